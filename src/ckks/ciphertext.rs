@@ -1,0 +1,123 @@
+//! `Ciphertext` (SEAL `seal/ciphertext.h`).
+
+use super::context::ContextData;
+use super::params::{ParmsId, PARMS_ID_ZERO};
+
+/// A CKKS ciphertext: `size` polynomials (2 after encryption, 3 after multiply) over the primes
+/// of its level.
+///
+/// data: `size × coeff_modulus_size × N` u64 limbs, each limb reduced mod its prime, NTT form
+/// for CKKS; `scale`: Δ of the encrypted values. SEAL counterpart: `seal::Ciphertext`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Ciphertext {
+    pub(crate) parms_id: ParmsId,
+    pub(crate) is_ntt_form: bool,
+    pub(crate) size: usize,
+    pub(crate) poly_modulus_degree: usize,
+    pub(crate) coeff_modulus_size: usize,
+    pub(crate) scale: f64,
+    pub(crate) correction_factor: u64,
+    pub(crate) data: Vec<u64>,
+}
+
+impl Default for Ciphertext {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Ciphertext {
+    /// An empty ciphertext (no parameters).
+    pub fn new() -> Self {
+        Ciphertext {
+            parms_id: PARMS_ID_ZERO,
+            is_ntt_form: false,
+            size: 0,
+            poly_modulus_degree: 0,
+            coeff_modulus_size: 0,
+            scale: 1.0,
+            correction_factor: 1,
+            data: Vec::new(),
+        }
+    }
+
+    /// A zero ciphertext of `size` polynomials at the level `cd`, NTT form.
+    pub fn zeros(cd: &ContextData, size: usize) -> Self {
+        let (n, k) = (cd.n(), cd.coeff_modulus().len());
+        Ciphertext {
+            parms_id: cd.parms_id(),
+            is_ntt_form: true,
+            size,
+            poly_modulus_degree: n,
+            coeff_modulus_size: k,
+            scale: 1.0,
+            correction_factor: 1,
+            data: vec![0; size * k * n],
+        }
+    }
+
+    /// `parms_id` of the ciphertext's level.
+    pub fn parms_id(&self) -> ParmsId {
+        self.parms_id
+    }
+    /// Number of polynomials.
+    pub fn size(&self) -> usize {
+        self.size
+    }
+    /// N.
+    pub fn poly_modulus_degree(&self) -> usize {
+        self.poly_modulus_degree
+    }
+    /// Number of RNS limbs per polynomial.
+    pub fn coeff_modulus_size(&self) -> usize {
+        self.coeff_modulus_size
+    }
+    /// Whether the polynomials are in NTT form.
+    pub fn is_ntt_form(&self) -> bool {
+        self.is_ntt_form
+    }
+    /// The scale Δ.
+    pub fn scale(&self) -> f64 {
+        self.scale
+    }
+    /// Set the scale (SEAL `Ciphertext::scale() = ...`).
+    pub fn set_scale(&mut self, scale: f64) {
+        self.scale = scale;
+    }
+    /// BGV correction factor (always 1 for CKKS; kept for SEAL file compatibility).
+    pub fn correction_factor(&self) -> u64 {
+        self.correction_factor
+    }
+    /// All words, `size × coeff_modulus_size × N`.
+    pub fn data(&self) -> &[u64] {
+        &self.data
+    }
+    /// All words, mutable.
+    pub fn data_mut(&mut self) -> &mut [u64] {
+        &mut self.data
+    }
+    /// Words of polynomial `i` (`coeff_modulus_size × N`).
+    pub fn poly(&self, i: usize) -> &[u64] {
+        let l = self.coeff_modulus_size * self.poly_modulus_degree;
+        &self.data[i * l..(i + 1) * l]
+    }
+    /// Words of polynomial `i`, mutable.
+    pub fn poly_mut(&mut self, i: usize) -> &mut [u64] {
+        let l = self.coeff_modulus_size * self.poly_modulus_degree;
+        &mut self.data[i * l..(i + 1) * l]
+    }
+    /// Whether every polynomial but the first is zero (SEAL `Ciphertext::is_transparent`).
+    pub fn is_transparent(&self) -> bool {
+        self.data.is_empty()
+            || self.size < 2
+            || self.data[self.coeff_modulus_size * self.poly_modulus_degree..]
+                .iter()
+                .all(|&x| x == 0)
+    }
+    /// Resize to `size` polynomials, zero-filling new ones (SEAL `Ciphertext::resize`).
+    pub fn resize(&mut self, size: usize) {
+        self.data
+            .resize(size * self.coeff_modulus_size * self.poly_modulus_degree, 0);
+        self.size = size;
+    }
+}

@@ -1,0 +1,22 @@
+//! # xehe
+//!
+//! CKKS homomorphic encryption compatible with Microsoft SEAL bit for bit, with a GPU backend
+//! following the XeHE design (Zhai et al., "Accelerating Encrypted Computing on Intel GPUs").
+//!
+//! The API mirrors SEAL's: [`EncryptionParameters`], [`CoeffModulus`], [`Context`],
+//! `CkksEncoder`, `KeyGenerator`, `Encryptor`, `Decryptor`, `Evaluator`, [`Plaintext`],
+//! [`Ciphertext`], [`RelinKeys`], [`GaloisKeys`]. Objects load and save in SEAL's format.
+#![warn(missing_docs)]
+
+pub mod ckks;
+mod error;
+pub mod math;
+
+pub use ckks::ciphertext::Ciphertext;
+pub use ckks::context::{Context, ContextData};
+pub use ckks::keys::{GaloisKeys, KSwitchKeys, PublicKey, RelinKeys, SecretKey};
+pub use ckks::params::{EncryptionParameters, ParmsId, SchemeType, PARMS_ID_ZERO};
+pub use ckks::plaintext::Plaintext;
+pub use error::{Error, Result};
+pub use math::modulus::Modulus;
+pub use math::primes::{CoeffModulus, SecLevel};

@@ -1,0 +1,5 @@
+//! Word-size modular arithmetic, primes, NTT and RNS: the layers under CKKS (zq → ntt → rns).
+pub mod modulus;
+pub mod ntt;
+pub mod primes;
+pub mod rns;

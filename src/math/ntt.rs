@@ -1,0 +1,271 @@
+//! Negacyclic number-theoretic transform over one RNS limb, with SEAL's tables
+//! (SEAL `util/ntt.{h,cpp}`, `util/dwthandler.h`).
+//!
+//! Forward: Cooley–Tukey with Harvey's lazy butterflies, natural order in, bit-reversed order out
+//! (`a_hat[k] = a(psi^(2*bitrev(k)+1))`). Inverse: Gentleman–Sande, bit-reversed in, natural out,
+//! with `N^{-1}` folded into the last round. `psi` is the smallest primitive `2N`-th root of unity
+//! modulo `q`, as SEAL chooses it, so outputs are bit-identical to SEAL's.
+
+use super::modulus::{Modulus, ShoupOperand};
+use crate::{Error, Result};
+
+/// Precomputed NTT tables for one prime `q ≡ 1 mod 2N` (SEAL `NTTTables`).
+#[derive(Clone, Debug)]
+pub struct NttTables {
+    log_n: u32,
+    modulus: Modulus,
+    root: u64,
+    inv_root: u64,
+    /// `root_powers[bitrev(i)] = psi^i`, length N (SEAL layout).
+    root_powers: Vec<ShoupOperand>,
+    /// `inv_root_powers[bitrev(i-1)+1] = psi^{-i}`, length N (SEAL layout).
+    inv_root_powers: Vec<ShoupOperand>,
+    inv_degree: ShoupOperand,
+}
+
+/// Reverse the low `bits` bits of `x`.
+#[inline]
+pub fn reverse_bits(x: usize, bits: u32) -> usize {
+    if bits == 0 {
+        0
+    } else {
+        x.reverse_bits() >> (usize::BITS - bits)
+    }
+}
+
+/// The smallest primitive `degree`-th root of unity mod `q` (`degree` a power of two), as SEAL's
+/// `try_minimal_primitive_root` returns it: the minimum over all odd powers of any primitive root.
+pub fn minimal_primitive_root(degree: u64, q: &Modulus) -> Option<u64> {
+    let qv = q.value();
+    if degree < 2 || (qv - 1) % degree != 0 {
+        return None;
+    }
+    let cofactor = (qv - 1) / degree;
+    let root = (2..qv.min(1 << 20))
+        .map(|g| q.pow(g, cofactor))
+        .find(|&r| q.pow(r, degree / 2) == qv - 1)?;
+    let (sq, mut cur, mut min) = (q.mul(root, root), root, root);
+    for _ in 0..degree / 2 {
+        min = min.min(cur);
+        cur = q.mul(cur, sq);
+    }
+    Some(min)
+}
+
+impl NttTables {
+    /// Build tables for `N = 2^log_n` and prime `q`. Errors: `InvalidArgument` if `q` has no
+    /// primitive `2N`-th root of unity (q not prime or `q ≢ 1 mod 2N`).
+    pub fn new(log_n: u32, modulus: Modulus) -> Result<Self> {
+        let n = 1usize << log_n;
+        let bad = || {
+            Error::InvalidArgument(format!(
+                "modulus {} does not support an NTT of size {n}",
+                modulus.value()
+            ))
+        };
+        let root = minimal_primitive_root(2 * n as u64, &modulus).ok_or_else(bad)?;
+        let inv_root = modulus.inv(root).ok_or_else(bad)?;
+        let mut root_powers = vec![ShoupOperand::default(); n];
+        let mut inv_root_powers = vec![ShoupOperand::default(); n];
+        let (mut p, mut ip) = (root, inv_root);
+        for i in 1..n {
+            root_powers[reverse_bits(i, log_n)] = ShoupOperand::new(p, &modulus);
+            inv_root_powers[reverse_bits(i - 1, log_n) + 1] = ShoupOperand::new(ip, &modulus);
+            p = modulus.mul(p, root);
+            ip = modulus.mul(ip, inv_root);
+        }
+        root_powers[0] = ShoupOperand::new(1, &modulus);
+        inv_root_powers[0] = ShoupOperand::new(1, &modulus);
+        let inv_n = modulus.inv(n as u64).ok_or_else(bad)?;
+        Ok(NttTables {
+            log_n,
+            modulus,
+            root,
+            inv_root,
+            root_powers,
+            inv_root_powers,
+            inv_degree: ShoupOperand::new(inv_n, &modulus),
+        })
+    }
+
+    /// Transform size N.
+    #[inline]
+    pub fn n(&self) -> usize {
+        1 << self.log_n
+    }
+    /// `log2(N)`.
+    #[inline]
+    pub fn log_n(&self) -> u32 {
+        self.log_n
+    }
+    /// The prime `q`.
+    #[inline]
+    pub fn modulus(&self) -> &Modulus {
+        &self.modulus
+    }
+    /// `psi`, the minimal primitive `2N`-th root of unity.
+    pub fn root(&self) -> u64 {
+        self.root
+    }
+    /// `psi^{-1}`.
+    pub fn inv_root(&self) -> u64 {
+        self.inv_root
+    }
+    /// Forward root powers in SEAL's bit-reversed layout (used by the GPU kernels too).
+    pub fn root_powers(&self) -> &[ShoupOperand] {
+        &self.root_powers
+    }
+    /// Inverse root powers in SEAL's layout.
+    pub fn inv_root_powers(&self) -> &[ShoupOperand] {
+        &self.inv_root_powers
+    }
+    /// `N^{-1} mod q` with its Shoup quotient.
+    pub fn inv_degree(&self) -> ShoupOperand {
+        self.inv_degree
+    }
+
+    /// Forward NTT in place; input `< 4q`, output in `[0, 4q)` (SEAL `ntt_negacyclic_harvey_lazy`).
+    pub fn forward_lazy(&self, a: &mut [u64]) {
+        debug_assert_eq!(a.len(), self.n());
+        let q = self.modulus.value();
+        let two_q = 2 * q;
+        let n = a.len();
+        let mut root_index = 1;
+        let mut m = 1;
+        let mut gap = n >> 1;
+        while m < n {
+            for i in 0..m {
+                let r = self.root_powers[root_index + i];
+                let (x, y) = a[2 * i * gap..2 * (i + 1) * gap].split_at_mut(gap);
+                for (x, y) in x.iter_mut().zip(y.iter_mut()) {
+                    let u = if *x >= two_q { *x - two_q } else { *x };
+                    let v = r.mul_lazy(*y, q);
+                    *x = u + v;
+                    *y = u + two_q - v;
+                }
+            }
+            root_index += m;
+            m <<= 1;
+            gap >>= 1;
+        }
+    }
+
+    /// Forward NTT in place, canonical output in `[0, q)` (SEAL `ntt_negacyclic_harvey`).
+    pub fn forward(&self, a: &mut [u64]) {
+        self.forward_lazy(a);
+        let q = self.modulus.value();
+        for x in a.iter_mut() {
+            let mut v = *x;
+            if v >= 2 * q {
+                v -= 2 * q;
+            }
+            if v >= q {
+                v -= q;
+            }
+            *x = v;
+        }
+    }
+
+    /// Inverse NTT in place; input `< 2q`, output in `[0, 2q)` (SEAL `inverse_ntt_negacyclic_harvey_lazy`).
+    pub fn inverse_lazy(&self, a: &mut [u64]) {
+        debug_assert_eq!(a.len(), self.n());
+        let q = self.modulus.value();
+        let two_q = 2 * q;
+        let n = a.len();
+        let mut root_index = 1;
+        let mut gap = 1;
+        let mut m = n >> 1;
+        while m > 1 {
+            for i in 0..m {
+                let r = self.inv_root_powers[root_index + i];
+                let (x, y) = a[2 * i * gap..2 * (i + 1) * gap].split_at_mut(gap);
+                for (x, y) in x.iter_mut().zip(y.iter_mut()) {
+                    let (u, v) = (*x, *y);
+                    let s = u + v;
+                    *x = if s >= two_q { s - two_q } else { s };
+                    *y = r.mul_lazy(u + two_q - v, q);
+                }
+            }
+            root_index += m;
+            m >>= 1;
+            gap <<= 1;
+        }
+        // Last round with N^{-1} folded in.
+        let scaled_r = ShoupOperand::new(
+            self.modulus.mul(
+                self.inv_root_powers[root_index].operand,
+                self.inv_degree.operand,
+            ),
+            &self.modulus,
+        );
+        let (x, y) = a.split_at_mut(gap);
+        for (x, y) in x.iter_mut().zip(y.iter_mut()) {
+            let (u, v) = (*x, *y);
+            let s = u + v;
+            let s = if s >= two_q { s - two_q } else { s };
+            *x = self.inv_degree.mul_lazy(s, q);
+            *y = scaled_r.mul_lazy(u + two_q - v, q);
+        }
+    }
+
+    /// Inverse NTT in place, canonical output (SEAL `inverse_ntt_negacyclic_harvey`).
+    pub fn inverse(&self, a: &mut [u64]) {
+        self.inverse_lazy(a);
+        let q = self.modulus.value();
+        for x in a.iter_mut() {
+            if *x >= q {
+                *x -= q;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::math::primes::CoeffModulus;
+
+    fn naive_negacyclic_eval(a: &[u64], t: &NttTables) -> Vec<u64> {
+        let q = t.modulus();
+        let n = a.len();
+        (0..n)
+            .map(|k| {
+                let x = q.pow(t.root(), 2 * reverse_bits(k, t.log_n()) as u64 + 1);
+                a.iter().rev().fold(0, |acc, &c| q.add(q.mul(acc, x), c))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn forward_matches_naive_and_inverts() {
+        for (log_n, bits) in [(1u32, 20u32), (3, 30), (6, 50), (10, 60)] {
+            let n = 1 << log_n;
+            let q = CoeffModulus::create(n, &[bits]).unwrap()[0];
+            let t = NttTables::new(log_n, q).unwrap();
+            let mut a: Vec<u64> = (0..n as u64)
+                .map(|i| i.wrapping_mul(0x9e3779b97f4a7c15) % q.value())
+                .collect();
+            a[0] = q.value() - 1;
+            let orig = a.clone();
+            t.forward(&mut a);
+            assert_eq!(a, naive_negacyclic_eval(&orig, &t));
+            t.inverse(&mut a);
+            assert_eq!(a, orig);
+        }
+    }
+
+    #[test]
+    fn ozerk_parameters() {
+        // Özerk's small sets (seeds/002): N=256, q=7681 and N=1024, q=132120577.
+        for (log_n, qv) in [(8u32, 7681u64), (10, 132120577)] {
+            let q = Modulus::new(qv).unwrap();
+            let t = NttTables::new(log_n, q).unwrap();
+            let mut a: Vec<u64> = (0..1u64 << log_n).map(|i| (i * 31 + 7) % qv).collect();
+            let orig = a.clone();
+            t.forward(&mut a);
+            assert_eq!(a, naive_negacyclic_eval(&orig, &t));
+            t.inverse(&mut a);
+            assert_eq!(a, orig);
+        }
+    }
+}
