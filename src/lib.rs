@@ -14,6 +14,7 @@ pub mod math;
 
 pub use ckks::ciphertext::Ciphertext;
 pub use ckks::context::{Context, ContextData};
+pub use ckks::evaluator::Evaluator;
 pub use ckks::keys::{GaloisKeys, KSwitchKeys, PublicKey, RelinKeys, SecretKey};
 pub use ckks::params::{EncryptionParameters, ParmsId, SchemeType, PARMS_ID_ZERO};
 pub use ckks::plaintext::Plaintext;

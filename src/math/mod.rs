@@ -1,5 +1,6 @@
 //! Word-size modular arithmetic, primes, NTT and RNS: the layers under CKKS (zq → ntt → rns).
 pub mod modulus;
 pub mod ntt;
+pub mod poly;
 pub mod primes;
 pub mod rns;

@@ -1,0 +1,292 @@
+//! Element-wise operations and ciphertext products (SEAL `Evaluator::{negate, add, sub,
+//! add_plain, sub_plain, multiply_plain, multiply, square}`), all in NTT form.
+
+use super::{check_not_transparent, on_copy, Evaluator};
+use crate::ckks::ciphertext::Ciphertext;
+use crate::ckks::plaintext::Plaintext;
+use crate::ckks::valcheck::{are_same_scale, check_ciphertext, check_plaintext, check_scale};
+use crate::math::modulus::Modulus;
+use crate::math::poly;
+use crate::{Error, Result};
+use rayon::prelude::*;
+
+impl Evaluator {
+    /// `ct = -ct` (SEAL `negate_inplace`).
+    ///
+    /// # Errors
+    /// `NotValidForParams` if `ct` is not valid for the context.
+    pub fn negate_inplace(&self, ct: &mut Ciphertext) -> Result<()> {
+        let cd = check_ciphertext(ct, &self.ctx, "encrypted", false)?;
+        check_not_transparent(ct)?;
+        let n = cd.n();
+        for i in 0..ct.size {
+            poly::negate(ct.poly_mut(i), n, cd.coeff_modulus());
+        }
+        Ok(())
+    }
+    /// `-ct` (SEAL `negate`).
+    pub fn negate(&self, ct: &Ciphertext) -> Result<Ciphertext> {
+        on_copy(ct, |c| self.negate_inplace(c))
+    }
+
+    fn check_pair(&self, a: &Ciphertext, b: &Ciphertext) -> Result<()> {
+        check_ciphertext(a, &self.ctx, "encrypted1", false)?;
+        check_ciphertext(b, &self.ctx, "encrypted2", false)?;
+        if a.parms_id != b.parms_id {
+            return Err(Error::ParmsMismatch(
+                "encrypted1 and encrypted2 parameter mismatch".into(),
+            ));
+        }
+        if a.is_ntt_form != b.is_ntt_form {
+            return Err(Error::WrongForm("NTT form mismatch".into()));
+        }
+        if !are_same_scale(a.scale, b.scale) {
+            return Err(Error::ScaleMismatch(format!(
+                "encrypted1 scale {} != encrypted2 scale {}",
+                a.scale, b.scale
+            )));
+        }
+        Ok(())
+    }
+
+    fn add_sub_inplace(&self, a: &mut Ciphertext, b: &Ciphertext, sub: bool) -> Result<()> {
+        self.check_pair(a, b)?;
+        let cd = self
+            .ctx
+            .context_data_for(&a.parms_id, "encrypted1")?
+            .clone();
+        let (n, moduli) = (cd.n(), cd.coeff_modulus());
+        let (sa, sb) = (a.size, b.size);
+        let max = sa.max(sb);
+        // Compute into a candidate so a transparent result leaves `a` untouched.
+        let mut out = a.clone();
+        out.resize(max);
+        for i in 0..sa.min(sb) {
+            if sub {
+                poly::sub_assign(out.poly_mut(i), b.poly(i), n, moduli);
+            } else {
+                poly::add_assign(out.poly_mut(i), b.poly(i), n, moduli);
+            }
+        }
+        for i in sa..sb {
+            out.poly_mut(i).copy_from_slice(b.poly(i));
+            if sub {
+                poly::negate(out.poly_mut(i), n, moduli);
+            }
+        }
+        check_not_transparent(&out)?;
+        *a = out;
+        Ok(())
+    }
+
+    /// `a += b` (SEAL `add_inplace`); sizes may differ, the result has the larger size.
+    ///
+    /// # Errors
+    /// `NotValidForParams`, `ParmsMismatch` (different levels), `WrongForm`, `ScaleMismatch`,
+    /// `TransparentResult`.
+    pub fn add_inplace(&self, a: &mut Ciphertext, b: &Ciphertext) -> Result<()> {
+        self.add_sub_inplace(a, b, false)
+    }
+    /// `a + b` (SEAL `add`).
+    pub fn add(&self, a: &Ciphertext, b: &Ciphertext) -> Result<Ciphertext> {
+        on_copy(a, |c| self.add_inplace(c, b))
+    }
+    /// `a -= b` (SEAL `sub_inplace`). Errors as [`Evaluator::add_inplace`].
+    pub fn sub_inplace(&self, a: &mut Ciphertext, b: &Ciphertext) -> Result<()> {
+        self.add_sub_inplace(a, b, true)
+    }
+    /// `a - b` (SEAL `sub`).
+    pub fn sub(&self, a: &Ciphertext, b: &Ciphertext) -> Result<Ciphertext> {
+        on_copy(a, |c| self.sub_inplace(c, b))
+    }
+    /// Sum of several ciphertexts (SEAL `add_many`). Errors: `InvalidArgument` if empty; as `add`.
+    pub fn add_many(&self, cts: &[Ciphertext]) -> Result<Ciphertext> {
+        let (first, rest) = cts
+            .split_first()
+            .ok_or_else(|| Error::InvalidArgument("encrypteds cannot be empty".into()))?;
+        let mut acc = first.clone();
+        for c in rest {
+            self.add_inplace(&mut acc, c)?;
+        }
+        Ok(acc)
+    }
+
+    fn check_ct_plain(&self, ct: &Ciphertext, pt: &Plaintext, same_scale: bool) -> Result<()> {
+        check_ciphertext(ct, &self.ctx, "encrypted", false)?;
+        check_plaintext(pt, &self.ctx, "plain")?;
+        if !ct.is_ntt_form {
+            return Err(Error::WrongForm(
+                "CKKS encrypted must be in NTT form".into(),
+            ));
+        }
+        if ct.parms_id != pt.parms_id {
+            return Err(Error::ParmsMismatch(
+                "encrypted and plain parameter mismatch".into(),
+            ));
+        }
+        if same_scale && !are_same_scale(ct.scale, pt.scale) {
+            return Err(Error::ScaleMismatch(format!(
+                "encrypted scale {} != plain scale {}",
+                ct.scale, pt.scale
+            )));
+        }
+        Ok(())
+    }
+
+    fn add_sub_plain_inplace(&self, ct: &mut Ciphertext, pt: &Plaintext, sub: bool) -> Result<()> {
+        self.check_ct_plain(ct, pt, true)?;
+        let cd = self
+            .ctx
+            .context_data_for(&ct.parms_id, "encrypted")?
+            .clone();
+        let mut c0 = ct.poly(0).to_vec();
+        if sub {
+            poly::sub_assign(&mut c0, &pt.data, cd.n(), cd.coeff_modulus());
+        } else {
+            poly::add_assign(&mut c0, &pt.data, cd.n(), cd.coeff_modulus());
+        }
+        // The result is transparent exactly when the input is: only c0 changes.
+        check_not_transparent(ct)?;
+        ct.poly_mut(0).copy_from_slice(&c0);
+        Ok(())
+    }
+
+    /// `ct += pt` (SEAL `add_plain_inplace`).
+    ///
+    /// # Errors
+    /// `NotValidForParams`, `WrongForm`, `ParmsMismatch`, `ScaleMismatch`, `TransparentResult`.
+    pub fn add_plain_inplace(&self, ct: &mut Ciphertext, pt: &Plaintext) -> Result<()> {
+        self.add_sub_plain_inplace(ct, pt, false)
+    }
+    /// `ct + pt` (SEAL `add_plain`).
+    pub fn add_plain(&self, ct: &Ciphertext, pt: &Plaintext) -> Result<Ciphertext> {
+        on_copy(ct, |c| self.add_plain_inplace(c, pt))
+    }
+    /// `ct -= pt` (SEAL `sub_plain_inplace`). Errors as [`Evaluator::add_plain_inplace`].
+    pub fn sub_plain_inplace(&self, ct: &mut Ciphertext, pt: &Plaintext) -> Result<()> {
+        self.add_sub_plain_inplace(ct, pt, true)
+    }
+    /// `ct - pt` (SEAL `sub_plain`).
+    pub fn sub_plain(&self, ct: &Ciphertext, pt: &Plaintext) -> Result<Ciphertext> {
+        on_copy(ct, |c| self.sub_plain_inplace(c, pt))
+    }
+
+    /// `ct *= pt` element-wise in NTT form; scale becomes the product (SEAL `multiply_plain_inplace`).
+    ///
+    /// # Errors
+    /// `NotValidForParams`, `WrongForm`, `ParmsMismatch`, `ScaleOutOfBounds`, `TransparentResult`
+    /// (e.g. multiplying by a zero plaintext).
+    pub fn multiply_plain_inplace(&self, ct: &mut Ciphertext, pt: &Plaintext) -> Result<()> {
+        self.check_ct_plain(ct, pt, false)?;
+        let cd = self
+            .ctx
+            .context_data_for(&ct.parms_id, "encrypted")?
+            .clone();
+        let scale = ct.scale * pt.scale;
+        check_scale(scale, &cd, "multiply_plain")?;
+        let mut out = ct.clone();
+        for i in 0..out.size {
+            poly::dyadic_mul_assign(out.poly_mut(i), &pt.data, cd.n(), cd.coeff_modulus());
+        }
+        check_not_transparent(&out)?;
+        out.scale = scale;
+        *ct = out;
+        Ok(())
+    }
+    /// `ct * pt` (SEAL `multiply_plain`).
+    pub fn multiply_plain(&self, ct: &Ciphertext, pt: &Plaintext) -> Result<Ciphertext> {
+        on_copy(ct, |c| self.multiply_plain_inplace(c, pt))
+    }
+
+    /// `a *= b`: the tensor product, size `a.size + b.size - 1` (3 for fresh ciphertexts), scale
+    /// the product (SEAL `multiply_inplace` / `ckks_multiply`).
+    ///
+    /// # Errors
+    /// `NotValidForParams`, `ParmsMismatch`, `WrongForm`, `ScaleOutOfBounds`, `TransparentResult`.
+    pub fn multiply_inplace(&self, a: &mut Ciphertext, b: &Ciphertext) -> Result<()> {
+        check_ciphertext(a, &self.ctx, "encrypted1", false)?;
+        check_ciphertext(b, &self.ctx, "encrypted2", false)?;
+        if a.parms_id != b.parms_id {
+            return Err(Error::ParmsMismatch(
+                "encrypted1 and encrypted2 parameter mismatch".into(),
+            ));
+        }
+        if !(a.is_ntt_form && b.is_ntt_form) {
+            return Err(Error::WrongForm(
+                "encrypted1 or encrypted2 must be in NTT form".into(),
+            ));
+        }
+        let cd = self
+            .ctx
+            .context_data_for(&a.parms_id, "encrypted1")?
+            .clone();
+        let scale = a.scale * b.scale;
+        check_scale(scale, &cd, "multiply")?;
+        let (n, moduli) = (cd.n(), cd.coeff_modulus());
+        let dest_size = a.size + b.size - 1;
+        if dest_size > crate::ckks::valcheck::CIPHERTEXT_SIZE_MAX {
+            return Err(Error::InvalidArgument(format!(
+                "product size {dest_size} exceeds 16"
+            )));
+        }
+        let mut out = Ciphertext::zeros(&cd, dest_size);
+        tensor_product(&mut out, a, b, n, moduli);
+        out.scale = scale;
+        check_not_transparent(&out)?;
+        *a = out;
+        Ok(())
+    }
+    /// `a * b` (SEAL `multiply`).
+    pub fn multiply(&self, a: &Ciphertext, b: &Ciphertext) -> Result<Ciphertext> {
+        on_copy(a, |c| self.multiply_inplace(c, b))
+    }
+    /// `ct = ct²` (SEAL `square_inplace`). Errors as [`Evaluator::multiply_inplace`].
+    pub fn square_inplace(&self, ct: &mut Ciphertext) -> Result<()> {
+        let copy = ct.clone();
+        self.multiply_inplace(ct, &copy)
+    }
+    /// `ct²` (SEAL `square`).
+    pub fn square(&self, ct: &Ciphertext) -> Result<Ciphertext> {
+        on_copy(ct, |c| self.square_inplace(c))
+    }
+}
+
+/// `out[t] = sum_{i+j=t} a[i] * b[j]` element-wise, one 128-bit accumulation and one reduction per
+/// output word (the fused tensor-product kernel; ≤ 16 products of < 2^120 fit in 128 bits).
+fn tensor_product(
+    out: &mut Ciphertext,
+    a: &Ciphertext,
+    b: &Ciphertext,
+    n: usize,
+    moduli: &[Modulus],
+) {
+    let k = moduli.len();
+    let limb = k * n;
+    let (sa, sb) = (a.size, b.size);
+    // Work limb by limb in parallel: gather the output limbs of every polynomial for limb `l`.
+    let mut limbs: Vec<Vec<u64>> = (0..k)
+        .into_par_iter()
+        .map(|l| {
+            let q = &moduli[l];
+            let mut res = vec![0u64; out.size * n];
+            for x in 0..n {
+                for t in 0..out.size {
+                    let mut acc = 0u128;
+                    for i in t.saturating_sub(sb - 1)..=t.min(sa - 1) {
+                        let j = t - i;
+                        acc += a.data[i * limb + l * n + x] as u128
+                            * b.data[j * limb + l * n + x] as u128;
+                    }
+                    res[t * n + x] = q.reduce_u128(acc);
+                }
+            }
+            res
+        })
+        .collect();
+    for (l, res) in limbs.iter_mut().enumerate() {
+        for t in 0..out.size {
+            out.data[t * limb + l * n..t * limb + (l + 1) * n]
+                .copy_from_slice(&res[t * n..(t + 1) * n]);
+        }
+    }
+}

@@ -1,0 +1,205 @@
+//! Key switching with SEAL's single special prime (SEAL `Evaluator::switch_key_inplace`) and
+//! relinearization (SEAL `Evaluator::relinearize_inplace`).
+//!
+//! For a target polynomial `t` (NTT form, `k` data primes) and key vector `K_0..K_{k-1}`
+//! (each a size-2 ciphertext over the `k'` key primes, the last being the special prime `P`):
+//! 1. digits: `d_j = INTT_{q_j}(t_j)` lifted to every output prime and re-NTT'd;
+//! 2. inner product over digits for every output prime `q_i` (`i < k`) and `P`
+//!    (`sum_j d_j · K_j[c][i]`, one 128-bit accumulation, one reduction — `mad_mod`);
+//! 3. mod-down by `P` with rounding: `c_i += P^{-1}(x_i − ((x_P + ⌊P/2⌋) mod P − ⌊P/2⌋)) mod q_i`.
+//!
+//! All values are canonical after each step, so the result equals SEAL's bit for bit.
+
+use super::{check_not_transparent, on_copy, Evaluator};
+use crate::ckks::ciphertext::Ciphertext;
+use crate::ckks::keys::{KSwitchKeys, RelinKeys};
+use crate::ckks::valcheck::check_ciphertext;
+use crate::{Error, Result};
+use rayon::prelude::*;
+
+impl Evaluator {
+    /// Check that `keys[index]` can switch a ciphertext at a level with `k` primes.
+    pub(super) fn check_kswitch_key(
+        &self,
+        keys: &KSwitchKeys,
+        index: usize,
+        k: usize,
+        what: &str,
+    ) -> Result<()> {
+        if !self.ctx.using_keyswitching() {
+            return Err(Error::InvalidParameters(
+                "keyswitching is not supported by the context (one prime)".into(),
+            ));
+        }
+        if keys.parms_id != self.ctx.key_parms_id() {
+            return Err(Error::NotValidForParams(format!(
+                "{what} is not valid for encryption parameters"
+            )));
+        }
+        let kv = keys
+            .key(index)
+            .ok_or_else(|| Error::MissingKey(format!("{what}: no key at index {index}")))?;
+        let key_cd = self.ctx.key_context_data();
+        let kk = key_cd.coeff_modulus().len();
+        let words = key_cd.n() * kk;
+        if kv.len() < k {
+            return Err(Error::NotValidForParams(format!(
+                "{what}: key has {} digits, {k} needed",
+                kv.len()
+            )));
+        }
+        for pk in &kv[..k] {
+            let c = &pk.data;
+            if c.size < 2
+                || c.coeff_modulus_size != kk
+                || c.data.len() != c.size * words
+                || c.parms_id != keys.parms_id
+            {
+                return Err(Error::NotValidForParams(format!(
+                    "{what}: malformed key at index {index}"
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// `ct += switch(target)` with `keys[index]` (SEAL `switch_key_inplace`); `target` is
+    /// `k × N` words in NTT form at `ct`'s level. The caller has checked the key.
+    pub(super) fn switch_key_inplace(
+        &self,
+        ct: &mut Ciphertext,
+        target: &[u64],
+        keys: &KSwitchKeys,
+        index: usize,
+    ) -> Result<()> {
+        let cd = self
+            .ctx
+            .context_data_for(&ct.parms_id, "encrypted")?
+            .clone();
+        let key_cd = self.ctx.key_context_data().clone();
+        let n = cd.n();
+        let k = cd.coeff_modulus().len();
+        let key_mod = key_cd.coeff_modulus();
+        let kk = key_mod.len();
+        let key_ntt = key_cd.ntt_tables();
+        let kv = keys
+            .key(index)
+            .ok_or_else(|| Error::MissingKey(format!("no key switching key at index {index}")))?;
+        let key_limb = |j: usize, c: usize, i: usize| -> &[u64] {
+            let d = &kv[j].data.data;
+            &d[(c * kk + i) * n..(c * kk + i + 1) * n]
+        };
+
+        // 1. Coefficient form of every digit.
+        let mut t_coeff = target.to_vec();
+        t_coeff
+            .par_chunks_mut(n)
+            .enumerate()
+            .for_each(|(j, c)| key_ntt[j].inverse(c));
+
+        // 2. Inner products for output primes i in 0..k and the special prime (key index kk-1).
+        let prods: Vec<[Vec<u64>; 2]> = (0..=k)
+            .into_par_iter()
+            .map(|i| {
+                let key_index = if i == k { kk - 1 } else { i };
+                let q = &key_mod[key_index];
+                let mut acc = [vec![0u128; n], vec![0u128; n]];
+                let mut digit = vec![0u64; n];
+                for j in 0..k {
+                    let operand: &[u64] = if i == j {
+                        &target[j * n..(j + 1) * n]
+                    } else {
+                        for (d, &x) in digit.iter_mut().zip(&t_coeff[j * n..(j + 1) * n]) {
+                            *d = q.reduce(x);
+                        }
+                        key_ntt[key_index].forward_lazy(&mut digit);
+                        &digit
+                    };
+                    for (c, a) in acc.iter_mut().enumerate() {
+                        for ((s, &x), &y) in
+                            a.iter_mut().zip(operand).zip(key_limb(j, c, key_index))
+                        {
+                            *s += x as u128 * y as u128;
+                        }
+                    }
+                }
+                acc.map(|a| a.into_iter().map(|s| q.reduce_u128(s)).collect())
+            })
+            .collect();
+
+        // 3. Mod-down by the special prime with rounding, added into ct[0], ct[1].
+        let p_mod = key_mod[kk - 1];
+        let half = p_mod.value() >> 1;
+        let inv_p = key_cd.inv_q_last_mod_q();
+        for c in 0..2 {
+            let mut last = prods[k][c].clone();
+            key_ntt[kk - 1].inverse_lazy(&mut last);
+            for x in last.iter_mut() {
+                *x = p_mod.reduce(*x + half);
+            }
+            let last = &last;
+            let prods = &prods;
+            ct.poly_mut(c)
+                .par_chunks_mut(n)
+                .enumerate()
+                .for_each(|(i, out)| {
+                    let qi = key_mod[i];
+                    let fix = qi.value() - qi.reduce(half);
+                    let mut t: Vec<u64> = last.iter().map(|&x| qi.reduce(x) + fix).collect();
+                    key_ntt[i].forward_lazy(&mut t);
+                    let q4 = qi.value() << 2;
+                    for ((o, &x), &y) in out.iter_mut().zip(&prods[i][c]).zip(&t) {
+                        let v = inv_p[i].mul(x + q4 - y, qi.value());
+                        *o = qi.add(*o, v);
+                    }
+                });
+        }
+        Ok(())
+    }
+
+    /// Relinearize a ciphertext of size `> 2` back to size 2 (SEAL `relinearize_inplace`).
+    ///
+    /// # Errors
+    /// `NotValidForParams` (ciphertext or keys from another context), `MissingKey` ("not enough
+    /// relinearization keys"), `InvalidParameters` (no key switching), `TransparentResult`.
+    pub fn relinearize_inplace(&self, ct: &mut Ciphertext, relin_keys: &RelinKeys) -> Result<()> {
+        let cd = check_ciphertext(ct, &self.ctx, "encrypted", false)?.clone();
+        if !ct.is_ntt_form {
+            return Err(Error::WrongForm(
+                "CKKS encrypted must be in NTT form".into(),
+            ));
+        }
+        if relin_keys.0.parms_id != self.ctx.key_parms_id() {
+            return Err(Error::NotValidForParams(
+                "relin_keys is not valid for encryption parameters".into(),
+            ));
+        }
+        if ct.size <= 2 {
+            return Ok(());
+        }
+        let k = cd.coeff_modulus().len();
+        for power in 2..ct.size {
+            self.check_kswitch_key(&relin_keys.0, RelinKeys::get_index(power), k, "relin_keys")
+                .map_err(|e| match e {
+                    Error::MissingKey(_) => {
+                        Error::MissingKey("not enough relinearization keys".into())
+                    }
+                    e => e,
+                })?;
+        }
+        let mut out = ct.clone();
+        while out.size > 2 {
+            let last = out.size - 1;
+            let target = out.poly(last).to_vec();
+            self.switch_key_inplace(&mut out, &target, &relin_keys.0, RelinKeys::get_index(last))?;
+            out.resize(last);
+        }
+        check_not_transparent(&out)?;
+        *ct = out;
+        Ok(())
+    }
+    /// See [`Evaluator::relinearize_inplace`] (SEAL `relinearize`).
+    pub fn relinearize(&self, ct: &Ciphertext, relin_keys: &RelinKeys) -> Result<Ciphertext> {
+        on_copy(ct, |c| self.relinearize_inplace(c, relin_keys))
+    }
+}

@@ -1,0 +1,54 @@
+//! `Evaluator`: homomorphic operations on CKKS ciphertexts (SEAL `seal/evaluator.{h,cpp}`).
+//!
+//! Every operation checks its operands as SEAL does (parms_id, NTT form, scale, size,
+//! transparency) **before** changing anything, so a failed call leaves its inputs unchanged.
+//! Results are bit-identical to SEAL's. `_inplace` forms mutate the first operand; the plain
+//! forms return a new ciphertext.
+//!
+//! Modules: `arith` (negate, add, sub, plain operations, multiply, square), `modswitch`
+//! (rescale, mod switch), `keyswitch` (SEAL's key switching with one special prime,
+//! relinearize), `rotate` (Galois automorphisms, rotations, conjugation).
+
+mod arith;
+mod keyswitch;
+mod modswitch;
+mod rotate;
+
+use super::ciphertext::Ciphertext;
+use super::context::Context;
+use crate::{Error, Result};
+
+/// Evaluates operations on ciphertexts of one `Context` (SEAL `seal::Evaluator`).
+#[derive(Clone, Debug)]
+pub struct Evaluator {
+    ctx: Context,
+}
+
+impl Evaluator {
+    /// An evaluator for `ctx`.
+    pub fn new(ctx: &Context) -> Self {
+        Evaluator { ctx: ctx.clone() }
+    }
+
+    /// The context.
+    pub fn context(&self) -> &Context {
+        &self.ctx
+    }
+}
+
+/// SEAL throws when an operation's result is transparent (`SEAL_THROW_ON_TRANSPARENT_CIPHERTEXT`,
+/// on by default): a ciphertext whose every polynomial but the first is zero reveals its plaintext.
+fn check_not_transparent(ct: &Ciphertext) -> Result<()> {
+    if ct.is_transparent() {
+        Err(Error::TransparentResult)
+    } else {
+        Ok(())
+    }
+}
+
+/// Run an in-place operation on a copy, for the non-inplace forms.
+fn on_copy(ct: &Ciphertext, f: impl FnOnce(&mut Ciphertext) -> Result<()>) -> Result<Ciphertext> {
+    let mut out = ct.clone();
+    f(&mut out)?;
+    Ok(out)
+}

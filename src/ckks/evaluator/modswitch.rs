@@ -1,0 +1,179 @@
+//! Moving down the modulus chain: rescale (divide by the last prime and round) and modulus
+//! switching (drop the last prime) for ciphertexts and plaintexts (SEAL
+//! `Evaluator::{rescale_to_next, rescale_to, mod_switch_to_next, mod_switch_to}`).
+
+use super::{check_not_transparent, on_copy, Evaluator};
+use crate::ckks::ciphertext::Ciphertext;
+use crate::ckks::context::ContextData;
+use crate::ckks::params::ParmsId;
+use crate::ckks::plaintext::Plaintext;
+use crate::ckks::valcheck::{check_ciphertext, check_plaintext, check_scale};
+use crate::math::rns::divide_and_round_q_last_ntt;
+use crate::{Error, Result};
+use rayon::prelude::*;
+use std::sync::Arc;
+
+impl Evaluator {
+    fn next_level(&self, cd: &ContextData, what: &str) -> Result<Arc<ContextData>> {
+        let next = cd.next_parms_id().ok_or_else(|| {
+            Error::EndOfModulusChain(format!("{what} is already at the last level"))
+        })?;
+        Ok(self.ctx.context_data_for(&next, what)?.clone())
+    }
+
+    fn target_level(&self, from: &ParmsId, to: &ParmsId, what: &str) -> Result<()> {
+        let a = self.ctx.context_data_for(from, what)?.chain_index();
+        let b = self.ctx.context_data_for(to, "parms_id")?.chain_index();
+        if b > a {
+            return Err(Error::InvalidArgument(format!(
+                "{what}: cannot switch to higher level modulus"
+            )));
+        }
+        if b > self.ctx.first_context_data().chain_index() {
+            return Err(Error::NotValidForParams("parms_id is the key level".into()));
+        }
+        Ok(())
+    }
+
+    /// Divide by the last prime `q_l` and round, moving one level down; scale becomes
+    /// `scale / q_l` (SEAL `rescale_to_next_inplace`, `RNSTool::divide_and_round_q_last_ntt_inplace`).
+    ///
+    /// # Errors
+    /// `NotValidForParams`, `EndOfModulusChain`, `WrongForm`, `ScaleOutOfBounds`, `TransparentResult`.
+    pub fn rescale_to_next_inplace(&self, ct: &mut Ciphertext) -> Result<()> {
+        let cd = check_ciphertext(ct, &self.ctx, "encrypted", false)?.clone();
+        let next = self.next_level(&cd, "encrypted")?;
+        if !ct.is_ntt_form {
+            return Err(Error::WrongForm(
+                "CKKS encrypted must be in NTT form".into(),
+            ));
+        }
+        check_scale(ct.scale, &cd, "rescale_to_next (input)")?;
+        let q_last = cd.coeff_modulus()[cd.coeff_modulus().len() - 1].value();
+        let new_scale = ct.scale / q_last as f64;
+        check_scale(new_scale, &next, "rescale_to_next (result)")?;
+        let (n, k) = (cd.n(), cd.coeff_modulus().len());
+        let tables: Vec<_> = cd.ntt_tables().iter().map(|t| t.as_ref()).collect();
+        let mut out = Ciphertext::zeros(&next, ct.size);
+        out.data
+            .par_chunks_mut((k - 1) * n)
+            .zip(ct.data.par_chunks(k * n))
+            .for_each(|(o, c)| {
+                let mut p = c.to_vec();
+                divide_and_round_q_last_ntt(&mut p, n, &tables, cd.inv_q_last_mod_q());
+                o.copy_from_slice(&p[..(k - 1) * n]);
+            });
+        out.scale = new_scale;
+        check_not_transparent(&out)?;
+        *ct = out;
+        Ok(())
+    }
+    /// See [`Evaluator::rescale_to_next_inplace`] (SEAL `rescale_to_next`).
+    pub fn rescale_to_next(&self, ct: &Ciphertext) -> Result<Ciphertext> {
+        on_copy(ct, |c| self.rescale_to_next_inplace(c))
+    }
+    /// Rescale repeatedly down to `parms_id` (SEAL `rescale_to_inplace`).
+    ///
+    /// # Errors
+    /// As `rescale_to_next`, plus `InvalidArgument` for a higher level and `NotValidForParams`
+    /// for an unknown `parms_id`. On error `ct` is unchanged.
+    pub fn rescale_to_inplace(&self, ct: &mut Ciphertext, parms_id: &ParmsId) -> Result<()> {
+        check_ciphertext(ct, &self.ctx, "encrypted", false)?;
+        self.target_level(&ct.parms_id, parms_id, "encrypted")?;
+        let mut c = ct.clone();
+        while c.parms_id != *parms_id {
+            self.rescale_to_next_inplace(&mut c)?;
+        }
+        *ct = c;
+        Ok(())
+    }
+    /// See [`Evaluator::rescale_to_inplace`] (SEAL `rescale_to`).
+    pub fn rescale_to(&self, ct: &Ciphertext, parms_id: &ParmsId) -> Result<Ciphertext> {
+        on_copy(ct, |c| self.rescale_to_inplace(c, parms_id))
+    }
+
+    /// Drop the last prime without scaling (SEAL `mod_switch_to_next_inplace`, CKKS:
+    /// `mod_switch_drop_to_next`); the scale is unchanged.
+    ///
+    /// # Errors
+    /// `NotValidForParams`, `EndOfModulusChain`, `WrongForm`, `ScaleOutOfBounds`, `TransparentResult`.
+    pub fn mod_switch_to_next_inplace(&self, ct: &mut Ciphertext) -> Result<()> {
+        let cd = check_ciphertext(ct, &self.ctx, "encrypted", false)?.clone();
+        let next = self.next_level(&cd, "encrypted")?;
+        if !ct.is_ntt_form {
+            return Err(Error::WrongForm(
+                "CKKS encrypted must be in NTT form".into(),
+            ));
+        }
+        check_scale(ct.scale, &next, "mod_switch_to_next")?;
+        let (n, k) = (cd.n(), cd.coeff_modulus().len());
+        let mut out = Ciphertext::zeros(&next, ct.size);
+        for i in 0..ct.size {
+            out.poly_mut(i).copy_from_slice(&ct.poly(i)[..(k - 1) * n]);
+        }
+        out.scale = ct.scale;
+        check_not_transparent(&out)?;
+        *ct = out;
+        Ok(())
+    }
+    /// See [`Evaluator::mod_switch_to_next_inplace`] (SEAL `mod_switch_to_next`).
+    pub fn mod_switch_to_next(&self, ct: &Ciphertext) -> Result<Ciphertext> {
+        on_copy(ct, |c| self.mod_switch_to_next_inplace(c))
+    }
+    /// Drop primes down to `parms_id` (SEAL `mod_switch_to_inplace`). Errors as
+    /// [`Evaluator::rescale_to_inplace`]; on error `ct` is unchanged.
+    pub fn mod_switch_to_inplace(&self, ct: &mut Ciphertext, parms_id: &ParmsId) -> Result<()> {
+        check_ciphertext(ct, &self.ctx, "encrypted", false)?;
+        self.target_level(&ct.parms_id, parms_id, "encrypted")?;
+        let mut c = ct.clone();
+        while c.parms_id != *parms_id {
+            self.mod_switch_to_next_inplace(&mut c)?;
+        }
+        *ct = c;
+        Ok(())
+    }
+    /// See [`Evaluator::mod_switch_to_inplace`] (SEAL `mod_switch_to`).
+    pub fn mod_switch_to(&self, ct: &Ciphertext, parms_id: &ParmsId) -> Result<Ciphertext> {
+        on_copy(ct, |c| self.mod_switch_to_inplace(c, parms_id))
+    }
+
+    /// Drop the last prime of an NTT-form plaintext (SEAL `mod_switch_to_next_inplace(Plaintext&)`).
+    ///
+    /// # Errors
+    /// `WrongForm`, `NotValidForParams`, `EndOfModulusChain`, `ScaleOutOfBounds`.
+    pub fn mod_switch_plain_to_next_inplace(&self, pt: &mut Plaintext) -> Result<()> {
+        let cd = check_plaintext(pt, &self.ctx, "plain")?.clone();
+        let next = self.next_level(&cd, "plain")?;
+        check_scale(pt.scale, &next, "mod_switch_to_next (plain)")?;
+        pt.data.truncate(next.n() * next.coeff_modulus().len());
+        pt.parms_id = next.parms_id();
+        Ok(())
+    }
+    /// See [`Evaluator::mod_switch_plain_to_next_inplace`].
+    pub fn mod_switch_plain_to_next(&self, pt: &Plaintext) -> Result<Plaintext> {
+        let mut p = pt.clone();
+        self.mod_switch_plain_to_next_inplace(&mut p)?;
+        Ok(p)
+    }
+    /// Drop primes of an NTT-form plaintext down to `parms_id` (SEAL `mod_switch_to_inplace(Plaintext&, parms_id)`).
+    pub fn mod_switch_plain_to_inplace(
+        &self,
+        pt: &mut Plaintext,
+        parms_id: &ParmsId,
+    ) -> Result<()> {
+        check_plaintext(pt, &self.ctx, "plain")?;
+        self.target_level(&pt.parms_id, parms_id, "plain")?;
+        let mut p = pt.clone();
+        while p.parms_id != *parms_id {
+            self.mod_switch_plain_to_next_inplace(&mut p)?;
+        }
+        *pt = p;
+        Ok(())
+    }
+    /// See [`Evaluator::mod_switch_plain_to_inplace`].
+    pub fn mod_switch_plain_to(&self, pt: &Plaintext, parms_id: &ParmsId) -> Result<Plaintext> {
+        let mut p = pt.clone();
+        self.mod_switch_plain_to_inplace(&mut p, parms_id)?;
+        Ok(p)
+    }
+}
