@@ -9,6 +9,7 @@
 #![warn(missing_docs)]
 
 pub mod ckks;
+pub mod device;
 mod error;
 pub mod math;
 

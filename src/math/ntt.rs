@@ -130,23 +130,33 @@ impl NttTables {
         let q = self.modulus.value();
         let two_q = 2 * q;
         let n = a.len();
-        let mut root_index = 1;
+        // Harvey butterfly: inputs < 4q, outputs < 4q.
+        let bf = |x: &mut u64, y: &mut u64, r: &ShoupOperand| {
+            let u = if *x >= two_q { *x - two_q } else { *x };
+            let v = r.mul_lazy(*y, q);
+            *x = u + v;
+            *y = u + two_q - v;
+        };
         let mut m = 1;
         let mut gap = n >> 1;
-        while m < n {
-            for i in 0..m {
-                let r = self.root_powers[root_index + i];
-                let (x, y) = a[2 * i * gap..2 * (i + 1) * gap].split_at_mut(gap);
+        // Rounds with gap >= 2: one root per block of 2*gap words.
+        while gap >= 2 {
+            let roots = &self.root_powers[m..2 * m];
+            for (block, r) in a.chunks_exact_mut(2 * gap).zip(roots) {
+                let (x, y) = block.split_at_mut(gap);
                 for (x, y) in x.iter_mut().zip(y.iter_mut()) {
-                    let u = if *x >= two_q { *x - two_q } else { *x };
-                    let v = r.mul_lazy(*y, q);
-                    *x = u + v;
-                    *y = u + two_q - v;
+                    bf(x, y, r);
                 }
             }
-            root_index += m;
             m <<= 1;
             gap >>= 1;
+        }
+        // Last round (gap 1): adjacent pairs.
+        if n >= 2 {
+            for (pair, r) in a.chunks_exact_mut(2).zip(&self.root_powers[m..2 * m]) {
+                let (x, y) = pair.split_at_mut(1);
+                bf(&mut x[0], &mut y[0], r);
+            }
         }
     }
 
@@ -172,18 +182,31 @@ impl NttTables {
         let q = self.modulus.value();
         let two_q = 2 * q;
         let n = a.len();
+        // Gentleman–Sande butterfly: inputs < 2q, outputs < 2q.
+        let bf = |x: &mut u64, y: &mut u64, r: &ShoupOperand| {
+            let (u, v) = (*x, *y);
+            let s = u + v;
+            *x = if s >= two_q { s - two_q } else { s };
+            *y = r.mul_lazy(u + two_q - v, q);
+        };
         let mut root_index = 1;
-        let mut gap = 1;
         let mut m = n >> 1;
+        if m > 1 {
+            // First round (gap 1): adjacent pairs.
+            for (pair, r) in a.chunks_exact_mut(2).zip(&self.inv_root_powers[1..1 + m]) {
+                let (x, y) = pair.split_at_mut(1);
+                bf(&mut x[0], &mut y[0], r);
+            }
+            root_index += m;
+            m >>= 1;
+        }
+        let mut gap = if n >= 4 { 2 } else { 1 };
         while m > 1 {
-            for i in 0..m {
-                let r = self.inv_root_powers[root_index + i];
-                let (x, y) = a[2 * i * gap..2 * (i + 1) * gap].split_at_mut(gap);
+            let roots = &self.inv_root_powers[root_index..root_index + m];
+            for (block, r) in a.chunks_exact_mut(2 * gap).zip(roots) {
+                let (x, y) = block.split_at_mut(gap);
                 for (x, y) in x.iter_mut().zip(y.iter_mut()) {
-                    let (u, v) = (*x, *y);
-                    let s = u + v;
-                    *x = if s >= two_q { s - two_q } else { s };
-                    *y = r.mul_lazy(u + two_q - v, q);
+                    bf(x, y, r);
                 }
             }
             root_index += m;

@@ -1,0 +1,401 @@
+//! Device memory cache (paper §III-E, Listings 4–6; buffer lifetime §III-G).
+//!
+//! Allocation requests are served from a pool of freed buffers when one of sufficient capacity
+//! exists (best fit: the smallest such buffer), and only otherwise reach the device allocator.
+//! Released buffers return to the free pool, still allocated. Inside a *compute frame*
+//! (`start_compute_frame` … `end_compute_frame`) every new buffer is marked `retained`; releasing
+//! a retained buffer only sets `ready_to_free`, and the buffer stays out of the free pool until
+//! `end_compute_frame`, which the caller invokes after synchronizing its queue — so a buffer a
+//! queued kernel may still read is never handed out again before that kernel finished.
+//!
+//! The cache is generic over [`RawAllocator`], so its bookkeeping is tested on the host with a
+//! counting allocator; the CUDA/OpenCL backends plug in their device allocators. Thread-safe.
+
+use crate::{Error, Result};
+use parking_lot::Mutex;
+use std::collections::{BTreeMap, HashMap};
+use std::fmt::Debug;
+use std::hash::Hash;
+
+/// The device allocator under a [`MemCache`].
+pub trait RawAllocator: Send + Sync {
+    /// A device pointer / buffer handle.
+    type Ptr: Copy + Eq + Hash + Debug + Send + Sync;
+    /// Allocate `bytes` bytes. Errors: `Error::Device` (e.g. out of memory).
+    fn alloc(&self, bytes: usize) -> Result<Self::Ptr>;
+    /// Free a buffer from `alloc`. Called only when no queued work uses it.
+    fn free(&self, ptr: Self::Ptr);
+}
+
+/// Counters of a [`MemCache`], readable through the API.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MemCacheStats {
+    /// Requests served from the free pool.
+    pub hits: u64,
+    /// Requests that reached the device allocator.
+    pub misses: u64,
+    /// Bytes held in buffers handed out (active list).
+    pub bytes_active: u64,
+    /// Bytes held in the free pool.
+    pub bytes_free: u64,
+    /// Buffers released inside a frame, waiting for `end_compute_frame`.
+    pub pending_release: u64,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Entry {
+    capacity: usize,
+    cached: bool,
+    retained: bool,
+    ready_to_free: bool,
+}
+
+#[derive(Debug)]
+struct State<P> {
+    /// capacity → free buffers of that capacity.
+    free: BTreeMap<usize, Vec<P>>,
+    active: HashMap<P, Entry>,
+    retain_buffers: bool,
+    enabled: bool,
+    stats: MemCacheStats,
+}
+
+/// A per-queue device memory cache (paper `memcache` class).
+pub struct MemCache<A: RawAllocator> {
+    alloc: A,
+    state: Mutex<State<A::Ptr>>,
+}
+
+impl<A: RawAllocator> Debug for MemCache<A> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MemCache")
+            .field("stats", &self.stats())
+            .finish()
+    }
+}
+
+impl<A: RawAllocator> MemCache<A> {
+    /// A cache over `alloc`, enabled, outside any compute frame.
+    pub fn new(alloc: A) -> Self {
+        MemCache {
+            alloc,
+            state: Mutex::new(State {
+                free: BTreeMap::new(),
+                active: HashMap::new(),
+                retain_buffers: false,
+                enabled: true,
+                stats: MemCacheStats::default(),
+            }),
+        }
+    }
+
+    /// The underlying allocator.
+    pub fn allocator(&self) -> &A {
+        &self.alloc
+    }
+
+    /// Get a buffer of at least `bytes` bytes; returns it and its capacity. `uncached`
+    /// bypasses the pool (the buffer is freed for real on release, after its frame ends).
+    ///
+    /// On a device out-of-memory error the free pool is flushed and the allocation retried once.
+    /// # Errors
+    /// `Error::Device` when the device cannot provide the memory.
+    pub fn allocate(&self, bytes: usize, uncached: bool) -> Result<(A::Ptr, usize)> {
+        let bytes = bytes.max(1);
+        let mut st = self.state.lock();
+        let cached = st.enabled && !uncached;
+        if cached {
+            let found = st
+                .free
+                .range_mut(bytes..)
+                .find_map(|(&cap, v)| v.pop().map(|p| (p, cap)));
+            if let Some((p, cap)) = found {
+                if st.free.get(&cap).is_some_and(|v| v.is_empty()) {
+                    st.free.remove(&cap);
+                }
+                st.stats.hits += 1;
+                st.stats.bytes_free -= cap as u64;
+                st.stats.bytes_active += cap as u64;
+                let retained = st.retain_buffers;
+                st.active.insert(
+                    p,
+                    Entry {
+                        capacity: cap,
+                        cached,
+                        retained,
+                        ready_to_free: false,
+                    },
+                );
+                return Ok((p, cap));
+            }
+        }
+        let p = match self.alloc.alloc(bytes) {
+            Ok(p) => p,
+            Err(_) => {
+                // Give the device back every idle buffer, then try once more.
+                Self::flush_locked(&self.alloc, &mut st);
+                self.alloc.alloc(bytes).map_err(|e| {
+                    Error::Device(format!("out of device memory allocating {bytes} bytes (after flushing the memcache): {e}"))
+                })?
+            }
+        };
+        st.stats.misses += 1;
+        st.stats.bytes_active += bytes as u64;
+        let retained = st.retain_buffers;
+        st.active.insert(
+            p,
+            Entry {
+                capacity: bytes,
+                cached,
+                retained,
+                ready_to_free: false,
+            },
+        );
+        Ok((p, bytes))
+    }
+
+    /// Return a buffer (paper `pool_free`). A retained buffer waits for `end_compute_frame`.
+    /// Unknown pointers are ignored (and reported in debug builds).
+    pub fn release(&self, ptr: A::Ptr) {
+        let mut st = self.state.lock();
+        let Some(e) = st.active.get_mut(&ptr) else {
+            debug_assert!(false, "memcache: release of unknown buffer {ptr:?}");
+            return;
+        };
+        if e.retained {
+            if !e.ready_to_free {
+                e.ready_to_free = true;
+                st.stats.pending_release += 1;
+            }
+            return;
+        }
+        let e = st.active.remove(&ptr).expect("present above");
+        Self::retire(&self.alloc, &mut st, ptr, e);
+    }
+
+    fn retire(alloc: &A, st: &mut State<A::Ptr>, ptr: A::Ptr, e: Entry) {
+        st.stats.bytes_active -= e.capacity as u64;
+        if e.cached && st.enabled {
+            st.stats.bytes_free += e.capacity as u64;
+            st.free.entry(e.capacity).or_default().push(ptr);
+        } else {
+            alloc.free(ptr);
+        }
+    }
+
+    /// Start a compute frame: buffers allocated from now on are retained (paper `StartComputeFrame`).
+    pub fn start_compute_frame(&self) {
+        self.state.lock().retain_buffers = true;
+    }
+
+    /// End a compute frame. **The caller must have synchronized the queue first** (no queued
+    /// kernel may still use a buffer). Clears every retained bit and moves buffers released
+    /// during the frame into the free pool (paper `EndComputeFrame`).
+    pub fn end_compute_frame(&self) {
+        let mut st = self.state.lock();
+        st.retain_buffers = false;
+        let done: Vec<A::Ptr> = st
+            .active
+            .iter_mut()
+            .filter_map(|(p, e)| {
+                e.retained = false;
+                e.ready_to_free.then_some(*p)
+            })
+            .collect();
+        for p in done {
+            let e = st.active.remove(&p).expect("collected above");
+            Self::retire(&self.alloc, &mut st, p, e);
+        }
+        st.stats.pending_release = 0;
+    }
+
+    /// Whether a compute frame is open.
+    pub fn in_compute_frame(&self) -> bool {
+        self.state.lock().retain_buffers
+    }
+
+    /// Free every buffer in the free pool for real (paper `dealloc` / flush).
+    pub fn flush(&self) {
+        let mut st = self.state.lock();
+        Self::flush_locked(&self.alloc, &mut st);
+    }
+
+    fn flush_locked(alloc: &A, st: &mut State<A::Ptr>) {
+        for (_, v) in std::mem::take(&mut st.free) {
+            for p in v {
+                alloc.free(p);
+            }
+        }
+        st.stats.bytes_free = 0;
+    }
+
+    /// Enable or disable caching (paper `pool_memcache_active`); disabling flushes the free pool
+    /// and later releases free buffers for real.
+    pub fn set_enabled(&self, on: bool) {
+        let mut st = self.state.lock();
+        st.enabled = on;
+        if !on {
+            Self::flush_locked(&self.alloc, &mut st);
+        }
+    }
+
+    /// Whether caching is enabled.
+    pub fn is_enabled(&self) -> bool {
+        self.state.lock().enabled
+    }
+
+    /// Current counters.
+    pub fn stats(&self) -> MemCacheStats {
+        self.state.lock().stats
+    }
+
+    /// Whether `ptr` is marked retained (paper `is_retained`).
+    pub fn is_retained(&self, ptr: A::Ptr) -> bool {
+        self.state
+            .lock()
+            .active
+            .get(&ptr)
+            .is_some_and(|e| e.retained)
+    }
+
+    /// Whether `ptr` was released inside the open frame (paper `is_ready_to_free`).
+    pub fn is_ready_to_free(&self, ptr: A::Ptr) -> bool {
+        self.state
+            .lock()
+            .active
+            .get(&ptr)
+            .is_some_and(|e| e.ready_to_free)
+    }
+}
+
+impl<A: RawAllocator> Drop for MemCache<A> {
+    fn drop(&mut self) {
+        let st = self.state.get_mut();
+        for (_, v) in std::mem::take(&mut st.free) {
+            for p in v {
+                self.alloc.free(p);
+            }
+        }
+        for (p, _) in st.active.drain() {
+            self.alloc.free(p);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::sync::Arc;
+
+    /// Host stand-in for a device allocator: counts live buffers and can run out of memory.
+    #[derive(Default)]
+    struct Counting {
+        next: AtomicU64,
+        live: AtomicU64,
+        limit: u64,
+    }
+    impl RawAllocator for Arc<Counting> {
+        type Ptr = u64;
+        fn alloc(&self, bytes: usize) -> Result<u64> {
+            if self.limit > 0 && self.live.load(Ordering::SeqCst) + bytes as u64 > self.limit {
+                return Err(Error::Device("out of memory".into()));
+            }
+            self.live.fetch_add(bytes as u64, Ordering::SeqCst);
+            Ok(self.next.fetch_add(1, Ordering::SeqCst) << 32 | bytes as u64)
+        }
+        fn free(&self, p: u64) {
+            self.live.fetch_sub(p & 0xffff_ffff, Ordering::SeqCst);
+        }
+    }
+
+    #[test]
+    fn reuses_best_fit_and_counts() {
+        let a = Arc::new(Counting::default());
+        let mc = MemCache::new(a.clone());
+        let (p1, _) = mc.allocate(100, false).unwrap();
+        let (p2, _) = mc.allocate(1000, false).unwrap();
+        mc.release(p1);
+        mc.release(p2);
+        let (p3, cap) = mc.allocate(50, false).unwrap();
+        assert_eq!((p3, cap), (p1, 100), "smallest buffer with enough capacity");
+        let (p4, _) = mc.allocate(500, false).unwrap();
+        assert_eq!(p4, p2);
+        let s = mc.stats();
+        assert_eq!((s.hits, s.misses), (2, 2));
+        assert_eq!(s.bytes_active, 1100);
+        assert_eq!(a.live.load(Ordering::SeqCst), 1100);
+    }
+
+    #[test]
+    fn frame_holds_released_buffers_until_end() {
+        let a = Arc::new(Counting::default());
+        let mc = MemCache::new(a.clone());
+        mc.start_compute_frame();
+        let (p, _) = mc.allocate(64, false).unwrap();
+        assert!(mc.is_retained(p));
+        mc.release(p);
+        assert!(mc.is_ready_to_free(p));
+        // Released inside the frame: a kernel may still read it, so it is not handed out.
+        let (q, _) = mc.allocate(64, false).unwrap();
+        assert_ne!(p, q);
+        mc.end_compute_frame();
+        assert!(!mc.is_retained(q));
+        let (r, _) = mc.allocate(64, false).unwrap();
+        assert_eq!(r, p, "after the frame the buffer is reused");
+        assert_eq!(mc.stats().pending_release, 0);
+    }
+
+    #[test]
+    fn uncached_flush_disable_and_oom() {
+        let a = Arc::new(Counting {
+            limit: 1000,
+            ..Default::default()
+        });
+        let mc = MemCache::new(a.clone());
+        let (u, _) = mc.allocate(100, true).unwrap();
+        mc.release(u);
+        assert_eq!(
+            a.live.load(Ordering::SeqCst),
+            0,
+            "uncached buffers are freed for real"
+        );
+        let (p, _) = mc.allocate(600, false).unwrap();
+        mc.release(p);
+        // 600 idle in the pool; 800 more only fits after a flush, which allocate does itself.
+        let (q, _) = mc.allocate(800, false).unwrap();
+        assert_ne!(p, q);
+        assert_eq!(mc.stats().bytes_free, 0);
+        assert!(
+            mc.allocate(900, false).is_err(),
+            "clear out-of-memory error"
+        );
+        mc.release(q);
+        mc.set_enabled(false);
+        assert_eq!(a.live.load(Ordering::SeqCst), 0);
+        drop(mc);
+    }
+
+    #[test]
+    fn thread_safe() {
+        let a = Arc::new(Counting::default());
+        let mc = Arc::new(MemCache::new(a.clone()));
+        let hs: Vec<_> = (0..4)
+            .map(|t| {
+                let mc = mc.clone();
+                std::thread::spawn(move || {
+                    for i in 0..1000 {
+                        let (p, _) = mc.allocate(64 + (i + t) % 7, false).unwrap();
+                        mc.release(p);
+                    }
+                })
+            })
+            .collect();
+        for h in hs {
+            h.join().unwrap();
+        }
+        assert_eq!(mc.stats().bytes_active, 0);
+        drop(mc);
+        assert_eq!(a.live.load(Ordering::SeqCst), 0);
+    }
+}

@@ -1,0 +1,3 @@
+//! Device execution model of the XeHE paper (§III): memory cache, compute frames, queues and
+//! the event profiler, shared by the GPU backends.
+pub mod memcache;
