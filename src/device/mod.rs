@@ -1,3 +1,4 @@
 //! Device execution model of the XeHE paper (§III): memory cache, compute frames, queues and
 //! the event profiler, shared by the GPU backends.
 pub mod memcache;
+pub mod profiler;
