@@ -2,3 +2,6 @@
 //! the event profiler, shared by the GPU backends.
 pub mod memcache;
 pub mod profiler;
+pub mod kernels;
+#[cfg(feature = "cuda")]
+pub mod cuda;

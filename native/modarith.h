@@ -1,0 +1,112 @@
+/*
+ * modarith.h — the arithmetic core every kernel shares (paper §V-A): add_mod, sub_mod,
+ * Barrett mul_mod (SEAL's 128-bit Barrett with const_ratio), Shoup multiplication by a
+ * precomputed operand, and mad_mod (multiply-add with a single reduction, §V-A1).
+ * All functions return canonical values in [0, q) unless named *_lazy.
+ *
+ * Vendor fast path: on CUDA (unless XEHE_NO_ASM) the 128-bit multiply-accumulate uses PTX
+ * carry-chain instructions (mad.lo.cc / madc.hi), the counterpart of the paper's inline vISA
+ * add_mod/mul64 (§V-A2).
+ */
+#ifndef XEHE_MODARITH_H
+#define XEHE_MODARITH_H
+#include "portable.h"
+
+typedef struct { u64 lo, hi; } u128_t;
+
+DECLSPEC u128_t mul64_wide(u64 a, u64 b)
+{
+    u128_t r;
+#if IS_CUDA && !XEHE_NO_ASM
+    asm("mul.lo.u64 %0, %2, %3;\n\tmul.hi.u64 %1, %2, %3;" : "=l"(r.lo), "=l"(r.hi) : "l"(a), "l"(b));
+#else
+    r.lo = a * b;
+    r.hi = mulhi64(a, b);
+#endif
+    return r;
+}
+
+/* (hi:lo) + a*b, 128-bit. */
+DECLSPEC u128_t mad64_wide(u64 a, u64 b, u128_t acc)
+{
+    u128_t r;
+#if IS_CUDA && !XEHE_NO_ASM
+    asm("mad.lo.cc.u64 %0, %2, %3, %4;\n\tmadc.hi.u64 %1, %2, %3, %5;"
+        : "=l"(r.lo), "=l"(r.hi) : "l"(a), "l"(b), "l"(acc.lo), "l"(acc.hi));
+#else
+    u64 lo = a * b;
+    u64 hi = mulhi64(a, b);
+    r.lo = acc.lo + lo;
+    r.hi = acc.hi + hi + (r.lo < lo ? 1 : 0);
+#endif
+    return r;
+}
+
+DECLSPEC u64 add_mod(u64 a, u64 b, u64 q)
+{
+    u64 s = a + b;
+    return s >= q ? s - q : s;
+}
+
+DECLSPEC u64 sub_mod(u64 a, u64 b, u64 q)
+{
+    return a >= b ? a - b : a + q - b;
+}
+
+DECLSPEC u64 neg_mod(u64 a, u64 q)
+{
+    return a == 0 ? 0 : q - a;
+}
+
+/* x mod q for a 128-bit x, with r = floor(2^128 / q) = (r1:r0) (SEAL barrett_reduce_128). */
+DECLSPEC u64 barrett_reduce_128(u128_t x, u64 q, u64 r0, u64 r1)
+{
+    u64 carry = mulhi64(x.lo, r0);
+    u128_t t = mul64_wide(x.lo, r1);
+    u64 tmp1 = t.lo + carry;
+    u64 tmp3 = t.hi + (tmp1 < carry ? 1 : 0);
+    t = mul64_wide(x.hi, r0);
+    u64 s = t.lo + tmp1;
+    carry = t.hi + (s < tmp1 ? 1 : 0);
+    tmp1 = x.hi * r1 + tmp3 + carry;
+    u64 r = x.lo - tmp1 * q;
+    return r >= q ? r - q : r;
+}
+
+/* x mod q for a 64-bit x (SEAL barrett_reduce_64). */
+DECLSPEC u64 barrett_reduce_64(u64 x, u64 q, u64 r1)
+{
+    u64 t = mulhi64(x, r1);
+    u64 r = x - t * q;
+    return r >= q ? r - q : r;
+}
+
+/* a * b mod q, Barrett (Shivdikar Alg. 2 family; SEAL's constants). */
+DECLSPEC u64 mul_mod(u64 a, u64 b, u64 q, u64 r0, u64 r1)
+{
+    return barrett_reduce_128(mul64_wide(a, b), q, r0, r1);
+}
+
+/* a * b + c mod q with one reduction: mad_mod (paper §V-A1). */
+DECLSPEC u64 mad_mod(u64 a, u64 b, u64 c, u64 q, u64 r0, u64 r1)
+{
+    u128_t acc;
+    acc.lo = c;
+    acc.hi = 0;
+    return barrett_reduce_128(mad64_wide(a, b, acc), q, r0, r1);
+}
+
+/* x * w mod q in [0, 2q), w with Shoup quotient wq = floor(w * 2^64 / q) (Harvey). */
+DECLSPEC u64 mul_shoup_lazy(u64 x, u64 w, u64 wq, u64 q)
+{
+    u64 hi = mulhi64(x, wq);
+    return x * w - hi * q;
+}
+
+DECLSPEC u64 mul_shoup(u64 x, u64 w, u64 wq, u64 q)
+{
+    u64 r = mul_shoup_lazy(x, w, wq, q);
+    return r >= q ? r - q : r;
+}
+
+#endif /* XEHE_MODARITH_H */

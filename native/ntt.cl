@@ -1,0 +1,356 @@
+/*
+ * ntt.cl — negacyclic NTT / iNTT kernels, batched over rows (instances × RNS limbs).
+ *
+ * Layout: `data` is rows of N u64 words; row r belongs to prime p = r % k. Tables are SEAL's:
+ * roots[p*N + i] / roots_q[p*N + i] (forward root powers in bit-reversed order with Shoup
+ * quotients), iroots / iroots_q likewise for the inverse; moduli[p]; for the inverse's last
+ * round inv_n[p], inv_n_q[p], last_w[p], last_wq[p] (= inv_root[N-1] * N^{-1}).
+ * Forward: Cooley–Tukey with Harvey's lazy butterflies, natural in, bit-reversed out.
+ * Inverse: Gentleman–Sande, bit-reversed in, natural out. Outputs are canonical, so every
+ * variant is bit-identical to the CPU NTT (and to SEAL's).
+ *
+ * Variants (paper §V-B/C/D, Fig. 12–15): radix-2 one round per launch through global memory
+ * (the naive baseline); radix-8 register kernels doing three rounds per launch; and a
+ * shared-local-memory (SLM) kernel that finishes all rounds whose butterflies stay inside one
+ * tile of XEHE_SLM_TILE words, in radix-2 or radix-8 steps.
+ */
+#include "modarith.h"
+
+#ifndef XEHE_SLM_TILE
+#define XEHE_SLM_TILE 2048
+#endif
+#define ONE ((u64)1)
+
+DECLSPEC void fwd_bf(u64 *x, u64 *y, u64 w, u64 wq, u64 q)
+{
+    u64 two_q = q << 1;
+    u64 u = *x >= two_q ? *x - two_q : *x;
+    u64 v = mul_shoup_lazy(*y, w, wq, q);
+    *x = u + v;
+    *y = u + two_q - v;
+}
+
+DECLSPEC u64 fwd_final(u64 x, u64 q)
+{
+    u64 two_q = q << 1;
+    x = x >= two_q ? x - two_q : x;
+    return x >= q ? x - q : x;
+}
+
+DECLSPEC void inv_bf(u64 *x, u64 *y, u64 w, u64 wq, u64 q)
+{
+    u64 two_q = q << 1;
+    u64 u = *x, v = *y;
+    u64 s = u + v;
+    *x = s >= two_q ? s - two_q : s;
+    *y = mul_shoup_lazy(u + two_q - v, w, wq, q);
+}
+
+/* Last inverse round with N^{-1} folded in; outputs reduced to [0, q). */
+DECLSPEC void inv_bf_last(u64 *x, u64 *y, u64 in, u64 inq, u64 lw, u64 lwq, u64 q)
+{
+    u64 two_q = q << 1;
+    u64 u = *x, v = *y;
+    u64 s = u + v;
+    s = s >= two_q ? s - two_q : s;
+    u64 a = mul_shoup_lazy(s, in, inq, q);
+    u64 b = mul_shoup_lazy(u + two_q - v, lw, lwq, q);
+    *x = a >= q ? a - q : a;
+    *y = b >= q ? b - q : b;
+}
+
+/* ---------------- forward ---------------- */
+
+/* One radix-2 round with 2^log_m blocks over all rows. One thread per butterfly. */
+KERNEL_FQ void ntt_fwd_radix2_u64(GLOBAL_AS u64 *data, CONST_AS u64 *roots, CONST_AS u64 *roots_q,
+                                  CONST_AS u64 *moduli, u32 k, u32 log_n, u32 log_m, u32 last, u64 total)
+{
+    for (u64 t = GLOBAL_ID(); t < total; t += GLOBAL_SIZE()) {
+        u64 n = ONE << log_n;
+        u64 row = t >> (log_n - 1);
+        u64 j = t & ((n >> 1) - 1);
+        u32 p = (u32)(row % k);
+        u64 q = moduli[p];
+        u32 log_gap = log_n - 1 - log_m;
+        u64 i = j >> log_gap;
+        u64 x = row * n + (i << (log_gap + 1)) + (j & ((ONE << log_gap) - 1));
+        u64 y = x + (ONE << log_gap);
+        u64 ri = (u64)p * n + (ONE << log_m) + i;
+        u64 a = data[x], b = data[y];
+        fwd_bf(&a, &b, roots[ri], roots_q[ri], q);
+        if (last) {
+            a = fwd_final(a, q);
+            b = fwd_final(b, q);
+        }
+        data[x] = a;
+        data[y] = b;
+    }
+}
+
+/* Three rounds (2^log_m, 2^(log_m+1), 2^(log_m+2) blocks) on 8 words per thread, in registers. */
+KERNEL_FQ void ntt_fwd_radix8_u64(GLOBAL_AS u64 *data, CONST_AS u64 *roots, CONST_AS u64 *roots_q,
+                                  CONST_AS u64 *moduli, u32 k, u32 log_n, u32 log_m, u32 last, u64 total)
+{
+    for (u64 t = GLOBAL_ID(); t < total; t += GLOBAL_SIZE()) {
+        u64 n = ONE << log_n;
+        u64 row = t >> (log_n - 3);
+        u64 j = t & ((n >> 3) - 1);
+        u32 p = (u32)(row % k);
+        u64 q = moduli[p];
+        u32 log_gap = log_n - 1 - log_m; /* gap of the first of the three rounds */
+        u64 g = ONE << log_gap, g4 = g >> 2;
+        u64 i1 = j >> (log_gap - 2);
+        u64 base = row * n + i1 * 2 * g + (j & (g4 - 1));
+        u64 m = ONE << log_m;
+        CONST_AS u64 *rw = roots + (u64)p * n;
+        CONST_AS u64 *rq = roots_q + (u64)p * n;
+        u64 v[8];
+#pragma unroll
+        for (int s = 0; s < 8; s++) v[s] = data[base + (s >> 2) * g + ((s >> 1) & 1) * (g >> 1) + (s & 1) * g4];
+#pragma unroll
+        for (int s = 0; s < 4; s++) fwd_bf(&v[s], &v[s + 4], rw[m + i1], rq[m + i1], q);
+#pragma unroll
+        for (int a = 0; a < 2; a++) {
+            u64 ri = 2 * m + 2 * i1 + a;
+#pragma unroll
+            for (int c = 0; c < 2; c++) fwd_bf(&v[a * 4 + c], &v[a * 4 + 2 + c], rw[ri], rq[ri], q);
+        }
+#pragma unroll
+        for (int ab = 0; ab < 4; ab++) {
+            u64 ri = 4 * m + 4 * i1 + ab;
+            fwd_bf(&v[ab * 2], &v[ab * 2 + 1], rw[ri], rq[ri], q);
+        }
+#pragma unroll
+        for (int s = 0; s < 8; s++) {
+            u64 o = v[s];
+            if (last) o = fwd_final(o, q);
+            data[base + (s >> 2) * g + ((s >> 1) & 1) * (g >> 1) + (s & 1) * g4] = o;
+        }
+    }
+}
+
+/*
+ * All remaining forward rounds from 2^log_m blocks on, inside tiles of XEHE_SLM_TILE words
+ * (every butterfly of those rounds stays in its tile). One work-group per tile; radix8 != 0
+ * takes three rounds per barrier where at least three remain. Ends with the final reduction.
+ */
+KERNEL_FQ void ntt_fwd_slm_u64(GLOBAL_AS u64 *data, CONST_AS u64 *roots, CONST_AS u64 *roots_q,
+                               CONST_AS u64 *moduli, u32 k, u32 log_n, u32 log_m, u32 radix8)
+{
+    LOCAL_ARRAY(u64, tile, XEHE_SLM_TILE);
+    const u32 T = XEHE_SLM_TILE;
+    u32 log_t = 0;
+    while ((1u << log_t) < T) log_t++;
+    u64 n = ONE << log_n;
+    u64 tiles_per_row = n >> log_t;
+    u64 tid = GROUP_ID();
+    u64 row = tid / tiles_per_row;
+    u64 tin = tid % tiles_per_row;
+    u32 p = (u32)(row % k);
+    u64 q = moduli[p];
+    GLOBAL_AS u64 *src = data + row * n + tin * T;
+    CONST_AS u64 *rw = roots + (u64)p * n;
+    CONST_AS u64 *rq = roots_q + (u64)p * n;
+    for (u32 e = LOCAL_ID(); e < T; e += LOCAL_SIZE()) tile[e] = src[e];
+    SYNC_THREADS();
+    u32 lm = log_m;
+    while (lm < log_n) {
+        u32 log_gap = log_n - 1 - lm;
+        u64 m = ONE << lm;
+        if (radix8 && lm + 3 <= log_n) {
+            u64 g = ONE << log_gap, g4 = g >> 2;
+            for (u32 j = LOCAL_ID(); j < T / 8; j += LOCAL_SIZE()) {
+                u64 il = j >> (log_gap - 2);
+                u64 i1 = tin * (T >> (log_gap + 1)) + il;
+                u32 b = (u32)(il * 2 * g + (j & (g4 - 1)));
+                u64 v[8];
+#pragma unroll
+                for (int s = 0; s < 8; s++) v[s] = tile[b + (s >> 2) * g + ((s >> 1) & 1) * (g >> 1) + (s & 1) * g4];
+#pragma unroll
+                for (int s = 0; s < 4; s++) fwd_bf(&v[s], &v[s + 4], rw[m + i1], rq[m + i1], q);
+#pragma unroll
+                for (int a = 0; a < 2; a++) {
+                    u64 ri = 2 * m + 2 * i1 + a;
+#pragma unroll
+                    for (int c = 0; c < 2; c++) fwd_bf(&v[a * 4 + c], &v[a * 4 + 2 + c], rw[ri], rq[ri], q);
+                }
+#pragma unroll
+                for (int ab = 0; ab < 4; ab++) {
+                    u64 ri = 4 * m + 4 * i1 + ab;
+                    fwd_bf(&v[ab * 2], &v[ab * 2 + 1], rw[ri], rq[ri], q);
+                }
+#pragma unroll
+                for (int s = 0; s < 8; s++) tile[b + (s >> 2) * g + ((s >> 1) & 1) * (g >> 1) + (s & 1) * g4] = v[s];
+            }
+            lm += 3;
+        } else {
+            u64 g = ONE << log_gap;
+            for (u32 j = LOCAL_ID(); j < T / 2; j += LOCAL_SIZE()) {
+                u64 il = j >> log_gap;
+                u64 i = tin * (T >> (log_gap + 1)) + il;
+                u32 x = (u32)((il << (log_gap + 1)) + (j & (g - 1)));
+                u64 a = tile[x], c = tile[x + g];
+                fwd_bf(&a, &c, rw[m + i], rq[m + i], q);
+                tile[x] = a;
+                tile[x + g] = c;
+            }
+            lm += 1;
+        }
+        SYNC_THREADS();
+    }
+    for (u32 e = LOCAL_ID(); e < T; e += LOCAL_SIZE()) src[e] = fwd_final(tile[e], q);
+}
+
+/* ---------------- inverse ---------------- */
+
+/* One inverse round with 2^log_m blocks (gap N / 2^(log_m+1)); log_m == 0 is the scaled last round. */
+KERNEL_FQ void ntt_inv_radix2_u64(GLOBAL_AS u64 *data, CONST_AS u64 *iroots, CONST_AS u64 *iroots_q,
+                                  CONST_AS u64 *moduli, CONST_AS u64 *inv_n, CONST_AS u64 *inv_n_q,
+                                  CONST_AS u64 *last_w, CONST_AS u64 *last_wq, u32 k, u32 log_n, u32 log_m,
+                                  u64 total)
+{
+    for (u64 t = GLOBAL_ID(); t < total; t += GLOBAL_SIZE()) {
+        u64 n = ONE << log_n;
+        u64 row = t >> (log_n - 1);
+        u64 j = t & ((n >> 1) - 1);
+        u32 p = (u32)(row % k);
+        u64 q = moduli[p];
+        u32 log_gap = log_n - 1 - log_m;
+        u64 i = j >> log_gap;
+        u64 x = row * n + (i << (log_gap + 1)) + (j & ((ONE << log_gap) - 1));
+        u64 y = x + (ONE << log_gap);
+        u64 a = data[x], b = data[y];
+        if (log_m == 0) {
+            inv_bf_last(&a, &b, inv_n[p], inv_n_q[p], last_w[p], last_wq[p], q);
+        } else {
+            u64 ri = (u64)p * n + n - (ONE << (log_m + 1)) + 1 + i;
+            inv_bf(&a, &b, iroots[ri], iroots_q[ri], q);
+        }
+        data[x] = a;
+        data[y] = b;
+    }
+}
+
+DECLSPEC void inv_round8(u64 *v, CONST_AS u64 *rw, CONST_AS u64 *rq, u64 n, u64 m, u64 i3, u64 q,
+                         u64 in, u64 inq, u64 lw, u64 lwq)
+{
+    /* round 1: m blocks, pairs differ in bit 0 */
+#pragma unroll
+    for (int ab = 0; ab < 4; ab++) {
+        u64 ri = n - 2 * m + 1 + 4 * i3 + ab;
+        inv_bf(&v[ab * 2], &v[ab * 2 + 1], rw[ri], rq[ri], q);
+    }
+    /* round 2: m/2 blocks, pairs differ in bit 1 */
+#pragma unroll
+    for (int a = 0; a < 2; a++) {
+        u64 ri = n - m + 1 + 2 * i3 + a;
+#pragma unroll
+        for (int c = 0; c < 2; c++) inv_bf(&v[a * 4 + c], &v[a * 4 + 2 + c], rw[ri], rq[ri], q);
+    }
+    /* round 3: m/4 blocks, pairs differ in bit 2; the scaled last round when m/4 == 1 */
+    if (m == 4) {
+#pragma unroll
+        for (int s = 0; s < 4; s++) inv_bf_last(&v[s], &v[s + 4], in, inq, lw, lwq, q);
+    } else {
+        u64 ri = n - m / 2 + 1 + i3;
+#pragma unroll
+        for (int s = 0; s < 4; s++) inv_bf(&v[s], &v[s + 4], rw[ri], rq[ri], q);
+    }
+}
+
+/* Three inverse rounds (2^log_m, 2^(log_m-1), 2^(log_m-2) blocks) on 8 words per thread. */
+KERNEL_FQ void ntt_inv_radix8_u64(GLOBAL_AS u64 *data, CONST_AS u64 *iroots, CONST_AS u64 *iroots_q,
+                                  CONST_AS u64 *moduli, CONST_AS u64 *inv_n, CONST_AS u64 *inv_n_q,
+                                  CONST_AS u64 *last_w, CONST_AS u64 *last_wq, u32 k, u32 log_n, u32 log_m,
+                                  u64 total)
+{
+    for (u64 t = GLOBAL_ID(); t < total; t += GLOBAL_SIZE()) {
+        u64 n = ONE << log_n;
+        u64 row = t >> (log_n - 3);
+        u64 j = t & ((n >> 3) - 1);
+        u32 p = (u32)(row % k);
+        u64 q = moduli[p];
+        u64 m = ONE << log_m;
+        u32 log_gap = log_n - 1 - log_m; /* gap of the first round */
+        u64 g = ONE << log_gap;
+        u64 i3 = j >> log_gap;
+        u64 base = row * n + i3 * 8 * g + (j & (g - 1));
+        u64 v[8];
+#pragma unroll
+        for (int s = 0; s < 8; s++) v[s] = data[base + (s >> 2) * 4 * g + ((s >> 1) & 1) * 2 * g + (s & 1) * g];
+        inv_round8(v, iroots + (u64)p * n, iroots_q + (u64)p * n, n, m, i3, q, inv_n[p], inv_n_q[p], last_w[p],
+                   last_wq[p]);
+#pragma unroll
+        for (int s = 0; s < 8; s++) data[base + (s >> 2) * 4 * g + ((s >> 1) & 1) * 2 * g + (s & 1) * g] = v[s];
+    }
+}
+
+/*
+ * The first inverse rounds (N/2 blocks down to those whose butterflies stay inside one tile),
+ * in SLM; stop_log_m is the block count exponent after the last round done here. When it is
+ * 0 the scaled last round was done too and the output is canonical.
+ */
+KERNEL_FQ void ntt_inv_slm_u64(GLOBAL_AS u64 *data, CONST_AS u64 *iroots, CONST_AS u64 *iroots_q,
+                               CONST_AS u64 *moduli, CONST_AS u64 *inv_n, CONST_AS u64 *inv_n_q,
+                               CONST_AS u64 *last_w, CONST_AS u64 *last_wq, u32 k, u32 log_n, u32 stop_log_m,
+                               u32 radix8)
+{
+    LOCAL_ARRAY(u64, tile, XEHE_SLM_TILE);
+    const u32 T = XEHE_SLM_TILE;
+    u32 log_t = 0;
+    while ((1u << log_t) < T) log_t++;
+    u64 n = ONE << log_n;
+    u64 tiles_per_row = n >> log_t;
+    u64 tid = GROUP_ID();
+    u64 row = tid / tiles_per_row;
+    u64 tin = tid % tiles_per_row;
+    u32 p = (u32)(row % k);
+    u64 q = moduli[p];
+    GLOBAL_AS u64 *src = data + row * n + tin * T;
+    CONST_AS u64 *rw = iroots + (u64)p * n;
+    CONST_AS u64 *rq = iroots_q + (u64)p * n;
+    for (u32 e = LOCAL_ID(); e < T; e += LOCAL_SIZE()) tile[e] = src[e];
+    SYNC_THREADS();
+    u32 lm = log_n - 1;
+    for (;;) {
+        u32 log_gap = log_n - 1 - lm;
+        u64 m = ONE << lm;
+        if (radix8 && lm >= stop_log_m + 2 && lm >= 2) {
+            u64 g = ONE << log_gap;
+            for (u32 j = LOCAL_ID(); j < T / 8; j += LOCAL_SIZE()) {
+                u64 il = j >> log_gap;
+                u64 i3 = tin * (T >> (log_gap + 3)) + il;
+                u32 b = (u32)(il * 8 * g + (j & (g - 1)));
+                u64 v[8];
+#pragma unroll
+                for (int s = 0; s < 8; s++) v[s] = tile[b + (s >> 2) * 4 * g + ((s >> 1) & 1) * 2 * g + (s & 1) * g];
+                inv_round8(v, rw, rq, n, m, i3, q, inv_n[p], inv_n_q[p], last_w[p], last_wq[p]);
+#pragma unroll
+                for (int s = 0; s < 8; s++) tile[b + (s >> 2) * 4 * g + ((s >> 1) & 1) * 2 * g + (s & 1) * g] = v[s];
+            }
+            SYNC_THREADS();
+            if (lm == stop_log_m + 2) break;
+            lm -= 3;
+        } else {
+            u64 g = ONE << log_gap;
+            for (u32 j = LOCAL_ID(); j < T / 2; j += LOCAL_SIZE()) {
+                u64 il = j >> log_gap;
+                u64 i = tin * (T >> (log_gap + 1)) + il;
+                u32 x = (u32)((il << (log_gap + 1)) + (j & (g - 1)));
+                u64 a = tile[x], c = tile[x + g];
+                if (lm == 0) {
+                    inv_bf_last(&a, &c, inv_n[p], inv_n_q[p], last_w[p], last_wq[p], q);
+                } else {
+                    u64 ri = n - 2 * m + 1 + i;
+                    inv_bf(&a, &c, rw[ri], rq[ri], q);
+                }
+                tile[x] = a;
+                tile[x + g] = c;
+            }
+            SYNC_THREADS();
+            if (lm == stop_log_m) break;
+            lm -= 1;
+        }
+    }
+    for (u32 e = LOCAL_ID(); e < T; e += LOCAL_SIZE()) src[e] = tile[e];
+}

@@ -1,0 +1,62 @@
+/*
+ * portable.h — one kernel dialect for CUDA (NVRTC) and OpenCL C (paper §IV-A/B; the way
+ * hashcat's inc_vendor.h builds one source for several runtimes).
+ *
+ * Dialect from the compiler's own macros: __CUDACC_RTC__/__CUDACC__ -> IS_CUDA, else IS_OPENCL.
+ * Kernels use only the macros below for qualifiers, ids, barriers and local memory.
+ * XEHE_NO_ASM=1 turns every vendor inline-assembly fast path off (portable C only).
+ */
+#ifndef XEHE_PORTABLE_H
+#define XEHE_PORTABLE_H
+
+#if defined(__CUDACC_RTC__) || defined(__CUDACC__)
+#define IS_CUDA 1
+typedef unsigned long long u64;
+typedef unsigned int u32;
+#define KERNEL_FQ extern "C" __global__
+#define GLOBAL_AS
+#define CONST_AS
+#define DECLSPEC __device__ __forceinline__
+#define LOCAL_ARRAY(type, name, size) __shared__ type name[size]
+#define LOCAL_AS
+#define SYNC_THREADS() __syncthreads()
+#define GLOBAL_ID() ((u64)blockIdx.x * blockDim.x + threadIdx.x)
+#define GLOBAL_SIZE() ((u64)gridDim.x * blockDim.x)
+#define LOCAL_ID() (threadIdx.x)
+#define LOCAL_SIZE() (blockDim.x)
+#define GROUP_ID() (blockIdx.x)
+#define GROUP_ID_Y() (blockIdx.y)
+#else
+#define IS_OPENCL 1
+typedef ulong u64;
+typedef uint u32;
+#define KERNEL_FQ __kernel
+#define GLOBAL_AS __global
+#define CONST_AS __global const
+#define DECLSPEC inline
+#define LOCAL_ARRAY(type, name, size) __local type name[size]
+#define LOCAL_AS __local
+#define SYNC_THREADS() barrier(CLK_LOCAL_MEM_FENCE)
+#define GLOBAL_ID() ((u64)get_global_id(0))
+#define GLOBAL_SIZE() ((u64)get_global_size(0))
+#define LOCAL_ID() ((u32)get_local_id(0))
+#define LOCAL_SIZE() ((u32)get_local_size(0))
+#define GROUP_ID() ((u32)get_group_id(0))
+#define GROUP_ID_Y() ((u32)get_group_id(1))
+#endif
+
+#ifndef XEHE_NO_ASM
+#define XEHE_NO_ASM 0
+#endif
+
+/* High 64 bits of a 64x64 product. */
+DECLSPEC u64 mulhi64(u64 a, u64 b)
+{
+#if IS_CUDA
+    return __umul64hi(a, b);
+#else
+    return mul_hi(a, b);
+#endif
+}
+
+#endif /* XEHE_PORTABLE_H */

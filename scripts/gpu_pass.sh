@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# One whole GPU check-and-measure pass: bit-exactness of every GPU kernel against the CPU
+# backend, then the ceilings and timing sweeps, ending in a short table.
+#
+# Build here (the GPU machines have no Rust toolchain):
+#   cargo build --release --examples
+# then on a machine with an NVIDIA GPU:
+#   scripts/gpu_pass.sh [BIN_DIR]        (default target/release/examples)
+# Logs go to $OUT (or /tmp) as gpu_check.log.
+set -uo pipefail
+BIN=${1:-target/release/examples}
+LOG=${OUT:-/tmp}
+for d in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib; do
+  [ -d "$d" ] && export LD_LIBRARY_PATH="$d:${LD_LIBRARY_PATH:-}"
+done
+# pip's NVRTC wheel, when the toolkit's is not on the path
+for d in $(python3 -c 'import nvidia, os; print(os.path.dirname(nvidia.__file__))' 2>/dev/null); do
+  for l in "$d"/cuda_nvrtc/lib "$d"/cu13/lib; do [ -d "$l" ] && export LD_LIBRARY_PATH="$l:$LD_LIBRARY_PATH"; done
+done
+export XEHE_KERNEL_CACHE=${XEHE_KERNEL_CACHE:-/tmp/xehe-kernels}
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm --format=csv 2>/dev/null || echo "nvidia-smi not available"
+status=0
+"$BIN/gpu_check" 2>&1 | tee "$LOG/gpu_check.log" || status=1
+exit $status

@@ -1,0 +1,152 @@
+//! CUDA backend: driver API and NVRTC through `cudarc` with dynamic loading, so the crate builds
+//! and runs its CPU paths on machines with no CUDA. Kernels from `native/` are compiled at run
+//! time for the device's architecture; PTX is cached on disk under a key that covers the source,
+//! the options and the architecture.
+
+pub mod ntt;
+
+use super::kernels::{assemble, Family};
+use crate::{Error, Result};
+use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaStream};
+use cudarc::nvrtc::{CompileOptions, Ptx};
+use parking_lot::Mutex;
+use std::collections::HashMap;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+fn dev_err(what: &str, e: impl std::fmt::Debug) -> Error {
+    Error::Device(format!("CUDA: {what}: {e:?}"))
+}
+
+/// Why the CUDA backend cannot be used here, or `None` if it can (driver and NVRTC libraries
+/// load and at least one device exists).
+pub fn unavailable_reason() -> Option<String> {
+    // SAFETY: only probes whether the shared libraries can be opened.
+    if !unsafe { cudarc::driver::sys::is_culib_present() } {
+        return Some("the CUDA driver library (libcuda.so) was not found".into());
+    }
+    // SAFETY: as above.
+    if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
+        return Some("the NVRTC library (libnvrtc.so) was not found".into());
+    }
+    match catch_unwind(CudaContext::device_count) {
+        Ok(Ok(n)) if n > 0 => None,
+        Ok(Ok(_)) => Some("no CUDA device is present".into()),
+        Ok(Err(e)) => Some(format!("CUDA driver error: {e:?}")),
+        Err(_) => Some("the CUDA driver could not be initialized".into()),
+    }
+}
+
+/// One CUDA device with an in-order stream (a queue, paper §III-F) and its compiled modules.
+pub struct CudaDevice {
+    ctx: Arc<CudaContext>,
+    stream: Arc<CudaStream>,
+    name: String,
+    arch: (i32, i32),
+    modules: Mutex<HashMap<String, Arc<CudaModule>>>,
+}
+
+impl std::fmt::Debug for CudaDevice {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "CudaDevice({} sm_{}{})", self.name, self.arch.0, self.arch.1)
+    }
+}
+
+impl CudaDevice {
+    /// Open device `ordinal` with a new in-order stream.
+    ///
+    /// # Errors
+    /// `Error::Device` naming what is missing (driver, NVRTC, device) or the driver's error.
+    pub fn new(ordinal: usize) -> Result<Self> {
+        if let Some(why) = unavailable_reason() {
+            return Err(Error::Device(why));
+        }
+        catch_unwind(|| -> Result<Self> {
+            let ctx = CudaContext::new(ordinal).map_err(|e| dev_err("opening device", e))?;
+            let stream = ctx.new_stream().map_err(|e| dev_err("creating stream", e))?;
+            let name = ctx.name().map_err(|e| dev_err("device name", e))?;
+            let arch = ctx.compute_capability().map_err(|e| dev_err("compute capability", e))?;
+            Ok(CudaDevice { ctx, stream, name, arch, modules: Mutex::new(HashMap::new()) })
+        })
+        .unwrap_or_else(|_| Err(Error::Device("CUDA initialization panicked".into())))
+    }
+
+    /// Device name, e.g. "NVIDIA H100 80GB HBM3".
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+    /// Compute capability `(major, minor)`.
+    pub fn arch(&self) -> (i32, i32) {
+        self.arch
+    }
+    /// The device's in-order stream.
+    pub fn stream(&self) -> &Arc<CudaStream> {
+        &self.stream
+    }
+    /// The CUDA context.
+    pub fn context(&self) -> &Arc<CudaContext> {
+        &self.ctx
+    }
+    /// Wait for all queued work (paper: the host synchronization at a download / frame end).
+    pub fn synchronize(&self) -> Result<()> {
+        self.stream.synchronize().map_err(|e| dev_err("synchronize", e))
+    }
+
+    /// A kernel of `family` compiled with `defines` (`-D NAME=VALUE`), from the in-memory or
+    /// disk cache when available.
+    pub fn function(&self, family: Family, defines: &[(&str, String)], kernel: &str) -> Result<CudaFunction> {
+        let module = self.module(family, defines)?;
+        module.load_function(kernel).map_err(|e| dev_err(&format!("loading kernel {kernel}"), e))
+    }
+
+    fn module(&self, family: Family, defines: &[(&str, String)]) -> Result<Arc<CudaModule>> {
+        let src = assemble(family);
+        let mut options: Vec<String> = defines.iter().map(|(k, v)| format!("-D{k}={v}")).collect();
+        options.push(format!("--gpu-architecture=compute_{}{}", self.arch.0, self.arch.1));
+        options.push("-std=c++17".into());
+        let key = cache_key(&src, &options);
+        if let Some(m) = self.modules.lock().get(&key) {
+            return Ok(m.clone());
+        }
+        let path = cache_dir().map(|d| d.join(format!("{key}.ptx")));
+        let ptx = match path.as_ref().and_then(|p| std::fs::read_to_string(p).ok()) {
+            Some(text) => Ptx::from_src(text),
+            None => {
+                let opts = CompileOptions { options: options.clone(), name: Some(family.file().into()), ..Default::default() };
+                let ptx = catch_unwind(AssertUnwindSafe(|| cudarc::nvrtc::compile_ptx_with_opts(&src, opts)))
+                    .map_err(|_| Error::Device("NVRTC panicked".into()))?
+                    .map_err(|e| dev_err(&format!("compiling {}", family.file()), e))?;
+                if let Some(p) = &path {
+                    // A failed cache write only costs a recompilation next time.
+                    let _ = std::fs::create_dir_all(p.parent().unwrap_or(p)).and_then(|_| std::fs::write(p, ptx.to_src()));
+                }
+                ptx
+            }
+        };
+        let m = self.ctx.load_module(ptx).map_err(|e| dev_err(&format!("loading module {}", family.file()), e))?;
+        self.modules.lock().insert(key, m.clone());
+        Ok(m)
+    }
+}
+
+fn cache_key(src: &str, options: &[String]) -> String {
+    let mut st = blake2b_simd::Params::new().hash_length(16).to_state();
+    st.update(src.as_bytes());
+    for o in options {
+        st.update(b"\0");
+        st.update(o.as_bytes());
+    }
+    st.finalize().to_hex().to_string()
+}
+
+/// `$XEHE_KERNEL_CACHE`, else `$XDG_CACHE_HOME/xehe`, else `$HOME/.cache/xehe`.
+fn cache_dir() -> Option<PathBuf> {
+    if let Ok(d) = std::env::var("XEHE_KERNEL_CACHE") {
+        return Some(PathBuf::from(d));
+    }
+    if let Ok(d) = std::env::var("XDG_CACHE_HOME") {
+        return Some(PathBuf::from(d).join("xehe"));
+    }
+    std::env::var("HOME").ok().map(|h| PathBuf::from(h).join(".cache").join("xehe"))
+}

@@ -1,0 +1,79 @@
+//! The `native/` kernel sources, embedded in the library and assembled for a runtime compiler.
+//!
+//! NVRTC (and OpenCL's `clBuildProgram`) get one self-contained string: `#include "x.h"` lines
+//! naming a file of `native/` are replaced by that file's text, once per file (the headers also
+//! carry include guards). The result is the same for CUDA and OpenCL; `portable.h` picks the
+//! dialect from the compiler's macros.
+
+/// `(file name, contents)` of every kernel source and header in `native/`.
+pub const SOURCES: &[(&str, &str)] = &[
+    ("portable.h", include_str!("../../native/portable.h")),
+    ("modarith.h", include_str!("../../native/modarith.h")),
+    ("ntt.cl", include_str!("../../native/ntt.cl")),
+    ("bench.cl", include_str!("../../native/bench.cl")),
+];
+
+/// Kernel families (one `native/*.cl` file each).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Family {
+    /// `native/ntt.cl`: forward / inverse NTT variants.
+    Ntt,
+    /// `native/bench.cl`: ceiling microbenchmarks.
+    Bench,
+}
+
+impl Family {
+    /// The family's source file name.
+    pub fn file(self) -> &'static str {
+        match self {
+            Family::Ntt => "ntt.cl",
+            Family::Bench => "bench.cl",
+        }
+    }
+}
+
+fn lookup(name: &str) -> Option<&'static str> {
+    SOURCES.iter().find(|(n, _)| *n == name).map(|(_, s)| *s)
+}
+
+/// The self-contained source of `family`, headers inlined.
+pub fn assemble(family: Family) -> String {
+    let mut out = String::new();
+    let mut seen = Vec::new();
+    inline(family.file(), &mut out, &mut seen);
+    out
+}
+
+fn inline(name: &str, out: &mut String, seen: &mut Vec<String>) {
+    if seen.iter().any(|s| s == name) {
+        return;
+    }
+    seen.push(name.to_string());
+    let Some(text) = lookup(name) else { return };
+    for line in text.lines() {
+        let t = line.trim_start();
+        if let Some(rest) = t.strip_prefix("#include \"") {
+            if let Some(inc) = rest.strip_suffix('"') {
+                if lookup(inc).is_some() {
+                    inline(inc, out, seen);
+                    continue;
+                }
+            }
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn headers_inlined_once() {
+        let s = assemble(Family::Ntt);
+        assert!(!s.contains("#include \"portable.h\""));
+        assert_eq!(s.matches("#define XEHE_PORTABLE_H").count(), 1);
+        assert!(s.contains("ntt_fwd_slm_u64"));
+    }
+}
