@@ -45,6 +45,8 @@ pub struct CudaDevice {
     name: String,
     arch: (i32, i32),
     modules: Mutex<HashMap<String, Arc<CudaModule>>>,
+    /// (family, defines, kernel) → function: launches must not re-hash sources.
+    functions: Mutex<HashMap<(Family, String, &'static str), CudaFunction>>,
 }
 
 impl std::fmt::Debug for CudaDevice {
@@ -67,7 +69,14 @@ impl CudaDevice {
             let stream = ctx.new_stream().map_err(|e| dev_err("creating stream", e))?;
             let name = ctx.name().map_err(|e| dev_err("device name", e))?;
             let arch = ctx.compute_capability().map_err(|e| dev_err("compute capability", e))?;
-            Ok(CudaDevice { ctx, stream, name, arch, modules: Mutex::new(HashMap::new()) })
+            Ok(CudaDevice {
+                ctx,
+                stream,
+                name,
+                arch,
+                modules: Mutex::new(HashMap::new()),
+                functions: Mutex::new(HashMap::new()),
+            })
         })
         .unwrap_or_else(|_| Err(Error::Device("CUDA initialization panicked".into())))
     }
@@ -95,9 +104,16 @@ impl CudaDevice {
 
     /// A kernel of `family` compiled with `defines` (`-D NAME=VALUE`), from the in-memory or
     /// disk cache when available.
-    pub fn function(&self, family: Family, defines: &[(&str, String)], kernel: &str) -> Result<CudaFunction> {
+    pub fn function(&self, family: Family, defines: &[(&str, String)], kernel: &'static str) -> Result<CudaFunction> {
+        let dkey: String = defines.iter().map(|(k, v)| format!("{k}={v};")).collect();
+        let key = (family, dkey, kernel);
+        if let Some(f) = self.functions.lock().get(&key) {
+            return Ok(f.clone());
+        }
         let module = self.module(family, defines)?;
-        module.load_function(kernel).map_err(|e| dev_err(&format!("loading kernel {kernel}"), e))
+        let f = module.load_function(kernel).map_err(|e| dev_err(&format!("loading kernel {kernel}"), e))?;
+        self.functions.lock().insert(key, f.clone());
+        Ok(f)
     }
 
     fn module(&self, family: Family, defines: &[(&str, String)]) -> Result<Arc<CudaModule>> {

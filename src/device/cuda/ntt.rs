@@ -51,7 +51,14 @@ pub struct DeviceNttTables {
 }
 
 const THREADS: u32 = 256;
-const SLM_TILE_MAX: usize = 2048;
+/// Words per shared-memory tile: 16 KiB for the staged radix-2 kernel (the paper's setting),
+/// 32 KiB for radix-8, which then needs one global pass fewer for N ≤ 2^15.
+fn slm_tile_max(v: NttVariant) -> usize {
+    match v {
+        NttVariant::Radix8 => 4096,
+        _ => 2048,
+    }
+}
 
 impl DeviceNttTables {
     /// Upload the tables of `tables` (all of one N).
@@ -91,12 +98,12 @@ impl DeviceNttTables {
         1 << self.log_n
     }
 
-    fn tile(&self) -> usize {
-        self.n().min(SLM_TILE_MAX)
+    fn tile(&self, v: NttVariant) -> usize {
+        self.n().min(slm_tile_max(v))
     }
 
-    fn defines(&self) -> Vec<(&'static str, String)> {
-        vec![("XEHE_SLM_TILE", self.tile().to_string())]
+    fn defines(&self, v: NttVariant) -> Vec<(&'static str, String)> {
+        vec![("XEHE_SLM_TILE", self.tile(v).to_string())]
     }
 
     fn grid(total: u64) -> LaunchConfig {
@@ -109,9 +116,9 @@ impl DeviceNttTables {
     pub fn forward(&self, dev: &CudaDevice, data: &mut CudaSlice<u64>, rows: usize, variant: NttVariant) -> Result<()> {
         self.check(data, rows)?;
         let (log_n, n) = (self.log_n, self.n() as u64);
-        let log_t = self.tile().trailing_zeros();
+        let log_t = self.tile(variant).trailing_zeros();
         let split = log_n - log_t;
-        let d = self.defines();
+        let d = self.defines(variant);
         let r2 = dev.function(Family::Ntt, &d, "ntt_fwd_radix2_u64")?;
         let r8 = dev.function(Family::Ntt, &d, "ntt_fwd_radix8_u64")?;
         let slm = dev.function(Family::Ntt, &d, "ntt_fwd_slm_u64")?;
@@ -125,8 +132,8 @@ impl DeviceNttTables {
             unsafe { b.launch(Self::grid(bf_total)) }.map(|_| ()).map_err(|e| dev_err("ntt_fwd_radix2", e))
         };
         let launch_slm = |data: &mut CudaSlice<u64>, lm: u32, radix8: u32| -> Result<()> {
-            let tiles = (rows as u64 * n / self.tile() as u64) as u32;
-            let threads = (self.tile() / if radix8 == 1 { 8 } else { 2 }) as u32;
+            let tiles = (rows as u64 * n / self.tile(variant) as u64) as u32;
+            let threads = (self.tile(variant) / if radix8 == 1 { 8 } else { 2 }).min(THREADS as usize) as u32;
             let cfg = LaunchConfig { grid_dim: (tiles, 1, 1), block_dim: (threads, 1, 1), shared_mem_bytes: 0 };
             let mut b = s.launch_builder(&slm);
             b.arg(data).arg(&self.roots).arg(&self.roots_q).arg(&self.moduli).arg(&self.k).arg(&log_n).arg(&lm).arg(&radix8);
@@ -170,9 +177,9 @@ impl DeviceNttTables {
     pub fn inverse(&self, dev: &CudaDevice, data: &mut CudaSlice<u64>, rows: usize, variant: NttVariant) -> Result<()> {
         self.check(data, rows)?;
         let (log_n, n) = (self.log_n, self.n() as u64);
-        let log_t = self.tile().trailing_zeros();
+        let log_t = self.tile(variant).trailing_zeros();
         let split = log_n - log_t;
-        let d = self.defines();
+        let d = self.defines(variant);
         let r2 = dev.function(Family::Ntt, &d, "ntt_inv_radix2_u64")?;
         let r8 = dev.function(Family::Ntt, &d, "ntt_inv_radix8_u64")?;
         let slm = dev.function(Family::Ntt, &d, "ntt_inv_slm_u64")?;
@@ -188,8 +195,8 @@ impl DeviceNttTables {
             unsafe { b.launch(Self::grid(bf_total)) }.map(|_| ()).map_err(|e| dev_err("ntt_inv_radix2", e))
         };
         let launch_slm = |data: &mut CudaSlice<u64>, stop: u32, radix8: u32| -> Result<()> {
-            let tiles = (rows as u64 * n / self.tile() as u64) as u32;
-            let threads = (self.tile() / if radix8 == 1 { 8 } else { 2 }) as u32;
+            let tiles = (rows as u64 * n / self.tile(variant) as u64) as u32;
+            let threads = (self.tile(variant) / if radix8 == 1 { 8 } else { 2 }).min(THREADS as usize) as u32;
             let cfg = LaunchConfig { grid_dim: (tiles, 1, 1), block_dim: (threads, 1, 1), shared_mem_bytes: 0 };
             let mut b = s.launch_builder(&slm);
             b.arg(data);
