@@ -5,3 +5,4 @@ pub mod galois;
 pub mod keys;
 pub mod params;
 pub mod plaintext;
+pub mod prng;
