@@ -349,6 +349,110 @@ pub fn sample_poly_uniform(
     }
 }
 
+/// Marker word SEAL writes as `c1[0]` of a seeded (serialization-only) ciphertext.
+pub const SEED_MARKER: u64 = u64::MAX;
+/// SEAL version written in the header of the `UniformRandomGeneratorInfo` embedded after the
+/// seed marker (xehe reads any 4.x / 3.6+ header there).
+pub const SEED_INFO_VERSION: (u8, u8) = (4, 0);
+/// Bytes of a saved `UniformRandomGeneratorInfo` (16-byte SEAL header + type byte + seed).
+pub const SEED_INFO_BYTES: usize = 16 + 1 + PRNG_SEED_BYTES;
+/// Words a polynomial needs to hold the marker and the info (SEAL's threshold for `save_seed`).
+pub const SEED_MARKER_WORDS: usize = 1 + SEED_INFO_BYTES.div_ceil(8);
+const SEAL_MAGIC: u16 = 0xA15E;
+
+/// Mark `c1` (the second polynomial of a ciphertext, all its limbs) as seeded, the way SEAL's
+/// `encrypt_zero_symmetric` does with `save_seed`: `c1[0] = SEED_MARKER`, then the bytes of a
+/// saved `UniformRandomGeneratorInfo` (SEAL header, compression none, followed by the type byte
+/// and the seed) in the little-endian bytes of `c1[1..]`. The rest of `c1` is left as it is.
+///
+/// Returns `false` (and leaves `c1` unchanged) if `c1` has fewer than [`SEED_MARKER_WORDS`]
+/// words, where SEAL silently disables seed saving.
+pub fn write_seed_marker(c1: &mut [u64], info: &PrngInfo) -> bool {
+    if c1.len() < SEED_MARKER_WORDS {
+        return false;
+    }
+    let mut bytes = [0u8; (SEED_MARKER_WORDS - 1) * 8];
+    bytes[0..2].copy_from_slice(&SEAL_MAGIC.to_le_bytes());
+    bytes[2] = 16;
+    bytes[3] = SEED_INFO_VERSION.0;
+    bytes[4] = SEED_INFO_VERSION.1;
+    bytes[5] = 0; // compr_mode_type::none
+    bytes[8..16].copy_from_slice(&(SEED_INFO_BYTES as u64).to_le_bytes());
+    bytes[16..SEED_INFO_BYTES].copy_from_slice(&info.to_member_bytes());
+    c1[0] = SEED_MARKER;
+    for (w, src) in c1[1..SEED_MARKER_WORDS]
+        .iter_mut()
+        .zip(bytes.chunks_exact(8))
+    {
+        let mut b = [0u8; 8];
+        b.copy_from_slice(src);
+        *w = u64::from_le_bytes(b);
+    }
+    true
+}
+
+/// Whether `c1` starts with SEAL's seed marker (SEAL `Ciphertext::has_seed_marker`; a reduced
+/// coefficient can never equal it).
+pub fn has_seed_marker(c1: &[u64]) -> bool {
+    c1.first() == Some(&SEED_MARKER)
+}
+
+/// The generator info embedded after the seed marker of `c1`, or `None` if `c1` is not marked.
+///
+/// # Errors
+/// `Malformed` if the marker is present but the embedded info is truncated, has a bad header
+/// (magic, header size, compression, byte count) or an invalid type.
+pub fn read_seed_marker(c1: &[u64]) -> Result<Option<PrngInfo>> {
+    if !has_seed_marker(c1) {
+        return Ok(None);
+    }
+    if c1.len() < SEED_MARKER_WORDS {
+        return Err(Error::Malformed(format!(
+            "seeded polynomial has {} words, needs {SEED_MARKER_WORDS}",
+            c1.len()
+        )));
+    }
+    let bytes: Vec<u8> = c1[1..SEED_MARKER_WORDS]
+        .iter()
+        .flat_map(|w| w.to_le_bytes())
+        .collect();
+    let magic = u16::from_le_bytes([bytes[0], bytes[1]]);
+    let mut size = [0u8; 8];
+    size.copy_from_slice(&bytes[8..16]);
+    let size = u64::from_le_bytes(size);
+    if magic != SEAL_MAGIC || bytes[2] != 16 || bytes[5] != 0 || size != SEED_INFO_BYTES as u64 {
+        return Err(Error::Malformed(
+            "seeded polynomial: embedded UniformRandomGeneratorInfo header is invalid".into(),
+        ));
+    }
+    PrngInfo::from_member_bytes(&bytes[16..SEED_INFO_BYTES]).map(Some)
+}
+
+/// Expand a seeded second polynomial in place: if `c1` carries the seed marker, overwrite it
+/// with `sample_poly_uniform` from the embedded seed (what SEAL's `Ciphertext::load` does for
+/// format 4.x / 3.6+); returns whether it was seeded.
+///
+/// `c1`: `k × n` words (`k = moduli.len()`).
+///
+/// # Errors
+/// `Malformed` if the embedded info is invalid or its type is `Unknown`, or `c1` is not
+/// `k × n` words; `c1` is unchanged then.
+pub fn expand_seed_marker(c1: &mut [u64], moduli: &[Modulus], n: usize) -> Result<bool> {
+    let Some(info) = read_seed_marker(c1)? else {
+        return Ok(false);
+    };
+    if c1.len() != moduli.len() * n {
+        return Err(Error::Malformed(format!(
+            "seeded polynomial has {} words, expected {} x {n}",
+            c1.len(),
+            moduli.len()
+        )));
+    }
+    let mut prng = UniformRandomGenerator::try_new(info)?;
+    sample_poly_uniform(&mut prng, moduli, n, c1);
+    Ok(true)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -364,7 +468,10 @@ mod tests {
     #[test]
     fn stream_independent_of_chunking() {
         for kind in [PrngType::Blake2xb, PrngType::Shake256] {
-            let info = PrngInfo { kind, seed: seed(7) };
+            let info = PrngInfo {
+                kind,
+                seed: seed(7),
+            };
             let mut a = UniformRandomGenerator::new(info.clone());
             let mut whole = vec![0u8; 3 * PRNG_BUFFER_BYTES + 123];
             a.generate(&mut whole);
@@ -419,12 +526,49 @@ mod tests {
         };
         let mut out1 = vec![0u64; 3 * n];
         let mut out2 = vec![0u64; 3 * n];
-        sample_poly_uniform(&mut UniformRandomGenerator::new(info.clone()), &moduli, n, &mut out1);
-        sample_poly_uniform(&mut UniformRandomGenerator::new(info), &moduli, n, &mut out2);
+        sample_poly_uniform(
+            &mut UniformRandomGenerator::new(info.clone()),
+            &moduli,
+            n,
+            &mut out1,
+        );
+        sample_poly_uniform(
+            &mut UniformRandomGenerator::new(info),
+            &moduli,
+            n,
+            &mut out2,
+        );
         assert_eq!(out1, out2);
         for (limb, q) in out1.chunks(n).zip(&moduli) {
             assert!(limb.iter().all(|&x| x < q.value()));
         }
+    }
+
+    #[test]
+    fn seed_marker_round_trip() {
+        let info = PrngInfo {
+            kind: PrngType::Blake2xb,
+            seed: seed(9),
+        };
+        let moduli = [Modulus::new(0x7e00001).unwrap()];
+        let mut c1 = vec![5u64; 16];
+        assert!(!has_seed_marker(&c1));
+        assert_eq!(read_seed_marker(&c1).unwrap(), None);
+        assert!(!write_seed_marker(&mut c1[..11], &info));
+        assert!(write_seed_marker(&mut c1, &info));
+        assert_eq!(read_seed_marker(&c1).unwrap(), Some(info.clone()));
+        assert!(expand_seed_marker(&mut c1, &moduli, 16).unwrap());
+        let mut expect = vec![0u64; 16];
+        sample_poly_uniform(
+            &mut UniformRandomGenerator::new(info),
+            &moduli,
+            16,
+            &mut expect,
+        );
+        assert_eq!(c1, expect);
+        let mut bad = vec![u64::MAX; 16];
+        assert!(read_seed_marker(&bad).is_err());
+        assert!(expand_seed_marker(&mut bad, &moduli, 16).is_err());
     }
 
     #[test]
@@ -433,7 +577,10 @@ mod tests {
             kind: PrngType::Shake256,
             seed: seed(5),
         };
-        assert_eq!(PrngInfo::from_member_bytes(&info.to_member_bytes()).unwrap(), info);
+        assert_eq!(
+            PrngInfo::from_member_bytes(&info.to_member_bytes()).unwrap(),
+            info
+        );
         assert!(PrngType::from_u8(3).is_err());
         assert!(UniformRandomGenerator::try_new(PrngInfo {
             kind: PrngType::Unknown,
