@@ -6,6 +6,8 @@ pub mod encryptor;
 pub mod galois;
 pub mod keygen;
 pub mod keys;
+#[cfg(test)]
+mod keys_tests;
 pub mod params;
 pub mod plaintext;
 pub mod prng;

@@ -259,8 +259,8 @@ mod tests {
         assert!(v.iter().all(|&x| (x as f64).abs() <= NOISE_MAX_DEVIATION));
         let (m, var) = mean_var(&v);
         assert!(m.abs() < 0.1, "mean {m}");
-        // Truncation toward zero shrinks the variance a little below 3.2^2 = 10.24.
-        assert!((var - 9.6).abs() < 0.8, "variance {var}");
+        // Truncation toward zero shrinks the variance below 3.2^2 = 10.24, to about 8.0.
+        assert!((var - 8.0).abs() < 0.6, "variance {var}");
     }
 
     /// First values for seed `[9, 8, 7, 6, 5, 4, 3, 2]` (BLAKE2Xb) computed by libstdc++ (GCC 12)
