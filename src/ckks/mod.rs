@@ -8,6 +8,8 @@ pub mod keygen;
 pub mod keys;
 #[cfg(test)]
 mod keys_tests;
+#[cfg(test)]
+mod seal_oracle_tests;
 pub mod params;
 pub mod plaintext;
 pub mod prng;
