@@ -2,8 +2,19 @@
 pub mod ciphertext;
 pub mod context;
 pub mod evaluator;
+pub mod decryptor;
+pub mod encryptor;
 pub mod galois;
+pub mod keygen;
 pub mod keys;
+#[cfg(test)]
+mod keys_tests;
+#[cfg(test)]
+mod seal_oracle_tests;
 pub mod params;
 pub mod plaintext;
 pub mod valcheck;
+pub mod prng;
+pub mod rlwe;
+pub mod sampling;
+pub mod valid;
