@@ -27,12 +27,18 @@ MANIFEST FORMAT (OUTDIR/<set>/manifest.json)
   create_galois_keys; 0 means conjugation), galois_elts (the elements stored in galois_keys.bin),
   files {name: {kind, parms_id, chain_index, scale?, size?, is_ntt_form?, sha256, bytes}},
   vectors {name: {file, dtype, count, description}}: raw value files (*.f64le, see below),
-  encodes [{output, method, input, scale}], ops [{op, seal, inputs, args, output}],
-  decrypts [{input, output, decoded, first_slots, expected_first_slots, max_abs_error}],
+  encodes [{output, method, input, scale, description}]: input is a *.f64le file name or the
+  scalar itself; ops [{op, seal, inputs, args, output}]: args may hold relin_keys/galois_keys
+  (file names), steps, galois_elt, parms_id, levels_down, and naf (for a rotation whose step
+  has no key: SEAL's NAF steps, in the order SEAL applies them); the transform_to_ntt entry's
+  output is a.bin itself (the round trip through transform_from_ntt is exact);
+  decrypts [{input, output, decoded, first_slots, expected_first_slots, max_abs_error}]:
+  output is the decrypted Plaintext file (null in core sets), decoded its decoded values,
   skipped: op/encode names left out of this set (see CORE_SKIP).
   All SEAL objects are saved with compr_mode none.
 
-  *.f64le files: slot_count complex numbers, each as (re, im), IEEE double, little endian.
+  *.f64le files: `count` complex numbers (slot_count except for short inputs), each as
+  (re, im), IEEE double, little endian; real inputs are stored with im = 0.
   Inputs a/b/p are random (numpy default_rng seeded per set; the values are stored, so no
   generator needs reproducing). Keys and encryptions use SEAL's own randomness, so every run
   writes a different corpus; every result in one corpus is computed from that corpus's inputs.
