@@ -14,9 +14,11 @@ pub mod math;
 
 pub use ckks::ciphertext::Ciphertext;
 pub use ckks::context::{Context, ContextData};
+pub use ckks::encoder::CkksEncoder;
 pub use ckks::keys::{GaloisKeys, KSwitchKeys, PublicKey, RelinKeys, SecretKey};
 pub use ckks::params::{EncryptionParameters, ParmsId, SchemeType, PARMS_ID_ZERO};
 pub use ckks::plaintext::Plaintext;
 pub use error::{Error, Result};
 pub use math::modulus::Modulus;
 pub use math::primes::{CoeffModulus, SecLevel};
+pub use num_complex::Complex64;
