@@ -179,7 +179,12 @@ impl CkksEncoder {
     /// - `InvalidArgument`: `value` not finite, or `value · scale` too large for the modulus.
     ///
     /// SEAL counterpart: `CKKSEncoder::encode(double, parms_id_type, double, Plaintext &)`.
-    pub fn encode_f64_constant(&self, value: f64, parms_id: ParmsId, scale: f64) -> Result<Plaintext> {
+    pub fn encode_f64_constant(
+        &self,
+        value: f64,
+        parms_id: ParmsId,
+        scale: f64,
+    ) -> Result<Plaintext> {
         const WHERE: &str = "CkksEncoder::encode_f64_constant";
         let data = self.context.context_data_for(&parms_id, WHERE)?;
         let total_bits = data.total_coeff_modulus_bit_count() as i64;
@@ -343,7 +348,12 @@ impl CkksEncoder {
             conj_values[self.matrix_reps_index_map[i + self.slots]] = Complex64::new(v.re, -v.im);
         }
         let fix = scale / n as f64;
-        transform_from_rev(&mut conj_values, self.log_n, &self.inv_root_powers, Some(fix));
+        transform_from_rev(
+            &mut conj_values,
+            self.log_n,
+            &self.inv_root_powers,
+            Some(fix),
+        );
 
         let mut max_coeff = 0.0f64;
         for c in &conj_values {
@@ -386,12 +396,14 @@ impl CkksEncoder {
                 .iter()
                 .map(|&(neg, d)| safe_u64(d, what).map(|u| (neg, u)))
                 .collect::<Result<_>>()?;
-            out.par_chunks_mut(n).zip(moduli.par_iter()).for_each(|(limb, q)| {
-                for (o, &(neg, c)) in limb.iter_mut().zip(&coeffs) {
-                    let r = q.reduce(c);
-                    *o = if neg { q.neg(r) } else { r };
-                }
-            });
+            out.par_chunks_mut(n)
+                .zip(moduli.par_iter())
+                .for_each(|(limb, q)| {
+                    for (o, &(neg, c)) in limb.iter_mut().zip(&coeffs) {
+                        let r = q.reduce(c);
+                        *o = if neg { q.neg(r) } else { r };
+                    }
+                });
         } else if max_coeff_bit_count <= 128 {
             let coeffs: Vec<(bool, u128)> = rounded
                 .iter()
@@ -401,12 +413,14 @@ impl CkksEncoder {
                     Ok((neg, ((hi as u128) << 64) | lo as u128))
                 })
                 .collect::<Result<_>>()?;
-            out.par_chunks_mut(n).zip(moduli.par_iter()).for_each(|(limb, q)| {
-                for (o, &(neg, c)) in limb.iter_mut().zip(&coeffs) {
-                    let r = q.reduce_u128(c);
-                    *o = if neg { q.neg(r) } else { r };
-                }
-            });
+            out.par_chunks_mut(n)
+                .zip(moduli.par_iter())
+                .for_each(|(limb, q)| {
+                    for (o, &(neg, c)) in limb.iter_mut().zip(&coeffs) {
+                        let r = q.reduce_u128(c);
+                        *o = if neg { q.neg(r) } else { r };
+                    }
+                });
         } else {
             // Multi-precision: split into words, then reduce modulo every prime.
             let base = data.rns_base();
@@ -444,7 +458,9 @@ impl CkksEncoder {
     /// transformed values in bit-reversed order.
     fn decode_internal(&self, plain: &Plaintext, what: &str) -> Result<Vec<Complex64>> {
         if !plain.is_ntt_form() {
-            return Err(Error::WrongForm(format!("{what}: plain is not in NTT form")));
+            return Err(Error::WrongForm(format!(
+                "{what}: plain is not in NTT form"
+            )));
         }
         let data = self.context.context_data_for(&plain.parms_id, what)?;
         if data.chain_index() > self.context.first_context_data().chain_index() {
@@ -558,7 +574,7 @@ fn shift_right_one(x: &mut [u64]) {
 
 /// SEAL's `is_safe_uint64_cast` followed by the cast.
 fn safe_u64(d: f64, what: &str) -> Result<u64> {
-    if d.is_finite() && d >= 0.0 && d < TWO_POW_64 {
+    if (0.0..TWO_POW_64).contains(&d) {
         Ok(d as u64)
     } else {
         Err(Error::InvalidArgument(format!(
@@ -618,14 +634,20 @@ mod tests {
     fn roundtrip_real_and_complex() {
         let c = ctx(8192, &[60, 40, 40, 60]);
         let e = CkksEncoder::new(&c).unwrap();
-        let v: Vec<f64> = (0..e.slot_count()).map(|i| (i as f64).sin() * 10.0).collect();
+        let v: Vec<f64> = (0..e.slot_count())
+            .map(|i| (i as f64).sin() * 10.0)
+            .collect();
         let p = e.encode_f64(&v, c.first_parms_id(), 2f64.powi(40)).unwrap();
         let d = e.decode_f64(&p).unwrap();
         for (a, b) in v.iter().zip(&d) {
             assert!((a - b).abs() < 1e-6);
         }
-        let z: Vec<Complex64> = (0..17).map(|i| Complex64::new(i as f64, -(i as f64) / 3.0)).collect();
-        let p = e.encode_complex(&z, c.last_parms_id(), 2f64.powi(30)).unwrap();
+        let z: Vec<Complex64> = (0..17)
+            .map(|i| Complex64::new(i as f64, -(i as f64) / 3.0))
+            .collect();
+        let p = e
+            .encode_complex(&z, c.last_parms_id(), 2f64.powi(30))
+            .unwrap();
         let d = e.decode_complex(&p).unwrap();
         for (i, x) in d.iter().enumerate() {
             let want = z.get(i).copied().unwrap_or(Complex64::new(0.0, 0.0));
@@ -638,12 +660,16 @@ mod tests {
         let c = ctx(16384, &[60, 60, 60, 60, 60]);
         let e = CkksEncoder::new(&c).unwrap();
         let v = [1.25, -3.5, 1e6];
-        let p = e.encode_f64(&v, c.first_parms_id(), 2f64.powi(150)).unwrap();
+        let p = e
+            .encode_f64(&v, c.first_parms_id(), 2f64.powi(150))
+            .unwrap();
         let d = e.decode_f64(&p).unwrap();
         for (a, b) in v.iter().zip(&d) {
             assert!((a - b).abs() < 1e-9, "{a} {b}");
         }
-        let p = e.encode_f64_constant(-7.5, c.first_parms_id(), 2f64.powi(150)).unwrap();
+        let p = e
+            .encode_f64_constant(-7.5, c.first_parms_id(), 2f64.powi(150))
+            .unwrap();
         let d = e.decode_f64(&p).unwrap();
         assert!((d[5] + 7.5).abs() < 1e-9);
     }
@@ -678,7 +704,10 @@ mod tests {
         ));
         let mut bad = e.encode_f64(&[1.0], id, 1e6).unwrap();
         bad.data[0] = u64::MAX;
-        assert!(matches!(e.decode_f64(&bad), Err(Error::NotValidForParams(_))));
+        assert!(matches!(
+            e.decode_f64(&bad),
+            Err(Error::NotValidForParams(_))
+        ));
     }
 
     #[test]
@@ -688,7 +717,9 @@ mod tests {
         p.set_coeff_modulus(&CoeffModulus::create(4, &[30, 30]).unwrap());
         let c = Context::with_sec_level(&p, crate::SecLevel::None).unwrap();
         let e = CkksEncoder::new(&c).unwrap();
-        let pt = e.encode_f64(&[1.0, 2.0], c.first_parms_id(), 2f64.powi(20)).unwrap();
+        let pt = e
+            .encode_f64(&[1.0, 2.0], c.first_parms_id(), 2f64.powi(20))
+            .unwrap();
         let d = e.decode_f64(&pt).unwrap();
         assert!((d[0] - 1.0).abs() < 1e-3 && (d[1] - 2.0).abs() < 1e-3);
     }
