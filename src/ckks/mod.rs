@@ -4,6 +4,8 @@ pub mod context;
 pub mod evaluator;
 pub mod decryptor;
 pub mod encryptor;
+pub mod encoder;
+pub(crate) mod fft;
 pub mod galois;
 pub mod keygen;
 pub mod keys;
