@@ -11,6 +11,7 @@
 pub mod ckks;
 mod error;
 pub mod math;
+pub mod serialize;
 
 pub use ckks::ciphertext::Ciphertext;
 pub use ckks::context::{Context, ContextData};
@@ -20,3 +21,4 @@ pub use ckks::plaintext::Plaintext;
 pub use error::{Error, Result};
 pub use math::modulus::Modulus;
 pub use math::primes::{CoeffModulus, SecLevel};
+pub use serialize::{ComprMode, SealLoad, SealObject, ValidFor};
