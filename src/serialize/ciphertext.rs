@@ -214,7 +214,6 @@ pub fn load_ciphertext_members(
 }
 
 impl SealLoad for Ciphertext {
-    const NAME: &'static str = "Ciphertext";
     fn load_members(ctx: &Context, r: &mut Reader<'_>, version: SealVersion) -> Result<Self> {
         load_ciphertext_members(ctx, r, version)
     }

@@ -26,7 +26,6 @@ impl SealObject for PublicKey {
 }
 
 impl SealLoad for PublicKey {
-    const NAME: &'static str = "PublicKey";
     fn load_members(ctx: &Context, r: &mut Reader<'_>, version: SealVersion) -> Result<Self> {
         Ok(PublicKey {
             data: load_ciphertext_members(ctx, r, version)?,
@@ -109,7 +108,6 @@ pub fn load_kswitch_members(
 }
 
 impl SealLoad for KSwitchKeys {
-    const NAME: &'static str = "KSwitchKeys";
     fn load_members(ctx: &Context, r: &mut Reader<'_>, version: SealVersion) -> Result<Self> {
         load_kswitch_members(ctx, r, version)
     }
@@ -131,7 +129,6 @@ impl SealObject for RelinKeys {
 }
 
 impl SealLoad for RelinKeys {
-    const NAME: &'static str = "RelinKeys";
     fn load_members(ctx: &Context, r: &mut Reader<'_>, version: SealVersion) -> Result<Self> {
         load_kswitch_members(ctx, r, version).map(RelinKeys)
     }
@@ -151,7 +148,6 @@ impl SealObject for GaloisKeys {
 }
 
 impl SealLoad for GaloisKeys {
-    const NAME: &'static str = "GaloisKeys";
     fn load_members(ctx: &Context, r: &mut Reader<'_>, version: SealVersion) -> Result<Self> {
         load_kswitch_members(ctx, r, version).map(GaloisKeys)
     }

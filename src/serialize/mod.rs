@@ -86,10 +86,7 @@ pub trait SealObject {
 }
 
 /// An object loaded from SEAL's serialized form against a [`Context`].
-pub trait SealLoad: Sized {
-    /// The SEAL class name, used in error messages.
-    const NAME: &'static str;
-
+pub trait SealLoad: SealObject + Sized {
     /// Parse the members (SEAL `load_members`), with SEAL's checks on the metadata.
     ///
     /// # Errors

@@ -81,7 +81,6 @@ fn load_plaintext_members(ctx: &Context, r: &mut Reader<'_>) -> Result<Plaintext
 }
 
 impl SealLoad for Plaintext {
-    const NAME: &'static str = "Plaintext";
     fn load_members(ctx: &Context, r: &mut Reader<'_>, _version: SealVersion) -> Result<Self> {
         load_plaintext_members(ctx, r)
     }
@@ -101,7 +100,6 @@ impl SealObject for SecretKey {
 }
 
 impl SealLoad for SecretKey {
-    const NAME: &'static str = "SecretKey";
     fn load_members(ctx: &Context, r: &mut Reader<'_>, _version: SealVersion) -> Result<Self> {
         Ok(SecretKey {
             data: load_plaintext_members(ctx, r)?,
