@@ -15,6 +15,9 @@ pub mod serialize;
 
 pub use ckks::ciphertext::Ciphertext;
 pub use ckks::context::{Context, ContextData};
+pub use ckks::decryptor::Decryptor;
+pub use ckks::encryptor::Encryptor;
+pub use ckks::keygen::KeyGenerator;
 pub use ckks::keys::{GaloisKeys, KSwitchKeys, PublicKey, RelinKeys, SecretKey};
 pub use ckks::params::{EncryptionParameters, ParmsId, SchemeType, PARMS_ID_ZERO};
 pub use ckks::plaintext::Plaintext;

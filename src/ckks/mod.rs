@@ -1,7 +1,18 @@
 //! The CKKS scheme with SEAL's API and semantics.
 pub mod ciphertext;
 pub mod context;
+pub mod decryptor;
+pub mod encryptor;
 pub mod galois;
+pub mod keygen;
 pub mod keys;
+#[cfg(test)]
+mod keys_tests;
+#[cfg(test)]
+mod seal_oracle_tests;
 pub mod params;
 pub mod plaintext;
+pub mod prng;
+pub mod rlwe;
+pub mod sampling;
+pub mod valid;
