@@ -22,13 +22,14 @@ use super::plaintext::{dynarray_save_size, load_dynarray, save_dynarray};
 use super::prng_info::{load_prng_info, load_prng_info_members, PRNG_INFO_SAVE_SIZE};
 use super::reader::Reader;
 use super::valcheck::{ciphertext_buffer, ciphertext_metadata, ValidFor};
-use super::{ComprMode, SealLoad, SealObject, Writer};
+use super::{SealLoad, SealObject, Writer};
 use crate::ckks::context::Context;
-use crate::ckks::prng::{sample_poly_uniform, PrngInfo, PrngType, UniformRandomGenerator};
+use crate::ckks::prng::{
+    sample_poly_uniform, write_seed_marker, PrngInfo, PrngType, UniformRandomGenerator,
+};
 use crate::{Ciphertext, Error, Result};
 
-/// The word SEAL writes to `c1[0]` of a seeded ciphertext.
-pub const SEED_MARKER: u64 = u64::MAX;
+pub use crate::ckks::prng::SEED_MARKER;
 
 /// Words after the marker that hold the saved PRNG info (`ceil(81 / 8)`).
 const PRNG_INFO_WORDS: usize = PRNG_INFO_SAVE_SIZE.div_ceil(8);
@@ -75,12 +76,10 @@ pub fn set_seed_marker(ct: &mut Ciphertext, info: &PrngInfo) -> Result<()> {
             ct.size
         )));
     }
-    let mut bytes = info.save(ComprMode::None)?;
-    bytes.resize(PRNG_INFO_WORDS * 8, 0);
-    let c1 = &mut ct.data[l..];
-    c1[0] = SEED_MARKER;
-    for (w, b) in c1[1..=PRNG_INFO_WORDS].iter_mut().zip(bytes.chunks_exact(8)) {
-        *w = u64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]);
+    if !write_seed_marker(&mut ct.data[l..], info) {
+        return Err(Error::InvalidArgument(
+            "set_seed_marker: polynomial too small for the seed".into(),
+        ));
     }
     Ok(())
 }

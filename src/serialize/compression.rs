@@ -10,7 +10,8 @@
 //!
 //! The header's `size` field is then `16 + compressed length`. On load, SEAL decompresses only
 //! as much as the object's parser reads, from exactly `size - 16` compressed bytes, and reads
-//! zstd frames with a window of at most 2^23 bytes; xehe does the same.
+//! zstd frames with a window of at most 2^23 bytes; xehe does the same, and in addition
+//! requires the stream to end cleanly (so a corrupted checksum or cut-off frame is an error).
 //!
 //! Limits: compressed *bytes* are not guaranteed identical to SEAL's (they depend on the zlib /
 //! zstd implementation and version, as they do between SEAL builds); both libraries read each

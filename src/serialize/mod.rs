@@ -12,7 +12,7 @@
 //!   like the SEAL it is tested against.
 //! - Loading: [`SealLoad::load`] (= SEAL's `load`: `unsafe_load` plus [`ValidFor`] checks),
 //!   [`SealLoad::unsafe_load`] and [`SealLoad::load_from`] for objects that need a
-//!   [`Context`](crate::Context); `EncryptionParameters::load` for parameters. Loads accept
+//!   [`Context`]; `EncryptionParameters::load` for parameters. Loads accept
 //!   what SEAL 4.4 accepts: SEAL 4.0–4.4 and 3.4+ headers (including the SEAL 3.4 header
 //!   upgrade), uncompressed, zlib or zstd data, and seeded ciphertexts / keys whose second
 //!   polynomial is stored as a PRNG seed (expanded bit-exactly on load).
@@ -138,3 +138,5 @@ pub trait SealLoad: SealObject + Sized {
         Ok(v)
     }
 }
+#[cfg(test)]
+mod tests;

@@ -13,6 +13,9 @@ use super::header::{SealHeader, SealVersion, SEAL_HEADER_SIZE};
 use crate::{Error, Result};
 use std::io::Read;
 
+/// Unused decompressed bytes tolerated after an object's members.
+const MAX_TRAILING_DECOMPRESSED: u64 = 1 << 16;
+
 /// Words read per chunk when filling a vector (bounds the allocation ahead of the data).
 const CHUNK_WORDS: usize = 1 << 16;
 
@@ -198,8 +201,9 @@ impl Read for Reader<'_> {
 /// header's size must fit in it. Returns the value and the object's size (`header.size`).
 ///
 /// Uncompressed objects must consume exactly `header.size - 16` member bytes. Compressed
-/// objects read from exactly `header.size - 16` compressed bytes; like SEAL, xehe decompresses
-/// only what the parser needs, then skips the rest of the compressed bytes.
+/// objects read from exactly `header.size - 16` compressed bytes, decompressed on demand as
+/// the parser reads; then, stricter than SEAL, the stream must end cleanly (checksum / frame
+/// end) within 64 KiB of unused decompressed data.
 ///
 /// # Errors
 /// `Malformed` naming `what` for an invalid header, truncated or undecodable input, a size
@@ -247,8 +251,28 @@ pub fn load_object<T>(
         ComprMode::Zlib | ComprMode::Zstd => {
             let v = {
                 let mut dec = decoder(&mut take, compr)?;
-                let mut r = Reader::new(&mut *dec, what, None);
-                load_members(&mut r, header.version)?
+                let v = {
+                    let mut r = Reader::new(&mut *dec, what, None);
+                    load_members(&mut r, header.version)?
+                };
+                // Stricter than SEAL (which stops inflating when the parser is done): the
+                // stream must end cleanly (zlib Adler-32 / complete zstd frame), with at most a
+                // little unused decompressed data after the members.
+                let extra = std::io::copy(
+                    &mut (&mut *dec).take(MAX_TRAILING_DECOMPRESSED + 1),
+                    &mut std::io::sink(),
+                )
+                .map_err(|e| {
+                    Error::Malformed(format!(
+                        "{what}: compressed stream is truncated or corrupt after the members ({e})"
+                    ))
+                })?;
+                if extra > MAX_TRAILING_DECOMPRESSED {
+                    return Err(Error::Malformed(format!(
+                        "{what}: more than {MAX_TRAILING_DECOMPRESSED} decompressed bytes follow the members"
+                    )));
+                }
+                v
             };
             // Skip what the decompressor did not pull, so the source ends after this object.
             std::io::copy(&mut take, &mut std::io::sink()).map_err(|e| {
