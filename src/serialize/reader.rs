@@ -162,6 +162,8 @@ impl<'a> Reader<'a> {
             );
             left -= n;
         }
+        // The words may be secret-key data: do not leave a copy in the scratch buffer.
+        buf.iter_mut().for_each(|b| *b = 0);
         Ok(out)
     }
 
