@@ -12,6 +12,7 @@ pub mod ckks;
 pub mod device;
 mod error;
 pub mod math;
+pub mod serialize;
 
 pub use ckks::ciphertext::Ciphertext;
 pub use ckks::context::{Context, ContextData};
@@ -27,3 +28,4 @@ pub use error::{Error, Result};
 pub use math::modulus::Modulus;
 pub use math::primes::{CoeffModulus, SecLevel};
 pub use num_complex::Complex64;
+pub use serialize::{ComprMode, SealLoad, SealObject, ValidFor};
