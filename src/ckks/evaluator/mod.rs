@@ -12,6 +12,7 @@
 mod arith;
 mod keyswitch;
 mod modswitch;
+mod ntt_form;
 mod rotate;
 
 use super::ciphertext::Ciphertext;
