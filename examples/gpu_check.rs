@@ -11,6 +11,7 @@
 fn main() {
     use std::sync::Arc;
     use xehe::device::cuda::ntt::{DeviceNttTables, NttVariant};
+    use xehe::device::cuda::queue::CudaQueue;
     use xehe::device::cuda::{unavailable_reason, CudaDevice};
     use xehe::math::ntt::NttTables;
     use xehe::{CoeffModulus, Modulus};
@@ -19,9 +20,15 @@ fn main() {
         println!("SKIP: no CUDA device: {why}");
         return;
     }
-    let dev = CudaDevice::new(0).expect("open CUDA device 0");
+    let dev = Arc::new(CudaDevice::new(0).expect("open CUDA device 0"));
     println!("device: {} (sm_{}{})", dev.name(), dev.arch().0, dev.arch().1);
-    let s = dev.stream().clone();
+    let queue = CudaQueue::new(dev.clone()).expect("queue");
+    let s = queue.stream().clone();
+    let download = |d: &xehe::device::cuda::memory::DeviceBuffer, words: usize| {
+        let mut v = vec![0u64; words];
+        queue.download(d, &mut v).unwrap();
+        v
+    };
     let mut seed = 0x1234_5678_9abc_def0u64;
     let mut rnd = move || {
         seed ^= seed << 13;
@@ -59,16 +66,16 @@ fn main() {
             tables[r % k].forward(row);
         }
         for v in NttVariant::ALL {
-            let mut d = s.clone_htod(&host).unwrap();
-            dt.forward(&dev, &mut d, rows, v).unwrap();
-            let got = s.clone_dtoh(&d).unwrap();
+            let d = queue.upload(&host).unwrap();
+            dt.forward(&queue, &d, rows, v).unwrap();
+            let got = download(&d, host.len());
             checks += 1;
             if got != fwd {
                 failures += 1;
                 println!("MISMATCH forward {} N=2^{log_n} q={}", v.name(), primes[0].value());
             }
-            dt.inverse(&dev, &mut d, rows, v).unwrap();
-            let back = s.clone_dtoh(&d).unwrap();
+            dt.inverse(&queue, &d, rows, v).unwrap();
+            let back = download(&d, host.len());
             checks += 1;
             if back != host {
                 failures += 1;
@@ -127,11 +134,11 @@ fn main() {
         let dt = DeviceNttTables::new(&dev, &[t]).unwrap();
         for inst in [1usize, 8, 64, 1024] {
             let host: Vec<u64> = (0..inst * n).map(|_| rnd() % q.value()).collect();
-            let mut d = s.clone_htod(&host).unwrap();
+            let d = queue.upload(&host).unwrap();
             let mut naive = 0.0;
             for v in NttVariant::ALL {
-                let f_ms = time_ms(&mut || dt.forward(&dev, &mut d, inst, v).unwrap());
-                let i_ms = time_ms(&mut || dt.inverse(&dev, &mut d, inst, v).unwrap());
+                let f_ms = time_ms(&mut || dt.forward(&queue, &d, inst, v).unwrap());
+                let i_ms = time_ms(&mut || dt.inverse(&queue, &d, inst, v).unwrap());
                 let per = f_ms * 1e3 / inst as f64;
                 if v == NttVariant::Naive {
                     naive = per;

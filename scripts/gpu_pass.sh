@@ -21,4 +21,5 @@ export XEHE_KERNEL_CACHE=${XEHE_KERNEL_CACHE:-/tmp/xehe-kernels}
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm --format=csv 2>/dev/null || echo "nvidia-smi not available"
 status=0
 "$BIN/gpu_check" 2>&1 | tee "$LOG/gpu_check.log" || status=1
+"$BIN/gpu_eval_check" 2>&1 | tee "$LOG/gpu_eval_check.log" || status=1
 exit $status

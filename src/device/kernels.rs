@@ -11,6 +11,8 @@ pub const SOURCES: &[(&str, &str)] = &[
     ("modarith.h", include_str!("../../native/modarith.h")),
     ("ntt.cl", include_str!("../../native/ntt.cl")),
     ("bench.cl", include_str!("../../native/bench.cl")),
+    ("elementwise.cl", include_str!("../../native/elementwise.cl")),
+    ("keyswitch.cl", include_str!("../../native/keyswitch.cl")),
 ];
 
 /// Kernel families (one `native/*.cl` file each).
@@ -20,6 +22,10 @@ pub enum Family {
     Ntt,
     /// `native/bench.cl`: ceiling microbenchmarks.
     Bench,
+    /// `native/elementwise.cl`: add, sub, negate, products, tensor product.
+    Elementwise,
+    /// `native/keyswitch.cl`: key switching, mod-down/rescale steps, Galois permutation.
+    Keyswitch,
 }
 
 impl Family {
@@ -28,6 +34,8 @@ impl Family {
         match self {
             Family::Ntt => "ntt.cl",
             Family::Bench => "bench.cl",
+            Family::Elementwise => "elementwise.cl",
+            Family::Keyswitch => "keyswitch.cl",
         }
     }
 }

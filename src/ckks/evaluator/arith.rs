@@ -251,42 +251,45 @@ impl Evaluator {
     }
 }
 
-/// `out[t] = sum_{i+j=t} a[i] * b[j]` element-wise, one 128-bit accumulation and one reduction per
-/// output word (the fused tensor-product kernel; ≤ 16 products of < 2^120 fit in 128 bits).
-fn tensor_product(
-    out: &mut Ciphertext,
-    a: &Ciphertext,
-    b: &Ciphertext,
-    n: usize,
-    moduli: &[Modulus],
-) {
+/// `out[t] = sum_{i+j=t} a[i] * b[j]` element-wise: one 128-bit accumulation and one reduction
+/// per output word (the fused tensor-product kernel; at most 16 products of < 2^120 fit in 128
+/// bits). Parallel over RNS limbs; each limb task owns that limb of every output polynomial.
+fn tensor_product(out: &mut Ciphertext, a: &Ciphertext, b: &Ciphertext, n: usize, moduli: &[Modulus]) {
     let k = moduli.len();
     let limb = k * n;
-    let (sa, sb) = (a.size, b.size);
-    // Work limb by limb in parallel: gather the output limbs of every polynomial for limb `l`.
-    let mut limbs: Vec<Vec<u64>> = (0..k)
-        .into_par_iter()
-        .map(|l| {
-            let q = &moduli[l];
-            let mut res = vec![0u64; out.size * n];
-            for x in 0..n {
-                for t in 0..out.size {
-                    let mut acc = 0u128;
-                    for i in t.saturating_sub(sb - 1)..=t.min(sa - 1) {
-                        let j = t - i;
-                        acc += a.data[i * limb + l * n + x] as u128
-                            * b.data[j * limb + l * n + x] as u128;
-                    }
-                    res[t * n + x] = q.reduce_u128(acc);
-                }
-            }
-            res
-        })
-        .collect();
-    for (l, res) in limbs.iter_mut().enumerate() {
-        for t in 0..out.size {
-            out.data[t * limb + l * n..t * limb + (l + 1) * n]
-                .copy_from_slice(&res[t * n..(t + 1) * n]);
+    let mut per_limb: Vec<Vec<&mut [u64]>> = (0..k).map(|_| Vec::with_capacity(out.size)).collect();
+    for poly in out.data.chunks_mut(limb) {
+        for (l, c) in poly.chunks_mut(n).enumerate() {
+            per_limb[l].push(c);
         }
     }
+    per_limb.into_par_iter().enumerate().for_each(|(l, mut outs)| {
+        let q = &moduli[l];
+        let a_l: Vec<&[u64]> = (0..a.size).map(|i| &a.data[i * limb + l * n..i * limb + (l + 1) * n]).collect();
+        let b_l: Vec<&[u64]> = (0..b.size).map(|j| &b.data[j * limb + l * n..j * limb + (l + 1) * n]).collect();
+        if a.size == 2 && b.size == 2 {
+            // The common case, fused: (a0 b0, a0 b1 + a1 b0, a1 b1).
+            let (o0, rest) = outs.split_at_mut(1);
+            let (o1, o2) = rest.split_at_mut(1);
+            for x in 0..n {
+                let (a0, a1, b0, b1) = (a_l[0][x] as u128, a_l[1][x] as u128, b_l[0][x] as u128, b_l[1][x] as u128);
+                o0[0][x] = q.reduce_u128(a0 * b0);
+                o1[0][x] = q.reduce_u128(a0 * b1 + a1 * b0);
+                o2[0][x] = q.reduce_u128(a1 * b1);
+            }
+            return;
+        }
+        let mut acc = vec![0u128; n];
+        for (t, o) in outs.iter_mut().enumerate() {
+            acc.fill(0);
+            for i in t.saturating_sub(b.size - 1)..=t.min(a.size - 1) {
+                for ((s, &x), &y) in acc.iter_mut().zip(a_l[i]).zip(b_l[t - i]) {
+                    *s += x as u128 * y as u128;
+                }
+            }
+            for (w, &s) in o.iter_mut().zip(&acc) {
+                *w = q.reduce_u128(s);
+            }
+        }
+    });
 }

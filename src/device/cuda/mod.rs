@@ -3,9 +3,15 @@
 //! time for the device's architecture; PTX is cached on disk under a key that covers the source,
 //! the options and the architecture.
 
+pub mod eval;
+pub mod level;
+pub mod memory;
 pub mod ntt;
+pub mod queue;
 
 use super::kernels::{assemble, Family};
+use super::memcache::MemCache;
+use memory::{CudaAllocator, DeviceBuffer};
 use crate::{Error, Result};
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaStream};
 use cudarc::nvrtc::{CompileOptions, Ptx};
@@ -47,6 +53,8 @@ pub struct CudaDevice {
     modules: Mutex<HashMap<String, Arc<CudaModule>>>,
     /// (family, defines, kernel) → function: launches must not re-hash sources.
     functions: Mutex<HashMap<(Family, String, &'static str), CudaFunction>>,
+    /// Read-only data shared by every queue of the device (NTT tables, keys): paper §III-H.
+    statics: Arc<MemCache<CudaAllocator>>,
 }
 
 impl std::fmt::Debug for CudaDevice {
@@ -70,12 +78,13 @@ impl CudaDevice {
             let name = ctx.name().map_err(|e| dev_err("device name", e))?;
             let arch = ctx.compute_capability().map_err(|e| dev_err("compute capability", e))?;
             Ok(CudaDevice {
-                ctx,
                 stream,
                 name,
                 arch,
                 modules: Mutex::new(HashMap::new()),
                 functions: Mutex::new(HashMap::new()),
+                statics: Arc::new(MemCache::new(CudaAllocator::new(ctx.clone()))),
+                ctx,
             })
         })
         .unwrap_or_else(|_| Err(Error::Device("CUDA initialization panicked".into())))
@@ -100,6 +109,16 @@ impl CudaDevice {
     /// Wait for all queued work (paper: the host synchronization at a download / frame end).
     pub fn synchronize(&self) -> Result<()> {
         self.stream.synchronize().map_err(|e| dev_err("synchronize", e))
+    }
+
+    /// Upload read-only data shared by all queues of the device; returns when the copy is done.
+    pub fn upload_static<T: Copy>(&self, host: &[T]) -> Result<DeviceBuffer> {
+        let words = std::mem::size_of_val(host).div_ceil(8);
+        let buf = DeviceBuffer::new(&self.statics, words)?;
+        self.ctx.bind_to_thread().map_err(|e| dev_err("binding context", e))?;
+        // SAFETY: `buf` holds at least size_of_val(host) bytes; synchronous copy.
+        unsafe { cudarc::driver::result::memcpy_htod_sync(buf.ptr(), host) }.map_err(|e| dev_err("upload", e))?;
+        Ok(buf)
     }
 
     /// A kernel of `family` compiled with `defines` (`-D NAME=VALUE`), from the in-memory or

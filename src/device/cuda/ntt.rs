@@ -4,11 +4,13 @@
 //! Data is `rows × N` u64 words in device memory; row `r` uses prime `r % k` (so a batch of
 //! polynomials in `[instance][limb][N]` layout is transformed in one sequence of launches).
 
-use super::{dev_err, CudaDevice};
+use super::memory::DeviceBuffer;
+use super::queue::{Arg, CudaQueue};
+use super::CudaDevice;
 use crate::device::kernels::Family;
 use crate::math::ntt::NttTables;
 use crate::{Error, Result};
-use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
+use cudarc::driver::LaunchConfig;
 use std::sync::Arc;
 
 /// NTT kernel variants, selectable by name for benchmarks.
@@ -39,18 +41,18 @@ impl NttVariant {
 pub struct DeviceNttTables {
     log_n: u32,
     k: u32,
-    roots: CudaSlice<u64>,
-    roots_q: CudaSlice<u64>,
-    iroots: CudaSlice<u64>,
-    iroots_q: CudaSlice<u64>,
-    moduli: CudaSlice<u64>,
-    inv_n: CudaSlice<u64>,
-    inv_n_q: CudaSlice<u64>,
-    last_w: CudaSlice<u64>,
-    last_wq: CudaSlice<u64>,
+    roots: DeviceBuffer,
+    roots_q: DeviceBuffer,
+    iroots: DeviceBuffer,
+    iroots_q: DeviceBuffer,
+    moduli: DeviceBuffer,
+    inv_n: DeviceBuffer,
+    inv_n_q: DeviceBuffer,
+    last_w: DeviceBuffer,
+    last_wq: DeviceBuffer,
 }
 
-const THREADS: u32 = 256;
+use super::queue::THREADS;
 /// Words per shared-memory tile: 16 KiB for the staged radix-2 kernel (the paper's setting),
 /// 32 KiB for radix-8, which then needs one global pass fewer for N ≤ 2^15.
 fn slm_tile_max(v: NttVariant) -> usize {
@@ -72,8 +74,7 @@ impl DeviceNttTables {
             return Err(Error::InvalidArgument("device NTT needs N >= 8 and one N for all primes".into()));
         }
         let cat = |f: &dyn Fn(&NttTables) -> Vec<u64>| tables.iter().flat_map(|t| f(t)).collect::<Vec<u64>>();
-        let s = dev.stream();
-        let up = |v: Vec<u64>| s.clone_htod(&v).map_err(|e| dev_err("uploading NTT tables", e));
+        let up = |v: Vec<u64>| dev.upload_static(&v);
         let last = |t: &NttTables| {
             let q = t.modulus();
             let w = q.mul(t.inv_root_powers()[t.n() - 1].operand, t.inv_degree().operand);
@@ -111,127 +112,137 @@ impl DeviceNttTables {
         LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (THREADS, 1, 1), shared_mem_bytes: 0 }
     }
 
-    /// Forward NTT of `rows` rows of `data` in place (canonical output, bit-identical to
-    /// [`NttTables::forward`]). Asynchronous on the device's stream.
-    pub fn forward(&self, dev: &CudaDevice, data: &mut CudaSlice<u64>, rows: usize, variant: NttVariant) -> Result<()> {
+    fn slm_cfg(&self, rows: usize, variant: NttVariant, radix8: bool) -> LaunchConfig {
+        let tiles = (rows * self.n() / self.tile(variant)) as u32;
+        let threads = (self.tile(variant) / if radix8 { 8 } else { 2 }).min(THREADS as usize) as u32;
+        LaunchConfig { grid_dim: (tiles, 1, 1), block_dim: (threads, 1, 1), shared_mem_bytes: 0 }
+    }
+
+    fn fwd_args(&self, data: u64) -> Vec<Arg> {
+        vec![
+            Arg::Ptr(data),
+            Arg::Ptr(self.roots.ptr()),
+            Arg::Ptr(self.roots_q.ptr()),
+            Arg::Ptr(self.moduli.ptr()),
+            Arg::U32(self.k),
+            Arg::U32(self.log_n),
+        ]
+    }
+
+    fn inv_args(&self, data: u64) -> Vec<Arg> {
+        vec![
+            Arg::Ptr(data),
+            Arg::Ptr(self.iroots.ptr()),
+            Arg::Ptr(self.iroots_q.ptr()),
+            Arg::Ptr(self.moduli.ptr()),
+            Arg::Ptr(self.inv_n.ptr()),
+            Arg::Ptr(self.inv_n_q.ptr()),
+            Arg::Ptr(self.last_w.ptr()),
+            Arg::Ptr(self.last_wq.ptr()),
+            Arg::U32(self.k),
+            Arg::U32(self.log_n),
+        ]
+    }
+
+    /// Forward NTT of `rows` rows at device address `data` (row `r` uses prime `r % k`), in
+    /// place, canonical output bit-identical to [`NttTables::forward`]. Asynchronous on `q`.
+    pub fn forward(&self, q: &CudaQueue, data: &DeviceBuffer, rows: usize, variant: NttVariant) -> Result<()> {
         self.check(data, rows)?;
         let (log_n, n) = (self.log_n, self.n() as u64);
-        let log_t = self.tile(variant).trailing_zeros();
-        let split = log_n - log_t;
+        let split = log_n - self.tile(variant).trailing_zeros();
         let d = self.defines(variant);
+        let dev = q.device();
         let r2 = dev.function(Family::Ntt, &d, "ntt_fwd_radix2_u64")?;
         let r8 = dev.function(Family::Ntt, &d, "ntt_fwd_radix8_u64")?;
         let slm = dev.function(Family::Ntt, &d, "ntt_fwd_slm_u64")?;
-        let s = dev.stream();
         let bf_total = rows as u64 * n / 2;
         let g8_total = rows as u64 * n / 8;
-        let launch_r2 = |data: &mut CudaSlice<u64>, lm: u32, last: u32| -> Result<()> {
-            let mut b = s.launch_builder(&r2);
-            b.arg(data).arg(&self.roots).arg(&self.roots_q).arg(&self.moduli).arg(&self.k).arg(&log_n).arg(&lm).arg(&last).arg(&bf_total);
-            // SAFETY: argument list matches ntt_fwd_radix2_u64; indices stay within rows × N.
-            unsafe { b.launch(Self::grid(bf_total)) }.map(|_| ()).map_err(|e| dev_err("ntt_fwd_radix2", e))
+        let radix2 = |lm: u32, last: bool| {
+            let mut a = self.fwd_args(data.ptr());
+            a.extend([Arg::U32(lm), Arg::U32(last as u32), Arg::U64(bf_total)]);
+            q.launch_cfg("ntt_fwd_radix2_u64", &r2, Self::grid(bf_total), &a)
         };
-        let launch_slm = |data: &mut CudaSlice<u64>, lm: u32, radix8: u32| -> Result<()> {
-            let tiles = (rows as u64 * n / self.tile(variant) as u64) as u32;
-            let threads = (self.tile(variant) / if radix8 == 1 { 8 } else { 2 }).min(THREADS as usize) as u32;
-            let cfg = LaunchConfig { grid_dim: (tiles, 1, 1), block_dim: (threads, 1, 1), shared_mem_bytes: 0 };
-            let mut b = s.launch_builder(&slm);
-            b.arg(data).arg(&self.roots).arg(&self.roots_q).arg(&self.moduli).arg(&self.k).arg(&log_n).arg(&lm).arg(&radix8);
-            // SAFETY: argument list matches ntt_fwd_slm_u64; one block per tile of rows × N.
-            unsafe { b.launch(cfg) }.map(|_| ()).map_err(|e| dev_err("ntt_fwd_slm", e))
+        let in_slm = |lm: u32, radix8: bool| {
+            let mut a = self.fwd_args(data.ptr());
+            a.extend([Arg::U32(lm), Arg::U32(radix8 as u32)]);
+            q.launch_cfg("ntt_fwd_slm_u64", &slm, self.slm_cfg(rows, variant, radix8), &a)
         };
         match variant {
             NttVariant::Naive => {
                 for lm in 0..log_n {
-                    launch_r2(data, lm, (lm == log_n - 1) as u32)?;
+                    radix2(lm, lm == log_n - 1)?;
                 }
             }
             NttVariant::Staged => {
                 for lm in 0..split {
-                    launch_r2(data, lm, 0)?;
+                    radix2(lm, false)?;
                 }
-                launch_slm(data, split, 0)?;
+                in_slm(split, false)?;
             }
             NttVariant::Radix8 => {
                 let mut lm = 0;
                 while lm + 3 <= split {
-                    let mut b = s.launch_builder(&r8);
-                    let zero = 0u32;
-                    b.arg(&mut *data).arg(&self.roots).arg(&self.roots_q).arg(&self.moduli).arg(&self.k).arg(&log_n).arg(&lm).arg(&zero).arg(&g8_total);
-                    // SAFETY: argument list matches ntt_fwd_radix8_u64.
-                    unsafe { b.launch(Self::grid(g8_total)) }.map_err(|e| dev_err("ntt_fwd_radix8", e))?;
+                    let mut a = self.fwd_args(data.ptr());
+                    a.extend([Arg::U32(lm), Arg::U32(0), Arg::U64(g8_total)]);
+                    q.launch_cfg("ntt_fwd_radix8_u64", &r8, Self::grid(g8_total), &a)?;
                     lm += 3;
                 }
                 while lm < split {
-                    launch_r2(data, lm, 0)?;
+                    radix2(lm, false)?;
                     lm += 1;
                 }
-                launch_slm(data, split, 1)?;
+                in_slm(split, true)?;
             }
         }
         Ok(())
     }
 
-    /// Inverse NTT of `rows` rows of `data` in place (canonical output, bit-identical to
-    /// [`NttTables::inverse`]). Asynchronous on the device's stream.
-    pub fn inverse(&self, dev: &CudaDevice, data: &mut CudaSlice<u64>, rows: usize, variant: NttVariant) -> Result<()> {
+    /// Inverse NTT of `rows` rows at `data` in place, canonical output bit-identical to
+    /// [`NttTables::inverse`]. Asynchronous on `q`.
+    pub fn inverse(&self, q: &CudaQueue, data: &DeviceBuffer, rows: usize, variant: NttVariant) -> Result<()> {
         self.check(data, rows)?;
         let (log_n, n) = (self.log_n, self.n() as u64);
-        let log_t = self.tile(variant).trailing_zeros();
-        let split = log_n - log_t;
+        let split = log_n - self.tile(variant).trailing_zeros();
         let d = self.defines(variant);
+        let dev = q.device();
         let r2 = dev.function(Family::Ntt, &d, "ntt_inv_radix2_u64")?;
         let r8 = dev.function(Family::Ntt, &d, "ntt_inv_radix8_u64")?;
         let slm = dev.function(Family::Ntt, &d, "ntt_inv_slm_u64")?;
-        let s = dev.stream();
         let bf_total = rows as u64 * n / 2;
         let g8_total = rows as u64 * n / 8;
-        let launch_r2 = |data: &mut CudaSlice<u64>, lm: u32| -> Result<()> {
-            let mut b = s.launch_builder(&r2);
-            b.arg(data);
-            self.push_inverse_tables(&mut b);
-            b.arg(&lm).arg(&bf_total);
-            // SAFETY: argument list matches ntt_inv_radix2_u64.
-            unsafe { b.launch(Self::grid(bf_total)) }.map(|_| ()).map_err(|e| dev_err("ntt_inv_radix2", e))
+        let radix2 = |lm: u32| {
+            let mut a = self.inv_args(data.ptr());
+            a.extend([Arg::U32(lm), Arg::U64(bf_total)]);
+            q.launch_cfg("ntt_inv_radix2_u64", &r2, Self::grid(bf_total), &a)
         };
-        let launch_slm = |data: &mut CudaSlice<u64>, stop: u32, radix8: u32| -> Result<()> {
-            let tiles = (rows as u64 * n / self.tile(variant) as u64) as u32;
-            let threads = (self.tile(variant) / if radix8 == 1 { 8 } else { 2 }).min(THREADS as usize) as u32;
-            let cfg = LaunchConfig { grid_dim: (tiles, 1, 1), block_dim: (threads, 1, 1), shared_mem_bytes: 0 };
-            let mut b = s.launch_builder(&slm);
-            b.arg(data);
-            self.push_inverse_tables(&mut b);
-            b.arg(&stop).arg(&radix8);
-            // SAFETY: argument list matches ntt_inv_slm_u64.
-            unsafe { b.launch(cfg) }.map(|_| ()).map_err(|e| dev_err("ntt_inv_slm", e))
+        let in_slm = |stop: u32, radix8: bool| {
+            let mut a = self.inv_args(data.ptr());
+            a.extend([Arg::U32(stop), Arg::U32(radix8 as u32)]);
+            q.launch_cfg("ntt_inv_slm_u64", &slm, self.slm_cfg(rows, variant, radix8), &a)
         };
         match variant {
             NttVariant::Naive => {
                 for lm in (0..log_n).rev() {
-                    launch_r2(data, lm)?;
+                    radix2(lm)?;
                 }
             }
             NttVariant::Staged => {
-                launch_slm(data, split, 0)?;
+                in_slm(split, false)?;
                 for lm in (0..split).rev() {
-                    launch_r2(data, lm)?;
+                    radix2(lm)?;
                 }
             }
             NttVariant::Radix8 => {
-                launch_slm(data, split, 1)?;
+                in_slm(split, true)?;
                 let mut lm = split as i64 - 1;
                 while lm >= 2 {
-                    let l = lm as u32;
-                    let mut b = s.launch_builder(&r8);
-                    b.arg(&mut *data);
-                    self.push_inverse_tables(&mut b);
-                    b.arg(&l).arg(&g8_total);
-                    // SAFETY: argument list matches ntt_inv_radix8_u64.
-                    unsafe { b.launch(Self::grid(g8_total)) }.map_err(|e| dev_err("ntt_inv_radix8", e))?;
+                    let mut a = self.inv_args(data.ptr());
+                    a.extend([Arg::U32(lm as u32), Arg::U64(g8_total)]);
+                    q.launch_cfg("ntt_inv_radix8_u64", &r8, Self::grid(g8_total), &a)?;
                     lm -= 3;
                 }
                 while lm >= 0 {
-                    launch_r2(data, lm as u32)?;
+                    radix2(lm as u32)?;
                     lm -= 1;
                 }
             }
@@ -239,17 +250,11 @@ impl DeviceNttTables {
         Ok(())
     }
 
-    /// The table arguments every inverse kernel takes after `data`.
-    fn push_inverse_tables<'a>(&'a self, b: &mut cudarc::driver::LaunchArgs<'a>) {
-        b.arg(&self.iroots).arg(&self.iroots_q).arg(&self.moduli).arg(&self.inv_n).arg(&self.inv_n_q);
-        b.arg(&self.last_w).arg(&self.last_wq).arg(&self.k).arg(&self.log_n);
-    }
-
-    fn check(&self, data: &CudaSlice<u64>, rows: usize) -> Result<()> {
-        if data.len() < rows * self.n() {
+    fn check(&self, data: &DeviceBuffer, rows: usize) -> Result<()> {
+        if data.words() < rows * self.n() {
             return Err(Error::InvalidArgument(format!(
                 "device buffer of {} words is smaller than {rows} rows × N={}",
-                data.len(),
+                data.words(),
                 self.n()
             )));
         }

@@ -1,0 +1,74 @@
+/*
+ * elementwise.cl — element-wise RNS polynomial kernels for the evaluator (add, sub, negate,
+ * Hadamard product, plaintext broadcast, the fused ciphertext tensor product).
+ *
+ * Layout: `rows × N` words; row r is reduced modulo moduli[r % k]. `total` = rows × N.
+ * Barrett constants r0/r1 are SEAL's const_ratio[0..2] per prime. Outputs canonical.
+ * Every kernel is a grid-stride loop, so any launch size is correct.
+ */
+#include "modarith.h"
+
+#define EW_LOOP for (u64 i = GLOBAL_ID(); i < total; i += GLOBAL_SIZE())
+#define EW_PRIME (u32)((i >> log_n) % k)
+
+KERNEL_FQ void ew_add_u64(GLOBAL_AS u64 *out, CONST_AS u64 *a, CONST_AS u64 *b, CONST_AS u64 *moduli, u32 k,
+                          u32 log_n, u64 total)
+{
+    EW_LOOP { out[i] = add_mod(a[i], b[i], moduli[EW_PRIME]); }
+}
+
+KERNEL_FQ void ew_sub_u64(GLOBAL_AS u64 *out, CONST_AS u64 *a, CONST_AS u64 *b, CONST_AS u64 *moduli, u32 k,
+                          u32 log_n, u64 total)
+{
+    EW_LOOP { out[i] = sub_mod(a[i], b[i], moduli[EW_PRIME]); }
+}
+
+KERNEL_FQ void ew_neg_u64(GLOBAL_AS u64 *out, CONST_AS u64 *a, CONST_AS u64 *moduli, u32 k, u32 log_n, u64 total)
+{
+    EW_LOOP { out[i] = neg_mod(a[i], moduli[EW_PRIME]); }
+}
+
+/* out[i] = a[i] * b[i mod (k*N)]: b is one polynomial broadcast over every polynomial of a
+ * (multiply_plain), or a full operand when it has as many rows as a. */
+KERNEL_FQ void ew_mul_u64(GLOBAL_AS u64 *out, CONST_AS u64 *a, CONST_AS u64 *b, CONST_AS u64 *moduli,
+                          CONST_AS u64 *r0, CONST_AS u64 *r1, u32 k, u32 log_n, u64 b_words, u64 total)
+{
+    EW_LOOP {
+        u32 p = EW_PRIME;
+        out[i] = mul_mod(a[i], b[i % b_words], moduli[p], r0[p], r1[p]);
+    }
+}
+
+/*
+ * Tensor product of two ciphertexts of sizes sa and sb (the fused kernel of the paper's
+ * MulLin): out[t] = sum_{i+j=t} a[i] * b[j], with a 128-bit mad chain and one reduction per
+ * output word (mad_mod, §V-A1; XEHE_NO_MAD=1 reduces after every product instead, for the
+ * ablation). One thread per (limb, coefficient); poly stride = k × N words.
+ */
+#ifndef XEHE_NO_MAD
+#define XEHE_NO_MAD 0
+#endif
+KERNEL_FQ void tensor_u64(GLOBAL_AS u64 *out, CONST_AS u64 *a, CONST_AS u64 *b, CONST_AS u64 *moduli,
+                          CONST_AS u64 *r0, CONST_AS u64 *r1, u32 k, u32 log_n, u32 sa, u32 sb)
+{
+    u64 poly = (u64)k << log_n;
+    for (u64 i = GLOBAL_ID(); i < poly; i += GLOBAL_SIZE()) {
+        u32 p = EW_PRIME;
+        u64 q = moduli[p], c0 = r0[p], c1 = r1[p];
+        for (u32 t = 0; t + 1 < sa + sb; t++) {
+            u32 lo = t + 1 > sb ? t + 1 - sb : 0;
+            u32 hi = t < sa - 1 ? t : sa - 1;
+#if XEHE_NO_MAD
+            u64 acc = 0;
+            for (u32 x = lo; x <= hi; x++) acc = add_mod(acc, mul_mod(a[x * poly + i], b[(t - x) * poly + i], q, c0, c1), q);
+            out[t * poly + i] = acc;
+#else
+            u128_t acc;
+            acc.lo = 0;
+            acc.hi = 0;
+            for (u32 x = lo; x <= hi; x++) acc = mad64_wide(a[x * poly + i], b[(t - x) * poly + i], acc);
+            out[t * poly + i] = barrett_reduce_128(acc, q, c0, c1);
+#endif
+        }
+    }
+}

@@ -1,0 +1,333 @@
+//! The evaluator's operations on device buffers (CUDA). Each function takes the operands'
+//! device words in the layout of `Ciphertext::data` (`size × k × N`, NTT form) and returns a
+//! fresh output buffer: device buffers are never mutated after they are written, so ciphertexts
+//! may share them (clone on device is free) and a failed call leaves its inputs intact.
+//! The arithmetic is the CPU backend's, step for step, so results are bit-identical.
+
+use super::level::LevelData;
+use super::memory::DeviceBuffer;
+use super::ntt::NttVariant;
+use super::queue::{Arg, CudaQueue};
+use crate::device::kernels::Family;
+use crate::Result;
+
+/// The NTT variant the evaluator uses (the fastest measured on H100: BENCHMARKS.md).
+pub const EVAL_NTT: NttVariant = NttVariant::Radix8;
+
+fn poly_words(l: &LevelData) -> usize {
+    l.k() * l.n()
+}
+
+fn launch(q: &CudaQueue, fam: Family, kernel: &'static str, total: u64, args: &[Arg]) -> Result<()> {
+    let f = q.device().function(fam, &[], kernel)?;
+    q.launch(kernel, &f, total, args)
+}
+
+/// `a ± b` (or `-a` when `b` is None) over `words` words into a new buffer; `op` is one of
+/// `ew_add_u64`, `ew_sub_u64`, `ew_neg_u64`.
+pub fn elementwise(q: &CudaQueue, l: &LevelData, op: &'static str, a: &DeviceBuffer, b: Option<&DeviceBuffer>, words: usize) -> Result<DeviceBuffer> {
+    let out = q.alloc(words)?;
+    let mut args = vec![Arg::Ptr(out.ptr()), Arg::Ptr(a.ptr())];
+    if let Some(b) = b {
+        args.push(Arg::Ptr(b.ptr()));
+    }
+    args.extend([Arg::Ptr(l.primes.moduli.ptr()), Arg::U32(l.primes.k), Arg::U32(l.log_n), Arg::U64(words as u64)]);
+    launch(q, Family::Elementwise, op, words as u64, &args)?;
+    Ok(out)
+}
+
+/// `a + b` / `a - b` for ciphertexts of sizes `sa`, `sb`; the result has the larger size, the
+/// extra polynomials copied (negated for `sub`) from the larger operand (SEAL `add`/`sub`).
+pub fn add_sub(q: &CudaQueue, l: &LevelData, a: &DeviceBuffer, sa: usize, b: &DeviceBuffer, sb: usize, sub: bool) -> Result<DeviceBuffer> {
+    let pw = poly_words(l);
+    let common = sa.min(sb) * pw;
+    let out = q.alloc(sa.max(sb) * pw)?;
+    let op = if sub { "ew_sub_u64" } else { "ew_add_u64" };
+    let args = [
+        Arg::Ptr(out.ptr()),
+        Arg::Ptr(a.ptr()),
+        Arg::Ptr(b.ptr()),
+        Arg::Ptr(l.primes.moduli.ptr()),
+        Arg::U32(l.primes.k),
+        Arg::U32(l.log_n),
+        Arg::U64(common as u64),
+    ];
+    launch(q, Family::Elementwise, op, common as u64, &args)?;
+    if sa > sb {
+        q.copy(&out, common, a, common, (sa - sb) * pw)?;
+    } else if sb > sa {
+        let extra = (sb - sa) * pw;
+        if sub {
+            let args = [
+                Arg::Ptr(out.ptr() + 8 * common as u64),
+                Arg::Ptr(b.ptr() + 8 * common as u64),
+                Arg::Ptr(l.primes.moduli.ptr()),
+                Arg::U32(l.primes.k),
+                Arg::U32(l.log_n),
+                Arg::U64(extra as u64),
+            ];
+            launch(q, Family::Elementwise, "ew_neg_u64", extra as u64, &args)?;
+        } else {
+            q.copy(&out, common, b, common, extra)?;
+        }
+    }
+    Ok(out)
+}
+
+/// `ct ± pt` on the first polynomial (SEAL `add_plain`/`sub_plain`).
+pub fn add_sub_plain(q: &CudaQueue, l: &LevelData, ct: &DeviceBuffer, size: usize, pt: &DeviceBuffer, sub: bool) -> Result<DeviceBuffer> {
+    let pw = poly_words(l);
+    let out = q.alloc(size * pw)?;
+    q.copy(&out, pw, ct, pw, (size - 1) * pw)?;
+    let op = if sub { "ew_sub_u64" } else { "ew_add_u64" };
+    let args = [
+        Arg::Ptr(out.ptr()),
+        Arg::Ptr(ct.ptr()),
+        Arg::Ptr(pt.ptr()),
+        Arg::Ptr(l.primes.moduli.ptr()),
+        Arg::U32(l.primes.k),
+        Arg::U32(l.log_n),
+        Arg::U64(pw as u64),
+    ];
+    launch(q, Family::Elementwise, op, pw as u64, &args)?;
+    Ok(out)
+}
+
+/// Hadamard product of every polynomial of `a` (`words` words) with `b` (`b_words` words,
+/// broadcast: a plaintext for `multiply_plain`).
+pub fn mul_broadcast(q: &CudaQueue, l: &LevelData, a: &DeviceBuffer, words: usize, b: &DeviceBuffer, b_words: usize) -> Result<DeviceBuffer> {
+    let out = q.alloc(words)?;
+    let args = [
+        Arg::Ptr(out.ptr()),
+        Arg::Ptr(a.ptr()),
+        Arg::Ptr(b.ptr()),
+        Arg::Ptr(l.primes.moduli.ptr()),
+        Arg::Ptr(l.primes.r0.ptr()),
+        Arg::Ptr(l.primes.r1.ptr()),
+        Arg::U32(l.primes.k),
+        Arg::U32(l.log_n),
+        Arg::U64(b_words as u64),
+        Arg::U64(words as u64),
+    ];
+    launch(q, Family::Elementwise, "ew_mul_u64", words as u64, &args)?;
+    Ok(out)
+}
+
+/// Tensor product of ciphertexts of sizes `sa`, `sb` (SEAL `multiply`): size `sa + sb - 1`.
+pub fn tensor(q: &CudaQueue, l: &LevelData, a: &DeviceBuffer, sa: usize, b: &DeviceBuffer, sb: usize) -> Result<DeviceBuffer> {
+    let pw = poly_words(l);
+    let out = q.alloc((sa + sb - 1) * pw)?;
+    let args = [
+        Arg::Ptr(out.ptr()),
+        Arg::Ptr(a.ptr()),
+        Arg::Ptr(b.ptr()),
+        Arg::Ptr(l.primes.moduli.ptr()),
+        Arg::Ptr(l.primes.r0.ptr()),
+        Arg::Ptr(l.primes.r1.ptr()),
+        Arg::U32(l.primes.k),
+        Arg::U32(l.log_n),
+        Arg::U32(sa as u32),
+        Arg::U32(sb as u32),
+    ];
+    launch(q, Family::Elementwise, "tensor_u64", pw as u64, &args)?;
+    Ok(out)
+}
+
+/// `rows` rows of `src` starting at `row`, every `stride` rows, for `polys` polynomials: the
+/// last limb of each polynomial, gathered.
+fn gather(q: &CudaQueue, l: &LevelData, src: &DeviceBuffer, stride: usize, row: usize, polys: usize) -> Result<DeviceBuffer> {
+    let out = q.alloc(polys * l.n())?;
+    let args = [Arg::Ptr(out.ptr()), Arg::Ptr(src.ptr()), Arg::U32(stride as u32), Arg::U32(row as u32), Arg::U32(polys as u32), Arg::U32(l.log_n)];
+    launch(q, Family::Keyswitch, "gather_row_u64", (polys * l.n()) as u64, &args)?;
+    Ok(out)
+}
+
+/// `d = NTT(((last + ⌊p/2⌋) mod p) mod q_i + (q_i − ⌊p/2⌋ mod q_i))` for `polys` polynomials
+/// over the `k` primes `primes` (tables `ntt`): the rounding correction of mod-down/rescale.
+#[allow(clippy::too_many_arguments)]
+fn moddown_correction(
+    q: &CudaQueue,
+    l: &LevelData,
+    last: &DeviceBuffer,
+    p: &crate::math::modulus::Modulus,
+    primes: &super::level::DevicePrimes,
+    ntt: &super::ntt::DeviceNttTables,
+    polys: usize,
+) -> Result<DeviceBuffer> {
+    let k = primes.k as usize;
+    let d = q.alloc(polys * k * l.n())?;
+    let args = [
+        Arg::Ptr(d.ptr()),
+        Arg::Ptr(last.ptr()),
+        Arg::Ptr(primes.moduli.ptr()),
+        Arg::Ptr(primes.r1.ptr()),
+        Arg::U64(p.value()),
+        Arg::U64(p.const_ratio()[1]),
+        Arg::U32(k as u32),
+        Arg::U32(polys as u32),
+        Arg::U32(l.log_n),
+    ];
+    launch(q, Family::Keyswitch, "moddown_prep_u64", (polys * k * l.n()) as u64, &args)?;
+    ntt.forward(q, &d, polys * k, EVAL_NTT)?;
+    Ok(d)
+}
+
+/// Rescale (SEAL `rescale_to_next`): `size` polynomials at level `l` → `next`.
+pub fn rescale(q: &CudaQueue, l: &LevelData, next: &LevelData, ct: &DeviceBuffer, size: usize) -> Result<DeviceBuffer> {
+    let k = l.k();
+    let (Some(last_ntt), Some(inv)) = (&l.last_ntt, &l.inv_q_last) else {
+        return Err(crate::Error::EndOfModulusChain("rescale at the last level".into()));
+    };
+    let last = gather(q, l, ct, k, k - 1, size)?;
+    last_ntt.inverse(q, &last, size, EVAL_NTT)?;
+    let d = moddown_correction(q, l, &last, &l.host_primes[k - 1], &next.primes, &next.ntt, size)?;
+    let out = q.alloc(size * (k - 1) * l.n())?;
+    finish(q, l, &out, ct, &d, &next.primes, inv, k, size, false)?;
+    Ok(out)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn finish(
+    q: &CudaQueue,
+    l: &LevelData,
+    out: &DeviceBuffer,
+    xs: &DeviceBuffer,
+    d: &DeviceBuffer,
+    primes: &super::level::DevicePrimes,
+    inv: &super::level::DeviceScalars,
+    x_rows_per_poly: usize,
+    polys: usize,
+    acc: bool,
+) -> Result<()> {
+    let k = primes.k as usize;
+    let args = [
+        Arg::Ptr(out.ptr()),
+        Arg::Ptr(xs.ptr()),
+        Arg::Ptr(d.ptr()),
+        Arg::Ptr(primes.moduli.ptr()),
+        Arg::Ptr(inv.w.ptr()),
+        Arg::Ptr(inv.wq.ptr()),
+        Arg::U32(k as u32),
+        Arg::U32(x_rows_per_poly as u32),
+        Arg::U32(polys as u32),
+        Arg::U32(l.log_n),
+        Arg::U32(acc as u32),
+    ];
+    launch(q, Family::Keyswitch, "moddown_finish_u64", (polys * k * l.n()) as u64, &args)
+}
+
+/// Drop the last prime of every polynomial (SEAL `mod_switch_to_next`).
+pub fn drop_last_prime(q: &CudaQueue, l: &LevelData, ct: &DeviceBuffer, size: usize) -> Result<DeviceBuffer> {
+    let (k, n) = (l.k(), l.n());
+    let out = q.alloc(size * (k - 1) * n)?;
+    for c in 0..size {
+        q.copy(&out, c * (k - 1) * n, ct, c * k * n, (k - 1) * n)?;
+    }
+    Ok(out)
+}
+
+/// Key switching (SEAL `switch_key_inplace`): returns `out = ct[0..2] + switch(target)` where
+/// `ct` holds at least two polynomials, `target` (`k × N`, NTT form) starts at word `t_off` of
+/// `tsrc`, and `key` is the key vector (`digits × 2 × key_k × N`) on the device.
+#[allow(clippy::too_many_arguments)]
+pub fn switch_key(
+    q: &CudaQueue,
+    l: &LevelData,
+    c01: &DeviceBuffer,
+    tsrc: &DeviceBuffer,
+    t_off: usize,
+    key: &DeviceBuffer,
+    key_k: usize,
+) -> Result<DeviceBuffer> {
+    let (k, n) = (l.k(), l.n());
+    let kp = k + 1;
+    // 1. digits in coefficient form
+    let t = q.alloc(k * n)?;
+    q.copy(&t, 0, tsrc, t_off, k * n)?;
+    l.ntt.inverse(q, &t, k, EVAL_NTT)?;
+    // 2. lift every digit to every output prime, NTT, inner product with the key
+    let lifted = q.alloc(k * kp * n)?;
+    let args = [
+        Arg::Ptr(lifted.ptr()),
+        Arg::Ptr(t.ptr()),
+        Arg::Ptr(l.ext.moduli.ptr()),
+        Arg::Ptr(l.ext.r1.ptr()),
+        Arg::U32(k as u32),
+        Arg::U32(kp as u32),
+        Arg::U32(l.log_n),
+    ];
+    launch(q, Family::Keyswitch, "ks_lift_u64", (k * kp * n) as u64, &args)?;
+    l.ext_ntt.forward(q, &lifted, k * kp, EVAL_NTT)?;
+    let prod = q.alloc(2 * kp * n)?;
+    let args = [
+        Arg::Ptr(prod.ptr()),
+        Arg::Ptr(lifted.ptr()),
+        Arg::Ptr(key.ptr()),
+        Arg::Ptr(l.ext.moduli.ptr()),
+        Arg::Ptr(l.ext.r0.ptr()),
+        Arg::Ptr(l.ext.r1.ptr()),
+        Arg::U32(k as u32),
+        Arg::U32(kp as u32),
+        Arg::U32(key_k as u32),
+        Arg::U32(l.log_n),
+    ];
+    launch(q, Family::Keyswitch, "ks_inner_u64", (kp * n) as u64, &args)?;
+    // 3. mod-down by P with rounding, accumulated into a copy of ct[0..2]
+    let last = gather(q, l, &prod, kp, k, 2)?;
+    l.p_ntt.inverse(q, &last, 2, EVAL_NTT)?;
+    let d = moddown_correction(q, l, &last, &l.p, &l.primes, &l.ntt, 2)?;
+    let out = q.alloc(2 * k * n)?;
+    q.copy(&out, 0, c01, 0, 2 * k * n)?;
+    finish(q, l, &out, &prod, &d, &l.primes, &l.inv_p, kp, 2, true)?;
+    Ok(out)
+}
+
+/// Apply a Galois permutation (`table`: N u32 indices on the device) to `rows` rows.
+pub fn permute(q: &CudaQueue, l: &LevelData, src: &DeviceBuffer, rows: usize, table: &DeviceBuffer) -> Result<DeviceBuffer> {
+    let words = rows * l.n();
+    let out = q.alloc(words)?;
+    let args = [Arg::Ptr(out.ptr()), Arg::Ptr(src.ptr()), Arg::Ptr(table.ptr()), Arg::U32(l.log_n), Arg::U64(words as u64)];
+    launch(q, Family::Keyswitch, "galois_permute_u64", words as u64, &args)?;
+    Ok(out)
+}
+
+/// `apply_galois` (SEAL): permute both polynomials, then switch the second back to the key.
+pub fn apply_galois(q: &CudaQueue, l: &LevelData, ct: &DeviceBuffer, table: &DeviceBuffer, key: &DeviceBuffer, key_k: usize) -> Result<DeviceBuffer> {
+    let pw = poly_words(l);
+    let permuted = permute(q, l, ct, 2 * l.k(), table)?;
+    // c01 = (permuted c0, 0); target = permuted c1
+    let c01 = q.alloc(2 * pw)?;
+    q.copy(&c01, 0, &permuted, 0, pw)?;
+    q.zero(&c01, pw, pw)?;
+    switch_key(q, l, &c01, &permuted, pw, key, key_k)
+}
+
+/// Relinearize a size-3 ciphertext (SEAL `relinearize`, one step).
+pub fn relinearize3(q: &CudaQueue, l: &LevelData, ct: &DeviceBuffer, key: &DeviceBuffer, key_k: usize) -> Result<DeviceBuffer> {
+    switch_key(q, l, ct, ct, 2 * poly_words(l), key, key_k)
+}
+
+/// NTT (forward or inverse) of every limb of `size` polynomials into a new buffer.
+pub fn transform(q: &CudaQueue, l: &LevelData, ct: &DeviceBuffer, size: usize, to_ntt: bool) -> Result<DeviceBuffer> {
+    let words = size * poly_words(l);
+    let out = q.alloc(words)?;
+    q.copy(&out, 0, ct, 0, words)?;
+    if to_ntt {
+        l.ntt.forward(q, &out, size * l.k(), EVAL_NTT)?;
+    } else {
+        l.ntt.inverse(q, &out, size * l.k(), EVAL_NTT)?;
+    }
+    Ok(out)
+}
+
+/// Upload one key-switching key vector (`digits × 2 × key_k × N` words, SEAL's layout of
+/// `KSwitchKeys::data()[index]`) as read-only device data.
+pub fn upload_key_vector(dev: &super::CudaDevice, keys: &[crate::ckks::keys::PublicKey]) -> Result<DeviceBuffer> {
+    let words: Vec<u64> = keys.iter().flat_map(|pk| pk.data().data().iter().copied()).collect();
+    dev.upload_static(&words)
+}
+
+/// Upload the NTT-domain permutation of `galois_elt` (N u32 indices).
+pub fn upload_galois_table(dev: &super::CudaDevice, table: &[u32]) -> Result<DeviceBuffer> {
+    dev.upload_static(table)
+}

@@ -1,0 +1,77 @@
+//! Device memory for the CUDA backend: the raw allocator under the memcache (paper §III-E) and
+//! `DeviceBuffer`, an RAII handle that returns its memory to the memcache when dropped.
+//!
+//! Buffers hold `u64` words. A buffer released while kernels queued on its stream may still use
+//! it is safe to hand out again on the *same* in-order stream (later work runs after earlier
+//! work); the compute-frame retain bits (see `memcache`) cover reuse across host-visible points.
+
+use super::dev_err;
+use crate::device::memcache::{MemCache, RawAllocator};
+use crate::{Error, Result};
+use cudarc::driver::CudaContext;
+use std::sync::Arc;
+
+/// `cuMemAlloc` / `cuMemFree` for one context.
+pub struct CudaAllocator {
+    ctx: Arc<CudaContext>,
+}
+
+impl CudaAllocator {
+    /// Allocator for `ctx`.
+    pub fn new(ctx: Arc<CudaContext>) -> Self {
+        CudaAllocator { ctx }
+    }
+}
+
+impl RawAllocator for CudaAllocator {
+    type Ptr = u64;
+    fn alloc(&self, bytes: usize) -> Result<u64> {
+        self.ctx.bind_to_thread().map_err(|e| dev_err("binding context", e))?;
+        // SAFETY: plain device allocation in the bound context.
+        unsafe { cudarc::driver::result::malloc_sync(bytes) }
+            .map_err(|e| Error::Device(format!("CUDA: cuMemAlloc of {bytes} bytes failed: {e:?}")))
+    }
+    fn free(&self, ptr: u64) {
+        if self.ctx.bind_to_thread().is_ok() {
+            // SAFETY: `ptr` came from `alloc`; the memcache frees only idle buffers. cuMemFree
+            // waits for outstanding work on the pointer. A failure here cannot be reported
+            // (drop path) and leaks at worst.
+            let _ = unsafe { cudarc::driver::result::free_sync(ptr) };
+        }
+    }
+}
+
+/// A device buffer of `words` u64 words from a queue's memcache.
+pub struct DeviceBuffer {
+    ptr: u64,
+    words: usize,
+    cache: Arc<MemCache<CudaAllocator>>,
+}
+
+impl std::fmt::Debug for DeviceBuffer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "DeviceBuffer({:#x}, {} words)", self.ptr, self.words)
+    }
+}
+
+impl DeviceBuffer {
+    /// Take a buffer of at least `words` words from `cache`.
+    pub fn new(cache: &Arc<MemCache<CudaAllocator>>, words: usize) -> Result<Self> {
+        let (ptr, _cap) = cache.allocate(words.max(1) * 8, false)?;
+        Ok(DeviceBuffer { ptr, words, cache: cache.clone() })
+    }
+    /// Device address, for kernel arguments.
+    pub fn ptr(&self) -> u64 {
+        self.ptr
+    }
+    /// Length in words.
+    pub fn words(&self) -> usize {
+        self.words
+    }
+}
+
+impl Drop for DeviceBuffer {
+    fn drop(&mut self) {
+        self.cache.release(self.ptr);
+    }
+}
