@@ -1,7 +1,11 @@
-//! Device execution model of the XeHE paper (§III): memory cache, compute frames, queues and
-//! the event profiler, shared by the GPU backends.
+//! Device execution model of the XeHE paper (§III): memory cache, compute frames, queues, the
+//! lazy `.gpu()` object state, and the event profiler, shared by the GPU backends.
+pub mod kernels;
 pub mod memcache;
 pub mod profiler;
-pub mod kernels;
+pub mod queue;
+pub mod state;
 #[cfg(feature = "cuda")]
 pub mod cuda;
+
+pub use queue::{default_queue, new_queue, Queue};

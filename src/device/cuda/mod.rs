@@ -55,6 +55,10 @@ pub struct CudaDevice {
     functions: Mutex<HashMap<(Family, String, &'static str), CudaFunction>>,
     /// Read-only data shared by every queue of the device (NTT tables, keys): paper §III-H.
     statics: Arc<MemCache<CudaAllocator>>,
+    /// Per-level tables, by parms_id.
+    levels: Mutex<HashMap<crate::ParmsId, Arc<level::LevelData>>>,
+    /// Galois permutation tables, by (log N, element).
+    galois: Mutex<HashMap<(u32, u32), Arc<DeviceBuffer>>>,
 }
 
 impl std::fmt::Debug for CudaDevice {
@@ -84,10 +88,48 @@ impl CudaDevice {
                 modules: Mutex::new(HashMap::new()),
                 functions: Mutex::new(HashMap::new()),
                 statics: Arc::new(MemCache::new(CudaAllocator::new(ctx.clone()))),
+                levels: Mutex::new(HashMap::new()),
+                galois: Mutex::new(HashMap::new()),
                 ctx,
             })
         })
         .unwrap_or_else(|_| Err(Error::Device("CUDA initialization panicked".into())))
+    }
+
+    /// The process-wide handle of device `ordinal` (opened on first use), so every queue of a
+    /// device shares its kernels and read-only data.
+    pub fn shared(ordinal: usize) -> Result<Arc<Self>> {
+        static DEVICES: std::sync::OnceLock<Mutex<HashMap<usize, Arc<CudaDevice>>>> = std::sync::OnceLock::new();
+        let map = DEVICES.get_or_init(|| Mutex::new(HashMap::new()));
+        let mut g = map.lock();
+        if let Some(d) = g.get(&ordinal) {
+            return Ok(d.clone());
+        }
+        let d = Arc::new(Self::new(ordinal)?);
+        g.insert(ordinal, d.clone());
+        Ok(d)
+    }
+
+    /// Device data of level `parms_id` of `ctx`, built and uploaded on first use.
+    pub fn level(&self, ctx: &crate::Context, parms_id: &crate::ParmsId) -> Result<Arc<level::LevelData>> {
+        if let Some(l) = self.levels.lock().get(parms_id) {
+            return Ok(l.clone());
+        }
+        let cd = ctx.context_data_for(parms_id, "device level")?;
+        let l = Arc::new(level::LevelData::new(self, ctx, cd)?);
+        self.levels.lock().insert(*parms_id, l.clone());
+        Ok(l)
+    }
+
+    /// The NTT-domain permutation of `galois_elt` for N = 2^log_n, uploaded on first use.
+    pub fn galois_table(&self, ctx: &crate::Context, galois_elt: u32) -> Result<Arc<DeviceBuffer>> {
+        let log_n = ctx.key_context_data().n().trailing_zeros();
+        if let Some(t) = self.galois.lock().get(&(log_n, galois_elt)) {
+            return Ok(t.clone());
+        }
+        let t = Arc::new(self.upload_static(ctx.galois_tool().permutation_ntt(galois_elt)?)?);
+        self.galois.lock().insert((log_n, galois_elt), t.clone());
+        Ok(t)
     }
 
     /// Device name, e.g. "NVIDIA H100 80GB HBM3".

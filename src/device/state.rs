@@ -1,0 +1,143 @@
+//! The lazy `.gpu()` state of a ciphertext or plaintext (paper §III-C/D, Fig. 3).
+//!
+//! States: *host only* → `gpu()` marks the object (`marked`) → the first device operation that
+//! reads it allocates and uploads its words (`on_gpu`) → an operation whose result lives on the
+//! device leaves the host copy stale (`dirty`) until `download()` (called implicitly by decrypt
+//! and save). Device buffers are never mutated after being written, so clones share them.
+//! The state sits behind a lock so that an operand borrowed immutably can still be uploaded
+//! lazily (the paper's implicit propagation to operands).
+
+use super::queue::Queue;
+use crate::Result;
+use parking_lot::Mutex;
+use std::sync::Arc;
+
+/// A device copy of an object's words.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub enum DeviceBuf {
+    /// CUDA buffer.
+    #[cfg(feature = "cuda")]
+    Cuda(Arc<super::cuda::memory::DeviceBuffer>),
+}
+
+#[derive(Clone, Debug, Default)]
+struct Inner {
+    marked: bool,
+    queue: Option<Queue>,
+    copy: Option<DeviceBuf>,
+    host_stale: bool,
+}
+
+/// Device state of one object. Cloning shares the device buffer (it is immutable).
+#[derive(Debug, Default)]
+pub struct DeviceState {
+    inner: Mutex<Inner>,
+}
+
+impl Clone for DeviceState {
+    fn clone(&self) -> Self {
+        DeviceState { inner: Mutex::new(self.inner.lock().clone()) }
+    }
+}
+
+impl PartialEq for DeviceState {
+    /// Device state never takes part in object equality (only parameters and words do).
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl DeviceState {
+    /// Mark for `queue` (paper `.gpu()`).
+    pub fn mark(&self, queue: Queue) {
+        let mut g = self.inner.lock();
+        g.marked = true;
+        g.queue = Some(queue);
+    }
+    /// Whether marked for a device.
+    pub fn is_marked(&self) -> bool {
+        self.inner.lock().marked
+    }
+    /// Whether a device copy exists.
+    pub fn is_on_device(&self) -> bool {
+        self.inner.lock().copy.is_some()
+    }
+    /// Whether the host words are stale (the device holds the current value).
+    pub fn is_host_stale(&self) -> bool {
+        self.inner.lock().host_stale
+    }
+    /// The queue the object is bound to.
+    pub fn queue(&self) -> Option<Queue> {
+        self.inner.lock().queue.clone()
+    }
+    /// The current device copy, uploading `host` into `queue` first if there is none (or the
+    /// copy belongs to another queue). Marks the object (implicit propagation).
+    pub fn device_copy(&self, queue: &Queue, host: &[u64]) -> Result<DeviceBuf> {
+        let mut g = self.inner.lock();
+        if let (Some(c), Some(q)) = (&g.copy, &g.queue) {
+            if q == queue {
+                return Ok(c.clone());
+            }
+        }
+        if g.host_stale {
+            // The value lives on another queue: bring it over through the host.
+            let words = download(g.queue.as_ref(), g.copy.as_ref(), host.len())?;
+            let c = upload(queue, &words)?;
+            g.copy = Some(c.clone());
+            g.queue = Some(queue.clone());
+            g.host_stale = true;
+            return Ok(c);
+        }
+        let c = upload(queue, host)?;
+        g.marked = true;
+        g.queue = Some(queue.clone());
+        g.copy = Some(c.clone());
+        Ok(c)
+    }
+    /// Record a device result: the host copy is now stale.
+    pub fn set_result(&self, queue: Queue, buf: DeviceBuf) {
+        let mut g = self.inner.lock();
+        *g = Inner { marked: true, queue: Some(queue), copy: Some(buf), host_stale: true };
+    }
+    /// Download `words` words of the device value (synchronizes the queue).
+    pub fn download_words(&self, words: usize) -> Result<Vec<u64>> {
+        let g = self.inner.lock();
+        download(g.queue.as_ref(), g.copy.as_ref(), words)
+    }
+    /// After a download into the host copy: host and device agree.
+    pub fn set_host_current(&self) {
+        self.inner.lock().host_stale = false;
+    }
+    /// Forget the device copy (the host copy is about to change, or the object leaves the GPU).
+    pub fn drop_device_copy(&self, unmark: bool) {
+        let mut g = self.inner.lock();
+        g.copy = None;
+        g.host_stale = false;
+        if unmark {
+            g.marked = false;
+            g.queue = None;
+        }
+    }
+}
+
+fn upload(queue: &Queue, host: &[u64]) -> Result<DeviceBuf> {
+    match queue {
+        #[cfg(feature = "cuda")]
+        Queue::Cuda(q) => Ok(DeviceBuf::Cuda(Arc::new(q.upload(host)?))),
+        #[allow(unreachable_patterns)]
+        _ => Err(crate::Error::Device("no GPU backend".into())),
+    }
+}
+
+fn download(queue: Option<&Queue>, copy: Option<&DeviceBuf>, words: usize) -> Result<Vec<u64>> {
+    match (queue, copy) {
+        #[cfg(feature = "cuda")]
+        (Some(Queue::Cuda(q)), Some(DeviceBuf::Cuda(b))) => {
+            let mut v = vec![0u64; words];
+            q.download(b, &mut v)?;
+            Ok(v)
+        }
+        _ => Err(crate::Error::Device("object has no device copy to download".into())),
+    }
+}
