@@ -2,6 +2,7 @@
 
 use super::context::ContextData;
 use super::params::{ParmsId, PARMS_ID_ZERO};
+use crate::device::state::DeviceState;
 
 /// A CKKS ciphertext: `size` polynomials (2 after encryption, 3 after multiply) over the primes
 /// of its level.
@@ -18,6 +19,8 @@ pub struct Ciphertext {
     pub(crate) scale: f64,
     pub(crate) correction_factor: u64,
     pub(crate) data: Vec<u64>,
+    /// Lazy device state (paper §III-C/D).
+    pub(crate) gpu: DeviceState,
 }
 
 impl Default for Ciphertext {
@@ -38,6 +41,7 @@ impl Ciphertext {
             scale: 1.0,
             correction_factor: 1,
             data: Vec::new(),
+            gpu: DeviceState::default(),
         }
     }
 
@@ -53,6 +57,7 @@ impl Ciphertext {
             scale: 1.0,
             correction_factor: 1,
             data: vec![0; size * k * n],
+            gpu: DeviceState::default(),
         }
     }
 

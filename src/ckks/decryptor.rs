@@ -72,6 +72,7 @@ impl Decryptor {
             parms_id: encrypted.parms_id(),
             scale: encrypted.scale(),
             data: out,
+            gpu: Default::default(),
         })
     }
 }

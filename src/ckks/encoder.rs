@@ -451,6 +451,7 @@ impl CkksEncoder {
             parms_id,
             scale,
             data: out,
+            gpu: Default::default(),
         })
     }
 
@@ -615,6 +616,7 @@ fn constant_plaintext(data: &ContextData, residues: &[u64], negate: bool, scale:
         parms_id: data.parms_id(),
         scale,
         data: out,
+        gpu: Default::default(),
     }
 }
 

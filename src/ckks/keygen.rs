@@ -39,6 +39,7 @@ impl KeyGenerator {
             parms_id: cd.parms_id(),
             scale: 1.0,
             data,
+            gpu: Default::default(),
         };
         Ok(KeyGenerator {
             context: context.clone(),
@@ -151,6 +152,7 @@ impl KeyGenerator {
         Ok(RelinKeys(KSwitchKeys {
             parms_id: self.context.key_parms_id(),
             keys: vec![key?],
+            device: Default::default(),
         }))
     }
 
@@ -206,6 +208,7 @@ impl KeyGenerator {
         Ok(GaloisKeys(KSwitchKeys {
             parms_id: self.context.key_parms_id(),
             keys,
+            device: Default::default(),
         }))
     }
 

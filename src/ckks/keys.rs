@@ -4,6 +4,7 @@ use super::ciphertext::Ciphertext;
 use super::galois::GaloisTool;
 use super::params::{ParmsId, PARMS_ID_ZERO};
 use super::plaintext::Plaintext;
+use crate::device::state::KeyDeviceCache;
 
 /// The secret key `s`: a ternary polynomial in NTT form at the key level.
 ///
@@ -58,6 +59,8 @@ impl PublicKey {
 pub struct KSwitchKeys {
     pub(crate) parms_id: ParmsId,
     pub(crate) keys: Vec<Vec<PublicKey>>,
+    /// Device copies of the key vectors, per device (read-only data shared by queues, §III-H).
+    pub(crate) device: KeyDeviceCache,
 }
 
 impl Default for KSwitchKeys {
@@ -65,6 +68,7 @@ impl Default for KSwitchKeys {
         KSwitchKeys {
             parms_id: PARMS_ID_ZERO,
             keys: Vec::new(),
+            device: KeyDeviceCache::default(),
         }
     }
 }

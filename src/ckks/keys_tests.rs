@@ -176,6 +176,7 @@ pub(crate) fn plain_from_coeffs(
         parms_id: *parms_id,
         scale,
         data,
+        gpu: Default::default(),
     }
 }
 

@@ -1,6 +1,7 @@
 //! `Plaintext` (SEAL `seal/plaintext.h`), as CKKS uses it: an encoded polynomial in NTT form.
 
 use super::params::{ParmsId, PARMS_ID_ZERO};
+use crate::device::state::DeviceState;
 
 /// A CKKS plaintext.
 ///
@@ -12,6 +13,8 @@ pub struct Plaintext {
     pub(crate) parms_id: ParmsId,
     pub(crate) scale: f64,
     pub(crate) data: Vec<u64>,
+    /// Lazy device state (paper §III-C/D).
+    pub(crate) gpu: DeviceState,
 }
 
 impl Plaintext {
@@ -21,6 +24,7 @@ impl Plaintext {
             parms_id: PARMS_ID_ZERO,
             scale: 1.0,
             data: Vec::new(),
+            gpu: DeviceState::default(),
         }
     }
     /// A zero plaintext of `coeff_count` words at `parms_id` (NTT form when non-zero).
@@ -29,6 +33,7 @@ impl Plaintext {
             parms_id,
             scale,
             data: vec![0; coeff_count],
+            gpu: DeviceState::default(),
         }
     }
     /// `parms_id` (zero for a plaintext not in NTT form).

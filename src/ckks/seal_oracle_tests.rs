@@ -129,6 +129,7 @@ impl Reader<'_> {
             parms_id,
             scale,
             data: self.dynarray(),
+            gpu: Default::default(),
         }
     }
     fn ciphertext(&mut self) -> Ciphertext {
@@ -150,6 +151,7 @@ impl Reader<'_> {
             scale,
             correction_factor,
             data,
+            gpu: Default::default(),
         }
     }
     fn kswitch(&mut self) -> KSwitchKeys {
@@ -166,7 +168,7 @@ impl Reader<'_> {
                     .collect()
             })
             .collect();
-        KSwitchKeys { parms_id, keys }
+        KSwitchKeys { parms_id, keys, device: Default::default() }
     }
 }
 

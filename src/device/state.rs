@@ -141,3 +141,29 @@ fn download(queue: Option<&Queue>, copy: Option<&DeviceBuf>, words: usize) -> Re
         _ => Err(crate::Error::Device("object has no device copy to download".into())),
     }
 }
+
+/// Device copies of a key set's vectors, keyed by (device, key index): uploaded once per device
+/// and shared by its queues (paper §III-H). Cloning the keys shares the copies (same content).
+#[derive(Clone, Debug, Default)]
+pub struct KeyDeviceCache {
+    inner: Arc<Mutex<std::collections::HashMap<(usize, usize), DeviceBuf>>>,
+}
+
+impl PartialEq for KeyDeviceCache {
+    /// Never part of key equality.
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl KeyDeviceCache {
+    /// The copy of key `index` on device `device`, made by `upload` on first use.
+    pub fn get_or_upload(&self, device: usize, index: usize, upload: impl FnOnce() -> Result<DeviceBuf>) -> Result<DeviceBuf> {
+        if let Some(b) = self.inner.lock().get(&(device, index)) {
+            return Ok(b.clone());
+        }
+        let b = upload()?;
+        self.inner.lock().insert((device, index), b.clone());
+        Ok(b)
+    }
+}

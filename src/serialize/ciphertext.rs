@@ -178,6 +178,7 @@ pub fn load_ciphertext_members(
         scale,
         correction_factor,
         data: Vec::new(),
+        gpu: Default::default(),
     };
     // Validates size <= 16 and N, k against the context: the products below are small.
     ciphertext_metadata(&ct, ctx, true)?;

@@ -104,7 +104,7 @@ pub fn load_kswitch_members(
         }
         keys.push(slot);
     }
-    Ok(KSwitchKeys { parms_id, keys })
+    Ok(KSwitchKeys { parms_id, keys, device: Default::default() })
 }
 
 impl SealLoad for KSwitchKeys {

@@ -69,6 +69,7 @@ fn load_plaintext_members(ctx: &Context, r: &mut Reader<'_>) -> Result<Plaintext
         parms_id,
         scale,
         data: Vec::new(),
+        gpu: Default::default(),
     };
     pt.data = load_dynarray(r, coeff_count, "Plaintext.data")?;
     if pt.data.len() != coeff_count {

@@ -36,6 +36,7 @@ fn plaintext(ctx: &Context) -> Plaintext {
         parms_id: cd.parms_id(),
         scale: 2f64.powi(20),
         data,
+        gpu: Default::default(),
     }
 }
 
@@ -328,6 +329,7 @@ fn plaintext_rules_follow_seal() {
         parms_id: crate::PARMS_ID_ZERO,
         scale: 1.0,
         data: vec![],
+        gpu: Default::default(),
     };
     round_trip(ctx, &empty);
     let mut p = empty.clone();
