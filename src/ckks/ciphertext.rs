@@ -94,11 +94,16 @@ impl Ciphertext {
         self.correction_factor
     }
     /// All words, `size × coeff_modulus_size × N`.
+    ///
+    /// These are the host words: for a value computed on the GPU (`is_dirty()`), call
+    /// `download()` first (decrypt and save do it themselves).
     pub fn data(&self) -> &[u64] {
         &self.data
     }
-    /// All words, mutable.
+    /// All words, mutable. The host words become the value: any device copy is dropped (call
+    /// `download()` first for a value computed on the GPU).
     pub fn data_mut(&mut self) -> &mut [u64] {
+        self.gpu.drop_device_copy(false);
         &mut self.data
     }
     /// Words of polynomial `i` (`coeff_modulus_size × N`).
@@ -108,11 +113,16 @@ impl Ciphertext {
     }
     /// Words of polynomial `i`, mutable.
     pub fn poly_mut(&mut self, i: usize) -> &mut [u64] {
+        self.gpu.drop_device_copy(false);
         let l = self.coeff_modulus_size * self.poly_modulus_degree;
         &mut self.data[i * l..(i + 1) * l]
     }
     /// Whether every polynomial but the first is zero (SEAL `Ciphertext::is_transparent`).
+    /// For a value computed on the GPU this downloads a copy to look.
     pub fn is_transparent(&self) -> bool {
+        if self.gpu.is_host_stale() {
+            return crate::device::object::host_current(self).map(|c| c.is_transparent()).unwrap_or(false);
+        }
         self.data.is_empty()
             || self.size < 2
             || self.data[self.coeff_modulus_size * self.poly_modulus_degree..]

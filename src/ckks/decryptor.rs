@@ -38,6 +38,8 @@ impl Decryptor {
     /// check); `InvalidArgument` ("encrypted is empty") for size < 2; `WrongForm` if not in NTT
     /// form; `Malformed` for a seeded, serialization-only ciphertext.
     pub fn decrypt(&self, encrypted: &Ciphertext) -> Result<Plaintext> {
+        // A ciphertext computed on the GPU is downloaded first (paper §III-D: download on decrypt).
+        let encrypted = &*crate::device::object::host_current(encrypted)?;
         let cd = check_ciphertext(&self.context, encrypted, "encrypted", false)?;
         if encrypted.size() < 2 {
             return Err(Error::InvalidArgument("encrypted is empty".into()));

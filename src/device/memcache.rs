@@ -101,6 +101,17 @@ impl<A: RawAllocator> MemCache<A> {
     /// # Errors
     /// `Error::Device` when the device cannot provide the memory.
     pub fn allocate(&self, bytes: usize, uncached: bool) -> Result<(A::Ptr, usize)> {
+        self.allocate_with(bytes, uncached, true)
+    }
+
+    /// As [`MemCache::allocate`] for an operation's internal scratch buffer: never retained by
+    /// a compute frame, because its only users are kernels on the same in-order queue, which
+    /// run before any later user of the recycled memory.
+    pub fn allocate_scratch(&self, bytes: usize) -> Result<(A::Ptr, usize)> {
+        self.allocate_with(bytes, false, false)
+    }
+
+    fn allocate_with(&self, bytes: usize, uncached: bool, retainable: bool) -> Result<(A::Ptr, usize)> {
         let bytes = bytes.max(1);
         let mut st = self.state.lock();
         let cached = st.enabled && !uncached;
@@ -116,7 +127,7 @@ impl<A: RawAllocator> MemCache<A> {
                 st.stats.hits += 1;
                 st.stats.bytes_free -= cap as u64;
                 st.stats.bytes_active += cap as u64;
-                let retained = st.retain_buffers;
+                let retained = st.retain_buffers && retainable;
                 st.active.insert(
                     p,
                     Entry {
@@ -141,7 +152,7 @@ impl<A: RawAllocator> MemCache<A> {
         };
         st.stats.misses += 1;
         st.stats.bytes_active += bytes as u64;
-        let retained = st.retain_buffers;
+        let retained = st.retain_buffers && retainable;
         st.active.insert(
             p,
             Entry {
@@ -344,6 +355,14 @@ mod tests {
         let (r, _) = mc.allocate(64, false).unwrap();
         assert_eq!(r, p, "after the frame the buffer is reused");
         assert_eq!(mc.stats().pending_release, 0);
+        // Scratch buffers of one operation are reusable at once, even inside a frame.
+        mc.start_compute_frame();
+        let (s1, _) = mc.allocate_scratch(32).unwrap();
+        assert!(!mc.is_retained(s1));
+        mc.release(s1);
+        let (s2, _) = mc.allocate_scratch(32).unwrap();
+        assert_eq!(s1, s2);
+        mc.end_compute_frame();
     }
 
     #[test]

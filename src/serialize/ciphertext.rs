@@ -27,6 +27,7 @@ use crate::ckks::context::Context;
 use crate::ckks::prng::{
     sample_poly_uniform, write_seed_marker, PrngInfo, PrngType, UniformRandomGenerator,
 };
+use super::ComprMode;
 use crate::{Ciphertext, Error, Result};
 
 pub use crate::ckks::prng::SEED_MARKER;
@@ -120,6 +121,18 @@ fn fill_c1_from_seed(ct: &mut Ciphertext, ctx: &Context, info: PrngInfo) -> Resu
 
 impl SealObject for Ciphertext {
     const NAME: &'static str = "Ciphertext";
+    /// Saves the current value: a ciphertext computed on the GPU is downloaded first.
+    fn save(&self, compr: ComprMode) -> Result<Vec<u8>> {
+        let c = crate::device::object::host_current(self)?;
+        super::writer::save_object(compr, c.members_size(), |w| c.save_members(w))
+    }
+    fn save_size(&self, compr: ComprMode) -> Result<usize> {
+        let c = crate::device::object::host_current(self)?;
+        compr
+            .size_estimate(c.members_size())?
+            .checked_add(super::header::SEAL_HEADER_SIZE)
+            .ok_or_else(|| crate::Error::InvalidArgument("save size overflows".into()))
+    }
     fn members_size(&self) -> usize {
         if seed_info(self).is_some() {
             METADATA_SIZE + dynarray_save_size(poly_words(self)) + PRNG_INFO_SAVE_SIZE

@@ -1,6 +1,7 @@
 //! Element-wise operations and ciphertext products (SEAL `Evaluator::{negate, add, sub,
 //! add_plain, sub_plain, multiply_plain, multiply, square}`), all in NTT form.
 
+use super::gpu::GpuOp;
 use super::{check_not_transparent, on_copy, Evaluator};
 use crate::ckks::ciphertext::Ciphertext;
 use crate::ckks::plaintext::Plaintext;
@@ -17,6 +18,10 @@ impl Evaluator {
     /// `NotValidForParams` if `ct` is not valid for the context.
     pub fn negate_inplace(&self, ct: &mut Ciphertext) -> Result<()> {
         let cd = check_ciphertext(ct, &self.ctx, "encrypted", false)?;
+        if let Some(q) = self.device_for(&[ct]) {
+            *ct = self.run_gpu(&q, ct, GpuOp::Negate, ct.scale)?;
+            return Ok(());
+        }
         check_not_transparent(ct)?;
         let n = cd.n();
         for i in 0..ct.size {
@@ -51,6 +56,10 @@ impl Evaluator {
 
     fn add_sub_inplace(&self, a: &mut Ciphertext, b: &Ciphertext, sub: bool) -> Result<()> {
         self.check_pair(a, b)?;
+        if let Some(q) = self.device_for(&[a, b]) {
+            *a = self.run_gpu(&q, a, GpuOp::AddSub(b, sub), a.scale)?;
+            return Ok(());
+        }
         let cd = self
             .ctx
             .context_data_for(&a.parms_id, "encrypted1")?
@@ -135,6 +144,10 @@ impl Evaluator {
 
     fn add_sub_plain_inplace(&self, ct: &mut Ciphertext, pt: &Plaintext, sub: bool) -> Result<()> {
         self.check_ct_plain(ct, pt, true)?;
+        if let Some(q) = self.device_for(&[ct]) {
+            *ct = self.run_gpu(&q, ct, GpuOp::AddSubPlain(pt, sub), ct.scale)?;
+            return Ok(());
+        }
         let cd = self
             .ctx
             .context_data_for(&ct.parms_id, "encrypted")?
@@ -184,6 +197,10 @@ impl Evaluator {
             .clone();
         let scale = ct.scale * pt.scale;
         check_scale(scale, &cd, "multiply_plain")?;
+        if let Some(q) = self.device_for(&[ct]) {
+            *ct = self.run_gpu(&q, ct, GpuOp::MulPlain(pt), scale)?;
+            return Ok(());
+        }
         let mut out = ct.clone();
         for i in 0..out.size {
             poly::dyadic_mul_assign(out.poly_mut(i), &pt.data, cd.n(), cd.coeff_modulus());
@@ -228,6 +245,10 @@ impl Evaluator {
             return Err(Error::InvalidArgument(format!(
                 "product size {dest_size} exceeds 16"
             )));
+        }
+        if let Some(q) = self.device_for(&[a, b]) {
+            *a = self.run_gpu(&q, a, GpuOp::Multiply(b), scale)?;
+            return Ok(());
         }
         let mut out = Ciphertext::zeros(&cd, dest_size);
         tensor_product(&mut out, a, b, n, moduli);

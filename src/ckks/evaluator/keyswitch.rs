@@ -10,6 +10,7 @@
 //!
 //! All values are canonical after each step, so the result equals SEAL's bit for bit.
 
+use super::gpu::GpuOp;
 use super::{check_not_transparent, on_copy, Evaluator};
 use crate::ckks::ciphertext::Ciphertext;
 use crate::ckks::keys::{KSwitchKeys, RelinKeys};
@@ -186,6 +187,10 @@ impl Evaluator {
                     }
                     e => e,
                 })?;
+        }
+        if let Some(q) = self.device_for(&[ct]) {
+            *ct = self.run_gpu(&q, ct, GpuOp::Relinearize(relin_keys), ct.scale)?;
+            return Ok(());
         }
         let mut out = ct.clone();
         while out.size > 2 {

@@ -2,6 +2,7 @@
 //! switching (drop the last prime) for ciphertexts and plaintexts (SEAL
 //! `Evaluator::{rescale_to_next, rescale_to, mod_switch_to_next, mod_switch_to}`).
 
+use super::gpu::GpuOp;
 use super::{check_not_transparent, on_copy, Evaluator};
 use crate::ckks::ciphertext::Ciphertext;
 use crate::ckks::context::ContextData;
@@ -52,6 +53,10 @@ impl Evaluator {
         let q_last = cd.coeff_modulus()[cd.coeff_modulus().len() - 1].value();
         let new_scale = ct.scale / q_last as f64;
         check_scale(new_scale, &next, "rescale_to_next (result)")?;
+        if let Some(q) = self.device_for(&[ct]) {
+            *ct = self.run_gpu(&q, ct, GpuOp::Rescale, new_scale)?;
+            return Ok(());
+        }
         let (n, k) = (cd.n(), cd.coeff_modulus().len());
         let tables: Vec<_> = cd.ntt_tables().iter().map(|t| t.as_ref()).collect();
         let mut out = Ciphertext::zeros(&next, ct.size);
@@ -106,6 +111,10 @@ impl Evaluator {
             ));
         }
         check_scale(ct.scale, &next, "mod_switch_to_next")?;
+        if let Some(q) = self.device_for(&[ct]) {
+            *ct = self.run_gpu(&q, ct, GpuOp::DropPrime, ct.scale)?;
+            return Ok(());
+        }
         let (n, k) = (cd.n(), cd.coeff_modulus().len());
         let mut out = Ciphertext::zeros(&next, ct.size);
         for i in 0..ct.size {

@@ -2,6 +2,7 @@
 //! `Evaluator::{transform_to_ntt, transform_from_ntt}`). CKKS ciphertexts live in NTT form;
 //! these exist for interoperability and for checking the NTT against SEAL.
 
+use super::gpu::GpuOp;
 use super::{check_not_transparent, on_copy, Evaluator};
 use crate::ckks::ciphertext::Ciphertext;
 use crate::ckks::valcheck::check_ciphertext;
@@ -16,6 +17,10 @@ impl Evaluator {
                 "encrypted is already {}",
                 if to_ntt { "in NTT form" } else { "not in NTT form" }
             )));
+        }
+        if let Some(q) = self.device_for(&[ct]) {
+            *ct = self.run_gpu(&q, ct, GpuOp::Transform(to_ntt), ct.scale)?;
+            return Ok(());
         }
         check_not_transparent(ct)?;
         let (n, k) = (cd.n(), cd.coeff_modulus().len());

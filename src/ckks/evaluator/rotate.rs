@@ -1,6 +1,7 @@
 //! Galois automorphisms on ciphertexts: `apply_galois`, slot rotations and complex conjugation
 //! (SEAL `Evaluator::{apply_galois, rotate_vector, complex_conjugate}`).
 
+use super::gpu::GpuOp;
 use super::{check_not_transparent, on_copy, Evaluator};
 use crate::ckks::ciphertext::Ciphertext;
 use crate::ckks::keys::GaloisKeys;
@@ -85,6 +86,10 @@ impl Evaluator {
         galois_elt: u32,
         keys: &GaloisKeys,
     ) -> Result<()> {
+        if let Some(q) = self.device_for(&[ct]) {
+            *ct = self.run_gpu(&q, ct, GpuOp::Galois(galois_elt, keys), ct.scale)?;
+            return Ok(());
+        }
         let n = ct.poly_modulus_degree;
         let gt = self.ctx.galois_tool();
         let perm = gt.permutation_ntt(galois_elt)?;

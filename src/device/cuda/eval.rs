@@ -136,7 +136,7 @@ pub fn tensor(q: &CudaQueue, l: &LevelData, a: &DeviceBuffer, sa: usize, b: &Dev
 /// `rows` rows of `src` starting at `row`, every `stride` rows, for `polys` polynomials: the
 /// last limb of each polynomial, gathered.
 fn gather(q: &CudaQueue, l: &LevelData, src: &DeviceBuffer, stride: usize, row: usize, polys: usize) -> Result<DeviceBuffer> {
-    let out = q.alloc(polys * l.n())?;
+    let out = q.scratch(polys * l.n())?;
     let args = [Arg::Ptr(out.ptr()), Arg::Ptr(src.ptr()), Arg::U32(stride as u32), Arg::U32(row as u32), Arg::U32(polys as u32), Arg::U32(l.log_n)];
     launch(q, Family::Keyswitch, "gather_row_u64", (polys * l.n()) as u64, &args)?;
     Ok(out)
@@ -155,7 +155,7 @@ fn moddown_correction(
     polys: usize,
 ) -> Result<DeviceBuffer> {
     let k = primes.k as usize;
-    let d = q.alloc(polys * k * l.n())?;
+    let d = q.scratch(polys * k * l.n())?;
     let args = [
         Arg::Ptr(d.ptr()),
         Arg::Ptr(last.ptr()),
@@ -242,11 +242,11 @@ pub fn switch_key(
     let (k, n) = (l.k(), l.n());
     let kp = k + 1;
     // 1. digits in coefficient form
-    let t = q.alloc(k * n)?;
+    let t = q.scratch(k * n)?;
     q.copy(&t, 0, tsrc, t_off, k * n)?;
     l.ntt.inverse(q, &t, k, EVAL_NTT)?;
     // 2. lift every digit to every output prime, NTT, inner product with the key
-    let lifted = q.alloc(k * kp * n)?;
+    let lifted = q.scratch(k * kp * n)?;
     let args = [
         Arg::Ptr(lifted.ptr()),
         Arg::Ptr(t.ptr()),
@@ -258,7 +258,7 @@ pub fn switch_key(
     ];
     launch(q, Family::Keyswitch, "ks_lift_u64", (k * kp * n) as u64, &args)?;
     l.ext_ntt.forward(q, &lifted, k * kp, EVAL_NTT)?;
-    let prod = q.alloc(2 * kp * n)?;
+    let prod = q.scratch(2 * kp * n)?;
     let args = [
         Arg::Ptr(prod.ptr()),
         Arg::Ptr(lifted.ptr()),
@@ -296,7 +296,7 @@ pub fn apply_galois(q: &CudaQueue, l: &LevelData, ct: &DeviceBuffer, table: &Dev
     let pw = poly_words(l);
     let permuted = permute(q, l, ct, 2 * l.k(), table)?;
     // c01 = (permuted c0, 0); target = permuted c1
-    let c01 = q.alloc(2 * pw)?;
+    let c01 = q.scratch(2 * pw)?;
     q.copy(&c01, 0, &permuted, 0, pw)?;
     q.zero(&c01, pw, pw)?;
     switch_key(q, l, &c01, &permuted, pw, key, key_k)

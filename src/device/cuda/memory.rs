@@ -60,6 +60,11 @@ impl DeviceBuffer {
         let (ptr, _cap) = cache.allocate(words.max(1) * 8, false)?;
         Ok(DeviceBuffer { ptr, words, cache: cache.clone() })
     }
+    /// A scratch buffer for one operation's temporaries (never retained by compute frames).
+    pub fn scratch(cache: &Arc<MemCache<CudaAllocator>>, words: usize) -> Result<Self> {
+        let (ptr, _cap) = cache.allocate_scratch(words.max(1) * 8)?;
+        Ok(DeviceBuffer { ptr, words, cache: cache.clone() })
+    }
     /// Device address, for kernel arguments.
     pub fn ptr(&self) -> u64 {
         self.ptr

@@ -85,9 +85,13 @@ impl CudaQueue {
         Ok(())
     }
 
-    /// An uninitialized buffer of `words` words.
+    /// An uninitialized buffer of `words` words (an operation's result).
     pub fn alloc(&self, words: usize) -> Result<DeviceBuffer> {
         DeviceBuffer::new(&self.memcache, words)
+    }
+    /// An uninitialized scratch buffer for an operation's temporaries.
+    pub fn scratch(&self, words: usize) -> Result<DeviceBuffer> {
+        DeviceBuffer::scratch(&self.memcache, words)
     }
     /// Upload host words into a new buffer (asynchronous with respect to kernels; the host
     /// slice is copied before return).

@@ -1,0 +1,191 @@
+//! Device dispatch of the evaluator (paper §III-C): an operation runs on the GPU when any of its
+//! ciphertext operands is marked `.gpu()`; the other operands are uploaded lazily on first use,
+//! the result stays on the device (its host copy stale until downloaded). Checks are the CPU
+//! path's, done before dispatch; the kernels compute the CPU path's arithmetic, so results are
+//! bit-identical (tested on the device by `examples/gpu_eval_check.rs` and `tests/gpu.rs`).
+//!
+//! Not done on the device: the transparency check of results (it would need a download; SEAL
+//! makes it, the paper's GPU library does not), and relinearization of ciphertexts of size > 3.
+
+use super::Evaluator;
+use crate::ckks::ciphertext::Ciphertext;
+use crate::device::queue::Queue;
+use crate::Result;
+
+impl Evaluator {
+    /// The queue an operation on these ciphertexts runs on, if any operand is marked `.gpu()`.
+    pub(super) fn device_for(&self, cts: &[&Ciphertext]) -> Option<Queue> {
+        cts.iter().find(|c| c.gpu.is_marked()).and_then(|c| c.gpu.queue())
+    }
+}
+
+#[cfg(feature = "cuda")]
+pub(super) use cuda_impl::*;
+
+#[cfg(not(feature = "cuda"))]
+pub(super) use no_gpu::*;
+
+#[cfg(not(feature = "cuda"))]
+mod no_gpu {
+    //! Without a GPU backend no queue exists, so `device_for` never returns one and these
+    //! are never reached; they keep the call sites identical.
+    use super::*;
+    use crate::ckks::keys::{GaloisKeys, RelinKeys};
+    use crate::ckks::plaintext::Plaintext;
+    use crate::Error;
+
+    fn none<T>() -> Result<T> {
+        Err(Error::Device("xehe was built without a GPU backend".into()))
+    }
+    pub(in crate::ckks::evaluator) enum GpuOp<'a> {
+        Negate,
+        AddSub(&'a Ciphertext, bool),
+        AddSubPlain(&'a Plaintext, bool),
+        MulPlain(&'a Plaintext),
+        Multiply(&'a Ciphertext),
+        Rescale,
+        DropPrime,
+        Relinearize(&'a RelinKeys),
+        Galois(u32, &'a GaloisKeys),
+        Transform(bool),
+    }
+    impl Evaluator {
+        pub(in crate::ckks::evaluator) fn run_gpu(&self, _q: &Queue, _ct: &Ciphertext, _op: GpuOp<'_>, _scale: f64) -> Result<Ciphertext> {
+            none()
+        }
+    }
+}
+
+#[cfg(feature = "cuda")]
+mod cuda_impl {
+    use super::*;
+    use crate::ckks::keys::{GaloisKeys, KSwitchKeys, RelinKeys};
+    use crate::ckks::plaintext::Plaintext;
+    use crate::device::cuda::eval;
+    use crate::device::cuda::memory::DeviceBuffer;
+    use crate::device::cuda::queue::CudaQueue;
+    use crate::device::state::{DeviceBuf, DeviceState};
+    use crate::Error;
+    use std::sync::Arc;
+
+    /// One evaluator operation, with its non-`self` operands.
+    pub(in crate::ckks::evaluator) enum GpuOp<'a> {
+        /// `-ct`.
+        Negate,
+        /// `ct ± other` (`true` = subtract).
+        AddSub(&'a Ciphertext, bool),
+        /// `ct ± plain` on the first polynomial.
+        AddSubPlain(&'a Plaintext, bool),
+        /// `ct ⊙ plain`.
+        MulPlain(&'a Plaintext),
+        /// Tensor product.
+        Multiply(&'a Ciphertext),
+        /// Divide-and-round by the last prime.
+        Rescale,
+        /// Drop the last prime.
+        DropPrime,
+        /// Size 3 → 2.
+        Relinearize(&'a RelinKeys),
+        /// Galois automorphism + key switch.
+        Galois(u32, &'a GaloisKeys),
+        /// To (`true`) or from NTT form.
+        Transform(bool),
+    }
+
+    fn cuda(q: &Queue) -> &Arc<CudaQueue> {
+        match q {
+            Queue::Cuda(c) => c,
+        }
+    }
+
+    fn words_of(buf: &DeviceBuf) -> &Arc<DeviceBuffer> {
+        match buf {
+            DeviceBuf::Cuda(b) => b,
+        }
+    }
+
+    fn ct_buf(q: &Queue, ct: &Ciphertext) -> Result<Arc<DeviceBuffer>> {
+        Ok(words_of(&ct.gpu.device_copy(q, &ct.data)?).clone())
+    }
+
+    fn key_buf(q: &CudaQueue, keys: &KSwitchKeys, index: usize) -> Result<Arc<DeviceBuffer>> {
+        let dev = q.device();
+        let b = keys.device.get_or_upload(dev.ordinal(), index, || {
+            let kv = keys.key(index).ok_or_else(|| Error::MissingKey(format!("no key at index {index}")))?;
+            Ok(DeviceBuf::Cuda(Arc::new(eval::upload_key_vector(dev, kv)?)))
+        })?;
+        Ok(words_of(&b).clone())
+    }
+
+    impl Evaluator {
+        /// Run `op` on the device for `ct` (checked by the caller) and return the result
+        /// ciphertext, which stays on the device. `scale` is the result's scale.
+        pub(in crate::ckks::evaluator) fn run_gpu(&self, q: &Queue, ct: &Ciphertext, op: GpuOp<'_>, scale: f64) -> Result<Ciphertext> {
+            let cq = cuda(q);
+            let dev = cq.device();
+            let ctx = &self.ctx;
+            let cd = ctx.context_data_for(&ct.parms_id, "encrypted")?.clone();
+            let l = dev.level(ctx, &ct.parms_id)?;
+            let pw = l.k() * l.n();
+            let key_k = ctx.key_context_data().coeff_modulus().len();
+            let a = ct_buf(q, ct)?;
+            let mut out_level = cd.clone();
+            let mut is_ntt = ct.is_ntt_form;
+            let (buf, size) = match op {
+                GpuOp::Negate => (eval::elementwise(cq, &l, "ew_neg_u64", &a, None, ct.size * pw)?, ct.size),
+                GpuOp::AddSub(b, sub) => (eval::add_sub(cq, &l, &a, ct.size, &*ct_buf(q, b)?, b.size, sub)?, ct.size.max(b.size)),
+                GpuOp::AddSubPlain(p, sub) => {
+                    let pb = words_of(&p.gpu.device_copy(q, &p.data)?).clone();
+                    (eval::add_sub_plain(cq, &l, &a, ct.size, &pb, sub)?, ct.size)
+                }
+                GpuOp::MulPlain(p) => {
+                    let pb = words_of(&p.gpu.device_copy(q, &p.data)?).clone();
+                    (eval::mul_broadcast(cq, &l, &a, ct.size * pw, &pb, pw)?, ct.size)
+                }
+                GpuOp::Multiply(b) => (eval::tensor(cq, &l, &a, ct.size, &*ct_buf(q, b)?, b.size)?, ct.size + b.size - 1),
+                GpuOp::Rescale | GpuOp::DropPrime => {
+                    let next_id = cd.next_parms_id().ok_or_else(|| Error::EndOfModulusChain("encrypted".into()))?;
+                    out_level = ctx.context_data_for(&next_id, "encrypted")?.clone();
+                    let buf = if matches!(op, GpuOp::Rescale) {
+                        eval::rescale(cq, &l, &*dev.level(ctx, &next_id)?, &a, ct.size)?
+                    } else {
+                        eval::drop_last_prime(cq, &l, &a, ct.size)?
+                    };
+                    (buf, ct.size)
+                }
+                GpuOp::Relinearize(rk) => {
+                    if ct.size != 3 {
+                        return Err(Error::InvalidArgument(format!(
+                            "GPU relinearization takes size-3 ciphertexts, got size {}",
+                            ct.size
+                        )));
+                    }
+                    let key = key_buf(cq, &rk.0, RelinKeys::get_index(2))?;
+                    (eval::relinearize3(cq, &l, &a, &key, key_k)?, 2)
+                }
+                GpuOp::Galois(elt, gk) => {
+                    let key = key_buf(cq, &gk.0, GaloisKeys::get_index(elt)?)?;
+                    let table = dev.galois_table(ctx, elt)?;
+                    (eval::apply_galois(cq, &l, &a, &table, &key, key_k)?, 2)
+                }
+                GpuOp::Transform(to_ntt) => {
+                    is_ntt = to_ntt;
+                    (eval::transform(cq, &l, &a, ct.size, to_ntt)?, ct.size)
+                }
+            };
+            let out = Ciphertext {
+                parms_id: out_level.parms_id(),
+                is_ntt_form: is_ntt,
+                size,
+                poly_modulus_degree: out_level.n(),
+                coeff_modulus_size: out_level.coeff_modulus().len(),
+                scale,
+                correction_factor: 1,
+                data: Vec::new(),
+                gpu: DeviceState::default(),
+            };
+            out.gpu.set_result(q.clone(), DeviceBuf::Cuda(Arc::new(buf)));
+            Ok(out)
+        }
+    }
+}
