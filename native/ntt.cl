@@ -65,17 +65,18 @@ DECLSPEC void inv_bf_last(u64 *x, u64 *y, u64 in, u64 inq, u64 lw, u64 lwq, u64 
 KERNEL_FQ void ntt_fwd_radix2_u64(GLOBAL_AS u64 *data, CONST_AS u64 *roots, CONST_AS u64 *roots_q,
                                   CONST_AS u64 *moduli, u32 k, u32 log_n, u32 log_m, u32 last, u64 total)
 {
-    for (u64 t = GLOBAL_ID(); t < total; t += GLOBAL_SIZE()) {
-        u64 n = ONE << log_n;
-        u64 row = t >> (log_n - 1);
-        u64 j = t & ((n >> 1) - 1);
-        u32 p = (u32)(row % k);
+    /* 32-bit index arithmetic: rows × N < 2^32 words for every supported batch. */
+    for (u32 t = (u32)GLOBAL_ID(); t < (u32)total; t += (u32)GLOBAL_SIZE()) {
+        u32 n = 1u << log_n;
+        u32 row = t >> (log_n - 1);
+        u32 j = t & ((n >> 1) - 1);
+        u32 p = row % k;
         u64 q = moduli[p];
         u32 log_gap = log_n - 1 - log_m;
-        u64 i = j >> log_gap;
-        u64 x = row * n + (i << (log_gap + 1)) + (j & ((ONE << log_gap) - 1));
-        u64 y = x + (ONE << log_gap);
-        u64 ri = (u64)p * n + (ONE << log_m) + i;
+        u32 i = j >> log_gap;
+        u32 x = row * n + (i << (log_gap + 1)) + (j & ((1u << log_gap) - 1));
+        u32 y = x + (1u << log_gap);
+        u32 ri = p * n + (1u << log_m) + i;
         u64 a = data[x], b = data[y];
         fwd_bf(&a, &b, roots[ri], roots_q[ri], q);
         if (last) {
@@ -91,19 +92,19 @@ KERNEL_FQ void ntt_fwd_radix2_u64(GLOBAL_AS u64 *data, CONST_AS u64 *roots, CONS
 KERNEL_FQ void ntt_fwd_radix8_u64(GLOBAL_AS u64 *data, CONST_AS u64 *roots, CONST_AS u64 *roots_q,
                                   CONST_AS u64 *moduli, u32 k, u32 log_n, u32 log_m, u32 last, u64 total)
 {
-    for (u64 t = GLOBAL_ID(); t < total; t += GLOBAL_SIZE()) {
-        u64 n = ONE << log_n;
-        u64 row = t >> (log_n - 3);
-        u64 j = t & ((n >> 3) - 1);
-        u32 p = (u32)(row % k);
+    for (u32 t = (u32)GLOBAL_ID(); t < (u32)total; t += (u32)GLOBAL_SIZE()) {
+        u32 n = 1u << log_n;
+        u32 row = t >> (log_n - 3);
+        u32 j = t & ((n >> 3) - 1);
+        u32 p = row % k;
         u64 q = moduli[p];
         u32 log_gap = log_n - 1 - log_m; /* gap of the first of the three rounds */
-        u64 g = ONE << log_gap, g4 = g >> 2;
-        u64 i1 = j >> (log_gap - 2);
-        u64 base = row * n + i1 * 2 * g + (j & (g4 - 1));
-        u64 m = ONE << log_m;
-        CONST_AS u64 *rw = roots + (u64)p * n;
-        CONST_AS u64 *rq = roots_q + (u64)p * n;
+        u32 g = 1u << log_gap, g4 = g >> 2;
+        u32 i1 = j >> (log_gap - 2);
+        u32 base = row * n + i1 * 2 * g + (j & (g4 - 1));
+        u32 m = 1u << log_m;
+        CONST_AS u64 *rw = roots + p * n;
+        CONST_AS u64 *rq = roots_q + p * n;
         u64 v[8];
 #pragma unroll
         for (int s = 0; s < 8; s++) v[s] = data[base + (s >> 2) * g + ((s >> 1) & 1) * (g >> 1) + (s & 1) * g4];
@@ -111,13 +112,13 @@ KERNEL_FQ void ntt_fwd_radix8_u64(GLOBAL_AS u64 *data, CONST_AS u64 *roots, CONS
         for (int s = 0; s < 4; s++) fwd_bf(&v[s], &v[s + 4], rw[m + i1], rq[m + i1], q);
 #pragma unroll
         for (int a = 0; a < 2; a++) {
-            u64 ri = 2 * m + 2 * i1 + a;
+            u32 ri = 2 * m + 2 * i1 + a;
 #pragma unroll
             for (int c = 0; c < 2; c++) fwd_bf(&v[a * 4 + c], &v[a * 4 + 2 + c], rw[ri], rq[ri], q);
         }
 #pragma unroll
         for (int ab = 0; ab < 4; ab++) {
-            u64 ri = 4 * m + 4 * i1 + ab;
+            u32 ri = 4 * m + 4 * i1 + ab;
             fwd_bf(&v[ab * 2], &v[ab * 2 + 1], rw[ri], rq[ri], q);
         }
 #pragma unroll
@@ -158,11 +159,11 @@ KERNEL_FQ void ntt_fwd_slm_u64(GLOBAL_AS u64 *data, CONST_AS u64 *roots, CONST_A
         u32 log_gap = log_n - 1 - lm;
         u64 m = ONE << lm;
         if (radix8 && lm + 3 <= log_n) {
-            u64 g = ONE << log_gap, g4 = g >> 2;
+            u32 g = 1u << log_gap, g4 = g >> 2;
             for (u32 j = LOCAL_ID(); j < T / 8; j += LOCAL_SIZE()) {
-                u64 il = j >> (log_gap - 2);
-                u64 i1 = tin * (T >> (log_gap + 1)) + il;
-                u32 b = (u32)(il * 2 * g + (j & (g4 - 1)));
+                u32 il = j >> (log_gap - 2);
+                u32 i1 = (u32)tin * (T >> (log_gap + 1)) + il;
+                u32 b = il * 2 * g + (j & (g4 - 1));
                 u64 v[8];
 #pragma unroll
                 for (int s = 0; s < 8; s++) v[s] = tile[b + (s >> 2) * g + ((s >> 1) & 1) * (g >> 1) + (s & 1) * g4];
@@ -170,13 +171,13 @@ KERNEL_FQ void ntt_fwd_slm_u64(GLOBAL_AS u64 *data, CONST_AS u64 *roots, CONST_A
                 for (int s = 0; s < 4; s++) fwd_bf(&v[s], &v[s + 4], rw[m + i1], rq[m + i1], q);
 #pragma unroll
                 for (int a = 0; a < 2; a++) {
-                    u64 ri = 2 * m + 2 * i1 + a;
+                    u32 ri = 2 * (u32)m + 2 * i1 + a;
 #pragma unroll
                     for (int c = 0; c < 2; c++) fwd_bf(&v[a * 4 + c], &v[a * 4 + 2 + c], rw[ri], rq[ri], q);
                 }
 #pragma unroll
                 for (int ab = 0; ab < 4; ab++) {
-                    u64 ri = 4 * m + 4 * i1 + ab;
+                    u32 ri = 4 * (u32)m + 4 * i1 + ab;
                     fwd_bf(&v[ab * 2], &v[ab * 2 + 1], rw[ri], rq[ri], q);
                 }
 #pragma unroll
@@ -184,11 +185,11 @@ KERNEL_FQ void ntt_fwd_slm_u64(GLOBAL_AS u64 *data, CONST_AS u64 *roots, CONST_A
             }
             lm += 3;
         } else {
-            u64 g = ONE << log_gap;
+            u32 g = 1u << log_gap;
             for (u32 j = LOCAL_ID(); j < T / 2; j += LOCAL_SIZE()) {
-                u64 il = j >> log_gap;
-                u64 i = tin * (T >> (log_gap + 1)) + il;
-                u32 x = (u32)((il << (log_gap + 1)) + (j & (g - 1)));
+                u32 il = j >> log_gap;
+                u32 i = (u32)tin * (T >> (log_gap + 1)) + il;
+                u32 x = (il << (log_gap + 1)) + (j & (g - 1));
                 u64 a = tile[x], c = tile[x + g];
                 fwd_bf(&a, &c, rw[m + i], rq[m + i], q);
                 tile[x] = a;
@@ -209,21 +210,21 @@ KERNEL_FQ void ntt_inv_radix2_u64(GLOBAL_AS u64 *data, CONST_AS u64 *iroots, CON
                                   CONST_AS u64 *last_w, CONST_AS u64 *last_wq, u32 k, u32 log_n, u32 log_m,
                                   u64 total)
 {
-    for (u64 t = GLOBAL_ID(); t < total; t += GLOBAL_SIZE()) {
-        u64 n = ONE << log_n;
-        u64 row = t >> (log_n - 1);
-        u64 j = t & ((n >> 1) - 1);
-        u32 p = (u32)(row % k);
+    for (u32 t = (u32)GLOBAL_ID(); t < (u32)total; t += (u32)GLOBAL_SIZE()) {
+        u32 n = 1u << log_n;
+        u32 row = t >> (log_n - 1);
+        u32 j = t & ((n >> 1) - 1);
+        u32 p = row % k;
         u64 q = moduli[p];
         u32 log_gap = log_n - 1 - log_m;
-        u64 i = j >> log_gap;
-        u64 x = row * n + (i << (log_gap + 1)) + (j & ((ONE << log_gap) - 1));
-        u64 y = x + (ONE << log_gap);
+        u32 i = j >> log_gap;
+        u32 x = row * n + (i << (log_gap + 1)) + (j & ((1u << log_gap) - 1));
+        u32 y = x + (1u << log_gap);
         u64 a = data[x], b = data[y];
         if (log_m == 0) {
             inv_bf_last(&a, &b, inv_n[p], inv_n_q[p], last_w[p], last_wq[p], q);
         } else {
-            u64 ri = (u64)p * n + n - (ONE << (log_m + 1)) + 1 + i;
+            u32 ri = p * n + n - (1u << (log_m + 1)) + 1 + i;
             inv_bf(&a, &b, iroots[ri], iroots_q[ri], q);
         }
         data[x] = a;
@@ -231,19 +232,19 @@ KERNEL_FQ void ntt_inv_radix2_u64(GLOBAL_AS u64 *data, CONST_AS u64 *iroots, CON
     }
 }
 
-DECLSPEC void inv_round8(u64 *v, CONST_AS u64 *rw, CONST_AS u64 *rq, u64 n, u64 m, u64 i3, u64 q,
+DECLSPEC void inv_round8(u64 *v, CONST_AS u64 *rw, CONST_AS u64 *rq, u32 n, u32 m, u32 i3, u64 q,
                          u64 in, u64 inq, u64 lw, u64 lwq)
 {
     /* round 1: m blocks, pairs differ in bit 0 */
 #pragma unroll
     for (int ab = 0; ab < 4; ab++) {
-        u64 ri = n - 2 * m + 1 + 4 * i3 + ab;
+        u32 ri = n - 2 * m + 1 + 4 * i3 + ab;
         inv_bf(&v[ab * 2], &v[ab * 2 + 1], rw[ri], rq[ri], q);
     }
     /* round 2: m/2 blocks, pairs differ in bit 1 */
 #pragma unroll
     for (int a = 0; a < 2; a++) {
-        u64 ri = n - m + 1 + 2 * i3 + a;
+        u32 ri = n - m + 1 + 2 * i3 + a;
 #pragma unroll
         for (int c = 0; c < 2; c++) inv_bf(&v[a * 4 + c], &v[a * 4 + 2 + c], rw[ri], rq[ri], q);
     }
@@ -252,7 +253,7 @@ DECLSPEC void inv_round8(u64 *v, CONST_AS u64 *rw, CONST_AS u64 *rq, u64 n, u64 
 #pragma unroll
         for (int s = 0; s < 4; s++) inv_bf_last(&v[s], &v[s + 4], in, inq, lw, lwq, q);
     } else {
-        u64 ri = n - m / 2 + 1 + i3;
+        u32 ri = n - m / 2 + 1 + i3;
 #pragma unroll
         for (int s = 0; s < 4; s++) inv_bf(&v[s], &v[s + 4], rw[ri], rq[ri], q);
     }
@@ -264,22 +265,21 @@ KERNEL_FQ void ntt_inv_radix8_u64(GLOBAL_AS u64 *data, CONST_AS u64 *iroots, CON
                                   CONST_AS u64 *last_w, CONST_AS u64 *last_wq, u32 k, u32 log_n, u32 log_m,
                                   u64 total)
 {
-    for (u64 t = GLOBAL_ID(); t < total; t += GLOBAL_SIZE()) {
-        u64 n = ONE << log_n;
-        u64 row = t >> (log_n - 3);
-        u64 j = t & ((n >> 3) - 1);
-        u32 p = (u32)(row % k);
+    for (u32 t = (u32)GLOBAL_ID(); t < (u32)total; t += (u32)GLOBAL_SIZE()) {
+        u32 n = 1u << log_n;
+        u32 row = t >> (log_n - 3);
+        u32 j = t & ((n >> 3) - 1);
+        u32 p = row % k;
         u64 q = moduli[p];
-        u64 m = ONE << log_m;
+        u32 m = 1u << log_m;
         u32 log_gap = log_n - 1 - log_m; /* gap of the first round */
-        u64 g = ONE << log_gap;
-        u64 i3 = j >> log_gap;
-        u64 base = row * n + i3 * 8 * g + (j & (g - 1));
+        u32 g = 1u << log_gap;
+        u32 i3 = j >> log_gap;
+        u32 base = row * n + i3 * 8 * g + (j & (g - 1));
         u64 v[8];
 #pragma unroll
         for (int s = 0; s < 8; s++) v[s] = data[base + (s >> 2) * 4 * g + ((s >> 1) & 1) * 2 * g + (s & 1) * g];
-        inv_round8(v, iroots + (u64)p * n, iroots_q + (u64)p * n, n, m, i3, q, inv_n[p], inv_n_q[p], last_w[p],
-                   last_wq[p]);
+        inv_round8(v, iroots + p * n, iroots_q + p * n, n, m, i3, q, inv_n[p], inv_n_q[p], last_w[p], last_wq[p]);
 #pragma unroll
         for (int s = 0; s < 8; s++) data[base + (s >> 2) * 4 * g + ((s >> 1) & 1) * 2 * g + (s & 1) * g] = v[s];
     }
@@ -316,15 +316,15 @@ KERNEL_FQ void ntt_inv_slm_u64(GLOBAL_AS u64 *data, CONST_AS u64 *iroots, CONST_
         u32 log_gap = log_n - 1 - lm;
         u64 m = ONE << lm;
         if (radix8 && lm >= stop_log_m + 2 && lm >= 2) {
-            u64 g = ONE << log_gap;
+            u32 g = 1u << log_gap;
             for (u32 j = LOCAL_ID(); j < T / 8; j += LOCAL_SIZE()) {
-                u64 il = j >> log_gap;
-                u64 i3 = tin * (T >> (log_gap + 3)) + il;
-                u32 b = (u32)(il * 8 * g + (j & (g - 1)));
+                u32 il = j >> log_gap;
+                u32 i3 = (u32)tin * (T >> (log_gap + 3)) + il;
+                u32 b = il * 8 * g + (j & (g - 1));
                 u64 v[8];
 #pragma unroll
                 for (int s = 0; s < 8; s++) v[s] = tile[b + (s >> 2) * 4 * g + ((s >> 1) & 1) * 2 * g + (s & 1) * g];
-                inv_round8(v, rw, rq, n, m, i3, q, inv_n[p], inv_n_q[p], last_w[p], last_wq[p]);
+                inv_round8(v, rw, rq, (u32)n, (u32)m, i3, q, inv_n[p], inv_n_q[p], last_w[p], last_wq[p]);
 #pragma unroll
                 for (int s = 0; s < 8; s++) tile[b + (s >> 2) * 4 * g + ((s >> 1) & 1) * 2 * g + (s & 1) * g] = v[s];
             }
@@ -332,16 +332,16 @@ KERNEL_FQ void ntt_inv_slm_u64(GLOBAL_AS u64 *data, CONST_AS u64 *iroots, CONST_
             if (lm == stop_log_m + 2) break;
             lm -= 3;
         } else {
-            u64 g = ONE << log_gap;
+            u32 g = 1u << log_gap;
             for (u32 j = LOCAL_ID(); j < T / 2; j += LOCAL_SIZE()) {
-                u64 il = j >> log_gap;
-                u64 i = tin * (T >> (log_gap + 1)) + il;
-                u32 x = (u32)((il << (log_gap + 1)) + (j & (g - 1)));
+                u32 il = j >> log_gap;
+                u32 i = (u32)tin * (T >> (log_gap + 1)) + il;
+                u32 x = (il << (log_gap + 1)) + (j & (g - 1));
                 u64 a = tile[x], c = tile[x + g];
                 if (lm == 0) {
                     inv_bf_last(&a, &c, inv_n[p], inv_n_q[p], last_w[p], last_wq[p], q);
                 } else {
-                    u64 ri = n - 2 * m + 1 + i;
+                    u32 ri = (u32)n - 2 * (u32)m + 1 + i;
                     inv_bf(&a, &c, rw[ri], rq[ri], q);
                 }
                 tile[x] = a;
