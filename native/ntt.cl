@@ -20,6 +20,10 @@
 #define XEHE_SLM_TILE 2048
 #endif
 #define ONE ((u64)1)
+/* Shared-memory padding: one spare word after every 8, so the strided accesses of the late
+ * rounds (stride 8 words in radix-8 steps, stride 2 in radix-2) hit distinct banks. */
+#define SLM_PAD(i) ((i) + ((i) >> 3))
+#define SLM_WORDS (XEHE_SLM_TILE + XEHE_SLM_TILE / 8)
 
 DECLSPEC void fwd_bf(u64 *x, u64 *y, u64 w, u64 wq, u64 q)
 {
@@ -138,7 +142,7 @@ KERNEL_FQ void ntt_fwd_radix8_u64(GLOBAL_AS u64 *data, CONST_AS u64 *roots, CONS
 KERNEL_FQ void ntt_fwd_slm_u64(GLOBAL_AS u64 *data, CONST_AS u64 *roots, CONST_AS u64 *roots_q,
                                CONST_AS u64 *moduli, u32 k, u32 log_n, u32 log_m, u32 radix8)
 {
-    LOCAL_ARRAY(u64, tile, XEHE_SLM_TILE);
+    LOCAL_ARRAY(u64, tile, SLM_WORDS);
     const u32 T = XEHE_SLM_TILE;
     u32 log_t = 0;
     while ((1u << log_t) < T) log_t++;
@@ -152,7 +156,7 @@ KERNEL_FQ void ntt_fwd_slm_u64(GLOBAL_AS u64 *data, CONST_AS u64 *roots, CONST_A
     GLOBAL_AS u64 *src = data + row * n + tin * T;
     CONST_AS u64 *rw = roots + (u64)p * n;
     CONST_AS u64 *rq = roots_q + (u64)p * n;
-    for (u32 e = LOCAL_ID(); e < T; e += LOCAL_SIZE()) tile[e] = src[e];
+    for (u32 e = LOCAL_ID(); e < T; e += LOCAL_SIZE()) tile[SLM_PAD(e)] = src[e];
     SYNC_THREADS();
     u32 lm = log_m;
     while (lm < log_n) {
@@ -166,7 +170,7 @@ KERNEL_FQ void ntt_fwd_slm_u64(GLOBAL_AS u64 *data, CONST_AS u64 *roots, CONST_A
                 u32 b = il * 2 * g + (j & (g4 - 1));
                 u64 v[8];
 #pragma unroll
-                for (int s = 0; s < 8; s++) v[s] = tile[b + (s >> 2) * g + ((s >> 1) & 1) * (g >> 1) + (s & 1) * g4];
+                for (int s = 0; s < 8; s++) v[s] = tile[SLM_PAD(b + (s >> 2) * g + ((s >> 1) & 1) * (g >> 1) + (s & 1) * g4)];
 #pragma unroll
                 for (int s = 0; s < 4; s++) fwd_bf(&v[s], &v[s + 4], rw[m + i1], rq[m + i1], q);
 #pragma unroll
@@ -181,7 +185,7 @@ KERNEL_FQ void ntt_fwd_slm_u64(GLOBAL_AS u64 *data, CONST_AS u64 *roots, CONST_A
                     fwd_bf(&v[ab * 2], &v[ab * 2 + 1], rw[ri], rq[ri], q);
                 }
 #pragma unroll
-                for (int s = 0; s < 8; s++) tile[b + (s >> 2) * g + ((s >> 1) & 1) * (g >> 1) + (s & 1) * g4] = v[s];
+                for (int s = 0; s < 8; s++) tile[SLM_PAD(b + (s >> 2) * g + ((s >> 1) & 1) * (g >> 1) + (s & 1) * g4)] = v[s];
             }
             lm += 3;
         } else {
@@ -190,16 +194,16 @@ KERNEL_FQ void ntt_fwd_slm_u64(GLOBAL_AS u64 *data, CONST_AS u64 *roots, CONST_A
                 u32 il = j >> log_gap;
                 u32 i = (u32)tin * (T >> (log_gap + 1)) + il;
                 u32 x = (il << (log_gap + 1)) + (j & (g - 1));
-                u64 a = tile[x], c = tile[x + g];
+                u64 a = tile[SLM_PAD(x)], c = tile[SLM_PAD(x + g)];
                 fwd_bf(&a, &c, rw[m + i], rq[m + i], q);
-                tile[x] = a;
-                tile[x + g] = c;
+                tile[SLM_PAD(x)] = a;
+                tile[SLM_PAD(x + g)] = c;
             }
             lm += 1;
         }
         SYNC_THREADS();
     }
-    for (u32 e = LOCAL_ID(); e < T; e += LOCAL_SIZE()) src[e] = fwd_final(tile[e], q);
+    for (u32 e = LOCAL_ID(); e < T; e += LOCAL_SIZE()) src[e] = fwd_final(tile[SLM_PAD(e)], q);
 }
 
 /* ---------------- inverse ---------------- */
@@ -295,7 +299,7 @@ KERNEL_FQ void ntt_inv_slm_u64(GLOBAL_AS u64 *data, CONST_AS u64 *iroots, CONST_
                                CONST_AS u64 *last_w, CONST_AS u64 *last_wq, u32 k, u32 log_n, u32 stop_log_m,
                                u32 radix8)
 {
-    LOCAL_ARRAY(u64, tile, XEHE_SLM_TILE);
+    LOCAL_ARRAY(u64, tile, SLM_WORDS);
     const u32 T = XEHE_SLM_TILE;
     u32 log_t = 0;
     while ((1u << log_t) < T) log_t++;
@@ -309,7 +313,7 @@ KERNEL_FQ void ntt_inv_slm_u64(GLOBAL_AS u64 *data, CONST_AS u64 *iroots, CONST_
     GLOBAL_AS u64 *src = data + row * n + tin * T;
     CONST_AS u64 *rw = iroots + (u64)p * n;
     CONST_AS u64 *rq = iroots_q + (u64)p * n;
-    for (u32 e = LOCAL_ID(); e < T; e += LOCAL_SIZE()) tile[e] = src[e];
+    for (u32 e = LOCAL_ID(); e < T; e += LOCAL_SIZE()) tile[SLM_PAD(e)] = src[e];
     SYNC_THREADS();
     u32 lm = log_n - 1;
     for (;;) {
@@ -323,10 +327,10 @@ KERNEL_FQ void ntt_inv_slm_u64(GLOBAL_AS u64 *data, CONST_AS u64 *iroots, CONST_
                 u32 b = il * 8 * g + (j & (g - 1));
                 u64 v[8];
 #pragma unroll
-                for (int s = 0; s < 8; s++) v[s] = tile[b + (s >> 2) * 4 * g + ((s >> 1) & 1) * 2 * g + (s & 1) * g];
+                for (int s = 0; s < 8; s++) v[s] = tile[SLM_PAD(b + (s >> 2) * 4 * g + ((s >> 1) & 1) * 2 * g + (s & 1) * g)];
                 inv_round8(v, rw, rq, (u32)n, (u32)m, i3, q, inv_n[p], inv_n_q[p], last_w[p], last_wq[p]);
 #pragma unroll
-                for (int s = 0; s < 8; s++) tile[b + (s >> 2) * 4 * g + ((s >> 1) & 1) * 2 * g + (s & 1) * g] = v[s];
+                for (int s = 0; s < 8; s++) tile[SLM_PAD(b + (s >> 2) * 4 * g + ((s >> 1) & 1) * 2 * g + (s & 1) * g)] = v[s];
             }
             SYNC_THREADS();
             if (lm == stop_log_m + 2) break;
@@ -337,20 +341,20 @@ KERNEL_FQ void ntt_inv_slm_u64(GLOBAL_AS u64 *data, CONST_AS u64 *iroots, CONST_
                 u32 il = j >> log_gap;
                 u32 i = (u32)tin * (T >> (log_gap + 1)) + il;
                 u32 x = (il << (log_gap + 1)) + (j & (g - 1));
-                u64 a = tile[x], c = tile[x + g];
+                u64 a = tile[SLM_PAD(x)], c = tile[SLM_PAD(x + g)];
                 if (lm == 0) {
                     inv_bf_last(&a, &c, inv_n[p], inv_n_q[p], last_w[p], last_wq[p], q);
                 } else {
                     u32 ri = (u32)n - 2 * (u32)m + 1 + i;
                     inv_bf(&a, &c, rw[ri], rq[ri], q);
                 }
-                tile[x] = a;
-                tile[x + g] = c;
+                tile[SLM_PAD(x)] = a;
+                tile[SLM_PAD(x + g)] = c;
             }
             SYNC_THREADS();
             if (lm == stop_log_m) break;
             lm -= 1;
         }
     }
-    for (u32 e = LOCAL_ID(); e < T; e += LOCAL_SIZE()) src[e] = tile[e];
+    for (u32 e = LOCAL_ID(); e < T; e += LOCAL_SIZE()) src[e] = tile[SLM_PAD(e)];
 }
