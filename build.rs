@@ -58,7 +58,12 @@ mod level_zero {
 
     pub fn build() {
         let out = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
-        for v in ["XEHE_CLANG", "XEHE_LLVM_SPIRV", "XEHE_SPIRV_VAL", "XEHE_ZE_INCLUDE"] {
+        for v in [
+            "XEHE_CLANG",
+            "XEHE_LLVM_SPIRV",
+            "XEHE_SPIRV_VAL",
+            "XEHE_ZE_INCLUDE",
+        ] {
             println!("cargo:rerun-if-env-changed={v}");
         }
         println!("cargo:rerun-if-changed=src/device/kernels.rs");
@@ -70,10 +75,14 @@ mod level_zero {
     }
 
     fn bindings(out: &Path) {
-        let inc = std::env::var("XEHE_ZE_INCLUDE").unwrap_or_else(|_| "/usr/include/level_zero".into());
+        let inc =
+            std::env::var("XEHE_ZE_INCLUDE").unwrap_or_else(|_| "/usr/include/level_zero".into());
         let header = Path::new(&inc).join("ze_api.h");
         if !header.exists() {
-            fail(&format!("{} not found (install libze-dev, or set XEHE_ZE_INCLUDE)", header.display()));
+            fail(&format!(
+                "{} not found (install libze-dev, or set XEHE_ZE_INCLUDE)",
+                header.display()
+            ));
         }
         println!("cargo:rerun-if-changed={}", header.display());
         let mut b = bindgen::Builder::default()
@@ -82,7 +91,8 @@ mod level_zero {
             .dynamic_link_require_all(true)
             .prepend_enum_name(false)
             .derive_default(true)
-            .layout_tests(false);
+            .layout_tests(false)
+            .generate_comments(false);
         for f in FUNCTIONS {
             b = b.allowlist_function(f);
         }
@@ -93,7 +103,10 @@ mod level_zero {
                     fail(&format!("writing ze_sys.rs: {e}"));
                 }
             }
-            Err(e) => fail(&format!("bindgen on {}: {e} (bindgen needs libclang: install libclang-dev)", inc)),
+            Err(e) => fail(&format!(
+                "bindgen on {}: {e} (bindgen needs libclang: install libclang-dev)",
+                inc
+            )),
         }
     }
 
@@ -104,9 +117,12 @@ mod level_zero {
         if let Err(e) = std::fs::create_dir_all(&dir) {
             fail(&format!("creating {}: {e}", dir.display()));
         }
-        let mut table = String::from("/// `(family file, XEHE_SLM_TILE or 0, SPIR-V)` of every module built by build.rs.\n");
+        let mut table = String::from(
+            "/// `(family file, XEHE_SLM_TILE or 0, SPIR-V)` of every module built by build.rs.\n",
+        );
         table.push_str("pub const MODULES: &[(&str, usize, &[u8])] = &[\n");
-        let mut units: Vec<(Family, usize)> = (3..=12).map(|t| (Family::Ntt, 1usize << t)).collect();
+        let mut units: Vec<(Family, usize)> =
+            (3..=12).map(|t| (Family::Ntt, 1usize << t)).collect();
         units.push((Family::Bench, 0));
         for (family, tile) in units {
             let stem = format!("{}_{tile}", family.file().trim_end_matches(".cl"));
@@ -115,14 +131,30 @@ mod level_zero {
             let spv = dir.join(format!("{stem}.spv"));
             write(&src, &assemble(family));
             let mut cc = Command::new(&clang);
-            cc.args(["-cl-std=CL2.0", "-target", "spir64", "-O2", "-emit-llvm", "-c", "-x", "cl"]);
+            cc.args([
+                "-cl-std=CL2.0",
+                "-target",
+                "spir64",
+                "-O2",
+                "-emit-llvm",
+                "-c",
+                "-x",
+                "cl",
+            ]);
             if tile > 0 {
                 cc.arg(format!("-DXEHE_SLM_TILE={tile}"));
             }
             run(cc.arg(&src).arg("-o").arg(&bc), &clang);
-            run(Command::new(&llvm_spirv).arg(&bc).arg("-o").arg(&spv), &llvm_spirv);
+            run(
+                Command::new(&llvm_spirv).arg(&bc).arg("-o").arg(&spv),
+                &llvm_spirv,
+            );
             run(Command::new(&spirv_val).arg(&spv), &spirv_val);
-            table.push_str(&format!("    ({:?}, {tile}, include_bytes!({:?})),\n", family.file(), spv.display().to_string()));
+            table.push_str(&format!(
+                "    ({:?}, {tile}, include_bytes!({:?})),\n",
+                family.file(),
+                spv.display().to_string()
+            ));
         }
         table.push_str("];\n");
         write(&out.join("spirv_modules.rs"), &table);
@@ -130,14 +162,20 @@ mod level_zero {
 
     /// A clang and an llvm-spirv of the same LLVM major version.
     fn toolchain() -> (String, String) {
-        if let (Ok(c), Ok(s)) = (std::env::var("XEHE_CLANG"), std::env::var("XEHE_LLVM_SPIRV")) {
+        if let (Ok(c), Ok(s)) = (
+            std::env::var("XEHE_CLANG"),
+            std::env::var("XEHE_LLVM_SPIRV"),
+        ) {
             return (c, s);
         }
         for v in (14..=22).rev() {
             let clang = format!("clang-{v}");
-            let spirv = [format!("llvm-spirv-{v}"), format!("/usr/lib/llvm-{v}/bin/llvm-spirv")]
-                .into_iter()
-                .find(|s| works(s, "--version"));
+            let spirv = [
+                format!("llvm-spirv-{v}"),
+                format!("/usr/lib/llvm-{v}/bin/llvm-spirv"),
+            ]
+            .into_iter()
+            .find(|s| works(s, "--version"));
             if let (true, Some(s)) = (works(&clang, "--version"), spirv) {
                 return (clang, s);
             }
@@ -152,7 +190,11 @@ mod level_zero {
     }
 
     fn works(tool: &str, arg: &str) -> bool {
-        Command::new(tool).arg(arg).output().map(|o| o.status.success()).unwrap_or(false)
+        Command::new(tool)
+            .arg(arg)
+            .output()
+            .map(|o| o.status.success())
+            .unwrap_or(false)
     }
 
     fn run(cmd: &mut Command, tool: &str) {
@@ -164,7 +206,9 @@ mod level_zero {
                 String::from_utf8_lossy(&o.stdout),
                 String::from_utf8_lossy(&o.stderr)
             )),
-            Err(e) => fail(&format!("cannot run {tool}: {e} (install clang, llvm-spirv and spirv-tools)")),
+            Err(e) => fail(&format!(
+                "cannot run {tool}: {e} (install clang, llvm-spirv and spirv-tools)"
+            )),
         }
     }
 

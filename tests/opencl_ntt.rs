@@ -18,7 +18,8 @@ fn device() -> Option<&'static OpenClDevice> {
             println!("SKIP: no OpenCL device: {why}");
             return None;
         }
-        let dev = OpenClDevice::from_env(true).expect("an OpenCL device is listed but does not open");
+        let dev =
+            OpenClDevice::from_env(true).expect("an OpenCL device is listed but does not open");
         println!("OpenCL device: {} ({})", dev.name(), dev.platform_name());
         Some(dev)
     })
@@ -42,7 +43,9 @@ fn test_data(primes: &[Modulus], n: usize, seed: u64) -> Vec<u64> {
     let mut rng = Rng(seed);
     let k = primes.len();
     let rows = 3 * k;
-    let mut v: Vec<u64> = (0..rows * n).map(|i| rng.next() % primes[(i / n) % k].value()).collect();
+    let mut v: Vec<u64> = (0..rows * n)
+        .map(|i| rng.next() % primes[(i / n) % k].value())
+        .collect();
     for (r, row) in v.chunks_mut(n).enumerate() {
         let q = primes[r % k].value();
         match r {
@@ -64,9 +67,16 @@ fn check_set(dev: &OpenClDevice, log_n: u32, primes: &[Modulus]) -> usize {
     let n = 1usize << log_n;
     let k = primes.len();
     let rows = 3 * k;
-    let tables: Vec<Arc<NttTables>> = primes.iter().map(|&q| Arc::new(NttTables::new(log_n, q).unwrap())).collect();
+    let tables: Vec<Arc<NttTables>> = primes
+        .iter()
+        .map(|&q| Arc::new(NttTables::new(log_n, q).unwrap()))
+        .collect();
     let dt = DeviceNttTables::new(dev, &tables).unwrap();
-    let host = test_data(primes, n, 0x9e37_79b9_7f4a_7c15 ^ (log_n as u64) ^ primes[0].value());
+    let host = test_data(
+        primes,
+        n,
+        0x9e37_79b9_7f4a_7c15 ^ (log_n as u64) ^ primes[0].value(),
+    );
     let per_row = |f: &dyn Fn(&NttTables, &mut [u64])| {
         let mut v = host.clone();
         for (r, row) in v.chunks_mut(n).enumerate() {
@@ -80,7 +90,11 @@ fn check_set(dev: &OpenClDevice, log_n: u32, primes: &[Modulus]) -> usize {
     let mut expect = |what: &str, v: NttVariant, got: Vec<u64>, want: &[u64]| {
         if got != want {
             let first = got.iter().zip(want).position(|(a, b)| a != b).unwrap_or(0);
-            println!("MISMATCH {what} {} N=2^{log_n} q={} first at word {first}", v.name(), primes[0].value());
+            println!(
+                "MISMATCH {what} {} N=2^{log_n} q={} first at word {first}",
+                v.name(),
+                primes[0].value()
+            );
             bad += 1;
         }
     };
@@ -113,7 +127,8 @@ fn every_variant_matches_cpu() {
 #[test]
 fn ozerk_sets_match_cpu() {
     let Some(dev) = device() else { return };
-    let bad = check_set(dev, 8, &[Modulus::new(7681).unwrap()]) + check_set(dev, 10, &[Modulus::new(132120577).unwrap()]);
+    let bad = check_set(dev, 8, &[Modulus::new(7681).unwrap()])
+        + check_set(dev, 10, &[Modulus::new(132120577).unwrap()]);
     assert_eq!(bad, 0, "OpenCL NTT differs from the CPU NTT");
 }
 
@@ -147,7 +162,10 @@ fn no_platform_is_a_clear_error() {
     if std::env::var_os("XEHE_TEST_NO_ICD_CHILD").is_some() {
         let why = unavailable_reason().expect("no OpenCL platform should be visible");
         println!("reason: {why}");
-        assert!(why.contains("OpenCL") && (why.contains("no platform") || why.contains("ICD loader")), "{why}");
+        assert!(
+            why.contains("OpenCL") && (why.contains("no platform") || why.contains("ICD loader")),
+            "{why}"
+        );
         let err = OpenClDevice::new(0, 0, false).unwrap_err().to_string();
         assert!(err.contains("OpenCL"), "{err}");
         return;
@@ -155,7 +173,12 @@ fn no_platform_is_a_clear_error() {
     let empty = std::env::temp_dir().join(format!("xehe-no-icd-{}", std::process::id()));
     std::fs::create_dir_all(&empty).unwrap();
     let out = std::process::Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "no_platform_is_a_clear_error", "--nocapture", "--test-threads=1"])
+        .args([
+            "--exact",
+            "no_platform_is_a_clear_error",
+            "--nocapture",
+            "--test-threads=1",
+        ])
         .env("XEHE_TEST_NO_ICD_CHILD", "1")
         .env("OCL_ICD_VENDORS", &empty)
         .env_remove("OPENCL_DYLIB_PATH")
@@ -163,8 +186,17 @@ fn no_platform_is_a_clear_error() {
         .unwrap();
     let _ = std::fs::remove_dir(&empty);
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "child failed:\n{text}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "child failed:\n{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(text.contains("1 passed"), "the child ran no test:\n{text}");
-    let reason = text.lines().find_map(|l| l.split_once("reason: ").map(|(_, r)| r));
-    println!("without an ICD: {}", reason.unwrap_or("(no reason printed)"));
+    let reason = text
+        .lines()
+        .find_map(|l| l.split_once("reason: ").map(|(_, r)| r));
+    println!(
+        "without an ICD: {}",
+        reason.unwrap_or("(no reason printed)")
+    );
 }

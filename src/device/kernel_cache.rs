@@ -26,7 +26,9 @@ pub fn cache_dir() -> Option<PathBuf> {
     if let Ok(d) = std::env::var("XDG_CACHE_HOME") {
         return Some(PathBuf::from(d).join("xehe"));
     }
-    std::env::var("HOME").ok().map(|h| PathBuf::from(h).join(".cache").join("xehe"))
+    std::env::var("HOME")
+        .ok()
+        .map(|h| PathBuf::from(h).join(".cache").join("xehe"))
 }
 
 /// Path of the entry `key.ext`.
@@ -45,7 +47,9 @@ pub fn store(key: &str, ext: &str, bytes: &[u8]) {
     let Some(path) = entry(key, ext) else { return };
     let Some(dir) = path.parent() else { return };
     let tmp = dir.join(format!("{key}.{ext}.{}.tmp", std::process::id()));
-    let ok = std::fs::create_dir_all(dir).and_then(|_| std::fs::write(&tmp, bytes)).and_then(|_| std::fs::rename(&tmp, &path));
+    let ok = std::fs::create_dir_all(dir)
+        .and_then(|_| std::fs::write(&tmp, bytes))
+        .and_then(|_| std::fs::rename(&tmp, &path));
     if ok.is_err() {
         let _ = std::fs::remove_file(&tmp);
     }
@@ -63,6 +67,9 @@ mod tests {
         assert_ne!(a, cache_key("src", &["-DX=1".into(), "dev2".into()]));
         assert_ne!(a, cache_key("src2", &["-DX=1".into(), "dev".into()]));
         // Boundaries between parts matter.
-        assert_ne!(cache_key("s", &["ab".into(), "c".into()]), cache_key("s", &["a".into(), "bc".into()]));
+        assert_ne!(
+            cache_key("s", &["ab".into(), "c".into()]),
+            cache_key("s", &["a".into(), "bc".into()])
+        );
     }
 }

@@ -152,7 +152,9 @@ impl NttPlan {
     /// `InvalidArgument` when `log_n < 3` (the kernels need N ≥ 8) or `log_n > 30`, or `k == 0`.
     pub fn new(log_n: u32, k: u32, variant: NttVariant) -> Result<Self> {
         if !(3..=30).contains(&log_n) || k == 0 {
-            return Err(Error::InvalidArgument(format!("device NTT needs 8 <= N <= 2^30 and k >= 1 (log N = {log_n}, k = {k})")));
+            return Err(Error::InvalidArgument(format!(
+                "device NTT needs 8 <= N <= 2^30 and k >= 1 (log N = {log_n}, k = {k})"
+            )));
         }
         Ok(NttPlan { log_n, k, variant })
     }
@@ -182,11 +184,20 @@ impl NttPlan {
         let mut s = Vec::new();
         match (dir, self.variant) {
             (NttDirection::Forward, NttVariant::Naive) => {
-                s.extend((0..log_n).map(|lm| Step::Radix2 { log_m: lm, last: lm == log_n - 1 }));
+                s.extend((0..log_n).map(|lm| Step::Radix2 {
+                    log_m: lm,
+                    last: lm == log_n - 1,
+                }));
             }
             (NttDirection::Forward, NttVariant::Staged) => {
-                s.extend((0..split).map(|lm| Step::Radix2 { log_m: lm, last: false }));
-                s.push(Step::Slm { log_m: split, radix8: false });
+                s.extend((0..split).map(|lm| Step::Radix2 {
+                    log_m: lm,
+                    last: false,
+                }));
+                s.push(Step::Slm {
+                    log_m: split,
+                    radix8: false,
+                });
             }
             (NttDirection::Forward, NttVariant::Radix8) => {
                 let mut lm = 0;
@@ -194,24 +205,45 @@ impl NttPlan {
                     s.push(Step::Radix8 { log_m: lm });
                     lm += 3;
                 }
-                s.extend((lm..split).map(|lm| Step::Radix2 { log_m: lm, last: false }));
-                s.push(Step::Slm { log_m: split, radix8: true });
+                s.extend((lm..split).map(|lm| Step::Radix2 {
+                    log_m: lm,
+                    last: false,
+                }));
+                s.push(Step::Slm {
+                    log_m: split,
+                    radix8: true,
+                });
             }
             (NttDirection::Inverse, NttVariant::Naive) => {
-                s.extend((0..log_n).rev().map(|lm| Step::Radix2 { log_m: lm, last: false }));
+                s.extend((0..log_n).rev().map(|lm| Step::Radix2 {
+                    log_m: lm,
+                    last: false,
+                }));
             }
             (NttDirection::Inverse, NttVariant::Staged) => {
-                s.push(Step::Slm { log_m: split, radix8: false });
-                s.extend((0..split).rev().map(|lm| Step::Radix2 { log_m: lm, last: false }));
+                s.push(Step::Slm {
+                    log_m: split,
+                    radix8: false,
+                });
+                s.extend((0..split).rev().map(|lm| Step::Radix2 {
+                    log_m: lm,
+                    last: false,
+                }));
             }
             (NttDirection::Inverse, NttVariant::Radix8) => {
-                s.push(Step::Slm { log_m: split, radix8: true });
+                s.push(Step::Slm {
+                    log_m: split,
+                    radix8: true,
+                });
                 let mut lm = split as i64 - 1;
                 while lm >= 2 {
                     s.push(Step::Radix8 { log_m: lm as u32 });
                     lm -= 3;
                 }
-                s.extend((0..=lm).rev().map(|lm| Step::Radix2 { log_m: lm as u32, last: false }));
+                s.extend((0..=lm).rev().map(|lm| Step::Radix2 {
+                    log_m: lm as u32,
+                    last: false,
+                }));
             }
         }
         s
@@ -220,8 +252,16 @@ impl NttPlan {
     /// The kernels a direction may use (to compile them before the first launch).
     pub fn kernels(dir: NttDirection) -> [&'static str; 3] {
         match dir {
-            NttDirection::Forward => ["ntt_fwd_radix2_u64", "ntt_fwd_radix8_u64", "ntt_fwd_slm_u64"],
-            NttDirection::Inverse => ["ntt_inv_radix2_u64", "ntt_inv_radix8_u64", "ntt_inv_slm_u64"],
+            NttDirection::Forward => [
+                "ntt_fwd_radix2_u64",
+                "ntt_fwd_radix8_u64",
+                "ntt_fwd_slm_u64",
+            ],
+            NttDirection::Inverse => [
+                "ntt_inv_radix2_u64",
+                "ntt_inv_radix8_u64",
+                "ntt_inv_slm_u64",
+            ],
         }
     }
 
@@ -243,7 +283,13 @@ impl NttPlan {
             }
             scalars.push(ScalarArg::U64(total));
             let groups = total.div_ceil(THREADS as u64).clamp(1, 1 << 20) as u32;
-            NttLaunch { kernel, tables, scalars, groups, local: THREADS }
+            NttLaunch {
+                kernel,
+                tables,
+                scalars,
+                groups,
+                local: THREADS,
+            }
         };
         // The forward global kernels take a `last` flag; the inverse ones do not.
         let last = |l: bool| (dir == NttDirection::Forward).then_some(l);
@@ -257,7 +303,13 @@ impl NttPlan {
                     scalars.extend([ScalarArg::U32(log_m), ScalarArg::U32(radix8 as u32)]);
                     let per_item = if radix8 { 8 } else { 2 };
                     let local = (tile / per_item).min(THREADS as u64) as u32;
-                    NttLaunch { kernel: slm, tables, scalars, groups: (words / tile) as u32, local }
+                    NttLaunch {
+                        kernel: slm,
+                        tables,
+                        scalars,
+                        groups: (words / tile) as u32,
+                        local,
+                    }
                 }
             })
             .collect()
@@ -290,9 +342,13 @@ mod tests {
             match (dir, step) {
                 (_, Step::Radix2 { log_m, .. }) => out.push(log_m),
                 (NttDirection::Forward, Step::Radix8 { log_m }) => out.extend(log_m..log_m + 3),
-                (NttDirection::Inverse, Step::Radix8 { log_m }) => out.extend((log_m - 2..=log_m).rev()),
+                (NttDirection::Inverse, Step::Radix8 { log_m }) => {
+                    out.extend((log_m - 2..=log_m).rev())
+                }
                 (NttDirection::Forward, Step::Slm { log_m, .. }) => out.extend(log_m..log_n),
-                (NttDirection::Inverse, Step::Slm { log_m, .. }) => out.extend((log_m..log_n).rev()),
+                (NttDirection::Inverse, Step::Slm { log_m, .. }) => {
+                    out.extend((log_m..log_n).rev())
+                }
             }
         }
         out
@@ -319,7 +375,10 @@ mod tests {
                 let fin = plan
                     .launches(NttDirection::Forward, 1)
                     .iter()
-                    .filter(|l| l.kernel.ends_with("slm_u64") || (l.kernel.contains("radix2") && l.scalars[3] == ScalarArg::U32(1)))
+                    .filter(|l| {
+                        l.kernel.ends_with("slm_u64")
+                            || (l.kernel.contains("radix2") && l.scalars[3] == ScalarArg::U32(1))
+                    })
                     .count();
                 assert_eq!(fin, 1, "{v:?} 2^{log_n}");
             }
@@ -334,20 +393,56 @@ mod tests {
         assert_eq!(l.len(), 2);
         assert_eq!(l[0].kernel, "ntt_fwd_radix8_u64");
         let total = 6 * 32768 / 8;
-        assert_eq!(l[0].scalars, vec![ScalarArg::U32(3), ScalarArg::U32(15), ScalarArg::U32(0), ScalarArg::U32(0), ScalarArg::U64(total)]);
+        assert_eq!(
+            l[0].scalars,
+            vec![
+                ScalarArg::U32(3),
+                ScalarArg::U32(15),
+                ScalarArg::U32(0),
+                ScalarArg::U32(0),
+                ScalarArg::U64(total)
+            ]
+        );
         assert_eq!((l[0].groups, l[0].local), (96, 256));
         assert_eq!(l[1].kernel, "ntt_fwd_slm_u64");
-        assert_eq!(l[1].scalars, vec![ScalarArg::U32(3), ScalarArg::U32(15), ScalarArg::U32(3), ScalarArg::U32(1)]);
+        assert_eq!(
+            l[1].scalars,
+            vec![
+                ScalarArg::U32(3),
+                ScalarArg::U32(15),
+                ScalarArg::U32(3),
+                ScalarArg::U32(1)
+            ]
+        );
         assert_eq!((l[1].groups, l[1].local), (48, 256));
         let inv = plan.launches(NttDirection::Inverse, 6);
         assert_eq!(inv.len(), 2);
         assert_eq!(inv[0].kernel, "ntt_inv_slm_u64");
         assert_eq!(inv[0].tables.len(), 7);
-        assert_eq!(inv[1].scalars, vec![ScalarArg::U32(3), ScalarArg::U32(15), ScalarArg::U32(2), ScalarArg::U64(total)]);
+        assert_eq!(
+            inv[1].scalars,
+            vec![
+                ScalarArg::U32(3),
+                ScalarArg::U32(15),
+                ScalarArg::U32(2),
+                ScalarArg::U64(total)
+            ]
+        );
         // N = 2^14: two radix-2 rounds instead.
         let p14 = NttPlan::new(14, 1, NttVariant::Radix8).unwrap();
-        let k: Vec<_> = p14.launches(NttDirection::Forward, 1).iter().map(|l| l.kernel).collect();
-        assert_eq!(k, ["ntt_fwd_radix2_u64", "ntt_fwd_radix2_u64", "ntt_fwd_slm_u64"]);
+        let k: Vec<_> = p14
+            .launches(NttDirection::Forward, 1)
+            .iter()
+            .map(|l| l.kernel)
+            .collect();
+        assert_eq!(
+            k,
+            [
+                "ntt_fwd_radix2_u64",
+                "ntt_fwd_radix2_u64",
+                "ntt_fwd_slm_u64"
+            ]
+        );
     }
 
     #[test]

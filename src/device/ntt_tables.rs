@@ -24,21 +24,40 @@ impl NttTableImage {
     /// # Errors
     /// `InvalidArgument` for an empty list, mixed N, or N < 8.
     pub fn new(tables: &[Arc<NttTables>]) -> Result<Self> {
-        let first = tables.first().ok_or_else(|| Error::InvalidArgument("no NTT tables".into()))?;
+        let first = tables
+            .first()
+            .ok_or_else(|| Error::InvalidArgument("no NTT tables".into()))?;
         let log_n = first.log_n();
         if log_n < 3 || tables.iter().any(|t| t.log_n() != log_n) {
-            return Err(Error::InvalidArgument("device NTT needs N >= 8 and one N for all primes".into()));
+            return Err(Error::InvalidArgument(
+                "device NTT needs N >= 8 and one N for all primes".into(),
+            ));
         }
         let per_root = |f: fn(&ShoupOperand) -> u64, inverse: bool| -> Vec<u64> {
             tables
                 .iter()
-                .flat_map(|t| if inverse { t.inv_root_powers() } else { t.root_powers() }.iter().map(f))
+                .flat_map(|t| {
+                    if inverse {
+                        t.inv_root_powers()
+                    } else {
+                        t.root_powers()
+                    }
+                    .iter()
+                    .map(f)
+                })
                 .collect()
         };
-        let per_prime = |f: &dyn Fn(&NttTables) -> u64| -> Vec<u64> { tables.iter().map(|t| f(t)).collect() };
+        let per_prime =
+            |f: &dyn Fn(&NttTables) -> u64| -> Vec<u64> { tables.iter().map(|t| f(t)).collect() };
         let last = |t: &NttTables| {
             let q = t.modulus();
-            ShoupOperand::new(q.mul(t.inv_root_powers()[t.n() - 1].operand, t.inv_degree().operand), q)
+            ShoupOperand::new(
+                q.mul(
+                    t.inv_root_powers()[t.n() - 1].operand,
+                    t.inv_degree().operand,
+                ),
+                q,
+            )
         };
         let operand = |s: &ShoupOperand| s.operand;
         let quotient = |s: &ShoupOperand| s.quotient;
@@ -53,7 +72,11 @@ impl NttTableImage {
             per_prime(&|t| last(t).operand),
             per_prime(&|t| last(t).quotient),
         ];
-        Ok(NttTableImage { log_n, k: tables.len() as u32, words })
+        Ok(NttTableImage {
+            log_n,
+            k: tables.len() as u32,
+            words,
+        })
     }
 
     /// log2 N.
@@ -80,13 +103,19 @@ mod tests {
     #[test]
     fn shapes_and_order() {
         let primes = [Modulus::new(7681).unwrap(), Modulus::new(12289).unwrap()];
-        let tables: Vec<_> = primes.iter().map(|&q| Arc::new(NttTables::new(8, q).unwrap())).collect();
+        let tables: Vec<_> = primes
+            .iter()
+            .map(|&q| Arc::new(NttTables::new(8, q).unwrap()))
+            .collect();
         let img = NttTableImage::new(&tables).unwrap();
         assert_eq!((img.log_n(), img.k()), (8, 2));
         assert_eq!(img.get(NttTable::Roots).len(), 512);
         assert_eq!(img.get(NttTable::InvRootsQ).len(), 512);
         assert_eq!(img.get(NttTable::Moduli), &[7681, 12289]);
-        assert_eq!(img.get(NttTable::Roots)[256 + 1], tables[1].root_powers()[1].operand);
+        assert_eq!(
+            img.get(NttTable::Roots)[256 + 1],
+            tables[1].root_powers()[1].operand
+        );
         assert_eq!(img.get(NttTable::LastW).len(), 2);
     }
 

@@ -33,9 +33,16 @@ impl DeviceNttTables {
         let s = dev.stream();
         let buffers = NttTable::ALL
             .iter()
-            .map(|&t| s.clone_htod(image.get(t)).map_err(|e| dev_err("uploading NTT tables", e)))
+            .map(|&t| {
+                s.clone_htod(image.get(t))
+                    .map_err(|e| dev_err("uploading NTT tables", e))
+            })
             .collect::<Result<Vec<_>>>()?;
-        Ok(DeviceNttTables { log_n: image.log_n(), k: image.k(), buffers })
+        Ok(DeviceNttTables {
+            log_n: image.log_n(),
+            k: image.k(),
+            buffers,
+        })
     }
 
     /// Forward NTT of `rows` rows of `data` in place (canonical output, bit-identical to
@@ -44,7 +51,13 @@ impl DeviceNttTables {
     /// # Errors
     /// `InvalidArgument` when `data` is shorter than `rows × N`; `Device` on a compile or
     /// launch failure.
-    pub fn forward(&self, dev: &CudaDevice, data: &mut CudaSlice<u64>, rows: usize, variant: NttVariant) -> Result<()> {
+    pub fn forward(
+        &self,
+        dev: &CudaDevice,
+        data: &mut CudaSlice<u64>,
+        rows: usize,
+        variant: NttVariant,
+    ) -> Result<()> {
         self.run(dev, data, rows, variant, NttDirection::Forward)
     }
 
@@ -53,11 +66,24 @@ impl DeviceNttTables {
     ///
     /// # Errors
     /// As [`forward`](Self::forward).
-    pub fn inverse(&self, dev: &CudaDevice, data: &mut CudaSlice<u64>, rows: usize, variant: NttVariant) -> Result<()> {
+    pub fn inverse(
+        &self,
+        dev: &CudaDevice,
+        data: &mut CudaSlice<u64>,
+        rows: usize,
+        variant: NttVariant,
+    ) -> Result<()> {
         self.run(dev, data, rows, variant, NttDirection::Inverse)
     }
 
-    fn run(&self, dev: &CudaDevice, data: &mut CudaSlice<u64>, rows: usize, variant: NttVariant, dir: NttDirection) -> Result<()> {
+    fn run(
+        &self,
+        dev: &CudaDevice,
+        data: &mut CudaSlice<u64>,
+        rows: usize,
+        variant: NttVariant,
+        dir: NttDirection,
+    ) -> Result<()> {
         let plan = NttPlan::new(self.log_n, self.k, variant)?;
         plan.check_len(data.len(), rows)?;
         let defines = plan.defines();
@@ -75,7 +101,11 @@ impl DeviceNttTables {
                     ScalarArg::U64(v) => b.arg(v),
                 };
             }
-            let cfg = LaunchConfig { grid_dim: (launch.groups, 1, 1), block_dim: (launch.local, 1, 1), shared_mem_bytes: 0 };
+            let cfg = LaunchConfig {
+                grid_dim: (launch.groups, 1, 1),
+                block_dim: (launch.local, 1, 1),
+                shared_mem_bytes: 0,
+            };
             // SAFETY: the plan's argument list matches the kernel's signature in native/ntt.cl,
             // and check_len above keeps every index inside rows × N.
             unsafe { b.launch(cfg) }.map_err(|e| dev_err(launch.kernel, e))?;

@@ -48,7 +48,9 @@ fn check(r: ze_result_t, what: &str) -> Result<()> {
         ZE_RESULT_ERROR_INVALID_ARGUMENT => "ZE_RESULT_ERROR_INVALID_ARGUMENT",
         _ => "error",
     };
-    Err(Error::Device(format!("Level Zero: {what}: {name} (0x{r:08x})")))
+    Err(Error::Device(format!(
+        "Level Zero: {what}: {name} (0x{r:08x})"
+    )))
 }
 
 /// `zeX(&mut count, null)` then `zeX(&mut count, buf)`: the API's two-call listing idiom.
@@ -66,22 +68,37 @@ fn list<T>(what: &str, f: impl Fn(*mut u32, *mut T) -> ze_result_t) -> Result<Ve
 fn all_devices() -> Result<Vec<(ze_driver_handle_t, ze_device_handle_t)>> {
     let l = loader()?;
     // SAFETY: zeInit takes flags only; 0 = GPU drivers.
-    check(unsafe { (l.zeInit)(0) }, "zeInit (is a Level Zero GPU driver installed?)")?;
+    check(
+        unsafe { (l.zeInit)(0) },
+        "zeInit (is a Level Zero GPU driver installed?)",
+    )?;
     // SAFETY (both listings): the pointers are a live count and a buffer of that capacity.
     let drivers = list("zeDriverGet", |n, p| unsafe { (l.zeDriverGet)(n, p) })?;
     let mut out = Vec::new();
     for d in drivers {
-        out.extend(list("zeDeviceGet", |n, p| unsafe { (l.zeDeviceGet)(d, n, p) })?.into_iter().map(|dev| (d, dev)));
+        out.extend(
+            list("zeDeviceGet", |n, p| unsafe { (l.zeDeviceGet)(d, n, p) })?
+                .into_iter()
+                .map(|dev| (d, dev)),
+        );
     }
     Ok(out)
 }
 
 fn device_name(dev: ze_device_handle_t) -> Result<String> {
-    let mut props = ze_device_properties_t { stype: ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES, ..Default::default() };
+    let mut props = ze_device_properties_t {
+        stype: ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES,
+        ..Default::default()
+    };
     // SAFETY: `props` is a correctly typed out-structure.
-    check(unsafe { (loader()?.zeDeviceGetProperties)(dev, &mut props) }, "zeDeviceGetProperties")?;
+    check(
+        unsafe { (loader()?.zeDeviceGetProperties)(dev, &mut props) },
+        "zeDeviceGetProperties",
+    )?;
     // SAFETY: the driver writes a NUL-terminated name into the fixed array.
-    Ok(unsafe { CStr::from_ptr(props.name.as_ptr()) }.to_string_lossy().into_owned())
+    Ok(unsafe { CStr::from_ptr(props.name.as_ptr()) }
+        .to_string_lossy()
+        .into_owned())
 }
 
 /// Names of every Level Zero device.
@@ -89,7 +106,10 @@ fn device_name(dev: ze_device_handle_t) -> Result<String> {
 /// # Errors
 /// `Error::Device` naming what is missing (loader, driver) or the driver's error.
 pub fn device_names() -> Result<Vec<String>> {
-    all_devices()?.into_iter().map(|(_, d)| device_name(d)).collect()
+    all_devices()?
+        .into_iter()
+        .map(|(_, d)| device_name(d))
+        .collect()
 }
 
 /// Why the Level Zero backend cannot be used here, or `None` if a device exists.
@@ -132,17 +152,33 @@ impl ZeDevice {
     pub fn new(ordinal: usize) -> Result<Self> {
         let l = loader()?;
         let devs = all_devices()?;
-        let &(driver, device) = devs
-            .get(ordinal)
-            .ok_or_else(|| Error::Device(format!("Level Zero: no device {ordinal} ({} devices)", devs.len())))?;
+        let &(driver, device) = devs.get(ordinal).ok_or_else(|| {
+            Error::Device(format!(
+                "Level Zero: no device {ordinal} ({} devices)",
+                devs.len()
+            ))
+        })?;
         let name = device_name(device)?;
-        let desc = ze_context_desc_t { stype: ZE_STRUCTURE_TYPE_CONTEXT_DESC, ..Default::default() };
+        let desc = ze_context_desc_t {
+            stype: ZE_STRUCTURE_TYPE_CONTEXT_DESC,
+            ..Default::default()
+        };
         let mut context = ptr::null_mut();
         // SAFETY: valid driver handle, descriptor and out-pointer.
-        check(unsafe { (l.zeContextCreate)(driver, &desc, &mut context) }, "zeContextCreate")?;
-        let mut dev = ZeDevice { device, context, name, tiles: Vec::new() };
+        check(
+            unsafe { (l.zeContextCreate)(driver, &desc, &mut context) },
+            "zeContextCreate",
+        )?;
+        let mut dev = ZeDevice {
+            device,
+            context,
+            name,
+            tiles: Vec::new(),
+        };
         // SAFETY: a live count and a buffer of that capacity.
-        let mut subs = list("zeDeviceGetSubDevices", |n, p| unsafe { (l.zeDeviceGetSubDevices)(device, n, p) })?;
+        let mut subs = list("zeDeviceGetSubDevices", |n, p| unsafe {
+            (l.zeDeviceGetSubDevices)(device, n, p)
+        })?;
         if subs.is_empty() {
             subs.push(device);
         }
@@ -161,10 +197,16 @@ impl ZeDevice {
             mode: ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS,
             ..Default::default()
         };
-        let ld = ze_command_list_desc_t { stype: ZE_STRUCTURE_TYPE_COMMAND_LIST_DESC, ..Default::default() };
+        let ld = ze_command_list_desc_t {
+            stype: ZE_STRUCTURE_TYPE_COMMAND_LIST_DESC,
+            ..Default::default()
+        };
         let (mut queue, mut cl) = (ptr::null_mut(), ptr::null_mut());
         // SAFETY: live context and device handles, valid descriptors and out-pointers.
-        check(unsafe { (l.zeCommandQueueCreate)(self.context, device, &qd, &mut queue) }, "zeCommandQueueCreate")?;
+        check(
+            unsafe { (l.zeCommandQueueCreate)(self.context, device, &qd, &mut queue) },
+            "zeCommandQueueCreate",
+        )?;
         // SAFETY: as above.
         let r = unsafe { (l.zeCommandListCreate)(self.context, device, &ld, &mut cl) };
         if let Err(e) = check(r, "zeCommandListCreate") {
@@ -172,7 +214,11 @@ impl ZeDevice {
             unsafe { (l.zeCommandQueueDestroy)(queue) };
             return Err(e);
         }
-        Ok(TileQueue { device, queue, list: cl })
+        Ok(TileQueue {
+            device,
+            queue,
+            list: cl,
+        })
     }
 
     /// Device name.
@@ -193,8 +239,11 @@ impl ZeDevice {
     /// the build log when the driver rejects it.
     pub fn module(&self, family: &str, slm_tile: usize, tile: usize) -> Result<ZeModule> {
         let l = loader()?;
-        let il = spirv::module(family, slm_tile)
-            .ok_or_else(|| Error::InvalidArgument(format!("no SPIR-V module for {family} with tile {slm_tile}")))?;
+        let il = spirv::module(family, slm_tile).ok_or_else(|| {
+            Error::InvalidArgument(format!(
+                "no SPIR-V module for {family} with tile {slm_tile}"
+            ))
+        })?;
         let device = self.tile(tile)?.lock().device;
         let desc = ze_module_desc_t {
             stype: ZE_STRUCTURE_TYPE_MODULE_DESC,
@@ -217,14 +266,25 @@ impl ZeDevice {
     /// `InvalidArgument` for 0 words; `Device` when the driver cannot allocate.
     pub fn alloc(&self, words: usize) -> Result<ZeBuffer> {
         if words == 0 {
-            return Err(Error::InvalidArgument("Level Zero buffers cannot be empty".into()));
+            return Err(Error::InvalidArgument(
+                "Level Zero buffers cannot be empty".into(),
+            ));
         }
-        let desc = ze_device_mem_alloc_desc_t { stype: ZE_STRUCTURE_TYPE_DEVICE_MEM_ALLOC_DESC, ..Default::default() };
+        let desc = ze_device_mem_alloc_desc_t {
+            stype: ZE_STRUCTURE_TYPE_DEVICE_MEM_ALLOC_DESC,
+            ..Default::default()
+        };
         let mut p = ptr::null_mut();
         // SAFETY: live context and device, valid descriptor and out-pointer.
-        let r = unsafe { (loader()?.zeMemAllocDevice)(self.context, &desc, words * 8, 8, self.device, &mut p) };
+        let r = unsafe {
+            (loader()?.zeMemAllocDevice)(self.context, &desc, words * 8, 8, self.device, &mut p)
+        };
         check(r, &format!("zeMemAllocDevice({words} words)"))?;
-        Ok(ZeBuffer { ptr: p, words, context: self.context })
+        Ok(ZeBuffer {
+            ptr: p,
+            words,
+            context: self.context,
+        })
     }
 
     /// Copy `data` into `buf` through tile `tile`'s queue and wait for it.
@@ -233,7 +293,12 @@ impl ZeDevice {
     /// `InvalidArgument` when `data` does not fit; `Device` on a driver error.
     pub fn upload(&self, tile: usize, buf: &mut ZeBuffer, data: &[u64]) -> Result<()> {
         buf.fits(data.len())?;
-        self.copy_sync(tile, buf.ptr, data.as_ptr().cast(), std::mem::size_of_val(data))
+        self.copy_sync(
+            tile,
+            buf.ptr,
+            data.as_ptr().cast(),
+            std::mem::size_of_val(data),
+        )
     }
 
     /// Copy the first `out.len()` words of `buf` to `out` through tile `tile`'s queue, after the
@@ -243,31 +308,64 @@ impl ZeDevice {
     /// As [`upload`](Self::upload).
     pub fn download(&self, tile: usize, buf: &ZeBuffer, out: &mut [u64]) -> Result<()> {
         buf.fits(out.len())?;
-        self.copy_sync(tile, out.as_mut_ptr().cast(), buf.ptr, std::mem::size_of_val(out))
+        self.copy_sync(
+            tile,
+            out.as_mut_ptr().cast(),
+            buf.ptr,
+            std::mem::size_of_val(out),
+        )
     }
 
-    fn copy_sync(&self, tile: usize, dst: *mut c_void, src: *const c_void, bytes: usize) -> Result<()> {
+    fn copy_sync(
+        &self,
+        tile: usize,
+        dst: *mut c_void,
+        src: *const c_void,
+        bytes: usize,
+    ) -> Result<()> {
         let l = loader()?;
         let t = self.tile(tile)?.lock();
         // SAFETY: the list belongs to this tile and is only used under its lock; `dst` and `src`
         // are live for `bytes` bytes until the synchronize below returns.
         unsafe {
-            check((l.zeCommandListAppendBarrier)(t.list, ptr::null_mut(), 0, ptr::null_mut()), "zeCommandListAppendBarrier")?;
-            let r = (l.zeCommandListAppendMemoryCopy)(t.list, dst, src, bytes, ptr::null_mut(), 0, ptr::null_mut());
+            check(
+                (l.zeCommandListAppendBarrier)(t.list, ptr::null_mut(), 0, ptr::null_mut()),
+                "zeCommandListAppendBarrier",
+            )?;
+            let r = (l.zeCommandListAppendMemoryCopy)(
+                t.list,
+                dst,
+                src,
+                bytes,
+                ptr::null_mut(),
+                0,
+                ptr::null_mut(),
+            );
             check(r, "zeCommandListAppendMemoryCopy")?;
             check((l.zeCommandListClose)(t.list), "zeCommandListClose")?;
             let mut lists = [t.list];
-            let r = (l.zeCommandQueueExecuteCommandLists)(t.queue, 1, lists.as_mut_ptr(), ptr::null_mut());
+            let r = (l.zeCommandQueueExecuteCommandLists)(
+                t.queue,
+                1,
+                lists.as_mut_ptr(),
+                ptr::null_mut(),
+            );
             check(r, "zeCommandQueueExecuteCommandLists")?;
-            check((l.zeCommandQueueSynchronize)(t.queue, u64::MAX), "zeCommandQueueSynchronize")?;
+            check(
+                (l.zeCommandQueueSynchronize)(t.queue, u64::MAX),
+                "zeCommandQueueSynchronize",
+            )?;
             check((l.zeCommandListReset)(t.list), "zeCommandListReset")
         }
     }
 
     fn tile(&self, tile: usize) -> Result<&Mutex<TileQueue>> {
-        self.tiles
-            .get(tile)
-            .ok_or_else(|| Error::InvalidArgument(format!("tile {tile} of {} does not exist", self.tiles.len())))
+        self.tiles.get(tile).ok_or_else(|| {
+            Error::InvalidArgument(format!(
+                "tile {tile} of {} does not exist",
+                self.tiles.len()
+            ))
+        })
     }
 }
 
@@ -290,7 +388,9 @@ impl Drop for ZeDevice {
 
 /// The text of a module build log (and the log destroyed).
 fn build_log(log: ze_module_build_log_handle_t) -> String {
-    let Ok(l) = loader() else { return String::new() };
+    let Ok(l) = loader() else {
+        return String::new();
+    };
     if log.is_null() {
         return String::new();
     }
@@ -298,10 +398,15 @@ fn build_log(log: ze_module_build_log_handle_t) -> String {
     let mut text = String::new();
     // SAFETY: two-call idiom on a live log handle; the buffer has the size the driver reported.
     unsafe {
-        if (l.zeModuleBuildLogGetString)(log, &mut n, ptr::null_mut()) == ZE_RESULT_SUCCESS && n > 0 {
+        if (l.zeModuleBuildLogGetString)(log, &mut n, ptr::null_mut()) == ZE_RESULT_SUCCESS && n > 0
+        {
             let mut buf = vec![0u8; n];
-            if (l.zeModuleBuildLogGetString)(log, &mut n, buf.as_mut_ptr().cast()) == ZE_RESULT_SUCCESS {
-                text = String::from_utf8_lossy(&buf).trim_end_matches('\0').to_string();
+            if (l.zeModuleBuildLogGetString)(log, &mut n, buf.as_mut_ptr().cast())
+                == ZE_RESULT_SUCCESS
+            {
+                text = String::from_utf8_lossy(&buf)
+                    .trim_end_matches('\0')
+                    .to_string();
             }
         }
         (l.zeModuleBuildLogDestroy)(log);
@@ -345,7 +450,10 @@ impl ZeBuffer {
 
     fn fits(&self, words: usize) -> Result<()> {
         if words > self.words {
-            return Err(Error::InvalidArgument(format!("{words} words do not fit a buffer of {}", self.words)));
+            return Err(Error::InvalidArgument(format!(
+                "{words} words do not fit a buffer of {}",
+                self.words
+            )));
         }
         Ok(())
     }

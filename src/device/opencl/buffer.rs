@@ -22,11 +22,15 @@ impl ClBuffer {
     /// cannot allocate.
     pub fn new(dev: &OpenClDevice, len: usize) -> Result<Self> {
         if len == 0 {
-            return Err(Error::InvalidArgument("OpenCL buffers cannot be empty".into()));
+            return Err(Error::InvalidArgument(
+                "OpenCL buffers cannot be empty".into(),
+            ));
         }
         // SAFETY: no host pointer is passed, so the driver owns the storage.
-        let buf = unsafe { Buffer::<u64>::create(dev.context(), CL_MEM_READ_WRITE, len, std::ptr::null_mut()) }
-            .map_err(|e| dev_err(&format!("allocating {len} words"), e))?;
+        let buf = unsafe {
+            Buffer::<u64>::create(dev.context(), CL_MEM_READ_WRITE, len, std::ptr::null_mut())
+        }
+        .map_err(|e| dev_err(&format!("allocating {len} words"), e))?;
         Ok(ClBuffer { buf, len })
     }
 
@@ -57,9 +61,12 @@ impl ClBuffer {
     pub fn write(&mut self, dev: &OpenClDevice, data: &[u64]) -> Result<()> {
         self.fits(data.len())?;
         // SAFETY: blocking write of a live host slice no longer than the buffer.
-        unsafe { dev.queue().enqueue_write_buffer(&mut self.buf, CL_BLOCKING, 0, data, &[]) }
-            .map(|_| ())
-            .map_err(|e| dev_err("upload", e))
+        unsafe {
+            dev.queue()
+                .enqueue_write_buffer(&mut self.buf, CL_BLOCKING, 0, data, &[])
+        }
+        .map(|_| ())
+        .map_err(|e| dev_err("upload", e))
     }
 
     /// Download the first `out.len()` words into `out` (blocking, after queued work).
@@ -70,9 +77,12 @@ impl ClBuffer {
     pub fn read(&self, dev: &OpenClDevice, out: &mut [u64]) -> Result<()> {
         self.fits(out.len())?;
         // SAFETY: blocking read into a live host slice no longer than the buffer.
-        unsafe { dev.queue().enqueue_read_buffer(&self.buf, CL_BLOCKING, 0, out, &[]) }
-            .map(|_| ())
-            .map_err(|e| dev_err("download", e))
+        unsafe {
+            dev.queue()
+                .enqueue_read_buffer(&self.buf, CL_BLOCKING, 0, out, &[])
+        }
+        .map(|_| ())
+        .map_err(|e| dev_err("download", e))
     }
 
     /// The whole buffer, downloaded (blocking).
@@ -92,7 +102,10 @@ impl ClBuffer {
 
     fn fits(&self, words: usize) -> Result<()> {
         if words > self.len {
-            return Err(Error::InvalidArgument(format!("{words} words do not fit a buffer of {}", self.len)));
+            return Err(Error::InvalidArgument(format!(
+                "{words} words do not fit a buffer of {}",
+                self.len
+            )));
         }
         Ok(())
     }

@@ -3,7 +3,7 @@
 //! with dynamic loading), so the crate builds and runs its CPU paths without an ICD loader.
 //!
 //! The kernels are the `native/` sources of the CUDA backend, assembled by
-//! [`kernels::assemble`] and compiled as OpenCL C by the driver; `portable.h` picks the dialect.
+//! [`assemble`] and compiled as OpenCL C by the driver; `portable.h` picks the dialect.
 //! Each [`OpenClDevice`] owns one in-order command queue (paper §III-F), with event profiling
 //! when asked (paper §III-I), and a cache of built programs keyed by source, options and device.
 //!
@@ -46,7 +46,11 @@ pub fn platforms() -> Result<Vec<(String, Vec<String>)>> {
         let name = p.name().map_err(|e| dev_err("platform name", e))?;
         let devices = devices_of(&p)?
             .into_iter()
-            .map(|id| Device::new(id).name().map_err(|e| dev_err("device name", e)))
+            .map(|id| {
+                Device::new(id)
+                    .name()
+                    .map_err(|e| dev_err("device name", e))
+            })
             .collect::<Result<Vec<_>>>()?;
         out.push((name, devices));
     }
@@ -64,7 +68,9 @@ pub fn unavailable_reason() -> Option<String> {
 }
 
 fn list_platforms() -> Result<Vec<Platform>> {
-    use opencl3::error_codes::{CL_PLATFORM_NOT_FOUND_KHR, DLOPEN_FUNCTION_NOT_AVAILABLE, DLOPEN_RUNTIME_LOAD_FAILED};
+    use opencl3::error_codes::{
+        CL_PLATFORM_NOT_FOUND_KHR, DLOPEN_FUNCTION_NOT_AVAILABLE, DLOPEN_RUNTIME_LOAD_FAILED,
+    };
     match get_platforms() {
         Ok(p) if !p.is_empty() => Ok(p),
         Ok(_) => Err(no_platform()),
@@ -100,11 +106,23 @@ fn devices_of(p: &Platform) -> Result<Vec<cl_device_id>> {
 /// # Errors
 /// `InvalidArgument` for `opencl:…` that is not `opencl:PLATFORM:DEVICE` with two indices.
 pub fn parse_selector(value: &str) -> Result<Option<(usize, usize)>> {
-    let Some(rest) = value.trim().strip_prefix("opencl:") else { return Ok(None) };
-    let bad = || Error::InvalidArgument(format!("XEHE_DEVICE={value}: expected opencl:PLATFORM:DEVICE"));
+    let Some(rest) = value.trim().strip_prefix("opencl:") else {
+        return Ok(None);
+    };
+    let bad = || {
+        Error::InvalidArgument(format!(
+            "XEHE_DEVICE={value}: expected opencl:PLATFORM:DEVICE"
+        ))
+    };
     let (p, d) = rest.split_once(':').ok_or_else(bad)?;
-    Ok(Some((p.parse().map_err(|_| bad())?, d.parse().map_err(|_| bad())?)))
+    Ok(Some((
+        p.parse().map_err(|_| bad())?,
+        d.parse().map_err(|_| bad())?,
+    )))
 }
+
+/// (family, defines, kernel name).
+type KernelKey = (Family, String, &'static str);
 
 /// One OpenCL device with an in-order command queue and its built programs.
 pub struct OpenClDevice {
@@ -119,7 +137,7 @@ pub struct OpenClDevice {
     programs: Mutex<HashMap<String, Arc<Program>>>,
     /// (family, defines, kernel) → kernel object. A kernel's arguments are state shared by every
     /// launch of it, so each is locked from its first `set_arg` to its enqueue.
-    kernels: Mutex<HashMap<(Family, String, &'static str), Arc<Mutex<Kernel>>>>,
+    kernels: Mutex<HashMap<KernelKey, Arc<Mutex<Kernel>>>>,
     profiler: Option<Arc<Profiler>>,
     pending: Mutex<Vec<(&'static str, Event)>>,
 }
@@ -167,12 +185,18 @@ impl OpenClDevice {
     pub fn new(platform: usize, device: usize, profiling: bool) -> Result<Self> {
         let plats = list_platforms()?;
         let p = plats.get(platform).ok_or_else(|| {
-            Error::Device(format!("OpenCL: platform {platform} does not exist ({} platforms)", plats.len()))
+            Error::Device(format!(
+                "OpenCL: platform {platform} does not exist ({} platforms)",
+                plats.len()
+            ))
         })?;
         let pname = p.name().map_err(|e| dev_err("platform name", e))?;
         let ids = devices_of(p)?;
         let id = *ids.get(device).ok_or_else(|| {
-            Error::Device(format!("OpenCL: platform {platform} ({pname}) has no device {device} ({} devices)", ids.len()))
+            Error::Device(format!(
+                "OpenCL: platform {platform} ({pname}) has no device {device} ({} devices)",
+                ids.len()
+            ))
         })?;
         let dev = Device::new(id);
         let info = |r: opencl3::Result<String>, what: &str| r.map_err(|e| dev_err(what, e));
@@ -185,11 +209,18 @@ impl OpenClDevice {
         ]
         .join("\u{1f}");
         let ext = info(dev.extensions(), "device extensions")?;
-        let subgroups = ext.split_whitespace().any(|e| e == "cl_khr_subgroups" || e == "cl_intel_subgroups");
+        let subgroups = ext
+            .split_whitespace()
+            .any(|e| e == "cl_khr_subgroups" || e == "cl_intel_subgroups");
         let context = Context::from_device(&dev).map_err(|e| dev_err("creating context", e))?;
-        let props = if profiling { CL_QUEUE_PROFILING_ENABLE } else { 0 };
+        let props = if profiling {
+            CL_QUEUE_PROFILING_ENABLE
+        } else {
+            0
+        };
         // SAFETY: `id` is the device the context was created for.
-        let queue = unsafe { CommandQueue::create(&context, id, props) }.map_err(|e| dev_err("creating queue", e))?;
+        let queue = unsafe { CommandQueue::create(&context, id, props) }
+            .map_err(|e| dev_err("creating queue", e))?;
         let profiler = profiling.then(|| {
             let p = Profiler::new();
             p.set_enabled(true);
@@ -245,8 +276,12 @@ impl OpenClDevice {
         let done = std::mem::take(&mut *self.pending.lock());
         if let Some(p) = &self.profiler {
             for (kernel, ev) in done {
-                let start = ev.profiling_command_start().map_err(|e| dev_err("profiling info", e))?;
-                let end = ev.profiling_command_end().map_err(|e| dev_err("profiling info", e))?;
+                let start = ev
+                    .profiling_command_start()
+                    .map_err(|e| dev_err("profiling info", e))?;
+                let end = ev
+                    .profiling_command_end()
+                    .map_err(|e| dev_err("profiling info", e))?;
                 p.record(kernel, end.saturating_sub(start) as f64 / 1000.0);
             }
         }
@@ -257,14 +292,20 @@ impl OpenClDevice {
     ///
     /// # Errors
     /// `Device` with the build log when the program does not build, or when the kernel is absent.
-    pub fn kernel(&self, family: Family, defines: &[(&str, String)], kernel: &'static str) -> Result<Arc<Mutex<Kernel>>> {
+    pub fn kernel(
+        &self,
+        family: Family,
+        defines: &[(&str, String)],
+        kernel: &'static str,
+    ) -> Result<Arc<Mutex<Kernel>>> {
         let dkey: String = defines.iter().map(|(k, v)| format!("{k}={v};")).collect();
         let key = (family, dkey, kernel);
         if let Some(k) = self.kernels.lock().get(&key) {
             return Ok(k.clone());
         }
         let program = self.program(family, defines)?;
-        let k = Kernel::create(&program, kernel).map_err(|e| dev_err(&format!("creating kernel {kernel}"), e))?;
+        let k = Kernel::create(&program, kernel)
+            .map_err(|e| dev_err(&format!("creating kernel {kernel}"), e))?;
         let k = Arc::new(Mutex::new(k));
         self.kernels.lock().insert(key, k.clone());
         Ok(k)
@@ -280,8 +321,14 @@ impl OpenClDevice {
         if let Some(p) = self.programs.lock().get(&key) {
             return Ok(p.clone());
         }
-        let p = Program::create_and_build_from_source(&self.context, &src, &opts)
-            .map_err(|log| Error::Device(format!("OpenCL: building {} for {}: {log}", family.file(), self.name)))?;
+        let p =
+            Program::create_and_build_from_source(&self.context, &src, &opts).map_err(|log| {
+                Error::Device(format!(
+                    "OpenCL: building {} for {}: {log}",
+                    family.file(),
+                    self.name
+                ))
+            })?;
         let p = Arc::new(p);
         self.programs.lock().insert(key, p.clone());
         Ok(p)
@@ -316,8 +363,11 @@ impl OpenClDevice {
         let global = groups as usize * local as usize;
         let local = local as usize;
         // SAFETY: one dimension, sizes point at live locals; the caller vouches for the bounds.
-        let ev = unsafe { self.queue.enqueue_nd_range_kernel(k.get(), 1, std::ptr::null(), &global, &local, &[]) }
-            .map_err(|e| dev_err(&format!("launching {name}"), e))?;
+        let ev = unsafe {
+            self.queue
+                .enqueue_nd_range_kernel(k.get(), 1, std::ptr::null(), &global, &local, &[])
+        }
+        .map_err(|e| dev_err(&format!("launching {name}"), e))?;
         if self.profiler.is_some() {
             self.pending.lock().push((name, ev));
         }
@@ -335,7 +385,9 @@ fn default_device() -> Result<(usize, usize)> {
     let mut first = None;
     for (pi, p) in list_platforms()?.iter().enumerate() {
         for (di, id) in devices_of(p)?.into_iter().enumerate() {
-            let ty = Device::new(id).dev_type().map_err(|e| dev_err("device type", e))?;
+            let ty = Device::new(id)
+                .dev_type()
+                .map_err(|e| dev_err("device type", e))?;
             if ty & CL_DEVICE_TYPE_GPU != 0 {
                 return Ok((pi, di));
             }

@@ -30,8 +30,15 @@ impl DeviceNttTables {
     /// `InvalidArgument` for an empty or mixed-N list; `Device` on an OpenCL failure.
     pub fn new(dev: &OpenClDevice, tables: &[Arc<NttTables>]) -> Result<Self> {
         let image = NttTableImage::new(tables)?;
-        let buffers = NttTable::ALL.iter().map(|&t| ClBuffer::from_slice(dev, image.get(t))).collect::<Result<Vec<_>>>()?;
-        Ok(DeviceNttTables { log_n: image.log_n(), k: image.k(), buffers })
+        let buffers = NttTable::ALL
+            .iter()
+            .map(|&t| ClBuffer::from_slice(dev, image.get(t)))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(DeviceNttTables {
+            log_n: image.log_n(),
+            k: image.k(),
+            buffers,
+        })
     }
 
     /// Forward NTT of `rows` rows of `data` in place (canonical output, bit-identical to
@@ -40,7 +47,13 @@ impl DeviceNttTables {
     /// # Errors
     /// `InvalidArgument` when `data` is shorter than `rows × N`; `Device` on a build or launch
     /// failure.
-    pub fn forward(&self, dev: &OpenClDevice, data: &mut ClBuffer, rows: usize, variant: NttVariant) -> Result<()> {
+    pub fn forward(
+        &self,
+        dev: &OpenClDevice,
+        data: &mut ClBuffer,
+        rows: usize,
+        variant: NttVariant,
+    ) -> Result<()> {
         self.run(dev, data, rows, variant, NttDirection::Forward)
     }
 
@@ -49,18 +62,36 @@ impl DeviceNttTables {
     ///
     /// # Errors
     /// As [`forward`](Self::forward).
-    pub fn inverse(&self, dev: &OpenClDevice, data: &mut ClBuffer, rows: usize, variant: NttVariant) -> Result<()> {
+    pub fn inverse(
+        &self,
+        dev: &OpenClDevice,
+        data: &mut ClBuffer,
+        rows: usize,
+        variant: NttVariant,
+    ) -> Result<()> {
         self.run(dev, data, rows, variant, NttDirection::Inverse)
     }
 
-    fn run(&self, dev: &OpenClDevice, data: &mut ClBuffer, rows: usize, variant: NttVariant, dir: NttDirection) -> Result<()> {
+    fn run(
+        &self,
+        dev: &OpenClDevice,
+        data: &mut ClBuffer,
+        rows: usize,
+        variant: NttVariant,
+        dir: NttDirection,
+    ) -> Result<()> {
         let plan = NttPlan::new(self.log_n, self.k, variant)?;
         plan.check_len(data.len(), rows)?;
         let defines = plan.defines();
         for launch in plan.launches(dir, rows) {
             let kernel = dev.kernel(Family::Ntt, &defines, launch.kernel)?;
             let mut args = vec![KernelArg::Buffer(data)];
-            args.extend(launch.tables.iter().map(|&t| KernelArg::Buffer(&self.buffers[t as usize])));
+            args.extend(
+                launch
+                    .tables
+                    .iter()
+                    .map(|&t| KernelArg::Buffer(&self.buffers[t as usize])),
+            );
             args.extend(launch.scalars.iter().map(|a| match *a {
                 ScalarArg::U32(v) => KernelArg::U32(v),
                 ScalarArg::U64(v) => KernelArg::U64(v),
