@@ -33,7 +33,9 @@ typedef uint u32;
 #define KERNEL_FQ __kernel
 #define GLOBAL_AS __global
 #define CONST_AS __global const
-#define DECLSPEC inline
+/* static: C99 `inline` alone emits no definition, so an un-inlined call (e.g. at -O0 or in
+ * SPIR-V) would be an unresolved import. OpenCL C 1.2+ allows static functions. */
+#define DECLSPEC static inline
 #define LOCAL_ARRAY(type, name, size) __local type name[size]
 #define LOCAL_AS __local
 #define SYNC_THREADS() barrier(CLK_LOCAL_MEM_FENCE)
@@ -47,6 +49,19 @@ typedef uint u32;
 
 #ifndef XEHE_NO_ASM
 #define XEHE_NO_ASM 0
+#endif
+
+/*
+ * Sub-group (warp) shuffles. The host passes XEHE_SUBGROUPS=1 where the device has them
+ * (OpenCL: cl_khr_subgroups or cl_intel_subgroups); CUDA warps always do. A kernel that
+ * shuffles must keep a local-memory path for XEHE_SUBGROUPS == 0 (pocl, the SPIR-V build).
+ */
+#ifndef XEHE_SUBGROUPS
+#if IS_CUDA
+#define XEHE_SUBGROUPS 1
+#else
+#define XEHE_SUBGROUPS 0
+#endif
 #endif
 
 /* High 64 bits of a 64x64 product. */

@@ -1,13 +1,20 @@
 //! Device execution model of the XeHE paper (§III): memory cache, compute frames, queues, the
 //! lazy `.gpu()` object state, and the event profiler, shared by the GPU backends.
+pub mod kernel_cache;
 pub mod kernels;
 pub mod memcache;
+pub mod ntt_plan;
+pub mod ntt_tables;
 pub mod object;
 pub mod profiler;
 pub mod queue;
 pub mod state;
 #[cfg(feature = "cuda")]
 pub mod cuda;
+#[cfg(feature = "level-zero")]
+pub mod level_zero;
+#[cfg(feature = "opencl")]
+pub mod opencl;
 
 pub use object::DeviceResident;
 pub use queue::{default_queue, new_queue, Queue};

@@ -9,6 +9,7 @@ pub mod memory;
 pub mod ntt;
 pub mod queue;
 
+use super::kernel_cache;
 use super::kernels::{assemble, Family};
 use super::memcache::MemCache;
 use memory::{CudaAllocator, DeviceBuffer};
@@ -18,7 +19,6 @@ use cudarc::nvrtc::{CompileOptions, Ptx};
 use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::path::PathBuf;
 use std::sync::Arc;
 
 fn dev_err(what: &str, e: impl std::fmt::Debug) -> Error {
@@ -187,22 +187,19 @@ impl CudaDevice {
         let mut options: Vec<String> = defines.iter().map(|(k, v)| format!("-D{k}={v}")).collect();
         options.push(format!("--gpu-architecture=compute_{}{}", self.arch.0, self.arch.1));
         options.push("-std=c++17".into());
-        let key = cache_key(&src, &options);
+        let key = kernel_cache::cache_key(&src, &options);
         if let Some(m) = self.modules.lock().get(&key) {
             return Ok(m.clone());
         }
-        let path = cache_dir().map(|d| d.join(format!("{key}.ptx")));
-        let ptx = match path.as_ref().and_then(|p| std::fs::read_to_string(p).ok()) {
+        let cached = kernel_cache::load(&key, "ptx").and_then(|b| String::from_utf8(b).ok());
+        let ptx = match cached {
             Some(text) => Ptx::from_src(text),
             None => {
                 let opts = CompileOptions { options: options.clone(), name: Some(family.file().into()), ..Default::default() };
                 let ptx = catch_unwind(AssertUnwindSafe(|| cudarc::nvrtc::compile_ptx_with_opts(&src, opts)))
                     .map_err(|_| Error::Device("NVRTC panicked".into()))?
                     .map_err(|e| dev_err(&format!("compiling {}", family.file()), e))?;
-                if let Some(p) = &path {
-                    // A failed cache write only costs a recompilation next time.
-                    let _ = std::fs::create_dir_all(p.parent().unwrap_or(p)).and_then(|_| std::fs::write(p, ptx.to_src()));
-                }
+                kernel_cache::store(&key, "ptx", ptx.to_src().as_bytes());
                 ptx
             }
         };
@@ -210,25 +207,4 @@ impl CudaDevice {
         self.modules.lock().insert(key, m.clone());
         Ok(m)
     }
-}
-
-fn cache_key(src: &str, options: &[String]) -> String {
-    let mut st = blake2b_simd::Params::new().hash_length(16).to_state();
-    st.update(src.as_bytes());
-    for o in options {
-        st.update(b"\0");
-        st.update(o.as_bytes());
-    }
-    st.finalize().to_hex().to_string()
-}
-
-/// `$XEHE_KERNEL_CACHE`, else `$XDG_CACHE_HOME/xehe`, else `$HOME/.cache/xehe`.
-fn cache_dir() -> Option<PathBuf> {
-    if let Ok(d) = std::env::var("XEHE_KERNEL_CACHE") {
-        return Some(PathBuf::from(d));
-    }
-    if let Ok(d) = std::env::var("XDG_CACHE_HOME") {
-        return Some(PathBuf::from(d).join("xehe"));
-    }
-    std::env::var("HOME").ok().map(|h| PathBuf::from(h).join(".cache").join("xehe"))
 }

@@ -1,0 +1,130 @@
+//! Host image of the NTT tables the kernels of `native/ntt.cl` read: SEAL's root powers (and
+//! their inverses) in bit-reversed order with Shoup quotients, concatenated over the `k` primes
+//! of one N, plus the per-prime scalars of the inverse's scaled last round. Every backend
+//! uploads the same image, one buffer per [`NttTable`].
+
+use super::ntt_plan::NttTable;
+use crate::math::modulus::ShoupOperand;
+use crate::math::ntt::NttTables;
+use crate::{Error, Result};
+use std::sync::Arc;
+
+/// The nine table arrays, indexed by [`NttTable`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NttTableImage {
+    log_n: u32,
+    k: u32,
+    words: [Vec<u64>; 9],
+}
+
+impl NttTableImage {
+    /// Build the image of `tables` (all of one N, in the order rows use them: row `r` → prime
+    /// `r % k`).
+    ///
+    /// # Errors
+    /// `InvalidArgument` for an empty list, mixed N, or N < 8.
+    pub fn new(tables: &[Arc<NttTables>]) -> Result<Self> {
+        let first = tables
+            .first()
+            .ok_or_else(|| Error::InvalidArgument("no NTT tables".into()))?;
+        let log_n = first.log_n();
+        if log_n < 3 || tables.iter().any(|t| t.log_n() != log_n) {
+            return Err(Error::InvalidArgument(
+                "device NTT needs N >= 8 and one N for all primes".into(),
+            ));
+        }
+        let per_root = |f: fn(&ShoupOperand) -> u64, inverse: bool| -> Vec<u64> {
+            tables
+                .iter()
+                .flat_map(|t| {
+                    if inverse {
+                        t.inv_root_powers()
+                    } else {
+                        t.root_powers()
+                    }
+                    .iter()
+                    .map(f)
+                })
+                .collect()
+        };
+        let per_prime =
+            |f: &dyn Fn(&NttTables) -> u64| -> Vec<u64> { tables.iter().map(|t| f(t)).collect() };
+        let last = |t: &NttTables| {
+            let q = t.modulus();
+            ShoupOperand::new(
+                q.mul(
+                    t.inv_root_powers()[t.n() - 1].operand,
+                    t.inv_degree().operand,
+                ),
+                q,
+            )
+        };
+        let operand = |s: &ShoupOperand| s.operand;
+        let quotient = |s: &ShoupOperand| s.quotient;
+        let words = [
+            per_root(operand, false),
+            per_root(quotient, false),
+            per_root(operand, true),
+            per_root(quotient, true),
+            per_prime(&|t| t.modulus().value()),
+            per_prime(&|t| t.inv_degree().operand),
+            per_prime(&|t| t.inv_degree().quotient),
+            per_prime(&|t| last(t).operand),
+            per_prime(&|t| last(t).quotient),
+        ];
+        Ok(NttTableImage {
+            log_n,
+            k: tables.len() as u32,
+            words,
+        })
+    }
+
+    /// log2 N.
+    pub fn log_n(&self) -> u32 {
+        self.log_n
+    }
+
+    /// Number of primes.
+    pub fn k(&self) -> u32 {
+        self.k
+    }
+
+    /// The words of one table.
+    pub fn get(&self, table: NttTable) -> &[u64] {
+        &self.words[table as usize]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Modulus;
+
+    #[test]
+    fn shapes_and_order() {
+        let primes = [Modulus::new(7681).unwrap(), Modulus::new(12289).unwrap()];
+        let tables: Vec<_> = primes
+            .iter()
+            .map(|&q| Arc::new(NttTables::new(8, q).unwrap()))
+            .collect();
+        let img = NttTableImage::new(&tables).unwrap();
+        assert_eq!((img.log_n(), img.k()), (8, 2));
+        assert_eq!(img.get(NttTable::Roots).len(), 512);
+        assert_eq!(img.get(NttTable::InvRootsQ).len(), 512);
+        assert_eq!(img.get(NttTable::Moduli), &[7681, 12289]);
+        assert_eq!(
+            img.get(NttTable::Roots)[256 + 1],
+            tables[1].root_powers()[1].operand
+        );
+        assert_eq!(img.get(NttTable::LastW).len(), 2);
+    }
+
+    #[test]
+    fn rejects_mixed_or_empty() {
+        assert!(NttTableImage::new(&[]).is_err());
+        let q = Modulus::new(7681).unwrap();
+        let a = Arc::new(NttTables::new(8, q).unwrap());
+        let b = Arc::new(NttTables::new(9, Modulus::new(12289).unwrap()).unwrap());
+        assert!(NttTableImage::new(&[a, b]).is_err());
+    }
+}

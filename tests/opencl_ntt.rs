@@ -1,0 +1,202 @@
+//! OpenCL NTT kernels against the CPU `NttTables`, bit for bit: every variant, forward and
+//! inverse, N = 2^10 … 2^14 with 30/50/60-bit primes, random and edge data (0, q−1) over several
+//! rows and primes, plus Özerk's sets (N=256, q=7681; N=1024, q=132120577). Runs on whatever
+//! OpenCL device is found (pocl in CI); prints SKIP and passes when there is none.
+#![cfg(feature = "opencl")]
+
+use std::sync::{Arc, OnceLock};
+use xehe::device::opencl::ntt::{DeviceNttTables, NttVariant};
+use xehe::device::opencl::{unavailable_reason, ClBuffer, OpenClDevice};
+use xehe::math::ntt::NttTables;
+use xehe::{CoeffModulus, Modulus};
+
+/// The shared device, or `None` (after printing why) when there is no OpenCL device.
+fn device() -> Option<&'static OpenClDevice> {
+    static DEV: OnceLock<Option<OpenClDevice>> = OnceLock::new();
+    DEV.get_or_init(|| {
+        if let Some(why) = unavailable_reason() {
+            println!("SKIP: no OpenCL device: {why}");
+            return None;
+        }
+        let dev =
+            OpenClDevice::from_env(true).expect("an OpenCL device is listed but does not open");
+        println!("OpenCL device: {} ({})", dev.name(), dev.platform_name());
+        Some(dev)
+    })
+    .as_ref()
+}
+
+/// xorshift64: deterministic test data.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+}
+
+/// `3k` rows: random words below each row's prime with 0 and q−1 planted, one row all q−1 and
+/// one row all 0.
+fn test_data(primes: &[Modulus], n: usize, seed: u64) -> Vec<u64> {
+    let mut rng = Rng(seed);
+    let k = primes.len();
+    let rows = 3 * k;
+    let mut v: Vec<u64> = (0..rows * n)
+        .map(|i| rng.next() % primes[(i / n) % k].value())
+        .collect();
+    for (r, row) in v.chunks_mut(n).enumerate() {
+        let q = primes[r % k].value();
+        match r {
+            1 => row.fill(q - 1),
+            2 => row.fill(0),
+            _ => {
+                row[0] = 0;
+                row[1] = q - 1;
+                row[n / 2] = q - 1;
+                row[n - 1] = q - 1;
+            }
+        }
+    }
+    v
+}
+
+/// Check every variant on one prime set; returns the number of mismatches (printed).
+fn check_set(dev: &OpenClDevice, log_n: u32, primes: &[Modulus]) -> usize {
+    let n = 1usize << log_n;
+    let k = primes.len();
+    let rows = 3 * k;
+    let tables: Vec<Arc<NttTables>> = primes
+        .iter()
+        .map(|&q| Arc::new(NttTables::new(log_n, q).unwrap()))
+        .collect();
+    let dt = DeviceNttTables::new(dev, &tables).unwrap();
+    let host = test_data(
+        primes,
+        n,
+        0x9e37_79b9_7f4a_7c15 ^ (log_n as u64) ^ primes[0].value(),
+    );
+    let per_row = |f: &dyn Fn(&NttTables, &mut [u64])| {
+        let mut v = host.clone();
+        for (r, row) in v.chunks_mut(n).enumerate() {
+            f(&tables[r % k], row);
+        }
+        v
+    };
+    let want_fwd = per_row(&|t, row| t.forward(row));
+    let want_inv = per_row(&|t, row| t.inverse(row));
+    let mut bad = 0;
+    let mut expect = |what: &str, v: NttVariant, got: Vec<u64>, want: &[u64]| {
+        if got != want {
+            let first = got.iter().zip(want).position(|(a, b)| a != b).unwrap_or(0);
+            println!(
+                "MISMATCH {what} {} N=2^{log_n} q={} first at word {first}",
+                v.name(),
+                primes[0].value()
+            );
+            bad += 1;
+        }
+    };
+    for v in NttVariant::ALL {
+        let mut d = ClBuffer::from_slice(dev, &host).unwrap();
+        dt.forward(dev, &mut d, rows, v).unwrap();
+        expect("forward", v, d.to_vec(dev).unwrap(), &want_fwd);
+        dt.inverse(dev, &mut d, rows, v).unwrap();
+        expect("inverse(forward)", v, d.to_vec(dev).unwrap(), &host);
+        let mut d = ClBuffer::from_slice(dev, &host).unwrap();
+        dt.inverse(dev, &mut d, rows, v).unwrap();
+        expect("inverse", v, d.to_vec(dev).unwrap(), &want_inv);
+    }
+    bad
+}
+
+#[test]
+fn every_variant_matches_cpu() {
+    let Some(dev) = device() else { return };
+    let mut bad = 0;
+    for log_n in 10..=14u32 {
+        for bits in [30u32, 50, 60] {
+            let primes = CoeffModulus::create(1 << log_n, &[bits, bits]).unwrap();
+            bad += check_set(dev, log_n, &primes);
+        }
+    }
+    assert_eq!(bad, 0, "OpenCL NTT differs from the CPU NTT");
+}
+
+#[test]
+fn ozerk_sets_match_cpu() {
+    let Some(dev) = device() else { return };
+    let bad = check_set(dev, 8, &[Modulus::new(7681).unwrap()])
+        + check_set(dev, 10, &[Modulus::new(132120577).unwrap()]);
+    assert_eq!(bad, 0, "OpenCL NTT differs from the CPU NTT");
+}
+
+#[test]
+fn short_buffer_is_an_error() {
+    let Some(dev) = device() else { return };
+    let q = CoeffModulus::create(1024, &[50]).unwrap();
+    let dt = DeviceNttTables::new(dev, &[Arc::new(NttTables::new(10, q[0]).unwrap())]).unwrap();
+    let mut d = ClBuffer::new(dev, 1024).unwrap();
+    assert!(dt.forward(dev, &mut d, 2, NttVariant::Radix8).is_err());
+    assert!(dt.inverse(dev, &mut d, 1, NttVariant::Radix8).is_ok());
+}
+
+#[test]
+fn profiler_sees_ntt_kernels() {
+    let Some(dev) = device() else { return };
+    let q = CoeffModulus::create(4096, &[50]).unwrap();
+    let dt = DeviceNttTables::new(dev, &[Arc::new(NttTables::new(12, q[0]).unwrap())]).unwrap();
+    let mut d = ClBuffer::from_slice(dev, &vec![1u64; 4096]).unwrap();
+    dt.forward(dev, &mut d, 1, NttVariant::Staged).unwrap();
+    dev.synchronize().unwrap();
+    let p = dev.profiler().expect("opened with profiling");
+    let names: Vec<String> = p.events().into_iter().map(|e| e.kernel).collect();
+    assert!(names.iter().any(|n| n == "ntt_fwd_slm_u64"), "{names:?}");
+}
+
+/// With no ICD (OCL_ICD_VENDORS pointing at an empty directory), the backend says so instead of
+/// failing obscurely. Runs in a child process: the loader reads its vendors once per process.
+#[test]
+fn no_platform_is_a_clear_error() {
+    if std::env::var_os("XEHE_TEST_NO_ICD_CHILD").is_some() {
+        let why = unavailable_reason().expect("no OpenCL platform should be visible");
+        println!("reason: {why}");
+        assert!(
+            why.contains("OpenCL") && (why.contains("no platform") || why.contains("ICD loader")),
+            "{why}"
+        );
+        let err = OpenClDevice::new(0, 0, false).unwrap_err().to_string();
+        assert!(err.contains("OpenCL"), "{err}");
+        return;
+    }
+    let empty = std::env::temp_dir().join(format!("xehe-no-icd-{}", std::process::id()));
+    std::fs::create_dir_all(&empty).unwrap();
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "no_platform_is_a_clear_error",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env("XEHE_TEST_NO_ICD_CHILD", "1")
+        .env("OCL_ICD_VENDORS", &empty)
+        .env_remove("OPENCL_DYLIB_PATH")
+        .output()
+        .unwrap();
+    let _ = std::fs::remove_dir(&empty);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "child failed:\n{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("1 passed"), "the child ran no test:\n{text}");
+    let reason = text
+        .lines()
+        .find_map(|l| l.split_once("reason: ").map(|(_, r)| r));
+    println!(
+        "without an ICD: {}",
+        reason.unwrap_or("(no reason printed)")
+    );
+}
