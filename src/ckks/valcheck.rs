@@ -503,3 +503,108 @@ impl ValidFor for GaloisKeys {
         check_kswitch_valid_for(&self.0, ctx, "GaloisKeys")
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ckks::prng::SEED_MARKER;
+    use crate::{CoeffModulus, EncryptionParameters, SecLevel};
+
+    const N: usize = 1024;
+
+    fn context() -> Context {
+        let mut p = EncryptionParameters::new(SchemeType::Ckks);
+        p.set_poly_modulus_degree(N);
+        p.set_coeff_modulus(&CoeffModulus::create(N, &[40, 30, 40]).unwrap());
+        Context::with_sec_level(&p, SecLevel::None).unwrap()
+    }
+
+    fn ciphertext(cd: &ContextData) -> Ciphertext {
+        let mut ct = Ciphertext::zeros(cd, 2);
+        ct.scale = 2f64.powi(20);
+        ct
+    }
+
+    fn message(r: Result<impl std::fmt::Debug>) -> String {
+        match r {
+            Err(Error::NotValidForParams(m)) => m,
+            other => panic!("expected NotValidForParams, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn ciphertext_checks_name_the_object_and_the_condition() {
+        let ctx = context();
+        let ct = ciphertext(ctx.first_context_data());
+        assert!(check_ciphertext_data(&ct, &ctx, "encrypted", false).is_ok());
+        assert!(ct.is_valid_for(&ctx));
+
+        let key = ciphertext(ctx.key_context_data());
+        let m = message(check_ciphertext(&key, &ctx, "encrypted1", false));
+        assert!(
+            m.starts_with("encrypted1: ") && m.contains("key level"),
+            "{m}"
+        );
+        assert!(check_ciphertext(&key, &ctx, "encrypted1", true).is_ok());
+
+        let mut bad = ct.clone();
+        bad.data[2 * N + N + 5] = u64::MAX - 1;
+        assert!(check_ciphertext(&bad, &ctx, "encrypted", false).is_ok());
+        let m = message(check_ciphertext_data(&bad, &ctx, "encrypted", false));
+        assert!(m.contains("coefficient 5 of polynomial 1, limb 1"), "{m}");
+        assert!(!bad.is_valid_for(&ctx));
+
+        let mut bad = ct.clone();
+        bad.scale = -1.0;
+        assert!(message(check_ciphertext(&bad, &ctx, "encrypted", false)).contains("scale"));
+        let mut bad = ct.clone();
+        bad.size = 17;
+        assert!(message(check_ciphertext(&bad, &ctx, "encrypted", false)).contains("size 17"));
+        let mut bad = ct.clone();
+        bad.data.pop();
+        assert!(message(check_ciphertext(&bad, &ctx, "encrypted", false)).contains("words"));
+
+        let mut seeded = ct.clone();
+        seeded.data[2 * N] = SEED_MARKER;
+        assert!(seeded.contains_seed());
+        assert!(matches!(
+            check_ciphertext(&seeded, &ctx, "encrypted", false),
+            Err(Error::Malformed(m)) if m.starts_with("encrypted: ")
+        ));
+    }
+
+    #[test]
+    fn plaintext_and_scale_checks() {
+        let ctx = context();
+        let cd = ctx.first_context_data();
+        let mut pt = Plaintext::zeros(cd.parms_id(), 2 * N, 2f64.powi(20));
+        assert!(check_plaintext_data(&pt, &ctx, "plain").is_ok());
+        pt.data[7] = u64::MAX;
+        assert!(check_plaintext(&pt, &ctx, "plain").is_ok());
+        let m = message(check_plaintext_data(&pt, &ctx, "plain"));
+        assert!(
+            m.starts_with("plain: ") && m.contains("coefficient 7"),
+            "{m}"
+        );
+        let not_ntt = Plaintext::zeros(PARMS_ID_ZERO, N, 1.0);
+        assert!(matches!(
+            check_plaintext(&not_ntt, &ctx, "plain"),
+            Err(Error::WrongForm(_))
+        ));
+        let short = Plaintext::zeros(cd.parms_id(), N, 1.0);
+        assert!(message(check_plaintext(&short, &ctx, "plain")).contains("coeff_count"));
+
+        // 70 bits of modulus at the first level: 2^69 fits, 2^70 does not.
+        assert!(check_scale(2f64.powi(69), cd, "multiply").is_ok());
+        assert!(matches!(
+            check_scale(2f64.powi(70), cd, "multiply"),
+            Err(Error::ScaleOutOfBounds(m)) if m.starts_with("multiply: ")
+        ));
+        assert!(!is_scale_within_bounds(0.0, cd));
+        assert!(are_same_scale(
+            2f64.powi(40),
+            2f64.powi(40) * (1.0 + f64::EPSILON / 4.0)
+        ));
+        assert!(!are_same_scale(2f64.powi(40), 2f64.powi(40) + 1.0));
+    }
+}
