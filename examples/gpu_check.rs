@@ -5,6 +5,7 @@
 //!    limbs; plus Özerk's sets (N=256, q=7681; N=1024, q=132120577).
 //! 2. Ceilings: device-to-device copy bandwidth and 64-bit modular-multiply throughput.
 //! 3. Timing sweep: N × instances × variant, CUDA events, median of repeats.
+//!
 //! Prints a short table; exits non-zero on any mismatch. Skips (exit 0) without a CUDA device.
 
 #[cfg(feature = "cuda")]

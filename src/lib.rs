@@ -4,8 +4,63 @@
 //! following the XeHE design (Zhai et al., "Accelerating Encrypted Computing on Intel GPUs").
 //!
 //! The API mirrors SEAL's: [`EncryptionParameters`], [`CoeffModulus`], [`Context`],
-//! `CkksEncoder`, `KeyGenerator`, `Encryptor`, `Decryptor`, `Evaluator`, [`Plaintext`],
-//! [`Ciphertext`], [`RelinKeys`], [`GaloisKeys`]. Objects load and save in SEAL's format.
+//! [`CkksEncoder`], [`KeyGenerator`], [`Encryptor`], [`Decryptor`], [`Evaluator`],
+//! [`Plaintext`], [`Ciphertext`], [`RelinKeys`], [`GaloisKeys`]. Every deterministic result
+//! (encodings, evaluator outputs, decryptions, seed expansions) equals SEAL's word for word, and
+//! objects load and save in SEAL's format ([`SealObject`], [`SealLoad`]).
+//!
+//! Layout: [`math`] (moduli, primes, NTT, RNS), [`ckks`] (the scheme), [`serialize`] (SEAL's
+//! format), [`device`] (GPU kernels and their runtime). Errors are one type, [`Error`].
+//!
+//! # Example
+//!
+//! The SEAL flow: parameters, context, keys, encode, encrypt, multiply, relinearize, rescale,
+//! rotate, decrypt, decode.
+//!
+//! ```
+//! use xehe::{
+//!     CkksEncoder, CoeffModulus, Context, Decryptor, EncryptionParameters, Encryptor, Evaluator,
+//!     KeyGenerator, SchemeType,
+//! };
+//!
+//! # fn main() -> xehe::Result<()> {
+//! let n = 8192;
+//! let mut parms = EncryptionParameters::new(SchemeType::Ckks);
+//! parms.set_poly_modulus_degree(n);
+//! parms.set_coeff_modulus(&CoeffModulus::create(n, &[60, 40, 40, 60])?);
+//! let context = Context::new(&parms)?;
+//!
+//! let keygen = KeyGenerator::new(&context)?;
+//! let public_key = keygen.create_public_key()?;
+//! let relin_keys = keygen.create_relin_keys()?;
+//! let galois_keys = keygen.create_galois_keys_from_steps(&[1])?;
+//!
+//! let encoder = CkksEncoder::new(&context)?;
+//! let encryptor = Encryptor::new(&context, &public_key)?;
+//! let evaluator = Evaluator::new(&context);
+//! let decryptor = Decryptor::new(&context, keygen.secret_key())?;
+//!
+//! // x_i = i / slots in every slot, scale 2^40.
+//! let slots = encoder.slot_count();
+//! let x: Vec<f64> = (0..slots).map(|i| i as f64 / slots as f64).collect();
+//! let scale = 2f64.powi(40);
+//! let plain = encoder.encode_f64(&x, context.first_parms_id(), scale)?;
+//! let encrypted = encryptor.encrypt(&plain)?;
+//!
+//! // x², back to size 2 and scale ≈ 2^40, then shift every slot left by one.
+//! let mut squared = evaluator.multiply(&encrypted, &encrypted)?;
+//! evaluator.relinearize_inplace(&mut squared, &relin_keys)?;
+//! evaluator.rescale_to_next_inplace(&mut squared)?;
+//! let rotated = evaluator.rotate_vector(&squared, 1, &galois_keys)?;
+//!
+//! let result = encoder.decode_f64(&decryptor.decrypt(&rotated)?)?;
+//! for i in 0..slots {
+//!     let expected = x[(i + 1) % slots].powi(2);
+//!     assert!((result[i] - expected).abs() < 1e-5, "slot {i}: {} vs {expected}", result[i]);
+//! }
+//! # Ok(())
+//! # }
+//! ```
 #![warn(missing_docs)]
 
 pub mod ckks;

@@ -3,24 +3,12 @@
 //! scales (all three coefficient paths), lengths, constants and levels. Error cases must fail in
 //! both. Needs `python3` with `import seal`; otherwise the tests print why and pass.
 
+mod common;
+
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use xehe::*;
-
-fn seal_available() -> bool {
-    let ok = Command::new("python3")
-        .args(["-c", "import seal, numpy"])
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false);
-    if !ok {
-        eprintln!(
-            "SKIP: python3 with seal-python and numpy is not available; SEAL cross-test skipped"
-        );
-    }
-    ok
-}
 
 /// Deterministic generator (splitmix64).
 struct Rng(u64);
@@ -118,13 +106,6 @@ fn err(input: Input, scale: f64) -> Case {
     }
 }
 
-fn temp_dir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("xehe-encoder-{}-{tag}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
 fn write_f64s(path: &Path, v: &[f64]) {
     let bytes: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
     std::fs::write(path, bytes).unwrap();
@@ -136,13 +117,6 @@ fn read_f64s(path: &Path) -> Vec<f64> {
         .chunks_exact(8)
         .map(|c| f64::from_le_bytes(c.try_into().unwrap()))
         .collect()
-}
-
-fn context(n: usize, bits: &[u32]) -> Context {
-    let mut p = EncryptionParameters::new(SchemeType::Ckks);
-    p.set_poly_modulus_degree(n);
-    p.set_coeff_modulus(&CoeffModulus::create(n, bits).unwrap());
-    Context::new(&p).unwrap()
 }
 
 fn parms_id_at(ctx: &Context, level: usize) -> ParmsId {
@@ -165,7 +139,7 @@ fn xehe_encode(e: &CkksEncoder, input: &Input, id: ParmsId, scale: f64) -> Resul
 
 /// Run all cases through SEAL (one python process) and xehe, and compare.
 fn check_against_seal(tag: &str, n: usize, bits: &[u32], cases: &[Case]) {
-    let dir = temp_dir(tag);
+    let dir = common::scratch_dir(&format!("encoder-{tag}"));
     let mut spec = String::new();
     writeln!(
         spec,
@@ -219,7 +193,7 @@ fn check_against_seal(tag: &str, n: usize, bits: &[u32], cases: &[Case]) {
         String::from_utf8_lossy(&out.stderr)
     );
 
-    let ctx = context(n, bits);
+    let ctx = common::context(n, bits);
     let enc = CkksEncoder::new(&ctx).unwrap();
     assert_eq!(enc.slot_count(), n / 2);
     for (i, c) in cases.iter().enumerate() {
@@ -403,7 +377,7 @@ fn standard_cases_ints(
 
 #[test]
 fn n4096_small_chain() {
-    if !seal_available() {
+    if !common::oracle::available() {
         return;
     }
     let mut rng = Rng(1);
@@ -425,7 +399,7 @@ fn n4096_small_chain() {
 
 #[test]
 fn n8192_60_40_40_60_and_errors() {
-    if !seal_available() {
+    if !common::oracle::available() {
         return;
     }
     let mut rng = Rng(2);
@@ -466,7 +440,7 @@ fn n8192_60_40_40_60_and_errors() {
 
 #[test]
 fn n8192_50_30_30_30_50() {
-    if !seal_available() {
+    if !common::oracle::available() {
         return;
     }
     let mut rng = Rng(3);
@@ -477,7 +451,7 @@ fn n8192_50_30_30_30_50() {
 
 #[test]
 fn n16384_60_40x7_60() {
-    if !seal_available() {
+    if !common::oracle::available() {
         return;
     }
     let mut rng = Rng(4);
@@ -490,7 +464,7 @@ fn n16384_60_40x7_60() {
 
 #[test]
 fn n32768_multiword() {
-    if !seal_available() {
+    if !common::oracle::available() {
         return;
     }
     let mut rng = Rng(5);

@@ -3,7 +3,9 @@
 //! keys, must produce the exact file SEAL wrote; decryption must give SEAL's plaintext words; and
 //! a ciphertext xehe encrypts with SEAL's public key must decrypt in SEAL to the input values.
 //! Skipped (with a message) when python SEAL is not installed.
-mod oracle;
+mod common;
+
+use common::oracle;
 
 use serde_json::Value;
 use std::path::Path;

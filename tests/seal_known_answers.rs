@@ -1,5 +1,6 @@
 //! Known answers taken from Microsoft SEAL 4.1 (seal-python 4.4.0 wheel); the full cross-tests
-//! against a live SEAL are in `tests/seal_interop.rs`.
+//! against a live SEAL are in `tests/encoder.rs`, `tests/serialization.rs` and
+//! `tests/seal_evaluator.rs`.
 use xehe::*;
 
 #[test]

@@ -1,10 +1,12 @@
 //! The SEAL oracle itself: its corpus agrees with xehe's `Context` (primes, parms_ids, chain),
 //! and its `decrypt` / `check-load` modes behave as the other interop tests rely on.
 //! Skipped (with a message) when python SEAL is not installed.
-mod oracle;
+mod common;
+
+use common::oracle;
 
 use std::path::Path;
-use xehe::{CoeffModulus, Context, EncryptionParameters, SchemeType};
+use xehe::Context;
 
 fn context_for(m: &serde_json::Value) -> Context {
     let n = m["poly_modulus_degree"].as_u64().expect("N") as usize;
@@ -14,10 +16,7 @@ fn context_for(m: &serde_json::Value) -> Context {
         .iter()
         .map(|b| b.as_u64().expect("bit count") as u32)
         .collect();
-    let mut p = EncryptionParameters::new(SchemeType::Ckks);
-    p.set_poly_modulus_degree(n);
-    p.set_coeff_modulus(&CoeffModulus::create(n, &bits).expect("CoeffModulus::create"));
-    Context::new(&p).expect("Context::new")
+    common::context(n, &bits)
 }
 
 #[test]

@@ -5,6 +5,8 @@
 //! seeded objects, so compressed data is checked with the reference flate2/zstd decoders and
 //! seeded data by having SEAL load (and expand) seeded objects written by xehe.
 
+mod common;
+
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -13,24 +15,12 @@ use xehe::ckks::prng::{PrngInfo, PrngType};
 use xehe::serialize::ciphertext::{expand_seed, seed_info, set_seed_marker};
 use xehe::serialize::SealHeader;
 use xehe::{
-    Ciphertext, CoeffModulus, ComprMode, Context, EncryptionParameters, GaloisKeys, Plaintext,
-    PublicKey, RelinKeys, SchemeType, SealLoad, SealObject, SecretKey,
+    Ciphertext, ComprMode, Context, EncryptionParameters, GaloisKeys, Plaintext, PublicKey,
+    RelinKeys, SealLoad, SealObject, SecretKey,
 };
 
 const N: usize = 4096;
 const BITS: [u32; 3] = [36, 36, 37];
-
-fn seal_available() -> bool {
-    let ok = Command::new("python3")
-        .args(["-c", "import seal"])
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false);
-    if !ok {
-        eprintln!("SKIP: python3 with `import seal` (seal-python) is not available");
-    }
-    ok
-}
 
 fn py_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/py")
@@ -44,8 +34,7 @@ fn args() -> Vec<String> {
 
 /// Run `seal_objects.py` into a fresh directory.
 fn seal_objects(tag: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("xehe_ser_{}_{tag}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::scratch_dir(&format!("ser-{tag}"));
     let out = Command::new("python3")
         .arg(py_dir().join("seal_objects.py"))
         .arg(&dir)
@@ -82,13 +71,6 @@ fn parms_id(dir: &Path, key: &str) -> [u64; 4] {
     [v[0], v[1], v[2], v[3]]
 }
 
-fn xehe_params() -> EncryptionParameters {
-    let mut p = EncryptionParameters::new(SchemeType::Ckks);
-    p.set_poly_modulus_degree(N);
-    p.set_coeff_modulus(&CoeffModulus::create(N, &BITS).unwrap());
-    p
-}
-
 /// Load with `load`, re-save uncompressed and require SEAL's exact bytes; then round-trip
 /// through every compression mode and check the compressed streams with the plain decoders.
 fn check_object<T: SealLoad + SealObject + PartialEq + std::fmt::Debug>(
@@ -119,13 +101,13 @@ fn check_object<T: SealLoad + SealObject + PartialEq + std::fmt::Debug>(
 
 #[test]
 fn seal_objects_load_with_right_fields_and_resave_identically() {
-    if !seal_available() {
+    if !common::python_has("seal") {
         return;
     }
     let dir = seal_objects("fields");
     let params_bytes = read(&dir, "params.bin");
     let parms = EncryptionParameters::load(&params_bytes).unwrap();
-    assert_eq!(parms, xehe_params());
+    assert_eq!(parms, common::ckks_params(N, &BITS));
     assert_eq!(parms.save(ComprMode::None).unwrap(), params_bytes);
     let ctx = Context::new(&parms).unwrap();
     assert_eq!(ctx.key_parms_id(), parms_id(&dir, "key_parms_id"));
@@ -176,10 +158,7 @@ fn seal_objects_load_with_right_fields_and_resave_identically() {
     assert!(src.is_empty());
 
     // Objects of this context are rejected by another one.
-    let mut other = EncryptionParameters::new(SchemeType::Ckks);
-    other.set_poly_modulus_degree(N);
-    other.set_coeff_modulus(&CoeffModulus::create(N, &[40, 40]).unwrap());
-    let other = Context::new(&other).unwrap();
+    let other = common::context(N, &[40, 40]);
     assert!(matches!(
         Ciphertext::load(&other, &read(&dir, "ct.bin")),
         Err(xehe::Error::NotValidForParams(_))
@@ -195,7 +174,7 @@ fn seed(v: u64) -> [u64; 8] {
 
 #[test]
 fn seeded_objects_expand_like_seal() {
-    if !seal_available() {
+    if !common::python_has("seal") {
         return;
     }
     let dir = seal_objects("seeded");
@@ -304,7 +283,7 @@ fn hammer<T: SealLoad>(ctx: &Context, bytes: &[u8], rng: &mut Rng) {
 
 #[test]
 fn truncated_and_mutated_seal_bytes_are_errors_not_panics() {
-    if !seal_available() {
+    if !common::python_has("seal") {
         return;
     }
     let dir = seal_objects("fuzz");

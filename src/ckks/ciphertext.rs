@@ -3,6 +3,7 @@
 use super::context::ContextData;
 use super::params::{ParmsId, PARMS_ID_ZERO};
 use crate::device::state::DeviceState;
+use super::prng::{SEED_MARKER, SEED_MARKER_WORDS};
 
 /// A CKKS ciphertext: `size` polynomials (2 after encryption, 3 after multiply) over the primes
 /// of its level.
@@ -128,6 +129,16 @@ impl Ciphertext {
             || self.data[self.coeff_modulus_size * self.poly_modulus_degree..]
                 .iter()
                 .all(|&x| x == 0)
+    }
+    /// Whether this is a seeded, serialization-only ciphertext (SEAL `Ciphertext::contains_seed`):
+    /// size 2, and the second polynomial starts with [`SEED_MARKER`] and has room for the PRNG
+    /// info after it (at least [`SEED_MARKER_WORDS`] words). Its second polynomial is not data
+    /// until the seed is expanded.
+    pub fn contains_seed(&self) -> bool {
+        let l = self
+            .coeff_modulus_size
+            .saturating_mul(self.poly_modulus_degree);
+        self.size == 2 && l >= SEED_MARKER_WORDS && self.data.get(l) == Some(&SEED_MARKER)
     }
     /// Resize to `size` polynomials, zero-filling new ones (SEAL `Ciphertext::resize`).
     pub fn resize(&mut self, size: usize) {

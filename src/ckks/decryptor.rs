@@ -5,7 +5,7 @@ use super::context::Context;
 use super::keys::SecretKey;
 use super::plaintext::Plaintext;
 use super::rlwe::wipe;
-use super::valid::{check_ciphertext, check_secret_key};
+use super::valcheck::{check_ciphertext_data, ValidFor};
 use crate::{Error, Result};
 use rayon::prelude::*;
 
@@ -22,7 +22,7 @@ impl Decryptor {
     /// # Errors
     /// `NotValidForParams` if `secret_key` is not valid for `context`.
     pub fn new(context: &Context, secret_key: &SecretKey) -> Result<Self> {
-        check_secret_key(context, secret_key)?;
+        secret_key.check_valid_for(context)?;
         Ok(Decryptor {
             context: context.clone(),
             secret_key: secret_key.clone(),
@@ -40,7 +40,7 @@ impl Decryptor {
     pub fn decrypt(&self, encrypted: &Ciphertext) -> Result<Plaintext> {
         // A ciphertext computed on the GPU is downloaded first (paper §III-D: download on decrypt).
         let encrypted = &*crate::device::object::host_current(encrypted)?;
-        let cd = check_ciphertext(&self.context, encrypted, "encrypted", false)?;
+        let cd = check_ciphertext_data(encrypted, &self.context, "encrypted", false)?;
         if encrypted.size() < 2 {
             return Err(Error::InvalidArgument("encrypted is empty".into()));
         }

@@ -6,7 +6,7 @@ use super::keys::{PublicKey, SecretKey};
 use super::params::ParmsId;
 use super::plaintext::Plaintext;
 use super::rlwe::{encrypt_zero_asymmetric, encrypt_zero_symmetric};
-use super::valid::{check_plaintext, check_public_key, check_secret_key};
+use super::valcheck::{check_plaintext_data, ValidFor};
 use crate::math::ntt::NttTables;
 use crate::math::rns::divide_and_round_q_last_ntt;
 use crate::{Error, Result};
@@ -26,7 +26,7 @@ impl Encryptor {
     /// # Errors
     /// `NotValidForParams` if `public_key` is not valid for `context`.
     pub fn new(context: &Context, public_key: &PublicKey) -> Result<Self> {
-        check_public_key(context, public_key)?;
+        public_key.check_valid_for(context)?;
         Ok(Encryptor {
             context: context.clone(),
             public_key: Some(public_key.clone()),
@@ -39,7 +39,7 @@ impl Encryptor {
     /// # Errors
     /// `NotValidForParams` if `secret_key` is not valid for `context`.
     pub fn with_secret_key(context: &Context, secret_key: &SecretKey) -> Result<Self> {
-        check_secret_key(context, secret_key)?;
+        secret_key.check_valid_for(context)?;
         Ok(Encryptor {
             context: context.clone(),
             public_key: None,
@@ -52,7 +52,7 @@ impl Encryptor {
     /// # Errors
     /// `NotValidForParams` if the key is not valid for the context; the encryptor is unchanged.
     pub fn set_public_key(&mut self, public_key: &PublicKey) -> Result<()> {
-        check_public_key(&self.context, public_key)?;
+        public_key.check_valid_for(&self.context)?;
         self.public_key = Some(public_key.clone());
         Ok(())
     }
@@ -62,7 +62,7 @@ impl Encryptor {
     /// # Errors
     /// `NotValidForParams` if the key is not valid for the context; the encryptor is unchanged.
     pub fn set_secret_key(&mut self, secret_key: &SecretKey) -> Result<()> {
-        check_secret_key(&self.context, secret_key)?;
+        secret_key.check_valid_for(&self.context)?;
         self.secret_key = Some(secret_key.clone());
         Ok(())
     }
@@ -137,7 +137,7 @@ impl Encryptor {
         } else {
             self.secret_key()?;
         }
-        let cd = check_plaintext(&self.context, plain, "plain")?;
+        let cd = check_plaintext_data(plain, &self.context, "plain")?;
         let id = plain.parms_id();
         let mut ct = if asymmetric {
             self.encrypt_zero_public(&id)?

@@ -11,7 +11,7 @@ use super::plaintext::Plaintext;
 use super::prng::{PrngType, UniformRandomGenerator};
 use super::rlwe::{encrypt_zero_symmetric, ntt_poly, wipe};
 use super::sampling::sample_poly_ternary;
-use super::valid::check_secret_key;
+use super::valcheck::ValidFor;
 use crate::{Error, Result};
 use rayon::prelude::*;
 
@@ -53,7 +53,7 @@ impl KeyGenerator {
     /// `NotValidForParams` if `secret_key` is not valid for `context` (SEAL: "secret key is not
     /// valid for encryption parameters").
     pub fn from_secret_key(context: &Context, secret_key: &SecretKey) -> Result<Self> {
-        check_secret_key(context, secret_key)?;
+        secret_key.check_valid_for(context)?;
         Ok(KeyGenerator {
             context: context.clone(),
             secret_key: secret_key.clone(),

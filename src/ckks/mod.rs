@@ -19,4 +19,3 @@ pub mod valcheck;
 pub mod prng;
 pub mod rlwe;
 pub mod sampling;
-pub mod valid;

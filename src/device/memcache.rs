@@ -60,6 +60,21 @@ struct State<P> {
     stats: MemCacheStats,
 }
 
+impl<P: std::hash::Hash + Eq> State<P> {
+    /// Record `p` (`capacity` bytes) as handed out, retained if a compute frame is open.
+    /// Record `p` as handed out; `retainable` is false for an operation's scratch buffers.
+    fn activate(&mut self, p: P, capacity: usize, cached: bool, retainable: bool) {
+        self.stats.bytes_active += capacity as u64;
+        let entry = Entry {
+            capacity,
+            cached,
+            retained: self.retain_buffers && retainable,
+            ready_to_free: false,
+        };
+        self.active.insert(p, entry);
+    }
+}
+
 /// A per-queue device memory cache (paper `memcache` class).
 pub struct MemCache<A: RawAllocator> {
     alloc: A,
@@ -126,17 +141,7 @@ impl<A: RawAllocator> MemCache<A> {
                 }
                 st.stats.hits += 1;
                 st.stats.bytes_free -= cap as u64;
-                st.stats.bytes_active += cap as u64;
-                let retained = st.retain_buffers && retainable;
-                st.active.insert(
-                    p,
-                    Entry {
-                        capacity: cap,
-                        cached,
-                        retained,
-                        ready_to_free: false,
-                    },
-                );
+                st.activate(p, cap, cached, retainable);
                 return Ok((p, cap));
             }
         }
@@ -151,17 +156,7 @@ impl<A: RawAllocator> MemCache<A> {
             }
         };
         st.stats.misses += 1;
-        st.stats.bytes_active += bytes as u64;
-        let retained = st.retain_buffers && retainable;
-        st.active.insert(
-            p,
-            Entry {
-                capacity: bytes,
-                cached,
-                retained,
-                ready_to_free: false,
-            },
-        );
+        st.activate(p, bytes, cached, retainable);
         Ok((p, bytes))
     }
 

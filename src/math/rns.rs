@@ -150,14 +150,20 @@ impl RnsBase {
     pub fn compose(&self, residues: &[u64], out: &mut [u64]) {
         let k = self.len();
         out[..k].fill(0);
-        for i in 0..k {
-            let t = self.inv_punctured_mod[i].mul(residues[i], self.base[i].value());
-            let term = mul_uint_word(&self.punctured[i], t);
-            let mut acc = vec![0u64; k + 1];
+        let mut prod = self.product.clone();
+        prod.push(0);
+        let mut acc = vec![0u64; k + 1];
+        let terms = residues
+            .iter()
+            .zip(&self.inv_punctured_mod)
+            .zip(&self.base)
+            .zip(&self.punctured);
+        for (((&r, inv), q), punctured) in terms {
+            let t = inv.mul(r, q.value());
+            let term = mul_uint_word(punctured, t);
             acc[..k].copy_from_slice(&out[..k]);
+            acc[k] = 0;
             add_assign_uint(&mut acc, &term);
-            let mut prod = self.product.clone();
-            prod.push(0);
             if cmp_uint(&acc, &prod) != std::cmp::Ordering::Less {
                 sub_assign_uint(&mut acc, &prod);
             }

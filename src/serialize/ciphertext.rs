@@ -19,21 +19,19 @@
 
 use super::header::SealVersion;
 use super::plaintext::{dynarray_save_size, load_dynarray, save_dynarray};
-use super::prng_info::{load_prng_info, load_prng_info_members, PRNG_INFO_SAVE_SIZE};
+use super::prng_info::{load_prng_info_members, PRNG_INFO_SAVE_SIZE};
 use super::reader::Reader;
-use super::valcheck::{ciphertext_buffer, ciphertext_metadata, ValidFor};
 use super::{SealLoad, SealObject, Writer};
 use crate::ckks::context::Context;
 use crate::ckks::prng::{
-    sample_poly_uniform, write_seed_marker, PrngInfo, PrngType, UniformRandomGenerator,
+    read_seed_marker, sample_poly_uniform, write_seed_marker, PrngInfo, PrngType,
+    UniformRandomGenerator, SEED_MARKER_WORDS,
 };
 use super::ComprMode;
+use crate::ckks::valcheck::{ciphertext_buffer, ciphertext_metadata, ValidFor};
 use crate::{Ciphertext, Error, Result};
 
 pub use crate::ckks::prng::SEED_MARKER;
-
-/// Words after the marker that hold the saved PRNG info (`ceil(81 / 8)`).
-const PRNG_INFO_WORDS: usize = PRNG_INFO_SAVE_SIZE.div_ceil(8);
 
 /// Size of the fixed members before the data.
 const METADATA_SIZE: usize = 32 + 1 + 8 + 8 + 8 + 8 + 8;
@@ -42,22 +40,14 @@ fn poly_words(ct: &Ciphertext) -> usize {
     ct.poly_modulus_degree.saturating_mul(ct.coeff_modulus_size)
 }
 
-/// SEAL `Ciphertext::has_seed_marker`: size 2, `c1[0]` is the marker, and a polynomial has room
-/// for the marker and the PRNG info.
-pub fn has_seed_marker(ct: &Ciphertext) -> bool {
-    let l = poly_words(ct);
-    ct.size == 2 && l > PRNG_INFO_WORDS && ct.data.get(l) == Some(&SEED_MARKER)
-}
-
-/// The PRNG info of a seeded ciphertext, if it has the marker and the info parses.
+/// The PRNG info of a seeded ciphertext ([`Ciphertext::contains_seed`]), if the info after the
+/// marker parses.
 pub fn seed_info(ct: &Ciphertext) -> Option<PrngInfo> {
-    if !has_seed_marker(ct) {
+    if !ct.contains_seed() {
         return None;
     }
-    let l = poly_words(ct);
-    let words = ct.data.get(l + 1..l + 1 + PRNG_INFO_WORDS)?;
-    let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
-    load_prng_info(&bytes).ok()
+    let c1 = ct.data.get(poly_words(ct)..)?;
+    read_seed_marker(c1).ok().flatten()
 }
 
 /// Mark a size-2 ciphertext as seeded by `info` (SEAL's layout, see the module docs): `c1[0]`
@@ -70,10 +60,9 @@ pub fn seed_info(ct: &Ciphertext) -> Option<PrngInfo> {
 /// `k × N < 12`.
 pub fn set_seed_marker(ct: &mut Ciphertext, info: &PrngInfo) -> Result<()> {
     let l = poly_words(ct);
-    if ct.size != 2 || ct.data.len() != 2 * l || l <= PRNG_INFO_WORDS {
+    if ct.size != 2 || ct.data.len() != 2 * l || l < SEED_MARKER_WORDS {
         return Err(Error::InvalidArgument(format!(
-            "set_seed_marker: need a size-2 ciphertext with k x N >= {} (size {}, k x N {l})",
-            PRNG_INFO_WORDS + 1,
+            "set_seed_marker: need a size-2 ciphertext with k x N >= {SEED_MARKER_WORDS} (size {}, k x N {l})",
             ct.size
         )));
     }
@@ -92,7 +81,7 @@ pub fn set_seed_marker(ct: &mut Ciphertext, info: &PrngInfo) -> Result<()> {
 /// `NotValidForParams` if its parms_id is not in `ctx`; `Malformed` if the stored PRNG info is
 /// unreadable or of type unknown. The ciphertext is unchanged on error.
 pub fn expand_seed(ct: &mut Ciphertext, ctx: &Context) -> Result<()> {
-    if !has_seed_marker(ct) {
+    if !ct.contains_seed() {
         return Ok(());
     }
     let info = seed_info(ct).ok_or_else(|| {
@@ -194,7 +183,7 @@ pub fn load_ciphertext_members(
         gpu: Default::default(),
     };
     // Validates size <= 16 and N, k against the context: the products below are small.
-    ciphertext_metadata(&ct, ctx, true)?;
+    ciphertext_metadata(&ct, ctx, true, "Ciphertext")?;
     let l = poly_words(&ct);
     let total = ct.size * l;
     ct.data = load_dynarray(r, total, "Ciphertext.data")?;
@@ -219,7 +208,7 @@ pub fn load_ciphertext_members(
         ct.data.resize(total, 0);
         fill_c1_from_seed(&mut ct, ctx, info)?;
     }
-    ciphertext_buffer(&ct).map_err(|e| match e {
+    ciphertext_buffer(&ct, "Ciphertext").map_err(|e| match e {
         Error::NotValidForParams(m) => Error::Malformed(m),
         e => e,
     })?;

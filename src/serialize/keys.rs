@@ -10,9 +10,9 @@
 use super::ciphertext::load_ciphertext_members;
 use super::header::SEAL_HEADER_SIZE;
 use super::reader::Reader;
-use super::valcheck::ValidFor;
 use super::{SealLoad, SealObject, SealVersion, Writer};
 use crate::ckks::context::Context;
+use crate::ckks::valcheck::ValidFor;
 use crate::{GaloisKeys, KSwitchKeys, PublicKey, RelinKeys, Result};
 
 impl SealObject for PublicKey {

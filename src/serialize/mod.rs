@@ -30,13 +30,12 @@ pub mod params;
 pub mod plaintext;
 pub mod prng_info;
 pub mod reader;
-pub mod valcheck;
 pub mod writer;
 
 pub use compression::ComprMode;
 pub use header::{SealHeader, SealVersion};
 pub use reader::Reader;
-pub use valcheck::ValidFor;
+pub use crate::ckks::valcheck::ValidFor;
 pub use writer::Writer;
 
 use crate::ckks::context::Context;

@@ -7,9 +7,9 @@
 
 use super::header::SEAL_HEADER_SIZE;
 use super::reader::Reader;
-use super::valcheck::{plaintext_metadata_parts, ValidFor};
 use super::{SealLoad, SealObject, SealVersion, Writer};
 use crate::ckks::context::Context;
+use crate::ckks::valcheck::{plaintext_metadata_parts, ValidFor};
 use crate::{Plaintext, Result, SecretKey};
 
 /// Saved size of a `DynArray<uint64_t>` of `len` words (header + count + words).
@@ -64,7 +64,7 @@ fn load_plaintext_members(ctx: &Context, r: &mut Reader<'_>) -> Result<Plaintext
     let scale = r.f64("scale")?;
     let coeff_count = usize::try_from(coeff_count)
         .map_err(|_| r.error("coeff_count", format_args!("{coeff_count} is too large")))?;
-    plaintext_metadata_parts(&parms_id, scale, coeff_count, ctx, true)?;
+    plaintext_metadata_parts(&parms_id, scale, coeff_count, ctx, true, "Plaintext")?;
     let mut pt = Plaintext {
         parms_id,
         scale,

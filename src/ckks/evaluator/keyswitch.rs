@@ -14,12 +14,19 @@ use super::gpu::GpuOp;
 use super::{check_not_transparent, on_copy, Evaluator};
 use crate::ckks::ciphertext::Ciphertext;
 use crate::ckks::keys::{KSwitchKeys, RelinKeys};
-use crate::ckks::valcheck::check_ciphertext;
+use crate::ckks::valcheck::{check_ciphertext, ciphertext_buffer, kswitch_metadata};
 use crate::{Error, Result};
 use rayon::prelude::*;
 
 impl Evaluator {
-    /// Check that `keys[index]` can switch a ciphertext at a level with `k` primes.
+    /// Check that `keys[index]` can switch a ciphertext at a level with `k` primes: key
+    /// switching is enabled, the keys' metadata is valid (SEAL `is_metadata_valid_for(KSwitchKeys)`,
+    /// which SEAL's `switch_key_inplace` checks), the slot is present, and its first `k` keys hold
+    /// full buffers.
+    ///
+    /// # Errors
+    /// `InvalidParameters` without key switching; `NotValidForParams` / `Malformed` naming `what`;
+    /// `MissingKey` for an empty slot.
     pub(super) fn check_kswitch_key(
         &self,
         keys: &KSwitchKeys,
@@ -32,17 +39,10 @@ impl Evaluator {
                 "keyswitching is not supported by the context (one prime)".into(),
             ));
         }
-        if keys.parms_id != self.ctx.key_parms_id() {
-            return Err(Error::NotValidForParams(format!(
-                "{what} is not valid for encryption parameters"
-            )));
-        }
+        kswitch_metadata(keys, &self.ctx, what)?;
         let kv = keys
             .key(index)
             .ok_or_else(|| Error::MissingKey(format!("{what}: no key at index {index}")))?;
-        let key_cd = self.ctx.key_context_data();
-        let kk = key_cd.coeff_modulus().len();
-        let words = key_cd.n() * kk;
         if kv.len() < k {
             return Err(Error::NotValidForParams(format!(
                 "{what}: key has {} digits, {k} needed",
@@ -50,16 +50,7 @@ impl Evaluator {
             )));
         }
         for pk in &kv[..k] {
-            let c = &pk.data;
-            if c.size < 2
-                || c.coeff_modulus_size != kk
-                || c.data.len() != c.size * words
-                || c.parms_id != keys.parms_id
-            {
-                return Err(Error::NotValidForParams(format!(
-                    "{what}: malformed key at index {index}"
-                )));
-            }
+            ciphertext_buffer(&pk.data, what)?;
         }
         Ok(())
     }

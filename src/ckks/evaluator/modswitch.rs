@@ -83,14 +83,7 @@ impl Evaluator {
     /// As `rescale_to_next`, plus `InvalidArgument` for a higher level and `NotValidForParams`
     /// for an unknown `parms_id`. On error `ct` is unchanged.
     pub fn rescale_to_inplace(&self, ct: &mut Ciphertext, parms_id: &ParmsId) -> Result<()> {
-        check_ciphertext(ct, &self.ctx, "encrypted", false)?;
-        self.target_level(&ct.parms_id, parms_id, "encrypted")?;
-        let mut c = ct.clone();
-        while c.parms_id != *parms_id {
-            self.rescale_to_next_inplace(&mut c)?;
-        }
-        *ct = c;
-        Ok(())
+        self.step_down_to(ct, parms_id, Self::rescale_to_next_inplace)
     }
     /// See [`Evaluator::rescale_to_inplace`] (SEAL `rescale_to`).
     pub fn rescale_to(&self, ct: &Ciphertext, parms_id: &ParmsId) -> Result<Ciphertext> {
@@ -132,11 +125,22 @@ impl Evaluator {
     /// Drop primes down to `parms_id` (SEAL `mod_switch_to_inplace`). Errors as
     /// [`Evaluator::rescale_to_inplace`]; on error `ct` is unchanged.
     pub fn mod_switch_to_inplace(&self, ct: &mut Ciphertext, parms_id: &ParmsId) -> Result<()> {
+        self.step_down_to(ct, parms_id, Self::mod_switch_to_next_inplace)
+    }
+
+    /// Apply `step` (one level down) until `ct` is at `parms_id`, on a copy so that `ct` is
+    /// unchanged on error.
+    fn step_down_to(
+        &self,
+        ct: &mut Ciphertext,
+        parms_id: &ParmsId,
+        step: fn(&Self, &mut Ciphertext) -> Result<()>,
+    ) -> Result<()> {
         check_ciphertext(ct, &self.ctx, "encrypted", false)?;
         self.target_level(&ct.parms_id, parms_id, "encrypted")?;
         let mut c = ct.clone();
         while c.parms_id != *parms_id {
-            self.mod_switch_to_next_inplace(&mut c)?;
+            step(self, &mut c)?;
         }
         *ct = c;
         Ok(())

@@ -1,13 +1,12 @@
 //! Test-side access to the SEAL oracle (`tests/seal/oracle.py`, python SEAL via seal-python).
 //!
-//! Use from an integration test with `mod oracle;`. Every function returns `None` when python
-//! SEAL is not importable; the caller prints nothing more and returns early (the helper already
-//! printed the skip reason once).
+//! Use from an integration test with `mod common;` and `common::oracle`. Every function
+//! returns `None` when python SEAL is not importable; the caller prints nothing more and
+//! returns early (the helper already printed the skip reason once).
 //!
 //! The golden corpus is generated once per oracle version into
 //! `$CARGO_TARGET_TMPDIR/seal-corpus/{quick,full}` and reused by later test runs; it is
 //! regenerated when `oracle.py` changes. Its format is described at the top of `oracle.py`.
-#![allow(dead_code)]
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -22,19 +21,7 @@ pub fn script() -> PathBuf {
 /// Whether `python3 -c "import seal, numpy"` works; prints the skip reason once when not.
 pub fn available() -> bool {
     static AVAILABLE: OnceLock<bool> = OnceLock::new();
-    *AVAILABLE.get_or_init(|| {
-        let ok = Command::new("python3")
-            .args(["-c", "import seal, numpy"])
-            .output()
-            .map(|o| o.status.success())
-            .unwrap_or(false);
-        if !ok {
-            eprintln!(
-                "SKIP: python SEAL oracle not available (pip install seal-python==4.4.0 numpy)"
-            );
-        }
-        ok
-    })
+    *AVAILABLE.get_or_init(|| super::python_has("seal, numpy"))
 }
 
 /// The corpus root (holding one folder per parameter set and `sets.json`), generating it if

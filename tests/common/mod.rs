@@ -1,0 +1,48 @@
+//! Helpers shared by the integration tests: python SEAL detection, CKKS parameters and
+//! contexts, scratch directories, and the SEAL oracle ([`oracle`]). Use from a test file with
+//! `mod common;`.
+#![allow(dead_code)]
+
+pub mod oracle;
+
+use std::path::PathBuf;
+use std::process::Command;
+use xehe::{CoeffModulus, Context, EncryptionParameters, SchemeType};
+
+/// Whether `python3 -c "import {imports}"` works (e.g. `"seal"`, `"seal, numpy"`); prints why
+/// the calling test is skipped when not.
+pub fn python_has(imports: &str) -> bool {
+    let ok = Command::new("python3")
+        .args(["-c", &format!("import {imports}")])
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false);
+    if !ok {
+        eprintln!(
+            "SKIP: `python3 -c \"import {imports}\"` failed (pip install seal-python==4.4.0 numpy)"
+        );
+    }
+    ok
+}
+
+/// CKKS parameters with `n` = poly_modulus_degree and primes of `bits` (SEAL
+/// `CoeffModulus::Create`).
+pub fn ckks_params(n: usize, bits: &[u32]) -> EncryptionParameters {
+    let mut p = EncryptionParameters::new(SchemeType::Ckks);
+    p.set_poly_modulus_degree(n);
+    p.set_coeff_modulus(&CoeffModulus::create(n, bits).expect("CoeffModulus::create"));
+    p
+}
+
+/// The context of [`ckks_params`].
+pub fn context(n: usize, bits: &[u32]) -> Context {
+    Context::new(&ckks_params(n, bits)).expect("Context::new")
+}
+
+/// A fresh, empty scratch directory `$TMP/xehe-{tag}-{pid}`.
+pub fn scratch_dir(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("xehe-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).expect("create scratch directory");
+    d
+}
