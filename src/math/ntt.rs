@@ -137,23 +137,34 @@ impl NttTables {
             *x = u + v;
             *y = u + two_q - v;
         };
+        let w = &self.root_powers;
         let mut m = 1;
         let mut gap = n >> 1;
-        // Rounds with gap >= 2: one root per block of 2*gap words.
+        // Two rounds per pass (gaps g and g/2) on groups of four words: the same butterflies in
+        // the same rounds as radix-2, with half the passes over memory.
         while gap >= 2 {
-            let roots = &self.root_powers[m..2 * m];
-            for (block, r) in a.chunks_exact_mut(2 * gap).zip(roots) {
-                let (x, y) = block.split_at_mut(gap);
-                for (x, y) in x.iter_mut().zip(y.iter_mut()) {
-                    bf(x, y, r);
+            let h = gap >> 1;
+            for (i, block) in a.chunks_exact_mut(2 * gap).enumerate() {
+                let (r1, r2a, r2b) = (w[m + i], w[2 * m + 2 * i], w[2 * m + 2 * i + 1]);
+                let (lo, hi) = block.split_at_mut(gap);
+                let (x0s, x1s) = lo.split_at_mut(h);
+                let (x2s, x3s) = hi.split_at_mut(h);
+                for (((p0, p1), p2), p3) in x0s.iter_mut().zip(x1s.iter_mut()).zip(x2s.iter_mut()).zip(x3s.iter_mut()) {
+                    // Work on register copies: one load and one store per word per pass.
+                    let (mut x0, mut x1, mut x2, mut x3) = (*p0, *p1, *p2, *p3);
+                    bf(&mut x0, &mut x2, &r1);
+                    bf(&mut x1, &mut x3, &r1);
+                    bf(&mut x0, &mut x1, &r2a);
+                    bf(&mut x2, &mut x3, &r2b);
+                    (*p0, *p1, *p2, *p3) = (x0, x1, x2, x3);
                 }
             }
-            m <<= 1;
-            gap >>= 1;
+            m <<= 2;
+            gap >>= 2;
         }
-        // Last round (gap 1): adjacent pairs.
-        if n >= 2 {
-            for (pair, r) in a.chunks_exact_mut(2).zip(&self.root_powers[m..2 * m]) {
+        // An odd number of rounds leaves the last one (gap 1): adjacent pairs.
+        if gap == 1 {
+            for (pair, r) in a.chunks_exact_mut(2).zip(&w[m..2 * m]) {
                 let (x, y) = pair.split_at_mut(1);
                 bf(&mut x[0], &mut y[0], r);
             }
@@ -189,38 +200,42 @@ impl NttTables {
             *x = if s >= two_q { s - two_q } else { s };
             *y = r.mul_lazy(u + two_q - v, q);
         };
-        let mut root_index = 1;
+        let w = &self.inv_root_powers;
+        let mut ri = 1;
         let mut m = n >> 1;
-        if m > 1 {
-            // First round (gap 1): adjacent pairs.
-            for (pair, r) in a.chunks_exact_mut(2).zip(&self.inv_root_powers[1..1 + m]) {
-                let (x, y) = pair.split_at_mut(1);
-                bf(&mut x[0], &mut y[0], r);
-            }
-            root_index += m;
-            m >>= 1;
-        }
-        let mut gap = if n >= 4 { 2 } else { 1 };
-        while m > 1 {
-            let roots = &self.inv_root_powers[root_index..root_index + m];
-            for (block, r) in a.chunks_exact_mut(2 * gap).zip(roots) {
-                let (x, y) = block.split_at_mut(gap);
-                for (x, y) in x.iter_mut().zip(y.iter_mut()) {
-                    bf(x, y, r);
+        let mut gap = 1;
+        // Two rounds per pass (m and m/2 blocks) while both are before the scaled last round.
+        while m >= 4 {
+            for (i, block) in a.chunks_exact_mut(4 * gap).enumerate() {
+                let (ra, rb, rc) = (w[ri + 2 * i], w[ri + 2 * i + 1], w[ri + m + i]);
+                let (lo, hi) = block.split_at_mut(2 * gap);
+                let (x0s, x1s) = lo.split_at_mut(gap);
+                let (x2s, x3s) = hi.split_at_mut(gap);
+                for (((p0, p1), p2), p3) in x0s.iter_mut().zip(x1s.iter_mut()).zip(x2s.iter_mut()).zip(x3s.iter_mut()) {
+                    let (mut x0, mut x1, mut x2, mut x3) = (*p0, *p1, *p2, *p3);
+                    bf(&mut x0, &mut x1, &ra);
+                    bf(&mut x2, &mut x3, &rb);
+                    bf(&mut x0, &mut x2, &rc);
+                    bf(&mut x1, &mut x3, &rc);
+                    (*p0, *p1, *p2, *p3) = (x0, x1, x2, x3);
                 }
             }
-            root_index += m;
-            m >>= 1;
+            ri += m + (m >> 1);
+            m >>= 2;
+            gap <<= 2;
+        }
+        if m == 2 {
+            for (i, block) in a.chunks_exact_mut(2 * gap).enumerate() {
+                let (x, y) = block.split_at_mut(gap);
+                for (x, y) in x.iter_mut().zip(y.iter_mut()) {
+                    bf(x, y, &w[ri + i]);
+                }
+            }
+            ri += 2;
             gap <<= 1;
         }
         // Last round with N^{-1} folded in.
-        let scaled_r = ShoupOperand::new(
-            self.modulus.mul(
-                self.inv_root_powers[root_index].operand,
-                self.inv_degree.operand,
-            ),
-            &self.modulus,
-        );
+        let scaled_r = ShoupOperand::new(self.modulus.mul(w[ri].operand, self.inv_degree.operand), &self.modulus);
         let (x, y) = a.split_at_mut(gap);
         for (x, y) in x.iter_mut().zip(y.iter_mut()) {
             let (u, v) = (*x, *y);

@@ -95,27 +95,39 @@ impl Evaluator {
             .map(|i| {
                 let key_index = if i == k { kk - 1 } else { i };
                 let q = &key_mod[key_index];
-                let mut acc = [vec![0u128; n], vec![0u128; n]];
+                // Both key components accumulate in one pass over each digit; the first digit
+                // initializes the accumulators (no zeroing pass).
+                let mut acc0 = vec![0u128; 0];
+                let mut acc1 = vec![0u128; 0];
                 let mut digit = vec![0u64; n];
                 for j in 0..k {
                     let operand: &[u64] = if i == j {
                         &target[j * n..(j + 1) * n]
                     } else {
-                        for (d, &x) in digit.iter_mut().zip(&t_coeff[j * n..(j + 1) * n]) {
-                            *d = q.reduce(x);
+                        let src = &t_coeff[j * n..(j + 1) * n];
+                        if key_mod[j].value() <= q.value() {
+                            // Already below q: the reduction is the identity (as in SEAL).
+                            digit.copy_from_slice(src);
+                        } else {
+                            for (d, &x) in digit.iter_mut().zip(src) {
+                                *d = q.reduce(x);
+                            }
                         }
                         key_ntt[key_index].forward_lazy(&mut digit);
                         &digit
                     };
-                    for (c, a) in acc.iter_mut().enumerate() {
-                        for ((s, &x), &y) in
-                            a.iter_mut().zip(operand).zip(key_limb(j, c, key_index))
-                        {
-                            *s += x as u128 * y as u128;
-                        }
+                    let (k0, k1) = (key_limb(j, 0, key_index), key_limb(j, 1, key_index));
+                    if j == 0 {
+                        acc0 = operand.iter().zip(k0).map(|(&x, &y)| x as u128 * y as u128).collect();
+                        acc1 = operand.iter().zip(k1).map(|(&x, &y)| x as u128 * y as u128).collect();
+                        continue;
+                    }
+                    for ((((s0, s1), &x), &y0), &y1) in acc0.iter_mut().zip(acc1.iter_mut()).zip(operand).zip(k0).zip(k1) {
+                        *s0 += x as u128 * y0 as u128;
+                        *s1 += x as u128 * y1 as u128;
                     }
                 }
-                acc.map(|a| a.into_iter().map(|s| q.reduce_u128(s)).collect())
+                [acc0, acc1].map(|a| a.into_iter().map(|s| q.reduce_u128(s)).collect())
             })
             .collect();
 
