@@ -140,6 +140,21 @@ impl Ciphertext {
             .saturating_mul(self.poly_modulus_degree);
         self.size == 2 && l >= SEED_MARKER_WORDS && self.data.get(l) == Some(&SEED_MARKER)
     }
+    /// A copy holding only the first `size` polynomials (host words; no device state).
+    pub(crate) fn clone_prefix(&self, size: usize) -> Ciphertext {
+        let words = size * self.coeff_modulus_size * self.poly_modulus_degree;
+        Ciphertext {
+            parms_id: self.parms_id,
+            is_ntt_form: self.is_ntt_form,
+            size,
+            poly_modulus_degree: self.poly_modulus_degree,
+            coeff_modulus_size: self.coeff_modulus_size,
+            scale: self.scale,
+            correction_factor: self.correction_factor,
+            data: self.data[..words.min(self.data.len())].to_vec(),
+            gpu: DeviceState::default(),
+        }
+    }
     /// Resize to `size` polynomials, zero-filling new ones (SEAL `Ciphertext::resize`).
     pub fn resize(&mut self, size: usize) {
         self.data

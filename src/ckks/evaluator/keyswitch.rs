@@ -195,6 +195,14 @@ impl Evaluator {
             *ct = self.run_gpu(&q, ct, GpuOp::Relinearize(relin_keys), ct.scale)?;
             return Ok(());
         }
+        if ct.size == 3 {
+            // The common case: only c0, c1 change; c2 is read in place as the target.
+            let mut out = ct.clone_prefix(2);
+            self.switch_key_inplace(&mut out, ct.poly(2), &relin_keys.0, RelinKeys::get_index(2))?;
+            check_not_transparent(&out)?;
+            *ct = out;
+            return Ok(());
+        }
         let mut out = ct.clone();
         while out.size > 2 {
             let last = out.size - 1;
