@@ -1,5 +1,9 @@
 //! Device execution model of the XeHE paper (§III): memory cache, compute frames, queues, the
 //! lazy `.gpu()` object state, and the event profiler, shared by the GPU backends.
+
+// Built without a GPU backend, `Queue` and `DeviceBuf` have no variants, so the device-side
+// code paths are statically unreachable; they still compile so the API is the same.
+#![cfg_attr(not(feature = "cuda"), allow(unreachable_code, unreachable_patterns, unused_variables))]
 pub mod kernel_cache;
 pub mod kernels;
 pub mod memcache;

@@ -5,7 +5,9 @@
 //! shared; `new_queue()` makes more (for independent work from several threads, §III-H).
 
 use crate::{Error, Result};
-use std::sync::{Arc, OnceLock};
+#[cfg(feature = "cuda")]
+use std::sync::Arc;
+use std::sync::OnceLock;
 
 /// A device queue of some backend.
 #[derive(Clone, Debug)]

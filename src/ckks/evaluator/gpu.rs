@@ -9,6 +9,8 @@
 
 use super::Evaluator;
 use crate::ckks::ciphertext::Ciphertext;
+use crate::ckks::keys::{GaloisKeys, RelinKeys};
+use crate::ckks::plaintext::Plaintext;
 use crate::device::queue::Queue;
 use crate::Result;
 
@@ -19,35 +21,42 @@ impl Evaluator {
     }
 }
 
-#[cfg(feature = "cuda")]
-pub(super) use cuda_impl::*;
+/// One evaluator operation, with its non-`self` operands.
+// Without a GPU backend the operands are never read (no backend consumes them).
+#[cfg_attr(not(feature = "cuda"), allow(dead_code))]
+pub(super) enum GpuOp<'a> {
+    /// `-ct`.
+    Negate,
+    /// `ct ± other` (`true` = subtract).
+    AddSub(&'a Ciphertext, bool),
+    /// `ct ± plain` on the first polynomial.
+    AddSubPlain(&'a Plaintext, bool),
+    /// `ct ⊙ plain`.
+    MulPlain(&'a Plaintext),
+    /// Tensor product.
+    Multiply(&'a Ciphertext),
+    /// Divide-and-round by the last prime.
+    Rescale,
+    /// Drop the last prime.
+    DropPrime,
+    /// Size 3 → 2.
+    Relinearize(&'a RelinKeys),
+    /// Galois automorphism + key switch.
+    Galois(u32, &'a GaloisKeys),
+    /// To (`true`) or from NTT form.
+    Transform(bool),
+}
 
-#[cfg(not(feature = "cuda"))]
-pub(super) use no_gpu::*;
 
 #[cfg(not(feature = "cuda"))]
 mod no_gpu {
     //! Without a GPU backend no queue exists, so `device_for` never returns one and these
     //! are never reached; they keep the call sites identical.
     use super::*;
-    use crate::ckks::keys::{GaloisKeys, RelinKeys};
-    use crate::ckks::plaintext::Plaintext;
     use crate::Error;
 
     fn none<T>() -> Result<T> {
         Err(Error::Device("xehe was built without a GPU backend".into()))
-    }
-    pub(in crate::ckks::evaluator) enum GpuOp<'a> {
-        Negate,
-        AddSub(&'a Ciphertext, bool),
-        AddSubPlain(&'a Plaintext, bool),
-        MulPlain(&'a Plaintext),
-        Multiply(&'a Ciphertext),
-        Rescale,
-        DropPrime,
-        Relinearize(&'a RelinKeys),
-        Galois(u32, &'a GaloisKeys),
-        Transform(bool),
     }
     impl Evaluator {
         pub(in crate::ckks::evaluator) fn run_gpu(&self, _q: &Queue, _ct: &Ciphertext, _op: GpuOp<'_>, _scale: f64) -> Result<Ciphertext> {
@@ -59,38 +68,13 @@ mod no_gpu {
 #[cfg(feature = "cuda")]
 mod cuda_impl {
     use super::*;
-    use crate::ckks::keys::{GaloisKeys, KSwitchKeys, RelinKeys};
-    use crate::ckks::plaintext::Plaintext;
+    use crate::ckks::keys::KSwitchKeys;
     use crate::device::cuda::eval;
     use crate::device::cuda::memory::DeviceBuffer;
     use crate::device::cuda::queue::CudaQueue;
     use crate::device::state::{DeviceBuf, DeviceState};
     use crate::Error;
     use std::sync::Arc;
-
-    /// One evaluator operation, with its non-`self` operands.
-    pub(in crate::ckks::evaluator) enum GpuOp<'a> {
-        /// `-ct`.
-        Negate,
-        /// `ct ± other` (`true` = subtract).
-        AddSub(&'a Ciphertext, bool),
-        /// `ct ± plain` on the first polynomial.
-        AddSubPlain(&'a Plaintext, bool),
-        /// `ct ⊙ plain`.
-        MulPlain(&'a Plaintext),
-        /// Tensor product.
-        Multiply(&'a Ciphertext),
-        /// Divide-and-round by the last prime.
-        Rescale,
-        /// Drop the last prime.
-        DropPrime,
-        /// Size 3 → 2.
-        Relinearize(&'a RelinKeys),
-        /// Galois automorphism + key switch.
-        Galois(u32, &'a GaloisKeys),
-        /// To (`true`) or from NTT form.
-        Transform(bool),
-    }
 
     fn cuda(q: &Queue) -> &Arc<CudaQueue> {
         match q {
