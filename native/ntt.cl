@@ -63,6 +63,27 @@ DECLSPEC void inv_bf_last(u64 *x, u64 *y, u64 in, u64 inq, u64 lw, u64 lwq, u64 
     *y = b >= q ? b - q : b;
 }
 
+/*
+ * Three forward rounds on one group of 8 words v[a*4+b*2+c] (a, b, c: the bits paired in the
+ * first, second and third round) whose first-round block is i1 of the 2^log_m blocks (m = 2^log_m).
+ */
+DECLSPEC void fwd_round8(u64 *v, CONST_AS u64 *rw, CONST_AS u64 *rq, u32 m, u32 i1, u64 q)
+{
+#pragma unroll
+    for (int s = 0; s < 4; s++) fwd_bf(&v[s], &v[s + 4], rw[m + i1], rq[m + i1], q);
+#pragma unroll
+    for (int a = 0; a < 2; a++) {
+        u32 ri = 2 * m + 2 * i1 + a;
+#pragma unroll
+        for (int c = 0; c < 2; c++) fwd_bf(&v[a * 4 + c], &v[a * 4 + 2 + c], rw[ri], rq[ri], q);
+    }
+#pragma unroll
+    for (int ab = 0; ab < 4; ab++) {
+        u32 ri = 4 * m + 4 * i1 + ab;
+        fwd_bf(&v[ab * 2], &v[ab * 2 + 1], rw[ri], rq[ri], q);
+    }
+}
+
 /* ---------------- forward ---------------- */
 
 /* One radix-2 round with 2^log_m blocks over all rows. One thread per butterfly. */
@@ -112,19 +133,7 @@ KERNEL_FQ void ntt_fwd_radix8_u64(GLOBAL_AS u64 *data, CONST_AS u64 *roots, CONS
         u64 v[8];
 #pragma unroll
         for (int s = 0; s < 8; s++) v[s] = data[base + (s >> 2) * g + ((s >> 1) & 1) * (g >> 1) + (s & 1) * g4];
-#pragma unroll
-        for (int s = 0; s < 4; s++) fwd_bf(&v[s], &v[s + 4], rw[m + i1], rq[m + i1], q);
-#pragma unroll
-        for (int a = 0; a < 2; a++) {
-            u32 ri = 2 * m + 2 * i1 + a;
-#pragma unroll
-            for (int c = 0; c < 2; c++) fwd_bf(&v[a * 4 + c], &v[a * 4 + 2 + c], rw[ri], rq[ri], q);
-        }
-#pragma unroll
-        for (int ab = 0; ab < 4; ab++) {
-            u32 ri = 4 * m + 4 * i1 + ab;
-            fwd_bf(&v[ab * 2], &v[ab * 2 + 1], rw[ri], rq[ri], q);
-        }
+        fwd_round8(v, rw, rq, m, i1, q);
 #pragma unroll
         for (int s = 0; s < 8; s++) {
             u64 o = v[s];
@@ -171,19 +180,7 @@ KERNEL_FQ void ntt_fwd_slm_u64(GLOBAL_AS u64 *data, CONST_AS u64 *roots, CONST_A
                 u64 v[8];
 #pragma unroll
                 for (int s = 0; s < 8; s++) v[s] = tile[SLM_PAD(b + (s >> 2) * g + ((s >> 1) & 1) * (g >> 1) + (s & 1) * g4)];
-#pragma unroll
-                for (int s = 0; s < 4; s++) fwd_bf(&v[s], &v[s + 4], rw[m + i1], rq[m + i1], q);
-#pragma unroll
-                for (int a = 0; a < 2; a++) {
-                    u32 ri = 2 * (u32)m + 2 * i1 + a;
-#pragma unroll
-                    for (int c = 0; c < 2; c++) fwd_bf(&v[a * 4 + c], &v[a * 4 + 2 + c], rw[ri], rq[ri], q);
-                }
-#pragma unroll
-                for (int ab = 0; ab < 4; ab++) {
-                    u32 ri = 4 * (u32)m + 4 * i1 + ab;
-                    fwd_bf(&v[ab * 2], &v[ab * 2 + 1], rw[ri], rq[ri], q);
-                }
+                fwd_round8(v, rw, rq, (u32)m, i1, q);
 #pragma unroll
                 for (int s = 0; s < 8; s++) tile[SLM_PAD(b + (s >> 2) * g + ((s >> 1) & 1) * (g >> 1) + (s & 1) * g4)] = v[s];
             }
