@@ -45,9 +45,6 @@ KERNEL_FQ void ew_mul_u64(GLOBAL_AS u64 *out, CONST_AS u64 *a, CONST_AS u64 *b, 
  * output word (mad_mod, §V-A1; XEHE_NO_MAD=1 reduces after every product instead, for the
  * ablation). One thread per (limb, coefficient); poly stride = k × N words.
  */
-#ifndef XEHE_NO_MAD
-#define XEHE_NO_MAD 0
-#endif
 KERNEL_FQ void tensor_u64(GLOBAL_AS u64 *out, CONST_AS u64 *a, CONST_AS u64 *b, CONST_AS u64 *moduli,
                           CONST_AS u64 *r0, CONST_AS u64 *r1, u32 k, u32 log_n, u32 sa, u32 sb)
 {

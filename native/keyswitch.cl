@@ -37,6 +37,18 @@ KERNEL_FQ void ks_inner_u64(GLOBAL_AS u64 *prod, CONST_AS u64 *lifted, CONST_AS 
         u32 i = (u32)(g >> log_n);
         u64 x = g & (n - 1);
         u32 ki = i + 1 == kp ? key_k - 1 : i;
+        u64 q = out_moduli[i], c0 = out_r0[i], c1 = out_r1[i];
+#if XEHE_NO_MAD
+        u64 s0 = 0, s1 = 0;
+        for (u32 j = 0; j < kd; j++) {
+            u64 v = lifted[(((u64)j * kp + i) << log_n) + x];
+            u64 kb = (((u64)j * 2) * key_k + ki) << log_n;
+            s0 = add_mod(s0, mul_mod(v, key[kb + x], q, c0, c1), q);
+            s1 = add_mod(s1, mul_mod(v, key[kb + ((u64)key_k << log_n) + x], q, c0, c1), q);
+        }
+        prod[g] = s0;
+        prod[total + g] = s1;
+#else
         u128_t a0, a1;
         a0.lo = a0.hi = a1.lo = a1.hi = 0;
         for (u32 j = 0; j < kd; j++) {
@@ -45,9 +57,9 @@ KERNEL_FQ void ks_inner_u64(GLOBAL_AS u64 *prod, CONST_AS u64 *lifted, CONST_AS 
             a0 = mad64_wide(v, key[kb + x], a0);
             a1 = mad64_wide(v, key[kb + ((u64)key_k << log_n) + x], a1);
         }
-        u64 q = out_moduli[i];
-        prod[g] = barrett_reduce_128(a0, q, out_r0[i], out_r1[i]);
-        prod[total + g] = barrett_reduce_128(a1, q, out_r0[i], out_r1[i]);
+        prod[g] = barrett_reduce_128(a0, q, c0, c1);
+        prod[total + g] = barrett_reduce_128(a1, q, c0, c1);
+#endif
     }
 }
 

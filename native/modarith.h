@@ -12,6 +12,12 @@
 #define XEHE_MODARITH_H
 #include "portable.h"
 
+/* XEHE_NO_MAD=1: reduce after every product instead of once per multiply-add chain (ablation
+ * of mad_mod, paper §V-A1). */
+#ifndef XEHE_NO_MAD
+#define XEHE_NO_MAD 0
+#endif
+
 typedef struct { u64 lo, hi; } u128_t;
 
 DECLSPEC u128_t mul64_wide(u64 a, u64 b)

@@ -187,6 +187,13 @@ impl CudaDevice {
         let mut options: Vec<String> = defines.iter().map(|(k, v)| format!("-D{k}={v}")).collect();
         options.push(format!("--gpu-architecture=compute_{}{}", self.arch.0, self.arch.1));
         options.push("-std=c++17".into());
+        // Ablation switches (paper §V-A): XEHE_NO_ASM=1 turns the inline-PTX fast paths off,
+        // XEHE_NO_MAD=1 reduces after every product instead of once per mad_mod chain.
+        for switch in ["XEHE_NO_ASM", "XEHE_NO_MAD"] {
+            if std::env::var(switch).is_ok_and(|v| v == "1") {
+                options.push(format!("-D{switch}=1"));
+            }
+        }
         let key = kernel_cache::cache_key(&src, &options);
         if let Some(m) = self.modules.lock().get(&key) {
             return Ok(m.clone());
