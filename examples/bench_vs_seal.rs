@@ -50,7 +50,8 @@ fn main() -> Result<()> {
     let b = enc.encrypt(&pt)?;
     let prod = ev.relinearize(&ev.multiply(&a, &b)?, &rk)?;
 
-    let ops: Vec<(&str, Box<dyn Fn() + Sync>)> = vec![
+    type Op<'a> = (&'a str, Box<dyn Fn() + Sync + 'a>);
+    let ops: Vec<Op> = vec![
         ("multiply_relinearize", Box::new(|| drop(ev.relinearize(&ev.multiply(&a, &b).unwrap(), &rk).unwrap()))),
         ("rotate_1", Box::new(|| drop(ev.rotate_vector(&a, 1, &gk).unwrap()))),
         ("rescale_to_next", Box::new(|| drop(ev.rescale_to_next(&prod).unwrap()))),

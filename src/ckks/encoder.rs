@@ -610,7 +610,7 @@ fn constant_plaintext(data: &ContextData, residues: &[u64], negate: bool, scale:
     let mut out = Vec::with_capacity(n * residues.len());
     for (&r, q) in residues.iter().zip(data.coeff_modulus()) {
         let v = if negate { q.neg(r) } else { r };
-        out.extend(std::iter::repeat(v).take(n));
+        out.extend(std::iter::repeat_n(v, n));
     }
     Plaintext {
         parms_id: data.parms_id(),

@@ -189,7 +189,7 @@ impl KeyGenerator {
         let mut rotated = vec![0u64; s.len()];
         for &g in galois_elts {
             let index = GaloisKeys::get_index(g)?;
-            if keys.get(index).map_or(true, |k| !k.is_empty()) {
+            if keys.get(index).is_none_or(|k| !k.is_empty()) {
                 continue;
             }
             for (o, a) in rotated.chunks_mut(n).zip(s.chunks(n)) {
