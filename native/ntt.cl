@@ -148,39 +148,29 @@ KERNEL_FQ void ntt_fwd_radix8_u64(GLOBAL_AS u64 *data, CONST_AS u64 *roots, CONS
  * (every butterfly of those rounds stays in its tile). One work-group per tile; radix8 != 0
  * takes three rounds per barrier where at least three remain. Ends with the final reduction.
  */
-KERNEL_FQ void ntt_fwd_slm_u64(GLOBAL_AS u64 *data, CONST_AS u64 *roots, CONST_AS u64 *roots_q,
-                               CONST_AS u64 *moduli, u32 k, u32 log_n, u32 log_m, u32 radix8)
+/*
+ * The forward rounds from 2^log_m blocks on, on one tile (index tin of its row) already in
+ * shared memory; every butterfly of those rounds stays in the tile. radix8 != 0 takes three
+ * rounds per barrier where at least three remain. Outputs lazy (< 4q); callers reduce.
+ */
+DECLSPEC void fwd_slm_rounds(LOCAL_AS u64 *tile, CONST_AS u64 *rw, CONST_AS u64 *rq, u64 q, u32 log_n,
+                             u32 log_m, u32 tin, u32 radix8)
 {
-    LOCAL_ARRAY(u64, tile, SLM_WORDS);
     const u32 T = XEHE_SLM_TILE;
-    u32 log_t = 0;
-    while ((1u << log_t) < T) log_t++;
-    u64 n = ONE << log_n;
-    u64 tiles_per_row = n >> log_t;
-    u64 tid = GROUP_ID();
-    u64 row = tid / tiles_per_row;
-    u64 tin = tid % tiles_per_row;
-    u32 p = (u32)(row % k);
-    u64 q = moduli[p];
-    GLOBAL_AS u64 *src = data + row * n + tin * T;
-    CONST_AS u64 *rw = roots + (u64)p * n;
-    CONST_AS u64 *rq = roots_q + (u64)p * n;
-    for (u32 e = LOCAL_ID(); e < T; e += LOCAL_SIZE()) tile[SLM_PAD(e)] = src[e];
-    SYNC_THREADS();
     u32 lm = log_m;
     while (lm < log_n) {
         u32 log_gap = log_n - 1 - lm;
-        u64 m = ONE << lm;
+        u32 m = 1u << lm;
         if (radix8 && lm + 3 <= log_n) {
             u32 g = 1u << log_gap, g4 = g >> 2;
             for (u32 j = LOCAL_ID(); j < T / 8; j += LOCAL_SIZE()) {
                 u32 il = j >> (log_gap - 2);
-                u32 i1 = (u32)tin * (T >> (log_gap + 1)) + il;
+                u32 i1 = tin * (T >> (log_gap + 1)) + il;
                 u32 b = il * 2 * g + (j & (g4 - 1));
                 u64 v[8];
 #pragma unroll
                 for (int s = 0; s < 8; s++) v[s] = tile[SLM_PAD(b + (s >> 2) * g + ((s >> 1) & 1) * (g >> 1) + (s & 1) * g4)];
-                fwd_round8(v, rw, rq, (u32)m, i1, q);
+                fwd_round8(v, rw, rq, m, i1, q);
 #pragma unroll
                 for (int s = 0; s < 8; s++) tile[SLM_PAD(b + (s >> 2) * g + ((s >> 1) & 1) * (g >> 1) + (s & 1) * g4)] = v[s];
             }
@@ -189,7 +179,7 @@ KERNEL_FQ void ntt_fwd_slm_u64(GLOBAL_AS u64 *data, CONST_AS u64 *roots, CONST_A
             u32 g = 1u << log_gap;
             for (u32 j = LOCAL_ID(); j < T / 2; j += LOCAL_SIZE()) {
                 u32 il = j >> log_gap;
-                u32 i = (u32)tin * (T >> (log_gap + 1)) + il;
+                u32 i = tin * (T >> (log_gap + 1)) + il;
                 u32 x = (il << (log_gap + 1)) + (j & (g - 1));
                 u64 a = tile[SLM_PAD(x)], c = tile[SLM_PAD(x + g)];
                 fwd_bf(&a, &c, rw[m + i], rq[m + i], q);
@@ -200,7 +190,80 @@ KERNEL_FQ void ntt_fwd_slm_u64(GLOBAL_AS u64 *data, CONST_AS u64 *roots, CONST_A
         }
         SYNC_THREADS();
     }
+}
+
+/*
+ * All remaining forward rounds from 2^log_m blocks on, inside tiles of XEHE_SLM_TILE words.
+ * One work-group per tile. Ends with the final reduction.
+ */
+KERNEL_FQ void ntt_fwd_slm_u64(GLOBAL_AS u64 *data, CONST_AS u64 *roots, CONST_AS u64 *roots_q,
+                               CONST_AS u64 *moduli, u32 k, u32 log_n, u32 log_m, u32 radix8)
+{
+    LOCAL_ARRAY(u64, tile, SLM_WORDS);
+    const u32 T = XEHE_SLM_TILE;
+    u32 tiles_per_row = (1u << log_n) / T;
+    u32 row = GROUP_ID() / tiles_per_row;
+    u32 tin = GROUP_ID() % tiles_per_row;
+    u32 p = row % k;
+    u64 q = moduli[p];
+    GLOBAL_AS u64 *src = data + ((u64)row << log_n) + (u64)tin * T;
+    for (u32 e = LOCAL_ID(); e < T; e += LOCAL_SIZE()) tile[SLM_PAD(e)] = src[e];
+    SYNC_THREADS();
+    fwd_slm_rounds(tile, roots + ((u64)p << log_n), roots_q + ((u64)p << log_n), q, log_n, log_m, tin, radix8);
     for (u32 e = LOCAL_ID(); e < T; e += LOCAL_SIZE()) src[e] = fwd_final(tile[SLM_PAD(e)], q);
+}
+
+/*
+ * Key switching's digit NTT fused with its inner product (the NTT-with-Hadamard fusion of
+ * seeds/004, applied to SEAL's key switching): for output prime i (group y) and one tile
+ * (group x), for every digit j: the SLM rounds of row (j, i) of `lifted` (whose global rounds
+ * are done), then prod[c][i] += NTT(lifted[j][i]) * key[j][c][kprime(i)] with 128-bit
+ * accumulation, one reduction at the end (mad_mod). Saves writing the transformed digits and
+ * reading them back. XEHE_KS_EPT = tile words per thread (the accumulators live in registers).
+ */
+#ifndef XEHE_KS_EPT
+#define XEHE_KS_EPT 8
+#endif
+KERNEL_FQ void ntt_fwd_slm_keyinner_u64(GLOBAL_AS u64 *prod, CONST_AS u64 *lifted, CONST_AS u64 *key,
+                                        CONST_AS u64 *roots, CONST_AS u64 *roots_q, CONST_AS u64 *moduli,
+                                        CONST_AS u64 *r0, CONST_AS u64 *r1, u32 kd, u32 kp, u32 key_k, u32 log_n,
+                                        u32 log_m, u32 radix8)
+{
+    LOCAL_ARRAY(u64, tile, SLM_WORDS);
+    const u32 T = XEHE_SLM_TILE;
+    u32 tin = GROUP_ID();
+    u32 i = GROUP_ID_Y();
+    u32 ki = i + 1 == kp ? key_k - 1 : i;
+    u64 q = moduli[i];
+    u64 off = (u64)tin * T;
+    CONST_AS u64 *rw = roots + ((u64)i << log_n);
+    CONST_AS u64 *rq = roots_q + ((u64)i << log_n);
+    u128_t a0[XEHE_KS_EPT], a1[XEHE_KS_EPT];
+#pragma unroll
+    for (int s = 0; s < XEHE_KS_EPT; s++) a0[s].lo = a0[s].hi = a1[s].lo = a1[s].hi = 0;
+    for (u32 j = 0; j < kd; j++) {
+        CONST_AS u64 *src = lifted + ((((u64)j * kp + i)) << log_n) + off;
+        for (u32 e = LOCAL_ID(); e < T; e += LOCAL_SIZE()) tile[SLM_PAD(e)] = src[e];
+        SYNC_THREADS();
+        fwd_slm_rounds(tile, rw, rq, q, log_n, log_m, tin, radix8);
+        CONST_AS u64 *k0 = key + (((u64)j * 2 * key_k + ki) << log_n) + off;
+        CONST_AS u64 *k1 = k0 + ((u64)key_k << log_n);
+#pragma unroll
+        for (int s = 0; s < XEHE_KS_EPT; s++) {
+            u32 e = LOCAL_ID() + s * LOCAL_SIZE();
+            u64 v = fwd_final(tile[SLM_PAD(e)], q);
+            a0[s] = mad64_wide(v, k0[e], a0[s]);
+            a1[s] = mad64_wide(v, k1[e], a1[s]);
+        }
+        SYNC_THREADS();
+    }
+    u64 plane = (u64)kp << log_n;
+#pragma unroll
+    for (int s = 0; s < XEHE_KS_EPT; s++) {
+        u64 e = off + LOCAL_ID() + s * LOCAL_SIZE();
+        prod[((u64)i << log_n) + e] = barrett_reduce_128(a0[s], q, r0[i], r1[i]);
+        prod[plane + ((u64)i << log_n) + e] = barrett_reduce_128(a1[s], q, r0[i], r1[i]);
+    }
 }
 
 /* ---------------- inverse ---------------- */

@@ -7,6 +7,7 @@
 use super::level::LevelData;
 use super::memory::DeviceBuffer;
 use super::ntt::NttVariant;
+use crate::device::ntt_plan::NttTable;
 use super::queue::{Arg, CudaQueue};
 use crate::device::kernels::Family;
 use crate::Result;
@@ -257,8 +258,39 @@ pub fn switch_key(
         Arg::U32(l.log_n),
     ];
     launch(q, Family::Keyswitch, "ks_lift_u64", (k * kp * n) as u64, &args)?;
-    l.ext_ntt.forward(q, &lifted, k * kp, EVAL_NTT)?;
     let prod = q.scratch(2 * kp * n)?;
+    if fused_key_inner() {
+        // Global NTT rounds of every digit, then their shared-memory rounds fused with the
+        // inner product (ntt_fwd_slm_keyinner_u64): the transformed digits never reach memory.
+        let (log_m, radix8, mut defines) = l.ext_ntt.forward_global_rounds(q, &lifted, k * kp, EVAL_NTT)?;
+        let tile: usize = defines.iter().find(|(d, _)| *d == "XEHE_SLM_TILE").and_then(|(_, v)| v.parse().ok()).unwrap_or(n);
+        defines.push(("XEHE_KS_EPT", KS_EPT.to_string()));
+        let f = q.device().function(Family::Ntt, &defines, "ntt_fwd_slm_keyinner_u64")?;
+        let cfg = cudarc::driver::LaunchConfig {
+            grid_dim: ((n / tile) as u32, kp as u32, 1),
+            block_dim: ((tile / KS_EPT) as u32, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let args = [
+            Arg::Ptr(prod.ptr()),
+            Arg::Ptr(lifted.ptr()),
+            Arg::Ptr(key.ptr()),
+            Arg::Ptr(l.ext_ntt.table_ptr(NttTable::Roots)),
+            Arg::Ptr(l.ext_ntt.table_ptr(NttTable::RootsQ)),
+            Arg::Ptr(l.ext.moduli.ptr()),
+            Arg::Ptr(l.ext.r0.ptr()),
+            Arg::Ptr(l.ext.r1.ptr()),
+            Arg::U32(k as u32),
+            Arg::U32(kp as u32),
+            Arg::U32(key_k as u32),
+            Arg::U32(l.log_n),
+            Arg::U32(log_m),
+            Arg::U32(radix8),
+        ];
+        q.launch_cfg("ntt_fwd_slm_keyinner_u64", &f, cfg, &args)?;
+        return mod_down(q, l, c01, &prod);
+    }
+    l.ext_ntt.forward(q, &lifted, k * kp, EVAL_NTT)?;
     let args = [
         Arg::Ptr(prod.ptr()),
         Arg::Ptr(lifted.ptr()),
@@ -272,13 +304,31 @@ pub fn switch_key(
         Arg::U32(l.log_n),
     ];
     launch(q, Family::Keyswitch, "ks_inner_u64", (kp * n) as u64, &args)?;
-    // 3. mod-down by P with rounding, accumulated into a copy of ct[0..2]
-    let last = gather(q, l, &prod, kp, k, 2)?;
+    mod_down(q, l, c01, &prod)
+}
+
+/// Words of a tile each thread of the fused key-switching kernel owns (its accumulators).
+const KS_EPT: usize = 8;
+
+/// Whether key switching uses the fused NTT + inner-product kernel: off unless
+/// `XEHE_KS_FUSED=1`. Measured on an H200 it is bit-identical but 1.2–1.4× slower (one block
+/// per (tile, output prime) walks the digits in sequence: 20× fewer blocks than the separate
+/// NTT; BENCHMARKS.md), so it stays an ablation until it splits the digit loop.
+fn fused_key_inner() -> bool {
+    std::env::var("XEHE_KS_FUSED").is_ok_and(|v| v == "1")
+}
+
+/// Key switching's step 3: mod-down of the inner products `prod` (`2 × (k+1) × N`) by `P` with
+/// rounding, added to a copy of `c01`'s first two polynomials.
+fn mod_down(q: &CudaQueue, l: &LevelData, c01: &DeviceBuffer, prod: &DeviceBuffer) -> Result<DeviceBuffer> {
+    let (k, n) = (l.k(), l.n());
+    let kp = k + 1;
+    let last = gather(q, l, prod, kp, k, 2)?;
     l.p_ntt.inverse(q, &last, 2, EVAL_NTT)?;
     let d = moddown_correction(q, l, &last, &l.p, &l.primes, &l.ntt, 2)?;
     let out = q.alloc(2 * k * n)?;
     q.copy(&out, 0, c01, 0, 2 * k * n)?;
-    finish(q, l, &out, &prod, &d, &l.primes, &l.inv_p, kp, 2, true)?;
+    finish(q, l, &out, prod, &d, &l.primes, &l.inv_p, kp, 2, true)?;
     Ok(out)
 }
 

@@ -17,6 +17,9 @@ use std::sync::Arc;
 
 pub use crate::device::ntt_plan::NttVariant;
 
+/// The shared-memory phase a forward plan left to the caller: `(log_m, radix8, defines)`.
+pub type SlmPhase = (u32, u32, Vec<(&'static str, String)>);
+
 /// Device copy of the NTT tables of `k` primes for one N (read-only, shared by all queues).
 pub struct DeviceNttTables {
     log_n: u32,
@@ -55,20 +58,65 @@ impl DeviceNttTables {
         self.run(q, data, rows, variant, NttDirection::Inverse)
     }
 
+    /// Device address of one of the uploaded tables.
+    pub fn table_ptr(&self, t: NttTable) -> u64 {
+        self.buffers[t as usize].ptr()
+    }
+
+    /// Run every launch of the forward plan except its final shared-memory kernel, and return
+    /// that kernel's `(log_m, radix8)` with the plan's compile-time defines: for kernels that
+    /// fuse the shared-memory rounds with the operation that follows (key switching).
+    ///
+    /// # Errors
+    /// `InvalidArgument` if the plan does not end in a shared-memory kernel (the naive variant).
+    pub fn forward_global_rounds(
+        &self,
+        q: &CudaQueue,
+        data: &DeviceBuffer,
+        rows: usize,
+        variant: NttVariant,
+    ) -> Result<SlmPhase> {
+        let plan = NttPlan::new(self.log_n, self.k, variant)?;
+        plan.check_len(data.words(), rows)?;
+        let mut launches = plan.launches(NttDirection::Forward, rows);
+        let last = launches.pop().filter(|l| l.kernel == "ntt_fwd_slm_u64").ok_or_else(|| {
+            crate::Error::InvalidArgument(format!("NTT variant {} has no shared-memory phase", variant.name()))
+        })?;
+        let (log_m, radix8) = match last.scalars[..] {
+            [_, _, ScalarArg::U32(lm), ScalarArg::U32(r8)] => (lm, r8),
+            _ => return Err(crate::Error::InvalidArgument("unexpected shared-memory launch".into())),
+        };
+        let defines = plan.defines();
+        for launch in launches {
+            self.launch(q, data, &defines, &launch)?;
+        }
+        Ok((log_m, radix8, defines))
+    }
+
+    fn launch(
+        &self,
+        q: &CudaQueue,
+        data: &DeviceBuffer,
+        defines: &[(&'static str, String)],
+        launch: &crate::device::ntt_plan::NttLaunch,
+    ) -> Result<()> {
+        let f = q.device().function(Family::Ntt, defines, launch.kernel)?;
+        let mut args = vec![Arg::Ptr(data.ptr())];
+        args.extend(launch.tables.iter().map(|&t| Arg::Ptr(self.buffers[t as usize].ptr())));
+        args.extend(launch.scalars.iter().map(|a| match *a {
+            ScalarArg::U32(v) => Arg::U32(v),
+            ScalarArg::U64(v) => Arg::U64(v),
+        }));
+        let cfg = LaunchConfig { grid_dim: (launch.groups, 1, 1), block_dim: (launch.local, 1, 1), shared_mem_bytes: 0 };
+        q.launch_cfg(launch.kernel, &f, cfg, &args)
+    }
+
     fn run(&self, q: &CudaQueue, data: &DeviceBuffer, rows: usize, variant: NttVariant, dir: NttDirection) -> Result<()> {
         let plan = NttPlan::new(self.log_n, self.k, variant)?;
         plan.check_len(data.words(), rows)?;
         let defines = plan.defines();
         for launch in plan.launches(dir, rows) {
-            let f = q.device().function(Family::Ntt, &defines, launch.kernel)?;
-            let mut args = vec![Arg::Ptr(data.ptr())];
-            args.extend(launch.tables.iter().map(|&t| Arg::Ptr(self.buffers[t as usize].ptr())));
-            args.extend(launch.scalars.iter().map(|a| match *a {
-                ScalarArg::U32(v) => Arg::U32(v),
-                ScalarArg::U64(v) => Arg::U64(v),
-            }));
-            let cfg = LaunchConfig { grid_dim: (launch.groups, 1, 1), block_dim: (launch.local, 1, 1), shared_mem_bytes: 0 };
-            q.launch_cfg(launch.kernel, &f, cfg, &args)?;
+            self.launch(q, data, &defines, &launch)?;
         }
         Ok(())
     }
