@@ -186,3 +186,17 @@ fn gpu_without_device_is_a_clear_error() {
     // ... and the program goes on with the CPU backend.
     f.ev.add(&a, &f.b).unwrap();
 }
+
+#[cfg(feature = "cuda")]
+#[test]
+fn device_out_of_memory_is_a_clear_error_and_work_goes_on() {
+    let Some(q) = gpu_or_skip("device_out_of_memory_is_a_clear_error_and_work_goes_on") else { return };
+    let Queue::Cuda(cq) = &q else { return };
+    // 2^44 words = 128 TiB: no device has that. The memcache flushes and retries, then reports.
+    let e = cq.alloc(1 << 44).expect_err("an impossible allocation must fail");
+    assert!(matches!(e, Error::Device(_)), "{e}");
+    assert!(e.to_string().contains("out of device memory"), "{e}");
+    // The queue still works.
+    let f = fixture(4096, &[40, 30, 40]);
+    same("add after OOM", f.ev.add(&on_gpu(&f.a, &q), &f.b), f.ev.add(&f.a, &f.b));
+}

@@ -106,6 +106,10 @@ mod cuda_impl {
         /// ciphertext, which stays on the device. `scale` is the result's scale.
         pub(in crate::ckks::evaluator) fn run_gpu(&self, q: &Queue, ct: &Ciphertext, op: GpuOp<'_>, scale: f64) -> Result<Ciphertext> {
             let cq = cuda(q);
+            // Paper §III-G: the first device operation opens a compute frame (buffers of
+            // results dropped while queued work may still read them are not recycled); the
+            // next download (decrypt, save, `download()`) synchronizes and closes it.
+            cq.start_compute_frame();
             let dev = cq.device();
             let ctx = &self.ctx;
             let cd = ctx.context_data_for(&ct.parms_id, "encrypted")?.clone();
