@@ -114,8 +114,16 @@ KERNEL_FQ void ntt_fwd_radix2_u64(GLOBAL_AS u64 *data, CONST_AS u64 *roots, CONS
 }
 
 /* Three rounds (2^log_m, 2^(log_m+1), 2^(log_m+2) blocks) on 8 words per thread, in registers. */
-KERNEL_FQ void ntt_fwd_radix8_u64(GLOBAL_AS u64 *data, CONST_AS u64 *roots, CONST_AS u64 *roots_q,
-                                  CONST_AS u64 *moduli, u32 k, u32 log_n, u32 log_m, u32 last, u64 total)
+/*
+ * One radix-8 forward pass (three rounds from 2^log_m blocks) over `total` groups of 8 words.
+ * Reads `in`, writes `out` (the same buffer for an in-place pass). With lift_div != 0 the pass
+ * is also key switching's digit lift: row r of `out` (prime r % k) reads row r / lift_div of
+ * `in` and reduces it modulo its prime (r1: Barrett constants), so the lifted digits are never
+ * written before their first NTT pass.
+ */
+DECLSPEC void fwd_radix8_pass(GLOBAL_AS u64 *out, CONST_AS u64 *in, u32 lift_div, CONST_AS u64 *r1,
+                              CONST_AS u64 *roots, CONST_AS u64 *roots_q, CONST_AS u64 *moduli, u32 k,
+                              u32 log_n, u32 log_m, u32 last, u64 total)
 {
     for (u32 t = (u32)GLOBAL_ID(); t < (u32)total; t += (u32)GLOBAL_SIZE()) {
         u32 n = 1u << log_n;
@@ -126,28 +134,48 @@ KERNEL_FQ void ntt_fwd_radix8_u64(GLOBAL_AS u64 *data, CONST_AS u64 *roots, CONS
         u32 log_gap = log_n - 1 - log_m; /* gap of the first of the three rounds */
         u32 g = 1u << log_gap, g4 = g >> 2;
         u32 i1 = j >> (log_gap - 2);
-        u32 base = row * n + i1 * 2 * g + (j & (g4 - 1));
+        u32 col = i1 * 2 * g + (j & (g4 - 1));
         u32 m = 1u << log_m;
         CONST_AS u64 *rw = roots + p * n;
         CONST_AS u64 *rq = roots_q + p * n;
         u64 v[8];
+        if (lift_div) {
+            CONST_AS u64 *src = in + (u64)(row / lift_div) * n + col;
+            u64 c1 = r1[p];
 #pragma unroll
-        for (int s = 0; s < 8; s++) v[s] = data[base + (s >> 2) * g + ((s >> 1) & 1) * (g >> 1) + (s & 1) * g4];
+            for (int s = 0; s < 8; s++)
+                v[s] = barrett_reduce_64(src[(s >> 2) * g + ((s >> 1) & 1) * (g >> 1) + (s & 1) * g4], q, c1);
+        } else {
+            CONST_AS u64 *src = in + row * n + col;
+#pragma unroll
+            for (int s = 0; s < 8; s++) v[s] = src[(s >> 2) * g + ((s >> 1) & 1) * (g >> 1) + (s & 1) * g4];
+        }
         fwd_round8(v, rw, rq, m, i1, q);
+        GLOBAL_AS u64 *dst = out + row * n + col;
 #pragma unroll
         for (int s = 0; s < 8; s++) {
             u64 o = v[s];
             if (last) o = fwd_final(o, q);
-            data[base + (s >> 2) * g + ((s >> 1) & 1) * (g >> 1) + (s & 1) * g4] = o;
+            dst[(s >> 2) * g + ((s >> 1) & 1) * (g >> 1) + (s & 1) * g4] = o;
         }
     }
 }
 
-/*
- * All remaining forward rounds from 2^log_m blocks on, inside tiles of XEHE_SLM_TILE words
- * (every butterfly of those rounds stays in its tile). One work-group per tile; radix8 != 0
- * takes three rounds per barrier where at least three remain. Ends with the final reduction.
- */
+KERNEL_FQ void ntt_fwd_radix8_u64(GLOBAL_AS u64 *data, CONST_AS u64 *roots, CONST_AS u64 *roots_q,
+                                  CONST_AS u64 *moduli, u32 k, u32 log_n, u32 log_m, u32 last, u64 total)
+{
+    fwd_radix8_pass(data, data, 0, moduli, roots, roots_q, moduli, k, log_n, log_m, last, total);
+}
+
+/* The first radix-8 pass of the digit NTTs fused with the digit lift (see fwd_radix8_pass):
+ * lifted[j][i] = first three rounds of (t[j] mod p_i), rows digit-major (k = kp primes). */
+KERNEL_FQ void ntt_fwd_radix8_lift_u64(GLOBAL_AS u64 *lifted, CONST_AS u64 *t, CONST_AS u64 *r1,
+                                       CONST_AS u64 *roots, CONST_AS u64 *roots_q, CONST_AS u64 *moduli,
+                                       u32 kp, u32 log_n, u64 total)
+{
+    fwd_radix8_pass(lifted, t, kp, r1, roots, roots_q, moduli, kp, log_n, 0, 0, total);
+}
+
 /*
  * The forward rounds from 2^log_m blocks on, on one tile (index tin of its row) already in
  * shared memory; every butterfly of those rounds stays in the tile. radix8 != 0 takes three

@@ -196,7 +196,10 @@ fn device_out_of_memory_is_a_clear_error_and_work_goes_on() {
     let e = cq.alloc(1 << 44).expect_err("an impossible allocation must fail");
     assert!(matches!(e, Error::Device(_)), "{e}");
     assert!(e.to_string().contains("out of device memory"), "{e}");
-    // The queue still works.
+    // The queue still works. (The host-side operand is a clone: a GPU operation marks its
+    // operands for the device — the paper's implicit propagation — which would move the CPU
+    // reference computation to the GPU too.)
     let f = fixture(4096, &[40, 30, 40]);
-    same("add after OOM", f.ev.add(&on_gpu(&f.a, &q), &f.b), f.ev.add(&f.a, &f.b));
+    let b = f.b.clone();
+    same("add after OOM", f.ev.add(&on_gpu(&f.a, &q), &b), f.ev.add(&f.a, &f.b));
 }

@@ -248,6 +248,13 @@ pub fn switch_key(
     l.ntt.inverse(q, &t, k, EVAL_NTT)?;
     // 2. lift every digit to every output prime, NTT, inner product with the key
     let lifted = q.scratch(k * kp * n)?;
+    let prod = q.scratch(2 * kp * n)?;
+    let lift_in_ntt = std::env::var("XEHE_KS_LIFT_FUSED").map_or(true, |v| v != "0");
+    if lift_in_ntt && !fused_key_inner() && l.ext_ntt.forward_lifted(q, &lifted, &t, &l.ext.r1, k, EVAL_NTT)? {
+        // The lift ran inside the first NTT pass: the lifted digits were written once.
+        inner_product(q, l, &prod, &lifted, key, key_k)?;
+        return mod_down(q, l, c01, &prod);
+    }
     let args = [
         Arg::Ptr(lifted.ptr()),
         Arg::Ptr(t.ptr()),
@@ -258,7 +265,6 @@ pub fn switch_key(
         Arg::U32(l.log_n),
     ];
     launch(q, Family::Keyswitch, "ks_lift_u64", (k * kp * n) as u64, &args)?;
-    let prod = q.scratch(2 * kp * n)?;
     if fused_key_inner() {
         // Global NTT rounds of every digit, then their shared-memory rounds fused with the
         // inner product (ntt_fwd_slm_keyinner_u64): the transformed digits never reach memory.
@@ -291,6 +297,14 @@ pub fn switch_key(
         return mod_down(q, l, c01, &prod);
     }
     l.ext_ntt.forward(q, &lifted, k * kp, EVAL_NTT)?;
+    inner_product(q, l, &prod, &lifted, key, key_k)?;
+    mod_down(q, l, c01, &prod)
+}
+
+/// `prod[c][i] = sum_j lifted[j][i] · key[j][c][kprime(i)]` (NTT-form digits, one reduction).
+fn inner_product(q: &CudaQueue, l: &LevelData, prod: &DeviceBuffer, lifted: &DeviceBuffer, key: &DeviceBuffer, key_k: usize) -> Result<()> {
+    let (k, n) = (l.k(), l.n());
+    let kp = k + 1;
     let args = [
         Arg::Ptr(prod.ptr()),
         Arg::Ptr(lifted.ptr()),
@@ -303,8 +317,7 @@ pub fn switch_key(
         Arg::U32(key_k as u32),
         Arg::U32(l.log_n),
     ];
-    launch(q, Family::Keyswitch, "ks_inner_u64", (kp * n) as u64, &args)?;
-    mod_down(q, l, c01, &prod)
+    launch(q, Family::Keyswitch, "ks_inner_u64", (kp * n) as u64, &args)
 }
 
 /// Words of a tile each thread of the fused key-switching kernel owns (its accumulators).

@@ -63,6 +63,49 @@ impl DeviceNttTables {
         self.buffers[t as usize].ptr()
     }
 
+    /// Key switching's digit lift fused into the first pass of the digit NTTs: `out` (`kd × k`
+    /// rows, digit-major, row `r` under prime `r % k` of these tables) becomes
+    /// `NTT(t[r / k] mod p_{r % k})`, with `t` the `kd` digits in coefficient form and `r1` the
+    /// primes' Barrett constants. Returns `false` (and does nothing) when the plan does not start
+    /// with a radix-8 pass over the first three rounds; the caller then lifts separately.
+    pub fn forward_lifted(
+        &self,
+        q: &CudaQueue,
+        out: &DeviceBuffer,
+        t: &DeviceBuffer,
+        r1: &DeviceBuffer,
+        kd: usize,
+        variant: NttVariant,
+    ) -> Result<bool> {
+        let rows = kd * self.k as usize;
+        let plan = NttPlan::new(self.log_n, self.k, variant)?;
+        plan.check_len(out.words(), rows)?;
+        let launches = plan.launches(NttDirection::Forward, rows);
+        let Some(first) = launches.first() else { return Ok(false) };
+        if first.kernel != "ntt_fwd_radix8_u64" || first.scalars.get(2) != Some(&ScalarArg::U32(0)) {
+            return Ok(false);
+        }
+        let defines = plan.defines();
+        let f = q.device().function(Family::Ntt, &defines, "ntt_fwd_radix8_lift_u64")?;
+        let args = [
+            Arg::Ptr(out.ptr()),
+            Arg::Ptr(t.ptr()),
+            Arg::Ptr(r1.ptr()),
+            Arg::Ptr(self.table_ptr(NttTable::Roots)),
+            Arg::Ptr(self.table_ptr(NttTable::RootsQ)),
+            Arg::Ptr(self.table_ptr(NttTable::Moduli)),
+            Arg::U32(self.k),
+            Arg::U32(self.log_n),
+            Arg::U64((rows << self.log_n) as u64 / 8),
+        ];
+        let cfg = LaunchConfig { grid_dim: (first.groups, 1, 1), block_dim: (first.local, 1, 1), shared_mem_bytes: 0 };
+        q.launch_cfg("ntt_fwd_radix8_lift_u64", &f, cfg, &args)?;
+        for launch in &launches[1..] {
+            self.launch(q, out, &defines, launch)?;
+        }
+        Ok(true)
+    }
+
     /// Run every launch of the forward plan except its final shared-memory kernel, and return
     /// that kernel's `(log_m, radix8)` with the plan's compile-time defines: for kernels that
     /// fuse the shared-memory rounds with the operation that follows (key switching).
