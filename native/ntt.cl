@@ -123,7 +123,7 @@ KERNEL_FQ void ntt_fwd_radix2_u64(GLOBAL_AS u64 *data, CONST_AS u64 *roots, CONS
  */
 DECLSPEC void fwd_radix8_pass(GLOBAL_AS u64 *out, CONST_AS u64 *in, u32 lift_div, CONST_AS u64 *r1,
                               CONST_AS u64 *roots, CONST_AS u64 *roots_q, CONST_AS u64 *moduli, u32 k,
-                              u32 log_n, u32 log_m, u32 last, u64 total)
+                              u32 log_n, u32 log_m, u32 last, u64 total, u64 p_last, u64 p_last_r1)
 {
     for (u32 t = (u32)GLOBAL_ID(); t < (u32)total; t += (u32)GLOBAL_SIZE()) {
         u32 n = 1u << log_n;
@@ -142,9 +142,15 @@ DECLSPEC void fwd_radix8_pass(GLOBAL_AS u64 *out, CONST_AS u64 *in, u32 lift_div
         if (lift_div) {
             CONST_AS u64 *src = in + (u64)(row / lift_div) * n + col;
             u64 c1 = r1[p];
+            /* Mod-down/rescale correction (p_last != 0): ((x + h) mod p_last) mod q + (q - h mod q). */
+            u64 h = p_last >> 1;
+            u64 fix = p_last ? q - barrett_reduce_64(h, q, c1) : 0;
 #pragma unroll
-            for (int s = 0; s < 8; s++)
-                v[s] = barrett_reduce_64(src[(s >> 2) * g + ((s >> 1) & 1) * (g >> 1) + (s & 1) * g4], q, c1);
+            for (int s = 0; s < 8; s++) {
+                u64 x = src[(s >> 2) * g + ((s >> 1) & 1) * (g >> 1) + (s & 1) * g4];
+                if (p_last) x = barrett_reduce_64(x + h, p_last, p_last_r1);
+                v[s] = barrett_reduce_64(x, q, c1) + fix;
+            }
         } else {
             CONST_AS u64 *src = in + row * n + col;
 #pragma unroll
@@ -164,7 +170,7 @@ DECLSPEC void fwd_radix8_pass(GLOBAL_AS u64 *out, CONST_AS u64 *in, u32 lift_div
 KERNEL_FQ void ntt_fwd_radix8_u64(GLOBAL_AS u64 *data, CONST_AS u64 *roots, CONST_AS u64 *roots_q,
                                   CONST_AS u64 *moduli, u32 k, u32 log_n, u32 log_m, u32 last, u64 total)
 {
-    fwd_radix8_pass(data, data, 0, moduli, roots, roots_q, moduli, k, log_n, log_m, last, total);
+    fwd_radix8_pass(data, data, 0, moduli, roots, roots_q, moduli, k, log_n, log_m, last, total, 0, 0);
 }
 
 /* The first radix-8 pass of the digit NTTs fused with the digit lift (see fwd_radix8_pass):
@@ -173,7 +179,17 @@ KERNEL_FQ void ntt_fwd_radix8_lift_u64(GLOBAL_AS u64 *lifted, CONST_AS u64 *t, C
                                        CONST_AS u64 *roots, CONST_AS u64 *roots_q, CONST_AS u64 *moduli,
                                        u32 kp, u32 log_n, u64 total)
 {
-    fwd_radix8_pass(lifted, t, kp, r1, roots, roots_q, moduli, kp, log_n, 0, 0, total);
+    fwd_radix8_pass(lifted, t, kp, r1, roots, roots_q, moduli, kp, log_n, 0, 0, total, 0, 0);
+}
+
+/* The first radix-8 pass of the NTT in mod-down / rescale fused with the rounding correction:
+ * d[c][i] = first three rounds of ((last[c] + ⌊p/2⌋) mod p) mod q_i + (q_i − ⌊p/2⌋ mod q_i),
+ * rows poly-major over the k primes q_i (see moddown_prep_u64 in keyswitch.cl). */
+KERNEL_FQ void ntt_fwd_radix8_moddown_u64(GLOBAL_AS u64 *d, CONST_AS u64 *last, CONST_AS u64 *r1,
+                                          CONST_AS u64 *roots, CONST_AS u64 *roots_q, CONST_AS u64 *moduli,
+                                          u32 k, u32 log_n, u64 total, u64 p_last, u64 p_last_r1)
+{
+    fwd_radix8_pass(d, last, k, r1, roots, roots_q, moduli, k, log_n, 0, 0, total, p_last, p_last_r1);
 }
 
 /*

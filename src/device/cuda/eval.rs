@@ -157,6 +157,10 @@ fn moddown_correction(
 ) -> Result<DeviceBuffer> {
     let k = primes.k as usize;
     let d = q.scratch(polys * k * l.n())?;
+    if prep_in_ntt() && ntt.forward_from(q, &d, last, &primes.r1, polys, Some((p.value(), p.const_ratio()[1])), EVAL_NTT)? {
+        // The correction ran inside the first NTT pass.
+        return Ok(d);
+    }
     let args = [
         Arg::Ptr(d.ptr()),
         Arg::Ptr(last.ptr()),
@@ -249,8 +253,7 @@ pub fn switch_key(
     // 2. lift every digit to every output prime, NTT, inner product with the key
     let lifted = q.scratch(k * kp * n)?;
     let prod = q.scratch(2 * kp * n)?;
-    let lift_in_ntt = std::env::var("XEHE_KS_LIFT_FUSED").map_or(true, |v| v != "0");
-    if lift_in_ntt && !fused_key_inner() && l.ext_ntt.forward_lifted(q, &lifted, &t, &l.ext.r1, k, EVAL_NTT)? {
+    if prep_in_ntt() && !fused_key_inner() && l.ext_ntt.forward_from(q, &lifted, &t, &l.ext.r1, k, None, EVAL_NTT)? {
         // The lift ran inside the first NTT pass: the lifted digits were written once.
         inner_product(q, l, &prod, &lifted, key, key_k)?;
         return mod_down(q, l, c01, &prod);
@@ -318,6 +321,12 @@ fn inner_product(q: &CudaQueue, l: &LevelData, prod: &DeviceBuffer, lifted: &Dev
         Arg::U32(l.log_n),
     ];
     launch(q, Family::Keyswitch, "ks_inner_u64", (kp * n) as u64, &args)
+}
+
+/// Whether the digit lift and the mod-down/rescale correction run inside the first NTT pass
+/// (default; `XEHE_NTT_PREP_FUSED=0` runs them as separate kernels, for the ablation).
+fn prep_in_ntt() -> bool {
+    std::env::var("XEHE_NTT_PREP_FUSED").map_or(true, |v| v != "0")
 }
 
 /// Words of a tile each thread of the fused key-switching kernel owns (its accumulators).

@@ -63,21 +63,25 @@ impl DeviceNttTables {
         self.buffers[t as usize].ptr()
     }
 
-    /// Key switching's digit lift fused into the first pass of the digit NTTs: `out` (`kd × k`
-    /// rows, digit-major, row `r` under prime `r % k` of these tables) becomes
-    /// `NTT(t[r / k] mod p_{r % k})`, with `t` the `kd` digits in coefficient form and `r1` the
-    /// primes' Barrett constants. Returns `false` (and does nothing) when the plan does not start
-    /// with a radix-8 pass over the first three rounds; the caller then lifts separately.
-    pub fn forward_lifted(
+    /// A forward NTT whose input rows are computed on the fly by its first pass: `out`
+    /// (`src_rows × k` rows, row `r` under prime `r % k` of these tables) becomes
+    /// `NTT(f(src[r / k]) mod p_{r % k})`, with `f` the identity (key switching's digit lift) or,
+    /// with `correction = Some((p, p_r1))`, mod-down's rounding correction
+    /// `((x + ⌊p/2⌋) mod p) mod q + (q − ⌊p/2⌋ mod q)`. `r1`: the primes' Barrett constants.
+    /// Returns `false` (and does nothing) when the plan does not start with a radix-8 pass over
+    /// the first three rounds; the caller then prepares the rows separately.
+    #[allow(clippy::too_many_arguments)]
+    pub fn forward_from(
         &self,
         q: &CudaQueue,
         out: &DeviceBuffer,
-        t: &DeviceBuffer,
+        src: &DeviceBuffer,
         r1: &DeviceBuffer,
-        kd: usize,
+        src_rows: usize,
+        correction: Option<(u64, u64)>,
         variant: NttVariant,
     ) -> Result<bool> {
-        let rows = kd * self.k as usize;
+        let rows = src_rows * self.k as usize;
         let plan = NttPlan::new(self.log_n, self.k, variant)?;
         plan.check_len(out.words(), rows)?;
         let launches = plan.launches(NttDirection::Forward, rows);
@@ -86,10 +90,11 @@ impl DeviceNttTables {
             return Ok(false);
         }
         let defines = plan.defines();
-        let f = q.device().function(Family::Ntt, &defines, "ntt_fwd_radix8_lift_u64")?;
-        let args = [
+        let kernel = if correction.is_some() { "ntt_fwd_radix8_moddown_u64" } else { "ntt_fwd_radix8_lift_u64" };
+        let f = q.device().function(Family::Ntt, &defines, kernel)?;
+        let mut args = vec![
             Arg::Ptr(out.ptr()),
-            Arg::Ptr(t.ptr()),
+            Arg::Ptr(src.ptr()),
             Arg::Ptr(r1.ptr()),
             Arg::Ptr(self.table_ptr(NttTable::Roots)),
             Arg::Ptr(self.table_ptr(NttTable::RootsQ)),
@@ -98,8 +103,11 @@ impl DeviceNttTables {
             Arg::U32(self.log_n),
             Arg::U64((rows << self.log_n) as u64 / 8),
         ];
+        if let Some((p, p_r1)) = correction {
+            args.extend([Arg::U64(p), Arg::U64(p_r1)]);
+        }
         let cfg = LaunchConfig { grid_dim: (first.groups, 1, 1), block_dim: (first.local, 1, 1), shared_mem_bytes: 0 };
-        q.launch_cfg("ntt_fwd_radix8_lift_u64", &f, cfg, &args)?;
+        q.launch_cfg(kernel, &f, cfg, &args)?;
         for launch in &launches[1..] {
             self.launch(q, out, &defines, launch)?;
         }
