@@ -69,37 +69,30 @@ pub trait DeviceResident {
     }
 }
 
-impl DeviceResident for Ciphertext {
-    fn device_state(&self) -> &DeviceState {
-        &self.gpu
-    }
-    fn host_words(&self) -> &[u64] {
-        &self.data
-    }
-    fn host_words_mut(&mut self) -> &mut Vec<u64> {
-        &mut self.data
-    }
-    fn value_words(&self) -> usize {
-        self.size * self.coeff_modulus_size * self.poly_modulus_degree
-    }
+/// Both object types keep their words in `data` and their device state in `gpu`.
+macro_rules! device_resident {
+    ($t:ty, $words:expr) => {
+        impl DeviceResident for $t {
+            fn device_state(&self) -> &DeviceState {
+                &self.gpu
+            }
+            fn host_words(&self) -> &[u64] {
+                &self.data
+            }
+            fn host_words_mut(&mut self) -> &mut Vec<u64> {
+                &mut self.data
+            }
+            fn value_words(&self) -> usize {
+                $words(self)
+            }
+        }
+    };
 }
 
-impl DeviceResident for Plaintext {
-    fn device_state(&self) -> &DeviceState {
-        &self.gpu
-    }
-    fn host_words(&self) -> &[u64] {
-        &self.data
-    }
-    fn host_words_mut(&mut self) -> &mut Vec<u64> {
-        &mut self.data
-    }
-    /// Plaintexts are only ever inputs of device operations (plaintext mod switching runs on
-    /// the host), so their host words are always current.
-    fn value_words(&self) -> usize {
-        self.data.len()
-    }
-}
+device_resident!(Ciphertext, |c: &Ciphertext| c.size * c.coeff_modulus_size * c.poly_modulus_degree);
+// Plaintexts are only ever inputs of device operations (plaintext mod switching runs on the
+// host), so their host words are always current.
+device_resident!(Plaintext, |p: &Plaintext| p.data.len());
 
 /// A host-current view of an object: itself when its host words are current, else a downloaded
 /// copy (for `&self` readers such as decrypt and save).

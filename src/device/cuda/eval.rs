@@ -94,11 +94,9 @@ pub fn add_sub_plain(q: &CudaQueue, l: &LevelData, ct: &DeviceBuffer, size: usiz
     Ok(out)
 }
 
-/// Hadamard product of every polynomial of `a` (`words` words) with `b` (`b_words` words,
-/// broadcast: a plaintext for `multiply_plain`).
-pub fn mul_broadcast(q: &CudaQueue, l: &LevelData, a: &DeviceBuffer, words: usize, b: &DeviceBuffer, b_words: usize) -> Result<DeviceBuffer> {
-    let out = q.alloc(words)?;
-    let args = [
+/// Leading arguments of the product kernels: `out, a, b, moduli, r0, r1, k, log_n`.
+fn product_args(l: &LevelData, out: &DeviceBuffer, a: &DeviceBuffer, b: &DeviceBuffer) -> Vec<Arg> {
+    vec![
         Arg::Ptr(out.ptr()),
         Arg::Ptr(a.ptr()),
         Arg::Ptr(b.ptr()),
@@ -107,9 +105,15 @@ pub fn mul_broadcast(q: &CudaQueue, l: &LevelData, a: &DeviceBuffer, words: usiz
         Arg::Ptr(l.primes.r1.ptr()),
         Arg::U32(l.primes.k),
         Arg::U32(l.log_n),
-        Arg::U64(b_words as u64),
-        Arg::U64(words as u64),
-    ];
+    ]
+}
+
+/// Hadamard product of every polynomial of `a` (`words` words) with `b` (`b_words` words,
+/// broadcast: a plaintext for `multiply_plain`).
+pub fn mul_broadcast(q: &CudaQueue, l: &LevelData, a: &DeviceBuffer, words: usize, b: &DeviceBuffer, b_words: usize) -> Result<DeviceBuffer> {
+    let out = q.alloc(words)?;
+    let mut args = product_args(l, &out, a, b);
+    args.extend([Arg::U64(b_words as u64), Arg::U64(words as u64)]);
     launch(q, Family::Elementwise, "ew_mul_u64", words as u64, &args)?;
     Ok(out)
 }
@@ -118,18 +122,8 @@ pub fn mul_broadcast(q: &CudaQueue, l: &LevelData, a: &DeviceBuffer, words: usiz
 pub fn tensor(q: &CudaQueue, l: &LevelData, a: &DeviceBuffer, sa: usize, b: &DeviceBuffer, sb: usize) -> Result<DeviceBuffer> {
     let pw = poly_words(l);
     let out = q.alloc((sa + sb - 1) * pw)?;
-    let args = [
-        Arg::Ptr(out.ptr()),
-        Arg::Ptr(a.ptr()),
-        Arg::Ptr(b.ptr()),
-        Arg::Ptr(l.primes.moduli.ptr()),
-        Arg::Ptr(l.primes.r0.ptr()),
-        Arg::Ptr(l.primes.r1.ptr()),
-        Arg::U32(l.primes.k),
-        Arg::U32(l.log_n),
-        Arg::U32(sa as u32),
-        Arg::U32(sb as u32),
-    ];
+    let mut args = product_args(l, &out, a, b);
+    args.extend([Arg::U32(sa as u32), Arg::U32(sb as u32)]);
     launch(q, Family::Elementwise, "tensor_u64", pw as u64, &args)?;
     Ok(out)
 }
