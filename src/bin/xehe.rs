@@ -69,7 +69,7 @@ struct EvalArgs {
     plains: Vec<String>,
     /// The expression: + - * (unary -), parentheses, square, relin, rescale, mod_switch,
     /// rotate(x, k), conj.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     expr: String,
     /// Where to write the resulting ciphertext (SEAL format).
     #[arg(long)]
@@ -284,8 +284,8 @@ fn routines(n: usize, limbs: usize, reps: usize, device: DeviceSel, compare_cpu:
     let on_gpu = device.resolve(&mut |m| notice(m))?;
     let mut rows: Vec<RoutineTiming> = Vec::new();
     let backends: Vec<bool> = if on_gpu && compare_cpu { vec![true, false] } else { vec![on_gpu] };
-    if !on_gpu {
-        notice("running the CPU backend");
+    if !on_gpu && compare_cpu {
+        notice("no GPU: --compare cpu has nothing to compare with; CPU backend only");
     }
     let pb = bar(Routine::ALL.len() * backends.len(), "routines");
     for &gpu in &backends {

@@ -413,7 +413,11 @@ mod tests {
         assert!(matches!(*neg, Expr::Neg { column: 9, .. }));
         let e = parse("rescale(relin(a*b)) - rotate(a, -3)").unwrap();
         assert_eq!(e.names(), vec!["a", "b"]);
-        assert_eq!(parse("(a - b) - c").unwrap(), parse("a - b - c").unwrap());
+        // Left associative: (a - b) - c.
+        let Expr::Binary { lhs, rhs, .. } = parse("a - b - c").unwrap() else { panic!() };
+        assert!(matches!(*lhs, Expr::Binary { op: BinOp::Sub, .. }));
+        assert!(matches!(*rhs, Expr::Name { column: 9, .. }));
+        assert_eq!(int_literal(&parse("-(-3)").unwrap()), Some(3));
     }
 
     #[test]
