@@ -6,7 +6,10 @@ use std::process::Command;
 
 #[test]
 fn demo_predictions_equal_plaintext() {
-    let out = Command::new(env!("CARGO_BIN_EXE_xehe")).args(["demo", "--device", "cpu", "--json"]).output().expect("run xehe demo");
+    let out = Command::new(env!("CARGO_BIN_EXE_xehe"))
+        .args(["demo", "--device", "cpu", "--json"])
+        .output()
+        .expect("run xehe demo");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "xehe demo failed: {stderr}");
     let r: serde_json::Value = serde_json::from_slice(&out.stdout).expect("demo prints JSON");
@@ -22,18 +25,39 @@ fn demo_predictions_equal_plaintext() {
 
 #[test]
 fn demo_text_report_and_bad_data() {
-    let out = Command::new(env!("CARGO_BIN_EXE_xehe")).args(["demo", "--device", "auto"]).output().expect("run xehe demo");
+    let out = Command::new(env!("CARGO_BIN_EXE_xehe"))
+        .args(["demo", "--device", "auto"])
+        .output()
+        .expect("run xehe demo");
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    for needle in ["device:", "plaintext accuracy:", "encrypted accuracy:", "predictions equal:   114 / 114", "largest score error:"] {
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for needle in [
+        "device:",
+        "plaintext accuracy:",
+        "encrypted accuracy:",
+        "predictions equal:   114 / 114",
+        "largest score error:",
+    ] {
         assert!(stdout.contains(needle), "missing `{needle}` in:\n{stdout}");
     }
     let dir = std::env::temp_dir().join(format!("xehe-demo-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let bad = dir.join("bad.csv");
     std::fs::write(&bad, "3,2,a,b\n1,2,0\n1,x,1\n").unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_xehe")).args(["demo", "--device", "cpu", "--data"]).arg(&bad).output().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_xehe"))
+        .args(["demo", "--device", "cpu", "--data"])
+        .arg(&bad)
+        .output()
+        .unwrap();
     assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("CSV line 3: `x` is not a number"), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("CSV line 3: `x` is not a number"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }

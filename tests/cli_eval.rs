@@ -21,11 +21,28 @@ fn xehe(args: &[&str], files: &[(&str, &Path)]) -> Output {
 /// The SEAL set folder's standard arguments: params, keys, ciphertexts a, b and plaintext p.
 fn set_args(dir: &Path, out: &Path, keys: bool) -> Vec<String> {
     let f = |name: &str| dir.join(name).display().to_string();
-    let mut v = vec!["--params".into(), f("parms.bin"), "--out".into(), out.display().to_string(), "--device".into(), "cpu".into()];
+    let mut v = vec![
+        "--params".into(),
+        f("parms.bin"),
+        "--out".into(),
+        out.display().to_string(),
+        "--device".into(),
+        "cpu".into(),
+    ];
     if keys {
-        v.extend(["--relin-keys".into(), f("relin_keys.bin"), "--galois-keys".into(), f("galois_keys.bin")]);
+        v.extend([
+            "--relin-keys".into(),
+            f("relin_keys.bin"),
+            "--galois-keys".into(),
+            f("galois_keys.bin"),
+        ]);
     }
-    v.extend(["--input".into(), format!("a={}", f("a.bin")), "--input".into(), format!("b={}", f("b.bin"))]);
+    v.extend([
+        "--input".into(),
+        format!("a={}", f("a.bin")),
+        "--input".into(),
+        format!("b={}", f("b.bin")),
+    ]);
     v.extend(["--plain".into(), format!("p={}", f("p.bin"))]);
     v
 }
@@ -45,9 +62,18 @@ fn scratch(tag: &str) -> PathBuf {
 /// Assert failure with `needle` in stderr, and that `dir` holds no file (no output, no temp).
 fn assert_fails(out: &Output, needle: &str, dir: &Path) {
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success(), "expected failure ({needle}), got success");
-    assert!(stderr.contains(needle), "stderr lacks `{needle}`:\n{stderr}");
-    let left: Vec<_> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert!(
+        !out.status.success(),
+        "expected failure ({needle}), got success"
+    );
+    assert!(
+        stderr.contains(needle),
+        "stderr lacks `{needle}`:\n{stderr}"
+    );
+    let left: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
     assert!(left.is_empty(), "files left behind: {left:?}");
 }
 
@@ -75,7 +101,9 @@ const CASES: [(&str, &str, bool); 18] = [
 
 #[test]
 fn every_function_matches_seal_byte_for_byte() {
-    let Some(root) = oracle::corpus(true) else { return };
+    let Some(root) = oracle::corpus(true) else {
+        return;
+    };
     for set in oracle::sets(root) {
         let dir = root.join(&set);
         let scratch = scratch(&format!("ok-{set}"));
@@ -87,16 +115,31 @@ fn every_function_matches_seal_byte_for_byte() {
             }
             let out_file = scratch.join(format!("r{i}.bin"));
             let out = run(&dir, &out_file, expr, *keys, &[]);
-            assert!(out.status.success(), "{set}: `{expr}` failed: {}", String::from_utf8_lossy(&out.stderr));
+            assert!(
+                out.status.success(),
+                "{set}: `{expr}` failed: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
             let got = std::fs::read(&out_file).unwrap();
             let want = std::fs::read(dir.join(expected)).unwrap();
-            assert!(got == want, "{set}: `{expr}` differs from SEAL's {expected}");
+            assert!(
+                got == want,
+                "{set}: `{expr}` differs from SEAL's {expected}"
+            );
         }
         // rotate 3: SEAL's NAF path (no key for step 3).
         let out_file = scratch.join("r3.bin");
         let out = run(&dir, &out_file, "rotate(a, 3)", true, &[]);
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-        assert_eq!(std::fs::read(&out_file).unwrap(), std::fs::read(dir.join("rotate_3.bin")).unwrap(), "{set}: rotate 3");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(
+            std::fs::read(&out_file).unwrap(),
+            std::fs::read(dir.join("rotate_3.bin")).unwrap(),
+            "{set}: rotate 3"
+        );
         let _ = std::fs::remove_dir_all(&scratch);
     }
 }
@@ -104,7 +147,9 @@ fn every_function_matches_seal_byte_for_byte() {
 #[test]
 fn compressed_output_loads_as_seals_result() {
     use xehe::{Ciphertext, ComprMode, Context, EncryptionParameters, SealLoad, SealObject};
-    let Some(root) = oracle::corpus(true) else { return };
+    let Some(root) = oracle::corpus(true) else {
+        return;
+    };
     let dir = root.join("n8192");
     let parms = EncryptionParameters::load(&std::fs::read(dir.join("parms.bin")).unwrap()).unwrap();
     let ctx = Context::new(&parms).unwrap();
@@ -113,7 +158,11 @@ fn compressed_output_loads_as_seals_result() {
     for mode in ["zlib", "zstd"] {
         let out_file = scratch.join(format!("add-{mode}.bin"));
         let out = run(&dir, &out_file, "a + b", false, &["--compression", mode]);
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         let bytes = std::fs::read(&out_file).unwrap();
         assert!(bytes.len() < want.len(), "{mode}: not compressed");
         let ct = Ciphertext::load(&ctx, &bytes).unwrap();
@@ -124,26 +173,68 @@ fn compressed_output_loads_as_seals_result() {
 
 #[test]
 fn evaluation_errors_name_the_place_and_leave_no_output() {
-    let Some(root) = oracle::corpus(true) else { return };
+    let Some(root) = oracle::corpus(true) else {
+        return;
+    };
     let dir = root.join("n8192");
     let scratch = scratch("errors");
     let out_file = scratch.join("out.bin");
     let cases: [(&str, bool, &str); 8] = [
-        ("a + c", true, "expression column 5: invalid argument: unknown name `c`"),
-        ("-p", true, "expression column 2: invalid argument: a ciphertext is needed here, not a plaintext"),
-        ("p * p", true, "expression column 3: invalid argument: both operands are plaintexts"),
-        ("relin(a * b)", false, "expression column 1: missing key: relin needs relinearization keys (--relin-keys)"),
-        ("conj(a)", false, "expression column 1: missing key: conj needs Galois keys (--galois-keys)"),
-        ("a + rescale(b)", true, "expression column 3: parms_id mismatch"),
+        (
+            "a + c",
+            true,
+            "expression column 5: invalid argument: unknown name `c`",
+        ),
+        (
+            "-p",
+            true,
+            "expression column 2: invalid argument: a ciphertext is needed here, not a plaintext",
+        ),
+        (
+            "p * p",
+            true,
+            "expression column 3: invalid argument: both operands are plaintexts",
+        ),
+        (
+            "relin(a * b)",
+            false,
+            "expression column 1: missing key: relin needs relinearization keys (--relin-keys)",
+        ),
+        (
+            "conj(a)",
+            false,
+            "expression column 1: missing key: conj needs Galois keys (--galois-keys)",
+        ),
+        (
+            "a + rescale(b)",
+            true,
+            "expression column 3: parms_id mismatch",
+        ),
         ("a + a * b", true, "expression column 3: scale mismatch"),
-        ("mod_switch(mod_switch(mod_switch(a)))", true, "expression column 1: end of modulus switching chain reached"),
+        (
+            "mod_switch(mod_switch(mod_switch(a)))",
+            true,
+            "expression column 1: end of modulus switching chain reached",
+        ),
     ];
     for (expr, keys, needle) in cases {
         assert_fails(&run(&dir, &out_file, expr, keys, &[]), needle, &scratch);
     }
-    assert_fails(&run(&dir, &out_file, "rotate(a, b)", true, &[]), "expression column 11: invalid argument: the step of rotate must be an integer", &scratch);
-    assert_fails(&run(&dir, &out_file, "square(a, b)", true, &[]), "expression column 1: invalid argument: square takes 1 argument(s), 2 given", &scratch);
-    assert_fails(&run(&dir, &out_file, "sqrt(a)", true, &[]), "expression column 1: invalid argument: unknown function `sqrt`", &scratch);
+    assert_fails(
+        &run(&dir, &out_file, "rotate(a, b)", true, &[]),
+        "expression column 11: invalid argument: the step of rotate must be an integer",
+        &scratch,
+    );
+    assert_fails(
+        &run(&dir, &out_file, "square(a, b)", true, &[]),
+        "expression column 1: invalid argument: square takes 1 argument(s), 2 given",
+        &scratch,
+    );
+    assert_fails(
+        &run(&dir, &out_file, "sqrt(a)", true, &[]),
+        "expression column 1: invalid argument: unknown function `sqrt`",
+        &scratch,
+    );
 
     // Malformed and mismatched files: the message names the file.
     let bad = common::scratch_dir("cli-eval-bad-inputs");
@@ -158,13 +249,25 @@ fn evaluation_errors_name_the_place_and_leave_no_output() {
         let refs: Vec<&str> = args.iter().map(String::as_str).collect();
         xehe(&refs, &[])
     };
-    assert_fails(&with("a=", format!("a={}", truncated.display()), "a + b"), &format!("ciphertext a {}: ", truncated.display()), &scratch);
+    assert_fails(
+        &with("a=", format!("a={}", truncated.display()), "a + b"),
+        &format!("ciphertext a {}: ", truncated.display()),
+        &scratch,
+    );
     // A ciphertext of other parameters.
     let other = root.join("n4096").join("b.bin");
-    assert_fails(&with("b=", format!("b={}", other.display()), "a + b"), &format!("ciphertext b {}", other.display()), &scratch);
+    assert_fails(
+        &with("b=", format!("b={}", other.display()), "a + b"),
+        &format!("ciphertext b {}", other.display()),
+        &scratch,
+    );
     // A ciphertext given as the parameters.
     let params = dir.join("parms.bin").display().to_string();
-    assert_fails(&with(&params, dir.join("a.bin").display().to_string(), "a"), &format!("parameters {}", dir.join("a.bin").display()), &scratch);
+    assert_fails(
+        &with(&params, dir.join("a.bin").display().to_string(), "a"),
+        &format!("parameters {}", dir.join("a.bin").display()),
+        &scratch,
+    );
 
     let _ = std::fs::remove_dir_all(&scratch);
     let _ = std::fs::remove_dir_all(&bad);
@@ -185,10 +288,16 @@ fn syntax_errors_fail_before_reading_files() {
         assert_fails(&out, needle, &scratch);
     }
     // A file that cannot be read is named.
-    let out = xehe(&["--expr", "a", "--input", "a=x.bin"], &[("--params", &missing), ("--out", &out_file)]);
+    let out = xehe(
+        &["--expr", "a", "--input", "a=x.bin"],
+        &[("--params", &missing), ("--out", &out_file)],
+    );
     assert_fails(&out, &format!("{}: I/O error", missing.display()), &scratch);
     // NAME=FILE is checked.
-    let out = xehe(&["--expr", "a", "--input", "1a=x.bin"], &[("--params", &missing), ("--out", &out_file)]);
+    let out = xehe(
+        &["--expr", "a", "--input", "1a=x.bin"],
+        &[("--params", &missing), ("--out", &out_file)],
+    );
     assert_fails(&out, "`1a=x.bin`: expected NAME=FILE", &scratch);
     let _ = std::fs::remove_dir_all(&scratch);
 }

@@ -15,7 +15,11 @@ use xehe::cli::{demo, info};
 use xehe::{ComprMode, Result};
 
 #[derive(Parser)]
-#[command(name = "xehe", version, about = "CKKS homomorphic encryption compatible with Microsoft SEAL, on GPUs")]
+#[command(
+    name = "xehe",
+    version,
+    about = "CKKS homomorphic encryption compatible with Microsoft SEAL, on GPUs"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -178,8 +182,20 @@ fn main() -> ExitCode {
         Command::Eval(args) => eval(args),
         Command::Demo { device, data, json } => run_demo(device.into(), data, json),
         Command::Bench { which } => match which {
-            BenchCommand::Routines { n, limbs, reps, device, compare, format } => routines(n, limbs, reps, device.into(), compare.is_some(), &format),
-            BenchCommand::Ntt { log_n, reps, device, format } => ntt(&log_n, reps, device.into(), &format),
+            BenchCommand::Routines {
+                n,
+                limbs,
+                reps,
+                device,
+                compare,
+                format,
+            } => routines(n, limbs, reps, device.into(), compare.is_some(), &format),
+            BenchCommand::Ntt {
+                log_n,
+                reps,
+                device,
+                format,
+            } => ntt(&log_n, reps, device.into(), &format),
         },
     };
     match result {
@@ -196,8 +212,16 @@ fn eval(a: EvalArgs) -> Result<()> {
         params: a.params,
         relin_keys: a.relin_keys,
         galois_keys: a.galois_keys,
-        inputs: a.inputs.iter().map(|s| parse_binding(s)).collect::<Result<_>>()?,
-        plains: a.plains.iter().map(|s| parse_binding(s)).collect::<Result<_>>()?,
+        inputs: a
+            .inputs
+            .iter()
+            .map(|s| parse_binding(s))
+            .collect::<Result<_>>()?,
+        plains: a
+            .plains
+            .iter()
+            .map(|s| parse_binding(s))
+            .collect::<Result<_>>()?,
         expr: a.expr,
         out: a.out,
         compression: match a.compression {
@@ -235,7 +259,10 @@ fn run_demo(device: DeviceSel, data: Option<PathBuf>, json: bool) -> Result<()> 
         println!("{}", serde_json::to_string_pretty(&r).unwrap_or_default());
         return Ok(());
     }
-    println!("Wisconsin Diagnostic Breast Cancer: {} training, {} held-out samples, 30 features", r.train_samples, r.test_samples);
+    println!(
+        "Wisconsin Diagnostic Breast Cancer: {} training, {} held-out samples, 30 features",
+        r.train_samples, r.test_samples
+    );
     println!("device: {}", r.device);
     println!("{:<44} {:>10}", "stage", "ms");
     for (stage, ms) in &r.stages {
@@ -243,18 +270,33 @@ fn run_demo(device: DeviceSel, data: Option<PathBuf>, json: bool) -> Result<()> 
     }
     println!("plaintext accuracy:  {:.2} %", r.plaintext_accuracy * 100.0);
     println!("encrypted accuracy:  {:.2} %", r.encrypted_accuracy * 100.0);
-    println!("predictions equal:   {} / {}", r.predictions_equal, r.test_samples);
-    println!("largest score error: {:.3e} (decrypted vs the same polynomial on doubles)", r.max_score_error);
-    println!("sigmoid approximation error: {:.3e} (model scaled by {:.4})", r.max_approximation_error, r.model_scale);
+    println!(
+        "predictions equal:   {} / {}",
+        r.predictions_equal, r.test_samples
+    );
+    println!(
+        "largest score error: {:.3e} (decrypted vs the same polynomial on doubles)",
+        r.max_score_error
+    );
+    println!(
+        "sigmoid approximation error: {:.3e} (model scaled by {:.4})",
+        r.max_approximation_error, r.model_scale
+    );
     if r.predictions_equal != r.test_samples {
-        return Err(xehe::Error::InvalidArgument(format!("{} encrypted predictions differ from the plaintext ones", r.test_samples - r.predictions_equal)));
+        return Err(xehe::Error::InvalidArgument(format!(
+            "{} encrypted predictions differ from the plaintext ones",
+            r.test_samples - r.predictions_equal
+        )));
     }
     Ok(())
 }
 
 fn spinner(msg: &'static str) -> ProgressBar {
     let pb = ProgressBar::new_spinner();
-    pb.set_style(ProgressStyle::with_template("{spinner} {msg} {elapsed}").unwrap_or_else(|_| ProgressStyle::default_spinner()));
+    pb.set_style(
+        ProgressStyle::with_template("{spinner} {msg} {elapsed}")
+            .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+    );
     pb.set_message(msg);
     pb.enable_steady_tick(std::time::Duration::from_millis(120));
     pb
@@ -262,7 +304,10 @@ fn spinner(msg: &'static str) -> ProgressBar {
 
 fn bar(len: usize, msg: &'static str) -> ProgressBar {
     let pb = ProgressBar::new(len as u64);
-    pb.set_style(ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} {elapsed}").unwrap_or_else(|_| ProgressStyle::default_bar()));
+    pb.set_style(
+        ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} {elapsed}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
     pb.set_message(msg);
     pb
 }
@@ -277,13 +322,24 @@ fn print_rows<T: serde::Serialize>(rows: &[T], format: &Format, table: impl FnOn
     }
 }
 
-fn routines(n: usize, limbs: usize, reps: usize, device: DeviceSel, compare_cpu: bool, format: &Format) -> Result<()> {
+fn routines(
+    n: usize,
+    limbs: usize,
+    reps: usize,
+    device: DeviceSel,
+    compare_cpu: bool,
+    format: &Format,
+) -> Result<()> {
     let pb = spinner("keys and inputs");
     let mut setup = RoutineSetup::new(n, limbs)?;
     pb.finish_and_clear();
     let on_gpu = device.resolve(&mut |m| notice(m))?;
     let mut rows: Vec<RoutineTiming> = Vec::new();
-    let backends: Vec<bool> = if on_gpu && compare_cpu { vec![true, false] } else { vec![on_gpu] };
+    let backends: Vec<bool> = if on_gpu && compare_cpu {
+        vec![true, false]
+    } else {
+        vec![on_gpu]
+    };
     if !on_gpu && compare_cpu {
         notice("no GPU: --compare cpu has nothing to compare with; CPU backend only");
     }
@@ -307,10 +363,20 @@ fn routines(n: usize, limbs: usize, reps: usize, device: DeviceSel, compare_cpu:
         println!("| routine | backend | ms | NTT share | CPU / this |");
         println!("|---|---|---|---|---|");
         for row in &rows {
-            let cpu = rows.iter().find(|c| c.routine == row.routine && c.backend == "cpu").map(|c| c.median_ms);
-            let ratio = cpu.filter(|_| row.backend != "cpu").map_or(String::new(), |c| format!("{:.1}x", c / row.median_ms));
-            let share = row.ntt_share.map_or(String::new(), |s| format!("{:.0} %", s * 100.0));
-            println!("| {} | {} | {:.3} | {share} | {ratio} |", row.routine, row.backend, row.median_ms);
+            let cpu = rows
+                .iter()
+                .find(|c| c.routine == row.routine && c.backend == "cpu")
+                .map(|c| c.median_ms);
+            let ratio = cpu
+                .filter(|_| row.backend != "cpu")
+                .map_or(String::new(), |c| format!("{:.1}x", c / row.median_ms));
+            let share = row
+                .ntt_share
+                .map_or(String::new(), |s| format!("{:.0} %", s * 100.0));
+            println!(
+                "| {} | {} | {:.3} | {share} | {ratio} |",
+                row.routine, row.backend, row.median_ms
+            );
         }
     });
     Ok(())
@@ -326,7 +392,10 @@ fn ntt(log_ns: &[u32], reps: usize, device: DeviceSel, format: &Format) -> Resul
             pb.finish_and_clear();
             print_rows(&report.timings, format, || print!("{}", report.render()));
             if report.mismatches > 0 {
-                return Err(xehe::Error::Device(format!("{} NTT mismatches against the CPU", report.mismatches)));
+                return Err(xehe::Error::Device(format!(
+                    "{} NTT mismatches against the CPU",
+                    report.mismatches
+                )));
             }
             return Ok(());
         }

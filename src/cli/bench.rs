@@ -5,7 +5,10 @@
 
 use crate::device::DeviceResident;
 use crate::math::ntt::NttTables;
-use crate::{Ciphertext, CkksEncoder, CoeffModulus, Context, EncryptionParameters, Encryptor, Evaluator, GaloisKeys, KeyGenerator, RelinKeys, Result, SchemeType};
+use crate::{
+    Ciphertext, CkksEncoder, CoeffModulus, Context, EncryptionParameters, Encryptor, Evaluator,
+    GaloisKeys, KeyGenerator, RelinKeys, Result, SchemeType,
+};
 use serde::Serialize;
 use std::time::Instant;
 
@@ -27,7 +30,13 @@ pub enum Routine {
 
 impl Routine {
     /// All routines, in the paper's order.
-    pub const ALL: [Routine; 5] = [Routine::MulLin, Routine::MulLinRS, Routine::SqrLinRS, Routine::MulLinRSModSwAdd, Routine::Rotate];
+    pub const ALL: [Routine; 5] = [
+        Routine::MulLin,
+        Routine::MulLinRS,
+        Routine::SqrLinRS,
+        Routine::MulLinRSModSwAdd,
+        Routine::Rotate,
+    ];
 
     /// The paper's name.
     pub fn name(self) -> &'static str {
@@ -50,7 +59,9 @@ impl Routine {
         match self {
             Routine::MulLin => mul_lin(),
             Routine::MulLinRS => ev.rescale_to_next(&mul_lin()?),
-            Routine::SqrLinRS => ev.rescale_to_next(&ev.relinearize(&ev.square(&s.a)?, &s.relin_keys)?),
+            Routine::SqrLinRS => {
+                ev.rescale_to_next(&ev.relinearize(&ev.square(&s.a)?, &s.relin_keys)?)
+            }
             Routine::MulLinRSModSwAdd => {
                 let mut r = ev.rescale_to_next(&mul_lin()?)?;
                 let c = ev.mod_switch_to_next(&s.a)?;
@@ -96,10 +107,19 @@ impl RoutineSetup {
         let encryptor = Encryptor::new(&context, &keygen.create_public_key()?)?;
         let encoder = CkksEncoder::new(&context)?;
         let slots = encoder.slot_count();
-        let ramp = |k: f64| -> Vec<f64> { (0..slots).map(|i| k * i as f64 / slots as f64).collect() };
+        let ramp =
+            |k: f64| -> Vec<f64> { (0..slots).map(|i| k * i as f64 / slots as f64).collect() };
         let scale = 2f64.powi(40);
-        let a = encryptor.encrypt(&encoder.encode_f64(&ramp(1.0), context.first_parms_id(), scale)?)?;
-        let b = encryptor.encrypt(&encoder.encode_f64(&ramp(0.5), context.first_parms_id(), scale)?)?;
+        let a = encryptor.encrypt(&encoder.encode_f64(
+            &ramp(1.0),
+            context.first_parms_id(),
+            scale,
+        )?)?;
+        let b = encryptor.encrypt(&encoder.encode_f64(
+            &ramp(0.5),
+            context.first_parms_id(),
+            scale,
+        )?)?;
         Ok(RoutineSetup {
             evaluator: Evaluator::new(&context),
             relin_keys: keygen.create_relin_keys()?,
@@ -175,7 +195,16 @@ pub fn time_routine(setup: &RoutineSetup, routine: Routine, reps: usize) -> Resu
         ntt_share = (total > 0.0).then(|| ntt / total);
         p.clear();
     }
-    Ok(RoutineTiming { routine: routine.name(), backend: if queue.is_some() { "cuda".into() } else { "cpu".into() }, median_ms: median, ntt_share })
+    Ok(RoutineTiming {
+        routine: routine.name(),
+        backend: if queue.is_some() {
+            "cuda".into()
+        } else {
+            "cpu".into()
+        },
+        median_ms: median,
+        ntt_share,
+    })
 }
 
 /// One CPU NTT timing.
@@ -205,7 +234,9 @@ pub fn ntt_cpu(log_ns: &[u32], reps: usize) -> Result<Vec<NttTiming>> {
         let n = 1usize << log_n;
         let q = CoeffModulus::create(n, &[60])?[0];
         let t = NttTables::new(log_n, q)?;
-        let input: Vec<u64> = (0..n as u64).map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15) % q.value()).collect();
+        let input: Vec<u64> = (0..n as u64)
+            .map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15) % q.value())
+            .collect();
         let mut a = input.clone();
         let forward_us = median_ms(reps, || {
             t.forward(&mut a);
@@ -217,9 +248,17 @@ pub fn ntt_cpu(log_ns: &[u32], reps: usize) -> Result<Vec<NttTiming>> {
         })? * 1e3;
         // Warm-up plus `reps` runs each way: equal counts, so `a` is the input again.
         if a != input {
-            return Err(crate::Error::InvalidArgument(format!("CPU NTT N={n}: inverse did not give the input back")));
+            return Err(crate::Error::InvalidArgument(format!(
+                "CPU NTT N={n}: inverse did not give the input back"
+            )));
         }
-        out.push(NttTiming { variant: "cpu".into(), n, instances: 1, forward_us, inverse_us });
+        out.push(NttTiming {
+            variant: "cpu".into(),
+            n,
+            instances: 1,
+            forward_us,
+            inverse_us,
+        });
     }
     Ok(out)
 }
@@ -228,7 +267,9 @@ pub fn ntt_cpu(log_ns: &[u32], reps: usize) -> Result<Vec<NttTiming>> {
 pub fn to_csv<T: Serialize>(rows: &[T]) -> String {
     let mut s = String::new();
     for (i, row) in rows.iter().enumerate() {
-        let Ok(serde_json::Value::Object(m)) = serde_json::to_value(row) else { continue };
+        let Ok(serde_json::Value::Object(m)) = serde_json::to_value(row) else {
+            continue;
+        };
         if i == 0 {
             s += &m.keys().cloned().collect::<Vec<_>>().join(",");
             s.push('\n');

@@ -18,7 +18,10 @@
 
 use super::eval::DeviceSel;
 use crate::device::DeviceResident;
-use crate::{Ciphertext, CkksEncoder, CoeffModulus, Context, Decryptor, EncryptionParameters, Encryptor, Error, Evaluator, KeyGenerator, Result, SchemeType};
+use crate::{
+    Ciphertext, CkksEncoder, CoeffModulus, Context, Decryptor, EncryptionParameters, Encryptor,
+    Error, Evaluator, KeyGenerator, Result, SchemeType,
+};
 use serde::Serialize;
 use std::time::Instant;
 
@@ -52,24 +55,55 @@ pub struct Dataset {
 /// `Malformed` naming the line of a bad value or a wrong count.
 pub fn parse_csv(text: &str) -> Result<Dataset> {
     let bad = |line: usize, what: String| Error::Malformed(format!("CSV line {line}: {what}"));
-    let mut lines = text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty());
+    let mut lines = text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty());
     let (_, header) = lines.next().ok_or_else(|| bad(1, "empty file".into()))?;
     let head: Vec<&str> = header.split(',').collect();
-    let count = |i: usize| head.get(i).and_then(|v| v.trim().parse::<usize>().ok()).ok_or_else(|| bad(1, format!("header `{header}`: expected samples,features,…")));
+    let count = |i: usize| {
+        head.get(i)
+            .and_then(|v| v.trim().parse::<usize>().ok())
+            .ok_or_else(|| bad(1, format!("header `{header}`: expected samples,features,…")))
+    };
     let (samples, features) = (count(0)?, count(1)?);
-    let mut data = Dataset { features: Vec::with_capacity(samples), labels: Vec::with_capacity(samples) };
+    let mut data = Dataset {
+        features: Vec::with_capacity(samples),
+        labels: Vec::with_capacity(samples),
+    };
     for (i, line) in lines {
         let values: Vec<&str> = line.split(',').collect();
         if values.len() != features + 1 {
-            return Err(bad(i + 1, format!("{} values, expected {}", values.len(), features + 1)));
+            return Err(bad(
+                i + 1,
+                format!("{} values, expected {}", values.len(), features + 1),
+            ));
         }
-        let row = values[..features].iter().map(|v| v.trim().parse::<f64>().map_err(|_| bad(i + 1, format!("`{v}` is not a number")))).collect::<Result<Vec<_>>>()?;
-        let label = values[features].trim().parse::<u8>().ok().filter(|&l| l <= 1).ok_or_else(|| bad(i + 1, format!("label `{}` is not 0 or 1", values[features])))?;
+        let row = values[..features]
+            .iter()
+            .map(|v| {
+                v.trim()
+                    .parse::<f64>()
+                    .map_err(|_| bad(i + 1, format!("`{v}` is not a number")))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let label = values[features]
+            .trim()
+            .parse::<u8>()
+            .ok()
+            .filter(|&l| l <= 1)
+            .ok_or_else(|| bad(i + 1, format!("label `{}` is not 0 or 1", values[features])))?;
         data.features.push(row);
         data.labels.push(label);
     }
     if data.labels.len() != samples {
-        return Err(bad(1, format!("header says {samples} samples, the file has {}", data.labels.len())));
+        return Err(bad(
+            1,
+            format!(
+                "header says {samples} samples, the file has {}",
+                data.labels.len()
+            ),
+        ));
     }
     Ok(data)
 }
@@ -107,18 +141,27 @@ impl Standardizer {
     pub fn fit(rows: &[&[f64]]) -> Self {
         let d = rows.first().map_or(0, |r| r.len());
         let n = rows.len().max(1) as f64;
-        let mean: Vec<f64> = (0..d).map(|j| rows.iter().map(|r| r[j]).sum::<f64>() / n).collect();
+        let mean: Vec<f64> = (0..d)
+            .map(|j| rows.iter().map(|r| r[j]).sum::<f64>() / n)
+            .collect();
         let std = (0..d)
             .map(|j| {
                 let v = (rows.iter().map(|r| (r[j] - mean[j]).powi(2)).sum::<f64>() / n).sqrt();
-                if v > 0.0 { v } else { 1.0 }
+                if v > 0.0 {
+                    v
+                } else {
+                    1.0
+                }
             })
             .collect();
         Standardizer { mean, std }
     }
     /// `(x − mean) / std`.
     pub fn apply(&self, row: &[f64]) -> Vec<f64> {
-        row.iter().zip(self.mean.iter().zip(&self.std)).map(|(x, (m, s))| (x - m) / s).collect()
+        row.iter()
+            .zip(self.mean.iter().zip(&self.std))
+            .map(|(x, (m, s))| (x - m) / s)
+            .collect()
     }
 }
 
@@ -137,7 +180,10 @@ impl LogisticModel {
     pub fn train(x: &[Vec<f64>], y: &[u8], epochs: usize, rate: f64, l2: f64) -> Self {
         let d = x.first().map_or(0, Vec::len);
         let n = x.len().max(1) as f64;
-        let mut m = LogisticModel { weights: vec![0.0; d], bias: 0.0 };
+        let mut m = LogisticModel {
+            weights: vec![0.0; d],
+            bias: 0.0,
+        };
         for _ in 0..epochs {
             let mut gw = vec![0.0; d];
             let mut gb = 0.0;
@@ -155,11 +201,19 @@ impl LogisticModel {
     }
     /// z = w·x + b.
     pub fn score(&self, row: &[f64]) -> f64 {
-        self.weights.iter().zip(row).map(|(w, v)| w * v).sum::<f64>() + self.bias
+        self.weights
+            .iter()
+            .zip(row)
+            .map(|(w, v)| w * v)
+            .sum::<f64>()
+            + self.bias
     }
     /// The same model with weights and bias multiplied by `s` (> 0: same predictions).
     pub fn scaled(&self, s: f64) -> Self {
-        LogisticModel { weights: self.weights.iter().map(|w| w * s).collect(), bias: self.bias * s }
+        LogisticModel {
+            weights: self.weights.iter().map(|w| w * s).collect(),
+            bias: self.bias * s,
+        }
     }
 }
 
@@ -219,22 +273,37 @@ pub fn run(csv: &str, device: DeviceSel, notice: &mut dyn FnMut(&str)) -> Result
     // 1. plaintext: data, split, standardize, train.
     let data = parse_csv(csv)?;
     let (train_idx, test_idx) = split(data.labels.len(), 0.2, 0x5eed_2024);
-    let raw: Vec<&[f64]> = train_idx.iter().map(|&i| data.features[i].as_slice()).collect();
+    let raw: Vec<&[f64]> = train_idx
+        .iter()
+        .map(|&i| data.features[i].as_slice())
+        .collect();
     let standardizer = Standardizer::fit(&raw);
     let x_train: Vec<Vec<f64>> = raw.iter().map(|r| standardizer.apply(r)).collect();
     let y_train: Vec<u8> = train_idx.iter().map(|&i| data.labels[i]).collect();
-    let x_test: Vec<Vec<f64>> = test_idx.iter().map(|&i| standardizer.apply(&data.features[i])).collect();
+    let x_test: Vec<Vec<f64>> = test_idx
+        .iter()
+        .map(|&i| standardizer.apply(&data.features[i]))
+        .collect();
     let y_test: Vec<u8> = test_idx.iter().map(|&i| data.labels[i]).collect();
     let model = LogisticModel::train(&x_train, &y_train, 1000, 0.5, 1e-3);
-    let max_train = x_train.iter().map(|r| model.score(r).abs()).fold(0.0, f64::max);
+    let max_train = x_train
+        .iter()
+        .map(|r| model.score(r).abs())
+        .fold(0.0, f64::max);
     let model_scale = (SCORE_BOUND / max_train).min(1.0);
     let scaled = model.scaled(model_scale);
     let d = model.weights.len();
     if d > BLOCK {
-        return Err(Error::InvalidArgument(format!("{d} features do not fit a block of {BLOCK} slots")));
+        return Err(Error::InvalidArgument(format!(
+            "{d} features do not fit a block of {BLOCK} slots"
+        )));
     }
     stage("train (plaintext)", &mut stages);
-    notice(&format!("trained on {} samples, {} held out", x_train.len(), x_test.len()));
+    notice(&format!(
+        "trained on {} samples, {} held out",
+        x_train.len(),
+        x_test.len()
+    ));
 
     // 2. keys and encryption (the client).
     let n = 8192;
@@ -255,7 +324,11 @@ pub fn run(csv: &str, device: DeviceSel, notice: &mut dyn FnMut(&str)) -> Result
     stage("keys (public, relin, Galois 1..16)", &mut stages);
 
     let on_gpu = device.resolve(notice)?;
-    let device_name = if on_gpu { gpu_name() } else { "cpu".to_string() };
+    let device_name = if on_gpu {
+        gpu_name()
+    } else {
+        "cpu".to_string()
+    };
     let slots = encoder.slot_count();
     let per_ct = slots / BLOCK;
     let mut cts = Vec::new();
@@ -264,7 +337,8 @@ pub fn run(csv: &str, device: DeviceSel, notice: &mut dyn FnMut(&str)) -> Result
         for (i, row) in chunk.iter().enumerate() {
             packed[i * BLOCK..i * BLOCK + d].copy_from_slice(row);
         }
-        let mut ct = encryptor.encrypt(&encoder.encode_f64(&packed, ctx.first_parms_id(), scale)?)?;
+        let mut ct =
+            encryptor.encrypt(&encoder.encode_f64(&packed, ctx.first_parms_id(), scale)?)?;
         if on_gpu {
             ct.gpu()?;
         }
@@ -308,19 +382,41 @@ pub fn run(csv: &str, device: DeviceSel, notice: &mut dyn FnMut(&str)) -> Result
     stage("decrypt + decode", &mut stages);
 
     let plain_scores: Vec<f64> = x_test.iter().map(|r| model.score(r)).collect();
-    let plaintext_predictions: Vec<u8> = plain_scores.iter().map(|&z| u8::from(sigmoid(z) >= 0.5)).collect();
-    let encrypted_predictions: Vec<u8> = encrypted_scores.iter().map(|&s| u8::from(s >= 0.5)).collect();
-    let accuracy = |p: &[u8]| p.iter().zip(&y_test).filter(|(a, b)| a == b).count() as f64 / y_test.len().max(1) as f64;
-    let poly_scores: Vec<f64> = plain_scores.iter().map(|z| sigmoid3(z * model_scale)).collect();
+    let plaintext_predictions: Vec<u8> = plain_scores
+        .iter()
+        .map(|&z| u8::from(sigmoid(z) >= 0.5))
+        .collect();
+    let encrypted_predictions: Vec<u8> = encrypted_scores
+        .iter()
+        .map(|&s| u8::from(s >= 0.5))
+        .collect();
+    let accuracy = |p: &[u8]| {
+        p.iter().zip(&y_test).filter(|(a, b)| a == b).count() as f64 / y_test.len().max(1) as f64
+    };
+    let poly_scores: Vec<f64> = plain_scores
+        .iter()
+        .map(|z| sigmoid3(z * model_scale))
+        .collect();
     Ok(DemoReport {
         device: device_name,
         train_samples: x_train.len(),
         test_samples: x_test.len(),
         plaintext_accuracy: accuracy(&plaintext_predictions),
         encrypted_accuracy: accuracy(&encrypted_predictions),
-        predictions_equal: plaintext_predictions.iter().zip(&encrypted_predictions).filter(|(a, b)| a == b).count(),
-        max_score_error: encrypted_scores.iter().zip(&poly_scores).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max),
-        max_approximation_error: plain_scores.iter().map(|z| (sigmoid(z * model_scale) - sigmoid3(z * model_scale)).abs()).fold(0.0, f64::max),
+        predictions_equal: plaintext_predictions
+            .iter()
+            .zip(&encrypted_predictions)
+            .filter(|(a, b)| a == b)
+            .count(),
+        max_score_error: encrypted_scores
+            .iter()
+            .zip(&poly_scores)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0, f64::max),
+        max_approximation_error: plain_scores
+            .iter()
+            .map(|z| (sigmoid(z * model_scale) - sigmoid3(z * model_scale)).abs())
+            .fold(0.0, f64::max),
         model_scale,
         stages,
         encrypted_scores,
@@ -330,24 +426,40 @@ pub fn run(csv: &str, device: DeviceSel, notice: &mut dyn FnMut(&str)) -> Result
 
 /// c0 + c1·z + c3·z³ with three levels: c3·z and z² side by side, then their product; c1·z
 /// mod-switched down to it; scales equal up to rounding are made equal (SEAL's `set_scale`).
-fn polynomial(ctx: &Context, ev: &Evaluator, encoder: &CkksEncoder, z: &Ciphertext, rk: &crate::RelinKeys) -> Result<Ciphertext> {
+fn polynomial(
+    ctx: &Context,
+    ev: &Evaluator,
+    encoder: &CkksEncoder,
+    z: &Ciphertext,
+    rk: &crate::RelinKeys,
+) -> Result<Ciphertext> {
     let [c0, c1, c3] = SIGMOID3;
     let pid = z.parms_id();
     let q = |pid: &crate::ParmsId| -> Result<f64> {
         let cd = ctx.context_data_for(pid, "demo level")?;
-        cd.coeff_modulus().last().map(|m| m.value() as f64).ok_or_else(|| Error::InvalidParameters("empty coeff_modulus".into()))
+        cd.coeff_modulus()
+            .last()
+            .map(|m| m.value() as f64)
+            .ok_or_else(|| Error::InvalidParameters("empty coeff_modulus".into()))
     };
     let q1 = q(&pid)?;
-    let c3z = ev.rescale_to_next(&ev.multiply_plain(z, &encoder.encode_f64_constant(c3, pid, 2f64.powi(35))?)?)?;
+    let c3z = ev.rescale_to_next(
+        &ev.multiply_plain(z, &encoder.encode_f64_constant(c3, pid, 2f64.powi(35))?)?,
+    )?;
     let z2 = ev.rescale_to_next(&ev.relinearize(&ev.square(z)?, rk)?)?;
     let mut cube = ev.rescale_to_next(&ev.relinearize(&ev.multiply(&z2, &c3z)?, rk)?)?;
     // c1·z at the scale of the cube: choose the constant's scale so that after one rescale the
     // scales agree, then drop one more level.
     let s1 = cube.scale() * q1 / z.scale();
-    let mut linear = ev.rescale_to_next(&ev.multiply_plain(z, &encoder.encode_f64_constant(c1, pid, s1)?)?)?;
+    let mut linear =
+        ev.rescale_to_next(&ev.multiply_plain(z, &encoder.encode_f64_constant(c1, pid, s1)?)?)?;
     linear = ev.mod_switch_to_next(&linear)?;
     if ((linear.scale() - cube.scale()) / cube.scale()).abs() > 1e-9 {
-        return Err(Error::ScaleMismatch(format!("demo polynomial: {} vs {}", linear.scale(), cube.scale())));
+        return Err(Error::ScaleMismatch(format!(
+            "demo polynomial: {} vs {}",
+            linear.scale(),
+            cube.scale()
+        )));
     }
     linear.set_scale(cube.scale());
     ev.add_inplace(&mut cube, &linear)?;
@@ -368,7 +480,9 @@ fn sync(cts: &[Ciphertext]) -> Result<()> {
 
 #[cfg(feature = "cuda")]
 fn gpu_name() -> String {
-    crate::device::cuda::CudaDevice::shared(0).map(|d| d.name().to_string()).unwrap_or_else(|_| "gpu".into())
+    crate::device::cuda::CudaDevice::shared(0)
+        .map(|d| d.name().to_string())
+        .unwrap_or_else(|_| "gpu".into())
 }
 
 #[cfg(not(feature = "cuda"))]
@@ -390,8 +504,14 @@ mod tests {
         let mut all: Vec<usize> = train.iter().chain(&test).copied().collect();
         all.sort_unstable();
         assert_eq!(all, (0..569).collect::<Vec<_>>());
-        assert!(parse_csv("2,1,a,b\n1.0,0\n").unwrap_err().to_string().contains("header says 2"));
-        assert!(parse_csv("1,1,a,b\nx,0\n").unwrap_err().to_string().contains("line 2"));
+        assert!(parse_csv("2,1,a,b\n1.0,0\n")
+            .unwrap_err()
+            .to_string()
+            .contains("header says 2"));
+        assert!(parse_csv("1,1,a,b\nx,0\n")
+            .unwrap_err()
+            .to_string()
+            .contains("line 2"));
     }
 
     #[test]

@@ -4,7 +4,10 @@
 
 use super::expr::{parse, Env, Value};
 use crate::device::DeviceResident;
-use crate::{Ciphertext, ComprMode, Context, EncryptionParameters, Error, Evaluator, GaloisKeys, Plaintext, RelinKeys, Result, SealLoad, SealObject};
+use crate::{
+    Ciphertext, ComprMode, Context, EncryptionParameters, Error, Evaluator, GaloisKeys, Plaintext,
+    RelinKeys, Result, SealLoad, SealObject,
+};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
@@ -29,7 +32,9 @@ impl DeviceSel {
             "cpu" => Ok(DeviceSel::Cpu),
             "cuda" | "gpu" => Ok(DeviceSel::Cuda),
             "auto" => Ok(DeviceSel::Auto),
-            _ => Err(Error::InvalidArgument(format!("device `{s}`: expected cpu, cuda or auto"))),
+            _ => Err(Error::InvalidArgument(format!(
+                "device `{s}`: expected cpu, cuda or auto"
+            ))),
         }
     }
 
@@ -62,7 +67,9 @@ pub fn parse_compression(s: &str) -> Result<ComprMode> {
         "none" => Ok(ComprMode::None),
         "zlib" => Ok(ComprMode::Zlib),
         "zstd" => Ok(ComprMode::Zstd),
-        _ => Err(Error::InvalidArgument(format!("compression `{s}`: expected none, zlib or zstd"))),
+        _ => Err(Error::InvalidArgument(format!(
+            "compression `{s}`: expected none, zlib or zstd"
+        ))),
     }
 }
 
@@ -71,11 +78,20 @@ pub fn parse_compression(s: &str) -> Result<ComprMode> {
 /// # Errors
 /// `InvalidArgument` when there is no `=` or the name is not an identifier.
 pub fn parse_binding(s: &str) -> Result<(String, PathBuf)> {
-    let (name, file) = s.split_once('=').ok_or_else(|| Error::InvalidArgument(format!("`{s}`: expected NAME=FILE")))?;
-    let ident = name.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.');
+    let (name, file) = s
+        .split_once('=')
+        .ok_or_else(|| Error::InvalidArgument(format!("`{s}`: expected NAME=FILE")))?;
+    let ident = name
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.');
     if !ident || file.is_empty() {
-        return Err(Error::InvalidArgument(format!("`{s}`: expected NAME=FILE with NAME a letter followed by letters, digits, `_` or `.`")));
+        return Err(Error::InvalidArgument(format!(
+            "`{s}`: expected NAME=FILE with NAME a letter followed by letters, digits, `_` or `.`"
+        )));
     }
     Ok((name.to_string(), PathBuf::from(file)))
 }
@@ -102,9 +118,18 @@ pub fn load_object<T: SealLoad>(ctx: &Context, what: &str, path: &Path) -> Resul
 /// # Errors
 /// `Io` (the temporary file is removed).
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
-    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let name = path.file_name().ok_or_else(|| Error::InvalidArgument(format!("{}: not a file name", path.display())))?;
-    let tmp = dir.join(format!(".{}.{}.tmp", name.to_string_lossy(), std::process::id()));
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .ok_or_else(|| Error::InvalidArgument(format!("{}: not a file name", path.display())))?;
+    let tmp = dir.join(format!(
+        ".{}.{}.tmp",
+        name.to_string_lossy(),
+        std::process::id()
+    ));
     let result = std::fs::write(&tmp, bytes).and_then(|_| std::fs::rename(&tmp, path));
     if result.is_err() {
         let _ = std::fs::remove_file(&tmp);
@@ -155,11 +180,21 @@ impl EvalJob {
     /// no GPU; `out` is untouched on any error.
     pub fn run(&self, notice: &mut dyn FnMut(&str)) -> Result<EvalReport> {
         let expr = parse(&self.expr)?;
-        let parms = EncryptionParameters::load(&read_file(&self.params)?).map_err(|e| e.located(format!("parameters {}", self.params.display())))?;
-        let ctx = Context::new(&parms).map_err(|e| e.located(format!("parameters {}", self.params.display())))?;
+        let parms = EncryptionParameters::load(&read_file(&self.params)?)
+            .map_err(|e| e.located(format!("parameters {}", self.params.display())))?;
+        let ctx = Context::new(&parms)
+            .map_err(|e| e.located(format!("parameters {}", self.params.display())))?;
         let on_gpu = self.device.resolve(notice)?;
-        let relin_keys: Option<RelinKeys> = self.relin_keys.as_deref().map(|p| load_object(&ctx, "relinearization keys", p)).transpose()?;
-        let galois_keys: Option<GaloisKeys> = self.galois_keys.as_deref().map(|p| load_object(&ctx, "Galois keys", p)).transpose()?;
+        let relin_keys: Option<RelinKeys> = self
+            .relin_keys
+            .as_deref()
+            .map(|p| load_object(&ctx, "relinearization keys", p))
+            .transpose()?;
+        let galois_keys: Option<GaloisKeys> = self
+            .galois_keys
+            .as_deref()
+            .map(|p| load_object(&ctx, "Galois keys", p))
+            .transpose()?;
         let mut values = HashMap::new();
         for (name, path) in &self.inputs {
             let mut ct: Ciphertext = load_object(&ctx, &format!("ciphertext {name}"), path)?;
@@ -167,7 +202,9 @@ impl EvalJob {
                 ct.gpu()?;
             }
             if values.insert(name.clone(), Value::Cipher(ct)).is_some() {
-                return Err(Error::InvalidArgument(format!("the name `{name}` is given twice")));
+                return Err(Error::InvalidArgument(format!(
+                    "the name `{name}` is given twice"
+                )));
             }
         }
         for (name, path) in &self.plains {
@@ -176,15 +213,26 @@ impl EvalJob {
                 pt.gpu()?;
             }
             if values.insert(name.clone(), Value::Plain(pt)).is_some() {
-                return Err(Error::InvalidArgument(format!("the name `{name}` is given twice")));
+                return Err(Error::InvalidArgument(format!(
+                    "the name `{name}` is given twice"
+                )));
             }
         }
         let evaluator = Evaluator::new(&ctx);
-        let env = Env { evaluator: &evaluator, values, relin_keys: relin_keys.as_ref(), galois_keys: galois_keys.as_ref() };
+        let env = Env {
+            evaluator: &evaluator,
+            values,
+            relin_keys: relin_keys.as_ref(),
+            galois_keys: galois_keys.as_ref(),
+        };
         let mut result = env.evaluate(&expr)?;
         result.download()?;
         let bytes = result.save(self.compression)?;
         write_atomically(&self.out, &bytes)?;
-        Ok(EvalReport { on_gpu, result, bytes: bytes.len() })
+        Ok(EvalReport {
+            on_gpu,
+            result,
+            bytes: bytes.len(),
+        })
     }
 }

@@ -144,7 +144,9 @@ fn lex(src: &str) -> Result<Vec<(Tok, usize)>> {
             i += 1;
         } else if c.is_ascii_alphabetic() || c == '_' {
             let start = i;
-            while i < chars.len() && (chars[i].is_ascii_alphanumeric() || chars[i] == '_' || chars[i] == '.') {
+            while i < chars.len()
+                && (chars[i].is_ascii_alphanumeric() || chars[i] == '_' || chars[i] == '.')
+            {
                 i += 1;
             }
             out.push((Tok::Name(chars[start..i].iter().collect()), column));
@@ -154,7 +156,9 @@ fn lex(src: &str) -> Result<Vec<(Tok, usize)>> {
                 i += 1;
             }
             let text: String = chars[start..i].iter().collect();
-            let value = text.parse().map_err(|_| syntax(column, format!("integer `{text}` is too large")))?;
+            let value = text
+                .parse()
+                .map_err(|_| syntax(column, format!("integer `{text}` is too large")))?;
             out.push((Tok::Int(value), column));
         } else if "+-*(),".contains(c) {
             out.push((Tok::Sym(c), column));
@@ -194,7 +198,10 @@ impl Parser {
             return Ok(());
         }
         let (t, column) = self.peek().clone();
-        Err(syntax(column, format!("expected `{c}`, found {}", describe(&t))))
+        Err(syntax(
+            column,
+            format!("expected `{c}`, found {}", describe(&t)),
+        ))
     }
     fn expr(&mut self) -> Result<Expr> {
         let mut lhs = self.term()?;
@@ -207,7 +214,12 @@ impl Parser {
             };
             self.pos += 1;
             let rhs = self.term()?;
-            lhs = Expr::Binary { op, lhs: Box::new(lhs), rhs: Box::new(rhs), column };
+            lhs = Expr::Binary {
+                op,
+                lhs: Box::new(lhs),
+                rhs: Box::new(rhs),
+                column,
+            };
         }
     }
     fn term(&mut self) -> Result<Expr> {
@@ -215,7 +227,12 @@ impl Parser {
         while let (Tok::Sym('*'), column) = self.peek().clone() {
             self.pos += 1;
             let rhs = self.unary()?;
-            lhs = Expr::Binary { op: BinOp::Mul, lhs: Box::new(lhs), rhs: Box::new(rhs), column };
+            lhs = Expr::Binary {
+                op: BinOp::Mul,
+                lhs: Box::new(lhs),
+                rhs: Box::new(rhs),
+                column,
+            };
         }
         Ok(lhs)
     }
@@ -223,7 +240,10 @@ impl Parser {
         if let (Tok::Sym('-'), column) = self.peek().clone() {
             self.pos += 1;
             let operand = self.unary()?;
-            return Ok(Expr::Neg { operand: Box::new(operand), column });
+            return Ok(Expr::Neg {
+                operand: Box::new(operand),
+                column,
+            });
         }
         self.primary()
     }
@@ -246,7 +266,10 @@ impl Parser {
                 self.expect(')')?;
                 Ok(Expr::Call { name, args, column })
             }
-            (t, column) => Err(syntax(column, format!("expected a name, a number or `(`, found {}", describe(&t)))),
+            (t, column) => Err(syntax(
+                column,
+                format!("expected a name, a number or `(`, found {}", describe(&t)),
+            )),
         }
     }
 }
@@ -265,11 +288,17 @@ fn describe(t: &Tok) -> String {
 /// # Errors
 /// [`Error::Located`] (column) around `InvalidArgument` for a syntax error.
 pub fn parse(src: &str) -> Result<Expr> {
-    let mut p = Parser { toks: lex(src)?, pos: 0 };
+    let mut p = Parser {
+        toks: lex(src)?,
+        pos: 0,
+    };
     let e = p.expr()?;
     match p.peek().clone() {
         (Tok::End, _) => Ok(e),
-        (t, column) => Err(syntax(column, format!("unexpected {} after a complete expression", describe(&t)))),
+        (t, column) => Err(syntax(
+            column,
+            format!("unexpected {} after a complete expression", describe(&t)),
+        )),
     }
 }
 
@@ -317,14 +346,22 @@ impl Env<'_> {
     pub fn evaluate(&self, e: &Expr) -> Result<Ciphertext> {
         match self.value(e)? {
             Value::Cipher(c) => Ok(c),
-            Value::Plain(_) => Err(at(e.column(), Error::InvalidArgument("the result is a plaintext: the expression must involve a ciphertext".into()))),
+            Value::Plain(_) => Err(at(
+                e.column(),
+                Error::InvalidArgument(
+                    "the result is a plaintext: the expression must involve a ciphertext".into(),
+                ),
+            )),
         }
     }
 
     fn cipher(&self, e: &Expr) -> Result<Ciphertext> {
         match self.value(e)? {
             Value::Cipher(c) => Ok(c),
-            Value::Plain(_) => Err(at(e.column(), Error::InvalidArgument("a ciphertext is needed here, not a plaintext".into()))),
+            Value::Plain(_) => Err(at(
+                e.column(),
+                Error::InvalidArgument("a ciphertext is needed here, not a plaintext".into()),
+            )),
         }
     }
 
@@ -333,12 +370,20 @@ impl Env<'_> {
         let column = e.column();
         let located = |r: Result<Ciphertext>| r.map(Value::Cipher).map_err(|err| at(column, err));
         match e {
-            Expr::Name { name, .. } => self
-                .values
-                .get(name)
-                .cloned()
-                .ok_or_else(|| at(column, Error::InvalidArgument(format!("unknown name `{name}` (not given with --input or --plain)")))),
-            Expr::Int { value, .. } => Err(at(column, Error::InvalidArgument(format!("the integer {value} is only allowed as the step of rotate(x, k)")))),
+            Expr::Name { name, .. } => self.values.get(name).cloned().ok_or_else(|| {
+                at(
+                    column,
+                    Error::InvalidArgument(format!(
+                        "unknown name `{name}` (not given with --input or --plain)"
+                    )),
+                )
+            }),
+            Expr::Int { value, .. } => Err(at(
+                column,
+                Error::InvalidArgument(format!(
+                    "the integer {value} is only allowed as the step of rotate(x, k)"
+                )),
+            )),
             Expr::Neg { operand, .. } => {
                 let c = self.cipher(operand)?;
                 located(ev.negate(&c))
@@ -349,36 +394,78 @@ impl Env<'_> {
                     (BinOp::Add, Value::Cipher(a), Value::Cipher(b)) => ev.add(&a, &b),
                     (BinOp::Sub, Value::Cipher(a), Value::Cipher(b)) => ev.sub(&a, &b),
                     (BinOp::Mul, Value::Cipher(a), Value::Cipher(b)) => ev.multiply(&a, &b),
-                    (BinOp::Add, Value::Cipher(a), Value::Plain(p)) | (BinOp::Add, Value::Plain(p), Value::Cipher(a)) => ev.add_plain(&a, &p),
+                    (BinOp::Add, Value::Cipher(a), Value::Plain(p))
+                    | (BinOp::Add, Value::Plain(p), Value::Cipher(a)) => ev.add_plain(&a, &p),
                     (BinOp::Sub, Value::Cipher(a), Value::Plain(p)) => ev.sub_plain(&a, &p),
-                    (BinOp::Sub, Value::Plain(p), Value::Cipher(a)) => ev.sub_plain(&a, &p).and_then(|d| ev.negate(&d)),
-                    (BinOp::Mul, Value::Cipher(a), Value::Plain(p)) | (BinOp::Mul, Value::Plain(p), Value::Cipher(a)) => ev.multiply_plain(&a, &p),
-                    (_, Value::Plain(_), Value::Plain(_)) => {
-                        Err(Error::InvalidArgument("both operands are plaintexts: at least one must be a ciphertext".into()))
+                    (BinOp::Sub, Value::Plain(p), Value::Cipher(a)) => {
+                        ev.sub_plain(&a, &p).and_then(|d| ev.negate(&d))
                     }
+                    (BinOp::Mul, Value::Cipher(a), Value::Plain(p))
+                    | (BinOp::Mul, Value::Plain(p), Value::Cipher(a)) => ev.multiply_plain(&a, &p),
+                    (_, Value::Plain(_), Value::Plain(_)) => Err(Error::InvalidArgument(
+                        "both operands are plaintexts: at least one must be a ciphertext".into(),
+                    )),
                 })
             }
             Expr::Call { name, args, .. } => {
                 let Some(&(_, arity, _)) = FUNCTIONS.iter().find(|f| f.0 == name) else {
                     let known: Vec<&str> = FUNCTIONS.iter().map(|f| f.0).collect();
-                    return Err(at(column, Error::InvalidArgument(format!("unknown function `{name}` (known: {})", known.join(", ")))));
+                    return Err(at(
+                        column,
+                        Error::InvalidArgument(format!(
+                            "unknown function `{name}` (known: {})",
+                            known.join(", ")
+                        )),
+                    ));
                 };
                 if args.len() != arity {
-                    return Err(at(column, Error::InvalidArgument(format!("{name} takes {arity} argument(s), {} given", args.len()))));
+                    return Err(at(
+                        column,
+                        Error::InvalidArgument(format!(
+                            "{name} takes {arity} argument(s), {} given",
+                            args.len()
+                        )),
+                    ));
                 }
                 let x = self.cipher(&args[0])?;
-                let galois = || self.galois_keys.ok_or_else(|| at(column, Error::MissingKey(format!("{name} needs Galois keys (--galois-keys)"))));
+                let galois = || {
+                    self.galois_keys.ok_or_else(|| {
+                        at(
+                            column,
+                            Error::MissingKey(format!("{name} needs Galois keys (--galois-keys)")),
+                        )
+                    })
+                };
                 located(match name.as_str() {
                     "square" => ev.square(&x),
                     "relin" => {
-                        let rk = self.relin_keys.ok_or_else(|| at(column, Error::MissingKey("relin needs relinearization keys (--relin-keys)".into())))?;
+                        let rk = self.relin_keys.ok_or_else(|| {
+                            at(
+                                column,
+                                Error::MissingKey(
+                                    "relin needs relinearization keys (--relin-keys)".into(),
+                                ),
+                            )
+                        })?;
                         ev.relinearize(&x, rk)
                     }
                     "rescale" => ev.rescale_to_next(&x),
                     "mod_switch" => ev.mod_switch_to_next(&x),
                     "rotate" => {
-                        let steps = int_literal(&args[1]).ok_or_else(|| at(args[1].column(), Error::InvalidArgument("the step of rotate must be an integer".into())))?;
-                        let steps = i32::try_from(steps).map_err(|_| at(args[1].column(), Error::InvalidArgument(format!("step {steps} is out of range"))))?;
+                        let steps = int_literal(&args[1]).ok_or_else(|| {
+                            at(
+                                args[1].column(),
+                                Error::InvalidArgument(
+                                    "the step of rotate must be an integer".into(),
+                                ),
+                            )
+                        })?;
+                        let steps = i32::try_from(steps).map_err(|_| {
+                            at(
+                                args[1].column(),
+                                Error::InvalidArgument(format!("step {steps} is out of range")),
+                            )
+                        })?;
                         ev.rotate_vector(&x, steps, galois()?)
                     }
                     _ => ev.complex_conjugate(&x, galois()?),
@@ -408,13 +495,31 @@ mod tests {
     #[test]
     fn precedence_and_columns() {
         let e = parse("a + b * -c").unwrap();
-        let Expr::Binary { op: BinOp::Add, rhs, column: 3, .. } = e else { panic!("{e:?}") };
-        let Expr::Binary { op: BinOp::Mul, rhs: neg, column: 7, .. } = *rhs else { panic!() };
+        let Expr::Binary {
+            op: BinOp::Add,
+            rhs,
+            column: 3,
+            ..
+        } = e
+        else {
+            panic!("{e:?}")
+        };
+        let Expr::Binary {
+            op: BinOp::Mul,
+            rhs: neg,
+            column: 7,
+            ..
+        } = *rhs
+        else {
+            panic!()
+        };
         assert!(matches!(*neg, Expr::Neg { column: 9, .. }));
         let e = parse("rescale(relin(a*b)) - rotate(a, -3)").unwrap();
         assert_eq!(e.names(), vec!["a", "b"]);
         // Left associative: (a - b) - c.
-        let Expr::Binary { lhs, rhs, .. } = parse("a - b - c").unwrap() else { panic!() };
+        let Expr::Binary { lhs, rhs, .. } = parse("a - b - c").unwrap() else {
+            panic!()
+        };
         assert!(matches!(*lhs, Expr::Binary { op: BinOp::Sub, .. }));
         assert!(matches!(*rhs, Expr::Name { column: 9, .. }));
         assert_eq!(int_literal(&parse("-(-3)").unwrap()), Some(3));
@@ -423,9 +528,18 @@ mod tests {
     #[test]
     fn syntax_errors_name_the_column() {
         assert_eq!(err("a + "), "expression column 5: invalid argument: expected a name, a number or `(`, found the end of the expression");
-        assert_eq!(err("relin(a"), "expression column 8: invalid argument: expected `)`, found the end of the expression");
-        assert_eq!(err("a $ b"), "expression column 3: invalid argument: unexpected character `$`");
-        assert_eq!(err("a b"), "expression column 3: invalid argument: unexpected `b` after a complete expression");
+        assert_eq!(
+            err("relin(a"),
+            "expression column 8: invalid argument: expected `)`, found the end of the expression"
+        );
+        assert_eq!(
+            err("a $ b"),
+            "expression column 3: invalid argument: unexpected character `$`"
+        );
+        assert_eq!(
+            err("a b"),
+            "expression column 3: invalid argument: unexpected `b` after a complete expression"
+        );
         assert!(err("99999999999999999999").contains("too large"));
     }
 }

@@ -60,35 +60,68 @@ fn not_compiled(backend: &str, feature: &str) -> BackendInfo {
 fn cuda() -> BackendInfo {
     use crate::device::cuda::{unavailable_reason, CudaDevice};
     use cudarc::driver::sys::CUdevice_attribute;
-    let mut info = BackendInfo { backend: "cuda".into(), compiled: true, versions: Vec::new(), devices: Vec::new(), missing: unavailable_reason() };
+    let mut info = BackendInfo {
+        backend: "cuda".into(),
+        compiled: true,
+        versions: Vec::new(),
+        devices: Vec::new(),
+        missing: unavailable_reason(),
+    };
     if info.missing.is_some() {
         return info;
     }
     let mut v: std::ffi::c_int = 0;
     // SAFETY: the driver library is present (checked above); the call writes one int.
-    if unsafe { cudarc::driver::sys::cuDriverGetVersion(&mut v) } == cudarc::driver::sys::CUresult::CUDA_SUCCESS {
-        info.versions.push(("driver (CUDA version)".into(), format!("{}.{}", v / 1000, (v % 1000) / 10)));
+    if unsafe { cudarc::driver::sys::cuDriverGetVersion(&mut v) }
+        == cudarc::driver::sys::CUresult::CUDA_SUCCESS
+    {
+        info.versions.push((
+            "driver (CUDA version)".into(),
+            format!("{}.{}", v / 1000, (v % 1000) / 10),
+        ));
     }
     let (mut major, mut minor): (std::ffi::c_int, std::ffi::c_int) = (0, 0);
     // SAFETY: NVRTC is present (checked above); the call writes two ints.
-    if unsafe { cudarc::nvrtc::sys::nvrtcVersion(&mut major, &mut minor) } == cudarc::nvrtc::sys::nvrtcResult::NVRTC_SUCCESS {
-        info.versions.push(("NVRTC".into(), format!("{major}.{minor}")));
+    if unsafe { cudarc::nvrtc::sys::nvrtcVersion(&mut major, &mut minor) }
+        == cudarc::nvrtc::sys::nvrtcResult::NVRTC_SUCCESS
+    {
+        info.versions
+            .push(("NVRTC".into(), format!("{major}.{minor}")));
     }
-    let count = std::panic::catch_unwind(cudarc::driver::CudaContext::device_count).ok().and_then(|r| r.ok()).unwrap_or(0);
+    let count = std::panic::catch_unwind(cudarc::driver::CudaContext::device_count)
+        .ok()
+        .and_then(|r| r.ok())
+        .unwrap_or(0);
     for i in 0..count.max(0) as usize {
         match CudaDevice::new(i) {
             Ok(dev) => {
                 let ctx = dev.context();
-                let mut properties = vec![("compute capability".into(), format!("{}.{}", dev.arch().0, dev.arch().1))];
+                let mut properties = vec![(
+                    "compute capability".into(),
+                    format!("{}.{}", dev.arch().0, dev.arch().1),
+                )];
                 if let Ok(bytes) = ctx.total_mem() {
-                    properties.push(("memory".into(), format!("{:.1} GiB", bytes as f64 / (1u64 << 30) as f64)));
+                    properties.push((
+                        "memory".into(),
+                        format!("{:.1} GiB", bytes as f64 / (1u64 << 30) as f64),
+                    ));
                 }
-                if let Ok(sms) = ctx.attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT) {
+                if let Ok(sms) =
+                    ctx.attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
+                {
                     properties.push(("multiprocessors".into(), sms.to_string()));
                 }
-                info.devices.push(DeviceInfo { index: format!("cuda:{i}"), name: dev.name().to_string(), properties });
+                info.devices.push(DeviceInfo {
+                    index: format!("cuda:{i}"),
+                    name: dev.name().to_string(),
+                    properties,
+                });
             }
-            Err(e) => info.devices.push(DeviceInfo { index: format!("cuda:{i}"), name: format!("(cannot open: {e})"), properties: Vec::new() }),
+            Err(e) => info.devices.push(DeviceInfo {
+                index: format!("cuda:{i}"),
+                name: format!("(cannot open: {e})"),
+                properties: Vec::new(),
+            }),
         }
     }
     info
@@ -101,13 +134,24 @@ fn cuda() -> BackendInfo {
 
 #[cfg(feature = "opencl")]
 fn opencl() -> BackendInfo {
-    let mut info = BackendInfo { backend: "opencl".into(), compiled: true, versions: Vec::new(), devices: Vec::new(), missing: None };
+    let mut info = BackendInfo {
+        backend: "opencl".into(),
+        compiled: true,
+        versions: Vec::new(),
+        devices: Vec::new(),
+        missing: None,
+    };
     match crate::device::opencl::platforms() {
         Ok(platforms) => {
             for (p, (platform, devices)) in platforms.iter().enumerate() {
-                info.versions.push((format!("platform {p}"), platform.clone()));
+                info.versions
+                    .push((format!("platform {p}"), platform.clone()));
                 for (d, name) in devices.iter().enumerate() {
-                    info.devices.push(DeviceInfo { index: format!("opencl:{p}:{d}"), name: name.clone(), properties: vec![("platform".into(), platform.clone())] });
+                    info.devices.push(DeviceInfo {
+                        index: format!("opencl:{p}:{d}"),
+                        name: name.clone(),
+                        properties: vec![("platform".into(), platform.clone())],
+                    });
                 }
             }
             if info.devices.is_empty() {
@@ -126,10 +170,24 @@ fn opencl() -> BackendInfo {
 
 #[cfg(feature = "level-zero")]
 fn level_zero() -> BackendInfo {
-    let mut info = BackendInfo { backend: "level-zero".into(), compiled: true, versions: Vec::new(), devices: Vec::new(), missing: None };
+    let mut info = BackendInfo {
+        backend: "level-zero".into(),
+        compiled: true,
+        versions: Vec::new(),
+        devices: Vec::new(),
+        missing: None,
+    };
     match crate::device::level_zero::device_names() {
         Ok(names) => {
-            info.devices = names.into_iter().enumerate().map(|(i, name)| DeviceInfo { index: format!("level-zero:{i}"), name, properties: Vec::new() }).collect();
+            info.devices = names
+                .into_iter()
+                .enumerate()
+                .map(|(i, name)| DeviceInfo {
+                    index: format!("level-zero:{i}"),
+                    name,
+                    properties: Vec::new(),
+                })
+                .collect();
             info.missing = crate::device::level_zero::unavailable_reason();
         }
         Err(e) => info.missing = Some(e.to_string()),
@@ -155,8 +213,16 @@ pub fn render(backends: &[BackendInfo]) -> String {
             s += &format!("  {k}: {v}\n");
         }
         for d in &b.devices {
-            let props: Vec<String> = d.properties.iter().map(|(k, v)| format!("{k} {v}")).collect();
-            let props = if props.is_empty() { String::new() } else { format!(" ({})", props.join(", ")) };
+            let props: Vec<String> = d
+                .properties
+                .iter()
+                .map(|(k, v)| format!("{k} {v}"))
+                .collect();
+            let props = if props.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", props.join(", "))
+            };
             s += &format!("  [{}] {}{props}\n", d.index, d.name);
         }
     }

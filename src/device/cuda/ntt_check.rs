@@ -46,13 +46,33 @@ impl NttCheckReport {
         for l in &self.mismatch_lines {
             let _ = writeln!(s, "{l}");
         }
-        let _ = writeln!(s, "correctness: {} checks, {} mismatches", self.checks, self.mismatches);
-        let _ = writeln!(s, "ceiling: device copy {:.2} TB/s (read+write)", self.copy_tb_s);
-        let _ = writeln!(s, "ceiling: Shoup 64-bit mulmod {:.1} G/s", self.mulmod_per_s / 1e9);
+        let _ = writeln!(
+            s,
+            "correctness: {} checks, {} mismatches",
+            self.checks, self.mismatches
+        );
+        let _ = writeln!(
+            s,
+            "ceiling: device copy {:.2} TB/s (read+write)",
+            self.copy_tb_s
+        );
+        let _ = writeln!(
+            s,
+            "ceiling: Shoup 64-bit mulmod {:.1} G/s",
+            self.mulmod_per_s / 1e9
+        );
         let _ = writeln!(s, "\n| N | instances | variant | fwd µs/NTT | inv µs/NTT | fwd NTT/s | % mulmod ceiling | % bandwidth | speedup vs naive |");
         let _ = writeln!(s, "|---|---|---|---|---|---|---|---|---|");
         for t in &self.timings {
-            let naive = self.timings.iter().find(|o| o.n == t.n && o.instances == t.instances && o.variant == NttVariant::Naive.name()).map_or(t.forward_us, |o| o.forward_us);
+            let naive = self
+                .timings
+                .iter()
+                .find(|o| {
+                    o.n == t.n
+                        && o.instances == t.instances
+                        && o.variant == NttVariant::Naive.name()
+                })
+                .map_or(t.forward_us, |o| o.forward_us);
             let rate = 1e6 / t.forward_us;
             let log_n = t.n.trailing_zeros() as f64;
             let frac_mul = (t.n / 2) as f64 * log_n * rate / self.mulmod_per_s * 100.0;
@@ -90,11 +110,18 @@ fn time_ms(s: &Arc<CudaStream>, f: &mut dyn FnMut() -> Result<()>) -> Result<f64
     s.synchronize().map_err(|e| dev_err("synchronize", e))?;
     let mut v = Vec::new();
     for _ in 0..7 {
-        let a = s.record_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).map_err(|e| dev_err("event", e))?;
+        let a = s
+            .record_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
+            .map_err(|e| dev_err("event", e))?;
         f()?;
-        let b = s.record_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).map_err(|e| dev_err("event", e))?;
-        b.synchronize().map_err(|e| dev_err("event synchronize", e))?;
-        v.push(f64::from(a.elapsed_ms(&b).map_err(|e| dev_err("elapsed time", e))?));
+        let b = s
+            .record_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
+            .map_err(|e| dev_err("event", e))?;
+        b.synchronize()
+            .map_err(|e| dev_err("event synchronize", e))?;
+        v.push(f64::from(
+            a.elapsed_ms(&b).map_err(|e| dev_err("elapsed time", e))?,
+        ));
     }
     v.sort_by(f64::total_cmp);
     Ok(v[v.len() / 2])
@@ -107,7 +134,10 @@ fn time_ms(s: &Arc<CudaStream>, f: &mut dyn FnMut() -> Result<()>) -> Result<f64
 /// are counted in the report, not errors.
 pub fn run(ordinal: usize) -> Result<NttCheckReport> {
     let dev = Arc::new(CudaDevice::new(ordinal)?);
-    let mut report = NttCheckReport { device: format!("{} (sm_{}{})", dev.name(), dev.arch().0, dev.arch().1), ..Default::default() };
+    let mut report = NttCheckReport {
+        device: format!("{} (sm_{}{})", dev.name(), dev.arch().0, dev.arch().1),
+        ..Default::default()
+    };
     let queue = CudaQueue::new(dev.clone())?;
     let s = queue.stream().clone();
     let mut rng = Rng(0x1234_5678_9abc_def0);
@@ -117,7 +147,12 @@ pub fn run(ordinal: usize) -> Result<NttCheckReport> {
     Ok(report)
 }
 
-fn correctness(dev: &CudaDevice, queue: &CudaQueue, rng: &mut Rng, report: &mut NttCheckReport) -> Result<()> {
+fn correctness(
+    dev: &CudaDevice,
+    queue: &CudaQueue,
+    rng: &mut Rng,
+    report: &mut NttCheckReport,
+) -> Result<()> {
     let mut sets: Vec<(u32, Vec<Modulus>)> = Vec::new();
     for log_n in 10..=17u32 {
         for bits in [30u32, 50, 60] {
@@ -128,11 +163,16 @@ fn correctness(dev: &CudaDevice, queue: &CudaQueue, rng: &mut Rng, report: &mut 
     sets.push((10, vec![Modulus::new(132120577)?]));
     for (log_n, primes) in &sets {
         let n = 1usize << log_n;
-        let tables = primes.iter().map(|&q| NttTables::new(*log_n, q).map(Arc::new)).collect::<Result<Vec<_>>>()?;
+        let tables = primes
+            .iter()
+            .map(|&q| NttTables::new(*log_n, q).map(Arc::new))
+            .collect::<Result<Vec<_>>>()?;
         let dt = DeviceNttTables::new(dev, &tables)?;
         let k = primes.len();
         let rows = 3 * k;
-        let mut host: Vec<u64> = (0..rows * n).map(|i| rng.next() % primes[(i / n) % k].value()).collect();
+        let mut host: Vec<u64> = (0..rows * n)
+            .map(|i| rng.next() % primes[(i / n) % k].value())
+            .collect();
         for r in 0..rows {
             let q = primes[r % k].value();
             host[r * n] = 0;
@@ -157,7 +197,11 @@ fn correctness(dev: &CudaDevice, queue: &CudaQueue, rng: &mut Rng, report: &mut 
                 if got != *expected {
                     report.mismatches += 1;
                     let dir = if inverse { "inverse" } else { "forward" };
-                    report.mismatch_lines.push(format!("MISMATCH {dir} {} N=2^{log_n} q={}", v.name(), primes[0].value()));
+                    report.mismatch_lines.push(format!(
+                        "MISMATCH {dir} {} N=2^{log_n} q={}",
+                        v.name(),
+                        primes[0].value()
+                    ));
                 }
             }
         }
@@ -167,32 +211,61 @@ fn correctness(dev: &CudaDevice, queue: &CudaQueue, rng: &mut Rng, report: &mut 
 
 fn ceilings(dev: &CudaDevice, s: &Arc<CudaStream>, report: &mut NttCheckReport) -> Result<()> {
     let words = 1usize << 27; // 1 GiB
-    let src = s.alloc_zeros::<u64>(words).map_err(|e| dev_err("alloc", e))?;
-    let mut dst = s.alloc_zeros::<u64>(words).map_err(|e| dev_err("alloc", e))?;
-    let ms = time_ms(s, &mut || s.memcpy_dtod(&src, &mut dst).map_err(|e| dev_err("copy", e)))?;
+    let src = s
+        .alloc_zeros::<u64>(words)
+        .map_err(|e| dev_err("alloc", e))?;
+    let mut dst = s
+        .alloc_zeros::<u64>(words)
+        .map_err(|e| dev_err("alloc", e))?;
+    let ms = time_ms(s, &mut || {
+        s.memcpy_dtod(&src, &mut dst)
+            .map_err(|e| dev_err("copy", e))
+    })?;
     report.copy_tb_s = 2.0 * (words * 8) as f64 / (ms * 1e-3) / 1e12;
     drop((src, dst));
 
     let q = CoeffModulus::create(1 << 15, &[60])?[0];
     let w = ShoupOperand::new(q.value() - 12345, &q);
-    let f = dev.function(crate::device::kernels::Family::Bench, &[], "bench_mulmod_shoup_u64")?;
+    let f = dev.function(
+        crate::device::kernels::Family::Bench,
+        &[],
+        "bench_mulmod_shoup_u64",
+    )?;
     let threads: usize = 1 << 22;
     let iters = 2048u32;
-    let mut out = s.alloc_zeros::<u64>(threads).map_err(|e| dev_err("alloc", e))?;
-    let cfg = LaunchConfig { grid_dim: ((threads / 256) as u32, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
+    let mut out = s
+        .alloc_zeros::<u64>(threads)
+        .map_err(|e| dev_err("alloc", e))?;
+    let cfg = LaunchConfig {
+        grid_dim: ((threads / 256) as u32, 1, 1),
+        block_dim: (256, 1, 1),
+        shared_mem_bytes: 0,
+    };
     let qv = q.value();
     let ms = time_ms(s, &mut || {
         let mut b = s.launch_builder(&f);
-        b.arg(&mut out).arg(&qv).arg(&w.operand).arg(&w.quotient).arg(&iters);
+        b.arg(&mut out)
+            .arg(&qv)
+            .arg(&w.operand)
+            .arg(&w.quotient)
+            .arg(&iters);
         // SAFETY: bench_mulmod_shoup_u64(out: u64*, q, operand, quotient: u64, iters: u32)
         // writes one word per thread; `out` holds `threads` words and the grid has `threads`.
-        unsafe { b.launch(cfg) }.map(|_| ()).map_err(|e| dev_err("launch bench_mulmod_shoup_u64", e))
+        unsafe { b.launch(cfg) }
+            .map(|_| ())
+            .map_err(|e| dev_err("launch bench_mulmod_shoup_u64", e))
     })?;
     report.mulmod_per_s = (threads as f64) * 4.0 * f64::from(iters) / (ms * 1e-3);
     Ok(())
 }
 
-fn sweep(dev: &CudaDevice, queue: &CudaQueue, s: &Arc<CudaStream>, rng: &mut Rng, report: &mut NttCheckReport) -> Result<()> {
+fn sweep(
+    dev: &CudaDevice,
+    queue: &CudaQueue,
+    s: &Arc<CudaStream>,
+    rng: &mut Rng,
+    report: &mut NttCheckReport,
+) -> Result<()> {
     for log_n in [12u32, 13, 14, 15, 16] {
         let n = 1usize << log_n;
         let q = CoeffModulus::create(n, &[60])?[0];
