@@ -47,6 +47,22 @@ pub enum Error {
     /// A device or backend failure (driver missing, out of memory, kernel error).
     #[error("device error: {0}")]
     Device(String),
+    /// An error with where it happened: a column of an expression or an input file (the
+    /// `xehe` command names the place so that the user can fix it).
+    #[error("{location}: {source}")]
+    Located {
+        /// Where: e.g. `expression column 7 (relin)`, `--input a=path/a.bin`.
+        location: String,
+        /// What went wrong there.
+        source: Box<Error>,
+    },
+}
+
+impl Error {
+    /// This error, saying where it happened ([`Error::Located`]).
+    pub fn located(self, location: impl Into<String>) -> Error {
+        Error::Located { location: location.into(), source: Box::new(self) }
+    }
 }
 
 impl From<std::io::Error> for Error {

@@ -64,6 +64,7 @@
 #![warn(missing_docs)]
 
 pub mod ckks;
+pub mod cli;
 pub mod device;
 mod error;
 pub mod math;

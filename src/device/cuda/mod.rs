@@ -7,6 +7,7 @@ pub mod eval;
 pub mod level;
 pub mod memory;
 pub mod ntt;
+pub mod ntt_check;
 pub mod queue;
 
 use super::kernel_cache;

@@ -1,0 +1,415 @@
+//! The `xehe` command: device info, evaluation of SEAL-serialized inputs (the paper's
+//! client/server split, §III-B4), encrypted inference on real data, and the paper's
+//! benchmarks (§VI). The work is done by [`xehe::cli`]; this file parses arguments and prints.
+//!
+//! Exit status: 0 on success, 1 on any error (printed to stderr with the place it happened),
+//! 2 for bad command-line usage.
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use indicatif::{ProgressBar, ProgressStyle};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use xehe::cli::bench::{self, Routine, RoutineSetup, RoutineTiming};
+use xehe::cli::eval::{parse_binding, DeviceSel, EvalJob};
+use xehe::cli::{demo, info};
+use xehe::{ComprMode, Result};
+
+#[derive(Parser)]
+#[command(
+    name = "xehe",
+    version,
+    about = "CKKS homomorphic encryption compatible with Microsoft SEAL, on GPUs"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Backends and devices found; for each backend not available, what is missing.
+    Info {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Evaluate an expression over SEAL-serialized ciphertexts and plaintexts.
+    Eval(EvalArgs),
+    /// Encrypted logistic-regression inference on the Wisconsin breast cancer data set.
+    Demo {
+        /// Where to run the evaluation.
+        #[arg(long, value_enum, default_value_t = Device::Auto)]
+        device: Device,
+        /// A CSV in scikit-learn's layout instead of the shipped data/breast_cancer.csv.
+        #[arg(long)]
+        data: Option<PathBuf>,
+        /// Print the report as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// The paper's benchmarks.
+    Bench {
+        #[command(subcommand)]
+        which: BenchCommand,
+    },
+}
+
+#[derive(Args)]
+struct EvalArgs {
+    /// EncryptionParameters as SEAL saves them.
+    #[arg(long)]
+    params: PathBuf,
+    /// RelinKeys (needed by relin).
+    #[arg(long)]
+    relin_keys: Option<PathBuf>,
+    /// GaloisKeys (needed by rotate and conj).
+    #[arg(long)]
+    galois_keys: Option<PathBuf>,
+    /// A ciphertext, NAME=FILE (repeatable).
+    #[arg(long = "input", value_name = "NAME=FILE")]
+    inputs: Vec<String>,
+    /// A plaintext, NAME=FILE (repeatable).
+    #[arg(long = "plain", value_name = "NAME=FILE")]
+    plains: Vec<String>,
+    /// The expression: + - * (unary -), parentheses, square, relin, rescale, mod_switch,
+    /// rotate(x, k), conj.
+    #[arg(long, allow_hyphen_values = true)]
+    expr: String,
+    /// Where to write the resulting ciphertext (SEAL format).
+    #[arg(long)]
+    out: PathBuf,
+    /// Compression of the output.
+    #[arg(long, value_enum, default_value_t = Compression::None)]
+    compression: Compression,
+    /// Where to run the evaluation.
+    #[arg(long, value_enum, default_value_t = Device::Auto)]
+    device: Device,
+}
+
+#[derive(Subcommand)]
+enum BenchCommand {
+    /// MulLin, MulLinRS, SqrLinRS, MulLinRSModSwAdd, Rotate (paper Fig. 9, 17).
+    Routines {
+        /// poly_modulus_degree.
+        #[arg(long, default_value_t = 32768)]
+        n: usize,
+        /// RNS limbs at the first data level.
+        #[arg(long, default_value_t = 8)]
+        limbs: usize,
+        /// Repetitions (median reported).
+        #[arg(long, default_value_t = 10)]
+        reps: usize,
+        /// Device for the main run.
+        #[arg(long, value_enum, default_value_t = Device::Auto)]
+        device: Device,
+        /// Also run this backend in the same run and print ratios.
+        #[arg(long, value_enum)]
+        compare: Option<CompareWith>,
+        #[command(flatten)]
+        format: Format,
+    },
+    /// NTT timings: the GPU kernels' check and sweep (gpu_check), or the CPU NTT without a GPU.
+    Ntt {
+        /// log2 N of the CPU sizes.
+        #[arg(long, value_delimiter = ',', default_values_t = [12u32, 13, 14, 15, 16])]
+        log_n: Vec<u32>,
+        /// Repetitions (median reported).
+        #[arg(long, default_value_t = 50)]
+        reps: usize,
+        /// Device.
+        #[arg(long, value_enum, default_value_t = Device::Auto)]
+        device: Device,
+        #[command(flatten)]
+        format: Format,
+    },
+}
+
+#[derive(Args)]
+struct Format {
+    /// Print JSON.
+    #[arg(long, conflicts_with = "csv")]
+    json: bool,
+    /// Print CSV.
+    #[arg(long)]
+    csv: bool,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Device {
+    Cpu,
+    Cuda,
+    Auto,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum CompareWith {
+    Cpu,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Compression {
+    None,
+    Zlib,
+    Zstd,
+}
+
+impl From<Device> for DeviceSel {
+    fn from(d: Device) -> Self {
+        match d {
+            Device::Cpu => DeviceSel::Cpu,
+            Device::Cuda => DeviceSel::Cuda,
+            Device::Auto => DeviceSel::Auto,
+        }
+    }
+}
+
+fn notice(msg: &str) {
+    eprintln!("xehe: {msg}");
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Info { json } => {
+            let b = info::backends();
+            if json {
+                println!("{}", serde_json::to_string_pretty(&b).unwrap_or_default());
+            } else {
+                print!("{}", info::render(&b));
+            }
+            Ok(())
+        }
+        Command::Eval(args) => eval(args),
+        Command::Demo { device, data, json } => run_demo(device.into(), data, json),
+        Command::Bench { which } => match which {
+            BenchCommand::Routines {
+                n,
+                limbs,
+                reps,
+                device,
+                compare,
+                format,
+            } => routines(n, limbs, reps, device.into(), compare.is_some(), &format),
+            BenchCommand::Ntt {
+                log_n,
+                reps,
+                device,
+                format,
+            } => ntt(&log_n, reps, device.into(), &format),
+        },
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("xehe: error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn eval(a: EvalArgs) -> Result<()> {
+    let job = EvalJob {
+        params: a.params,
+        relin_keys: a.relin_keys,
+        galois_keys: a.galois_keys,
+        inputs: a
+            .inputs
+            .iter()
+            .map(|s| parse_binding(s))
+            .collect::<Result<_>>()?,
+        plains: a
+            .plains
+            .iter()
+            .map(|s| parse_binding(s))
+            .collect::<Result<_>>()?,
+        expr: a.expr,
+        out: a.out,
+        compression: match a.compression {
+            Compression::None => ComprMode::None,
+            Compression::Zlib => ComprMode::Zlib,
+            Compression::Zstd => ComprMode::Zstd,
+        },
+        device: a.device.into(),
+    };
+    let r = job.run(&mut notice)?;
+    let ctx_level = r.result.parms_id();
+    eprintln!(
+        "xehe: wrote {} ({} bytes): size {}, {} RNS limbs, scale 2^{:.2}, parms_id {:016x}…, on {}",
+        job.out.display(),
+        r.bytes,
+        r.result.size(),
+        r.result.coeff_modulus_size(),
+        r.result.scale().log2(),
+        ctx_level[0],
+        if r.on_gpu { "the GPU" } else { "the CPU" }
+    );
+    Ok(())
+}
+
+fn run_demo(device: DeviceSel, data: Option<PathBuf>, json: bool) -> Result<()> {
+    let csv = match &data {
+        Some(p) => String::from_utf8_lossy(&xehe::cli::eval::read_file(p)?).into_owned(),
+        None => demo::BREAST_CANCER_CSV.to_string(),
+    };
+    let spinner = spinner("encrypted logistic regression");
+    let r = demo::run(&csv, device, &mut |m| spinner.println(format!("xehe: {m}")));
+    spinner.finish_and_clear();
+    let r = r?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&r).unwrap_or_default());
+        return Ok(());
+    }
+    println!(
+        "Wisconsin Diagnostic Breast Cancer: {} training, {} held-out samples, 30 features",
+        r.train_samples, r.test_samples
+    );
+    println!("device: {}", r.device);
+    println!("{:<44} {:>10}", "stage", "ms");
+    for (stage, ms) in &r.stages {
+        println!("{stage:<44} {ms:>10.1}");
+    }
+    println!("plaintext accuracy:  {:.2} %", r.plaintext_accuracy * 100.0);
+    println!("encrypted accuracy:  {:.2} %", r.encrypted_accuracy * 100.0);
+    println!(
+        "predictions equal:   {} / {}",
+        r.predictions_equal, r.test_samples
+    );
+    println!(
+        "largest score error: {:.3e} (decrypted vs the same polynomial on doubles)",
+        r.max_score_error
+    );
+    println!(
+        "sigmoid approximation error: {:.3e} (model scaled by {:.4})",
+        r.max_approximation_error, r.model_scale
+    );
+    if r.predictions_equal != r.test_samples {
+        return Err(xehe::Error::InvalidArgument(format!(
+            "{} encrypted predictions differ from the plaintext ones",
+            r.test_samples - r.predictions_equal
+        )));
+    }
+    Ok(())
+}
+
+fn spinner(msg: &'static str) -> ProgressBar {
+    let pb = ProgressBar::new_spinner();
+    pb.set_style(
+        ProgressStyle::with_template("{spinner} {msg} {elapsed}")
+            .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+    );
+    pb.set_message(msg);
+    pb.enable_steady_tick(std::time::Duration::from_millis(120));
+    pb
+}
+
+fn bar(len: usize, msg: &'static str) -> ProgressBar {
+    let pb = ProgressBar::new(len as u64);
+    pb.set_style(
+        ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} {elapsed}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    pb.set_message(msg);
+    pb
+}
+
+fn print_rows<T: serde::Serialize>(rows: &[T], format: &Format, table: impl FnOnce()) {
+    if format.json {
+        println!("{}", serde_json::to_string_pretty(rows).unwrap_or_default());
+    } else if format.csv {
+        print!("{}", bench::to_csv(rows));
+    } else {
+        table();
+    }
+}
+
+fn routines(
+    n: usize,
+    limbs: usize,
+    reps: usize,
+    device: DeviceSel,
+    compare_cpu: bool,
+    format: &Format,
+) -> Result<()> {
+    let pb = spinner("keys and inputs");
+    let mut setup = RoutineSetup::new(n, limbs)?;
+    pb.finish_and_clear();
+    let on_gpu = device.resolve(&mut |m| notice(m))?;
+    let mut rows: Vec<RoutineTiming> = Vec::new();
+    let backends: Vec<bool> = if on_gpu && compare_cpu {
+        vec![true, false]
+    } else {
+        vec![on_gpu]
+    };
+    if !on_gpu && compare_cpu {
+        notice("no GPU: --compare cpu has nothing to compare with; CPU backend only");
+    }
+    let pb = bar(Routine::ALL.len() * backends.len(), "routines");
+    for &gpu in &backends {
+        if gpu {
+            setup.gpu()?;
+        }
+        for r in Routine::ALL {
+            rows.push(bench::time_routine(&setup, r, reps)?);
+            pb.inc(1);
+        }
+        if gpu {
+            xehe::DeviceResident::cpu(&mut setup.a)?;
+            xehe::DeviceResident::cpu(&mut setup.b)?;
+        }
+    }
+    pb.finish_and_clear();
+    print_rows(&rows, format, || {
+        println!("N = {n}, {limbs} RNS limbs, median of {reps}");
+        println!("| routine | backend | ms | NTT share | CPU / this |");
+        println!("|---|---|---|---|---|");
+        for row in &rows {
+            let cpu = rows
+                .iter()
+                .find(|c| c.routine == row.routine && c.backend == "cpu")
+                .map(|c| c.median_ms);
+            let ratio = cpu
+                .filter(|_| row.backend != "cpu")
+                .map_or(String::new(), |c| format!("{:.1}x", c / row.median_ms));
+            let share = row
+                .ntt_share
+                .map_or(String::new(), |s| format!("{:.0} %", s * 100.0));
+            println!(
+                "| {} | {} | {:.3} | {share} | {ratio} |",
+                row.routine, row.backend, row.median_ms
+            );
+        }
+    });
+    Ok(())
+}
+
+fn ntt(log_ns: &[u32], reps: usize, device: DeviceSel, format: &Format) -> Result<()> {
+    let on_gpu = device.resolve(&mut |m| notice(m))?;
+    if on_gpu {
+        #[cfg(feature = "cuda")]
+        {
+            let pb = spinner("NTT kernels: check and sweep");
+            let report = xehe::device::cuda::ntt_check::run(0)?;
+            pb.finish_and_clear();
+            print_rows(&report.timings, format, || print!("{}", report.render()));
+            if report.mismatches > 0 {
+                return Err(xehe::Error::Device(format!(
+                    "{} NTT mismatches against the CPU",
+                    report.mismatches
+                )));
+            }
+            return Ok(());
+        }
+    }
+    notice("running the CPU NTT (one thread)");
+    let pb = spinner("CPU NTT");
+    let rows = bench::ntt_cpu(log_ns, reps)?;
+    pb.finish_and_clear();
+    print_rows(&rows, format, || {
+        println!("| N | forward µs | inverse µs |");
+        println!("|---|---|---|");
+        for r in &rows {
+            println!("| {} | {:.1} | {:.1} |", r.n, r.forward_us, r.inverse_us);
+        }
+    });
+    Ok(())
+}

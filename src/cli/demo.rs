@@ -1,0 +1,524 @@
+//! `xehe demo`: encrypted logistic-regression inference on the Wisconsin Diagnostic Breast
+//! Cancer data set (569 samples × 30 features, `data/breast_cancer.csv`, see `data/README.md`).
+//!
+//! 1. Plaintext: standardize (training mean and standard deviation), split 80/20 with a fixed
+//!    seed, train logistic regression by full-batch gradient descent (deterministic).
+//! 2. Client: pack the held-out samples in slots, [`BLOCK`] slots per sample (30 features, then
+//!    zeros), encrypt under CKKS N = 8192, coeff_modulus [50, 35, 35, 35, 50], scale 2^35.
+//! 3. Server (the chosen device): linear layer = `multiply_plain` by the weights repeated in
+//!    every block, `rescale_to_next`, then rotate-and-add by 16, 8, 4, 2, 1 slots so that the
+//!    first slot of each block holds the dot product, `add_plain` the bias; then the degree-3
+//!    sigmoid approximation [`SIGMOID3`] (Kim et al. 2018, least squares on [−8, 8]) with two
+//!    more levels.
+//! 4. Client: decrypt, decode, read the first slot of every block.
+//!
+//! The model is scaled by a positive factor so that every training score lies in [−6, 6], where
+//! the polynomial keeps the sign of the score: predictions (score ≥ 0.5) do not change, and
+//! the encrypted predictions must equal the plaintext model's on every held-out sample.
+
+use super::eval::DeviceSel;
+use crate::device::DeviceResident;
+use crate::{
+    Ciphertext, CkksEncoder, CoeffModulus, Context, Decryptor, EncryptionParameters, Encryptor,
+    Error, Evaluator, KeyGenerator, Result, SchemeType,
+};
+use serde::Serialize;
+use std::time::Instant;
+
+/// The data set shipped in `data/` (scikit-learn's copy of the UCI file).
+pub const BREAST_CANCER_CSV: &str = include_str!("../../data/breast_cancer.csv");
+
+/// Slots per sample: the 30 features padded to a power of two (rotate-and-add sums a block).
+pub const BLOCK: usize = 32;
+
+/// σ(x) ≈ c0 + c1·x + c3·x³ (Kim, Song, Kim, Lee, Cheon, "Logistic regression model training
+/// based on the approximate homomorphic encryption", 2018: degree 3, least squares on [−8, 8]).
+/// Keeps the sign of x − its value around 0.5 for |x| < 9.7.
+pub const SIGMOID3: [f64; 3] = [0.5, 0.15012, -0.001593];
+
+/// Largest training score after scaling the model (the polynomial keeps signs up to 9.7).
+pub const SCORE_BOUND: f64 = 6.0;
+
+/// A labelled data set.
+#[derive(Clone, Debug)]
+pub struct Dataset {
+    /// One row of features per sample.
+    pub features: Vec<Vec<f64>>,
+    /// 0 = malignant, 1 = benign.
+    pub labels: Vec<u8>,
+}
+
+/// Parse scikit-learn's CSV layout: a header `samples,features,class names…`, then rows of
+/// features followed by the integer label.
+///
+/// # Errors
+/// `Malformed` naming the line of a bad value or a wrong count.
+pub fn parse_csv(text: &str) -> Result<Dataset> {
+    let bad = |line: usize, what: String| Error::Malformed(format!("CSV line {line}: {what}"));
+    let mut lines = text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty());
+    let (_, header) = lines.next().ok_or_else(|| bad(1, "empty file".into()))?;
+    let head: Vec<&str> = header.split(',').collect();
+    let count = |i: usize| {
+        head.get(i)
+            .and_then(|v| v.trim().parse::<usize>().ok())
+            .ok_or_else(|| bad(1, format!("header `{header}`: expected samples,features,…")))
+    };
+    let (samples, features) = (count(0)?, count(1)?);
+    let mut data = Dataset {
+        features: Vec::with_capacity(samples),
+        labels: Vec::with_capacity(samples),
+    };
+    for (i, line) in lines {
+        let values: Vec<&str> = line.split(',').collect();
+        if values.len() != features + 1 {
+            return Err(bad(
+                i + 1,
+                format!("{} values, expected {}", values.len(), features + 1),
+            ));
+        }
+        let row = values[..features]
+            .iter()
+            .map(|v| {
+                v.trim()
+                    .parse::<f64>()
+                    .map_err(|_| bad(i + 1, format!("`{v}` is not a number")))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let label = values[features]
+            .trim()
+            .parse::<u8>()
+            .ok()
+            .filter(|&l| l <= 1)
+            .ok_or_else(|| bad(i + 1, format!("label `{}` is not 0 or 1", values[features])))?;
+        data.features.push(row);
+        data.labels.push(label);
+    }
+    if data.labels.len() != samples {
+        return Err(bad(
+            1,
+            format!(
+                "header says {samples} samples, the file has {}",
+                data.labels.len()
+            ),
+        ));
+    }
+    Ok(data)
+}
+
+/// A deterministic shuffle of `0..n` (Fisher–Yates over xorshift64 seeded with `seed`), split
+/// into (training, held-out) with `held_out` = ⌊n·fraction⌉ samples.
+pub fn split(n: usize, fraction: f64, seed: u64) -> (Vec<usize>, Vec<usize>) {
+    let mut state = seed | 1;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let mut idx: Vec<usize> = (0..n).collect();
+    for i in (1..n).rev() {
+        idx.swap(i, (next() % (i as u64 + 1)) as usize);
+    }
+    let held_out = (n as f64 * fraction).round() as usize;
+    let test = idx.split_off(n - held_out);
+    (idx, test)
+}
+
+/// Per-feature mean and standard deviation of the training rows.
+#[derive(Clone, Debug)]
+pub struct Standardizer {
+    /// Means.
+    pub mean: Vec<f64>,
+    /// Standard deviations (1 where a feature is constant).
+    pub std: Vec<f64>,
+}
+
+impl Standardizer {
+    /// Fit on `rows`.
+    pub fn fit(rows: &[&[f64]]) -> Self {
+        let d = rows.first().map_or(0, |r| r.len());
+        let n = rows.len().max(1) as f64;
+        let mean: Vec<f64> = (0..d)
+            .map(|j| rows.iter().map(|r| r[j]).sum::<f64>() / n)
+            .collect();
+        let std = (0..d)
+            .map(|j| {
+                let v = (rows.iter().map(|r| (r[j] - mean[j]).powi(2)).sum::<f64>() / n).sqrt();
+                if v > 0.0 {
+                    v
+                } else {
+                    1.0
+                }
+            })
+            .collect();
+        Standardizer { mean, std }
+    }
+    /// `(x − mean) / std`.
+    pub fn apply(&self, row: &[f64]) -> Vec<f64> {
+        row.iter()
+            .zip(self.mean.iter().zip(&self.std))
+            .map(|(x, (m, s))| (x - m) / s)
+            .collect()
+    }
+}
+
+/// A logistic-regression model: score z = w·x + b, probability σ(z).
+#[derive(Clone, Debug)]
+pub struct LogisticModel {
+    /// Weights.
+    pub weights: Vec<f64>,
+    /// Bias.
+    pub bias: f64,
+}
+
+impl LogisticModel {
+    /// Full-batch gradient descent on the log loss with L2 penalty `l2` on the weights, from
+    /// zero, `epochs` steps of size `rate`.
+    pub fn train(x: &[Vec<f64>], y: &[u8], epochs: usize, rate: f64, l2: f64) -> Self {
+        let d = x.first().map_or(0, Vec::len);
+        let n = x.len().max(1) as f64;
+        let mut m = LogisticModel {
+            weights: vec![0.0; d],
+            bias: 0.0,
+        };
+        for _ in 0..epochs {
+            let mut gw = vec![0.0; d];
+            let mut gb = 0.0;
+            for (row, &label) in x.iter().zip(y) {
+                let err = sigmoid(m.score(row)) - f64::from(label);
+                gw.iter_mut().zip(row).for_each(|(g, v)| *g += err * v);
+                gb += err;
+            }
+            for (w, g) in m.weights.iter_mut().zip(&gw) {
+                *w -= rate * (g / n + l2 * *w);
+            }
+            m.bias -= rate * gb / n;
+        }
+        m
+    }
+    /// z = w·x + b.
+    pub fn score(&self, row: &[f64]) -> f64 {
+        self.weights
+            .iter()
+            .zip(row)
+            .map(|(w, v)| w * v)
+            .sum::<f64>()
+            + self.bias
+    }
+    /// The same model with weights and bias multiplied by `s` (> 0: same predictions).
+    pub fn scaled(&self, s: f64) -> Self {
+        LogisticModel {
+            weights: self.weights.iter().map(|w| w * s).collect(),
+            bias: self.bias * s,
+        }
+    }
+}
+
+/// The logistic function.
+pub fn sigmoid(z: f64) -> f64 {
+    1.0 / (1.0 + (-z).exp())
+}
+
+/// [`SIGMOID3`] at `z`.
+pub fn sigmoid3(z: f64) -> f64 {
+    SIGMOID3[0] + SIGMOID3[1] * z + SIGMOID3[2] * z * z * z
+}
+
+/// What the demo measured.
+#[derive(Clone, Debug, Serialize)]
+pub struct DemoReport {
+    /// `cpu` or the GPU's name.
+    pub device: String,
+    /// Training / held-out samples.
+    pub train_samples: usize,
+    /// Held-out samples.
+    pub test_samples: usize,
+    /// Accuracy of the plaintext model (σ(z) ≥ 0.5) on the held-out samples.
+    pub plaintext_accuracy: f64,
+    /// Accuracy of the decrypted scores (≥ 0.5).
+    pub encrypted_accuracy: f64,
+    /// Held-out samples whose encrypted prediction equals the plaintext prediction.
+    pub predictions_equal: usize,
+    /// Largest |decrypted score − the same polynomial evaluated on plaintext doubles|.
+    pub max_score_error: f64,
+    /// Largest |σ(z) − polynomial(z)| over the held-out scaled scores (approximation error).
+    pub max_approximation_error: f64,
+    /// Factor the model was scaled by (scores within ±[`SCORE_BOUND`] on the training set).
+    pub model_scale: f64,
+    /// Wall time of each stage, `(stage, milliseconds)`.
+    pub stages: Vec<(String, f64)>,
+    /// Encrypted scores per held-out sample.
+    pub encrypted_scores: Vec<f64>,
+    /// Plaintext predictions (1 = benign).
+    pub plaintext_predictions: Vec<u8>,
+}
+
+/// Run the whole demo on `csv` (scikit-learn's layout) on `device`; `notice` gets progress lines
+/// (stage names, device fallback).
+///
+/// # Errors
+/// `Malformed` for a bad CSV, `Device` when `DeviceSel::Cuda` finds no GPU, and any evaluator
+/// error (none is expected with these parameters).
+pub fn run(csv: &str, device: DeviceSel, notice: &mut dyn FnMut(&str)) -> Result<DemoReport> {
+    let mut stages = Vec::new();
+    let mut clock = Instant::now();
+    let mut stage = |name: &str, stages: &mut Vec<(String, f64)>| {
+        stages.push((name.to_string(), clock.elapsed().as_secs_f64() * 1e3));
+        clock = Instant::now();
+    };
+
+    // 1. plaintext: data, split, standardize, train.
+    let data = parse_csv(csv)?;
+    let (train_idx, test_idx) = split(data.labels.len(), 0.2, 0x5eed_2024);
+    let raw: Vec<&[f64]> = train_idx
+        .iter()
+        .map(|&i| data.features[i].as_slice())
+        .collect();
+    let standardizer = Standardizer::fit(&raw);
+    let x_train: Vec<Vec<f64>> = raw.iter().map(|r| standardizer.apply(r)).collect();
+    let y_train: Vec<u8> = train_idx.iter().map(|&i| data.labels[i]).collect();
+    let x_test: Vec<Vec<f64>> = test_idx
+        .iter()
+        .map(|&i| standardizer.apply(&data.features[i]))
+        .collect();
+    let y_test: Vec<u8> = test_idx.iter().map(|&i| data.labels[i]).collect();
+    let model = LogisticModel::train(&x_train, &y_train, 1000, 0.5, 1e-3);
+    let max_train = x_train
+        .iter()
+        .map(|r| model.score(r).abs())
+        .fold(0.0, f64::max);
+    let model_scale = (SCORE_BOUND / max_train).min(1.0);
+    let scaled = model.scaled(model_scale);
+    let d = model.weights.len();
+    if d > BLOCK {
+        return Err(Error::InvalidArgument(format!(
+            "{d} features do not fit a block of {BLOCK} slots"
+        )));
+    }
+    stage("train (plaintext)", &mut stages);
+    notice(&format!(
+        "trained on {} samples, {} held out",
+        x_train.len(),
+        x_test.len()
+    ));
+
+    // 2. keys and encryption (the client).
+    let n = 8192;
+    let mut parms = EncryptionParameters::new(SchemeType::Ckks);
+    parms.set_poly_modulus_degree(n);
+    parms.set_coeff_modulus(&CoeffModulus::create(n, &[50, 35, 35, 35, 50])?);
+    let ctx = Context::new(&parms)?;
+    let scale = 2f64.powi(35);
+    let keygen = KeyGenerator::new(&ctx)?;
+    let public_key = keygen.create_public_key()?;
+    let relin_keys = keygen.create_relin_keys()?;
+    let steps: Vec<i32> = (0..BLOCK.trailing_zeros()).map(|k| 1 << k).collect();
+    let galois_keys = keygen.create_galois_keys_from_steps(&steps)?;
+    let encoder = CkksEncoder::new(&ctx)?;
+    let encryptor = Encryptor::new(&ctx, &public_key)?;
+    let decryptor = Decryptor::new(&ctx, keygen.secret_key())?;
+    let evaluator = Evaluator::new(&ctx);
+    stage("keys (public, relin, Galois 1..16)", &mut stages);
+
+    let on_gpu = device.resolve(notice)?;
+    let device_name = if on_gpu {
+        gpu_name()
+    } else {
+        "cpu".to_string()
+    };
+    let slots = encoder.slot_count();
+    let per_ct = slots / BLOCK;
+    let mut cts = Vec::new();
+    for chunk in x_test.chunks(per_ct) {
+        let mut packed = vec![0.0; slots];
+        for (i, row) in chunk.iter().enumerate() {
+            packed[i * BLOCK..i * BLOCK + d].copy_from_slice(row);
+        }
+        let mut ct =
+            encryptor.encrypt(&encoder.encode_f64(&packed, ctx.first_parms_id(), scale)?)?;
+        if on_gpu {
+            ct.gpu()?;
+        }
+        cts.push(ct);
+    }
+    stage("encode + encrypt", &mut stages);
+
+    // 3. the server: linear layer, then the polynomial.
+    let mut w = vec![0.0; slots];
+    for block in w.chunks_mut(BLOCK) {
+        block[..d].copy_from_slice(&scaled.weights);
+    }
+    let w_plain = encoder.encode_f64(&w, ctx.first_parms_id(), scale)?;
+    let mut scores = Vec::new();
+    for ct in &cts {
+        let mut z = evaluator.rescale_to_next(&evaluator.multiply_plain(ct, &w_plain)?)?;
+        for step in steps.iter().rev() {
+            let rotated = evaluator.rotate_vector(&z, *step, &galois_keys)?;
+            evaluator.add_inplace(&mut z, &rotated)?;
+        }
+        let bias = encoder.encode_f64_constant(scaled.bias, z.parms_id(), z.scale())?;
+        evaluator.add_plain_inplace(&mut z, &bias)?;
+        scores.push(z);
+    }
+    sync(&scores)?;
+    stage("linear layer (multiply_plain, 5 rotations)", &mut stages);
+    let mut outs = Vec::new();
+    for z in &scores {
+        outs.push(polynomial(&ctx, &evaluator, &encoder, z, &relin_keys)?);
+    }
+    sync(&outs)?;
+    stage("sigmoid (degree 3)", &mut stages);
+
+    // 4. the client: decrypt, decode.
+    let mut encrypted_scores = Vec::with_capacity(x_test.len());
+    for out in &outs {
+        let values = encoder.decode_f64(&decryptor.decrypt(out)?)?;
+        encrypted_scores.extend(values.chunks(BLOCK).take(per_ct).map(|b| b[0]));
+    }
+    encrypted_scores.truncate(x_test.len());
+    stage("decrypt + decode", &mut stages);
+
+    let plain_scores: Vec<f64> = x_test.iter().map(|r| model.score(r)).collect();
+    let plaintext_predictions: Vec<u8> = plain_scores
+        .iter()
+        .map(|&z| u8::from(sigmoid(z) >= 0.5))
+        .collect();
+    let encrypted_predictions: Vec<u8> = encrypted_scores
+        .iter()
+        .map(|&s| u8::from(s >= 0.5))
+        .collect();
+    let accuracy = |p: &[u8]| {
+        p.iter().zip(&y_test).filter(|(a, b)| a == b).count() as f64 / y_test.len().max(1) as f64
+    };
+    let poly_scores: Vec<f64> = plain_scores
+        .iter()
+        .map(|z| sigmoid3(z * model_scale))
+        .collect();
+    Ok(DemoReport {
+        device: device_name,
+        train_samples: x_train.len(),
+        test_samples: x_test.len(),
+        plaintext_accuracy: accuracy(&plaintext_predictions),
+        encrypted_accuracy: accuracy(&encrypted_predictions),
+        predictions_equal: plaintext_predictions
+            .iter()
+            .zip(&encrypted_predictions)
+            .filter(|(a, b)| a == b)
+            .count(),
+        max_score_error: encrypted_scores
+            .iter()
+            .zip(&poly_scores)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0, f64::max),
+        max_approximation_error: plain_scores
+            .iter()
+            .map(|z| (sigmoid(z * model_scale) - sigmoid3(z * model_scale)).abs())
+            .fold(0.0, f64::max),
+        model_scale,
+        stages,
+        encrypted_scores,
+        plaintext_predictions,
+    })
+}
+
+/// c0 + c1·z + c3·z³ with three levels: c3·z and z² side by side, then their product; c1·z
+/// mod-switched down to it; scales equal up to rounding are made equal (SEAL's `set_scale`).
+fn polynomial(
+    ctx: &Context,
+    ev: &Evaluator,
+    encoder: &CkksEncoder,
+    z: &Ciphertext,
+    rk: &crate::RelinKeys,
+) -> Result<Ciphertext> {
+    let [c0, c1, c3] = SIGMOID3;
+    let pid = z.parms_id();
+    let q = |pid: &crate::ParmsId| -> Result<f64> {
+        let cd = ctx.context_data_for(pid, "demo level")?;
+        cd.coeff_modulus()
+            .last()
+            .map(|m| m.value() as f64)
+            .ok_or_else(|| Error::InvalidParameters("empty coeff_modulus".into()))
+    };
+    let q1 = q(&pid)?;
+    let c3z = ev.rescale_to_next(
+        &ev.multiply_plain(z, &encoder.encode_f64_constant(c3, pid, 2f64.powi(35))?)?,
+    )?;
+    let z2 = ev.rescale_to_next(&ev.relinearize(&ev.square(z)?, rk)?)?;
+    let mut cube = ev.rescale_to_next(&ev.relinearize(&ev.multiply(&z2, &c3z)?, rk)?)?;
+    // c1·z at the scale of the cube: choose the constant's scale so that after one rescale the
+    // scales agree, then drop one more level.
+    let s1 = cube.scale() * q1 / z.scale();
+    let mut linear =
+        ev.rescale_to_next(&ev.multiply_plain(z, &encoder.encode_f64_constant(c1, pid, s1)?)?)?;
+    linear = ev.mod_switch_to_next(&linear)?;
+    if ((linear.scale() - cube.scale()) / cube.scale()).abs() > 1e-9 {
+        return Err(Error::ScaleMismatch(format!(
+            "demo polynomial: {} vs {}",
+            linear.scale(),
+            cube.scale()
+        )));
+    }
+    linear.set_scale(cube.scale());
+    ev.add_inplace(&mut cube, &linear)?;
+    let constant = encoder.encode_f64_constant(c0, cube.parms_id(), cube.scale())?;
+    ev.add_plain_inplace(&mut cube, &constant)?;
+    Ok(cube)
+}
+
+/// Wait for the device work of `cts` (so that stage times are honest).
+fn sync(cts: &[Ciphertext]) -> Result<()> {
+    for ct in cts {
+        if let Some(q) = ct.device_state().queue() {
+            q.synchronize()?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(feature = "cuda")]
+fn gpu_name() -> String {
+    crate::device::cuda::CudaDevice::shared(0)
+        .map(|d| d.name().to_string())
+        .unwrap_or_else(|_| "gpu".into())
+}
+
+#[cfg(not(feature = "cuda"))]
+fn gpu_name() -> String {
+    "gpu".into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn data_set_and_split() {
+        let d = parse_csv(BREAST_CANCER_CSV).unwrap();
+        assert_eq!((d.features.len(), d.features[0].len()), (569, 30));
+        assert_eq!(d.labels.iter().filter(|&&l| l == 0).count(), 212);
+        let (train, test) = split(569, 0.2, 7);
+        assert_eq!((train.len(), test.len()), (455, 114));
+        let mut all: Vec<usize> = train.iter().chain(&test).copied().collect();
+        all.sort_unstable();
+        assert_eq!(all, (0..569).collect::<Vec<_>>());
+        assert!(parse_csv("2,1,a,b\n1.0,0\n")
+            .unwrap_err()
+            .to_string()
+            .contains("header says 2"));
+        assert!(parse_csv("1,1,a,b\nx,0\n")
+            .unwrap_err()
+            .to_string()
+            .contains("line 2"));
+    }
+
+    #[test]
+    fn polynomial_keeps_signs_within_the_bound() {
+        for i in -970..=970 {
+            let z = i as f64 / 100.0;
+            assert_eq!(sigmoid3(z) >= 0.5, z >= 0.0, "z = {z}");
+        }
+    }
+}

@@ -1,0 +1,238 @@
+//! `xehe eval`: load SEAL-serialized parameters, keys, ciphertexts and plaintexts, evaluate an
+//! expression ([`super::expr`]) on the chosen device, save the result in SEAL's format — the
+//! server side of the paper's client/server split (§III-B4).
+
+use super::expr::{parse, Env, Value};
+use crate::device::DeviceResident;
+use crate::{
+    Ciphertext, ComprMode, Context, EncryptionParameters, Error, Evaluator, GaloisKeys, Plaintext,
+    RelinKeys, Result, SealLoad, SealObject,
+};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+/// Where `xehe eval` and `xehe demo` run the evaluator.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DeviceSel {
+    /// The CPU backend.
+    Cpu,
+    /// The GPU (error when none is usable).
+    Cuda,
+    /// The GPU when one is usable, else the CPU with a notice.
+    Auto,
+}
+
+impl DeviceSel {
+    /// Parse `cpu`, `cuda` or `auto`.
+    ///
+    /// # Errors
+    /// `InvalidArgument` for anything else.
+    pub fn parse(s: &str) -> Result<Self> {
+        match s {
+            "cpu" => Ok(DeviceSel::Cpu),
+            "cuda" | "gpu" => Ok(DeviceSel::Cuda),
+            "auto" => Ok(DeviceSel::Auto),
+            _ => Err(Error::InvalidArgument(format!(
+                "device `{s}`: expected cpu, cuda or auto"
+            ))),
+        }
+    }
+
+    /// Whether to mark objects with `.gpu()`: `Ok(true)` for a usable GPU, `Ok(false)` for the
+    /// CPU (with `Auto`, `notice` receives why no GPU is used).
+    ///
+    /// # Errors
+    /// `Error::Device` naming what is missing when `Cuda` was asked for and no GPU is usable.
+    pub fn resolve(self, notice: &mut dyn FnMut(&str)) -> Result<bool> {
+        match self {
+            DeviceSel::Cpu => Ok(false),
+            DeviceSel::Cuda => crate::device::default_queue().map(|_| true),
+            DeviceSel::Auto => match crate::device::default_queue() {
+                Ok(_) => Ok(true),
+                Err(e) => {
+                    notice(&format!("no GPU usable ({e}); running on the CPU backend"));
+                    Ok(false)
+                }
+            },
+        }
+    }
+}
+
+/// Parse a compression name: `none`, `zlib`, `zstd`.
+///
+/// # Errors
+/// `InvalidArgument` for anything else.
+pub fn parse_compression(s: &str) -> Result<ComprMode> {
+    match s {
+        "none" => Ok(ComprMode::None),
+        "zlib" => Ok(ComprMode::Zlib),
+        "zstd" => Ok(ComprMode::Zstd),
+        _ => Err(Error::InvalidArgument(format!(
+            "compression `{s}`: expected none, zlib or zstd"
+        ))),
+    }
+}
+
+/// Split `NAME=FILE`.
+///
+/// # Errors
+/// `InvalidArgument` when there is no `=` or the name is not an identifier.
+pub fn parse_binding(s: &str) -> Result<(String, PathBuf)> {
+    let (name, file) = s
+        .split_once('=')
+        .ok_or_else(|| Error::InvalidArgument(format!("`{s}`: expected NAME=FILE")))?;
+    let ident = name
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.');
+    if !ident || file.is_empty() {
+        return Err(Error::InvalidArgument(format!(
+            "`{s}`: expected NAME=FILE with NAME a letter followed by letters, digits, `_` or `.`"
+        )));
+    }
+    Ok((name.to_string(), PathBuf::from(file)))
+}
+
+/// Read a file, naming it in the error.
+///
+/// # Errors
+/// [`Error::Located`] (the path) around `Io`.
+pub fn read_file(path: &Path) -> Result<Vec<u8>> {
+    std::fs::read(path).map_err(|e| Error::from(e).located(path.display().to_string()))
+}
+
+/// Load a SEAL object of `ctx` from `path`, naming `what` and the path in the error.
+///
+/// # Errors
+/// [`Error::Located`] around `Io`, `Malformed` or `NotValidForParams`.
+pub fn load_object<T: SealLoad>(ctx: &Context, what: &str, path: &Path) -> Result<T> {
+    T::load(ctx, &read_file(path)?).map_err(|e| e.located(format!("{what} {}", path.display())))
+}
+
+/// Write `bytes` to `path` through a temporary file in the same directory renamed on success,
+/// so that no partial file is ever left at `path`.
+///
+/// # Errors
+/// `Io` (the temporary file is removed).
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .ok_or_else(|| Error::InvalidArgument(format!("{}: not a file name", path.display())))?;
+    let tmp = dir.join(format!(
+        ".{}.{}.tmp",
+        name.to_string_lossy(),
+        std::process::id()
+    ));
+    let result = std::fs::write(&tmp, bytes).and_then(|_| std::fs::rename(&tmp, path));
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result.map_err(|e| Error::from(e).located(path.display().to_string()))
+}
+
+/// One `xehe eval` job.
+#[derive(Clone, Debug)]
+pub struct EvalJob {
+    /// `EncryptionParameters` as SEAL saves them.
+    pub params: PathBuf,
+    /// `RelinKeys` file.
+    pub relin_keys: Option<PathBuf>,
+    /// `GaloisKeys` file.
+    pub galois_keys: Option<PathBuf>,
+    /// Ciphertext inputs, `(name, file)`.
+    pub inputs: Vec<(String, PathBuf)>,
+    /// Plaintext inputs, `(name, file)`.
+    pub plains: Vec<(String, PathBuf)>,
+    /// The expression.
+    pub expr: String,
+    /// Where the result goes.
+    pub out: PathBuf,
+    /// Compression of the result.
+    pub compression: ComprMode,
+    /// Device.
+    pub device: DeviceSel,
+}
+
+/// What an [`EvalJob`] produced.
+#[derive(Clone, Debug)]
+pub struct EvalReport {
+    /// Whether the evaluation ran on the GPU.
+    pub on_gpu: bool,
+    /// The result (host-current).
+    pub result: Ciphertext,
+    /// Bytes written.
+    pub bytes: usize,
+}
+
+impl EvalJob {
+    /// Parse the expression, load everything, evaluate, save to `out` (atomically).
+    ///
+    /// # Errors
+    /// A syntax or evaluation error located at its expression column, a load error located at
+    /// its file, `InvalidArgument` for a name given twice, `Device` when `--device cuda` finds
+    /// no GPU; `out` is untouched on any error.
+    pub fn run(&self, notice: &mut dyn FnMut(&str)) -> Result<EvalReport> {
+        let expr = parse(&self.expr)?;
+        let parms = EncryptionParameters::load(&read_file(&self.params)?)
+            .map_err(|e| e.located(format!("parameters {}", self.params.display())))?;
+        let ctx = Context::new(&parms)
+            .map_err(|e| e.located(format!("parameters {}", self.params.display())))?;
+        let on_gpu = self.device.resolve(notice)?;
+        let relin_keys: Option<RelinKeys> = self
+            .relin_keys
+            .as_deref()
+            .map(|p| load_object(&ctx, "relinearization keys", p))
+            .transpose()?;
+        let galois_keys: Option<GaloisKeys> = self
+            .galois_keys
+            .as_deref()
+            .map(|p| load_object(&ctx, "Galois keys", p))
+            .transpose()?;
+        let mut values = HashMap::new();
+        for (name, path) in &self.inputs {
+            let mut ct: Ciphertext = load_object(&ctx, &format!("ciphertext {name}"), path)?;
+            if on_gpu {
+                ct.gpu()?;
+            }
+            if values.insert(name.clone(), Value::Cipher(ct)).is_some() {
+                return Err(Error::InvalidArgument(format!(
+                    "the name `{name}` is given twice"
+                )));
+            }
+        }
+        for (name, path) in &self.plains {
+            let mut pt: Plaintext = load_object(&ctx, &format!("plaintext {name}"), path)?;
+            if on_gpu {
+                pt.gpu()?;
+            }
+            if values.insert(name.clone(), Value::Plain(pt)).is_some() {
+                return Err(Error::InvalidArgument(format!(
+                    "the name `{name}` is given twice"
+                )));
+            }
+        }
+        let evaluator = Evaluator::new(&ctx);
+        let env = Env {
+            evaluator: &evaluator,
+            values,
+            relin_keys: relin_keys.as_ref(),
+            galois_keys: galois_keys.as_ref(),
+        };
+        let mut result = env.evaluate(&expr)?;
+        result.download()?;
+        let bytes = result.save(self.compression)?;
+        write_atomically(&self.out, &bytes)?;
+        Ok(EvalReport {
+            on_gpu,
+            result,
+            bytes: bytes.len(),
+        })
+    }
+}
