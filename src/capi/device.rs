@@ -33,17 +33,28 @@ pub const XEHE_PROFILE_CSV: i32 = 0;
 pub const XEHE_PROFILE_JSON: i32 = 1;
 
 /// Apply `f` to the object of `h` under its write lock.
-fn write_with<T: DeviceResident, H: Handle<Payload = RwLock<T>>>(h: *mut H, arg: &'static str, f: impl FnOnce(&mut T) -> CResult<()>) -> XeheStatus {
+fn write_with<T: DeviceResident, H: Handle<Payload = RwLock<T>>>(
+    h: *mut H,
+    arg: &'static str,
+    f: impl FnOnce(&mut T) -> CResult<()>,
+) -> XeheStatus {
     guard(|| f(&mut get(h.cast_const(), arg)?.obj.write()))
 }
 
 /// Mark for the default queue (`gpu()`).
-fn mark_default<T: DeviceResident, H: Handle<Payload = RwLock<T>>>(h: *mut H, arg: &'static str) -> XeheStatus {
+fn mark_default<T: DeviceResident, H: Handle<Payload = RwLock<T>>>(
+    h: *mut H,
+    arg: &'static str,
+) -> XeheStatus {
     write_with(h, arg, |o| o.gpu().map(|_| ()).map_err(Into::into))
 }
 
 /// Mark for `queue` (`gpu_on()`).
-fn mark_on<T: DeviceResident, H: Handle<Payload = RwLock<T>>>(h: *mut H, arg: &'static str, queue: *const XeheQueue) -> XeheStatus {
+fn mark_on<T: DeviceResident, H: Handle<Payload = RwLock<T>>>(
+    h: *mut H,
+    arg: &'static str,
+    queue: *const XeheQueue,
+) -> XeheStatus {
     write_with(h, arg, |o| {
         o.gpu_on(&get(queue, "queue")?.obj);
         Ok(())
@@ -53,7 +64,7 @@ fn mark_on<T: DeviceResident, H: Handle<Payload = RwLock<T>>>(h: *mut H, arg: &'
 /// Mark a ciphertext for the default GPU queue (paper `.gpu()`, §III-C): nothing is uploaded
 /// until an operation needs it; results of operations on marked operands stay on the device.
 ///
-/// **Thread safety:** any thread; writes the ciphertext. **Errors:** `INVALID_HANDLE`; `DEVICE`
+/// **Ownership:** no handle is created or released. **Thread safety:** any thread; writes the ciphertext. **Errors:** `INVALID_HANDLE`; `DEVICE`
 /// when no GPU backend is usable (the ciphertext stays on the CPU, unchanged, and works there).
 #[no_mangle]
 pub extern "C" fn xehe_ciphertext_gpu(ciphertext: *mut XeheCiphertext) -> XeheStatus {
@@ -62,37 +73,53 @@ pub extern "C" fn xehe_ciphertext_gpu(ciphertext: *mut XeheCiphertext) -> XeheSt
 
 /// Mark a ciphertext for `queue` (e.g. one queue per thread, §III-H).
 ///
-/// **Thread safety:** any thread; writes the ciphertext. **Errors:** `INVALID_HANDLE`.
+/// **Ownership:** no handle is created or released. **Thread safety:** any thread; writes the ciphertext. **Errors:** `INVALID_HANDLE`.
 #[no_mangle]
-pub extern "C" fn xehe_ciphertext_gpu_on(ciphertext: *mut XeheCiphertext, queue: *const XeheQueue) -> XeheStatus {
+pub extern "C" fn xehe_ciphertext_gpu_on(
+    ciphertext: *mut XeheCiphertext,
+    queue: *const XeheQueue,
+) -> XeheStatus {
     mark_on(ciphertext, "ciphertext", queue)
 }
 
 /// Mark a plaintext for the default GPU queue; as [`xehe_ciphertext_gpu`].
+///
+/// **Ownership:** no handle is created or released. **Thread safety:** any thread; writes the
+/// plaintext. **Errors:** `INVALID_HANDLE`; `DEVICE` when no GPU backend is usable (the
+/// plaintext stays on the CPU).
 #[no_mangle]
 pub extern "C" fn xehe_plaintext_gpu(plaintext: *mut XehePlaintext) -> XeheStatus {
     mark_default(plaintext, "plaintext")
 }
 
 /// Mark a plaintext for `queue`; as [`xehe_ciphertext_gpu_on`].
+///
+/// **Ownership:** no handle is created or released. **Thread safety:** any thread; writes the
+/// plaintext. **Errors:** `INVALID_HANDLE`; `DEVICE` when no GPU backend is usable (the
+/// plaintext stays on the CPU).
 #[no_mangle]
-pub extern "C" fn xehe_plaintext_gpu_on(plaintext: *mut XehePlaintext, queue: *const XeheQueue) -> XeheStatus {
+pub extern "C" fn xehe_plaintext_gpu_on(
+    plaintext: *mut XehePlaintext,
+    queue: *const XeheQueue,
+) -> XeheStatus {
     mark_on(plaintext, "plaintext", queue)
 }
 
 /// Make the host copy of a ciphertext current (synchronizes its queue and ends the compute
 /// frame, §III-G); the device copy stays. No-op when the host copy is current.
 ///
-/// **Thread safety:** any thread; writes the ciphertext. **Errors:** `INVALID_HANDLE`;
+/// **Ownership:** no handle is created or released. **Thread safety:** any thread; writes the ciphertext. **Errors:** `INVALID_HANDLE`;
 /// `DEVICE` (the ciphertext is unchanged then).
 #[no_mangle]
 pub extern "C" fn xehe_ciphertext_download(ciphertext: *mut XeheCiphertext) -> XeheStatus {
-    write_with(ciphertext, "ciphertext", |c| c.download().map_err(Into::into))
+    write_with(ciphertext, "ciphertext", |c| {
+        c.download().map_err(Into::into)
+    })
 }
 
 /// Download and leave the device: later operations on the ciphertext run on the CPU.
 ///
-/// **Thread safety:** any thread; writes the ciphertext. **Errors:** `INVALID_HANDLE`; `DEVICE`.
+/// **Ownership:** no handle is created or released. **Thread safety:** any thread; writes the ciphertext. **Errors:** `INVALID_HANDLE`; `DEVICE`.
 #[no_mangle]
 pub extern "C" fn xehe_ciphertext_cpu(ciphertext: *mut XeheCiphertext) -> XeheStatus {
     write_with(ciphertext, "ciphertext", |c| c.cpu().map_err(Into::into))
@@ -101,12 +128,15 @@ pub extern "C" fn xehe_ciphertext_cpu(ciphertext: *mut XeheCiphertext) -> XeheSt
 /// The device state of a ciphertext as flags: `XEHE_DEVICE_MARKED`, `XEHE_DEVICE_RESIDENT`,
 /// `XEHE_DEVICE_DIRTY`.
 ///
-/// **Thread safety:** any thread (reads). **Errors:** `NULL_POINTER`; `INVALID_HANDLE`.
+/// **Ownership:** no handle is created or released. **Thread safety:** any thread (reads). **Errors:** `NULL_POINTER`; `INVALID_HANDLE`.
 ///
 /// # Safety
 /// `flags` is valid for a write.
 #[no_mangle]
-pub unsafe extern "C" fn xehe_ciphertext_device_flags(ciphertext: *const XeheCiphertext, flags: *mut u32) -> XeheStatus {
+pub unsafe extern "C" fn xehe_ciphertext_device_flags(
+    ciphertext: *const XeheCiphertext,
+    flags: *mut u32,
+) -> XeheStatus {
     guard(|| {
         let c = get(ciphertext, "ciphertext")?;
         let ct = c.obj.read();
@@ -121,7 +151,7 @@ pub unsafe extern "C" fn xehe_ciphertext_device_flags(ciphertext: *const XeheCip
 /// Whether a GPU backend is usable: the default queue (the one `gpu()` uses, chosen by
 /// `XEHE_DEVICE=cpu|cuda[:i]|auto`) can be created. When not, the last error says why.
 ///
-/// **Thread safety:** any thread. **Errors:** `NULL_POINTER`. (No GPU is not an error here:
+/// **Ownership:** no handle is created or released. **Thread safety:** any thread. **Errors:** `NULL_POINTER`. (No GPU is not an error here:
 /// `*available` is false.)
 ///
 /// # Safety
@@ -153,7 +183,10 @@ pub unsafe extern "C" fn xehe_device_available(available: *mut bool) -> XeheStat
 /// # Safety
 /// `device` is NULL or a NUL-terminated string; `out` is valid for a write.
 #[no_mangle]
-pub unsafe extern "C" fn xehe_queue_create(device: *const c_char, out: *mut *mut XeheQueue) -> XeheStatus {
+pub unsafe extern "C" fn xehe_queue_create(
+    device: *const c_char,
+    out: *mut *mut XeheQueue,
+) -> XeheStatus {
     guard(|| {
         need(out, "out")?;
         let q = if device.is_null() {
@@ -185,7 +218,7 @@ pub unsafe extern "C" fn xehe_queue_default(out: *mut *mut XeheQueue) -> XeheSta
 
 /// Destroy a queue handle. NULL is a no-op. The queue itself lives while objects use it.
 ///
-/// **Thread safety:** any thread. **Errors:** `INVALID_HANDLE`.
+/// **Ownership:** releases the caller's handle. **Thread safety:** any thread. **Errors:** `INVALID_HANDLE`.
 #[no_mangle]
 pub extern "C" fn xehe_queue_destroy(queue: *mut XeheQueue) -> XeheStatus {
     guard(|| destroy(queue))
@@ -193,7 +226,7 @@ pub extern "C" fn xehe_queue_destroy(queue: *mut XeheQueue) -> XeheStatus {
 
 /// Wait for all work queued so far.
 ///
-/// **Thread safety:** any thread. **Errors:** `INVALID_HANDLE`; `DEVICE`.
+/// **Ownership:** no handle is created or released. **Thread safety:** any thread. **Errors:** `INVALID_HANDLE`; `DEVICE`.
 #[no_mangle]
 pub extern "C" fn xehe_queue_synchronize(queue: *const XeheQueue) -> XeheStatus {
     guard(|| Ok(get(queue, "queue")?.obj.synchronize()?))
@@ -202,7 +235,7 @@ pub extern "C" fn xehe_queue_synchronize(queue: *const XeheQueue) -> XeheStatus 
 /// Start a compute frame (§III-G): device buffers freed inside the frame are kept in the
 /// queue's memory cache for reuse until the frame ends.
 ///
-/// **Thread safety:** any thread. **Errors:** `INVALID_HANDLE`.
+/// **Ownership:** no handle is created or released. **Thread safety:** any thread. **Errors:** `INVALID_HANDLE`.
 #[no_mangle]
 pub extern "C" fn xehe_queue_start_compute_frame(queue: *const XeheQueue) -> XeheStatus {
     guard(|| {
@@ -213,23 +246,29 @@ pub extern "C" fn xehe_queue_start_compute_frame(queue: *const XeheQueue) -> Xeh
 
 /// Synchronize and end the compute frame (§III-G).
 ///
-/// **Thread safety:** any thread. **Errors:** `INVALID_HANDLE`; `DEVICE`.
+/// **Ownership:** no handle is created or released. **Thread safety:** any thread. **Errors:** `INVALID_HANDLE`; `DEVICE`.
 #[no_mangle]
 pub extern "C" fn xehe_queue_end_compute_frame(queue: *const XeheQueue) -> XeheStatus {
     guard(|| Ok(get(queue, "queue")?.obj.end_compute_frame()?))
 }
 
 /// The queue's profiler, or `INVALID_ARGUMENT` for a backend without one.
-fn with_profiler<R>(queue: *const XeheQueue, f: impl FnOnce(&crate::device::profiler::Profiler) -> R) -> CResult<R> {
+fn with_profiler<R>(
+    queue: *const XeheQueue,
+    f: impl FnOnce(&crate::device::profiler::Profiler) -> R,
+) -> CResult<R> {
     let q = get(queue, "queue")?;
-    let p = q.obj.profiler().ok_or_else(|| Error::InvalidArgument("this queue's backend has no profiler".into()))?;
+    let p = q
+        .obj
+        .profiler()
+        .ok_or_else(|| Error::InvalidArgument("this queue's backend has no profiler".into()))?;
     Ok(f(p))
 }
 
 /// Turn kernel event recording on or off (off by default; on costs a host synchronization
 /// per kernel).
 ///
-/// **Thread safety:** any thread. **Errors:** `INVALID_HANDLE`; `INVALID_ARGUMENT`.
+/// **Ownership:** no handle is created or released. **Thread safety:** any thread. **Errors:** `INVALID_HANDLE`; `INVALID_ARGUMENT`.
 #[no_mangle]
 pub extern "C" fn xehe_queue_profiler_enable(queue: *const XeheQueue, enabled: bool) -> XeheStatus {
     guard(|| with_profiler(queue, |p| p.set_enabled(enabled)))
@@ -237,7 +276,7 @@ pub extern "C" fn xehe_queue_profiler_enable(queue: *const XeheQueue, enabled: b
 
 /// Clear the recorded kernel events.
 ///
-/// **Thread safety:** any thread. **Errors:** `INVALID_HANDLE`; `INVALID_ARGUMENT`.
+/// **Ownership:** no handle is created or released. **Thread safety:** any thread. **Errors:** `INVALID_HANDLE`; `INVALID_ARGUMENT`.
 #[no_mangle]
 pub extern "C" fn xehe_queue_profiler_clear(queue: *const XeheQueue) -> XeheStatus {
     guard(|| with_profiler(queue, |p| p.clear()))
@@ -253,13 +292,21 @@ pub extern "C" fn xehe_queue_profiler_clear(queue: *const XeheQueue) -> XeheStat
 /// # Safety
 /// `buf` is NULL or valid for `capacity` writes; `written` is valid for a write.
 #[no_mangle]
-pub unsafe extern "C" fn xehe_queue_profiler_export(queue: *const XeheQueue, format: i32, buf: *mut c_char, capacity: usize, written: *mut usize) -> XeheStatus {
+pub unsafe extern "C" fn xehe_queue_profiler_export(
+    queue: *const XeheQueue,
+    format: i32,
+    buf: *mut c_char,
+    capacity: usize,
+    written: *mut usize,
+) -> XeheStatus {
     guard(|| {
         need(written, "written")?;
         let text = with_profiler(queue, |p| match format {
             XEHE_PROFILE_CSV => Ok(p.to_csv()),
             XEHE_PROFILE_JSON => Ok(p.to_json()),
-            f => Err(Error::InvalidArgument(format!("profile format {f}: expected 0 (CSV) or 1 (JSON)"))),
+            f => Err(Error::InvalidArgument(format!(
+                "profile format {f}: expected 0 (CSV) or 1 (JSON)"
+            ))),
         })??;
         let mut bytes: Vec<c_char> = text.bytes().map(|b| b as c_char).collect();
         bytes.push(0);

@@ -2,7 +2,10 @@
 //! `KeyGenerator`, `CKKSEncoder`, `Encryptor`, `Decryptor`).
 
 use super::handles::{destroy, get, issue, same_context, Bound, Handle};
-use super::objects::{parms_id_in, XeheCiphertext, XeheContext, XeheGaloisKeys, XehePlaintext, XehePublicKey, XeheRelinKeys, XeheSecretKey};
+use super::objects::{
+    parms_id_in, XeheCiphertext, XeheContext, XeheGaloisKeys, XehePlaintext, XehePublicKey,
+    XeheRelinKeys, XeheSecretKey,
+};
 use super::{copy_out, guard, need, slice_in, write_out, CResult, XeheStatus};
 use crate::{CkksEncoder, Decryptor, Encryptor, KeyGenerator, ParmsId};
 use parking_lot::RwLock;
@@ -42,7 +45,11 @@ impl Handle for XeheDecryptor {
 }
 
 /// Look up an object and check it belongs to context `ctx`.
-pub(crate) fn get_in<H: Handle>(h: *const H, arg: &'static str, ctx: u64) -> CResult<Bound<H::Payload>> {
+pub(crate) fn get_in<H: Handle>(
+    h: *const H,
+    arg: &'static str,
+    ctx: u64,
+) -> CResult<Bound<H::Payload>> {
     let b = get(h, arg)?;
     same_context(ctx, b.ctx, arg)?;
     Ok(b)
@@ -84,7 +91,10 @@ unsafe fn level_or_first(enc: &CkksEncoder, parms_id: *const u64) -> CResult<Par
 /// # Safety
 /// `out` is valid for a write.
 #[no_mangle]
-pub unsafe extern "C" fn xehe_keygen_create(context: *const XeheContext, out: *mut *mut XeheKeyGenerator) -> XeheStatus {
+pub unsafe extern "C" fn xehe_keygen_create(
+    context: *const XeheContext,
+    out: *mut *mut XeheKeyGenerator,
+) -> XeheStatus {
     guard(|| {
         need(out, "out")?;
         let c = get(context, "context")?;
@@ -102,19 +112,25 @@ pub unsafe extern "C" fn xehe_keygen_create(context: *const XeheContext, out: *m
 /// # Safety
 /// `out` is valid for a write.
 #[no_mangle]
-pub unsafe extern "C" fn xehe_keygen_create_from_secret_key(context: *const XeheContext, secret_key: *const XeheSecretKey, out: *mut *mut XeheKeyGenerator) -> XeheStatus {
+pub unsafe extern "C" fn xehe_keygen_create_from_secret_key(
+    context: *const XeheContext,
+    secret_key: *const XeheSecretKey,
+    out: *mut *mut XeheKeyGenerator,
+) -> XeheStatus {
     guard(|| {
         need(out, "out")?;
         let c = get(context, "context")?;
         let sk = get_in(secret_key, "secret_key", c.ctx)?;
         // SAFETY: forwarded contract.
-        unsafe { issue::<XeheKeyGenerator>(KeyGenerator::from_secret_key(&c.obj, &sk.obj)?, c.ctx, out) }
+        unsafe {
+            issue::<XeheKeyGenerator>(KeyGenerator::from_secret_key(&c.obj, &sk.obj)?, c.ctx, out)
+        }
     })
 }
 
 /// Destroy a key generator (its secret key copy is zeroed). NULL is a no-op.
 ///
-/// **Thread safety:** any thread. **Errors:** `INVALID_HANDLE`.
+/// **Ownership:** releases the caller's handle. **Thread safety:** any thread. **Errors:** `INVALID_HANDLE`.
 #[no_mangle]
 pub extern "C" fn xehe_keygen_destroy(keygen: *mut XeheKeyGenerator) -> XeheStatus {
     guard(|| destroy(keygen))
@@ -128,7 +144,10 @@ pub extern "C" fn xehe_keygen_destroy(keygen: *mut XeheKeyGenerator) -> XeheStat
 /// # Safety
 /// `out` is valid for a write.
 #[no_mangle]
-pub unsafe extern "C" fn xehe_keygen_secret_key(keygen: *const XeheKeyGenerator, out: *mut *mut XeheSecretKey) -> XeheStatus {
+pub unsafe extern "C" fn xehe_keygen_secret_key(
+    keygen: *const XeheKeyGenerator,
+    out: *mut *mut XeheSecretKey,
+) -> XeheStatus {
     guard(|| {
         let kg = get(keygen, "keygen")?;
         // SAFETY: forwarded contract.
@@ -144,7 +163,10 @@ pub unsafe extern "C" fn xehe_keygen_secret_key(keygen: *const XeheKeyGenerator,
 /// # Safety
 /// `out` is valid for a write.
 #[no_mangle]
-pub unsafe extern "C" fn xehe_keygen_create_public_key(keygen: *const XeheKeyGenerator, out: *mut *mut XehePublicKey) -> XeheStatus {
+pub unsafe extern "C" fn xehe_keygen_create_public_key(
+    keygen: *const XeheKeyGenerator,
+    out: *mut *mut XehePublicKey,
+) -> XeheStatus {
     guard(|| {
         need(out, "out")?;
         let kg = get(keygen, "keygen")?;
@@ -162,7 +184,10 @@ pub unsafe extern "C" fn xehe_keygen_create_public_key(keygen: *const XeheKeyGen
 /// # Safety
 /// `out` is valid for a write.
 #[no_mangle]
-pub unsafe extern "C" fn xehe_keygen_create_relin_keys(keygen: *const XeheKeyGenerator, out: *mut *mut XeheRelinKeys) -> XeheStatus {
+pub unsafe extern "C" fn xehe_keygen_create_relin_keys(
+    keygen: *const XeheKeyGenerator,
+    out: *mut *mut XeheRelinKeys,
+) -> XeheStatus {
     guard(|| {
         need(out, "out")?;
         let kg = get(keygen, "keygen")?;
@@ -182,13 +207,22 @@ pub unsafe extern "C" fn xehe_keygen_create_relin_keys(keygen: *const XeheKeyGen
 /// # Safety
 /// `steps` is valid for `count` reads; `out` for a write.
 #[no_mangle]
-pub unsafe extern "C" fn xehe_keygen_create_galois_keys(keygen: *const XeheKeyGenerator, steps: *const i32, count: usize, out: *mut *mut XeheGaloisKeys) -> XeheStatus {
+pub unsafe extern "C" fn xehe_keygen_create_galois_keys(
+    keygen: *const XeheKeyGenerator,
+    steps: *const i32,
+    count: usize,
+    out: *mut *mut XeheGaloisKeys,
+) -> XeheStatus {
     guard(|| {
         need(out, "out")?;
         let kg = get(keygen, "keygen")?;
         // SAFETY: forwarded contract.
         let steps = unsafe { slice_in(steps, count, "steps")? };
-        let keys = if steps.is_empty() { kg.obj.create_galois_keys()? } else { kg.obj.create_galois_keys_from_steps(steps)? };
+        let keys = if steps.is_empty() {
+            kg.obj.create_galois_keys()?
+        } else {
+            kg.obj.create_galois_keys_from_steps(steps)?
+        };
         // SAFETY: forwarded contract.
         unsafe { issue::<XeheGaloisKeys>(keys, kg.ctx, out) }
     })
@@ -205,7 +239,10 @@ pub unsafe extern "C" fn xehe_keygen_create_galois_keys(keygen: *const XeheKeyGe
 /// # Safety
 /// `out` is valid for a write.
 #[no_mangle]
-pub unsafe extern "C" fn xehe_encoder_create(context: *const XeheContext, out: *mut *mut XeheEncoder) -> XeheStatus {
+pub unsafe extern "C" fn xehe_encoder_create(
+    context: *const XeheContext,
+    out: *mut *mut XeheEncoder,
+) -> XeheStatus {
     guard(|| {
         need(out, "out")?;
         let c = get(context, "context")?;
@@ -216,7 +253,7 @@ pub unsafe extern "C" fn xehe_encoder_create(context: *const XeheContext, out: *
 
 /// Destroy an encoder. NULL is a no-op.
 ///
-/// **Thread safety:** any thread. **Errors:** `INVALID_HANDLE`.
+/// **Ownership:** releases the caller's handle. **Thread safety:** any thread. **Errors:** `INVALID_HANDLE`.
 #[no_mangle]
 pub extern "C" fn xehe_encoder_destroy(encoder: *mut XeheEncoder) -> XeheStatus {
     guard(|| destroy(encoder))
@@ -224,12 +261,15 @@ pub extern "C" fn xehe_encoder_destroy(encoder: *mut XeheEncoder) -> XeheStatus 
 
 /// Number of slots, N/2 (SEAL `CKKSEncoder::slot_count`).
 ///
-/// **Thread safety:** any thread. **Errors:** `NULL_POINTER`; `INVALID_HANDLE`.
+/// **Ownership:** no handle is created or released. **Thread safety:** any thread. **Errors:** `NULL_POINTER`; `INVALID_HANDLE`.
 ///
 /// # Safety
 /// `out` is valid for a write.
 #[no_mangle]
-pub unsafe extern "C" fn xehe_encoder_slot_count(encoder: *const XeheEncoder, out: *mut usize) -> XeheStatus {
+pub unsafe extern "C" fn xehe_encoder_slot_count(
+    encoder: *const XeheEncoder,
+    out: *mut usize,
+) -> XeheStatus {
     guard(|| {
         let e = get(encoder, "encoder")?;
         // SAFETY: forwarded contract.
@@ -249,12 +289,24 @@ pub unsafe extern "C" fn xehe_encoder_slot_count(encoder: *const XeheEncoder, ou
 /// # Safety
 /// `values` is valid for `count` reads; `parms_id` is NULL or valid for 4 reads.
 #[no_mangle]
-pub unsafe extern "C" fn xehe_encoder_encode(encoder: *const XeheEncoder, values: *const f64, count: usize, parms_id: *const u64, scale: f64, destination: *mut XehePlaintext) -> XeheStatus {
+pub unsafe extern "C" fn xehe_encoder_encode(
+    encoder: *const XeheEncoder,
+    values: *const f64,
+    count: usize,
+    parms_id: *const u64,
+    scale: f64,
+    destination: *mut XehePlaintext,
+) -> XeheStatus {
     guard(|| {
         let e = get(encoder, "encoder")?;
         let dest = Dest::new(destination, e.ctx)?;
         // SAFETY: forwarded contract.
-        let (values, level) = unsafe { (slice_in(values, count, "values")?, level_or_first(&e.obj, parms_id)?) };
+        let (values, level) = unsafe {
+            (
+                slice_in(values, count, "values")?,
+                level_or_first(&e.obj, parms_id)?,
+            )
+        };
         dest.put(e.obj.encode_f64(values, level, scale)?)
     })
 }
@@ -262,10 +314,21 @@ pub unsafe extern "C" fn xehe_encoder_encode(encoder: *const XeheEncoder, values
 /// Encode `value` into every slot (SEAL `CKKSEncoder::encode(double, parms_id, scale,
 /// destination)`); as [`xehe_encoder_encode`].
 ///
+/// **Ownership:** `destination` is an existing plaintext of the same context, overwritten.
+/// **Thread safety:** any thread; writes `destination`. **Errors:** `NULL_POINTER`;
+/// `INVALID_HANDLE`; `CONTEXT_MISMATCH`; `NOT_VALID_FOR_PARAMS` (`parms_id`);
+/// `INVALID_ARGUMENT`; `SCALE_OUT_OF_BOUNDS`.
+///
 /// # Safety
 /// `parms_id` is NULL or valid for 4 reads.
 #[no_mangle]
-pub unsafe extern "C" fn xehe_encoder_encode_constant(encoder: *const XeheEncoder, value: f64, parms_id: *const u64, scale: f64, destination: *mut XehePlaintext) -> XeheStatus {
+pub unsafe extern "C" fn xehe_encoder_encode_constant(
+    encoder: *const XeheEncoder,
+    value: f64,
+    parms_id: *const u64,
+    scale: f64,
+    destination: *mut XehePlaintext,
+) -> XeheStatus {
     guard(|| {
         let e = get(encoder, "encoder")?;
         let dest = Dest::new(destination, e.ctx)?;
@@ -285,7 +348,13 @@ pub unsafe extern "C" fn xehe_encoder_encode_constant(encoder: *const XeheEncode
 /// # Safety
 /// `values` is NULL or valid for `capacity` writes; `written` is valid for a write.
 #[no_mangle]
-pub unsafe extern "C" fn xehe_encoder_decode(encoder: *const XeheEncoder, plaintext: *const XehePlaintext, values: *mut f64, capacity: usize, written: *mut usize) -> XeheStatus {
+pub unsafe extern "C" fn xehe_encoder_decode(
+    encoder: *const XeheEncoder,
+    plaintext: *const XehePlaintext,
+    values: *mut f64,
+    capacity: usize,
+    written: *mut usize,
+) -> XeheStatus {
     guard(|| {
         need(written, "written")?;
         let e = get(encoder, "encoder")?;
@@ -308,14 +377,21 @@ pub unsafe extern "C" fn xehe_encoder_decode(encoder: *const XeheEncoder, plaint
 /// # Safety
 /// `out` is valid for a write.
 #[no_mangle]
-pub unsafe extern "C" fn xehe_encryptor_create(context: *const XeheContext, public_key: *const XehePublicKey, secret_key: *const XeheSecretKey, out: *mut *mut XeheEncryptor) -> XeheStatus {
+pub unsafe extern "C" fn xehe_encryptor_create(
+    context: *const XeheContext,
+    public_key: *const XehePublicKey,
+    secret_key: *const XeheSecretKey,
+    out: *mut *mut XeheEncryptor,
+) -> XeheStatus {
     guard(|| {
         need(out, "out")?;
         let c = get(context, "context")?;
         let mut enc = match (public_key.is_null(), secret_key.is_null()) {
             (true, true) => return Err(super::CError::Null("public_key and secret_key")),
             (false, _) => Encryptor::new(&c.obj, &get_in(public_key, "public_key", c.ctx)?.obj)?,
-            (true, false) => Encryptor::with_secret_key(&c.obj, &get_in(secret_key, "secret_key", c.ctx)?.obj)?,
+            (true, false) => {
+                Encryptor::with_secret_key(&c.obj, &get_in(secret_key, "secret_key", c.ctx)?.obj)?
+            }
         };
         if !public_key.is_null() && !secret_key.is_null() {
             enc.set_secret_key(&get_in(secret_key, "secret_key", c.ctx)?.obj)?;
@@ -327,7 +403,7 @@ pub unsafe extern "C" fn xehe_encryptor_create(context: *const XeheContext, publ
 
 /// Destroy an encryptor. NULL is a no-op.
 ///
-/// **Thread safety:** any thread. **Errors:** `INVALID_HANDLE`.
+/// **Ownership:** releases the caller's handle. **Thread safety:** any thread. **Errors:** `INVALID_HANDLE`.
 #[no_mangle]
 pub extern "C" fn xehe_encryptor_destroy(encryptor: *mut XeheEncryptor) -> XeheStatus {
     guard(|| destroy(encryptor))
@@ -339,23 +415,40 @@ pub extern "C" fn xehe_encryptor_destroy(encryptor: *mut XeheEncryptor) -> XeheS
 /// **Thread safety:** any thread; writes `destination`. **Errors:** `INVALID_HANDLE`;
 /// `CONTEXT_MISMATCH`; `MISSING_KEY` without a public key; `NOT_VALID_FOR_PARAMS`; `WRONG_FORM`.
 #[no_mangle]
-pub extern "C" fn xehe_encryptor_encrypt(encryptor: *const XeheEncryptor, plaintext: *const XehePlaintext, destination: *mut XeheCiphertext) -> XeheStatus {
+pub extern "C" fn xehe_encryptor_encrypt(
+    encryptor: *const XeheEncryptor,
+    plaintext: *const XehePlaintext,
+    destination: *mut XeheCiphertext,
+) -> XeheStatus {
     guard(|| {
         let e = get(encryptor, "encryptor")?;
         let dest = Dest::new(destination, e.ctx)?;
-        let ct = e.obj.encrypt(&get_in(plaintext, "plaintext", e.ctx)?.obj.read())?;
+        let ct = e
+            .obj
+            .encrypt(&get_in(plaintext, "plaintext", e.ctx)?.obj.read())?;
         dest.put(ct)
     })
 }
 
 /// Encrypt with the secret key into `destination` (SEAL `Encryptor::encrypt_symmetric`); as
 /// [`xehe_encryptor_encrypt`] (`MISSING_KEY` without a secret key).
+///
+/// **Ownership:** `destination` is an existing ciphertext of the same context, overwritten.
+/// **Thread safety:** any thread; writes `destination`. **Errors:** `INVALID_HANDLE`;
+/// `CONTEXT_MISMATCH`; `MISSING_KEY` without a secret key; `NOT_VALID_FOR_PARAMS`;
+/// `WRONG_FORM`.
 #[no_mangle]
-pub extern "C" fn xehe_encryptor_encrypt_symmetric(encryptor: *const XeheEncryptor, plaintext: *const XehePlaintext, destination: *mut XeheCiphertext) -> XeheStatus {
+pub extern "C" fn xehe_encryptor_encrypt_symmetric(
+    encryptor: *const XeheEncryptor,
+    plaintext: *const XehePlaintext,
+    destination: *mut XeheCiphertext,
+) -> XeheStatus {
     guard(|| {
         let e = get(encryptor, "encryptor")?;
         let dest = Dest::new(destination, e.ctx)?;
-        let ct = e.obj.encrypt_symmetric(&get_in(plaintext, "plaintext", e.ctx)?.obj.read())?;
+        let ct = e
+            .obj
+            .encrypt_symmetric(&get_in(plaintext, "plaintext", e.ctx)?.obj.read())?;
         dest.put(ct)
     })
 }
@@ -369,7 +462,11 @@ pub extern "C" fn xehe_encryptor_encrypt_symmetric(encryptor: *const XeheEncrypt
 /// # Safety
 /// `out` is valid for a write.
 #[no_mangle]
-pub unsafe extern "C" fn xehe_decryptor_create(context: *const XeheContext, secret_key: *const XeheSecretKey, out: *mut *mut XeheDecryptor) -> XeheStatus {
+pub unsafe extern "C" fn xehe_decryptor_create(
+    context: *const XeheContext,
+    secret_key: *const XeheSecretKey,
+    out: *mut *mut XeheDecryptor,
+) -> XeheStatus {
     guard(|| {
         need(out, "out")?;
         let c = get(context, "context")?;
@@ -381,7 +478,7 @@ pub unsafe extern "C" fn xehe_decryptor_create(context: *const XeheContext, secr
 
 /// Destroy a decryptor. NULL is a no-op.
 ///
-/// **Thread safety:** any thread. **Errors:** `INVALID_HANDLE`.
+/// **Ownership:** releases the caller's handle. **Thread safety:** any thread. **Errors:** `INVALID_HANDLE`.
 #[no_mangle]
 pub extern "C" fn xehe_decryptor_destroy(decryptor: *mut XeheDecryptor) -> XeheStatus {
     guard(|| destroy(decryptor))
@@ -394,11 +491,17 @@ pub extern "C" fn xehe_decryptor_destroy(decryptor: *mut XeheDecryptor) -> XeheS
 /// **Thread safety:** any thread; writes `destination`. **Errors:** `INVALID_HANDLE`;
 /// `CONTEXT_MISMATCH`; `NOT_VALID_FOR_PARAMS`; `WRONG_FORM`; `DEVICE`.
 #[no_mangle]
-pub extern "C" fn xehe_decryptor_decrypt(decryptor: *const XeheDecryptor, ciphertext: *const XeheCiphertext, destination: *mut XehePlaintext) -> XeheStatus {
+pub extern "C" fn xehe_decryptor_decrypt(
+    decryptor: *const XeheDecryptor,
+    ciphertext: *const XeheCiphertext,
+    destination: *mut XehePlaintext,
+) -> XeheStatus {
     guard(|| {
         let d = get(decryptor, "decryptor")?;
         let dest = Dest::new(destination, d.ctx)?;
-        let pt = d.obj.decrypt(&get_in(ciphertext, "ciphertext", d.ctx)?.obj.read())?;
+        let pt = d
+            .obj
+            .decrypt(&get_in(ciphertext, "ciphertext", d.ctx)?.obj.read())?;
         dest.put(pt)
     })
 }

@@ -39,7 +39,11 @@ pub(crate) struct Bound<P> {
 /// Register `obj` bound to context `ctx` and return its new handle.
 pub(crate) fn register<H: Handle>(obj: H::Payload, ctx: u64) -> *mut H {
     let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
-    let entry = Entry { obj: Arc::new(obj), name: H::NAME, ctx };
+    let entry = Entry {
+        obj: Arc::new(obj),
+        name: H::NAME,
+        ctx,
+    };
     REGISTRY.write().insert(id, entry);
     id as usize as *mut H
 }
@@ -62,7 +66,11 @@ pub(crate) unsafe fn issue<H: Handle>(obj: H::Payload, ctx: u64, out: *mut *mut 
 pub(crate) unsafe fn issue_self_bound<H: Handle>(obj: H::Payload, out: *mut *mut H) -> CResult<()> {
     need(out, "out")?;
     let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
-    let entry = Entry { obj: Arc::new(obj), name: H::NAME, ctx: id };
+    let entry = Entry {
+        obj: Arc::new(obj),
+        name: H::NAME,
+        ctx: id,
+    };
     REGISTRY.write().insert(id, entry);
     // SAFETY: checked non-NULL; valid by the caller's contract.
     unsafe { write_out(out, "out", id as usize as *mut H) }
@@ -74,7 +82,10 @@ pub(crate) fn get<H: Handle>(h: *const H, arg: &'static str) -> CResult<Bound<H:
     let id = h as usize as u64;
     let reg = REGISTRY.read();
     let entry = reg.get(&id).ok_or_else(|| {
-        CError::Handle(format!("`{arg}` is not a live {} handle (destroyed or never created)", H::NAME))
+        CError::Handle(format!(
+            "`{arg}` is not a live {} handle (destroyed or never created)",
+            H::NAME
+        ))
     })?;
     let ctx = entry.ctx;
     let name = entry.name;

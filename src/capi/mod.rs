@@ -211,7 +211,11 @@ pub(crate) fn need<T>(p: *const T, name: &'static str) -> CResult<()> {
 ///
 /// # Safety
 /// `ptr` is NULL or valid for reads of `len` elements.
-pub(crate) unsafe fn slice_in<'a, T>(ptr: *const T, len: usize, name: &'static str) -> CResult<&'a [T]> {
+pub(crate) unsafe fn slice_in<'a, T>(
+    ptr: *const T,
+    len: usize,
+    name: &'static str,
+) -> CResult<&'a [T]> {
     if len == 0 {
         return Ok(&[]);
     }
@@ -276,18 +280,39 @@ const ALL_STATUSES: [(XeheStatus, &str); 20] = [
     (XeheStatus::Ok, "XEHE_STATUS_OK\0"),
     (XeheStatus::NullPointer, "XEHE_STATUS_NULL_POINTER\0"),
     (XeheStatus::InvalidHandle, "XEHE_STATUS_INVALID_HANDLE\0"),
-    (XeheStatus::ContextMismatch, "XEHE_STATUS_CONTEXT_MISMATCH\0"),
+    (
+        XeheStatus::ContextMismatch,
+        "XEHE_STATUS_CONTEXT_MISMATCH\0",
+    ),
     (XeheStatus::BufferTooSmall, "XEHE_STATUS_BUFFER_TOO_SMALL\0"),
     (XeheStatus::Panic, "XEHE_STATUS_PANIC\0"),
-    (XeheStatus::InvalidArgument, "XEHE_STATUS_INVALID_ARGUMENT\0"),
-    (XeheStatus::InvalidParameters, "XEHE_STATUS_INVALID_PARAMETERS\0"),
+    (
+        XeheStatus::InvalidArgument,
+        "XEHE_STATUS_INVALID_ARGUMENT\0",
+    ),
+    (
+        XeheStatus::InvalidParameters,
+        "XEHE_STATUS_INVALID_PARAMETERS\0",
+    ),
     (XeheStatus::ParmsMismatch, "XEHE_STATUS_PARMS_MISMATCH\0"),
     (XeheStatus::ScaleMismatch, "XEHE_STATUS_SCALE_MISMATCH\0"),
-    (XeheStatus::ScaleOutOfBounds, "XEHE_STATUS_SCALE_OUT_OF_BOUNDS\0"),
-    (XeheStatus::NotValidForParams, "XEHE_STATUS_NOT_VALID_FOR_PARAMS\0"),
-    (XeheStatus::EndOfModulusChain, "XEHE_STATUS_END_OF_MODULUS_CHAIN\0"),
+    (
+        XeheStatus::ScaleOutOfBounds,
+        "XEHE_STATUS_SCALE_OUT_OF_BOUNDS\0",
+    ),
+    (
+        XeheStatus::NotValidForParams,
+        "XEHE_STATUS_NOT_VALID_FOR_PARAMS\0",
+    ),
+    (
+        XeheStatus::EndOfModulusChain,
+        "XEHE_STATUS_END_OF_MODULUS_CHAIN\0",
+    ),
     (XeheStatus::MissingKey, "XEHE_STATUS_MISSING_KEY\0"),
-    (XeheStatus::TransparentResult, "XEHE_STATUS_TRANSPARENT_RESULT\0"),
+    (
+        XeheStatus::TransparentResult,
+        "XEHE_STATUS_TRANSPARENT_RESULT\0",
+    ),
     (XeheStatus::WrongForm, "XEHE_STATUS_WRONG_FORM\0"),
     (XeheStatus::Malformed, "XEHE_STATUS_MALFORMED\0"),
     (XeheStatus::Io, "XEHE_STATUS_IO\0"),

@@ -146,7 +146,12 @@ fn compr_mode(v: i32) -> CResult<ComprMode> {
         XEHE_COMPR_NONE => ComprMode::None,
         XEHE_COMPR_ZLIB => ComprMode::Zlib,
         XEHE_COMPR_ZSTD => ComprMode::Zstd,
-        _ => return Err(Error::InvalidArgument(format!("compr_mode {v}: expected 0 (none), 1 (zlib) or 2 (zstd)")).into()),
+        _ => {
+            return Err(Error::InvalidArgument(format!(
+                "compr_mode {v}: expected 0 (none), 1 (zlib) or 2 (zstd)"
+            ))
+            .into())
+        }
     })
 }
 
@@ -158,7 +163,11 @@ fn read_file(path: &str) -> CResult<Vec<u8>> {
 ///
 /// # Safety
 /// The pointers follow the module contract.
-unsafe fn load_with<H: Loadable>(ctx: *const XeheContext, bytes: &[u8], out: *mut *mut H) -> CResult<()> {
+unsafe fn load_with<H: Loadable>(
+    ctx: *const XeheContext,
+    bytes: &[u8],
+    out: *mut *mut H,
+) -> CResult<()> {
     need(out, "out")?;
     let c = get(ctx, "context")?;
     let obj = H::Obj::load(&c.obj, bytes)?;
@@ -167,19 +176,34 @@ unsafe fn load_with<H: Loadable>(ctx: *const XeheContext, bytes: &[u8], out: *mu
 }
 
 /// `xehe_X_load`: from `(data, size)`.
-unsafe fn load_mem<H: Loadable>(ctx: *const XeheContext, data: *const u8, size: usize, out: *mut *mut H) -> XeheStatus {
+unsafe fn load_mem<H: Loadable>(
+    ctx: *const XeheContext,
+    data: *const u8,
+    size: usize,
+    out: *mut *mut H,
+) -> XeheStatus {
     // SAFETY: forwarded contract.
     guard(|| unsafe { load_with(ctx, slice_in(data, size, "data")?, out) })
 }
 
 /// `xehe_X_load_file`: from a file.
-unsafe fn load_path<H: Loadable>(ctx: *const XeheContext, path: *const c_char, out: *mut *mut H) -> XeheStatus {
+unsafe fn load_path<H: Loadable>(
+    ctx: *const XeheContext,
+    path: *const c_char,
+    out: *mut *mut H,
+) -> XeheStatus {
     // SAFETY: forwarded contract.
     guard(|| unsafe { load_with(ctx, &read_file(str_in(path, "path")?)?, out) })
 }
 
 /// `xehe_X_save`: into `(buf, capacity)`.
-unsafe fn save_mem<H: Serial>(h: *const H, compr: i32, buf: *mut u8, capacity: usize, written: *mut usize) -> XeheStatus {
+unsafe fn save_mem<H: Serial>(
+    h: *const H,
+    compr: i32,
+    buf: *mut u8,
+    capacity: usize,
+    written: *mut usize,
+) -> XeheStatus {
     guard(|| {
         need(written, "written")?;
         let bytes = H::save(&get(h, "object")?.obj, compr_mode(compr)?)?;
@@ -234,7 +258,8 @@ pub unsafe extern "C" fn xehe_parms_create_ckks(
     guard(|| {
         // SAFETY: forwarded contract.
         let bits = unsafe { slice_in(bit_sizes, count, "bit_sizes")? };
-        let n = usize::try_from(poly_modulus_degree).map_err(|_| Error::InvalidArgument("poly_modulus_degree too large".into()))?;
+        let n = usize::try_from(poly_modulus_degree)
+            .map_err(|_| Error::InvalidArgument("poly_modulus_degree too large".into()))?;
         let mut p = EncryptionParameters::new(SchemeType::Ckks);
         p.set_poly_modulus_degree(n);
         p.set_coeff_modulus(&CoeffModulus::create(n, bits)?);
@@ -262,7 +287,11 @@ pub extern "C" fn xehe_parms_destroy(parms: *mut XeheParms) -> XeheStatus {
 /// # Safety
 /// `data` is valid for `size` reads; `out` for a write.
 #[no_mangle]
-pub unsafe extern "C" fn xehe_parms_load(data: *const u8, size: usize, out: *mut *mut XeheParms) -> XeheStatus {
+pub unsafe extern "C" fn xehe_parms_load(
+    data: *const u8,
+    size: usize,
+    out: *mut *mut XeheParms,
+) -> XeheStatus {
     guard(|| {
         need(out, "out")?;
         // SAFETY: forwarded contract.
@@ -280,7 +309,10 @@ pub unsafe extern "C" fn xehe_parms_load(data: *const u8, size: usize, out: *mut
 /// # Safety
 /// `path` is a NUL-terminated string; `out` is valid for a write.
 #[no_mangle]
-pub unsafe extern "C" fn xehe_parms_load_file(path: *const c_char, out: *mut *mut XeheParms) -> XeheStatus {
+pub unsafe extern "C" fn xehe_parms_load_file(
+    path: *const c_char,
+    out: *mut *mut XeheParms,
+) -> XeheStatus {
     guard(|| {
         need(out, "out")?;
         // SAFETY: forwarded contract.
@@ -299,20 +331,30 @@ pub unsafe extern "C" fn xehe_parms_load_file(path: *const c_char, out: *mut *mu
 /// # Safety
 /// `buf` is NULL or valid for `capacity` writes; `written` is valid for a write.
 #[no_mangle]
-pub unsafe extern "C" fn xehe_parms_save(parms: *const XeheParms, compr_mode: i32, buf: *mut u8, capacity: usize, written: *mut usize) -> XeheStatus {
+pub unsafe extern "C" fn xehe_parms_save(
+    parms: *const XeheParms,
+    compr_mode: i32,
+    buf: *mut u8,
+    capacity: usize,
+    written: *mut usize,
+) -> XeheStatus {
     // SAFETY: forwarded contract.
     unsafe { save_mem(parms, compr_mode, buf, capacity, written) }
 }
 
 /// Save parameters to the file `path` (created or truncated).
 ///
-/// **Thread safety:** any thread. **Errors:** `NULL_POINTER`; `INVALID_HANDLE`;
+/// **Ownership:** no handle is created or released. **Thread safety:** any thread. **Errors:** `NULL_POINTER`; `INVALID_HANDLE`;
 /// `INVALID_ARGUMENT` (`compr_mode`); `IO`.
 ///
 /// # Safety
 /// `path` is a NUL-terminated string.
 #[no_mangle]
-pub unsafe extern "C" fn xehe_parms_save_file(parms: *const XeheParms, compr_mode: i32, path: *const c_char) -> XeheStatus {
+pub unsafe extern "C" fn xehe_parms_save_file(
+    parms: *const XeheParms,
+    compr_mode: i32,
+    path: *const c_char,
+) -> XeheStatus {
     // SAFETY: forwarded contract.
     unsafe { save_path(parms, compr_mode, path) }
 }
@@ -330,7 +372,11 @@ pub unsafe extern "C" fn xehe_parms_save_file(parms: *const XeheParms, compr_mod
 /// # Safety
 /// `out` is valid for a write.
 #[no_mangle]
-pub unsafe extern "C" fn xehe_context_create(parms: *const XeheParms, sec_level_bits: u32, out: *mut *mut XeheContext) -> XeheStatus {
+pub unsafe extern "C" fn xehe_context_create(
+    parms: *const XeheParms,
+    sec_level_bits: u32,
+    out: *mut *mut XeheContext,
+) -> XeheStatus {
     guard(|| {
         need(out, "out")?;
         let sec = match sec_level_bits {
@@ -338,7 +384,12 @@ pub unsafe extern "C" fn xehe_context_create(parms: *const XeheParms, sec_level_
             128 => SecLevel::Tc128,
             192 => SecLevel::Tc192,
             256 => SecLevel::Tc256,
-            b => return Err(Error::InvalidArgument(format!("sec_level_bits {b}: expected 0, 128, 192 or 256")).into()),
+            b => {
+                return Err(Error::InvalidArgument(format!(
+                    "sec_level_bits {b}: expected 0, 128, 192 or 256"
+                ))
+                .into())
+            }
         };
         let ctx = Context::with_sec_level(&get(parms, "parms")?.obj, sec)?;
         // SAFETY: forwarded contract.
@@ -349,7 +400,7 @@ pub unsafe extern "C" fn xehe_context_create(parms: *const XeheParms, sec_level_
 /// Destroy a context. NULL is a no-op. Objects and engines made with it stay usable with each
 /// other, but no new object can be loaded against the destroyed handle.
 ///
-/// **Thread safety:** any thread. **Errors:** `INVALID_HANDLE`.
+/// **Ownership:** releases the caller's handle. **Thread safety:** any thread. **Errors:** `INVALID_HANDLE`.
 #[no_mangle]
 pub extern "C" fn xehe_context_destroy(context: *mut XeheContext) -> XeheStatus {
     guard(|| destroy(context))
@@ -370,20 +421,29 @@ pub enum XeheLevel {
 /// Write the `parms_id` of a level to `parms_id_out[4]`. `level`: 0 key, 1 first, 2 last
 /// ([`XeheLevel`]).
 ///
-/// **Thread safety:** any thread. **Errors:** `NULL_POINTER`; `INVALID_HANDLE`;
+/// **Ownership:** no handle is created or released. **Thread safety:** any thread. **Errors:** `NULL_POINTER`; `INVALID_HANDLE`;
 /// `INVALID_ARGUMENT` for another `level`.
 ///
 /// # Safety
 /// `parms_id_out` is valid for 4 writes.
 #[no_mangle]
-pub unsafe extern "C" fn xehe_context_parms_id(context: *const XeheContext, level: i32, parms_id_out: *mut u64) -> XeheStatus {
+pub unsafe extern "C" fn xehe_context_parms_id(
+    context: *const XeheContext,
+    level: i32,
+    parms_id_out: *mut u64,
+) -> XeheStatus {
     guard(|| {
         let c = get(context, "context")?;
         let id = match level {
             0 => c.obj.key_parms_id(),
             1 => c.obj.first_parms_id(),
             2 => c.obj.last_parms_id(),
-            l => return Err(Error::InvalidArgument(format!("level {l}: expected 0 (key), 1 (first) or 2 (last)")).into()),
+            l => {
+                return Err(Error::InvalidArgument(format!(
+                    "level {l}: expected 0 (key), 1 (first) or 2 (last)"
+                ))
+                .into())
+            }
         };
         // SAFETY: forwarded contract.
         unsafe { write_parms_id(id, parms_id_out) }
@@ -393,18 +453,26 @@ pub unsafe extern "C" fn xehe_context_parms_id(context: *const XeheContext, leve
 /// The `parms_id` after `parms_id[4]` in the chain (SEAL `context_data->next_context_data()`),
 /// and its chain index. At the last level: `END_OF_MODULUS_CHAIN`.
 ///
-/// **Thread safety:** any thread. **Errors:** `NULL_POINTER`; `INVALID_HANDLE`;
+/// **Ownership:** no handle is created or released. **Thread safety:** any thread. **Errors:** `NULL_POINTER`; `INVALID_HANDLE`;
 /// `NOT_VALID_FOR_PARAMS` when `parms_id` is not in the chain; `END_OF_MODULUS_CHAIN`.
 ///
 /// # Safety
 /// `parms_id` is valid for 4 reads, `next_out` for 4 writes.
 #[no_mangle]
-pub unsafe extern "C" fn xehe_context_next_parms_id(context: *const XeheContext, parms_id: *const u64, next_out: *mut u64) -> XeheStatus {
+pub unsafe extern "C" fn xehe_context_next_parms_id(
+    context: *const XeheContext,
+    parms_id: *const u64,
+    next_out: *mut u64,
+) -> XeheStatus {
     guard(|| {
         let c = get(context, "context")?;
         // SAFETY: forwarded contract.
         let id = unsafe { parms_id_in(parms_id)? };
-        let next = c.obj.context_data_for(&id, "parms_id")?.next_parms_id().ok_or_else(|| Error::EndOfModulusChain("parms_id is the last level".into()))?;
+        let next = c
+            .obj
+            .context_data_for(&id, "parms_id")?
+            .next_parms_id()
+            .ok_or_else(|| Error::EndOfModulusChain("parms_id is the last level".into()))?;
         // SAFETY: forwarded contract.
         unsafe { write_parms_id(next, next_out) }
     })
@@ -412,13 +480,17 @@ pub unsafe extern "C" fn xehe_context_next_parms_id(context: *const XeheContext,
 
 /// The chain index of `parms_id[4]` (SEAL `chain_index`: the last level is 0).
 ///
-/// **Thread safety:** any thread. **Errors:** `NULL_POINTER`; `INVALID_HANDLE`;
+/// **Ownership:** no handle is created or released. **Thread safety:** any thread. **Errors:** `NULL_POINTER`; `INVALID_HANDLE`;
 /// `NOT_VALID_FOR_PARAMS` when `parms_id` is not in the chain.
 ///
 /// # Safety
 /// `parms_id` is valid for 4 reads, `out` for a write.
 #[no_mangle]
-pub unsafe extern "C" fn xehe_context_chain_index(context: *const XeheContext, parms_id: *const u64, out: *mut usize) -> XeheStatus {
+pub unsafe extern "C" fn xehe_context_chain_index(
+    context: *const XeheContext,
+    parms_id: *const u64,
+    out: *mut usize,
+) -> XeheStatus {
     guard(|| {
         let c = get(context, "context")?;
         // SAFETY: forwarded contract.
@@ -439,7 +511,10 @@ pub unsafe extern "C" fn xehe_context_chain_index(context: *const XeheContext, p
 /// # Safety
 /// `out` is valid for a write.
 #[no_mangle]
-pub unsafe extern "C" fn xehe_plaintext_create(context: *const XeheContext, out: *mut *mut XehePlaintext) -> XeheStatus {
+pub unsafe extern "C" fn xehe_plaintext_create(
+    context: *const XeheContext,
+    out: *mut *mut XehePlaintext,
+) -> XeheStatus {
     guard(|| {
         let c = get(context, "context")?;
         // SAFETY: forwarded contract.
@@ -455,7 +530,10 @@ pub unsafe extern "C" fn xehe_plaintext_create(context: *const XeheContext, out:
 /// # Safety
 /// `out` is valid for a write.
 #[no_mangle]
-pub unsafe extern "C" fn xehe_ciphertext_create(context: *const XeheContext, out: *mut *mut XeheCiphertext) -> XeheStatus {
+pub unsafe extern "C" fn xehe_ciphertext_create(
+    context: *const XeheContext,
+    out: *mut *mut XeheCiphertext,
+) -> XeheStatus {
     guard(|| {
         let c = get(context, "context")?;
         // SAFETY: forwarded contract.
@@ -472,7 +550,10 @@ pub unsafe extern "C" fn xehe_ciphertext_create(context: *const XeheContext, out
 /// # Safety
 /// `out` is valid for a write.
 #[no_mangle]
-pub unsafe extern "C" fn xehe_ciphertext_clone(ciphertext: *const XeheCiphertext, out: *mut *mut XeheCiphertext) -> XeheStatus {
+pub unsafe extern "C" fn xehe_ciphertext_clone(
+    ciphertext: *const XeheCiphertext,
+    out: *mut *mut XeheCiphertext,
+) -> XeheStatus {
     guard(|| {
         let c = get(ciphertext, "ciphertext")?;
         let copy = c.obj.read().clone();
@@ -483,7 +564,7 @@ pub unsafe extern "C" fn xehe_ciphertext_clone(ciphertext: *const XeheCiphertext
 
 /// Destroy a plaintext. NULL is a no-op.
 ///
-/// **Thread safety:** any thread; calls in flight on it finish first. **Errors:** `INVALID_HANDLE`.
+/// **Ownership:** releases the caller's handle. **Thread safety:** any thread; calls in flight on it finish first. **Errors:** `INVALID_HANDLE`.
 #[no_mangle]
 pub extern "C" fn xehe_plaintext_destroy(plaintext: *mut XehePlaintext) -> XeheStatus {
     guard(|| destroy(plaintext))
@@ -491,7 +572,7 @@ pub extern "C" fn xehe_plaintext_destroy(plaintext: *mut XehePlaintext) -> XeheS
 
 /// Destroy a ciphertext (and its device copy). NULL is a no-op.
 ///
-/// **Thread safety:** any thread; calls in flight on it finish first. **Errors:** `INVALID_HANDLE`.
+/// **Ownership:** releases the caller's handle. **Thread safety:** any thread; calls in flight on it finish first. **Errors:** `INVALID_HANDLE`.
 #[no_mangle]
 pub extern "C" fn xehe_ciphertext_destroy(ciphertext: *mut XeheCiphertext) -> XeheStatus {
     guard(|| destroy(ciphertext))
@@ -500,12 +581,17 @@ pub extern "C" fn xehe_ciphertext_destroy(ciphertext: *mut XeheCiphertext) -> Xe
 /// Metadata of a ciphertext: `parms_id[4]`, scale and size (number of polynomials); any
 /// out-pointer may be NULL to skip it. A value computed on the GPU is not downloaded.
 ///
-/// **Thread safety:** any thread (reads). **Errors:** `INVALID_HANDLE`.
+/// **Ownership:** no handle is created or released. **Thread safety:** any thread (reads). **Errors:** `INVALID_HANDLE`.
 ///
 /// # Safety
 /// Non-NULL pointers are valid for writes (`parms_id_out`: 4 words).
 #[no_mangle]
-pub unsafe extern "C" fn xehe_ciphertext_info(ciphertext: *const XeheCiphertext, parms_id_out: *mut u64, scale: *mut f64, size: *mut usize) -> XeheStatus {
+pub unsafe extern "C" fn xehe_ciphertext_info(
+    ciphertext: *const XeheCiphertext,
+    parms_id_out: *mut u64,
+    scale: *mut f64,
+    size: *mut usize,
+) -> XeheStatus {
     guard(|| {
         let c = get(ciphertext, "ciphertext")?;
         let ct = c.obj.read();
@@ -528,12 +614,16 @@ pub unsafe extern "C" fn xehe_ciphertext_info(ciphertext: *const XeheCiphertext,
 /// Metadata of a plaintext: `parms_id[4]` (zero when not in NTT form) and scale; either
 /// out-pointer may be NULL.
 ///
-/// **Thread safety:** any thread (reads). **Errors:** `INVALID_HANDLE`.
+/// **Ownership:** no handle is created or released. **Thread safety:** any thread (reads). **Errors:** `INVALID_HANDLE`.
 ///
 /// # Safety
 /// Non-NULL pointers are valid for writes (`parms_id_out`: 4 words).
 #[no_mangle]
-pub unsafe extern "C" fn xehe_plaintext_info(plaintext: *const XehePlaintext, parms_id_out: *mut u64, scale: *mut f64) -> XeheStatus {
+pub unsafe extern "C" fn xehe_plaintext_info(
+    plaintext: *const XehePlaintext,
+    parms_id_out: *mut u64,
+    scale: *mut f64,
+) -> XeheStatus {
     guard(|| {
         let p = get(plaintext, "plaintext")?;
         let pt = p.obj.read();
@@ -552,13 +642,19 @@ pub unsafe extern "C" fn xehe_plaintext_info(plaintext: *const XehePlaintext, pa
 
 /// Set the scale of a ciphertext (SEAL `Ciphertext::scale() = ...`).
 ///
-/// **Thread safety:** any thread; writes the ciphertext. **Errors:** `INVALID_HANDLE`;
+/// **Ownership:** no handle is created or released. **Thread safety:** any thread; writes the ciphertext. **Errors:** `INVALID_HANDLE`;
 /// `INVALID_ARGUMENT` for a scale that is not finite and positive.
 #[no_mangle]
-pub extern "C" fn xehe_ciphertext_set_scale(ciphertext: *mut XeheCiphertext, scale: f64) -> XeheStatus {
+pub extern "C" fn xehe_ciphertext_set_scale(
+    ciphertext: *mut XeheCiphertext,
+    scale: f64,
+) -> XeheStatus {
     guard(|| {
         if !(scale.is_finite() && scale > 0.0) {
-            return Err(Error::InvalidArgument(format!("scale {scale} is not finite and positive")).into());
+            return Err(Error::InvalidArgument(format!(
+                "scale {scale} is not finite and positive"
+            ))
+            .into());
         }
         get(ciphertext, "ciphertext")?.obj.write().set_scale(scale);
         Ok(())
@@ -577,7 +673,12 @@ pub extern "C" fn xehe_ciphertext_set_scale(ciphertext: *mut XeheCiphertext, sca
 /// # Safety
 /// `data` is valid for `size` reads; `out` for a write.
 #[no_mangle]
-pub unsafe extern "C" fn xehe_plaintext_load(context: *const XeheContext, data: *const u8, size: usize, out: *mut *mut XehePlaintext) -> XeheStatus {
+pub unsafe extern "C" fn xehe_plaintext_load(
+    context: *const XeheContext,
+    data: *const u8,
+    size: usize,
+    out: *mut *mut XehePlaintext,
+) -> XeheStatus {
     // SAFETY: forwarded contract.
     unsafe { load_mem(context, data, size, out) }
 }
@@ -585,50 +686,95 @@ pub unsafe extern "C" fn xehe_plaintext_load(context: *const XeheContext, data: 
 /// Load a ciphertext (SEAL `Ciphertext::load`; seeded ciphertexts are expanded); as
 /// [`xehe_plaintext_load`].
 ///
+/// **Ownership:** `*out` is a new handle owned by the caller; `data` is only read. **Thread
+/// safety:** any thread. **Errors:** `NULL_POINTER`; `INVALID_HANDLE`; `MALFORMED`;
+/// `NOT_VALID_FOR_PARAMS`.
+///
 /// # Safety
 /// `data` is valid for `size` reads; `out` for a write.
 #[no_mangle]
-pub unsafe extern "C" fn xehe_ciphertext_load(context: *const XeheContext, data: *const u8, size: usize, out: *mut *mut XeheCiphertext) -> XeheStatus {
+pub unsafe extern "C" fn xehe_ciphertext_load(
+    context: *const XeheContext,
+    data: *const u8,
+    size: usize,
+    out: *mut *mut XeheCiphertext,
+) -> XeheStatus {
     // SAFETY: forwarded contract.
     unsafe { load_mem(context, data, size, out) }
 }
 
 /// Load a secret key (SEAL `SecretKey::load`); as [`xehe_plaintext_load`].
 ///
+/// **Ownership:** `*out` is a new handle owned by the caller; `data` is only read. **Thread
+/// safety:** any thread. **Errors:** `NULL_POINTER`; `INVALID_HANDLE`; `MALFORMED`;
+/// `NOT_VALID_FOR_PARAMS`.
+///
 /// # Safety
 /// `data` is valid for `size` reads; `out` for a write.
 #[no_mangle]
-pub unsafe extern "C" fn xehe_secret_key_load(context: *const XeheContext, data: *const u8, size: usize, out: *mut *mut XeheSecretKey) -> XeheStatus {
+pub unsafe extern "C" fn xehe_secret_key_load(
+    context: *const XeheContext,
+    data: *const u8,
+    size: usize,
+    out: *mut *mut XeheSecretKey,
+) -> XeheStatus {
     // SAFETY: forwarded contract.
     unsafe { load_mem(context, data, size, out) }
 }
 
 /// Load a public key (SEAL `PublicKey::load`); as [`xehe_plaintext_load`].
 ///
+/// **Ownership:** `*out` is a new handle owned by the caller; `data` is only read. **Thread
+/// safety:** any thread. **Errors:** `NULL_POINTER`; `INVALID_HANDLE`; `MALFORMED`;
+/// `NOT_VALID_FOR_PARAMS`.
+///
 /// # Safety
 /// `data` is valid for `size` reads; `out` for a write.
 #[no_mangle]
-pub unsafe extern "C" fn xehe_public_key_load(context: *const XeheContext, data: *const u8, size: usize, out: *mut *mut XehePublicKey) -> XeheStatus {
+pub unsafe extern "C" fn xehe_public_key_load(
+    context: *const XeheContext,
+    data: *const u8,
+    size: usize,
+    out: *mut *mut XehePublicKey,
+) -> XeheStatus {
     // SAFETY: forwarded contract.
     unsafe { load_mem(context, data, size, out) }
 }
 
 /// Load relinearization keys (SEAL `RelinKeys::load`); as [`xehe_plaintext_load`].
 ///
+/// **Ownership:** `*out` is a new handle owned by the caller; `data` is only read. **Thread
+/// safety:** any thread. **Errors:** `NULL_POINTER`; `INVALID_HANDLE`; `MALFORMED`;
+/// `NOT_VALID_FOR_PARAMS`.
+///
 /// # Safety
 /// `data` is valid for `size` reads; `out` for a write.
 #[no_mangle]
-pub unsafe extern "C" fn xehe_relin_keys_load(context: *const XeheContext, data: *const u8, size: usize, out: *mut *mut XeheRelinKeys) -> XeheStatus {
+pub unsafe extern "C" fn xehe_relin_keys_load(
+    context: *const XeheContext,
+    data: *const u8,
+    size: usize,
+    out: *mut *mut XeheRelinKeys,
+) -> XeheStatus {
     // SAFETY: forwarded contract.
     unsafe { load_mem(context, data, size, out) }
 }
 
 /// Load Galois keys (SEAL `GaloisKeys::load`); as [`xehe_plaintext_load`].
 ///
+/// **Ownership:** `*out` is a new handle owned by the caller; `data` is only read. **Thread
+/// safety:** any thread. **Errors:** `NULL_POINTER`; `INVALID_HANDLE`; `MALFORMED`;
+/// `NOT_VALID_FOR_PARAMS`.
+///
 /// # Safety
 /// `data` is valid for `size` reads; `out` for a write.
 #[no_mangle]
-pub unsafe extern "C" fn xehe_galois_keys_load(context: *const XeheContext, data: *const u8, size: usize, out: *mut *mut XeheGaloisKeys) -> XeheStatus {
+pub unsafe extern "C" fn xehe_galois_keys_load(
+    context: *const XeheContext,
+    data: *const u8,
+    size: usize,
+    out: *mut *mut XeheGaloisKeys,
+) -> XeheStatus {
     // SAFETY: forwarded contract.
     unsafe { load_mem(context, data, size, out) }
 }
@@ -636,60 +782,102 @@ pub unsafe extern "C" fn xehe_galois_keys_load(context: *const XeheContext, data
 /// Load a plaintext from the file `path`; as [`xehe_plaintext_load`], plus `IO` when the file
 /// cannot be read.
 ///
+/// **Ownership:** `*out` is a new handle owned by the caller. **Thread safety:** any thread.
+/// **Errors:** `NULL_POINTER`; `INVALID_HANDLE`; `IO`; `MALFORMED`; `NOT_VALID_FOR_PARAMS`.
+///
 /// # Safety
 /// `path` is a NUL-terminated string; `out` is valid for a write.
 #[no_mangle]
-pub unsafe extern "C" fn xehe_plaintext_load_file(context: *const XeheContext, path: *const c_char, out: *mut *mut XehePlaintext) -> XeheStatus {
+pub unsafe extern "C" fn xehe_plaintext_load_file(
+    context: *const XeheContext,
+    path: *const c_char,
+    out: *mut *mut XehePlaintext,
+) -> XeheStatus {
     // SAFETY: forwarded contract.
     unsafe { load_path(context, path, out) }
 }
 
 /// Load a ciphertext from a file; as [`xehe_plaintext_load_file`].
 ///
+/// **Ownership:** `*out` is a new handle owned by the caller. **Thread safety:** any thread.
+/// **Errors:** `NULL_POINTER`; `INVALID_HANDLE`; `IO`; `MALFORMED`; `NOT_VALID_FOR_PARAMS`.
+///
 /// # Safety
 /// `path` is a NUL-terminated string; `out` is valid for a write.
 #[no_mangle]
-pub unsafe extern "C" fn xehe_ciphertext_load_file(context: *const XeheContext, path: *const c_char, out: *mut *mut XeheCiphertext) -> XeheStatus {
+pub unsafe extern "C" fn xehe_ciphertext_load_file(
+    context: *const XeheContext,
+    path: *const c_char,
+    out: *mut *mut XeheCiphertext,
+) -> XeheStatus {
     // SAFETY: forwarded contract.
     unsafe { load_path(context, path, out) }
 }
 
 /// Load a secret key from a file; as [`xehe_plaintext_load_file`].
 ///
+/// **Ownership:** `*out` is a new handle owned by the caller. **Thread safety:** any thread.
+/// **Errors:** `NULL_POINTER`; `INVALID_HANDLE`; `IO`; `MALFORMED`; `NOT_VALID_FOR_PARAMS`.
+///
 /// # Safety
 /// `path` is a NUL-terminated string; `out` is valid for a write.
 #[no_mangle]
-pub unsafe extern "C" fn xehe_secret_key_load_file(context: *const XeheContext, path: *const c_char, out: *mut *mut XeheSecretKey) -> XeheStatus {
+pub unsafe extern "C" fn xehe_secret_key_load_file(
+    context: *const XeheContext,
+    path: *const c_char,
+    out: *mut *mut XeheSecretKey,
+) -> XeheStatus {
     // SAFETY: forwarded contract.
     unsafe { load_path(context, path, out) }
 }
 
 /// Load a public key from a file; as [`xehe_plaintext_load_file`].
 ///
+/// **Ownership:** `*out` is a new handle owned by the caller. **Thread safety:** any thread.
+/// **Errors:** `NULL_POINTER`; `INVALID_HANDLE`; `IO`; `MALFORMED`; `NOT_VALID_FOR_PARAMS`.
+///
 /// # Safety
 /// `path` is a NUL-terminated string; `out` is valid for a write.
 #[no_mangle]
-pub unsafe extern "C" fn xehe_public_key_load_file(context: *const XeheContext, path: *const c_char, out: *mut *mut XehePublicKey) -> XeheStatus {
+pub unsafe extern "C" fn xehe_public_key_load_file(
+    context: *const XeheContext,
+    path: *const c_char,
+    out: *mut *mut XehePublicKey,
+) -> XeheStatus {
     // SAFETY: forwarded contract.
     unsafe { load_path(context, path, out) }
 }
 
 /// Load relinearization keys from a file; as [`xehe_plaintext_load_file`].
 ///
+/// **Ownership:** `*out` is a new handle owned by the caller. **Thread safety:** any thread.
+/// **Errors:** `NULL_POINTER`; `INVALID_HANDLE`; `IO`; `MALFORMED`; `NOT_VALID_FOR_PARAMS`.
+///
 /// # Safety
 /// `path` is a NUL-terminated string; `out` is valid for a write.
 #[no_mangle]
-pub unsafe extern "C" fn xehe_relin_keys_load_file(context: *const XeheContext, path: *const c_char, out: *mut *mut XeheRelinKeys) -> XeheStatus {
+pub unsafe extern "C" fn xehe_relin_keys_load_file(
+    context: *const XeheContext,
+    path: *const c_char,
+    out: *mut *mut XeheRelinKeys,
+) -> XeheStatus {
     // SAFETY: forwarded contract.
     unsafe { load_path(context, path, out) }
 }
 
 /// Load Galois keys from a file; as [`xehe_plaintext_load_file`].
 ///
+/// **Ownership:** `*out` is a new handle owned by the caller. **Thread safety:** any thread.
+/// **Errors:** `NULL_POINTER`; `INVALID_HANDLE`; `IO`; `MALFORMED`; `NOT_VALID_FOR_PARAMS`.
+///
 /// # Safety
 /// `path` is a NUL-terminated string; `out` is valid for a write.
 #[no_mangle]
-pub unsafe extern "C" fn xehe_galois_keys_load_file(context: *const XeheContext, path: *const c_char, out: *mut *mut XeheGaloisKeys) -> XeheStatus {
+pub unsafe extern "C" fn xehe_galois_keys_load_file(
+    context: *const XeheContext,
+    path: *const c_char,
+    out: *mut *mut XeheGaloisKeys,
+) -> XeheStatus {
     // SAFETY: forwarded contract.
     unsafe { load_path(context, path, out) }
 }
@@ -703,7 +891,13 @@ pub unsafe extern "C" fn xehe_galois_keys_load_file(context: *const XeheContext,
 /// # Safety
 /// `buf` is NULL or valid for `capacity` writes; `written` is valid for a write.
 #[no_mangle]
-pub unsafe extern "C" fn xehe_plaintext_save(plaintext: *const XehePlaintext, compr_mode: i32, buf: *mut u8, capacity: usize, written: *mut usize) -> XeheStatus {
+pub unsafe extern "C" fn xehe_plaintext_save(
+    plaintext: *const XehePlaintext,
+    compr_mode: i32,
+    buf: *mut u8,
+    capacity: usize,
+    written: *mut usize,
+) -> XeheStatus {
     // SAFETY: forwarded contract.
     unsafe { save_mem(plaintext, compr_mode, buf, capacity, written) }
 }
@@ -711,63 +905,117 @@ pub unsafe extern "C" fn xehe_plaintext_save(plaintext: *const XehePlaintext, co
 /// Save a ciphertext; a value computed on the GPU is downloaded into the saved bytes (the
 /// handle's host copy stays as it is); as [`xehe_plaintext_save`], plus `DEVICE`.
 ///
+/// **Ownership:** the caller owns `buf`. **Thread safety:** any thread (reads the object).
+/// **Errors:** `NULL_POINTER` (`written`); `INVALID_HANDLE`; `INVALID_ARGUMENT` (`compr_mode`);
+/// `BUFFER_TOO_SMALL` with `*written` = size needed.
+///
 /// # Safety
 /// `buf` is NULL or valid for `capacity` writes; `written` is valid for a write.
 #[no_mangle]
-pub unsafe extern "C" fn xehe_ciphertext_save(ciphertext: *const XeheCiphertext, compr_mode: i32, buf: *mut u8, capacity: usize, written: *mut usize) -> XeheStatus {
+pub unsafe extern "C" fn xehe_ciphertext_save(
+    ciphertext: *const XeheCiphertext,
+    compr_mode: i32,
+    buf: *mut u8,
+    capacity: usize,
+    written: *mut usize,
+) -> XeheStatus {
     // SAFETY: forwarded contract.
     unsafe { save_mem(ciphertext, compr_mode, buf, capacity, written) }
 }
 
 /// Save a secret key; as [`xehe_plaintext_save`].
 ///
+/// **Ownership:** the caller owns `buf`. **Thread safety:** any thread (reads the object).
+/// **Errors:** `NULL_POINTER` (`written`); `INVALID_HANDLE`; `INVALID_ARGUMENT` (`compr_mode`);
+/// `BUFFER_TOO_SMALL` with `*written` = size needed.
+///
 /// # Safety
 /// `buf` is NULL or valid for `capacity` writes; `written` is valid for a write.
 #[no_mangle]
-pub unsafe extern "C" fn xehe_secret_key_save(key: *const XeheSecretKey, compr_mode: i32, buf: *mut u8, capacity: usize, written: *mut usize) -> XeheStatus {
+pub unsafe extern "C" fn xehe_secret_key_save(
+    key: *const XeheSecretKey,
+    compr_mode: i32,
+    buf: *mut u8,
+    capacity: usize,
+    written: *mut usize,
+) -> XeheStatus {
     // SAFETY: forwarded contract.
     unsafe { save_mem(key, compr_mode, buf, capacity, written) }
 }
 
 /// Save a public key; as [`xehe_plaintext_save`].
 ///
+/// **Ownership:** the caller owns `buf`. **Thread safety:** any thread (reads the object).
+/// **Errors:** `NULL_POINTER` (`written`); `INVALID_HANDLE`; `INVALID_ARGUMENT` (`compr_mode`);
+/// `BUFFER_TOO_SMALL` with `*written` = size needed.
+///
 /// # Safety
 /// `buf` is NULL or valid for `capacity` writes; `written` is valid for a write.
 #[no_mangle]
-pub unsafe extern "C" fn xehe_public_key_save(key: *const XehePublicKey, compr_mode: i32, buf: *mut u8, capacity: usize, written: *mut usize) -> XeheStatus {
+pub unsafe extern "C" fn xehe_public_key_save(
+    key: *const XehePublicKey,
+    compr_mode: i32,
+    buf: *mut u8,
+    capacity: usize,
+    written: *mut usize,
+) -> XeheStatus {
     // SAFETY: forwarded contract.
     unsafe { save_mem(key, compr_mode, buf, capacity, written) }
 }
 
 /// Save relinearization keys; as [`xehe_plaintext_save`].
 ///
+/// **Ownership:** the caller owns `buf`. **Thread safety:** any thread (reads the object).
+/// **Errors:** `NULL_POINTER` (`written`); `INVALID_HANDLE`; `INVALID_ARGUMENT` (`compr_mode`);
+/// `BUFFER_TOO_SMALL` with `*written` = size needed.
+///
 /// # Safety
 /// `buf` is NULL or valid for `capacity` writes; `written` is valid for a write.
 #[no_mangle]
-pub unsafe extern "C" fn xehe_relin_keys_save(keys: *const XeheRelinKeys, compr_mode: i32, buf: *mut u8, capacity: usize, written: *mut usize) -> XeheStatus {
+pub unsafe extern "C" fn xehe_relin_keys_save(
+    keys: *const XeheRelinKeys,
+    compr_mode: i32,
+    buf: *mut u8,
+    capacity: usize,
+    written: *mut usize,
+) -> XeheStatus {
     // SAFETY: forwarded contract.
     unsafe { save_mem(keys, compr_mode, buf, capacity, written) }
 }
 
 /// Save Galois keys; as [`xehe_plaintext_save`].
 ///
+/// **Ownership:** the caller owns `buf`. **Thread safety:** any thread (reads the object).
+/// **Errors:** `NULL_POINTER` (`written`); `INVALID_HANDLE`; `INVALID_ARGUMENT` (`compr_mode`);
+/// `BUFFER_TOO_SMALL` with `*written` = size needed.
+///
 /// # Safety
 /// `buf` is NULL or valid for `capacity` writes; `written` is valid for a write.
 #[no_mangle]
-pub unsafe extern "C" fn xehe_galois_keys_save(keys: *const XeheGaloisKeys, compr_mode: i32, buf: *mut u8, capacity: usize, written: *mut usize) -> XeheStatus {
+pub unsafe extern "C" fn xehe_galois_keys_save(
+    keys: *const XeheGaloisKeys,
+    compr_mode: i32,
+    buf: *mut u8,
+    capacity: usize,
+    written: *mut usize,
+) -> XeheStatus {
     // SAFETY: forwarded contract.
     unsafe { save_mem(keys, compr_mode, buf, capacity, written) }
 }
 
 /// Save a plaintext to the file `path` (created or truncated).
 ///
-/// **Thread safety:** any thread (reads the object). **Errors:** `NULL_POINTER`;
+/// **Ownership:** no handle is created or released. **Thread safety:** any thread (reads the object). **Errors:** `NULL_POINTER`;
 /// `INVALID_HANDLE`; `INVALID_ARGUMENT` (`compr_mode`); `IO`.
 ///
 /// # Safety
 /// `path` is a NUL-terminated string.
 #[no_mangle]
-pub unsafe extern "C" fn xehe_plaintext_save_file(plaintext: *const XehePlaintext, compr_mode: i32, path: *const c_char) -> XeheStatus {
+pub unsafe extern "C" fn xehe_plaintext_save_file(
+    plaintext: *const XehePlaintext,
+    compr_mode: i32,
+    path: *const c_char,
+) -> XeheStatus {
     // SAFETY: forwarded contract.
     unsafe { save_path(plaintext, compr_mode, path) }
 }
@@ -775,57 +1023,97 @@ pub unsafe extern "C" fn xehe_plaintext_save_file(plaintext: *const XehePlaintex
 /// Save a ciphertext to a file (downloading a GPU value); as [`xehe_plaintext_save_file`],
 /// plus `DEVICE`.
 ///
+/// **Ownership:** no handle is created or released. **Thread safety:** any thread (reads the
+/// object). **Errors:** `NULL_POINTER`; `INVALID_HANDLE`; `INVALID_ARGUMENT` (`compr_mode`);
+/// `IO`.
+///
 /// # Safety
 /// `path` is a NUL-terminated string.
 #[no_mangle]
-pub unsafe extern "C" fn xehe_ciphertext_save_file(ciphertext: *const XeheCiphertext, compr_mode: i32, path: *const c_char) -> XeheStatus {
+pub unsafe extern "C" fn xehe_ciphertext_save_file(
+    ciphertext: *const XeheCiphertext,
+    compr_mode: i32,
+    path: *const c_char,
+) -> XeheStatus {
     // SAFETY: forwarded contract.
     unsafe { save_path(ciphertext, compr_mode, path) }
 }
 
 /// Save a secret key to a file; as [`xehe_plaintext_save_file`].
 ///
+/// **Ownership:** no handle is created or released. **Thread safety:** any thread (reads the
+/// object). **Errors:** `NULL_POINTER`; `INVALID_HANDLE`; `INVALID_ARGUMENT` (`compr_mode`);
+/// `IO`.
+///
 /// # Safety
 /// `path` is a NUL-terminated string.
 #[no_mangle]
-pub unsafe extern "C" fn xehe_secret_key_save_file(key: *const XeheSecretKey, compr_mode: i32, path: *const c_char) -> XeheStatus {
+pub unsafe extern "C" fn xehe_secret_key_save_file(
+    key: *const XeheSecretKey,
+    compr_mode: i32,
+    path: *const c_char,
+) -> XeheStatus {
     // SAFETY: forwarded contract.
     unsafe { save_path(key, compr_mode, path) }
 }
 
 /// Save a public key to a file; as [`xehe_plaintext_save_file`].
 ///
+/// **Ownership:** no handle is created or released. **Thread safety:** any thread (reads the
+/// object). **Errors:** `NULL_POINTER`; `INVALID_HANDLE`; `INVALID_ARGUMENT` (`compr_mode`);
+/// `IO`.
+///
 /// # Safety
 /// `path` is a NUL-terminated string.
 #[no_mangle]
-pub unsafe extern "C" fn xehe_public_key_save_file(key: *const XehePublicKey, compr_mode: i32, path: *const c_char) -> XeheStatus {
+pub unsafe extern "C" fn xehe_public_key_save_file(
+    key: *const XehePublicKey,
+    compr_mode: i32,
+    path: *const c_char,
+) -> XeheStatus {
     // SAFETY: forwarded contract.
     unsafe { save_path(key, compr_mode, path) }
 }
 
 /// Save relinearization keys to a file; as [`xehe_plaintext_save_file`].
 ///
+/// **Ownership:** no handle is created or released. **Thread safety:** any thread (reads the
+/// object). **Errors:** `NULL_POINTER`; `INVALID_HANDLE`; `INVALID_ARGUMENT` (`compr_mode`);
+/// `IO`.
+///
 /// # Safety
 /// `path` is a NUL-terminated string.
 #[no_mangle]
-pub unsafe extern "C" fn xehe_relin_keys_save_file(keys: *const XeheRelinKeys, compr_mode: i32, path: *const c_char) -> XeheStatus {
+pub unsafe extern "C" fn xehe_relin_keys_save_file(
+    keys: *const XeheRelinKeys,
+    compr_mode: i32,
+    path: *const c_char,
+) -> XeheStatus {
     // SAFETY: forwarded contract.
     unsafe { save_path(keys, compr_mode, path) }
 }
 
 /// Save Galois keys to a file; as [`xehe_plaintext_save_file`].
 ///
+/// **Ownership:** no handle is created or released. **Thread safety:** any thread (reads the
+/// object). **Errors:** `NULL_POINTER`; `INVALID_HANDLE`; `INVALID_ARGUMENT` (`compr_mode`);
+/// `IO`.
+///
 /// # Safety
 /// `path` is a NUL-terminated string.
 #[no_mangle]
-pub unsafe extern "C" fn xehe_galois_keys_save_file(keys: *const XeheGaloisKeys, compr_mode: i32, path: *const c_char) -> XeheStatus {
+pub unsafe extern "C" fn xehe_galois_keys_save_file(
+    keys: *const XeheGaloisKeys,
+    compr_mode: i32,
+    path: *const c_char,
+) -> XeheStatus {
     // SAFETY: forwarded contract.
     unsafe { save_path(keys, compr_mode, path) }
 }
 
 /// Destroy a secret key (its words are zeroed). NULL is a no-op.
 ///
-/// **Thread safety:** any thread. **Errors:** `INVALID_HANDLE`.
+/// **Ownership:** releases the caller's handle. **Thread safety:** any thread. **Errors:** `INVALID_HANDLE`.
 #[no_mangle]
 pub extern "C" fn xehe_secret_key_destroy(key: *mut XeheSecretKey) -> XeheStatus {
     guard(|| destroy(key))
@@ -833,7 +1121,7 @@ pub extern "C" fn xehe_secret_key_destroy(key: *mut XeheSecretKey) -> XeheStatus
 
 /// Destroy a public key. NULL is a no-op.
 ///
-/// **Thread safety:** any thread. **Errors:** `INVALID_HANDLE`.
+/// **Ownership:** releases the caller's handle. **Thread safety:** any thread. **Errors:** `INVALID_HANDLE`.
 #[no_mangle]
 pub extern "C" fn xehe_public_key_destroy(key: *mut XehePublicKey) -> XeheStatus {
     guard(|| destroy(key))
@@ -841,7 +1129,7 @@ pub extern "C" fn xehe_public_key_destroy(key: *mut XehePublicKey) -> XeheStatus
 
 /// Destroy relinearization keys (and their device copies). NULL is a no-op.
 ///
-/// **Thread safety:** any thread. **Errors:** `INVALID_HANDLE`.
+/// **Ownership:** releases the caller's handle. **Thread safety:** any thread. **Errors:** `INVALID_HANDLE`.
 #[no_mangle]
 pub extern "C" fn xehe_relin_keys_destroy(keys: *mut XeheRelinKeys) -> XeheStatus {
     guard(|| destroy(keys))
@@ -849,7 +1137,7 @@ pub extern "C" fn xehe_relin_keys_destroy(keys: *mut XeheRelinKeys) -> XeheStatu
 
 /// Destroy Galois keys (and their device copies). NULL is a no-op.
 ///
-/// **Thread safety:** any thread. **Errors:** `INVALID_HANDLE`.
+/// **Ownership:** releases the caller's handle. **Thread safety:** any thread. **Errors:** `INVALID_HANDLE`.
 #[no_mangle]
 pub extern "C" fn xehe_galois_keys_destroy(keys: *mut XeheGaloisKeys) -> XeheStatus {
     guard(|| destroy(keys))
@@ -857,7 +1145,7 @@ pub extern "C" fn xehe_galois_keys_destroy(keys: *mut XeheGaloisKeys) -> XeheSta
 
 /// Number of live handles of all types in the process (for leak checks).
 ///
-/// **Thread safety:** any thread (a snapshot). **Errors:** none.
+/// **Ownership:** no handle is created or released. **Thread safety:** any thread (a snapshot). **Errors:** none.
 #[no_mangle]
 pub extern "C" fn xehe_live_handles() -> usize {
     super::handles::live_count()
