@@ -1410,6 +1410,26 @@ enum XeheStatus xehe_ciphertext_save(const struct XeheCiphertext *ciphertext,
                                      size_t *written);
 
 /**
+ * Save a ciphertext with SEAL headers of version `seal_major.seal_minor` (4.0 up to the
+ * version xehe writes, 4.4) for SEAL builds that read only their own minor version (SEAL 4.0
+ * rejects 4.1+ headers); the bytes after the headers are the same for every 4.x.
+ *
+ * **Ownership:** the caller owns `buf`. **Thread safety:** any thread (reads the object).
+ * **Errors:** as [`xehe_ciphertext_save`], plus `INVALID_ARGUMENT` for a version outside
+ * 4.0 ..= 4.4.
+ *
+ * # Safety
+ * `buf` is NULL or valid for `capacity` writes; `written` is valid for a write.
+ */
+enum XeheStatus xehe_ciphertext_save_as(const struct XeheCiphertext *ciphertext,
+                                        int32_t compr_mode,
+                                        uint8_t seal_major,
+                                        uint8_t seal_minor,
+                                        uint8_t *buf,
+                                        size_t capacity,
+                                        size_t *written);
+
+/**
  * Save a secret key; as [`xehe_plaintext_save`].
  *
  * **Ownership:** the caller owns `buf`. **Thread safety:** any thread (reads the object).

@@ -3,7 +3,7 @@
 
 use super::handles::{destroy, get, issue, issue_self_bound, Handle};
 use super::{copy_out, guard, need, slice_in, str_in, write_out, CResult, XeheStatus};
-use crate::serialize::{ComprMode, SealLoad, SealObject};
+use crate::serialize::{ComprMode, SealLoad, SealObject, SealVersion};
 use crate::{
     Ciphertext, CoeffModulus, Context, EncryptionParameters, Error, GaloisKeys, ParmsId, Plaintext,
     PublicKey, RelinKeys, SchemeType, SecLevel, SecretKey,
@@ -196,17 +196,23 @@ unsafe fn load_path<H: Loadable>(
     guard(|| unsafe { load_with(ctx, &read_file(str_in(path, "path")?)?, out) })
 }
 
-/// `xehe_X_save`: into `(buf, capacity)`.
+/// `xehe_X_save`: into `(buf, capacity)`, with headers of `version` (None: the current one).
 unsafe fn save_mem<H: Serial>(
     h: *const H,
     compr: i32,
+    version: Option<SealVersion>,
     buf: *mut u8,
     capacity: usize,
     written: *mut usize,
 ) -> XeheStatus {
     guard(|| {
         need(written, "written")?;
-        let bytes = H::save(&get(h, "object")?.obj, compr_mode(compr)?)?;
+        let obj = get(h, "object")?;
+        let compr = compr_mode(compr)?;
+        let bytes = match version {
+            None => H::save(&obj.obj, compr)?,
+            Some(v) => v.writing_as(|| H::save(&obj.obj, compr))?,
+        };
         // SAFETY: forwarded contract.
         unsafe { copy_out(&bytes, buf, capacity, written) }
     })
@@ -339,7 +345,7 @@ pub unsafe extern "C" fn xehe_parms_save(
     written: *mut usize,
 ) -> XeheStatus {
     // SAFETY: forwarded contract.
-    unsafe { save_mem(parms, compr_mode, buf, capacity, written) }
+    unsafe { save_mem(parms, compr_mode, None, buf, capacity, written) }
 }
 
 /// Save parameters to the file `path` (created or truncated).
@@ -899,7 +905,7 @@ pub unsafe extern "C" fn xehe_plaintext_save(
     written: *mut usize,
 ) -> XeheStatus {
     // SAFETY: forwarded contract.
-    unsafe { save_mem(plaintext, compr_mode, buf, capacity, written) }
+    unsafe { save_mem(plaintext, compr_mode, None, buf, capacity, written) }
 }
 
 /// Save a ciphertext; a value computed on the GPU is downloaded into the saved bytes (the
@@ -920,7 +926,32 @@ pub unsafe extern "C" fn xehe_ciphertext_save(
     written: *mut usize,
 ) -> XeheStatus {
     // SAFETY: forwarded contract.
-    unsafe { save_mem(ciphertext, compr_mode, buf, capacity, written) }
+    unsafe { save_mem(ciphertext, compr_mode, None, buf, capacity, written) }
+}
+
+/// Save a ciphertext with SEAL headers of version `seal_major.seal_minor` (4.0 up to the
+/// version xehe writes, 4.4) for SEAL builds that read only their own minor version (SEAL 4.0
+/// rejects 4.1+ headers); the bytes after the headers are the same for every 4.x.
+///
+/// **Ownership:** the caller owns `buf`. **Thread safety:** any thread (reads the object).
+/// **Errors:** as [`xehe_ciphertext_save`], plus `INVALID_ARGUMENT` for a version outside
+/// 4.0 ..= 4.4.
+///
+/// # Safety
+/// `buf` is NULL or valid for `capacity` writes; `written` is valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn xehe_ciphertext_save_as(
+    ciphertext: *const XeheCiphertext,
+    compr_mode: i32,
+    seal_major: u8,
+    seal_minor: u8,
+    buf: *mut u8,
+    capacity: usize,
+    written: *mut usize,
+) -> XeheStatus {
+    let version = SealVersion { major: seal_major, minor: seal_minor };
+    // SAFETY: forwarded contract.
+    unsafe { save_mem(ciphertext, compr_mode, Some(version), buf, capacity, written) }
 }
 
 /// Save a secret key; as [`xehe_plaintext_save`].
@@ -940,7 +971,7 @@ pub unsafe extern "C" fn xehe_secret_key_save(
     written: *mut usize,
 ) -> XeheStatus {
     // SAFETY: forwarded contract.
-    unsafe { save_mem(key, compr_mode, buf, capacity, written) }
+    unsafe { save_mem(key, compr_mode, None, buf, capacity, written) }
 }
 
 /// Save a public key; as [`xehe_plaintext_save`].
@@ -960,7 +991,7 @@ pub unsafe extern "C" fn xehe_public_key_save(
     written: *mut usize,
 ) -> XeheStatus {
     // SAFETY: forwarded contract.
-    unsafe { save_mem(key, compr_mode, buf, capacity, written) }
+    unsafe { save_mem(key, compr_mode, None, buf, capacity, written) }
 }
 
 /// Save relinearization keys; as [`xehe_plaintext_save`].
@@ -980,7 +1011,7 @@ pub unsafe extern "C" fn xehe_relin_keys_save(
     written: *mut usize,
 ) -> XeheStatus {
     // SAFETY: forwarded contract.
-    unsafe { save_mem(keys, compr_mode, buf, capacity, written) }
+    unsafe { save_mem(keys, compr_mode, None, buf, capacity, written) }
 }
 
 /// Save Galois keys; as [`xehe_plaintext_save`].
@@ -1000,7 +1031,7 @@ pub unsafe extern "C" fn xehe_galois_keys_save(
     written: *mut usize,
 ) -> XeheStatus {
     // SAFETY: forwarded contract.
-    unsafe { save_mem(keys, compr_mode, buf, capacity, written) }
+    unsafe { save_mem(keys, compr_mode, None, buf, capacity, written) }
 }
 
 /// Save a plaintext to the file `path` (created or truncated).
