@@ -345,7 +345,7 @@ enum XeheStatus xehe_ciphertext_device_flags(const struct XeheCiphertext *cipher
 enum XeheStatus xehe_device_available(bool *available);
 
 /**
- * A new queue on `device` ("cuda", "cuda:<index>", "auto"; NULL: what `XEHE_DEVICE` says),
+ * A new queue on `device` (`"cuda"`, `"cuda:<index>"`, `"auto"`; NULL: what `XEHE_DEVICE` says),
  * for independent work from several threads (§III-H).
  *
  * **Ownership:** `*out` is a new handle owned by the caller (`xehe_queue_destroy`); objects

@@ -172,7 +172,7 @@ pub unsafe extern "C" fn xehe_device_available(available: *mut bool) -> XeheStat
     })
 }
 
-/// A new queue on `device` ("cuda", "cuda:<index>", "auto"; NULL: what `XEHE_DEVICE` says),
+/// A new queue on `device` (`"cuda"`, `"cuda:<index>"`, `"auto"`; NULL: what `XEHE_DEVICE` says),
 /// for independent work from several threads (§III-H).
 ///
 /// **Ownership:** `*out` is a new handle owned by the caller (`xehe_queue_destroy`); objects
