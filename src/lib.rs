@@ -9,6 +9,9 @@
 //! (encodings, evaluator outputs, decryptions, seed expansions) equals SEAL's word for word, and
 //! objects load and save in SEAL's format ([`SealObject`], [`SealLoad`]).
 //!
+//! C and C++ programs use the library through the C ABI in [`capi`] (`include/xehe.h`,
+//! `libxehe`, CMake package `xehe`) and the SEAL plugin `include/xehe/seal_plugin.hpp`.
+//!
 //! Layout: [`math`] (moduli, primes, NTT, RNS), [`ckks`] (the scheme), [`serialize`] (SEAL's
 //! format), [`device`] (GPU kernels and their runtime). Errors are one type, [`Error`].
 //!
@@ -63,6 +66,7 @@
 //! ```
 #![warn(missing_docs)]
 
+pub mod capi;
 pub mod ckks;
 pub mod cli;
 pub mod device;

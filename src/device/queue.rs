@@ -112,9 +112,18 @@ pub fn parse_device(s: &str) -> Result<DeviceChoice> {
 /// `Error::Device` naming what is missing when no GPU backend is usable (no driver, no device,
 /// built without the backend, or `XEHE_DEVICE=cpu`).
 pub fn new_queue() -> Result<Queue> {
-    let choice = parse_device(&std::env::var("XEHE_DEVICE").unwrap_or_default())?;
-    let ordinal = match choice {
-        DeviceChoice::Cpu => return Err(Error::Device("XEHE_DEVICE=cpu: GPU backends are disabled".into())),
+    new_queue_on(&parse_device(&std::env::var("XEHE_DEVICE").unwrap_or_default())?)
+}
+
+/// A new queue on the device `choice` names (explicit device selection, e.g. from the C API;
+/// [`parse_device`] reads the same strings as `XEHE_DEVICE`).
+///
+/// # Errors
+/// `Error::Device` naming what is missing when no GPU backend is usable for `choice` (no
+/// driver, no such device, built without the backend, or [`DeviceChoice::Cpu`]).
+pub fn new_queue_on(choice: &DeviceChoice) -> Result<Queue> {
+    let ordinal = match *choice {
+        DeviceChoice::Cpu => return Err(Error::Device("device cpu: GPU backends are disabled".into())),
         DeviceChoice::Cuda(i) => i,
         DeviceChoice::Auto => 0,
     };

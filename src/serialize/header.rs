@@ -41,6 +41,38 @@ impl SealVersion {
     }
 }
 
+thread_local! {
+    /// The version headers are written with on this thread (see [`SealVersion::writing_as`]).
+    static WRITE_VERSION: std::cell::Cell<SealVersion> = const { std::cell::Cell::new(SealVersion::CURRENT) };
+}
+
+impl SealVersion {
+    /// Run `f` writing headers of version `self` instead of [`SealVersion::CURRENT`], for a
+    /// reader that accepts only its own minor version (SEAL 4.0's `IsCompatibleVersion` rejects
+    /// 4.1+ headers). The object formats of SEAL 4.0 – 4.4 are the same, so only the header
+    /// version bytes change.
+    ///
+    /// # Errors
+    /// `InvalidArgument` for a version other than 4.0 ..= [`SealVersion::CURRENT`] (3.x headers
+    /// had another layout).
+    pub fn writing_as<T>(self, f: impl FnOnce() -> crate::Result<T>) -> crate::Result<T> {
+        if self.major != VERSION_MAJOR || self.minor > VERSION_MINOR {
+            return Err(crate::Error::InvalidArgument(format!(
+                "cannot write SEAL {}.{} headers: expected 4.0 to {}.{}",
+                self.major, self.minor, VERSION_MAJOR, VERSION_MINOR
+            )));
+        }
+        struct Restore(SealVersion);
+        impl Drop for Restore {
+            fn drop(&mut self) {
+                WRITE_VERSION.with(|v| v.set(self.0));
+            }
+        }
+        let _restore = Restore(WRITE_VERSION.with(|v| v.replace(self)));
+        f()
+    }
+}
+
 /// A parsed `SEALHeader` (SEAL `Serialization::SEALHeader`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SealHeader {
@@ -59,12 +91,13 @@ pub struct SealHeader {
 }
 
 impl SealHeader {
-    /// A current-version header for an object of `size` bytes (header included).
+    /// A header for an object of `size` bytes (header included), of the version being written
+    /// ([`SealVersion::CURRENT`] unless inside [`SealVersion::writing_as`]).
     pub fn new(compr_mode: ComprMode, size: u64) -> Self {
         SealHeader {
             magic: SEAL_MAGIC,
             header_size: SEAL_HEADER_SIZE as u8,
-            version: SealVersion::CURRENT,
+            version: WRITE_VERSION.with(std::cell::Cell::get),
             compr_mode: compr_mode as u8,
             reserved: 0,
             size,
