@@ -140,6 +140,21 @@ impl Ciphertext {
             .saturating_mul(self.poly_modulus_degree);
         self.size == 2 && l >= SEED_MARKER_WORDS && self.data.get(l) == Some(&SEED_MARKER)
     }
+    /// A copy sharing this ciphertext's device buffer without copying the host words (its host
+    /// copy reads as stale until downloaded). Only meaningful when a device copy exists.
+    pub(crate) fn device_view(&self) -> Ciphertext {
+        Ciphertext {
+            parms_id: self.parms_id,
+            is_ntt_form: self.is_ntt_form,
+            size: self.size,
+            poly_modulus_degree: self.poly_modulus_degree,
+            coeff_modulus_size: self.coeff_modulus_size,
+            scale: self.scale,
+            correction_factor: self.correction_factor,
+            data: Vec::new(),
+            gpu: self.gpu.device_only_clone(),
+        }
+    }
     /// A copy holding only the first `size` polynomials (host words; no device state).
     pub(crate) fn clone_prefix(&self, size: usize) -> Ciphertext {
         let words = size * self.coeff_modulus_size * self.poly_modulus_degree;

@@ -95,6 +95,13 @@ impl DeviceState {
         g.copy = Some(c.clone());
         Ok(c)
     }
+    /// A clone whose host copy counts as stale: for a view that shares the device buffer but
+    /// not the host words.
+    pub fn device_only_clone(&self) -> Self {
+        let mut inner = self.inner.lock().clone();
+        inner.host_stale = inner.copy.is_some();
+        DeviceState { inner: Mutex::new(inner) }
+    }
     /// Record a device result: the host copy is now stale.
     pub fn set_result(&self, queue: Queue, buf: DeviceBuf) {
         let mut g = self.inner.lock();

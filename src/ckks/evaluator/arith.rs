@@ -263,7 +263,8 @@ impl Evaluator {
     }
     /// `ct = ct²` (SEAL `square_inplace`). Errors as [`Evaluator::multiply_inplace`].
     pub fn square_inplace(&self, ct: &mut Ciphertext) -> Result<()> {
-        let copy = ct.clone();
+        // On the device the second operand only needs the (shared, immutable) device buffer.
+        let copy = if ct.gpu.is_marked() && ct.gpu.is_on_device() { ct.device_view() } else { ct.clone() };
         self.multiply_inplace(ct, &copy)
     }
     /// `ct²` (SEAL `square`).
