@@ -2,7 +2,7 @@
 //! add_plain, sub_plain, multiply_plain, multiply, square}`), all in NTT form.
 
 use super::gpu::GpuOp;
-use super::{check_not_transparent, on_copy, Evaluator};
+use super::{check_not_transparent, on_copy, working_copy, Evaluator};
 use crate::ckks::ciphertext::Ciphertext;
 use crate::ckks::plaintext::Plaintext;
 use crate::ckks::valcheck::{are_same_scale, check_ciphertext, check_plaintext, check_scale};
@@ -264,7 +264,7 @@ impl Evaluator {
     /// `ct = ct²` (SEAL `square_inplace`). Errors as [`Evaluator::multiply_inplace`].
     pub fn square_inplace(&self, ct: &mut Ciphertext) -> Result<()> {
         // On the device the second operand only needs the (shared, immutable) device buffer.
-        let copy = if ct.gpu.is_marked() && ct.gpu.is_on_device() { ct.device_view() } else { ct.clone() };
+        let copy = working_copy(ct)?;
         self.multiply_inplace(ct, &copy)
     }
     /// `ct²` (SEAL `square`).

@@ -54,18 +54,24 @@ fn check_not_transparent(ct: &Ciphertext) -> Result<()> {
     }
 }
 
+/// A copy to compute on: for an operand marked `.gpu()`, a device view (uploading it first if
+/// needed), so an operation that runs on the device does not copy the host words.
+fn working_copy(ct: &Ciphertext) -> Result<Ciphertext> {
+    match ct.gpu.queue().filter(|_| ct.gpu.is_marked()) {
+        Some(q) => {
+            ct.gpu.device_copy(&q, &ct.data)?;
+            Ok(ct.device_view())
+        }
+        None => Ok(ct.clone()),
+    }
+}
+
 /// Run an in-place operation on a copy, for the non-inplace forms.
 ///
 /// For an operand marked `.gpu()` the copy is a device view (the device buffer is shared and
 /// immutable), so the host words are not copied for an operation that runs on the device.
 fn on_copy(ct: &Ciphertext, f: impl FnOnce(&mut Ciphertext) -> Result<()>) -> Result<Ciphertext> {
-    let mut out = match ct.gpu.queue().filter(|_| ct.gpu.is_marked()) {
-        Some(q) => {
-            ct.gpu.device_copy(&q, &ct.data)?;
-            ct.device_view()
-        }
-        None => ct.clone(),
-    };
+    let mut out = working_copy(ct)?;
     f(&mut out)?;
     Ok(out)
 }

@@ -2,7 +2,7 @@
 //! (SEAL `Evaluator::{apply_galois, rotate_vector, complex_conjugate}`).
 
 use super::gpu::GpuOp;
-use super::{check_not_transparent, on_copy, Evaluator};
+use super::{check_not_transparent, on_copy, working_copy, Evaluator};
 use crate::ckks::ciphertext::Ciphertext;
 use crate::ckks::keys::GaloisKeys;
 use crate::ckks::valcheck::check_ciphertext;
@@ -73,7 +73,7 @@ impl Evaluator {
         keys: &GaloisKeys,
     ) -> Result<()> {
         self.check_galois(ct, keys, galois_elt)?;
-        let mut out = ct.clone();
+        let mut out = working_copy(ct)?;
         self.apply_galois_unchecked(&mut out, galois_elt, keys)?;
         check_not_transparent(&out)?;
         *ct = out;
@@ -141,7 +141,7 @@ impl Evaluator {
         for &elt in &plan {
             self.check_galois(ct, keys, elt)?;
         }
-        let mut out = ct.clone();
+        let mut out = working_copy(ct)?;
         for elt in plan {
             self.apply_galois_unchecked(&mut out, elt, keys)?;
             check_not_transparent(&out)?;
