@@ -268,6 +268,9 @@ KERNEL_FQ void ntt_fwd_slm_u64(GLOBAL_AS u64 *data, CONST_AS u64 *roots, CONST_A
 #ifndef XEHE_KS_EPT
 #define XEHE_KS_EPT 8
 #endif
+/* CUDA only: llvm-spirv 14 mistranslates its arrays of 128-bit accumulators (spirv-val: undefined
+ * ID), and only the CUDA backend uses it (as an ablation, XEHE_KS_FUSED=1). */
+#if IS_CUDA
 KERNEL_FQ void ntt_fwd_slm_keyinner_u64(GLOBAL_AS u64 *prod, CONST_AS u64 *lifted, CONST_AS u64 *key,
                                         CONST_AS u64 *roots, CONST_AS u64 *roots_q, CONST_AS u64 *moduli,
                                         CONST_AS u64 *r0, CONST_AS u64 *r1, u32 kd, u32 kp, u32 key_k, u32 log_n,
@@ -309,6 +312,7 @@ KERNEL_FQ void ntt_fwd_slm_keyinner_u64(GLOBAL_AS u64 *prod, CONST_AS u64 *lifte
         prod[plane + ((u64)i << log_n) + e] = barrett_reduce_128(a1[s], q, r0[i], r1[i]);
     }
 }
+#endif /* IS_CUDA */
 
 /* ---------------- inverse ---------------- */
 
