@@ -1,6 +1,6 @@
 //! Library side of the `xehe` command (`src/bin/xehe.rs`): the expression language and job of
 //! `xehe eval` ([`expr`], [`eval`]), the encrypted logistic-regression demo ([`demo`]), and the
-//! benchmarks ([`bench`]). Kept in the library so that tests and examples share it.
+//! benchmarks ([`bench`](mod@bench)). Kept in the library so that tests and examples share it.
 
 pub mod bench;
 pub mod demo;
