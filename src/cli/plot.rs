@@ -3,6 +3,7 @@
 
 use crate::{Error, Result};
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 use std::path::Path;
 use std::sync::OnceLock;
 
@@ -22,8 +23,9 @@ fn register_font() -> Result<()> {
     }
 }
 
-/// Draw one bar per `(label, value)` into a 1200×700 PNG at `path`, with `title` above and
-/// `y_label` on the vertical axis (labels under the bars, values ≥ 0).
+/// Draw one bar per `(label, value)` into a PNG at `path` (700 px high, at least 1200 px and
+/// 240 px per bar wide), with `title` above, `y_label` on the vertical axis, labels under the
+/// bars and each value above its bar (values ≥ 0).
 ///
 /// # Errors
 /// `InvalidArgument` for no bars, a negative or non-finite value, or a drawing failure;
@@ -41,14 +43,15 @@ pub fn bar_chart(path: &Path, title: &str, y_label: &str, bars: &[(String, f64)]
     let fail =
         |e: &dyn std::fmt::Display| Error::InvalidArgument(format!("plot {}: {e}", path.display()));
     let top = bars.iter().map(|(_, v)| *v).fold(0.0, f64::max).max(1e-9) * 1.1;
-    let root = BitMapBackend::new(path, (1200, 700)).into_drawing_area();
+    let width = (240 * bars.len()).max(1200) as u32;
+    let root = BitMapBackend::new(path, (width, 700)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| fail(&e))?;
     let mut chart = ChartBuilder::on(&root)
         .caption(title, ("sans-serif", 26))
         .margin(20)
-        .x_label_area_size(110)
+        .x_label_area_size(50)
         .y_label_area_size(80)
-        .build_cartesian_2d((0..bars.len()).into_segmented(), 0f64..top)
+        .build_cartesian_2d((0..bars.len() - 1).into_segmented(), 0f64..top)
         .map_err(|e| fail(&e))?;
     let label = |v: &SegmentValue<usize>| match v {
         SegmentValue::CenterOf(i) | SegmentValue::Exact(i) => {
@@ -61,11 +64,7 @@ pub fn bar_chart(path: &Path, title: &str, y_label: &str, bars: &[(String, f64)]
         .disable_x_mesh()
         .x_labels(bars.len())
         .x_label_formatter(&label)
-        .x_label_style(
-            ("sans-serif", 14)
-                .into_font()
-                .transform(FontTransform::Rotate90),
-        )
+        .x_label_style(("sans-serif", 14))
         .y_desc(y_label)
         .label_style(("sans-serif", 16))
         .draw()
@@ -77,6 +76,17 @@ pub fn bar_chart(path: &Path, title: &str, y_label: &str, bars: &[(String, f64)]
                 .margin(8)
                 .data(bars.iter().enumerate().map(|(i, (_, v))| (i, *v))),
         )
+        .map_err(|e| fail(&e))?;
+    chart
+        .draw_series(bars.iter().enumerate().map(|(i, (_, v))| {
+            Text::new(
+                format!("{v:.3}"),
+                (SegmentValue::CenterOf(i), *v + top * 0.01),
+                ("sans-serif", 14)
+                    .into_text_style(&root)
+                    .pos(Pos::new(HPos::Center, VPos::Bottom)),
+            )
+        }))
         .map_err(|e| fail(&e))?;
     root.present().map_err(|e| fail(&e))?;
     Ok(())
