@@ -11,7 +11,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use xehe::cli::bench::{self, Routine, RoutineSetup, RoutineTiming};
 use xehe::cli::eval::{parse_binding, DeviceSel, EvalJob};
-use xehe::cli::{demo, info};
+use xehe::cli::matmul::{MatmulSetup, MatmulShape, MatmulTiming, MatmulVariant};
+use xehe::cli::{demo, info, plot};
 use xehe::{ComprMode, Result};
 
 #[derive(Parser)]
@@ -108,6 +109,18 @@ enum BenchCommand {
         #[command(flatten)]
         format: Format,
     },
+    /// Encrypted element-wise polynomial matrix multiplication C += A·B, whole process timed
+    /// per stage, GPU variants with memcache and mad_mod on/off (paper Fig. 20).
+    Matmul {
+        /// MxNxK (C m×n, A m×k, B k×n), or all for 100x100x1 and 10x9x8.
+        #[arg(long, default_value = "all")]
+        shape: String,
+        /// Device: cuda runs the four GPU variants, cpu the CPU backend.
+        #[arg(long, value_enum, default_value_t = Device::Auto)]
+        device: Device,
+        #[command(flatten)]
+        format: Format,
+    },
     /// NTT timings: the GPU kernels' check and sweep (gpu_check), or the CPU NTT without a GPU.
     Ntt {
         /// log2 N of the CPU sizes.
@@ -132,6 +145,9 @@ struct Format {
     /// Print CSV.
     #[arg(long)]
     csv: bool,
+    /// Also draw the results as a bar chart into this PNG file.
+    #[arg(long, value_name = "FILE.png")]
+    plot: Option<PathBuf>,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -190,6 +206,11 @@ fn main() -> ExitCode {
                 compare,
                 format,
             } => routines(n, limbs, reps, device.into(), compare.is_some(), &format),
+            BenchCommand::Matmul {
+                shape,
+                device,
+                format,
+            } => matmul(&shape, device.into(), &format),
             BenchCommand::Ntt {
                 log_n,
                 reps,
@@ -302,7 +323,7 @@ fn spinner(msg: &'static str) -> ProgressBar {
     pb
 }
 
-fn bar(len: usize, msg: &'static str) -> ProgressBar {
+fn bar(len: usize, msg: impl Into<std::borrow::Cow<'static, str>>) -> ProgressBar {
     let pb = ProgressBar::new(len as u64);
     pb.set_style(
         ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} {elapsed}")
@@ -379,7 +400,72 @@ fn routines(
             );
         }
     });
+    let bars: Vec<(String, f64)> = rows
+        .iter()
+        .map(|r| (format!("{} {}", r.routine, r.backend), r.median_ms))
+        .collect();
+    save_plot(format, &format!("Routines, N = {n}, {limbs} RNS limbs"), "ms", &bars)
+}
+
+/// Draw `bars` into `--plot`'s file, if given.
+fn save_plot(format: &Format, title: &str, y_label: &str, bars: &[(String, f64)]) -> Result<()> {
+    if let Some(path) = &format.plot {
+        plot::bar_chart(path, title, y_label, bars)?;
+        notice(&format!("wrote {}", path.display()));
+    }
     Ok(())
+}
+
+fn matmul(shape: &str, device: DeviceSel, format: &Format) -> Result<()> {
+    let shapes = MatmulShape::parse(shape)?;
+    let on_gpu = device.resolve(&mut |m| notice(m))?;
+    let variants: Vec<MatmulVariant> = if on_gpu {
+        MatmulVariant::gpu_all().to_vec()
+    } else {
+        notice("CPU backend only (memcache and mad_mod are GPU variants)");
+        vec![MatmulVariant::CPU]
+    };
+    let pb = spinner("keys");
+    let setup = MatmulSetup::new()?;
+    pb.finish_and_clear();
+    let pb = bar(shapes.len() * variants.len(), "matmul");
+    let mut rows: Vec<MatmulTiming> = Vec::new();
+    for &s in &shapes {
+        for &v in &variants {
+            pb.set_message(format!("matMul_{} {}", s.name(), v.name()));
+            rows.push(setup.run(s, v)?);
+            pb.inc(1);
+        }
+    }
+    pb.finish_and_clear();
+    print_rows(&rows, format, || {
+        println!(
+            "C += A·B (C m×n, A m×k, B k×n), N = {}, coeff_modulus [60, 40, 40, 60], scale 2^40; \
+             relinearize once per C element; ms",
+            xehe::cli::matmul::N
+        );
+        println!("| shape | variant | alloc | encode | encrypt | compute | decrypt | decode | total | max error |");
+        println!("|---|---|---|---|---|---|---|---|---|---|");
+        for r in &rows {
+            println!(
+                "| {} | {} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1e} |",
+                r.shape, r.variant, r.alloc_ms, r.encode_ms, r.encrypt_ms, r.compute_ms,
+                r.decrypt_ms, r.decode_ms, r.total_ms, r.max_error
+            );
+        }
+    });
+    let bars: Vec<(String, f64)> = rows
+        .iter()
+        .map(|r| (format!("{} {}", r.shape, r.variant), r.total_ms))
+        .collect();
+    save_plot(format, "matMul_mxnk, whole process", "ms", &bars)?;
+    match rows.iter().find(|r| !r.precision_ok) {
+        Some(r) => Err(xehe::Error::InvalidArgument(format!(
+            "matMul_{} {}: decrypted C differs from the plaintext product by {:.3e}",
+            r.shape, r.variant, r.max_error
+        ))),
+        None => Ok(()),
+    }
 }
 
 fn ntt(log_ns: &[u32], reps: usize, device: DeviceSel, format: &Format) -> Result<()> {
@@ -391,6 +477,12 @@ fn ntt(log_ns: &[u32], reps: usize, device: DeviceSel, format: &Format) -> Resul
             let report = xehe::device::cuda::ntt_check::run(0)?;
             pb.finish_and_clear();
             print_rows(&report.timings, format, || print!("{}", report.render()));
+            let bars: Vec<(String, f64)> = report
+                .timings
+                .iter()
+                .map(|t| (format!("{} N={}", t.variant, t.n), t.forward_us))
+                .collect();
+            save_plot(format, "GPU NTT, forward", "µs per NTT", &bars)?;
             if report.mismatches > 0 {
                 return Err(xehe::Error::Device(format!(
                     "{} NTT mismatches against the CPU",
@@ -411,5 +503,9 @@ fn ntt(log_ns: &[u32], reps: usize, device: DeviceSel, format: &Format) -> Resul
             println!("| {} | {:.1} | {:.1} |", r.n, r.forward_us, r.inverse_us);
         }
     });
-    Ok(())
+    let bars: Vec<(String, f64)> = rows
+        .iter()
+        .map(|r| (format!("N={}", r.n), r.forward_us))
+        .collect();
+    save_plot(format, "CPU NTT, forward (one thread)", "µs per NTT", &bars)
 }

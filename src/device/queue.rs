@@ -66,6 +66,18 @@ impl Queue {
             _ => Default::default(),
         }
     }
+    /// Turn the queue's memcache on or off (paper §III-G, `pool_memcache_active`); turning it
+    /// off flushes the free pool, and later frees release device memory for real.
+    pub fn set_memcache_enabled(&self, on: bool) {
+        match self {
+            #[cfg(feature = "cuda")]
+            Queue::Cuda(q) => q.memcache().set_enabled(on),
+            #[allow(unreachable_patterns)]
+            _ => {
+                let _ = on;
+            }
+        }
+    }
     /// The queue's kernel profiler.
     pub fn profiler(&self) -> Option<&super::profiler::Profiler> {
         match self {

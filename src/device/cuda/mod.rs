@@ -22,6 +22,18 @@ use std::collections::HashMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 
+/// The ablation switches set in the environment, as NVRTC options (paper §V-A):
+/// `XEHE_NO_ASM=1` turns the inline-PTX fast paths off, `XEHE_NO_MAD=1` reduces after every
+/// product instead of once per mad_mod chain. Read at each kernel lookup, so a process may
+/// change them between runs (`xehe bench matmul` times both).
+fn ablation_switches() -> Vec<String> {
+    ["XEHE_NO_ASM", "XEHE_NO_MAD"]
+        .into_iter()
+        .filter(|s| std::env::var(s).is_ok_and(|v| v == "1"))
+        .map(|s| format!("-D{s}=1"))
+        .collect()
+}
+
 fn dev_err(what: &str, e: impl std::fmt::Debug) -> Error {
     Error::Device(format!("CUDA: {what}: {e:?}"))
 }
@@ -172,7 +184,9 @@ impl CudaDevice {
     /// A kernel of `family` compiled with `defines` (`-D NAME=VALUE`), from the in-memory or
     /// disk cache when available.
     pub fn function(&self, family: Family, defines: &[(&str, String)], kernel: &'static str) -> Result<CudaFunction> {
-        let dkey: String = defines.iter().map(|(k, v)| format!("{k}={v};")).collect();
+        // The ablation switches are read at every lookup, so a process can time both variants.
+        let switches = ablation_switches();
+        let dkey: String = defines.iter().map(|(k, v)| format!("{k}={v};")).chain(switches.iter().map(|s| format!("{s};"))).collect();
         let key = (family, dkey, kernel);
         if let Some(f) = self.functions.lock().get(&key) {
             return Ok(f.clone());
@@ -188,13 +202,7 @@ impl CudaDevice {
         let mut options: Vec<String> = defines.iter().map(|(k, v)| format!("-D{k}={v}")).collect();
         options.push(format!("--gpu-architecture=compute_{}{}", self.arch.0, self.arch.1));
         options.push("-std=c++17".into());
-        // Ablation switches (paper §V-A): XEHE_NO_ASM=1 turns the inline-PTX fast paths off,
-        // XEHE_NO_MAD=1 reduces after every product instead of once per mad_mod chain.
-        for switch in ["XEHE_NO_ASM", "XEHE_NO_MAD"] {
-            if std::env::var(switch).is_ok_and(|v| v == "1") {
-                options.push(format!("-D{switch}=1"));
-            }
-        }
+        options.extend(ablation_switches());
         let key = kernel_cache::cache_key(&src, &options);
         if let Some(m) = self.modules.lock().get(&key) {
             return Ok(m.clone());

@@ -1,0 +1,361 @@
+//! `xehe bench matmul`: the paper's application benchmark (seeds/001 §VI-E, Fig. 20),
+//! encrypted element-wise polynomial matrix multiplication `C += A·B` with C m×n, A m×k and
+//! B k×n, every element a ciphertext of one N = 8192 polynomial (coeff_modulus [60, 40, 40, 60],
+//! scale 2^40, 4096 slots of values in [−1, 1]; C starts as an encrypted matrix at scale 2^80).
+//!
+//! The whole process is timed, per stage: allocation and initialization of the input values,
+//! encode, encrypt (and upload on a GPU), compute (each element product is `multiply` then
+//! `add_inplace` into C; `relinearize_inplace` once per C element at the end), decrypt
+//! (download on a GPU) and decode. Keys are made outside the timer. On the GPU the variants of
+//! Fig. 20 run in the same process: memcache on/off ([`Queue::set_memcache_enabled`]) and
+//! mad_mod on/off (`XEHE_NO_MAD=1`, read at each kernel lookup); each variant gets a fresh
+//! queue and an untimed 1×1×1 warm-up (kernel compilation).
+
+use crate::device::{DeviceResident, Queue};
+use crate::{
+    Ciphertext, CkksEncoder, CoeffModulus, Context, Decryptor, EncryptionParameters, Encryptor,
+    Error, Evaluator, KeyGenerator, Plaintext, RelinKeys, Result, SchemeType,
+};
+use serde::Serialize;
+use std::time::Instant;
+
+/// poly_modulus_degree of the benchmark (the paper's 8K-element polynomials).
+pub const N: usize = 8192;
+
+/// Largest decrypted error accepted by the check (values in [−1, 1], k ≤ a few dozen).
+pub const TOLERANCE: f64 = 1e-4;
+
+/// `matMul_mxnk` of the paper: C is m×n, A m×k, B k×n.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct MatmulShape {
+    /// Rows of C and A.
+    pub m: usize,
+    /// Columns of C and B.
+    pub n: usize,
+    /// Columns of A, rows of B.
+    pub k: usize,
+}
+
+impl MatmulShape {
+    /// The two shapes of Fig. 20: 100×100×1 and 10×9×8.
+    pub const PAPER: [MatmulShape; 2] = [
+        MatmulShape {
+            m: 100,
+            n: 100,
+            k: 1,
+        },
+        MatmulShape { m: 10, n: 9, k: 8 },
+    ];
+
+    /// Parse `MxNxK` (e.g. `100x100x1`), or `all` for [`MatmulShape::PAPER`].
+    ///
+    /// # Errors
+    /// `InvalidArgument` for anything else, or a zero dimension.
+    pub fn parse(s: &str) -> Result<Vec<MatmulShape>> {
+        if s == "all" {
+            return Ok(Self::PAPER.to_vec());
+        }
+        let dims: Vec<usize> = s
+            .split('x')
+            .map(|d| d.trim().parse::<usize>().ok().filter(|&v| v > 0))
+            .collect::<Option<_>>()
+            .unwrap_or_default();
+        match dims[..] {
+            [m, n, k] => Ok(vec![MatmulShape { m, n, k }]),
+            _ => Err(Error::InvalidArgument(format!(
+                "shape `{s}`: expected MxNxK with positive sizes (e.g. 100x100x1) or all"
+            ))),
+        }
+    }
+
+    /// `MxNxK`.
+    pub fn name(&self) -> String {
+        format!("{}x{}x{}", self.m, self.n, self.k)
+    }
+}
+
+/// One configuration of Fig. 20.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MatmulVariant {
+    /// On the GPU (the default queue's device) or the CPU backend.
+    pub gpu: bool,
+    /// Memcache on (GPU only).
+    pub memcache: bool,
+    /// Fused mad_mod on (GPU only; off = `XEHE_NO_MAD=1`).
+    pub mad_mod: bool,
+}
+
+impl MatmulVariant {
+    /// The CPU backend.
+    pub const CPU: MatmulVariant = MatmulVariant {
+        gpu: false,
+        memcache: false,
+        mad_mod: false,
+    };
+
+    /// The GPU variants, from the paper's baseline to all optimizations on.
+    pub fn gpu_all() -> [MatmulVariant; 4] {
+        let v = |memcache, mad_mod| MatmulVariant {
+            gpu: true,
+            memcache,
+            mad_mod,
+        };
+        [
+            v(false, false),
+            v(false, true),
+            v(true, false),
+            v(true, true),
+        ]
+    }
+
+    /// `cpu`, or `cuda` with `+mad_mod` / `+memcache` for what is on.
+    pub fn name(&self) -> String {
+        if !self.gpu {
+            return "cpu".into();
+        }
+        let mut s = String::from("cuda");
+        if self.mad_mod {
+            s += "+mad_mod";
+        }
+        if self.memcache {
+            s += "+memcache";
+        }
+        s
+    }
+}
+
+/// Timings of one run, ms per stage (device work synchronized at every stage end).
+#[derive(Clone, Debug, Serialize)]
+pub struct MatmulTiming {
+    /// `MxNxK`.
+    pub shape: String,
+    /// [`MatmulVariant::name`].
+    pub variant: String,
+    /// Allocation and initialization of the input values.
+    pub alloc_ms: f64,
+    /// Encoding A, B and C.
+    pub encode_ms: f64,
+    /// Encrypting A, B and C (and uploading them on a GPU).
+    pub encrypt_ms: f64,
+    /// m·n·k multiply + add, m·n relinearize.
+    pub compute_ms: f64,
+    /// Decrypting C (downloading it on a GPU).
+    pub decrypt_ms: f64,
+    /// Decoding C.
+    pub decode_ms: f64,
+    /// Sum of the stages.
+    pub total_ms: f64,
+    /// Largest |decrypted − plaintext product| over all slots of C.
+    pub max_error: f64,
+    /// `max_error` ≤ [`TOLERANCE`].
+    pub precision_ok: bool,
+}
+
+/// Keys and tools made once, outside the timer.
+pub struct MatmulSetup {
+    context: Context,
+    encoder: CkksEncoder,
+    encryptor: Encryptor,
+    decryptor: Decryptor,
+    evaluator: Evaluator,
+    relin_keys: RelinKeys,
+}
+
+impl MatmulSetup {
+    /// N = 8192, coeff_modulus [60, 40, 40, 60], fresh keys.
+    ///
+    /// # Errors
+    /// Key generation errors (none for these parameters).
+    pub fn new() -> Result<Self> {
+        let mut parms = EncryptionParameters::new(SchemeType::Ckks);
+        parms.set_poly_modulus_degree(N);
+        parms.set_coeff_modulus(&CoeffModulus::create(N, &[60, 40, 40, 60])?);
+        let context = Context::new(&parms)?;
+        let keygen = KeyGenerator::new(&context)?;
+        Ok(MatmulSetup {
+            encoder: CkksEncoder::new(&context)?,
+            encryptor: Encryptor::new(&context, &keygen.create_public_key()?)?,
+            decryptor: Decryptor::new(&context, keygen.secret_key())?,
+            evaluator: Evaluator::new(&context),
+            relin_keys: keygen.create_relin_keys()?,
+            context,
+        })
+    }
+
+    /// Run `shape` as `variant` (GPU variants on a fresh queue of the default device, after an
+    /// untimed 1×1×1 warm-up on it).
+    ///
+    /// # Errors
+    /// `Error::Device` when a GPU variant finds no usable GPU or the device fails; evaluator
+    /// errors (none for these inputs).
+    pub fn run(&self, shape: MatmulShape, variant: MatmulVariant) -> Result<MatmulTiming> {
+        let queue = if variant.gpu {
+            set_mad_mod(variant.mad_mod);
+            let q = crate::device::new_queue()?;
+            q.set_memcache_enabled(variant.memcache);
+            self.run_on(MatmulShape { m: 1, n: 1, k: 1 }, variant, Some(&q))?;
+            Some(q)
+        } else {
+            None
+        };
+        let r = self.run_on(shape, variant, queue.as_ref());
+        set_mad_mod(true);
+        r
+    }
+
+    fn run_on(
+        &self,
+        shape: MatmulShape,
+        variant: MatmulVariant,
+        queue: Option<&Queue>,
+    ) -> Result<MatmulTiming> {
+        let MatmulShape { m, n, k } = shape;
+        let slots = self.encoder.slot_count();
+        let scale = 2f64.powi(40);
+        let parms_id = self.context.first_parms_id();
+        let sync = || queue.map_or(Ok(()), Queue::synchronize);
+        let mut stage = Stopwatch::new();
+
+        // Allocation and initialization: A, B, then C0, row-major.
+        let value = |id: usize, e: usize, s: usize| -> f64 {
+            let h = (id * 7919 + e * 104_729 + s * 31) % 2001;
+            h as f64 / 1000.0 - 1.0
+        };
+        let matrix = |id: usize, len: usize| -> Vec<Vec<f64>> {
+            (0..len)
+                .map(|e| (0..slots).map(|s| value(id, e, s)).collect())
+                .collect()
+        };
+        let (a, b, c0) = (matrix(0, m * k), matrix(1, k * n), matrix(2, m * n));
+        let alloc_ms = stage.lap();
+
+        let encode = |vals: &[Vec<f64>], scale: f64| -> Result<Vec<Plaintext>> {
+            vals.iter()
+                .map(|v| self.encoder.encode_f64(v, parms_id, scale))
+                .collect()
+        };
+        let (pa, pb, pc) = (
+            encode(&a, scale)?,
+            encode(&b, scale)?,
+            encode(&c0, scale * scale)?,
+        );
+        let encode_ms = stage.lap();
+
+        let encrypt = |plains: &[Plaintext]| -> Result<Vec<Ciphertext>> {
+            plains
+                .iter()
+                .map(|p| {
+                    let mut ct = self.encryptor.encrypt(p)?;
+                    if let Some(q) = queue {
+                        ct.gpu_on(q);
+                        ct.device_state().device_copy(q, ct.host_words())?;
+                    }
+                    Ok(ct)
+                })
+                .collect()
+        };
+        let (ea, eb, mut ec) = (encrypt(&pa)?, encrypt(&pb)?, encrypt(&pc)?);
+        drop((pa, pb, pc));
+        sync()?;
+        let encrypt_ms = stage.lap();
+
+        let ev = &self.evaluator;
+        for i in 0..m {
+            for j in 0..n {
+                let c = &mut ec[i * n + j];
+                for t in 0..k {
+                    let product = ev.multiply(&ea[i * k + t], &eb[t * n + j])?;
+                    ev.add_inplace(c, &product)?;
+                }
+                ev.relinearize_inplace(c, &self.relin_keys)?;
+            }
+        }
+        sync()?;
+        let compute_ms = stage.lap();
+
+        let decrypted = ec
+            .into_iter()
+            .map(|c| self.decryptor.decrypt(&c))
+            .collect::<Result<Vec<_>>>()?;
+        let decrypt_ms = stage.lap();
+
+        let decoded = decrypted
+            .iter()
+            .map(|p| self.encoder.decode_f64(p))
+            .collect::<Result<Vec<_>>>()?;
+        let decode_ms = stage.lap();
+
+        let mut max_error = 0f64;
+        for i in 0..m {
+            for j in 0..n {
+                for s in 0..slots {
+                    let want = c0[i * n + j][s]
+                        + (0..k)
+                            .map(|t| a[i * k + t][s] * b[t * n + j][s])
+                            .sum::<f64>();
+                    max_error = max_error.max((decoded[i * n + j][s] - want).abs());
+                }
+            }
+        }
+        Ok(MatmulTiming {
+            shape: shape.name(),
+            variant: variant.name(),
+            alloc_ms,
+            encode_ms,
+            encrypt_ms,
+            compute_ms,
+            decrypt_ms,
+            decode_ms,
+            total_ms: alloc_ms + encode_ms + encrypt_ms + compute_ms + decrypt_ms + decode_ms,
+            max_error,
+            precision_ok: max_error <= TOLERANCE,
+        })
+    }
+}
+
+/// Fused mad_mod on or off for kernels looked up from now on (`XEHE_NO_MAD`).
+fn set_mad_mod(on: bool) {
+    if on {
+        std::env::remove_var("XEHE_NO_MAD");
+    } else {
+        std::env::set_var("XEHE_NO_MAD", "1");
+    }
+}
+
+/// Wall time since the previous lap, ms.
+struct Stopwatch(Instant);
+
+impl Stopwatch {
+    fn new() -> Self {
+        Stopwatch(Instant::now())
+    }
+    fn lap(&mut self) -> f64 {
+        let now = Instant::now();
+        let ms = (now - self.0).as_secs_f64() * 1e3;
+        self.0 = now;
+        ms
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_shapes() {
+        assert_eq!(
+            MatmulShape::parse("10x9x8").unwrap(),
+            vec![MatmulShape { m: 10, n: 9, k: 8 }]
+        );
+        assert_eq!(MatmulShape::parse("all").unwrap().len(), 2);
+        assert!(MatmulShape::parse("10x9").is_err());
+        assert!(MatmulShape::parse("0x1x1").is_err());
+    }
+
+    #[test]
+    fn names_variants() {
+        assert_eq!(MatmulVariant::CPU.name(), "cpu");
+        assert_eq!(MatmulVariant::gpu_all()[3].name(), "cuda+mad_mod+memcache");
+        assert_eq!(MatmulVariant::gpu_all()[0].name(), "cuda");
+    }
+}
