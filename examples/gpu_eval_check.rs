@@ -1,150 +1,190 @@
 //! GPU evaluator check-and-measure pass (run by `scripts/gpu_pass.sh`): every evaluator
-//! operation on the CUDA backend against the CPU backend, bit for bit, on the parameter sets of
-//! shared/design.md; then per-operation latency (synchronized after each call) and throughput
-//! (many calls queued, one synchronization) with the profiler's kernel breakdown.
+//! operation on each GPU backend found (CUDA, then OpenCL GPUs; `--backend cuda|opencl|all`)
+//! against the CPU backend, bit for bit, on the parameter sets of shared/design.md; then
+//! per-operation latency (synchronized after each call) and throughput (many calls queued, one
+//! synchronization) with the profiler's kernel breakdown, one table row per backend.
+//! `--max-n N` limits the sets (e.g. `--max-n 16384` on a CPU OpenCL device).
 
-#[cfg(feature = "cuda")]
-fn main() -> xehe::Result<()> {
-    use std::sync::Arc;
+#[cfg(any(feature = "cuda", feature = "opencl"))]
+mod pass {
     use std::time::Instant;
-    use xehe::device::cuda::eval;
-    use xehe::device::cuda::level::LevelData;
-    use xehe::device::cuda::queue::CudaQueue;
-    use xehe::device::cuda::{unavailable_reason, CudaDevice};
+    use xehe::device::gpu::{eval, galois_table, level_data, GpuQueue};
     use xehe::*;
 
-    if let Some(why) = unavailable_reason() {
-        println!("SKIP: no CUDA device: {why}");
-        return Ok(());
-    }
-    let dev = Arc::new(CudaDevice::new(0)?);
-    let q = CudaQueue::new(dev.clone())?;
-    println!("device: {}", dev.name());
-    let sets: Vec<(usize, Vec<u32>, SecLevel)> = vec![
-        (4096, vec![40, 20, 40], SecLevel::Tc128),
-        (8192, vec![60, 40, 40, 60], SecLevel::Tc128),
-        (16384, vec![60, 40, 40, 40, 40, 40, 40, 40, 60], SecLevel::Tc128),
-        (32768, [vec![60], vec![40; 17], vec![60, 60]].concat(), SecLevel::Tc128),
-        (65536, [vec![60], vec![40; 41], vec![60]].concat(), SecLevel::None),
-    ];
-    let mut failures = 0;
-    let mut rows = Vec::new();
-    for (n, bits, sec) in sets {
-        let mut parms = EncryptionParameters::new(SchemeType::Ckks);
-        parms.set_poly_modulus_degree(n);
-        parms.set_coeff_modulus(&CoeffModulus::create(n, &bits)?);
-        let ctx = Context::with_sec_level(&parms, sec)?;
-        let kg = KeyGenerator::new(&ctx)?;
-        let pk = kg.create_public_key()?;
-        let rk = kg.create_relin_keys()?;
-        let gk = kg.create_galois_keys_from_steps(&[1])?;
-        let enc = Encryptor::new(&ctx, &pk)?;
-        let ce = CkksEncoder::new(&ctx)?;
-        let ev = Evaluator::new(&ctx);
-        let scale = 2f64.powi(if n == 4096 { 20 } else { 40 });
-        let vals: Vec<f64> = (0..n / 2).map(|i| ((i % 17) as f64) / 17.0).collect();
-        let first = ctx.first_context_data().clone();
-        let p = ce.encode_f64(&vals, first.parms_id(), scale)?;
-        let a = enc.encrypt(&p)?;
-        let b = enc.encrypt(&p)?;
-        let k = first.coeff_modulus().len();
-        let key_k = ctx.key_context_data().coeff_modulus().len();
-        let l = LevelData::new(&dev, &ctx, &first)?;
-        let next_cd = ctx.get_context_data(&first.next_parms_id().expect("two levels")).expect("level").clone();
-        let l_next = LevelData::new(&dev, &ctx, &next_cd)?;
-        let rkey = eval::upload_key_vector(&dev, rk.0.key(0).expect("relin key"))?;
-        let elt = ctx.galois_tool().elt_from_step(1)?;
-        let gkey = eval::upload_key_vector(&dev, gk.0.key(GaloisKeys::get_index(elt)?).expect("galois key"))?;
-        let table = eval::upload_galois_table(&dev, ctx.galois_tool().permutation_ntt(elt)?)?;
-        let da = q.upload(a.data())?;
-        let db = q.upload(b.data())?;
-        let dp = q.upload(p.data())?;
-        let pw = k * n;
-        let get = |buf: &xehe::device::cuda::memory::DeviceBuffer, words: usize| -> xehe::Result<Vec<u64>> {
-            let mut v = vec![0u64; words];
-            q.download(buf, &mut v)?;
-            Ok(v)
-        };
-        let mut check = |name: &str, gpu: Vec<u64>, cpu: &[u64]| {
-            let ok = gpu == cpu;
-            if !ok {
-                failures += 1;
-            }
-            println!("  N={n} {name}: {}", if ok { "bit-identical" } else { "MISMATCH" });
-        };
-        // correctness of every operation
-        let prod = ev.multiply(&a, &b)?;
-        let dprod = eval::tensor(&q, &l, &da, 2, &db, 2)?;
-        check("add", get(&eval::add_sub(&q, &l, &da, 2, &db, 2, false)?, 2 * pw)?, ev.add(&a, &b)?.data());
-        check("sub", get(&eval::add_sub(&q, &l, &da, 2, &db, 2, true)?, 2 * pw)?, ev.sub(&a, &b)?.data());
-        check("negate", get(&eval::elementwise(&q, &l, "ew_neg_u64", &da, None, 2 * pw)?, 2 * pw)?, ev.negate(&a)?.data());
-        check("add_plain", get(&eval::add_sub_plain(&q, &l, &da, 2, &dp, false)?, 2 * pw)?, ev.add_plain(&a, &p)?.data());
-        check("sub_plain", get(&eval::add_sub_plain(&q, &l, &da, 2, &dp, true)?, 2 * pw)?, ev.sub_plain(&a, &p)?.data());
-        check("multiply_plain", get(&eval::mul_broadcast(&q, &l, &da, 2 * pw, &dp, pw)?, 2 * pw)?, ev.multiply_plain(&a, &p)?.data());
-        check("multiply", get(&dprod, 3 * pw)?, prod.data());
-        let rel = ev.relinearize(&prod, &rk)?;
-        let drel = eval::relinearize3(&q, &l, &dprod, &rkey, key_k)?;
-        check("relinearize", get(&drel, 2 * pw)?, rel.data());
-        check("rescale_to_next", get(&eval::rescale(&q, &l, &l_next, &drel, 2)?, 2 * (k - 1) * n)?, ev.rescale_to_next(&rel)?.data());
-        check("mod_switch_to_next", get(&eval::drop_last_prime(&q, &l, &da, 2)?, 2 * (k - 1) * n)?, ev.mod_switch_to_next(&a)?.data());
-        check("rotate 1", get(&eval::apply_galois(&q, &l, &da, &table, &gkey, key_k)?, 2 * pw)?, ev.rotate_vector(&a, 1, &gk)?.data());
-        check("transform_from_ntt", get(&eval::transform(&q, &l, &da, 2, false)?, 2 * pw)?, ev.transform_from_ntt(&a)?.data());
-
-        // timing: latency (sync after each) and throughput (reps queued, one sync)
-        let reps = if n >= 65536 { 20 } else { 100 };
-        type Op<'x> = Box<dyn Fn() -> xehe::Result<xehe::device::cuda::memory::DeviceBuffer> + 'x>;
-        let ops: Vec<(&str, Op)> = vec![
-            ("add", Box::new(|| eval::add_sub(&q, &l, &da, 2, &db, 2, false))),
-            ("multiply_plain", Box::new(|| eval::mul_broadcast(&q, &l, &da, 2 * pw, &dp, pw))),
-            ("multiply+relinearize", Box::new(|| eval::tensor(&q, &l, &da, 2, &db, 2).and_then(|t| eval::relinearize3(&q, &l, &t, &rkey, key_k)))),
-            ("rescale_to_next", Box::new(|| eval::rescale(&q, &l, &l_next, &drel, 2))),
-            ("rotate 1", Box::new(|| eval::apply_galois(&q, &l, &da, &table, &gkey, key_k))),
+    /// The pass on one queue; returns the mismatches and appends table rows.
+    pub fn run<Q: GpuQueue>(backend: &str, q: &Q, max_n: usize, flush: &dyn Fn(), rows: &mut Vec<String>) -> xehe::Result<usize> {
+        let mut failures = 0;
+        let sets: Vec<(usize, Vec<u32>, SecLevel)> = vec![
+            (4096, vec![40, 20, 40], SecLevel::Tc128),
+            (8192, vec![60, 40, 40, 60], SecLevel::Tc128),
+            (16384, vec![60, 40, 40, 40, 40, 40, 40, 40, 60], SecLevel::Tc128),
+            (32768, [vec![60], vec![40; 17], vec![60, 60]].concat(), SecLevel::Tc128),
+            (65536, [vec![60], vec![40; 41], vec![60]].concat(), SecLevel::None),
         ];
-        for (name, f) in &ops {
-            drop(f()?);
-            q.synchronize()?;
-            let mut lat = Vec::new();
-            for _ in 0..reps.min(30) {
-                let s = Instant::now();
+        for (n, bits, sec) in sets.into_iter().filter(|s| s.0 <= max_n) {
+            let mut parms = EncryptionParameters::new(SchemeType::Ckks);
+            parms.set_poly_modulus_degree(n);
+            parms.set_coeff_modulus(&CoeffModulus::create(n, &bits)?);
+            let ctx = Context::with_sec_level(&parms, sec)?;
+            let kg = KeyGenerator::new(&ctx)?;
+            let pk = kg.create_public_key()?;
+            let rk = kg.create_relin_keys()?;
+            let gk = kg.create_galois_keys_from_steps(&[1])?;
+            let enc = Encryptor::new(&ctx, &pk)?;
+            let ce = CkksEncoder::new(&ctx)?;
+            let ev = Evaluator::new(&ctx);
+            let scale = 2f64.powi(if n == 4096 { 20 } else { 40 });
+            let vals: Vec<f64> = (0..n / 2).map(|i| ((i % 17) as f64) / 17.0).collect();
+            let first = ctx.first_context_data().clone();
+            let p = ce.encode_f64(&vals, first.parms_id(), scale)?;
+            let a = enc.encrypt(&p)?;
+            let b = enc.encrypt(&p)?;
+            let k = first.coeff_modulus().len();
+            let key_k = ctx.key_context_data().coeff_modulus().len();
+            let l = level_data(q, &ctx, &first.parms_id())?;
+            let next_cd = ctx.get_context_data(&first.next_parms_id().expect("two levels")).expect("level").clone();
+            let l_next = level_data(q, &ctx, &next_cd.parms_id())?;
+            let rkey = eval::upload_key_vector(q, rk.0.key(0).expect("relin key"))?;
+            let elt = ctx.galois_tool().elt_from_step(1)?;
+            let gkey = eval::upload_key_vector(q, gk.0.key(GaloisKeys::get_index(elt)?).expect("galois key"))?;
+            let table = galois_table(q, &ctx, elt)?;
+            let da = q.upload(a.data())?;
+            let db = q.upload(b.data())?;
+            let dp = q.upload(p.data())?;
+            let pw = k * n;
+            let get = |buf: &Q::Buf, words: usize| -> xehe::Result<Vec<u64>> {
+                let mut v = vec![0u64; words];
+                q.download(buf, &mut v)?;
+                Ok(v)
+            };
+            let mut check = |name: &str, gpu: Vec<u64>, cpu: &[u64]| {
+                let ok = gpu == cpu;
+                if !ok {
+                    failures += 1;
+                }
+                println!("  N={n} {name}: {}", if ok { "bit-identical" } else { "MISMATCH" });
+            };
+            // correctness of every operation
+            let prod = ev.multiply(&a, &b)?;
+            let dprod = eval::tensor(q, &l, &da, 2, &db, 2)?;
+            check("add", get(&eval::add_sub(q, &l, &da, 2, &db, 2, false)?, 2 * pw)?, ev.add(&a, &b)?.data());
+            check("sub", get(&eval::add_sub(q, &l, &da, 2, &db, 2, true)?, 2 * pw)?, ev.sub(&a, &b)?.data());
+            check("negate", get(&eval::elementwise(q, &l, "ew_neg_u64", &da, None, 2 * pw)?, 2 * pw)?, ev.negate(&a)?.data());
+            check("add_plain", get(&eval::add_sub_plain(q, &l, &da, 2, &dp, false)?, 2 * pw)?, ev.add_plain(&a, &p)?.data());
+            check("sub_plain", get(&eval::add_sub_plain(q, &l, &da, 2, &dp, true)?, 2 * pw)?, ev.sub_plain(&a, &p)?.data());
+            check("multiply_plain", get(&eval::mul_broadcast(q, &l, &da, 2 * pw, &dp, pw)?, 2 * pw)?, ev.multiply_plain(&a, &p)?.data());
+            check("multiply", get(&dprod, 3 * pw)?, prod.data());
+            let rel = ev.relinearize(&prod, &rk)?;
+            let drel = eval::relinearize3(q, &l, &dprod, &rkey, key_k)?;
+            check("relinearize", get(&drel, 2 * pw)?, rel.data());
+            check("rescale_to_next", get(&eval::rescale(q, &l, &l_next, &drel, 2)?, 2 * (k - 1) * n)?, ev.rescale_to_next(&rel)?.data());
+            check("mod_switch_to_next", get(&eval::drop_last_prime(q, &l, &da, 2)?, 2 * (k - 1) * n)?, ev.mod_switch_to_next(&a)?.data());
+            check("rotate 1", get(&eval::apply_galois(q, &l, &da, &table, &gkey, key_k)?, 2 * pw)?, ev.rotate_vector(&a, 1, &gk)?.data());
+            check("transform_from_ntt", get(&eval::transform(q, &l, &da, 2, false)?, 2 * pw)?, ev.transform_from_ntt(&a)?.data());
+
+            // timing: latency (sync after each) and throughput (reps queued, one sync)
+            let reps = if n >= 65536 { 20 } else { 100 };
+            type Op<'x, B> = Box<dyn Fn() -> xehe::Result<B> + 'x>;
+            let ops: Vec<(&str, Op<Q::Buf>)> = vec![
+                ("add", Box::new(|| eval::add_sub(q, &l, &da, 2, &db, 2, false))),
+                ("multiply_plain", Box::new(|| eval::mul_broadcast(q, &l, &da, 2 * pw, &dp, pw))),
+                ("multiply+relinearize", Box::new(|| eval::tensor(q, &l, &da, 2, &db, 2).and_then(|t| eval::relinearize3(q, &l, &t, &rkey, key_k)))),
+                ("rescale_to_next", Box::new(|| eval::rescale(q, &l, &l_next, &drel, 2))),
+                ("rotate 1", Box::new(|| eval::apply_galois(q, &l, &da, &table, &gkey, key_k))),
+            ];
+            for (name, f) in &ops {
                 drop(f()?);
                 q.synchronize()?;
-                lat.push(s.elapsed().as_secs_f64() * 1e6);
-            }
-            lat.sort_by(|x, y| x.total_cmp(y));
-            let s = Instant::now();
-            for _ in 0..reps {
+                let mut lat = Vec::new();
+                for _ in 0..reps.min(30) {
+                    let s = Instant::now();
+                    drop(f()?);
+                    q.synchronize()?;
+                    lat.push(s.elapsed().as_secs_f64() * 1e6);
+                }
+                lat.sort_by(|x, y| x.total_cmp(y));
+                let s = Instant::now();
+                for _ in 0..reps {
+                    drop(f()?);
+                }
+                q.synchronize()?;
+                let thr = s.elapsed().as_secs_f64() * 1e6 / reps as f64;
+                q.profiler().clear();
+                q.profiler().set_enabled(true);
+                q.profiler().begin_operation(name);
                 drop(f()?);
+                q.profiler().end_operation();
+                q.profiler().set_enabled(false);
+                let ops = q.profiler().operation_summary();
+                let ntt_share = ops.first().map_or(0.0, |o| o.ntt_share);
+                let top: Vec<String> = q.profiler().kernel_summary().iter().take(3).map(|k| format!("{} {:.1}µs×{}", k.name, k.mean_us, k.calls)).collect();
+                rows.push(format!("| {backend} | {n} | {} | {name} | {:.1} | {thr:.1} | {:.0}% | {} |", bits.len(), lat[lat.len() / 2], ntt_share * 100.0, top.join(", ")));
             }
-            q.synchronize()?;
-            let thr = s.elapsed().as_secs_f64() * 1e6 / reps as f64;
-            q.profiler().clear();
-            q.profiler().set_enabled(true);
-            q.profiler().begin_operation(name);
-            drop(f()?);
-            q.profiler().end_operation();
-            q.profiler().set_enabled(false);
-            let ops = q.profiler().operation_summary();
-            let ntt_share = ops.first().map_or(0.0, |o| o.ntt_share);
-            let top: Vec<String> = q.profiler().kernel_summary().iter().take(3).map(|k| format!("{} {:.1}µs×{}", k.name, k.mean_us, k.calls)).collect();
-            rows.push(format!("| {n} | {} | {name} | {:.1} | {thr:.1} | {:.0}% | {} |", bits.len(), lat[lat.len() / 2], ntt_share * 100.0, top.join(", ")));
+            let st = q.memcache_stats();
+            println!("  memcache: hits {} misses {} active {} MiB free {} MiB", st.hits, st.misses, st.bytes_active >> 20, st.bytes_free >> 20);
+            flush();
         }
-        let st = q.memcache_stats();
-        println!("  memcache: hits {} misses {} active {} MiB free {} MiB", st.hits, st.misses, st.bytes_active >> 20, st.bytes_free >> 20);
-        q.memcache().flush();
+        Ok(failures)
     }
-    println!("\n| N | primes | op | latency µs (median) | throughput µs/op | NTT share | top kernels |");
-    println!("|---|---|---|---|---|---|---|");
+}
+
+#[cfg(any(feature = "cuda", feature = "opencl"))]
+fn main() -> xehe::Result<()> {
+    let args: Vec<String> = std::env::args().collect();
+    let opt = |name: &str| args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned();
+    let backend = opt("--backend").unwrap_or_else(|| "all".into());
+    let max_n: usize = opt("--max-n").and_then(|v| v.parse().ok()).unwrap_or(65536);
+    let mut failures = 0;
+    let mut rows = Vec::new();
+    let mut ran = 0;
+    #[cfg(feature = "cuda")]
+    if backend == "all" || backend == "cuda" {
+        use std::sync::Arc;
+        use xehe::device::cuda::queue::CudaQueue;
+        use xehe::device::cuda::{unavailable_reason, CudaDevice};
+        match unavailable_reason() {
+            Some(why) => println!("SKIP cuda: {why}"),
+            None => {
+                let q = CudaQueue::new(Arc::new(CudaDevice::new(0)?))?;
+                println!("cuda device: {}", q.device().name());
+                failures += pass::run("cuda", &q, max_n, &|| q.memcache().flush(), &mut rows)?;
+                ran += 1;
+            }
+        }
+    }
+    #[cfg(feature = "opencl")]
+    if backend == "all" || backend == "opencl" {
+        use xehe::device::opencl::{default_device, unavailable_reason, ClQueue, OpenClDevice};
+        // `all` takes OpenCL GPUs only; `--backend opencl` takes any device (pocl too).
+        let pick = if std::env::var("XEHE_DEVICE").is_ok_and(|v| v.starts_with("opencl:")) {
+            OpenClDevice::from_env().map(|d| d.index())
+        } else {
+            default_device(backend == "all")
+        };
+        match (unavailable_reason(), pick) {
+            (Some(why), _) | (None, Err(xehe::Error::Device(why))) => println!("SKIP opencl: {why}"),
+            (None, Err(e)) => return Err(e),
+            (None, Ok((p, d))) => {
+                let q = ClQueue::new(OpenClDevice::shared(p, d)?)?;
+                println!("opencl device: {} ({})", q.device().name(), q.device().platform_name());
+                failures += pass::run("opencl", &q, max_n, &|| q.memcache().flush(), &mut rows)?;
+                ran += 1;
+            }
+        }
+    }
+    println!("\n| backend | N | primes | op | latency µs (median) | throughput µs/op | NTT share | top kernels |");
+    println!("|---|---|---|---|---|---|---|---|");
     for r in rows {
         println!("{r}");
     }
-    println!("\nevaluator ops: {failures} mismatches");
+    println!("\nevaluator ops on {ran} backend(s): {failures} mismatches");
     if failures > 0 {
         std::process::exit(1);
     }
     Ok(())
 }
 
-#[cfg(not(feature = "cuda"))]
+#[cfg(not(any(feature = "cuda", feature = "opencl")))]
 fn main() {
-    println!("SKIP: built without the `cuda` feature");
+    println!("SKIP: built without a GPU backend");
 }

@@ -10,8 +10,9 @@
 fn main() {
     use std::sync::Arc;
     use std::time::Instant;
-    use xehe::device::opencl::ntt::{DeviceNttTables, NttVariant};
-    use xehe::device::opencl::{unavailable_reason, ClBuffer, OpenClDevice};
+    use xehe::device::gpu::ntt::{DeviceNttTables, NttVariant};
+    use xehe::device::gpu::GpuQueue;
+    use xehe::device::opencl::{unavailable_reason, ClQueue};
     use xehe::math::ntt::NttTables;
     use xehe::CoeffModulus;
 
@@ -20,8 +21,8 @@ fn main() {
         return;
     }
     let quick = std::env::args().any(|a| a == "--quick");
-    let dev = OpenClDevice::from_env(false).expect("open the OpenCL device");
-    println!("device: {} ({})", dev.name(), dev.platform_name());
+    let dev = ClQueue::from_env().expect("open the OpenCL device");
+    println!("device: {} ({})", dev.device().name(), dev.device().platform_name());
     let median_ms = |f: &mut dyn FnMut()| -> f64 {
         f();
         dev.synchronize().expect("finish");
@@ -54,11 +55,11 @@ fn main() {
             let host: Vec<u64> = (0..(inst * n) as u64)
                 .map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15) % q.value())
                 .collect();
-            let mut d = ClBuffer::from_slice(&dev, &host).expect("upload");
+            let d = dev.upload(&host).expect("upload");
             let mut naive = 0.0;
             for v in NttVariant::ALL {
-                let f_ms = median_ms(&mut || dt.forward(&dev, &mut d, inst, v).expect("forward"));
-                let i_ms = median_ms(&mut || dt.inverse(&dev, &mut d, inst, v).expect("inverse"));
+                let f_ms = median_ms(&mut || dt.forward(&dev, &d, inst, v).expect("forward"));
+                let i_ms = median_ms(&mut || dt.inverse(&dev, &d, inst, v).expect("inverse"));
                 let per = f_ms * 1e3 / inst as f64;
                 if v == NttVariant::Naive {
                     naive = per;

@@ -65,21 +65,21 @@ KERNEL_FQ void ks_inner_u64(GLOBAL_AS u64 *prod, CONST_AS u64 *lifted, CONST_AS 
 
 /*
  * Mod-down preparation, for polys c < polys: given last[c][x] (coefficient form, < 2*p_last,
- * modulo p_last), writes d[c][i][x] = ((last + half) mod p_last) mod q_i + (q_i - half mod q_i)
- * for i < k; the caller then NTTs d (values < 2 q_i). half = floor(p_last / 2).
+ * modulo p_last), writes d[c][i][x] = ((last + half_p) mod p_last) mod q_i + (q_i - half_p mod q_i)
+ * for i < k; the caller then NTTs d (values < 2 q_i). half_p = floor(p_last / 2).
  */
 KERNEL_FQ void moddown_prep_u64(GLOBAL_AS u64 *d, CONST_AS u64 *last, CONST_AS u64 *moduli, CONST_AS u64 *r1,
                                 u64 p_last, u64 p_last_r1, u32 k, u32 polys, u32 log_n)
 {
     u64 n = (u64)1 << log_n;
     u64 total = (u64)polys * k * n;
-    u64 half = p_last >> 1;
+    u64 half_p = p_last >> 1;
     for (u64 g = GLOBAL_ID(); g < total; g += GLOBAL_SIZE()) {
         u64 row = g >> log_n, x = g & (n - 1);
         u32 c = (u32)(row / k), i = (u32)(row % k);
-        u64 v = barrett_reduce_64(last[((u64)c << log_n) + x] + half, p_last, p_last_r1);
+        u64 v = barrett_reduce_64(last[((u64)c << log_n) + x] + half_p, p_last, p_last_r1);
         u64 q = moduli[i];
-        d[g] = barrett_reduce_64(v, q, r1[i]) + (q - barrett_reduce_64(half, q, r1[i]));
+        d[g] = barrett_reduce_64(v, q, r1[i]) + (q - barrett_reduce_64(half_p, q, r1[i]));
     }
 }
 

@@ -1,7 +1,8 @@
-//! Every Evaluator operation through the public `.gpu()` API on the GPU backend, against the
-//! CPU backend, byte for byte, for N = 4096 … 65536; several threads driving separate queues;
-//! ciphertexts dropped while their kernels are still queued. Without a usable GPU each test
-//! prints why it was skipped.
+//! Every Evaluator operation through the public `.gpu()` API on every GPU backend present,
+//! against the CPU backend, byte for byte: the default GPU queue (CUDA, else an OpenCL GPU) for
+//! N = 4096 … 65536, and the OpenCL backend on any OpenCL device (pocl's CPU device in CI: N ≤
+//! 16384 there); several threads driving separate queues; ciphertexts dropped while their kernels
+//! are still queued; device out-of-memory. Without a device each test prints why it was skipped.
 use std::sync::Arc;
 use xehe::*;
 
@@ -11,14 +12,38 @@ fn skip(why: &str) {
     let _ = writeln!(std::io::stderr().lock(), "SKIP {why}");
 }
 
-fn gpu_or_skip(test: &str) -> Option<Queue> {
+/// The queues to test on, each with the largest N to try: the default GPU queue, and an OpenCL
+/// queue on any OpenCL device unless the default already is one (a CPU device, such as pocl,
+/// stops at N = 16384 to keep CI short). Prints why a backend is skipped.
+fn queues(test: &str) -> Vec<(Queue, usize)> {
+    let mut out = Vec::new();
     match xehe::device::default_queue() {
-        Ok(q) => Some(q),
-        Err(e) => {
-            skip(&format!("{test}: no GPU backend: {e}"));
-            None
+        Ok(q) => out.push((q, 65536)),
+        Err(e) => skip(&format!("{test} (default GPU queue): {e}")),
+    }
+    if !out.iter().any(|(q, _)| q.backend() == "opencl") {
+        match opencl_any() {
+            Ok((q, max_n)) => out.push((q, max_n)),
+            Err(e) => skip(&format!("{test} (opencl): {e}")),
         }
     }
+    out
+}
+
+/// A queue on the first OpenCL GPU, else the first OpenCL device (CPU devices: N ≤ 16384).
+#[cfg(feature = "opencl")]
+fn opencl_any() -> Result<(Queue, usize)> {
+    use xehe::device::opencl::{default_device, ClQueue, OpenClDevice};
+    let (p, d) = default_device(false)?;
+    let dev = OpenClDevice::shared(p, d)?;
+    let is_gpu = default_device(true).is_ok_and(|g| g == (p, d));
+    println!("opencl device: {} ({})", dev.name(), dev.platform_name());
+    Ok((Queue::OpenCl(Arc::new(ClQueue::new(dev)?)), if is_gpu { 65536 } else { 16384 }))
+}
+
+#[cfg(not(feature = "opencl"))]
+fn opencl_any() -> Result<(Queue, usize)> {
+    Err(Error::Device("built without the `opencl` feature".into()))
 }
 
 struct Fixture {
@@ -67,7 +92,13 @@ fn same(name: &str, gpu: Result<Ciphertext>, cpu: Result<Ciphertext>) {
 
 #[test]
 fn every_op_matches_cpu_bit_for_bit() {
-    let Some(q) = gpu_or_skip("every_op_matches_cpu_bit_for_bit") else { return };
+    for (q, max_n) in queues("every_op_matches_cpu_bit_for_bit") {
+        every_op_on(&q, max_n);
+    }
+}
+
+fn every_op_on(q: &Queue, max_n: usize) {
+    let q = q.clone();
     for (n, bits) in [
         (4096usize, vec![40u32, 30, 40]),
         (8192, vec![60, 40, 40, 60]),
@@ -75,6 +106,9 @@ fn every_op_matches_cpu_bit_for_bit() {
         (32768, [vec![60], vec![40; 17], vec![60, 60]].concat()),
         (65536, [vec![60], vec![40; 20], vec![60]].concat()),
     ] {
+        if n > max_n {
+            continue;
+        }
         let f = fixture(n, &bits);
         let (ev, a, b, p) = (&f.ev, &f.a, &f.b, &f.p);
         let (ga, gb) = (on_gpu(a, &q), on_gpu(b, &q));
@@ -103,13 +137,18 @@ fn every_op_matches_cpu_bit_for_bit() {
         let g = chain(&ga).unwrap();
         let bytes = g.save(ComprMode::None).unwrap();
         assert!(bytes == chain(a).unwrap().save(ComprMode::None).unwrap(), "N={n}: chained GPU result saves differently");
-        println!("N={n}: every operation bit-identical on the GPU");
+        println!("N={n}: every operation bit-identical on {}", q.backend());
     }
 }
 
 #[test]
 fn threads_drive_separate_queues() {
-    let Some(_) = gpu_or_skip("threads_drive_separate_queues") else { return };
+    for (q, _) in queues("threads_drive_separate_queues") {
+        threads_on(&q);
+    }
+}
+
+fn threads_on(q0: &Queue) {
     let f = Arc::new(fixture(8192, &[60, 40, 40, 60]));
     let want = {
         let m = f.ev.multiply(&f.a, &f.b).and_then(|m| f.ev.relinearize(&m, &f.rk)).unwrap();
@@ -118,8 +157,8 @@ fn threads_drive_separate_queues() {
     let hs: Vec<_> = (0..4)
         .map(|_| {
             let f = f.clone();
+            let q = q0.new_queue_on_device().expect("queue");
             std::thread::spawn(move || {
-                let q = xehe::device::new_queue().expect("queue");
                 let mut out = Vec::new();
                 for _ in 0..10 {
                     let (ga, gb) = (on_gpu(&f.a, &q), on_gpu(&f.b, &q));
@@ -144,7 +183,13 @@ fn threads_drive_separate_queues() {
 
 #[test]
 fn dropping_queued_ciphertexts_corrupts_nothing() {
-    let Some(q) = gpu_or_skip("dropping_queued_ciphertexts_corrupts_nothing") else { return };
+    for (q, _) in queues("dropping_queued_ciphertexts_corrupts_nothing") {
+        dropping_on(&q);
+    }
+}
+
+fn dropping_on(q: &Queue) {
+    let q = q.clone();
     let f = fixture(16384, &[60, 40, 40, 40, 40, 60]);
     let (ga, gb) = (on_gpu(&f.a, &q), on_gpu(&f.b, &q));
     let want = f.ev.multiply(&f.a, &f.b).and_then(|m| f.ev.relinearize(&m, &f.rk)).unwrap();
@@ -187,19 +232,18 @@ fn gpu_without_device_is_a_clear_error() {
     f.ev.add(&a, &f.b).unwrap();
 }
 
-#[cfg(feature = "cuda")]
 #[test]
 fn device_out_of_memory_is_a_clear_error_and_work_goes_on() {
-    let Some(q) = gpu_or_skip("device_out_of_memory_is_a_clear_error_and_work_goes_on") else { return };
-    let Queue::Cuda(cq) = &q else { return };
-    // 2^44 words = 128 TiB: no device has that. The memcache flushes and retries, then reports.
-    let e = cq.alloc(1 << 44).expect_err("an impossible allocation must fail");
-    assert!(matches!(e, Error::Device(_)), "{e}");
-    assert!(e.to_string().contains("out of device memory"), "{e}");
-    // The queue still works. (The host-side operand is a clone: a GPU operation marks its
-    // operands for the device — the paper's implicit propagation — which would move the CPU
-    // reference computation to the GPU too.)
-    let f = fixture(4096, &[40, 30, 40]);
-    let b = f.b.clone();
-    same("add after OOM", f.ev.add(&on_gpu(&f.a, &q), &b), f.ev.add(&f.a, &f.b));
+    for (q, _) in queues("device_out_of_memory_is_a_clear_error_and_work_goes_on") {
+        // 2^44 words = 128 TiB: no device has that. The memcache flushes and retries, then reports.
+        let e = q.try_allocate_words(1 << 44).expect_err("an impossible allocation must fail");
+        assert!(matches!(e, Error::Device(_)), "{e}");
+        assert!(e.to_string().contains("out of device memory"), "{e}");
+        // The queue still works. (The host-side operand is a clone: a GPU operation marks its
+        // operands for the device — the paper's implicit propagation — which would move the CPU
+        // reference computation to the GPU too.)
+        let f = fixture(4096, &[40, 30, 40]);
+        let b = f.b.clone();
+        same("add after OOM", f.ev.add(&on_gpu(&f.a, &q), &b), f.ev.add(&f.a, &f.b));
+    }
 }

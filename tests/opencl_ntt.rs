@@ -5,23 +5,24 @@
 #![cfg(feature = "opencl")]
 
 use std::sync::{Arc, OnceLock};
-use xehe::device::opencl::ntt::{DeviceNttTables, NttVariant};
-use xehe::device::opencl::{unavailable_reason, ClBuffer, OpenClDevice};
+use xehe::device::gpu::ntt::{DeviceNttTables, NttVariant};
+use xehe::device::gpu::GpuQueue;
+use xehe::device::opencl::{unavailable_reason, ClQueue};
 use xehe::math::ntt::NttTables;
 use xehe::{CoeffModulus, Modulus};
 
-/// The shared device, or `None` (after printing why) when there is no OpenCL device.
-fn device() -> Option<&'static OpenClDevice> {
-    static DEV: OnceLock<Option<OpenClDevice>> = OnceLock::new();
+/// A queue on the shared device, or `None` (after printing why) when there is no OpenCL device.
+fn device() -> Option<&'static ClQueue> {
+    static DEV: OnceLock<Option<ClQueue>> = OnceLock::new();
     DEV.get_or_init(|| {
         if let Some(why) = unavailable_reason() {
             println!("SKIP: no OpenCL device: {why}");
             return None;
         }
-        let dev =
-            OpenClDevice::from_env(true).expect("an OpenCL device is listed but does not open");
-        println!("OpenCL device: {} ({})", dev.name(), dev.platform_name());
-        Some(dev)
+        let q = ClQueue::from_env().expect("an OpenCL device is listed but does not open");
+        q.profiler().set_enabled(true);
+        println!("OpenCL device: {} ({})", q.device().name(), q.device().platform_name());
+        Some(q)
     })
     .as_ref()
 }
@@ -62,8 +63,15 @@ fn test_data(primes: &[Modulus], n: usize, seed: u64) -> Vec<u64> {
     v
 }
 
+/// The whole buffer, downloaded.
+fn to_vec(q: &ClQueue, b: &xehe::device::opencl::ClBuffer) -> Vec<u64> {
+    let mut v = vec![0u64; b.len()];
+    q.download(b, &mut v).unwrap();
+    v
+}
+
 /// Check every variant on one prime set; returns the number of mismatches (printed).
-fn check_set(dev: &OpenClDevice, log_n: u32, primes: &[Modulus]) -> usize {
+fn check_set(dev: &ClQueue, log_n: u32, primes: &[Modulus]) -> usize {
     let n = 1usize << log_n;
     let k = primes.len();
     let rows = 3 * k;
@@ -99,14 +107,14 @@ fn check_set(dev: &OpenClDevice, log_n: u32, primes: &[Modulus]) -> usize {
         }
     };
     for v in NttVariant::ALL {
-        let mut d = ClBuffer::from_slice(dev, &host).unwrap();
-        dt.forward(dev, &mut d, rows, v).unwrap();
-        expect("forward", v, d.to_vec(dev).unwrap(), &want_fwd);
-        dt.inverse(dev, &mut d, rows, v).unwrap();
-        expect("inverse(forward)", v, d.to_vec(dev).unwrap(), &host);
-        let mut d = ClBuffer::from_slice(dev, &host).unwrap();
-        dt.inverse(dev, &mut d, rows, v).unwrap();
-        expect("inverse", v, d.to_vec(dev).unwrap(), &want_inv);
+        let d = dev.upload(&host).unwrap();
+        dt.forward(dev, &d, rows, v).unwrap();
+        expect("forward", v, to_vec(dev, &d), &want_fwd);
+        dt.inverse(dev, &d, rows, v).unwrap();
+        expect("inverse(forward)", v, to_vec(dev, &d), &host);
+        let d = dev.upload(&host).unwrap();
+        dt.inverse(dev, &d, rows, v).unwrap();
+        expect("inverse", v, to_vec(dev, &d), &want_inv);
     }
     bad
 }
@@ -137,9 +145,9 @@ fn short_buffer_is_an_error() {
     let Some(dev) = device() else { return };
     let q = CoeffModulus::create(1024, &[50]).unwrap();
     let dt = DeviceNttTables::new(dev, &[Arc::new(NttTables::new(10, q[0]).unwrap())]).unwrap();
-    let mut d = ClBuffer::new(dev, 1024).unwrap();
-    assert!(dt.forward(dev, &mut d, 2, NttVariant::Radix8).is_err());
-    assert!(dt.inverse(dev, &mut d, 1, NttVariant::Radix8).is_ok());
+    let d = dev.alloc(1024).unwrap();
+    assert!(dt.forward(dev, &d, 2, NttVariant::Radix8).is_err());
+    assert!(dt.inverse(dev, &d, 1, NttVariant::Radix8).is_ok());
 }
 
 #[test]
@@ -147,10 +155,10 @@ fn profiler_sees_ntt_kernels() {
     let Some(dev) = device() else { return };
     let q = CoeffModulus::create(4096, &[50]).unwrap();
     let dt = DeviceNttTables::new(dev, &[Arc::new(NttTables::new(12, q[0]).unwrap())]).unwrap();
-    let mut d = ClBuffer::from_slice(dev, &vec![1u64; 4096]).unwrap();
-    dt.forward(dev, &mut d, 1, NttVariant::Staged).unwrap();
+    let d = dev.upload(&vec![1u64; 4096]).unwrap();
+    dt.forward(dev, &d, 1, NttVariant::Staged).unwrap();
     dev.synchronize().unwrap();
-    let p = dev.profiler().expect("opened with profiling");
+    let p = dev.profiler();
     let names: Vec<String> = p.events().into_iter().map(|e| e.kernel).collect();
     assert!(names.iter().any(|n| n == "ntt_fwd_slm_u64"), "{names:?}");
 }
@@ -171,7 +179,7 @@ fn no_platform_is_a_clear_error() {
             why.contains("OpenCL") && (why.contains("no platform") || why.contains("ICD loader")),
             "{why}"
         );
-        let err = OpenClDevice::new(0, 0, false).unwrap_err().to_string();
+        let err = xehe::device::opencl::OpenClDevice::new(0, 0).unwrap_err().to_string();
         assert!(err.contains("OpenCL"), "{err}");
         return;
     }

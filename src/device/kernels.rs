@@ -73,6 +73,18 @@ fn inline(name: &str, out: &mut String, seen: &mut Vec<String>) {
     }
 }
 
+/// The ablation switches set in the environment, as compiler options (NVRTC and OpenCL) (paper §V-A):
+/// `XEHE_NO_ASM=1` turns the inline-assembly fast paths (PTX) off, `XEHE_NO_MAD=1` reduces after every
+/// product instead of once per mad_mod chain. Read at each kernel lookup, so a process may
+/// change them between runs (`xehe bench matmul` times both).
+pub fn ablation_switches() -> Vec<String> {
+    ["XEHE_NO_ASM", "XEHE_NO_MAD"]
+        .into_iter()
+        .filter(|s| std::env::var(s).is_ok_and(|v| v == "1"))
+        .map(|s| format!("-D{s}=1"))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

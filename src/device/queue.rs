@@ -1,11 +1,12 @@
 //! Backend-neutral queue handle and device selection (`XEHE_DEVICE`, paper §III-F/H).
 //!
-//! `XEHE_DEVICE=cpu|cuda[:i]|auto` (default `auto`: the first GPU found, else none). A queue is
+//! `XEHE_DEVICE=cpu|cuda[:i]|opencl[:p:d]|auto` (default `auto`: the first CUDA GPU, else the
+//! first OpenCL GPU, else none). A queue is
 //! an in-order stream with its own memcache; `default_queue()` is created on first use and
 //! shared; `new_queue()` makes more (for independent work from several threads, §III-H).
 
 use crate::{Error, Result};
-#[cfg(feature = "cuda")]
+#[cfg(any(feature = "cuda", feature = "opencl"))]
 use std::sync::Arc;
 use std::sync::OnceLock;
 
@@ -16,6 +17,24 @@ pub enum Queue {
     /// A CUDA stream with its memcache.
     #[cfg(feature = "cuda")]
     Cuda(Arc<super::cuda::queue::CudaQueue>),
+    /// An OpenCL in-order command queue with its memcache.
+    #[cfg(feature = "opencl")]
+    OpenCl(Arc<super::opencl::ClQueue>),
+}
+
+/// `$body` with `$q` bound to the backend queue, for every backend compiled in; `$none` when
+/// none is (then `Queue` has no values and the arm is unreachable).
+macro_rules! on_backend {
+    ($self:expr, $q:ident => $body:expr, $none:expr) => {
+        match $self {
+            #[cfg(feature = "cuda")]
+            Queue::Cuda($q) => $body,
+            #[cfg(feature = "opencl")]
+            Queue::OpenCl($q) => $body,
+            #[allow(unreachable_patterns)]
+            _ => $none,
+        }
+    };
 }
 
 impl PartialEq for Queue {
@@ -23,6 +42,8 @@ impl PartialEq for Queue {
         match (self, other) {
             #[cfg(feature = "cuda")]
             (Queue::Cuda(a), Queue::Cuda(b)) => Arc::ptr_eq(a, b),
+            #[cfg(feature = "opencl")]
+            (Queue::OpenCl(a), Queue::OpenCl(b)) => Arc::ptr_eq(a, b),
             #[allow(unreachable_patterns)]
             _ => false,
         }
@@ -31,60 +52,72 @@ impl PartialEq for Queue {
 
 impl Queue {
     /// Wait for all work queued so far (paper: host synchronization).
+    ///
+    /// # Errors
+    /// `Error::Device` on a device failure (including one of an earlier kernel).
     pub fn synchronize(&self) -> Result<()> {
-        match self {
-            #[cfg(feature = "cuda")]
-            Queue::Cuda(q) => q.synchronize(),
-            #[allow(unreachable_patterns)]
-            _ => Ok(()),
-        }
+        on_backend!(self, q => q.synchronize(), Ok(()))
     }
     /// Start a compute frame (paper §III-G).
     pub fn start_compute_frame(&self) {
-        match self {
-            #[cfg(feature = "cuda")]
-            Queue::Cuda(q) => q.start_compute_frame(),
-            #[allow(unreachable_patterns)]
-            _ => {}
-        }
+        on_backend!(self, q => q.start_compute_frame(), ())
     }
     /// Synchronize and end the compute frame (paper §III-G).
+    ///
+    /// # Errors
+    /// As [`synchronize`](Self::synchronize).
     pub fn end_compute_frame(&self) -> Result<()> {
-        match self {
-            #[cfg(feature = "cuda")]
-            Queue::Cuda(q) => q.end_compute_frame(),
-            #[allow(unreachable_patterns)]
-            _ => Ok(()),
-        }
+        on_backend!(self, q => q.end_compute_frame(), Ok(()))
     }
     /// Memcache counters of the queue.
     pub fn memcache_stats(&self) -> super::memcache::MemCacheStats {
-        match self {
-            #[cfg(feature = "cuda")]
-            Queue::Cuda(q) => q.memcache_stats(),
-            #[allow(unreachable_patterns)]
-            _ => Default::default(),
-        }
+        on_backend!(self, q => q.memcache_stats(), Default::default())
     }
     /// Turn the queue's memcache on or off (paper §III-G, `pool_memcache_active`); turning it
     /// off flushes the free pool, and later frees release device memory for real.
     pub fn set_memcache_enabled(&self, on: bool) {
-        match self {
-            #[cfg(feature = "cuda")]
-            Queue::Cuda(q) => q.memcache().set_enabled(on),
-            #[allow(unreachable_patterns)]
-            _ => {
-                let _ = on;
-            }
-        }
+        on_backend!(self, q => q.memcache().set_enabled(on), { let _ = on; })
     }
     /// The queue's kernel profiler.
     pub fn profiler(&self) -> Option<&super::profiler::Profiler> {
+        on_backend!(self, q => Some(q.profiler()), None)
+    }
+    /// A new queue (its own in-order stream and memcache) on this queue's device, sharing the
+    /// device's kernels and read-only data (paper §III-H: independent work from several
+    /// threads).
+    ///
+    /// # Errors
+    /// `Error::Device` on a driver failure.
+    pub fn new_queue_on_device(&self) -> Result<Queue> {
         match self {
             #[cfg(feature = "cuda")]
-            Queue::Cuda(q) => Some(q.profiler()),
+            Queue::Cuda(q) => Ok(Queue::Cuda(Arc::new(super::cuda::queue::CudaQueue::new(q.device().clone())?))),
+            #[cfg(feature = "opencl")]
+            Queue::OpenCl(q) => Ok(Queue::OpenCl(Arc::new(super::opencl::ClQueue::new(q.device().clone())?))),
             #[allow(unreachable_patterns)]
-            _ => None,
+            _ => Err(Error::Device("no GPU backend".into())),
+        }
+    }
+    /// Allocate (and at once release) a buffer of `words` words from the queue's memcache: a
+    /// check of device memory headroom.
+    ///
+    /// # Errors
+    /// `Error::Device` ("out of device memory …") when the device cannot provide it even after
+    /// the memcache gave back its idle buffers.
+    pub fn try_allocate_words(&self, words: usize) -> Result<()> {
+        #[cfg(any(feature = "cuda", feature = "opencl"))]
+        use super::gpu::GpuQueue;
+        on_backend!(self, q => GpuQueue::alloc(&**q, words).map(drop), { let _ = words; Err(Error::Device("no GPU backend".into())) })
+    }
+    /// The backend's name: `cuda` or `opencl`.
+    pub fn backend(&self) -> &'static str {
+        match self {
+            #[cfg(feature = "cuda")]
+            Queue::Cuda(_) => "cuda",
+            #[cfg(feature = "opencl")]
+            Queue::OpenCl(_) => "opencl",
+            #[allow(unreachable_patterns)]
+            _ => "none",
         }
     }
 }
@@ -96,7 +129,9 @@ pub enum DeviceChoice {
     Cpu,
     /// CUDA device `i`.
     Cuda(usize),
-    /// First GPU found, else CPU.
+    /// OpenCL device `(platform, device)`, or the first GPU (else first device) when `None`.
+    OpenCl(Option<(usize, usize)>),
+    /// First GPU found (CUDA, else an OpenCL GPU), else CPU.
     Auto,
 }
 
@@ -107,14 +142,18 @@ pub fn parse_device(s: &str) -> Result<DeviceChoice> {
         "" | "auto" => DeviceChoice::Auto,
         "cpu" => DeviceChoice::Cpu,
         "cuda" => DeviceChoice::Cuda(0),
-        _ => match s.strip_prefix("cuda:").map(str::parse) {
-            Some(Ok(i)) => DeviceChoice::Cuda(i),
-            _ => {
-                return Err(Error::InvalidArgument(format!(
-                    "XEHE_DEVICE={s}: expected cpu, cuda, cuda:<index> or auto"
-                )))
+        "opencl" => DeviceChoice::OpenCl(None),
+        _ => {
+            let bad = || Error::InvalidArgument(format!("XEHE_DEVICE={s}: expected cpu, cuda, cuda:<index>, opencl, opencl:<platform>:<device> or auto"));
+            if let Some(i) = s.strip_prefix("cuda:") {
+                DeviceChoice::Cuda(i.parse().map_err(|_| bad())?)
+            } else if let Some(pd) = s.strip_prefix("opencl:") {
+                let (p, d) = pd.split_once(':').ok_or_else(bad)?;
+                DeviceChoice::OpenCl(Some((p.parse().map_err(|_| bad())?, d.parse().map_err(|_| bad())?)))
+            } else {
+                return Err(bad());
             }
-        },
+        }
     })
 }
 
@@ -134,11 +173,25 @@ pub fn new_queue() -> Result<Queue> {
 /// `Error::Device` naming what is missing when no GPU backend is usable for `choice` (no
 /// driver, no such device, built without the backend, or [`DeviceChoice::Cpu`]).
 pub fn new_queue_on(choice: &DeviceChoice) -> Result<Queue> {
-    let ordinal = match *choice {
-        DeviceChoice::Cpu => return Err(Error::Device("device cpu: GPU backends are disabled".into())),
-        DeviceChoice::Cuda(i) => i,
-        DeviceChoice::Auto => 0,
-    };
+    match *choice {
+        DeviceChoice::Cpu => Err(Error::Device("device cpu: GPU backends are disabled".into())),
+        DeviceChoice::Cuda(i) => cuda_queue(i),
+        DeviceChoice::OpenCl(pd) => opencl_queue(pd, false),
+        // Auto never picks a CPU OpenCL device (pocl): the CPU backend is faster there.
+        DeviceChoice::Auto => cuda_queue(0).or_else(|cuda| {
+            opencl_queue(None, true).map_err(|cl| Error::Device(format!("no GPU: {}; {}", device_msg(cuda), device_msg(cl))))
+        }),
+    }
+}
+
+fn device_msg(e: Error) -> String {
+    match e {
+        Error::Device(m) => m,
+        e => e.to_string(),
+    }
+}
+
+fn cuda_queue(ordinal: usize) -> Result<Queue> {
     #[cfg(feature = "cuda")]
     {
         let dev = super::cuda::CudaDevice::shared(ordinal)?;
@@ -147,7 +200,26 @@ pub fn new_queue_on(choice: &DeviceChoice) -> Result<Queue> {
     #[cfg(not(feature = "cuda"))]
     {
         let _ = ordinal;
-        Err(Error::Device("xehe was built without a GPU backend (feature `cuda`)".into()))
+        Err(Error::Device("xehe was built without the CUDA backend (feature `cuda`)".into()))
+    }
+}
+
+/// A queue on OpenCL device `pd` (else the first GPU, else — unless `gpu_only` — the first
+/// device).
+fn opencl_queue(pd: Option<(usize, usize)>, gpu_only: bool) -> Result<Queue> {
+    #[cfg(feature = "opencl")]
+    {
+        use super::opencl::{default_device, ClQueue, OpenClDevice};
+        let (p, d) = match pd {
+            Some(pd) => pd,
+            None => default_device(gpu_only)?,
+        };
+        Ok(Queue::OpenCl(Arc::new(ClQueue::new(OpenClDevice::shared(p, d)?)?)))
+    }
+    #[cfg(not(feature = "opencl"))]
+    {
+        let _ = (pd, gpu_only);
+        Err(Error::Device("xehe was built without the OpenCL backend (feature `opencl`)".into()))
     }
 }
 
@@ -169,6 +241,10 @@ mod tests {
         assert_eq!(parse_device("").unwrap(), DeviceChoice::Auto);
         assert_eq!(parse_device("cpu").unwrap(), DeviceChoice::Cpu);
         assert_eq!(parse_device("cuda:1").unwrap(), DeviceChoice::Cuda(1));
+        assert_eq!(parse_device("opencl").unwrap(), DeviceChoice::OpenCl(None));
+        assert_eq!(parse_device("opencl:0:1").unwrap(), DeviceChoice::OpenCl(Some((0, 1))));
+        assert!(parse_device("opencl:0").is_err());
+        assert!(parse_device("cuda:x").is_err());
         assert!(parse_device("tpu").is_err());
     }
 }

@@ -8,6 +8,8 @@
 //! lazily (the paper's implicit propagation to operands).
 
 use super::queue::Queue;
+#[cfg(any(feature = "cuda", feature = "opencl"))]
+use super::gpu::GpuQueue;
 use crate::Result;
 use parking_lot::Mutex;
 use std::sync::Arc;
@@ -19,6 +21,9 @@ pub enum DeviceBuf {
     /// CUDA buffer.
     #[cfg(feature = "cuda")]
     Cuda(Arc<super::cuda::memory::DeviceBuffer>),
+    /// OpenCL buffer.
+    #[cfg(feature = "opencl")]
+    OpenCl(Arc<super::opencl::ClBuffer>),
 }
 
 #[derive(Clone, Debug, Default)]
@@ -131,26 +136,43 @@ impl DeviceState {
 fn upload(queue: &Queue, host: &[u64]) -> Result<DeviceBuf> {
     match queue {
         #[cfg(feature = "cuda")]
-        Queue::Cuda(q) => Ok(DeviceBuf::Cuda(Arc::new(q.upload(host)?))),
+        Queue::Cuda(q) => upload_on(&**q, host),
+        #[cfg(feature = "opencl")]
+        Queue::OpenCl(q) => upload_on(&**q, host),
         #[allow(unreachable_patterns)]
         _ => Err(crate::Error::Device("no GPU backend".into())),
     }
 }
 
+#[cfg(any(feature = "cuda", feature = "opencl"))]
+fn upload_on<Q: GpuQueue>(q: &Q, host: &[u64]) -> Result<DeviceBuf> {
+    Ok(Q::wrap(Arc::new(q.upload(host)?)))
+}
+
 fn download(queue: Option<&Queue>, copy: Option<&DeviceBuf>, words: usize) -> Result<Vec<u64>> {
-    match (queue, copy) {
+    let missing = || crate::Error::Device("object has no device copy to download".into());
+    let (Some(queue), Some(copy)) = (queue, copy) else { return Err(missing()) };
+    match queue {
         #[cfg(feature = "cuda")]
-        (Some(Queue::Cuda(q)), Some(DeviceBuf::Cuda(b))) => {
-            let mut v = vec![0u64; words];
-            q.download(b, &mut v)?;
-            Ok(v)
-        }
-        _ => Err(crate::Error::Device("object has no device copy to download".into())),
+        Queue::Cuda(q) => download_on(&**q, copy, words),
+        #[cfg(feature = "opencl")]
+        Queue::OpenCl(q) => download_on(&**q, copy, words),
+        #[allow(unreachable_patterns)]
+        _ => Err(missing()),
     }
 }
 
-/// Device copies of a key set's vectors, keyed by (device, key index): uploaded once per device
-/// and shared by its queues (paper §III-H). Cloning the keys shares the copies (same content).
+#[cfg(any(feature = "cuda", feature = "opencl"))]
+fn download_on<Q: GpuQueue>(q: &Q, copy: &DeviceBuf, words: usize) -> Result<Vec<u64>> {
+    let buf = Q::unwrap(copy).ok_or_else(|| crate::Error::Device("device copy belongs to another backend".into()))?;
+    let mut v = vec![0u64; words];
+    q.download(buf, &mut v)?;
+    Ok(v)
+}
+
+/// Device copies of a key set's vectors, keyed by (device id, key index): uploaded once per
+/// device and shared by its queues (paper §III-H). Device ids are process-unique across
+/// backends (`DeviceShared::id`). Cloning the keys shares the copies (same content).
 #[derive(Clone, Debug, Default)]
 pub struct KeyDeviceCache {
     inner: Arc<Mutex<std::collections::HashMap<(usize, usize), DeviceBuf>>>,

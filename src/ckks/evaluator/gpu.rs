@@ -23,7 +23,7 @@ impl Evaluator {
 
 /// One evaluator operation, with its non-`self` operands.
 // Without a GPU backend the operands are never read (no backend consumes them).
-#[cfg_attr(not(feature = "cuda"), allow(dead_code))]
+#[cfg_attr(not(any(feature = "cuda", feature = "opencl")), allow(dead_code))]
 pub(super) enum GpuOp<'a> {
     /// `-ct`.
     Negate,
@@ -48,96 +48,88 @@ pub(super) enum GpuOp<'a> {
 }
 
 
-#[cfg(not(feature = "cuda"))]
+#[cfg(not(any(feature = "cuda", feature = "opencl")))]
 mod no_gpu {
     //! Without a GPU backend no queue exists, so `device_for` never returns one and these
     //! are never reached; they keep the call sites identical.
     use super::*;
     use crate::Error;
 
-    fn none<T>() -> Result<T> {
-        Err(Error::Device("xehe was built without a GPU backend".into()))
-    }
     impl Evaluator {
         pub(in crate::ckks::evaluator) fn run_gpu(&self, _q: &Queue, _ct: &Ciphertext, _op: GpuOp<'_>, _scale: f64) -> Result<Ciphertext> {
-            none()
+            Err(Error::Device("xehe was built without a GPU backend".into()))
         }
     }
 }
 
-#[cfg(feature = "cuda")]
-mod cuda_impl {
+#[cfg(any(feature = "cuda", feature = "opencl"))]
+mod gpu_impl {
     use super::*;
     use crate::ckks::keys::KSwitchKeys;
-    use crate::device::cuda::eval;
-    use crate::device::cuda::memory::DeviceBuffer;
-    use crate::device::cuda::queue::CudaQueue;
+    use crate::device::gpu::{eval, galois_table, level_data, GpuQueue};
     use crate::device::state::{DeviceBuf, DeviceState};
     use crate::Error;
     use std::sync::Arc;
 
-    fn cuda(q: &Queue) -> &Arc<CudaQueue> {
-        match q {
-            Queue::Cuda(c) => c,
-        }
+    /// `buf` as this backend's buffer (a value always lives on the queue it was computed or
+    /// uploaded on, so the variant matches).
+    fn words_of<Q: GpuQueue>(buf: &DeviceBuf) -> Result<Arc<Q::Buf>> {
+        Q::unwrap(buf).cloned().ok_or_else(|| Error::Device("device buffer of another backend".into()))
     }
 
-    fn words_of(buf: &DeviceBuf) -> &Arc<DeviceBuffer> {
-        match buf {
-            DeviceBuf::Cuda(b) => b,
-        }
-    }
-
-    fn ct_buf(q: &Queue, ct: &Ciphertext) -> Result<Arc<DeviceBuffer>> {
-        Ok(words_of(&ct.gpu.device_copy(q, &ct.data)?).clone())
-    }
-
-    fn key_buf(q: &CudaQueue, keys: &KSwitchKeys, index: usize) -> Result<Arc<DeviceBuffer>> {
-        let dev = q.device();
-        let b = keys.device.get_or_upload(dev.ordinal(), index, || {
+    fn key_buf<Q: GpuQueue>(q: &Q, keys: &KSwitchKeys, index: usize) -> Result<Arc<Q::Buf>> {
+        let b = keys.device.get_or_upload(q.shared().id, index, || {
             let kv = keys.key(index).ok_or_else(|| Error::MissingKey(format!("no key at index {index}")))?;
-            Ok(DeviceBuf::Cuda(Arc::new(eval::upload_key_vector(dev, kv)?)))
+            Ok(Q::wrap(Arc::new(eval::upload_key_vector(q, kv)?)))
         })?;
-        Ok(words_of(&b).clone())
+        words_of::<Q>(&b)
     }
 
     impl Evaluator {
         /// Run `op` on the device for `ct` (checked by the caller) and return the result
         /// ciphertext, which stays on the device. `scale` is the result's scale.
         pub(in crate::ckks::evaluator) fn run_gpu(&self, q: &Queue, ct: &Ciphertext, op: GpuOp<'_>, scale: f64) -> Result<Ciphertext> {
-            let cq = cuda(q);
+            match q {
+                #[cfg(feature = "cuda")]
+                Queue::Cuda(cq) => self.run_on(q, &**cq, ct, op, scale),
+                #[cfg(feature = "opencl")]
+                Queue::OpenCl(cq) => self.run_on(q, &**cq, ct, op, scale),
+            }
+        }
+
+        fn run_on<Q: GpuQueue>(&self, queue: &Queue, cq: &Q, ct: &Ciphertext, op: GpuOp<'_>, scale: f64) -> Result<Ciphertext> {
             // No implicit compute frame here: the queue is one in-order stream with its own
             // memcache, so a result buffer dropped while queued kernels still read it can only be
-            // handed to later work on the same stream, which runs after them. Opening a frame per
-            // operation made every dropped result unrecyclable until the next download (a
-            // cuMemAlloc per operation in long GPU-only loops, measured ~5× slower); frames stay
+            // handed to later work on the same queue, which runs after them. Opening a frame per
+            // operation made every dropped result unrecyclable until the next download (a device
+            // allocation per operation in long GPU-only loops, measured ~5× slower); frames stay
             // available explicitly (Queue::start_compute_frame) and every download closes one.
-            let dev = cq.device();
             let ctx = &self.ctx;
             let cd = ctx.context_data_for(&ct.parms_id, "encrypted")?.clone();
-            let l = dev.level(ctx, &ct.parms_id)?;
+            let l = level_data(cq, ctx, &ct.parms_id)?;
             let pw = l.k() * l.n();
             let key_k = ctx.key_context_data().coeff_modulus().len();
-            let a = ct_buf(q, ct)?;
+            let ct_buf = |c: &Ciphertext| words_of::<Q>(&c.gpu.device_copy(queue, &c.data)?);
+            let a = ct_buf(ct)?;
             let mut out_level = cd.clone();
             let mut is_ntt = ct.is_ntt_form;
             let (buf, size) = match op {
                 GpuOp::Negate => (eval::elementwise(cq, &l, "ew_neg_u64", &a, None, ct.size * pw)?, ct.size),
-                GpuOp::AddSub(b, sub) => (eval::add_sub(cq, &l, &a, ct.size, &*ct_buf(q, b)?, b.size, sub)?, ct.size.max(b.size)),
+                GpuOp::AddSub(b, sub) => (eval::add_sub(cq, &l, &a, ct.size, &*ct_buf(b)?, b.size, sub)?, ct.size.max(b.size)),
                 GpuOp::AddSubPlain(p, sub) => {
-                    let pb = words_of(&p.gpu.device_copy(q, &p.data)?).clone();
+                    let pb = words_of::<Q>(&p.gpu.device_copy(queue, &p.data)?)?;
                     (eval::add_sub_plain(cq, &l, &a, ct.size, &pb, sub)?, ct.size)
                 }
                 GpuOp::MulPlain(p) => {
-                    let pb = words_of(&p.gpu.device_copy(q, &p.data)?).clone();
+                    let pb = words_of::<Q>(&p.gpu.device_copy(queue, &p.data)?)?;
                     (eval::mul_broadcast(cq, &l, &a, ct.size * pw, &pb, pw)?, ct.size)
                 }
-                GpuOp::Multiply(b) => (eval::tensor(cq, &l, &a, ct.size, &*ct_buf(q, b)?, b.size)?, ct.size + b.size - 1),
+                GpuOp::Multiply(b) => (eval::tensor(cq, &l, &a, ct.size, &*ct_buf(b)?, b.size)?, ct.size + b.size - 1),
                 GpuOp::Rescale | GpuOp::DropPrime => {
                     let next_id = cd.next_parms_id().ok_or_else(|| Error::EndOfModulusChain("encrypted".into()))?;
                     out_level = ctx.context_data_for(&next_id, "encrypted")?.clone();
                     let buf = if matches!(op, GpuOp::Rescale) {
-                        eval::rescale(cq, &l, &*dev.level(ctx, &next_id)?, &a, ct.size)?
+                        eval::rescale(cq, &l, &*level_data(cq, ctx, &next_id)?, &a, ct.size)?
                     } else {
                         eval::drop_last_prime(cq, &l, &a, ct.size)?
                     };
@@ -155,7 +147,7 @@ mod cuda_impl {
                 }
                 GpuOp::Galois(elt, gk) => {
                     let key = key_buf(cq, &gk.0, GaloisKeys::get_index(elt)?)?;
-                    let table = dev.galois_table(ctx, elt)?;
+                    let table = galois_table(cq, ctx, elt)?;
                     (eval::apply_galois(cq, &l, &a, &table, &key, key_k)?, 2)
                 }
                 GpuOp::Transform(to_ntt) => {
@@ -174,7 +166,7 @@ mod cuda_impl {
                 data: Vec::new(),
                 gpu: DeviceState::default(),
             };
-            out.gpu.set_result(q.clone(), DeviceBuf::Cuda(Arc::new(buf)));
+            out.gpu.set_result(queue.clone(), Q::wrap(Arc::new(buf)));
             Ok(out)
         }
     }

@@ -6,6 +6,7 @@
 //! work); the compute-frame retain bits (see `memcache`) cover reuse across host-visible points.
 
 use super::dev_err;
+use crate::device::gpu::GpuBuffer;
 use crate::device::memcache::{MemCache, RawAllocator};
 use crate::{Error, Result};
 use cudarc::driver::CudaContext;
@@ -71,6 +72,12 @@ impl DeviceBuffer {
     }
     /// Length in words.
     pub fn words(&self) -> usize {
+        self.words
+    }
+}
+
+impl GpuBuffer for DeviceBuffer {
+    fn words(&self) -> usize {
         self.words
     }
 }

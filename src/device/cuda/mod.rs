@@ -3,15 +3,13 @@
 //! time for the device's architecture; PTX is cached on disk under a key that covers the source,
 //! the options and the architecture.
 
-pub mod eval;
-pub mod level;
 pub mod memory;
-pub mod ntt;
 pub mod ntt_check;
 pub mod queue;
 
 use super::kernel_cache;
-use super::kernels::{assemble, Family};
+use super::kernels::{ablation_switches, assemble, Family};
+use super::gpu::DeviceShared;
 use super::memcache::MemCache;
 use memory::{CudaAllocator, DeviceBuffer};
 use crate::{Error, Result};
@@ -21,18 +19,6 @@ use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
-
-/// The ablation switches set in the environment, as NVRTC options (paper §V-A):
-/// `XEHE_NO_ASM=1` turns the inline-PTX fast paths off, `XEHE_NO_MAD=1` reduces after every
-/// product instead of once per mad_mod chain. Read at each kernel lookup, so a process may
-/// change them between runs (`xehe bench matmul` times both).
-fn ablation_switches() -> Vec<String> {
-    ["XEHE_NO_ASM", "XEHE_NO_MAD"]
-        .into_iter()
-        .filter(|s| std::env::var(s).is_ok_and(|v| v == "1"))
-        .map(|s| format!("-D{s}=1"))
-        .collect()
-}
 
 fn dev_err(what: &str, e: impl std::fmt::Debug) -> Error {
     Error::Device(format!("CUDA: {what}: {e:?}"))
@@ -68,10 +54,8 @@ pub struct CudaDevice {
     functions: Mutex<HashMap<(Family, String, &'static str), CudaFunction>>,
     /// Read-only data shared by every queue of the device (NTT tables, keys): paper §III-H.
     statics: Arc<MemCache<CudaAllocator>>,
-    /// Per-level tables, by parms_id.
-    levels: Mutex<HashMap<crate::ParmsId, Arc<level::LevelData>>>,
-    /// Galois permutation tables, by (log N, element).
-    galois: Mutex<HashMap<(u32, u32), Arc<DeviceBuffer>>>,
+    /// Per-level tables and Galois permutations, shared by the device's queues.
+    shared: DeviceShared<DeviceBuffer>,
 }
 
 impl std::fmt::Debug for CudaDevice {
@@ -101,8 +85,7 @@ impl CudaDevice {
                 modules: Mutex::new(HashMap::new()),
                 functions: Mutex::new(HashMap::new()),
                 statics: Arc::new(MemCache::new(CudaAllocator::new(ctx.clone()))),
-                levels: Mutex::new(HashMap::new()),
-                galois: Mutex::new(HashMap::new()),
+                shared: DeviceShared::new(),
                 ctx,
             })
         })
@@ -123,26 +106,9 @@ impl CudaDevice {
         Ok(d)
     }
 
-    /// Device data of level `parms_id` of `ctx`, built and uploaded on first use.
-    pub fn level(&self, ctx: &crate::Context, parms_id: &crate::ParmsId) -> Result<Arc<level::LevelData>> {
-        if let Some(l) = self.levels.lock().get(parms_id) {
-            return Ok(l.clone());
-        }
-        let cd = ctx.context_data_for(parms_id, "device level")?;
-        let l = Arc::new(level::LevelData::new(self, ctx, cd)?);
-        self.levels.lock().insert(*parms_id, l.clone());
-        Ok(l)
-    }
-
-    /// The NTT-domain permutation of `galois_elt` for N = 2^log_n, uploaded on first use.
-    pub fn galois_table(&self, ctx: &crate::Context, galois_elt: u32) -> Result<Arc<DeviceBuffer>> {
-        let log_n = ctx.key_context_data().n().trailing_zeros();
-        if let Some(t) = self.galois.lock().get(&(log_n, galois_elt)) {
-            return Ok(t.clone());
-        }
-        let t = Arc::new(self.upload_static(ctx.galois_tool().permutation_ntt(galois_elt)?)?);
-        self.galois.lock().insert((log_n, galois_elt), t.clone());
-        Ok(t)
+    /// The read-only data shared by the device's queues (level tables, Galois permutations).
+    pub fn shared_data(&self) -> &DeviceShared<DeviceBuffer> {
+        &self.shared
     }
 
     /// The device ordinal.

@@ -6,7 +6,7 @@
 //! 2. Ceilings: device-to-device copy bandwidth and 64-bit Shoup modular-multiply throughput.
 //! 3. Timing sweep: N × instances × variant, CUDA events, median of 7 repeats.
 
-use super::ntt::{DeviceNttTables, NttVariant};
+use crate::device::gpu::ntt::{DeviceNttTables, NttVariant};
 use super::queue::CudaQueue;
 use super::{dev_err, CudaDevice};
 use crate::cli::bench::NttTiming;
@@ -141,14 +141,13 @@ pub fn run(ordinal: usize) -> Result<NttCheckReport> {
     let queue = CudaQueue::new(dev.clone())?;
     let s = queue.stream().clone();
     let mut rng = Rng(0x1234_5678_9abc_def0);
-    correctness(&dev, &queue, &mut rng, &mut report)?;
+    correctness(&queue, &mut rng, &mut report)?;
     ceilings(&dev, &s, &mut report)?;
-    sweep(&dev, &queue, &s, &mut rng, &mut report)?;
+    sweep(&queue, &s, &mut rng, &mut report)?;
     Ok(report)
 }
 
 fn correctness(
-    dev: &CudaDevice,
     queue: &CudaQueue,
     rng: &mut Rng,
     report: &mut NttCheckReport,
@@ -167,7 +166,7 @@ fn correctness(
             .iter()
             .map(|&q| NttTables::new(*log_n, q).map(Arc::new))
             .collect::<Result<Vec<_>>>()?;
-        let dt = DeviceNttTables::new(dev, &tables)?;
+        let dt = DeviceNttTables::new(queue, &tables)?;
         let k = primes.len();
         let rows = 3 * k;
         let mut host: Vec<u64> = (0..rows * n)
@@ -260,7 +259,6 @@ fn ceilings(dev: &CudaDevice, s: &Arc<CudaStream>, report: &mut NttCheckReport) 
 }
 
 fn sweep(
-    dev: &CudaDevice,
     queue: &CudaQueue,
     s: &Arc<CudaStream>,
     rng: &mut Rng,
@@ -269,7 +267,7 @@ fn sweep(
     for log_n in [12u32, 13, 14, 15, 16] {
         let n = 1usize << log_n;
         let q = CoeffModulus::create(n, &[60])?[0];
-        let dt = DeviceNttTables::new(dev, &[Arc::new(NttTables::new(log_n, q)?)])?;
+        let dt = DeviceNttTables::new(queue, &[Arc::new(NttTables::new(log_n, q)?)])?;
         for inst in [1usize, 8, 64, 1024] {
             let host: Vec<u64> = (0..inst * n).map(|_| rng.next() % q.value()).collect();
             let d = queue.upload(&host)?;

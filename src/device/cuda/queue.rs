@@ -5,14 +5,14 @@
 
 use super::memory::{CudaAllocator, DeviceBuffer};
 use super::{dev_err, CudaDevice};
+use crate::device::gpu::{check_range, grid_stride_groups, Arg, DeviceShared, Geometry, GpuQueue, THREADS};
+use crate::device::kernels::Family;
+use crate::device::state::DeviceBuf;
 use crate::device::memcache::{MemCache, MemCacheStats};
 use crate::device::profiler::Profiler;
 use crate::Result;
 use cudarc::driver::{CudaFunction, CudaStream, LaunchConfig, PushKernelArg};
 use std::sync::Arc;
-
-/// Threads per block of the element-wise kernels.
-pub const THREADS: u32 = 256;
 
 /// One in-order stream of a device, with its memcache and profiler.
 pub struct CudaQueue {
@@ -27,17 +27,6 @@ impl std::fmt::Debug for CudaQueue {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "CudaQueue({:?})", self.dev)
     }
-}
-
-/// A kernel argument: a device pointer or a scalar.
-#[derive(Clone, Copy, Debug)]
-pub enum Arg {
-    /// Device address.
-    Ptr(u64),
-    /// 64-bit scalar.
-    U64(u64),
-    /// 32-bit scalar.
-    U32(u32),
 }
 
 impl CudaQueue {
@@ -106,9 +95,7 @@ impl CudaQueue {
     }
     /// Copy `buf` (its first `out.len()` words) to the host; synchronizes the queue.
     pub fn download(&self, buf: &DeviceBuffer, out: &mut [u64]) -> Result<()> {
-        if out.len() > buf.words() {
-            return Err(crate::Error::InvalidArgument("download larger than the device buffer".into()));
-        }
+        check_range("download", 0, out.len(), buf.words())?;
         self.dev.context().bind_to_thread().map_err(|e| dev_err("binding context", e))?;
         // SAFETY: sizes checked above; the stream is synchronized before `out` is read.
         unsafe { cudarc::driver::result::memcpy_dtoh_async(out, buf.ptr(), self.stream.cu_stream()) }
@@ -118,9 +105,8 @@ impl CudaQueue {
     /// Device-to-device copy of `words` words from `src` (at word offset `src_off`) into `dst`
     /// (at `dst_off`), ordered on the queue.
     pub fn copy(&self, dst: &DeviceBuffer, dst_off: usize, src: &DeviceBuffer, src_off: usize, words: usize) -> Result<()> {
-        if dst_off + words > dst.words() || src_off + words > src.words() {
-            return Err(crate::Error::InvalidArgument("device copy out of bounds".into()));
-        }
+        check_range("device copy (destination)", dst_off, words, dst.words())?;
+        check_range("device copy (source)", src_off, words, src.words())?;
         self.dev.context().bind_to_thread().map_err(|e| dev_err("binding context", e))?;
         // SAFETY: ranges checked above; both buffers live until the queue passes this point
         // (memcache retain/in-order stream).
@@ -137,9 +123,7 @@ impl CudaQueue {
 
     /// Set `words` words of `buf` from word `off` to zero, ordered on the queue.
     pub fn zero(&self, buf: &DeviceBuffer, off: usize, words: usize) -> Result<()> {
-        if off + words > buf.words() {
-            return Err(crate::Error::InvalidArgument("device memset out of bounds".into()));
-        }
+        check_range("device memset", off, words, buf.words())?;
         self.dev.context().bind_to_thread().map_err(|e| dev_err("binding context", e))?;
         // SAFETY: range checked above.
         unsafe {
@@ -148,23 +132,27 @@ impl CudaQueue {
         .map_err(|e| dev_err("memset", e))
     }
 
-    /// Launch `f` over `total` work items (grid-stride kernels) with `args`.
-    pub fn launch(&self, name: &str, f: &CudaFunction, total: u64, args: &[Arg]) -> Result<()> {
-        let blocks = total.div_ceil(THREADS as u64).clamp(1, 1 << 16) as u32;
-        let cfg = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (THREADS, 1, 1), shared_mem_bytes: 0 };
-        self.launch_cfg(name, f, cfg, args)
-    }
-
     /// Launch `f` with an explicit configuration.
-    pub fn launch_cfg(&self, name: &str, f: &CudaFunction, cfg: LaunchConfig, args: &[Arg]) -> Result<()> {
+    fn launch_cfg(&self, name: &str, f: &CudaFunction, cfg: LaunchConfig, args: &[Arg<'_, DeviceBuffer>]) -> Result<()> {
         let timed = self.profiler.is_enabled();
         let flags = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
         let start = if timed { Some(self.stream.record_event(flags).map_err(|e| dev_err("event", e))?) } else { None };
         let mut b = self.stream.launch_builder(f);
-        for a in args {
+        // Addresses are materialized first: the builder keeps references to its arguments.
+        let words: Vec<u64> = args
+            .iter()
+            .map(|a| match *a {
+                Arg::Buf(buf) => buf.ptr(),
+                Arg::BufAt(buf, off) => buf.ptr() + 8 * off as u64,
+                Arg::U64(v) => v,
+                Arg::U32(v) => v as u64,
+            })
+            .collect();
+        let narrow: Vec<u32> = args.iter().map(|a| if let Arg::U32(v) = *a { v } else { 0 }).collect();
+        for (i, a) in args.iter().enumerate() {
             match a {
-                Arg::Ptr(p) | Arg::U64(p) => b.arg(p),
-                Arg::U32(v) => b.arg(v),
+                Arg::U32(_) => b.arg(&narrow[i]),
+                _ => b.arg(&words[i]),
             };
         }
         // SAFETY: every kernel of native/ is launched through a wrapper that passes exactly
@@ -180,5 +168,67 @@ impl CudaQueue {
             self.synchronize()?;
         }
         Ok(())
+    }
+}
+
+impl GpuQueue for CudaQueue {
+    type Buf = DeviceBuffer;
+    fn alloc(&self, words: usize) -> Result<DeviceBuffer> {
+        CudaQueue::alloc(self, words)
+    }
+    fn scratch(&self, words: usize) -> Result<DeviceBuffer> {
+        CudaQueue::scratch(self, words)
+    }
+    fn upload(&self, host: &[u64]) -> Result<DeviceBuffer> {
+        CudaQueue::upload(self, host)
+    }
+    fn download(&self, buf: &DeviceBuffer, out: &mut [u64]) -> Result<()> {
+        CudaQueue::download(self, buf, out)
+    }
+    fn copy(&self, dst: &DeviceBuffer, dst_off: usize, src: &DeviceBuffer, src_off: usize, words: usize) -> Result<()> {
+        CudaQueue::copy(self, dst, dst_off, src, src_off, words)
+    }
+    fn zero(&self, buf: &DeviceBuffer, off: usize, words: usize) -> Result<()> {
+        CudaQueue::zero(self, buf, off, words)
+    }
+    fn launch(
+        &self,
+        family: Family,
+        defines: &[(&'static str, String)],
+        kernel: &'static str,
+        geometry: Geometry,
+        args: &[Arg<'_, DeviceBuffer>],
+    ) -> Result<()> {
+        let f = self.dev.function(family, defines, kernel)?;
+        let (grid_dim, block_dim) = match geometry {
+            Geometry::Items(total) => ((grid_stride_groups(total), 1, 1), (THREADS, 1, 1)),
+            Geometry::Groups { groups, local } => ((groups.0, groups.1, 1), (local, 1, 1)),
+        };
+        self.launch_cfg(kernel, &f, LaunchConfig { grid_dim, block_dim, shared_mem_bytes: 0 }, args)
+    }
+    fn synchronize(&self) -> Result<()> {
+        CudaQueue::synchronize(self)
+    }
+    fn profiler(&self) -> &Profiler {
+        CudaQueue::profiler(self)
+    }
+    fn memcache_stats(&self) -> MemCacheStats {
+        CudaQueue::memcache_stats(self)
+    }
+    fn upload_static_words(&self, host: &[u64]) -> Result<DeviceBuffer> {
+        self.dev.upload_static(host)
+    }
+    fn shared(&self) -> &DeviceShared<DeviceBuffer> {
+        self.dev.shared_data()
+    }
+    fn wrap(buf: Arc<DeviceBuffer>) -> DeviceBuf {
+        DeviceBuf::Cuda(buf)
+    }
+    fn unwrap(buf: &DeviceBuf) -> Option<&Arc<DeviceBuffer>> {
+        match buf {
+            DeviceBuf::Cuda(b) => Some(b),
+            #[allow(unreachable_patterns)]
+            _ => None,
+        }
     }
 }

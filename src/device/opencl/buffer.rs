@@ -1,112 +1,116 @@
-//! Device buffers of u64 words on an OpenCL device: allocation, upload and download on the
-//! device's in-order queue. The buffer is released when dropped (OpenCL keeps it alive until
-//! queued commands that use it have finished).
+//! Device memory for the OpenCL backend: the raw allocator under the memcache (paper §III-E)
+//! and [`ClBuffer`], an RAII handle that returns its memory to the memcache when dropped.
+//!
+//! A buffer released while commands queued on its in-order queue may still use it is safe to
+//! hand out again on the same queue (later commands run after earlier ones); the compute-frame
+//! retain bits of the memcache cover reuse across host-visible points, as on CUDA.
 
-use super::{dev_err, OpenClDevice};
-use crate::{Error, Result};
-use opencl3::memory::{Buffer, ClMem, CL_MEM_READ_WRITE};
-use opencl3::types::{cl_mem, CL_BLOCKING};
+use super::dev_err;
+use crate::device::gpu::GpuBuffer;
+use crate::device::memcache::{MemCache, RawAllocator};
+use crate::Result;
+use opencl3::context::Context;
+use opencl3::memory::{create_buffer, release_mem_object, CL_MEM_READ_WRITE};
+use opencl3::types::{cl_context, cl_mem};
+use std::sync::Arc;
 
-/// `len` u64 words of device memory.
-#[derive(Debug)]
+/// A `cl_mem` handle as a memcache key.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ClMem(pub cl_mem);
+
+// SAFETY: OpenCL memory objects are thread-safe handles (OpenCL 1.2 §A.2: all API calls are
+// thread-safe except clSetKernelArg on the same kernel, which the device serializes).
+unsafe impl Send for ClMem {}
+// SAFETY: as above.
+unsafe impl Sync for ClMem {}
+
+/// `clCreateBuffer` / `clReleaseMemObject` for one context.
+pub struct ClAllocator {
+    context: ClContext,
+}
+
+/// A `cl_context` the allocator may use from any thread.
+struct ClContext(cl_context);
+// SAFETY: OpenCL contexts are thread-safe handles; the owning `OpenClDevice` outlives every
+// allocator made from its context (devices are never closed once opened, `OpenClDevice::shared`).
+unsafe impl Send for ClContext {}
+// SAFETY: as above.
+unsafe impl Sync for ClContext {}
+
+impl ClAllocator {
+    /// Allocator for `context` (which must outlive it).
+    pub fn new(context: &Context) -> Self {
+        ClAllocator { context: ClContext(context.get()) }
+    }
+}
+
+impl RawAllocator for ClAllocator {
+    type Ptr = ClMem;
+    fn alloc(&self, bytes: usize) -> Result<ClMem> {
+        // SAFETY: no host pointer, so the driver owns the storage.
+        unsafe { create_buffer(self.context.0, CL_MEM_READ_WRITE, bytes, std::ptr::null_mut()) }
+            .map(ClMem)
+            .map_err(|e| dev_err(&format!("clCreateBuffer of {bytes} bytes failed"), opencl3::error_codes::ClError(e)))
+    }
+    fn free(&self, ptr: ClMem) {
+        // SAFETY: `ptr` came from `alloc`; OpenCL frees it once commands using it have finished.
+        // A failure cannot be reported (drop path) and leaks at worst.
+        let _ = unsafe { release_mem_object(ptr.0) };
+    }
+}
+
+/// A device buffer of `words` u64 words from a queue's (or the device's) memcache.
 pub struct ClBuffer {
-    buf: Buffer<u64>,
-    len: usize,
+    mem: ClMem,
+    words: usize,
+    cache: Arc<MemCache<ClAllocator>>,
+}
+
+impl std::fmt::Debug for ClBuffer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "ClBuffer({:?}, {} words)", self.mem.0, self.words)
+    }
 }
 
 impl ClBuffer {
-    /// Allocate `len` words (contents unspecified).
+    /// Take a buffer of at least `words` words from `cache` (retained by an open frame).
     ///
     /// # Errors
-    /// `InvalidArgument` for `len == 0` (OpenCL has no empty buffers); `Device` when the driver
-    /// cannot allocate.
-    pub fn new(dev: &OpenClDevice, len: usize) -> Result<Self> {
-        if len == 0 {
-            return Err(Error::InvalidArgument(
-                "OpenCL buffers cannot be empty".into(),
-            ));
-        }
-        // SAFETY: no host pointer is passed, so the driver owns the storage.
-        let buf = unsafe {
-            Buffer::<u64>::create(dev.context(), CL_MEM_READ_WRITE, len, std::ptr::null_mut())
-        }
-        .map_err(|e| dev_err(&format!("allocating {len} words"), e))?;
-        Ok(ClBuffer { buf, len })
+    /// `Error::Device` when the device cannot allocate even after flushing the cache.
+    pub fn new(cache: &Arc<MemCache<ClAllocator>>, words: usize) -> Result<Self> {
+        let (mem, _cap) = cache.allocate(words.max(1) * 8, false)?;
+        Ok(ClBuffer { mem, words, cache: cache.clone() })
     }
-
-    /// Allocate and upload `data` (blocking).
+    /// A scratch buffer for one operation's temporaries (never retained by compute frames).
     ///
     /// # Errors
-    /// As [`new`](Self::new) and [`write`](Self::write).
-    pub fn from_slice(dev: &OpenClDevice, data: &[u64]) -> Result<Self> {
-        let mut b = Self::new(dev, data.len())?;
-        b.write(dev, data)?;
-        Ok(b)
+    /// As [`new`](Self::new).
+    pub fn scratch(cache: &Arc<MemCache<ClAllocator>>, words: usize) -> Result<Self> {
+        let (mem, _cap) = cache.allocate_scratch(words.max(1) * 8)?;
+        Ok(ClBuffer { mem, words, cache: cache.clone() })
     }
-
-    /// Number of words.
-    pub fn len(&self) -> usize {
-        self.len
-    }
-
-    /// Always false: OpenCL buffers hold at least one word.
-    pub fn is_empty(&self) -> bool {
-        false
-    }
-
-    /// Upload `data` to the first `data.len()` words (blocking, after queued work).
-    ///
-    /// # Errors
-    /// `InvalidArgument` when `data` is longer than the buffer; `Device` on a driver error.
-    pub fn write(&mut self, dev: &OpenClDevice, data: &[u64]) -> Result<()> {
-        self.fits(data.len())?;
-        // SAFETY: blocking write of a live host slice no longer than the buffer.
-        unsafe {
-            dev.queue()
-                .enqueue_write_buffer(&mut self.buf, CL_BLOCKING, 0, data, &[])
-        }
-        .map(|_| ())
-        .map_err(|e| dev_err("upload", e))
-    }
-
-    /// Download the first `out.len()` words into `out` (blocking, after queued work).
-    ///
-    /// # Errors
-    /// `InvalidArgument` when `out` is longer than the buffer; `Device` on a driver error
-    /// (including a failure of an earlier kernel on the queue).
-    pub fn read(&self, dev: &OpenClDevice, out: &mut [u64]) -> Result<()> {
-        self.fits(out.len())?;
-        // SAFETY: blocking read into a live host slice no longer than the buffer.
-        unsafe {
-            dev.queue()
-                .enqueue_read_buffer(&self.buf, CL_BLOCKING, 0, out, &[])
-        }
-        .map(|_| ())
-        .map_err(|e| dev_err("download", e))
-    }
-
-    /// The whole buffer, downloaded (blocking).
-    ///
-    /// # Errors
-    /// As [`read`](Self::read).
-    pub fn to_vec(&self, dev: &OpenClDevice) -> Result<Vec<u64>> {
-        let mut v = vec![0u64; self.len];
-        self.read(dev, &mut v)?;
-        Ok(v)
-    }
-
-    /// The `cl_mem` handle, for kernel arguments.
+    /// The `cl_mem` handle, for kernel arguments and transfers.
     pub fn raw(&self) -> cl_mem {
-        self.buf.get()
+        self.mem.0
     }
+    /// Length in words.
+    pub fn len(&self) -> usize {
+        self.words
+    }
+    /// Whether the buffer holds no words.
+    pub fn is_empty(&self) -> bool {
+        self.words == 0
+    }
+}
 
-    fn fits(&self, words: usize) -> Result<()> {
-        if words > self.len {
-            return Err(Error::InvalidArgument(format!(
-                "{words} words do not fit a buffer of {}",
-                self.len
-            )));
-        }
-        Ok(())
+impl GpuBuffer for ClBuffer {
+    fn words(&self) -> usize {
+        self.words
+    }
+}
+
+impl Drop for ClBuffer {
+    fn drop(&mut self) {
+        self.cache.release(self.mem);
     }
 }

@@ -4,25 +4,29 @@
 //!
 //! The kernels are the `native/` sources of the CUDA backend, assembled by
 //! [`assemble`] and compiled as OpenCL C by the driver; `portable.h` picks the dialect.
-//! Each [`OpenClDevice`] owns one in-order command queue (paper §III-F), with event profiling
-//! when asked (paper §III-I), and a cache of built programs keyed by source, options and device.
+//! An [`OpenClDevice`] (opened once per process, [`OpenClDevice::shared`]) holds the context,
+//! the built programs (keyed by source, options and device) and the read-only data its queues
+//! share (paper §III-H); each [`ClQueue`] is one in-order command queue with its own memcache
+//! and event profiler (paper §III-E/F/I) and implements the generic
+//! [`GpuQueue`](crate::device::gpu::GpuQueue), so the whole GPU evaluator runs on it.
 //!
 //! Device selection: `XEHE_DEVICE=opencl:PLATFORM:DEVICE` (indices as `clinfo -l` lists them);
-//! `XEHE_DEVICE=opencl` or anything else means the first GPU, else the first device.
+//! `XEHE_DEVICE=opencl` means the first GPU, else the first device.
 
 pub mod buffer;
-pub mod ntt;
+pub mod queue;
 
 pub use buffer::ClBuffer;
+pub use queue::ClQueue;
 
+use super::gpu::DeviceShared;
 use super::kernel_cache::cache_key;
-use super::kernels::{assemble, Family};
-use super::profiler::Profiler;
+use super::kernels::{ablation_switches, assemble, Family};
+use super::memcache::MemCache;
 use crate::{Error, Result};
-use opencl3::command_queue::{CommandQueue, CL_QUEUE_PROFILING_ENABLE};
+use buffer::ClAllocator;
 use opencl3::context::Context;
 use opencl3::device::{Device, CL_DEVICE_TYPE_ALL, CL_DEVICE_TYPE_GPU};
-use opencl3::event::Event;
 use opencl3::kernel::Kernel;
 use opencl3::platform::{get_platforms, Platform};
 use opencl3::program::Program;
@@ -124,22 +128,27 @@ pub fn parse_selector(value: &str) -> Result<Option<(usize, usize)>> {
 /// (family, defines, kernel name).
 type KernelKey = (Family, String, &'static str);
 
-/// One OpenCL device with an in-order command queue and its built programs.
+/// One OpenCL device: its context, built programs and kernels, and the read-only data shared
+/// by its queues ([`ClQueue`]s are made from it).
 pub struct OpenClDevice {
     device: Device,
     context: Context,
-    queue: CommandQueue,
     name: String,
     platform: String,
+    /// `(platform, device)` indices, as `clinfo -l` lists them.
+    index: (usize, usize),
     /// Identity that keys the program cache: platform, device, driver and OpenCL C versions.
     identity: String,
     subgroups: bool,
+    /// `CL_DEVICE_MEM_BASE_ADDR_ALIGN` in bytes: sub-buffer offsets must be multiples of it.
+    base_align: usize,
     programs: Mutex<HashMap<String, Arc<Program>>>,
     /// (family, defines, kernel) → kernel object. A kernel's arguments are state shared by every
     /// launch of it, so each is locked from its first `set_arg` to its enqueue.
     kernels: Mutex<HashMap<KernelKey, Arc<Mutex<Kernel>>>>,
-    profiler: Option<Arc<Profiler>>,
-    pending: Mutex<Vec<(&'static str, Event)>>,
+    /// Read-only data (tables, keys) shared by the queues; never retained by compute frames.
+    statics: Arc<MemCache<ClAllocator>>,
+    shared: DeviceShared<buffer::ClBuffer>,
 }
 
 impl std::fmt::Debug for OpenClDevice {
@@ -148,55 +157,55 @@ impl std::fmt::Debug for OpenClDevice {
     }
 }
 
-/// A kernel argument.
-#[derive(Clone, Copy, Debug)]
-pub enum KernelArg<'a> {
-    /// A `GLOBAL_AS u64 *` parameter.
-    Buffer(&'a ClBuffer),
-    /// A `u32` parameter.
-    U32(u32),
-    /// A `u64` parameter.
-    U64(u64),
-}
-
 impl OpenClDevice {
-    /// Open the device `XEHE_DEVICE` names (`opencl:PLATFORM:DEVICE`), else the first GPU, else
-    /// the first device. With `profiling`, kernel times go to [`profiler`](Self::profiler).
+    /// The device `XEHE_DEVICE` names (`opencl:PLATFORM:DEVICE`), else the first GPU, else the
+    /// first device; opened once per process ([`shared`](Self::shared)).
     ///
     /// # Errors
     /// `InvalidArgument` for a malformed `XEHE_DEVICE`; `Device` as [`new`](Self::new).
-    pub fn from_env(profiling: bool) -> Result<Self> {
+    pub fn from_env() -> Result<Arc<Self>> {
         let chosen = match std::env::var("XEHE_DEVICE") {
             Ok(v) => parse_selector(&v)?,
             Err(_) => None,
         };
         let (p, d) = match chosen {
             Some(pd) => pd,
-            None => default_device()?,
+            None => default_device(false)?,
         };
-        Self::new(p, d, profiling)
+        Self::shared(p, d)
     }
 
-    /// Open device `device` of platform `platform` (indices as `clinfo -l` lists them) with a
-    /// new in-order queue.
+    /// The process-wide handle of device `(platform, device)`, opened on first use, so all its
+    /// queues share programs and read-only data.
+    ///
+    /// # Errors
+    /// As [`new`](Self::new).
+    pub fn shared(platform: usize, device: usize) -> Result<Arc<Self>> {
+        type Devices = Mutex<HashMap<(usize, usize), Arc<OpenClDevice>>>;
+        static DEVICES: std::sync::OnceLock<Devices> = std::sync::OnceLock::new();
+        let mut g = DEVICES.get_or_init(|| Mutex::new(HashMap::new())).lock();
+        if let Some(d) = g.get(&(platform, device)) {
+            return Ok(d.clone());
+        }
+        let d = Arc::new(Self::new(platform, device)?);
+        g.insert((platform, device), d.clone());
+        Ok(d)
+    }
+
+    /// Open device `device` of platform `platform` (indices as `clinfo -l` lists them). Most
+    /// callers want [`shared`](Self::shared), which opens each device once.
     ///
     /// # Errors
     /// `Device` naming what is missing (ICD loader, platform, device index) or the driver's error.
-    pub fn new(platform: usize, device: usize, profiling: bool) -> Result<Self> {
+    pub fn new(platform: usize, device: usize) -> Result<Self> {
         let plats = list_platforms()?;
         let p = plats.get(platform).ok_or_else(|| {
-            Error::Device(format!(
-                "OpenCL: platform {platform} does not exist ({} platforms)",
-                plats.len()
-            ))
+            Error::Device(format!("OpenCL: platform {platform} does not exist ({} platforms)", plats.len()))
         })?;
         let pname = p.name().map_err(|e| dev_err("platform name", e))?;
         let ids = devices_of(p)?;
         let id = *ids.get(device).ok_or_else(|| {
-            Error::Device(format!(
-                "OpenCL: platform {platform} ({pname}) has no device {device} ({} devices)",
-                ids.len()
-            ))
+            Error::Device(format!("OpenCL: platform {platform} ({pname}) has no device {device} ({} devices)", ids.len()))
         })?;
         let dev = Device::new(id);
         let info = |r: opencl3::Result<String>, what: &str| r.map_err(|e| dev_err(what, e));
@@ -209,35 +218,23 @@ impl OpenClDevice {
         ]
         .join("\u{1f}");
         let ext = info(dev.extensions(), "device extensions")?;
-        let subgroups = ext
-            .split_whitespace()
-            .any(|e| e == "cl_khr_subgroups" || e == "cl_intel_subgroups");
+        let subgroups = ext.split_whitespace().any(|e| e == "cl_khr_subgroups" || e == "cl_intel_subgroups");
+        let base_align = (dev.mem_base_addr_align().map_err(|e| dev_err("base address alignment", e))? as usize / 8).max(8);
         let context = Context::from_device(&dev).map_err(|e| dev_err("creating context", e))?;
-        let props = if profiling {
-            CL_QUEUE_PROFILING_ENABLE
-        } else {
-            0
-        };
-        // SAFETY: `id` is the device the context was created for.
-        let queue = unsafe { CommandQueue::create(&context, id, props) }
-            .map_err(|e| dev_err("creating queue", e))?;
-        let profiler = profiling.then(|| {
-            let p = Profiler::new();
-            p.set_enabled(true);
-            Arc::new(p)
-        });
+        let statics = Arc::new(MemCache::new(ClAllocator::new(&context)));
         Ok(OpenClDevice {
             device: dev,
             context,
-            queue,
             name,
             platform: pname,
+            index: (platform, device),
             identity,
             subgroups,
+            base_align,
             programs: Mutex::new(HashMap::new()),
             kernels: Mutex::new(HashMap::new()),
-            profiler,
-            pending: Mutex::new(Vec::new()),
+            statics,
+            shared: DeviceShared::new(),
         })
     }
 
@@ -249,43 +246,34 @@ impl OpenClDevice {
     pub fn platform_name(&self) -> &str {
         &self.platform
     }
+    /// `(platform, device)` indices of this device.
+    pub fn index(&self) -> (usize, usize) {
+        self.index
+    }
     /// Whether the device has sub-groups (`cl_khr_subgroups` / `cl_intel_subgroups`); kernels
     /// see it as `XEHE_SUBGROUPS` and must keep a path without them.
     pub fn has_subgroups(&self) -> bool {
         self.subgroups
     }
+    /// Sub-buffer offsets must be multiples of this many bytes (`CL_DEVICE_MEM_BASE_ADDR_ALIGN`).
+    pub fn base_align(&self) -> usize {
+        self.base_align
+    }
     /// The OpenCL context.
     pub fn context(&self) -> &Context {
         &self.context
     }
-    /// The device's in-order queue.
-    pub fn queue(&self) -> &CommandQueue {
-        &self.queue
+    /// The read-only data shared by the device's queues.
+    pub fn shared_data(&self) -> &DeviceShared<buffer::ClBuffer> {
+        &self.shared
     }
-    /// The kernel profiler, when the device was opened with profiling.
-    pub fn profiler(&self) -> Option<&Arc<Profiler>> {
-        self.profiler.as_ref()
+    /// The memcache of read-only data.
+    pub fn statics(&self) -> &Arc<MemCache<ClAllocator>> {
+        &self.statics
     }
-
-    /// Wait for all queued work, then hand the finished launches' times to the profiler.
-    ///
-    /// # Errors
-    /// `Device` on a driver error.
-    pub fn synchronize(&self) -> Result<()> {
-        self.queue.finish().map_err(|e| dev_err("finish", e))?;
-        let done = std::mem::take(&mut *self.pending.lock());
-        if let Some(p) = &self.profiler {
-            for (kernel, ev) in done {
-                let start = ev
-                    .profiling_command_start()
-                    .map_err(|e| dev_err("profiling info", e))?;
-                let end = ev
-                    .profiling_command_end()
-                    .map_err(|e| dev_err("profiling info", e))?;
-                p.record(kernel, end.saturating_sub(start) as f64 / 1000.0);
-            }
-        }
-        Ok(())
+    /// The underlying `opencl3` device.
+    pub fn device(&self) -> &Device {
+        &self.device
     }
 
     /// Kernel `kernel` of `family` built with `defines` (`-D NAME=VALUE`).
@@ -298,7 +286,8 @@ impl OpenClDevice {
         defines: &[(&str, String)],
         kernel: &'static str,
     ) -> Result<Arc<Mutex<Kernel>>> {
-        let dkey: String = defines.iter().map(|(k, v)| format!("{k}={v};")).collect();
+        let switches = ablation_switches();
+        let dkey: String = defines.iter().map(|(k, v)| format!("{k}={v};")).chain(switches.iter().map(|s| format!("{s};"))).collect();
         let key = (family, dkey, kernel);
         if let Some(k) = self.kernels.lock().get(&key) {
             return Ok(k.clone());
@@ -315,6 +304,7 @@ impl OpenClDevice {
         let src = assemble(family);
         let mut options: Vec<String> = defines.iter().map(|(k, v)| format!("-D{k}={v}")).collect();
         options.push(format!("-DXEHE_SUBGROUPS={}", self.subgroups as u32));
+        options.extend(ablation_switches());
         let opts = options.join(" ");
         options.push(self.identity.clone());
         let key = cache_key(&src, &options);
@@ -334,54 +324,13 @@ impl OpenClDevice {
         Ok(p)
     }
 
-    /// Enqueue `kernel(args…)` over `groups` work-groups of `local` work-items (1-D).
-    ///
-    /// # Safety
-    /// `args` must match the kernel's parameter list in number, order and type, and the kernel
-    /// must stay inside the buffers it is given for this geometry.
-    pub unsafe fn launch(
-        &self,
-        name: &'static str,
-        kernel: &Mutex<Kernel>,
-        args: &[KernelArg<'_>],
-        groups: u32,
-        local: u32,
-    ) -> Result<()> {
-        let k = kernel.lock();
-        for (i, a) in args.iter().enumerate() {
-            let i = i as u32;
-            // SAFETY: the caller guarantees the argument types match the kernel's signature.
-            let r = unsafe {
-                match a {
-                    KernelArg::Buffer(b) => k.set_arg(i, &b.raw()),
-                    KernelArg::U32(v) => k.set_arg(i, v),
-                    KernelArg::U64(v) => k.set_arg(i, v),
-                }
-            };
-            r.map_err(|e| dev_err(&format!("{name}: argument {i}"), e))?;
-        }
-        let global = groups as usize * local as usize;
-        let local = local as usize;
-        // SAFETY: one dimension, sizes point at live locals; the caller vouches for the bounds.
-        let ev = unsafe {
-            self.queue
-                .enqueue_nd_range_kernel(k.get(), 1, std::ptr::null(), &global, &local, &[])
-        }
-        .map_err(|e| dev_err(&format!("launching {name}"), e))?;
-        if self.profiler.is_some() {
-            self.pending.lock().push((name, ev));
-        }
-        Ok(())
-    }
-
-    /// The underlying `opencl3` device.
-    pub fn device(&self) -> &Device {
-        &self.device
-    }
 }
 
-/// `(platform, device)` of the first GPU, else of the first device.
-fn default_device() -> Result<(usize, usize)> {
+/// `(platform, device)` of the first GPU, else (unless `gpu_only`) of the first device.
+///
+/// # Errors
+/// `Device` when no device qualifies.
+pub fn default_device(gpu_only: bool) -> Result<(usize, usize)> {
     let mut first = None;
     for (pi, p) in list_platforms()?.iter().enumerate() {
         for (di, id) in devices_of(p)?.into_iter().enumerate() {
@@ -394,7 +343,11 @@ fn default_device() -> Result<(usize, usize)> {
             first.get_or_insert((pi, di));
         }
     }
-    first.ok_or_else(|| Error::Device("OpenCL: no platform has a device".into()))
+    match first {
+        Some(pd) if !gpu_only => Ok(pd),
+        Some(_) => Err(Error::Device("OpenCL: no GPU device (only CPU or other devices)".into())),
+        None => Err(Error::Device("OpenCL: no platform has a device".into())),
+    }
 }
 
 #[cfg(test)]

@@ -1,54 +1,52 @@
-//! The evaluator's operations on device buffers (CUDA). Each function takes the operands'
+//! The evaluator's operations on device buffers, for any [`GpuQueue`]. Each function takes the operands'
 //! device words in the layout of `Ciphertext::data` (`size × k × N`, NTT form) and returns a
 //! fresh output buffer: device buffers are never mutated after they are written, so ciphertexts
 //! may share them (clone on device is free) and a failed call leaves its inputs intact.
 //! The arithmetic is the CPU backend's, step for step, so results are bit-identical.
 
-use super::level::LevelData;
-use super::memory::DeviceBuffer;
-use super::ntt::NttVariant;
-use crate::device::ntt_plan::NttTable;
-use super::queue::{Arg, CudaQueue};
+use super::level::{DevicePrimes, DeviceScalars, LevelData};
+use super::ntt::{DeviceNttTables, NttVariant};
+use super::{Arg, Geometry, GpuQueue};
 use crate::device::kernels::Family;
+use crate::device::ntt_plan::NttTable;
 use crate::Result;
 
 /// The NTT variant the evaluator uses (the fastest measured on H100: BENCHMARKS.md).
 pub const EVAL_NTT: NttVariant = NttVariant::Radix8;
 
-fn poly_words(l: &LevelData) -> usize {
+fn poly_words<B>(l: &LevelData<B>) -> usize {
     l.k() * l.n()
 }
 
-fn launch(q: &CudaQueue, fam: Family, kernel: &'static str, total: u64, args: &[Arg]) -> Result<()> {
-    let f = q.device().function(fam, &[], kernel)?;
-    q.launch(kernel, &f, total, args)
+fn launch<Q: GpuQueue>(q: &Q, fam: Family, kernel: &'static str, total: u64, args: &[Arg<'_, Q::Buf>]) -> Result<()> {
+    q.launch(fam, &[], kernel, Geometry::Items(total), args)
 }
 
 /// `a ± b` (or `-a` when `b` is None) over `words` words into a new buffer; `op` is one of
 /// `ew_add_u64`, `ew_sub_u64`, `ew_neg_u64`.
-pub fn elementwise(q: &CudaQueue, l: &LevelData, op: &'static str, a: &DeviceBuffer, b: Option<&DeviceBuffer>, words: usize) -> Result<DeviceBuffer> {
+pub fn elementwise<Q: GpuQueue>(q: &Q, l: &LevelData<Q::Buf>, op: &'static str, a: &Q::Buf, b: Option<&Q::Buf>, words: usize) -> Result<Q::Buf> {
     let out = q.alloc(words)?;
-    let mut args = vec![Arg::Ptr(out.ptr()), Arg::Ptr(a.ptr())];
+    let mut args = vec![Arg::Buf(&out), Arg::Buf(a)];
     if let Some(b) = b {
-        args.push(Arg::Ptr(b.ptr()));
+        args.push(Arg::Buf(b));
     }
-    args.extend([Arg::Ptr(l.primes.moduli.ptr()), Arg::U32(l.primes.k), Arg::U32(l.log_n), Arg::U64(words as u64)]);
+    args.extend([Arg::Buf(&l.primes.moduli), Arg::U32(l.primes.k), Arg::U32(l.log_n), Arg::U64(words as u64)]);
     launch(q, Family::Elementwise, op, words as u64, &args)?;
     Ok(out)
 }
 
 /// `a + b` / `a - b` for ciphertexts of sizes `sa`, `sb`; the result has the larger size, the
 /// extra polynomials copied (negated for `sub`) from the larger operand (SEAL `add`/`sub`).
-pub fn add_sub(q: &CudaQueue, l: &LevelData, a: &DeviceBuffer, sa: usize, b: &DeviceBuffer, sb: usize, sub: bool) -> Result<DeviceBuffer> {
+pub fn add_sub<Q: GpuQueue>(q: &Q, l: &LevelData<Q::Buf>, a: &Q::Buf, sa: usize, b: &Q::Buf, sb: usize, sub: bool) -> Result<Q::Buf> {
     let pw = poly_words(l);
     let common = sa.min(sb) * pw;
     let out = q.alloc(sa.max(sb) * pw)?;
     let op = if sub { "ew_sub_u64" } else { "ew_add_u64" };
     let args = [
-        Arg::Ptr(out.ptr()),
-        Arg::Ptr(a.ptr()),
-        Arg::Ptr(b.ptr()),
-        Arg::Ptr(l.primes.moduli.ptr()),
+        Arg::Buf(&out),
+        Arg::Buf(a),
+        Arg::Buf(b),
+        Arg::Buf(&l.primes.moduli),
         Arg::U32(l.primes.k),
         Arg::U32(l.log_n),
         Arg::U64(common as u64),
@@ -60,9 +58,9 @@ pub fn add_sub(q: &CudaQueue, l: &LevelData, a: &DeviceBuffer, sa: usize, b: &De
         let extra = (sb - sa) * pw;
         if sub {
             let args = [
-                Arg::Ptr(out.ptr() + 8 * common as u64),
-                Arg::Ptr(b.ptr() + 8 * common as u64),
-                Arg::Ptr(l.primes.moduli.ptr()),
+                Arg::BufAt(&out, common),
+                Arg::BufAt(b, common),
+                Arg::Buf(&l.primes.moduli),
                 Arg::U32(l.primes.k),
                 Arg::U32(l.log_n),
                 Arg::U64(extra as u64),
@@ -76,16 +74,16 @@ pub fn add_sub(q: &CudaQueue, l: &LevelData, a: &DeviceBuffer, sa: usize, b: &De
 }
 
 /// `ct ± pt` on the first polynomial (SEAL `add_plain`/`sub_plain`).
-pub fn add_sub_plain(q: &CudaQueue, l: &LevelData, ct: &DeviceBuffer, size: usize, pt: &DeviceBuffer, sub: bool) -> Result<DeviceBuffer> {
+pub fn add_sub_plain<Q: GpuQueue>(q: &Q, l: &LevelData<Q::Buf>, ct: &Q::Buf, size: usize, pt: &Q::Buf, sub: bool) -> Result<Q::Buf> {
     let pw = poly_words(l);
     let out = q.alloc(size * pw)?;
     q.copy(&out, pw, ct, pw, (size - 1) * pw)?;
     let op = if sub { "ew_sub_u64" } else { "ew_add_u64" };
     let args = [
-        Arg::Ptr(out.ptr()),
-        Arg::Ptr(ct.ptr()),
-        Arg::Ptr(pt.ptr()),
-        Arg::Ptr(l.primes.moduli.ptr()),
+        Arg::Buf(&out),
+        Arg::Buf(ct),
+        Arg::Buf(pt),
+        Arg::Buf(&l.primes.moduli),
         Arg::U32(l.primes.k),
         Arg::U32(l.log_n),
         Arg::U64(pw as u64),
@@ -95,14 +93,14 @@ pub fn add_sub_plain(q: &CudaQueue, l: &LevelData, ct: &DeviceBuffer, size: usiz
 }
 
 /// Leading arguments of the product kernels: `out, a, b, moduli, r0, r1, k, log_n`.
-fn product_args(l: &LevelData, out: &DeviceBuffer, a: &DeviceBuffer, b: &DeviceBuffer) -> Vec<Arg> {
+fn product_args<'a, B>(l: &'a LevelData<B>, out: &'a B, a: &'a B, b: &'a B) -> Vec<Arg<'a, B>> {
     vec![
-        Arg::Ptr(out.ptr()),
-        Arg::Ptr(a.ptr()),
-        Arg::Ptr(b.ptr()),
-        Arg::Ptr(l.primes.moduli.ptr()),
-        Arg::Ptr(l.primes.r0.ptr()),
-        Arg::Ptr(l.primes.r1.ptr()),
+        Arg::Buf(out),
+        Arg::Buf(a),
+        Arg::Buf(b),
+        Arg::Buf(&l.primes.moduli),
+        Arg::Buf(&l.primes.r0),
+        Arg::Buf(&l.primes.r1),
         Arg::U32(l.primes.k),
         Arg::U32(l.log_n),
     ]
@@ -110,7 +108,7 @@ fn product_args(l: &LevelData, out: &DeviceBuffer, a: &DeviceBuffer, b: &DeviceB
 
 /// Hadamard product of every polynomial of `a` (`words` words) with `b` (`b_words` words,
 /// broadcast: a plaintext for `multiply_plain`).
-pub fn mul_broadcast(q: &CudaQueue, l: &LevelData, a: &DeviceBuffer, words: usize, b: &DeviceBuffer, b_words: usize) -> Result<DeviceBuffer> {
+pub fn mul_broadcast<Q: GpuQueue>(q: &Q, l: &LevelData<Q::Buf>, a: &Q::Buf, words: usize, b: &Q::Buf, b_words: usize) -> Result<Q::Buf> {
     let out = q.alloc(words)?;
     let mut args = product_args(l, &out, a, b);
     args.extend([Arg::U64(b_words as u64), Arg::U64(words as u64)]);
@@ -119,7 +117,7 @@ pub fn mul_broadcast(q: &CudaQueue, l: &LevelData, a: &DeviceBuffer, words: usiz
 }
 
 /// Tensor product of ciphertexts of sizes `sa`, `sb` (SEAL `multiply`): size `sa + sb - 1`.
-pub fn tensor(q: &CudaQueue, l: &LevelData, a: &DeviceBuffer, sa: usize, b: &DeviceBuffer, sb: usize) -> Result<DeviceBuffer> {
+pub fn tensor<Q: GpuQueue>(q: &Q, l: &LevelData<Q::Buf>, a: &Q::Buf, sa: usize, b: &Q::Buf, sb: usize) -> Result<Q::Buf> {
     let pw = poly_words(l);
     let out = q.alloc((sa + sb - 1) * pw)?;
     let mut args = product_args(l, &out, a, b);
@@ -130,9 +128,9 @@ pub fn tensor(q: &CudaQueue, l: &LevelData, a: &DeviceBuffer, sa: usize, b: &Dev
 
 /// `rows` rows of `src` starting at `row`, every `stride` rows, for `polys` polynomials: the
 /// last limb of each polynomial, gathered.
-fn gather(q: &CudaQueue, l: &LevelData, src: &DeviceBuffer, stride: usize, row: usize, polys: usize) -> Result<DeviceBuffer> {
+fn gather<Q: GpuQueue>(q: &Q, l: &LevelData<Q::Buf>, src: &Q::Buf, stride: usize, row: usize, polys: usize) -> Result<Q::Buf> {
     let out = q.scratch(polys * l.n())?;
-    let args = [Arg::Ptr(out.ptr()), Arg::Ptr(src.ptr()), Arg::U32(stride as u32), Arg::U32(row as u32), Arg::U32(polys as u32), Arg::U32(l.log_n)];
+    let args = [Arg::Buf(&out), Arg::Buf(src), Arg::U32(stride as u32), Arg::U32(row as u32), Arg::U32(polys as u32), Arg::U32(l.log_n)];
     launch(q, Family::Keyswitch, "gather_row_u64", (polys * l.n()) as u64, &args)?;
     Ok(out)
 }
@@ -140,15 +138,15 @@ fn gather(q: &CudaQueue, l: &LevelData, src: &DeviceBuffer, stride: usize, row: 
 /// `d = NTT(((last + ⌊p/2⌋) mod p) mod q_i + (q_i − ⌊p/2⌋ mod q_i))` for `polys` polynomials
 /// over the `k` primes `primes` (tables `ntt`): the rounding correction of mod-down/rescale.
 #[allow(clippy::too_many_arguments)]
-fn moddown_correction(
-    q: &CudaQueue,
-    l: &LevelData,
-    last: &DeviceBuffer,
+fn moddown_correction<Q: GpuQueue>(
+    q: &Q,
+    l: &LevelData<Q::Buf>,
+    last: &Q::Buf,
     p: &crate::math::modulus::Modulus,
-    primes: &super::level::DevicePrimes,
-    ntt: &super::ntt::DeviceNttTables,
+    primes: &DevicePrimes<Q::Buf>,
+    ntt: &DeviceNttTables<Q::Buf>,
     polys: usize,
-) -> Result<DeviceBuffer> {
+) -> Result<Q::Buf> {
     let k = primes.k as usize;
     let d = q.scratch(polys * k * l.n())?;
     if prep_in_ntt() && ntt.forward_from(q, &d, last, &primes.r1, polys, Some((p.value(), p.const_ratio()[1])), EVAL_NTT)? {
@@ -156,10 +154,10 @@ fn moddown_correction(
         return Ok(d);
     }
     let args = [
-        Arg::Ptr(d.ptr()),
-        Arg::Ptr(last.ptr()),
-        Arg::Ptr(primes.moduli.ptr()),
-        Arg::Ptr(primes.r1.ptr()),
+        Arg::Buf(&d),
+        Arg::Buf(last),
+        Arg::Buf(&primes.moduli),
+        Arg::Buf(&primes.r1),
         Arg::U64(p.value()),
         Arg::U64(p.const_ratio()[1]),
         Arg::U32(k as u32),
@@ -172,7 +170,7 @@ fn moddown_correction(
 }
 
 /// Rescale (SEAL `rescale_to_next`): `size` polynomials at level `l` → `next`.
-pub fn rescale(q: &CudaQueue, l: &LevelData, next: &LevelData, ct: &DeviceBuffer, size: usize) -> Result<DeviceBuffer> {
+pub fn rescale<Q: GpuQueue>(q: &Q, l: &LevelData<Q::Buf>, next: &LevelData<Q::Buf>, ct: &Q::Buf, size: usize) -> Result<Q::Buf> {
     let k = l.k();
     let (Some(last_ntt), Some(inv)) = (&l.last_ntt, &l.inv_q_last) else {
         return Err(crate::Error::EndOfModulusChain("rescale at the last level".into()));
@@ -186,26 +184,26 @@ pub fn rescale(q: &CudaQueue, l: &LevelData, next: &LevelData, ct: &DeviceBuffer
 }
 
 #[allow(clippy::too_many_arguments)]
-fn finish(
-    q: &CudaQueue,
-    l: &LevelData,
-    out: &DeviceBuffer,
-    xs: &DeviceBuffer,
-    d: &DeviceBuffer,
-    primes: &super::level::DevicePrimes,
-    inv: &super::level::DeviceScalars,
+fn finish<Q: GpuQueue>(
+    q: &Q,
+    l: &LevelData<Q::Buf>,
+    out: &Q::Buf,
+    xs: &Q::Buf,
+    d: &Q::Buf,
+    primes: &DevicePrimes<Q::Buf>,
+    inv: &DeviceScalars<Q::Buf>,
     x_rows_per_poly: usize,
     polys: usize,
     acc: bool,
 ) -> Result<()> {
     let k = primes.k as usize;
     let args = [
-        Arg::Ptr(out.ptr()),
-        Arg::Ptr(xs.ptr()),
-        Arg::Ptr(d.ptr()),
-        Arg::Ptr(primes.moduli.ptr()),
-        Arg::Ptr(inv.w.ptr()),
-        Arg::Ptr(inv.wq.ptr()),
+        Arg::Buf(out),
+        Arg::Buf(xs),
+        Arg::Buf(d),
+        Arg::Buf(&primes.moduli),
+        Arg::Buf(&inv.w),
+        Arg::Buf(&inv.wq),
         Arg::U32(k as u32),
         Arg::U32(x_rows_per_poly as u32),
         Arg::U32(polys as u32),
@@ -216,7 +214,7 @@ fn finish(
 }
 
 /// Drop the last prime of every polynomial (SEAL `mod_switch_to_next`).
-pub fn drop_last_prime(q: &CudaQueue, l: &LevelData, ct: &DeviceBuffer, size: usize) -> Result<DeviceBuffer> {
+pub fn drop_last_prime<Q: GpuQueue>(q: &Q, l: &LevelData<Q::Buf>, ct: &Q::Buf, size: usize) -> Result<Q::Buf> {
     let (k, n) = (l.k(), l.n());
     let out = q.alloc(size * (k - 1) * n)?;
     for c in 0..size {
@@ -229,15 +227,15 @@ pub fn drop_last_prime(q: &CudaQueue, l: &LevelData, ct: &DeviceBuffer, size: us
 /// `ct` holds at least two polynomials, `target` (`k × N`, NTT form) starts at word `t_off` of
 /// `tsrc`, and `key` is the key vector (`digits × 2 × key_k × N`) on the device.
 #[allow(clippy::too_many_arguments)]
-pub fn switch_key(
-    q: &CudaQueue,
-    l: &LevelData,
-    c01: &DeviceBuffer,
-    tsrc: &DeviceBuffer,
+pub fn switch_key<Q: GpuQueue>(
+    q: &Q,
+    l: &LevelData<Q::Buf>,
+    c01: &Q::Buf,
+    tsrc: &Q::Buf,
     t_off: usize,
-    key: &DeviceBuffer,
+    key: &Q::Buf,
     key_k: usize,
-) -> Result<DeviceBuffer> {
+) -> Result<Q::Buf> {
     let (k, n) = (l.k(), l.n());
     let kp = k + 1;
     // 1. digits in coefficient form
@@ -253,10 +251,10 @@ pub fn switch_key(
         return mod_down(q, l, c01, &prod);
     }
     let args = [
-        Arg::Ptr(lifted.ptr()),
-        Arg::Ptr(t.ptr()),
-        Arg::Ptr(l.ext.moduli.ptr()),
-        Arg::Ptr(l.ext.r1.ptr()),
+        Arg::Buf(&lifted),
+        Arg::Buf(&t),
+        Arg::Buf(&l.ext.moduli),
+        Arg::Buf(&l.ext.r1),
         Arg::U32(k as u32),
         Arg::U32(kp as u32),
         Arg::U32(l.log_n),
@@ -268,21 +266,16 @@ pub fn switch_key(
         let (log_m, radix8, mut defines) = l.ext_ntt.forward_global_rounds(q, &lifted, k * kp, EVAL_NTT)?;
         let tile: usize = defines.iter().find(|(d, _)| *d == "XEHE_SLM_TILE").and_then(|(_, v)| v.parse().ok()).unwrap_or(n);
         defines.push(("XEHE_KS_EPT", KS_EPT.to_string()));
-        let f = q.device().function(Family::Ntt, &defines, "ntt_fwd_slm_keyinner_u64")?;
-        let cfg = cudarc::driver::LaunchConfig {
-            grid_dim: ((n / tile) as u32, kp as u32, 1),
-            block_dim: ((tile / KS_EPT) as u32, 1, 1),
-            shared_mem_bytes: 0,
-        };
+        let geometry = Geometry::Groups { groups: ((n / tile) as u32, kp as u32), local: (tile / KS_EPT) as u32 };
         let args = [
-            Arg::Ptr(prod.ptr()),
-            Arg::Ptr(lifted.ptr()),
-            Arg::Ptr(key.ptr()),
-            Arg::Ptr(l.ext_ntt.table_ptr(NttTable::Roots)),
-            Arg::Ptr(l.ext_ntt.table_ptr(NttTable::RootsQ)),
-            Arg::Ptr(l.ext.moduli.ptr()),
-            Arg::Ptr(l.ext.r0.ptr()),
-            Arg::Ptr(l.ext.r1.ptr()),
+            Arg::Buf(&prod),
+            Arg::Buf(&lifted),
+            Arg::Buf(key),
+            Arg::Buf(l.ext_ntt.table(NttTable::Roots)),
+            Arg::Buf(l.ext_ntt.table(NttTable::RootsQ)),
+            Arg::Buf(&l.ext.moduli),
+            Arg::Buf(&l.ext.r0),
+            Arg::Buf(&l.ext.r1),
             Arg::U32(k as u32),
             Arg::U32(kp as u32),
             Arg::U32(key_k as u32),
@@ -290,7 +283,7 @@ pub fn switch_key(
             Arg::U32(log_m),
             Arg::U32(radix8),
         ];
-        q.launch_cfg("ntt_fwd_slm_keyinner_u64", &f, cfg, &args)?;
+        q.launch(Family::Ntt, &defines, "ntt_fwd_slm_keyinner_u64", geometry, &args)?;
         return mod_down(q, l, c01, &prod);
     }
     l.ext_ntt.forward(q, &lifted, k * kp, EVAL_NTT)?;
@@ -299,16 +292,16 @@ pub fn switch_key(
 }
 
 /// `prod[c][i] = sum_j lifted[j][i] · key[j][c][kprime(i)]` (NTT-form digits, one reduction).
-fn inner_product(q: &CudaQueue, l: &LevelData, prod: &DeviceBuffer, lifted: &DeviceBuffer, key: &DeviceBuffer, key_k: usize) -> Result<()> {
+fn inner_product<Q: GpuQueue>(q: &Q, l: &LevelData<Q::Buf>, prod: &Q::Buf, lifted: &Q::Buf, key: &Q::Buf, key_k: usize) -> Result<()> {
     let (k, n) = (l.k(), l.n());
     let kp = k + 1;
     let args = [
-        Arg::Ptr(prod.ptr()),
-        Arg::Ptr(lifted.ptr()),
-        Arg::Ptr(key.ptr()),
-        Arg::Ptr(l.ext.moduli.ptr()),
-        Arg::Ptr(l.ext.r0.ptr()),
-        Arg::Ptr(l.ext.r1.ptr()),
+        Arg::Buf(prod),
+        Arg::Buf(lifted),
+        Arg::Buf(key),
+        Arg::Buf(&l.ext.moduli),
+        Arg::Buf(&l.ext.r0),
+        Arg::Buf(&l.ext.r1),
         Arg::U32(k as u32),
         Arg::U32(kp as u32),
         Arg::U32(key_k as u32),
@@ -336,7 +329,7 @@ fn fused_key_inner() -> bool {
 
 /// Key switching's step 3: mod-down of the inner products `prod` (`2 × (k+1) × N`) by `P` with
 /// rounding, added to a copy of `c01`'s first two polynomials.
-fn mod_down(q: &CudaQueue, l: &LevelData, c01: &DeviceBuffer, prod: &DeviceBuffer) -> Result<DeviceBuffer> {
+fn mod_down<Q: GpuQueue>(q: &Q, l: &LevelData<Q::Buf>, c01: &Q::Buf, prod: &Q::Buf) -> Result<Q::Buf> {
     let (k, n) = (l.k(), l.n());
     let kp = k + 1;
     let last = gather(q, l, prod, kp, k, 2)?;
@@ -349,16 +342,16 @@ fn mod_down(q: &CudaQueue, l: &LevelData, c01: &DeviceBuffer, prod: &DeviceBuffe
 }
 
 /// Apply a Galois permutation (`table`: N u32 indices on the device) to `rows` rows.
-pub fn permute(q: &CudaQueue, l: &LevelData, src: &DeviceBuffer, rows: usize, table: &DeviceBuffer) -> Result<DeviceBuffer> {
+pub fn permute<Q: GpuQueue>(q: &Q, l: &LevelData<Q::Buf>, src: &Q::Buf, rows: usize, table: &Q::Buf) -> Result<Q::Buf> {
     let words = rows * l.n();
     let out = q.alloc(words)?;
-    let args = [Arg::Ptr(out.ptr()), Arg::Ptr(src.ptr()), Arg::Ptr(table.ptr()), Arg::U32(l.log_n), Arg::U64(words as u64)];
+    let args = [Arg::Buf(&out), Arg::Buf(src), Arg::Buf(table), Arg::U32(l.log_n), Arg::U64(words as u64)];
     launch(q, Family::Keyswitch, "galois_permute_u64", words as u64, &args)?;
     Ok(out)
 }
 
 /// `apply_galois` (SEAL): permute both polynomials, then switch the second back to the key.
-pub fn apply_galois(q: &CudaQueue, l: &LevelData, ct: &DeviceBuffer, table: &DeviceBuffer, key: &DeviceBuffer, key_k: usize) -> Result<DeviceBuffer> {
+pub fn apply_galois<Q: GpuQueue>(q: &Q, l: &LevelData<Q::Buf>, ct: &Q::Buf, table: &Q::Buf, key: &Q::Buf, key_k: usize) -> Result<Q::Buf> {
     let pw = poly_words(l);
     let permuted = permute(q, l, ct, 2 * l.k(), table)?;
     // c01 = (permuted c0, 0); target = permuted c1
@@ -369,12 +362,12 @@ pub fn apply_galois(q: &CudaQueue, l: &LevelData, ct: &DeviceBuffer, table: &Dev
 }
 
 /// Relinearize a size-3 ciphertext (SEAL `relinearize`, one step).
-pub fn relinearize3(q: &CudaQueue, l: &LevelData, ct: &DeviceBuffer, key: &DeviceBuffer, key_k: usize) -> Result<DeviceBuffer> {
+pub fn relinearize3<Q: GpuQueue>(q: &Q, l: &LevelData<Q::Buf>, ct: &Q::Buf, key: &Q::Buf, key_k: usize) -> Result<Q::Buf> {
     switch_key(q, l, ct, ct, 2 * poly_words(l), key, key_k)
 }
 
 /// NTT (forward or inverse) of every limb of `size` polynomials into a new buffer.
-pub fn transform(q: &CudaQueue, l: &LevelData, ct: &DeviceBuffer, size: usize, to_ntt: bool) -> Result<DeviceBuffer> {
+pub fn transform<Q: GpuQueue>(q: &Q, l: &LevelData<Q::Buf>, ct: &Q::Buf, size: usize, to_ntt: bool) -> Result<Q::Buf> {
     let words = size * poly_words(l);
     let out = q.alloc(words)?;
     q.copy(&out, 0, ct, 0, words)?;
@@ -388,12 +381,10 @@ pub fn transform(q: &CudaQueue, l: &LevelData, ct: &DeviceBuffer, size: usize, t
 
 /// Upload one key-switching key vector (`digits × 2 × key_k × N` words, SEAL's layout of
 /// `KSwitchKeys::data()[index]`) as read-only device data.
-pub fn upload_key_vector(dev: &super::CudaDevice, keys: &[crate::ckks::keys::PublicKey]) -> Result<DeviceBuffer> {
+///
+/// # Errors
+/// `Device` on an upload failure.
+pub fn upload_key_vector<Q: GpuQueue>(q: &Q, keys: &[crate::ckks::keys::PublicKey]) -> Result<Q::Buf> {
     let words: Vec<u64> = keys.iter().flat_map(|pk| pk.data().data().iter().copied()).collect();
-    dev.upload_static(&words)
-}
-
-/// Upload the NTT-domain permutation of `galois_elt` (N u32 indices).
-pub fn upload_galois_table(dev: &super::CudaDevice, table: &[u32]) -> Result<DeviceBuffer> {
-    dev.upload_static(table)
+    q.upload_static_words(&words)
 }

@@ -3,9 +3,8 @@
 //! for the level plus the special prime (key switching), for the single last prime and the
 //! special prime alone (their inverse NTTs in mod-down), and the `P^{-1}`, `q_last^{-1}` factors.
 
-use super::memory::DeviceBuffer;
 use super::ntt::DeviceNttTables;
-use super::CudaDevice;
+use super::{GpuBuffer, GpuQueue};
 use crate::ckks::context::{Context, ContextData};
 use crate::math::modulus::{Modulus, ShoupOperand};
 use crate::math::ntt::NttTables;
@@ -13,19 +12,19 @@ use crate::Result;
 use std::sync::Arc;
 
 /// Primes of a list with their Barrett constants, on the device.
-pub struct DevicePrimes {
+pub struct DevicePrimes<B> {
     /// Number of primes.
     pub k: u32,
     /// Values.
-    pub moduli: DeviceBuffer,
+    pub moduli: B,
     /// `const_ratio[0]` per prime.
-    pub r0: DeviceBuffer,
+    pub r0: B,
     /// `const_ratio[1]` per prime.
-    pub r1: DeviceBuffer,
+    pub r1: B,
 }
 
-impl DevicePrimes {
-    fn new(dev: &CudaDevice, primes: &[Modulus]) -> Result<Self> {
+impl<B> DevicePrimes<B> {
+    fn new<Q: GpuQueue<Buf = B>>(dev: &Q, primes: &[Modulus]) -> Result<Self> {
         Ok(DevicePrimes {
             k: primes.len() as u32,
             moduli: dev.upload_static(&primes.iter().map(|q| q.value()).collect::<Vec<_>>())?,
@@ -36,15 +35,15 @@ impl DevicePrimes {
 }
 
 /// Shoup operands `(operand, quotient)` on the device.
-pub struct DeviceScalars {
+pub struct DeviceScalars<B> {
     /// Operands.
-    pub w: DeviceBuffer,
+    pub w: B,
     /// Shoup quotients.
-    pub wq: DeviceBuffer,
+    pub wq: B,
 }
 
-impl DeviceScalars {
-    fn new(dev: &CudaDevice, s: &[ShoupOperand]) -> Result<Self> {
+impl<B> DeviceScalars<B> {
+    fn new<Q: GpuQueue<Buf = B>>(dev: &Q, s: &[ShoupOperand]) -> Result<Self> {
         Ok(DeviceScalars {
             w: dev.upload_static(&s.iter().map(|x| x.operand).collect::<Vec<_>>())?,
             wq: dev.upload_static(&s.iter().map(|x| x.quotient).collect::<Vec<_>>())?,
@@ -53,34 +52,37 @@ impl DeviceScalars {
 }
 
 /// Everything the GPU evaluator needs at one level of the chain.
-pub struct LevelData {
+pub struct LevelData<B> {
     /// `log2(N)`.
     pub log_n: u32,
     /// The level's primes.
-    pub primes: DevicePrimes,
+    pub primes: DevicePrimes<B>,
     /// Host copy of the level's primes.
     pub host_primes: Vec<Modulus>,
     /// NTT tables of the level's primes.
-    pub ntt: DeviceNttTables,
+    pub ntt: DeviceNttTables<B>,
     /// Key switching: the level's primes then the special prime `P`.
-    pub ext: DevicePrimes,
+    pub ext: DevicePrimes<B>,
     /// NTT tables of `ext`.
-    pub ext_ntt: DeviceNttTables,
+    pub ext_ntt: DeviceNttTables<B>,
     /// NTT tables of `P` alone.
-    pub p_ntt: DeviceNttTables,
+    pub p_ntt: DeviceNttTables<B>,
     /// The special prime.
     pub p: Modulus,
     /// `P^{-1} mod q_i` for the level's primes.
-    pub inv_p: DeviceScalars,
+    pub inv_p: DeviceScalars<B>,
     /// Rescale: NTT tables of the last prime alone (None at the last level).
-    pub last_ntt: Option<DeviceNttTables>,
+    pub last_ntt: Option<DeviceNttTables<B>>,
     /// `q_last^{-1} mod q_i` for the other primes.
-    pub inv_q_last: Option<DeviceScalars>,
+    pub inv_q_last: Option<DeviceScalars<B>>,
 }
 
-impl LevelData {
+impl<B: GpuBuffer> LevelData<B> {
     /// Build (and upload) the data of level `cd` of `ctx`.
-    pub fn new(dev: &CudaDevice, ctx: &Context, cd: &ContextData) -> Result<Self> {
+    ///
+    /// # Errors
+    /// `Device` on an upload failure.
+    pub fn new<Q: GpuQueue<Buf = B>>(dev: &Q, ctx: &Context, cd: &ContextData) -> Result<Self> {
         let key = ctx.key_context_data();
         let k = cd.coeff_modulus().len();
         let kk = key.coeff_modulus().len();
@@ -113,6 +115,9 @@ impl LevelData {
         })
     }
 
+}
+
+impl<B> LevelData<B> {
     /// Number of primes.
     pub fn k(&self) -> usize {
         self.primes.k as usize

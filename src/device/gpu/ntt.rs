@@ -1,18 +1,15 @@
-//! NTT on CUDA: SEAL's tables on the device and the launch plans of [`crate::device::ntt_plan`]
-//! replayed on a queue's stream (issue: GPU kernels; paper §V-B–D).
+//! NTT on any GPU backend: SEAL's tables on the device and the launch plans of
+//! [`crate::device::ntt_plan`] replayed on a queue (issue: GPU kernels; paper §V-B–D).
 //!
 //! Data is `rows × N` u64 words in device memory; row `r` uses prime `r % k` (so a batch of
 //! polynomials in `[instance][limb][N]` layout is transformed in one sequence of launches).
 
-use super::memory::DeviceBuffer;
-use super::queue::{Arg, CudaQueue};
-use super::CudaDevice;
+use super::{Arg, Geometry, GpuBuffer, GpuQueue};
 use crate::device::kernels::Family;
 use crate::device::ntt_plan::{NttDirection, NttPlan, NttTable, ScalarArg};
 use crate::device::ntt_tables::NttTableImage;
 use crate::math::ntt::NttTables;
 use crate::Result;
-use cudarc::driver::LaunchConfig;
 use std::sync::Arc;
 
 pub use crate::device::ntt_plan::NttVariant;
@@ -21,19 +18,19 @@ pub use crate::device::ntt_plan::NttVariant;
 pub type SlmPhase = (u32, u32, Vec<(&'static str, String)>);
 
 /// Device copy of the NTT tables of `k` primes for one N (read-only, shared by all queues).
-pub struct DeviceNttTables {
+pub struct DeviceNttTables<B> {
     log_n: u32,
     k: u32,
     /// One buffer per [`NttTable`], indexed by `table as usize`.
-    buffers: Vec<DeviceBuffer>,
+    buffers: Vec<B>,
 }
 
-impl DeviceNttTables {
+impl<B: GpuBuffer> DeviceNttTables<B> {
     /// Upload the tables of `tables` (all of one N).
     ///
     /// # Errors
-    /// `InvalidArgument` for an empty or mixed-N list; `Device` on a CUDA failure.
-    pub fn new(dev: &CudaDevice, tables: &[Arc<NttTables>]) -> Result<Self> {
+    /// `InvalidArgument` for an empty or mixed-N list; `Device` on an upload failure.
+    pub fn new<Q: GpuQueue<Buf = B>>(dev: &Q, tables: &[Arc<NttTables>]) -> Result<Self> {
         let image = NttTableImage::new(tables)?;
         let buffers = NttTable::ALL.iter().map(|&t| dev.upload_static(image.get(t))).collect::<Result<Vec<_>>>()?;
         Ok(DeviceNttTables { log_n: image.log_n(), k: image.k(), buffers })
@@ -45,7 +42,7 @@ impl DeviceNttTables {
     /// # Errors
     /// `InvalidArgument` when `data` is shorter than `rows × N`; `Device` on a compile or
     /// launch failure.
-    pub fn forward(&self, q: &CudaQueue, data: &DeviceBuffer, rows: usize, variant: NttVariant) -> Result<()> {
+    pub fn forward<Q: GpuQueue<Buf = B>>(&self, q: &Q, data: &B, rows: usize, variant: NttVariant) -> Result<()> {
         self.run(q, data, rows, variant, NttDirection::Forward)
     }
 
@@ -54,13 +51,13 @@ impl DeviceNttTables {
     ///
     /// # Errors
     /// As [`forward`](Self::forward).
-    pub fn inverse(&self, q: &CudaQueue, data: &DeviceBuffer, rows: usize, variant: NttVariant) -> Result<()> {
+    pub fn inverse<Q: GpuQueue<Buf = B>>(&self, q: &Q, data: &B, rows: usize, variant: NttVariant) -> Result<()> {
         self.run(q, data, rows, variant, NttDirection::Inverse)
     }
 
-    /// Device address of one of the uploaded tables.
-    pub fn table_ptr(&self, t: NttTable) -> u64 {
-        self.buffers[t as usize].ptr()
+    /// One of the uploaded tables.
+    pub fn table(&self, t: NttTable) -> &B {
+        &self.buffers[t as usize]
     }
 
     /// A forward NTT whose input rows are computed on the fly by its first pass: `out`
@@ -71,12 +68,12 @@ impl DeviceNttTables {
     /// Returns `false` (and does nothing) when the plan does not start with a radix-8 pass over
     /// the first three rounds; the caller then prepares the rows separately.
     #[allow(clippy::too_many_arguments)]
-    pub fn forward_from(
+    pub fn forward_from<Q: GpuQueue<Buf = B>>(
         &self,
-        q: &CudaQueue,
-        out: &DeviceBuffer,
-        src: &DeviceBuffer,
-        r1: &DeviceBuffer,
+        q: &Q,
+        out: &B,
+        src: &B,
+        r1: &B,
         src_rows: usize,
         correction: Option<(u64, u64)>,
         variant: NttVariant,
@@ -91,14 +88,13 @@ impl DeviceNttTables {
         }
         let defines = plan.defines();
         let kernel = if correction.is_some() { "ntt_fwd_radix8_moddown_u64" } else { "ntt_fwd_radix8_lift_u64" };
-        let f = q.device().function(Family::Ntt, &defines, kernel)?;
         let mut args = vec![
-            Arg::Ptr(out.ptr()),
-            Arg::Ptr(src.ptr()),
-            Arg::Ptr(r1.ptr()),
-            Arg::Ptr(self.table_ptr(NttTable::Roots)),
-            Arg::Ptr(self.table_ptr(NttTable::RootsQ)),
-            Arg::Ptr(self.table_ptr(NttTable::Moduli)),
+            Arg::Buf(out),
+            Arg::Buf(src),
+            Arg::Buf(r1),
+            Arg::Buf(self.table(NttTable::Roots)),
+            Arg::Buf(self.table(NttTable::RootsQ)),
+            Arg::Buf(self.table(NttTable::Moduli)),
             Arg::U32(self.k),
             Arg::U32(self.log_n),
             Arg::U64((rows << self.log_n) as u64 / 8),
@@ -106,8 +102,7 @@ impl DeviceNttTables {
         if let Some((p, p_r1)) = correction {
             args.extend([Arg::U64(p), Arg::U64(p_r1)]);
         }
-        let cfg = LaunchConfig { grid_dim: (first.groups, 1, 1), block_dim: (first.local, 1, 1), shared_mem_bytes: 0 };
-        q.launch_cfg(kernel, &f, cfg, &args)?;
+        q.launch(Family::Ntt, &defines, kernel, Geometry::Groups { groups: (first.groups, 1), local: first.local }, &args)?;
         for launch in &launches[1..] {
             self.launch(q, out, &defines, launch)?;
         }
@@ -120,10 +115,10 @@ impl DeviceNttTables {
     ///
     /// # Errors
     /// `InvalidArgument` if the plan does not end in a shared-memory kernel (the naive variant).
-    pub fn forward_global_rounds(
+    pub fn forward_global_rounds<Q: GpuQueue<Buf = B>>(
         &self,
-        q: &CudaQueue,
-        data: &DeviceBuffer,
+        q: &Q,
+        data: &B,
         rows: usize,
         variant: NttVariant,
     ) -> Result<SlmPhase> {
@@ -144,25 +139,23 @@ impl DeviceNttTables {
         Ok((log_m, radix8, defines))
     }
 
-    fn launch(
+    fn launch<Q: GpuQueue<Buf = B>>(
         &self,
-        q: &CudaQueue,
-        data: &DeviceBuffer,
+        q: &Q,
+        data: &B,
         defines: &[(&'static str, String)],
         launch: &crate::device::ntt_plan::NttLaunch,
     ) -> Result<()> {
-        let f = q.device().function(Family::Ntt, defines, launch.kernel)?;
-        let mut args = vec![Arg::Ptr(data.ptr())];
-        args.extend(launch.tables.iter().map(|&t| Arg::Ptr(self.buffers[t as usize].ptr())));
+        let mut args = vec![Arg::Buf(data)];
+        args.extend(launch.tables.iter().map(|&t| Arg::Buf(&self.buffers[t as usize])));
         args.extend(launch.scalars.iter().map(|a| match *a {
             ScalarArg::U32(v) => Arg::U32(v),
             ScalarArg::U64(v) => Arg::U64(v),
         }));
-        let cfg = LaunchConfig { grid_dim: (launch.groups, 1, 1), block_dim: (launch.local, 1, 1), shared_mem_bytes: 0 };
-        q.launch_cfg(launch.kernel, &f, cfg, &args)
+        q.launch(Family::Ntt, defines, launch.kernel, Geometry::Groups { groups: (launch.groups, 1), local: launch.local }, &args)
     }
 
-    fn run(&self, q: &CudaQueue, data: &DeviceBuffer, rows: usize, variant: NttVariant, dir: NttDirection) -> Result<()> {
+    fn run<Q: GpuQueue<Buf = B>>(&self, q: &Q, data: &B, rows: usize, variant: NttVariant, dir: NttDirection) -> Result<()> {
         let plan = NttPlan::new(self.log_n, self.k, variant)?;
         plan.check_len(data.words(), rows)?;
         let defines = plan.defines();

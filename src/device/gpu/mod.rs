@@ -1,0 +1,281 @@
+//! The backend-generic GPU layer: what the evaluator's device operations need from a queue
+//! (allocate, copy, launch a `native/` kernel), and everything written once on top of it —
+//! NTT tables and launch replay ([`ntt`]), per-level device data ([`level`]), the evaluator's
+//! operation sequences ([`eval`]) and the read-only data shared by the queues of one device
+//! ([`DeviceShared`], paper §III-H).
+//!
+//! The CUDA queue ([`crate::device::cuda::queue::CudaQueue`]) and the OpenCL queue
+//! ([`crate::device::opencl::ClQueue`]) implement [`GpuQueue`]; the same kernels of `native/`
+//! run on both, so a result is bit-identical whichever backend computed it.
+
+pub mod eval;
+pub mod level;
+pub mod ntt;
+
+use super::kernels::Family;
+use crate::{Error, ParmsId, Result};
+use parking_lot::Mutex;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// Work-items per work-group of the grid-stride (element-wise) kernels.
+pub const THREADS: u32 = 256;
+
+/// Work-groups of a grid-stride launch over `total` items: one item per work-item up to
+/// 65536 groups, the kernels loop over the rest.
+pub fn grid_stride_groups(total: u64) -> u32 {
+    total.div_ceil(THREADS as u64).clamp(1, 1 << 16) as u32
+}
+
+/// A device buffer of u64 words.
+pub trait GpuBuffer: Send + Sync + std::fmt::Debug {
+    /// Length in words.
+    fn words(&self) -> usize;
+}
+
+/// A kernel argument.
+#[derive(Debug)]
+pub enum Arg<'a, B> {
+    /// A `GLOBAL_AS u64 *` (or `u32 *`) parameter: the buffer from its first word.
+    Buf(&'a B),
+    /// A pointer parameter at word offset `.1` into the buffer (CUDA: address arithmetic;
+    /// OpenCL: a sub-buffer, so the offset must be a multiple of the device's base-address
+    /// alignment — every offset the evaluator uses is a multiple of N words).
+    BufAt(&'a B, usize),
+    /// A `u32` parameter.
+    U32(u32),
+    /// A `u64` parameter.
+    U64(u64),
+}
+
+impl<B> Clone for Arg<'_, B> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<B> Copy for Arg<'_, B> {}
+
+/// How a kernel is launched.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Geometry {
+    /// A grid-stride kernel over `total` items ([`THREADS`] per group, [`grid_stride_groups`]).
+    Items(u64),
+    /// `groups.0 × groups.1` work-groups of `local` work-items (a 2-D grid when `groups.1 > 1`).
+    Groups {
+        /// Work-groups in x and y.
+        groups: (u32, u32),
+        /// Work-items per group (x only).
+        local: u32,
+    },
+}
+
+/// One in-order queue of a device (paper §III-F): its own memcache for results and scratch,
+/// kernels launched in submission order, no host synchronization until a download.
+pub trait GpuQueue: Send + Sync + Sized + 'static {
+    /// The backend's device buffer (returned to the queue's memcache when dropped).
+    type Buf: GpuBuffer + 'static;
+
+    /// An uninitialized buffer of `words` words (an operation's result; retained by an open
+    /// compute frame).
+    ///
+    /// # Errors
+    /// `Error::Device` when the device is out of memory even after flushing the memcache.
+    fn alloc(&self, words: usize) -> Result<Self::Buf>;
+    /// An uninitialized buffer for one operation's temporaries (never retained by frames).
+    ///
+    /// # Errors
+    /// As [`alloc`](Self::alloc).
+    fn scratch(&self, words: usize) -> Result<Self::Buf>;
+    /// A new buffer holding `host` (ordered on the queue; `host` may be reused on return).
+    ///
+    /// # Errors
+    /// As [`alloc`](Self::alloc), or `Error::Device` on a transfer failure.
+    fn upload(&self, host: &[u64]) -> Result<Self::Buf>;
+    /// The first `out.len()` words of `buf`; waits for the queue.
+    ///
+    /// # Errors
+    /// `InvalidArgument` when `out` is longer than `buf`; `Device` on a failure of the
+    /// transfer or of an earlier kernel.
+    fn download(&self, buf: &Self::Buf, out: &mut [u64]) -> Result<()>;
+    /// Copy `words` words from `src[src_off..]` to `dst[dst_off..]`, ordered on the queue.
+    ///
+    /// # Errors
+    /// `InvalidArgument` for a range outside either buffer; `Device` on a driver error.
+    fn copy(&self, dst: &Self::Buf, dst_off: usize, src: &Self::Buf, src_off: usize, words: usize) -> Result<()>;
+    /// Zero `words` words of `buf` from word `off`, ordered on the queue.
+    ///
+    /// # Errors
+    /// As [`copy`](Self::copy).
+    fn zero(&self, buf: &Self::Buf, off: usize, words: usize) -> Result<()>;
+    /// Launch `kernel` of `family` (compiled with `defines`, cached per device) over `geometry`.
+    ///
+    /// # Errors
+    /// `Device` on a compile (with the build log) or launch failure.
+    ///
+    /// The argument list must match the kernel's parameter list in `native/`: every wrapper in
+    /// this module passes exactly that list, and indexes stay inside the buffers it passes.
+    fn launch(
+        &self,
+        family: Family,
+        defines: &[(&'static str, String)],
+        kernel: &'static str,
+        geometry: Geometry,
+        args: &[Arg<'_, Self::Buf>],
+    ) -> Result<()>;
+    /// Wait for everything queued so far.
+    ///
+    /// # Errors
+    /// `Device` on a failure of the queue or an earlier kernel.
+    fn synchronize(&self) -> Result<()>;
+    /// The queue's kernel profiler (paper §III-I).
+    fn profiler(&self) -> &crate::device::profiler::Profiler;
+    /// The queue's memcache counters (paper §III-E).
+    fn memcache_stats(&self) -> crate::device::memcache::MemCacheStats;
+    /// Upload read-only data shared by every queue of the device (tables, keys); the copy is
+    /// complete on return.
+    ///
+    /// # Errors
+    /// As [`upload`](Self::upload).
+    fn upload_static_words(&self, host: &[u64]) -> Result<Self::Buf>;
+    /// The read-only data shared by the queues of this queue's device.
+    fn shared(&self) -> &DeviceShared<Self::Buf>;
+    /// Wrap a buffer as the backend-neutral [`DeviceBuf`](crate::device::state::DeviceBuf).
+    fn wrap(buf: Arc<Self::Buf>) -> crate::device::state::DeviceBuf;
+    /// This backend's buffer inside a [`DeviceBuf`](crate::device::state::DeviceBuf), if it is one.
+    fn unwrap(buf: &crate::device::state::DeviceBuf) -> Option<&Arc<Self::Buf>>;
+
+    /// Upload a slice of plain values (`u32` tables, `u64` words) as read-only device data,
+    /// padded to whole words.
+    ///
+    /// # Errors
+    /// As [`upload_static_words`](Self::upload_static_words).
+    fn upload_static<T: Copy + pack::Pod>(&self, host: &[T]) -> Result<Self::Buf> {
+        self.upload_static_words(&pack::to_words(host))
+    }
+}
+
+/// Byte-level packing of `u32`/`u64` slices into u64 words without `unsafe` casts.
+pub mod pack {
+    /// Plain integer types that pack into little-endian u64 words.
+    pub trait Pod: Copy {
+        /// Size in bytes.
+        const BYTES: usize;
+        /// The value as a u64 (zero-extended).
+        fn to_u64(self) -> u64;
+    }
+    impl Pod for u64 {
+        const BYTES: usize = 8;
+        fn to_u64(self) -> u64 {
+            self
+        }
+    }
+    impl Pod for u32 {
+        const BYTES: usize = 4;
+        fn to_u64(self) -> u64 {
+            self as u64
+        }
+    }
+    /// `host` packed little-endian into u64 words (the device's layout of the same array).
+    pub fn to_words<T: Pod>(host: &[T]) -> Vec<u64> {
+        let per = 8 / T::BYTES;
+        host.chunks(per)
+            .map(|c| c.iter().enumerate().fold(0u64, |w, (i, v)| w | (v.to_u64() << (8 * T::BYTES * i))))
+            .collect()
+    }
+}
+
+/// Read-only data of one device shared by all its queues (paper §III-H): per-level tables by
+/// `parms_id` and Galois permutations by `(log N, galois_elt)`, each built and uploaded once.
+pub struct DeviceShared<B> {
+    /// A process-unique id of the device (keys the key-vector cache of `KSwitchKeys`).
+    pub id: usize,
+    levels: Mutex<HashMap<ParmsId, Arc<level::LevelData<B>>>>,
+    galois: Mutex<HashMap<(u32, u32), Arc<B>>>,
+}
+
+impl<B> std::fmt::Debug for DeviceShared<B> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "DeviceShared(#{}, {} levels)", self.id, self.levels.lock().len())
+    }
+}
+
+impl<B> DeviceShared<B> {
+    /// Empty caches for a newly opened device.
+    pub fn new() -> Self {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        DeviceShared { id: NEXT.fetch_add(1, Ordering::Relaxed), levels: Mutex::new(HashMap::new()), galois: Mutex::new(HashMap::new()) }
+    }
+}
+
+impl<B> Default for DeviceShared<B> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Device data of level `parms_id` of `ctx` on `q`'s device, built and uploaded on first use.
+///
+/// # Errors
+/// `ParmsMismatch` when `parms_id` is not in `ctx`; `Device` on an upload failure.
+pub fn level_data<Q: GpuQueue>(q: &Q, ctx: &crate::Context, parms_id: &ParmsId) -> Result<Arc<level::LevelData<Q::Buf>>> {
+    let shared = q.shared();
+    if let Some(l) = shared.levels.lock().get(parms_id) {
+        return Ok(l.clone());
+    }
+    let cd = ctx.context_data_for(parms_id, "device level")?;
+    let l = Arc::new(level::LevelData::new(q, ctx, cd)?);
+    shared.levels.lock().insert(*parms_id, l.clone());
+    Ok(l)
+}
+
+/// The NTT-domain permutation of `galois_elt` (N u32 indices) on `q`'s device, uploaded on first
+/// use.
+///
+/// # Errors
+/// `InvalidArgument` for an element that is not a valid Galois element; `Device` on an upload
+/// failure.
+pub fn galois_table<Q: GpuQueue>(q: &Q, ctx: &crate::Context, galois_elt: u32) -> Result<Arc<Q::Buf>> {
+    let log_n = ctx.key_context_data().n().trailing_zeros();
+    let shared = q.shared();
+    if let Some(t) = shared.galois.lock().get(&(log_n, galois_elt)) {
+        return Ok(t.clone());
+    }
+    let t = Arc::new(q.upload_static(ctx.galois_tool().permutation_ntt(galois_elt)?)?);
+    shared.galois.lock().insert((log_n, galois_elt), t.clone());
+    Ok(t)
+}
+
+/// `Error::InvalidArgument` unless `off + words ≤ len` (every copy, memset and download checks
+/// its range with it).
+pub fn check_range(what: &str, off: usize, words: usize, len: usize) -> Result<()> {
+    if off.checked_add(words).is_none_or(|end| end > len) {
+        return Err(Error::InvalidArgument(format!("{what}: words {off}..{} outside a buffer of {len}", off.saturating_add(words))));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn packs_u32_tables_little_endian() {
+        assert_eq!(pack::to_words(&[1u32, 2, 3]), vec![1 | (2 << 32), 3]);
+        assert_eq!(pack::to_words(&[7u64, 8]), vec![7, 8]);
+    }
+
+    #[test]
+    fn grid_stride_is_clamped() {
+        assert_eq!(grid_stride_groups(0), 1);
+        assert_eq!(grid_stride_groups(257), 2);
+        assert_eq!(grid_stride_groups(1 << 40), 1 << 16);
+    }
+
+    #[test]
+    fn ranges_are_checked() {
+        assert!(check_range("copy", 2, 3, 5).is_ok());
+        assert!(check_range("copy", 3, 3, 5).is_err());
+        assert!(check_range("copy", usize::MAX, 2, 5).is_err());
+    }
+}

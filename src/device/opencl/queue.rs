@@ -1,0 +1,308 @@
+//! An OpenCL queue (paper §III-F/H): one in-order command queue of a device with its own
+//! memcache and event profiler. Commands never block the host until a download (or
+//! `synchronize`); several queues of one device share its programs and read-only data.
+
+use super::buffer::{ClAllocator, ClBuffer, ClMem};
+use super::{dev_err, OpenClDevice};
+use crate::device::gpu::{check_range, grid_stride_groups, Arg, DeviceShared, Geometry, GpuQueue, THREADS};
+use crate::device::kernels::Family;
+use crate::device::memcache::{MemCache, MemCacheStats};
+use crate::device::profiler::Profiler;
+use crate::device::state::DeviceBuf;
+use crate::Result;
+use opencl3::command_queue::{
+    enqueue_copy_buffer, enqueue_fill_buffer, enqueue_read_buffer, enqueue_write_buffer, CommandQueue,
+    CL_QUEUE_PROFILING_ENABLE,
+};
+use opencl3::error_codes::ClError;
+use opencl3::event::Event;
+use opencl3::memory::{create_sub_buffer, release_mem_object, CL_BUFFER_CREATE_TYPE_REGION, CL_MEM_READ_WRITE};
+use opencl3::types::{cl_buffer_region, cl_event, CL_BLOCKING};
+use parking_lot::Mutex;
+use std::sync::Arc;
+
+/// One in-order command queue of an OpenCL device, with its memcache and profiler.
+pub struct ClQueue {
+    dev: Arc<OpenClDevice>,
+    queue: CommandQueue,
+    memcache: Arc<MemCache<ClAllocator>>,
+    profiler: Profiler,
+    /// Launches whose times the profiler has not read yet (read at `synchronize`).
+    pending: Mutex<Vec<(&'static str, Event)>>,
+    sync_each: bool,
+}
+
+impl std::fmt::Debug for ClQueue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "ClQueue({:?})", self.dev)
+    }
+}
+
+/// Take ownership of an event a raw enqueue returned (released on drop).
+fn event(raw: cl_event) -> Event {
+    Event::new(raw)
+}
+
+impl ClQueue {
+    /// A new in-order queue on `dev`, created with event profiling so the profiler can be
+    /// turned on at any time (paper §III-I). `XEHE_SYNC=1` makes every launch wait.
+    ///
+    /// # Errors
+    /// `Error::Device` on a driver error.
+    pub fn new(dev: Arc<OpenClDevice>) -> Result<Self> {
+        // SAFETY: the device id is the one the context was created for.
+        let queue = unsafe { CommandQueue::create(dev.context(), dev.device().id(), CL_QUEUE_PROFILING_ENABLE) }
+            .map_err(|e| dev_err("creating queue", e))?;
+        let memcache = Arc::new(MemCache::new(ClAllocator::new(dev.context())));
+        let sync_each = std::env::var("XEHE_SYNC").is_ok_and(|v| v == "1");
+        Ok(ClQueue { dev, queue, memcache, profiler: Profiler::new(), pending: Mutex::new(Vec::new()), sync_each })
+    }
+    /// A new queue on the device `XEHE_DEVICE` selects ([`OpenClDevice::from_env`]).
+    ///
+    /// # Errors
+    /// As [`OpenClDevice::from_env`] and [`new`](Self::new).
+    pub fn from_env() -> Result<Self> {
+        Self::new(OpenClDevice::from_env()?)
+    }
+    /// The device.
+    pub fn device(&self) -> &Arc<OpenClDevice> {
+        &self.dev
+    }
+    /// The queue's memcache.
+    pub fn memcache(&self) -> &Arc<MemCache<ClAllocator>> {
+        &self.memcache
+    }
+    /// Memcache counters (hits, misses, bytes held).
+    pub fn memcache_stats(&self) -> MemCacheStats {
+        self.memcache.stats()
+    }
+    /// The queue's kernel profiler (disabled by default).
+    pub fn profiler(&self) -> &Profiler {
+        &self.profiler
+    }
+    /// Wait until all commands are done, then hand the finished launches' times to the profiler.
+    ///
+    /// # Errors
+    /// `Error::Device` on a driver error (including a failure of an earlier command).
+    pub fn synchronize(&self) -> Result<()> {
+        self.queue.finish().map_err(|e| dev_err("finish", e))?;
+        for (kernel, ev) in std::mem::take(&mut *self.pending.lock()) {
+            let start = ev.profiling_command_start().map_err(|e| dev_err("profiling info", e))?;
+            let end = ev.profiling_command_end().map_err(|e| dev_err("profiling info", e))?;
+            self.profiler.record(kernel, end.saturating_sub(start) as f64 / 1000.0);
+        }
+        Ok(())
+    }
+    /// Start a compute frame (paper §III-G).
+    pub fn start_compute_frame(&self) {
+        self.memcache.start_compute_frame();
+    }
+    /// Synchronize, then end the compute frame and recycle the buffers released in it.
+    ///
+    /// # Errors
+    /// As [`synchronize`](Self::synchronize).
+    pub fn end_compute_frame(&self) -> Result<()> {
+        self.synchronize()?;
+        self.memcache.end_compute_frame();
+        Ok(())
+    }
+
+    /// `raw` as a buffer handle at byte offset `bytes`: a sub-buffer when the offset is not zero.
+    fn at(&self, buf: &ClBuffer, off: usize) -> Result<SubBuffer> {
+        if off == 0 {
+            return Ok(SubBuffer { mem: ClMem(buf.raw()), owned: false });
+        }
+        check_range("kernel argument offset", off, 1, buf.len())?;
+        let bytes = 8 * off;
+        if bytes % self.dev.base_align() != 0 {
+            return Err(crate::Error::InvalidArgument(format!(
+                "OpenCL: buffer offset of {bytes} bytes is not a multiple of the device's {}-byte base alignment",
+                self.dev.base_align()
+            )));
+        }
+        let region = cl_buffer_region { origin: bytes, size: 8 * (buf.len() - off) };
+        // SAFETY: the region lies inside `buf` (checked above) and `region` outlives the call.
+        let mem = unsafe {
+            create_sub_buffer(buf.raw(), CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION, &region as *const _ as *const _)
+        }
+        .map_err(|e| dev_err("creating a sub-buffer", ClError(e)))?;
+        Ok(SubBuffer { mem: ClMem(mem), owned: true })
+    }
+
+    /// Blocking write of `host` into the start of `buf` (the host slice may be reused on
+    /// return; the write is ordered after earlier commands of the queue).
+    fn write(&self, buf: &ClBuffer, host: &[u64]) -> Result<()> {
+        check_range("upload", 0, host.len(), buf.len())?;
+        if host.is_empty() {
+            return Ok(());
+        }
+        // SAFETY: blocking write of a live host slice no longer than the buffer.
+        unsafe {
+            enqueue_write_buffer(self.queue.get(), buf.raw(), CL_BLOCKING, 0, 8 * host.len(), host.as_ptr() as *mut _, 0, std::ptr::null())
+        }
+        .map(event)
+        .map_err(|e| dev_err("upload", ClError(e)))?;
+        Ok(())
+    }
+
+    fn after_command(&self, name: &'static str, ev: Event) -> Result<()> {
+        if self.profiler.is_enabled() {
+            self.pending.lock().push((name, ev));
+        }
+        if self.sync_each {
+            self.synchronize()?;
+        }
+        Ok(())
+    }
+}
+
+/// A kernel argument's memory object: the buffer itself or a sub-buffer released after the
+/// enqueue (OpenCL keeps it alive for the commands that use it).
+struct SubBuffer {
+    mem: ClMem,
+    owned: bool,
+}
+
+impl Drop for SubBuffer {
+    fn drop(&mut self) {
+        if self.owned {
+            // SAFETY: created by `create_sub_buffer` in `ClQueue::at`, released once.
+            let _ = unsafe { release_mem_object(self.mem.0) };
+        }
+    }
+}
+
+impl GpuQueue for ClQueue {
+    type Buf = ClBuffer;
+    fn alloc(&self, words: usize) -> Result<ClBuffer> {
+        ClBuffer::new(&self.memcache, words)
+    }
+    fn scratch(&self, words: usize) -> Result<ClBuffer> {
+        ClBuffer::scratch(&self.memcache, words)
+    }
+    fn upload(&self, host: &[u64]) -> Result<ClBuffer> {
+        let buf = self.alloc(host.len())?;
+        self.write(&buf, host)?;
+        Ok(buf)
+    }
+    fn download(&self, buf: &ClBuffer, out: &mut [u64]) -> Result<()> {
+        check_range("download", 0, out.len(), buf.len())?;
+        if out.is_empty() {
+            return self.synchronize();
+        }
+        // SAFETY: blocking read into a live host slice no longer than the buffer.
+        unsafe {
+            enqueue_read_buffer(self.queue.get(), buf.raw(), CL_BLOCKING, 0, 8 * out.len(), out.as_mut_ptr() as *mut _, 0, std::ptr::null())
+        }
+        .map(event)
+        .map_err(|e| dev_err("download", ClError(e)))?;
+        self.synchronize()
+    }
+    fn copy(&self, dst: &ClBuffer, dst_off: usize, src: &ClBuffer, src_off: usize, words: usize) -> Result<()> {
+        check_range("device copy (destination)", dst_off, words, dst.len())?;
+        check_range("device copy (source)", src_off, words, src.len())?;
+        if words == 0 {
+            return Ok(());
+        }
+        // SAFETY: ranges checked above; both buffers outlive the command (memcache + in-order).
+        let ev = unsafe {
+            enqueue_copy_buffer(self.queue.get(), src.raw(), dst.raw(), 8 * src_off, 8 * dst_off, 8 * words, 0, std::ptr::null())
+        }
+        .map(event)
+        .map_err(|e| dev_err("device copy", ClError(e)))?;
+        self.after_command("copy", ev)
+    }
+    fn zero(&self, buf: &ClBuffer, off: usize, words: usize) -> Result<()> {
+        check_range("device memset", off, words, buf.len())?;
+        if words == 0 {
+            return Ok(());
+        }
+        let zero = 0u64;
+        // SAFETY: range checked above; the pattern is copied at enqueue time.
+        let ev = unsafe {
+            enqueue_fill_buffer(self.queue.get(), buf.raw(), &zero as *const u64 as *const _, 8, 8 * off, 8 * words, 0, std::ptr::null())
+        }
+        .map(event)
+        .map_err(|e| dev_err("memset", ClError(e)))?;
+        self.after_command("memset", ev)
+    }
+    fn launch(
+        &self,
+        family: Family,
+        defines: &[(&'static str, String)],
+        kernel: &'static str,
+        geometry: Geometry,
+        args: &[Arg<'_, ClBuffer>],
+    ) -> Result<()> {
+        let k = self.dev.kernel(family, defines, kernel)?;
+        // Memory objects first (sub-buffers live until after the enqueue).
+        let mems = args
+            .iter()
+            .map(|a| match *a {
+                Arg::Buf(b) => self.at(b, 0).map(Some),
+                Arg::BufAt(b, off) => self.at(b, off).map(Some),
+                _ => Ok(None),
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let (global, local, dims) = match geometry {
+            Geometry::Items(total) => ([grid_stride_groups(total) as usize * THREADS as usize, 1], [THREADS as usize, 1], 1),
+            Geometry::Groups { groups, local } => {
+                ([groups.0 as usize * local as usize, groups.1 as usize], [local as usize, 1], if groups.1 > 1 { 2 } else { 1 })
+            }
+        };
+        let guard = k.lock();
+        for (i, (a, m)) in args.iter().zip(&mems).enumerate() {
+            let i = i as u32;
+            // SAFETY: every wrapper passes the kernel's parameter list in order and type
+            // (GpuQueue::launch contract); cl_mem for pointers, u32/u64 for scalars.
+            let r = unsafe {
+                match (a, m) {
+                    (_, Some(m)) => guard.set_arg(i, &m.mem.0),
+                    (Arg::U32(v), None) => guard.set_arg(i, v),
+                    (Arg::U64(v), None) => guard.set_arg(i, v),
+                    _ => unreachable_arg(),
+                }
+            };
+            r.map_err(|e| dev_err(&format!("{kernel}: argument {i}"), e))?;
+        }
+        // SAFETY: `global`/`local` hold `dims` sizes; the wrapper vouches for the bounds.
+        let ev = unsafe { self.queue.enqueue_nd_range_kernel(guard.get(), dims, std::ptr::null(), global.as_ptr(), local.as_ptr(), &[]) }
+            .map_err(|e| dev_err(&format!("launching {kernel}"), e))?;
+        drop(guard);
+        drop(mems);
+        self.after_command(kernel, ev)
+    }
+    fn synchronize(&self) -> Result<()> {
+        ClQueue::synchronize(self)
+    }
+    fn profiler(&self) -> &Profiler {
+        ClQueue::profiler(self)
+    }
+    fn memcache_stats(&self) -> MemCacheStats {
+        ClQueue::memcache_stats(self)
+    }
+    fn upload_static_words(&self, host: &[u64]) -> Result<ClBuffer> {
+        let buf = ClBuffer::scratch(self.dev.statics(), host.len())?;
+        self.write(&buf, host)?;
+        Ok(buf)
+    }
+    fn shared(&self) -> &DeviceShared<ClBuffer> {
+        self.dev.shared_data()
+    }
+    fn wrap(buf: Arc<ClBuffer>) -> DeviceBuf {
+        DeviceBuf::OpenCl(buf)
+    }
+    fn unwrap(buf: &DeviceBuf) -> Option<&Arc<ClBuffer>> {
+        match buf {
+            DeviceBuf::OpenCl(b) => Some(b),
+            #[allow(unreachable_patterns)]
+            _ => None,
+        }
+    }
+}
+
+/// `Arg` pairs a pointer with a memory object and a scalar with none; this other pairing
+/// cannot be built by `launch`.
+fn unreachable_arg() -> opencl3::Result<()> {
+    Err(ClError(opencl3::error_codes::CL_INVALID_ARG_VALUE))
+}
