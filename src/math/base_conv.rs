@@ -21,7 +21,7 @@
 //! modulus. The output base may overlap the input base (the constants are defined for any
 //! modulus); callers skip outputs they already hold exactly.
 
-use super::modulus::{Modulus, ShoupOperand};
+use super::modulus::Modulus;
 use super::rns::{mod_uint, RnsBase};
 use crate::{Error, Result};
 use rayon::prelude::*;
