@@ -7,6 +7,7 @@ pub mod encryptor;
 pub mod encoder;
 pub(crate) mod fft;
 pub mod galois;
+pub mod hybrid;
 pub mod keygen;
 pub mod keys;
 #[cfg(test)]

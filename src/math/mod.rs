@@ -1,4 +1,5 @@
 //! Word-size modular arithmetic, primes, NTT and RNS: the layers under CKKS (zq → ntt → rns).
+pub mod base_conv;
 pub mod modulus;
 pub mod ntt;
 pub mod poly;

@@ -144,6 +144,17 @@ impl RnsBase {
     pub fn product(&self) -> &[u64] {
         &self.product
     }
+    /// `Q / q_i` as little-endian words (`len()` words; SEAL `punctured_prod_array`).
+    ///
+    /// # Panics
+    /// If `i >= len()` (a programming error, not reachable from data).
+    pub fn punctured_product(&self, i: usize) -> &[u64] {
+        &self.punctured[i]
+    }
+    /// `(Q / q_i)^{-1} mod q_i` for every `i` (SEAL `inv_punctured_prod_mod_base_array`).
+    pub fn inv_punctured_product_mod_base(&self) -> &[ShoupOperand] {
+        &self.inv_punctured_mod
+    }
 
     /// CRT compose one residue vector (`residues[i]` mod `q_i`) into `Q`-words in `[0, Q)`
     /// (SEAL `RNSBase::compose`).

@@ -10,6 +10,7 @@
 //! relinearize), `rotate` (Galois automorphisms, rotations, conjugation).
 
 mod arith;
+mod hybrid;
 mod keyswitch;
 mod modswitch;
 mod ntt_form;

@@ -1,0 +1,258 @@
+//! Evaluator operations with hybrid key switching ([`crate::ckks::hybrid`]): relinearization,
+//! Galois automorphisms and rotations with [`HybridRelinKeys`] / [`HybridGaloisKeys`]. An
+//! extension beyond SEAL: the SEAL-key operations (`relinearize`, `apply_galois`, …) are
+//! unchanged.
+//!
+//! These run on the CPU for now: an operand marked `.gpu()` is read back to the host first and
+//! the result is a host ciphertext (the GPU mapping is sketched in [`crate::ckks::hybrid`]).
+//! As everywhere in the evaluator, every check runs before anything changes, so a failed call
+//! leaves its operand intact.
+
+use super::rotate::naf;
+use super::{check_not_transparent, Evaluator};
+use crate::ckks::ciphertext::Ciphertext;
+use crate::ckks::context::ContextData;
+use crate::ckks::hybrid::{
+    HybridGaloisKeys, HybridKSwitchKey, HybridKeySwitching, HybridRelinKeys,
+};
+use crate::ckks::valcheck::check_ciphertext;
+use crate::device::object::host_current;
+use crate::device::state::DeviceState;
+use crate::{Error, Result};
+use rayon::prelude::*;
+use std::sync::Arc;
+
+impl Evaluator {
+    /// Check `ct` (valid for the context, data level, NTT form) and that `ks` belongs to the
+    /// context; returns the ciphertext's level.
+    fn check_hybrid(
+        &self,
+        ct: &Ciphertext,
+        ks: &HybridKeySwitching,
+        what: &str,
+    ) -> Result<Arc<ContextData>> {
+        let cd = check_ciphertext(ct, &self.ctx, "encrypted", false)?.clone();
+        if !ct.is_ntt_form {
+            return Err(Error::WrongForm(
+                "CKKS encrypted must be in NTT form".into(),
+            ));
+        }
+        if ks.context() != &self.ctx {
+            return Err(Error::NotValidForParams(format!(
+                "{what} is not valid for encryption parameters"
+            )));
+        }
+        Ok(cd)
+    }
+
+    /// A host copy of the first `size` polynomials of `ct`, not marked for a device.
+    fn host_prefix(ct: &Ciphertext, size: usize) -> Result<Ciphertext> {
+        let mut out = host_current(ct)?.clone_prefix(size);
+        out.gpu = DeviceState::default();
+        Ok(out)
+    }
+
+    /// `out = (c0, 0) + switch(target)` on a size-2 host ciphertext.
+    fn switch_hybrid(
+        out: &mut Ciphertext,
+        target: &[u64],
+        ks: &HybridKeySwitching,
+        key: &HybridKSwitchKey,
+    ) -> Result<()> {
+        let half = out.coeff_modulus_size * out.poly_modulus_degree;
+        let (c0, c1) = out.data.split_at_mut(half);
+        ks.switch_key(target, key, c0, c1);
+        check_not_transparent(out)
+    }
+
+    /// Relinearize a size-3 ciphertext to size 2 with a hybrid key (module docs of
+    /// [`crate::ckks::hybrid`]); size 2 is left as is (as SEAL's `relinearize_inplace`).
+    ///
+    /// # Errors
+    /// `NotValidForParams` (ciphertext or keys of another context, key level);
+    /// `WrongForm` (not NTT form); `MissingKey` for size > 3 ("not enough relinearization keys":
+    /// hybrid keys hold `s²` only); `TransparentResult`; `Device` if reading back a `.gpu()`
+    /// operand fails. On error `ct` is unchanged.
+    pub fn relinearize_hybrid_inplace(
+        &self,
+        ct: &mut Ciphertext,
+        keys: &HybridRelinKeys,
+    ) -> Result<()> {
+        self.check_hybrid(ct, &keys.ks, "relin_keys")?;
+        if ct.size <= 2 {
+            return Ok(());
+        }
+        if ct.size > 3 {
+            return Err(Error::MissingKey(format!(
+                "not enough relinearization keys: hybrid keys switch s² only, ciphertext size is {}",
+                ct.size
+            )));
+        }
+        let src = host_current(ct)?;
+        let mut out = Self::host_prefix(&src, 2)?;
+        Self::switch_hybrid(&mut out, src.poly(2), &keys.ks, &keys.key)?;
+        *ct = out;
+        Ok(())
+    }
+
+    /// See [`Evaluator::relinearize_hybrid_inplace`].
+    ///
+    /// # Errors
+    /// As [`Evaluator::relinearize_hybrid_inplace`].
+    pub fn relinearize_hybrid(
+        &self,
+        ct: &Ciphertext,
+        keys: &HybridRelinKeys,
+    ) -> Result<Ciphertext> {
+        let mut out = Self::host_prefix(ct, ct.size)?;
+        self.relinearize_hybrid_inplace(&mut out, keys)?;
+        Ok(out)
+    }
+
+    fn check_galois_hybrid(
+        &self,
+        ct: &Ciphertext,
+        galois_elt: u32,
+        keys: &HybridGaloisKeys,
+    ) -> Result<()> {
+        self.check_hybrid(ct, &keys.ks, "galois_keys")?;
+        self.ctx.galois_tool().check_elt(galois_elt)?;
+        if !keys.has_key(galois_elt) {
+            return Err(Error::MissingKey(format!(
+                "Galois key not present for galois_elt {galois_elt}"
+            )));
+        }
+        if ct.size != 2 {
+            return Err(Error::InvalidArgument(format!(
+                "encrypted size must be 2, is {}",
+                ct.size
+            )));
+        }
+        Ok(())
+    }
+
+    /// `X → X^galois_elt` then hybrid key switching back to `s`; `out` is a checked size-2 host
+    /// ciphertext.
+    fn apply_galois_hybrid_unchecked(
+        &self,
+        out: &mut Ciphertext,
+        galois_elt: u32,
+        keys: &HybridGaloisKeys,
+    ) -> Result<()> {
+        let n = out.poly_modulus_degree;
+        let tool = self.ctx.galois_tool();
+        let key = keys.key(galois_elt).ok_or_else(|| {
+            Error::MissingKey(format!(
+                "Galois key not present for galois_elt {galois_elt}"
+            ))
+        })?;
+        let mut permuted = vec![0u64; out.data.len()];
+        permuted
+            .par_chunks_mut(n)
+            .zip(out.data.par_chunks(n))
+            .try_for_each(|(d, s)| tool.apply_ntt(s, galois_elt, d))?;
+        let half = permuted.len() / 2;
+        out.data[..half].copy_from_slice(&permuted[..half]);
+        out.data[half..].fill(0);
+        Self::switch_hybrid(out, &permuted[half..], &keys.ks, key)
+    }
+
+    /// Apply the Galois automorphism `X → X^galois_elt` (odd, `< 2N`) and switch back to the
+    /// original key with a hybrid Galois key.
+    ///
+    /// # Errors
+    /// `NotValidForParams`; `InvalidArgument` (bad element, size ≠ 2); `MissingKey` ("Galois key
+    /// not present"); `WrongForm`; `TransparentResult`; `Device` (read-back). On error `ct` is
+    /// unchanged.
+    pub fn apply_galois_hybrid_inplace(
+        &self,
+        ct: &mut Ciphertext,
+        galois_elt: u32,
+        keys: &HybridGaloisKeys,
+    ) -> Result<()> {
+        self.check_galois_hybrid(ct, galois_elt, keys)?;
+        let mut out = Self::host_prefix(ct, 2)?;
+        self.apply_galois_hybrid_unchecked(&mut out, galois_elt, keys)?;
+        *ct = out;
+        Ok(())
+    }
+
+    /// See [`Evaluator::apply_galois_hybrid_inplace`].
+    ///
+    /// # Errors
+    /// As [`Evaluator::apply_galois_hybrid_inplace`].
+    pub fn apply_galois_hybrid(
+        &self,
+        ct: &Ciphertext,
+        galois_elt: u32,
+        keys: &HybridGaloisKeys,
+    ) -> Result<Ciphertext> {
+        let mut out = Self::host_prefix(ct, ct.size)?;
+        self.apply_galois_hybrid_inplace(&mut out, galois_elt, keys)?;
+        Ok(out)
+    }
+
+    /// Rotate the slot vector left by `steps` (right if negative) with hybrid Galois keys;
+    /// without a key for `steps`, composes SEAL's NAF decomposition of `steps` (as SEAL's
+    /// `rotate_vector_inplace`).
+    ///
+    /// # Errors
+    /// `InvalidArgument` if `|steps| ≥ N/2`; `MissingKey` if neither the key nor the NAF keys
+    /// exist; as [`Evaluator::apply_galois_hybrid_inplace`]. On error `ct` is unchanged.
+    pub fn rotate_vector_hybrid_inplace(
+        &self,
+        ct: &mut Ciphertext,
+        steps: i32,
+        keys: &HybridGaloisKeys,
+    ) -> Result<()> {
+        self.check_hybrid(ct, &keys.ks, "galois_keys")?;
+        if steps == 0 {
+            return Ok(());
+        }
+        let tool = self.ctx.galois_tool();
+        let elt = tool.elt_from_step(steps)?;
+        let plan = if keys.has_key(elt) {
+            vec![elt]
+        } else {
+            let slots = (self.ctx.first_context_data().n() / 2) as i32;
+            let parts: Vec<i32> = naf(steps)
+                .into_iter()
+                .filter(|s| s.abs() != slots)
+                .collect();
+            let elts = parts
+                .iter()
+                .map(|&s| tool.elt_from_step(s))
+                .collect::<Result<Vec<u32>>>()?;
+            if parts.len() < 2 || elts.iter().any(|&e| !keys.has_key(e)) {
+                return Err(Error::MissingKey(format!(
+                    "Galois key not present for rotation by {steps}"
+                )));
+            }
+            elts
+        };
+        for &e in &plan {
+            self.check_galois_hybrid(ct, e, keys)?;
+        }
+        let mut out = Self::host_prefix(ct, 2)?;
+        for e in plan {
+            self.apply_galois_hybrid_unchecked(&mut out, e, keys)?;
+        }
+        *ct = out;
+        Ok(())
+    }
+
+    /// See [`Evaluator::rotate_vector_hybrid_inplace`].
+    ///
+    /// # Errors
+    /// As [`Evaluator::rotate_vector_hybrid_inplace`].
+    pub fn rotate_vector_hybrid(
+        &self,
+        ct: &Ciphertext,
+        steps: i32,
+        keys: &HybridGaloisKeys,
+    ) -> Result<Ciphertext> {
+        let mut out = Self::host_prefix(ct, ct.size)?;
+        self.rotate_vector_hybrid_inplace(&mut out, steps, keys)?;
+        Ok(out)
+    }
+}

@@ -1,0 +1,679 @@
+//! Hybrid key switching (Han–Ki "dnum" decomposition with several special primes, as in
+//! PhantomFHE's `special_modulus_size` and TensorFHE's generalized key switching, seeds/003):
+//! an **extension beyond SEAL**. SEAL's keys (`RelinKeys`, `GaloisKeys`) and SEAL's
+//! `relinearize`/`apply_galois` stay unchanged and bit-exact; the hybrid keys here are separate
+//! types used through `Evaluator::{relinearize_hybrid, apply_galois_hybrid,
+//! rotate_vector_hybrid}`.
+//!
+//! # Parameters
+//! A SEAL [`Context`] has `L` data primes `q_0 … q_{L-1}` (its first data level) and one special
+//! prime `p_SEAL` (the last prime of the key level). [`HybridKeySwitching`] adds a special base
+//! `P = p_0 ⋯ p_{α-1}` with `α = special_modulus_size`:
+//! - `p_0` **is SEAL's special prime** and `p_1 … p_{α-1}` are fresh 60-bit NTT-friendly primes
+//!   (`≡ 1 mod 2N`) distinct from every prime of the context. Reusing `p_SEAL` wastes no prime the
+//!   user already pays for in the security budget, and makes SEAL's own scheme the special case
+//!   `α = 1, dnum = L` of this one: with those parameters the key layout is SEAL's
+//!   ([`HybridRelinKeys::from_relin_keys`]) and `relinearize_hybrid` equals SEAL's
+//!   `relinearize` bit for bit (tested).
+//! - The data primes of a level with `ℓ` primes are grouped into digits of
+//!   `d = ⌈L / dnum⌉` consecutive primes, `Q_j = q_{jd} ⋯ q_{min((j+1)d, ℓ) - 1}`,
+//!   `β = ⌈ℓ / d⌉ ≤ dnum` digits (PhantomFHE: `d = α`, `dnum = ⌈L / α⌉`, see
+//!   [`KeySwitchParams::phantom`]; TensorFHE Eq. for `Q_j` with its `α` = our `d`).
+//! - Noise added by one key switch is about `β · max Q_j · N σ / P`: choose `P ≥ max Q_j`
+//!   (`α ≥ d` with 60-bit special primes and ≤ 60-bit data primes) to keep it below SEAL's.
+//! - The key modulus is `Q_L · P`; its bit count must stay within the HomomorphicEncryption.org
+//!   bound of the context's [`SecLevel`](crate::SecLevel) (checked; `SecLevel::None` skips it).
+//!
+//! # Keys
+//! For a target key `s'` (`s²` or `s(X^g)`) and each digit `j < ⌈L/d⌉`, one RLWE sample over
+//! `Q_L ∪ P`, NTT form: `(c0_j, c1_j) = (−(a_j s + e_j) + [P]_{q_i} s'` on the limbs `q_i` of
+//! digit `j`, `a_j)`. `[P]_{q_i}` is `P · Q̂_j · [Q̂_j^{-1}]_{Q_j}` reduced mod `q_i` (the factor
+//! is `P` on the digit's own limbs and 0 on every other limb), so one key serves every level.
+//! The ternary secret is lifted to the special primes from its coefficients.
+//!
+//! # Key switching (`ct += switch(t)`, `t` the polynomial to switch, NTT form, `ℓ` limbs)
+//! 1. **ModUp** for each digit `j`: `t_coeff = INTT(t)`; scale `y_i = [t_i · q̂_i^{-1}]_{q_i}`
+//!    (`q̂_i = Q_j / q_i`); fast base conversion of the digit to every other limb of
+//!    `Q_ℓ ∪ P`: `[Σ_i y_i [q̂_i]_m]_m` ([`BaseConverter`]), forward NTT. The digit's own limbs
+//!    are `t`'s NTT limbs unchanged. The conversion's `u · Q_j` excess is annihilated by the key
+//!    factor (`Q_j · [P]_{q_i} ≡ 0` on every limb where that factor is not 0).
+//! 2. **Inner product** per output limb `m` of `Q_ℓ ∪ P`: `acc_c = Σ_j ModUp_j · key_j[c]`
+//!    (128-bit accumulation, one reduction), both key components in one pass.
+//! 3. **ModDown** by `P` with rounding, per component: `x_P = INTT(acc_P) + ⌊P/2⌋`; fast base
+//!    conversion `P → Q_ℓ`; subtract `[⌊P/2⌋]_{q_i}`; forward NTT;
+//!    `c_i += P^{-1} (acc_i − conv_i) mod q_i`. With `α = 1` this is SEAL's
+//!    `switch_key_inplace` mod-down step exactly.
+//!
+//! Everything is RNS arithmetic on `u64` words, parallel over limbs with rayon, deterministic.
+//!
+//! # GPU mapping (for the port onto the generic backend)
+//! - INTT of `t` and of `acc_P`, forward NTT of every converted limb: the existing NTT kernels
+//!   (`native/ntt.cl`, the `NttVariant` plans), batched over limbs as today.
+//! - Scale (`y_i = t_i · q̂_i^{-1}`) is an elementwise Shoup multiply by a per-limb constant
+//!   (one kernel, grid = limbs × N), or fused into the conversion's load.
+//! - Base conversion: one new kernel family `rns_base_conv_u64` (`native/rns.cl`): one work-item
+//!   per coefficient and output limb, looping over the `d` (ModUp) or `α` (ModDown) input limbs
+//!   with a 128-bit `mad` accumulator and one Barrett reduction; the base-change matrix
+//!   `[q̂_i]_m` is a small constant table per (digit, level), uploaded once with the keys.
+//!   ModUp for all `β` digits can be one launch (grid = β × (ℓ+α) × N, skipping the digit's own
+//!   limbs), producing the `β × (ℓ+α) × N` ModUp buffer that the NTT then transforms.
+//! - Inner product: `ks_inner` (`native/keyswitch.cl`) unchanged in structure — it already sums
+//!   digits × key limbs per output prime with one reduction; it needs the digit count `β` instead
+//!   of `k` and the key limb index map (data limbs then special limbs).
+//! - ModDown: INTT of the `α` special limbs, `+⌊P/2⌋` fused into the `rns_base_conv_u64` load
+//!   (P → Q_ℓ), NTT, then `moddown_finish` with `P^{-1} mod q_i` in place of `q_last^{-1}`
+//!   (same formula `c_i += P^{-1}(x_i − conv_i)`).
+
+use super::context::Context;
+use super::galois::GaloisTool;
+use super::keygen::KeyGenerator;
+use super::keys::{RelinKeys, SecretKey};
+use super::prng::{sample_poly_uniform, PrngType, UniformRandomGenerator};
+use super::rlwe::wipe;
+use super::sampling::sample_poly_noise;
+use crate::math::base_conv::BaseConverter;
+use crate::math::modulus::{Modulus, ShoupOperand};
+use crate::math::ntt::NttTables;
+use crate::math::primes::{get_primes, CoeffModulus};
+use crate::math::rns::{mod_uint, significant_bits, RnsBase};
+use crate::{Error, Result};
+use rayon::prelude::*;
+use std::collections::BTreeMap;
+use std::ops::Range;
+use std::sync::Arc;
+
+/// Bit size of the special primes added to SEAL's one.
+pub const SPECIAL_PRIME_BITS: u32 = 60;
+
+/// Hybrid key-switching parameters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KeySwitchParams {
+    /// `α`: number of special primes (≥ 1); the first is the context's own special prime.
+    pub special_modulus_size: usize,
+    /// Requested number of digits at the first data level (`1 ≤ dnum ≤ L`); digits hold
+    /// `⌈L / dnum⌉` primes, so the actual count `⌈L / ⌈L/dnum⌉⌉` may be smaller.
+    pub dnum: usize,
+}
+
+impl KeySwitchParams {
+    /// PhantomFHE's convention: `α` special primes and digits of `α` primes
+    /// (`dnum = ⌈L / α⌉`), so `P` (α 60-bit primes) exceeds every digit of ≤ 60-bit primes.
+    pub fn phantom(context: &Context, special_modulus_size: usize) -> Self {
+        let l = context.first_context_data().coeff_modulus().len();
+        let alpha = special_modulus_size.max(1);
+        KeySwitchParams {
+            special_modulus_size: alpha,
+            dnum: l.div_ceil(alpha),
+        }
+    }
+
+    /// SEAL's scheme as a special case: one special prime, one digit per data prime.
+    pub fn seal(context: &Context) -> Self {
+        KeySwitchParams {
+            special_modulus_size: 1,
+            dnum: context.first_context_data().coeff_modulus().len(),
+        }
+    }
+}
+
+#[derive(Debug)]
+struct Inner {
+    context: Context,
+    params: KeySwitchParams,
+    /// Primes per digit, `d = ⌈L / dnum⌉`.
+    digit_size: usize,
+    /// `L`.
+    data_size: usize,
+    /// `q_0 … q_{L-1}, p_0 … p_{α-1}` (the key base).
+    moduli: Vec<Modulus>,
+    ntt: Vec<Arc<NttTables>>,
+    /// `[P]_{q_i}` (key gadget factor), `i < L`.
+    p_mod_q: Vec<u64>,
+    /// `P^{-1} mod q_i`, `i < L`.
+    inv_p_mod_q: Vec<ShoupOperand>,
+    /// `[⌊P/2⌋]_m` for every key-base modulus.
+    half_p_mod: Vec<u64>,
+    /// `mod_up[e - 1]`: digit `[⌊(e-1)/d⌋·d, e)` → every key-base modulus.
+    mod_up: Vec<BaseConverter>,
+    /// `P → q_0 … q_{L-1}`.
+    mod_down: BaseConverter,
+}
+
+/// Hybrid key-switching parameters and precomputation for one [`Context`]: the special base,
+/// NTT tables, base converters and constants. Cheap to clone (shared). See the module docs.
+#[derive(Clone, Debug)]
+pub struct HybridKeySwitching {
+    inner: Arc<Inner>,
+}
+
+impl PartialEq for HybridKeySwitching {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.inner, &other.inner)
+            || (self.inner.context == other.inner.context
+                && self.inner.moduli == other.inner.moduli
+                && self.inner.digit_size == other.inner.digit_size)
+    }
+}
+
+impl HybridKeySwitching {
+    /// Build the special base (SEAL's special prime plus `α − 1` new
+    /// [`SPECIAL_PRIME_BITS`]-bit primes) and all precomputation for `context`.
+    ///
+    /// # Errors
+    /// `InvalidParameters` if the context has no key switching (one prime), `α = 0`, `dnum` is
+    /// not in `1..=L`, not enough new primes exist, or `log2(Q_L · P)` exceeds the context's
+    /// security bound ([`CoeffModulus::max_bit_count`]).
+    pub fn new(context: &Context, params: KeySwitchParams) -> Result<Self> {
+        let bad = |m: String| Err(Error::InvalidParameters(m));
+        if !context.using_keyswitching() {
+            return bad(
+                "hybrid key switching: the context has one prime (no key switching)".into(),
+            );
+        }
+        let key_cd = context.key_context_data();
+        let all = key_cd.coeff_modulus();
+        let l = all.len() - 1;
+        let alpha = params.special_modulus_size;
+        if alpha == 0 {
+            return bad("hybrid key switching: special_modulus_size must be at least 1".into());
+        }
+        if params.dnum == 0 || params.dnum > l {
+            return bad(format!(
+                "hybrid key switching: dnum = {} is not in 1..={l} (the data prime count)",
+                params.dnum
+            ));
+        }
+        let n = key_cd.n();
+        let mut special = vec![all[l]];
+        if alpha > 1 {
+            let candidates = get_primes(2 * n as u64, SPECIAL_PRIME_BITS, alpha - 1 + all.len())
+                .map_err(|e| Error::InvalidParameters(format!("hybrid key switching: {e}")))?;
+            special.extend(
+                candidates
+                    .into_iter()
+                    .filter(|p| !all.contains(p))
+                    .take(alpha - 1),
+            );
+        }
+        let mut moduli = all[..l].to_vec();
+        moduli.extend_from_slice(&special);
+        let total_bits = significant_bits(RnsBase::new(&moduli)?.product());
+        let max_bits = CoeffModulus::max_bit_count(n, context.sec_level());
+        if total_bits > max_bits {
+            return bad(format!(
+                "hybrid key switching: key modulus Q·P has {total_bits} bits, above the limit {max_bits} for N={n} at {:?} (fewer special primes, or SecLevel::None)",
+                context.sec_level()
+            ));
+        }
+        let log_n = n.trailing_zeros();
+        let mut ntt = key_cd.ntt_tables()[..l].to_vec();
+        ntt.push(key_cd.ntt_tables()[l].clone());
+        for &p in &special[1..] {
+            ntt.push(Arc::new(NttTables::new(log_n, p)?));
+        }
+        let p_base = RnsBase::new(&special)?;
+        let mut half = p_base.product().to_vec();
+        // ⌊P/2⌋: shift the little-endian words right by one bit.
+        for i in 0..half.len() {
+            let hi = half.get(i + 1).map_or(0, |w| w << 63);
+            half[i] = (half[i] >> 1) | hi;
+        }
+        let half_p_mod = moduli.iter().map(|m| mod_uint(&half, m)).collect();
+        let p_mod_q: Vec<u64> = all[..l]
+            .iter()
+            .map(|q| mod_uint(p_base.product(), q))
+            .collect();
+        let inv_p_mod_q = all[..l]
+            .iter()
+            .zip(&p_mod_q)
+            .map(|(q, &p)| {
+                q.inv(p)
+                    .map(|v| ShoupOperand::new(v, q))
+                    .ok_or_else(|| Error::InvalidParameters("P and Q are not coprime".into()))
+            })
+            .collect::<Result<_>>()?;
+        let d = l.div_ceil(params.dnum);
+        let mod_up = (1..=l)
+            .map(|e| BaseConverter::new(&all[(e - 1) / d * d..e], &moduli))
+            .collect::<Result<_>>()?;
+        let mod_down = BaseConverter::new(&special, &all[..l])?;
+        Ok(HybridKeySwitching {
+            inner: Arc::new(Inner {
+                context: context.clone(),
+                params,
+                digit_size: d,
+                data_size: l,
+                moduli,
+                ntt,
+                p_mod_q,
+                inv_p_mod_q,
+                half_p_mod,
+                mod_up,
+                mod_down,
+            }),
+        })
+    }
+
+    /// The context.
+    pub fn context(&self) -> &Context {
+        &self.inner.context
+    }
+    /// The parameters as given.
+    pub fn params(&self) -> KeySwitchParams {
+        self.inner.params
+    }
+    /// Primes per digit, `d = ⌈L / dnum⌉`.
+    pub fn digit_size(&self) -> usize {
+        self.inner.digit_size
+    }
+    /// Digits at a level with `level_size` data primes: `⌈level_size / d⌉`.
+    pub fn digit_count(&self, level_size: usize) -> usize {
+        level_size.div_ceil(self.inner.digit_size)
+    }
+    /// Data-prime index ranges of the digits at a level with `level_size` primes.
+    pub fn digits(&self, level_size: usize) -> Vec<Range<usize>> {
+        let d = self.inner.digit_size;
+        (0..self.digit_count(level_size))
+            .map(|j| j * d..((j + 1) * d).min(level_size))
+            .collect()
+    }
+    /// The special primes `p_0 … p_{α-1}` (`p_0` is the context's special prime).
+    pub fn special_primes(&self) -> &[Modulus] {
+        &self.inner.moduli[self.inner.data_size..]
+    }
+    /// The key base `q_0 … q_{L-1}, p_0 … p_{α-1}`.
+    pub fn key_moduli(&self) -> &[Modulus] {
+        &self.inner.moduli
+    }
+    /// N.
+    fn n(&self) -> usize {
+        self.inner.ntt[0].n()
+    }
+
+    /// The ternary secret of `sk` lifted to the key base, NTT form (`(L + α) × N` words).
+    fn lift_secret(&self, sk: &SecretKey) -> Result<Vec<u64>> {
+        let n = self.n();
+        let inner = &self.inner;
+        let q0 = inner.moduli[0];
+        let mut coeffs = sk.data.data[..n].to_vec();
+        inner.ntt[0].inverse(&mut coeffs);
+        let mut out = vec![0u64; inner.moduli.len() * n];
+        let mut bad = false;
+        for (j, (limb, m)) in out.chunks_mut(n).zip(&inner.moduli).enumerate() {
+            for (o, &c) in limb.iter_mut().zip(&coeffs) {
+                *o = match c {
+                    0 | 1 => c,
+                    c if c == q0.value() - 1 => m.value() - 1,
+                    _ => {
+                        bad = true;
+                        0
+                    }
+                };
+            }
+            if bad {
+                break;
+            }
+            inner.ntt[j].forward(limb);
+        }
+        wipe(&mut coeffs);
+        if bad {
+            wipe(&mut out);
+            return Err(Error::InvalidArgument(
+                "hybrid key generation: the secret key is not ternary".into(),
+            ));
+        }
+        Ok(out)
+    }
+
+    /// One key: for every digit at the first data level, an RLWE sample of zero under `s`
+    /// (key base, NTT form) plus `[P]_{q_i} · new_key` on the digit's limbs.
+    fn kswitch_key(&self, s: &[u64], new_key: &[u64]) -> Result<HybridKSwitchKey> {
+        let n = self.n();
+        let inner = &self.inner;
+        let moduli = &inner.moduli;
+        let kk = moduli.len();
+        let digits = self
+            .digits(inner.data_size)
+            .into_par_iter()
+            .map(|range| {
+                let mut prng = UniformRandomGenerator::from_entropy(PrngType::Blake2xb)?;
+                let mut data = vec![0u64; 2 * kk * n];
+                let (c0, c1) = data.split_at_mut(kk * n);
+                sample_poly_uniform(&mut prng, moduli, n, c1);
+                let mut e = vec![0u64; kk * n];
+                sample_poly_noise(&mut prng, moduli, n, &mut e);
+                c0.chunks_mut(n)
+                    .zip(e.chunks_mut(n))
+                    .zip(c1.chunks(n))
+                    .zip(s.chunks(n).zip(new_key.chunks(n)))
+                    .enumerate()
+                    .for_each(|(i, (((c0, e), a), (s, t)))| {
+                        let q = &moduli[i];
+                        inner.ntt[i].forward(e);
+                        let factor = if range.contains(&i) {
+                            inner.p_mod_q[i]
+                        } else {
+                            0
+                        };
+                        for ((((o, &a), &s), &e), &t) in
+                            c0.iter_mut().zip(a).zip(s).zip(e.iter()).zip(t)
+                        {
+                            let v = q.neg(q.add(q.mul(a, s), e));
+                            *o = q.add(v, q.mul(t, factor));
+                        }
+                    });
+                wipe(&mut e);
+                Ok(data)
+            })
+            .collect::<Result<_>>()?;
+        Ok(HybridKSwitchKey { digits })
+    }
+
+    /// `c0 += switch(target)[0]`, `c1 += switch(target)[1]` (module docs, steps 1–3).
+    ///
+    /// `target`, `c0`, `c1`: `ℓ × N` words, NTT form, canonical, at a data level of the context
+    /// (`1 ≤ ℓ ≤ L`). The caller has checked the level and the key.
+    pub(crate) fn switch_key(
+        &self,
+        target: &[u64],
+        key: &HybridKSwitchKey,
+        c0: &mut [u64],
+        c1: &mut [u64],
+    ) {
+        let inner = &self.inner;
+        let n = self.n();
+        let ell = target.len() / n;
+        let l = inner.data_size;
+        let alpha = inner.moduli.len() - l;
+        let kk = inner.moduli.len();
+        let d = inner.digit_size;
+        let digits = self.digits(ell);
+        let digit_end = |i: usize| ((i / d + 1) * d).min(ell);
+        // Global key-base index of extended limb `o` (ℓ data limbs, then α special limbs).
+        let global = |o: usize| if o < ell { o } else { l + o - ell };
+
+        // 1. ModUp, scale step: y_i = [INTT(t)_i · q̂_i^{-1}]_{q_i} within each digit.
+        let mut scaled = target.to_vec();
+        scaled.par_chunks_mut(n).enumerate().for_each(|(i, y)| {
+            inner.ntt[i].inverse(y);
+            let e = digit_end(i);
+            inner.mod_up[e - 1].scale_limb_inplace(i - (i / d) * d, y);
+        });
+
+        // 1–2. ModUp conversion + NTT and the inner product, per output limb.
+        let lazy = digits.len() < 64; // lazy NTT outputs (< 4q) keep β products below 2^128
+        let prods: Vec<[Vec<u64>; 2]> = (0..ell + alpha)
+            .into_par_iter()
+            .map(|o| {
+                let g = global(o);
+                let q = &inner.moduli[g];
+                let mut acc0 = vec![0u128; n];
+                let mut acc1 = vec![0u128; n];
+                let mut buf = vec![0u64; n];
+                for (j, range) in digits.iter().enumerate() {
+                    let operand: &[u64] = if range.contains(&o) {
+                        &target[o * n..(o + 1) * n]
+                    } else {
+                        let conv = &inner.mod_up[range.end - 1];
+                        conv.convert_scaled_limb(
+                            &scaled[range.start * n..range.end * n],
+                            g,
+                            &mut buf,
+                        );
+                        if lazy {
+                            inner.ntt[g].forward_lazy(&mut buf);
+                        } else {
+                            inner.ntt[g].forward(&mut buf);
+                        }
+                        &buf
+                    };
+                    let k = &key.digits[j];
+                    let k0 = &k[g * n..(g + 1) * n];
+                    let k1 = &k[(kk + g) * n..(kk + g + 1) * n];
+                    for ((((s0, s1), &x), &y0), &y1) in acc0
+                        .iter_mut()
+                        .zip(acc1.iter_mut())
+                        .zip(operand)
+                        .zip(k0)
+                        .zip(k1)
+                    {
+                        *s0 += x as u128 * y0 as u128;
+                        *s1 += x as u128 * y1 as u128;
+                    }
+                }
+                [acc0, acc1].map(|a| a.into_iter().map(|s| q.reduce_u128(s)).collect())
+            })
+            .collect();
+
+        // 3. ModDown by P with rounding, added into c0, c1.
+        for (c, out) in [c0, c1].into_iter().enumerate() {
+            let mut special: Vec<u64> = Vec::with_capacity(alpha * n);
+            for k in 0..alpha {
+                special.extend_from_slice(&prods[ell + k][c]);
+            }
+            special.par_chunks_mut(n).enumerate().for_each(|(k, x)| {
+                let p = &inner.moduli[l + k];
+                inner.ntt[l + k].inverse(x);
+                let h = inner.half_p_mod[l + k];
+                for v in x.iter_mut() {
+                    *v = p.add(*v, h);
+                }
+                inner.mod_down.scale_limb_inplace(k, x);
+            });
+            let special = &special;
+            let prods = &prods;
+            out.par_chunks_mut(n).enumerate().for_each(|(i, out)| {
+                let qi = inner.moduli[i];
+                let mut t = vec![0u64; n];
+                inner.mod_down.convert_scaled_limb(special, i, &mut t);
+                let fix = qi.value() - inner.half_p_mod[i];
+                for v in t.iter_mut() {
+                    *v += fix;
+                }
+                inner.ntt[i].forward_lazy(&mut t);
+                let q4 = qi.value() << 2;
+                for ((o, &x), &y) in out.iter_mut().zip(&prods[i][c]).zip(&t) {
+                    let v = inner.inv_p_mod_q[i].mul(x + q4 - y, qi.value());
+                    *o = qi.add(*o, v);
+                }
+            });
+        }
+    }
+}
+
+/// One hybrid key-switching key: per digit at the first data level, an RLWE pair over the key
+/// base (`2 × (L + α) × N` words, NTT form: component-major, then limb `q_0 … q_{L-1},
+/// p_0 … p_{α-1}`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct HybridKSwitchKey {
+    digits: Vec<Vec<u64>>,
+}
+
+impl HybridKSwitchKey {
+    /// The per-digit key pairs.
+    pub fn digits(&self) -> &[Vec<u64>] {
+        &self.digits
+    }
+}
+
+/// Hybrid relinearization key (`s² → s`) for one [`HybridKeySwitching`]. Not a SEAL object.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HybridRelinKeys {
+    pub(crate) ks: HybridKeySwitching,
+    pub(crate) key: HybridKSwitchKey,
+}
+
+impl HybridRelinKeys {
+    /// The parameters the key was made for.
+    pub fn key_switching(&self) -> &HybridKeySwitching {
+        &self.ks
+    }
+    /// The key.
+    pub fn key(&self) -> &HybridKSwitchKey {
+        &self.key
+    }
+
+    /// SEAL's relinearization key as a hybrid key: with `α = 1, dnum = L`
+    /// ([`KeySwitchParams::seal`]) SEAL's `KSwitchKeys` layout (one pair per data prime over
+    /// the key level, the special prime last) is the hybrid layout, so the words are reused.
+    ///
+    /// # Errors
+    /// `InvalidParameters` unless `ks` has one special prime and one prime per digit;
+    /// `NotValidForParams` if `relin_keys` belongs to another context; `MissingKey` without the
+    /// `s²` key.
+    pub fn from_relin_keys(ks: &HybridKeySwitching, relin_keys: &RelinKeys) -> Result<Self> {
+        let inner = &ks.inner;
+        if inner.moduli.len() != inner.data_size + 1 || inner.digit_size != 1 {
+            return Err(Error::InvalidParameters(
+                "from_relin_keys: SEAL keys are hybrid keys only for α = 1, dnum = L".into(),
+            ));
+        }
+        if relin_keys.0.parms_id != inner.context.key_parms_id() {
+            return Err(Error::NotValidForParams(
+                "relin_keys is not valid for encryption parameters".into(),
+            ));
+        }
+        let kv = relin_keys
+            .0
+            .key(RelinKeys::get_index(2))
+            .ok_or_else(|| Error::MissingKey("not enough relinearization keys".into()))?;
+        let words = 2 * inner.moduli.len() * ks.n();
+        if kv.len() != inner.data_size || kv.iter().any(|pk| pk.data.data.len() != words) {
+            return Err(Error::NotValidForParams(
+                "relin_keys: key shape does not match the parameters".into(),
+            ));
+        }
+        Ok(HybridRelinKeys {
+            ks: ks.clone(),
+            key: HybridKSwitchKey {
+                digits: kv.iter().map(|pk| pk.data.data.clone()).collect(),
+            },
+        })
+    }
+}
+
+/// Hybrid Galois keys (`s(X^g) → s`) by Galois element, for one [`HybridKeySwitching`].
+/// Not a SEAL object.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HybridGaloisKeys {
+    pub(crate) ks: HybridKeySwitching,
+    pub(crate) keys: BTreeMap<u32, HybridKSwitchKey>,
+}
+
+impl HybridGaloisKeys {
+    /// The parameters the keys were made for.
+    pub fn key_switching(&self) -> &HybridKeySwitching {
+        &self.ks
+    }
+    /// Whether the key for `galois_elt` is present.
+    pub fn has_key(&self, galois_elt: u32) -> bool {
+        self.keys.contains_key(&galois_elt)
+    }
+    /// The key for `galois_elt`, if present.
+    pub fn key(&self, galois_elt: u32) -> Option<&HybridKSwitchKey> {
+        self.keys.get(&galois_elt)
+    }
+    /// The Galois elements present, ascending.
+    pub fn galois_elts(&self) -> Vec<u32> {
+        self.keys.keys().copied().collect()
+    }
+}
+
+impl KeyGenerator {
+    fn check_hybrid(&self, ks: &HybridKeySwitching) -> Result<()> {
+        if ks.context() != self.context() {
+            return Err(Error::NotValidForParams(
+                "hybrid key switching parameters belong to another context".into(),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Hybrid relinearization key (`s² → s`) for `ks` (module docs, "Keys").
+    ///
+    /// # Errors
+    /// `NotValidForParams` if `ks` belongs to another context; `InvalidArgument` if the secret
+    /// key is not ternary; `Device` if the OS random source fails.
+    pub fn create_hybrid_relin_keys(&self, ks: &HybridKeySwitching) -> Result<HybridRelinKeys> {
+        self.check_hybrid(ks)?;
+        let mut s = ks.lift_secret(self.secret_key())?;
+        let mut s2 = s.clone();
+        for (limb, q) in s2.chunks_mut(ks.n()).zip(ks.key_moduli()) {
+            for x in limb.iter_mut() {
+                *x = q.mul(*x, *x);
+            }
+        }
+        let key = ks.kswitch_key(&s, &s2);
+        wipe(&mut s);
+        wipe(&mut s2);
+        Ok(HybridRelinKeys {
+            ks: ks.clone(),
+            key: key?,
+        })
+    }
+
+    /// Hybrid Galois keys for explicit Galois elements (odd, `< 2N`).
+    ///
+    /// # Errors
+    /// `InvalidArgument` ("Galois element is not valid") for a bad element; otherwise as
+    /// [`KeyGenerator::create_hybrid_relin_keys`].
+    pub fn create_hybrid_galois_keys_from_elts(
+        &self,
+        ks: &HybridKeySwitching,
+        galois_elts: &[u32],
+    ) -> Result<HybridGaloisKeys> {
+        self.check_hybrid(ks)?;
+        let tool: &GaloisTool = self.context().galois_tool();
+        for &g in galois_elts {
+            tool.check_elt(g)
+                .map_err(|_| Error::InvalidArgument(format!("Galois element {g} is not valid")))?;
+        }
+        let n = ks.n();
+        let mut s = ks.lift_secret(self.secret_key())?;
+        let mut rotated = vec![0u64; s.len()];
+        let mut keys = BTreeMap::new();
+        let mut build = || -> Result<()> {
+            for &g in galois_elts {
+                if keys.contains_key(&g) {
+                    continue;
+                }
+                for (o, a) in rotated.chunks_mut(n).zip(s.chunks(n)) {
+                    tool.apply_ntt(a, g, o)?;
+                }
+                keys.insert(g, ks.kswitch_key(&s, &rotated)?);
+            }
+            Ok(())
+        };
+        let result = build();
+        wipe(&mut s);
+        wipe(&mut rotated);
+        result?;
+        Ok(HybridGaloisKeys {
+            ks: ks.clone(),
+            keys,
+        })
+    }
+
+    /// Hybrid Galois keys for rotations by `steps` slots (0 = complex conjugation).
+    ///
+    /// # Errors
+    /// `InvalidArgument` if a step is `≥ N/2` in absolute value; otherwise as
+    /// [`KeyGenerator::create_hybrid_galois_keys_from_elts`].
+    pub fn create_hybrid_galois_keys_from_steps(
+        &self,
+        ks: &HybridKeySwitching,
+        steps: &[i32],
+    ) -> Result<HybridGaloisKeys> {
+        let elts = self.context().galois_tool().elts_from_steps(steps)?;
+        self.create_hybrid_galois_keys_from_elts(ks, &elts)
+    }
+
+    /// Hybrid Galois keys for SEAL's default element set (conjugation and rotations by ±2^i).
+    ///
+    /// # Errors
+    /// As [`KeyGenerator::create_hybrid_galois_keys_from_elts`].
+    pub fn create_hybrid_galois_keys(&self, ks: &HybridKeySwitching) -> Result<HybridGaloisKeys> {
+        let elts = self.context().galois_tool().elts_all();
+        self.create_hybrid_galois_keys_from_elts(ks, &elts)
+    }
+}

@@ -1,0 +1,321 @@
+//! Hybrid key switching (src/ckks/hybrid.rs): SEAL's scheme as the special case α = 1, dnum = L
+//! (bit-exact against `relinearize`), CKKS precision of relinearization and rotations for several
+//! (α, dnum) and levels, key-switching noise against SEAL's, and bad inputs.
+use xehe::*;
+
+struct Setup {
+    ctx: Context,
+    kg: KeyGenerator,
+    enc: Encryptor,
+    dec: Decryptor,
+    ce: CkksEncoder,
+    ev: Evaluator,
+}
+
+fn setup(n: usize, bits: &[u32], sec: SecLevel) -> Setup {
+    let mut parms = EncryptionParameters::new(SchemeType::Ckks);
+    parms.set_poly_modulus_degree(n);
+    parms.set_coeff_modulus(&CoeffModulus::create(n, bits).unwrap());
+    let ctx = Context::with_sec_level(&parms, sec).unwrap();
+    let kg = KeyGenerator::new(&ctx).unwrap();
+    let pk = kg.create_public_key().unwrap();
+    Setup {
+        enc: Encryptor::new(&ctx, &pk).unwrap(),
+        dec: Decryptor::new(&ctx, kg.secret_key()).unwrap(),
+        ce: CkksEncoder::new(&ctx).unwrap(),
+        ev: Evaluator::new(&ctx),
+        kg,
+        ctx,
+    }
+}
+
+const SCALE: f64 = (1u64 << 40) as f64;
+
+impl Setup {
+    fn values(&self, seed: u64) -> Vec<f64> {
+        let slots = self.ctx.first_context_data().n() / 2;
+        (0..slots)
+            .map(|i| (((i as u64 * 2654435761 + seed * 97) % 2001) as f64 / 1000.0) - 1.0)
+            .collect()
+    }
+    /// An encryption of `v` dropped `drop` levels (mod switching, scale unchanged).
+    fn encrypt(&self, v: &[f64], drop: usize) -> Ciphertext {
+        let pt = self
+            .ce
+            .encode_f64(v, self.ctx.first_parms_id(), SCALE)
+            .unwrap();
+        let mut ct = self.enc.encrypt(&pt).unwrap();
+        for _ in 0..drop {
+            self.ev.mod_switch_to_next_inplace(&mut ct).unwrap();
+        }
+        ct
+    }
+    fn decrypt(&self, ct: &Ciphertext) -> Vec<f64> {
+        self.ce.decode_f64(&self.dec.decrypt(ct).unwrap()).unwrap()
+    }
+}
+
+/// log2 of the largest coefficient of `dec(a) − dec(b)` (centered mod `q_0`): the noise a key
+/// switch adds, in integer units, when `b` is the operand before switching.
+fn noise_bits(s: &Setup, a: &Ciphertext, b: &Ciphertext) -> f64 {
+    let cd = s.ctx.get_context_data(&a.parms_id()).unwrap();
+    let t = &cd.ntt_tables()[0];
+    let q = t.modulus().value();
+    let n = cd.n();
+    let (pa, pb) = (s.dec.decrypt(a).unwrap(), s.dec.decrypt(b).unwrap());
+    let mut d: Vec<u64> = pa.data()[..n]
+        .iter()
+        .zip(&pb.data()[..n])
+        .map(|(&x, &y)| (x + q - y) % q)
+        .collect();
+    t.inverse(&mut d);
+    let m = d.iter().map(|&x| x.min(q - x)).max().unwrap();
+    (m.max(1) as f64).log2()
+}
+
+fn max_err(a: &[f64], b: &[f64]) -> f64 {
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| (x - y).abs())
+        .fold(0.0, f64::max)
+}
+
+#[test]
+fn seal_special_case_is_bit_exact() {
+    let s = setup(8192, &[60, 40, 40, 60], SecLevel::Tc128);
+    let ks = HybridKeySwitching::new(&s.ctx, KeySwitchParams::seal(&s.ctx)).unwrap();
+    assert_eq!(
+        ks.special_primes(),
+        &s.ctx.key_context_data().coeff_modulus()[3..]
+    );
+    let rk = s.kg.create_relin_keys().unwrap();
+    let hrk = HybridRelinKeys::from_relin_keys(&ks, &rk).unwrap();
+    for drop in 0..2 {
+        let a = s.encrypt(&s.values(1), drop);
+        let b = s.encrypt(&s.values(2), drop);
+        let prod = s.ev.multiply(&a, &b).unwrap();
+        let seal = s.ev.relinearize(&prod, &rk).unwrap();
+        let hybrid = s.ev.relinearize_hybrid(&prod, &hrk).unwrap();
+        assert_eq!(seal.data(), hybrid.data(), "level drop {drop}");
+    }
+}
+
+/// Relinearization of ct × ct decodes to m² at several levels, and its key-switching noise
+/// (relinearized minus unrelinearized decryption) is comparable to SEAL's when `P ≥ Q_j`
+/// (α ≥ d with 60-bit special primes). Cases with `P < Q_j` (α = 1, d = 2) are correct but
+/// noisier, as the noise bound `β Q_j N σ / P` says.
+fn relin_case(n: usize, bits: &[u32], cases: &[(usize, usize)]) {
+    let s = setup(n, bits, SecLevel::None);
+    let rk = s.kg.create_relin_keys().unwrap();
+    let l = bits.len() - 1;
+    let v = s.values(3);
+    let want: Vec<f64> = v.iter().map(|x| x * x).collect();
+    for &(alpha, dnum) in cases {
+        let ks = HybridKeySwitching::new(
+            &s.ctx,
+            KeySwitchParams {
+                special_modulus_size: alpha,
+                dnum,
+            },
+        )
+        .unwrap();
+        assert_eq!(ks.special_primes().len(), alpha);
+        let hrk = s.kg.create_hybrid_relin_keys(&ks).unwrap();
+        for drop in [0, l / 2, l - 2] {
+            let ct = s.encrypt(&v, drop);
+            let prod = s.ev.square(&ct).unwrap();
+            let hybrid = s.ev.relinearize_hybrid(&prod, &hrk).unwrap();
+            assert_eq!(hybrid.size(), 2);
+            let seal = s.ev.relinearize(&prod, &rk).unwrap();
+            let (got_h, got_s) = (s.decrypt(&hybrid), s.decrypt(&seal));
+            let (err_h, err_s) = (max_err(&got_h, &want), max_err(&got_s, &want));
+            let (ks_h, ks_s) = (noise_bits(&s, &hybrid, &prod), noise_bits(&s, &seal, &prod));
+            println!(
+                "N={n} L={l} alpha={alpha} dnum={dnum} (d={}) level drop {drop}: |m²−x| hybrid {err_h:.2e} SEAL {err_s:.2e}; key-switch noise log2 hybrid {ks_h:.1} SEAL {ks_s:.1}",
+                ks.digit_size()
+            );
+            assert!(err_h < 1e-5, "hybrid error {err_h}");
+            if alpha >= ks.digit_size() {
+                assert!(
+                    ks_h <= ks_s + 2.0,
+                    "hybrid key-switch noise 2^{ks_h} vs SEAL 2^{ks_s}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn relinearize_n8192() {
+    relin_case(
+        8192,
+        &[60, 40, 40, 40, 40, 60],
+        &[(1, 5), (1, 4), (2, 3), (3, 2), (4, 1)],
+    );
+}
+
+#[test]
+fn relinearize_n16384() {
+    relin_case(
+        16384,
+        &[60, 40, 40, 40, 40, 40, 40, 40, 60],
+        &[(2, 4), (3, 3), (8, 1)],
+    );
+}
+
+#[test]
+fn rotations() {
+    let s = setup(8192, &[60, 40, 40, 40, 40, 60], SecLevel::None);
+    let v = s.values(4);
+    let slots = v.len();
+    let sgk = s.kg.create_galois_keys_from_steps(&[1, -1, 4]).unwrap();
+    for (alpha, dnum) in [(2, 3), (3, 2), (1, 5)] {
+        let ks = HybridKeySwitching::new(
+            &s.ctx,
+            KeySwitchParams {
+                special_modulus_size: alpha,
+                dnum,
+            },
+        )
+        .unwrap();
+        let gk =
+            s.kg.create_hybrid_galois_keys_from_steps(&ks, &[1, -1, 4, 0])
+                .unwrap();
+        for drop in [0, 3] {
+            let ct = s.encrypt(&v, drop);
+            for step in [1i32, -1, 3] {
+                // 3 is composed from the NAF keys 4 and -1.
+                let r = s.ev.rotate_vector_hybrid(&ct, step, &gk).unwrap();
+                let got = s.decrypt(&r);
+                let want: Vec<f64> = (0..slots)
+                    .map(|i| v[(i as i64 + step as i64).rem_euclid(slots as i64) as usize])
+                    .collect();
+                let seal = s.decrypt(&s.ev.rotate_vector(&ct, step, &sgk).unwrap());
+                let (err, err_seal) = (max_err(&got, &want), max_err(&seal, &want));
+                println!("rotate {step} alpha {alpha} dnum {dnum} drop {drop}: hybrid {err:.2e} SEAL {err_seal:.2e}");
+                assert!(
+                    err < 1e-5,
+                    "alpha {alpha} dnum {dnum} drop {drop} step {step}: {err}"
+                );
+            }
+            // Conjugation of real values is the identity.
+            let elt = s.ctx.galois_tool().elt_from_step(0).unwrap();
+            let c = s.ev.apply_galois_hybrid(&ct, elt, &gk).unwrap();
+            assert!(max_err(&s.decrypt(&c), &v) < 1e-5);
+        }
+    }
+}
+
+#[test]
+fn bad_inputs_leave_operands_intact() {
+    let s = setup(8192, &[60, 40, 40, 60], SecLevel::None);
+    let ks = HybridKeySwitching::new(
+        &s.ctx,
+        KeySwitchParams {
+            special_modulus_size: 2,
+            dnum: 1,
+        },
+    )
+    .unwrap();
+    let hrk = s.kg.create_hybrid_relin_keys(&ks).unwrap();
+    let gk =
+        s.kg.create_hybrid_galois_keys_from_steps(&ks, &[1])
+            .unwrap();
+    let ct = s.encrypt(&s.values(5), 0);
+    let prod = s.ev.multiply(&ct, &ct).unwrap();
+
+    // Parameters: dnum out of range, α = 0, no key switching, security bound.
+    for p in [(2, 0), (2, 4), (0, 1)] {
+        let r = HybridKeySwitching::new(
+            &s.ctx,
+            KeySwitchParams {
+                special_modulus_size: p.0,
+                dnum: p.1,
+            },
+        );
+        assert!(matches!(r, Err(Error::InvalidParameters(_))), "{p:?}");
+    }
+    let tc = setup(8192, &[60, 40, 40, 60], SecLevel::Tc128);
+    let r = HybridKeySwitching::new(
+        &tc.ctx,
+        KeySwitchParams {
+            special_modulus_size: 2,
+            dnum: 1,
+        },
+    );
+    assert!(
+        matches!(r, Err(Error::InvalidParameters(ref m)) if m.contains("bits")),
+        "{r:?}"
+    );
+
+    // Keys from another context.
+    let other = setup(8192, &[60, 40, 40, 40, 60], SecLevel::None);
+    let oks = HybridKeySwitching::new(
+        &other.ctx,
+        KeySwitchParams {
+            special_modulus_size: 2,
+            dnum: 1,
+        },
+    )
+    .unwrap();
+    let ork = other.kg.create_hybrid_relin_keys(&oks).unwrap();
+    assert!(matches!(
+        s.kg.create_hybrid_relin_keys(&oks),
+        Err(Error::NotValidForParams(_))
+    ));
+    let mut c = prod.clone();
+    assert!(matches!(
+        s.ev.relinearize_hybrid_inplace(&mut c, &ork),
+        Err(Error::NotValidForParams(_))
+    ));
+    assert_eq!(c, prod);
+
+    // Size 4 needs s³: missing key; size 2 is a no-op.
+    let mut big = s.ev.multiply(&prod, &ct).unwrap();
+    let before = big.clone();
+    assert!(matches!(
+        s.ev.relinearize_hybrid_inplace(&mut big, &hrk),
+        Err(Error::MissingKey(_))
+    ));
+    assert_eq!(big, before);
+    assert_eq!(
+        s.ev.relinearize_hybrid(&ct, &hrk).unwrap().data(),
+        ct.data()
+    );
+
+    // Missing Galois key, wrong size, bad element, step too large.
+    let mut c = ct.clone();
+    assert!(matches!(
+        s.ev.rotate_vector_hybrid_inplace(&mut c, 2, &gk),
+        Err(Error::MissingKey(_))
+    ));
+    assert!(matches!(
+        s.ev.rotate_vector_hybrid_inplace(&mut c, 4096, &gk),
+        Err(Error::InvalidArgument(_))
+    ));
+    assert!(s.ev.apply_galois_hybrid_inplace(&mut c, 4, &gk).is_err());
+    assert_eq!(c, ct);
+    let mut p = prod.clone();
+    assert!(matches!(
+        s.ev.rotate_vector_hybrid_inplace(&mut p, 1, &gk),
+        Err(Error::InvalidArgument(_))
+    ));
+    assert_eq!(p, prod);
+
+    // A ciphertext of another context.
+    let foreign = other.encrypt(&other.values(1), 0);
+    let mut f = other.ev.multiply(&foreign, &foreign).unwrap();
+    let fb = f.clone();
+    assert!(matches!(
+        s.ev.relinearize_hybrid_inplace(&mut f, &hrk),
+        Err(Error::NotValidForParams(_))
+    ));
+    assert_eq!(f, fb);
+
+    // SEAL keys convert only for α = 1, dnum = L.
+    let rk = s.kg.create_relin_keys().unwrap();
+    assert!(matches!(
+        HybridRelinKeys::from_relin_keys(&ks, &rk),
+        Err(Error::InvalidParameters(_))
+    ));
+}
