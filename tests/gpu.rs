@@ -48,6 +48,7 @@ fn opencl_any() -> Result<(Queue, usize)> {
 
 struct Fixture {
     ctx: Context,
+    kg: KeyGenerator,
     ev: Evaluator,
     rk: RelinKeys,
     gk: GaloisKeys,
@@ -71,7 +72,7 @@ fn fixture(n: usize, bits: &[u32]) -> Fixture {
     let p = ce.encode_f64(&vals, ctx.first_parms_id(), 2f64.powi(30)).unwrap();
     let a = enc.encrypt(&p).unwrap();
     let b = enc.encrypt(&p).unwrap();
-    Fixture { ev: Evaluator::new(&ctx), ctx, rk, gk, a, b, p }
+    Fixture { ev: Evaluator::new(&ctx), ctx, kg, rk, gk, a, b, p }
 }
 
 fn on_gpu(ct: &Ciphertext, q: &Queue) -> Ciphertext {
@@ -132,6 +133,14 @@ fn every_op_on(q: &Queue, max_n: usize) {
         same("rotate -1", ev.rotate_vector(&ga, -1, &f.gk), ev.rotate_vector(a, -1, &f.gk));
         same("rotate 3 (NAF: 4 - 1)", ev.rotate_vector(&ga, 3, &f.gk), ev.rotate_vector(a, 3, &f.gk));
         same("transform_from_ntt", ev.transform_from_ntt(&ga), ev.transform_from_ntt(a));
+        // Size 4 → 2 with keys for s² and s³ (two key switches on the device); the cube's
+        // scale (2^90) needs more than N=4096's 70-bit modulus.
+        if bits[..bits.len() - 1].iter().sum::<u32>() > 100 {
+            let rk4 = f.kg.create_relin_keys_for_size(4).unwrap();
+            let cube = |x: &Ciphertext, y: &Ciphertext| ev.multiply(x, y).and_then(|m| ev.multiply(&m, y));
+            let rel4 = |x: &Ciphertext, y: &Ciphertext| cube(x, y).and_then(|m| ev.relinearize(&m, &rk4));
+            same("multiply×2 + relinearize (size 4)", rel4(&ga, &gb), rel4(a, b));
+        }
         // A chain that stays on the device, then decrypt-side download through save.
         let chain = |x: &Ciphertext| mrr(x, x).and_then(|m| ev.rotate_vector(&m, 1, &f.gk)).and_then(|m| ev.add(&m, &m));
         let g = chain(&ga).unwrap();

@@ -133,25 +133,30 @@ impl KeyGenerator {
             .collect()
     }
 
-    fn relin_keys(&self, save_seed: bool) -> Result<RelinKeys> {
+    /// Keys from `s^2 … s^(count+1)` to `s` (SEAL's internal `create_relin_keys(count, …)`).
+    fn relin_keys(&self, count: usize, save_seed: bool) -> Result<RelinKeys> {
         self.check_keyswitching()?;
         let cd = self.key_cd();
         let n = cd.n();
         let s = &self.secret_key.data.data;
-        let mut s2 = vec![0u64; s.len()];
-        s2.par_chunks_mut(n)
-            .zip(s.par_chunks(n))
-            .zip(cd.coeff_modulus().par_iter())
-            .for_each(|((o, a), q)| {
-                for (x, &y) in o.iter_mut().zip(a) {
-                    *x = q.mul(y, y);
-                }
-            });
-        let key = self.one_kswitch_key(&s2, save_seed);
-        wipe(&mut s2);
+        let mut power = s.clone();
+        let mut keys = Vec::with_capacity(count);
+        for _ in 0..count {
+            power
+                .par_chunks_mut(n)
+                .zip(s.par_chunks(n))
+                .zip(cd.coeff_modulus().par_iter())
+                .for_each(|((o, a), q)| {
+                    for (x, &y) in o.iter_mut().zip(a) {
+                        *x = q.mul(*x, y);
+                    }
+                });
+            keys.push(self.one_kswitch_key(&power, save_seed));
+        }
+        wipe(&mut power);
         Ok(RelinKeys(KSwitchKeys {
             parms_id: self.context.key_parms_id(),
-            keys: vec![key?],
+            keys: keys.into_iter().collect::<Result<Vec<_>>>()?,
             device: Default::default(),
         }))
     }
@@ -163,7 +168,20 @@ impl KeyGenerator {
     /// `InvalidParameters` if the context has one prime (no key switching); `Device` if the OS
     /// random source fails.
     pub fn create_relin_keys(&self) -> Result<RelinKeys> {
-        self.relin_keys(false)
+        self.relin_keys(1, false)
+    }
+
+    /// Relinearization keys for ciphertexts up to size `max_size`: keys from `s^2 … s^(max_size−1)`
+    /// to `s` (an extension: SEAL's public API makes only `s²`; its internal key generator and
+    /// file format support more). `relinearize` of a size-`m` ciphertext needs `m ≤ max_size`.
+    ///
+    /// # Errors
+    /// `InvalidArgument` for `max_size < 3`; otherwise as [`KeyGenerator::create_relin_keys`].
+    pub fn create_relin_keys_for_size(&self, max_size: usize) -> Result<RelinKeys> {
+        if max_size < 3 {
+            return Err(crate::Error::InvalidArgument(format!("relinearization keys for size {max_size}: need at least 3")));
+        }
+        self.relin_keys(max_size - 2, false)
     }
 
     /// As [`KeyGenerator::create_relin_keys`], every key's second polynomial seeded (SEAL's
@@ -172,7 +190,7 @@ impl KeyGenerator {
     /// # Errors
     /// As [`KeyGenerator::create_relin_keys`].
     pub fn create_relin_keys_seeded(&self) -> Result<RelinKeys> {
-        self.relin_keys(true)
+        self.relin_keys(1, true)
     }
 
     fn galois_keys(&self, galois_elts: &[u32], save_seed: bool) -> Result<GaloisKeys> {

@@ -192,7 +192,9 @@ impl KeyDeviceCache {
             return Ok(b.clone());
         }
         let b = upload()?;
-        self.inner.lock().insert((device, index), b.clone());
-        Ok(b)
+        // Another queue may have uploaded the same key meanwhile: keep the first copy and drop
+        // ours (never used by a kernel). Replacing the first would free a buffer that queued
+        // kernels of the other queue may still read, back into the shared static pool.
+        Ok(self.inner.lock().entry((device, index)).or_insert(b).clone())
     }
 }

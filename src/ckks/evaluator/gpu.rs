@@ -5,7 +5,7 @@
 //! bit-identical (tested on the device by `examples/gpu_eval_check.rs` and `tests/gpu.rs`).
 //!
 //! Not done on the device: the transparency check of results (it would need a download; SEAL
-//! makes it, the paper's GPU library does not), and relinearization of ciphertexts of size > 3.
+//! makes it, the paper's GPU library does not).
 
 use super::Evaluator;
 use crate::ckks::ciphertext::Ciphertext;
@@ -136,14 +136,9 @@ mod gpu_impl {
                     (buf, ct.size)
                 }
                 GpuOp::Relinearize(rk) => {
-                    if ct.size != 3 {
-                        return Err(Error::InvalidArgument(format!(
-                            "GPU relinearization takes size-3 ciphertexts, got size {}",
-                            ct.size
-                        )));
-                    }
-                    let key = key_buf(cq, &rk.0, RelinKeys::get_index(2))?;
-                    (eval::relinearize3(cq, &l, &a, &key, key_k)?, 2)
+                    let keys = (2..ct.size).map(|j| key_buf(cq, &rk.0, RelinKeys::get_index(j))).collect::<Result<Vec<_>>>()?;
+                    let keys: Vec<&Q::Buf> = keys.iter().map(|k| &**k).collect();
+                    (eval::relinearize(cq, &l, &a, ct.size, &keys, key_k)?, 2)
                 }
                 GpuOp::Galois(elt, gk) => {
                     let key = key_buf(cq, &gk.0, GaloisKeys::get_index(elt)?)?;

@@ -366,6 +366,23 @@ pub fn relinearize3<Q: GpuQueue>(q: &Q, l: &LevelData<Q::Buf>, ct: &Q::Buf, key:
     switch_key(q, l, ct, ct, 2 * poly_words(l), key, key_k)
 }
 
+/// Relinearize a ciphertext of `size ≥ 3` to size 2 as the CPU backend does: for
+/// `j = size−1 … 2`, switch `c_j` with `keys[j − 2]` (the key of `s^j`) into `(c0, c1)`.
+///
+/// # Errors
+/// `InvalidArgument` when `keys` does not hold `size − 2` keys; `Device` on a device failure.
+pub fn relinearize<Q: GpuQueue>(q: &Q, l: &LevelData<Q::Buf>, ct: &Q::Buf, size: usize, keys: &[&Q::Buf], key_k: usize) -> Result<Q::Buf> {
+    if size < 3 || keys.len() != size - 2 {
+        return Err(crate::Error::InvalidArgument(format!("relinearize: size {size} needs {} keys, got {}", size.saturating_sub(2), keys.len())));
+    }
+    let pw = poly_words(l);
+    let mut c01 = switch_key(q, l, ct, ct, (size - 1) * pw, keys[size - 3], key_k)?;
+    for j in (2..size - 1).rev() {
+        c01 = switch_key(q, l, &c01, ct, j * pw, keys[j - 2], key_k)?;
+    }
+    Ok(c01)
+}
+
 /// NTT (forward or inverse) of every limb of `size` polynomials into a new buffer.
 pub fn transform<Q: GpuQueue>(q: &Q, l: &LevelData<Q::Buf>, ct: &Q::Buf, size: usize, to_ntt: bool) -> Result<Q::Buf> {
     let words = size * poly_words(l);

@@ -225,8 +225,8 @@ pub fn level_data<Q: GpuQueue>(q: &Q, ctx: &crate::Context, parms_id: &ParmsId) 
     }
     let cd = ctx.context_data_for(parms_id, "device level")?;
     let l = Arc::new(level::LevelData::new(q, ctx, cd)?);
-    shared.levels.lock().insert(*parms_id, l.clone());
-    Ok(l)
+    // Keep the first copy if another queue built one meanwhile (see `first_wins`).
+    Ok(first_wins(&shared.levels, *parms_id, l))
 }
 
 /// The NTT-domain permutation of `galois_elt` (N u32 indices) on `q`'s device, uploaded on first
@@ -242,8 +242,16 @@ pub fn galois_table<Q: GpuQueue>(q: &Q, ctx: &crate::Context, galois_elt: u32) -
         return Ok(t.clone());
     }
     let t = Arc::new(q.upload_static(ctx.galois_tool().permutation_ntt(galois_elt)?)?);
-    shared.galois.lock().insert((log_n, galois_elt), t.clone());
-    Ok(t)
+    Ok(first_wins(&shared.galois, (log_n, galois_elt), t))
+}
+
+/// Insert `value` unless `key` is present, and return the cached value. Read-only device data
+/// is built outside the lock, so two queues may build the same entry at once: the first stays,
+/// the second (never used by a kernel) is dropped. Replacing the first instead would return its
+/// buffers to the device's static pool while kernels queued on another queue may still read
+/// them, and a later upload could overwrite them (seen as a rare mismatch with 4 queues).
+fn first_wins<K: std::hash::Hash + Eq, V>(map: &Mutex<HashMap<K, Arc<V>>>, key: K, value: Arc<V>) -> Arc<V> {
+    map.lock().entry(key).or_insert(value).clone()
 }
 
 /// `Error::InvalidArgument` unless `off + words ≤ len` (every copy, memset and download checks
