@@ -8,7 +8,7 @@
 //! `add_inplace` into C; `relinearize_inplace` once per C element at the end), decrypt
 //! (download on a GPU) and decode. Keys are made outside the timer. On the GPU the variants of
 //! Fig. 20 run in the same process: memcache on/off ([`Queue::set_memcache_enabled`]) and
-//! mad_mod on/off (`XEHE_NO_MAD=1`, read at each kernel lookup); each variant gets a fresh
+//! mad_mod on/off (`kernels::set_ablation`, the `XEHE_NO_MAD=1` switch); each variant gets a fresh
 //! queue and an untimed 1×1×1 warm-up (kernel compilation).
 
 use crate::device::{DeviceResident, Queue};
@@ -315,11 +315,8 @@ impl MatmulSetup {
 
 /// Fused mad_mod on or off for kernels looked up from now on (`XEHE_NO_MAD`).
 fn set_mad_mod(on: bool) {
-    if on {
-        std::env::remove_var("XEHE_NO_MAD");
-    } else {
-        std::env::set_var("XEHE_NO_MAD", "1");
-    }
+    use crate::device::kernels::{ablation, set_ablation, Ablation};
+    set_ablation(Ablation { no_mad: !on, ..ablation() });
 }
 
 /// Wall time since the previous lap, ms.

@@ -73,16 +73,64 @@ fn inline(name: &str, out: &mut String, seen: &mut Vec<String>) {
     }
 }
 
-/// The ablation switches set in the environment, as compiler options (NVRTC and OpenCL) (paper §V-A):
-/// `XEHE_NO_ASM=1` turns the inline-assembly fast paths (PTX) off, `XEHE_NO_MAD=1` reduces after every
-/// product instead of once per mad_mod chain. Read at each kernel lookup, so a process may
-/// change them between runs (`xehe bench matmul` times both).
+/// The paper's ablation switches (§V-A), as compile-time defines of every kernel:
+/// `XEHE_NO_ASM` turns the inline-assembly fast paths (PTX) off, `XEHE_NO_MAD` reduces after
+/// every product instead of once per mad_mod chain. Initialized from the environment variables
+/// of the same names (`=1`), changed at run time by [`set_ablation`]; kernels looked up later
+/// are compiled (and cached) with the new setting, so one process can time both variants.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Ablation {
+    /// Portable C instead of inline assembly.
+    pub no_asm: bool,
+    /// One reduction per product instead of fused mad_mod.
+    pub no_mad: bool,
+}
+
+/// Bit 0: no_asm, bit 1: no_mad, bit 7: initialized.
+static ABLATION: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
+const ABLATION_INIT: u8 = 0x80;
+
+/// The current ablation switches (one atomic load after the first call, which reads the
+/// environment: cheap enough for every kernel launch).
+pub fn ablation() -> Ablation {
+    use std::sync::atomic::Ordering;
+    let mut v = ABLATION.load(Ordering::Relaxed);
+    if v & ABLATION_INIT == 0 {
+        let env = |name: &str| std::env::var(name).is_ok_and(|v| v == "1");
+        v = ABLATION_INIT | env("XEHE_NO_ASM") as u8 | (env("XEHE_NO_MAD") as u8) << 1;
+        // A concurrent `set_ablation` wins over the environment.
+        v = match ABLATION.compare_exchange(0, v, Ordering::Relaxed, Ordering::Relaxed) {
+            Ok(_) => v,
+            Err(current) => current,
+        };
+    }
+    Ablation { no_asm: v & 1 != 0, no_mad: v & 2 != 0 }
+}
+
+/// Set the ablation switches for kernels looked up from now on (see [`Ablation`]).
+pub fn set_ablation(a: Ablation) {
+    let v = ABLATION_INIT | a.no_asm as u8 | (a.no_mad as u8) << 1;
+    ABLATION.store(v, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// The current ablation switches as compiler options (NVRTC and OpenCL).
 pub fn ablation_switches() -> Vec<String> {
-    ["XEHE_NO_ASM", "XEHE_NO_MAD"]
+    let a = ablation();
+    [("XEHE_NO_ASM", a.no_asm), ("XEHE_NO_MAD", a.no_mad)]
         .into_iter()
-        .filter(|s| std::env::var(s).is_ok_and(|v| v == "1"))
-        .map(|s| format!("-D{s}=1"))
+        .filter(|(_, on)| *on)
+        .map(|(s, _)| format!("-D{s}=1"))
         .collect()
+}
+
+/// Cache key of a compiled kernel: family, name, ablation switches and defines. Built at every
+/// launch, so it allocates only when there are defines (the element-wise kernels have none).
+pub type KernelKey = (Family, &'static str, Ablation, String);
+
+/// The [`KernelKey`] of `kernel` of `family` compiled with `defines` under the current switches.
+pub fn kernel_key(family: Family, defines: &[(&str, String)], kernel: &'static str) -> KernelKey {
+    let dkey = if defines.is_empty() { String::new() } else { defines.iter().map(|(k, v)| format!("{k}={v};")).collect() };
+    (family, kernel, ablation(), dkey)
 }
 
 #[cfg(test)]

@@ -8,7 +8,7 @@ pub mod ntt_check;
 pub mod queue;
 
 use super::kernel_cache;
-use super::kernels::{ablation_switches, assemble, Family};
+use super::kernels::{ablation_switches, assemble, kernel_key, Family, KernelKey};
 use super::gpu::DeviceShared;
 use super::memcache::MemCache;
 use memory::{CudaAllocator, DeviceBuffer};
@@ -51,7 +51,7 @@ pub struct CudaDevice {
     arch: (i32, i32),
     modules: Mutex<HashMap<String, Arc<CudaModule>>>,
     /// (family, defines, kernel) → function: launches must not re-hash sources.
-    functions: Mutex<HashMap<(Family, String, &'static str), CudaFunction>>,
+    functions: Mutex<HashMap<KernelKey, CudaFunction>>,
     /// Read-only data shared by every queue of the device (NTT tables, keys): paper §III-H.
     statics: Arc<MemCache<CudaAllocator>>,
     /// Per-level tables and Galois permutations, shared by the device's queues.
@@ -150,10 +150,8 @@ impl CudaDevice {
     /// A kernel of `family` compiled with `defines` (`-D NAME=VALUE`), from the in-memory or
     /// disk cache when available.
     pub fn function(&self, family: Family, defines: &[(&str, String)], kernel: &'static str) -> Result<CudaFunction> {
-        // The ablation switches are read at every lookup, so a process can time both variants.
-        let switches = ablation_switches();
-        let dkey: String = defines.iter().map(|(k, v)| format!("{k}={v};")).chain(switches.iter().map(|s| format!("{s};"))).collect();
-        let key = (family, dkey, kernel);
+        // The ablation switches are part of the key, so a process can time both variants.
+        let key = kernel_key(family, defines, kernel);
         if let Some(f) = self.functions.lock().get(&key) {
             return Ok(f.clone());
         }

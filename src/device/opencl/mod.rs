@@ -21,7 +21,7 @@ pub use queue::ClQueue;
 
 use super::gpu::DeviceShared;
 use super::kernel_cache::cache_key;
-use super::kernels::{ablation_switches, assemble, Family};
+use super::kernels::{ablation_switches, assemble, kernel_key, Family, KernelKey};
 use super::memcache::MemCache;
 use crate::{Error, Result};
 use buffer::ClAllocator;
@@ -125,8 +125,6 @@ pub fn parse_selector(value: &str) -> Result<Option<(usize, usize)>> {
     )))
 }
 
-/// (family, defines, kernel name).
-type KernelKey = (Family, String, &'static str);
 
 /// One OpenCL device: its context, built programs and kernels, and the read-only data shared
 /// by its queues ([`ClQueue`]s are made from it).
@@ -286,9 +284,7 @@ impl OpenClDevice {
         defines: &[(&str, String)],
         kernel: &'static str,
     ) -> Result<Arc<Mutex<Kernel>>> {
-        let switches = ablation_switches();
-        let dkey: String = defines.iter().map(|(k, v)| format!("{k}={v};")).chain(switches.iter().map(|s| format!("{s};"))).collect();
-        let key = (family, dkey, kernel);
+        let key = kernel_key(family, defines, kernel);
         if let Some(k) = self.kernels.lock().get(&key) {
             return Ok(k.clone());
         }
