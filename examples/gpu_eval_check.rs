@@ -8,12 +8,95 @@
 #[cfg(any(feature = "cuda", feature = "opencl"))]
 mod pass {
     use std::time::Instant;
-    use xehe::device::gpu::{eval, galois_table, level_data, GpuQueue};
+    use std::sync::Arc;
+    use xehe::device::gpu::{eval, galois_table, level_data, EwKind, GpuQueue};
     use xehe::*;
 
-    /// The pass on one queue; returns the mismatches and appends table rows.
-    pub fn run<Q: GpuQueue>(backend: &str, q: &Q, max_n: usize, flush: &dyn Fn(), rows: &mut Vec<String>) -> xehe::Result<usize> {
+    /// Device-to-device copy bandwidth (read + write bytes per second) over a 256 MiB buffer:
+    /// the memory floor element-wise operations are compared with.
+    fn copy_bandwidth<Q: GpuQueue>(q: &Q) -> xehe::Result<f64> {
+        let words = 32 << 20;
+        let (src, dst) = (q.alloc(words)?, q.alloc(words)?);
+        q.copy(&dst, 0, &src, 0, words)?;
+        q.synchronize()?;
+        let s = Instant::now();
+        for _ in 0..10 {
+            q.copy(&dst, 0, &src, 0, words)?;
+        }
+        q.synchronize()?;
+        Ok(10.0 * 16.0 * words as f64 / s.elapsed().as_secs_f64())
+    }
+
+    /// Element-wise throughput through the public API (`Evaluator` on `.gpu()` ciphertexts),
+    /// `reps` queued then one synchronization, against the memory floor at `bw` bytes/s; with
+    /// the backend's launch coalescing on and off (`coalesce`, where it has it).
+    #[allow(clippy::too_many_arguments)]
+    fn api_elementwise(
+        backend: &str,
+        queue: &Queue,
+        coalesce: Option<&dyn Fn(bool)>,
+        ev: &Evaluator,
+        a: &Ciphertext,
+        b: &Ciphertext,
+        p: &Plaintext,
+        bw: f64,
+        rows: &mut Vec<String>,
+    ) -> xehe::Result<()> {
+        let (mut ga, mut gb) = (a.clone(), b.clone());
+        ga.gpu_on(queue);
+        gb.gpu_on(queue);
+        let words = (a.size() * a.coeff_modulus_size() * a.poly_modulus_degree()) as f64;
+        let reps = if a.poly_modulus_degree() >= 65536 { 50 } else { 500 };
+        let modes: &[(&str, bool)] = if coalesce.is_some() { &[("coalesced", true), ("one launch per op", false)] } else { &[("one launch per op", false)] };
+        for &(mode, on) in modes {
+            if let Some(set) = coalesce {
+                set(on);
+            }
+            type ApiOp<'x> = Box<dyn Fn() -> xehe::Result<Ciphertext> + 'x>;
+            let ops: Vec<(&str, f64, ApiOp)> = vec![
+                ("add", 3.0 * words * 8.0, Box::new(|| ev.add(&ga, &gb))),
+                ("multiply_plain", 2.5 * words * 8.0, Box::new(|| ev.multiply_plain(&ga, p))),
+            ];
+            for (name, bytes, f) in &ops {
+                f()?;
+                queue.synchronize()?;
+                let s = Instant::now();
+                for _ in 0..reps {
+                    f()?;
+                }
+                queue.synchronize()?;
+                let us = s.elapsed().as_secs_f64() * 1e6 / reps as f64;
+                let floor = bytes / bw * 1e6;
+                rows.push(format!(
+                    "| {backend} | {} | {} | {name} | {mode} | {us:.2} | {floor:.2} | {:.2}× |",
+                    a.poly_modulus_degree(),
+                    a.coeff_modulus_size(),
+                    us / floor
+                ));
+            }
+        }
+        if let Some(set) = coalesce {
+            set(true);
+        }
+        Ok(())
+    }
+
+    /// The pass on one queue; returns the mismatches and appends table rows (`rows`: raw
+    /// device operations; `api_rows`: element-wise throughput through the public API).
+    #[allow(clippy::too_many_arguments)]
+    pub fn run<Q: GpuQueue>(
+        backend: &str,
+        q: &Q,
+        queue: &Queue,
+        coalesce: Option<&dyn Fn(bool)>,
+        max_n: usize,
+        flush: &dyn Fn(),
+        rows: &mut Vec<String>,
+        api_rows: &mut Vec<String>,
+    ) -> xehe::Result<usize> {
         let mut failures = 0;
+        let bw = copy_bandwidth(q)?;
+        println!("{backend}: device copy bandwidth {:.2} TB/s", bw / 1e12);
         let sets: Vec<(usize, Vec<u32>, SecLevel)> = vec![
             (4096, vec![40, 20, 40], SecLevel::Tc128),
             (8192, vec![60, 40, 40, 60], SecLevel::Tc128),
@@ -48,9 +131,9 @@ mod pass {
             let elt = ctx.galois_tool().elt_from_step(1)?;
             let gkey = eval::upload_key_vector(q, gk.0.key(GaloisKeys::get_index(elt)?).expect("galois key"))?;
             let table = galois_table(q, &ctx, elt)?;
-            let da = q.upload(a.data())?;
-            let db = q.upload(b.data())?;
-            let dp = q.upload(p.data())?;
+            let da = Arc::new(q.upload(a.data())?);
+            let db = Arc::new(q.upload(b.data())?);
+            let dp = Arc::new(q.upload(p.data())?);
             let pw = k * n;
             let get = |buf: &Q::Buf, words: usize| -> xehe::Result<Vec<u64>> {
                 let mut v = vec![0u64; words];
@@ -67,12 +150,12 @@ mod pass {
             // correctness of every operation
             let prod = ev.multiply(&a, &b)?;
             let dprod = eval::tensor(q, &l, &da, 2, &db, 2)?;
-            check("add", get(&eval::add_sub(q, &l, &da, 2, &db, 2, false)?, 2 * pw)?, ev.add(&a, &b)?.data());
-            check("sub", get(&eval::add_sub(q, &l, &da, 2, &db, 2, true)?, 2 * pw)?, ev.sub(&a, &b)?.data());
-            check("negate", get(&eval::elementwise(q, &l, "ew_neg_u64", &da, None, 2 * pw)?, 2 * pw)?, ev.negate(&a)?.data());
-            check("add_plain", get(&eval::add_sub_plain(q, &l, &da, 2, &dp, false)?, 2 * pw)?, ev.add_plain(&a, &p)?.data());
-            check("sub_plain", get(&eval::add_sub_plain(q, &l, &da, 2, &dp, true)?, 2 * pw)?, ev.sub_plain(&a, &p)?.data());
-            check("multiply_plain", get(&eval::mul_broadcast(q, &l, &da, 2 * pw, &dp, pw)?, 2 * pw)?, ev.multiply_plain(&a, &p)?.data());
+            check("add", get(&*eval::add_sub(q, &l, &da, 2, &db, 2, false)?, 2 * pw)?, ev.add(&a, &b)?.data());
+            check("sub", get(&*eval::add_sub(q, &l, &da, 2, &db, 2, true)?, 2 * pw)?, ev.sub(&a, &b)?.data());
+            check("negate", get(&*eval::elementwise(q, &l, EwKind::Neg, &da, None, 0, 2 * pw)?, 2 * pw)?, ev.negate(&a)?.data());
+            check("add_plain", get(&*eval::add_sub_plain(q, &l, &da, 2, &dp, false)?, 2 * pw)?, ev.add_plain(&a, &p)?.data());
+            check("sub_plain", get(&*eval::add_sub_plain(q, &l, &da, 2, &dp, true)?, 2 * pw)?, ev.sub_plain(&a, &p)?.data());
+            check("multiply_plain", get(&*eval::elementwise(q, &l, EwKind::Mul, &da, Some(&dp), pw, 2 * pw)?, 2 * pw)?, ev.multiply_plain(&a, &p)?.data());
             check("multiply", get(&dprod, 3 * pw)?, prod.data());
             let rel = ev.relinearize(&prod, &rk)?;
             let drel = eval::relinearize3(q, &l, &dprod, &rkey, key_k)?;
@@ -84,35 +167,37 @@ mod pass {
 
             // timing: latency (sync after each) and throughput (reps queued, one sync)
             let reps = if n >= 65536 { 20 } else { 100 };
-            type Op<'x, B> = Box<dyn Fn() -> xehe::Result<B> + 'x>;
-            let ops: Vec<(&str, Op<Q::Buf>)> = vec![
-                ("add", Box::new(|| eval::add_sub(q, &l, &da, 2, &db, 2, false))),
-                ("multiply_plain", Box::new(|| eval::mul_broadcast(q, &l, &da, 2 * pw, &dp, pw))),
-                ("multiply+relinearize", Box::new(|| eval::tensor(q, &l, &da, 2, &db, 2).and_then(|t| eval::relinearize3(q, &l, &t, &rkey, key_k)))),
-                ("rescale_to_next", Box::new(|| eval::rescale(q, &l, &l_next, &drel, 2))),
-                ("rotate 1", Box::new(|| eval::apply_galois(q, &l, &da, &table, &gkey, key_k))),
+            type Op<'x> = Box<dyn Fn() -> xehe::Result<()> + 'x>;
+            let ops: Vec<(&str, Op)> = vec![
+                ("add", Box::new(|| eval::add_sub(q, &l, &da, 2, &db, 2, false).map(drop))),
+                ("multiply_plain", Box::new(|| eval::elementwise(q, &l, EwKind::Mul, &da, Some(&dp), pw, 2 * pw).map(drop))),
+                ("multiply+relinearize", Box::new(|| eval::tensor(q, &l, &da, 2, &db, 2).and_then(|t| eval::relinearize3(q, &l, &t, &rkey, key_k)).map(drop))),
+                ("rescale_to_next", Box::new(|| eval::rescale(q, &l, &l_next, &drel, 2).map(drop))),
+                ("rotate 1", Box::new(|| eval::apply_galois(q, &l, &da, &table, &gkey, key_k).map(drop))),
             ];
             for (name, f) in &ops {
-                drop(f()?);
+                f()?;
                 q.synchronize()?;
                 let mut lat = Vec::new();
                 for _ in 0..reps.min(30) {
                     let s = Instant::now();
-                    drop(f()?);
+                    f()?;
                     q.synchronize()?;
                     lat.push(s.elapsed().as_secs_f64() * 1e6);
                 }
                 lat.sort_by(|x, y| x.total_cmp(y));
                 let s = Instant::now();
                 for _ in 0..reps {
-                    drop(f()?);
+                    f()?;
                 }
                 q.synchronize()?;
                 let thr = s.elapsed().as_secs_f64() * 1e6 / reps as f64;
                 q.profiler().clear();
                 q.profiler().set_enabled(true);
                 q.profiler().begin_operation(name);
-                drop(f()?);
+                f()?;
+                // OpenCL reads its events' times at synchronization.
+                q.synchronize()?;
                 q.profiler().end_operation();
                 q.profiler().set_enabled(false);
                 let ops = q.profiler().operation_summary();
@@ -120,6 +205,7 @@ mod pass {
                 let top: Vec<String> = q.profiler().kernel_summary().iter().take(3).map(|k| format!("{} {:.1}µs×{}", k.name, k.mean_us, k.calls)).collect();
                 rows.push(format!("| {backend} | {n} | {} | {name} | {:.1} | {thr:.1} | {:.0}% | {} |", bits.len(), lat[lat.len() / 2], ntt_share * 100.0, top.join(", ")));
             }
+            api_elementwise(backend, queue, coalesce, &ev, &a, &b, &p, bw, api_rows)?;
             let st = q.memcache_stats();
             println!("  memcache: hits {} misses {} active {} MiB free {} MiB", st.hits, st.misses, st.bytes_active >> 20, st.bytes_free >> 20);
             flush();
@@ -136,6 +222,7 @@ fn main() -> xehe::Result<()> {
     let max_n: usize = opt("--max-n").and_then(|v| v.parse().ok()).unwrap_or(65536);
     let mut failures = 0;
     let mut rows = Vec::new();
+    let mut api_rows = Vec::new();
     let mut ran = 0;
     #[cfg(feature = "cuda")]
     if backend == "all" || backend == "cuda" {
@@ -145,9 +232,11 @@ fn main() -> xehe::Result<()> {
         match unavailable_reason() {
             Some(why) => println!("SKIP cuda: {why}"),
             None => {
-                let q = CudaQueue::new(Arc::new(CudaDevice::new(0)?))?;
+                let q = Arc::new(CudaQueue::new(Arc::new(CudaDevice::new(0)?))?);
+                let queue = xehe::device::Queue::Cuda(q.clone());
                 println!("cuda device: {}", q.device().name());
-                failures += pass::run("cuda", &q, max_n, &|| q.memcache().flush(), &mut rows)?;
+                let coalesce = |on: bool| q.set_coalescing(on).expect("coalescing switch");
+                failures += pass::run("cuda", &*q, &queue, Some(&coalesce), max_n, &|| q.memcache().flush(), &mut rows, &mut api_rows)?;
                 ran += 1;
             }
         }
@@ -165,9 +254,10 @@ fn main() -> xehe::Result<()> {
             (Some(why), _) | (None, Err(xehe::Error::Device(why))) => println!("SKIP opencl: {why}"),
             (None, Err(e)) => return Err(e),
             (None, Ok((p, d))) => {
-                let q = ClQueue::new(OpenClDevice::shared(p, d)?)?;
+                let q = std::sync::Arc::new(ClQueue::new(OpenClDevice::shared(p, d)?)?);
+                let queue = xehe::device::Queue::OpenCl(q.clone());
                 println!("opencl device: {} ({})", q.device().name(), q.device().platform_name());
-                failures += pass::run("opencl", &q, max_n, &|| q.memcache().flush(), &mut rows)?;
+                failures += pass::run("opencl", &*q, &queue, None, max_n, &|| q.memcache().flush(), &mut rows, &mut api_rows)?;
                 ran += 1;
             }
         }
@@ -175,6 +265,12 @@ fn main() -> xehe::Result<()> {
     println!("\n| backend | N | primes | op | latency µs (median) | throughput µs/op | NTT share | top kernels |");
     println!("|---|---|---|---|---|---|---|---|");
     for r in rows {
+        println!("{r}");
+    }
+    println!("\nElement-wise throughput through the public API (µs/op, queued, one sync) vs the memory floor (bytes read+written at the measured copy bandwidth):\n");
+    println!("| backend | N | primes | op | launches | µs/op | floor µs | / floor |");
+    println!("|---|---|---|---|---|---|---|---|");
+    for r in api_rows {
         println!("{r}");
     }
     println!("\nevaluator ops on {ran} backend(s): {failures} mismatches");

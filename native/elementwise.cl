@@ -69,3 +69,38 @@ KERNEL_FQ void tensor_u64(GLOBAL_AS u64 *out, CONST_AS u64 *a, CONST_AS u64 *b, 
         }
     }
 }
+
+#if IS_CUDA
+/*
+ * Launch coalescing (CUDA only: descriptors carry raw device addresses). One launch runs many
+ * queued element-wise operations of the kinds above; block row y runs descriptor y, a
+ * grid-stride loop over its words in x. Descriptor (EW_DESC_WORDS u64 words): kind (0 add,
+ * 1 sub, 2 negate, 3 multiply with b broadcast over b_words), out, a, b, moduli, r0, r1, total,
+ * b_words, k | log_n << 32. The host only coalesces operations with no buffer in common, so
+ * the order within a launch does not matter.
+ */
+#define EW_DESC_WORDS 10
+KERNEL_FQ void ew_batched_u64(CONST_AS u64 *desc)
+{
+    CONST_AS u64 *d = desc + (u64)EW_DESC_WORDS * GROUP_ID_Y();
+    u32 kind = (u32)d[0];
+    GLOBAL_AS u64 *out = (GLOBAL_AS u64 *)d[1];
+    CONST_AS u64 *a = (CONST_AS u64 *)d[2];
+    CONST_AS u64 *b = (CONST_AS u64 *)d[3];
+    CONST_AS u64 *moduli = (CONST_AS u64 *)d[4];
+    CONST_AS u64 *r0 = (CONST_AS u64 *)d[5];
+    CONST_AS u64 *r1 = (CONST_AS u64 *)d[6];
+    u64 total = d[7], b_words = d[8];
+    u32 k = (u32)d[9], log_n = (u32)(d[9] >> 32);
+    EW_LOOP {
+        u32 p = EW_PRIME;
+        u64 q = moduli[p];
+        switch (kind) {
+        case 0: out[i] = add_mod(a[i], b[i], q); break;
+        case 1: out[i] = sub_mod(a[i], b[i], q); break;
+        case 2: out[i] = neg_mod(a[i], q); break;
+        default: out[i] = mul_mod(a[i], b[i % b_words], q, r0[p], r1[p]); break;
+        }
+    }
+}
+#endif /* IS_CUDA */

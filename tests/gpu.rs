@@ -256,3 +256,68 @@ fn device_out_of_memory_is_a_clear_error_and_work_goes_on() {
         same("add after OOM", f.ev.add(&on_gpu(&f.a, &q), &b), f.ev.add(&f.a, &f.b));
     }
 }
+
+/// Element-wise operations queued back to back (coalesced into shared launches on CUDA): chains
+/// that read results still queued, results dropped while queued (their buffers recycled),
+/// independent operations, then one download — all equal to the CPU backend.
+#[test]
+fn queued_elementwise_chains_match_cpu() {
+    for (q, _) in queues("queued_elementwise_chains_match_cpu") {
+        let f = fixture(8192, &[60, 40, 40, 60]);
+        let (ev, a, b, p) = (&f.ev, &f.a, &f.b, &f.p);
+        let (ga, gb) = (on_gpu(a, &q), on_gpu(b, &q));
+        let chain = |x: &Ciphertext, y: &Ciphertext| -> Result<Vec<Ciphertext>> {
+            let mut out = Vec::new();
+            let mut acc = ev.add(x, y)?;
+            for i in 0..40 {
+                let t = ev.sub(&acc, x)?; // reads a result still queued
+                let u = ev.multiply_plain(&t, p)?;
+                drop(ev.negate(&u)?); // dropped while queued
+                acc = if i % 2 == 0 { ev.add(&t, y)? } else { ev.add(&t, &acc)? };
+                if i % 8 == 0 {
+                    out.push(u);
+                    out.push(acc.clone());
+                    out.push(ev.add_plain(&acc, p)?);
+                }
+            }
+            out.push(acc);
+            Ok(out)
+        };
+        let want = chain(a, b).unwrap();
+        let got = chain(&ga, &gb).unwrap();
+        for (i, (g, w)) in got.into_iter().zip(&want).enumerate() {
+            same(&format!("{} element-wise chain result {i}", q.backend()), Ok(g), Ok(w.clone()));
+        }
+    }
+}
+
+/// A really exhausted device (not just an impossible request): hold 4 GiB buffers until the
+/// device refuses, check the error is a clear `Error::Device`, give the memory back, and go on
+/// computing on the same queue. CUDA only (a CPU OpenCL device would exhaust the host).
+#[cfg(feature = "cuda")]
+#[test]
+fn exhausted_device_is_a_clear_error_and_work_goes_on() {
+    use xehe::device::gpu::GpuQueue;
+    for (q, _) in queues("exhausted_device_is_a_clear_error_and_work_goes_on") {
+        let Queue::Cuda(cq) = &q else {
+            skip(&format!("exhausted_device: {} queue (CUDA only)", q.backend()));
+            continue;
+        };
+        let mut held = Vec::new();
+        let err = loop {
+            match GpuQueue::alloc(&**cq, 1 << 29) {
+                Ok(b) => held.push(b),
+                Err(e) => break e,
+            }
+            assert!(held.len() < 1024, "4 TiB allocated without an error");
+        };
+        println!("device full after {} GiB: {err}", 4 * held.len());
+        assert!(matches!(err, Error::Device(_)) && err.to_string().contains("out of device memory"), "{err}");
+        drop(held);
+        cq.memcache().flush();
+        let f = fixture(8192, &[60, 40, 40, 60]);
+        let b = f.b.clone();
+        let m = |x: &Ciphertext, y: &Ciphertext| f.ev.multiply(x, y).and_then(|m| f.ev.relinearize(&m, &f.rk));
+        same("multiply+relinearize after exhaustion", m(&on_gpu(&f.a, &q), &b), m(&f.a, &f.b));
+    }
+}

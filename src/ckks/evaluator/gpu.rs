@@ -66,7 +66,7 @@ mod no_gpu {
 mod gpu_impl {
     use super::*;
     use crate::ckks::keys::KSwitchKeys;
-    use crate::device::gpu::{eval, galois_table, level_data, GpuQueue};
+    use crate::device::gpu::{eval, galois_table, level_data, EwKind, GpuQueue};
     use crate::device::state::{DeviceBuf, DeviceState};
     use crate::Error;
     use std::sync::Arc;
@@ -113,18 +113,18 @@ mod gpu_impl {
             let a = ct_buf(ct)?;
             let mut out_level = cd.clone();
             let mut is_ntt = ct.is_ntt_form;
-            let (buf, size) = match op {
-                GpuOp::Negate => (eval::elementwise(cq, &l, "ew_neg_u64", &a, None, ct.size * pw)?, ct.size),
-                GpuOp::AddSub(b, sub) => (eval::add_sub(cq, &l, &a, ct.size, &*ct_buf(b)?, b.size, sub)?, ct.size.max(b.size)),
+            let (buf, size): (Arc<Q::Buf>, usize) = match op {
+                GpuOp::Negate => (eval::elementwise(cq, &l, EwKind::Neg, &a, None, 0, ct.size * pw)?, ct.size),
+                GpuOp::AddSub(b, sub) => (eval::add_sub(cq, &l, &a, ct.size, &ct_buf(b)?, b.size, sub)?, ct.size.max(b.size)),
                 GpuOp::AddSubPlain(p, sub) => {
                     let pb = words_of::<Q>(&p.gpu.device_copy(queue, &p.data)?)?;
                     (eval::add_sub_plain(cq, &l, &a, ct.size, &pb, sub)?, ct.size)
                 }
                 GpuOp::MulPlain(p) => {
                     let pb = words_of::<Q>(&p.gpu.device_copy(queue, &p.data)?)?;
-                    (eval::mul_broadcast(cq, &l, &a, ct.size * pw, &pb, pw)?, ct.size)
+                    (eval::elementwise(cq, &l, EwKind::Mul, &a, Some(&pb), pw, ct.size * pw)?, ct.size)
                 }
-                GpuOp::Multiply(b) => (eval::tensor(cq, &l, &a, ct.size, &*ct_buf(b)?, b.size)?, ct.size + b.size - 1),
+                GpuOp::Multiply(b) => (Arc::new(eval::tensor(cq, &l, &a, ct.size, &*ct_buf(b)?, b.size)?), ct.size + b.size - 1),
                 GpuOp::Rescale | GpuOp::DropPrime => {
                     let next_id = cd.next_parms_id().ok_or_else(|| Error::EndOfModulusChain("encrypted".into()))?;
                     out_level = ctx.context_data_for(&next_id, "encrypted")?.clone();
@@ -133,21 +133,21 @@ mod gpu_impl {
                     } else {
                         eval::drop_last_prime(cq, &l, &a, ct.size)?
                     };
-                    (buf, ct.size)
+                    (Arc::new(buf), ct.size)
                 }
                 GpuOp::Relinearize(rk) => {
                     let keys = (2..ct.size).map(|j| key_buf(cq, &rk.0, RelinKeys::get_index(j))).collect::<Result<Vec<_>>>()?;
                     let keys: Vec<&Q::Buf> = keys.iter().map(|k| &**k).collect();
-                    (eval::relinearize(cq, &l, &a, ct.size, &keys, key_k)?, 2)
+                    (Arc::new(eval::relinearize(cq, &l, &a, ct.size, &keys, key_k)?), 2)
                 }
                 GpuOp::Galois(elt, gk) => {
                     let key = key_buf(cq, &gk.0, GaloisKeys::get_index(elt)?)?;
                     let table = galois_table(cq, ctx, elt)?;
-                    (eval::apply_galois(cq, &l, &a, &table, &key, key_k)?, 2)
+                    (Arc::new(eval::apply_galois(cq, &l, &a, &table, &key, key_k)?), 2)
                 }
                 GpuOp::Transform(to_ntt) => {
                     is_ntt = to_ntt;
-                    (eval::transform(cq, &l, &a, ct.size, to_ntt)?, ct.size)
+                    (Arc::new(eval::transform(cq, &l, &a, ct.size, to_ntt)?), ct.size)
                 }
             };
             let out = Ciphertext {
@@ -161,7 +161,7 @@ mod gpu_impl {
                 data: Vec::new(),
                 gpu: DeviceState::default(),
             };
-            out.gpu.set_result(queue.clone(), Q::wrap(Arc::new(buf)));
+            out.gpu.set_result(queue.clone(), Q::wrap(buf));
             Ok(out)
         }
     }

@@ -5,7 +5,8 @@
 
 use super::memory::{CudaAllocator, DeviceBuffer};
 use super::{dev_err, CudaDevice};
-use crate::device::gpu::{check_range, grid_stride_groups, Arg, DeviceShared, Geometry, GpuQueue, THREADS};
+use crate::device::gpu::{check_range, grid_stride_groups, Arg, DeviceShared, EwKind, EwOp, Geometry, GpuQueue, THREADS};
+use parking_lot::Mutex;
 use crate::device::kernels::Family;
 use crate::device::state::DeviceBuf;
 use crate::device::memcache::{MemCache, MemCacheStats};
@@ -21,7 +22,13 @@ pub struct CudaQueue {
     memcache: Arc<MemCache<CudaAllocator>>,
     profiler: Profiler,
     sync_each: bool,
+    /// Element-wise operations queued for one coalesced launch (see `launch_elementwise`).
+    pending: Mutex<Vec<EwOp<DeviceBuffer>>>,
+    coalesce: std::sync::atomic::AtomicBool,
 }
+
+/// Most element-wise operations one coalesced launch runs.
+const MAX_COALESCED: usize = 256;
 
 impl std::fmt::Debug for CudaQueue {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -36,7 +43,17 @@ impl CudaQueue {
         let stream = dev.context().new_stream().map_err(|e| dev_err("creating stream", e))?;
         let memcache = Arc::new(MemCache::new(CudaAllocator::new(dev.context().clone())));
         let sync_each = std::env::var("XEHE_SYNC").is_ok_and(|v| v == "1");
-        Ok(CudaQueue { dev, stream, memcache, profiler: Profiler::new(), sync_each })
+        let coalesce = std::env::var("XEHE_COALESCE").map_or(true, |v| v != "0");
+        Ok(CudaQueue { dev, stream, memcache, profiler: Profiler::new(), sync_each, pending: Mutex::new(Vec::new()), coalesce: coalesce.into() })
+    }
+    /// Turn launch coalescing of element-wise operations on or off (default on; the
+    /// environment's `XEHE_COALESCE=0` starts it off). Turning it off launches what is queued.
+    ///
+    /// # Errors
+    /// `Device` on a launch failure of the queued operations.
+    pub fn set_coalescing(&self, on: bool) -> Result<()> {
+        self.coalesce.store(on, std::sync::atomic::Ordering::Relaxed);
+        self.flush_pending()
     }
     /// The device.
     pub fn device(&self) -> &Arc<CudaDevice> {
@@ -60,6 +77,7 @@ impl CudaQueue {
     }
     /// Wait until all work on the queue is done.
     pub fn synchronize(&self) -> Result<()> {
+        self.flush_pending()?;
         self.stream.synchronize().map_err(|e| dev_err("synchronize", e))
     }
     /// Start a compute frame (paper §III-G): buffers released from now on are retained until
@@ -85,6 +103,7 @@ impl CudaQueue {
     /// Upload host words into a new buffer (asynchronous with respect to kernels; the host
     /// slice is copied before return).
     pub fn upload(&self, host: &[u64]) -> Result<DeviceBuffer> {
+        self.flush_pending()?;
         let buf = self.alloc(host.len())?;
         self.dev.context().bind_to_thread().map_err(|e| dev_err("binding context", e))?;
         // SAFETY: `buf` holds at least host.len() words; pageable host memory is staged by the
@@ -95,6 +114,7 @@ impl CudaQueue {
     }
     /// Copy `buf` (its first `out.len()` words) to the host; synchronizes the queue.
     pub fn download(&self, buf: &DeviceBuffer, out: &mut [u64]) -> Result<()> {
+        self.flush_pending()?;
         check_range("download", 0, out.len(), buf.words())?;
         self.dev.context().bind_to_thread().map_err(|e| dev_err("binding context", e))?;
         // SAFETY: sizes checked above; the stream is synchronized before `out` is read.
@@ -105,6 +125,7 @@ impl CudaQueue {
     /// Device-to-device copy of `words` words from `src` (at word offset `src_off`) into `dst`
     /// (at `dst_off`), ordered on the queue.
     pub fn copy(&self, dst: &DeviceBuffer, dst_off: usize, src: &DeviceBuffer, src_off: usize, words: usize) -> Result<()> {
+        self.flush_pending()?;
         check_range("device copy (destination)", dst_off, words, dst.words())?;
         check_range("device copy (source)", src_off, words, src.words())?;
         self.dev.context().bind_to_thread().map_err(|e| dev_err("binding context", e))?;
@@ -123,6 +144,7 @@ impl CudaQueue {
 
     /// Set `words` words of `buf` from word `off` to zero, ordered on the queue.
     pub fn zero(&self, buf: &DeviceBuffer, off: usize, words: usize) -> Result<()> {
+        self.flush_pending()?;
         check_range("device memset", off, words, buf.words())?;
         self.dev.context().bind_to_thread().map_err(|e| dev_err("binding context", e))?;
         // SAFETY: range checked above.
@@ -130,6 +152,39 @@ impl CudaQueue {
             cudarc::driver::result::memset_d8_async(buf.ptr() + 8 * off as u64, 0, 8 * words, self.stream.cu_stream())
         }
         .map_err(|e| dev_err("memset", e))
+    }
+
+    /// Launch the coalesced element-wise operations, if any: one at a time by its own kernel,
+    /// several by one `ew_batched_u64` launch over a descriptor table. Called before anything
+    /// else is put on the stream, so stream order is submission order.
+    ///
+    /// # Errors
+    /// `Device` on a transfer or launch failure.
+    pub fn flush_pending(&self) -> Result<()> {
+        let ops = std::mem::take(&mut *self.pending.lock());
+        match ops.len() {
+            0 => Ok(()),
+            1 => ops[0].launch_now(self),
+            n => {
+                let mut desc = Vec::with_capacity(n * EW_DESC_WORDS);
+                let mut longest = 0u64;
+                for op in &ops {
+                    desc.extend(descriptor(op));
+                    longest = longest.max(op.words as u64);
+                }
+                let table = self.scratch(desc.len())?;
+                self.dev.context().bind_to_thread().map_err(|e| dev_err("binding context", e))?;
+                // SAFETY: `table` holds desc.len() words; pageable host memory is staged by the
+                // driver before the call returns.
+                unsafe { cudarc::driver::result::memcpy_htod_async(table.ptr(), &desc, self.stream.cu_stream()) }
+                    .map_err(|e| dev_err("upload of coalesced descriptors", e))?;
+                let f = self.dev.function(Family::Elementwise, &[], "ew_batched_u64")?;
+                let cfg = LaunchConfig { grid_dim: (grid_stride_groups(longest).min(4096), n as u32, 1), block_dim: (THREADS, 1, 1), shared_mem_bytes: 0 };
+                // The ops (and their buffers) are dropped after the launch is on the stream; a
+                // buffer recycled from them is only used by later work of this stream.
+                self.launch_cfg("ew_batched_u64", &f, cfg, &[Arg::Buf(&table)])
+            }
+        }
     }
 
     /// Launch `f` with an explicit configuration.
@@ -199,6 +254,7 @@ impl GpuQueue for CudaQueue {
         geometry: Geometry,
         args: &[Arg<'_, DeviceBuffer>],
     ) -> Result<()> {
+        self.flush_pending()?;
         let f = self.dev.function(family, defines, kernel)?;
         let (grid_dim, block_dim) = match geometry {
             Geometry::Items(total) => ((grid_stride_groups(total), 1, 1), (THREADS, 1, 1)),
@@ -208,6 +264,25 @@ impl GpuQueue for CudaQueue {
     }
     fn synchronize(&self) -> Result<()> {
         CudaQueue::synchronize(self)
+    }
+    /// Coalescing (paper §III-F, issue: element-wise ops launch-bound at small N): operations
+    /// with no buffer in common with the queued ones join them; anything else put on the stream
+    /// first launches the queued ones ([`CudaQueue::flush_pending`]). Off with
+    /// `XEHE_COALESCE=0`, `XEHE_SYNC=1`, the profiler on (per-operation kernel times), or the
+    /// memcache off (freed buffers must not reach `cuMemFree` before their kernel ran).
+    fn launch_elementwise(&self, op: EwOp<DeviceBuffer>) -> Result<()> {
+        if !self.coalesce.load(std::sync::atomic::Ordering::Relaxed) || self.sync_each || self.profiler.is_enabled() || !self.memcache.is_enabled() {
+            self.flush_pending()?;
+            return op.launch_now(self);
+        }
+        let mut pending = self.pending.lock();
+        if pending.len() >= MAX_COALESCED || pending.iter().any(|p| conflicts(p, &op)) {
+            drop(pending);
+            self.flush_pending()?;
+            pending = self.pending.lock();
+        }
+        pending.push(op);
+        Ok(())
     }
     fn profiler(&self) -> &Profiler {
         CudaQueue::profiler(self)
@@ -231,4 +306,41 @@ impl GpuQueue for CudaQueue {
             _ => None,
         }
     }
+}
+
+/// Words per coalesced descriptor (`EW_DESC_WORDS` in native/elementwise.cl).
+const EW_DESC_WORDS: usize = 10;
+
+/// The descriptor of `op` for `ew_batched_u64`.
+fn descriptor(op: &EwOp<DeviceBuffer>) -> [u64; EW_DESC_WORDS] {
+    let l = &op.level;
+    let kind = match op.kind {
+        EwKind::Add => 0,
+        EwKind::Sub => 1,
+        EwKind::Neg => 2,
+        EwKind::Mul => 3,
+    };
+    let b = op.b.as_ref().map_or(op.a.ptr(), |b| b.ptr());
+    let b_words = if op.kind == EwKind::Mul { op.b_words } else { op.words };
+    [
+        kind,
+        op.out.ptr(),
+        op.a.ptr(),
+        b,
+        l.primes.moduli.ptr(),
+        l.primes.r0.ptr(),
+        l.primes.r1.ptr(),
+        op.words as u64,
+        b_words.max(1) as u64,
+        l.primes.k as u64 | (l.log_n as u64) << 32,
+    ]
+}
+
+/// Whether `new` touches a buffer `queued` writes, or writes one `queued` touches: then they
+/// cannot share a launch (its operations run in no particular order).
+fn conflicts(queued: &EwOp<DeviceBuffer>, new: &EwOp<DeviceBuffer>) -> bool {
+    let reads = |op: &EwOp<DeviceBuffer>| [Some(op.a.ptr()), op.b.as_ref().map(|b| b.ptr())];
+    let w = queued.out.ptr();
+    let nw = new.out.ptr();
+    reads(new).contains(&Some(w)) || nw == w || reads(queued).contains(&Some(nw))
 }

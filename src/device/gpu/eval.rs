@@ -6,7 +6,8 @@
 
 use super::level::{DevicePrimes, DeviceScalars, LevelData};
 use super::ntt::{DeviceNttTables, NttVariant};
-use super::{Arg, Geometry, GpuQueue};
+use super::{Arg, EwKind, EwOp, Geometry, GpuQueue};
+use std::sync::Arc;
 use crate::device::kernels::Family;
 use crate::device::ntt_plan::NttTable;
 use crate::Result;
@@ -22,73 +23,66 @@ fn launch<Q: GpuQueue>(q: &Q, fam: Family, kernel: &'static str, total: u64, arg
     q.launch(fam, &[], kernel, Geometry::Items(total), args)
 }
 
-/// `a ± b` (or `-a` when `b` is None) over `words` words into a new buffer; `op` is one of
-/// `ew_add_u64`, `ew_sub_u64`, `ew_neg_u64`.
-pub fn elementwise<Q: GpuQueue>(q: &Q, l: &LevelData<Q::Buf>, op: &'static str, a: &Q::Buf, b: Option<&Q::Buf>, words: usize) -> Result<Q::Buf> {
-    let out = q.alloc(words)?;
-    let mut args = vec![Arg::Buf(&out), Arg::Buf(a)];
-    if let Some(b) = b {
-        args.push(Arg::Buf(b));
-    }
-    args.extend([Arg::Buf(&l.primes.moduli), Arg::U32(l.primes.k), Arg::U32(l.log_n), Arg::U64(words as u64)]);
-    launch(q, Family::Elementwise, op, words as u64, &args)?;
+/// `out = a op b` over `words` words into a new buffer (`b` broadcast over every `b_words` words
+/// for [`EwKind::Mul`]), queued with [`GpuQueue::launch_elementwise`] (coalesced with
+/// neighbouring element-wise operations where the backend can).
+///
+/// # Errors
+/// `Device` on an allocation or launch failure.
+pub fn elementwise<Q: GpuQueue>(
+    q: &Q,
+    l: &Arc<LevelData<Q::Buf>>,
+    kind: EwKind,
+    a: &Arc<Q::Buf>,
+    b: Option<&Arc<Q::Buf>>,
+    b_words: usize,
+    words: usize,
+) -> Result<Arc<Q::Buf>> {
+    let out = Arc::new(q.alloc(words)?);
+    q.launch_elementwise(EwOp { kind, out: out.clone(), a: a.clone(), b: b.cloned(), b_words, words, level: l.clone() })?;
     Ok(out)
 }
 
 /// `a + b` / `a - b` for ciphertexts of sizes `sa`, `sb`; the result has the larger size, the
 /// extra polynomials copied (negated for `sub`) from the larger operand (SEAL `add`/`sub`).
-pub fn add_sub<Q: GpuQueue>(q: &Q, l: &LevelData<Q::Buf>, a: &Q::Buf, sa: usize, b: &Q::Buf, sb: usize, sub: bool) -> Result<Q::Buf> {
+///
+/// # Errors
+/// `Device` on an allocation or launch failure.
+pub fn add_sub<Q: GpuQueue>(q: &Q, l: &Arc<LevelData<Q::Buf>>, a: &Arc<Q::Buf>, sa: usize, b: &Arc<Q::Buf>, sb: usize, sub: bool) -> Result<Arc<Q::Buf>> {
     let pw = poly_words(l);
+    let kind = if sub { EwKind::Sub } else { EwKind::Add };
+    if sa == sb {
+        return elementwise(q, l, kind, a, Some(b), sa * pw, sa * pw);
+    }
     let common = sa.min(sb) * pw;
     let out = q.alloc(sa.max(sb) * pw)?;
-    let op = if sub { "ew_sub_u64" } else { "ew_add_u64" };
-    let args = [
-        Arg::Buf(&out),
-        Arg::Buf(a),
-        Arg::Buf(b),
-        Arg::Buf(&l.primes.moduli),
-        Arg::U32(l.primes.k),
-        Arg::U32(l.log_n),
-        Arg::U64(common as u64),
-    ];
-    launch(q, Family::Elementwise, op, common as u64, &args)?;
+    let args = [Arg::Buf(&out), Arg::Buf(&**a), Arg::Buf(&**b), Arg::Buf(&l.primes.moduli), Arg::U32(l.primes.k), Arg::U32(l.log_n), Arg::U64(common as u64)];
+    launch(q, Family::Elementwise, kind.kernel(), common as u64, &args)?;
     if sa > sb {
         q.copy(&out, common, a, common, (sa - sb) * pw)?;
-    } else if sb > sa {
+    } else {
         let extra = (sb - sa) * pw;
         if sub {
-            let args = [
-                Arg::BufAt(&out, common),
-                Arg::BufAt(b, common),
-                Arg::Buf(&l.primes.moduli),
-                Arg::U32(l.primes.k),
-                Arg::U32(l.log_n),
-                Arg::U64(extra as u64),
-            ];
-            launch(q, Family::Elementwise, "ew_neg_u64", extra as u64, &args)?;
+            let args = [Arg::BufAt(&out, common), Arg::BufAt(&**b, common), Arg::Buf(&l.primes.moduli), Arg::U32(l.primes.k), Arg::U32(l.log_n), Arg::U64(extra as u64)];
+            launch(q, Family::Elementwise, EwKind::Neg.kernel(), extra as u64, &args)?;
         } else {
             q.copy(&out, common, b, common, extra)?;
         }
     }
-    Ok(out)
+    Ok(Arc::new(out))
 }
 
 /// `ct ± pt` on the first polynomial (SEAL `add_plain`/`sub_plain`).
-pub fn add_sub_plain<Q: GpuQueue>(q: &Q, l: &LevelData<Q::Buf>, ct: &Q::Buf, size: usize, pt: &Q::Buf, sub: bool) -> Result<Q::Buf> {
+///
+/// # Errors
+/// `Device` on an allocation or launch failure.
+pub fn add_sub_plain<Q: GpuQueue>(q: &Q, l: &Arc<LevelData<Q::Buf>>, ct: &Arc<Q::Buf>, size: usize, pt: &Arc<Q::Buf>, sub: bool) -> Result<Arc<Q::Buf>> {
     let pw = poly_words(l);
     let out = q.alloc(size * pw)?;
     q.copy(&out, pw, ct, pw, (size - 1) * pw)?;
-    let op = if sub { "ew_sub_u64" } else { "ew_add_u64" };
-    let args = [
-        Arg::Buf(&out),
-        Arg::Buf(ct),
-        Arg::Buf(pt),
-        Arg::Buf(&l.primes.moduli),
-        Arg::U32(l.primes.k),
-        Arg::U32(l.log_n),
-        Arg::U64(pw as u64),
-    ];
-    launch(q, Family::Elementwise, op, pw as u64, &args)?;
+    let out = Arc::new(out);
+    let kind = if sub { EwKind::Sub } else { EwKind::Add };
+    q.launch_elementwise(EwOp { kind, out: out.clone(), a: ct.clone(), b: Some(pt.clone()), b_words: pw, words: pw, level: l.clone() })?;
     Ok(out)
 }
 
@@ -104,16 +98,6 @@ fn product_args<'a, B>(l: &'a LevelData<B>, out: &'a B, a: &'a B, b: &'a B) -> V
         Arg::U32(l.primes.k),
         Arg::U32(l.log_n),
     ]
-}
-
-/// Hadamard product of every polynomial of `a` (`words` words) with `b` (`b_words` words,
-/// broadcast: a plaintext for `multiply_plain`).
-pub fn mul_broadcast<Q: GpuQueue>(q: &Q, l: &LevelData<Q::Buf>, a: &Q::Buf, words: usize, b: &Q::Buf, b_words: usize) -> Result<Q::Buf> {
-    let out = q.alloc(words)?;
-    let mut args = product_args(l, &out, a, b);
-    args.extend([Arg::U64(b_words as u64), Arg::U64(words as u64)]);
-    launch(q, Family::Elementwise, "ew_mul_u64", words as u64, &args)?;
-    Ok(out)
 }
 
 /// Tensor product of ciphertexts of sizes `sa`, `sb` (SEAL `multiply`): size `sa + sb - 1`.

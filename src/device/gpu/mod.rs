@@ -144,6 +144,17 @@ pub trait GpuQueue: Send + Sync + Sized + 'static {
     /// This backend's buffer inside a [`DeviceBuf`](crate::device::state::DeviceBuf), if it is one.
     fn unwrap(buf: &crate::device::state::DeviceBuf) -> Option<&Arc<Self::Buf>>;
 
+    /// Queue an element-wise operation (paper §III-F: no host synchronization between
+    /// operations). The default launches its kernel at once; a backend may instead coalesce
+    /// consecutive independent element-wise operations into one launch (CUDA does: see
+    /// [`EwOp`]), which is what makes small-N element-wise work bandwidth-bound instead of
+    /// launch-bound. The op's `Arc`s keep its buffers alive until its kernel is enqueued.
+    ///
+    /// # Errors
+    /// `Device` on a launch failure.
+    fn launch_elementwise(&self, op: EwOp<Self::Buf>) -> Result<()> {
+        op.launch_now(self)
+    }
     /// Upload a slice of plain values (`u32` tables, `u64` words) as read-only device data,
     /// padded to whole words.
     ///
@@ -151,6 +162,81 @@ pub trait GpuQueue: Send + Sync + Sized + 'static {
     /// As [`upload_static_words`](Self::upload_static_words).
     fn upload_static<T: Copy + pack::Pod>(&self, host: &[T]) -> Result<Self::Buf> {
         self.upload_static_words(&pack::to_words(host))
+    }
+}
+
+/// Kinds of element-wise operation [`GpuQueue::launch_elementwise`] takes (the kernels of
+/// `native/elementwise.cl`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EwKind {
+    /// `a + b`.
+    Add,
+    /// `a − b`.
+    Sub,
+    /// `−a`.
+    Neg,
+    /// `a ⊙ b`, `b` broadcast over every `b_words` words of `a` (multiply_plain).
+    Mul,
+}
+
+impl EwKind {
+    /// The kernel that runs this kind alone.
+    pub fn kernel(self) -> &'static str {
+        match self {
+            EwKind::Add => "ew_add_u64",
+            EwKind::Sub => "ew_sub_u64",
+            EwKind::Neg => "ew_neg_u64",
+            EwKind::Mul => "ew_mul_u64",
+        }
+    }
+}
+
+/// One element-wise operation over `words` words of RNS data at level `level`: `out = a op b`.
+pub struct EwOp<B> {
+    /// What to compute.
+    pub kind: EwKind,
+    /// Result buffer (at least `words` words).
+    pub out: Arc<B>,
+    /// First operand.
+    pub a: Arc<B>,
+    /// Second operand (`None` for [`EwKind::Neg`]).
+    pub b: Option<Arc<B>>,
+    /// Words of `b` that repeat over `a` (for [`EwKind::Mul`]; else `words`).
+    pub b_words: usize,
+    /// Words computed.
+    pub words: usize,
+    /// The level's primes.
+    pub level: Arc<level::LevelData<B>>,
+}
+
+impl<B: std::fmt::Debug> std::fmt::Debug for EwOp<B> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "EwOp({:?}, {} words, out {:?})", self.kind, self.words, self.out)
+    }
+}
+
+impl<B: GpuBuffer + 'static> EwOp<B> {
+    /// Launch the op's own kernel now on `q`.
+    ///
+    /// # Errors
+    /// `Device` on a launch failure; `InvalidArgument` for a missing second operand.
+    pub fn launch_now<Q: GpuQueue<Buf = B>>(&self, q: &Q) -> Result<()> {
+        let l = &*self.level;
+        let mut args = vec![Arg::Buf(&*self.out), Arg::Buf(&*self.a)];
+        if self.kind != EwKind::Neg {
+            let b = self.b.as_deref().ok_or_else(|| Error::InvalidArgument("element-wise op without its second operand".into()))?;
+            args.push(Arg::Buf(b));
+        }
+        args.push(Arg::Buf(&l.primes.moduli));
+        if self.kind == EwKind::Mul {
+            args.extend([Arg::Buf(&l.primes.r0), Arg::Buf(&l.primes.r1)]);
+        }
+        args.extend([Arg::U32(l.primes.k), Arg::U32(l.log_n)]);
+        if self.kind == EwKind::Mul {
+            args.push(Arg::U64(self.b_words as u64));
+        }
+        args.push(Arg::U64(self.words as u64));
+        q.launch(Family::Elementwise, &[], self.kind.kernel(), Geometry::Items(self.words as u64), &args)
     }
 }
 
