@@ -12,6 +12,14 @@ fn skip(why: &str) {
     let _ = writeln!(std::io::stderr().lock(), "SKIP {why}");
 }
 
+/// Tests take turns on the devices (one of them fills device memory on purpose): each holds
+/// this lock while it runs.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn turn() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// The queues to test on, each with the largest N to try: the default GPU queue, and an OpenCL
 /// queue on any OpenCL device unless the default already is one (a CPU device, such as pocl,
 /// stops at N = 16384 to keep CI short). Prints why a backend is skipped.
@@ -93,6 +101,7 @@ fn same(name: &str, gpu: Result<Ciphertext>, cpu: Result<Ciphertext>) {
 
 #[test]
 fn every_op_matches_cpu_bit_for_bit() {
+    let _turn = turn();
     for (q, max_n) in queues("every_op_matches_cpu_bit_for_bit") {
         every_op_on(&q, max_n);
     }
@@ -152,6 +161,7 @@ fn every_op_on(q: &Queue, max_n: usize) {
 
 #[test]
 fn threads_drive_separate_queues() {
+    let _turn = turn();
     for (q, _) in queues("threads_drive_separate_queues") {
         threads_on(&q);
     }
@@ -192,6 +202,7 @@ fn threads_on(q0: &Queue) {
 
 #[test]
 fn dropping_queued_ciphertexts_corrupts_nothing() {
+    let _turn = turn();
     for (q, _) in queues("dropping_queued_ciphertexts_corrupts_nothing") {
         dropping_on(&q);
     }
@@ -243,6 +254,7 @@ fn gpu_without_device_is_a_clear_error() {
 
 #[test]
 fn device_out_of_memory_is_a_clear_error_and_work_goes_on() {
+    let _turn = turn();
     for (q, _) in queues("device_out_of_memory_is_a_clear_error_and_work_goes_on") {
         // 2^44 words = 128 TiB: no device has that. The memcache flushes and retries, then reports.
         let e = q.try_allocate_words(1 << 44).expect_err("an impossible allocation must fail");
@@ -262,6 +274,7 @@ fn device_out_of_memory_is_a_clear_error_and_work_goes_on() {
 /// independent operations, then one download — all equal to the CPU backend.
 #[test]
 fn queued_elementwise_chains_match_cpu() {
+    let _turn = turn();
     for (q, _) in queues("queued_elementwise_chains_match_cpu") {
         let f = fixture(8192, &[60, 40, 40, 60]);
         let (ev, a, b, p) = (&f.ev, &f.a, &f.b, &f.p);
@@ -298,6 +311,7 @@ fn queued_elementwise_chains_match_cpu() {
 #[test]
 fn exhausted_device_is_a_clear_error_and_work_goes_on() {
     use xehe::device::gpu::GpuQueue;
+    let _turn = turn();
     for (q, _) in queues("exhausted_device_is_a_clear_error_and_work_goes_on") {
         let Queue::Cuda(cq) = &q else {
             skip(&format!("exhausted_device: {} queue (CUDA only)", q.backend()));
