@@ -335,3 +335,41 @@ fn exhausted_device_is_a_clear_error_and_work_goes_on() {
         same("multiply+relinearize after exhaustion", m(&on_gpu(&f.a, &q), &b), m(&f.a, &f.b));
     }
 }
+
+/// Two GPUs (paper §III-H: one queue per device): independent work on each at once, then a
+/// result of device 0 used on device 1 (it moves through the host), all equal to the CPU.
+/// Skipped with a reason on a machine with fewer than two CUDA devices.
+#[test]
+fn two_devices_compute_independently() {
+    use xehe::device::queue::{new_queue_on, DeviceChoice};
+    let _turn = turn();
+    let (q0, q1) = match (new_queue_on(&DeviceChoice::Cuda(0)), new_queue_on(&DeviceChoice::Cuda(1))) {
+        (Ok(a), Ok(b)) => (a, b),
+        (a, b) => {
+            let why = [a.err(), b.err()].into_iter().flatten().map(|e| e.to_string()).collect::<Vec<_>>().join("; ");
+            skip(&format!("two_devices_compute_independently: needs two CUDA devices: {why}"));
+            return;
+        }
+    };
+    let f = Arc::new(fixture(16384, &[60, 40, 40, 40, 40, 60]));
+    let m = |x: &Ciphertext, y: &Ciphertext| f.ev.multiply(x, y).and_then(|m| f.ev.relinearize(&m, &f.rk)).and_then(|m| f.ev.rotate_vector(&m, 1, &f.gk));
+    let want = m(&f.a, &f.b).unwrap();
+    let hs: Vec<_> = [q0.clone(), q1.clone()]
+        .into_iter()
+        .map(|q| {
+            let f = f.clone();
+            std::thread::spawn(move || {
+                let m = |x: &Ciphertext, y: &Ciphertext| f.ev.multiply(x, y).and_then(|m| f.ev.relinearize(&m, &f.rk)).and_then(|m| f.ev.rotate_vector(&m, 1, &f.gk));
+                (0..20).map(|_| m(&on_gpu(&f.a, &q), &on_gpu(&f.b, &q)).unwrap()).collect::<Vec<_>>()
+            })
+        })
+        .collect();
+    for h in hs {
+        for c in h.join().unwrap() {
+            same("multiply+relinearize+rotate on one of two devices", Ok(c), Ok(want.clone()));
+        }
+    }
+    // A device-0 result as an operand on device 1.
+    let r0 = m(&on_gpu(&f.a, &q0), &on_gpu(&f.b, &q0)).unwrap();
+    same("device 0 result added on device 1", f.ev.add(&on_gpu(&f.a, &q1), &r0), f.ev.add(&f.a, &want));
+}
