@@ -96,7 +96,17 @@ fn same(name: &str, gpu: Result<Ciphertext>, cpu: Result<Ciphertext>) {
     assert_eq!(g.parms_id(), c.parms_id(), "{name}: parms_id");
     assert_eq!(g.size(), c.size(), "{name}: size");
     assert_eq!(g.scale(), c.scale(), "{name}: scale");
-    assert!(g.data() == c.data(), "{name}: GPU result differs from the CPU backend");
+    if g.data() != c.data() {
+        let bad: Vec<usize> = g.data().iter().zip(c.data()).enumerate().filter(|(_, (x, y))| x != y).map(|(i, _)| i).collect();
+        let words = g.poly_modulus_degree() * g.coeff_modulus_size();
+        panic!(
+            "{name}: GPU result differs from the CPU backend in {} of {} words (first {:?}, polys {:?})",
+            bad.len(),
+            c.data().len(),
+            &bad[..bad.len().min(4)],
+            bad.iter().map(|i| i / words).collect::<std::collections::BTreeSet<_>>()
+        );
+    }
 }
 
 #[test]

@@ -23,8 +23,39 @@ pub struct CudaQueue {
     profiler: Profiler,
     sync_each: bool,
     /// Element-wise operations queued for one coalesced launch (see `launch_elementwise`).
-    pending: Mutex<Vec<EwOp<DeviceBuffer>>>,
+    pending: Mutex<Pending>,
     coalesce: std::sync::atomic::AtomicBool,
+}
+
+/// Element-wise operations waiting for one coalesced launch, with the buffers they read and
+/// write (so a new operation's conflict check is two set lookups).
+#[derive(Default)]
+struct Pending {
+    ops: Vec<EwOp<DeviceBuffer>>,
+    reads: std::collections::HashSet<u64>,
+    writes: std::collections::HashSet<u64>,
+}
+
+impl Pending {
+    fn reads_of(op: &EwOp<DeviceBuffer>) -> impl Iterator<Item = u64> + '_ {
+        std::iter::once(op.a.ptr()).chain(op.b.as_ref().map(|b| b.ptr()))
+    }
+    /// Whether `op` reads a buffer a queued op writes, or writes one a queued op touches: then
+    /// they cannot share a launch (its operations run in no particular order).
+    fn conflicts(&self, op: &EwOp<DeviceBuffer>) -> bool {
+        let w = op.out.ptr();
+        self.writes.contains(&w) || self.reads.contains(&w) || Self::reads_of(op).any(|r| self.writes.contains(&r))
+    }
+    fn push(&mut self, op: EwOp<DeviceBuffer>) {
+        self.reads.extend(Self::reads_of(&op));
+        self.writes.insert(op.out.ptr());
+        self.ops.push(op);
+    }
+    fn take(&mut self) -> Vec<EwOp<DeviceBuffer>> {
+        self.reads.clear();
+        self.writes.clear();
+        std::mem::take(&mut self.ops)
+    }
 }
 
 /// Most element-wise operations one coalesced launch runs.
@@ -44,7 +75,7 @@ impl CudaQueue {
         let memcache = Arc::new(MemCache::new(CudaAllocator::new(dev.context().clone())));
         let sync_each = std::env::var("XEHE_SYNC").is_ok_and(|v| v == "1");
         let coalesce = std::env::var("XEHE_COALESCE").map_or(true, |v| v != "0");
-        Ok(CudaQueue { dev, stream, memcache, profiler: Profiler::new(), sync_each, pending: Mutex::new(Vec::new()), coalesce: coalesce.into() })
+        Ok(CudaQueue { dev, stream, memcache, profiler: Profiler::new(), sync_each, pending: Mutex::new(Pending::default()), coalesce: coalesce.into() })
     }
     /// Turn launch coalescing of element-wise operations on or off (default on; the
     /// environment's `XEHE_COALESCE=0` starts it off). Turning it off launches what is queued.
@@ -161,7 +192,7 @@ impl CudaQueue {
     /// # Errors
     /// `Device` on a transfer or launch failure.
     pub fn flush_pending(&self) -> Result<()> {
-        let ops = std::mem::take(&mut *self.pending.lock());
+        let ops = self.pending.lock().take();
         match ops.len() {
             0 => Ok(()),
             1 => ops[0].launch_now(self),
@@ -276,7 +307,7 @@ impl GpuQueue for CudaQueue {
             return op.launch_now(self);
         }
         let mut pending = self.pending.lock();
-        if pending.len() >= MAX_COALESCED || pending.iter().any(|p| conflicts(p, &op)) {
+        if pending.ops.len() >= MAX_COALESCED || pending.conflicts(&op) {
             drop(pending);
             self.flush_pending()?;
             pending = self.pending.lock();
@@ -334,13 +365,4 @@ fn descriptor(op: &EwOp<DeviceBuffer>) -> [u64; EW_DESC_WORDS] {
         b_words.max(1) as u64,
         l.primes.k as u64 | (l.log_n as u64) << 32,
     ]
-}
-
-/// Whether `new` touches a buffer `queued` writes, or writes one `queued` touches: then they
-/// cannot share a launch (its operations run in no particular order).
-fn conflicts(queued: &EwOp<DeviceBuffer>, new: &EwOp<DeviceBuffer>) -> bool {
-    let reads = |op: &EwOp<DeviceBuffer>| [Some(op.a.ptr()), op.b.as_ref().map(|b| b.ptr())];
-    let w = queued.out.ptr();
-    let nw = new.out.ptr();
-    reads(new).contains(&Some(w)) || nw == w || reads(queued).contains(&Some(nw))
 }

@@ -27,6 +27,9 @@ unsafe impl Sync for ClMem {}
 /// `clCreateBuffer` / `clReleaseMemObject` for one context.
 pub struct ClAllocator {
     context: ClContext,
+    /// `CL_DEVICE_MAX_MEM_ALLOC_SIZE`: drivers that allocate lazily (NVIDIA's) accept larger
+    /// requests and fail only at first use, so the limit is checked here.
+    max_alloc: u64,
 }
 
 /// A `cl_context` the allocator may use from any thread.
@@ -38,15 +41,22 @@ unsafe impl Send for ClContext {}
 unsafe impl Sync for ClContext {}
 
 impl ClAllocator {
-    /// Allocator for `context` (which must outlive it).
-    pub fn new(context: &Context) -> Self {
-        ClAllocator { context: ClContext(context.get()) }
+    /// Allocator for `context` (which must outlive it) on a device whose largest allocation is
+    /// `max_alloc` bytes.
+    pub fn new(context: &Context, max_alloc: u64) -> Self {
+        ClAllocator { context: ClContext(context.get()), max_alloc }
     }
 }
 
 impl RawAllocator for ClAllocator {
     type Ptr = ClMem;
     fn alloc(&self, bytes: usize) -> Result<ClMem> {
+        if bytes as u64 > self.max_alloc {
+            return Err(crate::Error::Device(format!(
+                "OpenCL: {bytes} bytes exceed the device's largest allocation ({} bytes)",
+                self.max_alloc
+            )));
+        }
         // SAFETY: no host pointer, so the driver owns the storage.
         unsafe { create_buffer(self.context.0, CL_MEM_READ_WRITE, bytes, std::ptr::null_mut()) }
             .map(ClMem)

@@ -147,6 +147,7 @@ pub struct OpenClDevice {
     /// Read-only data (tables, keys) shared by the queues; never retained by compute frames.
     statics: Arc<MemCache<ClAllocator>>,
     shared: DeviceShared<buffer::ClBuffer>,
+    max_alloc: u64,
 }
 
 impl std::fmt::Debug for OpenClDevice {
@@ -219,7 +220,8 @@ impl OpenClDevice {
         let subgroups = ext.split_whitespace().any(|e| e == "cl_khr_subgroups" || e == "cl_intel_subgroups");
         let base_align = (dev.mem_base_addr_align().map_err(|e| dev_err("base address alignment", e))? as usize / 8).max(8);
         let context = Context::from_device(&dev).map_err(|e| dev_err("creating context", e))?;
-        let statics = Arc::new(MemCache::new(ClAllocator::new(&context)));
+        let max_alloc = dev.max_mem_alloc_size().map_err(|e| dev_err("largest allocation", e))?;
+        let statics = Arc::new(MemCache::new(ClAllocator::new(&context, max_alloc)));
         Ok(OpenClDevice {
             device: dev,
             context,
@@ -233,6 +235,7 @@ impl OpenClDevice {
             kernels: Mutex::new(HashMap::new()),
             statics,
             shared: DeviceShared::new(),
+            max_alloc,
         })
     }
 
@@ -264,6 +267,10 @@ impl OpenClDevice {
     /// The read-only data shared by the device's queues.
     pub fn shared_data(&self) -> &DeviceShared<buffer::ClBuffer> {
         &self.shared
+    }
+    /// `CL_DEVICE_MAX_MEM_ALLOC_SIZE` in bytes.
+    pub fn max_alloc(&self) -> u64 {
+        self.max_alloc
     }
     /// The memcache of read-only data.
     pub fn statics(&self) -> &Arc<MemCache<ClAllocator>> {

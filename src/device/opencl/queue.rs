@@ -53,7 +53,7 @@ impl ClQueue {
         // SAFETY: the device id is the one the context was created for.
         let queue = unsafe { CommandQueue::create(dev.context(), dev.device().id(), CL_QUEUE_PROFILING_ENABLE) }
             .map_err(|e| dev_err("creating queue", e))?;
-        let memcache = Arc::new(MemCache::new(ClAllocator::new(dev.context())));
+        let memcache = Arc::new(MemCache::new(ClAllocator::new(dev.context(), dev.max_alloc())));
         let sync_each = std::env::var("XEHE_SYNC").is_ok_and(|v| v == "1");
         Ok(ClQueue { dev, queue, memcache, profiler: Profiler::new(), pending: Mutex::new(Vec::new()), sync_each })
     }
