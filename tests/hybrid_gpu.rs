@@ -56,9 +56,12 @@ fn same(name: &str, gpu: Result<Ciphertext>, cpu: Result<Ciphertext>) {
     assert!(g.data() == c.data(), "{name}: GPU result differs from the CPU reference");
 }
 
-/// `(N, coeff_modulus bits, [(α, dnum)])`: digits of one prime (SEAL's layout), of several,
-/// a short last digit, one digit (dnum = 1), α below and above the digit size.
-fn cases() -> Vec<(usize, Vec<u32>, Vec<(usize, usize)>)> {
+/// `(N, coeff_modulus bits, [(α, dnum)])`.
+type Case = (usize, Vec<u32>, Vec<(usize, usize)>);
+
+/// Digits of one prime (SEAL's layout), of several, a short last digit, one digit (dnum = 1),
+/// α below and above the digit size.
+fn cases() -> Vec<Case> {
     vec![
         (4096, vec![50, 30, 30, 30, 50], vec![(1, 4), (2, 2), (3, 1)]),
         (8192, vec![60, 40, 40, 40, 40, 40, 60], vec![(2, 3), (3, 2), (1, 6), (2, 4)]),

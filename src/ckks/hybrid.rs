@@ -46,23 +46,21 @@
 //!
 //! Everything is RNS arithmetic on `u64` words, parallel over limbs with rayon, deterministic.
 //!
-//! # GPU mapping (for the port onto the generic backend)
-//! - INTT of `t` and of `acc_P`, forward NTT of every converted limb: the existing NTT kernels
-//!   (`native/ntt.cl`, the `NttVariant` plans), batched over limbs as today.
-//! - Scale (`y_i = t_i · q̂_i^{-1}`) is an elementwise Shoup multiply by a per-limb constant
-//!   (one kernel, grid = limbs × N), or fused into the conversion's load.
-//! - Base conversion: one new kernel family `rns_base_conv_u64` (`native/rns.cl`): one work-item
-//!   per coefficient and output limb, looping over the `d` (ModUp) or `α` (ModDown) input limbs
-//!   with a 128-bit `mad` accumulator and one Barrett reduction; the base-change matrix
-//!   `[q̂_i]_m` is a small constant table per (digit, level), uploaded once with the keys.
-//!   ModUp for all `β` digits can be one launch (grid = β × (ℓ+α) × N, skipping the digit's own
-//!   limbs), producing the `β × (ℓ+α) × N` ModUp buffer that the NTT then transforms.
-//! - Inner product: `ks_inner` (`native/keyswitch.cl`) unchanged in structure — it already sums
-//!   digits × key limbs per output prime with one reduction; it needs the digit count `β` instead
-//!   of `k` and the key limb index map (data limbs then special limbs).
-//! - ModDown: INTT of the `α` special limbs, `+⌊P/2⌋` fused into the `rns_base_conv_u64` load
-//!   (P → Q_ℓ), NTT, then `moddown_finish` with `P^{-1} mod q_i` in place of `q_last^{-1}`
-//!   (same formula `c_i += P^{-1}(x_i − conv_i)`).
+//! # On the GPU
+//! `src/device/gpu/hybrid.rs` runs the same steps on any `GpuQueue` (CUDA, OpenCL) when the
+//! operand is marked `.gpu()`, bit-identical to this reference (`tests/hybrid_gpu.rs`):
+//! - ModUp: INTT of `t` (the NTT kernels of `native/ntt.cl`); one `rns_base_conv_u64` launch
+//!   (`native/rns.cl`, grid `β × (ℓ+α) × N`) scales each input word by `q̂_i^{-1}` (Shoup) on
+//!   load and sums `y_i [q̂_i]_m` with a 128-bit multiply-add chain and one reduction, for every
+//!   digit and every extended limb — the digit's own limbs included, where the conversion is
+//!   exact, so the `β × (ℓ+α) × N` buffer is transformed by one batched forward NTT.
+//! - Inner product: `ks_inner_hybrid_u64` (`native/keyswitch.cl`, SEAL's `ks_inner_u64` with `β`
+//!   digits and the key limb map `o < ℓ ? o : L + o − ℓ`).
+//! - ModDown: INTT of the `2α` special limbs; `rns_base_conv_u64` `P → Q_ℓ` with `+⌊P/2⌋` fused
+//!   into its load and `−[⌊P/2⌋]_{q_i}` into its store; NTT; SEAL's `moddown_finish_u64` with
+//!   `P^{-1} mod q_i`.
+//! - The per-level constants (`LevelConstants`) are uploaded once per device and level and
+//!   cached in the [`HybridKeySwitching`]; each key once per device, cached in the key.
 
 use super::context::Context;
 use super::galois::GaloisTool;
@@ -139,6 +137,7 @@ struct Inner {
     /// `P → q_0 … q_{L-1}`.
     mod_down: BaseConverter,
     /// Device images of [`LevelConstants`], per (device, level) (`src/device/gpu/hybrid.rs`).
+    #[cfg_attr(not(any(feature = "cuda", feature = "opencl")), allow(dead_code))]
     pub(crate) device: AnyDeviceCache,
 }
 
@@ -492,6 +491,7 @@ impl HybridKeySwitching {
 /// for input row `r` of digit `j = r / d` and output limb `o`,
 /// `out = ([Σ_r [(x_r + in_add[r]) · in_inv[r]]_{q_r} · matrix[(j·out + o)·d + r − j·d]]_{m_o}
 /// + out_add[o]) mod m_o`.
+#[cfg_attr(not(any(feature = "cuda", feature = "opencl")), allow(dead_code))]
 #[derive(Clone, Debug)]
 pub(crate) struct ConvConstants {
     /// Added to each input row before scaling (ModDown's `⌊P/2⌋`; 0 for ModUp).
@@ -509,6 +509,7 @@ pub(crate) struct ConvConstants {
 /// `q_0 … q_{ℓ-1}, p_0 … p_{α-1}` (`E = ℓ + α` limbs) and its NTT tables, the special primes'
 /// tables, ModUp (`β` digits of the level → every extended limb) and ModDown (`P → q_0 … q_{ℓ-1}`)
 /// conversion constants, and `P^{-1} mod q_i`.
+#[cfg_attr(not(any(feature = "cuda", feature = "opencl")), allow(dead_code))]
 #[derive(Clone, Debug)]
 pub(crate) struct LevelConstants {
     /// `ℓ`.
@@ -533,6 +534,7 @@ pub(crate) struct LevelConstants {
     pub inv_p: Vec<ShoupOperand>,
 }
 
+#[cfg_attr(not(any(feature = "cuda", feature = "opencl")), allow(dead_code))]
 impl HybridKeySwitching {
     /// Total key-base size `L + α`.
     pub(crate) fn key_size(&self) -> usize {
@@ -616,6 +618,7 @@ impl HybridKSwitchKey {
     }
 
     /// The digits' pairs concatenated, `digits × 2 × (L + α) × N` words (the device layout).
+    #[cfg_attr(not(any(feature = "cuda", feature = "opencl")), allow(dead_code))]
     pub(crate) fn words(&self) -> Vec<u64> {
         self.digits.concat()
     }

@@ -237,3 +237,21 @@ impl AnyDeviceCache {
         any.downcast::<T>().map_err(|_| crate::Error::Device("device cache entry of another type".into()))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn any_device_cache_builds_once_per_key_and_checks_the_type() {
+        let cache = AnyDeviceCache::default();
+        let id = crate::PARMS_ID_ZERO;
+        let mut built = 0;
+        let a = cache.get_or_insert(1, id, || { built += 1; Ok(7u32) }).unwrap();
+        let b = cache.get_or_insert(1, id, || { built += 1; Ok(8u32) }).unwrap();
+        assert_eq!((*a, *b, built), (7, 7, 1));
+        assert_eq!(*cache.get_or_insert(2, id, || Ok(9u32)).unwrap(), 9, "another device builds its own");
+        assert!(cache.get_or_insert(1, id, || Ok(1u64)).is_err(), "an entry of another type is an error");
+        assert!(cache.get_or_insert(3, id, || -> crate::Result<u32> { Err(crate::Error::Device("x".into())) }).is_err());
+    }
+}
