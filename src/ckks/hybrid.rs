@@ -49,15 +49,15 @@
 //! # On the GPU
 //! `src/device/gpu/hybrid.rs` runs the same steps on any `GpuQueue` (CUDA, OpenCL) when the
 //! operand is marked `.gpu()`, bit-identical to this reference (`tests/hybrid_gpu.rs`):
-//! - ModUp: INTT of `t` (the NTT kernels of `native/ntt.cl`); one `rns_base_conv_u64` launch
-//!   (`native/rns.cl`, grid `β × (ℓ+α) × N`) scales each input word by `q̂_i^{-1}` (Shoup) on
-//!   load and sums `y_i [q̂_i]_m` with a 128-bit multiply-add chain and one reduction, for every
-//!   digit and every extended limb — the digit's own limbs included, where the conversion is
+//! - ModUp: INTT of `t` (the NTT kernels of `native/ntt.cl`); `rns_scale_u64` (`native/rns.cl`)
+//!   scales each word by `q̂_i^{-1}` (Shoup) in place; one `rns_base_conv_u64` launch (grid
+//!   `β × (ℓ+α) × N`) sums `y_i [q̂_i]_m` with a 128-bit multiply-add chain and one reduction,
+//!   for every digit and every extended limb — the digit's own limbs included, where the conversion is
 //!   exact, so the `β × (ℓ+α) × N` buffer is transformed by one batched forward NTT.
 //! - Inner product: `ks_inner_hybrid_u64` (`native/keyswitch.cl`, SEAL's `ks_inner_u64` with `β`
 //!   digits and the key limb map `o < ℓ ? o : L + o − ℓ`).
-//! - ModDown: INTT of the `2α` special limbs; `rns_base_conv_u64` `P → Q_ℓ` with `+⌊P/2⌋` fused
-//!   into its load and `−[⌊P/2⌋]_{q_i}` into its store; NTT; SEAL's `moddown_finish_u64` with
+//! - ModDown: INTT of the `2α` special limbs; the conversion `P → Q_ℓ` with `+⌊P/2⌋` fused
+//!   into the scale and `−[⌊P/2⌋]_{q_i}` into the conversion's store; NTT; SEAL's `moddown_finish_u64` with
 //!   `P^{-1} mod q_i`.
 //! - The per-level constants (`LevelConstants`) are uploaded once per device and level and
 //!   cached in the [`HybridKeySwitching`]; each key once per device, cached in the key.
@@ -487,7 +487,8 @@ impl HybridKeySwitching {
     }
 }
 
-/// Constants of one fast base conversion on the device (`rns_base_conv_u64`, `native/rns.cl`):
+/// Constants of one fast base conversion on the device (`rns_scale_u64` then
+/// `rns_base_conv_u64`, `native/rns.cl`):
 /// for input row `r` of digit `j = r / d` and output limb `o`,
 /// `out = ([Σ_r [(x_r + in_add[r]) · in_inv[r]]_{q_r} · matrix[(j·out + o)·d + r − j·d]]_{m_o}
 /// + out_add[o]) mod m_o`.

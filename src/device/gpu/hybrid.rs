@@ -1,5 +1,6 @@
 //! Hybrid key switching on any GPU backend ([`crate::ckks::hybrid`], issue 8): ModUp by fast
-//! base conversion of every digit in one launch (`rns_base_conv_u64`, `native/rns.cl`), the
+//! base conversion (`native/rns.cl`: `rns_scale_u64` in place, then every digit to every
+//! extended limb in one `rns_base_conv_u64` launch), the
 //! extended-base NTT, the inner product with `β` digits and the key limb map
 //! (`ks_inner_hybrid_u64`), and ModDown by `P` (INTT of the `α` special limbs, conversion
 //! `P → Q_ℓ` with the rounding offsets fused into its load and store, NTT, and SEAL's
@@ -126,8 +127,9 @@ pub fn hybrid_key<Q: GpuQueue>(q: &Q, key: &HybridKSwitchKey) -> Result<Arc<Q::B
     buffer_of::<Q>(&b)
 }
 
-/// One `rns_base_conv_u64` launch: `polys × in_rows` input rows in digits of `d`, `out_rows`
-/// outputs per digit (module docs of `native/rns.cl`).
+/// Fast base conversion of `polys × in_primes.k` rows of `input` (coefficient form; scaled in
+/// place by `rns_scale_u64`) in digits of `d` into `polys × digits × out_primes.k` rows of `out`
+/// (`rns_base_conv_u64`; `native/rns.cl`).
 #[allow(clippy::too_many_arguments)]
 fn base_conv<Q: GpuQueue>(
     q: &Q,
@@ -140,13 +142,21 @@ fn base_conv<Q: GpuQueue>(
     (d, digits, polys): (usize, usize, usize),
 ) -> Result<()> {
     let (in_rows, out_rows) = (in_primes.k, out_primes.k);
+    let words = ((polys * in_rows as usize) as u64) << log_n;
     let args = [
-        Arg::Buf(out),
         Arg::Buf(input),
         Arg::Buf(&in_primes.moduli),
         Arg::Buf(&c.in_add),
         Arg::Buf(&c.inv.w),
         Arg::Buf(&c.inv.wq),
+        Arg::U32(in_rows),
+        Arg::U32(log_n),
+        Arg::U64(words),
+    ];
+    q.launch(Family::Rns, &[], "rns_scale_u64", Geometry::Items(words), &args)?;
+    let args = [
+        Arg::Buf(out),
+        Arg::Buf(input),
         Arg::Buf(&c.matrix),
         Arg::Buf(&out_primes.moduli),
         Arg::Buf(&out_primes.r0),
