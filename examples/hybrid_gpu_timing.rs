@@ -32,14 +32,20 @@ fn queue(backend: Option<&str>) -> Result<Queue> {
     match backend {
         Some("cuda") => new_queue_on(&DeviceChoice::Cuda(0)),
         Some("opencl") => new_queue_on(&DeviceChoice::OpenCl(None)),
-        Some(b) => Err(Error::InvalidArgument(format!("--backend {b}: expected cuda or opencl"))),
+        Some(b) => Err(Error::InvalidArgument(format!(
+            "--backend {b}: expected cuda or opencl"
+        ))),
         None => default_queue(),
     }
 }
 
 /// Latency (median µs of `f(); sync`), throughput (µs per call of `reps` calls, one sync) and
 /// the top kernels of one profiled call.
-fn measure(q: &Queue, reps: usize, f: &dyn Fn() -> Result<Ciphertext>) -> Result<(f64, f64, String)> {
+fn measure(
+    q: &Queue,
+    reps: usize,
+    f: &dyn Fn() -> Result<Ciphertext>,
+) -> Result<(f64, f64, String)> {
     drop(f()?);
     q.synchronize()?;
     let mut lat: Vec<f64> = Vec::new();
@@ -68,7 +74,15 @@ fn measure(q: &Queue, reps: usize, f: &dyn Fn() -> Result<Ciphertext>) -> Result
             let ks = p.kernel_summary();
             ks.iter()
                 .take(5)
-                .map(|k| format!("{} {:.1}µs×{} ({:.0}%)", k.name, k.mean_us, k.calls, k.share * 100.0))
+                .map(|k| {
+                    format!(
+                        "{} {:.1}µs×{} ({:.0}%)",
+                        k.name,
+                        k.mean_us,
+                        k.calls,
+                        k.share * 100.0
+                    )
+                })
                 .collect::<Vec<_>>()
                 .join(", ")
         }
@@ -79,7 +93,12 @@ fn measure(q: &Queue, reps: usize, f: &dyn Fn() -> Result<Ciphertext>) -> Result
 
 fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().collect();
-    let opt = |name: &str| args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned();
+    let opt = |name: &str| {
+        args.iter()
+            .position(|a| a == name)
+            .and_then(|i| args.get(i + 1))
+            .cloned()
+    };
     let n: usize = opt("--n").and_then(|v| v.parse().ok()).unwrap_or(65536);
     let q = match queue(opt("--backend").as_deref()) {
         Ok(q) => q,
@@ -88,7 +107,9 @@ fn main() -> Result<()> {
             return Ok(());
         }
     };
-    let reps: usize = opt("--reps").and_then(|v| v.parse().ok()).unwrap_or(if n >= 65536 { 50 } else { 100 });
+    let reps: usize = opt("--reps")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(if n >= 65536 { 50 } else { 100 });
     let (data_40, alpha) = set_for(n);
     let mut bits = vec![60u32];
     bits.extend(std::iter::repeat_n(40, data_40));
@@ -119,10 +140,25 @@ fn main() -> Result<()> {
 
     type Op<'x> = Box<dyn Fn(&Ciphertext, &Ciphertext) -> Result<Ciphertext> + 'x>;
     let ops: Vec<(String, Op)> = vec![
-        (format!("multiply+relinearize_hybrid (α={alpha}, dnum={dnum})"), Box::new(|x, y| ev.multiply(x, y).and_then(|m| ev.relinearize_hybrid(&m, &hrk)))),
-        (format!("multiply+relinearize (SEAL, 1 special prime, dnum={l})"), Box::new(|x, y| ev.multiply(x, y).and_then(|m| ev.relinearize(&m, &rk)))),
-        (format!("rotate_vector_hybrid 1 (α={alpha}, dnum={dnum})"), Box::new(|x, _| ev.rotate_vector_hybrid(x, 1, &hgk))),
-        (format!("rotate_vector 1 (SEAL, dnum={l})"), Box::new(|x, _| ev.rotate_vector(x, 1, &gk))),
+        (
+            format!("multiply+relinearize_hybrid (α={alpha}, dnum={dnum})"),
+            Box::new(|x, y| {
+                ev.multiply(x, y)
+                    .and_then(|m| ev.relinearize_hybrid(&m, &hrk))
+            }),
+        ),
+        (
+            format!("multiply+relinearize (SEAL, 1 special prime, dnum={l})"),
+            Box::new(|x, y| ev.multiply(x, y).and_then(|m| ev.relinearize(&m, &rk))),
+        ),
+        (
+            format!("rotate_vector_hybrid 1 (α={alpha}, dnum={dnum})"),
+            Box::new(|x, _| ev.rotate_vector_hybrid(x, 1, &hgk)),
+        ),
+        (
+            format!("rotate_vector 1 (SEAL, dnum={l})"),
+            Box::new(|x, _| ev.rotate_vector(x, 1, &gk)),
+        ),
     ];
     let mut failures = 0;
     println!("\n| backend | N | L | op | latency µs | throughput µs/op | top kernels (one call) |");
@@ -135,10 +171,15 @@ fn main() -> Result<()> {
             failures += 1;
         }
         let (lat, thr, top) = measure(&q, reps, &|| f(&ga, &gb))?;
-        println!("| {} | {n} | {l} | {name} | {lat:.1} | {thr:.1} | {top} |", q.backend());
+        println!(
+            "| {} | {n} | {l} | {name} | {lat:.1} | {thr:.1} | {top} |",
+            q.backend()
+        );
     }
     if failures > 0 {
-        return Err(Error::Device(format!("{failures} operations differ from the CPU")));
+        return Err(Error::Device(format!(
+            "{failures} operations differ from the CPU"
+        )));
     }
     Ok(())
 }

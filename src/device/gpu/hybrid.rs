@@ -68,7 +68,11 @@ impl<B: super::GpuBuffer> HybridLevelData<B> {
     ///
     /// # Errors
     /// `Device` on an upload failure; `InvalidArgument` for inconsistent NTT tables.
-    pub(crate) fn new<Q: GpuQueue<Buf = B>>(q: &Q, c: &LevelConstants, key_size: usize) -> Result<Self> {
+    pub(crate) fn new<Q: GpuQueue<Buf = B>>(
+        q: &Q,
+        c: &LevelConstants,
+        key_size: usize,
+    ) -> Result<Self> {
         Ok(HybridLevelData {
             ell: c.ell,
             alpha: c.special_moduli.len(),
@@ -107,7 +111,9 @@ pub fn hybrid_level_data<Q: GpuQueue>(
     ell: usize,
 ) -> Result<Arc<HybridLevelData<Q::Buf>>> {
     ks.device_cache()
-        .get_or_insert(q.shared().id, parms_id, || HybridLevelData::new(q, &ks.level_constants(ell), ks.key_size()))
+        .get_or_insert(q.shared().id, parms_id, || {
+            HybridLevelData::new(q, &ks.level_constants(ell), ks.key_size())
+        })
 }
 
 /// `buf` as backend `Q`'s buffer.
@@ -115,7 +121,9 @@ pub fn hybrid_level_data<Q: GpuQueue>(
 /// # Errors
 /// `Device` if the buffer belongs to another backend.
 pub fn buffer_of<Q: GpuQueue>(buf: &DeviceBuf) -> Result<Arc<Q::Buf>> {
-    Q::unwrap(buf).cloned().ok_or_else(|| Error::Device("device buffer of another backend".into()))
+    Q::unwrap(buf)
+        .cloned()
+        .ok_or_else(|| Error::Device("device buffer of another backend".into()))
 }
 
 /// The key's words (`digits × 2 × (L + α) × N`) on `q`'s device, uploaded on first use.
@@ -123,7 +131,9 @@ pub fn buffer_of<Q: GpuQueue>(buf: &DeviceBuf) -> Result<Arc<Q::Buf>> {
 /// # Errors
 /// `Device` on an upload failure.
 pub fn hybrid_key<Q: GpuQueue>(q: &Q, key: &HybridKSwitchKey) -> Result<Arc<Q::Buf>> {
-    let b = key.device.get_or_upload(q.shared().id, 0, || Ok(Q::wrap(Arc::new(q.upload_static_words(&key.words())?))))?;
+    let b = key.device.get_or_upload(q.shared().id, 0, || {
+        Ok(Q::wrap(Arc::new(q.upload_static_words(&key.words())?)))
+    })?;
     buffer_of::<Q>(&b)
 }
 
@@ -153,7 +163,13 @@ fn base_conv<Q: GpuQueue>(
         Arg::U32(log_n),
         Arg::U64(words),
     ];
-    q.launch(Family::Rns, &[], "rns_scale_u64", Geometry::Items(words), &args)?;
+    q.launch(
+        Family::Rns,
+        &[],
+        "rns_scale_u64",
+        Geometry::Items(words),
+        &args,
+    )?;
     let args = [
         Arg::Buf(out),
         Arg::Buf(input),
@@ -170,7 +186,13 @@ fn base_conv<Q: GpuQueue>(
         Arg::U32(log_n),
     ];
     let total = ((polys * digits * out_rows as usize) as u64) << log_n;
-    q.launch(Family::Rns, &[], "rns_base_conv_u64", Geometry::Items(total), &args)
+    q.launch(
+        Family::Rns,
+        &[],
+        "rns_base_conv_u64",
+        Geometry::Items(total),
+        &args,
+    )
 }
 
 /// Hybrid key switching ([`HybridKeySwitching`] module docs, steps 1–3): returns
@@ -197,7 +219,16 @@ pub fn switch_key_hybrid<Q: GpuQueue>(
     q.copy(&t, 0, tsrc, t_off, ell * n)?;
     l.ntt.inverse(q, &t, ell, EVAL_NTT)?;
     let up = q.scratch(h.digits * e * n)?;
-    base_conv(q, l.log_n, &up, &t, &l.primes, &h.mod_up, &h.ext, (h.digit_size, h.digits, 1))?;
+    base_conv(
+        q,
+        l.log_n,
+        &up,
+        &t,
+        &l.primes,
+        &h.mod_up,
+        &h.ext,
+        (h.digit_size, h.digits, 1),
+    )?;
     h.ext_ntt.forward(q, &up, h.digits * e, EVAL_NTT)?;
     // 2. Inner product with the key, both components.
     let prod = q.scratch(2 * e * n)?;
@@ -214,7 +245,13 @@ pub fn switch_key_hybrid<Q: GpuQueue>(
         Arg::U32(h.key_size as u32),
         Arg::U32(l.log_n),
     ];
-    q.launch(Family::Keyswitch, &[], "ks_inner_hybrid_u64", Geometry::Items((e * n) as u64), &args)?;
+    q.launch(
+        Family::Keyswitch,
+        &[],
+        "ks_inner_hybrid_u64",
+        Geometry::Items((e * n) as u64),
+        &args,
+    )?;
     // 3. ModDown: the special limbs of both components to coefficient form, (x + ⌊P/2⌋) converted
     // to Q_ℓ minus ⌊P/2⌋, NTT, then c += P^{-1} (prod − conv).
     let special = q.scratch(2 * alpha * n)?;
@@ -223,7 +260,16 @@ pub fn switch_key_hybrid<Q: GpuQueue>(
     }
     h.special_ntt.inverse(q, &special, 2 * alpha, EVAL_NTT)?;
     let conv = q.scratch(2 * ell * n)?;
-    base_conv(q, l.log_n, &conv, &special, &h.special, &h.mod_down, &l.primes, (alpha, 1, 2))?;
+    base_conv(
+        q,
+        l.log_n,
+        &conv,
+        &special,
+        &h.special,
+        &h.mod_down,
+        &l.primes,
+        (alpha, 1, 2),
+    )?;
     l.ntt.forward(q, &conv, 2 * ell, EVAL_NTT)?;
     let out = q.alloc(2 * ell * n)?;
     q.copy(&out, 0, c01, 0, 2 * ell * n)?;
