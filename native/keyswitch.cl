@@ -23,10 +23,42 @@ KERNEL_FQ void ks_lift_u64(GLOBAL_AS u64 *lifted, CONST_AS u64 *t, CONST_AS u64 
 }
 
 /*
- * Inner product with the key: prod[c][i][x] = sum_j lifted[j][i][x] * key[j][c][kprime(i)][x]
- * mod p_i, c in {0,1}; kprime(i) = i for i < kp-1 and key_k-1 (the special prime) for i = kp-1.
+ * Inner product with the key for output prime i (key limb ki) at word x:
+ * prod[c][i][x] = sum_j lifted[j][i][x] * key[j][c][ki][x] mod p_i, c in {0,1}, over kd digits.
  * key: digits × 2 × key_k × N words (each digit a size-2 ciphertext at the key level).
  * One 128-bit accumulation and one reduction per output (mad_mod).
+ */
+DECLSPEC void ks_inner_at(GLOBAL_AS u64 *prod, CONST_AS u64 *lifted, CONST_AS u64 *key, u64 q, u64 c0, u64 c1,
+                          u32 kd, u32 kp, u32 key_k, u32 i, u32 ki, u64 x, u64 total, u32 log_n)
+{
+    u64 g = ((u64)i << log_n) + x;
+#if XEHE_NO_MAD
+    u64 s0 = 0, s1 = 0;
+    for (u32 j = 0; j < kd; j++) {
+        u64 v = lifted[(((u64)j * kp + i) << log_n) + x];
+        u64 kb = (((u64)j * 2) * key_k + ki) << log_n;
+        s0 = add_mod(s0, mul_mod(v, key[kb + x], q, c0, c1), q);
+        s1 = add_mod(s1, mul_mod(v, key[kb + ((u64)key_k << log_n) + x], q, c0, c1), q);
+    }
+    prod[g] = s0;
+    prod[total + g] = s1;
+#else
+    u128_t a0, a1;
+    a0.lo = a0.hi = a1.lo = a1.hi = 0;
+    for (u32 j = 0; j < kd; j++) {
+        u64 v = lifted[(((u64)j * kp + i) << log_n) + x];
+        u64 kb = (((u64)j * 2) * key_k + ki) << log_n;
+        a0 = mad64_wide(v, key[kb + x], a0);
+        a1 = mad64_wide(v, key[kb + ((u64)key_k << log_n) + x], a1);
+    }
+    prod[g] = barrett_reduce_128(a0, q, c0, c1);
+    prod[total + g] = barrett_reduce_128(a1, q, c0, c1);
+#endif
+}
+
+/*
+ * SEAL's inner product: kp = k+1 output primes (the level's, then P); kprime(i) = i for
+ * i < kp-1 and key_k-1 (the special prime) for i = kp-1.
  */
 KERNEL_FQ void ks_inner_u64(GLOBAL_AS u64 *prod, CONST_AS u64 *lifted, CONST_AS u64 *key, CONST_AS u64 *out_moduli,
                             CONST_AS u64 *out_r0, CONST_AS u64 *out_r1, u32 kd, u32 kp, u32 key_k, u32 log_n)
@@ -35,31 +67,26 @@ KERNEL_FQ void ks_inner_u64(GLOBAL_AS u64 *prod, CONST_AS u64 *lifted, CONST_AS 
     u64 total = (u64)kp * n;
     for (u64 g = GLOBAL_ID(); g < total; g += GLOBAL_SIZE()) {
         u32 i = (u32)(g >> log_n);
-        u64 x = g & (n - 1);
         u32 ki = i + 1 == kp ? key_k - 1 : i;
-        u64 q = out_moduli[i], c0 = out_r0[i], c1 = out_r1[i];
-#if XEHE_NO_MAD
-        u64 s0 = 0, s1 = 0;
-        for (u32 j = 0; j < kd; j++) {
-            u64 v = lifted[(((u64)j * kp + i) << log_n) + x];
-            u64 kb = (((u64)j * 2) * key_k + ki) << log_n;
-            s0 = add_mod(s0, mul_mod(v, key[kb + x], q, c0, c1), q);
-            s1 = add_mod(s1, mul_mod(v, key[kb + ((u64)key_k << log_n) + x], q, c0, c1), q);
-        }
-        prod[g] = s0;
-        prod[total + g] = s1;
-#else
-        u128_t a0, a1;
-        a0.lo = a0.hi = a1.lo = a1.hi = 0;
-        for (u32 j = 0; j < kd; j++) {
-            u64 v = lifted[(((u64)j * kp + i) << log_n) + x];
-            u64 kb = (((u64)j * 2) * key_k + ki) << log_n;
-            a0 = mad64_wide(v, key[kb + x], a0);
-            a1 = mad64_wide(v, key[kb + ((u64)key_k << log_n) + x], a1);
-        }
-        prod[g] = barrett_reduce_128(a0, q, c0, c1);
-        prod[total + g] = barrett_reduce_128(a1, q, c0, c1);
-#endif
+        ks_inner_at(prod, lifted, key, out_moduli[i], out_r0[i], out_r1[i], kd, kp, key_k, i, ki, g & (n - 1), total, log_n);
+    }
+}
+
+/*
+ * Hybrid key switching's inner product (src/ckks/hybrid.rs step 2): kd = beta digits, kp = ell + alpha
+ * output limbs (the level's ell data primes, then the alpha special primes, which are the last
+ * alpha limbs of the key base): kprime(i) = i for i < ell, else i + key_k - kp.
+ */
+KERNEL_FQ void ks_inner_hybrid_u64(GLOBAL_AS u64 *prod, CONST_AS u64 *lifted, CONST_AS u64 *key, CONST_AS u64 *out_moduli,
+                                   CONST_AS u64 *out_r0, CONST_AS u64 *out_r1, u32 kd, u32 kp, u32 ell, u32 key_k,
+                                   u32 log_n)
+{
+    u64 n = (u64)1 << log_n;
+    u64 total = (u64)kp * n;
+    for (u64 g = GLOBAL_ID(); g < total; g += GLOBAL_SIZE()) {
+        u32 i = (u32)(g >> log_n);
+        u32 ki = i < ell ? i : i + key_k - kp;
+        ks_inner_at(prod, lifted, key, out_moduli[i], out_r0[i], out_r1[i], kd, kp, key_k, i, ki, g & (n - 1), total, log_n);
     }
 }
 

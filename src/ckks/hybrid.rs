@@ -46,23 +46,21 @@
 //!
 //! Everything is RNS arithmetic on `u64` words, parallel over limbs with rayon, deterministic.
 //!
-//! # GPU mapping (for the port onto the generic backend)
-//! - INTT of `t` and of `acc_P`, forward NTT of every converted limb: the existing NTT kernels
-//!   (`native/ntt.cl`, the `NttVariant` plans), batched over limbs as today.
-//! - Scale (`y_i = t_i · q̂_i^{-1}`) is an elementwise Shoup multiply by a per-limb constant
-//!   (one kernel, grid = limbs × N), or fused into the conversion's load.
-//! - Base conversion: one new kernel family `rns_base_conv_u64` (`native/rns.cl`): one work-item
-//!   per coefficient and output limb, looping over the `d` (ModUp) or `α` (ModDown) input limbs
-//!   with a 128-bit `mad` accumulator and one Barrett reduction; the base-change matrix
-//!   `[q̂_i]_m` is a small constant table per (digit, level), uploaded once with the keys.
-//!   ModUp for all `β` digits can be one launch (grid = β × (ℓ+α) × N, skipping the digit's own
-//!   limbs), producing the `β × (ℓ+α) × N` ModUp buffer that the NTT then transforms.
-//! - Inner product: `ks_inner` (`native/keyswitch.cl`) unchanged in structure — it already sums
-//!   digits × key limbs per output prime with one reduction; it needs the digit count `β` instead
-//!   of `k` and the key limb index map (data limbs then special limbs).
-//! - ModDown: INTT of the `α` special limbs, `+⌊P/2⌋` fused into the `rns_base_conv_u64` load
-//!   (P → Q_ℓ), NTT, then `moddown_finish` with `P^{-1} mod q_i` in place of `q_last^{-1}`
-//!   (same formula `c_i += P^{-1}(x_i − conv_i)`).
+//! # On the GPU
+//! `src/device/gpu/hybrid.rs` runs the same steps on any `GpuQueue` (CUDA, OpenCL) when the
+//! operand is marked `.gpu()`, bit-identical to this reference (`tests/hybrid_gpu.rs`):
+//! - ModUp: INTT of `t` (the NTT kernels of `native/ntt.cl`); `rns_scale_u64` (`native/rns.cl`)
+//!   scales each word by `q̂_i^{-1}` (Shoup) in place; one `rns_base_conv_u64` launch (grid
+//!   `β × (ℓ+α) × N`) sums `y_i [q̂_i]_m` with a 128-bit multiply-add chain and one reduction,
+//!   for every digit and every extended limb — the digit's own limbs included, where the conversion is
+//!   exact, so the `β × (ℓ+α) × N` buffer is transformed by one batched forward NTT.
+//! - Inner product: `ks_inner_hybrid_u64` (`native/keyswitch.cl`, SEAL's `ks_inner_u64` with `β`
+//!   digits and the key limb map `o < ℓ ? o : L + o − ℓ`).
+//! - ModDown: INTT of the `2α` special limbs; the conversion `P → Q_ℓ` with `+⌊P/2⌋` fused
+//!   into the scale and `−[⌊P/2⌋]_{q_i}` into the conversion's store; NTT; SEAL's `moddown_finish_u64` with
+//!   `P^{-1} mod q_i`.
+//! - The per-level constants (`LevelConstants`) are uploaded once per device and level and
+//!   cached in the [`HybridKeySwitching`]; each key once per device, cached in the key.
 
 use super::context::Context;
 use super::galois::GaloisTool;
@@ -71,6 +69,7 @@ use super::keys::{RelinKeys, SecretKey};
 use super::prng::{sample_poly_uniform, PrngType, UniformRandomGenerator};
 use super::rlwe::wipe;
 use super::sampling::sample_poly_noise;
+use crate::device::state::{AnyDeviceCache, KeyDeviceCache};
 use crate::math::base_conv::BaseConverter;
 use crate::math::modulus::{Modulus, ShoupOperand};
 use crate::math::ntt::NttTables;
@@ -137,6 +136,9 @@ struct Inner {
     mod_up: Vec<BaseConverter>,
     /// `P → q_0 … q_{L-1}`.
     mod_down: BaseConverter,
+    /// Device images of [`LevelConstants`], per (device, level) (`src/device/gpu/hybrid.rs`).
+    #[cfg_attr(not(any(feature = "cuda", feature = "opencl")), allow(dead_code))]
+    pub(crate) device: AnyDeviceCache,
 }
 
 /// Hybrid key-switching parameters and precomputation for one [`Context`]: the special base,
@@ -250,6 +252,7 @@ impl HybridKeySwitching {
                 half_p_mod,
                 mod_up,
                 mod_down,
+                device: AnyDeviceCache::default(),
             }),
         })
     }
@@ -366,7 +369,10 @@ impl HybridKeySwitching {
                 Ok(data)
             })
             .collect::<Result<_>>()?;
-        Ok(HybridKSwitchKey { digits })
+        Ok(HybridKSwitchKey {
+            digits,
+            device: KeyDeviceCache::default(),
+        })
     }
 
     /// `c0 += switch(target)[0]`, `c1 += switch(target)[1]` (module docs, steps 1–3).
@@ -481,18 +487,141 @@ impl HybridKeySwitching {
     }
 }
 
+/// Constants of one fast base conversion on the device (`rns_scale_u64` then
+/// `rns_base_conv_u64`, `native/rns.cl`):
+/// for input row `r` of digit `j = r / d` and output limb `o`,
+/// `out = ([Σ_r [(x_r + in_add[r]) · in_inv[r]]_{q_r} · matrix[(j·out + o)·d + r − j·d]]_{m_o}
+/// + out_add[o]) mod m_o`.
+#[cfg_attr(not(any(feature = "cuda", feature = "opencl")), allow(dead_code))]
+#[derive(Clone, Debug)]
+pub(crate) struct ConvConstants {
+    /// Added to each input row before scaling (ModDown's `⌊P/2⌋`; 0 for ModUp).
+    pub in_add: Vec<u64>,
+    /// `q̂_r^{-1} mod q_r` within the row's digit.
+    pub in_inv: Vec<ShoupOperand>,
+    /// `[q̂_r]_{m_o}`, `digits × out × d` words (0 past a short last digit).
+    pub matrix: Vec<u64>,
+    /// Added to each output limb after the reduction, `≤ m_o` (ModDown's `m_o − [⌊P/2⌋]_{m_o}`).
+    pub out_add: Vec<u64>,
+}
+
+/// Host image of the per-level constants of hybrid key switching on a device
+/// (`src/device/gpu/hybrid.rs`), for a level with `ℓ` data primes: the extended base
+/// `q_0 … q_{ℓ-1}, p_0 … p_{α-1}` (`E = ℓ + α` limbs) and its NTT tables, the special primes'
+/// tables, ModUp (`β` digits of the level → every extended limb) and ModDown (`P → q_0 … q_{ℓ-1}`)
+/// conversion constants, and `P^{-1} mod q_i`.
+#[cfg_attr(not(any(feature = "cuda", feature = "opencl")), allow(dead_code))]
+#[derive(Clone, Debug)]
+pub(crate) struct LevelConstants {
+    /// `ℓ`.
+    pub ell: usize,
+    /// Digit size `d`.
+    pub digit_size: usize,
+    /// `β = ⌈ℓ / d⌉`.
+    pub digits: usize,
+    /// The extended base.
+    pub ext_moduli: Vec<Modulus>,
+    /// NTT tables of the extended base.
+    pub ext_ntt: Vec<Arc<NttTables>>,
+    /// The special primes.
+    pub special_moduli: Vec<Modulus>,
+    /// NTT tables of the special primes.
+    pub special_ntt: Vec<Arc<NttTables>>,
+    /// ModUp: `ℓ` input rows in `β` digits of `d`, `E` outputs per digit.
+    pub mod_up: ConvConstants,
+    /// ModDown: `α` input rows in one digit, `ℓ` outputs.
+    pub mod_down: ConvConstants,
+    /// `P^{-1} mod q_i`, `i < ℓ`.
+    pub inv_p: Vec<ShoupOperand>,
+}
+
+#[cfg_attr(not(any(feature = "cuda", feature = "opencl")), allow(dead_code))]
+impl HybridKeySwitching {
+    /// Total key-base size `L + α`.
+    pub(crate) fn key_size(&self) -> usize {
+        self.inner.moduli.len()
+    }
+
+    /// The device cache of [`LevelConstants`] images.
+    pub(crate) fn device_cache(&self) -> &AnyDeviceCache {
+        &self.inner.device
+    }
+
+    /// The constants the device path needs at a level with `ell` data primes (`1 ≤ ell ≤ L`,
+    /// checked by the caller).
+    pub(crate) fn level_constants(&self, ell: usize) -> LevelConstants {
+        let inner = &self.inner;
+        let l = inner.data_size;
+        let d = inner.digit_size;
+        let alpha = inner.moduli.len() - l;
+        let e = ell + alpha;
+        let global = |o: usize| if o < ell { o } else { l + o - ell };
+        let digits = self.digits(ell);
+        let mut up = ConvConstants {
+            in_add: vec![0; ell],
+            in_inv: Vec::with_capacity(ell),
+            matrix: vec![0; digits.len() * e * d],
+            out_add: vec![0; e],
+        };
+        for (j, range) in digits.iter().enumerate() {
+            let conv = &inner.mod_up[range.end - 1];
+            up.in_inv
+                .extend_from_slice(conv.ibase().inv_punctured_product_mod_base());
+            for o in 0..e {
+                for i in 0..range.len() {
+                    up.matrix[(j * e + o) * d + i] = conv.base_change_entry(global(o), i);
+                }
+            }
+        }
+        let down_conv = &inner.mod_down;
+        let mut down = ConvConstants {
+            in_add: inner.half_p_mod[l..].to_vec(),
+            in_inv: down_conv.ibase().inv_punctured_product_mod_base().to_vec(),
+            matrix: vec![0; ell * alpha],
+            out_add: (0..ell)
+                .map(|i| inner.moduli[i].value() - inner.half_p_mod[i])
+                .collect(),
+        };
+        for o in 0..ell {
+            for k in 0..alpha {
+                down.matrix[o * alpha + k] = down_conv.base_change_entry(o, k);
+            }
+        }
+        LevelConstants {
+            ell,
+            digit_size: d,
+            digits: digits.len(),
+            ext_moduli: (0..e).map(|o| inner.moduli[global(o)]).collect(),
+            ext_ntt: (0..e).map(|o| inner.ntt[global(o)].clone()).collect(),
+            special_moduli: inner.moduli[l..].to_vec(),
+            special_ntt: inner.ntt[l..].to_vec(),
+            mod_up: up,
+            mod_down: down,
+            inv_p: inner.inv_p_mod_q[..ell].to_vec(),
+        }
+    }
+}
+
 /// One hybrid key-switching key: per digit at the first data level, an RLWE pair over the key
 /// base (`2 × (L + α) × N` words, NTT form: component-major, then limb `q_0 … q_{L-1},
 /// p_0 … p_{α-1}`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct HybridKSwitchKey {
     digits: Vec<Vec<u64>>,
+    /// Device copies of the key (index 0: all digits, contiguous), per device.
+    pub(crate) device: KeyDeviceCache,
 }
 
 impl HybridKSwitchKey {
     /// The per-digit key pairs.
     pub fn digits(&self) -> &[Vec<u64>] {
         &self.digits
+    }
+
+    /// The digits' pairs concatenated, `digits × 2 × (L + α) × N` words (the device layout).
+    #[cfg_attr(not(any(feature = "cuda", feature = "opencl")), allow(dead_code))]
+    pub(crate) fn words(&self) -> Vec<u64> {
+        self.digits.concat()
     }
 }
 
@@ -547,6 +676,7 @@ impl HybridRelinKeys {
             ks: ks.clone(),
             key: HybridKSwitchKey {
                 digits: kv.iter().map(|pk| pk.data.data.clone()).collect(),
+                device: KeyDeviceCache::default(),
             },
         })
     }

@@ -13,6 +13,7 @@ pub const SOURCES: &[(&str, &str)] = &[
     ("bench.cl", include_str!("../../native/bench.cl")),
     ("elementwise.cl", include_str!("../../native/elementwise.cl")),
     ("keyswitch.cl", include_str!("../../native/keyswitch.cl")),
+    ("rns.cl", include_str!("../../native/rns.cl")),
 ];
 
 /// Kernel families (one `native/*.cl` file each).
@@ -26,6 +27,8 @@ pub enum Family {
     Elementwise,
     /// `native/keyswitch.cl`: key switching, mod-down/rescale steps, Galois permutation.
     Keyswitch,
+    /// `native/rns.cl`: RNS base conversion (hybrid key switching's ModUp/ModDown).
+    Rns,
 }
 
 impl Family {
@@ -36,6 +39,7 @@ impl Family {
             Family::Bench => "bench.cl",
             Family::Elementwise => "elementwise.cl",
             Family::Keyswitch => "keyswitch.cl",
+            Family::Rns => "rns.cl",
         }
     }
 }

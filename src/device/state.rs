@@ -198,3 +198,62 @@ impl KeyDeviceCache {
         Ok(self.inner.lock().entry((device, index)).or_insert(b).clone())
     }
 }
+
+/// Device images of derived read-only data (per-level constants of an extension such as hybrid
+/// key switching), keyed by (device id, [`ParmsId`](crate::ParmsId)), built and uploaded once
+/// per device and shared by its queues (paper §III-H). Values are type-erased so the owner need
+/// not know the backend; [`AnyDeviceCache::get_or_insert`] downcasts them.
+#[derive(Clone, Default)]
+pub struct AnyDeviceCache {
+    #[allow(clippy::type_complexity)]
+    inner: Arc<Mutex<std::collections::HashMap<(usize, crate::ParmsId), Arc<dyn std::any::Any + Send + Sync>>>>,
+}
+
+impl std::fmt::Debug for AnyDeviceCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "AnyDeviceCache({} entries)", self.inner.lock().len())
+    }
+}
+
+impl AnyDeviceCache {
+    /// The value for `(device, parms_id)`, made by `make` on first use.
+    ///
+    /// # Errors
+    /// What `make` returns; `Device` if an entry of another type is stored under the key (two
+    /// backends never share a device id, so this does not happen).
+    pub fn get_or_insert<T: Send + Sync + 'static>(
+        &self,
+        device: usize,
+        parms_id: crate::ParmsId,
+        make: impl FnOnce() -> Result<T>,
+    ) -> Result<Arc<T>> {
+        let found = self.inner.lock().get(&(device, parms_id)).cloned();
+        let any = match found {
+            Some(a) => a,
+            None => {
+                let a: Arc<dyn std::any::Any + Send + Sync> = Arc::new(make()?);
+                self.inner.lock().insert((device, parms_id), a.clone());
+                a
+            }
+        };
+        any.downcast::<T>().map_err(|_| crate::Error::Device("device cache entry of another type".into()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn any_device_cache_builds_once_per_key_and_checks_the_type() {
+        let cache = AnyDeviceCache::default();
+        let id = crate::PARMS_ID_ZERO;
+        let mut built = 0;
+        let a = cache.get_or_insert(1, id, || { built += 1; Ok(7u32) }).unwrap();
+        let b = cache.get_or_insert(1, id, || { built += 1; Ok(8u32) }).unwrap();
+        assert_eq!((*a, *b, built), (7, 7, 1));
+        assert_eq!(*cache.get_or_insert(2, id, || Ok(9u32)).unwrap(), 9, "another device builds its own");
+        assert!(cache.get_or_insert(1, id, || Ok(1u64)).is_err(), "an entry of another type is an error");
+        assert!(cache.get_or_insert(3, id, || -> crate::Result<u32> { Err(crate::Error::Device("x".into())) }).is_err());
+    }
+}

@@ -3,13 +3,14 @@
 //! extension beyond SEAL: the SEAL-key operations (`relinearize`, `apply_galois`, …) are
 //! unchanged.
 //!
-//! These run on the CPU for now: an operand marked `.gpu()` is read back to the host first and
-//! the result is a host ciphertext (the GPU mapping is sketched in [`crate::ckks::hybrid`]).
-//! As everywhere in the evaluator, every check runs before anything changes, so a failed call
-//! leaves its operand intact.
+//! An operand marked `.gpu()` runs on its queue and the result stays on the device
+//! (`src/device/gpu/hybrid.rs`, bit-identical to the CPU path; as for SEAL's operations on the
+//! device, the transparency check of the result is not made there). As everywhere in the
+//! evaluator, every check runs before anything changes, so a failed call leaves its operand
+//! intact.
 
 use super::rotate::naf;
-use super::{check_not_transparent, Evaluator};
+use super::{check_not_transparent, on_copy, Evaluator};
 use crate::ckks::ciphertext::Ciphertext;
 use crate::ckks::context::ContextData;
 use crate::ckks::hybrid::{
@@ -17,6 +18,7 @@ use crate::ckks::hybrid::{
 };
 use crate::ckks::valcheck::check_ciphertext;
 use crate::device::object::host_current;
+use crate::device::queue::Queue;
 use crate::device::state::DeviceState;
 use crate::{Error, Result};
 use rayon::prelude::*;
@@ -88,6 +90,10 @@ impl Evaluator {
                 ct.size
             )));
         }
+        if let Some(q) = self.device_for(&[ct]) {
+            *ct = self.hybrid_gpu(&q, ct, HybridGpuOp::Relinearize(keys))?;
+            return Ok(());
+        }
         let src = host_current(ct)?;
         let mut out = Self::host_prefix(&src, 2)?;
         Self::switch_hybrid(&mut out, src.poly(2), &keys.ks, &keys.key)?;
@@ -104,9 +110,7 @@ impl Evaluator {
         ct: &Ciphertext,
         keys: &HybridRelinKeys,
     ) -> Result<Ciphertext> {
-        let mut out = Self::host_prefix(ct, ct.size)?;
-        self.relinearize_hybrid_inplace(&mut out, keys)?;
-        Ok(out)
+        on_copy(ct, |c| self.relinearize_hybrid_inplace(c, keys))
     }
 
     fn check_galois_hybrid(
@@ -171,6 +175,10 @@ impl Evaluator {
         keys: &HybridGaloisKeys,
     ) -> Result<()> {
         self.check_galois_hybrid(ct, galois_elt, keys)?;
+        if let Some(q) = self.device_for(&[ct]) {
+            *ct = self.hybrid_gpu(&q, ct, HybridGpuOp::Galois(&[galois_elt], keys))?;
+            return Ok(());
+        }
         let mut out = Self::host_prefix(ct, 2)?;
         self.apply_galois_hybrid_unchecked(&mut out, galois_elt, keys)?;
         *ct = out;
@@ -187,9 +195,9 @@ impl Evaluator {
         galois_elt: u32,
         keys: &HybridGaloisKeys,
     ) -> Result<Ciphertext> {
-        let mut out = Self::host_prefix(ct, ct.size)?;
-        self.apply_galois_hybrid_inplace(&mut out, galois_elt, keys)?;
-        Ok(out)
+        on_copy(ct, |c| {
+            self.apply_galois_hybrid_inplace(c, galois_elt, keys)
+        })
     }
 
     /// Rotate the slot vector left by `steps` (right if negative) with hybrid Galois keys;
@@ -233,6 +241,10 @@ impl Evaluator {
         for &e in &plan {
             self.check_galois_hybrid(ct, e, keys)?;
         }
+        if let Some(q) = self.device_for(&[ct]) {
+            *ct = self.hybrid_gpu(&q, ct, HybridGpuOp::Galois(&plan, keys))?;
+            return Ok(());
+        }
         let mut out = Self::host_prefix(ct, 2)?;
         for e in plan {
             self.apply_galois_hybrid_unchecked(&mut out, e, keys)?;
@@ -251,8 +263,98 @@ impl Evaluator {
         steps: i32,
         keys: &HybridGaloisKeys,
     ) -> Result<Ciphertext> {
-        let mut out = Self::host_prefix(ct, ct.size)?;
-        self.rotate_vector_hybrid_inplace(&mut out, steps, keys)?;
-        Ok(out)
+        on_copy(ct, |c| self.rotate_vector_hybrid_inplace(c, steps, keys))
+    }
+}
+
+/// A hybrid key-switching operation on the device, with its keys.
+// Without a GPU backend the operands are never read (no backend consumes them).
+#[cfg_attr(not(any(feature = "cuda", feature = "opencl")), allow(dead_code))]
+enum HybridGpuOp<'a> {
+    /// Size 3 → 2.
+    Relinearize(&'a HybridRelinKeys),
+    /// Galois automorphisms (in order) each followed by a key switch.
+    Galois(&'a [u32], &'a HybridGaloisKeys),
+}
+
+#[cfg(not(any(feature = "cuda", feature = "opencl")))]
+impl Evaluator {
+    /// Without a GPU backend no queue exists, so this is never reached.
+    fn hybrid_gpu(&self, _q: &Queue, _ct: &Ciphertext, _op: HybridGpuOp<'_>) -> Result<Ciphertext> {
+        Err(Error::Device("xehe was built without a GPU backend".into()))
+    }
+}
+
+#[cfg(any(feature = "cuda", feature = "opencl"))]
+mod gpu_impl {
+    use super::*;
+    use crate::device::gpu::hybrid::{
+        apply_galois_hybrid, buffer_of, hybrid_key, hybrid_level_data, relinearize_hybrid,
+    };
+    use crate::device::gpu::{galois_table, level_data, GpuQueue};
+
+    impl Evaluator {
+        /// Run `op` on queue `q` for `ct` (checked by the caller); the result (size 2, same
+        /// level and scale) stays on the device.
+        pub(super) fn hybrid_gpu(
+            &self,
+            q: &Queue,
+            ct: &Ciphertext,
+            op: HybridGpuOp<'_>,
+        ) -> Result<Ciphertext> {
+            match q {
+                #[cfg(feature = "cuda")]
+                Queue::Cuda(cq) => self.hybrid_on(q, &**cq, ct, op),
+                #[cfg(feature = "opencl")]
+                Queue::OpenCl(cq) => self.hybrid_on(q, &**cq, ct, op),
+            }
+        }
+
+        fn hybrid_on<Q: GpuQueue>(
+            &self,
+            queue: &Queue,
+            cq: &Q,
+            ct: &Ciphertext,
+            op: HybridGpuOp<'_>,
+        ) -> Result<Ciphertext> {
+            let ks = match op {
+                HybridGpuOp::Relinearize(k) => &k.ks,
+                HybridGpuOp::Galois(_, k) => &k.ks,
+            };
+            let l = level_data(cq, &self.ctx, &ct.parms_id)?;
+            let h = hybrid_level_data(cq, ks, ct.parms_id, l.k())?;
+            let mut buf = buffer_of::<Q>(&ct.gpu.device_copy(queue, &ct.data)?)?;
+            match op {
+                HybridGpuOp::Relinearize(rk) => {
+                    let key = hybrid_key(cq, &rk.key)?;
+                    buf = Arc::new(relinearize_hybrid(cq, &l, &h, &buf, &key)?);
+                }
+                HybridGpuOp::Galois(elts, gk) => {
+                    for &elt in elts {
+                        let key = gk.key(elt).ok_or_else(|| {
+                            Error::MissingKey(format!(
+                                "Galois key not present for galois_elt {elt}"
+                            ))
+                        })?;
+                        let key = hybrid_key(cq, key)?;
+                        let table = galois_table(cq, &self.ctx, elt)?;
+                        buf = Arc::new(apply_galois_hybrid(cq, &l, &h, &buf, &table, &key)?);
+                    }
+                }
+            }
+            let out = Ciphertext {
+                parms_id: ct.parms_id,
+                is_ntt_form: true,
+                size: 2,
+                poly_modulus_degree: ct.poly_modulus_degree,
+                coeff_modulus_size: ct.coeff_modulus_size,
+                scale: ct.scale,
+                correction_factor: ct.correction_factor,
+                data: Vec::new(),
+                gpu: DeviceState::default(),
+            };
+            out.gpu.set_result(queue.clone(), Q::wrap(buf));
+            Ok(out)
+        }
     }
 }

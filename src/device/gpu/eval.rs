@@ -168,7 +168,7 @@ pub fn rescale<Q: GpuQueue>(q: &Q, l: &LevelData<Q::Buf>, next: &LevelData<Q::Bu
 }
 
 #[allow(clippy::too_many_arguments)]
-fn finish<Q: GpuQueue>(
+pub(crate) fn finish<Q: GpuQueue>(
     q: &Q,
     l: &LevelData<Q::Buf>,
     out: &Q::Buf,

@@ -24,7 +24,7 @@ pub struct DevicePrimes<B> {
 }
 
 impl<B> DevicePrimes<B> {
-    fn new<Q: GpuQueue<Buf = B>>(dev: &Q, primes: &[Modulus]) -> Result<Self> {
+    pub(crate) fn new<Q: GpuQueue<Buf = B>>(dev: &Q, primes: &[Modulus]) -> Result<Self> {
         Ok(DevicePrimes {
             k: primes.len() as u32,
             moduli: dev.upload_static(&primes.iter().map(|q| q.value()).collect::<Vec<_>>())?,
@@ -43,7 +43,7 @@ pub struct DeviceScalars<B> {
 }
 
 impl<B> DeviceScalars<B> {
-    fn new<Q: GpuQueue<Buf = B>>(dev: &Q, s: &[ShoupOperand]) -> Result<Self> {
+    pub(crate) fn new<Q: GpuQueue<Buf = B>>(dev: &Q, s: &[ShoupOperand]) -> Result<Self> {
         Ok(DeviceScalars {
             w: dev.upload_static(&s.iter().map(|x| x.operand).collect::<Vec<_>>())?,
             wq: dev.upload_static(&s.iter().map(|x| x.quotient).collect::<Vec<_>>())?,

@@ -9,6 +9,7 @@
 //! run on both, so a result is bit-identical whichever backend computed it.
 
 pub mod eval;
+pub mod hybrid;
 pub mod level;
 pub mod ntt;
 

@@ -1,0 +1,185 @@
+//! GPU timing of hybrid key switching (issue 8) against SEAL-style key switching on the same
+//! data primes, through the public `.gpu()` API: multiply+relinearize_hybrid and
+//! rotate_vector_hybrid(1) next to multiply+relinearize and rotate_vector(1), each as latency
+//! (median of synchronized calls) and throughput (many calls queued, one synchronization), with
+//! the profiler's top kernels; one markdown table row per operation. Results are first checked
+//! bit for bit against the CPU.
+//!
+//! Default set: N = 65536 with PhantomFHE's 1580-bit anchor of shared/design.md (data primes
+//! 60, 40×29, so L = 30; α = 6 special primes of 60 bits, the first being SEAL's; digits of
+//! α = 6 primes, dnum = 5): PhantomFHE measured 979 µs for multiply+relinearize and 939 µs for
+//! rotate there on an H100. Smaller N use smaller sets (16384: 60,40×7 with α = 2; 8192:
+//! 60,40×3 with α = 2).
+//!
+//! `cargo run --release --example hybrid_gpu_timing [-- --backend cuda|opencl] [--n N]
+//! [--reps R]`; the default queue is the first GPU (`XEHE_DEVICE`). On a machine without a GPU,
+//! `--backend opencl --n 8192` runs on any OpenCL device (pocl) as a smoke test.
+use std::time::Instant;
+use xehe::device::queue::{default_queue, new_queue_on, DeviceChoice};
+use xehe::*;
+
+/// `(data primes of 40 bits after the first 60-bit one, α)` for N.
+fn set_for(n: usize) -> (usize, usize) {
+    match n {
+        65536 => (29, 6),
+        32768 => (17, 3),
+        16384 => (7, 2),
+        _ => (3, 2),
+    }
+}
+
+fn queue(backend: Option<&str>) -> Result<Queue> {
+    match backend {
+        Some("cuda") => new_queue_on(&DeviceChoice::Cuda(0)),
+        Some("opencl") => new_queue_on(&DeviceChoice::OpenCl(None)),
+        Some(b) => Err(Error::InvalidArgument(format!(
+            "--backend {b}: expected cuda or opencl"
+        ))),
+        None => default_queue(),
+    }
+}
+
+/// Latency (median µs of `f(); sync`), throughput (µs per call of `reps` calls, one sync) and
+/// the top kernels of one profiled call.
+fn measure(
+    q: &Queue,
+    reps: usize,
+    f: &dyn Fn() -> Result<Ciphertext>,
+) -> Result<(f64, f64, String)> {
+    drop(f()?);
+    q.synchronize()?;
+    let mut lat: Vec<f64> = Vec::new();
+    for _ in 0..reps.min(30) {
+        let s = Instant::now();
+        drop(f()?);
+        q.synchronize()?;
+        lat.push(s.elapsed().as_secs_f64() * 1e6);
+    }
+    lat.sort_by(|x, y| x.total_cmp(y));
+    let s = Instant::now();
+    for _ in 0..reps {
+        drop(f()?);
+    }
+    q.synchronize()?;
+    let thr = s.elapsed().as_secs_f64() * 1e6 / reps as f64;
+    let top = match q.profiler() {
+        Some(p) => {
+            p.clear();
+            p.set_enabled(true);
+            p.begin_operation("op");
+            drop(f()?);
+            q.synchronize()?;
+            p.end_operation();
+            p.set_enabled(false);
+            let ks = p.kernel_summary();
+            ks.iter()
+                .take(5)
+                .map(|k| {
+                    format!(
+                        "{} {:.1}µs×{} ({:.0}%)",
+                        k.name,
+                        k.mean_us,
+                        k.calls,
+                        k.share * 100.0
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join(", ")
+        }
+        None => "-".into(),
+    };
+    Ok((lat[lat.len() / 2], thr, top))
+}
+
+fn main() -> Result<()> {
+    let args: Vec<String> = std::env::args().collect();
+    let opt = |name: &str| {
+        args.iter()
+            .position(|a| a == name)
+            .and_then(|i| args.get(i + 1))
+            .cloned()
+    };
+    let n: usize = opt("--n").and_then(|v| v.parse().ok()).unwrap_or(65536);
+    let q = match queue(opt("--backend").as_deref()) {
+        Ok(q) => q,
+        Err(e) => {
+            println!("SKIP: no device: {e}");
+            return Ok(());
+        }
+    };
+    let reps: usize = opt("--reps")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(if n >= 65536 { 50 } else { 100 });
+    let (data_40, alpha) = set_for(n);
+    let mut bits = vec![60u32];
+    bits.extend(std::iter::repeat_n(40, data_40));
+    bits.push(60);
+    let mut parms = EncryptionParameters::new(SchemeType::Ckks);
+    parms.set_poly_modulus_degree(n);
+    parms.set_coeff_modulus(&CoeffModulus::create(n, &bits)?);
+    let ctx = Context::with_sec_level(&parms, SecLevel::None)?;
+    let kg = KeyGenerator::new(&ctx)?;
+    let enc = Encryptor::new(&ctx, &kg.create_public_key()?)?;
+    let ce = CkksEncoder::new(&ctx)?;
+    let ev = Evaluator::new(&ctx);
+    let vals: Vec<f64> = (0..n / 2).map(|i| ((i % 17) as f64) / 17.0 - 0.5).collect();
+    let pt = ce.encode_f64(&vals, ctx.first_parms_id(), 2f64.powi(40))?;
+    let (a, b) = (enc.encrypt(&pt)?, enc.encrypt(&pt)?);
+    let ks = HybridKeySwitching::new(&ctx, KeySwitchParams::phantom(&ctx, alpha))?;
+    let l = bits.len() - 1;
+    let dnum = ks.digit_count(l);
+    let key_bits: u32 = bits[..l].iter().sum::<u32>() + 60 * alpha as u32;
+    let rk = kg.create_relin_keys()?;
+    let gk = kg.create_galois_keys_from_steps(&[1])?;
+    let hrk = kg.create_hybrid_relin_keys(&ks)?;
+    let hgk = kg.create_hybrid_galois_keys_from_steps(&ks, &[1])?;
+    let (mut ga, mut gb) = (a.clone(), b.clone());
+    ga.gpu_on(&q);
+    gb.gpu_on(&q);
+    println!("device backend: {}; N={n}, data primes 60,40×{data_40} (L={l}), hybrid: α={alpha}, dnum={dnum}, log(QP)={key_bits}", q.backend());
+
+    type Op<'x> = Box<dyn Fn(&Ciphertext, &Ciphertext) -> Result<Ciphertext> + 'x>;
+    let ops: Vec<(String, Op)> = vec![
+        (
+            format!("multiply+relinearize_hybrid (α={alpha}, dnum={dnum})"),
+            Box::new(|x, y| {
+                ev.multiply(x, y)
+                    .and_then(|m| ev.relinearize_hybrid(&m, &hrk))
+            }),
+        ),
+        (
+            format!("multiply+relinearize (SEAL, 1 special prime, dnum={l})"),
+            Box::new(|x, y| ev.multiply(x, y).and_then(|m| ev.relinearize(&m, &rk))),
+        ),
+        (
+            format!("rotate_vector_hybrid 1 (α={alpha}, dnum={dnum})"),
+            Box::new(|x, _| ev.rotate_vector_hybrid(x, 1, &hgk)),
+        ),
+        (
+            format!("rotate_vector 1 (SEAL, dnum={l})"),
+            Box::new(|x, _| ev.rotate_vector(x, 1, &gk)),
+        ),
+    ];
+    let mut failures = 0;
+    println!("\n| backend | N | L | op | latency µs | throughput µs/op | top kernels (one call) |");
+    println!("|---|---|---|---|---|---|---|");
+    for (name, f) in &ops {
+        let mut g = f(&ga, &gb)?;
+        g.download()?;
+        if g.data() != f(&a, &b)?.data() {
+            println!("MISMATCH: {name}: the device result differs from the CPU");
+            failures += 1;
+        }
+        let (lat, thr, top) = measure(&q, reps, &|| f(&ga, &gb))?;
+        println!(
+            "| {} | {n} | {l} | {name} | {lat:.1} | {thr:.1} | {top} |",
+            q.backend()
+        );
+    }
+    if failures > 0 {
+        return Err(Error::Device(format!(
+            "{failures} operations differ from the CPU"
+        )));
+    }
+    Ok(())
+}

@@ -1,0 +1,233 @@
+//! Hybrid key switching on the device (src/device/gpu/hybrid.rs) against the CPU reference
+//! (src/ckks/hybrid.rs), word for word: relinearize_hybrid, apply_galois_hybrid and
+//! rotate_vector_hybrid (direct key and NAF composition) through the public `.gpu()` API, for
+//! N = 4096 … 16384 at several (α, dnum) and levels, on the default GPU queue and on an OpenCL
+//! device (pocl's CPU device in CI). Without a device each test prints why it was skipped.
+use std::sync::Arc;
+use xehe::*;
+
+/// Print a skip reason past the test harness's output capture.
+fn skip(why: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr().lock(), "SKIP {why}");
+}
+
+/// The default GPU queue, and a queue on the first OpenCL device unless the default is one.
+fn queues(test: &str) -> Vec<Queue> {
+    let mut out = Vec::new();
+    match xehe::device::default_queue() {
+        Ok(q) => out.push(q),
+        Err(e) => skip(&format!("{test} (default GPU queue): {e}")),
+    }
+    if !out.iter().any(|q| q.backend() == "opencl") {
+        match opencl_queue() {
+            Ok(q) => out.push(q),
+            Err(e) => skip(&format!("{test} (opencl): {e}")),
+        }
+    }
+    out
+}
+
+#[cfg(feature = "opencl")]
+fn opencl_queue() -> Result<Queue> {
+    use xehe::device::opencl::{default_device, ClQueue, OpenClDevice};
+    let (p, d) = default_device(false)?;
+    Ok(Queue::OpenCl(Arc::new(ClQueue::new(
+        OpenClDevice::shared(p, d)?,
+    )?)))
+}
+
+#[cfg(not(feature = "opencl"))]
+fn opencl_queue() -> Result<Queue> {
+    Err(Error::Device("built without the `opencl` feature".into()))
+}
+
+fn on_gpu(ct: &Ciphertext, q: &Queue) -> Ciphertext {
+    let mut c = ct.clone();
+    c.gpu_on(q);
+    c
+}
+
+fn same(name: &str, gpu: Result<Ciphertext>, cpu: Result<Ciphertext>) {
+    let mut g = gpu.unwrap_or_else(|e| panic!("{name} on GPU: {e}"));
+    let c = cpu.unwrap_or_else(|e| panic!("{name} on CPU: {e}"));
+    assert!(
+        g.is_gpu() && g.is_dirty(),
+        "{name}: result should stay on the GPU"
+    );
+    g.download().unwrap();
+    assert_eq!(g.parms_id(), c.parms_id(), "{name}: parms_id");
+    assert_eq!(
+        (g.size(), g.scale()),
+        (c.size(), c.scale()),
+        "{name}: size, scale"
+    );
+    assert!(
+        g.data() == c.data(),
+        "{name}: GPU result differs from the CPU reference"
+    );
+}
+
+/// `(N, coeff_modulus bits, [(α, dnum)])`.
+type Case = (usize, Vec<u32>, Vec<(usize, usize)>);
+
+/// Digits of one prime (SEAL's layout), of several, a short last digit, one digit (dnum = 1),
+/// α below and above the digit size.
+fn cases() -> Vec<Case> {
+    vec![
+        (4096, vec![50, 30, 30, 30, 50], vec![(1, 4), (2, 2), (3, 1)]),
+        (
+            8192,
+            vec![60, 40, 40, 40, 40, 40, 60],
+            vec![(2, 3), (3, 2), (1, 6), (2, 4)],
+        ),
+        (
+            16384,
+            [vec![60], vec![40; 7], vec![60]].concat(),
+            vec![(2, 4)],
+        ),
+    ]
+}
+
+#[test]
+fn hybrid_ops_match_cpu_bit_for_bit() {
+    for q in queues("hybrid_ops_match_cpu_bit_for_bit") {
+        for (n, bits, params) in cases() {
+            let mut parms = EncryptionParameters::new(SchemeType::Ckks);
+            parms.set_poly_modulus_degree(n);
+            parms.set_coeff_modulus(&CoeffModulus::create(n, &bits).unwrap());
+            let ctx = Context::with_sec_level(&parms, SecLevel::None).unwrap();
+            let kg = KeyGenerator::new(&ctx).unwrap();
+            let enc = Encryptor::new(&ctx, &kg.create_public_key().unwrap()).unwrap();
+            let ce = CkksEncoder::new(&ctx).unwrap();
+            let ev = Evaluator::new(&ctx);
+            let vals: Vec<f64> = (0..n / 2).map(|i| ((i % 17) as f64) / 17.0 - 0.5).collect();
+            let pt = ce
+                .encode_f64(&vals, ctx.first_parms_id(), 2f64.powi(20))
+                .unwrap();
+            let (a, b) = (enc.encrypt(&pt).unwrap(), enc.encrypt(&pt).unwrap());
+            for (alpha, dnum) in params {
+                let ks = HybridKeySwitching::new(
+                    &ctx,
+                    KeySwitchParams {
+                        special_modulus_size: alpha,
+                        dnum,
+                    },
+                )
+                .unwrap();
+                let rk = kg.create_hybrid_relin_keys(&ks).unwrap();
+                let gk = kg
+                    .create_hybrid_galois_keys_from_steps(&ks, &[1, -1, 4])
+                    .unwrap();
+                // The first data level, then down to ℓ = 1 or three levels (short last digits).
+                let (mut a, mut b) = (a.clone(), b.clone());
+                for level in 0..(bits.len() - 1).min(4) {
+                    let tag = format!(
+                        "N={n} α={alpha} dnum={dnum} level -{level} on {}",
+                        q.backend()
+                    );
+                    let (ga, gb) = (on_gpu(&a, &q), on_gpu(&b, &q));
+                    let rel = |x: &Ciphertext, y: &Ciphertext| {
+                        ev.multiply(x, y)
+                            .and_then(|m| ev.relinearize_hybrid(&m, &rk))
+                    };
+                    same(
+                        &format!("{tag}: multiply+relinearize_hybrid"),
+                        rel(&ga, &gb),
+                        rel(&a, &b),
+                    );
+                    let elt = ctx.galois_tool().elt_from_step(1).unwrap();
+                    same(
+                        &format!("{tag}: apply_galois_hybrid"),
+                        ev.apply_galois_hybrid(&ga, elt, &gk),
+                        ev.apply_galois_hybrid(&a, elt, &gk),
+                    );
+                    same(
+                        &format!("{tag}: rotate -1"),
+                        ev.rotate_vector_hybrid(&ga, -1, &gk),
+                        ev.rotate_vector_hybrid(&a, -1, &gk),
+                    );
+                    same(
+                        &format!("{tag}: rotate 3 (NAF 4 - 1)"),
+                        ev.rotate_vector_hybrid(&ga, 3, &gk),
+                        ev.rotate_vector_hybrid(&a, 3, &gk),
+                    );
+                    // A chain that stays on the device: relinearize, rescale, rotate.
+                    let chain = |x: &Ciphertext, y: &Ciphertext| {
+                        rel(x, y)
+                            .and_then(|m| ev.rescale_to_next(&m))
+                            .and_then(|m| ev.rotate_vector_hybrid(&m, 1, &gk))
+                    };
+                    if level == 0 {
+                        same(
+                            &format!("{tag}: relinearize, rescale, rotate"),
+                            chain(&ga, &gb),
+                            chain(&a, &b),
+                        );
+                    }
+                    if a.parms_id() != ctx.last_parms_id() {
+                        ev.mod_switch_to_next_inplace(&mut a).unwrap();
+                        ev.mod_switch_to_next_inplace(&mut b).unwrap();
+                    }
+                }
+                println!(
+                    "N={n} α={alpha} dnum={dnum}: hybrid key switching bit-identical on {}",
+                    q.backend()
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn hybrid_in_place_on_device_and_seal_special_case() {
+    for q in queues("hybrid_in_place_on_device_and_seal_special_case") {
+        let n = 4096;
+        let mut parms = EncryptionParameters::new(SchemeType::Ckks);
+        parms.set_poly_modulus_degree(n);
+        parms.set_coeff_modulus(&CoeffModulus::create(n, &[50, 30, 30, 50]).unwrap());
+        let ctx = Context::with_sec_level(&parms, SecLevel::None).unwrap();
+        let kg = KeyGenerator::new(&ctx).unwrap();
+        let enc = Encryptor::new(&ctx, &kg.create_public_key().unwrap()).unwrap();
+        let ce = CkksEncoder::new(&ctx).unwrap();
+        let ev = Evaluator::new(&ctx);
+        let pt = ce
+            .encode_f64(&[0.25; 8], ctx.first_parms_id(), 2f64.powi(30))
+            .unwrap();
+        let ct = enc.encrypt(&pt).unwrap();
+        let ks = HybridKeySwitching::new(&ctx, KeySwitchParams::phantom(&ctx, 2)).unwrap();
+        let rk = kg.create_hybrid_relin_keys(&ks).unwrap();
+        let want = ev
+            .square(&ct)
+            .and_then(|m| ev.relinearize_hybrid(&m, &rk))
+            .unwrap();
+        let mut g = ev.square(&on_gpu(&ct, &q)).unwrap();
+        ev.relinearize_hybrid_inplace(&mut g, &rk).unwrap();
+        // Twice: the second call finds the key and the level constants cached on the device.
+        let mut g2 = ev.square(&on_gpu(&ct, &q)).unwrap();
+        ev.relinearize_hybrid_inplace(&mut g2, &rk).unwrap();
+        for mut g in [g, g2] {
+            assert!(g.is_gpu() && g.is_dirty());
+            g.download().unwrap();
+            assert!(g.data() == want.data(), "in-place device result differs");
+        }
+        // SEAL's scheme as the special case α = 1, dnum = L with SEAL's own key: the device's
+        // hybrid path equals SEAL's relinearize (CPU) word for word.
+        let seal_ks = HybridKeySwitching::new(&ctx, KeySwitchParams::seal(&ctx)).unwrap();
+        let seal_rk = kg.create_relin_keys().unwrap();
+        let hrk = HybridRelinKeys::from_relin_keys(&seal_ks, &seal_rk).unwrap();
+        let want = ev
+            .square(&ct)
+            .and_then(|m| ev.relinearize(&m, &seal_rk))
+            .unwrap();
+        let mut g = ev
+            .square(&on_gpu(&ct, &q))
+            .and_then(|m| ev.relinearize_hybrid(&m, &hrk))
+            .unwrap();
+        g.download().unwrap();
+        assert!(
+            g.data() == want.data(),
+            "α = 1, dnum = L on the device differs from SEAL's relinearize"
+        );
+    }
+}
