@@ -327,6 +327,10 @@ fn exhausted_device_is_a_clear_error_and_work_goes_on() {
             skip(&format!("exhausted_device: {} queue (CUDA only)", q.backend()));
             continue;
         };
+        let f = fixture(8192, &[60, 40, 40, 60]);
+        let b = f.b.clone();
+        let m = |x: &Ciphertext, y: &Ciphertext| f.ev.multiply(x, y).and_then(|m| f.ev.relinearize(&m, &f.rk));
+        same("multiply+relinearize before exhaustion", m(&on_gpu(&f.a, &q), &b), m(&f.a, &f.b));
         let mut held = Vec::new();
         let err = loop {
             match GpuQueue::alloc(&**cq, 1 << 29) {
@@ -339,9 +343,6 @@ fn exhausted_device_is_a_clear_error_and_work_goes_on() {
         assert!(matches!(err, Error::Device(_)) && err.to_string().contains("out of device memory"), "{err}");
         drop(held);
         cq.memcache().flush();
-        let f = fixture(8192, &[60, 40, 40, 60]);
-        let b = f.b.clone();
-        let m = |x: &Ciphertext, y: &Ciphertext| f.ev.multiply(x, y).and_then(|m| f.ev.relinearize(&m, &f.rk));
         same("multiply+relinearize after exhaustion", m(&on_gpu(&f.a, &q), &b), m(&f.a, &f.b));
     }
 }
