@@ -64,6 +64,29 @@ typedef uint u32;
 #endif
 #endif
 
+/*
+ * SUB_GROUP_SHUFFLE_XOR(v, mask): the u64 `v` of the lane whose sub-group lane id is this
+ * lane's xor `mask` (CUDA: __shfl_xor_sync over the full warp; OpenCL: cl_khr_subgroup_shuffle
+ * or cl_intel_subgroups). XEHE_SHUFFLE says whether it exists; kernels keep a local-memory
+ * exchange for XEHE_SHUFFLE == 0 and must call it from converged control flow.
+ */
+#if IS_CUDA
+#define XEHE_SHUFFLE 1
+#define SUB_GROUP_SHUFFLE_XOR(v, mask) __shfl_xor_sync(0xffffffffu, (v), (int)(mask))
+#define SUB_GROUP_MAX_SIZE() 32u
+#elif XEHE_SUBGROUPS && defined(cl_khr_subgroup_shuffle)
+#pragma OPENCL EXTENSION cl_khr_subgroup_shuffle : enable
+#define XEHE_SHUFFLE 1
+#define SUB_GROUP_SHUFFLE_XOR(v, mask) sub_group_shuffle_xor((v), (uint)(mask))
+#define SUB_GROUP_MAX_SIZE() ((u32)get_max_sub_group_size())
+#elif XEHE_SUBGROUPS && defined(cl_intel_subgroups)
+#define XEHE_SHUFFLE 1
+#define SUB_GROUP_SHUFFLE_XOR(v, mask) intel_sub_group_shuffle_xor((v), (uint)(mask))
+#define SUB_GROUP_MAX_SIZE() ((u32)get_max_sub_group_size())
+#else
+#define XEHE_SHUFFLE 0
+#endif
+
 /* High 64 bits of a 64x64 product. */
 DECLSPEC u64 mulhi64(u64 a, u64 b)
 {

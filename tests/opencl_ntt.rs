@@ -98,7 +98,7 @@ fn check_set(dev: &OpenClDevice, log_n: u32, primes: &[Modulus]) -> usize {
             bad += 1;
         }
     };
-    for v in NttVariant::ALL {
+    for v in NttVariant::ALL.into_iter().filter(|v| v.supports(log_n)) {
         let mut d = ClBuffer::from_slice(dev, &host).unwrap();
         dt.forward(dev, &mut d, rows, v).unwrap();
         expect("forward", v, d.to_vec(dev).unwrap(), &want_fwd);
