@@ -370,22 +370,22 @@ DECLSPEC void fwd_slm_step(LOCAL_AS u64 *tile, u32 T, CONST_AS u64 *rw, CONST_AS
  * words (index tin of its row) already in shared memory; every butterfly of those rounds stays
  * in the tile. `mode`: see MODE_LOG_RADIX / MODE_LOG_SIMD. Outputs lazy (< 4q); callers reduce.
  */
-DECLSPEC void fwd_slm_rounds(LOCAL_AS u64 *tile, u32 T, CONST_AS u64 *rw, CONST_AS u64 *rq, u64 q, u32 log_n,
-                             u32 log_m, u32 tin, u32 mode, LOCAL_AS u64 *scratch)
+DECLSPEC void fwd_slm_rounds_to(LOCAL_AS u64 *tile, u32 T, CONST_AS u64 *rw, CONST_AS u64 *rq, u64 q, u32 log_n,
+                                u32 log_m, u32 end, u32 tin, u32 mode, LOCAL_AS u64 *scratch)
 {
-    u32 lr = MODE_LOG_RADIX(mode), ls = MODE_LOG_SIMD(mode);
+    u32 lr = MODE_LOG_RADIX(mode), ls = end == log_n ? MODE_LOG_SIMD(mode) : 0;
     u32 lm = log_m;
-    while (lm < log_n) {
+    while (lm < end) {
         if (ls && lm + ls == log_n) {
             fwd_simd_rounds(tile, T, rw, rq, q, log_n, tin, ls, scratch);
             lm = log_n;
-        } else if (lr == 4 && lm + 4 <= log_n - ls) {
+        } else if (lr == 4 && lm + 4 <= end - ls) {
             fwd_slm_step(tile, T, rw, rq, q, log_n, lm, tin, 4);
             lm += 4;
-        } else if (lr == 3 && lm + 3 <= log_n - ls) {
+        } else if (lr == 3 && lm + 3 <= end - ls) {
             fwd_slm_step(tile, T, rw, rq, q, log_n, lm, tin, 3);
             lm += 3;
-        } else if (lr == 2 && lm + 2 <= log_n - ls) {
+        } else if (lr == 2 && lm + 2 <= end - ls) {
             fwd_slm_step(tile, T, rw, rq, q, log_n, lm, tin, 2);
             lm += 2;
         } else {
@@ -394,6 +394,13 @@ DECLSPEC void fwd_slm_rounds(LOCAL_AS u64 *tile, u32 T, CONST_AS u64 *rw, CONST_
         }
         SYNC_THREADS();
     }
+}
+
+/* fwd_slm_rounds_to up to the last round (end = log_n). */
+DECLSPEC void fwd_slm_rounds(LOCAL_AS u64 *tile, u32 T, CONST_AS u64 *rw, CONST_AS u64 *rq, u64 q, u32 log_n,
+                             u32 log_m, u32 tin, u32 mode, LOCAL_AS u64 *scratch)
+{
+    fwd_slm_rounds_to(tile, T, rw, rq, q, log_n, log_m, log_n, tin, mode, scratch);
 }
 
 /*
@@ -609,14 +616,13 @@ DECLSPEC void inv_slm_step(LOCAL_AS u64 *tile, u32 T, CONST_AS u64 *rw, CONST_AS
  * to 2^stop_log_m blocks, on a tile of T words in shared memory. The one-block round is the
  * scaled last round when scale_last != 0 (output canonical); otherwise outputs are < 2q.
  */
-DECLSPEC void inv_slm_rounds(LOCAL_AS u64 *tile, u32 T, CONST_AS u64 *rw, CONST_AS u64 *rq, u64 q, u32 log_n,
-                             u32 n, u32 stop_log_m, u32 tin, u32 mode, u32 scale_last, inv_last_t il,
-                             LOCAL_AS u64 *scratch)
+DECLSPEC void inv_slm_rounds_from(LOCAL_AS u64 *tile, u32 T, CONST_AS u64 *rw, CONST_AS u64 *rq, u64 q,
+                                  u32 log_n, u32 n, u32 top, u32 stop_log_m, u32 tin, u32 mode, u32 scale_last,
+                                  inv_last_t il, LOCAL_AS u64 *scratch)
 {
     u32 lr = MODE_LOG_RADIX(mode), ls = MODE_LOG_SIMD(mode);
-    /* lm + 1 = rounds left after this step's first round is done (one-based top). */
-    u32 top = log_n;
-    if (ls && top >= ls + stop_log_m) {
+    /* top - 1 = the block-count exponent of the next round. */
+    if (ls && top == log_n && top >= ls + stop_log_m) {
         inv_simd_rounds(tile, T, rw, rq, q, log_n, n, tin, ls, scale_last, il, scratch);
         SYNC_THREADS();
         top -= ls;
@@ -639,6 +645,14 @@ DECLSPEC void inv_slm_rounds(LOCAL_AS u64 *tile, u32 T, CONST_AS u64 *rw, CONST_
         }
         SYNC_THREADS();
     }
+}
+
+/* inv_slm_rounds_from from the first inverse round (N/2 blocks). */
+DECLSPEC void inv_slm_rounds(LOCAL_AS u64 *tile, u32 T, CONST_AS u64 *rw, CONST_AS u64 *rq, u64 q, u32 log_n,
+                             u32 n, u32 stop_log_m, u32 tin, u32 mode, u32 scale_last, inv_last_t il,
+                             LOCAL_AS u64 *scratch)
+{
+    inv_slm_rounds_from(tile, T, rw, rq, q, log_n, n, log_n, stop_log_m, tin, mode, scale_last, il, scratch);
 }
 
 DECLSPEC inv_last_t inv_last(CONST_AS u64 *inv_n, CONST_AS u64 *inv_n_q, CONST_AS u64 *last_w,
@@ -792,4 +806,64 @@ KERNEL_FQ void ntt_inv_cols_u64(GLOBAL_AS u64 *data, CONST_AS u64 *iroots, CONST
     inv_slm_rounds(tile, T, iroots + ((u64)p << log_n), iroots_q + ((u64)p << log_n), moduli[p], log_n1, 1u << log_n,
                    0, 0, mode, 1, inv_last(inv_n, inv_n_q, last_w, last_wq, p), scratch);
     fs_columns(src, tile, log_n, log_n1, 0);
+}
+
+/* ---------------- polynomial multiplication, NTT fused with the Hadamard product ---------------- */
+
+/*
+ * seeds/004 Algorithm 8 with the corrected truncations (shared/notes/seeds-extraction.md): the
+ * forward NTTs of a and b stop before their last Cooley–Tukey round; that round, the pointwise
+ * product and the first Gentleman–Sande round fold into one step per pair (x, y) with twiddle w:
+ *   U = 2(x_a·x_b + (w·y_a)(w·y_b)),  V = 2(x_a·y_b + y_a·x_b)  (mod q),
+ * each a sum of two 128-bit products with one Barrett reduction (mad_mod, §V-A1) — four
+ * products and two Shoup multiplications instead of the five products of NTT, Hadamard and
+ * iNTT rounds. The remaining inverse rounds run from N/4 blocks down as usual.
+ *
+ * ntt_polymul_slm_u64: one work-group per tile of XEHE_SLM_TILE words of row `row` of c, a, b:
+ * the forward rounds from 2^log_m blocks of a's and b's tiles (their global rounds done), the
+ * fused step, then the inverse rounds down to 2^log_m blocks, written to c. r0/r1: the primes'
+ * Barrett constants floor(2^128 / q). When log_m == 0 this is the whole product in one launch.
+ */
+KERNEL_FQ void ntt_polymul_slm_u64(GLOBAL_AS u64 *c, CONST_AS u64 *a, CONST_AS u64 *b, CONST_AS u64 *roots,
+                                   CONST_AS u64 *roots_q, CONST_AS u64 *iroots, CONST_AS u64 *iroots_q,
+                                   CONST_AS u64 *moduli, CONST_AS u64 *inv_n, CONST_AS u64 *inv_n_q,
+                                   CONST_AS u64 *last_w, CONST_AS u64 *last_wq, CONST_AS u64 *r0s, CONST_AS u64 *r1s,
+                                   u32 k, u32 log_n, u32 log_m, u32 mode)
+{
+    LOCAL_ARRAY(u64, ta, SLM_WORDS);
+    LOCAL_ARRAY(u64, tb, SLM_WORDS);
+    LOCAL_ARRAY(u64, scratch, XCHG_WORDS);
+    const u32 T = XEHE_SLM_TILE;
+    u32 n = 1u << log_n;
+    u32 tiles_per_row = n / T;
+    u32 row = GROUP_ID() / tiles_per_row;
+    u32 tin = GROUP_ID() % tiles_per_row;
+    u32 p = row % k;
+    u64 q = moduli[p];
+    u64 off = ((u64)row << log_n) + (u64)tin * T;
+    CONST_AS u64 *rw = roots + ((u64)p << log_n);
+    CONST_AS u64 *rq = roots_q + ((u64)p << log_n);
+    for (u32 e = LOCAL_ID(); e < T; e += LOCAL_SIZE()) {
+        ta[SLM_PAD(e)] = a[off + e];
+        tb[SLM_PAD(e)] = b[off + e];
+    }
+    SYNC_THREADS();
+    fwd_slm_rounds_to(ta, T, rw, rq, q, log_n, log_m, log_n - 1, tin, mode, scratch);
+    fwd_slm_rounds_to(tb, T, rw, rq, q, log_n, log_m, log_n - 1, tin, mode, scratch);
+    u64 r0 = r0s[p], r1 = r1s[p];
+    for (u32 j = LOCAL_ID(); j < T / 2; j += LOCAL_SIZE()) {
+        u32 i = tin * (T / 2) + j;
+        u64 w = rw[n / 2 + i], wq = rq[n / 2 + i];
+        u64 xa = fwd_final(ta[SLM_PAD(2 * j)], q), ya = fwd_final(ta[SLM_PAD(2 * j + 1)], q);
+        u64 xb = fwd_final(tb[SLM_PAD(2 * j)], q), yb = fwd_final(tb[SLM_PAD(2 * j + 1)], q);
+        u64 wya = mul_shoup(ya, w, wq, q), wyb = mul_shoup(yb, w, wq, q);
+        u64 u = barrett_reduce_128(mad64_wide(wya, wyb, mul64_wide(xa, xb)), q, r0, r1);
+        u64 v = barrett_reduce_128(mad64_wide(ya, xb, mul64_wide(xa, yb)), q, r0, r1);
+        ta[SLM_PAD(2 * j)] = add_mod(u, u, q);
+        ta[SLM_PAD(2 * j + 1)] = add_mod(v, v, q);
+    }
+    SYNC_THREADS();
+    inv_slm_rounds_from(ta, T, iroots + ((u64)p << log_n), iroots_q + ((u64)p << log_n), q, log_n, n, log_n - 1,
+                        log_m, tin, mode, 1, inv_last(inv_n, inv_n_q, last_w, last_wq, p), scratch);
+    for (u32 e = LOCAL_ID(); e < T; e += LOCAL_SIZE()) c[off + e] = ta[SLM_PAD(e)];
 }

@@ -164,11 +164,15 @@ pub enum NttTable {
     InvTwist,
     /// Shoup quotients of `InvTwist`.
     InvTwistQ,
+    /// Low words of the primes' Barrett constants ⌊2^128 / q⌋ (SEAL `const_ratio[0]`), `k` words.
+    BarrettR0,
+    /// High words of the Barrett constants (SEAL `const_ratio[1]`), `k` words.
+    BarrettR1,
 }
 
 impl NttTable {
-    /// All tables, in discriminant order (index a `[T; 13]` with `table as usize`).
-    pub const ALL: [NttTable; 13] = [
+    /// All tables, in discriminant order (index a `[T; 15]` with `table as usize`).
+    pub const ALL: [NttTable; 15] = [
         NttTable::Roots,
         NttTable::RootsQ,
         NttTable::InvRoots,
@@ -182,6 +186,8 @@ impl NttTable {
         NttTable::TwistQ,
         NttTable::InvTwist,
         NttTable::InvTwistQ,
+        NttTable::BarrettR0,
+        NttTable::BarrettR1,
     ];
 }
 
@@ -263,6 +269,7 @@ pub struct NttPlan {
     log_n: u32,
     k: u32,
     variant: NttVariant,
+    tile_max: usize,
 }
 
 impl NttPlan {
@@ -284,7 +291,20 @@ impl NttPlan {
                 variant.name()
             )));
         }
-        Ok(NttPlan { log_n, k, variant })
+        Ok(NttPlan {
+            log_n,
+            k,
+            variant,
+            tile_max: variant.slm_tile_max(),
+        })
+    }
+
+    /// The same plan with shared-memory tiles of at most `words` words (a power of two ≥ 8;
+    /// for kernels that keep several tiles, such as the fused polynomial product). No effect
+    /// on the four-step variant.
+    pub fn with_tile_max(mut self, words: usize) -> Self {
+        self.tile_max = words.max(8);
+        self
     }
 
     /// N.
@@ -297,7 +317,7 @@ impl NttPlan {
     pub fn tile(&self) -> usize {
         match self.variant {
             NttVariant::FourStep => 1 << four_step_split(self.log_n).1,
-            _ => self.n().min(self.variant.slm_tile_max()),
+            _ => self.n().min(self.tile_max),
         }
     }
 

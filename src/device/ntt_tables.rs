@@ -14,7 +14,7 @@ use std::sync::Arc;
 pub struct NttTableImage {
     log_n: u32,
     k: u32,
-    words: [Vec<u64>; 13],
+    words: [Vec<u64>; 15],
 }
 
 impl NttTableImage {
@@ -75,6 +75,8 @@ impl NttTableImage {
             four_step_twist(tables, false, quotient),
             four_step_twist(tables, true, operand),
             four_step_twist(tables, true, quotient),
+            per_prime(&|t| t.modulus().const_ratio()[0]),
+            per_prime(&|t| t.modulus().const_ratio()[1]),
         ];
         Ok(NttTableImage {
             log_n,

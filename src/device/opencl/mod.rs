@@ -12,6 +12,7 @@
 
 pub mod buffer;
 pub mod ntt;
+pub mod polymul;
 
 pub use buffer::ClBuffer;
 

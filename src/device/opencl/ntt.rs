@@ -72,6 +72,21 @@ impl DeviceNttTables {
         self.run(dev, data, rows, variant, NttDirection::Inverse)
     }
 
+    /// log2 N.
+    pub fn log_n(&self) -> u32 {
+        self.log_n
+    }
+
+    /// Number of primes.
+    pub fn k(&self) -> u32 {
+        self.k
+    }
+
+    /// The uploaded table `t`.
+    pub fn table(&self, t: NttTable) -> &ClBuffer {
+        &self.buffers[t as usize]
+    }
+
     fn run(
         &self,
         dev: &OpenClDevice,
