@@ -275,6 +275,11 @@ KERNEL_FQ void ntt_fwd_radix8_moddown_u64(GLOBAL_AS u64 *d, CONST_AS u64 *last, 
  */
 DECLSPEC u64 simd_exchange(u64 send, u32 mask, LOCAL_AS u64 *scratch)
 {
+#if IS_CUDA
+    /* Whole warps: the plans give the shuffle rounds >= 32 work-items, a power of two. */
+    (void)scratch;
+    return SUB_GROUP_SHUFFLE_XOR(send, mask);
+#else
 #if XEHE_SHUFFLE
     if (SUB_GROUP_MAX_SIZE() % SIMD_W == 0 && LOCAL_SIZE() % SUB_GROUP_MAX_SIZE() == 0)
         return SUB_GROUP_SHUFFLE_XOR(send, mask);
@@ -284,6 +289,7 @@ DECLSPEC u64 simd_exchange(u64 send, u32 mask, LOCAL_AS u64 *scratch)
     u64 r = scratch[LOCAL_ID() ^ mask];
     SYNC_THREADS();
     return r;
+#endif
 }
 
 /*

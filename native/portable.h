@@ -87,6 +87,16 @@ typedef uint u32;
 #define XEHE_SHUFFLE 0
 #endif
 
+/* Leading zero bits of a 64-bit word (64 for 0). */
+DECLSPEC u32 clz64(u64 a)
+{
+#if IS_CUDA
+    return (u32)__clzll((long long)a);
+#else
+    return (u32)clz(a);
+#endif
+}
+
 /* High 64 bits of a 64x64 product. */
 DECLSPEC u64 mulhi64(u64 a, u64 b)
 {

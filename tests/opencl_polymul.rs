@@ -66,19 +66,9 @@ fn check(dev: &OpenClDevice, log_n: u32, primes: &[Modulus]) -> bool {
     let mut rng = Rng(0x5eed ^ ((log_n as u64) << 32) ^ primes[0].value());
     let a = data(primes, n, rows, &mut rng);
     let b = data(primes, n, rows, &mut rng);
-    let mut want = vec![0u64; rows * n];
-    for r in 0..rows {
-        let t = &tables[r % k];
-        let q = t.modulus();
-        let (mut x, mut y) = (a[r * n..][..n].to_vec(), b[r * n..][..n].to_vec());
-        t.forward(&mut x);
-        t.forward(&mut y);
-        for (xi, yi) in x.iter_mut().zip(&y) {
-            *xi = q.mul(*xi, *yi);
-        }
-        t.inverse(&mut x);
-        want[r * n..][..n].copy_from_slice(&x);
-    }
+    let want: Vec<u64> = (0..rows)
+        .flat_map(|r| tables[r % k].multiply_negacyclic(&a[r * n..][..n], &b[r * n..][..n]))
+        .collect();
     let mut da = ClBuffer::from_slice(dev, &a).unwrap();
     let mut db = ClBuffer::from_slice(dev, &b).unwrap();
     let mut dc = ClBuffer::new(dev, rows * n).unwrap();

@@ -8,6 +8,7 @@ pub mod level;
 pub mod memory;
 pub mod ntt;
 pub mod ntt_check;
+pub mod polymul;
 pub mod queue;
 
 use super::kernel_cache;
@@ -24,10 +25,11 @@ use std::sync::Arc;
 
 /// The ablation switches set in the environment, as NVRTC options (paper §V-A):
 /// `XEHE_NO_ASM=1` turns the inline-PTX fast paths off, `XEHE_NO_MAD=1` reduces after every
-/// product instead of once per mad_mod chain. Read at each kernel lookup, so a process may
+/// product instead of once per mad_mod chain, `XEHE_BARRETT_SHIVDIKAR=1` makes `mul_mod` use
+/// Shivdikar's Algorithm 4 (seeds/004). Read at each kernel lookup, so a process may
 /// change them between runs (`xehe bench matmul` times both).
 fn ablation_switches() -> Vec<String> {
-    ["XEHE_NO_ASM", "XEHE_NO_MAD"]
+    ["XEHE_NO_ASM", "XEHE_NO_MAD", "XEHE_BARRETT_SHIVDIKAR"]
         .into_iter()
         .filter(|s| std::env::var(s).is_ok_and(|v| v == "1"))
         .map(|s| format!("-D{s}=1"))

@@ -58,6 +58,16 @@ impl DeviceNttTables {
         self.run(q, data, rows, variant, NttDirection::Inverse)
     }
 
+    /// log2 N.
+    pub fn log_n(&self) -> u32 {
+        self.log_n
+    }
+
+    /// Number of primes.
+    pub fn k(&self) -> u32 {
+        self.k
+    }
+
     /// Device address of one of the uploaded tables.
     pub fn table_ptr(&self, t: NttTable) -> u64 {
         self.buffers[t as usize].ptr()
