@@ -9,10 +9,13 @@
  * Inverse: Gentleman–Sande, bit-reversed in, natural out. Outputs are canonical, so every
  * variant is bit-identical to the CPU NTT (and to SEAL's).
  *
- * Variants (paper §V-B/C/D, Fig. 12–15): radix-2 one round per launch through global memory
- * (the naive baseline); radix-8 register kernels doing three rounds per launch; and a
- * shared-local-memory (SLM) kernel that finishes all rounds whose butterflies stay inside one
- * tile of XEHE_SLM_TILE words, in radix-2 or radix-8 steps.
+ * Variants (paper §V-B/C/D, Fig. 12–15; seeds/004; launch plans in src/device/ntt_plan.rs):
+ * radix-2 one round per launch through global memory (the naive baseline); radix-4/8/16
+ * register kernels doing log2(R) rounds per launch (one generic body, ntt_{fwd,inv}_radix{R});
+ * a shared-local-memory (SLM) kernel that finishes all rounds whose butterflies stay inside
+ * one tile of XEHE_SLM_TILE words, in radix-2/4/8/16 steps, optionally ending with the
+ * sub-group shuffle rounds of SIMD(8|16|32, 8); the 2D / four-step kernels (columns, twist,
+ * rows); and the polynomial product with the NTT fused to the Hadamard product.
  */
 #include "modarith.h"
 
@@ -71,7 +74,7 @@ DECLSPEC void inv_bf_last(u64 *x, u64 *y, u64 in, u64 inq, u64 lw, u64 lwq, u64 
  * bit paired in round t; the first round's block is i1 of its m blocks. Callers pass r as a
  * literal so the loops unroll and v stays in registers.
  */
-DECLSPEC void fwd_round_r(u64 *v, const u32 r, CONST_AS u64 *rw, CONST_AS u64 *rq, u32 m, u32 i1, u64 q)
+DECLSPEC_INLINE void fwd_round_r(u64 *v, const u32 r, CONST_AS u64 *rw, CONST_AS u64 *rq, u32 m, u32 i1, u64 q)
 {
 #pragma unroll
     for (u32 t = 0; t < r; t++) {
@@ -87,12 +90,10 @@ DECLSPEC void fwd_round_r(u64 *v, const u32 r, CONST_AS u64 *rw, CONST_AS u64 *r
 }
 
 /* Offset of word s of a forward radix-2^r group whose first round has gap g. */
-DECLSPEC u32 fwd_off(u32 s, const u32 r, u32 g)
+DECLSPEC_INLINE u32 fwd_off(u32 s, const u32 r, u32 g)
 {
-    u32 o = 0;
-#pragma unroll
-    for (u32 t = 0; t < r; t++) o += ((s >> (r - 1 - t)) & 1u) * (g >> t);
-    return o;
+    /* sum over t of bit (r-1-t) of s times g >> t */
+    return s * (g >> (r - 1));
 }
 
 /*
@@ -101,7 +102,7 @@ DECLSPEC u32 fwd_off(u32 s, const u32 r, u32 g)
  * n - 2(m>>t) + 1 + i (SEAL's inverse layout; n = the table's N). The round with one block is
  * the scaled last round when scale_last != 0.
  */
-DECLSPEC void inv_round_r(u64 *v, const u32 r, CONST_AS u64 *rw, CONST_AS u64 *rq, u32 n, u32 m, u32 i3, u64 q,
+DECLSPEC_INLINE void inv_round_r(u64 *v, const u32 r, CONST_AS u64 *rw, CONST_AS u64 *rq, u32 n, u32 m, u32 i3, u64 q,
                           u32 scale_last, u64 in, u64 inq, u64 lw, u64 lwq)
 {
 #pragma unroll
@@ -125,12 +126,11 @@ DECLSPEC void inv_round_r(u64 *v, const u32 r, CONST_AS u64 *rw, CONST_AS u64 *r
 }
 
 /* Offset of word s of an inverse radix-2^r group whose first round has gap g. */
-DECLSPEC u32 inv_off(u32 s, const u32 r, u32 g)
+DECLSPEC_INLINE u32 inv_off(u32 s, const u32 r, u32 g)
 {
-    u32 o = 0;
-#pragma unroll
-    for (u32 t = 0; t < r; t++) o += ((s >> t) & 1u) * (g << t);
-    return o;
+    /* sum over t of bit t of s times g << t */
+    (void)r;
+    return s * g;
 }
 
 /* ---------------- forward ---------------- */
@@ -169,7 +169,7 @@ KERNEL_FQ void ntt_fwd_radix2_u64(GLOBAL_AS u64 *data, CONST_AS u64 *roots, CONS
  * `in` and reduces it modulo its prime (r1: Barrett constants), so the lifted digits are never
  * written before their first NTT pass.
  */
-DECLSPEC void fwd_radix_pass(GLOBAL_AS u64 *out, CONST_AS u64 *in, u32 lift_div, CONST_AS u64 *r1,
+DECLSPEC_INLINE void fwd_radix_pass(GLOBAL_AS u64 *out, CONST_AS u64 *in, u32 lift_div, CONST_AS u64 *r1,
                              CONST_AS u64 *roots, CONST_AS u64 *roots_q, CONST_AS u64 *moduli, u32 k,
                              u32 log_n, u32 log_m, u32 last, u64 total, u64 p_last, u64 p_last_r1, const u32 r)
 {
@@ -351,7 +351,7 @@ DECLSPEC void fwd_simd_rounds(LOCAL_AS u64 *tile, u32 T, CONST_AS u64 *rw, CONST
 }
 
 /* One forward shared-memory step of r rounds from 2^lm blocks on a tile of T words. */
-DECLSPEC void fwd_slm_step(LOCAL_AS u64 *tile, u32 T, CONST_AS u64 *rw, CONST_AS u64 *rq, u64 q, u32 log_n, u32 lm,
+DECLSPEC_INLINE void fwd_slm_step(LOCAL_AS u64 *tile, u32 T, CONST_AS u64 *rw, CONST_AS u64 *rq, u64 q, u32 log_n, u32 lm,
                            u32 tin, const u32 r)
 {
     u32 log_gap = log_n - 1 - lm;
@@ -380,24 +380,26 @@ DECLSPEC void fwd_slm_rounds_to(LOCAL_AS u64 *tile, u32 T, CONST_AS u64 *rw, CON
                                 u32 log_m, u32 end, u32 tin, u32 mode, LOCAL_AS u64 *scratch)
 {
     u32 lr = MODE_LOG_RADIX(mode), ls = end == log_n ? MODE_LOG_SIMD(mode) : 0;
+    u32 stop = end - ls; /* the shuffle rounds start here */
     u32 lm = log_m;
-    while (lm < end) {
-        if (ls && lm + ls == log_n) {
-            fwd_simd_rounds(tile, T, rw, rq, q, log_n, tin, ls, scratch);
-            lm = log_n;
-        } else if (lr == 4 && lm + 4 <= end - ls) {
-            fwd_slm_step(tile, T, rw, rq, q, log_n, lm, tin, 4);
-            lm += 4;
-        } else if (lr == 3 && lm + 3 <= end - ls) {
-            fwd_slm_step(tile, T, rw, rq, q, log_n, lm, tin, 3);
-            lm += 3;
-        } else if (lr == 2 && lm + 2 <= end - ls) {
-            fwd_slm_step(tile, T, rw, rq, q, log_n, lm, tin, 2);
-            lm += 2;
-        } else {
-            fwd_slm_step(tile, T, rw, rq, q, log_n, lm, tin, 1);
-            lm += 1;
+    /* Sequential loops, one per step kind (llvm-spirv 14 mis-structures a loop over an if-chain). */
+    if (lr >= 2) {
+        for (; lm + lr <= stop; lm += lr) {
+            if (lr == 4)
+                fwd_slm_step(tile, T, rw, rq, q, log_n, lm, tin, 4);
+            else if (lr == 3)
+                fwd_slm_step(tile, T, rw, rq, q, log_n, lm, tin, 3);
+            else
+                fwd_slm_step(tile, T, rw, rq, q, log_n, lm, tin, 2);
+            SYNC_THREADS();
         }
+    }
+    for (; lm < stop; lm++) {
+        fwd_slm_step(tile, T, rw, rq, q, log_n, lm, tin, 1);
+        SYNC_THREADS();
+    }
+    if (ls && lm < end) {
+        fwd_simd_rounds(tile, T, rw, rq, q, log_n, tin, ls, scratch);
         SYNC_THREADS();
     }
 }
@@ -521,7 +523,7 @@ KERNEL_FQ void ntt_inv_radix2_u64(GLOBAL_AS u64 *data, CONST_AS u64 *iroots, CON
 }
 
 /* One radix-2^r inverse pass (r rounds from 2^log_m blocks down) over `total` groups. */
-DECLSPEC void inv_radix_pass(GLOBAL_AS u64 *data, CONST_AS u64 *iroots, CONST_AS u64 *iroots_q, CONST_AS u64 *moduli,
+DECLSPEC_INLINE void inv_radix_pass(GLOBAL_AS u64 *data, CONST_AS u64 *iroots, CONST_AS u64 *iroots_q, CONST_AS u64 *moduli,
                              CONST_AS u64 *inv_n, CONST_AS u64 *inv_n_q, CONST_AS u64 *last_w, CONST_AS u64 *last_wq,
                              u32 k, u32 log_n, u32 log_m, u64 total, const u32 r)
 {
@@ -598,7 +600,7 @@ DECLSPEC void inv_simd_rounds(LOCAL_AS u64 *tile, u32 T, CONST_AS u64 *rw, CONST
 }
 
 /* One inverse shared-memory step of r rounds from 2^lm blocks down, on a tile of T words. */
-DECLSPEC void inv_slm_step(LOCAL_AS u64 *tile, u32 T, CONST_AS u64 *rw, CONST_AS u64 *rq, u64 q, u32 log_n, u32 n,
+DECLSPEC_INLINE void inv_slm_step(LOCAL_AS u64 *tile, u32 T, CONST_AS u64 *rw, CONST_AS u64 *rq, u64 q, u32 log_n, u32 n,
                            u32 lm, u32 tin, u32 scale_last, inv_last_t il, const u32 r)
 {
     u32 log_gap = log_n - 1 - lm;
@@ -633,22 +635,20 @@ DECLSPEC void inv_slm_rounds_from(LOCAL_AS u64 *tile, u32 T, CONST_AS u64 *rw, C
         SYNC_THREADS();
         top -= ls;
     }
-    while (top > stop_log_m) {
-        u32 lm = top - 1;
-        u32 left = top - stop_log_m;
-        if (lr == 4 && left >= 4) {
-            inv_slm_step(tile, T, rw, rq, q, log_n, n, lm, tin, scale_last, il, 4);
-            top -= 4;
-        } else if (lr == 3 && left >= 3) {
-            inv_slm_step(tile, T, rw, rq, q, log_n, n, lm, tin, scale_last, il, 3);
-            top -= 3;
-        } else if (lr == 2 && left >= 2) {
-            inv_slm_step(tile, T, rw, rq, q, log_n, n, lm, tin, scale_last, il, 2);
-            top -= 2;
-        } else {
-            inv_slm_step(tile, T, rw, rq, q, log_n, n, lm, tin, scale_last, il, 1);
-            top -= 1;
+    /* Sequential loops, one per step kind (see fwd_slm_rounds_to). */
+    if (lr >= 2) {
+        for (; top >= stop_log_m + lr; top -= lr) {
+            if (lr == 4)
+                inv_slm_step(tile, T, rw, rq, q, log_n, n, top - 1, tin, scale_last, il, 4);
+            else if (lr == 3)
+                inv_slm_step(tile, T, rw, rq, q, log_n, n, top - 1, tin, scale_last, il, 3);
+            else
+                inv_slm_step(tile, T, rw, rq, q, log_n, n, top - 1, tin, scale_last, il, 2);
+            SYNC_THREADS();
         }
+    }
+    for (; top > stop_log_m; top--) {
+        inv_slm_step(tile, T, rw, rq, q, log_n, n, top - 1, tin, scale_last, il, 1);
         SYNC_THREADS();
     }
 }

@@ -17,6 +17,7 @@ typedef unsigned int u32;
 #define GLOBAL_AS
 #define CONST_AS
 #define DECLSPEC __device__ __forceinline__
+#define DECLSPEC_INLINE __device__ __forceinline__
 #define LOCAL_ARRAY(type, name, size) __shared__ type name[size]
 #define LOCAL_AS
 #define SYNC_THREADS() __syncthreads()
@@ -36,6 +37,8 @@ typedef uint u32;
 /* static: C99 `inline` alone emits no definition, so an un-inlined call (e.g. at -O0 or in
  * SPIR-V) would be an unresolved import. OpenCL C 1.2+ allows static functions. */
 #define DECLSPEC static inline
+/* Always inlined: helpers taking a compile-time radix, so their loops unroll. */
+#define DECLSPEC_INLINE static inline __attribute__((always_inline))
 #define LOCAL_ARRAY(type, name, size) __local type name[size]
 #define LOCAL_AS __local
 #define SYNC_THREADS() barrier(CLK_LOCAL_MEM_FENCE)
