@@ -286,9 +286,9 @@ mod tests {
             .map(|i| if i == 3 { 7680 } else { (i * i * 31) % 7681 })
             .collect();
         let mut want = vec![0u64; 16];
-        for i in 0..16 {
-            for j in 0..16 {
-                let p = q.mul(a[i], b[j]);
+        for (i, &ai) in a.iter().enumerate() {
+            for (j, &bj) in b.iter().enumerate() {
+                let p = q.mul(ai, bj);
                 let k = (i + j) % 16;
                 want[k] = if i + j < 16 {
                     q.add(want[k], p)
