@@ -144,6 +144,13 @@ mod level_zero {
             if tile > 0 {
                 cc.arg(format!("-DXEHE_SLM_TILE={tile}"));
             }
+            if family == Family::Ntt {
+                // Unoptimized IR for the NTT family (the Intel driver's compiler optimizes the
+                // SPIR-V): llvm-spirv 14 mis-orders or mis-structures the blocks of LLVM's
+                // optimized loops in its generic radix / shared-memory kernels (spirv-val:
+                // "already a merge block", "appears before its dominator", "not defined").
+                cc.args(["-Xclang", "-disable-llvm-passes"]);
+            }
             run(cc.arg(&src).arg("-o").arg(&bc), &clang);
             run(
                 Command::new(&llvm_spirv).arg(&bc).arg("-o").arg(&spv),

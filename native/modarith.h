@@ -87,10 +87,46 @@ DECLSPEC u64 barrett_reduce_64(u64 x, u64 q, u64 r1)
     return r >= q ? r - q : r;
 }
 
-/* a * b mod q, Barrett (Shivdikar Alg. 2 family; SEAL's constants). */
+/*
+ * a * b mod q by Shivdikar et al.'s Algorithm 4 (seeds/004; Dhem–Quisquater Barrett with
+ * α = m+1, β = −2): m = bit length of q (m <= 62), mu = floor(2^(2m+1) / q);
+ * c = x >> (m−2), quot = (c·mu) >> (m+3), rem = x − quot·q, one conditional subtraction.
+ * a, b < q. Host model: crate::math::shivdikar.
+ */
+DECLSPEC u64 mul_mod_shivdikar(u64 a, u64 b, u64 q, u64 mu, u32 m)
+{
+    u128_t x = mul64_wide(a, b);
+    u32 s = m - 2;
+    u64 c = (x.lo >> s) | (x.hi << (64 - s)); /* m >= 3, so 64 - s < 64 */
+    u128_t t = mul64_wide(c, mu);
+    u32 s2 = m + 3;
+    u64 quot = s2 >= 64 ? t.hi >> (s2 - 64) : (t.lo >> s2) | (t.hi << (64 - s2));
+    u64 rem = x.lo - quot * q;
+    return rem >= q ? rem - q : rem;
+}
+
+/* Shivdikar's mu = floor(2^(2m+1) / q) from SEAL's floor(2^128 / q) = (r1:r0): a right shift
+ * by 127 − 2m (floor of a floor quotient by a power of two). */
+DECLSPEC u64 shivdikar_mu(u32 m, u64 r0, u64 r1)
+{
+    u32 s = 127 - 2 * m;
+    return s >= 64 ? r1 >> (s - 64) : (r0 >> s) | (r1 << (64 - s));
+}
+
+/* XEHE_BARRETT_SHIVDIKAR=1: mul_mod uses Algorithm 4 instead of SEAL's Barrett (ablation). */
+#ifndef XEHE_BARRETT_SHIVDIKAR
+#define XEHE_BARRETT_SHIVDIKAR 0
+#endif
+
+/* a * b mod q, Barrett (SEAL's constants r = floor(2^128 / q) = (r1:r0)). */
 DECLSPEC u64 mul_mod(u64 a, u64 b, u64 q, u64 r0, u64 r1)
 {
+#if XEHE_BARRETT_SHIVDIKAR
+    u32 m = 64 - clz64(q);
+    return mul_mod_shivdikar(a, b, q, shivdikar_mu(m, r0, r1), m);
+#else
     return barrett_reduce_128(mul64_wide(a, b), q, r0, r1);
+#endif
 }
 
 /* a * b + c mod q with one reduction: mad_mod (paper §V-A1). */

@@ -9,10 +9,13 @@
  * Inverse: Gentleman–Sande, bit-reversed in, natural out. Outputs are canonical, so every
  * variant is bit-identical to the CPU NTT (and to SEAL's).
  *
- * Variants (paper §V-B/C/D, Fig. 12–15): radix-2 one round per launch through global memory
- * (the naive baseline); radix-8 register kernels doing three rounds per launch; and a
- * shared-local-memory (SLM) kernel that finishes all rounds whose butterflies stay inside one
- * tile of XEHE_SLM_TILE words, in radix-2 or radix-8 steps.
+ * Variants (paper §V-B/C/D, Fig. 12–15; seeds/004; launch plans in src/device/ntt_plan.rs):
+ * radix-2 one round per launch through global memory (the naive baseline); radix-4/8/16
+ * register kernels doing log2(R) rounds per launch (one generic body, ntt_{fwd,inv}_radix{R});
+ * a shared-local-memory (SLM) kernel that finishes all rounds whose butterflies stay inside
+ * one tile of XEHE_SLM_TILE words, in radix-2/4/8/16 steps, optionally ending with the
+ * sub-group shuffle rounds of SIMD(8|16|32, 8); the 2D / four-step kernels (columns, twist,
+ * rows); and the polynomial product with the NTT fused to the Hadamard product.
  */
 #include "modarith.h"
 
@@ -63,25 +66,71 @@ DECLSPEC void inv_bf_last(u64 *x, u64 *y, u64 in, u64 inq, u64 lw, u64 lwq, u64 
     *y = b >= q ? b - q : b;
 }
 
+/* Largest register radix of the high-radix kernels (radix-16). */
+#define RADIX_MAX 16
+
 /*
- * Three forward rounds on one group of 8 words v[a*4+b*2+c] (a, b, c: the bits paired in the
- * first, second and third round) whose first-round block is i1 of the 2^log_m blocks (m = 2^log_m).
+ * `r` forward rounds (radix 2^r, r <= 4) on one group of 2^r words v[s]: bit r-1-t of s is the
+ * bit paired in round t; the first round's block is i1 of its m blocks. Callers pass r as a
+ * literal so the loops unroll and v stays in registers.
  */
-DECLSPEC void fwd_round8(u64 *v, CONST_AS u64 *rw, CONST_AS u64 *rq, u32 m, u32 i1, u64 q)
+DECLSPEC_INLINE void fwd_round_r(u64 *v, const u32 r, CONST_AS u64 *rw, CONST_AS u64 *rq, u32 m, u32 i1, u64 q)
 {
 #pragma unroll
-    for (int s = 0; s < 4; s++) fwd_bf(&v[s], &v[s + 4], rw[m + i1], rq[m + i1], q);
+    for (u32 t = 0; t < r; t++) {
+        u32 h = 1u << (r - 1 - t);
 #pragma unroll
-    for (int a = 0; a < 2; a++) {
-        u32 ri = 2 * m + 2 * i1 + a;
+        for (u32 grp = 0; grp < (1u << t); grp++) {
+            u32 ri = ((m + i1) << t) + grp;
+            u64 w = rw[ri], wq = rq[ri];
 #pragma unroll
-        for (int c = 0; c < 2; c++) fwd_bf(&v[a * 4 + c], &v[a * 4 + 2 + c], rw[ri], rq[ri], q);
+            for (u32 c = 0; c < h; c++) fwd_bf(&v[grp * 2 * h + c], &v[grp * 2 * h + c + h], w, wq, q);
+        }
     }
+}
+
+/* Offset of word s of a forward radix-2^r group whose first round has gap g. */
+DECLSPEC_INLINE u32 fwd_off(u32 s, const u32 r, u32 g)
+{
+    /* sum over t of bit (r-1-t) of s times g >> t */
+    return s * (g >> (r - 1));
+}
+
+/*
+ * `r` inverse rounds on one group of 2^r words: bit t of s is paired in round t, which has
+ * m >> t blocks; i3 is the group's block among the m >> (r-1) of the last round. Table index
+ * n - 2(m>>t) + 1 + i (SEAL's inverse layout; n = the table's N). The round with one block is
+ * the scaled last round when scale_last != 0.
+ */
+DECLSPEC_INLINE void inv_round_r(u64 *v, const u32 r, CONST_AS u64 *rw, CONST_AS u64 *rq, u32 n, u32 m, u32 i3, u64 q,
+                          u32 scale_last, u64 in, u64 inq, u64 lw, u64 lwq)
+{
 #pragma unroll
-    for (int ab = 0; ab < 4; ab++) {
-        u32 ri = 4 * m + 4 * i1 + ab;
-        fwd_bf(&v[ab * 2], &v[ab * 2 + 1], rw[ri], rq[ri], q);
+    for (u32 t = 0; t < r; t++) {
+        u32 h = 1u << t;
+        u32 mt = m >> t;
+#pragma unroll
+        for (u32 grp = 0; grp < (1u << (r - 1 - t)); grp++) {
+            u32 ri = n - 2 * mt + 1 + (i3 << (r - 1 - t)) + grp;
+            u64 w = rw[ri], wq = rq[ri];
+#pragma unroll
+            for (u32 c = 0; c < h; c++) {
+                u32 s = grp * 2 * h + c;
+                if (mt == 1 && scale_last)
+                    inv_bf_last(&v[s], &v[s + h], in, inq, lw, lwq, q);
+                else
+                    inv_bf(&v[s], &v[s + h], w, wq, q);
+            }
+        }
     }
+}
+
+/* Offset of word s of an inverse radix-2^r group whose first round has gap g. */
+DECLSPEC_INLINE u32 inv_off(u32 s, const u32 r, u32 g)
+{
+    /* sum over t of bit t of s times g << t */
+    (void)r;
+    return s * g;
 }
 
 /* ---------------- forward ---------------- */
@@ -113,32 +162,31 @@ KERNEL_FQ void ntt_fwd_radix2_u64(GLOBAL_AS u64 *data, CONST_AS u64 *roots, CONS
     }
 }
 
-/* Three rounds (2^log_m, 2^(log_m+1), 2^(log_m+2) blocks) on 8 words per thread, in registers. */
 /*
- * One radix-8 forward pass (three rounds from 2^log_m blocks) over `total` groups of 8 words.
+ * One radix-2^r forward pass (r rounds from 2^log_m blocks) over `total` groups of 2^r words.
  * Reads `in`, writes `out` (the same buffer for an in-place pass). With lift_div != 0 the pass
  * is also key switching's digit lift: row r of `out` (prime r % k) reads row r / lift_div of
  * `in` and reduces it modulo its prime (r1: Barrett constants), so the lifted digits are never
  * written before their first NTT pass.
  */
-DECLSPEC void fwd_radix8_pass(GLOBAL_AS u64 *out, CONST_AS u64 *in, u32 lift_div, CONST_AS u64 *r1,
-                              CONST_AS u64 *roots, CONST_AS u64 *roots_q, CONST_AS u64 *moduli, u32 k,
-                              u32 log_n, u32 log_m, u32 last, u64 total, u64 p_last, u64 p_last_r1)
+DECLSPEC_INLINE void fwd_radix_pass(GLOBAL_AS u64 *out, CONST_AS u64 *in, u32 lift_div, CONST_AS u64 *r1,
+                             CONST_AS u64 *roots, CONST_AS u64 *roots_q, CONST_AS u64 *moduli, u32 k,
+                             u32 log_n, u32 log_m, u32 last, u64 total, u64 p_last, u64 p_last_r1, const u32 r)
 {
     for (u32 t = (u32)GLOBAL_ID(); t < (u32)total; t += (u32)GLOBAL_SIZE()) {
         u32 n = 1u << log_n;
-        u32 row = t >> (log_n - 3);
-        u32 j = t & ((n >> 3) - 1);
+        u32 row = t >> (log_n - r);
+        u32 j = t & ((n >> r) - 1);
         u32 p = row % k;
         u64 q = moduli[p];
-        u32 log_gap = log_n - 1 - log_m; /* gap of the first of the three rounds */
-        u32 g = 1u << log_gap, g4 = g >> 2;
-        u32 i1 = j >> (log_gap - 2);
-        u32 col = i1 * 2 * g + (j & (g4 - 1));
+        u32 log_gap = log_n - 1 - log_m; /* gap of the first of the r rounds */
+        u32 g = 1u << log_gap, gr = g >> (r - 1);
+        u32 i1 = j >> (log_gap - (r - 1));
+        u32 col = i1 * 2 * g + (j & (gr - 1));
         u32 m = 1u << log_m;
         CONST_AS u64 *rw = roots + p * n;
         CONST_AS u64 *rq = roots_q + p * n;
-        u64 v[8];
+        u64 v[RADIX_MAX];
         if (lift_div) {
             CONST_AS u64 *src = in + (u64)(row / lift_div) * n + col;
             u64 c1 = r1[p];
@@ -146,40 +194,47 @@ DECLSPEC void fwd_radix8_pass(GLOBAL_AS u64 *out, CONST_AS u64 *in, u32 lift_div
             u64 h = p_last >> 1;
             u64 fix = p_last ? q - barrett_reduce_64(h, q, c1) : 0;
 #pragma unroll
-            for (int s = 0; s < 8; s++) {
-                u64 x = src[(s >> 2) * g + ((s >> 1) & 1) * (g >> 1) + (s & 1) * g4];
+            for (u32 s = 0; s < (1u << r); s++) {
+                u64 x = src[fwd_off(s, r, g)];
                 if (p_last) x = barrett_reduce_64(x + h, p_last, p_last_r1);
                 v[s] = barrett_reduce_64(x, q, c1) + fix;
             }
         } else {
             CONST_AS u64 *src = in + row * n + col;
 #pragma unroll
-            for (int s = 0; s < 8; s++) v[s] = src[(s >> 2) * g + ((s >> 1) & 1) * (g >> 1) + (s & 1) * g4];
+            for (u32 s = 0; s < (1u << r); s++) v[s] = src[fwd_off(s, r, g)];
         }
-        fwd_round8(v, rw, rq, m, i1, q);
+        fwd_round_r(v, r, rw, rq, m, i1, q);
         GLOBAL_AS u64 *dst = out + row * n + col;
 #pragma unroll
-        for (int s = 0; s < 8; s++) {
+        for (u32 s = 0; s < (1u << r); s++) {
             u64 o = v[s];
             if (last) o = fwd_final(o, q);
-            dst[(s >> 2) * g + ((s >> 1) & 1) * (g >> 1) + (s & 1) * g4] = o;
+            dst[fwd_off(s, r, g)] = o;
         }
     }
 }
 
-KERNEL_FQ void ntt_fwd_radix8_u64(GLOBAL_AS u64 *data, CONST_AS u64 *roots, CONST_AS u64 *roots_q,
-                                  CONST_AS u64 *moduli, u32 k, u32 log_n, u32 log_m, u32 last, u64 total)
-{
-    fwd_radix8_pass(data, data, 0, moduli, roots, roots_q, moduli, k, log_n, log_m, last, total, 0, 0);
-}
+/* ntt_fwd_radix{4,8,16}_u64: one register pass of log2(R) rounds from 2^log_m blocks. */
+#define NTT_FWD_RADIX_KERNEL(R, LOG_R)                                                                   \
+    KERNEL_FQ void ntt_fwd_radix##R##_u64(GLOBAL_AS u64 *data, CONST_AS u64 *roots, CONST_AS u64 *roots_q, \
+                                          CONST_AS u64 *moduli, u32 k, u32 log_n, u32 log_m, u32 last,    \
+                                          u64 total)                                                      \
+    {                                                                                                    \
+        fwd_radix_pass(data, data, 0, moduli, roots, roots_q, moduli, k, log_n, log_m, last, total, 0, 0, \
+                       LOG_R);                                                                           \
+    }
+NTT_FWD_RADIX_KERNEL(4, 2)
+NTT_FWD_RADIX_KERNEL(8, 3)
+NTT_FWD_RADIX_KERNEL(16, 4)
 
-/* The first radix-8 pass of the digit NTTs fused with the digit lift (see fwd_radix8_pass):
+/* The first radix-8 pass of the digit NTTs fused with the digit lift (see fwd_radix_pass):
  * lifted[j][i] = first three rounds of (t[j] mod p_i), rows digit-major (k = kp primes). */
 KERNEL_FQ void ntt_fwd_radix8_lift_u64(GLOBAL_AS u64 *lifted, CONST_AS u64 *t, CONST_AS u64 *r1,
                                        CONST_AS u64 *roots, CONST_AS u64 *roots_q, CONST_AS u64 *moduli,
                                        u32 kp, u32 log_n, u64 total)
 {
-    fwd_radix8_pass(lifted, t, kp, r1, roots, roots_q, moduli, kp, log_n, 0, 0, total, 0, 0);
+    fwd_radix_pass(lifted, t, kp, r1, roots, roots_q, moduli, kp, log_n, 0, 0, total, 0, 0, 3);
 }
 
 /* The first radix-8 pass of the NTT in mod-down / rescale fused with the rounding correction:
@@ -189,51 +244,171 @@ KERNEL_FQ void ntt_fwd_radix8_moddown_u64(GLOBAL_AS u64 *d, CONST_AS u64 *last, 
                                           CONST_AS u64 *roots, CONST_AS u64 *roots_q, CONST_AS u64 *moduli,
                                           u32 k, u32 log_n, u64 total, u64 p_last, u64 p_last_r1)
 {
-    fwd_radix8_pass(d, last, k, r1, roots, roots_q, moduli, k, log_n, 0, 0, total, p_last, p_last_r1);
+    fwd_radix_pass(d, last, k, r1, roots, roots_q, moduli, k, log_n, 0, 0, total, p_last, p_last_r1, 3);
 }
 
 /*
- * The forward rounds from 2^log_m blocks on, on one tile (index tin of its row) already in
- * shared memory; every butterfly of those rounds stays in the tile. radix8 != 0 takes three
- * rounds per barrier where at least three remain. Outputs lazy (< 4q); callers reduce.
+ * SLM kernel modes (the last scalar of the SLM kernels): bits 0-7 = log2 of the register radix
+ * of the shared-memory steps (0 or 1: radix-2; 2, 3, 4: radix 4, 8, 16); bits 8-15 = log2 of
+ * the words one sub-group of SIMD_W work-items keeps in registers for the last rounds (paper
+ * §V-C "SIMD(G, 8)": G/8 register slots of two words per work-item, rounds with gap <= G done
+ * with sub-group shuffles; 0 = none).
  */
-DECLSPEC void fwd_slm_rounds(LOCAL_AS u64 *tile, CONST_AS u64 *rw, CONST_AS u64 *rq, u64 q, u32 log_n,
-                             u32 log_m, u32 tin, u32 radix8)
+#define MODE_LOG_RADIX(mode) ((mode)&0xffu)
+#define MODE_LOG_SIMD(mode) (((mode) >> 8) & 0xffu)
+/* Sub-group width of the shuffle rounds (the paper's SIMD width 8). */
+#define SIMD_LOG_W 3u
+#define SIMD_W (1u << SIMD_LOG_W)
+/* Most register slots per work-item (SIMD(32, 8)): 4 slots = 8 words. */
+#define SIMD_MAX_REGS 8
+/* Local scratch for the exchanges without sub-group shuffles: one word per work-item. */
+#if IS_CUDA
+#define XCHG_WORDS 1
+#else
+#define XCHG_WORDS 256
+#endif
+
+/*
+ * The word of lane (this lane xor mask) of the sub-group, from converged control flow: a
+ * sub-group shuffle where the device has one (and its sub-groups are whole multiples of
+ * SIMD_W), else through `scratch` (one word per work-item; two barriers).
+ */
+DECLSPEC u64 simd_exchange(u64 send, u32 mask, LOCAL_AS u64 *scratch)
 {
-    const u32 T = XEHE_SLM_TILE;
-    u32 lm = log_m;
-    while (lm < log_n) {
-        u32 log_gap = log_n - 1 - lm;
-        u32 m = 1u << lm;
-        if (radix8 && lm + 3 <= log_n) {
-            u32 g = 1u << log_gap, g4 = g >> 2;
-            for (u32 j = LOCAL_ID(); j < T / 8; j += LOCAL_SIZE()) {
-                u32 il = j >> (log_gap - 2);
-                u32 i1 = tin * (T >> (log_gap + 1)) + il;
-                u32 b = il * 2 * g + (j & (g4 - 1));
-                u64 v[8];
-#pragma unroll
-                for (int s = 0; s < 8; s++) v[s] = tile[SLM_PAD(b + (s >> 2) * g + ((s >> 1) & 1) * (g >> 1) + (s & 1) * g4)];
-                fwd_round8(v, rw, rq, m, i1, q);
-#pragma unroll
-                for (int s = 0; s < 8; s++) tile[SLM_PAD(b + (s >> 2) * g + ((s >> 1) & 1) * (g >> 1) + (s & 1) * g4)] = v[s];
+#if IS_CUDA
+    /* Whole warps: the plans give the shuffle rounds >= 32 work-items, a power of two. */
+    (void)scratch;
+    return SUB_GROUP_SHUFFLE_XOR(send, mask);
+#else
+#if XEHE_SHUFFLE
+    if (SUB_GROUP_MAX_SIZE() % SIMD_W == 0 && LOCAL_SIZE() % SUB_GROUP_MAX_SIZE() == 0)
+        return SUB_GROUP_SHUFFLE_XOR(send, mask);
+#endif
+    scratch[LOCAL_ID()] = send;
+    SYNC_THREADS();
+    u64 r = scratch[LOCAL_ID() ^ mask];
+    SYNC_THREADS();
+    return r;
+#endif
+}
+
+/*
+ * Which word of a SIMD block lane `lane`'s register `reg` holds in state b (b = SIMD_LOG_W: the
+ * natural layout word = lane + SIMD_W·reg; each exchange at lane bit b' swaps lane bit b' with
+ * register bit 0, giving state b'): register bit 0 carries word bit b, lane bits c >= b carry
+ * word bits c+1, lane bits below b their own, register bits j >= 1 word bits SIMD_LOG_W + j.
+ */
+DECLSPEC u32 simd_word(u32 lane, u32 reg, u32 b)
+{
+    return (lane & ((1u << b) - 1)) | ((lane >> b) << (b + 1)) | ((reg & 1u) << b) | ((reg >> 1) << (SIMD_LOG_W + 1));
+}
+
+/* Swap lane bit b with register bit 0 for every register pair (state b+1 <-> state b). */
+DECLSPEC void simd_swap(u64 *v, u32 regs, u32 lane, u32 b, LOCAL_AS u64 *scratch)
+{
+    u32 hi = (lane >> b) & 1u;
+    for (u32 u = 0; u < regs; u += 2) {
+        u64 recv = simd_exchange(hi ? v[u] : v[u + 1], 1u << b, scratch);
+        if (hi)
+            v[u] = recv;
+        else
+            v[u + 1] = recv;
+    }
+}
+
+/*
+ * The last log_b forward rounds (gaps 2^(log_b-1) … 1) of a tile, in registers: SIMD blocks of
+ * 2^log_b words, SIMD_W work-items each, 2^(log_b-3) registers per work-item. Rounds whose pairs
+ * differ in a register bit are local; the last SIMD_LOG_W are sub-group exchanges (Fig. 10/11).
+ * Reads and writes the tile (lazy values); the caller synchronizes afterwards.
+ */
+DECLSPEC void fwd_simd_rounds(LOCAL_AS u64 *tile, u32 T, CONST_AS u64 *rw, CONST_AS u64 *rq, u64 q, u32 log_n,
+                              u32 tin, u32 log_b, LOCAL_AS u64 *scratch)
+{
+    u32 regs = 1u << (log_b - SIMD_LOG_W);
+    u32 lm0 = log_n - log_b;
+    for (u32 base = 0; base < (T >> (log_b - SIMD_LOG_W)); base += LOCAL_SIZE()) {
+        u32 id = base + LOCAL_ID();
+        u32 lane = id & (SIMD_W - 1);
+        u32 blk = (id >> SIMD_LOG_W) << log_b;
+        u64 v[SIMD_MAX_REGS];
+        for (u32 g = 0; g < regs; g++) v[g] = tile[SLM_PAD(blk + simd_word(lane, g, SIMD_LOG_W))];
+        for (u32 b = log_b - 1; b + 1 > 0; b--) {
+            u32 lm = lm0 + (log_b - 1 - b);
+            u32 m = 1u << lm;
+            u32 lb = b >= SIMD_LOG_W ? SIMD_LOG_W : b;
+            if (b < SIMD_LOG_W) simd_swap(v, regs, lane, b, scratch);
+            u32 h = b >= SIMD_LOG_W ? 1u << (b - SIMD_LOG_W) : 1u;
+            for (u32 g = 0; g < regs; g++) {
+                if (g & h) continue;
+                u32 x = blk + simd_word(lane, g, lb);
+                u32 i = (tin * (T >> (b + 1)) + (x >> (b + 1))) & (m - 1);
+                fwd_bf(&v[g], &v[g + h], rw[m + i], rq[m + i], q);
             }
-            lm += 3;
-        } else {
-            u32 g = 1u << log_gap;
-            for (u32 j = LOCAL_ID(); j < T / 2; j += LOCAL_SIZE()) {
-                u32 il = j >> log_gap;
-                u32 i = tin * (T >> (log_gap + 1)) + il;
-                u32 x = (il << (log_gap + 1)) + (j & (g - 1));
-                u64 a = tile[SLM_PAD(x)], c = tile[SLM_PAD(x + g)];
-                fwd_bf(&a, &c, rw[m + i], rq[m + i], q);
-                tile[SLM_PAD(x)] = a;
-                tile[SLM_PAD(x + g)] = c;
-            }
-            lm += 1;
         }
+        for (u32 g = 0; g < regs; g++) tile[SLM_PAD(blk + simd_word(lane, g, 0))] = v[g];
+    }
+}
+
+/* One forward shared-memory step of r rounds from 2^lm blocks on a tile of T words. */
+DECLSPEC_INLINE void fwd_slm_step(LOCAL_AS u64 *tile, u32 T, CONST_AS u64 *rw, CONST_AS u64 *rq, u64 q, u32 log_n, u32 lm,
+                           u32 tin, const u32 r)
+{
+    u32 log_gap = log_n - 1 - lm;
+    u32 m = 1u << lm;
+    u32 g = 1u << log_gap, gr = g >> (r - 1);
+    for (u32 j = LOCAL_ID(); j < (T >> r); j += LOCAL_SIZE()) {
+        u32 il = j >> (log_gap - (r - 1));
+        /* `& (m - 1)`: a tile may hold several transforms of 2^log_n words (four-step columns). */
+        u32 i1 = (tin * (T >> (log_gap + 1)) + il) & (m - 1);
+        u32 b = il * 2 * g + (j & (gr - 1));
+        u64 v[RADIX_MAX];
+#pragma unroll
+        for (u32 s = 0; s < (1u << r); s++) v[s] = tile[SLM_PAD(b + fwd_off(s, r, g))];
+        fwd_round_r(v, r, rw, rq, m, i1, q);
+#pragma unroll
+        for (u32 s = 0; s < (1u << r); s++) tile[SLM_PAD(b + fwd_off(s, r, g))] = v[s];
+    }
+}
+
+/*
+ * The forward rounds from 2^log_m blocks on (of a transform of 2^log_n words), on a tile of T
+ * words (index tin of its row) already in shared memory; every butterfly of those rounds stays
+ * in the tile. `mode`: see MODE_LOG_RADIX / MODE_LOG_SIMD. Outputs lazy (< 4q); callers reduce.
+ */
+DECLSPEC void fwd_slm_rounds_to(LOCAL_AS u64 *tile, u32 T, CONST_AS u64 *rw, CONST_AS u64 *rq, u64 q, u32 log_n,
+                                u32 log_m, u32 end, u32 tin, u32 mode, LOCAL_AS u64 *scratch)
+{
+    u32 lr = MODE_LOG_RADIX(mode), ls = end == log_n ? MODE_LOG_SIMD(mode) : 0;
+    u32 stop = end - ls; /* the shuffle rounds start here */
+    u32 lm = log_m;
+    /* Sequential loops, one per step kind (llvm-spirv 14 mis-structures a loop over an if-chain). */
+    if (lr >= 2) {
+        for (; lm + lr <= stop; lm += lr) {
+            if (lr == 4)
+                fwd_slm_step(tile, T, rw, rq, q, log_n, lm, tin, 4);
+            else if (lr == 3)
+                fwd_slm_step(tile, T, rw, rq, q, log_n, lm, tin, 3);
+            else
+                fwd_slm_step(tile, T, rw, rq, q, log_n, lm, tin, 2);
+            SYNC_THREADS();
+        }
+    }
+    for (; lm < stop; lm++) {
+        fwd_slm_step(tile, T, rw, rq, q, log_n, lm, tin, 1);
         SYNC_THREADS();
     }
+    if (ls && lm < end) {
+        fwd_simd_rounds(tile, T, rw, rq, q, log_n, tin, ls, scratch);
+        SYNC_THREADS();
+    }
+}
+
+/* fwd_slm_rounds_to up to the last round (end = log_n). */
+DECLSPEC void fwd_slm_rounds(LOCAL_AS u64 *tile, u32 T, CONST_AS u64 *rw, CONST_AS u64 *rq, u64 q, u32 log_n,
+                             u32 log_m, u32 tin, u32 mode, LOCAL_AS u64 *scratch)
+{
+    fwd_slm_rounds_to(tile, T, rw, rq, q, log_n, log_m, log_n, tin, mode, scratch);
 }
 
 /*
@@ -241,9 +416,10 @@ DECLSPEC void fwd_slm_rounds(LOCAL_AS u64 *tile, CONST_AS u64 *rw, CONST_AS u64 
  * One work-group per tile. Ends with the final reduction.
  */
 KERNEL_FQ void ntt_fwd_slm_u64(GLOBAL_AS u64 *data, CONST_AS u64 *roots, CONST_AS u64 *roots_q,
-                               CONST_AS u64 *moduli, u32 k, u32 log_n, u32 log_m, u32 radix8)
+                               CONST_AS u64 *moduli, u32 k, u32 log_n, u32 log_m, u32 mode)
 {
     LOCAL_ARRAY(u64, tile, SLM_WORDS);
+    LOCAL_ARRAY(u64, scratch, XCHG_WORDS);
     const u32 T = XEHE_SLM_TILE;
     u32 tiles_per_row = (1u << log_n) / T;
     u32 row = GROUP_ID() / tiles_per_row;
@@ -253,7 +429,8 @@ KERNEL_FQ void ntt_fwd_slm_u64(GLOBAL_AS u64 *data, CONST_AS u64 *roots, CONST_A
     GLOBAL_AS u64 *src = data + ((u64)row << log_n) + (u64)tin * T;
     for (u32 e = LOCAL_ID(); e < T; e += LOCAL_SIZE()) tile[SLM_PAD(e)] = src[e];
     SYNC_THREADS();
-    fwd_slm_rounds(tile, roots + ((u64)p << log_n), roots_q + ((u64)p << log_n), q, log_n, log_m, tin, radix8);
+    fwd_slm_rounds(tile, T, roots + ((u64)p << log_n), roots_q + ((u64)p << log_n), q, log_n, log_m, tin, mode,
+                   scratch);
     for (u32 e = LOCAL_ID(); e < T; e += LOCAL_SIZE()) src[e] = fwd_final(tile[SLM_PAD(e)], q);
 }
 
@@ -274,9 +451,10 @@ KERNEL_FQ void ntt_fwd_slm_u64(GLOBAL_AS u64 *data, CONST_AS u64 *roots, CONST_A
 KERNEL_FQ void ntt_fwd_slm_keyinner_u64(GLOBAL_AS u64 *prod, CONST_AS u64 *lifted, CONST_AS u64 *key,
                                         CONST_AS u64 *roots, CONST_AS u64 *roots_q, CONST_AS u64 *moduli,
                                         CONST_AS u64 *r0, CONST_AS u64 *r1, u32 kd, u32 kp, u32 key_k, u32 log_n,
-                                        u32 log_m, u32 radix8)
+                                        u32 log_m, u32 mode)
 {
     LOCAL_ARRAY(u64, tile, SLM_WORDS);
+    LOCAL_ARRAY(u64, scratch, XCHG_WORDS);
     const u32 T = XEHE_SLM_TILE;
     u32 tin = GROUP_ID();
     u32 i = GROUP_ID_Y();
@@ -292,7 +470,7 @@ KERNEL_FQ void ntt_fwd_slm_keyinner_u64(GLOBAL_AS u64 *prod, CONST_AS u64 *lifte
         CONST_AS u64 *src = lifted + ((((u64)j * kp + i)) << log_n) + off;
         for (u32 e = LOCAL_ID(); e < T; e += LOCAL_SIZE()) tile[SLM_PAD(e)] = src[e];
         SYNC_THREADS();
-        fwd_slm_rounds(tile, rw, rq, q, log_n, log_m, tin, radix8);
+        fwd_slm_rounds(tile, T, rw, rq, q, log_n, log_m, tin, mode, scratch);
         CONST_AS u64 *k0 = key + (((u64)j * 2 * key_k + ki) << log_n) + off;
         CONST_AS u64 *k1 = k0 + ((u64)key_k << log_n);
 #pragma unroll
@@ -344,57 +522,154 @@ KERNEL_FQ void ntt_inv_radix2_u64(GLOBAL_AS u64 *data, CONST_AS u64 *iroots, CON
     }
 }
 
-DECLSPEC void inv_round8(u64 *v, CONST_AS u64 *rw, CONST_AS u64 *rq, u32 n, u32 m, u32 i3, u64 q,
-                         u64 in, u64 inq, u64 lw, u64 lwq)
-{
-    /* round 1: m blocks, pairs differ in bit 0 */
-#pragma unroll
-    for (int ab = 0; ab < 4; ab++) {
-        u32 ri = n - 2 * m + 1 + 4 * i3 + ab;
-        inv_bf(&v[ab * 2], &v[ab * 2 + 1], rw[ri], rq[ri], q);
-    }
-    /* round 2: m/2 blocks, pairs differ in bit 1 */
-#pragma unroll
-    for (int a = 0; a < 2; a++) {
-        u32 ri = n - m + 1 + 2 * i3 + a;
-#pragma unroll
-        for (int c = 0; c < 2; c++) inv_bf(&v[a * 4 + c], &v[a * 4 + 2 + c], rw[ri], rq[ri], q);
-    }
-    /* round 3: m/4 blocks, pairs differ in bit 2; the scaled last round when m/4 == 1 */
-    if (m == 4) {
-#pragma unroll
-        for (int s = 0; s < 4; s++) inv_bf_last(&v[s], &v[s + 4], in, inq, lw, lwq, q);
-    } else {
-        u32 ri = n - m / 2 + 1 + i3;
-#pragma unroll
-        for (int s = 0; s < 4; s++) inv_bf(&v[s], &v[s + 4], rw[ri], rq[ri], q);
-    }
-}
-
-/* Three inverse rounds (2^log_m, 2^(log_m-1), 2^(log_m-2) blocks) on 8 words per thread. */
-KERNEL_FQ void ntt_inv_radix8_u64(GLOBAL_AS u64 *data, CONST_AS u64 *iroots, CONST_AS u64 *iroots_q,
-                                  CONST_AS u64 *moduli, CONST_AS u64 *inv_n, CONST_AS u64 *inv_n_q,
-                                  CONST_AS u64 *last_w, CONST_AS u64 *last_wq, u32 k, u32 log_n, u32 log_m,
-                                  u64 total)
+/* One radix-2^r inverse pass (r rounds from 2^log_m blocks down) over `total` groups. */
+DECLSPEC_INLINE void inv_radix_pass(GLOBAL_AS u64 *data, CONST_AS u64 *iroots, CONST_AS u64 *iroots_q, CONST_AS u64 *moduli,
+                             CONST_AS u64 *inv_n, CONST_AS u64 *inv_n_q, CONST_AS u64 *last_w, CONST_AS u64 *last_wq,
+                             u32 k, u32 log_n, u32 log_m, u64 total, const u32 r)
 {
     for (u32 t = (u32)GLOBAL_ID(); t < (u32)total; t += (u32)GLOBAL_SIZE()) {
         u32 n = 1u << log_n;
-        u32 row = t >> (log_n - 3);
-        u32 j = t & ((n >> 3) - 1);
+        u32 row = t >> (log_n - r);
+        u32 j = t & ((n >> r) - 1);
         u32 p = row % k;
         u64 q = moduli[p];
         u32 m = 1u << log_m;
         u32 log_gap = log_n - 1 - log_m; /* gap of the first round */
         u32 g = 1u << log_gap;
         u32 i3 = j >> log_gap;
-        u32 base = row * n + i3 * 8 * g + (j & (g - 1));
-        u64 v[8];
+        u32 base = row * n + (i3 << r) * g + (j & (g - 1));
+        u64 v[RADIX_MAX];
 #pragma unroll
-        for (int s = 0; s < 8; s++) v[s] = data[base + (s >> 2) * 4 * g + ((s >> 1) & 1) * 2 * g + (s & 1) * g];
-        inv_round8(v, iroots + p * n, iroots_q + p * n, n, m, i3, q, inv_n[p], inv_n_q[p], last_w[p], last_wq[p]);
+        for (u32 s = 0; s < (1u << r); s++) v[s] = data[base + inv_off(s, r, g)];
+        inv_round_r(v, r, iroots + p * n, iroots_q + p * n, n, m, i3, q, 1, inv_n[p], inv_n_q[p], last_w[p],
+                    last_wq[p]);
 #pragma unroll
-        for (int s = 0; s < 8; s++) data[base + (s >> 2) * 4 * g + ((s >> 1) & 1) * 2 * g + (s & 1) * g] = v[s];
+        for (u32 s = 0; s < (1u << r); s++) data[base + inv_off(s, r, g)] = v[s];
     }
+}
+
+/* ntt_inv_radix{4,8,16}_u64: log2(R) inverse rounds (2^log_m blocks down) per thread, in registers. */
+#define NTT_INV_RADIX_KERNEL(R, LOG_R)                                                                      \
+    KERNEL_FQ void ntt_inv_radix##R##_u64(GLOBAL_AS u64 *data, CONST_AS u64 *iroots, CONST_AS u64 *iroots_q, \
+                                          CONST_AS u64 *moduli, CONST_AS u64 *inv_n, CONST_AS u64 *inv_n_q,    \
+                                          CONST_AS u64 *last_w, CONST_AS u64 *last_wq, u32 k, u32 log_n,       \
+                                          u32 log_m, u64 total)                                              \
+    {                                                                                                       \
+        inv_radix_pass(data, iroots, iroots_q, moduli, inv_n, inv_n_q, last_w, last_wq, k, log_n, log_m, total,  \
+                       LOG_R);                                                                              \
+    }
+NTT_INV_RADIX_KERNEL(4, 2)
+NTT_INV_RADIX_KERNEL(8, 3)
+NTT_INV_RADIX_KERNEL(16, 4)
+
+/* Scalars of the inverse's scaled last round, for prime p. */
+typedef struct { u64 in, inq, lw, lwq; } inv_last_t;
+
+/*
+ * The first log_b inverse rounds (gaps 1 … 2^(log_b-1)) of a tile in registers: the mirror
+ * of fwd_simd_rounds (exchanges first, then register-local rounds). n = the table's N.
+ */
+DECLSPEC void inv_simd_rounds(LOCAL_AS u64 *tile, u32 T, CONST_AS u64 *rw, CONST_AS u64 *rq, u64 q, u32 log_n,
+                              u32 n, u32 tin, u32 log_b, u32 scale_last, inv_last_t il, LOCAL_AS u64 *scratch)
+{
+    u32 regs = 1u << (log_b - SIMD_LOG_W);
+    for (u32 base = 0; base < (T >> (log_b - SIMD_LOG_W)); base += LOCAL_SIZE()) {
+        u32 id = base + LOCAL_ID();
+        u32 lane = id & (SIMD_W - 1);
+        u32 blk = (id >> SIMD_LOG_W) << log_b;
+        u64 v[SIMD_MAX_REGS];
+        for (u32 g = 0; g < regs; g++) v[g] = tile[SLM_PAD(blk + simd_word(lane, g, 0))];
+        for (u32 b = 0; b < log_b; b++) {
+            u32 m = 1u << (log_n - 1 - b);
+            u32 lb = b >= SIMD_LOG_W ? SIMD_LOG_W : b;
+            u32 h = b >= SIMD_LOG_W ? 1u << (b - SIMD_LOG_W) : 1u;
+            for (u32 g = 0; g < regs; g++) {
+                if (g & h) continue;
+                u32 x = blk + simd_word(lane, g, lb);
+                u32 i = (tin * (T >> (b + 1)) + (x >> (b + 1))) & (m - 1);
+                u32 ri = n - 2 * m + 1 + i;
+                if (m == 1 && scale_last)
+                    inv_bf_last(&v[g], &v[g + h], il.in, il.inq, il.lw, il.lwq, q);
+                else
+                    inv_bf(&v[g], &v[g + h], rw[ri], rq[ri], q);
+            }
+            if (b < SIMD_LOG_W) simd_swap(v, regs, lane, b, scratch);
+        }
+        for (u32 g = 0; g < regs; g++) tile[SLM_PAD(blk + simd_word(lane, g, SIMD_LOG_W))] = v[g];
+    }
+}
+
+/* One inverse shared-memory step of r rounds from 2^lm blocks down, on a tile of T words. */
+DECLSPEC_INLINE void inv_slm_step(LOCAL_AS u64 *tile, u32 T, CONST_AS u64 *rw, CONST_AS u64 *rq, u64 q, u32 log_n, u32 n,
+                           u32 lm, u32 tin, u32 scale_last, inv_last_t il, const u32 r)
+{
+    u32 log_gap = log_n - 1 - lm;
+    u32 m = 1u << lm;
+    u32 g = 1u << log_gap;
+    for (u32 j = LOCAL_ID(); j < (T >> r); j += LOCAL_SIZE()) {
+        u32 l3 = j >> log_gap;
+        u32 i3 = (tin * (T >> (log_gap + r)) + l3) & ((m >> (r - 1)) - 1);
+        u32 b = (l3 << r) * g + (j & (g - 1));
+        u64 v[RADIX_MAX];
+#pragma unroll
+        for (u32 s = 0; s < (1u << r); s++) v[s] = tile[SLM_PAD(b + inv_off(s, r, g))];
+        inv_round_r(v, r, rw, rq, n, m, i3, q, scale_last, il.in, il.inq, il.lw, il.lwq);
+#pragma unroll
+        for (u32 s = 0; s < (1u << r); s++) tile[SLM_PAD(b + inv_off(s, r, g))] = v[s];
+    }
+}
+
+/*
+ * The inverse rounds from N/2 blocks (of a transform of 2^log_n words; tables of n words) down
+ * to 2^stop_log_m blocks, on a tile of T words in shared memory. The one-block round is the
+ * scaled last round when scale_last != 0 (output canonical); otherwise outputs are < 2q.
+ */
+DECLSPEC void inv_slm_rounds_from(LOCAL_AS u64 *tile, u32 T, CONST_AS u64 *rw, CONST_AS u64 *rq, u64 q,
+                                  u32 log_n, u32 n, u32 top, u32 stop_log_m, u32 tin, u32 mode, u32 scale_last,
+                                  inv_last_t il, LOCAL_AS u64 *scratch)
+{
+    u32 lr = MODE_LOG_RADIX(mode), ls = MODE_LOG_SIMD(mode);
+    /* top - 1 = the block-count exponent of the next round. */
+    if (ls && top == log_n && top >= ls + stop_log_m) {
+        inv_simd_rounds(tile, T, rw, rq, q, log_n, n, tin, ls, scale_last, il, scratch);
+        SYNC_THREADS();
+        top -= ls;
+    }
+    /* Sequential loops, one per step kind (see fwd_slm_rounds_to). */
+    if (lr >= 2) {
+        for (; top >= stop_log_m + lr; top -= lr) {
+            if (lr == 4)
+                inv_slm_step(tile, T, rw, rq, q, log_n, n, top - 1, tin, scale_last, il, 4);
+            else if (lr == 3)
+                inv_slm_step(tile, T, rw, rq, q, log_n, n, top - 1, tin, scale_last, il, 3);
+            else
+                inv_slm_step(tile, T, rw, rq, q, log_n, n, top - 1, tin, scale_last, il, 2);
+            SYNC_THREADS();
+        }
+    }
+    for (; top > stop_log_m; top--) {
+        inv_slm_step(tile, T, rw, rq, q, log_n, n, top - 1, tin, scale_last, il, 1);
+        SYNC_THREADS();
+    }
+}
+
+/* inv_slm_rounds_from from the first inverse round (N/2 blocks). */
+DECLSPEC void inv_slm_rounds(LOCAL_AS u64 *tile, u32 T, CONST_AS u64 *rw, CONST_AS u64 *rq, u64 q, u32 log_n,
+                             u32 n, u32 stop_log_m, u32 tin, u32 mode, u32 scale_last, inv_last_t il,
+                             LOCAL_AS u64 *scratch)
+{
+    inv_slm_rounds_from(tile, T, rw, rq, q, log_n, n, log_n, stop_log_m, tin, mode, scale_last, il, scratch);
+}
+
+DECLSPEC inv_last_t inv_last(CONST_AS u64 *inv_n, CONST_AS u64 *inv_n_q, CONST_AS u64 *last_w,
+                             CONST_AS u64 *last_wq, u32 p)
+{
+    inv_last_t il;
+    il.in = inv_n[p];
+    il.inq = inv_n_q[p];
+    il.lw = last_w[p];
+    il.lwq = last_wq[p];
+    return il;
 }
 
 /*
@@ -405,64 +680,196 @@ KERNEL_FQ void ntt_inv_radix8_u64(GLOBAL_AS u64 *data, CONST_AS u64 *iroots, CON
 KERNEL_FQ void ntt_inv_slm_u64(GLOBAL_AS u64 *data, CONST_AS u64 *iroots, CONST_AS u64 *iroots_q,
                                CONST_AS u64 *moduli, CONST_AS u64 *inv_n, CONST_AS u64 *inv_n_q,
                                CONST_AS u64 *last_w, CONST_AS u64 *last_wq, u32 k, u32 log_n, u32 stop_log_m,
-                               u32 radix8)
+                               u32 mode)
 {
     LOCAL_ARRAY(u64, tile, SLM_WORDS);
+    LOCAL_ARRAY(u64, scratch, XCHG_WORDS);
     const u32 T = XEHE_SLM_TILE;
-    u32 log_t = 0;
-    while ((1u << log_t) < T) log_t++;
-    u64 n = ONE << log_n;
-    u64 tiles_per_row = n >> log_t;
-    u64 tid = GROUP_ID();
-    u64 row = tid / tiles_per_row;
-    u64 tin = tid % tiles_per_row;
-    u32 p = (u32)(row % k);
+    u32 n = 1u << log_n;
+    u32 tiles_per_row = n / T;
+    u32 row = GROUP_ID() / tiles_per_row;
+    u32 tin = GROUP_ID() % tiles_per_row;
+    u32 p = row % k;
     u64 q = moduli[p];
-    GLOBAL_AS u64 *src = data + row * n + tin * T;
-    CONST_AS u64 *rw = iroots + (u64)p * n;
-    CONST_AS u64 *rq = iroots_q + (u64)p * n;
+    GLOBAL_AS u64 *src = data + ((u64)row << log_n) + (u64)tin * T;
     for (u32 e = LOCAL_ID(); e < T; e += LOCAL_SIZE()) tile[SLM_PAD(e)] = src[e];
     SYNC_THREADS();
-    u32 lm = log_n - 1;
-    for (;;) {
-        u32 log_gap = log_n - 1 - lm;
-        u64 m = ONE << lm;
-        if (radix8 && lm >= stop_log_m + 2 && lm >= 2) {
-            u32 g = 1u << log_gap;
-            for (u32 j = LOCAL_ID(); j < T / 8; j += LOCAL_SIZE()) {
-                u32 il = j >> log_gap;
-                u32 i3 = (u32)tin * (T >> (log_gap + 3)) + il;
-                u32 b = il * 8 * g + (j & (g - 1));
-                u64 v[8];
-#pragma unroll
-                for (int s = 0; s < 8; s++) v[s] = tile[SLM_PAD(b + (s >> 2) * 4 * g + ((s >> 1) & 1) * 2 * g + (s & 1) * g)];
-                inv_round8(v, rw, rq, (u32)n, (u32)m, i3, q, inv_n[p], inv_n_q[p], last_w[p], last_wq[p]);
-#pragma unroll
-                for (int s = 0; s < 8; s++) tile[SLM_PAD(b + (s >> 2) * 4 * g + ((s >> 1) & 1) * 2 * g + (s & 1) * g)] = v[s];
-            }
-            SYNC_THREADS();
-            if (lm == stop_log_m + 2) break;
-            lm -= 3;
-        } else {
-            u32 g = 1u << log_gap;
-            for (u32 j = LOCAL_ID(); j < T / 2; j += LOCAL_SIZE()) {
-                u32 il = j >> log_gap;
-                u32 i = (u32)tin * (T >> (log_gap + 1)) + il;
-                u32 x = (il << (log_gap + 1)) + (j & (g - 1));
-                u64 a = tile[SLM_PAD(x)], c = tile[SLM_PAD(x + g)];
-                if (lm == 0) {
-                    inv_bf_last(&a, &c, inv_n[p], inv_n_q[p], last_w[p], last_wq[p], q);
-                } else {
-                    u32 ri = (u32)n - 2 * (u32)m + 1 + i;
-                    inv_bf(&a, &c, rw[ri], rq[ri], q);
-                }
-                tile[SLM_PAD(x)] = a;
-                tile[SLM_PAD(x + g)] = c;
-            }
-            SYNC_THREADS();
-            if (lm == stop_log_m) break;
-            lm -= 1;
-        }
-    }
+    inv_slm_rounds(tile, T, iroots + ((u64)p << log_n), iroots_q + ((u64)p << log_n), q, log_n, n, stop_log_m, tin,
+                   mode, 1, inv_last(inv_n, inv_n_q, last_w, last_wq, p), scratch);
     for (u32 e = LOCAL_ID(); e < T; e += LOCAL_SIZE()) src[e] = tile[SLM_PAD(e)];
+}
+
+/* ---------------- 2D / four-step (seeds/004 §2D NTT, with the twist it omits) ---------------- */
+
+/*
+ * N = N1 × N2 (log_n1 = log2 N1, N2 = XEHE_SLM_TILE), data viewed row-major as N1 rows × N2
+ * columns (word n1·N2 + n2). Forward: (1) N1-point negacyclic NTTs of the N2 columns
+ * (ntt_fwd_cols_u64); (2) word (r, n2) times γ_r^{n2}, γ_r = ψ^{2·brv(r)+1−N1} — the inter-phase
+ * twiddles and the negacyclic twist in one factor (tables twist/twist_q, k × N); (3) N2-point
+ * negacyclic NTTs of the rows with root ψ^{N1} (ntt_fwd_rows_u64). Both sub-transforms read
+ * SEAL's N-point tables: their first N1 (N2) forward entries, and the inverse entries from
+ * N − 2m + 1 on, are the tables of the smaller transforms. The result is in SEAL's bit-reversed
+ * order as it lies, no transposition. The inverse runs the mirror image with N^{-1} folded into
+ * the last column round.
+ *
+ * Column kernels: one work-group per row and chunk of C = N2 / N1 adjacent columns (coalesced),
+ * kept column after column in shared memory.
+ */
+DECLSPEC void fs_columns(GLOBAL_AS u64 *src, LOCAL_AS u64 *tile, u32 log_n, u32 log_n1, u32 load)
+{
+    const u32 T = XEHE_SLM_TILE;
+    u32 log_c = log_n - 2 * log_n1; /* log2 C */
+    for (u32 e = LOCAL_ID(); e < T; e += LOCAL_SIZE()) {
+        u32 c = e & ((1u << log_c) - 1), r = e >> log_c;
+        u32 s = SLM_PAD((c << log_n1) + r);
+        u32 g = (r << (log_n - log_n1)) + c;
+        if (load)
+            tile[s] = src[g];
+        else
+            src[g] = tile[s];
+    }
+}
+
+KERNEL_FQ void ntt_fwd_cols_u64(GLOBAL_AS u64 *data, CONST_AS u64 *roots, CONST_AS u64 *roots_q,
+                                CONST_AS u64 *moduli, CONST_AS u64 *twist, CONST_AS u64 *twist_q, u32 k, u32 log_n,
+                                u32 log_n1, u32 mode)
+{
+    (void)twist;
+    (void)twist_q;
+    LOCAL_ARRAY(u64, tile, SLM_WORDS);
+    LOCAL_ARRAY(u64, scratch, XCHG_WORDS);
+    const u32 T = XEHE_SLM_TILE;
+    u32 row = GROUP_ID() >> log_n1;
+    u32 chunk = GROUP_ID() & ((1u << log_n1) - 1);
+    u32 p = row % k;
+    GLOBAL_AS u64 *src = data + ((u64)row << log_n) + ((u64)chunk << (log_n - 2 * log_n1));
+    fs_columns(src, tile, log_n, log_n1, 1);
+    SYNC_THREADS();
+    fwd_slm_rounds(tile, T, roots + ((u64)p << log_n), roots_q + ((u64)p << log_n), moduli[p], log_n1, 0, 0, mode,
+                   scratch);
+    fs_columns(src, tile, log_n, log_n1, 0);
+}
+
+KERNEL_FQ void ntt_fwd_rows_u64(GLOBAL_AS u64 *data, CONST_AS u64 *roots, CONST_AS u64 *roots_q,
+                                CONST_AS u64 *moduli, CONST_AS u64 *twist, CONST_AS u64 *twist_q, u32 k, u32 log_n,
+                                u32 log_n1, u32 mode)
+{
+    LOCAL_ARRAY(u64, tile, SLM_WORDS);
+    LOCAL_ARRAY(u64, scratch, XCHG_WORDS);
+    const u32 T = XEHE_SLM_TILE;
+    u32 row = GROUP_ID() >> log_n1;
+    u32 r = GROUP_ID() & ((1u << log_n1) - 1);
+    u32 p = row % k;
+    u64 q = moduli[p];
+    u64 off = ((u64)row << log_n) + (u64)r * T;
+    u64 toff = ((u64)p << log_n) + (u64)r * T;
+    for (u32 e = LOCAL_ID(); e < T; e += LOCAL_SIZE())
+        tile[SLM_PAD(e)] = mul_shoup_lazy(data[off + e], twist[toff + e], twist_q[toff + e], q);
+    SYNC_THREADS();
+    fwd_slm_rounds(tile, T, roots + ((u64)p << log_n), roots_q + ((u64)p << log_n), q, log_n - log_n1, 0, 0, mode,
+                   scratch);
+    for (u32 e = LOCAL_ID(); e < T; e += LOCAL_SIZE()) data[off + e] = fwd_final(tile[SLM_PAD(e)], q);
+}
+
+KERNEL_FQ void ntt_inv_rows_u64(GLOBAL_AS u64 *data, CONST_AS u64 *iroots, CONST_AS u64 *iroots_q,
+                                CONST_AS u64 *moduli, CONST_AS u64 *inv_n, CONST_AS u64 *inv_n_q,
+                                CONST_AS u64 *last_w, CONST_AS u64 *last_wq, CONST_AS u64 *itwist,
+                                CONST_AS u64 *itwist_q, u32 k, u32 log_n, u32 log_n1, u32 mode)
+{
+    LOCAL_ARRAY(u64, tile, SLM_WORDS);
+    LOCAL_ARRAY(u64, scratch, XCHG_WORDS);
+    const u32 T = XEHE_SLM_TILE;
+    u32 row = GROUP_ID() >> log_n1;
+    u32 r = GROUP_ID() & ((1u << log_n1) - 1);
+    u32 p = row % k;
+    u64 q = moduli[p];
+    u64 off = ((u64)row << log_n) + (u64)r * T;
+    u64 toff = ((u64)p << log_n) + (u64)r * T;
+    for (u32 e = LOCAL_ID(); e < T; e += LOCAL_SIZE()) tile[SLM_PAD(e)] = data[off + e];
+    SYNC_THREADS();
+    inv_slm_rounds(tile, T, iroots + ((u64)p << log_n), iroots_q + ((u64)p << log_n), q, log_n - log_n1,
+                   1u << log_n, 0, 0, mode, 0, inv_last(inv_n, inv_n_q, last_w, last_wq, p), scratch);
+    for (u32 e = LOCAL_ID(); e < T; e += LOCAL_SIZE())
+        data[off + e] = mul_shoup_lazy(tile[SLM_PAD(e)], itwist[toff + e], itwist_q[toff + e], q);
+}
+
+KERNEL_FQ void ntt_inv_cols_u64(GLOBAL_AS u64 *data, CONST_AS u64 *iroots, CONST_AS u64 *iroots_q,
+                                CONST_AS u64 *moduli, CONST_AS u64 *inv_n, CONST_AS u64 *inv_n_q,
+                                CONST_AS u64 *last_w, CONST_AS u64 *last_wq, CONST_AS u64 *itwist,
+                                CONST_AS u64 *itwist_q, u32 k, u32 log_n, u32 log_n1, u32 mode)
+{
+    LOCAL_ARRAY(u64, tile, SLM_WORDS);
+    LOCAL_ARRAY(u64, scratch, XCHG_WORDS);
+    const u32 T = XEHE_SLM_TILE;
+    u32 row = GROUP_ID() >> log_n1;
+    u32 chunk = GROUP_ID() & ((1u << log_n1) - 1);
+    u32 p = row % k;
+    GLOBAL_AS u64 *src = data + ((u64)row << log_n) + ((u64)chunk << (log_n - 2 * log_n1));
+    (void)itwist;
+    (void)itwist_q;
+    fs_columns(src, tile, log_n, log_n1, 1);
+    SYNC_THREADS();
+    inv_slm_rounds(tile, T, iroots + ((u64)p << log_n), iroots_q + ((u64)p << log_n), moduli[p], log_n1, 1u << log_n,
+                   0, 0, mode, 1, inv_last(inv_n, inv_n_q, last_w, last_wq, p), scratch);
+    fs_columns(src, tile, log_n, log_n1, 0);
+}
+
+/* ---------------- polynomial multiplication, NTT fused with the Hadamard product ---------------- */
+
+/*
+ * seeds/004 Algorithm 8 with the corrected truncations (shared/notes/seeds-extraction.md): the
+ * forward NTTs of a and b stop before their last Cooley–Tukey round; that round, the pointwise
+ * product and the first Gentleman–Sande round fold into one step per pair (x, y) with twiddle w:
+ *   U = 2(x_a·x_b + (w·y_a)(w·y_b)),  V = 2(x_a·y_b + y_a·x_b)  (mod q),
+ * each a sum of two 128-bit products with one Barrett reduction (mad_mod, §V-A1) — four
+ * products and two Shoup multiplications instead of the five products of NTT, Hadamard and
+ * iNTT rounds. The remaining inverse rounds run from N/4 blocks down as usual.
+ *
+ * ntt_polymul_slm_u64: one work-group per tile of XEHE_SLM_TILE words of row `row` of c, a, b:
+ * the forward rounds from 2^log_m blocks of a's and b's tiles (their global rounds done), the
+ * fused step, then the inverse rounds down to 2^log_m blocks, written to c. r0/r1: the primes'
+ * Barrett constants floor(2^128 / q). When log_m == 0 this is the whole product in one launch.
+ */
+KERNEL_FQ void ntt_polymul_slm_u64(GLOBAL_AS u64 *c, CONST_AS u64 *a, CONST_AS u64 *b, CONST_AS u64 *roots,
+                                   CONST_AS u64 *roots_q, CONST_AS u64 *iroots, CONST_AS u64 *iroots_q,
+                                   CONST_AS u64 *moduli, CONST_AS u64 *inv_n, CONST_AS u64 *inv_n_q,
+                                   CONST_AS u64 *last_w, CONST_AS u64 *last_wq, CONST_AS u64 *r0s, CONST_AS u64 *r1s,
+                                   u32 k, u32 log_n, u32 log_m, u32 mode)
+{
+    LOCAL_ARRAY(u64, ta, SLM_WORDS);
+    LOCAL_ARRAY(u64, tb, SLM_WORDS);
+    LOCAL_ARRAY(u64, scratch, XCHG_WORDS);
+    const u32 T = XEHE_SLM_TILE;
+    u32 n = 1u << log_n;
+    u32 tiles_per_row = n / T;
+    u32 row = GROUP_ID() / tiles_per_row;
+    u32 tin = GROUP_ID() % tiles_per_row;
+    u32 p = row % k;
+    u64 q = moduli[p];
+    u64 off = ((u64)row << log_n) + (u64)tin * T;
+    CONST_AS u64 *rw = roots + ((u64)p << log_n);
+    CONST_AS u64 *rq = roots_q + ((u64)p << log_n);
+    for (u32 e = LOCAL_ID(); e < T; e += LOCAL_SIZE()) {
+        ta[SLM_PAD(e)] = a[off + e];
+        tb[SLM_PAD(e)] = b[off + e];
+    }
+    SYNC_THREADS();
+    fwd_slm_rounds_to(ta, T, rw, rq, q, log_n, log_m, log_n - 1, tin, mode, scratch);
+    fwd_slm_rounds_to(tb, T, rw, rq, q, log_n, log_m, log_n - 1, tin, mode, scratch);
+    u64 r0 = r0s[p], r1 = r1s[p];
+    for (u32 j = LOCAL_ID(); j < T / 2; j += LOCAL_SIZE()) {
+        u32 i = tin * (T / 2) + j;
+        u64 w = rw[n / 2 + i], wq = rq[n / 2 + i];
+        u64 xa = fwd_final(ta[SLM_PAD(2 * j)], q), ya = fwd_final(ta[SLM_PAD(2 * j + 1)], q);
+        u64 xb = fwd_final(tb[SLM_PAD(2 * j)], q), yb = fwd_final(tb[SLM_PAD(2 * j + 1)], q);
+        u64 wya = mul_shoup(ya, w, wq, q), wyb = mul_shoup(yb, w, wq, q);
+        u64 u = barrett_reduce_128(mad64_wide(wya, wyb, mul64_wide(xa, xb)), q, r0, r1);
+        u64 v = barrett_reduce_128(mad64_wide(ya, xb, mul64_wide(xa, yb)), q, r0, r1);
+        ta[SLM_PAD(2 * j)] = add_mod(u, u, q);
+        ta[SLM_PAD(2 * j + 1)] = add_mod(v, v, q);
+    }
+    SYNC_THREADS();
+    inv_slm_rounds_from(ta, T, iroots + ((u64)p << log_n), iroots_q + ((u64)p << log_n), q, log_n, n, log_n - 1,
+                        log_m, tin, mode, 1, inv_last(inv_n, inv_n_q, last_w, last_wq, p), scratch);
+    for (u32 e = LOCAL_ID(); e < T; e += LOCAL_SIZE()) c[off + e] = ta[SLM_PAD(e)];
 }

@@ -17,6 +17,7 @@ typedef unsigned int u32;
 #define GLOBAL_AS
 #define CONST_AS
 #define DECLSPEC __device__ __forceinline__
+#define DECLSPEC_INLINE __device__ __forceinline__
 #define LOCAL_ARRAY(type, name, size) __shared__ type name[size]
 #define LOCAL_AS
 #define SYNC_THREADS() __syncthreads()
@@ -36,6 +37,8 @@ typedef uint u32;
 /* static: C99 `inline` alone emits no definition, so an un-inlined call (e.g. at -O0 or in
  * SPIR-V) would be an unresolved import. OpenCL C 1.2+ allows static functions. */
 #define DECLSPEC static inline
+/* Always inlined: helpers taking a compile-time radix, so their loops unroll. */
+#define DECLSPEC_INLINE static inline __attribute__((always_inline))
 #define LOCAL_ARRAY(type, name, size) __local type name[size]
 #define LOCAL_AS __local
 #define SYNC_THREADS() barrier(CLK_LOCAL_MEM_FENCE)
@@ -63,6 +66,39 @@ typedef uint u32;
 #define XEHE_SUBGROUPS 0
 #endif
 #endif
+
+/*
+ * SUB_GROUP_SHUFFLE_XOR(v, mask): the u64 `v` of the lane whose sub-group lane id is this
+ * lane's xor `mask` (CUDA: __shfl_xor_sync over the full warp; OpenCL: cl_khr_subgroup_shuffle
+ * or cl_intel_subgroups). XEHE_SHUFFLE says whether it exists; kernels keep a local-memory
+ * exchange for XEHE_SHUFFLE == 0 and must call it from converged control flow.
+ */
+#if IS_CUDA
+#define XEHE_SHUFFLE 1
+#define SUB_GROUP_SHUFFLE_XOR(v, mask) __shfl_xor_sync(0xffffffffu, (v), (int)(mask))
+#define SUB_GROUP_MAX_SIZE() 32u
+#elif XEHE_SUBGROUPS && defined(cl_khr_subgroup_shuffle)
+#pragma OPENCL EXTENSION cl_khr_subgroup_shuffle : enable
+#define XEHE_SHUFFLE 1
+#define SUB_GROUP_SHUFFLE_XOR(v, mask) sub_group_shuffle_xor((v), (uint)(mask))
+#define SUB_GROUP_MAX_SIZE() ((u32)get_max_sub_group_size())
+#elif XEHE_SUBGROUPS && defined(cl_intel_subgroups)
+#define XEHE_SHUFFLE 1
+#define SUB_GROUP_SHUFFLE_XOR(v, mask) intel_sub_group_shuffle_xor((v), (uint)(mask))
+#define SUB_GROUP_MAX_SIZE() ((u32)get_max_sub_group_size())
+#else
+#define XEHE_SHUFFLE 0
+#endif
+
+/* Leading zero bits of a 64-bit word (64 for 0). */
+DECLSPEC u32 clz64(u64 a)
+{
+#if IS_CUDA
+    return (u32)__clzll((long long)a);
+#else
+    return (u32)clz(a);
+#endif
+}
 
 /* High 64 bits of a 64x64 product. */
 DECLSPEC u64 mulhi64(u64 a, u64 b)

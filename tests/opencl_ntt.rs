@@ -1,6 +1,6 @@
 //! OpenCL NTT kernels against the CPU `NttTables`, bit for bit: every variant, forward and
-//! inverse, N = 2^10 … 2^14 with 30/50/60-bit primes, random and edge data (0, q−1) over several
-//! rows and primes, plus Özerk's sets (N=256, q=7681; N=1024, q=132120577). Runs on whatever
+//! inverse, N = 2^10, 2^12, 2^14 (radix-8/16 and four-step also 2^16) with 30/50/60-bit
+//! primes, random and edge data (0, q−1) over several rows and primes, plus Özerk's sets (N=256, q=7681; N=1024, q=132120577). Runs on whatever
 //! OpenCL device is found (pocl in CI); prints SKIP and passes when there is none.
 #![cfg(feature = "opencl")]
 
@@ -72,6 +72,16 @@ fn to_vec(q: &ClQueue, b: &xehe::device::opencl::ClBuffer) -> Vec<u64> {
 
 /// Check every variant on one prime set; returns the number of mismatches (printed).
 fn check_set(dev: &ClQueue, log_n: u32, primes: &[Modulus]) -> usize {
+    check_variants(dev, log_n, primes, &NttVariant::ALL)
+}
+
+/// Check `variants` (those that handle N = 2^log_n) on one prime set; returns the mismatches.
+fn check_variants(
+    dev: &ClQueue,
+    log_n: u32,
+    primes: &[Modulus],
+    variants: &[NttVariant],
+) -> usize {
     let n = 1usize << log_n;
     let k = primes.len();
     let rows = 3 * k;
@@ -106,7 +116,7 @@ fn check_set(dev: &ClQueue, log_n: u32, primes: &[Modulus]) -> usize {
             bad += 1;
         }
     };
-    for v in NttVariant::ALL {
+    for &v in variants.iter().filter(|v| v.supports(log_n)) {
         let d = dev.upload(&host).unwrap();
         dt.forward(dev, &d, rows, v).unwrap();
         expect("forward", v, to_vec(dev, &d), &want_fwd);
@@ -123,13 +133,33 @@ fn check_set(dev: &ClQueue, log_n: u32, primes: &[Modulus]) -> usize {
 fn every_variant_matches_cpu() {
     let Some(dev) = device() else { return };
     let mut bad = 0;
-    for log_n in 10..=14u32 {
+    // N = 2^10 (one tile: shuffle rounds, single block, four-step 2 × 512), 2^12, 2^14 (global
+    // rounds before the tile); the GPU check (cuda::ntt_check) covers every N up to 2^17.
+    for log_n in [10u32, 12, 14] {
         for bits in [30u32, 50, 60] {
             let primes = CoeffModulus::create(1 << log_n, &[bits, bits]).unwrap();
             bad += check_set(dev, log_n, &primes);
         }
     }
     assert_eq!(bad, 0, "OpenCL NTT differs from the CPU NTT");
+}
+
+/// The high-radix global passes (radix-8 and radix-16 need N > 2^14 with 4096-word tiles) and
+/// the four-step split 16 × 4096, at N = 2^16.
+#[test]
+fn high_radix_global_passes_match_cpu() {
+    let Some(dev) = device() else { return };
+    let primes = CoeffModulus::create(1 << 16, &[60]).unwrap();
+    let v = [
+        NttVariant::Radix8,
+        NttVariant::Radix16,
+        NttVariant::FourStep,
+    ];
+    assert_eq!(
+        check_variants(dev, 16, &primes, &v),
+        0,
+        "OpenCL NTT differs from the CPU NTT"
+    );
 }
 
 #[test]

@@ -11,6 +11,7 @@ pub mod kernels;
 pub mod memcache;
 pub mod ntt_plan;
 pub mod ntt_tables;
+pub mod polymul_plan;
 pub mod object;
 pub mod profiler;
 pub mod queue;

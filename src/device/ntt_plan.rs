@@ -18,25 +18,109 @@ pub enum NttVariant {
     Staged,
     /// Radix-8 register kernels (three rounds per launch), then a radix-8 SLM kernel.
     Radix8,
+    /// Staged radix-2 whose last 4 rounds run in registers of 8-wide sub-groups, 1 register
+    /// slot (2 words) per work-item, exchanged by sub-group shuffles: the paper's SIMD(8,8)
+    /// (seeds/001 §V-C, Fig. 10).
+    Shuffle8,
+    /// As [`Shuffle8`](Self::Shuffle8) with 2 slots, the last 5 rounds: SIMD(16,8) (Fig. 11).
+    Shuffle16,
+    /// As [`Shuffle8`](Self::Shuffle8) with 4 slots, the last 6 rounds: SIMD(32,8).
+    Shuffle32,
+    /// Radix-4 register kernels (two rounds per launch), then a radix-4 SLM kernel.
+    Radix4,
+    /// Radix-16 register kernels (four rounds per launch), then a radix-16 SLM kernel.
+    Radix16,
+    /// 2D / four-step NTT (seeds/004): N = N1 × N2 with N2 = min(N/2, 4096); column NTTs, the
+    /// inter-phase twiddles fused with the negacyclic twist, row NTTs; two launches per
+    /// direction, output in SEAL's bit-reversed order.
+    FourStep,
+    /// Single-block NTT (seeds/004 LOS-NTT, Özerk's one block per polynomial): the whole
+    /// transform in one work-group's shared memory, radix-2 with one barrier per round. Only
+    /// N ≤ 2^11 ([`NttPlan::new`] fails above).
+    SingleBlock,
+}
+
+/// Largest N of [`NttVariant::SingleBlock`], log2.
+pub const SINGLE_BLOCK_MAX_LOG_N: u32 = 11;
+/// Largest row length N2 of [`NttVariant::FourStep`], log2.
+const FOUR_STEP_MAX_LOG_N2: u32 = 12;
+
+/// The split N = N1 × N2 of [`NttVariant::FourStep`]: `(log2 N1, log2 N2)` with
+/// N2 = min(N/2, 4096) and N1 = N / N2 (so N1 ≤ N2 for N ≤ 2^24).
+pub fn four_step_split(log_n: u32) -> (u32, u32) {
+    let log_n2 = (log_n - 1).min(FOUR_STEP_MAX_LOG_N2);
+    (log_n - log_n2, log_n2)
 }
 
 impl NttVariant {
     /// All variants.
-    pub const ALL: [NttVariant; 3] = [NttVariant::Naive, NttVariant::Staged, NttVariant::Radix8];
+    pub const ALL: [NttVariant; 10] = [
+        NttVariant::Naive,
+        NttVariant::Staged,
+        NttVariant::Radix8,
+        NttVariant::Shuffle8,
+        NttVariant::Shuffle16,
+        NttVariant::Shuffle32,
+        NttVariant::Radix4,
+        NttVariant::Radix16,
+        NttVariant::FourStep,
+        NttVariant::SingleBlock,
+    ];
     /// Name used by benchmarks.
     pub fn name(self) -> &'static str {
         match self {
             NttVariant::Naive => "naive-radix2",
             NttVariant::Staged => "staged-slm-radix2",
             NttVariant::Radix8 => "radix8-slm",
+            NttVariant::Shuffle8 => "shuffle-simd8x8",
+            NttVariant::Shuffle16 => "shuffle-simd16x8",
+            NttVariant::Shuffle32 => "shuffle-simd32x8",
+            NttVariant::Radix4 => "radix4-slm",
+            NttVariant::Radix16 => "radix16-slm",
+            NttVariant::FourStep => "four-step-2d",
+            NttVariant::SingleBlock => "single-block-los",
         }
     }
-    /// Words per shared-memory tile at most: 16 KiB for the staged radix-2 kernel (the paper's
-    /// setting), 32 KiB for radix-8, which then needs one global pass fewer for N ≤ 2^15.
+    /// The variant called `name` (see [`name`](Self::name)).
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|v| v.name() == name)
+    }
+    /// Whether the variant handles N = 2^`log_n` (all do for 8 ≤ N ≤ 2^17 except
+    /// [`SingleBlock`](Self::SingleBlock) above 2^11).
+    pub fn supports(self, log_n: u32) -> bool {
+        match self {
+            NttVariant::SingleBlock => (3..=SINGLE_BLOCK_MAX_LOG_N).contains(&log_n),
+            NttVariant::FourStep => (3..=2 * FOUR_STEP_MAX_LOG_N2).contains(&log_n),
+            _ => (3..=30).contains(&log_n),
+        }
+    }
+    /// Words per shared-memory tile at most: 16 KiB for the radix-2 kernels (the paper's
+    /// setting), 32 KiB for the high-radix and four-step ones.
     pub fn slm_tile_max(self) -> usize {
         match self {
-            NttVariant::Radix8 => 4096,
+            NttVariant::Radix4
+            | NttVariant::Radix8
+            | NttVariant::Radix16
+            | NttVariant::FourStep => 4096,
             _ => 2048,
+        }
+    }
+    /// log2 of the register radix of the variant's global passes and SLM steps (1: radix-2).
+    fn log_radix(self) -> u32 {
+        match self {
+            NttVariant::Radix4 => 2,
+            NttVariant::Radix8 | NttVariant::FourStep => 3,
+            NttVariant::Radix16 => 4,
+            _ => 1,
+        }
+    }
+    /// log2 of the words one 8-wide sub-group holds in registers (0: no shuffle rounds).
+    fn log_simd(self) -> u32 {
+        match self {
+            NttVariant::Shuffle8 => 4,
+            NttVariant::Shuffle16 => 5,
+            NttVariant::Shuffle32 => 6,
+            _ => 0,
         }
     }
 }
@@ -71,11 +155,24 @@ pub enum NttTable {
     LastW,
     /// Shoup quotients of `LastW`.
     LastWQ,
+    /// [`NttVariant::FourStep`]'s twist, `k × N`: word `r·N2 + n2` is γ_r^{n2} with
+    /// γ_r = ψ^{2·brv(r)+1−N1} (`r` < N1, bit reversal over log2 N1 bits).
+    Twist,
+    /// Shoup quotients of `Twist`.
+    TwistQ,
+    /// The inverses of `Twist`, `k × N`.
+    InvTwist,
+    /// Shoup quotients of `InvTwist`.
+    InvTwistQ,
+    /// Low words of the primes' Barrett constants ⌊2^128 / q⌋ (SEAL `const_ratio[0]`), `k` words.
+    BarrettR0,
+    /// High words of the Barrett constants (SEAL `const_ratio[1]`), `k` words.
+    BarrettR1,
 }
 
 impl NttTable {
-    /// All tables, in discriminant order (index a `[T; 9]` with `table as usize`).
-    pub const ALL: [NttTable; 9] = [
+    /// All tables, in discriminant order (index a `[T; 15]` with `table as usize`).
+    pub const ALL: [NttTable; 15] = [
         NttTable::Roots,
         NttTable::RootsQ,
         NttTable::InvRoots,
@@ -85,6 +182,12 @@ impl NttTable {
         NttTable::InvNQ,
         NttTable::LastW,
         NttTable::LastWQ,
+        NttTable::Twist,
+        NttTable::TwistQ,
+        NttTable::InvTwist,
+        NttTable::InvTwistQ,
+        NttTable::BarrettR0,
+        NttTable::BarrettR1,
     ];
 }
 
@@ -97,6 +200,24 @@ const INVERSE_TABLES: &[NttTable] = &[
     NttTable::InvNQ,
     NttTable::LastW,
     NttTable::LastWQ,
+];
+const FOUR_STEP_FORWARD_TABLES: &[NttTable] = &[
+    NttTable::Roots,
+    NttTable::RootsQ,
+    NttTable::Moduli,
+    NttTable::Twist,
+    NttTable::TwistQ,
+];
+const FOUR_STEP_INVERSE_TABLES: &[NttTable] = &[
+    NttTable::InvRoots,
+    NttTable::InvRootsQ,
+    NttTable::Moduli,
+    NttTable::InvN,
+    NttTable::InvNQ,
+    NttTable::LastW,
+    NttTable::LastWQ,
+    NttTable::InvTwist,
+    NttTable::InvTwistQ,
 ];
 
 /// A by-value kernel argument.
@@ -128,10 +249,15 @@ pub struct NttLaunch {
 enum Step {
     /// One radix-2 round with `2^log_m` blocks; `last` adds the final reduction (forward).
     Radix2 { log_m: u32, last: bool },
-    /// Three rounds from `2^log_m` blocks (forward: up; inverse: down).
-    Radix8 { log_m: u32 },
+    /// `log_r` rounds from `2^log_m` blocks (forward: up; inverse: down), radix 2^`log_r`.
+    Radix { log_m: u32, log_r: u32 },
     /// Forward: all rounds from `2^log_m` blocks on. Inverse: all rounds down to `2^log_m`.
-    Slm { log_m: u32, radix8: bool },
+    /// `mode`: the SLM kernel's last argument (`native/ntt.cl` MODE_LOG_RADIX/MODE_LOG_SIMD).
+    Slm { log_m: u32, mode: u32 },
+    /// Four-step column phase (forward: rounds 0 … log N1 − 1; inverse: the last log N1).
+    Columns { log_n1: u32 },
+    /// Four-step row phase with the twist.
+    Rows { log_n1: u32 },
 }
 
 /// Work-items per group of the global-memory kernels.
@@ -143,20 +269,42 @@ pub struct NttPlan {
     log_n: u32,
     k: u32,
     variant: NttVariant,
+    tile_max: usize,
 }
 
 impl NttPlan {
     /// Plan for N = 2^`log_n` and `k` primes.
     ///
     /// # Errors
-    /// `InvalidArgument` when `log_n < 3` (the kernels need N ≥ 8) or `log_n > 30`, or `k == 0`.
+    /// `InvalidArgument` when `log_n < 3` (the kernels need N ≥ 8) or `log_n > 30`, or `k == 0`,
+    /// or the variant does not handle that N ([`NttVariant::supports`]: the single-block NTT
+    /// stops at N = 2^11).
     pub fn new(log_n: u32, k: u32, variant: NttVariant) -> Result<Self> {
         if !(3..=30).contains(&log_n) || k == 0 {
             return Err(Error::InvalidArgument(format!(
                 "device NTT needs 8 <= N <= 2^30 and k >= 1 (log N = {log_n}, k = {k})"
             )));
         }
-        Ok(NttPlan { log_n, k, variant })
+        if !variant.supports(log_n) {
+            return Err(Error::InvalidArgument(format!(
+                "NTT variant {} does not handle N = 2^{log_n} (single-block: N <= 2^{SINGLE_BLOCK_MAX_LOG_N})",
+                variant.name()
+            )));
+        }
+        Ok(NttPlan {
+            log_n,
+            k,
+            variant,
+            tile_max: variant.slm_tile_max(),
+        })
+    }
+
+    /// The same plan with shared-memory tiles of at most `words` words (a power of two ≥ 8;
+    /// for kernels that keep several tiles, such as the fused polynomial product). No effect
+    /// on the four-step variant.
+    pub fn with_tile_max(mut self, words: usize) -> Self {
+        self.tile_max = words.max(8);
+        self
     }
 
     /// N.
@@ -164,9 +312,13 @@ impl NttPlan {
         1 << self.log_n
     }
 
-    /// Words per SLM tile (`XEHE_SLM_TILE`): N, capped by the variant's maximum.
+    /// Words per SLM tile (`XEHE_SLM_TILE`): N, capped by the variant's maximum; for the
+    /// four-step variant the row length N2.
     pub fn tile(&self) -> usize {
-        self.n().min(self.variant.slm_tile_max())
+        match self.variant {
+            NttVariant::FourStep => 1 << four_step_split(self.log_n).1,
+            _ => self.n().min(self.tile_max),
+        }
     }
 
     /// Compile-time defines of the NTT program (`-D NAME=VALUE`).
@@ -179,8 +331,21 @@ impl NttPlan {
         self.log_n - self.tile().trailing_zeros()
     }
 
+    /// The SLM kernel's mode: register radix, and the shuffle rounds where the tile has room
+    /// for at least 256 words (32 work-items: whole CUDA warps).
+    fn slm_mode(&self) -> u32 {
+        let ls = self.variant.log_simd();
+        let ls = if ls > 0 && self.tile() >= 256 { ls } else { 0 };
+        self.variant.log_radix() | (ls << 8)
+    }
+
     fn steps(&self, dir: NttDirection) -> Vec<Step> {
         let (log_n, split) = (self.log_n, self.split());
+        let lr = self.variant.log_radix();
+        let slm = Step::Slm {
+            log_m: split,
+            mode: self.slm_mode(),
+        };
         let mut s = Vec::new();
         match (dir, self.variant) {
             (NttDirection::Forward, NttVariant::Naive) => {
@@ -189,59 +354,47 @@ impl NttPlan {
                     last: lm == log_n - 1,
                 }));
             }
-            (NttDirection::Forward, NttVariant::Staged) => {
-                s.extend((0..split).map(|lm| Step::Radix2 {
-                    log_m: lm,
-                    last: false,
-                }));
-                s.push(Step::Slm {
-                    log_m: split,
-                    radix8: false,
-                });
-            }
-            (NttDirection::Forward, NttVariant::Radix8) => {
-                let mut lm = 0;
-                while lm + 3 <= split {
-                    s.push(Step::Radix8 { log_m: lm });
-                    lm += 3;
-                }
-                s.extend((lm..split).map(|lm| Step::Radix2 {
-                    log_m: lm,
-                    last: false,
-                }));
-                s.push(Step::Slm {
-                    log_m: split,
-                    radix8: true,
-                });
-            }
             (NttDirection::Inverse, NttVariant::Naive) => {
                 s.extend((0..log_n).rev().map(|lm| Step::Radix2 {
                     log_m: lm,
                     last: false,
                 }));
             }
-            (NttDirection::Inverse, NttVariant::Staged) => {
-                s.push(Step::Slm {
-                    log_m: split,
-                    radix8: false,
-                });
-                s.extend((0..split).rev().map(|lm| Step::Radix2 {
+            (_, NttVariant::FourStep) => {
+                let log_n1 = four_step_split(log_n).0;
+                s.push(Step::Columns { log_n1 });
+                s.push(Step::Rows { log_n1 });
+                if dir == NttDirection::Inverse {
+                    s.reverse();
+                }
+            }
+            (NttDirection::Forward, _) => {
+                let mut lm = 0;
+                while lr > 1 && lm + lr <= split {
+                    s.push(Step::Radix {
+                        log_m: lm,
+                        log_r: lr,
+                    });
+                    lm += lr;
+                }
+                s.extend((lm..split).map(|lm| Step::Radix2 {
                     log_m: lm,
                     last: false,
                 }));
+                s.push(slm);
             }
-            (NttDirection::Inverse, NttVariant::Radix8) => {
-                s.push(Step::Slm {
-                    log_m: split,
-                    radix8: true,
-                });
-                let mut lm = split as i64 - 1;
-                while lm >= 2 {
-                    s.push(Step::Radix8 { log_m: lm as u32 });
-                    lm -= 3;
+            (NttDirection::Inverse, _) => {
+                s.push(slm);
+                let mut top = split;
+                while lr > 1 && top >= lr {
+                    s.push(Step::Radix {
+                        log_m: top - 1,
+                        log_r: lr,
+                    });
+                    top -= lr;
                 }
-                s.extend((0..=lm).rev().map(|lm| Step::Radix2 {
-                    log_m: lm as u32,
+                s.extend((0..top).rev().map(|lm| Step::Radix2 {
+                    log_m: lm,
                     last: false,
                 }));
             }
@@ -250,27 +403,37 @@ impl NttPlan {
     }
 
     /// The kernels a direction may use (to compile them before the first launch).
-    pub fn kernels(dir: NttDirection) -> [&'static str; 3] {
+    pub fn kernels(dir: NttDirection) -> &'static [&'static str] {
         match dir {
-            NttDirection::Forward => [
+            NttDirection::Forward => &[
                 "ntt_fwd_radix2_u64",
+                "ntt_fwd_radix4_u64",
                 "ntt_fwd_radix8_u64",
+                "ntt_fwd_radix16_u64",
                 "ntt_fwd_slm_u64",
+                "ntt_fwd_cols_u64",
+                "ntt_fwd_rows_u64",
             ],
-            NttDirection::Inverse => [
+            NttDirection::Inverse => &[
                 "ntt_inv_radix2_u64",
+                "ntt_inv_radix4_u64",
                 "ntt_inv_radix8_u64",
+                "ntt_inv_radix16_u64",
                 "ntt_inv_slm_u64",
+                "ntt_inv_rows_u64",
+                "ntt_inv_cols_u64",
             ],
         }
     }
 
     /// The launches that transform `rows` rows in direction `dir`, in order.
     pub fn launches(&self, dir: NttDirection, rows: usize) -> Vec<NttLaunch> {
-        let [r2, r8, slm] = Self::kernels(dir);
-        let tables = match dir {
-            NttDirection::Forward => FORWARD_TABLES,
-            NttDirection::Inverse => INVERSE_TABLES,
+        let fwd = dir == NttDirection::Forward;
+        let k = Self::kernels(dir);
+        let (tables, fs_tables) = if fwd {
+            (FORWARD_TABLES, FOUR_STEP_FORWARD_TABLES)
+        } else {
+            (INVERSE_TABLES, FOUR_STEP_INVERSE_TABLES)
         };
         let words = rows as u64 * self.n() as u64;
         let tile = self.tile() as u64;
@@ -291,26 +454,43 @@ impl NttPlan {
                 local: THREADS,
             }
         };
+        // One work-group per tile; per-item words: the register radix of its steps (2 words per
+        // slot in the shuffle rounds).
+        let tiled = |kernel, tables, last_args: [u32; 2], per_item: u64| {
+            let mut scalars = head.to_vec();
+            scalars.extend(last_args.map(ScalarArg::U32));
+            NttLaunch {
+                kernel,
+                tables,
+                scalars,
+                groups: (words / tile) as u32,
+                local: (tile / per_item).clamp(1, THREADS as u64) as u32,
+            }
+        };
+        let per_item = |mode: u32| {
+            let ls = mode >> 8;
+            if ls > 0 {
+                1u64 << (ls - 3)
+            } else {
+                1u64 << (mode & 0xff).max(1)
+            }
+        };
         // The forward global kernels take a `last` flag; the inverse ones do not.
-        let last = |l: bool| (dir == NttDirection::Forward).then_some(l);
+        let last = |l: bool| fwd.then_some(l);
+        let (fs_cols, fs_rows) = if fwd { (k[5], k[6]) } else { (k[6], k[5]) };
+        let fs_mode = self.variant.log_radix();
         self.steps(dir)
             .into_iter()
             .map(|step| match step {
-                Step::Radix2 { log_m, last: l } => strided(r2, log_m, last(l), words / 2),
-                Step::Radix8 { log_m } => strided(r8, log_m, last(false), words / 8),
-                Step::Slm { log_m, radix8 } => {
-                    let mut scalars = head.to_vec();
-                    scalars.extend([ScalarArg::U32(log_m), ScalarArg::U32(radix8 as u32)]);
-                    let per_item = if radix8 { 8 } else { 2 };
-                    let local = (tile / per_item).min(THREADS as u64) as u32;
-                    NttLaunch {
-                        kernel: slm,
-                        tables,
-                        scalars,
-                        groups: (words / tile) as u32,
-                        local,
-                    }
+                Step::Radix2 { log_m, last: l } => strided(k[0], log_m, last(l), words / 2),
+                Step::Radix { log_m, log_r } => {
+                    strided(k[log_r as usize - 1], log_m, last(false), words >> log_r)
                 }
+                Step::Slm { log_m, mode } => tiled(k[4], tables, [log_m, mode], per_item(mode)),
+                Step::Columns { log_n1 } => {
+                    tiled(fs_cols, fs_tables, [log_n1, fs_mode], 1 << fs_mode)
+                }
+                Step::Rows { log_n1 } => tiled(fs_rows, fs_tables, [log_n1, fs_mode], 1 << fs_mode),
             })
             .collect()
     }
@@ -341,10 +521,16 @@ mod tests {
         for step in plan.steps(dir) {
             match (dir, step) {
                 (_, Step::Radix2 { log_m, .. }) => out.push(log_m),
-                (NttDirection::Forward, Step::Radix8 { log_m }) => out.extend(log_m..log_m + 3),
-                (NttDirection::Inverse, Step::Radix8 { log_m }) => {
-                    out.extend((log_m - 2..=log_m).rev())
+                (NttDirection::Forward, Step::Radix { log_m, log_r }) => {
+                    out.extend(log_m..log_m + log_r)
                 }
+                (NttDirection::Inverse, Step::Radix { log_m, log_r }) => {
+                    out.extend((log_m + 1 - log_r..=log_m).rev())
+                }
+                (NttDirection::Forward, Step::Columns { log_n1 }) => out.extend(0..log_n1),
+                (NttDirection::Forward, Step::Rows { log_n1 }) => out.extend(log_n1..log_n),
+                (NttDirection::Inverse, Step::Columns { log_n1 }) => out.extend((0..log_n1).rev()),
+                (NttDirection::Inverse, Step::Rows { log_n1 }) => out.extend((log_n1..log_n).rev()),
                 (NttDirection::Forward, Step::Slm { log_m, .. }) => out.extend(log_m..log_n),
                 (NttDirection::Inverse, Step::Slm { log_m, .. }) => {
                     out.extend((log_m..log_n).rev())
@@ -357,7 +543,7 @@ mod tests {
     #[test]
     fn every_round_once_in_order() {
         for log_n in 3..=17 {
-            for v in NttVariant::ALL {
+            for v in NttVariant::ALL.into_iter().filter(|v| v.supports(log_n)) {
                 let plan = NttPlan::new(log_n, 2, v).unwrap();
                 let fwd: Vec<u32> = (0..log_n).collect();
                 let inv: Vec<u32> = (0..log_n).rev().collect();
@@ -370,13 +556,14 @@ mod tests {
     #[test]
     fn final_reduction_exactly_once() {
         for log_n in 3..=17 {
-            for v in NttVariant::ALL {
+            for v in NttVariant::ALL.into_iter().filter(|v| v.supports(log_n)) {
                 let plan = NttPlan::new(log_n, 1, v).unwrap();
                 let fin = plan
                     .launches(NttDirection::Forward, 1)
                     .iter()
                     .filter(|l| {
                         l.kernel.ends_with("slm_u64")
+                            || l.kernel == "ntt_fwd_rows_u64"
                             || (l.kernel.contains("radix2") && l.scalars[3] == ScalarArg::U32(1))
                     })
                     .count();
@@ -411,7 +598,7 @@ mod tests {
                 ScalarArg::U32(3),
                 ScalarArg::U32(15),
                 ScalarArg::U32(3),
-                ScalarArg::U32(1)
+                ScalarArg::U32(3)
             ]
         );
         assert_eq!((l[1].groups, l[1].local), (48, 256));
@@ -443,6 +630,51 @@ mod tests {
                 "ntt_fwd_slm_u64"
             ]
         );
+    }
+
+    #[test]
+    fn names_round_trip_and_shuffle_modes() {
+        for v in NttVariant::ALL {
+            assert_eq!(NttVariant::from_name(v.name()), Some(v));
+        }
+        // SIMD(8,8): 4 shuffle/register rounds, 2 words per work-item; SIMD(32,8): 6 rounds, 8.
+        let p = NttPlan::new(12, 1, NttVariant::Shuffle8).unwrap();
+        let l = p.launches(NttDirection::Forward, 1);
+        assert_eq!(l.last().unwrap().scalars[3], ScalarArg::U32(1 | 4 << 8));
+        assert_eq!(l.last().unwrap().local, 256);
+        let p = NttPlan::new(12, 1, NttVariant::Shuffle32).unwrap();
+        let l = p.launches(NttDirection::Forward, 1);
+        assert_eq!(l.last().unwrap().scalars[3], ScalarArg::U32(1 | 6 << 8));
+        assert_eq!(l.last().unwrap().local, 256);
+        // Tiles under 256 words: no shuffle rounds.
+        let p = NttPlan::new(7, 1, NttVariant::Shuffle8).unwrap();
+        assert_eq!(
+            p.launches(NttDirection::Forward, 1)[0].scalars[3],
+            ScalarArg::U32(1)
+        );
+    }
+
+    #[test]
+    fn four_step_and_single_block() {
+        assert_eq!(four_step_split(16), (4, 12));
+        assert_eq!(four_step_split(10), (1, 9));
+        let p = NttPlan::new(16, 2, NttVariant::FourStep).unwrap();
+        let k: Vec<_> = p
+            .launches(NttDirection::Inverse, 4)
+            .iter()
+            .map(|l| (l.kernel, l.groups, l.tables.len()))
+            .collect();
+        assert_eq!(
+            k,
+            [("ntt_inv_rows_u64", 64, 9), ("ntt_inv_cols_u64", 64, 9)]
+        );
+        assert!(NttPlan::new(11, 1, NttVariant::SingleBlock).is_ok());
+        let e = NttPlan::new(12, 1, NttVariant::SingleBlock).unwrap_err();
+        assert!(e.to_string().contains("single-block"), "{e}");
+        let l = NttPlan::new(8, 1, NttVariant::SingleBlock)
+            .unwrap()
+            .launches(NttDirection::Forward, 3);
+        assert_eq!((l.len(), l[0].groups, l[0].local), (1, 3, 128));
     }
 
     #[test]

@@ -3,18 +3,18 @@
 //! of one N, plus the per-prime scalars of the inverse's scaled last round. Every backend
 //! uploads the same image, one buffer per [`NttTable`].
 
-use super::ntt_plan::NttTable;
+use super::ntt_plan::{four_step_split, NttTable};
 use crate::math::modulus::ShoupOperand;
-use crate::math::ntt::NttTables;
+use crate::math::ntt::{reverse_bits, NttTables};
 use crate::{Error, Result};
 use std::sync::Arc;
 
-/// The nine table arrays, indexed by [`NttTable`].
+/// The table arrays, indexed by [`NttTable`].
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NttTableImage {
     log_n: u32,
     k: u32,
-    words: [Vec<u64>; 9],
+    words: [Vec<u64>; 15],
 }
 
 impl NttTableImage {
@@ -24,6 +24,25 @@ impl NttTableImage {
     /// # Errors
     /// `InvalidArgument` for an empty list, mixed N, or N < 8.
     pub fn new(tables: &[Arc<NttTables>]) -> Result<Self> {
+        Self::build(tables, true)
+    }
+
+    /// As [`new`](Self::new), without [`NttVariant::FourStep`](super::ntt_plan::NttVariant)'s
+    /// twist tables (4 × k × N words: a one-word placeholder each): the evaluator's tables,
+    /// which never use that variant.
+    ///
+    /// # Errors
+    /// As [`new`](Self::new).
+    pub fn without_four_step(tables: &[Arc<NttTables>]) -> Result<Self> {
+        Self::build(tables, false)
+    }
+
+    /// Whether the four-step twist tables are present.
+    pub fn has_four_step(&self) -> bool {
+        self.words[NttTable::Twist as usize].len() > 1 || self.k == 0
+    }
+
+    fn build(tables: &[Arc<NttTables>], four_step: bool) -> Result<Self> {
         let first = tables
             .first()
             .ok_or_else(|| Error::InvalidArgument("no NTT tables".into()))?;
@@ -49,6 +68,13 @@ impl NttTableImage {
         };
         let per_prime =
             |f: &dyn Fn(&NttTables) -> u64| -> Vec<u64> { tables.iter().map(|t| f(t)).collect() };
+        let twist = |inverse: bool, f: fn(&ShoupOperand) -> u64| -> Vec<u64> {
+            if four_step {
+                four_step_twist(tables, inverse, f)
+            } else {
+                vec![0]
+            }
+        };
         let last = |t: &NttTables| {
             let q = t.modulus();
             ShoupOperand::new(
@@ -71,6 +97,12 @@ impl NttTableImage {
             per_prime(&|t| t.inv_degree().quotient),
             per_prime(&|t| last(t).operand),
             per_prime(&|t| last(t).quotient),
+            twist(false, operand),
+            twist(false, quotient),
+            twist(true, operand),
+            twist(true, quotient),
+            per_prime(&|t| t.modulus().const_ratio()[0]),
+            per_prime(&|t| t.modulus().const_ratio()[1]),
         ];
         Ok(NttTableImage {
             log_n,
@@ -93,6 +125,33 @@ impl NttTableImage {
     pub fn get(&self, table: NttTable) -> &[u64] {
         &self.words[table as usize]
     }
+}
+
+/// [`NttTable::Twist`] (or its inverses): per prime, word `r·N2 + n2` = γ_r^{±n2} with
+/// γ_r = ψ^{2·brv(r)+1−N1} for the split of [`four_step_split`], mapped by `f` to its operand
+/// or Shoup quotient.
+fn four_step_twist(
+    tables: &[Arc<NttTables>],
+    inverse: bool,
+    f: fn(&ShoupOperand) -> u64,
+) -> Vec<u64> {
+    let mut out = Vec::new();
+    for t in tables {
+        let q = t.modulus();
+        let (log_n1, log_n2) = four_step_split(t.log_n());
+        let two_n = 2 * t.n() as u64;
+        let psi = if inverse { t.inv_root() } else { t.root() };
+        for r in 0..1usize << log_n1 {
+            let e = (2 * reverse_bits(r, log_n1) as u64 + 1 + two_n - (1u64 << log_n1)) % two_n;
+            let gamma = q.pow(psi, e);
+            let mut w = 1u64;
+            for _ in 0..1usize << log_n2 {
+                out.push(f(&ShoupOperand::new(w, q)));
+                w = q.mul(w, gamma);
+            }
+        }
+    }
+    out
 }
 
 #[cfg(test)]

@@ -5,3 +5,4 @@ pub mod ntt;
 pub mod poly;
 pub mod primes;
 pub mod rns;
+pub mod shivdikar;

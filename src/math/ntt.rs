@@ -246,6 +246,20 @@ impl NttTables {
         }
     }
 
+    /// The negacyclic product `a·b mod (X^N + 1, q)` of two canonical coefficient vectors of
+    /// length N, by forward NTTs, the dyadic product and the inverse NTT (the reference of the
+    /// GPU's fused product, `device::polymul_plan`).
+    pub fn multiply_negacyclic(&self, a: &[u64], b: &[u64]) -> Vec<u64> {
+        let (mut x, mut y) = (a.to_vec(), b.to_vec());
+        self.forward(&mut x);
+        self.forward(&mut y);
+        for (xi, yi) in x.iter_mut().zip(&y) {
+            *xi = self.modulus.mul(*xi, *yi);
+        }
+        self.inverse(&mut x);
+        x
+    }
+
     /// Inverse NTT in place, canonical output (SEAL `inverse_ntt_negacyclic_harvey`).
     pub fn inverse(&self, a: &mut [u64]) {
         self.inverse_lazy(a);
@@ -262,6 +276,29 @@ impl NttTables {
 mod tests {
     use super::*;
     use crate::math::primes::CoeffModulus;
+
+    #[test]
+    fn multiply_negacyclic_is_the_schoolbook_product() {
+        let q = Modulus::new(7681).unwrap();
+        let t = NttTables::new(4, q).unwrap();
+        let a: Vec<u64> = (0..16).map(|i| (i * 977 + 5) % 7681).collect();
+        let b: Vec<u64> = (0..16)
+            .map(|i| if i == 3 { 7680 } else { (i * i * 31) % 7681 })
+            .collect();
+        let mut want = vec![0u64; 16];
+        for (i, &ai) in a.iter().enumerate() {
+            for (j, &bj) in b.iter().enumerate() {
+                let p = q.mul(ai, bj);
+                let k = (i + j) % 16;
+                want[k] = if i + j < 16 {
+                    q.add(want[k], p)
+                } else {
+                    q.sub(want[k], p)
+                };
+            }
+        }
+        assert_eq!(t.multiply_negacyclic(&a, &b), want);
+    }
 
     fn naive_negacyclic_eval(a: &[u64], t: &NttTables) -> Vec<u64> {
         let q = t.modulus();

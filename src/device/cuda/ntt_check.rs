@@ -184,6 +184,9 @@ fn correctness(
         }
         let mut got = vec![0u64; host.len()];
         for v in NttVariant::ALL {
+            if !v.supports(*log_n) {
+                continue;
+            }
             let d = queue.upload(&host)?;
             for (inverse, expected) in [(false, &fwd), (true, &host)] {
                 if inverse {
@@ -204,6 +207,7 @@ fn correctness(
                 }
             }
         }
+        polymul_check(&dt, queue, &tables, *log_n, rng, report)?;
     }
     Ok(())
 }
@@ -272,6 +276,9 @@ fn sweep(
             let host: Vec<u64> = (0..inst * n).map(|_| rng.next() % q.value()).collect();
             let d = queue.upload(&host)?;
             for v in NttVariant::ALL {
+                if !v.supports(log_n) {
+                    continue;
+                }
                 let f_ms = time_ms(s, &mut || dt.forward(queue, &d, inst, v))?;
                 let i_ms = time_ms(s, &mut || dt.inverse(queue, &d, inst, v))?;
                 report.timings.push(NttTiming {
@@ -283,6 +290,51 @@ fn sweep(
                 });
             }
         }
+    }
+    Ok(())
+}
+
+/// The fused NTT–Hadamard product ([`crate::device::gpu::polymul`]) against the CPU's forward NTTs, dyadic
+/// product and inverse NTT, on `2k` rows of random data with 0 and q−1 planted.
+fn polymul_check(
+    dt: &DeviceNttTables<super::memory::DeviceBuffer>,
+    queue: &CudaQueue,
+    tables: &[Arc<NttTables>],
+    log_n: u32,
+    rng: &mut Rng,
+    report: &mut NttCheckReport,
+) -> Result<()> {
+    let n = 1usize << log_n;
+    let k = tables.len();
+    let rows = 2 * k;
+    let gen = |rng: &mut Rng| -> Vec<u64> {
+        let mut v: Vec<u64> = (0..rows * n)
+            .map(|i| rng.next() % tables[(i / n) % k].modulus().value())
+            .collect();
+        for r in 0..rows {
+            let q = tables[r % k].modulus().value();
+            v[r * n] = 0;
+            v[r * n + 1] = q - 1;
+            v[r * n + n - 1] = q - 1;
+        }
+        v
+    };
+    let (a, b) = (gen(rng), gen(rng));
+    let want: Vec<u64> = (0..rows)
+        .flat_map(|r| tables[r % k].multiply_negacyclic(&a[r * n..][..n], &b[r * n..][..n]))
+        .collect();
+    let zeros = vec![0u64; rows * n];
+    let (da, db, dc) = (queue.upload(&a)?, queue.upload(&b)?, queue.upload(&zeros)?);
+    crate::device::gpu::polymul::multiply_negacyclic(queue, dt, &da, &db, &dc, rows)?;
+    let mut got = vec![0u64; rows * n];
+    queue.download(&dc, &mut got)?;
+    report.checks += 1;
+    if got != want {
+        report.mismatches += 1;
+        report.mismatch_lines.push(format!(
+            "MISMATCH polymul N=2^{log_n} q={}",
+            tables[0].modulus().value()
+        ));
     }
     Ok(())
 }

@@ -12,6 +12,7 @@ pub mod eval;
 pub mod hybrid;
 pub mod level;
 pub mod ntt;
+pub mod polymul;
 
 use super::kernels::Family;
 use crate::{Error, ParmsId, Result};

@@ -23,6 +23,8 @@ pub struct DeviceNttTables<B> {
     k: u32,
     /// One buffer per [`NttTable`], indexed by `table as usize`.
     buffers: Vec<B>,
+    /// Whether the four-step twist tables were uploaded.
+    four_step: bool,
 }
 
 impl<B: GpuBuffer> DeviceNttTables<B> {
@@ -31,9 +33,22 @@ impl<B: GpuBuffer> DeviceNttTables<B> {
     /// # Errors
     /// `InvalidArgument` for an empty or mixed-N list; `Device` on an upload failure.
     pub fn new<Q: GpuQueue<Buf = B>>(dev: &Q, tables: &[Arc<NttTables>]) -> Result<Self> {
-        let image = NttTableImage::new(tables)?;
+        Self::from_image(dev, NttTableImage::new(tables)?)
+    }
+
+    /// As [`new`](Self::new) without the [`NttVariant::FourStep`] twist tables (4 × k × N words
+    /// less): for the evaluator, which does not use that variant.
+    ///
+    /// # Errors
+    /// As [`new`](Self::new).
+    pub fn without_four_step<Q: GpuQueue<Buf = B>>(dev: &Q, tables: &[Arc<NttTables>]) -> Result<Self> {
+        Self::from_image(dev, NttTableImage::without_four_step(tables)?)
+    }
+
+    fn from_image<Q: GpuQueue<Buf = B>>(dev: &Q, image: NttTableImage) -> Result<Self> {
+        let four_step = image.has_four_step();
         let buffers = NttTable::ALL.iter().map(|&t| dev.upload_static(image.get(t))).collect::<Result<Vec<_>>>()?;
-        Ok(DeviceNttTables { log_n: image.log_n(), k: image.k(), buffers })
+        Ok(DeviceNttTables { log_n: image.log_n(), k: image.k(), buffers, four_step })
     }
 
     /// Forward NTT of `rows` rows of `data` in place (canonical output, bit-identical to
@@ -58,6 +73,16 @@ impl<B: GpuBuffer> DeviceNttTables<B> {
     /// One of the uploaded tables.
     pub fn table(&self, t: NttTable) -> &B {
         &self.buffers[t as usize]
+    }
+
+    /// log2 N.
+    pub fn log_n(&self) -> u32 {
+        self.log_n
+    }
+
+    /// Number of primes.
+    pub fn k(&self) -> u32 {
+        self.k
     }
 
     /// A forward NTT whose input rows are computed on the fly by its first pass: `out`
@@ -156,6 +181,9 @@ impl<B: GpuBuffer> DeviceNttTables<B> {
     }
 
     fn run<Q: GpuQueue<Buf = B>>(&self, q: &Q, data: &B, rows: usize, variant: NttVariant, dir: NttDirection) -> Result<()> {
+        if variant == NttVariant::FourStep && !self.four_step {
+            return Err(crate::Error::InvalidArgument("these NTT tables were uploaded without the four-step twist tables".into()));
+        }
         let plan = NttPlan::new(self.log_n, self.k, variant)?;
         plan.check_len(data.words(), rows)?;
         let defines = plan.defines();
