@@ -24,6 +24,9 @@ pub enum DeviceBuf {
     /// OpenCL buffer.
     #[cfg(feature = "opencl")]
     OpenCl(Arc<super::opencl::ClBuffer>),
+    /// Level Zero buffer (a [`ZeQueue`](super::level_zero::ZeQueue)'s result).
+    #[cfg(feature = "level-zero")]
+    LevelZero(Arc<super::level_zero::ZeBuffer>),
 }
 
 #[derive(Clone, Debug, Default)]
