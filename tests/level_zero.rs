@@ -23,8 +23,13 @@ fn without_a_driver_every_entry_point_says_so() {
     };
     println!("Level Zero unavailable (expected here): {why}");
     let loader_missing = why.contains("loader libze_loader.so.1 could not be opened");
-    for err in [ZeDevice::shared(0).map(drop).unwrap_err(), ZeQueue::per_tile(0).map(drop).unwrap_err()] {
-        let Error::Device(msg) = &err else { panic!("expected Error::Device, got {err:?}") };
+    for err in [
+        ZeDevice::shared(0).map(drop).unwrap_err(),
+        ZeQueue::per_tile(0).map(drop).unwrap_err(),
+    ] {
+        let Error::Device(msg) = &err else {
+            panic!("expected Error::Device, got {err:?}")
+        };
         if loader_missing {
             assert!(msg.contains("install libze1"), "{msg}");
         } else {
@@ -46,12 +51,21 @@ fn on_every_tile_kernels_match_the_cpu() {
         return;
     }
     let queues = ZeQueue::per_tile(0).expect("a listed device opens");
-    println!("Level Zero device: {} ({} tiles)", queues[0].device().name(), queues.len());
+    println!(
+        "Level Zero device: {} ({} tiles)",
+        queues[0].device().name(),
+        queues.len()
+    );
     let log_n = 12u32;
     let n = 1usize << log_n;
     let primes = CoeffModulus::create(n, &[50, 60]).unwrap();
-    let tables: Vec<Arc<NttTables>> = primes.iter().map(|&q| Arc::new(NttTables::new(log_n, q).unwrap())).collect();
-    let host: Vec<u64> = (0..2 * n).map(|i| (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) % primes[i / n].value()).collect();
+    let tables: Vec<Arc<NttTables>> = primes
+        .iter()
+        .map(|&q| Arc::new(NttTables::new(log_n, q).unwrap()))
+        .collect();
+    let host: Vec<u64> = (0..2 * n)
+        .map(|i| (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) % primes[i / n].value())
+        .collect();
     let mut want = host.clone();
     for (r, row) in want.chunks_mut(n).enumerate() {
         tables[r].forward(row);
@@ -64,17 +78,41 @@ fn on_every_tile_kernels_match_the_cpu() {
         q.copy(&c, 0, &b, n, n).unwrap();
         q.zero(&c, n, n).unwrap();
         let got = to_vec(q, &c);
-        assert!(got[..n] == host[n..] && got[n..].iter().all(|&w| w == 0), "tile {}: copy/memset", q.tile());
+        assert!(
+            got[..n] == host[n..] && got[n..].iter().all(|&w| w == 0),
+            "tile {}: copy/memset",
+            q.tile()
+        );
         let dt = DeviceNttTables::new(q, &tables).unwrap();
         for v in NttVariant::ALL {
             let d = q.upload(&host).unwrap();
             dt.forward(q, &d, 2, v).unwrap();
-            assert_eq!(to_vec(q, &d), want, "tile {}: forward {}", q.tile(), v.name());
+            assert_eq!(
+                to_vec(q, &d),
+                want,
+                "tile {}: forward {}",
+                q.tile(),
+                v.name()
+            );
             dt.inverse(q, &d, 2, v).unwrap();
-            assert_eq!(to_vec(q, &d), host, "tile {}: inverse {}", q.tile(), v.name());
+            assert_eq!(
+                to_vec(q, &d),
+                host,
+                "tile {}: inverse {}",
+                q.tile(),
+                v.name()
+            );
         }
         q.synchronize().unwrap();
-        assert!(!q.profiler().events().is_empty(), "tile {}: kernel timestamps recorded", q.tile());
-        println!("tile {}: every NTT variant bit-identical; {:?}", q.tile(), q.profiler().kernel_summary());
+        assert!(
+            !q.profiler().events().is_empty(),
+            "tile {}: kernel timestamps recorded",
+            q.tile()
+        );
+        println!(
+            "tile {}: every NTT variant bit-identical; {:?}",
+            q.tile(),
+            q.profiler().kernel_summary()
+        );
     }
 }

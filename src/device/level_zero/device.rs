@@ -59,13 +59,15 @@ impl Drop for ZeContext {
 
 /// (tile, family, XEHE_SLM_TILE or 0).
 type ModuleKey = (usize, Family, usize);
+/// (module, kernel name) → kernel.
+type KernelCache = Mutex<HashMap<(ModuleKey, &'static str), Arc<Mutex<ZeKernel>>>>;
 
 /// One Level Zero device ([`ZeQueue`](super::ZeQueue)s are made from it, one or more per tile).
 pub struct ZeDevice {
     // Field order is drop order: data, kernels, modules, then the context.
     shared: DeviceShared<ZeBuffer>,
     statics: Arc<MemCache<ZeAllocator>>,
-    kernels: Mutex<HashMap<(ModuleKey, &'static str), Arc<Mutex<ZeKernel>>>>,
+    kernels: KernelCache,
     modules: Mutex<HashMap<ModuleKey, ZeModule>>,
     tiles: Vec<ze_device_handle_t>,
     /// ns per timestamp tick and the mask of valid timestamp bits (profiler).
@@ -83,7 +85,13 @@ unsafe impl Sync for ZeDevice {}
 
 impl std::fmt::Debug for ZeDevice {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "ZeDevice(#{} {}, {} tiles)", self.ordinal, self.name, self.tiles.len())
+        write!(
+            f,
+            "ZeDevice(#{} {}, {} tiles)",
+            self.ordinal,
+            self.name,
+            self.tiles.len()
+        )
     }
 }
 
@@ -95,7 +103,8 @@ impl ZeDevice {
     /// `Error::Device` naming what is missing — the loader, a driver ("no Level Zero driver"),
     /// the device — or the driver's error.
     pub fn shared(ordinal: usize) -> Result<Arc<Self>> {
-        static DEVICES: std::sync::OnceLock<Mutex<HashMap<usize, Arc<ZeDevice>>>> = std::sync::OnceLock::new();
+        static DEVICES: std::sync::OnceLock<Mutex<HashMap<usize, Arc<ZeDevice>>>> =
+            std::sync::OnceLock::new();
         let mut g = DEVICES.get_or_init(|| Mutex::new(HashMap::new())).lock();
         if let Some(d) = g.get(&ordinal) {
             return Ok(d.clone());
@@ -108,28 +117,52 @@ impl ZeDevice {
     fn open(ordinal: usize) -> Result<Self> {
         let l = loader()?;
         let devs = all_devices()?;
-        let &(driver, root) = devs
-            .get(ordinal)
-            .ok_or_else(|| Error::Device(format!("Level Zero: no device {ordinal} ({} devices)", devs.len())))?;
+        let &(driver, root) = devs.get(ordinal).ok_or_else(|| {
+            Error::Device(format!(
+                "Level Zero: no device {ordinal} ({} devices)",
+                devs.len()
+            ))
+        })?;
         let name = device_name(root)?;
-        let mut props = ze_device_properties_t { stype: ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES, ..Default::default() };
+        let mut props = ze_device_properties_t {
+            stype: ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES,
+            ..Default::default()
+        };
         // SAFETY: a correctly typed out-structure.
-        check(unsafe { (l.zeDeviceGetProperties)(root, &mut props) }, "zeDeviceGetProperties")?;
+        check(
+            unsafe { (l.zeDeviceGetProperties)(root, &mut props) },
+            "zeDeviceGetProperties",
+        )?;
         let bits = props.kernelTimestampValidBits.min(64);
-        let mask = if bits == 64 { u64::MAX } else { (1u64 << bits) - 1 };
-        let desc = ze_context_desc_t { stype: ZE_STRUCTURE_TYPE_CONTEXT_DESC, ..Default::default() };
+        let mask = if bits == 64 {
+            u64::MAX
+        } else {
+            (1u64 << bits) - 1
+        };
+        let desc = ze_context_desc_t {
+            stype: ZE_STRUCTURE_TYPE_CONTEXT_DESC,
+            ..Default::default()
+        };
         let mut context = ptr::null_mut();
         // SAFETY: valid driver handle, descriptor and out-pointer.
-        check(unsafe { (l.zeContextCreate)(driver, &desc, &mut context) }, "zeContextCreate")?;
+        check(
+            unsafe { (l.zeContextCreate)(driver, &desc, &mut context) },
+            "zeContextCreate",
+        )?;
         let context = ZeContext(context);
         // SAFETY: a live count and a buffer of that capacity.
-        let mut tiles = list("zeDeviceGetSubDevices", |n, p| unsafe { (l.zeDeviceGetSubDevices)(root, n, p) })?;
+        let mut tiles = list("zeDeviceGetSubDevices", |n, p| unsafe {
+            (l.zeDeviceGetSubDevices)(root, n, p)
+        })?;
         if tiles.is_empty() {
             tiles.push(root);
         }
         Ok(ZeDevice {
             shared: DeviceShared::new(),
-            statics: Arc::new(MemCache::new(ZeAllocator::new(Handles { context: context.0, device: root }))),
+            statics: Arc::new(MemCache::new(ZeAllocator::new(Handles {
+                context: context.0,
+                device: root,
+            }))),
             kernels: Mutex::new(HashMap::new()),
             modules: Mutex::new(HashMap::new()),
             tiles,
@@ -167,10 +200,12 @@ impl ZeDevice {
     /// # Errors
     /// `InvalidArgument` when the tile does not exist.
     pub(crate) fn tile(&self, tile: usize) -> Result<ze_device_handle_t> {
-        self.tiles
-            .get(tile)
-            .copied()
-            .ok_or_else(|| Error::InvalidArgument(format!("Level Zero: tile {tile} of {} does not exist", self.tiles.len())))
+        self.tiles.get(tile).copied().ok_or_else(|| {
+            Error::InvalidArgument(format!(
+                "Level Zero: tile {tile} of {} does not exist",
+                self.tiles.len()
+            ))
+        })
     }
 
     /// Kernel `kernel` of `family` built with `defines` for tile `tile`, from the embedded
@@ -205,11 +240,19 @@ impl ZeDevice {
                 h
             }
         };
-        let cname = CString::new(kernel).map_err(|_| Error::InvalidArgument(format!("kernel name {kernel:?}")))?;
-        let desc = ze_kernel_desc_t { stype: ZE_STRUCTURE_TYPE_KERNEL_DESC, pKernelName: cname.as_ptr(), ..Default::default() };
+        let cname = CString::new(kernel)
+            .map_err(|_| Error::InvalidArgument(format!("kernel name {kernel:?}")))?;
+        let desc = ze_kernel_desc_t {
+            stype: ZE_STRUCTURE_TYPE_KERNEL_DESC,
+            pKernelName: cname.as_ptr(),
+            ..Default::default()
+        };
         let mut k = ptr::null_mut();
         // SAFETY: a live module, a descriptor whose name outlives the call, an out-pointer.
-        check(unsafe { (l.zeKernelCreate)(module, &desc, &mut k) }, &format!("zeKernelCreate({kernel})"))?;
+        check(
+            unsafe { (l.zeKernelCreate)(module, &desc, &mut k) },
+            &format!("zeKernelCreate({kernel})"),
+        )?;
         let k = Arc::new(Mutex::new(ZeKernel(k)));
         self.kernels.lock().insert((key, kernel), k.clone());
         Ok(k)
@@ -218,7 +261,10 @@ impl ZeDevice {
     fn module(&self, tile: usize, family: Family, slm_tile: usize) -> Result<ZeModule> {
         let l = loader()?;
         let il = spirv::module(family.file(), slm_tile).ok_or_else(|| {
-            Error::Device(format!("Level Zero: no SPIR-V module of {} with XEHE_SLM_TILE={slm_tile} was built", family.file()))
+            Error::Device(format!(
+                "Level Zero: no SPIR-V module of {} with XEHE_SLM_TILE={slm_tile} was built",
+                family.file()
+            ))
         })?;
         let device = self.tile(tile)?;
         let desc = ze_module_desc_t {
@@ -272,10 +318,15 @@ fn build_log(log: ze_module_build_log_handle_t) -> String {
     let mut text = String::new();
     // SAFETY: two-call idiom on a live log handle; the buffer has the size the driver reported.
     unsafe {
-        if (l.zeModuleBuildLogGetString)(log, &mut n, ptr::null_mut()) == ZE_RESULT_SUCCESS && n > 0 {
+        if (l.zeModuleBuildLogGetString)(log, &mut n, ptr::null_mut()) == ZE_RESULT_SUCCESS && n > 0
+        {
             let mut buf = vec![0u8; n];
-            if (l.zeModuleBuildLogGetString)(log, &mut n, buf.as_mut_ptr().cast()) == ZE_RESULT_SUCCESS {
-                text = String::from_utf8_lossy(&buf).trim_end_matches('\0').to_string();
+            if (l.zeModuleBuildLogGetString)(log, &mut n, buf.as_mut_ptr().cast())
+                == ZE_RESULT_SUCCESS
+            {
+                text = String::from_utf8_lossy(&buf)
+                    .trim_end_matches('\0')
+                    .to_string();
             }
         }
         (l.zeModuleBuildLogDestroy)(log);
@@ -289,14 +340,37 @@ mod tests {
 
     #[test]
     fn module_selection_by_defines() {
-        let d = |v: &[(&'static str, &str)]| v.iter().map(|(k, v)| (*k, v.to_string())).collect::<Vec<_>>();
-        assert_eq!(module_tile(Family::Ntt, &d(&[("XEHE_SLM_TILE", "2048")])).unwrap(), 2048);
-        assert_eq!(module_tile(Family::Ntt, &d(&[("XEHE_SLM_TILE", "512"), ("XEHE_KS_EPT", "8")])).unwrap(), 512);
+        let d = |v: &[(&'static str, &str)]| {
+            v.iter()
+                .map(|(k, v)| (*k, v.to_string()))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            module_tile(Family::Ntt, &d(&[("XEHE_SLM_TILE", "2048")])).unwrap(),
+            2048
+        );
+        assert_eq!(
+            module_tile(
+                Family::Ntt,
+                &d(&[("XEHE_SLM_TILE", "512"), ("XEHE_KS_EPT", "8")])
+            )
+            .unwrap(),
+            512
+        );
         assert_eq!(module_tile(Family::Elementwise, &[]).unwrap(), 0);
         assert!(module_tile(Family::Ntt, &d(&[("XEHE_KS_EPT", "4")])).is_err());
         assert!(module_tile(Family::Keyswitch, &d(&[("XEHE_SLM_TILE", "8")])).is_err());
-        for (family, tile) in [(Family::Ntt, 8), (Family::Ntt, 4096), (Family::Elementwise, 0), (Family::Keyswitch, 0)] {
-            assert!(spirv::module(family.file(), tile).is_some(), "{} tile {tile}", family.file());
+        for (family, tile) in [
+            (Family::Ntt, 8),
+            (Family::Ntt, 4096),
+            (Family::Elementwise, 0),
+            (Family::Keyswitch, 0),
+        ] {
+            assert!(
+                spirv::module(family.file(), tile).is_some(),
+                "{} tile {tile}",
+                family.file()
+            );
         }
     }
 }

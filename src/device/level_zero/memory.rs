@@ -49,10 +49,15 @@ impl ZeAllocator {
 impl RawAllocator for ZeAllocator {
     type Ptr = ZePtr;
     fn alloc(&self, bytes: usize) -> Result<ZePtr> {
-        let desc = ze_device_mem_alloc_desc_t { stype: ZE_STRUCTURE_TYPE_DEVICE_MEM_ALLOC_DESC, ..Default::default() };
+        let desc = ze_device_mem_alloc_desc_t {
+            stype: ZE_STRUCTURE_TYPE_DEVICE_MEM_ALLOC_DESC,
+            ..Default::default()
+        };
         let mut p = std::ptr::null_mut();
         // SAFETY: live context and device, a valid descriptor and out-pointer.
-        let r = unsafe { (loader()?.zeMemAllocDevice)(self.h.context, &desc, bytes, 64, self.h.device, &mut p) };
+        let r = unsafe {
+            (loader()?.zeMemAllocDevice)(self.h.context, &desc, bytes, 64, self.h.device, &mut p)
+        };
         check(r, &format!("zeMemAllocDevice of {bytes} bytes"))?;
         Ok(ZePtr(p))
     }
@@ -86,8 +91,16 @@ impl ZeBuffer {
     /// `Error::Device` when the device cannot allocate even after flushing the cache.
     pub fn new(cache: &Arc<MemCache<ZeAllocator>>, words: usize, scratch: bool) -> Result<Self> {
         let bytes = words.max(1) * 8;
-        let (ptr, _cap) = if scratch { cache.allocate_scratch(bytes)? } else { cache.allocate(bytes, false)? };
-        Ok(ZeBuffer { ptr, words, cache: cache.clone() })
+        let (ptr, _cap) = if scratch {
+            cache.allocate_scratch(bytes)?
+        } else {
+            cache.allocate(bytes, false)?
+        };
+        Ok(ZeBuffer {
+            ptr,
+            words,
+            cache: cache.clone(),
+        })
     }
     /// The device address of word `off` (kernel arguments and copies).
     pub fn addr(&self, off: usize) -> *mut c_void {

@@ -89,7 +89,7 @@ pub(crate) fn all_devices() -> Result<Vec<(ze_driver_handle_t, ze_device_handle_
     // SAFETY: zeInit takes flags only; 0 = GPU drivers.
     let r = unsafe { (l.zeInit)(0) };
     if let Err(Error::Device(why)) = check(r, "zeInit") {
-        return Err(no_driver(&why));
+        return Err(no_driver(why.trim_start_matches("Level Zero: ")));
     }
     // SAFETY (both listings): the pointers are a live count and a buffer of that capacity.
     let drivers = list("zeDriverGet", |n, p| unsafe { (l.zeDriverGet)(n, p) })?;

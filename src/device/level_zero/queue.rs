@@ -8,7 +8,9 @@ use super::device::ZeDevice;
 use super::memory::{Handles, ZeAllocator, ZeBuffer};
 use super::sys::*;
 use super::{check, loader};
-use crate::device::gpu::{check_range, grid_stride_groups, Arg, DeviceShared, Geometry, GpuQueue, THREADS};
+use crate::device::gpu::{
+    check_range, grid_stride_groups, Arg, DeviceShared, Geometry, GpuQueue, THREADS,
+};
 use crate::device::kernels::Family;
 use crate::device::memcache::{MemCache, MemCacheStats};
 use crate::device::profiler::Profiler;
@@ -71,7 +73,10 @@ impl ZeQueue {
         };
         let mut list = ptr::null_mut();
         // SAFETY: live context and device handles, a valid descriptor and out-pointer.
-        check(unsafe { (l.zeCommandListCreateImmediate)(dev.context(), device, &qd, &mut list) }, "zeCommandListCreateImmediate")?;
+        check(
+            unsafe { (l.zeCommandListCreateImmediate)(dev.context(), device, &qd, &mut list) },
+            "zeCommandListCreateImmediate",
+        )?;
         let pd = ze_event_pool_desc_t {
             stype: ZE_STRUCTURE_TYPE_EVENT_POOL_DESC,
             flags: ZE_EVENT_POOL_FLAG_HOST_VISIBLE | ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP,
@@ -81,8 +86,15 @@ impl ZeQueue {
         let mut pool = ptr::null_mut();
         let mut devices = [device];
         // SAFETY: as above; `devices` lives across the call.
-        let r = unsafe { (l.zeEventPoolCreate)(dev.context(), &pd, 1, devices.as_mut_ptr(), &mut pool) };
-        let mut state = ListState { list, pool: ptr::null_mut(), events: Vec::new(), pending: Vec::new() };
+        let r = unsafe {
+            (l.zeEventPoolCreate)(dev.context(), &pd, 1, devices.as_mut_ptr(), &mut pool)
+        };
+        let mut state = ListState {
+            list,
+            pool: ptr::null_mut(),
+            events: Vec::new(),
+            pending: Vec::new(),
+        };
         if let Err(e) = check(r, "zeEventPoolCreate") {
             destroy(&state);
             return Err(e);
@@ -92,9 +104,19 @@ impl ZeQueue {
             destroy(&state);
             return Err(e);
         }
-        let memcache = Arc::new(MemCache::new(ZeAllocator::new(Handles { context: dev.context(), device })));
+        let memcache = Arc::new(MemCache::new(ZeAllocator::new(Handles {
+            context: dev.context(),
+            device,
+        })));
         let sync_each = std::env::var("XEHE_SYNC").is_ok_and(|v| v == "1");
-        Ok(ZeQueue { dev, tile, state: Mutex::new(state), memcache, profiler: Profiler::new(), sync_each })
+        Ok(ZeQueue {
+            dev,
+            tile,
+            state: Mutex::new(state),
+            memcache,
+            profiler: Profiler::new(),
+            sync_each,
+        })
     }
 
     /// One queue per tile of Level Zero device `ordinal` (paper §III-H, Listing 8).
@@ -103,7 +125,9 @@ impl ZeQueue {
     /// As [`ZeDevice::shared`] and [`new`](Self::new).
     pub fn per_tile(ordinal: usize) -> Result<Vec<Self>> {
         let dev = ZeDevice::shared(ordinal)?;
-        (0..dev.tile_count()).map(|t| Self::new(dev.clone(), t)).collect()
+        (0..dev.tile_count())
+            .map(|t| Self::new(dev.clone(), t))
+            .collect()
     }
 
     /// The device.
@@ -139,8 +163,14 @@ impl ZeQueue {
         let done = s.events[0];
         // SAFETY: the list and event belong to this queue and are used under its lock.
         unsafe {
-            check((l.zeCommandListAppendBarrier)(s.list, done, 0, ptr::null_mut()), "zeCommandListAppendBarrier")?;
-            check((l.zeEventHostSynchronize)(done, u64::MAX), "zeEventHostSynchronize")?;
+            check(
+                (l.zeCommandListAppendBarrier)(s.list, done, 0, ptr::null_mut()),
+                "zeCommandListAppendBarrier",
+            )?;
+            check(
+                (l.zeEventHostSynchronize)(done, u64::MAX),
+                "zeEventHostSynchronize",
+            )?;
             check((l.zeEventHostReset)(done), "zeEventHostReset")?;
         }
         let (ns_per_tick, mask) = self.dev.timer();
@@ -148,11 +178,16 @@ impl ZeQueue {
             let mut ts = ze_kernel_timestamp_result_t::default();
             // SAFETY: a timestamp event of this queue, signalled (all work is done).
             unsafe {
-                check((l.zeEventQueryKernelTimestamp)(s.events[i], &mut ts), "zeEventQueryKernelTimestamp")?;
+                check(
+                    (l.zeEventQueryKernelTimestamp)(s.events[i], &mut ts),
+                    "zeEventQueryKernelTimestamp",
+                )?;
                 check((l.zeEventHostReset)(s.events[i]), "zeEventHostReset")?;
             }
-            let ticks = (ts.global.kernelEnd & mask).wrapping_sub(ts.global.kernelStart & mask) & mask;
-            self.profiler.record(kernel, ticks as f64 * ns_per_tick / 1000.0);
+            let ticks =
+                (ts.global.kernelEnd & mask).wrapping_sub(ts.global.kernelStart & mask) & mask;
+            self.profiler
+                .record(kernel, ticks as f64 * ns_per_tick / 1000.0);
         }
         Ok(())
     }
@@ -177,7 +212,10 @@ impl ZeQueue {
             s.pending.push((name, i));
         }
         // SAFETY: the list belongs to this queue and is used under its lock.
-        check(unsafe { (l.zeCommandListAppendBarrier)(s.list, ptr::null_mut(), 0, ptr::null_mut()) }, "zeCommandListAppendBarrier")?;
+        check(
+            unsafe { (l.zeCommandListAppendBarrier)(s.list, ptr::null_mut(), 0, ptr::null_mut()) },
+            "zeCommandListAppendBarrier",
+        )?;
         check(append(s.list, signal), name)?;
         if wait || self.sync_each {
             self.sync_locked(&mut s)?;
@@ -190,7 +228,9 @@ impl ZeQueue {
         let l = loader()?;
         // SAFETY: the callers pass ranges inside live buffers (checked) and host slices that
         // stay alive until the copy is done (`wait`) or device memory kept by the memcache.
-        self.command("copy", wait, |list, ev| unsafe { (l.zeCommandListAppendMemoryCopy)(list, dst, src, bytes, ev, 0, ptr::null_mut()) })
+        self.command("copy", wait, |list, ev| unsafe {
+            (l.zeCommandListAppendMemoryCopy)(list, dst, src, bytes, ev, 0, ptr::null_mut())
+        })
     }
 
     /// Blocking write of `host` into the start of `buf`.
@@ -199,7 +239,12 @@ impl ZeQueue {
         if host.is_empty() {
             return Ok(());
         }
-        self.memcpy(buf.addr(0), host.as_ptr().cast(), std::mem::size_of_val(host), true)
+        self.memcpy(
+            buf.addr(0),
+            host.as_ptr().cast(),
+            std::mem::size_of_val(host),
+            true,
+        )
     }
 }
 
@@ -215,7 +260,10 @@ fn event(s: &mut ListState, i: usize) -> Result<ze_event_handle_t> {
         };
         let mut ev = ptr::null_mut();
         // SAFETY: a live pool with room for index `< EVENTS`; valid descriptor and out-pointer.
-        check(unsafe { (loader()?.zeEventCreate)(s.pool, &desc, &mut ev) }, "zeEventCreate")?;
+        check(
+            unsafe { (loader()?.zeEventCreate)(s.pool, &desc, &mut ev) },
+            "zeEventCreate",
+        )?;
         s.events.push(ev);
     }
     Ok(s.events[i])
@@ -267,7 +315,14 @@ impl GpuQueue for ZeQueue {
         let bytes = std::mem::size_of_val(out);
         self.memcpy(out.as_mut_ptr().cast(), buf.addr(0), bytes, true)
     }
-    fn copy(&self, dst: &ZeBuffer, dst_off: usize, src: &ZeBuffer, src_off: usize, words: usize) -> Result<()> {
+    fn copy(
+        &self,
+        dst: &ZeBuffer,
+        dst_off: usize,
+        src: &ZeBuffer,
+        src_off: usize,
+        words: usize,
+    ) -> Result<()> {
         check_range("device copy (destination)", dst_off, words, dst.len())?;
         check_range("device copy (source)", src_off, words, src.len())?;
         if words == 0 {
@@ -285,7 +340,16 @@ impl GpuQueue for ZeQueue {
         let dst = buf.addr(off);
         // SAFETY: range checked above; the pattern is a static that outlives the command.
         self.command("memset", false, |list, ev| unsafe {
-            (l.zeCommandListAppendMemoryFill)(list, dst, (&ZERO as *const u64).cast(), 8, 8 * words, ev, 0, ptr::null_mut())
+            (l.zeCommandListAppendMemoryFill)(
+                list,
+                dst,
+                (&ZERO as *const u64).cast(),
+                8,
+                8 * words,
+                ev,
+                0,
+                ptr::null_mut(),
+            )
         })
     }
     fn launch(
@@ -307,7 +371,10 @@ impl GpuQueue for ZeQueue {
         // (GpuQueue::launch contract): a device address for pointers, u32/u64 for scalars;
         // each value lives across its call (the driver copies it).
         unsafe {
-            check((l.zeKernelSetGroupSize)(guard.0, local, 1, 1), &format!("{kernel}: zeKernelSetGroupSize({local})"))?;
+            check(
+                (l.zeKernelSetGroupSize)(guard.0, local, 1, 1),
+                &format!("{kernel}: zeKernelSetGroupSize({local})"),
+            )?;
             for (i, a) in args.iter().enumerate() {
                 let i = i as u32;
                 let r = match *a {
@@ -322,7 +389,11 @@ impl GpuQueue for ZeQueue {
                 check(r, &format!("{kernel}: argument {i}"))?;
             }
         }
-        let count = ze_group_count_t { groupCountX: groups.0, groupCountY: groups.1, groupCountZ: 1 };
+        let count = ze_group_count_t {
+            groupCountX: groups.0,
+            groupCountY: groups.1,
+            groupCountZ: 1,
+        };
         // SAFETY: the kernel's arguments are set above and stay set under `guard` until the
         // launch is appended; `count` lives across the call.
         let r = self.command(kernel, false, |list, ev| unsafe {
@@ -368,5 +439,14 @@ impl GpuQueue for ZeQueue {
 /// device address).
 unsafe fn set_arg<T>(kernel: ze_kernel_handle_t, index: u32, value: &T) -> ze_result_t {
     // SAFETY: per the function's contract; `value` is live for the call.
-    unsafe { (loader().map(|l| l.zeKernelSetArgumentValue)).map_or(ZE_RESULT_ERROR_UNINITIALIZED, |f| f(kernel, index, std::mem::size_of::<T>(), (value as *const T).cast())) }
+    unsafe {
+        (loader().map(|l| l.zeKernelSetArgumentValue)).map_or(ZE_RESULT_ERROR_UNINITIALIZED, |f| {
+            f(
+                kernel,
+                index,
+                std::mem::size_of::<T>(),
+                (value as *const T).cast(),
+            )
+        })
+    }
 }
