@@ -5,7 +5,8 @@
 //! that is all this test checks there. With a driver (an Intel GPU) it runs the kernels of the
 //! build-time SPIR-V through [`ZeQueue`] on every tile: transfers, memset, copies, and every NTT
 //! variant forward and inverse, bit-identical to the CPU `NttTables`, with kernel timestamps in
-//! the profiler. Nothing here has run on an Intel GPU yet.
+//! the profiler; and evaluator operations through `.gpu_on(&level_zero::queue(0, tile))`,
+//! bit-identical to the CPU backend. Nothing here has run on an Intel GPU yet.
 #![cfg(feature = "level-zero")]
 
 use std::sync::Arc;
@@ -26,6 +27,7 @@ fn without_a_driver_every_entry_point_says_so() {
     for err in [
         ZeDevice::shared(0).map(drop).unwrap_err(),
         ZeQueue::per_tile(0).map(drop).unwrap_err(),
+        xehe::device::level_zero::queue(0, 0).map(drop).unwrap_err(),
     ] {
         let Error::Device(msg) = &err else {
             panic!("expected Error::Device, got {err:?}")
@@ -113,6 +115,54 @@ fn on_every_tile_kernels_match_the_cpu() {
             "tile {}: every NTT variant bit-identical; {:?}",
             q.tile(),
             q.profiler().kernel_summary()
+        );
+    }
+}
+
+#[test]
+fn evaluator_on_every_tile_matches_the_cpu() {
+    use xehe::*;
+    if let Some(why) = unavailable_reason() {
+        println!("SKIP: {why}");
+        return;
+    }
+    let n = 8192;
+    let mut parms = EncryptionParameters::new(SchemeType::Ckks);
+    parms.set_poly_modulus_degree(n);
+    parms.set_coeff_modulus(&CoeffModulus::create(n, &[60, 40, 40, 60]).unwrap());
+    let ctx = Context::with_sec_level(&parms, SecLevel::None).unwrap();
+    let kg = KeyGenerator::new(&ctx).unwrap();
+    let enc = Encryptor::new(&ctx, &kg.create_public_key().unwrap()).unwrap();
+    let (rk, gk) = (
+        kg.create_relin_keys().unwrap(),
+        kg.create_galois_keys_from_steps(&[1]).unwrap(),
+    );
+    let vals: Vec<f64> = (0..n / 2).map(|i| (i % 11) as f64 / 11.0).collect();
+    let p = CkksEncoder::new(&ctx)
+        .unwrap()
+        .encode_f64(&vals, ctx.first_parms_id(), 2f64.powi(40))
+        .unwrap();
+    let (a, b) = (enc.encrypt(&p).unwrap(), enc.encrypt(&p).unwrap());
+    let ev = Evaluator::new(&ctx);
+    let graph = |x: &Ciphertext, y: &Ciphertext| {
+        let m = ev
+            .multiply(x, y)
+            .and_then(|m| ev.relinearize(&m, &rk))
+            .and_then(|m| ev.rescale_to_next(&m))
+            .unwrap();
+        ev.rotate_vector(&m, 1, &gk).unwrap()
+    };
+    let want = graph(&a, &b);
+    for q in xehe::device::level_zero::tile_queues(0).unwrap() {
+        let (mut ga, mut gb) = (a.clone(), b.clone());
+        ga.gpu_on(&q);
+        gb.gpu_on(&q);
+        let mut got = graph(&ga, &gb);
+        assert!(got.is_gpu());
+        got.download().unwrap();
+        assert!(
+            got.data() == want.data(),
+            "Level Zero result differs from the CPU backend"
         );
     }
 }

@@ -4,7 +4,8 @@
 //! in-order immediate command list per sub-device (tile) with its own memcache of
 //! `zeMemAllocDevice` memory and kernel-timestamp events for the profiler. `ZeQueue`
 //! implements the generic [`GpuQueue`](crate::device::gpu::GpuQueue), so the NTT tables, level
-//! data and evaluator operations of [`crate::device::gpu`] run on it unchanged.
+//! data and evaluator operations of [`crate::device::gpu`] run on it unchanged; [`queue()`] wraps
+//! it as a [`Queue`](crate::device::Queue) for `.gpu_on(&q)` (not selectable by `XEHE_DEVICE`).
 //!
 //! **Status: compiled and checked in CI, never run on Intel hardware** (none is reachable from
 //! this project's machines, and no machine here has a Level Zero driver); on a machine without
@@ -132,6 +133,30 @@ pub fn device_names() -> Result<Vec<String>> {
         .into_iter()
         .map(|(_, d)| device_name(d))
         .collect()
+}
+
+/// A [`Queue`](crate::device::Queue) on tile `tile` of Level Zero device `ordinal`, for
+/// `.gpu_on(&queue)` (the lazy `.gpu()` machinery and every evaluator operation then run on it).
+/// `XEHE_DEVICE` does not select Level Zero; this is the way in.
+///
+/// # Errors
+/// As [`ZeDevice::shared`] and [`ZeQueue::new`].
+#[cfg(any(feature = "cuda", feature = "opencl"))]
+pub fn queue(ordinal: usize, tile: usize) -> Result<crate::device::Queue> {
+    Ok(crate::device::Queue::LevelZero(std::sync::Arc::new(
+        ZeQueue::new(ZeDevice::shared(ordinal)?, tile)?,
+    )))
+}
+
+/// One [`Queue`](crate::device::Queue) per tile of Level Zero device `ordinal` (paper §III-H,
+/// Listing 8).
+///
+/// # Errors
+/// As [`queue()`].
+#[cfg(any(feature = "cuda", feature = "opencl"))]
+pub fn tile_queues(ordinal: usize) -> Result<Vec<crate::device::Queue>> {
+    let dev = ZeDevice::shared(ordinal)?;
+    (0..dev.tile_count()).map(|t| queue(ordinal, t)).collect()
 }
 
 /// Why the Level Zero backend cannot be used here, or `None` if a device exists.

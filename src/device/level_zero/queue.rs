@@ -142,6 +142,23 @@ impl ZeQueue {
     pub fn memcache(&self) -> &Arc<MemCache<ZeAllocator>> {
         &self.memcache
     }
+    /// Memcache counters (hits, misses, bytes held).
+    pub fn memcache_stats(&self) -> MemCacheStats {
+        self.memcache.stats()
+    }
+    /// The queue's kernel profiler (disabled by default).
+    pub fn profiler(&self) -> &Profiler {
+        &self.profiler
+    }
+    /// Wait until all commands are done, then hand the finished launches' times to the
+    /// profiler.
+    ///
+    /// # Errors
+    /// `Error::Device` on a driver error (including a failure of an earlier command).
+    pub fn synchronize(&self) -> Result<()> {
+        let mut s = self.state.lock();
+        self.sync_locked(&mut s)
+    }
     /// Start a compute frame (paper §III-G).
     pub fn start_compute_frame(&self) {
         self.memcache.start_compute_frame();
@@ -149,9 +166,9 @@ impl ZeQueue {
     /// Synchronize, then end the compute frame and recycle the buffers released in it.
     ///
     /// # Errors
-    /// As [`GpuQueue::synchronize`].
+    /// As [`synchronize`](Self::synchronize).
     pub fn end_compute_frame(&self) -> Result<()> {
-        GpuQueue::synchronize(self)?;
+        self.synchronize()?;
         self.memcache.end_compute_frame();
         Ok(())
     }
@@ -403,14 +420,13 @@ impl GpuQueue for ZeQueue {
         r
     }
     fn synchronize(&self) -> Result<()> {
-        let mut s = self.state.lock();
-        self.sync_locked(&mut s)
+        ZeQueue::synchronize(self)
     }
     fn profiler(&self) -> &Profiler {
-        &self.profiler
+        ZeQueue::profiler(self)
     }
     fn memcache_stats(&self) -> MemCacheStats {
-        self.memcache.stats()
+        ZeQueue::memcache_stats(self)
     }
     fn upload_static_words(&self, host: &[u64]) -> Result<ZeBuffer> {
         let buf = ZeBuffer::new(self.dev.statics(), host.len(), true)?;
