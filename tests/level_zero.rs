@@ -7,7 +7,8 @@
 //! variant forward and inverse, bit-identical to the CPU `NttTables`, with kernel timestamps in
 //! the profiler; and evaluator operations through `.gpu_on(&level_zero::queue(0, tile))`,
 //! bit-identical to the CPU backend. Nothing here has run on an Intel GPU yet.
-#![cfg(feature = "level-zero")]
+// The queue needs the generic GPU layer, compiled with a run-time backend (default features).
+#![cfg(all(feature = "level-zero", any(feature = "cuda", feature = "opencl")))]
 
 use std::sync::Arc;
 use xehe::device::gpu::ntt::{DeviceNttTables, NttVariant};

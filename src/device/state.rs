@@ -25,7 +25,7 @@ pub enum DeviceBuf {
     #[cfg(feature = "opencl")]
     OpenCl(Arc<super::opencl::ClBuffer>),
     /// Level Zero buffer (a [`ZeQueue`](super::level_zero::ZeQueue)'s result).
-    #[cfg(feature = "level-zero")]
+    #[cfg(all(feature = "level-zero", any(feature = "cuda", feature = "opencl")))]
     LevelZero(Arc<super::level_zero::ZeBuffer>),
 }
 

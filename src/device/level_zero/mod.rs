@@ -15,14 +15,23 @@
 //!
 //! The loader `libze_loader.so.1` is opened at run time, so the library loads without it.
 
+// The queue implements the generic GPU layer, which is compiled with a run-time backend
+// (`cuda` or `opencl`, both default); `level-zero` alone builds the bindings, the SPIR-V and
+// discovery only.
+#[cfg(any(feature = "cuda", feature = "opencl"))]
 pub mod device;
+#[cfg(any(feature = "cuda", feature = "opencl"))]
 pub mod memory;
+#[cfg(any(feature = "cuda", feature = "opencl"))]
 pub mod queue;
 pub mod spirv;
 pub mod sys;
 
+#[cfg(any(feature = "cuda", feature = "opencl"))]
 pub use device::ZeDevice;
+#[cfg(any(feature = "cuda", feature = "opencl"))]
 pub use memory::ZeBuffer;
+#[cfg(any(feature = "cuda", feature = "opencl"))]
 pub use queue::ZeQueue;
 
 use crate::{Error, Result};
@@ -172,21 +181,20 @@ pub fn unavailable_reason() -> Option<String> {
 mod tests {
     use super::*;
 
-    /// Here (no Level Zero driver) the backend must say so, not crash; with a GPU it must open
-    /// it (the kernels themselves are checked by `tests/level_zero.rs`).
+    /// Here (no Level Zero driver) the backend must say so, not crash; with a GPU it must list
+    /// it (queues and kernels are checked by `tests/level_zero.rs`).
     #[test]
     fn discovery_reports_or_opens() {
         match unavailable_reason() {
             Some(why) => {
                 println!("SKIP: Level Zero unavailable: {why}");
                 assert!(why.contains("Level Zero"), "{why}");
-                let err = ZeDevice::shared(0).unwrap_err().to_string();
-                assert!(err.contains("Level Zero"), "{err}");
+                assert!(
+                    why.contains("no Level Zero driver") || why.contains("libze_loader"),
+                    "{why}"
+                );
             }
-            None => {
-                let dev = ZeDevice::shared(0).expect("a listed device opens");
-                assert!(dev.tile_count() >= 1);
-            }
+            None => assert!(!device_names().unwrap().is_empty()),
         }
     }
 }
