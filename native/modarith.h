@@ -20,11 +20,70 @@
 
 typedef struct { u64 lo, hi; } u128_t;
 
+/*
+ * Intel inline-vISA fast paths (paper §V-A2, Listings 12/13), used by add_mod, mul64_wide and
+ * mad64_wide when XEHE_INTEL_VISA=1 (portable.h: Intel GPUs only). XEHE_VISA_CHECK=1 compiles
+ * the same limb arithmetic with a portable 32x32 product instead of the asm, so a test can
+ * check the decomposition on any OpenCL device. Never compiled by Intel's compiler here.
+ */
+#if XEHE_INTEL_VISA || XEHE_VISA_CHECK
+#define XEHE_STR_(x) #x
+#define XEHE_STR(x) XEHE_STR_(x)
+
+/* 32x32 -> 64 in one instruction: vISA mul with dword sources and a qword destination. */
+DECLSPEC u64 visa_mul32_wide(u32 a, u32 b)
+{
+#if XEHE_INTEL_VISA
+    u64 r;
+    __asm__("mul (M1, " XEHE_STR(XEHE_VISA_SIMD) ") %0(0,0)<1> %1(0,0)<1;1,0> %2(0,0)<1;1,0>\n"
+            : "=rw"(r) : "rw"(a), "rw"(b));
+    return r;
+#else
+    return (u64)a * b;
+#endif
+}
+
+/* 64x64 -> 128 from four 32x32 -> 64 products (no emulated 64-bit multiply). */
+DECLSPEC u128_t visa_mul64_wide(u64 a, u64 b)
+{
+    u32 a0 = (u32)a, a1 = (u32)(a >> 32), b0 = (u32)b, b1 = (u32)(b >> 32);
+    u64 p00 = visa_mul32_wide(a0, b0), p01 = visa_mul32_wide(a0, b1);
+    u64 p10 = visa_mul32_wide(a1, b0), p11 = visa_mul32_wide(a1, b1);
+    u64 mid = (p00 >> 32) + (u32)p01 + (u32)p10; /* < 2^34 */
+    u128_t r;
+    r.lo = (mid << 32) | (u32)p00;
+    r.hi = p11 + (p01 >> 32) + (p10 >> 32) + (mid >> 32);
+    return r;
+}
+
+/* a + b mod q for a, b < q: add, compare, then a predicated add of -q (Fig. 7b: one
+ * instruction fewer than the compiler's select). */
+#if XEHE_INTEL_VISA
+DECLSPEC u64 visa_add_mod(u64 a, u64 b, u64 q)
+{
+    u64 r;
+    __asm__("{\n"
+            ".decl xehe_s%= v_type=G type=uq num_elts=" XEHE_STR(XEHE_VISA_SIMD) " align=qword\n"
+            ".decl xehe_nq%= v_type=G type=q num_elts=" XEHE_STR(XEHE_VISA_SIMD) " align=qword alias=<%3,0>\n"
+            ".decl xehe_p%= v_type=P num_elts=" XEHE_STR(XEHE_VISA_SIMD) "\n"
+            "add (M1, " XEHE_STR(XEHE_VISA_SIMD) ") xehe_s%=(0,0)<1> %1(0,0)<1;1,0> %2(0,0)<1;1,0>\n"
+            "cmp.ge (M1, " XEHE_STR(XEHE_VISA_SIMD) ") xehe_p%= xehe_s%=(0,0)<1;1,0> %3(0,0)<1;1,0>\n"
+            "(xehe_p%=) add (M1, " XEHE_STR(XEHE_VISA_SIMD) ") xehe_s%=(0,0)<1> xehe_s%=(0,0)<1;1,0> (-)xehe_nq%=(0,0)<1;1,0>\n"
+            "mov (M1, " XEHE_STR(XEHE_VISA_SIMD) ") %0(0,0)<1> xehe_s%=(0,0)<1;1,0>\n"
+            "}\n"
+            : "=rw"(r) : "rw"(a), "rw"(b), "rw"(q));
+    return r;
+}
+#endif
+#endif /* XEHE_INTEL_VISA || XEHE_VISA_CHECK */
+
 DECLSPEC u128_t mul64_wide(u64 a, u64 b)
 {
     u128_t r;
 #if IS_CUDA && !XEHE_NO_ASM
     asm("mul.lo.u64 %0, %2, %3;\n\tmul.hi.u64 %1, %2, %3;" : "=l"(r.lo), "=l"(r.hi) : "l"(a), "l"(b));
+#elif XEHE_INTEL_VISA
+    r = visa_mul64_wide(a, b);
 #else
     r.lo = a * b;
     r.hi = mulhi64(a, b);
@@ -39,6 +98,10 @@ DECLSPEC u128_t mad64_wide(u64 a, u64 b, u128_t acc)
 #if IS_CUDA && !XEHE_NO_ASM
     asm("mad.lo.cc.u64 %0, %2, %3, %4;\n\tmadc.hi.u64 %1, %2, %3, %5;"
         : "=l"(r.lo), "=l"(r.hi) : "l"(a), "l"(b), "l"(acc.lo), "l"(acc.hi));
+#elif XEHE_INTEL_VISA
+    u128_t p = visa_mul64_wide(a, b);
+    r.lo = acc.lo + p.lo;
+    r.hi = acc.hi + p.hi + (r.lo < p.lo ? 1 : 0);
 #else
     u64 lo = a * b;
     u64 hi = mulhi64(a, b);
@@ -50,8 +113,12 @@ DECLSPEC u128_t mad64_wide(u64 a, u64 b, u128_t acc)
 
 DECLSPEC u64 add_mod(u64 a, u64 b, u64 q)
 {
+#if XEHE_INTEL_VISA
+    return visa_add_mod(a, b, q);
+#else
     u64 s = a + b;
     return s >= q ? s - q : s;
+#endif
 }
 
 DECLSPEC u64 sub_mod(u64 a, u64 b, u64 q)

@@ -55,6 +55,29 @@ typedef uint u32;
 #endif
 
 /*
+ * Intel-only inline vISA fast paths (paper §V-A2; modarith.h). The host defines
+ * XEHE_INTEL_VISA=1 only for Intel's GPU OpenCL compiler (vendor 0x8086 and a GPU device, with
+ * XEHE_NO_ASM unset); CUDA, pocl, other OpenCL drivers and the SPIR-V build never get it, and
+ * it is forced off under CUDA or XEHE_NO_ASM. vISA operands are SIMD vectors, so the kernels
+ * are pinned to sub-groups of XEHE_VISA_SIMD work-items (the asm's execution size).
+ * NOTE: never compiled by Intel's compiler in this project (no Intel GPU was reachable).
+ */
+#ifndef XEHE_INTEL_VISA
+#define XEHE_INTEL_VISA 0
+#endif
+#if XEHE_INTEL_VISA && (IS_CUDA || XEHE_NO_ASM)
+#undef XEHE_INTEL_VISA
+#define XEHE_INTEL_VISA 0
+#endif
+#if XEHE_INTEL_VISA
+#ifndef XEHE_VISA_SIMD
+#define XEHE_VISA_SIMD 16
+#endif
+#undef KERNEL_FQ
+#define KERNEL_FQ __kernel __attribute__((intel_reqd_sub_group_size(XEHE_VISA_SIMD)))
+#endif
+
+/*
  * Sub-group (warp) shuffles. The host passes XEHE_SUBGROUPS=1 where the device has them
  * (OpenCL: cl_khr_subgroups or cl_intel_subgroups); CUDA warps always do. A kernel that
  * shuffles must keep a local-memory path for XEHE_SUBGROUPS == 0 (pocl, the SPIR-V build).

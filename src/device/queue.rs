@@ -20,6 +20,11 @@ pub enum Queue {
     /// An OpenCL in-order command queue with its memcache.
     #[cfg(feature = "opencl")]
     OpenCl(Arc<super::opencl::ClQueue>),
+    /// A Level Zero in-order immediate command list on one tile, with its memcache
+    /// ([`level_zero::queue`](super::level_zero::queue()); compiled in with `level-zero` and a
+    /// run-time backend; never run on Intel hardware).
+    #[cfg(all(feature = "level-zero", any(feature = "cuda", feature = "opencl")))]
+    LevelZero(Arc<super::level_zero::ZeQueue>),
 }
 
 /// `$body` with `$q` bound to the backend queue, for every backend compiled in; `$none` when
@@ -31,6 +36,8 @@ macro_rules! on_backend {
             Queue::Cuda($q) => $body,
             #[cfg(feature = "opencl")]
             Queue::OpenCl($q) => $body,
+            #[cfg(all(feature = "level-zero", any(feature = "cuda", feature = "opencl")))]
+            Queue::LevelZero($q) => $body,
             #[allow(unreachable_patterns)]
             _ => $none,
         }
@@ -44,6 +51,8 @@ impl PartialEq for Queue {
             (Queue::Cuda(a), Queue::Cuda(b)) => Arc::ptr_eq(a, b),
             #[cfg(feature = "opencl")]
             (Queue::OpenCl(a), Queue::OpenCl(b)) => Arc::ptr_eq(a, b),
+            #[cfg(all(feature = "level-zero", any(feature = "cuda", feature = "opencl")))]
+            (Queue::LevelZero(a), Queue::LevelZero(b)) => Arc::ptr_eq(a, b),
             #[allow(unreachable_patterns)]
             _ => false,
         }
@@ -94,6 +103,8 @@ impl Queue {
             Queue::Cuda(q) => Ok(Queue::Cuda(Arc::new(super::cuda::queue::CudaQueue::new(q.device().clone())?))),
             #[cfg(feature = "opencl")]
             Queue::OpenCl(q) => Ok(Queue::OpenCl(Arc::new(super::opencl::ClQueue::new(q.device().clone())?))),
+            #[cfg(all(feature = "level-zero", any(feature = "cuda", feature = "opencl")))]
+            Queue::LevelZero(q) => Ok(Queue::LevelZero(Arc::new(super::level_zero::ZeQueue::new(q.device().clone(), q.tile())?))),
             #[allow(unreachable_patterns)]
             _ => Err(Error::Device("no GPU backend".into())),
         }
@@ -116,6 +127,8 @@ impl Queue {
             Queue::Cuda(_) => "cuda",
             #[cfg(feature = "opencl")]
             Queue::OpenCl(_) => "opencl",
+            #[cfg(all(feature = "level-zero", any(feature = "cuda", feature = "opencl")))]
+            Queue::LevelZero(_) => "level-zero",
             #[allow(unreachable_patterns)]
             _ => "none",
         }

@@ -24,6 +24,9 @@ pub enum DeviceBuf {
     /// OpenCL buffer.
     #[cfg(feature = "opencl")]
     OpenCl(Arc<super::opencl::ClBuffer>),
+    /// Level Zero buffer (a [`ZeQueue`](super::level_zero::ZeQueue)'s result).
+    #[cfg(all(feature = "level-zero", any(feature = "cuda", feature = "opencl")))]
+    LevelZero(Arc<super::level_zero::ZeBuffer>),
 }
 
 #[derive(Clone, Debug, Default)]
@@ -139,6 +142,8 @@ fn upload(queue: &Queue, host: &[u64]) -> Result<DeviceBuf> {
         Queue::Cuda(q) => upload_on(&**q, host),
         #[cfg(feature = "opencl")]
         Queue::OpenCl(q) => upload_on(&**q, host),
+        #[cfg(all(feature = "level-zero", any(feature = "cuda", feature = "opencl")))]
+        Queue::LevelZero(q) => upload_on(&**q, host),
         #[allow(unreachable_patterns)]
         _ => Err(crate::Error::Device("no GPU backend".into())),
     }
@@ -157,6 +162,8 @@ fn download(queue: Option<&Queue>, copy: Option<&DeviceBuf>, words: usize) -> Re
         Queue::Cuda(q) => download_on(&**q, copy, words),
         #[cfg(feature = "opencl")]
         Queue::OpenCl(q) => download_on(&**q, copy, words),
+        #[cfg(all(feature = "level-zero", any(feature = "cuda", feature = "opencl")))]
+        Queue::LevelZero(q) => download_on(&**q, copy, words),
         #[allow(unreachable_patterns)]
         _ => Err(missing()),
     }

@@ -94,6 +94,8 @@ mod gpu_impl {
                 Queue::Cuda(cq) => self.run_on(q, &**cq, ct, op, scale),
                 #[cfg(feature = "opencl")]
                 Queue::OpenCl(cq) => self.run_on(q, &**cq, ct, op, scale),
+                #[cfg(all(feature = "level-zero", any(feature = "cuda", feature = "opencl")))]
+                Queue::LevelZero(zq) => self.run_on(q, &**zq, ct, op, scale),
             }
         }
 

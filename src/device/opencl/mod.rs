@@ -15,9 +15,11 @@
 
 pub mod buffer;
 pub mod queue;
+pub mod tiles;
 
 pub use buffer::ClBuffer;
 pub use queue::ClQueue;
+pub use tiles::{tile_queues, Partition};
 
 use super::gpu::DeviceShared;
 use super::kernel_cache::cache_key;
@@ -75,7 +77,11 @@ fn list_platforms() -> Result<Vec<Platform>> {
     use opencl3::error_codes::{
         CL_PLATFORM_NOT_FOUND_KHR, DLOPEN_FUNCTION_NOT_AVAILABLE, DLOPEN_RUNTIME_LOAD_FAILED,
     };
-    match get_platforms() {
+    let listed = {
+        let _g = LISTING.lock();
+        get_platforms()
+    };
+    match listed {
         Ok(p) if !p.is_empty() => Ok(p),
         Ok(_) => Err(no_platform()),
         Err(e) if e.0 == DLOPEN_RUNTIME_LOAD_FAILED || e.0 == DLOPEN_FUNCTION_NOT_AVAILABLE => Err(Error::Device(
@@ -96,8 +102,17 @@ fn no_platform() -> Error {
     )
 }
 
+/// The ICD loader's first-call initialization and pocl's lazy device initialization are not
+/// thread-safe: two threads listing platforms or devices at once could see none, or crash
+/// (seen with ocl-icd + pocl 3.1). Listings hold this lock.
+static LISTING: Mutex<()> = Mutex::new(());
+
 fn devices_of(p: &Platform) -> Result<Vec<cl_device_id>> {
-    match p.get_devices(CL_DEVICE_TYPE_ALL) {
+    let listed = {
+        let _g = LISTING.lock();
+        p.get_devices(CL_DEVICE_TYPE_ALL)
+    };
+    match listed {
         Ok(d) => Ok(d),
         Err(e) if e.0 == opencl3::error_codes::CL_DEVICE_NOT_FOUND => Ok(Vec::new()),
         Err(e) => Err(dev_err("listing devices", e)),
@@ -129,7 +144,16 @@ pub fn parse_selector(value: &str) -> Result<Option<(usize, usize)>> {
 /// One OpenCL device: its context, built programs and kernels, and the read-only data shared
 /// by its queues ([`ClQueue`]s are made from it).
 pub struct OpenClDevice {
+    /// The root device (information queries).
     device: Device,
+    /// The devices of the context that queues are created on: the root device, or its
+    /// sub-devices (tiles) when opened by [`OpenClDevice::shared_tiles`].
+    queue_devices: Vec<Device>,
+    /// How the root device was split into `queue_devices`.
+    partition: Partition,
+    /// An Intel GPU (vendor id 0x8086, GPU type): its programs get `-DXEHE_INTEL_VISA=1`
+    /// unless `XEHE_NO_ASM=1` (paper §V-A2).
+    intel_gpu: bool,
     context: Context,
     name: String,
     platform: String,
@@ -180,14 +204,36 @@ impl OpenClDevice {
     /// # Errors
     /// As [`new`](Self::new).
     pub fn shared(platform: usize, device: usize) -> Result<Arc<Self>> {
-        type Devices = Mutex<HashMap<(usize, usize), Arc<OpenClDevice>>>;
+        Self::shared_with(platform, device, 0)
+    }
+
+    /// The process-wide handle of device `(platform, device)` split into at most `max_tiles`
+    /// sub-devices ([`tiles::sub_devices`]: by affinity domain, else equally), one context
+    /// holding them all, so the tiles share programs and read-only data (paper §III-H,
+    /// Listing 8). A device that cannot be partitioned opens whole, with one tile
+    /// ([`partition`](Self::partition) is [`Partition::None`]). Queues pick a tile with
+    /// [`ClQueue::on_tile`].
+    ///
+    /// # Errors
+    /// `InvalidArgument` for `max_tiles` = 0; `Device` as [`new`](Self::new) or when the driver
+    /// fails to partition a device that reports it can.
+    pub fn shared_tiles(platform: usize, device: usize, max_tiles: usize) -> Result<Arc<Self>> {
+        if max_tiles == 0 {
+            return Err(Error::InvalidArgument("OpenCL: max_tiles must be at least 1".into()));
+        }
+        Self::shared_with(platform, device, max_tiles)
+    }
+
+    /// `max_tiles` = 0: the root device; else its tiles.
+    fn shared_with(platform: usize, device: usize, max_tiles: usize) -> Result<Arc<Self>> {
+        type Devices = Mutex<HashMap<(usize, usize, usize), Arc<OpenClDevice>>>;
         static DEVICES: std::sync::OnceLock<Devices> = std::sync::OnceLock::new();
         let mut g = DEVICES.get_or_init(|| Mutex::new(HashMap::new())).lock();
-        if let Some(d) = g.get(&(platform, device)) {
+        if let Some(d) = g.get(&(platform, device, max_tiles)) {
             return Ok(d.clone());
         }
-        let d = Arc::new(Self::new(platform, device)?);
-        g.insert((platform, device), d.clone());
+        let d = Arc::new(Self::open(platform, device, max_tiles)?);
+        g.insert((platform, device, max_tiles), d.clone());
         Ok(d)
     }
 
@@ -197,6 +243,12 @@ impl OpenClDevice {
     /// # Errors
     /// `Device` naming what is missing (ICD loader, platform, device index) or the driver's error.
     pub fn new(platform: usize, device: usize) -> Result<Self> {
+        Self::open(platform, device, 0)
+    }
+
+    /// Open device `(platform, device)`: whole when `max_tiles` = 0, else split into at most
+    /// `max_tiles` sub-devices.
+    fn open(platform: usize, device: usize, max_tiles: usize) -> Result<Self> {
         let plats = list_platforms()?;
         let p = plats.get(platform).ok_or_else(|| {
             Error::Device(format!("OpenCL: platform {platform} does not exist ({} platforms)", plats.len()))
@@ -219,11 +271,28 @@ impl OpenClDevice {
         let ext = info(dev.extensions(), "device extensions")?;
         let subgroups = ext.split_whitespace().any(|e| e == "cl_khr_subgroups" || e == "cl_intel_subgroups");
         let base_align = (dev.mem_base_addr_align().map_err(|e| dev_err("base address alignment", e))? as usize / 8).max(8);
-        let context = Context::from_device(&dev).map_err(|e| dev_err("creating context", e))?;
+        let intel_gpu = dev.vendor_id().map_err(|e| dev_err("vendor id", e))? == tiles::INTEL_VENDOR_ID
+            && dev.dev_type().map_err(|e| dev_err("device type", e))? & CL_DEVICE_TYPE_GPU != 0;
+        let (partition, queue_devices) = match max_tiles {
+            0 => (Partition::None, vec![dev]),
+            max => tiles::sub_devices(&dev, max)?,
+        };
+        let ids: Vec<cl_device_id> = queue_devices.iter().map(|d| d.id()).collect();
+        let context = Context::from_devices(&ids, &[], None, std::ptr::null_mut());
+        let context = match context {
+            Ok(c) => c,
+            Err(e) => {
+                tiles::release(partition, &queue_devices);
+                return Err(dev_err("creating context", e));
+            }
+        };
         let max_alloc = dev.max_mem_alloc_size().map_err(|e| dev_err("largest allocation", e))?;
         let statics = Arc::new(MemCache::new(ClAllocator::new(&context, max_alloc)));
         Ok(OpenClDevice {
             device: dev,
+            queue_devices,
+            partition,
+            intel_gpu,
             context,
             name,
             platform: pname,
@@ -276,9 +345,30 @@ impl OpenClDevice {
     pub fn statics(&self) -> &Arc<MemCache<ClAllocator>> {
         &self.statics
     }
-    /// The underlying `opencl3` device.
+    /// The underlying `opencl3` device (the root device when split into tiles).
     pub fn device(&self) -> &Device {
         &self.device
+    }
+    /// Number of tiles (devices of the context queues are created on): 1 for a device opened
+    /// whole, else its sub-devices.
+    pub fn tile_count(&self) -> usize {
+        self.queue_devices.len()
+    }
+    /// The device queues on tile `tile` run on (the root device when opened whole).
+    ///
+    /// # Errors
+    /// `InvalidArgument` when `tile ≥ tile_count()`.
+    pub fn tile_device(&self, tile: usize) -> Result<&Device> {
+        self.queue_devices.get(tile).ok_or_else(|| tiles::no_tile(tile, self.queue_devices.len()))
+    }
+    /// How the device was split into tiles.
+    pub fn partition(&self) -> Partition {
+        self.partition
+    }
+    /// Whether the kernels are built with the Intel-only inline vISA fast paths (an Intel GPU
+    /// and `XEHE_NO_ASM` unset; paper §V-A2).
+    pub fn uses_intel_visa(&self) -> bool {
+        self.intel_gpu && !ablation_switches().iter().any(|s| s == "-DXEHE_NO_ASM=1")
     }
 
     /// Kernel `kernel` of `family` built with `defines` (`-D NAME=VALUE`).
@@ -307,6 +397,9 @@ impl OpenClDevice {
         let src = assemble(family);
         let mut options: Vec<String> = defines.iter().map(|(k, v)| format!("-D{k}={v}")).collect();
         options.push(format!("-DXEHE_SUBGROUPS={}", self.subgroups as u32));
+        if self.uses_intel_visa() {
+            options.push("-DXEHE_INTEL_VISA=1".into());
+        }
         options.extend(ablation_switches());
         let opts = options.join(" ");
         options.push(self.identity.clone());
@@ -326,7 +419,13 @@ impl OpenClDevice {
         self.programs.lock().insert(key, p.clone());
         Ok(p)
     }
+}
 
+impl Drop for OpenClDevice {
+    fn drop(&mut self) {
+        // The context holds its own references to the sub-devices until it is released.
+        tiles::release(self.partition, &self.queue_devices);
+    }
 }
 
 /// `(platform, device)` of the first GPU, else (unless `gpu_only`) of the first device.

@@ -24,6 +24,8 @@ use std::sync::Arc;
 /// One in-order command queue of an OpenCL device, with its memcache and profiler.
 pub struct ClQueue {
     dev: Arc<OpenClDevice>,
+    /// The tile (sub-device of `dev`'s context) the queue runs on; 0 for a device opened whole.
+    tile: usize,
     queue: CommandQueue,
     memcache: Arc<MemCache<ClAllocator>>,
     profiler: Profiler,
@@ -34,7 +36,7 @@ pub struct ClQueue {
 
 impl std::fmt::Debug for ClQueue {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "ClQueue({:?})", self.dev)
+        write!(f, "ClQueue({:?}, tile {})", self.dev, self.tile)
     }
 }
 
@@ -50,12 +52,26 @@ impl ClQueue {
     /// # Errors
     /// `Error::Device` on a driver error.
     pub fn new(dev: Arc<OpenClDevice>) -> Result<Self> {
-        // SAFETY: the device id is the one the context was created for.
-        let queue = unsafe { CommandQueue::create(dev.context(), dev.device().id(), CL_QUEUE_PROFILING_ENABLE) }
+        Self::on_tile(dev, 0)
+    }
+    /// A new in-order queue on tile `tile` of `dev` (a device opened by
+    /// [`OpenClDevice::shared_tiles`]; tile 0 is the whole device otherwise), as
+    /// [`new`](Self::new) (paper §III-H, Listing 8).
+    ///
+    /// # Errors
+    /// `InvalidArgument` when the tile does not exist; `Device` on a driver error.
+    pub fn on_tile(dev: Arc<OpenClDevice>, tile: usize) -> Result<Self> {
+        let id = dev.tile_device(tile)?.id();
+        // SAFETY: the device id is one of those the context was created for.
+        let queue = unsafe { CommandQueue::create(dev.context(), id, CL_QUEUE_PROFILING_ENABLE) }
             .map_err(|e| dev_err("creating queue", e))?;
         let memcache = Arc::new(MemCache::new(ClAllocator::new(dev.context(), dev.max_alloc())));
         let sync_each = std::env::var("XEHE_SYNC").is_ok_and(|v| v == "1");
-        Ok(ClQueue { dev, queue, memcache, profiler: Profiler::new(), pending: Mutex::new(Vec::new()), sync_each })
+        Ok(ClQueue { dev, tile, queue, memcache, profiler: Profiler::new(), pending: Mutex::new(Vec::new()), sync_each })
+    }
+    /// The tile the queue runs on (0 for a device opened whole).
+    pub fn tile(&self) -> usize {
+        self.tile
     }
     /// A new queue on the device `XEHE_DEVICE` selects ([`OpenClDevice::from_env`]).
     ///
