@@ -19,6 +19,12 @@
 #ifndef XEHE_SLM_TILE
 #define XEHE_SLM_TILE 2048
 #endif
+/* Row r uses prime (r / XEHE_ROWS_PER_PRIME) % k: 1 (default) for rows in [instance][limb][N]
+ * order; B for a batch of B instances stored limb-major, [limb][instance][N] (src/ckks/batch.rs). */
+#ifndef XEHE_ROWS_PER_PRIME
+#define XEHE_ROWS_PER_PRIME 1
+#endif
+#define NTT_PRIME(row) ((u32)(((row) / XEHE_ROWS_PER_PRIME) % k))
 #define ONE ((u64)1)
 /* Shared-memory padding: one spare word after every 8, so the strided accesses of the late
  * rounds (stride 8 words in radix-8 steps, stride 2 in radix-2) hit distinct banks. */
@@ -95,7 +101,7 @@ KERNEL_FQ void ntt_fwd_radix2_u64(GLOBAL_AS u64 *data, CONST_AS u64 *roots, CONS
         u32 n = 1u << log_n;
         u32 row = t >> (log_n - 1);
         u32 j = t & ((n >> 1) - 1);
-        u32 p = row % k;
+        u32 p = NTT_PRIME(row);
         u64 q = moduli[p];
         u32 log_gap = log_n - 1 - log_m;
         u32 i = j >> log_gap;
@@ -129,7 +135,7 @@ DECLSPEC void fwd_radix8_pass(GLOBAL_AS u64 *out, CONST_AS u64 *in, u32 lift_div
         u32 n = 1u << log_n;
         u32 row = t >> (log_n - 3);
         u32 j = t & ((n >> 3) - 1);
-        u32 p = row % k;
+        u32 p = NTT_PRIME(row);
         u64 q = moduli[p];
         u32 log_gap = log_n - 1 - log_m; /* gap of the first of the three rounds */
         u32 g = 1u << log_gap, g4 = g >> 2;
@@ -248,7 +254,7 @@ KERNEL_FQ void ntt_fwd_slm_u64(GLOBAL_AS u64 *data, CONST_AS u64 *roots, CONST_A
     u32 tiles_per_row = (1u << log_n) / T;
     u32 row = GROUP_ID() / tiles_per_row;
     u32 tin = GROUP_ID() % tiles_per_row;
-    u32 p = row % k;
+    u32 p = NTT_PRIME(row);
     u64 q = moduli[p];
     GLOBAL_AS u64 *src = data + ((u64)row << log_n) + (u64)tin * T;
     for (u32 e = LOCAL_ID(); e < T; e += LOCAL_SIZE()) tile[SLM_PAD(e)] = src[e];
@@ -326,7 +332,7 @@ KERNEL_FQ void ntt_inv_radix2_u64(GLOBAL_AS u64 *data, CONST_AS u64 *iroots, CON
         u32 n = 1u << log_n;
         u32 row = t >> (log_n - 1);
         u32 j = t & ((n >> 1) - 1);
-        u32 p = row % k;
+        u32 p = NTT_PRIME(row);
         u64 q = moduli[p];
         u32 log_gap = log_n - 1 - log_m;
         u32 i = j >> log_gap;
@@ -381,7 +387,7 @@ KERNEL_FQ void ntt_inv_radix8_u64(GLOBAL_AS u64 *data, CONST_AS u64 *iroots, CON
         u32 n = 1u << log_n;
         u32 row = t >> (log_n - 3);
         u32 j = t & ((n >> 3) - 1);
-        u32 p = row % k;
+        u32 p = NTT_PRIME(row);
         u64 q = moduli[p];
         u32 m = 1u << log_m;
         u32 log_gap = log_n - 1 - log_m; /* gap of the first round */
@@ -416,7 +422,7 @@ KERNEL_FQ void ntt_inv_slm_u64(GLOBAL_AS u64 *data, CONST_AS u64 *iroots, CONST_
     u64 tid = GROUP_ID();
     u64 row = tid / tiles_per_row;
     u64 tin = tid % tiles_per_row;
-    u32 p = (u32)(row % k);
+    u32 p = NTT_PRIME(row);
     u64 q = moduli[p];
     GLOBAL_AS u64 *src = data + row * n + tin * T;
     CONST_AS u64 *rw = iroots + (u64)p * n;

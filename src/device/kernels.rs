@@ -13,6 +13,7 @@ pub const SOURCES: &[(&str, &str)] = &[
     ("bench.cl", include_str!("../../native/bench.cl")),
     ("elementwise.cl", include_str!("../../native/elementwise.cl")),
     ("keyswitch.cl", include_str!("../../native/keyswitch.cl")),
+    ("batch.cl", include_str!("../../native/batch.cl")),
 ];
 
 /// Kernel families (one `native/*.cl` file each).
@@ -26,6 +27,8 @@ pub enum Family {
     Elementwise,
     /// `native/keyswitch.cl`: key switching, mod-down/rescale steps, Galois permutation.
     Keyswitch,
+    /// `native/batch.cl`: steps of the batched evaluator (limb-major batches).
+    Batch,
 }
 
 impl Family {
@@ -36,6 +39,7 @@ impl Family {
             Family::Bench => "bench.cl",
             Family::Elementwise => "elementwise.cl",
             Family::Keyswitch => "keyswitch.cl",
+            Family::Batch => "batch.cl",
         }
     }
 }

@@ -6,7 +6,8 @@
 
 use super::{Arg, Geometry, GpuBuffer, GpuQueue};
 use crate::device::kernels::Family;
-use crate::device::ntt_plan::{NttDirection, NttPlan, NttTable, ScalarArg};
+use crate::device::ntt_plan::{NttPlan, NttTable, ScalarArg};
+pub use crate::device::ntt_plan::NttDirection;
 use crate::device::ntt_tables::NttTableImage;
 use crate::math::ntt::NttTables;
 use crate::Result;
@@ -156,9 +157,36 @@ impl<B: GpuBuffer> DeviceNttTables<B> {
     }
 
     fn run<Q: GpuQueue<Buf = B>>(&self, q: &Q, data: &B, rows: usize, variant: NttVariant, dir: NttDirection) -> Result<()> {
+        self.run_grouped(q, data, rows, 1, variant, dir)
+    }
+
+    /// Forward or inverse NTT of `rows` rows of `data` in place where row `r` uses prime
+    /// `(r / rows_per_prime) % k` (a batch of `rows_per_prime` instances stored limb-major,
+    /// `[limb][instance][N]`: [`crate::ckks::batch`]); `rows_per_prime = 1` is
+    /// [`forward`](Self::forward) / [`inverse`](Self::inverse). The kernels are compiled with
+    /// `XEHE_ROWS_PER_PRIME` (one program per distinct value). Asynchronous on `q`.
+    ///
+    /// # Errors
+    /// `InvalidArgument` when `data` is shorter than `rows × N` or `rows_per_prime == 0`;
+    /// `Device` on a compile or launch failure.
+    pub fn run_grouped<Q: GpuQueue<Buf = B>>(
+        &self,
+        q: &Q,
+        data: &B,
+        rows: usize,
+        rows_per_prime: usize,
+        variant: NttVariant,
+        dir: NttDirection,
+    ) -> Result<()> {
+        if rows_per_prime == 0 {
+            return Err(crate::Error::InvalidArgument("NTT: rows_per_prime must be at least 1".into()));
+        }
         let plan = NttPlan::new(self.log_n, self.k, variant)?;
         plan.check_len(data.words(), rows)?;
-        let defines = plan.defines();
+        let mut defines = plan.defines();
+        if rows_per_prime > 1 {
+            defines.push(("XEHE_ROWS_PER_PRIME", rows_per_prime.to_string()));
+        }
         for launch in plan.launches(dir, rows) {
             self.launch(q, data, &defines, &launch)?;
         }
