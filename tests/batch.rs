@@ -139,3 +139,49 @@ fn mixed_batches_are_rejected() {
     assert!(f.ev.add_batch(&ba, &low).is_err());
     assert!(f.ev.rescale_to_next_batch(&low).is_err(), "rescale at the last level");
 }
+
+/// The NTT over limb-major rows (`XEHE_ROWS_PER_PRIME = B`: row r under prime (r / B) % L) for
+/// every variant, forward and inverse, against the CPU tables row by row.
+#[cfg(feature = "opencl")]
+#[test]
+fn grouped_ntt_matches_cpu_for_every_variant() {
+    use xehe::device::gpu::ntt::{DeviceNttTables, NttDirection, NttVariant};
+    use xehe::device::gpu::GpuQueue;
+    use xehe::device::opencl::{unavailable_reason, ClQueue};
+    use xehe::math::ntt::NttTables;
+    if let Some(why) = unavailable_reason() {
+        skip(&format!("grouped NTT: no OpenCL device: {why}"));
+        return;
+    }
+    let dev = ClQueue::from_env().unwrap();
+    for (log_n, bsz) in [(12u32, 3usize), (13, 8), (14, 5)] {
+        let n = 1usize << log_n;
+        let primes = CoeffModulus::create(n, &[50, 40, 60]).unwrap();
+        let l = primes.len();
+        let tables: Vec<Arc<NttTables>> = primes.iter().map(|&q| Arc::new(NttTables::new(log_n, q).unwrap())).collect();
+        let dt = DeviceNttTables::new(&dev, &tables).unwrap();
+        let rows = 2 * l * bsz;
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let host: Vec<u64> = (0..rows * n)
+            .map(|i| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x % primes[(i / n / bsz) % l].value()
+            })
+            .collect();
+        for (dir, f) in [(NttDirection::Forward, NttTables::forward as fn(&NttTables, &mut [u64])), (NttDirection::Inverse, NttTables::inverse)] {
+            let mut want = host.clone();
+            for (r, row) in want.chunks_mut(n).enumerate() {
+                f(&tables[(r / bsz) % l], row);
+            }
+            for v in NttVariant::ALL {
+                let d = dev.upload(&host).unwrap();
+                dt.run_grouped(&dev, &d, rows, bsz, v, dir).unwrap();
+                let mut got = vec![0u64; rows * n];
+                dev.download(&d, &mut got).unwrap();
+                assert!(got == want, "{} {dir:?} N=2^{log_n} B={bsz}: differs from the CPU", v.name());
+            }
+        }
+    }
+}
