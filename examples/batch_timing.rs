@@ -37,14 +37,25 @@ struct Opts {
 
 fn opts() -> Opts {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let val = |name: &str| args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned();
+    let val = |name: &str| {
+        args.iter()
+            .position(|a| a == name)
+            .and_then(|i| args.get(i + 1))
+            .cloned()
+    };
     let quick = args.iter().any(|a| a == "--quick");
     Opts {
         quick,
         backend: val("--backend").unwrap_or_else(|| "auto".into()),
-        budget_gib: val("--budget-gib").and_then(|v| v.parse().ok()).unwrap_or(if quick { 0.25 } else { 48.0 }),
-        reps: val("--reps").and_then(|v| v.parse().ok()).unwrap_or(if quick { 2 } else { 5 }),
-        max_batch: val("--max-batch").and_then(|v| v.parse().ok()).unwrap_or(if quick { 8 } else { 4096 }),
+        budget_gib: val("--budget-gib")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(if quick { 0.25 } else { 48.0 }),
+        reps: val("--reps")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(if quick { 2 } else { 5 }),
+        max_batch: val("--max-batch")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(if quick { 8 } else { 4096 }),
         l44: val("--l44").and_then(|v| v.parse().ok()).unwrap_or(44),
         skip_16: quick || args.iter().any(|a| a == "--skip-16"),
     }
@@ -76,7 +87,13 @@ fn setup(n: usize, bits: &[u32]) -> Result<Setup> {
             enc.encrypt(&ce.encode_f64(&vals, ctx.first_parms_id(), 2f64.powi(30))?)
         })
         .collect::<Result<Vec<_>>>()?;
-    Ok(Setup { ev: Evaluator::new(&ctx), ctx, rk, gk, cts })
+    Ok(Setup {
+        ev: Evaluator::new(&ctx),
+        ctx,
+        rk,
+        gk,
+        cts,
+    })
 }
 
 /// A batch of `b` instances (the distinct inputs repeated) on `q`.
@@ -111,13 +128,23 @@ fn batch_size(k: usize, n: usize, cap: usize) -> usize {
 
 /// Forward NTT throughput over `rows` limb-major rows (B instances × L limbs): seconds per call.
 fn ntt_seconds(q: &Queue, s: &Setup, bsz: usize, reps: usize) -> Result<f64> {
-    fn on<Q: xehe::device::gpu::GpuQueue>(q: &Q, qq: &Queue, s: &Setup, bsz: usize, reps: usize) -> Result<f64> {
+    fn on<Q: xehe::device::gpu::GpuQueue>(
+        q: &Q,
+        qq: &Queue,
+        s: &Setup,
+        bsz: usize,
+        reps: usize,
+    ) -> Result<f64> {
         use xehe::device::gpu::ntt::NttDirection;
         let l = xehe::device::gpu::level_data(q, &s.ctx, &s.ctx.first_parms_id())?;
         let rows = l.k() * bsz;
-        let host: Vec<u64> = (0..rows * l.n()).map(|i| (i as u64).wrapping_mul(0x9e37_79b9) % (1 << 30)).collect();
+        let host: Vec<u64> = (0..rows * l.n())
+            .map(|i| (i as u64).wrapping_mul(0x9e37_79b9) % (1 << 30))
+            .collect();
         let d = q.upload(&host)?;
-        median_s(qq, reps, || xehe::device::gpu::batch::ntt(q, &l.ntt, &d, rows, bsz, NttDirection::Forward))
+        median_s(qq, reps, || {
+            xehe::device::gpu::batch::ntt(q, &l.ntt, &d, rows, bsz, NttDirection::Forward)
+        })
     }
     match q {
         #[cfg(feature = "cuda")]
@@ -142,7 +169,9 @@ fn hmult_hrot_seconds(q: &Queue, s: &Setup, bsz: usize, reps: usize) -> Result<(
 
 fn main() -> Result<()> {
     let o = opts();
-    let q = match xehe::device::queue::parse_device(&o.backend).and_then(|c| xehe::device::queue::new_queue_on(&c)) {
+    let q = match xehe::device::queue::parse_device(&o.backend)
+        .and_then(|c| xehe::device::queue::new_queue_on(&c))
+    {
         Ok(q) => q,
         Err(e) => {
             println!("SKIP: no device for --backend {}: {e}", o.backend);
@@ -150,12 +179,23 @@ fn main() -> Result<()> {
         }
     };
     set_batch_budget_bytes(Some((o.budget_gib * (1u64 << 30) as f64) as usize));
-    println!("backend: {}; byte budget {} GiB; median of {} calls", q.backend(), o.budget_gib, o.reps);
+    println!(
+        "backend: {}; byte budget {} GiB; median of {} calls",
+        q.backend(),
+        o.budget_gib,
+        o.reps
+    );
     // (name, log N, coeff_modulus bits, TensorFHE A100 NTT ops/s, HMULT ops/s)
     let sets: [(&str, u32, Vec<u32>, f64, f64); 3] = [
         ("A", 12, vec![36, 36, 36], 910_134.0, 88_048.0),
         ("B", 13, vec![43, 43, 43, 44, 44], 449_974.0, 27_564.0),
-        ("C", 14, [vec![48; 8], vec![53]].concat(), 209_337.0, 3_825.0),
+        (
+            "C",
+            14,
+            [vec![48; 8], vec![53]].concat(),
+            209_337.0,
+            3_825.0,
+        ),
     ];
     println!("\n| set | N | log PQ | L | B | NTT rows/s | poly NTT/s (L rows) | TensorFHE NTT/s | HMULT ops/s | TensorFHE HMULT ops/s | HROTATE ops/s |");
     println!("|---|---|---|---|---|---|---|---|---|---|---|");
@@ -183,14 +223,23 @@ fn main() -> Result<()> {
         let primes = o.l44.clamp(3, 44);
         let bits = [vec![60], vec![50; primes - 2], vec![60]].concat();
         let n = 1 << 16;
-        println!("\nN = 2^16, {primes} primes ({} bits), building keys…", bits.iter().sum::<u32>());
+        println!(
+            "\nN = 2^16, {primes} primes ({} bits), building keys…",
+            bits.iter().sum::<u32>()
+        );
         let s = setup(n, &bits)?;
         let k = primes - 1;
         let bsz = batch_size(k, n, o.max_batch);
         let (hm, hr) = hmult_hrot_seconds(&q, &s, bsz, o.reps)?;
-        println!("\n| N | L | B | amortized HMULT ms | TensorFHE A100 HMULT ms | amortized HROTATE ms |");
+        println!(
+            "\n| N | L | B | amortized HMULT ms | TensorFHE A100 HMULT ms | amortized HROTATE ms |"
+        );
         println!("|---|---|---|---|---|---|");
-        println!("| 2^16 | {k} | {bsz} | {:.3} | 6.65 | {:.3} |", hm * 1e3 / bsz as f64, hr * 1e3 / bsz as f64);
+        println!(
+            "| 2^16 | {k} | {bsz} | {:.3} | 6.65 | {:.3} |",
+            hm * 1e3 / bsz as f64,
+            hr * 1e3 / bsz as f64
+        );
     }
     Ok(())
 }

@@ -19,7 +19,10 @@ fn device_queue() -> Option<Queue> {
     #[cfg(feature = "opencl")]
     {
         use xehe::device::opencl::{default_device, ClQueue, OpenClDevice};
-        match default_device(false).and_then(|(p, d)| OpenClDevice::shared(p, d)).and_then(|dev| ClQueue::new(dev)) {
+        match default_device(false)
+            .and_then(|(p, d)| OpenClDevice::shared(p, d))
+            .and_then(ClQueue::new)
+        {
             Ok(q) => return Some(Queue::OpenCl(Arc::new(q))),
             Err(e) => skip(&format!("batched ops on a device: {e}")),
         }
@@ -51,13 +54,24 @@ fn fixture(n: usize, bits: &[u32], bsz: usize) -> Fixture {
     let ce = CkksEncoder::new(&ctx).unwrap();
     let enc = Encryptor::new(&ctx, &pk).unwrap();
     let plain = |s: usize| {
-        let vals: Vec<f64> = (0..n / 2).map(|i| (((i + 7 * s) % 13) as f64) / 13.0 - 0.5).collect();
-        ce.encode_f64(&vals, ctx.first_parms_id(), 2f64.powi(30)).unwrap()
+        let vals: Vec<f64> = (0..n / 2)
+            .map(|i| (((i + 7 * s) % 13) as f64) / 13.0 - 0.5)
+            .collect();
+        ce.encode_f64(&vals, ctx.first_parms_id(), 2f64.powi(30))
+            .unwrap()
     };
     let p: Vec<Plaintext> = (0..bsz).map(plain).collect();
     let a = p.iter().map(|x| enc.encrypt(x).unwrap()).collect();
     let b = p.iter().rev().map(|x| enc.encrypt(x).unwrap()).collect();
-    Fixture { ev: Evaluator::new(&ctx), ctx, rk, gk, a, b, p }
+    Fixture {
+        ev: Evaluator::new(&ctx),
+        ctx,
+        rk,
+        gk,
+        a,
+        b,
+        p,
+    }
 }
 
 /// Every instance of `got` equals `want(instance)`.
@@ -69,7 +83,10 @@ fn same(name: &str, got: Result<CiphertextBatch>, want: impl Fn(usize) -> Result
         assert_eq!(g.parms_id(), w.parms_id(), "{name}[{i}]: parms_id");
         assert_eq!(g.size(), w.size(), "{name}[{i}]: size");
         assert_eq!(g.scale(), w.scale(), "{name}[{i}]: scale");
-        assert!(g.data() == w.data(), "{name}[{i}]: batched result differs from the single operation");
+        assert!(
+            g.data() == w.data(),
+            "{name}[{i}]: batched result differs from the single operation"
+        );
     }
 }
 
@@ -85,19 +102,44 @@ fn every_batched_op(f: &Fixture, q: Option<&Queue>, what: &str) {
     same(&t("negate"), ev.negate_batch(&ba), |i| ev.negate(&a[i]));
     same(&t("add"), ev.add_batch(&ba, &bb), |i| ev.add(&a[i], &b[i]));
     same(&t("sub"), ev.sub_batch(&ba, &bb), |i| ev.sub(&a[i], &b[i]));
-    same(&t("multiply_plain (one)"), ev.multiply_plain_batch(&ba, &f.p[..1]), |i| ev.multiply_plain(&a[i], &f.p[0]));
-    same(&t("multiply_plain (each)"), ev.multiply_plain_batch(&ba, &f.p), |i| ev.multiply_plain(&a[i], &f.p[i]));
+    same(
+        &t("multiply_plain (one)"),
+        ev.multiply_plain_batch(&ba, &f.p[..1]),
+        |i| ev.multiply_plain(&a[i], &f.p[0]),
+    );
+    same(
+        &t("multiply_plain (each)"),
+        ev.multiply_plain_batch(&ba, &f.p),
+        |i| ev.multiply_plain(&a[i], &f.p[i]),
+    );
     let m = ev.multiply_batch(&ba, &bb);
     same(&t("multiply"), m.clone(), |i| ev.multiply(&a[i], &b[i]));
-    let single_rel = |i: usize| ev.multiply(&a[i], &b[i]).and_then(|m| ev.relinearize(&m, &f.rk));
+    let single_rel = |i: usize| {
+        ev.multiply(&a[i], &b[i])
+            .and_then(|m| ev.relinearize(&m, &f.rk))
+    };
     let rel = m.and_then(|m| ev.relinearize_batch(&m, &f.rk));
     same(&t("multiply+relinearize"), rel.clone(), single_rel);
     let single_rs = |i: usize| single_rel(i).and_then(|m| ev.rescale_to_next(&m));
-    same(&t("multiply+relinearize+rescale_to_next"), rel.and_then(|m| ev.rescale_to_next_batch(&m)), single_rs);
-    same(&t("rotate 1"), ev.rotate_vector_batch(&ba, 1, &f.gk), |i| ev.rotate_vector(&a[i], 1, &f.gk));
-    same(&t("rotate 5 (NAF)"), ev.rotate_vector_batch(&ba, 5, &f.gk), |i| ev.rotate_vector(&a[i], 5, &f.gk));
+    same(
+        &t("multiply+relinearize+rescale_to_next"),
+        rel.and_then(|m| ev.rescale_to_next_batch(&m)),
+        single_rs,
+    );
+    same(&t("rotate 1"), ev.rotate_vector_batch(&ba, 1, &f.gk), |i| {
+        ev.rotate_vector(&a[i], 1, &f.gk)
+    });
+    same(
+        &t("rotate 5 (NAF)"),
+        ev.rotate_vector_batch(&ba, 5, &f.gk),
+        |i| ev.rotate_vector(&a[i], 5, &f.gk),
+    );
     let elt = f.ctx.galois_tool().elt_from_step(4).unwrap();
-    same(&t("apply_galois"), ev.apply_galois_batch(&ba, elt, &f.gk), |i| ev.apply_galois(&a[i], elt, &f.gk));
+    same(
+        &t("apply_galois"),
+        ev.apply_galois_batch(&ba, elt, &f.gk),
+        |i| ev.apply_galois(&a[i], elt, &f.gk),
+    );
 }
 
 const SETS: [(usize, &[u32]); 2] = [(4096, &[40, 30, 40]), (8192, &[60, 40, 40, 60])];
@@ -123,7 +165,9 @@ fn batched_ops_match_single_ops_on_device() {
     }
     // Split into sub-batches: a budget of about 3 instances' key switching.
     let f = fixture(4096, &[40, 30, 40], 8);
-    xehe::device::gpu::batch::set_batch_budget_bytes(Some(3 * 8 * xehe::device::gpu::batch::keyswitch_words(2, 4096)));
+    xehe::device::gpu::batch::set_batch_budget_bytes(Some(
+        3 * 8 * xehe::device::gpu::batch::keyswitch_words(2, 4096),
+    ));
     every_batched_op(&f, Some(&q), &format!("{} N=4096 B=8 split", q.backend()));
     xehe::device::gpu::batch::set_batch_budget_bytes(None);
 }
@@ -137,7 +181,10 @@ fn mixed_batches_are_rejected() {
     assert!(f.ev.multiply_plain_batch(&ba, &f.p[..2]).is_err());
     let low = f.ev.rescale_to_next_batch(&ba).unwrap();
     assert!(f.ev.add_batch(&ba, &low).is_err());
-    assert!(f.ev.rescale_to_next_batch(&low).is_err(), "rescale at the last level");
+    assert!(
+        f.ev.rescale_to_next_batch(&low).is_err(),
+        "rescale at the last level"
+    );
 }
 
 /// The NTT over limb-major rows (`XEHE_ROWS_PER_PRIME = B`: row r under prime (r / B) % L) for
@@ -158,7 +205,10 @@ fn grouped_ntt_matches_cpu_for_every_variant() {
         let n = 1usize << log_n;
         let primes = CoeffModulus::create(n, &[50, 40, 60]).unwrap();
         let l = primes.len();
-        let tables: Vec<Arc<NttTables>> = primes.iter().map(|&q| Arc::new(NttTables::new(log_n, q).unwrap())).collect();
+        let tables: Vec<Arc<NttTables>> = primes
+            .iter()
+            .map(|&q| Arc::new(NttTables::new(log_n, q).unwrap()))
+            .collect();
         let dt = DeviceNttTables::new(&dev, &tables).unwrap();
         let rows = 2 * l * bsz;
         let mut x = 0x2545_f491_4f6c_dd1du64;
@@ -170,7 +220,13 @@ fn grouped_ntt_matches_cpu_for_every_variant() {
                 x % primes[(i / n / bsz) % l].value()
             })
             .collect();
-        for (dir, f) in [(NttDirection::Forward, NttTables::forward as fn(&NttTables, &mut [u64])), (NttDirection::Inverse, NttTables::inverse)] {
+        for (dir, f) in [
+            (
+                NttDirection::Forward,
+                NttTables::forward as fn(&NttTables, &mut [u64]),
+            ),
+            (NttDirection::Inverse, NttTables::inverse),
+        ] {
             let mut want = host.clone();
             for (r, row) in want.chunks_mut(n).enumerate() {
                 f(&tables[(r / bsz) % l], row);
@@ -180,7 +236,11 @@ fn grouped_ntt_matches_cpu_for_every_variant() {
                 dt.run_grouped(&dev, &d, rows, bsz, v, dir).unwrap();
                 let mut got = vec![0u64; rows * n];
                 dev.download(&d, &mut got).unwrap();
-                assert!(got == want, "{} {dir:?} N=2^{log_n} B={bsz}: differs from the CPU", v.name());
+                assert!(
+                    got == want,
+                    "{} {dir:?} N=2^{log_n} B={bsz}: differs from the CPU",
+                    v.name()
+                );
             }
         }
     }

@@ -51,8 +51,14 @@ impl CiphertextBatch {
     /// `InvalidArgument` for an empty slice or ciphertexts that differ in level, size, NTT form,
     /// scale or N (a batch has one of each); `Device` when downloading a device value fails.
     pub fn from_ciphertexts(cts: &[Ciphertext]) -> Result<Self> {
-        let first = cts.first().ok_or_else(|| Error::InvalidArgument("a batch needs at least one ciphertext".into()))?;
-        let (size, k, n) = (first.size, first.coeff_modulus_size, first.poly_modulus_degree);
+        let first = cts.first().ok_or_else(|| {
+            Error::InvalidArgument("a batch needs at least one ciphertext".into())
+        })?;
+        let (size, k, n) = (
+            first.size,
+            first.coeff_modulus_size,
+            first.poly_modulus_degree,
+        );
         for (i, c) in cts.iter().enumerate() {
             if c.parms_id != first.parms_id
                 || c.size != size
@@ -66,7 +72,10 @@ impl CiphertextBatch {
                 )));
             }
         }
-        let hosts = cts.iter().map(crate::device::object::host_current).collect::<Result<Vec<_>>>()?;
+        let hosts = cts
+            .iter()
+            .map(crate::device::object::host_current)
+            .collect::<Result<Vec<_>>>()?;
         let bsz = cts.len();
         let words = size * k * n;
         for (i, h) in hosts.iter().enumerate() {
@@ -113,7 +122,10 @@ impl CiphertextBatch {
                     let src = (cl * bsz + b) * n;
                     out.copy_from_slice(&host.data[src..src + n]);
                 }
-                Ciphertext { data, ..self.header() }
+                Ciphertext {
+                    data,
+                    ..self.header()
+                }
             })
             .collect())
     }
@@ -124,7 +136,10 @@ impl CiphertextBatch {
     /// `InvalidArgument` when `b >= len()`; as [`to_ciphertexts`](Self::to_ciphertexts).
     pub fn get(&self, b: usize) -> Result<Ciphertext> {
         if b >= self.len {
-            return Err(Error::InvalidArgument(format!("instance {b} of a batch of {}", self.len)));
+            return Err(Error::InvalidArgument(format!(
+                "instance {b} of a batch of {}",
+                self.len
+            )));
         }
         let host = crate::device::object::host_current(self)?;
         let n = self.poly_modulus_degree;
@@ -133,7 +148,10 @@ impl CiphertextBatch {
             let src = (cl * self.len + b) * n;
             out.copy_from_slice(&host.data[src..src + n]);
         }
-        Ok(Ciphertext { data, ..self.header() })
+        Ok(Ciphertext {
+            data,
+            ..self.header()
+        })
     }
 
     /// A ciphertext with this batch's per-instance metadata and no words (for validation).
@@ -195,7 +213,13 @@ impl CiphertextBatch {
     }
     /// A batch of the same instances' metadata whose value is computed elsewhere (device
     /// results): `size`, level and scale replaced, no host words.
-    pub(crate) fn result_header(&self, parms_id: ParmsId, k: usize, size: usize, scale: f64) -> CiphertextBatch {
+    pub(crate) fn result_header(
+        &self,
+        parms_id: ParmsId,
+        k: usize,
+        size: usize,
+        scale: f64,
+    ) -> CiphertextBatch {
         CiphertextBatch {
             parms_id,
             is_ntt_form: self.is_ntt_form,
@@ -234,7 +258,10 @@ mod tests {
         let (n, bsz, k) = (8, 3, 2);
         // component 1, limb 0, instance 2, coefficient 5
         let (c, l, b, x) = (1, 0, 2, 5);
-        assert_eq!(batch.data[((c * k + l) * bsz + b) * n + x], cts[b].data[(c * k + l) * n + x]);
+        assert_eq!(
+            batch.data[((c * k + l) * bsz + b) * n + x],
+            cts[b].data[(c * k + l) * n + x]
+        );
         assert_eq!(batch.to_ciphertexts().unwrap(), cts);
         assert_eq!(batch.get(1).unwrap(), cts[1]);
         assert!(batch.get(3).is_err());
@@ -244,7 +271,9 @@ mod tests {
     fn rejects_mixed_batches() {
         let p = [1u64, 2, 3, 4];
         assert!(CiphertextBatch::from_ciphertexts(&[]).is_err());
-        assert!(CiphertextBatch::from_ciphertexts(&[ct(p, 2, 2, 8, 0), ct(p, 3, 2, 8, 0)]).is_err());
+        assert!(
+            CiphertextBatch::from_ciphertexts(&[ct(p, 2, 2, 8, 0), ct(p, 3, 2, 8, 0)]).is_err()
+        );
         let mut other = ct(p, 2, 2, 8, 0);
         other.scale = 2.0;
         assert!(CiphertextBatch::from_ciphertexts(&[ct(p, 2, 2, 8, 0), other]).is_err());

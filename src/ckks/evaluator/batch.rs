@@ -13,7 +13,9 @@ use crate::ckks::batch::CiphertextBatch;
 use crate::ckks::ciphertext::Ciphertext;
 use crate::ckks::keys::{GaloisKeys, RelinKeys};
 use crate::ckks::plaintext::Plaintext;
-use crate::ckks::valcheck::{are_same_scale, check_plaintext, check_scale, ciphertext_metadata, CIPHERTEXT_SIZE_MAX};
+use crate::ckks::valcheck::{
+    are_same_scale, check_plaintext, check_scale, ciphertext_metadata, CIPHERTEXT_SIZE_MAX,
+};
 use crate::device::queue::Queue;
 use crate::{Error, ParmsId, Result};
 use rayon::prelude::*;
@@ -40,7 +42,11 @@ struct Shape {
 
 impl Evaluator {
     /// Check a batch's per-instance metadata against the context; returns its level.
-    fn check_batch(&self, a: &CiphertextBatch, what: &str) -> Result<std::sync::Arc<crate::ContextData>> {
+    fn check_batch(
+        &self,
+        a: &CiphertextBatch,
+        what: &str,
+    ) -> Result<std::sync::Arc<crate::ContextData>> {
         if a.is_empty() {
             return Err(Error::InvalidArgument(format!("{what}: empty batch")));
         }
@@ -51,23 +57,39 @@ impl Evaluator {
         self.check_batch(a, "encrypted1")?;
         self.check_batch(b, "encrypted2")?;
         if a.len != b.len {
-            return Err(Error::InvalidArgument(format!("batches of {} and {} ciphertexts", a.len, b.len)));
+            return Err(Error::InvalidArgument(format!(
+                "batches of {} and {} ciphertexts",
+                a.len, b.len
+            )));
         }
         if a.parms_id != b.parms_id {
-            return Err(Error::ParmsMismatch("encrypted1 and encrypted2 parameter mismatch".into()));
+            return Err(Error::ParmsMismatch(
+                "encrypted1 and encrypted2 parameter mismatch".into(),
+            ));
         }
         Ok(())
     }
 
     /// The queue a batched operation runs on, if any operand batch is marked `.gpu()`.
     fn batch_device(&self, batches: &[&CiphertextBatch]) -> Option<Queue> {
-        batches.iter().find(|c| c.gpu.is_marked()).and_then(|c| c.gpu.queue())
+        batches
+            .iter()
+            .find(|c| c.gpu.is_marked())
+            .and_then(|c| c.gpu.queue())
     }
 
     /// Run `f` on every instance on the CPU (in parallel) and gather the results.
-    fn per_instance(&self, a: &CiphertextBatch, f: impl Fn(usize, &Ciphertext) -> Result<Ciphertext> + Sync) -> Result<CiphertextBatch> {
+    fn per_instance(
+        &self,
+        a: &CiphertextBatch,
+        f: impl Fn(usize, &Ciphertext) -> Result<Ciphertext> + Sync,
+    ) -> Result<CiphertextBatch> {
         let cts = a.to_ciphertexts()?;
-        let out = cts.par_iter().enumerate().map(|(i, c)| f(i, c)).collect::<Result<Vec<_>>>()?;
+        let out = cts
+            .par_iter()
+            .enumerate()
+            .map(|(i, c)| f(i, c))
+            .collect::<Result<Vec<_>>>()?;
         CiphertextBatch::from_ciphertexts(&out)
     }
 
@@ -95,21 +117,53 @@ impl Evaluator {
     /// batch; `TransparentResult` (CPU).
     pub fn negate_batch(&self, a: &CiphertextBatch) -> Result<CiphertextBatch> {
         self.check_batch(a, "encrypted")?;
-        let shape = || Ok(Shape { parms_id: a.parms_id, k: a.coeff_modulus_size, size: a.size, scale: a.scale });
+        let shape = || {
+            Ok(Shape {
+                parms_id: a.parms_id,
+                k: a.coeff_modulus_size,
+                size: a.size,
+                scale: a.scale,
+            })
+        };
         self.dispatch(a, &[], BatchOp::Negate, shape, |_, c| self.negate(c))
     }
 
-    fn add_sub_batch(&self, a: &CiphertextBatch, b: &CiphertextBatch, sub: bool) -> Result<CiphertextBatch> {
+    fn add_sub_batch(
+        &self,
+        a: &CiphertextBatch,
+        b: &CiphertextBatch,
+        sub: bool,
+    ) -> Result<CiphertextBatch> {
         self.check_batch_pair(a, b)?;
         if a.is_ntt_form != b.is_ntt_form {
             return Err(Error::WrongForm("NTT form mismatch".into()));
         }
         if !are_same_scale(a.scale, b.scale) {
-            return Err(Error::ScaleMismatch(format!("encrypted1 scale {} != encrypted2 scale {}", a.scale, b.scale)));
+            return Err(Error::ScaleMismatch(format!(
+                "encrypted1 scale {} != encrypted2 scale {}",
+                a.scale, b.scale
+            )));
         }
-        let shape = || Ok(Shape { parms_id: a.parms_id, k: a.coeff_modulus_size, size: a.size.max(b.size), scale: a.scale });
-        let bs = if self.batch_device(&[a, b]).is_none() { b.to_ciphertexts()? } else { Vec::new() };
-        let cpu = |i: usize, c: &Ciphertext| if sub { self.sub(c, &bs[i]) } else { self.add(c, &bs[i]) };
+        let shape = || {
+            Ok(Shape {
+                parms_id: a.parms_id,
+                k: a.coeff_modulus_size,
+                size: a.size.max(b.size),
+                scale: a.scale,
+            })
+        };
+        let bs = if self.batch_device(&[a, b]).is_none() {
+            b.to_ciphertexts()?
+        } else {
+            Vec::new()
+        };
+        let cpu = |i: usize, c: &Ciphertext| {
+            if sub {
+                self.sub(c, &bs[i])
+            } else {
+                self.add(c, &bs[i])
+            }
+        };
         self.dispatch(a, &[b], BatchOp::AddSub(b, sub), shape, cpu)
     }
 
@@ -134,7 +188,11 @@ impl Evaluator {
     /// `InvalidArgument` when `plains` has neither 1 nor `a.len()` entries or they differ in
     /// scale; `WrongForm` (not NTT form), `ParmsMismatch`, `ScaleOutOfBounds`, `NotValidForParams`,
     /// `TransparentResult` (CPU).
-    pub fn multiply_plain_batch(&self, a: &CiphertextBatch, plains: &[Plaintext]) -> Result<CiphertextBatch> {
+    pub fn multiply_plain_batch(
+        &self,
+        a: &CiphertextBatch,
+        plains: &[Plaintext],
+    ) -> Result<CiphertextBatch> {
         let cd = self.check_batch(a, "encrypted")?;
         if plains.len() != 1 && plains.len() != a.len {
             return Err(Error::InvalidArgument(format!(
@@ -149,15 +207,26 @@ impl Evaluator {
         for p in plains {
             check_plaintext(p, &self.ctx, "plain")?;
             if p.parms_id() != a.parms_id {
-                return Err(Error::ParmsMismatch("encrypted and plain parameter mismatch".into()));
+                return Err(Error::ParmsMismatch(
+                    "encrypted and plain parameter mismatch".into(),
+                ));
             }
             if p.scale().to_bits() != plains[0].scale().to_bits() {
-                return Err(Error::InvalidArgument("plaintexts of a batched product differ in scale".into()));
+                return Err(Error::InvalidArgument(
+                    "plaintexts of a batched product differ in scale".into(),
+                ));
             }
         }
         let scale = a.scale * plains[0].scale();
         check_scale(scale, &cd, "multiply_plain")?;
-        let shape = || Ok(Shape { parms_id: a.parms_id, k: a.coeff_modulus_size, size: a.size, scale });
+        let shape = || {
+            Ok(Shape {
+                parms_id: a.parms_id,
+                k: a.coeff_modulus_size,
+                size: a.size,
+                scale,
+            })
+        };
         let cpu = |i: usize, c: &Ciphertext| self.multiply_plain(c, &plains[i % plains.len()]);
         self.dispatch(a, &[], BatchOp::MulPlain(plains), shape, cpu)
     }
@@ -168,21 +237,45 @@ impl Evaluator {
     /// # Errors
     /// As [`Evaluator::add_batch`] but `WrongForm` unless both are in NTT form, and
     /// `ScaleOutOfBounds` / `InvalidArgument` (product size above 16) as SEAL.
-    pub fn multiply_batch(&self, a: &CiphertextBatch, b: &CiphertextBatch) -> Result<CiphertextBatch> {
+    pub fn multiply_batch(
+        &self,
+        a: &CiphertextBatch,
+        b: &CiphertextBatch,
+    ) -> Result<CiphertextBatch> {
         self.check_batch_pair(a, b)?;
         if !(a.is_ntt_form && b.is_ntt_form) {
-            return Err(Error::WrongForm("encrypted1 or encrypted2 must be in NTT form".into()));
+            return Err(Error::WrongForm(
+                "encrypted1 or encrypted2 must be in NTT form".into(),
+            ));
         }
-        let cd = self.ctx.context_data_for(&a.parms_id, "encrypted1")?.clone();
+        let cd = self
+            .ctx
+            .context_data_for(&a.parms_id, "encrypted1")?
+            .clone();
         let scale = a.scale * b.scale;
         check_scale(scale, &cd, "multiply")?;
         let size = a.size + b.size - 1;
         if size > CIPHERTEXT_SIZE_MAX {
-            return Err(Error::InvalidArgument(format!("product size {size} exceeds 16")));
+            return Err(Error::InvalidArgument(format!(
+                "product size {size} exceeds 16"
+            )));
         }
-        let shape = || Ok(Shape { parms_id: a.parms_id, k: a.coeff_modulus_size, size, scale });
-        let bs = if self.batch_device(&[a, b]).is_none() { b.to_ciphertexts()? } else { Vec::new() };
-        self.dispatch(a, &[b], BatchOp::Multiply(b), shape, |i, c| self.multiply(c, &bs[i]))
+        let shape = || {
+            Ok(Shape {
+                parms_id: a.parms_id,
+                k: a.coeff_modulus_size,
+                size,
+                scale,
+            })
+        };
+        let bs = if self.batch_device(&[a, b]).is_none() {
+            b.to_ciphertexts()?
+        } else {
+            Vec::new()
+        };
+        self.dispatch(a, &[b], BatchOp::Multiply(b), shape, |i, c| {
+            self.multiply(c, &bs[i])
+        })
     }
 
     /// Relinearize every instance back to size 2 (SEAL `relinearize`). On the device only
@@ -190,13 +283,21 @@ impl Evaluator {
     ///
     /// # Errors
     /// As [`Evaluator::relinearize_inplace`]; `InvalidArgument` for a device batch of size > 3.
-    pub fn relinearize_batch(&self, a: &CiphertextBatch, relin_keys: &RelinKeys) -> Result<CiphertextBatch> {
+    pub fn relinearize_batch(
+        &self,
+        a: &CiphertextBatch,
+        relin_keys: &RelinKeys,
+    ) -> Result<CiphertextBatch> {
         let cd = self.check_batch(a, "encrypted")?;
         if !a.is_ntt_form {
-            return Err(Error::WrongForm("CKKS encrypted must be in NTT form".into()));
+            return Err(Error::WrongForm(
+                "CKKS encrypted must be in NTT form".into(),
+            ));
         }
         if relin_keys.0.parms_id != self.ctx.key_parms_id() {
-            return Err(Error::NotValidForParams("relin_keys is not valid for encryption parameters".into()));
+            return Err(Error::NotValidForParams(
+                "relin_keys is not valid for encryption parameters".into(),
+            ));
         }
         let k = cd.coeff_modulus().len();
         for power in 2..a.size {
@@ -207,11 +308,21 @@ impl Evaluator {
         }
         let shape = || {
             if a.size != 3 {
-                return Err(Error::InvalidArgument(format!("GPU relinearization takes size-3 batches, got size {}", a.size)));
+                return Err(Error::InvalidArgument(format!(
+                    "GPU relinearization takes size-3 batches, got size {}",
+                    a.size
+                )));
             }
-            Ok(Shape { parms_id: a.parms_id, k, size: 2, scale: a.scale })
+            Ok(Shape {
+                parms_id: a.parms_id,
+                k,
+                size: 2,
+                scale: a.scale,
+            })
         };
-        self.dispatch(a, &[], BatchOp::Relinearize(relin_keys), shape, |_, c| self.relinearize(c, relin_keys))
+        self.dispatch(a, &[], BatchOp::Relinearize(relin_keys), shape, |_, c| {
+            self.relinearize(c, relin_keys)
+        })
     }
 
     /// Divide every instance by the last prime and round, one level down (SEAL
@@ -222,28 +333,55 @@ impl Evaluator {
     /// `NotValidForParams`; `TransparentResult` (CPU).
     pub fn rescale_to_next_batch(&self, a: &CiphertextBatch) -> Result<CiphertextBatch> {
         let cd = self.check_batch(a, "encrypted")?;
-        let next_id = cd.next_parms_id().ok_or_else(|| Error::EndOfModulusChain("encrypted is already at the last level".into()))?;
+        let next_id = cd.next_parms_id().ok_or_else(|| {
+            Error::EndOfModulusChain("encrypted is already at the last level".into())
+        })?;
         let next = self.ctx.context_data_for(&next_id, "encrypted")?.clone();
         if !a.is_ntt_form {
-            return Err(Error::WrongForm("CKKS encrypted must be in NTT form".into()));
+            return Err(Error::WrongForm(
+                "CKKS encrypted must be in NTT form".into(),
+            ));
         }
         check_scale(a.scale, &cd, "rescale_to_next (input)")?;
         let q_last = cd.coeff_modulus()[cd.coeff_modulus().len() - 1].value();
         let scale = a.scale / q_last as f64;
         check_scale(scale, &next, "rescale_to_next (result)")?;
-        let shape = || Ok(Shape { parms_id: next_id, k: next.coeff_modulus().len(), size: a.size, scale });
-        self.dispatch(a, &[], BatchOp::Rescale, shape, |_, c| self.rescale_to_next(c))
+        let shape = || {
+            Ok(Shape {
+                parms_id: next_id,
+                k: next.coeff_modulus().len(),
+                size: a.size,
+                scale,
+            })
+        };
+        self.dispatch(a, &[], BatchOp::Rescale, shape, |_, c| {
+            self.rescale_to_next(c)
+        })
     }
 
     /// `apply_galois` on every instance (SEAL `apply_galois`).
     ///
     /// # Errors
     /// As [`Evaluator::apply_galois_inplace`], checked once for the batch.
-    pub fn apply_galois_batch(&self, a: &CiphertextBatch, galois_elt: u32, keys: &GaloisKeys) -> Result<CiphertextBatch> {
+    pub fn apply_galois_batch(
+        &self,
+        a: &CiphertextBatch,
+        galois_elt: u32,
+        keys: &GaloisKeys,
+    ) -> Result<CiphertextBatch> {
         let cd = self.check_batch(a, "encrypted")?;
         self.check_galois_at(&cd, &a.header(), keys, galois_elt)?;
-        let shape = || Ok(Shape { parms_id: a.parms_id, k: a.coeff_modulus_size, size: 2, scale: a.scale });
-        self.dispatch(a, &[], BatchOp::Galois(galois_elt, keys), shape, |_, c| self.apply_galois(c, galois_elt, keys))
+        let shape = || {
+            Ok(Shape {
+                parms_id: a.parms_id,
+                k: a.coeff_modulus_size,
+                size: 2,
+                scale: a.scale,
+            })
+        };
+        self.dispatch(a, &[], BatchOp::Galois(galois_elt, keys), shape, |_, c| {
+            self.apply_galois(c, galois_elt, keys)
+        })
     }
 
     /// Rotate every instance's slots left by `steps` (SEAL `rotate_vector`), composing SEAL's
@@ -251,7 +389,12 @@ impl Evaluator {
     ///
     /// # Errors
     /// As [`Evaluator::rotate_vector_inplace`].
-    pub fn rotate_vector_batch(&self, a: &CiphertextBatch, steps: i32, keys: &GaloisKeys) -> Result<CiphertextBatch> {
+    pub fn rotate_vector_batch(
+        &self,
+        a: &CiphertextBatch,
+        steps: i32,
+        keys: &GaloisKeys,
+    ) -> Result<CiphertextBatch> {
         let cd = self.check_batch(a, "encrypted")?;
         if steps == 0 {
             return Ok(a.clone());
@@ -273,7 +416,13 @@ impl Evaluator {
 
 #[cfg(not(any(feature = "cuda", feature = "opencl")))]
 impl Evaluator {
-    fn run_batch_gpu(&self, _q: &Queue, _a: &CiphertextBatch, _op: BatchOp<'_>, _shape: Shape) -> Result<CiphertextBatch> {
+    fn run_batch_gpu(
+        &self,
+        _q: &Queue,
+        _a: &CiphertextBatch,
+        _op: BatchOp<'_>,
+        _shape: Shape,
+    ) -> Result<CiphertextBatch> {
         Err(Error::Device("xehe was built without a GPU backend".into()))
     }
 }
@@ -281,14 +430,20 @@ impl Evaluator {
 #[cfg(any(feature = "cuda", feature = "opencl"))]
 mod gpu_impl {
     use super::*;
+    use crate::ckks::evaluator::gpu::gpu_impl::{key_buf, words_of};
     use crate::device::gpu::batch::{self as gb, max_instances};
     use crate::device::gpu::{galois_table, level_data, GpuQueue};
-    use crate::ckks::evaluator::gpu::gpu_impl::{key_buf, words_of};
     use std::sync::Arc;
 
     impl Evaluator {
         /// Run `op` for `a` (checked by the caller) on `queue`; the result stays there.
-        pub(super) fn run_batch_gpu(&self, queue: &Queue, a: &CiphertextBatch, op: BatchOp<'_>, shape: Shape) -> Result<CiphertextBatch> {
+        pub(super) fn run_batch_gpu(
+            &self,
+            queue: &Queue,
+            a: &CiphertextBatch,
+            op: BatchOp<'_>,
+            shape: Shape,
+        ) -> Result<CiphertextBatch> {
             match queue {
                 #[cfg(feature = "cuda")]
                 Queue::Cuda(cq) => self.run_batch_on(queue, &**cq, a, op, shape),
@@ -297,34 +452,34 @@ mod gpu_impl {
             }
         }
 
-        fn run_batch_on<Q: GpuQueue>(&self, queue: &Queue, cq: &Q, a: &CiphertextBatch, op: BatchOp<'_>, shape: Shape) -> Result<CiphertextBatch> {
+        fn run_batch_on<Q: GpuQueue>(
+            &self,
+            queue: &Queue,
+            cq: &Q,
+            a: &CiphertextBatch,
+            op: BatchOp<'_>,
+            shape: Shape,
+        ) -> Result<CiphertextBatch> {
             let ctx = &self.ctx;
             let l = level_data(cq, ctx, &a.parms_id)?;
             let (k, n, bsz) = (l.k(), l.n(), a.len);
             let key_k = ctx.key_context_data().coeff_modulus().len();
             let buf = |c: &CiphertextBatch| words_of::<Q>(&c.gpu.device_copy(queue, &c.data)?);
-            let x = buf(a)?;
-            // Row blocks (size × L) of the operand and of the result, for splitting.
+            // Row blocks (size × L) of the operand and of the result, for splitting; device
+            // words per instance of an element-wise step (inputs, output, a copy of each).
             let (ga, gout) = (a.size * k, shape.size * shape.k);
-            let elementwise_words = (ga + gout) * 2 * n;
-            let result = match op {
-                BatchOp::Negate => {
-                    let chunk = max_instances(elementwise_words, ga * n);
-                    gb::chunked(cq, n, bsz, chunk, &[(&x, ga)], gout, |i, b| gb::negate(cq, &*gb::batch_level(cq, ctx, &a.parms_id, b)?, &l, i[0], a.size))?
+            let ew = (ga + gout) * 2 * n;
+            let ks = (gb::keyswitch_words(k, n), k * (k + 1) * n);
+            // Device operands other than `a`, kept alive for the launches.
+            let (x, mut extra): (Arc<Q::Buf>, Vec<Arc<Q::Buf>>) = (buf(a)?, Vec::new());
+            let other_groups = match &op {
+                BatchOp::AddSub(o, _) | BatchOp::Multiply(o) => {
+                    extra.push(buf(o)?);
+                    o.size * k
                 }
-                BatchOp::AddSub(other, sub) => {
-                    let y = buf(other)?;
-                    let chunk = max_instances(elementwise_words + other.size * k * n, gout * n);
-                    let inputs = [(&*x, ga), (&*y, other.size * k)];
-                    gb::chunked(cq, n, bsz, chunk, &inputs, gout, |i, b| {
-                        gb::add_sub(cq, &*gb::batch_level(cq, ctx, &a.parms_id, b)?, &l, i[0], a.size, i[1], other.size, sub)
-                    })?
-                }
-                BatchOp::MulPlain(plains) if plains.len() == 1 => {
-                    let p = &plains[0];
-                    let pb = words_of::<Q>(&p.gpu.device_copy(queue, &p.data)?)?;
-                    let chunk = max_instances(elementwise_words, ga * n);
-                    gb::chunked(cq, n, bsz, chunk, &[(&x, ga)], gout, |i, b| gb::mul_plain_broadcast(cq, &l, b, i[0], a.size, &pb))?
+                BatchOp::MulPlain([p]) => {
+                    extra.push(words_of::<Q>(&p.gpu.device_copy(queue, &p.data)?)?);
+                    0
                 }
                 BatchOp::MulPlain(plains) => {
                     // One plaintext per instance: gather them limb-major and upload.
@@ -333,43 +488,58 @@ mod gpu_impl {
                         let (li, b) = (row / bsz, row % bsz);
                         out.copy_from_slice(&plains[b].data[li * n..(li + 1) * n]);
                     });
-                    let pts = cq.upload(&host)?;
-                    let chunk = max_instances(elementwise_words + k * n, ga * n);
-                    gb::chunked(cq, n, bsz, chunk, &[(&x, ga), (&pts, k)], gout, |i, b| {
-                        gb::mul_plain_each(cq, &*gb::batch_level(cq, ctx, &a.parms_id, b)?, &l, i[0], a.size, i[1])
-                    })?
-                }
-                BatchOp::Multiply(other) => {
-                    let y = buf(other)?;
-                    let chunk = max_instances(elementwise_words + other.size * k * n, gout * n);
-                    let inputs = [(&*x, ga), (&*y, other.size * k)];
-                    gb::chunked(cq, n, bsz, chunk, &inputs, gout, |i, b| {
-                        gb::tensor(cq, &*gb::batch_level(cq, ctx, &a.parms_id, b)?, &l, i[0], a.size, i[1], other.size)
-                    })?
-                }
-                BatchOp::Rescale => {
-                    let next = level_data(cq, ctx, &shape.parms_id)?;
-                    let chunk = max_instances(elementwise_words + 2 * a.size * k * n, ga * n);
-                    gb::chunked(cq, n, bsz, chunk, &[(&x, ga)], gout, |i, b| {
-                        gb::rescale(cq, &*gb::batch_level(cq, ctx, &a.parms_id, b)?, &l, &next, i[0], a.size)
-                    })?
+                    extra.push(Arc::new(cq.upload(&host)?));
+                    k
                 }
                 BatchOp::Relinearize(rk) => {
-                    let key = key_buf(cq, &rk.0, RelinKeys::get_index(2))?;
-                    let chunk = max_instances(gb::keyswitch_words(k, n), k * (k + 1) * n);
-                    gb::chunked(cq, n, bsz, chunk, &[(&x, ga)], gout, |i, b| {
-                        gb::relinearize3(cq, &*gb::batch_level(cq, ctx, &a.parms_id, b)?, &l, i[0], &key, key_k)
-                    })?
+                    extra.push(key_buf(cq, &rk.0, RelinKeys::get_index(2))?);
+                    0
                 }
                 BatchOp::Galois(elt, gk) => {
-                    let key = key_buf(cq, &gk.0, GaloisKeys::get_index(elt)?)?;
-                    let table = galois_table(cq, ctx, elt)?;
-                    let chunk = max_instances(gb::keyswitch_words(k, n), k * (k + 1) * n);
-                    gb::chunked(cq, n, bsz, chunk, &[(&x, ga)], gout, |i, b| {
-                        gb::apply_galois(cq, &*gb::batch_level(cq, ctx, &a.parms_id, b)?, &l, i[0], &table, &key, key_k)
-                    })?
+                    extra.push(key_buf(cq, &gk.0, GaloisKeys::get_index(*elt)?)?);
+                    extra.push(galois_table(cq, ctx, *elt)?);
+                    0
+                }
+                BatchOp::Negate | BatchOp::Rescale => 0,
+            };
+            let next = match op {
+                BatchOp::Rescale => Some(level_data(cq, ctx, &shape.parms_id)?),
+                _ => None,
+            };
+            // Batched inputs (split with the batch) and the per-instance peak words.
+            let mut inputs = vec![(&*x, ga)];
+            if other_groups > 0 {
+                inputs.push((&*extra[0], other_groups));
+            }
+            let (per, largest) = match op {
+                BatchOp::Relinearize(_) | BatchOp::Galois(..) => ks,
+                BatchOp::Rescale => (ew + 2 * ga * n, ga * n),
+                _ => (ew + other_groups * n, ga.max(gout) * n),
+            };
+            let chunk = max_instances(per, largest);
+            let (sa, l) = (a.size, &*l);
+            let step = |i: &[&Q::Buf], bl: &gb::BatchLevel<Q::Buf>| -> Result<Q::Buf> {
+                match op {
+                    BatchOp::Negate => gb::negate(cq, bl, l, i[0], sa),
+                    BatchOp::AddSub(o, sub) => gb::add_sub(cq, bl, l, i[0], sa, i[1], o.size, sub),
+                    BatchOp::MulPlain([_]) => {
+                        gb::mul_plain_broadcast(cq, l, bl.bsz, i[0], sa, &extra[0])
+                    }
+                    BatchOp::MulPlain(_) => gb::mul_plain_each(cq, bl, l, i[0], sa, i[1]),
+                    BatchOp::Multiply(o) => gb::tensor(cq, bl, l, i[0], sa, i[1], o.size),
+                    BatchOp::Rescale => match &next {
+                        Some(next) => gb::rescale(cq, bl, l, next, i[0], sa),
+                        None => Err(Error::EndOfModulusChain("encrypted".into())),
+                    },
+                    BatchOp::Relinearize(_) => gb::relinearize3(cq, bl, l, i[0], &extra[0], key_k),
+                    BatchOp::Galois(..) => {
+                        gb::apply_galois(cq, bl, l, i[0], &extra[1], &extra[0], key_k)
+                    }
                 }
             };
+            let result = gb::chunked(cq, n, bsz, chunk, &inputs, gout, |i, b| {
+                step(i, &*gb::batch_level(cq, ctx, &a.parms_id, b)?)
+            })?;
             let out = a.result_header(shape.parms_id, shape.k, shape.size, shape.scale);
             out.gpu.set_result(queue.clone(), Q::wrap(Arc::new(result)));
             Ok(out)

@@ -16,9 +16,9 @@
 //! A batch larger than the byte budget ([`max_instances`]) is split into sub-batches on the
 //! device ([`chunked`]). Results are fresh buffers; inputs are never written.
 
+use super::eval::EVAL_NTT;
 use super::level::{DevicePrimes, DeviceScalars, LevelData};
 use super::ntt::{DeviceNttTables, NttDirection};
-use super::eval::EVAL_NTT;
 use super::{Arg, Geometry, GpuQueue};
 use crate::device::kernels::Family;
 use crate::{Context, Error, ParmsId, Result};
@@ -42,11 +42,18 @@ pub struct BatchLevel<B> {
 }
 
 fn replicate<T: Copy>(v: &[T], bsz: usize) -> Vec<T> {
-    v.iter().flat_map(|&x| std::iter::repeat_n(x, bsz)).collect()
+    v.iter()
+        .flat_map(|&x| std::iter::repeat_n(x, bsz))
+        .collect()
 }
 
 impl<B> BatchLevel<B> {
-    fn new<Q: GpuQueue<Buf = B>>(q: &Q, ctx: &Context, parms_id: &ParmsId, bsz: usize) -> Result<Self> {
+    fn new<Q: GpuQueue<Buf = B>>(
+        q: &Q,
+        ctx: &Context,
+        parms_id: &ParmsId,
+        bsz: usize,
+    ) -> Result<Self> {
         let cd = ctx.context_data_for(parms_id, "batch level")?;
         let key = ctx.key_context_data();
         let k = cd.coeff_modulus().len();
@@ -64,11 +71,25 @@ impl<B> BatchLevel<B> {
             primes: DevicePrimes {
                 k: (k * bsz) as u32,
                 moduli: q.upload_static(&primes.iter().map(|p| p.value()).collect::<Vec<_>>())?,
-                r0: q.upload_static(&primes.iter().map(|p| p.const_ratio()[0]).collect::<Vec<_>>())?,
-                r1: q.upload_static(&primes.iter().map(|p| p.const_ratio()[1]).collect::<Vec<_>>())?,
+                r0: q.upload_static(
+                    &primes
+                        .iter()
+                        .map(|p| p.const_ratio()[0])
+                        .collect::<Vec<_>>(),
+                )?,
+                r1: q.upload_static(
+                    &primes
+                        .iter()
+                        .map(|p| p.const_ratio()[1])
+                        .collect::<Vec<_>>(),
+                )?,
             },
             inv_p: scalars(&key.inv_q_last_mod_q()[..k.min(kk - 1)])?,
-            inv_q_last: if k > 1 { Some(scalars(cd.inv_q_last_mod_q())?) } else { None },
+            inv_q_last: if k > 1 {
+                Some(scalars(cd.inv_q_last_mod_q())?)
+            } else {
+                None
+            },
         })
     }
 }
@@ -80,11 +101,20 @@ type BatchCache = Mutex<HashMap<(usize, ParmsId, usize), Arc<dyn Any + Send + Sy
 ///
 /// # Errors
 /// `ParmsMismatch` when `parms_id` is not in `ctx`; `Device` on an upload failure.
-pub fn batch_level<Q: GpuQueue>(q: &Q, ctx: &Context, parms_id: &ParmsId, bsz: usize) -> Result<Arc<BatchLevel<Q::Buf>>> {
+pub fn batch_level<Q: GpuQueue>(
+    q: &Q,
+    ctx: &Context,
+    parms_id: &ParmsId,
+    bsz: usize,
+) -> Result<Arc<BatchLevel<Q::Buf>>> {
     static CACHE: OnceLock<BatchCache> = OnceLock::new();
     let cache = CACHE.get_or_init(Default::default);
     let key = (q.shared().id, *parms_id, bsz);
-    if let Some(l) = cache.lock().get(&key).and_then(|a| a.clone().downcast::<BatchLevel<Q::Buf>>().ok()) {
+    if let Some(l) = cache
+        .lock()
+        .get(&key)
+        .and_then(|a| a.clone().downcast::<BatchLevel<Q::Buf>>().ok())
+    {
         return Ok(l);
     }
     let l = Arc::new(BatchLevel::new(q, ctx, parms_id, bsz)?);
@@ -92,7 +122,13 @@ pub fn batch_level<Q: GpuQueue>(q: &Q, ctx: &Context, parms_id: &ParmsId, bsz: u
     Ok(l)
 }
 
-fn launch<Q: GpuQueue>(q: &Q, fam: Family, kernel: &'static str, total: usize, args: &[Arg<'_, Q::Buf>]) -> Result<()> {
+fn launch<Q: GpuQueue>(
+    q: &Q,
+    fam: Family,
+    kernel: &'static str,
+    total: usize,
+    args: &[Arg<'_, Q::Buf>],
+) -> Result<()> {
     q.launch(fam, &[], kernel, Geometry::Items(total as u64), args)
 }
 
@@ -106,7 +142,14 @@ fn block(l: &LevelData<impl Sized>, bsz: usize) -> usize {
 ///
 /// # Errors
 /// As [`DeviceNttTables::run_grouped`].
-pub fn ntt<Q: GpuQueue>(q: &Q, tables: &DeviceNttTables<Q::Buf>, data: &Q::Buf, rows: usize, bsz: usize, dir: NttDirection) -> Result<()> {
+pub fn ntt<Q: GpuQueue>(
+    q: &Q,
+    tables: &DeviceNttTables<Q::Buf>,
+    data: &Q::Buf,
+    rows: usize,
+    bsz: usize,
+    dir: NttDirection,
+) -> Result<()> {
     tables.run_grouped(q, data, rows, bsz, EVAL_NTT, dir)
 }
 
@@ -149,9 +192,25 @@ fn elementwise<Q: GpuQueue>(
 ///
 /// # Errors
 /// `Device` on a device failure.
-pub fn negate<Q: GpuQueue>(q: &Q, bl: &BatchLevel<Q::Buf>, l: &LevelData<Q::Buf>, a: &Q::Buf, size: usize) -> Result<Q::Buf> {
+pub fn negate<Q: GpuQueue>(
+    q: &Q,
+    bl: &BatchLevel<Q::Buf>,
+    l: &LevelData<Q::Buf>,
+    a: &Q::Buf,
+    size: usize,
+) -> Result<Q::Buf> {
     let words = size * block(l, bl.bsz);
-    elementwise(q, bl, l.log_n, "ew_neg_u64", &[a], false, &[Arg::U64(words as u64)], words, words)
+    elementwise(
+        q,
+        bl,
+        l.log_n,
+        "ew_neg_u64",
+        &[a],
+        false,
+        &[Arg::U64(words as u64)],
+        words,
+        words,
+    )
 }
 
 /// `a ± b` for batches of sizes `sa`, `sb` (SEAL `add`/`sub` per instance: the result has the
@@ -160,11 +219,30 @@ pub fn negate<Q: GpuQueue>(q: &Q, bl: &BatchLevel<Q::Buf>, l: &LevelData<Q::Buf>
 /// # Errors
 /// `Device` on a device failure.
 #[allow(clippy::too_many_arguments)]
-pub fn add_sub<Q: GpuQueue>(q: &Q, bl: &BatchLevel<Q::Buf>, l: &LevelData<Q::Buf>, a: &Q::Buf, sa: usize, b: &Q::Buf, sb: usize, sub: bool) -> Result<Q::Buf> {
+pub fn add_sub<Q: GpuQueue>(
+    q: &Q,
+    bl: &BatchLevel<Q::Buf>,
+    l: &LevelData<Q::Buf>,
+    a: &Q::Buf,
+    sa: usize,
+    b: &Q::Buf,
+    sb: usize,
+    sub: bool,
+) -> Result<Q::Buf> {
     let blk = block(l, bl.bsz);
     let (common, total) = (sa.min(sb) * blk, sa.max(sb) * blk);
     let op = if sub { "ew_sub_u64" } else { "ew_add_u64" };
-    let out = elementwise(q, bl, l.log_n, op, &[a, b], false, &[Arg::U64(common as u64)], total, common)?;
+    let out = elementwise(
+        q,
+        bl,
+        l.log_n,
+        op,
+        &[a, b],
+        false,
+        &[Arg::U64(common as u64)],
+        total,
+        common,
+    )?;
     let extra = total - common;
     if sa > sb {
         q.copy(&out, common, a, common, extra)?;
@@ -183,7 +261,14 @@ pub fn add_sub<Q: GpuQueue>(q: &Q, bl: &BatchLevel<Q::Buf>, l: &LevelData<Q::Buf
 ///
 /// # Errors
 /// `Device` on a device failure.
-pub fn mul_plain_broadcast<Q: GpuQueue>(q: &Q, l: &LevelData<Q::Buf>, bsz: usize, a: &Q::Buf, size: usize, pt: &Q::Buf) -> Result<Q::Buf> {
+pub fn mul_plain_broadcast<Q: GpuQueue>(
+    q: &Q,
+    l: &LevelData<Q::Buf>,
+    bsz: usize,
+    a: &Q::Buf,
+    size: usize,
+    pt: &Q::Buf,
+) -> Result<Q::Buf> {
     let words = size * block(l, bsz);
     let out = q.alloc(words)?;
     let args = [
@@ -206,10 +291,27 @@ pub fn mul_plain_broadcast<Q: GpuQueue>(q: &Q, l: &LevelData<Q::Buf>, bsz: usize
 ///
 /// # Errors
 /// `Device` on a device failure.
-pub fn mul_plain_each<Q: GpuQueue>(q: &Q, bl: &BatchLevel<Q::Buf>, l: &LevelData<Q::Buf>, a: &Q::Buf, size: usize, pts: &Q::Buf) -> Result<Q::Buf> {
+pub fn mul_plain_each<Q: GpuQueue>(
+    q: &Q,
+    bl: &BatchLevel<Q::Buf>,
+    l: &LevelData<Q::Buf>,
+    a: &Q::Buf,
+    size: usize,
+    pts: &Q::Buf,
+) -> Result<Q::Buf> {
     let (blk, words) = (block(l, bl.bsz), size * block(l, bl.bsz));
     let tail = [Arg::U64(blk as u64), Arg::U64(words as u64)];
-    elementwise(q, bl, l.log_n, "ew_mul_u64", &[a, pts], true, &tail, words, words)
+    elementwise(
+        q,
+        bl,
+        l.log_n,
+        "ew_mul_u64",
+        &[a, pts],
+        true,
+        &tail,
+        words,
+        words,
+    )
 }
 
 /// Tensor product of batches of sizes `sa`, `sb` (SEAL `multiply` per instance): size
@@ -217,14 +319,40 @@ pub fn mul_plain_each<Q: GpuQueue>(q: &Q, bl: &BatchLevel<Q::Buf>, l: &LevelData
 ///
 /// # Errors
 /// `Device` on a device failure.
-pub fn tensor<Q: GpuQueue>(q: &Q, bl: &BatchLevel<Q::Buf>, l: &LevelData<Q::Buf>, a: &Q::Buf, sa: usize, b: &Q::Buf, sb: usize) -> Result<Q::Buf> {
+pub fn tensor<Q: GpuQueue>(
+    q: &Q,
+    bl: &BatchLevel<Q::Buf>,
+    l: &LevelData<Q::Buf>,
+    a: &Q::Buf,
+    sa: usize,
+    b: &Q::Buf,
+    sb: usize,
+) -> Result<Q::Buf> {
     let blk = block(l, bl.bsz);
     let tail = [Arg::U32(sa as u32), Arg::U32(sb as u32)];
-    elementwise(q, bl, l.log_n, "tensor_u64", &[a, b], true, &tail, (sa + sb - 1) * blk, blk)
+    elementwise(
+        q,
+        bl,
+        l.log_n,
+        "tensor_u64",
+        &[a, b],
+        true,
+        &tail,
+        (sa + sb - 1) * blk,
+        blk,
+    )
 }
 
 /// `polys` blocks of B rows: row block `row` (of `rows_per_poly` rows of B) of every polynomial.
-fn gather_block<Q: GpuQueue>(q: &Q, src: &Q::Buf, rows_per_poly: usize, row: usize, polys: usize, bsz: usize, n: usize) -> Result<Q::Buf> {
+fn gather_block<Q: GpuQueue>(
+    q: &Q,
+    src: &Q::Buf,
+    rows_per_poly: usize,
+    row: usize,
+    polys: usize,
+    bsz: usize,
+    n: usize,
+) -> Result<Q::Buf> {
     let bw = bsz * n;
     let out = q.scratch(polys * bw)?;
     for c in 0..polys {
@@ -247,7 +375,7 @@ fn moddown_correction<Q: GpuQueue>(
     bsz: usize,
 ) -> Result<Q::Buf> {
     let k = primes.k as usize;
-    let words = polys * k * bsz << log_n;
+    let words = (polys * k * bsz) << log_n;
     let d = q.scratch(words)?;
     let args = [
         Arg::Buf(&d),
@@ -295,24 +423,58 @@ fn finish<Q: GpuQueue>(
         Arg::U32(log_n),
         Arg::U32(acc as u32),
     ];
-    launch(q, Family::Keyswitch, "moddown_finish_u64", polys * kb << log_n, &args)
+    launch(
+        q,
+        Family::Keyswitch,
+        "moddown_finish_u64",
+        (polys * kb) << log_n,
+        &args,
+    )
 }
 
 /// Rescale every instance (SEAL `rescale_to_next`): `size` polynomials at level `l` → `next`.
 ///
 /// # Errors
 /// `EndOfModulusChain` at the last level; `Device` on a device failure.
-pub fn rescale<Q: GpuQueue>(q: &Q, bl: &BatchLevel<Q::Buf>, l: &LevelData<Q::Buf>, next: &LevelData<Q::Buf>, ct: &Q::Buf, size: usize) -> Result<Q::Buf> {
+pub fn rescale<Q: GpuQueue>(
+    q: &Q,
+    bl: &BatchLevel<Q::Buf>,
+    l: &LevelData<Q::Buf>,
+    next: &LevelData<Q::Buf>,
+    ct: &Q::Buf,
+    size: usize,
+) -> Result<Q::Buf> {
     let (k, n, bsz) = (l.k(), l.n(), bl.bsz);
     let (Some(last_ntt), Some(inv)) = (&l.last_ntt, &bl.inv_q_last) else {
         return Err(Error::EndOfModulusChain("rescale at the last level".into()));
     };
     let last = gather_block(q, ct, k, k - 1, size, bsz, n)?;
     last_ntt.inverse(q, &last, size * bsz, EVAL_NTT)?;
-    let d = moddown_correction(q, l.log_n, &last, &l.host_primes[k - 1], &next.primes, &next.ntt, size, bsz)?;
+    let d = moddown_correction(
+        q,
+        l.log_n,
+        &last,
+        &l.host_primes[k - 1],
+        &next.primes,
+        &next.ntt,
+        size,
+        bsz,
+    )?;
     let out = q.alloc(size * (k - 1) * bsz * n)?;
     // The first (k−1)·B replicated primes are the next level's, replicated.
-    finish(q, l.log_n, &out, ct, &d, &bl.primes.moduli, inv, (k - 1) * bsz, k * bsz, size, false)?;
+    finish(
+        q,
+        l.log_n,
+        &out,
+        ct,
+        &d,
+        &bl.primes.moduli,
+        inv,
+        (k - 1) * bsz,
+        k * bsz,
+        size,
+        false,
+    )?;
     Ok(out)
 }
 
@@ -349,9 +511,22 @@ pub fn switch_key<Q: GpuQueue>(
         Arg::U32(bsz as u32),
         Arg::U32(l.log_n),
     ];
-    launch(q, Family::Batch, "batch_ks_lift_u64", k * kp * bsz * n, &args)?;
+    launch(
+        q,
+        Family::Batch,
+        "batch_ks_lift_u64",
+        k * kp * bsz * n,
+        &args,
+    )?;
     drop(t);
-    ntt(q, &l.ext_ntt, &lifted, k * kp * bsz, bsz, NttDirection::Forward)?;
+    ntt(
+        q,
+        &l.ext_ntt,
+        &lifted,
+        k * kp * bsz,
+        bsz,
+        NttDirection::Forward,
+    )?;
     let prod = q.scratch(2 * kp * bsz * n)?;
     let args = [
         Arg::Buf(&prod),
@@ -374,7 +549,19 @@ pub fn switch_key<Q: GpuQueue>(
     let d = moddown_correction(q, l.log_n, &last, &l.p, &l.primes, &l.ntt, 2, bsz)?;
     let out = q.alloc(2 * blk)?;
     q.copy(&out, 0, c01, 0, 2 * blk)?;
-    finish(q, l.log_n, &out, &prod, &d, &bl.primes.moduli, &bl.inv_p, k * bsz, kp * bsz, 2, true)?;
+    finish(
+        q,
+        l.log_n,
+        &out,
+        &prod,
+        &d,
+        &bl.primes.moduli,
+        &bl.inv_p,
+        k * bsz,
+        kp * bsz,
+        2,
+        true,
+    )?;
     Ok(out)
 }
 
@@ -382,7 +569,14 @@ pub fn switch_key<Q: GpuQueue>(
 ///
 /// # Errors
 /// `Device` on a device failure.
-pub fn relinearize3<Q: GpuQueue>(q: &Q, bl: &BatchLevel<Q::Buf>, l: &LevelData<Q::Buf>, ct: &Q::Buf, key: &Q::Buf, key_k: usize) -> Result<Q::Buf> {
+pub fn relinearize3<Q: GpuQueue>(
+    q: &Q,
+    bl: &BatchLevel<Q::Buf>,
+    l: &LevelData<Q::Buf>,
+    ct: &Q::Buf,
+    key: &Q::Buf,
+    key_k: usize,
+) -> Result<Q::Buf> {
     switch_key(q, bl, l, ct, ct, 2 * block(l, bl.bsz), key, key_k)
 }
 
@@ -391,7 +585,15 @@ pub fn relinearize3<Q: GpuQueue>(q: &Q, bl: &BatchLevel<Q::Buf>, l: &LevelData<Q
 ///
 /// # Errors
 /// `Device` on a device failure.
-pub fn apply_galois<Q: GpuQueue>(q: &Q, bl: &BatchLevel<Q::Buf>, l: &LevelData<Q::Buf>, ct: &Q::Buf, table: &Q::Buf, key: &Q::Buf, key_k: usize) -> Result<Q::Buf> {
+pub fn apply_galois<Q: GpuQueue>(
+    q: &Q,
+    bl: &BatchLevel<Q::Buf>,
+    l: &LevelData<Q::Buf>,
+    ct: &Q::Buf,
+    table: &Q::Buf,
+    key: &Q::Buf,
+    key_k: usize,
+) -> Result<Q::Buf> {
     let blk = block(l, bl.bsz);
     let permuted = super::eval::permute(q, l, ct, 2 * l.k() * bl.bsz, table)?;
     let c01 = q.scratch(2 * blk)?;
@@ -407,7 +609,10 @@ static BUDGET_OVERRIDE: std::sync::atomic::AtomicUsize = std::sync::atomic::Atom
 /// split into sub-batches ([`chunked`]).
 pub fn batch_budget_bytes() -> usize {
     match BUDGET_OVERRIDE.load(std::sync::atomic::Ordering::Relaxed) {
-        0 => std::env::var("XEHE_BATCH_BYTES").ok().and_then(|v| v.parse().ok()).unwrap_or(4 << 30),
+        0 => std::env::var("XEHE_BATCH_BYTES")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(4 << 30),
         b => b,
     }
 }
@@ -427,17 +632,25 @@ pub fn keyswitch_words(k: usize, n: usize) -> usize {
 
 /// Instances per launch sequence for an operation needing `words_per_instance` device words
 /// per instance at its peak: within [`batch_budget_bytes`], and with every launch's index
-/// space (`rows × N` of the largest buffer, `largest_words` per instance) below 2^31 words, as
-/// the 32-bit NTT kernels need. At least 1.
+/// space (`rows × N` of the largest buffer, `largest_words` per instance) below 2^32 words, as
+/// the 32-bit word indexes of the NTT kernels need. At least 1.
 pub fn max_instances(words_per_instance: usize, largest_words: usize) -> usize {
     let by_budget = batch_budget_bytes() / (8 * words_per_instance.max(1));
-    let by_index = (1usize << 31) / largest_words.max(1);
+    let by_index = (u32::MAX as usize) / largest_words.max(1);
     by_budget.min(by_index).max(1)
 }
 
 /// Instances `b0 .. b0 + cnt` of a batch buffer of `groups` row blocks of `bsz` rows of N (one
 /// copy per block).
-fn slice_instances<Q: GpuQueue>(q: &Q, src: &Q::Buf, groups: usize, bsz: usize, n: usize, b0: usize, cnt: usize) -> Result<Q::Buf> {
+fn slice_instances<Q: GpuQueue>(
+    q: &Q,
+    src: &Q::Buf,
+    groups: usize,
+    bsz: usize,
+    n: usize,
+    b0: usize,
+    cnt: usize,
+) -> Result<Q::Buf> {
     let out = q.scratch(groups * cnt * n)?;
     for g in 0..groups {
         q.copy(&out, g * cnt * n, src, (g * bsz + b0) * n, cnt * n)?;
@@ -469,7 +682,10 @@ pub fn chunked<Q: GpuQueue>(
     let mut b0 = 0;
     while b0 < bsz {
         let cnt = chunk.min(bsz - b0);
-        let subs = inputs.iter().map(|(b, g)| slice_instances(q, b, *g, bsz, n, b0, cnt)).collect::<Result<Vec<_>>>()?;
+        let subs = inputs
+            .iter()
+            .map(|(b, g)| slice_instances(q, b, *g, bsz, n, b0, cnt))
+            .collect::<Result<Vec<_>>>()?;
         let refs: Vec<&Q::Buf> = subs.iter().collect();
         let part = f(&refs, cnt)?;
         for g in 0..out_groups {
