@@ -519,22 +519,19 @@ mod gpu_impl {
             let chunk = max_instances(per, largest);
             let (sa, l) = (a.size, &*l);
             let step = |i: &[&Q::Buf], bl: &gb::BatchLevel<Q::Buf>| -> Result<Q::Buf> {
+                let bt = gb::Batched { q: cq, bl, l };
                 match op {
-                    BatchOp::Negate => gb::negate(cq, bl, l, i[0], sa),
-                    BatchOp::AddSub(o, sub) => gb::add_sub(cq, bl, l, i[0], sa, i[1], o.size, sub),
-                    BatchOp::MulPlain([_]) => {
-                        gb::mul_plain_broadcast(cq, l, bl.bsz, i[0], sa, &extra[0])
-                    }
-                    BatchOp::MulPlain(_) => gb::mul_plain_each(cq, bl, l, i[0], sa, i[1]),
-                    BatchOp::Multiply(o) => gb::tensor(cq, bl, l, i[0], sa, i[1], o.size),
+                    BatchOp::Negate => bt.negate(i[0], sa),
+                    BatchOp::AddSub(o, sub) => bt.add_sub(i[0], sa, i[1], o.size, sub),
+                    BatchOp::MulPlain([_]) => bt.mul_plain_broadcast(i[0], sa, &extra[0]),
+                    BatchOp::MulPlain(_) => bt.mul_plain_each(i[0], sa, i[1]),
+                    BatchOp::Multiply(o) => bt.tensor(i[0], sa, i[1], o.size),
                     BatchOp::Rescale => match &next {
-                        Some(next) => gb::rescale(cq, bl, l, next, i[0], sa),
+                        Some(next) => bt.rescale(next, i[0], sa),
                         None => Err(Error::EndOfModulusChain("encrypted".into())),
                     },
-                    BatchOp::Relinearize(_) => gb::relinearize3(cq, bl, l, i[0], &extra[0], key_k),
-                    BatchOp::Galois(..) => {
-                        gb::apply_galois(cq, bl, l, i[0], &extra[1], &extra[0], key_k)
-                    }
+                    BatchOp::Relinearize(_) => bt.relinearize3(i[0], &extra[0], key_k),
+                    BatchOp::Galois(..) => bt.apply_galois(i[0], &extra[1], &extra[0], key_k),
                 }
             };
             let result = gb::chunked(cq, n, bsz, chunk, &inputs, gout, |i, b| {

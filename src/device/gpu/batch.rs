@@ -188,161 +188,6 @@ fn elementwise<Q: GpuQueue>(
     Ok(out)
 }
 
-/// `-a` for a batch of `size` polynomials per instance.
-///
-/// # Errors
-/// `Device` on a device failure.
-pub fn negate<Q: GpuQueue>(
-    q: &Q,
-    bl: &BatchLevel<Q::Buf>,
-    l: &LevelData<Q::Buf>,
-    a: &Q::Buf,
-    size: usize,
-) -> Result<Q::Buf> {
-    let words = size * block(l, bl.bsz);
-    elementwise(
-        q,
-        bl,
-        l.log_n,
-        "ew_neg_u64",
-        &[a],
-        false,
-        &[Arg::U64(words as u64)],
-        words,
-        words,
-    )
-}
-
-/// `a ± b` for batches of sizes `sa`, `sb` (SEAL `add`/`sub` per instance: the result has the
-/// larger size, the extra polynomials copied, negated for `sub`).
-///
-/// # Errors
-/// `Device` on a device failure.
-#[allow(clippy::too_many_arguments)]
-pub fn add_sub<Q: GpuQueue>(
-    q: &Q,
-    bl: &BatchLevel<Q::Buf>,
-    l: &LevelData<Q::Buf>,
-    a: &Q::Buf,
-    sa: usize,
-    b: &Q::Buf,
-    sb: usize,
-    sub: bool,
-) -> Result<Q::Buf> {
-    let blk = block(l, bl.bsz);
-    let (common, total) = (sa.min(sb) * blk, sa.max(sb) * blk);
-    let op = if sub { "ew_sub_u64" } else { "ew_add_u64" };
-    let out = elementwise(
-        q,
-        bl,
-        l.log_n,
-        op,
-        &[a, b],
-        false,
-        &[Arg::U64(common as u64)],
-        total,
-        common,
-    )?;
-    let extra = total - common;
-    if sa > sb {
-        q.copy(&out, common, a, common, extra)?;
-    } else if sb > sa && !sub {
-        q.copy(&out, common, b, common, extra)?;
-    } else if sb > sa {
-        let mut args = vec![Arg::BufAt(&out, common), Arg::BufAt(b, common)];
-        args.extend(prime_args(bl, l.log_n, false));
-        args.push(Arg::U64(extra as u64));
-        launch(q, Family::Elementwise, "ew_neg_u64", extra, &args)?;
-    }
-    Ok(out)
-}
-
-/// `a ⊙ pt` with one plaintext (`k × N`) for every instance (SEAL `multiply_plain` per instance).
-///
-/// # Errors
-/// `Device` on a device failure.
-pub fn mul_plain_broadcast<Q: GpuQueue>(
-    q: &Q,
-    l: &LevelData<Q::Buf>,
-    bsz: usize,
-    a: &Q::Buf,
-    size: usize,
-    pt: &Q::Buf,
-) -> Result<Q::Buf> {
-    let words = size * block(l, bsz);
-    let out = q.alloc(words)?;
-    let args = [
-        Arg::Buf(&out),
-        Arg::Buf(a),
-        Arg::Buf(pt),
-        Arg::Buf(&l.primes.moduli),
-        Arg::Buf(&l.primes.r0),
-        Arg::Buf(&l.primes.r1),
-        Arg::U32(l.primes.k),
-        Arg::U32(bsz as u32),
-        Arg::U32(l.log_n),
-        Arg::U64(words as u64),
-    ];
-    launch(q, Family::Batch, "batch_mul_plain_u64", words, &args)?;
-    Ok(out)
-}
-
-/// `a ⊙ pts` with one plaintext per instance, `pts` in the limb-major layout (`k × B × N`).
-///
-/// # Errors
-/// `Device` on a device failure.
-pub fn mul_plain_each<Q: GpuQueue>(
-    q: &Q,
-    bl: &BatchLevel<Q::Buf>,
-    l: &LevelData<Q::Buf>,
-    a: &Q::Buf,
-    size: usize,
-    pts: &Q::Buf,
-) -> Result<Q::Buf> {
-    let (blk, words) = (block(l, bl.bsz), size * block(l, bl.bsz));
-    let tail = [Arg::U64(blk as u64), Arg::U64(words as u64)];
-    elementwise(
-        q,
-        bl,
-        l.log_n,
-        "ew_mul_u64",
-        &[a, pts],
-        true,
-        &tail,
-        words,
-        words,
-    )
-}
-
-/// Tensor product of batches of sizes `sa`, `sb` (SEAL `multiply` per instance): size
-/// `sa + sb − 1`.
-///
-/// # Errors
-/// `Device` on a device failure.
-pub fn tensor<Q: GpuQueue>(
-    q: &Q,
-    bl: &BatchLevel<Q::Buf>,
-    l: &LevelData<Q::Buf>,
-    a: &Q::Buf,
-    sa: usize,
-    b: &Q::Buf,
-    sb: usize,
-) -> Result<Q::Buf> {
-    let blk = block(l, bl.bsz);
-    let tail = [Arg::U32(sa as u32), Arg::U32(sb as u32)];
-    elementwise(
-        q,
-        bl,
-        l.log_n,
-        "tensor_u64",
-        &[a, b],
-        true,
-        &tail,
-        (sa + sb - 1) * blk,
-        blk,
-    )
-}
-
 /// `polys` blocks of B rows: row block `row` (of `rows_per_poly` rows of B) of every polynomial.
 fn gather_block<Q: GpuQueue>(
     q: &Q,
@@ -432,174 +277,300 @@ fn finish<Q: GpuQueue>(
     )
 }
 
-/// Rescale every instance (SEAL `rescale_to_next`): `size` polynomials at level `l` → `next`.
-///
-/// # Errors
-/// `EndOfModulusChain` at the last level; `Device` on a device failure.
-pub fn rescale<Q: GpuQueue>(
-    q: &Q,
-    bl: &BatchLevel<Q::Buf>,
-    l: &LevelData<Q::Buf>,
-    next: &LevelData<Q::Buf>,
-    ct: &Q::Buf,
-    size: usize,
-) -> Result<Q::Buf> {
-    let (k, n, bsz) = (l.k(), l.n(), bl.bsz);
-    let (Some(last_ntt), Some(inv)) = (&l.last_ntt, &bl.inv_q_last) else {
-        return Err(Error::EndOfModulusChain("rescale at the last level".into()));
-    };
-    let last = gather_block(q, ct, k, k - 1, size, bsz, n)?;
-    last_ntt.inverse(q, &last, size * bsz, EVAL_NTT)?;
-    let d = moddown_correction(
-        q,
-        l.log_n,
-        &last,
-        &l.host_primes[k - 1],
-        &next.primes,
-        &next.ntt,
-        size,
-        bsz,
-    )?;
-    let out = q.alloc(size * (k - 1) * bsz * n)?;
-    // The first (k−1)·B replicated primes are the next level's, replicated.
-    finish(
-        q,
-        l.log_n,
-        &out,
-        ct,
-        &d,
-        &bl.primes.moduli,
-        inv,
-        (k - 1) * bsz,
-        k * bsz,
-        size,
-        false,
-    )?;
-    Ok(out)
+/// A batch's queue and level data: the batched operations as methods (each launch covers the
+/// whole batch of `bl.bsz` instances).
+pub struct Batched<'a, Q: GpuQueue> {
+    /// The queue the operations are enqueued on.
+    pub q: &'a Q,
+    /// Replicated per-prime data for this batch size.
+    pub bl: &'a BatchLevel<Q::Buf>,
+    /// The level's device data.
+    pub l: &'a LevelData<Q::Buf>,
 }
 
-/// Key switching of every instance (SEAL `switch_key_inplace`): `out = c01[0..2] + switch(t)`
-/// where the target (`k × B × N`, NTT form) starts at word `t_off` of `tsrc` and `key` is the
-/// key vector (`digits × 2 × key_k × N`).
-#[allow(clippy::too_many_arguments)]
-pub fn switch_key<Q: GpuQueue>(
-    q: &Q,
-    bl: &BatchLevel<Q::Buf>,
-    l: &LevelData<Q::Buf>,
-    c01: &Q::Buf,
-    tsrc: &Q::Buf,
-    t_off: usize,
-    key: &Q::Buf,
-    key_k: usize,
-) -> Result<Q::Buf> {
-    let (k, n, bsz) = (l.k(), l.n(), bl.bsz);
-    let kp = k + 1;
-    let blk = k * bsz * n;
-    // 1. digits in coefficient form
-    let t = q.scratch(blk)?;
-    q.copy(&t, 0, tsrc, t_off, blk)?;
-    ntt(q, &l.ntt, &t, k * bsz, bsz, NttDirection::Inverse)?;
-    // 2. lift every digit to every output prime, NTT, inner product with the key
-    let lifted = q.scratch(k * kp * bsz * n)?;
-    let args = [
-        Arg::Buf(&lifted),
-        Arg::Buf(&t),
-        Arg::Buf(&l.ext.moduli),
-        Arg::Buf(&l.ext.r1),
-        Arg::U32(k as u32),
-        Arg::U32(kp as u32),
-        Arg::U32(bsz as u32),
-        Arg::U32(l.log_n),
-    ];
-    launch(
-        q,
-        Family::Batch,
-        "batch_ks_lift_u64",
-        k * kp * bsz * n,
-        &args,
-    )?;
-    drop(t);
-    ntt(
-        q,
-        &l.ext_ntt,
-        &lifted,
-        k * kp * bsz,
-        bsz,
-        NttDirection::Forward,
-    )?;
-    let prod = q.scratch(2 * kp * bsz * n)?;
-    let args = [
-        Arg::Buf(&prod),
-        Arg::Buf(&lifted),
-        Arg::Buf(key),
-        Arg::Buf(&l.ext.moduli),
-        Arg::Buf(&l.ext.r0),
-        Arg::Buf(&l.ext.r1),
-        Arg::U32(k as u32),
-        Arg::U32(kp as u32),
-        Arg::U32(key_k as u32),
-        Arg::U32(bsz as u32),
-        Arg::U32(l.log_n),
-    ];
-    launch(q, Family::Batch, "batch_ks_inner_u64", kp * bsz * n, &args)?;
-    drop(lifted);
-    // 3. mod-down by P with rounding, added to c01
-    let last = gather_block(q, &prod, kp, k, 2, bsz, n)?;
-    l.p_ntt.inverse(q, &last, 2 * bsz, EVAL_NTT)?;
-    let d = moddown_correction(q, l.log_n, &last, &l.p, &l.primes, &l.ntt, 2, bsz)?;
-    let out = q.alloc(2 * blk)?;
-    q.copy(&out, 0, c01, 0, 2 * blk)?;
-    finish(
-        q,
-        l.log_n,
-        &out,
-        &prod,
-        &d,
-        &bl.primes.moduli,
-        &bl.inv_p,
-        k * bsz,
-        kp * bsz,
-        2,
-        true,
-    )?;
-    Ok(out)
-}
+impl<Q: GpuQueue> Batched<'_, Q> {
+    /// `-a` for a batch of `size` polynomials per instance.
+    ///
+    /// # Errors
+    /// `Device` on a device failure.
+    pub fn negate(&self, a: &Q::Buf, size: usize) -> Result<Q::Buf> {
+        let (q, bl, l) = (self.q, self.bl, self.l);
+        let words = size * block(l, bl.bsz);
+        elementwise(
+            q,
+            bl,
+            l.log_n,
+            "ew_neg_u64",
+            &[a],
+            false,
+            &[Arg::U64(words as u64)],
+            words,
+            words,
+        )
+    }
 
-/// Relinearize every instance of a size-3 batch (SEAL `relinearize`).
-///
-/// # Errors
-/// `Device` on a device failure.
-pub fn relinearize3<Q: GpuQueue>(
-    q: &Q,
-    bl: &BatchLevel<Q::Buf>,
-    l: &LevelData<Q::Buf>,
-    ct: &Q::Buf,
-    key: &Q::Buf,
-    key_k: usize,
-) -> Result<Q::Buf> {
-    switch_key(q, bl, l, ct, ct, 2 * block(l, bl.bsz), key, key_k)
-}
+    /// `a ± b` for batches of sizes `sa`, `sb` (SEAL `add`/`sub` per instance: the result has the
+    /// larger size, the extra polynomials copied, negated for `sub`).
+    ///
+    /// # Errors
+    /// `Device` on a device failure.
+    pub fn add_sub(
+        &self,
+        a: &Q::Buf,
+        sa: usize,
+        b: &Q::Buf,
+        sb: usize,
+        sub: bool,
+    ) -> Result<Q::Buf> {
+        let (q, bl, l) = (self.q, self.bl, self.l);
+        let blk = block(l, bl.bsz);
+        let (common, total) = (sa.min(sb) * blk, sa.max(sb) * blk);
+        let op = if sub { "ew_sub_u64" } else { "ew_add_u64" };
+        let out = elementwise(
+            q,
+            bl,
+            l.log_n,
+            op,
+            &[a, b],
+            false,
+            &[Arg::U64(common as u64)],
+            total,
+            common,
+        )?;
+        let extra = total - common;
+        if sa > sb {
+            q.copy(&out, common, a, common, extra)?;
+        } else if sb > sa && !sub {
+            q.copy(&out, common, b, common, extra)?;
+        } else if sb > sa {
+            let mut args = vec![Arg::BufAt(&out, common), Arg::BufAt(b, common)];
+            args.extend(prime_args(bl, l.log_n, false));
+            args.push(Arg::U64(extra as u64));
+            launch(q, Family::Elementwise, "ew_neg_u64", extra, &args)?;
+        }
+        Ok(out)
+    }
 
-/// `apply_galois` on every instance of a size-2 batch: permute both polynomials (the
-/// permutation is per row, so layout-free), then switch the second back to the key.
-///
-/// # Errors
-/// `Device` on a device failure.
-pub fn apply_galois<Q: GpuQueue>(
-    q: &Q,
-    bl: &BatchLevel<Q::Buf>,
-    l: &LevelData<Q::Buf>,
-    ct: &Q::Buf,
-    table: &Q::Buf,
-    key: &Q::Buf,
-    key_k: usize,
-) -> Result<Q::Buf> {
-    let blk = block(l, bl.bsz);
-    let permuted = super::eval::permute(q, l, ct, 2 * l.k() * bl.bsz, table)?;
-    let c01 = q.scratch(2 * blk)?;
-    q.copy(&c01, 0, &permuted, 0, blk)?;
-    q.zero(&c01, blk, blk)?;
-    switch_key(q, bl, l, &c01, &permuted, blk, key, key_k)
+    /// `a ⊙ pt` with one plaintext (`k × N`) for every instance (SEAL `multiply_plain` per instance).
+    ///
+    /// # Errors
+    /// `Device` on a device failure.
+    pub fn mul_plain_broadcast(&self, a: &Q::Buf, size: usize, pt: &Q::Buf) -> Result<Q::Buf> {
+        let (q, l, bsz) = (self.q, self.l, self.bl.bsz);
+        let words = size * block(l, bsz);
+        let out = q.alloc(words)?;
+        let args = [
+            Arg::Buf(&out),
+            Arg::Buf(a),
+            Arg::Buf(pt),
+            Arg::Buf(&l.primes.moduli),
+            Arg::Buf(&l.primes.r0),
+            Arg::Buf(&l.primes.r1),
+            Arg::U32(l.primes.k),
+            Arg::U32(bsz as u32),
+            Arg::U32(l.log_n),
+            Arg::U64(words as u64),
+        ];
+        launch(q, Family::Batch, "batch_mul_plain_u64", words, &args)?;
+        Ok(out)
+    }
+
+    /// `a ⊙ pts` with one plaintext per instance, `pts` in the limb-major layout (`k × B × N`).
+    ///
+    /// # Errors
+    /// `Device` on a device failure.
+    pub fn mul_plain_each(&self, a: &Q::Buf, size: usize, pts: &Q::Buf) -> Result<Q::Buf> {
+        let (q, bl, l) = (self.q, self.bl, self.l);
+        let (blk, words) = (block(l, bl.bsz), size * block(l, bl.bsz));
+        let tail = [Arg::U64(blk as u64), Arg::U64(words as u64)];
+        elementwise(
+            q,
+            bl,
+            l.log_n,
+            "ew_mul_u64",
+            &[a, pts],
+            true,
+            &tail,
+            words,
+            words,
+        )
+    }
+
+    /// Tensor product of batches of sizes `sa`, `sb` (SEAL `multiply` per instance): size
+    /// `sa + sb − 1`.
+    ///
+    /// # Errors
+    /// `Device` on a device failure.
+    pub fn tensor(&self, a: &Q::Buf, sa: usize, b: &Q::Buf, sb: usize) -> Result<Q::Buf> {
+        let (q, bl, l) = (self.q, self.bl, self.l);
+        let blk = block(l, bl.bsz);
+        let tail = [Arg::U32(sa as u32), Arg::U32(sb as u32)];
+        elementwise(
+            q,
+            bl,
+            l.log_n,
+            "tensor_u64",
+            &[a, b],
+            true,
+            &tail,
+            (sa + sb - 1) * blk,
+            blk,
+        )
+    }
+
+    /// Rescale every instance (SEAL `rescale_to_next`): `size` polynomials at level `l` → `next`.
+    ///
+    /// # Errors
+    /// `EndOfModulusChain` at the last level; `Device` on a device failure.
+    pub fn rescale(&self, next: &LevelData<Q::Buf>, ct: &Q::Buf, size: usize) -> Result<Q::Buf> {
+        let (q, bl, l) = (self.q, self.bl, self.l);
+        let (k, n, bsz) = (l.k(), l.n(), bl.bsz);
+        let (Some(last_ntt), Some(inv)) = (&l.last_ntt, &bl.inv_q_last) else {
+            return Err(Error::EndOfModulusChain("rescale at the last level".into()));
+        };
+        let last = gather_block(q, ct, k, k - 1, size, bsz, n)?;
+        last_ntt.inverse(q, &last, size * bsz, EVAL_NTT)?;
+        let d = moddown_correction(
+            q,
+            l.log_n,
+            &last,
+            &l.host_primes[k - 1],
+            &next.primes,
+            &next.ntt,
+            size,
+            bsz,
+        )?;
+        let out = q.alloc(size * (k - 1) * bsz * n)?;
+        // The first (k−1)·B replicated primes are the next level's, replicated.
+        finish(
+            q,
+            l.log_n,
+            &out,
+            ct,
+            &d,
+            &bl.primes.moduli,
+            inv,
+            (k - 1) * bsz,
+            k * bsz,
+            size,
+            false,
+        )?;
+        Ok(out)
+    }
+
+    /// Key switching of every instance (SEAL `switch_key_inplace`): `out = c01[0..2] + switch(t)`
+    /// where the target (`k × B × N`, NTT form) starts at word `t_off` of `tsrc` and `key` is the
+    /// key vector (`digits × 2 × key_k × N`).
+    pub fn switch_key(
+        &self,
+        c01: &Q::Buf,
+        tsrc: &Q::Buf,
+        t_off: usize,
+        key: &Q::Buf,
+        key_k: usize,
+    ) -> Result<Q::Buf> {
+        let (q, bl, l) = (self.q, self.bl, self.l);
+        let (k, n, bsz) = (l.k(), l.n(), bl.bsz);
+        let kp = k + 1;
+        let blk = k * bsz * n;
+        // 1. digits in coefficient form
+        let t = q.scratch(blk)?;
+        q.copy(&t, 0, tsrc, t_off, blk)?;
+        ntt(q, &l.ntt, &t, k * bsz, bsz, NttDirection::Inverse)?;
+        // 2. lift every digit to every output prime, NTT, inner product with the key
+        let lifted = q.scratch(k * kp * bsz * n)?;
+        let args = [
+            Arg::Buf(&lifted),
+            Arg::Buf(&t),
+            Arg::Buf(&l.ext.moduli),
+            Arg::Buf(&l.ext.r1),
+            Arg::U32(k as u32),
+            Arg::U32(kp as u32),
+            Arg::U32(bsz as u32),
+            Arg::U32(l.log_n),
+        ];
+        launch(
+            q,
+            Family::Batch,
+            "batch_ks_lift_u64",
+            k * kp * bsz * n,
+            &args,
+        )?;
+        drop(t);
+        ntt(
+            q,
+            &l.ext_ntt,
+            &lifted,
+            k * kp * bsz,
+            bsz,
+            NttDirection::Forward,
+        )?;
+        let prod = q.scratch(2 * kp * bsz * n)?;
+        let args = [
+            Arg::Buf(&prod),
+            Arg::Buf(&lifted),
+            Arg::Buf(key),
+            Arg::Buf(&l.ext.moduli),
+            Arg::Buf(&l.ext.r0),
+            Arg::Buf(&l.ext.r1),
+            Arg::U32(k as u32),
+            Arg::U32(kp as u32),
+            Arg::U32(key_k as u32),
+            Arg::U32(bsz as u32),
+            Arg::U32(l.log_n),
+        ];
+        launch(q, Family::Batch, "batch_ks_inner_u64", kp * bsz * n, &args)?;
+        drop(lifted);
+        // 3. mod-down by P with rounding, added to c01
+        let last = gather_block(q, &prod, kp, k, 2, bsz, n)?;
+        l.p_ntt.inverse(q, &last, 2 * bsz, EVAL_NTT)?;
+        let d = moddown_correction(q, l.log_n, &last, &l.p, &l.primes, &l.ntt, 2, bsz)?;
+        let out = q.alloc(2 * blk)?;
+        q.copy(&out, 0, c01, 0, 2 * blk)?;
+        finish(
+            q,
+            l.log_n,
+            &out,
+            &prod,
+            &d,
+            &bl.primes.moduli,
+            &bl.inv_p,
+            k * bsz,
+            kp * bsz,
+            2,
+            true,
+        )?;
+        Ok(out)
+    }
+
+    /// Relinearize every instance of a size-3 batch (SEAL `relinearize`).
+    ///
+    /// # Errors
+    /// `Device` on a device failure.
+    pub fn relinearize3(&self, ct: &Q::Buf, key: &Q::Buf, key_k: usize) -> Result<Q::Buf> {
+        self.switch_key(ct, ct, 2 * block(self.l, self.bl.bsz), key, key_k)
+    }
+
+    /// `apply_galois` on every instance of a size-2 batch: permute both polynomials (the
+    /// permutation is per row, so layout-free), then switch the second back to the key.
+    ///
+    /// # Errors
+    /// `Device` on a device failure.
+    pub fn apply_galois(
+        &self,
+        ct: &Q::Buf,
+        table: &Q::Buf,
+        key: &Q::Buf,
+        key_k: usize,
+    ) -> Result<Q::Buf> {
+        let (q, bl, l) = (self.q, self.bl, self.l);
+        let blk = block(l, bl.bsz);
+        let permuted = super::eval::permute(q, l, ct, 2 * l.k() * bl.bsz, table)?;
+        let c01 = q.scratch(2 * blk)?;
+        q.copy(&c01, 0, &permuted, 0, blk)?;
+        q.zero(&c01, blk, blk)?;
+        self.switch_key(&c01, &permuted, blk, key, key_k)
+    }
 }
 
 static BUDGET_OVERRIDE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
