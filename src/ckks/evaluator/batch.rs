@@ -13,9 +13,7 @@ use crate::ckks::batch::CiphertextBatch;
 use crate::ckks::ciphertext::Ciphertext;
 use crate::ckks::keys::{GaloisKeys, RelinKeys};
 use crate::ckks::plaintext::Plaintext;
-use crate::ckks::valcheck::{
-    are_same_scale, check_plaintext, check_scale, ciphertext_metadata, CIPHERTEXT_SIZE_MAX,
-};
+use crate::ckks::valcheck::{are_same_scale, check_plaintext, check_scale, ciphertext_metadata};
 use crate::device::queue::Queue;
 use crate::{Error, ParmsId, Result};
 use rayon::prelude::*;
@@ -243,23 +241,7 @@ impl Evaluator {
         b: &CiphertextBatch,
     ) -> Result<CiphertextBatch> {
         self.check_batch_pair(a, b)?;
-        if !(a.is_ntt_form && b.is_ntt_form) {
-            return Err(Error::WrongForm(
-                "encrypted1 or encrypted2 must be in NTT form".into(),
-            ));
-        }
-        let cd = self
-            .ctx
-            .context_data_for(&a.parms_id, "encrypted1")?
-            .clone();
-        let scale = a.scale * b.scale;
-        check_scale(scale, &cd, "multiply")?;
-        let size = a.size + b.size - 1;
-        if size > CIPHERTEXT_SIZE_MAX {
-            return Err(Error::InvalidArgument(format!(
-                "product size {size} exceeds 16"
-            )));
-        }
+        let (_, scale, size) = self.check_multiply(&a.header(), &b.header())?;
         let shape = || {
             Ok(Shape {
                 parms_id: a.parms_id,
