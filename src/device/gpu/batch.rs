@@ -598,7 +598,7 @@ pub fn set_batch_budget_bytes(bytes: Option<usize>) {
 /// digits, lifted digits, products, output): the per-instance cost that sizes the chunks of
 /// relinearize and rotate.
 pub fn keyswitch_words(k: usize, n: usize) -> usize {
-    (k * (k + 1) + 10 * k + 6) * n
+    (k * (k + 1) + 14 * k + 6) * n
 }
 
 /// Instances per launch sequence for an operation needing `words_per_instance` device words

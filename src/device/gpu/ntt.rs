@@ -2,7 +2,9 @@
 //! [`crate::device::ntt_plan`] replayed on a queue (issue: GPU kernels; paper §V-B–D).
 //!
 //! Data is `rows × N` u64 words in device memory; row `r` uses prime `r % k` (so a batch of
-//! polynomials in `[instance][limb][N]` layout is transformed in one sequence of launches).
+//! polynomials in `[instance][limb][N]` layout is transformed in one sequence of launches);
+//! [`DeviceNttTables::run_grouped`] takes limb-major batches (`[limb][instance][N]`, row `r`
+//! under prime `(r / B) % k`) through the `XEHE_ROWS_PER_PRIME` define of `native/ntt.cl`.
 
 use super::{Arg, Geometry, GpuBuffer, GpuQueue};
 use crate::device::kernels::Family;
