@@ -25,6 +25,11 @@
 #define XEHE_ROWS_PER_PRIME 1
 #endif
 #define NTT_PRIME(row) ((u32)(((row) / XEHE_ROWS_PER_PRIME) % k))
+/* The source row of output row r of a lift pass with lift_div output primes per source row:
+ * r / lift_div, or for a limb-major batch (source [row][instance], output [row][prime][instance])
+ * (r / (lift_div·B))·B + r % B. */
+#define LIFT_SRC_ROW(row, div)                                                                 \
+    (((row) / ((div) * XEHE_ROWS_PER_PRIME)) * XEHE_ROWS_PER_PRIME + (row) % XEHE_ROWS_PER_PRIME)
 #define ONE ((u64)1)
 /* Shared-memory padding: one spare word after every 8, so the strided accesses of the late
  * rounds (stride 8 words in radix-8 steps, stride 2 in radix-2) hit distinct banks. */
@@ -146,7 +151,7 @@ DECLSPEC void fwd_radix8_pass(GLOBAL_AS u64 *out, CONST_AS u64 *in, u32 lift_div
         CONST_AS u64 *rq = roots_q + p * n;
         u64 v[8];
         if (lift_div) {
-            CONST_AS u64 *src = in + (u64)(row / lift_div) * n + col;
+            CONST_AS u64 *src = in + (u64)LIFT_SRC_ROW(row, lift_div) * n + col;
             u64 c1 = r1[p];
             /* Mod-down/rescale correction (p_last != 0): ((x + h) mod p_last) mod q + (q - h mod q). */
             u64 h = p_last >> 1;

@@ -99,6 +99,7 @@ fn every_batched_op(f: &Fixture, q: Option<&Queue>, what: &str) {
         bb.gpu_on(q);
     }
     let t = |op: &str| format!("{what}: {op}");
+    println!("{what}: every batched operation");
     same(&t("negate"), ev.negate_batch(&ba), |i| ev.negate(&a[i]));
     same(&t("add"), ev.add_batch(&ba, &bb), |i| ev.add(&a[i], &b[i]));
     same(&t("sub"), ev.sub_batch(&ba, &bb), |i| ev.sub(&a[i], &b[i]));
@@ -244,4 +245,14 @@ fn grouped_ntt_matches_cpu_for_every_variant() {
             }
         }
     }
+}
+
+/// N = 32768: the first NTT pass is radix-8 there, so key switching's digit lift and the
+/// mod-down / rescale correction run inside it (`forward_from_grouped`); smaller N take the
+/// separate-kernel path.
+#[test]
+fn batched_ops_with_fused_ntt_prep_on_device() {
+    let Some(q) = device_queue() else { return };
+    let f = fixture(32768, &[40, 30, 40], 3);
+    every_batched_op(&f, Some(&q), &format!("{} N=32768 B=3", q.backend()));
 }

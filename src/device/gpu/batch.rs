@@ -222,6 +222,22 @@ fn moddown_correction<Q: GpuQueue>(
     let k = primes.k as usize;
     let words = (polys * k * bsz) << log_n;
     let d = q.scratch(words)?;
+    let correction = Some((p.value(), p.const_ratio()[1]));
+    if super::eval::prep_in_ntt()
+        && tables.forward_from_grouped(
+            q,
+            &d,
+            last,
+            &primes.r1,
+            polys * bsz,
+            bsz,
+            correction,
+            EVAL_NTT,
+        )?
+    {
+        // The correction ran inside the first NTT pass.
+        return Ok(d);
+    }
     let args = [
         Arg::Buf(&d),
         Arg::Buf(last),
@@ -479,32 +495,46 @@ impl<Q: GpuQueue> Batched<'_, Q> {
         ntt(q, &l.ntt, &t, k * bsz, bsz, NttDirection::Inverse)?;
         // 2. lift every digit to every output prime, NTT, inner product with the key
         let lifted = q.scratch(k * kp * bsz * n)?;
-        let args = [
-            Arg::Buf(&lifted),
-            Arg::Buf(&t),
-            Arg::Buf(&l.ext.moduli),
-            Arg::Buf(&l.ext.r1),
-            Arg::U32(k as u32),
-            Arg::U32(kp as u32),
-            Arg::U32(bsz as u32),
-            Arg::U32(l.log_n),
-        ];
-        launch(
-            q,
-            Family::Batch,
-            "batch_ks_lift_u64",
-            k * kp * bsz * n,
-            &args,
-        )?;
+        let fused = super::eval::prep_in_ntt()
+            && l.ext_ntt.forward_from_grouped(
+                q,
+                &lifted,
+                &t,
+                &l.ext.r1,
+                k * bsz,
+                bsz,
+                None,
+                EVAL_NTT,
+            )?;
+        if !fused {
+            // The plan does not start with a radix-8 pass: lift, then NTT.
+            let args = [
+                Arg::Buf(&lifted),
+                Arg::Buf(&t),
+                Arg::Buf(&l.ext.moduli),
+                Arg::Buf(&l.ext.r1),
+                Arg::U32(k as u32),
+                Arg::U32(kp as u32),
+                Arg::U32(bsz as u32),
+                Arg::U32(l.log_n),
+            ];
+            launch(
+                q,
+                Family::Batch,
+                "batch_ks_lift_u64",
+                k * kp * bsz * n,
+                &args,
+            )?;
+            ntt(
+                q,
+                &l.ext_ntt,
+                &lifted,
+                k * kp * bsz,
+                bsz,
+                NttDirection::Forward,
+            )?;
+        }
         drop(t);
-        ntt(
-            q,
-            &l.ext_ntt,
-            &lifted,
-            k * kp * bsz,
-            bsz,
-            NttDirection::Forward,
-        )?;
         let prod = q.scratch(2 * kp * bsz * n)?;
         let args = [
             Arg::Buf(&prod),

@@ -81,6 +81,25 @@ impl<B: GpuBuffer> DeviceNttTables<B> {
         correction: Option<(u64, u64)>,
         variant: NttVariant,
     ) -> Result<bool> {
+        self.forward_from_grouped(q, out, src, r1, src_rows, 1, correction, variant)
+    }
+
+    /// [`forward_from`](Self::forward_from) for limb-major batches of `rows_per_prime` = B
+    /// instances: `src` rows are `[row][instance]`, `out` rows `[row][prime][instance]` (row `r`
+    /// under prime `(r / B) % k`, reading source row `(r / (k·B))·B + r % B`), as
+    /// [`run_grouped`](Self::run_grouped).
+    #[allow(clippy::too_many_arguments)]
+    pub fn forward_from_grouped<Q: GpuQueue<Buf = B>>(
+        &self,
+        q: &Q,
+        out: &B,
+        src: &B,
+        r1: &B,
+        src_rows: usize,
+        rows_per_prime: usize,
+        correction: Option<(u64, u64)>,
+        variant: NttVariant,
+    ) -> Result<bool> {
         let rows = src_rows * self.k as usize;
         let plan = NttPlan::new(self.log_n, self.k, variant)?;
         plan.check_len(out.words(), rows)?;
@@ -89,7 +108,7 @@ impl<B: GpuBuffer> DeviceNttTables<B> {
         if first.kernel != "ntt_fwd_radix8_u64" || first.scalars.get(2) != Some(&ScalarArg::U32(0)) {
             return Ok(false);
         }
-        let defines = plan.defines();
+        let defines = grouped_defines(&plan, rows_per_prime)?;
         let kernel = if correction.is_some() { "ntt_fwd_radix8_moddown_u64" } else { "ntt_fwd_radix8_lift_u64" };
         let mut args = vec![
             Arg::Buf(out),
@@ -180,18 +199,24 @@ impl<B: GpuBuffer> DeviceNttTables<B> {
         variant: NttVariant,
         dir: NttDirection,
     ) -> Result<()> {
-        if rows_per_prime == 0 {
-            return Err(crate::Error::InvalidArgument("NTT: rows_per_prime must be at least 1".into()));
-        }
         let plan = NttPlan::new(self.log_n, self.k, variant)?;
         plan.check_len(data.words(), rows)?;
-        let mut defines = plan.defines();
-        if rows_per_prime > 1 {
-            defines.push(("XEHE_ROWS_PER_PRIME", rows_per_prime.to_string()));
-        }
+        let defines = grouped_defines(&plan, rows_per_prime)?;
         for launch in plan.launches(dir, rows) {
             self.launch(q, data, &defines, &launch)?;
         }
         Ok(())
     }
+}
+
+/// The plan's defines, plus `XEHE_ROWS_PER_PRIME` for limb-major batches (`rows_per_prime > 1`).
+fn grouped_defines(plan: &NttPlan, rows_per_prime: usize) -> Result<Vec<(&'static str, String)>> {
+    if rows_per_prime == 0 {
+        return Err(crate::Error::InvalidArgument("NTT: rows_per_prime must be at least 1".into()));
+    }
+    let mut defines = plan.defines();
+    if rows_per_prime > 1 {
+        defines.push(("XEHE_ROWS_PER_PRIME", rows_per_prime.to_string()));
+    }
+    Ok(defines)
 }
