@@ -37,23 +37,31 @@ impl Evaluator {
     fn check_pair(&self, a: &Ciphertext, b: &Ciphertext) -> Result<()> {
         check_ciphertext(a, &self.ctx, "encrypted1", false)?;
         check_ciphertext(b, &self.ctx, "encrypted2", false)?;
-        if a.parms_id != b.parms_id {
-            return Err(Error::ParmsMismatch(
-                "encrypted1 and encrypted2 parameter mismatch".into(),
-            ));
-        }
-        if a.is_ntt_form != b.is_ntt_form {
-            return Err(Error::WrongForm("NTT form mismatch".into()));
-        }
-        if !are_same_scale(a.scale, b.scale) {
-            return Err(Error::ScaleMismatch(format!(
-                "encrypted1 scale {} != encrypted2 scale {}",
-                a.scale, b.scale
-            )));
-        }
-        Ok(())
+        check_pair_metadata(a, b)
     }
+}
 
+/// The checks of `add`/`sub` after each operand's own, on metadata only (also used by the
+/// batched forms): same level, NTT form and scale.
+pub(super) fn check_pair_metadata(a: &Ciphertext, b: &Ciphertext) -> Result<()> {
+    if a.parms_id != b.parms_id {
+        return Err(Error::ParmsMismatch(
+            "encrypted1 and encrypted2 parameter mismatch".into(),
+        ));
+    }
+    if a.is_ntt_form != b.is_ntt_form {
+        return Err(Error::WrongForm("NTT form mismatch".into()));
+    }
+    if !are_same_scale(a.scale, b.scale) {
+        return Err(Error::ScaleMismatch(format!(
+            "encrypted1 scale {} != encrypted2 scale {}",
+            a.scale, b.scale
+        )));
+    }
+    Ok(())
+}
+
+impl Evaluator {
     fn add_sub_inplace(&self, a: &mut Ciphertext, b: &Ciphertext, sub: bool) -> Result<()> {
         self.check_pair(a, b)?;
         if let Some(q) = self.device_for(&[a, b]) {

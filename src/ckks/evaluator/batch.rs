@@ -13,7 +13,7 @@ use crate::ckks::batch::CiphertextBatch;
 use crate::ckks::ciphertext::Ciphertext;
 use crate::ckks::keys::{GaloisKeys, RelinKeys};
 use crate::ckks::plaintext::Plaintext;
-use crate::ckks::valcheck::{are_same_scale, check_plaintext, check_scale, ciphertext_metadata};
+use crate::ckks::valcheck::{check_plaintext, check_scale, ciphertext_metadata};
 use crate::device::queue::Queue;
 use crate::{Error, ParmsId, Result};
 use rayon::prelude::*;
@@ -133,15 +133,7 @@ impl Evaluator {
         sub: bool,
     ) -> Result<CiphertextBatch> {
         self.check_batch_pair(a, b)?;
-        if a.is_ntt_form != b.is_ntt_form {
-            return Err(Error::WrongForm("NTT form mismatch".into()));
-        }
-        if !are_same_scale(a.scale, b.scale) {
-            return Err(Error::ScaleMismatch(format!(
-                "encrypted1 scale {} != encrypted2 scale {}",
-                a.scale, b.scale
-            )));
-        }
+        super::arith::check_pair_metadata(&a.header(), &b.header())?;
         let shape = || {
             Ok(Shape {
                 parms_id: a.parms_id,
