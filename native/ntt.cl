@@ -22,6 +22,17 @@
 #ifndef XEHE_SLM_TILE
 #define XEHE_SLM_TILE 2048
 #endif
+/* Row r uses prime (r / XEHE_ROWS_PER_PRIME) % k: 1 (default) for rows in [instance][limb][N]
+ * order; B for a batch of B instances stored limb-major, [limb][instance][N] (src/ckks/batch.rs). */
+#ifndef XEHE_ROWS_PER_PRIME
+#define XEHE_ROWS_PER_PRIME 1
+#endif
+#define NTT_PRIME(row) ((u32)(((row) / XEHE_ROWS_PER_PRIME) % k))
+/* The source row of output row r of a lift pass with lift_div output primes per source row:
+ * r / lift_div, or for a limb-major batch (source [row][instance], output [row][prime][instance])
+ * (r / (lift_div·B))·B + r % B. */
+#define LIFT_SRC_ROW(row, div)                                                                 \
+    (((row) / ((div) * XEHE_ROWS_PER_PRIME)) * XEHE_ROWS_PER_PRIME + (row) % XEHE_ROWS_PER_PRIME)
 #define ONE ((u64)1)
 /* Shared-memory padding: one spare word after every 8, so the strided accesses of the late
  * rounds (stride 8 words in radix-8 steps, stride 2 in radix-2) hit distinct banks. */
@@ -144,7 +155,7 @@ KERNEL_FQ void ntt_fwd_radix2_u64(GLOBAL_AS u64 *data, CONST_AS u64 *roots, CONS
         u32 n = 1u << log_n;
         u32 row = t >> (log_n - 1);
         u32 j = t & ((n >> 1) - 1);
-        u32 p = row % k;
+        u32 p = NTT_PRIME(row);
         u64 q = moduli[p];
         u32 log_gap = log_n - 1 - log_m;
         u32 i = j >> log_gap;
@@ -177,7 +188,7 @@ DECLSPEC_INLINE void fwd_radix_pass(GLOBAL_AS u64 *out, CONST_AS u64 *in, u32 li
         u32 n = 1u << log_n;
         u32 row = t >> (log_n - r);
         u32 j = t & ((n >> r) - 1);
-        u32 p = row % k;
+        u32 p = NTT_PRIME(row);
         u64 q = moduli[p];
         u32 log_gap = log_n - 1 - log_m; /* gap of the first of the r rounds */
         u32 g = 1u << log_gap, gr = g >> (r - 1);
@@ -188,7 +199,7 @@ DECLSPEC_INLINE void fwd_radix_pass(GLOBAL_AS u64 *out, CONST_AS u64 *in, u32 li
         CONST_AS u64 *rq = roots_q + p * n;
         u64 v[RADIX_MAX];
         if (lift_div) {
-            CONST_AS u64 *src = in + (u64)(row / lift_div) * n + col;
+            CONST_AS u64 *src = in + (u64)LIFT_SRC_ROW(row, lift_div) * n + col;
             u64 c1 = r1[p];
             /* Mod-down/rescale correction (p_last != 0): ((x + h) mod p_last) mod q + (q - h mod q). */
             u64 h = p_last >> 1;
@@ -424,7 +435,7 @@ KERNEL_FQ void ntt_fwd_slm_u64(GLOBAL_AS u64 *data, CONST_AS u64 *roots, CONST_A
     u32 tiles_per_row = (1u << log_n) / T;
     u32 row = GROUP_ID() / tiles_per_row;
     u32 tin = GROUP_ID() % tiles_per_row;
-    u32 p = row % k;
+    u32 p = NTT_PRIME(row);
     u64 q = moduli[p];
     GLOBAL_AS u64 *src = data + ((u64)row << log_n) + (u64)tin * T;
     for (u32 e = LOCAL_ID(); e < T; e += LOCAL_SIZE()) tile[SLM_PAD(e)] = src[e];
@@ -504,7 +515,7 @@ KERNEL_FQ void ntt_inv_radix2_u64(GLOBAL_AS u64 *data, CONST_AS u64 *iroots, CON
         u32 n = 1u << log_n;
         u32 row = t >> (log_n - 1);
         u32 j = t & ((n >> 1) - 1);
-        u32 p = row % k;
+        u32 p = NTT_PRIME(row);
         u64 q = moduli[p];
         u32 log_gap = log_n - 1 - log_m;
         u32 i = j >> log_gap;
@@ -531,7 +542,7 @@ DECLSPEC_INLINE void inv_radix_pass(GLOBAL_AS u64 *data, CONST_AS u64 *iroots, C
         u32 n = 1u << log_n;
         u32 row = t >> (log_n - r);
         u32 j = t & ((n >> r) - 1);
-        u32 p = row % k;
+        u32 p = NTT_PRIME(row);
         u64 q = moduli[p];
         u32 m = 1u << log_m;
         u32 log_gap = log_n - 1 - log_m; /* gap of the first round */
@@ -689,7 +700,7 @@ KERNEL_FQ void ntt_inv_slm_u64(GLOBAL_AS u64 *data, CONST_AS u64 *iroots, CONST_
     u32 tiles_per_row = n / T;
     u32 row = GROUP_ID() / tiles_per_row;
     u32 tin = GROUP_ID() % tiles_per_row;
-    u32 p = row % k;
+    u32 p = NTT_PRIME(row);
     u64 q = moduli[p];
     GLOBAL_AS u64 *src = data + ((u64)row << log_n) + (u64)tin * T;
     for (u32 e = LOCAL_ID(); e < T; e += LOCAL_SIZE()) tile[SLM_PAD(e)] = src[e];
@@ -741,7 +752,7 @@ KERNEL_FQ void ntt_fwd_cols_u64(GLOBAL_AS u64 *data, CONST_AS u64 *roots, CONST_
     const u32 T = XEHE_SLM_TILE;
     u32 row = GROUP_ID() >> log_n1;
     u32 chunk = GROUP_ID() & ((1u << log_n1) - 1);
-    u32 p = row % k;
+    u32 p = NTT_PRIME(row);
     GLOBAL_AS u64 *src = data + ((u64)row << log_n) + ((u64)chunk << (log_n - 2 * log_n1));
     fs_columns(src, tile, log_n, log_n1, 1);
     SYNC_THREADS();
@@ -759,7 +770,7 @@ KERNEL_FQ void ntt_fwd_rows_u64(GLOBAL_AS u64 *data, CONST_AS u64 *roots, CONST_
     const u32 T = XEHE_SLM_TILE;
     u32 row = GROUP_ID() >> log_n1;
     u32 r = GROUP_ID() & ((1u << log_n1) - 1);
-    u32 p = row % k;
+    u32 p = NTT_PRIME(row);
     u64 q = moduli[p];
     u64 off = ((u64)row << log_n) + (u64)r * T;
     u64 toff = ((u64)p << log_n) + (u64)r * T;
@@ -781,7 +792,7 @@ KERNEL_FQ void ntt_inv_rows_u64(GLOBAL_AS u64 *data, CONST_AS u64 *iroots, CONST
     const u32 T = XEHE_SLM_TILE;
     u32 row = GROUP_ID() >> log_n1;
     u32 r = GROUP_ID() & ((1u << log_n1) - 1);
-    u32 p = row % k;
+    u32 p = NTT_PRIME(row);
     u64 q = moduli[p];
     u64 off = ((u64)row << log_n) + (u64)r * T;
     u64 toff = ((u64)p << log_n) + (u64)r * T;
@@ -803,7 +814,7 @@ KERNEL_FQ void ntt_inv_cols_u64(GLOBAL_AS u64 *data, CONST_AS u64 *iroots, CONST
     const u32 T = XEHE_SLM_TILE;
     u32 row = GROUP_ID() >> log_n1;
     u32 chunk = GROUP_ID() & ((1u << log_n1) - 1);
-    u32 p = row % k;
+    u32 p = NTT_PRIME(row);
     GLOBAL_AS u64 *src = data + ((u64)row << log_n) + ((u64)chunk << (log_n - 2 * log_n1));
     (void)itwist;
     (void)itwist_q;
@@ -844,7 +855,7 @@ KERNEL_FQ void ntt_polymul_slm_u64(GLOBAL_AS u64 *c, CONST_AS u64 *a, CONST_AS u
     u32 tiles_per_row = n / T;
     u32 row = GROUP_ID() / tiles_per_row;
     u32 tin = GROUP_ID() % tiles_per_row;
-    u32 p = row % k;
+    u32 p = NTT_PRIME(row);
     u64 q = moduli[p];
     u64 off = ((u64)row << log_n) + (u64)tin * T;
     CONST_AS u64 *rw = roots + ((u64)p << log_n);

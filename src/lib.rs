@@ -74,6 +74,7 @@ mod error;
 pub mod math;
 pub mod serialize;
 
+pub use ckks::batch::CiphertextBatch;
 pub use ckks::ciphertext::Ciphertext;
 pub use ckks::context::{Context, ContextData};
 pub use ckks::evaluator::Evaluator;

@@ -1,4 +1,5 @@
 //! The CKKS scheme with SEAL's API and semantics.
+pub mod batch;
 pub mod ciphertext;
 pub mod context;
 pub mod evaluator;

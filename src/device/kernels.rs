@@ -14,6 +14,7 @@ pub const SOURCES: &[(&str, &str)] = &[
     ("elementwise.cl", include_str!("../../native/elementwise.cl")),
     ("keyswitch.cl", include_str!("../../native/keyswitch.cl")),
     ("rns.cl", include_str!("../../native/rns.cl")),
+    ("batch.cl", include_str!("../../native/batch.cl")),
 ];
 
 /// Kernel families (one `native/*.cl` file each).
@@ -29,6 +30,8 @@ pub enum Family {
     Keyswitch,
     /// `native/rns.cl`: RNS base conversion (hybrid key switching's ModUp/ModDown).
     Rns,
+    /// `native/batch.cl`: steps of the batched evaluator (limb-major batches).
+    Batch,
 }
 
 impl Family {
@@ -40,6 +43,7 @@ impl Family {
             Family::Elementwise => "elementwise.cl",
             Family::Keyswitch => "keyswitch.cl",
             Family::Rns => "rns.cl",
+            Family::Batch => "batch.cl",
         }
     }
 }

@@ -90,6 +90,7 @@ macro_rules! device_resident {
 }
 
 device_resident!(Ciphertext, |c: &Ciphertext| c.size * c.coeff_modulus_size * c.poly_modulus_degree);
+device_resident!(crate::ckks::batch::CiphertextBatch, |c: &crate::ckks::batch::CiphertextBatch| c.words());
 // Plaintexts are only ever inputs of device operations (plaintext mod switching runs on the
 // host), so their host words are always current.
 device_resident!(Plaintext, |p: &Plaintext| p.data.len());

@@ -37,23 +37,31 @@ impl Evaluator {
     fn check_pair(&self, a: &Ciphertext, b: &Ciphertext) -> Result<()> {
         check_ciphertext(a, &self.ctx, "encrypted1", false)?;
         check_ciphertext(b, &self.ctx, "encrypted2", false)?;
-        if a.parms_id != b.parms_id {
-            return Err(Error::ParmsMismatch(
-                "encrypted1 and encrypted2 parameter mismatch".into(),
-            ));
-        }
-        if a.is_ntt_form != b.is_ntt_form {
-            return Err(Error::WrongForm("NTT form mismatch".into()));
-        }
-        if !are_same_scale(a.scale, b.scale) {
-            return Err(Error::ScaleMismatch(format!(
-                "encrypted1 scale {} != encrypted2 scale {}",
-                a.scale, b.scale
-            )));
-        }
-        Ok(())
+        check_pair_metadata(a, b)
     }
+}
 
+/// The checks of `add`/`sub` after each operand's own, on metadata only (also used by the
+/// batched forms): same level, NTT form and scale.
+pub(super) fn check_pair_metadata(a: &Ciphertext, b: &Ciphertext) -> Result<()> {
+    if a.parms_id != b.parms_id {
+        return Err(Error::ParmsMismatch(
+            "encrypted1 and encrypted2 parameter mismatch".into(),
+        ));
+    }
+    if a.is_ntt_form != b.is_ntt_form {
+        return Err(Error::WrongForm("NTT form mismatch".into()));
+    }
+    if !are_same_scale(a.scale, b.scale) {
+        return Err(Error::ScaleMismatch(format!(
+            "encrypted1 scale {} != encrypted2 scale {}",
+            a.scale, b.scale
+        )));
+    }
+    Ok(())
+}
+
+impl Evaluator {
     fn add_sub_inplace(&self, a: &mut Ciphertext, b: &Ciphertext, sub: bool) -> Result<()> {
         self.check_pair(a, b)?;
         if let Some(q) = self.device_for(&[a, b]) {
@@ -223,6 +231,26 @@ impl Evaluator {
     pub fn multiply_inplace(&self, a: &mut Ciphertext, b: &Ciphertext) -> Result<()> {
         check_ciphertext(a, &self.ctx, "encrypted1", false)?;
         check_ciphertext(b, &self.ctx, "encrypted2", false)?;
+        let (cd, scale, dest_size) = self.check_multiply(a, b)?;
+        let (n, moduli) = (cd.n(), cd.coeff_modulus());
+        if let Some(q) = self.device_for(&[a, b]) {
+            *a = self.run_gpu(&q, a, GpuOp::Multiply(b), scale)?;
+            return Ok(());
+        }
+        let mut out = Ciphertext::zeros(&cd, dest_size);
+        tensor_product(&mut out, a, b, n, moduli);
+        out.scale = scale;
+        check_not_transparent(&out)?;
+        *a = out;
+        Ok(())
+    }
+    /// The checks of `multiply` after each operand's own, on metadata only (also used by
+    /// `multiply_batch`): returns the level, the product's scale and its size.
+    pub(super) fn check_multiply(
+        &self,
+        a: &Ciphertext,
+        b: &Ciphertext,
+    ) -> Result<(std::sync::Arc<crate::ContextData>, f64, usize)> {
         if a.parms_id != b.parms_id {
             return Err(Error::ParmsMismatch(
                 "encrypted1 and encrypted2 parameter mismatch".into(),
@@ -239,23 +267,13 @@ impl Evaluator {
             .clone();
         let scale = a.scale * b.scale;
         check_scale(scale, &cd, "multiply")?;
-        let (n, moduli) = (cd.n(), cd.coeff_modulus());
         let dest_size = a.size + b.size - 1;
         if dest_size > crate::ckks::valcheck::CIPHERTEXT_SIZE_MAX {
             return Err(Error::InvalidArgument(format!(
                 "product size {dest_size} exceeds 16"
             )));
         }
-        if let Some(q) = self.device_for(&[a, b]) {
-            *a = self.run_gpu(&q, a, GpuOp::Multiply(b), scale)?;
-            return Ok(());
-        }
-        let mut out = Ciphertext::zeros(&cd, dest_size);
-        tensor_product(&mut out, a, b, n, moduli);
-        out.scale = scale;
-        check_not_transparent(&out)?;
-        *a = out;
-        Ok(())
+        Ok((cd, scale, dest_size))
     }
     /// `a * b` (SEAL `multiply`).
     pub fn multiply(&self, a: &Ciphertext, b: &Ciphertext) -> Result<Ciphertext> {

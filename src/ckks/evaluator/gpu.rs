@@ -63,7 +63,7 @@ mod no_gpu {
 }
 
 #[cfg(any(feature = "cuda", feature = "opencl"))]
-mod gpu_impl {
+pub(super) mod gpu_impl {
     use super::*;
     use crate::ckks::keys::KSwitchKeys;
     use crate::device::gpu::{eval, galois_table, level_data, EwKind, GpuQueue};
@@ -73,11 +73,11 @@ mod gpu_impl {
 
     /// `buf` as this backend's buffer (a value always lives on the queue it was computed or
     /// uploaded on, so the variant matches).
-    fn words_of<Q: GpuQueue>(buf: &DeviceBuf) -> Result<Arc<Q::Buf>> {
+    pub(in crate::ckks::evaluator) fn words_of<Q: GpuQueue>(buf: &DeviceBuf) -> Result<Arc<Q::Buf>> {
         Q::unwrap(buf).cloned().ok_or_else(|| Error::Device("device buffer of another backend".into()))
     }
 
-    fn key_buf<Q: GpuQueue>(q: &Q, keys: &KSwitchKeys, index: usize) -> Result<Arc<Q::Buf>> {
+    pub(in crate::ckks::evaluator) fn key_buf<Q: GpuQueue>(q: &Q, keys: &KSwitchKeys, index: usize) -> Result<Arc<Q::Buf>> {
         let b = keys.device.get_or_upload(q.shared().id, index, || {
             let kv = keys.key(index).ok_or_else(|| Error::MissingKey(format!("no key at index {index}")))?;
             Ok(Q::wrap(Arc::new(eval::upload_key_vector(q, kv)?)))

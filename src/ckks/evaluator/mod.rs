@@ -10,6 +10,7 @@
 //! relinearize), `rotate` (Galois automorphisms, rotations, conjugation).
 
 mod arith;
+mod batch;
 mod hybrid;
 mod keyswitch;
 mod modswitch;

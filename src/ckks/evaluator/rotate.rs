@@ -31,6 +31,17 @@ pub(crate) fn naf(value: i32) -> Vec<i32> {
 impl Evaluator {
     fn check_galois(&self, ct: &Ciphertext, keys: &GaloisKeys, galois_elt: u32) -> Result<()> {
         let cd = check_ciphertext(ct, &self.ctx, "encrypted", false)?;
+        self.check_galois_at(cd, ct, keys, galois_elt)
+    }
+
+    /// The checks of `apply_galois` after the ciphertext's own (`cd`: its level).
+    pub(super) fn check_galois_at(
+        &self,
+        cd: &crate::ckks::context::ContextData,
+        ct: &Ciphertext,
+        keys: &GaloisKeys,
+        galois_elt: u32,
+    ) -> Result<()> {
         if keys.0.parms_id != self.ctx.key_parms_id() {
             return Err(Error::NotValidForParams(
                 "galois_keys is not valid for encryption parameters".into(),
@@ -151,7 +162,7 @@ impl Evaluator {
     }
 
     /// Galois elements SEAL applies for a rotation by `steps` (SEAL `rotate_internal`).
-    fn rotation_plan(&self, steps: i32, keys: &GaloisKeys) -> Result<Vec<u32>> {
+    pub(super) fn rotation_plan(&self, steps: i32, keys: &GaloisKeys) -> Result<Vec<u32>> {
         let gt = self.ctx.galois_tool();
         let elt = gt.elt_from_step(steps)?;
         if keys.has_key(elt) {

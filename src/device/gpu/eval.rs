@@ -296,7 +296,7 @@ fn inner_product<Q: GpuQueue>(q: &Q, l: &LevelData<Q::Buf>, prod: &Q::Buf, lifte
 
 /// Whether the digit lift and the mod-down/rescale correction run inside the first NTT pass
 /// (default; `XEHE_NTT_PREP_FUSED=0` runs them as separate kernels, for the ablation).
-fn prep_in_ntt() -> bool {
+pub(crate) fn prep_in_ntt() -> bool {
     std::env::var("XEHE_NTT_PREP_FUSED").map_or(true, |v| v != "0")
 }
 

@@ -8,6 +8,7 @@
 //! ([`crate::device::opencl::ClQueue`]) implement [`GpuQueue`]; the same kernels of `native/`
 //! run on both, so a result is bit-identical whichever backend computed it.
 
+pub mod batch;
 pub mod eval;
 pub mod hybrid;
 pub mod level;

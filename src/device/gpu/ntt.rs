@@ -2,11 +2,14 @@
 //! [`crate::device::ntt_plan`] replayed on a queue (issue: GPU kernels; paper §V-B–D).
 //!
 //! Data is `rows × N` u64 words in device memory; row `r` uses prime `r % k` (so a batch of
-//! polynomials in `[instance][limb][N]` layout is transformed in one sequence of launches).
+//! polynomials in `[instance][limb][N]` layout is transformed in one sequence of launches);
+//! [`DeviceNttTables::run_grouped`] takes limb-major batches (`[limb][instance][N]`, row `r`
+//! under prime `(r / B) % k`) through the `XEHE_ROWS_PER_PRIME` define of `native/ntt.cl`.
 
 use super::{Arg, Geometry, GpuBuffer, GpuQueue};
 use crate::device::kernels::Family;
-use crate::device::ntt_plan::{NttDirection, NttPlan, NttTable, ScalarArg};
+use crate::device::ntt_plan::{NttPlan, NttTable, ScalarArg};
+pub use crate::device::ntt_plan::NttDirection;
 use crate::device::ntt_tables::NttTableImage;
 use crate::math::ntt::NttTables;
 use crate::Result;
@@ -103,6 +106,25 @@ impl<B: GpuBuffer> DeviceNttTables<B> {
         correction: Option<(u64, u64)>,
         variant: NttVariant,
     ) -> Result<bool> {
+        self.forward_from_grouped(q, out, src, r1, src_rows, 1, correction, variant)
+    }
+
+    /// [`forward_from`](Self::forward_from) for limb-major batches of `rows_per_prime` = B
+    /// instances: `src` rows are `[row][instance]`, `out` rows `[row][prime][instance]` (row `r`
+    /// under prime `(r / B) % k`, reading source row `(r / (k·B))·B + r % B`), as
+    /// [`run_grouped`](Self::run_grouped).
+    #[allow(clippy::too_many_arguments)]
+    pub fn forward_from_grouped<Q: GpuQueue<Buf = B>>(
+        &self,
+        q: &Q,
+        out: &B,
+        src: &B,
+        r1: &B,
+        src_rows: usize,
+        rows_per_prime: usize,
+        correction: Option<(u64, u64)>,
+        variant: NttVariant,
+    ) -> Result<bool> {
         let rows = src_rows * self.k as usize;
         let plan = NttPlan::new(self.log_n, self.k, variant)?;
         plan.check_len(out.words(), rows)?;
@@ -111,7 +133,7 @@ impl<B: GpuBuffer> DeviceNttTables<B> {
         if first.kernel != "ntt_fwd_radix8_u64" || first.scalars.get(2) != Some(&ScalarArg::U32(0)) {
             return Ok(false);
         }
-        let defines = plan.defines();
+        let defines = grouped_defines(&plan, rows_per_prime)?;
         let kernel = if correction.is_some() { "ntt_fwd_radix8_moddown_u64" } else { "ntt_fwd_radix8_lift_u64" };
         let mut args = vec![
             Arg::Buf(out),
@@ -181,15 +203,48 @@ impl<B: GpuBuffer> DeviceNttTables<B> {
     }
 
     fn run<Q: GpuQueue<Buf = B>>(&self, q: &Q, data: &B, rows: usize, variant: NttVariant, dir: NttDirection) -> Result<()> {
+        self.run_grouped(q, data, rows, 1, variant, dir)
+    }
+
+    /// Forward or inverse NTT of `rows` rows of `data` in place where row `r` uses prime
+    /// `(r / rows_per_prime) % k` (a batch of `rows_per_prime` instances stored limb-major,
+    /// `[limb][instance][N]`: [`crate::ckks::batch`]); `rows_per_prime = 1` is
+    /// [`forward`](Self::forward) / [`inverse`](Self::inverse). The kernels are compiled with
+    /// `XEHE_ROWS_PER_PRIME` (one program per distinct value). Asynchronous on `q`.
+    ///
+    /// # Errors
+    /// `InvalidArgument` when `data` is shorter than `rows × N` or `rows_per_prime == 0`;
+    /// `Device` on a compile or launch failure.
+    pub fn run_grouped<Q: GpuQueue<Buf = B>>(
+        &self,
+        q: &Q,
+        data: &B,
+        rows: usize,
+        rows_per_prime: usize,
+        variant: NttVariant,
+        dir: NttDirection,
+    ) -> Result<()> {
         if variant == NttVariant::FourStep && !self.four_step {
             return Err(crate::Error::InvalidArgument("these NTT tables were uploaded without the four-step twist tables".into()));
         }
         let plan = NttPlan::new(self.log_n, self.k, variant)?;
         plan.check_len(data.words(), rows)?;
-        let defines = plan.defines();
+        let defines = grouped_defines(&plan, rows_per_prime)?;
         for launch in plan.launches(dir, rows) {
             self.launch(q, data, &defines, &launch)?;
         }
         Ok(())
     }
+}
+
+/// The plan's defines, plus `XEHE_ROWS_PER_PRIME` for limb-major batches (`rows_per_prime > 1`).
+fn grouped_defines(plan: &NttPlan, rows_per_prime: usize) -> Result<Vec<(&'static str, String)>> {
+    if rows_per_prime == 0 {
+        return Err(crate::Error::InvalidArgument("NTT: rows_per_prime must be at least 1".into()));
+    }
+    let mut defines = plan.defines();
+    if rows_per_prime > 1 {
+        defines.push(("XEHE_ROWS_PER_PRIME", rows_per_prime.to_string()));
+    }
+    Ok(defines)
 }
