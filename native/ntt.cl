@@ -267,6 +267,15 @@ KERNEL_FQ void ntt_fwd_radix8_moddown_u64(GLOBAL_AS u64 *d, CONST_AS u64 *last, 
  */
 #define MODE_LOG_RADIX(mode) ((mode)&0xffu)
 #define MODE_LOG_SIMD(mode) (((mode) >> 8) & 0xffu)
+/* A plan compiles its SLM mode in (XEHE_SLM_MODE, see NttPlan::defines): the SLM kernels then
+ * hold only their own step kind, whose registers set the occupancy (the radix-16 path's 16-word
+ * arrays otherwise cost every variant: radix-8 at 32K x 1024 went 0.65 -> 1.14 us on an H100).
+ * Programs built without it (the SPIR-V of build.rs) take the runtime argument. */
+#ifdef XEHE_SLM_MODE
+#define SLM_MODE(mode) ((u32)(XEHE_SLM_MODE))
+#else
+#define SLM_MODE(mode) (mode)
+#endif
 /* Sub-group width of the shuffle rounds (the paper's SIMD width 8). */
 #define SIMD_LOG_W 3u
 #define SIMD_W (1u << SIMD_LOG_W)
@@ -390,7 +399,7 @@ DECLSPEC_INLINE void fwd_slm_step(LOCAL_AS u64 *tile, u32 T, CONST_AS u64 *rw, C
 DECLSPEC void fwd_slm_rounds_to(LOCAL_AS u64 *tile, u32 T, CONST_AS u64 *rw, CONST_AS u64 *rq, u64 q, u32 log_n,
                                 u32 log_m, u32 end, u32 tin, u32 mode, LOCAL_AS u64 *scratch)
 {
-    u32 lr = MODE_LOG_RADIX(mode), ls = end == log_n ? MODE_LOG_SIMD(mode) : 0;
+    u32 lr = MODE_LOG_RADIX(SLM_MODE(mode)), ls = end == log_n ? MODE_LOG_SIMD(SLM_MODE(mode)) : 0;
     u32 stop = end - ls; /* the shuffle rounds start here */
     u32 lm = log_m;
     /* Sequential loops, one per step kind (llvm-spirv 14 mis-structures a loop over an if-chain). */
@@ -639,7 +648,7 @@ DECLSPEC void inv_slm_rounds_from(LOCAL_AS u64 *tile, u32 T, CONST_AS u64 *rw, C
                                   u32 log_n, u32 n, u32 top, u32 stop_log_m, u32 tin, u32 mode, u32 scale_last,
                                   inv_last_t il, LOCAL_AS u64 *scratch)
 {
-    u32 lr = MODE_LOG_RADIX(mode), ls = MODE_LOG_SIMD(mode);
+    u32 lr = MODE_LOG_RADIX(SLM_MODE(mode)), ls = MODE_LOG_SIMD(SLM_MODE(mode));
     /* top - 1 = the block-count exponent of the next round. */
     if (ls && top == log_n && top >= ls + stop_log_m) {
         inv_simd_rounds(tile, T, rw, rq, q, log_n, n, tin, ls, scale_last, il, scratch);

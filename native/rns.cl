@@ -30,28 +30,40 @@ KERNEL_FQ void rns_scale_u64(GLOBAL_AS u64 *data, CONST_AS u64 *moduli, CONST_AS
  * with one 128-bit multiply-add chain and one Barrett reduction per output word (mad_mod,
  * paper §V-A1); out_add[o] <= m_o (ModDown's m_o - [floor(P/2)]_{m_o}, 0 for ModUp).
  */
+/* Digits whose words are held in registers by rns_base_conv_u64 (larger digits read again). */
+#define RNS_REG_DIGIT 16
+
 KERNEL_FQ void rns_base_conv_u64(GLOBAL_AS u64 *out, CONST_AS u64 *y, CONST_AS u64 *matrix,
                                  CONST_AS u64 *out_moduli, CONST_AS u64 *out_r0, CONST_AS u64 *out_r1,
                                  CONST_AS u64 *out_add, u32 d, u32 in_rows, u32 digits, u32 out_rows,
                                  u32 polys, u32 log_n)
 {
-    u64 n = (u64)1 << log_n;
-    u64 total = (u64)polys * digits * out_rows * n;
+    /* One work-item per (poly, digit, coefficient): its digit's words are read once (into
+     * registers when d <= RNS_REG_DIGIT) and every output limb is written from them, coalesced
+     * across the work-items of a coefficient range. */
+    u32 n = 1u << log_n;
+    u64 total = ((u64)polys * digits) << log_n;
     for (u64 g = GLOBAL_ID(); g < total; g += GLOBAL_SIZE()) {
-        u64 row = g >> log_n, x = g & (n - 1);
-        u32 o = (u32)(row % out_rows);
-        u64 pj = row / out_rows;
-        u32 j = (u32)(pj % digits), p = (u32)(pj / digits);
+        u32 x = (u32)g & (n - 1);
+        u32 pj = (u32)(g >> log_n);
+        u32 j = pj % digits, p = pj / digits;
         u32 first = j * d;
         u32 cnt = in_rows - first < d ? in_rows - first : d;
-        u64 src = (((u64)p * in_rows + first) << log_n) + x;
-        u64 mrow = ((u64)j * out_rows + o) * d;
-        u128_t acc;
-        acc.lo = acc.hi = 0;
-        for (u32 i = 0; i < cnt; i++) {
-            acc = mad64_wide(y[src + ((u64)i << log_n)], matrix[mrow + i], acc);
+        CONST_AS u64 *src = y + (((u64)p * in_rows + first) << log_n) + x;
+        u64 yv[RNS_REG_DIGIT];
+#pragma unroll
+        for (u32 i = 0; i < RNS_REG_DIGIT; i++) yv[i] = i < cnt ? src[(u64)i << log_n] : 0;
+        GLOBAL_AS u64 *dst = out + (((u64)pj * out_rows) << log_n) + x;
+        for (u32 o = 0; o < out_rows; o++) {
+            CONST_AS u64 *mrow = matrix + ((u64)j * out_rows + o) * d;
+            u128_t acc;
+            acc.lo = acc.hi = 0;
+#pragma unroll
+            for (u32 i = 0; i < RNS_REG_DIGIT; i++)
+                if (i < cnt) acc = mad64_wide(yv[i], mrow[i], acc);
+            for (u32 i = RNS_REG_DIGIT; i < cnt; i++) acc = mad64_wide(src[(u64)i << log_n], mrow[i], acc);
+            u64 m = out_moduli[o];
+            dst[(u64)o << log_n] = add_mod(barrett_reduce_128(acc, m, out_r0[o], out_r1[o]), out_add[o], m);
         }
-        u64 m = out_moduli[o];
-        out[g] = add_mod(barrett_reduce_128(acc, m, out_r0[o], out_r1[o]), out_add[o], m);
     }
 }

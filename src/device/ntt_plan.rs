@@ -323,7 +323,8 @@ impl NttPlan {
 
     /// Compile-time defines of the NTT program (`-D NAME=VALUE`).
     pub fn defines(&self) -> Vec<(&'static str, String)> {
-        vec![("XEHE_SLM_TILE", self.tile().to_string())]
+        // The SLM mode is also compiled in, so each program holds one step kind (ntt.cl SLM_MODE).
+        vec![("XEHE_SLM_TILE", self.tile().to_string()), ("XEHE_SLM_MODE", self.slm_mode().to_string())]
     }
 
     /// Rounds done in global memory before (forward) / after (inverse) the SLM kernel.

@@ -185,7 +185,8 @@ fn base_conv<Q: GpuQueue>(
         Arg::U32(polys as u32),
         Arg::U32(log_n),
     ];
-    let total = ((polys * digits * out_rows as usize) as u64) << log_n;
+    // One work-item per (poly, digit, coefficient); each writes every output limb.
+    let total = ((polys * digits) as u64) << log_n;
     q.launch(
         Family::Rns,
         &[],

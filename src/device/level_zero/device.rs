@@ -295,6 +295,8 @@ fn module_tile(family: Family, defines: &[(&'static str, String)]) -> Result<usi
                 tile = value.parse().map_err(|_| Error::InvalidArgument(format!("XEHE_SLM_TILE={value}")))?
             }
             ("XEHE_KS_EPT", Family::Ntt) if value == "8" => {}
+            // The SPIR-V takes the SLM mode as its runtime argument (ntt.cl SLM_MODE).
+            ("XEHE_SLM_MODE", Family::Ntt) => {}
             _ => {
                 return Err(Error::Device(format!(
                     "Level Zero: {} was built to SPIR-V without {name}={value} (use the OpenCL backend for it)",
