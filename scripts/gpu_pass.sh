@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # One whole GPU check-and-measure pass: bit-exactness of every GPU kernel against the CPU
-# backend, then the ceilings and timing sweeps, ending in a short table.
+# backend (CUDA and, where present, NVIDIA's OpenCL), then the ceilings and timing sweeps
+# (NTT family, evaluator operations, element-wise coalescing, hybrid key switching, batches).
 #
 # Build here (the GPU machines have no Rust toolchain):
 #   cargo build --release --examples
@@ -22,4 +23,6 @@ nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm --format=csv 2
 status=0
 "$BIN/gpu_check" 2>&1 | tee "$LOG/gpu_check.log" || status=1
 "$BIN/gpu_eval_check" 2>&1 | tee "$LOG/gpu_eval_check.log" || status=1
+"$BIN/hybrid_gpu_timing" 2>&1 | tee "$LOG/hybrid_gpu_timing.log" || status=1
+"$BIN/batch_timing" --backend cuda 2>&1 | tee "$LOG/batch_timing.log" || status=1
 exit $status
