@@ -380,7 +380,26 @@ fn two_devices_compute_independently() {
             same("multiply+relinearize+rotate on one of two devices", Ok(c), Ok(want.clone()));
         }
     }
-    // A device-0 result as an operand on device 1.
+    // A device-0 result as an operand on device 1 (it moves through the host), and re-marked
+    // for device 1.
     let r0 = m(&on_gpu(&f.a, &q0), &on_gpu(&f.b, &q0)).unwrap();
-    same("device 0 result added on device 1", f.ev.add(&on_gpu(&f.a, &q1), &r0), f.ev.add(&f.a, &want));
+    same("device 0 result added on device 1", f.ev.add(&on_gpu(&r0, &q1), &r0), f.ev.add(&want, &want));
+}
+
+/// An object whose current value lives on one queue, re-marked for another queue of the same
+/// device (`gpu_on`): the next operation runs on the new queue with the value brought over, never
+/// with the old queue's buffer.
+#[test]
+fn remarked_result_moves_to_the_new_queue() {
+    let _turn = turn();
+    for (q, _) in queues("remarked_result_moves_to_the_new_queue") {
+        let q2 = q.new_queue_on_device().unwrap();
+        let f = fixture(8192, &[60, 40, 40, 60]);
+        let want = f.ev.multiply(&f.a, &f.b).and_then(|m| f.ev.relinearize(&m, &f.rk)).unwrap();
+        let r = f.ev.multiply(&on_gpu(&f.a, &q), &on_gpu(&f.b, &q)).and_then(|m| f.ev.relinearize(&m, &f.rk)).unwrap();
+        let mut moved = r.clone();
+        moved.gpu_on(&q2);
+        let sum = f.ev.add(&moved, &r).unwrap();
+        same(&format!("{}: re-marked result on a second queue", q.backend()), Ok(sum), f.ev.add(&want, &want));
+    }
 }

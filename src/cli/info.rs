@@ -46,6 +46,7 @@ pub fn backends() -> Vec<BackendInfo> {
     vec![cpu, cuda(), opencl(), level_zero()]
 }
 
+#[cfg_attr(all(feature = "cuda", feature = "opencl", feature = "level-zero"), allow(dead_code))]
 fn not_compiled(backend: &str, feature: &str) -> BackendInfo {
     BackendInfo {
         backend: backend.into(),

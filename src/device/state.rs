@@ -32,8 +32,11 @@ pub enum DeviceBuf {
 #[derive(Clone, Debug, Default)]
 struct Inner {
     marked: bool,
+    /// The queue device operations on the object run on (set by `.gpu()` / `gpu_on`).
     queue: Option<Queue>,
-    copy: Option<DeviceBuf>,
+    /// The device copy and the queue it lives on (which may differ from `queue` after the
+    /// object was re-marked for another queue or device).
+    copy: Option<(Queue, DeviceBuf)>,
     host_stale: bool,
 }
 
@@ -83,24 +86,24 @@ impl DeviceState {
     /// copy belongs to another queue). Marks the object (implicit propagation).
     pub fn device_copy(&self, queue: &Queue, host: &[u64]) -> Result<DeviceBuf> {
         let mut g = self.inner.lock();
-        if let (Some(c), Some(q)) = (&g.copy, &g.queue) {
+        if let Some((q, c)) = &g.copy {
             if q == queue {
                 return Ok(c.clone());
             }
         }
         if g.host_stale {
-            // The value lives on another queue: bring it over through the host.
-            let words = download(g.queue.as_ref(), g.copy.as_ref(), host.len())?;
+            // The value lives on another queue (or device): bring it over through the host.
+            let (q, c) = g.copy.as_ref().ok_or_else(no_copy)?;
+            let words = download_on_queue(q, c, host.len())?;
             let c = upload(queue, &words)?;
-            g.copy = Some(c.clone());
+            g.copy = Some((queue.clone(), c.clone()));
             g.queue = Some(queue.clone());
-            g.host_stale = true;
             return Ok(c);
         }
         let c = upload(queue, host)?;
         g.marked = true;
         g.queue = Some(queue.clone());
-        g.copy = Some(c.clone());
+        g.copy = Some((queue.clone(), c.clone()));
         Ok(c)
     }
     /// A clone whose host copy counts as stale: for a view that shares the device buffer but
@@ -113,12 +116,13 @@ impl DeviceState {
     /// Record a device result: the host copy is now stale.
     pub fn set_result(&self, queue: Queue, buf: DeviceBuf) {
         let mut g = self.inner.lock();
-        *g = Inner { marked: true, queue: Some(queue), copy: Some(buf), host_stale: true };
+        *g = Inner { marked: true, queue: Some(queue.clone()), copy: Some((queue, buf)), host_stale: true };
     }
     /// Download `words` words of the device value (synchronizes the queue).
     pub fn download_words(&self, words: usize) -> Result<Vec<u64>> {
         let g = self.inner.lock();
-        download(g.queue.as_ref(), g.copy.as_ref(), words)
+        let (q, c) = g.copy.as_ref().ok_or_else(no_copy)?;
+        download_on_queue(q, c, words)
     }
     /// After a download into the host copy: host and device agree.
     pub fn set_host_current(&self) {
@@ -154,9 +158,11 @@ fn upload_on<Q: GpuQueue>(q: &Q, host: &[u64]) -> Result<DeviceBuf> {
     Ok(Q::wrap(Arc::new(q.upload(host)?)))
 }
 
-fn download(queue: Option<&Queue>, copy: Option<&DeviceBuf>, words: usize) -> Result<Vec<u64>> {
-    let missing = || crate::Error::Device("object has no device copy to download".into());
-    let (Some(queue), Some(copy)) = (queue, copy) else { return Err(missing()) };
+fn no_copy() -> crate::Error {
+    crate::Error::Device("object has no device copy to download".into())
+}
+
+fn download_on_queue(queue: &Queue, copy: &DeviceBuf, words: usize) -> Result<Vec<u64>> {
     match queue {
         #[cfg(feature = "cuda")]
         Queue::Cuda(q) => download_on(&**q, copy, words),
@@ -165,7 +171,10 @@ fn download(queue: Option<&Queue>, copy: Option<&DeviceBuf>, words: usize) -> Re
         #[cfg(all(feature = "level-zero", any(feature = "cuda", feature = "opencl")))]
         Queue::LevelZero(q) => download_on(&**q, copy, words),
         #[allow(unreachable_patterns)]
-        _ => Err(missing()),
+        _ => {
+            let _ = (copy, words);
+            Err(no_copy())
+        }
     }
 }
 

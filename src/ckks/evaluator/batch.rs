@@ -423,6 +423,8 @@ mod gpu_impl {
                 Queue::Cuda(cq) => self.run_batch_on(queue, &**cq, a, op, shape),
                 #[cfg(feature = "opencl")]
                 Queue::OpenCl(cq) => self.run_batch_on(queue, &**cq, a, op, shape),
+                #[cfg(all(feature = "level-zero", any(feature = "cuda", feature = "opencl")))]
+                Queue::LevelZero(zq) => self.run_batch_on(queue, &**zq, a, op, shape),
             }
         }
 

@@ -307,6 +307,8 @@ mod gpu_impl {
                 Queue::Cuda(cq) => self.hybrid_on(q, &**cq, ct, op),
                 #[cfg(feature = "opencl")]
                 Queue::OpenCl(cq) => self.hybrid_on(q, &**cq, ct, op),
+                #[cfg(all(feature = "level-zero", any(feature = "cuda", feature = "opencl")))]
+                Queue::LevelZero(zq) => self.hybrid_on(q, &**zq, ct, op),
             }
         }
 
