@@ -213,6 +213,7 @@ impl CiphertextBatch {
     }
     /// A batch of the same instances' metadata whose value is computed elsewhere (device
     /// results): `size`, level and scale replaced, no host words.
+    #[cfg_attr(not(any(feature = "cuda", feature = "opencl")), allow(dead_code))]
     pub(crate) fn result_header(
         &self,
         parms_id: ParmsId,

@@ -3,7 +3,7 @@
 
 // Built without a GPU backend, `Queue` and `DeviceBuf` have no variants, so the device-side
 // code paths are statically unreachable; they still compile so the API is the same.
-#![cfg_attr(not(any(feature = "cuda", feature = "opencl")), allow(unreachable_code, unreachable_patterns, unused_variables))]
+#![cfg_attr(not(any(feature = "cuda", feature = "opencl")), allow(unreachable_code, unreachable_patterns, unused_variables, unused_mut))]
 #[cfg(any(feature = "cuda", feature = "opencl"))]
 pub mod gpu;
 pub mod kernel_cache;

@@ -29,6 +29,24 @@ pub enum DeviceBuf {
     LevelZero(Arc<super::level_zero::ZeBuffer>),
 }
 
+impl DeviceBuf {
+    /// Words of the value the buffer holds (its requested length).
+    pub fn words(&self) -> usize {
+        #[cfg(any(feature = "cuda", feature = "opencl"))]
+        use super::gpu::GpuBuffer;
+        match self {
+            #[cfg(feature = "cuda")]
+            DeviceBuf::Cuda(b) => b.words(),
+            #[cfg(feature = "opencl")]
+            DeviceBuf::OpenCl(b) => b.words(),
+            #[cfg(all(feature = "level-zero", any(feature = "cuda", feature = "opencl")))]
+            DeviceBuf::LevelZero(b) => b.words(),
+            #[allow(unreachable_patterns)]
+            _ => 0,
+        }
+    }
+}
+
 #[derive(Clone, Debug, Default)]
 struct Inner {
     marked: bool,
@@ -93,8 +111,9 @@ impl DeviceState {
         }
         if g.host_stale {
             // The value lives on another queue (or device): bring it over through the host.
+            // The host words are stale (possibly empty): the value is the device buffer's length.
             let (q, c) = g.copy.as_ref().ok_or_else(no_copy)?;
-            let words = download_on_queue(q, c, host.len())?;
+            let words = download_on_queue(q, c, c.words())?;
             let c = upload(queue, &words)?;
             g.copy = Some((queue.clone(), c.clone()));
             g.queue = Some(queue.clone());

@@ -31,6 +31,7 @@ enum BatchOp<'a> {
 }
 
 /// What a batched operation produces per instance: level, polynomials, scale.
+#[cfg_attr(not(any(feature = "cuda", feature = "opencl")), allow(dead_code))]
 struct Shape {
     parms_id: ParmsId,
     k: usize,
