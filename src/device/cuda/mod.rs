@@ -141,9 +141,14 @@ impl CudaDevice {
     pub fn upload_static<T: Copy>(&self, host: &[T]) -> Result<DeviceBuffer> {
         let words = std::mem::size_of_val(host).div_ceil(8);
         let buf = DeviceBuffer::new(&self.statics, words)?;
-        self.ctx.bind_to_thread().map_err(|e| dev_err("binding context", e))?;
+        // The buffer may be recycled from read-only data (e.g. keys) dropped while kernels of
+        // some queue still read it, and the copy runs on the legacy stream, which is not ordered
+        // with the queues' streams (a pageable copy may even return before its DMA landed): wait
+        // for the device before and after. Static uploads are rare (once per key and level).
+        self.ctx.synchronize().map_err(|e| dev_err("synchronize before a static upload", e))?;
         // SAFETY: `buf` holds at least size_of_val(host) bytes; synchronous copy.
         unsafe { cudarc::driver::result::memcpy_htod_sync(buf.ptr(), host) }.map_err(|e| dev_err("upload", e))?;
+        self.ctx.synchronize().map_err(|e| dev_err("synchronize after a static upload", e))?;
         Ok(buf)
     }
 

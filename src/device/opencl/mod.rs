@@ -288,6 +288,9 @@ impl OpenClDevice {
         };
         let max_alloc = dev.max_mem_alloc_size().map_err(|e| dev_err("largest allocation", e))?;
         let statics = Arc::new(MemCache::new(ClAllocator::new(&context, max_alloc)));
+        // Read-only data is never recycled: a key dropped while another queue's kernels still
+        // read it is released for real, which OpenCL defers until those commands finished.
+        statics.set_enabled(false);
         Ok(OpenClDevice {
             device: dev,
             queue_devices,
