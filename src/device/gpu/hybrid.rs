@@ -11,7 +11,7 @@
 //! Data layout as everywhere in the evaluator: `size × ℓ × N` u64 words, NTT form. Device
 //! buffers are never mutated after they are written: each function returns a fresh output.
 //!
-//! Device data: [`HybridLevelData`] (the per-level constants of [`LevelConstants`]) is built and
+//! Device data: [`HybridLevelData`] (the per-level constants of `ckks::hybrid::LevelConstants`) is built and
 //! uploaded once per (device, level) and cached in the [`HybridKeySwitching`]; a key's words are
 //! uploaded once per device and cached in the [`HybridKSwitchKey`] (as SEAL keys'
 //! `KeyDeviceCache`), both shared by the device's queues (paper §III-H).
