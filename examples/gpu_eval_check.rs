@@ -81,6 +81,38 @@ mod pass {
         if let Some(set) = coalesce {
             set(true);
         }
+        // The batched API (one launch per operation over B instances, issue 8): what many small
+        // element-wise operations are for, where the per-call host path dominates.
+        let inst = 256;
+        let mut ba = CiphertextBatch::from_ciphertexts(&vec![a.clone(); inst])?;
+        let mut bb = CiphertextBatch::from_ciphertexts(&vec![b.clone(); inst])?;
+        ba.gpu_on(queue);
+        bb.gpu_on(queue);
+        let breps = (reps / 25).max(2);
+        type BatchOp<'x> = Box<dyn Fn() -> xehe::Result<CiphertextBatch> + 'x>;
+        let bops: Vec<(&str, f64, BatchOp)> = vec![
+            ("add_batch", 3.0 * words * 8.0, Box::new(|| ev.add_batch(&ba, &bb))),
+            ("multiply_plain_batch", 2.5 * words * 8.0, Box::new(|| ev.multiply_plain_batch(&ba, std::slice::from_ref(p)))),
+        ];
+        for (name, bytes, f) in &bops {
+            for _ in 0..breps {
+                f()?;
+            }
+            queue.synchronize()?;
+            let s = Instant::now();
+            for _ in 0..breps {
+                f()?;
+            }
+            queue.synchronize()?;
+            let us = s.elapsed().as_secs_f64() * 1e6 / (breps * inst) as f64;
+            let floor = bytes / bw * 1e6;
+            rows.push(format!(
+                "| {backend} | {} | {} | {name} | batched B = {inst} | {us:.2} | {floor:.2} | {:.2}× |",
+                a.poly_modulus_degree(),
+                a.coeff_modulus_size(),
+                us / floor
+            ));
+        }
         Ok(())
     }
 

@@ -11,7 +11,7 @@ use crate::math::ntt::NttTables;
 use crate::math::primes::{CoeffModulus, SecLevel};
 use crate::math::rns::{significant_bits, RnsBase};
 use crate::{Error, Result};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use std::sync::Arc;
 
 /// Pre-computation for one level of the chain (SEAL `SEALContext::ContextData`).
@@ -192,7 +192,7 @@ impl Context {
             levels.push(p);
         }
         let count = levels.len();
-        let mut map = HashMap::new();
+        let mut map = HashMap::default();
         let ids: Vec<ParmsId> = levels.iter().map(|p| p.parms_id()).collect();
         for (i, p) in levels.into_iter().enumerate() {
             let k = p.coeff_modulus().len();

@@ -13,7 +13,8 @@
 
 use crate::{Error, Result};
 use parking_lot::Mutex;
-use std::collections::{BTreeMap, HashMap};
+use rustc_hash::FxHashMap as HashMap;
+use std::collections::BTreeMap;
 use std::fmt::Debug;
 use std::hash::Hash;
 
@@ -96,7 +97,7 @@ impl<A: RawAllocator> MemCache<A> {
             alloc,
             state: Mutex::new(State {
                 free: BTreeMap::new(),
-                active: HashMap::new(),
+                active: HashMap::default(),
                 retain_buffers: false,
                 enabled: true,
                 stats: MemCacheStats::default(),

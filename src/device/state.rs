@@ -100,6 +100,16 @@ impl DeviceState {
     pub fn queue(&self) -> Option<Queue> {
         self.inner.lock().queue.clone()
     }
+    /// The queue, if the object is marked for a device (one lock: the evaluator's dispatch
+    /// asks this once per operand and operation).
+    pub fn marked_queue(&self) -> Option<Queue> {
+        let g = self.inner.lock();
+        if g.marked {
+            g.queue.clone()
+        } else {
+            None
+        }
+    }
     /// The current device copy, uploading `host` into `queue` first if there is none (or the
     /// copy belongs to another queue). Marks the object (implicit propagation).
     pub fn device_copy(&self, queue: &Queue, host: &[u64]) -> Result<DeviceBuf> {

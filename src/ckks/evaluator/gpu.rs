@@ -17,7 +17,7 @@ use crate::Result;
 impl Evaluator {
     /// The queue an operation on these ciphertexts runs on, if any operand is marked `.gpu()`.
     pub(super) fn device_for(&self, cts: &[&Ciphertext]) -> Option<Queue> {
-        cts.iter().find(|c| c.gpu.is_marked()).and_then(|c| c.gpu.queue())
+        cts.iter().find_map(|c| c.gpu.marked_queue())
     }
 }
 

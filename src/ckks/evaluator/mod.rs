@@ -59,7 +59,7 @@ fn check_not_transparent(ct: &Ciphertext) -> Result<()> {
 /// A copy to compute on: for an operand marked `.gpu()`, a device view (uploading it first if
 /// needed), so an operation that runs on the device does not copy the host words.
 fn working_copy(ct: &Ciphertext) -> Result<Ciphertext> {
-    match ct.gpu.queue().filter(|_| ct.gpu.is_marked()) {
+    match ct.gpu.marked_queue() {
         Some(q) => {
             ct.gpu.device_copy(&q, &ct.data)?;
             Ok(ct.device_view())

@@ -51,7 +51,7 @@ pub struct CudaDevice {
     arch: (i32, i32),
     modules: Mutex<HashMap<String, Arc<CudaModule>>>,
     /// (family, defines, kernel) → function: launches must not re-hash sources.
-    functions: Mutex<HashMap<KernelKey, CudaFunction>>,
+    functions: Mutex<rustc_hash::FxHashMap<KernelKey, CudaFunction>>,
     /// Read-only data shared by every queue of the device (NTT tables, keys): paper §III-H.
     statics: Arc<MemCache<CudaAllocator>>,
     /// Per-level tables and Galois permutations, shared by the device's queues.
@@ -83,7 +83,7 @@ impl CudaDevice {
                 name,
                 arch,
                 modules: Mutex::new(HashMap::new()),
-                functions: Mutex::new(HashMap::new()),
+                functions: Mutex::new(Default::default()),
                 statics: Arc::new(MemCache::new(CudaAllocator::new(ctx.clone()))),
                 shared: DeviceShared::new(),
                 ctx,

@@ -32,8 +32,8 @@ pub struct CudaQueue {
 #[derive(Default)]
 struct Pending {
     ops: Vec<EwOp<DeviceBuffer>>,
-    reads: std::collections::HashSet<u64>,
-    writes: std::collections::HashSet<u64>,
+    reads: rustc_hash::FxHashSet<u64>,
+    writes: rustc_hash::FxHashSet<u64>,
 }
 
 impl Pending {

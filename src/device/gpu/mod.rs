@@ -18,7 +18,7 @@ pub mod polymul;
 use super::kernels::Family;
 use crate::{Error, ParmsId, Result};
 use parking_lot::Mutex;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use std::sync::Arc;
 
 /// Work-items per work-group of the grid-stride (element-wise) kernels.
@@ -293,7 +293,7 @@ impl<B> DeviceShared<B> {
     pub fn new() -> Self {
         use std::sync::atomic::{AtomicUsize, Ordering};
         static NEXT: AtomicUsize = AtomicUsize::new(0);
-        DeviceShared { id: NEXT.fetch_add(1, Ordering::Relaxed), levels: Mutex::new(HashMap::new()), galois: Mutex::new(HashMap::new()) }
+        DeviceShared { id: NEXT.fetch_add(1, Ordering::Relaxed), levels: Mutex::new(HashMap::default()), galois: Mutex::new(HashMap::default()) }
     }
 }
 
