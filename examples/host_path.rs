@@ -1,6 +1,7 @@
 //! Host cost per element-wise operation through the public API (issue 3): `add` and
-//! `multiply_plain` on `.gpu()` ciphertexts, queued, one synchronization — for profiling the
-//! host path (`perf record`), on any queue (`XEHE_DEVICE`, default: auto; `--reps N`).
+//! `multiply_plain` on `.gpu()` ciphertexts, queued, one synchronization; prints the enqueue
+//! time (host path only) and the total per operation. For profiling the host path on any queue
+//! (`XEHE_DEVICE`, default auto). Usage: `host_path [--reps N]`.
 use std::time::Instant;
 use xehe::device::DeviceResident;
 use xehe::*;
@@ -8,31 +9,49 @@ use xehe::*;
 fn main() -> Result<()> {
     let reps: usize = std::env::args().skip_while(|a| a != "--reps").nth(1).and_then(|v| v.parse().ok()).unwrap_or(20000);
     let queue = xehe::device::queue::default_queue()?;
-    let mut parms = EncryptionParameters::new(SchemeType::Ckks);
-    parms.set_poly_modulus_degree(4096);
-    parms.set_coeff_modulus(&CoeffModulus::create(4096, &[40, 20, 40])?);
-    let ctx = Context::new(&parms)?;
-    let kg = KeyGenerator::new(&ctx)?;
-    let enc = Encryptor::new(&ctx, &kg.create_public_key()?)?;
-    let ce = CkksEncoder::new(&ctx)?;
-    let ev = Evaluator::new(&ctx);
-    let p = ce.encode_f64(&[1.0, 2.0], ctx.first_parms_id(), 2f64.powi(20))?;
-    let (mut a, mut b) = (enc.encrypt(&p)?, enc.encrypt(&p)?);
-    a.gpu_on(&queue);
-    b.gpu_on(&queue);
-    type Op<'x> = (&'static str, Box<dyn Fn() -> Result<Ciphertext> + 'x>);
-    let ops: Vec<Op> = vec![("add", Box::new(|| ev.add(&a, &b))), ("multiply_plain", Box::new(|| ev.multiply_plain(&a, &p)))];
-    for (name, f) in &ops {
-        for _ in 0..500 {
-            f()?;
+    println!("| N | op | enqueue µs/op | total µs/op | median call µs | p90 call µs | calls > 10 µs, µs/op |\n|---|---|---|---|---|---|---|");
+    for (n, bits) in [(4096usize, vec![40u32, 20, 40]), (8192, vec![60, 40, 40, 60])] {
+        let mut parms = EncryptionParameters::new(SchemeType::Ckks);
+        parms.set_poly_modulus_degree(n);
+        parms.set_coeff_modulus(&CoeffModulus::create(n, &bits)?);
+        let ctx = Context::new(&parms)?;
+        let kg = KeyGenerator::new(&ctx)?;
+        let enc = Encryptor::new(&ctx, &kg.create_public_key()?)?;
+        let ce = CkksEncoder::new(&ctx)?;
+        let ev = Evaluator::new(&ctx);
+        let p = ce.encode_f64(&[1.0, 2.0], ctx.first_parms_id(), 2f64.powi(20))?;
+        let (mut a, mut b) = (enc.encrypt(&p)?, enc.encrypt(&p)?);
+        a.gpu_on(&queue);
+        b.gpu_on(&queue);
+        type Op<'x> = (&'static str, Box<dyn Fn() -> Result<Ciphertext> + 'x>);
+        let ops: Vec<Op> = vec![("add", Box::new(|| ev.add(&a, &b))), ("multiply_plain", Box::new(|| ev.multiply_plain(&a, &p)))];
+        for (name, f) in &ops {
+            for _ in 0..500 {
+                f()?;
+            }
+            queue.synchronize()?;
+            let mut each = Vec::with_capacity(reps);
+            let s = Instant::now();
+            for _ in 0..reps {
+                let t = Instant::now();
+                f()?;
+                each.push(t.elapsed().as_nanos() as u64);
+            }
+            let enq = s.elapsed().as_secs_f64();
+            queue.synchronize()?;
+            let total = s.elapsed().as_secs_f64();
+            each.sort_unstable();
+            // Calls above 10 µs are the ones that launched the coalesced batch (or waited).
+            let slow: u64 = each.iter().filter(|&&t| t > 10_000).sum();
+            println!(
+                "| {n} | {name} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} |",
+                enq * 1e6 / reps as f64,
+                total * 1e6 / reps as f64,
+                each[reps / 2] as f64 / 1e3,
+                each[reps * 9 / 10] as f64 / 1e3,
+                slow as f64 / 1e3 / reps as f64
+            );
         }
-        queue.synchronize()?;
-        let s = Instant::now();
-        for _ in 0..reps {
-            f()?;
-        }
-        queue.synchronize()?;
-        println!("{name}: {:.3} µs/op (N = 4096, 2 primes, {reps} queued)", s.elapsed().as_secs_f64() * 1e6 / reps as f64);
     }
     Ok(())
 }

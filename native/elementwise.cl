@@ -9,7 +9,12 @@
 #include "modarith.h"
 
 #define EW_LOOP for (u64 i = GLOBAL_ID(); i < total; i += GLOBAL_SIZE())
-#define EW_PRIME (u32)((i >> log_n) % k)
+/* Row and broadcast index in 32-bit arithmetic (rows < 2^32): a 64-bit `%` is a long emulated
+ * division on GPUs, more work than the memory-bound operation itself at small N. */
+#define EW_PRIME (((u32)(i >> log_n)) % k)
+/* i mod b_words for b_words a multiple of N (the broadcast plaintext of multiply_plain). */
+#define ONE_EW ((u64)1)
+#define EW_BCAST(bw) (((u64)(((u32)(i >> log_n)) % (u32)((bw) >> log_n)) << log_n) | (i & ((ONE_EW << log_n) - 1)))
 
 KERNEL_FQ void ew_add_u64(GLOBAL_AS u64 *out, CONST_AS u64 *a, CONST_AS u64 *b, CONST_AS u64 *moduli, u32 k,
                           u32 log_n, u64 total)
@@ -35,7 +40,7 @@ KERNEL_FQ void ew_mul_u64(GLOBAL_AS u64 *out, CONST_AS u64 *a, CONST_AS u64 *b, 
 {
     EW_LOOP {
         u32 p = EW_PRIME;
-        out[i] = mul_mod(a[i], b[i % b_words], moduli[p], r0[p], r1[p]);
+        out[i] = mul_mod(a[i], b[EW_BCAST(b_words)], moduli[p], r0[p], r1[p]);
     }
 }
 
@@ -75,7 +80,7 @@ KERNEL_FQ void tensor_u64(GLOBAL_AS u64 *out, CONST_AS u64 *a, CONST_AS u64 *b, 
  * Launch coalescing (CUDA only: descriptors carry raw device addresses). One launch runs many
  * queued element-wise operations of the kinds above; block row y runs descriptor y, a
  * grid-stride loop over its words in x. Descriptor (EW_DESC_WORDS u64 words): kind (0 add,
- * 1 sub, 2 negate, 3 multiply with b broadcast over b_words), out, a, b, moduli, r0, r1, total,
+ * 1 sub, 2 negate, 3 multiply with b broadcast over b_words, a multiple of N), out, a, b, moduli, r0, r1, total,
  * b_words, k | log_n << 32. The host only coalesces operations with no buffer in common, so
  * the order within a launch does not matter.
  */
@@ -99,7 +104,7 @@ KERNEL_FQ void ew_batched_u64(CONST_AS u64 *desc)
         case 0: out[i] = add_mod(a[i], b[i], q); break;
         case 1: out[i] = sub_mod(a[i], b[i], q); break;
         case 2: out[i] = neg_mod(a[i], q); break;
-        default: out[i] = mul_mod(a[i], b[i % b_words], q, r0[p], r1[p]); break;
+        default: out[i] = mul_mod(a[i], b[EW_BCAST(b_words)], q, r0[p], r1[p]); break;
         }
     }
 }

@@ -204,7 +204,7 @@ pub struct EwOp<B> {
     pub a: Arc<B>,
     /// Second operand (`None` for [`EwKind::Neg`]).
     pub b: Option<Arc<B>>,
-    /// Words of `b` that repeat over `a` (for [`EwKind::Mul`]; else `words`).
+    /// Words of `b` that repeat over `a` (for [`EwKind::Mul`]; else `words`); a multiple of N.
     pub b_words: usize,
     /// Words computed.
     pub words: usize,
