@@ -370,9 +370,16 @@ DECLSPEC void fwd_simd_rounds(LOCAL_AS u64 *tile, u32 T, CONST_AS u64 *rw, CONST
     }
 }
 
-/* One forward shared-memory step of r rounds from 2^lm blocks on a tile of T words. */
-DECLSPEC_INLINE void fwd_slm_step(LOCAL_AS u64 *tile, u32 T, CONST_AS u64 *rw, CONST_AS u64 *rq, u64 q, u32 log_n, u32 lm,
-                           u32 tin, const u32 r)
+/*
+ * One forward step of r rounds from 2^lm blocks on a tile of T words: each work-item's groups of
+ * 2^r words come from the tile in shared memory, or with from_global straight from the tile's
+ * words in global memory `gtile`; they go back to the tile, or with to_global straight to
+ * `gtile` with the final reduction (the register-resident kernel's first and last steps). Callers
+ * pass r, from_global and to_global as literals (the branches and loops fold).
+ */
+DECLSPEC_INLINE void fwd_tile_step(LOCAL_AS u64 *tile, GLOBAL_AS u64 *gtile, u32 T, CONST_AS u64 *rw, CONST_AS u64 *rq,
+                                   u64 q, u32 log_n, u32 lm, u32 tin, const u32 r, const u32 from_global,
+                                   const u32 to_global)
 {
     u32 log_gap = log_n - 1 - lm;
     u32 m = 1u << lm;
@@ -384,11 +391,27 @@ DECLSPEC_INLINE void fwd_slm_step(LOCAL_AS u64 *tile, u32 T, CONST_AS u64 *rw, C
         u32 b = il * 2 * g + (j & (gr - 1));
         u64 v[RADIX_MAX];
 #pragma unroll
-        for (u32 s = 0; s < (1u << r); s++) v[s] = tile[SLM_PAD(b + fwd_off(s, r, g))];
+        for (u32 s = 0; s < (1u << r); s++) {
+            u32 e = b + fwd_off(s, r, g);
+            v[s] = from_global ? gtile[e] : tile[SLM_PAD(e)];
+        }
         fwd_round_r(v, r, rw, rq, m, i1, q);
 #pragma unroll
-        for (u32 s = 0; s < (1u << r); s++) tile[SLM_PAD(b + fwd_off(s, r, g))] = v[s];
+        for (u32 s = 0; s < (1u << r); s++) {
+            u32 e = b + fwd_off(s, r, g);
+            if (to_global)
+                gtile[e] = fwd_final(v[s], q);
+            else
+                tile[SLM_PAD(e)] = v[s];
+        }
     }
+}
+
+/* One forward shared-memory step of r rounds from 2^lm blocks on a tile of T words. */
+DECLSPEC_INLINE void fwd_slm_step(LOCAL_AS u64 *tile, u32 T, CONST_AS u64 *rw, CONST_AS u64 *rq, u64 q, u32 log_n, u32 lm,
+                           u32 tin, const u32 r)
+{
+    fwd_tile_step(tile, (GLOBAL_AS u64 *)0, T, rw, rq, q, log_n, lm, tin, r, 0, 0);
 }
 
 /*
@@ -452,6 +475,80 @@ KERNEL_FQ void ntt_fwd_slm_u64(GLOBAL_AS u64 *data, CONST_AS u64 *roots, CONST_A
     fwd_slm_rounds(tile, T, roots + ((u64)p << log_n), roots_q + ((u64)p << log_n), q, log_n, log_m, tin, mode,
                    scratch);
     for (u32 e = LOCAL_ID(); e < T; e += LOCAL_SIZE()) src[e] = fwd_final(tile[SLM_PAD(e)], q);
+}
+
+/*
+ * STEP(R) for the run-time radix exponent r (1 <= r <= lr <= 4) with R a literal, so each
+ * expansion unrolls into registers; the cases above lr fold away where the SLM mode is compiled
+ * in (XEHE_SLM_MODE), keeping the radix-16 arrays out of the radix-8 programs.
+ */
+#define RADIX_CASES(r, lr, STEP)                                                                              \
+    do {                                                                                                      \
+        if ((lr) >= 4 && (r) == 4)                                                                            \
+            STEP(4);                                                                                          \
+        else if ((lr) >= 3 && (r) == 3)                                                                       \
+            STEP(3);                                                                                          \
+        else if ((r) == 2)                                                                                    \
+            STEP(2);                                                                                          \
+        else                                                                                                  \
+            STEP(1);                                                                                          \
+    } while (0)
+
+/*
+ * Register-resident SLM rounds (radix8-reg): the rounds of ntt_fwd_slm_u64 in steps of 2^lr
+ * (lr = MODE_LOG_RADIX), a remainder of fewer rounds as one smaller first step, where the first
+ * step reads its groups straight from the tile's words in global memory (`gtile`) into registers
+ * and the last writes its registers straight back with the final reduction: the tile crosses
+ * shared memory only between steps (no copy-in / copy-out passes, two barriers fewer).
+ */
+#define FWD_REG_STEP(R, FG, TG) fwd_tile_step(tile, gtile, T, rw, rq, q, log_n, lm, tin, R, FG, TG)
+#define FWD_REG_WHOLE(R) FWD_REG_STEP(R, 1, 1)
+#define FWD_REG_FIRST(R) FWD_REG_STEP(R, 1, 0)
+#define FWD_REG_MID(R) FWD_REG_STEP(R, 0, 0)
+#define FWD_REG_LAST(R) FWD_REG_STEP(R, 0, 1)
+DECLSPEC void fwd_reg_rounds(LOCAL_AS u64 *tile, GLOBAL_AS u64 *gtile, u32 T, CONST_AS u64 *rw, CONST_AS u64 *rq, u64 q,
+                             u32 log_n, u32 log_m, u32 tin, u32 mode)
+{
+    u32 lr = MODE_LOG_RADIX(SLM_MODE(mode));
+    lr = lr < 1 ? 1 : lr;
+    u32 rounds = log_n - log_m;
+    u32 r0 = rounds % lr == 0 ? lr : rounds % lr;
+    u32 lm = log_m;
+    if (r0 == rounds) {
+        RADIX_CASES(r0, lr, FWD_REG_WHOLE);
+    } else {
+        RADIX_CASES(r0, lr, FWD_REG_FIRST);
+        SYNC_THREADS();
+        for (lm += r0; lm + lr < log_n; lm += lr) {
+            RADIX_CASES(lr, lr, FWD_REG_MID);
+            SYNC_THREADS();
+        }
+        RADIX_CASES(lr, lr, FWD_REG_LAST);
+    }
+}
+
+/* The row, tile index and prime of this work-group's tile of T words. */
+typedef struct { u32 row, tin, p; } tile_id_t;
+
+DECLSPEC tile_id_t tile_of_group(u32 k, u32 log_n, u32 T)
+{
+    tile_id_t t;
+    u32 tiles_per_row = (1u << log_n) / T;
+    t.row = GROUP_ID() / tiles_per_row;
+    t.tin = GROUP_ID() % tiles_per_row;
+    t.p = NTT_PRIME(t.row);
+    return t;
+}
+
+/* ntt_fwd_slm_u64 with register-resident first and last steps (fwd_reg_rounds); same arguments. */
+KERNEL_FQ void ntt_fwd_reg_u64(GLOBAL_AS u64 *data, CONST_AS u64 *roots, CONST_AS u64 *roots_q,
+                               CONST_AS u64 *moduli, u32 k, u32 log_n, u32 log_m, u32 mode)
+{
+    LOCAL_ARRAY(u64, tile, SLM_WORDS);
+    const u32 T = XEHE_SLM_TILE;
+    tile_id_t t = tile_of_group(k, log_n, T);
+    fwd_reg_rounds(tile, data + ((u64)t.row << log_n) + (u64)t.tin * T, T, roots + ((u64)t.p << log_n),
+                   roots_q + ((u64)t.p << log_n), moduli[t.p], log_n, log_m, t.tin, mode);
 }
 
 /*

@@ -154,12 +154,70 @@ fn high_radix_global_passes_match_cpu() {
         NttVariant::Radix8,
         NttVariant::Radix16,
         NttVariant::FourStep,
+        NttVariant::Radix8Reg,
+        NttVariant::Radix8L2,
     ];
     assert_eq!(
         check_variants(dev, 16, &primes, &v),
         0,
         "OpenCL NTT differs from the CPU NTT"
     );
+}
+
+/// The register-resident variants' mixed-radix global passes: radix 8 at 2^15 and, at 2^13 (one
+/// 4096-word tile after a radix-2 pass) and 2^11 (a 2048-word tile: 11 rounds, a radix-4 first
+/// step), the remainder handling of the register kernel.
+#[test]
+fn register_resident_radix8_matches_cpu() {
+    let Some(dev) = device() else { return };
+    let v = [NttVariant::Radix8Reg, NttVariant::Radix8L2];
+    let mut bad = 0;
+    for log_n in [3u32, 4, 5, 11, 13, 15] {
+        let primes = CoeffModulus::create(1 << log_n.max(4), &[50, 60]).unwrap();
+        bad += check_variants(dev, log_n, &primes, &v);
+    }
+    assert_eq!(bad, 0, "OpenCL NTT differs from the CPU NTT");
+}
+
+/// The L2-chunked replay (radix8-l2) with chunks far below the default, so every launch after
+/// the first chunk runs at a row offset (an OpenCL sub-buffer): 9 rows of 3 primes in chunks of
+/// 4 rows → whole cycles of 3 rows, and grouped rows (2 instances per prime).
+#[test]
+fn l2_chunks_match_cpu() {
+    use xehe::device::gpu::ntt::NttDirection;
+    use xehe::device::ntt_plan::NttPlan;
+    let Some(dev) = device() else { return };
+    let log_n = 14u32;
+    let n = 1usize << log_n;
+    let primes = CoeffModulus::create(n, &[30, 50, 60]).unwrap();
+    let k = primes.len();
+    let tables: Vec<Arc<NttTables>> = primes
+        .iter()
+        .map(|&q| Arc::new(NttTables::new(log_n, q).unwrap()))
+        .collect();
+    let dt = DeviceNttTables::new(dev, &tables).unwrap();
+    let plan = NttPlan::new(log_n, k as u32, NttVariant::Radix8L2)
+        .unwrap()
+        .with_chunk_rows(Some(4));
+    for rows_per_prime in [1usize, 2] {
+        let rows = 3 * k * rows_per_prime;
+        let mut rng = Rng(77 + rows_per_prime as u64);
+        let mut host: Vec<u64> = (0..rows * n)
+            .map(|i| rng.next() % primes[(i / n / rows_per_prime) % k].value())
+            .collect();
+        host[n + 1] = primes[(1 / rows_per_prime) % k].value() - 1;
+        let mut want = host.clone();
+        for (r, row) in want.chunks_mut(n).enumerate() {
+            tables[(r / rows_per_prime) % k].forward(row);
+        }
+        let d = dev.upload(&host).unwrap();
+        dt.run_plan(dev, &d, rows, rows_per_prime, &plan, NttDirection::Forward)
+            .unwrap();
+        assert!(to_vec(dev, &d) == want, "forward, {rows_per_prime} rows per prime");
+        dt.run_plan(dev, &d, rows, rows_per_prime, &plan, NttDirection::Inverse)
+            .unwrap();
+        assert!(to_vec(dev, &d) == host, "inverse, {rows_per_prime} rows per prime");
+    }
 }
 
 #[test]
@@ -243,3 +301,4 @@ fn no_platform_is_a_clear_error() {
         reason.unwrap_or("(no reason printed)")
     );
 }
+

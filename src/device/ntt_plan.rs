@@ -38,7 +38,38 @@ pub enum NttVariant {
     /// transform in one work-group's shared memory, radix-2 with one barrier per round. Only
     /// N ≤ 2^11 ([`NttPlan::new`] fails above).
     SingleBlock,
+    /// Register-resident radix-8 (paper §V-D's radix-8 SLM NTT without its copy passes): mixed-radix
+    /// global passes (one pass of up to radix 16 per 4 rounds, so N = 2^14 takes one radix-4
+    /// pass and 2^16 one radix-16 pass), then forward `ntt_fwd_reg_u64`, whose first radix-8
+    /// step reads the tile from global memory straight into registers and whose last step writes
+    /// its registers straight back with the final reduction (shared memory only between steps; a
+    /// remainder round count as one smaller first step). The inverse takes the same mixed-radix
+    /// global passes around the radix-8 SLM kernel `ntt_inv_slm_u64`.
+    Radix8Reg,
+    /// [`Radix8Reg`](Self::Radix8Reg) replayed per chunk of rows small enough to stay in the L2
+    /// cache ([`L2_CHUNK_BYTES`], or `XEHE_NTT_L2_CHUNK_ROWS` rows): the global pass and the SLM
+    /// pass of a chunk run back to back, so the intermediate is read back from L2 and DRAM sees
+    /// about one read and one write of the data.
+    Radix8L2,
+    /// The evaluator's choice: resolved per (log N, rows) by [`NttVariant::eval_choice`] (the
+    /// table [`EVAL_NTT_CHOICE`], or the `XEHE_EVAL_NTT` override) when a plan is made. Not in
+    /// [`ALL`](Self::ALL): it is always one of them.
+    Auto,
 }
+
+/// Bytes of data one chunk of [`NttVariant::Radix8L2`] covers at most (the H100 has 50 MB of
+/// L2, in two halves; the chunk is transformed in place, so this is its whole footprint).
+pub const L2_CHUNK_BYTES: usize = 16 << 20;
+
+/// The evaluator's NTT variant by size, from the measurements in BENCHMARKS.md (H100, 60-bit
+/// primes): `(log2 N, min_rows, variant)`; for N = 2^log_n and `rows` rows the last entry with
+/// that `log2 N` and `min_rows <= rows` applies, [`EVAL_NTT_DEFAULT`] when none does. Session 2:
+/// four-step 1.43 µs vs radix8-slm 1.54 at 64K × 1024; radix8-slm fastest elsewhere (0.61 µs at
+/// 32K × 1024). Update it from `gpu_check`'s sweep after measuring new variants.
+pub const EVAL_NTT_CHOICE: &[(u32, usize, NttVariant)] = &[(16, 0, NttVariant::FourStep)];
+
+/// The evaluator's NTT variant where [`EVAL_NTT_CHOICE`] has no entry.
+pub const EVAL_NTT_DEFAULT: NttVariant = NttVariant::Radix8;
 
 /// Largest N of [`NttVariant::SingleBlock`], log2.
 pub const SINGLE_BLOCK_MAX_LOG_N: u32 = 11;
@@ -54,7 +85,7 @@ pub fn four_step_split(log_n: u32) -> (u32, u32) {
 
 impl NttVariant {
     /// All variants.
-    pub const ALL: [NttVariant; 10] = [
+    pub const ALL: [NttVariant; 12] = [
         NttVariant::Naive,
         NttVariant::Staged,
         NttVariant::Radix8,
@@ -65,7 +96,12 @@ impl NttVariant {
         NttVariant::Radix16,
         NttVariant::FourStep,
         NttVariant::SingleBlock,
+        NttVariant::Radix8Reg,
+        NttVariant::Radix8L2,
     ];
+    /// What [`Auto`](Self::Auto) falls back to where its choice cannot run (tables without the
+    /// four-step twist tables; kernels fused with a shared-memory radix-8 phase).
+    pub const EVAL_FALLBACK: NttVariant = NttVariant::Radix8;
     /// Name used by benchmarks.
     pub fn name(self) -> &'static str {
         match self {
@@ -79,18 +115,61 @@ impl NttVariant {
             NttVariant::Radix16 => "radix16-slm",
             NttVariant::FourStep => "four-step-2d",
             NttVariant::SingleBlock => "single-block-los",
+            NttVariant::Radix8Reg => "radix8-reg",
+            NttVariant::Radix8L2 => "radix8-l2",
+            NttVariant::Auto => "auto",
         }
     }
-    /// The variant called `name` (see [`name`](Self::name)).
+    /// The variant called `name` (see [`name`](Self::name); `"auto"` is [`Auto`](Self::Auto)).
     pub fn from_name(name: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|v| v.name() == name)
+        Self::ALL.into_iter().chain([NttVariant::Auto]).find(|v| v.name() == name)
+    }
+    /// The fastest measured variant for `rows` rows of N = 2^`log_n` ([`EVAL_NTT_CHOICE`], else
+    /// [`EVAL_NTT_DEFAULT`]); always one that [`supports`](Self::supports) N (radix-8 otherwise).
+    pub fn best_for(log_n: u32, rows: usize) -> NttVariant {
+        let v = EVAL_NTT_CHOICE
+            .iter()
+            .rev()
+            .find(|&&(l, min_rows, _)| l == log_n && rows >= min_rows)
+            .map_or(EVAL_NTT_DEFAULT, |&(_, _, v)| v);
+        if v.supports(log_n) {
+            v
+        } else {
+            Self::EVAL_FALLBACK
+        }
+    }
+    /// The evaluator's variant: the `XEHE_EVAL_NTT=<name>` override (read once per process; a
+    /// name of [`ALL`](Self::ALL), for ablations) when it handles N, else
+    /// [`best_for`](Self::best_for).
+    pub fn eval_choice(log_n: u32, rows: usize) -> NttVariant {
+        match eval_override() {
+            Some(v) if v.supports(log_n) => v,
+            _ => Self::best_for(log_n, rows),
+        }
+    }
+    /// Whether [`eval_choice`](Self::eval_choice) may return [`FourStep`](Self::FourStep) for
+    /// N = 2^`log_n` at some row count (its tables then need the twist tables).
+    pub fn eval_may_use_four_step(log_n: u32) -> bool {
+        let four = NttVariant::FourStep;
+        eval_override() == Some(four)
+            || (EVAL_NTT_DEFAULT == four && four.supports(log_n))
+            || EVAL_NTT_CHOICE.iter().any(|&(l, _, v)| l == log_n && v == four && four.supports(log_n))
+    }
+    /// This variant, with [`Auto`](Self::Auto) resolved by [`eval_choice`](Self::eval_choice)
+    /// for `rows` rows of N = 2^`log_n`.
+    pub fn resolve(self, log_n: u32, rows: usize) -> NttVariant {
+        match self {
+            NttVariant::Auto => Self::eval_choice(log_n, rows),
+            v => v,
+        }
     }
     /// Whether the variant handles N = 2^`log_n` (all do for 8 ≤ N ≤ 2^17 except
-    /// [`SingleBlock`](Self::SingleBlock) above 2^11).
+    /// [`SingleBlock`](Self::SingleBlock) above 2^11; [`Auto`](Self::Auto) as its choice).
     pub fn supports(self, log_n: u32) -> bool {
         match self {
             NttVariant::SingleBlock => (3..=SINGLE_BLOCK_MAX_LOG_N).contains(&log_n),
             NttVariant::FourStep => (3..=2 * FOUR_STEP_MAX_LOG_N2).contains(&log_n),
+            NttVariant::Auto => Self::eval_choice(log_n, 1).supports(log_n),
             _ => (3..=30).contains(&log_n),
         }
     }
@@ -101,6 +180,8 @@ impl NttVariant {
             NttVariant::Radix4
             | NttVariant::Radix8
             | NttVariant::Radix16
+            | NttVariant::Radix8Reg
+            | NttVariant::Radix8L2
             | NttVariant::FourStep => 4096,
             _ => 2048,
         }
@@ -109,7 +190,10 @@ impl NttVariant {
     fn log_radix(self) -> u32 {
         match self {
             NttVariant::Radix4 => 2,
-            NttVariant::Radix8 | NttVariant::FourStep => 3,
+            NttVariant::Radix8
+            | NttVariant::FourStep
+            | NttVariant::Radix8Reg
+            | NttVariant::Radix8L2 => 3,
             NttVariant::Radix16 => 4,
             _ => 1,
         }
@@ -123,6 +207,28 @@ impl NttVariant {
             _ => 0,
         }
     }
+}
+
+/// The `XEHE_EVAL_NTT` override of the evaluator's variant, read once.
+fn eval_override() -> Option<NttVariant> {
+    static OVERRIDE: std::sync::OnceLock<Option<NttVariant>> = std::sync::OnceLock::new();
+    *OVERRIDE.get_or_init(|| {
+        std::env::var("XEHE_EVAL_NTT")
+            .ok()
+            .and_then(|name| NttVariant::from_name(name.trim()))
+            .filter(|&v| v != NttVariant::Auto)
+    })
+}
+
+/// The `XEHE_NTT_L2_CHUNK_ROWS` override of [`NttVariant::Radix8L2`]'s chunk, read once.
+fn l2_chunk_rows_override() -> Option<usize> {
+    static ROWS: std::sync::OnceLock<Option<usize>> = std::sync::OnceLock::new();
+    *ROWS.get_or_init(|| {
+        std::env::var("XEHE_NTT_L2_CHUNK_ROWS")
+            .ok()
+            .and_then(|v| v.trim().parse().ok())
+            .filter(|&r| r > 0)
+    })
 }
 
 /// Forward (Cooley–Tukey, natural in, bit-reversed out) or inverse (Gentleman–Sande).
@@ -242,6 +348,10 @@ pub struct NttLaunch {
     pub groups: u32,
     /// Work-items per group (CUDA threads per block).
     pub local: u32,
+    /// First row the launch transforms: `data` is passed from word `row_offset × N` on (a
+    /// multiple of the rows per prime cycle, so the kernels' row → prime map is unchanged;
+    /// non-zero only in the chunks of [`NttVariant::Radix8L2`]).
+    pub row_offset: usize,
 }
 
 /// One step of a plan: which kernel does which rounds.
@@ -258,6 +368,8 @@ enum Step {
     Columns { log_n1: u32 },
     /// Four-step row phase with the twist.
     Rows { log_n1: u32 },
+    /// As [`Step::Slm`] in the register-resident kernels (`ntt_{fwd,inv}_reg_u64`).
+    Reg { log_m: u32, mode: u32 },
 }
 
 /// Work-items per group of the global-memory kernels.
@@ -270,10 +382,13 @@ pub struct NttPlan {
     k: u32,
     variant: NttVariant,
     tile_max: usize,
+    /// Rows per chunk of [`NttVariant::Radix8L2`] (None: all rows at once).
+    chunk_rows: Option<usize>,
 }
 
 impl NttPlan {
-    /// Plan for N = 2^`log_n` and `k` primes.
+    /// Plan for N = 2^`log_n` and `k` primes. [`NttVariant::Auto`] is resolved as for one row
+    /// (callers that know the row count resolve it first: [`NttVariant::resolve`]).
     ///
     /// # Errors
     /// `InvalidArgument` when `log_n < 3` (the kernels need N ≥ 8) or `log_n > 30`, or `k == 0`,
@@ -285,18 +400,36 @@ impl NttPlan {
                 "device NTT needs 8 <= N <= 2^30 and k >= 1 (log N = {log_n}, k = {k})"
             )));
         }
+        let variant = variant.resolve(log_n, 1);
         if !variant.supports(log_n) {
             return Err(Error::InvalidArgument(format!(
                 "NTT variant {} does not handle N = 2^{log_n} (single-block: N <= 2^{SINGLE_BLOCK_MAX_LOG_N})",
                 variant.name()
             )));
         }
+        let chunk_rows = (variant == NttVariant::Radix8L2).then(|| {
+            l2_chunk_rows_override().unwrap_or((L2_CHUNK_BYTES >> (log_n + 3)).max(1))
+        });
         Ok(NttPlan {
             log_n,
             k,
             variant,
             tile_max: variant.slm_tile_max(),
+            chunk_rows,
         })
+    }
+
+    /// The variant planned ([`NttVariant::Auto`] resolved).
+    pub fn variant(&self) -> NttVariant {
+        self.variant
+    }
+
+    /// The same plan replayed per chunk of at most `rows` rows (rounded down to whole cycles of
+    /// the primes, at least one cycle), as [`NttVariant::Radix8L2`] does; `None`: all rows at
+    /// once.
+    pub fn with_chunk_rows(mut self, rows: Option<usize>) -> Self {
+        self.chunk_rows = rows.map(|r| r.max(1));
+        self
     }
 
     /// The same plan with shared-memory tiles of at most `words` words (a power of two ≥ 8;
@@ -310,6 +443,11 @@ impl NttPlan {
     /// N.
     pub fn n(&self) -> usize {
         1 << self.log_n
+    }
+
+    /// Number of primes.
+    pub fn k(&self) -> u32 {
+        self.k
     }
 
     /// Words per SLM tile (`XEHE_SLM_TILE`): N, capped by the variant's maximum; for the
@@ -369,6 +507,28 @@ impl NttPlan {
                     s.reverse();
                 }
             }
+            (NttDirection::Forward, NttVariant::Radix8Reg | NttVariant::Radix8L2) => {
+                let mut lm = 0;
+                for log_r in global_passes(split) {
+                    s.push(Step::Radix { log_m: lm, log_r });
+                    lm += log_r;
+                }
+                s.push(Step::Reg {
+                    log_m: split,
+                    mode: self.slm_mode(),
+                });
+            }
+            (NttDirection::Inverse, NttVariant::Radix8Reg | NttVariant::Radix8L2) => {
+                s.push(slm);
+                let mut top = split;
+                for log_r in global_passes(split).into_iter().rev() {
+                    s.push(Step::Radix {
+                        log_m: top - 1,
+                        log_r,
+                    });
+                    top -= log_r;
+                }
+            }
             (NttDirection::Forward, _) => {
                 let mut lm = 0;
                 while lr > 1 && lm + lr <= split {
@@ -414,6 +574,7 @@ impl NttPlan {
                 "ntt_fwd_slm_u64",
                 "ntt_fwd_cols_u64",
                 "ntt_fwd_rows_u64",
+                "ntt_fwd_reg_u64",
             ],
             NttDirection::Inverse => &[
                 "ntt_inv_radix2_u64",
@@ -429,6 +590,33 @@ impl NttPlan {
 
     /// The launches that transform `rows` rows in direction `dir`, in order.
     pub fn launches(&self, dir: NttDirection, rows: usize) -> Vec<NttLaunch> {
+        self.launches_grouped(dir, rows, 1)
+    }
+
+    /// [`launches`](Self::launches) for rows whose prime is `(r / rows_per_prime) % k` (the
+    /// `XEHE_ROWS_PER_PRIME` programs): a chunked plan cuts the rows at multiples of
+    /// `k × rows_per_prime`, so every chunk starts at prime 0.
+    pub fn launches_grouped(&self, dir: NttDirection, rows: usize, rows_per_prime: usize) -> Vec<NttLaunch> {
+        let cycle = self.k as usize * rows_per_prime.max(1);
+        let chunk = match self.chunk_rows {
+            Some(c) if rows > c => (c / cycle).max(1) * cycle,
+            _ => rows,
+        };
+        if chunk >= rows {
+            return self.chunk_launches(dir, rows);
+        }
+        (0..rows)
+            .step_by(chunk)
+            .flat_map(|r0| {
+                self.chunk_launches(dir, chunk.min(rows - r0))
+                    .into_iter()
+                    .map(move |l| NttLaunch { row_offset: r0, ..l })
+            })
+            .collect()
+    }
+
+    /// The launches over `rows` rows from row 0, unchunked.
+    fn chunk_launches(&self, dir: NttDirection, rows: usize) -> Vec<NttLaunch> {
         let fwd = dir == NttDirection::Forward;
         let k = Self::kernels(dir);
         let (tables, fs_tables) = if fwd {
@@ -453,6 +641,7 @@ impl NttPlan {
                 scalars,
                 groups,
                 local: THREADS,
+                row_offset: 0,
             }
         };
         // One work-group per tile; per-item words: the register radix of its steps (2 words per
@@ -466,6 +655,7 @@ impl NttPlan {
                 scalars,
                 groups: (words / tile) as u32,
                 local: (tile / per_item).clamp(1, THREADS as u64) as u32,
+                row_offset: 0,
             }
         };
         let per_item = |mode: u32| {
@@ -488,6 +678,10 @@ impl NttPlan {
                     strided(k[log_r as usize - 1], log_m, last(false), words >> log_r)
                 }
                 Step::Slm { log_m, mode } => tiled(k[4], tables, [log_m, mode], per_item(mode)),
+                // Forward only (the inverse plans take the SLM kernel).
+                Step::Reg { log_m, mode } => {
+                    tiled(if fwd { k[7] } else { k[4] }, tables, [log_m, mode], per_item(mode))
+                }
                 Step::Columns { log_n1 } => {
                     tiled(fs_cols, fs_tables, [log_n1, fs_mode], 1 << fs_mode)
                 }
@@ -511,6 +705,15 @@ impl NttPlan {
     }
 }
 
+/// The register radices (log2) of the global passes over the first `split` rounds: as few
+/// passes of at most radix 16 as possible, sizes as equal as possible, larger first (5 → 3, 2).
+fn global_passes(split: u32) -> Vec<u32> {
+    let passes = split.div_ceil(4);
+    (0..passes)
+        .map(|i| split / passes + u32::from(i < split % passes))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -532,8 +735,10 @@ mod tests {
                 (NttDirection::Forward, Step::Rows { log_n1 }) => out.extend(log_n1..log_n),
                 (NttDirection::Inverse, Step::Columns { log_n1 }) => out.extend((0..log_n1).rev()),
                 (NttDirection::Inverse, Step::Rows { log_n1 }) => out.extend((log_n1..log_n).rev()),
-                (NttDirection::Forward, Step::Slm { log_m, .. }) => out.extend(log_m..log_n),
-                (NttDirection::Inverse, Step::Slm { log_m, .. }) => {
+                (NttDirection::Forward, Step::Slm { log_m, .. } | Step::Reg { log_m, .. }) => {
+                    out.extend(log_m..log_n)
+                }
+                (NttDirection::Inverse, Step::Slm { log_m, .. } | Step::Reg { log_m, .. }) => {
                     out.extend((log_m..log_n).rev())
                 }
             }
@@ -564,6 +769,7 @@ mod tests {
                     .iter()
                     .filter(|l| {
                         l.kernel.ends_with("slm_u64")
+                            || l.kernel.ends_with("reg_u64")
                             || l.kernel == "ntt_fwd_rows_u64"
                             || (l.kernel.contains("radix2") && l.scalars[3] == ScalarArg::U32(1))
                     })
@@ -631,6 +837,125 @@ mod tests {
                 "ntt_fwd_slm_u64"
             ]
         );
+    }
+
+    /// Kernels and scalars of a plan's launches.
+    fn kernels_of(l: &[NttLaunch]) -> Vec<(&'static str, u32)> {
+        l.iter()
+            .map(|l| match l.scalars[2] {
+                ScalarArg::U32(v) => (l.kernel, v),
+                ScalarArg::U64(_) => (l.kernel, u32::MAX),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn radix8_reg_mixed_radix_geometry() {
+        assert_eq!(global_passes(0), Vec::<u32>::new());
+        assert_eq!(global_passes(2), [2]);
+        assert_eq!(global_passes(4), [4]);
+        assert_eq!(global_passes(5), [3, 2]);
+        assert_eq!(global_passes(9), [3, 3, 3]);
+        let fwd = |log_n| {
+            let p = NttPlan::new(log_n, 2, NttVariant::Radix8Reg).unwrap();
+            kernels_of(&p.launches(NttDirection::Forward, 4))
+        };
+        let inv = |log_n| {
+            let p = NttPlan::new(log_n, 2, NttVariant::Radix8Reg).unwrap();
+            kernels_of(&p.launches(NttDirection::Inverse, 4))
+        };
+        // 2^14: one radix-4 pass (rounds 0–1), not two radix-2 launches.
+        assert_eq!(fwd(14), [("ntt_fwd_radix4_u64", 0), ("ntt_fwd_reg_u64", 2)]);
+        assert_eq!(inv(14), [("ntt_inv_slm_u64", 2), ("ntt_inv_radix4_u64", 1)]);
+        // 2^15: one radix-8 pass; 2^16: one radix-16 pass.
+        assert_eq!(fwd(15), [("ntt_fwd_radix8_u64", 0), ("ntt_fwd_reg_u64", 3)]);
+        assert_eq!(fwd(16), [("ntt_fwd_radix16_u64", 0), ("ntt_fwd_reg_u64", 4)]);
+        assert_eq!(inv(16), [("ntt_inv_slm_u64", 4), ("ntt_inv_radix16_u64", 3)]);
+        // 2^17: radix 8 then radix 4 (inverse: radix 4 down from 2^4 blocks, then radix 8).
+        assert_eq!(
+            fwd(17),
+            [
+                ("ntt_fwd_radix8_u64", 0),
+                ("ntt_fwd_radix4_u64", 3),
+                ("ntt_fwd_reg_u64", 5)
+            ]
+        );
+        assert_eq!(
+            inv(17),
+            [
+                ("ntt_inv_slm_u64", 5),
+                ("ntt_inv_radix4_u64", 4),
+                ("ntt_inv_radix8_u64", 2)
+            ]
+        );
+        // The register kernel: one group per 4096-word tile, 256 work-items, radix-8 mode.
+        let p = NttPlan::new(15, 3, NttVariant::Radix8Reg).unwrap();
+        let l = p.launches(NttDirection::Forward, 6);
+        assert_eq!((l[1].groups, l[1].local, l[1].scalars[3]), (48, 256, ScalarArg::U32(3)));
+        assert_eq!((l[0].groups, l[0].local), (96, 256));
+        assert!(l.iter().all(|l| l.row_offset == 0));
+    }
+
+    #[test]
+    fn radix8_l2_chunks_rows_by_prime_cycles() {
+        // Default chunk: 16 MiB of rows = 64 rows of 2^15 words.
+        let p = NttPlan::new(15, 3, NttVariant::Radix8L2).unwrap();
+        if l2_chunk_rows_override().is_none() {
+            assert_eq!(p.chunk_rows, Some(64));
+        }
+        // 10 rows in chunks of 4 rows, rounded down to whole cycles of 3 primes: 3,3,3,1.
+        let p = p.with_chunk_rows(Some(4));
+        let l = p.launches(NttDirection::Forward, 10);
+        let offs: Vec<_> = l.iter().map(|l| (l.kernel, l.row_offset, l.groups)).collect();
+        assert_eq!(
+            offs,
+            [
+                ("ntt_fwd_radix8_u64", 0, 48),
+                ("ntt_fwd_reg_u64", 0, 24),
+                ("ntt_fwd_radix8_u64", 3, 48),
+                ("ntt_fwd_reg_u64", 3, 24),
+                ("ntt_fwd_radix8_u64", 6, 48),
+                ("ntt_fwd_reg_u64", 6, 24),
+                ("ntt_fwd_radix8_u64", 9, 16),
+                ("ntt_fwd_reg_u64", 9, 8),
+            ]
+        );
+        // Grouped rows (2 instances per prime): cycles of 6 rows.
+        let l = p.with_chunk_rows(Some(7)).launches_grouped(NttDirection::Inverse, 12, 2);
+        let offs: Vec<_> = l.iter().map(|l| (l.kernel, l.row_offset)).collect();
+        assert_eq!(
+            offs,
+            [
+                ("ntt_inv_slm_u64", 0),
+                ("ntt_inv_radix8_u64", 0),
+                ("ntt_inv_slm_u64", 6),
+                ("ntt_inv_radix8_u64", 6),
+            ]
+        );
+        // Rows within one chunk: the unchunked plan.
+        let one = p.launches(NttDirection::Forward, 3);
+        assert_eq!(one, NttPlan::new(15, 3, NttVariant::Radix8Reg).unwrap().launches(NttDirection::Forward, 3));
+    }
+
+    #[test]
+    fn eval_choice_table() {
+        // The table as measured in Session 2: four-step at 64K, radix-8 elsewhere.
+        assert_eq!(NttVariant::best_for(16, 1024), NttVariant::FourStep);
+        assert_eq!(NttVariant::best_for(15, 1024), NttVariant::Radix8);
+        assert_eq!(NttVariant::best_for(12, 3), NttVariant::Radix8);
+        // Every choice handles its N; Auto resolves to a concrete variant.
+        for log_n in 3..=17 {
+            for rows in [1, 8, 64, 1024] {
+                let v = NttVariant::best_for(log_n, rows);
+                assert!(v.supports(log_n) && v != NttVariant::Auto, "2^{log_n}");
+                assert_ne!(NttVariant::Auto.resolve(log_n, rows), NttVariant::Auto);
+            }
+            let p = NttPlan::new(log_n, 1, NttVariant::Auto).unwrap();
+            assert_ne!(p.variant(), NttVariant::Auto);
+        }
+        assert!(NttVariant::eval_may_use_four_step(16) || eval_override().is_some());
+        assert_eq!(NttVariant::from_name("auto"), Some(NttVariant::Auto));
+        assert!(!NttVariant::ALL.contains(&NttVariant::Auto));
     }
 
     #[test]

@@ -12,8 +12,11 @@ use crate::device::kernels::Family;
 use crate::device::ntt_plan::NttTable;
 use crate::Result;
 
-/// The NTT variant the evaluator uses (the fastest measured on H100: BENCHMARKS.md).
-pub const EVAL_NTT: NttVariant = NttVariant::Radix8;
+/// The NTT variant the evaluator passes: [`NttVariant::Auto`], resolved per call by
+/// [`DeviceNttTables::resolve`] from the (log N, rows) table of the fastest measured variants
+/// ([`crate::device::ntt_plan::EVAL_NTT_CHOICE`], BENCHMARKS.md), or the `XEHE_EVAL_NTT=<name>`
+/// override for ablations.
+pub const EVAL_NTT: NttVariant = NttVariant::Auto;
 
 fn poly_words<B>(l: &LevelData<B>) -> usize {
     l.k() * l.n()

@@ -94,7 +94,7 @@ impl<B: GpuBuffer> LevelData<B> {
         ext_primes.push(key.coeff_modulus()[kk - 1]);
         let (last_ntt, inv_q_last) = if k > 1 {
             (
-                Some(DeviceNttTables::without_four_step(dev, &tables[k - 1..])?),
+                Some(DeviceNttTables::for_eval(dev, &tables[k - 1..])?),
                 Some(DeviceScalars::new(dev, cd.inv_q_last_mod_q())?),
             )
         } else {
@@ -104,10 +104,10 @@ impl<B: GpuBuffer> LevelData<B> {
             log_n: cd.n().trailing_zeros(),
             primes: DevicePrimes::new(dev, cd.coeff_modulus())?,
             host_primes: cd.coeff_modulus().to_vec(),
-            ntt: DeviceNttTables::without_four_step(dev, &tables)?,
+            ntt: DeviceNttTables::for_eval(dev, &tables)?,
             ext: DevicePrimes::new(dev, &ext_primes)?,
-            ext_ntt: DeviceNttTables::without_four_step(dev, &ext_tables)?,
-            p_ntt: DeviceNttTables::without_four_step(dev, &[p_table])?,
+            ext_ntt: DeviceNttTables::for_eval(dev, &ext_tables)?,
+            p_ntt: DeviceNttTables::for_eval(dev, &[p_table])?,
             p: key.coeff_modulus()[kk - 1],
             inv_p: DeviceScalars::new(dev, &key.inv_q_last_mod_q()[..k.min(kk - 1)])?,
             last_ntt,

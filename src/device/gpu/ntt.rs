@@ -48,6 +48,31 @@ impl<B: GpuBuffer> DeviceNttTables<B> {
         Self::from_image(dev, NttTableImage::without_four_step(tables)?)
     }
 
+    /// The evaluator's tables: as [`new`](Self::new) where [`NttVariant::Auto`] may choose the
+    /// four-step variant for this N ([`NttVariant::eval_may_use_four_step`]: the measured table
+    /// or the `XEHE_EVAL_NTT` override), else as [`without_four_step`](Self::without_four_step).
+    ///
+    /// # Errors
+    /// As [`new`](Self::new).
+    pub fn for_eval<Q: GpuQueue<Buf = B>>(dev: &Q, tables: &[Arc<NttTables>]) -> Result<Self> {
+        let four_step = tables.first().is_some_and(|t| NttVariant::eval_may_use_four_step(t.log_n()));
+        if four_step {
+            Self::new(dev, tables)
+        } else {
+            Self::without_four_step(dev, tables)
+        }
+    }
+
+    /// `variant` for `rows` rows with [`NttVariant::Auto`] resolved
+    /// ([`NttVariant::eval_choice`]); a four-step choice falls back to
+    /// [`NttVariant::EVAL_FALLBACK`] when these tables lack the twist tables.
+    pub fn resolve(&self, variant: NttVariant, rows: usize) -> NttVariant {
+        match variant.resolve(self.log_n, rows) {
+            NttVariant::FourStep if variant == NttVariant::Auto && !self.four_step => NttVariant::EVAL_FALLBACK,
+            v => v,
+        }
+    }
+
     fn from_image<Q: GpuQueue<Buf = B>>(dev: &Q, image: NttTableImage) -> Result<Self> {
         let four_step = image.has_four_step();
         let buffers = NttTable::ALL.iter().map(|&t| dev.upload_static(image.get(t))).collect::<Result<Vec<_>>>()?;
@@ -126,7 +151,8 @@ impl<B: GpuBuffer> DeviceNttTables<B> {
         variant: NttVariant,
     ) -> Result<bool> {
         let rows = src_rows * self.k as usize;
-        let plan = NttPlan::new(self.log_n, self.k, variant)?;
+        // The fused first pass covers all rows: an L2-chunked plan runs unchunked here.
+        let plan = NttPlan::new(self.log_n, self.k, self.resolve(variant, rows))?.with_chunk_rows(None);
         plan.check_len(out.words(), rows)?;
         let launches = plan.launches(NttDirection::Forward, rows);
         let Some(first) = launches.first() else { return Ok(false) };
@@ -169,6 +195,8 @@ impl<B: GpuBuffer> DeviceNttTables<B> {
         rows: usize,
         variant: NttVariant,
     ) -> Result<SlmPhase> {
+        // The fused shared-memory kernels are radix-8 SLM kernels: Auto takes that plan.
+        let variant = if variant == NttVariant::Auto { NttVariant::EVAL_FALLBACK } else { variant };
         let plan = NttPlan::new(self.log_n, self.k, variant)?;
         plan.check_len(data.words(), rows)?;
         let mut launches = plan.launches(NttDirection::Forward, rows);
@@ -193,7 +221,7 @@ impl<B: GpuBuffer> DeviceNttTables<B> {
         defines: &[(&'static str, String)],
         launch: &crate::device::ntt_plan::NttLaunch,
     ) -> Result<()> {
-        let mut args = vec![Arg::Buf(data)];
+        let mut args = vec![if launch.row_offset == 0 { Arg::Buf(data) } else { Arg::BufAt(data, launch.row_offset << self.log_n) }];
         args.extend(launch.tables.iter().map(|&t| Arg::Buf(&self.buffers[t as usize])));
         args.extend(launch.scalars.iter().map(|a| match *a {
             ScalarArg::U32(v) => Arg::U32(v),
@@ -224,13 +252,37 @@ impl<B: GpuBuffer> DeviceNttTables<B> {
         variant: NttVariant,
         dir: NttDirection,
     ) -> Result<()> {
+        let variant = self.resolve(variant, rows);
         if variant == NttVariant::FourStep && !self.four_step {
             return Err(crate::Error::InvalidArgument("these NTT tables were uploaded without the four-step twist tables".into()));
         }
-        let plan = NttPlan::new(self.log_n, self.k, variant)?;
+        self.run_plan(q, data, rows, rows_per_prime, &NttPlan::new(self.log_n, self.k, variant)?, dir)
+    }
+
+    /// [`run_grouped`](Self::run_grouped) with an explicit plan (made for these tables' N and
+    /// k: for instance [`NttPlan::with_chunk_rows`] to test or sweep the L2 chunking).
+    ///
+    /// # Errors
+    /// `InvalidArgument` when the plan is for another N or k, when `data` is shorter than
+    /// `rows × N`, or when `rows_per_prime == 0`; `Device` on a compile or launch failure.
+    pub fn run_plan<Q: GpuQueue<Buf = B>>(
+        &self,
+        q: &Q,
+        data: &B,
+        rows: usize,
+        rows_per_prime: usize,
+        plan: &NttPlan,
+        dir: NttDirection,
+    ) -> Result<()> {
+        if plan.n() != 1 << self.log_n || plan.k() != self.k {
+            return Err(crate::Error::InvalidArgument("NTT plan made for other tables".into()));
+        }
+        if plan.variant() == NttVariant::FourStep && !self.four_step {
+            return Err(crate::Error::InvalidArgument("these NTT tables were uploaded without the four-step twist tables".into()));
+        }
         plan.check_len(data.words(), rows)?;
-        let defines = grouped_defines(&plan, rows_per_prime)?;
-        for launch in plan.launches(dir, rows) {
+        let defines = grouped_defines(plan, rows_per_prime)?;
+        for launch in plan.launches_grouped(dir, rows, rows_per_prime) {
             self.launch(q, data, &defines, &launch)?;
         }
         Ok(())
