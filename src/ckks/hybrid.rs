@@ -44,6 +44,13 @@
 //!    `c_i += P^{-1} (acc_i − conv_i) mod q_i`. With `α = 1` this is SEAL's
 //!    `switch_key_inplace` mod-down step exactly.
 //!
+//! # Serialization
+//! [`HybridRelinKeys`] and [`HybridGaloisKeys`] save with [`crate::SealObject::save`] and load
+//! with `HybridRelinKeys::load(&ks, &bytes)` / `HybridGaloisKeys::load` in **xehe's own
+//! format** (`src/serialize/hybrid.rs`): framed like a SEAL object (header, compression) but not
+//! one — SEAL has no hybrid keys and cannot read it. Loading checks the keys against the context
+//! and the [`KeySwitchParams`] (α, dnum, the special primes).
+//!
 //! Everything is RNS arithmetic on `u64` words, parallel over limbs with rayon, deterministic.
 //!
 //! # On the GPU
