@@ -181,17 +181,19 @@ KERNEL_FQ void moddown_finish_u64(GLOBAL_AS u64 *out, CONST_AS u64 *xs, CONST_AS
 }
 
 /*
- * Hybrid ModDown finish into a fresh buffer: out[g] = c01[g] + P^{-1} (xs[g] - d[g]) mod q_i over
- * polys × k rows (row i of each poly under q_i); c01, xs, d canonical, all k rows per poly.
+ * Hybrid ModDown finish into a fresh buffer: out[g] = c[g] + P^{-1} (xs[g] - d[g]) mod q_i over
+ * polys × k rows (row i of each poly under q_i), where c[g] = c01[g] for g < c_words and 0 past
+ * it (apply_galois: c1 = 0); c01, xs, d canonical, all k rows per poly.
  */
 KERNEL_FQ void moddown_finish_add_u64(GLOBAL_AS u64 *out, CONST_AS u64 *c01, CONST_AS u64 *xs, CONST_AS u64 *d,
                                       CONST_AS u64 *moduli, CONST_AS u64 *inv_p, CONST_AS u64 *inv_p_q, u32 k,
-                                      u32 log_n, u64 total)
+                                      u32 log_n, u64 c_words, u64 total)
 {
     for (u64 g = GLOBAL_ID(); g < total; g += GLOBAL_SIZE()) {
         u32 i = (u32)((g >> log_n) % k);
         u64 q = moduli[i];
-        out[g] = add_mod(c01[g], moddown_scaled_diff(xs[g], d[g], q, inv_p[i], inv_p_q[i]), q);
+        u64 r = moddown_scaled_diff(xs[g], d[g], q, inv_p[i], inv_p_q[i]);
+        out[g] = g < c_words ? add_mod(c01[g], r, q) : r;
     }
 }
 

@@ -5,6 +5,8 @@
 //! clear error and never a panic.
 use xehe::*;
 
+mod common;
+
 struct Setup {
     ctx: Context,
     kg: KeyGenerator,
@@ -14,10 +16,7 @@ struct Setup {
 }
 
 fn setup(n: usize, bits: &[u32]) -> Setup {
-    let mut parms = EncryptionParameters::new(SchemeType::Ckks);
-    parms.set_poly_modulus_degree(n);
-    parms.set_coeff_modulus(&CoeffModulus::create(n, bits).unwrap());
-    let ctx = Context::with_sec_level(&parms, SecLevel::None).unwrap();
+    let ctx = Context::with_sec_level(&common::ckks_params(n, bits), SecLevel::None).unwrap();
     let kg = KeyGenerator::new(&ctx).unwrap();
     let pk = kg.create_public_key().unwrap();
     Setup {
@@ -237,37 +236,31 @@ fn truncated_and_corrupted_bytes_are_rejected() {
     }
     // Uncompressed members: tag, parms_id[4], α, dnum, d, 2 special primes, then the key.
     let rb = rk.save(ComprMode::None).unwrap();
-    malformed(HybridRelinKeys::load(&ks, &with_word(&rb, 0, 7)), "tag");
-    not_valid(
-        HybridRelinKeys::load(&ks, &with_word(&rb, 2, 7)),
-        "parms_id",
-    );
-    not_valid(HybridRelinKeys::load(&ks, &with_word(&rb, 5, 9)), "alpha");
-    not_valid(
-        HybridRelinKeys::load(&ks, &with_word(&rb, 9, 13)),
-        "special prime",
-    );
-    not_valid(
-        HybridRelinKeys::load(&ks, &with_word(&rb, 10, 1 << 40)),
-        "digit count",
-    );
-    not_valid(
-        HybridRelinKeys::load(&ks, &with_word(&rb, 11, u64::MAX)),
-        "unreduced word",
-    );
+    // (relin or Galois bytes, member word, new value, expect Malformed (else NotValidForParams)).
     let gb = gk.save(ComprMode::None).unwrap();
-    malformed(
-        HybridGaloisKeys::load(&ks, &with_word(&gb, 10, u64::MAX)),
-        "key count",
-    );
-    not_valid(
-        HybridGaloisKeys::load(&ks, &with_word(&gb, 11, 4)),
-        "even Galois element",
-    );
-    not_valid(
-        HybridGaloisKeys::load(&ks, &with_word(&gb, 11, 1 << 40)),
-        "huge Galois element",
-    );
+    let cases: [(&str, bool, usize, u64, bool); 9] = [
+        ("tag", true, 0, 7, true),
+        ("parms_id", true, 2, 7, false),
+        ("alpha", true, 5, 9, false),
+        ("special prime", true, 9, 13, false),
+        ("digit count", true, 10, 1 << 40, false),
+        ("unreduced word", true, 11, u64::MAX, false),
+        ("key count", false, 10, u64::MAX, true),
+        ("even Galois element", false, 11, 4, false),
+        ("huge Galois element", false, 11, 1 << 40, false),
+    ];
+    for (what, relin, word, value, bad_bytes) in cases {
+        let r = if relin {
+            HybridRelinKeys::load(&ks, &with_word(&rb, word, value)).map(|_| ())
+        } else {
+            HybridGaloisKeys::load(&ks, &with_word(&gb, word, value)).map(|_| ())
+        };
+        if bad_bytes {
+            malformed(r, what);
+        } else {
+            not_valid(r, what);
+        }
+    }
     // Elements out of order: the second key's element set to the first's.
     let elts = gk.galois_elts();
     let words_per_key = 1 + 1 + 2 * 2 * (4 + 2) * N;

@@ -146,14 +146,24 @@ fn load_key(r: &mut Reader<'_>, ks: &HybridKeySwitching) -> Result<HybridKSwitch
     Ok(HybridKSwitchKey::from_digits(out))
 }
 
-/// Load one object of `what` framed as SEAL's, parsing the members with `parse`.
-fn load_hybrid<T>(
-    src: &mut dyn Read,
-    what: &'static str,
-    limit: Option<u64>,
-    parse: impl FnOnce(&mut Reader<'_>) -> Result<T>,
-) -> Result<T> {
-    load_object(src, what, limit, |r, _| parse(r)).map(|(v, _)| v)
+/// A hybrid key object's members parser (both key kinds load through [`load_bytes`] /
+/// [`load_stream`]).
+trait LoadHybrid: SealObject + Sized {
+    fn load_members(ks: &HybridKeySwitching, r: &mut Reader<'_>) -> Result<Self>;
+}
+
+/// Load one `T` framed as a SEAL object from `bytes` (trailing bytes ignored).
+fn load_bytes<T: LoadHybrid>(ks: &HybridKeySwitching, bytes: &[u8]) -> Result<T> {
+    let mut src = bytes;
+    load_object(&mut src, T::NAME, Some(bytes.len() as u64), |r, _| {
+        T::load_members(ks, r)
+    })
+    .map(|(v, _)| v)
+}
+
+/// Load one `T` from a stream, consuming exactly its bytes.
+fn load_stream<T: LoadHybrid>(ks: &HybridKeySwitching, src: &mut dyn Read) -> Result<T> {
+    load_object(src, T::NAME, None, |r, _| T::load_members(ks, r)).map(|(v, _)| v)
 }
 
 impl SealObject for HybridRelinKeys {
@@ -167,7 +177,7 @@ impl SealObject for HybridRelinKeys {
     }
 }
 
-impl HybridRelinKeys {
+impl LoadHybrid for HybridRelinKeys {
     fn load_members(ks: &HybridKeySwitching, r: &mut Reader<'_>) -> Result<Self> {
         load_prefix(r, TAG_RELIN, ks)?;
         Ok(HybridRelinKeys {
@@ -175,7 +185,9 @@ impl HybridRelinKeys {
             key: load_key(r, ks)?,
         })
     }
+}
 
+impl HybridRelinKeys {
     /// Load keys saved with [`SealObject::save`] (xehe's own format, module docs of
     /// `serialize::hybrid`) for the key-switching parameters `ks`. Bytes after the object are
     /// ignored.
@@ -185,10 +197,7 @@ impl HybridRelinKeys {
     /// `NotValidForParams` for keys of another context or other key-switching parameters, or
     /// unreduced key words.
     pub fn load(ks: &HybridKeySwitching, bytes: &[u8]) -> Result<Self> {
-        let mut src = bytes;
-        load_hybrid(&mut src, Self::NAME, Some(bytes.len() as u64), |r| {
-            Self::load_members(ks, r)
-        })
+        load_bytes(ks, bytes)
     }
 
     /// [`HybridRelinKeys::load`] from a stream, consuming exactly the object's bytes.
@@ -196,7 +205,7 @@ impl HybridRelinKeys {
     /// # Errors
     /// As [`HybridRelinKeys::load`], plus `Malformed` when the stream fails.
     pub fn load_from<R: Read>(ks: &HybridKeySwitching, src: &mut R) -> Result<Self> {
-        load_hybrid(src, Self::NAME, None, |r| Self::load_members(ks, r))
+        load_stream(ks, src)
     }
 }
 
@@ -215,7 +224,7 @@ impl SealObject for HybridGaloisKeys {
     }
 }
 
-impl HybridGaloisKeys {
+impl LoadHybrid for HybridGaloisKeys {
     fn load_members(ks: &HybridKeySwitching, r: &mut Reader<'_>) -> Result<Self> {
         load_prefix(r, TAG_GALOIS, ks)?;
         let count = r.u64("keys.len")?;
@@ -254,7 +263,9 @@ impl HybridGaloisKeys {
             keys,
         })
     }
+}
 
+impl HybridGaloisKeys {
     /// Load keys saved with [`SealObject::save`] (xehe's own format, module docs of
     /// `serialize::hybrid`) for the key-switching parameters `ks`. Bytes after the object are
     /// ignored.
@@ -264,10 +275,7 @@ impl HybridGaloisKeys {
     /// or list Galois elements out of order; `NotValidForParams` for keys of another context or
     /// other key-switching parameters, an invalid Galois element, or unreduced key words.
     pub fn load(ks: &HybridKeySwitching, bytes: &[u8]) -> Result<Self> {
-        let mut src = bytes;
-        load_hybrid(&mut src, Self::NAME, Some(bytes.len() as u64), |r| {
-            Self::load_members(ks, r)
-        })
+        load_bytes(ks, bytes)
     }
 
     /// [`HybridGaloisKeys::load`] from a stream, consuming exactly the object's bytes.
@@ -275,6 +283,6 @@ impl HybridGaloisKeys {
     /// # Errors
     /// As [`HybridGaloisKeys::load`], plus `Malformed` when the stream fails.
     pub fn load_from<R: Read>(ks: &HybridKeySwitching, src: &mut R) -> Result<Self> {
-        load_hybrid(src, Self::NAME, None, |r| Self::load_members(ks, r))
+        load_stream(ks, src)
     }
 }

@@ -29,7 +29,11 @@
 //!   no copy of `c0, c1` before the finish (60 rows: ≈ −20 µs) and none of the special limbs
 //!   (12 rows: ≈ −4 µs).
 //!
-//! Total: ≈ −120 µs (≈ 980 µs) without the ModDown occupancy gain, ≈ −220 µs (≈ 880 µs) with it.
+//! - rotations: `apply_galois_hybrid` no longer builds `(c0, 0)` (a 30-row copy and a 30-row
+//!   zero fill: ≈ −15 µs); the finish adds `c0` alone.
+//!
+//! Total for multiply+relinearize: ≈ −120 µs (≈ 980 µs) without the ModDown occupancy gain,
+//! ≈ −220 µs (≈ 880 µs) with it; rotate ≈ 15 µs more saved.
 
 use super::eval::{permute, EVAL_NTT};
 use super::level::{DevicePrimes, DeviceScalars, LevelData};
@@ -229,9 +233,9 @@ fn base_conv<Q: GpuQueue>(
 }
 
 /// Hybrid key switching ([`HybridKeySwitching`] module docs, steps 1–3): returns
-/// `ct[0..2] + switch(target)`, where `c01` holds at least two polynomials of level `l`,
-/// `target` (`ℓ × N`, NTT form) starts at word `t_off` of `tsrc`, and `key` is the key's words
-/// ([`hybrid_key`]).
+/// `(c0, c1) + switch(target)`, where `c01` holds the first `c_polys` (1 or 2) of `c0, c1` at
+/// level `l` (a missing `c1` is 0), `target` (`ℓ × N`, NTT form) starts at word `t_off` of
+/// `tsrc`, and `key` is the key's words ([`hybrid_key`]).
 ///
 /// # Errors
 /// `Device` on an allocation, compile or launch failure.
@@ -239,7 +243,7 @@ pub fn switch_key_hybrid<Q: GpuQueue>(
     q: &Q,
     l: &LevelData<Q::Buf>,
     h: &HybridLevelData<Q::Buf>,
-    c01: &Q::Buf,
+    (c01, c_polys): (&Q::Buf, usize),
     tsrc: &Q::Buf,
     t_off: usize,
     key: &Q::Buf,
@@ -352,6 +356,7 @@ pub fn switch_key_hybrid<Q: GpuQueue>(
         Arg::Buf(&h.inv_p.wq),
         Arg::U32(ell as u32),
         Arg::U32(l.log_n),
+        Arg::U64((c_polys.min(2) * ell * n) as u64),
         Arg::U64(words as u64),
     ];
     q.launch(
@@ -375,7 +380,7 @@ pub fn relinearize_hybrid<Q: GpuQueue>(
     ct: &Q::Buf,
     key: &Q::Buf,
 ) -> Result<Q::Buf> {
-    switch_key_hybrid(q, l, h, ct, ct, 2 * h.ell * l.n(), key)
+    switch_key_hybrid(q, l, h, (ct, 2), ct, 2 * h.ell * l.n(), key)
 }
 
 /// `apply_galois_hybrid` on a size-2 ciphertext: permute both polynomials (`table`: the Galois
@@ -394,8 +399,6 @@ pub fn apply_galois_hybrid<Q: GpuQueue>(
 ) -> Result<Q::Buf> {
     let pw = h.ell * l.n();
     let permuted = permute(q, l, ct, 2 * h.ell, table)?;
-    let c01 = q.scratch(2 * pw)?;
-    q.copy(&c01, 0, &permuted, 0, pw)?;
-    q.zero(&c01, pw, pw)?;
-    switch_key_hybrid(q, l, h, &c01, &permuted, pw, key)
+    // c0 is the permuted c0 and c1 is 0: the finish adds only the first polynomial.
+    switch_key_hybrid(q, l, h, (&permuted, 1), &permuted, pw, key)
 }
