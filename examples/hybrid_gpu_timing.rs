@@ -3,7 +3,8 @@
 //! rotate_vector_hybrid(1) next to multiply+relinearize and rotate_vector(1), each as latency
 //! (median of synchronized calls) and throughput (many calls queued, one synchronization), with
 //! the profiler's top kernels; one markdown table row per operation, then each hybrid operation's
-//! kernel launches in order (µs, share) from one profiled call. Results are first checked
+//! kernel launches in order (µs, share) from one profiled call, then a sweep of the base
+//! conversion's tuning knobs on multiply+relinearize_hybrid. Results are first checked
 //! bit for bit against the CPU.
 //!
 //! Default set: N = 65536 with PhantomFHE's 1580-bit anchor of shared/design.md (data primes
@@ -204,6 +205,40 @@ fn main() -> Result<()> {
             println!("| {i} | {k} | {us:.1} | {:.1}% |", 100.0 * us / total);
         }
     }
+    // The base conversion's tuning (src/device/gpu/hybrid.rs `conv_tuning`): work-items aimed
+    // at and outputs unrolled per work-item, on multiply+relinearize_hybrid, each checked
+    // against the CPU result first.
+    let (name, f) = &ops[0];
+    let want = f(&a, &b)?;
+    println!("\n{name}, base conversion tuning (XEHE_HYBRID_CONV_ITEMS, XEHE_HYBRID_CONV_UNROLL):");
+    println!(
+        "| items | unroll | latency µs | throughput µs/op | rns_conv_u64 µs (ModUp, ModDown) |"
+    );
+    println!("|---|---|---|---|---|");
+    for items in [1usize << 18, 1 << 19, 1 << 20, 1 << 21] {
+        for unroll in [1, 2, 4] {
+            std::env::set_var("XEHE_HYBRID_CONV_ITEMS", items.to_string());
+            std::env::set_var("XEHE_HYBRID_CONV_UNROLL", unroll.to_string());
+            let mut g = f(&ga, &gb)?;
+            g.download()?;
+            if g.data() != want.data() {
+                println!("MISMATCH: items {items}, unroll {unroll}");
+                failures += 1;
+            }
+            let (lat, thr, _, launches) = measure(&q, reps, &|| f(&ga, &gb))?;
+            let conv: Vec<String> = launches
+                .iter()
+                .filter(|l| l.0 == "rns_conv_u64")
+                .map(|l| format!("{:.1}", l.1))
+                .collect();
+            println!(
+                "| {items} | {unroll} | {lat:.1} | {thr:.1} | {} |",
+                conv.join(", ")
+            );
+        }
+    }
+    std::env::remove_var("XEHE_HYBRID_CONV_ITEMS");
+    std::env::remove_var("XEHE_HYBRID_CONV_UNROLL");
     if failures > 0 {
         return Err(Error::Device(format!(
             "{failures} operations differ from the CPU"

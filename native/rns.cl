@@ -9,6 +9,12 @@
 /* Digits whose scaled words are held in registers by rns_conv_u64 (larger digits read again). */
 #define RNS_REG_DIGIT 16
 
+/* Outputs of one work-item unrolled side by side (independent multiply chains: more ILP, more
+ * registers); the host sets it from XEHE_HYBRID_CONV_UNROLL. */
+#ifndef RNS_OUT_UNROLL
+#define RNS_OUT_UNROLL 1
+#endif
+
 /*
  * Scale step of fast base conversion for input row r (within its poly) at word i of the digit
  * starting at src: [(src[i] + add[r]) * w[r]]_{q_r} (w = qhat^{-1} within the row's digit,
@@ -40,7 +46,8 @@ DECLSPEC u64 rns_scaled(CONST_AS u64 *src, u32 i, u32 log_n, u32 r, CONST_AS u64
  *
  * One work-item per (poly, digit, chunk of `chunk` outputs, coefficient): the chunk's outputs
  * reuse the digit's scaled words from registers; more chunks raise the parallelism of small
- * conversions (ModDown: polys × N work-items only) for one extra scale per chunk.
+ * conversions (ModDown: polys × N work-items only) for one extra scale per chunk. Outputs are
+ * computed RNS_OUT_UNROLL at a time, all loads and multiply chains of a group before its stores.
  */
 KERNEL_FQ void rns_conv_u64(GLOBAL_AS u64 *out_a, GLOBAL_AS u64 *out_b, CONST_AS u64 *x, CONST_AS u64 *in_moduli,
                             CONST_AS u64 *in_add, CONST_AS u64 *w, CONST_AS u64 *wq, CONST_AS u64 *matrix,
@@ -66,22 +73,36 @@ KERNEL_FQ void rns_conv_u64(GLOBAL_AS u64 *out_a, GLOBAL_AS u64 *out_b, CONST_AS
 #pragma unroll
         for (u32 i = 0; i < RNS_REG_DIGIT; i++)
             yv[i] = i < cnt ? rns_scaled(src, i, log_n, first + i, in_moduli, in_add, w, wq) : 0;
-        for (u32 u = u0; u < u1; u++) {
-            u32 o = skip && u >= first ? u + cnt : u;
-            CONST_AS u64 *mrow = matrix + ((u64)j * out_rows + o) * d;
-            u128_t acc;
-            acc.lo = acc.hi = 0;
+        for (u32 ub = u0; ub < u1; ub += RNS_OUT_UNROLL) {
+            /* Every load and multiply chain of the group before its stores (the stores could
+             * alias the constants for all the compiler knows). */
+            u64 val[RNS_OUT_UNROLL];
+            u32 outs[RNS_OUT_UNROLL];
 #pragma unroll
-            for (u32 i = 0; i < RNS_REG_DIGIT; i++)
-                if (i < cnt) acc = mad64_wide(yv[i], mrow[i], acc);
-            for (u32 i = RNS_REG_DIGIT; i < cnt; i++)
-                acc = mad64_wide(rns_scaled(src, i, log_n, first + i, in_moduli, in_add, w, wq), mrow[i], acc);
-            u64 m = out_moduli[o];
-            u64 v = add_mod(barrett_reduce_128(acc, m, out_r0[o], out_r1[o]), out_add[o], m);
-            u64 row = o < split ? ((u64)p * split + o) * (digits - skip) + (skip && o < first ? j - 1 : j)
-                                : ((u64)p * (out_rows - split) + o - split) * digits + j;
-            GLOBAL_AS u64 *dst = o < split ? out_a : out_b;
-            dst[(row << log_n) + xi] = v;
+            for (u32 k = 0; k < RNS_OUT_UNROLL; k++) {
+                u32 u = ub + k < u1 ? ub + k : u1 - 1;
+                u32 o = skip && u >= first ? u + cnt : u;
+                outs[k] = o;
+                CONST_AS u64 *mrow = matrix + ((u64)j * out_rows + o) * d;
+                u128_t acc;
+                acc.lo = acc.hi = 0;
+#pragma unroll
+                for (u32 i = 0; i < RNS_REG_DIGIT; i++)
+                    if (i < cnt) acc = mad64_wide(yv[i], mrow[i], acc);
+                for (u32 i = RNS_REG_DIGIT; i < cnt; i++)
+                    acc = mad64_wide(rns_scaled(src, i, log_n, first + i, in_moduli, in_add, w, wq), mrow[i], acc);
+                u64 m = out_moduli[o];
+                val[k] = add_mod(barrett_reduce_128(acc, m, out_r0[o], out_r1[o]), out_add[o], m);
+            }
+#pragma unroll
+            for (u32 k = 0; k < RNS_OUT_UNROLL; k++) {
+                if (ub + k >= u1) break;
+                u32 o = outs[k];
+                u64 row = o < split ? ((u64)p * split + o) * (digits - skip) + (skip && o < first ? j - 1 : j)
+                                    : ((u64)p * (out_rows - split) + o - split) * digits + j;
+                GLOBAL_AS u64 *dst = o < split ? out_a : out_b;
+                dst[(row << log_n) + xi] = val[k];
+            }
         }
     }
 }

@@ -231,3 +231,47 @@ fn hybrid_in_place_on_device_and_seal_special_case() {
         );
     }
 }
+
+/// Digits and special bases wider than the 16 words `rns_conv_u64` keeps in registers (the rest
+/// are read and scaled again): d = 20 data primes in one digit (dnum = 1), α = 17.
+#[test]
+fn hybrid_wide_digits_match_cpu() {
+    for q in queues("hybrid_wide_digits_match_cpu") {
+        let n = 4096;
+        let bits = [vec![40u32; 20], vec![50]].concat();
+        let mut parms = EncryptionParameters::new(SchemeType::Ckks);
+        parms.set_poly_modulus_degree(n);
+        parms.set_coeff_modulus(&CoeffModulus::create(n, &bits).unwrap());
+        let ctx = Context::with_sec_level(&parms, SecLevel::None).unwrap();
+        let kg = KeyGenerator::new(&ctx).unwrap();
+        let enc = Encryptor::new(&ctx, &kg.create_public_key().unwrap()).unwrap();
+        let ce = CkksEncoder::new(&ctx).unwrap();
+        let ev = Evaluator::new(&ctx);
+        let pt = ce
+            .encode_f64(&[0.5, -0.25, 0.125], ctx.first_parms_id(), 2f64.powi(30))
+            .unwrap();
+        let ct = enc.encrypt(&pt).unwrap();
+        for (alpha, dnum) in [(17, 1), (2, 1)] {
+            let ks = HybridKeySwitching::new(
+                &ctx,
+                KeySwitchParams {
+                    special_modulus_size: alpha,
+                    dnum,
+                },
+            )
+            .unwrap();
+            let rk = kg.create_hybrid_relin_keys(&ks).unwrap();
+            let mut c = ct.clone();
+            for level in 0..2 {
+                let rel =
+                    |x: &Ciphertext| ev.square(x).and_then(|m| ev.relinearize_hybrid(&m, &rk));
+                same(
+                    &format!("α={alpha} dnum={dnum} level -{level} on {}", q.backend()),
+                    rel(&on_gpu(&c, &q)),
+                    rel(&c),
+                );
+                ev.mod_switch_to_next_inplace(&mut c).unwrap();
+            }
+        }
+    }
+}

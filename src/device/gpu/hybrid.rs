@@ -155,9 +155,24 @@ pub fn hybrid_key<Q: GpuQueue>(q: &Q, key: &HybridKSwitchKey) -> Result<Arc<Q::B
     buffer_of::<Q>(&b)
 }
 
-/// Work-items a conversion launch aims at: fewer (digit, coefficient) pairs are split in chunks
-/// of output limbs until about this many run (ModDown: 2 × N pairs).
-const CONV_ITEMS: usize = 1 << 19;
+/// Work-items a conversion launch aims at by default: fewer (digit, coefficient) pairs are split
+/// in chunks of output limbs until about this many run (ModDown: 2 × N pairs).
+pub const CONV_ITEMS: usize = 1 << 19;
+
+/// Tuning of `rns_conv_u64`, read at each launch from the environment so one process can compare
+/// settings (`examples/hybrid_gpu_timing.rs`): `XEHE_HYBRID_CONV_ITEMS` (work-items aimed at,
+/// default [`CONV_ITEMS`]) and `XEHE_HYBRID_CONV_UNROLL` (outputs per work-item computed
+/// side by side, `RNS_OUT_UNROLL`, 1 to 4, default 1). Results do not depend on them.
+fn conv_tuning() -> (usize, u32) {
+    let get = |name: &str| {
+        std::env::var(name)
+            .ok()
+            .and_then(|v| v.parse::<usize>().ok())
+    };
+    let items = get("XEHE_HYBRID_CONV_ITEMS").unwrap_or(CONV_ITEMS).max(1);
+    let unroll = get("XEHE_HYBRID_CONV_UNROLL").unwrap_or(1).clamp(1, 4) as u32;
+    (items, unroll)
+}
 
 /// Shape of one [`base_conv`] launch.
 struct ConvShape {
@@ -196,7 +211,8 @@ fn base_conv<Q: GpuQueue>(
     let last = in_rows - (s.digits - 1) * s.d;
     let others = if s.skip { out_rows - last } else { out_rows };
     let pairs = (s.polys * s.digits) << log_n;
-    let chunks = (CONV_ITEMS / pairs).clamp(1, others.max(1));
+    let (items, unroll) = conv_tuning();
+    let chunks = (items / pairs).clamp(1, others.max(1));
     let chunk = others.div_ceil(chunks);
     let chunks = others.div_ceil(chunk.max(1)).max(1);
     let args = [
@@ -223,9 +239,10 @@ fn base_conv<Q: GpuQueue>(
         Arg::U32(s.polys as u32),
         Arg::U32(log_n),
     ];
+    let defines = [("RNS_OUT_UNROLL", unroll.to_string())];
     q.launch(
         Family::Rns,
-        &[],
+        if unroll > 1 { &defines[..] } else { &[] },
         "rns_conv_u64",
         Geometry::Items((pairs * chunks) as u64),
         &args,
