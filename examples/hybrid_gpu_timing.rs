@@ -41,13 +41,16 @@ fn queue(backend: Option<&str>) -> Result<Queue> {
     }
 }
 
+/// One profiled call's launches in order: (kernel, µs).
+type Launches = Vec<(String, f64)>;
+
 /// Latency (median µs of `f(); sync`), throughput (µs per call of `reps` calls, one sync), the
 /// top kernels of one profiled call, and that call's launches in order (kernel, µs).
 fn measure(
     q: &Queue,
     reps: usize,
     f: &dyn Fn() -> Result<Ciphertext>,
-) -> Result<(f64, f64, String, Vec<(String, f64)>)> {
+) -> Result<(f64, f64, String, Launches)> {
     drop(f()?);
     q.synchronize()?;
     let mut lat: Vec<f64> = Vec::new();
