@@ -275,3 +275,39 @@ fn hybrid_wide_digits_match_cpu() {
         }
     }
 }
+
+/// N = 2^16 (the NTT plan of the timed set, with its extra global passes) with grouped NTT rows:
+/// three data primes in digits of two (β = 2, a short last digit), α = 2.
+#[test]
+fn hybrid_at_n_65536_matches_cpu() {
+    for q in queues("hybrid_at_n_65536_matches_cpu") {
+        let n = 65536;
+        let mut parms = EncryptionParameters::new(SchemeType::Ckks);
+        parms.set_poly_modulus_degree(n);
+        parms.set_coeff_modulus(&CoeffModulus::create(n, &[60, 40, 40, 60]).unwrap());
+        let ctx = Context::with_sec_level(&parms, SecLevel::None).unwrap();
+        let kg = KeyGenerator::new(&ctx).unwrap();
+        let enc = Encryptor::new(&ctx, &kg.create_public_key().unwrap()).unwrap();
+        let ce = CkksEncoder::new(&ctx).unwrap();
+        let ev = Evaluator::new(&ctx);
+        let pt = ce
+            .encode_f64(&[0.5, -0.25, 0.125], ctx.first_parms_id(), 2f64.powi(40))
+            .unwrap();
+        let ct = enc.encrypt(&pt).unwrap();
+        let ks = HybridKeySwitching::new(&ctx, KeySwitchParams::phantom(&ctx, 2)).unwrap();
+        let rk = kg.create_hybrid_relin_keys(&ks).unwrap();
+        let gk = kg.create_hybrid_galois_keys_from_steps(&ks, &[1]).unwrap();
+        let g = on_gpu(&ct, &q);
+        let rel = |x: &Ciphertext| ev.square(x).and_then(|m| ev.relinearize_hybrid(&m, &rk));
+        same(
+            &format!("N=65536 relinearize on {}", q.backend()),
+            rel(&g),
+            rel(&ct),
+        );
+        same(
+            &format!("N=65536 rotate 1 on {}", q.backend()),
+            ev.rotate_vector_hybrid(&g, 1, &gk),
+            ev.rotate_vector_hybrid(&ct, 1, &gk),
+        );
+    }
+}

@@ -100,7 +100,9 @@ impl<B: super::GpuBuffer> HybridLevelData<B> {
             key_size,
             ext: DevicePrimes::new(q, &c.ext_moduli)?,
             special: DevicePrimes::new(q, &c.special_moduli)?,
-            special_ntt: DeviceNttTables::without_four_step(q, &c.special_ntt)?,
+            // With the four-step twist tables (4 × α × N words): these tables run whatever
+            // variant the evaluator picks for N, as the level's do.
+            special_ntt: DeviceNttTables::new(q, &c.special_ntt)?,
             mod_up: DeviceConv::new(q, &c.mod_up)?,
             mod_down: DeviceConv::new(q, &c.mod_down)?,
             inv_p: DeviceScalars::new(q, &c.inv_p)?,
