@@ -27,13 +27,20 @@
 //! - ModDown: the conversion split in chunks of output limbs (2 × N work-items → 8 × N), for the
 //!   under-occupied launch (≈ 150 → ≈ 50 µs if it was latency-bound, nothing if multiply-bound);
 //!   no copy of `c0, c1` before the finish (60 rows: ≈ −20 µs) and none of the special limbs
-//!   (12 rows: ≈ −4 µs).
-//!
+//!   (12 rows: ≈ −4 µs);
 //! - rotations: `apply_galois_hybrid` no longer builds `(c0, 0)` (a 30-row copy and a 30-row
 //!   zero fill: ≈ −15 µs); the finish adds `c0` alone.
 //!
 //! Total for multiply+relinearize: ≈ −120 µs (≈ 980 µs) without the ModDown occupancy gain,
 //! ≈ −220 µs (≈ 880 µs) with it; rotate ≈ 15 µs more saved.
+//!
+//! The conversion's multiply count: per output, `d` 64×64→128-bit multiply-adds and one 128-bit
+//! Barrett reduction (SEAL's), plus one Shoup product per input word for the scale. Shoup-lazy
+//! terms summed in 64 bits (`6 · 2m < 2^64` for `m < 2^60`) would need a high and two low
+//! 64-bit products per term plus a final reduction — more than the chain's two per term and the
+//! Barrett's six per output — so the 128-bit chain stays; what is left to tune is occupancy
+//! (`XEHE_HYBRID_CONV_ITEMS`) and independent chains per work-item (`XEHE_HYBRID_CONV_UNROLL`),
+//! which `examples/hybrid_gpu_timing.rs` sweeps.
 
 use super::eval::{permute, EVAL_NTT};
 use super::level::{DevicePrimes, DeviceScalars, LevelData};
