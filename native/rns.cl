@@ -6,8 +6,11 @@
  */
 #include "modarith.h"
 
-/* Digits whose scaled words are held in registers by rns_conv_u64 (larger digits read again). */
+/* Scaled words of a digit held in registers by rns_conv_u64 (the rest of a wider digit is read
+ * and scaled again); the host sets it to the digit size, at most 16. */
+#ifndef RNS_REG_DIGIT
 #define RNS_REG_DIGIT 16
+#endif
 
 /* Outputs of one work-item unrolled side by side (independent multiply chains: more ILP, more
  * registers); the host sets it from XEHE_HYBRID_CONV_UNROLL. */

@@ -28,6 +28,9 @@
 //!   under-occupied launch (≈ 150 → ≈ 50 µs if it was latency-bound, nothing if multiply-bound);
 //!   no copy of `c0, c1` before the finish (60 rows: ≈ −20 µs) and none of the special limbs
 //!   (12 rows: ≈ −4 µs);
+//! - the conversion's register window sized to the digit (6 words instead of 16: about 20 fewer
+//!   registers a work-item, so more resident): a few % of the conversions if they are
+//!   latency-bound (≈ −5 µs, uncertain);
 //! - rotations: `apply_galois_hybrid` no longer builds `(c0, 0)` (a 30-row copy and a 30-row
 //!   zero fill: ≈ −15 µs); the finish adds `c0` alone.
 //!
@@ -248,10 +251,15 @@ fn base_conv<Q: GpuQueue>(
         Arg::U32(s.polys as u32),
         Arg::U32(log_n),
     ];
-    let defines = [("RNS_OUT_UNROLL", unroll.to_string())];
+    // The register window holds exactly a digit (up to 16 words; wider digits read the rest
+    // again): fewer registers than the full 16 for small digits, so more work-items resident.
+    let defines = [
+        ("RNS_REG_DIGIT", s.d.clamp(1, 16).to_string()),
+        ("RNS_OUT_UNROLL", unroll.to_string()),
+    ];
     q.launch(
         Family::Rns,
-        if unroll > 1 { &defines[..] } else { &[] },
+        &defines,
         "rns_conv_u64",
         Geometry::Items((pairs * chunks) as u64),
         &args,
