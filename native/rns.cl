@@ -99,12 +99,11 @@ KERNEL_FQ void rns_conv_u64(GLOBAL_AS u64 *out_a, GLOBAL_AS u64 *out_b, CONST_AS
             }
 #pragma unroll
             for (u32 k = 0; k < RNS_OUT_UNROLL; k++) {
-                if (ub + k >= u1) break;
                 u32 o = outs[k];
                 u64 row = o < split ? ((u64)p * split + o) * (digits - skip) + (skip && o < first ? j - 1 : j)
                                     : ((u64)p * (out_rows - split) + o - split) * digits + j;
                 GLOBAL_AS u64 *dst = o < split ? out_a : out_b;
-                dst[(row << log_n) + xi] = val[k];
+                if (ub + k < u1) dst[(row << log_n) + xi] = val[k];
             }
         }
     }
