@@ -2,7 +2,9 @@
 //! data primes, through the public `.gpu()` API: multiply+relinearize_hybrid and
 //! rotate_vector_hybrid(1) next to multiply+relinearize and rotate_vector(1), each as latency
 //! (median of synchronized calls) and throughput (many calls queued, one synchronization), with
-//! the profiler's top kernels; one markdown table row per operation. Results are first checked
+//! the profiler's top kernels; one markdown table row per operation, then each hybrid operation's
+//! kernel launches in order (µs, share) from one profiled call, then a sweep of the base
+//! conversion's tuning knobs on multiply+relinearize_hybrid. Results are first checked
 //! bit for bit against the CPU.
 //!
 //! Default set: N = 65536 with PhantomFHE's 1580-bit anchor of shared/design.md (data primes
@@ -39,13 +41,16 @@ fn queue(backend: Option<&str>) -> Result<Queue> {
     }
 }
 
-/// Latency (median µs of `f(); sync`), throughput (µs per call of `reps` calls, one sync) and
-/// the top kernels of one profiled call.
+/// One profiled call's launches in order: (kernel, µs).
+type Launches = Vec<(String, f64)>;
+
+/// Latency (median µs of `f(); sync`), throughput (µs per call of `reps` calls, one sync), the
+/// top kernels of one profiled call, and that call's launches in order (kernel, µs).
 fn measure(
     q: &Queue,
     reps: usize,
     f: &dyn Fn() -> Result<Ciphertext>,
-) -> Result<(f64, f64, String)> {
+) -> Result<(f64, f64, String, Launches)> {
     drop(f()?);
     q.synchronize()?;
     let mut lat: Vec<f64> = Vec::new();
@@ -62,6 +67,7 @@ fn measure(
     }
     q.synchronize()?;
     let thr = s.elapsed().as_secs_f64() * 1e6 / reps as f64;
+    let mut launches = Vec::new();
     let top = match q.profiler() {
         Some(p) => {
             p.clear();
@@ -71,6 +77,11 @@ fn measure(
             q.synchronize()?;
             p.end_operation();
             p.set_enabled(false);
+            launches = p
+                .events()
+                .into_iter()
+                .map(|e| (e.kernel, e.micros))
+                .collect();
             let ks = p.kernel_summary();
             ks.iter()
                 .take(5)
@@ -88,7 +99,7 @@ fn measure(
         }
         None => "-".into(),
     };
-    Ok((lat[lat.len() / 2], thr, top))
+    Ok((lat[lat.len() / 2], thr, top, launches))
 }
 
 fn main() -> Result<()> {
@@ -161,6 +172,7 @@ fn main() -> Result<()> {
         ),
     ];
     let mut failures = 0;
+    let mut breakdowns = Vec::new();
     println!("\n| backend | N | L | op | latency µs | throughput µs/op | top kernels (one call) |");
     println!("|---|---|---|---|---|---|---|");
     for (name, f) in &ops {
@@ -170,12 +182,66 @@ fn main() -> Result<()> {
             println!("MISMATCH: {name}: the device result differs from the CPU");
             failures += 1;
         }
-        let (lat, thr, top) = measure(&q, reps, &|| f(&ga, &gb))?;
+        let (lat, thr, top, launches) = measure(&q, reps, &|| f(&ga, &gb))?;
+        if name.contains("hybrid") {
+            breakdowns.push((name.clone(), launches));
+        }
         println!(
             "| {} | {n} | {l} | {name} | {lat:.1} | {thr:.1} | {top} |",
             q.backend()
         );
     }
+    // Per-launch breakdown of the hybrid operations (one profiled call each, launch order), so
+    // ModUp's and ModDown's conversions and NTTs show apart.
+    for (name, launches) in &breakdowns {
+        if launches.is_empty() {
+            continue;
+        }
+        let total: f64 = launches.iter().map(|l| l.1).sum();
+        println!(
+            "\n{name}: {} launches, {total:.1} µs of kernels",
+            launches.len()
+        );
+        println!("| # | kernel | µs | share |");
+        println!("|---|---|---|---|");
+        for (i, (k, us)) in launches.iter().enumerate() {
+            println!("| {i} | {k} | {us:.1} | {:.1}% |", 100.0 * us / total);
+        }
+    }
+    // The base conversion's tuning (src/device/gpu/hybrid.rs `conv_tuning`): work-items aimed
+    // at and outputs unrolled per work-item, on multiply+relinearize_hybrid, each checked
+    // against the CPU result first.
+    let (name, f) = &ops[0];
+    let want = f(&a, &b)?;
+    println!("\n{name}, base conversion tuning (XEHE_HYBRID_CONV_ITEMS, XEHE_HYBRID_CONV_UNROLL):");
+    println!(
+        "| items | unroll | latency µs | throughput µs/op | rns_conv_u64 µs (ModUp, ModDown) |"
+    );
+    println!("|---|---|---|---|---|");
+    for items in [1usize << 18, 1 << 19, 1 << 20, 1 << 21] {
+        for unroll in [1, 2, 4] {
+            std::env::set_var("XEHE_HYBRID_CONV_ITEMS", items.to_string());
+            std::env::set_var("XEHE_HYBRID_CONV_UNROLL", unroll.to_string());
+            let mut g = f(&ga, &gb)?;
+            g.download()?;
+            if g.data() != want.data() {
+                println!("MISMATCH: items {items}, unroll {unroll}");
+                failures += 1;
+            }
+            let (lat, thr, _, launches) = measure(&q, reps, &|| f(&ga, &gb))?;
+            let conv: Vec<String> = launches
+                .iter()
+                .filter(|l| l.0 == "rns_conv_u64")
+                .map(|l| format!("{:.1}", l.1))
+                .collect();
+            println!(
+                "| {items} | {unroll} | {lat:.1} | {thr:.1} | {} |",
+                conv.join(", ")
+            );
+        }
+    }
+    std::env::remove_var("XEHE_HYBRID_CONV_ITEMS");
+    std::env::remove_var("XEHE_HYBRID_CONV_UNROLL");
     if failures > 0 {
         return Err(Error::Device(format!(
             "{failures} operations differ from the CPU"

@@ -23,37 +23,60 @@ KERNEL_FQ void ks_lift_u64(GLOBAL_AS u64 *lifted, CONST_AS u64 *t, CONST_AS u64 
 }
 
 /*
+ * Two-component inner-product accumulator: sum_j v_j * k0_j and sum_j v_j * k1_j modulo q, in
+ * 128 bits with one reduction at the end (mad_mod), or reduced at every step with XEHE_NO_MAD
+ * (the sums then live in .lo).
+ */
+typedef struct {
+    u128_t a0, a1;
+} ks_acc2_t;
+
+DECLSPEC ks_acc2_t ks_acc2_zero(void)
+{
+    ks_acc2_t a;
+    a.a0.lo = a.a0.hi = a.a1.lo = a.a1.hi = 0;
+    return a;
+}
+
+DECLSPEC ks_acc2_t ks_acc2_add(ks_acc2_t a, u64 v, u64 k0, u64 k1, u64 q, u64 c0, u64 c1)
+{
+#if XEHE_NO_MAD
+    a.a0.lo = add_mod(a.a0.lo, mul_mod(v, k0, q, c0, c1), q);
+    a.a1.lo = add_mod(a.a1.lo, mul_mod(v, k1, q, c0, c1), q);
+#else
+    a.a0 = mad64_wide(v, k0, a.a0);
+    a.a1 = mad64_wide(v, k1, a.a1);
+#endif
+    return a;
+}
+
+/* The canonical value of one accumulated component. */
+DECLSPEC u64 ks_acc_value(u128_t a, u64 q, u64 c0, u64 c1)
+{
+#if XEHE_NO_MAD
+    return a.lo;
+#else
+    return barrett_reduce_128(a, q, c0, c1);
+#endif
+}
+
+/*
  * Inner product with the key for output prime i (key limb ki) at word x:
  * prod[c][i][x] = sum_j lifted[j][i][x] * key[j][c][ki][x] mod p_i, c in {0,1}, over kd digits.
  * key: digits × 2 × key_k × N words (each digit a size-2 ciphertext at the key level).
- * One 128-bit accumulation and one reduction per output (mad_mod).
  */
 DECLSPEC void ks_inner_at(GLOBAL_AS u64 *prod, CONST_AS u64 *lifted, CONST_AS u64 *key, u64 q, u64 c0, u64 c1,
                           u32 kd, u32 kp, u32 key_k, u32 i, u32 ki, u64 x, u64 total, u32 log_n)
 {
     u64 g = ((u64)i << log_n) + x;
-#if XEHE_NO_MAD
-    u64 s0 = 0, s1 = 0;
+    ks_acc2_t a = ks_acc2_zero();
     for (u32 j = 0; j < kd; j++) {
         u64 v = lifted[(((u64)j * kp + i) << log_n) + x];
         u64 kb = (((u64)j * 2) * key_k + ki) << log_n;
-        s0 = add_mod(s0, mul_mod(v, key[kb + x], q, c0, c1), q);
-        s1 = add_mod(s1, mul_mod(v, key[kb + ((u64)key_k << log_n) + x], q, c0, c1), q);
+        a = ks_acc2_add(a, v, key[kb + x], key[kb + ((u64)key_k << log_n) + x], q, c0, c1);
     }
-    prod[g] = s0;
-    prod[total + g] = s1;
-#else
-    u128_t a0, a1;
-    a0.lo = a0.hi = a1.lo = a1.hi = 0;
-    for (u32 j = 0; j < kd; j++) {
-        u64 v = lifted[(((u64)j * kp + i) << log_n) + x];
-        u64 kb = (((u64)j * 2) * key_k + ki) << log_n;
-        a0 = mad64_wide(v, key[kb + x], a0);
-        a1 = mad64_wide(v, key[kb + ((u64)key_k << log_n) + x], a1);
-    }
-    prod[g] = barrett_reduce_128(a0, q, c0, c1);
-    prod[total + g] = barrett_reduce_128(a1, q, c0, c1);
-#endif
+    prod[g] = ks_acc_value(a.a0, q, c0, c1);
+    prod[total + g] = ks_acc_value(a.a1, q, c0, c1);
 }
 
 /*
@@ -73,20 +96,41 @@ KERNEL_FQ void ks_inner_u64(GLOBAL_AS u64 *prod, CONST_AS u64 *lifted, CONST_AS 
 }
 
 /*
- * Hybrid key switching's inner product (src/ckks/hybrid.rs step 2): kd = beta digits, kp = ell + alpha
- * output limbs (the level's ell data primes, then the alpha special primes, which are the last
- * alpha limbs of the key base): kprime(i) = i for i < ell, else i + key_k - kp.
+ * Hybrid key switching's inner product (src/ckks/hybrid.rs step 2) over the e = ell + alpha
+ * extended limbs (the level's ell data primes, then the alpha special primes, which are the last
+ * alpha limbs of the key base: key limb ki = o for o < ell, else o + key_k - e), `digits` digits of
+ * d primes. The ModUp operand of digit j on limb o is, in NTT form:
+ *   - data limb o of its own digit j = o / d: the target t itself (t[o]),
+ *   - another data limb: up_q row o*(digits-1) + (j < o/d ? j : j-1) (rns_conv_u64, skip = 1),
+ *   - special limb o >= ell: up_p row (o-ell)*digits + j.
+ * Output: prod_q (2 × ell rows) and prod_p (2 × alpha rows), component-major.
  */
-KERNEL_FQ void ks_inner_hybrid_u64(GLOBAL_AS u64 *prod, CONST_AS u64 *lifted, CONST_AS u64 *key, CONST_AS u64 *out_moduli,
-                                   CONST_AS u64 *out_r0, CONST_AS u64 *out_r1, u32 kd, u32 kp, u32 ell, u32 key_k,
-                                   u32 log_n)
+KERNEL_FQ void ks_inner_hybrid_u64(GLOBAL_AS u64 *prod_q, GLOBAL_AS u64 *prod_p, CONST_AS u64 *up_q,
+                                   CONST_AS u64 *up_p, CONST_AS u64 *t, CONST_AS u64 *key, CONST_AS u64 *out_moduli,
+                                   CONST_AS u64 *out_r0, CONST_AS u64 *out_r1, u32 digits, u32 d, u32 ell, u32 alpha,
+                                   u32 key_k, u32 log_n)
 {
     u64 n = (u64)1 << log_n;
-    u64 total = (u64)kp * n;
+    u32 e = ell + alpha;
+    u64 total = (u64)e * n;
     for (u64 g = GLOBAL_ID(); g < total; g += GLOBAL_SIZE()) {
-        u32 i = (u32)(g >> log_n);
-        u32 ki = i < ell ? i : i + key_k - kp;
-        ks_inner_at(prod, lifted, key, out_moduli[i], out_r0[i], out_r1[i], kd, kp, key_k, i, ki, g & (n - 1), total, log_n);
+        u32 o = (u32)(g >> log_n);
+        u64 x = g & (n - 1);
+        u32 data = o < ell;
+        u32 ki = data ? o : o + key_k - e;
+        u32 own = data ? o / d : digits;
+        CONST_AS u64 *rows = data ? up_q + (((u64)o * (digits - 1)) << log_n) : up_p + (((u64)(o - ell) * digits) << log_n);
+        u64 q = out_moduli[o], c0 = out_r0[o], c1 = out_r1[o];
+        ks_acc2_t a = ks_acc2_zero();
+        for (u32 j = 0; j < digits; j++) {
+            u64 v = j == own ? t[((u64)o << log_n) + x] : rows[((u64)(j > own ? j - 1 : j) << log_n) + x];
+            u64 kb = (((u64)j * 2) * key_k + ki) << log_n;
+            a = ks_acc2_add(a, v, key[kb + x], key[kb + ((u64)key_k << log_n) + x], q, c0, c1);
+        }
+        GLOBAL_AS u64 *dst = data ? prod_q + ((u64)o << log_n) : prod_p + ((u64)(o - ell) << log_n);
+        u64 comp = data ? (u64)ell << log_n : (u64)alpha << log_n;
+        dst[x] = ks_acc_value(a.a0, q, c0, c1);
+        dst[comp + x] = ks_acc_value(a.a1, q, c0, c1);
     }
 }
 
@@ -110,6 +154,12 @@ KERNEL_FQ void moddown_prep_u64(GLOBAL_AS u64 *d, CONST_AS u64 *last, CONST_AS u
     }
 }
 
+/* P^{-1} (x - d) mod q for canonical x, d (Shoup constant inv_p, inv_p_q). */
+DECLSPEC u64 moddown_scaled_diff(u64 x, u64 d, u64 q, u64 inv_p, u64 inv_p_q)
+{
+    return mul_shoup(x + q - d, inv_p, inv_p_q, q);
+}
+
 /*
  * Mod-down finish: out[c][i][x] = (acc ? out : 0) + inv_p[i] * (x[c][i][x] + q_i - d[c][i][x]) mod q_i,
  * x and d canonical. x has row stride x_stride polys (k+1 rows per poly for key switching's prod,
@@ -125,9 +175,25 @@ KERNEL_FQ void moddown_finish_u64(GLOBAL_AS u64 *out, CONST_AS u64 *xs, CONST_AS
         u64 row = g >> log_n, x = g & (n - 1);
         u32 c = (u32)(row / k), i = (u32)(row % k);
         u64 q = moduli[i];
-        u64 v = xs[(((u64)c * x_rows_per_poly + i) << log_n) + x] + q - d[g];
-        u64 r = mul_shoup(v, inv_p[i], inv_p_q[i], q);
+        u64 r = moddown_scaled_diff(xs[(((u64)c * x_rows_per_poly + i) << log_n) + x], d[g], q, inv_p[i], inv_p_q[i]);
         out[g] = acc ? add_mod(out[g], r, q) : r;
+    }
+}
+
+/*
+ * Hybrid ModDown finish into a fresh buffer: out[g] = c[g] + P^{-1} (xs[g] - d[g]) mod q_i over
+ * polys × k rows (row i of each poly under q_i), where c[g] = c01[g] for g < c_words and 0 past
+ * it (apply_galois: c1 = 0); c01, xs, d canonical, all k rows per poly.
+ */
+KERNEL_FQ void moddown_finish_add_u64(GLOBAL_AS u64 *out, CONST_AS u64 *c01, CONST_AS u64 *xs, CONST_AS u64 *d,
+                                      CONST_AS u64 *moduli, CONST_AS u64 *inv_p, CONST_AS u64 *inv_p_q, u32 k,
+                                      u32 log_n, u64 c_words, u64 total)
+{
+    for (u64 g = GLOBAL_ID(); g < total; g += GLOBAL_SIZE()) {
+        u32 i = (u32)((g >> log_n) % k);
+        u64 q = moduli[i];
+        u64 r = moddown_scaled_diff(xs[g], d[g], q, inv_p[i], inv_p_q[i]);
+        out[g] = g < c_words ? add_mod(c01[g], r, q) : r;
     }
 }
 

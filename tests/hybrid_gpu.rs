@@ -68,6 +68,29 @@ fn same(name: &str, gpu: Result<Ciphertext>, cpu: Result<Ciphertext>) {
     );
 }
 
+/// Context (no security bound), key generator, encryptor, encoder and evaluator for `n` and
+/// primes of `bits`.
+fn setup(n: usize, bits: &[u32]) -> (Context, KeyGenerator, Encryptor, CkksEncoder, Evaluator) {
+    let mut parms = EncryptionParameters::new(SchemeType::Ckks);
+    parms.set_poly_modulus_degree(n);
+    parms.set_coeff_modulus(&CoeffModulus::create(n, bits).unwrap());
+    let ctx = Context::with_sec_level(&parms, SecLevel::None).unwrap();
+    let kg = KeyGenerator::new(&ctx).unwrap();
+    let enc = Encryptor::new(&ctx, &kg.create_public_key().unwrap()).unwrap();
+    let ce = CkksEncoder::new(&ctx).unwrap();
+    let ev = Evaluator::new(&ctx);
+    (ctx, kg, enc, ce, ev)
+}
+
+/// Hybrid key switching with α special primes and `dnum` digits.
+fn hybrid_ks(ctx: &Context, alpha: usize, dnum: usize) -> HybridKeySwitching {
+    let params = KeySwitchParams {
+        special_modulus_size: alpha,
+        dnum,
+    };
+    HybridKeySwitching::new(ctx, params).unwrap()
+}
+
 /// `(N, coeff_modulus bits, [(α, dnum)])`.
 type Case = (usize, Vec<u32>, Vec<(usize, usize)>);
 
@@ -93,28 +116,14 @@ fn cases() -> Vec<Case> {
 fn hybrid_ops_match_cpu_bit_for_bit() {
     for q in queues("hybrid_ops_match_cpu_bit_for_bit") {
         for (n, bits, params) in cases() {
-            let mut parms = EncryptionParameters::new(SchemeType::Ckks);
-            parms.set_poly_modulus_degree(n);
-            parms.set_coeff_modulus(&CoeffModulus::create(n, &bits).unwrap());
-            let ctx = Context::with_sec_level(&parms, SecLevel::None).unwrap();
-            let kg = KeyGenerator::new(&ctx).unwrap();
-            let enc = Encryptor::new(&ctx, &kg.create_public_key().unwrap()).unwrap();
-            let ce = CkksEncoder::new(&ctx).unwrap();
-            let ev = Evaluator::new(&ctx);
+            let (ctx, kg, enc, ce, ev) = setup(n, &bits);
             let vals: Vec<f64> = (0..n / 2).map(|i| ((i % 17) as f64) / 17.0 - 0.5).collect();
             let pt = ce
                 .encode_f64(&vals, ctx.first_parms_id(), 2f64.powi(20))
                 .unwrap();
             let (a, b) = (enc.encrypt(&pt).unwrap(), enc.encrypt(&pt).unwrap());
             for (alpha, dnum) in params {
-                let ks = HybridKeySwitching::new(
-                    &ctx,
-                    KeySwitchParams {
-                        special_modulus_size: alpha,
-                        dnum,
-                    },
-                )
-                .unwrap();
+                let ks = hybrid_ks(&ctx, alpha, dnum);
                 let rk = kg.create_hybrid_relin_keys(&ks).unwrap();
                 let gk = kg
                     .create_hybrid_galois_keys_from_steps(&ks, &[1, -1, 4])
@@ -183,14 +192,7 @@ fn hybrid_ops_match_cpu_bit_for_bit() {
 fn hybrid_in_place_on_device_and_seal_special_case() {
     for q in queues("hybrid_in_place_on_device_and_seal_special_case") {
         let n = 4096;
-        let mut parms = EncryptionParameters::new(SchemeType::Ckks);
-        parms.set_poly_modulus_degree(n);
-        parms.set_coeff_modulus(&CoeffModulus::create(n, &[50, 30, 30, 50]).unwrap());
-        let ctx = Context::with_sec_level(&parms, SecLevel::None).unwrap();
-        let kg = KeyGenerator::new(&ctx).unwrap();
-        let enc = Encryptor::new(&ctx, &kg.create_public_key().unwrap()).unwrap();
-        let ce = CkksEncoder::new(&ctx).unwrap();
-        let ev = Evaluator::new(&ctx);
+        let (ctx, kg, enc, ce, ev) = setup(n, &[50, 30, 30, 50]);
         let pt = ce
             .encode_f64(&[0.25; 8], ctx.first_parms_id(), 2f64.powi(30))
             .unwrap();
@@ -228,6 +230,65 @@ fn hybrid_in_place_on_device_and_seal_special_case() {
         assert!(
             g.data() == want.data(),
             "α = 1, dnum = L on the device differs from SEAL's relinearize"
+        );
+    }
+}
+
+/// Digits and special bases wider than the 16 words `rns_conv_u64` keeps in registers (the rest
+/// are read and scaled again): d = 20 data primes in one digit (dnum = 1), α = 17.
+#[test]
+fn hybrid_wide_digits_match_cpu() {
+    for q in queues("hybrid_wide_digits_match_cpu") {
+        let n = 4096;
+        let bits = [vec![40u32; 20], vec![50]].concat();
+        let (ctx, kg, enc, ce, ev) = setup(n, &bits);
+        let pt = ce
+            .encode_f64(&[0.5, -0.25, 0.125], ctx.first_parms_id(), 2f64.powi(30))
+            .unwrap();
+        let ct = enc.encrypt(&pt).unwrap();
+        for (alpha, dnum) in [(17, 1), (2, 1)] {
+            let ks = hybrid_ks(&ctx, alpha, dnum);
+            let rk = kg.create_hybrid_relin_keys(&ks).unwrap();
+            let mut c = ct.clone();
+            for level in 0..2 {
+                let rel =
+                    |x: &Ciphertext| ev.square(x).and_then(|m| ev.relinearize_hybrid(&m, &rk));
+                same(
+                    &format!("α={alpha} dnum={dnum} level -{level} on {}", q.backend()),
+                    rel(&on_gpu(&c, &q)),
+                    rel(&c),
+                );
+                ev.mod_switch_to_next_inplace(&mut c).unwrap();
+            }
+        }
+    }
+}
+
+/// N = 2^16 (the NTT plan of the timed set, with its extra global passes) with grouped NTT rows:
+/// three data primes in digits of two (β = 2, a short last digit), α = 2.
+#[test]
+fn hybrid_at_n_65536_matches_cpu() {
+    for q in queues("hybrid_at_n_65536_matches_cpu") {
+        let n = 65536;
+        let (ctx, kg, enc, ce, ev) = setup(n, &[60, 40, 40, 60]);
+        let pt = ce
+            .encode_f64(&[0.5, -0.25, 0.125], ctx.first_parms_id(), 2f64.powi(40))
+            .unwrap();
+        let ct = enc.encrypt(&pt).unwrap();
+        let ks = HybridKeySwitching::new(&ctx, KeySwitchParams::phantom(&ctx, 2)).unwrap();
+        let rk = kg.create_hybrid_relin_keys(&ks).unwrap();
+        let gk = kg.create_hybrid_galois_keys_from_steps(&ks, &[1]).unwrap();
+        let g = on_gpu(&ct, &q);
+        let rel = |x: &Ciphertext| ev.square(x).and_then(|m| ev.relinearize_hybrid(&m, &rk));
+        same(
+            &format!("N=65536 relinearize on {}", q.backend()),
+            rel(&g),
+            rel(&ct),
+        );
+        same(
+            &format!("N=65536 rotate 1 on {}", q.backend()),
+            ev.rotate_vector_hybrid(&g, 1, &gk),
+            ev.rotate_vector_hybrid(&ct, 1, &gk),
         );
     }
 }

@@ -44,21 +44,29 @@
 //!    `c_i += P^{-1} (acc_i − conv_i) mod q_i`. With `α = 1` this is SEAL's
 //!    `switch_key_inplace` mod-down step exactly.
 //!
+//! # Serialization
+//! [`HybridRelinKeys`] and [`HybridGaloisKeys`] save with [`crate::SealObject::save`] and load
+//! with `HybridRelinKeys::load(&ks, &bytes)` / `HybridGaloisKeys::load` in **xehe's own
+//! format** (`src/serialize/hybrid.rs`): framed like a SEAL object (header, compression) but not
+//! one — SEAL has no hybrid keys and cannot read it. Loading checks the keys against the context
+//! and the [`KeySwitchParams`] (α, dnum, the special primes).
+//!
 //! Everything is RNS arithmetic on `u64` words, parallel over limbs with rayon, deterministic.
 //!
 //! # On the GPU
 //! `src/device/gpu/hybrid.rs` runs the same steps on any `GpuQueue` (CUDA, OpenCL) when the
 //! operand is marked `.gpu()`, bit-identical to this reference (`tests/hybrid_gpu.rs`):
-//! - ModUp: INTT of `t` (the NTT kernels of `native/ntt.cl`); `rns_scale_u64` (`native/rns.cl`)
-//!   scales each word by `q̂_i^{-1}` (Shoup) in place; one `rns_base_conv_u64` launch (grid
-//!   `β × (ℓ+α) × N`) sums `y_i [q̂_i]_m` with a 128-bit multiply-add chain and one reduction,
-//!   for every digit and every extended limb — the digit's own limbs included, where the conversion is
-//!   exact, so the `β × (ℓ+α) × N` buffer is transformed by one batched forward NTT.
+//! - ModUp: INTT of `t` (the NTT kernels of `native/ntt.cl`); one `rns_conv_u64` launch
+//!   (`native/rns.cl`) scales each digit's words by `q̂_i^{-1}` (Shoup) in registers and sums
+//!   `y_i [q̂_i]_m` with a 128-bit multiply-add chain and one reduction, for every digit and every
+//!   extended limb except the digit's own (as here, those are `t`'s NTT limbs); the converted rows
+//!   are stored limb-major, so the data-prime part and the special-prime part are each one
+//!   grouped forward NTT.
 //! - Inner product: `ks_inner_hybrid_u64` (`native/keyswitch.cl`, SEAL's `ks_inner_u64` with `β`
-//!   digits and the key limb map `o < ℓ ? o : L + o − ℓ`).
-//! - ModDown: INTT of the `2α` special limbs; the conversion `P → Q_ℓ` with `+⌊P/2⌋` fused
-//!   into the scale and `−[⌊P/2⌋]_{q_i}` into the conversion's store; NTT; SEAL's `moddown_finish_u64` with
-//!   `P^{-1} mod q_i`.
+//!   digits, the own-digit rows read from `t`, and the key limb map `o < ℓ ? o : L + o − ℓ`).
+//! - ModDown: INTT of the `2α` special limbs; the conversion `P → Q_ℓ` (same kernel) with
+//!   `+⌊P/2⌋` fused into the scale and `−[⌊P/2⌋]_{q_i}` into the store; NTT;
+//!   `moddown_finish_add_u64` with `P^{-1} mod q_i`, adding `c0, c1` into a fresh buffer.
 //! - The per-level constants (`LevelConstants`) are uploaded once per device and level and
 //!   cached in the [`HybridKeySwitching`]; each key once per device, cached in the key.
 
@@ -487,8 +495,7 @@ impl HybridKeySwitching {
     }
 }
 
-/// Constants of one fast base conversion on the device (`rns_scale_u64` then
-/// `rns_base_conv_u64`, `native/rns.cl`):
+/// Constants of one fast base conversion on the device (`rns_conv_u64`, `native/rns.cl`):
 /// for input row `r` of digit `j = r / d` and output limb `o`,
 /// `out = ([Σ_r [(x_r + in_add[r]) · in_inv[r]]_{q_r} · matrix[(j·out + o)·d + r − j·d]]_{m_o}
 /// + out_add[o]) mod m_o`.
@@ -507,8 +514,7 @@ pub(crate) struct ConvConstants {
 
 /// Host image of the per-level constants of hybrid key switching on a device
 /// (`src/device/gpu/hybrid.rs`), for a level with `ℓ` data primes: the extended base
-/// `q_0 … q_{ℓ-1}, p_0 … p_{α-1}` (`E = ℓ + α` limbs) and its NTT tables, the special primes'
-/// tables, ModUp (`β` digits of the level → every extended limb) and ModDown (`P → q_0 … q_{ℓ-1}`)
+/// `q_0 … q_{ℓ-1}, p_0 … p_{α-1}` (`E = ℓ + α` limbs), the special primes' NTT tables, ModUp (`β` digits of the level → every extended limb) and ModDown (`P → q_0 … q_{ℓ-1}`)
 /// conversion constants, and `P^{-1} mod q_i`.
 #[cfg_attr(not(any(feature = "cuda", feature = "opencl")), allow(dead_code))]
 #[derive(Clone, Debug)]
@@ -521,8 +527,6 @@ pub(crate) struct LevelConstants {
     pub digits: usize,
     /// The extended base.
     pub ext_moduli: Vec<Modulus>,
-    /// NTT tables of the extended base.
-    pub ext_ntt: Vec<Arc<NttTables>>,
     /// The special primes.
     pub special_moduli: Vec<Modulus>,
     /// NTT tables of the special primes.
@@ -592,7 +596,6 @@ impl HybridKeySwitching {
             digit_size: d,
             digits: digits.len(),
             ext_moduli: (0..e).map(|o| inner.moduli[global(o)]).collect(),
-            ext_ntt: (0..e).map(|o| inner.ntt[global(o)].clone()).collect(),
             special_moduli: inner.moduli[l..].to_vec(),
             special_ntt: inner.ntt[l..].to_vec(),
             mod_up: up,
@@ -616,6 +619,14 @@ impl HybridKSwitchKey {
     /// The per-digit key pairs.
     pub fn digits(&self) -> &[Vec<u64>] {
         &self.digits
+    }
+
+    /// A key from its per-digit pairs (shape checked by the caller: `src/serialize/hybrid.rs`).
+    pub(crate) fn from_digits(digits: Vec<Vec<u64>>) -> Self {
+        HybridKSwitchKey {
+            digits,
+            device: KeyDeviceCache::default(),
+        }
     }
 
     /// The digits' pairs concatenated, `digits × 2 × (L + α) × N` words (the device layout).

@@ -25,6 +25,7 @@
 pub mod ciphertext;
 pub mod compression;
 pub mod header;
+pub mod hybrid;
 pub mod keys;
 pub mod params;
 pub mod plaintext;

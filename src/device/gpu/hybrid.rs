@@ -1,12 +1,14 @@
 //! Hybrid key switching on any GPU backend ([`crate::ckks::hybrid`], issue 8): ModUp by fast
-//! base conversion (`native/rns.cl`: `rns_scale_u64` in place, then every digit to every
-//! extended limb in one `rns_base_conv_u64` launch), the
-//! extended-base NTT, the inner product with `β` digits and the key limb map
-//! (`ks_inner_hybrid_u64`), and ModDown by `P` (INTT of the `α` special limbs, conversion
-//! `P → Q_ℓ` with the rounding offsets fused into its load and store, NTT, and SEAL's
-//! `moddown_finish_u64` with `P^{-1}`). Written once against [`GpuQueue`], so it runs on CUDA and
-//! OpenCL; the arithmetic is the CPU reference's, so results are bit-identical
-//! (`tests/hybrid_gpu.rs`).
+//! base conversion (`native/rns.cl`: `rns_conv_u64` scales each digit's words in registers and
+//! converts them to every extended limb **except the digit's own**, whose NTT-form rows are the
+//! target itself), the grouped NTT of the converted rows (stored limb-major so each part is one
+//! `run_grouped` launch sequence over the level's or the special primes' tables), the inner
+//! product with `β` digits and the key limb map (`ks_inner_hybrid_u64`, reading the own-digit
+//! rows from the target), and ModDown by `P` (INTT of the `α` special limbs, which the inner
+//! product writes apart; conversion `P → Q_ℓ` with the rounding offsets fused into its load and
+//! store; NTT; `moddown_finish_add_u64` adds `P^{-1}(acc − conv)` to `c0, c1` into a fresh
+//! buffer). Written once against [`GpuQueue`], so it runs on CUDA and OpenCL; the arithmetic is
+//! the CPU reference's, so results are bit-identical (`tests/hybrid_gpu.rs`).
 //!
 //! Data layout as everywhere in the evaluator: `size × ℓ × N` u64 words, NTT form. Device
 //! buffers are never mutated after they are written: each function returns a fresh output.
@@ -15,10 +17,37 @@
 //! uploaded once per (device, level) and cached in the [`HybridKeySwitching`]; a key's words are
 //! uploaded once per device and cached in the [`HybridKSwitchKey`] (as SEAL keys'
 //! `KeyDeviceCache`), both shared by the device's queues (paper §III-H).
+//!
+//! Predicted H100 savings against the first version (N = 2^16, L = 30, α = 6, dnum = 5:
+//! 1098 µs; profile in BENCHMARKS.md), per change:
+//! - own digit limbs not converted nor transformed: 150 of 180 ModUp rows, so the ModUp
+//!   conversion −17 % (≈ −25 µs of ≈ 150) and the forward NTT −30 rows (≈ 1.9 µs a row: −57 µs);
+//! - scale fused into the conversion: no `rns_scale_u64` passes (30 + 12 rows read and written:
+//!   ≈ −15 µs);
+//! - ModDown: the conversion split in chunks of output limbs (2 × N work-items → 8 × N), for the
+//!   under-occupied launch (≈ 150 → ≈ 50 µs if it was latency-bound, nothing if multiply-bound);
+//!   no copy of `c0, c1` before the finish (60 rows: ≈ −20 µs) and none of the special limbs
+//!   (12 rows: ≈ −4 µs);
+//! - the conversion's register window sized to the digit (6 words instead of 16: about 20 fewer
+//!   registers a work-item, so more resident): a few % of the conversions if they are
+//!   latency-bound (≈ −5 µs, uncertain);
+//! - rotations: `apply_galois_hybrid` no longer builds `(c0, 0)` (a 30-row copy and a 30-row
+//!   zero fill: ≈ −15 µs); the finish adds `c0` alone.
+//!
+//! Total for multiply+relinearize: ≈ −120 µs (≈ 980 µs) without the ModDown occupancy gain,
+//! ≈ −220 µs (≈ 880 µs) with it; rotate ≈ 15 µs more saved.
+//!
+//! The conversion's multiply count: per output, `d` 64×64→128-bit multiply-adds and one 128-bit
+//! Barrett reduction (SEAL's), plus one Shoup product per input word for the scale. Shoup-lazy
+//! terms summed in 64 bits (`6 · 2m < 2^64` for `m < 2^60`) would need a high and two low
+//! 64-bit products per term plus a final reduction — more than the chain's two per term and the
+//! Barrett's six per output — so the 128-bit chain stays; what is left to tune is occupancy
+//! (`XEHE_HYBRID_CONV_ITEMS`) and independent chains per work-item (`XEHE_HYBRID_CONV_UNROLL`),
+//! which `examples/hybrid_gpu_timing.rs` sweeps.
 
-use super::eval::{finish, permute, EVAL_NTT};
+use super::eval::{permute, EVAL_NTT};
 use super::level::{DevicePrimes, DeviceScalars, LevelData};
-use super::ntt::DeviceNttTables;
+use super::ntt::{DeviceNttTables, NttDirection};
 use super::{Arg, Geometry, GpuQueue};
 use crate::ckks::hybrid::{ConvConstants, HybridKSwitchKey, HybridKeySwitching, LevelConstants};
 use crate::device::kernels::Family;
@@ -46,7 +75,8 @@ impl<B: super::GpuBuffer> DeviceConv<B> {
 }
 
 /// Hybrid key switching's read-only data at one level on one device: the extended base
-/// `q_0 … q_{ℓ-1}, p_0 … p_{α-1}` with its NTT tables, the special primes with theirs, the ModUp
+/// `q_0 … q_{ℓ-1}, p_0 … p_{α-1}`, the special primes with their NTT tables (the data primes'
+/// are the level's, [`LevelData::ntt`]), the ModUp
 /// and ModDown conversion constants, and `P^{-1} mod q_i`.
 pub struct HybridLevelData<B> {
     ell: usize,
@@ -55,7 +85,6 @@ pub struct HybridLevelData<B> {
     digits: usize,
     key_size: usize,
     ext: DevicePrimes<B>,
-    ext_ntt: DeviceNttTables<B>,
     special: DevicePrimes<B>,
     special_ntt: DeviceNttTables<B>,
     mod_up: DeviceConv<B>,
@@ -80,9 +109,10 @@ impl<B: super::GpuBuffer> HybridLevelData<B> {
             digits: c.digits,
             key_size,
             ext: DevicePrimes::new(q, &c.ext_moduli)?,
-            ext_ntt: DeviceNttTables::without_four_step(q, &c.ext_ntt)?,
             special: DevicePrimes::new(q, &c.special_moduli)?,
-            special_ntt: DeviceNttTables::without_four_step(q, &c.special_ntt)?,
+            // With the four-step twist tables (4 × α × N words): these tables run whatever
+            // variant the evaluator picks for N, as the level's do.
+            special_ntt: DeviceNttTables::new(q, &c.special_ntt)?,
             mod_up: DeviceConv::new(q, &c.mod_up)?,
             mod_down: DeviceConv::new(q, &c.mod_down)?,
             inv_p: DeviceScalars::new(q, &c.inv_p)?,
@@ -137,69 +167,109 @@ pub fn hybrid_key<Q: GpuQueue>(q: &Q, key: &HybridKSwitchKey) -> Result<Arc<Q::B
     buffer_of::<Q>(&b)
 }
 
-/// Fast base conversion of `polys × in_primes.k` rows of `input` (coefficient form; scaled in
-/// place by `rns_scale_u64`) in digits of `d` into `polys × digits × out_primes.k` rows of `out`
-/// (`rns_base_conv_u64`; `native/rns.cl`).
+/// Work-items a conversion launch aims at by default: fewer (digit, coefficient) pairs are split
+/// in chunks of output limbs until about this many run (ModDown: 2 × N pairs).
+pub const CONV_ITEMS: usize = 1 << 19;
+
+/// Tuning of `rns_conv_u64`, read at each launch from the environment so one process can compare
+/// settings (`examples/hybrid_gpu_timing.rs`): `XEHE_HYBRID_CONV_ITEMS` (work-items aimed at,
+/// default [`CONV_ITEMS`]) and `XEHE_HYBRID_CONV_UNROLL` (outputs per work-item computed
+/// side by side, `RNS_OUT_UNROLL`, 1 to 4, default 1). Results do not depend on them.
+fn conv_tuning() -> (usize, u32) {
+    let get = |name: &str| {
+        std::env::var(name)
+            .ok()
+            .and_then(|v| v.parse::<usize>().ok())
+    };
+    let items = get("XEHE_HYBRID_CONV_ITEMS").unwrap_or(CONV_ITEMS).max(1);
+    let unroll = get("XEHE_HYBRID_CONV_UNROLL").unwrap_or(1).clamp(1, 4) as u32;
+    (items, unroll)
+}
+
+/// Shape of one [`base_conv`] launch.
+struct ConvShape {
+    /// Input rows per digit.
+    d: usize,
+    /// Digits.
+    digits: usize,
+    /// Polynomials.
+    polys: usize,
+    /// Output limbs below `split` go to `out_a`, the others to `out_b` (`rns_conv_u64`).
+    split: usize,
+    /// ModUp: skip each digit's own limbs (the output base starts with the input's).
+    skip: bool,
+}
+
+/// Fast base conversion, scale fused (`rns_conv_u64`, `native/rns.cl`): `polys × in_primes.k`
+/// canonical coefficient-form rows of `input`, in digits of `d`, to every limb of `out_primes`
+/// (less each digit's own limbs with `skip`), stored limb-major into `out_a` / `out_b` as the
+/// kernel's comment says.
+///
+/// # Errors
+/// `Device` on a compile or launch failure.
 #[allow(clippy::too_many_arguments)]
 fn base_conv<Q: GpuQueue>(
     q: &Q,
     log_n: u32,
-    out: &Q::Buf,
+    (out_a, out_b): (&Q::Buf, &Q::Buf),
     input: &Q::Buf,
     in_primes: &DevicePrimes<Q::Buf>,
     c: &DeviceConv<Q::Buf>,
     out_primes: &DevicePrimes<Q::Buf>,
-    (d, digits, polys): (usize, usize, usize),
+    s: &ConvShape,
 ) -> Result<()> {
-    let (in_rows, out_rows) = (in_primes.k, out_primes.k);
-    let words = ((polys * in_rows as usize) as u64) << log_n;
+    let (in_rows, out_rows) = (in_primes.k as usize, out_primes.k as usize);
+    // The most outputs a digit computes (the short last digit skips the fewest).
+    let last = in_rows - (s.digits - 1) * s.d;
+    let others = if s.skip { out_rows - last } else { out_rows };
+    let pairs = (s.polys * s.digits) << log_n;
+    let (items, unroll) = conv_tuning();
+    let chunks = (items / pairs).clamp(1, others.max(1));
+    let chunk = others.div_ceil(chunks);
+    let chunks = others.div_ceil(chunk.max(1)).max(1);
     let args = [
+        Arg::Buf(out_a),
+        Arg::Buf(out_b),
         Arg::Buf(input),
         Arg::Buf(&in_primes.moduli),
         Arg::Buf(&c.in_add),
         Arg::Buf(&c.inv.w),
         Arg::Buf(&c.inv.wq),
-        Arg::U32(in_rows),
-        Arg::U32(log_n),
-        Arg::U64(words),
-    ];
-    q.launch(
-        Family::Rns,
-        &[],
-        "rns_scale_u64",
-        Geometry::Items(words),
-        &args,
-    )?;
-    let args = [
-        Arg::Buf(out),
-        Arg::Buf(input),
         Arg::Buf(&c.matrix),
         Arg::Buf(&out_primes.moduli),
         Arg::Buf(&out_primes.r0),
         Arg::Buf(&out_primes.r1),
         Arg::Buf(&c.out_add),
-        Arg::U32(d as u32),
-        Arg::U32(in_rows),
-        Arg::U32(digits as u32),
-        Arg::U32(out_rows),
-        Arg::U32(polys as u32),
+        Arg::U32(s.d as u32),
+        Arg::U32(in_rows as u32),
+        Arg::U32(s.digits as u32),
+        Arg::U32(out_rows as u32),
+        Arg::U32(s.split as u32),
+        Arg::U32(s.skip as u32),
+        Arg::U32(chunk as u32),
+        Arg::U32(chunks as u32),
+        Arg::U32(s.polys as u32),
         Arg::U32(log_n),
     ];
-    // One work-item per (poly, digit, coefficient); each writes every output limb.
-    let total = ((polys * digits) as u64) << log_n;
+    // The register window holds exactly a digit (up to 16 words; wider digits read the rest
+    // again): fewer registers than the full 16 for small digits, so more work-items resident.
+    let defines = [
+        ("RNS_REG_DIGIT", s.d.clamp(1, 16).to_string()),
+        ("RNS_OUT_UNROLL", unroll.to_string()),
+    ];
     q.launch(
         Family::Rns,
-        &[],
-        "rns_base_conv_u64",
-        Geometry::Items(total),
+        &defines,
+        "rns_conv_u64",
+        Geometry::Items((pairs * chunks) as u64),
         &args,
     )
 }
 
 /// Hybrid key switching ([`HybridKeySwitching`] module docs, steps 1–3): returns
-/// `ct[0..2] + switch(target)`, where `c01` holds at least two polynomials of level `l`,
-/// `target` (`ℓ × N`, NTT form) starts at word `t_off` of `tsrc`, and `key` is the key's words
-/// ([`hybrid_key`]).
+/// `(c0, c1) + switch(target)`, where `c01` holds the first `c_polys` (1 or 2) of `c0, c1` at
+/// level `l` (a missing `c1` is 0), `target` (`ℓ × N`, NTT form) starts at word `t_off` of
+/// `tsrc`, and `key` is the key's words ([`hybrid_key`]).
 ///
 /// # Errors
 /// `Device` on an allocation, compile or launch failure.
@@ -207,42 +277,75 @@ pub fn switch_key_hybrid<Q: GpuQueue>(
     q: &Q,
     l: &LevelData<Q::Buf>,
     h: &HybridLevelData<Q::Buf>,
-    c01: &Q::Buf,
+    (c01, c_polys): (&Q::Buf, usize),
     tsrc: &Q::Buf,
     t_off: usize,
     key: &Q::Buf,
 ) -> Result<Q::Buf> {
     let (ell, alpha, n) = (h.ell, h.alpha, l.n());
-    let e = ell + alpha;
-    // 1. ModUp: INTT of the target, every digit converted to every extended limb (its own limbs
-    // come back exactly), NTT.
+    let (digits, e) = (h.digits, ell + alpha);
+    // 1. ModUp: INTT of the target; every digit converted to every extended limb except its own
+    // (`up_q`: data limb o, digit j ≠ o/d at row o·(β−1) + j − [j > o/d]; `up_p`: special limb
+    // k, digit j at row k·β + j), each part NTT'd under its own tables, grouped by limb.
     let t = q.scratch(ell * n)?;
     q.copy(&t, 0, tsrc, t_off, ell * n)?;
     l.ntt.inverse(q, &t, ell, EVAL_NTT)?;
-    let up = q.scratch(h.digits * e * n)?;
+    let up_q_rows = ell * (digits - 1);
+    let up_q = q.scratch(up_q_rows.max(1) * n)?;
+    let up_p = q.scratch(alpha * digits * n)?;
+    let mod_up = ConvShape {
+        d: h.digit_size,
+        digits,
+        polys: 1,
+        split: ell,
+        skip: true,
+    };
     base_conv(
         q,
         l.log_n,
-        &up,
+        (&up_q, &up_p),
         &t,
         &l.primes,
         &h.mod_up,
         &h.ext,
-        (h.digit_size, h.digits, 1),
+        &mod_up,
     )?;
-    h.ext_ntt.forward(q, &up, h.digits * e, EVAL_NTT)?;
-    // 2. Inner product with the key, both components.
-    let prod = q.scratch(2 * e * n)?;
+    if up_q_rows > 0 {
+        l.ntt.run_grouped(
+            q,
+            &up_q,
+            up_q_rows,
+            digits - 1,
+            EVAL_NTT,
+            NttDirection::Forward,
+        )?;
+    }
+    h.special_ntt.run_grouped(
+        q,
+        &up_p,
+        alpha * digits,
+        digits,
+        EVAL_NTT,
+        NttDirection::Forward,
+    )?;
+    // 2. Inner product with the key, both components: data limbs into `prod_q`, special limbs
+    // into `prod_p` (each `2 × rows × N`).
+    let prod_q = q.scratch(2 * ell * n)?;
+    let prod_p = q.scratch(2 * alpha * n)?;
     let args = [
-        Arg::Buf(&prod),
-        Arg::Buf(&up),
+        Arg::Buf(&prod_q),
+        Arg::Buf(&prod_p),
+        Arg::Buf(&up_q),
+        Arg::Buf(&up_p),
+        Arg::BufAt(tsrc, t_off),
         Arg::Buf(key),
         Arg::Buf(&h.ext.moduli),
         Arg::Buf(&h.ext.r0),
         Arg::Buf(&h.ext.r1),
-        Arg::U32(h.digits as u32),
-        Arg::U32(e as u32),
+        Arg::U32(digits as u32),
+        Arg::U32(h.digit_size as u32),
         Arg::U32(ell as u32),
+        Arg::U32(alpha as u32),
         Arg::U32(h.key_size as u32),
         Arg::U32(l.log_n),
     ];
@@ -254,27 +357,49 @@ pub fn switch_key_hybrid<Q: GpuQueue>(
         &args,
     )?;
     // 3. ModDown: the special limbs of both components to coefficient form, (x + ⌊P/2⌋) converted
-    // to Q_ℓ minus ⌊P/2⌋, NTT, then c += P^{-1} (prod − conv).
-    let special = q.scratch(2 * alpha * n)?;
-    for c in 0..2 {
-        q.copy(&special, c * alpha * n, &prod, (c * e + ell) * n, alpha * n)?;
-    }
-    h.special_ntt.inverse(q, &special, 2 * alpha, EVAL_NTT)?;
+    // to Q_ℓ minus ⌊P/2⌋, NTT, then out = c + P^{-1} (prod − conv).
+    h.special_ntt.inverse(q, &prod_p, 2 * alpha, EVAL_NTT)?;
     let conv = q.scratch(2 * ell * n)?;
+    let mod_down = ConvShape {
+        d: alpha,
+        digits: 1,
+        polys: 2,
+        split: ell,
+        skip: false,
+    };
     base_conv(
         q,
         l.log_n,
-        &conv,
-        &special,
+        (&conv, &conv),
+        &prod_p,
         &h.special,
         &h.mod_down,
         &l.primes,
-        (alpha, 1, 2),
+        &mod_down,
     )?;
     l.ntt.forward(q, &conv, 2 * ell, EVAL_NTT)?;
     let out = q.alloc(2 * ell * n)?;
-    q.copy(&out, 0, c01, 0, 2 * ell * n)?;
-    finish(q, l, &out, &prod, &conv, &l.primes, &h.inv_p, e, 2, true)?;
+    let words = 2 * ell * n;
+    let args = [
+        Arg::Buf(&out),
+        Arg::Buf(c01),
+        Arg::Buf(&prod_q),
+        Arg::Buf(&conv),
+        Arg::Buf(&l.primes.moduli),
+        Arg::Buf(&h.inv_p.w),
+        Arg::Buf(&h.inv_p.wq),
+        Arg::U32(ell as u32),
+        Arg::U32(l.log_n),
+        Arg::U64((c_polys.min(2) * ell * n) as u64),
+        Arg::U64(words as u64),
+    ];
+    q.launch(
+        Family::Keyswitch,
+        &[],
+        "moddown_finish_add_u64",
+        Geometry::Items(words as u64),
+        &args,
+    )?;
     Ok(out)
 }
 
@@ -289,7 +414,7 @@ pub fn relinearize_hybrid<Q: GpuQueue>(
     ct: &Q::Buf,
     key: &Q::Buf,
 ) -> Result<Q::Buf> {
-    switch_key_hybrid(q, l, h, ct, ct, 2 * h.ell * l.n(), key)
+    switch_key_hybrid(q, l, h, (ct, 2), ct, 2 * h.ell * l.n(), key)
 }
 
 /// `apply_galois_hybrid` on a size-2 ciphertext: permute both polynomials (`table`: the Galois
@@ -308,8 +433,6 @@ pub fn apply_galois_hybrid<Q: GpuQueue>(
 ) -> Result<Q::Buf> {
     let pw = h.ell * l.n();
     let permuted = permute(q, l, ct, 2 * h.ell, table)?;
-    let c01 = q.scratch(2 * pw)?;
-    q.copy(&c01, 0, &permuted, 0, pw)?;
-    q.zero(&c01, pw, pw)?;
-    switch_key_hybrid(q, l, h, &c01, &permuted, pw, key)
+    // c0 is the permuted c0 and c1 is 0: the finish adds only the first polynomial.
+    switch_key_hybrid(q, l, h, (&permuted, 1), &permuted, pw, key)
 }
