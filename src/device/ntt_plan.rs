@@ -63,10 +63,14 @@ pub const L2_CHUNK_BYTES: usize = 16 << 20;
 
 /// The evaluator's NTT variant by size, from the measurements in BENCHMARKS.md (H100, 60-bit
 /// primes): `(log2 N, min_rows, variant)`; for N = 2^log_n and `rows` rows the last entry with
-/// that `log2 N` and `min_rows <= rows` applies, [`EVAL_NTT_DEFAULT`] when none does. Session 2:
-/// four-step 1.43 µs vs radix8-slm 1.54 at 64K × 1024; radix8-slm fastest elsewhere (0.61 µs at
-/// 32K × 1024). Update it from `gpu_check`'s sweep after measuring new variants.
-pub const EVAL_NTT_CHOICE: &[(u32, usize, NttVariant)] = &[(16, 0, NttVariant::FourStep)];
+/// that `log2 N` and `min_rows <= rows` applies, [`EVAL_NTT_DEFAULT`] when none does. From the
+/// session-3 sweep (`docs/bench/2026-11-22-h100-s3-gpu_check.log`, forward µs per NTT):
+/// 2^14: radix4-slm 0.54 / 0.33 at 64 / 1024 rows (radix8-slm 0.61 / 0.40); 2^16: four-step
+/// 1.44 vs radix8-slm 1.54 at 1024 rows, a tie (1.63) at 64 rows, so only from 128 rows (it
+/// needs the twist tables); radix8-slm fastest or within 3 % elsewhere (0.61 at 32K × 1024;
+/// radix8-reg and radix8-l2 measured slower there: 0.69 and 0.80–1.41). Update it from
+/// `gpu_check`'s sweep after measuring new variants.
+pub const EVAL_NTT_CHOICE: &[(u32, usize, NttVariant)] = &[(14, 0, NttVariant::Radix4), (16, 128, NttVariant::FourStep)];
 
 /// The evaluator's NTT variant where [`EVAL_NTT_CHOICE`] has no entry.
 pub const EVAL_NTT_DEFAULT: NttVariant = NttVariant::Radix8;
@@ -939,8 +943,11 @@ mod tests {
 
     #[test]
     fn eval_choice_table() {
-        // The table as measured in Session 2: four-step at 64K, radix-8 elsewhere.
+        // The table as measured in Session 3: radix-4 at 16K, four-step at 64K from 128 rows,
+        // radix-8 elsewhere.
         assert_eq!(NttVariant::best_for(16, 1024), NttVariant::FourStep);
+        assert_eq!(NttVariant::best_for(16, 64), NttVariant::Radix8);
+        assert_eq!(NttVariant::best_for(14, 18), NttVariant::Radix4);
         assert_eq!(NttVariant::best_for(15, 1024), NttVariant::Radix8);
         assert_eq!(NttVariant::best_for(12, 3), NttVariant::Radix8);
         // Every choice handles its N; Auto resolves to a concrete variant.
