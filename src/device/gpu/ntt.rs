@@ -151,7 +151,11 @@ impl<B: GpuBuffer> DeviceNttTables<B> {
         variant: NttVariant,
     ) -> Result<bool> {
         let rows = src_rows * self.k as usize;
-        // The fused first pass covers all rows: an L2-chunked plan runs unchunked here.
+        // The fused first pass exists for radix-8 plans only, and saving a whole pass over the
+        // data is worth more than another variant's gain on a plain NTT: the evaluator's choice
+        // (Auto) takes radix-8 here (H100, session 3: four-step in key switching at 64K made
+        // multiply+relinearize 4212 → 4552 µs). An L2-chunked plan runs unchunked here.
+        let variant = if variant == NttVariant::Auto { NttVariant::EVAL_FALLBACK } else { variant };
         let plan = NttPlan::new(self.log_n, self.k, self.resolve(variant, rows))?.with_chunk_rows(None);
         plan.check_len(out.words(), rows)?;
         let launches = plan.launches(NttDirection::Forward, rows);
