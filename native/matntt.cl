@@ -1,0 +1,263 @@
+/*
+ * matntt.cl — the forward negacyclic NTT as two matrix products (seeds/003 TensorFHE Eq. 9;
+ * formulas, the bit-reversal folding and the slicing scheme in src/math/matrix_ntt.rs; host side
+ * src/device/gpu/matntt.rs).
+ *
+ * Layout: `data` is rows of N = N1·N2 u64 words, each an N1 × N2 row-major matrix; row r uses
+ * prime p = (r / XEHE_ROWS_PER_PRIME) % k. Stage 1 writes C = (W1·a) ⊙ W2 to a scratch buffer
+ * of the same shape; stage 2 writes C·W3 back over the data: SEAL's bit-reversed output order,
+ * canonical values, bit-identical to the CPU NTT.
+ * Tables of prime p: w1 [p][N1][N1], w2 [p][N1][N2], w3 [p][N2][N2] (u64 words < q);
+ * consts [p][MATNTT_CONSTS] = q, r0, r1 (SEAL's floor(2^128/q)), then 2^(8u) mod q, u < 15.
+ *
+ * Two kinds:
+ * - CUDA cores (portable: CUDA and OpenCL): each work-group computes a 32 × 32 output tile with
+ *   16 × 16 work-items (2 × 2 outputs each), the twiddle and data tiles staged in local memory
+ *   MATNTT_TK words of the inner dimension at a time; each output is one dot product with
+ *   128-bit multiply-add accumulation and one Barrett reduction.
+ * - Tensor cores (CUDA only, sm_80+): words cut into MATNTT_SLICES bytes (4 for q < 2^32, 8 for
+ *   any q); each 16 × 8 output fragment of a warp accumulates the S² u8 products
+ *   mma.m16n8k32.u8.u8.s32 grouped by slice-sum u = s + t in 2S − 1 s32 accumulators; the
+ *   epilogue recombines Σ_u P_u·(2^(8u) mod q) in 128 bits and reduces once. Twiddles come
+ *   pre-sliced from the host as u32 words of 4 consecutive inner-dimension bytes:
+ *   ws [p][slice][outer][K/4] (outer = row of W1, column of W3).
+ */
+#include "modarith.h"
+
+#ifndef XEHE_ROWS_PER_PRIME
+#define XEHE_ROWS_PER_PRIME 1
+#endif
+#define MATNTT_PRIME(row) ((u32)(((row) / XEHE_ROWS_PER_PRIME) % k))
+#define MATNTT_CONSTS 18
+/* Output tile edge of a work-group (both kinds). */
+#define MATNTT_BT 32
+/* Inner-dimension step of the CUDA-core kernel. */
+#define MATNTT_TK 16
+
+/* Where the two factors of stage `stage` live, for row `row` under prime `p`:
+ * stage 1: L = W1 (K = N1), R = data; stage 2: L = C (K = N2), R = W3. Strides: L rows K words,
+ * R rows N2 words. */
+#define MATNTT_K(stage, n1, n2) ((stage) == 1 ? (n1) : (n2))
+
+/* The output tile of this work-group: (first row, first column) of the N1 × N2 result. */
+DECLSPEC void matntt_tile(u32 log_n2, u32 *i0, u32 *j0)
+{
+    u32 tiles_j = (1u << log_n2) / MATNTT_BT;
+    *i0 = (GROUP_ID() / tiles_j) * MATNTT_BT;
+    *j0 = (GROUP_ID() % tiles_j) * MATNTT_BT;
+}
+
+/* Write one output: reduce `acc`, and in stage 1 multiply by W2[i][j] (the Hadamard step). */
+DECLSPEC void matntt_store(GLOBAL_AS u64 *out, CONST_AS u64 *w2, CONST_AS u64 *c, u128_t acc, u64 row_off,
+                           u64 w2_off, u32 i, u32 j, u32 log_n2, const int stage)
+{
+    u64 q = c[0], r0 = c[1], r1 = c[2];
+    u64 v = barrett_reduce_128(acc, q, r0, r1);
+    u64 idx = ((u64)i << log_n2) + j;
+    if (stage == 1)
+        v = mul_mod(v, w2[w2_off + idx], q, r0, r1);
+    out[row_off + idx] = v;
+}
+
+/*
+ * CUDA-core stage: out = (L·R) mod q [⊙ W2] for the 32 × 32 tile of this work-group and row
+ * GROUP_ID_Y(). Work-item (tx, ty) owns rows i0 + ty + 16a and columns j0 + tx + 16b, a, b < 2.
+ */
+DECLSPEC_INLINE void matntt_cc_stage(GLOBAL_AS u64 *out, CONST_AS u64 *in, CONST_AS u64 *w, CONST_AS u64 *w2,
+                                     CONST_AS u64 *consts, u32 k, u32 log_n1, u32 log_n2, LOCAL_AS u64 *ls,
+                                     LOCAL_AS u64 *rs, const int stage)
+{
+    u32 n1 = 1u << log_n1, n2 = 1u << log_n2;
+    u32 kk = MATNTT_K(stage, n1, n2);
+    u64 row = GROUP_ID_Y();
+    u32 p = MATNTT_PRIME(row);
+    u64 row_off = row << (log_n1 + log_n2);
+    CONST_AS u64 *l = stage == 1 ? w + (u64)p * n1 * n1 : in + row_off;
+    CONST_AS u64 *r = stage == 1 ? in + row_off : w + (u64)p * n2 * n2;
+    u32 i0, j0;
+    matntt_tile(log_n2, &i0, &j0);
+    u32 lid = LOCAL_ID(), tx = lid % 16, ty = lid / 16;
+    u128_t acc[2][2];
+    for (u32 a = 0; a < 2; a++)
+        for (u32 b = 0; b < 2; b++)
+            acc[a][b].lo = acc[a][b].hi = 0;
+    for (u32 t0 = 0; t0 < kk; t0 += MATNTT_TK) {
+        /* L tile 32 × TK and R tile TK × 32: two words each per work-item. */
+        for (u32 e = lid; e < MATNTT_BT * MATNTT_TK; e += 256) {
+            ls[e] = l[(u64)(i0 + e / MATNTT_TK) * kk + t0 + e % MATNTT_TK];
+            rs[e] = r[(u64)(t0 + e / MATNTT_BT) * n2 + j0 + e % MATNTT_BT];
+        }
+        SYNC_THREADS();
+        for (u32 t = 0; t < MATNTT_TK; t++) {
+            u64 l0 = ls[ty * MATNTT_TK + t], l1 = ls[(ty + 16) * MATNTT_TK + t];
+            u64 r0 = rs[t * MATNTT_BT + tx], r1 = rs[t * MATNTT_BT + tx + 16];
+            acc[0][0] = mad64_wide(l0, r0, acc[0][0]);
+            acc[0][1] = mad64_wide(l0, r1, acc[0][1]);
+            acc[1][0] = mad64_wide(l1, r0, acc[1][0]);
+            acc[1][1] = mad64_wide(l1, r1, acc[1][1]);
+        }
+        SYNC_THREADS();
+    }
+    CONST_AS u64 *c = consts + (u64)p * MATNTT_CONSTS;
+    u64 w2_off = (u64)p << (log_n1 + log_n2);
+    for (u32 a = 0; a < 2; a++)
+        for (u32 b = 0; b < 2; b++)
+            matntt_store(out, w2, c, acc[a][b], row_off, w2_off, i0 + ty + 16 * a, j0 + tx + 16 * b, log_n2, stage);
+}
+
+/* Stage 1: scratch = (W1 · data) ⊙ W2. Geometry: (N1/32 · N2/32, rows) groups of 256. */
+KERNEL_FQ void matntt_cc_stage1_u64(GLOBAL_AS u64 *out, CONST_AS u64 *in, CONST_AS u64 *w1, CONST_AS u64 *w2,
+                                    CONST_AS u64 *consts, u32 k, u32 log_n1, u32 log_n2)
+{
+    LOCAL_ARRAY(u64, ls, MATNTT_BT * MATNTT_TK);
+    LOCAL_ARRAY(u64, rs, MATNTT_BT * MATNTT_TK);
+    matntt_cc_stage(out, in, w1, w2, consts, k, log_n1, log_n2, ls, rs, 1);
+}
+
+/* Stage 2: data = scratch · W3 (bit-reversed NTT order). Same geometry. */
+KERNEL_FQ void matntt_cc_stage2_u64(GLOBAL_AS u64 *out, CONST_AS u64 *in, CONST_AS u64 *w3, CONST_AS u64 *w2,
+                                    CONST_AS u64 *consts, u32 k, u32 log_n1, u32 log_n2)
+{
+    LOCAL_ARRAY(u64, ls, MATNTT_BT * MATNTT_TK);
+    LOCAL_ARRAY(u64, rs, MATNTT_BT * MATNTT_TK);
+    matntt_cc_stage(out, in, w3, w2, consts, k, log_n1, log_n2, ls, rs, 2);
+}
+
+#if IS_CUDA
+/* ---- Tensor cores (CUDA only; the host refuses below sm_80 and on OpenCL). ---- */
+#ifndef MATNTT_SLICES
+#define MATNTT_SLICES 4
+#endif
+#define MATNTT_GROUPS (2 * MATNTT_SLICES - 1)
+/* u32 words per row of a shared slice tile: 8 (32 inner-dimension bytes) + 4 padding, so the
+ * fragment loads (row 8g' + t') of a warp hit 32 distinct banks. */
+#define MATNTT_TC_ROW 12
+#define MATNTT_TC_TILE (MATNTT_BT * MATNTT_TC_ROW)
+
+/* D += A·B, A 16 × 32 u8 (row), B 32 × 8 u8 (col), D 16 × 8 s32 (PTX ISA, mma.m16n8k32). */
+DECLSPEC void matntt_mma_u8(u32 *d, const u32 *a, const u32 *b)
+{
+#if __CUDA_ARCH__ >= 800
+    asm volatile("mma.sync.aligned.m16n8k32.row.col.s32.u8.u8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+                 "{%0,%1,%2,%3};"
+                 : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+#endif
+}
+
+/* Byte s of 4 words, packed low to high: one u32 of a slice tile (4 consecutive inner indices). */
+DECLSPEC u32 matntt_pack(const u64 *x, u32 s)
+{
+    u32 v = 0;
+#pragma unroll
+    for (u32 b = 0; b < 4; b++)
+        v |= (u32)((x[b] >> (8 * s)) & 0xff) << (8 * b);
+    return v;
+}
+
+/* Slice 4 data words (inner indices 4kq..4kq+3 of tile row/column o) into the shared tiles. */
+DECLSPEC void matntt_slice_words(u32 *tile, u32 o, u32 kq, const u64 *x)
+{
+    for (u32 s = 0; s < MATNTT_SLICES; s++)
+        tile[s * MATNTT_TC_TILE + o * MATNTT_TC_ROW + kq] = matntt_pack(x, s);
+}
+
+/* Copy a pre-sliced twiddle tile (outer indices o0..o0+31, inner t0..t0+31) into shared. */
+DECLSPEC void matntt_copy_sliced(u32 *tile, CONST_AS u32 *ws, u32 outer, u32 kk, u32 o0, u32 t0, u32 lid)
+{
+    u32 o = lid / 8, kq = lid % 8;
+    for (u32 s = 0; s < MATNTT_SLICES; s++)
+        tile[s * MATNTT_TC_TILE + o * MATNTT_TC_ROW + kq] = ws[((u64)s * outer + o0 + o) * (kk / 4) + t0 / 4 + kq];
+}
+
+/*
+ * Tensor-core stage: 8 warps per 32 × 32 output tile, warp w owning the 16 × 8 fragment at
+ * rows 16·(w/4), columns 8·(w%4). Stage 1: A = W1 (pre-sliced), B = data (sliced on load);
+ * stage 2: A = C (sliced on load), B = W3 (pre-sliced, by column).
+ */
+DECLSPEC void matntt_tc_stage(GLOBAL_AS u64 *out, CONST_AS u64 *in, CONST_AS u32 *ws, CONST_AS u64 *w2,
+                              CONST_AS u64 *consts, u32 k,
+                              u32 log_n1, u32 log_n2, const int stage)
+{
+    __shared__ u32 as[MATNTT_SLICES * MATNTT_TC_TILE];
+    __shared__ u32 bs[MATNTT_SLICES * MATNTT_TC_TILE];
+    u32 n1 = 1u << log_n1, n2 = 1u << log_n2;
+    u32 kk = MATNTT_K(stage, n1, n2);
+    u64 row = GROUP_ID_Y();
+    u32 p = MATNTT_PRIME(row);
+    u64 row_off = row << (log_n1 + log_n2);
+    u32 outer = stage == 1 ? n1 : n2;
+    CONST_AS u32 *wp = ws + (u64)p * MATNTT_SLICES * outer * (kk / 4);
+    u32 i0, j0;
+    matntt_tile(log_n2, &i0, &j0);
+    u32 lid = LOCAL_ID(), warp = lid / 32, lane = lid % 32, g = lane >> 2, t = lane & 3;
+    u32 fm = 16 * (warp / 4), fn = 8 * (warp % 4);
+    u32 acc[MATNTT_GROUPS][4];
+    for (u32 u = 0; u < MATNTT_GROUPS; u++)
+        acc[u][0] = acc[u][1] = acc[u][2] = acc[u][3] = 0;
+    for (u32 t0 = 0; t0 < kk; t0 += 32) {
+        u64 x[4];
+        if (stage == 1) {
+            matntt_copy_sliced(as, wp, outer, kk, i0, t0, lid);
+            /* B = data rows t0.. (inner, stride N2), column j0 + o: coalesced over o. */
+            u32 o = lid % 32, kq = lid / 32;
+            for (u32 b = 0; b < 4; b++)
+                x[b] = in[row_off + (u64)(t0 + 4 * kq + b) * n2 + j0 + o];
+            matntt_slice_words(bs, o, kq, x);
+        } else {
+            u32 o = lid / 8, kq = lid % 8;
+            for (u32 b = 0; b < 4; b++)
+                x[b] = in[row_off + (u64)(i0 + o) * n2 + t0 + 4 * kq + b];
+            matntt_slice_words(as, o, kq, x);
+            matntt_copy_sliced(bs, wp, outer, kk, j0, t0, lid);
+        }
+        __syncthreads();
+        u32 fa[MATNTT_SLICES][4], fb[MATNTT_SLICES][2];
+#pragma unroll
+        for (u32 s = 0; s < MATNTT_SLICES; s++) {
+            const u32 *at = as + s * MATNTT_TC_TILE, *bt = bs + s * MATNTT_TC_TILE;
+            fa[s][0] = at[(fm + g) * MATNTT_TC_ROW + t];
+            fa[s][1] = at[(fm + g + 8) * MATNTT_TC_ROW + t];
+            fa[s][2] = at[(fm + g) * MATNTT_TC_ROW + 4 + t];
+            fa[s][3] = at[(fm + g + 8) * MATNTT_TC_ROW + 4 + t];
+            fb[s][0] = bt[(fn + g) * MATNTT_TC_ROW + t];
+            fb[s][1] = bt[(fn + g) * MATNTT_TC_ROW + 4 + t];
+        }
+#pragma unroll
+        for (u32 sa = 0; sa < MATNTT_SLICES; sa++)
+#pragma unroll
+            for (u32 sb = 0; sb < MATNTT_SLICES; sb++)
+                matntt_mma_u8(acc[sa + sb], fa[sa], fb[sb]);
+        __syncthreads();
+    }
+    CONST_AS u64 *c = consts + (u64)p * MATNTT_CONSTS;
+    u64 w2_off = (u64)p << (log_n1 + log_n2);
+#pragma unroll
+    for (u32 e = 0; e < 4; e++) {
+        /* Fragment element e: row g (+8 for e ≥ 2), column 2t + (e & 1). */
+        u128_t v;
+        v.lo = v.hi = 0;
+#pragma unroll
+        for (u32 u = 0; u < MATNTT_GROUPS; u++)
+            v = mad64_wide((u64)acc[u][e], c[3 + u], v);
+        matntt_store(out, w2, c, v, row_off, w2_off, i0 + fm + g + 8 * (e >> 1), j0 + fn + 2 * t + (e & 1), log_n2,
+                     stage);
+    }
+}
+
+/* Stage 1 on tensor cores: scratch = (W1 · data) ⊙ W2. Geometry: (N1/32 · N2/32, rows) × 256. */
+KERNEL_FQ void matntt_tc_stage1_u64(GLOBAL_AS u64 *out, CONST_AS u64 *in, CONST_AS u32 *w1s, CONST_AS u64 *w2,
+                                    CONST_AS u64 *consts, u32 k,
+                                    u32 log_n1, u32 log_n2)
+{
+    matntt_tc_stage(out, in, w1s, w2, consts, k, log_n1, log_n2, 1);
+}
+
+/* Stage 2 on tensor cores: data = scratch · W3. Same geometry. */
+KERNEL_FQ void matntt_tc_stage2_u64(GLOBAL_AS u64 *out, CONST_AS u64 *in, CONST_AS u32 *w3s, CONST_AS u64 *w2,
+                                    CONST_AS u64 *consts, u32 k,
+                                    u32 log_n1, u32 log_n2)
+{
+    matntt_tc_stage(out, in, w3s, w2, consts, k, log_n1, log_n2, 2);
+}
+#endif /* IS_CUDA */

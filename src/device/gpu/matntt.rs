@@ -1,0 +1,243 @@
+//! The forward NTT as two matrix products on any GPU backend (issue 8; seeds/003 TensorFHE
+//! Eq. 9 and §IV): the twiddle matrices of [`MatrixNtt`] on the device and the two GEMM stages
+//! of `native/matntt.cl`, on CUDA cores (portable: CUDA and OpenCL) or on tensor cores (CUDA
+//! sm_80+, 8-bit slices and integer `mma.sync`).
+//!
+//! Data is `rows × N` u64 words, canonical (`< q`), row `r` under prime
+//! `(r / rows_per_prime) % k` like [`DeviceNttTables`](super::ntt::DeviceNttTables); the result
+//! is bit-identical to [`NttTables::forward`] (SEAL's bit-reversed order — the permutation is
+//! folded into the twiddles, see [`crate::math::matrix_ntt`]).
+//!
+//! Factorization: `N = N1·N2` with `N1 = 2^⌈log N / 2⌉`, `N2 = 2^⌊log N / 2⌋`
+//! ([`matrix_ntt::factor`]): 32 × 32 at N = 2^10 up to 256 × 256 at N = 2^16. Stage 1
+//! (`C = (W1·a) ⊙ W2`, inner dimension N1) writes a scratch buffer of `rows × N` words; stage 2
+//! (`C·W3`, inner dimension N2) writes the result over the input. A transform costs
+//! `N·(N1 + N2)` multiply-adds per row against `N/2·log N` butterflies of the radix kernels: the
+//! matrix form trades arithmetic for regular, tensor-core-shaped work.
+//!
+//! Only the forward transform exists (the inverse is not implemented).
+
+use super::{Arg, Geometry, GpuBuffer, GpuQueue};
+use crate::device::kernels::Family;
+use crate::math::matrix_ntt::{self, MatrixNtt};
+use crate::math::ntt::NttTables;
+use crate::{Error, Result};
+use std::sync::Arc;
+
+/// Words per prime of the constants table: `q`, SEAL's Barrett ratio `r0, r1`, then
+/// `2^{8u} mod q` for `u < 15` (`native/matntt.cl` `MATNTT_CONSTS`).
+const CONSTS: usize = 18;
+/// Work-items per work-group and output tile edge of both kinds (`MATNTT_BT`).
+const LOCAL: u32 = 256;
+const TILE: usize = 32;
+/// Largest row count of one launch (the grid's y dimension on CUDA).
+pub const MAX_ROWS: usize = 65535;
+
+/// Which arithmetic units run the two matrix products.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MatNttKind {
+    /// 64-bit multiply-adds with 128-bit accumulation, one Barrett reduction per output
+    /// (portable: CUDA and OpenCL). Primes up to 60 bits.
+    CudaCore,
+    /// Integer tensor cores (`mma.sync.m16n8k32.u8.u8.s32`, CUDA sm_80+ only): 4 byte slices
+    /// (16 u8 GEMMs per product) when every prime is below 2^32, else 8 slices (64 GEMMs).
+    TensorCore,
+}
+
+impl MatNttKind {
+    /// Both kinds.
+    pub const ALL: [MatNttKind; 2] = [MatNttKind::CudaCore, MatNttKind::TensorCore];
+
+    /// A short name for tables.
+    pub fn name(self) -> &'static str {
+        match self {
+            MatNttKind::CudaCore => "matrix cuda-core",
+            MatNttKind::TensorCore => "matrix tensor-core",
+        }
+    }
+
+    fn kernels(self) -> [&'static str; 2] {
+        match self {
+            MatNttKind::CudaCore => ["matntt_cc_stage1_u64", "matntt_cc_stage2_u64"],
+            MatNttKind::TensorCore => ["matntt_tc_stage1_u64", "matntt_tc_stage2_u64"],
+        }
+    }
+}
+
+/// The byte-sliced twiddles of the tensor-core kind: per prime `[slice][outer][inner/4]` u32
+/// words of 4 consecutive inner-dimension bytes (W1 by row, W3 by column).
+struct SlicedTables<B> {
+    w1: B,
+    w3: B,
+    slices: u32,
+}
+
+/// Device copy of the matrix-NTT twiddles of `k` primes for one N (read-only; uploaded once
+/// through [`GpuQueue::upload_static`]).
+pub struct DeviceMatNtt<B> {
+    log_n1: u32,
+    log_n2: u32,
+    k: u32,
+    max_bits: u32,
+    /// W1 `[p][N1][N1]`, W2 `[p][N1][N2]`, W3 `[p][N2][N2]`.
+    w: [B; 3],
+    consts: B,
+    sliced: Option<SlicedTables<B>>,
+}
+
+impl<B: GpuBuffer> DeviceMatNtt<B> {
+    /// Build and upload the twiddle matrices of `tables` (all of one N); the byte-sliced forms
+    /// too when the queue has integer MMA ([`GpuQueue::integer_mma`]).
+    ///
+    /// # Errors
+    /// `InvalidArgument` for an empty or mixed-N list, N outside `2^10..=2^16`, or a prime too
+    /// large for 128-bit accumulation (`2·bits + log2 N1 > 128`, i.e. above 60 bits);
+    /// `Device` on an upload failure.
+    pub fn new<Q: GpuQueue<Buf = B>>(dev: &Q, tables: &[Arc<NttTables>]) -> Result<Self> {
+        let first = tables.first().ok_or_else(|| Error::InvalidArgument("matrix NTT of no primes".into()))?;
+        let log_n = first.log_n();
+        if tables.iter().any(|t| t.log_n() != log_n) {
+            return Err(Error::InvalidArgument("matrix NTT tables of different N".into()));
+        }
+        let (log_n1, log_n2) = matrix_ntt::factor(log_n)?;
+        let max_bits = tables.iter().map(|t| t.modulus().bit_count()).max().unwrap_or(0);
+        if 2 * max_bits + log_n1 > 128 {
+            return Err(Error::InvalidArgument(format!(
+                "matrix NTT: a {max_bits}-bit prime overflows the 128-bit accumulation of {} products",
+                1 << log_n1
+            )));
+        }
+        let mats = tables.iter().map(|t| MatrixNtt::new(t)).collect::<Result<Vec<_>>>()?;
+        let cat = |f: fn(&MatrixNtt) -> &[u64]| mats.iter().flat_map(|m| f(m).iter().copied()).collect::<Vec<u64>>();
+        let w = [dev.upload_static(&cat(MatrixNtt::w1))?, dev.upload_static(&cat(MatrixNtt::w2))?, dev.upload_static(&cat(MatrixNtt::w3))?];
+        let consts: Vec<u64> = mats
+            .iter()
+            .flat_map(|m| {
+                let q = m.modulus();
+                let [r0, r1, _] = q.const_ratio();
+                [q.value(), r0, r1].into_iter().chain((0..CONSTS - 3).map(move |u| q.reduce_u128(1u128 << (8 * u))))
+            })
+            .collect();
+        let consts = dev.upload_static(&consts)?;
+        let sliced = if dev.integer_mma() {
+            let slices = if max_bits <= 32 { 4 } else { 8 };
+            let (n1, n2) = (1usize << log_n1, 1usize << log_n2);
+            let w1: Vec<u32> = mats.iter().flat_map(|m| slice_table(n1, n1, slices, |o, t| m.w1()[o * n1 + t])).collect();
+            let w3: Vec<u32> = mats.iter().flat_map(|m| slice_table(n2, n2, slices, |o, t| m.w3()[t * n2 + o])).collect();
+            Some(SlicedTables { w1: dev.upload_static(&w1)?, w3: dev.upload_static(&w3)?, slices })
+        } else {
+            None
+        };
+        Ok(DeviceMatNtt { log_n1, log_n2, k: tables.len() as u32, max_bits, w, consts, sliced })
+    }
+
+    /// `(log2 N1, log2 N2)`.
+    pub fn factors(&self) -> (u32, u32) {
+        (self.log_n1, self.log_n2)
+    }
+
+    /// The byte slices per word of the tensor-core kind (4 or 8), or `None` when the queue the
+    /// tables were built on has no integer MMA.
+    pub fn slices(&self) -> Option<u32> {
+        self.sliced.as_ref().map(|s| s.slices)
+    }
+
+    /// Forward NTT of `rows` rows of `data` in place, row `r` under prime `r % k` (canonical
+    /// input and output, bit-identical to [`NttTables::forward`]). Asynchronous on `q`.
+    ///
+    /// # Errors
+    /// As [`forward_grouped`](Self::forward_grouped).
+    pub fn forward<Q: GpuQueue<Buf = B>>(&self, q: &Q, data: &B, rows: usize, kind: MatNttKind) -> Result<()> {
+        self.forward_grouped(q, data, rows, 1, kind)
+    }
+
+    /// [`forward`](Self::forward) for limb-major batches: row `r` under prime
+    /// `(r / rows_per_prime) % k` (`native/matntt.cl` `XEHE_ROWS_PER_PRIME`).
+    ///
+    /// # Errors
+    /// `InvalidArgument` when `data` is shorter than `rows × N`, `rows` exceeds [`MAX_ROWS`] or
+    /// `rows_per_prime` is 0; `Device` for [`MatNttKind::TensorCore`] on a queue without
+    /// integer MMA (OpenCL, CUDA below sm_80), and on a compile or launch failure.
+    pub fn forward_grouped<Q: GpuQueue<Buf = B>>(
+        &self,
+        q: &Q,
+        data: &B,
+        rows: usize,
+        rows_per_prime: usize,
+        kind: MatNttKind,
+    ) -> Result<()> {
+        let n = 1usize << (self.log_n1 + self.log_n2);
+        if rows.checked_mul(n).is_none_or(|w| w > data.words()) || rows > MAX_ROWS || rows_per_prime == 0 {
+            return Err(Error::InvalidArgument(format!(
+                "matrix NTT of {rows} rows of {n} words (rows per prime {rows_per_prime}) over a buffer of {} words \
+                 (at most {MAX_ROWS} rows)",
+                data.words()
+            )));
+        }
+        if rows == 0 {
+            return Ok(());
+        }
+        let mut defines = Vec::new();
+        if rows_per_prime != 1 {
+            defines.push(("XEHE_ROWS_PER_PRIME", rows_per_prime.to_string()));
+        }
+        let (w1, w3) = match kind {
+            MatNttKind::CudaCore => (&self.w[0], &self.w[2]),
+            MatNttKind::TensorCore => {
+                let s = self.sliced.as_ref().filter(|_| q.integer_mma()).ok_or_else(|| {
+                    Error::Device(
+                        "the tensor-core matrix NTT needs integer mma.sync (a CUDA device of sm_80 or newer); \
+                         this queue has none (use MatNttKind::CudaCore)"
+                            .into(),
+                    )
+                })?;
+                defines.push(("MATNTT_SLICES", s.slices.to_string()));
+                (&s.w1, &s.w3)
+            }
+        };
+        let scratch = q.scratch(rows * n)?;
+        let tiles = (n / (TILE * TILE)) as u32;
+        let geometry = Geometry::Groups { groups: (tiles, rows as u32), local: LOCAL };
+        let [k1, k2] = kind.kernels();
+        let scalars = [Arg::U32(self.k), Arg::U32(self.log_n1), Arg::U32(self.log_n2)];
+        let stage = |kernel: &'static str, out: &B, input: &B, w: &B| {
+            let mut args = vec![Arg::Buf(out), Arg::Buf(input), Arg::Buf(w), Arg::Buf(&self.w[1]), Arg::Buf(&self.consts)];
+            args.extend(scalars);
+            q.launch(Family::MatNtt, &defines, kernel, geometry, &args)
+        };
+        stage(k1, &scratch, data, w1)?;
+        stage(k2, data, &scratch, w3)
+    }
+
+    /// Bits of the largest prime.
+    pub fn max_bits(&self) -> u32 {
+        self.max_bits
+    }
+}
+
+/// An `outer × inner` matrix `at(o, t)` cut into `slices` byte planes, each `outer × inner/4`
+/// u32 words holding bytes `t = 4c..4c+3` low to high: `[slice][outer][inner/4]`.
+fn slice_table(outer: usize, inner: usize, slices: u32, at: impl Fn(usize, usize) -> u64) -> Vec<u32> {
+    let mut out = Vec::with_capacity(slices as usize * outer * inner / 4);
+    for s in 0..slices {
+        for o in 0..outer {
+            for c in 0..inner / 4 {
+                out.push((0..4).fold(0u32, |v, b| v | (((at(o, 4 * c + b) >> (8 * s)) & 0xff) as u32) << (8 * b)));
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slices_pack_four_inner_bytes_low_to_high() {
+        // 1 × 4 matrix: words 0x0201, 0x0403, 0x0605, 0x0807 → slice 0 = 01 03 05 07, slice 1 = 02 04 06 08.
+        let m = [0x0201u64, 0x0403, 0x0605, 0x0807];
+        let t = slice_table(1, 4, 4, |_, i| m[i]);
+        assert_eq!(t, vec![0x0705_0301, 0x0806_0402, 0, 0]);
+    }
+}
