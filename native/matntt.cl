@@ -123,7 +123,15 @@ KERNEL_FQ void matntt_cc_stage2_u64(GLOBAL_AS u64 *out, CONST_AS u64 *in, CONST_
     matntt_cc_stage(out, in, w3, w2, consts, k, log_n1, log_n2, ls, rs, 2);
 }
 
-#if IS_CUDA
+/* MATNTT_MMA_EMULATE=1 (tests only, any backend): the tensor-core kernels with each mma.sync
+ * replaced by a local-memory exchange of the warp's fragments and scalar u8 dot products over
+ * the fragment layout of the PTX ISA — checks the kernels' tiling and fragment indexing where no
+ * tensor core exists. The host never sets it outside tests. */
+#ifndef MATNTT_MMA_EMULATE
+#define MATNTT_MMA_EMULATE 0
+#endif
+
+#if IS_CUDA || MATNTT_MMA_EMULATE
 /* ---- Tensor cores (CUDA only; the host refuses below sm_80 and on OpenCL). ---- */
 #ifndef MATNTT_SLICES
 #define MATNTT_SLICES 4
@@ -133,9 +141,12 @@ KERNEL_FQ void matntt_cc_stage2_u64(GLOBAL_AS u64 *out, CONST_AS u64 *in, CONST_
  * fragment loads (row 8g' + t') of a warp hit 32 distinct banks. */
 #define MATNTT_TC_ROW 12
 #define MATNTT_TC_TILE (MATNTT_BT * MATNTT_TC_ROW)
+/* Local words of the emulated mma's fragment exchange: 6 u32 per work-item. */
+#define MATNTT_XCHG (MATNTT_MMA_EMULATE ? 6 * 256 : 1)
 
+#if !MATNTT_MMA_EMULATE
 /* D += A·B, A 16 × 32 u8 (row), B 32 × 8 u8 (col), D 16 × 8 s32 (PTX ISA, mma.m16n8k32). */
-DECLSPEC void matntt_mma_u8(u32 *d, const u32 *a, const u32 *b)
+DECLSPEC void matntt_mma_u8(u32 *d, const u32 *a, const u32 *b, LOCAL_AS u32 *xchg)
 {
 #if __CUDA_ARCH__ >= 800
     asm volatile("mma.sync.aligned.m16n8k32.row.col.s32.u8.u8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
@@ -144,6 +155,31 @@ DECLSPEC void matntt_mma_u8(u32 *d, const u32 *a, const u32 *b)
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 #endif
 }
+#else
+/* The same operation, emulated: lane 4g + t holds A rows g, g+8 × k 4t..4t+3, 16+4t..16+4t+3
+ * (registers 0..3: (row ≥ 8) + 2·(k ≥ 16)), B column g × the same k (registers 0, 1), and
+ * D rows g, g+8 × columns 2t, 2t+1; bytes low to high in k. */
+DECLSPEC void matntt_mma_u8(u32 *d, const u32 *a, const u32 *b, LOCAL_AS u32 *xchg)
+{
+    u32 lid = LOCAL_ID(), lane = lid % 32, g = lane >> 2, t = lane & 3;
+    LOCAL_AS u32 *w = xchg + (lid / 32) * 32 * 6;
+    SYNC_THREADS();
+    for (u32 i = 0; i < 4; i++)
+        w[lane * 6 + i] = a[i];
+    w[lane * 6 + 4] = b[0];
+    w[lane * 6 + 5] = b[1];
+    SYNC_THREADS();
+    for (u32 e = 0; e < 4; e++) {
+        u32 row = g + 8 * (e >> 1), col = 2 * t + (e & 1), sum = 0;
+        for (u32 kx = 0; kx < 32; kx++) {
+            u32 ak = w[(4 * (row % 8) + (kx % 16) / 4) * 6 + (row >= 8) + 2 * (kx >= 16)];
+            u32 bk = w[(4 * col + (kx % 16) / 4) * 6 + 4 + (kx >= 16)];
+            sum += ((ak >> (8 * (kx % 4))) & 0xff) * ((bk >> (8 * (kx % 4))) & 0xff);
+        }
+        d[e] += sum;
+    }
+}
+#endif
 
 /* Byte s of 4 words, packed low to high: one u32 of a slice tile (4 consecutive inner indices). */
 DECLSPEC u32 matntt_pack(const u64 *x, u32 s)
@@ -156,14 +192,14 @@ DECLSPEC u32 matntt_pack(const u64 *x, u32 s)
 }
 
 /* Slice 4 data words (inner indices 4kq..4kq+3 of tile row/column o) into the shared tiles. */
-DECLSPEC void matntt_slice_words(u32 *tile, u32 o, u32 kq, const u64 *x)
+DECLSPEC void matntt_slice_words(LOCAL_AS u32 *tile, u32 o, u32 kq, const u64 *x)
 {
     for (u32 s = 0; s < MATNTT_SLICES; s++)
         tile[s * MATNTT_TC_TILE + o * MATNTT_TC_ROW + kq] = matntt_pack(x, s);
 }
 
 /* Copy a pre-sliced twiddle tile (outer indices o0..o0+31, inner t0..t0+31) into shared. */
-DECLSPEC void matntt_copy_sliced(u32 *tile, CONST_AS u32 *ws, u32 outer, u32 kk, u32 o0, u32 t0, u32 lid)
+DECLSPEC void matntt_copy_sliced(LOCAL_AS u32 *tile, CONST_AS u32 *ws, u32 outer, u32 kk, u32 o0, u32 t0, u32 lid)
 {
     u32 o = lid / 8, kq = lid % 8;
     for (u32 s = 0; s < MATNTT_SLICES; s++)
@@ -175,12 +211,10 @@ DECLSPEC void matntt_copy_sliced(u32 *tile, CONST_AS u32 *ws, u32 outer, u32 kk,
  * rows 16·(w/4), columns 8·(w%4). Stage 1: A = W1 (pre-sliced), B = data (sliced on load);
  * stage 2: A = C (sliced on load), B = W3 (pre-sliced, by column).
  */
-DECLSPEC void matntt_tc_stage(GLOBAL_AS u64 *out, CONST_AS u64 *in, CONST_AS u32 *ws, CONST_AS u64 *w2,
-                              CONST_AS u64 *consts, u32 k,
-                              u32 log_n1, u32 log_n2, const int stage)
+DECLSPEC_INLINE void matntt_tc_stage(GLOBAL_AS u64 *out, CONST_AS u64 *in, CONST_AS u32 *ws, CONST_AS u64 *w2,
+                                     CONST_AS u64 *consts, u32 k, u32 log_n1, u32 log_n2, LOCAL_AS u32 *as,
+                                     LOCAL_AS u32 *bs, LOCAL_AS u32 *xchg, const int stage)
 {
-    __shared__ u32 as[MATNTT_SLICES * MATNTT_TC_TILE];
-    __shared__ u32 bs[MATNTT_SLICES * MATNTT_TC_TILE];
     u32 n1 = 1u << log_n1, n2 = 1u << log_n2;
     u32 kk = MATNTT_K(stage, n1, n2);
     u64 row = GROUP_ID_Y();
@@ -211,11 +245,12 @@ DECLSPEC void matntt_tc_stage(GLOBAL_AS u64 *out, CONST_AS u64 *in, CONST_AS u32
             matntt_slice_words(as, o, kq, x);
             matntt_copy_sliced(bs, wp, outer, kk, j0, t0, lid);
         }
-        __syncthreads();
+        SYNC_THREADS();
         u32 fa[MATNTT_SLICES][4], fb[MATNTT_SLICES][2];
 #pragma unroll
         for (u32 s = 0; s < MATNTT_SLICES; s++) {
-            const u32 *at = as + s * MATNTT_TC_TILE, *bt = bs + s * MATNTT_TC_TILE;
+            LOCAL_AS u32 *at = as + s * MATNTT_TC_TILE;
+            LOCAL_AS u32 *bt = bs + s * MATNTT_TC_TILE;
             fa[s][0] = at[(fm + g) * MATNTT_TC_ROW + t];
             fa[s][1] = at[(fm + g + 8) * MATNTT_TC_ROW + t];
             fa[s][2] = at[(fm + g) * MATNTT_TC_ROW + 4 + t];
@@ -227,8 +262,8 @@ DECLSPEC void matntt_tc_stage(GLOBAL_AS u64 *out, CONST_AS u64 *in, CONST_AS u32
         for (u32 sa = 0; sa < MATNTT_SLICES; sa++)
 #pragma unroll
             for (u32 sb = 0; sb < MATNTT_SLICES; sb++)
-                matntt_mma_u8(acc[sa + sb], fa[sa], fb[sb]);
-        __syncthreads();
+                matntt_mma_u8(acc[sa + sb], fa[sa], fb[sb], xchg);
+        SYNC_THREADS();
     }
     CONST_AS u64 *c = consts + (u64)p * MATNTT_CONSTS;
     u64 w2_off = (u64)p << (log_n1 + log_n2);
@@ -245,19 +280,25 @@ DECLSPEC void matntt_tc_stage(GLOBAL_AS u64 *out, CONST_AS u64 *in, CONST_AS u32
     }
 }
 
+/* The tensor-core kernels' local memory: A and B slice tiles, the emulation's exchange. */
+#define MATNTT_TC_LOCALS()                                                                     \
+    LOCAL_ARRAY(u32, as, MATNTT_SLICES * MATNTT_TC_TILE);                                      \
+    LOCAL_ARRAY(u32, bs, MATNTT_SLICES * MATNTT_TC_TILE);                                      \
+    LOCAL_ARRAY(u32, xchg, MATNTT_XCHG)
+
 /* Stage 1 on tensor cores: scratch = (W1 · data) ⊙ W2. Geometry: (N1/32 · N2/32, rows) × 256. */
 KERNEL_FQ void matntt_tc_stage1_u64(GLOBAL_AS u64 *out, CONST_AS u64 *in, CONST_AS u32 *w1s, CONST_AS u64 *w2,
-                                    CONST_AS u64 *consts, u32 k,
-                                    u32 log_n1, u32 log_n2)
+                                    CONST_AS u64 *consts, u32 k, u32 log_n1, u32 log_n2)
 {
-    matntt_tc_stage(out, in, w1s, w2, consts, k, log_n1, log_n2, 1);
+    MATNTT_TC_LOCALS();
+    matntt_tc_stage(out, in, w1s, w2, consts, k, log_n1, log_n2, as, bs, xchg, 1);
 }
 
 /* Stage 2 on tensor cores: data = scratch · W3. Same geometry. */
 KERNEL_FQ void matntt_tc_stage2_u64(GLOBAL_AS u64 *out, CONST_AS u64 *in, CONST_AS u32 *w3s, CONST_AS u64 *w2,
-                                    CONST_AS u64 *consts, u32 k,
-                                    u32 log_n1, u32 log_n2)
+                                    CONST_AS u64 *consts, u32 k, u32 log_n1, u32 log_n2)
 {
-    matntt_tc_stage(out, in, w3s, w2, consts, k, log_n1, log_n2, 2);
+    MATNTT_TC_LOCALS();
+    matntt_tc_stage(out, in, w3s, w2, consts, k, log_n1, log_n2, as, bs, xchg, 2);
 }
-#endif /* IS_CUDA */
+#endif /* IS_CUDA || MATNTT_MMA_EMULATE */

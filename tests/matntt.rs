@@ -49,12 +49,20 @@ fn test_data(primes: &[Modulus], n: usize, rows: usize, per: usize, seed: u64) -
     v
 }
 
-/// Transform `rows` rows on `dev` with `kind` and compare with the CPU; returns mismatching rows.
+/// Transform rows on `dev` with `kind` and compare with the CPU; returns mismatching rows.
 fn check<Q: GpuQueue>(dev: &Q, log_n: u32, bits: u32, kind: MatNttKind, per: usize) -> usize {
     let n = 1usize << log_n;
     let primes = CoeffModulus::create(n, &[bits, bits]).unwrap();
     let tables: Vec<Arc<NttTables>> = primes.iter().map(|&q| Arc::new(NttTables::new(log_n, q).unwrap())).collect();
     let mat = DeviceMatNtt::new(dev, &tables).unwrap();
+    compare(dev, &mat, &tables, log_n, kind, per)
+}
+
+/// `3·k·per` rows through `mat` with `kind` against the CPU; returns mismatching rows.
+fn compare<Q: GpuQueue>(dev: &Q, mat: &DeviceMatNtt<Q::Buf>, tables: &[Arc<NttTables>], log_n: u32, kind: MatNttKind, per: usize) -> usize {
+    let n = 1usize << log_n;
+    let primes: Vec<Modulus> = tables.iter().map(|t| *t.modulus()).collect();
+    let bits = primes[0].bit_count();
     let rows = 3 * primes.len() * per;
     let data = test_data(&primes, n, rows, per, 0x5eed ^ ((log_n as u64) << 8) ^ bits as u64);
     let buf = dev.upload(&data).unwrap();
@@ -144,5 +152,26 @@ fn both_kinds_on_cuda() {
     } else {
         skip("matntt tensor-core kind: the CUDA device is older than sm_80");
     }
+    assert_eq!(bad, 0);
+}
+
+/// The tensor-core kernels with `mma.sync` emulated (fragment exchange through local memory)
+/// on OpenCL: their tiling, slicing and fragment indexing against the CPU NTT, 4 and 8 slices.
+#[cfg(feature = "opencl")]
+#[test]
+fn tensor_core_kernels_with_emulated_mma_on_opencl() {
+    let Some(dev) = opencl() else { return };
+    let mut bad = 0;
+    for (log_n, bits, slices, per) in [(10, 30, 4, 1), (11, 31, 4, 2), (10, 50, 8, 1), (12, 60, 8, 1)] {
+        let n = 1usize << log_n;
+        let primes = CoeffModulus::create(n, &[bits, bits]).unwrap();
+        let tables: Vec<Arc<NttTables>> = primes.iter().map(|&q| Arc::new(NttTables::new(log_n, q).unwrap())).collect();
+        let mat = DeviceMatNtt::with_mma_emulation(&dev, &tables, slices).unwrap();
+        assert_eq!(mat.slices(), Some(slices));
+        bad += compare(&dev, &mat, &tables, log_n, MatNttKind::TensorCore, per);
+    }
+    let q60 = CoeffModulus::create(1024, &[60]).unwrap();
+    let t60 = vec![Arc::new(NttTables::new(10, q60[0]).unwrap())];
+    assert!(DeviceMatNtt::with_mma_emulation(&dev, &t60, 4).is_err());
     assert_eq!(bad, 0);
 }

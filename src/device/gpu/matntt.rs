@@ -83,6 +83,8 @@ pub struct DeviceMatNtt<B> {
     w: [B; 3],
     consts: B,
     sliced: Option<SlicedTables<B>>,
+    /// Emulate `mma.sync` on queues without integer MMA ([`Self::with_mma_emulation`]).
+    emulate: bool,
 }
 
 impl<B: GpuBuffer> DeviceMatNtt<B> {
@@ -94,6 +96,29 @@ impl<B: GpuBuffer> DeviceMatNtt<B> {
     /// large for 128-bit accumulation (`2·bits + log2 N1 > 128`, i.e. above 60 bits);
     /// `Device` on an upload failure.
     pub fn new<Q: GpuQueue<Buf = B>>(dev: &Q, tables: &[Arc<NttTables>]) -> Result<Self> {
+        Self::build(dev, tables, dev.integer_mma().then_some(0), false)
+    }
+
+    /// As [`new`](Self::new), with the `slices`-byte tables uploaded on any queue and, where
+    /// the queue has no integer MMA, the tensor-core kind's `mma.sync` emulated by a
+    /// local-memory exchange of the warp's fragments (`MATNTT_MMA_EMULATE`): a test of the
+    /// tensor-core kernels' tiling, slicing and fragment indexing on OpenCL (pocl), far slower
+    /// than either real kind. Not for production use.
+    ///
+    /// # Errors
+    /// As [`new`](Self::new); `InvalidArgument` when `slices` is not 4 or 8 or a prime does not
+    /// fit in `slices` bytes.
+    #[doc(hidden)]
+    pub fn with_mma_emulation<Q: GpuQueue<Buf = B>>(dev: &Q, tables: &[Arc<NttTables>], slices: u32) -> Result<Self> {
+        for t in tables {
+            matrix_ntt::check_slices(t.modulus(), slices)?;
+        }
+        Self::build(dev, tables, Some(slices), true)
+    }
+
+    /// Upload the tables; `slices`: `None` (no sliced tables), `Some(0)` (4 or 8 by the largest
+    /// prime) or the count.
+    fn build<Q: GpuQueue<Buf = B>>(dev: &Q, tables: &[Arc<NttTables>], slices: Option<u32>, emulate: bool) -> Result<Self> {
         let first = tables.first().ok_or_else(|| Error::InvalidArgument("matrix NTT of no primes".into()))?;
         let log_n = first.log_n();
         if tables.iter().any(|t| t.log_n() != log_n) {
@@ -119,8 +144,8 @@ impl<B: GpuBuffer> DeviceMatNtt<B> {
             })
             .collect();
         let consts = dev.upload_static(&consts)?;
-        let sliced = if dev.integer_mma() {
-            let slices = if max_bits <= 32 { 4 } else { 8 };
+        let sliced = if let Some(slices) = slices {
+            let slices = if slices != 0 { slices } else if max_bits <= 32 { 4 } else { 8 };
             let (n1, n2) = (1usize << log_n1, 1usize << log_n2);
             let w1: Vec<u32> = mats.iter().flat_map(|m| slice_table(n1, n1, slices, |o, t| m.w1()[o * n1 + t])).collect();
             let w3: Vec<u32> = mats.iter().flat_map(|m| slice_table(n2, n2, slices, |o, t| m.w3()[t * n2 + o])).collect();
@@ -128,7 +153,7 @@ impl<B: GpuBuffer> DeviceMatNtt<B> {
         } else {
             None
         };
-        Ok(DeviceMatNtt { log_n1, log_n2, k: tables.len() as u32, max_bits, w, consts, sliced })
+        Ok(DeviceMatNtt { log_n1, log_n2, k: tables.len() as u32, max_bits, w, consts, sliced, emulate })
     }
 
     /// `(log2 N1, log2 N2)`.
@@ -184,7 +209,7 @@ impl<B: GpuBuffer> DeviceMatNtt<B> {
         let (w1, w3) = match kind {
             MatNttKind::CudaCore => (&self.w[0], &self.w[2]),
             MatNttKind::TensorCore => {
-                let s = self.sliced.as_ref().filter(|_| q.integer_mma()).ok_or_else(|| {
+                let s = self.sliced.as_ref().filter(|_| q.integer_mma() || self.emulate).ok_or_else(|| {
                     Error::Device(
                         "the tensor-core matrix NTT needs integer mma.sync (a CUDA device of sm_80 or newer); \
                          this queue has none (use MatNttKind::CudaCore)"
@@ -192,6 +217,9 @@ impl<B: GpuBuffer> DeviceMatNtt<B> {
                     )
                 })?;
                 defines.push(("MATNTT_SLICES", s.slices.to_string()));
+                if !q.integer_mma() {
+                    defines.push(("MATNTT_MMA_EMULATE", "1".into()));
+                }
                 (&s.w1, &s.w3)
             }
         };
