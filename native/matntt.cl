@@ -39,12 +39,12 @@
  * R rows N2 words. */
 #define MATNTT_K(stage, n1, n2) ((stage) == 1 ? (n1) : (n2))
 
-/* The output tile of this work-group: (first row, first column) of the N1 × N2 result. */
-DECLSPEC void matntt_tile(u32 log_n2, u32 *i0, u32 *j0)
+/* The bm × bn output tile of this work-group: (first row, first column) of the N1 × N2 result. */
+DECLSPEC void matntt_tile(u32 log_n2, u32 bm, u32 bn, u32 *i0, u32 *j0)
 {
-    u32 tiles_j = (1u << log_n2) / MATNTT_BT;
-    *i0 = (GROUP_ID() / tiles_j) * MATNTT_BT;
-    *j0 = (GROUP_ID() % tiles_j) * MATNTT_BT;
+    u32 tiles_j = (1u << log_n2) / bn;
+    *i0 = (GROUP_ID() / tiles_j) * bm;
+    *j0 = (GROUP_ID() % tiles_j) * bn;
 }
 
 /* Write one output: reduce `acc`, and in stage 1 multiply by W2[i][j] (the Hadamard step). */
@@ -75,7 +75,7 @@ DECLSPEC_INLINE void matntt_cc_stage(GLOBAL_AS u64 *out, CONST_AS u64 *in, CONST
     CONST_AS u64 *l = stage == 1 ? w + (u64)p * n1 * n1 : in + row_off;
     CONST_AS u64 *r = stage == 1 ? in + row_off : w + (u64)p * n2 * n2;
     u32 i0, j0;
-    matntt_tile(log_n2, &i0, &j0);
+    matntt_tile(log_n2, MATNTT_BT, MATNTT_BT, &i0, &j0);
     u32 lid = LOCAL_ID(), tx = lid % 16, ty = lid / 16;
     u128_t acc[2][2];
     for (u32 a = 0; a < 2; a++)
@@ -136,11 +136,23 @@ KERNEL_FQ void matntt_cc_stage2_u64(GLOBAL_AS u64 *out, CONST_AS u64 *in, CONST_
 #ifndef MATNTT_SLICES
 #define MATNTT_SLICES 4
 #endif
+/* Fragments (16 × 8 each) per warp in m and n; 8 warps as 2 (m) × 4 (n), so a work-group's
+ * tile is MATNTT_BM × MATNTT_BN. The host picks them (larger tiles slice each data word for
+ * more outputs; 8 slices keep FM = 1 for the accumulators' registers). */
+#ifndef MATNTT_FM
+#define MATNTT_FM 1
+#endif
+#ifndef MATNTT_FN
+#define MATNTT_FN 1
+#endif
+#define MATNTT_BM (32 * MATNTT_FM)
+#define MATNTT_BN (32 * MATNTT_FN)
 #define MATNTT_GROUPS (2 * MATNTT_SLICES - 1)
 /* u32 words per row of a shared slice tile: 8 (32 inner-dimension bytes) + 4 padding, so the
  * fragment loads (row 8g' + t') of a warp hit 32 distinct banks. */
 #define MATNTT_TC_ROW 12
-#define MATNTT_TC_TILE (MATNTT_BT * MATNTT_TC_ROW)
+#define MATNTT_TILE_A (MATNTT_BM * MATNTT_TC_ROW)
+#define MATNTT_TILE_B (MATNTT_BN * MATNTT_TC_ROW)
 /* Local words of the emulated mma's fragment exchange: 6 u32 per work-item. */
 #define MATNTT_XCHG (MATNTT_MMA_EMULATE ? 6 * 256 : 1)
 
@@ -181,35 +193,59 @@ DECLSPEC void matntt_mma_u8(u32 *d, const u32 *a, const u32 *b, LOCAL_AS u32 *xc
 }
 #endif
 
-/* Byte s of 4 words, packed low to high: one u32 of a slice tile (4 consecutive inner indices). */
+/* Byte s of 4 words, packed low to high: one u32 of a slice tile (4 consecutive inner indices).
+ * CUDA: three byte permutes (PRMT) of the words' halves. */
 DECLSPEC u32 matntt_pack(const u64 *x, u32 s)
 {
+#if IS_CUDA
+    u32 sh = 32 * (s / 4), sel = (s % 4) | ((s % 4 + 4) << 4);
+    u32 lo = __byte_perm((u32)(x[0] >> sh), (u32)(x[1] >> sh), sel);
+    u32 hi = __byte_perm((u32)(x[2] >> sh), (u32)(x[3] >> sh), sel);
+    return __byte_perm(lo, hi, 0x5410);
+#else
     u32 v = 0;
-#pragma unroll
     for (u32 b = 0; b < 4; b++)
         v |= (u32)((x[b] >> (8 * s)) & 0xff) << (8 * b);
     return v;
+#endif
 }
 
-/* Slice 4 data words (inner indices 4kq..4kq+3 of tile row/column o) into the shared tiles. */
-DECLSPEC void matntt_slice_words(LOCAL_AS u32 *tile, u32 o, u32 kq, const u64 *x)
+/* A data tile of `count` rows/columns × 32 inner indices, sliced into `tile`: `strided` (stage
+ * 1's B: column j0 + o, inner index = data row, coalesced over o) or not (stage 2's A: row
+ * i0 + o, inner index = data column). */
+DECLSPEC void matntt_load_data(LOCAL_AS u32 *tile, CONST_AS u64 *in, u32 o0, u32 t0, u32 n2, u32 count,
+                               const int strided)
 {
-    for (u32 s = 0; s < MATNTT_SLICES; s++)
-        tile[s * MATNTT_TC_TILE + o * MATNTT_TC_ROW + kq] = matntt_pack(x, s);
+    for (u32 e = LOCAL_ID(); e < count * 8; e += 256) {
+        u32 o = strided ? e % count : e / 8, kq = strided ? e / count : e % 8;
+        u64 x[4];
+#pragma unroll
+        for (u32 b = 0; b < 4; b++)
+            x[b] = strided ? in[(u64)(t0 + 4 * kq + b) * n2 + o0 + o] : in[(u64)(o0 + o) * n2 + t0 + 4 * kq + b];
+        u32 stride = count * MATNTT_TC_ROW;
+#pragma unroll
+        for (u32 s = 0; s < MATNTT_SLICES; s++)
+            tile[s * stride + o * MATNTT_TC_ROW + kq] = matntt_pack(x, s);
+    }
 }
 
-/* Copy a pre-sliced twiddle tile (outer indices o0..o0+31, inner t0..t0+31) into shared. */
-DECLSPEC void matntt_copy_sliced(LOCAL_AS u32 *tile, CONST_AS u32 *ws, u32 outer, u32 kk, u32 o0, u32 t0, u32 lid)
+/* A pre-sliced twiddle tile (outer indices o0..o0+count−1, inner t0..t0+31) into `tile`. */
+DECLSPEC void matntt_load_sliced(LOCAL_AS u32 *tile, CONST_AS u32 *ws, u32 outer, u32 kk, u32 o0, u32 t0,
+                                 u32 count)
 {
-    u32 o = lid / 8, kq = lid % 8;
-    for (u32 s = 0; s < MATNTT_SLICES; s++)
-        tile[s * MATNTT_TC_TILE + o * MATNTT_TC_ROW + kq] = ws[((u64)s * outer + o0 + o) * (kk / 4) + t0 / 4 + kq];
+    for (u32 e = LOCAL_ID(); e < count * 8; e += 256) {
+        u32 o = e / 8, kq = e % 8;
+#pragma unroll
+        for (u32 s = 0; s < MATNTT_SLICES; s++)
+            tile[s * count * MATNTT_TC_ROW + o * MATNTT_TC_ROW + kq] =
+                ws[((u64)s * outer + o0 + o) * (kk / 4) + t0 / 4 + kq];
+    }
 }
 
 /*
- * Tensor-core stage: 8 warps per 32 × 32 output tile, warp w owning the 16 × 8 fragment at
- * rows 16·(w/4), columns 8·(w%4). Stage 1: A = W1 (pre-sliced), B = data (sliced on load);
- * stage 2: A = C (sliced on load), B = W3 (pre-sliced, by column).
+ * Tensor-core stage: 8 warps per MATNTT_BM × MATNTT_BN output tile, warp w owning FM × FN
+ * fragments of 16 × 8 from row 16·FM·(w/4), column 8·FN·(w%4). Stage 1: A = W1 (pre-sliced),
+ * B = data (sliced on load); stage 2: A = C (sliced on load), B = W3 (pre-sliced, by column).
  */
 DECLSPEC_INLINE void matntt_tc_stage(GLOBAL_AS u64 *out, CONST_AS u64 *in, CONST_AS u32 *ws, CONST_AS u64 *w2,
                                      CONST_AS u64 *consts, u32 k, u32 log_n1, u32 log_n2, LOCAL_AS u32 *as,
@@ -223,70 +259,80 @@ DECLSPEC_INLINE void matntt_tc_stage(GLOBAL_AS u64 *out, CONST_AS u64 *in, CONST
     u32 outer = stage == 1 ? n1 : n2;
     CONST_AS u32 *wp = ws + (u64)p * MATNTT_SLICES * outer * (kk / 4);
     u32 i0, j0;
-    matntt_tile(log_n2, &i0, &j0);
+    matntt_tile(log_n2, MATNTT_BM, MATNTT_BN, &i0, &j0);
     u32 lid = LOCAL_ID(), warp = lid / 32, lane = lid % 32, g = lane >> 2, t = lane & 3;
-    u32 fm = 16 * (warp / 4), fn = 8 * (warp % 4);
-    u32 acc[MATNTT_GROUPS][4];
-    for (u32 u = 0; u < MATNTT_GROUPS; u++)
-        acc[u][0] = acc[u][1] = acc[u][2] = acc[u][3] = 0;
+    u32 fm = 16 * MATNTT_FM * (warp / 4), fn = 8 * MATNTT_FN * (warp % 4);
+    u32 acc[MATNTT_FM][MATNTT_FN][MATNTT_GROUPS][4];
+#pragma unroll
+    for (u32 mi = 0; mi < MATNTT_FM; mi++)
+#pragma unroll
+        for (u32 ni = 0; ni < MATNTT_FN; ni++)
+#pragma unroll
+            for (u32 u = 0; u < MATNTT_GROUPS; u++)
+                acc[mi][ni][u][0] = acc[mi][ni][u][1] = acc[mi][ni][u][2] = acc[mi][ni][u][3] = 0;
     for (u32 t0 = 0; t0 < kk; t0 += 32) {
-        u64 x[4];
         if (stage == 1) {
-            matntt_copy_sliced(as, wp, outer, kk, i0, t0, lid);
-            /* B = data rows t0.. (inner, stride N2), column j0 + o: coalesced over o. */
-            u32 o = lid % 32, kq = lid / 32;
-            for (u32 b = 0; b < 4; b++)
-                x[b] = in[row_off + (u64)(t0 + 4 * kq + b) * n2 + j0 + o];
-            matntt_slice_words(bs, o, kq, x);
+            matntt_load_sliced(as, wp, outer, kk, i0, t0, MATNTT_BM);
+            matntt_load_data(bs, in + row_off, j0, t0, n2, MATNTT_BN, 1);
         } else {
-            u32 o = lid / 8, kq = lid % 8;
-            for (u32 b = 0; b < 4; b++)
-                x[b] = in[row_off + (u64)(i0 + o) * n2 + t0 + 4 * kq + b];
-            matntt_slice_words(as, o, kq, x);
-            matntt_copy_sliced(bs, wp, outer, kk, j0, t0, lid);
+            matntt_load_data(as, in + row_off, i0, t0, n2, MATNTT_BM, 0);
+            matntt_load_sliced(bs, wp, outer, kk, j0, t0, MATNTT_BN);
         }
         SYNC_THREADS();
-        u32 fa[MATNTT_SLICES][4], fb[MATNTT_SLICES][2];
 #pragma unroll
-        for (u32 s = 0; s < MATNTT_SLICES; s++) {
-            LOCAL_AS u32 *at = as + s * MATNTT_TC_TILE;
-            LOCAL_AS u32 *bt = bs + s * MATNTT_TC_TILE;
-            fa[s][0] = at[(fm + g) * MATNTT_TC_ROW + t];
-            fa[s][1] = at[(fm + g + 8) * MATNTT_TC_ROW + t];
-            fa[s][2] = at[(fm + g) * MATNTT_TC_ROW + 4 + t];
-            fa[s][3] = at[(fm + g + 8) * MATNTT_TC_ROW + 4 + t];
-            fb[s][0] = bt[(fn + g) * MATNTT_TC_ROW + t];
-            fb[s][1] = bt[(fn + g) * MATNTT_TC_ROW + 4 + t];
+        for (u32 sa = 0; sa < MATNTT_SLICES; sa++) {
+            u32 fa[MATNTT_FM][4];
+#pragma unroll
+            for (u32 mi = 0; mi < MATNTT_FM; mi++) {
+                LOCAL_AS u32 *at = as + sa * MATNTT_TILE_A + (fm + 16 * mi + g) * MATNTT_TC_ROW + t;
+                fa[mi][0] = at[0];
+                fa[mi][1] = at[8 * MATNTT_TC_ROW];
+                fa[mi][2] = at[4];
+                fa[mi][3] = at[8 * MATNTT_TC_ROW + 4];
+            }
+#pragma unroll
+            for (u32 sb = 0; sb < MATNTT_SLICES; sb++) {
+#pragma unroll
+                for (u32 ni = 0; ni < MATNTT_FN; ni++) {
+                    LOCAL_AS u32 *bt = bs + sb * MATNTT_TILE_B + (fn + 8 * ni + g) * MATNTT_TC_ROW + t;
+                    u32 fb[2];
+                    fb[0] = bt[0];
+                    fb[1] = bt[4];
+#pragma unroll
+                    for (u32 mi = 0; mi < MATNTT_FM; mi++)
+                        matntt_mma_u8(acc[mi][ni][sa + sb], fa[mi], fb, xchg);
+                }
+            }
         }
-#pragma unroll
-        for (u32 sa = 0; sa < MATNTT_SLICES; sa++)
-#pragma unroll
-            for (u32 sb = 0; sb < MATNTT_SLICES; sb++)
-                matntt_mma_u8(acc[sa + sb], fa[sa], fb[sb], xchg);
         SYNC_THREADS();
     }
     CONST_AS u64 *c = consts + (u64)p * MATNTT_CONSTS;
     u64 w2_off = (u64)p << (log_n1 + log_n2);
 #pragma unroll
-    for (u32 e = 0; e < 4; e++) {
-        /* Fragment element e: row g (+8 for e ≥ 2), column 2t + (e & 1). */
-        u128_t v;
-        v.lo = v.hi = 0;
+    for (u32 mi = 0; mi < MATNTT_FM; mi++)
 #pragma unroll
-        for (u32 u = 0; u < MATNTT_GROUPS; u++)
-            v = mad64_wide((u64)acc[u][e], c[3 + u], v);
-        matntt_store(out, w2, c, v, row_off, w2_off, i0 + fm + g + 8 * (e >> 1), j0 + fn + 2 * t + (e & 1), log_n2,
-                     stage);
-    }
+        for (u32 ni = 0; ni < MATNTT_FN; ni++)
+#pragma unroll
+            for (u32 e = 0; e < 4; e++) {
+                /* Fragment element e: row g (+8 for e ≥ 2), column 2t + (e & 1). */
+                u128_t v;
+                v.lo = v.hi = 0;
+#pragma unroll
+                for (u32 u = 0; u < MATNTT_GROUPS; u++)
+                    v = mad64_wide((u64)acc[mi][ni][u][e], c[3 + u], v);
+                matntt_store(out, w2, c, v, row_off, w2_off, i0 + fm + 16 * mi + g + 8 * (e >> 1),
+                             j0 + fn + 8 * ni + 2 * t + (e & 1), log_n2, stage);
+            }
 }
 
 /* The tensor-core kernels' local memory: A and B slice tiles, the emulation's exchange. */
 #define MATNTT_TC_LOCALS()                                                                     \
-    LOCAL_ARRAY(u32, as, MATNTT_SLICES * MATNTT_TC_TILE);                                      \
-    LOCAL_ARRAY(u32, bs, MATNTT_SLICES * MATNTT_TC_TILE);                                      \
+    LOCAL_ARRAY(u32, as, MATNTT_SLICES * MATNTT_TILE_A);                                       \
+    LOCAL_ARRAY(u32, bs, MATNTT_SLICES * MATNTT_TILE_B);                                       \
     LOCAL_ARRAY(u32, xchg, MATNTT_XCHG)
 
-/* Stage 1 on tensor cores: scratch = (W1 · data) ⊙ W2. Geometry: (N1/32 · N2/32, rows) × 256. */
+/* Stage 1 on tensor cores: scratch = (W1 · data) ⊙ W2.
+ * Geometry: (N1/MATNTT_BM · N2/MATNTT_BN, rows) groups of 256. */
 KERNEL_FQ void matntt_tc_stage1_u64(GLOBAL_AS u64 *out, CONST_AS u64 *in, CONST_AS u32 *w1s, CONST_AS u64 *w2,
                                     CONST_AS u64 *consts, u32 k, u32 log_n1, u32 log_n2)
 {

@@ -223,8 +223,16 @@ impl<B: GpuBuffer> DeviceMatNtt<B> {
                 (&s.w1, &s.w3)
             }
         };
+        let (fm, fn_) = match (kind, &self.sliced) {
+            (MatNttKind::TensorCore, Some(s)) => tc_fragments(s.slices, self.log_n1, self.log_n2),
+            _ => (1, 1),
+        };
+        if kind == MatNttKind::TensorCore {
+            defines.push(("MATNTT_FM", fm.to_string()));
+            defines.push(("MATNTT_FN", fn_.to_string()));
+        }
         let scratch = q.scratch(rows * n)?;
-        let tiles = (n / (TILE * TILE)) as u32;
+        let tiles = (n / (TILE * TILE * fm * fn_)) as u32;
         let geometry = Geometry::Groups { groups: (tiles, rows as u32), local: LOCAL };
         let [k1, k2] = kind.kernels();
         let scalars = [Arg::U32(self.k), Arg::U32(self.log_n1), Arg::U32(self.log_n2)];
@@ -240,6 +248,18 @@ impl<B: GpuBuffer> DeviceMatNtt<B> {
     /// Bits of the largest prime.
     pub fn max_bits(&self) -> u32 {
         self.max_bits
+    }
+}
+
+/// Fragments per warp `(FM, FN)` of the tensor-core kernels (`native/matntt.cl`): a work-group
+/// tile of `32·FM × 32·FN` outputs. 4 slices: 2 × 2 (64 × 64 tiles, each sliced data word
+/// feeds twice the outputs of 32 × 32) when both factors reach 64; 8 slices: 1 × 2 (the 15
+/// accumulator groups per fragment bound the registers); 1 × 1 for the smallest N.
+fn tc_fragments(slices: u32, log_n1: u32, log_n2: u32) -> (usize, usize) {
+    match slices {
+        4 if log_n1 >= 6 && log_n2 >= 6 => (2, 2),
+        8 if log_n2 >= 6 => (1, 2),
+        _ => (1, 1),
     }
 }
 
