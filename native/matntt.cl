@@ -193,21 +193,29 @@ DECLSPEC void matntt_mma_u8(u32 *d, const u32 *a, const u32 *b, LOCAL_AS u32 *xc
 }
 #endif
 
-/* Byte s of 4 words, packed low to high: one u32 of a slice tile (4 consecutive inner indices).
- * CUDA: three byte permutes (PRMT) of the words' halves. */
-DECLSPEC u32 matntt_pack(const u64 *x, u32 s)
+/* CUDA's __byte_perm (PRMT): byte i of the result is byte sel[4i+2:4i] of y:x (x bytes 0..3,
+ * y bytes 4..7); the same in portable C elsewhere, so the emulated tests run this path too. */
+DECLSPEC u32 matntt_byte_perm(u32 x, u32 y, u32 sel)
 {
 #if IS_CUDA
-    u32 sh = 32 * (s / 4), sel = (s % 4) | ((s % 4 + 4) << 4);
-    u32 lo = __byte_perm((u32)(x[0] >> sh), (u32)(x[1] >> sh), sel);
-    u32 hi = __byte_perm((u32)(x[2] >> sh), (u32)(x[3] >> sh), sel);
-    return __byte_perm(lo, hi, 0x5410);
+    return __byte_perm(x, y, sel);
 #else
-    u32 v = 0;
-    for (u32 b = 0; b < 4; b++)
-        v |= (u32)((x[b] >> (8 * s)) & 0xff) << (8 * b);
-    return v;
+    u64 yx = ((u64)y << 32) | x;
+    u32 r = 0;
+    for (u32 i = 0; i < 4; i++)
+        r |= (u32)((yx >> (8 * ((sel >> (4 * i)) & 7))) & 0xff) << (8 * i);
+    return r;
 #endif
+}
+
+/* Byte s of 4 words, packed low to high: one u32 of a slice tile (4 consecutive inner indices),
+ * by three byte permutes of the words' halves. */
+DECLSPEC u32 matntt_pack(const u64 *x, u32 s)
+{
+    u32 sh = 32 * (s / 4), sel = (s % 4) | ((s % 4 + 4) << 4);
+    u32 lo = matntt_byte_perm((u32)(x[0] >> sh), (u32)(x[1] >> sh), sel);
+    u32 hi = matntt_byte_perm((u32)(x[2] >> sh), (u32)(x[3] >> sh), sel);
+    return matntt_byte_perm(lo, hi, 0x5410);
 }
 
 /* A data tile of `count` rows/columns × 32 inner indices, sliced into `tile`: `strided` (stage
