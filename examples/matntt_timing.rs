@@ -43,8 +43,17 @@ struct Options {
 
 fn options() -> Options {
     let args: Vec<String> = std::env::args().collect();
-    let opt = |name: &str| args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned();
-    let list = |s: String| s.split(',').filter_map(|x| x.trim().parse().ok()).collect::<Vec<u64>>();
+    let opt = |name: &str| {
+        args.iter()
+            .position(|a| a == name)
+            .and_then(|i| args.get(i + 1))
+            .cloned()
+    };
+    let list = |s: String| {
+        s.split(',')
+            .filter_map(|x| x.trim().parse().ok())
+            .collect::<Vec<u64>>()
+    };
     let log_n = match opt("--log-n") {
         Some(r) if r.contains("..") => {
             let (a, b) = r.split_once("..").unwrap_or(("12", "16"));
@@ -54,8 +63,18 @@ fn options() -> Options {
         None => (12..=16).collect(),
     };
     Options {
-        bits: opt("--bits").map(list).unwrap_or(vec![30, 60]).into_iter().map(|x| x as u32).collect(),
-        rows: opt("--rows").map(list).unwrap_or(vec![64, 1024]).into_iter().map(|x| x as usize).collect(),
+        bits: opt("--bits")
+            .map(list)
+            .unwrap_or(vec![30, 60])
+            .into_iter()
+            .map(|x| x as u32)
+            .collect(),
+        rows: opt("--rows")
+            .map(list)
+            .unwrap_or(vec![64, 1024])
+            .into_iter()
+            .map(|x| x as usize)
+            .collect(),
         log_n,
         backend: opt("--backend").unwrap_or_else(|| "cuda".into()),
         seconds: opt("--seconds").and_then(|s| s.parse().ok()).unwrap_or(0.3),
@@ -84,7 +103,10 @@ fn run<Q: GpuQueue>(q: &Q, o: &Options) -> Result<usize> {
         for &log_n in &o.log_n {
             let n = 1usize << log_n;
             let primes = CoeffModulus::create(n, &[bits, bits])?;
-            let tables: Vec<Arc<NttTables>> = primes.iter().map(|&p| NttTables::new(log_n, p).map(Arc::new)).collect::<Result<_>>()?;
+            let tables: Vec<Arc<NttTables>> = primes
+                .iter()
+                .map(|&p| NttTables::new(log_n, p).map(Arc::new))
+                .collect::<Result<_>>()?;
             let radix = DeviceNttTables::without_four_step(q, &tables)?;
             let mat = DeviceMatNtt::new(q, &tables)?;
             let mut kinds = vec![Kind::Radix8, Kind::Matrix(MatNttKind::CudaCore)];
@@ -113,7 +135,13 @@ fn run<Q: GpuQueue>(q: &Q, o: &Options) -> Result<usize> {
                     } else {
                         failures += 1;
                         let i = got.iter().zip(&want).position(|(a, b)| a != b).unwrap_or(0);
-                        println!("MISMATCH {} bits={bits} N={n} rows={rows}: word {i} (row {}) {} != {}", kind.name(), i / n, got[i], want[i]);
+                        println!(
+                            "MISMATCH {} bits={bits} N={n} rows={rows}: word {i} (row {}) {} != {}",
+                            kind.name(),
+                            i / n,
+                            got[i],
+                            want[i]
+                        );
                         "MISMATCH"
                     };
                     // Timing: the transform repeated in place (outputs stay canonical inputs).
@@ -155,13 +183,21 @@ fn main() -> Result<()> {
             }
             let q = CudaQueue::new(Arc::new(CudaDevice::new(0)?))?;
             let (major, minor) = q.device().arch();
-            println!("device: {} (sm_{major}{minor}), integer MMA: {}", q.device().name(), q.integer_mma());
+            println!(
+                "device: {} (sm_{major}{minor}), integer MMA: {}",
+                q.device().name(),
+                q.integer_mma()
+            );
             run(&q, &o)?
         }
         #[cfg(feature = "opencl")]
         "opencl" => {
             let q = xehe::device::opencl::ClQueue::from_env()?;
-            println!("device: {} ({})", q.device().name(), q.device().platform_name());
+            println!(
+                "device: {} ({})",
+                q.device().name(),
+                q.device().platform_name()
+            );
             run(&q, &o)?
         }
         other => {

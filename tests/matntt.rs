@@ -53,18 +53,34 @@ fn test_data(primes: &[Modulus], n: usize, rows: usize, per: usize, seed: u64) -
 fn check<Q: GpuQueue>(dev: &Q, log_n: u32, bits: u32, kind: MatNttKind, per: usize) -> usize {
     let n = 1usize << log_n;
     let primes = CoeffModulus::create(n, &[bits, bits]).unwrap();
-    let tables: Vec<Arc<NttTables>> = primes.iter().map(|&q| Arc::new(NttTables::new(log_n, q).unwrap())).collect();
+    let tables: Vec<Arc<NttTables>> = primes
+        .iter()
+        .map(|&q| Arc::new(NttTables::new(log_n, q).unwrap()))
+        .collect();
     let mat = DeviceMatNtt::new(dev, &tables).unwrap();
     compare(dev, &mat, &tables, log_n, kind, per)
 }
 
 /// `3·k·per` rows through `mat` with `kind` against the CPU; returns mismatching rows.
-fn compare<Q: GpuQueue>(dev: &Q, mat: &DeviceMatNtt<Q::Buf>, tables: &[Arc<NttTables>], log_n: u32, kind: MatNttKind, per: usize) -> usize {
+fn compare<Q: GpuQueue>(
+    dev: &Q,
+    mat: &DeviceMatNtt<Q::Buf>,
+    tables: &[Arc<NttTables>],
+    log_n: u32,
+    kind: MatNttKind,
+    per: usize,
+) -> usize {
     let n = 1usize << log_n;
     let primes: Vec<Modulus> = tables.iter().map(|t| *t.modulus()).collect();
     let bits = primes[0].bit_count();
     let rows = 3 * primes.len() * per;
-    let data = test_data(&primes, n, rows, per, 0x5eed ^ ((log_n as u64) << 8) ^ bits as u64);
+    let data = test_data(
+        &primes,
+        n,
+        rows,
+        per,
+        0x5eed ^ ((log_n as u64) << 8) ^ bits as u64,
+    );
     let buf = dev.upload(&data).unwrap();
     mat.forward_grouped(dev, &buf, rows, per, kind).unwrap();
     let mut got = vec![0u64; rows * n];
@@ -75,7 +91,12 @@ fn compare<Q: GpuQueue>(dev: &Q, mat: &DeviceMatNtt<Q::Buf>, tables: &[Arc<NttTa
         tables[(r / per) % tables.len()].forward(&mut want);
         if g != want.as_slice() {
             let i = g.iter().zip(&want).position(|(a, b)| a != b).unwrap_or(0);
-            println!("MISMATCH {} N=2^{log_n} {bits}-bit row {r} word {i}: {} != {}", kind.name(), g[i], want[i]);
+            println!(
+                "MISMATCH {} N=2^{log_n} {bits}-bit row {r} word {i}: {} != {}",
+                kind.name(),
+                g[i],
+                want[i]
+            );
             bad += 1;
         }
     }
@@ -90,7 +111,11 @@ fn opencl() -> Option<xehe::device::opencl::ClQueue> {
         return None;
     }
     let q = ClQueue::from_env().expect("an OpenCL device is listed but does not open");
-    println!("OpenCL device: {} ({})", q.device().name(), q.device().platform_name());
+    println!(
+        "OpenCL device: {} ({})",
+        q.device().name(),
+        q.device().platform_name()
+    );
     Some(q)
 }
 
@@ -119,8 +144,13 @@ fn tensor_core_kind_is_refused_on_opencl() {
     let mat = DeviceMatNtt::new(&dev, &tables).unwrap();
     assert_eq!(mat.slices(), None);
     let buf = dev.upload(&vec![0u64; n]).unwrap();
-    let err = mat.forward(&dev, &buf, 1, MatNttKind::TensorCore).unwrap_err();
-    assert!(matches!(err, xehe::Error::Device(ref m) if m.contains("sm_80")), "{err}");
+    let err = mat
+        .forward(&dev, &buf, 1, MatNttKind::TensorCore)
+        .unwrap_err();
+    assert!(
+        matches!(err, xehe::Error::Device(ref m) if m.contains("sm_80")),
+        "{err}"
+    );
     // Too short a buffer, too many rows per launch.
     assert!(mat.forward(&dev, &buf, 2, MatNttKind::CudaCore).is_err());
 }
@@ -162,10 +192,18 @@ fn both_kinds_on_cuda() {
 fn tensor_core_kernels_with_emulated_mma_on_opencl() {
     let Some(dev) = opencl() else { return };
     let mut bad = 0;
-    for (log_n, bits, slices, per) in [(10, 30, 4, 1), (12, 31, 4, 2), (11, 50, 8, 1), (12, 60, 8, 1)] {
+    for (log_n, bits, slices, per) in [
+        (10, 30, 4, 1),
+        (12, 31, 4, 2),
+        (11, 50, 8, 1),
+        (12, 60, 8, 1),
+    ] {
         let n = 1usize << log_n;
         let primes = CoeffModulus::create(n, &[bits, bits]).unwrap();
-        let tables: Vec<Arc<NttTables>> = primes.iter().map(|&q| Arc::new(NttTables::new(log_n, q).unwrap())).collect();
+        let tables: Vec<Arc<NttTables>> = primes
+            .iter()
+            .map(|&q| Arc::new(NttTables::new(log_n, q).unwrap()))
+            .collect();
         let mat = DeviceMatNtt::with_mma_emulation(&dev, &tables, slices).unwrap();
         assert_eq!(mat.slices(), Some(slices));
         bad += compare(&dev, &mat, &tables, log_n, MatNttKind::TensorCore, per);

@@ -15,6 +15,16 @@
 //! `N·(N1 + N2)` multiply-adds per row against `N/2·log N` butterflies of the radix kernels: the
 //! matrix form trades arithmetic for regular, tensor-core-shaped work.
 //!
+//! Kernels (work-groups of 256): the CUDA-core kind computes 32 × 32 output tiles, 2 × 2
+//! outputs per work-item, with 128-bit multiply-add accumulation and one Barrett reduction per
+//! output. The tensor-core kind runs 8 warps of `mma.m16n8k32.u8.u8.s32` over tiles of
+//! `32·FM × 32·FN` outputs (`tc_fragments`: 64 × 64 for 4 slices, 32 × 64 for 8); the data tile
+//! is cut into byte slices while it is staged in shared memory, the twiddles come pre-sliced
+//! (uploaded once per (N, prime)), and the epilogue recombines and reduces. Per 16 × 8 output
+//! fragment and 32 inner indices: 16 MMAs with 4 slices (primes below 2^32), 64 with 8 — the
+//! 8-slice form does 4× the tensor work and is not expected to beat the radix-8 butterflies
+//! (`examples/matntt_timing` measures both).
+//!
 //! Only the forward transform exists (the inverse is not implemented).
 
 use super::{Arg, Geometry, GpuBuffer, GpuQueue};
@@ -109,7 +119,11 @@ impl<B: GpuBuffer> DeviceMatNtt<B> {
     /// As [`new`](Self::new); `InvalidArgument` when `slices` is not 4 or 8 or a prime does not
     /// fit in `slices` bytes.
     #[doc(hidden)]
-    pub fn with_mma_emulation<Q: GpuQueue<Buf = B>>(dev: &Q, tables: &[Arc<NttTables>], slices: u32) -> Result<Self> {
+    pub fn with_mma_emulation<Q: GpuQueue<Buf = B>>(
+        dev: &Q,
+        tables: &[Arc<NttTables>],
+        slices: u32,
+    ) -> Result<Self> {
         for t in tables {
             matrix_ntt::check_slices(t.modulus(), slices)?;
         }
@@ -118,42 +132,93 @@ impl<B: GpuBuffer> DeviceMatNtt<B> {
 
     /// Upload the tables; `slices`: `None` (no sliced tables), `Some(0)` (4 or 8 by the largest
     /// prime) or the count.
-    fn build<Q: GpuQueue<Buf = B>>(dev: &Q, tables: &[Arc<NttTables>], slices: Option<u32>, emulate: bool) -> Result<Self> {
-        let first = tables.first().ok_or_else(|| Error::InvalidArgument("matrix NTT of no primes".into()))?;
+    fn build<Q: GpuQueue<Buf = B>>(
+        dev: &Q,
+        tables: &[Arc<NttTables>],
+        slices: Option<u32>,
+        emulate: bool,
+    ) -> Result<Self> {
+        let first = tables
+            .first()
+            .ok_or_else(|| Error::InvalidArgument("matrix NTT of no primes".into()))?;
         let log_n = first.log_n();
         if tables.iter().any(|t| t.log_n() != log_n) {
-            return Err(Error::InvalidArgument("matrix NTT tables of different N".into()));
+            return Err(Error::InvalidArgument(
+                "matrix NTT tables of different N".into(),
+            ));
         }
         let (log_n1, log_n2) = matrix_ntt::factor(log_n)?;
-        let max_bits = tables.iter().map(|t| t.modulus().bit_count()).max().unwrap_or(0);
+        let max_bits = tables
+            .iter()
+            .map(|t| t.modulus().bit_count())
+            .max()
+            .unwrap_or(0);
         if 2 * max_bits + log_n1 > 128 {
             return Err(Error::InvalidArgument(format!(
                 "matrix NTT: a {max_bits}-bit prime overflows the 128-bit accumulation of {} products",
                 1 << log_n1
             )));
         }
-        let mats = tables.iter().map(|t| MatrixNtt::new(t)).collect::<Result<Vec<_>>>()?;
-        let cat = |f: fn(&MatrixNtt) -> &[u64]| mats.iter().flat_map(|m| f(m).iter().copied()).collect::<Vec<u64>>();
-        let w = [dev.upload_static(&cat(MatrixNtt::w1))?, dev.upload_static(&cat(MatrixNtt::w2))?, dev.upload_static(&cat(MatrixNtt::w3))?];
+        let mats = tables
+            .iter()
+            .map(|t| MatrixNtt::new(t))
+            .collect::<Result<Vec<_>>>()?;
+        let cat = |f: fn(&MatrixNtt) -> &[u64]| {
+            mats.iter()
+                .flat_map(|m| f(m).iter().copied())
+                .collect::<Vec<u64>>()
+        };
+        let w = [
+            dev.upload_static(&cat(MatrixNtt::w1))?,
+            dev.upload_static(&cat(MatrixNtt::w2))?,
+            dev.upload_static(&cat(MatrixNtt::w3))?,
+        ];
         let consts: Vec<u64> = mats
             .iter()
             .flat_map(|m| {
                 let q = m.modulus();
                 let [r0, r1, _] = q.const_ratio();
-                [q.value(), r0, r1].into_iter().chain((0..CONSTS - 3).map(move |u| q.reduce_u128(1u128 << (8 * u))))
+                [q.value(), r0, r1]
+                    .into_iter()
+                    .chain((0..CONSTS - 3).map(move |u| q.reduce_u128(1u128 << (8 * u))))
             })
             .collect();
         let consts = dev.upload_static(&consts)?;
         let sliced = if let Some(slices) = slices {
-            let slices = if slices != 0 { slices } else if max_bits <= 32 { 4 } else { 8 };
+            let slices = if slices != 0 {
+                slices
+            } else if max_bits <= 32 {
+                4
+            } else {
+                8
+            };
             let (n1, n2) = (1usize << log_n1, 1usize << log_n2);
-            let w1: Vec<u32> = mats.iter().flat_map(|m| slice_table(n1, n1, slices, |o, t| m.w1()[o * n1 + t])).collect();
-            let w3: Vec<u32> = mats.iter().flat_map(|m| slice_table(n2, n2, slices, |o, t| m.w3()[t * n2 + o])).collect();
-            Some(SlicedTables { w1: dev.upload_static(&w1)?, w3: dev.upload_static(&w3)?, slices })
+            let w1: Vec<u32> = mats
+                .iter()
+                .flat_map(|m| slice_table(n1, n1, slices, |o, t| m.w1()[o * n1 + t]))
+                .collect();
+            let w3: Vec<u32> = mats
+                .iter()
+                .flat_map(|m| slice_table(n2, n2, slices, |o, t| m.w3()[t * n2 + o]))
+                .collect();
+            Some(SlicedTables {
+                w1: dev.upload_static(&w1)?,
+                w3: dev.upload_static(&w3)?,
+                slices,
+            })
         } else {
             None
         };
-        Ok(DeviceMatNtt { log_n1, log_n2, k: tables.len() as u32, max_bits, w, consts, sliced, emulate })
+        Ok(DeviceMatNtt {
+            log_n1,
+            log_n2,
+            k: tables.len() as u32,
+            max_bits,
+            w,
+            consts,
+            sliced,
+            emulate,
+        })
     }
 
     /// `(log2 N1, log2 N2)`.
@@ -172,7 +237,13 @@ impl<B: GpuBuffer> DeviceMatNtt<B> {
     ///
     /// # Errors
     /// As [`forward_grouped`](Self::forward_grouped).
-    pub fn forward<Q: GpuQueue<Buf = B>>(&self, q: &Q, data: &B, rows: usize, kind: MatNttKind) -> Result<()> {
+    pub fn forward<Q: GpuQueue<Buf = B>>(
+        &self,
+        q: &Q,
+        data: &B,
+        rows: usize,
+        kind: MatNttKind,
+    ) -> Result<()> {
         self.forward_grouped(q, data, rows, 1, kind)
     }
 
@@ -192,7 +263,10 @@ impl<B: GpuBuffer> DeviceMatNtt<B> {
         kind: MatNttKind,
     ) -> Result<()> {
         let n = 1usize << (self.log_n1 + self.log_n2);
-        if rows.checked_mul(n).is_none_or(|w| w > data.words()) || rows > MAX_ROWS || rows_per_prime == 0 {
+        if rows.checked_mul(n).is_none_or(|w| w > data.words())
+            || rows > MAX_ROWS
+            || rows_per_prime == 0
+        {
             return Err(Error::InvalidArgument(format!(
                 "matrix NTT of {rows} rows of {n} words (rows per prime {rows_per_prime}) over a buffer of {} words \
                  (at most {MAX_ROWS} rows)",
@@ -233,11 +307,24 @@ impl<B: GpuBuffer> DeviceMatNtt<B> {
         }
         let scratch = q.scratch(rows * n)?;
         let tiles = (n / (TILE * TILE * fm * fn_)) as u32;
-        let geometry = Geometry::Groups { groups: (tiles, rows as u32), local: LOCAL };
+        let geometry = Geometry::Groups {
+            groups: (tiles, rows as u32),
+            local: LOCAL,
+        };
         let [k1, k2] = kind.kernels();
-        let scalars = [Arg::U32(self.k), Arg::U32(self.log_n1), Arg::U32(self.log_n2)];
+        let scalars = [
+            Arg::U32(self.k),
+            Arg::U32(self.log_n1),
+            Arg::U32(self.log_n2),
+        ];
         let stage = |kernel: &'static str, out: &B, input: &B, w: &B| {
-            let mut args = vec![Arg::Buf(out), Arg::Buf(input), Arg::Buf(w), Arg::Buf(&self.w[1]), Arg::Buf(&self.consts)];
+            let mut args = vec![
+                Arg::Buf(out),
+                Arg::Buf(input),
+                Arg::Buf(w),
+                Arg::Buf(&self.w[1]),
+                Arg::Buf(&self.consts),
+            ];
             args.extend(scalars);
             q.launch(Family::MatNtt, &defines, kernel, geometry, &args)
         };
@@ -265,12 +352,19 @@ fn tc_fragments(slices: u32, log_n1: u32, log_n2: u32) -> (usize, usize) {
 
 /// An `outer × inner` matrix `at(o, t)` cut into `slices` byte planes, each `outer × inner/4`
 /// u32 words holding bytes `t = 4c..4c+3` low to high: `[slice][outer][inner/4]`.
-fn slice_table(outer: usize, inner: usize, slices: u32, at: impl Fn(usize, usize) -> u64) -> Vec<u32> {
+fn slice_table(
+    outer: usize,
+    inner: usize,
+    slices: u32,
+    at: impl Fn(usize, usize) -> u64,
+) -> Vec<u32> {
     let mut out = Vec::with_capacity(slices as usize * outer * inner / 4);
     for s in 0..slices {
         for o in 0..outer {
             for c in 0..inner / 4 {
-                out.push((0..4).fold(0u32, |v, b| v | (((at(o, 4 * c + b) >> (8 * s)) & 0xff) as u32) << (8 * b)));
+                out.push((0..4).fold(0u32, |v, b| {
+                    v | (((at(o, 4 * c + b) >> (8 * s)) & 0xff) as u32) << (8 * b)
+                }));
             }
         }
     }
