@@ -33,7 +33,16 @@
 //! exceeds 64 bits. `S = 4` covers primes below 2^32 (16 u8 GEMMs per product, TensorFHE's
 //! setting); `S = 8` covers any 64-bit word (64 GEMMs).
 //!
-//! Only the forward transform is implemented (issue 8 measures the forward NTT).
+//! # Inverse
+//! SEAL's inverse takes the bit-reversed `x[N2·j1 + j2] = D[bitrev(j1)][bitrev(j2)]` back to
+//! `a_n = N^{-1}·Σ_k A_k ψ^{-(2k+1)n}`: the same split in reverse,
+//! ```text
+//! E[j1][n2] = Σ_{j2} x[j1][j2] · ψ^{-2N1·bitrev(j2)·n2}                 (V3: N2 × N2)
+//! F[j1][n2] = E[j1][n2] · ψ^{-(2·bitrev(j1)+1)·n2}                       (V2: N1 × N2)
+//! a[n1][n2] = Σ_{j1} N^{-1}·ψ^{-N2·(2·bitrev(j1)+1)·n1} · F[j1][n2]     (V1: N1 × N1)
+//! ```
+//! with `N^{-1}` folded into V1 — the data is the left factor of the first product and the
+//! right factor of the second, the mirror of the forward.
 
 use super::modulus::Modulus;
 use super::ntt::{reverse_bits, NttTables};
@@ -70,6 +79,12 @@ pub struct MatrixNtt {
     w2: Vec<u64>,
     /// `W3[n2][j2] = ψ^{2N1·n2·bitrev(j2)}`, `N2 × N2` row-major.
     w3: Vec<u64>,
+    /// Inverse: `V1[n1][j1] = N^{-1}·ψ^{-N2·(2·bitrev(j1)+1)·n1}`, `N1 × N1`.
+    v1: Vec<u64>,
+    /// Inverse: `V2[j1][n2] = ψ^{-(2·bitrev(j1)+1)·n2}`, `N1 × N2`.
+    v2: Vec<u64>,
+    /// Inverse: `V3[j2][n2] = ψ^{-2N1·bitrev(j2)·n2}`, `N2 × N2`.
+    v3: Vec<u64>,
 }
 
 impl MatrixNtt {
@@ -90,13 +105,25 @@ impl MatrixNtt {
         }
         let (n1, n2) = (1usize << log_n1, 1usize << log_n2);
         let e = |x: usize| pow[x % two_n];
+        let ie = |x: usize| pow[(two_n - x % two_n) % two_n];
         let k1 = |j1: usize| 2 * reverse_bits(j1, log_n1) + 1;
+        let k2 = |j2: usize| reverse_bits(j2, log_n2);
+        let inv_n = q
+            .inv((n1 * n2) as u64)
+            .ok_or_else(|| Error::InvalidArgument(format!("N has no inverse mod {}", q.value())))?;
         let w1 = (0..n1 * n1)
             .map(|i| e(n2 * k1(i / n1) * (i % n1)))
             .collect();
         let w2 = (0..n1 * n2).map(|i| e(k1(i / n2) * (i % n2))).collect();
         let w3 = (0..n2 * n2)
-            .map(|i| e(2 * n1 * (i / n2) * reverse_bits(i % n2, log_n2)))
+            .map(|i| e(2 * n1 * (i / n2) * k2(i % n2)))
+            .collect();
+        let v1 = (0..n1 * n1)
+            .map(|i| q.mul(inv_n, ie(n2 * k1(i % n1) * (i / n1))))
+            .collect();
+        let v2 = (0..n1 * n2).map(|i| ie(k1(i / n2) * (i % n2))).collect();
+        let v3 = (0..n2 * n2)
+            .map(|i| ie(2 * n1 * k2(i / n2) * (i % n2)))
             .collect();
         Ok(MatrixNtt {
             log_n1,
@@ -105,6 +132,9 @@ impl MatrixNtt {
             w1,
             w2,
             w3,
+            v1,
+            v2,
+            v3,
         })
     }
 
@@ -128,6 +158,18 @@ impl MatrixNtt {
     pub fn w3(&self) -> &[u64] {
         &self.w3
     }
+    /// The inverse's V1 (`N1 × N1` row-major, `N^{-1}` folded in).
+    pub fn v1(&self) -> &[u64] {
+        &self.v1
+    }
+    /// The inverse's V2 (`N1 × N2` row-major).
+    pub fn v2(&self) -> &[u64] {
+        &self.v2
+    }
+    /// The inverse's V3 (`N2 × N2` row-major).
+    pub fn v3(&self) -> &[u64] {
+        &self.v3
+    }
 
     /// Forward NTT of one row `a` (N words `< q`) in place, bit-identical to
     /// [`NttTables::forward`]: two products with 128-bit accumulation and one Barrett
@@ -136,30 +178,43 @@ impl MatrixNtt {
     /// # Errors
     /// `InvalidArgument` when `a` is not N words long.
     pub fn forward(&self, a: &mut [u64]) -> Result<()> {
-        self.forward_with(a, |w, x, m, k, n| {
+        self.apply(a, false, |w, x, m, k, n| {
             plain_product(&self.modulus, w, x, m, k, n)
         })
     }
 
-    /// As [`forward`](Self::forward) through the `slices`-byte slicing scheme (module docs):
-    /// every product is `slices²` u8 GEMMs with exact 32-bit accumulation, recombined and
-    /// reduced mod q in the fusion step.
+    /// Inverse NTT of one row `a` (N words `< q`, SEAL's bit-reversed order) in place,
+    /// bit-identical to [`NttTables::inverse`] (module docs: the stages in reverse).
+    ///
+    /// # Errors
+    /// `InvalidArgument` when `a` is not N words long.
+    pub fn inverse(&self, a: &mut [u64]) -> Result<()> {
+        self.apply(a, true, |w, x, m, k, n| {
+            plain_product(&self.modulus, w, x, m, k, n)
+        })
+    }
+
+    /// [`forward`](Self::forward) or [`inverse`](Self::inverse) through the `slices`-byte
+    /// slicing scheme (module docs): every product is `slices²` u8 GEMMs with exact 32-bit
+    /// accumulation, recombined and reduced mod q in the fusion step.
     ///
     /// # Errors
     /// `InvalidArgument` when `a` is not N words long, `slices` is not 4 or 8, or `q` does not
     /// fit in `slices` bytes.
-    pub fn forward_sliced(&self, a: &mut [u64], slices: u32) -> Result<()> {
+    pub fn transform_sliced(&self, a: &mut [u64], inverse: bool, slices: u32) -> Result<()> {
         check_slices(&self.modulus, slices)?;
-        self.forward_with(a, |w, x, m, k, n| {
+        self.apply(a, inverse, |w, x, m, k, n| {
             sliced_product(&self.modulus, w, x, m, k, n, slices)
         })
     }
 
     /// The two products and the Hadamard step, with `product(W, X, M, K, Nc)` computing
-    /// `(W·X) mod q` for `W: M × K`, `X: K × Nc`, both row-major.
-    fn forward_with(
+    /// `(W·X) mod q` for `W: M × K`, `X: K × Nc`, both row-major. Forward: `C = (W1·a) ⊙ W2`,
+    /// `out = C·W3`; inverse: `E = (x·V3) ⊙ V2`, `out = V1·E`.
+    fn apply(
         &self,
         a: &mut [u64],
+        inverse: bool,
         product: impl Fn(&[u64], &[u64], usize, usize, usize) -> Vec<u64>,
     ) -> Result<()> {
         let (n1, n2) = self.dims();
@@ -171,17 +226,26 @@ impl MatrixNtt {
             )));
         }
         let q = &self.modulus;
-        // B = W1·a, C = B ⊙ W2.
-        let mut c = product(&self.w1, a, n1, n1, n2);
-        c.iter_mut()
-            .zip(&self.w2)
-            .for_each(|(x, w)| *x = q.mul(*x, *w));
-        // Dᵀ = W3ᵀ·Cᵀ computed as D = C·W3: the twiddle is the right factor here, so transpose
-        // through the generic left-twiddle product.
-        let w3t = transpose(&self.w3, n2, n2);
-        let ct = transpose(&c, n1, n2);
-        let dt = product(&w3t, &ct, n2, n2, n1);
-        a.copy_from_slice(&transpose(&dt, n2, n1));
+        // Twiddle on the left (N1 × N1 · N1 × N2) or on the right (N1 × N2 · N2 × N2, through
+        // the transposes: (X·T)ᵀ = Tᵀ·Xᵀ).
+        let left = |t: &[u64], x: &[u64]| product(t, x, n1, n1, n2);
+        let right = |x: &[u64], t: &[u64]| {
+            transpose(
+                &product(&transpose(t, n2, n2), &transpose(x, n1, n2), n2, n2, n1),
+                n2,
+                n1,
+            )
+        };
+        let hadamard = |mut x: Vec<u64>, h: &[u64]| {
+            x.iter_mut().zip(h).for_each(|(x, w)| *x = q.mul(*x, *w));
+            x
+        };
+        let out = if inverse {
+            left(&self.v1, &hadamard(right(a, &self.v3), &self.v2))
+        } else {
+            right(&hadamard(left(&self.w1, a), &self.w2), &self.w3)
+        };
+        a.copy_from_slice(&out);
         Ok(())
     }
 }
@@ -300,16 +364,30 @@ mod tests {
             let mut got = x.clone();
             m.forward(&mut got).unwrap();
             assert!(got == want, "plain N=2^{log_n} {bits}-bit input {i}");
+            let mut want_inv = x.clone();
+            t.inverse(&mut want_inv);
+            let mut got_inv = x.clone();
+            m.inverse(&mut got_inv).unwrap();
+            assert!(
+                got_inv == want_inv,
+                "inverse N=2^{log_n} {bits}-bit input {i}"
+            );
             for &s in sliced {
                 let mut got = x.clone();
-                m.forward_sliced(&mut got, s).unwrap();
+                m.transform_sliced(&mut got, false, s).unwrap();
                 assert!(got == want, "{s} slices N=2^{log_n} {bits}-bit input {i}");
+                let mut got = x.clone();
+                m.transform_sliced(&mut got, true, s).unwrap();
+                assert!(
+                    got == want_inv,
+                    "{s} slices inverse N=2^{log_n} {bits}-bit input {i}"
+                );
             }
         }
     }
 
     #[test]
-    fn equals_seal_forward_ntt() {
+    fn equals_seal_ntt() {
         for log_n in MIN_LOG_N..=MAX_LOG_N {
             for bits in [30, 50, 60] {
                 check(log_n, bits, &[]);
