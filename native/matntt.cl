@@ -4,10 +4,14 @@
  * src/device/gpu/matntt.rs).
  *
  * Layout: `data` is rows of N = N1·N2 u64 words, each an N1 × N2 row-major matrix; row r uses
- * prime p = (r / XEHE_ROWS_PER_PRIME) % k. Stage 1 writes C = (W1·a) ⊙ W2 to a scratch buffer
- * of the same shape; stage 2 writes C·W3 back over the data: SEAL's bit-reversed output order,
- * canonical values, bit-identical to the CPU NTT.
- * Tables of prime p: w1 [p][N1][N1], w2 [p][N1][N2], w3 [p][N2][N2] (u64 words < q);
+ * prime p = (r / XEHE_ROWS_PER_PRIME) % k. Forward: stage 1 (fwd1) writes C = (W1·a) ⊙ W2 to a
+ * scratch buffer of the same shape; stage 2 (fwd2) writes C·W3 back over the data: SEAL's
+ * bit-reversed output order, canonical values, bit-identical to the CPU NTT. Inverse: inv1
+ * writes E = (x·V3) ⊙ V2, inv2 writes V1·E (N^{-1} folded into V1).
+ * Every stage is one GEMM of an N1 × N2 result with the twiddle on the left (inner dimension
+ * N1) or on the right (inner dimension N2), with or without the Hadamard product: the mode bits
+ * MATNTT_TW_LEFT and MATNTT_HADAMARD of one generic body.
+ * Tables of prime p: w1 [p][N1][N1], w2 [p][N1][N2], w3 [p][N2][N2] (u64 words < q; V1..V3 alike);
  * consts [p][MATNTT_CONSTS] = q, r0, r1 (SEAL's floor(2^128/q)), then 2^(8u) mod q, u < 15.
  *
  * Two kinds:
@@ -34,10 +38,12 @@
 /* Inner-dimension step of the CUDA-core kernel. */
 #define MATNTT_TK 16
 
-/* Where the two factors of stage `stage` live, for row `row` under prime `p`:
- * stage 1: L = W1 (K = N1), R = data; stage 2: L = C (K = N2), R = W3. Strides: L rows K words,
- * R rows N2 words. */
-#define MATNTT_K(stage, n1, n2) ((stage) == 1 ? (n1) : (n2))
+/* Stage modes. MATNTT_TW_LEFT: L = twiddle (N1 × N1), R = data (K = N1); else L = data, R =
+ * twiddle (N2 × N2, K = N2). Strides: L rows K words, R rows N2 words. MATNTT_HADAMARD: the
+ * reduced product is multiplied by the N1 × N2 table `had` (W2 / V2). */
+#define MATNTT_TW_LEFT 1
+#define MATNTT_HADAMARD 2
+#define MATNTT_K(mode, n1, n2) (((mode) & MATNTT_TW_LEFT) ? (n1) : (n2))
 
 /* The bm × bn output tile of this work-group: (first row, first column) of the N1 × N2 result. */
 DECLSPEC void matntt_tile(u32 log_n2, u32 bm, u32 bn, u32 *i0, u32 *j0)
@@ -47,33 +53,33 @@ DECLSPEC void matntt_tile(u32 log_n2, u32 bm, u32 bn, u32 *i0, u32 *j0)
     *j0 = (GROUP_ID() % tiles_j) * bn;
 }
 
-/* Write one output: reduce `acc`, and in stage 1 multiply by W2[i][j] (the Hadamard step). */
+/* Write one output: reduce `acc`, and with MATNTT_HADAMARD multiply by had[i][j]. */
 DECLSPEC void matntt_store(GLOBAL_AS u64 *out, CONST_AS u64 *w2, CONST_AS u64 *c, u128_t acc, u64 row_off,
-                           u64 w2_off, u32 i, u32 j, u32 log_n2, const int stage)
+                           u64 w2_off, u32 i, u32 j, u32 log_n2, const int mode)
 {
     u64 q = c[0], r0 = c[1], r1 = c[2];
     u64 v = barrett_reduce_128(acc, q, r0, r1);
     u64 idx = ((u64)i << log_n2) + j;
-    if (stage == 1)
+    if (mode & MATNTT_HADAMARD)
         v = mul_mod(v, w2[w2_off + idx], q, r0, r1);
     out[row_off + idx] = v;
 }
 
 /*
- * CUDA-core stage: out = (L·R) mod q [⊙ W2] for the 32 × 32 tile of this work-group and row
+ * CUDA-core stage: out = (L·R) mod q [⊙ had] for the 32 × 32 tile of this work-group and row
  * GROUP_ID_Y(). Work-item (tx, ty) owns rows i0 + ty + 16a and columns j0 + tx + 16b, a, b < 2.
  */
 DECLSPEC_INLINE void matntt_cc_stage(GLOBAL_AS u64 *out, CONST_AS u64 *in, CONST_AS u64 *w, CONST_AS u64 *w2,
                                      CONST_AS u64 *consts, u32 k, u32 log_n1, u32 log_n2, LOCAL_AS u64 *ls,
-                                     LOCAL_AS u64 *rs, const int stage)
+                                     LOCAL_AS u64 *rs, const int mode)
 {
     u32 n1 = 1u << log_n1, n2 = 1u << log_n2;
-    u32 kk = MATNTT_K(stage, n1, n2);
+    u32 kk = MATNTT_K(mode, n1, n2);
     u64 row = GROUP_ID_Y();
     u32 p = MATNTT_PRIME(row);
     u64 row_off = row << (log_n1 + log_n2);
-    CONST_AS u64 *l = stage == 1 ? w + (u64)p * n1 * n1 : in + row_off;
-    CONST_AS u64 *r = stage == 1 ? in + row_off : w + (u64)p * n2 * n2;
+    CONST_AS u64 *l = (mode & MATNTT_TW_LEFT) ? w + (u64)p * n1 * n1 : in + row_off;
+    CONST_AS u64 *r = (mode & MATNTT_TW_LEFT) ? in + row_off : w + (u64)p * n2 * n2;
     u32 i0, j0;
     matntt_tile(log_n2, MATNTT_BT, MATNTT_BT, &i0, &j0);
     u32 lid = LOCAL_ID(), tx = lid % 16, ty = lid / 16;
@@ -102,26 +108,32 @@ DECLSPEC_INLINE void matntt_cc_stage(GLOBAL_AS u64 *out, CONST_AS u64 *in, CONST
     u64 w2_off = (u64)p << (log_n1 + log_n2);
     for (u32 a = 0; a < 2; a++)
         for (u32 b = 0; b < 2; b++)
-            matntt_store(out, w2, c, acc[a][b], row_off, w2_off, i0 + ty + 16 * a, j0 + tx + 16 * b, log_n2, stage);
+            matntt_store(out, w2, c, acc[a][b], row_off, w2_off, i0 + ty + 16 * a, j0 + tx + 16 * b, log_n2, mode);
 }
 
-/* Stage 1: scratch = (W1 · data) ⊙ W2. Geometry: (N1/32 · N2/32, rows) groups of 256. */
-KERNEL_FQ void matntt_cc_stage1_u64(GLOBAL_AS u64 *out, CONST_AS u64 *in, CONST_AS u64 *w1, CONST_AS u64 *w2,
-                                    CONST_AS u64 *consts, u32 k, u32 log_n1, u32 log_n2)
-{
-    LOCAL_ARRAY(u64, ls, MATNTT_BT * MATNTT_TK);
-    LOCAL_ARRAY(u64, rs, MATNTT_BT * MATNTT_TK);
-    matntt_cc_stage(out, in, w1, w2, consts, k, log_n1, log_n2, ls, rs, 1);
-}
+/* The four stages of one kind from its generic body: fwd1 = (W1·a) ⊙ W2, fwd2 = C·W3,
+ * inv1 = (x·V3) ⊙ V2, inv2 = V1·E. `w`: the stage's GEMM twiddle, `had`: W2 / V2.
+ * Geometry: (tiles of the N1 × N2 result, rows) groups of 256. */
+#define MATNTT_STAGES(kind, wtype, locals, body)                                                \
+    MATNTT_STAGE(kind, fwd1, MATNTT_TW_LEFT | MATNTT_HADAMARD, wtype, locals, body)             \
+    MATNTT_STAGE(kind, fwd2, 0, wtype, locals, body)                                            \
+    MATNTT_STAGE(kind, inv1, MATNTT_HADAMARD, wtype, locals, body)                              \
+    MATNTT_STAGE(kind, inv2, MATNTT_TW_LEFT, wtype, locals, body)
+#define MATNTT_STAGE(kind, name, mode, wtype, locals, body)                                     \
+    KERNEL_FQ void matntt_##kind##_##name##_u64(GLOBAL_AS u64 *out, CONST_AS u64 *in, CONST_AS wtype *w,  \
+                                                CONST_AS u64 *had, CONST_AS u64 *consts, u32 k, u32 log_n1, \
+                                                u32 log_n2)                                     \
+    {                                                                                           \
+        locals;                                                                                 \
+        body(out, in, w, had, consts, k, log_n1, log_n2, mode);                                 \
+    }
 
-/* Stage 2: data = scratch · W3 (bit-reversed NTT order). Same geometry. */
-KERNEL_FQ void matntt_cc_stage2_u64(GLOBAL_AS u64 *out, CONST_AS u64 *in, CONST_AS u64 *w3, CONST_AS u64 *w2,
-                                    CONST_AS u64 *consts, u32 k, u32 log_n1, u32 log_n2)
-{
-    LOCAL_ARRAY(u64, ls, MATNTT_BT * MATNTT_TK);
-    LOCAL_ARRAY(u64, rs, MATNTT_BT * MATNTT_TK);
-    matntt_cc_stage(out, in, w3, w2, consts, k, log_n1, log_n2, ls, rs, 2);
-}
+#define MATNTT_CC_LOCALS                                                                        \
+    LOCAL_ARRAY(u64, ls, MATNTT_BT * MATNTT_TK);                                                \
+    LOCAL_ARRAY(u64, rs, MATNTT_BT * MATNTT_TK)
+#define MATNTT_CC_BODY(out, in, w, had, consts, k, log_n1, log_n2, mode)                        \
+    matntt_cc_stage(out, in, w, had, consts, k, log_n1, log_n2, ls, rs, mode)
+MATNTT_STAGES(cc, u64, MATNTT_CC_LOCALS, MATNTT_CC_BODY)
 
 /* MATNTT_MMA_EMULATE=1 (tests only, any backend): the tensor-core kernels with each mma.sync
  * replaced by a local-memory exchange of the warp's fragments and scalar u8 dot products over
@@ -218,9 +230,9 @@ DECLSPEC u32 matntt_pack(const u64 *x, u32 s)
     return matntt_byte_perm(lo, hi, 0x5410);
 }
 
-/* A data tile of `count` rows/columns × 32 inner indices, sliced into `tile`: `strided` (stage
- * 1's B: column j0 + o, inner index = data row, coalesced over o) or not (stage 2's A: row
- * i0 + o, inner index = data column). */
+/* A data tile of `count` rows/columns × 32 inner indices, sliced into `tile`: `strided` (data
+ * as B: column j0 + o, inner index = data row, coalesced over o) or not (data as A: row i0 + o,
+ * inner index = data column). */
 DECLSPEC void matntt_load_data(LOCAL_AS u32 *tile, CONST_AS u64 *in, u32 o0, u32 t0, u32 n2, u32 count,
                                const int strided)
 {
@@ -252,19 +264,20 @@ DECLSPEC void matntt_load_sliced(LOCAL_AS u32 *tile, CONST_AS u32 *ws, u32 outer
 
 /*
  * Tensor-core stage: 8 warps per MATNTT_BM × MATNTT_BN output tile, warp w owning FM × FN
- * fragments of 16 × 8 from row 16·FM·(w/4), column 8·FN·(w%4). Stage 1: A = W1 (pre-sliced),
- * B = data (sliced on load); stage 2: A = C (sliced on load), B = W3 (pre-sliced, by column).
+ * fragments of 16 × 8 from row 16·FM·(w/4), column 8·FN·(w%4). Twiddle on the left: A =
+ * twiddle (pre-sliced by row), B = data (sliced on load); on the right: A = data (sliced on
+ * load), B = twiddle (pre-sliced by column).
  */
 DECLSPEC_INLINE void matntt_tc_stage(GLOBAL_AS u64 *out, CONST_AS u64 *in, CONST_AS u32 *ws, CONST_AS u64 *w2,
                                      CONST_AS u64 *consts, u32 k, u32 log_n1, u32 log_n2, LOCAL_AS u32 *as,
-                                     LOCAL_AS u32 *bs, LOCAL_AS u32 *xchg, const int stage)
+                                     LOCAL_AS u32 *bs, LOCAL_AS u32 *xchg, const int mode)
 {
     u32 n1 = 1u << log_n1, n2 = 1u << log_n2;
-    u32 kk = MATNTT_K(stage, n1, n2);
+    u32 kk = MATNTT_K(mode, n1, n2);
     u64 row = GROUP_ID_Y();
     u32 p = MATNTT_PRIME(row);
     u64 row_off = row << (log_n1 + log_n2);
-    u32 outer = stage == 1 ? n1 : n2;
+    u32 outer = (mode & MATNTT_TW_LEFT) ? n1 : n2;
     CONST_AS u32 *wp = ws + (u64)p * MATNTT_SLICES * outer * (kk / 4);
     u32 i0, j0;
     matntt_tile(log_n2, MATNTT_BM, MATNTT_BN, &i0, &j0);
@@ -279,7 +292,7 @@ DECLSPEC_INLINE void matntt_tc_stage(GLOBAL_AS u64 *out, CONST_AS u64 *in, CONST
             for (u32 u = 0; u < MATNTT_GROUPS; u++)
                 acc[mi][ni][u][0] = acc[mi][ni][u][1] = acc[mi][ni][u][2] = acc[mi][ni][u][3] = 0;
     for (u32 t0 = 0; t0 < kk; t0 += 32) {
-        if (stage == 1) {
+        if (mode & MATNTT_TW_LEFT) {
             matntt_load_sliced(as, wp, outer, kk, i0, t0, MATNTT_BM);
             matntt_load_data(bs, in + row_off, j0, t0, n2, MATNTT_BN, 1);
         } else {
@@ -329,30 +342,17 @@ DECLSPEC_INLINE void matntt_tc_stage(GLOBAL_AS u64 *out, CONST_AS u64 *in, CONST
                 for (u32 u = 0; u < MATNTT_GROUPS; u++)
                     v = mad64_wide((u64)acc[mi][ni][u][e], c[3 + u], v);
                 matntt_store(out, w2, c, v, row_off, w2_off, i0 + fm + 16 * mi + g + 8 * (e >> 1),
-                             j0 + fn + 8 * ni + 2 * t + (e & 1), log_n2, stage);
+                             j0 + fn + 8 * ni + 2 * t + (e & 1), log_n2, mode);
             }
 }
 
 /* The tensor-core kernels' local memory: A and B slice tiles, the emulation's exchange. */
-#define MATNTT_TC_LOCALS()                                                                     \
-    LOCAL_ARRAY(u32, as, MATNTT_SLICES * MATNTT_TILE_A);                                       \
-    LOCAL_ARRAY(u32, bs, MATNTT_SLICES * MATNTT_TILE_B);                                       \
+#define MATNTT_TC_LOCALS                                                                        \
+    LOCAL_ARRAY(u32, as, MATNTT_SLICES * MATNTT_TILE_A);                                        \
+    LOCAL_ARRAY(u32, bs, MATNTT_SLICES * MATNTT_TILE_B);                                        \
     LOCAL_ARRAY(u32, xchg, MATNTT_XCHG)
-
-/* Stage 1 on tensor cores: scratch = (W1 · data) ⊙ W2.
- * Geometry: (N1/MATNTT_BM · N2/MATNTT_BN, rows) groups of 256. */
-KERNEL_FQ void matntt_tc_stage1_u64(GLOBAL_AS u64 *out, CONST_AS u64 *in, CONST_AS u32 *w1s, CONST_AS u64 *w2,
-                                    CONST_AS u64 *consts, u32 k, u32 log_n1, u32 log_n2)
-{
-    MATNTT_TC_LOCALS();
-    matntt_tc_stage(out, in, w1s, w2, consts, k, log_n1, log_n2, as, bs, xchg, 1);
-}
-
-/* Stage 2 on tensor cores: data = scratch · W3. Same geometry. */
-KERNEL_FQ void matntt_tc_stage2_u64(GLOBAL_AS u64 *out, CONST_AS u64 *in, CONST_AS u32 *w3s, CONST_AS u64 *w2,
-                                    CONST_AS u64 *consts, u32 k, u32 log_n1, u32 log_n2)
-{
-    MATNTT_TC_LOCALS();
-    matntt_tc_stage(out, in, w3s, w2, consts, k, log_n1, log_n2, as, bs, xchg, 2);
-}
+#define MATNTT_TC_BODY(out, in, w, had, consts, k, log_n1, log_n2, mode)                        \
+    matntt_tc_stage(out, in, w, had, consts, k, log_n1, log_n2, as, bs, xchg, mode)
+/* Geometry: (N1/MATNTT_BM · N2/MATNTT_BN, rows) groups of 256. */
+MATNTT_STAGES(tc, u32, MATNTT_TC_LOCALS, MATNTT_TC_BODY)
 #endif /* IS_CUDA || MATNTT_MMA_EMULATE */

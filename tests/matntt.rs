@@ -1,11 +1,11 @@
-//! The matrix-product NTT of `src/device/gpu/matntt.rs` against the CPU `NttTables::forward`,
-//! bit for bit: the CUDA-core kind on any OpenCL device (pocl in CI: N = 2^10..2^14), both kinds
+//! The matrix-product NTT of `src/device/gpu/matntt.rs`, forward and inverse, against the CPU
+//! `NttTables::forward` / `inverse`, bit for bit: the CUDA-core kind on any OpenCL device (pocl in CI: N = 2^10..2^14), both kinds
 //! on a CUDA device (N = 2^10..2^16; tensor cores with 4 slices for 30-bit primes, 8 slices for
 //! 50/60-bit). 30/50/60-bit primes, two primes per set, random rows with 0 and q−1 planted, an
 //! all-0 and an all-(q−1) row, limb-major batches. Without a device each test prints why it
 //! was skipped.
 use std::sync::Arc;
-use xehe::device::gpu::matntt::{DeviceMatNtt, MatNttKind};
+use xehe::device::gpu::matntt::{DeviceMatNtt, MatNttKind, NttDirection};
 use xehe::device::gpu::GpuQueue;
 use xehe::math::ntt::NttTables;
 use xehe::{CoeffModulus, Modulus};
@@ -58,10 +58,10 @@ fn check<Q: GpuQueue>(dev: &Q, log_n: u32, bits: u32, kind: MatNttKind, per: usi
         .map(|&q| Arc::new(NttTables::new(log_n, q).unwrap()))
         .collect();
     let mat = DeviceMatNtt::new(dev, &tables).unwrap();
-    compare(dev, &mat, &tables, log_n, kind, per)
+    compare(dev, &mat, &tables, log_n, kind, per, 3)
 }
 
-/// `3·k·per` rows through `mat` with `kind` against the CPU; returns mismatching rows.
+/// `sets·k·per` rows through `mat` with `kind` against the CPU; returns mismatching rows.
 fn compare<Q: GpuQueue>(
     dev: &Q,
     mat: &DeviceMatNtt<Q::Buf>,
@@ -69,11 +69,12 @@ fn compare<Q: GpuQueue>(
     log_n: u32,
     kind: MatNttKind,
     per: usize,
+    sets: usize,
 ) -> usize {
     let n = 1usize << log_n;
     let primes: Vec<Modulus> = tables.iter().map(|t| *t.modulus()).collect();
     let bits = primes[0].bit_count();
-    let rows = 3 * primes.len() * per;
+    let rows = sets * primes.len() * per;
     let data = test_data(
         &primes,
         n,
@@ -81,23 +82,30 @@ fn compare<Q: GpuQueue>(
         per,
         0x5eed ^ ((log_n as u64) << 8) ^ bits as u64,
     );
-    let buf = dev.upload(&data).unwrap();
-    mat.forward_grouped(dev, &buf, rows, per, kind).unwrap();
-    let mut got = vec![0u64; rows * n];
-    dev.download(&buf, &mut got).unwrap();
     let mut bad = 0;
-    for (r, (g, x)) in got.chunks(n).zip(data.chunks(n)).enumerate() {
-        let mut want = x.to_vec();
-        tables[(r / per) % tables.len()].forward(&mut want);
-        if g != want.as_slice() {
-            let i = g.iter().zip(&want).position(|(a, b)| a != b).unwrap_or(0);
-            println!(
-                "MISMATCH {} N=2^{log_n} {bits}-bit row {r} word {i}: {} != {}",
-                kind.name(),
-                g[i],
-                want[i]
-            );
-            bad += 1;
+    for direction in [NttDirection::Forward, NttDirection::Inverse] {
+        let buf = dev.upload(&data).unwrap();
+        mat.transform_grouped(dev, &buf, rows, per, kind, direction)
+            .unwrap();
+        let mut got = vec![0u64; rows * n];
+        dev.download(&buf, &mut got).unwrap();
+        for (r, (g, x)) in got.chunks(n).zip(data.chunks(n)).enumerate() {
+            let mut want = x.to_vec();
+            let t = &tables[(r / per) % tables.len()];
+            match direction {
+                NttDirection::Forward => t.forward(&mut want),
+                NttDirection::Inverse => t.inverse(&mut want),
+            }
+            if g != want.as_slice() {
+                let i = g.iter().zip(&want).position(|(a, b)| a != b).unwrap_or(0);
+                println!(
+                    "MISMATCH {} {direction:?} N=2^{log_n} {bits}-bit row {r} word {i}: {} != {}",
+                    kind.name(),
+                    g[i],
+                    want[i]
+                );
+                bad += 1;
+            }
         }
     }
     bad
@@ -192,11 +200,13 @@ fn both_kinds_on_cuda() {
 fn tensor_core_kernels_with_emulated_mma_on_opencl() {
     let Some(dev) = opencl() else { return };
     let mut bad = 0;
-    for (log_n, bits, slices, per) in [
-        (10, 30, 4, 1),
-        (12, 31, 4, 2),
-        (11, 50, 8, 1),
-        (12, 60, 8, 1),
+    // (log N, bits, slices, rows per prime, row sets): every tile shape (1×1, 2×2 and 1×2
+    // fragments per warp), few rows at 2^12 (the emulation is slow).
+    for (log_n, bits, slices, per, sets) in [
+        (10, 30, 4, 2, 3),
+        (12, 31, 4, 1, 1),
+        (11, 50, 8, 1, 3),
+        (12, 60, 8, 1, 1),
     ] {
         let n = 1usize << log_n;
         let primes = CoeffModulus::create(n, &[bits, bits]).unwrap();
@@ -206,7 +216,15 @@ fn tensor_core_kernels_with_emulated_mma_on_opencl() {
             .collect();
         let mat = DeviceMatNtt::with_mma_emulation(&dev, &tables, slices).unwrap();
         assert_eq!(mat.slices(), Some(slices));
-        bad += compare(&dev, &mat, &tables, log_n, MatNttKind::TensorCore, per);
+        bad += compare(
+            &dev,
+            &mat,
+            &tables,
+            log_n,
+            MatNttKind::TensorCore,
+            per,
+            sets,
+        );
     }
     let q60 = CoeffModulus::create(1024, &[60]).unwrap();
     let t60 = vec![Arc::new(NttTables::new(10, q60[0]).unwrap())];

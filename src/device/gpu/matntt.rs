@@ -25,10 +25,12 @@
 //! 8-slice form does 4× the tensor work and is not expected to beat the radix-8 butterflies
 //! (`examples/matntt_timing` measures both).
 //!
-//! Only the forward transform exists (the inverse is not implemented).
+//! Both directions: the inverse runs the stages mirrored (data on the left with V3 and the V2
+//! Hadamard, then V1 on the left with `N^{-1}` folded in; [`crate::math::matrix_ntt`]).
 
 use super::{Arg, Geometry, GpuBuffer, GpuQueue};
 use crate::device::kernels::Family;
+pub use crate::device::ntt_plan::NttDirection;
 use crate::math::matrix_ntt::{self, MatrixNtt};
 use crate::math::ntt::NttTables;
 use crate::{Error, Result};
@@ -66,19 +68,30 @@ impl MatNttKind {
         }
     }
 
-    fn kernels(self) -> [&'static str; 2] {
-        match self {
-            MatNttKind::CudaCore => ["matntt_cc_stage1_u64", "matntt_cc_stage2_u64"],
-            MatNttKind::TensorCore => ["matntt_tc_stage1_u64", "matntt_tc_stage2_u64"],
+    /// The two stage kernels of one direction (`native/matntt.cl` `MATNTT_STAGES`).
+    fn kernels(self, direction: NttDirection) -> [&'static str; 2] {
+        match (self, direction) {
+            (MatNttKind::CudaCore, NttDirection::Forward) => {
+                ["matntt_cc_fwd1_u64", "matntt_cc_fwd2_u64"]
+            }
+            (MatNttKind::CudaCore, NttDirection::Inverse) => {
+                ["matntt_cc_inv1_u64", "matntt_cc_inv2_u64"]
+            }
+            (MatNttKind::TensorCore, NttDirection::Forward) => {
+                ["matntt_tc_fwd1_u64", "matntt_tc_fwd2_u64"]
+            }
+            (MatNttKind::TensorCore, NttDirection::Inverse) => {
+                ["matntt_tc_inv1_u64", "matntt_tc_inv2_u64"]
+            }
         }
     }
 }
 
-/// The byte-sliced twiddles of the tensor-core kind: per prime `[slice][outer][inner/4]` u32
-/// words of 4 consecutive inner-dimension bytes (W1 by row, W3 by column).
+/// The byte-sliced GEMM twiddles of the tensor-core kind: per prime `[slice][outer][inner/4]`
+/// u32 words of 4 consecutive inner-dimension bytes; `[W1, W3, V3, V1]` (the left twiddles W1,
+/// V1 by row, the right ones W3, V3 by column), in stage order.
 struct SlicedTables<B> {
-    w1: B,
-    w3: B,
+    gemm: [B; 4],
     slices: u32,
 }
 
@@ -89,8 +102,10 @@ pub struct DeviceMatNtt<B> {
     log_n2: u32,
     k: u32,
     max_bits: u32,
-    /// W1 `[p][N1][N1]`, W2 `[p][N1][N2]`, W3 `[p][N2][N2]`.
-    w: [B; 3],
+    /// The GEMM twiddles in stage order: W1 `[p][N1][N1]`, W3 `[p][N2][N2]`, V3, V1.
+    gemm: [B; 4],
+    /// The Hadamard tables: W2 `[p][N1][N2]`, V2.
+    hadamard: [B; 2],
     consts: B,
     sliced: Option<SlicedTables<B>>,
     /// Emulate `mma.sync` on queues without integer MMA ([`Self::with_mma_emulation`]).
@@ -168,10 +183,15 @@ impl<B: GpuBuffer> DeviceMatNtt<B> {
                 .flat_map(|m| f(m).iter().copied())
                 .collect::<Vec<u64>>()
         };
-        let w = [
+        let gemm = [
             dev.upload_static(&cat(MatrixNtt::w1))?,
-            dev.upload_static(&cat(MatrixNtt::w2))?,
             dev.upload_static(&cat(MatrixNtt::w3))?,
+            dev.upload_static(&cat(MatrixNtt::v3))?,
+            dev.upload_static(&cat(MatrixNtt::v1))?,
+        ];
+        let hadamard = [
+            dev.upload_static(&cat(MatrixNtt::w2))?,
+            dev.upload_static(&cat(MatrixNtt::v2))?,
         ];
         let consts: Vec<u64> = mats
             .iter()
@@ -193,19 +213,28 @@ impl<B: GpuBuffer> DeviceMatNtt<B> {
                 8
             };
             let (n1, n2) = (1usize << log_n1, 1usize << log_n2);
-            let w1: Vec<u32> = mats
-                .iter()
-                .flat_map(|m| slice_table(n1, n1, slices, |o, t| m.w1()[o * n1 + t]))
-                .collect();
-            let w3: Vec<u32> = mats
-                .iter()
-                .flat_map(|m| slice_table(n2, n2, slices, |o, t| m.w3()[t * n2 + o]))
-                .collect();
-            Some(SlicedTables {
-                w1: dev.upload_static(&w1)?,
-                w3: dev.upload_static(&w3)?,
-                slices,
-            })
+            // Left twiddles (N1 × N1) by row, right ones (N2 × N2) by column.
+            let left = |f: fn(&MatrixNtt) -> &[u64]| {
+                let t: Vec<u32> = mats
+                    .iter()
+                    .flat_map(|m| slice_table(n1, n1, slices, |o, t| f(m)[o * n1 + t]))
+                    .collect();
+                dev.upload_static(&t)
+            };
+            let right = |f: fn(&MatrixNtt) -> &[u64]| {
+                let t: Vec<u32> = mats
+                    .iter()
+                    .flat_map(|m| slice_table(n2, n2, slices, |o, t| f(m)[t * n2 + o]))
+                    .collect();
+                dev.upload_static(&t)
+            };
+            let gemm = [
+                left(MatrixNtt::w1)?,
+                right(MatrixNtt::w3)?,
+                right(MatrixNtt::v3)?,
+                left(MatrixNtt::v1)?,
+            ];
+            Some(SlicedTables { gemm, slices })
         } else {
             None
         };
@@ -214,7 +243,8 @@ impl<B: GpuBuffer> DeviceMatNtt<B> {
             log_n2,
             k: tables.len() as u32,
             max_bits,
-            w,
+            gemm,
+            hadamard,
             consts,
             sliced,
             emulate,
@@ -236,7 +266,7 @@ impl<B: GpuBuffer> DeviceMatNtt<B> {
     /// input and output, bit-identical to [`NttTables::forward`]). Asynchronous on `q`.
     ///
     /// # Errors
-    /// As [`forward_grouped`](Self::forward_grouped).
+    /// As [`transform_grouped`](Self::transform_grouped).
     pub fn forward<Q: GpuQueue<Buf = B>>(
         &self,
         q: &Q,
@@ -244,23 +274,39 @@ impl<B: GpuBuffer> DeviceMatNtt<B> {
         rows: usize,
         kind: MatNttKind,
     ) -> Result<()> {
-        self.forward_grouped(q, data, rows, 1, kind)
+        self.transform_grouped(q, data, rows, 1, kind, NttDirection::Forward)
     }
 
-    /// [`forward`](Self::forward) for limb-major batches: row `r` under prime
-    /// `(r / rows_per_prime) % k` (`native/matntt.cl` `XEHE_ROWS_PER_PRIME`).
+    /// Inverse NTT of `rows` rows of `data` in place (bit-reversed canonical input, canonical
+    /// output, bit-identical to [`NttTables::inverse`]). Asynchronous on `q`.
+    ///
+    /// # Errors
+    /// As [`transform_grouped`](Self::transform_grouped).
+    pub fn inverse<Q: GpuQueue<Buf = B>>(
+        &self,
+        q: &Q,
+        data: &B,
+        rows: usize,
+        kind: MatNttKind,
+    ) -> Result<()> {
+        self.transform_grouped(q, data, rows, 1, kind, NttDirection::Inverse)
+    }
+
+    /// [`forward`](Self::forward) or [`inverse`](Self::inverse) for limb-major batches: row
+    /// `r` under prime `(r / rows_per_prime) % k` (`native/matntt.cl` `XEHE_ROWS_PER_PRIME`).
     ///
     /// # Errors
     /// `InvalidArgument` when `data` is shorter than `rows × N`, `rows` exceeds [`MAX_ROWS`] or
     /// `rows_per_prime` is 0; `Device` for [`MatNttKind::TensorCore`] on a queue without
     /// integer MMA (OpenCL, CUDA below sm_80), and on a compile or launch failure.
-    pub fn forward_grouped<Q: GpuQueue<Buf = B>>(
+    pub fn transform_grouped<Q: GpuQueue<Buf = B>>(
         &self,
         q: &Q,
         data: &B,
         rows: usize,
         rows_per_prime: usize,
         kind: MatNttKind,
+        direction: NttDirection,
     ) -> Result<()> {
         let n = 1usize << (self.log_n1 + self.log_n2);
         if rows.checked_mul(n).is_none_or(|w| w > data.words())
@@ -280,8 +326,17 @@ impl<B: GpuBuffer> DeviceMatNtt<B> {
         if rows_per_prime != 1 {
             defines.push(("XEHE_ROWS_PER_PRIME", rows_per_prime.to_string()));
         }
-        let (w1, w3) = match kind {
-            MatNttKind::CudaCore => (&self.w[0], &self.w[2]),
+        let inverse = direction == NttDirection::Inverse;
+        // The stage twiddles of this direction.
+        fn pick<B>(gemm: &[B; 4], inverse: bool) -> [&B; 2] {
+            if inverse {
+                [&gemm[2], &gemm[3]]
+            } else {
+                [&gemm[0], &gemm[1]]
+            }
+        }
+        let [w1, w2] = match kind {
+            MatNttKind::CudaCore => pick(&self.gemm, inverse),
             MatNttKind::TensorCore => {
                 let s = self.sliced.as_ref().filter(|_| q.integer_mma() || self.emulate).ok_or_else(|| {
                     Error::Device(
@@ -294,7 +349,7 @@ impl<B: GpuBuffer> DeviceMatNtt<B> {
                 if !q.integer_mma() {
                     defines.push(("MATNTT_MMA_EMULATE", "1".into()));
                 }
-                (&s.w1, &s.w3)
+                pick(&s.gemm, inverse)
             }
         };
         let (fm, fn_) = match (kind, &self.sliced) {
@@ -311,7 +366,8 @@ impl<B: GpuBuffer> DeviceMatNtt<B> {
             groups: (tiles, rows as u32),
             local: LOCAL,
         };
-        let [k1, k2] = kind.kernels();
+        let [k1, k2] = kind.kernels(direction);
+        let had = &self.hadamard[inverse as usize];
         let scalars = [
             Arg::U32(self.k),
             Arg::U32(self.log_n1),
@@ -322,14 +378,14 @@ impl<B: GpuBuffer> DeviceMatNtt<B> {
                 Arg::Buf(out),
                 Arg::Buf(input),
                 Arg::Buf(w),
-                Arg::Buf(&self.w[1]),
+                Arg::Buf(had),
                 Arg::Buf(&self.consts),
             ];
             args.extend(scalars);
             q.launch(Family::MatNtt, &defines, kernel, geometry, &args)
         };
         stage(k1, &scratch, data, w1)?;
-        stage(k2, data, &scratch, w3)
+        stage(k2, data, &scratch, w2)
     }
 
     /// Bits of the largest prime.
