@@ -4,14 +4,15 @@
 //! over many repetitions after a warm-up (synchronize + wall clock).
 //!
 //! ```text
-//! cargo run --release --example matntt_timing [-- --bits 30,60 --rows 64,1024 --log-n 12..16 --backend cuda|opencl]
+//! cargo run --release --example matntt_timing [-- --bits 30,60 --rows 64,1024 --log-n 12..16 --backend cuda|opencl --inverse --seconds 0.3]
 //! ```
 //! Rows alternate between two primes of `bits` bits (row r under prime r % 2). The tensor-core
 //! kind runs only where the device has integer MMA (CUDA sm_80+): 4 byte slices for 30-bit
-//! primes, 8 for larger ones. Prints one table row per (bits, N, rows, kind).
+//! primes, 8 for larger ones. `--inverse` measures the inverse too. Prints one table row per
+//! (bits, N, rows, direction, kind).
 use std::sync::Arc;
 use std::time::Instant;
-use xehe::device::gpu::matntt::{DeviceMatNtt, MatNttKind};
+use xehe::device::gpu::matntt::{DeviceMatNtt, MatNttKind, NttDirection};
 use xehe::device::gpu::ntt::{DeviceNttTables, NttVariant};
 use xehe::device::gpu::GpuQueue;
 use xehe::math::ntt::NttTables;
@@ -39,6 +40,7 @@ struct Options {
     log_n: Vec<u32>,
     backend: String,
     seconds: f64,
+    dirs: Vec<NttDirection>,
 }
 
 fn options() -> Options {
@@ -78,6 +80,11 @@ fn options() -> Options {
         log_n,
         backend: opt("--backend").unwrap_or_else(|| "cuda".into()),
         seconds: opt("--seconds").and_then(|s| s.parse().ok()).unwrap_or(0.3),
+        dirs: if args.iter().any(|a| a == "--inverse") {
+            vec![NttDirection::Forward, NttDirection::Inverse]
+        } else {
+            vec![NttDirection::Forward]
+        },
     }
 }
 
@@ -97,8 +104,8 @@ fn random_rows(primes: &[u64], n: usize, rows: usize) -> Vec<u64> {
 /// Check then time every kind on `q`; returns the number of mismatching (bits, N, rows, kind).
 fn run<Q: GpuQueue>(q: &Q, o: &Options) -> Result<usize> {
     let mut failures = 0;
-    println!("| bits | N | rows | kind | µs / batch | µs / NTT | NTTs/s | reps | check |");
-    println!("|---:|---:|---:|---|---:|---:|---:|---:|---|");
+    println!("| bits | N | rows | dir | kind | µs / batch | µs / NTT | NTTs/s | reps | check |");
+    println!("|---:|---:|---:|---|---|---:|---:|---:|---:|---|");
     for &bits in &o.bits {
         for &log_n in &o.log_n {
             let n = 1usize << log_n;
@@ -113,18 +120,36 @@ fn run<Q: GpuQueue>(q: &Q, o: &Options) -> Result<usize> {
             if q.integer_mma() {
                 kinds.push(Kind::Matrix(MatNttKind::TensorCore));
             }
-            for &rows in &o.rows {
+            for (&rows, &dir) in o
+                .rows
+                .iter()
+                .flat_map(|r| o.dirs.iter().map(move |d| (r, d)))
+            {
                 let values: Vec<u64> = primes.iter().map(|p| p.value()).collect();
                 let data = random_rows(&values, n, rows);
                 let mut want = data.clone();
                 for (r, row) in want.chunks_mut(n).enumerate() {
-                    tables[r % tables.len()].forward(row);
+                    match dir {
+                        NttDirection::Forward => tables[r % tables.len()].forward(row),
+                        NttDirection::Inverse => tables[r % tables.len()].inverse(row),
+                    }
                 }
+                let dir_name = if dir == NttDirection::Forward {
+                    "fwd"
+                } else {
+                    "inv"
+                };
                 for &kind in &kinds {
                     let buf = q.upload(&data)?;
-                    let once = || match kind {
-                        Kind::Radix8 => radix.forward(q, &buf, rows, NttVariant::Radix8),
-                        Kind::Matrix(m) => mat.forward(q, &buf, rows, m),
+                    let once = || match (kind, dir) {
+                        (Kind::Radix8, NttDirection::Forward) => {
+                            radix.forward(q, &buf, rows, NttVariant::Radix8)
+                        }
+                        (Kind::Radix8, NttDirection::Inverse) => {
+                            radix.inverse(q, &buf, rows, NttVariant::Radix8)
+                        }
+                        (Kind::Matrix(m), NttDirection::Forward) => mat.forward(q, &buf, rows, m),
+                        (Kind::Matrix(m), NttDirection::Inverse) => mat.inverse(q, &buf, rows, m),
                     };
                     // Correctness (and warm-up: kernels compiled here).
                     once()?;
@@ -136,7 +161,7 @@ fn run<Q: GpuQueue>(q: &Q, o: &Options) -> Result<usize> {
                         failures += 1;
                         let i = got.iter().zip(&want).position(|(a, b)| a != b).unwrap_or(0);
                         println!(
-                            "MISMATCH {} bits={bits} N={n} rows={rows}: word {i} (row {}) {} != {}",
+                            "MISMATCH {} {dir_name} bits={bits} N={n} rows={rows}: word {i} (row {}) {} != {}",
                             kind.name(),
                             i / n,
                             got[i],
@@ -159,7 +184,7 @@ fn run<Q: GpuQueue>(q: &Q, o: &Options) -> Result<usize> {
                     let batch_us = t.elapsed().as_secs_f64() * 1e6 / reps as f64;
                     let per = batch_us / rows as f64;
                     println!(
-                        "| {bits} | 2^{log_n} | {rows} | {} | {batch_us:.1} | {per:.3} | {:.0} | {reps} | {check} |",
+                        "| {bits} | 2^{log_n} | {rows} | {dir_name} | {} | {batch_us:.1} | {per:.3} | {:.0} | {reps} | {check} |",
                         kind.name(),
                         1e6 / per
                     );
