@@ -8,7 +8,9 @@
 //! ```
 //! Rows alternate between two primes of `bits` bits (row r under prime r % 2). The tensor-core
 //! kind runs only where the device has integer MMA (CUDA sm_80+): 4 byte slices for 30-bit
-//! primes, 8 for larger ones. `--inverse` measures the inverse too. Prints one table row per
+//! primes, 8 for larger ones; one row per work-group tile shape. `--inverse` measures the
+//! inverse too; `--emulate` runs the tensor-core rows with emulated MMA on a device without
+//! (a check of this program on pocl; those timings mean nothing). Prints one table row per
 //! (bits, N, rows, direction, kind).
 use std::sync::Arc;
 use std::time::Instant;
@@ -23,13 +25,18 @@ use xehe::{CoeffModulus, Result};
 enum Kind {
     Radix8,
     Matrix(MatNttKind),
+    /// The tensor-core kind with `(FM, FN)` fragments per warp (`32·FM × 32·FN` tiles).
+    TensorTile(usize, usize),
 }
 
 impl Kind {
-    fn name(self) -> &'static str {
+    fn name(self) -> String {
         match self {
-            Kind::Radix8 => "radix8-slm",
-            Kind::Matrix(m) => m.name(),
+            Kind::Radix8 => "radix8-slm".into(),
+            Kind::Matrix(m) => m.name().into(),
+            Kind::TensorTile(fm, fn_) => {
+                format!("{} {}x{}", MatNttKind::TensorCore.name(), 32 * fm, 32 * fn_)
+            }
         }
     }
 }
@@ -41,6 +48,9 @@ struct Options {
     backend: String,
     seconds: f64,
     dirs: Vec<NttDirection>,
+    /// Run the tensor-core kind with emulated MMA where the device has none (checks this
+    /// program on OpenCL; the timings mean nothing).
+    emulate: bool,
 }
 
 fn options() -> Options {
@@ -80,6 +90,7 @@ fn options() -> Options {
         log_n,
         backend: opt("--backend").unwrap_or_else(|| "cuda".into()),
         seconds: opt("--seconds").and_then(|s| s.parse().ok()).unwrap_or(0.3),
+        emulate: args.iter().any(|a| a == "--emulate"),
         dirs: if args.iter().any(|a| a == "--inverse") {
             vec![NttDirection::Forward, NttDirection::Inverse]
         } else {
@@ -115,10 +126,22 @@ fn run<Q: GpuQueue>(q: &Q, o: &Options) -> Result<usize> {
                 .map(|&p| NttTables::new(log_n, p).map(Arc::new))
                 .collect::<Result<_>>()?;
             let radix = DeviceNttTables::without_four_step(q, &tables)?;
-            let mat = DeviceMatNtt::new(q, &tables)?;
+            let mut mat = if o.emulate && !q.integer_mma() {
+                DeviceMatNtt::with_mma_emulation(q, &tables, if bits <= 32 { 4 } else { 8 })?
+            } else {
+                DeviceMatNtt::new(q, &tables)?
+            };
             let mut kinds = vec![Kind::Radix8, Kind::Matrix(MatNttKind::CudaCore)];
-            if q.integer_mma() {
-                kinds.push(Kind::Matrix(MatNttKind::TensorCore));
+            if mat.slices().is_some() {
+                // Every work-group tile that fits (the default one is also listed by size); 2 × 2
+                // fragments with 8 slices would spill the accumulators.
+                let eight = mat.slices() == Some(8);
+                for (fm, fn_) in [(1, 1), (2, 1), (1, 2), (2, 2)] {
+                    if !(eight && fm * fn_ == 4) && mat.set_tc_fragments(Some((fm, fn_))).is_ok() {
+                        kinds.push(Kind::TensorTile(fm, fn_));
+                    }
+                }
+                mat.set_tc_fragments(None)?;
             }
             for (&rows, &dir) in o
                 .rows
@@ -141,15 +164,26 @@ fn run<Q: GpuQueue>(q: &Q, o: &Options) -> Result<usize> {
                 };
                 for &kind in &kinds {
                     let buf = q.upload(&data)?;
-                    let once = || match (kind, dir) {
-                        (Kind::Radix8, NttDirection::Forward) => {
+                    let label = kind.name();
+                    // The matrix kind to run (None: radix-8), with the tile set for tensor cores.
+                    let matrix = match kind {
+                        Kind::Radix8 => None,
+                        Kind::Matrix(m) => Some(m),
+                        Kind::TensorTile(fm, fn_) => {
+                            mat.set_tc_fragments(Some((fm, fn_)))?;
+                            Some(MatNttKind::TensorCore)
+                        }
+                    };
+                    let mat = &mat;
+                    let once = || match (matrix, dir) {
+                        (None, NttDirection::Forward) => {
                             radix.forward(q, &buf, rows, NttVariant::Radix8)
                         }
-                        (Kind::Radix8, NttDirection::Inverse) => {
+                        (None, NttDirection::Inverse) => {
                             radix.inverse(q, &buf, rows, NttVariant::Radix8)
                         }
-                        (Kind::Matrix(m), NttDirection::Forward) => mat.forward(q, &buf, rows, m),
-                        (Kind::Matrix(m), NttDirection::Inverse) => mat.inverse(q, &buf, rows, m),
+                        (Some(m), NttDirection::Forward) => mat.forward(q, &buf, rows, m),
+                        (Some(m), NttDirection::Inverse) => mat.inverse(q, &buf, rows, m),
                     };
                     // Correctness (and warm-up: kernels compiled here).
                     once()?;
@@ -162,7 +196,7 @@ fn run<Q: GpuQueue>(q: &Q, o: &Options) -> Result<usize> {
                         let i = got.iter().zip(&want).position(|(a, b)| a != b).unwrap_or(0);
                         println!(
                             "MISMATCH {} {dir_name} bits={bits} N={n} rows={rows}: word {i} (row {}) {} != {}",
-                            kind.name(),
+                            label,
                             i / n,
                             got[i],
                             want[i]
@@ -185,7 +219,7 @@ fn run<Q: GpuQueue>(q: &Q, o: &Options) -> Result<usize> {
                     let per = batch_us / rows as f64;
                     println!(
                         "| {bits} | 2^{log_n} | {rows} | {dir_name} | {} | {batch_us:.1} | {per:.3} | {:.0} | {reps} | {check} |",
-                        kind.name(),
+                        label,
                         1e6 / per
                     );
                 }

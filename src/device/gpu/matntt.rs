@@ -110,6 +110,8 @@ pub struct DeviceMatNtt<B> {
     sliced: Option<SlicedTables<B>>,
     /// Emulate `mma.sync` on queues without integer MMA ([`Self::with_mma_emulation`]).
     emulate: bool,
+    /// Fragments per warp of the tensor-core kernels, when not the default `tc_fragments`.
+    tc_tile: Option<(usize, usize)>,
 }
 
 impl<B: GpuBuffer> DeviceMatNtt<B> {
@@ -248,6 +250,7 @@ impl<B: GpuBuffer> DeviceMatNtt<B> {
             consts,
             sliced,
             emulate,
+            tc_tile: None,
         })
     }
 
@@ -260,6 +263,40 @@ impl<B: GpuBuffer> DeviceMatNtt<B> {
     /// tables were built on has no integer MMA.
     pub fn slices(&self) -> Option<u32> {
         self.sliced.as_ref().map(|s| s.slices)
+    }
+
+    /// The tensor-core kernels' fragments per warp `(FM, FN)` (work-group tiles of
+    /// `32·FM × 32·FN` outputs), or `None` without sliced tables.
+    pub fn tc_fragments(&self) -> Option<(usize, usize)> {
+        let s = self.sliced.as_ref()?;
+        Some(
+            self.tc_tile
+                .unwrap_or_else(|| tc_fragments(s.slices, self.log_n1, self.log_n2)),
+        )
+    }
+
+    /// Set the tensor-core kernels' fragments per warp `(FM, FN)`, each 1 or 2 (`None`: the
+    /// default of `tc_fragments`: 2 × 2 for 4 slices, 1 × 2 for 8, where N allows). A tuning
+    /// knob for `examples/matntt_timing`: the accumulators take `4·FM·FN·(2S − 1)` registers
+    /// per work-item, so 2 × 2 with 8 slices spills.
+    ///
+    /// # Errors
+    /// `InvalidArgument` for a count other than 1 or 2, or a tile larger than `N1 × N2`.
+    pub fn set_tc_fragments(&mut self, frags: Option<(usize, usize)>) -> Result<()> {
+        if let Some((fm, fn_)) = frags {
+            let fits = |f: usize, log: u32| (f == 1 || f == 2) && TILE * f <= 1 << log;
+            if !fits(fm, self.log_n1) || !fits(fn_, self.log_n2) {
+                return Err(Error::InvalidArgument(format!(
+                    "tensor-core tile of {fm} × {fn_} fragments per warp ({} × {}) for a {} × {} matrix",
+                    TILE * fm,
+                    TILE * fn_,
+                    1 << self.log_n1,
+                    1 << self.log_n2
+                )));
+            }
+        }
+        self.tc_tile = frags;
+        Ok(())
     }
 
     /// Forward NTT of `rows` rows of `data` in place, row `r` under prime `r % k` (canonical
@@ -353,7 +390,9 @@ impl<B: GpuBuffer> DeviceMatNtt<B> {
             }
         };
         let (fm, fn_) = match (kind, &self.sliced) {
-            (MatNttKind::TensorCore, Some(s)) => tc_fragments(s.slices, self.log_n1, self.log_n2),
+            (MatNttKind::TensorCore, Some(s)) => self
+                .tc_tile
+                .unwrap_or_else(|| tc_fragments(s.slices, self.log_n1, self.log_n2)),
             _ => (1, 1),
         };
         if kind == MatNttKind::TensorCore {
