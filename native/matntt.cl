@@ -53,16 +53,15 @@ DECLSPEC void matntt_tile(u32 log_n2, u32 bm, u32 bn, u32 *i0, u32 *j0)
     *j0 = (GROUP_ID() % tiles_j) * bn;
 }
 
-/* Write one output: reduce `acc`, and with MATNTT_HADAMARD multiply by had[i][j]. */
-DECLSPEC void matntt_store(GLOBAL_AS u64 *out, CONST_AS u64 *w2, CONST_AS u64 *c, u128_t acc, u64 row_off,
-                           u64 w2_off, u32 i, u32 j, u32 log_n2, const int mode)
+/* One output word: `acc` reduced, and with MATNTT_HADAMARD multiplied by had[i][j]. */
+DECLSPEC u64 matntt_finish(u128_t acc, CONST_AS u64 *had, CONST_AS u64 *c, u64 had_off, u32 i, u32 j, u32 log_n2,
+                           const int mode)
 {
     u64 q = c[0], r0 = c[1], r1 = c[2];
     u64 v = barrett_reduce_128(acc, q, r0, r1);
-    u64 idx = ((u64)i << log_n2) + j;
     if (mode & MATNTT_HADAMARD)
-        v = mul_mod(v, w2[w2_off + idx], q, r0, r1);
-    out[row_off + idx] = v;
+        v = mul_mod(v, had[had_off + ((u64)i << log_n2) + j], q, r0, r1);
+    return v;
 }
 
 /*
@@ -108,7 +107,10 @@ DECLSPEC_INLINE void matntt_cc_stage(GLOBAL_AS u64 *out, CONST_AS u64 *in, CONST
     u64 w2_off = (u64)p << (log_n1 + log_n2);
     for (u32 a = 0; a < 2; a++)
         for (u32 b = 0; b < 2; b++)
-            matntt_store(out, w2, c, acc[a][b], row_off, w2_off, i0 + ty + 16 * a, j0 + tx + 16 * b, log_n2, mode);
+        {
+            u32 i = i0 + ty + 16 * a, j = j0 + tx + 16 * b;
+            out[row_off + ((u64)i << log_n2) + j] = matntt_finish(acc[a][b], w2, c, w2_off, i, j, log_n2, mode);
+        }
 }
 
 /* The four stages of one kind from its generic body: fwd1 = (W1·a) ⊙ W2, fwd2 = C·W3,
@@ -141,6 +143,9 @@ MATNTT_STAGES(cc, u64, MATNTT_CC_LOCALS, MATNTT_CC_BODY)
  * tensor core exists. The host never sets it outside tests. */
 #ifndef MATNTT_MMA_EMULATE
 #define MATNTT_MMA_EMULATE 0
+#endif
+#ifndef MATNTT_FUSE
+#define MATNTT_FUSE 0
 #endif
 
 #if IS_CUDA || MATNTT_MMA_EMULATE
@@ -262,28 +267,11 @@ DECLSPEC void matntt_load_sliced(LOCAL_AS u32 *tile, CONST_AS u32 *ws, u32 outer
     }
 }
 
-/*
- * Tensor-core stage: 8 warps per MATNTT_BM × MATNTT_BN output tile, warp w owning FM × FN
- * fragments of 16 × 8 from row 16·FM·(w/4), column 8·FN·(w%4). Twiddle on the left: A =
- * twiddle (pre-sliced by row), B = data (sliced on load); on the right: A = data (sliced on
- * load), B = twiddle (pre-sliced by column).
- */
-DECLSPEC_INLINE void matntt_tc_stage(GLOBAL_AS u64 *out, CONST_AS u64 *in, CONST_AS u32 *ws, CONST_AS u64 *w2,
-                                     CONST_AS u64 *consts, u32 k, u32 log_n1, u32 log_n2, LOCAL_AS u32 *as,
-                                     LOCAL_AS u32 *bs, LOCAL_AS u32 *xchg, const int mode)
+/* Accumulators of a work-item: FM × FN fragments × slice-sum groups × 4 elements. */
+#define MATNTT_ACC(name) u32 name[MATNTT_FM][MATNTT_FN][MATNTT_GROUPS][4]
+
+DECLSPEC void matntt_tc_zero(MATNTT_ACC(acc))
 {
-    u32 n1 = 1u << log_n1, n2 = 1u << log_n2;
-    u32 kk = MATNTT_K(mode, n1, n2);
-    u64 row = GROUP_ID_Y();
-    u32 p = MATNTT_PRIME(row);
-    u64 row_off = row << (log_n1 + log_n2);
-    u32 outer = (mode & MATNTT_TW_LEFT) ? n1 : n2;
-    CONST_AS u32 *wp = ws + (u64)p * MATNTT_SLICES * outer * (kk / 4);
-    u32 i0, j0;
-    matntt_tile(log_n2, MATNTT_BM, MATNTT_BN, &i0, &j0);
-    u32 lid = LOCAL_ID(), warp = lid / 32, lane = lid % 32, g = lane >> 2, t = lane & 3;
-    u32 fm = 16 * MATNTT_FM * (warp / 4), fn = 8 * MATNTT_FN * (warp % 4);
-    u32 acc[MATNTT_FM][MATNTT_FN][MATNTT_GROUPS][4];
 #pragma unroll
     for (u32 mi = 0; mi < MATNTT_FM; mi++)
 #pragma unroll
@@ -291,12 +279,45 @@ DECLSPEC_INLINE void matntt_tc_stage(GLOBAL_AS u64 *out, CONST_AS u64 *in, CONST
 #pragma unroll
             for (u32 u = 0; u < MATNTT_GROUPS; u++)
                 acc[mi][ni][u][0] = acc[mi][ni][u][1] = acc[mi][ni][u][2] = acc[mi][ni][u][3] = 0;
+}
+
+/*
+ * The GEMM of one stage over the MATNTT_BM × MATNTT_BN output tile at (i0, j0), into `acc`:
+ * 8 warps, warp w owning FM × FN fragments of 16 × 8 from row 16·FM·(w/4), column 8·FN·(w%4).
+ * Twiddle on the left: A = twiddle (pre-sliced by row), B = data; on the right: A = data,
+ * B = twiddle (pre-sliced by column). The data operand is sliced on load from `in` (this row),
+ * or with `planes` read from `cpl`, already sliced in local memory as [slice][outer][kk/4 + 4]
+ * u32 (the fused kernel's second stage, whose tile is the whole matrix).
+ */
+DECLSPEC_INLINE void matntt_tc_gemm(MATNTT_ACC(acc), CONST_AS u64 *in, CONST_AS u32 *wp, u32 kk, u32 outer, u32 n2,
+                                    u32 i0, u32 j0, LOCAL_AS u32 *as, LOCAL_AS u32 *bs, LOCAL_AS u32 *xchg,
+                                    LOCAL_AS u32 *cpl, const int planes, const int mode)
+{
+    u32 lid = LOCAL_ID(), warp = lid / 32, lane = lid % 32, g = lane >> 2, t = lane & 3;
+    u32 fm = 16 * MATNTT_FM * (warp / 4), fn = 8 * MATNTT_FN * (warp % 4);
+    u32 crow = kk / 4 + 4;
     for (u32 t0 = 0; t0 < kk; t0 += 32) {
+        /* Operand tiles: base, u32 words per row, word offset of this k-step. */
+        LOCAL_AS u32 *abase = as;
+        LOCAL_AS u32 *bbase = bs;
+        u32 arow = MATNTT_TC_ROW, brow = MATNTT_TC_ROW, aoff = 0, boff = 0;
         if (mode & MATNTT_TW_LEFT) {
             matntt_load_sliced(as, wp, outer, kk, i0, t0, MATNTT_BM);
-            matntt_load_data(bs, in + row_off, j0, t0, n2, MATNTT_BN, 1);
+            if (planes) {
+                bbase = cpl;
+                brow = crow;
+                boff = t0 / 4;
+            } else {
+                matntt_load_data(bs, in, j0, t0, n2, MATNTT_BN, 1);
+            }
         } else {
-            matntt_load_data(as, in + row_off, i0, t0, n2, MATNTT_BM, 0);
+            if (planes) {
+                abase = cpl;
+                arow = crow;
+                aoff = t0 / 4;
+            } else {
+                matntt_load_data(as, in, i0, t0, n2, MATNTT_BM, 0);
+            }
             matntt_load_sliced(bs, wp, outer, kk, j0, t0, MATNTT_BN);
         }
         SYNC_THREADS();
@@ -305,17 +326,17 @@ DECLSPEC_INLINE void matntt_tc_stage(GLOBAL_AS u64 *out, CONST_AS u64 *in, CONST
             u32 fa[MATNTT_FM][4];
 #pragma unroll
             for (u32 mi = 0; mi < MATNTT_FM; mi++) {
-                LOCAL_AS u32 *at = as + sa * MATNTT_TILE_A + (fm + 16 * mi + g) * MATNTT_TC_ROW + t;
+                LOCAL_AS u32 *at = abase + sa * arow * MATNTT_BM + (fm + 16 * mi + g) * arow + aoff + t;
                 fa[mi][0] = at[0];
-                fa[mi][1] = at[8 * MATNTT_TC_ROW];
+                fa[mi][1] = at[8 * arow];
                 fa[mi][2] = at[4];
-                fa[mi][3] = at[8 * MATNTT_TC_ROW + 4];
+                fa[mi][3] = at[8 * arow + 4];
             }
 #pragma unroll
             for (u32 sb = 0; sb < MATNTT_SLICES; sb++) {
 #pragma unroll
                 for (u32 ni = 0; ni < MATNTT_FN; ni++) {
-                    LOCAL_AS u32 *bt = bs + sb * MATNTT_TILE_B + (fn + 8 * ni + g) * MATNTT_TC_ROW + t;
+                    LOCAL_AS u32 *bt = bbase + sb * brow * MATNTT_BN + (fn + 8 * ni + g) * brow + boff + t;
                     u32 fb[2];
                     fb[0] = bt[0];
                     fb[1] = bt[4];
@@ -327,23 +348,105 @@ DECLSPEC_INLINE void matntt_tc_stage(GLOBAL_AS u64 *out, CONST_AS u64 *in, CONST
         }
         SYNC_THREADS();
     }
-    CONST_AS u64 *c = consts + (u64)p * MATNTT_CONSTS;
-    u64 w2_off = (u64)p << (log_n1 + log_n2);
+}
+
+#if IS_CUDA
+typedef unsigned char matntt_u8;
+#else
+typedef uchar matntt_u8;
+#endif
+
+/*
+ * The epilogue: fragment element e of a work-item is row g (+8 for e ≥ 2), column 2t + (e & 1);
+ * the slice-sum groups recombine as Σ_u P_u·(2^(8u) mod q) in 128 bits, reduce once (and take
+ * the Hadamard product). Written to `out` (this row), or with `planes` as bytes into `cpl`
+ * ([slice][outer][crow] u32, plane stride `plane` words) at outer = i, index j for a
+ * twiddle-left stage, outer = j, index i otherwise — the layout the next stage reads.
+ */
+DECLSPEC_INLINE void matntt_tc_epilogue(MATNTT_ACC(acc), GLOBAL_AS u64 *out, CONST_AS u64 *had, CONST_AS u64 *c,
+                                        u64 had_off, u32 i0, u32 j0, u32 log_n2, LOCAL_AS u32 *cpl, u32 crow,
+                                        u32 plane, const int planes, const int mode)
+{
+    u32 lid = LOCAL_ID(), warp = lid / 32, lane = lid % 32, g = lane >> 2, t = lane & 3;
+    u32 fm = 16 * MATNTT_FM * (warp / 4), fn = 8 * MATNTT_FN * (warp % 4);
+    LOCAL_AS matntt_u8 *bytes = (LOCAL_AS matntt_u8 *)cpl;
 #pragma unroll
     for (u32 mi = 0; mi < MATNTT_FM; mi++)
 #pragma unroll
         for (u32 ni = 0; ni < MATNTT_FN; ni++)
 #pragma unroll
             for (u32 e = 0; e < 4; e++) {
-                /* Fragment element e: row g (+8 for e ≥ 2), column 2t + (e & 1). */
                 u128_t v;
                 v.lo = v.hi = 0;
 #pragma unroll
                 for (u32 u = 0; u < MATNTT_GROUPS; u++)
                     v = mad64_wide((u64)acc[mi][ni][u][e], c[3 + u], v);
-                matntt_store(out, w2, c, v, row_off, w2_off, i0 + fm + 16 * mi + g + 8 * (e >> 1),
-                             j0 + fn + 8 * ni + 2 * t + (e & 1), log_n2, mode);
+                u32 i = i0 + fm + 16 * mi + g + 8 * (e >> 1), j = j0 + fn + 8 * ni + 2 * t + (e & 1);
+                u64 w = matntt_finish(v, had, c, had_off, i, j, log_n2, mode);
+                if (planes) {
+                    u32 o = (mode & MATNTT_TW_LEFT) ? i : j, x = (mode & MATNTT_TW_LEFT) ? j : i;
+#pragma unroll
+                    for (u32 s = 0; s < MATNTT_SLICES; s++)
+                        bytes[4 * (s * plane + o * crow) + x] = (matntt_u8)(w >> (8 * s));
+                } else {
+                    out[((u64)i << log_n2) + j] = w;
+                }
             }
+}
+
+/* One stage on tensor cores (fwd1, fwd2, inv1, inv2): the GEMM of this work-group's tile of
+ * row GROUP_ID_Y(), then the epilogue to `out`. */
+DECLSPEC_INLINE void matntt_tc_stage(GLOBAL_AS u64 *out, CONST_AS u64 *in, CONST_AS u32 *ws, CONST_AS u64 *had,
+                                     CONST_AS u64 *consts, u32 k, u32 log_n1, u32 log_n2, LOCAL_AS u32 *as,
+                                     LOCAL_AS u32 *bs, LOCAL_AS u32 *xchg, const int mode)
+{
+    u32 n1 = 1u << log_n1, n2 = 1u << log_n2;
+    u32 kk = MATNTT_K(mode, n1, n2);
+    u64 row = GROUP_ID_Y();
+    u32 p = MATNTT_PRIME(row);
+    u64 row_off = row << (log_n1 + log_n2);
+    u32 outer = (mode & MATNTT_TW_LEFT) ? n1 : n2;
+    u32 i0, j0;
+    matntt_tile(log_n2, MATNTT_BM, MATNTT_BN, &i0, &j0);
+    MATNTT_ACC(acc);
+    matntt_tc_zero(acc);
+    matntt_tc_gemm(acc, in + row_off, ws + (u64)p * MATNTT_SLICES * outer * (kk / 4), kk, outer, n2, i0, j0, as, bs,
+                   xchg, as, 0, mode);
+    matntt_tc_epilogue(acc, out + row_off, had, consts + (u64)p * MATNTT_CONSTS, (u64)p << (log_n1 + log_n2), i0,
+                       j0, log_n2, as, 0, 0, 0, mode);
+}
+
+/*
+ * Both stages of one direction in one work-group per row, when the tile is the whole N1 × N2
+ * matrix (MATNTT_BM = N1, MATNTT_BN = N2): the intermediate (C or E) stays in local memory as
+ * byte slices, the data is read once and overwritten in place (no scratch buffer).
+ * ws1 / ws2: the first and second stage's sliced twiddles; had: W2 / V2.
+ */
+DECLSPEC_INLINE void matntt_tc_fused(GLOBAL_AS u64 *data, CONST_AS u32 *ws1, CONST_AS u32 *ws2, CONST_AS u64 *had,
+                                     CONST_AS u64 *consts, u32 k, u32 log_n1, u32 log_n2, LOCAL_AS u32 *as,
+                                     LOCAL_AS u32 *bs, LOCAL_AS u32 *xchg, LOCAL_AS u32 *cpl, const int fwd)
+{
+    const int mode1 = fwd ? MATNTT_TW_LEFT | MATNTT_HADAMARD : MATNTT_HADAMARD;
+    const int mode2 = fwd ? 0 : MATNTT_TW_LEFT;
+    u32 n1 = 1u << log_n1, n2 = 1u << log_n2;
+    u64 row = GROUP_ID_Y();
+    u32 p = MATNTT_PRIME(row);
+    GLOBAL_AS u64 *x = data + (row << (log_n1 + log_n2));
+    CONST_AS u64 *c = consts + (u64)p * MATNTT_CONSTS;
+    u32 kk1 = MATNTT_K(mode1, n1, n2), outer1 = fwd ? n1 : n2;
+    u32 kk2 = MATNTT_K(mode2, n1, n2), outer2 = fwd ? n2 : n1;
+    /* The intermediate as the second stage's data operand: outer2' × kk2 bytes per slice. */
+    u32 crow = kk2 / 4 + 4, plane = crow * (fwd ? n1 : n2);
+    MATNTT_ACC(acc);
+    matntt_tc_zero(acc);
+    matntt_tc_gemm(acc, x, ws1 + (u64)p * MATNTT_SLICES * outer1 * (kk1 / 4), kk1, outer1, n2, 0, 0, as, bs, xchg,
+                   cpl, 0, mode1);
+    matntt_tc_epilogue(acc, x, had, c, (u64)p << (log_n1 + log_n2), 0, 0, log_n2, cpl, crow, plane, 1, mode1);
+    SYNC_THREADS();
+    matntt_tc_zero(acc);
+    matntt_tc_gemm(acc, x, ws2 + (u64)p * MATNTT_SLICES * outer2 * (kk2 / 4), kk2, outer2, n2, 0, 0, as, bs, xchg,
+                   cpl, 1, mode2);
+    matntt_tc_epilogue(acc, x, had, c, 0, 0, 0, log_n2, cpl, 0, 0, 0, mode2);
 }
 
 /* The tensor-core kernels' local memory: A and B slice tiles, the emulation's exchange. */
@@ -355,4 +458,24 @@ DECLSPEC_INLINE void matntt_tc_stage(GLOBAL_AS u64 *out, CONST_AS u64 *in, CONST
     matntt_tc_stage(out, in, w, had, consts, k, log_n1, log_n2, as, bs, xchg, mode)
 /* Geometry: (N1/MATNTT_BM · N2/MATNTT_BN, rows) groups of 256. */
 MATNTT_STAGES(tc, u32, MATNTT_TC_LOCALS, MATNTT_TC_BODY)
+
+#if MATNTT_FUSE
+/* (Compiled only with MATNTT_FUSE=1: the host sets it for fused launches, whose tile is the
+ * whole matrix and whose local memory fits 48 KiB.)
+ * The fused kernels' intermediate: MATNTT_SLICES planes of max(BM, BN) rows of
+ * max(BM, BN)/4 + 4 u32 words. */
+#define MATNTT_BMAX (MATNTT_BM > MATNTT_BN ? MATNTT_BM : MATNTT_BN)
+#define MATNTT_CPL (MATNTT_SLICES * MATNTT_BMAX * (MATNTT_BMAX / 4 + 4))
+#define MATNTT_FUSED(name, fwd)                                                                 \
+    KERNEL_FQ void name(GLOBAL_AS u64 *data, CONST_AS u32 *ws1, CONST_AS u32 *ws2, CONST_AS u64 *had,   \
+                        CONST_AS u64 *consts, u32 k, u32 log_n1, u32 log_n2)                    \
+    {                                                                                           \
+        MATNTT_TC_LOCALS;                                                                       \
+        LOCAL_ARRAY(u32, cpl, MATNTT_CPL);                                                      \
+        matntt_tc_fused(data, ws1, ws2, had, consts, k, log_n1, log_n2, as, bs, xchg, cpl, fwd);  \
+    }
+/* Geometry: (1, rows) groups of 256; only when MATNTT_BM × MATNTT_BN = N1 × N2. */
+MATNTT_FUSED(matntt_tc_fused_fwd_u64, 1)
+MATNTT_FUSED(matntt_tc_fused_inv_u64, 0)
+#endif /* MATNTT_FUSE */
 #endif /* IS_CUDA || MATNTT_MMA_EMULATE */

@@ -202,11 +202,16 @@ fn tensor_core_kernels_with_emulated_mma_on_opencl() {
     let mut bad = 0;
     // (log N, bits, slices, rows per prime, row sets): every tile shape (1×1, 2×2 and 1×2
     // fragments per warp), few rows at 2^12 (the emulation is slow).
-    for (log_n, bits, slices, per, sets) in [
-        (10, 30, 4, 2, 3),
-        (12, 31, 4, 1, 1),
-        (11, 50, 8, 1, 3),
-        (12, 60, 8, 1, 1),
+    // (log N, bits, slices, rows per prime, row sets, fused by default): every tile shape (1×1,
+    // 2×1, 2×2 and 1×2 fragments per warp), fused and two-stage; few rows at 2^12 (the
+    // emulation is slow).
+    for (log_n, bits, slices, per, sets, fused) in [
+        (10, 30, 4, 2, 3, true),
+        (11, 31, 4, 1, 1, true),
+        (12, 31, 4, 1, 1, true),
+        (10, 50, 8, 1, 3, true),
+        (11, 50, 8, 1, 1, false),
+        (12, 60, 8, 1, 1, false),
     ] {
         let n = 1usize << log_n;
         let primes = CoeffModulus::create(n, &[bits, bits]).unwrap();
@@ -214,17 +219,24 @@ fn tensor_core_kernels_with_emulated_mma_on_opencl() {
             .iter()
             .map(|&q| Arc::new(NttTables::new(log_n, q).unwrap()))
             .collect();
-        let mat = DeviceMatNtt::with_mma_emulation(&dev, &tables, slices).unwrap();
+        let mut mat = DeviceMatNtt::with_mma_emulation(&dev, &tables, slices).unwrap();
         assert_eq!(mat.slices(), Some(slices));
-        bad += compare(
-            &dev,
-            &mat,
-            &tables,
-            log_n,
-            MatNttKind::TensorCore,
-            per,
-            sets,
-        );
+        // The fused kernel where the tile is the whole matrix, and the two stage kernels.
+        assert_eq!(mat.tc_fused(), fused, "N=2^{log_n} {slices} slices");
+        for on in [true, false] {
+            mat.set_tc_fused(on);
+            if on == mat.tc_fused() {
+                bad += compare(
+                    &dev,
+                    &mat,
+                    &tables,
+                    log_n,
+                    MatNttKind::TensorCore,
+                    per,
+                    sets,
+                );
+            }
+        }
     }
     let q60 = CoeffModulus::create(1024, &[60]).unwrap();
     let t60 = vec![Arc::new(NttTables::new(10, q60[0]).unwrap())];

@@ -112,6 +112,8 @@ pub struct DeviceMatNtt<B> {
     emulate: bool,
     /// Fragments per warp of the tensor-core kernels, when not the default `tc_fragments`.
     tc_tile: Option<(usize, usize)>,
+    /// Run both tensor-core stages in one kernel where the tile is the whole matrix.
+    tc_fused: bool,
 }
 
 impl<B: GpuBuffer> DeviceMatNtt<B> {
@@ -251,6 +253,7 @@ impl<B: GpuBuffer> DeviceMatNtt<B> {
             sliced,
             emulate,
             tc_tile: None,
+            tc_fused: true,
         })
     }
 
@@ -297,6 +300,28 @@ impl<B: GpuBuffer> DeviceMatNtt<B> {
         }
         self.tc_tile = frags;
         Ok(())
+    }
+
+    /// Whether the tensor-core kind runs both stages in one kernel (one work-group per row,
+    /// the intermediate kept in local memory as byte slices, no scratch buffer) when the
+    /// work-group tile is the whole `N1 × N2` matrix and fits 48 KiB of local memory: N = 2^10
+    /// (32 × 32), 2^11 and 2^12 with 4 slices (64 × 32, 64 × 64). On by default; off runs the
+    /// two stage kernels (a tuning knob for `examples/matntt_timing`).
+    pub fn set_tc_fused(&mut self, on: bool) {
+        self.tc_fused = on;
+    }
+
+    /// Whether the next tensor-core transform runs fused (see [`set_tc_fused`](Self::set_tc_fused)).
+    pub fn tc_fused(&self) -> bool {
+        match self.tc_fragments() {
+            Some((fm, fn_)) => {
+                self.tc_fused
+                    && TILE * fm == 1 << self.log_n1
+                    && TILE * fn_ == 1 << self.log_n2
+                    && fused_fits(self.slices().unwrap_or(0) as usize, fm, fn_)
+            }
+            None => false,
+        }
     }
 
     /// Forward NTT of `rows` rows of `data` in place, row `r` under prime `r % k` (canonical
@@ -399,19 +424,46 @@ impl<B: GpuBuffer> DeviceMatNtt<B> {
             defines.push(("MATNTT_FM", fm.to_string()));
             defines.push(("MATNTT_FN", fn_.to_string()));
         }
-        let scratch = q.scratch(rows * n)?;
         let tiles = (n / (TILE * TILE * fm * fn_)) as u32;
-        let geometry = Geometry::Groups {
-            groups: (tiles, rows as u32),
-            local: LOCAL,
-        };
-        let [k1, k2] = kind.kernels(direction);
         let had = &self.hadamard[inverse as usize];
         let scalars = [
             Arg::U32(self.k),
             Arg::U32(self.log_n1),
             Arg::U32(self.log_n2),
         ];
+        let slices = self.sliced.as_ref().map_or(0, |s| s.slices as usize);
+        if kind == MatNttKind::TensorCore
+            && self.tc_fused
+            && tiles == 1
+            && fused_fits(slices, fm, fn_)
+        {
+            // Both stages in one work-group per row (`matntt_tc_fused_*`).
+            defines.push(("MATNTT_FUSE", "1".into()));
+            let kernel = if inverse {
+                "matntt_tc_fused_inv_u64"
+            } else {
+                "matntt_tc_fused_fwd_u64"
+            };
+            let mut args = vec![
+                Arg::Buf(data),
+                Arg::Buf(w1),
+                Arg::Buf(w2),
+                Arg::Buf(had),
+                Arg::Buf(&self.consts),
+            ];
+            args.extend(scalars);
+            let geometry = Geometry::Groups {
+                groups: (1, rows as u32),
+                local: LOCAL,
+            };
+            return q.launch(Family::MatNtt, &defines, kernel, geometry, &args);
+        }
+        let scratch = q.scratch(rows * n)?;
+        let geometry = Geometry::Groups {
+            groups: (tiles, rows as u32),
+            local: LOCAL,
+        };
+        let [k1, k2] = kind.kernels(direction);
         let stage = |kernel: &'static str, out: &B, input: &B, w: &B| {
             let mut args = vec![
                 Arg::Buf(out),
@@ -434,15 +486,25 @@ impl<B: GpuBuffer> DeviceMatNtt<B> {
 }
 
 /// Fragments per warp `(FM, FN)` of the tensor-core kernels (`native/matntt.cl`): a work-group
-/// tile of `32·FM × 32·FN` outputs. 4 slices: 2 × 2 (64 × 64 tiles, each sliced data word
-/// feeds twice the outputs of 32 × 32) when both factors reach 64; 8 slices: 1 × 2 (the 15
-/// accumulator groups per fragment bound the registers); 1 × 1 for the smallest N.
+/// tile of `32·FM × 32·FN` outputs. 4 slices: up to 2 × 2 (64 × 64 tiles: each sliced data
+/// word feeds twice the outputs of 32 × 32; at N ≤ 2^12 the tile is the whole matrix and the
+/// fused kernel runs); 8 slices: 1 × up to 2 (the 15 accumulator groups per fragment bound
+/// the registers).
 fn tc_fragments(slices: u32, log_n1: u32, log_n2: u32) -> (usize, usize) {
+    let up_to_2 = |log: u32| if log >= 6 { 2 } else { 1 };
     match slices {
-        4 if log_n1 >= 6 && log_n2 >= 6 => (2, 2),
-        8 if log_n2 >= 6 => (1, 2),
-        _ => (1, 1),
+        4 => (up_to_2(log_n1), up_to_2(log_n2)),
+        _ => (1, up_to_2(log_n2)),
     }
+}
+
+/// Whether the fused tensor-core kernel's local memory fits 48 KiB (CUDA's static limit): the
+/// A and B slice tiles (`S × 32·F × 12` u32 each) and the intermediate's planes
+/// (`S × M × (M/4 + 4)` u32, `M` the larger tile edge) — `native/matntt.cl` `MATNTT_CPL`.
+fn fused_fits(slices: usize, fm: usize, fn_: usize) -> bool {
+    let (bm, bn) = (TILE * fm, TILE * fn_);
+    let m = bm.max(bn);
+    slices * (12 * (bm + bn) + m * (m / 4 + 4)) * 4 <= 48 * 1024
 }
 
 /// An `outer × inner` matrix `at(o, t)` cut into `slices` byte planes, each `outer × inner/4`
