@@ -26,7 +26,8 @@ enum Kind {
     Radix8,
     Matrix(MatNttKind),
     /// The tensor-core kind with `(FM, FN)` fragments per warp (`32·FM × 32·FN` tiles).
-    TensorTile(usize, usize),
+    /// (Both stages in one kernel when the third field is set.)
+    TensorTile(usize, usize, bool),
 }
 
 impl Kind {
@@ -34,8 +35,14 @@ impl Kind {
         match self {
             Kind::Radix8 => "radix8-slm".into(),
             Kind::Matrix(m) => m.name().into(),
-            Kind::TensorTile(fm, fn_) => {
-                format!("{} {}x{}", MatNttKind::TensorCore.name(), 32 * fm, 32 * fn_)
+            Kind::TensorTile(fm, fn_, fused) => {
+                let fused = if fused { " fused" } else { "" };
+                format!(
+                    "{} {}x{}{fused}",
+                    MatNttKind::TensorCore.name(),
+                    32 * fm,
+                    32 * fn_
+                )
             }
         }
     }
@@ -138,7 +145,10 @@ fn run<Q: GpuQueue>(q: &Q, o: &Options) -> Result<usize> {
                 let eight = mat.slices() == Some(8);
                 for (fm, fn_) in [(1, 1), (2, 1), (1, 2), (2, 2)] {
                     if !(eight && fm * fn_ == 4) && mat.set_tc_fragments(Some((fm, fn_))).is_ok() {
-                        kinds.push(Kind::TensorTile(fm, fn_));
+                        if mat.tc_fused() {
+                            kinds.push(Kind::TensorTile(fm, fn_, true));
+                        }
+                        kinds.push(Kind::TensorTile(fm, fn_, false));
                     }
                 }
                 mat.set_tc_fragments(None)?;
@@ -169,8 +179,9 @@ fn run<Q: GpuQueue>(q: &Q, o: &Options) -> Result<usize> {
                     let matrix = match kind {
                         Kind::Radix8 => None,
                         Kind::Matrix(m) => Some(m),
-                        Kind::TensorTile(fm, fn_) => {
+                        Kind::TensorTile(fm, fn_, fused) => {
                             mat.set_tc_fragments(Some((fm, fn_)))?;
+                            mat.set_tc_fused(fused);
                             Some(MatNttKind::TensorCore)
                         }
                     };
