@@ -1,5 +1,5 @@
 /*
- * matntt.cl — the forward negacyclic NTT as two matrix products (seeds/003 TensorFHE Eq. 9;
+ * matntt.cl — the negacyclic NTT (forward and inverse) as two matrix products (seeds/003 TensorFHE Eq. 9;
  * formulas, the bit-reversal folding and the slicing scheme in src/math/matrix_ntt.rs; host side
  * src/device/gpu/matntt.rs).
  *
@@ -24,7 +24,12 @@
  *   mma.m16n8k32.u8.u8.s32 grouped by slice-sum u = s + t in 2S − 1 s32 accumulators; the
  *   epilogue recombines Σ_u P_u·(2^(8u) mod q) in 128 bits and reduces once. Twiddles come
  *   pre-sliced from the host as u32 words of 4 consecutive inner-dimension bytes:
- *   ws [p][slice][outer][K/4] (outer = row of W1, column of W3).
+ *   ws [p][slice][outer][K/4] (outer = row of a left twiddle W1/V1, column of a right one
+ *   W3/V3). Work-group tiles of 32·MATNTT_FM × 32·MATNTT_FN outputs; where the tile is the
+ *   whole matrix (N ≤ 2^12), matntt_tc_fused_{fwd,inv} run both stages in one work-group per
+ *   row with the intermediate kept in local memory as byte slices (MATNTT_FUSE=1).
+ * The tensor-core code also compiles on OpenCL under MATNTT_MMA_EMULATE=1 (tests only), with
+ * each mma emulated through local memory over the PTX fragment layout.
  */
 #include "modarith.h"
 

@@ -20,7 +20,9 @@
 //! output. The tensor-core kind runs 8 warps of `mma.m16n8k32.u8.u8.s32` over tiles of
 //! `32·FM × 32·FN` outputs (`tc_fragments`: 64 × 64 for 4 slices, 32 × 64 for 8); the data tile
 //! is cut into byte slices while it is staged in shared memory, the twiddles come pre-sliced
-//! (uploaded once per (N, prime)), and the epilogue recombines and reduces. Per 16 × 8 output
+//! (uploaded once per (N, prime)), and the epilogue recombines and reduces. Where the tile is
+//! the whole matrix (N ≤ 2^12 with 4 slices, 2^10 with 8) one fused kernel runs both stages per
+//! row, the intermediate kept in shared memory as byte slices ([`DeviceMatNtt::set_tc_fused`]). Per 16 × 8 output
 //! fragment and 32 inner indices: 16 MMAs with 4 slices (primes below 2^32), 64 with 8 — the
 //! 8-slice form does 4× the tensor work and is not expected to beat the radix-8 butterflies
 //! (`examples/matntt_timing` measures both).
