@@ -238,6 +238,16 @@ fn tensor_core_kernels_with_emulated_mma_on_opencl() {
             }
         }
     }
+    // Tile knobs: counts other than 1 or 2, tiles larger than the matrix.
+    let q30 = CoeffModulus::create(1024, &[30]).unwrap();
+    let t30 = vec![Arc::new(NttTables::new(10, q30[0]).unwrap())];
+    let mut small = DeviceMatNtt::with_mma_emulation(&dev, &t30, 4).unwrap();
+    assert_eq!(small.tc_fragments(), Some((1, 1)));
+    assert!(
+        small.set_tc_fragments(Some((2, 1))).is_err()
+            && small.set_tc_fragments(Some((3, 1))).is_err()
+    );
+    assert!(small.set_tc_fragments(Some((1, 1))).is_ok());
     let q60 = CoeffModulus::create(1024, &[60]).unwrap();
     let t60 = vec![Arc::new(NttTables::new(10, q60[0]).unwrap())];
     assert!(DeviceMatNtt::with_mma_emulation(&dev, &t60, 4).is_err());
