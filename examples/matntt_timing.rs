@@ -1,10 +1,10 @@
-//! Forward NTT throughput: the radix-8 kernels (`NttVariant::Radix8`) against the matrix-product
-//! NTT on CUDA cores and on tensor cores (issue 8; seeds/003 TensorFHE). Every result is first
+//! NTT throughput: butterfly kernels (`--variants`, default radix8-slm and four-step-2d) against
+//! the matrix-product NTT on CUDA cores and on tensor cores (issue 8; seeds/003 TensorFHE). Every result is first
 //! checked against the CPU NTT bit for bit (MISMATCH and exit 1 on any difference), then timed
 //! over many repetitions after a warm-up (synchronize + wall clock).
 //!
 //! ```text
-//! cargo run --release --example matntt_timing [-- --bits 30,60 --rows 64,1024 --log-n 12..16 --backend cuda|opencl --inverse --seconds 0.3]
+//! cargo run --release --example matntt_timing [-- --bits 30,60 --rows 64,1024 --log-n 12..16 --backend cuda|opencl --inverse --seconds 0.3 --variants radix8-slm,four-step-2d]
 //! ```
 //! Rows alternate between two primes of `bits` bits (row r under prime r % 2). The tensor-core
 //! kind runs only where the device has integer MMA (CUDA sm_80+): 4 byte slices for 30-bit
@@ -23,7 +23,8 @@ use xehe::{CoeffModulus, Result};
 /// What one table row measured.
 #[derive(Clone, Copy, PartialEq)]
 enum Kind {
-    Radix8,
+    /// One of the butterfly kernels of `native/ntt.cl`.
+    Radix(NttVariant),
     Matrix(MatNttKind),
     /// The tensor-core kind with `(FM, FN)` fragments per warp (`32·FM × 32·FN` tiles).
     /// (Both stages in one kernel when the third field is set.)
@@ -33,7 +34,7 @@ enum Kind {
 impl Kind {
     fn name(self) -> String {
         match self {
-            Kind::Radix8 => "radix8-slm".into(),
+            Kind::Radix(v) => v.name().into(),
             Kind::Matrix(m) => m.name().into(),
             Kind::TensorTile(fm, fn_, fused) => {
                 let fused = if fused { " fused" } else { "" };
@@ -55,6 +56,8 @@ struct Options {
     backend: String,
     seconds: f64,
     dirs: Vec<NttDirection>,
+    /// The butterfly variants to compare with (`--variants a,b` by `NttVariant::name`).
+    variants: Vec<NttVariant>,
     /// Run the tensor-core kind with emulated MMA where the device has none (checks this
     /// program on OpenCL; the timings mean nothing).
     emulate: bool,
@@ -98,6 +101,17 @@ fn options() -> Options {
         backend: opt("--backend").unwrap_or_else(|| "cuda".into()),
         seconds: opt("--seconds").and_then(|s| s.parse().ok()).unwrap_or(0.3),
         emulate: args.iter().any(|a| a == "--emulate"),
+        variants: opt("--variants")
+            .unwrap_or_else(|| "radix8-slm,four-step-2d".into())
+            .split(',')
+            .filter_map(|name| {
+                let v = NttVariant::from_name(name.trim());
+                if v.is_none() {
+                    println!("unknown NTT variant {name:?} (skipped)");
+                }
+                v
+            })
+            .collect(),
         dirs: if args.iter().any(|a| a == "--inverse") {
             vec![NttDirection::Forward, NttDirection::Inverse]
         } else {
@@ -132,13 +146,19 @@ fn run<Q: GpuQueue>(q: &Q, o: &Options) -> Result<usize> {
                 .iter()
                 .map(|&p| NttTables::new(log_n, p).map(Arc::new))
                 .collect::<Result<_>>()?;
-            let radix = DeviceNttTables::without_four_step(q, &tables)?;
+            let radix = DeviceNttTables::new(q, &tables)?;
             let mut mat = if o.emulate && !q.integer_mma() {
                 DeviceMatNtt::with_mma_emulation(q, &tables, if bits <= 32 { 4 } else { 8 })?
             } else {
                 DeviceMatNtt::new(q, &tables)?
             };
-            let mut kinds = vec![Kind::Radix8, Kind::Matrix(MatNttKind::CudaCore)];
+            let mut kinds: Vec<Kind> = o
+                .variants
+                .iter()
+                .filter(|v| v.supports(log_n))
+                .map(|&v| Kind::Radix(v))
+                .collect();
+            kinds.push(Kind::Matrix(MatNttKind::CudaCore));
             if mat.slices().is_some() {
                 // Every work-group tile that fits (the default one is also listed by size); 2 × 2
                 // fragments with 8 slices would spill the accumulators.
@@ -175,24 +195,21 @@ fn run<Q: GpuQueue>(q: &Q, o: &Options) -> Result<usize> {
                 for &kind in &kinds {
                     let buf = q.upload(&data)?;
                     let label = kind.name();
-                    // The matrix kind to run (None: radix-8), with the tile set for tensor cores.
-                    let matrix = match kind {
-                        Kind::Radix8 => None,
-                        Kind::Matrix(m) => Some(m),
+                    // The matrix kind to run (else a butterfly variant), with the tile set for
+                    // tensor cores.
+                    let (matrix, variant) = match kind {
+                        Kind::Radix(v) => (None, v),
+                        Kind::Matrix(m) => (Some(m), NttVariant::Radix8),
                         Kind::TensorTile(fm, fn_, fused) => {
                             mat.set_tc_fragments(Some((fm, fn_)))?;
                             mat.set_tc_fused(fused);
-                            Some(MatNttKind::TensorCore)
+                            (Some(MatNttKind::TensorCore), NttVariant::Radix8)
                         }
                     };
                     let mat = &mat;
                     let once = || match (matrix, dir) {
-                        (None, NttDirection::Forward) => {
-                            radix.forward(q, &buf, rows, NttVariant::Radix8)
-                        }
-                        (None, NttDirection::Inverse) => {
-                            radix.inverse(q, &buf, rows, NttVariant::Radix8)
-                        }
+                        (None, NttDirection::Forward) => radix.forward(q, &buf, rows, variant),
+                        (None, NttDirection::Inverse) => radix.inverse(q, &buf, rows, variant),
                         (Some(m), NttDirection::Forward) => mat.forward(q, &buf, rows, m),
                         (Some(m), NttDirection::Inverse) => mat.inverse(q, &buf, rows, m),
                     };
