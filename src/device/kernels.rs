@@ -15,6 +15,7 @@ pub const SOURCES: &[(&str, &str)] = &[
     ("keyswitch.cl", include_str!("../../native/keyswitch.cl")),
     ("rns.cl", include_str!("../../native/rns.cl")),
     ("batch.cl", include_str!("../../native/batch.cl")),
+    ("matntt.cl", include_str!("../../native/matntt.cl")),
 ];
 
 /// Kernel families (one `native/*.cl` file each).
@@ -32,6 +33,8 @@ pub enum Family {
     Rns,
     /// `native/batch.cl`: steps of the batched evaluator (limb-major batches).
     Batch,
+    /// `native/matntt.cl`: the NTT as matrix products (CUDA cores; tensor cores on CUDA).
+    MatNtt,
 }
 
 impl Family {
@@ -44,6 +47,7 @@ impl Family {
             Family::Keyswitch => "keyswitch.cl",
             Family::Rns => "rns.cl",
             Family::Batch => "batch.cl",
+            Family::MatNtt => "matntt.cl",
         }
     }
 }

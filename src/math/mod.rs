@@ -1,5 +1,6 @@
 //! Word-size modular arithmetic, primes, NTT and RNS: the layers under CKKS (zq → ntt → rns).
 pub mod base_conv;
+pub mod matrix_ntt;
 pub mod modulus;
 pub mod ntt;
 pub mod poly;

@@ -259,6 +259,9 @@ impl CudaQueue {
 
 impl GpuQueue for CudaQueue {
     type Buf = DeviceBuffer;
+    fn integer_mma(&self) -> bool {
+        self.dev.arch().0 >= 8
+    }
     fn alloc(&self, words: usize) -> Result<DeviceBuffer> {
         CudaQueue::alloc(self, words)
     }

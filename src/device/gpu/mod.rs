@@ -12,6 +12,7 @@ pub mod batch;
 pub mod eval;
 pub mod hybrid;
 pub mod level;
+pub mod matntt;
 pub mod ntt;
 pub mod polymul;
 
@@ -157,6 +158,11 @@ pub trait GpuQueue: Send + Sync + Sized + 'static {
     /// `Device` on a launch failure.
     fn launch_elementwise(&self, op: EwOp<Self::Buf>) -> Result<()> {
         op.launch_now(self)
+    }
+    /// Whether the device runs warp-level integer MMA (`mma.sync …u8.u8.s32`, CUDA sm_80+),
+    /// which the tensor-core kind of [`matntt`] needs. `false` unless a backend says otherwise.
+    fn integer_mma(&self) -> bool {
+        false
     }
     /// Upload a slice of plain values (`u32` tables, `u64` words) as read-only device data,
     /// padded to whole words.
