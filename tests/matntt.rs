@@ -199,9 +199,14 @@ fn both_kinds_on_cuda() {
 #[test]
 fn tensor_core_kernels_with_emulated_mma_on_opencl() {
     let Some(dev) = opencl() else { return };
+    // The emulation is for CPU OpenCL (pocl, CI): on an NVIDIA GPU's OpenCL this test did not
+    // finish within 8 minutes (H100, 2026-11-22), and the real tensor-core kernels are tested
+    // on CUDA by `both_kinds_on_cuda`.
+    if dev.device().device().dev_type().map_or(true, |t| t & opencl3::device::CL_DEVICE_TYPE_CPU == 0) {
+        skip("tensor_core_kernels_with_emulated_mma_on_opencl: the MMA emulation runs on CPU OpenCL devices only");
+        return;
+    }
     let mut bad = 0;
-    // (log N, bits, slices, rows per prime, row sets): every tile shape (1×1, 2×2 and 1×2
-    // fragments per warp), few rows at 2^12 (the emulation is slow).
     // (log N, bits, slices, rows per prime, row sets, fused by default): every tile shape (1×1,
     // 2×1, 2×2 and 1×2 fragments per warp), fused and two-stage; few rows at 2^12 (the
     // emulation is slow).

@@ -281,11 +281,13 @@ fn sweep(
     rng: &mut Rng,
     report: &mut NttCheckReport,
 ) -> Result<()> {
-    for log_n in [12u32, 13, 14, 15, 16] {
+    // XEHE_NTT_SWEEP_N=15 / XEHE_NTT_SWEEP_INSTANCES=1024: one size of the sweep (profiling).
+    let only = |var: &str, v: usize| std::env::var(var).ok().and_then(|s| s.parse::<usize>().ok()).is_none_or(|o| o == v);
+    for log_n in [12u32, 13, 14, 15, 16].into_iter().filter(|&l| only("XEHE_NTT_SWEEP_N", l as usize)) {
         let n = 1usize << log_n;
         let q = CoeffModulus::create(n, &[60])?[0];
         let dt = DeviceNttTables::new(queue, &[Arc::new(NttTables::new(log_n, q)?)])?;
-        for inst in [1usize, 8, 64, 1024] {
+        for inst in [1usize, 8, 64, 1024].into_iter().filter(|&i| only("XEHE_NTT_SWEEP_INSTANCES", i)) {
             let host: Vec<u64> = (0..inst * n).map(|_| rng.next() % q.value()).collect();
             let d = queue.upload(&host)?;
             for v in variants() {
