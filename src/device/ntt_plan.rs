@@ -63,14 +63,15 @@ pub const L2_CHUNK_BYTES: usize = 16 << 20;
 
 /// The evaluator's NTT variant by size, from the measurements in BENCHMARKS.md (H100, 60-bit
 /// primes): `(log2 N, min_rows, variant)`; for N = 2^log_n and `rows` rows the last entry with
-/// that `log2 N` and `min_rows <= rows` applies, [`EVAL_NTT_DEFAULT`] when none does. From the
-/// session-3 sweep (`docs/bench/2026-11-22-h100-s3-gpu_check.log`, forward µs per NTT):
-/// 2^14: radix4-slm 0.54 / 0.33 at 64 / 1024 rows (radix8-slm 0.61 / 0.40); 2^16: four-step
-/// 1.44 vs radix8-slm 1.54 at 1024 rows, a tie (1.63) at 64 rows, so only from 128 rows (it
-/// needs the twist tables); radix8-slm fastest or within 3 % elsewhere (0.61 at 32K × 1024;
-/// radix8-reg and radix8-l2 measured slower there: 0.69 and 0.80–1.41). Update it from
-/// `gpu_check`'s sweep after measuring new variants.
-pub const EVAL_NTT_CHOICE: &[(u32, usize, NttVariant)] = &[(14, 0, NttVariant::Radix4), (16, 128, NttVariant::FourStep)];
+/// that `log2 N` and `min_rows <= rows` applies, [`EVAL_NTT_DEFAULT`] when none does.
+///
+/// Empty after session 3: on plain NTTs radix-4 wins at 16K (0.33 vs 0.40 µs at 1024 rows) and
+/// four-step at 64K (1.44 vs 1.54), but inside the evaluator (A/B with `XEHE_EVAL_NTT`,
+/// `docs/bench/2026-11-22-h100-s3-eval-ab-*.log`) radix-4 at 16K made multiply+relinearize
+/// slower (179.4 vs 167.9 µs) and four-step at 64K changed nothing (4222 vs 4221 µs) while
+/// costing 4 × k × N words of twist tables per level. Radix-8 everywhere; refill from
+/// `gpu_check` + `gpu_eval_check` A/B runs when kernels change.
+pub const EVAL_NTT_CHOICE: &[(u32, usize, NttVariant)] = &[];
 
 /// The evaluator's NTT variant where [`EVAL_NTT_CHOICE`] has no entry.
 pub const EVAL_NTT_DEFAULT: NttVariant = NttVariant::Radix8;
@@ -943,11 +944,9 @@ mod tests {
 
     #[test]
     fn eval_choice_table() {
-        // The table as measured in Session 3: radix-4 at 16K, four-step at 64K from 128 rows,
-        // radix-8 elsewhere.
-        assert_eq!(NttVariant::best_for(16, 1024), NttVariant::FourStep);
-        assert_eq!(NttVariant::best_for(16, 64), NttVariant::Radix8);
-        assert_eq!(NttVariant::best_for(14, 18), NttVariant::Radix4);
+        // The table as measured in Session 3 (evaluator A/B): radix-8 everywhere.
+        assert_eq!(NttVariant::best_for(16, 1024), EVAL_NTT_DEFAULT);
+        assert_eq!(NttVariant::best_for(14, 18), EVAL_NTT_DEFAULT);
         assert_eq!(NttVariant::best_for(15, 1024), NttVariant::Radix8);
         assert_eq!(NttVariant::best_for(12, 3), NttVariant::Radix8);
         // Every choice handles its N; Auto resolves to a concrete variant.
@@ -960,7 +959,7 @@ mod tests {
             let p = NttPlan::new(log_n, 1, NttVariant::Auto).unwrap();
             assert_ne!(p.variant(), NttVariant::Auto);
         }
-        assert!(NttVariant::eval_may_use_four_step(16) || eval_override().is_some());
+        assert!(!NttVariant::eval_may_use_four_step(16) || eval_override().is_some());
         assert_eq!(NttVariant::from_name("auto"), Some(NttVariant::Auto));
         assert!(!NttVariant::ALL.contains(&NttVariant::Auto));
     }
