@@ -39,10 +39,27 @@
 #define SLM_PAD(i) ((i) + ((i) >> 3))
 #define SLM_WORDS (XEHE_SLM_TILE + XEHE_SLM_TILE / 8)
 
+/*
+ * The padded distance between words s and s + 1 of a group of 2^r words d apart whose first word
+ * lies less than d past a multiple of d·2^r (the SLM steps' groups), where SLM_PAD is linear over
+ * the group: d a multiple of 8 (then SLM_PAD(b + s·d) = SLM_PAD(b) + s·(d + d/8)), or the whole
+ * group inside one aligned 8-word block (d·2^r <= 8: no pad crossed, distance d). 0 otherwise
+ * (d = 2 or 4 with a larger span; radix-16 with d = 1). Lets a step address its group from one
+ * padded base instead of padding every word's index.
+ */
+DECLSPEC u32 slm_pad_stride(u32 d, u32 r)
+{
+    return (d & 7u) == 0 ? d + (d >> 3) : (d << r) <= 8u ? d : 0u;
+}
+
+/*
+ * Harvey's lazy forward butterfly: x, y < 4q in, x + wy and x − wy + 2q out, both < 4q
+ * (u < 2q after the correction, v < 2q). q < 2^62, so 4q < 2^64 and sub_if_ge is exact.
+ */
 DECLSPEC void fwd_bf(u64 *x, u64 *y, u64 w, u64 wq, u64 q)
 {
     u64 two_q = q << 1;
-    u64 u = *x >= two_q ? *x - two_q : *x;
+    u64 u = sub_if_ge(*x, two_q);
     u64 v = mul_shoup_lazy(*y, w, wq, q);
     *x = u + v;
     *y = u + two_q - v;
@@ -50,17 +67,15 @@ DECLSPEC void fwd_bf(u64 *x, u64 *y, u64 w, u64 wq, u64 q)
 
 DECLSPEC u64 fwd_final(u64 x, u64 q)
 {
-    u64 two_q = q << 1;
-    x = x >= two_q ? x - two_q : x;
-    return x >= q ? x - q : x;
+    return sub_if_ge(sub_if_ge(x, q << 1), q);
 }
 
+/* Lazy inverse butterfly: x, y < 2q in, (x + y) mod-lazy < 2q and w(x − y + 2q) < 2q out. */
 DECLSPEC void inv_bf(u64 *x, u64 *y, u64 w, u64 wq, u64 q)
 {
     u64 two_q = q << 1;
     u64 u = *x, v = *y;
-    u64 s = u + v;
-    *x = s >= two_q ? s - two_q : s;
+    *x = sub_if_ge(u + v, two_q);
     *y = mul_shoup_lazy(u + two_q - v, w, wq, q);
 }
 
@@ -69,12 +84,9 @@ DECLSPEC void inv_bf_last(u64 *x, u64 *y, u64 in, u64 inq, u64 lw, u64 lwq, u64 
 {
     u64 two_q = q << 1;
     u64 u = *x, v = *y;
-    u64 s = u + v;
-    s = s >= two_q ? s - two_q : s;
-    u64 a = mul_shoup_lazy(s, in, inq, q);
-    u64 b = mul_shoup_lazy(u + two_q - v, lw, lwq, q);
-    *x = a >= q ? a - q : a;
-    *y = b >= q ? b - q : b;
+    u64 s = sub_if_ge(u + v, two_q);
+    *x = mul_shoup(s, in, inq, q);
+    *y = mul_shoup(u + two_q - v, lw, lwq, q);
 }
 
 /* Largest register radix of the high-radix kernels (radix-16). */
@@ -384,25 +396,34 @@ DECLSPEC_INLINE void fwd_tile_step(LOCAL_AS u64 *tile, GLOBAL_AS u64 *gtile, u32
     u32 log_gap = log_n - 1 - lm;
     u32 m = 1u << lm;
     u32 g = 1u << log_gap, gr = g >> (r - 1);
+    u32 sp = slm_pad_stride(gr, r); /* fwd_off(s, r, g) = s·gr */
     for (u32 j = LOCAL_ID(); j < (T >> r); j += LOCAL_SIZE()) {
         u32 il = j >> (log_gap - (r - 1));
         /* `& (m - 1)`: a tile may hold several transforms of 2^log_n words (four-step columns). */
         u32 i1 = (tin * (T >> (log_gap + 1)) + il) & (m - 1);
         u32 b = il * 2 * g + (j & (gr - 1));
+        LOCAL_AS u64 *tb = tile + SLM_PAD(b);
         u64 v[RADIX_MAX];
+        if (from_global) {
 #pragma unroll
-        for (u32 s = 0; s < (1u << r); s++) {
-            u32 e = b + fwd_off(s, r, g);
-            v[s] = from_global ? gtile[e] : tile[SLM_PAD(e)];
+            for (u32 s = 0; s < (1u << r); s++) v[s] = gtile[b + fwd_off(s, r, g)];
+        } else if (sp) {
+#pragma unroll
+            for (u32 s = 0; s < (1u << r); s++) v[s] = tb[s * sp];
+        } else {
+#pragma unroll
+            for (u32 s = 0; s < (1u << r); s++) v[s] = tile[SLM_PAD(b + fwd_off(s, r, g))];
         }
         fwd_round_r(v, r, rw, rq, m, i1, q);
+        if (to_global) {
 #pragma unroll
-        for (u32 s = 0; s < (1u << r); s++) {
-            u32 e = b + fwd_off(s, r, g);
-            if (to_global)
-                gtile[e] = fwd_final(v[s], q);
-            else
-                tile[SLM_PAD(e)] = v[s];
+            for (u32 s = 0; s < (1u << r); s++) gtile[b + fwd_off(s, r, g)] = fwd_final(v[s], q);
+        } else if (sp) {
+#pragma unroll
+            for (u32 s = 0; s < (1u << r); s++) tb[s * sp] = v[s];
+        } else {
+#pragma unroll
+            for (u32 s = 0; s < (1u << r); s++) tile[SLM_PAD(b + fwd_off(s, r, g))] = v[s];
         }
     }
 }
@@ -723,16 +744,28 @@ DECLSPEC_INLINE void inv_slm_step(LOCAL_AS u64 *tile, u32 T, CONST_AS u64 *rw, C
     u32 log_gap = log_n - 1 - lm;
     u32 m = 1u << lm;
     u32 g = 1u << log_gap;
+    u32 sp = slm_pad_stride(g, r); /* inv_off(s, r, g) = s·g */
     for (u32 j = LOCAL_ID(); j < (T >> r); j += LOCAL_SIZE()) {
         u32 l3 = j >> log_gap;
         u32 i3 = (tin * (T >> (log_gap + r)) + l3) & ((m >> (r - 1)) - 1);
         u32 b = (l3 << r) * g + (j & (g - 1));
+        LOCAL_AS u64 *tb = tile + SLM_PAD(b);
         u64 v[RADIX_MAX];
+        if (sp) {
 #pragma unroll
-        for (u32 s = 0; s < (1u << r); s++) v[s] = tile[SLM_PAD(b + inv_off(s, r, g))];
+            for (u32 s = 0; s < (1u << r); s++) v[s] = tb[s * sp];
+        } else {
+#pragma unroll
+            for (u32 s = 0; s < (1u << r); s++) v[s] = tile[SLM_PAD(b + inv_off(s, r, g))];
+        }
         inv_round_r(v, r, rw, rq, n, m, i3, q, scale_last, il.in, il.inq, il.lw, il.lwq);
+        if (sp) {
 #pragma unroll
-        for (u32 s = 0; s < (1u << r); s++) tile[SLM_PAD(b + inv_off(s, r, g))] = v[s];
+            for (u32 s = 0; s < (1u << r); s++) tb[s * sp] = v[s];
+        } else {
+#pragma unroll
+            for (u32 s = 0; s < (1u << r); s++) tile[SLM_PAD(b + inv_off(s, r, g))] = v[s];
+        }
     }
 }
 
