@@ -38,6 +38,18 @@
  * rounds (stride 8 words in radix-8 steps, stride 2 in radix-2) hit distinct banks. */
 #define SLM_PAD(i) ((i) + ((i) >> 3))
 #define SLM_WORDS (XEHE_SLM_TILE + XEHE_SLM_TILE / 8)
+/* XEHE_SLM_MIN_BLOCKS=b (> 0): the SLM kernels ntt_{fwd,inv}_slm_u64 ask CUDA for b resident
+ * groups of at most 256 work-items per SM (KERNEL_BOUNDS: fewer registers, more occupancy; the
+ * plans launch at most 256). 0 (default): no hint. An occupancy ablation (NttPlan::defines reads
+ * it from XEHE_NTT_MIN_BLOCKS). */
+#ifndef XEHE_SLM_MIN_BLOCKS
+#define XEHE_SLM_MIN_BLOCKS 0
+#endif
+#if XEHE_SLM_MIN_BLOCKS > 0
+#define SLM_BOUNDS KERNEL_BOUNDS(256, XEHE_SLM_MIN_BLOCKS)
+#else
+#define SLM_BOUNDS
+#endif
 
 /*
  * The padded distance between words s and s + 1 of a group of 2^r words d apart whose first word
@@ -87,6 +99,24 @@ DECLSPEC void inv_bf_last(u64 *x, u64 *y, u64 in, u64 inq, u64 lw, u64 lwq, u64 
     u64 s = sub_if_ge(u + v, two_q);
     *x = mul_shoup(s, in, inq, q);
     *y = mul_shoup(u + two_q - v, lw, lwq, q);
+}
+
+/*
+ * Copy a tile of T words between global memory `g` and the padded shared tile: into the tile
+ * (to_tile), or out of it with the forward final reduction (canonical) when `reduce`. With a
+ * work-group size L that is a multiple of 8, SLM_PAD(e + L) = SLM_PAD(e) + L + L/8, so the
+ * padded index is stepped instead of recomputed. Callers pass to_tile and reduce as literals.
+ */
+DECLSPEC_INLINE void tile_copy(LOCAL_AS u64 *tile, GLOBAL_AS u64 *g, u32 T, u64 q, const u32 to_tile, const u32 reduce)
+{
+    u32 L = LOCAL_SIZE();
+    u32 dp = (L & 7u) == 0 ? L + (L >> 3) : 0u;
+    for (u32 e = LOCAL_ID(), pe = SLM_PAD(LOCAL_ID()); e < T; e += L, pe = dp ? pe + dp : SLM_PAD(e)) {
+        if (to_tile)
+            tile[pe] = g[e];
+        else
+            g[e] = reduce ? fwd_final(tile[pe], q) : tile[pe];
+    }
 }
 
 /* Largest register radix of the high-radix kernels (radix-16). */
@@ -479,7 +509,7 @@ DECLSPEC void fwd_slm_rounds(LOCAL_AS u64 *tile, u32 T, CONST_AS u64 *rw, CONST_
  * All remaining forward rounds from 2^log_m blocks on, inside tiles of XEHE_SLM_TILE words.
  * One work-group per tile. Ends with the final reduction.
  */
-KERNEL_FQ void ntt_fwd_slm_u64(GLOBAL_AS u64 *data, CONST_AS u64 *roots, CONST_AS u64 *roots_q,
+KERNEL_FQ void SLM_BOUNDS ntt_fwd_slm_u64(GLOBAL_AS u64 *data, CONST_AS u64 *roots, CONST_AS u64 *roots_q,
                                CONST_AS u64 *moduli, u32 k, u32 log_n, u32 log_m, u32 mode)
 {
     LOCAL_ARRAY(u64, tile, SLM_WORDS);
@@ -491,11 +521,11 @@ KERNEL_FQ void ntt_fwd_slm_u64(GLOBAL_AS u64 *data, CONST_AS u64 *roots, CONST_A
     u32 p = NTT_PRIME(row);
     u64 q = moduli[p];
     GLOBAL_AS u64 *src = data + ((u64)row << log_n) + (u64)tin * T;
-    for (u32 e = LOCAL_ID(); e < T; e += LOCAL_SIZE()) tile[SLM_PAD(e)] = src[e];
+    tile_copy(tile, src, T, q, 1, 0);
     SYNC_THREADS();
     fwd_slm_rounds(tile, T, roots + ((u64)p << log_n), roots_q + ((u64)p << log_n), q, log_n, log_m, tin, mode,
                    scratch);
-    for (u32 e = LOCAL_ID(); e < T; e += LOCAL_SIZE()) src[e] = fwd_final(tile[SLM_PAD(e)], q);
+    tile_copy(tile, src, T, q, 0, 1);
 }
 
 /*
@@ -827,7 +857,7 @@ DECLSPEC inv_last_t inv_last(CONST_AS u64 *inv_n, CONST_AS u64 *inv_n_q, CONST_A
  * in SLM; stop_log_m is the block count exponent after the last round done here. When it is
  * 0 the scaled last round was done too and the output is canonical.
  */
-KERNEL_FQ void ntt_inv_slm_u64(GLOBAL_AS u64 *data, CONST_AS u64 *iroots, CONST_AS u64 *iroots_q,
+KERNEL_FQ void SLM_BOUNDS ntt_inv_slm_u64(GLOBAL_AS u64 *data, CONST_AS u64 *iroots, CONST_AS u64 *iroots_q,
                                CONST_AS u64 *moduli, CONST_AS u64 *inv_n, CONST_AS u64 *inv_n_q,
                                CONST_AS u64 *last_w, CONST_AS u64 *last_wq, u32 k, u32 log_n, u32 stop_log_m,
                                u32 mode)
@@ -842,11 +872,11 @@ KERNEL_FQ void ntt_inv_slm_u64(GLOBAL_AS u64 *data, CONST_AS u64 *iroots, CONST_
     u32 p = NTT_PRIME(row);
     u64 q = moduli[p];
     GLOBAL_AS u64 *src = data + ((u64)row << log_n) + (u64)tin * T;
-    for (u32 e = LOCAL_ID(); e < T; e += LOCAL_SIZE()) tile[SLM_PAD(e)] = src[e];
+    tile_copy(tile, src, T, q, 1, 0);
     SYNC_THREADS();
     inv_slm_rounds(tile, T, iroots + ((u64)p << log_n), iroots_q + ((u64)p << log_n), q, log_n, n, stop_log_m, tin,
                    mode, 1, inv_last(inv_n, inv_n_q, last_w, last_wq, p), scratch);
-    for (u32 e = LOCAL_ID(); e < T; e += LOCAL_SIZE()) src[e] = tile[SLM_PAD(e)];
+    tile_copy(tile, src, T, q, 0, 0);
 }
 
 /* ---------------- 2D / four-step (seeds/004 §2D NTT, with the twist it omits) ---------------- */

@@ -55,6 +55,17 @@ typedef uint u32;
 #endif
 
 /*
+ * KERNEL_BOUNDS(t, b), written between a kernel's return type and its name: on CUDA
+ * __launch_bounds__(t, b) (groups of at most t work-items, registers capped so that b groups fit
+ * one SM); nothing on OpenCL. A launch with more than t work-items fails.
+ */
+#if IS_CUDA
+#define KERNEL_BOUNDS(t, b) __launch_bounds__(t, b)
+#else
+#define KERNEL_BOUNDS(t, b)
+#endif
+
+/*
  * Intel-only inline vISA fast paths (paper §V-A2; modarith.h). The host defines
  * XEHE_INTEL_VISA=1 only for Intel's GPU OpenCL compiler (vendor 0x8086 and a GPU device, with
  * XEHE_NO_ASM unset); CUDA, pocl, other OpenCL drivers and the SPIR-V build never get it, and
