@@ -132,12 +132,28 @@ DECLSPEC_INLINE void fwd_round_r(u64 *v, const u32 r, CONST_AS u64 *rw, CONST_AS
 #pragma unroll
     for (u32 t = 0; t < r; t++) {
         u32 h = 1u << (r - 1 - t);
+        /* Round t's 2^t twiddles are consecutive from ri0; from t = 1 on ri0 is even, so they
+         * come in 16-byte pairs (the tables are whole buffers, k × N words with N >= 8). */
+        u32 ri0 = (m + i1) << t;
+        u64 w[RADIX_MAX / 2], wq[RADIX_MAX / 2];
+        if (t == 0) {
+            w[0] = rw[ri0];
+            wq[0] = rq[ri0];
+        } else {
+#pragma unroll
+            for (u32 grp = 0; grp < (1u << t); grp += 2) {
+                u64x2 a = LOAD_U64X2(rw + ri0 + grp), b = LOAD_U64X2(rq + ri0 + grp);
+                w[grp] = a.x;
+                w[grp + 1] = a.y;
+                wq[grp] = b.x;
+                wq[grp + 1] = b.y;
+            }
+        }
 #pragma unroll
         for (u32 grp = 0; grp < (1u << t); grp++) {
-            u32 ri = ((m + i1) << t) + grp;
-            u64 w = rw[ri], wq = rq[ri];
 #pragma unroll
-            for (u32 c = 0; c < h; c++) fwd_bf(&v[grp * 2 * h + c], &v[grp * 2 * h + c + h], w, wq, q);
+            for (u32 c = 0; c < h; c++)
+                fwd_bf(&v[grp * 2 * h + c], &v[grp * 2 * h + c + h], w[grp], wq[grp], q);
         }
     }
 }

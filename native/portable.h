@@ -124,6 +124,20 @@ typedef uint u32;
 #define XEHE_SHUFFLE 0
 #endif
 
+/*
+ * LOAD_U64X2(p): the words p[0] and p[1] of global memory in one 16-byte load (.x, .y); p must
+ * be 16-byte aligned (an even word index into a buffer allocated by the runtime).
+ */
+#if IS_CUDA
+struct alignas(16) u64x2 {
+    u64 x, y;
+};
+#define LOAD_U64X2(p) (*(const u64x2 *)(p))
+#else
+typedef ulong2 u64x2;
+#define LOAD_U64X2(p) vload2(0, (p))
+#endif
+
 /* Leading zero bits of a 64-bit word (64 for 0). */
 DECLSPEC u32 clz64(u64 a)
 {
