@@ -38,6 +38,13 @@
  * rounds (stride 8 words in radix-8 steps, stride 2 in radix-2) hit distinct banks. */
 #define SLM_PAD(i) ((i) + ((i) >> 3))
 #define SLM_WORDS (XEHE_SLM_TILE + XEHE_SLM_TILE / 8)
+/* log2 of a power of two 1 … 2^16 as a constant expression (for the tile size). */
+#define LOG2_POW2(x)                                                                                             \
+    ((x) >> 8 ? ((x) >> 12 ? ((x) >> 14 ? ((x) >> 16 ? 16u : (x) >> 15 ? 15u : 14u) : (x) >> 13 ? 13u : 12u)   \
+                           : ((x) >> 10 ? ((x) >> 11 ? 11u : 10u) : (x) >> 9 ? 9u : 8u))                     \
+              : ((x) >> 4 ? ((x) >> 6 ? ((x) >> 7 ? 7u : 6u) : (x) >> 5 ? 5u : 4u)                           \
+                          : ((x) >> 2 ? ((x) >> 3 ? 3u : 2u) : (x) >> 1 ? 1u : 0u)))
+#define SLM_LOG_TILE LOG2_POW2(XEHE_SLM_TILE)
 /* XEHE_SLM_MIN_BLOCKS=b (> 0): the SLM kernels ntt_{fwd,inv}_slm_u64 ask CUDA for b resident
  * groups of at most 256 work-items per SM (KERNEL_BOUNDS: fewer registers, more occupancy; the
  * plans launch at most 256). 0 (default): no hint. An occupancy ablation (NttPlan::defines reads
@@ -429,18 +436,16 @@ DECLSPEC void fwd_simd_rounds(LOCAL_AS u64 *tile, u32 T, CONST_AS u64 *rw, CONST
 }
 
 /*
- * One forward step of r rounds from 2^lm blocks on a tile of T words: each work-item's groups of
+ * One forward step of r rounds on a tile of T words, the first with gap 2^log_gap and m blocks: each work-item's groups of
  * 2^r words come from the tile in shared memory, or with from_global straight from the tile's
  * words in global memory `gtile`; they go back to the tile, or with to_global straight to
  * `gtile` with the final reduction (the register-resident kernel's first and last steps). Callers
  * pass r, from_global and to_global as literals (the branches and loops fold).
  */
-DECLSPEC_INLINE void fwd_tile_step(LOCAL_AS u64 *tile, GLOBAL_AS u64 *gtile, u32 T, CONST_AS u64 *rw, CONST_AS u64 *rq,
-                                   u64 q, u32 log_n, u32 lm, u32 tin, const u32 r, const u32 from_global,
-                                   const u32 to_global)
+DECLSPEC_INLINE void fwd_tile_step_g(LOCAL_AS u64 *tile, GLOBAL_AS u64 *gtile, u32 T, CONST_AS u64 *rw,
+                                     CONST_AS u64 *rq, u64 q, u32 log_gap, u32 m, u32 tin, const u32 r,
+                                     const u32 from_global, const u32 to_global)
 {
-    u32 log_gap = log_n - 1 - lm;
-    u32 m = 1u << lm;
     u32 g = 1u << log_gap, gr = g >> (r - 1);
     u32 sp = slm_pad_stride(gr, r); /* fwd_off(s, r, g) = s·gr */
     for (u32 j = LOCAL_ID(); j < (T >> r); j += LOCAL_SIZE()) {
@@ -474,6 +479,15 @@ DECLSPEC_INLINE void fwd_tile_step(LOCAL_AS u64 *tile, GLOBAL_AS u64 *gtile, u32
     }
 }
 
+/* fwd_tile_step_g for the step of r rounds from 2^lm blocks of a transform of 2^log_n words (first
+ * gap 2^(log_n − 1 − lm), 2^lm blocks). */
+DECLSPEC_INLINE void fwd_tile_step(LOCAL_AS u64 *tile, GLOBAL_AS u64 *gtile, u32 T, CONST_AS u64 *rw, CONST_AS u64 *rq,
+                                   u64 q, u32 log_n, u32 lm, u32 tin, const u32 r, const u32 from_global,
+                                   const u32 to_global)
+{
+    fwd_tile_step_g(tile, gtile, T, rw, rq, q, log_n - 1 - lm, 1u << lm, tin, r, from_global, to_global);
+}
+
 /* One forward shared-memory step of r rounds from 2^lm blocks on a tile of T words. */
 DECLSPEC_INLINE void fwd_slm_step(LOCAL_AS u64 *tile, u32 T, CONST_AS u64 *rw, CONST_AS u64 *rq, u64 q, u32 log_n, u32 lm,
                            u32 tin, const u32 r)
@@ -490,6 +504,30 @@ DECLSPEC void fwd_slm_rounds_to(LOCAL_AS u64 *tile, u32 T, CONST_AS u64 *rw, CON
                                 u32 log_m, u32 end, u32 tin, u32 mode, LOCAL_AS u64 *scratch)
 {
     u32 lr = MODE_LOG_RADIX(SLM_MODE(mode)), ls = end == log_n ? MODE_LOG_SIMD(SLM_MODE(mode)) : 0;
+#ifdef XEHE_SLM_MODE
+    /* The SLM kernels' case, all log2 T rounds of one transform's tile without shuffle rounds:
+     * the steps' gaps (2^(log2 T − 1 − s) at step s) and the radix are compile-time constants,
+     * so the unrolled steps' shifts, masks and padded strides fold; only the block counts stay
+     * run-time. Same steps in the same order as the loops below. (Plan-compiled programs only:
+     * the SPIR-V build keeps the run-time loops, see the llvm-spirv note below.) */
+    if (ls == 0 && end == log_n && T == XEHE_SLM_TILE && log_n - log_m == SLM_LOG_TILE) {
+        const u32 LR = MODE_LOG_RADIX(XEHE_SLM_MODE) < 2 ? 1u : MODE_LOG_RADIX(XEHE_SLM_MODE);
+        const u32 LT = SLM_LOG_TILE;
+#pragma unroll
+        for (u32 s = 0; s + LR <= LT; s += LR) {
+            fwd_tile_step_g(tile, (GLOBAL_AS u64 *)0, XEHE_SLM_TILE, rw, rq, q, LT - 1 - s, 1u << (log_m + s), tin,
+                            LR, 0, 0);
+            SYNC_THREADS();
+        }
+#pragma unroll
+        for (u32 s = LT - LT % LR; s < LT; s++) {
+            fwd_tile_step_g(tile, (GLOBAL_AS u64 *)0, XEHE_SLM_TILE, rw, rq, q, LT - 1 - s, 1u << (log_m + s), tin,
+                            1, 0, 0);
+            SYNC_THREADS();
+        }
+        return;
+    }
+#endif
     u32 stop = end - ls; /* the shuffle rounds start here */
     u32 lm = log_m;
     /* Sequential loops, one per step kind (llvm-spirv 14 mis-structures a loop over an if-chain). */
