@@ -821,12 +821,11 @@ DECLSPEC void inv_simd_rounds(LOCAL_AS u64 *tile, u32 T, CONST_AS u64 *rw, CONST
     }
 }
 
-/* One inverse shared-memory step of r rounds from 2^lm blocks down, on a tile of T words. */
-DECLSPEC_INLINE void inv_slm_step(LOCAL_AS u64 *tile, u32 T, CONST_AS u64 *rw, CONST_AS u64 *rq, u64 q, u32 log_n, u32 n,
-                           u32 lm, u32 tin, u32 scale_last, inv_last_t il, const u32 r)
+/* One inverse shared-memory step of r rounds on a tile of T words, the first with gap 2^log_gap
+ * and m blocks (n = the table's N). */
+DECLSPEC_INLINE void inv_slm_step_g(LOCAL_AS u64 *tile, u32 T, CONST_AS u64 *rw, CONST_AS u64 *rq, u64 q, u32 log_gap,
+                                    u32 n, u32 m, u32 tin, u32 scale_last, inv_last_t il, const u32 r)
 {
-    u32 log_gap = log_n - 1 - lm;
-    u32 m = 1u << lm;
     u32 g = 1u << log_gap;
     u32 sp = slm_pad_stride(g, r); /* inv_off(s, r, g) = s·g */
     for (u32 j = LOCAL_ID(); j < (T >> r); j += LOCAL_SIZE()) {
@@ -853,6 +852,13 @@ DECLSPEC_INLINE void inv_slm_step(LOCAL_AS u64 *tile, u32 T, CONST_AS u64 *rw, C
     }
 }
 
+/* One inverse shared-memory step of r rounds from 2^lm blocks down, on a tile of T words. */
+DECLSPEC_INLINE void inv_slm_step(LOCAL_AS u64 *tile, u32 T, CONST_AS u64 *rw, CONST_AS u64 *rq, u64 q, u32 log_n, u32 n,
+                                  u32 lm, u32 tin, u32 scale_last, inv_last_t il, const u32 r)
+{
+    inv_slm_step_g(tile, T, rw, rq, q, log_n - 1 - lm, n, 1u << lm, tin, scale_last, il, r);
+}
+
 /*
  * The inverse rounds from N/2 blocks (of a transform of 2^log_n words; tables of n words) down
  * to 2^stop_log_m blocks, on a tile of T words in shared memory. The one-block round is the
@@ -863,6 +869,25 @@ DECLSPEC void inv_slm_rounds_from(LOCAL_AS u64 *tile, u32 T, CONST_AS u64 *rw, C
                                   inv_last_t il, LOCAL_AS u64 *scratch)
 {
     u32 lr = MODE_LOG_RADIX(SLM_MODE(mode)), ls = MODE_LOG_SIMD(SLM_MODE(mode));
+#ifdef XEHE_SLM_MODE
+    /* All log2 T rounds of one transform's tile without shuffle rounds (the mirror of
+     * fwd_slm_rounds_to's case): step s starts at gap 2^s, a compile-time constant. */
+    if (ls == 0 && top == log_n && T == XEHE_SLM_TILE && log_n - stop_log_m == SLM_LOG_TILE) {
+        const u32 LR = MODE_LOG_RADIX(XEHE_SLM_MODE) < 2 ? 1u : MODE_LOG_RADIX(XEHE_SLM_MODE);
+        const u32 LT = SLM_LOG_TILE;
+#pragma unroll
+        for (u32 s = 0; s + LR <= LT; s += LR) {
+            inv_slm_step_g(tile, XEHE_SLM_TILE, rw, rq, q, s, n, 1u << (log_n - 1 - s), tin, scale_last, il, LR);
+            SYNC_THREADS();
+        }
+#pragma unroll
+        for (u32 s = LT - LT % LR; s < LT; s++) {
+            inv_slm_step_g(tile, XEHE_SLM_TILE, rw, rq, q, s, n, 1u << (log_n - 1 - s), tin, scale_last, il, 1);
+            SYNC_THREADS();
+        }
+        return;
+    }
+#endif
     /* top - 1 = the block-count exponent of the next round. */
     if (ls && top == log_n && top >= ls + stop_log_m) {
         inv_simd_rounds(tile, T, rw, rq, q, log_n, n, tin, ls, scale_last, il, scratch);
