@@ -45,6 +45,12 @@
               : ((x) >> 4 ? ((x) >> 6 ? ((x) >> 7 ? 7u : 6u) : (x) >> 5 ? 5u : 4u)                           \
                           : ((x) >> 2 ? ((x) >> 3 ? 3u : 2u) : (x) >> 1 ? 1u : 0u)))
 #define SLM_LOG_TILE LOG2_POW2(XEHE_SLM_TILE)
+/* XEHE_SLM_GENERIC=1: the SLM rounds keep their run-time loops also where the whole-tile steps
+ * could be unrolled with compile-time gaps (ablation; NttPlan::defines sets it from
+ * XEHE_NTT_SLM_GENERIC=1). */
+#ifndef XEHE_SLM_GENERIC
+#define XEHE_SLM_GENERIC 0
+#endif
 /* XEHE_SLM_MIN_BLOCKS=b (> 0): the SLM kernels ntt_{fwd,inv}_slm_u64 ask CUDA for b resident
  * groups of at most 256 work-items per SM (KERNEL_BOUNDS: fewer registers, more occupancy; the
  * plans launch at most 256). 0 (default): no hint. An occupancy ablation (NttPlan::defines reads
@@ -504,7 +510,7 @@ DECLSPEC void fwd_slm_rounds_to(LOCAL_AS u64 *tile, u32 T, CONST_AS u64 *rw, CON
                                 u32 log_m, u32 end, u32 tin, u32 mode, LOCAL_AS u64 *scratch)
 {
     u32 lr = MODE_LOG_RADIX(SLM_MODE(mode)), ls = end == log_n ? MODE_LOG_SIMD(SLM_MODE(mode)) : 0;
-#ifdef XEHE_SLM_MODE
+#if defined(XEHE_SLM_MODE) && !XEHE_SLM_GENERIC
     /* The SLM kernels' case, all log2 T rounds of one transform's tile without shuffle rounds:
      * the steps' gaps (2^(log2 T − 1 − s) at step s) and the radix are compile-time constants,
      * so the unrolled steps' shifts, masks and padded strides fold; only the block counts stay
@@ -869,7 +875,7 @@ DECLSPEC void inv_slm_rounds_from(LOCAL_AS u64 *tile, u32 T, CONST_AS u64 *rw, C
                                   inv_last_t il, LOCAL_AS u64 *scratch)
 {
     u32 lr = MODE_LOG_RADIX(SLM_MODE(mode)), ls = MODE_LOG_SIMD(SLM_MODE(mode));
-#ifdef XEHE_SLM_MODE
+#if defined(XEHE_SLM_MODE) && !XEHE_SLM_GENERIC
     /* All log2 T rounds of one transform's tile without shuffle rounds (the mirror of
      * fwd_slm_rounds_to's case): step s starts at gap 2^s, a compile-time constant. */
     if (ls == 0 && top == log_n && T == XEHE_SLM_TILE && log_n - stop_log_m == SLM_LOG_TILE) {

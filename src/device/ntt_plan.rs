@@ -247,6 +247,13 @@ fn min_blocks_override() -> Option<u32> {
     })
 }
 
+/// The `XEHE_NTT_SLM_GENERIC=1` ablation (`XEHE_SLM_GENERIC` in native/ntt.cl: no whole-tile
+/// SLM steps with compile-time gaps), read once.
+fn slm_generic_override() -> bool {
+    static GENERIC: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *GENERIC.get_or_init(|| std::env::var("XEHE_NTT_SLM_GENERIC").is_ok_and(|v| v.trim() == "1"))
+}
+
 /// Forward (Cooley–Tukey, natural in, bit-reversed out) or inverse (Gentleman–Sande).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum NttDirection {
@@ -477,12 +484,15 @@ impl NttPlan {
 
     /// Compile-time defines of the NTT program (`-D NAME=VALUE`): the tile, the SLM mode and,
     /// where the environment sets `XEHE_NTT_MIN_BLOCKS=b` (1 ≤ b ≤ 32; an occupancy ablation),
-    /// `XEHE_SLM_MIN_BLOCKS=b`.
+    /// `XEHE_SLM_MIN_BLOCKS=b`, and with `XEHE_NTT_SLM_GENERIC=1` `XEHE_SLM_GENERIC=1`.
     pub fn defines(&self) -> Vec<(&'static str, String)> {
         // The SLM mode is also compiled in, so each program holds one step kind (ntt.cl SLM_MODE).
         let mut d = vec![("XEHE_SLM_TILE", self.tile().to_string()), ("XEHE_SLM_MODE", self.slm_mode().to_string())];
         if let Some(b) = min_blocks_override() {
             d.push(("XEHE_SLM_MIN_BLOCKS", b.to_string()));
+        }
+        if slm_generic_override() {
+            d.push(("XEHE_SLM_GENERIC", "1".to_string()));
         }
         d
     }
