@@ -236,6 +236,25 @@ fn l2_chunk_rows_override() -> Option<usize> {
     })
 }
 
+/// The `XEHE_NTT_MIN_BLOCKS` occupancy hint of the SLM kernels (`XEHE_SLM_MIN_BLOCKS` in
+/// native/ntt.cl: CUDA `__launch_bounds__(256, b)`), read once; `None` when unset or 0.
+fn min_blocks_override() -> Option<u32> {
+    static BLOCKS: std::sync::OnceLock<Option<u32>> = std::sync::OnceLock::new();
+    *BLOCKS.get_or_init(|| {
+        std::env::var("XEHE_NTT_MIN_BLOCKS")
+            .ok()
+            .and_then(|v| v.trim().parse().ok())
+            .filter(|&b| b > 0 && b <= 32)
+    })
+}
+
+/// The `XEHE_NTT_SLM_GENERIC=1` ablation (`XEHE_SLM_GENERIC` in native/ntt.cl: no whole-tile
+/// SLM steps with compile-time gaps), read once.
+fn slm_generic_override() -> bool {
+    static GENERIC: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *GENERIC.get_or_init(|| std::env::var("XEHE_NTT_SLM_GENERIC").is_ok_and(|v| v.trim() == "1"))
+}
+
 /// Forward (Cooley–Tukey, natural in, bit-reversed out) or inverse (Gentleman–Sande).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum NttDirection {
@@ -464,10 +483,19 @@ impl NttPlan {
         }
     }
 
-    /// Compile-time defines of the NTT program (`-D NAME=VALUE`).
+    /// Compile-time defines of the NTT program (`-D NAME=VALUE`): the tile, the SLM mode and,
+    /// where the environment sets `XEHE_NTT_MIN_BLOCKS=b` (1 ≤ b ≤ 32; an occupancy ablation),
+    /// `XEHE_SLM_MIN_BLOCKS=b`, and with `XEHE_NTT_SLM_GENERIC=1` `XEHE_SLM_GENERIC=1`.
     pub fn defines(&self) -> Vec<(&'static str, String)> {
         // The SLM mode is also compiled in, so each program holds one step kind (ntt.cl SLM_MODE).
-        vec![("XEHE_SLM_TILE", self.tile().to_string()), ("XEHE_SLM_MODE", self.slm_mode().to_string())]
+        let mut d = vec![("XEHE_SLM_TILE", self.tile().to_string()), ("XEHE_SLM_MODE", self.slm_mode().to_string())];
+        if let Some(b) = min_blocks_override() {
+            d.push(("XEHE_SLM_MIN_BLOCKS", b.to_string()));
+        }
+        if slm_generic_override() {
+            d.push(("XEHE_SLM_GENERIC", "1".to_string()));
+        }
+        d
     }
 
     /// Rounds done in global memory before (forward) / after (inverse) the SLM kernel.
