@@ -218,19 +218,12 @@ DECLSPEC u64 sub_if_ge(u64 x, u64 c)
     return (int)(u32)(t >> 32) < 0 ? x : t;
 }
 
-/* x * w mod q in [0, 2q), w with Shoup quotient wq = floor(w * 2^64 / q) (Harvey).
- * CUDA: x·w + hi·(−q) as one mad.lo (the subtraction folds into the multiply-add; C would be
- * canonicalized back to a multiply and a subtraction). */
+/* x * w mod q in [0, 2q), w with Shoup quotient wq = floor(w * 2^64 / q) (Harvey). Plain C: an
+ * inline-PTX `mad.lo.u64` form (x·w + hi·(−q)) measured slower on the H100 (session 3). */
 DECLSPEC u64 mul_shoup_lazy(u64 x, u64 w, u64 wq, u64 q)
 {
     u64 hi = mulhi64(x, wq);
-#if IS_CUDA && !XEHE_NO_ASM
-    u64 r;
-    asm("mad.lo.u64 %0, %1, %2, %3;" : "=l"(r) : "l"(hi), "l"(0 - q), "l"(x * w));
-    return r;
-#else
     return x * w - hi * q;
-#endif
 }
 
 DECLSPEC u64 mul_shoup(u64 x, u64 w, u64 wq, u64 q)

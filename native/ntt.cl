@@ -45,16 +45,16 @@
               : ((x) >> 4 ? ((x) >> 6 ? ((x) >> 7 ? 7u : 6u) : (x) >> 5 ? 5u : 4u)                           \
                           : ((x) >> 2 ? ((x) >> 3 ? 3u : 2u) : (x) >> 1 ? 1u : 0u)))
 #define SLM_LOG_TILE LOG2_POW2(XEHE_SLM_TILE)
-/* XEHE_SLM_GENERIC=1: the SLM rounds keep their run-time loops also where the whole-tile steps
- * could be unrolled with compile-time gaps (ablation; NttPlan::defines sets it from
- * XEHE_NTT_SLM_GENERIC=1). */
+/* XEHE_SLM_GENERIC=1 (default): the SLM rounds keep their run-time loops; 0: where the tile holds
+ * whole transforms, steps unrolled with compile-time gaps — measured slower on the H100 (session
+ * 3, BENCHMARKS.md), kept as an ablation (NttPlan::defines sets 0 for XEHE_NTT_SLM_WHOLE_TILE=1). */
 #ifndef XEHE_SLM_GENERIC
-#define XEHE_SLM_GENERIC 0
+#define XEHE_SLM_GENERIC 1
 #endif
 /* XEHE_SLM_MIN_BLOCKS=b (> 0): the SLM kernels ntt_{fwd,inv}_slm_u64 ask CUDA for b resident
  * groups of at most 256 work-items per SM (KERNEL_BOUNDS: fewer registers, more occupancy; the
- * plans launch at most 256). 0 (default): no hint. An occupancy ablation (NttPlan::defines reads
- * it from XEHE_NTT_MIN_BLOCKS). */
+ * plans launch at most 256). 0: no hint (programs built without a plan); NttPlan::defines sets 5
+ * (measured best on the H100) or XEHE_NTT_MIN_BLOCKS. */
 #ifndef XEHE_SLM_MIN_BLOCKS
 #define XEHE_SLM_MIN_BLOCKS 0
 #endif
