@@ -205,21 +205,7 @@ DECLSPEC u64 mad_mod(u64 a, u64 b, u64 c, u64 q, u64 r0, u64 r1)
     return barrett_reduce_128(mad64_wide(a, b, acc), q, r0, r1);
 }
 
-/*
- * x - c if x >= c, else x: the lazy reductions' conditional subtraction, decided by the sign of
- * x - c instead of a 64-bit compare (one 32-bit test of the high word, where `x >= c ? x - c : x`
- * takes a two-instruction 64-bit compare besides the subtraction and the selects).
- * Exact (the same value as the compare) when x - c and c - x are both below 2^63, e.g. every
- * caller's x < 2c with c < 2^63 (c = 2q or q, q < 2^62).
- */
-DECLSPEC u64 sub_if_ge(u64 x, u64 c)
-{
-    u64 t = x - c;
-    return (int)(u32)(t >> 32) < 0 ? x : t;
-}
-
-/* x * w mod q in [0, 2q), w with Shoup quotient wq = floor(w * 2^64 / q) (Harvey). Plain C: an
- * inline-PTX `mad.lo.u64` form (x·w + hi·(−q)) measured slower on the H100 (session 3). */
+/* x * w mod q in [0, 2q), w with Shoup quotient wq = floor(w * 2^64 / q) (Harvey). */
 DECLSPEC u64 mul_shoup_lazy(u64 x, u64 w, u64 wq, u64 q)
 {
     u64 hi = mulhi64(x, wq);
@@ -228,7 +214,8 @@ DECLSPEC u64 mul_shoup_lazy(u64 x, u64 w, u64 wq, u64 q)
 
 DECLSPEC u64 mul_shoup(u64 x, u64 w, u64 wq, u64 q)
 {
-    return sub_if_ge(mul_shoup_lazy(x, w, wq, q), q);
+    u64 r = mul_shoup_lazy(x, w, wq, q);
+    return r >= q ? r - q : r;
 }
 
 #endif /* XEHE_MODARITH_H */

@@ -38,53 +38,11 @@
  * rounds (stride 8 words in radix-8 steps, stride 2 in radix-2) hit distinct banks. */
 #define SLM_PAD(i) ((i) + ((i) >> 3))
 #define SLM_WORDS (XEHE_SLM_TILE + XEHE_SLM_TILE / 8)
-/* log2 of a power of two 1 … 2^16 as a constant expression (for the tile size). */
-#define LOG2_POW2(x)                                                                                             \
-    ((x) >> 8 ? ((x) >> 12 ? ((x) >> 14 ? ((x) >> 16 ? 16u : (x) >> 15 ? 15u : 14u) : (x) >> 13 ? 13u : 12u)   \
-                           : ((x) >> 10 ? ((x) >> 11 ? 11u : 10u) : (x) >> 9 ? 9u : 8u))                     \
-              : ((x) >> 4 ? ((x) >> 6 ? ((x) >> 7 ? 7u : 6u) : (x) >> 5 ? 5u : 4u)                           \
-                          : ((x) >> 2 ? ((x) >> 3 ? 3u : 2u) : (x) >> 1 ? 1u : 0u)))
-#define SLM_LOG_TILE LOG2_POW2(XEHE_SLM_TILE)
-/* XEHE_SLM_GENERIC=1 (default): the SLM rounds keep their run-time loops; 0: where the tile holds
- * whole transforms, steps unrolled with compile-time gaps — measured slower on the H100 (session
- * 3, BENCHMARKS.md), kept as an ablation (NttPlan::defines sets 0 for XEHE_NTT_SLM_WHOLE_TILE=1). */
-#ifndef XEHE_SLM_GENERIC
-#define XEHE_SLM_GENERIC 1
-#endif
-/* XEHE_SLM_MIN_BLOCKS=b (> 0): the SLM kernels ntt_{fwd,inv}_slm_u64 ask CUDA for b resident
- * groups of at most 256 work-items per SM (KERNEL_BOUNDS: fewer registers, more occupancy; the
- * plans launch at most 256). 0: no hint (programs built without a plan); NttPlan::defines sets 5
- * (measured best on the H100) or XEHE_NTT_MIN_BLOCKS. */
-#ifndef XEHE_SLM_MIN_BLOCKS
-#define XEHE_SLM_MIN_BLOCKS 0
-#endif
-#if XEHE_SLM_MIN_BLOCKS > 0
-#define SLM_BOUNDS KERNEL_BOUNDS(256, XEHE_SLM_MIN_BLOCKS)
-#else
-#define SLM_BOUNDS
-#endif
 
-/*
- * The padded distance between words s and s + 1 of a group of 2^r words d apart whose first word
- * lies less than d past a multiple of d·2^r (the SLM steps' groups), where SLM_PAD is linear over
- * the group: d a multiple of 8 (then SLM_PAD(b + s·d) = SLM_PAD(b) + s·(d + d/8)), or the whole
- * group inside one aligned 8-word block (d·2^r <= 8: no pad crossed, distance d). 0 otherwise
- * (d = 2 or 4 with a larger span; radix-16 with d = 1). Lets a step address its group from one
- * padded base instead of padding every word's index.
- */
-DECLSPEC u32 slm_pad_stride(u32 d, u32 r)
-{
-    return (d & 7u) == 0 ? d + (d >> 3) : (d << r) <= 8u ? d : 0u;
-}
-
-/*
- * Harvey's lazy forward butterfly: x, y < 4q in, x + wy and x − wy + 2q out, both < 4q
- * (u < 2q after the correction, v < 2q). q < 2^62, so 4q < 2^64 and sub_if_ge is exact.
- */
 DECLSPEC void fwd_bf(u64 *x, u64 *y, u64 w, u64 wq, u64 q)
 {
     u64 two_q = q << 1;
-    u64 u = sub_if_ge(*x, two_q);
+    u64 u = *x >= two_q ? *x - two_q : *x;
     u64 v = mul_shoup_lazy(*y, w, wq, q);
     *x = u + v;
     *y = u + two_q - v;
@@ -92,15 +50,17 @@ DECLSPEC void fwd_bf(u64 *x, u64 *y, u64 w, u64 wq, u64 q)
 
 DECLSPEC u64 fwd_final(u64 x, u64 q)
 {
-    return sub_if_ge(sub_if_ge(x, q << 1), q);
+    u64 two_q = q << 1;
+    x = x >= two_q ? x - two_q : x;
+    return x >= q ? x - q : x;
 }
 
-/* Lazy inverse butterfly: x, y < 2q in, (x + y) mod-lazy < 2q and w(x − y + 2q) < 2q out. */
 DECLSPEC void inv_bf(u64 *x, u64 *y, u64 w, u64 wq, u64 q)
 {
     u64 two_q = q << 1;
     u64 u = *x, v = *y;
-    *x = sub_if_ge(u + v, two_q);
+    u64 s = u + v;
+    *x = s >= two_q ? s - two_q : s;
     *y = mul_shoup_lazy(u + two_q - v, w, wq, q);
 }
 
@@ -109,27 +69,12 @@ DECLSPEC void inv_bf_last(u64 *x, u64 *y, u64 in, u64 inq, u64 lw, u64 lwq, u64 
 {
     u64 two_q = q << 1;
     u64 u = *x, v = *y;
-    u64 s = sub_if_ge(u + v, two_q);
-    *x = mul_shoup(s, in, inq, q);
-    *y = mul_shoup(u + two_q - v, lw, lwq, q);
-}
-
-/*
- * Copy a tile of T words between global memory `g` and the padded shared tile: into the tile
- * (to_tile), or out of it with the forward final reduction (canonical) when `reduce`. With a
- * work-group size L that is a multiple of 8, SLM_PAD(e + L) = SLM_PAD(e) + L + L/8, so the
- * padded index is stepped instead of recomputed. Callers pass to_tile and reduce as literals.
- */
-DECLSPEC_INLINE void tile_copy(LOCAL_AS u64 *tile, GLOBAL_AS u64 *g, u32 T, u64 q, const u32 to_tile, const u32 reduce)
-{
-    u32 L = LOCAL_SIZE();
-    u32 dp = (L & 7u) == 0 ? L + (L >> 3) : 0u;
-    for (u32 e = LOCAL_ID(), pe = SLM_PAD(LOCAL_ID()); e < T; e += L, pe = dp ? pe + dp : SLM_PAD(e)) {
-        if (to_tile)
-            tile[pe] = g[e];
-        else
-            g[e] = reduce ? fwd_final(tile[pe], q) : tile[pe];
-    }
+    u64 s = u + v;
+    s = s >= two_q ? s - two_q : s;
+    u64 a = mul_shoup_lazy(s, in, inq, q);
+    u64 b = mul_shoup_lazy(u + two_q - v, lw, lwq, q);
+    *x = a >= q ? a - q : a;
+    *y = b >= q ? b - q : b;
 }
 
 /* Largest register radix of the high-radix kernels (radix-16). */
@@ -145,28 +90,12 @@ DECLSPEC_INLINE void fwd_round_r(u64 *v, const u32 r, CONST_AS u64 *rw, CONST_AS
 #pragma unroll
     for (u32 t = 0; t < r; t++) {
         u32 h = 1u << (r - 1 - t);
-        /* Round t's 2^t twiddles are consecutive from ri0; from t = 1 on ri0 is even, so they
-         * come in 16-byte pairs (the tables are whole buffers, k × N words with N >= 8). */
-        u32 ri0 = (m + i1) << t;
-        u64 w[RADIX_MAX / 2], wq[RADIX_MAX / 2];
-        if (t == 0) {
-            w[0] = rw[ri0];
-            wq[0] = rq[ri0];
-        } else {
-#pragma unroll
-            for (u32 grp = 0; grp < (1u << t); grp += 2) {
-                u64x2 a = LOAD_U64X2(rw + ri0 + grp), b = LOAD_U64X2(rq + ri0 + grp);
-                w[grp] = a.x;
-                w[grp + 1] = a.y;
-                wq[grp] = b.x;
-                wq[grp + 1] = b.y;
-            }
-        }
 #pragma unroll
         for (u32 grp = 0; grp < (1u << t); grp++) {
+            u32 ri = ((m + i1) << t) + grp;
+            u64 w = rw[ri], wq = rq[ri];
 #pragma unroll
-            for (u32 c = 0; c < h; c++)
-                fwd_bf(&v[grp * 2 * h + c], &v[grp * 2 * h + c + h], w[grp], wq[grp], q);
+            for (u32 c = 0; c < h; c++) fwd_bf(&v[grp * 2 * h + c], &v[grp * 2 * h + c + h], w, wq, q);
         }
     }
 }
@@ -442,56 +371,40 @@ DECLSPEC void fwd_simd_rounds(LOCAL_AS u64 *tile, u32 T, CONST_AS u64 *rw, CONST
 }
 
 /*
- * One forward step of r rounds on a tile of T words, the first with gap 2^log_gap and m blocks: each work-item's groups of
+ * One forward step of r rounds from 2^lm blocks on a tile of T words: each work-item's groups of
  * 2^r words come from the tile in shared memory, or with from_global straight from the tile's
  * words in global memory `gtile`; they go back to the tile, or with to_global straight to
  * `gtile` with the final reduction (the register-resident kernel's first and last steps). Callers
  * pass r, from_global and to_global as literals (the branches and loops fold).
  */
-DECLSPEC_INLINE void fwd_tile_step_g(LOCAL_AS u64 *tile, GLOBAL_AS u64 *gtile, u32 T, CONST_AS u64 *rw,
-                                     CONST_AS u64 *rq, u64 q, u32 log_gap, u32 m, u32 tin, const u32 r,
-                                     const u32 from_global, const u32 to_global)
+DECLSPEC_INLINE void fwd_tile_step(LOCAL_AS u64 *tile, GLOBAL_AS u64 *gtile, u32 T, CONST_AS u64 *rw, CONST_AS u64 *rq,
+                                   u64 q, u32 log_n, u32 lm, u32 tin, const u32 r, const u32 from_global,
+                                   const u32 to_global)
 {
+    u32 log_gap = log_n - 1 - lm;
+    u32 m = 1u << lm;
     u32 g = 1u << log_gap, gr = g >> (r - 1);
-    u32 sp = slm_pad_stride(gr, r); /* fwd_off(s, r, g) = s·gr */
     for (u32 j = LOCAL_ID(); j < (T >> r); j += LOCAL_SIZE()) {
         u32 il = j >> (log_gap - (r - 1));
         /* `& (m - 1)`: a tile may hold several transforms of 2^log_n words (four-step columns). */
         u32 i1 = (tin * (T >> (log_gap + 1)) + il) & (m - 1);
         u32 b = il * 2 * g + (j & (gr - 1));
-        LOCAL_AS u64 *tb = tile + SLM_PAD(b);
         u64 v[RADIX_MAX];
-        if (from_global) {
 #pragma unroll
-            for (u32 s = 0; s < (1u << r); s++) v[s] = gtile[b + fwd_off(s, r, g)];
-        } else if (sp) {
-#pragma unroll
-            for (u32 s = 0; s < (1u << r); s++) v[s] = tb[s * sp];
-        } else {
-#pragma unroll
-            for (u32 s = 0; s < (1u << r); s++) v[s] = tile[SLM_PAD(b + fwd_off(s, r, g))];
+        for (u32 s = 0; s < (1u << r); s++) {
+            u32 e = b + fwd_off(s, r, g);
+            v[s] = from_global ? gtile[e] : tile[SLM_PAD(e)];
         }
         fwd_round_r(v, r, rw, rq, m, i1, q);
-        if (to_global) {
 #pragma unroll
-            for (u32 s = 0; s < (1u << r); s++) gtile[b + fwd_off(s, r, g)] = fwd_final(v[s], q);
-        } else if (sp) {
-#pragma unroll
-            for (u32 s = 0; s < (1u << r); s++) tb[s * sp] = v[s];
-        } else {
-#pragma unroll
-            for (u32 s = 0; s < (1u << r); s++) tile[SLM_PAD(b + fwd_off(s, r, g))] = v[s];
+        for (u32 s = 0; s < (1u << r); s++) {
+            u32 e = b + fwd_off(s, r, g);
+            if (to_global)
+                gtile[e] = fwd_final(v[s], q);
+            else
+                tile[SLM_PAD(e)] = v[s];
         }
     }
-}
-
-/* fwd_tile_step_g for the step of r rounds from 2^lm blocks of a transform of 2^log_n words (first
- * gap 2^(log_n − 1 − lm), 2^lm blocks). */
-DECLSPEC_INLINE void fwd_tile_step(LOCAL_AS u64 *tile, GLOBAL_AS u64 *gtile, u32 T, CONST_AS u64 *rw, CONST_AS u64 *rq,
-                                   u64 q, u32 log_n, u32 lm, u32 tin, const u32 r, const u32 from_global,
-                                   const u32 to_global)
-{
-    fwd_tile_step_g(tile, gtile, T, rw, rq, q, log_n - 1 - lm, 1u << lm, tin, r, from_global, to_global);
 }
 
 /* One forward shared-memory step of r rounds from 2^lm blocks on a tile of T words. */
@@ -510,30 +423,6 @@ DECLSPEC void fwd_slm_rounds_to(LOCAL_AS u64 *tile, u32 T, CONST_AS u64 *rw, CON
                                 u32 log_m, u32 end, u32 tin, u32 mode, LOCAL_AS u64 *scratch)
 {
     u32 lr = MODE_LOG_RADIX(SLM_MODE(mode)), ls = end == log_n ? MODE_LOG_SIMD(SLM_MODE(mode)) : 0;
-#if defined(XEHE_SLM_MODE) && !XEHE_SLM_GENERIC
-    /* The SLM kernels' case, all log2 T rounds of one transform's tile without shuffle rounds:
-     * the steps' gaps (2^(log2 T − 1 − s) at step s) and the radix are compile-time constants,
-     * so the unrolled steps' shifts, masks and padded strides fold; only the block counts stay
-     * run-time. Same steps in the same order as the loops below. (Plan-compiled programs only:
-     * the SPIR-V build keeps the run-time loops, see the llvm-spirv note below.) */
-    if (ls == 0 && end == log_n && T == XEHE_SLM_TILE && log_n - log_m == SLM_LOG_TILE) {
-        const u32 LR = MODE_LOG_RADIX(XEHE_SLM_MODE) < 2 ? 1u : MODE_LOG_RADIX(XEHE_SLM_MODE);
-        const u32 LT = SLM_LOG_TILE;
-#pragma unroll
-        for (u32 s = 0; s + LR <= LT; s += LR) {
-            fwd_tile_step_g(tile, (GLOBAL_AS u64 *)0, XEHE_SLM_TILE, rw, rq, q, LT - 1 - s, 1u << (log_m + s), tin,
-                            LR, 0, 0);
-            SYNC_THREADS();
-        }
-#pragma unroll
-        for (u32 s = LT - LT % LR; s < LT; s++) {
-            fwd_tile_step_g(tile, (GLOBAL_AS u64 *)0, XEHE_SLM_TILE, rw, rq, q, LT - 1 - s, 1u << (log_m + s), tin,
-                            1, 0, 0);
-            SYNC_THREADS();
-        }
-        return;
-    }
-#endif
     u32 stop = end - ls; /* the shuffle rounds start here */
     u32 lm = log_m;
     /* Sequential loops, one per step kind (llvm-spirv 14 mis-structures a loop over an if-chain). */
@@ -569,7 +458,7 @@ DECLSPEC void fwd_slm_rounds(LOCAL_AS u64 *tile, u32 T, CONST_AS u64 *rw, CONST_
  * All remaining forward rounds from 2^log_m blocks on, inside tiles of XEHE_SLM_TILE words.
  * One work-group per tile. Ends with the final reduction.
  */
-KERNEL_FQ void SLM_BOUNDS ntt_fwd_slm_u64(GLOBAL_AS u64 *data, CONST_AS u64 *roots, CONST_AS u64 *roots_q,
+KERNEL_FQ void ntt_fwd_slm_u64(GLOBAL_AS u64 *data, CONST_AS u64 *roots, CONST_AS u64 *roots_q,
                                CONST_AS u64 *moduli, u32 k, u32 log_n, u32 log_m, u32 mode)
 {
     LOCAL_ARRAY(u64, tile, SLM_WORDS);
@@ -581,11 +470,11 @@ KERNEL_FQ void SLM_BOUNDS ntt_fwd_slm_u64(GLOBAL_AS u64 *data, CONST_AS u64 *roo
     u32 p = NTT_PRIME(row);
     u64 q = moduli[p];
     GLOBAL_AS u64 *src = data + ((u64)row << log_n) + (u64)tin * T;
-    tile_copy(tile, src, T, q, 1, 0);
+    for (u32 e = LOCAL_ID(); e < T; e += LOCAL_SIZE()) tile[SLM_PAD(e)] = src[e];
     SYNC_THREADS();
     fwd_slm_rounds(tile, T, roots + ((u64)p << log_n), roots_q + ((u64)p << log_n), q, log_n, log_m, tin, mode,
                    scratch);
-    tile_copy(tile, src, T, q, 0, 1);
+    for (u32 e = LOCAL_ID(); e < T; e += LOCAL_SIZE()) src[e] = fwd_final(tile[SLM_PAD(e)], q);
 }
 
 /*
@@ -827,42 +716,24 @@ DECLSPEC void inv_simd_rounds(LOCAL_AS u64 *tile, u32 T, CONST_AS u64 *rw, CONST
     }
 }
 
-/* One inverse shared-memory step of r rounds on a tile of T words, the first with gap 2^log_gap
- * and m blocks (n = the table's N). */
-DECLSPEC_INLINE void inv_slm_step_g(LOCAL_AS u64 *tile, u32 T, CONST_AS u64 *rw, CONST_AS u64 *rq, u64 q, u32 log_gap,
-                                    u32 n, u32 m, u32 tin, u32 scale_last, inv_last_t il, const u32 r)
+/* One inverse shared-memory step of r rounds from 2^lm blocks down, on a tile of T words. */
+DECLSPEC_INLINE void inv_slm_step(LOCAL_AS u64 *tile, u32 T, CONST_AS u64 *rw, CONST_AS u64 *rq, u64 q, u32 log_n, u32 n,
+                           u32 lm, u32 tin, u32 scale_last, inv_last_t il, const u32 r)
 {
+    u32 log_gap = log_n - 1 - lm;
+    u32 m = 1u << lm;
     u32 g = 1u << log_gap;
-    u32 sp = slm_pad_stride(g, r); /* inv_off(s, r, g) = s·g */
     for (u32 j = LOCAL_ID(); j < (T >> r); j += LOCAL_SIZE()) {
         u32 l3 = j >> log_gap;
         u32 i3 = (tin * (T >> (log_gap + r)) + l3) & ((m >> (r - 1)) - 1);
         u32 b = (l3 << r) * g + (j & (g - 1));
-        LOCAL_AS u64 *tb = tile + SLM_PAD(b);
         u64 v[RADIX_MAX];
-        if (sp) {
 #pragma unroll
-            for (u32 s = 0; s < (1u << r); s++) v[s] = tb[s * sp];
-        } else {
-#pragma unroll
-            for (u32 s = 0; s < (1u << r); s++) v[s] = tile[SLM_PAD(b + inv_off(s, r, g))];
-        }
+        for (u32 s = 0; s < (1u << r); s++) v[s] = tile[SLM_PAD(b + inv_off(s, r, g))];
         inv_round_r(v, r, rw, rq, n, m, i3, q, scale_last, il.in, il.inq, il.lw, il.lwq);
-        if (sp) {
 #pragma unroll
-            for (u32 s = 0; s < (1u << r); s++) tb[s * sp] = v[s];
-        } else {
-#pragma unroll
-            for (u32 s = 0; s < (1u << r); s++) tile[SLM_PAD(b + inv_off(s, r, g))] = v[s];
-        }
+        for (u32 s = 0; s < (1u << r); s++) tile[SLM_PAD(b + inv_off(s, r, g))] = v[s];
     }
-}
-
-/* One inverse shared-memory step of r rounds from 2^lm blocks down, on a tile of T words. */
-DECLSPEC_INLINE void inv_slm_step(LOCAL_AS u64 *tile, u32 T, CONST_AS u64 *rw, CONST_AS u64 *rq, u64 q, u32 log_n, u32 n,
-                                  u32 lm, u32 tin, u32 scale_last, inv_last_t il, const u32 r)
-{
-    inv_slm_step_g(tile, T, rw, rq, q, log_n - 1 - lm, n, 1u << lm, tin, scale_last, il, r);
 }
 
 /*
@@ -875,25 +746,6 @@ DECLSPEC void inv_slm_rounds_from(LOCAL_AS u64 *tile, u32 T, CONST_AS u64 *rw, C
                                   inv_last_t il, LOCAL_AS u64 *scratch)
 {
     u32 lr = MODE_LOG_RADIX(SLM_MODE(mode)), ls = MODE_LOG_SIMD(SLM_MODE(mode));
-#if defined(XEHE_SLM_MODE) && !XEHE_SLM_GENERIC
-    /* All log2 T rounds of one transform's tile without shuffle rounds (the mirror of
-     * fwd_slm_rounds_to's case): step s starts at gap 2^s, a compile-time constant. */
-    if (ls == 0 && top == log_n && T == XEHE_SLM_TILE && log_n - stop_log_m == SLM_LOG_TILE) {
-        const u32 LR = MODE_LOG_RADIX(XEHE_SLM_MODE) < 2 ? 1u : MODE_LOG_RADIX(XEHE_SLM_MODE);
-        const u32 LT = SLM_LOG_TILE;
-#pragma unroll
-        for (u32 s = 0; s + LR <= LT; s += LR) {
-            inv_slm_step_g(tile, XEHE_SLM_TILE, rw, rq, q, s, n, 1u << (log_n - 1 - s), tin, scale_last, il, LR);
-            SYNC_THREADS();
-        }
-#pragma unroll
-        for (u32 s = LT - LT % LR; s < LT; s++) {
-            inv_slm_step_g(tile, XEHE_SLM_TILE, rw, rq, q, s, n, 1u << (log_n - 1 - s), tin, scale_last, il, 1);
-            SYNC_THREADS();
-        }
-        return;
-    }
-#endif
     /* top - 1 = the block-count exponent of the next round. */
     if (ls && top == log_n && top >= ls + stop_log_m) {
         inv_simd_rounds(tile, T, rw, rq, q, log_n, n, tin, ls, scale_last, il, scratch);
@@ -942,7 +794,7 @@ DECLSPEC inv_last_t inv_last(CONST_AS u64 *inv_n, CONST_AS u64 *inv_n_q, CONST_A
  * in SLM; stop_log_m is the block count exponent after the last round done here. When it is
  * 0 the scaled last round was done too and the output is canonical.
  */
-KERNEL_FQ void SLM_BOUNDS ntt_inv_slm_u64(GLOBAL_AS u64 *data, CONST_AS u64 *iroots, CONST_AS u64 *iroots_q,
+KERNEL_FQ void ntt_inv_slm_u64(GLOBAL_AS u64 *data, CONST_AS u64 *iroots, CONST_AS u64 *iroots_q,
                                CONST_AS u64 *moduli, CONST_AS u64 *inv_n, CONST_AS u64 *inv_n_q,
                                CONST_AS u64 *last_w, CONST_AS u64 *last_wq, u32 k, u32 log_n, u32 stop_log_m,
                                u32 mode)
@@ -957,11 +809,11 @@ KERNEL_FQ void SLM_BOUNDS ntt_inv_slm_u64(GLOBAL_AS u64 *data, CONST_AS u64 *iro
     u32 p = NTT_PRIME(row);
     u64 q = moduli[p];
     GLOBAL_AS u64 *src = data + ((u64)row << log_n) + (u64)tin * T;
-    tile_copy(tile, src, T, q, 1, 0);
+    for (u32 e = LOCAL_ID(); e < T; e += LOCAL_SIZE()) tile[SLM_PAD(e)] = src[e];
     SYNC_THREADS();
     inv_slm_rounds(tile, T, iroots + ((u64)p << log_n), iroots_q + ((u64)p << log_n), q, log_n, n, stop_log_m, tin,
                    mode, 1, inv_last(inv_n, inv_n_q, last_w, last_wq, p), scratch);
-    tile_copy(tile, src, T, q, 0, 0);
+    for (u32 e = LOCAL_ID(); e < T; e += LOCAL_SIZE()) src[e] = tile[SLM_PAD(e)];
 }
 
 /* ---------------- 2D / four-step (seeds/004 §2D NTT, with the twist it omits) ---------------- */

@@ -55,17 +55,6 @@ typedef uint u32;
 #endif
 
 /*
- * KERNEL_BOUNDS(t, b), written between a kernel's return type and its name: on CUDA
- * __launch_bounds__(t, b) (groups of at most t work-items, registers capped so that b groups fit
- * one SM); nothing on OpenCL. A launch with more than t work-items fails.
- */
-#if IS_CUDA
-#define KERNEL_BOUNDS(t, b) __launch_bounds__(t, b)
-#else
-#define KERNEL_BOUNDS(t, b)
-#endif
-
-/*
  * Intel-only inline vISA fast paths (paper §V-A2; modarith.h). The host defines
  * XEHE_INTEL_VISA=1 only for Intel's GPU OpenCL compiler (vendor 0x8086 and a GPU device, with
  * XEHE_NO_ASM unset); CUDA, pocl, other OpenCL drivers and the SPIR-V build never get it, and
@@ -122,20 +111,6 @@ typedef uint u32;
 #define SUB_GROUP_MAX_SIZE() ((u32)get_max_sub_group_size())
 #else
 #define XEHE_SHUFFLE 0
-#endif
-
-/*
- * LOAD_U64X2(p): the words p[0] and p[1] of global memory in one 16-byte load (.x, .y); p must
- * be 16-byte aligned (an even word index into a buffer allocated by the runtime).
- */
-#if IS_CUDA
-struct alignas(16) u64x2 {
-    u64 x, y;
-};
-#define LOAD_U64X2(p) (*(const u64x2 *)(p))
-#else
-typedef ulong2 u64x2;
-#define LOAD_U64X2(p) vload2(0, (p))
 #endif
 
 /* Leading zero bits of a 64-bit word (64 for 0). */

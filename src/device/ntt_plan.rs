@@ -236,29 +236,6 @@ fn l2_chunk_rows_override() -> Option<usize> {
     })
 }
 
-/// The SLM kernels' occupancy hint (`XEHE_SLM_MIN_BLOCKS` in native/ntt.cl: CUDA
-/// `__launch_bounds__(256, b)`): 5 resident groups per SM by default (H100, session 3: radix8-slm
-/// at 32K × 1024 0.63 → 0.58 µs; occupancy 50 → 62.5 %), `XEHE_NTT_MIN_BLOCKS=b` to change it
-/// (0: no hint), read once.
-fn min_blocks_override() -> Option<u32> {
-    static BLOCKS: std::sync::OnceLock<Option<u32>> = std::sync::OnceLock::new();
-    *BLOCKS.get_or_init(|| {
-        std::env::var("XEHE_NTT_MIN_BLOCKS")
-            .ok()
-            .map_or(Some(5), |v| v.trim().parse().ok())
-            .filter(|&b| b > 0 && b <= 32)
-    })
-}
-
-/// Whether the SLM kernels unroll whole-tile steps with compile-time gaps
-/// (`XEHE_SLM_GENERIC=0` in native/ntt.cl): off by default — measured slower on the H100
-/// (session 3: 0.63 vs 0.60 µs at 32K × 1024, and multiply+relinearize 4398 vs 4221 µs at
-/// 64K); `XEHE_NTT_SLM_WHOLE_TILE=1` turns it on for ablations. Read once.
-fn slm_whole_tile() -> bool {
-    static WHOLE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *WHOLE.get_or_init(|| std::env::var("XEHE_NTT_SLM_WHOLE_TILE").is_ok_and(|v| v.trim() == "1"))
-}
-
 /// Forward (Cooley–Tukey, natural in, bit-reversed out) or inverse (Gentleman–Sande).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum NttDirection {
@@ -487,19 +464,10 @@ impl NttPlan {
         }
     }
 
-    /// Compile-time defines of the NTT program (`-D NAME=VALUE`): the tile, the SLM mode, the
-    /// occupancy hint `XEHE_SLM_MIN_BLOCKS` (5, or `XEHE_NTT_MIN_BLOCKS`; none for 0) and, with
-    /// `XEHE_NTT_SLM_WHOLE_TILE=1`, `XEHE_SLM_GENERIC=0` (the whole-tile steps).
+    /// Compile-time defines of the NTT program (`-D NAME=VALUE`).
     pub fn defines(&self) -> Vec<(&'static str, String)> {
         // The SLM mode is also compiled in, so each program holds one step kind (ntt.cl SLM_MODE).
-        let mut d = vec![("XEHE_SLM_TILE", self.tile().to_string()), ("XEHE_SLM_MODE", self.slm_mode().to_string())];
-        if let Some(b) = min_blocks_override() {
-            d.push(("XEHE_SLM_MIN_BLOCKS", b.to_string()));
-        }
-        if slm_whole_tile() {
-            d.push(("XEHE_SLM_GENERIC", "0".to_string()));
-        }
-        d
+        vec![("XEHE_SLM_TILE", self.tile().to_string()), ("XEHE_SLM_MODE", self.slm_mode().to_string())]
     }
 
     /// Rounds done in global memory before (forward) / after (inverse) the SLM kernel.
