@@ -816,6 +816,137 @@ KERNEL_FQ void ntt_inv_slm_u64(GLOBAL_AS u64 *data, CONST_AS u64 *iroots, CONST_
     for (u32 e = LOCAL_ID(); e < T; e += LOCAL_SIZE()) src[e] = tile[SLM_PAD(e)];
 }
 
+/* ---------------- one pass with thread-block clusters (radix8-cluster; CUDA sm_90+) ----------------
+ *
+ * The radix-8 plan's two passes through global memory (the global radix-2^c pass, then the SLM
+ * kernel per tile of T words) in one kernel: the C = N / T = 2^c tiles of a row are the C CTAs of
+ * one thread-block cluster, whose shared memories are addressable from each other (Hopper
+ * distributed shared memory). Forward: each CTA reads its share of the columns {j + s·T : s < C}
+ * from global memory, does the first c rounds in registers and stores word s into CTA s's tile
+ * (a remote store for s != rank); after a cluster barrier every CTA finishes its tile as the SLM
+ * kernel does and writes it once. The inverse mirrors it (tile rounds, barrier, the last c rounds
+ * with remote loads, a barrier so no CTA exits while its tile is read, one write). DRAM sees one
+ * read and one write of the data instead of two of each. Compiled only into the plan's program
+ * (XEHE_CLUSTER = C <= 8, the portable cluster size; XEHE_CLUSTER_ITEM = T / local >= C).
+ */
+#if defined(XEHE_CLUSTER) && IS_CUDA && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#define LOG_CLUSTER (XEHE_CLUSTER == 8 ? 3u : XEHE_CLUSTER == 4 ? 2u : XEHE_CLUSTER == 2 ? 1u : 0u)
+/* Words per work-item (XEHE_CLUSTER_ITEM = T / local, from the plan), and the columns of the
+ * cross-CTA rounds each work-item takes. */
+#define CLUSTER_ITEM_WORDS XEHE_CLUSTER_ITEM
+#define CLUSTER_COLS (CLUSTER_ITEM_WORDS / XEHE_CLUSTER)
+#define KERNEL_CLUSTER_FQ extern "C" __global__ void __cluster_dims__(XEHE_CLUSTER, 1, 1)
+
+/* This CTA's rank in its cluster. */
+DECLSPEC u32 cluster_rank(void)
+{
+    u32 r;
+    asm("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+    return r;
+}
+
+/* The shared::cluster address of word 0 of `tile` (this CTA's shared array) in CTA `rank`. */
+DECLSPEC u32 cluster_tile(LOCAL_AS u64 *tile, u32 rank)
+{
+    u32 a, r;
+    asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(a) : "l"((u64)tile));
+    asm("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(rank));
+    return r;
+}
+
+DECLSPEC void cluster_st(u32 addr, u64 v)
+{
+    asm volatile("st.shared::cluster.u64 [%0], %1;" ::"r"(addr), "l"(v) : "memory");
+}
+
+DECLSPEC u64 cluster_ld(u32 addr)
+{
+    u64 v;
+    asm volatile("ld.shared::cluster.u64 %0, [%1];" : "=l"(v) : "r"(addr) : "memory");
+    return v;
+}
+
+/* Barrier of every work-item of the cluster; shared-memory writes before it are visible after. */
+DECLSPEC void cluster_sync(void)
+{
+    asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+
+/* Column `cc` of this work-item's share of the cross-CTA rounds (j < T). */
+#define CLUSTER_COL(rank, cc) ((rank) * (XEHE_SLM_TILE / XEHE_CLUSTER) + LOCAL_ID() + (cc) * LOCAL_SIZE())
+
+/* Same arguments as ntt_fwd_slm_u64 (log_m = c: the first round inside a tile). */
+KERNEL_CLUSTER_FQ ntt_fwd_cluster_u64(GLOBAL_AS u64 *data, CONST_AS u64 *roots, CONST_AS u64 *roots_q,
+                                      CONST_AS u64 *moduli, u32 k, u32 log_n, u32 log_m, u32 mode)
+{
+    LOCAL_ARRAY(u64, tile, SLM_WORDS);
+    LOCAL_ARRAY(u64, scratch, XCHG_WORDS);
+    const u32 T = XEHE_SLM_TILE;
+    u32 rank = cluster_rank(), row = GROUP_ID() / XEHE_CLUSTER, p = NTT_PRIME(row);
+    u64 q = moduli[p];
+    CONST_AS u64 *rw = roots + ((u64)p << log_n);
+    CONST_AS u64 *rq = roots_q + ((u64)p << log_n);
+    GLOBAL_AS u64 *src = data + ((u64)row << log_n);
+    u32 remote[XEHE_CLUSTER];
+#pragma unroll
+    for (u32 s = 0; s < XEHE_CLUSTER; s++) remote[s] = cluster_tile(tile, s);
+#pragma unroll
+    for (u32 cc = 0; cc < CLUSTER_COLS; cc++) {
+        u32 j = CLUSTER_COL(rank, cc);
+        u64 v[XEHE_CLUSTER];
+#pragma unroll
+        for (u32 s = 0; s < XEHE_CLUSTER; s++) v[s] = src[j + s * T];
+        fwd_round_r(v, LOG_CLUSTER, rw, rq, 1, 0, q);
+#pragma unroll
+        for (u32 s = 0; s < XEHE_CLUSTER; s++) cluster_st(remote[s] + 8 * SLM_PAD(j), v[s]);
+    }
+    cluster_sync();
+    fwd_slm_rounds(tile, T, rw, rq, q, log_n, log_m, rank, mode, scratch);
+    GLOBAL_AS u64 *dst = src + (u64)rank * T;
+    for (u32 e = LOCAL_ID(); e < T; e += LOCAL_SIZE()) dst[e] = fwd_final(tile[SLM_PAD(e)], q);
+}
+
+/* Same arguments as ntt_inv_slm_u64 (stop_log_m = c); output canonical. */
+KERNEL_CLUSTER_FQ ntt_inv_cluster_u64(GLOBAL_AS u64 *data, CONST_AS u64 *iroots, CONST_AS u64 *iroots_q,
+                                      CONST_AS u64 *moduli, CONST_AS u64 *inv_n, CONST_AS u64 *inv_n_q,
+                                      CONST_AS u64 *last_w, CONST_AS u64 *last_wq, u32 k, u32 log_n,
+                                      u32 stop_log_m, u32 mode)
+{
+    LOCAL_ARRAY(u64, tile, SLM_WORDS);
+    LOCAL_ARRAY(u64, scratch, XCHG_WORDS);
+    const u32 T = XEHE_SLM_TILE;
+    u32 n = 1u << log_n;
+    u32 rank = cluster_rank(), row = GROUP_ID() / XEHE_CLUSTER, p = NTT_PRIME(row);
+    u64 q = moduli[p];
+    CONST_AS u64 *rw = iroots + ((u64)p << log_n);
+    CONST_AS u64 *rq = iroots_q + ((u64)p << log_n);
+    inv_last_t il = inv_last(inv_n, inv_n_q, last_w, last_wq, p);
+    GLOBAL_AS u64 *dst = data + ((u64)row << log_n);
+    GLOBAL_AS u64 *own = dst + (u64)rank * T;
+    for (u32 e = LOCAL_ID(); e < T; e += LOCAL_SIZE()) tile[SLM_PAD(e)] = own[e];
+    SYNC_THREADS();
+    inv_slm_rounds(tile, T, rw, rq, q, log_n, n, stop_log_m, rank, mode, 1, il, scratch);
+    cluster_sync();
+    u64 v[CLUSTER_ITEM_WORDS];
+#pragma unroll
+    for (u32 s = 0; s < XEHE_CLUSTER; s++) {
+        u32 base = cluster_tile(tile, s);
+#pragma unroll
+        for (u32 cc = 0; cc < CLUSTER_COLS; cc++) v[cc * XEHE_CLUSTER + s] = cluster_ld(base + 8 * SLM_PAD(CLUSTER_COL(rank, cc)));
+    }
+    /* No CTA may exit (freeing its shared memory) while another still reads its tile. */
+    cluster_sync();
+#pragma unroll
+    for (u32 cc = 0; cc < CLUSTER_COLS; cc++) {
+        u32 j = CLUSTER_COL(rank, cc);
+        inv_round_r(&v[cc * XEHE_CLUSTER], LOG_CLUSTER, rw, rq, n, XEHE_CLUSTER >> 1, 0, q, 1, il.in, il.inq, il.lw,
+                    il.lwq);
+#pragma unroll
+        for (u32 s = 0; s < XEHE_CLUSTER; s++) dst[j + s * T] = v[cc * XEHE_CLUSTER + s];
+    }
+}
+#endif /* XEHE_CLUSTER on sm_90+ */
+
 /* ---------------- 2D / four-step (seeds/004 §2D NTT, with the twist it omits) ---------------- */
 
 /*

@@ -239,6 +239,22 @@ fn short_buffer_is_an_error() {
 }
 
 #[test]
+fn cluster_variant_is_a_clear_error_without_clusters() {
+    let Some(dev) = device() else { return };
+    let q = CoeffModulus::create(8192, &[50]).unwrap();
+    let dt = DeviceNttTables::new(dev, &[Arc::new(NttTables::new(13, q[0]).unwrap())]).unwrap();
+    let host: Vec<u64> = (0..8192u64).collect();
+    let d = dev.upload(&host).unwrap();
+    for v in NttVariant::CUDA_SM90 {
+        let e = dt.forward(dev, &d, 1, v).unwrap_err();
+        assert!(matches!(e, xehe::Error::Device(_)) && e.to_string().contains("clusters"), "{e}");
+        assert!(dt.inverse(dev, &d, 1, v).is_err());
+    }
+    // Nothing was launched: the data is untouched.
+    assert_eq!(to_vec(dev, &d), host);
+}
+
+#[test]
 fn profiler_sees_ntt_kernels() {
     let Some(dev) = device() else { return };
     let q = CoeffModulus::create(4096, &[50]).unwrap();

@@ -51,6 +51,13 @@ pub enum NttVariant {
     /// pass of a chunk run back to back, so the intermediate is read back from L2 and DRAM sees
     /// about one read and one write of the data.
     Radix8L2,
+    /// The radix-8 plan in one pass with Hopper thread-block clusters (CUDA sm_90+ only; N ≤
+    /// 2^15): the C = N / 4096 tiles of a row are the CTAs of one cluster, the first log2 C
+    /// forward rounds (last inverse rounds) run across them through distributed shared memory,
+    /// the rest in each tile as the SLM kernel does, so the data crosses DRAM once each way
+    /// (`ntt_{fwd,inv}_cluster_u64`). Not in [`ALL`](Self::ALL) (OpenCL has no clusters): see
+    /// [`CUDA_SM90`](Self::CUDA_SM90).
+    Radix8Cluster,
     /// The evaluator's choice: resolved per (log N, rows) by [`NttVariant::eval_choice`] (the
     /// table [`EVAL_NTT_CHOICE`], or the `XEHE_EVAL_NTT` override) when a plan is made. Not in
     /// [`ALL`](Self::ALL): it is always one of them.
@@ -78,6 +85,9 @@ pub const EVAL_NTT_DEFAULT: NttVariant = NttVariant::Radix8;
 
 /// Largest N of [`NttVariant::SingleBlock`], log2.
 pub const SINGLE_BLOCK_MAX_LOG_N: u32 = 11;
+/// Largest N of [`NttVariant::Radix8Cluster`], log2: 8 tiles of 4096 words, the portable
+/// cluster size.
+pub const CLUSTER_MAX_LOG_N: u32 = 15;
 /// Largest row length N2 of [`NttVariant::FourStep`], log2.
 const FOUR_STEP_MAX_LOG_N2: u32 = 12;
 
@@ -89,7 +99,7 @@ pub fn four_step_split(log_n: u32) -> (u32, u32) {
 }
 
 impl NttVariant {
-    /// All variants.
+    /// All portable variants (CUDA and OpenCL).
     pub const ALL: [NttVariant; 12] = [
         NttVariant::Naive,
         NttVariant::Staged,
@@ -104,6 +114,14 @@ impl NttVariant {
         NttVariant::Radix8Reg,
         NttVariant::Radix8L2,
     ];
+    /// The variants that need CUDA on compute capability 9.0 or newer (thread-block clusters);
+    /// [`GpuQueue::thread_block_clusters`](crate::device::gpu::GpuQueue::thread_block_clusters)
+    /// says whether a queue runs them.
+    pub const CUDA_SM90: [NttVariant; 1] = [NttVariant::Radix8Cluster];
+    /// Whether the variant needs thread-block clusters (CUDA sm_90+).
+    pub fn needs_clusters(self) -> bool {
+        Self::CUDA_SM90.contains(&self)
+    }
     /// What [`Auto`](Self::Auto) falls back to where its choice cannot run (tables without the
     /// four-step twist tables; kernels fused with a shared-memory radix-8 phase).
     pub const EVAL_FALLBACK: NttVariant = NttVariant::Radix8;
@@ -122,12 +140,13 @@ impl NttVariant {
             NttVariant::SingleBlock => "single-block-los",
             NttVariant::Radix8Reg => "radix8-reg",
             NttVariant::Radix8L2 => "radix8-l2",
+            NttVariant::Radix8Cluster => "radix8-cluster",
             NttVariant::Auto => "auto",
         }
     }
     /// The variant called `name` (see [`name`](Self::name); `"auto"` is [`Auto`](Self::Auto)).
     pub fn from_name(name: &str) -> Option<Self> {
-        Self::ALL.into_iter().chain([NttVariant::Auto]).find(|v| v.name() == name)
+        Self::ALL.into_iter().chain(Self::CUDA_SM90).chain([NttVariant::Auto]).find(|v| v.name() == name)
     }
     /// The fastest measured variant for `rows` rows of N = 2^`log_n` ([`EVAL_NTT_CHOICE`], else
     /// [`EVAL_NTT_DEFAULT`]); always one that [`supports`](Self::supports) N (radix-8 otherwise).
@@ -174,6 +193,7 @@ impl NttVariant {
         match self {
             NttVariant::SingleBlock => (3..=SINGLE_BLOCK_MAX_LOG_N).contains(&log_n),
             NttVariant::FourStep => (3..=2 * FOUR_STEP_MAX_LOG_N2).contains(&log_n),
+            NttVariant::Radix8Cluster => (3..=CLUSTER_MAX_LOG_N).contains(&log_n),
             NttVariant::Auto => Self::eval_choice(log_n, 1).supports(log_n),
             _ => (3..=30).contains(&log_n),
         }
@@ -187,6 +207,7 @@ impl NttVariant {
             | NttVariant::Radix16
             | NttVariant::Radix8Reg
             | NttVariant::Radix8L2
+            | NttVariant::Radix8Cluster
             | NttVariant::FourStep => 4096,
             _ => 2048,
         }
@@ -198,7 +219,8 @@ impl NttVariant {
             NttVariant::Radix8
             | NttVariant::FourStep
             | NttVariant::Radix8Reg
-            | NttVariant::Radix8L2 => 3,
+            | NttVariant::Radix8L2
+            | NttVariant::Radix8Cluster => 3,
             NttVariant::Radix16 => 4,
             _ => 1,
         }
@@ -375,6 +397,9 @@ enum Step {
     Rows { log_n1: u32 },
     /// As [`Step::Slm`] in the register-resident kernels (`ntt_{fwd,inv}_reg_u64`).
     Reg { log_m: u32, mode: u32 },
+    /// The whole transform in one cluster launch (`ntt_{fwd,inv}_cluster_u64`); `log_m` as in
+    /// [`Step::Slm`].
+    Cluster { log_m: u32, mode: u32 },
 }
 
 /// Work-items per group of the global-memory kernels.
@@ -467,7 +492,15 @@ impl NttPlan {
     /// Compile-time defines of the NTT program (`-D NAME=VALUE`).
     pub fn defines(&self) -> Vec<(&'static str, String)> {
         // The SLM mode is also compiled in, so each program holds one step kind (ntt.cl SLM_MODE).
-        vec![("XEHE_SLM_TILE", self.tile().to_string()), ("XEHE_SLM_MODE", self.slm_mode().to_string())]
+        let mut d = vec![("XEHE_SLM_TILE", self.tile().to_string()), ("XEHE_SLM_MODE", self.slm_mode().to_string())];
+        if self.variant == NttVariant::Radix8Cluster {
+            // The cluster size is a kernel attribute (`__cluster_dims__`): one tile per CTA.
+            // and the words each work-item holds across the cross-CTA rounds (tile / local, see
+            // `chunk_launches`: local = tile / 8 up to THREADS).
+            d.push(("XEHE_CLUSTER", (self.n() / self.tile()).to_string()));
+            d.push(("XEHE_CLUSTER_ITEM", (self.tile() / (self.tile() / 8).clamp(1, THREADS as usize)).to_string()));
+        }
+        d
     }
 
     /// Rounds done in global memory before (forward) / after (inverse) the SLM kernel.
@@ -504,6 +537,10 @@ impl NttPlan {
                     last: false,
                 }));
             }
+            (_, NttVariant::Radix8Cluster) => s.push(Step::Cluster {
+                log_m: split,
+                mode: self.slm_mode(),
+            }),
             (_, NttVariant::FourStep) => {
                 let log_n1 = four_step_split(log_n).0;
                 s.push(Step::Columns { log_n1 });
@@ -687,6 +724,10 @@ impl NttPlan {
                 Step::Reg { log_m, mode } => {
                     tiled(if fwd { k[7] } else { k[4] }, tables, [log_m, mode], per_item(mode))
                 }
+                Step::Cluster { log_m, mode } => {
+                    let kernel = if fwd { "ntt_fwd_cluster_u64" } else { "ntt_inv_cluster_u64" };
+                    tiled(kernel, tables, [log_m, mode], per_item(mode))
+                }
                 Step::Columns { log_n1 } => {
                     tiled(fs_cols, fs_tables, [log_n1, fs_mode], 1 << fs_mode)
                 }
@@ -746,6 +787,9 @@ mod tests {
                 (NttDirection::Inverse, Step::Slm { log_m, .. } | Step::Reg { log_m, .. }) => {
                     out.extend((log_m..log_n).rev())
                 }
+                // Cross-CTA rounds below log_m, then the tile's (reversed for the inverse).
+                (NttDirection::Forward, Step::Cluster { .. }) => out.extend(0..log_n),
+                (NttDirection::Inverse, Step::Cluster { .. }) => out.extend((0..log_n).rev()),
             }
         }
         out
@@ -754,7 +798,7 @@ mod tests {
     #[test]
     fn every_round_once_in_order() {
         for log_n in 3..=17 {
-            for v in NttVariant::ALL.into_iter().filter(|v| v.supports(log_n)) {
+            for v in NttVariant::ALL.into_iter().chain(NttVariant::CUDA_SM90).filter(|v| v.supports(log_n)) {
                 let plan = NttPlan::new(log_n, 2, v).unwrap();
                 let fwd: Vec<u32> = (0..log_n).collect();
                 let inv: Vec<u32> = (0..log_n).rev().collect();
@@ -782,6 +826,26 @@ mod tests {
                 assert_eq!(fin, 1, "{v:?} 2^{log_n}");
             }
         }
+    }
+
+    #[test]
+    fn cluster_plan_is_one_launch_of_one_cluster_per_row() {
+        for (log_n, cluster) in [(10u32, 1usize), (12, 1), (13, 2), (14, 4), (15, 8)] {
+            let plan = NttPlan::new(log_n, 3, NttVariant::Radix8Cluster).unwrap();
+            assert!(plan.defines().contains(&("XEHE_CLUSTER", cluster.to_string())));
+            for dir in [NttDirection::Forward, NttDirection::Inverse] {
+                let l = plan.launches(dir, 6);
+                assert_eq!(l.len(), 1, "2^{log_n}");
+                assert_eq!(l[0].groups as usize, 6 * cluster);
+                let item = plan.tile() / l[0].local as usize;
+                assert!(item >= 8 && item >= cluster && plan.defines().contains(&("XEHE_CLUSTER_ITEM", item.to_string())));
+                assert!(l[0].kernel.ends_with("cluster_u64"));
+                assert_eq!(l[0].scalars[2], ScalarArg::U32(cluster.trailing_zeros()));
+            }
+        }
+        assert!(!NttVariant::Radix8Cluster.supports(16));
+        assert_eq!(NttVariant::from_name("radix8-cluster"), Some(NttVariant::Radix8Cluster));
+        assert!(NttVariant::Radix8Cluster.needs_clusters() && !NttVariant::Radix8.needs_clusters());
     }
 
     #[test]

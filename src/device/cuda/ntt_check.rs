@@ -7,6 +7,7 @@
 //! 3. Timing sweep: N × instances × variant, CUDA events, median of 7 repeats.
 
 use crate::device::gpu::ntt::{DeviceNttTables, NttVariant};
+use crate::device::gpu::GpuQueue;
 use super::queue::CudaQueue;
 use super::{dev_err, CudaDevice};
 use crate::cli::bench::NttTiming;
@@ -127,12 +128,14 @@ fn time_ms(s: &Arc<CudaStream>, f: &mut dyn FnMut() -> Result<()>) -> Result<f64
     Ok(v[v.len() / 2])
 }
 
-/// The variants the pass covers: every one, or those named in `XEHE_NTT_VARIANTS`
-/// (comma-separated [`NttVariant::name`]s).
-fn variants() -> Vec<NttVariant> {
+/// The variants the pass covers: every one the device runs (the cluster variants on sm_90+),
+/// or those of them named in `XEHE_NTT_VARIANTS` (comma-separated [`NttVariant::name`]s).
+fn variants(queue: &CudaQueue) -> Vec<NttVariant> {
     let only = std::env::var("XEHE_NTT_VARIANTS").ok();
+    let clusters = queue.thread_block_clusters();
     NttVariant::ALL
         .into_iter()
+        .chain(NttVariant::CUDA_SM90.into_iter().filter(|_| clusters))
         .filter(|v| only.as_deref().is_none_or(|o| o.split(',').any(|n| n.trim() == v.name())))
         .collect()
 }
@@ -196,7 +199,7 @@ fn correctness(
             tables[r % k].forward(row);
         }
         let mut got = vec![0u64; host.len()];
-        for v in variants() {
+        for v in variants(queue) {
             if !v.supports(*log_n) {
                 continue;
             }
@@ -290,7 +293,7 @@ fn sweep(
         for inst in [1usize, 8, 64, 1024].into_iter().filter(|&i| only("XEHE_NTT_SWEEP_INSTANCES", i)) {
             let host: Vec<u64> = (0..inst * n).map(|_| rng.next() % q.value()).collect();
             let d = queue.upload(&host)?;
-            for v in variants() {
+            for v in variants(queue) {
                 if !v.supports(log_n) {
                     continue;
                 }

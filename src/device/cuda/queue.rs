@@ -210,7 +210,7 @@ impl CudaQueue {
                 unsafe { cudarc::driver::result::memcpy_htod_async(table.ptr(), &desc, self.stream.cu_stream()) }
                     .map_err(|e| dev_err("upload of coalesced descriptors", e))?;
                 let f = self.dev.function(Family::Elementwise, &[], "ew_batched_u64")?;
-                let cfg = LaunchConfig { grid_dim: (grid_stride_groups(longest).min(4096), n as u32, 1), block_dim: (THREADS, 1, 1), shared_mem_bytes: 0 };
+                let cfg = LaunchConfig { grid_dim: (grid_stride_groups(longest.div_ceil(2)).min(4096), n as u32, 1), block_dim: (THREADS, 1, 1), shared_mem_bytes: 0 };
                 // The ops (and their buffers) are dropped after the launch is on the stream; a
                 // buffer recycled from them is only used by later work of this stream.
                 self.launch_cfg("ew_batched_u64", &f, cfg, &[Arg::Buf(&table)])
@@ -261,6 +261,9 @@ impl GpuQueue for CudaQueue {
     type Buf = DeviceBuffer;
     fn integer_mma(&self) -> bool {
         self.dev.arch().0 >= 8
+    }
+    fn thread_block_clusters(&self) -> bool {
+        self.dev.arch().0 >= 9
     }
     fn alloc(&self, words: usize) -> Result<DeviceBuffer> {
         CudaQueue::alloc(self, words)

@@ -19,7 +19,7 @@
 use super::eval::EVAL_NTT;
 use super::level::{DevicePrimes, DeviceScalars, LevelData};
 use super::ntt::{DeviceNttTables, NttDirection};
-use super::{Arg, Geometry, GpuQueue};
+use super::{ew_items, Arg, Geometry, GpuQueue};
 use crate::device::kernels::Family;
 use crate::{Context, Error, ParmsId, Result};
 use parking_lot::Mutex;
@@ -184,7 +184,7 @@ fn elementwise<Q: GpuQueue>(
     args.extend(operands.iter().map(|b| Arg::Buf(*b)));
     args.extend(prime_args(bl, log_n, barrett));
     args.extend_from_slice(tail);
-    launch(q, Family::Elementwise, kernel, items, &args)?;
+    q.launch(Family::Elementwise, &[], kernel, ew_items(items), &args)?;
     Ok(out)
 }
 
@@ -362,7 +362,7 @@ impl<Q: GpuQueue> Batched<'_, Q> {
             let mut args = vec![Arg::BufAt(&out, common), Arg::BufAt(b, common)];
             args.extend(prime_args(bl, l.log_n, false));
             args.push(Arg::U64(extra as u64));
-            launch(q, Family::Elementwise, "ew_neg_u64", extra, &args)?;
+            q.launch(Family::Elementwise, &[], "ew_neg_u64", ew_items(extra), &args)?;
         }
         Ok(out)
     }

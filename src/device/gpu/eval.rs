@@ -6,7 +6,7 @@
 
 use super::level::{DevicePrimes, DeviceScalars, LevelData};
 use super::ntt::{DeviceNttTables, NttVariant};
-use super::{Arg, EwKind, EwOp, Geometry, GpuQueue};
+use super::{ew_items, Arg, EwKind, EwOp, Geometry, GpuQueue};
 use std::sync::Arc;
 use crate::device::kernels::Family;
 use crate::device::ntt_plan::NttTable;
@@ -60,14 +60,14 @@ pub fn add_sub<Q: GpuQueue>(q: &Q, l: &Arc<LevelData<Q::Buf>>, a: &Arc<Q::Buf>, 
     let common = sa.min(sb) * pw;
     let out = q.alloc(sa.max(sb) * pw)?;
     let args = [Arg::Buf(&out), Arg::Buf(&**a), Arg::Buf(&**b), Arg::Buf(&l.primes.moduli), Arg::U32(l.primes.k), Arg::U32(l.log_n), Arg::U64(common as u64)];
-    launch(q, Family::Elementwise, kind.kernel(), common as u64, &args)?;
+    q.launch(Family::Elementwise, &[], kind.kernel(), ew_items(common), &args)?;
     if sa > sb {
         q.copy(&out, common, a, common, (sa - sb) * pw)?;
     } else {
         let extra = (sb - sa) * pw;
         if sub {
             let args = [Arg::BufAt(&out, common), Arg::BufAt(&**b, common), Arg::Buf(&l.primes.moduli), Arg::U32(l.primes.k), Arg::U32(l.log_n), Arg::U64(extra as u64)];
-            launch(q, Family::Elementwise, EwKind::Neg.kernel(), extra as u64, &args)?;
+            q.launch(Family::Elementwise, &[], EwKind::Neg.kernel(), ew_items(extra), &args)?;
         } else {
             q.copy(&out, common, b, common, extra)?;
         }

@@ -31,6 +31,13 @@ pub fn grid_stride_groups(total: u64) -> u32 {
     total.div_ceil(THREADS as u64).clamp(1, 1 << 16) as u32
 }
 
+/// The launch geometry of the element-wise kernels (`ew_*_u64` in native/elementwise.cl) over
+/// `words` words: one work-item per pair of words (16-byte accesses; `words` is even, N being
+/// even).
+pub fn ew_items(words: usize) -> Geometry {
+    Geometry::Items((words as u64).div_ceil(2))
+}
+
 /// A device buffer of u64 words.
 pub trait GpuBuffer: Send + Sync + std::fmt::Debug {
     /// Length in words.
@@ -164,6 +171,12 @@ pub trait GpuQueue: Send + Sync + Sized + 'static {
     fn integer_mma(&self) -> bool {
         false
     }
+    /// Whether the device launches thread-block clusters with distributed shared memory (CUDA
+    /// sm_90+), which [`NttVariant::CUDA_SM90`](crate::device::ntt_plan::NttVariant::CUDA_SM90)
+    /// need. `false` unless a backend says otherwise.
+    fn thread_block_clusters(&self) -> bool {
+        false
+    }
     /// Upload a slice of plain values (`u32` tables, `u64` words) as read-only device data,
     /// padded to whole words.
     ///
@@ -245,7 +258,7 @@ impl<B: GpuBuffer + 'static> EwOp<B> {
             args.push(Arg::U64(self.b_words as u64));
         }
         args.push(Arg::U64(self.words as u64));
-        q.launch(Family::Elementwise, &[], self.kind.kernel(), Geometry::Items(self.words as u64), &args)
+        q.launch(Family::Elementwise, &[], self.kind.kernel(), ew_items(self.words), &args)
     }
 }
 

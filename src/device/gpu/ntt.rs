@@ -28,6 +28,8 @@ pub struct DeviceNttTables<B> {
     buffers: Vec<B>,
     /// Whether the four-step twist tables were uploaded.
     four_step: bool,
+    /// Whether the device runs thread-block clusters ([`NttVariant::needs_clusters`]).
+    clusters: bool,
 }
 
 impl<B: GpuBuffer> DeviceNttTables<B> {
@@ -65,10 +67,12 @@ impl<B: GpuBuffer> DeviceNttTables<B> {
 
     /// `variant` for `rows` rows with [`NttVariant::Auto`] resolved
     /// ([`NttVariant::eval_choice`]); a four-step choice falls back to
-    /// [`NttVariant::EVAL_FALLBACK`] when these tables lack the twist tables.
+    /// [`NttVariant::EVAL_FALLBACK`] when these tables lack the twist tables, a cluster choice
+    /// when the device has no thread-block clusters.
     pub fn resolve(&self, variant: NttVariant, rows: usize) -> NttVariant {
         match variant.resolve(self.log_n, rows) {
             NttVariant::FourStep if variant == NttVariant::Auto && !self.four_step => NttVariant::EVAL_FALLBACK,
+            v if variant == NttVariant::Auto && v.needs_clusters() && !self.clusters => NttVariant::EVAL_FALLBACK,
             v => v,
         }
     }
@@ -76,7 +80,7 @@ impl<B: GpuBuffer> DeviceNttTables<B> {
     fn from_image<Q: GpuQueue<Buf = B>>(dev: &Q, image: NttTableImage) -> Result<Self> {
         let four_step = image.has_four_step();
         let buffers = NttTable::ALL.iter().map(|&t| dev.upload_static(image.get(t))).collect::<Result<Vec<_>>>()?;
-        Ok(DeviceNttTables { log_n: image.log_n(), k: image.k(), buffers, four_step })
+        Ok(DeviceNttTables { log_n: image.log_n(), k: image.k(), buffers, four_step, clusters: dev.thread_block_clusters() })
     }
 
     /// Forward NTT of `rows` rows of `data` in place (canonical output, bit-identical to
@@ -268,7 +272,8 @@ impl<B: GpuBuffer> DeviceNttTables<B> {
     ///
     /// # Errors
     /// `InvalidArgument` when the plan is for another N or k, when `data` is shorter than
-    /// `rows × N`, or when `rows_per_prime == 0`; `Device` on a compile or launch failure.
+    /// `rows × N`, or when `rows_per_prime == 0`; `Device` on a compile or launch failure, or
+    /// for a variant the queue cannot run ([`NttVariant::needs_clusters`] off sm_90).
     pub fn run_plan<Q: GpuQueue<Buf = B>>(
         &self,
         q: &Q,
@@ -283,6 +288,12 @@ impl<B: GpuBuffer> DeviceNttTables<B> {
         }
         if plan.variant() == NttVariant::FourStep && !self.four_step {
             return Err(crate::Error::InvalidArgument("these NTT tables were uploaded without the four-step twist tables".into()));
+        }
+        if plan.variant().needs_clusters() && !q.thread_block_clusters() {
+            return Err(crate::Error::Device(format!(
+                "NTT variant {} needs thread-block clusters (CUDA, compute capability 9.0 or newer)",
+                plan.variant().name()
+            )));
         }
         plan.check_len(data.words(), rows)?;
         let defines = grouped_defines(plan, rows_per_prime)?;
