@@ -174,6 +174,30 @@ KERNEL_FQ void ntt_fwd_radix2_u64(GLOBAL_AS u64 *data, CONST_AS u64 *roots, CONS
 }
 
 /*
+ * Key switching's digit lift / mod-down correction applied to a source word on its way into a
+ * forward NTT (fwd_radix_pass, fwd_cluster): x mod q, or with p_last != 0
+ * ((x + h) mod p_last) mod q + (q - h mod q), h = floor(p_last / 2). r1: q's Barrett constant.
+ */
+typedef struct { u64 c1, h, fix, p_last, p_last_r1; } lift_t;
+
+DECLSPEC lift_t lift_init(u64 c1, u64 q, u64 p_last, u64 p_last_r1)
+{
+    lift_t l;
+    l.c1 = c1;
+    l.h = p_last >> 1;
+    l.fix = p_last ? q - barrett_reduce_64(l.h, q, c1) : 0;
+    l.p_last = p_last;
+    l.p_last_r1 = p_last_r1;
+    return l;
+}
+
+DECLSPEC u64 lift_word(lift_t l, u64 x, u64 q)
+{
+    if (l.p_last) x = barrett_reduce_64(x + l.h, l.p_last, l.p_last_r1);
+    return barrett_reduce_64(x, q, l.c1) + l.fix;
+}
+
+/*
  * One radix-2^r forward pass (r rounds from 2^log_m blocks) over `total` groups of 2^r words.
  * Reads `in`, writes `out` (the same buffer for an in-place pass). With lift_div != 0 the pass
  * is also key switching's digit lift: row r of `out` (prime r % k) reads row r / lift_div of
@@ -200,16 +224,9 @@ DECLSPEC_INLINE void fwd_radix_pass(GLOBAL_AS u64 *out, CONST_AS u64 *in, u32 li
         u64 v[RADIX_MAX];
         if (lift_div) {
             CONST_AS u64 *src = in + (u64)LIFT_SRC_ROW(row, lift_div) * n + col;
-            u64 c1 = r1[p];
-            /* Mod-down/rescale correction (p_last != 0): ((x + h) mod p_last) mod q + (q - h mod q). */
-            u64 h = p_last >> 1;
-            u64 fix = p_last ? q - barrett_reduce_64(h, q, c1) : 0;
+            lift_t lt = lift_init(r1[p], q, p_last, p_last_r1);
 #pragma unroll
-            for (u32 s = 0; s < (1u << r); s++) {
-                u64 x = src[fwd_off(s, r, g)];
-                if (p_last) x = barrett_reduce_64(x + h, p_last, p_last_r1);
-                v[s] = barrett_reduce_64(x, q, c1) + fix;
-            }
+            for (u32 s = 0; s < (1u << r); s++) v[s] = lift_word(lt, src[fwd_off(s, r, g)], q);
         } else {
             CONST_AS u64 *src = in + row * n + col;
 #pragma unroll
@@ -825,16 +842,16 @@ KERNEL_FQ void ntt_inv_slm_u64(GLOBAL_AS u64 *data, CONST_AS u64 *iroots, CONST_
  * from global memory, does the first c rounds in registers and stores word s into CTA s's tile
  * (a remote store for s != rank); after a cluster barrier every CTA finishes its tile as the SLM
  * kernel does and writes it once. The inverse mirrors it (tile rounds, barrier, the last c rounds
- * with remote loads, a barrier so no CTA exits while its tile is read, one write). DRAM sees one
+ * from remote loads straight to global memory, a barrier so no CTA exits while its tile is
+ * read). DRAM sees one
  * read and one write of the data instead of two of each. Compiled only into the plan's program
  * (XEHE_CLUSTER = C <= 8, the portable cluster size; XEHE_CLUSTER_ITEM = T / local >= C).
  */
 #if defined(XEHE_CLUSTER) && IS_CUDA && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 #define LOG_CLUSTER (XEHE_CLUSTER == 8 ? 3u : XEHE_CLUSTER == 4 ? 2u : XEHE_CLUSTER == 2 ? 1u : 0u)
-/* Words per work-item (XEHE_CLUSTER_ITEM = T / local, from the plan), and the columns of the
- * cross-CTA rounds each work-item takes. */
-#define CLUSTER_ITEM_WORDS XEHE_CLUSTER_ITEM
-#define CLUSTER_COLS (CLUSTER_ITEM_WORDS / XEHE_CLUSTER)
+/* The columns of the cross-CTA rounds each work-item takes: its words (XEHE_CLUSTER_ITEM = T /
+ * local, from the plan) over the cluster size. */
+#define CLUSTER_COLS (XEHE_CLUSTER_ITEM / XEHE_CLUSTER)
 #define KERNEL_CLUSTER_FQ extern "C" __global__ void __cluster_dims__(XEHE_CLUSTER, 1, 1)
 
 /* This CTA's rank in its cluster. */
@@ -875,9 +892,14 @@ DECLSPEC void cluster_sync(void)
 /* Column `cc` of this work-item's share of the cross-CTA rounds (j < T). */
 #define CLUSTER_COL(rank, cc) ((rank) * (XEHE_SLM_TILE / XEHE_CLUSTER) + LOCAL_ID() + (cc) * LOCAL_SIZE())
 
-/* Same arguments as ntt_fwd_slm_u64 (log_m = c: the first round inside a tile). */
-KERNEL_CLUSTER_FQ ntt_fwd_cluster_u64(GLOBAL_AS u64 *data, CONST_AS u64 *roots, CONST_AS u64 *roots_q,
-                                      CONST_AS u64 *moduli, u32 k, u32 log_n, u32 log_m, u32 mode)
+/*
+ * The forward cluster NTT of row GROUP_ID() / C of `data`; its input row comes from `in` (the
+ * same buffer for a plain NTT), or with lift_div != 0 from row LIFT_SRC_ROW of `in` through
+ * lift_word (the fused digit lift / mod-down correction of fwd_radix_pass).
+ */
+DECLSPEC void fwd_cluster(GLOBAL_AS u64 *data, CONST_AS u64 *in, u32 lift_div, CONST_AS u64 *r1, CONST_AS u64 *roots,
+                          CONST_AS u64 *roots_q, CONST_AS u64 *moduli, u32 k, u32 log_n, u32 log_m, u32 mode,
+                          u64 p_last, u64 p_last_r1)
 {
     LOCAL_ARRAY(u64, tile, SLM_WORDS);
     LOCAL_ARRAY(u64, scratch, XCHG_WORDS);
@@ -886,7 +908,8 @@ KERNEL_CLUSTER_FQ ntt_fwd_cluster_u64(GLOBAL_AS u64 *data, CONST_AS u64 *roots, 
     u64 q = moduli[p];
     CONST_AS u64 *rw = roots + ((u64)p << log_n);
     CONST_AS u64 *rq = roots_q + ((u64)p << log_n);
-    GLOBAL_AS u64 *src = data + ((u64)row << log_n);
+    CONST_AS u64 *src = in + ((u64)(lift_div ? LIFT_SRC_ROW(row, lift_div) : row) << log_n);
+    lift_t lt = lift_init(lift_div ? r1[p] : 0, q, p_last, p_last_r1);
     u32 remote[XEHE_CLUSTER];
 #pragma unroll
     for (u32 s = 0; s < XEHE_CLUSTER; s++) remote[s] = cluster_tile(tile, s);
@@ -895,15 +918,38 @@ KERNEL_CLUSTER_FQ ntt_fwd_cluster_u64(GLOBAL_AS u64 *data, CONST_AS u64 *roots, 
         u32 j = CLUSTER_COL(rank, cc);
         u64 v[XEHE_CLUSTER];
 #pragma unroll
-        for (u32 s = 0; s < XEHE_CLUSTER; s++) v[s] = src[j + s * T];
+        for (u32 s = 0; s < XEHE_CLUSTER; s++) v[s] = lift_div ? lift_word(lt, src[j + s * T], q) : src[j + s * T];
         fwd_round_r(v, LOG_CLUSTER, rw, rq, 1, 0, q);
 #pragma unroll
         for (u32 s = 0; s < XEHE_CLUSTER; s++) cluster_st(remote[s] + 8 * SLM_PAD(j), v[s]);
     }
     cluster_sync();
     fwd_slm_rounds(tile, T, rw, rq, q, log_n, log_m, rank, mode, scratch);
-    GLOBAL_AS u64 *dst = src + (u64)rank * T;
+    GLOBAL_AS u64 *dst = data + ((u64)row << log_n) + (u64)rank * T;
     for (u32 e = LOCAL_ID(); e < T; e += LOCAL_SIZE()) dst[e] = fwd_final(tile[SLM_PAD(e)], q);
+}
+
+/* Same arguments as ntt_fwd_slm_u64 (log_m = c: the first round inside a tile). */
+KERNEL_CLUSTER_FQ ntt_fwd_cluster_u64(GLOBAL_AS u64 *data, CONST_AS u64 *roots, CONST_AS u64 *roots_q,
+                                      CONST_AS u64 *moduli, u32 k, u32 log_n, u32 log_m, u32 mode)
+{
+    fwd_cluster(data, data, 0, moduli, roots, roots_q, moduli, k, log_n, log_m, mode, 0, 0);
+}
+
+/* ntt_fwd_radix8_lift_u64 as one cluster NTT: lifted[j][i] = NTT(t[j] mod p_i) (k = kp primes). */
+KERNEL_CLUSTER_FQ ntt_fwd_cluster_lift_u64(GLOBAL_AS u64 *lifted, CONST_AS u64 *t, CONST_AS u64 *r1,
+                                           CONST_AS u64 *roots, CONST_AS u64 *roots_q, CONST_AS u64 *moduli,
+                                           u32 kp, u32 log_n, u32 log_m, u32 mode)
+{
+    fwd_cluster(lifted, t, kp, r1, roots, roots_q, moduli, kp, log_n, log_m, mode, 0, 0);
+}
+
+/* ntt_fwd_radix8_moddown_u64 as one cluster NTT (the rounding correction of mod-down/rescale). */
+KERNEL_CLUSTER_FQ ntt_fwd_cluster_moddown_u64(GLOBAL_AS u64 *d, CONST_AS u64 *last, CONST_AS u64 *r1,
+                                              CONST_AS u64 *roots, CONST_AS u64 *roots_q, CONST_AS u64 *moduli,
+                                              u32 k, u32 log_n, u32 log_m, u32 mode, u64 p_last, u64 p_last_r1)
+{
+    fwd_cluster(d, last, k, r1, roots, roots_q, moduli, k, log_n, log_m, mode, p_last, p_last_r1);
 }
 
 /* Same arguments as ntt_inv_slm_u64 (stop_log_m = c); output canonical. */
@@ -927,23 +973,21 @@ KERNEL_CLUSTER_FQ ntt_inv_cluster_u64(GLOBAL_AS u64 *data, CONST_AS u64 *iroots,
     SYNC_THREADS();
     inv_slm_rounds(tile, T, rw, rq, q, log_n, n, stop_log_m, rank, mode, 1, il, scratch);
     cluster_sync();
-    u64 v[CLUSTER_ITEM_WORDS];
+    u32 remote[XEHE_CLUSTER];
 #pragma unroll
-    for (u32 s = 0; s < XEHE_CLUSTER; s++) {
-        u32 base = cluster_tile(tile, s);
-#pragma unroll
-        for (u32 cc = 0; cc < CLUSTER_COLS; cc++) v[cc * XEHE_CLUSTER + s] = cluster_ld(base + 8 * SLM_PAD(CLUSTER_COL(rank, cc)));
-    }
-    /* No CTA may exit (freeing its shared memory) while another still reads its tile. */
-    cluster_sync();
+    for (u32 s = 0; s < XEHE_CLUSTER; s++) remote[s] = cluster_tile(tile, s);
 #pragma unroll
     for (u32 cc = 0; cc < CLUSTER_COLS; cc++) {
         u32 j = CLUSTER_COL(rank, cc);
-        inv_round_r(&v[cc * XEHE_CLUSTER], LOG_CLUSTER, rw, rq, n, XEHE_CLUSTER >> 1, 0, q, 1, il.in, il.inq, il.lw,
-                    il.lwq);
+        u64 v[XEHE_CLUSTER];
 #pragma unroll
-        for (u32 s = 0; s < XEHE_CLUSTER; s++) dst[j + s * T] = v[cc * XEHE_CLUSTER + s];
+        for (u32 s = 0; s < XEHE_CLUSTER; s++) v[s] = cluster_ld(remote[s] + 8 * SLM_PAD(j));
+        inv_round_r(v, LOG_CLUSTER, rw, rq, n, XEHE_CLUSTER >> 1, 0, q, 1, il.in, il.inq, il.lw, il.lwq);
+#pragma unroll
+        for (u32 s = 0; s < XEHE_CLUSTER; s++) dst[j + s * T] = v[s];
     }
+    /* No CTA may exit (freeing its shared memory) while another still reads its tile. */
+    cluster_sync();
 }
 #endif /* XEHE_CLUSTER on sm_90+ */
 

@@ -72,13 +72,20 @@ pub const L2_CHUNK_BYTES: usize = 16 << 20;
 /// primes): `(log2 N, min_rows, variant)`; for N = 2^log_n and `rows` rows the last entry with
 /// that `log2 N` and `min_rows <= rows` applies, [`EVAL_NTT_DEFAULT`] when none does.
 ///
-/// Empty after session 3: on plain NTTs radix-4 wins at 16K (0.33 vs 0.40 µs at 1024 rows) and
-/// four-step at 64K (1.44 vs 1.54), but inside the evaluator (A/B with `XEHE_EVAL_NTT`,
-/// `docs/bench/2026-11-22-h100-s3-eval-ab-*.log`) radix-4 at 16K made multiply+relinearize
-/// slower (179.4 vs 167.9 µs) and four-step at 64K changed nothing (4222 vs 4221 µs) while
-/// costing 4 × k × N words of twist tables per level. Radix-8 everywhere; refill from
-/// `gpu_check` + `gpu_eval_check` A/B runs when kernels change.
-pub const EVAL_NTT_CHOICE: &[(u32, usize, NttVariant)] = &[];
+/// Session 3 found radix-4 (16K) and four-step (64K) faster on plain NTTs but not inside the
+/// evaluator (A/B with `XEHE_EVAL_NTT`, `docs/bench/2026-11-22-h100-s3-eval-ab-*.log`: radix-4
+/// at 16K made multiply+relinearize slower, 179.4 vs 167.9 µs; four-step at 64K changed nothing,
+/// 4222 vs 4221 µs, for 4 × k × N words of twist tables). Session 4: the one-pass cluster NTT
+/// wins inside the evaluator at 8K–32K (same-machine A/B, two runs each,
+/// `docs/bench/2026-11-22-h100-s4-eval-ab-*.log`: multiply+relinearize 8192 89–92 vs 97–98 µs,
+/// 16384 147–150 vs 168–170, 32768 490–492 vs 494). On devices without thread-block clusters
+/// [`DeviceNttTables::resolve`](crate::device::gpu::ntt::DeviceNttTables::resolve) falls back
+/// to radix-8. Refill from `gpu_check` + `gpu_eval_check` A/B runs when kernels change.
+pub const EVAL_NTT_CHOICE: &[(u32, usize, NttVariant)] = &[
+    (13, 0, NttVariant::Radix8Cluster),
+    (14, 0, NttVariant::Radix8Cluster),
+    (15, 0, NttVariant::Radix8Cluster),
+];
 
 /// The evaluator's NTT variant where [`EVAL_NTT_CHOICE`] has no entry.
 pub const EVAL_NTT_DEFAULT: NttVariant = NttVariant::Radix8;
@@ -1008,10 +1015,10 @@ mod tests {
 
     #[test]
     fn eval_choice_table() {
-        // The table as measured in Session 3 (evaluator A/B): radix-8 everywhere.
+        // The table as measured in Session 4 (evaluator A/B): clusters at 8K-32K, else radix-8.
         assert_eq!(NttVariant::best_for(16, 1024), EVAL_NTT_DEFAULT);
-        assert_eq!(NttVariant::best_for(14, 18), EVAL_NTT_DEFAULT);
-        assert_eq!(NttVariant::best_for(15, 1024), NttVariant::Radix8);
+        assert_eq!(NttVariant::best_for(14, 18), NttVariant::Radix8Cluster);
+        assert_eq!(NttVariant::best_for(15, 1024), NttVariant::Radix8Cluster);
         assert_eq!(NttVariant::best_for(12, 3), NttVariant::Radix8);
         // Every choice handles its N; Auto resolves to a concrete variant.
         for log_n in 3..=17 {

@@ -123,7 +123,8 @@ impl<B: GpuBuffer> DeviceNttTables<B> {
     /// with `correction = Some((p, p_r1))`, mod-down's rounding correction
     /// `((x + ⌊p/2⌋) mod p) mod q + (q − ⌊p/2⌋ mod q)`. `r1`: the primes' Barrett constants.
     /// Returns `false` (and does nothing) when the plan does not start with a radix-8 pass over
-    /// the first three rounds; the caller then prepares the rows separately.
+    /// the first three rounds and is not a cluster plan ([`NttVariant::Radix8Cluster`], on a
+    /// device with clusters); the caller then prepares the rows separately.
     #[allow(clippy::too_many_arguments)]
     pub fn forward_from<Q: GpuQueue<Buf = B>>(
         &self,
@@ -155,20 +156,37 @@ impl<B: GpuBuffer> DeviceNttTables<B> {
         variant: NttVariant,
     ) -> Result<bool> {
         let rows = src_rows * self.k as usize;
-        // The fused first pass exists for radix-8 plans only, and saving a whole pass over the
-        // data is worth more than another variant's gain on a plain NTT: the evaluator's choice
-        // (Auto) takes radix-8 here (H100, session 3: four-step in key switching at 64K made
+        // The fused first pass exists for radix-8 plans (the first radix-8 pass) and cluster
+        // plans (the cross-CTA rounds), and saving a whole pass over the data is worth more than
+        // another variant's gain on a plain NTT: the evaluator's choice (Auto) takes radix-8
+        // here unless it chose clusters (H100, session 3: four-step in key switching at 64K made
         // multiply+relinearize 4212 → 4552 µs). An L2-chunked plan runs unchunked here.
-        let variant = if variant == NttVariant::Auto { NttVariant::EVAL_FALLBACK } else { variant };
-        let plan = NttPlan::new(self.log_n, self.k, self.resolve(variant, rows))?.with_chunk_rows(None);
+        let chosen = self.resolve(variant, rows);
+        let variant = if variant == NttVariant::Auto && chosen != NttVariant::Radix8Cluster { NttVariant::EVAL_FALLBACK } else { chosen };
+        let plan = NttPlan::new(self.log_n, self.k, variant)?.with_chunk_rows(None);
         plan.check_len(out.words(), rows)?;
         let launches = plan.launches(NttDirection::Forward, rows);
         let Some(first) = launches.first() else { return Ok(false) };
-        if first.kernel != "ntt_fwd_radix8_u64" || first.scalars.get(2) != Some(&ScalarArg::U32(0)) {
-            return Ok(false);
-        }
+        let lift = correction.is_some();
+        let (kernel, mut tail) = match first.kernel {
+            "ntt_fwd_radix8_u64" if first.scalars.get(2) == Some(&ScalarArg::U32(0)) => (
+                if lift { "ntt_fwd_radix8_moddown_u64" } else { "ntt_fwd_radix8_lift_u64" },
+                vec![Arg::U64((rows << self.log_n) as u64 / 8)],
+            ),
+            "ntt_fwd_cluster_u64" => {
+                if variant.needs_clusters() && !q.thread_block_clusters() {
+                    return Ok(false);
+                }
+                // The whole NTT in one launch: (log_m, mode) as the plain cluster kernel.
+                let scalars = first.scalars[2..].iter().map(|a| match *a {
+                    ScalarArg::U32(v) => Arg::U32(v),
+                    ScalarArg::U64(v) => Arg::U64(v),
+                });
+                (if lift { "ntt_fwd_cluster_moddown_u64" } else { "ntt_fwd_cluster_lift_u64" }, scalars.collect())
+            }
+            _ => return Ok(false),
+        };
         let defines = grouped_defines(&plan, rows_per_prime)?;
-        let kernel = if correction.is_some() { "ntt_fwd_radix8_moddown_u64" } else { "ntt_fwd_radix8_lift_u64" };
         let mut args = vec![
             Arg::Buf(out),
             Arg::Buf(src),
@@ -178,8 +196,8 @@ impl<B: GpuBuffer> DeviceNttTables<B> {
             Arg::Buf(self.table(NttTable::Moduli)),
             Arg::U32(self.k),
             Arg::U32(self.log_n),
-            Arg::U64((rows << self.log_n) as u64 / 8),
         ];
+        args.append(&mut tail);
         if let Some((p, p_r1)) = correction {
             args.extend([Arg::U64(p), Arg::U64(p_r1)]);
         }
