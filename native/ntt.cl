@@ -844,11 +844,12 @@ KERNEL_FQ void ntt_inv_slm_u64(GLOBAL_AS u64 *data, CONST_AS u64 *iroots, CONST_
  * kernel does and writes it once. The inverse mirrors it (tile rounds, barrier, the last c rounds
  * from remote loads straight to global memory, a barrier so no CTA exits while its tile is
  * read). DRAM sees one
- * read and one write of the data instead of two of each. Compiled only into the plan's program
- * (XEHE_CLUSTER = C <= 8, the portable cluster size; XEHE_CLUSTER_ITEM = T / local >= C).
+ * read and one write of the data instead of two or three of each. Compiled only into the plan's
+ * program (XEHE_CLUSTER = C <= 16; above 8, the portable size, the host allows non-portable
+ * cluster sizes for the function; XEHE_CLUSTER_ITEM = T / local >= C).
  */
 #if defined(XEHE_CLUSTER) && IS_CUDA && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-#define LOG_CLUSTER (XEHE_CLUSTER == 8 ? 3u : XEHE_CLUSTER == 4 ? 2u : XEHE_CLUSTER == 2 ? 1u : 0u)
+#define LOG_CLUSTER (XEHE_CLUSTER == 16 ? 4u : XEHE_CLUSTER == 8 ? 3u : XEHE_CLUSTER == 4 ? 2u : XEHE_CLUSTER == 2 ? 1u : 0u)
 /* The columns of the cross-CTA rounds each work-item takes: its words (XEHE_CLUSTER_ITEM = T /
  * local, from the plan) over the cluster size. */
 #define CLUSTER_COLS (XEHE_CLUSTER_ITEM / XEHE_CLUSTER)

@@ -52,7 +52,7 @@ pub enum NttVariant {
     /// about one read and one write of the data.
     Radix8L2,
     /// The radix-8 plan in one pass with Hopper thread-block clusters (CUDA sm_90+ only; N ≤
-    /// 2^15): the C = N / 4096 tiles of a row are the CTAs of one cluster, the first log2 C
+    /// 2^16): the C = N / 4096 tiles of a row are the CTAs of one cluster, the first log2 C
     /// forward rounds (last inverse rounds) run across them through distributed shared memory,
     /// the rest in each tile as the SLM kernel does, so the data crosses DRAM once each way
     /// (`ntt_{fwd,inv}_cluster_u64`). Not in [`ALL`](Self::ALL) (OpenCL has no clusters): see
@@ -92,9 +92,9 @@ pub const EVAL_NTT_DEFAULT: NttVariant = NttVariant::Radix8;
 
 /// Largest N of [`NttVariant::SingleBlock`], log2.
 pub const SINGLE_BLOCK_MAX_LOG_N: u32 = 11;
-/// Largest N of [`NttVariant::Radix8Cluster`], log2: 8 tiles of 4096 words, the portable
-/// cluster size.
-pub const CLUSTER_MAX_LOG_N: u32 = 15;
+/// Largest N of [`NttVariant::Radix8Cluster`], log2: 16 tiles of 4096 words, Hopper's largest
+/// (non-portable) cluster.
+pub const CLUSTER_MAX_LOG_N: u32 = 16;
 /// Largest row length N2 of [`NttVariant::FourStep`], log2.
 const FOUR_STEP_MAX_LOG_N2: u32 = 12;
 
@@ -837,7 +837,7 @@ mod tests {
 
     #[test]
     fn cluster_plan_is_one_launch_of_one_cluster_per_row() {
-        for (log_n, cluster) in [(10u32, 1usize), (12, 1), (13, 2), (14, 4), (15, 8)] {
+        for (log_n, cluster) in [(10u32, 1usize), (12, 1), (13, 2), (14, 4), (15, 8), (16, 16)] {
             let plan = NttPlan::new(log_n, 3, NttVariant::Radix8Cluster).unwrap();
             assert!(plan.defines().contains(&("XEHE_CLUSTER", cluster.to_string())));
             for dir in [NttDirection::Forward, NttDirection::Inverse] {
@@ -850,7 +850,7 @@ mod tests {
                 assert_eq!(l[0].scalars[2], ScalarArg::U32(cluster.trailing_zeros()));
             }
         }
-        assert!(!NttVariant::Radix8Cluster.supports(16));
+        assert!(NttVariant::Radix8Cluster.supports(16) && !NttVariant::Radix8Cluster.supports(17));
         assert_eq!(NttVariant::from_name("radix8-cluster"), Some(NttVariant::Radix8Cluster));
         assert!(NttVariant::Radix8Cluster.needs_clusters() && !NttVariant::Radix8.needs_clusters());
     }

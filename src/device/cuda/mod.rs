@@ -162,6 +162,13 @@ impl CudaDevice {
         }
         let module = self.module(family, defines)?;
         let f = module.load_function(kernel).map_err(|e| dev_err(&format!("loading kernel {kernel}"), e))?;
+        // A compile-time cluster size above the portable 8 (radix8-cluster at N = 2^16) needs
+        // the function's permission to launch.
+        if defines.iter().any(|(d, v)| *d == "XEHE_CLUSTER" && v.parse::<u32>().is_ok_and(|c| c > 8)) {
+            use cudarc::driver::sys::CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED;
+            f.set_attribute(CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1)
+                .map_err(|e| dev_err(&format!("allowing {kernel} a non-portable cluster size"), e))?;
+        }
         self.functions.lock().insert(key, f.clone());
         Ok(f)
     }
