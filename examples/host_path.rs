@@ -1,7 +1,9 @@
 //! Host cost per element-wise operation through the public API (issue 3): `add` and
 //! `multiply_plain` on `.gpu()` ciphertexts, queued, one synchronization; prints the enqueue
 //! time (host path only) and the total per operation. For profiling the host path on any queue
-//! (`XEHE_DEVICE`, default auto). Usage: `host_path [--reps N]`.
+//! (`XEHE_DEVICE`, default auto). Then the latency of one operation + synchronization (median
+//! of 2000) beside its parts: synchronizing an idle queue, and (CUDA) a 1-word memset +
+//! synchronization, the driver's own round trip. Usage: `host_path [--reps N]`.
 use std::time::Instant;
 use xehe::device::DeviceResident;
 use xehe::*;
@@ -52,6 +54,33 @@ fn main() -> Result<()> {
                 slow as f64 / 1e3 / reps as f64
             );
         }
+        let mut lat: Vec<(&str, f64)> = vec![("synchronize (idle queue)", median_us(&mut || queue.synchronize())?)];
+        #[cfg(feature = "cuda")]
+        if let xehe::device::Queue::Cuda(cq) = &queue {
+            let one = cq.alloc(1)?;
+            lat.push(("1-word memset + synchronize", median_us(&mut || cq.zero(&one, 0, 1).and_then(|_| cq.synchronize()))?));
+        }
+        for (name, f) in &ops {
+            lat.push((name, median_us(&mut || f().and_then(|_| queue.synchronize()))?));
+        }
+        for (what, us) in lat {
+            println!("| {n} | latency: {what} | | {us:.2} | | | |");
+        }
     }
     Ok(())
+}
+
+/// Median wall time of `f` over 2000 calls (after 200 warm-up calls), µs.
+fn median_us(f: &mut dyn FnMut() -> Result<()>) -> Result<f64> {
+    for _ in 0..200 {
+        f()?;
+    }
+    let mut t: Vec<f64> = (0..2000)
+        .map(|_| {
+            let s = Instant::now();
+            f().map(|_| s.elapsed().as_secs_f64() * 1e6)
+        })
+        .collect::<Result<_>>()?;
+    t.sort_by(f64::total_cmp);
+    Ok(t[t.len() / 2])
 }

@@ -76,15 +76,17 @@ pub const L2_CHUNK_BYTES: usize = 16 << 20;
 /// evaluator (A/B with `XEHE_EVAL_NTT`, `docs/bench/2026-11-22-h100-s3-eval-ab-*.log`: radix-4
 /// at 16K made multiply+relinearize slower, 179.4 vs 167.9 µs; four-step at 64K changed nothing,
 /// 4222 vs 4221 µs, for 4 × k × N words of twist tables). Session 4: the one-pass cluster NTT
-/// wins inside the evaluator at 8K–32K (same-machine A/B, two runs each,
-/// `docs/bench/2026-11-22-h100-s4-eval-ab-*.log`: multiply+relinearize 8192 89–92 vs 97–98 µs,
-/// 16384 147–150 vs 168–170, 32768 490–492 vs 494). On devices without thread-block clusters
+/// wins inside the evaluator at 8K–64K (same-machine A/B, two runs each,
+/// `docs/bench/2026-11-22-h100-s4-eval-ab-*.log`, with the fused lift/correction cluster
+/// kernels: multiply+relinearize 8192 87–90 vs 98–101 µs, 16384 138–140 vs 169–172, 32768
+/// 479–480 vs 493–496, 65536 3894–3896 vs 4229–4230). On devices without thread-block clusters
 /// [`DeviceNttTables::resolve`](crate::device::gpu::ntt::DeviceNttTables::resolve) falls back
 /// to radix-8. Refill from `gpu_check` + `gpu_eval_check` A/B runs when kernels change.
 pub const EVAL_NTT_CHOICE: &[(u32, usize, NttVariant)] = &[
     (13, 0, NttVariant::Radix8Cluster),
     (14, 0, NttVariant::Radix8Cluster),
     (15, 0, NttVariant::Radix8Cluster),
+    (16, 0, NttVariant::Radix8Cluster),
 ];
 
 /// The evaluator's NTT variant where [`EVAL_NTT_CHOICE`] has no entry.
@@ -1015,8 +1017,9 @@ mod tests {
 
     #[test]
     fn eval_choice_table() {
-        // The table as measured in Session 4 (evaluator A/B): clusters at 8K-32K, else radix-8.
-        assert_eq!(NttVariant::best_for(16, 1024), EVAL_NTT_DEFAULT);
+        // The table as measured in Session 4 (evaluator A/B): clusters at 8K-64K, else radix-8.
+        assert_eq!(NttVariant::best_for(17, 1024), EVAL_NTT_DEFAULT);
+        assert_eq!(NttVariant::best_for(16, 86), NttVariant::Radix8Cluster);
         assert_eq!(NttVariant::best_for(14, 18), NttVariant::Radix8Cluster);
         assert_eq!(NttVariant::best_for(15, 1024), NttVariant::Radix8Cluster);
         assert_eq!(NttVariant::best_for(12, 3), NttVariant::Radix8);

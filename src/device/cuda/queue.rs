@@ -25,6 +25,10 @@ pub struct CudaQueue {
     /// Element-wise operations queued for one coalesced launch (see `launch_elementwise`).
     pending: Mutex<Pending>,
     coalesce: std::sync::atomic::AtomicBool,
+    /// Whether a kernel was launched since the last synchronization: an element-wise operation
+    /// on an idle queue launches at once instead of waiting to be coalesced (the latency of one
+    /// operation + synchronize; a stream of them still coalesces from the second on).
+    launched: std::sync::atomic::AtomicBool,
 }
 
 /// Element-wise operations waiting for one coalesced launch, with the buffers they read and
@@ -75,7 +79,7 @@ impl CudaQueue {
         let memcache = Arc::new(MemCache::new(CudaAllocator::new(dev.context().clone())));
         let sync_each = std::env::var("XEHE_SYNC").is_ok_and(|v| v == "1");
         let coalesce = std::env::var("XEHE_COALESCE").map_or(true, |v| v != "0");
-        Ok(CudaQueue { dev, stream, memcache, profiler: Profiler::new(), sync_each, pending: Mutex::new(Pending::default()), coalesce: coalesce.into() })
+        Ok(CudaQueue { dev, stream, memcache, profiler: Profiler::new(), sync_each, pending: Mutex::new(Pending::default()), coalesce: coalesce.into(), launched: false.into() })
     }
     /// Turn launch coalescing of element-wise operations on or off (default on; the
     /// environment's `XEHE_COALESCE=0` starts it off). Turning it off launches what is queued.
@@ -109,7 +113,9 @@ impl CudaQueue {
     /// Wait until all work on the queue is done.
     pub fn synchronize(&self) -> Result<()> {
         self.flush_pending()?;
-        self.stream.synchronize().map_err(|e| dev_err("synchronize", e))
+        self.stream.synchronize().map_err(|e| dev_err("synchronize", e))?;
+        self.launched.store(false, std::sync::atomic::Ordering::Relaxed);
+        Ok(())
     }
     /// Start a compute frame (paper §III-G): buffers released from now on are retained until
     /// `end_compute_frame`.
@@ -244,6 +250,7 @@ impl CudaQueue {
         // SAFETY: every kernel of native/ is launched through a wrapper that passes exactly
         // its parameter list; pointers are live device buffers of the sizes the kernel indexes.
         unsafe { b.launch(cfg) }.map_err(|e| dev_err(name, e))?;
+        self.launched.store(true, std::sync::atomic::Ordering::Relaxed);
         if let Some(start) = start {
             let end = self.stream.record_event(flags).map_err(|e| dev_err("event", e))?;
             end.synchronize().map_err(|e| dev_err("event", e))?;
@@ -304,7 +311,8 @@ impl GpuQueue for CudaQueue {
     }
     /// Coalescing (paper §III-F, issue: element-wise ops launch-bound at small N): operations
     /// with no buffer in common with the queued ones join them; anything else put on the stream
-    /// first launches the queued ones ([`CudaQueue::flush_pending`]). Off with
+    /// first launches the queued ones ([`CudaQueue::flush_pending`]); on an idle queue (nothing
+    /// launched since the last synchronization) an operation launches at once. Off with
     /// `XEHE_COALESCE=0`, `XEHE_SYNC=1`, the profiler on (per-operation kernel times), or the
     /// memcache off (freed buffers must not reach `cuMemFree` before their kernel ran).
     fn launch_elementwise(&self, op: EwOp<DeviceBuffer>) -> Result<()> {
@@ -313,6 +321,11 @@ impl GpuQueue for CudaQueue {
             return op.launch_now(self);
         }
         let mut pending = self.pending.lock();
+        if pending.ops.is_empty() && !self.launched.load(std::sync::atomic::Ordering::Relaxed) {
+            // Idle queue: nothing to coalesce with yet, and waiting would only add latency.
+            drop(pending);
+            return op.launch_now(self);
+        }
         if pending.ops.len() >= MAX_COALESCED || pending.conflicts(&op) {
             drop(pending);
             self.flush_pending()?;
