@@ -3,7 +3,8 @@
 //! time (host path only) and the total per operation. For profiling the host path on any queue
 //! (`XEHE_DEVICE`, default auto). Then the latency of one operation + synchronization (median
 //! of 2000) beside its parts: synchronizing an idle queue, and (CUDA) a 1-word memset +
-//! synchronization, the driver's own round trip. Usage: `host_path [--reps N]`.
+//! synchronization, the driver's own round trip. Usage: `host_path [--reps N] [--all]`
+//! (`--all`: also shared/design.md's N = 16384, 32768 and 65536 sets).
 use std::time::Instant;
 use xehe::device::DeviceResident;
 use xehe::*;
@@ -12,7 +13,17 @@ fn main() -> Result<()> {
     let reps: usize = std::env::args().skip_while(|a| a != "--reps").nth(1).and_then(|v| v.parse().ok()).unwrap_or(20000);
     let queue = xehe::device::queue::default_queue()?;
     println!("| N | op | enqueue µs/op | total µs/op | median call µs | p90 call µs | calls > 10 µs, µs/op |\n|---|---|---|---|---|---|---|");
-    for (n, bits) in [(4096usize, vec![40u32, 20, 40]), (8192, vec![60, 40, 40, 60])] {
+    let mut sets = vec![(4096usize, vec![40u32, 20, 40]), (8192, vec![60, 40, 40, 60])];
+    if std::env::args().any(|a| a == "--all") {
+        let design = |n: usize, mid: usize, specials: usize| {
+            let mut b = vec![60u32];
+            b.extend(std::iter::repeat_n(40, mid));
+            b.extend(std::iter::repeat_n(60, specials));
+            (n, b)
+        };
+        sets.extend([design(16384, 7, 1), design(32768, 17, 2), design(65536, 41, 1)]);
+    }
+    for (n, bits) in sets {
         let mut parms = EncryptionParameters::new(SchemeType::Ckks);
         parms.set_poly_modulus_degree(n);
         parms.set_coeff_modulus(&CoeffModulus::create(n, &bits)?);
@@ -28,6 +39,7 @@ fn main() -> Result<()> {
         type Op<'x> = (&'static str, Box<dyn Fn() -> Result<Ciphertext> + 'x>);
         let ops: Vec<Op> = vec![("add", Box::new(|| ev.add(&a, &b))), ("multiply_plain", Box::new(|| ev.multiply_plain(&a, &p)))];
         for (name, f) in &ops {
+            let reps = if n >= 32768 { reps.min(2000) } else { reps };
             for _ in 0..500 {
                 f()?;
             }

@@ -853,7 +853,26 @@ KERNEL_FQ void ntt_inv_slm_u64(GLOBAL_AS u64 *data, CONST_AS u64 *iroots, CONST_
 /* The columns of the cross-CTA rounds each work-item takes: its words (XEHE_CLUSTER_ITEM = T /
  * local, from the plan) over the cluster size. */
 #define CLUSTER_COLS (XEHE_CLUSTER_ITEM / XEHE_CLUSTER)
-#define KERNEL_CLUSTER_FQ extern "C" __global__ void __cluster_dims__(XEHE_CLUSTER, 1, 1)
+/*
+ * Resident CTAs per SM the register allocation must allow (__launch_bounds__). The inverse,
+ * whose remote loads stall, gains from occupancy: 5 CTAs (<= 51 registers, with the host's
+ * shared-memory carveout at its maximum) took 32K x 1024 from 0.76 to 0.63 us and 64K from 1.80
+ * to 1.54 on an H100; the forward lost at 16K/64K, so it is unbounded unless
+ * XEHE_CLUSTER_MIN_BLOCKS (tuning) says otherwise.
+ */
+#ifndef XEHE_CLUSTER_INV_MIN_BLOCKS
+#define XEHE_CLUSTER_INV_MIN_BLOCKS 5
+#endif
+#define CLUSTER_LOCAL (XEHE_SLM_TILE / XEHE_CLUSTER_ITEM)
+#ifdef XEHE_CLUSTER_MIN_BLOCKS
+#define CLUSTER_BOUNDS __launch_bounds__(CLUSTER_LOCAL, XEHE_CLUSTER_MIN_BLOCKS)
+#else
+#define CLUSTER_BOUNDS
+#endif
+#define KERNEL_CLUSTER_FQ extern "C" __global__ void __cluster_dims__(XEHE_CLUSTER, 1, 1) CLUSTER_BOUNDS
+#define KERNEL_CLUSTER_INV_FQ                                                                          \
+    extern "C" __global__ void __cluster_dims__(XEHE_CLUSTER, 1, 1)                                    \
+        __launch_bounds__(CLUSTER_LOCAL, XEHE_CLUSTER_INV_MIN_BLOCKS)
 
 /* This CTA's rank in its cluster. */
 DECLSPEC u32 cluster_rank(void)
@@ -954,7 +973,7 @@ KERNEL_CLUSTER_FQ ntt_fwd_cluster_moddown_u64(GLOBAL_AS u64 *d, CONST_AS u64 *la
 }
 
 /* Same arguments as ntt_inv_slm_u64 (stop_log_m = c); output canonical. */
-KERNEL_CLUSTER_FQ ntt_inv_cluster_u64(GLOBAL_AS u64 *data, CONST_AS u64 *iroots, CONST_AS u64 *iroots_q,
+KERNEL_CLUSTER_INV_FQ ntt_inv_cluster_u64(GLOBAL_AS u64 *data, CONST_AS u64 *iroots, CONST_AS u64 *iroots_q,
                                       CONST_AS u64 *moduli, CONST_AS u64 *inv_n, CONST_AS u64 *inv_n_q,
                                       CONST_AS u64 *last_w, CONST_AS u64 *last_wq, u32 k, u32 log_n,
                                       u32 stop_log_m, u32 mode)

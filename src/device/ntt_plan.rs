@@ -267,6 +267,25 @@ fn l2_chunk_rows_override() -> Option<usize> {
     })
 }
 
+/// A positive integer from environment variable `var`, read once per cell (tuning overrides).
+fn env_once(cell: &'static std::sync::OnceLock<Option<usize>>, var: &str) -> Option<usize> {
+    *cell.get_or_init(|| std::env::var(var).ok().and_then(|v| v.trim().parse().ok()).filter(|&r| r > 0))
+}
+
+/// `XEHE_CLUSTER_LOCAL`: work-items per CTA of [`NttVariant::Radix8Cluster`] (default tile / 8,
+/// at most 256), for tuning.
+fn cluster_local_override() -> Option<usize> {
+    static CELL: std::sync::OnceLock<Option<usize>> = std::sync::OnceLock::new();
+    env_once(&CELL, "XEHE_CLUSTER_LOCAL")
+}
+
+/// `XEHE_CLUSTER_MIN_BLOCKS`: the cluster kernels' `__launch_bounds__` minimum of resident
+/// CTAs per SM (register budget), for tuning; unset: no bound.
+fn cluster_min_blocks_override() -> Option<usize> {
+    static CELL: std::sync::OnceLock<Option<usize>> = std::sync::OnceLock::new();
+    env_once(&CELL, "XEHE_CLUSTER_MIN_BLOCKS")
+}
+
 /// Forward (Cooley–Tukey, natural in, bit-reversed out) or inverse (Gentleman–Sande).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum NttDirection {
@@ -504,12 +523,22 @@ impl NttPlan {
         let mut d = vec![("XEHE_SLM_TILE", self.tile().to_string()), ("XEHE_SLM_MODE", self.slm_mode().to_string())];
         if self.variant == NttVariant::Radix8Cluster {
             // The cluster size is a kernel attribute (`__cluster_dims__`): one tile per CTA.
-            // and the words each work-item holds across the cross-CTA rounds (tile / local, see
-            // `chunk_launches`: local = tile / 8 up to THREADS).
+            // and the words each work-item holds across the cross-CTA rounds (tile / local).
             d.push(("XEHE_CLUSTER", (self.n() / self.tile()).to_string()));
-            d.push(("XEHE_CLUSTER_ITEM", (self.tile() / (self.tile() / 8).clamp(1, THREADS as usize)).to_string()));
+            d.push(("XEHE_CLUSTER_ITEM", (self.tile() / self.cluster_local()).to_string()));
+            if let Some(b) = cluster_min_blocks_override() {
+                d.push(("XEHE_CLUSTER_MIN_BLOCKS", b.to_string()));
+            }
         }
         d
+    }
+
+    /// Work-items per CTA of the cluster kernels: tile / 8 up to [`THREADS`] (or
+    /// `XEHE_CLUSTER_LOCAL`), at most tile / 8 and tile / C, so each holds ≥ 8 and ≥ C words.
+    fn cluster_local(&self) -> usize {
+        let (t, c) = (self.tile(), self.n() / self.tile());
+        let max = (t / 8).min(t / c).max(1);
+        cluster_local_override().map_or((t / 8).clamp(1, THREADS as usize), |l| l.next_power_of_two()).min(max)
     }
 
     /// Rounds done in global memory before (forward) / after (inverse) the SLM kernel.
@@ -735,7 +764,7 @@ impl NttPlan {
                 }
                 Step::Cluster { log_m, mode } => {
                     let kernel = if fwd { "ntt_fwd_cluster_u64" } else { "ntt_inv_cluster_u64" };
-                    tiled(kernel, tables, [log_m, mode], per_item(mode))
+                    NttLaunch { local: self.cluster_local() as u32, ..tiled(kernel, tables, [log_m, mode], per_item(mode)) }
                 }
                 Step::Columns { log_n1 } => {
                     tiled(fs_cols, fs_tables, [log_n1, fs_mode], 1 << fs_mode)

@@ -169,6 +169,17 @@ impl CudaDevice {
             f.set_attribute(CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1)
                 .map_err(|e| dev_err(&format!("allowing {kernel} a non-portable cluster size"), e))?;
         }
+        // The cluster kernels' preferred shared-memory share of L1, percent: the maximum for the
+        // inverse (5 resident CTAs need 184 KB; ntt.cl XEHE_CLUSTER_INV_MIN_BLOCKS), the
+        // driver's choice for the rest; XEHE_CLUSTER_CARVEOUT (tuning) sets it for all.
+        if defines.iter().any(|(d, _)| *d == "XEHE_CLUSTER") {
+            let tuned = std::env::var("XEHE_CLUSTER_CARVEOUT").ok().and_then(|v| v.trim().parse::<i32>().ok());
+            if let Some(pct) = tuned.or((kernel == "ntt_inv_cluster_u64").then_some(100)) {
+                use cudarc::driver::sys::CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT;
+                f.set_attribute(CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, pct.clamp(0, 100))
+                    .map_err(|e| dev_err(&format!("setting {kernel}'s shared-memory carveout"), e))?;
+            }
+        }
         self.functions.lock().insert(key, f.clone());
         Ok(f)
     }
