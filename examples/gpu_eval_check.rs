@@ -1,8 +1,9 @@
 //! GPU evaluator check-and-measure pass (run by `scripts/gpu_pass.sh`): every evaluator
 //! operation on each GPU backend found (CUDA, then OpenCL GPUs; `--backend cuda|opencl|all`)
 //! against the CPU backend, bit for bit, on the parameter sets of shared/design.md; then
-//! per-operation latency (synchronized after each call) and throughput (many calls queued, one
-//! synchronization) with the profiler's kernel breakdown, one table row per backend.
+//! per-operation latency (host wall clock of the call + synchronize; and, on CUDA, by events
+//! recorded before and after the call, PhantomFHE's method) and throughput (many calls queued,
+//! one synchronization) with the profiler's kernel breakdown, one table row per backend.
 //! `--max-n N` limits the sets (e.g. `--max-n 16384` on a CPU OpenCL device).
 
 #[cfg(any(feature = "cuda", feature = "opencl"))]
@@ -221,6 +222,15 @@ mod pass {
                     lat.push(s.elapsed().as_secs_f64() * 1e6);
                 }
                 lat.sort_by(|x, y| x.total_cmp(y));
+                // PhantomFHE's method: CUDA events around the call on an idle queue.
+                let mut evl = Vec::new();
+                for _ in 0..reps.min(30) {
+                    if let Some(us) = q.event_latency_us(&mut || f())? {
+                        evl.push(us);
+                    }
+                }
+                evl.sort_by(|x, y| x.total_cmp(y));
+                let ev_lat = evl.get(evl.len() / 2).map_or("–".to_string(), |us| format!("{us:.1}"));
                 let s = Instant::now();
                 for _ in 0..reps {
                     f()?;
@@ -238,7 +248,7 @@ mod pass {
                 let ops = q.profiler().operation_summary();
                 let ntt_share = ops.first().map_or(0.0, |o| o.ntt_share);
                 let top: Vec<String> = q.profiler().kernel_summary().iter().take(3).map(|k| format!("{} {:.1}µs×{}", k.name, k.mean_us, k.calls)).collect();
-                rows.push(format!("| {backend} | {n} | {} | {name} | {:.1} | {thr:.1} | {:.0}% | {} |", bits.len(), lat[lat.len() / 2], ntt_share * 100.0, top.join(", ")));
+                rows.push(format!("| {backend} | {n} | {} | {name} | {:.1} | {ev_lat} | {thr:.1} | {:.0}% | {} |", bits.len(), lat[lat.len() / 2], ntt_share * 100.0, top.join(", ")));
             }
             api_elementwise(backend, queue, coalesce, &ev, &a, &b, &p, bw, api_rows)?;
             let st = q.memcache_stats();
@@ -297,8 +307,8 @@ fn main() -> xehe::Result<()> {
             }
         }
     }
-    println!("\n| backend | N | primes | op | latency µs (median) | throughput µs/op | NTT share | top kernels |");
-    println!("|---|---|---|---|---|---|---|---|");
+    println!("\n| backend | N | primes | op | latency µs (median) | latency µs (events, median) | throughput µs/op | NTT share | top kernels |");
+    println!("|---|---|---|---|---|---|---|---|---|");
     for r in rows {
         println!("{r}");
     }

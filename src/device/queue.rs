@@ -91,6 +91,16 @@ impl Queue {
     pub fn profiler(&self) -> Option<&super::profiler::Profiler> {
         on_backend!(self, q => Some(q.profiler()), None)
     }
+    /// Device time, µs, of the work `f` enqueues on this queue, between events recorded before
+    /// and after it (PhantomFHE's latency measurement; see
+    /// [`GpuQueue::event_latency_us`](super::gpu::GpuQueue::event_latency_us)). `None` on
+    /// queues without stream events (CPU, OpenCL, Level Zero); `f` runs anyway.
+    ///
+    /// # Errors
+    /// `Error::Device` on an event failure, or `f`'s error.
+    pub fn event_latency_us(&self, f: &mut dyn FnMut() -> Result<()>) -> Result<Option<f64>> {
+        on_backend!(self, q => super::gpu::GpuQueue::event_latency_us(&**q, f), f().map(|_| None))
+    }
     /// A new queue (its own in-order stream and memcache) on this queue's device, sharing the
     /// device's kernels and read-only data (paper §III-H: independent work from several
     /// threads).

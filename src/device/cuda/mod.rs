@@ -3,6 +3,7 @@
 //! time for the device's architecture; PTX is cached on disk under a key that covers the source,
 //! the options and the architecture.
 
+pub mod launcher;
 pub mod memory;
 pub mod ntt_check;
 pub mod queue;
@@ -43,6 +44,21 @@ pub fn unavailable_reason() -> Option<String> {
     }
 }
 
+/// The host thread's waiting policy while it synchronizes (`XEHE_CUDA_SCHED` = `spin`, `yield`,
+/// `blocking` or `auto`; unset keeps the driver's default, `auto`): spinning answers soonest
+/// (the latency of one operation + synchronize), blocking frees the core.
+fn sched_flags() -> Result<Option<cudarc::driver::sys::CUctx_flags>> {
+    use cudarc::driver::sys::CUctx_flags::*;
+    let Ok(v) = std::env::var("XEHE_CUDA_SCHED") else { return Ok(None) };
+    Ok(Some(match v.as_str() {
+        "spin" => CU_CTX_SCHED_SPIN,
+        "yield" => CU_CTX_SCHED_YIELD,
+        "blocking" => CU_CTX_SCHED_BLOCKING_SYNC,
+        "auto" => CU_CTX_SCHED_AUTO,
+        other => return Err(Error::InvalidArgument(format!("XEHE_CUDA_SCHED={other}: expected spin, yield, blocking or auto"))),
+    }))
+}
+
 /// One CUDA device with an in-order stream (a queue, paper §III-F) and its compiled modules.
 pub struct CudaDevice {
     ctx: Arc<CudaContext>,
@@ -75,6 +91,9 @@ impl CudaDevice {
         }
         catch_unwind(|| -> Result<Self> {
             let ctx = CudaContext::new(ordinal).map_err(|e| dev_err("opening device", e))?;
+            if let Some(flags) = sched_flags()? {
+                ctx.set_flags(flags).map_err(|e| dev_err("setting the scheduling policy", e))?;
+            }
             let stream = ctx.new_stream().map_err(|e| dev_err("creating stream", e))?;
             let name = ctx.name().map_err(|e| dev_err("device name", e))?;
             let arch = ctx.compute_capability().map_err(|e| dev_err("compute capability", e))?;

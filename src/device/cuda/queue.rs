@@ -3,6 +3,7 @@
 //! device run independent computation graphs concurrently and share the device's read-only data
 //! (NTT tables, keys, kernels).
 
+use super::launcher::Launcher;
 use super::memory::{CudaAllocator, DeviceBuffer};
 use super::{dev_err, CudaDevice};
 use crate::device::gpu::{check_range, grid_stride_groups, Arg, DeviceShared, EwKind, EwOp, Geometry, GpuQueue, THREADS};
@@ -12,7 +13,7 @@ use crate::device::state::DeviceBuf;
 use crate::device::memcache::{MemCache, MemCacheStats};
 use crate::device::profiler::Profiler;
 use crate::Result;
-use cudarc::driver::{CudaFunction, CudaStream, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaFunction, CudaStream, LaunchConfig};
 use std::sync::Arc;
 
 /// One in-order stream of a device, with its memcache and profiler.
@@ -29,6 +30,8 @@ pub struct CudaQueue {
     /// on an idle queue launches at once instead of waiting to be coalesced (the latency of one
     /// operation + synchronize; a stream of them still coalesces from the second on).
     launched: std::sync::atomic::AtomicBool,
+    /// Kernel launches as one-node graph replays (see `launcher`).
+    launcher: Launcher,
 }
 
 /// Element-wise operations waiting for one coalesced launch, with the buffers they read and
@@ -79,7 +82,8 @@ impl CudaQueue {
         let memcache = Arc::new(MemCache::new(CudaAllocator::new(dev.context().clone())));
         let sync_each = std::env::var("XEHE_SYNC").is_ok_and(|v| v == "1");
         let coalesce = std::env::var("XEHE_COALESCE").map_or(true, |v| v != "0");
-        Ok(CudaQueue { dev, stream, memcache, profiler: Profiler::new(), sync_each, pending: Mutex::new(Pending::default()), coalesce: coalesce.into(), launched: false.into() })
+        let launcher = Launcher::new(dev.context().clone(), stream.cu_stream());
+        Ok(CudaQueue { dev, stream, memcache, profiler: Profiler::new(), sync_each, pending: Mutex::new(Pending::default()), coalesce: coalesce.into(), launched: false.into(), launcher })
     }
     /// Turn launch coalescing of element-wise operations on or off (default on; the
     /// environment's `XEHE_COALESCE=0` starts it off). Turning it off launches what is queued.
@@ -229,9 +233,8 @@ impl CudaQueue {
         let timed = self.profiler.is_enabled();
         let flags = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
         let start = if timed { Some(self.stream.record_event(flags).map_err(|e| dev_err("event", e))?) } else { None };
-        let mut b = self.stream.launch_builder(f);
-        // Addresses are materialized first: the builder keeps references to its arguments.
-        let words: Vec<u64> = args
+        // Values are materialized first: the launch reads them through pointers.
+        let mut words: Vec<u64> = args
             .iter()
             .map(|a| match *a {
                 Arg::Buf(buf) => buf.ptr(),
@@ -240,16 +243,18 @@ impl CudaQueue {
                 Arg::U32(v) => v as u64,
             })
             .collect();
-        let narrow: Vec<u32> = args.iter().map(|a| if let Arg::U32(v) = *a { v } else { 0 }).collect();
+        let mut narrow: Vec<u32> = args.iter().map(|a| if let Arg::U32(v) = *a { v } else { 0 }).collect();
+        let mut params: Vec<*mut std::ffi::c_void> = Vec::with_capacity(args.len());
         for (i, a) in args.iter().enumerate() {
-            match a {
-                Arg::U32(_) => b.arg(&narrow[i]),
-                _ => b.arg(&words[i]),
-            };
+            params.push(match a {
+                Arg::U32(_) => (&mut narrow[i] as *mut u32).cast(),
+                _ => (&mut words[i] as *mut u64).cast(),
+            });
         }
         // SAFETY: every kernel of native/ is launched through a wrapper that passes exactly
         // its parameter list; pointers are live device buffers of the sizes the kernel indexes.
-        unsafe { b.launch(cfg) }.map_err(|e| dev_err(name, e))?;
+        let idle = !self.launched.load(std::sync::atomic::Ordering::Relaxed);
+        unsafe { self.launcher.launch(name, f, cfg, &mut params, idle) }?;
         self.launched.store(true, std::sync::atomic::Ordering::Relaxed);
         if let Some(start) = start {
             let end = self.stream.record_event(flags).map_err(|e| dev_err("event", e))?;
@@ -336,6 +341,18 @@ impl GpuQueue for CudaQueue {
     }
     fn profiler(&self) -> &Profiler {
         CudaQueue::profiler(self)
+    }
+    fn event_latency_us(&self, f: &mut dyn FnMut() -> Result<()>) -> Result<Option<f64>> {
+        let flags = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
+        self.flush_pending()?;
+        let start = self.stream.record_event(flags).map_err(|e| dev_err("event", e))?;
+        f()?;
+        self.flush_pending()?;
+        let end = self.stream.record_event(flags).map_err(|e| dev_err("event", e))?;
+        end.synchronize().map_err(|e| dev_err("event", e))?;
+        self.launched.store(false, std::sync::atomic::Ordering::Relaxed);
+        let ms = start.elapsed_ms(&end).map_err(|e| dev_err("event", e))?;
+        Ok(Some(ms as f64 * 1e3))
     }
     fn memcache_stats(&self) -> MemCacheStats {
         CudaQueue::memcache_stats(self)

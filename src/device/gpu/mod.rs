@@ -142,6 +142,18 @@ pub trait GpuQueue: Send + Sync + Sized + 'static {
     fn profiler(&self) -> &crate::device::profiler::Profiler;
     /// The queue's memcache counters (paper §III-E).
     fn memcache_stats(&self) -> crate::device::memcache::MemCacheStats;
+    /// The device time, µs, from a start event recorded on the queue before `f` runs to an end
+    /// event recorded after the work `f` enqueued (then synchronized): one operation's latency
+    /// as PhantomFHE's benchmarks take it (CUDA events around the call; it includes the host
+    /// launch time while the device waits, not the host's wake-up after the end event).
+    /// `None` where the backend has no stream events (OpenCL, Level Zero).
+    ///
+    /// # Errors
+    /// `Device` on an event failure, or `f`'s error.
+    fn event_latency_us(&self, f: &mut dyn FnMut() -> Result<()>) -> Result<Option<f64>> {
+        f()?;
+        Ok(None)
+    }
     /// Upload read-only data shared by every queue of the device (tables, keys); the copy is
     /// complete on return.
     ///

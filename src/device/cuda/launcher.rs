@@ -1,0 +1,163 @@
+//! Kernel launches of a CUDA queue; the first after a synchronization is a one-node graph
+//! replay (issue 3: one operation's latency).
+//!
+//! Measured on the H100 machines we use (scripts/launch_probe.cu, BENCHMARKS.md "Session 5"):
+//! `cuLaunchKernel` costs ≈ 3.1–3.9 µs of host time, while updating the parameters of an
+//! instantiated one-kernel graph and replaying it (`cuGraphExecKernelNodeSetParams` +
+//! `cuGraphLaunch`) costs ≈ 1.7 µs, and a launch + synchronize on an idle stream answers ≈ 2 µs
+//! sooner. On a busy stream the replays cost the device more than plain launches (multiply +
+//! relinearize throughput 6 % slower at N = 16384), so only a launch on an idle stream — the
+//! one an operation's latency waits for — is a replay; later launches are `cuLaunchKernel`.
+//!
+//! Each queue keeps, per kernel function, one instantiated graph holding a single kernel node;
+//! a replay rewrites the node's grid and arguments and launches it on the queue's stream.
+//! Semantics are a kernel launch's: a parameter update affects only later replays (those
+//! already enqueued keep theirs, and the update does not wait for them). Graphs are per queue.
+//! A function whose graph cannot be built, or every launch with `XEHE_CUDA_GRAPH_LAUNCH=0`, is
+//! a plain `cuLaunchKernel`.
+
+use super::dev_err;
+use crate::Result;
+use cudarc::driver::sys::{self, CUresult};
+use cudarc::driver::{CudaContext, CudaFunction, LaunchConfig};
+use parking_lot::Mutex;
+use std::collections::hash_map::Entry;
+use std::ffi::c_void;
+use std::sync::Arc;
+
+/// One instantiated single-kernel graph.
+struct NodeGraph {
+    graph: sys::CUgraph,
+    node: sys::CUgraphNode,
+    exec: sys::CUgraphExec,
+}
+
+/// `None`: the function is launched directly (its graph could not be built).
+type Slot = Option<NodeGraph>;
+
+/// The launch path of one queue (stream).
+pub struct Launcher {
+    ctx: Arc<CudaContext>,
+    stream: sys::CUstream,
+    graphs: Option<Mutex<rustc_hash::FxHashMap<usize, Slot>>>,
+}
+
+// SAFETY: the raw graph handles are only used under the mutex (or in `drop`, which has `&mut`);
+// the stream handle is owned by the queue's `CudaStream`, which outlives the launcher.
+unsafe impl Send for Launcher {}
+// SAFETY: as above.
+unsafe impl Sync for Launcher {}
+
+fn check(what: &str, r: CUresult) -> Result<()> {
+    match r {
+        CUresult::CUDA_SUCCESS => Ok(()),
+        e => Err(dev_err(what, e)),
+    }
+}
+
+impl Launcher {
+    /// Launches on `stream` of `ctx` (idle-stream launches as graph replays unless
+    /// `XEHE_CUDA_GRAPH_LAUNCH=0`).
+    pub fn new(ctx: Arc<CudaContext>, stream: sys::CUstream) -> Self {
+        let graphs = std::env::var("XEHE_CUDA_GRAPH_LAUNCH").map_or(true, |v| v != "0");
+        Launcher { ctx, stream, graphs: graphs.then(|| Mutex::new(Default::default())) }
+    }
+
+    /// Launch `f` with `cfg`; `params[i]` points at the value of the kernel's i-th parameter.
+    /// `idle`: nothing was launched on the stream since it was last synchronized — the launch
+    /// whose host cost is the operation's latency; only those are graph replays.
+    ///
+    /// # Safety
+    /// `params` must match `f`'s parameter list (count, sizes), and every buffer the kernel
+    /// indexes must be live device memory of the sizes it indexes.
+    pub unsafe fn launch(&self, name: &str, f: &CudaFunction, cfg: LaunchConfig, params: &mut [*mut c_void], idle: bool) -> Result<()> {
+        self.ctx.bind_to_thread().map_err(|e| dev_err("binding context", e))?;
+        let p = sys::CUDA_KERNEL_NODE_PARAMS {
+            func: f.cu_function(),
+            gridDimX: cfg.grid_dim.0,
+            gridDimY: cfg.grid_dim.1,
+            gridDimZ: cfg.grid_dim.2,
+            blockDimX: cfg.block_dim.0,
+            blockDimY: cfg.block_dim.1,
+            blockDimZ: cfg.block_dim.2,
+            sharedMemBytes: cfg.shared_mem_bytes,
+            kernelParams: params.as_mut_ptr(),
+            extra: std::ptr::null_mut(),
+            kern: std::ptr::null_mut(),
+            ctx: std::ptr::null_mut(),
+        };
+        if let (true, Some(graphs)) = (idle, &self.graphs) {
+            let mut g = graphs.lock();
+            let slot = match g.entry(p.func as usize) {
+                Entry::Occupied(e) => e.into_mut(),
+                // A new graph is built with these parameters: its first replay needs no update.
+                Entry::Vacant(v) => match unsafe { build(&p) } {
+                    Ok(ng) => {
+                        let exec = ng.exec;
+                        v.insert(Some(ng));
+                        return replay(name, exec, self.stream);
+                    }
+                    Err(_) => v.insert(None),
+                },
+            };
+            if let Some(ng) = slot {
+                // SAFETY: the node belongs to the graph `exec` was instantiated from; `p` holds
+                // the same function with this launch's grid and arguments (copied by the call;
+                // replays already queued keep theirs).
+                check(name, unsafe { sys::cuGraphExecKernelNodeSetParams_v2(ng.exec, ng.node, &p) })?;
+                return replay(name, ng.exec, self.stream);
+            }
+        }
+        // SAFETY: the caller's contract.
+        check(name, unsafe {
+            sys::cuLaunchKernel(
+                p.func, p.gridDimX, p.gridDimY, p.gridDimZ, p.blockDimX, p.blockDimY, p.blockDimZ, p.sharedMemBytes,
+                self.stream, p.kernelParams, std::ptr::null_mut(),
+            )
+        })
+    }
+}
+
+fn replay(name: &str, exec: sys::CUgraphExec, stream: sys::CUstream) -> Result<()> {
+    // SAFETY: `exec` is a live instantiated graph of this context.
+    check(name, unsafe { sys::cuGraphLaunch(exec, stream) })
+}
+
+/// A graph with one kernel node of parameters `p`, instantiated.
+///
+/// # Safety
+/// As [`Launcher::launch`].
+unsafe fn build(p: &sys::CUDA_KERNEL_NODE_PARAMS) -> Result<NodeGraph> {
+    let mut graph = std::ptr::null_mut();
+    check("cuGraphCreate", unsafe { sys::cuGraphCreate(&mut graph, 0) })?;
+    let mut node = std::ptr::null_mut();
+    let mut exec = std::ptr::null_mut();
+    // SAFETY: `graph` was just created; `p` is valid per the caller's contract.
+    let r = check("cuGraphAddKernelNode", unsafe { sys::cuGraphAddKernelNode_v2(&mut node, graph, std::ptr::null(), 0, p) })
+        .and_then(|_| check("cuGraphInstantiate", unsafe { sys::cuGraphInstantiateWithFlags(&mut exec, graph, 0) }));
+    match r {
+        Ok(()) => Ok(NodeGraph { graph, node, exec }),
+        Err(e) => {
+            // SAFETY: `graph` is live and no exec was made from it.
+            unsafe { sys::cuGraphDestroy(graph) };
+            Err(e)
+        }
+    }
+}
+
+impl Drop for Launcher {
+    fn drop(&mut self) {
+        let Some(graphs) = self.graphs.take() else { return };
+        if self.ctx.bind_to_thread().is_err() {
+            return;
+        }
+        for ng in graphs.into_inner().into_values().flatten() {
+            // SAFETY: each handle is destroyed once; an executable graph still in flight is
+            // freed by the driver when its replay completes.
+            unsafe {
+                sys::cuGraphExecDestroy(ng.exec);
+                sys::cuGraphDestroy(ng.graph);
+            }
+        }
+    }
+}
