@@ -71,6 +71,24 @@ KERNEL_FQ void ew_mul_u64(GLOBAL_AS u64 *out, CONST_AS u64 *a, CONST_AS u64 *b, 
     }
 }
 
+/* Constant operations (multiply_const / add_const): s holds one residue per prime. mode 0:
+ * out[i] = a[i] * s[prime]; mode 1: out[i] = a[i] + s[prime] for i < add_words (the first
+ * polynomial), a[i] copied past it. */
+KERNEL_FQ void ew_scalar_u64(GLOBAL_AS u64 *out, CONST_AS u64 *a, CONST_AS u64 *s, CONST_AS u64 *moduli,
+                             CONST_AS u64 *r0, CONST_AS u64 *r1, u32 k, u32 log_n, u32 mode, u64 add_words,
+                             u64 total)
+{
+    for (u64 i = GLOBAL_ID(); i < total; i += GLOBAL_SIZE()) {
+        u32 p = EW_PRIME;
+        u64 x = a[i];
+        if (mode == 0)
+            x = mul_mod(x, s[p], moduli[p], r0[p], r1[p]);
+        else if (i < add_words)
+            x = add_mod(x, s[p], moduli[p]);
+        out[i] = x;
+    }
+}
+
 /*
  * Tensor product of two ciphertexts of sizes sa and sb (the fused kernel of the paper's
  * MulLin): out[t] = sum_{i+j=t} a[i] * b[j], with a 128-bit mad chain and one reduction per

@@ -187,52 +187,8 @@ impl CkksEncoder {
     ) -> Result<Plaintext> {
         const WHERE: &str = "CkksEncoder::encode_f64_constant";
         let data = self.context.context_data_for(&parms_id, WHERE)?;
-        let total_bits = data.total_coeff_modulus_bit_count() as i64;
-        if !scale.is_finite() || scale <= 0.0 || log2_trunc(scale) >= total_bits {
-            return Err(Error::ScaleOutOfBounds(format!(
-                "{WHERE}: scale {scale:e} must be finite, positive and below 2^{total_bits} (the level's coeff modulus)"
-            )));
-        }
-        if !value.is_finite() {
-            return Err(Error::InvalidArgument(format!(
-                "{WHERE}: value must be finite, got {value}"
-            )));
-        }
-        let scaled = value * scale;
-        if !scaled.is_finite() {
-            return Err(Error::InvalidArgument(format!(
-                "{WHERE}: encoded value is too large ({value:e} × {scale:e} overflows)"
-            )));
-        }
-        let coeff_bit_count = if scaled.abs() < 1.0 {
-            2
-        } else {
-            log2_trunc(scaled.abs()) + 2
-        };
-        if coeff_bit_count >= total_bits {
-            return Err(Error::InvalidArgument(format!(
-                "{WHERE}: encoded value is too large ({coeff_bit_count} bits, modulus has {total_bits})"
-            )));
-        }
-        let coeffd = scaled.round();
-        let is_negative = coeffd.is_sign_negative();
-        let coeffd = coeffd.abs();
-        let moduli = data.coeff_modulus();
-        let residues: Vec<u64> = if coeff_bit_count <= 64 {
-            let c = coeffd as u64;
-            moduli.iter().map(|q| q.reduce(c)).collect()
-        } else if coeff_bit_count <= 128 {
-            let lo = (coeffd % TWO_POW_64) as u64;
-            let hi = (coeffd / TWO_POW_64) as u64;
-            let c = ((hi as u128) << 64) | lo as u128;
-            moduli.iter().map(|q| q.reduce_u128(c)).collect()
-        } else {
-            let words = split_words(coeffd, moduli.len(), WHERE)?;
-            let mut r = vec![0u64; moduli.len()];
-            data.rns_base().decompose(&words, &mut r);
-            r
-        };
-        Ok(constant_plaintext(data, &residues, is_negative, scale))
+        let residues = constant_residues(data, value, scale, WHERE)?;
+        Ok(constant_plaintext(data, &residues, false, scale))
     }
 
     /// Encode the integer `value` into every slot, exactly, with scale 1 (the constant polynomial
@@ -605,6 +561,72 @@ fn split_words(mut d: f64, k: usize, what: &str) -> Result<Vec<u64>> {
 
 /// A plaintext whose limb `j` is the constant `residues[j]` (negated mod `q_j` if `negate`):
 /// the NTT of a constant polynomial is that constant.
+/// The residues mod each prime of `data` of `round(value · scale)` (negative values as their
+/// residues), with the checks of SEAL's `CKKSEncoder::encode(double, parms_id_type, double,
+/// Plaintext &)`: the NTT form of the constant plaintext is this residue in every slot of each
+/// limb. `what` names the caller in errors.
+///
+/// # Errors
+/// `ScaleOutOfBounds` for a scale that is not finite and positive or not below the level's
+/// modulus; `InvalidArgument` for a non-finite value or an encoded value too large.
+pub(crate) fn constant_residues(
+    data: &ContextData,
+    value: f64,
+    scale: f64,
+    what: &str,
+) -> Result<Vec<u64>> {
+    let total_bits = data.total_coeff_modulus_bit_count() as i64;
+    if !scale.is_finite() || scale <= 0.0 || log2_trunc(scale) >= total_bits {
+        return Err(Error::ScaleOutOfBounds(format!(
+            "{what}: scale {scale:e} must be finite, positive and below 2^{total_bits} (the level's coeff modulus)"
+        )));
+    }
+    if !value.is_finite() {
+        return Err(Error::InvalidArgument(format!(
+            "{what}: value must be finite, got {value}"
+        )));
+    }
+    let scaled = value * scale;
+    if !scaled.is_finite() {
+        return Err(Error::InvalidArgument(format!(
+            "{what}: encoded value is too large ({value:e} × {scale:e} overflows)"
+        )));
+    }
+    let coeff_bit_count = if scaled.abs() < 1.0 {
+        2
+    } else {
+        log2_trunc(scaled.abs()) + 2
+    };
+    if coeff_bit_count >= total_bits {
+        return Err(Error::InvalidArgument(format!(
+            "{what}: encoded value is too large ({coeff_bit_count} bits, modulus has {total_bits})"
+        )));
+    }
+    let coeffd = scaled.round();
+    let is_negative = coeffd.is_sign_negative();
+    let coeffd = coeffd.abs();
+    let moduli = data.coeff_modulus();
+    let residues: Vec<u64> = if coeff_bit_count <= 64 {
+        let c = coeffd as u64;
+        moduli.iter().map(|q| q.reduce(c)).collect()
+    } else if coeff_bit_count <= 128 {
+        let lo = (coeffd % TWO_POW_64) as u64;
+        let hi = (coeffd / TWO_POW_64) as u64;
+        let c = ((hi as u128) << 64) | lo as u128;
+        moduli.iter().map(|q| q.reduce_u128(c)).collect()
+    } else {
+        let words = split_words(coeffd, moduli.len(), what)?;
+        let mut r = vec![0u64; moduli.len()];
+        data.rns_base().decompose(&words, &mut r);
+        r
+    };
+    Ok(if is_negative {
+        residues.iter().zip(moduli).map(|(&r, q)| q.neg(r)).collect()
+    } else {
+        residues
+    })
+}
+
 fn constant_plaintext(data: &ContextData, residues: &[u64], negate: bool, scale: f64) -> Plaintext {
     let n = data.n();
     let mut out = Vec::with_capacity(n * residues.len());

@@ -296,13 +296,17 @@ impl HybridKeySwitching {
     pub fn key_moduli(&self) -> &[Modulus] {
         &self.inner.moduli
     }
+    /// `L`, the data prime count of the context's first data level.
+    pub fn data_size(&self) -> usize {
+        self.inner.data_size
+    }
     /// N.
-    fn n(&self) -> usize {
+    pub(crate) fn n(&self) -> usize {
         self.inner.ntt[0].n()
     }
 
     /// The ternary secret of `sk` lifted to the key base, NTT form (`(L + α) × N` words).
-    fn lift_secret(&self, sk: &SecretKey) -> Result<Vec<u64>> {
+    pub(crate) fn lift_secret(&self, sk: &SecretKey) -> Result<Vec<u64>> {
         let n = self.n();
         let inner = &self.inner;
         let q0 = inner.moduli[0];
@@ -336,15 +340,24 @@ impl HybridKeySwitching {
         Ok(out)
     }
 
-    /// One key: for every digit at the first data level, an RLWE sample of zero under `s`
-    /// (key base, NTT form) plus `[P]_{q_i} · new_key` on the digit's limbs.
-    fn kswitch_key(&self, s: &[u64], new_key: &[u64]) -> Result<HybridKSwitchKey> {
+    /// One key: for every digit of a level with `level_size` data limbs, an RLWE sample of zero
+    /// under `s` (key base, NTT form) plus `[P]_{q_i} · new_key` on the digit's limbs. With
+    /// `level_size < L` the data limbs `q_{level_size} … q_{L-1}` are left zero: the key is an
+    /// RLWE sample modulo `q_0 ⋯ q_{level_size-1} · P` only (the small ring of
+    /// sparse-secret encapsulation, whose security needs the smaller modulus).
+    pub(crate) fn kswitch_key(
+        &self,
+        s: &[u64],
+        new_key: &[u64],
+        level_size: usize,
+    ) -> Result<HybridKSwitchKey> {
         let n = self.n();
         let inner = &self.inner;
         let moduli = &inner.moduli;
         let kk = moduli.len();
+        let unused = level_size..inner.data_size;
         let digits = self
-            .digits(inner.data_size)
+            .digits(level_size)
             .into_par_iter()
             .map(|range| {
                 let mut prng = UniformRandomGenerator::from_entropy(PrngType::Blake2xb)?;
@@ -359,6 +372,10 @@ impl HybridKeySwitching {
                     .zip(s.chunks(n).zip(new_key.chunks(n)))
                     .enumerate()
                     .for_each(|(i, (((c0, e), a), (s, t)))| {
+                        if unused.contains(&i) {
+                            c0.fill(0);
+                            return;
+                        }
                         let q = &moduli[i];
                         inner.ntt[i].forward(e);
                         let factor = if range.contains(&i) {
@@ -373,6 +390,7 @@ impl HybridKeySwitching {
                             *o = q.add(v, q.mul(t, factor));
                         }
                     });
+                c1[unused.start * n..unused.end * n].fill(0);
                 wipe(&mut e);
                 Ok(data)
             })
@@ -394,19 +412,29 @@ impl HybridKeySwitching {
         c0: &mut [u64],
         c1: &mut [u64],
     ) {
+        let up = self.mod_up(target);
+        let prods = self.key_inner_product(&up, key, None);
+        self.mod_down_add(prods, c0, c1);
+    }
+
+    /// Step 1, ModUp of `target` (`ℓ × N` words, NTT form, canonical): for every digit `j` of the
+    /// level and every extended limb `o` of `q_0 … q_{ℓ-1}, p_0 … p_{α-1}`, the digit's value
+    /// in NTT form mod that limb. The digit's own limbs are `target`'s rows; the others are
+    /// lazy NTT outputs (`< 4m`: only their residues matter, the inner product reduces once).
+    ///
+    /// This is the part of key switching that hoisted rotations share: an automorphism acts on
+    /// the result as a permutation of every row ([`HybridKeySwitching::key_inner_product`]).
+    pub(crate) fn mod_up(&self, target: &[u64]) -> ModUp {
         let inner = &self.inner;
         let n = self.n();
         let ell = target.len() / n;
-        let l = inner.data_size;
-        let alpha = inner.moduli.len() - l;
-        let kk = inner.moduli.len();
+        let alpha = inner.moduli.len() - inner.data_size;
         let d = inner.digit_size;
         let digits = self.digits(ell);
         let digit_end = |i: usize| ((i / d + 1) * d).min(ell);
-        // Global key-base index of extended limb `o` (ℓ data limbs, then α special limbs).
-        let global = |o: usize| if o < ell { o } else { l + o - ell };
+        let ext = ell + alpha;
 
-        // 1. ModUp, scale step: y_i = [INTT(t)_i · q̂_i^{-1}]_{q_i} within each digit.
+        // y_i = [INTT(t)_i · q̂_i^{-1}]_{q_i} within each digit.
         let mut scaled = target.to_vec();
         scaled.par_chunks_mut(n).enumerate().for_each(|(i, y)| {
             inner.ntt[i].inverse(y);
@@ -414,32 +442,76 @@ impl HybridKeySwitching {
             inner.mod_up[e - 1].scale_limb_inplace(i - (i / d) * d, y);
         });
 
-        // 1–2. ModUp conversion + NTT and the inner product, per output limb.
-        let lazy = digits.len() < 64; // lazy NTT outputs (< 4q) keep β products below 2^128
-        let prods: Vec<[Vec<u64>; 2]> = (0..ell + alpha)
+        // Conversion of each digit to every other extended limb, forward NTT. Lazy NTT outputs
+        // (< 4m) keep the inner product's β products below 2^128 for β < 64.
+        let lazy = digits.len() < 64;
+        let mut rows = vec![0u64; digits.len() * ext * n];
+        rows.par_chunks_mut(n).enumerate().for_each(|(r, row)| {
+            let (j, o) = (r / ext, r % ext);
+            let range = &digits[j];
+            if range.contains(&o) {
+                row.copy_from_slice(&target[o * n..(o + 1) * n]);
+            } else {
+                let g = self.global_limb(ell, o);
+                inner.mod_up[range.end - 1].convert_scaled_limb(
+                    &scaled[range.start * n..range.end * n],
+                    g,
+                    row,
+                );
+                if lazy {
+                    inner.ntt[g].forward_lazy(row);
+                } else {
+                    inner.ntt[g].forward(row);
+                }
+            }
+        });
+        ModUp { ell, rows }
+    }
+
+    /// Global key-base index of extended limb `o` at a level with `ell` data limbs (`ℓ` data
+    /// limbs, then the `α` special limbs).
+    fn global_limb(&self, ell: usize, o: usize) -> usize {
+        if o < ell {
+            o
+        } else {
+            self.inner.data_size + o - ell
+        }
+    }
+
+    /// Step 2, the inner product of the ModUp digits with `key`, per extended limb and key
+    /// component (canonical). With `perm` (an NTT-domain Galois permutation,
+    /// [`GaloisTool::permutation_ntt`]), every digit row is read through it: the key switch of
+    /// the automorphism of the target, sharing the target's ModUp (hoisting).
+    pub(crate) fn key_inner_product(
+        &self,
+        up: &ModUp,
+        key: &HybridKSwitchKey,
+        perm: Option<&[u32]>,
+    ) -> Vec<[Vec<u64>; 2]> {
+        let inner = &self.inner;
+        let n = self.n();
+        let ell = up.ell;
+        let kk = inner.moduli.len();
+        let ext = ell + kk - inner.data_size;
+        let beta = self.digit_count(ell);
+        (0..ext)
             .into_par_iter()
             .map(|o| {
-                let g = global(o);
+                let g = self.global_limb(ell, o);
                 let q = &inner.moduli[g];
                 let mut acc0 = vec![0u128; n];
                 let mut acc1 = vec![0u128; n];
                 let mut buf = vec![0u64; n];
-                for (j, range) in digits.iter().enumerate() {
-                    let operand: &[u64] = if range.contains(&o) {
-                        &target[o * n..(o + 1) * n]
-                    } else {
-                        let conv = &inner.mod_up[range.end - 1];
-                        conv.convert_scaled_limb(
-                            &scaled[range.start * n..range.end * n],
-                            g,
-                            &mut buf,
-                        );
-                        if lazy {
-                            inner.ntt[g].forward_lazy(&mut buf);
-                        } else {
-                            inner.ntt[g].forward(&mut buf);
+                for j in 0..beta {
+                    let row = &up.rows[(j * ext + o) * n..(j * ext + o + 1) * n];
+                    let operand: &[u64] = match perm {
+                        Some(t) => {
+                            for (b, &i) in buf.iter_mut().zip(t) {
+                                *b = row[i as usize];
+                            }
+                            &buf
                         }
-                        &buf
+                        None => row,
                     };
                     let k = &key.digits[j];
                     let k0 = &k[g * n..(g + 1) * n];
@@ -457,9 +529,17 @@ impl HybridKeySwitching {
                 }
                 [acc0, acc1].map(|a| a.into_iter().map(|s| q.reduce_u128(s)).collect())
             })
-            .collect();
+            .collect()
+    }
 
-        // 3. ModDown by P with rounding, added into c0, c1.
+    /// Step 3, ModDown by `P` with rounding of the inner products (`ℓ + α` limbs per
+    /// component, canonical), added into `c0`, `c1` (`ℓ × N` words each).
+    pub(crate) fn mod_down_add(&self, prods: Vec<[Vec<u64>; 2]>, c0: &mut [u64], c1: &mut [u64]) {
+        let inner = &self.inner;
+        let n = self.n();
+        let ell = c0.len() / n;
+        let l = inner.data_size;
+        let alpha = inner.moduli.len() - l;
         for (c, out) in [c0, c1].into_iter().enumerate() {
             let mut special: Vec<u64> = Vec::with_capacity(alpha * n);
             for k in 0..alpha {
@@ -493,6 +573,14 @@ impl HybridKeySwitching {
             });
         }
     }
+}
+
+/// The ModUp of one polynomial at a level with `ℓ` data limbs
+/// ([`HybridKeySwitching::mod_up`]): `β × (ℓ + α) × N` words, digit-major, then extended limb.
+#[derive(Clone, Debug)]
+pub(crate) struct ModUp {
+    ell: usize,
+    rows: Vec<u64>,
 }
 
 /// Constants of one fast base conversion on the device (`rns_conv_u64`, `native/rns.cl`):
@@ -744,7 +832,7 @@ impl KeyGenerator {
                 *x = q.mul(*x, *x);
             }
         }
-        let key = ks.kswitch_key(&s, &s2);
+        let key = ks.kswitch_key(&s, &s2, ks.inner.data_size);
         wipe(&mut s);
         wipe(&mut s2);
         Ok(HybridRelinKeys {
@@ -781,7 +869,7 @@ impl KeyGenerator {
                 for (o, a) in rotated.chunks_mut(n).zip(s.chunks(n)) {
                     tool.apply_ntt(a, g, o)?;
                 }
-                keys.insert(g, ks.kswitch_key(&s, &rotated)?);
+                keys.insert(g, ks.kswitch_key(&s, &rotated, ks.inner.data_size)?);
             }
             Ok(())
         };

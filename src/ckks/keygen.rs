@@ -10,7 +10,7 @@ use super::keys::{GaloisKeys, KSwitchKeys, PublicKey, RelinKeys, SecretKey};
 use super::plaintext::Plaintext;
 use super::prng::{PrngType, UniformRandomGenerator};
 use super::rlwe::{encrypt_zero_symmetric, ntt_poly, wipe};
-use super::sampling::sample_poly_ternary;
+use super::sampling::{sample_poly_ternary, sample_poly_ternary_sparse};
 use super::valcheck::ValidFor;
 use crate::{Error, Result};
 use rayon::prelude::*;
@@ -34,6 +34,40 @@ impl KeyGenerator {
         let mut prng = UniformRandomGenerator::from_entropy(PrngType::Blake2xb)?;
         let mut data = vec![0u64; k * n];
         sample_poly_ternary(&mut prng, cd.coeff_modulus(), n, &mut data);
+        ntt_poly(cd, &mut data);
+        let plain = Plaintext {
+            parms_id: cd.parms_id(),
+            scale: 1.0,
+            data,
+            gpu: Default::default(),
+        };
+        Ok(KeyGenerator {
+            context: context.clone(),
+            secret_key: SecretKey { data: plain },
+        })
+    }
+
+    /// A generator with a fresh **sparse** ternary secret: exactly `hamming_weight` coefficients
+    /// `±1` (OS-seeded BLAKE2Xb generator), NTT form at the key level. Not a SEAL key
+    /// distribution: the ephemeral secret of sparse-secret encapsulation in bootstrapping
+    /// (Bossuat–Troncoso-Pastoriza–Hubaux 2022, ePrint 2022/024, §5; Lattigo's
+    /// `EphemeralSecretWeight`). Sparse secrets are only secure in small rings: use the keys of
+    /// such a generator with a small modulus (see [`crate::ckks::switching_key`]).
+    ///
+    /// # Errors
+    /// `InvalidArgument` if `hamming_weight` is 0 or above N; `Device` if the OS random source
+    /// fails.
+    pub fn with_sparse_secret(context: &Context, hamming_weight: usize) -> Result<Self> {
+        let cd = context.key_context_data();
+        let (k, n) = (cd.coeff_modulus().len(), cd.n());
+        if hamming_weight == 0 || hamming_weight > n {
+            return Err(Error::InvalidArgument(format!(
+                "sparse secret: Hamming weight {hamming_weight} is not in 1..={n}"
+            )));
+        }
+        let mut prng = UniformRandomGenerator::from_entropy(PrngType::Blake2xb)?;
+        let mut data = vec![0u64; k * n];
+        sample_poly_ternary_sparse(&mut prng, cd.coeff_modulus(), n, hamming_weight, &mut data);
         ntt_poly(cd, &mut data);
         let plain = Plaintext {
             parms_id: cd.parms_id(),

@@ -21,3 +21,4 @@ pub mod valcheck;
 pub mod prng;
 pub mod rlwe;
 pub mod sampling;
+pub mod switching_key;

@@ -65,6 +65,42 @@ pub fn sample_poly_ternary(
     }
 }
 
+/// Sample a sparse ternary polynomial: exactly `hamming_weight` coefficients are `±1` (positions
+/// uniform without repetition, signs uniform), the others 0. Not a SEAL distribution: the
+/// ephemeral secret of sparse-secret encapsulation (Bossuat–Troncoso-Pastoriza–Hubaux 2022, §5;
+/// Lattigo's `EphemeralSecretWeight`).
+///
+/// `out`: `k × n` words, overwritten (see the module docs). `hamming_weight` is clamped to `n`.
+pub fn sample_poly_ternary_sparse(
+    prng: &mut UniformRandomGenerator,
+    moduli: &[Modulus],
+    n: usize,
+    hamming_weight: usize,
+    out: &mut [u64],
+) {
+    out.fill(0);
+    // Partial Fisher–Yates shuffle of the positions: the first `h` are the support.
+    let h = hamming_weight.min(n);
+    let mut positions: Vec<u32> = (0..n as u32).collect();
+    for i in 0..h {
+        let j = i + uniform_below(prng, (n - i) as u64) as usize;
+        positions.swap(i, j);
+        let v = if prng.next_u32() & 1 == 1 { 1 } else { -1 };
+        write_signed(moduli, n, out, positions[i] as usize, v);
+    }
+}
+
+/// A uniform value in `[0, bound)` (`bound ≥ 1`) by rejection of the top partial range.
+fn uniform_below(prng: &mut UniformRandomGenerator, bound: u64) -> u64 {
+    let zone = u64::MAX - u64::MAX % bound;
+    loop {
+        let x = prng.next_u64();
+        if x < zone {
+            return x % bound;
+        }
+    }
+}
+
 /// One centered-binomial value: popcount of 21 random bits minus popcount of 21 others, from 6
 /// bytes with the top 3 bits of bytes 2 and 5 masked (SEAL's `cbd` lambda); std-dev ≈ 3.24.
 fn cbd_value(prng: &mut UniformRandomGenerator) -> i64 {

@@ -45,6 +45,12 @@ pub(super) enum GpuOp<'a> {
     Galois(u32, &'a GaloisKeys),
     /// To (`true`) or from NTT form.
     Transform(bool),
+    /// `ct · c`, `c` by its residue per prime.
+    MulScalar(&'a [u64]),
+    /// `ct + c` on the first polynomial, `c` by its residue per prime.
+    AddScalar(&'a [u64]),
+    /// ModRaise from the last level to this level.
+    ModRaise(&'a crate::ckks::params::ParmsId),
 }
 
 
@@ -146,6 +152,13 @@ pub(super) mod gpu_impl {
                     let key = key_buf(cq, &gk.0, GaloisKeys::get_index(elt)?)?;
                     let table = galois_table(cq, ctx, elt)?;
                     (Arc::new(eval::apply_galois(cq, &l, &a, &table, &key, key_k)?), 2)
+                }
+                GpuOp::MulScalar(r) => (Arc::new(eval::scalar_op(cq, &l, &a, ct.size, r, false)?), ct.size),
+                GpuOp::AddScalar(r) => (Arc::new(eval::scalar_op(cq, &l, &a, ct.size, r, true)?), ct.size),
+                GpuOp::ModRaise(to) => {
+                    out_level = ctx.context_data_for(to, "parms_id")?.clone();
+                    let lt = level_data(cq, ctx, to)?;
+                    (Arc::new(eval::mod_raise(cq, &l, &lt, &a, ct.size)?), ct.size)
                 }
                 GpuOp::Transform(to_ntt) => {
                     is_ntt = to_ntt;

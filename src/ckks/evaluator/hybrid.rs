@@ -16,6 +16,7 @@ use crate::ckks::context::ContextData;
 use crate::ckks::hybrid::{
     HybridGaloisKeys, HybridKSwitchKey, HybridKeySwitching, HybridRelinKeys,
 };
+use crate::ckks::switching_key::HybridSwitchingKey;
 use crate::ckks::valcheck::check_ciphertext;
 use crate::device::object::host_current;
 use crate::device::queue::Queue;
@@ -48,7 +49,7 @@ impl Evaluator {
     }
 
     /// A host copy of the first `size` polynomials of `ct`, not marked for a device.
-    fn host_prefix(ct: &Ciphertext, size: usize) -> Result<Ciphertext> {
+    pub(super) fn host_prefix(ct: &Ciphertext, size: usize) -> Result<Ciphertext> {
         let mut out = host_current(ct)?.clone_prefix(size);
         out.gpu = DeviceState::default();
         Ok(out)
@@ -113,7 +114,7 @@ impl Evaluator {
         on_copy(ct, |c| self.relinearize_hybrid_inplace(c, keys))
     }
 
-    fn check_galois_hybrid(
+    pub(super) fn check_galois_hybrid(
         &self,
         ct: &Ciphertext,
         galois_elt: u32,
@@ -267,6 +268,53 @@ impl Evaluator {
     }
 }
 
+impl Evaluator {
+    /// Switch `ct` from the secret key a [`HybridSwitchingKey`] was made from to the one it was
+    /// made for: `(c0, c1) → (c0, 0) + switch(c1)` (Lattigo's `ApplyEvaluationKey`). Data:
+    /// size 2, `ℓ × N` words per polynomial, NTT form, `ℓ ≤ key.level_size()`; level and scale
+    /// unchanged. Used by bootstrapping's sparse-secret encapsulation.
+    ///
+    /// # Errors
+    /// `NotValidForParams` (ciphertext or key of another context, or a level above the key's);
+    /// `InvalidArgument` (size ≠ 2); `WrongForm`; `TransparentResult`. On error `ct` is
+    /// unchanged.
+    pub fn switch_key_hybrid_inplace(&self, ct: &mut Ciphertext, key: &HybridSwitchingKey) -> Result<()> {
+        let cd = self.check_hybrid(ct, &key.ks, "switching key")?;
+        if ct.size != 2 {
+            return Err(Error::InvalidArgument(format!(
+                "encrypted size must be 2, is {}",
+                ct.size
+            )));
+        }
+        let ell = cd.coeff_modulus().len();
+        if ell > key.level_size {
+            return Err(Error::NotValidForParams(format!(
+                "switching key covers levels of at most {} primes, encrypted has {ell}",
+                key.level_size
+            )));
+        }
+        if let Some(q) = self.device_for(&[ct]) {
+            *ct = self.hybrid_gpu(&q, ct, HybridGpuOp::Switch(key))?;
+            return Ok(());
+        }
+        let src = host_current(ct)?;
+        let mut out = Self::host_prefix(&src, 2)?;
+        let half = out.coeff_modulus_size * out.poly_modulus_degree;
+        out.data[half..].fill(0);
+        Self::switch_hybrid(&mut out, src.poly(1), &key.ks, &key.key)?;
+        *ct = out;
+        Ok(())
+    }
+
+    /// See [`Evaluator::switch_key_hybrid_inplace`].
+    ///
+    /// # Errors
+    /// As [`Evaluator::switch_key_hybrid_inplace`].
+    pub fn switch_key_hybrid(&self, ct: &Ciphertext, key: &HybridSwitchingKey) -> Result<Ciphertext> {
+        on_copy(ct, |c| self.switch_key_hybrid_inplace(c, key))
+    }
+}
+
 /// A hybrid key-switching operation on the device, with its keys.
 // Without a GPU backend the operands are never read (no backend consumes them).
 #[cfg_attr(not(any(feature = "cuda", feature = "opencl")), allow(dead_code))]
@@ -275,6 +323,8 @@ enum HybridGpuOp<'a> {
     Relinearize(&'a HybridRelinKeys),
     /// Galois automorphisms (in order) each followed by a key switch.
     Galois(&'a [u32], &'a HybridGaloisKeys),
+    /// Key switch of `c1` with a switching key (no automorphism).
+    Switch(&'a HybridSwitchingKey),
 }
 
 #[cfg(not(any(feature = "cuda", feature = "opencl")))]
@@ -322,6 +372,7 @@ mod gpu_impl {
             let ks = match op {
                 HybridGpuOp::Relinearize(k) => &k.ks,
                 HybridGpuOp::Galois(_, k) => &k.ks,
+                HybridGpuOp::Switch(k) => &k.ks,
             };
             let l = level_data(cq, &self.ctx, &ct.parms_id)?;
             let h = hybrid_level_data(cq, ks, ct.parms_id, l.k())?;
@@ -342,6 +393,13 @@ mod gpu_impl {
                         let table = galois_table(cq, &self.ctx, elt)?;
                         buf = Arc::new(apply_galois_hybrid(cq, &l, &h, &buf, &table, &key)?);
                     }
+                }
+                HybridGpuOp::Switch(sk) => {
+                    // The identity automorphism (element 1): `(c0, 0) + switch(c1)`, the same
+                    // steps as a rotation's.
+                    let key = hybrid_key(cq, &sk.key)?;
+                    let table = galois_table(cq, &self.ctx, 1)?;
+                    buf = Arc::new(apply_galois_hybrid(cq, &l, &h, &buf, &table, &key)?);
                 }
             }
             let out = Ciphertext {

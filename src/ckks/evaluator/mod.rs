@@ -16,6 +16,9 @@ mod keyswitch;
 mod modswitch;
 mod ntt_form;
 mod rotate;
+mod scalar;
+mod modraise;
+mod hoist;
 mod gpu;
 
 use super::ciphertext::Ciphertext;

@@ -89,6 +89,33 @@ pub fn add_sub_plain<Q: GpuQueue>(q: &Q, l: &Arc<LevelData<Q::Buf>>, ct: &Arc<Q:
     Ok(out)
 }
 
+/// `ct · c` (`add = false`, every polynomial) or `ct + c` (`add = true`, the first polynomial)
+/// for a constant given by its residue per prime (`scalars`, `k` words): the evaluator's
+/// `multiply_const` / `add_const`.
+///
+/// # Errors
+/// `Device` on an allocation, upload or launch failure.
+pub fn scalar_op<Q: GpuQueue>(q: &Q, l: &LevelData<Q::Buf>, ct: &Q::Buf, size: usize, scalars: &[u64], add: bool) -> Result<Q::Buf> {
+    let pw = poly_words(l);
+    let out = q.alloc(size * pw)?;
+    let s = q.upload(scalars)?;
+    let args = [
+        Arg::Buf(&out),
+        Arg::Buf(ct),
+        Arg::Buf(&s),
+        Arg::Buf(&l.primes.moduli),
+        Arg::Buf(&l.primes.r0),
+        Arg::Buf(&l.primes.r1),
+        Arg::U32(l.primes.k),
+        Arg::U32(l.log_n),
+        Arg::U32(add as u32),
+        Arg::U64(pw as u64),
+        Arg::U64((size * pw) as u64),
+    ];
+    launch(q, Family::Elementwise, "ew_scalar_u64", (size * pw) as u64, &args)?;
+    Ok(out)
+}
+
 /// Leading arguments of the product kernels: `out, a, b, moduli, r0, r1, k, log_n`.
 fn product_args<'a, B>(l: &'a LevelData<B>, out: &'a B, a: &'a B, b: &'a B) -> Vec<Arg<'a, B>> {
     vec![
@@ -380,6 +407,34 @@ pub fn transform<Q: GpuQueue>(q: &Q, l: &LevelData<Q::Buf>, ct: &Q::Buf, size: u
     } else {
         l.ntt.inverse(q, &out, size * l.k(), EVAL_NTT)?;
     }
+    Ok(out)
+}
+
+/// ModRaise (`Evaluator::mod_raise_to`): `size` polynomials at the last level (`from`, one
+/// prime `q_0`) to the level `to`: inverse NTT, centred lift of every coefficient to each
+/// prime of `to` (`modraise_lift_u64`), forward NTT. A new `size × k × N` buffer.
+///
+/// # Errors
+/// `Device` on an allocation, upload or launch failure.
+pub fn mod_raise<Q: GpuQueue>(q: &Q, from: &LevelData<Q::Buf>, to: &LevelData<Q::Buf>, ct: &Q::Buf, size: usize) -> Result<Q::Buf> {
+    let q0 = from.host_primes[0];
+    let coeffs = transform(q, from, ct, size, false)?;
+    let words = size * poly_words(to);
+    let out = q.alloc(words)?;
+    let q0_mod = q.upload(&to.host_primes.iter().map(|m| m.reduce(q0.value())).collect::<Vec<_>>())?;
+    let args = [
+        Arg::Buf(&out),
+        Arg::Buf(&coeffs),
+        Arg::Buf(&to.primes.moduli),
+        Arg::Buf(&to.primes.r1),
+        Arg::Buf(&q0_mod),
+        Arg::U64(q0.value() >> 1),
+        Arg::U32(to.primes.k),
+        Arg::U32(to.log_n),
+        Arg::U64(words as u64),
+    ];
+    launch(q, Family::Keyswitch, "modraise_lift_u64", words as u64, &args)?;
+    to.ntt.forward(q, &out, size * to.k(), EVAL_NTT)?;
     Ok(out)
 }
 

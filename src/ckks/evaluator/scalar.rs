@@ -1,0 +1,114 @@
+//! Operations with a real constant, without building a plaintext: an extension beyond SEAL's
+//! API with SEAL's arithmetic. The constant `c` encoded at scale `Δ` is the polynomial
+//! `round(c·Δ)`, whose NTT form holds the same residue in every slot of each limb, so
+//! `multiply_const(ct, c, Δ)` equals `multiply_plain(ct, encode_f64_constant(c, level, Δ))` and
+//! `add_const(ct, c)` equals `add_plain(ct, encode_f64_constant(c, level, ct.scale()))` word for
+//! word — without the `k × N`-word plaintext (nor its upload to a device).
+//!
+//! Circuits (polynomial evaluation, bootstrapping) multiply and add many constants; these are
+//! their building blocks.
+
+use super::{check_not_transparent, on_copy, Evaluator};
+use crate::ckks::ciphertext::Ciphertext;
+use crate::ckks::encoder::constant_residues;
+use crate::ckks::valcheck::{check_ciphertext, check_scale};
+use crate::device::object::host_current;
+use crate::{Error, Result};
+use rayon::prelude::*;
+
+impl Evaluator {
+    /// Residues of `round(value · scale)` at `ct`'s level, after the checks every constant
+    /// operation makes (valid ciphertext, NTT form).
+    fn const_residues(&self, ct: &Ciphertext, value: f64, scale: f64, what: &str) -> Result<Vec<u64>> {
+        let cd = check_ciphertext(ct, &self.ctx, "encrypted", false)?;
+        if !ct.is_ntt_form {
+            return Err(Error::WrongForm("CKKS encrypted must be in NTT form".into()));
+        }
+        constant_residues(cd, value, scale, what)
+    }
+
+    /// `ct *= value` with the constant encoded at `scale`: every polynomial times
+    /// `round(value · scale)`; the result's scale is `ct.scale() · scale`. Data: `size × k × N`
+    /// words, NTT form, level unchanged.
+    ///
+    /// Equal word for word to `multiply_plain_inplace` with `encode_f64_constant(value,
+    /// ct.parms_id(), scale)` (module docs).
+    ///
+    /// # Errors
+    /// `NotValidForParams`, `WrongForm`; `ScaleOutOfBounds` (`scale` itself, or the product
+    /// scale, not below the level's modulus); `InvalidArgument` (non-finite value, encoded value
+    /// too large); `TransparentResult` when `round(value · scale)` is 0. On error `ct` is
+    /// unchanged.
+    pub fn multiply_const_inplace(&self, ct: &mut Ciphertext, value: f64, scale: f64) -> Result<()> {
+        let r = self.const_residues(ct, value, scale, "multiply_const")?;
+        let cd = self.ctx.context_data_for(&ct.parms_id, "encrypted")?.clone();
+        let new_scale = ct.scale * scale;
+        check_scale(new_scale, &cd, "multiply_const")?;
+        if let Some(q) = self.device_for(&[ct]) {
+            *ct = self.run_gpu(&q, ct, super::gpu::GpuOp::MulScalar(&r), new_scale)?;
+            return Ok(());
+        }
+        let mut out = host_current(ct)?.into_owned();
+        let n = cd.n();
+        let moduli = cd.coeff_modulus();
+        let k = moduli.len();
+        out.data_mut().par_chunks_mut(n).enumerate().for_each(|(row, limb)| {
+            let i = row % k;
+            let (q, c) = (&moduli[i], r[i]);
+            for x in limb.iter_mut() {
+                *x = q.mul(*x, c);
+            }
+        });
+        check_not_transparent(&out)?;
+        out.scale = new_scale;
+        *ct = out;
+        Ok(())
+    }
+
+    /// See [`Evaluator::multiply_const_inplace`].
+    ///
+    /// # Errors
+    /// As [`Evaluator::multiply_const_inplace`].
+    pub fn multiply_const(&self, ct: &Ciphertext, value: f64, scale: f64) -> Result<Ciphertext> {
+        on_copy(ct, |c| self.multiply_const_inplace(c, value, scale))
+    }
+
+    /// `ct += value`, the constant encoded at `ct`'s own scale: `round(value · ct.scale())` added
+    /// to every slot of the first polynomial. Scale and level unchanged.
+    ///
+    /// Equal word for word to `add_plain_inplace` with `encode_f64_constant(value,
+    /// ct.parms_id(), ct.scale())` (module docs).
+    ///
+    /// # Errors
+    /// `NotValidForParams`, `WrongForm`, `ScaleOutOfBounds`, `InvalidArgument` (as
+    /// `encode_f64_constant`). On error `ct` is unchanged.
+    pub fn add_const_inplace(&self, ct: &mut Ciphertext, value: f64) -> Result<()> {
+        let r = self.const_residues(ct, value, ct.scale, "add_const")?;
+        if let Some(q) = self.device_for(&[ct]) {
+            *ct = self.run_gpu(&q, ct, super::gpu::GpuOp::AddScalar(&r), ct.scale)?;
+            return Ok(());
+        }
+        let cd = self.ctx.context_data_for(&ct.parms_id, "encrypted")?.clone();
+        let mut out = host_current(ct)?.into_owned();
+        let n = cd.n();
+        let moduli = cd.coeff_modulus();
+        out.poly_mut(0).par_chunks_mut(n).zip(moduli.par_iter()).zip(r.par_iter()).for_each(
+            |((limb, q), &c)| {
+                for x in limb.iter_mut() {
+                    *x = q.add(*x, c);
+                }
+            },
+        );
+        check_not_transparent(&out)?;
+        *ct = out;
+        Ok(())
+    }
+
+    /// See [`Evaluator::add_const_inplace`].
+    ///
+    /// # Errors
+    /// As [`Evaluator::add_const_inplace`].
+    pub fn add_const(&self, ct: &Ciphertext, value: f64) -> Result<Ciphertext> {
+        on_copy(ct, |c| self.add_const_inplace(c, value))
+    }
+}

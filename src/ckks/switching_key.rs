@@ -1,0 +1,92 @@
+//! Key-switching keys between two secret keys (Lattigo's `rlwe.EvaluationKey`): an extension
+//! beyond SEAL, whose key-switching keys only ever switch `s²` or `s(X^g)` back to `s`.
+//!
+//! A [`HybridSwitchingKey`] from `s_from` to `s_to` is, for each hybrid digit `j`
+//! ([`crate::ckks::hybrid`]), an RLWE sample under `s_to` of `[P]_{q_i} · s_from` on the digit's
+//! limbs — the same layout as a hybrid Galois key, with `s_from` in place of `s(X^g)`.
+//! [`Evaluator::switch_key_hybrid`](crate::Evaluator::switch_key_hybrid) turns a ciphertext
+//! `(c0, c1)` decrypting under `s_from` into `(c0, 0) + switch(c1)` decrypting under `s_to`.
+//!
+//! A key can be limited to the levels with at most `level_size` data primes: its data limbs
+//! beyond `q_{level_size-1}` are zero and never sampled, so it is an RLWE sample modulo
+//! `q_0 ⋯ q_{level_size-1} · P` only. Sparse-secret encapsulation needs that: the key from
+//! SEAL's dense secret to a Hamming-weight-32 ephemeral secret is only secure in a small ring
+//! (`{q_0, p_0}`; Bossuat–Troncoso-Pastoriza–Hubaux 2022, ePrint 2022/024, §5).
+
+use super::hybrid::{HybridKSwitchKey, HybridKeySwitching};
+use super::keygen::KeyGenerator;
+use super::keys::SecretKey;
+use super::rlwe::wipe;
+use super::valcheck::ValidFor;
+use crate::{Error, Result};
+
+/// A hybrid key-switching key from one secret key to another (module docs). Not a SEAL object.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HybridSwitchingKey {
+    pub(crate) ks: HybridKeySwitching,
+    pub(crate) key: HybridKSwitchKey,
+    pub(crate) level_size: usize,
+}
+
+impl HybridSwitchingKey {
+    /// The key-switching parameters the key was made for.
+    pub fn key_switching(&self) -> &HybridKeySwitching {
+        &self.ks
+    }
+    /// The key.
+    pub fn key(&self) -> &HybridKSwitchKey {
+        &self.key
+    }
+    /// The largest data prime count of a level the key switches (`L` for a full key).
+    pub fn level_size(&self) -> usize {
+        self.level_size
+    }
+    /// Memory of the key words, in bytes.
+    pub fn byte_size(&self) -> usize {
+        self.key.digits().iter().map(|d| d.len() * 8).sum()
+    }
+    /// A key from its parts (shape checked by the caller: deserialization).
+    pub(crate) fn from_parts(ks: HybridKeySwitching, key: HybridKSwitchKey, level_size: usize) -> Self {
+        HybridSwitchingKey { ks, key, level_size }
+    }
+}
+
+impl KeyGenerator {
+    /// The key switching ciphertexts under `from` to this generator's secret key, for levels
+    /// with at most `level_size` data primes (`1 ≤ level_size ≤ L`; module docs).
+    ///
+    /// # Errors
+    /// `NotValidForParams` if `ks` or `from` belong to another context; `InvalidArgument` if
+    /// `level_size` is out of range or a secret key is not ternary; `Device` if the OS random
+    /// source fails.
+    pub fn create_hybrid_switching_key(
+        &self,
+        ks: &HybridKeySwitching,
+        from: &SecretKey,
+        level_size: usize,
+    ) -> Result<HybridSwitchingKey> {
+        if ks.context() != self.context() {
+            return Err(Error::NotValidForParams(
+                "hybrid key switching parameters belong to another context".into(),
+            ));
+        }
+        from.check_valid_for(self.context())
+            .map_err(|_| Error::NotValidForParams("the source secret key is not valid for encryption parameters".into()))?;
+        if level_size == 0 || level_size > ks.data_size() {
+            return Err(Error::InvalidArgument(format!(
+                "switching key level size {level_size} is not in 1..={}",
+                ks.data_size()
+            )));
+        }
+        let mut s = ks.lift_secret(self.secret_key())?;
+        let mut t = ks.lift_secret(from)?;
+        let key = ks.kswitch_key(&s, &t, level_size);
+        wipe(&mut s);
+        wipe(&mut t);
+        Ok(HybridSwitchingKey {
+            ks: ks.clone(),
+            key: key?,
+            level_size,
+        })
+    }
+}
