@@ -68,6 +68,7 @@
 
 pub mod capi;
 pub mod ckks;
+pub mod circuits;
 pub mod cli;
 pub mod device;
 mod error;

@@ -287,4 +287,13 @@ impl Context {
     pub fn chain_index_of(&self, parms_id: &ParmsId) -> Option<usize> {
         self.get_context_data(parms_id).map(|d| d.chain_index())
     }
+    /// The data level with `chain_index` (0 = the last level, one prime), if the chain has it
+    /// (the key level is not a data level and is never returned).
+    pub fn context_data_at(&self, chain_index: usize) -> Option<&Arc<ContextData>> {
+        let mut cd = self.first_context_data();
+        while cd.chain_index() > chain_index {
+            cd = self.get_context_data(&cd.next_parms_id()?)?;
+        }
+        (cd.chain_index() == chain_index).then_some(cd)
+    }
 }

@@ -25,6 +25,7 @@ use super::{SealObject, Writer};
 use crate::ckks::hybrid::{
     HybridGaloisKeys, HybridKSwitchKey, HybridKeySwitching, HybridRelinKeys, KeySwitchParams,
 };
+use crate::ckks::switching_key::HybridSwitchingKey;
 use crate::{Error, Result};
 use std::collections::BTreeMap;
 use std::io::Read;
@@ -33,6 +34,8 @@ use std::io::Read;
 const TAG_RELIN: u64 = u64::from_le_bytes(*b"xeheHRK1");
 /// Tag of a saved [`HybridGaloisKeys`].
 const TAG_GALOIS: u64 = u64::from_le_bytes(*b"xeheHGK1");
+/// Tag of a saved [`HybridSwitchingKey`].
+const TAG_SWITCH: u64 = u64::from_le_bytes(*b"xeheHSK1");
 
 /// Bytes of the tag, parms_id and parameter identity of `ks`.
 fn prefix_size(ks: &HybridKeySwitching) -> usize {
@@ -117,9 +120,13 @@ fn load_prefix(r: &mut Reader<'_>, tag: u64, ks: &HybridKeySwitching) -> Result<
 
 /// Read one key and check its shape and that every word is reduced modulo its limb's prime.
 fn load_key(r: &mut Reader<'_>, ks: &HybridKeySwitching) -> Result<HybridKSwitchKey> {
+    load_key_digits(r, ks, ks.digit_count(ks.data_size()))
+}
+
+/// [`load_key`] for a key of `digits` digits.
+fn load_key_digits(r: &mut Reader<'_>, ks: &HybridKeySwitching, digits: usize) -> Result<HybridKSwitchKey> {
     let moduli = ks.key_moduli();
     let n = ks.context().key_context_data().n();
-    let digits = ks.digit_count(moduli.len() - ks.special_primes().len());
     let count = r.u64("key.digits")?;
     if count != digits as u64 {
         return Err(Error::NotValidForParams(format!(
@@ -148,7 +155,8 @@ fn load_key(r: &mut Reader<'_>, ks: &HybridKeySwitching) -> Result<HybridKSwitch
 
 /// A hybrid key object's members parser (both key kinds load through [`load_bytes`] /
 /// [`load_stream`]).
-trait LoadHybrid: SealObject + Sized {
+pub(crate) trait LoadHybrid: SealObject + Sized {
+    /// Parse the members (after the header) for the parameters `ks`.
     fn load_members(ks: &HybridKeySwitching, r: &mut Reader<'_>) -> Result<Self>;
 }
 
@@ -282,6 +290,57 @@ impl HybridGaloisKeys {
     ///
     /// # Errors
     /// As [`HybridGaloisKeys::load`], plus `Malformed` when the stream fails.
+    pub fn load_from<R: Read>(ks: &HybridKeySwitching, src: &mut R) -> Result<Self> {
+        load_stream(ks, src)
+    }
+}
+
+impl SealObject for HybridSwitchingKey {
+    const NAME: &'static str = "HybridSwitchingKey";
+    fn members_size(&self) -> usize {
+        prefix_size(&self.ks) + 8 + key_size(&self.key)
+    }
+    fn save_members(&self, w: &mut Writer) {
+        save_prefix(w, TAG_SWITCH, &self.ks);
+        w.u64(self.level_size as u64);
+        save_key(w, &self.key);
+    }
+}
+
+impl LoadHybrid for HybridSwitchingKey {
+    fn load_members(ks: &HybridKeySwitching, r: &mut Reader<'_>) -> Result<Self> {
+        load_prefix(r, TAG_SWITCH, ks)?;
+        let level_size = r.u64("level_size")?;
+        if level_size == 0 || level_size > ks.data_size() as u64 {
+            return Err(Error::NotValidForParams(format!(
+                "{}.level_size: {level_size} is not in 1..={}",
+                r.what(),
+                ks.data_size()
+            )));
+        }
+        let level_size = level_size as usize;
+        let key = load_key_digits(r, ks, ks.digit_count(level_size))?;
+        Ok(HybridSwitchingKey::from_parts(ks.clone(), key, level_size))
+    }
+}
+
+impl HybridSwitchingKey {
+    /// Load a key saved with [`SealObject::save`] (xehe's own format, module docs of
+    /// `serialize::hybrid`; tag `xeheHSK1`, then the level size and the key) for the
+    /// key-switching parameters `ks`. Bytes after the object are ignored.
+    ///
+    /// # Errors
+    /// `Malformed` for bytes that are not a saved `HybridSwitchingKey`, truncated or corrupted;
+    /// `NotValidForParams` for a key of another context or other key-switching parameters, a
+    /// level size out of range, or unreduced key words.
+    pub fn load(ks: &HybridKeySwitching, bytes: &[u8]) -> Result<Self> {
+        load_bytes(ks, bytes)
+    }
+
+    /// [`HybridSwitchingKey::load`] from a stream, consuming exactly the object's bytes.
+    ///
+    /// # Errors
+    /// As [`HybridSwitchingKey::load`], plus `Malformed` when the stream fails.
     pub fn load_from<R: Read>(ks: &HybridKeySwitching, src: &mut R) -> Result<Self> {
         load_stream(ks, src)
     }

@@ -1,0 +1,301 @@
+//! The bootstrapping pipeline (module docs of [`super`]).
+
+use super::keys::BootstrappingKeys;
+use super::plan::Plan;
+use crate::circuits::keys::KeySet;
+use crate::circuits::level_at;
+use crate::circuits::lintrans::{evaluate_linear_transforms, LinearTransform};
+use crate::circuits::mod1::EvalMod;
+use crate::ckks::ciphertext::Ciphertext;
+use crate::ckks::context::Context;
+use crate::ckks::encoder::CkksEncoder;
+use crate::ckks::evaluator::Evaluator;
+use crate::ckks::plaintext::Plaintext;
+use crate::{Error, Result};
+use std::time::{Duration, Instant};
+
+/// Wall-clock time of each stage of one bootstrap (each stage ends with a device
+/// synchronization when the ciphertext is on a GPU, so the times are the device's).
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
+pub struct BootstrapTimings {
+    /// Scale-up, the switch to the sparse secret, ModRaise and the switch back.
+    pub mod_raise: Duration,
+    /// CoeffsToSlots, both outputs.
+    pub coeffs_to_slots: Duration,
+    /// EvalMod of the real and imaginary parts.
+    pub eval_mod: Duration,
+    /// SlotsToCoeffs.
+    pub slots_to_coeffs: Duration,
+    /// The whole bootstrap.
+    pub total: Duration,
+}
+
+/// CKKS bootstrapping for one context and key set: precomputed DFT plaintexts, EvalMod
+/// polynomial and scales (see the module docs of [`super`]).
+#[derive(Debug)]
+pub struct Bootstrapper {
+    ctx: Context,
+    ev: Evaluator,
+    keys: BootstrappingKeys,
+    plan: Plan,
+    c2s: Vec<Vec<LinearTransform>>,
+    s2c: Vec<LinearTransform>,
+    eval_mod: EvalMod,
+    /// `X^(N/2)` at the SlotsToCoeffs input level, scale 1.
+    monomial: Plaintext,
+}
+
+impl Bootstrapper {
+    /// Precompute everything for `keys` on `context` (the parameters' context): the
+    /// CoeffsToSlots and SlotsToCoeffs diagonals (encoded once, uploaded to a device on first
+    /// use there and kept), the EvalMod polynomial.
+    ///
+    /// # Errors
+    /// `InvalidParameters` if the context is not the keys' parameters'; as the encoder.
+    pub fn new(context: &Context, keys: BootstrappingKeys) -> Result<Self> {
+        if keys.ks.context() != context {
+            return Err(Error::NotValidForParams("bootstrapping keys belong to another context".into()));
+        }
+        let plan = Plan::new(&keys.params, context)?;
+        let encoder = CkksEncoder::new(context)?;
+        let c2s = plan
+            .c2s_maps
+            .iter()
+            .zip(&plan.c2s_levels)
+            .map(|(maps, &(level, scale))| {
+                let id = level_at(context, level, "CoeffsToSlots")?.parms_id();
+                maps.iter().map(|m| LinearTransform::new(&encoder, m, id, scale)).collect()
+            })
+            .collect::<Result<Vec<Vec<_>>>>()?;
+        let s2c = plan
+            .s2c_maps
+            .iter()
+            .zip(&plan.s2c_levels)
+            .map(|(m, &(level, scale, _))| {
+                let id = level_at(context, level, "SlotsToCoeffs")?.parms_id();
+                LinearTransform::new(&encoder, m, id, scale)
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let eval_mod = EvalMod::new(keys.params.eval_mod, plan.eval_mod_scaling)?;
+        let cd = level_at(context, plan.s2c_in_level, "SlotsToCoeffs")?;
+        let n = cd.n();
+        let mut monomial = Plaintext::zeros(cd.parms_id(), cd.coeff_modulus().len() * n, 1.0);
+        for (limb, ntt) in monomial.data_mut().chunks_mut(n).zip(cd.ntt_tables()) {
+            limb[n / 2] = 1;
+            ntt.forward(limb);
+        }
+        Ok(Bootstrapper {
+            ctx: context.clone(),
+            ev: Evaluator::new(context),
+            keys,
+            plan,
+            c2s,
+            s2c,
+            eval_mod,
+            monomial,
+        })
+    }
+
+    /// The keys.
+    pub fn keys(&self) -> &BootstrappingKeys {
+        &self.keys
+    }
+    /// Scale of a bootstrapped result (`2^log_output_scale`) for an input at a level above the
+    /// last or at a power-of-two scale; otherwise see [`Bootstrapper::bootstrap`].
+    pub fn output_scale(&self) -> f64 {
+        self.plan.output_scale
+    }
+    /// Chain index of a bootstrapped result (the user levels).
+    pub fn output_level(&self) -> usize {
+        self.plan.s2c_levels.last().map_or(0, |l| l.0 - 1)
+    }
+    /// The largest input scale at the last level: `Δ_R·√2` (`Δ_R = 2^(round(log2 q_0) − ratio)`).
+    pub fn max_input_scale(&self) -> f64 {
+        self.plan.raise_scale * std::f64::consts::SQRT_2
+    }
+    /// Number of encoded DFT plaintexts and their memory in bytes (host words).
+    pub fn plaintext_memory(&self) -> (usize, usize) {
+        let all = self.c2s.iter().flatten().chain(&self.s2c);
+        let mut count = 0;
+        let mut bytes = 0;
+        for t in all {
+            let k = self.ctx.get_context_data(&t.parms_id()).map_or(0, |cd| cd.coeff_modulus().len());
+            count += t.plaintext_count();
+            bytes += t.plaintext_count() * k * self.ctx.first_context_data().n() * 8;
+        }
+        (count, bytes)
+    }
+
+    fn key_set(&self) -> KeySet<'_> {
+        KeySet::Hybrid { relin: Some(&self.keys.relin), galois: Some(&self.keys.galois) }
+    }
+
+    /// Stage 1: bring `ct` to the last level at scale `≈ Δ_R` (exactly `Δ_R` from a higher level,
+    /// by a constant multiplication and rescale; by `2^e` at the last level), switch to the sparse
+    /// secret, ModRaise to the first data level (relabelled to the CoeffsToSlots scale), switch
+    /// back to the dense secret. Returns the raised ciphertext and `ρ = scale / Δ_R` after the
+    /// scale-up (1 unless the input was at the last level with a scale that is not `Δ_R / 2^e`).
+    ///
+    /// # Errors
+    /// As [`Bootstrapper::bootstrap`].
+    pub fn mod_raise(&self, ct: &Ciphertext) -> Result<(Ciphertext, f64)> {
+        let ev = &self.ev;
+        let level = self
+            .ctx
+            .chain_index_of(&ct.parms_id())
+            .filter(|&l| l <= self.plan.top)
+            .ok_or_else(|| Error::NotValidForParams("bootstrap: the ciphertext is not valid for the bootstrapping parameters".into()))?;
+        if ct.size() != 2 {
+            return Err(Error::InvalidArgument(format!("bootstrap: ciphertext size must be 2, is {} (relinearize first)", ct.size())));
+        }
+        if !ct.is_ntt_form() {
+            return Err(Error::WrongForm("CKKS encrypted must be in NTT form".into()));
+        }
+        let raise = self.plan.raise_scale;
+        let too_large = || {
+            Error::ScaleOutOfBounds(format!(
+                "bootstrap: scale 2^{:.2} is above 2^{:.2} = q0 / 2^{} (the message ratio of the parameters); rescale first",
+                ct.scale().log2(),
+                self.max_input_scale().log2(),
+                self.keys.params.eval_mod.log_message_ratio
+            ))
+        };
+        let (mut c, rho) = if level == 0 {
+            if ct.scale() > self.max_input_scale() {
+                return Err(too_large());
+            }
+            let e = (raise / ct.scale()).log2().round().max(0.0) as i32;
+            let c = if e > 0 { ev.multiply_const(ct, 1.0, 2f64.powi(e))? } else { ct.clone() };
+            let rho = c.scale() / raise;
+            (c, rho)
+        } else {
+            let one = level_at(&self.ctx, 1, "bootstrap")?;
+            let c = if level > 1 { ev.mod_switch_to(ct, &one.parms_id())? } else { ct.clone() };
+            let q1 = crate::circuits::rescale_prime(&self.ctx, 1, "bootstrap")?;
+            let s = raise * q1 / ct.scale();
+            if s < 1.0 {
+                return Err(too_large());
+            }
+            let mut c = ev.multiply_const(&c, 1.0, s)?;
+            ev.rescale_to_next_inplace(&mut c)?;
+            c.set_scale(raise);
+            (c, 1.0)
+        };
+        ev.switch_key_hybrid_inplace(&mut c, &self.keys.dense_to_sparse)?;
+        let mut r = ev.mod_raise(&c)?;
+        r.set_scale(self.plan.c2s_scale);
+        ev.switch_key_hybrid_inplace(&mut r, &self.keys.sparse_to_dense)?;
+        Ok((r, rho))
+    }
+
+    /// Stage 2, CoeffsToSlots of a raised ciphertext (first data level): returns the real and
+    /// imaginary parts of the coefficients (`t/(q_0 K)`, the imaginary one times `(−1)^slot`),
+    /// bit-reversed, `coeffs_to_slots_bits.len()` levels lower, at the first EvalMod prime's
+    /// scale.
+    ///
+    /// # Errors
+    /// As [`Bootstrapper::bootstrap`].
+    pub fn coeffs_to_slots(&self, ct: &Ciphertext) -> Result<(Ciphertext, Ciphertext)> {
+        let keys = self.key_set();
+        let mut cur = vec![ct.clone()];
+        for level in &self.c2s {
+            let refs: Vec<&LinearTransform> = level.iter().collect();
+            let mut outs = evaluate_linear_transforms(&self.ev, &keys, &refs, &cur[0])?;
+            for o in outs.iter_mut() {
+                self.ev.rescale_to_next_inplace(o)?;
+                o.set_scale(self.plan.c2s_scale);
+            }
+            cur = outs;
+        }
+        let mut it = cur.into_iter();
+        match (it.next(), it.next()) {
+            (Some(re), Some(im)) => Ok((re, im)),
+            _ => Err(Error::InvalidParameters("CoeffsToSlots: the last level must have two outputs".into())),
+        }
+    }
+
+    /// Stage 3, EvalMod of one CoeffsToSlots output: slots `≈ m/Δ_R`, at the EvalMod output
+    /// scale, `eval_mod_bits.len()` levels lower.
+    ///
+    /// # Errors
+    /// As [`Bootstrapper::bootstrap`].
+    pub fn eval_mod(&self, ct: &Ciphertext) -> Result<Ciphertext> {
+        self.eval_mod.evaluate(&self.ev, self.key_set(), ct, self.plan.eval_mod_scale)
+    }
+
+    /// The EvalMod used (its plaintext reference gives the approximation bound).
+    pub fn eval_mod_circuit(&self) -> &EvalMod {
+        &self.eval_mod
+    }
+
+    /// Stage 4, SlotsToCoeffs of the EvalMod outputs: the slots of the message, at the user
+    /// levels, scale `2^log_output_scale`.
+    ///
+    /// # Errors
+    /// As [`Bootstrapper::bootstrap`].
+    pub fn slots_to_coeffs(&self, re: &Ciphertext, im: &Ciphertext) -> Result<Ciphertext> {
+        let keys = self.key_set();
+        let mut w = self.ev.multiply_plain(im, &self.monomial)?;
+        self.ev.add_inplace(&mut w, re)?;
+        for (t, &(_, _, scale)) in self.s2c.iter().zip(&self.plan.s2c_levels) {
+            let mut o = evaluate_linear_transforms(&self.ev, &keys, &[t], &w)?.remove(0);
+            self.ev.rescale_to_next_inplace(&mut o)?;
+            o.set_scale(scale);
+            w = o;
+        }
+        Ok(w)
+    }
+
+    /// Bootstrap `ct` (size 2, NTT form, any level of the parameters' chain, scale at most
+    /// [`Bootstrapper::max_input_scale`] when at the last level): the same slots, refreshed to
+    /// chain index [`Bootstrapper::output_level`] (the user levels). The result's scale is
+    /// [`Bootstrapper::output_scale`] divided by `ρ` ([`Bootstrapper::mod_raise`]): exactly the
+    /// output scale for an input above the last level or at a power-of-two scale. Runs where
+    /// `ct` is (`.gpu()`: every step on its queue).
+    ///
+    /// # Errors
+    /// `NotValidForParams` (another context), `InvalidArgument` (size ≠ 2), `WrongForm`,
+    /// `ScaleOutOfBounds` (input scale too large); `MissingKey`, `Device` from the evaluator.
+    /// `ct` is never changed.
+    pub fn bootstrap(&self, ct: &Ciphertext) -> Result<Ciphertext> {
+        self.bootstrap_timed(ct).map(|(c, _)| c)
+    }
+
+    /// [`Bootstrapper::bootstrap`] with the time of each stage.
+    ///
+    /// # Errors
+    /// As [`Bootstrapper::bootstrap`].
+    pub fn bootstrap_timed(&self, ct: &Ciphertext) -> Result<(Ciphertext, BootstrapTimings)> {
+        let sync = |c: &Ciphertext| -> Result<()> {
+            match c.gpu.queue() {
+                Some(q) => q.synchronize(),
+                None => Ok(()),
+            }
+        };
+        let t0 = Instant::now();
+        let (raised, rho) = self.mod_raise(ct)?;
+        sync(&raised)?;
+        let t1 = Instant::now();
+        let (re, im) = self.coeffs_to_slots(&raised)?;
+        sync(&im)?;
+        let t2 = Instant::now();
+        let re = self.eval_mod(&re)?;
+        let im = self.eval_mod(&im)?;
+        sync(&im)?;
+        let t3 = Instant::now();
+        let mut out = self.slots_to_coeffs(&re, &im)?;
+        sync(&out)?;
+        let t4 = Instant::now();
+        out.set_scale(self.plan.output_scale / rho);
+        Ok((
+            out,
+            BootstrapTimings {
+                mod_raise: t1 - t0,
+                coeffs_to_slots: t2 - t1,
+                eval_mod: t3 - t2,
+                slots_to_coeffs: t4 - t3,
+                total: t4 - t0,
+            },
+        ))
+    }
+}

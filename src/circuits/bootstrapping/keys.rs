@@ -1,0 +1,221 @@
+//! The bootstrapping key set, made from a SEAL application's own secret key: hybrid
+//! relinearization, exactly the Galois keys the DFT transforms use (and conjugation), and the
+//! two keys of sparse-secret encapsulation (Bossuat–Troncoso-Pastoriza–Hubaux 2022, ePrint
+//! 2022/024, §5): dense → ephemeral sparse secret in the small ring `{q_0, p_0}` (SEAL's special
+//! prime alone), and sparse → dense over the whole key modulus.
+//!
+//! # Serialization (xehe's own format, like the hybrid keys)
+//! A SEAL-framed object (`SEALHeader`, then the members, uncompressed or zlib / zstd): the tag
+//! `xeheBTK1`, the parameters as JSON (a word with its byte length, then the bytes padded to
+//! whole words), then four nested objects (each with its own `SEALHeader`): the
+//! `HybridRelinKeys`, the `HybridGaloisKeys`, the dense→sparse and the sparse→dense
+//! `HybridSwitchingKey`. Loading checks the parameters against the context, every key against
+//! its key-switching parameters, and that the Galois elements are exactly those the
+//! parameters' transforms use.
+
+use super::parameters::BootstrappingParameters;
+use super::plan::Plan;
+use crate::ckks::context::Context;
+use crate::ckks::hybrid::{HybridGaloisKeys, HybridKeySwitching, HybridRelinKeys, KeySwitchParams};
+use crate::ckks::keygen::KeyGenerator;
+use crate::ckks::keys::SecretKey;
+use crate::ckks::switching_key::HybridSwitchingKey;
+use crate::serialize::hybrid::LoadHybrid;
+use crate::serialize::reader::load_object;
+use crate::serialize::{ComprMode, Reader, SealObject, Writer};
+use crate::{Error, Result};
+
+const TAG: u64 = u64::from_le_bytes(*b"xeheBTK1");
+
+/// The keys a [`super::Bootstrapper`] needs (module docs).
+#[derive(Clone, Debug)]
+pub struct BootstrappingKeys {
+    pub(crate) params: BootstrappingParameters,
+    pub(crate) ks: HybridKeySwitching,
+    pub(crate) ks_small: HybridKeySwitching,
+    pub(crate) relin: HybridRelinKeys,
+    pub(crate) galois: HybridGaloisKeys,
+    pub(crate) dense_to_sparse: HybridSwitchingKey,
+    pub(crate) sparse_to_dense: HybridSwitchingKey,
+}
+
+/// Key-switching parameters of the small-ring key: SEAL's special prime alone, one prime per
+/// digit (only the digit of `q_0` is ever used).
+fn small_ring(context: &Context) -> KeySwitchParams {
+    KeySwitchParams::seal(context)
+}
+
+/// The Galois elements the parameters' transforms use, ascending (conjugation included).
+///
+/// # Errors
+/// As [`Plan::new`].
+pub fn galois_elements(params: &BootstrappingParameters, context: &Context) -> Result<Vec<u32>> {
+    let plan = Plan::new(params, context)?;
+    let (steps, conj) = plan.rotations();
+    let tool = context.galois_tool();
+    let mut elts = steps.iter().map(|&s| tool.elt_from_step(s)).collect::<Result<Vec<u32>>>()?;
+    if conj {
+        elts.push(tool.elt_from_step(0)?);
+    }
+    elts.sort_unstable();
+    elts.dedup();
+    Ok(elts)
+}
+
+impl BootstrappingKeys {
+    /// Generate the keys for `params` from `secret_key` (SEAL's or xehe's; the context must be
+    /// the parameters'). `progress(done, total)` is called after each key (the Galois keys are
+    /// most of the work: about 50 at N = 2^16).
+    ///
+    /// # Errors
+    /// `InvalidParameters` if the context is not the parameters'; `NotValidForParams` if the
+    /// secret key is not valid for the context; `InvalidArgument` if it is not ternary;
+    /// `Device` if the OS random source fails.
+    pub fn generate(
+        context: &Context,
+        params: &BootstrappingParameters,
+        secret_key: &SecretKey,
+        mut progress: impl FnMut(usize, usize),
+    ) -> Result<Self> {
+        let elts = galois_elements(params, context)?;
+        let total = elts.len() + 3;
+        let ks = HybridKeySwitching::new(context, params.key_switch_params())?;
+        let ks_small = HybridKeySwitching::new(context, small_ring(context))?;
+        let kg = KeyGenerator::from_secret_key(context, secret_key)?;
+        let relin = kg.create_hybrid_relin_keys(&ks)?;
+        progress(1, total);
+        let mut galois = kg.create_hybrid_galois_keys_from_elts(&ks, &[])?;
+        for (i, &g) in elts.iter().enumerate() {
+            let one = kg.create_hybrid_galois_keys_from_elts(&ks, &[g])?;
+            galois.keys.extend(one.keys);
+            progress(2 + i, total);
+        }
+        let sparse = KeyGenerator::with_sparse_secret(context, params.ephemeral_hamming_weight)?;
+        let dense_to_sparse = sparse.create_hybrid_switching_key(&ks_small, secret_key, 1)?;
+        progress(total - 1, total);
+        let sparse_to_dense = kg.create_hybrid_switching_key(&ks, sparse.secret_key(), ks.data_size())?;
+        progress(total, total);
+        Ok(BootstrappingKeys { params: params.clone(), ks, ks_small, relin, galois, dense_to_sparse, sparse_to_dense })
+    }
+
+    /// The parameters.
+    pub fn params(&self) -> &BootstrappingParameters {
+        &self.params
+    }
+    /// The hybrid key-switching parameters of the relinearization and Galois keys.
+    pub fn key_switching(&self) -> &HybridKeySwitching {
+        &self.ks
+    }
+    /// The relinearization key.
+    pub fn relin_keys(&self) -> &HybridRelinKeys {
+        &self.relin
+    }
+    /// The Galois keys.
+    pub fn galois_keys(&self) -> &HybridGaloisKeys {
+        &self.galois
+    }
+    /// The Galois elements present, ascending.
+    pub fn galois_elts(&self) -> Vec<u32> {
+        self.galois.galois_elts()
+    }
+    /// The key from SEAL's dense secret to the ephemeral sparse one (small ring).
+    pub fn dense_to_sparse(&self) -> &HybridSwitchingKey {
+        &self.dense_to_sparse
+    }
+    /// The key from the ephemeral sparse secret back to SEAL's.
+    pub fn sparse_to_dense(&self) -> &HybridSwitchingKey {
+        &self.sparse_to_dense
+    }
+    /// Memory of the key words, in bytes: (relinearization, Galois, encapsulation).
+    pub fn byte_sizes(&self) -> (usize, usize, usize) {
+        let words = |k: &crate::ckks::hybrid::HybridKSwitchKey| k.digits().iter().map(|d| d.len() * 8).sum::<usize>();
+        let galois = self.galois.galois_elts().iter().filter_map(|&g| self.galois.key(g)).map(words).sum();
+        (words(self.relin.key()), galois, self.dense_to_sparse.byte_size() + self.sparse_to_dense.byte_size())
+    }
+    /// Total memory of the key words, in bytes.
+    pub fn byte_size(&self) -> usize {
+        let (a, b, c) = self.byte_sizes();
+        a + b + c
+    }
+
+    /// Load keys saved with [`SealObject::save`] for `context` (module docs).
+    ///
+    /// # Errors
+    /// `Malformed` for bytes that are not saved bootstrapping keys (wrong tag, truncated,
+    /// corrupted, bad JSON); `InvalidParameters` / `NotValidForParams` for keys of other
+    /// parameters or another context, or Galois elements other than the parameters' own.
+    pub fn load(context: &Context, bytes: &[u8]) -> Result<Self> {
+        let mut src = bytes;
+        let (keys, _) = load_object(&mut src, Self::NAME, Some(bytes.len() as u64), |r, _| Self::load_members(context, r))?;
+        Ok(keys)
+    }
+
+    fn load_members(context: &Context, r: &mut Reader<'_>) -> Result<Self> {
+        if r.u64("tag")? != TAG {
+            return Err(r.error("tag", "not saved bootstrapping keys"));
+        }
+        let len = r.u64("parameters.len")?;
+        if len > 1 << 20 {
+            return Err(r.error("parameters.len", format_args!("{len} bytes of parameters is too long")));
+        }
+        let mut json = vec![0u8; (len as usize).div_ceil(8) * 8];
+        r.bytes(&mut json, "parameters")?;
+        json.truncate(len as usize);
+        let params: BootstrappingParameters = serde_json::from_slice(&json)
+            .map_err(|e| Error::Malformed(format!("BootstrappingKeys.parameters: {e}")))?;
+        let elts = galois_elements(&params, context)?;
+        let ks = HybridKeySwitching::new(context, params.key_switch_params())?;
+        let ks_small = HybridKeySwitching::new(context, small_ring(context))?;
+        let relin = r.nested(HybridRelinKeys::NAME, |r, _| HybridRelinKeys::load_members(&ks, r))?;
+        let galois = r.nested(HybridGaloisKeys::NAME, |r, _| HybridGaloisKeys::load_members(&ks, r))?;
+        if galois.galois_elts() != elts {
+            return Err(Error::NotValidForParams(format!(
+                "BootstrappingKeys.galois_keys: {} Galois elements, the parameters' transforms use {}",
+                galois.galois_elts().len(),
+                elts.len()
+            )));
+        }
+        let dense_to_sparse = r.nested(HybridSwitchingKey::NAME, |r, _| HybridSwitchingKey::load_members(&ks_small, r))?;
+        let sparse_to_dense = r.nested(HybridSwitchingKey::NAME, |r, _| HybridSwitchingKey::load_members(&ks, r))?;
+        if dense_to_sparse.level_size() != 1 || sparse_to_dense.level_size() != ks.data_size() {
+            return Err(Error::NotValidForParams("BootstrappingKeys: encapsulation keys of the wrong levels".into()));
+        }
+        Ok(BootstrappingKeys { params, ks, ks_small, relin, galois, dense_to_sparse, sparse_to_dense })
+    }
+
+    /// Save to `path` with compression `compr` (written to a temporary file, then renamed).
+    ///
+    /// # Errors
+    /// `Io` on a write failure.
+    pub fn save_file(&self, path: &std::path::Path, compr: ComprMode) -> Result<()> {
+        let tmp = path.with_extension("tmp-xehe");
+        std::fs::write(&tmp, self.save(compr)?)?;
+        std::fs::rename(&tmp, path)?;
+        Ok(())
+    }
+}
+
+impl SealObject for BootstrappingKeys {
+    const NAME: &'static str = "BootstrappingKeys";
+    fn members_size(&self) -> usize {
+        let json = serde_json::to_vec(&self.params).map(|v| v.len()).unwrap_or(0);
+        let nested = |s: usize| crate::serialize::header::SEAL_HEADER_SIZE + s;
+        8 + 8 + json.div_ceil(8) * 8
+            + nested(self.relin.members_size())
+            + nested(self.galois.members_size())
+            + nested(self.dense_to_sparse.members_size())
+            + nested(self.sparse_to_dense.members_size())
+    }
+    fn save_members(&self, w: &mut Writer) {
+        let json = serde_json::to_vec(&self.params).unwrap_or_default();
+        w.u64(TAG);
+        w.u64(json.len() as u64);
+        let mut padded = json;
+        padded.resize(padded.len().div_ceil(8) * 8, 0);
+        w.bytes(&padded);
+        w.nested(self.relin.members_size(), |w| self.relin.save_members(w));
+        w.nested(self.galois.members_size(), |w| self.galois.save_members(w));
+        w.nested(self.dense_to_sparse.members_size(), |w| self.dense_to_sparse.save_members(w));
+        w.nested(self.sparse_to_dense.members_size(), |w| self.sparse_to_dense.save_members(w));
+    }
+}

@@ -1,0 +1,272 @@
+//! Bootstrapping parameters as data, in the field's terms (Lattigo's
+//! `bootstrapping.ParametersLiteral` and `default_parameters.go`), with the presets.
+//!
+//! The coefficient modulus is SEAL's `coeff_modulus` by role, from the bottom (`q_0`, kept
+//! after bootstrapping) to the top (used first): `q_0 ‖ user ‖ SlotsToCoeffs ‖ EvalMod ‖
+//! CoeffsToSlots ‖ special`. A SEAL application makes the same `EncryptionParameters` with
+//! `CoeffModulus::Create(N, coeff_modulus_bits())` (SEAL needs `sec_level_type::none` for these
+//! sets: see each preset's security note). Key switching is hybrid: SEAL's special prime plus
+//! `special_modulus_size − 1` more 60-bit primes, digits of `⌈L/dnum⌉` primes
+//! ([`crate::HybridKeySwitching`]).
+
+use crate::circuits::dft::balanced_groups;
+use crate::circuits::mod1::EvalModParameters;
+use crate::ckks::context::Context;
+use crate::ckks::hybrid::KeySwitchParams;
+use crate::ckks::params::{EncryptionParameters, SchemeType};
+use crate::math::primes::{CoeffModulus, SecLevel};
+use crate::{Error, Result};
+
+/// Bootstrapping parameters (module docs). Presets: [`BootstrappingParameters::n16_dense`]
+/// (production, N = 2^16) and [`BootstrappingParameters::n12_insecure`] (tests, **insecure**).
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct BootstrappingParameters {
+    /// Preset name (informational).
+    pub name: String,
+    /// `log2 N`.
+    pub log_n: u32,
+    /// Bits of `q_0`, the prime the message lives under when it is bootstrapped.
+    pub q0_bits: u32,
+    /// Bits of the primes left to the user after bootstrapping (one per level).
+    pub user_bits: Vec<u32>,
+    /// Bits of the SlotsToCoeffs primes (one per level).
+    pub slots_to_coeffs_bits: Vec<u32>,
+    /// Bits of the EvalMod primes (one per level).
+    pub eval_mod_bits: Vec<u32>,
+    /// Bits of the CoeffsToSlots primes (one per level).
+    pub coeffs_to_slots_bits: Vec<u32>,
+    /// Bits of SEAL's special prime (the last of `coeff_modulus`).
+    pub special_bits: u32,
+    /// Hybrid key switching: special primes `α` (SEAL's special prime and `α − 1` more).
+    pub special_modulus_size: usize,
+    /// Hybrid key switching: the requested digit count.
+    pub dnum: usize,
+    /// `log2` of the slots bootstrapped: `log N − 1` (full packing).
+    pub log_slots: u32,
+    /// Butterfly stages merged per CoeffsToSlots level, in application order (sum `log_slots`).
+    pub coeffs_to_slots_groups: Vec<usize>,
+    /// Butterfly stages merged per SlotsToCoeffs level, in application order (sum `log_slots`).
+    pub slots_to_coeffs_groups: Vec<usize>,
+    /// EvalMod (`K`, degree, double angles, message ratio, arcsine degree).
+    pub eval_mod: EvalModParameters,
+    /// Hamming weight of the ephemeral sparse secret of the encapsulation.
+    pub ephemeral_hamming_weight: usize,
+    /// `log2` of the scale of the bootstrapped result (the user levels' working scale).
+    pub log_output_scale: u32,
+    /// Whether the set is insecure (test sizes): named so everywhere it is printed.
+    pub insecure: bool,
+}
+
+impl BootstrappingParameters {
+    /// **Production set, N = 2^16**: Lattigo's dense-key set `N16QP1767H32768H32` adapted to
+    /// SEAL's primes of at most 60 bits. `Q = 60 ‖ 13×40 (user) ‖ 3×39 (SlotsToCoeffs) ‖
+    /// 8×60 (EvalMod) ‖ 4×56 (CoeffsToSlots)`, special `6×60` (α = 6, dnum = 5): 29 data primes,
+    /// `log2(QP) = 1761`. 13 levels left to the user at scale 2^40; 2^15 complex slots; EvalMod
+    /// `K = 16`, degree 30, 3 double angles, message ratio 2^8; ephemeral secret of Hamming
+    /// weight 32.
+    ///
+    /// Security: the dense ternary key (SEAL's) at N = 2^16 with `log2(QP) = 1761 ≤ 1772`, the
+    /// 128-bit bound of the lattice estimator for uniform ternary secrets at this degree (the
+    /// HomomorphicEncryption.org table, extended as Lattigo's and OpenFHE's are; SEAL's own table
+    /// stops at N = 2^15, so SEAL needs `sec_level_type::none` to accept it). The sparse
+    /// (h = 32) key only appears in the key from the dense to the sparse secret, an RLWE sample
+    /// modulo `q_0·p_0` (120 bits) at N = 2^16: far inside the secure range for h = 32.
+    /// Failure probability per bootstrap (`|I| ≥ K` for some coefficient under the h = 32
+    /// secret): ≈ 2^-138 (Irwin–Hall tail of 33 uniforms over 2N coefficients).
+    ///
+    /// Measured precision, levels, key memory: `BENCHMARKS.md` ("Bootstrapping").
+    pub fn n16_dense() -> Self {
+        BootstrappingParameters {
+            name: "N16-dense".into(),
+            log_n: 16,
+            q0_bits: 60,
+            user_bits: vec![40; 13],
+            slots_to_coeffs_bits: vec![39; 3],
+            eval_mod_bits: vec![60; 8],
+            coeffs_to_slots_bits: vec![56; 4],
+            special_bits: 60,
+            special_modulus_size: 6,
+            dnum: 5,
+            log_slots: 15,
+            coeffs_to_slots_groups: balanced_groups(15, 4),
+            slots_to_coeffs_groups: balanced_groups(15, 3).into_iter().rev().collect(),
+            eval_mod: EvalModParameters { k: 16, degree: 30, double_angle: 3, log_message_ratio: 8, arcsine_degree: 0 },
+            ephemeral_hamming_weight: 32,
+            log_output_scale: 40,
+            insecure: false,
+        }
+    }
+
+    /// **INSECURE test set, N = 2^12** (CI and examples only: a 1021-bit modulus at N = 4096
+    /// has no security at all). The production set's structure at a small ring:
+    /// `Q = 60 ‖ 2×40 ‖ 3×39 ‖ 8×60 ‖ 4×56`, special `3×60` (α = 3, dnum = 6), 2^11 slots,
+    /// message ratio 2^12 (Lattigo's rule: 8 + 16 − log N), ephemeral h = 32.
+    pub fn n12_insecure() -> Self {
+        BootstrappingParameters {
+            name: "N12-insecure".into(),
+            log_n: 12,
+            user_bits: vec![40; 2],
+            special_modulus_size: 3,
+            dnum: 6,
+            log_slots: 11,
+            coeffs_to_slots_groups: balanced_groups(11, 4),
+            slots_to_coeffs_groups: balanced_groups(11, 3).into_iter().rev().collect(),
+            eval_mod: EvalModParameters { log_message_ratio: 12, ..Self::n16_dense().eval_mod },
+            insecure: true,
+            ..Self::n16_dense()
+        }
+    }
+
+    /// The presets by name: `n16` / `N16-dense`, `n12` / `N12-insecure`.
+    pub fn preset(name: &str) -> Option<Self> {
+        match name.to_ascii_lowercase().as_str() {
+            "n16" | "n16-dense" | "65536" => Some(Self::n16_dense()),
+            "n12" | "n12-insecure" | "4096" => Some(Self::n12_insecure()),
+            _ => None,
+        }
+    }
+
+    /// Every preset.
+    pub fn presets() -> Vec<Self> {
+        vec![Self::n12_insecure(), Self::n16_dense()]
+    }
+
+    /// `N`.
+    pub fn poly_modulus_degree(&self) -> usize {
+        1 << self.log_n
+    }
+
+    /// Bit sizes for SEAL's `CoeffModulus::Create`, bottom to top, special prime last.
+    pub fn coeff_modulus_bits(&self) -> Vec<u32> {
+        let mut v = vec![self.q0_bits];
+        v.extend(&self.user_bits);
+        v.extend(&self.slots_to_coeffs_bits);
+        v.extend(&self.eval_mod_bits);
+        v.extend(&self.coeffs_to_slots_bits);
+        v.push(self.special_bits);
+        v
+    }
+
+    /// Levels left to the user after bootstrapping (multiplications before the next one).
+    pub fn user_levels(&self) -> usize {
+        self.user_bits.len()
+    }
+
+    /// Chain index of the bootstrapped result: `user_levels()`.
+    pub fn output_level(&self) -> usize {
+        self.user_bits.len()
+    }
+
+    /// Check the roles agree: stage groups sum to `log_slots` with one group per prime of their
+    /// role, EvalMod's depth equals its prime count, slots full.
+    ///
+    /// # Errors
+    /// `InvalidParameters` naming the mismatch.
+    pub fn validate(&self) -> Result<()> {
+        let bad = |m: String| Err(Error::InvalidParameters(format!("bootstrapping parameters {}: {m}", self.name)));
+        if !(4..=17).contains(&self.log_n) {
+            return bad(format!("log N = {} is outside 4..=17", self.log_n));
+        }
+        if self.log_slots + 1 != self.log_n {
+            return bad(format!(
+                "log_slots = {} but only full packing (log N − 1 = {}) is supported",
+                self.log_slots,
+                self.log_n - 1
+            ));
+        }
+        for (what, groups, primes) in [
+            ("CoeffsToSlots", &self.coeffs_to_slots_groups, self.coeffs_to_slots_bits.len()),
+            ("SlotsToCoeffs", &self.slots_to_coeffs_groups, self.slots_to_coeffs_bits.len()),
+        ] {
+            if groups.len() != primes || groups.iter().sum::<usize>() != self.log_slots as usize || groups.contains(&0) {
+                return bad(format!(
+                    "{what} groups {groups:?} must be {primes} positive counts summing to log_slots = {}",
+                    self.log_slots
+                ));
+            }
+        }
+        if self.eval_mod.depth() != self.eval_mod_bits.len() {
+            return bad(format!(
+                "EvalMod consumes {} levels, {} EvalMod primes given",
+                self.eval_mod.depth(),
+                self.eval_mod_bits.len()
+            ));
+        }
+        if self.special_modulus_size == 0 || self.ephemeral_hamming_weight == 0 {
+            return bad("special_modulus_size and ephemeral_hamming_weight must be positive".into());
+        }
+        Ok(())
+    }
+
+    /// SEAL's `EncryptionParameters` of this set (CKKS, `CoeffModulus::Create` of
+    /// [`BootstrappingParameters::coeff_modulus_bits`]).
+    ///
+    /// # Errors
+    /// `InvalidParameters` from [`BootstrappingParameters::validate`] or when the primes cannot
+    /// be found.
+    pub fn encryption_parameters(&self) -> Result<EncryptionParameters> {
+        self.validate()?;
+        let n = self.poly_modulus_degree();
+        let mut parms = EncryptionParameters::new(SchemeType::Ckks);
+        parms.set_poly_modulus_degree(n);
+        parms.set_coeff_modulus(&CoeffModulus::create(n, &self.coeff_modulus_bits())?);
+        Ok(parms)
+    }
+
+    /// The context: these parameters with `SecLevel::None` (module docs).
+    ///
+    /// # Errors
+    /// As [`BootstrappingParameters::encryption_parameters`].
+    pub fn context(&self) -> Result<Context> {
+        Context::with_sec_level(&self.encryption_parameters()?, SecLevel::None)
+    }
+
+    /// The hybrid key-switching parameters (α, dnum).
+    pub fn key_switch_params(&self) -> KeySwitchParams {
+        KeySwitchParams { special_modulus_size: self.special_modulus_size, dnum: self.dnum }
+    }
+
+    /// The preset whose primes are exactly those of `context` (`N` and `coeff_modulus`).
+    ///
+    /// # Errors
+    /// `InvalidParameters` when no preset matches, listing the presets' bit sizes.
+    pub fn for_context(context: &Context) -> Result<Self> {
+        let key = context.key_context_data();
+        for p in Self::presets() {
+            if p.poly_modulus_degree() != key.n() {
+                continue;
+            }
+            if let Ok(parms) = p.encryption_parameters() {
+                if parms.coeff_modulus() == key.coeff_modulus() {
+                    return Ok(p);
+                }
+            }
+        }
+        Err(Error::InvalidParameters(format!(
+            "no bootstrapping preset has these parameters (N = {}, {} primes); presets: {}",
+            key.n(),
+            key.coeff_modulus().len(),
+            Self::presets()
+                .iter()
+                .map(|p| format!("{} (N = {}, bits {:?})", p.name, p.poly_modulus_degree(), p.coeff_modulus_bits()))
+                .collect::<Vec<_>>()
+                .join("; ")
+        )))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn presets_validate() {
+        for p in BootstrappingParameters::presets() {
+            p.validate().unwrap();
+            assert_eq!(p.coeff_modulus_bits().len(), 1 + p.user_bits.len() + 3 + 8 + 4 + 1);
+        }
+        let p = BootstrappingParameters::n16_dense();
+        let bits: u32 = p.coeff_modulus_bits().iter().sum::<u32>() + 60 * (p.special_modulus_size as u32 - 1);
+        assert_eq!(bits, 1761);
+    }
+}

@@ -1,0 +1,126 @@
+//! What a bootstrapping fixes from its parameters and context alone: the level of every
+//! stage, the scale every step lands at, and the DFT maps (so that keys and the bootstrapper
+//! agree on the rotations).
+//!
+//! Scales (all chosen at construction, none depends on the input):
+//! - the raised ciphertext is *relabelled* to `c2s_scale` (its integer content `t = m + q_0 I`
+//!   is what matters), CoeffsToSlots multiplies by `c = c2s_scale/(q_0 K)` so its slots are
+//!   `y = t/(q_0 K)` exactly, and each of its levels encodes its diagonals at the prime it
+//!   rescales by, so the scale stays `c2s_scale` = the first EvalMod prime (EvalMod's power
+//!   basis then keeps its scales at the primes);
+//! - EvalMod outputs `(q_0/Δ_R)·(u mod 1) = m/Δ_R` at `eval_mod_scale`, the geometric mean of
+//!   the EvalMod primes' size and the output scale (`Δ_R = 2^(round(log2 q_0) − ratio)`, the
+//!   scale the input is brought to);
+//! - SlotsToCoeffs' levels encode their diagonals a little below their primes, so the scale
+//!   descends evenly to `2^log_output_scale`.
+
+use super::parameters::BootstrappingParameters;
+use crate::circuits::dft::{coeffs_to_slots, slots_to_coeffs};
+use crate::circuits::lintrans::{bsgs_rotations, LinearMap};
+use crate::circuits::rescale_prime;
+use crate::ckks::context::Context;
+use crate::{Error, Result};
+use std::collections::BTreeSet;
+
+/// The fixed levels, scales and maps of one bootstrapping (module docs).
+#[derive(Clone, Debug)]
+pub(crate) struct Plan {
+    /// Chain index of the first data level (where ModRaise lands).
+    pub top: usize,
+    /// `q_0`.
+    pub q0: f64,
+    /// `Δ_R`: the scale the input is brought to before ModRaise.
+    pub raise_scale: f64,
+    /// The scale through CoeffsToSlots (the first EvalMod prime).
+    pub c2s_scale: f64,
+    /// (chain index, diagonal scale) per CoeffsToSlots level.
+    pub c2s_levels: Vec<(usize, f64)>,
+    /// CoeffsToSlots maps per level (two at the last: real and imaginary parts).
+    pub c2s_maps: Vec<Vec<LinearMap>>,
+    /// EvalMod's output scale.
+    pub eval_mod_scale: f64,
+    /// EvalMod's output factor `q_0/Δ_R`.
+    pub eval_mod_scaling: f64,
+    /// Chain index after EvalMod (SlotsToCoeffs input).
+    pub s2c_in_level: usize,
+    /// (chain index, diagonal scale, scale after the rescale) per SlotsToCoeffs level.
+    pub s2c_levels: Vec<(usize, f64, f64)>,
+    /// SlotsToCoeffs maps per level.
+    pub s2c_maps: Vec<LinearMap>,
+    /// The result's scale.
+    pub output_scale: f64,
+}
+
+impl Plan {
+    /// The plan for `params` on `ctx` (whose primes must be the parameters').
+    ///
+    /// # Errors
+    /// `InvalidParameters` if the context is not the parameters' or the parameters are
+    /// inconsistent; as [`crate::circuits::dft`].
+    pub fn new(params: &BootstrappingParameters, ctx: &Context) -> Result<Self> {
+        params.validate()?;
+        let want = params.encryption_parameters()?;
+        if want.coeff_modulus() != ctx.key_context_data().coeff_modulus() {
+            return Err(Error::InvalidParameters(format!(
+                "the context's coeff_modulus is not the one of the bootstrapping parameters {} (bits {:?})",
+                params.name,
+                params.coeff_modulus_bits()
+            )));
+        }
+        let top = ctx.first_context_data().chain_index();
+        let (c, e, s) = (
+            params.coeffs_to_slots_bits.len(),
+            params.eval_mod_bits.len(),
+            params.slots_to_coeffs_bits.len(),
+        );
+        let q0 = ctx.last_context_data().coeff_modulus()[0].value() as f64;
+        let raise_scale = 2f64.powi(q0.log2().round() as i32 - params.eval_mod.log_message_ratio as i32);
+        let c2s_scale = rescale_prime(ctx, top - c, "bootstrapping")?;
+        let c2s_levels = (0..c)
+            .map(|i| Ok((top - i, rescale_prime(ctx, top - i, "bootstrapping")?)))
+            .collect::<Result<Vec<_>>>()?;
+        let n = 1usize << params.log_slots;
+        let c_factor = c2s_scale / (q0 * params.eval_mod.k as f64);
+        let c2s_maps = coeffs_to_slots(n, &params.coeffs_to_slots_groups, c_factor)?;
+        let output_scale = 2f64.powi(params.log_output_scale as i32);
+        let eval_mod_scale = 2f64.powi(((c2s_scale.log2() + output_scale.log2()) / 2.0).round() as i32);
+        let s2c_in_level = top - c - e;
+        let ratio = (output_scale / eval_mod_scale).powf(1.0 / s as f64);
+        let mut scale = eval_mod_scale;
+        let mut s2c_levels = Vec::with_capacity(s);
+        for i in 0..s {
+            let level = s2c_in_level - i;
+            let q = rescale_prime(ctx, level, "bootstrapping")?;
+            let pt_scale = if i + 1 == s { output_scale * q / scale } else { q * ratio };
+            scale = if i + 1 == s { output_scale } else { scale * pt_scale / q };
+            s2c_levels.push((level, pt_scale, scale));
+        }
+        let s2c_maps = slots_to_coeffs(n, &params.slots_to_coeffs_groups)?;
+        Ok(Plan {
+            top,
+            q0,
+            raise_scale,
+            c2s_scale,
+            c2s_levels,
+            c2s_maps,
+            eval_mod_scale,
+            eval_mod_scaling: q0 / raise_scale,
+            s2c_in_level,
+            s2c_levels,
+            s2c_maps,
+            output_scale,
+        })
+    }
+
+    /// Rotation steps of every linear transform, and whether conjugation is used.
+    pub fn rotations(&self) -> (BTreeSet<i32>, bool) {
+        let maps = self.c2s_maps.iter().flatten().chain(&self.s2c_maps);
+        let mut steps = BTreeSet::new();
+        let mut conj = false;
+        for m in maps {
+            steps.extend(bsgs_rotations(m));
+            conj |= m.uses_conjugate();
+        }
+        (steps, conj)
+    }
+}

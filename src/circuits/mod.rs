@@ -1,0 +1,47 @@
+//! Circuits built on the evaluator's public operations (the layer above [`crate::ckks`], after
+//! Lattigo's `circuits/ckks`): each concept in its own module with its own parameters, running
+//! on every backend through `.gpu()` (an operand marked for a device keeps every step there).
+//!
+//! - [`keys`]: the key-switching keys a circuit uses, SEAL's layout or hybrid;
+//! - [`precision`]: precision statistics in bits over the slots (real and imaginary apart);
+//! - [`polynomial`]: polynomials in the Chebyshev basis, evaluated with baby-step/giant-step
+//!   and exact scale management;
+//! - [`lintrans`]: plaintext matrix × encrypted vector by diagonals, baby-step/giant-step with
+//!   hoisted rotations, in SEAL's slot order;
+//! - [`dft`]: the homomorphic special DFT (CoeffsToSlots, SlotsToCoeffs) with level-collapsed
+//!   factors;
+//! - [`mod1`]: EvalMod, `x mod 1` by a scaled cosine and double-angle steps;
+//! - [`bootstrapping`]: CKKS bootstrapping with sparse-secret encapsulation, for the keys a SEAL
+//!   application already has.
+//!
+//! Layering: circuits look down only (scheme, math); applications (`xehe demo`, training) sit
+//! on the circuits.
+
+pub mod bootstrapping;
+pub mod dft;
+pub mod keys;
+pub mod lintrans;
+pub mod mod1;
+pub mod polynomial;
+pub mod precision;
+
+use crate::ckks::context::{Context, ContextData};
+use crate::{Error, Result};
+use std::sync::Arc;
+
+/// The data level with `chain_index`, or a clear error naming `what` needs it.
+pub(crate) fn level_at(ctx: &Context, chain_index: usize, what: &str) -> Result<Arc<ContextData>> {
+    ctx.context_data_at(chain_index).cloned().ok_or_else(|| {
+        Error::EndOfModulusChain(format!(
+            "{what}: the modulus chain has no level {chain_index} (first data level is {})",
+            ctx.first_context_data().chain_index()
+        ))
+    })
+}
+
+/// The prime a rescale at `chain_index` divides by (the level's last prime), as `f64`.
+pub(crate) fn rescale_prime(ctx: &Context, chain_index: usize, what: &str) -> Result<f64> {
+    let cd = level_at(ctx, chain_index, what)?;
+    let q = cd.coeff_modulus();
+    Ok(q[q.len() - 1].value() as f64)
+}
