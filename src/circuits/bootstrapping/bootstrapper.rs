@@ -4,7 +4,7 @@ use super::keys::BootstrappingKeys;
 use super::plan::Plan;
 use crate::circuits::keys::KeySet;
 use crate::circuits::level_at;
-use crate::circuits::lintrans::{evaluate_linear_transforms, LinearTransform};
+use crate::circuits::lintrans::{evaluate_linear_transforms, LinearMap, LinearTransform};
 use crate::circuits::mod1::EvalMod;
 use crate::ckks::ciphertext::Ciphertext;
 use crate::ckks::context::Context;
@@ -126,6 +126,58 @@ impl Bootstrapper {
         (count, bytes)
     }
 
+    /// The CoeffsToSlots levels in application order: the encoded transforms with the plaintext
+    /// maps they encode (two at the last level: real and imaginary parts).
+    pub fn coeffs_to_slots_levels(&self) -> Vec<(Vec<&LinearTransform>, Vec<&LinearMap>)> {
+        self.c2s.iter().zip(&self.plan.c2s_maps).map(|(t, m)| (t.iter().collect(), m.iter().collect())).collect()
+    }
+    /// The SlotsToCoeffs levels in application order: encoded transform and plaintext map.
+    pub fn slots_to_coeffs_levels(&self) -> Vec<(&LinearTransform, &LinearMap)> {
+        self.s2c.iter().zip(&self.plan.s2c_maps).collect()
+    }
+    /// The scale through CoeffsToSlots (the first EvalMod prime; module docs of `plan`).
+    pub fn coeffs_to_slots_scale(&self) -> f64 {
+        self.plan.c2s_scale
+    }
+    /// The scale EvalMod lands at (SlotsToCoeffs' input scale).
+    pub fn eval_mod_scale(&self) -> f64 {
+        self.plan.eval_mod_scale
+    }
+    /// The scale the input is brought to before ModRaise, `Δ_R = 2^(round(log2 q_0) − ratio)`.
+    pub fn raise_scale(&self) -> f64 {
+        self.plan.raise_scale
+    }
+    /// The Galois elements the encoded transforms rotate by (and conjugation), ascending:
+    /// exactly the keys' ([`super::galois_elements`]).
+    pub fn galois_elements_used(&self) -> Result<Vec<u32>> {
+        let tool = self.ctx.galois_tool();
+        let mut elts = Vec::new();
+        for t in self.c2s.iter().flatten().chain(&self.s2c) {
+            for s in t.rotations() {
+                elts.push(tool.elt_from_step(s)?);
+            }
+            if t.uses_conjugate() {
+                elts.push(tool.elt_from_step(0)?);
+            }
+        }
+        elts.sort_unstable();
+        elts.dedup();
+        Ok(elts)
+    }
+
+    /// `ScaleMismatch` unless `ct`'s scale is `want` (up to the last bits of `f64` products):
+    /// the stage's diagonals were encoded for that scale.
+    fn check_stage_scale(ct: &Ciphertext, want: f64, stage: &str) -> Result<()> {
+        if (ct.scale() / want - 1.0).abs() > 1e-9 {
+            return Err(Error::ScaleMismatch(format!(
+                "{stage}: input scale 2^{:.4} is not the stage's 2^{:.4}",
+                ct.scale().log2(),
+                want.log2()
+            )));
+        }
+        Ok(())
+    }
+
     fn key_set(&self) -> KeySet<'_> {
         KeySet::Hybrid { relin: Some(&self.keys.relin), galois: Some(&self.keys.galois) }
     }
@@ -188,14 +240,16 @@ impl Bootstrapper {
         Ok((r, rho))
     }
 
-    /// Stage 2, CoeffsToSlots of a raised ciphertext (first data level): returns the real and
+    /// Stage 2, CoeffsToSlots of a raised ciphertext (first data level, scale
+    /// [`Bootstrapper::coeffs_to_slots_scale`]): returns the real and
     /// imaginary parts of the coefficients (`t/(q_0 K)`, the imaginary one times `(−1)^slot`),
     /// bit-reversed, `coeffs_to_slots_bits.len()` levels lower, at the first EvalMod prime's
     /// scale.
     ///
     /// # Errors
-    /// As [`Bootstrapper::bootstrap`].
+    /// `ScaleMismatch` for another input scale; as [`Bootstrapper::bootstrap`].
     pub fn coeffs_to_slots(&self, ct: &Ciphertext) -> Result<(Ciphertext, Ciphertext)> {
+        Self::check_stage_scale(ct, self.plan.c2s_scale, "CoeffsToSlots")?;
         let keys = self.key_set();
         let mut cur = vec![ct.clone()];
         for level in &self.c2s {
@@ -214,12 +268,14 @@ impl Bootstrapper {
         }
     }
 
-    /// Stage 3, EvalMod of one CoeffsToSlots output: slots `≈ m/Δ_R`, at the EvalMod output
+    /// Stage 3, EvalMod of one CoeffsToSlots output (scale
+    /// [`Bootstrapper::coeffs_to_slots_scale`]): slots `≈ m/Δ_R`, at the EvalMod output
     /// scale, `eval_mod_bits.len()` levels lower.
     ///
     /// # Errors
-    /// As [`Bootstrapper::bootstrap`].
+    /// `ScaleMismatch` for another input scale; as [`Bootstrapper::bootstrap`].
     pub fn eval_mod(&self, ct: &Ciphertext) -> Result<Ciphertext> {
+        Self::check_stage_scale(ct, self.plan.c2s_scale, "EvalMod")?;
         self.eval_mod.evaluate(&self.ev, self.key_set(), ct, self.plan.eval_mod_scale)
     }
 
@@ -228,12 +284,15 @@ impl Bootstrapper {
         &self.eval_mod
     }
 
-    /// Stage 4, SlotsToCoeffs of the EvalMod outputs: the slots of the message, at the user
+    /// Stage 4, SlotsToCoeffs of the EvalMod outputs (scale [`Bootstrapper::eval_mod_scale`]):
+    /// the slots of the message, at the user
     /// levels, scale `2^log_output_scale`.
     ///
     /// # Errors
-    /// As [`Bootstrapper::bootstrap`].
+    /// `ScaleMismatch` for another input scale; as [`Bootstrapper::bootstrap`].
     pub fn slots_to_coeffs(&self, re: &Ciphertext, im: &Ciphertext) -> Result<Ciphertext> {
+        Self::check_stage_scale(re, self.plan.eval_mod_scale, "SlotsToCoeffs")?;
+        Self::check_stage_scale(im, self.plan.eval_mod_scale, "SlotsToCoeffs")?;
         let keys = self.key_set();
         let mut w = self.ev.multiply_plain(im, &self.monomial)?;
         self.ev.add_inplace(&mut w, re)?;
