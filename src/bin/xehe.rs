@@ -48,10 +48,35 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// The paper's benchmarks.
+    /// The paper's benchmarks, and bootstrapping's.
     Bench {
         #[command(subcommand)]
         which: BenchCommand,
+    },
+    /// Key generation beyond SEAL's: bootstrapping keys from a SEAL secret key.
+    Keygen {
+        #[command(subcommand)]
+        which: KeygenCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum KeygenCommand {
+    /// Bootstrapping keys (hybrid relinearization and Galois keys, the two encapsulation keys)
+    /// for SEAL parameters of a bootstrapping preset, from the secret key SEAL saved.
+    Bootstrap {
+        /// EncryptionParameters as SEAL saves them (a bootstrapping preset's primes).
+        #[arg(long)]
+        params: PathBuf,
+        /// SecretKey as SEAL saves it.
+        #[arg(long)]
+        secret_key: PathBuf,
+        /// Where to write the keys (xehe's format).
+        #[arg(long)]
+        out: PathBuf,
+        /// Compression of the output.
+        #[arg(long, value_enum, default_value_t = Compression::None)]
+        compression: Compression,
     },
 }
 
@@ -66,6 +91,9 @@ struct EvalArgs {
     /// GaloisKeys (needed by rotate and conj).
     #[arg(long)]
     galois_keys: Option<PathBuf>,
+    /// Bootstrapping keys from `xehe keygen bootstrap` (needed by bootstrap).
+    #[arg(long)]
+    bootstrap_keys: Option<PathBuf>,
     /// A ciphertext, NAME=FILE (repeatable).
     #[arg(long = "input", value_name = "NAME=FILE")]
     inputs: Vec<String>,
@@ -73,7 +101,7 @@ struct EvalArgs {
     #[arg(long = "plain", value_name = "NAME=FILE")]
     plains: Vec<String>,
     /// The expression: + - * (unary -), parentheses, square, relin, rescale, mod_switch,
-    /// rotate(x, k), conj.
+    /// rotate(x, k), conj, bootstrap.
     #[arg(long, allow_hyphen_values = true)]
     expr: String,
     /// Where to write the resulting ciphertext (SEAL format).
@@ -120,6 +148,25 @@ enum BenchCommand {
         device: Device,
         #[command(flatten)]
         format: Format,
+    },
+    /// CKKS bootstrapping: precision (bits, real and imaginary parts apart) and the time of each
+    /// stage (ModRaise, CoeffsToSlots, EvalMod, SlotsToCoeffs), keys made here.
+    Bootstrap {
+        /// Ring degree of the preset: 4096 (the INSECURE test set) or 65536 (production).
+        #[arg(long, default_value_t = 4096)]
+        n: usize,
+        /// Timed bootstraps after the first (median reported).
+        #[arg(long, default_value_t = 3)]
+        reps: usize,
+        /// Device.
+        #[arg(long, value_enum, default_value_t = Device::Auto)]
+        device: Device,
+        /// Also bootstrap on the CPU backend and check the device result is identical.
+        #[arg(long)]
+        compare_cpu: bool,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
     },
     /// NTT timings: the GPU kernels' check and sweep (gpu_check), or the CPU NTT without a GPU.
     Ntt {
@@ -179,6 +226,58 @@ impl From<Device> for DeviceSel {
     }
 }
 
+impl From<Compression> for ComprMode {
+    fn from(c: Compression) -> Self {
+        match c {
+            Compression::None => ComprMode::None,
+            Compression::Zlib => ComprMode::Zlib,
+            Compression::Zstd => ComprMode::Zstd,
+        }
+    }
+}
+
+fn keygen_bootstrap(params: &std::path::Path, sk: &std::path::Path, out: &std::path::Path, compr: ComprMode) -> Result<()> {
+    let mut pb: Option<ProgressBar> = None;
+    let r = xehe::cli::bootstrap::keygen(params, sk, out, compr, |done, total| {
+        let p = pb.get_or_insert_with(|| bar(total, "bootstrapping keys"));
+        p.set_position(done as u64);
+    });
+    if let Some(p) = pb {
+        p.finish_and_clear();
+    }
+    let r = r?;
+    let mib = |b: usize| b as f64 / 1048576.0;
+    eprintln!(
+        "xehe: wrote {} ({:.1} MiB): bootstrapping keys for {}{}: {} Galois keys ({:.1} MiB), relinearization {:.1} MiB, encapsulation {:.1} MiB; {:.1} s",
+        out.display(),
+        mib(r.file_bytes),
+        r.preset,
+        if r.insecure { " (INSECURE test parameters)" } else { "" },
+        r.galois_keys,
+        mib(r.key_bytes.1),
+        mib(r.key_bytes.0),
+        mib(r.key_bytes.2),
+        r.seconds
+    );
+    Ok(())
+}
+
+fn bench_bootstrap(n: usize, reps: usize, device: DeviceSel, compare_cpu: bool, json: bool) -> Result<()> {
+    let params = xehe::circuits::bootstrapping::BootstrappingParameters::preset(&n.to_string()).ok_or_else(|| {
+        xehe::Error::InvalidArgument(format!("no bootstrapping preset for N = {n}: use 4096 (insecure test set) or 65536"))
+    })?;
+    let r = xehe::cli::bootstrap::bench(&params, device, reps, compare_cpu, &mut |m| eprintln!("xehe: {m}"))?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&r).unwrap_or_default());
+    } else {
+        print!("{}", xehe::cli::bootstrap::render(&r));
+    }
+    if r.bit_identical_to_cpu == Some(false) {
+        return Err(xehe::Error::Device("the device result differs from the CPU backend's".into()));
+    }
+    Ok(())
+}
+
 fn notice(msg: &str) {
     eprintln!("xehe: {msg}");
 }
@@ -217,6 +316,14 @@ fn main() -> ExitCode {
                 device,
                 format,
             } => ntt(&log_n, reps, device.into(), &format),
+            BenchCommand::Bootstrap { n, reps, device, compare_cpu, json } => {
+                bench_bootstrap(n, reps, device.into(), compare_cpu, json)
+            }
+        },
+        Command::Keygen { which } => match which {
+            KeygenCommand::Bootstrap { params, secret_key, out, compression } => {
+                keygen_bootstrap(&params, &secret_key, &out, compression.into())
+            }
         },
     };
     match result {
@@ -233,6 +340,7 @@ fn eval(a: EvalArgs) -> Result<()> {
         params: a.params,
         relin_keys: a.relin_keys,
         galois_keys: a.galois_keys,
+        bootstrap_keys: a.bootstrap_keys,
         inputs: a
             .inputs
             .iter()
@@ -245,11 +353,7 @@ fn eval(a: EvalArgs) -> Result<()> {
             .collect::<Result<_>>()?,
         expr: a.expr,
         out: a.out,
-        compression: match a.compression {
-            Compression::None => ComprMode::None,
-            Compression::Zlib => ComprMode::Zlib,
-            Compression::Zstd => ComprMode::Zstd,
-        },
+        compression: a.compression.into(),
         device: a.device.into(),
     };
     let r = job.run(&mut notice)?;

@@ -386,13 +386,6 @@ impl LinearTransform {
             .map(|t| t.lin.is_some() as usize + t.conj.is_some() as usize)
             .sum()
     }
-    /// Mark every diagonal for the device queue `queue` (uploaded on first use, then kept).
-    pub(crate) fn plaintexts_mut(&mut self) -> impl Iterator<Item = &mut Plaintext> {
-        self.terms
-            .values_mut()
-            .flat_map(|m| m.values_mut())
-            .flat_map(|t| t.lin.iter_mut().chain(t.conj.iter_mut()))
-    }
 }
 
 /// Evaluate several linear transforms encoded at the same level on one ciphertext, sharing the

@@ -479,14 +479,14 @@ fn sync(cts: &[Ciphertext]) -> Result<()> {
 }
 
 #[cfg(feature = "cuda")]
-fn gpu_name() -> String {
+pub(crate) fn gpu_name() -> String {
     crate::device::cuda::CudaDevice::shared(0)
         .map(|d| d.name().to_string())
         .unwrap_or_else(|_| "gpu".into())
 }
 
 #[cfg(not(feature = "cuda"))]
-fn gpu_name() -> String {
+pub(crate) fn gpu_name() -> String {
     "gpu".into()
 }
 

@@ -146,6 +146,9 @@ pub struct EvalJob {
     pub relin_keys: Option<PathBuf>,
     /// `GaloisKeys` file.
     pub galois_keys: Option<PathBuf>,
+    /// Bootstrapping keys (`xehe keygen bootstrap`), for `bootstrap(x)`; the parameters are then
+    /// read with `SecLevel::None`, as the bootstrapping presets need.
+    pub bootstrap_keys: Option<PathBuf>,
     /// Ciphertext inputs, `(name, file)`.
     pub inputs: Vec<(String, PathBuf)>,
     /// Plaintext inputs, `(name, file)`.
@@ -182,8 +185,11 @@ impl EvalJob {
         let expr = parse(&self.expr)?;
         let parms = EncryptionParameters::load(&read_file(&self.params)?)
             .map_err(|e| e.located(format!("parameters {}", self.params.display())))?;
-        let ctx = Context::new(&parms)
-            .map_err(|e| e.located(format!("parameters {}", self.params.display())))?;
+        let ctx = match self.bootstrap_keys {
+            Some(_) => super::bootstrap::context_from_file(&self.params)?,
+            None => Context::new(&parms)
+                .map_err(|e| e.located(format!("parameters {}", self.params.display())))?,
+        };
         let on_gpu = self.device.resolve(notice)?;
         let relin_keys: Option<RelinKeys> = self
             .relin_keys
@@ -194,6 +200,11 @@ impl EvalJob {
             .galois_keys
             .as_deref()
             .map(|p| load_object(&ctx, "Galois keys", p))
+            .transpose()?;
+        let bootstrapper = self
+            .bootstrap_keys
+            .as_deref()
+            .map(|p| super::bootstrap::load_bootstrapper(&ctx, p))
             .transpose()?;
         let mut values = HashMap::new();
         for (name, path) in &self.inputs {
@@ -224,6 +235,7 @@ impl EvalJob {
             values,
             relin_keys: relin_keys.as_ref(),
             galois_keys: galois_keys.as_ref(),
+            bootstrapper: bootstrapper.as_ref(),
         };
         let mut result = env.evaluate(&expr)?;
         result.download()?;

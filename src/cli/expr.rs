@@ -22,6 +22,7 @@
 //!
 //! Errors carry the 1-based column of the offending token ([`Error::Located`]).
 
+use crate::circuits::bootstrapping::Bootstrapper;
 use crate::{Ciphertext, Error, Evaluator, GaloisKeys, Plaintext, RelinKeys, Result};
 use std::collections::HashMap;
 
@@ -322,16 +323,19 @@ pub struct Env<'a> {
     pub relin_keys: Option<&'a RelinKeys>,
     /// Galois keys, for `rotate` and `conj`.
     pub galois_keys: Option<&'a GaloisKeys>,
+    /// A bootstrapper (`--bootstrap-keys`), for `bootstrap`.
+    pub bootstrapper: Option<&'a Bootstrapper>,
 }
 
 /// Functions of the language: (name, number of arguments, SEAL call).
-pub const FUNCTIONS: [(&str, usize, &str); 6] = [
+pub const FUNCTIONS: [(&str, usize, &str); 7] = [
     ("square", 1, "Evaluator::square"),
     ("relin", 1, "Evaluator::relinearize"),
     ("rescale", 1, "Evaluator::rescale_to_next"),
     ("mod_switch", 1, "Evaluator::mod_switch_to_next"),
     ("rotate", 2, "Evaluator::rotate_vector"),
     ("conj", 1, "Evaluator::complex_conjugate"),
+    ("bootstrap", 1, "Bootstrapper::bootstrap (xehe)"),
 ];
 
 impl Env<'_> {
@@ -450,6 +454,17 @@ impl Env<'_> {
                         ev.relinearize(&x, rk)
                     }
                     "rescale" => ev.rescale_to_next(&x),
+                    "bootstrap" => self
+                        .bootstrapper
+                        .ok_or_else(|| {
+                            at(
+                                column,
+                                Error::MissingKey(
+                                    "bootstrap needs bootstrapping keys (--bootstrap-keys)".into(),
+                                ),
+                            )
+                        })?
+                        .bootstrap(&x),
                     "mod_switch" => ev.mod_switch_to_next(&x),
                     "rotate" => {
                         let steps = int_literal(&args[1]).ok_or_else(|| {

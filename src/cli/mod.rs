@@ -4,6 +4,7 @@
 //! the library so that tests and examples share it.
 
 pub mod bench;
+pub mod bootstrap;
 pub mod demo;
 pub mod eval;
 pub mod expr;

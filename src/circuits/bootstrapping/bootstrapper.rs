@@ -325,36 +325,46 @@ impl Bootstrapper {
     /// # Errors
     /// As [`Bootstrapper::bootstrap`].
     pub fn bootstrap_timed(&self, ct: &Ciphertext) -> Result<(Ciphertext, BootstrapTimings)> {
+        self.bootstrap_observed(ct, &mut |_, _| {})
+    }
+
+    /// [`Bootstrapper::bootstrap_timed`], calling `on_stage(name, time)` as each stage ends
+    /// (`"ModRaise"`, `"CoeffsToSlots"`, `"EvalMod"`, `"SlotsToCoeffs"`): progress for long runs.
+    ///
+    /// # Errors
+    /// As [`Bootstrapper::bootstrap`].
+    pub fn bootstrap_observed(
+        &self,
+        ct: &Ciphertext,
+        on_stage: &mut dyn FnMut(&str, Duration),
+    ) -> Result<(Ciphertext, BootstrapTimings)> {
         let sync = |c: &Ciphertext| -> Result<()> {
             match c.gpu.queue() {
                 Some(q) => q.synchronize(),
                 None => Ok(()),
             }
         };
-        let t0 = Instant::now();
+        let mut last = Instant::now();
+        let start = last;
+        let mut lap = |name: &str, c: &Ciphertext| -> Result<Duration> {
+            sync(c)?;
+            let now = Instant::now();
+            let d = now - last;
+            last = now;
+            on_stage(name, d);
+            Ok(d)
+        };
         let (raised, rho) = self.mod_raise(ct)?;
-        sync(&raised)?;
-        let t1 = Instant::now();
+        let mod_raise = lap("ModRaise", &raised)?;
         let (re, im) = self.coeffs_to_slots(&raised)?;
-        sync(&im)?;
-        let t2 = Instant::now();
+        let coeffs_to_slots = lap("CoeffsToSlots", &im)?;
         let re = self.eval_mod(&re)?;
         let im = self.eval_mod(&im)?;
-        sync(&im)?;
-        let t3 = Instant::now();
+        let eval_mod = lap("EvalMod", &im)?;
         let mut out = self.slots_to_coeffs(&re, &im)?;
-        sync(&out)?;
-        let t4 = Instant::now();
+        let slots_to_coeffs = lap("SlotsToCoeffs", &out)?;
+        let timings = BootstrapTimings { mod_raise, coeffs_to_slots, eval_mod, slots_to_coeffs, total: last - start };
         out.set_scale(self.plan.output_scale / rho);
-        Ok((
-            out,
-            BootstrapTimings {
-                mod_raise: t1 - t0,
-                coeffs_to_slots: t2 - t1,
-                eval_mod: t3 - t2,
-                slots_to_coeffs: t4 - t3,
-                total: t4 - t0,
-            },
-        ))
+        Ok((out, timings))
     }
 }

@@ -32,7 +32,6 @@ const TAG: u64 = u64::from_le_bytes(*b"xeheBTK1");
 pub struct BootstrappingKeys {
     pub(crate) params: BootstrappingParameters,
     pub(crate) ks: HybridKeySwitching,
-    pub(crate) ks_small: HybridKeySwitching,
     pub(crate) relin: HybridRelinKeys,
     pub(crate) galois: HybridGaloisKeys,
     pub(crate) dense_to_sparse: HybridSwitchingKey,
@@ -95,7 +94,7 @@ impl BootstrappingKeys {
         progress(total - 1, total);
         let sparse_to_dense = kg.create_hybrid_switching_key(&ks, sparse.secret_key(), ks.data_size())?;
         progress(total, total);
-        Ok(BootstrappingKeys { params: params.clone(), ks, ks_small, relin, galois, dense_to_sparse, sparse_to_dense })
+        Ok(BootstrappingKeys { params: params.clone(), ks, relin, galois, dense_to_sparse, sparse_to_dense })
     }
 
     /// The parameters.
@@ -180,7 +179,7 @@ impl BootstrappingKeys {
         if dense_to_sparse.level_size() != 1 || sparse_to_dense.level_size() != ks.data_size() {
             return Err(Error::NotValidForParams("BootstrappingKeys: encapsulation keys of the wrong levels".into()));
         }
-        Ok(BootstrappingKeys { params, ks, ks_small, relin, galois, dense_to_sparse, sparse_to_dense })
+        Ok(BootstrappingKeys { params, ks, relin, galois, dense_to_sparse, sparse_to_dense })
     }
 
     /// Save to `path` with compression `compr` (written to a temporary file, then renamed).

@@ -27,8 +27,6 @@ use std::collections::BTreeSet;
 pub(crate) struct Plan {
     /// Chain index of the first data level (where ModRaise lands).
     pub top: usize,
-    /// `q_0`.
-    pub q0: f64,
     /// `Δ_R`: the scale the input is brought to before ModRaise.
     pub raise_scale: f64,
     /// The scale through CoeffsToSlots (the first EvalMod prime).
@@ -98,7 +96,6 @@ impl Plan {
         let s2c_maps = slots_to_coeffs(n, &params.slots_to_coeffs_groups)?;
         Ok(Plan {
             top,
-            q0,
             raise_scale,
             c2s_scale,
             c2s_levels,

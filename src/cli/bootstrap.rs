@@ -1,0 +1,314 @@
+//! `xehe keygen bootstrap` and `xehe bench bootstrap`: bootstrapping keys from a SEAL secret
+//! key, and the bootstrapping benchmark (precision in bits, real and imaginary parts apart; the
+//! time of each stage). The `bootstrap(x)` function of `xehe eval` is in [`super::expr`].
+
+use super::eval::{load_object, read_file, write_atomically, DeviceSel};
+use crate::circuits::bootstrapping::{BootstrapTimings, Bootstrapper, BootstrappingKeys, BootstrappingParameters};
+use crate::circuits::precision::PrecisionStats;
+use crate::device::DeviceResident;
+use crate::{
+    CkksEncoder, Complex64, ComprMode, Context, EncryptionParameters, Encryptor, Decryptor, Error, KeyGenerator,
+    Result, SealObject, SecLevel, SecretKey,
+};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+/// The context of SEAL parameters saved at `path`, with `SecLevel::None` (the bootstrapping
+/// presets are beyond SEAL's 128-bit table: see [`BootstrappingParameters`]).
+///
+/// # Errors
+/// [`Error::Located`] at the file for a read, load or parameter error.
+pub fn context_from_file(path: &Path) -> Result<Context> {
+    let at = |e: Error| e.located(format!("parameters {}", path.display()));
+    let parms = EncryptionParameters::load(&read_file(path)?).map_err(at)?;
+    Context::with_sec_level(&parms, SecLevel::None).map_err(at)
+}
+
+/// What `xehe keygen bootstrap` made.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct KeygenReport {
+    /// The preset the parameters match.
+    pub preset: String,
+    /// Whether that preset is insecure (test sizes).
+    pub insecure: bool,
+    /// Galois keys.
+    pub galois_keys: usize,
+    /// Bytes of the relinearization key, the Galois keys, the encapsulation keys.
+    pub key_bytes: (usize, usize, usize),
+    /// Bytes written.
+    pub file_bytes: usize,
+    /// Seconds spent generating.
+    pub seconds: f64,
+}
+
+/// Generate bootstrapping keys for the SEAL parameters at `params` from the SEAL secret key at
+/// `secret_key`, save them to `out` (atomically). `progress(done, total)` after each key.
+///
+/// # Errors
+/// Located load errors; `InvalidParameters` when no preset has these parameters; `Io`.
+pub fn keygen(
+    params: &Path,
+    secret_key: &Path,
+    out: &Path,
+    compr: ComprMode,
+    progress: impl FnMut(usize, usize),
+) -> Result<KeygenReport> {
+    let ctx = context_from_file(params)?;
+    let preset = BootstrappingParameters::for_context(&ctx).map_err(|e| e.located(format!("parameters {}", params.display())))?;
+    let sk: SecretKey = load_object(&ctx, "secret key", secret_key)?;
+    let t = Instant::now();
+    let keys = BootstrappingKeys::generate(&ctx, &preset, &sk, progress)?;
+    let seconds = t.elapsed().as_secs_f64();
+    let bytes = keys.save(compr)?;
+    write_atomically(out, &bytes)?;
+    Ok(KeygenReport {
+        preset: preset.name.clone(),
+        insecure: preset.insecure,
+        galois_keys: keys.galois_elts().len(),
+        key_bytes: keys.byte_sizes(),
+        file_bytes: bytes.len(),
+        seconds,
+    })
+}
+
+/// A bootstrapper from keys saved at `path` for `ctx`.
+///
+/// # Errors
+/// Located load errors.
+pub fn load_bootstrapper(ctx: &Context, path: &Path) -> Result<Bootstrapper> {
+    let at = |e: Error| e.located(format!("bootstrapping keys {}", path.display()));
+    let keys = BootstrappingKeys::load(ctx, &read_file(path)?).map_err(at)?;
+    Bootstrapper::new(ctx, keys).map_err(at)
+}
+
+/// The result of `xehe bench bootstrap`.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct BenchReport {
+    /// Preset name.
+    pub preset: String,
+    /// Whether the preset is insecure.
+    pub insecure: bool,
+    /// N.
+    pub n: usize,
+    /// Slots bootstrapped.
+    pub slots: usize,
+    /// Levels left to the user after bootstrapping.
+    pub levels_left: usize,
+    /// Where it ran.
+    pub device: String,
+    /// Seconds to generate the keys (CPU).
+    pub keygen_seconds: f64,
+    /// Seconds to build the bootstrapper (encode the DFT diagonals).
+    pub setup_seconds: f64,
+    /// Bytes of the relinearization key, the Galois keys, the encapsulation keys.
+    pub key_bytes: (usize, usize, usize),
+    /// Galois keys.
+    pub galois_keys: usize,
+    /// Encoded DFT plaintexts and their bytes.
+    pub plaintexts: (usize, usize),
+    /// The first bootstrap (uploads of keys and plaintexts, kernel compilation), ms.
+    pub first_ms: f64,
+    /// Median stage times of the timed bootstraps.
+    pub median: StageMs,
+    /// Every timed bootstrap.
+    pub runs: Vec<StageMs>,
+    /// Precision of the result against the input slots.
+    pub precision: PrecisionStats,
+    /// With `compare_cpu`: whether the device result equals the CPU backend's, word for word.
+    pub bit_identical_to_cpu: Option<bool>,
+}
+
+/// Stage times in milliseconds.
+#[derive(Clone, Copy, Debug, Default, serde::Serialize)]
+pub struct StageMs {
+    /// ModRaise (with the encapsulation).
+    pub mod_raise: f64,
+    /// CoeffsToSlots.
+    pub coeffs_to_slots: f64,
+    /// EvalMod (both parts).
+    pub eval_mod: f64,
+    /// SlotsToCoeffs.
+    pub slots_to_coeffs: f64,
+    /// The whole bootstrap.
+    pub total: f64,
+}
+
+impl From<BootstrapTimings> for StageMs {
+    fn from(t: BootstrapTimings) -> Self {
+        let ms = |d: Duration| d.as_secs_f64() * 1e3;
+        StageMs {
+            mod_raise: ms(t.mod_raise),
+            coeffs_to_slots: ms(t.coeffs_to_slots),
+            eval_mod: ms(t.eval_mod),
+            slots_to_coeffs: ms(t.slots_to_coeffs),
+            total: ms(t.total),
+        }
+    }
+}
+
+/// Deterministic uniform values in `[−1, 1]` (xorshift; the benchmark's input).
+pub fn uniform_values(n: usize, seed: u64) -> Vec<f64> {
+    let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    (0..n)
+        .map(|_| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            (s >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
+        })
+        .collect()
+}
+
+/// Run the bootstrapping benchmark: keys for `params` (fresh secret key), a bootstrap of
+/// uniform random complex slots in `[−1, 1]²` encrypted at the last level with scale 2^40, one
+/// untimed-for-the-median first run, then `repeats` timed runs; precision of the last result.
+/// `progress` receives a line per long step (key generation, each stage of the first run).
+/// With `compare_cpu` and a GPU, the CPU backend bootstraps the same ciphertext and the
+/// results are compared word for word.
+///
+/// # Errors
+/// `Device` when `device` asks for a GPU and none is usable; as [`Bootstrapper::bootstrap`].
+pub fn bench(
+    params: &BootstrappingParameters,
+    device: DeviceSel,
+    repeats: usize,
+    compare_cpu: bool,
+    progress: &mut dyn FnMut(&str),
+) -> Result<BenchReport> {
+    let on_gpu = device.resolve(&mut |m| progress(m))?;
+    let ctx = params.context()?;
+    let keygen = KeyGenerator::new(&ctx)?;
+    let t = Instant::now();
+    let mut last_line = Instant::now();
+    let keys = BootstrappingKeys::generate(&ctx, params, keygen.secret_key(), |done, total| {
+        if last_line.elapsed() > Duration::from_secs(2) || done == total {
+            last_line = Instant::now();
+            progress(&format!("key generation: {done}/{total} keys, {:.1} s", t.elapsed().as_secs_f64()));
+        }
+    })?;
+    let keygen_seconds = t.elapsed().as_secs_f64();
+    let (key_bytes, galois_keys) = (keys.byte_sizes(), keys.galois_elts().len());
+    let t = Instant::now();
+    let boot = Bootstrapper::new(&ctx, keys)?;
+    let setup_seconds = t.elapsed().as_secs_f64();
+    progress(&format!("bootstrapper: {setup_seconds:.1} s to encode the DFT diagonals"));
+    let encoder = CkksEncoder::new(&ctx)?;
+    let slots = encoder.slot_count();
+    let z: Vec<Complex64> = uniform_values(slots, 1)
+        .into_iter()
+        .zip(uniform_values(slots, 2))
+        .map(|(a, b)| Complex64::new(a, b))
+        .collect();
+    let pt = encoder.encode_complex(&z, ctx.last_parms_id(), 2f64.powi(40))?;
+    let host_ct = Encryptor::with_secret_key(&ctx, keygen.secret_key())?.encrypt_symmetric(&pt)?;
+    let mut ct = host_ct.clone();
+    if on_gpu {
+        ct.gpu()?;
+    }
+    let t = Instant::now();
+    let (mut out, _) = boot.bootstrap_observed(&ct, &mut |stage, d| {
+        progress(&format!("first bootstrap: {stage} {:.1} ms", d.as_secs_f64() * 1e3))
+    })?;
+    let first_ms = t.elapsed().as_secs_f64() * 1e3;
+    let mut runs = Vec::with_capacity(repeats);
+    for _ in 0..repeats {
+        let (o, timings) = boot.bootstrap_timed(&ct)?;
+        runs.push(StageMs::from(timings));
+        out = o;
+    }
+    out.download()?;
+    let got = encoder.decode_complex(&Decryptor::new(&ctx, keygen.secret_key())?.decrypt(&out)?)?;
+    let precision = PrecisionStats::complex(&z, &got);
+    let bit_identical_to_cpu = if compare_cpu && on_gpu {
+        progress("bootstrapping the same ciphertext on the CPU backend for comparison");
+        let cpu = boot.bootstrap(&host_ct)?;
+        Some(cpu == out)
+    } else {
+        None
+    };
+    let median = median_stages(&runs);
+    Ok(BenchReport {
+        preset: params.name.clone(),
+        insecure: params.insecure,
+        n: ctx.first_context_data().n(),
+        slots,
+        levels_left: boot.output_level(),
+        device: if on_gpu { super::demo::gpu_name() } else { "CPU backend".into() },
+        keygen_seconds,
+        setup_seconds,
+        key_bytes,
+        galois_keys,
+        plaintexts: boot.plaintext_memory(),
+        first_ms,
+        median,
+        runs,
+        precision,
+        bit_identical_to_cpu,
+    })
+}
+
+fn median_stages(runs: &[StageMs]) -> StageMs {
+    if runs.is_empty() {
+        return StageMs::default();
+    }
+    let med = |f: fn(&StageMs) -> f64| {
+        let mut v: Vec<f64> = runs.iter().map(f).collect();
+        v.sort_by(|a, b| a.total_cmp(b));
+        v[v.len() / 2]
+    };
+    StageMs {
+        mod_raise: med(|s| s.mod_raise),
+        coeffs_to_slots: med(|s| s.coeffs_to_slots),
+        eval_mod: med(|s| s.eval_mod),
+        slots_to_coeffs: med(|s| s.slots_to_coeffs),
+        total: med(|s| s.total),
+    }
+}
+
+/// The report as text.
+pub fn render(r: &BenchReport) -> String {
+    use std::fmt::Write;
+    let mut s = String::new();
+    let mib = |b: usize| b as f64 / 1048576.0;
+    let _ = writeln!(
+        s,
+        "bootstrapping {}{}: N = {}, {} slots, {} levels left, on {}",
+        r.preset,
+        if r.insecure { " (INSECURE test parameters)" } else { "" },
+        r.n,
+        r.slots,
+        r.levels_left,
+        r.device
+    );
+    let _ = writeln!(
+        s,
+        "keys: {} Galois + relinearization + 2 encapsulation, {:.1} MiB (relin {:.1}, Galois {:.1}, encapsulation {:.1}); generated in {:.1} s",
+        r.galois_keys,
+        mib(r.key_bytes.0 + r.key_bytes.1 + r.key_bytes.2),
+        mib(r.key_bytes.0),
+        mib(r.key_bytes.1),
+        mib(r.key_bytes.2),
+        r.keygen_seconds
+    );
+    let _ = writeln!(s, "DFT diagonals: {} plaintexts, {:.1} MiB, encoded in {:.1} s", r.plaintexts.0, mib(r.plaintexts.1), r.setup_seconds);
+    let _ = writeln!(s, "first bootstrap (uploads, compilation): {:.1} ms", r.first_ms);
+    let _ = writeln!(s, "{:<16} {:>10}   (median of {} runs)", "stage", "ms", r.runs.len());
+    for (name, v) in [
+        ("ModRaise", r.median.mod_raise),
+        ("CoeffsToSlots", r.median.coeffs_to_slots),
+        ("EvalMod", r.median.eval_mod),
+        ("SlotsToCoeffs", r.median.slots_to_coeffs),
+        ("total", r.median.total),
+    ] {
+        let _ = writeln!(s, "{name:<16} {v:>10.2}");
+    }
+    let _ = writeln!(
+        s,
+        "precision (bits): real mean {:.2} min {:.2}; imaginary mean {:.2} min {:.2}",
+        r.precision.real.mean_bits, r.precision.real.min_bits, r.precision.imag.mean_bits, r.precision.imag.min_bits
+    );
+    if let Some(same) = r.bit_identical_to_cpu {
+        let _ = writeln!(s, "bit-identical to the CPU backend: {}", if same { "yes" } else { "NO" });
+    }
+    s
+}
