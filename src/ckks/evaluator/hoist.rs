@@ -14,7 +14,6 @@ use super::Evaluator;
 use crate::ckks::ciphertext::Ciphertext;
 use crate::ckks::hybrid::HybridGaloisKeys;
 use crate::device::object::host_current;
-use crate::device::state::DeviceState;
 use crate::{Error, Result};
 use rayon::prelude::*;
 
@@ -41,7 +40,9 @@ impl Evaluator {
         if galois_elts.is_empty() {
             return Ok(Vec::new());
         }
-        let queue = self.device_for(&[ct]);
+        if let Some(q) = self.device_for(&[ct]) {
+            return self.hybrid_gpu_many(&q, ct, galois_elts, keys);
+        }
         let src = host_current(ct)?;
         let ks = &keys.ks;
         let tool = self.ctx.galois_tool();
@@ -68,10 +69,6 @@ impl Evaluator {
                 c1.fill(0);
                 ks.mod_down_add(prods, c0, c1);
                 super::check_not_transparent(&out)?;
-                if let Some(q) = &queue {
-                    out.gpu = DeviceState::default();
-                    out.gpu.mark(q.clone());
-                }
                 Ok(out)
             })
             .collect::<Result<Vec<_>>>()?;

@@ -333,13 +333,18 @@ impl Evaluator {
     fn hybrid_gpu(&self, _q: &Queue, _ct: &Ciphertext, _op: HybridGpuOp<'_>) -> Result<Ciphertext> {
         Err(Error::Device("xehe was built without a GPU backend".into()))
     }
+    /// Without a GPU backend no queue exists, so this is never reached.
+    pub(super) fn hybrid_gpu_many(&self, _q: &Queue, _ct: &Ciphertext, _elts: &[u32], _keys: &HybridGaloisKeys) -> Result<Vec<Ciphertext>> {
+        Err(Error::Device("xehe was built without a GPU backend".into()))
+    }
 }
 
 #[cfg(any(feature = "cuda", feature = "opencl"))]
 mod gpu_impl {
     use super::*;
     use crate::device::gpu::hybrid::{
-        apply_galois_hybrid, buffer_of, hybrid_key, hybrid_level_data, relinearize_hybrid,
+        apply_galois_hybrid, apply_galois_hybrid_many, buffer_of, hybrid_key, hybrid_level_data,
+        relinearize_hybrid,
     };
     use crate::device::gpu::{galois_table, level_data, GpuQueue};
 
@@ -360,6 +365,68 @@ mod gpu_impl {
                 #[cfg(all(feature = "level-zero", any(feature = "cuda", feature = "opencl")))]
                 Queue::LevelZero(zq) => self.hybrid_on(q, &**zq, ct, op),
             }
+        }
+
+        /// Hoisted Galois automorphisms of `ct` (checked by the caller) on queue `q`: one
+        /// result per element, each staying on the device.
+        pub(in crate::ckks::evaluator) fn hybrid_gpu_many(
+            &self,
+            q: &Queue,
+            ct: &Ciphertext,
+            elts: &[u32],
+            keys: &HybridGaloisKeys,
+        ) -> Result<Vec<Ciphertext>> {
+            match q {
+                #[cfg(feature = "cuda")]
+                Queue::Cuda(cq) => self.hybrid_many_on(q, &**cq, ct, elts, keys),
+                #[cfg(feature = "opencl")]
+                Queue::OpenCl(cq) => self.hybrid_many_on(q, &**cq, ct, elts, keys),
+                #[cfg(all(feature = "level-zero", any(feature = "cuda", feature = "opencl")))]
+                Queue::LevelZero(zq) => self.hybrid_many_on(q, &**zq, ct, elts, keys),
+            }
+        }
+
+        fn hybrid_many_on<Q: GpuQueue>(
+            &self,
+            queue: &Queue,
+            cq: &Q,
+            ct: &Ciphertext,
+            elts: &[u32],
+            keys: &HybridGaloisKeys,
+        ) -> Result<Vec<Ciphertext>> {
+            let l = level_data(cq, &self.ctx, &ct.parms_id)?;
+            let h = hybrid_level_data(cq, &keys.ks, ct.parms_id, l.k())?;
+            let buf = buffer_of::<Q>(&ct.gpu.device_copy(queue, &ct.data)?)?;
+            let mut tables = Vec::with_capacity(elts.len());
+            let mut kbufs = Vec::with_capacity(elts.len());
+            for &elt in elts {
+                let key = keys.key(elt).ok_or_else(|| {
+                    Error::MissingKey(format!("Galois key not present for galois_elt {elt}"))
+                })?;
+                kbufs.push(hybrid_key(cq, key)?);
+                tables.push(galois_table(cq, &self.ctx, elt)?);
+            }
+            let t: Vec<&Q::Buf> = tables.iter().map(|t| &**t).collect();
+            let k: Vec<&Q::Buf> = kbufs.iter().map(|k| &**k).collect();
+            let outs = apply_galois_hybrid_many(cq, &l, &h, &buf, &t, &k)?;
+            Ok(outs
+                .into_iter()
+                .map(|b| {
+                    let out = Ciphertext {
+                        parms_id: ct.parms_id,
+                        is_ntt_form: true,
+                        size: 2,
+                        poly_modulus_degree: ct.poly_modulus_degree,
+                        coeff_modulus_size: ct.coeff_modulus_size,
+                        scale: ct.scale,
+                        correction_factor: ct.correction_factor,
+                        data: Vec::new(),
+                        gpu: DeviceState::default(),
+                    };
+                    out.gpu.set_result(queue.clone(), Q::wrap(Arc::new(b)));
+                    out
+                })
+                .collect())
         }
 
         fn hybrid_on<Q: GpuQueue>(

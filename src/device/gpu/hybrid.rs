@@ -277,16 +277,37 @@ pub fn switch_key_hybrid<Q: GpuQueue>(
     q: &Q,
     l: &LevelData<Q::Buf>,
     h: &HybridLevelData<Q::Buf>,
-    (c01, c_polys): (&Q::Buf, usize),
+    c01: (&Q::Buf, usize),
     tsrc: &Q::Buf,
     t_off: usize,
     key: &Q::Buf,
 ) -> Result<Q::Buf> {
+    let up = mod_up(q, l, h, tsrc, t_off)?;
+    inner_mod_down(q, l, h, &up, (tsrc, t_off), key, c01)
+}
+
+/// The ModUp of one polynomial on the device (step 1): every digit converted to every extended
+/// limb except its own (`q`: data limb o, digit j ≠ o/d at row o·(β−1) + j − [j > o/d]; `p`:
+/// special limb k, digit j at row k·β + j), each part in NTT form. The digits' own limbs are
+/// the target's NTT rows themselves.
+pub struct DeviceModUp<B> {
+    q: B,
+    p: B,
+}
+
+/// ModUp of the target (`ℓ × N`, NTT form) at word `t_off` of `tsrc` (module docs, step 1).
+///
+/// # Errors
+/// `Device` on an allocation, compile or launch failure.
+pub fn mod_up<Q: GpuQueue>(
+    q: &Q,
+    l: &LevelData<Q::Buf>,
+    h: &HybridLevelData<Q::Buf>,
+    tsrc: &Q::Buf,
+    t_off: usize,
+) -> Result<DeviceModUp<Q::Buf>> {
     let (ell, alpha, n) = (h.ell, h.alpha, l.n());
-    let (digits, e) = (h.digits, ell + alpha);
-    // 1. ModUp: INTT of the target; every digit converted to every extended limb except its own
-    // (`up_q`: data limb o, digit j ≠ o/d at row o·(β−1) + j − [j > o/d]; `up_p`: special limb
-    // k, digit j at row k·β + j), each part NTT'd under its own tables, grouped by limb.
+    let digits = h.digits;
     let t = q.scratch(ell * n)?;
     q.copy(&t, 0, tsrc, t_off, ell * n)?;
     l.ntt.inverse(q, &t, ell, EVAL_NTT)?;
@@ -328,6 +349,25 @@ pub fn switch_key_hybrid<Q: GpuQueue>(
         EVAL_NTT,
         NttDirection::Forward,
     )?;
+    Ok(DeviceModUp { q: up_q, p: up_p })
+}
+
+/// Steps 2–3: the inner product of `up` (with the own-digit rows read from the target at
+/// `t`) with `key`, and ModDown by `P` added to the first `c_polys` polynomials of `c01`.
+///
+/// # Errors
+/// `Device` on an allocation, compile or launch failure.
+fn inner_mod_down<Q: GpuQueue>(
+    q: &Q,
+    l: &LevelData<Q::Buf>,
+    h: &HybridLevelData<Q::Buf>,
+    up: &DeviceModUp<Q::Buf>,
+    (tsrc, t_off): (&Q::Buf, usize),
+    key: &Q::Buf,
+    (c01, c_polys): (&Q::Buf, usize),
+) -> Result<Q::Buf> {
+    let (ell, alpha, n) = (h.ell, h.alpha, l.n());
+    let (digits, e) = (h.digits, ell + alpha);
     // 2. Inner product with the key, both components: data limbs into `prod_q`, special limbs
     // into `prod_p` (each `2 × rows × N`).
     let prod_q = q.scratch(2 * ell * n)?;
@@ -335,8 +375,8 @@ pub fn switch_key_hybrid<Q: GpuQueue>(
     let args = [
         Arg::Buf(&prod_q),
         Arg::Buf(&prod_p),
-        Arg::Buf(&up_q),
-        Arg::Buf(&up_p),
+        Arg::Buf(&up.q),
+        Arg::Buf(&up.p),
         Arg::BufAt(tsrc, t_off),
         Arg::Buf(key),
         Arg::Buf(&h.ext.moduli),
@@ -401,6 +441,40 @@ pub fn switch_key_hybrid<Q: GpuQueue>(
         &args,
     )?;
     Ok(out)
+}
+
+/// Hoisted rotations (`Evaluator::apply_galois_hybrid_many`): one ModUp of `ct`'s second
+/// polynomial shared by every Galois element; per element, the ModUp rows and both
+/// polynomials are permuted (`tables[i]`, [`super::galois_table`]) and the permuted rows go
+/// through the inner product with `keys[i]` and ModDown, added to the permuted first
+/// polynomial. The CPU reference permutes each ModUp row the same way, so results are
+/// bit-identical.
+///
+/// # Errors
+/// As [`switch_key_hybrid`].
+pub fn apply_galois_hybrid_many<Q: GpuQueue>(
+    q: &Q,
+    l: &LevelData<Q::Buf>,
+    h: &HybridLevelData<Q::Buf>,
+    ct: &Q::Buf,
+    tables: &[&Q::Buf],
+    keys: &[&Q::Buf],
+) -> Result<Vec<Q::Buf>> {
+    let pw = h.ell * l.n();
+    let up = mod_up(q, l, h, ct, pw)?;
+    let (q_rows, p_rows) = (h.ell * (h.digits - 1), h.alpha * h.digits);
+    tables
+        .iter()
+        .zip(keys)
+        .map(|(&table, &key)| {
+            let permuted = permute(q, l, ct, 2 * h.ell, table)?;
+            let pup = DeviceModUp {
+                q: if q_rows > 0 { permute(q, l, &up.q, q_rows, table)? } else { q.scratch(l.n())? },
+                p: permute(q, l, &up.p, p_rows, table)?,
+            };
+            inner_mod_down(q, l, h, &pup, (&permuted, pw), key, (&permuted, 1))
+        })
+        .collect()
 }
 
 /// Relinearize a size-3 ciphertext `ct` with a hybrid key (`relinearize_hybrid`): size 2.

@@ -1,0 +1,150 @@
+//! Bootstrapping on the device against the CPU backend, word for word: the scheme extensions it
+//! uses (constant multiply/add, ModRaise, switching keys, hoisted rotations) and a whole
+//! bootstrap of the **insecure** N = 2^12 preset, on the default GPU queue and on an OpenCL
+//! device (pocl's CPU device in CI). Without a device each test prints why it was skipped.
+use std::sync::{Arc, OnceLock};
+use xehe::circuits::bootstrapping::{BootstrappingKeys, BootstrappingParameters, Bootstrapper};
+use xehe::*;
+
+fn skip(why: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr().lock(), "SKIP {why}");
+}
+
+/// The default GPU queue, and a queue on the first OpenCL device unless the default is one.
+fn queues(test: &str) -> Vec<Queue> {
+    let mut out = Vec::new();
+    match xehe::device::default_queue() {
+        Ok(q) => out.push(q),
+        Err(e) => skip(&format!("{test} (default GPU queue): {e}")),
+    }
+    if !out.iter().any(|q| q.backend() == "opencl") {
+        match opencl_queue() {
+            Ok(q) => out.push(q),
+            Err(e) => skip(&format!("{test} (opencl): {e}")),
+        }
+    }
+    out
+}
+
+#[cfg(feature = "opencl")]
+fn opencl_queue() -> Result<Queue> {
+    use xehe::device::opencl::{default_device, ClQueue, OpenClDevice};
+    let (p, d) = default_device(false)?;
+    Ok(Queue::OpenCl(Arc::new(ClQueue::new(OpenClDevice::shared(p, d)?)?)))
+}
+
+#[cfg(not(feature = "opencl"))]
+fn opencl_queue() -> Result<Queue> {
+    Err(Error::Device("built without the `opencl` feature".into()))
+}
+
+fn on(ct: &Ciphertext, q: &Queue) -> Ciphertext {
+    let mut c = ct.clone();
+    c.gpu_on(q);
+    c
+}
+
+fn same(name: &str, gpu: Result<Ciphertext>, cpu: Result<Ciphertext>) {
+    let mut g = gpu.unwrap_or_else(|e| panic!("{name} on the device: {e}"));
+    let c = cpu.unwrap_or_else(|e| panic!("{name} on the CPU: {e}"));
+    assert!(g.is_gpu(), "{name}: the result should stay on the device");
+    g.download().unwrap();
+    assert_eq!((g.parms_id(), g.size(), g.scale()), (c.parms_id(), c.size(), c.scale()), "{name}: metadata");
+    assert!(g.data() == c.data(), "{name}: the device result differs from the CPU reference");
+}
+
+struct Setup {
+    ctx: Context,
+    keygen: KeyGenerator,
+    encoder: CkksEncoder,
+    boot: Bootstrapper,
+}
+
+fn setup() -> &'static Setup {
+    static S: OnceLock<Setup> = OnceLock::new();
+    S.get_or_init(|| {
+        let params = BootstrappingParameters::n12_insecure();
+        let ctx = params.context().unwrap();
+        let keygen = KeyGenerator::new(&ctx).unwrap();
+        let keys = BootstrappingKeys::generate(&ctx, &params, keygen.secret_key(), |_, _| {}).unwrap();
+        let boot = Bootstrapper::new(&ctx, keys).unwrap();
+        let encoder = CkksEncoder::new(&ctx).unwrap();
+        Setup { ctx, keygen, encoder, boot }
+    })
+}
+
+fn encrypt_at(s: &Setup, level: usize, scale: f64, seed: u64) -> Ciphertext {
+    let n = s.encoder.slot_count();
+    let z: Vec<Complex64> = (0..n)
+        .map(|i| Complex64::new(((i as u64 * 7 + seed) % 13) as f64 / 13.0 - 0.5, ((i as u64 * 3 + seed) % 11) as f64 / 11.0 - 0.5))
+        .collect();
+    let id = s.ctx.context_data_at(level).unwrap().parms_id();
+    let pt = s.encoder.encode_complex(&z, id, scale).unwrap();
+    Encryptor::with_secret_key(&s.ctx, s.keygen.secret_key()).unwrap().encrypt_symmetric(&pt).unwrap()
+}
+
+#[test]
+fn scheme_extensions_match_cpu() {
+    let qs = queues("scheme_extensions_match_cpu");
+    if qs.is_empty() {
+        return;
+    }
+    let s = setup();
+    let ev = Evaluator::new(&s.ctx);
+    let keys = s.boot.keys();
+    let top = s.ctx.first_context_data().chain_index();
+    let ct = encrypt_at(s, 5, 2f64.powi(40), 1);
+    let low = encrypt_at(s, 0, 2f64.powi(40), 2);
+    let high = encrypt_at(s, top, 2f64.powi(40), 3);
+    let tool = s.ctx.galois_tool();
+    let elts: Vec<u32> = keys.galois_elts().into_iter().take(4).collect();
+    let steps: Vec<i32> = [1, 2, -4, 0].into_iter().filter(|&k| keys.galois_keys().has_key(tool.elt_from_step(k).unwrap())).collect();
+    for q in &qs {
+        let b = q.backend();
+        same(&format!("{b} multiply_const"), ev.multiply_const(&on(&ct, q), -0.75, 2f64.powi(30)), ev.multiply_const(&ct, -0.75, 2f64.powi(30)));
+        same(&format!("{b} add_const"), ev.add_const(&on(&ct, q), 0.3), ev.add_const(&ct, 0.3));
+        same(&format!("{b} mod_raise"), ev.mod_raise(&on(&low, q)), ev.mod_raise(&low));
+        same(
+            &format!("{b} switch_key_hybrid (small ring)"),
+            ev.switch_key_hybrid(&on(&low, q), keys.dense_to_sparse()),
+            ev.switch_key_hybrid(&low, keys.dense_to_sparse()),
+        );
+        same(
+            &format!("{b} switch_key_hybrid (full)"),
+            ev.switch_key_hybrid(&on(&high, q), keys.sparse_to_dense()),
+            ev.switch_key_hybrid(&high, keys.sparse_to_dense()),
+        );
+        let g = ev.apply_galois_hybrid_many(&on(&high, q), &elts, keys.galois_keys()).unwrap();
+        let c = ev.apply_galois_hybrid_many(&high, &elts, keys.galois_keys()).unwrap();
+        assert_eq!(g.len(), elts.len());
+        for (i, (g, c)) in g.into_iter().zip(c).enumerate() {
+            same(&format!("{b} hoisted rotation {i}"), Ok(g), Ok(c));
+        }
+        let g = ev.rotate_vector_hybrid_many(&on(&ct, q), &steps, keys.galois_keys()).unwrap();
+        let c = ev.rotate_vector_hybrid_many(&ct, &steps, keys.galois_keys()).unwrap();
+        for (i, (g, c)) in g.into_iter().zip(c).enumerate() {
+            if steps[i] != 0 {
+                same(&format!("{b} hoisted rotate_vector {}", steps[i]), Ok(g), Ok(c));
+            }
+        }
+    }
+}
+
+/// A whole bootstrap on the device equals the CPU backend's, word for word.
+#[test]
+fn bootstrap_matches_cpu() {
+    let qs = queues("bootstrap_matches_cpu");
+    if qs.is_empty() {
+        return;
+    }
+    let s = setup();
+    let ct = encrypt_at(s, 0, 2f64.powi(40), 9);
+    let cpu = s.boot.bootstrap(&ct);
+    for q in &qs {
+        let t = std::time::Instant::now();
+        let g = s.boot.bootstrap(&on(&ct, q));
+        eprintln!("{}: bootstrap in {:.2} s (first run: uploads and compilation)", q.backend(), t.elapsed().as_secs_f64());
+        same(&format!("{} bootstrap", q.backend()), g, cpu.clone());
+    }
+}
