@@ -221,10 +221,10 @@ KERNEL_FQ void galois_permute_u64(GLOBAL_AS u64 *out, CONST_AS u64 *in, CONST_AS
 /*
  * ModRaise (bootstrapping; src/ckks/evaluator/modraise.rs): in = polys x N coefficients mod q_0
  * (canonical); out row (p, i), i < k, is the centred lift of poly p mod moduli[i]:
- * c mod m, less q_0 mod m when c > half = floor(q_0 / 2). q0_mod[i] = q_0 mod moduli[i].
+ * c mod m, less q_0 mod m when c > half_q0 = floor(q_0 / 2). q0_mod[i] = q_0 mod moduli[i].
  */
 KERNEL_FQ void modraise_lift_u64(GLOBAL_AS u64 *out, CONST_AS u64 *in, CONST_AS u64 *moduli, CONST_AS u64 *r1,
-                                 CONST_AS u64 *q0_mod, u64 half, u32 k, u32 log_n, u64 total)
+                                 CONST_AS u64 *q0_mod, u64 half_q0, u32 k, u32 log_n, u64 total)
 {
     for (u64 g = GLOBAL_ID(); g < total; g += GLOBAL_SIZE()) {
         u64 row = g >> log_n;
@@ -233,6 +233,6 @@ KERNEL_FQ void modraise_lift_u64(GLOBAL_AS u64 *out, CONST_AS u64 *in, CONST_AS 
         u64 c = in[(p << log_n) | (g & ((((u64)1) << log_n) - 1))];
         u64 m = moduli[i];
         u64 r = barrett_reduce_64(c, m, r1[i]);
-        out[g] = c > half ? sub_mod(r, q0_mod[i], m) : r;
+        out[g] = c > half_q0 ? sub_mod(r, q0_mod[i], m) : r;
     }
 }
