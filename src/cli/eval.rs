@@ -3,6 +3,7 @@
 //! server side of the paper's client/server split (§III-B4).
 
 use super::expr::{parse, Env, Value};
+use crate::circuits::bootstrapping::BootstrappingParameters;
 use crate::device::DeviceResident;
 use crate::{
     Ciphertext, ComprMode, Context, EncryptionParameters, Error, Evaluator, GaloisKeys, Plaintext,
@@ -187,8 +188,20 @@ impl EvalJob {
             .map_err(|e| e.located(format!("parameters {}", self.params.display())))?;
         let ctx = match self.bootstrap_keys {
             Some(_) => super::bootstrap::context_from_file(&self.params)?,
-            None => Context::new(&parms)
-                .map_err(|e| e.located(format!("parameters {}", self.params.display())))?,
+            None => Context::new(&parms).map_err(|e| {
+                // Parameters beyond SEAL's 128-bit table may be a bootstrapping preset's.
+                let preset = Context::with_sec_level(&parms, crate::SecLevel::None)
+                    .ok()
+                    .and_then(|c| BootstrappingParameters::for_context(&c).ok());
+                match preset {
+                    Some(p) => Error::InvalidParameters(format!(
+                        "{e}; these are the parameters of the bootstrapping preset {}: give --bootstrap-keys (from `xehe keygen bootstrap`) to use them",
+                        p.name
+                    )),
+                    None => e,
+                }
+                .located(format!("parameters {}", self.params.display()))
+            })?,
         };
         let on_gpu = self.device.resolve(notice)?;
         let relin_keys: Option<RelinKeys> = self
