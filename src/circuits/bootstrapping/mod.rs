@@ -31,3 +31,8 @@ mod plan;
 pub use bootstrapper::{BootstrapTimings, Bootstrapper};
 pub use keys::{galois_elements, BootstrappingKeys};
 pub use parameters::BootstrappingParameters;
+
+/// The user guide `docs/bootstrapping.md`, whose Rust example runs as a doc test.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/bootstrapping.md")]
+pub struct BootstrappingGuide;
