@@ -236,11 +236,12 @@ fn main() -> ExitCode {
 }
 
 fn run_info(json: bool, choice: Option<&DeviceChoice>) -> Result<()> {
-    let b = info::backends();
+    // Opened before the probe of every backend, so that its start-up is the first use.
     let opened = match choice {
         Some(c) => Some(device::open(c, &mut |m| notice(m))?),
         None => None,
     };
+    let b = info::backends();
     if json {
         let text = match &opened {
             Some(d) => serde_json::to_string_pretty(&serde_json::json!({
@@ -254,7 +255,6 @@ fn run_info(json: bool, choice: Option<&DeviceChoice>) -> Result<()> {
     } else {
         print!("{}", info::render(&b));
         if let Some(d) = &opened {
-            println!("--device {}: {}", choice.map_or(String::new(), |c| c.to_string()), d.used);
             print_startup(d, true);
         }
     }
@@ -279,7 +279,7 @@ fn print_startup(d: &OpenedDevice, to_stdout: bool) {
 
 /// The first use of the device's kernels (and keys) and what it did, on its own line.
 fn print_kernels(ms: f64, what: &str, to_stdout: bool) {
-    let l = format!("kernels + key upload (first use): {ms:.1} ms ({what})");
+    let l = format!("kernels + key upload (first use): {ms:.1} ms; {what}");
     if to_stdout {
         println!("{l}");
     } else {
@@ -548,19 +548,19 @@ fn matmul(shape: &str, device: &DeviceChoice, format: &Format) -> Result<()> {
 
 fn ntt(log_ns: &[u32], reps: usize, device: &DeviceChoice, format: &Format) -> Result<()> {
     let table = !format.json && !format.csv;
+    let cuda_only = "the GPU NTT check and sweep run on CUDA only; OpenCL NTT timings: \
+                     `cargo run --release --example opencl_timing`";
+    if matches!(device, DeviceChoice::OpenCl(_) | DeviceChoice::LevelZero(_)) {
+        return Err(xehe::Error::InvalidArgument(format!(
+            "bench ntt --device {device}: {cuda_only}"
+        )));
+    }
     let dev = device::open(device, &mut |m| notice(m))?;
     print_startup(&dev, table);
     if let Some(q) = &dev.queue {
         let Some(ordinal) = device::cuda_ordinal(q) else {
-            let why = format!(
-                "the GPU NTT check and sweep run on CUDA only, not on {}; OpenCL NTT timings: \
-                 `cargo run --release --example opencl_timing`",
-                dev.used
-            );
-            if *device != DeviceChoice::Auto {
-                return Err(xehe::Error::Device(format!("bench ntt --device {device}: {why}")));
-            }
-            notice(&format!("{why}; timing the CPU NTT instead"));
+            // auto found a GPU of another backend.
+            notice(&format!("{cuda_only}; timing the CPU NTT instead"));
             return ntt_cpu(log_ns, reps, format);
         };
         #[cfg(feature = "cuda")]

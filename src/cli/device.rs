@@ -306,8 +306,8 @@ impl KernelCacheProbe {
                     n => format!("{n} kernel module(s) compiled by NVRTC (first use), cached in {dir}"),
                 }
             }
-            "opencl" => "built by the OpenCL driver at first use in each process \
-                         (xehe keeps no disk cache for OpenCL; pocl keeps its own)"
+            "opencl" => "built by the OpenCL driver at first use in each process; xehe keeps \
+                         no disk cache for OpenCL, pocl keeps its own"
                 .into(),
             "level-zero" => "SPIR-V built into xehe, finalized by the Level Zero driver".into(),
             _ => "none (CPU backend)".into(),
