@@ -80,7 +80,7 @@ struct EvalArgs {
     #[arg(long = "plain", value_name = "NAME=FILE")]
     plains: Vec<String>,
     /// The expression: + - * (unary -), parentheses, square, relin, rescale, mod_switch,
-    /// rotate(x, k), conj.
+    /// rotate(x, k), conj (docs/guide/command-line.md).
     #[arg(long, allow_hyphen_values = true)]
     expr: String,
     /// Where to write the resulting ciphertext (SEAL format).
@@ -144,7 +144,7 @@ enum BenchCommand {
         /// MxNxK (C m×n, A m×k, B k×n), or all for 100x100x1 and 10x9x8.
         #[arg(long, default_value = "all")]
         shape: String,
-        /// A device runs the four variants (memcache, mad_mod on/off), cpu the CPU backend.
+        // A device runs the four variants (memcache, mad_mod on/off), cpu the CPU backend.
         #[command(flatten)]
         device: DeviceArg,
         #[command(flatten)]

@@ -13,3 +13,22 @@ pub mod info;
 pub mod matmul;
 #[cfg(feature = "cli")]
 pub mod plot;
+
+/// The README and the user guide (`docs/guide/`), included so that `cargo test` runs their Rust
+/// blocks as doc tests; `tests/guide.rs` runs their other blocks and checks that every page with
+/// a Rust block is listed here.
+#[cfg(doctest)]
+mod guide {
+    #[doc = include_str!("../../README.md")]
+    struct Readme;
+    #[doc = include_str!("../../docs/guide/getting-started.md")]
+    struct GettingStarted;
+    #[doc = include_str!("../../docs/guide/parameters.md")]
+    struct Parameters;
+    #[doc = include_str!("../../docs/guide/seal-migration.md")]
+    struct SealMigration;
+    #[doc = include_str!("../../docs/guide/gpu.md")]
+    struct Gpu;
+    #[doc = include_str!("../../docs/guide/backends.md")]
+    struct Backends;
+}
