@@ -162,11 +162,16 @@ pub fn missing_backend(choice: &DeviceChoice, e: &Error) -> Error {
         .iter()
         .any(|k| why.contains(k))
         && !why.contains("no CUDA device is present");
+    // The loaders' own messages often say what to install already.
+    let says_install = why.contains("install");
     let hint = match choice {
         DeviceChoice::Cuda(_) | DeviceChoice::OpenCl(_) | DeviceChoice::LevelZero(_)
             if no_such_device && !not_built =>
         {
             "`xehe info` lists the devices found, with the indices --device takes".to_string()
+        }
+        DeviceChoice::OpenCl(_) | DeviceChoice::LevelZero(_) if says_install && !not_built => {
+            "see docs/guide/backends.md; `xehe info` lists what was found".to_string()
         }
         DeviceChoice::Cuda(_) if not_built => {
             "rebuild with the CUDA backend: `cargo build --release --features cuda` (on by default)"
