@@ -313,6 +313,9 @@ fn eval(a: EvalArgs) -> Result<()> {
         device,
     };
     let r = job.run(&mut notice)?;
+    if let Some(k) = &r.kernels {
+        notice(&format!("kernels: {k}"));
+    }
     let ctx_level = r.result.parms_id();
     let startup = if r.device.is_device() {
         format!(" (device start-up {:.1} ms)", r.startup_ms)

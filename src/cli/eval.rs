@@ -2,7 +2,7 @@
 //! expression ([`super::expr`]) on the chosen device, save the result in SEAL's format — the
 //! server side of the paper's client/server split (§III-B4).
 
-use super::device::{open, DeviceChoice, DeviceUsed};
+use super::device::{open, DeviceChoice, DeviceUsed, KernelCacheProbe};
 use super::expr::{parse, Env, Value};
 use crate::device::DeviceResident;
 use crate::{
@@ -121,6 +121,8 @@ pub struct EvalReport {
     pub device: DeviceUsed,
     /// Its start-up (opening the driver, context and queue), ms; 0 on the CPU backend.
     pub startup_ms: f64,
+    /// On a device, what loading its kernels did (compiled and cached, or from the cache).
+    pub kernels: Option<String>,
     /// The result (host-current).
     pub result: Ciphertext,
     /// Bytes written.
@@ -181,13 +183,16 @@ impl EvalJob {
             relin_keys: relin_keys.as_ref(),
             galois_keys: galois_keys.as_ref(),
         };
+        let probe = device.queue.as_ref().map(|_| KernelCacheProbe::now());
         let mut result = env.evaluate(&expr)?;
         result.download()?;
+        let kernels = probe.map(|p| p.report(&device.used));
         let bytes = result.save(self.compression)?;
         write_atomically(&self.out, &bytes)?;
         Ok(EvalReport {
             device: device.used,
             startup_ms: device.startup_ms,
+            kernels,
             result,
             bytes: bytes.len(),
         })
