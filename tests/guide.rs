@@ -323,3 +323,60 @@ fn shell_and_python_blocks_run() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
+
+/// GitHub's anchor of a heading: lower case, spaces to `-`, other punctuation dropped.
+fn slug(heading: &str) -> String {
+    heading
+        .trim()
+        .to_lowercase()
+        .chars()
+        .filter_map(|c| match c {
+            ' ' => Some('-'),
+            c if c.is_alphanumeric() || c == '-' || c == '_' => Some(c),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Every relative link of the README and the guide names a file that exists, and an anchor
+/// one of its headings.
+#[test]
+fn links_resolve() {
+    let mut failures = Vec::new();
+    for page in pages() {
+        let text = std::fs::read_to_string(root().join(&page)).unwrap();
+        let dir = root().join(&page).parent().unwrap().to_path_buf();
+        let mut in_block = false;
+        for (i, line) in text.lines().enumerate() {
+            if line.starts_with("```") {
+                in_block = !in_block;
+            }
+            if in_block {
+                continue;
+            }
+            for (at, _) in line.match_indices("](") {
+                let Some(target) = line[at + 2..].split(')').next() else { continue };
+                if target.starts_with("http") || target.is_empty() {
+                    continue;
+                }
+                let (file, anchor) = target.split_once('#').unwrap_or((target, ""));
+                let path = if file.is_empty() { root().join(&page) } else { dir.join(file) };
+                if !path.exists() {
+                    failures.push(format!("{page}:{}: {target}: no such file", i + 1));
+                    continue;
+                }
+                if !anchor.is_empty() {
+                    let body = std::fs::read_to_string(&path).unwrap_or_default();
+                    let found = body
+                        .lines()
+                        .filter_map(|l| l.trim_start_matches('#').strip_prefix(' ').filter(|_| l.starts_with('#')))
+                        .any(|h| slug(h) == anchor);
+                    if !found {
+                        failures.push(format!("{page}:{}: {target}: no heading with that anchor", i + 1));
+                    }
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
