@@ -2,6 +2,9 @@
 //! client/server split, §III-B4), encrypted inference on real data, and the paper's
 //! benchmarks (§VI). The work is done by [`xehe::cli`]; this file parses arguments and prints.
 //!
+//! Every subcommand takes `--device cpu|cuda[:i]|opencl[:platform:device]|level-zero[:i]|auto`,
+//! the grammar of `XEHE_DEVICE` (which is the default), and names the device it ran on.
+//!
 //! Exit status: 0 on success, 1 on any error (printed to stderr with the place it happened),
 //! 2 for bad command-line usage.
 
@@ -10,7 +13,8 @@ use indicatif::{ProgressBar, ProgressStyle};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use xehe::cli::bench::{self, Routine, RoutineSetup, RoutineTiming};
-use xehe::cli::eval::{parse_binding, DeviceSel, EvalJob};
+use xehe::cli::device::{self as device, DeviceChoice, KernelCacheProbe, OpenedDevice};
+use xehe::cli::eval::{parse_binding, EvalJob};
 use xehe::cli::matmul::{MatmulSetup, MatmulShape, MatmulTiming, MatmulVariant};
 use xehe::cli::{demo, info, plot};
 use xehe::{ComprMode, Result};
@@ -33,14 +37,17 @@ enum Command {
         /// Print JSON.
         #[arg(long)]
         json: bool,
+        /// Also open this device and say what it is and how long it took to start (the device
+        /// that `--device` with this value runs the other commands on).
+        #[arg(long, value_name = "DEVICE", value_parser = device_arg)]
+        device: Option<DeviceChoice>,
     },
     /// Evaluate an expression over SEAL-serialized ciphertexts and plaintexts.
     Eval(EvalArgs),
     /// Encrypted logistic-regression inference on the Wisconsin breast cancer data set.
     Demo {
-        /// Where to run the evaluation.
-        #[arg(long, value_enum, default_value_t = Device::Auto)]
-        device: Device,
+        #[command(flatten)]
+        device: DeviceArg,
         /// A CSV in scikit-learn's layout instead of the shipped data/breast_cancer.csv.
         #[arg(long)]
         data: Option<PathBuf>,
@@ -101,7 +108,7 @@ struct EvalArgs {
     #[arg(long = "plain", value_name = "NAME=FILE")]
     plains: Vec<String>,
     /// The expression: + - * (unary -), parentheses, square, relin, rescale, mod_switch,
-    /// rotate(x, k), conj, bootstrap.
+    /// rotate(x, k), conj, bootstrap (docs/guide/command-line.md).
     #[arg(long, allow_hyphen_values = true)]
     expr: String,
     /// Where to write the resulting ciphertext (SEAL format).
@@ -110,9 +117,32 @@ struct EvalArgs {
     /// Compression of the output.
     #[arg(long, value_enum, default_value_t = Compression::None)]
     compression: Compression,
-    /// Where to run the evaluation.
-    #[arg(long, value_enum, default_value_t = Device::Auto)]
-    device: Device,
+    #[command(flatten)]
+    device: DeviceArg,
+}
+
+/// `--device`, on every subcommand.
+#[derive(Args)]
+struct DeviceArg {
+    /// Where to run: cpu, cuda[:INDEX], opencl[:PLATFORM:DEVICE], level-zero[:INDEX], or auto
+    /// (the first CUDA GPU, else the first OpenCL GPU, else the CPU). Default: $XEHE_DEVICE,
+    /// else auto. `xehe info` lists the indices.
+    #[arg(long, value_name = "DEVICE", value_parser = device_arg)]
+    device: Option<DeviceChoice>,
+}
+
+impl DeviceArg {
+    /// `--device`, else `XEHE_DEVICE`, else auto.
+    fn choice(&self) -> Result<DeviceChoice> {
+        match &self.device {
+            Some(c) => Ok(c.clone()),
+            None => xehe::device::queue::env_device(),
+        }
+    }
+}
+
+fn device_arg(s: &str) -> std::result::Result<DeviceChoice, String> {
+    device::parse_device(s).map_err(|_| format!("expected {}", device::DEVICE_GRAMMAR))
 }
 
 #[derive(Subcommand)]
@@ -128,9 +158,8 @@ enum BenchCommand {
         /// Repetitions (median reported).
         #[arg(long, default_value_t = 10)]
         reps: usize,
-        /// Device for the main run.
-        #[arg(long, value_enum, default_value_t = Device::Auto)]
-        device: Device,
+        #[command(flatten)]
+        device: DeviceArg,
         /// Also run this backend in the same run and print ratios.
         #[arg(long, value_enum)]
         compare: Option<CompareWith>,
@@ -143,9 +172,9 @@ enum BenchCommand {
         /// MxNxK (C m×n, A m×k, B k×n), or all for 100x100x1 and 10x9x8.
         #[arg(long, default_value = "all")]
         shape: String,
-        /// Device: cuda runs the four GPU variants, cpu the CPU backend.
-        #[arg(long, value_enum, default_value_t = Device::Auto)]
-        device: Device,
+        // A device runs the four variants (memcache, mad_mod on/off), cpu the CPU backend.
+        #[command(flatten)]
+        device: DeviceArg,
         #[command(flatten)]
         format: Format,
     },
@@ -158,9 +187,8 @@ enum BenchCommand {
         /// Timed bootstraps after the first (median reported).
         #[arg(long, default_value_t = 3)]
         reps: usize,
-        /// Device.
-        #[arg(long, value_enum, default_value_t = Device::Auto)]
-        device: Device,
+        #[command(flatten)]
+        device: DeviceArg,
         /// Also bootstrap on the CPU backend and check the device result is identical.
         #[arg(long)]
         compare_cpu: bool,
@@ -168,7 +196,7 @@ enum BenchCommand {
         #[arg(long)]
         json: bool,
     },
-    /// NTT timings: the GPU kernels' check and sweep (gpu_check), or the CPU NTT without a GPU.
+    /// NTT timings: the CUDA kernels' check and sweep (gpu_check), or the CPU NTT without a GPU.
     Ntt {
         /// log2 N of the CPU sizes.
         #[arg(long, value_delimiter = ',', default_values_t = [12u32, 13, 14, 15, 16])]
@@ -176,9 +204,8 @@ enum BenchCommand {
         /// Repetitions (median reported).
         #[arg(long, default_value_t = 50)]
         reps: usize,
-        /// Device.
-        #[arg(long, value_enum, default_value_t = Device::Auto)]
-        device: Device,
+        #[command(flatten)]
+        device: DeviceArg,
         #[command(flatten)]
         format: Format,
     },
@@ -198,13 +225,6 @@ struct Format {
 }
 
 #[derive(Clone, Copy, ValueEnum)]
-enum Device {
-    Cpu,
-    Cuda,
-    Auto,
-}
-
-#[derive(Clone, Copy, ValueEnum)]
 enum CompareWith {
     Cpu,
 }
@@ -214,16 +234,6 @@ enum Compression {
     None,
     Zlib,
     Zstd,
-}
-
-impl From<Device> for DeviceSel {
-    fn from(d: Device) -> Self {
-        match d {
-            Device::Cpu => DeviceSel::Cpu,
-            Device::Cuda => DeviceSel::Cuda,
-            Device::Auto => DeviceSel::Auto,
-        }
-    }
 }
 
 impl From<Compression> for ComprMode {
@@ -262,7 +272,7 @@ fn keygen_bootstrap(params: &std::path::Path, sk: &std::path::Path, out: &std::p
     Ok(())
 }
 
-fn bench_bootstrap(n: usize, reps: usize, device: DeviceSel, compare_cpu: bool, json: bool) -> Result<()> {
+fn bench_bootstrap(n: usize, reps: usize, device: &DeviceChoice, compare_cpu: bool, json: bool) -> Result<()> {
     let params = xehe::circuits::bootstrapping::BootstrappingParameters::preset(&n.to_string()).ok_or_else(|| {
         xehe::Error::InvalidArgument(format!("no bootstrapping preset for N = {n}: use 4096 (insecure test set) or 65536"))
     })?;
@@ -285,17 +295,11 @@ fn notice(msg: &str) {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Info { json } => {
-            let b = info::backends();
-            if json {
-                println!("{}", serde_json::to_string_pretty(&b).unwrap_or_default());
-            } else {
-                print!("{}", info::render(&b));
-            }
-            Ok(())
-        }
+        Command::Info { json, device } => run_info(json, device.as_ref()),
         Command::Eval(args) => eval(args),
-        Command::Demo { device, data, json } => run_demo(device.into(), data, json),
+        Command::Demo { device, data, json } => {
+            device.choice().and_then(|d| run_demo(&d, data, json))
+        }
         Command::Bench { which } => match which {
             BenchCommand::Routines {
                 n,
@@ -304,20 +308,22 @@ fn main() -> ExitCode {
                 device,
                 compare,
                 format,
-            } => routines(n, limbs, reps, device.into(), compare.is_some(), &format),
+            } => device
+                .choice()
+                .and_then(|d| routines(n, limbs, reps, &d, compare.is_some(), &format)),
             BenchCommand::Matmul {
                 shape,
                 device,
                 format,
-            } => matmul(&shape, device.into(), &format),
+            } => device.choice().and_then(|d| matmul(&shape, &d, &format)),
             BenchCommand::Ntt {
                 log_n,
                 reps,
                 device,
                 format,
-            } => ntt(&log_n, reps, device.into(), &format),
+            } => device.choice().and_then(|d| ntt(&log_n, reps, &d, &format)),
             BenchCommand::Bootstrap { n, reps, device, compare_cpu, json } => {
-                bench_bootstrap(n, reps, device.into(), compare_cpu, json)
+                device.choice().and_then(|d| bench_bootstrap(n, reps, &d, compare_cpu, json))
             }
         },
         Command::Keygen { which } => match which {
@@ -335,7 +341,60 @@ fn main() -> ExitCode {
     }
 }
 
+fn run_info(json: bool, choice: Option<&DeviceChoice>) -> Result<()> {
+    // Opened before the probe of every backend, so that its start-up is the first use.
+    let opened = match choice {
+        Some(c) => Some(device::open(c, &mut |m| notice(m))?),
+        None => None,
+    };
+    let b = info::backends();
+    if json {
+        let text = match &opened {
+            Some(d) => serde_json::to_string_pretty(&serde_json::json!({
+                "backends": b,
+                "device": d.used,
+                "startup_ms": d.startup_ms,
+            })),
+            None => serde_json::to_string_pretty(&b),
+        };
+        println!("{}", text.unwrap_or_default());
+    } else {
+        print!("{}", info::render(&b));
+        if let Some(d) = &opened {
+            print_startup(d, true);
+        }
+    }
+    Ok(())
+}
+
+/// The device and its start-up, each on its own line: on stdout with the table (`to_stdout`),
+/// else on stderr (JSON and CSV keep stdout to the data).
+fn print_startup(d: &OpenedDevice, to_stdout: bool) {
+    let lines = [
+        format!("device: {}", d.used),
+        format!("device start-up: {:.1} ms ({})", d.startup_ms, d.startup_what),
+    ];
+    for l in lines {
+        if to_stdout {
+            println!("{l}");
+        } else {
+            notice(&l);
+        }
+    }
+}
+
+/// The first use of the device's kernels (and keys) and what it did, on its own line.
+fn print_kernels(ms: f64, what: &str, to_stdout: bool) {
+    let l = format!("kernels + key upload (first use): {ms:.1} ms; {what}");
+    if to_stdout {
+        println!("{l}");
+    } else {
+        notice(&l);
+    }
+}
+
 fn eval(a: EvalArgs) -> Result<()> {
+    let device = a.device.choice()?;
     let job = EvalJob {
         params: a.params,
         relin_keys: a.relin_keys,
@@ -354,24 +413,32 @@ fn eval(a: EvalArgs) -> Result<()> {
         expr: a.expr,
         out: a.out,
         compression: a.compression.into(),
-        device: a.device.into(),
+        device,
     };
     let r = job.run(&mut notice)?;
+    if let Some(k) = &r.kernels {
+        notice(&format!("kernels: {k}"));
+    }
     let ctx_level = r.result.parms_id();
+    let startup = if r.device.is_device() {
+        format!(" (device start-up {:.1} ms)", r.startup_ms)
+    } else {
+        String::new()
+    };
     eprintln!(
-        "xehe: wrote {} ({} bytes): size {}, {} RNS limbs, scale 2^{:.2}, parms_id {:016x}…, on {}",
+        "xehe: wrote {} ({} bytes): size {}, {} RNS limbs, scale 2^{:.2}, parms_id {:016x}…, on {}{startup}",
         job.out.display(),
         r.bytes,
         r.result.size(),
         r.result.coeff_modulus_size(),
         r.result.scale().log2(),
         ctx_level[0],
-        if r.on_gpu { "the GPU" } else { "the CPU" }
+        r.device,
     );
     Ok(())
 }
 
-fn run_demo(device: DeviceSel, data: Option<PathBuf>, json: bool) -> Result<()> {
+fn run_demo(device: &DeviceChoice, data: Option<PathBuf>, json: bool) -> Result<()> {
     let csv = match &data {
         Some(p) => String::from_utf8_lossy(&xehe::cli::eval::read_file(p)?).into_owned(),
         None => demo::BREAST_CANCER_CSV.to_string(),
@@ -389,9 +456,12 @@ fn run_demo(device: DeviceSel, data: Option<PathBuf>, json: bool) -> Result<()> 
         r.train_samples, r.test_samples
     );
     println!("device: {}", r.device);
-    println!("{:<44} {:>10}", "stage", "ms");
+    if let Some(k) = &r.kernels {
+        println!("kernels: {k}");
+    }
+    println!("{:<48} {:>10}", "stage", "ms");
     for (stage, ms) in &r.stages {
-        println!("{stage:<44} {ms:>10.1}");
+        println!("{stage:<48} {ms:>10.1}");
     }
     println!("plaintext accuracy:  {:.2} %", r.plaintext_accuracy * 100.0);
     println!("encrypted accuracy:  {:.2} %", r.encrypted_accuracy * 100.0);
@@ -451,14 +521,17 @@ fn routines(
     n: usize,
     limbs: usize,
     reps: usize,
-    device: DeviceSel,
+    device: &DeviceChoice,
     compare_cpu: bool,
     format: &Format,
 ) -> Result<()> {
     let pb = spinner("keys and inputs");
     let mut setup = RoutineSetup::new(n, limbs)?;
     pb.finish_and_clear();
-    let on_gpu = device.resolve(&mut |m| notice(m))?;
+    let dev = device::open(device, &mut |m| notice(m))?;
+    let table = !format.json && !format.csv;
+    print_startup(&dev, table);
+    let on_gpu = dev.on_device();
     let mut rows: Vec<RoutineTiming> = Vec::new();
     let backends: Vec<bool> = if on_gpu && compare_cpu {
         vec![true, false]
@@ -470,8 +543,13 @@ fn routines(
     }
     let pb = bar(Routine::ALL.len() * backends.len(), "routines");
     for &gpu in &backends {
-        if gpu {
-            setup.gpu()?;
+        if let (true, Some(q)) = (gpu, &dev.queue) {
+            setup.gpu_on(q);
+            let probe = KernelCacheProbe::now();
+            let t = std::time::Instant::now();
+            setup.warm_up()?;
+            let ms = t.elapsed().as_secs_f64() * 1e3;
+            pb.suspend(|| print_kernels(ms, &probe.report(&dev.used), table));
         }
         for r in Routine::ALL {
             rows.push(bench::time_routine(&setup, r, reps)?);
@@ -520,11 +598,13 @@ fn save_plot(format: &Format, title: &str, y_label: &str, bars: &[(String, f64)]
     Ok(())
 }
 
-fn matmul(shape: &str, device: DeviceSel, format: &Format) -> Result<()> {
+fn matmul(shape: &str, device: &DeviceChoice, format: &Format) -> Result<()> {
     let shapes = MatmulShape::parse(shape)?;
-    let on_gpu = device.resolve(&mut |m| notice(m))?;
-    let variants: Vec<MatmulVariant> = if on_gpu {
-        MatmulVariant::gpu_all().to_vec()
+    let dev = device::open(device, &mut |m| notice(m))?;
+    print_startup(&dev, !format.json && !format.csv);
+    let variants: Vec<MatmulVariant> = if let Some(q) = &dev.queue {
+        notice("each variant runs on a fresh queue after an untimed 1x1x1 warm-up (kernels, keys)");
+        MatmulVariant::gpu_all(q.backend()).to_vec()
     } else {
         notice("CPU backend only (memcache and mad_mod are GPU variants)");
         vec![MatmulVariant::CPU]
@@ -537,7 +617,7 @@ fn matmul(shape: &str, device: DeviceSel, format: &Format) -> Result<()> {
     for &s in &shapes {
         for &v in &variants {
             pb.set_message(format!("matMul_{} {}", s.name(), v.name()));
-            rows.push(setup.run(s, v)?);
+            rows.push(setup.run(s, v, dev.queue.as_ref())?);
             pb.inc(1);
         }
     }
@@ -572,14 +652,35 @@ fn matmul(shape: &str, device: DeviceSel, format: &Format) -> Result<()> {
     }
 }
 
-fn ntt(log_ns: &[u32], reps: usize, device: DeviceSel, format: &Format) -> Result<()> {
-    let on_gpu = device.resolve(&mut |m| notice(m))?;
-    if on_gpu {
+fn ntt(log_ns: &[u32], reps: usize, device: &DeviceChoice, format: &Format) -> Result<()> {
+    let table = !format.json && !format.csv;
+    let cuda_only = "the GPU NTT check and sweep run on CUDA only; OpenCL NTT timings: \
+                     `cargo run --release --example opencl_timing`";
+    if matches!(device, DeviceChoice::OpenCl(_) | DeviceChoice::LevelZero(_)) {
+        return Err(xehe::Error::InvalidArgument(format!(
+            "bench ntt --device {device}: {cuda_only}"
+        )));
+    }
+    let dev = device::open(device, &mut |m| notice(m))?;
+    print_startup(&dev, table);
+    if let Some(q) = &dev.queue {
+        let Some(ordinal) = device::cuda_ordinal(q) else {
+            // auto found a GPU of another backend.
+            notice(&format!("{cuda_only}; timing the CPU NTT instead"));
+            return ntt_cpu(log_ns, reps, format);
+        };
         #[cfg(feature = "cuda")]
         {
             let pb = spinner("NTT kernels: check and sweep");
-            let report = xehe::device::cuda::ntt_check::run(0)?;
+            let probe = KernelCacheProbe::now();
+            let report = xehe::device::cuda::ntt_check::run(ordinal)?;
             pb.finish_and_clear();
+            let l = format!("kernels: {}", probe.report(&dev.used));
+            if table {
+                println!("{l}");
+            } else {
+                notice(&l);
+            }
             print_rows(&report.timings, format, || print!("{}", report.render()));
             let bars: Vec<(String, f64)> = report
                 .timings
@@ -595,7 +696,13 @@ fn ntt(log_ns: &[u32], reps: usize, device: DeviceSel, format: &Format) -> Resul
             }
             return Ok(());
         }
+        #[cfg(not(feature = "cuda"))]
+        let _ = ordinal;
     }
+    ntt_cpu(log_ns, reps, format)
+}
+
+fn ntt_cpu(log_ns: &[u32], reps: usize, format: &Format) -> Result<()> {
     notice("running the CPU NTT (one thread)");
     let pb = spinner("CPU NTT");
     let rows = bench::ntt_cpu(log_ns, reps)?;

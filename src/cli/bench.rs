@@ -3,7 +3,7 @@
 //! NTT share of each from the kernel profiler when it runs on a GPU; `ntt` times the NTT (the
 //! CPU NTT here; the GPU sweep is [`crate::device::cuda::ntt_check`]).
 
-use crate::device::DeviceResident;
+use crate::device::{DeviceResident, Queue};
 use crate::math::ntt::NttTables;
 use crate::{
     Ciphertext, CkksEncoder, CoeffModulus, Context, EncryptionParameters, Encryptor, Evaluator,
@@ -139,6 +139,27 @@ impl RoutineSetup {
         self.b.gpu()?;
         Ok(())
     }
+
+    /// Mark both operands for `queue` (`.gpu_on()`: the device `--device` opened).
+    pub fn gpu_on(&mut self, queue: &Queue) {
+        self.a.gpu_on(queue);
+        self.b.gpu_on(queue);
+    }
+
+    /// Run every routine once (untimed by [`time_routine`]): the first use of the device's
+    /// kernels and of the keys there (compilation or loading, upload).
+    ///
+    /// # Errors
+    /// Evaluator or device errors.
+    pub fn warm_up(&self) -> Result<()> {
+        for r in Routine::ALL {
+            r.run(self)?;
+        }
+        match self.a.device_state().queue() {
+            Some(q) => q.synchronize(),
+            None => Ok(()),
+        }
+    }
 }
 
 /// One timed routine.
@@ -146,7 +167,7 @@ impl RoutineSetup {
 pub struct RoutineTiming {
     /// Routine name.
     pub routine: &'static str,
-    /// `cpu` or `cuda`.
+    /// `cpu`, `cuda`, `opencl` or `level-zero`.
     pub backend: String,
     /// Median wall time over the repetitions, ms (device work synchronized).
     pub median_ms: f64,
@@ -197,11 +218,7 @@ pub fn time_routine(setup: &RoutineSetup, routine: Routine, reps: usize) -> Resu
     }
     Ok(RoutineTiming {
         routine: routine.name(),
-        backend: if queue.is_some() {
-            "cuda".into()
-        } else {
-            "cpu".into()
-        },
+        backend: queue.as_ref().map_or("cpu", |q| q.backend()).into(),
         median_ms: median,
         ntt_share,
     })

@@ -2,7 +2,8 @@
 //! key, and the bootstrapping benchmark (precision in bits, real and imaginary parts apart; the
 //! time of each stage). The `bootstrap(x)` function of `xehe eval` is in [`super::expr`].
 
-use super::eval::{load_object, read_file, write_atomically, DeviceSel};
+use super::device::{open, DeviceChoice};
+use super::eval::{load_object, read_file, write_atomically};
 use crate::circuits::bootstrapping::{BootstrapTimings, Bootstrapper, BootstrappingKeys, BootstrappingParameters};
 use crate::circuits::precision::PrecisionStats;
 use crate::device::DeviceResident;
@@ -94,8 +95,10 @@ pub struct BenchReport {
     pub slots: usize,
     /// Levels left to the user after bootstrapping.
     pub levels_left: usize,
-    /// Where it ran.
+    /// Where it ran (backend, index, name).
     pub device: String,
+    /// Device start-up (context, queue), ms.
+    pub device_startup_ms: f64,
     /// Seconds to generate the keys (CPU).
     pub keygen_seconds: f64,
     /// Seconds to build the bootstrapper (encode the DFT diagonals).
@@ -167,15 +170,16 @@ pub fn uniform_values(n: usize, seed: u64) -> Vec<f64> {
 /// results are compared word for word.
 ///
 /// # Errors
-/// `Device` when `device` asks for a GPU and none is usable; as [`Bootstrapper::bootstrap`].
+/// `Device` when `device` cannot be opened; as [`Bootstrapper::bootstrap`].
 pub fn bench(
     params: &BootstrappingParameters,
-    device: DeviceSel,
+    device: &DeviceChoice,
     repeats: usize,
     compare_cpu: bool,
     progress: &mut dyn FnMut(&str),
 ) -> Result<BenchReport> {
-    let on_gpu = device.resolve(&mut |m| progress(m))?;
+    let opened = open(device, &mut |m| progress(m))?;
+    let on_gpu = opened.on_device();
     let ctx = params.context()?;
     let keygen = KeyGenerator::new(&ctx)?;
     let t = Instant::now();
@@ -202,8 +206,8 @@ pub fn bench(
     let pt = encoder.encode_complex(&z, ctx.last_parms_id(), 2f64.powi(40))?;
     let host_ct = Encryptor::with_secret_key(&ctx, keygen.secret_key())?.encrypt_symmetric(&pt)?;
     let mut ct = host_ct.clone();
-    if on_gpu {
-        ct.gpu()?;
+    if let Some(q) = &opened.queue {
+        ct.gpu_on(q);
     }
     let t = Instant::now();
     let (mut out, _) = boot.bootstrap_observed(&ct, &mut |stage, d| {
@@ -233,7 +237,8 @@ pub fn bench(
         n: ctx.first_context_data().n(),
         slots,
         levels_left: boot.output_level(),
-        device: if on_gpu { super::demo::gpu_name() } else { "CPU backend".into() },
+        device: format!("{} {} ({})", opened.used.selector(), opened.used.name, opened.used.kind),
+        device_startup_ms: opened.startup_ms,
         keygen_seconds,
         setup_seconds,
         key_bytes,
@@ -291,6 +296,7 @@ pub fn render(r: &BenchReport) -> String {
         r.keygen_seconds
     );
     let _ = writeln!(s, "DFT diagonals: {} plaintexts, {:.1} MiB, encoded in {:.1} s", r.plaintexts.0, mib(r.plaintexts.1), r.setup_seconds);
+    let _ = writeln!(s, "device start-up: {:.1} ms", r.device_startup_ms);
     let _ = writeln!(s, "first bootstrap (uploads, compilation): {:.1} ms", r.first_ms);
     let _ = writeln!(s, "{:<16} {:>10}   (median of {} runs)", "stage", "ms", r.runs.len());
     for (name, v) in [

@@ -5,7 +5,10 @@
 //!    seed, train logistic regression by full-batch gradient descent (deterministic).
 //! 2. Client: pack the held-out samples in slots, [`BLOCK`] slots per sample (30 features, then
 //!    zeros), encrypt under CKKS N = 8192, coeff_modulus [50, 35, 35, 35, 50], scale 2^35.
-//! 3. Server (the chosen device): linear layer = `multiply_plain` by the weights repeated in
+//! 3. Server (the chosen device, opened and timed as its own stage; on a device, the server's
+//!    computation first runs once on an encryption of zeros, timed as its own stage, so that
+//!    kernel compilation or loading and key upload are not charged to the stages after it):
+//!    linear layer = `multiply_plain` by the weights repeated in
 //!    every block, `rescale_to_next`, then rotate-and-add by 16, 8, 4, 2, 1 slots so that the
 //!    first slot of each block holds the dot product, `add_plain` the bias; then the degree-3
 //!    sigmoid approximation [`SIGMOID3`] (Kim et al. 2018, least squares on [−8, 8]) with two
@@ -16,11 +19,11 @@
 //! the polynomial keeps the sign of the score: predictions (score ≥ 0.5) do not change, and
 //! the encrypted predictions must equal the plaintext model's on every held-out sample.
 
-use super::eval::DeviceSel;
+use super::device::{open, DeviceChoice, DeviceUsed, KernelCacheProbe};
 use crate::device::DeviceResident;
 use crate::{
     Ciphertext, CkksEncoder, CoeffModulus, Context, Decryptor, EncryptionParameters, Encryptor,
-    Error, Evaluator, KeyGenerator, Result, SchemeType,
+    Error, Evaluator, GaloisKeys, KeyGenerator, Plaintext, RelinKeys, Result, SchemeType,
 };
 use serde::Serialize;
 use std::time::Instant;
@@ -230,8 +233,11 @@ pub fn sigmoid3(z: f64) -> f64 {
 /// What the demo measured.
 #[derive(Clone, Debug, Serialize)]
 pub struct DemoReport {
-    /// `cpu` or the GPU's name.
-    pub device: String,
+    /// The device the server side ran on (backend, index, name, CPU or GPU).
+    pub device: DeviceUsed,
+    /// What loading the device's kernels did (compiled and cached, loaded from the cache, built
+    /// by the driver); `None` on the CPU backend.
+    pub kernels: Option<String>,
     /// Training / held-out samples.
     pub train_samples: usize,
     /// Held-out samples.
@@ -248,7 +254,7 @@ pub struct DemoReport {
     pub max_approximation_error: f64,
     /// Factor the model was scaled by (scores within ±[`SCORE_BOUND`] on the training set).
     pub model_scale: f64,
-    /// Wall time of each stage, `(stage, milliseconds)`.
+    /// Wall time of each stage, `(stage, milliseconds)`, the device's start-up included.
     pub stages: Vec<(String, f64)>,
     /// Encrypted scores per held-out sample.
     pub encrypted_scores: Vec<f64>,
@@ -260,9 +266,10 @@ pub struct DemoReport {
 /// (stage names, device fallback).
 ///
 /// # Errors
-/// `Malformed` for a bad CSV, `Device` when `DeviceSel::Cuda` finds no GPU, and any evaluator
-/// error (none is expected with these parameters).
-pub fn run(csv: &str, device: DeviceSel, notice: &mut dyn FnMut(&str)) -> Result<DemoReport> {
+/// `Malformed` for a bad CSV, `Device` when the device asked for cannot be opened (naming
+/// what to install or enable), and any evaluator error (none is expected with these
+/// parameters).
+pub fn run(csv: &str, device: &DeviceChoice, notice: &mut dyn FnMut(&str)) -> Result<DemoReport> {
     let mut stages = Vec::new();
     let mut clock = Instant::now();
     let mut stage = |name: &str, stages: &mut Vec<(String, f64)>| {
@@ -323,14 +330,40 @@ pub fn run(csv: &str, device: DeviceSel, notice: &mut dyn FnMut(&str)) -> Result
     let evaluator = Evaluator::new(&ctx);
     stage("keys (public, relin, Galois 1..16)", &mut stages);
 
-    let on_gpu = device.resolve(notice)?;
-    let device_name = if on_gpu {
-        gpu_name()
-    } else {
-        "cpu".to_string()
-    };
+    let dev = open(device, notice)?;
+    stage(&format!("device start-up ({})", dev.startup_what), &mut stages);
     let slots = encoder.slot_count();
     let per_ct = slots / BLOCK;
+    let mut weights = vec![0.0; slots];
+    for block in weights.chunks_mut(BLOCK) {
+        block[..d].copy_from_slice(&scaled.weights);
+    }
+    let server = Server {
+        ctx: &ctx,
+        evaluator: &evaluator,
+        encoder: &encoder,
+        relin_keys: &relin_keys,
+        galois_keys: &galois_keys,
+        steps: &steps,
+        weights,
+        bias: scaled.bias,
+        scale,
+    };
+    let mut kernels = None;
+    if let Some(q) = &dev.queue {
+        // The first use of the device's kernels and of the keys there: compile or load the
+        // kernels, upload the keys and tables, on one encryption of zeros.
+        let probe = KernelCacheProbe::now();
+        let mut zeros =
+            encryptor.encrypt(&encoder.encode_f64(&vec![0.0; slots], ctx.first_parms_id(), scale)?)?;
+        zeros.gpu_on(q);
+        let w_plain = server.weights_plain()?;
+        let out = server.sigmoid(&server.linear(&zeros, &w_plain)?)?;
+        sync(&[out])?;
+        kernels = Some(probe.report(&dev.used));
+        stage("kernels + key upload (first use, on zeros)", &mut stages);
+    }
+
     let mut cts = Vec::new();
     for chunk in x_test.chunks(per_ct) {
         let mut packed = vec![0.0; slots];
@@ -339,35 +372,24 @@ pub fn run(csv: &str, device: DeviceSel, notice: &mut dyn FnMut(&str)) -> Result
         }
         let mut ct =
             encryptor.encrypt(&encoder.encode_f64(&packed, ctx.first_parms_id(), scale)?)?;
-        if on_gpu {
-            ct.gpu()?;
+        if let Some(q) = &dev.queue {
+            ct.gpu_on(q);
         }
         cts.push(ct);
     }
     stage("encode + encrypt", &mut stages);
 
     // 3. the server: linear layer, then the polynomial.
-    let mut w = vec![0.0; slots];
-    for block in w.chunks_mut(BLOCK) {
-        block[..d].copy_from_slice(&scaled.weights);
-    }
-    let w_plain = encoder.encode_f64(&w, ctx.first_parms_id(), scale)?;
+    let w_plain = server.weights_plain()?;
     let mut scores = Vec::new();
     for ct in &cts {
-        let mut z = evaluator.rescale_to_next(&evaluator.multiply_plain(ct, &w_plain)?)?;
-        for step in steps.iter().rev() {
-            let rotated = evaluator.rotate_vector(&z, *step, &galois_keys)?;
-            evaluator.add_inplace(&mut z, &rotated)?;
-        }
-        let bias = encoder.encode_f64_constant(scaled.bias, z.parms_id(), z.scale())?;
-        evaluator.add_plain_inplace(&mut z, &bias)?;
-        scores.push(z);
+        scores.push(server.linear(ct, &w_plain)?);
     }
     sync(&scores)?;
     stage("linear layer (multiply_plain, 5 rotations)", &mut stages);
     let mut outs = Vec::new();
     for z in &scores {
-        outs.push(polynomial(&ctx, &evaluator, &encoder, z, &relin_keys)?);
+        outs.push(server.sigmoid(z)?);
     }
     sync(&outs)?;
     stage("sigmoid (degree 3)", &mut stages);
@@ -398,7 +420,8 @@ pub fn run(csv: &str, device: DeviceSel, notice: &mut dyn FnMut(&str)) -> Result
         .map(|z| sigmoid3(z * model_scale))
         .collect();
     Ok(DemoReport {
-        device: device_name,
+        device: dev.used,
+        kernels,
         train_samples: x_train.len(),
         test_samples: x_test.len(),
         plaintext_accuracy: accuracy(&plaintext_predictions),
@@ -424,6 +447,50 @@ pub fn run(csv: &str, device: DeviceSel, notice: &mut dyn FnMut(&str)) -> Result
     })
 }
 
+/// The server side of the demo: the linear layer and the sigmoid polynomial.
+struct Server<'a> {
+    ctx: &'a Context,
+    evaluator: &'a Evaluator,
+    encoder: &'a CkksEncoder,
+    relin_keys: &'a RelinKeys,
+    galois_keys: &'a GaloisKeys,
+    /// Rotation steps of rotate-and-add, 1, 2, …, BLOCK/2.
+    steps: &'a [i32],
+    /// The scaled weights repeated in every block of slots.
+    weights: Vec<f64>,
+    bias: f64,
+    scale: f64,
+}
+
+impl Server<'_> {
+    /// The weights as a plaintext at the first data level.
+    fn weights_plain(&self) -> Result<Plaintext> {
+        self.encoder
+            .encode_f64(&self.weights, self.ctx.first_parms_id(), self.scale)
+    }
+
+    /// `multiply_plain` by the weights, `rescale_to_next`, rotate-and-add by BLOCK/2 … 1 slots,
+    /// `add_plain` the bias: the first slot of each block holds the score.
+    fn linear(&self, ct: &Ciphertext, w_plain: &Plaintext) -> Result<Ciphertext> {
+        let ev = self.evaluator;
+        let mut z = ev.rescale_to_next(&ev.multiply_plain(ct, w_plain)?)?;
+        for step in self.steps.iter().rev() {
+            let rotated = ev.rotate_vector(&z, *step, self.galois_keys)?;
+            ev.add_inplace(&mut z, &rotated)?;
+        }
+        let bias = self
+            .encoder
+            .encode_f64_constant(self.bias, z.parms_id(), z.scale())?;
+        ev.add_plain_inplace(&mut z, &bias)?;
+        Ok(z)
+    }
+
+    /// [`SIGMOID3`] of the scores.
+    fn sigmoid(&self, z: &Ciphertext) -> Result<Ciphertext> {
+        polynomial(self.ctx, self.evaluator, self.encoder, z, self.relin_keys)
+    }
+}
+
 /// c0 + c1·z + c3·z³ with three levels: c3·z and z² side by side, then their product; c1·z
 /// mod-switched down to it; scales equal up to rounding are made equal (SEAL's `set_scale`).
 fn polynomial(
@@ -431,7 +498,7 @@ fn polynomial(
     ev: &Evaluator,
     encoder: &CkksEncoder,
     z: &Ciphertext,
-    rk: &crate::RelinKeys,
+    rk: &RelinKeys,
 ) -> Result<Ciphertext> {
     let [c0, c1, c3] = SIGMOID3;
     let pid = z.parms_id();
@@ -476,18 +543,6 @@ fn sync(cts: &[Ciphertext]) -> Result<()> {
         }
     }
     Ok(())
-}
-
-#[cfg(feature = "cuda")]
-pub(crate) fn gpu_name() -> String {
-    crate::device::cuda::CudaDevice::shared(0)
-        .map(|d| d.name().to_string())
-        .unwrap_or_else(|_| "gpu".into())
-}
-
-#[cfg(not(feature = "cuda"))]
-pub(crate) fn gpu_name() -> String {
-    "gpu".into()
 }
 
 #[cfg(test)]

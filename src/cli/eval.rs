@@ -2,6 +2,7 @@
 //! expression ([`super::expr`]) on the chosen device, save the result in SEAL's format — the
 //! server side of the paper's client/server split (§III-B4).
 
+use super::device::{open, DeviceChoice, DeviceUsed, KernelCacheProbe};
 use super::expr::{parse, Env, Value};
 use crate::circuits::bootstrapping::BootstrappingParameters;
 use crate::device::DeviceResident;
@@ -11,53 +12,6 @@ use crate::{
 };
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-
-/// Where `xehe eval` and `xehe demo` run the evaluator.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum DeviceSel {
-    /// The CPU backend.
-    Cpu,
-    /// The GPU (error when none is usable).
-    Cuda,
-    /// The GPU when one is usable, else the CPU with a notice.
-    Auto,
-}
-
-impl DeviceSel {
-    /// Parse `cpu`, `cuda` or `auto`.
-    ///
-    /// # Errors
-    /// `InvalidArgument` for anything else.
-    pub fn parse(s: &str) -> Result<Self> {
-        match s {
-            "cpu" => Ok(DeviceSel::Cpu),
-            "cuda" | "gpu" => Ok(DeviceSel::Cuda),
-            "auto" => Ok(DeviceSel::Auto),
-            _ => Err(Error::InvalidArgument(format!(
-                "device `{s}`: expected cpu, cuda or auto"
-            ))),
-        }
-    }
-
-    /// Whether to mark objects with `.gpu()`: `Ok(true)` for a usable GPU, `Ok(false)` for the
-    /// CPU (with `Auto`, `notice` receives why no GPU is used).
-    ///
-    /// # Errors
-    /// `Error::Device` naming what is missing when `Cuda` was asked for and no GPU is usable.
-    pub fn resolve(self, notice: &mut dyn FnMut(&str)) -> Result<bool> {
-        match self {
-            DeviceSel::Cpu => Ok(false),
-            DeviceSel::Cuda => crate::device::default_queue().map(|_| true),
-            DeviceSel::Auto => match crate::device::default_queue() {
-                Ok(_) => Ok(true),
-                Err(e) => {
-                    notice(&format!("no GPU usable ({e}); running on the CPU backend"));
-                    Ok(false)
-                }
-            },
-        }
-    }
-}
 
 /// Parse a compression name: `none`, `zlib`, `zstd`.
 ///
@@ -160,15 +114,19 @@ pub struct EvalJob {
     pub out: PathBuf,
     /// Compression of the result.
     pub compression: ComprMode,
-    /// Device.
-    pub device: DeviceSel,
+    /// Device (`--device`'s grammar, that of `XEHE_DEVICE`).
+    pub device: DeviceChoice,
 }
 
 /// What an [`EvalJob`] produced.
 #[derive(Clone, Debug)]
 pub struct EvalReport {
-    /// Whether the evaluation ran on the GPU.
-    pub on_gpu: bool,
+    /// The device the evaluation ran on.
+    pub device: DeviceUsed,
+    /// Its start-up (opening the driver, context and queue), ms; 0 on the CPU backend.
+    pub startup_ms: f64,
+    /// On a device, what loading its kernels did (compiled and cached, or from the cache).
+    pub kernels: Option<String>,
     /// The result (host-current).
     pub result: Ciphertext,
     /// Bytes written.
@@ -180,8 +138,8 @@ impl EvalJob {
     ///
     /// # Errors
     /// A syntax or evaluation error located at its expression column, a load error located at
-    /// its file, `InvalidArgument` for a name given twice, `Device` when `--device cuda` finds
-    /// no GPU; `out` is untouched on any error.
+    /// its file, `InvalidArgument` for a name given twice, `Device` when the device asked for
+    /// cannot be opened (naming what to install or enable); `out` is untouched on any error.
     pub fn run(&self, notice: &mut dyn FnMut(&str)) -> Result<EvalReport> {
         let expr = parse(&self.expr)?;
         let parms = EncryptionParameters::load(&read_file(&self.params)?)
@@ -203,7 +161,7 @@ impl EvalJob {
                 .located(format!("parameters {}", self.params.display()))
             })?,
         };
-        let on_gpu = self.device.resolve(notice)?;
+        let device = open(&self.device, notice)?;
         let relin_keys: Option<RelinKeys> = self
             .relin_keys
             .as_deref()
@@ -222,8 +180,8 @@ impl EvalJob {
         let mut values = HashMap::new();
         for (name, path) in &self.inputs {
             let mut ct: Ciphertext = load_object(&ctx, &format!("ciphertext {name}"), path)?;
-            if on_gpu {
-                ct.gpu()?;
+            if let Some(q) = &device.queue {
+                ct.gpu_on(q);
             }
             if values.insert(name.clone(), Value::Cipher(ct)).is_some() {
                 return Err(Error::InvalidArgument(format!(
@@ -233,8 +191,8 @@ impl EvalJob {
         }
         for (name, path) in &self.plains {
             let mut pt: Plaintext = load_object(&ctx, &format!("plaintext {name}"), path)?;
-            if on_gpu {
-                pt.gpu()?;
+            if let Some(q) = &device.queue {
+                pt.gpu_on(q);
             }
             if values.insert(name.clone(), Value::Plain(pt)).is_some() {
                 return Err(Error::InvalidArgument(format!(
@@ -250,12 +208,16 @@ impl EvalJob {
             galois_keys: galois_keys.as_ref(),
             bootstrapper: bootstrapper.as_ref(),
         };
+        let probe = device.queue.as_ref().map(|_| KernelCacheProbe::now());
         let mut result = env.evaluate(&expr)?;
         result.download()?;
+        let kernels = probe.map(|p| p.report(&device.used));
         let bytes = result.save(self.compression)?;
         write_atomically(&self.out, &bytes)?;
         Ok(EvalReport {
-            on_gpu,
+            device: device.used,
+            startup_ms: device.startup_ms,
+            kernels,
             result,
             bytes: bytes.len(),
         })

@@ -77,8 +77,10 @@ impl MatmulShape {
 /// One configuration of Fig. 20.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MatmulVariant {
-    /// On the GPU (the default queue's device) or the CPU backend.
+    /// On a device (`--device`'s) or the CPU backend.
     pub gpu: bool,
+    /// The device's backend (`cuda`, `opencl`, `level-zero`), `cpu` for the CPU backend.
+    pub backend: &'static str,
     /// Memcache on (GPU only).
     pub memcache: bool,
     /// Fused mad_mod on (GPU only; off = `XEHE_NO_MAD=1`).
@@ -89,14 +91,17 @@ impl MatmulVariant {
     /// The CPU backend.
     pub const CPU: MatmulVariant = MatmulVariant {
         gpu: false,
+        backend: "cpu",
         memcache: false,
         mad_mod: false,
     };
 
-    /// The GPU variants, from the paper's baseline to all optimizations on.
-    pub fn gpu_all() -> [MatmulVariant; 4] {
+    /// The device variants on `backend` (`Queue::backend`), from the paper's baseline to all
+    /// optimizations on.
+    pub fn gpu_all(backend: &'static str) -> [MatmulVariant; 4] {
         let v = |memcache, mad_mod| MatmulVariant {
             gpu: true,
+            backend,
             memcache,
             mad_mod,
         };
@@ -108,12 +113,12 @@ impl MatmulVariant {
         ]
     }
 
-    /// `cpu`, or `cuda` with `+mad_mod` / `+memcache` for what is on.
+    /// `cpu`, or the backend (`cuda`, `opencl`, …) with `+mad_mod` / `+memcache` for what is on.
     pub fn name(&self) -> String {
         if !self.gpu {
             return "cpu".into();
         }
-        let mut s = String::from("cuda");
+        let mut s = String::from(self.backend);
         if self.mad_mod {
             s += "+mad_mod";
         }
@@ -182,16 +187,24 @@ impl MatmulSetup {
         })
     }
 
-    /// Run `shape` as `variant` (GPU variants on a fresh queue of the default device, after an
-    /// untimed 1×1×1 warm-up on it).
+    /// Run `shape` as `variant` (device variants on a fresh queue of `device`'s device — the
+    /// one `--device` opened —, after an untimed 1×1×1 warm-up on it).
     ///
     /// # Errors
-    /// `Error::Device` when a GPU variant finds no usable GPU or the device fails; evaluator
+    /// `Error::Device` when a device variant has no `device` or the device fails; evaluator
     /// errors (none for these inputs).
-    pub fn run(&self, shape: MatmulShape, variant: MatmulVariant) -> Result<MatmulTiming> {
+    pub fn run(
+        &self,
+        shape: MatmulShape,
+        variant: MatmulVariant,
+        device: Option<&Queue>,
+    ) -> Result<MatmulTiming> {
         let queue = if variant.gpu {
+            let device = device.ok_or_else(|| {
+                Error::Device(format!("matmul variant {}: no device queue", variant.name()))
+            })?;
             set_mad_mod(variant.mad_mod);
-            let q = crate::device::new_queue()?;
+            let q = device.new_queue_on_device()?;
             q.set_memcache_enabled(variant.memcache);
             self.run_on(MatmulShape { m: 1, n: 1, k: 1 }, variant, Some(&q))?;
             Some(q)
@@ -352,7 +365,7 @@ mod tests {
     #[test]
     fn names_variants() {
         assert_eq!(MatmulVariant::CPU.name(), "cpu");
-        assert_eq!(MatmulVariant::gpu_all()[3].name(), "cuda+mad_mod+memcache");
-        assert_eq!(MatmulVariant::gpu_all()[0].name(), "cuda");
+        assert_eq!(MatmulVariant::gpu_all("cuda")[3].name(), "cuda+mad_mod+memcache");
+        assert_eq!(MatmulVariant::gpu_all("opencl")[0].name(), "opencl");
     }
 }

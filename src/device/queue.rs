@@ -1,7 +1,8 @@
 //! Backend-neutral queue handle and device selection (`XEHE_DEVICE`, paper §III-F/H).
 //!
-//! `XEHE_DEVICE=cpu|cuda[:i]|opencl[:p:d]|auto` (default `auto`: the first CUDA GPU, else the
-//! first OpenCL GPU, else none). A queue is
+//! `XEHE_DEVICE=cpu|cuda[:i]|opencl[:p:d]|level-zero[:i]|auto` (default `auto`: the first CUDA
+//! GPU, else the first OpenCL GPU, else none); [`parse_device`] reads it, and the `xehe`
+//! command's `--device` uses the same parser. A queue is
 //! an in-order stream with its own memcache; `default_queue()` is created on first use and
 //! shared; `new_queue()` makes more (for independent work from several threads, §III-H).
 
@@ -145,7 +146,7 @@ impl Queue {
     }
 }
 
-/// Which device `XEHE_DEVICE` asks for.
+/// Which device `XEHE_DEVICE` (or the `xehe` command's `--device`) asks for.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum DeviceChoice {
     /// No GPU: the CPU backend only.
@@ -154,11 +155,37 @@ pub enum DeviceChoice {
     Cuda(usize),
     /// OpenCL device `(platform, device)`, or the first GPU (else first device) when `None`.
     OpenCl(Option<(usize, usize)>),
+    /// Level Zero device `i`, its first tile (feature `level-zero`).
+    LevelZero(usize),
     /// First GPU found (CUDA, else an OpenCL GPU), else CPU.
     Auto,
 }
 
-/// Parse `XEHE_DEVICE`. Errors: `InvalidArgument` for an unknown value.
+/// The grammar [`parse_device`] reads, for messages.
+pub const DEVICE_GRAMMAR: &str =
+    "cpu, cuda[:INDEX], opencl[:PLATFORM:DEVICE], level-zero[:INDEX] or auto";
+
+impl std::fmt::Display for DeviceChoice {
+    /// The value [`parse_device`] reads back: `cpu`, `cuda:0`, `opencl`, `opencl:0:1`,
+    /// `level-zero:0`, `auto`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            DeviceChoice::Cpu => write!(f, "cpu"),
+            DeviceChoice::Cuda(i) => write!(f, "cuda:{i}"),
+            DeviceChoice::OpenCl(None) => write!(f, "opencl"),
+            DeviceChoice::OpenCl(Some((p, d))) => write!(f, "opencl:{p}:{d}"),
+            DeviceChoice::LevelZero(i) => write!(f, "level-zero:{i}"),
+            DeviceChoice::Auto => write!(f, "auto"),
+        }
+    }
+}
+
+/// Parse a device selection: `cpu`, `cuda`, `cuda:INDEX`, `opencl`, `opencl:PLATFORM:DEVICE`
+/// (indices as `clinfo -l` lists them), `level-zero`, `level-zero:INDEX`, `auto` (or empty).
+/// `XEHE_DEVICE` and the `xehe` command's `--device` both read this grammar.
+///
+/// # Errors
+/// `InvalidArgument` for anything else.
 pub fn parse_device(s: &str) -> Result<DeviceChoice> {
     let s = s.trim();
     Ok(match s {
@@ -166,18 +193,31 @@ pub fn parse_device(s: &str) -> Result<DeviceChoice> {
         "cpu" => DeviceChoice::Cpu,
         "cuda" => DeviceChoice::Cuda(0),
         "opencl" => DeviceChoice::OpenCl(None),
+        "level-zero" => DeviceChoice::LevelZero(0),
         _ => {
-            let bad = || Error::InvalidArgument(format!("XEHE_DEVICE={s}: expected cpu, cuda, cuda:<index>, opencl, opencl:<platform>:<device> or auto"));
+            let bad = || Error::InvalidArgument(format!("device `{s}`: expected {DEVICE_GRAMMAR}"));
+            let index = |i: &str| i.parse::<usize>().map_err(|_| bad());
             if let Some(i) = s.strip_prefix("cuda:") {
-                DeviceChoice::Cuda(i.parse().map_err(|_| bad())?)
+                DeviceChoice::Cuda(index(i)?)
+            } else if let Some(i) = s.strip_prefix("level-zero:") {
+                DeviceChoice::LevelZero(index(i)?)
             } else if let Some(pd) = s.strip_prefix("opencl:") {
                 let (p, d) = pd.split_once(':').ok_or_else(bad)?;
-                DeviceChoice::OpenCl(Some((p.parse().map_err(|_| bad())?, d.parse().map_err(|_| bad())?)))
+                DeviceChoice::OpenCl(Some((index(p)?, index(d)?)))
             } else {
                 return Err(bad());
             }
         }
     })
+}
+
+/// The device `XEHE_DEVICE` selects ([`DeviceChoice::Auto`] when it is unset).
+///
+/// # Errors
+/// `InvalidArgument` naming the variable for a value [`parse_device`] does not read.
+pub fn env_device() -> Result<DeviceChoice> {
+    let v = std::env::var("XEHE_DEVICE").unwrap_or_default();
+    parse_device(&v).map_err(|_| Error::InvalidArgument(format!("XEHE_DEVICE={v}: expected {DEVICE_GRAMMAR}")))
 }
 
 /// A new queue on the device `XEHE_DEVICE` selects.
@@ -186,7 +226,7 @@ pub fn parse_device(s: &str) -> Result<DeviceChoice> {
 /// `Error::Device` naming what is missing when no GPU backend is usable (no driver, no device,
 /// built without the backend, or `XEHE_DEVICE=cpu`).
 pub fn new_queue() -> Result<Queue> {
-    new_queue_on(&parse_device(&std::env::var("XEHE_DEVICE").unwrap_or_default())?)
+    new_queue_on(&env_device()?)
 }
 
 /// A new queue on the device `choice` names (explicit device selection, e.g. from the C API;
@@ -200,6 +240,7 @@ pub fn new_queue_on(choice: &DeviceChoice) -> Result<Queue> {
         DeviceChoice::Cpu => Err(Error::Device("device cpu: GPU backends are disabled".into())),
         DeviceChoice::Cuda(i) => cuda_queue(i),
         DeviceChoice::OpenCl(pd) => opencl_queue(pd, false),
+        DeviceChoice::LevelZero(i) => level_zero_queue(i),
         // Auto never picks a CPU OpenCL device (pocl): the CPU backend is faster there.
         DeviceChoice::Auto => cuda_queue(0).or_else(|cuda| {
             opencl_queue(None, true).map_err(|cl| Error::Device(format!("no GPU: {}; {}", device_msg(cuda), device_msg(cl))))
@@ -246,6 +287,21 @@ fn opencl_queue(pd: Option<(usize, usize)>, gpu_only: bool) -> Result<Queue> {
     }
 }
 
+/// A queue on tile 0 of Level Zero device `ordinal`.
+fn level_zero_queue(ordinal: usize) -> Result<Queue> {
+    #[cfg(all(feature = "level-zero", any(feature = "cuda", feature = "opencl")))]
+    {
+        super::level_zero::queue(ordinal, 0)
+    }
+    #[cfg(not(all(feature = "level-zero", any(feature = "cuda", feature = "opencl"))))]
+    {
+        let _ = ordinal;
+        Err(Error::Device(
+            "xehe was built without the Level Zero backend (feature `level-zero`, with `cuda` or `opencl`)".into(),
+        ))
+    }
+}
+
 /// The process-wide default queue, created on first use (the one `.gpu()` uses).
 ///
 /// # Errors
@@ -266,7 +322,14 @@ mod tests {
         assert_eq!(parse_device("cuda:1").unwrap(), DeviceChoice::Cuda(1));
         assert_eq!(parse_device("opencl").unwrap(), DeviceChoice::OpenCl(None));
         assert_eq!(parse_device("opencl:0:1").unwrap(), DeviceChoice::OpenCl(Some((0, 1))));
+        assert_eq!(parse_device("level-zero").unwrap(), DeviceChoice::LevelZero(0));
+        assert_eq!(parse_device("level-zero:2").unwrap(), DeviceChoice::LevelZero(2));
+        for s in ["cpu", "cuda:1", "opencl", "opencl:0:1", "level-zero:2", "auto"] {
+            assert_eq!(parse_device(s).unwrap().to_string(), s);
+        }
         assert!(parse_device("opencl:0").is_err());
+        assert!(parse_device("opencl:0:x").is_err());
+        assert!(parse_device("level-zero:").is_err());
         assert!(parse_device("cuda:x").is_err());
         assert!(parse_device("tpu").is_err());
     }
