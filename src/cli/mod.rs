@@ -32,4 +32,6 @@ mod guide {
     struct Gpu;
     #[doc = include_str!("../../docs/guide/backends.md")]
     struct Backends;
+    #[doc = include_str!("../../docs/guide/bootstrapping.md")]
+    struct Bootstrapping;
 }

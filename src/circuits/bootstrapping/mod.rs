@@ -21,7 +21,8 @@
 //!    butterflies, landing at the user levels with scale `2^log_output_scale`.
 //!
 //! Parameters are data ([`BootstrappingParameters`], presets with their security and measured
-//! precision); keys are [`BootstrappingKeys`] (saved and loaded in xehe's format).
+//! precision); keys are [`BootstrappingKeys`] (saved and loaded in xehe's format). User guide:
+//! `docs/guide/bootstrapping.md`.
 
 mod bootstrapper;
 mod keys;
@@ -32,7 +33,3 @@ pub use bootstrapper::{BootstrapTimings, Bootstrapper};
 pub use keys::{galois_elements, BootstrappingKeys};
 pub use parameters::BootstrappingParameters;
 
-/// The user guide `docs/bootstrapping.md`, whose Rust example runs as a doc test.
-#[cfg(doctest)]
-#[doc = include_str!("../../../docs/bootstrapping.md")]
-pub struct BootstrappingGuide;

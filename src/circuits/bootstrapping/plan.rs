@@ -8,9 +8,8 @@
 //!   `y = t/(q_0 K)` exactly, and each of its levels encodes its diagonals at the prime it
 //!   rescales by, so the scale stays `c2s_scale` = the first EvalMod prime (EvalMod's power
 //!   basis then keeps its scales at the primes);
-//! - EvalMod outputs `(q_0/Δ_R)·(u mod 1) = m/Δ_R` at `eval_mod_scale`, the geometric mean of
-//!   the EvalMod primes' size and the output scale (`Δ_R = 2^(round(log2 q_0) − ratio)`, the
-//!   scale the input is brought to);
+//! - EvalMod outputs `(q_0/Δ_R)·(u mod 1) = m/Δ_R` at `2^log_eval_mod_scale`
+//!   (`Δ_R = 2^(round(log2 q_0) − ratio)`, the scale the input is brought to);
 //! - SlotsToCoeffs' levels encode their diagonals a little below their primes, so the scale
 //!   descends evenly to `2^log_output_scale`.
 
@@ -81,7 +80,7 @@ impl Plan {
         let c_factor = c2s_scale / (q0 * params.eval_mod.k as f64);
         let c2s_maps = coeffs_to_slots(n, &params.coeffs_to_slots_groups, c_factor)?;
         let output_scale = 2f64.powi(params.log_output_scale as i32);
-        let eval_mod_scale = 2f64.powi(((c2s_scale.log2() + output_scale.log2()) / 2.0).round() as i32);
+        let eval_mod_scale = 2f64.powi(params.log_eval_mod_scale as i32);
         let s2c_in_level = top - c - e;
         let ratio = (output_scale / eval_mod_scale).powf(1.0 / s as f64);
         let mut scale = eval_mod_scale;
