@@ -37,7 +37,10 @@ DECLSPEC u64 rns_scaled(CONST_AS u64 *src, u32 i, u32 log_n, u32 r, CONST_AS u64
  *   v = ([sum_{i < cnt_j} y_i * matrix[(j*out_rows + o)*d + i]]_{m_o} + out_add[o]) mod m_o,
  *   y_i = [(x[p][j*d + i] + in_add[j*d + i]) * w[j*d + i]]_{q_{j*d+i}} (scaled in registers),
  * with one 128-bit multiply-add chain and one Barrett reduction per output (paper §V-A1);
- * out_add[o] <= m_o (ModDown's m_o - [floor(P/2)]_{m_o}, 0 for ModUp).
+ * out_add[o] <= m_o (ModDown's m_o - [floor(P/2)]_{m_o}, 0 for ModUp). With centered = 1
+ * (balanced ModUp digits, src/ckks/hybrid.rs Digits::Balanced) each y_i is read centred in
+ * (-q_i/2, q_i/2]: v -= c * digit_q[j*out_rows + o] mod m_o, c = #{i : y_i > q_i/2},
+ * digit_q = [Q_j]_{m_o}.
  *
  * skip = 1 (ModUp): the output base starts with the input rows, and a digit's own limbs
  * (o in [j*d, j*d + cnt_j)) are not computed (the caller holds them exactly, in NTT form).
@@ -55,8 +58,9 @@ DECLSPEC u64 rns_scaled(CONST_AS u64 *src, u32 i, u32 log_n, u32 r, CONST_AS u64
 KERNEL_FQ void rns_conv_u64(GLOBAL_AS u64 *out_a, GLOBAL_AS u64 *out_b, CONST_AS u64 *x, CONST_AS u64 *in_moduli,
                             CONST_AS u64 *in_add, CONST_AS u64 *w, CONST_AS u64 *wq, CONST_AS u64 *matrix,
                             CONST_AS u64 *out_moduli, CONST_AS u64 *out_r0, CONST_AS u64 *out_r1,
-                            CONST_AS u64 *out_add, u32 d, u32 in_rows, u32 digits, u32 out_rows, u32 split,
-                            u32 skip, u32 chunk, u32 chunks, u32 polys, u32 log_n)
+                            CONST_AS u64 *out_add, CONST_AS u64 *digit_q, u32 centered, u32 d, u32 in_rows,
+                            u32 digits, u32 out_rows, u32 split, u32 skip, u32 chunk, u32 chunks, u32 polys,
+                            u32 log_n)
 {
     u32 n = 1u << log_n;
     u64 total = ((u64)polys * digits * chunks) << log_n;
@@ -76,6 +80,15 @@ KERNEL_FQ void rns_conv_u64(GLOBAL_AS u64 *out_a, GLOBAL_AS u64 *out_b, CONST_AS
 #pragma unroll
         for (u32 i = 0; i < RNS_REG_DIGIT; i++)
             yv[i] = i < cnt ? rns_scaled(src, i, log_n, first + i, in_moduli, in_add, w, wq) : 0;
+        /* Balanced digits: how many scaled words are read as negative. */
+        u64 neg = 0;
+        if (centered) {
+#pragma unroll
+            for (u32 i = 0; i < RNS_REG_DIGIT; i++)
+                if (i < cnt) neg += yv[i] > (in_moduli[first + i] >> 1);
+            for (u32 i = RNS_REG_DIGIT; i < cnt; i++)
+                neg += rns_scaled(src, i, log_n, first + i, in_moduli, in_add, w, wq) > (in_moduli[first + i] >> 1);
+        }
         for (u32 ub = u0; ub < u1; ub += RNS_OUT_UNROLL) {
             /* Every load and multiply chain of the group before its stores (the stores could
              * alias the constants for all the compiler knows). */
@@ -96,6 +109,8 @@ KERNEL_FQ void rns_conv_u64(GLOBAL_AS u64 *out_a, GLOBAL_AS u64 *out_b, CONST_AS
                     acc = mad64_wide(rns_scaled(src, i, log_n, first + i, in_moduli, in_add, w, wq), mrow[i], acc);
                 u64 m = out_moduli[o];
                 val[k] = add_mod(barrett_reduce_128(acc, m, out_r0[o], out_r1[o]), out_add[o], m);
+                if (neg)
+                    val[k] = sub_mod(val[k], mul_mod(neg, digit_q[(u64)j * out_rows + o], m, out_r0[o], out_r1[o]), m);
             }
 #pragma unroll
             for (u32 k = 0; k < RNS_OUT_UNROLL; k++) {

@@ -202,6 +202,13 @@ fn rotations() {
             let elt = s.ctx.galois_tool().elt_from_step(0).unwrap();
             let c = s.ev.apply_galois_hybrid(&ct, elt, &gk).unwrap();
             assert!(max_err(&s.decrypt(&c), &v) < 1e-5);
+            // Hoisted rotations (one ModUp, balanced digits) equal single ones word for word.
+            let elts = gk.galois_elts();
+            let hoisted = s.ev.apply_galois_hybrid_many(&ct, &elts, &gk).unwrap();
+            for (&g, h) in elts.iter().zip(&hoisted) {
+                let single = s.ev.apply_galois_hybrid(&ct, g, &gk).unwrap();
+                assert_eq!(h, &single, "alpha {alpha} dnum {dnum} drop {drop}: hoisted galois_elt {g}");
+            }
         }
     }
 }

@@ -404,15 +404,18 @@ impl HybridKeySwitching {
     /// `c0 += switch(target)[0]`, `c1 += switch(target)[1]` (module docs, steps 1–3).
     ///
     /// `target`, `c0`, `c1`: `ℓ × N` words, NTT form, canonical, at a data level of the context
-    /// (`1 ≤ ℓ ≤ L`). The caller has checked the level and the key.
+    /// (`1 ≤ ℓ ≤ L`). The caller has checked the level and the key. `digits`: SEAL's unsigned
+    /// digits (relinearization: SEAL's own scheme for α = 1, dnum = L) or balanced ones
+    /// (automorphisms and switching keys: [`Digits::Balanced`]).
     pub(crate) fn switch_key(
         &self,
         target: &[u64],
         key: &HybridKSwitchKey,
         c0: &mut [u64],
         c1: &mut [u64],
+        digits: Digits,
     ) {
-        let up = self.mod_up(target);
+        let up = self.mod_up(target, digits);
         let prods = self.key_inner_product(&up, key, None);
         self.mod_down_add(prods, c0, c1);
     }
@@ -424,7 +427,9 @@ impl HybridKeySwitching {
     ///
     /// This is the part of key switching that hoisted rotations share: an automorphism acts on
     /// the result as a permutation of every row ([`HybridKeySwitching::key_inner_product`]).
-    pub(crate) fn mod_up(&self, target: &[u64]) -> ModUp {
+    /// With [`Digits::Balanced`] that permutation of the ModUp of `t` *is* the ModUp of the
+    /// automorphism of `t`, word for word.
+    pub(crate) fn mod_up(&self, target: &[u64], digits_kind: Digits) -> ModUp {
         let inner = &self.inner;
         let n = self.n();
         let ell = target.len() / n;
@@ -453,11 +458,12 @@ impl HybridKeySwitching {
                 row.copy_from_slice(&target[o * n..(o + 1) * n]);
             } else {
                 let g = self.global_limb(ell, o);
-                inner.mod_up[range.end - 1].convert_scaled_limb(
-                    &scaled[range.start * n..range.end * n],
-                    g,
-                    row,
-                );
+                let conv = &inner.mod_up[range.end - 1];
+                let digit = &scaled[range.start * n..range.end * n];
+                match digits_kind {
+                    Digits::Unsigned => conv.convert_scaled_limb(digit, g, row),
+                    Digits::Balanced => conv.convert_scaled_limb_centered(digit, g, row),
+                }
                 if lazy {
                     inner.ntt[g].forward_lazy(row);
                 } else {
@@ -575,6 +581,18 @@ impl HybridKeySwitching {
     }
 }
 
+/// How ModUp reads a digit's scaled words `y_i = [t_i q̂_i^{-1}]_{q_i}` (module docs, step 1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Digits {
+    /// As integers in `[0, q_i)`: SEAL's decomposition (relinearization, so that `α = 1,
+    /// dnum = L` is SEAL's `relinearize` bit for bit).
+    Unsigned,
+    /// Centred in `(−q_i/2, q_i/2]`: the conversion is odd, so it commutes exactly with
+    /// automorphisms and a hoisted rotation (ModUp, then permute) equals a single one (permute,
+    /// then ModUp) word for word. Used by Galois automorphisms and switching keys.
+    Balanced,
+}
+
 /// The ModUp of one polynomial at a level with `ℓ` data limbs
 /// ([`HybridKeySwitching::mod_up`]): `β × (ℓ + α) × N` words, digit-major, then extended limb.
 #[derive(Clone, Debug)]
@@ -598,6 +616,9 @@ pub(crate) struct ConvConstants {
     pub matrix: Vec<u64>,
     /// Added to each output limb after the reduction, `≤ m_o` (ModDown's `m_o − [⌊P/2⌋]_{m_o}`).
     pub out_add: Vec<u64>,
+    /// `[Q_j]_{m_o}`, `digits × out` words: the balanced ModUp's correction (subtracted once per
+    /// digit word above half its prime; [`Digits::Balanced`]). Zero for ModDown.
+    pub digit_q: Vec<u64>,
 }
 
 /// Host image of the per-level constants of hybrid key switching on a device
@@ -654,6 +675,7 @@ impl HybridKeySwitching {
             in_inv: Vec::with_capacity(ell),
             matrix: vec![0; digits.len() * e * d],
             out_add: vec![0; e],
+            digit_q: vec![0; digits.len() * e],
         };
         for (j, range) in digits.iter().enumerate() {
             let conv = &inner.mod_up[range.end - 1];
@@ -663,6 +685,7 @@ impl HybridKeySwitching {
                 for i in 0..range.len() {
                     up.matrix[(j * e + o) * d + i] = conv.base_change_entry(global(o), i);
                 }
+                up.digit_q[j * e + o] = conv.q_mod_output(global(o));
             }
         }
         let down_conv = &inner.mod_down;
@@ -673,6 +696,7 @@ impl HybridKeySwitching {
             out_add: (0..ell)
                 .map(|i| inner.moduli[i].value() - inner.half_p_mod[i])
                 .collect(),
+            digit_q: vec![0; ell],
         };
         for o in 0..ell {
             for k in 0..alpha {

@@ -35,6 +35,8 @@ pub struct BaseConverter {
     /// `[q̂_i]_{p_j}`: row `j` (output modulus), column `i` (input modulus)
     /// (SEAL `base_change_matrix_`).
     base_change_matrix: Vec<Vec<u64>>,
+    /// `[Q]_{p_j}` per output modulus (the balanced conversion's correction).
+    q_mod_obase: Vec<u64>,
 }
 
 impl BaseConverter {
@@ -64,10 +66,12 @@ impl BaseConverter {
                     .collect()
             })
             .collect();
+        let q_mod_obase = obase.iter().map(|p| mod_uint(ibase.product(), p)).collect();
         Ok(BaseConverter {
             ibase,
             obase: obase.to_vec(),
             base_change_matrix,
+            q_mod_obase,
         })
     }
 
@@ -79,6 +83,11 @@ impl BaseConverter {
     /// The output moduli.
     pub fn obase(&self) -> &[Modulus] {
         &self.obase
+    }
+
+    /// `[Q]_{p_j}` for output `j`.
+    pub fn q_mod_output(&self, j: usize) -> u64 {
+        self.q_mod_obase[j]
     }
 
     /// `[q̂_i]_{p_j}` for output `j`, input `i`.
@@ -130,6 +139,31 @@ impl BaseConverter {
         }
         for (o, a) in out.iter_mut().zip(acc) {
             *o = p.reduce_u128(a);
+        }
+    }
+
+    /// [`BaseConverter::convert_scaled_limb`] with *balanced* digits: each scaled word `y_i` is
+    /// read as its centred value in `(−q_i/2, q_i/2]`, so
+    /// `out[c] = [Σ_i ỹ_i·q̂_i]_{p_j} = [Σ_i y_i q̂_i − n_c·Q]_{p_j}` with `n_c` the number of
+    /// `y_i > q_i/2` (`q_i q̂_i = Q`). The balanced conversion is odd — the conversion of `−x`
+    /// is exactly the negation of `x`'s — so it commutes with the signed coefficient
+    /// permutations of Galois automorphisms (what makes hoisted rotations equal single ones).
+    pub fn convert_scaled_limb_centered(&self, scaled: &[u64], j: usize, out: &mut [u64]) {
+        let n = out.len();
+        self.convert_scaled_limb(scaled, j, out);
+        let p = &self.obase[j];
+        let qm = self.q_mod_obase[j];
+        let mut neg = vec![0u64; n];
+        for (i, y) in scaled.chunks_exact(n).enumerate().take(self.ibase.len()) {
+            let half = self.ibase.base()[i].value() >> 1;
+            for (c, &v) in neg.iter_mut().zip(y) {
+                *c += u64::from(v > half);
+            }
+        }
+        for (o, &c) in out.iter_mut().zip(&neg) {
+            if c != 0 {
+                *o = p.sub(*o, p.mul(c, qm));
+            }
         }
     }
 
@@ -296,5 +330,29 @@ mod tests {
         let mut out = vec![0u64; 4];
         assert!(conv.fast_convert(&[0u64; 3], 4, &mut out).is_err());
         assert!(conv.fast_convert(&[0u64; 4], 0, &mut out).is_err());
+    }
+
+    #[test]
+    fn balanced_conversion_is_odd() {
+        let primes = get_primes(1 << 13, 50, 5).unwrap();
+        let (ib, ob) = (&primes[..3], &primes[3..]);
+        let conv = BaseConverter::new(ib, ob).unwrap();
+        let n = 64;
+        let mut next = words(7);
+        let x: Vec<u64> = (0..3 * n).map(|r| next() % ib[r / n].value()).collect();
+        let neg: Vec<u64> = x.iter().enumerate().map(|(r, &v)| ib[r / n].neg(v)).collect();
+        let scale = |v: &[u64]| {
+            let mut s = v.to_vec();
+            s.chunks_mut(n).enumerate().for_each(|(i, c)| conv.scale_limb_inplace(i, c));
+            s
+        };
+        for j in 0..ob.len() {
+            let (mut a, mut b) = (vec![0u64; n], vec![0u64; n]);
+            conv.convert_scaled_limb_centered(&scale(&x), j, &mut a);
+            conv.convert_scaled_limb_centered(&scale(&neg), j, &mut b);
+            for (u, w) in a.iter().zip(&b) {
+                assert_eq!(ob[j].neg(*u), *w);
+            }
+        }
     }
 }

@@ -5,14 +5,14 @@
 //! permutation of every row, so each further rotation costs one permuted key inner product
 //! and one ModDown. An extension beyond SEAL.
 //!
-//! Results are those of [`HybridKeySwitching`](crate::HybridKeySwitching)'s key switching
-//! applied to the permuted ModUp: correct rotations (they decrypt to the rotated message with
-//! the usual key-switching noise) whose low-order noise bits differ from
-//! [`Evaluator::apply_galois_hybrid`]'s, which permutes before the decomposition.
+//! The digits are balanced (centred: [`crate::ckks::hybrid`]), so the conversion is odd and
+//! commutes exactly with the signed coefficient permutation of an automorphism: the permuted
+//! ModUp of `c1` is the ModUp of the permuted `c1`, and every hoisted rotation equals
+//! [`Evaluator::apply_galois_hybrid`] (which permutes first) word for word.
 
 use super::Evaluator;
 use crate::ckks::ciphertext::Ciphertext;
-use crate::ckks::hybrid::HybridGaloisKeys;
+use crate::ckks::hybrid::{Digits, HybridGaloisKeys};
 use crate::device::object::host_current;
 use crate::{Error, Result};
 use rayon::prelude::*;
@@ -48,7 +48,7 @@ impl Evaluator {
         let tool = self.ctx.galois_tool();
         let n = ct.poly_modulus_degree;
         let half = ct.coeff_modulus_size * n;
-        let up = ks.mod_up(src.poly(1));
+        let up = ks.mod_up(src.poly(1), Digits::Balanced);
         let outs = galois_elts
             .iter()
             .map(|&g| {

@@ -14,7 +14,7 @@ use super::{check_not_transparent, on_copy, Evaluator};
 use crate::ckks::ciphertext::Ciphertext;
 use crate::ckks::context::ContextData;
 use crate::ckks::hybrid::{
-    HybridGaloisKeys, HybridKSwitchKey, HybridKeySwitching, HybridRelinKeys,
+    Digits, HybridGaloisKeys, HybridKSwitchKey, HybridKeySwitching, HybridRelinKeys,
 };
 use crate::ckks::switching_key::HybridSwitchingKey;
 use crate::ckks::valcheck::check_ciphertext;
@@ -61,10 +61,11 @@ impl Evaluator {
         target: &[u64],
         ks: &HybridKeySwitching,
         key: &HybridKSwitchKey,
+        digits: Digits,
     ) -> Result<()> {
         let half = out.coeff_modulus_size * out.poly_modulus_degree;
         let (c0, c1) = out.data.split_at_mut(half);
-        ks.switch_key(target, key, c0, c1);
+        ks.switch_key(target, key, c0, c1, digits);
         check_not_transparent(out)
     }
 
@@ -97,7 +98,7 @@ impl Evaluator {
         }
         let src = host_current(ct)?;
         let mut out = Self::host_prefix(&src, 2)?;
-        Self::switch_hybrid(&mut out, src.poly(2), &keys.ks, &keys.key)?;
+        Self::switch_hybrid(&mut out, src.poly(2), &keys.ks, &keys.key, Digits::Unsigned)?;
         *ct = out;
         Ok(())
     }
@@ -159,7 +160,7 @@ impl Evaluator {
         let half = permuted.len() / 2;
         out.data[..half].copy_from_slice(&permuted[..half]);
         out.data[half..].fill(0);
-        Self::switch_hybrid(out, &permuted[half..], &keys.ks, key)
+        Self::switch_hybrid(out, &permuted[half..], &keys.ks, key, Digits::Balanced)
     }
 
     /// Apply the Galois automorphism `X → X^galois_elt` (odd, `< 2N`) and switch back to the
@@ -301,7 +302,7 @@ impl Evaluator {
         let mut out = Self::host_prefix(&src, 2)?;
         let half = out.coeff_modulus_size * out.poly_modulus_degree;
         out.data[half..].fill(0);
-        Self::switch_hybrid(&mut out, src.poly(1), &key.ks, &key.key)?;
+        Self::switch_hybrid(&mut out, src.poly(1), &key.ks, &key.key, Digits::Balanced)?;
         *ct = out;
         Ok(())
     }

@@ -61,6 +61,7 @@ struct DeviceConv<B> {
     inv: DeviceScalars<B>,
     matrix: B,
     out_add: B,
+    digit_q: B,
 }
 
 impl<B: super::GpuBuffer> DeviceConv<B> {
@@ -70,6 +71,7 @@ impl<B: super::GpuBuffer> DeviceConv<B> {
             inv: DeviceScalars::new(q, &c.in_inv)?,
             matrix: q.upload_static(&c.matrix)?,
             out_add: q.upload_static(&c.out_add)?,
+            digit_q: q.upload_static(&c.digit_q)?,
         })
     }
 }
@@ -198,6 +200,8 @@ struct ConvShape {
     split: usize,
     /// ModUp: skip each digit's own limbs (the output base starts with the input's).
     skip: bool,
+    /// Balanced digits (ModUp of automorphisms and switching keys).
+    centered: bool,
 }
 
 /// Fast base conversion, scale fused (`rns_conv_u64`, `native/rns.cl`): `polys × in_primes.k`
@@ -240,6 +244,8 @@ fn base_conv<Q: GpuQueue>(
         Arg::Buf(&out_primes.r0),
         Arg::Buf(&out_primes.r1),
         Arg::Buf(&c.out_add),
+        Arg::Buf(&c.digit_q),
+        Arg::U32(s.centered as u32),
         Arg::U32(s.d as u32),
         Arg::U32(in_rows as u32),
         Arg::U32(s.digits as u32),
@@ -273,6 +279,7 @@ fn base_conv<Q: GpuQueue>(
 ///
 /// # Errors
 /// `Device` on an allocation, compile or launch failure.
+#[allow(clippy::too_many_arguments)]
 pub fn switch_key_hybrid<Q: GpuQueue>(
     q: &Q,
     l: &LevelData<Q::Buf>,
@@ -281,8 +288,9 @@ pub fn switch_key_hybrid<Q: GpuQueue>(
     tsrc: &Q::Buf,
     t_off: usize,
     key: &Q::Buf,
+    balanced: bool,
 ) -> Result<Q::Buf> {
-    let up = mod_up(q, l, h, tsrc, t_off)?;
+    let up = mod_up(q, l, h, tsrc, t_off, balanced)?;
     inner_mod_down(q, l, h, &up, (tsrc, t_off), key, c01)
 }
 
@@ -295,7 +303,8 @@ pub struct DeviceModUp<B> {
     p: B,
 }
 
-/// ModUp of the target (`ℓ × N`, NTT form) at word `t_off` of `tsrc` (module docs, step 1).
+/// ModUp of the target (`ℓ × N`, NTT form) at word `t_off` of `tsrc` (module docs, step 1),
+/// with balanced digits or SEAL's unsigned ones (`crate::ckks::hybrid::Digits`).
 ///
 /// # Errors
 /// `Device` on an allocation, compile or launch failure.
@@ -305,6 +314,7 @@ pub fn mod_up<Q: GpuQueue>(
     h: &HybridLevelData<Q::Buf>,
     tsrc: &Q::Buf,
     t_off: usize,
+    balanced: bool,
 ) -> Result<DeviceModUp<Q::Buf>> {
     let (ell, alpha, n) = (h.ell, h.alpha, l.n());
     let digits = h.digits;
@@ -320,6 +330,7 @@ pub fn mod_up<Q: GpuQueue>(
         polys: 1,
         split: ell,
         skip: true,
+        centered: balanced,
     };
     base_conv(
         q,
@@ -406,6 +417,7 @@ fn inner_mod_down<Q: GpuQueue>(
         polys: 2,
         split: ell,
         skip: false,
+        centered: false,
     };
     base_conv(
         q,
@@ -461,7 +473,7 @@ pub fn apply_galois_hybrid_many<Q: GpuQueue>(
     keys: &[&Q::Buf],
 ) -> Result<Vec<Q::Buf>> {
     let pw = h.ell * l.n();
-    let up = mod_up(q, l, h, ct, pw)?;
+    let up = mod_up(q, l, h, ct, pw, true)?;
     let (q_rows, p_rows) = (h.ell * (h.digits - 1), h.alpha * h.digits);
     tables
         .iter()
@@ -488,7 +500,7 @@ pub fn relinearize_hybrid<Q: GpuQueue>(
     ct: &Q::Buf,
     key: &Q::Buf,
 ) -> Result<Q::Buf> {
-    switch_key_hybrid(q, l, h, (ct, 2), ct, 2 * h.ell * l.n(), key)
+    switch_key_hybrid(q, l, h, (ct, 2), ct, 2 * h.ell * l.n(), key, false)
 }
 
 /// `apply_galois_hybrid` on a size-2 ciphertext: permute both polynomials (`table`: the Galois
@@ -508,5 +520,5 @@ pub fn apply_galois_hybrid<Q: GpuQueue>(
     let pw = h.ell * l.n();
     let permuted = permute(q, l, ct, 2 * h.ell, table)?;
     // c0 is the permuted c0 and c1 is 0: the finish adds only the first polynomial.
-    switch_key_hybrid(q, l, h, (&permuted, 1), &permuted, pw, key)
+    switch_key_hybrid(q, l, h, (&permuted, 1), &permuted, pw, key, true)
 }
