@@ -26,4 +26,5 @@ status=0
 "$BIN/hybrid_gpu_timing" 2>&1 | tee "$LOG/hybrid_gpu_timing.log" || status=1
 "$BIN/batch_timing" --backend cuda 2>&1 | tee "$LOG/batch_timing.log" || status=1
 XEHE_DEVICE=cuda "$BIN/host_path" 2>&1 | tee "$LOG/host_path.log" || status=1
+"$BIN/hoisting_timing" 2>&1 | tee "$LOG/hoisting_timing.log" || status=1
 exit $status

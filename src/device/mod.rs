@@ -12,6 +12,7 @@ pub mod memcache;
 pub mod ntt_plan;
 pub mod ntt_tables;
 pub mod polymul_plan;
+pub mod pool;
 pub mod object;
 pub mod profiler;
 pub mod queue;
@@ -24,4 +25,5 @@ pub mod level_zero;
 pub mod opencl;
 
 pub use object::DeviceResident;
+pub use pool::DevicePool;
 pub use queue::{default_queue, new_queue, Queue};

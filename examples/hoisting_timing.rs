@@ -1,0 +1,102 @@
+//! Hoisted rotations on the GPU (issue 16, acceptance 2): `k` rotations of one ciphertext by
+//! steps 1…k with one shared ModUp (`rotate_vector_hybrid_many`) against one single rotation
+//! (`rotate_vector_hybrid`), on the hybrid N = 65536 set of shared/design.md (data primes 60,
+//! 40×29; α = 6, dnum = 5). Every hoisted result is first checked word for word against the
+//! single rotation by the same step (balanced ModUp digits make them equal), on the device and
+//! against the CPU backend. Prints the latency of one rotation, of the hoisted batch, and their
+//! ratio (target: ≤ 6 for k = 16).
+//!
+//! `cargo run --release --example hoisting_timing [-- --n N] [--k K] [--reps R]`; the queue is
+//! the default GPU (`XEHE_DEVICE`).
+use std::time::Instant;
+use xehe::device::queue::default_queue;
+use xehe::*;
+
+fn arg(name: &str, default: usize) -> usize {
+    let a: Vec<String> = std::env::args().collect();
+    a.iter()
+        .position(|x| x == name)
+        .and_then(|i| a.get(i + 1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    v[v.len() / 2]
+}
+
+fn main() -> Result<()> {
+    let n = arg("--n", 65536);
+    let k = arg("--k", 16);
+    let reps = arg("--reps", 10);
+    let q = default_queue()?;
+    let (forties, alpha) = match n {
+        65536 => (29, 6),
+        32768 => (17, 3),
+        _ => (7, 2),
+    };
+    let mut bits = vec![60u32];
+    bits.extend(std::iter::repeat_n(40, forties));
+    bits.push(60);
+    let mut parms = EncryptionParameters::new(SchemeType::Ckks);
+    parms.set_poly_modulus_degree(n);
+    parms.set_coeff_modulus(&CoeffModulus::create(n, &bits)?);
+    let ctx = Context::with_sec_level(&parms, SecLevel::None)?;
+    let ks = HybridKeySwitching::new(&ctx, KeySwitchParams::phantom(&ctx, alpha))?;
+    let kg = KeyGenerator::new(&ctx)?;
+    let steps: Vec<i32> = (1..=k as i32).collect();
+    let gk = kg.create_hybrid_galois_keys_from_steps(&ks, &steps)?;
+    let enc = CkksEncoder::new(&ctx)?;
+    let vals: Vec<f64> = (0..enc.slot_count()).map(|i| (i % 97) as f64 / 97.0).collect();
+    let ct = Encryptor::with_secret_key(&ctx, kg.secret_key())?
+        .encrypt_symmetric(&enc.encode_f64(&vals, ctx.first_parms_id(), 2f64.powi(40))?)?;
+    let ev = Evaluator::new(&ctx);
+    let mut g = ct.clone();
+    g.gpu_on(&q);
+
+    // Bit for bit: hoisted on the device = single on the device = hoisted on the CPU.
+    let hoisted = ev.rotate_vector_hybrid_many(&g, &steps, &gk)?;
+    let cpu = ev.rotate_vector_hybrid_many(&ct, &steps, &gk)?;
+    let mut identical = true;
+    for (i, (h, c)) in hoisted.into_iter().zip(&cpu).enumerate() {
+        let mut h = h;
+        let mut s = ev.rotate_vector_hybrid(&g, steps[i], &gk)?;
+        h.download()?;
+        s.download()?;
+        identical &= h.data() == s.data() && h.data() == c.data();
+    }
+    println!("N = {n}, {} data primes, alpha = {alpha}, {k} rotations: hoisted = single = CPU word for word: {}", forties + 1, if identical { "yes" } else { "NO" });
+
+    let time = |f: &dyn Fn() -> Result<()>| -> Result<f64> {
+        f()?;
+        q.synchronize()?;
+        let mut v = Vec::new();
+        for _ in 0..reps {
+            let s = Instant::now();
+            f()?;
+            q.synchronize()?;
+            v.push(s.elapsed().as_secs_f64() * 1e6);
+        }
+        Ok(median(v))
+    };
+    let one = time(&|| ev.rotate_vector_hybrid(&g, 1, &gk).map(drop))?;
+    let many = time(&|| ev.rotate_vector_hybrid_many(&g, &steps, &gk).map(drop))?;
+    let sequential = time(&|| {
+        for &s in &steps {
+            drop(ev.rotate_vector_hybrid(&g, s, &gk)?);
+        }
+        Ok(())
+    })?;
+    println!("| N | k | one rotation µs | {k} single rotations µs | {k} hoisted µs | hoisted / one | single / hoisted |");
+    println!("| --- | --- | --- | --- | --- | --- | --- |");
+    println!(
+        "| {n} | {k} | {one:.1} | {sequential:.1} | {many:.1} | {:.2} | {:.2} |",
+        many / one,
+        sequential / many
+    );
+    if !identical {
+        return Err(Error::Device("hoisted rotations differ from single rotations".into()));
+    }
+    Ok(())
+}
