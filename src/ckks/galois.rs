@@ -125,7 +125,7 @@ impl GaloisTool {
 }
 
 /// Inverse of an odd `a` modulo a power of two `m` (Newton iteration).
-fn inv_mod_pow2(a: u64, m: u64) -> u64 {
+pub(crate) fn inv_mod_pow2(a: u64, m: u64) -> u64 {
     let mut x = a; // correct to 3 bits for odd a
     for _ in 0..6 {
         x = x.wrapping_mul(2u64.wrapping_sub(a.wrapping_mul(x)));

@@ -344,8 +344,8 @@ impl Evaluator {
 mod gpu_impl {
     use super::*;
     use crate::device::gpu::hybrid::{
-        apply_galois_hybrid, apply_galois_hybrid_many, buffer_of, hybrid_key, hybrid_level_data,
-        relinearize_hybrid,
+        apply_galois_hybrid, apply_galois_hybrid_many, buffer_of, hybrid_galois_key, hybrid_key,
+        hybrid_level_data, relinearize_hybrid, switch_key_c1,
     };
     use crate::device::gpu::{galois_table, level_data, GpuQueue};
 
@@ -387,6 +387,15 @@ mod gpu_impl {
             }
         }
 
+        /// The device image of the Galois key of `elt`, rows pre-permuted by `elt⁻¹`
+        /// ([`hybrid_galois_key`]).
+        fn galois_key_on<Q: GpuQueue>(&self, cq: &Q, elt: u32, key: &HybridKSwitchKey) -> Result<Arc<Q::Buf>> {
+            let tool = self.ctx.galois_tool();
+            let m = 2 * self.ctx.first_context_data().n() as u64;
+            let inv = crate::ckks::galois::inv_mod_pow2(elt as u64, m);
+            hybrid_galois_key(cq, key, tool.permutation_ntt(inv as u32)?)
+        }
+
         fn hybrid_many_on<Q: GpuQueue>(
             &self,
             queue: &Queue,
@@ -404,7 +413,7 @@ mod gpu_impl {
                 let key = keys.key(elt).ok_or_else(|| {
                     Error::MissingKey(format!("Galois key not present for galois_elt {elt}"))
                 })?;
-                kbufs.push(hybrid_key(cq, key)?);
+                kbufs.push(self.galois_key_on(cq, elt, key)?);
                 tables.push(galois_table(cq, &self.ctx, elt)?);
             }
             let t: Vec<&Q::Buf> = tables.iter().map(|t| &**t).collect();
@@ -457,17 +466,14 @@ mod gpu_impl {
                                 "Galois key not present for galois_elt {elt}"
                             ))
                         })?;
-                        let key = hybrid_key(cq, key)?;
+                        let key = self.galois_key_on(cq, elt, key)?;
                         let table = galois_table(cq, &self.ctx, elt)?;
                         buf = Arc::new(apply_galois_hybrid(cq, &l, &h, &buf, &table, &key)?);
                     }
                 }
                 HybridGpuOp::Switch(sk) => {
-                    // The identity automorphism (element 1): `(c0, 0) + switch(c1)`, the same
-                    // steps as a rotation's.
                     let key = hybrid_key(cq, &sk.key)?;
-                    let table = galois_table(cq, &self.ctx, 1)?;
-                    buf = Arc::new(apply_galois_hybrid(cq, &l, &h, &buf, &table, &key)?);
+                    buf = Arc::new(switch_key_c1(cq, &l, &h, &buf, &key)?);
                 }
             }
             let out = Ciphertext {

@@ -373,14 +373,30 @@ fn inner_mod_down<Q: GpuQueue>(
     l: &LevelData<Q::Buf>,
     h: &HybridLevelData<Q::Buf>,
     up: &DeviceModUp<Q::Buf>,
+    t: (&Q::Buf, usize),
+    key: &Q::Buf,
+    c01: (&Q::Buf, usize),
+) -> Result<Q::Buf> {
+    let (prod_q, prod_p) = inner_product(q, l, h, up, t, key)?;
+    mod_down_add(q, l, h, &prod_q, &prod_p, c01)
+}
+
+/// Step 2: the inner product of `up` (own-digit rows read from the target at `t`) with `key`,
+/// both components: data limbs into `prod_q`, special limbs into `prod_p` (each
+/// `2 × rows × N`, component-major).
+///
+/// # Errors
+/// `Device` on an allocation, compile or launch failure.
+fn inner_product<Q: GpuQueue>(
+    q: &Q,
+    l: &LevelData<Q::Buf>,
+    h: &HybridLevelData<Q::Buf>,
+    up: &DeviceModUp<Q::Buf>,
     (tsrc, t_off): (&Q::Buf, usize),
     key: &Q::Buf,
-    (c01, c_polys): (&Q::Buf, usize),
-) -> Result<Q::Buf> {
+) -> Result<(Q::Buf, Q::Buf)> {
     let (ell, alpha, n) = (h.ell, h.alpha, l.n());
     let (digits, e) = (h.digits, ell + alpha);
-    // 2. Inner product with the key, both components: data limbs into `prod_q`, special limbs
-    // into `prod_p` (each `2 × rows × N`).
     let prod_q = q.scratch(2 * ell * n)?;
     let prod_p = q.scratch(2 * alpha * n)?;
     let args = [
@@ -407,9 +423,25 @@ fn inner_mod_down<Q: GpuQueue>(
         Geometry::Items((e * n) as u64),
         &args,
     )?;
-    // 3. ModDown: the special limbs of both components to coefficient form, (x + ⌊P/2⌋) converted
-    // to Q_ℓ minus ⌊P/2⌋, NTT, then out = c + P^{-1} (prod − conv).
-    h.special_ntt.inverse(q, &prod_p, 2 * alpha, EVAL_NTT)?;
+    Ok((prod_q, prod_p))
+}
+
+/// Step 3: ModDown by `P` of the inner products — the special limbs of both components to
+/// coefficient form, `(x + ⌊P/2⌋)` converted to `Q_ℓ` minus `⌊P/2⌋`, NTT — and
+/// `out = c + P^{-1}(prod − conv)` for the first `c_polys` polynomials of `c01` (the others 0).
+///
+/// # Errors
+/// `Device` on an allocation, compile or launch failure.
+fn mod_down_add<Q: GpuQueue>(
+    q: &Q,
+    l: &LevelData<Q::Buf>,
+    h: &HybridLevelData<Q::Buf>,
+    prod_q: &Q::Buf,
+    prod_p: &Q::Buf,
+    (c01, c_polys): (&Q::Buf, usize),
+) -> Result<Q::Buf> {
+    let (ell, alpha, n) = (h.ell, h.alpha, l.n());
+    h.special_ntt.inverse(q, prod_p, 2 * alpha, EVAL_NTT)?;
     let conv = q.scratch(2 * ell * n)?;
     let mod_down = ConvShape {
         d: alpha,
@@ -423,7 +455,7 @@ fn inner_mod_down<Q: GpuQueue>(
         q,
         l.log_n,
         (&conv, &conv),
-        &prod_p,
+        prod_p,
         &h.special,
         &h.mod_down,
         &l.primes,
@@ -435,7 +467,7 @@ fn inner_mod_down<Q: GpuQueue>(
     let args = [
         Arg::Buf(&out),
         Arg::Buf(c01),
-        Arg::Buf(&prod_q),
+        Arg::Buf(prod_q),
         Arg::Buf(&conv),
         Arg::Buf(&l.primes.moduli),
         Arg::Buf(&h.inv_p.w),
@@ -455,12 +487,14 @@ fn inner_mod_down<Q: GpuQueue>(
     Ok(out)
 }
 
-/// Hoisted rotations (`Evaluator::apply_galois_hybrid_many`): one ModUp of `ct`'s second
-/// polynomial shared by every Galois element; per element, the ModUp rows and both
-/// polynomials are permuted (`tables[i]`, [`super::galois_table`]) and the permuted rows go
-/// through the inner product with `keys[i]` and ModDown, added to the permuted first
-/// polynomial. The CPU reference permutes each ModUp row the same way, so results are
-/// bit-identical.
+/// Hoisted rotations (`Evaluator::apply_galois_hybrid_many`, and every hybrid automorphism:
+/// one is a hoisted batch of one): one ModUp of `ct`'s second polynomial (balanced digits) shared
+/// by every Galois element; per element, the inner product with the key *pre-permuted by the
+/// inverse automorphism* (`keys[i]`: [`hybrid_galois_key`]), whose result — both components,
+/// `2(ℓ + α)` rows — is then permuted (`tables[i]`, [`super::galois_table`]), ModDown, added to
+/// the permuted first polynomial. `perm(Σ_j U_j·perm⁻¹(K_j)) = Σ_j perm(U_j)·K_j` word for word,
+/// so this equals the CPU reference (which permutes every ModUp row instead) while reading the
+/// ModUp rows in order and permuting 2(ℓ + α) rows instead of β(ℓ + α).
 ///
 /// # Errors
 /// As [`switch_key_hybrid`].
@@ -474,19 +508,41 @@ pub fn apply_galois_hybrid_many<Q: GpuQueue>(
 ) -> Result<Vec<Q::Buf>> {
     let pw = h.ell * l.n();
     let up = mod_up(q, l, h, ct, pw, true)?;
-    let (q_rows, p_rows) = (h.ell * (h.digits - 1), h.alpha * h.digits);
     tables
         .iter()
         .zip(keys)
         .map(|(&table, &key)| {
-            let permuted = permute(q, l, ct, 2 * h.ell, table)?;
-            let pup = DeviceModUp {
-                q: if q_rows > 0 { permute(q, l, &up.q, q_rows, table)? } else { q.scratch(l.n())? },
-                p: permute(q, l, &up.p, p_rows, table)?,
-            };
-            inner_mod_down(q, l, h, &pup, (&permuted, pw), key, (&permuted, 1))
+            let (pq, pp) = inner_product(q, l, h, &up, (ct, pw), key)?;
+            let pq = permute(q, l, &pq, 2 * h.ell, table)?;
+            let pp = permute(q, l, &pp, 2 * h.alpha, table)?;
+            let c0 = permute(q, l, ct, h.ell, table)?;
+            mod_down_add(q, l, h, &pq, &pp, (&c0, 1))
         })
         .collect()
+}
+
+/// A Galois key's words on `q`'s device, each row pre-permuted by the inverse of the
+/// automorphism (`inverse`: the NTT-domain permutation of `galois_elt⁻¹ mod 2N`), as
+/// [`apply_galois_hybrid_many`] reads them; permuted on the host and uploaded on first use,
+/// then cached in the key (slot 1; slot 0 is the plain image of relinearization and switching
+/// keys).
+///
+/// # Errors
+/// `Device` on an upload failure.
+pub fn hybrid_galois_key<Q: GpuQueue>(q: &Q, key: &HybridKSwitchKey, inverse: &[u32]) -> Result<Arc<Q::Buf>> {
+    let b = key.device.get_or_upload(q.shared().id, 1, || {
+        let n = inverse.len();
+        let words = key.words();
+        let mut permuted = vec![0u64; words.len()];
+        use rayon::prelude::*;
+        permuted.par_chunks_mut(n).zip(words.par_chunks(n)).for_each(|(o, r)| {
+            for (x, &i) in o.iter_mut().zip(inverse) {
+                *x = r[i as usize];
+            }
+        });
+        Ok(Q::wrap(Arc::new(q.upload_static_words(&permuted)?)))
+    })?;
+    buffer_of::<Q>(&b)
 }
 
 /// Relinearize a size-3 ciphertext `ct` with a hybrid key (`relinearize_hybrid`): size 2.
@@ -503,9 +559,8 @@ pub fn relinearize_hybrid<Q: GpuQueue>(
     switch_key_hybrid(q, l, h, (ct, 2), ct, 2 * h.ell * l.n(), key, false)
 }
 
-/// `apply_galois_hybrid` on a size-2 ciphertext: permute both polynomials (`table`: the Galois
-/// element's NTT-domain permutation, [`super::galois_table`]), then switch the second back to
-/// the key.
+/// `apply_galois_hybrid` on a size-2 ciphertext (`key`: [`hybrid_galois_key`]): a hoisted batch
+/// of one ([`apply_galois_hybrid_many`]).
 ///
 /// # Errors
 /// As [`switch_key_hybrid`].
@@ -517,8 +572,21 @@ pub fn apply_galois_hybrid<Q: GpuQueue>(
     table: &Q::Buf,
     key: &Q::Buf,
 ) -> Result<Q::Buf> {
-    let pw = h.ell * l.n();
-    let permuted = permute(q, l, ct, 2 * h.ell, table)?;
-    // c0 is the permuted c0 and c1 is 0: the finish adds only the first polynomial.
-    switch_key_hybrid(q, l, h, (&permuted, 1), &permuted, pw, key, true)
+    apply_galois_hybrid_many(q, l, h, ct, &[table], &[key])?
+        .pop()
+        .ok_or_else(|| Error::Device("apply_galois_hybrid: no result".into()))
+}
+
+/// `(c0, 0) + switch(c1)` with a switching key (`Evaluator::switch_key_hybrid`; balanced digits).
+///
+/// # Errors
+/// As [`switch_key_hybrid`].
+pub fn switch_key_c1<Q: GpuQueue>(
+    q: &Q,
+    l: &LevelData<Q::Buf>,
+    h: &HybridLevelData<Q::Buf>,
+    ct: &Q::Buf,
+    key: &Q::Buf,
+) -> Result<Q::Buf> {
+    switch_key_hybrid(q, l, h, (ct, 1), ct, h.ell * l.n(), key, true)
 }
