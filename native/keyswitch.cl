@@ -197,6 +197,25 @@ KERNEL_FQ void moddown_finish_add_u64(GLOBAL_AS u64 *out, CONST_AS u64 *c01, CON
     }
 }
 
+/*
+ * moddown_finish_add_u64 with xs and c01 read through a Galois permutation (hoisted automorphisms,
+ * src/device/gpu/hybrid.rs): out[r][x] = c[r][table[x]] + P^{-1} (xs[r][table[x]] - d[r][x]).
+ */
+KERNEL_FQ void moddown_finish_add_perm_u64(GLOBAL_AS u64 *out, CONST_AS u64 *c01, CONST_AS u64 *xs, CONST_AS u64 *d,
+                                           CONST_AS u64 *moduli, CONST_AS u64 *inv_p, CONST_AS u64 *inv_p_q,
+                                           CONST_AS u32 *table, u32 k, u32 log_n, u64 c_words, u64 total)
+{
+    u64 n = (u64)1 << log_n;
+    for (u64 g = GLOBAL_ID(); g < total; g += GLOBAL_SIZE()) {
+        u64 row = g >> log_n;
+        u64 src = (row << log_n) + table[g & (n - 1)];
+        u32 i = (u32)(row % k);
+        u64 q = moduli[i];
+        u64 r = moddown_scaled_diff(xs[src], d[g], q, inv_p[i], inv_p_q[i]);
+        out[g] = g < c_words ? add_mod(c01[src], r, q) : r;
+    }
+}
+
 /* Gather rows: out[c][x] = in[c * stride_rows + row][x] for c < polys (e.g. the last limb of every poly). */
 KERNEL_FQ void gather_row_u64(GLOBAL_AS u64 *out, CONST_AS u64 *in, u32 stride_rows, u32 row, u32 polys, u32 log_n)
 {

@@ -378,7 +378,7 @@ fn inner_mod_down<Q: GpuQueue>(
     c01: (&Q::Buf, usize),
 ) -> Result<Q::Buf> {
     let (prod_q, prod_p) = inner_product(q, l, h, up, t, key)?;
-    mod_down_add(q, l, h, &prod_q, &prod_p, c01)
+    mod_down_add(q, l, h, &prod_q, &prod_p, c01, None)
 }
 
 /// Step 2: the inner product of `up` (own-digit rows read from the target at `t`) with `key`,
@@ -429,6 +429,8 @@ fn inner_product<Q: GpuQueue>(
 /// Step 3: ModDown by `P` of the inner products — the special limbs of both components to
 /// coefficient form, `(x + ⌊P/2⌋)` converted to `Q_ℓ` minus `⌊P/2⌋`, NTT — and
 /// `out = c + P^{-1}(prod − conv)` for the first `c_polys` polynomials of `c01` (the others 0).
+/// With `perm` (a Galois table), `prod_q` and `c01` are read through it in the last step
+/// (`prod_p` must then come permuted already).
 ///
 /// # Errors
 /// `Device` on an allocation, compile or launch failure.
@@ -439,6 +441,7 @@ fn mod_down_add<Q: GpuQueue>(
     prod_q: &Q::Buf,
     prod_p: &Q::Buf,
     (c01, c_polys): (&Q::Buf, usize),
+    perm: Option<&Q::Buf>,
 ) -> Result<Q::Buf> {
     let (ell, alpha, n) = (h.ell, h.alpha, l.n());
     h.special_ntt.inverse(q, prod_p, 2 * alpha, EVAL_NTT)?;
@@ -464,7 +467,7 @@ fn mod_down_add<Q: GpuQueue>(
     l.ntt.forward(q, &conv, 2 * ell, EVAL_NTT)?;
     let out = q.alloc(2 * ell * n)?;
     let words = 2 * ell * n;
-    let args = [
+    let mut args = vec![
         Arg::Buf(&out),
         Arg::Buf(c01),
         Arg::Buf(prod_q),
@@ -472,18 +475,18 @@ fn mod_down_add<Q: GpuQueue>(
         Arg::Buf(&l.primes.moduli),
         Arg::Buf(&h.inv_p.w),
         Arg::Buf(&h.inv_p.wq),
+    ];
+    if let Some(t) = perm {
+        args.push(Arg::Buf(t));
+    }
+    args.extend([
         Arg::U32(ell as u32),
         Arg::U32(l.log_n),
         Arg::U64((c_polys.min(2) * ell * n) as u64),
         Arg::U64(words as u64),
-    ];
-    q.launch(
-        Family::Keyswitch,
-        &[],
-        "moddown_finish_add_u64",
-        Geometry::Items(words as u64),
-        &args,
-    )?;
+    ]);
+    let kernel = if perm.is_some() { "moddown_finish_add_perm_u64" } else { "moddown_finish_add_u64" };
+    q.launch(Family::Keyswitch, &[], kernel, Geometry::Items(words as u64), &args)?;
     Ok(out)
 }
 
@@ -491,8 +494,9 @@ fn mod_down_add<Q: GpuQueue>(
 /// one is a hoisted batch of one): one ModUp of `ct`'s second polynomial (balanced digits) shared
 /// by every Galois element; per element, the inner product with the key *pre-permuted by the
 /// inverse automorphism* (`keys[i]`: [`hybrid_galois_key`]), whose result — both components,
-/// `2(ℓ + α)` rows — is then permuted (`tables[i]`, [`super::galois_table`]), ModDown, added to
-/// the permuted first polynomial. `perm(Σ_j U_j·perm⁻¹(K_j)) = Σ_j perm(U_j)·K_j` word for word,
+/// `2(ℓ + α)` rows — is then permuted (`tables[i]`, [`super::galois_table`]; the special rows
+/// by a pass before their ModDown, the data rows and the first polynomial inside the last ModDown
+/// kernel), ModDown, added to the permuted first polynomial. `perm(Σ_j U_j·perm⁻¹(K_j)) = Σ_j perm(U_j)·K_j` word for word,
 /// so this equals the CPU reference (which permutes every ModUp row instead) while reading the
 /// ModUp rows in order and permuting 2(ℓ + α) rows instead of β(ℓ + α).
 ///
@@ -513,10 +517,10 @@ pub fn apply_galois_hybrid_many<Q: GpuQueue>(
         .zip(keys)
         .map(|(&table, &key)| {
             let (pq, pp) = inner_product(q, l, h, &up, (ct, pw), key)?;
-            let pq = permute(q, l, &pq, 2 * h.ell, table)?;
+            // The special rows are permuted before their ModDown conversion; the data rows and
+            // c0 are read through the table by the finishing kernel.
             let pp = permute(q, l, &pp, 2 * h.alpha, table)?;
-            let c0 = permute(q, l, ct, h.ell, table)?;
-            mod_down_add(q, l, h, &pq, &pp, (&c0, 1))
+            mod_down_add(q, l, h, &pq, &pp, (ct, 1), Some(table))
         })
         .collect()
 }
