@@ -46,6 +46,10 @@ impl SchemeType {
 
 #[pymethods]
 impl SchemeType {
+    /// Pickled by name (`xehe.scheme_type.<name>`).
+    fn __reduce__(&self) -> String {
+        format!("scheme_type.{}", self.name())
+    }
     /// The variant's name, as pybind11 enums have it.
     #[getter]
     fn name(&self) -> &'static str {
@@ -88,6 +92,10 @@ impl ComprModeType {
 
 #[pymethods]
 impl ComprModeType {
+    /// Pickled by name (`xehe.compr_mode_type.<name>`).
+    fn __reduce__(&self) -> String {
+        format!("compr_mode_type.{}", self.name())
+    }
     #[getter]
     fn name(&self) -> &'static str {
         match self {
@@ -134,6 +142,10 @@ impl SecLevelType {
 
 #[pymethods]
 impl SecLevelType {
+    /// Pickled by name (`xehe.sec_level_type.<name>`).
+    fn __reduce__(&self) -> String {
+        format!("sec_level_type.{}", self.name())
+    }
     #[getter]
     fn name(&self) -> &'static str {
         match self {
@@ -265,8 +277,12 @@ impl EncryptionParameters {
         if let Ok(other) = arg.cast::<EncryptionParameters>() {
             return Ok(other.try_borrow()?.clone());
         }
-        let scheme: SchemeType = arg.extract()?;
-        Ok(EncryptionParameters { inner: xehe::EncryptionParameters::new(scheme.to_xehe()) })
+        let scheme = match arg.extract::<SchemeType>() {
+            Ok(s) => s.to_xehe(),
+            // An int as well, as pybind11's enums convert (and for unpickling).
+            Err(e) => xehe::SchemeType::from_u8(arg.extract::<u8>().map_err(|_| e)?).py()?,
+        };
+        Ok(EncryptionParameters { inner: xehe::EncryptionParameters::new(scheme) })
     }
     fn set_poly_modulus_degree(&mut self, poly_modulus_degree: usize) {
         self.inner.set_poly_modulus_degree(poly_modulus_degree);
@@ -324,12 +340,12 @@ impl EncryptionParameters {
         Ok(PyBytes::new(py, &self.inner.save(compr(compr_mode)).py()?))
     }
     fn __eq__(&self, other: &Bound<'_, PyAny>) -> bool {
-        other.cast::<EncryptionParameters>().is_ok_and(|o| o.borrow().inner == self.inner)
+        other.cast::<EncryptionParameters>().is_ok_and(|o| o.try_borrow().is_ok_and(|o| o.inner == self.inner))
     }
     /// Pickling, as seal-python's `__getstate__`/`__setstate__` (SEAL bytes, uncompressed).
-    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<(Bound<'py, PyAny>, (SchemeType,), Bound<'py, PyBytes>)> {
+    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<(Bound<'py, PyAny>, (u8,), Bound<'py, PyBytes>)> {
         let cls = py.get_type::<EncryptionParameters>().into_any();
-        Ok((cls, (self.scheme(),), self.to_bytes(py, None)?))
+        Ok((cls, (self.inner.scheme() as u8,), self.to_bytes(py, None)?))
     }
     fn __setstate__(&mut self, state: PyBackedBytes) -> PyResult<()> {
         self.load_bytes(state)
