@@ -132,15 +132,18 @@ impl Evaluator {
         inplace(py, encrypted, |c| self.inner.relinearize_inplace(c, k))
     }
     /// BFV/BGV only in SEAL: raises RuntimeError("unsupported scheme") for CKKS, as SEAL does.
-    fn multiply_many(&self, _encrypteds: &Bound<'_, PyAny>, _relin_keys: &Bound<'_, PyAny>) -> PyResult<Ciphertext> {
+    fn multiply_many(&self, encrypteds: &Bound<'_, PyAny>, relin_keys: &Bound<'_, PyAny>) -> PyResult<Ciphertext> {
+        let _ = (encrypteds, relin_keys);
         unsupported()
     }
     /// BFV/BGV only in SEAL: raises RuntimeError("unsupported scheme") for CKKS, as SEAL does.
-    fn exponentiate(&self, _encrypted: &Bound<'_, PyAny>, _exponent: &Bound<'_, PyAny>, _relin_keys: &Bound<'_, PyAny>) -> PyResult<Ciphertext> {
+    fn exponentiate(&self, encrypted: &Bound<'_, PyAny>, exponent: &Bound<'_, PyAny>, relin_keys: &Bound<'_, PyAny>) -> PyResult<Ciphertext> {
+        let _ = (encrypted, exponent, relin_keys);
         unsupported()
     }
     /// BFV/BGV only in SEAL: raises RuntimeError("unsupported scheme") for CKKS, as SEAL does.
-    fn exponentiate_inplace(&self, _encrypted: &Bound<'_, PyAny>, _exponent: &Bound<'_, PyAny>, _relin_keys: &Bound<'_, PyAny>) -> PyResult<()> {
+    fn exponentiate_inplace(&self, encrypted: &Bound<'_, PyAny>, exponent: &Bound<'_, PyAny>, relin_keys: &Bound<'_, PyAny>) -> PyResult<()> {
+        let _ = (encrypted, exponent, relin_keys);
         unsupported()
     }
 
@@ -305,19 +308,23 @@ impl Evaluator {
         inplace(py, encrypted, |c| self.inner.complex_conjugate_inplace(c, k))
     }
     /// BFV/BGV only: raises RuntimeError("unsupported scheme") for CKKS, as SEAL does.
-    fn rotate_rows(&self, _encrypted: &Bound<'_, PyAny>, _steps: &Bound<'_, PyAny>, _galois_keys: &Bound<'_, PyAny>) -> PyResult<Ciphertext> {
+    fn rotate_rows(&self, encrypted: &Bound<'_, PyAny>, steps: &Bound<'_, PyAny>, galois_keys: &Bound<'_, PyAny>) -> PyResult<Ciphertext> {
+        let _ = (encrypted, steps, galois_keys);
         unsupported()
     }
     /// BFV/BGV only: raises RuntimeError("unsupported scheme") for CKKS, as SEAL does.
-    fn rotate_rows_inplace(&self, _encrypted: &Bound<'_, PyAny>, _steps: &Bound<'_, PyAny>, _galois_keys: &Bound<'_, PyAny>) -> PyResult<()> {
+    fn rotate_rows_inplace(&self, encrypted: &Bound<'_, PyAny>, steps: &Bound<'_, PyAny>, galois_keys: &Bound<'_, PyAny>) -> PyResult<()> {
+        let _ = (encrypted, steps, galois_keys);
         unsupported()
     }
     /// BFV/BGV only: raises RuntimeError("unsupported scheme") for CKKS, as SEAL does.
-    fn rotate_columns(&self, _encrypted: &Bound<'_, PyAny>, _galois_keys: &Bound<'_, PyAny>) -> PyResult<Ciphertext> {
+    fn rotate_columns(&self, encrypted: &Bound<'_, PyAny>, galois_keys: &Bound<'_, PyAny>) -> PyResult<Ciphertext> {
+        let _ = (encrypted, galois_keys);
         unsupported()
     }
     /// BFV/BGV only: raises RuntimeError("unsupported scheme") for CKKS, as SEAL does.
-    fn rotate_columns_inplace(&self, _encrypted: &Bound<'_, PyAny>, _galois_keys: &Bound<'_, PyAny>) -> PyResult<()> {
+    fn rotate_columns_inplace(&self, encrypted: &Bound<'_, PyAny>, galois_keys: &Bound<'_, PyAny>) -> PyResult<()> {
+        let _ = (encrypted, galois_keys);
         unsupported()
     }
 

@@ -245,7 +245,8 @@ impl Decryptor {
         })
     }
     /// BFV/BGV only: raises RuntimeError("unsupported scheme") as SEAL does for CKKS.
-    fn invariant_noise_budget(&self, _encrypted: PyRef<'_, Ciphertext>) -> PyResult<i32> {
+    fn invariant_noise_budget(&self, encrypted: PyRef<'_, Ciphertext>) -> PyResult<i32> {
+        let _ = encrypted;
         Err(errors::logic("unsupported scheme"))
     }
 }
