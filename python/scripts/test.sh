@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# The Python test command (README "Python"; .ci/run runs it after `cargo test --release`):
+# build the wheel in a fresh virtual environment — `pip install ./python[test]`, which builds
+# with maturin and installs numpy, pytest and seal-python 4.4 (the reference) — then run the
+# pytest suite against it.
+#
+#   bash python/scripts/test.sh [pytest arguments]
+#
+# The wheel's Rust build shares the repository's target/ with `cargo test --release`
+# (CARGO_TARGET_DIR), so it reuses the dependencies that build compiled. XEHE_PY_VENV names the
+# virtual environment (default: a new temporary one, removed afterwards).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+export PIP_DISABLE_PIP_VERSION_CHECK=1
+export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$PWD/target}
+
+if [ -n "${XEHE_PY_VENV:-}" ]; then
+  venv=$XEHE_PY_VENV
+else
+  tmp=$(mktemp -d)
+  trap 'rm -rf "$tmp"' EXIT
+  venv=$tmp/venv
+fi
+rm -rf "$venv"
+python3 -m venv "$venv"
+start=$(date +%s)
+"$venv/bin/python" -m pip install -q "./python[test]"
+echo "wheel built and installed in a fresh venv in $(( $(date +%s) - start )) s"
+"$venv/bin/python" -c 'import xehe, seal, numpy; print("xehe", xehe.__version__, "| seal-python", seal.__version__, "| numpy", numpy.__version__)'
+# From the repository root, so that the installed package is imported, not python/xehe/.
+"$venv/bin/python" -m pytest python/tests -q -p no:cacheprovider "$@"
