@@ -6,13 +6,15 @@
 #
 #   bash python/scripts/test.sh [pytest arguments]
 #
-# The wheel's Rust build shares the repository's target/ with `cargo test --release`
-# (CARGO_TARGET_DIR), so it reuses the dependencies that build compiled. XEHE_PY_VENV names the
-# virtual environment (default: a new temporary one, removed afterwards).
+# The wheel's Rust build goes to target/python/ (CARGO_TARGET_DIR): its own folder, because the
+# extension builds the dependencies with other features and flags, and the two builds must not
+# overwrite each other's artifacts in one folder (the main crate's tests then fail to link);
+# kept between runs, so a second run only relinks. XEHE_PY_VENV names the virtual environment
+# (default: a new temporary one, removed afterwards).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 export PIP_DISABLE_PIP_VERSION_CHECK=1
-export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$PWD/target}
+export CARGO_TARGET_DIR=${XEHE_PY_TARGET_DIR:-$PWD/target/python}
 
 if [ -n "${XEHE_PY_VENV:-}" ]; then
   venv=$XEHE_PY_VENV

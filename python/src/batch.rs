@@ -4,7 +4,7 @@
 use crate::device::Queue;
 use crate::errors::IntoPy;
 use crate::objects::Ciphertext;
-use crate::util::parms_id_to_py;
+use crate::util::{parms_id_to_py, nogil};
 use pyo3::exceptions::PyIndexError;
 use pyo3::prelude::*;
 use xehe::DeviceResident;
@@ -23,16 +23,16 @@ impl CiphertextBatch {
     #[new]
     fn new(py: Python<'_>, ciphertexts: Vec<PyRef<'_, Ciphertext>>) -> PyResult<Self> {
         let cts: Vec<xehe::Ciphertext> = ciphertexts.iter().map(|c| c.inner.clone()).collect();
-        Ok(CiphertextBatch { inner: py.detach(|| xehe::CiphertextBatch::from_ciphertexts(&cts)).py()? })
+        Ok(CiphertextBatch { inner: nogil(py, || xehe::CiphertextBatch::from_ciphertexts(&cts))?.py()? })
     }
     /// The B ciphertexts (a device value is downloaded into a copy first).
     fn to_ciphertexts(&self, py: Python<'_>) -> PyResult<Vec<Ciphertext>> {
-        let cts = py.detach(|| self.inner.to_ciphertexts()).py()?;
+        let cts = nogil(py, || self.inner.to_ciphertexts())?.py()?;
         Ok(cts.into_iter().map(|inner| Ciphertext { inner }).collect())
     }
     /// Instance `b` as a ciphertext.
     fn get(&self, py: Python<'_>, b: usize) -> PyResult<Ciphertext> {
-        Ok(Ciphertext { inner: py.detach(|| self.inner.get(b)).py()? })
+        Ok(Ciphertext { inner: nogil(py, || self.inner.get(b))?.py()? })
     }
     fn __len__(&self) -> usize {
         self.inner.len()
@@ -69,18 +69,18 @@ impl CiphertextBatch {
     fn gpu<'py>(slf: Bound<'py, Self>, py: Python<'py>, queue: Option<PyRef<'_, Queue>>) -> PyResult<Bound<'py, Self>> {
         let q = match queue {
             Some(q) => q.inner.clone(),
-            None => py.detach(xehe::device::default_queue).py()?,
+            None => nogil(py, xehe::device::default_queue)?.py()?,
         };
         slf.try_borrow_mut()?.inner.gpu_on(&q);
         Ok(slf)
     }
     fn cpu(&mut self, py: Python<'_>) -> PyResult<()> {
         let b = &mut self.inner;
-        py.detach(|| b.cpu()).py()
+        nogil(py, || b.cpu())?.py()
     }
     fn download(&mut self, py: Python<'_>) -> PyResult<()> {
         let b = &mut self.inner;
-        py.detach(|| b.download()).py()
+        nogil(py, || b.download())?.py()
     }
     fn is_dirty(&self) -> bool {
         self.inner.is_dirty()

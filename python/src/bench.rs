@@ -5,6 +5,7 @@
 use crate::errors::{self, IntoPy};
 use crate::evaluator::Evaluator;
 use crate::objects::{Ciphertext, GaloisKeys, Plaintext, RelinKeys};
+use crate::util::nogil;
 use pyo3::prelude::*;
 use std::hint::black_box;
 use std::time::Instant;
@@ -61,7 +62,7 @@ pub fn _rust_call_timing(
         }
         _ => return Err(errors::invalid(format!("unknown operation {op}"))),
     };
-    py.detach(|| {
+    nogil(py, || {
         let t = Instant::now();
         for _ in 0..iterations {
             black_box(f()?);
@@ -70,6 +71,6 @@ pub fn _rust_call_timing(
             q.synchronize()?;
         }
         Ok(t.elapsed().as_secs_f64())
-    })
+    })?
     .py()
 }

@@ -5,6 +5,7 @@
 //! set it in `os.environ` before the first `.gpu()`, or pass a queue from `new_queue(device)`.
 
 use crate::errors::IntoPy;
+use crate::util::nogil;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
@@ -19,7 +20,7 @@ pub struct Queue {
 impl Queue {
     /// Wait for all work queued so far.
     fn synchronize(&self, py: Python<'_>) -> PyResult<()> {
-        py.detach(|| self.inner.synchronize()).py()
+        nogil(py, || self.inner.synchronize())?.py()
     }
     /// `cuda`, `opencl` or `level-zero`.
     fn backend(&self) -> &'static str {
@@ -27,7 +28,7 @@ impl Queue {
     }
     /// A new queue (own stream and memory cache) on the same device.
     fn new_queue_on_device(&self, py: Python<'_>) -> PyResult<Queue> {
-        Ok(Queue { inner: py.detach(|| self.inner.new_queue_on_device()).py()? })
+        Ok(Queue { inner: nogil(py, || self.inner.new_queue_on_device())?.py()? })
     }
     /// Start a compute frame (buffers released inside it are recycled at its end).
     fn start_compute_frame(&self) {
@@ -35,7 +36,7 @@ impl Queue {
     }
     /// Synchronize and end the compute frame.
     fn end_compute_frame(&self, py: Python<'_>) -> PyResult<()> {
-        py.detach(|| self.inner.end_compute_frame()).py()
+        nogil(py, || self.inner.end_compute_frame())?.py()
     }
     /// Memory-cache counters: hits, misses, bytes_active, bytes_free, pending_release.
     fn memcache_stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
@@ -61,7 +62,7 @@ impl Queue {
 /// `XEHE_DEVICE`. Raises `xehe.errors.DeviceError` when no GPU backend is usable.
 #[pyfunction]
 pub fn default_queue(py: Python<'_>) -> PyResult<Queue> {
-    Ok(Queue { inner: py.detach(xehe::device::default_queue).py()? })
+    Ok(Queue { inner: nogil(py, xehe::device::default_queue)?.py()? })
 }
 
 /// A new queue on `device` (`cuda`, `cuda:1`, `opencl`, `opencl:0:1`, `auto`; default: the
@@ -70,10 +71,10 @@ pub fn default_queue(py: Python<'_>) -> PyResult<Queue> {
 #[pyo3(signature = (device = None))]
 pub fn new_queue(py: Python<'_>, device: Option<&str>) -> PyResult<Queue> {
     let inner = match device {
-        None => py.detach(xehe::device::new_queue),
+        None => nogil(py, xehe::device::new_queue)?,
         Some(d) => {
             let choice = xehe::device::queue::parse_device(d).py()?;
-            py.detach(|| xehe::device::queue::new_queue_on(&choice))
+            nogil(py, || xehe::device::queue::new_queue_on(&choice))?
         }
     }
     .py()?;
@@ -82,15 +83,15 @@ pub fn new_queue(py: Python<'_>, device: Option<&str>) -> PyResult<Queue> {
 
 /// Whether `.gpu()` can work here (the default queue can be made).
 #[pyfunction]
-pub fn gpu_available(py: Python<'_>) -> bool {
-    py.detach(xehe::device::default_queue).is_ok()
+pub fn gpu_available(py: Python<'_>) -> PyResult<bool> {
+    Ok(nogil(py, xehe::device::default_queue)?.is_ok())
 }
 
 /// Every backend (cpu, cuda, opencl, level-zero): whether compiled in, versions, devices, and
 /// what is missing when not usable — as `xehe info` reports it. A list of dicts.
 #[pyfunction]
 pub fn backends<'py>(py: Python<'py>) -> PyResult<Vec<Bound<'py, PyDict>>> {
-    let infos = py.detach(xehe::cli::info::backends);
+    let infos = nogil(py, xehe::cli::info::backends)?;
     infos
         .iter()
         .map(|b| {
@@ -127,6 +128,6 @@ pub fn backends<'py>(py: Python<'py>) -> PyResult<Vec<Bound<'py, PyDict>>> {
 
 /// The `xehe info` report as text.
 #[pyfunction]
-pub fn info(py: Python<'_>) -> String {
-    py.detach(|| xehe::cli::info::render(&xehe::cli::info::backends()))
+pub fn info(py: Python<'_>) -> PyResult<String> {
+    nogil(py, || xehe::cli::info::render(&xehe::cli::info::backends()))
 }

@@ -4,7 +4,7 @@
 use crate::errors::{self, IntoPy};
 use crate::objects::Plaintext;
 use crate::params::SealContext;
-use crate::util::parms_id_from;
+use crate::util::{parms_id_from, nogil};
 use numpy::{AllowTypeChange, Complex64, PyArray1, PyArrayLikeDyn, PyUntypedArrayMethods};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
@@ -60,10 +60,10 @@ where
         )));
     }
     match arr.as_slice() {
-        Ok(s) => py.detach(|| f(s)).py(),
+        Ok(s) => nogil(py, || f(s))?.py(),
         Err(_) => {
             let v: Vec<T> = arr.as_array().iter().copied().collect();
-            py.detach(|| f(&v)).py()
+            nogil(py, || f(&v))?.py()
         }
     }
 }
@@ -128,13 +128,13 @@ impl CkksEncoder {
             }
             let v: i64 = values.extract()?;
             let id = self.ctx.first_parms_id();
-            let p = py.detach(|| self.inner.encode_i64_constant(v, id)).py()?;
+            let p = nogil(py, || self.inner.encode_i64_constant(v, id))?.py()?;
             return out(p, dest);
         }
         let (id, scale) = self.level_and_scale(&rest, ENCODE_SHAPES)?;
         let p = if is_scalar(values) {
             let v: f64 = values.extract()?;
-            py.detach(|| self.inner.encode_f64_constant(v, id, scale)).py()?
+            nogil(py, || self.inner.encode_f64_constant(v, id, scale))?.py()?
         } else {
             with_values::<f64, _>(py, values, |v| self.inner.encode_f64(v, id, scale))?
         };
@@ -149,7 +149,7 @@ impl CkksEncoder {
         let (id, scale) = self.level_and_scale(&rest, ENCODE_COMPLEX_SHAPES)?;
         let p = if is_scalar(values) {
             let v: Complex64 = values.extract()?;
-            py.detach(|| self.inner.encode_complex_constant(v, id, scale)).py()?
+            nogil(py, || self.inner.encode_complex_constant(v, id, scale))?.py()?
         } else {
             with_values::<Complex64, _>(py, values, |v| self.inner.encode_complex(v, id, scale))?
         };
@@ -158,13 +158,13 @@ impl CkksEncoder {
     /// The real parts of the `slot_count()` slots, a `numpy.float64` array.
     fn decode<'py>(&self, py: Python<'py>, plain: PyRef<'_, Plaintext>) -> PyResult<Bound<'py, PyArray1<f64>>> {
         let p = &plain.inner;
-        let v = py.detach(|| self.inner.decode_f64(p)).py()?;
+        let v = nogil(py, || self.inner.decode_f64(p))?.py()?;
         Ok(PyArray1::from_vec(py, v))
     }
     /// The `slot_count()` slots, a `numpy.complex128` array.
     fn decode_complex<'py>(&self, py: Python<'py>, plain: PyRef<'_, Plaintext>) -> PyResult<Bound<'py, PyArray1<Complex64>>> {
         let p = &plain.inner;
-        let v = py.detach(|| self.inner.decode_complex(p)).py()?;
+        let v = nogil(py, || self.inner.decode_complex(p))?.py()?;
         Ok(PyArray1::from_vec(py, v))
     }
 }

@@ -81,6 +81,16 @@ pub fn logic(msg: impl Into<String>) -> PyErr {
     PyRuntimeError::new_err(msg.into())
 }
 
+/// An internal error (a panic caught at the boundary): `xehe.errors.InternalError`, a
+/// RuntimeError.
+pub fn internal(msg: String) -> PyErr {
+    let msg = format!("internal error in xehe (please report): {msg}");
+    Python::attach(|py| match class(py, "InternalError") {
+        Some(cls) => PyErr::from_type(cls, msg),
+        None => PyRuntimeError::new_err(msg),
+    })
+}
+
 /// `Result<T, xehe::Error>` → `PyResult<T>`.
 pub trait IntoPy<T> {
     /// Map the error with [`to_py`].

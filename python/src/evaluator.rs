@@ -7,7 +7,7 @@ use crate::errors::{self, IntoPy};
 use crate::hybrid::{HybridGaloisKeys, HybridRelinKeys};
 use crate::objects::{Ciphertext, GaloisKeys, Plaintext, RelinKeys};
 use crate::params::SealContext;
-use crate::util::parms_id_from;
+use crate::util::{parms_id_from, nogil};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 
@@ -21,14 +21,14 @@ type R<T> = xehe::Result<T>;
 
 /// A new ciphertext from `f`, run without the GIL.
 fn new_ct(py: Python<'_>, f: impl FnOnce() -> R<xehe::Ciphertext> + Send) -> PyResult<Ciphertext> {
-    Ok(Ciphertext { inner: py.detach(f).py()? })
+    Ok(Ciphertext { inner: nogil(py, f)?.py()? })
 }
 
 /// `f` on `ct` in place, without the GIL.
 fn inplace(py: Python<'_>, ct: &Bound<'_, Ciphertext>, f: impl FnOnce(&mut xehe::Ciphertext) -> R<()> + Send) -> PyResult<()> {
     let mut g = ct.try_borrow_mut()?;
     let c = &mut g.inner;
-    py.detach(|| f(c)).py()
+    nogil(py, || f(c))?.py()
 }
 
 /// `f(a, b)` in place on `a`; `a` and `b` may be the same object (as seal-python allows:
@@ -43,12 +43,12 @@ fn inplace2(
         let copy = b.try_borrow()?.inner.clone();
         let mut g = a.try_borrow_mut()?;
         let c = &mut g.inner;
-        py.detach(|| f(c, &copy)).py()
+        nogil(py, || f(c, &copy))?.py()
     } else {
         let bb = b.try_borrow()?;
         let mut g = a.try_borrow_mut()?;
         let (c, o) = (&mut g.inner, &bb.inner);
-        py.detach(|| f(c, o)).py()
+        nogil(py, || f(c, o))?.py()
     }
 }
 
@@ -62,7 +62,7 @@ fn inplace_plain(
     let p = plain.try_borrow()?;
     let mut g = ct.try_borrow_mut()?;
     let (c, p) = (&mut g.inner, &p.inner);
-    py.detach(|| f(c, p)).py()
+    nogil(py, || f(c, p))?.py()
 }
 
 fn unsupported<T>() -> PyResult<T> {
@@ -158,7 +158,7 @@ impl Evaluator {
         if let Ok(p) = value.cast::<Plaintext>() {
             let g = p.try_borrow()?;
             let a = &g.inner;
-            let out = py.detach(|| self.inner.mod_switch_plain_to_next(a)).py()?;
+            let out = nogil(py, || self.inner.mod_switch_plain_to_next(a))?.py()?;
             return Ok(Py::new(py, Plaintext { inner: out })?.into_any());
         }
         Err(ct_or_pt_error("mod_switch_to_next"))
@@ -170,7 +170,7 @@ impl Evaluator {
         if let Ok(p) = value.cast::<Plaintext>() {
             let mut g = p.try_borrow_mut()?;
             let a = &mut g.inner;
-            return py.detach(|| self.inner.mod_switch_plain_to_next_inplace(a)).py();
+            return nogil(py, || self.inner.mod_switch_plain_to_next_inplace(a))?.py();
         }
         Err(ct_or_pt_error("mod_switch_to_next_inplace"))
     }
@@ -185,7 +185,7 @@ impl Evaluator {
         if let Ok(p) = value.cast::<Plaintext>() {
             let g = p.try_borrow()?;
             let a = &g.inner;
-            let out = py.detach(|| self.inner.mod_switch_plain_to(a, &id)).py()?;
+            let out = nogil(py, || self.inner.mod_switch_plain_to(a, &id))?.py()?;
             return Ok(Py::new(py, Plaintext { inner: out })?.into_any());
         }
         Err(ct_or_pt_error("mod_switch_to"))
@@ -198,7 +198,7 @@ impl Evaluator {
         if let Ok(p) = value.cast::<Plaintext>() {
             let mut g = p.try_borrow_mut()?;
             let a = &mut g.inner;
-            return py.detach(|| self.inner.mod_switch_plain_to_inplace(a, &id)).py();
+            return nogil(py, || self.inner.mod_switch_plain_to_inplace(a, &id))?.py();
         }
         Err(ct_or_pt_error("mod_switch_to_inplace"))
     }
@@ -331,15 +331,15 @@ impl Evaluator {
     // ---- xehe: batched operations (CiphertextBatch) ---------------------------------------------
     fn negate_batch(&self, py: Python<'_>, a: PyRef<'_, CiphertextBatch>) -> PyResult<CiphertextBatch> {
         let a = &a.inner;
-        Ok(CiphertextBatch { inner: py.detach(|| self.inner.negate_batch(a)).py()? })
+        Ok(CiphertextBatch { inner: nogil(py, || self.inner.negate_batch(a))?.py()? })
     }
     fn add_batch(&self, py: Python<'_>, a: PyRef<'_, CiphertextBatch>, b: PyRef<'_, CiphertextBatch>) -> PyResult<CiphertextBatch> {
         let (a, b) = (&a.inner, &b.inner);
-        Ok(CiphertextBatch { inner: py.detach(|| self.inner.add_batch(a, b)).py()? })
+        Ok(CiphertextBatch { inner: nogil(py, || self.inner.add_batch(a, b))?.py()? })
     }
     fn sub_batch(&self, py: Python<'_>, a: PyRef<'_, CiphertextBatch>, b: PyRef<'_, CiphertextBatch>) -> PyResult<CiphertextBatch> {
         let (a, b) = (&a.inner, &b.inner);
-        Ok(CiphertextBatch { inner: py.detach(|| self.inner.sub_batch(a, b)).py()? })
+        Ok(CiphertextBatch { inner: nogil(py, || self.inner.sub_batch(a, b))?.py()? })
     }
     /// `plains`: one Plaintext for every instance, or a sequence of one per instance.
     fn multiply_plain_batch(&self, py: Python<'_>, a: PyRef<'_, CiphertextBatch>, plains: &Bound<'_, PyAny>) -> PyResult<CiphertextBatch> {
@@ -352,27 +352,27 @@ impl Evaluator {
                 .collect(),
         };
         let a = &a.inner;
-        Ok(CiphertextBatch { inner: py.detach(|| self.inner.multiply_plain_batch(a, &plains)).py()? })
+        Ok(CiphertextBatch { inner: nogil(py, || self.inner.multiply_plain_batch(a, &plains))?.py()? })
     }
     fn multiply_batch(&self, py: Python<'_>, a: PyRef<'_, CiphertextBatch>, b: PyRef<'_, CiphertextBatch>) -> PyResult<CiphertextBatch> {
         let (a, b) = (&a.inner, &b.inner);
-        Ok(CiphertextBatch { inner: py.detach(|| self.inner.multiply_batch(a, b)).py()? })
+        Ok(CiphertextBatch { inner: nogil(py, || self.inner.multiply_batch(a, b))?.py()? })
     }
     fn relinearize_batch(&self, py: Python<'_>, a: PyRef<'_, CiphertextBatch>, relin_keys: PyRef<'_, RelinKeys>) -> PyResult<CiphertextBatch> {
         let (a, k) = (&a.inner, RelinKeys::get(&relin_keys)?);
-        Ok(CiphertextBatch { inner: py.detach(|| self.inner.relinearize_batch(a, k)).py()? })
+        Ok(CiphertextBatch { inner: nogil(py, || self.inner.relinearize_batch(a, k))?.py()? })
     }
     fn rescale_to_next_batch(&self, py: Python<'_>, a: PyRef<'_, CiphertextBatch>) -> PyResult<CiphertextBatch> {
         let a = &a.inner;
-        Ok(CiphertextBatch { inner: py.detach(|| self.inner.rescale_to_next_batch(a)).py()? })
+        Ok(CiphertextBatch { inner: nogil(py, || self.inner.rescale_to_next_batch(a))?.py()? })
     }
     fn apply_galois_batch(&self, py: Python<'_>, a: PyRef<'_, CiphertextBatch>, galois_elt: u32, galois_keys: PyRef<'_, GaloisKeys>) -> PyResult<CiphertextBatch> {
         let (a, k) = (&a.inner, GaloisKeys::get(&galois_keys)?);
-        Ok(CiphertextBatch { inner: py.detach(|| self.inner.apply_galois_batch(a, galois_elt, k)).py()? })
+        Ok(CiphertextBatch { inner: nogil(py, || self.inner.apply_galois_batch(a, galois_elt, k))?.py()? })
     }
     fn rotate_vector_batch(&self, py: Python<'_>, a: PyRef<'_, CiphertextBatch>, steps: i32, galois_keys: PyRef<'_, GaloisKeys>) -> PyResult<CiphertextBatch> {
         let (a, k) = (&a.inner, GaloisKeys::get(&galois_keys)?);
-        Ok(CiphertextBatch { inner: py.detach(|| self.inner.rotate_vector_batch(a, steps, k)).py()? })
+        Ok(CiphertextBatch { inner: nogil(py, || self.inner.rotate_vector_batch(a, steps, k))?.py()? })
     }
 
     // ---- xehe: hybrid key switching ---------------------------------------------------------------

@@ -4,7 +4,7 @@
 
 use crate::errors::IntoPy;
 use crate::params::{compr, moduli_to_py, ComprModeType, Modulus, SealContext};
-use crate::util::{bytes_arg, read_file, write_file};
+use crate::util::{bytes_arg, read_file, write_file, nogil};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 use xehe::SealObject;
@@ -61,7 +61,7 @@ impl HybridKeySwitching {
     #[new]
     fn new(py: Python<'_>, context: PyRef<'_, SealContext>, params: KeySwitchParams) -> PyResult<Self> {
         let ctx = context.get()?;
-        let inner = py.detach(|| xehe::HybridKeySwitching::new(ctx, params.to_xehe())).py()?;
+        let inner = nogil(py, || xehe::HybridKeySwitching::new(ctx, params.to_xehe()))?.py()?;
         Ok(HybridKeySwitching { inner })
     }
     fn params(&self) -> KeySwitchParams {
@@ -104,22 +104,22 @@ impl HybridRelinKeys {
     fn load(py: Python<'_>, ks: PyRef<'_, HybridKeySwitching>, path: &str) -> PyResult<Self> {
         let bytes = read_file(py, path)?;
         let ks = &ks.inner;
-        Ok(HybridRelinKeys { inner: py.detach(|| xehe::HybridRelinKeys::load(ks, &bytes)).py()? })
+        Ok(HybridRelinKeys { inner: nogil(py, || xehe::HybridRelinKeys::load(ks, &bytes))?.py()? })
     }
     #[staticmethod]
     fn load_bytes(py: Python<'_>, ks: PyRef<'_, HybridKeySwitching>, data: &Bound<'_, PyAny>) -> PyResult<Self> {
         let bytes = bytes_arg(data)?;
         let ks = &ks.inner;
-        Ok(HybridRelinKeys { inner: py.detach(|| xehe::HybridRelinKeys::load(ks, &bytes)).py()? })
+        Ok(HybridRelinKeys { inner: nogil(py, || xehe::HybridRelinKeys::load(ks, &bytes))?.py()? })
     }
     #[pyo3(signature = (path, compr_mode = None))]
     fn save(&self, py: Python<'_>, path: &str, compr_mode: Option<ComprModeType>) -> PyResult<()> {
-        let bytes = py.detach(|| self.inner.save(compr(compr_mode))).py()?;
+        let bytes = nogil(py, || self.inner.save(compr(compr_mode)))?.py()?;
         write_file(py, path, bytes)
     }
     #[pyo3(signature = (compr_mode = None))]
     fn to_bytes<'py>(&self, py: Python<'py>, compr_mode: Option<ComprModeType>) -> PyResult<Bound<'py, PyBytes>> {
-        let bytes = py.detach(|| self.inner.save(compr(compr_mode))).py()?;
+        let bytes = nogil(py, || self.inner.save(compr(compr_mode)))?.py()?;
         Ok(PyBytes::new(py, &bytes))
     }
 }
@@ -144,22 +144,22 @@ impl HybridGaloisKeys {
     fn load(py: Python<'_>, ks: PyRef<'_, HybridKeySwitching>, path: &str) -> PyResult<Self> {
         let bytes = read_file(py, path)?;
         let ks = &ks.inner;
-        Ok(HybridGaloisKeys { inner: py.detach(|| xehe::HybridGaloisKeys::load(ks, &bytes)).py()? })
+        Ok(HybridGaloisKeys { inner: nogil(py, || xehe::HybridGaloisKeys::load(ks, &bytes))?.py()? })
     }
     #[staticmethod]
     fn load_bytes(py: Python<'_>, ks: PyRef<'_, HybridKeySwitching>, data: &Bound<'_, PyAny>) -> PyResult<Self> {
         let bytes = bytes_arg(data)?;
         let ks = &ks.inner;
-        Ok(HybridGaloisKeys { inner: py.detach(|| xehe::HybridGaloisKeys::load(ks, &bytes)).py()? })
+        Ok(HybridGaloisKeys { inner: nogil(py, || xehe::HybridGaloisKeys::load(ks, &bytes))?.py()? })
     }
     #[pyo3(signature = (path, compr_mode = None))]
     fn save(&self, py: Python<'_>, path: &str, compr_mode: Option<ComprModeType>) -> PyResult<()> {
-        let bytes = py.detach(|| self.inner.save(compr(compr_mode))).py()?;
+        let bytes = nogil(py, || self.inner.save(compr(compr_mode)))?.py()?;
         write_file(py, path, bytes)
     }
     #[pyo3(signature = (compr_mode = None))]
     fn to_bytes<'py>(&self, py: Python<'py>, compr_mode: Option<ComprModeType>) -> PyResult<Bound<'py, PyBytes>> {
-        let bytes = py.detach(|| self.inner.save(compr(compr_mode))).py()?;
+        let bytes = nogil(py, || self.inner.save(compr(compr_mode)))?.py()?;
         Ok(PyBytes::new(py, &bytes))
     }
 }

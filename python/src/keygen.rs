@@ -4,7 +4,7 @@ use crate::errors::{self, IntoPy};
 use crate::hybrid::{HybridGaloisKeys, HybridKeySwitching, HybridRelinKeys};
 use crate::objects::{Ciphertext, GaloisKeys, Plaintext, PublicKey, RelinKeys, SecretKey};
 use crate::params::SealContext;
-use crate::util::parms_id_from;
+use crate::util::{parms_id_from, nogil};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
@@ -23,10 +23,10 @@ impl KeyGenerator {
     fn new(py: Python<'_>, context: PyRef<'_, SealContext>, secret_key: Option<PyRef<'_, SecretKey>>) -> PyResult<Self> {
         let ctx = context.get()?;
         let inner = match secret_key {
-            None => py.detach(|| xehe::KeyGenerator::new(ctx)),
+            None => nogil(py, || xehe::KeyGenerator::new(ctx))?,
             Some(sk) => {
                 let sk = &sk.inner;
-                py.detach(|| xehe::KeyGenerator::from_secret_key(ctx, sk))
+                nogil(py, || xehe::KeyGenerator::from_secret_key(ctx, sk))?
             }
         }
         .py()?;
@@ -39,7 +39,7 @@ impl KeyGenerator {
     /// `create_public_key()` returns a key; `create_public_key(destination)` fills one.
     #[pyo3(signature = (destination = None))]
     fn create_public_key(&self, py: Python<'_>, destination: Option<PyRefMut<'_, PublicKey>>) -> PyResult<Option<PublicKey>> {
-        let k = py.detach(|| self.inner.create_public_key()).py()?;
+        let k = nogil(py, || self.inner.create_public_key())?.py()?;
         Ok(match destination {
             Some(mut d) => {
                 d.inner = k;
@@ -51,7 +51,7 @@ impl KeyGenerator {
     /// `create_relin_keys()` returns keys; `create_relin_keys(destination)` fills them.
     #[pyo3(signature = (destination = None))]
     fn create_relin_keys(&self, py: Python<'_>, destination: Option<PyRefMut<'_, RelinKeys>>) -> PyResult<Option<Py<RelinKeys>>> {
-        let k = py.detach(|| self.inner.create_relin_keys()).py()?;
+        let k = nogil(py, || self.inner.create_relin_keys())?.py()?;
         match destination {
             Some(mut d) => {
                 RelinKeys::set(&mut d, k);
@@ -94,7 +94,7 @@ impl KeyGenerator {
     /// Galois keys for explicit Galois elements (odd, < 2N) (SEAL C++
     /// `create_galois_keys(galois_elts)`; xehe addition).
     fn create_galois_keys_from_elts(&self, py: Python<'_>, galois_elts: Vec<u32>) -> PyResult<Py<GaloisKeys>> {
-        let k = py.detach(|| self.inner.create_galois_keys_from_elts(&galois_elts)).py()?;
+        let k = nogil(py, || self.inner.create_galois_keys_from_elts(&galois_elts))?.py()?;
         GaloisKeys::wrap(py, k)
     }
 
@@ -102,7 +102,7 @@ impl KeyGenerator {
     /// Hybrid relinearization key (`s² → s`) for the key-switching parameters `ks`.
     fn create_hybrid_relin_keys(&self, py: Python<'_>, ks: PyRef<'_, HybridKeySwitching>) -> PyResult<HybridRelinKeys> {
         let ks = &ks.inner;
-        let inner = py.detach(|| self.inner.create_hybrid_relin_keys(ks)).py()?;
+        let inner = nogil(py, || self.inner.create_hybrid_relin_keys(ks))?.py()?;
         Ok(HybridRelinKeys { inner })
     }
     /// Hybrid Galois keys for rotations by `steps` (0 = conjugation), or SEAL's default set
@@ -121,7 +121,7 @@ impl KeyGenerator {
     /// Hybrid Galois keys for explicit Galois elements.
     fn create_hybrid_galois_keys_from_elts(&self, py: Python<'_>, ks: PyRef<'_, HybridKeySwitching>, galois_elts: Vec<u32>) -> PyResult<HybridGaloisKeys> {
         let ks = &ks.inner;
-        let inner = py.detach(|| self.inner.create_hybrid_galois_keys_from_elts(ks, &galois_elts)).py()?;
+        let inner = nogil(py, || self.inner.create_hybrid_galois_keys_from_elts(ks, &galois_elts))?.py()?;
         Ok(HybridGaloisKeys { inner })
     }
 }
@@ -177,14 +177,14 @@ impl Encryptor {
     #[pyo3(signature = (plain, destination = None))]
     fn encrypt(&self, py: Python<'_>, plain: PyRef<'_, Plaintext>, destination: Option<PyRefMut<'_, Ciphertext>>) -> PyResult<Option<Ciphertext>> {
         let p = &plain.inner;
-        let ct = py.detach(|| self.inner.encrypt(p)).py()?;
+        let ct = nogil(py, || self.inner.encrypt(p))?.py()?;
         Ok(out_ct(ct, destination))
     }
     /// Secret-key encryption, `encrypt_symmetric(plain[, destination])`.
     #[pyo3(signature = (plain, destination = None))]
     fn encrypt_symmetric(&self, py: Python<'_>, plain: PyRef<'_, Plaintext>, destination: Option<PyRefMut<'_, Ciphertext>>) -> PyResult<Option<Ciphertext>> {
         let p = &plain.inner;
-        let ct = py.detach(|| self.inner.encrypt_symmetric(p)).py()?;
+        let ct = nogil(py, || self.inner.encrypt_symmetric(p))?.py()?;
         Ok(out_ct(ct, destination))
     }
     /// `encrypt_zero()`, `encrypt_zero(destination)`, `encrypt_zero(parms_id)` or
@@ -201,7 +201,7 @@ impl Encryptor {
             }
         }
         let id = id.unwrap_or_else(|| self.inner_first_parms_id());
-        let ct = py.detach(|| self.inner.encrypt_zero(&id)).py()?;
+        let ct = nogil(py, || self.inner.encrypt_zero(&id))?.py()?;
         Ok(match dest {
             Some(d) => {
                 d.try_borrow_mut()?.inner = ct;
@@ -235,7 +235,7 @@ impl Decryptor {
     #[pyo3(signature = (encrypted, destination = None))]
     fn decrypt(&self, py: Python<'_>, encrypted: PyRef<'_, Ciphertext>, destination: Option<PyRefMut<'_, Plaintext>>) -> PyResult<Option<Plaintext>> {
         let c = &encrypted.inner;
-        let p = py.detach(|| self.inner.decrypt(c)).py()?;
+        let p = nogil(py, || self.inner.decrypt(c))?.py()?;
         Ok(match destination {
             Some(mut d) => {
                 d.inner = p;

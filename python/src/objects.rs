@@ -5,7 +5,7 @@
 use crate::device::Queue;
 use crate::errors::{self, IntoPy};
 use crate::params::{compr, ComprModeType, SealContext};
-use crate::util::{bytes_arg, load, parms_id_from, parms_id_to_py, read_file, write_file};
+use crate::util::{bytes_arg, load, parms_id_from, parms_id_to_py, read_file, write_file, nogil};
 use numpy::{PyArray1, PyArray3, PyArrayMethods};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
@@ -15,13 +15,13 @@ use xehe::{DeviceResident, SealLoad, SealObject};
 
 /// Save `obj` to `path` (SEAL's format), without the GIL.
 fn save_to_path<T: SealObject + Sync>(py: Python<'_>, obj: &T, path: &str, mode: Option<ComprModeType>) -> PyResult<()> {
-    let bytes = py.detach(|| obj.save(compr(mode))).py()?;
+    let bytes = nogil(py, || obj.save(compr(mode)))?.py()?;
     write_file(py, path, bytes)
 }
 
 /// Serialize `obj` to Python bytes.
 fn save_bytes<'py, T: SealObject + Sync>(py: Python<'py>, obj: &T, mode: Option<ComprModeType>) -> PyResult<Bound<'py, PyBytes>> {
-    let bytes = py.detach(|| obj.save(compr(mode))).py()?;
+    let bytes = nogil(py, || obj.save(compr(mode)))?.py()?;
     Ok(PyBytes::new(py, &bytes))
 }
 
@@ -42,7 +42,7 @@ fn load_data<T: SealLoad + Send>(py: Python<'_>, context: &SealContext, data: &B
 fn mark_gpu<T: DeviceResident>(py: Python<'_>, obj: &mut T, queue: Option<PyRef<'_, Queue>>) -> PyResult<()> {
     let q = match queue {
         Some(q) => q.inner.clone(),
-        None => py.detach(xehe::device::default_queue).py()?,
+        None => nogil(py, xehe::device::default_queue)?.py()?,
     };
     obj.gpu_on(&q);
     Ok(())
@@ -73,6 +73,16 @@ fn poly_to_hex(words: &[u64]) -> String {
     if terms.is_empty() { "0".into() } else { terms.join(" + ") }
 }
 
+/// Largest plaintext SEAL can hold: N ≤ 131072 words per prime, at most 256 primes.
+const MAX_COEFF_COUNT: usize = 131072 * 256;
+
+fn coeff_count(n: usize) -> PyResult<usize> {
+    if n > MAX_COEFF_COUNT {
+        return Err(errors::invalid(format!("coeff_count {n} is above {MAX_COEFF_COUNT} (N × primes at most)")));
+    }
+    Ok(n)
+}
+
 #[pymethods]
 impl Plaintext {
     /// `Plaintext()`, `Plaintext(coeff_count)`, `Plaintext(capacity, coeff_count)` (zero
@@ -93,9 +103,9 @@ impl Plaintext {
                         "hexadecimal plaintexts are BFV/BGV plaintexts: xehe implements CKKS",
                     ));
                 }
-                xehe::Plaintext::zeros(xehe::PARMS_ID_ZERO, a.extract()?, 1.0)
+                xehe::Plaintext::zeros(xehe::PARMS_ID_ZERO, coeff_count(a.extract()?)?, 1.0)
             }
-            2 => xehe::Plaintext::zeros(xehe::PARMS_ID_ZERO, args.get_item(1)?.extract()?, 1.0),
+            2 => xehe::Plaintext::zeros(xehe::PARMS_ID_ZERO, coeff_count(args.get_item(1)?.extract()?)?, 1.0),
             _ => return Err(PyTypeError::new_err("Plaintext(), Plaintext(coeff_count), Plaintext(capacity, coeff_count) or Plaintext(other)")),
         };
         Ok(Plaintext { inner })
@@ -196,12 +206,12 @@ impl Plaintext {
     /// Bring back to the host and unmark: later operations run on the CPU.
     fn cpu(&mut self, py: Python<'_>) -> PyResult<()> {
         let p = &mut self.inner;
-        py.detach(|| p.cpu()).py()
+        nogil(py, || p.cpu())?.py()
     }
     /// Make the host words current (synchronizes the device queue).
     fn download(&mut self, py: Python<'_>) -> PyResult<()> {
         let p = &mut self.inner;
-        py.detach(|| p.download()).py()
+        nogil(py, || p.download())?.py()
     }
     /// Whether the host words are stale (value computed on the device, not downloaded yet).
     fn is_dirty(&self) -> bool {
@@ -359,12 +369,12 @@ impl Ciphertext {
     /// Download and unmark: later operations on this ciphertext run on the CPU.
     fn cpu(&mut self, py: Python<'_>) -> PyResult<()> {
         let c = &mut self.inner;
-        py.detach(|| c.cpu()).py()
+        nogil(py, || c.cpu())?.py()
     }
     /// Make the host words current (synchronizes the device queue); the device copy stays.
     fn download(&mut self, py: Python<'_>) -> PyResult<()> {
         let c = &mut self.inner;
-        py.detach(|| c.download()).py()
+        nogil(py, || c.download())?.py()
     }
     /// Whether the host words are stale (value computed on the device, not downloaded yet).
     fn is_dirty(&self) -> bool {

@@ -3,7 +3,7 @@
 //! names and call shapes.
 
 use crate::errors::{self, IntoPy};
-use crate::util::{parms_id_from, parms_id_to_py, read_file, write_file};
+use crate::util::{parms_id_from, parms_id_to_py, read_file, write_file, nogil};
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedBytes;
 use pyo3::types::{PyBytes, PyTuple};
@@ -400,7 +400,7 @@ impl SealContext {
             ));
         }
         let p = parms.inner.clone();
-        let ctx = py.detach(move || xehe::Context::with_sec_level(&p, sec_level.to_xehe()));
+        let ctx = nogil(py, move || xehe::Context::with_sec_level(&p, sec_level.to_xehe()))?;
         Ok(SealContext { ctx: ctx.map_err(|e| e.to_string()) })
     }
     fn parameters_set(&self) -> bool {

@@ -32,21 +32,36 @@ pub fn bytes_arg(obj: &Bound<'_, PyAny>) -> PyResult<PyBackedBytes> {
         .map_err(|_| PyTypeError::new_err("expected bytes or bytearray"))
 }
 
+/// Run `f` without the GIL (other Python threads run meanwhile). A panic inside xehe — a bug —
+/// becomes `xehe.errors.XeheError` (a RuntimeError) instead of pyo3's `PanicException`, which
+/// `except Exception` would not catch.
+pub fn nogil<T: Send, F: FnOnce() -> T + Send>(py: Python<'_>, f: F) -> PyResult<T> {
+    py.detach(|| std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)))
+        .map_err(|payload| {
+            let msg = payload
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown panic".into());
+            errors::internal(msg)
+        })
+}
+
 /// Read a whole file, without the GIL.
 pub fn read_file(py: Python<'_>, path: &str) -> PyResult<Vec<u8>> {
     let p = path.to_owned();
-    py.detach(move || std::fs::read(&p)).map_err(|e| errors::io(path, e))
+    nogil(py, move || std::fs::read(&p))?.map_err(|e| errors::io(path, e))
 }
 
 /// Write `bytes` to a file, without the GIL.
 pub fn write_file(py: Python<'_>, path: &str, bytes: Vec<u8>) -> PyResult<()> {
     let p = path.to_owned();
-    py.detach(move || std::fs::write(&p, bytes)).map_err(|e| errors::io(path, e))
+    nogil(py, move || std::fs::write(&p, bytes))?.map_err(|e| errors::io(path, e))
 }
 
 /// SEAL's `load` (structure, metadata and validity checks), without the GIL.
 pub fn load<T: SealLoad + Send>(py: Python<'_>, ctx: &xehe::Context, bytes: &[u8]) -> PyResult<T> {
-    py.detach(|| T::load(ctx, bytes)).py()
+    nogil(py, || T::load(ctx, bytes))?.py()
 }
 
 /// A little-endian multi-word integer as a Python int.

@@ -3,7 +3,6 @@ runs through seal-python and xehe; both must raise (the same built-in class wher
 is the natural one), xehe's operands must be unchanged, and a good call afterwards must still
 give SEAL's bytes."""
 
-import os
 from types import SimpleNamespace
 
 import numpy as np
@@ -195,6 +194,13 @@ def test_invalid_parameters_as_seal(tmp_path):
         xehe.SEALContext(p, False)  # expand_mod_chain=False: xehe always expands the chain
 
 
+def test_no_huge_allocation_from_an_argument():
+    with pytest.raises(ValueError):
+        xehe.Plaintext(2**40)
+    with pytest.raises((TypeError, OverflowError)):
+        xehe.Plaintext(-1)
+
+
 def test_parms_id_arguments_are_checked(n8192):
     s = n8192
     x = s.fresh()
@@ -225,3 +231,30 @@ def test_device_errors_are_runtime_errors(n8192):
         xehe.device.new_queue("cpu")
     with pytest.raises(ValueError):
         xehe.device.new_queue("tpu")
+
+
+def test_corrupted_bytes_never_crash(n8192):
+    """Random byte flips and truncations of SEAL objects: each load either succeeds or raises an
+    xehe error (never a crash, never another exception type)."""
+    s = n8192
+    rng = np.random.default_rng(18)
+    sources = {
+        "ciphertext": (s.seal.a.to_string(), s.xehe.ctx.from_cipher_str),
+        "plaintext": (s.seal.p.to_bytes(), s.xehe.ctx.from_plain_str),
+        "relin_keys": (s.seal.rk.to_string(), s.xehe.ctx.from_relin_str),
+        "parms": (s.seal.parms.to_bytes(), lambda d: xehe.EncryptionParameters(xehe.scheme_type.ckks).load_bytes(d)),
+    }
+    for name, (data, load) in sources.items():
+        for trial in range(60):
+            b = bytearray(data)
+            if trial % 3 == 0:
+                b = b[: rng.integers(0, len(b))]
+            else:
+                # Mostly the header and the metadata after it, where the lengths live.
+                for _ in range(rng.integers(1, 4)):
+                    i = int(rng.integers(0, min(len(b), 128))) if rng.random() < 0.8 else int(rng.integers(0, len(b)))
+                    b[i] ^= 1 << int(rng.integers(0, 8))
+            try:
+                load(bytes(b))
+            except errors.XeheError:
+                pass

@@ -129,7 +129,7 @@ def test_hybrid_with_seal_parameters_equals_seal_relinearize(n8192):
     assert prod.to_string() == want
 
 
-def test_hybrid_keys_decrypt_correctly(tmp_path):
+def test_hybrid_keys_decrypt_correctly(tmp_path, gpu):
     """α = 2 special primes, dnum = 2 digits: multiply + relinearize_hybrid + rescale and
     rotate_vector_hybrid decrypt to the expected values; keys round-trip through bytes."""
     n = 8192
@@ -150,6 +150,8 @@ def test_hybrid_keys_decrypt_correctly(tmp_path):
     ev = xehe.Evaluator(ctx)
     v = np.linspace(-1, 1, ce.slot_count())
     ct = enc.encrypt(ce.encode(v, 2.0**30))
+    if gpu:
+        ct.gpu()
     sq = ev.rescale_to_next(ev.relinearize_hybrid(ev.multiply(ct, ct), rk))
     assert np.allclose(ce.decode(dec.decrypt(sq)), v * v, atol=1e-3)
     rot = ev.rotate_vector_hybrid(ct, 1, gk)

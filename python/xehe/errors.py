@@ -26,6 +26,7 @@ __all__ = [
     "TransparentResultError",
     "DeviceError",
     "XeheIOError",
+    "InternalError",
 ]
 
 
@@ -83,3 +84,7 @@ class DeviceError(XeheError, RuntimeError):
 
 class XeheIOError(XeheError, RuntimeError, OSError):
     """Reading or writing a file failed."""
+
+
+class InternalError(XeheError, RuntimeError):
+    """A bug in xehe (a Rust panic caught at the boundary); please report it."""
