@@ -17,6 +17,8 @@
 #        for reference. Logs and JSON go to $OUT (or /tmp/xehe-gpu-check).
 #
 # On a GPU machine that has cargo and PyPI, `run` builds the wheel itself when none was carried.
+# XEHE_CHECK_DEVICE=cpu makes `run` a dry run on a machine without a GPU (suite and benchmark on
+# the CPU); prepare with XEHE_GPU_PYTHON set to that machine's Python then.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 WHEELS=python/.gpu-wheels
@@ -38,6 +40,8 @@ if [ "$mode" = prepare ]; then
 fi
 [ "$mode" = run ] || { echo "usage: $0 [prepare|run]" >&2; exit 2; }
 
+DEVICE=${XEHE_CHECK_DEVICE:-cuda}
+[ "$DEVICE" = cpu ] && BENCH_DEVICE=cpu || BENCH_DEVICE=gpu
 LOG=${OUT:-/tmp/xehe-gpu-check}
 mkdir -p "$LOG"
 export PYTHONUNBUFFERED=1
@@ -70,15 +74,15 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv 2>/dev/null
   2>&1 | tee "$LOG/devices.log"
 
 status=0
-echo "==== XEHE_DEVICE=cuda pytest python/tests ===="
+echo "==== XEHE_DEVICE=$DEVICE pytest python/tests ===="
 start=$(date +%s)
-XEHE_DEVICE=cuda "$PY" -m pytest python/tests -q -p no:cacheprovider -rs 2>&1 | tee "$LOG/pytest_cuda.log"
+XEHE_DEVICE=$DEVICE "$PY" -m pytest python/tests -q -p no:cacheprovider -rs 2>&1 | tee "$LOG/pytest_cuda.log"
 [ "${PIPESTATUS[0]}" = 0 ] || status=1
-echo "pytest on the GPU took $(( $(date +%s) - start )) s"
+echo "pytest (XEHE_DEVICE=$DEVICE) took $(( $(date +%s) - start )) s"
 
-echo "==== per-call overhead, GPU ===="
+echo "==== per-call overhead, $BENCH_DEVICE ===="
 for n in 8192 16384; do
-  XEHE_DEVICE=cuda "$PY" python/scripts/bench_overhead.py --device gpu --n "$n" --json-out "$LOG/bench_gpu_n$n.json" \
+  XEHE_DEVICE=$DEVICE "$PY" python/scripts/bench_overhead.py --device $BENCH_DEVICE --n "$n" --json-out "$LOG/bench_gpu_n$n.json" \
     2>&1 | tee "$LOG/bench_gpu_n$n.txt"
   [ "${PIPESTATUS[0]}" = 0 ] || status=1
 done
