@@ -4,7 +4,7 @@
 use crate::device::Queue;
 use crate::errors::IntoPy;
 use crate::objects::Ciphertext;
-use crate::util::{parms_id_to_py, nogil};
+use crate::util::{nogil, parms_id_to_py};
 use pyo3::exceptions::PyIndexError;
 use pyo3::prelude::*;
 use xehe::DeviceResident;
@@ -23,7 +23,9 @@ impl CiphertextBatch {
     #[new]
     fn new(py: Python<'_>, ciphertexts: Vec<PyRef<'_, Ciphertext>>) -> PyResult<Self> {
         let cts: Vec<xehe::Ciphertext> = ciphertexts.iter().map(|c| c.inner.clone()).collect();
-        Ok(CiphertextBatch { inner: nogil(py, || xehe::CiphertextBatch::from_ciphertexts(&cts))?.py()? })
+        Ok(CiphertextBatch {
+            inner: nogil(py, || xehe::CiphertextBatch::from_ciphertexts(&cts))?.py()?,
+        })
     }
     /// The B ciphertexts (a device value is downloaded into a copy first).
     fn to_ciphertexts(&self, py: Python<'_>) -> PyResult<Vec<Ciphertext>> {
@@ -32,7 +34,9 @@ impl CiphertextBatch {
     }
     /// Instance `b` as a ciphertext.
     fn get(&self, py: Python<'_>, b: usize) -> PyResult<Ciphertext> {
-        Ok(Ciphertext { inner: nogil(py, || self.inner.get(b))?.py()? })
+        Ok(Ciphertext {
+            inner: nogil(py, || self.inner.get(b))?.py()?,
+        })
     }
     fn __len__(&self) -> usize {
         self.inner.len()
@@ -41,7 +45,9 @@ impl CiphertextBatch {
         let len = self.inner.len() as isize;
         let i = if index < 0 { index + len } else { index };
         if !(0..len).contains(&i) {
-            return Err(PyIndexError::new_err(format!("instance {index} of a batch of {len}")));
+            return Err(PyIndexError::new_err(format!(
+                "instance {index} of a batch of {len}"
+            )));
         }
         self.get(py, i as usize)
     }
@@ -66,7 +72,11 @@ impl CiphertextBatch {
     }
     /// Mark for the GPU (the default queue, or `queue`); returns self.
     #[pyo3(signature = (queue = None))]
-    fn gpu<'py>(slf: Bound<'py, Self>, py: Python<'py>, queue: Option<PyRef<'_, Queue>>) -> PyResult<Bound<'py, Self>> {
+    fn gpu<'py>(
+        slf: Bound<'py, Self>,
+        py: Python<'py>,
+        queue: Option<PyRef<'_, Queue>>,
+    ) -> PyResult<Bound<'py, Self>> {
         let q = match queue {
             Some(q) => q.inner.clone(),
             None => nogil(py, xehe::device::default_queue)?.py()?,

@@ -28,7 +28,9 @@ impl Queue {
     }
     /// A new queue (own stream and memory cache) on the same device.
     fn new_queue_on_device(&self, py: Python<'_>) -> PyResult<Queue> {
-        Ok(Queue { inner: nogil(py, || self.inner.new_queue_on_device())?.py()? })
+        Ok(Queue {
+            inner: nogil(py, || self.inner.new_queue_on_device())?.py()?,
+        })
     }
     /// Start a compute frame (buffers released inside it are recycled at its end).
     fn start_compute_frame(&self) {
@@ -62,7 +64,9 @@ impl Queue {
 /// `XEHE_DEVICE`. Raises `xehe.errors.DeviceError` when no GPU backend is usable.
 #[pyfunction]
 pub fn default_queue(py: Python<'_>) -> PyResult<Queue> {
-    Ok(Queue { inner: nogil(py, xehe::device::default_queue)?.py()? })
+    Ok(Queue {
+        inner: nogil(py, xehe::device::default_queue)?.py()?,
+    })
 }
 
 /// A new queue on `device` (`cuda`, `cuda:1`, `opencl`, `opencl:0:1`, `auto`; default: the

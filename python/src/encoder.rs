@@ -4,7 +4,7 @@
 use crate::errors::{self, IntoPy};
 use crate::objects::Plaintext;
 use crate::params::SealContext;
-use crate::util::{parms_id_from, nogil};
+use crate::util::{nogil, parms_id_from};
 use numpy::{AllowTypeChange, Complex64, PyArray1, PyArrayLikeDyn, PyUntypedArrayMethods};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
@@ -20,7 +20,10 @@ pub struct CkksEncoder {
 /// Whether `obj` is one value rather than a collection: a number, a numpy scalar, or a 0-d
 /// array.
 fn is_scalar(obj: &Bound<'_, PyAny>) -> bool {
-    if obj.is_instance_of::<PyFloat>() || obj.is_instance_of::<PyInt>() || obj.is_instance_of::<PyComplex>() {
+    if obj.is_instance_of::<PyFloat>()
+        || obj.is_instance_of::<PyInt>()
+        || obj.is_instance_of::<PyComplex>()
+    {
         return true;
     }
     if let Ok(a) = obj.cast::<numpy::PyUntypedArray>() {
@@ -50,9 +53,9 @@ where
     R: Send,
 {
     let seq = as_sequence(obj)?;
-    let arr: PyArrayLikeDyn<'py, T, AllowTypeChange> = seq
-        .extract()
-        .map_err(|_| PyTypeError::new_err("values must be numbers or a one-dimensional array of numbers"))?;
+    let arr: PyArrayLikeDyn<'py, T, AllowTypeChange> = seq.extract().map_err(|_| {
+        PyTypeError::new_err("values must be numbers or a one-dimensional array of numbers")
+    })?;
     if arr.ndim() != 1 {
         return Err(errors::invalid(format!(
             "values must be one-dimensional, got {} dimensions",
@@ -69,7 +72,9 @@ where
 }
 
 /// The trailing `destination` of an overload, if the last argument is a `Plaintext`.
-fn split_destination<'py>(args: &Bound<'py, PyTuple>) -> (Vec<Bound<'py, PyAny>>, Option<Bound<'py, Plaintext>>) {
+fn split_destination<'py>(
+    args: &Bound<'py, PyTuple>,
+) -> (Vec<Bound<'py, PyAny>>, Option<Bound<'py, Plaintext>>) {
     let mut v: Vec<_> = args.iter().collect();
     let dest = v.last().and_then(|a| a.cast::<Plaintext>().ok().cloned());
     if dest.is_some() {
@@ -94,7 +99,11 @@ const ENCODE_COMPLEX_SHAPES: &str =
 
 impl CkksEncoder {
     /// `(parms_id, scale)` from the arguments after the values.
-    fn level_and_scale(&self, rest: &[Bound<'_, PyAny>], shapes: &str) -> PyResult<(xehe::ParmsId, f64)> {
+    fn level_and_scale(
+        &self,
+        rest: &[Bound<'_, PyAny>],
+        shapes: &str,
+    ) -> PyResult<(xehe::ParmsId, f64)> {
         match rest {
             [scale] => Ok((self.ctx.first_parms_id(), scale.extract()?)),
             [pid, scale] => Ok((parms_id_from(pid)?, scale.extract()?)),
@@ -108,7 +117,10 @@ impl CkksEncoder {
     #[new]
     fn new(context: PyRef<'_, SealContext>) -> PyResult<Self> {
         let ctx = context.get()?;
-        Ok(CkksEncoder { inner: xehe::CkksEncoder::new(ctx).py()?, ctx: ctx.clone() })
+        Ok(CkksEncoder {
+            inner: xehe::CkksEncoder::new(ctx).py()?,
+            ctx: ctx.clone(),
+        })
     }
     /// N/2.
     fn slot_count(&self) -> usize {
@@ -120,7 +132,12 @@ impl CkksEncoder {
     /// trailing `destination`; `encode(int_value[, destination])` encodes an integer exactly at
     /// scale 1.
     #[pyo3(signature = (values, *args))]
-    fn encode(&self, py: Python<'_>, values: &Bound<'_, PyAny>, args: &Bound<'_, PyTuple>) -> PyResult<Option<Plaintext>> {
+    fn encode(
+        &self,
+        py: Python<'_>,
+        values: &Bound<'_, PyAny>,
+        args: &Bound<'_, PyTuple>,
+    ) -> PyResult<Option<Plaintext>> {
         let (rest, dest) = split_destination(args);
         if rest.is_empty() {
             if !values.is_instance_of::<PyInt>() || values.is_instance_of::<PyBool>() {
@@ -144,7 +161,12 @@ impl CkksEncoder {
     /// `encode_complex(values, scale)` or `encode_complex(values, parms_id, scale)`, each with
     /// an optional trailing `destination`.
     #[pyo3(signature = (values, *args))]
-    fn encode_complex(&self, py: Python<'_>, values: &Bound<'_, PyAny>, args: &Bound<'_, PyTuple>) -> PyResult<Option<Plaintext>> {
+    fn encode_complex(
+        &self,
+        py: Python<'_>,
+        values: &Bound<'_, PyAny>,
+        args: &Bound<'_, PyTuple>,
+    ) -> PyResult<Option<Plaintext>> {
         let (rest, dest) = split_destination(args);
         let (id, scale) = self.level_and_scale(&rest, ENCODE_COMPLEX_SHAPES)?;
         let p = if is_scalar(values) {
@@ -156,13 +178,21 @@ impl CkksEncoder {
         out(p, dest)
     }
     /// The real parts of the `slot_count()` slots, a `numpy.float64` array.
-    fn decode<'py>(&self, py: Python<'py>, plain: PyRef<'_, Plaintext>) -> PyResult<Bound<'py, PyArray1<f64>>> {
+    fn decode<'py>(
+        &self,
+        py: Python<'py>,
+        plain: PyRef<'_, Plaintext>,
+    ) -> PyResult<Bound<'py, PyArray1<f64>>> {
         let p = &plain.inner;
         let v = nogil(py, || self.inner.decode_f64(p))?.py()?;
         Ok(PyArray1::from_vec(py, v))
     }
     /// The `slot_count()` slots, a `numpy.complex128` array.
-    fn decode_complex<'py>(&self, py: Python<'py>, plain: PyRef<'_, Plaintext>) -> PyResult<Bound<'py, PyArray1<Complex64>>> {
+    fn decode_complex<'py>(
+        &self,
+        py: Python<'py>,
+        plain: PyRef<'_, Plaintext>,
+    ) -> PyResult<Bound<'py, PyArray1<Complex64>>> {
         let p = &plain.inner;
         let v = nogil(py, || self.inner.decode_complex(p))?.py()?;
         Ok(PyArray1::from_vec(py, v))

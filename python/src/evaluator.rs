@@ -7,7 +7,7 @@ use crate::errors::{self, IntoPy};
 use crate::hybrid::{HybridGaloisKeys, HybridRelinKeys};
 use crate::objects::{Ciphertext, GaloisKeys, Plaintext, RelinKeys};
 use crate::params::SealContext;
-use crate::util::{parms_id_from, nogil};
+use crate::util::{nogil, parms_id_from};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 
@@ -21,11 +21,17 @@ type R<T> = xehe::Result<T>;
 
 /// A new ciphertext from `f`, run without the GIL.
 fn new_ct(py: Python<'_>, f: impl FnOnce() -> R<xehe::Ciphertext> + Send) -> PyResult<Ciphertext> {
-    Ok(Ciphertext { inner: nogil(py, f)?.py()? })
+    Ok(Ciphertext {
+        inner: nogil(py, f)?.py()?,
+    })
 }
 
 /// `f` on `ct` in place, without the GIL.
-fn inplace(py: Python<'_>, ct: &Bound<'_, Ciphertext>, f: impl FnOnce(&mut xehe::Ciphertext) -> R<()> + Send) -> PyResult<()> {
+fn inplace(
+    py: Python<'_>,
+    ct: &Bound<'_, Ciphertext>,
+    f: impl FnOnce(&mut xehe::Ciphertext) -> R<()> + Send,
+) -> PyResult<()> {
     let mut g = ct.try_borrow_mut()?;
     let c = &mut g.inner;
     nogil(py, || f(c))?.py()
@@ -77,7 +83,9 @@ fn ct_or_pt_error(what: &str) -> PyErr {
 impl Evaluator {
     #[new]
     fn new(context: PyRef<'_, SealContext>) -> PyResult<Self> {
-        Ok(Evaluator { inner: xehe::Evaluator::new(context.get()?) })
+        Ok(Evaluator {
+            inner: xehe::Evaluator::new(context.get()?),
+        })
     }
 
     // ---- negate, add, sub ------------------------------------------------------------------------
@@ -88,33 +96,73 @@ impl Evaluator {
     fn negate_inplace(&self, py: Python<'_>, encrypted: &Bound<'_, Ciphertext>) -> PyResult<()> {
         inplace(py, encrypted, |c| self.inner.negate_inplace(c))
     }
-    fn add(&self, py: Python<'_>, encrypted1: PyRef<'_, Ciphertext>, encrypted2: PyRef<'_, Ciphertext>) -> PyResult<Ciphertext> {
+    fn add(
+        &self,
+        py: Python<'_>,
+        encrypted1: PyRef<'_, Ciphertext>,
+        encrypted2: PyRef<'_, Ciphertext>,
+    ) -> PyResult<Ciphertext> {
         let (a, b) = (&encrypted1.inner, &encrypted2.inner);
         new_ct(py, || self.inner.add(a, b))
     }
-    fn add_inplace(&self, py: Python<'_>, encrypted1: &Bound<'_, Ciphertext>, encrypted2: &Bound<'_, Ciphertext>) -> PyResult<()> {
-        inplace2(py, encrypted1, encrypted2, |a, b| self.inner.add_inplace(a, b))
+    fn add_inplace(
+        &self,
+        py: Python<'_>,
+        encrypted1: &Bound<'_, Ciphertext>,
+        encrypted2: &Bound<'_, Ciphertext>,
+    ) -> PyResult<()> {
+        inplace2(py, encrypted1, encrypted2, |a, b| {
+            self.inner.add_inplace(a, b)
+        })
     }
     /// The sum of a non-empty sequence of ciphertexts.
-    fn add_many(&self, py: Python<'_>, encrypteds: Vec<PyRef<'_, Ciphertext>>) -> PyResult<Ciphertext> {
+    fn add_many(
+        &self,
+        py: Python<'_>,
+        encrypteds: Vec<PyRef<'_, Ciphertext>>,
+    ) -> PyResult<Ciphertext> {
         let cts: Vec<xehe::Ciphertext> = encrypteds.iter().map(|c| c.inner.clone()).collect();
         new_ct(py, || self.inner.add_many(&cts))
     }
-    fn sub(&self, py: Python<'_>, encrypted1: PyRef<'_, Ciphertext>, encrypted2: PyRef<'_, Ciphertext>) -> PyResult<Ciphertext> {
+    fn sub(
+        &self,
+        py: Python<'_>,
+        encrypted1: PyRef<'_, Ciphertext>,
+        encrypted2: PyRef<'_, Ciphertext>,
+    ) -> PyResult<Ciphertext> {
         let (a, b) = (&encrypted1.inner, &encrypted2.inner);
         new_ct(py, || self.inner.sub(a, b))
     }
-    fn sub_inplace(&self, py: Python<'_>, encrypted1: &Bound<'_, Ciphertext>, encrypted2: &Bound<'_, Ciphertext>) -> PyResult<()> {
-        inplace2(py, encrypted1, encrypted2, |a, b| self.inner.sub_inplace(a, b))
+    fn sub_inplace(
+        &self,
+        py: Python<'_>,
+        encrypted1: &Bound<'_, Ciphertext>,
+        encrypted2: &Bound<'_, Ciphertext>,
+    ) -> PyResult<()> {
+        inplace2(py, encrypted1, encrypted2, |a, b| {
+            self.inner.sub_inplace(a, b)
+        })
     }
 
     // ---- multiply, square, relinearize -------------------------------------------------------------
-    fn multiply(&self, py: Python<'_>, encrypted1: PyRef<'_, Ciphertext>, encrypted2: PyRef<'_, Ciphertext>) -> PyResult<Ciphertext> {
+    fn multiply(
+        &self,
+        py: Python<'_>,
+        encrypted1: PyRef<'_, Ciphertext>,
+        encrypted2: PyRef<'_, Ciphertext>,
+    ) -> PyResult<Ciphertext> {
         let (a, b) = (&encrypted1.inner, &encrypted2.inner);
         new_ct(py, || self.inner.multiply(a, b))
     }
-    fn multiply_inplace(&self, py: Python<'_>, encrypted1: &Bound<'_, Ciphertext>, encrypted2: &Bound<'_, Ciphertext>) -> PyResult<()> {
-        inplace2(py, encrypted1, encrypted2, |a, b| self.inner.multiply_inplace(a, b))
+    fn multiply_inplace(
+        &self,
+        py: Python<'_>,
+        encrypted1: &Bound<'_, Ciphertext>,
+        encrypted2: &Bound<'_, Ciphertext>,
+    ) -> PyResult<()> {
+        inplace2(py, encrypted1, encrypted2, |a, b| {
+            self.inner.multiply_inplace(a, b)
+        })
     }
     fn square(&self, py: Python<'_>, encrypted: PyRef<'_, Ciphertext>) -> PyResult<Ciphertext> {
         let a = &encrypted.inner;
@@ -123,26 +171,50 @@ impl Evaluator {
     fn square_inplace(&self, py: Python<'_>, encrypted: &Bound<'_, Ciphertext>) -> PyResult<()> {
         inplace(py, encrypted, |c| self.inner.square_inplace(c))
     }
-    fn relinearize(&self, py: Python<'_>, encrypted: PyRef<'_, Ciphertext>, relin_keys: PyRef<'_, RelinKeys>) -> PyResult<Ciphertext> {
+    fn relinearize(
+        &self,
+        py: Python<'_>,
+        encrypted: PyRef<'_, Ciphertext>,
+        relin_keys: PyRef<'_, RelinKeys>,
+    ) -> PyResult<Ciphertext> {
         let (a, k) = (&encrypted.inner, RelinKeys::get(&relin_keys)?);
         new_ct(py, || self.inner.relinearize(a, k))
     }
-    fn relinearize_inplace(&self, py: Python<'_>, encrypted: &Bound<'_, Ciphertext>, relin_keys: PyRef<'_, RelinKeys>) -> PyResult<()> {
+    fn relinearize_inplace(
+        &self,
+        py: Python<'_>,
+        encrypted: &Bound<'_, Ciphertext>,
+        relin_keys: PyRef<'_, RelinKeys>,
+    ) -> PyResult<()> {
         let k = RelinKeys::get(&relin_keys)?;
         inplace(py, encrypted, |c| self.inner.relinearize_inplace(c, k))
     }
     /// BFV/BGV only in SEAL: raises RuntimeError("unsupported scheme") for CKKS, as SEAL does.
-    fn multiply_many(&self, encrypteds: &Bound<'_, PyAny>, relin_keys: &Bound<'_, PyAny>) -> PyResult<Ciphertext> {
+    fn multiply_many(
+        &self,
+        encrypteds: &Bound<'_, PyAny>,
+        relin_keys: &Bound<'_, PyAny>,
+    ) -> PyResult<Ciphertext> {
         let _ = (encrypteds, relin_keys);
         unsupported()
     }
     /// BFV/BGV only in SEAL: raises RuntimeError("unsupported scheme") for CKKS, as SEAL does.
-    fn exponentiate(&self, encrypted: &Bound<'_, PyAny>, exponent: &Bound<'_, PyAny>, relin_keys: &Bound<'_, PyAny>) -> PyResult<Ciphertext> {
+    fn exponentiate(
+        &self,
+        encrypted: &Bound<'_, PyAny>,
+        exponent: &Bound<'_, PyAny>,
+        relin_keys: &Bound<'_, PyAny>,
+    ) -> PyResult<Ciphertext> {
         let _ = (encrypted, exponent, relin_keys);
         unsupported()
     }
     /// BFV/BGV only in SEAL: raises RuntimeError("unsupported scheme") for CKKS, as SEAL does.
-    fn exponentiate_inplace(&self, encrypted: &Bound<'_, PyAny>, exponent: &Bound<'_, PyAny>, relin_keys: &Bound<'_, PyAny>) -> PyResult<()> {
+    fn exponentiate_inplace(
+        &self,
+        encrypted: &Bound<'_, PyAny>,
+        exponent: &Bound<'_, PyAny>,
+        relin_keys: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
         let _ = (encrypted, exponent, relin_keys);
         unsupported()
     }
@@ -175,7 +247,12 @@ impl Evaluator {
         Err(ct_or_pt_error("mod_switch_to_next_inplace"))
     }
     /// A ciphertext or a plaintext, down to the level `parms_id`.
-    fn mod_switch_to(&self, py: Python<'_>, value: &Bound<'_, PyAny>, parms_id: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+    fn mod_switch_to(
+        &self,
+        py: Python<'_>,
+        value: &Bound<'_, PyAny>,
+        parms_id: &Bound<'_, PyAny>,
+    ) -> PyResult<Py<PyAny>> {
         let id = parms_id_from(parms_id)?;
         if let Ok(c) = value.cast::<Ciphertext>() {
             let g = c.try_borrow()?;
@@ -190,7 +267,12 @@ impl Evaluator {
         }
         Err(ct_or_pt_error("mod_switch_to"))
     }
-    fn mod_switch_to_inplace(&self, py: Python<'_>, value: &Bound<'_, PyAny>, parms_id: &Bound<'_, PyAny>) -> PyResult<()> {
+    fn mod_switch_to_inplace(
+        &self,
+        py: Python<'_>,
+        value: &Bound<'_, PyAny>,
+        parms_id: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
         let id = parms_id_from(parms_id)?;
         if let Ok(c) = value.cast::<Ciphertext>() {
             return inplace(py, c, |c| self.inner.mod_switch_to_inplace(c, &id));
@@ -202,54 +284,115 @@ impl Evaluator {
         }
         Err(ct_or_pt_error("mod_switch_to_inplace"))
     }
-    fn rescale_to_next(&self, py: Python<'_>, encrypted: PyRef<'_, Ciphertext>) -> PyResult<Ciphertext> {
+    fn rescale_to_next(
+        &self,
+        py: Python<'_>,
+        encrypted: PyRef<'_, Ciphertext>,
+    ) -> PyResult<Ciphertext> {
         let a = &encrypted.inner;
         new_ct(py, || self.inner.rescale_to_next(a))
     }
-    fn rescale_to_next_inplace(&self, py: Python<'_>, encrypted: &Bound<'_, Ciphertext>) -> PyResult<()> {
+    fn rescale_to_next_inplace(
+        &self,
+        py: Python<'_>,
+        encrypted: &Bound<'_, Ciphertext>,
+    ) -> PyResult<()> {
         inplace(py, encrypted, |c| self.inner.rescale_to_next_inplace(c))
     }
-    fn rescale_to(&self, py: Python<'_>, encrypted: PyRef<'_, Ciphertext>, parms_id: &Bound<'_, PyAny>) -> PyResult<Ciphertext> {
+    fn rescale_to(
+        &self,
+        py: Python<'_>,
+        encrypted: PyRef<'_, Ciphertext>,
+        parms_id: &Bound<'_, PyAny>,
+    ) -> PyResult<Ciphertext> {
         let id = parms_id_from(parms_id)?;
         let a = &encrypted.inner;
         new_ct(py, || self.inner.rescale_to(a, &id))
     }
-    fn rescale_to_inplace(&self, py: Python<'_>, encrypted: &Bound<'_, Ciphertext>, parms_id: &Bound<'_, PyAny>) -> PyResult<()> {
+    fn rescale_to_inplace(
+        &self,
+        py: Python<'_>,
+        encrypted: &Bound<'_, Ciphertext>,
+        parms_id: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
         let id = parms_id_from(parms_id)?;
         inplace(py, encrypted, |c| self.inner.rescale_to_inplace(c, &id))
     }
 
     // ---- plaintext operands -------------------------------------------------------------------------
-    fn add_plain(&self, py: Python<'_>, encrypted: PyRef<'_, Ciphertext>, plain: PyRef<'_, Plaintext>) -> PyResult<Ciphertext> {
+    fn add_plain(
+        &self,
+        py: Python<'_>,
+        encrypted: PyRef<'_, Ciphertext>,
+        plain: PyRef<'_, Plaintext>,
+    ) -> PyResult<Ciphertext> {
         let (a, p) = (&encrypted.inner, &plain.inner);
         new_ct(py, || self.inner.add_plain(a, p))
     }
-    fn add_plain_inplace(&self, py: Python<'_>, encrypted: &Bound<'_, Ciphertext>, plain: &Bound<'_, Plaintext>) -> PyResult<()> {
-        inplace_plain(py, encrypted, plain, |c, p| self.inner.add_plain_inplace(c, p))
+    fn add_plain_inplace(
+        &self,
+        py: Python<'_>,
+        encrypted: &Bound<'_, Ciphertext>,
+        plain: &Bound<'_, Plaintext>,
+    ) -> PyResult<()> {
+        inplace_plain(py, encrypted, plain, |c, p| {
+            self.inner.add_plain_inplace(c, p)
+        })
     }
-    fn sub_plain(&self, py: Python<'_>, encrypted: PyRef<'_, Ciphertext>, plain: PyRef<'_, Plaintext>) -> PyResult<Ciphertext> {
+    fn sub_plain(
+        &self,
+        py: Python<'_>,
+        encrypted: PyRef<'_, Ciphertext>,
+        plain: PyRef<'_, Plaintext>,
+    ) -> PyResult<Ciphertext> {
         let (a, p) = (&encrypted.inner, &plain.inner);
         new_ct(py, || self.inner.sub_plain(a, p))
     }
-    fn sub_plain_inplace(&self, py: Python<'_>, encrypted: &Bound<'_, Ciphertext>, plain: &Bound<'_, Plaintext>) -> PyResult<()> {
-        inplace_plain(py, encrypted, plain, |c, p| self.inner.sub_plain_inplace(c, p))
+    fn sub_plain_inplace(
+        &self,
+        py: Python<'_>,
+        encrypted: &Bound<'_, Ciphertext>,
+        plain: &Bound<'_, Plaintext>,
+    ) -> PyResult<()> {
+        inplace_plain(py, encrypted, plain, |c, p| {
+            self.inner.sub_plain_inplace(c, p)
+        })
     }
-    fn multiply_plain(&self, py: Python<'_>, encrypted: PyRef<'_, Ciphertext>, plain: PyRef<'_, Plaintext>) -> PyResult<Ciphertext> {
+    fn multiply_plain(
+        &self,
+        py: Python<'_>,
+        encrypted: PyRef<'_, Ciphertext>,
+        plain: PyRef<'_, Plaintext>,
+    ) -> PyResult<Ciphertext> {
         let (a, p) = (&encrypted.inner, &plain.inner);
         new_ct(py, || self.inner.multiply_plain(a, p))
     }
-    fn multiply_plain_inplace(&self, py: Python<'_>, encrypted: &Bound<'_, Ciphertext>, plain: &Bound<'_, Plaintext>) -> PyResult<()> {
-        inplace_plain(py, encrypted, plain, |c, p| self.inner.multiply_plain_inplace(c, p))
+    fn multiply_plain_inplace(
+        &self,
+        py: Python<'_>,
+        encrypted: &Bound<'_, Ciphertext>,
+        plain: &Bound<'_, Plaintext>,
+    ) -> PyResult<()> {
+        inplace_plain(py, encrypted, plain, |c, p| {
+            self.inner.multiply_plain_inplace(c, p)
+        })
     }
 
     // ---- NTT form ------------------------------------------------------------------------------------
     /// `transform_to_ntt(encrypted)`; `transform_to_ntt(plain, parms_id)` raises ValueError (CKKS
     /// plaintexts are encoded in NTT form; xehe has no plaintext NTT).
     #[pyo3(signature = (value, parms_id = None))]
-    fn transform_to_ntt(&self, py: Python<'_>, value: &Bound<'_, PyAny>, parms_id: Option<&Bound<'_, PyAny>>) -> PyResult<Ciphertext> {
+    fn transform_to_ntt(
+        &self,
+        py: Python<'_>,
+        value: &Bound<'_, PyAny>,
+        parms_id: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Ciphertext> {
         if let Ok(c) = value.cast::<Ciphertext>() {
             if parms_id.is_some() {
-                return Err(PyTypeError::new_err("transform_to_ntt(encrypted) takes no parms_id"));
+                return Err(PyTypeError::new_err(
+                    "transform_to_ntt(encrypted) takes no parms_id",
+                ));
             }
             let g = c.try_borrow()?;
             let a = &g.inner;
@@ -261,10 +404,17 @@ impl Evaluator {
         Err(ct_or_pt_error("transform_to_ntt"))
     }
     #[pyo3(signature = (value, parms_id = None))]
-    fn transform_to_ntt_inplace(&self, py: Python<'_>, value: &Bound<'_, PyAny>, parms_id: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+    fn transform_to_ntt_inplace(
+        &self,
+        py: Python<'_>,
+        value: &Bound<'_, PyAny>,
+        parms_id: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
         if let Ok(c) = value.cast::<Ciphertext>() {
             if parms_id.is_some() {
-                return Err(PyTypeError::new_err("transform_to_ntt_inplace(encrypted) takes no parms_id"));
+                return Err(PyTypeError::new_err(
+                    "transform_to_ntt_inplace(encrypted) takes no parms_id",
+                ));
             }
             return inplace(py, c, |c| self.inner.transform_to_ntt_inplace(c));
         }
@@ -273,76 +423,169 @@ impl Evaluator {
         }
         Err(ct_or_pt_error("transform_to_ntt_inplace"))
     }
-    fn transform_from_ntt(&self, py: Python<'_>, encrypted_ntt: PyRef<'_, Ciphertext>) -> PyResult<Ciphertext> {
+    fn transform_from_ntt(
+        &self,
+        py: Python<'_>,
+        encrypted_ntt: PyRef<'_, Ciphertext>,
+    ) -> PyResult<Ciphertext> {
         let a = &encrypted_ntt.inner;
         new_ct(py, || self.inner.transform_from_ntt(a))
     }
-    fn transform_from_ntt_inplace(&self, py: Python<'_>, encrypted_ntt: &Bound<'_, Ciphertext>) -> PyResult<()> {
-        inplace(py, encrypted_ntt, |c| self.inner.transform_from_ntt_inplace(c))
+    fn transform_from_ntt_inplace(
+        &self,
+        py: Python<'_>,
+        encrypted_ntt: &Bound<'_, Ciphertext>,
+    ) -> PyResult<()> {
+        inplace(py, encrypted_ntt, |c| {
+            self.inner.transform_from_ntt_inplace(c)
+        })
     }
 
     // ---- Galois automorphisms ------------------------------------------------------------------------
-    fn apply_galois(&self, py: Python<'_>, encrypted: PyRef<'_, Ciphertext>, galois_elt: u32, galois_keys: PyRef<'_, GaloisKeys>) -> PyResult<Ciphertext> {
+    fn apply_galois(
+        &self,
+        py: Python<'_>,
+        encrypted: PyRef<'_, Ciphertext>,
+        galois_elt: u32,
+        galois_keys: PyRef<'_, GaloisKeys>,
+    ) -> PyResult<Ciphertext> {
         let (a, k) = (&encrypted.inner, GaloisKeys::get(&galois_keys)?);
         new_ct(py, || self.inner.apply_galois(a, galois_elt, k))
     }
-    fn apply_galois_inplace(&self, py: Python<'_>, encrypted: &Bound<'_, Ciphertext>, galois_elt: u32, galois_keys: PyRef<'_, GaloisKeys>) -> PyResult<()> {
+    fn apply_galois_inplace(
+        &self,
+        py: Python<'_>,
+        encrypted: &Bound<'_, Ciphertext>,
+        galois_elt: u32,
+        galois_keys: PyRef<'_, GaloisKeys>,
+    ) -> PyResult<()> {
         let k = GaloisKeys::get(&galois_keys)?;
-        inplace(py, encrypted, |c| self.inner.apply_galois_inplace(c, galois_elt, k))
+        inplace(py, encrypted, |c| {
+            self.inner.apply_galois_inplace(c, galois_elt, k)
+        })
     }
     /// Rotate the slots left by `steps` (right if negative).
-    fn rotate_vector(&self, py: Python<'_>, encrypted: PyRef<'_, Ciphertext>, steps: i32, galois_keys: PyRef<'_, GaloisKeys>) -> PyResult<Ciphertext> {
+    fn rotate_vector(
+        &self,
+        py: Python<'_>,
+        encrypted: PyRef<'_, Ciphertext>,
+        steps: i32,
+        galois_keys: PyRef<'_, GaloisKeys>,
+    ) -> PyResult<Ciphertext> {
         let (a, k) = (&encrypted.inner, GaloisKeys::get(&galois_keys)?);
         new_ct(py, || self.inner.rotate_vector(a, steps, k))
     }
-    fn rotate_vector_inplace(&self, py: Python<'_>, encrypted: &Bound<'_, Ciphertext>, steps: i32, galois_keys: PyRef<'_, GaloisKeys>) -> PyResult<()> {
+    fn rotate_vector_inplace(
+        &self,
+        py: Python<'_>,
+        encrypted: &Bound<'_, Ciphertext>,
+        steps: i32,
+        galois_keys: PyRef<'_, GaloisKeys>,
+    ) -> PyResult<()> {
         let k = GaloisKeys::get(&galois_keys)?;
-        inplace(py, encrypted, |c| self.inner.rotate_vector_inplace(c, steps, k))
+        inplace(py, encrypted, |c| {
+            self.inner.rotate_vector_inplace(c, steps, k)
+        })
     }
-    fn complex_conjugate(&self, py: Python<'_>, encrypted: PyRef<'_, Ciphertext>, galois_keys: PyRef<'_, GaloisKeys>) -> PyResult<Ciphertext> {
+    fn complex_conjugate(
+        &self,
+        py: Python<'_>,
+        encrypted: PyRef<'_, Ciphertext>,
+        galois_keys: PyRef<'_, GaloisKeys>,
+    ) -> PyResult<Ciphertext> {
         let (a, k) = (&encrypted.inner, GaloisKeys::get(&galois_keys)?);
         new_ct(py, || self.inner.complex_conjugate(a, k))
     }
-    fn complex_conjugate_inplace(&self, py: Python<'_>, encrypted: &Bound<'_, Ciphertext>, galois_keys: PyRef<'_, GaloisKeys>) -> PyResult<()> {
+    fn complex_conjugate_inplace(
+        &self,
+        py: Python<'_>,
+        encrypted: &Bound<'_, Ciphertext>,
+        galois_keys: PyRef<'_, GaloisKeys>,
+    ) -> PyResult<()> {
         let k = GaloisKeys::get(&galois_keys)?;
-        inplace(py, encrypted, |c| self.inner.complex_conjugate_inplace(c, k))
+        inplace(py, encrypted, |c| {
+            self.inner.complex_conjugate_inplace(c, k)
+        })
     }
     /// BFV/BGV only: raises RuntimeError("unsupported scheme") for CKKS, as SEAL does.
-    fn rotate_rows(&self, encrypted: &Bound<'_, PyAny>, steps: &Bound<'_, PyAny>, galois_keys: &Bound<'_, PyAny>) -> PyResult<Ciphertext> {
+    fn rotate_rows(
+        &self,
+        encrypted: &Bound<'_, PyAny>,
+        steps: &Bound<'_, PyAny>,
+        galois_keys: &Bound<'_, PyAny>,
+    ) -> PyResult<Ciphertext> {
         let _ = (encrypted, steps, galois_keys);
         unsupported()
     }
     /// BFV/BGV only: raises RuntimeError("unsupported scheme") for CKKS, as SEAL does.
-    fn rotate_rows_inplace(&self, encrypted: &Bound<'_, PyAny>, steps: &Bound<'_, PyAny>, galois_keys: &Bound<'_, PyAny>) -> PyResult<()> {
+    fn rotate_rows_inplace(
+        &self,
+        encrypted: &Bound<'_, PyAny>,
+        steps: &Bound<'_, PyAny>,
+        galois_keys: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
         let _ = (encrypted, steps, galois_keys);
         unsupported()
     }
     /// BFV/BGV only: raises RuntimeError("unsupported scheme") for CKKS, as SEAL does.
-    fn rotate_columns(&self, encrypted: &Bound<'_, PyAny>, galois_keys: &Bound<'_, PyAny>) -> PyResult<Ciphertext> {
+    fn rotate_columns(
+        &self,
+        encrypted: &Bound<'_, PyAny>,
+        galois_keys: &Bound<'_, PyAny>,
+    ) -> PyResult<Ciphertext> {
         let _ = (encrypted, galois_keys);
         unsupported()
     }
     /// BFV/BGV only: raises RuntimeError("unsupported scheme") for CKKS, as SEAL does.
-    fn rotate_columns_inplace(&self, encrypted: &Bound<'_, PyAny>, galois_keys: &Bound<'_, PyAny>) -> PyResult<()> {
+    fn rotate_columns_inplace(
+        &self,
+        encrypted: &Bound<'_, PyAny>,
+        galois_keys: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
         let _ = (encrypted, galois_keys);
         unsupported()
     }
 
     // ---- xehe: batched operations (CiphertextBatch) ---------------------------------------------
-    fn negate_batch(&self, py: Python<'_>, a: PyRef<'_, CiphertextBatch>) -> PyResult<CiphertextBatch> {
+    fn negate_batch(
+        &self,
+        py: Python<'_>,
+        a: PyRef<'_, CiphertextBatch>,
+    ) -> PyResult<CiphertextBatch> {
         let a = &a.inner;
-        Ok(CiphertextBatch { inner: nogil(py, || self.inner.negate_batch(a))?.py()? })
+        Ok(CiphertextBatch {
+            inner: nogil(py, || self.inner.negate_batch(a))?.py()?,
+        })
     }
-    fn add_batch(&self, py: Python<'_>, a: PyRef<'_, CiphertextBatch>, b: PyRef<'_, CiphertextBatch>) -> PyResult<CiphertextBatch> {
+    fn add_batch(
+        &self,
+        py: Python<'_>,
+        a: PyRef<'_, CiphertextBatch>,
+        b: PyRef<'_, CiphertextBatch>,
+    ) -> PyResult<CiphertextBatch> {
         let (a, b) = (&a.inner, &b.inner);
-        Ok(CiphertextBatch { inner: nogil(py, || self.inner.add_batch(a, b))?.py()? })
+        Ok(CiphertextBatch {
+            inner: nogil(py, || self.inner.add_batch(a, b))?.py()?,
+        })
     }
-    fn sub_batch(&self, py: Python<'_>, a: PyRef<'_, CiphertextBatch>, b: PyRef<'_, CiphertextBatch>) -> PyResult<CiphertextBatch> {
+    fn sub_batch(
+        &self,
+        py: Python<'_>,
+        a: PyRef<'_, CiphertextBatch>,
+        b: PyRef<'_, CiphertextBatch>,
+    ) -> PyResult<CiphertextBatch> {
         let (a, b) = (&a.inner, &b.inner);
-        Ok(CiphertextBatch { inner: nogil(py, || self.inner.sub_batch(a, b))?.py()? })
+        Ok(CiphertextBatch {
+            inner: nogil(py, || self.inner.sub_batch(a, b))?.py()?,
+        })
     }
     /// `plains`: one Plaintext for every instance, or a sequence of one per instance.
-    fn multiply_plain_batch(&self, py: Python<'_>, a: PyRef<'_, CiphertextBatch>, plains: &Bound<'_, PyAny>) -> PyResult<CiphertextBatch> {
+    fn multiply_plain_batch(
+        &self,
+        py: Python<'_>,
+        a: PyRef<'_, CiphertextBatch>,
+        plains: &Bound<'_, PyAny>,
+    ) -> PyResult<CiphertextBatch> {
         let plains: Vec<xehe::Plaintext> = match plains.cast::<Plaintext>() {
             Ok(p) => vec![p.try_borrow()?.inner.clone()],
             Err(_) => plains
@@ -352,53 +595,131 @@ impl Evaluator {
                 .collect(),
         };
         let a = &a.inner;
-        Ok(CiphertextBatch { inner: nogil(py, || self.inner.multiply_plain_batch(a, &plains))?.py()? })
+        Ok(CiphertextBatch {
+            inner: nogil(py, || self.inner.multiply_plain_batch(a, &plains))?.py()?,
+        })
     }
-    fn multiply_batch(&self, py: Python<'_>, a: PyRef<'_, CiphertextBatch>, b: PyRef<'_, CiphertextBatch>) -> PyResult<CiphertextBatch> {
+    fn multiply_batch(
+        &self,
+        py: Python<'_>,
+        a: PyRef<'_, CiphertextBatch>,
+        b: PyRef<'_, CiphertextBatch>,
+    ) -> PyResult<CiphertextBatch> {
         let (a, b) = (&a.inner, &b.inner);
-        Ok(CiphertextBatch { inner: nogil(py, || self.inner.multiply_batch(a, b))?.py()? })
+        Ok(CiphertextBatch {
+            inner: nogil(py, || self.inner.multiply_batch(a, b))?.py()?,
+        })
     }
-    fn relinearize_batch(&self, py: Python<'_>, a: PyRef<'_, CiphertextBatch>, relin_keys: PyRef<'_, RelinKeys>) -> PyResult<CiphertextBatch> {
+    fn relinearize_batch(
+        &self,
+        py: Python<'_>,
+        a: PyRef<'_, CiphertextBatch>,
+        relin_keys: PyRef<'_, RelinKeys>,
+    ) -> PyResult<CiphertextBatch> {
         let (a, k) = (&a.inner, RelinKeys::get(&relin_keys)?);
-        Ok(CiphertextBatch { inner: nogil(py, || self.inner.relinearize_batch(a, k))?.py()? })
+        Ok(CiphertextBatch {
+            inner: nogil(py, || self.inner.relinearize_batch(a, k))?.py()?,
+        })
     }
-    fn rescale_to_next_batch(&self, py: Python<'_>, a: PyRef<'_, CiphertextBatch>) -> PyResult<CiphertextBatch> {
+    fn rescale_to_next_batch(
+        &self,
+        py: Python<'_>,
+        a: PyRef<'_, CiphertextBatch>,
+    ) -> PyResult<CiphertextBatch> {
         let a = &a.inner;
-        Ok(CiphertextBatch { inner: nogil(py, || self.inner.rescale_to_next_batch(a))?.py()? })
+        Ok(CiphertextBatch {
+            inner: nogil(py, || self.inner.rescale_to_next_batch(a))?.py()?,
+        })
     }
-    fn apply_galois_batch(&self, py: Python<'_>, a: PyRef<'_, CiphertextBatch>, galois_elt: u32, galois_keys: PyRef<'_, GaloisKeys>) -> PyResult<CiphertextBatch> {
+    fn apply_galois_batch(
+        &self,
+        py: Python<'_>,
+        a: PyRef<'_, CiphertextBatch>,
+        galois_elt: u32,
+        galois_keys: PyRef<'_, GaloisKeys>,
+    ) -> PyResult<CiphertextBatch> {
         let (a, k) = (&a.inner, GaloisKeys::get(&galois_keys)?);
-        Ok(CiphertextBatch { inner: nogil(py, || self.inner.apply_galois_batch(a, galois_elt, k))?.py()? })
+        Ok(CiphertextBatch {
+            inner: nogil(py, || self.inner.apply_galois_batch(a, galois_elt, k))?.py()?,
+        })
     }
-    fn rotate_vector_batch(&self, py: Python<'_>, a: PyRef<'_, CiphertextBatch>, steps: i32, galois_keys: PyRef<'_, GaloisKeys>) -> PyResult<CiphertextBatch> {
+    fn rotate_vector_batch(
+        &self,
+        py: Python<'_>,
+        a: PyRef<'_, CiphertextBatch>,
+        steps: i32,
+        galois_keys: PyRef<'_, GaloisKeys>,
+    ) -> PyResult<CiphertextBatch> {
         let (a, k) = (&a.inner, GaloisKeys::get(&galois_keys)?);
-        Ok(CiphertextBatch { inner: nogil(py, || self.inner.rotate_vector_batch(a, steps, k))?.py()? })
+        Ok(CiphertextBatch {
+            inner: nogil(py, || self.inner.rotate_vector_batch(a, steps, k))?.py()?,
+        })
     }
 
     // ---- xehe: hybrid key switching ---------------------------------------------------------------
-    fn relinearize_hybrid(&self, py: Python<'_>, encrypted: PyRef<'_, Ciphertext>, relin_keys: PyRef<'_, HybridRelinKeys>) -> PyResult<Ciphertext> {
+    fn relinearize_hybrid(
+        &self,
+        py: Python<'_>,
+        encrypted: PyRef<'_, Ciphertext>,
+        relin_keys: PyRef<'_, HybridRelinKeys>,
+    ) -> PyResult<Ciphertext> {
         let (a, k) = (&encrypted.inner, &relin_keys.inner);
         new_ct(py, || self.inner.relinearize_hybrid(a, k))
     }
-    fn relinearize_hybrid_inplace(&self, py: Python<'_>, encrypted: &Bound<'_, Ciphertext>, relin_keys: PyRef<'_, HybridRelinKeys>) -> PyResult<()> {
+    fn relinearize_hybrid_inplace(
+        &self,
+        py: Python<'_>,
+        encrypted: &Bound<'_, Ciphertext>,
+        relin_keys: PyRef<'_, HybridRelinKeys>,
+    ) -> PyResult<()> {
         let k = &relin_keys.inner;
-        inplace(py, encrypted, |c| self.inner.relinearize_hybrid_inplace(c, k))
+        inplace(py, encrypted, |c| {
+            self.inner.relinearize_hybrid_inplace(c, k)
+        })
     }
-    fn apply_galois_hybrid(&self, py: Python<'_>, encrypted: PyRef<'_, Ciphertext>, galois_elt: u32, galois_keys: PyRef<'_, HybridGaloisKeys>) -> PyResult<Ciphertext> {
+    fn apply_galois_hybrid(
+        &self,
+        py: Python<'_>,
+        encrypted: PyRef<'_, Ciphertext>,
+        galois_elt: u32,
+        galois_keys: PyRef<'_, HybridGaloisKeys>,
+    ) -> PyResult<Ciphertext> {
         let (a, k) = (&encrypted.inner, &galois_keys.inner);
         new_ct(py, || self.inner.apply_galois_hybrid(a, galois_elt, k))
     }
-    fn apply_galois_hybrid_inplace(&self, py: Python<'_>, encrypted: &Bound<'_, Ciphertext>, galois_elt: u32, galois_keys: PyRef<'_, HybridGaloisKeys>) -> PyResult<()> {
+    fn apply_galois_hybrid_inplace(
+        &self,
+        py: Python<'_>,
+        encrypted: &Bound<'_, Ciphertext>,
+        galois_elt: u32,
+        galois_keys: PyRef<'_, HybridGaloisKeys>,
+    ) -> PyResult<()> {
         let k = &galois_keys.inner;
-        inplace(py, encrypted, |c| self.inner.apply_galois_hybrid_inplace(c, galois_elt, k))
+        inplace(py, encrypted, |c| {
+            self.inner.apply_galois_hybrid_inplace(c, galois_elt, k)
+        })
     }
-    fn rotate_vector_hybrid(&self, py: Python<'_>, encrypted: PyRef<'_, Ciphertext>, steps: i32, galois_keys: PyRef<'_, HybridGaloisKeys>) -> PyResult<Ciphertext> {
+    fn rotate_vector_hybrid(
+        &self,
+        py: Python<'_>,
+        encrypted: PyRef<'_, Ciphertext>,
+        steps: i32,
+        galois_keys: PyRef<'_, HybridGaloisKeys>,
+    ) -> PyResult<Ciphertext> {
         let (a, k) = (&encrypted.inner, &galois_keys.inner);
         new_ct(py, || self.inner.rotate_vector_hybrid(a, steps, k))
     }
-    fn rotate_vector_hybrid_inplace(&self, py: Python<'_>, encrypted: &Bound<'_, Ciphertext>, steps: i32, galois_keys: PyRef<'_, HybridGaloisKeys>) -> PyResult<()> {
+    fn rotate_vector_hybrid_inplace(
+        &self,
+        py: Python<'_>,
+        encrypted: &Bound<'_, Ciphertext>,
+        steps: i32,
+        galois_keys: PyRef<'_, HybridGaloisKeys>,
+    ) -> PyResult<()> {
         let k = &galois_keys.inner;
-        inplace(py, encrypted, |c| self.inner.rotate_vector_hybrid_inplace(c, steps, k))
+        inplace(py, encrypted, |c| {
+            self.inner.rotate_vector_hybrid_inplace(c, steps, k)
+        })
     }
 }
 

@@ -4,7 +4,7 @@
 
 use crate::errors::IntoPy;
 use crate::params::{compr, moduli_to_py, ComprModeType, Modulus, SealContext};
-use crate::util::{bytes_arg, read_file, write_file, nogil};
+use crate::util::{bytes_arg, nogil, read_file, write_file};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 use xehe::SealObject;
@@ -22,10 +22,16 @@ pub struct KeySwitchParams {
 
 impl KeySwitchParams {
     fn to_xehe(self) -> xehe::KeySwitchParams {
-        xehe::KeySwitchParams { special_modulus_size: self.special_modulus_size, dnum: self.dnum }
+        xehe::KeySwitchParams {
+            special_modulus_size: self.special_modulus_size,
+            dnum: self.dnum,
+        }
     }
     fn from_xehe(p: xehe::KeySwitchParams) -> Self {
-        KeySwitchParams { special_modulus_size: p.special_modulus_size, dnum: p.dnum }
+        KeySwitchParams {
+            special_modulus_size: p.special_modulus_size,
+            dnum: p.dnum,
+        }
     }
 }
 
@@ -33,12 +39,18 @@ impl KeySwitchParams {
 impl KeySwitchParams {
     #[new]
     fn new(special_modulus_size: usize, dnum: usize) -> Self {
-        KeySwitchParams { special_modulus_size, dnum }
+        KeySwitchParams {
+            special_modulus_size,
+            dnum,
+        }
     }
     /// PhantomFHE's convention: α special primes, digits of α primes.
     #[staticmethod]
     fn phantom(context: PyRef<'_, SealContext>, special_modulus_size: usize) -> PyResult<Self> {
-        Ok(Self::from_xehe(xehe::KeySwitchParams::phantom(context.get()?, special_modulus_size)))
+        Ok(Self::from_xehe(xehe::KeySwitchParams::phantom(
+            context.get()?,
+            special_modulus_size,
+        )))
     }
     /// SEAL's scheme as a special case: one special prime, one digit per data prime.
     #[staticmethod]
@@ -46,7 +58,10 @@ impl KeySwitchParams {
         Ok(Self::from_xehe(xehe::KeySwitchParams::seal(context.get()?)))
     }
     fn __repr__(&self) -> String {
-        format!("KeySwitchParams(special_modulus_size={}, dnum={})", self.special_modulus_size, self.dnum)
+        format!(
+            "KeySwitchParams(special_modulus_size={}, dnum={})",
+            self.special_modulus_size, self.dnum
+        )
     }
 }
 
@@ -59,7 +74,11 @@ pub struct HybridKeySwitching {
 #[pymethods]
 impl HybridKeySwitching {
     #[new]
-    fn new(py: Python<'_>, context: PyRef<'_, SealContext>, params: KeySwitchParams) -> PyResult<Self> {
+    fn new(
+        py: Python<'_>,
+        context: PyRef<'_, SealContext>,
+        params: KeySwitchParams,
+    ) -> PyResult<Self> {
         let ctx = context.get()?;
         let inner = nogil(py, || xehe::HybridKeySwitching::new(ctx, params.to_xehe()))?.py()?;
         Ok(HybridKeySwitching { inner })
@@ -95,22 +114,35 @@ pub struct HybridRelinKeys {
 impl HybridRelinKeys {
     /// SEAL's relinearization keys as hybrid keys (only for `KeySwitchParams.seal(context)`).
     #[staticmethod]
-    fn from_relin_keys(ks: PyRef<'_, HybridKeySwitching>, relin_keys: PyRef<'_, crate::objects::RelinKeys>) -> PyResult<Self> {
+    fn from_relin_keys(
+        ks: PyRef<'_, HybridKeySwitching>,
+        relin_keys: PyRef<'_, crate::objects::RelinKeys>,
+    ) -> PyResult<Self> {
         let k = crate::objects::RelinKeys::get(&relin_keys)?;
-        Ok(HybridRelinKeys { inner: xehe::HybridRelinKeys::from_relin_keys(&ks.inner, k).py()? })
+        Ok(HybridRelinKeys {
+            inner: xehe::HybridRelinKeys::from_relin_keys(&ks.inner, k).py()?,
+        })
     }
     /// Load keys saved by `to_bytes`/`save` for the parameters `ks`.
     #[staticmethod]
     fn load(py: Python<'_>, ks: PyRef<'_, HybridKeySwitching>, path: &str) -> PyResult<Self> {
         let bytes = read_file(py, path)?;
         let ks = &ks.inner;
-        Ok(HybridRelinKeys { inner: nogil(py, || xehe::HybridRelinKeys::load(ks, &bytes))?.py()? })
+        Ok(HybridRelinKeys {
+            inner: nogil(py, || xehe::HybridRelinKeys::load(ks, &bytes))?.py()?,
+        })
     }
     #[staticmethod]
-    fn load_bytes(py: Python<'_>, ks: PyRef<'_, HybridKeySwitching>, data: &Bound<'_, PyAny>) -> PyResult<Self> {
+    fn load_bytes(
+        py: Python<'_>,
+        ks: PyRef<'_, HybridKeySwitching>,
+        data: &Bound<'_, PyAny>,
+    ) -> PyResult<Self> {
         let bytes = bytes_arg(data)?;
         let ks = &ks.inner;
-        Ok(HybridRelinKeys { inner: nogil(py, || xehe::HybridRelinKeys::load(ks, &bytes))?.py()? })
+        Ok(HybridRelinKeys {
+            inner: nogil(py, || xehe::HybridRelinKeys::load(ks, &bytes))?.py()?,
+        })
     }
     #[pyo3(signature = (path, compr_mode = None))]
     fn save(&self, py: Python<'_>, path: &str, compr_mode: Option<ComprModeType>) -> PyResult<()> {
@@ -118,7 +150,11 @@ impl HybridRelinKeys {
         write_file(py, path, bytes)
     }
     #[pyo3(signature = (compr_mode = None))]
-    fn to_bytes<'py>(&self, py: Python<'py>, compr_mode: Option<ComprModeType>) -> PyResult<Bound<'py, PyBytes>> {
+    fn to_bytes<'py>(
+        &self,
+        py: Python<'py>,
+        compr_mode: Option<ComprModeType>,
+    ) -> PyResult<Bound<'py, PyBytes>> {
         let bytes = nogil(py, || self.inner.save(compr(compr_mode)))?.py()?;
         Ok(PyBytes::new(py, &bytes))
     }
@@ -144,13 +180,21 @@ impl HybridGaloisKeys {
     fn load(py: Python<'_>, ks: PyRef<'_, HybridKeySwitching>, path: &str) -> PyResult<Self> {
         let bytes = read_file(py, path)?;
         let ks = &ks.inner;
-        Ok(HybridGaloisKeys { inner: nogil(py, || xehe::HybridGaloisKeys::load(ks, &bytes))?.py()? })
+        Ok(HybridGaloisKeys {
+            inner: nogil(py, || xehe::HybridGaloisKeys::load(ks, &bytes))?.py()?,
+        })
     }
     #[staticmethod]
-    fn load_bytes(py: Python<'_>, ks: PyRef<'_, HybridKeySwitching>, data: &Bound<'_, PyAny>) -> PyResult<Self> {
+    fn load_bytes(
+        py: Python<'_>,
+        ks: PyRef<'_, HybridKeySwitching>,
+        data: &Bound<'_, PyAny>,
+    ) -> PyResult<Self> {
         let bytes = bytes_arg(data)?;
         let ks = &ks.inner;
-        Ok(HybridGaloisKeys { inner: nogil(py, || xehe::HybridGaloisKeys::load(ks, &bytes))?.py()? })
+        Ok(HybridGaloisKeys {
+            inner: nogil(py, || xehe::HybridGaloisKeys::load(ks, &bytes))?.py()?,
+        })
     }
     #[pyo3(signature = (path, compr_mode = None))]
     fn save(&self, py: Python<'_>, path: &str, compr_mode: Option<ComprModeType>) -> PyResult<()> {
@@ -158,7 +202,11 @@ impl HybridGaloisKeys {
         write_file(py, path, bytes)
     }
     #[pyo3(signature = (compr_mode = None))]
-    fn to_bytes<'py>(&self, py: Python<'py>, compr_mode: Option<ComprModeType>) -> PyResult<Bound<'py, PyBytes>> {
+    fn to_bytes<'py>(
+        &self,
+        py: Python<'py>,
+        compr_mode: Option<ComprModeType>,
+    ) -> PyResult<Bound<'py, PyBytes>> {
         let bytes = nogil(py, || self.inner.save(compr(compr_mode)))?.py()?;
         Ok(PyBytes::new(py, &bytes))
     }

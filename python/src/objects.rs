@@ -5,7 +5,7 @@
 use crate::device::Queue;
 use crate::errors::{self, IntoPy};
 use crate::params::{compr, ComprModeType, SealContext};
-use crate::util::{bytes_arg, load, parms_id_from, parms_id_to_py, read_file, write_file, nogil};
+use crate::util::{bytes_arg, load, nogil, parms_id_from, parms_id_to_py, read_file, write_file};
 use numpy::{PyArray1, PyArray3, PyArrayMethods};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
@@ -14,13 +14,22 @@ use pyo3::types::{PyBytes, PyTuple};
 use xehe::{DeviceResident, SealLoad, SealObject};
 
 /// Save `obj` to `path` (SEAL's format), without the GIL.
-fn save_to_path<T: SealObject + Sync>(py: Python<'_>, obj: &T, path: &str, mode: Option<ComprModeType>) -> PyResult<()> {
+fn save_to_path<T: SealObject + Sync>(
+    py: Python<'_>,
+    obj: &T,
+    path: &str,
+    mode: Option<ComprModeType>,
+) -> PyResult<()> {
     let bytes = nogil(py, || obj.save(compr(mode)))?.py()?;
     write_file(py, path, bytes)
 }
 
 /// Serialize `obj` to Python bytes.
-fn save_bytes<'py, T: SealObject + Sync>(py: Python<'py>, obj: &T, mode: Option<ComprModeType>) -> PyResult<Bound<'py, PyBytes>> {
+fn save_bytes<'py, T: SealObject + Sync>(
+    py: Python<'py>,
+    obj: &T,
+    mode: Option<ComprModeType>,
+) -> PyResult<Bound<'py, PyBytes>> {
     let bytes = nogil(py, || obj.save(compr(mode)))?.py()?;
     Ok(PyBytes::new(py, &bytes))
 }
@@ -31,7 +40,11 @@ fn load_path<T: SealLoad + Send>(py: Python<'_>, context: &SealContext, path: &s
     load(py, ctx, &bytes)
 }
 
-fn load_data<T: SealLoad + Send>(py: Python<'_>, context: &SealContext, data: &Bound<'_, PyAny>) -> PyResult<T> {
+fn load_data<T: SealLoad + Send>(
+    py: Python<'_>,
+    context: &SealContext,
+    data: &Bound<'_, PyAny>,
+) -> PyResult<T> {
     let ctx = context.get()?;
     let bytes = bytes_arg(data)?;
     load(py, ctx, &bytes)
@@ -39,7 +52,11 @@ fn load_data<T: SealLoad + Send>(py: Python<'_>, context: &SealContext, data: &B
 
 /// `obj.gpu(queue=None)`: mark for the default queue (made on first use, from `XEHE_DEVICE`) or
 /// for `queue`.
-fn mark_gpu<T: DeviceResident>(py: Python<'_>, obj: &mut T, queue: Option<PyRef<'_, Queue>>) -> PyResult<()> {
+fn mark_gpu<T: DeviceResident>(
+    py: Python<'_>,
+    obj: &mut T,
+    queue: Option<PyRef<'_, Queue>>,
+) -> PyResult<()> {
     let q = match queue {
         Some(q) => q.inner.clone(),
         None => nogil(py, xehe::device::default_queue)?.py()?,
@@ -68,9 +85,19 @@ fn poly_to_hex(words: &[u64]) -> String {
         .enumerate()
         .rev()
         .filter(|(_, &c)| c != 0)
-        .map(|(i, &c)| if i > 0 { format!("{c:X}x^{i}") } else { format!("{c:X}") })
+        .map(|(i, &c)| {
+            if i > 0 {
+                format!("{c:X}x^{i}")
+            } else {
+                format!("{c:X}")
+            }
+        })
         .collect();
-    if terms.is_empty() { "0".into() } else { terms.join(" + ") }
+    if terms.is_empty() {
+        "0".into()
+    } else {
+        terms.join(" + ")
+    }
 }
 
 /// Largest plaintext SEAL can hold: N ≤ 131072 words per prime, at most 256 primes.
@@ -78,7 +105,9 @@ const MAX_COEFF_COUNT: usize = 131072 * 256;
 
 fn coeff_count(n: usize) -> PyResult<usize> {
     if n > MAX_COEFF_COUNT {
-        return Err(errors::invalid(format!("coeff_count {n} is above {MAX_COEFF_COUNT} (N × primes at most)")));
+        return Err(errors::invalid(format!(
+            "coeff_count {n} is above {MAX_COEFF_COUNT} (N × primes at most)"
+        )));
     }
     Ok(n)
 }
@@ -136,7 +165,11 @@ impl Plaintext {
         self.inner.coeff_count()
     }
     fn significant_coeff_count(&self) -> usize {
-        self.inner.data().iter().rposition(|&c| c != 0).map_or(0, |i| i + 1)
+        self.inner
+            .data()
+            .iter()
+            .rposition(|&c| c != 0)
+            .map_or(0, |i| i + 1)
     }
     fn nonzero_coeff_count(&self) -> usize {
         self.inner.data().iter().filter(|&&c| c != 0).count()
@@ -144,7 +177,9 @@ impl Plaintext {
     /// The polynomial as SEAL's hexadecimal string; ValueError in NTT form (as SEAL).
     fn to_string(&self) -> PyResult<String> {
         if self.inner.is_ntt_form() {
-            return Err(errors::invalid("cannot convert NTT transformed plaintext to string"));
+            return Err(errors::invalid(
+                "cannot convert NTT transformed plaintext to string",
+            ));
         }
         Ok(poly_to_hex(self.inner.data()))
     }
@@ -173,11 +208,21 @@ impl Plaintext {
     fn save(&self, py: Python<'_>, path: &str, compr_mode: Option<ComprModeType>) -> PyResult<()> {
         save_to_path(py, &self.inner, path, compr_mode)
     }
-    fn load(&mut self, py: Python<'_>, context: PyRef<'_, SealContext>, path: &str) -> PyResult<()> {
+    fn load(
+        &mut self,
+        py: Python<'_>,
+        context: PyRef<'_, SealContext>,
+        path: &str,
+    ) -> PyResult<()> {
         self.inner = load_path(py, &context, path)?;
         Ok(())
     }
-    fn load_bytes(&mut self, py: Python<'_>, context: PyRef<'_, SealContext>, data: &Bound<'_, PyAny>) -> PyResult<()> {
+    fn load_bytes(
+        &mut self,
+        py: Python<'_>,
+        context: PyRef<'_, SealContext>,
+        data: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
         self.inner = load_data(py, &context, data)?;
         Ok(())
     }
@@ -186,7 +231,11 @@ impl Plaintext {
         self.inner.save_size(compr(compr_mode)).py()
     }
     #[pyo3(signature = (compr_mode = None))]
-    fn to_bytes<'py>(&self, py: Python<'py>, compr_mode: Option<ComprModeType>) -> PyResult<Bound<'py, PyBytes>> {
+    fn to_bytes<'py>(
+        &self,
+        py: Python<'py>,
+        compr_mode: Option<ComprModeType>,
+    ) -> PyResult<Bound<'py, PyBytes>> {
         save_bytes(py, &self.inner, compr_mode)
     }
     /// The words, a copy as a 1-D `numpy.uint64` array (xehe addition).
@@ -199,7 +248,11 @@ impl Plaintext {
     /// Mark for the GPU (the default queue, or `queue`); returns self. Raises
     /// `xehe.errors.DeviceError` (a RuntimeError) when no GPU backend is usable.
     #[pyo3(signature = (queue = None))]
-    fn gpu<'py>(slf: Bound<'py, Self>, py: Python<'py>, queue: Option<PyRef<'_, Queue>>) -> PyResult<Bound<'py, Self>> {
+    fn gpu<'py>(
+        slf: Bound<'py, Self>,
+        py: Python<'py>,
+        queue: Option<PyRef<'_, Queue>>,
+    ) -> PyResult<Bound<'py, Self>> {
         mark_gpu(py, &mut slf.try_borrow_mut()?.inner, queue)?;
         Ok(slf)
     }
@@ -261,7 +314,9 @@ impl Ciphertext {
     #[pyo3(signature = (*args))]
     fn new(args: &Bound<'_, PyTuple>) -> PyResult<Self> {
         if args.is_empty() {
-            return Ok(Ciphertext { inner: xehe::Ciphertext::new() });
+            return Ok(Ciphertext {
+                inner: xehe::Ciphertext::new(),
+            });
         }
         let a = args.get_item(0)?;
         if args.len() == 1 {
@@ -272,16 +327,20 @@ impl Ciphertext {
         if args.len() > 3 {
             return Err(PyTypeError::new_err("Ciphertext(), Ciphertext(context[, parms_id[, size_capacity]]) or Ciphertext(other)"));
         }
-        let context = a
-            .cast::<SealContext>()
-            .map_err(|_| PyTypeError::new_err("Ciphertext(context[, parms_id[, size_capacity]]): context must be a SEALContext"))?;
+        let context = a.cast::<SealContext>().map_err(|_| {
+            PyTypeError::new_err(
+                "Ciphertext(context[, parms_id[, size_capacity]]): context must be a SEALContext",
+            )
+        })?;
         let ctx = context.get().get()?;
         let id = match args.len() {
             1 => ctx.first_parms_id(),
             _ => parms_id_from(&args.get_item(1)?)?,
         };
         let cd = ctx.context_data_for(&id, "parms_id").py()?;
-        Ok(Ciphertext { inner: xehe::Ciphertext::zeros(cd, 0) })
+        Ok(Ciphertext {
+            inner: xehe::Ciphertext::zeros(cd, 0),
+        })
     }
     fn coeff_modulus_size(&self) -> usize {
         self.inner.coeff_modulus_size()
@@ -327,11 +386,21 @@ impl Ciphertext {
     fn save(&self, py: Python<'_>, path: &str, compr_mode: Option<ComprModeType>) -> PyResult<()> {
         save_to_path(py, &self.inner, path, compr_mode)
     }
-    fn load(&mut self, py: Python<'_>, context: PyRef<'_, SealContext>, path: &str) -> PyResult<()> {
+    fn load(
+        &mut self,
+        py: Python<'_>,
+        context: PyRef<'_, SealContext>,
+        path: &str,
+    ) -> PyResult<()> {
         self.inner = load_path(py, &context, path)?;
         Ok(())
     }
-    fn load_bytes(&mut self, py: Python<'_>, context: PyRef<'_, SealContext>, data: &Bound<'_, PyAny>) -> PyResult<()> {
+    fn load_bytes(
+        &mut self,
+        py: Python<'_>,
+        context: PyRef<'_, SealContext>,
+        data: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
         self.inner = load_data(py, &context, data)?;
         Ok(())
     }
@@ -341,19 +410,31 @@ impl Ciphertext {
     }
     /// SEAL bytes (seal-python's name for `Ciphertext`).
     #[pyo3(signature = (compr_mode = None))]
-    fn to_string<'py>(&self, py: Python<'py>, compr_mode: Option<ComprModeType>) -> PyResult<Bound<'py, PyBytes>> {
+    fn to_string<'py>(
+        &self,
+        py: Python<'py>,
+        compr_mode: Option<ComprModeType>,
+    ) -> PyResult<Bound<'py, PyBytes>> {
         save_bytes(py, &self.inner, compr_mode)
     }
     /// SEAL bytes (as `Plaintext.to_bytes`).
     #[pyo3(signature = (compr_mode = None))]
-    fn to_bytes<'py>(&self, py: Python<'py>, compr_mode: Option<ComprModeType>) -> PyResult<Bound<'py, PyBytes>> {
+    fn to_bytes<'py>(
+        &self,
+        py: Python<'py>,
+        compr_mode: Option<ComprModeType>,
+    ) -> PyResult<Bound<'py, PyBytes>> {
         save_bytes(py, &self.inner, compr_mode)
     }
     /// The words, a copy as a `numpy.uint64` array of shape `(size, coeff_modulus_size, N)`
     /// (xehe addition; downloads a device value into the copy).
     fn data<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray3<u64>>> {
         let host = xehe::device::object::host_current(&self.inner).py()?;
-        let (s, k, n) = (host.size(), host.coeff_modulus_size(), host.poly_modulus_degree());
+        let (s, k, n) = (
+            host.size(),
+            host.coeff_modulus_size(),
+            host.poly_modulus_degree(),
+        );
         PyArray1::from_slice(py, host.data()).reshape([s, k, n])
     }
 
@@ -362,7 +443,11 @@ impl Ciphertext {
     /// an operation needs it; results of operations on marked ciphertexts stay on the device.
     /// Raises `xehe.errors.DeviceError` (a RuntimeError) when no GPU backend is usable.
     #[pyo3(signature = (queue = None))]
-    fn gpu<'py>(slf: Bound<'py, Self>, py: Python<'py>, queue: Option<PyRef<'_, Queue>>) -> PyResult<Bound<'py, Self>> {
+    fn gpu<'py>(
+        slf: Bound<'py, Self>,
+        py: Python<'py>,
+        queue: Option<PyRef<'_, Queue>>,
+    ) -> PyResult<Bound<'py, Self>> {
         mark_gpu(py, &mut slf.try_borrow_mut()?.inner, queue)?;
         Ok(slf)
     }
@@ -433,22 +518,42 @@ macro_rules! simple_key {
             #[new]
             #[pyo3(signature = (other = None))]
             fn new(other: Option<PyRef<'_, $t>>) -> Self {
-                other.map_or_else(|| $t { inner: <$x>::default() }, |o| o.clone())
+                other.map_or_else(
+                    || $t {
+                        inner: <$x>::default(),
+                    },
+                    |o| o.clone(),
+                )
             }
             fn parms_id(&self) -> Vec<u64> {
                 parms_id_to_py(self.inner.parms_id())
             }
             /// Save to `path` (uncompressed unless `compr_mode` says otherwise).
             #[pyo3(signature = (path, compr_mode = None))]
-            fn save(&self, py: Python<'_>, path: &str, compr_mode: Option<ComprModeType>) -> PyResult<()> {
+            fn save(
+                &self,
+                py: Python<'_>,
+                path: &str,
+                compr_mode: Option<ComprModeType>,
+            ) -> PyResult<()> {
                 save_to_path(py, &self.inner, path, compr_mode)
             }
-            fn load(&mut self, py: Python<'_>, context: PyRef<'_, SealContext>, path: &str) -> PyResult<()> {
+            fn load(
+                &mut self,
+                py: Python<'_>,
+                context: PyRef<'_, SealContext>,
+                path: &str,
+            ) -> PyResult<()> {
                 self.inner = load_path(py, &context, path)?;
                 Ok(())
             }
             /// Load from SEAL bytes (xehe addition; seal-python has `SEALContext.from_*_str`).
-            fn load_bytes(&mut self, py: Python<'_>, context: PyRef<'_, SealContext>, data: &Bound<'_, PyAny>) -> PyResult<()> {
+            fn load_bytes(
+                &mut self,
+                py: Python<'_>,
+                context: PyRef<'_, SealContext>,
+                data: &Bound<'_, PyAny>,
+            ) -> PyResult<()> {
                 self.inner = load_data(py, &context, data)?;
                 Ok(())
             }
@@ -458,12 +563,20 @@ macro_rules! simple_key {
             }
             /// SEAL bytes (seal-python's name).
             #[pyo3(signature = (compr_mode = None))]
-            fn to_string<'py>(&self, py: Python<'py>, compr_mode: Option<ComprModeType>) -> PyResult<Bound<'py, PyBytes>> {
+            fn to_string<'py>(
+                &self,
+                py: Python<'py>,
+                compr_mode: Option<ComprModeType>,
+            ) -> PyResult<Bound<'py, PyBytes>> {
                 save_bytes(py, &self.inner, compr_mode)
             }
             /// SEAL bytes.
             #[pyo3(signature = (compr_mode = None))]
-            fn to_bytes<'py>(&self, py: Python<'py>, compr_mode: Option<ComprModeType>) -> PyResult<Bound<'py, PyBytes>> {
+            fn to_bytes<'py>(
+                &self,
+                py: Python<'py>,
+                compr_mode: Option<ComprModeType>,
+            ) -> PyResult<Bound<'py, PyBytes>> {
                 save_bytes(py, &self.inner, compr_mode)
             }
             fn __copy__(&self) -> Self {
@@ -510,7 +623,9 @@ impl KSwitchKeys {
     #[new]
     #[pyo3(signature = (other = None))]
     fn new(other: Option<PyRef<'_, KSwitchKeys>>) -> Self {
-        KSwitchKeys { keys: Keys::Any(other.map_or_else(Default::default, |o| o.ks().clone())) }
+        KSwitchKeys {
+            keys: Keys::Any(other.map_or_else(Default::default, |o| o.ks().clone())),
+        }
     }
     /// Number of keys present.
     fn size(&self) -> usize {
@@ -527,13 +642,23 @@ impl KSwitchKeys {
             Keys::Galois(k) => save_to_path(py, k, path, compr_mode),
         }
     }
-    fn load(&mut self, py: Python<'_>, context: PyRef<'_, SealContext>, path: &str) -> PyResult<()> {
+    fn load(
+        &mut self,
+        py: Python<'_>,
+        context: PyRef<'_, SealContext>,
+        path: &str,
+    ) -> PyResult<()> {
         let ctx = context.get()?;
         let bytes = read_file(py, path)?;
         self.load_into(py, ctx, &bytes)
     }
     /// Load from SEAL bytes (xehe addition).
-    fn load_bytes(&mut self, py: Python<'_>, context: PyRef<'_, SealContext>, data: &Bound<'_, PyAny>) -> PyResult<()> {
+    fn load_bytes(
+        &mut self,
+        py: Python<'_>,
+        context: PyRef<'_, SealContext>,
+        data: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
         let ctx = context.get()?;
         let bytes = bytes_arg(data)?;
         self.load_into(py, ctx, &bytes)
@@ -544,7 +669,11 @@ impl KSwitchKeys {
     }
     /// SEAL bytes (seal-python's name).
     #[pyo3(signature = (compr_mode = None))]
-    fn to_string<'py>(&self, py: Python<'py>, compr_mode: Option<ComprModeType>) -> PyResult<Bound<'py, PyBytes>> {
+    fn to_string<'py>(
+        &self,
+        py: Python<'py>,
+        compr_mode: Option<ComprModeType>,
+    ) -> PyResult<Bound<'py, PyBytes>> {
         match &self.keys {
             Keys::Any(k) => save_bytes(py, k, compr_mode),
             Keys::Relin(k) => save_bytes(py, k, compr_mode),
@@ -553,7 +682,11 @@ impl KSwitchKeys {
     }
     /// SEAL bytes.
     #[pyo3(signature = (compr_mode = None))]
-    fn to_bytes<'py>(&self, py: Python<'py>, compr_mode: Option<ComprModeType>) -> PyResult<Bound<'py, PyBytes>> {
+    fn to_bytes<'py>(
+        &self,
+        py: Python<'py>,
+        compr_mode: Option<ComprModeType>,
+    ) -> PyResult<Bound<'py, PyBytes>> {
         self.to_string(py, compr_mode)
     }
 }
@@ -575,13 +708,21 @@ pub struct RelinKeys;
 
 impl RelinKeys {
     pub fn wrap(py: Python<'_>, keys: xehe::RelinKeys) -> PyResult<Py<RelinKeys>> {
-        Py::new(py, PyClassInitializer::from(KSwitchKeys { keys: Keys::Relin(keys) }).add_subclass(RelinKeys))
+        Py::new(
+            py,
+            PyClassInitializer::from(KSwitchKeys {
+                keys: Keys::Relin(keys),
+            })
+            .add_subclass(RelinKeys),
+        )
     }
     /// The xehe keys of a `RelinKeys` object.
     pub fn get<'a>(slf: &'a PyRef<'_, RelinKeys>) -> PyResult<&'a xehe::RelinKeys> {
         match &slf.as_super().keys {
             Keys::Relin(k) => Ok(k),
-            _ => Err(errors::logic("RelinKeys object does not hold relinearization keys")),
+            _ => Err(errors::logic(
+                "RelinKeys object does not hold relinearization keys",
+            )),
         }
     }
     pub fn set(slf: &mut PyRefMut<'_, RelinKeys>, keys: xehe::RelinKeys) {
@@ -596,7 +737,10 @@ impl RelinKeys {
     #[pyo3(signature = (other = None))]
     fn new(other: Option<PyRef<'_, KSwitchKeys>>) -> PyClassInitializer<Self> {
         let ks = other.map_or_else(Default::default, |o| o.ks().clone());
-        PyClassInitializer::from(KSwitchKeys { keys: Keys::Relin(xehe::RelinKeys(ks)) }).add_subclass(RelinKeys)
+        PyClassInitializer::from(KSwitchKeys {
+            keys: Keys::Relin(xehe::RelinKeys(ks)),
+        })
+        .add_subclass(RelinKeys)
     }
     /// Slot of the key for `s^key_power`.
     #[staticmethod]
@@ -612,7 +756,11 @@ impl RelinKeys {
     fn __copy__(slf: PyRef<'_, Self>, py: Python<'_>) -> PyResult<Py<RelinKeys>> {
         RelinKeys::wrap(py, RelinKeys::get(&slf)?.clone())
     }
-    fn __deepcopy__(slf: PyRef<'_, Self>, py: Python<'_>, _memo: &Bound<'_, PyAny>) -> PyResult<Py<RelinKeys>> {
+    fn __deepcopy__(
+        slf: PyRef<'_, Self>,
+        py: Python<'_>,
+        _memo: &Bound<'_, PyAny>,
+    ) -> PyResult<Py<RelinKeys>> {
         RelinKeys::wrap(py, RelinKeys::get(&slf)?.clone())
     }
 }
@@ -623,7 +771,13 @@ pub struct GaloisKeys;
 
 impl GaloisKeys {
     pub fn wrap(py: Python<'_>, keys: xehe::GaloisKeys) -> PyResult<Py<GaloisKeys>> {
-        Py::new(py, PyClassInitializer::from(KSwitchKeys { keys: Keys::Galois(keys) }).add_subclass(GaloisKeys))
+        Py::new(
+            py,
+            PyClassInitializer::from(KSwitchKeys {
+                keys: Keys::Galois(keys),
+            })
+            .add_subclass(GaloisKeys),
+        )
     }
     /// The xehe keys of a `GaloisKeys` object.
     pub fn get<'a>(slf: &'a PyRef<'_, GaloisKeys>) -> PyResult<&'a xehe::GaloisKeys> {
@@ -644,7 +798,10 @@ impl GaloisKeys {
     #[pyo3(signature = (other = None))]
     fn new(other: Option<PyRef<'_, KSwitchKeys>>) -> PyClassInitializer<Self> {
         let ks = other.map_or_else(Default::default, |o| o.ks().clone());
-        PyClassInitializer::from(KSwitchKeys { keys: Keys::Galois(xehe::GaloisKeys(ks)) }).add_subclass(GaloisKeys)
+        PyClassInitializer::from(KSwitchKeys {
+            keys: Keys::Galois(xehe::GaloisKeys(ks)),
+        })
+        .add_subclass(GaloisKeys)
     }
     /// Slot of the key for `galois_elt`.
     #[staticmethod]
@@ -657,7 +814,11 @@ impl GaloisKeys {
     fn __copy__(slf: PyRef<'_, Self>, py: Python<'_>) -> PyResult<Py<GaloisKeys>> {
         GaloisKeys::wrap(py, GaloisKeys::get(&slf)?.clone())
     }
-    fn __deepcopy__(slf: PyRef<'_, Self>, py: Python<'_>, _memo: &Bound<'_, PyAny>) -> PyResult<Py<GaloisKeys>> {
+    fn __deepcopy__(
+        slf: PyRef<'_, Self>,
+        py: Python<'_>,
+        _memo: &Bound<'_, PyAny>,
+    ) -> PyResult<Py<GaloisKeys>> {
         GaloisKeys::wrap(py, GaloisKeys::get(&slf)?.clone())
     }
 }

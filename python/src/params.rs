@@ -2,8 +2,10 @@
 //! `CoeffModulus`, `EncryptionParameters`, `SEALContext` and `ContextData`, with seal-python's
 //! names and call shapes.
 
+#![allow(clippy::wrong_self_convention)] // seal-python's names: SEALContext.from_cipher_str, ...
+
 use crate::errors::{self, IntoPy};
-use crate::util::{parms_id_from, parms_id_to_py, read_file, write_file, nogil};
+use crate::util::{nogil, parms_id_from, parms_id_to_py, read_file, write_file};
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedBytes;
 use pyo3::types::{PyBytes, PyTuple};
@@ -12,7 +14,15 @@ use xehe::{ComprMode, SealObject};
 
 /// Encryption scheme (seal-python `scheme_type`). xehe evaluates CKKS only; the others are
 /// accepted by `EncryptionParameters` for file compatibility and refused by `SEALContext`.
-#[pyclass(eq, eq_int, hash, frozen, from_py_object, name = "scheme_type", module = "xehe")]
+#[pyclass(
+    eq,
+    eq_int,
+    hash,
+    frozen,
+    from_py_object,
+    name = "scheme_type",
+    module = "xehe"
+)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum SchemeType {
     #[pyo3(name = "none")]
@@ -69,7 +79,15 @@ impl SchemeType {
 
 /// Compression of serialized objects (seal-python `compr_mode_type`). xehe writes and reads
 /// all three; the seal-python wheel has `none` only.
-#[pyclass(eq, eq_int, hash, frozen, from_py_object, name = "compr_mode_type", module = "xehe")]
+#[pyclass(
+    eq,
+    eq_int,
+    hash,
+    frozen,
+    from_py_object,
+    name = "compr_mode_type",
+    module = "xehe"
+)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ComprModeType {
     #[pyo3(name = "none")]
@@ -116,7 +134,15 @@ pub fn compr(mode: Option<ComprModeType>) -> ComprMode {
 }
 
 /// Security level (seal-python `sec_level_type`).
-#[pyclass(eq, eq_int, hash, frozen, from_py_object, name = "sec_level_type", module = "xehe")]
+#[pyclass(
+    eq,
+    eq_int,
+    hash,
+    frozen,
+    from_py_object,
+    name = "sec_level_type",
+    module = "xehe"
+)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum SecLevelType {
     #[pyo3(name = "none")]
@@ -173,7 +199,9 @@ impl Modulus {
     /// `Modulus(value)`: 0, or 2 ≤ value < 2^61.
     #[new]
     fn new(value: u64) -> PyResult<Self> {
-        Ok(Modulus { inner: xehe::Modulus::new(value).py()? })
+        Ok(Modulus {
+            inner: xehe::Modulus::new(value).py()?,
+        })
     }
     fn value(&self) -> u64 {
         self.inner.value()
@@ -198,7 +226,9 @@ impl Modulus {
         self.inner.value()
     }
     fn __eq__(&self, other: &Bound<'_, PyAny>) -> bool {
-        other.cast::<Modulus>().is_ok_and(|o| o.get().inner.value() == self.inner.value())
+        other
+            .cast::<Modulus>()
+            .is_ok_and(|o| o.get().inner.value() == self.inner.value())
     }
     fn __hash__(&self) -> u64 {
         self.inner.value()
@@ -231,18 +261,21 @@ impl CoeffModulus {
     #[staticmethod]
     #[pyo3(name = "Create", signature = (poly_modulus_degree, *args))]
     fn create(poly_modulus_degree: usize, args: &Bound<'_, PyTuple>) -> PyResult<Vec<Modulus>> {
-        let bits: Vec<u32> = match args.len() {
-            1 => args.get_item(0)?.extract()?,
-            2 => {
-                return Err(errors::invalid(
+        let bits: Vec<u32> =
+            match args.len() {
+                1 => args.get_item(0)?.extract()?,
+                2 => return Err(errors::invalid(
                     "CoeffModulus.Create with a plain_modulus is for BFV/BGV: xehe implements CKKS",
-                ))
-            }
-            _ => return Err(pyo3::exceptions::PyTypeError::new_err(
-                "Create(poly_modulus_degree, bit_sizes)",
-            )),
-        };
-        Ok(moduli_to_py(&xehe::CoeffModulus::create(poly_modulus_degree, &bits).py()?))
+                )),
+                _ => {
+                    return Err(pyo3::exceptions::PyTypeError::new_err(
+                        "Create(poly_modulus_degree, bit_sizes)",
+                    ))
+                }
+            };
+        Ok(moduli_to_py(
+            &xehe::CoeffModulus::create(poly_modulus_degree, &bits).py()?,
+        ))
     }
 
     /// `MaxBitCount(poly_modulus_degree, sec_level=sec_level_type.tc128)`.
@@ -282,13 +315,18 @@ impl EncryptionParameters {
             // An int as well, as pybind11's enums convert (and for unpickling).
             Err(e) => xehe::SchemeType::from_u8(arg.extract::<u8>().map_err(|_| e)?).py()?,
         };
-        Ok(EncryptionParameters { inner: xehe::EncryptionParameters::new(scheme) })
+        Ok(EncryptionParameters {
+            inner: xehe::EncryptionParameters::new(scheme),
+        })
     }
     fn set_poly_modulus_degree(&mut self, poly_modulus_degree: usize) {
         self.inner.set_poly_modulus_degree(poly_modulus_degree);
     }
     fn set_coeff_modulus(&mut self, coeff_modulus: Vec<Bound<'_, PyAny>>) -> PyResult<()> {
-        let m = coeff_modulus.iter().map(modulus_from).collect::<PyResult<Vec<_>>>()?;
+        let m = coeff_modulus
+            .iter()
+            .map(modulus_from)
+            .collect::<PyResult<Vec<_>>>()?;
         self.inner.set_coeff_modulus(&m);
         Ok(())
     }
@@ -311,7 +349,9 @@ impl EncryptionParameters {
         moduli_to_py(self.inner.coeff_modulus())
     }
     fn plain_modulus(&self) -> Modulus {
-        Modulus { inner: *self.inner.plain_modulus() }
+        Modulus {
+            inner: *self.inner.plain_modulus(),
+        }
     }
     /// SEAL's `parms_id` of these parameters (SEAL C++ `parms_id()`; not in seal-python).
     fn parms_id(&self) -> Vec<u64> {
@@ -336,14 +376,23 @@ impl EncryptionParameters {
         self.inner.save_size(compr(compr_mode)).py()
     }
     #[pyo3(signature = (compr_mode = None))]
-    fn to_bytes<'py>(&self, py: Python<'py>, compr_mode: Option<ComprModeType>) -> PyResult<Bound<'py, PyBytes>> {
+    fn to_bytes<'py>(
+        &self,
+        py: Python<'py>,
+        compr_mode: Option<ComprModeType>,
+    ) -> PyResult<Bound<'py, PyBytes>> {
         Ok(PyBytes::new(py, &self.inner.save(compr(compr_mode)).py()?))
     }
     fn __eq__(&self, other: &Bound<'_, PyAny>) -> bool {
-        other.cast::<EncryptionParameters>().is_ok_and(|o| o.try_borrow().is_ok_and(|o| o.inner == self.inner))
+        other
+            .cast::<EncryptionParameters>()
+            .is_ok_and(|o| o.try_borrow().is_ok_and(|o| o.inner == self.inner))
     }
     /// Pickling, as seal-python's `__getstate__`/`__setstate__` (SEAL bytes, uncompressed).
-    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<(Bound<'py, PyAny>, (u8,), Bound<'py, PyBytes>)> {
+    fn __reduce__<'py>(
+        &self,
+        py: Python<'py>,
+    ) -> PyResult<(Bound<'py, PyAny>, (u8,), Bound<'py, PyBytes>)> {
         let cls = py.get_type::<EncryptionParameters>().into_any();
         Ok((cls, (self.inner.scheme() as u8,), self.to_bytes(py, None)?))
     }
@@ -351,7 +400,12 @@ impl EncryptionParameters {
         self.load_bytes(state)
     }
     fn __repr__(&self) -> String {
-        let bits: Vec<String> = self.inner.coeff_modulus().iter().map(|m| m.bit_count().to_string()).collect();
+        let bits: Vec<String> = self
+            .inner
+            .coeff_modulus()
+            .iter()
+            .map(|m| m.bit_count().to_string())
+            .collect();
         format!(
             "EncryptionParameters(scheme={}, poly_modulus_degree={}, coeff_modulus bits=[{}])",
             self.scheme().name(),
@@ -376,7 +430,9 @@ pub const NOT_SET: &str = "encryption parameters are not set correctly";
 impl SealContext {
     /// The xehe context, or `ValueError("encryption parameters are not set correctly")`.
     pub fn get(&self) -> PyResult<&xehe::Context> {
-        self.ctx.as_ref().map_err(|m| errors::invalid(format!("{NOT_SET}: {m}")))
+        self.ctx
+            .as_ref()
+            .map_err(|m| errors::invalid(format!("{NOT_SET}: {m}")))
     }
     pub fn wrap(ctx: xehe::Context) -> Self {
         SealContext { ctx: Ok(ctx) }
@@ -384,7 +440,10 @@ impl SealContext {
 }
 
 fn context_data(ctx: &xehe::Context, id: &xehe::ParmsId) -> Option<ContextData> {
-    ctx.get_context_data(id).map(|d| ContextData { ctx: ctx.clone(), data: d.clone() })
+    ctx.get_context_data(id).map(|d| ContextData {
+        ctx: ctx.clone(),
+        data: d.clone(),
+    })
 }
 
 #[pymethods]
@@ -393,22 +452,35 @@ impl SealContext {
     /// expands the chain: `expand_mod_chain=False` raises ValueError.
     #[new]
     #[pyo3(signature = (parms, expand_mod_chain = true, sec_level = SecLevelType::Tc128))]
-    fn new(py: Python<'_>, parms: PyRef<'_, EncryptionParameters>, expand_mod_chain: bool, sec_level: SecLevelType) -> PyResult<Self> {
+    fn new(
+        py: Python<'_>,
+        parms: PyRef<'_, EncryptionParameters>,
+        expand_mod_chain: bool,
+        sec_level: SecLevelType,
+    ) -> PyResult<Self> {
         if !expand_mod_chain {
             return Err(errors::invalid(
                 "expand_mod_chain=False is not supported: xehe always builds the whole modulus-switching chain",
             ));
         }
         let p = parms.inner.clone();
-        let ctx = nogil(py, move || xehe::Context::with_sec_level(&p, sec_level.to_xehe()))?;
-        Ok(SealContext { ctx: ctx.map_err(|e| e.to_string()) })
+        let ctx = nogil(py, move || {
+            xehe::Context::with_sec_level(&p, sec_level.to_xehe())
+        })?;
+        Ok(SealContext {
+            ctx: ctx.map_err(|e| e.to_string()),
+        })
     }
     fn parameters_set(&self) -> bool {
         self.ctx.is_ok()
     }
     /// `success`, or `invalid_parameters` (xehe names the failed check in the message).
     fn parameter_error_name(&self) -> &'static str {
-        if self.ctx.is_ok() { "success" } else { "invalid_parameters" }
+        if self.ctx.is_ok() {
+            "success"
+        } else {
+            "invalid_parameters"
+        }
     }
     fn parameter_error_message(&self) -> String {
         match &self.ctx {
@@ -421,13 +493,22 @@ impl SealContext {
         Ok(self.ctx.as_ref().ok().and_then(|c| context_data(c, &id)))
     }
     fn key_context_data(&self) -> Option<ContextData> {
-        self.ctx.as_ref().ok().and_then(|c| context_data(c, &c.key_parms_id()))
+        self.ctx
+            .as_ref()
+            .ok()
+            .and_then(|c| context_data(c, &c.key_parms_id()))
     }
     fn first_context_data(&self) -> Option<ContextData> {
-        self.ctx.as_ref().ok().and_then(|c| context_data(c, &c.first_parms_id()))
+        self.ctx
+            .as_ref()
+            .ok()
+            .and_then(|c| context_data(c, &c.first_parms_id()))
     }
     fn last_context_data(&self) -> Option<ContextData> {
-        self.ctx.as_ref().ok().and_then(|c| context_data(c, &c.last_parms_id()))
+        self.ctx
+            .as_ref()
+            .ok()
+            .and_then(|c| context_data(c, &c.last_parms_id()))
     }
     fn key_parms_id(&self) -> Vec<u64> {
         parms_id_to_py(self.ctx.as_ref().map_or([0; 4], |c| c.key_parms_id()))
@@ -442,33 +523,65 @@ impl SealContext {
         self.ctx.as_ref().is_ok_and(|c| c.using_keyswitching())
     }
     /// A `Ciphertext` from its SEAL bytes (validated as SEAL's `load`).
-    fn from_cipher_str(&self, py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<crate::objects::Ciphertext> {
+    fn from_cipher_str(
+        &self,
+        py: Python<'_>,
+        data: &Bound<'_, PyAny>,
+    ) -> PyResult<crate::objects::Ciphertext> {
         let ctx = self.get()?;
         let bytes = crate::util::bytes_arg(data)?;
-        Ok(crate::objects::Ciphertext { inner: crate::util::load(py, ctx, &bytes)? })
+        Ok(crate::objects::Ciphertext {
+            inner: crate::util::load(py, ctx, &bytes)?,
+        })
     }
-    fn from_plain_str(&self, py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<crate::objects::Plaintext> {
+    fn from_plain_str(
+        &self,
+        py: Python<'_>,
+        data: &Bound<'_, PyAny>,
+    ) -> PyResult<crate::objects::Plaintext> {
         let ctx = self.get()?;
         let bytes = crate::util::bytes_arg(data)?;
-        Ok(crate::objects::Plaintext { inner: crate::util::load(py, ctx, &bytes)? })
+        Ok(crate::objects::Plaintext {
+            inner: crate::util::load(py, ctx, &bytes)?,
+        })
     }
-    fn from_secret_str(&self, py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<crate::objects::SecretKey> {
+    fn from_secret_str(
+        &self,
+        py: Python<'_>,
+        data: &Bound<'_, PyAny>,
+    ) -> PyResult<crate::objects::SecretKey> {
         let ctx = self.get()?;
         let bytes = crate::util::bytes_arg(data)?;
-        Ok(crate::objects::SecretKey { inner: crate::util::load(py, ctx, &bytes)? })
+        Ok(crate::objects::SecretKey {
+            inner: crate::util::load(py, ctx, &bytes)?,
+        })
     }
-    fn from_public_str(&self, py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<crate::objects::PublicKey> {
+    fn from_public_str(
+        &self,
+        py: Python<'_>,
+        data: &Bound<'_, PyAny>,
+    ) -> PyResult<crate::objects::PublicKey> {
         let ctx = self.get()?;
         let bytes = crate::util::bytes_arg(data)?;
-        Ok(crate::objects::PublicKey { inner: crate::util::load(py, ctx, &bytes)? })
+        Ok(crate::objects::PublicKey {
+            inner: crate::util::load(py, ctx, &bytes)?,
+        })
     }
-    fn from_relin_str(&self, py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<Py<crate::objects::RelinKeys>> {
+    fn from_relin_str(
+        &self,
+        py: Python<'_>,
+        data: &Bound<'_, PyAny>,
+    ) -> PyResult<Py<crate::objects::RelinKeys>> {
         let ctx = self.get()?;
         let bytes = crate::util::bytes_arg(data)?;
         let keys: xehe::RelinKeys = crate::util::load(py, ctx, &bytes)?;
         crate::objects::RelinKeys::wrap(py, keys)
     }
-    fn from_galois_str(&self, py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<Py<crate::objects::GaloisKeys>> {
+    fn from_galois_str(
+        &self,
+        py: Python<'_>,
+        data: &Bound<'_, PyAny>,
+    ) -> PyResult<Py<crate::objects::GaloisKeys>> {
         let ctx = self.get()?;
         let bytes = crate::util::bytes_arg(data)?;
         let keys: xehe::GaloisKeys = crate::util::load(py, ctx, &bytes)?;
@@ -500,7 +613,9 @@ pub struct ContextData {
 #[pymethods]
 impl ContextData {
     fn parms(&self) -> EncryptionParameters {
-        EncryptionParameters { inner: self.data.parms().clone() }
+        EncryptionParameters {
+            inner: self.data.parms().clone(),
+        }
     }
     fn parms_id(&self) -> Vec<u64> {
         parms_id_to_py(self.data.parms_id())
@@ -516,11 +631,15 @@ impl ContextData {
         self.data.total_coeff_modulus_bit_count()
     }
     fn next_context_data(&self) -> Option<ContextData> {
-        self.data.next_parms_id().and_then(|id| context_data(&self.ctx, &id))
+        self.data
+            .next_parms_id()
+            .and_then(|id| context_data(&self.ctx, &id))
     }
     /// The level above (SEAL C++ `prev_context_data`; not in seal-python).
     fn prev_context_data(&self) -> Option<ContextData> {
-        self.data.prev_parms_id().and_then(|id| context_data(&self.ctx, &id))
+        self.data
+            .prev_parms_id()
+            .and_then(|id| context_data(&self.ctx, &id))
     }
     fn __repr__(&self) -> String {
         format!(

@@ -14,12 +14,12 @@ pub fn parms_id_to_py(id: ParmsId) -> Vec<u64> {
 
 /// A `parms_id` argument: any sequence of 4 ints (seal-python's `FixedSize(4)`).
 pub fn parms_id_from(obj: &Bound<'_, PyAny>) -> PyResult<ParmsId> {
-    let words: Vec<u64> = obj
-        .extract()
-        .map_err(|_| PyTypeError::new_err("parms_id must be a sequence of 4 ints (0 ≤ word < 2^64)"))?;
-    words
-        .try_into()
-        .map_err(|w: Vec<u64>| errors::invalid(format!("parms_id must have 4 words, got {}", w.len())))
+    let words: Vec<u64> = obj.extract().map_err(|_| {
+        PyTypeError::new_err("parms_id must be a sequence of 4 ints (0 ≤ word < 2^64)")
+    })?;
+    words.try_into().map_err(|w: Vec<u64>| {
+        errors::invalid(format!("parms_id must have 4 words, got {}", w.len()))
+    })
 }
 
 /// Bytes from `bytes`, `bytearray`, `memoryview`-like objects, or a `str` (encoded as UTF-8,
