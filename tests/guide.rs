@@ -10,6 +10,8 @@
 //!   skipped with a printed reason without it.
 //! - `sh,gpu`, `sh,cargo`, `sh,install`: skipped with a printed reason (a GPU; building or
 //!   testing the whole project, which this suite is; installing system packages).
+//! - `python,xehe`: skipped here; the Python module's suite (`python/scripts/test.sh`,
+//!   `python/tests/test_readme.py`) runs it.
 //! - `cpp,excerpt`, `c,excerpt`, `cmake,excerpt`: the first line names a file (as a comment);
 //!   the other lines must appear in it in order, contiguous except at `// …` / `# …` (the files
 //!   are built and run by `tests/capi_examples.rs`).
@@ -240,7 +242,7 @@ fn every_block_is_checked() {
                         Err(format!("src/cli/mod.rs does not include the page ({include}): its Rust blocks would not run"))
                     }
                 }
-                ("sh", "" | "seal" | "gpu" | "cargo" | "install") | ("python", "seal") => Ok(()),
+                ("sh", "" | "seal" | "gpu" | "cargo" | "install") | ("python", "seal" | "xehe") => Ok(()),
                 ("cpp" | "c" | "cmake", "excerpt") => check_excerpt(&page, &b),
                 ("text", "usage") => check_usage(&b),
                 ("text", "grammar") => check_grammar(&b),
@@ -284,6 +286,7 @@ fn shell_and_python_blocks_run() {
                 ("sh", "gpu") => Some("needs a GPU"),
                 ("sh", "cargo") => Some("builds or tests the whole project, which this suite is"),
                 ("sh", "install") => Some("installs system packages"),
+                ("python", "xehe") => Some("needs the xehe Python module: python/scripts/test.sh runs it"),
                 ("sh" | "python", "seal") if !seal => Some("needs python SEAL (pip install seal-python==4.4.0 numpy)"),
                 ("sh", "" | "seal") | ("python", "seal") => None,
                 _ => continue,

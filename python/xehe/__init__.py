@@ -1,0 +1,89 @@
+"""xehe: CKKS homomorphic encryption bit-for-bit compatible with Microsoft SEAL, with GPU backends.
+
+``xehe`` holds seal-python's CKKS names (``EncryptionParameters``, ``SEALContext``,
+``KeyGenerator``, ``CKKSEncoder``, ``Encryptor``, ``Decryptor``, ``Evaluator``, ``Ciphertext``,
+…; also importable alone as ``xehe.seal``) and xehe's additions under their own names:
+
+- ``Ciphertext.gpu()`` / ``cpu()`` / ``download()`` / ``is_dirty()`` (also on ``Plaintext`` and
+  ``CiphertextBatch``), devices and queues in :mod:`xehe.device`;
+- ``CiphertextBatch`` and ``Evaluator.*_batch``;
+- hybrid key switching: ``KeySwitchParams``, ``HybridKeySwitching``,
+  ``KeyGenerator.create_hybrid_relin_keys`` / ``create_hybrid_galois_keys``,
+  ``Evaluator.relinearize_hybrid`` / ``apply_galois_hybrid`` / ``rotate_vector_hybrid``;
+- errors in :mod:`xehe.errors` (``ValueError`` / ``RuntimeError`` subclasses).
+"""
+
+from . import device, errors
+from ._native import (
+    CKKSEncoder,
+    Ciphertext,
+    CiphertextBatch,
+    CoeffModulus,
+    ContextData,
+    Decryptor,
+    EncryptionParameters,
+    Encryptor,
+    Evaluator,
+    GaloisKeys,
+    HybridGaloisKeys,
+    HybridKeySwitching,
+    HybridRelinKeys,
+    KeyGenerator,
+    KeySwitchParams,
+    KSwitchKeys,
+    Modulus,
+    Plaintext,
+    PublicKey,
+    Queue,
+    RelinKeys,
+    SEALContext,
+    SecretKey,
+    __version__,
+    compr_mode_type,
+    scheme_type,
+    sec_level_type,
+)
+from .errors import XeheError
+from .seal import VectorComplex, VectorDouble, VectorInt, VectorUInt
+
+# ---- Bootstrapping: RESERVED ----------------------------------------------------------------
+# CKKS bootstrapping is being written in the main crate. Once its public API lands it is wrapped
+# in python/src/ (see the marker in python/src/lib.rs) and re-exported here under the main
+# crate's names. Nothing is exported until then.
+# ----------------------------------------------------------------------------------------------
+
+__all__ = [
+    "CKKSEncoder",
+    "Ciphertext",
+    "CiphertextBatch",
+    "CoeffModulus",
+    "ContextData",
+    "Decryptor",
+    "EncryptionParameters",
+    "Encryptor",
+    "Evaluator",
+    "GaloisKeys",
+    "HybridGaloisKeys",
+    "HybridKeySwitching",
+    "HybridRelinKeys",
+    "KeyGenerator",
+    "KeySwitchParams",
+    "KSwitchKeys",
+    "Modulus",
+    "Plaintext",
+    "PublicKey",
+    "Queue",
+    "RelinKeys",
+    "SEALContext",
+    "SecretKey",
+    "VectorComplex",
+    "VectorDouble",
+    "VectorInt",
+    "VectorUInt",
+    "XeheError",
+    "compr_mode_type",
+    "device",
+    "errors",
+    "scheme_type",
+    "sec_level_type",
+]
