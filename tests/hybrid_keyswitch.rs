@@ -326,3 +326,25 @@ fn bad_inputs_leave_operands_intact() {
         Err(Error::InvalidParameters(_))
     ));
 }
+
+/// SEAL-layout Galois keys take the hoisted path through `HybridGaloisKeys::from_galois_keys`
+/// (α = 1, dnum = L): the rotations decrypt right and hoisted equals single word for word.
+#[test]
+fn seal_layout_keys_hoisted() {
+    let s = setup(8192, &[60, 40, 40, 40, 40, 60], SecLevel::None);
+    let v = s.values(9);
+    let slots = v.len();
+    let sgk = s.kg.create_galois_keys_from_steps(&[1, 2, 5, -3]).unwrap();
+    let ks = HybridKeySwitching::new(&s.ctx, KeySwitchParams::seal(&s.ctx)).unwrap();
+    let gk = HybridGaloisKeys::from_galois_keys(&ks, &sgk).unwrap();
+    let ct = s.encrypt(&v, 1);
+    let steps = [1, 2, 5, -3];
+    let hoisted = s.ev.rotate_vector_hybrid_many(&ct, &steps, &gk).unwrap();
+    for (&step, h) in steps.iter().zip(&hoisted) {
+        let want: Vec<f64> = (0..slots).map(|i| v[(i as i64 + step as i64).rem_euclid(slots as i64) as usize]).collect();
+        assert!(max_err(&s.decrypt(h), &want) < 1e-5, "step {step}");
+        assert_eq!(h, &s.ev.rotate_vector_hybrid(&ct, step, &gk).unwrap(), "step {step}");
+    }
+    let other = HybridKeySwitching::new(&s.ctx, KeySwitchParams { special_modulus_size: 2, dnum: 2 }).unwrap();
+    assert!(matches!(HybridGaloisKeys::from_galois_keys(&other, &sgk), Err(Error::InvalidParameters(_))));
+}

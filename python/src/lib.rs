@@ -10,6 +10,7 @@
 
 mod batch;
 mod bench;
+mod bootstrap;
 mod device;
 mod encoder;
 mod errors;
@@ -60,11 +61,9 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(device::info, m)?)?;
     m.add_function(wrap_pyfunction!(bench::_rust_call_timing, m)?)?;
 
-    // ---- Bootstrapping: RESERVED ----------------------------------------------------------------
-    // CKKS bootstrapping is being written in the main crate now. When its public API lands, wrap
-    // it here (a `bootstrap.rs` module of this crate, registered below) under the main crate's
-    // own names, and re-export it from python/xehe/__init__.py (see the matching marker there and
-    // in xehe/_native.pyi). Nothing is exposed until then: do not guess its API.
-    // --------------------------------------------------------------------------------------------
+    // Bootstrapping (xehe::circuits::bootstrapping).
+    m.add_class::<bootstrap::BootstrappingParameters>()?;
+    m.add_class::<bootstrap::BootstrappingKeys>()?;
+    m.add_class::<bootstrap::Bootstrapper>()?;
     Ok(())
 }

@@ -46,13 +46,14 @@ from ._native import (
 from .errors import XeheError
 from .seal import VectorComplex, VectorDouble, VectorInt, VectorUInt
 
-# ---- Bootstrapping: RESERVED ----------------------------------------------------------------
-# CKKS bootstrapping is being written in the main crate. Once its public API lands it is wrapped
-# in python/src/ (see the marker in python/src/lib.rs) and re-exported here under the main
-# crate's names. Nothing is exported until then.
-# ----------------------------------------------------------------------------------------------
+# CKKS bootstrapping (xehe::circuits::bootstrapping): presets, keys from a SEAL secret key, and
+# the bootstrapper (docs/guide/bootstrapping.md).
+from ._native import Bootstrapper, BootstrappingKeys, BootstrappingParameters
 
 __all__ = [
+    "Bootstrapper",
+    "BootstrappingKeys",
+    "BootstrappingParameters",
     "CKKSEncoder",
     "Ciphertext",
     "CiphertextBatch",

@@ -184,6 +184,9 @@ enum BenchCommand {
         /// Ring degree of the preset: 4096 (the INSECURE test set) or 65536 (production).
         #[arg(long, default_value_t = 4096)]
         n: usize,
+        /// log2 of the slots bootstrapped (sparse packing below log2(N) − 1; default: full).
+        #[arg(long)]
+        log_slots: Option<u32>,
         /// Timed bootstraps after the first (median reported).
         #[arg(long, default_value_t = 3)]
         reps: usize,
@@ -272,10 +275,13 @@ fn keygen_bootstrap(params: &std::path::Path, sk: &std::path::Path, out: &std::p
     Ok(())
 }
 
-fn bench_bootstrap(n: usize, reps: usize, device: &DeviceChoice, compare_cpu: bool, json: bool) -> Result<()> {
-    let params = xehe::circuits::bootstrapping::BootstrappingParameters::preset(&n.to_string()).ok_or_else(|| {
+fn bench_bootstrap(n: usize, log_slots: Option<u32>, reps: usize, device: &DeviceChoice, compare_cpu: bool, json: bool) -> Result<()> {
+    let mut params = xehe::circuits::bootstrapping::BootstrappingParameters::preset(&n.to_string()).ok_or_else(|| {
         xehe::Error::InvalidArgument(format!("no bootstrapping preset for N = {n}: use 4096 (insecure test set) or 65536"))
     })?;
+    if let Some(l) = log_slots {
+        params = params.with_log_slots(l)?;
+    }
     let r = xehe::cli::bootstrap::bench(&params, device, reps, compare_cpu, &mut |m| eprintln!("xehe: {m}"))?;
     if json {
         println!("{}", serde_json::to_string_pretty(&r).unwrap_or_default());
@@ -322,8 +328,8 @@ fn main() -> ExitCode {
                 device,
                 format,
             } => device.choice().and_then(|d| ntt(&log_n, reps, &d, &format)),
-            BenchCommand::Bootstrap { n, reps, device, compare_cpu, json } => {
-                device.choice().and_then(|d| bench_bootstrap(n, reps, &d, compare_cpu, json))
+            BenchCommand::Bootstrap { n, log_slots, reps, device, compare_cpu, json } => {
+                device.choice().and_then(|d| bench_bootstrap(n, log_slots, reps, &d, compare_cpu, json))
             }
         },
         Command::Keygen { which } => match which {

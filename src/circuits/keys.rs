@@ -13,8 +13,10 @@ use crate::{Error, Result};
 /// not need it; using a missing one is `Error::MissingKey`).
 #[derive(Clone, Copy, Debug)]
 pub enum KeySet<'a> {
-    /// SEAL's key switching (`Evaluator::relinearize`, `rotate_vector`, `complex_conjugate`).
-    /// Rotations of one ciphertext are not hoisted.
+    /// SEAL's key switching (`Evaluator::relinearize`, `rotate_vector`, `complex_conjugate`),
+    /// bit-exact with SEAL. Rotations of one ciphertext are not hoisted here: for hoisting with
+    /// SEAL-layout keys, convert them once with `HybridGaloisKeys::from_galois_keys` (and
+    /// `HybridRelinKeys::from_relin_keys`) and use [`KeySet::Hybrid`].
     Seal {
         /// `s² → s`.
         relin: Option<&'a RelinKeys>,

@@ -73,7 +73,7 @@
 use super::context::Context;
 use super::galois::GaloisTool;
 use super::keygen::KeyGenerator;
-use super::keys::{RelinKeys, SecretKey};
+use super::keys::{GaloisKeys, RelinKeys, SecretKey};
 use super::prng::{sample_poly_uniform, PrngType, UniformRandomGenerator};
 use super::rlwe::wipe;
 use super::sampling::sample_poly_noise;
@@ -814,6 +814,51 @@ pub struct HybridGaloisKeys {
 }
 
 impl HybridGaloisKeys {
+    /// SEAL's Galois keys as hybrid keys (as [`HybridRelinKeys::from_relin_keys`]: with
+    /// `α = 1, dnum = L`, [`KeySwitchParams::seal`], SEAL's key layout is the hybrid one), so
+    /// SEAL-layout keys take the hybrid paths — hoisted rotations
+    /// (`Evaluator::rotate_vector_hybrid_many`) and the circuits of [`crate::circuits`]. Results
+    /// use balanced digits: correct rotations that differ from SEAL's `apply_galois` in the
+    /// low bits of the noise. Copies the key words once.
+    ///
+    /// # Errors
+    /// `InvalidParameters` unless `ks` has one special prime and one prime per digit;
+    /// `NotValidForParams` if `galois_keys` belongs to another context or a key's shape does not
+    /// match.
+    pub fn from_galois_keys(ks: &HybridKeySwitching, galois_keys: &GaloisKeys) -> Result<Self> {
+        let inner = &ks.inner;
+        if inner.moduli.len() != inner.data_size + 1 || inner.digit_size != 1 {
+            return Err(Error::InvalidParameters(
+                "from_galois_keys: SEAL keys are hybrid keys only for α = 1, dnum = L".into(),
+            ));
+        }
+        if galois_keys.0.parms_id != inner.context.key_parms_id() {
+            return Err(Error::NotValidForParams(
+                "galois_keys is not valid for encryption parameters".into(),
+            ));
+        }
+        let words = 2 * inner.moduli.len() * ks.n();
+        let mut keys = BTreeMap::new();
+        for (index, kv) in galois_keys.0.data().iter().enumerate() {
+            if kv.is_empty() {
+                continue;
+            }
+            if kv.len() != inner.data_size || kv.iter().any(|pk| pk.data.data.len() != words) {
+                return Err(Error::NotValidForParams(
+                    "galois_keys: key shape does not match the parameters".into(),
+                ));
+            }
+            keys.insert(
+                (2 * index + 1) as u32,
+                HybridKSwitchKey {
+                    digits: kv.iter().map(|pk| pk.data.data.clone()).collect(),
+                    device: KeyDeviceCache::default(),
+                },
+            );
+        }
+        Ok(HybridGaloisKeys { ks: ks.clone(), keys })
+    }
+
     /// The parameters the keys were made for.
     pub fn key_switching(&self) -> &HybridKeySwitching {
         &self.ks

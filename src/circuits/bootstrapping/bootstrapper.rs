@@ -147,11 +147,11 @@ impl Bootstrapper {
     pub fn raise_scale(&self) -> f64 {
         self.plan.raise_scale
     }
-    /// The Galois elements the encoded transforms rotate by (and conjugation), ascending:
-    /// exactly the keys' ([`super::galois_elements`]).
+    /// The Galois elements the encoded transforms and the partial trace (sparse packing) rotate
+    /// by, and conjugation, ascending: exactly the keys' ([`super::galois_elements`]).
     pub fn galois_elements_used(&self) -> Result<Vec<u32>> {
         let tool = self.ctx.galois_tool();
-        let mut elts = Vec::new();
+        let mut elts = self.plan.trace_steps.iter().map(|&s| tool.elt_from_step(s)).collect::<Result<Vec<_>>>()?;
         for t in self.c2s.iter().flatten().chain(&self.s2c) {
             for s in t.rotations() {
                 elts.push(tool.elt_from_step(s)?);
@@ -185,7 +185,8 @@ impl Bootstrapper {
     /// Stage 1: bring `ct` to the last level at scale `≈ Δ_R` (exactly `Δ_R` from a higher level,
     /// by a constant multiplication and rescale; by `2^e` at the last level), switch to the sparse
     /// secret, ModRaise to the first data level (relabelled to the CoeffsToSlots scale), switch
-    /// back to the dense secret. Returns the raised ciphertext and `ρ = scale / Δ_R` after the
+    /// back to the dense secret, and with sparse packing the partial trace (`plan` module docs).
+    /// Returns the raised ciphertext and `ρ = scale / Δ_R` after the
     /// scale-up (1 unless the input was at the last level with a scale that is not `Δ_R / 2^e`).
     ///
     /// # Errors
@@ -237,6 +238,10 @@ impl Bootstrapper {
         let mut r = ev.mod_raise(&c)?;
         r.set_scale(self.plan.c2s_scale);
         ev.switch_key_hybrid_inplace(&mut r, &self.keys.sparse_to_dense)?;
+        for &step in &self.plan.trace_steps {
+            let rot = ev.rotate_vector_hybrid(&r, step, &self.keys.galois)?;
+            ev.add_inplace(&mut r, &rot)?;
+        }
         Ok((r, rho))
     }
 

@@ -41,7 +41,8 @@ pub struct BootstrappingParameters {
     pub special_modulus_size: usize,
     /// Hybrid key switching: the requested digit count.
     pub dnum: usize,
-    /// `log2` of the slots bootstrapped: `log N − 1` (full packing).
+    /// `log2` of the slots bootstrapped: `log N − 1` (full packing) or fewer (sparse packing: the
+    /// `2^log_slots` values repeat across SEAL's `N/2` slots).
     pub log_slots: u32,
     /// Butterfly stages merged per CoeffsToSlots level, in application order (sum `log_slots`).
     pub coeffs_to_slots_groups: Vec<usize>,
@@ -124,6 +125,32 @@ impl BootstrappingParameters {
         }
     }
 
+    /// The same parameters bootstrapping `2^log_slots` slots (sparse packing below `N/2`: the
+    /// message's `2^log_slots` values repeat across SEAL's `N/2` slots, the polynomial lives in
+    /// `Z[X^(N/2^(log_slots+1))]`), the DFT's stages rebalanced over the same levels.
+    ///
+    /// # Errors
+    /// `InvalidParameters` unless `log_slots` is between the number of CoeffsToSlots levels and
+    /// `log N − 1`.
+    pub fn with_log_slots(&self, log_slots: u32) -> Result<Self> {
+        let (c, s) = (self.coeffs_to_slots_bits.len(), self.slots_to_coeffs_bits.len());
+        if (log_slots as usize) < c.max(s) || log_slots + 1 > self.log_n {
+            return Err(Error::InvalidParameters(format!(
+                "log_slots = {log_slots}: needs {}..={} for these levels",
+                c.max(s),
+                self.log_n - 1
+            )));
+        }
+        let mut p = self.clone();
+        p.log_slots = log_slots;
+        p.coeffs_to_slots_groups = balanced_groups(log_slots as usize, c);
+        p.slots_to_coeffs_groups = balanced_groups(log_slots as usize, s).into_iter().rev().collect();
+        if log_slots + 1 < self.log_n {
+            p.name = format!("{}-slots{}", self.name, 1u64 << log_slots);
+        }
+        Ok(p)
+    }
+
     /// The presets by name: `n16` / `N16-dense`, `n12` / `N12-insecure`.
     pub fn preset(name: &str) -> Option<Self> {
         match name.to_ascii_lowercase().as_str() {
@@ -174,9 +201,9 @@ impl BootstrappingParameters {
         if !(4..=17).contains(&self.log_n) {
             return bad(format!("log N = {} is outside 4..=17", self.log_n));
         }
-        if self.log_slots + 1 != self.log_n {
+        if self.log_slots == 0 || self.log_slots + 1 > self.log_n {
             return bad(format!(
-                "log_slots = {} but only full packing (log N − 1 = {}) is supported",
+                "log_slots = {} is not in 1..={} (log N − 1)",
                 self.log_slots,
                 self.log_n - 1
             ));

@@ -2,6 +2,10 @@
 //! stage, the scale every step lands at, and the DFT maps (so that keys and the bootstrapper
 //! agree on the rotations).
 //!
+//! Sparse packing (`n < N/2` slots): after ModRaise the partial trace `Σ_k rot_{k·n}` (by the
+//! rotations `n, 2n, …, N/4`) keeps the part of `m + q_0·I` in `Z[X^(N/2n)]`, times `N/(2n)`;
+//! CoeffsToSlots, on `n` slots, divides the factor out.
+//!
 //! Scales (all chosen at construction, none depends on the input):
 //! - the raised ciphertext is *relabelled* to `c2s_scale` (its integer content `t = m + q_0 I`
 //!   is what matters), CoeffsToSlots multiplies by `c = c2s_scale/(q_0 K)` so its slots are
@@ -30,6 +34,9 @@ pub(crate) struct Plan {
     pub raise_scale: f64,
     /// The scale through CoeffsToSlots (the first EvalMod prime).
     pub c2s_scale: f64,
+    /// Rotation steps of the partial trace after ModRaise (sparse packing: `n, 2n, …, N/4`;
+    /// empty for full packing).
+    pub trace_steps: Vec<i32>,
     /// (chain index, diagonal scale) per CoeffsToSlots level.
     pub c2s_levels: Vec<(usize, f64)>,
     /// CoeffsToSlots maps per level (two at the last: real and imaginary parts).
@@ -77,7 +84,15 @@ impl Plan {
             .map(|i| Ok((top - i, rescale_prime(ctx, top - i, "bootstrapping")?)))
             .collect::<Result<Vec<_>>>()?;
         let n = 1usize << params.log_slots;
-        let c_factor = c2s_scale / (q0 * params.eval_mod.k as f64);
+        let half_n = ctx.first_context_data().n() / 2;
+        // Sparse packing: the trace Σ_k rot_{k n} (k < N/(2n)) keeps the Z[Y] part of m + q_0 I,
+        // times N/(2n); CoeffsToSlots divides that factor out.
+        let trace_steps: Vec<i32> = std::iter::successors(Some(n), |&s| Some(2 * s))
+            .take_while(|&s| s < half_n)
+            .map(|s| s as i32)
+            .collect();
+        let trace_factor = (half_n / n) as f64;
+        let c_factor = c2s_scale / (q0 * params.eval_mod.k as f64 * trace_factor);
         let c2s_maps = coeffs_to_slots(n, &params.coeffs_to_slots_groups, c_factor)?;
         let output_scale = 2f64.powi(params.log_output_scale as i32);
         let eval_mod_scale = 2f64.powi(params.log_eval_mod_scale as i32);
@@ -95,6 +110,7 @@ impl Plan {
         let s2c_maps = slots_to_coeffs(n, &params.slots_to_coeffs_groups)?;
         Ok(Plan {
             top,
+            trace_steps,
             raise_scale,
             c2s_scale,
             c2s_levels,
@@ -111,7 +127,7 @@ impl Plan {
     /// Rotation steps of every linear transform, and whether conjugation is used.
     pub fn rotations(&self) -> (BTreeSet<i32>, bool) {
         let maps = self.c2s_maps.iter().flatten().chain(&self.s2c_maps);
-        let mut steps = BTreeSet::new();
+        let mut steps: BTreeSet<i32> = self.trace_steps.iter().copied().collect();
         let mut conj = false;
         for m in maps {
             steps.extend(bsgs_rotations(m));

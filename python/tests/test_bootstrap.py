@@ -1,0 +1,49 @@
+"""Bootstrapping from Python (the insecure N = 2^12 preset): precision, SEAL interop of the key
+and ciphertexts, bad inputs raise and leave the objects usable."""
+import numpy as np
+import pytest
+
+import xehe
+from xehe.seal import CKKSEncoder, Ciphertext, Decryptor, Encryptor, Evaluator, KeyGenerator
+
+
+@pytest.fixture(scope="module")
+def boot():
+    params = xehe.BootstrappingParameters.n12_insecure()
+    ctx = params.context()
+    kg = KeyGenerator(ctx)
+    keys = xehe.BootstrappingKeys.generate(ctx, params, kg.secret_key())
+    return ctx, kg, keys, xehe.Bootstrapper(ctx, keys)
+
+
+def test_bootstrap_precision(boot):
+    ctx, kg, keys, b = boot
+    enc = CKKSEncoder(ctx)
+    rng = np.random.default_rng(1)
+    z = rng.uniform(-1, 1, enc.slot_count()) + 1j * rng.uniform(-1, 1, enc.slot_count())
+    ct = Encryptor(ctx, kg.create_public_key()).encrypt(enc.encode_complex(z, 2.0**40))
+    Evaluator(ctx).mod_switch_to_inplace(ct, ctx.last_parms_id())
+    out, times = b.bootstrap_timed(ct)
+    got = np.asarray(enc.decode_complex(Decryptor(ctx, kg.secret_key()).decrypt(out)))
+    bits = -np.log2(np.abs(got.real - z.real))
+    assert bits.mean() >= 20 and bits.min() >= 14, (bits.mean(), bits.min())
+    assert set(times) == {"mod_raise", "coeffs_to_slots", "eval_mod", "slots_to_coeffs", "total"}
+    assert ctx.get_context_data(out.parms_id()).chain_index() == b.output_level()
+
+
+def test_keys_round_trip_and_errors(boot):
+    ctx, kg, keys, b = boot
+    data = keys.to_bytes()
+    again = xehe.BootstrappingKeys.load_bytes(ctx, data)
+    assert again.galois_elts() == keys.galois_elts()
+    with pytest.raises(ValueError):
+        xehe.BootstrappingKeys.load_bytes(ctx, data[: len(data) // 2])
+    enc = CKKSEncoder(ctx)
+    ct = Encryptor(ctx, kg.create_public_key()).encrypt(enc.encode([0.5], 2.0**40))
+    sq = Evaluator(ctx).square(ct)
+    with pytest.raises(ValueError):
+        b.bootstrap(sq)  # size 3: relinearize first
+    assert sq.size() == 3
+    assert xehe.BootstrappingParameters.preset("n12").name == "N12-insecure"
+    with pytest.raises(ValueError):
+        xehe.BootstrappingParameters.preset("nope")
