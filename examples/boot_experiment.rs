@@ -2,8 +2,9 @@ use xehe::circuits::bootstrapping::*;
 use xehe::circuits::precision::PrecisionStats;
 use xehe::*;
 fn main() -> Result<()> {
-    let mut params = BootstrappingParameters::n16_dense();
+    let mut params = if std::env::var("N12").is_ok() { BootstrappingParameters::n12_insecure() } else { BootstrappingParameters::n16_dense() };
     if let Ok(r) = std::env::var("RATIO") { params.eval_mod.log_message_ratio = r.parse().unwrap(); }
+    if let Ok(r) = std::env::var("EM") { params.log_eval_mod_scale = r.parse().unwrap(); }
     let ctx = params.context()?;
     let kg = KeyGenerator::new(&ctx)?;
     let keys = BootstrappingKeys::generate(&ctx, &params, kg.secret_key(), |_, _| {})?;
@@ -14,6 +15,6 @@ fn main() -> Result<()> {
     let ct = Encryptor::with_secret_key(&ctx, kg.secret_key())?.encrypt_symmetric(&enc.encode_complex(&z, ctx.last_parms_id(), 2f64.powi(40))?)?;
     let out = boot.bootstrap(&ct)?;
     let got = enc.decode_complex(&Decryptor::new(&ctx, kg.secret_key())?.decrypt(&out)?)?;
-    println!("RATIO={:?} EM={:?}: {}", std::env::var("RATIO").ok(), std::env::var("XEHE_BOOT_EM_LOG_SCALE").ok(), PrecisionStats::complex(&z, &got));
+    println!("RATIO={:?} EM={:?}: {}", std::env::var("RATIO").ok(), std::env::var("EM").ok(), PrecisionStats::complex(&z, &got));
     Ok(())
 }
