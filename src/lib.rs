@@ -66,6 +66,7 @@
 //! ```
 #![warn(missing_docs)]
 
+pub mod apps;
 pub mod capi;
 pub mod ckks;
 pub mod circuits;

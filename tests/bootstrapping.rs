@@ -110,8 +110,8 @@ fn mod_raise_gives_m_plus_q0_i() {
     let q0 = primes[0];
     let k = BootstrappingParameters::n12_insecure().eval_mod.k as i128;
     let (mut sum2, mut max) = (0f64, 0i128);
-    for x in 0..limbs[0].len() {
-        let m = centred(limbs[0][x], q0);
+    for (x, &c0) in limbs[0].iter().enumerate() {
+        let m = centred(c0, q0);
         let mut seen = None;
         for (i, &qi) in primes.iter().enumerate().skip(1).take(3) {
             let qm = xehe::Modulus::new(qi).unwrap();

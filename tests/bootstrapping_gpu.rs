@@ -2,42 +2,13 @@
 //! uses (constant multiply/add, ModRaise, switching keys, hoisted rotations) and a whole
 //! bootstrap of the **insecure** N = 2^12 preset, on the default GPU queue and on an OpenCL
 //! device (pocl's CPU device in CI). Without a device each test prints why it was skipped.
-use std::sync::{Arc, OnceLock};
+use std::sync::OnceLock;
 use xehe::circuits::bootstrapping::{BootstrappingKeys, BootstrappingParameters, Bootstrapper};
 use xehe::*;
 
-fn skip(why: &str) {
-    use std::io::Write;
-    let _ = writeln!(std::io::stderr().lock(), "SKIP {why}");
-}
-
-/// The default GPU queue, and a queue on the first OpenCL device unless the default is one.
-fn queues(test: &str) -> Vec<Queue> {
-    let mut out = Vec::new();
-    match xehe::device::default_queue() {
-        Ok(q) => out.push(q),
-        Err(e) => skip(&format!("{test} (default GPU queue): {e}")),
-    }
-    if !out.iter().any(|q| q.backend() == "opencl") {
-        match opencl_queue() {
-            Ok(q) => out.push(q),
-            Err(e) => skip(&format!("{test} (opencl): {e}")),
-        }
-    }
-    out
-}
-
-#[cfg(feature = "opencl")]
-fn opencl_queue() -> Result<Queue> {
-    use xehe::device::opencl::{default_device, ClQueue, OpenClDevice};
-    let (p, d) = default_device(false)?;
-    Ok(Queue::OpenCl(Arc::new(ClQueue::new(OpenClDevice::shared(p, d)?)?)))
-}
-
-#[cfg(not(feature = "opencl"))]
-fn opencl_queue() -> Result<Queue> {
-    Err(Error::Device("built without the `opencl` feature".into()))
-}
+#[path = "common/queues.rs"]
+mod queues;
+use queues::queues;
 
 fn on(ct: &Ciphertext, q: &Queue) -> Ciphertext {
     let mut c = ct.clone();

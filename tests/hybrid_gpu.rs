@@ -3,44 +3,11 @@
 //! rotate_vector_hybrid (direct key and NAF composition) through the public `.gpu()` API, for
 //! N = 4096 … 16384 at several (α, dnum) and levels, on the default GPU queue and on an OpenCL
 //! device (pocl's CPU device in CI). Without a device each test prints why it was skipped.
-use std::sync::Arc;
 use xehe::*;
 
-/// Print a skip reason past the test harness's output capture.
-fn skip(why: &str) {
-    use std::io::Write;
-    let _ = writeln!(std::io::stderr().lock(), "SKIP {why}");
-}
-
-/// The default GPU queue, and a queue on the first OpenCL device unless the default is one.
-fn queues(test: &str) -> Vec<Queue> {
-    let mut out = Vec::new();
-    match xehe::device::default_queue() {
-        Ok(q) => out.push(q),
-        Err(e) => skip(&format!("{test} (default GPU queue): {e}")),
-    }
-    if !out.iter().any(|q| q.backend() == "opencl") {
-        match opencl_queue() {
-            Ok(q) => out.push(q),
-            Err(e) => skip(&format!("{test} (opencl): {e}")),
-        }
-    }
-    out
-}
-
-#[cfg(feature = "opencl")]
-fn opencl_queue() -> Result<Queue> {
-    use xehe::device::opencl::{default_device, ClQueue, OpenClDevice};
-    let (p, d) = default_device(false)?;
-    Ok(Queue::OpenCl(Arc::new(ClQueue::new(
-        OpenClDevice::shared(p, d)?,
-    )?)))
-}
-
-#[cfg(not(feature = "opencl"))]
-fn opencl_queue() -> Result<Queue> {
-    Err(Error::Device("built without the `opencl` feature".into()))
-}
+#[path = "common/queues.rs"]
+mod queues;
+use queues::queues;
 
 fn on_gpu(ct: &Ciphertext, q: &Queue) -> Ciphertext {
     let mut c = ct.clone();

@@ -246,7 +246,8 @@ impl BsgsSplit {
             })
             .collect();
         let baby_weight = if conj { 1.0 } else { 0.5 };
-        let mut best: Option<(f64, BTreeMap<usize, (i32, i32)>)> = None;
+        type Split = BTreeMap<usize, (i32, i32)>;
+        let mut best: Option<(f64, Split)> = None;
         let mut n1 = 1i64;
         while n1 <= (kappas.len() as i64).max(1) * 2 {
             let mut parts = BTreeMap::new();

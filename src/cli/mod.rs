@@ -1,4 +1,4 @@
-//! Library side of the `xehe` command (`src/bin/xehe.rs`): `--device` ([`device`]: the grammar
+//! Library side of the `xehe` command (`src/bin/xehe/main.rs`): `--device` ([`device`]: the grammar
 //! of `XEHE_DEVICE`, timed start-up, the device used), the expression language and job of
 //! `xehe eval` ([`expr`], [`eval`]), the encrypted logistic-regression demo ([`demo`]), and the
 //! benchmarks ([`bench`](mod@bench), [`matmul`]; PNG charts in `plot` under the `cli` feature). Kept in
@@ -14,6 +14,7 @@ pub mod info;
 pub mod matmul;
 #[cfg(feature = "cli")]
 pub mod plot;
+pub mod train;
 
 /// The README and the user guide (`docs/guide/`), included so that `cargo test` runs their Rust
 /// blocks as doc tests; `tests/guide.rs` runs their other blocks and checks that every page with

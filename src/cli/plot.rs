@@ -91,3 +91,77 @@ pub fn bar_chart(path: &Path, title: &str, y_label: &str, bars: &[(String, f64)]
     root.present().map_err(|e| fail(&e))?;
     Ok(())
 }
+
+/// One panel of [`line_panels`]: named series of `(x, y)` points.
+pub struct Panel<'a> {
+    /// Caption above the panel.
+    pub title: &'a str,
+    /// Horizontal axis label.
+    pub x_label: &'a str,
+    /// Vertical axis label.
+    pub y_label: &'a str,
+    /// `(name, points)`, each drawn as a line with markers, in the legend.
+    pub series: Vec<(String, Vec<(f64, f64)>)>,
+}
+
+/// Draw `panels` side by side into a PNG at `path` (600 × 500 px per panel), `title` above
+/// them.
+///
+/// # Errors
+/// `InvalidArgument` for no panels, an empty or non-finite series, or a drawing failure;
+/// `Io` when the file cannot be written.
+pub fn line_panels(path: &Path, title: &str, panels: &[Panel<'_>]) -> Result<()> {
+    let all = || panels.iter().flat_map(|p| p.series.iter().flat_map(|(_, s)| s.iter()));
+    if panels.is_empty() || panels.iter().any(|p| p.series.iter().any(|(_, s)| s.is_empty())) {
+        return Err(Error::InvalidArgument("plot: nothing to draw".into()));
+    }
+    if all().any(|(x, y)| !x.is_finite() || !y.is_finite()) {
+        return Err(Error::InvalidArgument("plot: values must be finite".into()));
+    }
+    register_font()?;
+    let fail = |e: &dyn std::fmt::Display| Error::InvalidArgument(format!("plot {}: {e}", path.display()));
+    let root = BitMapBackend::new(path, (600 * panels.len() as u32, 560)).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| fail(&e))?;
+    let root = root.titled(title, ("sans-serif", 24)).map_err(|e| fail(&e))?;
+    let colors = [BLUE, RED, GREEN, BLACK];
+    for (area, p) in root.split_evenly((1, panels.len())).iter().zip(panels) {
+        let pts = || p.series.iter().flat_map(|(_, s)| s.iter());
+        let (x0, x1) = pts().fold((f64::MAX, f64::MIN), |(a, b), &(x, _)| (a.min(x), b.max(x)));
+        let (y0, y1) = pts().fold((f64::MAX, f64::MIN), |(a, b), &(_, y)| (a.min(y), b.max(y)));
+        let pad = ((y1 - y0) * 0.08).max(1e-6);
+        let mut chart = ChartBuilder::on(area)
+            .caption(p.title, ("sans-serif", 20))
+            .margin(15)
+            .x_label_area_size(45)
+            .y_label_area_size(70)
+            .build_cartesian_2d(x0..x1.max(x0 + 1.0), (y0 - pad)..(y1 + pad))
+            .map_err(|e| fail(&e))?;
+        chart
+            .configure_mesh()
+            .x_desc(p.x_label)
+            .y_desc(p.y_label)
+            .label_style(("sans-serif", 14))
+            .draw()
+            .map_err(|e| fail(&e))?;
+        for (i, (name, s)) in p.series.iter().enumerate() {
+            let color = colors[i % colors.len()];
+            chart
+                .draw_series(LineSeries::new(s.iter().copied(), color.stroke_width(2)))
+                .map_err(|e| fail(&e))?
+                .label(name.as_str())
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2)));
+            chart
+                .draw_series(s.iter().map(|&(x, y)| Circle::new((x, y), 3, color.filled())))
+                .map_err(|e| fail(&e))?;
+        }
+        chart
+            .configure_series_labels()
+            .background_style(WHITE.mix(0.8))
+            .border_style(BLACK)
+            .label_font(("sans-serif", 14))
+            .draw()
+            .map_err(|e| fail(&e))?;
+    }
+    root.present().map_err(|e| fail(&e))?;
+    Ok(())
+}

@@ -346,12 +346,12 @@ mod tests {
             s.chunks_mut(n).enumerate().for_each(|(i, c)| conv.scale_limb_inplace(i, c));
             s
         };
-        for j in 0..ob.len() {
+        for (j, q) in ob.iter().enumerate() {
             let (mut a, mut b) = (vec![0u64; n], vec![0u64; n]);
             conv.convert_scaled_limb_centered(&scale(&x), j, &mut a);
             conv.convert_scaled_limb_centered(&scale(&neg), j, &mut b);
             for (u, w) in a.iter().zip(&b) {
-                assert_eq!(ob[j].neg(*u), *w);
+                assert_eq!(q.neg(*u), *w);
             }
         }
     }

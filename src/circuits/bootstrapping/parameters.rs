@@ -151,6 +151,31 @@ impl BootstrappingParameters {
         Ok(p)
     }
 
+    /// The same parameters with `levels` user primes (of the first user prime's size) instead of
+    /// [`BootstrappingParameters::user_levels`], and `dnum` raised where needed so that a
+    /// digit has at most `α` primes: deeper circuits between bootstraps for a larger
+    /// `log2(QP)` and larger keys (check the security note of the preset: the insecure set stays insecure, the
+    /// production set loses its 128-bit argument above 13 levels).
+    ///
+    /// # Errors
+    /// `InvalidParameters` for `levels == 0`.
+    pub fn with_user_levels(&self, levels: usize) -> Result<Self> {
+        if levels == 0 {
+            return Err(Error::InvalidParameters("user levels: at least one is needed".into()));
+        }
+        let mut p = self.clone();
+        let bits = self.user_bits.first().copied().unwrap_or(40);
+        p.user_bits = vec![bits; levels];
+        // Digits of at most α primes: a digit modulus above the special modulus P would
+        // multiply the key-switching noise by their ratio.
+        let data_primes = p.coeff_modulus_bits().len() - 1;
+        p.dnum = p.dnum.max(data_primes.div_ceil(p.special_modulus_size));
+        if levels != self.user_bits.len() {
+            p.name = format!("{}-levels{levels}", self.name);
+        }
+        Ok(p)
+    }
+
     /// The presets by name: `n16` / `N16-dense`, `n12` / `N12-insecure`.
     pub fn preset(name: &str) -> Option<Self> {
         match name.to_ascii_lowercase().as_str() {

@@ -88,7 +88,7 @@ impl EvalMod {
             let d = params.arcsine_degree;
             let taylor = move |w: f64| {
                 let (mut term, mut sum, mut k) = (1.0f64, 0.0, 0usize);
-                while 2 * k + 1 <= d {
+                while 2 * k < d {
                     sum += term / (2 * k + 1) as f64 * w.powi(2 * k as i32 + 1);
                     term *= ((2 * k + 1) as f64) / ((2 * k + 2) as f64);
                     k += 1;

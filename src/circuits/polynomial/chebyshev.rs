@@ -22,7 +22,7 @@ impl ChebyshevPoly {
         if coeffs.is_empty() || coeffs.iter().any(|c| !c.is_finite()) {
             return Err(Error::InvalidArgument("Chebyshev coefficients must be finite and not empty".into()));
         }
-        if !(a < b) || !a.is_finite() || !b.is_finite() {
+        if a.partial_cmp(&b) != Some(std::cmp::Ordering::Less) || !a.is_finite() || !b.is_finite() {
             return Err(Error::InvalidArgument(format!("interval [{a}, {b}] is empty")));
         }
         Ok(ChebyshevPoly { coeffs, a, b })

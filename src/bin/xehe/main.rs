@@ -8,6 +8,8 @@
 //! Exit status: 0 on success, 1 on any error (printed to stderr with the place it happened),
 //! 2 for bad command-line usage.
 
+mod train;
+
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::path::PathBuf;
@@ -31,6 +33,12 @@ struct Cli {
 }
 
 #[derive(Subcommand)]
+enum DemoCommand {
+    /// Encrypted logistic-regression training (HELR) with bootstrapping, beside a plaintext run.
+    Train(Box<train::TrainArgs>),
+}
+
+#[derive(Subcommand)]
 enum Command {
     /// Backends and devices found; for each backend not available, what is missing.
     Info {
@@ -44,8 +52,12 @@ enum Command {
     },
     /// Evaluate an expression over SEAL-serialized ciphertexts and plaintexts.
     Eval(EvalArgs),
-    /// Encrypted logistic-regression inference on the Wisconsin breast cancer data set.
+    /// Encrypted logistic-regression inference on the Wisconsin breast cancer data set;
+    /// `demo train`: encrypted training with bootstrapping.
+    #[command(args_conflicts_with_subcommands = true)]
     Demo {
+        #[command(subcommand)]
+        which: Option<DemoCommand>,
         #[command(flatten)]
         device: DeviceArg,
         /// A CSV in scikit-learn's layout instead of the shipped data/breast_cancer.csv.
@@ -123,7 +135,7 @@ struct EvalArgs {
 
 /// `--device`, on every subcommand.
 #[derive(Args)]
-struct DeviceArg {
+pub(crate) struct DeviceArg {
     /// Where to run: cpu, cuda[:INDEX], opencl[:PLATFORM:DEVICE], level-zero[:INDEX], or auto
     /// (the first CUDA GPU, else the first OpenCL GPU, else the CPU). Default: $XEHE_DEVICE,
     /// else auto. `xehe info` lists the indices.
@@ -303,7 +315,10 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Info { json, device } => run_info(json, device.as_ref()),
         Command::Eval(args) => eval(args),
-        Command::Demo { device, data, json } => {
+        Command::Demo { which: Some(DemoCommand::Train(args)), .. } => {
+            args.device.choice().and_then(|d| train::run(&args, &d))
+        }
+        Command::Demo { device, data, json, which: None } => {
             device.choice().and_then(|d| run_demo(&d, data, json))
         }
         Command::Bench { which } => match which {

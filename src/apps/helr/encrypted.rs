@@ -1,0 +1,384 @@
+//! One HELR iteration and the refresh of the weights on ciphertexts (the arithmetic of
+//! [`super::plain`]), on whichever backend the ciphertexts live (`.gpu()`).
+//!
+//! Levels, from `v` at chain index `ℓ` (every step rescales once):
+//!
+//! | step | level after |
+//! |---|---|
+//! | `P_k = Z_k ⊙ v` (relinearize, rescale), sum over each block by rotations `1, 2, …, f/2` | `ℓ−1` |
+//! | `σ₃` with the mask of block starts and `α/m` folded into its coefficients: `t²`, `t·a₃`, `t·a₁` | `ℓ−2` |
+//! | `t²·(t·a₃) + t·a₁ + a₀` | `ℓ−3` |
+//! | spread over the block (rotations `−1, …, −f/2`), `⊙ Z_k`, sum over samples (`f·2^j`) | `ℓ−4`: `w⁺ = v + G` |
+//! | `v⁺ = (1 − η)·w⁺ + η·w` (constant multiplications) | `ℓ−5` |
+//!
+//! so an iteration needs `v` at level ≥ [`ITERATION_DEPTH`]. The refresh packs `w/R` and
+//! `v/R` into one ciphertext with period `2f` (`w` in the first `f` slots of each `2f`, `v` in
+//! the next; one level), bootstraps it with `2f` slots (sparse packing), and unpacks (masks
+//! times `R`, one level; rotations by `∓f`): two iterations per bootstrap at the `N = 2^16`
+//! preset's 13 levels.
+//!
+//! Scales are exact: every plaintext's scale is chosen so that the terms added share their
+//! scale and the weights stay at `Δ` (the bootstrapper's output scale), `v` at `Δ` and `w` at
+//! `v`'s scale — the float rounding of `s₁·s₂/q` is snapped to the intended value (a relative
+//! difference below 1e-12; anything larger is an error).
+
+use crate::circuits::bootstrapping::Bootstrapper;
+use crate::circuits::{level_at, rescale_prime};
+use crate::ckks::hybrid::{HybridGaloisKeys, HybridRelinKeys};
+use crate::{Ciphertext, CkksEncoder, Context, Encryptor, Error, Evaluator, KeyGenerator, Plaintext, Result, SecretKey};
+use super::{neg_sigmoid3, Layout};
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
+
+/// Levels one iteration consumes (module docs).
+pub const ITERATION_DEPTH: usize = 5;
+
+/// Encrypted weights: `w` and the look-ahead `v`, repeated in every block of `f` slots.
+#[derive(Clone, Debug)]
+pub struct EncryptedWeights {
+    /// The model, at chain index `level(v) + 1` (or equal after a refresh).
+    pub w: Ciphertext,
+    /// Nesterov's look-ahead, at scale `Δ`.
+    pub v: Ciphertext,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum Mask {
+    /// Slot 0 of every block of `f`.
+    BlockStart,
+    /// The first `f` slots of every `2f`.
+    Low,
+    /// The second `f` slots of every `2f`.
+    High,
+}
+
+/// Cache key of an encoded mask: level, mask, value and scale bits.
+type PlainKey = (usize, Mask, u64, u64);
+
+/// The server side of encrypted HELR training (module docs). Holds the evaluator, the
+/// bootstrapper and the Galois keys of [`Layout::rotation_steps`]; plaintexts it encodes are
+/// cached (on a device they are uploaded once).
+pub struct Trainer<'a> {
+    ctx: &'a Context,
+    ev: Evaluator,
+    encoder: CkksEncoder,
+    boot: &'a Bootstrapper,
+    galois: &'a HybridGaloisKeys,
+    layout: Layout,
+    bound: f64,
+    delta: f64,
+    cache: RefCell<HashMap<PlainKey, Rc<Plaintext>>>,
+}
+
+/// Hybrid Galois keys for the layout's rotations, with the bootstrapping keys' key switching.
+///
+/// # Errors
+/// As `KeyGenerator::create_hybrid_galois_keys_from_steps`.
+pub fn training_galois_keys(ctx: &Context, boot: &Bootstrapper, sk: &SecretKey, layout: &Layout) -> Result<HybridGaloisKeys> {
+    KeyGenerator::from_secret_key(ctx, sk)?
+        .create_hybrid_galois_keys_from_steps(boot.keys().key_switching(), &layout.rotation_steps())
+}
+
+fn relative(a: f64, b: f64) -> f64 {
+    (a - b).abs() / b.abs().max(f64::MIN_POSITIVE)
+}
+
+impl<'a> Trainer<'a> {
+    /// A trainer for `layout` with the bootstrapper's context and keys and `galois` from
+    /// [`training_galois_keys`]; weights are bootstrapped divided by `bound` (their magnitude
+    /// must stay below it: the bootstrapped message lives in [−1, 1]).
+    ///
+    /// # Errors
+    /// `InvalidArgument` when the layout's slots are not the context's or `2f` exceeds them;
+    /// `InvalidParameters` when the bootstrapper leaves fewer than `ITERATION_DEPTH + 1` levels.
+    pub fn new(ctx: &'a Context, boot: &'a Bootstrapper, galois: &'a HybridGaloisKeys, layout: Layout, bound: f64) -> Result<Self> {
+        let encoder = CkksEncoder::new(ctx)?;
+        if encoder.slot_count() != layout.slots || 2 * layout.block > layout.slots {
+            return Err(Error::InvalidArgument(format!(
+                "HELR: layout of {} slots in blocks of {} for a context of {} slots",
+                layout.slots,
+                layout.block,
+                encoder.slot_count()
+            )));
+        }
+        if boot.output_level() < ITERATION_DEPTH + 1 {
+            return Err(Error::InvalidParameters(format!(
+                "HELR: an iteration needs {ITERATION_DEPTH} levels after the unpacking level; the bootstrapping parameters leave {}",
+                boot.output_level()
+            )));
+        }
+        if boot.keys().params().log_slots as usize != (2 * layout.block).trailing_zeros() as usize {
+            return Err(Error::InvalidParameters(format!(
+                "HELR: the bootstrapper packs 2^{} slots, the weights' period is {}: use parameters `with_log_slots({})`",
+                boot.keys().params().log_slots,
+                2 * layout.block,
+                (2 * layout.block).trailing_zeros()
+            )));
+        }
+        if !(bound.is_finite() && bound > 0.0) {
+            return Err(Error::InvalidArgument(format!("HELR: weight bound {bound} must be positive")));
+        }
+        Ok(Trainer {
+            ctx,
+            ev: Evaluator::new(ctx),
+            encoder,
+            boot,
+            galois,
+            layout,
+            bound,
+            delta: boot.output_scale(),
+            cache: RefCell::new(HashMap::new()),
+        })
+    }
+
+    /// The layout.
+    pub fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    /// Chain index where the client encrypts samples and initial weights: one below the
+    /// bootstrapper's output (where refreshed weights land).
+    pub fn start_level(&self) -> usize {
+        self.boot.output_level() - 1
+    }
+
+    fn relin(&self) -> &HybridRelinKeys {
+        self.boot.keys().relin_keys()
+    }
+
+    fn level(&self, ct: &Ciphertext) -> Result<usize> {
+        self.ctx
+            .chain_index_of(&ct.parms_id())
+            .ok_or_else(|| Error::NotValidForParams("HELR: ciphertext not valid for the context".into()))
+    }
+
+    fn q(&self, level: usize) -> Result<f64> {
+        rescale_prime(self.ctx, level, "HELR")
+    }
+
+    fn at(&self, ct: &Ciphertext, level: usize) -> Result<Ciphertext> {
+        if self.level(ct)? == level {
+            return Ok(ct.clone());
+        }
+        self.ev.mod_switch_to(ct, &level_at(self.ctx, level, "HELR")?.parms_id())
+    }
+
+    /// Set `ct`'s scale to `target` when they differ only by float rounding.
+    fn snap(ct: &mut Ciphertext, target: f64) -> Result<()> {
+        if relative(ct.scale(), target) > 1e-12 {
+            return Err(Error::ScaleMismatch(format!(
+                "HELR: scale 2^{:.6} where 2^{:.6} was planned",
+                ct.scale().log2(),
+                target.log2()
+            )));
+        }
+        ct.set_scale(target);
+        Ok(())
+    }
+
+    fn mask_values(&self, mask: Mask, value: f64) -> Vec<f64> {
+        let f = self.layout.block;
+        (0..self.layout.slots)
+            .map(|i| {
+                let on = match mask {
+                    Mask::BlockStart => i % f == 0,
+                    Mask::Low => i % (2 * f) < f,
+                    Mask::High => i % (2 * f) >= f,
+                };
+                if on {
+                    value
+                } else {
+                    0.0
+                }
+            })
+            .collect()
+    }
+
+    /// `value` on `mask`, encoded at `ct`'s level and `scale` (cached: on a device the
+    /// plaintext is uploaded once).
+    fn mask_plain(&self, ct: &Ciphertext, mask: Mask, value: f64, scale: f64) -> Result<Rc<Plaintext>> {
+        let key = (self.level(ct)?, mask, value.to_bits(), scale.to_bits());
+        if let Some(pt) = self.cache.borrow().get(&key) {
+            return Ok(pt.clone());
+        }
+        let pt = Rc::new(self.encoder.encode_f64(&self.mask_values(mask, value), ct.parms_id(), scale)?);
+        self.cache.borrow_mut().insert(key, pt.clone());
+        Ok(pt)
+    }
+
+    /// `ct ⊙ (value on mask)`, encoded so that after the rescale the result has scale
+    /// `target`.
+    fn mask_multiply(&self, ct: &Ciphertext, mask: Mask, value: f64, target: f64) -> Result<Ciphertext> {
+        let scale = target * self.q(self.level(ct)?)? / ct.scale();
+        let pt = self.mask_plain(ct, mask, value, scale)?;
+        let mut out = self.ev.multiply_plain(ct, &pt)?;
+        self.ev.rescale_to_next_inplace(&mut out)?;
+        Self::snap(&mut out, target)?;
+        Ok(out)
+    }
+
+    /// `a·b`, relinearized and rescaled.
+    fn mul(&self, a: &Ciphertext, b: &Ciphertext) -> Result<Ciphertext> {
+        let mut c = self.ev.multiply(a, b)?;
+        self.ev.relinearize_hybrid_inplace(&mut c, self.relin())?;
+        self.ev.rescale_to_next_inplace(&mut c)?;
+        Ok(c)
+    }
+
+    /// `c ← c + rot(c, s)` for each `s` in turn.
+    fn rotate_sum(&self, c: &mut Ciphertext, steps: impl Iterator<Item = i32>) -> Result<()> {
+        for s in steps {
+            let r = self.ev.rotate_vector_hybrid(c, s, self.galois)?;
+            self.ev.add_inplace(c, &r)?;
+        }
+        Ok(())
+    }
+
+    fn powers(limit: usize, unit: usize) -> impl Iterator<Item = i32> {
+        std::iter::successors(Some(unit), |&s| Some(s * 2)).take_while(move |&s| s < limit).map(|s| s as i32)
+    }
+
+    /// Encrypt `values` (one ciphertext's slots) at [`Trainer::start_level`] and scale `Δ`.
+    ///
+    /// # Errors
+    /// As the encoder and the encryptor.
+    pub fn encrypt(&self, encryptor: &Encryptor, values: &[f64]) -> Result<Ciphertext> {
+        let parms = level_at(self.ctx, self.start_level(), "HELR")?.parms_id();
+        encryptor.encrypt(&self.encoder.encode_f64(values, parms, self.delta)?)
+    }
+
+    /// The client's initial weights `w = v = initial` (`d + 1` values), encrypted.
+    ///
+    /// # Errors
+    /// As [`Trainer::encrypt`].
+    pub fn encrypt_weights(&self, encryptor: &Encryptor, initial: &[f64]) -> Result<EncryptedWeights> {
+        let w = self.encrypt(encryptor, &self.layout.pack_weights(initial))?;
+        Ok(EncryptedWeights { v: w.clone(), w })
+    }
+
+    /// Whether `state.v` has too few levels for another iteration.
+    ///
+    /// # Errors
+    /// `NotValidForParams` for a ciphertext of another context.
+    pub fn needs_refresh(&self, state: &EncryptedWeights) -> Result<bool> {
+        Ok(self.level(&state.v)? < ITERATION_DEPTH)
+    }
+
+    /// One iteration (module docs) on the mini-batch `batch` (`layout.ciphertexts` encrypted
+    /// sample blocks at a level ≥ `v`'s), with gradient scale `c = α/m` and momentum `eta`.
+    ///
+    /// levels: `v` loses [`ITERATION_DEPTH`], `w⁺` lands one above `v⁺`.
+    ///
+    /// # Errors
+    /// `InvalidArgument` when `v` has fewer than `ITERATION_DEPTH` levels (refresh first) or the
+    /// batch has the wrong size or level; `ScaleMismatch` for weights not made by this trainer;
+    /// `MissingKey`, `Device` from the evaluator. Inputs are never changed.
+    pub fn iterate(&self, state: &EncryptedWeights, batch: &[Ciphertext], c: f64, eta: f64) -> Result<EncryptedWeights> {
+        let l = self.level(&state.v)?;
+        if l < ITERATION_DEPTH {
+            return Err(Error::InvalidArgument(format!(
+                "HELR: v is at level {l}, an iteration needs {ITERATION_DEPTH}: refresh first"
+            )));
+        }
+        if self.level(&state.w)? + 1 < l {
+            return Err(Error::InvalidArgument("HELR: w is more than one level below v".into()));
+        }
+        if batch.len() != self.layout.ciphertexts || batch.iter().any(|z| self.level(z).map_or(true, |lz| lz < l)) {
+            return Err(Error::InvalidArgument(format!(
+                "HELR: a mini-batch is {} ciphertexts at level ≥ {l}",
+                self.layout.ciphertexts
+            )));
+        }
+        let (f, slots) = (self.layout.block, self.layout.slots);
+        let [a0, a1, a3] = neg_sigmoid3();
+        let v = &state.v;
+        let s_v = v.scale();
+        let mut grad: Option<Ciphertext> = None;
+        for z in batch {
+            // t = z·v in slot 0 of every block.
+            let mut t = self.mul(&self.at(z, l)?, v)?;
+            self.rotate_sum(&mut t, Self::powers(f, 1))?;
+            // G_k lands at scale s_v: g must be at s_g = s_v·q_{l−3}/s_z.
+            let s_g = s_v * self.q(l - 3)? / z.scale();
+            let t2 = self.mul(&t, &t)?;
+            let at3 = self.mask_multiply(&t, Mask::BlockStart, c * a3, s_g * self.q(l - 2)? / t2.scale())?;
+            let mut g = self.mul(&t2, &at3)?;
+            Self::snap(&mut g, s_g)?;
+            let at1 = self.at(&self.mask_multiply(&t, Mask::BlockStart, c * a1, s_g)?, l - 3)?;
+            self.ev.add_inplace(&mut g, &at1)?;
+            let a0_plain = self.mask_plain(&g, Mask::BlockStart, c * a0, s_g)?;
+            self.ev.add_plain_inplace(&mut g, &a0_plain)?;
+            // Spread over the block, weigh the samples.
+            self.rotate_sum(&mut g, Self::powers(f, 1).map(|s| -s))?;
+            let mut gz = self.mul(&g, &self.at(z, l - 3)?)?;
+            Self::snap(&mut gz, s_v)?;
+            match &mut grad {
+                None => grad = Some(gz),
+                Some(acc) => self.ev.add_inplace(acc, &gz)?,
+            }
+        }
+        let mut grad = grad.ok_or_else(|| Error::InvalidArgument("HELR: empty mini-batch".into()))?;
+        self.rotate_sum(&mut grad, Self::powers(slots, f))?;
+        let mut w_next = self.at(v, l - 4)?;
+        self.ev.add_inplace(&mut w_next, &grad)?;
+        // v⁺ = (1 − η)·w⁺ + η·w at scale Δ, level l − 5.
+        let mut v_next = self.ev.multiply_const(&w_next, 1.0 - eta, self.delta * self.q(l - 4)? / w_next.scale())?;
+        self.ev.rescale_to_next_inplace(&mut v_next)?;
+        Self::snap(&mut v_next, self.delta)?;
+        if eta != 0.0 {
+            let w = &state.w;
+            let lw = self.level(w)?;
+            let mut m = self.ev.multiply_const(w, eta, self.delta * self.q(lw)? / w.scale())?;
+            self.ev.rescale_to_next_inplace(&mut m)?;
+            Self::snap(&mut m, self.delta)?;
+            self.ev.add_inplace(&mut v_next, &self.at(&m, l - 5)?)?;
+        }
+        Ok(EncryptedWeights { w: w_next, v: v_next })
+    }
+
+    /// Pack `w/R` and `v/R` into one ciphertext with period `2f` (one level; `v` must be at
+    /// level ≥ 1): the input of [`Trainer::refresh`]'s bootstrap.
+    ///
+    /// # Errors
+    /// `InvalidArgument` for `v` at level 0; as the evaluator.
+    pub fn pack(&self, state: &EncryptedWeights) -> Result<Ciphertext> {
+        let l = self.level(&state.v)?;
+        if l == 0 {
+            return Err(Error::InvalidArgument("HELR: v is at level 0, packing needs one level".into()));
+        }
+        let inv = 1.0 / self.bound;
+        let lo = self.at(&self.mask_multiply(&state.w, Mask::Low, inv, self.delta)?, l - 1)?;
+        let mut x = self.mask_multiply(&state.v, Mask::High, inv, self.delta)?;
+        self.ev.add_inplace(&mut x, &lo)?;
+        Ok(x)
+    }
+
+    /// Bootstrap the weights: [`Trainer::pack`], bootstrap with `2f` slots, unpack (masks
+    /// times `R` and rotations by `∓f`). Both land at [`Trainer::start_level`], scale `Δ`.
+    ///
+    /// # Errors
+    /// As [`Trainer::pack`] and `Bootstrapper::bootstrap` (whose sparse slot count must be
+    /// `2f`).
+    pub fn refresh(&self, state: &EncryptedWeights) -> Result<EncryptedWeights> {
+        let packed = self.pack(state)?;
+        let y = self.boot.bootstrap(&packed)?;
+        let mut w = self.mask_multiply(&y, Mask::Low, self.bound, self.delta)?;
+        let r = self.ev.rotate_vector_hybrid(&w, -(self.layout.block as i32), self.galois)?;
+        self.ev.add_inplace(&mut w, &r)?;
+        let mut v = self.mask_multiply(&y, Mask::High, self.bound, self.delta)?;
+        let r = self.ev.rotate_vector_hybrid(&v, self.layout.block as i32, self.galois)?;
+        self.ev.add_inplace(&mut v, &r)?;
+        Ok(EncryptedWeights { w, v })
+    }
+
+    /// The first `features` slots of a decryption of weights (the client's view).
+    ///
+    /// # Errors
+    /// As the decryptor and the encoder.
+    pub fn decrypt_weights(&self, decryptor: &crate::Decryptor, ct: &Ciphertext) -> Result<Vec<f64>> {
+        let mut v = self.encoder.decode_f64(&decryptor.decrypt(ct)?)?;
+        v.truncate(self.layout.features);
+        Ok(v)
+    }
+}

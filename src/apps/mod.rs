@@ -1,0 +1,7 @@
+//! Applications on the circuits layer (the top layer: they use the scheme and the circuits,
+//! nothing uses them but the `xehe` command): the data sets they read ([`dataset`],
+//! [`fashion_mnist`]) and encrypted logistic-regression training ([`helr`]).
+
+pub mod dataset;
+pub mod fashion_mnist;
+pub mod helr;

@@ -1,0 +1,42 @@
+//! The device queues the GPU tests compare against the CPU backend (included with
+//! `#[path = "common/queues.rs"] mod queues;`).
+use std::sync::Arc;
+use xehe::*;
+
+/// Print a skip reason past the test harness's output capture.
+pub fn skip(why: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr().lock(), "SKIP {why}");
+}
+
+/// The default GPU queue, and a queue on the first OpenCL device (pocl's CPU device in CI)
+/// unless the default is one; each one missing is a printed skip.
+pub fn queues(test: &str) -> Vec<Queue> {
+    let mut out = Vec::new();
+    match xehe::device::default_queue() {
+        Ok(q) => out.push(q),
+        Err(e) => skip(&format!("{test} (default GPU queue): {e}")),
+    }
+    if !out.iter().any(|q| q.backend() == "opencl") {
+        match opencl_queue() {
+            Ok(q) => out.push(q),
+            Err(e) => skip(&format!("{test} (opencl): {e}")),
+        }
+    }
+    out
+}
+
+/// A queue on the first OpenCL device.
+#[cfg(feature = "opencl")]
+pub fn opencl_queue() -> Result<Queue> {
+    use xehe::device::opencl::{default_device, ClQueue, OpenClDevice};
+    let (p, d) = default_device(false)?;
+    Ok(Queue::OpenCl(Arc::new(ClQueue::new(OpenClDevice::shared(p, d)?)?)))
+}
+
+/// A queue on the first OpenCL device.
+#[cfg(not(feature = "opencl"))]
+pub fn opencl_queue() -> Result<Queue> {
+    let _ = Arc::new(());
+    Err(Error::Device("built without the `opencl` feature".into()))
+}
