@@ -104,8 +104,8 @@ pub struct Panel<'a> {
     pub series: Vec<(String, Vec<(f64, f64)>)>,
 }
 
-/// Draw `panels` side by side into a PNG at `path` (600 × 500 px per panel), `title` above
-/// them.
+/// Draw `panels` side by side into a PNG at `path` (600 × 560 px per panel), `title` above
+/// them; earlier series are drawn wider, so a later one equal to it shows inside it.
 ///
 /// # Errors
 /// `InvalidArgument` for no panels, an empty or non-finite series, or a drawing failure;
@@ -122,8 +122,9 @@ pub fn line_panels(path: &Path, title: &str, panels: &[Panel<'_>]) -> Result<()>
     let fail = |e: &dyn std::fmt::Display| Error::InvalidArgument(format!("plot {}: {e}", path.display()));
     let root = BitMapBackend::new(path, (600 * panels.len() as u32, 560)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| fail(&e))?;
-    let root = root.titled(title, ("sans-serif", 24)).map_err(|e| fail(&e))?;
-    let colors = [BLUE, RED, GREEN, BLACK];
+    let size = (1800 * panels.len() / title.chars().count().max(1)).clamp(12, 24) as u32;
+    let root = root.titled(title, ("sans-serif", size)).map_err(|e| fail(&e))?;
+    let colors = [RED, BLUE, GREEN, BLACK];
     for (area, p) in root.split_evenly((1, panels.len())).iter().zip(panels) {
         let pts = || p.series.iter().flat_map(|(_, s)| s.iter());
         let (x0, x1) = pts().fold((f64::MAX, f64::MIN), |(a, b), &(x, _)| (a.min(x), b.max(x)));
@@ -145,8 +146,10 @@ pub fn line_panels(path: &Path, title: &str, panels: &[Panel<'_>]) -> Result<()>
             .map_err(|e| fail(&e))?;
         for (i, (name, s)) in p.series.iter().enumerate() {
             let color = colors[i % colors.len()];
+            // Earlier series wider, so one drawn over an equal one stays visible.
+            let width = (5 - 2 * i.min(2)) as u32;
             chart
-                .draw_series(LineSeries::new(s.iter().copied(), color.stroke_width(2)))
+                .draw_series(LineSeries::new(s.iter().copied(), color.stroke_width(width)))
                 .map_err(|e| fail(&e))?
                 .label(name.as_str())
                 .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2)));

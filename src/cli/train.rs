@@ -53,6 +53,9 @@ pub struct TrainOptions {
     pub weight_bound: f64,
     /// Seed of the split and the shuffle.
     pub seed: u64,
+    /// On a device: run the first this-many iterations again on the CPU backend from the same
+    /// ciphertexts and compare every result word for word (0: no comparison).
+    pub compare_cpu: usize,
 }
 
 impl Default for TrainOptions {
@@ -65,6 +68,7 @@ impl Default for TrainOptions {
             learning_rate: 0.3,
             weight_bound: 16.0,
             seed: 0x5eed_2024,
+            compare_cpu: 0,
         }
     }
 }
@@ -125,6 +129,9 @@ pub struct TrainReport {
     pub max_weight_error: f64,
     /// The final decrypted weights (bias last).
     pub weights: Vec<f64>,
+    /// With `compare_cpu` on a device: (iterations compared, whether every `w` and `v` equals
+    /// the CPU backend's word for word).
+    pub bit_identical_to_cpu: Option<(usize, bool)>,
     /// Notes (fallbacks, warnings).
     pub notes: Vec<String>,
 }
@@ -285,18 +292,25 @@ pub fn run(
 
     // Client: encrypt.
     let t = Instant::now();
+    let compare = if opened.queue.is_some() { opts.compare_cpu.min(opts.iterations) } else { 0 };
     let mut enc_batches = Vec::with_capacity(used_batches);
-    for b in &batches[..used_batches] {
+    let mut cpu_batches = Vec::new();
+    for (i, b) in batches[..used_batches].iter().enumerate() {
         let cts = layout
             .pack_batch(b)
             .iter()
-            .map(|v| trainer.encrypt(&encryptor, v).map(on_device))
+            .map(|v| trainer.encrypt(&encryptor, v))
             .collect::<Result<Vec<_>>>()?;
-        enc_batches.push(cts);
+        if i < compare {
+            cpu_batches.push(cts.clone());
+        }
+        enc_batches.push(cts.into_iter().map(on_device).collect::<Vec<_>>());
     }
     let start = vec![0.0; features];
     let w0 = trainer.encrypt_weights(&encryptor, &start)?;
+    let cpu_start = w0.clone();
     let mut state = EncryptedWeights { w: on_device(w0.w), v: on_device(w0.v) };
+    let mut device_states = Vec::new();
     let encrypt_seconds = t.elapsed().as_secs_f64();
     progress(&format!("encrypted {} mini-batches in {encrypt_seconds:.1} s", used_batches));
 
@@ -334,6 +348,12 @@ pub fn run(
         state = trainer.iterate(&state, &enc_batches[bi], c, eta)?;
         sync(&state.v)?;
         let arithmetic_ms = ms(t.elapsed());
+        if it < compare {
+            let (mut w, mut v) = (state.w.clone(), state.v.clone());
+            w.download()?;
+            v.download()?;
+            device_states.push((w, v));
+        }
         let max_score = plain.max_score(batches[bi]);
         plain = plain.step(batches[bi], c, eta);
         let w = trainer.decrypt_weights(&decryptor, &state.w)?;
@@ -362,6 +382,24 @@ pub fn run(
         }
     }
     let w = trainer.decrypt_weights(&decryptor, &state.w)?;
+    let bit_identical_to_cpu = if compare > 0 {
+        progress(&format!("running the first {compare} iterations again on the CPU backend"));
+        let mut s = cpu_start;
+        let mut same = true;
+        for (it, (gw, gv)) in device_states.iter().enumerate() {
+            let bi = it % used_batches;
+            if trainer.needs_refresh(&s)? {
+                s = trainer.refresh(&s)?;
+            }
+            s = trainer.iterate(&s, &cpu_batches[bi], schedule.gradient_scale(batches[bi].len()), schedule.eta(it))?;
+            for (g, c) in [(gw, &s.w), (gv, &s.v)] {
+                same &= g.parms_id() == c.parms_id() && g.scale() == c.scale() && g.data() == c.data();
+            }
+        }
+        Some((compare, same))
+    } else {
+        None
+    };
     let n = reports.len() as f64;
     let arith: f64 = reports.iter().map(|r| r.arithmetic_ms).sum::<f64>() / n;
     let boots: f64 = reports.iter().map(|r| r.bootstrap_ms).sum::<f64>() / n;
@@ -383,6 +421,7 @@ pub fn run(
         accuracy: (last.encrypted.1, last.plaintext.1),
         max_weight_error: last.max_weight_error,
         weights: w,
+        bit_identical_to_cpu,
         iterations: reports,
         notes,
     })

@@ -8,7 +8,7 @@
 //! | `P_k = Z_k ⊙ v` (relinearize, rescale), sum over each block by rotations `1, 2, …, f/2` | `ℓ−1` |
 //! | `σ₃` with the mask of block starts and `α/m` folded into its coefficients: `t²`, `t·a₃`, `t·a₁` | `ℓ−2` |
 //! | `t²·(t·a₃) + t·a₁ + a₀` | `ℓ−3` |
-//! | spread over the block (rotations `−1, …, −f/2`), `⊙ Z_k`, sum over samples (`f·2^j`) | `ℓ−4`: `w⁺ = v + G` |
+//! | spread over the block (rotations `−1, …, −f/2`), `⊙ Z_k`, sum over samples (`f·2^j`) | `ℓ−4`: `w⁺ = v + G` (`v` times 1 at the gradient's scale) |
 //! | `v⁺ = (1 − η)·w⁺ + η·w` (constant multiplications) | `ℓ−5` |
 //!
 //! so an iteration needs `v` at level ≥ [`ITERATION_DEPTH`]. The refresh packs `w/R` and
@@ -18,8 +18,9 @@
 //! preset's 13 levels.
 //!
 //! Scales are exact: every plaintext's scale is chosen so that the terms added share their
-//! scale and the weights stay at `Δ` (the bootstrapper's output scale), `v` at `Δ` and `w` at
-//! `v`'s scale — the float rounding of `s₁·s₂/q` is snapped to the intended value (a relative
+//! scale: `v` stays at `Δ` (the bootstrapper's output scale); the gradient, whose values are
+//! `α/m ≈ 1e-4` times smaller than the weights, runs at `m/α` times `v`'s scale (its relative
+//! precision is then that of an O(1) message), and so does `w⁺` — the float rounding of `s₁·s₂/q` is snapped to the intended value (a relative
 //! difference below 1e-12; anything larger is an error).
 
 use crate::circuits::bootstrapping::Bootstrapper;
@@ -294,13 +295,17 @@ impl<'a> Trainer<'a> {
         let [a0, a1, a3] = neg_sigmoid3();
         let v = &state.v;
         let s_v = v.scale();
+        // The gradient's messages are tiny (c = α/m ≈ 1e-4): they are carried at a scale K = 1/c
+        // times larger, so key-switching noise stays as small relative to them as to O(1)
+        // messages; w⁺ = v + G lands at s_G = K·s_v, v⁺ back at Δ.
+        let s_grad = s_v * (1.0 / c).max(1.0);
         let mut grad: Option<Ciphertext> = None;
         for z in batch {
             // t = z·v in slot 0 of every block.
             let mut t = self.mul(&self.at(z, l)?, v)?;
             self.rotate_sum(&mut t, Self::powers(f, 1))?;
-            // G_k lands at scale s_v: g must be at s_g = s_v·q_{l−3}/s_z.
-            let s_g = s_v * self.q(l - 3)? / z.scale();
+            // G_k lands at s_grad: g must be at s_g = s_grad·q_{l−3}/s_z.
+            let s_g = s_grad * self.q(l - 3)? / z.scale();
             let t2 = self.mul(&t, &t)?;
             let at3 = self.mask_multiply(&t, Mask::BlockStart, c * a3, s_g * self.q(l - 2)? / t2.scale())?;
             let mut g = self.mul(&t2, &at3)?;
@@ -312,7 +317,7 @@ impl<'a> Trainer<'a> {
             // Spread over the block, weigh the samples.
             self.rotate_sum(&mut g, Self::powers(f, 1).map(|s| -s))?;
             let mut gz = self.mul(&g, &self.at(z, l - 3)?)?;
-            Self::snap(&mut gz, s_v)?;
+            Self::snap(&mut gz, s_grad)?;
             match &mut grad {
                 None => grad = Some(gz),
                 Some(acc) => self.ev.add_inplace(acc, &gz)?,
@@ -320,7 +325,10 @@ impl<'a> Trainer<'a> {
         }
         let mut grad = grad.ok_or_else(|| Error::InvalidArgument("HELR: empty mini-batch".into()))?;
         self.rotate_sum(&mut grad, Self::powers(slots, f))?;
-        let mut w_next = self.at(v, l - 4)?;
+        let mut w_next = self.ev.multiply_const(v, 1.0, s_grad * self.q(l)? / s_v)?;
+        self.ev.rescale_to_next_inplace(&mut w_next)?;
+        Self::snap(&mut w_next, s_grad)?;
+        let mut w_next = self.at(&w_next, l - 4)?;
         self.ev.add_inplace(&mut w_next, &grad)?;
         // v⁺ = (1 − η)·w⁺ + η·w at scale Δ, level l − 5.
         let mut v_next = self.ev.multiply_const(&w_next, 1.0 - eta, self.delta * self.q(l - 4)? / w_next.scale())?;
@@ -348,7 +356,21 @@ impl<'a> Trainer<'a> {
             return Err(Error::InvalidArgument("HELR: v is at level 0, packing needs one level".into()));
         }
         let inv = 1.0 / self.bound;
-        let lo = self.at(&self.mask_multiply(&state.w, Mask::Low, inv, self.delta)?, l - 1)?;
+        // w carries the gradient's larger scale after an iteration (one level above v): back
+        // to Δ first, so the mask's plaintext is encoded at a full scale.
+        let w = if relative(state.w.scale(), self.delta) > 1e-12 {
+            let lw = self.level(&state.w)?;
+            let mut w = self.ev.multiply_const(&state.w, 1.0, self.delta * self.q(lw)? / state.w.scale())?;
+            self.ev.rescale_to_next_inplace(&mut w)?;
+            Self::snap(&mut w, self.delta)?;
+            w
+        } else {
+            state.w.clone()
+        };
+        if self.level(&w)? < l {
+            return Err(Error::InvalidArgument("HELR: w is below v's level; packing needs it at v's level or above".into()));
+        }
+        let lo = self.at(&self.mask_multiply(&w, Mask::Low, inv, self.delta)?, l - 1)?;
         let mut x = self.mask_multiply(&state.v, Mask::High, inv, self.delta)?;
         self.ev.add_inplace(&mut x, &lo)?;
         Ok(x)

@@ -53,6 +53,10 @@ pub struct TrainArgs {
     /// Bound R on the weights' magnitude (they are bootstrapped divided by it).
     #[arg(long, default_value_t = 16.0)]
     pub weight_bound: f64,
+    /// On a device: run the first K iterations again on the CPU backend from the same
+    /// ciphertexts and compare the results word for word.
+    #[arg(long, value_name = "K", default_value_t = 0)]
+    pub compare_cpu: usize,
     /// Draw the loss and accuracy curves (encrypted and plaintext) into this PNG.
     #[arg(long, value_name = "FILE.png")]
     pub plot: Option<PathBuf>,
@@ -85,6 +89,7 @@ fn options(a: &TrainArgs) -> Result<TrainOptions> {
         batch: a.batch.unwrap_or(batch),
         learning_rate: a.learning_rate.unwrap_or(learning_rate),
         weight_bound: a.weight_bound,
+        compare_cpu: a.compare_cpu,
         ..TrainOptions::default()
     })
 }
@@ -111,6 +116,9 @@ pub fn run(a: &TrainArgs, device: &DeviceChoice) -> Result<()> {
     );
     pb.finish_and_clear();
     let r = r?;
+    if r.bit_identical_to_cpu.is_some_and(|(_, same)| !same) {
+        eprintln!("xehe: the device's weights differ from the CPU backend's");
+    }
     if let Some(path) = &a.plot {
         plot(path, &r)?;
     }
@@ -130,11 +138,11 @@ fn plot(path: &std::path::Path, r: &TrainReport) -> Result<()> {
         title,
         x_label: "iteration",
         y_label,
-        series: vec![("encrypted".to_string(), enc), ("plaintext".to_string(), plain)],
+        series: vec![("plaintext".to_string(), plain), ("encrypted".to_string(), enc)],
     };
     line_panels(
         path,
-        &format!("HELR on {} — {} on {}", r.data, r.preset, r.device.name),
+        &format!("HELR on {}: {}, {}", r.data, r.preset, r.device.name),
         &[
             panel("held-out log-loss", "loss", series(&|i| i.encrypted.0), series(&|i| i.plaintext.0)),
             panel(
@@ -185,6 +193,9 @@ fn print(r: &TrainReport, plot: Option<&PathBuf>) {
         r.accuracy.1 * 100.0,
         r.max_weight_error
     );
+    if let Some((k, same)) = r.bit_identical_to_cpu {
+        println!("first {k} iterations bit-identical to the CPU backend: {}", if same { "yes" } else { "NO" });
+    }
     for n in &r.notes {
         println!("note: {n}");
     }
