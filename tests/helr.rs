@@ -55,6 +55,7 @@ fn trainer_rejects_what_it_cannot_do() {
     // Wrong batch size: an error, the inputs intact.
     let before = state.v.data().to_vec();
     assert!(matches!(tr.iterate(&state, &batch[..1], 0.01, 0.0), Err(Error::InvalidArgument(_))));
+    assert!(matches!(tr.iterate(&state, &batch, 0.0, 0.0), Err(Error::InvalidArgument(_))));
     assert_eq!(state.v.data(), &before[..]);
     // Two iterations, then v has too few levels: an error until refreshed.
     let s = Schedule { learning_rate: 0.3 };

@@ -317,9 +317,10 @@ pub fn run(
     let schedule = Schedule { learning_rate: opts.learning_rate };
     let warmup_ms = if opened.queue.is_some() {
         let t = Instant::now();
-        let mut s = trainer.iterate(&state, &enc_batches[0], 0.0, 0.0)?;
+        let c = schedule.gradient_scale(batches[0].len());
+        let mut s = trainer.iterate(&state, &enc_batches[0], c, schedule.eta(1))?;
         while !trainer.needs_refresh(&s)? {
-            s = trainer.iterate(&s, &enc_batches[0], 0.0, 0.0)?;
+            s = trainer.iterate(&s, &enc_batches[0], c, schedule.eta(1))?;
         }
         let s = trainer.refresh(&s)?;
         sync(&s.v)?;

@@ -272,10 +272,13 @@ impl<'a> Trainer<'a> {
     /// levels: `v` loses [`ITERATION_DEPTH`], `w⁺` lands one above `v⁺`.
     ///
     /// # Errors
-    /// `InvalidArgument` when `v` has fewer than `ITERATION_DEPTH` levels (refresh first) or the
-    /// batch has the wrong size or level; `ScaleMismatch` for weights not made by this trainer;
+    /// `InvalidArgument` when `v` has fewer than `ITERATION_DEPTH` levels (refresh first), the
+    /// batch has the wrong size or level, or `c ≤ 0`; `ScaleMismatch` for weights not made by this trainer;
     /// `MissingKey`, `Device` from the evaluator. Inputs are never changed.
     pub fn iterate(&self, state: &EncryptedWeights, batch: &[Ciphertext], c: f64, eta: f64) -> Result<EncryptedWeights> {
+        if !(c.is_finite() && c > 0.0 && eta.is_finite()) {
+            return Err(Error::InvalidArgument(format!("HELR: gradient scale {c} must be positive and η {eta} finite")));
+        }
         let l = self.level(&state.v)?;
         if l < ITERATION_DEPTH {
             return Err(Error::InvalidArgument(format!(
