@@ -11,14 +11,7 @@
 set -uo pipefail
 BIN=${1:-target/release/examples}
 LOG=${OUT:-/tmp}
-for d in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib; do
-  [ -d "$d" ] && export LD_LIBRARY_PATH="$d:${LD_LIBRARY_PATH:-}"
-done
-# pip's NVRTC wheel, when the toolkit's is not on the path
-for d in $(python3 -c 'import nvidia, os; print(os.path.dirname(nvidia.__file__))' 2>/dev/null); do
-  for l in "$d"/cuda_nvrtc/lib "$d"/cu13/lib; do [ -d "$l" ] && export LD_LIBRARY_PATH="$l:$LD_LIBRARY_PATH"; done
-done
-export XEHE_KERNEL_CACHE=${XEHE_KERNEL_CACHE:-/tmp/xehe-kernels}
+source "$(dirname "$0")/cuda_env.sh"
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm --format=csv 2>/dev/null || echo "nvidia-smi not available"
 status=0
 "$BIN/gpu_check" 2>&1 | tee "$LOG/gpu_check.log" || status=1

@@ -17,13 +17,7 @@
 set -uo pipefail
 BIN=${1:-.gpu-bin}
 LOG=${OUT:-/tmp}
-for d in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib; do
-  [ -d "$d" ] && export LD_LIBRARY_PATH="$d:${LD_LIBRARY_PATH:-}"
-done
-for d in $(python3 -c 'import nvidia, os; print(os.path.dirname(nvidia.__file__))' 2>/dev/null); do
-  for l in "$d"/cuda_nvrtc/lib "$d"/cu13/lib; do [ -d "$l" ] && export LD_LIBRARY_PATH="$l:$LD_LIBRARY_PATH"; done
-done
-export XEHE_KERNEL_CACHE=${XEHE_KERNEL_CACHE:-/tmp/xehe-kernels}
+source "$(dirname "$0")/cuda_env.sh"
 status=0
 [ -x "$BIN/helr_gpu" ] && { "$BIN/helr_gpu" --test-threads 1 2>&1 | tee "$LOG/helr_gpu.log" || status=1; }
 ( while sleep 0.1; do nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits 2>/dev/null; done ) > "$LOG/memory_train.log" &

@@ -2,13 +2,15 @@
 //! **insecure** N = 2^12 bootstrapping set (12 user levels, 64 sparse slots): the
 //! encrypted-trained weights against the plaintext run of the same arithmetic, and the
 //! trainer's errors.
-use xehe::apps::helr::encrypted::{training_galois_keys, Trainer, ITERATION_DEPTH};
+use xehe::apps::helr::encrypted::{Trainer, ITERATION_DEPTH};
 use xehe::apps::helr::plain::PlainWeights;
 use xehe::apps::helr::{Layout, Schedule};
-use xehe::circuits::bootstrapping::{Bootstrapper, BootstrappingKeys};
 use xehe::cli::device::DeviceChoice;
-use xehe::cli::train::{parameters, run, TrainOptions};
+use xehe::cli::train::{run, TrainOptions};
 use xehe::*;
+
+#[path = "common/helr.rs"]
+mod helr_setup;
 
 /// Acceptance 1 of the training issue: a few iterations on WDBC with at least one bootstrap;
 /// weights within 1e-3 of the plaintext run, equal held-out accuracy.
@@ -33,13 +35,7 @@ fn wdbc_training_matches_the_plaintext_run() {
 
 #[test]
 fn trainer_rejects_what_it_cannot_do() {
-    let layout = Layout::new(2048, 31, 128).unwrap();
-    let params = parameters(12, layout.block).unwrap();
-    let ctx = params.context().unwrap();
-    let kg = KeyGenerator::new(&ctx).unwrap();
-    let keys = BootstrappingKeys::generate(&ctx, &params, kg.secret_key(), |_, _| {}).unwrap();
-    let boot = Bootstrapper::new(&ctx, keys).unwrap();
-    let galois = training_galois_keys(&ctx, &boot, kg.secret_key(), &layout).unwrap();
+    let helr_setup::Setup { layout, ctx, keygen: kg, boot, galois } = helr_setup::setup();
     // A layout whose weights' period is not the bootstrapper's slot count.
     let other = Layout::new(2048, 60, 128).unwrap();
     assert!(matches!(Trainer::new(&ctx, &boot, &galois, other, 16.0), Err(Error::InvalidParameters(_))));

@@ -2,11 +2,12 @@
 //! and a refresh (bootstrap) of the **insecure** N = 2^12 set on the default GPU queue and on an
 //! OpenCL device (pocl's CPU device in CI).
 //! Without a device the test prints why it was skipped.
-use xehe::apps::helr::encrypted::{training_galois_keys, EncryptedWeights, Trainer};
+use xehe::apps::helr::encrypted::{EncryptedWeights, Trainer};
 use xehe::apps::helr::{Layout, Schedule};
-use xehe::circuits::bootstrapping::{Bootstrapper, BootstrappingKeys};
-use xehe::cli::train::parameters;
 use xehe::*;
+
+#[path = "common/helr.rs"]
+mod helr_setup;
 
 #[path = "common/queues.rs"]
 mod queues;
@@ -25,13 +26,7 @@ fn training_on_the_device_equals_the_cpu() {
     if qs.is_empty() {
         return;
     }
-    let layout = Layout::new(2048, 31, 128).unwrap();
-    let params = parameters(12, layout.block).unwrap();
-    let ctx = params.context().unwrap();
-    let kg = KeyGenerator::new(&ctx).unwrap();
-    let keys = BootstrappingKeys::generate(&ctx, &params, kg.secret_key(), |_, _| {}).unwrap();
-    let boot = Bootstrapper::new(&ctx, keys).unwrap();
-    let galois = training_galois_keys(&ctx, &boot, kg.secret_key(), &layout).unwrap();
+    let helr_setup::Setup { layout, ctx, keygen: kg, boot, galois } = helr_setup::setup();
     let tr = Trainer::new(&ctx, &boot, &galois, layout, 16.0).unwrap();
     let pk = kg.create_public_key().unwrap();
     let enc = Encryptor::new(&ctx, &pk).unwrap();
