@@ -47,7 +47,7 @@ fn small_ring(context: &Context) -> KeySwitchParams {
 /// The Galois elements the parameters' transforms use, ascending (conjugation included).
 ///
 /// # Errors
-/// As [`Plan::new`].
+/// `InvalidParameters` when the parameters do not fit the context (as `Bootstrapper::new`).
 pub fn galois_elements(params: &BootstrappingParameters, context: &Context) -> Result<Vec<u32>> {
     let plan = Plan::new(params, context)?;
     let (steps, conj) = plan.rotations();
