@@ -16,7 +16,7 @@ mod helr_setup;
 /// weights within 1e-3 of the plaintext run, equal held-out accuracy.
 #[test]
 fn wdbc_training_matches_the_plaintext_run() {
-    let opts = TrainOptions { iterations: 4, learning_rate: 0.3, ..TrainOptions::default() };
+    let opts = TrainOptions { iterations: 4, ..TrainOptions::default() };
     let mut seen = 0;
     let r = run(&opts, &DeviceChoice::Cpu, &mut |m| eprintln!("{m}"), &mut |_| seen += 1).unwrap();
     assert_eq!(seen, 4);

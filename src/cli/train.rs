@@ -45,10 +45,11 @@ pub struct TrainOptions {
     pub log_n: u32,
     /// Iterations.
     pub iterations: usize,
-    /// Samples per mini-batch (rounded up to whole ciphertexts).
-    pub batch: usize,
-    /// `α`.
-    pub learning_rate: f64,
+    /// Samples per mini-batch (rounded up to whole ciphertexts); `None`: the data set's
+    /// default ([`DataDefaults`]).
+    pub batch: Option<usize>,
+    /// `α`; `None`: the data set's default.
+    pub learning_rate: Option<f64>,
     /// `R`: the weights are bootstrapped divided by it (|w|, |v| must stay below it).
     pub weight_bound: f64,
     /// Seed of the split and the shuffle.
@@ -64,8 +65,8 @@ impl Default for TrainOptions {
             data: DataChoice::Wdbc(None),
             log_n: 12,
             iterations: 4,
-            batch: 128,
-            learning_rate: 0.3,
+            batch: None,
+            learning_rate: None,
             weight_bound: 16.0,
             seed: 0x5eed_2024,
             compare_cpu: 0,
@@ -136,7 +137,23 @@ pub struct TrainReport {
     pub notes: Vec<String>,
 }
 
+/// Per data set defaults: mini-batch size and learning rate (chosen so that the scores stay
+/// near [−8, 8], where the degree-3 sigmoid holds).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct DataDefaults {
+    /// Samples per mini-batch.
+    pub batch: usize,
+    /// `α`.
+    pub learning_rate: f64,
+}
+
+/// WDBC: 128 samples, `α = 0.3`.
+pub const WDBC_DEFAULTS: DataDefaults = DataDefaults { batch: 128, learning_rate: 0.3 };
+/// Fashion-MNIST: HELR's 1024 samples, `α = 0.1`.
+pub const FASHION_MNIST_DEFAULTS: DataDefaults = DataDefaults { batch: 1024, learning_rate: 0.1 };
+
 struct Data {
+    defaults: DataDefaults,
     name: String,
     train: Vec<Vec<f64>>,
     train_labels: Vec<u8>,
@@ -154,6 +171,7 @@ fn wdbc(path: Option<&PathBuf>, seed: u64) -> Result<Data> {
     let raw: Vec<&[f64]> = tr.iter().map(|&i| data.features[i].as_slice()).collect();
     let st = Standardizer::fit(&raw);
     Ok(Data {
+        defaults: WDBC_DEFAULTS,
         name: "WDBC (Wisconsin breast cancer, standardized)".into(),
         train: raw.iter().map(|r| st.apply(r)).collect(),
         train_labels: tr.iter().map(|&i| data.labels[i]).collect(),
@@ -170,6 +188,7 @@ fn load(choice: &DataChoice, seed: u64, notes: &mut Vec<String>) -> Result<Data>
                 let t = fashion_mnist::load_two_classes(&d, *classes)?;
                 let name = |c: u8| fashion_mnist::CLASSES[c as usize];
                 Ok(Data {
+                    defaults: FASHION_MNIST_DEFAULTS,
                     name: format!(
                         "Fashion-MNIST {} (0) vs {} (1), 14×14",
                         name(classes.0),
@@ -237,7 +256,7 @@ pub fn run(
     }
     let features = data.train.first().map_or(0, Vec::len) + 1;
     let slots = 1usize << (opts.log_n - 1);
-    let layout = Layout::new(slots, features, opts.batch)?;
+    let layout = Layout::new(slots, features, opts.batch.unwrap_or(data.defaults.batch))?;
     let params = parameters(opts.log_n, layout.block)?;
     let (mut order, _) = split(data.train.len(), 0.0, opts.seed ^ 0xba7c);
     order.truncate(data.train.len());
@@ -314,7 +333,7 @@ pub fn run(
     let encrypt_seconds = t.elapsed().as_secs_f64();
     progress(&format!("encrypted {} mini-batches in {encrypt_seconds:.1} s", used_batches));
 
-    let schedule = Schedule { learning_rate: opts.learning_rate };
+    let schedule = Schedule { learning_rate: opts.learning_rate.unwrap_or(data.defaults.learning_rate) };
     let warmup_ms = if opened.queue.is_some() {
         let t = Instant::now();
         let c = schedule.gradient_scale(batches[0].len());

@@ -71,10 +71,6 @@ fn options(a: &TrainArgs) -> Result<TrainOptions> {
         65536 => 16,
         n => return Err(Error::InvalidArgument(format!("--n {n}: training runs at 4096 (insecure) or 65536"))),
     };
-    let (batch, learning_rate) = match a.data {
-        DataSet::Wdbc => (128, 0.3),
-        DataSet::FashionMnist => (1024, 0.1),
-    };
     let data = match a.data {
         DataSet::Wdbc => DataChoice::Wdbc(a.csv.clone()),
         DataSet::FashionMnist => DataChoice::FashionMnist {
@@ -86,8 +82,8 @@ fn options(a: &TrainArgs) -> Result<TrainOptions> {
         data,
         log_n,
         iterations: a.iterations,
-        batch: a.batch.unwrap_or(batch),
-        learning_rate: a.learning_rate.unwrap_or(learning_rate),
+        batch: a.batch,
+        learning_rate: a.learning_rate,
         weight_bound: a.weight_bound,
         compare_cpu: a.compare_cpu,
         ..TrainOptions::default()
