@@ -161,13 +161,14 @@ DECLSPEC u64 moddown_scaled_diff(u64 x, u64 d, u64 q, u64 inv_p, u64 inv_p_q)
 }
 
 /*
- * Mod-down finish: out[c][i][x] = (acc ? out : 0) + inv_p[i] * (x[c][i][x] + q_i - d[c][i][x]) mod q_i,
- * x and d canonical. x has row stride x_stride polys (k+1 rows per poly for key switching's prod,
- * k+1 for rescale's input), out has k rows per poly.
+ * Mod-down finish: out[c][i][x] = (acc ? c01[c][i][x] : 0) + inv_p[i] * (x[c][i][x] + q_i - d[c][i][x])
+ * mod q_i, x and d canonical. x has row stride x_stride polys (k+1 rows per poly for key
+ * switching's prod, k+1 for rescale's input), out and c01 have k rows per poly (c01 may be out:
+ * each word is read before it is written, by the same work-item).
  */
-KERNEL_FQ void moddown_finish_u64(GLOBAL_AS u64 *out, CONST_AS u64 *xs, CONST_AS u64 *d, CONST_AS u64 *moduli,
-                                  CONST_AS u64 *inv_p, CONST_AS u64 *inv_p_q, u32 k, u32 x_rows_per_poly,
-                                  u32 polys, u32 log_n, u32 acc)
+KERNEL_FQ void moddown_finish_u64(GLOBAL_AS u64 *out, CONST_AS u64 *c01, CONST_AS u64 *xs, CONST_AS u64 *d,
+                                  CONST_AS u64 *moduli, CONST_AS u64 *inv_p, CONST_AS u64 *inv_p_q, u32 k,
+                                  u32 x_rows_per_poly, u32 polys, u32 log_n, u32 acc)
 {
     u64 n = (u64)1 << log_n;
     u64 total = (u64)polys * k * n;
@@ -176,7 +177,7 @@ KERNEL_FQ void moddown_finish_u64(GLOBAL_AS u64 *out, CONST_AS u64 *xs, CONST_AS
         u32 c = (u32)(row / k), i = (u32)(row % k);
         u64 q = moduli[i];
         u64 r = moddown_scaled_diff(xs[(((u64)c * x_rows_per_poly + i) << log_n) + x], d[g], q, inv_p[i], inv_p_q[i]);
-        out[g] = acc ? add_mod(out[g], r, q) : r;
+        out[g] = acc ? add_mod(c01[g], r, q) : r;
     }
 }
 

@@ -209,6 +209,11 @@ impl CudaDevice {
         options.push(format!("--gpu-architecture=compute_{}{}", self.arch.0, self.arch.1));
         options.push("-std=c++17".into());
         options.extend(ablation_switches());
+        // Extra NVRTC options for profiling (e.g. `XEHE_NVRTC_OPTS=-lineinfo`, so ncu maps stalls
+        // to source lines); part of the cache key.
+        if let Ok(extra) = std::env::var("XEHE_NVRTC_OPTS") {
+            options.extend(extra.split_whitespace().map(str::to_string));
+        }
         let key = kernel_cache::cache_key(&src, &options);
         if let Some(m) = self.modules.lock().get(&key) {
             return Ok(m.clone());

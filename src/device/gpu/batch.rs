@@ -273,6 +273,7 @@ fn finish<Q: GpuQueue>(
 ) -> Result<()> {
     let args = [
         Arg::Buf(out),
+        Arg::Buf(out),
         Arg::Buf(xs),
         Arg::Buf(d),
         Arg::Buf(moduli),

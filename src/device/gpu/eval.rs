@@ -193,7 +193,7 @@ pub fn rescale<Q: GpuQueue>(q: &Q, l: &LevelData<Q::Buf>, next: &LevelData<Q::Bu
     last_ntt.inverse(q, &last, size, EVAL_NTT)?;
     let d = moddown_correction(q, l, &last, &l.host_primes[k - 1], &next.primes, &next.ntt, size)?;
     let out = q.alloc(size * (k - 1) * l.n())?;
-    finish(q, l, &out, ct, &d, &next.primes, inv, k, size, false)?;
+    finish(q, l, (&out, None), ct, &d, &next.primes, inv, k, size)?;
     Ok(out)
 }
 
@@ -201,18 +201,18 @@ pub fn rescale<Q: GpuQueue>(q: &Q, l: &LevelData<Q::Buf>, next: &LevelData<Q::Bu
 pub(crate) fn finish<Q: GpuQueue>(
     q: &Q,
     l: &LevelData<Q::Buf>,
-    out: &Q::Buf,
+    (out, add): (&Q::Buf, Option<&Q::Buf>),
     xs: &Q::Buf,
     d: &Q::Buf,
     primes: &DevicePrimes<Q::Buf>,
     inv: &DeviceScalars<Q::Buf>,
     x_rows_per_poly: usize,
     polys: usize,
-    acc: bool,
 ) -> Result<()> {
     let k = primes.k as usize;
     let args = [
         Arg::Buf(out),
+        Arg::Buf(add.unwrap_or(xs)),
         Arg::Buf(xs),
         Arg::Buf(d),
         Arg::Buf(&primes.moduli),
@@ -222,7 +222,7 @@ pub(crate) fn finish<Q: GpuQueue>(
         Arg::U32(x_rows_per_poly as u32),
         Arg::U32(polys as u32),
         Arg::U32(l.log_n),
-        Arg::U32(acc as u32),
+        Arg::U32(add.is_some() as u32),
     ];
     launch(q, Family::Keyswitch, "moddown_finish_u64", (polys * k * l.n()) as u64, &args)
 }
@@ -350,18 +350,22 @@ fn mod_down<Q: GpuQueue>(q: &Q, l: &LevelData<Q::Buf>, c01: &Q::Buf, prod: &Q::B
     l.p_ntt.inverse(q, &last, 2, EVAL_NTT)?;
     let d = moddown_correction(q, l, &last, &l.p, &l.primes, &l.ntt, 2)?;
     let out = q.alloc(2 * k * n)?;
-    q.copy(&out, 0, c01, 0, 2 * k * n)?;
-    finish(q, l, &out, prod, &d, &l.primes, &l.inv_p, kp, 2, true)?;
+    finish(q, l, (&out, Some(c01)), prod, &d, &l.primes, &l.inv_p, kp, 2)?;
     Ok(out)
 }
 
 /// Apply a Galois permutation (`table`: N u32 indices on the device) to `rows` rows.
 pub fn permute<Q: GpuQueue>(q: &Q, l: &LevelData<Q::Buf>, src: &Q::Buf, rows: usize, table: &Q::Buf) -> Result<Q::Buf> {
-    let words = rows * l.n();
-    let out = q.alloc(words)?;
-    let args = [Arg::Buf(&out), Arg::Buf(src), Arg::Buf(table), Arg::U32(l.log_n), Arg::U64(words as u64)];
-    launch(q, Family::Keyswitch, "galois_permute_u64", words as u64, &args)?;
+    let out = q.alloc(rows * l.n())?;
+    permute_into(q, l, (&out, 0), src, rows, table)?;
     Ok(out)
+}
+
+/// [`permute`] into `out` from word `off` on (`rows × N` words there).
+pub(crate) fn permute_into<Q: GpuQueue>(q: &Q, l: &LevelData<Q::Buf>, (out, off): (&Q::Buf, usize), src: &Q::Buf, rows: usize, table: &Q::Buf) -> Result<()> {
+    let words = rows * l.n();
+    let args = [Arg::BufAt(out, off), Arg::Buf(src), Arg::Buf(table), Arg::U32(l.log_n), Arg::U64(words as u64)];
+    launch(q, Family::Keyswitch, "galois_permute_u64", words as u64, &args)
 }
 
 /// `apply_galois` (SEAL): permute both polynomials, then switch the second back to the key.

@@ -45,7 +45,7 @@
 //! (`XEHE_HYBRID_CONV_ITEMS`) and independent chains per work-item (`XEHE_HYBRID_CONV_UNROLL`),
 //! which `examples/hybrid_gpu_timing.rs` sweeps.
 
-use super::eval::{permute, EVAL_NTT};
+use super::eval::{permute_into, EVAL_NTT};
 use super::level::{DevicePrimes, DeviceScalars, LevelData};
 use super::ntt::{DeviceNttTables, NttDirection};
 use super::{Arg, Geometry, GpuQueue};
@@ -440,16 +440,28 @@ fn mod_down_add<Q: GpuQueue>(
     h: &HybridLevelData<Q::Buf>,
     prod_q: &Q::Buf,
     prod_p: &Q::Buf,
-    (c01, c_polys): (&Q::Buf, usize),
+    c01: (&Q::Buf, usize),
     perm: Option<&Q::Buf>,
 ) -> Result<Q::Buf> {
+    let conv = mod_down_conv(q, l, h, prod_p, 2)?;
+    mod_down_finish(q, l, h, prod_q, (&conv, 0), c01, perm)
+}
+
+/// ModDown's conversion for `polys` polynomials at once: their special limbs (`prod_p`,
+/// `polys × α × N`, NTT form; overwritten with coefficient form) to coefficient form,
+/// `(x + ⌊P/2⌋)` converted to `Q_ℓ` minus `⌊P/2⌋`, NTT: returns `polys × ℓ × N` words. A
+/// batch of rotations converts all its polynomials in one sequence of launches (hoisting).
+///
+/// # Errors
+/// `Device` on an allocation, compile or launch failure.
+fn mod_down_conv<Q: GpuQueue>(q: &Q, l: &LevelData<Q::Buf>, h: &HybridLevelData<Q::Buf>, prod_p: &Q::Buf, polys: usize) -> Result<Q::Buf> {
     let (ell, alpha, n) = (h.ell, h.alpha, l.n());
-    h.special_ntt.inverse(q, prod_p, 2 * alpha, EVAL_NTT)?;
-    let conv = q.scratch(2 * ell * n)?;
+    h.special_ntt.inverse(q, prod_p, polys * alpha, EVAL_NTT)?;
+    let conv = q.scratch(polys * ell * n)?;
     let mod_down = ConvShape {
         d: alpha,
         digits: 1,
-        polys: 2,
+        polys,
         split: ell,
         skip: false,
         centered: false,
@@ -464,14 +476,34 @@ fn mod_down_add<Q: GpuQueue>(
         &l.primes,
         &mod_down,
     )?;
-    l.ntt.forward(q, &conv, 2 * ell, EVAL_NTT)?;
+    l.ntt.forward(q, &conv, polys * ell, EVAL_NTT)?;
+    Ok(conv)
+}
+
+/// ModDown's last step for one ciphertext: `out = c + P^{-1}(prod_q − conv)` (both components,
+/// `conv` from [`mod_down_conv`] starting at word `conv_off`) for the first `c_polys`
+/// polynomials of `c01` (the others 0). With `perm` (a Galois table), `prod_q` and `c01` are
+/// read through it.
+///
+/// # Errors
+/// `Device` on an allocation, compile or launch failure.
+fn mod_down_finish<Q: GpuQueue>(
+    q: &Q,
+    l: &LevelData<Q::Buf>,
+    h: &HybridLevelData<Q::Buf>,
+    prod_q: &Q::Buf,
+    (conv, conv_off): (&Q::Buf, usize),
+    (c01, c_polys): (&Q::Buf, usize),
+    perm: Option<&Q::Buf>,
+) -> Result<Q::Buf> {
+    let (ell, n) = (h.ell, l.n());
     let out = q.alloc(2 * ell * n)?;
     let words = 2 * ell * n;
     let mut args = vec![
         Arg::Buf(&out),
         Arg::Buf(c01),
         Arg::Buf(prod_q),
-        Arg::Buf(&conv),
+        Arg::BufAt(conv, conv_off),
         Arg::Buf(&l.primes.moduli),
         Arg::Buf(&h.inv_p.w),
         Arg::Buf(&h.inv_p.wq),
@@ -489,6 +521,12 @@ fn mod_down_add<Q: GpuQueue>(
     q.launch(Family::Keyswitch, &[], kernel, Geometry::Items(words as u64), &args)?;
     Ok(out)
 }
+
+/// Rotations of a hoisted batch whose ModDown conversions run as one batch (memory: about
+/// `HOIST_MODDOWN_BATCH × 2 × ℓ × N` words of conversion output at once). At N = 2^16 with
+/// ℓ = 30 the ModDown of one rotation is launches of 12 and 60 rows, too few to fill an H100;
+/// sixteen side by side are 192 and 960 rows.
+const HOIST_MODDOWN_BATCH: usize = 16;
 
 /// Hoisted rotations (`Evaluator::apply_galois_hybrid_many`, and every hybrid automorphism:
 /// one is a hoisted batch of one): one ModUp of `ct`'s second polynomial (balanced digits) shared
@@ -510,19 +548,27 @@ pub fn apply_galois_hybrid_many<Q: GpuQueue>(
     tables: &[&Q::Buf],
     keys: &[&Q::Buf],
 ) -> Result<Vec<Q::Buf>> {
-    let pw = h.ell * l.n();
+    let (ell, alpha, n) = (h.ell, h.alpha, l.n());
+    let pw = ell * n;
     let up = mod_up(q, l, h, ct, pw, true)?;
-    tables
-        .iter()
-        .zip(keys)
-        .map(|(&table, &key)| {
+    let mut out = Vec::with_capacity(tables.len());
+    for (tables, keys) in tables.chunks(HOIST_MODDOWN_BATCH).zip(keys.chunks(HOIST_MODDOWN_BATCH)) {
+        // Inner products one rotation at a time; the special rows of every rotation, permuted,
+        // side by side for one batched ModDown conversion.
+        let special = q.scratch(tables.len() * 2 * alpha * n)?;
+        let mut prods = Vec::with_capacity(tables.len());
+        for (i, (&table, &key)) in tables.iter().zip(keys).enumerate() {
             let (pq, pp) = inner_product(q, l, h, &up, (ct, pw), key)?;
-            // The special rows are permuted before their ModDown conversion; the data rows and
-            // c0 are read through the table by the finishing kernel.
-            let pp = permute(q, l, &pp, 2 * h.alpha, table)?;
-            mod_down_add(q, l, h, &pq, &pp, (ct, 1), Some(table))
-        })
-        .collect()
+            permute_into(q, l, (&special, i * 2 * alpha * n), &pp, 2 * alpha, table)?;
+            prods.push(pq);
+        }
+        let conv = mod_down_conv(q, l, h, &special, 2 * tables.len())?;
+        for (i, (pq, &table)) in prods.iter().zip(tables).enumerate() {
+            // The data rows and c0 are read through the table by the finishing kernel.
+            out.push(mod_down_finish(q, l, h, pq, (&conv, i * 2 * ell * n), (ct, 1), Some(table))?);
+        }
+    }
+    Ok(out)
 }
 
 /// A Galois key's words on `q`'s device, each row pre-permuted by the inverse of the

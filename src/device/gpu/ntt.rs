@@ -163,7 +163,7 @@ impl<B: GpuBuffer> DeviceNttTables<B> {
         // multiply+relinearize 4212 → 4552 µs). An L2-chunked plan runs unchunked here.
         let chosen = self.resolve(variant, rows);
         let variant = if variant == NttVariant::Auto && chosen != NttVariant::Radix8Cluster { NttVariant::EVAL_FALLBACK } else { chosen };
-        let plan = NttPlan::new(self.log_n, self.k, variant)?.with_chunk_rows(None);
+        let plan = NttPlan::new(self.log_n, self.k, variant)?.with_chunk_rows(None).with_rows(rows);
         plan.check_len(out.words(), rows)?;
         let launches = plan.launches(NttDirection::Forward, rows);
         let Some(first) = launches.first() else { return Ok(false) };
@@ -282,7 +282,7 @@ impl<B: GpuBuffer> DeviceNttTables<B> {
         if variant == NttVariant::FourStep && !self.four_step {
             return Err(crate::Error::InvalidArgument("these NTT tables were uploaded without the four-step twist tables".into()));
         }
-        self.run_plan(q, data, rows, rows_per_prime, &NttPlan::new(self.log_n, self.k, variant)?, dir)
+        self.run_plan(q, data, rows, rows_per_prime, &NttPlan::new(self.log_n, self.k, variant)?.with_rows(rows), dir)
     }
 
     /// [`run_grouped`](Self::run_grouped) with an explicit plan (made for these tables' N and
