@@ -95,6 +95,11 @@ KERNEL_FQ void ks_inner_u64(GLOBAL_AS u64 *prod, CONST_AS u64 *lifted, CONST_AS 
     }
 }
 
+/* Keys (rotations of one hoisted ModUp) ks_inner_hybrid_u64 takes at once, 1 to 4; the host sets it. */
+#ifndef KS_KEYS
+#define KS_KEYS 1
+#endif
+
 /*
  * Hybrid key switching's inner product (src/ckks/hybrid.rs step 2) over the e = ell + alpha
  * extended limbs (the level's ell data primes, then the alpha special primes, which are the last
@@ -103,13 +108,21 @@ KERNEL_FQ void ks_inner_u64(GLOBAL_AS u64 *prod, CONST_AS u64 *lifted, CONST_AS 
  *   - data limb o of its own digit j = o / d: the target t itself (t[o]),
  *   - another data limb: up_q row o*(digits-1) + (j < o/d ? j : j-1) (rns_conv_u64, skip = 1),
  *   - special limb o >= ell: up_p row (o-ell)*digits + j.
- * Output: prod_q (2 × ell rows) and prod_p (2 × alpha rows), component-major.
+ * Output: prod_q (2 × ell rows) and prod_p (2 × alpha rows), component-major, for each of the
+ * first KS_KEYS keys key0… into prod_q0/prod_p0…: hoisted rotations read the ModUp rows once
+ * for KS_KEYS keys (the unused pointer arguments may repeat the used ones).
  */
-KERNEL_FQ void ks_inner_hybrid_u64(GLOBAL_AS u64 *prod_q, GLOBAL_AS u64 *prod_p, CONST_AS u64 *up_q,
-                                   CONST_AS u64 *up_p, CONST_AS u64 *t, CONST_AS u64 *key, CONST_AS u64 *out_moduli,
+KERNEL_FQ void ks_inner_hybrid_u64(GLOBAL_AS u64 *prod_q0, GLOBAL_AS u64 *prod_p0, GLOBAL_AS u64 *prod_q1,
+                                   GLOBAL_AS u64 *prod_p1, GLOBAL_AS u64 *prod_q2, GLOBAL_AS u64 *prod_p2,
+                                   GLOBAL_AS u64 *prod_q3, GLOBAL_AS u64 *prod_p3, CONST_AS u64 *up_q,
+                                   CONST_AS u64 *up_p, CONST_AS u64 *t, CONST_AS u64 *key0, CONST_AS u64 *key1,
+                                   CONST_AS u64 *key2, CONST_AS u64 *key3, CONST_AS u64 *out_moduli,
                                    CONST_AS u64 *out_r0, CONST_AS u64 *out_r1, u32 digits, u32 d, u32 ell, u32 alpha,
                                    u32 key_k, u32 log_n)
 {
+    CONST_AS u64 *keys[4] = {key0, key1, key2, key3};
+    GLOBAL_AS u64 *pq[4] = {prod_q0, prod_q1, prod_q2, prod_q3};
+    GLOBAL_AS u64 *pp[4] = {prod_p0, prod_p1, prod_p2, prod_p3};
     u64 n = (u64)1 << log_n;
     u32 e = ell + alpha;
     u64 total = (u64)e * n;
@@ -121,16 +134,24 @@ KERNEL_FQ void ks_inner_hybrid_u64(GLOBAL_AS u64 *prod_q, GLOBAL_AS u64 *prod_p,
         u32 own = data ? o / d : digits;
         CONST_AS u64 *rows = data ? up_q + (((u64)o * (digits - 1)) << log_n) : up_p + (((u64)(o - ell) * digits) << log_n);
         u64 q = out_moduli[o], c0 = out_r0[o], c1 = out_r1[o];
-        ks_acc2_t a = ks_acc2_zero();
+        ks_acc2_t a[KS_KEYS];
+#pragma unroll
+        for (u32 r = 0; r < KS_KEYS; r++) a[r] = ks_acc2_zero();
         for (u32 j = 0; j < digits; j++) {
             u64 v = j == own ? t[((u64)o << log_n) + x] : rows[((u64)(j > own ? j - 1 : j) << log_n) + x];
             u64 kb = (((u64)j * 2) * key_k + ki) << log_n;
-            a = ks_acc2_add(a, v, key[kb + x], key[kb + ((u64)key_k << log_n) + x], q, c0, c1);
+#pragma unroll
+            for (u32 r = 0; r < KS_KEYS; r++)
+                a[r] = ks_acc2_add(a[r], v, keys[r][kb + x], keys[r][kb + ((u64)key_k << log_n) + x], q, c0, c1);
         }
-        GLOBAL_AS u64 *dst = data ? prod_q + ((u64)o << log_n) : prod_p + ((u64)(o - ell) << log_n);
+        u64 row = data ? (u64)o << log_n : (u64)(o - ell) << log_n;
         u64 comp = data ? (u64)ell << log_n : (u64)alpha << log_n;
-        dst[x] = ks_acc_value(a.a0, q, c0, c1);
-        dst[comp + x] = ks_acc_value(a.a1, q, c0, c1);
+#pragma unroll
+        for (u32 r = 0; r < KS_KEYS; r++) {
+            GLOBAL_AS u64 *dst = (data ? pq[r] : pp[r]) + row;
+            dst[x] = ks_acc_value(a[r].a0, q, c0, c1);
+            dst[comp + x] = ks_acc_value(a[r].a1, q, c0, c1);
+        }
     }
 }
 
@@ -161,14 +182,15 @@ DECLSPEC u64 moddown_scaled_diff(u64 x, u64 d, u64 q, u64 inv_p, u64 inv_p_q)
 }
 
 /*
- * Mod-down finish: out[c][i][x] = (acc ? c01[c][i][x] : 0) + inv_p[i] * (x[c][i][x] + q_i - d[c][i][x])
- * mod q_i, x and d canonical. x has row stride x_stride polys (k+1 rows per poly for key
+ * Mod-down finish: out[c][i][x] = c01[c][i][x] + inv_p[i] * (x[c][i][x] + q_i - d[c][i][x]) mod q_i
+ * for the first c_words words of out (c01 read as 0 past them: 0 for rescale, k·N for a rotation
+ * whose c1 is 0), x and d canonical. x has row stride x_stride polys (k+1 rows per poly for key
  * switching's prod, k+1 for rescale's input), out and c01 have k rows per poly (c01 may be out:
  * each word is read before it is written, by the same work-item).
  */
 KERNEL_FQ void moddown_finish_u64(GLOBAL_AS u64 *out, CONST_AS u64 *c01, CONST_AS u64 *xs, CONST_AS u64 *d,
                                   CONST_AS u64 *moduli, CONST_AS u64 *inv_p, CONST_AS u64 *inv_p_q, u32 k,
-                                  u32 x_rows_per_poly, u32 polys, u32 log_n, u32 acc)
+                                  u32 x_rows_per_poly, u32 polys, u32 log_n, u64 c_words)
 {
     u64 n = (u64)1 << log_n;
     u64 total = (u64)polys * k * n;
@@ -177,7 +199,7 @@ KERNEL_FQ void moddown_finish_u64(GLOBAL_AS u64 *out, CONST_AS u64 *c01, CONST_A
         u32 c = (u32)(row / k), i = (u32)(row % k);
         u64 q = moduli[i];
         u64 r = moddown_scaled_diff(xs[(((u64)c * x_rows_per_poly + i) << log_n) + x], d[g], q, inv_p[i], inv_p_q[i]);
-        out[g] = acc ? add_mod(c01[g], r, q) : r;
+        out[g] = g < c_words ? add_mod(c01[g], r, q) : r;
     }
 }
 

@@ -283,7 +283,7 @@ fn finish<Q: GpuQueue>(
         Arg::U32(x_rows as u32),
         Arg::U32(polys as u32),
         Arg::U32(log_n),
-        Arg::U32(acc as u32),
+        Arg::U64(if acc { ((polys * kb) << log_n) as u64 } else { 0 }),
     ];
     launch(
         q,

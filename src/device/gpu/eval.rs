@@ -201,7 +201,7 @@ pub fn rescale<Q: GpuQueue>(q: &Q, l: &LevelData<Q::Buf>, next: &LevelData<Q::Bu
 pub(crate) fn finish<Q: GpuQueue>(
     q: &Q,
     l: &LevelData<Q::Buf>,
-    (out, add): (&Q::Buf, Option<&Q::Buf>),
+    (out, add): (&Q::Buf, Option<(&Q::Buf, usize)>),
     xs: &Q::Buf,
     d: &Q::Buf,
     primes: &DevicePrimes<Q::Buf>,
@@ -212,7 +212,7 @@ pub(crate) fn finish<Q: GpuQueue>(
     let k = primes.k as usize;
     let args = [
         Arg::Buf(out),
-        Arg::Buf(add.unwrap_or(xs)),
+        Arg::Buf(add.map_or(xs, |a| a.0)),
         Arg::Buf(xs),
         Arg::Buf(d),
         Arg::Buf(&primes.moduli),
@@ -222,7 +222,7 @@ pub(crate) fn finish<Q: GpuQueue>(
         Arg::U32(x_rows_per_poly as u32),
         Arg::U32(polys as u32),
         Arg::U32(l.log_n),
-        Arg::U32(add.is_some() as u32),
+        Arg::U64(add.map_or(0, |a| a.1) as u64),
     ];
     launch(q, Family::Keyswitch, "moddown_finish_u64", (polys * k * l.n()) as u64, &args)
 }
@@ -237,14 +237,15 @@ pub fn drop_last_prime<Q: GpuQueue>(q: &Q, l: &LevelData<Q::Buf>, ct: &Q::Buf, s
     Ok(out)
 }
 
-/// Key switching (SEAL `switch_key_inplace`): returns `out = ct[0..2] + switch(target)` where
-/// `ct` holds at least two polynomials, `target` (`k × N`, NTT form) starts at word `t_off` of
-/// `tsrc`, and `key` is the key vector (`digits × 2 × key_k × N`) on the device.
+/// Key switching (SEAL `switch_key_inplace`): returns `out = (c0, c1) + switch(target)` where
+/// `c01 = (ct, c_polys)` gives `c0` (and with `c_polys = 2`, `c1`; with 1, `c1 = 0`) as the
+/// first polynomials of `ct`, `target` (`k × N`, NTT form) starts at word `t_off` of `tsrc`, and
+/// `key` is the key vector (`digits × 2 × key_k × N`) on the device.
 #[allow(clippy::too_many_arguments)]
 pub fn switch_key<Q: GpuQueue>(
     q: &Q,
     l: &LevelData<Q::Buf>,
-    c01: &Q::Buf,
+    c01: (&Q::Buf, usize),
     tsrc: &Q::Buf,
     t_off: usize,
     key: &Q::Buf,
@@ -342,15 +343,15 @@ fn fused_key_inner() -> bool {
 }
 
 /// Key switching's step 3: mod-down of the inner products `prod` (`2 × (k+1) × N`) by `P` with
-/// rounding, added to a copy of `c01`'s first two polynomials.
-fn mod_down<Q: GpuQueue>(q: &Q, l: &LevelData<Q::Buf>, c01: &Q::Buf, prod: &Q::Buf) -> Result<Q::Buf> {
+/// rounding, added to the first `c_polys` polynomials of `c01` (the others taken as 0).
+fn mod_down<Q: GpuQueue>(q: &Q, l: &LevelData<Q::Buf>, (c01, c_polys): (&Q::Buf, usize), prod: &Q::Buf) -> Result<Q::Buf> {
     let (k, n) = (l.k(), l.n());
     let kp = k + 1;
     let last = gather(q, l, prod, kp, k, 2)?;
     l.p_ntt.inverse(q, &last, 2, EVAL_NTT)?;
     let d = moddown_correction(q, l, &last, &l.p, &l.primes, &l.ntt, 2)?;
     let out = q.alloc(2 * k * n)?;
-    finish(q, l, (&out, Some(c01)), prod, &d, &l.primes, &l.inv_p, kp, 2)?;
+    finish(q, l, (&out, Some((c01, c_polys * k * n))), prod, &d, &l.primes, &l.inv_p, kp, 2)?;
     Ok(out)
 }
 
@@ -372,16 +373,13 @@ pub(crate) fn permute_into<Q: GpuQueue>(q: &Q, l: &LevelData<Q::Buf>, (out, off)
 pub fn apply_galois<Q: GpuQueue>(q: &Q, l: &LevelData<Q::Buf>, ct: &Q::Buf, table: &Q::Buf, key: &Q::Buf, key_k: usize) -> Result<Q::Buf> {
     let pw = poly_words(l);
     let permuted = permute(q, l, ct, 2 * l.k(), table)?;
-    // c01 = (permuted c0, 0); target = permuted c1
-    let c01 = q.scratch(2 * pw)?;
-    q.copy(&c01, 0, &permuted, 0, pw)?;
-    q.zero(&c01, pw, pw)?;
-    switch_key(q, l, &c01, &permuted, pw, key, key_k)
+    // (permuted c0, 0) + switch(permuted c1): the finish adds c0 alone.
+    switch_key(q, l, (&permuted, 1), &permuted, pw, key, key_k)
 }
 
 /// Relinearize a size-3 ciphertext (SEAL `relinearize`, one step).
 pub fn relinearize3<Q: GpuQueue>(q: &Q, l: &LevelData<Q::Buf>, ct: &Q::Buf, key: &Q::Buf, key_k: usize) -> Result<Q::Buf> {
-    switch_key(q, l, ct, ct, 2 * poly_words(l), key, key_k)
+    switch_key(q, l, (ct, 2), ct, 2 * poly_words(l), key, key_k)
 }
 
 /// Relinearize a ciphertext of `size ≥ 3` to size 2 as the CPU backend does: for
@@ -394,9 +392,9 @@ pub fn relinearize<Q: GpuQueue>(q: &Q, l: &LevelData<Q::Buf>, ct: &Q::Buf, size:
         return Err(crate::Error::InvalidArgument(format!("relinearize: size {size} needs {} keys, got {}", size.saturating_sub(2), keys.len())));
     }
     let pw = poly_words(l);
-    let mut c01 = switch_key(q, l, ct, ct, (size - 1) * pw, keys[size - 3], key_k)?;
+    let mut c01 = switch_key(q, l, (ct, 2), ct, (size - 1) * pw, keys[size - 3], key_k)?;
     for j in (2..size - 1).rev() {
-        c01 = switch_key(q, l, &c01, ct, j * pw, keys[j - 2], key_k)?;
+        c01 = switch_key(q, l, (&c01, 2), ct, j * pw, keys[j - 2], key_k)?;
     }
     Ok(c01)
 }

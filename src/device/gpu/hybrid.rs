@@ -392,20 +392,45 @@ fn inner_product<Q: GpuQueue>(
     l: &LevelData<Q::Buf>,
     h: &HybridLevelData<Q::Buf>,
     up: &DeviceModUp<Q::Buf>,
-    (tsrc, t_off): (&Q::Buf, usize),
+    t: (&Q::Buf, usize),
     key: &Q::Buf,
 ) -> Result<(Q::Buf, Q::Buf)> {
+    let mut prods = inner_products(q, l, h, up, t, &[key])?;
+    Ok(prods.remove(0))
+}
+
+/// Keys one inner-product launch of a hoisted batch takes (`KS_KEYS` of `native/keyswitch.cl`):
+/// the ModUp rows (`(ℓ + α) × β` words less the own digits) are read once per launch instead of
+/// once per rotation.
+const HOIST_KEYS_PER_LAUNCH: usize = 4;
+
+/// [`inner_product`] of the same ModUp with each of `keys` (at most
+/// [`HOIST_KEYS_PER_LAUNCH`]) in one launch: one `(prod_q, prod_p)` per key.
+///
+/// # Errors
+/// `Device` on an allocation, compile or launch failure.
+fn inner_products<Q: GpuQueue>(
+    q: &Q,
+    l: &LevelData<Q::Buf>,
+    h: &HybridLevelData<Q::Buf>,
+    up: &DeviceModUp<Q::Buf>,
+    (tsrc, t_off): (&Q::Buf, usize),
+    keys: &[&Q::Buf],
+) -> Result<Vec<(Q::Buf, Q::Buf)>> {
     let (ell, alpha, n) = (h.ell, h.alpha, l.n());
     let (digits, e) = (h.digits, ell + alpha);
-    let prod_q = q.scratch(2 * ell * n)?;
-    let prod_p = q.scratch(2 * alpha * n)?;
-    let args = [
-        Arg::Buf(&prod_q),
-        Arg::Buf(&prod_p),
-        Arg::Buf(&up.q),
-        Arg::Buf(&up.p),
-        Arg::BufAt(tsrc, t_off),
-        Arg::Buf(key),
+    debug_assert!((1..=HOIST_KEYS_PER_LAUNCH).contains(&keys.len()));
+    let prods = keys.iter().map(|_| Ok((q.scratch(2 * ell * n)?, q.scratch(2 * alpha * n)?))).collect::<Result<Vec<_>>>()?;
+    // Unused slots repeat the first key and outputs (never written: KS_KEYS bounds the loop).
+    let slot = |r: usize| prods.get(r).unwrap_or(&prods[0]);
+    let key = |r: usize| *keys.get(r).unwrap_or(&keys[0]);
+    let mut args = Vec::with_capacity(24);
+    for r in 0..HOIST_KEYS_PER_LAUNCH {
+        args.extend([Arg::Buf(&slot(r).0), Arg::Buf(&slot(r).1)]);
+    }
+    args.extend([Arg::Buf(&up.q), Arg::Buf(&up.p), Arg::BufAt(tsrc, t_off)]);
+    args.extend((0..HOIST_KEYS_PER_LAUNCH).map(|r| Arg::Buf(key(r))));
+    args.extend([
         Arg::Buf(&h.ext.moduli),
         Arg::Buf(&h.ext.r0),
         Arg::Buf(&h.ext.r1),
@@ -415,15 +440,17 @@ fn inner_product<Q: GpuQueue>(
         Arg::U32(alpha as u32),
         Arg::U32(h.key_size as u32),
         Arg::U32(l.log_n),
-    ];
+    ]);
+    // One key is the kernel's default (no define: the program every backend has).
+    let defines: Vec<(&str, String)> = if keys.len() > 1 { vec![("KS_KEYS", keys.len().to_string())] } else { Vec::new() };
     q.launch(
         Family::Keyswitch,
-        &[],
+        &defines,
         "ks_inner_hybrid_u64",
         Geometry::Items((e * n) as u64),
         &args,
     )?;
-    Ok((prod_q, prod_p))
+    Ok(prods)
 }
 
 /// Step 3: ModDown by `P` of the inner products — the special limbs of both components to
@@ -557,10 +584,12 @@ pub fn apply_galois_hybrid_many<Q: GpuQueue>(
         // side by side for one batched ModDown conversion.
         let special = q.scratch(tables.len() * 2 * alpha * n)?;
         let mut prods = Vec::with_capacity(tables.len());
-        for (i, (&table, &key)) in tables.iter().zip(keys).enumerate() {
-            let (pq, pp) = inner_product(q, l, h, &up, (ct, pw), key)?;
-            permute_into(q, l, (&special, i * 2 * alpha * n), &pp, 2 * alpha, table)?;
-            prods.push(pq);
+        for (first, keys) in keys.chunks(HOIST_KEYS_PER_LAUNCH).enumerate() {
+            for (r, (pq, pp)) in inner_products(q, l, h, &up, (ct, pw), keys)?.into_iter().enumerate() {
+                let i = first * HOIST_KEYS_PER_LAUNCH + r;
+                permute_into(q, l, (&special, i * 2 * alpha * n), &pp, 2 * alpha, tables[i])?;
+                prods.push(pq);
+            }
         }
         let conv = mod_down_conv(q, l, h, &special, 2 * tables.len())?;
         for (i, (pq, &table)) in prods.iter().zip(tables).enumerate() {
