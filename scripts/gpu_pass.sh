@@ -20,4 +20,10 @@ status=0
 "$BIN/batch_timing" --backend cuda 2>&1 | tee "$LOG/batch_timing.log" || status=1
 XEHE_DEVICE=cuda "$BIN/host_path" 2>&1 | tee "$LOG/host_path.log" || status=1
 "$BIN/hoisting_timing" 2>&1 | tee "$LOG/hoisting_timing.log" || status=1
+# XEHE_NCU=1: per-kernel device time of every evaluator operation (Nsight Compute, no clock or
+# cache control; the profiler's own event times include host launch gaps for small kernels).
+if [ "${XEHE_NCU:-0}" = 1 ] && command -v ncu >/dev/null; then
+  ncu --clock-control none --cache-control none --metrics gpu__time_duration.sum --csv \
+    "$BIN/gpu_eval_check" --backend cuda --kernels-only > "$LOG/ncu_kernels.csv" 2>&1 || status=1
+fi
 exit $status

@@ -565,6 +565,11 @@ const HOIST_MODDOWN_BATCH: usize = 16;
 /// so this equals the CPU reference (which permutes every ModUp row instead) while reading the
 /// ModUp rows in order and permuting 2(ℓ + α) rows instead of β(ℓ + α).
 ///
+/// Batching (issue 16, H100 at N = 2^16, 16 rotations 7.33× → 5.9× one rotation): the inner
+/// products run up to four keys per launch (the ModUp rows read once for four), and the ModDown
+/// conversions of up to 16 rotations run as one INTT / conversion / NTT sequence, each rotation
+/// then finished on its own; every output word is computed exactly as in a single rotation.
+///
 /// # Errors
 /// As [`switch_key_hybrid`].
 pub fn apply_galois_hybrid_many<Q: GpuQueue>(
