@@ -4,7 +4,7 @@
 //! per-operation latency (host wall clock of the call + synchronize; and, on CUDA, by events
 //! recorded before and after the call, PhantomFHE's method) and throughput (many calls queued,
 //! one synchronization) with the profiler's kernel breakdown, one table row per backend.
-//! `--max-n N` limits the sets (e.g. `--max-n 16384` on a CPU OpenCL device); `--kernels-only`
+//! `--max-n N` / `--min-n N` limit the sets (e.g. `--max-n 16384` on a CPU OpenCL device); `--kernels-only`
 //! replaces the timing by three synchronized calls of each operation, for an external kernel
 //! profiler (`ncu --metrics gpu__time_duration.sum`).
 
@@ -142,7 +142,9 @@ mod pass {
             (32768, [vec![60], vec![40; 17], vec![60, 60]].concat(), SecLevel::Tc128),
             (65536, [vec![60], vec![40; 41], vec![60]].concat(), SecLevel::None),
         ];
-        for (n, bits, sec) in sets.into_iter().filter(|s| s.0 <= max_n) {
+        // `--min-n N` (sweeps of the large sets only): read here to keep `run`'s signature.
+        let min_n: usize = std::env::args().skip_while(|a| a != "--min-n").nth(1).and_then(|v| v.parse().ok()).unwrap_or(0);
+        for (n, bits, sec) in sets.into_iter().filter(|s| s.0 <= max_n && s.0 >= min_n) {
             let mut parms = EncryptionParameters::new(SchemeType::Ckks);
             parms.set_poly_modulus_degree(n);
             parms.set_coeff_modulus(&CoeffModulus::create(n, &bits)?);

@@ -972,6 +972,104 @@ KERNEL_CLUSTER_FQ ntt_fwd_cluster_moddown_u64(GLOBAL_AS u64 *d, CONST_AS u64 *la
     fwd_cluster(d, last, k, r1, roots, roots_q, moduli, k, log_n, log_m, mode, p_last, p_last_r1);
 }
 
+/*
+ * Key switching's lifted-digit NTTs fused with the key inner product on thread-block clusters
+ * (issue 16: no round trip of the transformed digits through DRAM). One cluster per output prime
+ * i (of kp: the level's primes, then P) and digit group g (of `groups`, contiguous ranges of the
+ * kd digits); it walks its digits j one after the other: lift t[j] (coefficient form) mod p_i,
+ * the whole cluster NTT as fwd_cluster does, then every CTA multiplies its T words into
+ * register accumulators with key[j][c][kprime(i)] (128-bit sums, one reduction at the end,
+ * mad_mod as ks_inner_u64). The digit at its own prime (j == i) is the target limb itself:
+ * its NTT is t_ntt[j], read directly (no transform). Keys and the next digit's source columns
+ * are prefetched into L2 (cp.async.bulk.prefetch) while the NTT runs.
+ * Output: part[g][c][i][x] (2·kp rows per group; groups > 1 are summed by ks_sum_groups_u64).
+ * XEHE_KS_LOCAL work-items per CTA (the host's local size): XEHE_KS_ITEM = T / XEHE_KS_LOCAL
+ * accumulated words each; the cross-CTA rounds use the first T / C work-items.
+ */
+#ifdef XEHE_KS_LOCAL
+#define XEHE_KS_ITEM (XEHE_SLM_TILE / XEHE_KS_LOCAL)
+
+/* Bring `bytes` (a multiple of 16) at `p` into L2 without waiting (Hopper bulk prefetch). */
+DECLSPEC void prefetch_l2(CONST_AS u64 *p, u32 bytes)
+{
+    asm volatile("{ .reg .u64 g; cvta.to.global.u64 g, %0; cp.async.bulk.prefetch.L2.global [g], %1; }" ::"l"(p), "r"(bytes)
+                 : "memory");
+}
+
+extern "C" __global__ void __cluster_dims__(XEHE_CLUSTER, 1, 1) __launch_bounds__(XEHE_KS_LOCAL, 1)
+    ntt_fwd_cluster_keyinner_u64(GLOBAL_AS u64 *part, CONST_AS u64 *t, CONST_AS u64 *t_ntt, CONST_AS u64 *key,
+                                 CONST_AS u64 *roots, CONST_AS u64 *roots_q, CONST_AS u64 *moduli, CONST_AS u64 *r0,
+                                 CONST_AS u64 *r1, u32 kd, u32 kp, u32 key_k, u32 groups, u32 log_n, u32 log_m,
+                                 u32 mode)
+{
+    LOCAL_ARRAY(u64, tile, SLM_WORDS);
+    LOCAL_ARRAY(u64, scratch, XCHG_WORDS);
+    const u32 T = XEHE_SLM_TILE, COLS = XEHE_SLM_TILE / XEHE_CLUSTER;
+    u32 rank = cluster_rank(), cl = GROUP_ID() / XEHE_CLUSTER;
+    u32 i = cl / groups, g = cl % groups;
+    u32 ki = i + 1 == kp ? key_k - 1 : i;
+    u32 j0 = g * kd / groups, j1 = (g + 1) * kd / groups;
+    u64 q = moduli[i], off = (u64)rank * T, n = (u64)1 << log_n;
+    CONST_AS u64 *rw = roots + ((u64)i << log_n);
+    CONST_AS u64 *rq = roots_q + ((u64)i << log_n);
+    lift_t lt = lift_init(r1[i], q, 0, 0);
+    u128_t a0[XEHE_KS_ITEM], a1[XEHE_KS_ITEM];
+#pragma unroll
+    for (u32 s = 0; s < XEHE_KS_ITEM; s++) a0[s].lo = a0[s].hi = a1[s].lo = a1[s].hi = 0;
+    for (u32 j = j0; j < j1; j++) {
+        CONST_AS u64 *k0 = key + (((u64)j * 2 * key_k + ki) << log_n) + off;
+        CONST_AS u64 *k1 = k0 + ((u64)key_k << log_n);
+        if (LOCAL_ID() == 0) {
+            prefetch_l2(k0, T * 8);
+            prefetch_l2(k1, T * 8);
+        } else if (LOCAL_ID() <= XEHE_CLUSTER && j + 1 < j1 && j + 1 != i) {
+            /* The next digit's columns of this CTA: C runs of COLS words, T apart. */
+            prefetch_l2(t + ((u64)(j + 1) << log_n) + (u64)rank * COLS + (u64)(LOCAL_ID() - 1) * T, COLS * 8);
+        }
+        if (j == i) {
+            CONST_AS u64 *own = t_ntt + ((u64)j << log_n) + off;
+#pragma unroll
+            for (u32 s = 0; s < XEHE_KS_ITEM; s++) {
+                u32 e = LOCAL_ID() + s * XEHE_KS_LOCAL;
+                u64 v = own[e];
+                a0[s] = mad64_wide(v, k0[e], a0[s]);
+                a1[s] = mad64_wide(v, k1[e], a1[s]);
+            }
+            continue;
+        }
+        CONST_AS u64 *src = t + ((u64)j << log_n);
+        for (u32 c = LOCAL_ID(); c < COLS; c += XEHE_KS_LOCAL) {
+            u32 col = rank * COLS + c;
+            u64 v[XEHE_CLUSTER];
+#pragma unroll
+            for (u32 s = 0; s < XEHE_CLUSTER; s++) v[s] = lift_word(lt, src[col + s * T], q);
+            fwd_round_r(v, LOG_CLUSTER, rw, rq, 1, 0, q);
+#pragma unroll
+            for (u32 s = 0; s < XEHE_CLUSTER; s++) cluster_st(cluster_tile(tile, s) + 8 * SLM_PAD(col), v[s]);
+        }
+        cluster_sync();
+        fwd_slm_rounds(tile, T, rw, rq, q, log_n, log_m, rank, mode, scratch);
+#pragma unroll
+        for (u32 s = 0; s < XEHE_KS_ITEM; s++) {
+            u32 e = LOCAL_ID() + s * XEHE_KS_LOCAL;
+            u64 v = fwd_final(tile[SLM_PAD(e)], q);
+            a0[s] = mad64_wide(v, k0[e], a0[s]);
+            a1[s] = mad64_wide(v, k1[e], a1[s]);
+        }
+        /* The next digit's remote stores may not land in a tile still being read. */
+        cluster_sync();
+    }
+    GLOBAL_AS u64 *dst = part + (((u64)g * 2 * kp + i) << log_n) + off;
+    u64 plane = (u64)kp * n;
+#pragma unroll
+    for (u32 s = 0; s < XEHE_KS_ITEM; s++) {
+        u32 e = LOCAL_ID() + s * XEHE_KS_LOCAL;
+        dst[e] = barrett_reduce_128(a0[s], q, r0[i], r1[i]);
+        dst[plane + e] = barrett_reduce_128(a1[s], q, r0[i], r1[i]);
+    }
+}
+#endif /* XEHE_KS_LOCAL */
+
 /* Same arguments as ntt_inv_slm_u64 (stop_log_m = c); output canonical. */
 KERNEL_CLUSTER_INV_FQ ntt_inv_cluster_u64(GLOBAL_AS u64 *data, CONST_AS u64 *iroots, CONST_AS u64 *iroots_q,
                                       CONST_AS u64 *moduli, CONST_AS u64 *inv_n, CONST_AS u64 *inv_n_q,

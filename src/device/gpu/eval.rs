@@ -258,8 +258,21 @@ pub fn switch_key<Q: GpuQueue>(
     q.copy(&t, 0, tsrc, t_off, k * n)?;
     l.ntt.inverse(q, &t, k, EVAL_NTT)?;
     // 2. lift every digit to every output prime, NTT, inner product with the key
-    let lifted = q.scratch(k * kp * n)?;
     let prod = q.scratch(2 * kp * n)?;
+    if let Some(groups) = cluster_key_inner_groups(k) {
+        // All of step 2 in one cluster kernel (or one per digit group, then their sum).
+        let parts = if groups > 1 { Some(q.scratch(groups * 2 * kp * n)?) } else { None };
+        let part = parts.as_ref().unwrap_or(&prod);
+        let r = (&l.ext.r0, &l.ext.r1);
+        if l.ext_ntt.forward_key_inner(q, part, (&t, tsrc, t_off), key, r, (k, key_k), groups)? {
+            if groups > 1 {
+                let args = [Arg::Buf(&prod), Arg::Buf(part), Arg::Buf(&l.ext.moduli), Arg::U32(groups as u32), Arg::U32(kp as u32), Arg::U32(l.log_n)];
+                launch(q, Family::Keyswitch, "ks_sum_groups_u64", (2 * kp * n) as u64, &args)?;
+            }
+            return mod_down(q, l, c01, &prod);
+        }
+    }
+    let lifted = q.scratch(k * kp * n)?;
     if prep_in_ntt() && !fused_key_inner() && l.ext_ntt.forward_from(q, &lifted, &t, &l.ext.r1, k, None, EVAL_NTT)? {
         // The lift ran inside the first NTT pass: the lifted digits were written once.
         inner_product(q, l, &prod, &lifted, key, key_k)?;
@@ -340,6 +353,15 @@ const KS_EPT: usize = 8;
 /// NTT; BENCHMARKS.md), so it stays an ablation until it splits the digit loop.
 fn fused_key_inner() -> bool {
     std::env::var("XEHE_KS_FUSED").is_ok_and(|v| v == "1")
+}
+
+/// Digit groups of the fused cluster key switching (`ntt_fwd_cluster_keyinner_u64`) for `k`
+/// digits when `XEHE_KS_GROUPS=G` asks for it (G ≥ 1), else `None`: the separate lift-NTT and
+/// inner-product kernels. An ablation: bit-identical, but 1.2–1.5× slower on an H100 (one CTA
+/// per SM for the register accumulators; BENCHMARKS.md session 9).
+fn cluster_key_inner_groups(k: usize) -> Option<usize> {
+    let g = std::env::var("XEHE_KS_GROUPS").ok().and_then(|v| v.parse::<usize>().ok()).unwrap_or(0);
+    (g > 0 && !fused_key_inner()).then_some(g.min(k))
 }
 
 /// Key switching's step 3: mod-down of the inner products `prod` (`2 × (k+1) × N`) by `P` with
