@@ -913,23 +913,17 @@ DECLSPEC void cluster_sync(void)
 #define CLUSTER_COL(rank, cc) ((rank) * (XEHE_SLM_TILE / XEHE_CLUSTER) + LOCAL_ID() + (cc) * LOCAL_SIZE())
 
 /*
- * The forward cluster NTT of row GROUP_ID() / C of `data`; its input row comes from `in` (the
- * same buffer for a plain NTT), or with lift_div != 0 from row LIFT_SRC_ROW of `in` through
- * lift_word (the fused digit lift / mod-down correction of fwd_radix_pass).
+ * The forward cluster NTT of one row under prime q (tables rw, rq): this cluster's C CTAs hold
+ * its C tiles. The input row is `src`, through lift_word when `lift` (the fused digit lift /
+ * mod-down correction of fwd_radix_pass); the canonical output goes to row `dst`.
  */
-DECLSPEC void fwd_cluster(GLOBAL_AS u64 *data, CONST_AS u64 *in, u32 lift_div, CONST_AS u64 *r1, CONST_AS u64 *roots,
-                          CONST_AS u64 *roots_q, CONST_AS u64 *moduli, u32 k, u32 log_n, u32 log_m, u32 mode,
-                          u64 p_last, u64 p_last_r1)
+DECLSPEC void fwd_cluster_row(GLOBAL_AS u64 *dst, CONST_AS u64 *src, u32 lift, lift_t lt, CONST_AS u64 *rw,
+                              CONST_AS u64 *rq, u64 q, u32 log_n, u32 log_m, u32 mode)
 {
     LOCAL_ARRAY(u64, tile, SLM_WORDS);
     LOCAL_ARRAY(u64, scratch, XCHG_WORDS);
     const u32 T = XEHE_SLM_TILE;
-    u32 rank = cluster_rank(), row = GROUP_ID() / XEHE_CLUSTER, p = NTT_PRIME(row);
-    u64 q = moduli[p];
-    CONST_AS u64 *rw = roots + ((u64)p << log_n);
-    CONST_AS u64 *rq = roots_q + ((u64)p << log_n);
-    CONST_AS u64 *src = in + ((u64)(lift_div ? LIFT_SRC_ROW(row, lift_div) : row) << log_n);
-    lift_t lt = lift_init(lift_div ? r1[p] : 0, q, p_last, p_last_r1);
+    u32 rank = cluster_rank();
     u32 remote[XEHE_CLUSTER];
 #pragma unroll
     for (u32 s = 0; s < XEHE_CLUSTER; s++) remote[s] = cluster_tile(tile, s);
@@ -938,15 +932,32 @@ DECLSPEC void fwd_cluster(GLOBAL_AS u64 *data, CONST_AS u64 *in, u32 lift_div, C
         u32 j = CLUSTER_COL(rank, cc);
         u64 v[XEHE_CLUSTER];
 #pragma unroll
-        for (u32 s = 0; s < XEHE_CLUSTER; s++) v[s] = lift_div ? lift_word(lt, src[j + s * T], q) : src[j + s * T];
+        for (u32 s = 0; s < XEHE_CLUSTER; s++) v[s] = lift ? lift_word(lt, src[j + s * T], q) : src[j + s * T];
         fwd_round_r(v, LOG_CLUSTER, rw, rq, 1, 0, q);
 #pragma unroll
         for (u32 s = 0; s < XEHE_CLUSTER; s++) cluster_st(remote[s] + 8 * SLM_PAD(j), v[s]);
     }
     cluster_sync();
     fwd_slm_rounds(tile, T, rw, rq, q, log_n, log_m, rank, mode, scratch);
-    GLOBAL_AS u64 *dst = data + ((u64)row << log_n) + (u64)rank * T;
+    dst += (u64)rank * T;
     for (u32 e = LOCAL_ID(); e < T; e += LOCAL_SIZE()) dst[e] = fwd_final(tile[SLM_PAD(e)], q);
+}
+
+/*
+ * The forward cluster NTT of row GROUP_ID() / C of `data`; its input row comes from `in` (the
+ * same buffer for a plain NTT), or with lift_div != 0 from row LIFT_SRC_ROW of `in` through
+ * lift_word.
+ */
+DECLSPEC void fwd_cluster(GLOBAL_AS u64 *data, CONST_AS u64 *in, u32 lift_div, CONST_AS u64 *r1, CONST_AS u64 *roots,
+                          CONST_AS u64 *roots_q, CONST_AS u64 *moduli, u32 k, u32 log_n, u32 log_m, u32 mode,
+                          u64 p_last, u64 p_last_r1)
+{
+    u32 row = GROUP_ID() / XEHE_CLUSTER, p = NTT_PRIME(row);
+    u64 q = moduli[p];
+    CONST_AS u64 *src = in + ((u64)(lift_div ? LIFT_SRC_ROW(row, lift_div) : row) << log_n);
+    lift_t lt = lift_init(lift_div ? r1[p] : 0, q, p_last, p_last_r1);
+    fwd_cluster_row(data + ((u64)row << log_n), src, lift_div, lt, roots + ((u64)p << log_n), roots_q + ((u64)p << log_n),
+                    q, log_n, log_m, mode);
 }
 
 /* Same arguments as ntt_fwd_slm_u64 (log_m = c: the first round inside a tile). */
@@ -962,6 +973,53 @@ KERNEL_CLUSTER_FQ ntt_fwd_cluster_lift_u64(GLOBAL_AS u64 *lifted, CONST_AS u64 *
                                            u32 kp, u32 log_n, u32 log_m, u32 mode)
 {
     fwd_cluster(lifted, t, kp, r1, roots, roots_q, moduli, kp, log_n, log_m, mode, 0, 0);
+}
+
+/*
+ * Key switching's lift-NTT of one chunk of output primes, co-scheduled with the key inner
+ * product of the previous chunk (issue 16: the NTT is bound by the multiply pipe, the inner
+ * product by DRAM, so one launch runs both on the same SMs). Clusters [0, inner_clusters) come
+ * first in the grid (the block scheduler dispatches in order, so they stay resident next to the
+ * NTT clusters) and stream the inner product of primes [p0, p0 + pw): prod[c][i][x] =
+ * sum_j prev[j][i - p0][x] · key[j][c][kprime(i)][x] over kd digits (128-bit sums, one
+ * reduction: mad_mod as ks_inner_u64; prod is 2 × kp rows). Every other cluster transforms one
+ * row of the chunk of primes [i0, i0 + w): row rr (kd × w rows, digit-major) = NTT(t[rr / w]
+ * mod p_{i0 + rr % w}) into lifted[rr]. w = 0 or pw = 0: that half is absent.
+ */
+KERNEL_CLUSTER_FQ ntt_fwd_cluster_lift_inner_u64(GLOBAL_AS u64 *lifted, CONST_AS u64 *t, CONST_AS u64 *r1,
+                                                 CONST_AS u64 *roots, CONST_AS u64 *roots_q, CONST_AS u64 *moduli,
+                                                 u32 kp, u32 log_n, u32 log_m, u32 mode, u32 i0, u32 w,
+                                                 GLOBAL_AS u64 *prod, CONST_AS u64 *prev, CONST_AS u64 *key,
+                                                 CONST_AS u64 *r0, u32 kd, u32 key_k, u32 p0, u32 pw,
+                                                 u32 inner_clusters)
+{
+    u32 cl = GROUP_ID() / XEHE_CLUSTER;
+    u64 n = (u64)1 << log_n;
+    if (cl < inner_clusters) {
+        u64 total = (u64)pw << log_n, plane = (u64)kp << log_n;
+        u64 stride = (u64)inner_clusters * XEHE_CLUSTER * LOCAL_SIZE();
+        for (u64 g = (u64)GROUP_ID() * LOCAL_SIZE() + LOCAL_ID(); g < total; g += stride) {
+            u32 ii = (u32)(g >> log_n), i = p0 + ii;
+            u32 ki = i + 1 == kp ? key_k - 1 : i;
+            u64 x = g & (n - 1);
+            u128_t a0 = {0, 0}, a1 = {0, 0};
+#pragma unroll 4
+            for (u32 j = 0; j < kd; j++) {
+                u64 v = prev[(((u64)j * pw + ii) << log_n) + x];
+                CONST_AS u64 *k0 = key + (((u64)j * 2 * key_k + ki) << log_n) + x;
+                a0 = mad64_wide(v, k0[0], a0);
+                a1 = mad64_wide(v, k0[(u64)key_k << log_n], a1);
+            }
+            u64 q = moduli[i];
+            prod[((u64)i << log_n) + x] = barrett_reduce_128(a0, q, r0[i], r1[i]);
+            prod[plane + ((u64)i << log_n) + x] = barrett_reduce_128(a1, q, r0[i], r1[i]);
+        }
+        return;
+    }
+    u32 rr = cl - inner_clusters, i = i0 + rr % w;
+    u64 q = moduli[i];
+    fwd_cluster_row(lifted + ((u64)rr << log_n), t + ((u64)(rr / w) << log_n), 1, lift_init(r1[i], q, 0, 0),
+                    roots + ((u64)i << log_n), roots_q + ((u64)i << log_n), q, log_n, log_m, mode);
 }
 
 /* ntt_fwd_radix8_moddown_u64 as one cluster NTT (the rounding correction of mod-down/rescale). */

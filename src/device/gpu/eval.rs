@@ -272,6 +272,11 @@ pub fn switch_key<Q: GpuQueue>(
             return mod_down(q, l, c01, &prod);
         }
     }
+    if let Some((chunks, inner_clusters)) = pipelined_chunks(l.log_n, kp) {
+        if pipelined_step2(q, l, &prod, &t, key, key_k, chunks, inner_clusters)? {
+            return mod_down(q, l, c01, &prod);
+        }
+    }
     let lifted = q.scratch(k * kp * n)?;
     if prep_in_ntt() && !fused_key_inner() && l.ext_ntt.forward_from(q, &lifted, &t, &l.ext.r1, k, None, EVAL_NTT)? {
         // The lift ran inside the first NTT pass: the lifted digits were written once.
@@ -317,6 +322,57 @@ pub fn switch_key<Q: GpuQueue>(
     l.ext_ntt.forward(q, &lifted, k * kp, EVAL_NTT)?;
     inner_product(q, l, &prod, &lifted, key, key_k)?;
     mod_down(q, l, c01, &prod)
+}
+
+/// Key switching's step 2 as a pipeline of cluster launches (`lift_ntt_with_inner`): the output
+/// primes in `chunks` chunks; launch m transforms the lifted digits of chunk m while clusters
+/// co-scheduled with it compute the key inner product of chunk m − 1 (two chunk buffers in turn),
+/// so the DRAM-bound inner product overlaps the multiply-bound NTTs. `false` (nothing done)
+/// where the device or N has no cluster plan.
+#[allow(clippy::too_many_arguments)]
+fn pipelined_step2<Q: GpuQueue>(
+    q: &Q,
+    l: &LevelData<Q::Buf>,
+    prod: &Q::Buf,
+    t: &Q::Buf,
+    key: &Q::Buf,
+    key_k: usize,
+    chunks: usize,
+    inner_clusters: usize,
+) -> Result<bool> {
+    let (k, n) = (l.k(), l.n());
+    let kp = k + 1;
+    let w = kp.div_ceil(chunks.clamp(1, kp));
+    let bufs = [q.scratch(k * w * n)?, q.scratch(k * w * n)?];
+    let mut prev = (0, 0);
+    for m in 0..=kp.div_ceil(w) {
+        let i0 = (m * w).min(kp);
+        let wm = w.min(kp - i0);
+        // The last launch has the inner product alone: more clusters stream it.
+        let ic = if wm == 0 { 4 * inner_clusters } else { inner_clusters };
+        let (cur, old) = (&bufs[m % 2], &bufs[(m + 1) % 2]);
+        let ran = l.ext_ntt.lift_ntt_with_inner(q, (cur, t, (&l.ext.r0, &l.ext.r1)), (i0, wm), (prod, old, key), (k, key_k), (prev.0, prev.1, ic))?;
+        if !ran {
+            return Ok(false);
+        }
+        prev = (i0, wm);
+    }
+    Ok(true)
+}
+
+/// Chunks and co-scheduled inner-product clusters of [`pipelined_step2`] for N = 2^`log_n` and
+/// kp output primes, or `None` for the separate lift-NTT and inner-product launches.
+/// `XEHE_KS_CHUNKS=M` (0: off) and `XEHE_KS_INNER_CLUSTERS=B` override.
+fn pipelined_chunks(log_n: u32, kp: usize) -> Option<(usize, usize)> {
+    let env = |name: &str| std::env::var(name).ok().and_then(|v| v.parse::<usize>().ok());
+    // H100, session 9 (same binary, same call): 65536 multiply+relinearize 3867 µs separate,
+    // 3668 / 3658 / 3612 with 4 / 6 / 10 chunks; at 32768 and below the separate launches win
+    // (448.7 vs 480–587 µs: the co-scheduled clusters take NTT slots and the NTT is
+    // occupancy-bound), so the pipeline is off there.
+    let chunks = env("XEHE_KS_CHUNKS").unwrap_or(if log_n >= 16 { 10 } else { 0 });
+    // About one inner-product CTA per SM of an H100 (132): 128 / C clusters, C = N / 4096.
+    let inner = env("XEHE_KS_INNER_CLUSTERS").unwrap_or((128usize >> log_n.saturating_sub(12)).max(1));
+    (chunks > 0 && kp > 1 && cluster_key_inner_groups(kp).is_none() && !fused_key_inner()).then_some((chunks.min(kp), inner))
 }
 
 /// `prod[c][i] = sum_j lifted[j][i] · key[j][c][kprime(i)]` (NTT-form digits, one reduction).

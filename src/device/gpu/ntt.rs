@@ -278,6 +278,76 @@ impl<B: GpuBuffer> DeviceNttTables<B> {
         Ok(true)
     }
 
+    /// One launch of key switching's pipelined step 2 (`ntt_fwd_cluster_lift_inner_u64`, issue
+    /// 16); these are the extended tables (the level's primes, then P: kp = `self.k()`). Lift
+    /// and transform the chunk of output primes `[i0, i0 + w)`: `lifted` row `j·w + ii` =
+    /// NTT(`t[j]` mod p_{i0+ii}) for the `kd` digits of `t` (coefficient form); and, on
+    /// `inner_clusters` co-scheduled clusters, the key inner product of the previous chunk
+    /// `[p0, p0 + pw)` from its transformed rows `prev` (`kd × pw` rows) into `prod` (`2 × kp × N`,
+    /// canonical): `prod[c][i] = Σ_j prev[j][i − p0] · key[j][c][kprime(i)]`. `r0, r1`: the
+    /// extended primes' Barrett constants. Returns `false` (and does nothing) where the plan for
+    /// N is not a cluster plan or the device has no clusters.
+    ///
+    /// # Errors
+    /// `InvalidArgument` for a chunk outside the kp primes; `Device` on a compile or launch failure.
+    #[allow(clippy::too_many_arguments)]
+    pub fn lift_ntt_with_inner<Q: GpuQueue<Buf = B>>(
+        &self,
+        q: &Q,
+        (lifted, t, (r0, r1)): (&B, &B, (&B, &B)),
+        (i0, w): (usize, usize),
+        (prod, prev, key): (&B, &B, &B),
+        (kd, key_k): (usize, usize),
+        (p0, pw, inner_clusters): (usize, usize, usize),
+    ) -> Result<bool> {
+        let variant = NttVariant::Radix8Cluster;
+        let kp = self.k as usize;
+        if i0 + w > kp || p0 + pw > kp {
+            return Err(crate::Error::InvalidArgument(format!("pipelined key switching: chunks [{i0}, +{w}), [{p0}, +{pw}) of {kp} primes")));
+        }
+        if !q.thread_block_clusters() || !variant.supports(self.log_n) {
+            return Ok(false);
+        }
+        let inner_clusters = if pw == 0 { 0 } else { inner_clusters.max(1) };
+        let plan = NttPlan::new(self.log_n, self.k, variant)?.with_rows(kd * w + inner_clusters);
+        let launches = plan.launches(NttDirection::Forward, 1);
+        let Some(first) = launches.first().filter(|l| l.kernel == "ntt_fwd_cluster_u64" && launches.len() == 1) else {
+            return Ok(false);
+        };
+        let mut args = vec![
+            Arg::Buf(lifted),
+            Arg::Buf(t),
+            Arg::Buf(r1),
+            Arg::Buf(self.table(NttTable::Roots)),
+            Arg::Buf(self.table(NttTable::RootsQ)),
+            Arg::Buf(self.table(NttTable::Moduli)),
+            Arg::U32(self.k),
+            Arg::U32(self.log_n),
+        ];
+        // (log_m, mode) as the plain cluster kernel.
+        args.extend(first.scalars[2..].iter().map(|a| match *a {
+            ScalarArg::U32(v) => Arg::U32(v),
+            ScalarArg::U64(v) => Arg::U64(v),
+        }));
+        args.extend([
+            Arg::U32(i0 as u32),
+            Arg::U32(w as u32),
+            Arg::Buf(prod),
+            Arg::Buf(prev),
+            Arg::Buf(key),
+            Arg::Buf(r0),
+            Arg::U32(kd as u32),
+            Arg::U32(key_k as u32),
+            Arg::U32(p0 as u32),
+            Arg::U32(pw as u32),
+            Arg::U32(inner_clusters as u32),
+        ]);
+        let ctas = ((kd * w + inner_clusters) * (plan.n() / plan.tile())) as u32;
+        let geometry = Geometry::Groups { groups: (ctas, 1), local: first.local };
+        q.launch(Family::Ntt, &plan.defines(), "ntt_fwd_cluster_lift_inner_u64", geometry, &args)?;
+        Ok(true)
+    }
+
     /// Run every launch of the forward plan except its final shared-memory kernel, and return
     /// that kernel's `(log_m, radix8)` with the plan's compile-time defines: for kernels that
     /// fuse the shared-memory rounds with the operation that follows (key switching).
