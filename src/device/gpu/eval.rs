@@ -370,8 +370,10 @@ fn pipelined_chunks(log_n: u32, kp: usize) -> Option<(usize, usize)> {
     // (448.7 vs 480–587 µs: the co-scheduled clusters take NTT slots and the NTT is
     // occupancy-bound), so the pipeline is off there.
     let chunks = env("XEHE_KS_CHUNKS").unwrap_or(if log_n >= 16 { 10 } else { 0 });
-    // About one inner-product CTA per SM of an H100 (132): 128 / C clusters, C = N / 4096.
-    let inner = env("XEHE_KS_INNER_CLUSTERS").unwrap_or((128usize >> log_n.saturating_sub(12)).max(1));
+    // 96 / C clusters (C = N / 4096: 6 at 2^16, 96 CTAs on 132 SMs). H100, session 9, 10 chunks:
+    // 4 / 6 / 8 clusters gave 4049 / 3563 / 3602 µs (fewer: the inner product becomes the longer
+    // half); 4 chunks: 8 / 16 gave 3682 / 3787 (more: they take the NTT's slots).
+    let inner = env("XEHE_KS_INNER_CLUSTERS").unwrap_or((96usize >> log_n.saturating_sub(12)).max(1));
     (chunks > 0 && kp > 1 && cluster_key_inner_groups(kp).is_none() && !fused_key_inner()).then_some((chunks.min(kp), inner))
 }
 
