@@ -64,14 +64,17 @@ DECLSPEC u64 ks_acc_value(u128_t a, u64 q, u64 c0, u64 c1)
  * Inner product with the key for output prime i (key limb ki) at word x:
  * prod[c][i][x] = sum_j lifted[j][i][x] * key[j][c][ki][x] mod p_i, c in {0,1}, over kd digits.
  * key: digits × 2 × key_k × N words (each digit a size-2 ciphertext at the key level).
+ * With t_ntt != 0 (the target in NTT form, kd × N), the digit at its own prime (j == i) is read
+ * from there: NTT(t[i] mod q_i) is the target limb itself, so that lifted row need not exist.
  */
-DECLSPEC void ks_inner_at(GLOBAL_AS u64 *prod, CONST_AS u64 *lifted, CONST_AS u64 *key, u64 q, u64 c0, u64 c1,
-                          u32 kd, u32 kp, u32 key_k, u32 i, u32 ki, u64 x, u64 total, u32 log_n)
+DECLSPEC void ks_inner_at(GLOBAL_AS u64 *prod, CONST_AS u64 *lifted, CONST_AS u64 *key, CONST_AS u64 *t_ntt, u64 q,
+                          u64 c0, u64 c1, u32 kd, u32 kp, u32 key_k, u32 i, u32 ki, u64 x, u64 total, u32 log_n)
 {
     u64 g = ((u64)i << log_n) + x;
     ks_acc2_t a = ks_acc2_zero();
+#pragma unroll 4
     for (u32 j = 0; j < kd; j++) {
-        u64 v = lifted[(((u64)j * kp + i) << log_n) + x];
+        u64 v = t_ntt && j == i ? t_ntt[((u64)j << log_n) + x] : lifted[(((u64)j * kp + i) << log_n) + x];
         u64 kb = (((u64)j * 2) * key_k + ki) << log_n;
         a = ks_acc2_add(a, v, key[kb + x], key[kb + ((u64)key_k << log_n) + x], q, c0, c1);
     }
@@ -81,17 +84,20 @@ DECLSPEC void ks_inner_at(GLOBAL_AS u64 *prod, CONST_AS u64 *lifted, CONST_AS u6
 
 /*
  * SEAL's inner product: kp = k+1 output primes (the level's, then P); kprime(i) = i for
- * i < kp-1 and key_k-1 (the special prime) for i = kp-1.
+ * i < kp-1 and key_k-1 (the special prime) for i = kp-1. own_from_t: read each digit's own
+ * prime from t_ntt (ks_inner_at), not from `lifted`.
  */
 KERNEL_FQ void ks_inner_u64(GLOBAL_AS u64 *prod, CONST_AS u64 *lifted, CONST_AS u64 *key, CONST_AS u64 *out_moduli,
-                            CONST_AS u64 *out_r0, CONST_AS u64 *out_r1, u32 kd, u32 kp, u32 key_k, u32 log_n)
+                            CONST_AS u64 *out_r0, CONST_AS u64 *out_r1, u32 kd, u32 kp, u32 key_k, u32 log_n,
+                            CONST_AS u64 *t_ntt, u32 own_from_t)
 {
     u64 n = (u64)1 << log_n;
     u64 total = (u64)kp * n;
     for (u64 g = GLOBAL_ID(); g < total; g += GLOBAL_SIZE()) {
         u32 i = (u32)(g >> log_n);
         u32 ki = i + 1 == kp ? key_k - 1 : i;
-        ks_inner_at(prod, lifted, key, out_moduli[i], out_r0[i], out_r1[i], kd, kp, key_k, i, ki, g & (n - 1), total, log_n);
+        ks_inner_at(prod, lifted, key, own_from_t ? t_ntt : 0, out_moduli[i], out_r0[i], out_r1[i], kd, kp, key_k, i, ki,
+                    g & (n - 1), total, log_n);
     }
 }
 

@@ -232,6 +232,7 @@ fn moddown_correction<Q: GpuQueue>(
             polys * bsz,
             bsz,
             correction,
+            false,
             EVAL_NTT,
         )?
     {
@@ -505,6 +506,7 @@ impl<Q: GpuQueue> Batched<'_, Q> {
                 k * bsz,
                 bsz,
                 None,
+                false,
                 EVAL_NTT,
             )?;
         if !fused {

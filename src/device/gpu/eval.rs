@@ -163,7 +163,7 @@ fn moddown_correction<Q: GpuQueue>(
 ) -> Result<Q::Buf> {
     let k = primes.k as usize;
     let d = q.scratch(polys * k * l.n())?;
-    if prep_in_ntt() && ntt.forward_from(q, &d, last, &primes.r1, polys, Some((p.value(), p.const_ratio()[1])), EVAL_NTT)? {
+    if prep_in_ntt() && ntt.forward_from(q, &d, last, &primes.r1, polys, Some((p.value(), p.const_ratio()[1])), false, EVAL_NTT)? {
         // The correction ran inside the first NTT pass.
         return Ok(d);
     }
@@ -278,9 +278,9 @@ pub fn switch_key<Q: GpuQueue>(
         }
     }
     let lifted = q.scratch(k * kp * n)?;
-    if prep_in_ntt() && !fused_key_inner() && l.ext_ntt.forward_from(q, &lifted, &t, &l.ext.r1, k, None, EVAL_NTT)? {
+    if prep_in_ntt() && !fused_key_inner() && l.ext_ntt.forward_from(q, &lifted, &t, &l.ext.r1, k, None, true, EVAL_NTT)? {
         // The lift ran inside the first NTT pass: the lifted digits were written once.
-        inner_product(q, l, &prod, &lifted, key, key_k)?;
+        inner_product(q, l, &prod, &lifted, (tsrc, t_off), key, key_k)?;
         return mod_down(q, l, c01, &prod);
     }
     let args = [
@@ -320,7 +320,7 @@ pub fn switch_key<Q: GpuQueue>(
         return mod_down(q, l, c01, &prod);
     }
     l.ext_ntt.forward(q, &lifted, k * kp, EVAL_NTT)?;
-    inner_product(q, l, &prod, &lifted, key, key_k)?;
+    inner_product(q, l, &prod, &lifted, (tsrc, t_off), key, key_k)?;
     mod_down(q, l, c01, &prod)
 }
 
@@ -370,15 +370,26 @@ fn pipelined_chunks(log_n: u32, kp: usize) -> Option<(usize, usize)> {
     // (448.7 vs 480–587 µs: the co-scheduled clusters take NTT slots and the NTT is
     // occupancy-bound), so the pipeline is off there.
     let chunks = env("XEHE_KS_CHUNKS").unwrap_or(if log_n >= 16 { 10 } else { 0 });
-    // 96 / C clusters (C = N / 4096: 6 at 2^16, 96 CTAs on 132 SMs). H100, session 9, 10 chunks:
-    // 4 / 6 / 8 clusters gave 4049 / 3563 / 3602 µs (fewer: the inner product becomes the longer
-    // half); 4 chunks: 8 / 16 gave 3682 / 3787 (more: they take the NTT's slots).
-    let inner = env("XEHE_KS_INNER_CLUSTERS").unwrap_or((96usize >> log_n.saturating_sub(12)).max(1));
+    // 128 / C clusters (C = N / 4096: 8 at 2^16, about one CTA per SM of an H100). Session 9,
+    // 10 chunks: 4 / 6 / 8 clusters gave 4049 / 3563 / 3602 µs in one call (fewer: the inner
+    // product becomes the longer half, steeply); 8 gave 3598–3613 in three calls, 6 was measured
+    // once, so 8 stays. 4 chunks: 8 / 16 gave 3682 / 3787 (more: they take the NTT's slots).
+    let inner = env("XEHE_KS_INNER_CLUSTERS").unwrap_or((128usize >> log_n.saturating_sub(12)).max(1));
     (chunks > 0 && kp > 1 && cluster_key_inner_groups(kp).is_none() && !fused_key_inner()).then_some((chunks.min(kp), inner))
 }
 
-/// `prod[c][i] = sum_j lifted[j][i] · key[j][c][kprime(i)]` (NTT-form digits, one reduction).
-fn inner_product<Q: GpuQueue>(q: &Q, l: &LevelData<Q::Buf>, prod: &Q::Buf, lifted: &Q::Buf, key: &Q::Buf, key_k: usize) -> Result<()> {
+/// `prod[c][i] = sum_j lifted[j][i] · key[j][c][kprime(i)]` (NTT-form digits, one reduction),
+/// the digit at its own prime (j = i) read from the target in NTT form `t_ntt` (at word
+/// `t_off`): lifting t[i] mod q_i and transforming it gives that limb back, word for word.
+fn inner_product<Q: GpuQueue>(
+    q: &Q,
+    l: &LevelData<Q::Buf>,
+    prod: &Q::Buf,
+    lifted: &Q::Buf,
+    (t_ntt, t_off): (&Q::Buf, usize),
+    key: &Q::Buf,
+    key_k: usize,
+) -> Result<()> {
     let (k, n) = (l.k(), l.n());
     let kp = k + 1;
     let args = [
@@ -392,6 +403,8 @@ fn inner_product<Q: GpuQueue>(q: &Q, l: &LevelData<Q::Buf>, prod: &Q::Buf, lifte
         Arg::U32(kp as u32),
         Arg::U32(key_k as u32),
         Arg::U32(l.log_n),
+        Arg::BufAt(t_ntt, t_off),
+        Arg::U32(1),
     ];
     launch(q, Family::Keyswitch, "ks_inner_u64", (kp * n) as u64, &args)
 }

@@ -122,6 +122,9 @@ impl<B: GpuBuffer> DeviceNttTables<B> {
     /// `NTT(f(src[r / k]) mod p_{r % k})`, with `f` the identity (key switching's digit lift) or,
     /// with `correction = Some((p, p_r1))`, mod-down's rounding correction
     /// `((x + ⌊p/2⌋) mod p) mod q + (q − ⌊p/2⌋ mod q)`. `r1`: the primes' Barrett constants.
+    /// With `skip_own` (key switching, whose inner product reads each digit's own prime from the
+    /// target itself: `ks_inner_u64`'s `own_from_t`), a cluster plan leaves the rows of a digit
+    /// at its own prime (source row r / k = prime r % k) untouched; other plans compute them.
     /// Returns `false` (and does nothing) when the plan does not start with a radix-8 pass over
     /// the first three rounds and is not a cluster plan ([`NttVariant::Radix8Cluster`], on a
     /// device with clusters); the caller then prepares the rows separately.
@@ -134,9 +137,10 @@ impl<B: GpuBuffer> DeviceNttTables<B> {
         r1: &B,
         src_rows: usize,
         correction: Option<(u64, u64)>,
+        skip_own: bool,
         variant: NttVariant,
     ) -> Result<bool> {
-        self.forward_from_grouped(q, out, src, r1, src_rows, 1, correction, variant)
+        self.forward_from_grouped(q, out, src, r1, src_rows, 1, correction, skip_own, variant)
     }
 
     /// [`forward_from`](Self::forward_from) for limb-major batches of `rows_per_prime` = B
@@ -153,6 +157,7 @@ impl<B: GpuBuffer> DeviceNttTables<B> {
         src_rows: usize,
         rows_per_prime: usize,
         correction: Option<(u64, u64)>,
+        skip_own: bool,
         variant: NttVariant,
     ) -> Result<bool> {
         let rows = src_rows * self.k as usize;
@@ -186,7 +191,15 @@ impl<B: GpuBuffer> DeviceNttTables<B> {
             }
             _ => return Ok(false),
         };
-        let defines = grouped_defines(&plan, rows_per_prime)?;
+        let mut defines = grouped_defines(&plan, rows_per_prime)?;
+        if skip_own && correction.is_none() && rows_per_prime == 1 && kernel == "ntt_fwd_cluster_lift_u64" {
+            defines.push(("XEHE_LIFT_SKIP_OWN", "1".into()));
+            // The early exit cost the kernel 4 registers (62 → 66 at N = 2^15: three CTAs per SM
+            // instead of four, and this NTT is occupancy-bound); hold it at 64 (ptxas: no spill).
+            if !defines.iter().any(|(d, _)| *d == "XEHE_CLUSTER_MIN_BLOCKS") {
+                defines.push(("XEHE_CLUSTER_MIN_BLOCKS", (1024 / first.local.max(1)).max(1).to_string()));
+            }
+        }
         let mut args = vec![
             Arg::Buf(out),
             Arg::Buf(src),
