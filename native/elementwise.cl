@@ -11,9 +11,6 @@
 /* Row and broadcast index in 32-bit arithmetic (rows < 2^32): a 64-bit `%` is a long emulated
  * division on GPUs, more work than the memory-bound operation itself at small N. */
 #define EW_PRIME (((u32)(i >> log_n)) % k)
-/* i mod b_words for b_words a multiple of N (the broadcast plaintext of multiply_plain). */
-#define ONE_EW ((u64)1)
-#define EW_BCAST(bw) (((u64)(((u32)(i >> log_n)) % (u32)((bw) >> log_n)) << log_n) | (i & ((ONE_EW << log_n) - 1)))
 
 /*
  * The add/sub/negate/multiply kernels are memory-bound: each work-item handles a pair of
@@ -60,15 +57,30 @@ KERNEL_FQ void ew_neg_u64(GLOBAL_AS u64 *out, CONST_AS u64 *a, CONST_AS u64 *mod
     EW_PAIRS { EW_APPLY2(out, NEG2, PAIR(a), PAIR(a), moduli[EW_PRIME]); }
 }
 
-/* out[i] = a[i] * b[i mod (k*N)]: b is one polynomial broadcast over every polynomial of a
- * (multiply_plain), or a full operand when it has as many rows as a. */
+/*
+ * out[i] = a[i] * b[i mod b_words]: b is one polynomial broadcast over every polynomial of a
+ * (multiply_plain), or a full operand when b_words = total. `total` is a multiple of b_words.
+ * The loop runs over b's pairs and applies each to every repeat of it in a, so b is read from
+ * DRAM once: a grid stride over a's words read the plaintext once per ciphertext polynomial,
+ * 1.2x the floor at N = 65536 where the second read no longer hits L2 (BENCHMARKS.md).
+ */
+#define EW_MUL_BCAST(out, a, b, moduli, r0, r1, b_words, total)                                      \
+    for (u64 j = GLOBAL_ID(), i = j << 1; i < (b_words); j += GLOBAL_SIZE(), i = j << 1) {         \
+        u64x2 b_ = PAIR(b);                                                                            \
+        for (u64 w = i; w < (total); w += (b_words)) {                                                 \
+            u32 p = ((u32)(w >> log_n)) % k;                                                           \
+            u64 q = moduli[p], c0 = r0[p], c1 = r1[p];                                                 \
+            u64x2 a_ = PAIR_AT(a, w), o_;                                                              \
+            o_.x = mul_mod(a_.x, b_.x, q, c0, c1);                                                     \
+            o_.y = mul_mod(a_.y, b_.y, q, c0, c1);                                                     \
+            PAIR_AT(out, w) = o_;                                                                      \
+        }                                                                                              \
+    }
+
 KERNEL_FQ void ew_mul_u64(GLOBAL_AS u64 *out, CONST_AS u64 *a, CONST_AS u64 *b, CONST_AS u64 *moduli,
                           CONST_AS u64 *r0, CONST_AS u64 *r1, u32 k, u32 log_n, u64 b_words, u64 total)
 {
-    EW_PAIRS {
-        u32 p = EW_PRIME;
-        EW_APPLY2(out, mul_mod, PAIR(a), PAIR_AT(b, EW_BCAST(b_words)), moduli[p], r0[p], r1[p]);
-    }
+    EW_MUL_BCAST(out, a, b, moduli, r0, r1, b_words, total);
 }
 
 /* Constant operations (multiply_const / add_const): s holds one residue per prime. mode 0:
@@ -142,6 +154,10 @@ KERNEL_FQ void ew_batched_u64(CONST_AS u64 *desc)
     CONST_AS u64 *r1 = (CONST_AS u64 *)d[6];
     u64 total = d[7], b_words = d[8];
     u32 k = (u32)d[9], log_n = (u32)(d[9] >> 32);
+    if (kind == 3) {
+        EW_MUL_BCAST(out, a, b, moduli, r0, r1, b_words, total);
+        return;
+    }
     EW_PAIRS {
         u32 p = EW_PRIME;
         u64 q = moduli[p];
@@ -149,7 +165,6 @@ KERNEL_FQ void ew_batched_u64(CONST_AS u64 *desc)
         case 0: EW_APPLY2(out, add_mod, PAIR(a), PAIR(b), q); break;
         case 1: EW_APPLY2(out, sub_mod, PAIR(a), PAIR(b), q); break;
         case 2: EW_APPLY2(out, NEG2, PAIR(a), PAIR(a), q); break;
-        default: EW_APPLY2(out, mul_mod, PAIR(a), PAIR_AT(b, EW_BCAST(b_words)), q, r0[p], r1[p]); break;
         }
     }
 }

@@ -410,7 +410,7 @@ impl<Q: GpuQueue> Batched<'_, Q> {
             true,
             &tail,
             words,
-            words,
+            blk,
         )
     }
 

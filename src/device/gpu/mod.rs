@@ -270,7 +270,9 @@ impl<B: GpuBuffer + 'static> EwOp<B> {
             args.push(Arg::U64(self.b_words as u64));
         }
         args.push(Arg::U64(self.words as u64));
-        q.launch(Family::Elementwise, &[], self.kind.kernel(), ew_items(self.words), &args)
+        // multiply's work-items run over b's words, each applied to every repeat in a.
+        let items = if self.kind == EwKind::Mul { self.b_words } else { self.words };
+        q.launch(Family::Elementwise, &[], self.kind.kernel(), ew_items(items), &args)
     }
 }
 
