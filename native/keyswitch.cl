@@ -197,12 +197,6 @@ KERNEL_FQ void moddown_prep_u64(GLOBAL_AS u64 *d, CONST_AS u64 *last, CONST_AS u
     }
 }
 
-/* P^{-1} (x - d) mod q for canonical x, d (Shoup constant inv_p, inv_p_q). */
-DECLSPEC u64 moddown_scaled_diff(u64 x, u64 d, u64 q, u64 inv_p, u64 inv_p_q)
-{
-    return mul_shoup(x + q - d, inv_p, inv_p_q, q);
-}
-
 /*
  * Mod-down finish: out[c][i][x] = c01[c][i][x] + inv_p[i] * (x[c][i][x] + q_i - d[c][i][x]) mod q_i
  * for the first c_words words of out (c01 read as 0 past them: 0 for rescale, k·N for a rotation

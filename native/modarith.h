@@ -218,4 +218,11 @@ DECLSPEC u64 mul_shoup(u64 x, u64 w, u64 wq, u64 q)
     return r >= q ? r - q : r;
 }
 
+/* P^{-1} (x - d) mod q for canonical x, d (Shoup constant inv_p, inv_p_q): mod-down's and
+ * rescale's last step (keyswitch.cl moddown_finish_u64, ntt.cl ntt_fwd_cluster_moddown_fin_u64). */
+DECLSPEC u64 moddown_scaled_diff(u64 x, u64 d, u64 q, u64 inv_p, u64 inv_p_q)
+{
+    return mul_shoup(x + q - d, inv_p, inv_p_q, q);
+}
+
 #endif /* XEHE_MODARITH_H */

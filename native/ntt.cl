@@ -917,8 +917,10 @@ DECLSPEC void cluster_sync(void)
  * its C tiles. The input row is `src`, through lift_word when `lift` (the fused digit lift /
  * mod-down correction of fwd_radix_pass); the canonical output goes to row `dst`.
  */
-DECLSPEC void fwd_cluster_row(GLOBAL_AS u64 *dst, CONST_AS u64 *src, u32 lift, lift_t lt, CONST_AS u64 *rw,
-                              CONST_AS u64 *rq, u64 q, u32 log_n, u32 log_m, u32 mode)
+/* fwd_cluster_row up to the last round: returns this CTA's tile (T words, lazy, SLM_PAD
+ * layout, the tile's rounds done and synchronized) for the caller's epilogue. */
+DECLSPEC LOCAL_AS u64 *fwd_cluster_tile(CONST_AS u64 *src, u32 lift, lift_t lt, CONST_AS u64 *rw, CONST_AS u64 *rq,
+                                        u64 q, u32 log_n, u32 log_m, u32 mode)
 {
     LOCAL_ARRAY(u64, tile, SLM_WORDS);
     LOCAL_ARRAY(u64, scratch, XCHG_WORDS);
@@ -939,8 +941,15 @@ DECLSPEC void fwd_cluster_row(GLOBAL_AS u64 *dst, CONST_AS u64 *src, u32 lift, l
     }
     cluster_sync();
     fwd_slm_rounds(tile, T, rw, rq, q, log_n, log_m, rank, mode, scratch);
-    dst += (u64)rank * T;
-    for (u32 e = LOCAL_ID(); e < T; e += LOCAL_SIZE()) dst[e] = fwd_final(tile[SLM_PAD(e)], q);
+    return tile;
+}
+
+DECLSPEC void fwd_cluster_row(GLOBAL_AS u64 *dst, CONST_AS u64 *src, u32 lift, lift_t lt, CONST_AS u64 *rw,
+                              CONST_AS u64 *rq, u64 q, u32 log_n, u32 log_m, u32 mode)
+{
+    LOCAL_AS u64 *tile = fwd_cluster_tile(src, lift, lt, rw, rq, q, log_n, log_m, mode);
+    dst += (u64)cluster_rank() * XEHE_SLM_TILE;
+    for (u32 e = LOCAL_ID(); e < XEHE_SLM_TILE; e += LOCAL_SIZE()) dst[e] = fwd_final(tile[SLM_PAD(e)], q);
 }
 
 /*
@@ -1035,6 +1044,36 @@ KERNEL_CLUSTER_FQ ntt_fwd_cluster_moddown_u64(GLOBAL_AS u64 *d, CONST_AS u64 *la
                                               u32 k, u32 log_n, u32 log_m, u32 mode, u64 p_last, u64 p_last_r1)
 {
     fwd_cluster(d, last, k, r1, roots, roots_q, moduli, k, log_n, log_m, mode, p_last, p_last_r1);
+}
+
+/*
+ * ntt_fwd_cluster_moddown_u64 with moddown_finish_u64 (keyswitch.cl) as its epilogue: the
+ * correction d of row (c, i) (c = row / k, prime i) stays in shared memory, and the kernel
+ * writes out[c][i][x] = c01[c][i][x] + P^{-1} (xs[c][i][x] + q_i − d) mod q_i instead, c01
+ * read as 0 from word c_words on (c01 may be out). xs has x_rows_per_poly rows per polynomial
+ * (k + 1 for key switching's prod, k + 1 for rescale's input), out and c01 k. Saves the
+ * finish launch and the write and read of d (rescale at 2^16: 2 × 84 rows of 512 KiB).
+ */
+KERNEL_CLUSTER_FQ ntt_fwd_cluster_moddown_fin_u64(GLOBAL_AS u64 *out, CONST_AS u64 *last, CONST_AS u64 *r1,
+                                                  CONST_AS u64 *roots, CONST_AS u64 *roots_q, CONST_AS u64 *moduli,
+                                                  u32 k, u32 log_n, u32 log_m, u32 mode, u64 p_last, u64 p_last_r1,
+                                                  CONST_AS u64 *c01, CONST_AS u64 *xs, CONST_AS u64 *inv_p,
+                                                  CONST_AS u64 *inv_p_q, u32 x_rows_per_poly, u64 c_words)
+{
+    u32 row = GROUP_ID() / XEHE_CLUSTER, i = row % k;
+    u64 q = moduli[i];
+    LOCAL_AS u64 *tile = fwd_cluster_tile(last + ((u64)(row / k) << log_n), 1, lift_init(r1[i], q, p_last, p_last_r1),
+                                          roots + ((u64)i << log_n), roots_q + ((u64)i << log_n), q, log_n, log_m, mode);
+    /* Everything below is recomputed from the arguments, so nothing extra stays live across
+     * the NTT (its register count sets the CTAs per SM). */
+    u32 c = row / k;
+    u64 w0 = ((u64)row << log_n) + (u64)cluster_rank() * XEHE_SLM_TILE;
+    CONST_AS u64 *x = xs + (((u64)c * x_rows_per_poly + i) << log_n) + (u64)cluster_rank() * XEHE_SLM_TILE;
+    u64 ip = inv_p[i], ipq = inv_p_q[i];
+    for (u32 e = LOCAL_ID(); e < XEHE_SLM_TILE; e += LOCAL_SIZE()) {
+        u64 r = moddown_scaled_diff(x[e], fwd_final(tile[SLM_PAD(e)], q), q, ip, ipq);
+        out[w0 + e] = w0 + e < c_words ? add_mod(c01[w0 + e], r, q) : r;
+    }
 }
 
 /*
@@ -1135,11 +1174,13 @@ extern "C" __global__ void __cluster_dims__(XEHE_CLUSTER, 1, 1) __launch_bounds_
 }
 #endif /* XEHE_KS_LOCAL */
 
-/* Same arguments as ntt_inv_slm_u64 (stop_log_m = c); output canonical. */
-KERNEL_CLUSTER_INV_FQ ntt_inv_cluster_u64(GLOBAL_AS u64 *data, CONST_AS u64 *iroots, CONST_AS u64 *iroots_q,
-                                      CONST_AS u64 *moduli, CONST_AS u64 *inv_n, CONST_AS u64 *inv_n_q,
-                                      CONST_AS u64 *last_w, CONST_AS u64 *last_wq, u32 k, u32 log_n,
-                                      u32 stop_log_m, u32 mode)
+/*
+ * The inverse cluster NTT of row GROUP_ID() / C into row `row` of `data`, reading that row from
+ * `src` (`data` itself in place). Output canonical.
+ */
+DECLSPEC void inv_cluster(GLOBAL_AS u64 *data, CONST_AS u64 *src, CONST_AS u64 *iroots, CONST_AS u64 *iroots_q,
+                          CONST_AS u64 *moduli, CONST_AS u64 *inv_n, CONST_AS u64 *inv_n_q, CONST_AS u64 *last_w,
+                          CONST_AS u64 *last_wq, u32 k, u32 log_n, u32 stop_log_m, u32 mode)
 {
     LOCAL_ARRAY(u64, tile, SLM_WORDS);
     LOCAL_ARRAY(u64, scratch, XCHG_WORDS);
@@ -1151,7 +1192,7 @@ KERNEL_CLUSTER_INV_FQ ntt_inv_cluster_u64(GLOBAL_AS u64 *data, CONST_AS u64 *iro
     CONST_AS u64 *rq = iroots_q + ((u64)p << log_n);
     inv_last_t il = inv_last(inv_n, inv_n_q, last_w, last_wq, p);
     GLOBAL_AS u64 *dst = data + ((u64)row << log_n);
-    GLOBAL_AS u64 *own = dst + (u64)rank * T;
+    CONST_AS u64 *own = src + (u64)rank * T;
     for (u32 e = LOCAL_ID(); e < T; e += LOCAL_SIZE()) tile[SLM_PAD(e)] = own[e];
     SYNC_THREADS();
     inv_slm_rounds(tile, T, rw, rq, q, log_n, n, stop_log_m, rank, mode, 1, il, scratch);
@@ -1171,6 +1212,31 @@ KERNEL_CLUSTER_INV_FQ ntt_inv_cluster_u64(GLOBAL_AS u64 *data, CONST_AS u64 *iro
     }
     /* No CTA may exit (freeing its shared memory) while another still reads its tile. */
     cluster_sync();
+}
+
+/* Same arguments as ntt_inv_slm_u64 (stop_log_m = c); output canonical. */
+KERNEL_CLUSTER_INV_FQ ntt_inv_cluster_u64(GLOBAL_AS u64 *data, CONST_AS u64 *iroots, CONST_AS u64 *iroots_q,
+                                      CONST_AS u64 *moduli, CONST_AS u64 *inv_n, CONST_AS u64 *inv_n_q,
+                                      CONST_AS u64 *last_w, CONST_AS u64 *last_wq, u32 k, u32 log_n,
+                                      u32 stop_log_m, u32 mode)
+{
+    inv_cluster(data, data + ((u64)(GROUP_ID() / XEHE_CLUSTER) << log_n), iroots, iroots_q, moduli, inv_n, inv_n_q,
+                last_w, last_wq, k, log_n, stop_log_m, mode);
+}
+
+/*
+ * ntt_inv_cluster_u64 out of place from a strided source: row r of `data` = INTT of row
+ * r · src_stride + src_row of `in` (rescale's and mod-down's last limb of every polynomial,
+ * read where it lies instead of gathered first; `in` is left unchanged).
+ */
+KERNEL_CLUSTER_INV_FQ ntt_inv_cluster_from_u64(GLOBAL_AS u64 *data, CONST_AS u64 *iroots, CONST_AS u64 *iroots_q,
+                                           CONST_AS u64 *moduli, CONST_AS u64 *inv_n, CONST_AS u64 *inv_n_q,
+                                           CONST_AS u64 *last_w, CONST_AS u64 *last_wq, u32 k, u32 log_n,
+                                           u32 stop_log_m, u32 mode, CONST_AS u64 *in, u32 src_stride, u32 src_row)
+{
+    u64 r = (u64)(GROUP_ID() / XEHE_CLUSTER) * src_stride + src_row;
+    inv_cluster(data, in + (r << log_n), iroots, iroots_q, moduli, inv_n, inv_n_q, last_w, last_wq, k, log_n,
+                stop_log_m, mode);
 }
 #endif /* XEHE_CLUSTER on sm_90+ */
 

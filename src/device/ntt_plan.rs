@@ -279,6 +279,20 @@ fn cluster_local_override() -> Option<usize> {
     env_once(&CELL, "XEHE_CLUSTER_LOCAL")
 }
 
+/// `XEHE_CLUSTER_WIDE_LOCAL`: work-items per CTA of the wide cluster plans
+/// ([`NttPlan::with_rows`]; default [`WIDE_CLUSTER_LOCAL`]), for tuning.
+fn cluster_wide_local() -> usize {
+    static CELL: std::sync::OnceLock<Option<usize>> = std::sync::OnceLock::new();
+    env_once(&CELL, "XEHE_CLUSTER_WIDE_LOCAL").map_or(WIDE_CLUSTER_LOCAL, |l| l.next_power_of_two().min(1024))
+}
+
+/// `XEHE_CLUSTER_WIDE_TILE`: words per CTA tile of the wide cluster plans (default: the
+/// variant's tile, 4096), for tuning; clamped so the cluster has at most 16 CTAs.
+fn cluster_wide_tile() -> Option<usize> {
+    static CELL: std::sync::OnceLock<Option<usize>> = std::sync::OnceLock::new();
+    env_once(&CELL, "XEHE_CLUSTER_WIDE_TILE")
+}
+
 /// `XEHE_CLUSTER_MIN_BLOCKS`: the cluster kernels' `__launch_bounds__` minimum of resident
 /// CTAs per SM (register budget), for tuning; unset: no bound.
 fn cluster_min_blocks_override() -> Option<usize> {
@@ -442,17 +456,24 @@ pub struct NttPlan {
     tile_max: usize,
     /// Rows per chunk of [`NttVariant::Radix8L2`] (None: all rows at once).
     chunk_rows: Option<usize>,
-    /// The cluster kernels' work-items per CTA doubled ([`with_rows`](Self::with_rows)):
-    /// a launch of few CTAs is latency-bound, so each work-item holds half the words.
+    /// The cluster kernels' work-items per CTA raised ([`with_rows`](Self::with_rows)):
+    /// a launch of few CTAs is latency-bound, so each work-item holds fewer words.
     wide: bool,
 }
 
-/// Cluster launches of at most this many CTAs run with twice the work-items per CTA
-/// ([`NttPlan::with_rows`]). H100, `ncu` (session 8): at 8192 the inverse of 3 rows took
+/// Cluster launches of at most this many CTAs run with more work-items per CTA
+/// ([`NttPlan::with_rows`], [`WIDE_CLUSTER_LOCAL`]). H100, `ncu` (session 8): at 8192 the inverse of 3 rows took
 /// 22.2 → 15.7 µs and the 12-row lifted forward 15.0 → 12.4 µs with 512 work-items instead of
 /// 256, while the 3040-CTA lifted forward at 32768 went 224 → 325 µs and the 304-CTA mod-down
 /// forward 33 → 45 µs (fewer resident CTAs); 152 CTAs (19 rows at 32768) still gained (35.3 → 31.4).
 pub const WIDE_CLUSTER_MAX_CTAS: usize = 160;
+
+/// Work-items per CTA of a wide cluster plan (at most tile / 4 and tile / C): 1024 gives N = 8192
+/// and 16384 four words per work-item, in radix-4 steps (each work-item's chain of dependent
+/// butterflies half as long as with eight words in radix-8 steps; session 10, BENCHMARKS.md).
+/// At N ≥ 32768 (C ≥ 8) the cross-CTA rounds need ≥ C words per work-item, so the wide plan
+/// there keeps radix-8 steps with tile / C work-items (512 at 32768, 256 at 65536).
+pub const WIDE_CLUSTER_LOCAL: usize = 1024;
 
 impl NttPlan {
     /// Plan for N = 2^`log_n` and `k` primes. [`NttVariant::Auto`] is resolved as for one row
@@ -489,11 +510,16 @@ impl NttPlan {
     }
 
     /// The plan for a launch of `rows` rows: a cluster plan whose launch has at most
-    /// [`WIDE_CLUSTER_MAX_CTAS`] CTAs gets twice the work-items per CTA (latency over
-    /// occupancy), unless `XEHE_CLUSTER_LOCAL` fixes the width. Other variants are unchanged.
+    /// [`WIDE_CLUSTER_MAX_CTAS`] CTAs gets up to [`WIDE_CLUSTER_LOCAL`] work-items per CTA
+    /// (latency over occupancy), unless `XEHE_CLUSTER_LOCAL` fixes the width. Other variants are unchanged.
     pub fn with_rows(mut self, rows: usize) -> Self {
         let ctas = rows.saturating_mul(self.n() / self.tile());
         self.wide = self.variant == NttVariant::Radix8Cluster && ctas <= WIDE_CLUSTER_MAX_CTAS && cluster_local_override().is_none();
+        if let Some(t) = cluster_wide_tile().filter(|_| self.wide) {
+            // Smaller tiles spread a row over more SMs; clusters stay within 16 CTAs.
+            let t = t.next_power_of_two().clamp(self.n() >> 4, self.tile());
+            self.tile_max = t;
+        }
         self
     }
 
@@ -557,9 +583,11 @@ impl NttPlan {
     /// `XEHE_CLUSTER_LOCAL`), at most tile / 8 and tile / C, so each holds ≥ 8 and ≥ C words.
     fn cluster_local(&self) -> usize {
         let (t, c) = (self.tile(), self.n() / self.tile());
-        let max = (t / 8).min(t / c).max(1);
-        let base = if self.wide { 2 * THREADS as usize } else { THREADS as usize };
-        cluster_local_override().map_or((t / 8).clamp(1, base), |l| l.next_power_of_two()).min(max)
+        // A wide plan may go down to four words per work-item (radix-4 steps, slm_mode).
+        let min_words = if self.wide { 4 } else { 8 };
+        let max = (t / min_words).min(t / c).max(1);
+        let base = if self.wide { cluster_wide_local() } else { THREADS as usize };
+        cluster_local_override().map_or((t / min_words).clamp(1, base), |l| l.next_power_of_two()).min(max)
     }
 
     /// Rounds done in global memory before (forward) / after (inverse) the SLM kernel.
@@ -572,7 +600,13 @@ impl NttPlan {
     fn slm_mode(&self) -> u32 {
         let ls = self.variant.log_simd();
         let ls = if ls > 0 && self.tile() >= 256 { ls } else { 0 };
-        self.variant.log_radix() | (ls << 8)
+        // A cluster plan whose work-items hold fewer than 8 words takes radix-4 steps.
+        let lr = if self.variant == NttVariant::Radix8Cluster && self.tile() / self.cluster_local() < 8 {
+            2
+        } else {
+            self.variant.log_radix()
+        };
+        lr | (ls << 8)
     }
 
     fn steps(&self, dir: NttDirection) -> Vec<Step> {
@@ -889,11 +923,15 @@ mod tests {
 
     #[test]
     fn small_cluster_launches_get_wider_ctas() {
-        for (log_n, rows, item) in [(13u32, 3usize, 8usize), (13, 200, 16), (15, 19, 8), (15, 38, 16), (16, 2, 16)] {
+        let w = if cluster_wide_local() >= 1024 { 4 } else { 8 };
+        for (log_n, rows, item) in [(13u32, 3usize, w), (13, 200, 16), (14, 8, w), (15, 19, 8), (15, 38, 16), (16, 2, 16)] {
             let plan = NttPlan::new(log_n, 3, NttVariant::Radix8Cluster).unwrap().with_rows(rows);
             let l = plan.launches(NttDirection::Forward, rows);
             assert_eq!(plan.tile() / l[0].local as usize, item, "2^{log_n} x {rows}");
             assert!(plan.defines().contains(&("XEHE_CLUSTER_ITEM", item.to_string())));
+            // Four words per work-item: radix-4 steps (mode's log radix 2), compiled in.
+            let lr = if item < 8 { "2" } else { "3" };
+            assert!(plan.defines().contains(&("XEHE_SLM_MODE", lr.to_string())), "2^{log_n} x {rows}");
         }
         // Other variants ignore the row count.
         let plain = NttPlan::new(13, 3, NttVariant::Radix8).unwrap();

@@ -149,6 +149,30 @@ fn gather<Q: GpuQueue>(q: &Q, l: &LevelData<Q::Buf>, src: &Q::Buf, stride: usize
     Ok(out)
 }
 
+/// Row `row` of each of `polys` polynomials of `stride` rows in `src`, inverse-transformed under
+/// `ntt` (one prime) into a new `polys × N` buffer: one strided cluster launch where the plan
+/// has it ([`DeviceNttTables::inverse_from`]; `XEHE_GATHER_INVERSE=0` disables it), else a
+/// gather and an in-place inverse NTT.
+fn gather_inverse<Q: GpuQueue>(
+    q: &Q,
+    l: &LevelData<Q::Buf>,
+    ntt: &DeviceNttTables<Q::Buf>,
+    src: &Q::Buf,
+    (stride, row): (usize, usize),
+    polys: usize,
+) -> Result<Q::Buf> {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    if *ON.get_or_init(|| std::env::var("XEHE_GATHER_INVERSE").map_or(true, |v| v != "0")) {
+        let out = q.scratch(polys * l.n())?;
+        if ntt.inverse_from(q, &out, src, polys, (stride, row), EVAL_NTT)? {
+            return Ok(out);
+        }
+    }
+    let last = gather(q, l, src, stride, row, polys)?;
+    ntt.inverse(q, &last, polys, EVAL_NTT)?;
+    Ok(last)
+}
+
 /// `d = NTT(((last + ⌊p/2⌋) mod p) mod q_i + (q_i − ⌊p/2⌋ mod q_i))` for `polys` polynomials
 /// over the `k` primes `primes` (tables `ntt`): the rounding correction of mod-down/rescale.
 #[allow(clippy::too_many_arguments)]
@@ -189,12 +213,23 @@ pub fn rescale<Q: GpuQueue>(q: &Q, l: &LevelData<Q::Buf>, next: &LevelData<Q::Bu
     let (Some(last_ntt), Some(inv)) = (&l.last_ntt, &l.inv_q_last) else {
         return Err(crate::Error::EndOfModulusChain("rescale at the last level".into()));
     };
-    let last = gather(q, l, ct, k, k - 1, size)?;
-    last_ntt.inverse(q, &last, size, EVAL_NTT)?;
-    let d = moddown_correction(q, l, &last, &l.host_primes[k - 1], &next.primes, &next.ntt, size)?;
+    let last = gather_inverse(q, l, last_ntt, ct, (k, k - 1), size)?;
     let out = q.alloc(size * (k - 1) * l.n())?;
+    let p = &l.host_primes[k - 1];
+    if fused_finish() && next.ntt.forward_moddown_finish(q, &out, &last, &next.primes.r1, size, (p.value(), p.const_ratio()[1]), (ct, k), None, (&inv.w, &inv.wq), EVAL_NTT)? {
+        return Ok(out);
+    }
+    let d = moddown_correction(q, l, &last, p, &next.primes, &next.ntt, size)?;
     finish(q, l, (&out, None), ct, &d, &next.primes, inv, k, size)?;
     Ok(out)
+}
+
+/// Whether mod-down and rescale run their finish as the correction NTT's epilogue
+/// ([`DeviceNttTables::forward_moddown_finish`], cluster plans); `XEHE_MODDOWN_FUSED=0` takes
+/// the separate `moddown_finish_u64` launch (the A/B of BENCHMARKS.md session 10).
+fn fused_finish() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| prep_in_ntt() && std::env::var("XEHE_MODDOWN_FUSED").map_or(true, |v| v != "0"))
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -440,11 +475,15 @@ fn cluster_key_inner_groups(k: usize) -> Option<usize> {
 fn mod_down<Q: GpuQueue>(q: &Q, l: &LevelData<Q::Buf>, (c01, c_polys): (&Q::Buf, usize), prod: &Q::Buf) -> Result<Q::Buf> {
     let (k, n) = (l.k(), l.n());
     let kp = k + 1;
-    let last = gather(q, l, prod, kp, k, 2)?;
-    l.p_ntt.inverse(q, &last, 2, EVAL_NTT)?;
-    let d = moddown_correction(q, l, &last, &l.p, &l.primes, &l.ntt, 2)?;
+    let last = gather_inverse(q, l, &l.p_ntt, prod, (kp, k), 2)?;
     let out = q.alloc(2 * k * n)?;
-    finish(q, l, (&out, Some((c01, c_polys * k * n))), prod, &d, &l.primes, &l.inv_p, kp, 2)?;
+    let add = Some((c01, c_polys * k * n));
+    let p = (l.p.value(), l.p.const_ratio()[1]);
+    if fused_finish() && l.ntt.forward_moddown_finish(q, &out, &last, &l.primes.r1, 2, p, (prod, kp), add, (&l.inv_p.w, &l.inv_p.wq), EVAL_NTT)? {
+        return Ok(out);
+    }
+    let d = moddown_correction(q, l, &last, &l.p, &l.primes, &l.ntt, 2)?;
+    finish(q, l, (&out, add), prod, &d, &l.primes, &l.inv_p, kp, 2)?;
     Ok(out)
 }
 

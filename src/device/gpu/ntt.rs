@@ -221,6 +221,116 @@ impl<B: GpuBuffer> DeviceNttTables<B> {
         Ok(true)
     }
 
+    /// Inverse NTT out of place from a strided source: row `r < rows` of `out` becomes the
+    /// inverse NTT of row `r · src_stride + src_row` of `src` (`src` unchanged), in one cluster
+    /// launch (`ntt_inv_cluster_from_u64`): the last limb of each polynomial for rescale and
+    /// mod-down, without gathering it first. Returns `false` (and does nothing) unless the plan
+    /// is one cluster launch; the caller then gathers and runs [`inverse`](Self::inverse).
+    ///
+    /// # Errors
+    /// `InvalidArgument` when `out` or `src` is too short; `Device` on a compile or launch failure.
+    #[allow(clippy::too_many_arguments)]
+    pub fn inverse_from<Q: GpuQueue<Buf = B>>(
+        &self,
+        q: &Q,
+        out: &B,
+        src: &B,
+        rows: usize,
+        (src_stride, src_row): (usize, usize),
+        variant: NttVariant,
+    ) -> Result<bool> {
+        if rows == 0 || self.resolve(variant, rows) != NttVariant::Radix8Cluster || !q.thread_block_clusters() {
+            return Ok(false);
+        }
+        let plan = NttPlan::new(self.log_n, self.k, NttVariant::Radix8Cluster)?.with_rows(rows);
+        plan.check_len(out.words(), rows)?;
+        if src.words() < ((rows - 1) * src_stride + src_row + 1) << self.log_n {
+            return Err(crate::Error::InvalidArgument("inverse_from: source shorter than its last row".into()));
+        }
+        let launches = plan.launches(NttDirection::Inverse, rows);
+        let [first] = launches.as_slice() else { return Ok(false) };
+        if first.kernel != "ntt_inv_cluster_u64" || first.row_offset != 0 {
+            return Ok(false);
+        }
+        let mut args = vec![Arg::Buf(out)];
+        args.extend(first.tables.iter().map(|&t| Arg::Buf(&self.buffers[t as usize])));
+        args.extend(first.scalars.iter().map(|a| match *a {
+            ScalarArg::U32(v) => Arg::U32(v),
+            ScalarArg::U64(v) => Arg::U64(v),
+        }));
+        args.extend([Arg::Buf(src), Arg::U32(src_stride as u32), Arg::U32(src_row as u32)]);
+        let geometry = Geometry::Groups { groups: (first.groups, 1), local: first.local };
+        q.launch(Family::Ntt, &plan.defines(), "ntt_inv_cluster_from_u64", geometry, &args)?;
+        Ok(true)
+    }
+
+    /// Mod-down / rescale's correction NTT with the finish as its epilogue
+    /// (`ntt_fwd_cluster_moddown_fin_u64`): for `polys` polynomials over these tables' k primes,
+    /// `out[c][i] = c01[c][i] + P^{-1} (xs[c][i] − NTT(corr(last[c]) mod q_i)) mod q_i`, where
+    /// `corr` is [`forward_from`](Self::forward_from)'s correction with `(p, p_r1)` and the
+    /// correction itself never reaches memory. `out`: `polys × k × N`; `last`: `polys × N`
+    /// (coefficient form, mod p); `xs`: `x_rows_per_poly` rows per polynomial (rows `< k` used);
+    /// `add = Some((c01, c_words))`: c01 added to the first `c_words` words (c01 may be `out`);
+    /// `inv`: `P^{-1} mod q_i` and its Shoup quotients (`k` words each); `r1`: the primes'
+    /// Barrett constants. Returns `false` (and does nothing) unless the plan is one cluster
+    /// launch (then the caller runs the correction NTT and `moddown_finish_u64`).
+    ///
+    /// # Errors
+    /// `InvalidArgument` when `out` is too short; `Device` on a compile or launch failure.
+    #[allow(clippy::too_many_arguments)]
+    pub fn forward_moddown_finish<Q: GpuQueue<Buf = B>>(
+        &self,
+        q: &Q,
+        out: &B,
+        last: &B,
+        r1: &B,
+        polys: usize,
+        (p, p_r1): (u64, u64),
+        (xs, x_rows_per_poly): (&B, usize),
+        add: Option<(&B, usize)>,
+        (inv, inv_q): (&B, &B),
+        variant: NttVariant,
+    ) -> Result<bool> {
+        let rows = polys * self.k as usize;
+        if self.resolve(variant, rows) != NttVariant::Radix8Cluster || !q.thread_block_clusters() {
+            return Ok(false);
+        }
+        let plan = NttPlan::new(self.log_n, self.k, NttVariant::Radix8Cluster)?.with_rows(rows);
+        plan.check_len(out.words(), rows)?;
+        let launches = plan.launches(NttDirection::Forward, rows);
+        let [first] = launches.as_slice() else { return Ok(false) };
+        if first.kernel != "ntt_fwd_cluster_u64" {
+            return Ok(false);
+        }
+        let mut args = vec![
+            Arg::Buf(out),
+            Arg::Buf(last),
+            Arg::Buf(r1),
+            Arg::Buf(self.table(NttTable::Roots)),
+            Arg::Buf(self.table(NttTable::RootsQ)),
+            Arg::Buf(self.table(NttTable::Moduli)),
+            Arg::U32(self.k),
+            Arg::U32(self.log_n),
+        ];
+        args.extend(first.scalars[2..].iter().map(|a| match *a {
+            ScalarArg::U32(v) => Arg::U32(v),
+            ScalarArg::U64(v) => Arg::U64(v),
+        }));
+        args.extend([
+            Arg::U64(p),
+            Arg::U64(p_r1),
+            Arg::Buf(add.map_or(xs, |a| a.0)),
+            Arg::Buf(xs),
+            Arg::Buf(inv),
+            Arg::Buf(inv_q),
+            Arg::U32(x_rows_per_poly as u32),
+            Arg::U64(add.map_or(0, |a| a.1) as u64),
+        ]);
+        let geometry = Geometry::Groups { groups: (first.groups, 1), local: first.local };
+        q.launch(Family::Ntt, &plan.defines(), "ntt_fwd_cluster_moddown_fin_u64", geometry, &args)?;
+        Ok(true)
+    }
+
     /// Key switching's lifted-digit NTTs fused with the key inner product on thread-block
     /// clusters (`ntt_fwd_cluster_keyinner_u64`, issue 16): these are the extended tables (the
     /// level's k primes, then P: `kp = self.k()`). For every output prime i and digit j < `kd`:
