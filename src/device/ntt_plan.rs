@@ -475,6 +475,12 @@ pub const WIDE_CLUSTER_MAX_CTAS: usize = 160;
 /// there keeps radix-8 steps with tile / C work-items (512 at 32768, 256 at 65536).
 pub const WIDE_CLUSTER_LOCAL: usize = 1024;
 
+/// Words per CTA tile of a wide cluster plan where the cluster then has at most 8 CTAs
+/// (N ≤ 16384): each row spread over twice the SMs of the 4096-word tile. H100, session 10
+/// (BENCHMARKS.md): multiply+relinearize at 8192 67.8 → 50.4 µs, 16384 112.9 → 108.6 µs;
+/// 1024-word tiles tie at 8192 and lose at 16384 (133 µs).
+pub const WIDE_CLUSTER_TILE: usize = 2048;
+
 impl NttPlan {
     /// Plan for N = 2^`log_n` and `k` primes. [`NttVariant::Auto`] is resolved as for one row
     /// (callers that know the row count resolve it first: [`NttVariant::resolve`]).
@@ -515,9 +521,14 @@ impl NttPlan {
     pub fn with_rows(mut self, rows: usize) -> Self {
         let ctas = rows.saturating_mul(self.n() / self.tile());
         self.wide = self.variant == NttVariant::Radix8Cluster && ctas <= WIDE_CLUSTER_MAX_CTAS && cluster_local_override().is_none();
-        if let Some(t) = cluster_wide_tile().filter(|_| self.wide) {
-            // Smaller tiles spread a row over more SMs; clusters stay within 16 CTAs.
-            let t = t.next_power_of_two().clamp(self.n() >> 4, self.tile());
+        if self.wide {
+            // Smaller tiles spread a row over more SMs; clusters stay within 16 CTAs (the
+            // default within 8, where it was measured to gain).
+            let t = match cluster_wide_tile() {
+                Some(t) => t.next_power_of_two().clamp(self.n() >> 4, self.tile()),
+                None if self.n() / WIDE_CLUSTER_TILE <= 8 => WIDE_CLUSTER_TILE.min(self.tile()),
+                None => self.tile(),
+            };
             self.tile_max = t;
         }
         self
@@ -923,9 +934,11 @@ mod tests {
 
     #[test]
     fn small_cluster_launches_get_wider_ctas() {
-        let w = if cluster_wide_local() >= 1024 { 4 } else { 8 };
-        for (log_n, rows, item) in [(13u32, 3usize, w), (13, 200, 16), (14, 8, w), (15, 19, 8), (15, 38, 16), (16, 2, 16)] {
+        // (log_n, rows, words per work-item, tile) with the defaults (no tuning variables set).
+        for (log_n, rows, item, tile) in [(13u32, 3usize, 4usize, 2048usize), (13, 200, 16, 4096), (14, 8, 8, 2048), (15, 19, 8, 4096), (15, 38, 16, 4096), (16, 2, 16, 4096)] {
             let plan = NttPlan::new(log_n, 3, NttVariant::Radix8Cluster).unwrap().with_rows(rows);
+            assert_eq!(plan.tile(), tile, "2^{log_n} x {rows}");
+            assert!(plan.defines().contains(&("XEHE_CLUSTER", ((1 << log_n) / tile).to_string())));
             let l = plan.launches(NttDirection::Forward, rows);
             assert_eq!(plan.tile() / l[0].local as usize, item, "2^{log_n} x {rows}");
             assert!(plan.defines().contains(&("XEHE_CLUSTER_ITEM", item.to_string())));
