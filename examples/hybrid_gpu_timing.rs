@@ -209,23 +209,23 @@ fn main() -> Result<()> {
         }
     }
     // The base conversion's tuning (src/device/gpu/hybrid.rs `conv_tuning`): work-items aimed
-    // at and outputs unrolled per work-item, on multiply+relinearize_hybrid, each checked
+    // at and coefficients per work-item, on multiply+relinearize_hybrid, each checked
     // against the CPU result first.
     let (name, f) = &ops[0];
     let want = f(&a, &b)?;
-    println!("\n{name}, base conversion tuning (XEHE_HYBRID_CONV_ITEMS, XEHE_HYBRID_CONV_UNROLL):");
+    println!("\n{name}, base conversion tuning (XEHE_HYBRID_CONV_ITEMS, XEHE_HYBRID_CONV_COEFS):");
     println!(
-        "| items | unroll | latency µs | throughput µs/op | rns_conv_u64 µs (ModUp, ModDown) |"
+        "| items | coefficients per work-item | latency µs | throughput µs/op | rns_conv_u64 µs (ModUp, ModDown) |"
     );
     println!("|---|---|---|---|---|");
     for items in [1usize << 18, 1 << 19, 1 << 20, 1 << 21] {
-        for unroll in [1, 2, 4] {
+        for coefs in [1, 2, 4] {
             std::env::set_var("XEHE_HYBRID_CONV_ITEMS", items.to_string());
-            std::env::set_var("XEHE_HYBRID_CONV_UNROLL", unroll.to_string());
+            std::env::set_var("XEHE_HYBRID_CONV_COEFS", coefs.to_string());
             let mut g = f(&ga, &gb)?;
             g.download()?;
             if g.data() != want.data() {
-                println!("MISMATCH: items {items}, unroll {unroll}");
+                println!("MISMATCH: items {items}, coefficients {coefs}");
                 failures += 1;
             }
             let (lat, thr, _, launches) = measure(&q, reps, &|| f(&ga, &gb))?;
@@ -235,13 +235,13 @@ fn main() -> Result<()> {
                 .map(|l| format!("{:.1}", l.1))
                 .collect();
             println!(
-                "| {items} | {unroll} | {lat:.1} | {thr:.1} | {} |",
+                "| {items} | {coefs} | {lat:.1} | {thr:.1} | {} |",
                 conv.join(", ")
             );
         }
     }
     std::env::remove_var("XEHE_HYBRID_CONV_ITEMS");
-    std::env::remove_var("XEHE_HYBRID_CONV_UNROLL");
+    std::env::remove_var("XEHE_HYBRID_CONV_COEFS");
     if failures > 0 {
         return Err(Error::Device(format!(
             "{failures} operations differ from the CPU"

@@ -12,11 +12,68 @@
 #define RNS_REG_DIGIT 16
 #endif
 
-/* Outputs of one work-item unrolled side by side (independent multiply chains: more ILP, more
- * registers); the host sets it from XEHE_HYBRID_CONV_UNROLL. */
-#ifndef RNS_OUT_UNROLL
-#define RNS_OUT_UNROLL 1
+/* Coefficients of one work-item (RNS_COEFS of them, N / RNS_COEFS apart): each output's constants
+ * and addresses are computed once for all of them; the host sets it from XEHE_HYBRID_CONV_COEFS. */
+#ifndef RNS_COEFS
+#define RNS_COEFS 2
 #endif
+
+/*
+ * A dot product of words below 2^60 in 30-bit limbs (y = y0 + y1 2^30, b = b0 + b1 2^30, each
+ * packed as limb1 << 32 | limb0 by limb_pack, the matrix by the host): every partial product is
+ * below 2^60, so sixteen of them sum in a u64 without a carry, and a term costs four 32x32->64
+ * multiply-adds (CUDA: IMAD.WIDE.U32 with a 64-bit addend) where a 128-bit multiply-accumulate
+ * in 64-bit words costs about twenty instructions (ncu SASS of the earlier kernel, BENCHMARKS.md
+ * session 11). At most LIMB_TERMS terms are summed before limb_fold adds them to a u128_t.
+ */
+#define LIMB_MASK 0x3fffffffUL
+#define LIMB_TERMS 8
+typedef struct { u64 s00, s01, s11; } limb_acc_t;
+
+DECLSPEC u64 limb_pack(u64 y)
+{
+    return ((y >> 30) << 32) | (y & LIMB_MASK);
+}
+
+/* c + a * b for 32-bit a, b (one IMAD.WIDE.U32 on CUDA; the compiler's own lowering of the C
+ * expression adds moves and a zero add per product). */
+DECLSPEC u64 mad_wide32(u32 a, u32 b, u64 c)
+{
+#if IS_CUDA && !XEHE_NO_ASM
+    u64 r;
+    asm("mad.wide.u32 %0, %1, %2, %3;" : "=l"(r) : "r"(a), "r"(b), "l"(c));
+    return r;
+#else
+    return c + (u64)a * b;
+#endif
+}
+
+DECLSPEC limb_acc_t limb_mad(limb_acc_t a, u64 y, u64 b)
+{
+    u32 y0 = (u32)y, y1 = (u32)(y >> 32), b0 = (u32)b, b1 = (u32)(b >> 32);
+    a.s00 = mad_wide32(y0, b0, a.s00);
+    a.s01 = mad_wide32(y0, b1, a.s01);
+    a.s01 = mad_wide32(y1, b0, a.s01);
+    a.s11 = mad_wide32(y1, b1, a.s11);
+    return a;
+}
+
+/* acc + s00 + s01 2^30 + s11 2^60 (the limb sums of at most LIMB_TERMS terms). */
+DECLSPEC u128_t limb_fold(limb_acc_t a, u128_t acc)
+{
+    u64 lo = acc.lo + a.s00;
+    u64 hi = acc.hi + (lo < a.s00 ? 1 : 0);
+    u64 t = a.s01 << 30;
+    lo += t;
+    hi += (lo < t ? 1 : 0) + (a.s01 >> 34);
+    t = a.s11 << 60;
+    lo += t;
+    hi += (lo < t ? 1 : 0) + (a.s11 >> 4);
+    u128_t r;
+    r.lo = lo;
+    r.hi = hi;
+    return r;
+}
 
 /*
  * Scale step of fast base conversion for input row r (within its poly) at word i of the digit
@@ -36,11 +93,11 @@ DECLSPEC u64 rns_scaled(CONST_AS u64 *src, u32 i, u32 log_n, u32 r, CONST_AS u64
  * cnt_j = min(d, in_rows - j*d)). For poly p, digit j < digits and output limb o < out_rows:
  *   v = ([sum_{i < cnt_j} y_i * matrix[(j*out_rows + o)*d + i]]_{m_o} + out_add[o]) mod m_o,
  *   y_i = [(x[p][j*d + i] + in_add[j*d + i]) * w[j*d + i]]_{q_{j*d+i}} (scaled in registers),
- * with one 128-bit multiply-add chain and one Barrett reduction per output (paper §V-A1);
- * out_add[o] <= m_o (ModDown's m_o - [floor(P/2)]_{m_o}, 0 for ModUp). With centered = 1
- * (balanced ModUp digits, src/ckks/hybrid.rs Digits::Balanced) each y_i is read centred in
- * (-q_i/2, q_i/2]: v -= c * digit_q[j*out_rows + o] mod m_o, c = #{i : y_i > q_i/2},
- * digit_q = [Q_j]_{m_o}.
+ * the sum in 30-bit limbs (limb_mad; matrix entries packed by the host) and one Barrett reduction
+ * per output (paper §V-A1); out_add[o] <= m_o (ModDown's m_o - [floor(P/2)]_{m_o}, 0 for ModUp).
+ * With centered = 1 (balanced ModUp digits, src/ckks/hybrid.rs Digits::Balanced) each y_i is read
+ * centred in (-q_i/2, q_i/2]: v -= c * digit_q[j*out_rows + o] mod m_o, c = #{i : y_i > q_i/2},
+ * digit_q = [Q_j]_{m_o}. Every modulus is below 2^60 (SEAL's limit).
  *
  * skip = 1 (ModUp): the output base starts with the input rows, and a digit's own limbs
  * (o in [j*d, j*d + cnt_j)) are not computed (the caller holds them exactly, in NTT form).
@@ -50,10 +107,10 @@ DECLSPEC u64 rns_scaled(CONST_AS u64 *src, u32 i, u32 log_n, u32 r, CONST_AS u64
  * (p*(out_rows - split) + o - split)*digits + j of out_b. ModDown: skip = 0, digits = 1,
  * split = out_rows, so out_a is polys × out_rows rows.
  *
- * One work-item per (poly, digit, chunk of `chunk` outputs, coefficient): the chunk's outputs
- * reuse the digit's scaled words from registers; more chunks raise the parallelism of small
- * conversions (ModDown: polys × N work-items only) for one extra scale per chunk. Outputs are
- * computed RNS_OUT_UNROLL at a time, all loads and multiply chains of a group before its stores.
+ * One work-item per (poly, digit, chunk of `chunk` outputs, RNS_COEFS coefficients N/RNS_COEFS
+ * apart): the chunk's outputs reuse the digit's scaled words from registers; more chunks raise
+ * the parallelism of small conversions (ModDown: polys × N work-items only) for one extra scale
+ * per chunk.
  */
 KERNEL_FQ void rns_conv_u64(GLOBAL_AS u64 *out_a, GLOBAL_AS u64 *out_b, CONST_AS u64 *x, CONST_AS u64 *in_moduli,
                             CONST_AS u64 *in_add, CONST_AS u64 *w, CONST_AS u64 *wq, CONST_AS u64 *matrix,
@@ -63,10 +120,12 @@ KERNEL_FQ void rns_conv_u64(GLOBAL_AS u64 *out_a, GLOBAL_AS u64 *out_b, CONST_AS
                             u32 log_n)
 {
     u32 n = 1u << log_n;
-    u64 total = ((u64)polys * digits * chunks) << log_n;
+    u32 log_part = log_n - (RNS_COEFS == 4 ? 2 : RNS_COEFS == 2 ? 1 : 0);
+    u32 part = 1u << log_part;
+    u64 total = ((u64)polys * digits * chunks) << log_part;
     for (u64 g = GLOBAL_ID(); g < total; g += GLOBAL_SIZE()) {
-        u32 xi = (u32)g & (n - 1);
-        u32 rest = (u32)(g >> log_n);
+        u32 xi = (u32)g & (part - 1);
+        u32 rest = (u32)(g >> log_part);
         u32 c = rest % chunks, pj = rest / chunks;
         u32 j = pj % digits, p = pj / digits;
         u32 first = j * d;
@@ -76,49 +135,67 @@ KERNEL_FQ void rns_conv_u64(GLOBAL_AS u64 *out_a, GLOBAL_AS u64 *out_b, CONST_AS
         u32 u1 = u0 + chunk < others ? u0 + chunk : others;
         if (u0 >= u1) continue;
         CONST_AS u64 *src = x + (((u64)p * in_rows + first) << log_n) + xi;
-        u64 yv[RNS_REG_DIGIT];
+        /* Scaled words in limb form; balanced digits count the words read as negative. */
+        u64 yv[RNS_COEFS][RNS_REG_DIGIT];
+        u64 neg[RNS_COEFS];
 #pragma unroll
-        for (u32 i = 0; i < RNS_REG_DIGIT; i++)
-            yv[i] = i < cnt ? rns_scaled(src, i, log_n, first + i, in_moduli, in_add, w, wq) : 0;
-        /* Balanced digits: how many scaled words are read as negative. */
-        u64 neg = 0;
-        if (centered) {
+        for (u32 k = 0; k < RNS_COEFS; k++) {
+            neg[k] = 0;
 #pragma unroll
-            for (u32 i = 0; i < RNS_REG_DIGIT; i++)
-                if (i < cnt) neg += yv[i] > (in_moduli[first + i] >> 1);
-            for (u32 i = RNS_REG_DIGIT; i < cnt; i++)
-                neg += rns_scaled(src, i, log_n, first + i, in_moduli, in_add, w, wq) > (in_moduli[first + i] >> 1);
-        }
-        for (u32 ub = u0; ub < u1; ub += RNS_OUT_UNROLL) {
-            /* Every load and multiply chain of the group before its stores (the stores could
-             * alias the constants for all the compiler knows). */
-            u64 val[RNS_OUT_UNROLL];
-            u32 outs[RNS_OUT_UNROLL];
-#pragma unroll
-            for (u32 k = 0; k < RNS_OUT_UNROLL; k++) {
-                u32 u = ub + k < u1 ? ub + k : u1 - 1;
-                u32 o = skip && u >= first ? u + cnt : u;
-                outs[k] = o;
-                CONST_AS u64 *mrow = matrix + ((u64)j * out_rows + o) * d;
-                u128_t acc;
-                acc.lo = acc.hi = 0;
-#pragma unroll
-                for (u32 i = 0; i < RNS_REG_DIGIT; i++)
-                    if (i < cnt) acc = mad64_wide(yv[i], mrow[i], acc);
+            for (u32 i = 0; i < RNS_REG_DIGIT; i++) {
+                u64 y = i < cnt ? rns_scaled(src + k * part, i, log_n, first + i, in_moduli, in_add, w, wq) : 0;
+                if (centered && i < cnt) neg[k] += y > (in_moduli[first + i] >> 1);
+                yv[k][i] = limb_pack(y);
+            }
+            if (centered)
                 for (u32 i = RNS_REG_DIGIT; i < cnt; i++)
-                    acc = mad64_wide(rns_scaled(src, i, log_n, first + i, in_moduli, in_add, w, wq), mrow[i], acc);
-                u64 m = out_moduli[o];
-                val[k] = add_mod(barrett_reduce_128(acc, m, out_r0[o], out_r1[o]), out_add[o], m);
-                if (neg)
-                    val[k] = sub_mod(val[k], mul_mod(neg, digit_q[(u64)j * out_rows + o], m, out_r0[o], out_r1[o]), m);
+                    neg[k] += rns_scaled(src + k * part, i, log_n, first + i, in_moduli, in_add, w, wq) >
+                              (in_moduli[first + i] >> 1);
+        }
+        for (u32 u = u0; u < u1; u++) {
+            u32 o = skip && u >= first ? u + cnt : u;
+            CONST_AS u64 *mrow = matrix + ((u64)j * out_rows + o) * d;
+            u64 m = out_moduli[o], r0 = out_r0[o], r1 = out_r1[o], oadd = out_add[o];
+            u64 dq = centered ? digit_q[(u64)j * out_rows + o] : 0;
+            u64 row = o < split ? ((u64)p * split + o) * (digits - skip) + (skip && o < first ? j - 1 : j)
+                                : ((u64)p * (out_rows - split) + o - split) * digits + j;
+            GLOBAL_AS u64 *dst = (o < split ? out_a : out_b) + (row << log_n) + xi;
+            limb_acc_t la[RNS_COEFS];
+            u128_t acc[RNS_COEFS];
+#pragma unroll
+            for (u32 k = 0; k < RNS_COEFS; k++) {
+                la[k].s00 = la[k].s01 = la[k].s11 = 0;
+                acc[k].lo = acc[k].hi = 0;
+            }
+            /* A short last digit's missing words are 0 in yv, and its matrix rows are d wide. */
+#pragma unroll
+            for (u32 i = 0; i < RNS_REG_DIGIT; i++) {
+                u64 b = mrow[i];
+#pragma unroll
+                for (u32 k = 0; k < RNS_COEFS; k++) {
+                    la[k] = limb_mad(la[k], yv[k][i], b);
+                    if (i % LIMB_TERMS == LIMB_TERMS - 1) {
+                        acc[k] = limb_fold(la[k], acc[k]);
+                        la[k].s00 = la[k].s01 = la[k].s11 = 0;
+                    }
+                }
+            }
+            for (u32 i = RNS_REG_DIGIT; i < cnt; i++) {
+                u64 b = mrow[i];
+                for (u32 k = 0; k < RNS_COEFS; k++) {
+                    u64 y = limb_pack(rns_scaled(src + k * part, i, log_n, first + i, in_moduli, in_add, w, wq));
+                    la[k] = limb_mad(la[k], y, b);
+                    if (i % LIMB_TERMS == LIMB_TERMS - 1) {
+                        acc[k] = limb_fold(la[k], acc[k]);
+                        la[k].s00 = la[k].s01 = la[k].s11 = 0;
+                    }
+                }
             }
 #pragma unroll
-            for (u32 k = 0; k < RNS_OUT_UNROLL; k++) {
-                u32 o = outs[k];
-                u64 row = o < split ? ((u64)p * split + o) * (digits - skip) + (skip && o < first ? j - 1 : j)
-                                    : ((u64)p * (out_rows - split) + o - split) * digits + j;
-                GLOBAL_AS u64 *dst = o < split ? out_a : out_b;
-                if (ub + k < u1) dst[(row << log_n) + xi] = val[k];
+            for (u32 k = 0; k < RNS_COEFS; k++) {
+                u64 v = add_mod(barrett_reduce_128(limb_fold(la[k], acc[k]), m, r0, r1), oadd, m);
+                if (neg[k]) v = sub_mod(v, mul_mod(neg[k], dq, m, r0, r1), m);
+                dst[k * part] = v;
             }
         }
     }

@@ -9,8 +9,10 @@ change here before spending device time.
 Setup (once; PyPI wheels, no CUDA install):
   pip download --no-deps nvidia-cuda-nvrtc-cu12 nvidia-cuda-nvcc-cu12 -d /tmp/nv
   cd /tmp/nv && for w in *.whl; do unzip -q -o $w -d x; done
+SASS listing (`--sass KERNEL`, written to stdout after the register lines) needs cuobjdump:
+  pip download --no-deps nvidia-cuda-cuobjdump -d /tmp/nv && unzip -q -o /tmp/nv/nvidia_cuda_cuobjdump*.whl -d /tmp/nv/y
 Usage:
-  scripts/ptxas_regs.py [--nv /tmp/nv/x/nvidia] FILE.cl [NAME=VALUE ...]
+  scripts/ptxas_regs.py [--nv /tmp/nv/x/nvidia] [--sass KERNEL] FILE.cl [NAME=VALUE ...]
 e.g. the cluster NTT program of N = 2^15 (the defines NttPlan::defines gives):
   scripts/ptxas_regs.py ntt.cl XEHE_SLM_TILE=4096 XEHE_SLM_MODE=3 XEHE_CLUSTER=8 XEHE_CLUSTER_ITEM=16
 """
@@ -43,8 +45,13 @@ def assemble(name, seen):
 def main():
     args = sys.argv[1:]
     nv = "/tmp/nv/x/nvidia"
-    if args[:1] == ["--nv"]:
-        nv, args = args[1], args[2:]
+    sass = None
+    while args[:1] in (["--nv"], ["--sass"]):
+        if args[0] == "--nv":
+            nv = args[1]
+        else:
+            sass = args[1]
+        args = args[2:]
     if not args:
         sys.exit(__doc__)
     family, defines = args[0], args[1:]
@@ -68,8 +75,13 @@ def main():
         path = os.path.join(d, "k.ptx")
         with open(path, "wb") as f:
             f.write(ptx.value)
-        res = subprocess.run([os.path.join(nv, "cuda_nvcc/bin/ptxas"), "-arch=sm_90", "-v", path, "-o", os.path.join(d, "k.cubin")],
+        cubin = os.path.join(d, "k.cubin")
+        res = subprocess.run([os.path.join(nv, "cuda_nvcc/bin/ptxas"), "-arch=sm_90", "-v", path, "-o", cubin],
                              capture_output=True, text=True)
+        listing = ""
+        if sass:
+            tool = os.path.join(os.path.dirname(nv), "..", "y", "nvidia", "cu13", "bin", "cuobjdump")
+            listing = subprocess.run([tool, "-sass", "-fun", sass, cubin], capture_output=True, text=True).stdout
     kernel, spill = None, ""
     for line in (res.stdout + res.stderr).splitlines():
         m = re.search(r"Function properties for (\S+)", line)
@@ -80,6 +92,8 @@ def main():
         elif kernel and "Used" in line:
             print(f"{kernel}: {line.split('ptxas info    : ')[-1].strip()}; {spill}")
             kernel = None
+    if sass:
+        print(listing)
 
 
 if __name__ == "__main__":

@@ -37,13 +37,13 @@
 //! Total for multiply+relinearize: ≈ −120 µs (≈ 980 µs) without the ModDown occupancy gain,
 //! ≈ −220 µs (≈ 880 µs) with it; rotate ≈ 15 µs more saved.
 //!
-//! The conversion's multiply count: per output, `d` 64×64→128-bit multiply-adds and one 128-bit
-//! Barrett reduction (SEAL's), plus one Shoup product per input word for the scale. Shoup-lazy
-//! terms summed in 64 bits (`6 · 2m < 2^64` for `m < 2^60`) would need a high and two low
-//! 64-bit products per term plus a final reduction — more than the chain's two per term and the
-//! Barrett's six per output — so the 128-bit chain stays; what is left to tune is occupancy
-//! (`XEHE_HYBRID_CONV_ITEMS`) and independent chains per work-item (`XEHE_HYBRID_CONV_UNROLL`),
-//! which `examples/hybrid_gpu_timing.rs` sweeps.
+//! The conversion's multiply count: per output, `d` terms summed in 30-bit limbs (four 32×32→64
+//! multiply-adds each, no carries: the matrix is uploaded in limb form, [`limb_packed`]) and one
+//! 128-bit Barrett reduction (SEAL's), plus one Shoup product per input word for the scale; each
+//! output's constants and addresses serve `XEHE_HYBRID_CONV_COEFS` coefficients (session 11: the
+//! 128-bit multiply-accumulate in 64-bit words had cost ≈ 20 SASS instructions a term, 281 per
+//! output in all). What is left to tune is occupancy (`XEHE_HYBRID_CONV_ITEMS`) and the
+//! coefficients per work-item, which `examples/hybrid_gpu_timing.rs` sweeps.
 
 use super::eval::{permute_into, EVAL_NTT};
 use super::level::{DevicePrimes, DeviceScalars, LevelData};
@@ -69,11 +69,32 @@ impl<B: super::GpuBuffer> DeviceConv<B> {
         Ok(DeviceConv {
             in_add: q.upload_static(&c.in_add)?,
             inv: DeviceScalars::new(q, &c.in_inv)?,
-            matrix: q.upload_static(&c.matrix)?,
+            matrix: q.upload_static(&limb_packed(&c.matrix)?)?,
             out_add: q.upload_static(&c.out_add)?,
             digit_q: q.upload_static(&c.digit_q)?,
         })
     }
+}
+
+/// The conversion matrix in the 30-bit limb form `rns_conv_u64` multiplies (`native/rns.cl`
+/// `limb_pack`): `b = b0 + b1·2^30` stored as `b1·2^32 + b0`.
+///
+/// # Errors
+/// `InvalidArgument` for an entry of 2^60 or more (every modulus is below 2^60, SEAL's limit).
+fn limb_packed(matrix: &[u64]) -> Result<Vec<u64>> {
+    const MASK: u64 = (1 << 30) - 1;
+    matrix
+        .iter()
+        .map(|&b| {
+            if b >> 60 != 0 {
+                Err(Error::InvalidArgument(format!(
+                    "base conversion constant {b:#x} is not below 2^60"
+                )))
+            } else {
+                Ok(((b >> 30) << 32) | (b & MASK))
+            }
+        })
+        .collect()
 }
 
 /// Hybrid key switching's read-only data at one level on one device: the extended base
@@ -173,19 +194,26 @@ pub fn hybrid_key<Q: GpuQueue>(q: &Q, key: &HybridKSwitchKey) -> Result<Arc<Q::B
 /// in chunks of output limbs until about this many run (ModDown: 2 × N pairs).
 pub const CONV_ITEMS: usize = 1 << 19;
 
+/// Coefficients per conversion work-item by default (`RNS_COEFS`): each output's constants,
+/// row and addresses are worked out once for all of them.
+pub const CONV_COEFS: usize = 2;
+
 /// Tuning of `rns_conv_u64`, read at each launch from the environment so one process can compare
 /// settings (`examples/hybrid_gpu_timing.rs`): `XEHE_HYBRID_CONV_ITEMS` (work-items aimed at,
-/// default [`CONV_ITEMS`]) and `XEHE_HYBRID_CONV_UNROLL` (outputs per work-item computed
-/// side by side, `RNS_OUT_UNROLL`, 1 to 4, default 1). Results do not depend on them.
-fn conv_tuning() -> (usize, u32) {
+/// default [`CONV_ITEMS`]) and `XEHE_HYBRID_CONV_COEFS` (coefficients per work-item, `RNS_COEFS`:
+/// 1, 2 or 4, default [`CONV_COEFS`]). Results do not depend on them.
+fn conv_tuning() -> (usize, usize) {
     let get = |name: &str| {
         std::env::var(name)
             .ok()
             .and_then(|v| v.parse::<usize>().ok())
     };
     let items = get("XEHE_HYBRID_CONV_ITEMS").unwrap_or(CONV_ITEMS).max(1);
-    let unroll = get("XEHE_HYBRID_CONV_UNROLL").unwrap_or(1).clamp(1, 4) as u32;
-    (items, unroll)
+    let coefs = match get("XEHE_HYBRID_CONV_COEFS").unwrap_or(CONV_COEFS) {
+        c @ (1 | 2 | 4) => c,
+        _ => CONV_COEFS,
+    };
+    (items, coefs)
 }
 
 /// Shape of one [`base_conv`] launch.
@@ -226,8 +254,8 @@ fn base_conv<Q: GpuQueue>(
     // The most outputs a digit computes (the short last digit skips the fewest).
     let last = in_rows - (s.digits - 1) * s.d;
     let others = if s.skip { out_rows - last } else { out_rows };
-    let pairs = (s.polys * s.digits) << log_n;
-    let (items, unroll) = conv_tuning();
+    let (items, coefs) = conv_tuning();
+    let pairs = ((s.polys * s.digits) << log_n) / coefs;
     let chunks = (items / pairs).clamp(1, others.max(1));
     let chunk = others.div_ceil(chunks);
     let chunks = others.div_ceil(chunk.max(1)).max(1);
@@ -261,7 +289,7 @@ fn base_conv<Q: GpuQueue>(
     // again): fewer registers than the full 16 for small digits, so more work-items resident.
     let defines = [
         ("RNS_REG_DIGIT", s.d.clamp(1, 16).to_string()),
-        ("RNS_OUT_UNROLL", unroll.to_string()),
+        ("RNS_COEFS", coefs.to_string()),
     ];
     q.launch(
         Family::Rns,
