@@ -1047,12 +1047,33 @@ KERNEL_CLUSTER_FQ ntt_fwd_cluster_moddown_u64(GLOBAL_AS u64 *d, CONST_AS u64 *la
 }
 
 /*
- * ntt_fwd_cluster_moddown_u64 with moddown_finish_u64 (keyswitch.cl) as its epilogue: the
- * correction d of row (c, i) (c = row / k, prime i) stays in shared memory, and the kernel
- * writes out[c][i][x] = c01[c][i][x] + P^{-1} (xs[c][i][x] + q_i − d) mod q_i instead, c01
- * read as 0 from word c_words on (c01 may be out). xs has x_rows_per_poly rows per polynomial
- * (k + 1 for key switching's prod, k + 1 for rescale's input), out and c01 k. Saves the
- * finish launch and the write and read of d (rescale at 2^16: 2 × 84 rows of 512 KiB).
+ * The mod-down finish as a forward cluster NTT's epilogue: this CTA's part of row (c, i) (c = row
+ * / k, prime i) of the transformed correction d lies in `tile`, and out[c][i][x] = c01[c][i][x] +
+ * P^{-1} (xs[c][i][x] + q_i - d) mod q_i is written instead, c01 read as 0 from word c_words on
+ * (c01 may be out). xs has x_rows_per_poly rows per polynomial, out and c01 k. Everything is
+ * recomputed from the arguments after the NTT, so nothing extra stays live across it (its
+ * register count sets the CTAs per SM).
+ */
+DECLSPEC void moddown_fin_epilogue(GLOBAL_AS u64 *out, LOCAL_AS u64 *tile, u32 row, u32 k, CONST_AS u64 *moduli,
+                                   u32 log_n, CONST_AS u64 *c01, CONST_AS u64 *xs, CONST_AS u64 *inv_p,
+                                   CONST_AS u64 *inv_p_q, u32 x_rows_per_poly, u64 c_words)
+{
+    u32 c = row / k, i = row % k;
+    u64 q = moduli[i];
+    u64 w0 = ((u64)row << log_n) + (u64)cluster_rank() * XEHE_SLM_TILE;
+    CONST_AS u64 *x = xs + (((u64)c * x_rows_per_poly + i) << log_n) + (u64)cluster_rank() * XEHE_SLM_TILE;
+    u64 ip = inv_p[i], ipq = inv_p_q[i];
+    for (u32 e = LOCAL_ID(); e < XEHE_SLM_TILE; e += LOCAL_SIZE()) {
+        u64 r = moddown_scaled_diff(x[e], fwd_final(tile[SLM_PAD(e)], q), q, ip, ipq);
+        out[w0 + e] = w0 + e < c_words ? add_mod(c01[w0 + e], r, q) : r;
+    }
+}
+
+/*
+ * ntt_fwd_cluster_moddown_u64 with moddown_finish_u64 (keyswitch.cl) as its epilogue
+ * (moddown_fin_epilogue): the correction of row (c, i) is `last`'s row c lifted as
+ * lift_word does, transformed, and never written. Saves the finish launch and the write and read
+ * of d (rescale at 2^16: 2 × 84 rows of 512 KiB).
  */
 KERNEL_CLUSTER_FQ ntt_fwd_cluster_moddown_fin_u64(GLOBAL_AS u64 *out, CONST_AS u64 *last, CONST_AS u64 *r1,
                                                   CONST_AS u64 *roots, CONST_AS u64 *roots_q, CONST_AS u64 *moduli,
@@ -1064,16 +1085,26 @@ KERNEL_CLUSTER_FQ ntt_fwd_cluster_moddown_fin_u64(GLOBAL_AS u64 *out, CONST_AS u
     u64 q = moduli[i];
     LOCAL_AS u64 *tile = fwd_cluster_tile(last + ((u64)(row / k) << log_n), 1, lift_init(r1[i], q, p_last, p_last_r1),
                                           roots + ((u64)i << log_n), roots_q + ((u64)i << log_n), q, log_n, log_m, mode);
-    /* Everything below is recomputed from the arguments, so nothing extra stays live across
-     * the NTT (its register count sets the CTAs per SM). */
-    u32 c = row / k;
-    u64 w0 = ((u64)row << log_n) + (u64)cluster_rank() * XEHE_SLM_TILE;
-    CONST_AS u64 *x = xs + (((u64)c * x_rows_per_poly + i) << log_n) + (u64)cluster_rank() * XEHE_SLM_TILE;
-    u64 ip = inv_p[i], ipq = inv_p_q[i];
-    for (u32 e = LOCAL_ID(); e < XEHE_SLM_TILE; e += LOCAL_SIZE()) {
-        u64 r = moddown_scaled_diff(x[e], fwd_final(tile[SLM_PAD(e)], q), q, ip, ipq);
-        out[w0 + e] = w0 + e < c_words ? add_mod(c01[w0 + e], r, q) : r;
-    }
+    moddown_fin_epilogue(out, tile, row, k, moduli, log_n, c01, xs, inv_p, inv_p_q, x_rows_per_poly, c_words);
+}
+
+/*
+ * The same finish after the plain forward NTT of row `row` of `last` (polys × k rows, canonical,
+ * coefficient form): hybrid ModDown, whose conversion output is already one row per prime
+ * (src/device/gpu/hybrid.rs). r1, p_last and p_last_r1 are unused (the argument list is
+ * ntt_fwd_cluster_moddown_fin_u64's).
+ */
+KERNEL_CLUSTER_FQ ntt_fwd_cluster_fin_u64(GLOBAL_AS u64 *out, CONST_AS u64 *last, CONST_AS u64 *r1,
+                                          CONST_AS u64 *roots, CONST_AS u64 *roots_q, CONST_AS u64 *moduli,
+                                          u32 k, u32 log_n, u32 log_m, u32 mode, u64 p_last, u64 p_last_r1,
+                                          CONST_AS u64 *c01, CONST_AS u64 *xs, CONST_AS u64 *inv_p,
+                                          CONST_AS u64 *inv_p_q, u32 x_rows_per_poly, u64 c_words)
+{
+    u32 row = GROUP_ID() / XEHE_CLUSTER, i = row % k;
+    u64 q = moduli[i];
+    LOCAL_AS u64 *tile = fwd_cluster_tile(last + ((u64)row << log_n), 0, lift_init(0, q, 0, 0),
+                                          roots + ((u64)i << log_n), roots_q + ((u64)i << log_n), q, log_n, log_m, mode);
+    moddown_fin_epilogue(out, tile, row, k, moduli, log_n, c01, xs, inv_p, inv_p_q, x_rows_per_poly, c_words);
 }
 
 /*

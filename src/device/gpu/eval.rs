@@ -216,7 +216,7 @@ pub fn rescale<Q: GpuQueue>(q: &Q, l: &LevelData<Q::Buf>, next: &LevelData<Q::Bu
     let last = gather_inverse(q, l, last_ntt, ct, (k, k - 1), size)?;
     let out = q.alloc(size * (k - 1) * l.n())?;
     let p = &l.host_primes[k - 1];
-    if fused_finish() && next.ntt.forward_moddown_finish(q, &out, &last, &next.primes.r1, size, (p.value(), p.const_ratio()[1]), (ct, k), None, (&inv.w, &inv.wq), EVAL_NTT)? {
+    if fused_finish() && next.ntt.forward_moddown_finish(q, &out, &last, Some((&next.primes.r1, (p.value(), p.const_ratio()[1]))), size, (ct, k), None, (&inv.w, &inv.wq), EVAL_NTT)? {
         return Ok(out);
     }
     let d = moddown_correction(q, l, &last, p, &next.primes, &next.ntt, size)?;
@@ -227,7 +227,7 @@ pub fn rescale<Q: GpuQueue>(q: &Q, l: &LevelData<Q::Buf>, next: &LevelData<Q::Bu
 /// Whether mod-down and rescale run their finish as the correction NTT's epilogue
 /// ([`DeviceNttTables::forward_moddown_finish`], cluster plans); `XEHE_MODDOWN_FUSED=0` takes
 /// the separate `moddown_finish_u64` launch (the A/B of BENCHMARKS.md session 10).
-fn fused_finish() -> bool {
+pub(crate) fn fused_finish() -> bool {
     static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *ON.get_or_init(|| prep_in_ntt() && std::env::var("XEHE_MODDOWN_FUSED").map_or(true, |v| v != "0"))
 }
@@ -479,7 +479,7 @@ fn mod_down<Q: GpuQueue>(q: &Q, l: &LevelData<Q::Buf>, (c01, c_polys): (&Q::Buf,
     let out = q.alloc(2 * k * n)?;
     let add = Some((c01, c_polys * k * n));
     let p = (l.p.value(), l.p.const_ratio()[1]);
-    if fused_finish() && l.ntt.forward_moddown_finish(q, &out, &last, &l.primes.r1, 2, p, (prod, kp), add, (&l.inv_p.w, &l.inv_p.wq), EVAL_NTT)? {
+    if fused_finish() && l.ntt.forward_moddown_finish(q, &out, &last, Some((&l.primes.r1, p)), 2, (prod, kp), add, (&l.inv_p.w, &l.inv_p.wq), EVAL_NTT)? {
         return Ok(out);
     }
     let d = moddown_correction(q, l, &last, &l.p, &l.primes, &l.ntt, 2)?;

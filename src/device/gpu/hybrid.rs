@@ -7,7 +7,9 @@
 //! rows from the target), and ModDown by `P` (INTT of the `α` special limbs, which the inner
 //! product writes apart; conversion `P → Q_ℓ` with the rounding offsets fused into its load and
 //! store; NTT; `moddown_finish_add_u64` adds `P^{-1}(acc − conv)` to `c0, c1` into a fresh
-//! buffer). Written once against [`GpuQueue`], so it runs on CUDA and OpenCL; the arithmetic is
+//! buffer — on thread-block clusters, without a permutation, the finish is the NTT's epilogue,
+//! `ntt_fwd_cluster_fin_u64`). ModUp inverse-transforms the target where it lies
+//! (`DeviceNttTables::inverse_from`) when the plan is one cluster launch. Written once against [`GpuQueue`], so it runs on CUDA and OpenCL; the arithmetic is
 //! the CPU reference's, so results are bit-identical (`tests/hybrid_gpu.rs`).
 //!
 //! Data layout as everywhere in the evaluator: `size × ℓ × N` u64 words, NTT form. Device
@@ -45,7 +47,7 @@
 //! output in all). What is left to tune is occupancy (`XEHE_HYBRID_CONV_ITEMS`) and the
 //! coefficients per work-item, which `examples/hybrid_gpu_timing.rs` sweeps.
 
-use super::eval::{permute_into, EVAL_NTT};
+use super::eval::{fused_finish, permute_into, EVAL_NTT};
 use super::level::{DevicePrimes, DeviceScalars, LevelData};
 use super::ntt::{DeviceNttTables, NttDirection};
 use super::{Arg, Geometry, GpuQueue};
@@ -191,8 +193,10 @@ pub fn hybrid_key<Q: GpuQueue>(q: &Q, key: &HybridKSwitchKey) -> Result<Arc<Q::B
 }
 
 /// Work-items a conversion launch aims at by default: fewer (digit, coefficient) pairs are split
-/// in chunks of output limbs until about this many run (ModDown: 2 × N pairs).
-pub const CONV_ITEMS: usize = 1 << 19;
+/// in chunks of output limbs until about this many run (ModDown: 2 × N pairs). 2^18 since the
+/// limb form (session 11 sweep at N = 2^16, H100: multiply+relinearize_hybrid 834.9 µs against
+/// 863.3 at 2^19; more outputs per work-item amortize its scale step and index arithmetic).
+pub const CONV_ITEMS: usize = 1 << 18;
 
 /// Coefficients per conversion work-item by default (`RNS_COEFS`): each output's constants,
 /// row and addresses are worked out once for all of them.
@@ -347,8 +351,12 @@ pub fn mod_up<Q: GpuQueue>(
     let (ell, alpha, n) = (h.ell, h.alpha, l.n());
     let digits = h.digits;
     let t = q.scratch(ell * n)?;
-    q.copy(&t, 0, tsrc, t_off, ell * n)?;
-    l.ntt.inverse(q, &t, ell, EVAL_NTT)?;
+    // Inverse-transformed where it lies when the plan allows (no copy first).
+    let from = t_off % n == 0 && l.ntt.inverse_from(q, &t, tsrc, ell, (1, t_off / n), EVAL_NTT)?;
+    if !from {
+        q.copy(&t, 0, tsrc, t_off, ell * n)?;
+        l.ntt.inverse(q, &t, ell, EVAL_NTT)?;
+    }
     let up_q_rows = ell * (digits - 1);
     let up_q = q.scratch(up_q_rows.max(1) * n)?;
     let up_p = q.scratch(alpha * digits * n)?;
@@ -498,7 +506,18 @@ fn mod_down_add<Q: GpuQueue>(
     c01: (&Q::Buf, usize),
     perm: Option<&Q::Buf>,
 ) -> Result<Q::Buf> {
-    let conv = mod_down_conv(q, l, h, prod_p, 2)?;
+    let conv = mod_down_conv_coeff(q, l, h, prod_p, 2)?;
+    // Without a permutation the finish runs as the NTT's epilogue (one launch and 2 × ℓ rows
+    // written and read less; XEHE_MODDOWN_FUSED=0 turns it off as for SEAL's mod-down).
+    if perm.is_none() && fused_finish() {
+        let (ell, n) = (h.ell, l.n());
+        let out = q.alloc(2 * ell * n)?;
+        let add = Some((c01.0, c01.1.min(2) * ell * n));
+        if l.ntt.forward_moddown_finish(q, &out, &conv, None, 2, (prod_q, ell), add, (&h.inv_p.w, &h.inv_p.wq), EVAL_NTT)? {
+            return Ok(out);
+        }
+    }
+    l.ntt.forward(q, &conv, 2 * h.ell, EVAL_NTT)?;
     mod_down_finish(q, l, h, prod_q, (&conv, 0), c01, perm)
 }
 
@@ -510,6 +529,16 @@ fn mod_down_add<Q: GpuQueue>(
 /// # Errors
 /// `Device` on an allocation, compile or launch failure.
 fn mod_down_conv<Q: GpuQueue>(q: &Q, l: &LevelData<Q::Buf>, h: &HybridLevelData<Q::Buf>, prod_p: &Q::Buf, polys: usize) -> Result<Q::Buf> {
+    let conv = mod_down_conv_coeff(q, l, h, prod_p, polys)?;
+    l.ntt.forward(q, &conv, polys * h.ell, EVAL_NTT)?;
+    Ok(conv)
+}
+
+/// [`mod_down_conv`] without its last NTT: the conversion output in coefficient form.
+///
+/// # Errors
+/// `Device` on an allocation, compile or launch failure.
+fn mod_down_conv_coeff<Q: GpuQueue>(q: &Q, l: &LevelData<Q::Buf>, h: &HybridLevelData<Q::Buf>, prod_p: &Q::Buf, polys: usize) -> Result<Q::Buf> {
     let (ell, alpha, n) = (h.ell, h.alpha, l.n());
     h.special_ntt.inverse(q, prod_p, polys * alpha, EVAL_NTT)?;
     let conv = q.scratch(polys * ell * n)?;
@@ -531,7 +560,6 @@ fn mod_down_conv<Q: GpuQueue>(q: &Q, l: &LevelData<Q::Buf>, h: &HybridLevelData<
         &l.primes,
         &mod_down,
     )?;
-    l.ntt.forward(q, &conv, polys * ell, EVAL_NTT)?;
     Ok(conv)
 }
 

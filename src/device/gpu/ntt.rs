@@ -267,25 +267,26 @@ impl<B: GpuBuffer> DeviceNttTables<B> {
     /// Mod-down / rescale's correction NTT with the finish as its epilogue
     /// (`ntt_fwd_cluster_moddown_fin_u64`): for `polys` polynomials over these tables' k primes,
     /// `out[c][i] = c01[c][i] + P^{-1} (xs[c][i] − NTT(corr(last[c]) mod q_i)) mod q_i`, where
-    /// `corr` is [`forward_from`](Self::forward_from)'s correction with `(p, p_r1)` and the
-    /// correction itself never reaches memory. `out`: `polys × k × N`; `last`: `polys × N`
-    /// (coefficient form, mod p); `xs`: `x_rows_per_poly` rows per polynomial (rows `< k` used);
-    /// `add = Some((c01, c_words))`: c01 added to the first `c_words` words (c01 may be `out`);
-    /// `inv`: `P^{-1} mod q_i` and its Shoup quotients (`k` words each); `r1`: the primes'
-    /// Barrett constants. Returns `false` (and does nothing) unless the plan is one cluster
-    /// launch (then the caller runs the correction NTT and `moddown_finish_u64`).
+    /// `corr` is [`forward_from`](Self::forward_from)'s correction with `lift = Some((r1, (p,
+    /// p_r1)))` (`r1`: the primes' Barrett constants; `last`: `polys × N`, coefficient form, mod
+    /// p), and the correction itself never reaches memory. With `lift = None` (hybrid ModDown,
+    /// `ntt_fwd_cluster_fin_u64`) `last` is `polys × k` canonical coefficient-form rows, one per
+    /// prime, transformed as they are. `out`: `polys × k × N`; `xs`: `x_rows_per_poly` rows per
+    /// polynomial (rows `< k` used); `add = Some((c01, c_words))`: c01 added to the first
+    /// `c_words` words (c01 may be `out`); `inv`: `P^{-1} mod q_i` and its Shoup quotients (`k`
+    /// words each). Returns `false` (and does nothing) unless the plan is one cluster launch
+    /// (then the caller runs the correction NTT and the finish apart).
     ///
     /// # Errors
-    /// `InvalidArgument` when `out` is too short; `Device` on a compile or launch failure.
+    /// `InvalidArgument` when `out` or `last` is too short; `Device` on a compile or launch failure.
     #[allow(clippy::too_many_arguments)]
     pub fn forward_moddown_finish<Q: GpuQueue<Buf = B>>(
         &self,
         q: &Q,
         out: &B,
         last: &B,
-        r1: &B,
+        lift: Option<(&B, (u64, u64))>,
         polys: usize,
-        (p, p_r1): (u64, u64),
         (xs, x_rows_per_poly): (&B, usize),
         add: Option<(&B, usize)>,
         (inv, inv_q): (&B, &B),
@@ -302,6 +303,11 @@ impl<B: GpuBuffer> DeviceNttTables<B> {
         if first.kernel != "ntt_fwd_cluster_u64" {
             return Ok(false);
         }
+        let src_rows = if lift.is_some() { polys } else { rows };
+        if last.words() < src_rows << self.log_n {
+            return Err(crate::Error::InvalidArgument("forward_moddown_finish: source shorter than its rows".into()));
+        }
+        let (r1, (p, p_r1)) = lift.unwrap_or((self.table(NttTable::Moduli), (0, 0)));
         let mut args = vec![
             Arg::Buf(out),
             Arg::Buf(last),
@@ -327,7 +333,8 @@ impl<B: GpuBuffer> DeviceNttTables<B> {
             Arg::U64(add.map_or(0, |a| a.1) as u64),
         ]);
         let geometry = Geometry::Groups { groups: (first.groups, 1), local: first.local };
-        q.launch(Family::Ntt, &plan.defines(), "ntt_fwd_cluster_moddown_fin_u64", geometry, &args)?;
+        let kernel = if lift.is_some() { "ntt_fwd_cluster_moddown_fin_u64" } else { "ntt_fwd_cluster_fin_u64" };
+        q.launch(Family::Ntt, &plan.defines(), kernel, geometry, &args)?;
         Ok(true)
     }
 
