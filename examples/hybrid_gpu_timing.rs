@@ -213,35 +213,43 @@ fn main() -> Result<()> {
     // against the CPU result first.
     let (name, f) = &ops[0];
     let want = f(&a, &b)?;
-    println!("\n{name}, base conversion tuning (XEHE_HYBRID_CONV_ITEMS, XEHE_HYBRID_CONV_COEFS):");
+    println!("\n{name}, base conversion tuning (XEHE_HYBRID_CONV_ITEMS, XEHE_HYBRID_CONV_COEFS, XEHE_HYBRID_CONV_MIN_BLOCKS):");
     println!(
-        "| items | coefficients per work-item | latency µs | throughput µs/op | rns_conv_u64 µs (ModUp, ModDown) |"
+        "| items | coefficients per work-item | CTAs per SM bound | latency µs | throughput µs/op | rns_conv_u64 µs (ModUp, ModDown) |"
     );
-    println!("|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|");
+    let mut configs = Vec::new();
     for items in [1usize << 17, 1 << 18, 1 << 19] {
         for coefs in [1, 2, 4] {
-            std::env::set_var("XEHE_HYBRID_CONV_ITEMS", items.to_string());
-            std::env::set_var("XEHE_HYBRID_CONV_COEFS", coefs.to_string());
-            let mut g = f(&ga, &gb)?;
-            g.download()?;
-            if g.data() != want.data() {
-                println!("MISMATCH: items {items}, coefficients {coefs}");
-                failures += 1;
-            }
-            let (lat, thr, _, launches) = measure(&q, reps, &|| f(&ga, &gb))?;
-            let conv: Vec<String> = launches
-                .iter()
-                .filter(|l| l.0 == "rns_conv_u64")
-                .map(|l| format!("{:.1}", l.1))
-                .collect();
-            println!(
-                "| {items} | {coefs} | {lat:.1} | {thr:.1} | {} |",
-                conv.join(", ")
-            );
+            configs.push((items, coefs, 0));
         }
+    }
+    configs.extend([(1 << 18, 1, 4), (1 << 18, 2, 3), (1 << 17, 2, 3)]);
+    for (items, coefs, min_blocks) in configs {
+        std::env::set_var("XEHE_HYBRID_CONV_ITEMS", items.to_string());
+        std::env::set_var("XEHE_HYBRID_CONV_COEFS", coefs.to_string());
+        std::env::set_var("XEHE_HYBRID_CONV_MIN_BLOCKS", min_blocks.to_string());
+        let mut g = f(&ga, &gb)?;
+        g.download()?;
+        if g.data() != want.data() {
+            println!("MISMATCH: items {items}, coefficients {coefs}, CTAs per SM {min_blocks}");
+            failures += 1;
+        }
+        let (lat, thr, _, launches) = measure(&q, reps, &|| f(&ga, &gb))?;
+        let conv: Vec<String> = launches
+            .iter()
+            .filter(|l| l.0 == "rns_conv_u64")
+            .map(|l| format!("{:.1}", l.1))
+            .collect();
+        let bound = if min_blocks == 0 { "-".to_string() } else { min_blocks.to_string() };
+        println!(
+            "| {items} | {coefs} | {bound} | {lat:.1} | {thr:.1} | {} |",
+            conv.join(", ")
+        );
     }
     std::env::remove_var("XEHE_HYBRID_CONV_ITEMS");
     std::env::remove_var("XEHE_HYBRID_CONV_COEFS");
+    std::env::remove_var("XEHE_HYBRID_CONV_MIN_BLOCKS");
     if failures > 0 {
         return Err(Error::Device(format!(
             "{failures} operations differ from the CPU"

@@ -1108,6 +1108,41 @@ KERNEL_CLUSTER_FQ ntt_fwd_cluster_fin_u64(GLOBAL_AS u64 *out, CONST_AS u64 *last
 }
 
 /*
+ * Hoisted rotations' ModDown finish as the batched NTT's epilogue (src/device/gpu/hybrid.rs
+ * apply_galois_hybrid_many): row r of `last` (rotation h = r / rows_per_rot, rr = r % rows_per_rot
+ * = c·k + i) is transformed as in ntt_fwd_cluster_fin_u64, and with t = the rotation's Galois
+ * table, out_h[rr][x] = [c = 0] c0[i][t[x]] + P^{-1} (xs_h[rr][t[x]] + q_i − d) mod q_i — what
+ * moddown_finish_add_perm_u64 (keyswitch.cl) does with c_words = k·N — where out_h, xs_h and t
+ * are the device addresses ptrs[3h], ptrs[3h + 1], ptrs[3h + 2] (CUDA only, as every cluster
+ * kernel). The argument list is ntt_fwd_cluster_fin_u64's: out, r1, p_last, p_last_r1 and c_words
+ * are unused, c01 is c0, xs is ptrs, x_rows_per_poly is rows_per_rot.
+ */
+KERNEL_CLUSTER_FQ ntt_fwd_cluster_fin_perm_u64(GLOBAL_AS u64 *out, CONST_AS u64 *last, CONST_AS u64 *r1,
+                                               CONST_AS u64 *roots, CONST_AS u64 *roots_q, CONST_AS u64 *moduli,
+                                               u32 k, u32 log_n, u32 log_m, u32 mode, u64 p_last, u64 p_last_r1,
+                                               CONST_AS u64 *c0, CONST_AS u64 *ptrs, CONST_AS u64 *inv_p,
+                                               CONST_AS u64 *inv_p_q, u32 rows_per_rot, u64 c_words)
+{
+    u32 row = GROUP_ID() / XEHE_CLUSTER, i = row % k;
+    u64 q = moduli[i];
+    LOCAL_AS u64 *tile = fwd_cluster_tile(last + ((u64)row << log_n), 0, lift_init(0, q, 0, 0),
+                                          roots + ((u64)i << log_n), roots_q + ((u64)i << log_n), q, log_n, log_m, mode);
+    /* Recomputed after the NTT, as in moddown_fin_epilogue. */
+    u32 h = row / rows_per_rot, rr = row % rows_per_rot;
+    GLOBAL_AS u64 *dst = (GLOBAL_AS u64 *)ptrs[3 * h] + ((u64)rr << log_n);
+    CONST_AS u64 *xs = (CONST_AS u64 *)ptrs[3 * h + 1] + ((u64)rr << log_n);
+    CONST_AS u32 *t = (CONST_AS u32 *)ptrs[3 * h + 2];
+    CONST_AS u64 *c0i = rr < k ? c0 + ((u64)rr << log_n) : 0;
+    u64 ip = inv_p[i], ipq = inv_p_q[i];
+    u32 w0 = cluster_rank() * XEHE_SLM_TILE;
+    for (u32 e = LOCAL_ID(); e < XEHE_SLM_TILE; e += LOCAL_SIZE()) {
+        u32 s = t[w0 + e];
+        u64 r = moddown_scaled_diff(xs[s], fwd_final(tile[SLM_PAD(e)], q), q, ip, ipq);
+        dst[w0 + e] = c0i ? add_mod(c0i[s], r, q) : r;
+    }
+}
+
+/*
  * Key switching's lifted-digit NTTs fused with the key inner product on thread-block clusters
  * (issue 16: no round trip of the transformed digits through DRAM). One cluster per output prime
  * i (of kp: the level's primes, then P) and digit group g (of `groups`, contiguous ranges of the

@@ -18,6 +18,14 @@
 #define RNS_COEFS 2
 #endif
 
+/* RNS_MIN_BLOCKS (CUDA, from XEHE_HYBRID_CONV_MIN_BLOCKS): CTAs of 256 work-items (the CUDA
+ * launcher's grid-stride block) each SM must hold, which caps the registers per work-item. */
+#if IS_CUDA && defined(RNS_MIN_BLOCKS)
+#define RNS_KERNEL extern "C" __global__ void __launch_bounds__(256, RNS_MIN_BLOCKS)
+#else
+#define RNS_KERNEL KERNEL_FQ void
+#endif
+
 /*
  * A dot product of words below 2^60 in 30-bit limbs (y = y0 + y1 2^30, b = b0 + b1 2^30, each
  * packed as limb1 << 32 | limb0 by limb_pack, the matrix by the host): every partial product is
@@ -112,7 +120,7 @@ DECLSPEC u64 rns_scaled(CONST_AS u64 *src, u32 i, u32 log_n, u32 r, CONST_AS u64
  * the parallelism of small conversions (ModDown: polys × N work-items only) for one extra scale
  * per chunk.
  */
-KERNEL_FQ void rns_conv_u64(GLOBAL_AS u64 *out_a, GLOBAL_AS u64 *out_b, CONST_AS u64 *x, CONST_AS u64 *in_moduli,
+RNS_KERNEL rns_conv_u64(GLOBAL_AS u64 *out_a, GLOBAL_AS u64 *out_b, CONST_AS u64 *x, CONST_AS u64 *in_moduli,
                             CONST_AS u64 *in_add, CONST_AS u64 *w, CONST_AS u64 *wq, CONST_AS u64 *matrix,
                             CONST_AS u64 *out_moduli, CONST_AS u64 *out_r0, CONST_AS u64 *out_r1,
                             CONST_AS u64 *out_add, CONST_AS u64 *digit_q, u32 centered, u32 d, u32 in_rows,

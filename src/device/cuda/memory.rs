@@ -80,6 +80,9 @@ impl GpuBuffer for DeviceBuffer {
     fn words(&self) -> usize {
         self.words
     }
+    fn device_address(&self) -> Option<u64> {
+        Some(self.ptr)
+    }
 }
 
 impl Drop for DeviceBuffer {

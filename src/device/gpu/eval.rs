@@ -5,7 +5,7 @@
 //! The arithmetic is the CPU backend's, step for step, so results are bit-identical.
 
 use super::level::{DevicePrimes, DeviceScalars, LevelData};
-use super::ntt::{DeviceNttTables, NttVariant};
+use super::ntt::{DeviceNttTables, FinishSource, NttVariant};
 use super::{ew_items, Arg, EwKind, EwOp, Geometry, GpuQueue};
 use std::sync::Arc;
 use crate::device::kernels::Family;
@@ -216,7 +216,7 @@ pub fn rescale<Q: GpuQueue>(q: &Q, l: &LevelData<Q::Buf>, next: &LevelData<Q::Bu
     let last = gather_inverse(q, l, last_ntt, ct, (k, k - 1), size)?;
     let out = q.alloc(size * (k - 1) * l.n())?;
     let p = &l.host_primes[k - 1];
-    if fused_finish() && next.ntt.forward_moddown_finish(q, &out, &last, Some((&next.primes.r1, (p.value(), p.const_ratio()[1]))), size, (ct, k), None, (&inv.w, &inv.wq), EVAL_NTT)? {
+    if fused_finish() && next.ntt.forward_moddown_finish(q, &out, &last, FinishSource::Lift(&next.primes.r1, (p.value(), p.const_ratio()[1])), size, (ct, k), None, (&inv.w, &inv.wq), EVAL_NTT)? {
         return Ok(out);
     }
     let d = moddown_correction(q, l, &last, p, &next.primes, &next.ntt, size)?;
@@ -479,7 +479,7 @@ fn mod_down<Q: GpuQueue>(q: &Q, l: &LevelData<Q::Buf>, (c01, c_polys): (&Q::Buf,
     let out = q.alloc(2 * k * n)?;
     let add = Some((c01, c_polys * k * n));
     let p = (l.p.value(), l.p.const_ratio()[1]);
-    if fused_finish() && l.ntt.forward_moddown_finish(q, &out, &last, Some((&l.primes.r1, p)), 2, (prod, kp), add, (&l.inv_p.w, &l.inv_p.wq), EVAL_NTT)? {
+    if fused_finish() && l.ntt.forward_moddown_finish(q, &out, &last, FinishSource::Lift(&l.primes.r1, p), 2, (prod, kp), add, (&l.inv_p.w, &l.inv_p.wq), EVAL_NTT)? {
         return Ok(out);
     }
     let d = moddown_correction(q, l, &last, &l.p, &l.primes, &l.ntt, 2)?;

@@ -49,7 +49,7 @@
 
 use super::eval::{fused_finish, permute_into, EVAL_NTT};
 use super::level::{DevicePrimes, DeviceScalars, LevelData};
-use super::ntt::{DeviceNttTables, NttDirection};
+use super::ntt::{DeviceNttTables, FinishSource, NttDirection};
 use super::{Arg, Geometry, GpuQueue};
 use crate::ckks::hybrid::{ConvConstants, HybridKSwitchKey, HybridKeySwitching, LevelConstants};
 use crate::device::kernels::Family;
@@ -205,8 +205,10 @@ pub const CONV_COEFS: usize = 2;
 /// Tuning of `rns_conv_u64`, read at each launch from the environment so one process can compare
 /// settings (`examples/hybrid_gpu_timing.rs`): `XEHE_HYBRID_CONV_ITEMS` (work-items aimed at,
 /// default [`CONV_ITEMS`]) and `XEHE_HYBRID_CONV_COEFS` (coefficients per work-item, `RNS_COEFS`:
-/// 1, 2 or 4, default [`CONV_COEFS`]). Results do not depend on them.
-fn conv_tuning() -> (usize, usize) {
+/// 1, 2 or 4, default [`CONV_COEFS`]); on CUDA `XEHE_HYBRID_CONV_MIN_BLOCKS` (`RNS_MIN_BLOCKS`:
+/// CTAs of 256 per SM the register allocation must allow, unset by default). Results do not
+/// depend on them.
+fn conv_tuning() -> (usize, usize, Option<usize>) {
     let get = |name: &str| {
         std::env::var(name)
             .ok()
@@ -217,7 +219,7 @@ fn conv_tuning() -> (usize, usize) {
         c @ (1 | 2 | 4) => c,
         _ => CONV_COEFS,
     };
-    (items, coefs)
+    (items, coefs, get("XEHE_HYBRID_CONV_MIN_BLOCKS").filter(|b| (1..=8).contains(b)))
 }
 
 /// Shape of one [`base_conv`] launch.
@@ -258,7 +260,7 @@ fn base_conv<Q: GpuQueue>(
     // The most outputs a digit computes (the short last digit skips the fewest).
     let last = in_rows - (s.digits - 1) * s.d;
     let others = if s.skip { out_rows - last } else { out_rows };
-    let (items, coefs) = conv_tuning();
+    let (items, coefs, min_blocks) = conv_tuning();
     let pairs = ((s.polys * s.digits) << log_n) / coefs;
     let chunks = (items / pairs).clamp(1, others.max(1));
     let chunk = others.div_ceil(chunks);
@@ -291,10 +293,13 @@ fn base_conv<Q: GpuQueue>(
     ];
     // The register window holds exactly a digit (up to 16 words; wider digits read the rest
     // again): fewer registers than the full 16 for small digits, so more work-items resident.
-    let defines = [
+    let mut defines = vec![
         ("RNS_REG_DIGIT", s.d.clamp(1, 16).to_string()),
         ("RNS_COEFS", coefs.to_string()),
     ];
+    if let Some(b) = min_blocks {
+        defines.push(("RNS_MIN_BLOCKS", b.to_string()));
+    }
     q.launch(
         Family::Rns,
         &defines,
@@ -513,7 +518,7 @@ fn mod_down_add<Q: GpuQueue>(
         let (ell, n) = (h.ell, l.n());
         let out = q.alloc(2 * ell * n)?;
         let add = Some((c01.0, c01.1.min(2) * ell * n));
-        if l.ntt.forward_moddown_finish(q, &out, &conv, None, 2, (prod_q, ell), add, (&h.inv_p.w, &h.inv_p.wq), EVAL_NTT)? {
+        if l.ntt.forward_moddown_finish(q, &out, &conv, FinishSource::Rows, 2, (prod_q, ell), add, (&h.inv_p.w, &h.inv_p.wq), EVAL_NTT)? {
             return Ok(out);
         }
     }
@@ -522,19 +527,10 @@ fn mod_down_add<Q: GpuQueue>(
 }
 
 /// ModDown's conversion for `polys` polynomials at once: their special limbs (`prod_p`,
-/// `polys × α × N`, NTT form; overwritten with coefficient form) to coefficient form,
-/// `(x + ⌊P/2⌋)` converted to `Q_ℓ` minus `⌊P/2⌋`, NTT: returns `polys × ℓ × N` words. A
+/// `polys × α × N`, NTT form; overwritten with coefficient form) to coefficient form, then
+/// `(x + ⌊P/2⌋)` converted to `Q_ℓ` minus `⌊P/2⌋`: returns `polys × ℓ × N` words in
+/// coefficient form (the caller's NTT, or the NTT with the finish as its epilogue, follows). A
 /// batch of rotations converts all its polynomials in one sequence of launches (hoisting).
-///
-/// # Errors
-/// `Device` on an allocation, compile or launch failure.
-fn mod_down_conv<Q: GpuQueue>(q: &Q, l: &LevelData<Q::Buf>, h: &HybridLevelData<Q::Buf>, prod_p: &Q::Buf, polys: usize) -> Result<Q::Buf> {
-    let conv = mod_down_conv_coeff(q, l, h, prod_p, polys)?;
-    l.ntt.forward(q, &conv, polys * h.ell, EVAL_NTT)?;
-    Ok(conv)
-}
-
-/// [`mod_down_conv`] without its last NTT: the conversion output in coefficient form.
 ///
 /// # Errors
 /// `Device` on an allocation, compile or launch failure.
@@ -564,7 +560,7 @@ fn mod_down_conv_coeff<Q: GpuQueue>(q: &Q, l: &LevelData<Q::Buf>, h: &HybridLeve
 }
 
 /// ModDown's last step for one ciphertext: `out = c + P^{-1}(prod_q − conv)` (both components,
-/// `conv` from [`mod_down_conv`] starting at word `conv_off`) for the first `c_polys`
+/// `conv` from [`mod_down_conv_coeff`], transformed, starting at word `conv_off`) for the first `c_polys`
 /// polynomials of `c01` (the others 0). With `perm` (a Galois table), `prod_q` and `c01` are
 /// read through it.
 ///
@@ -652,13 +648,66 @@ pub fn apply_galois_hybrid_many<Q: GpuQueue>(
                 prods.push(pq);
             }
         }
-        let conv = mod_down_conv(q, l, h, &special, 2 * tables.len())?;
+        let conv = mod_down_conv_coeff(q, l, h, &special, 2 * tables.len())?;
+        if let Some(outs) = finish_fused_permuted(q, l, h, &conv, &prods, tables, ct)? {
+            out.extend(outs);
+            continue;
+        }
+        l.ntt.forward(q, &conv, 2 * tables.len() * ell, EVAL_NTT)?;
         for (i, (pq, &table)) in prods.iter().zip(tables).enumerate() {
             // The data rows and c0 are read through the table by the finishing kernel.
             out.push(mod_down_finish(q, l, h, pq, (&conv, i * 2 * ell * n), (ct, 1), Some(table))?);
         }
     }
     Ok(out)
+}
+
+/// The finishes of a hoisted batch as the epilogue of its batched ModDown NTT
+/// (`ntt_fwd_cluster_fin_perm_u64`; `conv`: the batch's conversion output in coefficient form,
+/// `2 × ℓ` rows per rotation): a fresh output per rotation, written through a table of device
+/// addresses. `None` (nothing launched) where buffers have no device address, the plan is not
+/// one cluster launch, or `XEHE_MODDOWN_FUSED=0`; the caller then transforms `conv` and
+/// finishes each rotation apart. Saves the write and read of the transformed conversion (2 × ℓ
+/// rows per rotation).
+///
+/// # Errors
+/// `Device` on an allocation, upload, compile or launch failure.
+fn finish_fused_permuted<Q: GpuQueue>(
+    q: &Q,
+    l: &LevelData<Q::Buf>,
+    h: &HybridLevelData<Q::Buf>,
+    conv: &Q::Buf,
+    prods: &[Q::Buf],
+    tables: &[&Q::Buf],
+    ct: &Q::Buf,
+) -> Result<Option<Vec<Q::Buf>>> {
+    use super::GpuBuffer;
+    let (ell, n) = (h.ell, l.n());
+    if !fused_finish() || !q.thread_block_clusters() {
+        return Ok(None);
+    }
+    let outs = tables.iter().map(|_| q.alloc(2 * ell * n)).collect::<Result<Vec<_>>>()?;
+    let mut ptrs = Vec::with_capacity(3 * tables.len());
+    for ((o, pq), t) in outs.iter().zip(prods).zip(tables) {
+        match (o.device_address(), pq.device_address(), t.device_address()) {
+            (Some(a), Some(b), Some(c)) => ptrs.extend([a, b, c]),
+            _ => return Ok(None),
+        }
+    }
+    let ptrs = q.upload(&ptrs)?;
+    let fused = l.ntt.forward_moddown_finish(
+        q,
+        conv,
+        conv,
+        FinishSource::RowsPermuted(&ptrs),
+        2 * tables.len(),
+        // xs is the address table here; rows per rotation, and c0 (the first ℓ rows of ct).
+        (ct, 2 * ell),
+        Some((ct, ell * n)),
+        (&h.inv_p.w, &h.inv_p.wq),
+        EVAL_NTT,
+    )?;
+    Ok(fused.then_some(outs))
 }
 
 /// A Galois key's words on `q`'s device, each row pre-permuted by the inverse of the

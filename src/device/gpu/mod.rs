@@ -42,6 +42,11 @@ pub fn ew_items(words: usize) -> Geometry {
 pub trait GpuBuffer: Send + Sync + std::fmt::Debug {
     /// Length in words.
     fn words(&self) -> usize;
+    /// The buffer's device address, where a kernel may read it from a table of addresses
+    /// (CUDA); `None` where buffers have no stable address (OpenCL).
+    fn device_address(&self) -> Option<u64> {
+        None
+    }
 }
 
 /// A kernel argument.

@@ -20,6 +20,18 @@ pub use crate::device::ntt_plan::NttVariant;
 /// The shared-memory phase a forward plan left to the caller: `(log_m, radix8, defines)`.
 pub type SlmPhase = (u32, u32, Vec<(&'static str, String)>);
 
+/// Where [`DeviceNttTables::forward_moddown_finish`] reads the rows it transforms.
+pub enum FinishSource<'a, B> {
+    /// SEAL's mod-down / rescale: one row per polynomial mod the special prime `p`, lifted to
+    /// each prime (the primes' Barrett constants `r1`, `(p, p's const_ratio[1])`).
+    Lift(&'a B, (u64, u64)),
+    /// Hybrid ModDown: one canonical row per (polynomial, prime).
+    Rows,
+    /// Hoisted rotations' batched ModDown: rows as [`Rows`](Self::Rows); per rotation three
+    /// device addresses (output, inner-product rows, Galois permutation table) in this buffer.
+    RowsPermuted(&'a B),
+}
+
 /// Device copy of the NTT tables of `k` primes for one N (read-only, shared by all queues).
 pub struct DeviceNttTables<B> {
     log_n: u32,
@@ -267,11 +279,14 @@ impl<B: GpuBuffer> DeviceNttTables<B> {
     /// Mod-down / rescale's correction NTT with the finish as its epilogue
     /// (`ntt_fwd_cluster_moddown_fin_u64`): for `polys` polynomials over these tables' k primes,
     /// `out[c][i] = c01[c][i] + P^{-1} (xs[c][i] − NTT(corr(last[c]) mod q_i)) mod q_i`, where
-    /// `corr` is [`forward_from`](Self::forward_from)'s correction with `lift = Some((r1, (p,
-    /// p_r1)))` (`r1`: the primes' Barrett constants; `last`: `polys × N`, coefficient form, mod
-    /// p), and the correction itself never reaches memory. With `lift = None` (hybrid ModDown,
-    /// `ntt_fwd_cluster_fin_u64`) `last` is `polys × k` canonical coefficient-form rows, one per
-    /// prime, transformed as they are. `out`: `polys × k × N`; `xs`: `x_rows_per_poly` rows per
+    /// `corr` is [`forward_from`](Self::forward_from)'s correction with `src =
+    /// FinishSource::Lift(r1, (p, p_r1))` (`r1`: the primes' Barrett constants; `last`: `polys ×
+    /// N`, coefficient form, mod p), and the correction itself never reaches memory. With
+    /// [`FinishSource::Rows`] (hybrid ModDown, `ntt_fwd_cluster_fin_u64`) `last` is `polys × k`
+    /// canonical coefficient-form rows, one per prime, transformed as they are; with
+    /// [`FinishSource::RowsPermuted`] (hoisted rotations, `ntt_fwd_cluster_fin_perm_u64`) the same
+    /// for a batch of rotations of `x_rows_per_poly` rows each, whose outputs, `xs` and
+    /// permutations are given by device address (`out` and `xs` unused). `out`: `polys × k × N`; `xs`: `x_rows_per_poly` rows per
     /// polynomial (rows `< k` used); `add = Some((c01, c_words))`: c01 added to the first
     /// `c_words` words (c01 may be `out`); `inv`: `P^{-1} mod q_i` and its Shoup quotients (`k`
     /// words each). Returns `false` (and does nothing) unless the plan is one cluster launch
@@ -285,7 +300,7 @@ impl<B: GpuBuffer> DeviceNttTables<B> {
         q: &Q,
         out: &B,
         last: &B,
-        lift: Option<(&B, (u64, u64))>,
+        src: FinishSource<'_, B>,
         polys: usize,
         (xs, x_rows_per_poly): (&B, usize),
         add: Option<(&B, usize)>,
@@ -303,11 +318,15 @@ impl<B: GpuBuffer> DeviceNttTables<B> {
         if first.kernel != "ntt_fwd_cluster_u64" {
             return Ok(false);
         }
-        let src_rows = if lift.is_some() { polys } else { rows };
+        let src_rows = if matches!(src, FinishSource::Lift(..)) { polys } else { rows };
         if last.words() < src_rows << self.log_n {
             return Err(crate::Error::InvalidArgument("forward_moddown_finish: source shorter than its rows".into()));
         }
-        let (r1, (p, p_r1)) = lift.unwrap_or((self.table(NttTable::Moduli), (0, 0)));
+        let (r1, (p, p_r1), xs, kernel) = match src {
+            FinishSource::Lift(r1, p) => (r1, p, xs, "ntt_fwd_cluster_moddown_fin_u64"),
+            FinishSource::Rows => (self.table(NttTable::Moduli), (0, 0), xs, "ntt_fwd_cluster_fin_u64"),
+            FinishSource::RowsPermuted(ptrs) => (self.table(NttTable::Moduli), (0, 0), ptrs, "ntt_fwd_cluster_fin_perm_u64"),
+        };
         let mut args = vec![
             Arg::Buf(out),
             Arg::Buf(last),
@@ -333,7 +352,6 @@ impl<B: GpuBuffer> DeviceNttTables<B> {
             Arg::U64(add.map_or(0, |a| a.1) as u64),
         ]);
         let geometry = Geometry::Groups { groups: (first.groups, 1), local: first.local };
-        let kernel = if lift.is_some() { "ntt_fwd_cluster_moddown_fin_u64" } else { "ntt_fwd_cluster_fin_u64" };
         q.launch(Family::Ntt, &plan.defines(), kernel, geometry, &args)?;
         Ok(true)
     }
