@@ -193,10 +193,11 @@ pub fn hybrid_key<Q: GpuQueue>(q: &Q, key: &HybridKSwitchKey) -> Result<Arc<Q::B
 }
 
 /// Work-items a conversion launch aims at by default: fewer (digit, coefficient) pairs are split
-/// in chunks of output limbs until about this many run (ModDown: 2 × N pairs). 2^18 since the
-/// limb form (session 11 sweep at N = 2^16, H100: multiply+relinearize_hybrid 834.9 µs against
-/// 863.3 at 2^19; more outputs per work-item amortize its scale step and index arithmetic).
-pub const CONV_ITEMS: usize = 1 << 18;
+/// in chunks of output limbs until about this many run (ModDown: 2 × N pairs). 2^17 since the
+/// limb form (session 11 sweeps at N = 2^16 in two calls, H100: multiply+relinearize_hybrid
+/// 826.1 / 827.7 µs against 834.9 / 835.1 at 2^18 and 862.2 / 863.3 at 2^19; more outputs per
+/// work-item amortize its scale step and index arithmetic).
+pub const CONV_ITEMS: usize = 1 << 17;
 
 /// Coefficients per conversion work-item by default (`RNS_COEFS`): each output's constants,
 /// row and addresses are worked out once for all of them.
