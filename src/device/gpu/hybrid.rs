@@ -40,7 +40,7 @@
 //! ≈ −220 µs (≈ 880 µs) with it; rotate ≈ 15 µs more saved.
 //!
 //! The conversion's multiply count: per output, `d` terms summed in 30-bit limbs (four 32×32→64
-//! multiply-adds each, no carries: the matrix is uploaded in limb form, [`limb_packed`]) and one
+//! multiply-adds each, no carries: the matrix is uploaded in limb form, `limb_packed`) and one
 //! 128-bit Barrett reduction (SEAL's), plus one Shoup product per input word for the scale; each
 //! output's constants and addresses serve `XEHE_HYBRID_CONV_COEFS` coefficients (session 11: the
 //! 128-bit multiply-accumulate in 64-bit words had cost ≈ 20 SASS instructions a term, 281 per
