@@ -1069,17 +1069,30 @@ DECLSPEC void moddown_fin_epilogue(GLOBAL_AS u64 *out, LOCAL_AS u64 *tile, u32 r
     }
 }
 
+/* The argument list of the mod-down finish kernels below (the host builds it once,
+ * src/device/gpu/ntt.rs forward_moddown_finish; each kernel's comment says which it reads). */
+#define MODDOWN_FIN_ARGS                                                                               \
+    (GLOBAL_AS u64 * out, CONST_AS u64 * last, CONST_AS u64 * r1, CONST_AS u64 * roots, CONST_AS u64 * roots_q, \
+     CONST_AS u64 * moduli, u32 k, u32 log_n, u32 log_m, u32 mode, u64 p_last, u64 p_last_r1,          \
+     CONST_AS u64 * c01, CONST_AS u64 * xs, CONST_AS u64 * inv_p, CONST_AS u64 * inv_p_q,              \
+     u32 x_rows_per_poly, u64 c_words)
+
+/* This CTA's tile of the plain forward NTT of row `row` (prime i) of `last` (one canonical row
+ * per (polynomial, prime)), for a finish epilogue. */
+DECLSPEC LOCAL_AS u64 *fin_rows_tile(CONST_AS u64 *last, u32 row, u32 i, CONST_AS u64 *roots, CONST_AS u64 *roots_q,
+                                     u64 q, u32 log_n, u32 log_m, u32 mode)
+{
+    return fwd_cluster_tile(last + ((u64)row << log_n), 0, lift_init(0, q, 0, 0), roots + ((u64)i << log_n),
+                            roots_q + ((u64)i << log_n), q, log_n, log_m, mode);
+}
+
 /*
  * ntt_fwd_cluster_moddown_u64 with moddown_finish_u64 (keyswitch.cl) as its epilogue
  * (moddown_fin_epilogue): the correction of row (c, i) is `last`'s row c lifted as
  * lift_word does, transformed, and never written. Saves the finish launch and the write and read
  * of d (rescale at 2^16: 2 × 84 rows of 512 KiB).
  */
-KERNEL_CLUSTER_FQ ntt_fwd_cluster_moddown_fin_u64(GLOBAL_AS u64 *out, CONST_AS u64 *last, CONST_AS u64 *r1,
-                                                  CONST_AS u64 *roots, CONST_AS u64 *roots_q, CONST_AS u64 *moduli,
-                                                  u32 k, u32 log_n, u32 log_m, u32 mode, u64 p_last, u64 p_last_r1,
-                                                  CONST_AS u64 *c01, CONST_AS u64 *xs, CONST_AS u64 *inv_p,
-                                                  CONST_AS u64 *inv_p_q, u32 x_rows_per_poly, u64 c_words)
+KERNEL_CLUSTER_FQ ntt_fwd_cluster_moddown_fin_u64 MODDOWN_FIN_ARGS
 {
     u32 row = GROUP_ID() / XEHE_CLUSTER, i = row % k;
     u64 q = moduli[i];
@@ -1094,16 +1107,10 @@ KERNEL_CLUSTER_FQ ntt_fwd_cluster_moddown_fin_u64(GLOBAL_AS u64 *out, CONST_AS u
  * (src/device/gpu/hybrid.rs). r1, p_last and p_last_r1 are unused (the argument list is
  * ntt_fwd_cluster_moddown_fin_u64's).
  */
-KERNEL_CLUSTER_FQ ntt_fwd_cluster_fin_u64(GLOBAL_AS u64 *out, CONST_AS u64 *last, CONST_AS u64 *r1,
-                                          CONST_AS u64 *roots, CONST_AS u64 *roots_q, CONST_AS u64 *moduli,
-                                          u32 k, u32 log_n, u32 log_m, u32 mode, u64 p_last, u64 p_last_r1,
-                                          CONST_AS u64 *c01, CONST_AS u64 *xs, CONST_AS u64 *inv_p,
-                                          CONST_AS u64 *inv_p_q, u32 x_rows_per_poly, u64 c_words)
+KERNEL_CLUSTER_FQ ntt_fwd_cluster_fin_u64 MODDOWN_FIN_ARGS
 {
     u32 row = GROUP_ID() / XEHE_CLUSTER, i = row % k;
-    u64 q = moduli[i];
-    LOCAL_AS u64 *tile = fwd_cluster_tile(last + ((u64)row << log_n), 0, lift_init(0, q, 0, 0),
-                                          roots + ((u64)i << log_n), roots_q + ((u64)i << log_n), q, log_n, log_m, mode);
+    LOCAL_AS u64 *tile = fin_rows_tile(last, row, i, roots, roots_q, moduli[i], log_n, log_m, mode);
     moddown_fin_epilogue(out, tile, row, k, moduli, log_n, c01, xs, inv_p, inv_p_q, x_rows_per_poly, c_words);
 }
 
@@ -1117,27 +1124,23 @@ KERNEL_CLUSTER_FQ ntt_fwd_cluster_fin_u64(GLOBAL_AS u64 *out, CONST_AS u64 *last
  * kernel). The argument list is ntt_fwd_cluster_fin_u64's: out, r1, p_last, p_last_r1 and c_words
  * are unused, c01 is c0, xs is ptrs, x_rows_per_poly is rows_per_rot.
  */
-KERNEL_CLUSTER_FQ ntt_fwd_cluster_fin_perm_u64(GLOBAL_AS u64 *out, CONST_AS u64 *last, CONST_AS u64 *r1,
-                                               CONST_AS u64 *roots, CONST_AS u64 *roots_q, CONST_AS u64 *moduli,
-                                               u32 k, u32 log_n, u32 log_m, u32 mode, u64 p_last, u64 p_last_r1,
-                                               CONST_AS u64 *c0, CONST_AS u64 *ptrs, CONST_AS u64 *inv_p,
-                                               CONST_AS u64 *inv_p_q, u32 rows_per_rot, u64 c_words)
+KERNEL_CLUSTER_FQ ntt_fwd_cluster_fin_perm_u64 MODDOWN_FIN_ARGS
 {
     u32 row = GROUP_ID() / XEHE_CLUSTER, i = row % k;
     u64 q = moduli[i];
-    LOCAL_AS u64 *tile = fwd_cluster_tile(last + ((u64)row << log_n), 0, lift_init(0, q, 0, 0),
-                                          roots + ((u64)i << log_n), roots_q + ((u64)i << log_n), q, log_n, log_m, mode);
-    /* Recomputed after the NTT, as in moddown_fin_epilogue. */
-    u32 h = row / rows_per_rot, rr = row % rows_per_rot;
-    GLOBAL_AS u64 *dst = (GLOBAL_AS u64 *)ptrs[3 * h] + ((u64)rr << log_n);
-    CONST_AS u64 *xs = (CONST_AS u64 *)ptrs[3 * h + 1] + ((u64)rr << log_n);
-    CONST_AS u32 *t = (CONST_AS u32 *)ptrs[3 * h + 2];
-    CONST_AS u64 *c0i = rr < k ? c0 + ((u64)rr << log_n) : 0;
+    LOCAL_AS u64 *tile = fin_rows_tile(last, row, i, roots, roots_q, q, log_n, log_m, mode);
+    /* Recomputed after the NTT, as in moddown_fin_epilogue (xs holds the address table, c01 is
+     * c0, x_rows_per_poly the rows per rotation). */
+    u32 h = row / x_rows_per_poly, rr = row % x_rows_per_poly;
+    GLOBAL_AS u64 *dst = (GLOBAL_AS u64 *)xs[3 * h] + ((u64)rr << log_n);
+    CONST_AS u64 *src = (CONST_AS u64 *)xs[3 * h + 1] + ((u64)rr << log_n);
+    CONST_AS u32 *t = (CONST_AS u32 *)xs[3 * h + 2];
+    CONST_AS u64 *c0i = rr < k ? c01 + ((u64)rr << log_n) : 0;
     u64 ip = inv_p[i], ipq = inv_p_q[i];
     u32 w0 = cluster_rank() * XEHE_SLM_TILE;
     for (u32 e = LOCAL_ID(); e < XEHE_SLM_TILE; e += LOCAL_SIZE()) {
         u32 s = t[w0 + e];
-        u64 r = moddown_scaled_diff(xs[s], fwd_final(tile[SLM_PAD(e)], q), q, ip, ipq);
+        u64 r = moddown_scaled_diff(src[s], fwd_final(tile[SLM_PAD(e)], q), q, ip, ipq);
         dst[w0 + e] = c0i ? add_mod(c0i[s], r, q) : r;
     }
 }
