@@ -3,9 +3,10 @@
 //! rotate_vector_hybrid(1) next to multiply+relinearize and rotate_vector(1), each as latency
 //! (median of synchronized calls) and throughput (many calls queued, one synchronization), with
 //! the profiler's top kernels; one markdown table row per operation, then each hybrid operation's
-//! kernel launches in order (µs, share) from one profiled call, then a sweep of the base
-//! conversion's tuning knobs on multiply+relinearize_hybrid. Results are first checked
-//! bit for bit against the CPU.
+//! kernel launches in order (µs, share) from one profiled call, then every operation with the
+//! side stream and without (`XEHE_SIDE_STREAM=0`), and with `--conv-sweep` a sweep of the base
+//! conversion's tuning knobs on multiply+relinearize_hybrid. Results are first checked bit for
+//! bit against the CPU.
 //!
 //! Default set: N = 65536 with PhantomFHE's 1580-bit anchor of shared/design.md (data primes
 //! 60, 40×29, so L = 30; α = 6 special primes of 60 bits, the first being SEAL's; digits of
@@ -14,7 +15,7 @@
 //! 60,40×3 with α = 2).
 //!
 //! `cargo run --release --example hybrid_gpu_timing [-- --backend cuda|opencl] [--n N]
-//! [--reps R]`; the default queue is the first GPU (`XEHE_DEVICE`). On a machine without a GPU,
+//! [--reps R] [--conv-sweep]`; the default queue is the first GPU (`XEHE_DEVICE`). On a machine without a GPU,
 //! `--backend opencl --n 8192` runs on any OpenCL device (pocl) as a smoke test.
 use std::time::Instant;
 use xehe::device::queue::{default_queue, new_queue_on, DeviceChoice};
@@ -208,10 +209,48 @@ fn main() -> Result<()> {
             println!("| {i} | {k} | {us:.1} | {:.1}% |", 100.0 * us / total);
         }
     }
-    // The base conversion's tuning (src/device/gpu/hybrid.rs `conv_tuning`): work-items aimed
-    // at and coefficients per work-item, on multiply+relinearize_hybrid, each checked
-    // against the CPU result first.
-    let (name, f) = &ops[0];
+    // The side stream (GpuQueue::concurrently) against one stream, every operation, each
+    // checked against the CPU result first (session 12: the ModDown start and the ModUp NTTs
+    // of both bases beside the inner products).
+    println!("\nside stream A/B (XEHE_SIDE_STREAM):");
+    println!("| XEHE_SIDE_STREAM | op | latency µs | throughput µs/op |");
+    println!("|---|---|---|---|");
+    for mode in ["on", "0"] {
+        std::env::set_var("XEHE_SIDE_STREAM", mode);
+        for (name, f) in &ops {
+            let mut g = f(&ga, &gb)?;
+            g.download()?;
+            if g.data() != f(&a, &b)?.data() {
+                println!("MISMATCH: {name} with XEHE_SIDE_STREAM={mode}");
+                failures += 1;
+            }
+            let (lat, thr, _, _) = measure(&q, reps, &|| f(&ga, &gb))?;
+            println!("| {mode} | {name} | {lat:.1} | {thr:.1} |");
+        }
+    }
+    std::env::remove_var("XEHE_SIDE_STREAM");
+    if args.iter().any(|a| a == "--conv-sweep") {
+        failures += conv_sweep(&q, reps, &ops[0], &(&a, &b), &(&ga, &gb))?;
+    }
+    if failures > 0 {
+        return Err(Error::Device(format!(
+            "{failures} operations differ from the CPU"
+        )));
+    }
+    Ok(())
+}
+
+/// The base conversion's tuning (src/device/gpu/hybrid.rs `conv_tuning`): work-items aimed at
+/// and coefficients per work-item, on multiply+relinearize_hybrid, each checked against the CPU
+/// result first (`--conv-sweep`). Returns the mismatches.
+fn conv_sweep(
+    q: &Queue,
+    reps: usize,
+    (name, f): &(String, Box<dyn Fn(&Ciphertext, &Ciphertext) -> Result<Ciphertext> + '_>),
+    (a, b): &(&Ciphertext, &Ciphertext),
+    (ga, gb): &(&Ciphertext, &Ciphertext),
+) -> Result<usize> {
+    let mut failures = 0;
     let want = f(&a, &b)?;
     println!("\n{name}, base conversion tuning (XEHE_HYBRID_CONV_ITEMS, XEHE_HYBRID_CONV_COEFS, XEHE_HYBRID_CONV_MIN_BLOCKS):");
     println!(
@@ -250,10 +289,5 @@ fn main() -> Result<()> {
     std::env::remove_var("XEHE_HYBRID_CONV_ITEMS");
     std::env::remove_var("XEHE_HYBRID_CONV_COEFS");
     std::env::remove_var("XEHE_HYBRID_CONV_MIN_BLOCKS");
-    if failures > 0 {
-        return Err(Error::Device(format!(
-            "{failures} operations differ from the CPU"
-        )));
-    }
-    Ok(())
+    Ok(failures)
 }

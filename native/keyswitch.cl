@@ -85,15 +85,17 @@ DECLSPEC void ks_inner_at(GLOBAL_AS u64 *prod, CONST_AS u64 *lifted, CONST_AS u6
 /*
  * SEAL's inner product: kp = k+1 output primes (the level's, then P); kprime(i) = i for
  * i < kp-1 and key_k-1 (the special prime) for i = kp-1. own_from_t: read each digit's own
- * prime from t_ntt (ks_inner_at), not from `lifted`.
+ * prime from t_ntt (ks_inner_at), not from `lifted`. Only output primes i in [i_begin, i_end)
+ * are computed (the special prime first, so its mod-down can start on a side stream while the
+ * others stream; src/device/gpu/eval.rs switch_key).
  */
 KERNEL_FQ void ks_inner_u64(GLOBAL_AS u64 *prod, CONST_AS u64 *lifted, CONST_AS u64 *key, CONST_AS u64 *out_moduli,
                             CONST_AS u64 *out_r0, CONST_AS u64 *out_r1, u32 kd, u32 kp, u32 key_k, u32 log_n,
-                            CONST_AS u64 *t_ntt, u32 own_from_t)
+                            CONST_AS u64 *t_ntt, u32 own_from_t, u32 i_begin, u32 i_end)
 {
     u64 n = (u64)1 << log_n;
-    u64 total = (u64)kp * n;
-    for (u64 g = GLOBAL_ID(); g < total; g += GLOBAL_SIZE()) {
+    u64 total = (u64)kp * n, end = (u64)i_end << log_n;
+    for (u64 g = ((u64)i_begin << log_n) + GLOBAL_ID(); g < end; g += GLOBAL_SIZE()) {
         u32 i = (u32)(g >> log_n);
         u32 ki = i + 1 == kp ? key_k - 1 : i;
         ks_inner_at(prod, lifted, key, own_from_t ? t_ntt : 0, out_moduli[i], out_r0[i], out_r1[i], kd, kp, key_k, i, ki,
@@ -130,6 +132,8 @@ KERNEL_FQ void ks_sum_groups_u64(GLOBAL_AS u64 *prod, CONST_AS u64 *part, CONST_
  *   - data limb o of its own digit j = o / d: the target t itself (t[o]),
  *   - another data limb: up_q row o*(digits-1) + (j < o/d ? j : j-1) (rns_conv_u64, skip = 1),
  *   - special limb o >= ell: up_p row (o-ell)*digits + j.
+ * Only the limbs o in [o_begin, o_end) are computed (the special limbs first, so their ModDown
+ * can start on a side stream while the data limbs' products stream; src/device/gpu/hybrid.rs).
  * Output: prod_q (2 × ell rows) and prod_p (2 × alpha rows), component-major, for each of the
  * first KS_KEYS keys key0… into prod_q0/prod_p0…: hoisted rotations read the ModUp rows once
  * for KS_KEYS keys (the unused pointer arguments may repeat the used ones).
@@ -140,16 +144,16 @@ KERNEL_FQ void ks_inner_hybrid_u64(GLOBAL_AS u64 *prod_q0, GLOBAL_AS u64 *prod_p
                                    CONST_AS u64 *up_p, CONST_AS u64 *t, CONST_AS u64 *key0, CONST_AS u64 *key1,
                                    CONST_AS u64 *key2, CONST_AS u64 *key3, CONST_AS u64 *out_moduli,
                                    CONST_AS u64 *out_r0, CONST_AS u64 *out_r1, u32 digits, u32 d, u32 ell, u32 alpha,
-                                   u32 key_k, u32 log_n)
+                                   u32 key_k, u32 log_n, u32 o_begin, u32 o_end)
 {
     CONST_AS u64 *keys[4] = {key0, key1, key2, key3};
     GLOBAL_AS u64 *pq[4] = {prod_q0, prod_q1, prod_q2, prod_q3};
     GLOBAL_AS u64 *pp[4] = {prod_p0, prod_p1, prod_p2, prod_p3};
     u64 n = (u64)1 << log_n;
     u32 e = ell + alpha;
-    u64 total = (u64)e * n;
+    u64 total = (u64)(o_end - o_begin) * n;
     for (u64 g = GLOBAL_ID(); g < total; g += GLOBAL_SIZE()) {
-        u32 o = (u32)(g >> log_n);
+        u32 o = o_begin + (u32)(g >> log_n);
         u64 x = g & (n - 1);
         u32 data = o < ell;
         u32 ki = data ? o : o + key_k - e;

@@ -6,7 +6,7 @@
 use super::launcher::Launcher;
 use super::memory::{CudaAllocator, DeviceBuffer};
 use super::{dev_err, CudaDevice};
-use crate::device::gpu::{check_range, grid_stride_groups, Arg, DeviceShared, EwKind, EwOp, Geometry, GpuQueue, THREADS};
+use crate::device::gpu::{check_range, grid_stride_groups, side_stream_mode, Arg, SideStreamMode, DeviceShared, EwKind, EwOp, Geometry, GpuQueue, THREADS};
 use parking_lot::Mutex;
 use crate::device::kernels::Family;
 use crate::device::state::DeviceBuf;
@@ -32,6 +32,13 @@ pub struct CudaQueue {
     launched: std::sync::atomic::AtomicBool,
     /// Kernel launches as one-node graph replays (see `launcher`).
     launcher: Launcher,
+    /// The side stream of [`GpuQueue::concurrently`], made on first use (`None` inside: it could
+    /// not be made, or this queue is itself a side stream).
+    side: std::sync::OnceLock<Option<Box<CudaQueue>>>,
+    /// Whether this queue is a side stream (its own `concurrently` runs in order).
+    is_side: bool,
+    /// Held while the side stream runs one `concurrently` call's half.
+    forked: Mutex<()>,
 }
 
 /// Element-wise operations waiting for one coalesced launch, with the buffers they read and
@@ -79,11 +86,63 @@ impl CudaQueue {
     /// (debugging aid, paper's synchronous mode).
     pub fn new(dev: Arc<CudaDevice>) -> Result<Self> {
         let stream = dev.context().new_stream().map_err(|e| dev_err("creating stream", e))?;
+        Ok(Self::on_stream(dev, stream, false))
+    }
+
+    /// A queue on `stream` with a new memcache and profiler.
+    fn on_stream(dev: Arc<CudaDevice>, stream: Arc<CudaStream>, is_side: bool) -> Self {
         let memcache = Arc::new(MemCache::new(CudaAllocator::new(dev.context().clone())));
         let sync_each = std::env::var("XEHE_SYNC").is_ok_and(|v| v == "1");
         let coalesce = std::env::var("XEHE_COALESCE").map_or(true, |v| v != "0");
         let launcher = Launcher::new(dev.context().clone(), stream.cu_stream());
-        Ok(CudaQueue { dev, stream, memcache, profiler: Profiler::new(), sync_each, pending: Mutex::new(Pending::default()), coalesce: coalesce.into(), launched: false.into(), launcher })
+        CudaQueue {
+            dev,
+            stream,
+            memcache,
+            profiler: Profiler::new(),
+            sync_each,
+            pending: Mutex::new(Pending::default()),
+            coalesce: coalesce.into(),
+            launched: false.into(),
+            launcher,
+            side: std::sync::OnceLock::new(),
+            is_side,
+            forked: Mutex::new(()),
+        }
+    }
+
+    /// The side stream, made on first use at the device's highest stream priority (its
+    /// latency-bound chain should get SM slots first as the main stream's CTAs retire); `None`
+    /// where this is a side stream, streams are off for now (profiler, `XEHE_SYNC=1`,
+    /// `XEHE_SIDE_STREAM=0`, read at each call so one process can compare), or it could not be
+    /// made.
+    fn side_queue(&self) -> Option<&CudaQueue> {
+        let on = side_stream_mode() == SideStreamMode::On;
+        if self.is_side || self.sync_each || self.profiler.is_enabled() || !on {
+            return None;
+        }
+        self.side
+            .get_or_init(|| {
+                let ctx = self.dev.context();
+                let prio = ctx.bind_to_thread().ok().and_then(|_| cudarc::driver::result::stream::get_priority_range().ok());
+                let stream = match prio {
+                    // (least, greatest): the greatest priority is the numerically lowest.
+                    Some((_, greatest)) => ctx.new_stream_with_priority(greatest),
+                    None => ctx.new_stream(),
+                };
+                stream.ok().map(|st| Box::new(CudaQueue::on_stream(self.dev.clone(), st, true)))
+            })
+            .as_deref()
+    }
+
+    /// Make `waiter`'s later work wait for everything queued on `on` so far.
+    fn stream_wait(waiter: &CudaQueue, on: &CudaQueue) -> Result<()> {
+        on.flush_pending()?;
+        let ev = on
+            .stream
+            .record_event(Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DISABLE_TIMING))
+            .map_err(|e| dev_err("event", e))?;
+        waiter.stream.wait(&ev).map_err(|e| dev_err("stream wait", e))
     }
     /// Turn launch coalescing of element-wise operations on or off (default on; the
     /// environment's `XEHE_COALESCE=0` starts it off). Turning it off launches what is queued.
@@ -341,6 +400,26 @@ impl GpuQueue for CudaQueue {
     }
     fn profiler(&self) -> &Profiler {
         CudaQueue::profiler(self)
+    }
+    fn side_stream(&self) -> bool {
+        self.side_queue().is_some() || side_stream_mode() == SideStreamMode::InOrder
+    }
+    fn concurrently<R>(&self, side: impl FnOnce(&Self) -> Result<()>, main: impl FnOnce(&Self) -> Result<R>) -> Result<R> {
+        // One caller at a time on the side stream; a nested or concurrent call runs in order.
+        let (Some(s), Some(_held)) = (self.side_queue(), self.forked.try_lock()) else {
+            side(self)?;
+            return main(self);
+        };
+        Self::stream_wait(s, self)?;
+        let rs = side(s);
+        let rm = if rs.is_ok() { main(self) } else { Err(crate::Error::Device("side stream failed".into())) };
+        // Joined whatever happened: buffers the side used may be recycled once this returns.
+        if let Err(e) = Self::stream_wait(self, s) {
+            s.stream.synchronize().map_err(|e| dev_err("synchronize", e))?;
+            return Err(e);
+        }
+        rs?;
+        rm
     }
     fn event_latency_us(&self, f: &mut dyn FnMut() -> Result<()>) -> Result<Option<f64>> {
         let flags = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);

@@ -140,15 +140,6 @@ pub fn tensor<Q: GpuQueue>(q: &Q, l: &LevelData<Q::Buf>, a: &Q::Buf, sa: usize, 
     Ok(out)
 }
 
-/// `rows` rows of `src` starting at `row`, every `stride` rows, for `polys` polynomials: the
-/// last limb of each polynomial, gathered.
-fn gather<Q: GpuQueue>(q: &Q, l: &LevelData<Q::Buf>, src: &Q::Buf, stride: usize, row: usize, polys: usize) -> Result<Q::Buf> {
-    let out = q.scratch(polys * l.n())?;
-    let args = [Arg::Buf(&out), Arg::Buf(src), Arg::U32(stride as u32), Arg::U32(row as u32), Arg::U32(polys as u32), Arg::U32(l.log_n)];
-    launch(q, Family::Keyswitch, "gather_row_u64", (polys * l.n()) as u64, &args)?;
-    Ok(out)
-}
-
 /// Row `row` of each of `polys` polynomials of `stride` rows in `src`, inverse-transformed under
 /// `ntt` (one prime) into a new `polys × N` buffer: one strided cluster launch where the plan
 /// has it ([`DeviceNttTables::inverse_from`]; `XEHE_GATHER_INVERSE=0` disables it), else a
@@ -161,16 +152,31 @@ fn gather_inverse<Q: GpuQueue>(
     (stride, row): (usize, usize),
     polys: usize,
 ) -> Result<Q::Buf> {
+    let out = q.scratch(polys * l.n())?;
+    gather_inverse_into(q, l, ntt, src, (stride, row), polys, &out)?;
+    Ok(out)
+}
+
+/// [`gather_inverse`] into `out` (`polys × N` words); allocates nothing (it may run on a side
+/// stream, [`GpuQueue::concurrently`]).
+fn gather_inverse_into<Q: GpuQueue>(
+    q: &Q,
+    l: &LevelData<Q::Buf>,
+    ntt: &DeviceNttTables<Q::Buf>,
+    src: &Q::Buf,
+    (stride, row): (usize, usize),
+    polys: usize,
+    out: &Q::Buf,
+) -> Result<()> {
     static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    if *ON.get_or_init(|| std::env::var("XEHE_GATHER_INVERSE").map_or(true, |v| v != "0")) {
-        let out = q.scratch(polys * l.n())?;
-        if ntt.inverse_from(q, &out, src, polys, (stride, row), EVAL_NTT)? {
-            return Ok(out);
-        }
+    if *ON.get_or_init(|| std::env::var("XEHE_GATHER_INVERSE").map_or(true, |v| v != "0"))
+        && ntt.inverse_from(q, out, src, polys, (stride, row), EVAL_NTT)?
+    {
+        return Ok(());
     }
-    let last = gather(q, l, src, stride, row, polys)?;
-    ntt.inverse(q, &last, polys, EVAL_NTT)?;
-    Ok(last)
+    let args = [Arg::Buf(out), Arg::Buf(src), Arg::U32(stride as u32), Arg::U32(row as u32), Arg::U32(polys as u32), Arg::U32(l.log_n)];
+    launch(q, Family::Keyswitch, "gather_row_u64", (polys * l.n()) as u64, &args)?;
+    ntt.inverse(q, out, polys, EVAL_NTT)
 }
 
 /// `d = NTT(((last + ⌊p/2⌋) mod p) mod q_i + (q_i − ⌊p/2⌋ mod q_i))` for `polys` polynomials
@@ -185,14 +191,31 @@ fn moddown_correction<Q: GpuQueue>(
     ntt: &DeviceNttTables<Q::Buf>,
     polys: usize,
 ) -> Result<Q::Buf> {
+    let d = q.scratch(polys * primes.k as usize * l.n())?;
+    moddown_correction_into(q, l, last, p, primes, ntt, polys, &d)?;
+    Ok(d)
+}
+
+/// [`moddown_correction`] into `d` (`polys × k × N` words); allocates nothing (it may run on
+/// a side stream, [`GpuQueue::concurrently`]).
+#[allow(clippy::too_many_arguments)]
+fn moddown_correction_into<Q: GpuQueue>(
+    q: &Q,
+    l: &LevelData<Q::Buf>,
+    last: &Q::Buf,
+    p: &crate::math::modulus::Modulus,
+    primes: &DevicePrimes<Q::Buf>,
+    ntt: &DeviceNttTables<Q::Buf>,
+    polys: usize,
+    d: &Q::Buf,
+) -> Result<()> {
     let k = primes.k as usize;
-    let d = q.scratch(polys * k * l.n())?;
-    if prep_in_ntt() && ntt.forward_from(q, &d, last, &primes.r1, polys, Some((p.value(), p.const_ratio()[1])), false, EVAL_NTT)? {
+    if prep_in_ntt() && ntt.forward_from(q, d, last, &primes.r1, polys, Some((p.value(), p.const_ratio()[1])), false, EVAL_NTT)? {
         // The correction ran inside the first NTT pass.
-        return Ok(d);
+        return Ok(());
     }
     let args = [
-        Arg::Buf(&d),
+        Arg::Buf(d),
         Arg::Buf(last),
         Arg::Buf(&primes.moduli),
         Arg::Buf(&primes.r1),
@@ -203,8 +226,7 @@ fn moddown_correction<Q: GpuQueue>(
         Arg::U32(l.log_n),
     ];
     launch(q, Family::Keyswitch, "moddown_prep_u64", (polys * k * l.n()) as u64, &args)?;
-    ntt.forward(q, &d, polys * k, EVAL_NTT)?;
-    Ok(d)
+    ntt.forward(q, d, polys * k, EVAL_NTT)
 }
 
 /// Rescale (SEAL `rescale_to_next`): `size` polynomials at level `l` → `next`.
@@ -290,8 +312,11 @@ pub fn switch_key<Q: GpuQueue>(
     let kp = k + 1;
     // 1. digits in coefficient form
     let t = q.scratch(k * n)?;
-    q.copy(&t, 0, tsrc, t_off, k * n)?;
-    l.ntt.inverse(q, &t, k, EVAL_NTT)?;
+    // Inverse-transformed where it lies when the plan allows (no copy first).
+    if t_off % n != 0 || !l.ntt.inverse_from(q, &t, tsrc, k, (1, t_off / n), EVAL_NTT)? {
+        q.copy(&t, 0, tsrc, t_off, k * n)?;
+        l.ntt.inverse(q, &t, k, EVAL_NTT)?;
+    }
     // 2. lift every digit to every output prime, NTT, inner product with the key
     let prod = q.scratch(2 * kp * n)?;
     if let Some(groups) = cluster_key_inner_groups(k) {
@@ -315,8 +340,8 @@ pub fn switch_key<Q: GpuQueue>(
     let lifted = q.scratch(k * kp * n)?;
     if prep_in_ntt() && !fused_key_inner() && l.ext_ntt.forward_from(q, &lifted, &t, &l.ext.r1, k, None, true, EVAL_NTT)? {
         // The lift ran inside the first NTT pass: the lifted digits were written once.
-        inner_product(q, l, &prod, &lifted, (tsrc, t_off), key, key_k)?;
-        return mod_down(q, l, c01, &prod);
+        let inner = |q: &Q, primes| inner_product(q, l, &prod, &lifted, (tsrc, t_off), key, key_k, primes);
+        return inner_then_mod_down(q, l, c01, &prod, inner);
     }
     let args = [
         Arg::Buf(&lifted),
@@ -355,8 +380,53 @@ pub fn switch_key<Q: GpuQueue>(
         return mod_down(q, l, c01, &prod);
     }
     l.ext_ntt.forward(q, &lifted, k * kp, EVAL_NTT)?;
-    inner_product(q, l, &prod, &lifted, (tsrc, t_off), key, key_k)?;
+    inner_product(q, l, &prod, &lifted, (tsrc, t_off), key, key_k, 0..kp)?;
     mod_down(q, l, c01, &prod)
+}
+
+/// The inner product (`inner(q, primes)` computes output primes `primes` of `0..k + 1`) and the
+/// mod-down of its result `prod`. With a side stream at N ≥ 2^15 (`side_mod_down`), the special
+/// prime's products come first and its mod-down start — the inverse NTT of the two `P` rows, a
+/// launch of two clusters, ≈ 20 µs at 2^15 on an H100 for ≈ 1 µs of work — runs on the side
+/// stream while the other primes' products (DRAM-bound) stream; with
+/// `XEHE_SIDE_MODDOWN_NTT=1` the correction NTT goes there too and the finish is a separate
+/// launch after both.
+fn inner_then_mod_down<Q: GpuQueue>(
+    q: &Q,
+    l: &LevelData<Q::Buf>,
+    c01: (&Q::Buf, usize),
+    prod: &Q::Buf,
+    inner: impl Fn(&Q, std::ops::Range<usize>) -> Result<()>,
+) -> Result<Q::Buf> {
+    let (k, n) = (l.k(), l.n());
+    let kp = k + 1;
+    if !side_mod_down(q, l) {
+        inner(q, 0..kp)?;
+        return mod_down(q, l, c01, prod);
+    }
+    inner(q, k..kp)?;
+    let last = q.scratch(2 * n)?;
+    let add = Some((c01.0, c01.1 * k * n));
+    if std::env::var("XEHE_SIDE_MODDOWN_NTT").is_ok_and(|v| v == "1") {
+        let d = q.scratch(2 * k * n)?;
+        let side = |s: &Q| {
+            gather_inverse_into(s, l, &l.p_ntt, prod, (kp, k), 2, &last)?;
+            moddown_correction_into(s, l, &last, &l.p, &l.primes, &l.ntt, 2, &d)
+        };
+        q.concurrently(side, |q| inner(q, 0..k))?;
+        let out = q.alloc(2 * k * n)?;
+        finish(q, l, (&out, add), prod, &d, &l.primes, &l.inv_p, kp, 2)?;
+        return Ok(out);
+    }
+    q.concurrently(|s| gather_inverse_into(s, l, &l.p_ntt, prod, (kp, k), 2, &last), |q| inner(q, 0..k))?;
+    mod_down_from_last(q, l, add, prod, &last)
+}
+
+/// Whether [`inner_then_mod_down`] splits the inner product around a side stream: N ≥ 2^15
+/// (below, every launch is short and the extra launch and events cost more than the overlap
+/// gains) and a side stream now.
+fn side_mod_down<Q: GpuQueue>(q: &Q, l: &LevelData<Q::Buf>) -> bool {
+    l.log_n >= 15 && q.side_stream()
 }
 
 /// Key switching's step 2 as a pipeline of cluster launches (`lift_ntt_with_inner`): the output
@@ -416,6 +486,8 @@ fn pipelined_chunks(log_n: u32, kp: usize) -> Option<(usize, usize)> {
 /// `prod[c][i] = sum_j lifted[j][i] · key[j][c][kprime(i)]` (NTT-form digits, one reduction),
 /// the digit at its own prime (j = i) read from the target in NTT form `t_ntt` (at word
 /// `t_off`): lifting t[i] mod q_i and transforming it gives that limb back, word for word.
+/// Only the output primes `primes` (of `0..k + 1`, the last being `P`) are computed.
+#[allow(clippy::too_many_arguments)]
 fn inner_product<Q: GpuQueue>(
     q: &Q,
     l: &LevelData<Q::Buf>,
@@ -424,9 +496,11 @@ fn inner_product<Q: GpuQueue>(
     (t_ntt, t_off): (&Q::Buf, usize),
     key: &Q::Buf,
     key_k: usize,
+    primes: std::ops::Range<usize>,
 ) -> Result<()> {
     let (k, n) = (l.k(), l.n());
     let kp = k + 1;
+    debug_assert!(primes.start < primes.end && primes.end <= kp);
     let args = [
         Arg::Buf(prod),
         Arg::Buf(lifted),
@@ -440,8 +514,10 @@ fn inner_product<Q: GpuQueue>(
         Arg::U32(l.log_n),
         Arg::BufAt(t_ntt, t_off),
         Arg::U32(1),
+        Arg::U32(primes.start as u32),
+        Arg::U32(primes.end as u32),
     ];
-    launch(q, Family::Keyswitch, "ks_inner_u64", (kp * n) as u64, &args)
+    launch(q, Family::Keyswitch, "ks_inner_u64", (primes.len() * n) as u64, &args)
 }
 
 /// Whether the digit lift and the mod-down/rescale correction run inside the first NTT pass
@@ -476,13 +552,27 @@ fn mod_down<Q: GpuQueue>(q: &Q, l: &LevelData<Q::Buf>, (c01, c_polys): (&Q::Buf,
     let (k, n) = (l.k(), l.n());
     let kp = k + 1;
     let last = gather_inverse(q, l, &l.p_ntt, prod, (kp, k), 2)?;
+    mod_down_from_last(q, l, Some((c01, c_polys * k * n)), prod, &last)
+}
+
+/// [`mod_down`] from `last` (the `P` rows of both components of `prod`, coefficient form):
+/// the correction NTT and `out = add + P^{-1}(prod − d)` (`add`: the buffer and words of
+/// `c0, c1` to add, the rest taken as 0).
+fn mod_down_from_last<Q: GpuQueue>(
+    q: &Q,
+    l: &LevelData<Q::Buf>,
+    add: Option<(&Q::Buf, usize)>,
+    prod: &Q::Buf,
+    last: &Q::Buf,
+) -> Result<Q::Buf> {
+    let (k, n) = (l.k(), l.n());
+    let kp = k + 1;
     let out = q.alloc(2 * k * n)?;
-    let add = Some((c01, c_polys * k * n));
     let p = (l.p.value(), l.p.const_ratio()[1]);
-    if fused_finish() && l.ntt.forward_moddown_finish(q, &out, &last, FinishSource::Lift(&l.primes.r1, p), 2, (prod, kp), add, (&l.inv_p.w, &l.inv_p.wq), EVAL_NTT)? {
+    if fused_finish() && l.ntt.forward_moddown_finish(q, &out, last, FinishSource::Lift(&l.primes.r1, p), 2, (prod, kp), add, (&l.inv_p.w, &l.inv_p.wq), EVAL_NTT)? {
         return Ok(out);
     }
-    let d = moddown_correction(q, l, &last, &l.p, &l.primes, &l.ntt, 2)?;
+    let d = moddown_correction(q, l, last, &l.p, &l.primes, &l.ntt, 2)?;
     finish(q, l, (&out, add), prod, &d, &l.primes, &l.inv_p, kp, 2)?;
     Ok(out)
 }

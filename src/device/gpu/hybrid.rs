@@ -384,29 +384,22 @@ pub fn mod_up<Q: GpuQueue>(
         &h.ext,
         &mod_up,
     )?;
-    if up_q_rows > 0 {
-        l.ntt.run_grouped(
-            q,
-            &up_q,
-            up_q_rows,
-            digits - 1,
-            EVAL_NTT,
-            NttDirection::Forward,
-        )?;
-    }
-    h.special_ntt.run_grouped(
-        q,
-        &up_p,
-        alpha * digits,
-        digits,
-        EVAL_NTT,
-        NttDirection::Forward,
-    )?;
+    // The special limbs' NTTs (one under-filled wave at 2^16: 30 rows) on the side stream, beside
+    // the data limbs' (120 rows): together they fill the last waves of both.
+    let special = |s: &Q| h.special_ntt.run_grouped(s, &up_p, alpha * digits, digits, EVAL_NTT, NttDirection::Forward);
+    let data = |q: &Q| match up_q_rows {
+        0 => Ok(()),
+        rows => l.ntt.run_grouped(q, &up_q, rows, digits - 1, EVAL_NTT, NttDirection::Forward),
+    };
+    q.concurrently(special, data)?;
     Ok(DeviceModUp { q: up_q, p: up_p })
 }
 
 /// Steps 2–3: the inner product of `up` (with the own-digit rows read from the target at
-/// `t`) with `key`, and ModDown by `P` added to the first `c_polys` polynomials of `c01`.
+/// `t`) with `key`, and ModDown by `P` added to the first `c_polys` polynomials of `c01`. With a
+/// side stream the special limbs' products come first, and their ModDown conversion (INTT and
+/// base conversion: latency-bound launches) runs on the side stream while the data limbs'
+/// products (DRAM-bound) stream on this one.
 ///
 /// # Errors
 /// `Device` on an allocation, compile or launch failure.
@@ -419,26 +412,30 @@ fn inner_mod_down<Q: GpuQueue>(
     key: &Q::Buf,
     c01: (&Q::Buf, usize),
 ) -> Result<Q::Buf> {
-    let (prod_q, prod_p) = inner_product(q, l, h, up, t, key)?;
-    mod_down_add(q, l, h, &prod_q, &prod_p, c01, None)
+    let (ell, e, n) = (h.ell, h.ell + h.alpha, l.n());
+    let prods = alloc_prods(q, h, n, 1)?;
+    let (prod_q, prod_p) = &prods[0];
+    let conv = q.scratch(2 * ell * n)?;
+    if q.side_stream() {
+        inner_products_into(q, l, h, up, t, &[key], &prods, ell..e)?;
+        q.concurrently(
+            |s| mod_down_conv_into(s, l, h, prod_p, 2, &conv),
+            |q| inner_products_into(q, l, h, up, t, &[key], &prods, 0..ell),
+        )?;
+    } else {
+        inner_products_into(q, l, h, up, t, &[key], &prods, 0..e)?;
+        mod_down_conv_into(q, l, h, prod_p, 2, &conv)?;
+    }
+    mod_down_add(q, l, h, prod_q, &conv, c01, None)
 }
 
-/// Step 2: the inner product of `up` (own-digit rows read from the target at `t`) with `key`,
-/// both components: data limbs into `prod_q`, special limbs into `prod_p` (each
-/// `2 × rows × N`, component-major).
+/// One `(prod_q, prod_p)` per key (`2 × ℓ × N` and `2 × α × N` words, component-major), for
+/// [`inner_products_into`].
 ///
 /// # Errors
-/// `Device` on an allocation, compile or launch failure.
-fn inner_product<Q: GpuQueue>(
-    q: &Q,
-    l: &LevelData<Q::Buf>,
-    h: &HybridLevelData<Q::Buf>,
-    up: &DeviceModUp<Q::Buf>,
-    t: (&Q::Buf, usize),
-    key: &Q::Buf,
-) -> Result<(Q::Buf, Q::Buf)> {
-    let mut prods = inner_products(q, l, h, up, t, &[key])?;
-    Ok(prods.remove(0))
+/// `Device` on an allocation failure.
+fn alloc_prods<Q: GpuQueue>(q: &Q, h: &HybridLevelData<Q::Buf>, n: usize, keys: usize) -> Result<Vec<(Q::Buf, Q::Buf)>> {
+    (0..keys).map(|_| Ok((q.scratch(2 * h.ell * n)?, q.scratch(2 * h.alpha * n)?))).collect()
 }
 
 /// Keys one inner-product launch of a hoisted batch takes (`KS_KEYS` of `native/keyswitch.cl`):
@@ -446,27 +443,31 @@ fn inner_product<Q: GpuQueue>(
 /// once per rotation.
 const HOIST_KEYS_PER_LAUNCH: usize = 4;
 
-/// [`inner_product`] of the same ModUp with each of `keys` (at most
-/// [`HOIST_KEYS_PER_LAUNCH`]) in one launch: one `(prod_q, prod_p)` per key.
+/// Step 2 for the extended limbs `limbs` (`0..ℓ` data, `ℓ..ℓ + α` special): the inner
+/// product of `up` (own-digit rows read from the target at `t`) with each of `keys` (at most
+/// [`HOIST_KEYS_PER_LAUNCH`], one launch: the ModUp rows read once for all) into `prods` (one
+/// per key, [`alloc_prods`]).
 ///
 /// # Errors
-/// `Device` on an allocation, compile or launch failure.
-fn inner_products<Q: GpuQueue>(
+/// `Device` on a compile or launch failure.
+#[allow(clippy::too_many_arguments)]
+fn inner_products_into<Q: GpuQueue>(
     q: &Q,
     l: &LevelData<Q::Buf>,
     h: &HybridLevelData<Q::Buf>,
     up: &DeviceModUp<Q::Buf>,
     (tsrc, t_off): (&Q::Buf, usize),
     keys: &[&Q::Buf],
-) -> Result<Vec<(Q::Buf, Q::Buf)>> {
+    prods: &[(Q::Buf, Q::Buf)],
+    limbs: std::ops::Range<usize>,
+) -> Result<()> {
     let (ell, alpha, n) = (h.ell, h.alpha, l.n());
-    let (digits, e) = (h.digits, ell + alpha);
-    debug_assert!((1..=HOIST_KEYS_PER_LAUNCH).contains(&keys.len()));
-    let prods = keys.iter().map(|_| Ok((q.scratch(2 * ell * n)?, q.scratch(2 * alpha * n)?))).collect::<Result<Vec<_>>>()?;
+    debug_assert!((1..=HOIST_KEYS_PER_LAUNCH).contains(&keys.len()) && prods.len() >= keys.len());
+    debug_assert!(limbs.start < limbs.end && limbs.end <= ell + alpha);
     // Unused slots repeat the first key and outputs (never written: KS_KEYS bounds the loop).
-    let slot = |r: usize| prods.get(r).unwrap_or(&prods[0]);
+    let slot = |r: usize| if r < keys.len() { &prods[r] } else { &prods[0] };
     let key = |r: usize| *keys.get(r).unwrap_or(&keys[0]);
-    let mut args = Vec::with_capacity(24);
+    let mut args = Vec::with_capacity(26);
     for r in 0..HOIST_KEYS_PER_LAUNCH {
         args.extend([Arg::Buf(&slot(r).0), Arg::Buf(&slot(r).1)]);
     }
@@ -476,12 +477,14 @@ fn inner_products<Q: GpuQueue>(
         Arg::Buf(&h.ext.moduli),
         Arg::Buf(&h.ext.r0),
         Arg::Buf(&h.ext.r1),
-        Arg::U32(digits as u32),
+        Arg::U32(h.digits as u32),
         Arg::U32(h.digit_size as u32),
         Arg::U32(ell as u32),
         Arg::U32(alpha as u32),
         Arg::U32(h.key_size as u32),
         Arg::U32(l.log_n),
+        Arg::U32(limbs.start as u32),
+        Arg::U32(limbs.end as u32),
     ]);
     // One key is the kernel's default (no define: the program every backend has).
     let defines: Vec<(&str, String)> = if keys.len() > 1 { vec![("KS_KEYS", keys.len().to_string())] } else { Vec::new() };
@@ -489,17 +492,15 @@ fn inner_products<Q: GpuQueue>(
         Family::Keyswitch,
         &defines,
         "ks_inner_hybrid_u64",
-        Geometry::Items((e * n) as u64),
+        Geometry::Items((limbs.len() * n) as u64),
         &args,
-    )?;
-    Ok(prods)
+    )
 }
 
-/// Step 3: ModDown by `P` of the inner products — the special limbs of both components to
-/// coefficient form, `(x + ⌊P/2⌋)` converted to `Q_ℓ` minus `⌊P/2⌋`, NTT — and
-/// `out = c + P^{-1}(prod − conv)` for the first `c_polys` polynomials of `c01` (the others 0).
-/// With `perm` (a Galois table), `prod_q` and `c01` are read through it in the last step
-/// (`prod_p` must then come permuted already).
+/// Step 3 after the conversion: `conv` ([`mod_down_conv_into`] of the special limbs of the
+/// inner products) transformed, and `out = c + P^{-1}(prod_q − conv)` for the first `c_polys`
+/// polynomials of `c01` (the others 0). With `perm` (a Galois table), `prod_q` and `c01` are
+/// read through it in the last step.
 ///
 /// # Errors
 /// `Device` on an allocation, compile or launch failure.
@@ -508,56 +509,51 @@ fn mod_down_add<Q: GpuQueue>(
     l: &LevelData<Q::Buf>,
     h: &HybridLevelData<Q::Buf>,
     prod_q: &Q::Buf,
-    prod_p: &Q::Buf,
+    conv: &Q::Buf,
     c01: (&Q::Buf, usize),
     perm: Option<&Q::Buf>,
 ) -> Result<Q::Buf> {
-    let conv = mod_down_conv_coeff(q, l, h, prod_p, 2)?;
     // Without a permutation the finish runs as the NTT's epilogue (one launch and 2 × ℓ rows
     // written and read less; XEHE_MODDOWN_FUSED=0 turns it off as for SEAL's mod-down).
     if perm.is_none() && fused_finish() {
         let (ell, n) = (h.ell, l.n());
         let out = q.alloc(2 * ell * n)?;
         let add = Some((c01.0, c01.1.min(2) * ell * n));
-        if l.ntt.forward_moddown_finish(q, &out, &conv, FinishSource::Rows, 2, (prod_q, ell), add, (&h.inv_p.w, &h.inv_p.wq), EVAL_NTT)? {
+        if l.ntt.forward_moddown_finish(q, &out, conv, FinishSource::Rows, 2, (prod_q, ell), add, (&h.inv_p.w, &h.inv_p.wq), EVAL_NTT)? {
             return Ok(out);
         }
     }
-    l.ntt.forward(q, &conv, 2 * h.ell, EVAL_NTT)?;
-    mod_down_finish(q, l, h, prod_q, (&conv, 0), c01, perm)
+    l.ntt.forward(q, conv, 2 * h.ell, EVAL_NTT)?;
+    mod_down_finish(q, l, h, prod_q, (conv, 0), c01, perm)
 }
 
 /// ModDown's conversion for `polys` polynomials at once: their special limbs (`prod_p`,
 /// `polys × α × N`, NTT form; overwritten with coefficient form) to coefficient form, then
-/// `(x + ⌊P/2⌋)` converted to `Q_ℓ` minus `⌊P/2⌋`: returns `polys × ℓ × N` words in
-/// coefficient form (the caller's NTT, or the NTT with the finish as its epilogue, follows). A
+/// `(x + ⌊P/2⌋)` converted to `Q_ℓ` minus `⌊P/2⌋` into `conv` (`polys × ℓ × N` words,
+/// coefficient form; the caller's NTT, or the NTT with the finish as its epilogue, follows). A
 /// batch of rotations converts all its polynomials in one sequence of launches (hoisting).
+/// Allocates nothing (it may run on a side stream, [`GpuQueue::concurrently`]).
 ///
 /// # Errors
-/// `Device` on an allocation, compile or launch failure.
-fn mod_down_conv_coeff<Q: GpuQueue>(q: &Q, l: &LevelData<Q::Buf>, h: &HybridLevelData<Q::Buf>, prod_p: &Q::Buf, polys: usize) -> Result<Q::Buf> {
-    let (ell, alpha, n) = (h.ell, h.alpha, l.n());
-    h.special_ntt.inverse(q, prod_p, polys * alpha, EVAL_NTT)?;
-    let conv = q.scratch(polys * ell * n)?;
+/// `Device` on a compile or launch failure.
+fn mod_down_conv_into<Q: GpuQueue>(
+    q: &Q,
+    l: &LevelData<Q::Buf>,
+    h: &HybridLevelData<Q::Buf>,
+    prod_p: &Q::Buf,
+    polys: usize,
+    conv: &Q::Buf,
+) -> Result<()> {
+    h.special_ntt.inverse(q, prod_p, polys * h.alpha, EVAL_NTT)?;
     let mod_down = ConvShape {
-        d: alpha,
+        d: h.alpha,
         digits: 1,
         polys,
-        split: ell,
+        split: h.ell,
         skip: false,
         centered: false,
     };
-    base_conv(
-        q,
-        l.log_n,
-        (&conv, &conv),
-        prod_p,
-        &h.special,
-        &h.mod_down,
-        &l.primes,
-        &mod_down,
-    )?;
-    Ok(conv)
+    base_conv(q, l.log_n, (conv, conv), prod_p, &h.special, &h.mod_down, &l.primes, &mod_down)
 }
 
 /// ModDown's last step for one ciphertext: `out = c + P^{-1}(prod_q − conv)` (both components,
@@ -637,19 +633,33 @@ pub fn apply_galois_hybrid_many<Q: GpuQueue>(
     let pw = ell * n;
     let up = mod_up(q, l, h, ct, pw, true)?;
     let mut out = Vec::with_capacity(tables.len());
+    // With a side stream the special limbs' products come first and the batch's ModDown
+    // conversion runs on the side stream while the data limbs' products stream (inner_mod_down).
+    let split = q.side_stream();
+    let special_limbs = if split { ell..ell + alpha } else { 0..ell + alpha };
     for (tables, keys) in tables.chunks(HOIST_MODDOWN_BATCH).zip(keys.chunks(HOIST_MODDOWN_BATCH)) {
-        // Inner products one rotation at a time; the special rows of every rotation, permuted,
-        // side by side for one batched ModDown conversion.
+        // The special rows of every rotation, permuted, side by side for one batched ModDown
+        // conversion.
         let special = q.scratch(tables.len() * 2 * alpha * n)?;
-        let mut prods = Vec::with_capacity(tables.len());
+        let prods = alloc_prods(q, h, n, tables.len())?;
         for (first, keys) in keys.chunks(HOIST_KEYS_PER_LAUNCH).enumerate() {
-            for (r, (pq, pp)) in inner_products(q, l, h, &up, (ct, pw), keys)?.into_iter().enumerate() {
-                let i = first * HOIST_KEYS_PER_LAUNCH + r;
-                permute_into(q, l, (&special, i * 2 * alpha * n), &pp, 2 * alpha, tables[i])?;
-                prods.push(pq);
+            let at = first * HOIST_KEYS_PER_LAUNCH;
+            inner_products_into(q, l, h, &up, (ct, pw), keys, &prods[at..], special_limbs.clone())?;
+            for (i, (_, pp)) in prods[at..at + keys.len()].iter().enumerate() {
+                permute_into(q, l, (&special, (at + i) * 2 * alpha * n), pp, 2 * alpha, tables[at + i])?;
             }
         }
-        let conv = mod_down_conv_coeff(q, l, h, &special, 2 * tables.len())?;
+        let conv = q.scratch(tables.len() * 2 * ell * n)?;
+        let data_limbs = |q: &Q| {
+            if split {
+                for (first, keys) in keys.chunks(HOIST_KEYS_PER_LAUNCH).enumerate() {
+                    inner_products_into(q, l, h, &up, (ct, pw), keys, &prods[first * HOIST_KEYS_PER_LAUNCH..], 0..ell)?;
+                }
+            }
+            Ok(())
+        };
+        q.concurrently(|s| mod_down_conv_into(s, l, h, &special, 2 * tables.len(), &conv), data_limbs)?;
+        let prods: Vec<Q::Buf> = prods.into_iter().map(|(pq, _)| pq).collect();
         if let Some(outs) = finish_fused_permuted(q, l, h, &conv, &prods, tables, ct)? {
             out.extend(outs);
             continue;

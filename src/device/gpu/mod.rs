@@ -38,6 +38,28 @@ pub fn ew_items(words: usize) -> Geometry {
     Geometry::Items((words as u64).div_ceil(2))
 }
 
+/// What `XEHE_SIDE_STREAM` asks of [`GpuQueue::concurrently`] (read at each call, so one
+/// process can compare): `0` off, `in-order` (the split work on one stream, for tests), anything
+/// else or unset: a side stream where the backend has one.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum SideStreamMode {
+    /// No side stream, and callers do not split their work.
+    Off,
+    /// Callers split their work as for two streams; it runs in order on one.
+    InOrder,
+    /// A side stream where the backend has one (CUDA).
+    On,
+}
+
+/// The current [`SideStreamMode`].
+pub fn side_stream_mode() -> SideStreamMode {
+    match std::env::var("XEHE_SIDE_STREAM").as_deref() {
+        Ok("0") => SideStreamMode::Off,
+        Ok("in-order") => SideStreamMode::InOrder,
+        _ => SideStreamMode::On,
+    }
+}
+
 /// A device buffer of u64 words.
 pub trait GpuBuffer: Send + Sync + std::fmt::Debug {
     /// Length in words.
@@ -182,6 +204,34 @@ pub trait GpuQueue: Send + Sync + Sized + 'static {
     /// `Device` on a launch failure.
     fn launch_elementwise(&self, op: EwOp<Self::Buf>) -> Result<()> {
         op.launch_now(self)
+    }
+    /// Whether [`concurrently`](Self::concurrently) runs its two halves on two streams now
+    /// (CUDA, unless the profiler is on, `XEHE_SYNC=1` or `XEHE_SIDE_STREAM=0`). Callers use it
+    /// to choose a split of their work that only pays off when the halves overlap.
+    /// `XEHE_SIDE_STREAM=in-order` makes it `true` on every backend while `concurrently` runs
+    /// the halves in order: the split work then runs (and is tested) where there is one stream.
+    fn side_stream(&self) -> bool {
+        side_stream_mode() == SideStreamMode::InOrder
+    }
+    /// Run `side` on this queue's side stream (a second in-order stream of the device, of higher
+    /// priority, with its own memcache) concurrently with the work `main` launches on this
+    /// queue, and return `main`'s result: work queued on this queue before the call is done
+    /// before either half starts, work queued after it waits for both (stream events). Where
+    /// [`side_stream`](Self::side_stream) is `false`, `side` and then `main` run in order on this
+    /// queue, so results never depend on it. Used to overlap latency-bound launches (small NTTs,
+    /// base conversions) with DRAM-bound ones (key inner products) of one operation.
+    ///
+    /// Contract: `side` reads and writes only buffers that outlive the call (allocated before
+    /// it), and any buffer it allocates itself is dropped before it returns (its memcache is
+    /// the side stream's; a buffer from it must not reach work of another stream). `main` must
+    /// not touch what `side` writes.
+    ///
+    /// # Errors
+    /// The first error of `side` or `main` (the two streams are joined first), or `Device` on an
+    /// event failure.
+    fn concurrently<R>(&self, side: impl FnOnce(&Self) -> Result<()>, main: impl FnOnce(&Self) -> Result<R>) -> Result<R> {
+        side(self)?;
+        main(self)
     }
     /// Whether the device runs warp-level integer MMA (`mma.sync …u8.u8.s32`, CUDA sm_80+),
     /// which the tensor-core kind of [`matntt`] needs. `false` unless a backend says otherwise.
