@@ -42,6 +42,9 @@ fn queue(backend: Option<&str>) -> Result<Queue> {
     }
 }
 
+/// A timed operation on two ciphertexts.
+type BinaryOp<'x> = Box<dyn Fn(&Ciphertext, &Ciphertext) -> Result<Ciphertext> + 'x>;
+
 /// One profiled call's launches in order: (kernel, µs).
 type Launches = Vec<(String, f64)>;
 
@@ -150,8 +153,7 @@ fn main() -> Result<()> {
     gb.gpu_on(&q);
     println!("device backend: {}; N={n}, data primes 60,40×{data_40} (L={l}), hybrid: α={alpha}, dnum={dnum}, log(QP)={key_bits}", q.backend());
 
-    type Op<'x> = Box<dyn Fn(&Ciphertext, &Ciphertext) -> Result<Ciphertext> + 'x>;
-    let ops: Vec<(String, Op)> = vec![
+    let ops: Vec<(String, BinaryOp)> = vec![
         (
             format!("multiply+relinearize_hybrid (α={alpha}, dnum={dnum})"),
             Box::new(|x, y| {
@@ -230,7 +232,7 @@ fn main() -> Result<()> {
     }
     std::env::remove_var("XEHE_SIDE_STREAM");
     if args.iter().any(|a| a == "--conv-sweep") {
-        failures += conv_sweep(&q, reps, &ops[0], &(&a, &b), &(&ga, &gb))?;
+        failures += conv_sweep(&q, reps, &ops[0], (&a, &b), (&ga, &gb))?;
     }
     if failures > 0 {
         return Err(Error::Device(format!(
@@ -246,12 +248,12 @@ fn main() -> Result<()> {
 fn conv_sweep(
     q: &Queue,
     reps: usize,
-    (name, f): &(String, Box<dyn Fn(&Ciphertext, &Ciphertext) -> Result<Ciphertext> + '_>),
-    (a, b): &(&Ciphertext, &Ciphertext),
-    (ga, gb): &(&Ciphertext, &Ciphertext),
+    (name, f): &(String, BinaryOp<'_>),
+    (a, b): (&Ciphertext, &Ciphertext),
+    (ga, gb): (&Ciphertext, &Ciphertext),
 ) -> Result<usize> {
     let mut failures = 0;
-    let want = f(&a, &b)?;
+    let want = f(a, b)?;
     println!("\n{name}, base conversion tuning (XEHE_HYBRID_CONV_ITEMS, XEHE_HYBRID_CONV_COEFS, XEHE_HYBRID_CONV_MIN_BLOCKS):");
     println!(
         "| items | coefficients per work-item | CTAs per SM bound | latency µs | throughput µs/op | rns_conv_u64 µs (ModUp, ModDown) |"
@@ -268,13 +270,13 @@ fn conv_sweep(
         std::env::set_var("XEHE_HYBRID_CONV_ITEMS", items.to_string());
         std::env::set_var("XEHE_HYBRID_CONV_COEFS", coefs.to_string());
         std::env::set_var("XEHE_HYBRID_CONV_MIN_BLOCKS", min_blocks.to_string());
-        let mut g = f(&ga, &gb)?;
+        let mut g = f(ga, gb)?;
         g.download()?;
         if g.data() != want.data() {
             println!("MISMATCH: items {items}, coefficients {coefs}, CTAs per SM {min_blocks}");
             failures += 1;
         }
-        let (lat, thr, _, launches) = measure(&q, reps, &|| f(&ga, &gb))?;
+        let (lat, thr, _, launches) = measure(q, reps, &|| f(ga, gb))?;
         let conv: Vec<String> = launches
             .iter()
             .filter(|l| l.0 == "rns_conv_u64")
