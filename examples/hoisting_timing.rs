@@ -4,10 +4,11 @@
 //! 40×29; α = 6, dnum = 5). Every hoisted result is first checked word for word against the
 //! single rotation by the same step (balanced ModUp digits make them equal), on the device and
 //! against the CPU backend. Prints the latency of one rotation, of the hoisted batch, and their
-//! ratio (target: ≤ 6 for k = 16).
+//! ratio (target: ≤ 6 for k = 16), then one profiled call of each by kernel; with `--conv-sweep`
+//! the ModDown conversion's tuning knobs on both.
 //!
-//! `cargo run --release --example hoisting_timing [-- --n N] [--k K] [--reps R]`; the queue is
-//! the default GPU (`XEHE_DEVICE`).
+//! `cargo run --release --example hoisting_timing [-- --n N] [--k K] [--reps R] [--conv-sweep]`;
+//! the queue is the default GPU (`XEHE_DEVICE`).
 use std::time::Instant;
 use xehe::device::queue::default_queue;
 use xehe::*;
@@ -95,6 +96,54 @@ fn main() -> Result<()> {
         many / one,
         sequential / many
     );
+    // Where the time goes: one profiled call of each (the profiler synchronizes every launch
+    // and runs everything on one stream, so the sum exceeds the timings above).
+    if let Some(p) = q.profiler() {
+        let profiled: [(&str, &dyn Fn() -> Result<()>); 2] = [
+            ("one rotation", &|| ev.rotate_vector_hybrid(&g, 1, &gk).map(drop)),
+            ("hoisted batch", &|| ev.rotate_vector_hybrid_many(&g, &steps, &gk).map(drop)),
+        ];
+        for (label, f) in profiled {
+            p.clear();
+            p.set_enabled(true);
+            p.begin_operation(label);
+            f()?;
+            q.synchronize()?;
+            p.end_operation();
+            p.set_enabled(false);
+            println!("\n{label}, kernels (profiled; one stream, launches synchronized):");
+            println!("| kernel | calls | µs | share |");
+            println!("|---|---|---|---|");
+            for k in p.kernel_summary() {
+                println!("| {} | {} | {:.1} | {:.1}% |", k.name, k.calls, k.mean_us * k.calls as f64, 100.0 * k.share);
+            }
+        }
+    }
+    // The ModDown conversion's tuning on the batch (`XEHE_HYBRID_CONV_COEFS`,
+    // `XEHE_HYBRID_CONV_MIN_BLOCKS`): a batch converts 2k polynomials at once, so its best
+    // shape may differ from one rotation's.
+    if std::env::args().any(|a| a == "--conv-sweep") {
+        let want = ev.rotate_vector_hybrid_many(&g, &steps, &gk)?;
+        println!("\n| coefficients per work-item | CTAs per SM bound | one rotation µs | {k} hoisted µs | hoisted / one | same result |");
+        println!("|---|---|---|---|---|---|");
+        for (coefs, min_blocks) in [(2, 0), (1, 0), (4, 0), (2, 3), (1, 3), (1, 4)] {
+            std::env::set_var("XEHE_HYBRID_CONV_COEFS", coefs.to_string());
+            std::env::set_var("XEHE_HYBRID_CONV_MIN_BLOCKS", min_blocks.to_string());
+            let mut same = true;
+            for (h, w) in ev.rotate_vector_hybrid_many(&g, &steps, &gk)?.into_iter().zip(&want) {
+                let (mut h, mut w) = (h, w.clone());
+                h.download()?;
+                w.download()?;
+                same &= h.data() == w.data();
+            }
+            identical &= same;
+            let one = time(&|| ev.rotate_vector_hybrid(&g, 1, &gk).map(drop))?;
+            let many = time(&|| ev.rotate_vector_hybrid_many(&g, &steps, &gk).map(drop))?;
+            println!("| {coefs} | {min_blocks} | {one:.1} | {many:.1} | {:.2} | {} |", many / one, if same { "yes" } else { "NO" });
+        }
+        std::env::remove_var("XEHE_HYBRID_CONV_COEFS");
+        std::env::remove_var("XEHE_HYBRID_CONV_MIN_BLOCKS");
+    }
     if !identical {
         return Err(Error::Device("hoisted rotations differ from single rotations".into()));
     }

@@ -340,7 +340,7 @@ pub fn switch_key<Q: GpuQueue>(
     let lifted = q.scratch(k * kp * n)?;
     if prep_in_ntt() && !fused_key_inner() && l.ext_ntt.forward_from(q, &lifted, &t, &l.ext.r1, k, None, true, EVAL_NTT)? {
         // The lift ran inside the first NTT pass: the lifted digits were written once.
-        let inner = |q: &Q, primes, beside| inner_product(q, l, &prod, &lifted, (tsrc, t_off), key, key_k, primes, beside);
+        let inner = |q: &Q, primes| inner_product(q, l, &prod, &lifted, (tsrc, t_off), key, key_k, primes);
         return inner_then_mod_down(q, l, c01, &prod, inner);
     }
     let args = [
@@ -380,13 +380,12 @@ pub fn switch_key<Q: GpuQueue>(
         return mod_down(q, l, c01, &prod);
     }
     l.ext_ntt.forward(q, &lifted, k * kp, EVAL_NTT)?;
-    inner_product(q, l, &prod, &lifted, (tsrc, t_off), key, key_k, 0..kp, false)?;
+    inner_product(q, l, &prod, &lifted, (tsrc, t_off), key, key_k, 0..kp)?;
     mod_down(q, l, c01, &prod)
 }
 
-/// The inner product (`inner(q, primes, beside_side)` computes output primes `primes` of
-/// `0..k + 1`) and the mod-down of its result `prod`. With a side stream at N ≥ 2^15
-/// (`side_mod_down`), the special prime's products come first, and the mod-down's
+/// The inner product (`inner(q, primes)` computes output primes `primes` of `0..k + 1`) and the
+/// mod-down of its result `prod`. With a side stream at N ≥ 2^15 (`side_mod_down`), the special prime's products come first, and the mod-down's
 /// latency-bound launches — the inverse NTT of the two `P` rows (two clusters: ≈ 20 µs at 2^15
 /// on an H100 for ≈ 1 µs of work) and the correction NTT of 2k rows — run on the side stream
 /// while the other primes' products (DRAM-bound) stream; the finish is a separate launch after
@@ -398,15 +397,15 @@ fn inner_then_mod_down<Q: GpuQueue>(
     l: &LevelData<Q::Buf>,
     c01: (&Q::Buf, usize),
     prod: &Q::Buf,
-    inner: impl Fn(&Q, std::ops::Range<usize>, bool) -> Result<()>,
+    inner: impl Fn(&Q, std::ops::Range<usize>) -> Result<()>,
 ) -> Result<Q::Buf> {
     let (k, n) = (l.k(), l.n());
     let kp = k + 1;
     if !side_mod_down(q, l) {
-        inner(q, 0..kp, false)?;
+        inner(q, 0..kp)?;
         return mod_down(q, l, c01, prod);
     }
-    inner(q, k..kp, false)?;
+    inner(q, k..kp)?;
     let last = q.scratch(2 * n)?;
     let add = Some((c01.0, c01.1 * k * n));
     if std::env::var("XEHE_SIDE_MODDOWN_NTT").map_or(true, |v| v != "0") {
@@ -415,12 +414,12 @@ fn inner_then_mod_down<Q: GpuQueue>(
             gather_inverse_into(s, l, &l.p_ntt, prod, (kp, k), 2, &last)?;
             moddown_correction_into(s, l, &last, &l.p, &l.primes, &l.ntt, 2, &d)
         };
-        q.concurrently(side, |q| inner(q, 0..k, true))?;
+        q.concurrently(side, |q| inner(q, 0..k))?;
         let out = q.alloc(2 * k * n)?;
         finish(q, l, (&out, add), prod, &d, &l.primes, &l.inv_p, kp, 2)?;
         return Ok(out);
     }
-    q.concurrently(|s| gather_inverse_into(s, l, &l.p_ntt, prod, (kp, k), 2, &last), |q| inner(q, 0..k, true))?;
+    q.concurrently(|s| gather_inverse_into(s, l, &l.p_ntt, prod, (kp, k), 2, &last), |q| inner(q, 0..k))?;
     mod_down_from_last(q, l, add, prod, &last)
 }
 
@@ -499,7 +498,6 @@ fn inner_product<Q: GpuQueue>(
     key: &Q::Buf,
     key_k: usize,
     primes: std::ops::Range<usize>,
-    beside_side: bool,
 ) -> Result<()> {
     let (k, n) = (l.k(), l.n());
     let kp = k + 1;
@@ -520,9 +518,7 @@ fn inner_product<Q: GpuQueue>(
         Arg::U32(primes.start as u32),
         Arg::U32(primes.end as u32),
     ];
-    let total = (primes.len() * n) as u64;
-    let geometry = if beside_side { super::beside_side_geometry(total) } else { Geometry::Items(total) };
-    q.launch(Family::Keyswitch, &[], "ks_inner_u64", geometry, &args)
+    launch(q, Family::Keyswitch, "ks_inner_u64", (primes.len() * n) as u64, &args)
 }
 
 /// Whether the digit lift and the mod-down/rescale correction run inside the first NTT pass

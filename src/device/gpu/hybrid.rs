@@ -417,13 +417,13 @@ fn inner_mod_down<Q: GpuQueue>(
     let (prod_q, prod_p) = &prods[0];
     let conv = q.scratch(2 * ell * n)?;
     if q.side_stream() {
-        inner_products_into(q, l, h, up, t, &[key], &prods, ell..e, false)?;
+        inner_products_into(q, l, h, up, t, &[key], &prods, ell..e)?;
         q.concurrently(
             |s| mod_down_conv_into(s, l, h, prod_p, 2, &conv),
-            |q| inner_products_into(q, l, h, up, t, &[key], &prods, 0..ell, true),
+            |q| inner_products_into(q, l, h, up, t, &[key], &prods, 0..ell),
         )?;
     } else {
-        inner_products_into(q, l, h, up, t, &[key], &prods, 0..e, false)?;
+        inner_products_into(q, l, h, up, t, &[key], &prods, 0..e)?;
         mod_down_conv_into(q, l, h, prod_p, 2, &conv)?;
     }
     mod_down_add(q, l, h, prod_q, &conv, c01, None)
@@ -460,7 +460,6 @@ fn inner_products_into<Q: GpuQueue>(
     keys: &[&Q::Buf],
     prods: &[(Q::Buf, Q::Buf)],
     limbs: std::ops::Range<usize>,
-    beside_side: bool,
 ) -> Result<()> {
     let (ell, alpha, n) = (h.ell, h.alpha, l.n());
     debug_assert!((1..=HOIST_KEYS_PER_LAUNCH).contains(&keys.len()) && prods.len() >= keys.len());
@@ -489,9 +488,13 @@ fn inner_products_into<Q: GpuQueue>(
     ]);
     // One key is the kernel's default (no define: the program every backend has).
     let defines: Vec<(&str, String)> = if keys.len() > 1 { vec![("KS_KEYS", keys.len().to_string())] } else { Vec::new() };
-    let total = (limbs.len() * n) as u64;
-    let geometry = if beside_side { super::beside_side_geometry(total) } else { Geometry::Items(total) };
-    q.launch(Family::Keyswitch, &defines, "ks_inner_hybrid_u64", geometry, &args)
+    q.launch(
+        Family::Keyswitch,
+        &defines,
+        "ks_inner_hybrid_u64",
+        Geometry::Items((limbs.len() * n) as u64),
+        &args,
+    )
 }
 
 /// Step 3 after the conversion: `conv` ([`mod_down_conv_into`] of the special limbs of the
@@ -615,10 +618,6 @@ const HOIST_MODDOWN_BATCH: usize = 16;
 /// products run up to four keys per launch (the ModUp rows read once for four), and the ModDown
 /// conversions of up to 16 rotations run as one INTT / conversion / NTT sequence, each rotation
 /// then finished on its own; every output word is computed exactly as in a single rotation.
-/// With a side stream ([`GpuQueue::concurrently`]) the special limbs' products come first and
-/// the batch is a pipeline of two halves: the batch's ModDown conversion beside the first half's
-/// data-limb products, the first half's NTT and finish beside the second half's products, then
-/// the second half's NTT and finish (DRAM-bound inner products beside multiply-bound NTTs).
 ///
 /// # Errors
 /// As [`switch_key_hybrid`].
@@ -634,56 +633,39 @@ pub fn apply_galois_hybrid_many<Q: GpuQueue>(
     let pw = ell * n;
     let up = mod_up(q, l, h, ct, pw, true)?;
     let mut out = Vec::with_capacity(tables.len());
+    // With a side stream the special limbs' products come first and the batch's ModDown
+    // conversion runs on the side stream while the data limbs' products stream (inner_mod_down).
     let split = q.side_stream();
     let special_limbs = if split { ell..ell + alpha } else { 0..ell + alpha };
     for (tables, keys) in tables.chunks(HOIST_MODDOWN_BATCH).zip(keys.chunks(HOIST_MODDOWN_BATCH)) {
-        let len = tables.len();
         // The special rows of every rotation, permuted, side by side for one batched ModDown
         // conversion.
-        let special = q.scratch(len * 2 * alpha * n)?;
-        let prods = alloc_prods(q, h, n, len)?;
+        let special = q.scratch(tables.len() * 2 * alpha * n)?;
+        let prods = alloc_prods(q, h, n, tables.len())?;
         for (first, keys) in keys.chunks(HOIST_KEYS_PER_LAUNCH).enumerate() {
             let at = first * HOIST_KEYS_PER_LAUNCH;
-            inner_products_into(q, l, h, &up, (ct, pw), keys, &prods[at..], special_limbs.clone(), false)?;
+            inner_products_into(q, l, h, &up, (ct, pw), keys, &prods[at..], special_limbs.clone())?;
             for (i, (_, pp)) in prods[at..at + keys.len()].iter().enumerate() {
                 permute_into(q, l, (&special, (at + i) * 2 * alpha * n), pp, 2 * alpha, tables[at + i])?;
             }
         }
-        // The data limbs' products of rotations `r` (none without the split: done above).
-        let data_limbs = |q: &Q, r: std::ops::Range<usize>| {
+        let conv = q.scratch(tables.len() * 2 * ell * n)?;
+        let data_limbs = |q: &Q| {
             if split {
-                for (first, keys) in keys[r.clone()].chunks(HOIST_KEYS_PER_LAUNCH).enumerate() {
-                    let at = r.start + first * HOIST_KEYS_PER_LAUNCH;
-                    inner_products_into(q, l, h, &up, (ct, pw), keys, &prods[at..], 0..ell, true)?;
+                for (first, keys) in keys.chunks(HOIST_KEYS_PER_LAUNCH).enumerate() {
+                    inner_products_into(q, l, h, &up, (ct, pw), keys, &prods[first * HOIST_KEYS_PER_LAUNCH..], 0..ell)?;
                 }
             }
             Ok(())
         };
-        let conv = q.scratch(len * 2 * ell * n)?;
-        let conv_all = |s: &Q| mod_down_conv_into(s, l, h, &special, 2 * len, &conv);
-        let prods_q: Vec<&Q::Buf> = prods.iter().map(|(pq, _)| pq).collect();
-        // Halves of whole inner-product launches.
-        let half = (len / 2).next_multiple_of(HOIST_KEYS_PER_LAUNCH).min(len);
-        let pipelined = split && hoist_pipeline() && half > 0 && half < len;
-        let fins = match pipelined {
-            true => FusedPermutedFinish::new(q, l, h, &prods_q, tables, [0..half, half..len])?,
-            false => None,
-        };
-        if let Some(fins) = fins {
-            q.concurrently(conv_all, |q| data_limbs(q, 0..half))?;
-            q.concurrently(|s| fins.launch(s, l, h, &conv, ct, 0), |q| data_limbs(q, half..len))?;
-            fins.launch(q, l, h, &conv, ct, 1)?;
-            out.extend(fins.outs);
+        q.concurrently(|s| mod_down_conv_into(s, l, h, &special, 2 * tables.len(), &conv), data_limbs)?;
+        let prods: Vec<Q::Buf> = prods.into_iter().map(|(pq, _)| pq).collect();
+        if let Some(outs) = finish_fused_permuted(q, l, h, &conv, &prods, tables, ct)? {
+            out.extend(outs);
             continue;
         }
-        q.concurrently(conv_all, |q| data_limbs(q, 0..len))?;
-        if let Some(fins) = FusedPermutedFinish::new(q, l, h, &prods_q, tables, [0..len, len..len])? {
-            fins.launch(q, l, h, &conv, ct, 0)?;
-            out.extend(fins.outs);
-            continue;
-        }
-        l.ntt.forward(q, &conv, 2 * len * ell, EVAL_NTT)?;
-        for (i, (pq, &table)) in prods_q.iter().zip(tables).enumerate() {
+        l.ntt.forward(q, &conv, 2 * tables.len() * ell, EVAL_NTT)?;
+        for (i, (pq, &table)) in prods.iter().zip(tables).enumerate() {
             // The data rows and c0 are read through the table by the finishing kernel.
             out.push(mod_down_finish(q, l, h, pq, (&conv, i * 2 * ell * n), (ct, 1), Some(table))?);
         }
@@ -691,90 +673,52 @@ pub fn apply_galois_hybrid_many<Q: GpuQueue>(
     Ok(out)
 }
 
-/// Whether hoisted batches run as the two-half pipeline of [`apply_galois_hybrid_many`] when
-/// there is a side stream (`XEHE_HOIST_PIPELINE=0`: one half, for the A/B).
-fn hoist_pipeline() -> bool {
-    std::env::var("XEHE_HOIST_PIPELINE").map_or(true, |v| v != "0")
-}
-
 /// The finishes of a hoisted batch as the epilogue of its batched ModDown NTT
-/// (`ntt_fwd_cluster_fin_perm_u64`), in up to two parts (ranges of the batch's rotations): a
-/// fresh output per rotation, written through a table of device addresses per part. Saves the
-/// write and read of the transformed conversion (2 × ℓ rows per rotation).
-struct FusedPermutedFinish<B> {
-    /// One output per rotation of the batch.
-    outs: Vec<B>,
-    /// Per part: its rotations and its table of device addresses.
-    parts: Vec<(std::ops::Range<usize>, B)>,
-}
-
-impl<B: super::GpuBuffer> FusedPermutedFinish<B> {
-    /// Outputs and address tables (uploaded on `q`) for the rotations of `tables` (inner
-    /// products `prods`), in `parts`; `None` (nothing allocated) where buffers have no device
-    /// address, a part's NTT is not one cluster launch, or `XEHE_MODDOWN_FUSED=0`: the caller
-    /// then transforms the conversion and finishes each rotation apart.
-    ///
-    /// # Errors
-    /// `Device` on an allocation or upload failure.
-    fn new<Q: GpuQueue<Buf = B>>(
-        q: &Q,
-        l: &LevelData<B>,
-        h: &HybridLevelData<B>,
-        prods: &[&B],
-        tables: &[&B],
-        parts: [std::ops::Range<usize>; 2],
-    ) -> Result<Option<Self>> {
-        let (ell, n) = (h.ell, l.n());
-        if !fused_finish() {
-            return Ok(None);
-        }
-        for r in parts.iter().filter(|r| !r.is_empty()) {
-            if !l.ntt.finish_fusable(q, 2 * r.len() * ell, EVAL_NTT)? {
-                return Ok(None);
-            }
-        }
-        let outs = tables.iter().map(|_| q.alloc(2 * ell * n)).collect::<Result<Vec<_>>>()?;
-        let mut ptrs = Vec::with_capacity(3 * tables.len());
-        for ((o, pq), t) in outs.iter().zip(prods).zip(tables) {
-            match (o.device_address(), pq.device_address(), t.device_address()) {
-                (Some(a), Some(b), Some(c)) => ptrs.extend([a, b, c]),
-                _ => return Ok(None),
-            }
-        }
-        let mut tabs = Vec::new();
-        for r in parts.into_iter().filter(|r| !r.is_empty()) {
-            let t = q.upload(&ptrs[3 * r.start..3 * r.end])?;
-            tabs.push((r, t));
-        }
-        Ok(Some(FusedPermutedFinish { outs, parts: tabs }))
+/// (`ntt_fwd_cluster_fin_perm_u64`; `conv`: the batch's conversion output in coefficient form,
+/// `2 × ℓ` rows per rotation): a fresh output per rotation, written through a table of device
+/// addresses. `None` (nothing launched) where buffers have no device address, the plan is not
+/// one cluster launch, or `XEHE_MODDOWN_FUSED=0`; the caller then transforms `conv` and
+/// finishes each rotation apart. Saves the write and read of the transformed conversion (2 × ℓ
+/// rows per rotation).
+///
+/// # Errors
+/// `Device` on an allocation, upload, compile or launch failure.
+fn finish_fused_permuted<Q: GpuQueue>(
+    q: &Q,
+    l: &LevelData<Q::Buf>,
+    h: &HybridLevelData<Q::Buf>,
+    conv: &Q::Buf,
+    prods: &[Q::Buf],
+    tables: &[&Q::Buf],
+    ct: &Q::Buf,
+) -> Result<Option<Vec<Q::Buf>>> {
+    use super::GpuBuffer;
+    let (ell, n) = (h.ell, l.n());
+    if !fused_finish() || !q.thread_block_clusters() {
+        return Ok(None);
     }
-
-    /// Part `part`'s NTT of its rotations' rows of `conv` (the batch's conversion output in
-    /// coefficient form, `2 × ℓ` rows per rotation) with their finishes as its epilogue.
-    /// Allocates nothing (it may run on a side stream).
-    ///
-    /// # Errors
-    /// `Device` on a compile or launch failure.
-    fn launch<Q: GpuQueue<Buf = B>>(&self, q: &Q, l: &LevelData<B>, h: &HybridLevelData<B>, conv: &B, ct: &B, part: usize) -> Result<()> {
-        let (ell, n) = (h.ell, l.n());
-        let (r, ptrs) = &self.parts[part];
-        let ran = l.ntt.forward_moddown_finish(
-            q,
-            conv,
-            conv,
-            FinishSource::RowsPermuted(ptrs, r.start * 2 * ell * n),
-            2 * r.len(),
-            // xs is the address table here; rows per rotation, and c0 (the first ℓ rows of ct).
-            (ct, 2 * ell),
-            Some((ct, ell * n)),
-            (&h.inv_p.w, &h.inv_p.wq),
-            EVAL_NTT,
-        )?;
-        match ran {
-            true => Ok(()),
-            false => Err(Error::Device("hoisted ModDown: the fused finish plan changed".into())),
+    let outs = tables.iter().map(|_| q.alloc(2 * ell * n)).collect::<Result<Vec<_>>>()?;
+    let mut ptrs = Vec::with_capacity(3 * tables.len());
+    for ((o, pq), t) in outs.iter().zip(prods).zip(tables) {
+        match (o.device_address(), pq.device_address(), t.device_address()) {
+            (Some(a), Some(b), Some(c)) => ptrs.extend([a, b, c]),
+            _ => return Ok(None),
         }
     }
+    let ptrs = q.upload(&ptrs)?;
+    let fused = l.ntt.forward_moddown_finish(
+        q,
+        conv,
+        conv,
+        FinishSource::RowsPermuted(&ptrs),
+        2 * tables.len(),
+        // xs is the address table here; rows per rotation, and c0 (the first ℓ rows of ct).
+        (ct, 2 * ell),
+        Some((ct, ell * n)),
+        (&h.inv_p.w, &h.inv_p.wq),
+        EVAL_NTT,
+    )?;
+    Ok(fused.then_some(outs))
 }
 
 /// A Galois key's words on `q`'s device, each row pre-permuted by the inverse of the

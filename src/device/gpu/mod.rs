@@ -31,17 +31,6 @@ pub fn grid_stride_groups(total: u64) -> u32 {
     total.div_ceil(THREADS as u64).clamp(1, 1 << 16) as u32
 }
 
-/// The geometry of a grid-stride launch over `total` items that runs beside a side stream's work
-/// ([`GpuQueue::concurrently`]): at most `XEHE_SIDE_MAIN_GROUPS` work-groups when that is set
-/// (read at each launch), so SM slots stay free for the side stream's CTAs; else as
-/// [`Geometry::Items`].
-pub fn beside_side_geometry(total: u64) -> Geometry {
-    match std::env::var("XEHE_SIDE_MAIN_GROUPS").ok().and_then(|v| v.parse::<u32>().ok()).filter(|&g| g > 0) {
-        Some(cap) => Geometry::Groups { groups: (grid_stride_groups(total).min(cap), 1), local: THREADS },
-        None => Geometry::Items(total),
-    }
-}
-
 /// The launch geometry of the element-wise kernels (`ew_*_u64` in native/elementwise.cl) over
 /// `words` words: one work-item per pair of words (16-byte accesses; `words` is even, N being
 /// even).

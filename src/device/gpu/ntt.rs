@@ -27,10 +27,9 @@ pub enum FinishSource<'a, B> {
     Lift(&'a B, (u64, u64)),
     /// Hybrid ModDown: one canonical row per (polynomial, prime).
     Rows,
-    /// Hoisted rotations' batched ModDown: rows as [`Rows`](Self::Rows), from word `.1` of the
-    /// source on; per rotation three device addresses (output, inner-product rows, Galois
-    /// permutation table) in buffer `.0`.
-    RowsPermuted(&'a B, usize),
+    /// Hoisted rotations' batched ModDown: rows as [`Rows`](Self::Rows); per rotation three
+    /// device addresses (output, inner-product rows, Galois permutation table) in this buffer.
+    RowsPermuted(&'a B),
 }
 
 /// Device copy of the NTT tables of `k` primes for one N (read-only, shared by all queues).
@@ -277,25 +276,6 @@ impl<B: GpuBuffer> DeviceNttTables<B> {
         Ok(true)
     }
 
-    /// Whether [`forward_moddown_finish`](Self::forward_moddown_finish) can run for `rows`
-    /// rows (one cluster launch of the plain forward kernel on this device).
-    ///
-    /// # Errors
-    /// `InvalidArgument` for a plan outside the tables' size.
-    pub fn finish_fusable<Q: GpuQueue<Buf = B>>(&self, q: &Q, rows: usize, variant: NttVariant) -> Result<bool> {
-        Ok(self.finish_plan(q, rows, variant)?.is_some())
-    }
-
-    /// The cluster plan of a fused finish over `rows` rows, or `None` where there is none.
-    fn finish_plan<Q: GpuQueue<Buf = B>>(&self, q: &Q, rows: usize, variant: NttVariant) -> Result<Option<NttPlan>> {
-        if self.resolve(variant, rows) != NttVariant::Radix8Cluster || !q.thread_block_clusters() {
-            return Ok(None);
-        }
-        let plan = NttPlan::new(self.log_n, self.k, NttVariant::Radix8Cluster)?.with_rows(rows);
-        let launches = plan.launches(NttDirection::Forward, rows);
-        Ok(matches!(launches.as_slice(), [first] if first.kernel == "ntt_fwd_cluster_u64").then_some(plan))
-    }
-
     /// Mod-down / rescale's correction NTT with the finish as its epilogue
     /// (`ntt_fwd_cluster_moddown_fin_u64`): for `polys` polynomials over these tables' k primes,
     /// `out[c][i] = c01[c][i] + P^{-1} (xs[c][i] − NTT(corr(last[c]) mod q_i)) mod q_i`, where
@@ -328,23 +308,28 @@ impl<B: GpuBuffer> DeviceNttTables<B> {
         variant: NttVariant,
     ) -> Result<bool> {
         let rows = polys * self.k as usize;
-        let Some(plan) = self.finish_plan(q, rows, variant)? else { return Ok(false) };
+        if self.resolve(variant, rows) != NttVariant::Radix8Cluster || !q.thread_block_clusters() {
+            return Ok(false);
+        }
+        let plan = NttPlan::new(self.log_n, self.k, NttVariant::Radix8Cluster)?.with_rows(rows);
         plan.check_len(out.words(), rows)?;
         let launches = plan.launches(NttDirection::Forward, rows);
         let [first] = launches.as_slice() else { return Ok(false) };
+        if first.kernel != "ntt_fwd_cluster_u64" {
+            return Ok(false);
+        }
         let src_rows = if matches!(src, FinishSource::Lift(..)) { polys } else { rows };
-        let last_off = if let FinishSource::RowsPermuted(_, off) = src { off } else { 0 };
-        if last.words() < (src_rows << self.log_n) + last_off {
+        if last.words() < src_rows << self.log_n {
             return Err(crate::Error::InvalidArgument("forward_moddown_finish: source shorter than its rows".into()));
         }
         let (r1, (p, p_r1), xs, kernel) = match src {
             FinishSource::Lift(r1, p) => (r1, p, xs, "ntt_fwd_cluster_moddown_fin_u64"),
             FinishSource::Rows => (self.table(NttTable::Moduli), (0, 0), xs, "ntt_fwd_cluster_fin_u64"),
-            FinishSource::RowsPermuted(ptrs, _) => (self.table(NttTable::Moduli), (0, 0), ptrs, "ntt_fwd_cluster_fin_perm_u64"),
+            FinishSource::RowsPermuted(ptrs) => (self.table(NttTable::Moduli), (0, 0), ptrs, "ntt_fwd_cluster_fin_perm_u64"),
         };
         let mut args = vec![
             Arg::Buf(out),
-            Arg::BufAt(last, last_off),
+            Arg::Buf(last),
             Arg::Buf(r1),
             Arg::Buf(self.table(NttTable::Roots)),
             Arg::Buf(self.table(NttTable::RootsQ)),
