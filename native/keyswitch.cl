@@ -280,6 +280,27 @@ KERNEL_FQ void galois_permute_u64(GLOBAL_AS u64 *out, CONST_AS u64 *in, CONST_AS
     }
 }
 
+#if IS_CUDA
+/*
+ * galois_permute_u64 for a batch of `count` sources (hoisted rotations' special rows,
+ * src/device/gpu/hybrid.rs apply_galois_hybrid_many), in one launch: rows [h*rows, (h+1)*rows)
+ * of out are the `rows` rows of the buffer at device address ptrs[2h], permuted by the u32
+ * table at ptrs[2h + 1]: out[h][r][x] = in_h[r][t_h[x]]. total = count * rows * N. (CUDA only:
+ * buffers by device address.)
+ */
+KERNEL_FQ void galois_permute_many_u64(GLOBAL_AS u64 *out, CONST_AS u64 *ptrs, u32 rows, u32 log_n, u64 total)
+{
+    u64 n = (u64)1 << log_n;
+    for (u64 g = GLOBAL_ID(); g < total; g += GLOBAL_SIZE()) {
+        u64 row = g >> log_n, x = g & (n - 1);
+        u32 h = (u32)(row / rows);
+        CONST_AS u64 *in = (CONST_AS u64 *)ptrs[2 * h] + ((row - (u64)h * rows) << log_n);
+        CONST_AS u32 *t = (CONST_AS u32 *)ptrs[2 * h + 1];
+        out[g] = in[t[x]];
+    }
+}
+#endif
+
 /*
  * ModRaise (bootstrapping; src/ckks/evaluator/modraise.rs): in = polys x N coefficients mod q_0
  * (canonical); out row (p, i), i < k, is the centred lift of poly p mod moduli[i]:

@@ -1138,6 +1138,8 @@ KERNEL_CLUSTER_FQ ntt_fwd_cluster_fin_perm_u64 MODDOWN_FIN_ARGS
     CONST_AS u64 *c0i = rr < k ? c01 + ((u64)rr << log_n) : 0;
     u64 ip = inv_p[i], ipq = inv_p_q[i];
     u32 w0 = cluster_rank() * XEHE_SLM_TILE;
+    /* Unrolled: the gathers through t are dependent loads, several in flight per work-item. */
+#pragma unroll 4
     for (u32 e = LOCAL_ID(); e < XEHE_SLM_TILE; e += LOCAL_SIZE()) {
         u32 s = t[w0 + e];
         u64 r = moddown_scaled_diff(src[s], fwd_final(tile[SLM_PAD(e)], q), q, ip, ipq);

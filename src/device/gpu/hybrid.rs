@@ -645,10 +645,8 @@ pub fn apply_galois_hybrid_many<Q: GpuQueue>(
         for (first, keys) in keys.chunks(HOIST_KEYS_PER_LAUNCH).enumerate() {
             let at = first * HOIST_KEYS_PER_LAUNCH;
             inner_products_into(q, l, h, &up, (ct, pw), keys, &prods[at..], special_limbs.clone())?;
-            for (i, (_, pp)) in prods[at..at + keys.len()].iter().enumerate() {
-                permute_into(q, l, (&special, (at + i) * 2 * alpha * n), pp, 2 * alpha, tables[at + i])?;
-            }
         }
+        permute_special(q, l, &special, &prods, tables, 2 * alpha)?;
         let conv = q.scratch(tables.len() * 2 * ell * n)?;
         let data_limbs = |q: &Q| {
             if split {
@@ -671,6 +669,45 @@ pub fn apply_galois_hybrid_many<Q: GpuQueue>(
         }
     }
     Ok(out)
+}
+
+/// The special rows (`rows` = 2α, both components) of every rotation's inner products
+/// permuted by its Galois table, side by side in `special`: one launch for the whole batch
+/// through a table of device addresses (`galois_permute_many_u64`, CUDA; session 12: sixteen
+/// 12-row launches had cost ≈ 200 µs of a 16-rotation batch), else one launch per rotation.
+///
+/// # Errors
+/// `Device` on an upload, compile or launch failure.
+fn permute_special<Q: GpuQueue>(
+    q: &Q,
+    l: &LevelData<Q::Buf>,
+    special: &Q::Buf,
+    prods: &[(Q::Buf, Q::Buf)],
+    tables: &[&Q::Buf],
+    rows: usize,
+) -> Result<()> {
+    use super::GpuBuffer;
+    let n = l.n();
+    let addrs: Option<Vec<u64>> = prods
+        .iter()
+        .zip(tables)
+        .map(|((_, pp), t)| Some([pp.device_address()?, t.device_address()?]))
+        .collect::<Option<Vec<_>>>()
+        .map(|v| v.concat());
+    match addrs {
+        Some(a) if prods.len() > 1 => {
+            let ptrs = q.upload(&a)?;
+            let words = (prods.len() * rows * n) as u64;
+            let args = [Arg::Buf(special), Arg::Buf(&ptrs), Arg::U32(rows as u32), Arg::U32(l.log_n), Arg::U64(words)];
+            q.launch(Family::Keyswitch, &[], "galois_permute_many_u64", Geometry::Items(words), &args)
+        }
+        _ => {
+            for (i, ((_, pp), t)) in prods.iter().zip(tables).enumerate() {
+                permute_into(q, l, (special, i * rows * n), pp, rows, t)?;
+            }
+            Ok(())
+        }
+    }
 }
 
 /// The finishes of a hoisted batch as the epilogue of its batched ModDown NTT
