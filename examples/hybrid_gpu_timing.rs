@@ -178,14 +178,19 @@ fn main() -> Result<()> {
     let mut breakdowns = Vec::new();
     println!("\n| backend | N | L | op | latency µs | throughput µs/op | top kernels (one call) |");
     println!("|---|---|---|---|---|---|---|");
-    for (name, f) in &ops {
+    // Checked against the CPU result first, then measured.
+    let checked = |name: &str, f: &BinaryOp, tag: &str| -> Result<(bool, (f64, f64, String, Launches))> {
         let mut g = f(&ga, &gb)?;
         g.download()?;
-        if g.data() != f(&a, &b)?.data() {
-            println!("MISMATCH: {name}: the device result differs from the CPU");
-            failures += 1;
+        let same = g.data() == f(&a, &b)?.data();
+        if !same {
+            println!("MISMATCH: {name}{tag}: the device result differs from the CPU");
         }
-        let (lat, thr, top, launches) = measure(&q, reps, &|| f(&ga, &gb))?;
+        Ok((same, measure(&q, reps, &|| f(&ga, &gb))?))
+    };
+    for (name, f) in &ops {
+        let (same, (lat, thr, top, launches)) = checked(name, f, "")?;
+        failures += usize::from(!same);
         if name.contains("hybrid") {
             breakdowns.push((name.clone(), launches));
         }
@@ -220,13 +225,8 @@ fn main() -> Result<()> {
     for mode in ["on", "0"] {
         std::env::set_var("XEHE_SIDE_STREAM", mode);
         for (name, f) in &ops {
-            let mut g = f(&ga, &gb)?;
-            g.download()?;
-            if g.data() != f(&a, &b)?.data() {
-                println!("MISMATCH: {name} with XEHE_SIDE_STREAM={mode}");
-                failures += 1;
-            }
-            let (lat, thr, _, _) = measure(&q, reps, &|| f(&ga, &gb))?;
+            let (same, (lat, thr, _, _)) = checked(name, f, &format!(" with XEHE_SIDE_STREAM={mode}"))?;
+            failures += usize::from(!same);
             println!("| {mode} | {name} | {lat:.1} | {thr:.1} |");
         }
     }

@@ -141,25 +141,11 @@ pub fn tensor<Q: GpuQueue>(q: &Q, l: &LevelData<Q::Buf>, a: &Q::Buf, sa: usize, 
 }
 
 /// Row `row` of each of `polys` polynomials of `stride` rows in `src`, inverse-transformed under
-/// `ntt` (one prime) into a new `polys × N` buffer: one strided cluster launch where the plan
+/// `ntt` (one prime) into `out` (`polys × N` words): one strided cluster launch where the plan
 /// has it ([`DeviceNttTables::inverse_from`]; `XEHE_GATHER_INVERSE=0` disables it), else a
-/// gather and an in-place inverse NTT.
+/// gather and an in-place inverse NTT. Allocates nothing (it may run on a side stream,
+/// [`GpuQueue::concurrently`]).
 fn gather_inverse<Q: GpuQueue>(
-    q: &Q,
-    l: &LevelData<Q::Buf>,
-    ntt: &DeviceNttTables<Q::Buf>,
-    src: &Q::Buf,
-    (stride, row): (usize, usize),
-    polys: usize,
-) -> Result<Q::Buf> {
-    let out = q.scratch(polys * l.n())?;
-    gather_inverse_into(q, l, ntt, src, (stride, row), polys, &out)?;
-    Ok(out)
-}
-
-/// [`gather_inverse`] into `out` (`polys × N` words); allocates nothing (it may run on a side
-/// stream, [`GpuQueue::concurrently`]).
-fn gather_inverse_into<Q: GpuQueue>(
     q: &Q,
     l: &LevelData<Q::Buf>,
     ntt: &DeviceNttTables<Q::Buf>,
@@ -180,26 +166,11 @@ fn gather_inverse_into<Q: GpuQueue>(
 }
 
 /// `d = NTT(((last + ⌊p/2⌋) mod p) mod q_i + (q_i − ⌊p/2⌋ mod q_i))` for `polys` polynomials
-/// over the `k` primes `primes` (tables `ntt`): the rounding correction of mod-down/rescale.
+/// over the `k` primes `primes` (tables `ntt`) into `d` (`polys × k × N` words): the rounding
+/// correction of mod-down/rescale. Allocates nothing (it may run on a side stream,
+/// [`GpuQueue::concurrently`]).
 #[allow(clippy::too_many_arguments)]
 fn moddown_correction<Q: GpuQueue>(
-    q: &Q,
-    l: &LevelData<Q::Buf>,
-    last: &Q::Buf,
-    p: &crate::math::modulus::Modulus,
-    primes: &DevicePrimes<Q::Buf>,
-    ntt: &DeviceNttTables<Q::Buf>,
-    polys: usize,
-) -> Result<Q::Buf> {
-    let d = q.scratch(polys * primes.k as usize * l.n())?;
-    moddown_correction_into(q, l, last, p, primes, ntt, polys, &d)?;
-    Ok(d)
-}
-
-/// [`moddown_correction`] into `d` (`polys × k × N` words); allocates nothing (it may run on
-/// a side stream, [`GpuQueue::concurrently`]).
-#[allow(clippy::too_many_arguments)]
-fn moddown_correction_into<Q: GpuQueue>(
     q: &Q,
     l: &LevelData<Q::Buf>,
     last: &Q::Buf,
@@ -235,13 +206,15 @@ pub fn rescale<Q: GpuQueue>(q: &Q, l: &LevelData<Q::Buf>, next: &LevelData<Q::Bu
     let (Some(last_ntt), Some(inv)) = (&l.last_ntt, &l.inv_q_last) else {
         return Err(crate::Error::EndOfModulusChain("rescale at the last level".into()));
     };
-    let last = gather_inverse(q, l, last_ntt, ct, (k, k - 1), size)?;
+    let last = q.scratch(size * l.n())?;
+    gather_inverse(q, l, last_ntt, ct, (k, k - 1), size, &last)?;
     let out = q.alloc(size * (k - 1) * l.n())?;
     let p = &l.host_primes[k - 1];
     if fused_finish() && next.ntt.forward_moddown_finish(q, &out, &last, FinishSource::Lift(&next.primes.r1, (p.value(), p.const_ratio()[1])), size, (ct, k), None, (&inv.w, &inv.wq), EVAL_NTT)? {
         return Ok(out);
     }
-    let d = moddown_correction(q, l, &last, p, &next.primes, &next.ntt, size)?;
+    let d = q.scratch(size * next.primes.k as usize * l.n())?;
+    moddown_correction(q, l, &last, p, &next.primes, &next.ntt, size, &d)?;
     finish(q, l, (&out, None), ct, &d, &next.primes, inv, k, size)?;
     Ok(out)
 }
@@ -411,15 +384,15 @@ fn inner_then_mod_down<Q: GpuQueue>(
     if std::env::var("XEHE_SIDE_MODDOWN_NTT").map_or(true, |v| v != "0") {
         let d = q.scratch(2 * k * n)?;
         let side = |s: &Q| {
-            gather_inverse_into(s, l, &l.p_ntt, prod, (kp, k), 2, &last)?;
-            moddown_correction_into(s, l, &last, &l.p, &l.primes, &l.ntt, 2, &d)
+            gather_inverse(s, l, &l.p_ntt, prod, (kp, k), 2, &last)?;
+            moddown_correction(s, l, &last, &l.p, &l.primes, &l.ntt, 2, &d)
         };
         q.concurrently(side, |q| inner(q, 0..k))?;
         let out = q.alloc(2 * k * n)?;
         finish(q, l, (&out, add), prod, &d, &l.primes, &l.inv_p, kp, 2)?;
         return Ok(out);
     }
-    q.concurrently(|s| gather_inverse_into(s, l, &l.p_ntt, prod, (kp, k), 2, &last), |q| inner(q, 0..k))?;
+    q.concurrently(|s| gather_inverse(s, l, &l.p_ntt, prod, (kp, k), 2, &last), |q| inner(q, 0..k))?;
     mod_down_from_last(q, l, add, prod, &last)
 }
 
@@ -552,7 +525,8 @@ fn cluster_key_inner_groups(k: usize) -> Option<usize> {
 fn mod_down<Q: GpuQueue>(q: &Q, l: &LevelData<Q::Buf>, (c01, c_polys): (&Q::Buf, usize), prod: &Q::Buf) -> Result<Q::Buf> {
     let (k, n) = (l.k(), l.n());
     let kp = k + 1;
-    let last = gather_inverse(q, l, &l.p_ntt, prod, (kp, k), 2)?;
+    let last = q.scratch(2 * n)?;
+    gather_inverse(q, l, &l.p_ntt, prod, (kp, k), 2, &last)?;
     mod_down_from_last(q, l, Some((c01, c_polys * k * n)), prod, &last)
 }
 
@@ -573,7 +547,8 @@ fn mod_down_from_last<Q: GpuQueue>(
     if fused_finish() && l.ntt.forward_moddown_finish(q, &out, last, FinishSource::Lift(&l.primes.r1, p), 2, (prod, kp), add, (&l.inv_p.w, &l.inv_p.wq), EVAL_NTT)? {
         return Ok(out);
     }
-    let d = moddown_correction(q, l, last, &l.p, &l.primes, &l.ntt, 2)?;
+    let d = q.scratch(2 * k * n)?;
+    moddown_correction(q, l, last, &l.p, &l.primes, &l.ntt, 2, &d)?;
     finish(q, l, (&out, add), prod, &d, &l.primes, &l.inv_p, kp, 2)?;
     Ok(out)
 }
