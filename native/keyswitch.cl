@@ -124,6 +124,11 @@ KERNEL_FQ void ks_sum_groups_u64(GLOBAL_AS u64 *prod, CONST_AS u64 *part, CONST_
 #define KS_KEYS 1
 #endif
 
+/* 1: ks_inner_hybrid_u64 writes a rotation's products permuted, with P·c0 added (see there). */
+#ifndef KS_ROTATE
+#define KS_ROTATE 0
+#endif
+
 /*
  * Hybrid key switching's inner product (src/ckks/hybrid.rs step 2) over the e = ell + alpha
  * extended limbs (the level's ell data primes, then the alpha special primes, which are the last
@@ -134,21 +139,29 @@ KERNEL_FQ void ks_sum_groups_u64(GLOBAL_AS u64 *prod, CONST_AS u64 *part, CONST_
  *   - special limb o >= ell: up_p row (o-ell)*digits + j.
  * Only the limbs o in [o_begin, o_end) are computed (the special limbs first, so their ModDown
  * can start on a side stream while the data limbs' products stream; src/device/gpu/hybrid.rs).
- * Output: prod_q (2 × ell rows) and prod_p (2 × alpha rows), component-major, for each of the
- * first KS_KEYS keys key0… into prod_q0/prod_p0…: hoisted rotations read the ModUp rows once
- * for KS_KEYS keys (the unused pointer arguments may repeat the used ones).
+ * Output, for each of the first KS_KEYS keys key0… (hoisted rotations read the ModUp rows once
+ * for KS_KEYS keys; the unused pointer arguments may repeat the used ones): key r's products at
+ * prod_q + r·2·ell·N (2 × ell rows) and prod_p + r·2·alpha·N (2 × alpha rows), component-major.
+ *
+ * KS_ROTATE (hoisted rotations, keys pre-permuted by the inverse automorphism): word x of key r's
+ * products is written at s_r[x] (s_r: the NTT-domain table of the inverse automorphism, so the
+ * products come out permuted: perm(Σ_j U_j·perm⁻¹(K_j)) = Σ_j perm(U_j)·K_j), and component 0 of
+ * every data limb also accumulates c0[o][x]·(P mod q_o) (p_mod), so ModDown's P^{-1}(x − conv)
+ * is already c0 permuted plus the switched part: the finish neither gathers nor adds. The
+ * automorphism maps each aligned block of 2^b words onto an aligned block of 2^b words, so a warp's
+ * 32 scattered stores fill whole sectors. Without KS_ROTATE s0…s3, c0 and p_mod are unused.
  */
-KERNEL_FQ void ks_inner_hybrid_u64(GLOBAL_AS u64 *prod_q0, GLOBAL_AS u64 *prod_p0, GLOBAL_AS u64 *prod_q1,
-                                   GLOBAL_AS u64 *prod_p1, GLOBAL_AS u64 *prod_q2, GLOBAL_AS u64 *prod_p2,
-                                   GLOBAL_AS u64 *prod_q3, GLOBAL_AS u64 *prod_p3, CONST_AS u64 *up_q,
+KERNEL_FQ void ks_inner_hybrid_u64(GLOBAL_AS u64 *prod_q, GLOBAL_AS u64 *prod_p, CONST_AS u64 *up_q,
                                    CONST_AS u64 *up_p, CONST_AS u64 *t, CONST_AS u64 *key0, CONST_AS u64 *key1,
-                                   CONST_AS u64 *key2, CONST_AS u64 *key3, CONST_AS u64 *out_moduli,
-                                   CONST_AS u64 *out_r0, CONST_AS u64 *out_r1, u32 digits, u32 d, u32 ell, u32 alpha,
-                                   u32 key_k, u32 log_n, u32 o_begin, u32 o_end)
+                                   CONST_AS u64 *key2, CONST_AS u64 *key3, CONST_AS u32 *s0, CONST_AS u32 *s1,
+                                   CONST_AS u32 *s2, CONST_AS u32 *s3, CONST_AS u64 *c0, CONST_AS u64 *p_mod,
+                                   CONST_AS u64 *out_moduli, CONST_AS u64 *out_r0, CONST_AS u64 *out_r1, u32 digits,
+                                   u32 d, u32 ell, u32 alpha, u32 key_k, u32 log_n, u32 o_begin, u32 o_end)
 {
     CONST_AS u64 *keys[4] = {key0, key1, key2, key3};
-    GLOBAL_AS u64 *pq[4] = {prod_q0, prod_q1, prod_q2, prod_q3};
-    GLOBAL_AS u64 *pp[4] = {prod_p0, prod_p1, prod_p2, prod_p3};
+#if KS_ROTATE
+    CONST_AS u32 *scatter[4] = {s0, s1, s2, s3};
+#endif
     u64 n = (u64)1 << log_n;
     u32 e = ell + alpha;
     u64 total = (u64)(o_end - o_begin) * n;
@@ -159,7 +172,7 @@ KERNEL_FQ void ks_inner_hybrid_u64(GLOBAL_AS u64 *prod_q0, GLOBAL_AS u64 *prod_p
         u32 ki = data ? o : o + key_k - e;
         u32 own = data ? o / d : digits;
         CONST_AS u64 *rows = data ? up_q + (((u64)o * (digits - 1)) << log_n) : up_p + (((u64)(o - ell) * digits) << log_n);
-        u64 q = out_moduli[o], c0 = out_r0[o], c1 = out_r1[o];
+        u64 q = out_moduli[o], c0r = out_r0[o], c1r = out_r1[o];
         ks_acc2_t a[KS_KEYS];
 #pragma unroll
         for (u32 r = 0; r < KS_KEYS; r++) a[r] = ks_acc2_zero();
@@ -168,15 +181,27 @@ KERNEL_FQ void ks_inner_hybrid_u64(GLOBAL_AS u64 *prod_q0, GLOBAL_AS u64 *prod_p
             u64 kb = (((u64)j * 2) * key_k + ki) << log_n;
 #pragma unroll
             for (u32 r = 0; r < KS_KEYS; r++)
-                a[r] = ks_acc2_add(a[r], v, keys[r][kb + x], keys[r][kb + ((u64)key_k << log_n) + x], q, c0, c1);
+                a[r] = ks_acc2_add(a[r], v, keys[r][kb + x], keys[r][kb + ((u64)key_k << log_n) + x], q, c0r, c1r);
         }
+#if KS_ROTATE
+        if (data) {
+            u64 v = c0[((u64)o << log_n) + x], pm = p_mod[o];
+#pragma unroll
+            for (u32 r = 0; r < KS_KEYS; r++) a[r] = ks_acc2_add(a[r], v, pm, 0, q, c0r, c1r);
+        }
+#endif
         u64 row = data ? (u64)o << log_n : (u64)(o - ell) << log_n;
         u64 comp = data ? (u64)ell << log_n : (u64)alpha << log_n;
 #pragma unroll
         for (u32 r = 0; r < KS_KEYS; r++) {
-            GLOBAL_AS u64 *dst = (data ? pq[r] : pp[r]) + row;
-            dst[x] = ks_acc_value(a[r].a0, q, c0, c1);
-            dst[comp + x] = ks_acc_value(a[r].a1, q, c0, c1);
+#if KS_ROTATE
+            u64 at = scatter[r][x];
+#else
+            u64 at = x;
+#endif
+            GLOBAL_AS u64 *dst = (data ? prod_q : prod_p) + (u64)r * 2 * comp + row;
+            dst[at] = ks_acc_value(a[r].a0, q, c0r, c1r);
+            dst[comp + at] = ks_acc_value(a[r].a1, q, c0r, c1r);
         }
     }
 }
@@ -240,25 +265,6 @@ KERNEL_FQ void moddown_finish_add_u64(GLOBAL_AS u64 *out, CONST_AS u64 *c01, CON
     }
 }
 
-/*
- * moddown_finish_add_u64 with xs and c01 read through a Galois permutation (hoisted automorphisms,
- * src/device/gpu/hybrid.rs): out[r][x] = c[r][table[x]] + P^{-1} (xs[r][table[x]] - d[r][x]).
- */
-KERNEL_FQ void moddown_finish_add_perm_u64(GLOBAL_AS u64 *out, CONST_AS u64 *c01, CONST_AS u64 *xs, CONST_AS u64 *d,
-                                           CONST_AS u64 *moduli, CONST_AS u64 *inv_p, CONST_AS u64 *inv_p_q,
-                                           CONST_AS u32 *table, u32 k, u32 log_n, u64 c_words, u64 total)
-{
-    u64 n = (u64)1 << log_n;
-    for (u64 g = GLOBAL_ID(); g < total; g += GLOBAL_SIZE()) {
-        u64 row = g >> log_n;
-        u64 src = (row << log_n) + table[g & (n - 1)];
-        u32 i = (u32)(row % k);
-        u64 q = moduli[i];
-        u64 r = moddown_scaled_diff(xs[src], d[g], q, inv_p[i], inv_p_q[i]);
-        out[g] = g < c_words ? add_mod(c01[src], r, q) : r;
-    }
-}
-
 /* Gather rows: out[c][x] = in[c * stride_rows + row][x] for c < polys (e.g. the last limb of every poly). */
 KERNEL_FQ void gather_row_u64(GLOBAL_AS u64 *out, CONST_AS u64 *in, u32 stride_rows, u32 row, u32 polys, u32 log_n)
 {
@@ -279,27 +285,6 @@ KERNEL_FQ void galois_permute_u64(GLOBAL_AS u64 *out, CONST_AS u64 *in, CONST_AS
         out[g] = in[(row << log_n) + table[x]];
     }
 }
-
-#if IS_CUDA
-/*
- * galois_permute_u64 for a batch of `count` sources (hoisted rotations' special rows,
- * src/device/gpu/hybrid.rs apply_galois_hybrid_many), in one launch: rows [h*rows, (h+1)*rows)
- * of out are the `rows` rows of the buffer at device address ptrs[2h], permuted by the u32
- * table at ptrs[2h + 1]: out[h][r][x] = in_h[r][t_h[x]]. total = count * rows * N. (CUDA only:
- * buffers by device address.)
- */
-KERNEL_FQ void galois_permute_many_u64(GLOBAL_AS u64 *out, CONST_AS u64 *ptrs, u32 rows, u32 log_n, u64 total)
-{
-    u64 n = (u64)1 << log_n;
-    for (u64 g = GLOBAL_ID(); g < total; g += GLOBAL_SIZE()) {
-        u64 row = g >> log_n, x = g & (n - 1);
-        u32 h = (u32)(row / rows);
-        CONST_AS u64 *in = (CONST_AS u64 *)ptrs[2 * h] + ((row - (u64)h * rows) << log_n);
-        CONST_AS u32 *t = (CONST_AS u32 *)ptrs[2 * h + 1];
-        out[g] = in[t[x]];
-    }
-}
-#endif
 
 /*
  * ModRaise (bootstrapping; src/ckks/evaluator/modraise.rs): in = polys x N coefficients mod q_0

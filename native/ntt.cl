@@ -1047,26 +1047,36 @@ KERNEL_CLUSTER_FQ ntt_fwd_cluster_moddown_u64(GLOBAL_AS u64 *d, CONST_AS u64 *la
 }
 
 /*
- * The mod-down finish as a forward cluster NTT's epilogue: this CTA's part of row (c, i) (c = row
- * / k, prime i) of the transformed correction d lies in `tile`, and out[c][i][x] = c01[c][i][x] +
- * P^{-1} (xs[c][i][x] + q_i - d) mod q_i is written instead, c01 read as 0 from word c_words on
- * (c01 may be out). xs has x_rows_per_poly rows per polynomial, out and c01 k. Everything is
+ * The mod-down finish as a forward cluster NTT's epilogue: this CTA's part of a row (prime q) of
+ * the transformed correction d lies in `tile`, and out[x] = c[x] + P^{-1} (xs[x] + q - d) mod q
+ * is written instead (out, c, xs: that row; c = 0: nothing added; c may be out). Everything is
  * recomputed from the arguments after the NTT, so nothing extra stays live across it (its
  * register count sets the CTAs per SM).
  */
-DECLSPEC void moddown_fin_epilogue(GLOBAL_AS u64 *out, LOCAL_AS u64 *tile, u32 row, u32 k, CONST_AS u64 *moduli,
-                                   u32 log_n, CONST_AS u64 *c01, CONST_AS u64 *xs, CONST_AS u64 *inv_p,
-                                   CONST_AS u64 *inv_p_q, u32 x_rows_per_poly, u64 c_words)
+DECLSPEC void moddown_fin_epilogue(GLOBAL_AS u64 *out, CONST_AS u64 *c, CONST_AS u64 *xs, LOCAL_AS u64 *tile, u64 q,
+                                   u64 ip, u64 ipq)
+{
+    u64 w0 = (u64)cluster_rank() * XEHE_SLM_TILE;
+    out += w0;
+    xs += w0;
+    c = c ? c + w0 : c;
+    for (u32 e = LOCAL_ID(); e < XEHE_SLM_TILE; e += LOCAL_SIZE()) {
+        u64 r = moddown_scaled_diff(xs[e], fwd_final(tile[SLM_PAD(e)], q), q, ip, ipq);
+        out[e] = c ? add_mod(c[e], r, q) : r;
+    }
+}
+
+/* moddown_fin_epilogue for row `row` = (c, i) (c = row / k) of out and c01 (k rows per
+ * polynomial; c01 read as 0 from word c_words on) and row (c, i) of xs (x_rows_per_poly rows per
+ * polynomial). */
+DECLSPEC void moddown_fin_epilogue_rows(GLOBAL_AS u64 *out, LOCAL_AS u64 *tile, u32 row, u32 k, CONST_AS u64 *moduli,
+                                        u32 log_n, CONST_AS u64 *c01, CONST_AS u64 *xs, CONST_AS u64 *inv_p,
+                                        CONST_AS u64 *inv_p_q, u32 x_rows_per_poly, u64 c_words)
 {
     u32 c = row / k, i = row % k;
-    u64 q = moduli[i];
-    u64 w0 = ((u64)row << log_n) + (u64)cluster_rank() * XEHE_SLM_TILE;
-    CONST_AS u64 *x = xs + (((u64)c * x_rows_per_poly + i) << log_n) + (u64)cluster_rank() * XEHE_SLM_TILE;
-    u64 ip = inv_p[i], ipq = inv_p_q[i];
-    for (u32 e = LOCAL_ID(); e < XEHE_SLM_TILE; e += LOCAL_SIZE()) {
-        u64 r = moddown_scaled_diff(x[e], fwd_final(tile[SLM_PAD(e)], q), q, ip, ipq);
-        out[w0 + e] = w0 + e < c_words ? add_mod(c01[w0 + e], r, q) : r;
-    }
+    u64 at = (u64)row << log_n;
+    moddown_fin_epilogue(out + at, at < c_words ? c01 + at : 0, xs + (((u64)c * x_rows_per_poly + i) << log_n), tile,
+                         moduli[i], inv_p[i], inv_p_q[i]);
 }
 
 /* The argument list of the mod-down finish kernels below (the host builds it once,
@@ -1098,7 +1108,7 @@ KERNEL_CLUSTER_FQ ntt_fwd_cluster_moddown_fin_u64 MODDOWN_FIN_ARGS
     u64 q = moduli[i];
     LOCAL_AS u64 *tile = fwd_cluster_tile(last + ((u64)(row / k) << log_n), 1, lift_init(r1[i], q, p_last, p_last_r1),
                                           roots + ((u64)i << log_n), roots_q + ((u64)i << log_n), q, log_n, log_m, mode);
-    moddown_fin_epilogue(out, tile, row, k, moduli, log_n, c01, xs, inv_p, inv_p_q, x_rows_per_poly, c_words);
+    moddown_fin_epilogue_rows(out, tile, row, k, moduli, log_n, c01, xs, inv_p, inv_p_q, x_rows_per_poly, c_words);
 }
 
 /*
@@ -1111,40 +1121,26 @@ KERNEL_CLUSTER_FQ ntt_fwd_cluster_fin_u64 MODDOWN_FIN_ARGS
 {
     u32 row = GROUP_ID() / XEHE_CLUSTER, i = row % k;
     LOCAL_AS u64 *tile = fin_rows_tile(last, row, i, roots, roots_q, moduli[i], log_n, log_m, mode);
-    moddown_fin_epilogue(out, tile, row, k, moduli, log_n, c01, xs, inv_p, inv_p_q, x_rows_per_poly, c_words);
+    moddown_fin_epilogue_rows(out, tile, row, k, moduli, log_n, c01, xs, inv_p, inv_p_q, x_rows_per_poly, c_words);
 }
 
 /*
  * Hoisted rotations' ModDown finish as the batched NTT's epilogue (src/device/gpu/hybrid.rs
  * apply_galois_hybrid_many): row r of `last` (rotation h = r / rows_per_rot, rr = r % rows_per_rot
- * = c·k + i) is transformed as in ntt_fwd_cluster_fin_u64, and with t = the rotation's Galois
- * table, out_h[rr][x] = [c = 0] c0[i][t[x]] + P^{-1} (xs_h[rr][t[x]] + q_i − d) mod q_i — what
- * moddown_finish_add_perm_u64 (keyswitch.cl) does with c_words = k·N — where out_h, xs_h and t
- * are the device addresses ptrs[3h], ptrs[3h + 1], ptrs[3h + 2] (CUDA only, as every cluster
- * kernel). The argument list is ntt_fwd_cluster_fin_u64's: out, r1, p_last, p_last_r1 and c_words
- * are unused, c01 is c0, xs is ptrs, x_rows_per_poly is rows_per_rot.
+ * = c·k + i) is transformed as in ntt_fwd_cluster_fin_u64, and out_h[rr][x] = P^{-1} (xs[r][x] +
+ * q_i − d) mod q_i, where xs holds every rotation's products (already permuted, c0 included:
+ * ks_inner_hybrid_u64 with KS_ROTATE) and out_h is the device address c01[h] (CUDA only, as every
+ * cluster kernel). The argument list is ntt_fwd_cluster_fin_u64's: out, r1, p_last, p_last_r1
+ * and c_words are unused, c01 is the address table, x_rows_per_poly is rows_per_rot.
  */
-KERNEL_CLUSTER_FQ ntt_fwd_cluster_fin_perm_u64 MODDOWN_FIN_ARGS
+KERNEL_CLUSTER_FQ ntt_fwd_cluster_fin_many_u64 MODDOWN_FIN_ARGS
 {
     u32 row = GROUP_ID() / XEHE_CLUSTER, i = row % k;
     u64 q = moduli[i];
     LOCAL_AS u64 *tile = fin_rows_tile(last, row, i, roots, roots_q, q, log_n, log_m, mode);
-    /* Recomputed after the NTT, as in moddown_fin_epilogue (xs holds the address table, c01 is
-     * c0, x_rows_per_poly the rows per rotation). */
     u32 h = row / x_rows_per_poly, rr = row % x_rows_per_poly;
-    GLOBAL_AS u64 *dst = (GLOBAL_AS u64 *)xs[3 * h] + ((u64)rr << log_n);
-    CONST_AS u64 *src = (CONST_AS u64 *)xs[3 * h + 1] + ((u64)rr << log_n);
-    CONST_AS u32 *t = (CONST_AS u32 *)xs[3 * h + 2];
-    CONST_AS u64 *c0i = rr < k ? c01 + ((u64)rr << log_n) : 0;
-    u64 ip = inv_p[i], ipq = inv_p_q[i];
-    u32 w0 = cluster_rank() * XEHE_SLM_TILE;
-    /* Unrolled: the gathers through t are dependent loads, several in flight per work-item. */
-#pragma unroll 4
-    for (u32 e = LOCAL_ID(); e < XEHE_SLM_TILE; e += LOCAL_SIZE()) {
-        u32 s = t[w0 + e];
-        u64 r = moddown_scaled_diff(src[s], fwd_final(tile[SLM_PAD(e)], q), q, ip, ipq);
-        dst[w0 + e] = c0i ? add_mod(c0i[s], r, q) : r;
-    }
+    GLOBAL_AS u64 *dst = (GLOBAL_AS u64 *)c01[h] + ((u64)rr << log_n);
+    moddown_fin_epilogue(dst, 0, xs + ((u64)row << log_n), tile, q, inv_p[i], inv_p_q[i]);
 }
 
 /*

@@ -646,6 +646,8 @@ pub(crate) struct LevelConstants {
     pub mod_down: ConvConstants,
     /// `P^{-1} mod q_i`, `i < ℓ`.
     pub inv_p: Vec<ShoupOperand>,
+    /// `P mod q_i`, `i < ℓ`.
+    pub p_mod: Vec<u64>,
 }
 
 #[cfg_attr(not(any(feature = "cuda", feature = "opencl")), allow(dead_code))]
@@ -713,6 +715,7 @@ impl HybridKeySwitching {
             mod_up: up,
             mod_down: down,
             inv_p: inner.inv_p_mod_q[..ell].to_vec(),
+            p_mod: inner.p_mod_q[..ell].to_vec(),
         }
     }
 }

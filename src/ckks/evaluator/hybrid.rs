@@ -388,12 +388,13 @@ mod gpu_impl {
         }
 
         /// The device image of the Galois key of `elt`, rows pre-permuted by `elt⁻¹`
-        /// ([`hybrid_galois_key`]).
-        fn galois_key_on<Q: GpuQueue>(&self, cq: &Q, elt: u32, key: &HybridKSwitchKey) -> Result<Arc<Q::Buf>> {
+        /// ([`hybrid_galois_key`]), and the NTT-domain table of `elt⁻¹`, through which the
+        /// device writes the inner products ([`apply_galois_hybrid_many`]).
+        fn galois_key_on<Q: GpuQueue>(&self, cq: &Q, elt: u32, key: &HybridKSwitchKey) -> Result<(Arc<Q::Buf>, Arc<Q::Buf>)> {
             let tool = self.ctx.galois_tool();
             let m = 2 * self.ctx.first_context_data().n() as u64;
-            let inv = crate::ckks::galois::inv_mod_pow2(elt as u64, m);
-            hybrid_galois_key(cq, key, tool.permutation_ntt(inv as u32)?)
+            let inv = crate::ckks::galois::inv_mod_pow2(elt as u64, m) as u32;
+            Ok((hybrid_galois_key(cq, key, tool.permutation_ntt(inv)?)?, galois_table(cq, &self.ctx, inv)?))
         }
 
         fn hybrid_many_on<Q: GpuQueue>(
@@ -413,8 +414,9 @@ mod gpu_impl {
                 let key = keys.key(elt).ok_or_else(|| {
                     Error::MissingKey(format!("Galois key not present for galois_elt {elt}"))
                 })?;
-                kbufs.push(self.galois_key_on(cq, elt, key)?);
-                tables.push(galois_table(cq, &self.ctx, elt)?);
+                let (k, t) = self.galois_key_on(cq, elt, key)?;
+                kbufs.push(k);
+                tables.push(t);
             }
             let t: Vec<&Q::Buf> = tables.iter().map(|t| &**t).collect();
             let k: Vec<&Q::Buf> = kbufs.iter().map(|k| &**k).collect();
@@ -466,9 +468,8 @@ mod gpu_impl {
                                 "Galois key not present for galois_elt {elt}"
                             ))
                         })?;
-                        let key = self.galois_key_on(cq, elt, key)?;
-                        let table = galois_table(cq, &self.ctx, elt)?;
-                        buf = Arc::new(apply_galois_hybrid(cq, &l, &h, &buf, &table, &key)?);
+                        let (key, scatter) = self.galois_key_on(cq, elt, key)?;
+                        buf = Arc::new(apply_galois_hybrid(cq, &l, &h, &buf, &scatter, &key)?);
                     }
                 }
                 HybridGpuOp::Switch(sk) => {

@@ -7,8 +7,7 @@
 //! rows from the target), and ModDown by `P` (INTT of the `α` special limbs, which the inner
 //! product writes apart; conversion `P → Q_ℓ` with the rounding offsets fused into its load and
 //! store; NTT; `moddown_finish_add_u64` adds `P^{-1}(acc − conv)` to `c0, c1` into a fresh
-//! buffer — on thread-block clusters, without a permutation, the finish is the NTT's epilogue,
-//! `ntt_fwd_cluster_fin_u64`). ModUp inverse-transforms the target where it lies
+//! buffer — on thread-block clusters the finish is the NTT's epilogue, `ntt_fwd_cluster_fin_u64`). ModUp inverse-transforms the target where it lies
 //! (`DeviceNttTables::inverse_from`) when the plan is one cluster launch. Written once against [`GpuQueue`], so it runs on CUDA and OpenCL; the arithmetic is
 //! the CPU reference's, so results are bit-identical (`tests/hybrid_gpu.rs`).
 //!
@@ -47,7 +46,7 @@
 //! output in all). What is left to tune is occupancy (`XEHE_HYBRID_CONV_ITEMS`) and the
 //! coefficients per work-item, which `examples/hybrid_gpu_timing.rs` sweeps.
 
-use super::eval::{fused_finish, permute_into, EVAL_NTT};
+use super::eval::{fused_finish, EVAL_NTT};
 use super::level::{DevicePrimes, DeviceScalars, LevelData};
 use super::ntt::{DeviceNttTables, FinishSource, NttDirection};
 use super::{Arg, Geometry, GpuQueue};
@@ -115,6 +114,8 @@ pub struct HybridLevelData<B> {
     mod_up: DeviceConv<B>,
     mod_down: DeviceConv<B>,
     inv_p: DeviceScalars<B>,
+    /// `P mod q_i`, `i < ℓ` (hoisted rotations fold `P·c0` into the inner product).
+    p_mod: B,
 }
 
 impl<B: super::GpuBuffer> HybridLevelData<B> {
@@ -141,6 +142,7 @@ impl<B: super::GpuBuffer> HybridLevelData<B> {
             mod_up: DeviceConv::new(q, &c.mod_up)?,
             mod_down: DeviceConv::new(q, &c.mod_down)?,
             inv_p: DeviceScalars::new(q, &c.inv_p)?,
+            p_mod: q.upload_static(&c.p_mod)?,
         })
     }
 
@@ -413,29 +415,29 @@ fn inner_mod_down<Q: GpuQueue>(
     c01: (&Q::Buf, usize),
 ) -> Result<Q::Buf> {
     let (ell, e, n) = (h.ell, h.ell + h.alpha, l.n());
-    let prods = alloc_prods(q, h, n, 1)?;
-    let (prod_q, prod_p) = &prods[0];
+    let (prod_q, prod_p) = alloc_prods(q, h, n, 1)?;
+    let prods = (&prod_q, &prod_p, 0);
     let conv = q.scratch(2 * ell * n)?;
     if q.side_stream() {
-        inner_products_into(q, l, h, up, t, &[key], &prods, ell..e)?;
+        inner_products_into(q, l, h, up, t, &[key], prods, ell..e, None)?;
         q.concurrently(
-            |s| mod_down_conv_into(s, l, h, prod_p, 2, &conv),
-            |q| inner_products_into(q, l, h, up, t, &[key], &prods, 0..ell),
+            |s| mod_down_conv_into(s, l, h, &prod_p, 2, &conv),
+            |q| inner_products_into(q, l, h, up, t, &[key], prods, 0..ell, None),
         )?;
     } else {
-        inner_products_into(q, l, h, up, t, &[key], &prods, 0..e)?;
-        mod_down_conv_into(q, l, h, prod_p, 2, &conv)?;
+        inner_products_into(q, l, h, up, t, &[key], prods, 0..e, None)?;
+        mod_down_conv_into(q, l, h, &prod_p, 2, &conv)?;
     }
-    mod_down_add(q, l, h, prod_q, &conv, c01, None)
+    mod_down_add(q, l, h, &prod_q, &conv, c01)
 }
 
-/// One `(prod_q, prod_p)` per key (`2 × ℓ × N` and `2 × α × N` words, component-major), for
-/// [`inner_products_into`].
+/// The products of `keys` keys side by side: `(prod_q, prod_p)` of `keys × 2 × ℓ × N` and
+/// `keys × 2 × α × N` words (per key component-major), for [`inner_products_into`].
 ///
 /// # Errors
 /// `Device` on an allocation failure.
-fn alloc_prods<Q: GpuQueue>(q: &Q, h: &HybridLevelData<Q::Buf>, n: usize, keys: usize) -> Result<Vec<(Q::Buf, Q::Buf)>> {
-    (0..keys).map(|_| Ok((q.scratch(2 * h.ell * n)?, q.scratch(2 * h.alpha * n)?))).collect()
+fn alloc_prods<Q: GpuQueue>(q: &Q, h: &HybridLevelData<Q::Buf>, n: usize, keys: usize) -> Result<(Q::Buf, Q::Buf)> {
+    Ok((q.scratch(keys * 2 * h.ell * n)?, q.scratch(keys * 2 * h.alpha * n)?))
 }
 
 /// Keys one inner-product launch of a hoisted batch takes (`KS_KEYS` of `native/keyswitch.cl`):
@@ -443,10 +445,20 @@ fn alloc_prods<Q: GpuQueue>(q: &Q, h: &HybridLevelData<Q::Buf>, n: usize, keys: 
 /// once per rotation.
 const HOIST_KEYS_PER_LAUNCH: usize = 4;
 
+/// A hoisted batch's rotation inputs to [`inner_products_into`]: per key the NTT-domain table
+/// of the *inverse* automorphism ([`super::galois_table`] of `galois_elt⁻¹`), through which the
+/// products are written (scattered), and `c0` (buffer, word offset: `ℓ × N`, NTT form), whose
+/// `P·c0` is added to component 0 (`ks_inner_hybrid_u64` with `KS_ROTATE`).
+struct Rotate<'a, B> {
+    scatter: &'a [&'a B],
+    c0: (&'a B, usize),
+}
+
 /// Step 2 for the extended limbs `limbs` (`0..ℓ` data, `ℓ..ℓ + α` special): the inner
 /// product of `up` (own-digit rows read from the target at `t`) with each of `keys` (at most
-/// [`HOIST_KEYS_PER_LAUNCH`], one launch: the ModUp rows read once for all) into `prods` (one
-/// per key, [`alloc_prods`]).
+/// [`HOIST_KEYS_PER_LAUNCH`], one launch: the ModUp rows read once for all) into `prods`
+/// ([`alloc_prods`]) from key slot `first` on. With `rotate` the products come out permuted and
+/// with `P·c0` in component 0 ([`Rotate`]).
 ///
 /// # Errors
 /// `Device` on a compile or launch failure.
@@ -458,21 +470,33 @@ fn inner_products_into<Q: GpuQueue>(
     up: &DeviceModUp<Q::Buf>,
     (tsrc, t_off): (&Q::Buf, usize),
     keys: &[&Q::Buf],
-    prods: &[(Q::Buf, Q::Buf)],
+    (prod_q, prod_p, first): (&Q::Buf, &Q::Buf, usize),
     limbs: std::ops::Range<usize>,
+    rotate: Option<&Rotate<'_, Q::Buf>>,
 ) -> Result<()> {
     let (ell, alpha, n) = (h.ell, h.alpha, l.n());
-    debug_assert!((1..=HOIST_KEYS_PER_LAUNCH).contains(&keys.len()) && prods.len() >= keys.len());
+    debug_assert!((1..=HOIST_KEYS_PER_LAUNCH).contains(&keys.len()));
     debug_assert!(limbs.start < limbs.end && limbs.end <= ell + alpha);
-    // Unused slots repeat the first key and outputs (never written: KS_KEYS bounds the loop).
-    let slot = |r: usize| if r < keys.len() { &prods[r] } else { &prods[0] };
+    // Unused slots repeat the first key (never read: KS_KEYS bounds the loop).
     let key = |r: usize| *keys.get(r).unwrap_or(&keys[0]);
     let mut args = Vec::with_capacity(26);
-    for r in 0..HOIST_KEYS_PER_LAUNCH {
-        args.extend([Arg::Buf(&slot(r).0), Arg::Buf(&slot(r).1)]);
-    }
-    args.extend([Arg::Buf(&up.q), Arg::Buf(&up.p), Arg::BufAt(tsrc, t_off)]);
+    args.extend([
+        Arg::BufAt(prod_q, first * 2 * ell * n),
+        Arg::BufAt(prod_p, first * 2 * alpha * n),
+        Arg::Buf(&up.q),
+        Arg::Buf(&up.p),
+        Arg::BufAt(tsrc, t_off),
+    ]);
     args.extend((0..HOIST_KEYS_PER_LAUNCH).map(|r| Arg::Buf(key(r))));
+    match rotate {
+        Some(rot) => {
+            let s = |r: usize| *rot.scatter.get(first + r).unwrap_or(&rot.scatter[first]);
+            args.extend((0..HOIST_KEYS_PER_LAUNCH).map(|r| Arg::Buf(s(r))));
+            args.extend([Arg::BufAt(rot.c0.0, rot.c0.1), Arg::Buf(&h.p_mod)]);
+        }
+        // Unused without KS_ROTATE.
+        None => args.extend((0..HOIST_KEYS_PER_LAUNCH + 2).map(|_| Arg::Buf(keys[0]))),
+    }
     args.extend([
         Arg::Buf(&h.ext.moduli),
         Arg::Buf(&h.ext.r0),
@@ -486,8 +510,14 @@ fn inner_products_into<Q: GpuQueue>(
         Arg::U32(limbs.start as u32),
         Arg::U32(limbs.end as u32),
     ]);
-    // One key is the kernel's default (no define: the program every backend has).
-    let defines: Vec<(&str, String)> = if keys.len() > 1 { vec![("KS_KEYS", keys.len().to_string())] } else { Vec::new() };
+    // One key, no rotation, is the kernel's default (no define: the program every backend has).
+    let mut defines: Vec<(&str, String)> = Vec::new();
+    if keys.len() > 1 {
+        defines.push(("KS_KEYS", keys.len().to_string()));
+    }
+    if rotate.is_some() {
+        defines.push(("KS_ROTATE", "1".into()));
+    }
     q.launch(
         Family::Keyswitch,
         &defines,
@@ -499,8 +529,7 @@ fn inner_products_into<Q: GpuQueue>(
 
 /// Step 3 after the conversion: `conv` ([`mod_down_conv_into`] of the special limbs of the
 /// inner products) transformed, and `out = c + P^{-1}(prod_q − conv)` for the first `c_polys`
-/// polynomials of `c01` (the others 0). With `perm` (a Galois table), `prod_q` and `c01` are
-/// read through it in the last step.
+/// polynomials of `c01` (the others 0).
 ///
 /// # Errors
 /// `Device` on an allocation, compile or launch failure.
@@ -511,11 +540,10 @@ fn mod_down_add<Q: GpuQueue>(
     prod_q: &Q::Buf,
     conv: &Q::Buf,
     c01: (&Q::Buf, usize),
-    perm: Option<&Q::Buf>,
 ) -> Result<Q::Buf> {
-    // Without a permutation the finish runs as the NTT's epilogue (one launch and 2 × ℓ rows
-    // written and read less; XEHE_MODDOWN_FUSED=0 turns it off as for SEAL's mod-down).
-    if perm.is_none() && fused_finish() {
+    // The finish runs as the NTT's epilogue (one launch and 2 × ℓ rows written and read less;
+    // XEHE_MODDOWN_FUSED=0 turns it off as for SEAL's mod-down).
+    if fused_finish() {
         let (ell, n) = (h.ell, l.n());
         let out = q.alloc(2 * ell * n)?;
         let add = Some((c01.0, c01.1.min(2) * ell * n));
@@ -524,7 +552,7 @@ fn mod_down_add<Q: GpuQueue>(
         }
     }
     l.ntt.forward(q, conv, 2 * h.ell, EVAL_NTT)?;
-    mod_down_finish(q, l, h, prod_q, (conv, 0), c01, perm)
+    mod_down_finish(q, l, h, (prod_q, 0), (conv, 0), c01)
 }
 
 /// ModDown's conversion for `polys` polynomials at once: their special limbs (`prod_p`,
@@ -556,10 +584,9 @@ fn mod_down_conv_into<Q: GpuQueue>(
     base_conv(q, l.log_n, (conv, conv), prod_p, &h.special, &h.mod_down, &l.primes, &mod_down)
 }
 
-/// ModDown's last step for one ciphertext: `out = c + P^{-1}(prod_q − conv)` (both components,
-/// `conv` from [`mod_down_conv_coeff`], transformed, starting at word `conv_off`) for the first `c_polys`
-/// polynomials of `c01` (the others 0). With `perm` (a Galois table), `prod_q` and `c01` are
-/// read through it.
+/// ModDown's last step for one ciphertext: `out = c + P^{-1}(prod_q − conv)` (both components;
+/// `prod_q` and `conv`, [`mod_down_conv_into`]'s output transformed, from the given words on)
+/// for the first `c_polys` polynomials of `c01` (the others 0).
 ///
 /// # Errors
 /// `Device` on an allocation, compile or launch failure.
@@ -567,34 +594,27 @@ fn mod_down_finish<Q: GpuQueue>(
     q: &Q,
     l: &LevelData<Q::Buf>,
     h: &HybridLevelData<Q::Buf>,
-    prod_q: &Q::Buf,
+    (prod_q, prod_off): (&Q::Buf, usize),
     (conv, conv_off): (&Q::Buf, usize),
     (c01, c_polys): (&Q::Buf, usize),
-    perm: Option<&Q::Buf>,
 ) -> Result<Q::Buf> {
     let (ell, n) = (h.ell, l.n());
     let out = q.alloc(2 * ell * n)?;
     let words = 2 * ell * n;
-    let mut args = vec![
+    let args = [
         Arg::Buf(&out),
         Arg::Buf(c01),
-        Arg::Buf(prod_q),
+        Arg::BufAt(prod_q, prod_off),
         Arg::BufAt(conv, conv_off),
         Arg::Buf(&l.primes.moduli),
         Arg::Buf(&h.inv_p.w),
         Arg::Buf(&h.inv_p.wq),
-    ];
-    if let Some(t) = perm {
-        args.push(Arg::Buf(t));
-    }
-    args.extend([
         Arg::U32(ell as u32),
         Arg::U32(l.log_n),
         Arg::U64((c_polys.min(2) * ell * n) as u64),
         Arg::U64(words as u64),
-    ]);
-    let kernel = if perm.is_some() { "moddown_finish_add_perm_u64" } else { "moddown_finish_add_u64" };
-    q.launch(Family::Keyswitch, &[], kernel, Geometry::Items(words as u64), &args)?;
+    ];
+    q.launch(Family::Keyswitch, &[], "moddown_finish_add_u64", Geometry::Items(words as u64), &args)?;
     Ok(out)
 }
 
@@ -607,17 +627,19 @@ const HOIST_MODDOWN_BATCH: usize = 16;
 /// Hoisted rotations (`Evaluator::apply_galois_hybrid_many`, and every hybrid automorphism:
 /// one is a hoisted batch of one): one ModUp of `ct`'s second polynomial (balanced digits) shared
 /// by every Galois element; per element, the inner product with the key *pre-permuted by the
-/// inverse automorphism* (`keys[i]`: [`hybrid_galois_key`]), whose result — both components,
-/// `2(ℓ + α)` rows — is then permuted (`tables[i]`, [`super::galois_table`]; the special rows
-/// by a pass before their ModDown, the data rows and the first polynomial inside the last ModDown
-/// kernel), ModDown, added to the permuted first polynomial. `perm(Σ_j U_j·perm⁻¹(K_j)) = Σ_j perm(U_j)·K_j` word for word,
-/// so this equals the CPU reference (which permutes every ModUp row instead) while reading the
-/// ModUp rows in order and permuting 2(ℓ + α) rows instead of β(ℓ + α).
+/// inverse automorphism* (`keys[i]`: [`hybrid_galois_key`]), written through `scatter[i]` (the
+/// NTT-domain table of the inverse automorphism, [`super::galois_table`] of `galois_elt⁻¹`) so
+/// that it comes out permuted, with `P·c0` folded into component 0 (`ks_inner_hybrid_u64` with
+/// `KS_ROTATE`); then ModDown, whose `P^{-1}(x − conv)` is the rotation. `perm(Σ_j
+/// U_j·perm⁻¹(K_j)) = Σ_j perm(U_j)·K_j` and `P^{-1}(x + P·c0 − conv) = c0 + P^{-1}(x − conv)`
+/// word for word (canonical residues), so this equals the CPU reference (which permutes every
+/// ModUp row instead) while reading the ModUp rows in order and gathering nothing.
 ///
 /// Batching (issue 16, H100 at N = 2^16, 16 rotations 7.33× → 5.9× one rotation): the inner
 /// products run up to four keys per launch (the ModUp rows read once for four), and the ModDown
-/// conversions of up to 16 rotations run as one INTT / conversion / NTT sequence, each rotation
-/// then finished on its own; every output word is computed exactly as in a single rotation.
+/// of up to 16 rotations runs as one INTT / conversion / NTT sequence (the finish the NTT's
+/// epilogue, one output per rotation); every output word is computed exactly as in a single
+/// rotation.
 ///
 /// # Errors
 /// As [`switch_key_hybrid`].
@@ -626,136 +648,90 @@ pub fn apply_galois_hybrid_many<Q: GpuQueue>(
     l: &LevelData<Q::Buf>,
     h: &HybridLevelData<Q::Buf>,
     ct: &Q::Buf,
-    tables: &[&Q::Buf],
+    scatter: &[&Q::Buf],
     keys: &[&Q::Buf],
 ) -> Result<Vec<Q::Buf>> {
     let (ell, alpha, n) = (h.ell, h.alpha, l.n());
     let pw = ell * n;
     let up = mod_up(q, l, h, ct, pw, true)?;
-    let mut out = Vec::with_capacity(tables.len());
+    let mut out = Vec::with_capacity(scatter.len());
     // With a side stream the special limbs' products come first and the batch's ModDown
-    // conversion runs on the side stream while the data limbs' products stream (inner_mod_down).
+    // conversion runs on the side stream while the data limbs' products stream.
     let split = q.side_stream();
     let special_limbs = if split { ell..ell + alpha } else { 0..ell + alpha };
-    for (tables, keys) in tables.chunks(HOIST_MODDOWN_BATCH).zip(keys.chunks(HOIST_MODDOWN_BATCH)) {
-        // The special rows of every rotation, permuted, side by side for one batched ModDown
-        // conversion.
-        let special = q.scratch(tables.len() * 2 * alpha * n)?;
-        let prods = alloc_prods(q, h, n, tables.len())?;
-        for (first, keys) in keys.chunks(HOIST_KEYS_PER_LAUNCH).enumerate() {
-            let at = first * HOIST_KEYS_PER_LAUNCH;
-            inner_products_into(q, l, h, &up, (ct, pw), keys, &prods[at..], special_limbs.clone())?;
-        }
-        permute_special(q, l, &special, &prods, tables, 2 * alpha)?;
-        let conv = q.scratch(tables.len() * 2 * ell * n)?;
-        let data_limbs = |q: &Q| {
-            if split {
-                for (first, keys) in keys.chunks(HOIST_KEYS_PER_LAUNCH).enumerate() {
-                    inner_products_into(q, l, h, &up, (ct, pw), keys, &prods[first * HOIST_KEYS_PER_LAUNCH..], 0..ell)?;
-                }
+    for (scatter, keys) in scatter.chunks(HOIST_MODDOWN_BATCH).zip(keys.chunks(HOIST_MODDOWN_BATCH)) {
+        let rotate = Rotate { scatter, c0: (ct, 0) };
+        // Every rotation's products side by side: the special rows are one batched ModDown
+        // conversion's input.
+        let (prod_q, prod_p) = alloc_prods(q, h, n, keys.len())?;
+        let products = |q: &Q, limbs: std::ops::Range<usize>| {
+            for (first, keys) in keys.chunks(HOIST_KEYS_PER_LAUNCH).enumerate() {
+                let prods = (&prod_q, &prod_p, first * HOIST_KEYS_PER_LAUNCH);
+                inner_products_into(q, l, h, &up, (ct, pw), keys, prods, limbs.clone(), Some(&rotate))?;
             }
             Ok(())
         };
-        q.concurrently(|s| mod_down_conv_into(s, l, h, &special, 2 * tables.len(), &conv), data_limbs)?;
-        let prods: Vec<Q::Buf> = prods.into_iter().map(|(pq, _)| pq).collect();
-        if let Some(outs) = finish_fused_permuted(q, l, h, &conv, &prods, tables, ct)? {
+        products(q, special_limbs.clone())?;
+        let conv = q.scratch(keys.len() * 2 * ell * n)?;
+        q.concurrently(
+            |s| mod_down_conv_into(s, l, h, &prod_p, 2 * keys.len(), &conv),
+            |q| if split { products(q, 0..ell) } else { Ok(()) },
+        )?;
+        if let Some(outs) = finish_fused_many(q, l, h, &conv, &prod_q, keys.len())? {
             out.extend(outs);
             continue;
         }
-        l.ntt.forward(q, &conv, 2 * tables.len() * ell, EVAL_NTT)?;
-        for (i, (pq, &table)) in prods.iter().zip(tables).enumerate() {
-            // The data rows and c0 are read through the table by the finishing kernel.
-            out.push(mod_down_finish(q, l, h, pq, (&conv, i * 2 * ell * n), (ct, 1), Some(table))?);
+        l.ntt.forward(q, &conv, 2 * keys.len() * ell, EVAL_NTT)?;
+        for i in 0..keys.len() {
+            // c0 is already in the products (Rotate).
+            let at = i * 2 * ell * n;
+            out.push(mod_down_finish(q, l, h, (&prod_q, at), (&conv, at), (ct, 0))?);
         }
     }
     Ok(out)
 }
 
-/// The special rows (`rows` = 2α, both components) of every rotation's inner products
-/// permuted by its Galois table, side by side in `special`: one launch for the whole batch
-/// through a table of device addresses (`galois_permute_many_u64`, CUDA; session 12: sixteen
-/// 12-row launches had cost ≈ 200 µs of a 16-rotation batch), else one launch per rotation.
-///
-/// # Errors
-/// `Device` on an upload, compile or launch failure.
-fn permute_special<Q: GpuQueue>(
-    q: &Q,
-    l: &LevelData<Q::Buf>,
-    special: &Q::Buf,
-    prods: &[(Q::Buf, Q::Buf)],
-    tables: &[&Q::Buf],
-    rows: usize,
-) -> Result<()> {
-    use super::GpuBuffer;
-    let n = l.n();
-    let addrs: Option<Vec<u64>> = prods
-        .iter()
-        .zip(tables)
-        .map(|((_, pp), t)| Some([pp.device_address()?, t.device_address()?]))
-        .collect::<Option<Vec<_>>>()
-        .map(|v| v.concat());
-    match addrs {
-        Some(a) if prods.len() > 1 => {
-            let ptrs = q.upload(&a)?;
-            let words = (prods.len() * rows * n) as u64;
-            let args = [Arg::Buf(special), Arg::Buf(&ptrs), Arg::U32(rows as u32), Arg::U32(l.log_n), Arg::U64(words)];
-            q.launch(Family::Keyswitch, &[], "galois_permute_many_u64", Geometry::Items(words), &args)
-        }
-        _ => {
-            for (i, ((_, pp), t)) in prods.iter().zip(tables).enumerate() {
-                permute_into(q, l, (special, i * rows * n), pp, rows, t)?;
-            }
-            Ok(())
-        }
-    }
-}
-
-/// The finishes of a hoisted batch as the epilogue of its batched ModDown NTT
-/// (`ntt_fwd_cluster_fin_perm_u64`; `conv`: the batch's conversion output in coefficient form,
-/// `2 × ℓ` rows per rotation): a fresh output per rotation, written through a table of device
-/// addresses. `None` (nothing launched) where buffers have no device address, the plan is not
-/// one cluster launch, or `XEHE_MODDOWN_FUSED=0`; the caller then transforms `conv` and
-/// finishes each rotation apart. Saves the write and read of the transformed conversion (2 × ℓ
-/// rows per rotation).
+/// The finishes of a hoisted batch of `count` rotations as the epilogue of its batched ModDown
+/// NTT (`ntt_fwd_cluster_fin_many_u64`; `conv`: the batch's conversion output in coefficient
+/// form and `prod_q` its products, `2 × ℓ` rows per rotation each): a fresh output per rotation,
+/// written through a table of device addresses. `None` (nothing launched) where buffers have no
+/// device address, the plan is not one cluster launch, or `XEHE_MODDOWN_FUSED=0`; the caller
+/// then transforms `conv` and finishes each rotation apart. Saves the write and read of the
+/// transformed conversion (2 × ℓ rows per rotation).
 ///
 /// # Errors
 /// `Device` on an allocation, upload, compile or launch failure.
-fn finish_fused_permuted<Q: GpuQueue>(
+fn finish_fused_many<Q: GpuQueue>(
     q: &Q,
     l: &LevelData<Q::Buf>,
     h: &HybridLevelData<Q::Buf>,
     conv: &Q::Buf,
-    prods: &[Q::Buf],
-    tables: &[&Q::Buf],
-    ct: &Q::Buf,
+    prod_q: &Q::Buf,
+    count: usize,
 ) -> Result<Option<Vec<Q::Buf>>> {
     use super::GpuBuffer;
     let (ell, n) = (h.ell, l.n());
     if !fused_finish() || !q.thread_block_clusters() {
         return Ok(None);
     }
-    let outs = tables.iter().map(|_| q.alloc(2 * ell * n)).collect::<Result<Vec<_>>>()?;
-    let mut ptrs = Vec::with_capacity(3 * tables.len());
-    for ((o, pq), t) in outs.iter().zip(prods).zip(tables) {
-        match (o.device_address(), pq.device_address(), t.device_address()) {
-            (Some(a), Some(b), Some(c)) => ptrs.extend([a, b, c]),
-            _ => return Ok(None),
-        }
-    }
-    let ptrs = q.upload(&ptrs)?;
-    let fused = l.ntt.forward_moddown_finish(
+    let outs = (0..count).map(|_| q.alloc(2 * ell * n)).collect::<Result<Vec<_>>>()?;
+    let Some(addrs) = outs.iter().map(|o| o.device_address()).collect::<Option<Vec<u64>>>() else {
+        return Ok(None);
+    };
+    let addrs = q.upload(&addrs)?;
+    // `out` is unused (the outputs go by address) but sized as the rows: prod_q.
+    let ran = l.ntt.forward_moddown_finish(
         q,
+        prod_q,
         conv,
-        conv,
-        FinishSource::RowsPermuted(&ptrs),
-        2 * tables.len(),
-        // xs is the address table here; rows per rotation, and c0 (the first ℓ rows of ct).
-        (ct, 2 * ell),
-        Some((ct, ell * n)),
+        FinishSource::RowsMany(&addrs),
+        2 * count,
+        (prod_q, 2 * ell),
+        None,
         (&h.inv_p.w, &h.inv_p.wq),
         EVAL_NTT,
     )?;
-    Ok(fused.then_some(outs))
+    Ok(ran.then_some(outs))
 }
 
 /// A Galois key's words on `q`'s device, each row pre-permuted by the inverse of the
@@ -796,8 +772,8 @@ pub fn relinearize_hybrid<Q: GpuQueue>(
     switch_key_hybrid(q, l, h, (ct, 2), ct, 2 * h.ell * l.n(), key, false)
 }
 
-/// `apply_galois_hybrid` on a size-2 ciphertext (`key`: [`hybrid_galois_key`]): a hoisted batch
-/// of one ([`apply_galois_hybrid_many`]).
+/// `apply_galois_hybrid` on a size-2 ciphertext (`key`: [`hybrid_galois_key`], `scatter`: the
+/// inverse automorphism's table): a hoisted batch of one ([`apply_galois_hybrid_many`]).
 ///
 /// # Errors
 /// As [`switch_key_hybrid`].
@@ -806,10 +782,10 @@ pub fn apply_galois_hybrid<Q: GpuQueue>(
     l: &LevelData<Q::Buf>,
     h: &HybridLevelData<Q::Buf>,
     ct: &Q::Buf,
-    table: &Q::Buf,
+    scatter: &Q::Buf,
     key: &Q::Buf,
 ) -> Result<Q::Buf> {
-    apply_galois_hybrid_many(q, l, h, ct, &[table], &[key])?
+    apply_galois_hybrid_many(q, l, h, ct, &[scatter], &[key])?
         .pop()
         .ok_or_else(|| Error::Device("apply_galois_hybrid: no result".into()))
 }

@@ -27,9 +27,10 @@ pub enum FinishSource<'a, B> {
     Lift(&'a B, (u64, u64)),
     /// Hybrid ModDown: one canonical row per (polynomial, prime).
     Rows,
-    /// Hoisted rotations' batched ModDown: rows as [`Rows`](Self::Rows); per rotation three
-    /// device addresses (output, inner-product rows, Galois permutation table) in this buffer.
-    RowsPermuted(&'a B),
+    /// Hoisted rotations' batched ModDown: rows as [`Rows`](Self::Rows), `xs` every rotation's
+    /// products side by side, and per rotation the device address of its output in this buffer
+    /// (nothing added: the products already hold `c0`).
+    RowsMany(&'a B),
 }
 
 /// Device copy of the NTT tables of `k` primes for one N (read-only, shared by all queues).
@@ -284,9 +285,9 @@ impl<B: GpuBuffer> DeviceNttTables<B> {
     /// N`, coefficient form, mod p), and the correction itself never reaches memory. With
     /// [`FinishSource::Rows`] (hybrid ModDown, `ntt_fwd_cluster_fin_u64`) `last` is `polys × k`
     /// canonical coefficient-form rows, one per prime, transformed as they are; with
-    /// [`FinishSource::RowsPermuted`] (hoisted rotations, `ntt_fwd_cluster_fin_perm_u64`) the same
-    /// for a batch of rotations of `x_rows_per_poly` rows each, whose outputs, `xs` and
-    /// permutations are given by device address (`out` and `xs` unused). `out`: `polys × k × N`; `xs`: `x_rows_per_poly` rows per
+    /// [`FinishSource::RowsMany`] (hoisted rotations, `ntt_fwd_cluster_fin_many_u64`) the same
+    /// for a batch of rotations of `x_rows_per_poly` rows each (`xs`: row r of the batch at row
+    /// r), whose outputs are given by device address (`out` and `add` unused). `out`: `polys × k × N`; `xs`: `x_rows_per_poly` rows per
     /// polynomial (rows `< k` used); `add = Some((c01, c_words))`: c01 added to the first
     /// `c_words` words (c01 may be `out`); `inv`: `P^{-1} mod q_i` and its Shoup quotients (`k`
     /// words each). Returns `false` (and does nothing) unless the plan is one cluster launch
@@ -322,10 +323,11 @@ impl<B: GpuBuffer> DeviceNttTables<B> {
         if last.words() < src_rows << self.log_n {
             return Err(crate::Error::InvalidArgument("forward_moddown_finish: source shorter than its rows".into()));
         }
-        let (r1, (p, p_r1), xs, kernel) = match src {
-            FinishSource::Lift(r1, p) => (r1, p, xs, "ntt_fwd_cluster_moddown_fin_u64"),
-            FinishSource::Rows => (self.table(NttTable::Moduli), (0, 0), xs, "ntt_fwd_cluster_fin_u64"),
-            FinishSource::RowsPermuted(ptrs) => (self.table(NttTable::Moduli), (0, 0), ptrs, "ntt_fwd_cluster_fin_perm_u64"),
+        let (r1, (p, p_r1), add, kernel) = match src {
+            FinishSource::Lift(r1, p) => (r1, p, add, "ntt_fwd_cluster_moddown_fin_u64"),
+            FinishSource::Rows => (self.table(NttTable::Moduli), (0, 0), add, "ntt_fwd_cluster_fin_u64"),
+            // c01 carries the output addresses (c_words 0: nothing added).
+            FinishSource::RowsMany(outs) => (self.table(NttTable::Moduli), (0, 0), Some((outs, 0)), "ntt_fwd_cluster_fin_many_u64"),
         };
         let mut args = vec![
             Arg::Buf(out),
