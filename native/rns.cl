@@ -27,16 +27,22 @@
 #endif
 
 /*
- * A dot product of words below 2^60 in 30-bit limbs (y = y0 + y1 2^30, b = b0 + b1 2^30, each
- * packed as limb1 << 32 | limb0 by limb_pack, the matrix by the host): every partial product is
- * below 2^60, so sixteen of them sum in a u64 without a carry, and a term costs four 32x32->64
- * multiply-adds (CUDA: IMAD.WIDE.U32 with a 64-bit addend) where a 128-bit multiply-accumulate
- * in 64-bit words costs about twenty instructions (ncu SASS of the earlier kernel, BENCHMARKS.md
- * session 11). At most LIMB_TERMS terms are summed before limb_fold adds them to a u128_t.
+ * A dot product of words below 2^60 in 30-bit limbs, reduced modulo an output prime m with one
+ * 64-bit high product. Each scaled input y = y0 + y1 2^30 is packed as y1 << 32 | y0
+ * (limb_pack); each matrix entry b comes from the host as two packed words, b and
+ * bt = [b 2^30]_m, so y b = y0 b + y1 bt (mod m) and a term adds
+ *   s0 += y0 b0 + y1 bt0,   s1 += y0 b1 + y1 bt1        (sum = s0 + s1 2^30 mod m),
+ * four 32x32->64 multiply-adds (CUDA: IMAD.WIDE.U32 with a 64-bit addend) and no carries:
+ * every product is below 2^60, so LIMB_TERMS = 7 terms (14 products) plus a carried residue
+ * (< 2^60) stay below 2^64. The sum V = s0 + s1 2^30 is then below 2^94, and limb_reduce
+ * needs one high product by mu = floor(2^94 / m) where the 128-bit Barrett reduction of the
+ * earlier form (three limb sums folded to 2^124) took about twenty IMAD-pipe instructions
+ * (SASS, BENCHMARKS.md session 14). Longer digits reduce every LIMB_TERMS terms and carry the
+ * residue into the next group's s0.
  */
 #define LIMB_MASK 0x3fffffffUL
-#define LIMB_TERMS 8
-typedef struct { u64 s00, s01, s11; } limb_acc_t;
+#define LIMB_TERMS 7
+typedef struct { u64 s0, s1; } limb_acc_t;
 
 DECLSPEC u64 limb_pack(u64 y)
 {
@@ -56,31 +62,31 @@ DECLSPEC u64 mad_wide32(u32 a, u32 b, u64 c)
 #endif
 }
 
-DECLSPEC limb_acc_t limb_mad(limb_acc_t a, u64 y, u64 b)
+/* a + y b (mod m) in limb sums: y packed by limb_pack, b and bt = [b 2^30]_m packed likewise. */
+DECLSPEC limb_acc_t limb_mad(limb_acc_t a, u64 y, u64 b, u64 bt)
 {
-    u32 y0 = (u32)y, y1 = (u32)(y >> 32), b0 = (u32)b, b1 = (u32)(b >> 32);
-    a.s00 = mad_wide32(y0, b0, a.s00);
-    a.s01 = mad_wide32(y0, b1, a.s01);
-    a.s01 = mad_wide32(y1, b0, a.s01);
-    a.s11 = mad_wide32(y1, b1, a.s11);
+    u32 y0 = (u32)y, y1 = (u32)(y >> 32);
+    a.s0 = mad_wide32(y0, (u32)b, a.s0);
+    a.s0 = mad_wide32(y1, (u32)bt, a.s0);
+    a.s1 = mad_wide32(y0, (u32)(b >> 32), a.s1);
+    a.s1 = mad_wide32(y1, (u32)(bt >> 32), a.s1);
     return a;
 }
 
-/* acc + s00 + s01 2^30 + s11 2^60 (the limb sums of at most LIMB_TERMS terms). */
-DECLSPEC u128_t limb_fold(limb_acc_t a, u128_t acc)
+/*
+ * (s0 + s1 2^30) mod m for s0, s1 below 2^64 - 2^35 (at most 15 products or residues below
+ * 2^60). mu = floor(2^94 / m) for m > 2^30: the quotient estimate floor(top mu / 2^64), top =
+ * floor(V / 2^30), is at most 3 below floor(V / m), so V - estimate m lies in [0, 4m) and is
+ * computed in wrapping 64-bit words. mu = 0 marks m <= 2^30, where every packed constant's high
+ * limb is 0, so s1 = 0 and SEAL's 64-bit Barrett reduction (r1 = floor(2^64 / m)) applies.
+ */
+DECLSPEC u64 limb_reduce(limb_acc_t a, u64 m, u64 mu, CONST_AS u64 *r1)
 {
-    u64 lo = acc.lo + a.s00;
-    u64 hi = acc.hi + (lo < a.s00 ? 1 : 0);
-    u64 t = a.s01 << 30;
-    lo += t;
-    hi += (lo < t ? 1 : 0) + (a.s01 >> 34);
-    t = a.s11 << 60;
-    lo += t;
-    hi += (lo < t ? 1 : 0) + (a.s11 >> 4);
-    u128_t r;
-    r.lo = lo;
-    r.hi = hi;
-    return r;
+    u64 lo = a.s0 + (a.s1 << 30);
+    if (mu == 0) return barrett_reduce_64(lo, m, *r1);
+    u64 r = lo - mulhi64(a.s1 + (a.s0 >> 30), mu) * m;
+    r = r >= 2 * m ? r - 2 * m : r;
+    return r >= m ? r - m : r;
 }
 
 /*
@@ -99,13 +105,16 @@ DECLSPEC u64 rns_scaled(CONST_AS u64 *src, u32 i, u32 log_n, u32 r, CONST_AS u64
  * Fast base conversion, scale and convert in one launch (ModUp and ModDown). Input: polys × in_rows
  * canonical rows (coefficient form) in digits of d consecutive rows (the last one may be short:
  * cnt_j = min(d, in_rows - j*d)). For poly p, digit j < digits and output limb o < out_rows:
- *   v = ([sum_{i < cnt_j} y_i * matrix[(j*out_rows + o)*d + i]]_{m_o} + out_add[o]) mod m_o,
+ *   v = ([sum_{i < cnt_j} y_i * b_{j,o,i}]_{m_o} + out_add[o]) mod m_o,
  *   y_i = [(x[p][j*d + i] + in_add[j*d + i]) * w[j*d + i]]_{q_{j*d+i}} (scaled in registers),
- * the sum in 30-bit limbs (limb_mad; matrix entries packed by the host) and one Barrett reduction
- * per output (paper §V-A1); out_add[o] <= m_o (ModDown's m_o - [floor(P/2)]_{m_o}, 0 for ModUp).
+ * b_{j,o,i} = [qhat_i]_{m_o} given as the packed pair matrix[2e], matrix[2e + 1] (b and
+ * [b 2^30]_{m_o}, e = (j*out_rows + o)*d + i), summed in 30-bit limbs (limb_mad) and reduced once
+ * per LIMB_TERMS terms (limb_reduce, out_mu[o] = floor(2^94 / m_o) or 0, out_r1[o] =
+ * floor(2^64 / m_o)); out_add[o] <= m_o (ModDown's m_o - [floor(P/2)]_{m_o}, 0 for ModUp).
  * With centered = 1 (balanced ModUp digits, src/ckks/hybrid.rs Digits::Balanced) each y_i is read
- * centred in (-q_i/2, q_i/2]: v -= c * digit_q[j*out_rows + o] mod m_o, c = #{i : y_i > q_i/2},
- * digit_q = [Q_j]_{m_o}. Every modulus is below 2^60 (SEAL's limit).
+ * centred in (-q_i/2, q_i/2]: v -= c * [Q_j]_{m_o}, c = #{i : y_i > q_i/2}, as one more limb term
+ * c * neg_q[j*out_rows + o] (neg_q = [-Q_j]_{m_o}, packed). Every modulus is below 2^60 (SEAL's
+ * limit).
  *
  * skip = 1 (ModUp): the output base starts with the input rows, and a digit's own limbs
  * (o in [j*d, j*d + cnt_j)) are not computed (the caller holds them exactly, in NTT form).
@@ -122,8 +131,8 @@ DECLSPEC u64 rns_scaled(CONST_AS u64 *src, u32 i, u32 log_n, u32 r, CONST_AS u64
  */
 RNS_KERNEL rns_conv_u64(GLOBAL_AS u64 *out_a, GLOBAL_AS u64 *out_b, CONST_AS u64 *x, CONST_AS u64 *in_moduli,
                             CONST_AS u64 *in_add, CONST_AS u64 *w, CONST_AS u64 *wq, CONST_AS u64 *matrix,
-                            CONST_AS u64 *out_moduli, CONST_AS u64 *out_r0, CONST_AS u64 *out_r1,
-                            CONST_AS u64 *out_add, CONST_AS u64 *digit_q, u32 centered, u32 d, u32 in_rows,
+                            CONST_AS u64 *out_moduli, CONST_AS u64 *out_mu, CONST_AS u64 *out_r1,
+                            CONST_AS u64 *out_add, CONST_AS u64 *neg_q, u32 centered, u32 d, u32 in_rows,
                             u32 digits, u32 out_rows, u32 split, u32 skip, u32 chunk, u32 chunks, u32 polys,
                             u32 log_n)
 {
@@ -162,47 +171,47 @@ RNS_KERNEL rns_conv_u64(GLOBAL_AS u64 *out_a, GLOBAL_AS u64 *out_b, CONST_AS u64
         }
         for (u32 u = u0; u < u1; u++) {
             u32 o = skip && u >= first ? u + cnt : u;
-            CONST_AS u64 *mrow = matrix + ((u64)j * out_rows + o) * d;
-            u64 m = out_moduli[o], r0 = out_r0[o], r1 = out_r1[o], oadd = out_add[o];
-            u64 dq = centered ? digit_q[(u64)j * out_rows + o] : 0;
+            CONST_AS u64 *mrow = matrix + 2 * (((u64)j * out_rows + o) * d);
+            u64 m = out_moduli[o], mu = out_mu[o], oadd = out_add[o];
+            u64 nq = centered ? neg_q[(u64)j * out_rows + o] : 0;
             u64 row = o < split ? ((u64)p * split + o) * (digits - skip) + (skip && o < first ? j - 1 : j)
                                 : ((u64)p * (out_rows - split) + o - split) * digits + j;
             GLOBAL_AS u64 *dst = (o < split ? out_a : out_b) + (row << log_n) + xi;
+            /* The balanced digits' correction is the first term (c <= cnt, far below 2^30). */
             limb_acc_t la[RNS_COEFS];
-            u128_t acc[RNS_COEFS];
 #pragma unroll
             for (u32 k = 0; k < RNS_COEFS; k++) {
-                la[k].s00 = la[k].s01 = la[k].s11 = 0;
-                acc[k].lo = acc[k].hi = 0;
+                la[k].s0 = 0;
+                la[k].s1 = 0;
+                la[k] = limb_mad(la[k], neg[k], nq, 0);
             }
             /* A short last digit's missing words are 0 in yv, and its matrix rows are d wide. */
 #pragma unroll
             for (u32 i = 0; i < RNS_REG_DIGIT; i++) {
-                u64 b = mrow[i];
+                u64 b = mrow[2 * i], bt = mrow[2 * i + 1];
 #pragma unroll
                 for (u32 k = 0; k < RNS_COEFS; k++) {
-                    la[k] = limb_mad(la[k], yv[k][i], b);
-                    if (i % LIMB_TERMS == LIMB_TERMS - 1) {
-                        acc[k] = limb_fold(la[k], acc[k]);
-                        la[k].s00 = la[k].s01 = la[k].s11 = 0;
+                    if (i % LIMB_TERMS == 0 && i > 0) {
+                        la[k].s0 = limb_reduce(la[k], m, mu, out_r1 + o);
+                        la[k].s1 = 0;
                     }
+                    la[k] = limb_mad(la[k], yv[k][i], b, bt);
                 }
             }
             for (u32 i = RNS_REG_DIGIT; i < cnt; i++) {
-                u64 b = mrow[i];
+                u64 b = mrow[2 * i], bt = mrow[2 * i + 1];
                 for (u32 k = 0; k < RNS_COEFS; k++) {
                     u64 y = limb_pack(rns_scaled(src + k * part, i, log_n, first + i, in_moduli, in_add, w, wq));
-                    la[k] = limb_mad(la[k], y, b);
-                    if (i % LIMB_TERMS == LIMB_TERMS - 1) {
-                        acc[k] = limb_fold(la[k], acc[k]);
-                        la[k].s00 = la[k].s01 = la[k].s11 = 0;
+                    if (i % LIMB_TERMS == 0) {
+                        la[k].s0 = limb_reduce(la[k], m, mu, out_r1 + o);
+                        la[k].s1 = 0;
                     }
+                    la[k] = limb_mad(la[k], y, b, bt);
                 }
             }
 #pragma unroll
             for (u32 k = 0; k < RNS_COEFS; k++) {
-                u64 v = add_mod(barrett_reduce_128(limb_fold(la[k], acc[k]), m, r0, r1), oadd, m);
-                if (neg[k]) v = sub_mod(v, mul_mod(neg[k], dq, m, r0, r1), m);
+                u64 v = add_mod(limb_reduce(la[k], m, mu, out_r1 + o), oadd, m);
                 dst[k * part] = v;
             }
         }

@@ -39,8 +39,11 @@
 //! ≈ −220 µs (≈ 880 µs) with it; rotate ≈ 15 µs more saved.
 //!
 //! The conversion's multiply count: per output, `d` terms summed in 30-bit limbs (four 32×32→64
-//! multiply-adds each, no carries: the matrix is uploaded in limb form, `limb_packed`) and one
-//! 128-bit Barrett reduction (SEAL's), plus one Shoup product per input word for the scale; each
+//! multiply-adds each, no carries: each matrix entry is uploaded as the packed pair `b`,
+//! `[b·2^30]_m`, [`limb_pair`], so the sum stays below 2^94) and one reduction by a single
+//! 64-bit high product ([`limb_mu`]; session 14, where a 128-bit Barrett reduction of a sum
+//! below 2^124 had taken about twenty IMAD-pipe instructions), plus one Shoup product per input
+//! word for the scale; the balanced digits' correction is one more limb term. Each
 //! output's constants and addresses serve `XEHE_HYBRID_CONV_COEFS` coefficients (session 11: the
 //! 128-bit multiply-accumulate in 64-bit words had cost ≈ 20 SASS instructions a term, 281 per
 //! output in all). What is left to tune is occupancy (`XEHE_HYBRID_CONV_ITEMS`) and the
@@ -53,49 +56,90 @@ use super::{Arg, Geometry, GpuQueue};
 use crate::ckks::hybrid::{ConvConstants, HybridKSwitchKey, HybridKeySwitching, LevelConstants};
 use crate::device::kernels::Family;
 use crate::device::state::DeviceBuf;
+use crate::math::modulus::Modulus;
 use crate::{Error, ParmsId, Result};
 use std::sync::Arc;
 
-/// Device copy of one base conversion's constants ([`ConvConstants`]).
+/// Device copy of one base conversion's constants ([`ConvConstants`]) in the form
+/// `rns_conv_u64` multiplies (`native/rns.cl`): the matrix as packed limb pairs, the balanced
+/// digits' correction negated and packed, and each output prime's `mu` for `limb_reduce`.
 struct DeviceConv<B> {
     in_add: B,
     inv: DeviceScalars<B>,
     matrix: B,
     out_add: B,
-    digit_q: B,
+    neg_q: B,
+    out_mu: B,
 }
 
 impl<B: super::GpuBuffer> DeviceConv<B> {
-    fn new<Q: GpuQueue<Buf = B>>(q: &Q, c: &ConvConstants) -> Result<Self> {
+    /// `out`: the conversion's output primes; `d`: its digit size (`c.matrix` is
+    /// `digits × out.len() × d`, `c.digit_q` is `digits × out.len()`).
+    fn new<Q: GpuQueue<Buf = B>>(q: &Q, c: &ConvConstants, out: &[Modulus], d: usize) -> Result<Self> {
+        let e = out.len();
+        let modulus_of = |idx: usize, per: usize| out[(idx / per) % e].value();
+        let matrix = c
+            .matrix
+            .iter()
+            .enumerate()
+            .map(|(idx, &b)| limb_pair(b, modulus_of(idx, d)))
+            .collect::<Result<Vec<_>>>()?
+            .concat();
+        let neg_q = c
+            .digit_q
+            .iter()
+            .enumerate()
+            .map(|(idx, &dq)| {
+                let m = modulus_of(idx, 1);
+                limb_packed((m - dq % m) % m)
+            })
+            .collect::<Result<Vec<_>>>()?;
         Ok(DeviceConv {
             in_add: q.upload_static(&c.in_add)?,
             inv: DeviceScalars::new(q, &c.in_inv)?,
-            matrix: q.upload_static(&limb_packed(&c.matrix)?)?,
+            matrix: q.upload_static(&matrix)?,
             out_add: q.upload_static(&c.out_add)?,
-            digit_q: q.upload_static(&c.digit_q)?,
+            neg_q: q.upload_static(&neg_q)?,
+            out_mu: q.upload_static(&out.iter().map(|m| limb_mu(m.value())).collect::<Vec<_>>())?,
         })
     }
 }
 
-/// The conversion matrix in the 30-bit limb form `rns_conv_u64` multiplies (`native/rns.cl`
-/// `limb_pack`): `b = b0 + b1·2^30` stored as `b1·2^32 + b0`.
+/// `b` in the 30-bit limb form `rns_conv_u64` multiplies (`native/rns.cl` `limb_pack`):
+/// `b = b0 + b1·2^30` stored as `b1·2^32 + b0`.
 ///
 /// # Errors
-/// `InvalidArgument` for an entry of 2^60 or more (every modulus is below 2^60, SEAL's limit).
-fn limb_packed(matrix: &[u64]) -> Result<Vec<u64>> {
+/// `InvalidArgument` for a value of 2^60 or more (every modulus is below 2^60, SEAL's limit).
+fn limb_packed(b: u64) -> Result<u64> {
     const MASK: u64 = (1 << 30) - 1;
-    matrix
-        .iter()
-        .map(|&b| {
-            if b >> 60 != 0 {
-                Err(Error::InvalidArgument(format!(
-                    "base conversion constant {b:#x} is not below 2^60"
-                )))
-            } else {
-                Ok(((b >> 30) << 32) | (b & MASK))
-            }
-        })
-        .collect()
+    if b >> 60 != 0 {
+        return Err(Error::InvalidArgument(format!(
+            "base conversion constant {b:#x} is not below 2^60"
+        )));
+    }
+    Ok(((b >> 30) << 32) | (b & MASK))
+}
+
+/// A matrix entry `b < m` as the packed pair `rns_conv_u64` reads: `b` and `[b·2^30]_m`, so a
+/// scaled word `y = y0 + y1·2^30` contributes `y0·b + y1·[b·2^30]_m ≡ y·b (mod m)` with 30-bit
+/// limb products only.
+///
+/// # Errors
+/// As [`limb_packed`].
+fn limb_pair(b: u64, m: u64) -> Result<[u64; 2]> {
+    let bt = ((u128::from(b) << 30) % u128::from(m)) as u64;
+    Ok([limb_packed(b)?, limb_packed(bt)?])
+}
+
+/// `⌊2^94 / m⌋` for `m > 2^30` (fits in 64 bits), else 0: `limb_reduce`'s constant
+/// (`native/rns.cl`), whose quotient estimate from the top 64 bits of a sum below 2^94 is then
+/// at most 3 short; 0 selects its 64-bit Barrett path for small primes.
+fn limb_mu(m: u64) -> u64 {
+    if m > 1 << 30 {
+        ((1u128 << 94) / u128::from(m)) as u64
+    } else {
+        0
+    }
 }
 
 /// Hybrid key switching's read-only data at one level on one device: the extended base
@@ -139,8 +183,8 @@ impl<B: super::GpuBuffer> HybridLevelData<B> {
             // With the four-step twist tables (4 × α × N words): these tables run whatever
             // variant the evaluator picks for N, as the level's do.
             special_ntt: DeviceNttTables::new(q, &c.special_ntt)?,
-            mod_up: DeviceConv::new(q, &c.mod_up)?,
-            mod_down: DeviceConv::new(q, &c.mod_down)?,
+            mod_up: DeviceConv::new(q, &c.mod_up, &c.ext_moduli, c.digit_size)?,
+            mod_down: DeviceConv::new(q, &c.mod_down, &c.ext_moduli[..c.ell], c.special_moduli.len())?,
             inv_p: DeviceScalars::new(q, &c.inv_p)?,
             p_mod: q.upload_static(&c.p_mod)?,
         })
@@ -278,10 +322,10 @@ fn base_conv<Q: GpuQueue>(
         Arg::Buf(&c.inv.wq),
         Arg::Buf(&c.matrix),
         Arg::Buf(&out_primes.moduli),
-        Arg::Buf(&out_primes.r0),
+        Arg::Buf(&c.out_mu),
         Arg::Buf(&out_primes.r1),
         Arg::Buf(&c.out_add),
-        Arg::Buf(&c.digit_q),
+        Arg::Buf(&c.neg_q),
         Arg::U32(s.centered as u32),
         Arg::U32(s.d as u32),
         Arg::U32(in_rows as u32),
@@ -802,4 +846,103 @@ pub fn switch_key_c1<Q: GpuQueue>(
     key: &Q::Buf,
 ) -> Result<Q::Buf> {
     switch_key_hybrid(q, l, h, (ct, 1), ct, h.ell * l.n(), key, true)
+}
+
+#[cfg(test)]
+mod tests {
+    //! A host model of `rns_conv_u64`'s limb arithmetic (`native/rns.cl` `limb_mad`,
+    //! `limb_reduce`), with overflow checks the kernel cannot make, at the bounds the kernel's
+    //! comment claims: inputs just below 2^60, entries `m − 1`, digits up to 20 words.
+    use super::{limb_mu, limb_packed, limb_pair};
+
+    const TERMS: usize = 7; // LIMB_TERMS
+
+    fn mad(s: (u64, u64), y: u64, b: u64, bt: u64) -> (u64, u64) {
+        let (y0, y1) = (y & 0xffff_ffff, y >> 32);
+        let lo = |w: u64| w & 0xffff_ffff;
+        let s0 = s.0.checked_add(y0 * lo(b)).and_then(|s| s.checked_add(y1 * lo(bt)));
+        let s1 = s.1.checked_add(y0 * (b >> 32)).and_then(|s| s.checked_add(y1 * (bt >> 32)));
+        (s0.expect("s0 overflows"), s1.expect("s1 overflows"))
+    }
+
+    fn reduce(s: (u64, u64), m: u64) -> u64 {
+        let mu = limb_mu(m);
+        let lo = s.0.wrapping_add(s.1 << 30);
+        if mu == 0 {
+            assert_eq!(s.1, 0, "s1 must be 0 for m <= 2^30");
+            let r1 = ((1u128 << 64) / u128::from(m)) as u64; // SEAL's const_ratio[1]
+            let t = ((u128::from(lo) * u128::from(r1)) >> 64) as u64;
+            let r = lo - t * m;
+            return if r >= m { r - m } else { r };
+        }
+        let top = s.1.checked_add(s.0 >> 30).expect("top overflows");
+        let est = ((u128::from(top) * u128::from(mu)) >> 64) as u64;
+        let r = lo.wrapping_sub(est.wrapping_mul(m));
+        assert!(r < 4 * m, "estimate more than 3 short");
+        let r = if r >= 2 * m { r - 2 * m } else { r };
+        if r >= m {
+            r - m
+        } else {
+            r
+        }
+    }
+
+    /// `[Σ y_i b_i − neg·Q]_m` as the kernel computes it (`nq = [−Q]_m`).
+    fn model(ys: &[u64], bs: &[u64], neg: u64, nq: u64, m: u64) -> u64 {
+        let mut s = mad((0, 0), neg, limb_packed(nq).unwrap(), 0);
+        for (i, (&y, &b)) in ys.iter().zip(bs).enumerate() {
+            if i % TERMS == 0 && i > 0 {
+                s = (reduce(s, m), 0);
+            }
+            let [b, bt] = limb_pair(b, m).unwrap();
+            s = mad(s, limb_packed(y).unwrap(), b, bt);
+        }
+        reduce(s, m)
+    }
+
+    fn exact(ys: &[u64], bs: &[u64], neg: u64, nq: u64, m: u64) -> u64 {
+        let m = u128::from(m);
+        let sum = ys
+            .iter()
+            .zip(bs)
+            .fold(u128::from(neg) * u128::from(nq) % m, |a, (&y, &b)| {
+                (a + u128::from(y) * u128::from(b) % m) % m
+            });
+        sum as u64
+    }
+
+    #[test]
+    fn limb_reduction_is_exact_at_its_bounds() {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let moduli = [
+            (1u64 << 60) - 93,
+            (1 << 59) + 21,
+            (1 << 50) - 27,
+            (1 << 31) + 11,
+            (1 << 30) + 3,
+            (1 << 30) - 35,
+            (1 << 20) + 7,
+            3,
+        ];
+        for &m in &moduli {
+            for d in 1..=20 {
+                // Worst case: every word and entry at its largest, neg = d.
+                let ys = vec![(1u64 << 60) - 1; d];
+                let bs = vec![m - 1; d];
+                assert_eq!(model(&ys, &bs, d as u64, m - 1, m), exact(&ys, &bs, d as u64, m - 1, m));
+                for _ in 0..200 {
+                    let ys: Vec<u64> = (0..d).map(|_| next() >> 4).collect();
+                    let bs: Vec<u64> = (0..d).map(|_| next() % m).collect();
+                    let (neg, nq) = (next() % (d as u64 + 1), next() % m);
+                    assert_eq!(model(&ys, &bs, neg, nq, m), exact(&ys, &bs, neg, nq, m), "m {m} d {d}");
+                }
+            }
+        }
+    }
 }
