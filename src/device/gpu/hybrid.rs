@@ -249,12 +249,18 @@ pub const CONV_ITEMS: usize = 1 << 17;
 /// row and addresses are worked out once for all of them.
 pub const CONV_COEFS: usize = 2;
 
+/// CTAs of 256 work-items per SM the conversion's registers must allow on CUDA by default
+/// (`RNS_MIN_BLOCKS`): 96 registers give two, the bound of three 80 (44 bytes spilled). Session
+/// 14 (H100, N = 2^16 hybrid, same binary): the hoisted batch of 16 rotations −90 µs,
+/// multiply+relinearize −13 to −18 µs, one rotation −17 µs against no bound.
+pub const CONV_MIN_BLOCKS: usize = 3;
+
 /// Tuning of `rns_conv_u64`, read at each launch from the environment so one process can compare
 /// settings (`examples/hybrid_gpu_timing.rs`): `XEHE_HYBRID_CONV_ITEMS` (work-items aimed at,
 /// default [`CONV_ITEMS`]) and `XEHE_HYBRID_CONV_COEFS` (coefficients per work-item, `RNS_COEFS`:
 /// 1, 2 or 4, default [`CONV_COEFS`]); on CUDA `XEHE_HYBRID_CONV_MIN_BLOCKS` (`RNS_MIN_BLOCKS`:
-/// CTAs of 256 per SM the register allocation must allow, unset by default). Results do not
-/// depend on them.
+/// CTAs of 256 per SM the register allocation must allow, default [`CONV_MIN_BLOCKS`], 0 for no
+/// bound). Results do not depend on them.
 fn conv_tuning() -> (usize, usize, Option<usize>) {
     let get = |name: &str| {
         std::env::var(name)
@@ -266,7 +272,8 @@ fn conv_tuning() -> (usize, usize, Option<usize>) {
         c @ (1 | 2 | 4) => c,
         _ => CONV_COEFS,
     };
-    (items, coefs, get("XEHE_HYBRID_CONV_MIN_BLOCKS").filter(|b| (1..=8).contains(b)))
+    let min_blocks = get("XEHE_HYBRID_CONV_MIN_BLOCKS").unwrap_or(CONV_MIN_BLOCKS);
+    (items, coefs, Some(min_blocks).filter(|b| (1..=8).contains(b)))
 }
 
 /// Shape of one [`base_conv`] launch.
