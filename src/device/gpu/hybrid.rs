@@ -40,8 +40,8 @@
 //!
 //! The conversion's multiply count: per output, `d` terms summed in 30-bit limbs (four 32×32→64
 //! multiply-adds each, no carries: each matrix entry is uploaded as the packed pair `b`,
-//! `[b·2^30]_m`, [`limb_pair`], so the sum stays below 2^94) and one reduction by a single
-//! 64-bit high product ([`limb_mu`]; session 14, where a 128-bit Barrett reduction of a sum
+//! `[b·2^30]_m`, `limb_pair`, so the sum stays below 2^94) and one reduction by a single
+//! 64-bit high product (`limb_mu`; session 14, where a 128-bit Barrett reduction of a sum
 //! below 2^124 had taken about twenty IMAD-pipe instructions), plus one Shoup product per input
 //! word for the scale; the balanced digits' correction is one more limb term. Each
 //! output's constants and addresses serve `XEHE_HYBRID_CONV_COEFS` coefficients (session 11: the
