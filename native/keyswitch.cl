@@ -130,6 +130,21 @@ KERNEL_FQ void ks_sum_groups_u64(GLOBAL_AS u64 *prod, CONST_AS u64 *part, CONST_
 #endif
 
 /*
+ * Groups of KS_KEYS keys one ks_inner_hybrid_u64 launch takes, 1 to 4 (keys key0… of group h are
+ * the arguments h·4 + r, r < KS_KEYS). Work-items come in spans of KS_SPAN words: consecutive spans
+ * take the same words for the next group, so the groups' blocks run side by side and read the
+ * ModUp rows, t and c0 from L2 after the first (hoisted rotations: the rows cross DRAM once for
+ * up to 16 keys instead of once per 4; more keys in one work-item would cost registers).
+ */
+#ifndef KS_GROUPS
+#define KS_GROUPS 1
+#endif
+#define KS_SPAN 256u
+
+/* Argument h·4 + r of a0…a3 (h < KS_GROUPS; the selects fold away for one group). */
+#define KS_PICK(h, a0, a1, a2, a3) ((h) == 0 ? (a0) : (h) == 1 ? (a1) : (h) == 2 ? (a2) : (a3))
+
+/*
  * Hybrid key switching's inner product (src/ckks/hybrid.rs step 2) over the e = ell + alpha
  * extended limbs (the level's ell data primes, then the alpha special primes, which are the last
  * alpha limbs of the key base: key limb ki = o for o < ell, else o + key_k - e), `digits` digits of
@@ -139,9 +154,10 @@ KERNEL_FQ void ks_sum_groups_u64(GLOBAL_AS u64 *prod, CONST_AS u64 *part, CONST_
  *   - special limb o >= ell: up_p row (o-ell)*digits + j.
  * Only the limbs o in [o_begin, o_end) are computed (the special limbs first, so their ModDown
  * can start on a side stream while the data limbs' products stream; src/device/gpu/hybrid.rs).
- * Output, for each of the first KS_KEYS keys key0… (hoisted rotations read the ModUp rows once
- * for KS_KEYS keys; the unused pointer arguments may repeat the used ones): key r's products at
- * prod_q + r·2·ell·N (2 × ell rows) and prod_p + r·2·alpha·N (2 × alpha rows), component-major.
+ * Output, for each of the first KS_KEYS keys of each of the KS_GROUPS groups (key h·4 + r: the
+ * argument key<h·4 + r>; hoisted rotations read the ModUp rows from DRAM once for all of them;
+ * the unused pointer arguments may repeat the used ones), in slot z = h·KS_KEYS + r: products at
+ * prod_q + z·2·ell·N (2 × ell rows) and prod_p + z·2·alpha·N (2 × alpha rows), component-major.
  *
  * KS_ROTATE (hoisted rotations, keys pre-permuted by the inverse automorphism): word x of key r's
  * products is written at s_r[x] (s_r: the NTT-domain table of the inverse automorphism, so the
@@ -149,25 +165,49 @@ KERNEL_FQ void ks_sum_groups_u64(GLOBAL_AS u64 *prod, CONST_AS u64 *part, CONST_
  * every data limb also accumulates c0[o][x]·(P mod q_o) (p_mod), so ModDown's P^{-1}(x − conv)
  * is already c0 permuted plus the switched part: the finish neither gathers nor adds. The
  * automorphism maps each aligned block of 2^b words onto an aligned block of 2^b words, so a warp's
- * 32 scattered stores fill whole sectors. Without KS_ROTATE s0…s3, c0 and p_mod are unused.
+ * 32 scattered stores fill whole sectors. Without KS_ROTATE s0…s15, c0 and p_mod are unused.
  */
 KERNEL_FQ void ks_inner_hybrid_u64(GLOBAL_AS u64 *prod_q, GLOBAL_AS u64 *prod_p, CONST_AS u64 *up_q,
                                    CONST_AS u64 *up_p, CONST_AS u64 *t, CONST_AS u64 *key0, CONST_AS u64 *key1,
-                                   CONST_AS u64 *key2, CONST_AS u64 *key3, CONST_AS u32 *s0, CONST_AS u32 *s1,
-                                   CONST_AS u32 *s2, CONST_AS u32 *s3, CONST_AS u64 *c0, CONST_AS u64 *p_mod,
-                                   CONST_AS u64 *out_moduli, CONST_AS u64 *out_r0, CONST_AS u64 *out_r1, u32 digits,
-                                   u32 d, u32 ell, u32 alpha, u32 key_k, u32 log_n, u32 o_begin, u32 o_end)
+                                   CONST_AS u64 *key2, CONST_AS u64 *key3, CONST_AS u64 *key4, CONST_AS u64 *key5,
+                                   CONST_AS u64 *key6, CONST_AS u64 *key7, CONST_AS u64 *key8, CONST_AS u64 *key9,
+                                   CONST_AS u64 *key10, CONST_AS u64 *key11, CONST_AS u64 *key12,
+                                   CONST_AS u64 *key13, CONST_AS u64 *key14, CONST_AS u64 *key15, CONST_AS u32 *s0,
+                                   CONST_AS u32 *s1, CONST_AS u32 *s2, CONST_AS u32 *s3, CONST_AS u32 *s4,
+                                   CONST_AS u32 *s5, CONST_AS u32 *s6, CONST_AS u32 *s7, CONST_AS u32 *s8,
+                                   CONST_AS u32 *s9, CONST_AS u32 *s10, CONST_AS u32 *s11, CONST_AS u32 *s12,
+                                   CONST_AS u32 *s13, CONST_AS u32 *s14, CONST_AS u32 *s15, CONST_AS u64 *c0,
+                                   CONST_AS u64 *p_mod, CONST_AS u64 *out_moduli, CONST_AS u64 *out_r0,
+                                   CONST_AS u64 *out_r1, u32 digits, u32 d, u32 ell, u32 alpha, u32 key_k, u32 log_n,
+                                   u32 o_begin, u32 o_end)
 {
-    CONST_AS u64 *keys[4] = {key0, key1, key2, key3};
-#if KS_ROTATE
-    CONST_AS u32 *scatter[4] = {s0, s1, s2, s3};
-#endif
     u64 n = (u64)1 << log_n;
     u32 e = ell + alpha;
-    u64 total = (u64)(o_end - o_begin) * n;
+    u64 words = (u64)(o_end - o_begin) * n;
+#if KS_GROUPS > 1
+    u64 total = (words + KS_SPAN - 1) / KS_SPAN * KS_SPAN * KS_GROUPS;
+#else
+    u64 total = words;
+#endif
     for (u64 g = GLOBAL_ID(); g < total; g += GLOBAL_SIZE()) {
-        u32 o = o_begin + (u32)(g >> log_n);
-        u64 x = g & (n - 1);
+#if KS_GROUPS > 1
+        /* Span sp of KS_SPAN work-items: group sp % KS_GROUPS, the words of span sp / KS_GROUPS. */
+        u64 sp = g / KS_SPAN;
+        u32 h = (u32)(sp % KS_GROUPS);
+        u64 w = (sp / KS_GROUPS) * KS_SPAN + g % KS_SPAN;
+        if (w >= words) continue;
+#else
+        u32 h = 0;
+        u64 w = g;
+#endif
+        CONST_AS u64 *keys[4] = {KS_PICK(h, key0, key4, key8, key12), KS_PICK(h, key1, key5, key9, key13),
+                                 KS_PICK(h, key2, key6, key10, key14), KS_PICK(h, key3, key7, key11, key15)};
+#if KS_ROTATE
+        CONST_AS u32 *scatter[4] = {KS_PICK(h, s0, s4, s8, s12), KS_PICK(h, s1, s5, s9, s13),
+                                    KS_PICK(h, s2, s6, s10, s14), KS_PICK(h, s3, s7, s11, s15)};
+#endif
+        u32 o = o_begin + (u32)(w >> log_n);
+        u64 x = w & (n - 1);
         u32 data = o < ell;
         u32 ki = data ? o : o + key_k - e;
         u32 own = data ? o / d : digits;
@@ -199,7 +239,7 @@ KERNEL_FQ void ks_inner_hybrid_u64(GLOBAL_AS u64 *prod_q, GLOBAL_AS u64 *prod_p,
 #else
             u64 at = x;
 #endif
-            GLOBAL_AS u64 *dst = (data ? prod_q : prod_p) + (u64)r * 2 * comp + row;
+            GLOBAL_AS u64 *dst = (data ? prod_q : prod_p) + ((u64)h * KS_KEYS + r) * 2 * comp + row;
             dst[at] = ks_acc_value(a[r].a0, q, c0r, c1r);
             dst[comp + at] = ks_acc_value(a[r].a1, q, c0r, c1r);
         }

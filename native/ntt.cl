@@ -80,24 +80,37 @@ DECLSPEC void inv_bf_last(u64 *x, u64 *y, u64 in, u64 inq, u64 lw, u64 lwq, u64 
 /* Largest register radix of the high-radix kernels (radix-16). */
 #define RADIX_MAX 16
 
+/* Forward round t of fwd_round_r (t and r literals, so both loops have constant trip counts). */
+DECLSPEC_INLINE void fwd_round_t(u64 *v, const u32 r, const u32 t, CONST_AS u64 *rw, CONST_AS u64 *rq, u32 m, u32 i1,
+                                 u64 q)
+{
+    u32 h = 1u << (r - 1 - t);
+#pragma unroll
+    for (u32 grp = 0; grp < (1u << t); grp++) {
+        u32 ri = ((m + i1) << t) + grp;
+        u64 w = rw[ri], wq = rq[ri];
+#pragma unroll
+        for (u32 c = 0; c < h; c++) fwd_bf(&v[grp * 2 * h + c], &v[grp * 2 * h + c + h], w, wq, q);
+    }
+}
+
 /*
  * `r` forward rounds (radix 2^r, r <= 4) on one group of 2^r words v[s]: bit r-1-t of s is the
  * bit paired in round t; the first round's block is i1 of its m blocks. Callers pass r as a
- * literal so the loops unroll and v stays in registers.
+ * literal so the loops unroll and v stays in registers. The rounds are spelled out (XEHE_NTT_UNROLL,
+ * measurement): nvcc does not fully unroll the nested loops at r = 4 and keeps v in local memory.
  */
 DECLSPEC_INLINE void fwd_round_r(u64 *v, const u32 r, CONST_AS u64 *rw, CONST_AS u64 *rq, u32 m, u32 i1, u64 q)
 {
+#ifdef XEHE_NTT_UNROLL
+    if (r > 0) fwd_round_t(v, r, 0, rw, rq, m, i1, q);
+    if (r > 1) fwd_round_t(v, r, 1, rw, rq, m, i1, q);
+    if (r > 2) fwd_round_t(v, r, 2, rw, rq, m, i1, q);
+    if (r > 3) fwd_round_t(v, r, 3, rw, rq, m, i1, q);
+#else
 #pragma unroll
-    for (u32 t = 0; t < r; t++) {
-        u32 h = 1u << (r - 1 - t);
-#pragma unroll
-        for (u32 grp = 0; grp < (1u << t); grp++) {
-            u32 ri = ((m + i1) << t) + grp;
-            u64 w = rw[ri], wq = rq[ri];
-#pragma unroll
-            for (u32 c = 0; c < h; c++) fwd_bf(&v[grp * 2 * h + c], &v[grp * 2 * h + c + h], w, wq, q);
-        }
-    }
+    for (u32 t = 0; t < r; t++) fwd_round_t(v, r, t, rw, rq, m, i1, q);
+#endif
 }
 
 /* Offset of word s of a forward radix-2^r group whose first round has gap g. */
@@ -107,33 +120,46 @@ DECLSPEC_INLINE u32 fwd_off(u32 s, const u32 r, u32 g)
     return s * (g >> (r - 1));
 }
 
+/* Inverse round t of inv_round_r (t and r literals; see fwd_round_r). */
+DECLSPEC_INLINE void inv_round_t(u64 *v, const u32 r, const u32 t, CONST_AS u64 *rw, CONST_AS u64 *rq, u32 n, u32 m,
+                                 u32 i3, u64 q, u32 scale_last, u64 in, u64 inq, u64 lw, u64 lwq)
+{
+    u32 h = 1u << t;
+    u32 mt = m >> t;
+#pragma unroll
+    for (u32 grp = 0; grp < (1u << (r - 1 - t)); grp++) {
+        u32 ri = n - 2 * mt + 1 + (i3 << (r - 1 - t)) + grp;
+        u64 w = rw[ri], wq = rq[ri];
+#pragma unroll
+        for (u32 c = 0; c < h; c++) {
+            u32 s = grp * 2 * h + c;
+            if (mt == 1 && scale_last)
+                inv_bf_last(&v[s], &v[s + h], in, inq, lw, lwq, q);
+            else
+                inv_bf(&v[s], &v[s + h], w, wq, q);
+        }
+    }
+}
+
 /*
  * `r` inverse rounds on one group of 2^r words: bit t of s is paired in round t, which has
  * m >> t blocks; i3 is the group's block among the m >> (r-1) of the last round. Table index
  * n - 2(m>>t) + 1 + i (SEAL's inverse layout; n = the table's N). The round with one block is
- * the scaled last round when scale_last != 0.
+ * the scaled last round when scale_last != 0. XEHE_NTT_UNROLL_INV spells the rounds out as
+ * fwd_round_r does (measurement; under the inverse cluster's 48-register bound it spills more).
  */
 DECLSPEC_INLINE void inv_round_r(u64 *v, const u32 r, CONST_AS u64 *rw, CONST_AS u64 *rq, u32 n, u32 m, u32 i3, u64 q,
-                          u32 scale_last, u64 in, u64 inq, u64 lw, u64 lwq)
+                                 u32 scale_last, u64 in, u64 inq, u64 lw, u64 lwq)
 {
+#ifdef XEHE_NTT_UNROLL_INV
+    if (r > 0) inv_round_t(v, r, 0, rw, rq, n, m, i3, q, scale_last, in, inq, lw, lwq);
+    if (r > 1) inv_round_t(v, r, 1, rw, rq, n, m, i3, q, scale_last, in, inq, lw, lwq);
+    if (r > 2) inv_round_t(v, r, 2, rw, rq, n, m, i3, q, scale_last, in, inq, lw, lwq);
+    if (r > 3) inv_round_t(v, r, 3, rw, rq, n, m, i3, q, scale_last, in, inq, lw, lwq);
+#else
 #pragma unroll
-    for (u32 t = 0; t < r; t++) {
-        u32 h = 1u << t;
-        u32 mt = m >> t;
-#pragma unroll
-        for (u32 grp = 0; grp < (1u << (r - 1 - t)); grp++) {
-            u32 ri = n - 2 * mt + 1 + (i3 << (r - 1 - t)) + grp;
-            u64 w = rw[ri], wq = rq[ri];
-#pragma unroll
-            for (u32 c = 0; c < h; c++) {
-                u32 s = grp * 2 * h + c;
-                if (mt == 1 && scale_last)
-                    inv_bf_last(&v[s], &v[s + h], in, inq, lw, lwq, q);
-                else
-                    inv_bf(&v[s], &v[s + h], w, wq, q);
-            }
-        }
-    }
+    for (u32 t = 0; t < r; t++) inv_round_t(v, r, t, rw, rq, n, m, i3, q, scale_last, in, inq, lw, lwq);
+#endif
 }
 
 /* Offset of word s of an inverse radix-2^r group whose first round has gap g. */
@@ -909,6 +935,13 @@ DECLSPEC void cluster_sync(void)
     asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
 }
 
+/* Bring `bytes` (a multiple of 16) at `p` into L2 without waiting (Hopper bulk prefetch). */
+DECLSPEC void prefetch_l2(CONST_AS u64 *p, u32 bytes)
+{
+    asm volatile("{ .reg .u64 g; cvta.to.global.u64 g, %0; cp.async.bulk.prefetch.L2.global [g], %1; }" ::"l"(p), "r"(bytes)
+                 : "memory");
+}
+
 /* Column `cc` of this work-item's share of the cross-CTA rounds (j < T). */
 #define CLUSTER_COL(rank, cc) ((rank) * (XEHE_SLM_TILE / XEHE_CLUSTER) + LOCAL_ID() + (cc) * LOCAL_SIZE())
 
@@ -1047,6 +1080,20 @@ KERNEL_CLUSTER_FQ ntt_fwd_cluster_moddown_u64(GLOBAL_AS u64 *d, CONST_AS u64 *la
 }
 
 /*
+ * With XEHE_FIN_PREFETCH (the host's XEHE_FIN_PREFETCH=1, for measurement): one work-item of each
+ * CTA asks L2 for this CTA's part of the row `xs` of a finish epilogue before the NTT starts, so the
+ * epilogue's reads do not wait on DRAM after the transform.
+ */
+DECLSPEC void fin_prefetch(CONST_AS u64 *xs)
+{
+#ifdef XEHE_FIN_PREFETCH
+    if (LOCAL_ID() == 0) prefetch_l2(xs + (u64)cluster_rank() * XEHE_SLM_TILE, XEHE_SLM_TILE * 8);
+#else
+    (void)xs;
+#endif
+}
+
+/*
  * The mod-down finish as a forward cluster NTT's epilogue: this CTA's part of a row (prime q) of
  * the transformed correction d lies in `tile`, and out[x] = c[x] + P^{-1} (xs[x] + q - d) mod q
  * is written instead (out, c, xs: that row; c = 0: nothing added; c may be out). Everything is
@@ -1120,6 +1167,7 @@ KERNEL_CLUSTER_FQ ntt_fwd_cluster_moddown_fin_u64 MODDOWN_FIN_ARGS
 KERNEL_CLUSTER_FQ ntt_fwd_cluster_fin_u64 MODDOWN_FIN_ARGS
 {
     u32 row = GROUP_ID() / XEHE_CLUSTER, i = row % k;
+    fin_prefetch(xs + (((u64)(row / k) * x_rows_per_poly + i) << log_n));
     LOCAL_AS u64 *tile = fin_rows_tile(last, row, i, roots, roots_q, moduli[i], log_n, log_m, mode);
     moddown_fin_epilogue_rows(out, tile, row, k, moduli, log_n, c01, xs, inv_p, inv_p_q, x_rows_per_poly, c_words);
 }
@@ -1137,6 +1185,7 @@ KERNEL_CLUSTER_FQ ntt_fwd_cluster_fin_many_u64 MODDOWN_FIN_ARGS
 {
     u32 row = GROUP_ID() / XEHE_CLUSTER, i = row % k;
     u64 q = moduli[i];
+    fin_prefetch(xs + ((u64)row << log_n));
     LOCAL_AS u64 *tile = fin_rows_tile(last, row, i, roots, roots_q, q, log_n, log_m, mode);
     u32 h = row / x_rows_per_poly, rr = row % x_rows_per_poly;
     GLOBAL_AS u64 *dst = (GLOBAL_AS u64 *)c01[h] + ((u64)rr << log_n);
@@ -1159,13 +1208,6 @@ KERNEL_CLUSTER_FQ ntt_fwd_cluster_fin_many_u64 MODDOWN_FIN_ARGS
  */
 #ifdef XEHE_KS_LOCAL
 #define XEHE_KS_ITEM (XEHE_SLM_TILE / XEHE_KS_LOCAL)
-
-/* Bring `bytes` (a multiple of 16) at `p` into L2 without waiting (Hopper bulk prefetch). */
-DECLSPEC void prefetch_l2(CONST_AS u64 *p, u32 bytes)
-{
-    asm volatile("{ .reg .u64 g; cvta.to.global.u64 g, %0; cp.async.bulk.prefetch.L2.global [g], %1; }" ::"l"(p), "r"(bytes)
-                 : "memory");
-}
 
 extern "C" __global__ void __cluster_dims__(XEHE_CLUSTER, 1, 1) __launch_bounds__(XEHE_KS_LOCAL, 1)
     ntt_fwd_cluster_keyinner_u64(GLOBAL_AS u64 *part, CONST_AS u64 *t, CONST_AS u64 *t_ntt, CONST_AS u64 *key,

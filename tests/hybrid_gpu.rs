@@ -259,3 +259,31 @@ fn hybrid_at_n_65536_matches_cpu() {
         );
     }
 }
+
+/// Hoisted batches whose inner products run several groups of keys in one launch
+/// (`KS_GROUPS`): 21 rotations (a batch of 16: four groups; then 5: one group and one more key)
+/// and 10 (two groups and two more keys), each equal to the CPU's word for word.
+#[test]
+fn hoisted_batches_of_many_keys_match_cpu() {
+    for q in queues("hoisted_batches_of_many_keys_match_cpu") {
+        let n = 4096;
+        let (ctx, kg, enc, ce, ev) = setup(n, &[50, 30, 30, 30, 50]);
+        let vals: Vec<f64> = (0..n / 2).map(|i| ((i % 13) as f64) / 13.0 - 0.5).collect();
+        let pt = ce.encode_f64(&vals, ctx.first_parms_id(), 2f64.powi(25)).unwrap();
+        let ct = enc.encrypt(&pt).unwrap();
+        let ks = hybrid_ks(&ctx, 2, 2);
+        let steps: Vec<i32> = (1..=21).collect();
+        let gk = kg.create_hybrid_galois_keys_from_steps(&ks, &steps).unwrap();
+        let tool = ctx.galois_tool();
+        let elts: Vec<u32> = steps.iter().map(|&k| tool.elt_from_step(k).unwrap()).collect();
+        let g = on_gpu(&ct, &q);
+        for count in [21, 10] {
+            let gpu = ev.apply_galois_hybrid_many(&g, &elts[..count], &gk).unwrap();
+            let cpu = ev.apply_galois_hybrid_many(&ct, &elts[..count], &gk).unwrap();
+            assert_eq!(gpu.len(), count);
+            for (i, (g, c)) in gpu.into_iter().zip(cpu).enumerate() {
+                same(&format!("{} batch of {count}, rotation {i}", q.backend()), Ok(g), Ok(c));
+            }
+        }
+    }
+}

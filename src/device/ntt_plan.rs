@@ -300,6 +300,14 @@ fn cluster_min_blocks_override() -> Option<usize> {
     env_once(&CELL, "XEHE_CLUSTER_MIN_BLOCKS")
 }
 
+/// `XEHE_NTT_UNROLL`: bit 0 spells out the rounds of the forward radix-2^r register groups, bit 1
+/// the inverse's (`XEHE_NTT_UNROLL` / `XEHE_NTT_UNROLL_INV` of `native/ntt.cl`: nvcc keeps a
+/// radix-16 group in local memory otherwise), for measurement; unset: the loops.
+fn ntt_unroll_override() -> Option<usize> {
+    static CELL: std::sync::OnceLock<Option<usize>> = std::sync::OnceLock::new();
+    env_once(&CELL, "XEHE_NTT_UNROLL")
+}
+
 /// Forward (Cooley–Tukey, natural in, bit-reversed out) or inverse (Gentleman–Sande).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum NttDirection {
@@ -586,6 +594,13 @@ impl NttPlan {
             if let Some(b) = cluster_min_blocks_override() {
                 d.push(("XEHE_CLUSTER_MIN_BLOCKS", b.to_string()));
             }
+        }
+        let unroll = ntt_unroll_override().unwrap_or(0);
+        if unroll & 1 != 0 {
+            d.push(("XEHE_NTT_UNROLL", "1".into()));
+        }
+        if unroll & 2 != 0 {
+            d.push(("XEHE_NTT_UNROLL_INV", "1".into()));
         }
         d
     }

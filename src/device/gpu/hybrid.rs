@@ -491,10 +491,29 @@ fn alloc_prods<Q: GpuQueue>(q: &Q, h: &HybridLevelData<Q::Buf>, n: usize, keys: 
     Ok((q.scratch(keys * 2 * h.ell * n)?, q.scratch(keys * 2 * h.alpha * n)?))
 }
 
-/// Keys one inner-product launch of a hoisted batch takes (`KS_KEYS` of `native/keyswitch.cl`):
-/// the ModUp rows (`(ℓ + α) × β` words less the own digits) are read once per launch instead of
-/// once per rotation.
-const HOIST_KEYS_PER_LAUNCH: usize = 4;
+/// Keys one work-item of an inner-product launch takes (`KS_KEYS` of `native/keyswitch.cl`): the
+/// ModUp rows it reads serve all of them.
+const HOIST_KEYS_PER_ITEM: usize = 4;
+
+/// Groups of [`HOIST_KEYS_PER_ITEM`] keys one inner-product launch of a hoisted batch takes by
+/// default (`KS_GROUPS`): the groups' work-items for the same words run side by side, so the
+/// ModUp rows, `t` and `c0` cross DRAM once for up to 16 keys and come from L2 for the others.
+/// `XEHE_HOIST_KEY_GROUPS` (1 to 4, read at each batch) overrides it.
+pub const HOIST_KEY_GROUPS: usize = 4;
+
+/// Work-items of one group side by side in a grouped launch (`KS_SPAN` of `native/keyswitch.cl`).
+const KS_SPAN: usize = 256;
+
+/// Keys one inner-product launch takes: [`HOIST_KEYS_PER_ITEM`] × the groups
+/// (`XEHE_HOIST_KEY_GROUPS`, default [`HOIST_KEY_GROUPS`]).
+fn hoist_keys_per_launch() -> usize {
+    let groups = std::env::var("XEHE_HOIST_KEY_GROUPS")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+        .filter(|g| (1..=4).contains(g))
+        .unwrap_or(HOIST_KEY_GROUPS);
+    groups * HOIST_KEYS_PER_ITEM
+}
 
 /// A hoisted batch's rotation inputs to [`inner_products_into`]: per key the NTT-domain table
 /// of the *inverse* automorphism ([`super::galois_table`] of `galois_elt⁻¹`), through which the
@@ -506,10 +525,10 @@ struct Rotate<'a, B> {
 }
 
 /// Step 2 for the extended limbs `limbs` (`0..ℓ` data, `ℓ..ℓ + α` special): the inner
-/// product of `up` (own-digit rows read from the target at `t`) with each of `keys` (at most
-/// [`HOIST_KEYS_PER_LAUNCH`], one launch: the ModUp rows read once for all) into `prods`
-/// ([`alloc_prods`]) from key slot `first` on. With `rotate` the products come out permuted and
-/// with `P·c0` in component 0 ([`Rotate`]).
+/// product of `up` (own-digit rows read from the target at `t`) with each of `keys` (one launch:
+/// up to [`HOIST_KEYS_PER_ITEM`], or whole groups of them up to 16, the ModUp rows read from
+/// DRAM once for all) into `prods` ([`alloc_prods`]) from key slot `first` on. With `rotate` the
+/// products come out permuted and with `P·c0` in component 0 ([`Rotate`]).
 ///
 /// # Errors
 /// `Device` on a compile or launch failure.
@@ -526,11 +545,21 @@ fn inner_products_into<Q: GpuQueue>(
     rotate: Option<&Rotate<'_, Q::Buf>>,
 ) -> Result<()> {
     let (ell, alpha, n) = (h.ell, h.alpha, l.n());
-    debug_assert!((1..=HOIST_KEYS_PER_LAUNCH).contains(&keys.len()));
+    const MAX_KEYS: usize = 4 * HOIST_KEYS_PER_ITEM;
+    debug_assert!(keys.len() <= HOIST_KEYS_PER_ITEM || (keys.len() <= MAX_KEYS && keys.len() % HOIST_KEYS_PER_ITEM == 0));
     debug_assert!(limbs.start < limbs.end && limbs.end <= ell + alpha);
-    // Unused slots repeat the first key (never read: KS_KEYS bounds the loop).
-    let key = |r: usize| *keys.get(r).unwrap_or(&keys[0]);
-    let mut args = Vec::with_capacity(26);
+    let (per_item, groups) = if keys.len() <= HOIST_KEYS_PER_ITEM {
+        (keys.len(), 1)
+    } else {
+        (HOIST_KEYS_PER_ITEM, keys.len() / HOIST_KEYS_PER_ITEM)
+    };
+    // Argument h·4 + r is key h·per_item + r of `keys`; unused slots repeat the first key
+    // (never read: KS_KEYS and KS_GROUPS bound the loops).
+    let slot = |a: usize| {
+        let (h, r) = (a / HOIST_KEYS_PER_ITEM, a % HOIST_KEYS_PER_ITEM);
+        (h < groups && r < per_item).then_some(h * per_item + r).unwrap_or(0)
+    };
+    let mut args = Vec::with_capacity(48);
     args.extend([
         Arg::BufAt(prod_q, first * 2 * ell * n),
         Arg::BufAt(prod_p, first * 2 * alpha * n),
@@ -538,15 +567,14 @@ fn inner_products_into<Q: GpuQueue>(
         Arg::Buf(&up.p),
         Arg::BufAt(tsrc, t_off),
     ]);
-    args.extend((0..HOIST_KEYS_PER_LAUNCH).map(|r| Arg::Buf(key(r))));
+    args.extend((0..MAX_KEYS).map(|a| Arg::Buf(keys[slot(a)])));
     match rotate {
         Some(rot) => {
-            let s = |r: usize| *rot.scatter.get(first + r).unwrap_or(&rot.scatter[first]);
-            args.extend((0..HOIST_KEYS_PER_LAUNCH).map(|r| Arg::Buf(s(r))));
+            args.extend((0..MAX_KEYS).map(|a| Arg::Buf(rot.scatter[first + slot(a)])));
             args.extend([Arg::BufAt(rot.c0.0, rot.c0.1), Arg::Buf(&h.p_mod)]);
         }
         // Unused without KS_ROTATE.
-        None => args.extend((0..HOIST_KEYS_PER_LAUNCH + 2).map(|_| Arg::Buf(keys[0]))),
+        None => args.extend((0..MAX_KEYS + 2).map(|_| Arg::Buf(keys[0]))),
     }
     args.extend([
         Arg::Buf(&h.ext.moduli),
@@ -563,8 +591,11 @@ fn inner_products_into<Q: GpuQueue>(
     ]);
     // One key, no rotation, is the kernel's default (no define: the program every backend has).
     let mut defines: Vec<(&str, String)> = Vec::new();
-    if keys.len() > 1 {
-        defines.push(("KS_KEYS", keys.len().to_string()));
+    if per_item > 1 {
+        defines.push(("KS_KEYS", per_item.to_string()));
+    }
+    if groups > 1 {
+        defines.push(("KS_GROUPS", groups.to_string()));
     }
     if rotate.is_some() {
         defines.push(("KS_ROTATE", "1".into()));
@@ -573,7 +604,7 @@ fn inner_products_into<Q: GpuQueue>(
         Family::Keyswitch,
         &defines,
         "ks_inner_hybrid_u64",
-        Geometry::Items((limbs.len() * n) as u64),
+        Geometry::Items(((limbs.len() * n).next_multiple_of(KS_SPAN) * groups) as u64),
         &args,
     )
 }
@@ -715,10 +746,16 @@ pub fn apply_galois_hybrid_many<Q: GpuQueue>(
         // Every rotation's products side by side: the special rows are one batched ModDown
         // conversion's input.
         let (prod_q, prod_p) = alloc_prods(q, h, n, keys.len())?;
+        // Whole groups of keys in one launch, the rest (fewer than a group) in one more.
+        let per_launch = hoist_keys_per_launch();
         let products = |q: &Q, limbs: std::ops::Range<usize>| {
-            for (first, keys) in keys.chunks(HOIST_KEYS_PER_LAUNCH).enumerate() {
-                let prods = (&prod_q, &prod_p, first * HOIST_KEYS_PER_LAUNCH);
-                inner_products_into(q, l, h, &up, (ct, pw), keys, prods, limbs.clone(), Some(&rotate))?;
+            let mut first = 0;
+            while first < keys.len() {
+                let left = keys.len() - first;
+                let take = if left >= per_launch { per_launch } else if left > HOIST_KEYS_PER_ITEM { left - left % HOIST_KEYS_PER_ITEM } else { left };
+                let prods = (&prod_q, &prod_p, first);
+                inner_products_into(q, l, h, &up, (ct, pw), &keys[first..first + take], prods, limbs.clone(), Some(&rotate))?;
+                first += take;
             }
             Ok(())
         };
