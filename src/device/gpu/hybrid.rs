@@ -557,7 +557,7 @@ fn inner_products_into<Q: GpuQueue>(
     // (never read: KS_KEYS and KS_GROUPS bound the loops).
     let slot = |a: usize| {
         let (h, r) = (a / HOIST_KEYS_PER_ITEM, a % HOIST_KEYS_PER_ITEM);
-        (h < groups && r < per_item).then_some(h * per_item + r).unwrap_or(0)
+        if h < groups && r < per_item { h * per_item + r } else { 0 }
     };
     let mut args = Vec::with_capacity(48);
     args.extend([
