@@ -119,7 +119,7 @@ KERNEL_FQ void ks_sum_groups_u64(GLOBAL_AS u64 *prod, CONST_AS u64 *part, CONST_
     }
 }
 
-/* Keys (rotations of one hoisted ModUp) ks_inner_hybrid_u64 takes at once, 1 to 4; the host sets it. */
+/* Keys (rotations of one hoisted ModUp) one work-item of ks_inner_hybrid_u64 takes, 1 to 4; the host sets it. */
 #ifndef KS_KEYS
 #define KS_KEYS 1
 #endif
@@ -130,19 +130,31 @@ KERNEL_FQ void ks_sum_groups_u64(GLOBAL_AS u64 *prod, CONST_AS u64 *part, CONST_
 #endif
 
 /*
- * Groups of KS_KEYS keys one ks_inner_hybrid_u64 launch takes, 1 to 4 (keys key0… of group h are
- * the arguments h·4 + r, r < KS_KEYS). Work-items come in spans of KS_SPAN words: consecutive spans
- * take the same words for the next group, so the groups' blocks run side by side and read the
- * ModUp rows, t and c0 from L2 after the first (hoisted rotations: the rows cross DRAM once for
- * up to 16 keys instead of once per 4; more keys in one work-item would cost registers).
+ * Groups of KS_KEYS keys one ks_inner_hybrid_u64 launch takes (KS_GROUPS × KS_KEYS <= 16; keys of
+ * group h are the arguments h·KS_KEYS + r, r < KS_KEYS). Work-items come in spans of KS_SPAN words
+ * (one CTA of the CUDA launcher, so h is uniform in a CTA): consecutive spans take the same words
+ * for the next group, so the groups' blocks run side by side and read the ModUp rows, t and c0
+ * from L2 after the first (hoisted rotations: the rows cross DRAM once for up to 16 keys; more
+ * keys in one work-item would cost registers).
  */
 #ifndef KS_GROUPS
 #define KS_GROUPS 1
 #endif
 #define KS_SPAN 256u
 
-/* Argument h·4 + r of a0…a3 (h < KS_GROUPS; the selects fold away for one group). */
-#define KS_PICK(h, a0, a1, a2, a3) ((h) == 0 ? (a0) : (h) == 1 ? (a1) : (h) == 2 ? (a2) : (a3))
+/* Argument a (< 16) of p0…p15 (a switch: uniform in a CTA, folded for a constant a). */
+#define KS_ARG16(T, a, p)                                                                                              \
+    switch (a) {                                                                                                       \
+    case 0: return p##0; case 1: return p##1; case 2: return p##2; case 3: return p##3;                                \
+    case 4: return p##4; case 5: return p##5; case 6: return p##6; case 7: return p##7;                                \
+    case 8: return p##8; case 9: return p##9; case 10: return p##10; case 11: return p##11;                            \
+    case 12: return p##12; case 13: return p##13; case 14: return p##14; default: return p##15;                        \
+    }
+#define KS_PARAMS16(T, p)                                                                                              \
+    T p##0, T p##1, T p##2, T p##3, T p##4, T p##5, T p##6, T p##7, T p##8, T p##9, T p##10, T p##11, T p##12,          \
+        T p##13, T p##14, T p##15
+DECLSPEC_INLINE CONST_AS u64 *ks_key_arg(u32 a, KS_PARAMS16(CONST_AS u64 *, key)) { KS_ARG16(u64, a, key) }
+DECLSPEC_INLINE CONST_AS u32 *ks_scatter_arg(u32 a, KS_PARAMS16(CONST_AS u32 *, s)) { KS_ARG16(u32, a, s) }
 
 /*
  * Hybrid key switching's inner product (src/ckks/hybrid.rs step 2) over the e = ell + alpha
@@ -154,8 +166,8 @@ KERNEL_FQ void ks_sum_groups_u64(GLOBAL_AS u64 *prod, CONST_AS u64 *part, CONST_
  *   - special limb o >= ell: up_p row (o-ell)*digits + j.
  * Only the limbs o in [o_begin, o_end) are computed (the special limbs first, so their ModDown
  * can start on a side stream while the data limbs' products stream; src/device/gpu/hybrid.rs).
- * Output, for each of the first KS_KEYS keys of each of the KS_GROUPS groups (key h·4 + r: the
- * argument key<h·4 + r>; hoisted rotations read the ModUp rows from DRAM once for all of them;
+ * Output, for each of the first KS_KEYS keys of each of the KS_GROUPS groups (key h·KS_KEYS + r:
+ * the argument key<h·KS_KEYS + r>; hoisted rotations read the ModUp rows from DRAM once for all of them;
  * the unused pointer arguments may repeat the used ones), in slot z = h·KS_KEYS + r: products at
  * prod_q + z·2·ell·N (2 × ell rows) and prod_p + z·2·alpha·N (2 × alpha rows), component-major.
  *
@@ -200,11 +212,17 @@ KERNEL_FQ void ks_inner_hybrid_u64(GLOBAL_AS u64 *prod_q, GLOBAL_AS u64 *prod_p,
         u32 h = 0;
         u64 w = g;
 #endif
-        CONST_AS u64 *keys[4] = {KS_PICK(h, key0, key4, key8, key12), KS_PICK(h, key1, key5, key9, key13),
-                                 KS_PICK(h, key2, key6, key10, key14), KS_PICK(h, key3, key7, key11, key15)};
+        CONST_AS u64 *keys[KS_KEYS];
+#pragma unroll
+        for (u32 r = 0; r < KS_KEYS; r++)
+            keys[r] = ks_key_arg(h * KS_KEYS + r, key0, key1, key2, key3, key4, key5, key6, key7, key8, key9, key10,
+                                 key11, key12, key13, key14, key15);
 #if KS_ROTATE
-        CONST_AS u32 *scatter[4] = {KS_PICK(h, s0, s4, s8, s12), KS_PICK(h, s1, s5, s9, s13),
-                                    KS_PICK(h, s2, s6, s10, s14), KS_PICK(h, s3, s7, s11, s15)};
+        CONST_AS u32 *scatter[KS_KEYS];
+#pragma unroll
+        for (u32 r = 0; r < KS_KEYS; r++)
+            scatter[r] = ks_scatter_arg(h * KS_KEYS + r, s0, s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, s11, s12, s13, s14,
+                                        s15);
 #endif
         u32 o = o_begin + (u32)(w >> log_n);
         u64 x = w & (n - 1);

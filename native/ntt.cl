@@ -97,8 +97,9 @@ DECLSPEC_INLINE void fwd_round_t(u64 *v, const u32 r, const u32 t, CONST_AS u64 
 /*
  * `r` forward rounds (radix 2^r, r <= 4) on one group of 2^r words v[s]: bit r-1-t of s is the
  * bit paired in round t; the first round's block is i1 of its m blocks. Callers pass r as a
- * literal so the loops unroll and v stays in registers. The rounds are spelled out (XEHE_NTT_UNROLL,
- * measurement): nvcc does not fully unroll the nested loops at r = 4 and keeps v in local memory.
+ * literal so the loops unroll and v stays in registers. With XEHE_NTT_UNROLL (the host's default
+ * for 16-CTA cluster plans) the rounds are spelled out: nvcc does not fully unroll the nested
+ * loops at r = 4 and keeps v in local memory (128 bytes of stack per work-item).
  */
 DECLSPEC_INLINE void fwd_round_r(u64 *v, const u32 r, CONST_AS u64 *rw, CONST_AS u64 *rq, u32 m, u32 i1, u64 q)
 {
@@ -883,8 +884,9 @@ KERNEL_FQ void ntt_inv_slm_u64(GLOBAL_AS u64 *data, CONST_AS u64 *iroots, CONST_
  * Resident CTAs per SM the register allocation must allow (__launch_bounds__). The inverse,
  * whose remote loads stall, gains from occupancy: 5 CTAs (<= 51 registers, with the host's
  * shared-memory carveout at its maximum) took 32K x 1024 from 0.76 to 0.63 us and 64K from 1.80
- * to 1.54 on an H100; the forward lost at 16K/64K, so it is unbounded unless
- * XEHE_CLUSTER_MIN_BLOCKS (tuning) says otherwise.
+ * to 1.54 on an H100; the forward lost at 16K/64K with its radix-16 group in local memory, so it
+ * is unbounded unless XEHE_CLUSTER_MIN_BLOCKS says otherwise: the host sets 4 for 16-CTA clusters,
+ * whose rounds are spelled out (XEHE_NTT_UNROLL; src/device/ntt_plan.rs CLUSTER16_MIN_BLOCKS).
  */
 #ifndef XEHE_CLUSTER_INV_MIN_BLOCKS
 #define XEHE_CLUSTER_INV_MIN_BLOCKS 5

@@ -293,20 +293,42 @@ fn cluster_wide_tile() -> Option<usize> {
     env_once(&CELL, "XEHE_CLUSTER_WIDE_TILE")
 }
 
-/// `XEHE_CLUSTER_MIN_BLOCKS`: the cluster kernels' `__launch_bounds__` minimum of resident
-/// CTAs per SM (register budget), for tuning; unset: no bound.
+/// A non-negative integer from environment variable `var`, read once per cell (`0` counts, unlike
+/// [`env_once`]: it turns a default off).
+fn env_once_any(cell: &'static std::sync::OnceLock<Option<usize>>, var: &str) -> Option<usize> {
+    *cell.get_or_init(|| std::env::var(var).ok().and_then(|v| v.trim().parse().ok()))
+}
+
+/// `XEHE_CLUSTER_MIN_BLOCKS`: the forward cluster kernels' `__launch_bounds__` minimum of
+/// resident CTAs per SM (register budget), for tuning; `0`: no bound; unset: the default
+/// ([`CLUSTER16_MIN_BLOCKS`] for 16-CTA clusters, no bound otherwise).
 fn cluster_min_blocks_override() -> Option<usize> {
     static CELL: std::sync::OnceLock<Option<usize>> = std::sync::OnceLock::new();
-    env_once(&CELL, "XEHE_CLUSTER_MIN_BLOCKS")
+    env_once_any(&CELL, "XEHE_CLUSTER_MIN_BLOCKS")
+}
+
+/// `XEHE_CLUSTER_INV_MIN_BLOCKS` (1 to 8): the inverse cluster kernels' `__launch_bounds__`
+/// minimum of resident CTAs per SM, for tuning; unset: the kernel's (5).
+fn cluster_inv_min_blocks_override() -> Option<usize> {
+    static CELL: std::sync::OnceLock<Option<usize>> = std::sync::OnceLock::new();
+    env_once(&CELL, "XEHE_CLUSTER_INV_MIN_BLOCKS")
 }
 
 /// `XEHE_NTT_UNROLL`: bit 0 spells out the rounds of the forward radix-2^r register groups, bit 1
-/// the inverse's (`XEHE_NTT_UNROLL` / `XEHE_NTT_UNROLL_INV` of `native/ntt.cl`: nvcc keeps a
-/// radix-16 group in local memory otherwise), for measurement; unset: the loops.
+/// the inverse's (`XEHE_NTT_UNROLL` / `XEHE_NTT_UNROLL_INV` of `native/ntt.cl`), for
+/// measurement; unset: the default (bit 0 for 16-CTA clusters, [`CLUSTER16_MIN_BLOCKS`]).
 fn ntt_unroll_override() -> Option<usize> {
     static CELL: std::sync::OnceLock<Option<usize>> = std::sync::OnceLock::new();
-    env_once(&CELL, "XEHE_NTT_UNROLL")
+    env_once_any(&CELL, "XEHE_NTT_UNROLL")
 }
+
+/// Forward cluster kernels of 16-CTA clusters (N = 2^16): the first radix-16 round's rounds are
+/// spelled out (`XEHE_NTT_UNROLL`; nvcc left its 16 words in local memory, 128 bytes of stack) and
+/// the kernels bounded to four resident CTAs per SM (64 registers; unbounded they take 72 and fit
+/// three). Issue 16, session 15, H100 (same call, `…-s15-call1-*`): unrolled alone, the hybrid
+/// rotation's ModUp NTTs 254 → 225 µs and one rotation 728 → 694; with the bound 214 µs and 670;
+/// the hoisted batch's finishing NTT 1622 → 1453 µs (960 rows).
+const CLUSTER16_MIN_BLOCKS: usize = 4;
 
 /// Forward (Cooley–Tukey, natural in, bit-reversed out) or inverse (Gentleman–Sande).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -591,16 +613,25 @@ impl NttPlan {
             // and the words each work-item holds across the cross-CTA rounds (tile / local).
             d.push(("XEHE_CLUSTER", (self.n() / self.tile()).to_string()));
             d.push(("XEHE_CLUSTER_ITEM", (self.tile() / self.cluster_local()).to_string()));
-            if let Some(b) = cluster_min_blocks_override() {
-                d.push(("XEHE_CLUSTER_MIN_BLOCKS", b.to_string()));
-            }
         }
-        let unroll = ntt_unroll_override().unwrap_or(0);
+        // Spelled-out rounds and the register bound by default for 16-CTA clusters
+        // (CLUSTER16_MIN_BLOCKS); the environment overrides either.
+        let cluster16 = self.variant == NttVariant::Radix8Cluster && self.n() / self.tile() == 16;
+        let unroll = ntt_unroll_override().unwrap_or(if cluster16 { 1 } else { 0 });
         if unroll & 1 != 0 {
             d.push(("XEHE_NTT_UNROLL", "1".into()));
         }
         if unroll & 2 != 0 {
             d.push(("XEHE_NTT_UNROLL_INV", "1".into()));
+        }
+        if self.variant == NttVariant::Radix8Cluster {
+            if let Some(b) = cluster_inv_min_blocks_override().filter(|b| (1..=8).contains(b)) {
+                d.push(("XEHE_CLUSTER_INV_MIN_BLOCKS", b.to_string()));
+            }
+            let default = (cluster16 && unroll & 1 != 0).then_some(CLUSTER16_MIN_BLOCKS);
+            if let Some(b) = cluster_min_blocks_override().map_or(default, |b| (b > 0).then_some(b)) {
+                d.push(("XEHE_CLUSTER_MIN_BLOCKS", b.to_string()));
+            }
         }
         d
     }

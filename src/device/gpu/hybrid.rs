@@ -470,13 +470,13 @@ fn inner_mod_down<Q: GpuQueue>(
     let prods = (&prod_q, &prod_p, 0);
     let conv = q.scratch(2 * ell * n)?;
     if q.side_stream() {
-        inner_products_into(q, l, h, up, t, &[key], prods, ell..e, None)?;
+        inner_products_into(q, l, h, up, t, (&[key], 1), prods, ell..e, None)?;
         q.concurrently(
             |s| mod_down_conv_into(s, l, h, &prod_p, 2, &conv),
-            |q| inner_products_into(q, l, h, up, t, &[key], prods, 0..ell, None),
+            |q| inner_products_into(q, l, h, up, t, (&[key], 1), prods, 0..ell, None),
         )?;
     } else {
-        inner_products_into(q, l, h, up, t, &[key], prods, 0..e, None)?;
+        inner_products_into(q, l, h, up, t, (&[key], 1), prods, 0..e, None)?;
         mod_down_conv_into(q, l, h, &prod_p, 2, &conv)?;
     }
     mod_down_add(q, l, h, &prod_q, &conv, c01)
@@ -491,28 +491,31 @@ fn alloc_prods<Q: GpuQueue>(q: &Q, h: &HybridLevelData<Q::Buf>, n: usize, keys: 
     Ok((q.scratch(keys * 2 * h.ell * n)?, q.scratch(keys * 2 * h.alpha * n)?))
 }
 
-/// Keys one work-item of an inner-product launch takes (`KS_KEYS` of `native/keyswitch.cl`): the
-/// ModUp rows it reads serve all of them.
-const HOIST_KEYS_PER_ITEM: usize = 4;
+/// Keys one work-item of a hoisted batch's inner-product launch takes by default (`KS_KEYS` of
+/// `native/keyswitch.cl`, at most 4): the ModUp rows it reads serve all of them.
+/// `XEHE_HOIST_KEYS_PER_ITEM` (1, 2 or 4, read at each batch) overrides it.
+pub const HOIST_KEYS_PER_ITEM: usize = 4;
 
-/// Groups of [`HOIST_KEYS_PER_ITEM`] keys one inner-product launch of a hoisted batch takes by
-/// default (`KS_GROUPS`): the groups' work-items for the same words run side by side, so the
-/// ModUp rows, `t` and `c0` cross DRAM once for up to 16 keys and come from L2 for the others.
-/// `XEHE_HOIST_KEY_GROUPS` (1 to 4, read at each batch) overrides it.
-pub const HOIST_KEY_GROUPS: usize = 4;
+/// Keys one inner-product launch takes at most: groups of the keys per work-item (`KS_GROUPS`)
+/// whose work-items for the same words run side by side, so the ModUp rows, `t` and `c0` cross
+/// DRAM once for all of them and come from L2 for the other groups (the kernel's 16 key
+/// arguments). Session 15, H100, 16 hoisted rotations at N = 2^16: the batch's inner products
+/// 1665 → 1520 µs against four launches of four keys. `XEHE_HOIST_KEY_GROUPS` (read at each
+/// batch) caps the groups.
+pub const HOIST_KEYS_PER_LAUNCH: usize = 16;
 
 /// Work-items of one group side by side in a grouped launch (`KS_SPAN` of `native/keyswitch.cl`).
 const KS_SPAN: usize = 256;
 
-/// Keys one inner-product launch takes: [`HOIST_KEYS_PER_ITEM`] × the groups
-/// (`XEHE_HOIST_KEY_GROUPS`, default [`HOIST_KEY_GROUPS`]).
-fn hoist_keys_per_launch() -> usize {
-    let groups = std::env::var("XEHE_HOIST_KEY_GROUPS")
-        .ok()
-        .and_then(|v| v.parse::<usize>().ok())
-        .filter(|g| (1..=4).contains(g))
-        .unwrap_or(HOIST_KEY_GROUPS);
-    groups * HOIST_KEYS_PER_ITEM
+/// `(keys per work-item, keys per launch)` of a hoisted batch's inner products
+/// ([`HOIST_KEYS_PER_ITEM`], [`HOIST_KEYS_PER_LAUNCH`] and their environment overrides).
+fn hoist_layout() -> (usize, usize) {
+    let get = |name: &str| std::env::var(name).ok().and_then(|v| v.parse::<usize>().ok());
+    let per_item = get("XEHE_HOIST_KEYS_PER_ITEM")
+        .filter(|k| [1, 2, 4].contains(k))
+        .unwrap_or(HOIST_KEYS_PER_ITEM);
+    let groups = get("XEHE_HOIST_KEY_GROUPS").filter(|&g| g >= 1).unwrap_or(usize::MAX);
+    (per_item, (per_item * groups.min(HOIST_KEYS_PER_LAUNCH / per_item)).max(per_item))
 }
 
 /// A hoisted batch's rotation inputs to [`inner_products_into`]: per key the NTT-domain table
@@ -526,9 +529,10 @@ struct Rotate<'a, B> {
 
 /// Step 2 for the extended limbs `limbs` (`0..ℓ` data, `ℓ..ℓ + α` special): the inner
 /// product of `up` (own-digit rows read from the target at `t`) with each of `keys` (one launch:
-/// up to [`HOIST_KEYS_PER_ITEM`], or whole groups of them up to 16, the ModUp rows read from
-/// DRAM once for all) into `prods` ([`alloc_prods`]) from key slot `first` on. With `rotate` the
-/// products come out permuted and with `P·c0` in component 0 ([`Rotate`]).
+/// up to `per_item` keys (at most 4) in each work-item, or whole groups of `per_item` up to 16,
+/// the ModUp rows read from DRAM once for all) into `prods` ([`alloc_prods`]) from key slot
+/// `first` on. With `rotate` the products come out permuted and with `P·c0` in component 0
+/// ([`Rotate`]).
 ///
 /// # Errors
 /// `Device` on a compile or launch failure.
@@ -539,26 +543,20 @@ fn inner_products_into<Q: GpuQueue>(
     h: &HybridLevelData<Q::Buf>,
     up: &DeviceModUp<Q::Buf>,
     (tsrc, t_off): (&Q::Buf, usize),
-    keys: &[&Q::Buf],
+    (keys, per_item): (&[&Q::Buf], usize),
     (prod_q, prod_p, first): (&Q::Buf, &Q::Buf, usize),
     limbs: std::ops::Range<usize>,
     rotate: Option<&Rotate<'_, Q::Buf>>,
 ) -> Result<()> {
     let (ell, alpha, n) = (h.ell, h.alpha, l.n());
-    const MAX_KEYS: usize = 4 * HOIST_KEYS_PER_ITEM;
-    debug_assert!(keys.len() <= HOIST_KEYS_PER_ITEM || (keys.len() <= MAX_KEYS && keys.len() % HOIST_KEYS_PER_ITEM == 0));
+    const MAX_KEYS: usize = HOIST_KEYS_PER_LAUNCH;
+    debug_assert!((1..=4).contains(&per_item) && !keys.is_empty());
+    debug_assert!(keys.len() <= per_item || (keys.len() <= MAX_KEYS && keys.len() % per_item == 0));
     debug_assert!(limbs.start < limbs.end && limbs.end <= ell + alpha);
-    let (per_item, groups) = if keys.len() <= HOIST_KEYS_PER_ITEM {
-        (keys.len(), 1)
-    } else {
-        (HOIST_KEYS_PER_ITEM, keys.len() / HOIST_KEYS_PER_ITEM)
-    };
-    // Argument h·4 + r is key h·per_item + r of `keys`; unused slots repeat the first key
+    let (per_item, groups) = if keys.len() <= per_item { (keys.len(), 1) } else { (per_item, keys.len() / per_item) };
+    // Argument a = h·per_item + r is key a of `keys`; the unused arguments repeat the first key
     // (never read: KS_KEYS and KS_GROUPS bound the loops).
-    let slot = |a: usize| {
-        let (h, r) = (a / HOIST_KEYS_PER_ITEM, a % HOIST_KEYS_PER_ITEM);
-        if h < groups && r < per_item { h * per_item + r } else { 0 }
-    };
+    let slot = |a: usize| if a < keys.len() { a } else { 0 };
     let mut args = Vec::with_capacity(48);
     args.extend([
         Arg::BufAt(prod_q, first * 2 * ell * n),
@@ -747,14 +745,21 @@ pub fn apply_galois_hybrid_many<Q: GpuQueue>(
         // conversion's input.
         let (prod_q, prod_p) = alloc_prods(q, h, n, keys.len())?;
         // Whole groups of keys in one launch, the rest (fewer than a group) in one more.
-        let per_launch = hoist_keys_per_launch();
+        let (per_item, per_launch) = hoist_layout();
         let products = |q: &Q, limbs: std::ops::Range<usize>| {
             let mut first = 0;
             while first < keys.len() {
                 let left = keys.len() - first;
-                let take = if left >= per_launch { per_launch } else if left > HOIST_KEYS_PER_ITEM { left - left % HOIST_KEYS_PER_ITEM } else { left };
+                let take = if left >= per_launch {
+                    per_launch
+                } else if left > per_item {
+                    left - left % per_item
+                } else {
+                    left
+                };
                 let prods = (&prod_q, &prod_p, first);
-                inner_products_into(q, l, h, &up, (ct, pw), &keys[first..first + take], prods, limbs.clone(), Some(&rotate))?;
+                let keys = (&keys[first..first + take], per_item);
+                inner_products_into(q, l, h, &up, (ct, pw), keys, prods, limbs.clone(), Some(&rotate))?;
                 first += take;
             }
             Ok(())
