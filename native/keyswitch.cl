@@ -234,7 +234,14 @@ KERNEL_FQ void ks_inner_hybrid_u64(GLOBAL_AS u64 *prod_q, GLOBAL_AS u64 *prod_p,
         ks_acc2_t a[KS_KEYS];
 #pragma unroll
         for (u32 r = 0; r < KS_KEYS; r++) a[r] = ks_acc2_zero();
+#ifdef KS_DIGITS
+        /* The digit count compiled in (the host's XEHE_HOIST_DIGITS_UNROLL, measurement): the loop
+         * unrolls, so every digit's loads can be in flight at once. */
+#pragma unroll
+        for (u32 j = 0; j < KS_DIGITS; j++) {
+#else
         for (u32 j = 0; j < digits; j++) {
+#endif
             u64 v = j == own ? t[((u64)o << log_n) + x] : rows[((u64)(j > own ? j - 1 : j) << log_n) + x];
             u64 kb = (((u64)j * 2) * key_k + ki) << log_n;
 #pragma unroll

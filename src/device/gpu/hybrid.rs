@@ -595,6 +595,10 @@ fn inner_products_into<Q: GpuQueue>(
     if groups > 1 {
         defines.push(("KS_GROUPS", groups.to_string()));
     }
+    // `XEHE_HOIST_DIGITS_UNROLL=1` (measurement): the digit count compiled in, the loop unrolled.
+    if std::env::var("XEHE_HOIST_DIGITS_UNROLL").is_ok_and(|v| v == "1") {
+        defines.push(("KS_DIGITS", h.digits.to_string()));
+    }
     if rotate.is_some() {
         defines.push(("KS_ROTATE", "1".into()));
     }
