@@ -1082,20 +1082,6 @@ KERNEL_CLUSTER_FQ ntt_fwd_cluster_moddown_u64(GLOBAL_AS u64 *d, CONST_AS u64 *la
 }
 
 /*
- * With XEHE_FIN_PREFETCH (the host's XEHE_FIN_PREFETCH=1, for measurement): one work-item of each
- * CTA asks L2 for this CTA's part of the row `xs` of a finish epilogue before the NTT starts, so the
- * epilogue's reads do not wait on DRAM after the transform.
- */
-DECLSPEC void fin_prefetch(CONST_AS u64 *xs)
-{
-#ifdef XEHE_FIN_PREFETCH
-    if (LOCAL_ID() == 0) prefetch_l2(xs + (u64)cluster_rank() * XEHE_SLM_TILE, XEHE_SLM_TILE * 8);
-#else
-    (void)xs;
-#endif
-}
-
-/*
  * The mod-down finish as a forward cluster NTT's epilogue: this CTA's part of a row (prime q) of
  * the transformed correction d lies in `tile`, and out[x] = c[x] + P^{-1} (xs[x] + q - d) mod q
  * is written instead (out, c, xs: that row; c = 0: nothing added; c may be out). Everything is
@@ -1169,7 +1155,6 @@ KERNEL_CLUSTER_FQ ntt_fwd_cluster_moddown_fin_u64 MODDOWN_FIN_ARGS
 KERNEL_CLUSTER_FQ ntt_fwd_cluster_fin_u64 MODDOWN_FIN_ARGS
 {
     u32 row = GROUP_ID() / XEHE_CLUSTER, i = row % k;
-    fin_prefetch(xs + (((u64)(row / k) * x_rows_per_poly + i) << log_n));
     LOCAL_AS u64 *tile = fin_rows_tile(last, row, i, roots, roots_q, moduli[i], log_n, log_m, mode);
     moddown_fin_epilogue_rows(out, tile, row, k, moduli, log_n, c01, xs, inv_p, inv_p_q, x_rows_per_poly, c_words);
 }
@@ -1187,7 +1172,6 @@ KERNEL_CLUSTER_FQ ntt_fwd_cluster_fin_many_u64 MODDOWN_FIN_ARGS
 {
     u32 row = GROUP_ID() / XEHE_CLUSTER, i = row % k;
     u64 q = moduli[i];
-    fin_prefetch(xs + ((u64)row << log_n));
     LOCAL_AS u64 *tile = fin_rows_tile(last, row, i, roots, roots_q, q, log_n, log_m, mode);
     u32 h = row / x_rows_per_poly, rr = row % x_rows_per_poly;
     GLOBAL_AS u64 *dst = (GLOBAL_AS u64 *)c01[h] + ((u64)rr << log_n);

@@ -354,12 +354,7 @@ impl<B: GpuBuffer> DeviceNttTables<B> {
             Arg::U64(add.map_or(0, |a| a.1) as u64),
         ]);
         let geometry = Geometry::Groups { groups: (first.groups, 1), local: first.local };
-        let mut defines = plan.defines();
-        // `XEHE_FIN_PREFETCH=1` (measurement): the epilogue's row of `xs` prefetched into L2.
-        if std::env::var("XEHE_FIN_PREFETCH").is_ok_and(|v| v == "1") {
-            defines.push(("XEHE_FIN_PREFETCH", "1".into()));
-        }
-        q.launch(Family::Ntt, &defines, kernel, geometry, &args)?;
+        q.launch(Family::Ntt, &plan.defines(), kernel, geometry, &args)?;
         Ok(true)
     }
 
