@@ -607,20 +607,9 @@ fn inner_products_into<Q: GpuQueue>(
         Family::Keyswitch,
         &defines,
         "ks_inner_hybrid_u64",
-        inner_geometry(((limbs.len() * n).next_multiple_of(KS_SPAN) * groups) as u64, rotate.is_some()),
+        Geometry::Items(((limbs.len() * n).next_multiple_of(KS_SPAN) * groups) as u64),
         &args,
     )
-}
-
-/// The inner product's launch over `items` work-items: one each, or for a hoisted batch with
-/// `XEHE_HOIST_INNER_CTAS=c` (measurement) `c` CTAs of [`KS_SPAN`] looping over them (fewer
-/// resident CTAs, so the batch's ModDown INTT and conversion on the side stream find room).
-fn inner_geometry(items: u64, hoisted: bool) -> Geometry {
-    let ctas = std::env::var("XEHE_HOIST_INNER_CTAS").ok().and_then(|v| v.parse::<u32>().ok()).filter(|&c| c > 0);
-    match ctas {
-        Some(c) if hoisted => Geometry::Groups { groups: (c, 1), local: KS_SPAN as u32 },
-        _ => Geometry::Items(items),
-    }
 }
 
 /// Step 3 after the conversion: `conv` ([`mod_down_conv_into`] of the special limbs of the
@@ -731,11 +720,12 @@ const HOIST_MODDOWN_BATCH: usize = 16;
 /// word for word (canonical residues), so this equals the CPU reference (which permutes every
 /// ModUp row instead) while reading the ModUp rows in order and gathering nothing.
 ///
-/// Batching (issue 16, H100 at N = 2^16, 16 rotations 7.33× → 5.9× one rotation): the inner
-/// products run up to four keys per launch (the ModUp rows read once for four), and the ModDown
-/// of up to 16 rotations runs as one INTT / conversion / NTT sequence (the finish the NTT's
-/// epilogue, one output per rotation); every output word is computed exactly as in a single
-/// rotation.
+/// Batching (issue 16, H100 at N = 2^16: 16 rotations cost 7.33× one rotation before, ≈ 6.1×
+/// in session 15): the inner products of up to 16 keys run in one launch, four keys a work-item
+/// and the groups of four side by side so the ModUp rows cross DRAM once
+/// ([`HOIST_KEYS_PER_LAUNCH`]), and the ModDown of up to 16 rotations runs as one INTT /
+/// conversion / NTT sequence (the finish the NTT's epilogue, one output per rotation); every
+/// output word is computed exactly as in a single rotation.
 ///
 /// # Errors
 /// As [`switch_key_hybrid`].
