@@ -142,30 +142,6 @@ KERNEL_FQ void ks_sum_groups_u64(GLOBAL_AS u64 *prod, CONST_AS u64 *part, CONST_
 #endif
 #define KS_SPAN 256u
 
-/*
- * Consecutive words one ks_inner_hybrid_u64 work-item takes, 1 or 2 (the host's
- * XEHE_HOIST_PAIR=2, measurement): with 2 every operand is read in 16-byte accesses.
- */
-#ifndef KS_PAIR
-#define KS_PAIR 1
-#endif
-#if KS_PAIR == 2
-#if IS_CUDA
-typedef ulonglong2 ks_u64x2;
-#else
-typedef ulong2 ks_u64x2;
-#endif
-/* dst[0..KS_PAIR) = p[0..KS_PAIR) (p 16-byte aligned: x even, rows and buffers even). */
-#define KS_LOAD(dst, p)                                                                                                \
-    do {                                                                                                               \
-        ks_u64x2 p_ = *(CONST_AS ks_u64x2 *)(p);                                                                       \
-        (dst)[0] = p_.x;                                                                                               \
-        (dst)[1] = p_.y;                                                                                               \
-    } while (0)
-#else
-#define KS_LOAD(dst, p) ((dst)[0] = *(p))
-#endif
-
 /* Argument a (< 16) of p0…p15 (a switch: uniform in a CTA, folded for a constant a). */
 #define KS_ARG16(T, a, p)                                                                                              \
     switch (a) {                                                                                                       \
@@ -219,7 +195,7 @@ KERNEL_FQ void ks_inner_hybrid_u64(GLOBAL_AS u64 *prod_q, GLOBAL_AS u64 *prod_p,
 {
     u64 n = (u64)1 << log_n;
     u32 e = ell + alpha;
-    u64 words = (u64)(o_end - o_begin) * n / KS_PAIR; /* work units */
+    u64 words = (u64)(o_end - o_begin) * n;
 #if KS_GROUPS > 1
     u64 total = (words + KS_SPAN - 1) / KS_SPAN * KS_SPAN * KS_GROUPS;
 #else
@@ -248,20 +224,16 @@ KERNEL_FQ void ks_inner_hybrid_u64(GLOBAL_AS u64 *prod_q, GLOBAL_AS u64 *prod_p,
             scatter[r] = ks_scatter_arg(h * KS_KEYS + r, s0, s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, s11, s12, s13, s14,
                                         s15);
 #endif
-        /* Work unit w: words x … x + KS_PAIR - 1 of extended limb o. */
-        u32 log_units = log_n - (KS_PAIR == 2 ? 1 : 0);
-        u32 o = o_begin + (u32)(w >> log_units);
-        u64 x = (w & (((u64)1 << log_units) - 1)) * KS_PAIR;
+        u32 o = o_begin + (u32)(w >> log_n);
+        u64 x = w & (n - 1);
         u32 data = o < ell;
         u32 ki = data ? o : o + key_k - e;
         u32 own = data ? o / d : digits;
         CONST_AS u64 *rows = data ? up_q + (((u64)o * (digits - 1)) << log_n) : up_p + (((u64)(o - ell) * digits) << log_n);
         u64 q = out_moduli[o], c0r = out_r0[o], c1r = out_r1[o];
-        ks_acc2_t a[KS_KEYS][KS_PAIR];
+        ks_acc2_t a[KS_KEYS];
 #pragma unroll
-        for (u32 r = 0; r < KS_KEYS; r++)
-#pragma unroll
-            for (u32 l = 0; l < KS_PAIR; l++) a[r][l] = ks_acc2_zero();
+        for (u32 r = 0; r < KS_KEYS; r++) a[r] = ks_acc2_zero();
 #ifdef KS_DIGITS
         /* The digit count compiled in (the host's default): the loop unrolls and the compiler
          * keeps more of the digits' loads in flight (hoisted batch at 2^16: 1506 → 1340 µs). */
@@ -270,43 +242,31 @@ KERNEL_FQ void ks_inner_hybrid_u64(GLOBAL_AS u64 *prod_q, GLOBAL_AS u64 *prod_p,
 #else
         for (u32 j = 0; j < digits; j++) {
 #endif
-            u64 v[KS_PAIR];
-            KS_LOAD(v, j == own ? t + ((u64)o << log_n) + x : rows + ((u64)(j > own ? j - 1 : j) << log_n) + x);
+            u64 v = j == own ? t[((u64)o << log_n) + x] : rows[((u64)(j > own ? j - 1 : j) << log_n) + x];
             u64 kb = (((u64)j * 2) * key_k + ki) << log_n;
 #pragma unroll
-            for (u32 r = 0; r < KS_KEYS; r++) {
-                u64 k0[KS_PAIR], k1[KS_PAIR];
-                KS_LOAD(k0, keys[r] + kb + x);
-                KS_LOAD(k1, keys[r] + kb + ((u64)key_k << log_n) + x);
-#pragma unroll
-                for (u32 l = 0; l < KS_PAIR; l++) a[r][l] = ks_acc2_add(a[r][l], v[l], k0[l], k1[l], q, c0r, c1r);
-            }
+            for (u32 r = 0; r < KS_KEYS; r++)
+                a[r] = ks_acc2_add(a[r], v, keys[r][kb + x], keys[r][kb + ((u64)key_k << log_n) + x], q, c0r, c1r);
         }
 #if KS_ROTATE
         if (data) {
-            u64 v[KS_PAIR], pm = p_mod[o];
-            KS_LOAD(v, c0 + ((u64)o << log_n) + x);
+            u64 v = c0[((u64)o << log_n) + x], pm = p_mod[o];
 #pragma unroll
-            for (u32 r = 0; r < KS_KEYS; r++)
-#pragma unroll
-                for (u32 l = 0; l < KS_PAIR; l++) a[r][l] = ks_acc2_add(a[r][l], v[l], pm, 0, q, c0r, c1r);
+            for (u32 r = 0; r < KS_KEYS; r++) a[r] = ks_acc2_add(a[r], v, pm, 0, q, c0r, c1r);
         }
 #endif
         u64 row = data ? (u64)o << log_n : (u64)(o - ell) << log_n;
         u64 comp = data ? (u64)ell << log_n : (u64)alpha << log_n;
 #pragma unroll
         for (u32 r = 0; r < KS_KEYS; r++) {
-            GLOBAL_AS u64 *dst = (data ? prod_q : prod_p) + ((u64)h * KS_KEYS + r) * 2 * comp + row;
-#pragma unroll
-            for (u32 l = 0; l < KS_PAIR; l++) {
 #if KS_ROTATE
-                u64 at = scatter[r][x + l];
+            u64 at = scatter[r][x];
 #else
-                u64 at = x + l;
+            u64 at = x;
 #endif
-                dst[at] = ks_acc_value(a[r][l].a0, q, c0r, c1r);
-                dst[comp + at] = ks_acc_value(a[r][l].a1, q, c0r, c1r);
-            }
+            GLOBAL_AS u64 *dst = (data ? prod_q : prod_p) + ((u64)h * KS_KEYS + r) * 2 * comp + row;
+            dst[at] = ks_acc_value(a[r].a0, q, c0r, c1r);
+            dst[comp + at] = ks_acc_value(a[r].a1, q, c0r, c1r);
         }
     }
 }

@@ -595,11 +595,6 @@ fn inner_products_into<Q: GpuQueue>(
     if groups > 1 {
         defines.push(("KS_GROUPS", groups.to_string()));
     }
-    // `XEHE_HOIST_PAIR=2` (measurement): two consecutive words a work-item, 16-byte accesses.
-    let pair = if std::env::var("XEHE_HOIST_PAIR").is_ok_and(|v| v == "2") { 2 } else { 1 };
-    if pair == 2 {
-        defines.push(("KS_PAIR", "2".into()));
-    }
     // The digit count compiled in, so the digit loop unrolls (`XEHE_HOIST_DIGITS_UNROLL=0`: the
     // runtime loop). Session 15, H100, N = 2^16: the hoisted batch's inner products 1506 → 1340 µs.
     if !std::env::var("XEHE_HOIST_DIGITS_UNROLL").is_ok_and(|v| v == "0") {
@@ -612,7 +607,7 @@ fn inner_products_into<Q: GpuQueue>(
         Family::Keyswitch,
         &defines,
         "ks_inner_hybrid_u64",
-        Geometry::Items(((limbs.len() * n / pair).next_multiple_of(KS_SPAN) * groups) as u64),
+        Geometry::Items(((limbs.len() * n).next_multiple_of(KS_SPAN) * groups) as u64),
         &args,
     )
 }
