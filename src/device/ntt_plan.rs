@@ -489,6 +489,8 @@ pub struct NttPlan {
     /// The cluster kernels' work-items per CTA raised ([`with_rows`](Self::with_rows)):
     /// a launch of few CTAs is latency-bound, so each work-item holds fewer words.
     wide: bool,
+    /// A cluster launch of at least [`LARGE_CLUSTER_MIN_CTAS`] CTAs (throughput over latency).
+    large: bool,
 }
 
 /// Cluster launches of at most this many CTAs run with more work-items per CTA
@@ -497,6 +499,10 @@ pub struct NttPlan {
 /// 256, while the 3040-CTA lifted forward at 32768 went 224 → 325 µs and the 304-CTA mod-down
 /// forward 33 → 45 µs (fewer resident CTAs); 152 CTAs (19 rows at 32768) still gained (35.3 → 31.4).
 pub const WIDE_CLUSTER_MAX_CTAS: usize = 160;
+
+/// Cluster launches of at least this many CTAs count as large ([`NttPlan::with_rows`]): at 2^16,
+/// 128 rows (a hoisted batch's 192 special rows, not one rotation's 12 or 30).
+pub const LARGE_CLUSTER_MIN_CTAS: usize = 2048;
 
 /// Work-items per CTA of a wide cluster plan (at most tile / 4 and tile / C): 1024 gives N = 8192
 /// and 16384 four words per work-item, in radix-4 steps (each work-item's chain of dependent
@@ -542,6 +548,7 @@ impl NttPlan {
             tile_max: variant.slm_tile_max(),
             chunk_rows,
             wide: false,
+            large: false,
         })
     }
 
@@ -551,6 +558,7 @@ impl NttPlan {
     pub fn with_rows(mut self, rows: usize) -> Self {
         let ctas = rows.saturating_mul(self.n() / self.tile());
         self.wide = self.variant == NttVariant::Radix8Cluster && ctas <= WIDE_CLUSTER_MAX_CTAS && cluster_local_override().is_none();
+        self.large = self.variant == NttVariant::Radix8Cluster && ctas >= LARGE_CLUSTER_MIN_CTAS;
         if self.wide {
             // Smaller tiles spread a row over more SMs; clusters stay within 16 CTAs (the
             // default within 8, where it was measured to gain).
@@ -624,8 +632,15 @@ impl NttPlan {
         if unroll & 2 != 0 {
             d.push(("XEHE_NTT_UNROLL_INV", "1".into()));
         }
+        // `XEHE_NTT_LARGE_INV=1` (measurement): large 16-CTA launches get the inverse's rounds
+        // spelled out and four CTAs per SM.
+        let large_inv = cluster16 && self.large && std::env::var("XEHE_NTT_LARGE_INV").is_ok_and(|v| v == "1");
+        if large_inv && unroll & 2 == 0 {
+            d.push(("XEHE_NTT_UNROLL_INV", "1".into()));
+        }
         if self.variant == NttVariant::Radix8Cluster {
-            if let Some(b) = cluster_inv_min_blocks_override().filter(|b| (1..=8).contains(b)) {
+            let inv = cluster_inv_min_blocks_override().filter(|b| (1..=8).contains(b));
+            if let Some(b) = inv.or(large_inv.then_some(4)) {
                 d.push(("XEHE_CLUSTER_INV_MIN_BLOCKS", b.to_string()));
             }
             let default = (cluster16 && unroll & 1 != 0).then_some(CLUSTER16_MIN_BLOCKS);
