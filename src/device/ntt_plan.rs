@@ -501,7 +501,10 @@ pub struct NttPlan {
 pub const WIDE_CLUSTER_MAX_CTAS: usize = 160;
 
 /// Cluster launches of at least this many CTAs count as large ([`NttPlan::with_rows`]): at 2^16,
-/// 128 rows (a hoisted batch's 192 special rows, not one rotation's 12 or 30).
+/// 128 rows (a hoisted batch's 192 special rows, not one rotation's 12 or 30). Large 16-CTA
+/// inverse launches spell out their rounds and take four CTAs per SM (`XEHE_NTT_UNROLL_INV`,
+/// `XEHE_CLUSTER_INV_MIN_BLOCKS=4`): session 15, H100, the batch's special INTT 333 → 307–314
+/// µs; for one rotation's small launches the same lost (BENCHMARKS.md, session 15).
 pub const LARGE_CLUSTER_MIN_CTAS: usize = 2048;
 
 /// Work-items per CTA of a wide cluster plan (at most tile / 4 and tile / C): 1024 gives N = 8192
@@ -632,9 +635,9 @@ impl NttPlan {
         if unroll & 2 != 0 {
             d.push(("XEHE_NTT_UNROLL_INV", "1".into()));
         }
-        // `XEHE_NTT_LARGE_INV=1` (measurement): large 16-CTA launches get the inverse's rounds
-        // spelled out and four CTAs per SM.
-        let large_inv = cluster16 && self.large && std::env::var("XEHE_NTT_LARGE_INV").is_ok_and(|v| v == "1");
+        // Large 16-CTA launches get the inverse's rounds spelled out and four CTAs per SM
+        // (LARGE_CLUSTER_MIN_CTAS; `XEHE_NTT_LARGE_INV=0` turns it off).
+        let large_inv = cluster16 && self.large && !std::env::var("XEHE_NTT_LARGE_INV").is_ok_and(|v| v == "0");
         if large_inv && unroll & 2 == 0 {
             d.push(("XEHE_NTT_UNROLL_INV", "1".into()));
         }
