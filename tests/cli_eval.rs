@@ -6,7 +6,7 @@
 mod common;
 
 use common::oracle;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
 fn xehe(args: &[&str], files: &[(&str, &Path)]) -> Output {
@@ -55,7 +55,7 @@ fn run(dir: &Path, out: &Path, expr: &str, keys: bool, extra: &[&str]) -> Output
     xehe(&refs, &[])
 }
 
-fn scratch(tag: &str) -> PathBuf {
+fn scratch(tag: &str) -> common::ScratchDir {
     common::scratch_dir(&format!("cli-eval-{tag}"))
 }
 

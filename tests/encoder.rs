@@ -184,7 +184,7 @@ fn check_against_seal(tag: &str, n: usize, bits: &[u32], cases: &[Case]) {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/seal/ckks_encode.py");
     let out = Command::new("python3")
         .arg(&script)
-        .arg(&dir)
+        .arg(dir.as_path())
         .output()
         .expect("run python3");
     assert!(

@@ -33,11 +33,11 @@ fn args() -> Vec<String> {
 }
 
 /// Run `seal_objects.py` into a fresh directory.
-fn seal_objects(tag: &str) -> PathBuf {
+fn seal_objects(tag: &str) -> common::ScratchDir {
     let dir = common::scratch_dir(&format!("ser-{tag}"));
     let out = Command::new("python3")
         .arg(py_dir().join("seal_objects.py"))
-        .arg(&dir)
+        .arg(dir.as_path())
         .args(args())
         .output()
         .unwrap();

@@ -12,7 +12,7 @@ use super::keys_tests::{
 };
 use super::plaintext::Plaintext;
 use super::prng::{sample_poly_uniform, PrngInfo, PrngType, UniformRandomGenerator};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 const SCRIPT: &str = r#"
@@ -50,7 +50,8 @@ elif cmd == 'use':
 "#;
 
 /// A scratch directory and the script, or `None` (with a printed reason) without seal-python.
-fn oracle(tag: &str) -> Option<PathBuf> {
+/// A fresh directory holding the oracle script; removed with its files when dropped.
+fn oracle(tag: &str) -> Option<tempfile::TempDir> {
     let ok = Command::new("python3")
         .args(["-c", "import seal"])
         .output()
@@ -60,9 +61,11 @@ fn oracle(tag: &str) -> Option<PathBuf> {
         eprintln!("skipping SEAL oracle test {tag}: `python3 -c \"import seal\"` failed");
         return None;
     }
-    let dir = std::env::temp_dir().join(format!("xehe-keys-{tag}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join("oracle.py"), SCRIPT).unwrap();
+    let dir = tempfile::Builder::new()
+        .prefix(&format!("xehe-keys-{tag}-"))
+        .tempdir()
+        .unwrap();
+    std::fs::write(dir.path().join("oracle.py"), SCRIPT).unwrap();
     Some(dir)
 }
 
@@ -241,7 +244,8 @@ fn kswitch_bytes(ks: &KSwitchKeys) -> Vec<u8> {
 /// `sample_poly_uniform` computes from the seed.
 #[test]
 fn seal_expands_our_seeds_like_we_do() {
-    let Some(dir) = oracle("expand") else { return };
+    let Some(scratch) = oracle("expand") else { return };
+    let dir = scratch.path();
     let ctx = context(2048, &[50, 40, 50]);
     let cd = ctx.first_context_data().clone();
     let (k, n) = (cd.coeff_modulus().len(), cd.n());
@@ -283,7 +287,8 @@ fn seal_expands_our_seeds_like_we_do() {
 /// secret key, work in SEAL's Encryptor and Evaluator like SEAL's own keys.
 #[test]
 fn seal_keys_and_ciphertexts_interoperate() {
-    let Some(dir) = oracle("interop") else { return };
+    let Some(scratch) = oracle("interop") else { return };
+    let dir = scratch.path();
     let ctx = context(2048, &[50, 40, 40, 50]);
     run(&dir, "gen", &ctx);
     let sk = SecretKey {

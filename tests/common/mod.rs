@@ -39,10 +39,37 @@ pub fn context(n: usize, bits: &[u32]) -> Context {
     Context::new(&ckks_params(n, bits)).expect("Context::new")
 }
 
-/// A fresh, empty scratch directory `$TMP/xehe-{tag}-{pid}`.
-pub fn scratch_dir(tag: &str) -> PathBuf {
+/// A fresh, empty scratch directory `$TMP/xehe-{tag}-{pid}`, removed with everything in it
+/// when the guard drops (also when the test fails: the files of the N = 32768 SEAL oracle and
+/// the bootstrapping keys run to hundreds of MB, and a CI machine's disk is shared by every
+/// run). Set `XEHE_KEEP_SCRATCH=1` to keep them for a look after a failure.
+pub fn scratch_dir(tag: &str) -> ScratchDir {
     let d = std::env::temp_dir().join(format!("xehe-{tag}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).expect("create scratch directory");
-    d
+    ScratchDir(d)
+}
+
+/// The guard of [`scratch_dir`]: derefs to its path.
+pub struct ScratchDir(PathBuf);
+
+impl std::ops::Deref for ScratchDir {
+    type Target = PathBuf;
+    fn deref(&self) -> &PathBuf {
+        &self.0
+    }
+}
+
+impl AsRef<std::path::Path> for ScratchDir {
+    fn as_ref(&self) -> &std::path::Path {
+        &self.0
+    }
+}
+
+impl Drop for ScratchDir {
+    fn drop(&mut self) {
+        if std::env::var_os("XEHE_KEEP_SCRATCH").is_none() {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
 }
