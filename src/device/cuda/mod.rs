@@ -199,6 +199,10 @@ impl CudaDevice {
                     .map_err(|e| dev_err(&format!("setting {kernel}'s shared-memory carveout"), e))?;
             }
         }
+        let occupancy = std::env::var_os("XEHE_CLUSTER_OCCUPANCY").is_some();
+        if occupancy && defines.iter().any(|(d, _)| *d == "XEHE_CLUSTER") && self.ctx.bind_to_thread().is_ok() {
+            report_cluster_occupancy(&f, kernel, defines);
+        }
         self.functions.lock().insert(key, f.clone());
         Ok(f)
     }
@@ -234,4 +238,39 @@ impl CudaDevice {
         self.modules.lock().insert(key, m.clone());
         Ok(m)
     }
+}
+
+/// `XEHE_CLUSTER_OCCUPANCY` (diagnostic): print, once per cluster kernel and program, how many
+/// of its clusters the device can hold at once (`cuOccupancyMaxActiveClusters`) next to the CTAs
+/// per SM its registers and shared memory allow — whether 16-CTA clusters find room on the SMs
+/// of one GPC as often as the CTA bound says (BENCHMARKS.md, session 16).
+fn report_cluster_occupancy(f: &CudaFunction, kernel: &str, defines: &[(&str, String)]) {
+    use cudarc::driver::sys;
+    let get = |name: &str| defines.iter().find(|(d, _)| *d == name).and_then(|(_, v)| v.parse::<u32>().ok());
+    let (Some(cluster), Some(tile), Some(item)) = (get("XEHE_CLUSTER"), get("XEHE_SLM_TILE"), get("XEHE_CLUSTER_ITEM")) else {
+        return;
+    };
+    // The key-inner-product kernels choose their own block size; this is the NTT kernels' one.
+    let block = (tile / item.max(1)).max(1);
+    let config = sys::CUlaunchConfig {
+        gridDimX: cluster * 64,
+        gridDimY: 1,
+        gridDimZ: 1,
+        blockDimX: block,
+        blockDimY: 1,
+        blockDimZ: 1,
+        sharedMemBytes: 0,
+        hStream: std::ptr::null_mut(),
+        attrs: std::ptr::null_mut(),
+        numAttrs: 0,
+    };
+    let (mut clusters, mut per_sm) = (0i32, 0i32);
+    // SAFETY: `f` is a loaded function of the current context; both calls only read `config`.
+    let r1 = unsafe { sys::cuOccupancyMaxActiveClusters(&mut clusters, f.cu_function(), &config) };
+    let r2 = unsafe { sys::cuOccupancyMaxActiveBlocksPerMultiprocessor(&mut per_sm, f.cu_function(), block as i32, 0) };
+    let d: Vec<String> = defines.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    eprintln!(
+        "cluster occupancy: {kernel} ({}): {clusters} clusters of {cluster} CTAs ({r1:?}); {per_sm} CTAs of {block} per SM ({r2:?})",
+        d.join(" ")
+    );
 }
