@@ -262,8 +262,8 @@ fn seal_expands_our_seeds_like_we_do() {
             *x = i as u64;
         }
         std::fs::write(dir.join("seeded.bin"), ciphertext_bytes(&ct, Some(&info))).unwrap();
-        run(&dir, "expand", &ctx);
-        let b = read(&dir, "expanded.bin");
+        run(dir, "expand", &ctx);
+        let b = read(dir, "expanded.bin");
         let got = reader(&b).ciphertext();
         assert_eq!(got.size, 2);
         assert_eq!(got.poly(0), ct.poly(0));
@@ -290,9 +290,9 @@ fn seal_keys_and_ciphertexts_interoperate() {
     let Some(scratch) = oracle("interop") else { return };
     let dir = scratch.path();
     let ctx = context(2048, &[50, 40, 40, 50]);
-    run(&dir, "gen", &ctx);
+    run(dir, "gen", &ctx);
     let sk = SecretKey {
-        data: reader(&read(&dir, "sk.bin")).plaintext(),
+        data: reader(&read(dir, "sk.bin")).plaintext(),
     };
     assert_eq!(sk.parms_id(), ctx.key_parms_id());
     let dec = Decryptor::new(&ctx, &sk).unwrap();
@@ -301,18 +301,18 @@ fn seal_keys_and_ciphertexts_interoperate() {
         ("sq.bin", "sq_dec.bin"),
         ("lo.bin", "lo_dec.bin"),
     ] {
-        let ct = reader(&read(&dir, ct_file)).ciphertext();
-        let want = reader(&read(&dir, pt_file)).plaintext();
+        let ct = reader(&read(dir, ct_file)).ciphertext();
+        let want = reader(&read(dir, pt_file)).plaintext();
         let got = dec.decrypt(&ct).unwrap();
         assert_eq!(got, want, "decryption of {ct_file} differs from SEAL's");
     }
 
     let pk = PublicKey {
-        data: reader(&read(&dir, "pk.bin")).ciphertext(),
+        data: reader(&read(dir, "pk.bin")).ciphertext(),
     };
     check_public_key_relation(&ctx, &sk, &pk);
-    let rk = reader(&read(&dir, "rk.bin")).kswitch();
-    let gk = reader(&read(&dir, "gk.bin")).kswitch();
+    let rk = reader(&read(dir, "rk.bin")).kswitch();
+    let gk = reader(&read(dir, "gk.bin")).kswitch();
     assert_eq!(gk.keys.len(), 2048);
     check_relin_and_galois(&ctx, &sk, &rk, &gk);
 
@@ -323,12 +323,12 @@ fn seal_keys_and_ciphertexts_interoperate() {
     std::fs::write(dir.join("xpk.bin"), ciphertext_bytes(&xpk.data, None)).unwrap();
     std::fs::write(dir.join("xrk.bin"), kswitch_bytes(&xrk.0)).unwrap();
     std::fs::write(dir.join("xgk.bin"), kswitch_bytes(&xgk.0)).unwrap();
-    run(&dir, "use", &ctx);
-    let pt = reader(&read(&dir, "pt.bin")).plaintext();
+    run(dir, "use", &ctx);
+    let pt = reader(&read(dir, "pt.bin")).plaintext();
     let cd = ctx.get_context_data(&pt.parms_id).unwrap().clone();
     for name in ["enc_dec.bin", "relin_dec.bin", "rot_dec.bin"] {
-        let seal_keys = reader(&read(&dir, name)).plaintext();
-        let our_keys = reader(&read(&dir, &format!("x{name}"))).plaintext();
+        let seal_keys = reader(&read(dir, name)).plaintext();
+        let our_keys = reader(&read(dir, &format!("x{name}"))).plaintext();
         assert_eq!(seal_keys.parms_id, our_keys.parms_id);
         let a = centered_coeffs(&cd, &seal_keys.data);
         let big = a[0].iter().map(|x| x.abs()).max().unwrap();
@@ -346,7 +346,7 @@ fn seal_keys_and_ciphertexts_interoperate() {
         let bound = if name == "relin_dec.bin" { big >> 8 } else { 1 << 10 };
         assert_small(&cd, &diff, bound, name);
     }
-    let enc = reader(&read(&dir, "xenc_dec.bin")).plaintext();
+    let enc = reader(&read(dir, "xenc_dec.bin")).plaintext();
     let mut diff = enc.data.clone();
     for (j, q) in cd.coeff_modulus().iter().enumerate() {
         for i in 0..cd.n() {
