@@ -170,6 +170,18 @@ typedef enum XeheLevel {
 } XeheLevel;
 
 /**
+ * Opaque handle: a bootstrapper (Rust `Bootstrapper`): its keys and the precomputed DFT
+ * diagonals and EvalMod polynomial of one context.
+ */
+typedef struct XeheBootstrapper XeheBootstrapper;
+
+/**
+ * Opaque handle: bootstrapping keys (Rust `BootstrappingKeys`): hybrid relinearization and
+ * Galois keys and the two keys of sparse-secret encapsulation, made from one secret key.
+ */
+typedef struct XeheBootstrappingKeys XeheBootstrappingKeys;
+
+/**
  * Opaque handle: a ciphertext, possibly resident on a GPU (SEAL `Ciphertext` + paper §III-C).
  */
 typedef struct XeheCiphertext XeheCiphertext;
@@ -267,6 +279,265 @@ const char *xehe_version(void);
  * **Errors:** none.
  */
 const char *xehe_status_name(int32_t status);
+
+/**
+ * The parameters of a bootstrapping preset, to make matching SEAL parameters: `N` in
+ * `*poly_modulus_degree` and the bit sizes for SEAL's `CoeffModulus::Create(N, bit_sizes)` in
+ * `bit_sizes[0..*written]` (bottom to top, SEAL's special prime last; 19 primes for `n12`, 31
+ * for `n16`). `name`: `"n16"` / `"N16-dense"` (production, N = 2^16) or `"n12"` /
+ * `"N12-insecure"` (tests and examples only: **no security**); `*insecure` says which.
+ * Either of `poly_modulus_degree` and `insecure` may be NULL to skip it. Make the context with
+ * `sec_level_bits = 0` (SEAL `sec_level_type::none`): SEAL's table does not cover these sets.
+ * Rust: `BootstrappingParameters::preset(name)`, `coeff_modulus_bits()`.
+ *
+ * **Ownership:** the caller owns the buffers; nothing is allocated. **Thread safety:** any
+ * thread. **Errors:** `NULL_POINTER` (`name`, `written`); `INVALID_ARGUMENT` for an unknown
+ * name; `BUFFER_TOO_SMALL` with `*written` = the number of primes (a capacity of 64, SEAL's
+ * limit, always suffices).
+ *
+ * # Safety
+ * `name` is a NUL-terminated string; `bit_sizes` is NULL or valid for `capacity` writes;
+ * the other pointers are NULL or valid for a write.
+ */
+enum XeheStatus xehe_bootstrapping_preset(const char *name,
+                                          uint64_t *poly_modulus_degree,
+                                          bool *insecure,
+                                          uint32_t *bit_sizes,
+                                          size_t capacity,
+                                          size_t *written);
+
+/**
+ * Generate bootstrapping keys from a secret key handle, for the preset whose primes are the
+ * context's (Rust `BootstrappingKeys::generate(context, BootstrappingParameters::for_context,
+ * secret_key)`; the CLI's `xehe keygen bootstrap`). CPU work: about a second at N = 2^12,
+ * minutes at N = 2^16 (about 50 Galois keys, 8.6 GiB of keys).
+ *
+ * **Ownership:** `*out` is a new handle owned by the caller (`xehe_bootstrapping_keys_destroy`);
+ * the secret key is only read. **Thread safety:** any thread. **Errors:** `NULL_POINTER`;
+ * `INVALID_HANDLE`; `CONTEXT_MISMATCH` (a key of another context); `INVALID_PARAMETERS` when
+ * no preset has the context's primes (the message lists the presets); `INVALID_ARGUMENT` for
+ * a secret key that is not ternary; `DEVICE` if the OS random source fails.
+ *
+ * # Safety
+ * `out` is valid for a write.
+ */
+enum XeheStatus xehe_bootstrapping_keys_create_from_secret_key(const struct XeheContext *context,
+                                                               const struct XeheSecretKey *secret_key,
+                                                               struct XeheBootstrappingKeys **out);
+
+/**
+ * Generate bootstrapping keys from a secret key serialized by SEAL (`SecretKey::save`, any
+ * compression) or xehe in `(data, size)`: as [`xehe_bootstrapping_keys_create_from_secret_key`]
+ * without a secret key handle. The library's copy of the key is zeroed when it is dropped; the
+ * caller's bytes are only read (wipe them yourself).
+ *
+ * **Ownership:** `*out` is a new handle owned by the caller; `data` is only read. **Thread
+ * safety:** any thread. **Errors:** `NULL_POINTER`; `INVALID_HANDLE`; `MALFORMED` (not a
+ * secret key); `NOT_VALID_FOR_PARAMS` (a key of other parameters); then as
+ * [`xehe_bootstrapping_keys_create_from_secret_key`].
+ *
+ * # Safety
+ * `data` is valid for `size` reads; `out` for a write.
+ */
+enum XeheStatus xehe_bootstrapping_keys_create(const struct XeheContext *context,
+                                               const uint8_t *data,
+                                               size_t size,
+                                               struct XeheBootstrappingKeys **out);
+
+/**
+ * Load bootstrapping keys saved by `xehe keygen bootstrap`, the Python module or
+ * [`xehe_bootstrapping_keys_save`] from `(data, size)`, checked against `context` (Rust
+ * `BootstrappingKeys::load`; xehe's own format, a SEAL-framed object).
+ *
+ * **Ownership:** `*out` is a new handle owned by the caller; `data` is only read. **Thread
+ * safety:** any thread. **Errors:** `NULL_POINTER`; `INVALID_HANDLE`; `MALFORMED` (not saved
+ * bootstrapping keys, truncated or corrupted); `INVALID_PARAMETERS` / `NOT_VALID_FOR_PARAMS`
+ * for keys of other parameters.
+ *
+ * # Safety
+ * `data` is valid for `size` reads; `out` for a write.
+ */
+enum XeheStatus xehe_bootstrapping_keys_load(const struct XeheContext *context,
+                                             const uint8_t *data,
+                                             size_t size,
+                                             struct XeheBootstrappingKeys **out);
+
+/**
+ * Load bootstrapping keys from a file (e.g. `xehe keygen bootstrap --out FILE`); as
+ * [`xehe_bootstrapping_keys_load`].
+ *
+ * **Ownership:** `*out` is a new handle owned by the caller. **Thread safety:** any thread.
+ * **Errors:** `NULL_POINTER`; `IO` (the file cannot be read, named in the message); then as
+ * [`xehe_bootstrapping_keys_load`].
+ *
+ * # Safety
+ * `path` is a NUL-terminated string; `out` is valid for a write.
+ */
+enum XeheStatus xehe_bootstrapping_keys_load_file(const struct XeheContext *context,
+                                                  const char *path,
+                                                  struct XeheBootstrappingKeys **out);
+
+/**
+ * Save bootstrapping keys into `(buf, capacity)` in xehe's format (what
+ * [`xehe_bootstrapping_keys_load`] and `xehe eval --bootstrap-keys` read). `compr_mode`:
+ * `XEHE_COMPR_NONE`, `XEHE_COMPR_ZLIB` or `XEHE_COMPR_ZSTD`.
+ *
+ * **Ownership:** the caller owns `buf`. **Thread safety:** any thread (reads the keys).
+ * **Errors:** `NULL_POINTER` (`written`); `INVALID_HANDLE`; `INVALID_ARGUMENT`
+ * (`compr_mode`); `BUFFER_TOO_SMALL` with `*written` = size needed.
+ *
+ * # Safety
+ * `buf` is NULL or valid for `capacity` writes; `written` is valid for a write.
+ */
+enum XeheStatus xehe_bootstrapping_keys_save(const struct XeheBootstrappingKeys *keys,
+                                             int32_t compr_mode,
+                                             uint8_t *buf,
+                                             size_t capacity,
+                                             size_t *written);
+
+/**
+ * Save bootstrapping keys to a file (created or truncated); as
+ * [`xehe_bootstrapping_keys_save`].
+ *
+ * **Ownership:** no handle is created or released. **Thread safety:** any thread (reads the
+ * keys). **Errors:** `NULL_POINTER`; `INVALID_HANDLE`; `INVALID_ARGUMENT` (`compr_mode`); `IO`.
+ *
+ * # Safety
+ * `path` is a NUL-terminated string.
+ */
+enum XeheStatus xehe_bootstrapping_keys_save_file(const struct XeheBootstrappingKeys *keys,
+                                                  int32_t compr_mode,
+                                                  const char *path);
+
+/**
+ * Destroy bootstrapping keys. NULL is a no-op.
+ *
+ * **Ownership:** releases the caller's handle (bootstrappers made from the keys keep their own
+ * copy). **Thread safety:** any thread; calls in flight on it finish first. **Errors:**
+ * `INVALID_HANDLE`.
+ */
+enum XeheStatus xehe_bootstrapping_keys_destroy(struct XeheBootstrappingKeys *keys);
+
+/**
+ * A bootstrapper for `context` and `keys` (Rust `Bootstrapper::new`): encodes the
+ * CoeffsToSlots and SlotsToCoeffs diagonals and prepares EvalMod (CPU work: under a second at
+ * N = 2^12, seconds at N = 2^16; the diagonals and keys are uploaded to a GPU on the first
+ * bootstrap there and kept).
+ *
+ * **Ownership:** `*out` is a new handle owned by the caller (`xehe_bootstrapper_destroy`); the
+ * bootstrapper keeps its own copy of the keys, so `keys` may be destroyed right after (do so
+ * to free its memory: the copy doubles it until then). **Thread safety:** any thread.
+ * **Errors:** `NULL_POINTER` (`keys` NULL included); `INVALID_HANDLE`; `CONTEXT_MISMATCH`
+ * (keys made or loaded with another context handle); `NOT_VALID_FOR_PARAMS` /
+ * `INVALID_PARAMETERS` (keys of other parameters).
+ *
+ * # Safety
+ * `out` is valid for a write.
+ */
+enum XeheStatus xehe_bootstrapper_create(const struct XeheContext *context,
+                                         const struct XeheBootstrappingKeys *keys,
+                                         struct XeheBootstrapper **out);
+
+/**
+ * Destroy a bootstrapper (its keys and diagonals, host and device copies). NULL is a no-op.
+ *
+ * **Ownership:** releases the caller's handle. **Thread safety:** any thread; bootstraps in
+ * flight finish first. **Errors:** `INVALID_HANDLE`.
+ */
+enum XeheStatus xehe_bootstrapper_destroy(struct XeheBootstrapper *bootstrapper);
+
+/**
+ * Save the bootstrapper's keys to a file (created or truncated) in xehe's format, as
+ * [`xehe_bootstrapping_keys_save_file`] (Rust `Bootstrapper::keys().save_file`): keys
+ * generated once from a secret key can be loaded next time with
+ * [`xehe_bootstrapping_keys_load_file`].
+ *
+ * **Ownership:** no handle is created or released. **Thread safety:** any thread (reads the
+ * keys). **Errors:** `NULL_POINTER`; `INVALID_HANDLE`; `INVALID_ARGUMENT` (`compr_mode`); `IO`.
+ *
+ * # Safety
+ * `path` is a NUL-terminated string.
+ */
+enum XeheStatus xehe_bootstrapper_save_keys_file(const struct XeheBootstrapper *bootstrapper,
+                                                 int32_t compr_mode,
+                                                 const char *path);
+
+/**
+ * `destination = bootstrap(encrypted)` (Rust `Bootstrapper::bootstrap`): the same slots,
+ * refreshed to chain index [`xehe_bootstrapper_output_level`] at scale
+ * [`xehe_bootstrapper_output_scale`]. `encrypted`: size 2 (relinearized), NTT form, any level
+ * of the context's chain; at the last level (chain index 0) its scale must be at most
+ * [`xehe_bootstrapper_max_input_scale`]. Runs where `encrypted` is: on the GPU when it is
+ * marked (`xehe_ciphertext_gpu`), the result staying there (download it, or save it, to read
+ * it on the host), else on the CPU.
+ *
+ * **Ownership:** `destination` is an existing ciphertext of the bootstrapper's context,
+ * overwritten on success only (it may alias `encrypted`); `encrypted` is only read and is
+ * unchanged on every error. **Thread safety:** any thread; one bootstrapper may bootstrap
+ * from several threads at once. **Errors:** `NULL_POINTER`; `INVALID_HANDLE`;
+ * `CONTEXT_MISMATCH` (a ciphertext of another context than the bootstrapper);
+ * `NOT_VALID_FOR_PARAMS` (not a ciphertext of the parameters' chain, e.g. empty);
+ * `INVALID_ARGUMENT` (size ≠ 2: relinearize first); `WRONG_FORM` (not NTT form);
+ * `SCALE_OUT_OF_BOUNDS` (scale above the maximum input scale: rescale first); `MISSING_KEY`;
+ * `DEVICE`.
+ */
+enum XeheStatus xehe_bootstrapper_bootstrap(const struct XeheBootstrapper *bootstrapper,
+                                            const struct XeheCiphertext *encrypted,
+                                            struct XeheCiphertext *destination);
+
+/**
+ * The chain index of a bootstrapped result (Rust `Bootstrapper::output_level`): the levels
+ * left to the user before the next bootstrap (2 for `n12`, 13 for `n16`).
+ *
+ * **Ownership:** no handle is created or released. **Thread safety:** any thread. **Errors:**
+ * `NULL_POINTER`; `INVALID_HANDLE`.
+ *
+ * # Safety
+ * `out` is valid for a write.
+ */
+enum XeheStatus xehe_bootstrapper_output_level(const struct XeheBootstrapper *bootstrapper,
+                                               size_t *out);
+
+/**
+ * The `parms_id` of a bootstrapped result (the level of [`xehe_bootstrapper_output_level`]),
+ * written to `parms_id_out[4]`: to encode plaintexts for it.
+ *
+ * **Ownership:** no handle is created or released. **Thread safety:** any thread. **Errors:**
+ * `NULL_POINTER`; `INVALID_HANDLE`.
+ *
+ * # Safety
+ * `parms_id_out` is valid for 4 writes.
+ */
+enum XeheStatus xehe_bootstrapper_output_parms_id(const struct XeheBootstrapper *bootstrapper,
+                                                  uint64_t *parms_id_out);
+
+/**
+ * The scale of a bootstrapped result, `2^40` for both presets (Rust
+ * `Bootstrapper::output_scale`): plaintexts encoded at this scale combine with it directly.
+ *
+ * **Ownership:** no handle is created or released. **Thread safety:** any thread. **Errors:**
+ * `NULL_POINTER`; `INVALID_HANDLE`.
+ *
+ * # Safety
+ * `out` is valid for a write.
+ */
+enum XeheStatus xehe_bootstrapper_output_scale(const struct XeheBootstrapper *bootstrapper,
+                                               double *out);
+
+/**
+ * The largest scale a ciphertext at the last level (chain index 0) may have to be
+ * bootstrapped (Rust `Bootstrapper::max_input_scale`): `Δ_R·√2` with `Δ_R = q_0 / 2^ratio`
+ * (`2^50·√2` for `n12`, `2^53·√2` for `n16`). Above it, `xehe_bootstrapper_bootstrap` gives
+ * `SCALE_OUT_OF_BOUNDS`.
+ *
+ * **Ownership:** no handle is created or released. **Thread safety:** any thread. **Errors:**
+ * `NULL_POINTER`; `INVALID_HANDLE`.
+ *
+ * # Safety
+ * `out` is valid for a write.
+ */
+enum XeheStatus xehe_bootstrapper_max_input_scale(const struct XeheBootstrapper *bootstrapper,
+                                                  double *out);
 
 /**
  * Mark a ciphertext for the default GPU queue (paper `.gpu()`, §III-C): nothing is uploaded

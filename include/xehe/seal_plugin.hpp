@@ -28,6 +28,21 @@
 // - forget(obj) drops an entry (call it before destroying a SEAL object that is stale, or to
 //   free device memory); the plugin's destructor drops all.
 //
+// Bootstrapping (xehe addition, not a SEAL feature): xehe::seal_plugin::Bootstrapper makes the
+// bootstrapping keys from the application's seal::SecretKey (serialized with SEAL, handed to
+// xehe) or loads them from `xehe keygen bootstrap`'s file, and refreshes a ciphertext that ran
+// out of levels. The SEAL parameters must be a preset's (xehe_bootstrapping_preset; SEAL needs
+// sec_level_type::none for them):
+//
+//     xehe::seal_plugin::Bootstrapper boot(gpu_eval, keygen.secret_key());
+//     gpu_eval.gpu(y);                                   // optional: bootstrap on the GPU
+//     boot.bootstrap_inplace(y);                         // y: size 2, any level, e.g. the last
+//     seal_eval.square_inplace(y);                       // SEAL's own Evaluator goes on
+//
+// Unlike the Evaluator's operations, bootstrap() writes its destination back at once (the SEAL
+// object is current, usable by seal::Evaluator), keeping the device copy in the cache, and the
+// destination inherits the operand's gpu() mark.
+//
 // Errors: every xehe failure throws xehe::seal_plugin::Error (a std::runtime_error with the
 // XeheStatus and xehe_last_error()); SEAL's own exceptions pass through. Thread safety: one
 // Evaluator may be used from several threads; its cache is guarded by a mutex and the C API is
@@ -170,6 +185,8 @@ inline const std::uint8_t *u8(const std::vector<seal::seal_byte> &b) {
 }
 
 }  // namespace detail
+
+class Bootstrapper;
 
 /// An evaluator for SEAL objects, running on xehe (GPU when marked and usable). Method names
 /// and argument orders follow seal::Evaluator.
@@ -356,6 +373,8 @@ public:
     }
 
 private:
+    friend class Bootstrapper;
+
     /// A cached ciphertext: the xehe copy and what the SEAL object held when last synchronized.
     struct Entry {
         detail::Ct handle;
@@ -472,6 +491,20 @@ private:
         run(a, destination, what, [&](XeheCiphertext *x, XeheCiphertext *d) { return f(ev_.get(), x, q, d); });
     }
 
+    /// Bootstrap `a` into `destination` with `b` and write the result back to SEAL at once; the
+    /// destination inherits the operand's gpu() mark (its device copy stays cached).
+    void bootstrap_with(XeheBootstrapper *b, const seal::Ciphertext &a, seal::Ciphertext &destination) {
+        std::lock_guard<std::mutex> lock(mu_);
+        Entry &src = operand(a);
+        bool marked = src.marked;
+        XeheCiphertext *x = src.handle.get();
+        Entry &d = destination_entry(destination);
+        detail::check(xehe_bootstrapper_bootstrap(b, x, d.handle.get()), "xehe_bootstrapper_bootstrap");
+        d.stale = true;
+        d.marked = d.marked || marked;
+        write_back(destination, d);
+    }
+
     /// xehe -> SEAL: save (downloading a GPU value) with headers of this SEAL's version and load
     /// with SEAL's checks.
     void write_back(seal::Ciphertext &ct, Entry &e) {
@@ -510,6 +543,90 @@ private:
     std::unordered_map<const seal::RelinKeys *, KeyEntry<XeheRelinKeys, xehe_relin_keys_destroy>> rks_;
     std::unordered_map<const seal::GaloisKeys *, KeyEntry<XeheGaloisKeys, xehe_galois_keys_destroy>> gks_;
     std::string gpu_error_;
+};
+
+/// CKKS bootstrapping of SEAL ciphertexts through xehe (C ABI `xehe_bootstrapper_*`, Rust
+/// `xehe::circuits::bootstrapping::Bootstrapper`), bound to a plugin Evaluator (its context and
+/// its cache of SEAL objects). The evaluator must outlive the bootstrapper.
+class Bootstrapper {
+public:
+    /// Generate the bootstrapping keys from the application's SEAL secret key, for the preset
+    /// whose primes are the context's (CPU work: about a second at N = 2^12, minutes at
+    /// N = 2^16). The key is serialized with SEAL and handed to xehe; the serialized copy is
+    /// wiped. Throws Error (XEHE_STATUS_INVALID_PARAMETERS when no preset has the context's
+    /// primes, XEHE_STATUS_NOT_VALID_FOR_PARAMS for a key of other parameters).
+    Bootstrapper(Evaluator &evaluator, const seal::SecretKey &secret_key) : ev_(evaluator) {
+        auto bytes = detail::seal_bytes(secret_key);
+        detail::Handle<XeheBootstrappingKeys, xehe_bootstrapping_keys_destroy> keys;
+        XeheStatus s = xehe_bootstrapping_keys_create(ev_.ctx_.get(), detail::u8(bytes), bytes.size(), keys.out());
+        volatile seal::seal_byte *p = bytes.data();
+        for (std::size_t i = 0; i < bytes.size(); i++) p[i] = seal::seal_byte{};
+        detail::check(s, "xehe_bootstrapping_keys_create");
+        make(keys.get());
+    }
+
+    /// Load the keys from a file written by `xehe keygen bootstrap` (or save_keys()). Throws
+    /// Error (XEHE_STATUS_IO, XEHE_STATUS_MALFORMED, XEHE_STATUS_NOT_VALID_FOR_PARAMS).
+    Bootstrapper(Evaluator &evaluator, const std::string &keys_path) : ev_(evaluator) {
+        detail::Handle<XeheBootstrappingKeys, xehe_bootstrapping_keys_destroy> keys;
+        detail::check(xehe_bootstrapping_keys_load_file(ev_.ctx_.get(), keys_path.c_str(), keys.out()),
+                      "xehe_bootstrapping_keys_load_file");
+        make(keys.get());
+    }
+
+    /// Save the keys (xehe's format) to load them next time with the path constructor.
+    void save_keys(const std::string &path, seal::compr_mode_type compr = seal::compr_mode_type::none) const {
+        std::int32_t mode = compr == seal::compr_mode_type::none ? XEHE_COMPR_NONE
+                            : compr == seal::compr_mode_type::zlib ? XEHE_COMPR_ZLIB
+                                                                   : XEHE_COMPR_ZSTD;
+        detail::check(xehe_bootstrapper_save_keys_file(boot_.get(), mode, path.c_str()),
+                      "xehe_bootstrapper_save_keys_file");
+    }
+
+    /// destination = bootstrap(encrypted): the same slots at chain index output_level(), scale
+    /// output_scale() (2^40). `encrypted`: size 2 (relinearized), NTT form, any level; at the
+    /// last level its scale must be at most max_input_scale(). Runs on the GPU when `encrypted`
+    /// is marked (Evaluator::gpu) and a GPU is usable. `destination` is written back at once, so
+    /// seal::Evaluator, seal::Decryptor and save() use it directly; `encrypted` is unchanged
+    /// (also when an Error is thrown).
+    void bootstrap(const seal::Ciphertext &encrypted, seal::Ciphertext &destination) {
+        ev_.bootstrap_with(boot_.get(), encrypted, destination);
+    }
+    void bootstrap_inplace(seal::Ciphertext &encrypted) { bootstrap(encrypted, encrypted); }
+
+    /// Chain index of a bootstrapped result: the levels left before the next bootstrap.
+    std::size_t output_level() const {
+        std::size_t level = 0;
+        detail::check(xehe_bootstrapper_output_level(boot_.get(), &level), "xehe_bootstrapper_output_level");
+        return level;
+    }
+    /// parms_id of a bootstrapped result (to encode plaintexts for it).
+    seal::parms_id_type output_parms_id() const {
+        seal::parms_id_type id;
+        detail::check(xehe_bootstrapper_output_parms_id(boot_.get(), id.data()), "xehe_bootstrapper_output_parms_id");
+        return id;
+    }
+    /// Scale of a bootstrapped result (2^40 for the presets).
+    double output_scale() const {
+        double s = 0;
+        detail::check(xehe_bootstrapper_output_scale(boot_.get(), &s), "xehe_bootstrapper_output_scale");
+        return s;
+    }
+    /// Largest scale of an input at the last level (chain index 0).
+    double max_input_scale() const {
+        double s = 0;
+        detail::check(xehe_bootstrapper_max_input_scale(boot_.get(), &s), "xehe_bootstrapper_max_input_scale");
+        return s;
+    }
+
+private:
+    void make(XeheBootstrappingKeys *keys) {
+        // The bootstrapper copies the keys; the caller's handle is destroyed right after.
+        detail::check(xehe_bootstrapper_create(ev_.ctx_.get(), keys, boot_.out()), "xehe_bootstrapper_create");
+    }
+
+    Evaluator &ev_;
+    detail::Handle<XeheBootstrapper, xehe_bootstrapper_destroy> boot_;
 };
 
 }  // namespace seal_plugin

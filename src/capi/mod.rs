@@ -33,12 +33,14 @@
 //!   NULL or `capacity` too small they return `BufferTooSmall` and set `*written` to the size
 //!   needed, so callers may call twice.
 
+mod bootstrapping;
 mod device;
 mod engines;
 mod evaluator;
 mod handles;
 mod objects;
 
+pub use bootstrapping::*;
 pub use device::*;
 pub use engines::*;
 pub use evaluator::*;

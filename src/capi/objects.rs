@@ -141,7 +141,7 @@ impl Serial for XeheParms {
     }
 }
 
-fn compr_mode(v: i32) -> CResult<ComprMode> {
+pub(crate) fn compr_mode(v: i32) -> CResult<ComprMode> {
     Ok(match v {
         XEHE_COMPR_NONE => ComprMode::None,
         XEHE_COMPR_ZLIB => ComprMode::Zlib,
@@ -155,7 +155,7 @@ fn compr_mode(v: i32) -> CResult<ComprMode> {
     })
 }
 
-fn read_file(path: &str) -> CResult<Vec<u8>> {
+pub(crate) fn read_file(path: &str) -> CResult<Vec<u8>> {
     std::fs::read(path).map_err(|e| Error::Io(format!("{path}: {e}")).into())
 }
 
@@ -197,7 +197,7 @@ unsafe fn load_path<H: Loadable>(
 }
 
 /// `xehe_X_save`: into `(buf, capacity)`, with headers of `version` (None: the current one).
-unsafe fn save_mem<H: Serial>(
+pub(crate) unsafe fn save_mem<H: Serial>(
     h: *const H,
     compr: i32,
     version: Option<SealVersion>,
@@ -219,7 +219,7 @@ unsafe fn save_mem<H: Serial>(
 }
 
 /// `xehe_X_save_file`: into a file (created or truncated).
-unsafe fn save_path<H: Serial>(h: *const H, compr: i32, path: *const c_char) -> XeheStatus {
+pub(crate) unsafe fn save_path<H: Serial>(h: *const H, compr: i32, path: *const c_char) -> XeheStatus {
     guard(|| {
         // SAFETY: forwarded contract.
         let path = unsafe { str_in(path, "path")? };
@@ -229,7 +229,7 @@ unsafe fn save_path<H: Serial>(h: *const H, compr: i32, path: *const c_char) -> 
 }
 
 /// Write a `parms_id` to `out[4]`.
-unsafe fn write_parms_id(id: ParmsId, out: *mut u64) -> CResult<()> {
+pub(crate) unsafe fn write_parms_id(id: ParmsId, out: *mut u64) -> CResult<()> {
     need(out, "parms_id")?;
     // SAFETY: `out` is valid for 4 words by the caller's contract.
     unsafe { std::ptr::copy_nonoverlapping(id.as_ptr(), out, 4) };
