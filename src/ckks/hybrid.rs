@@ -51,6 +51,12 @@
 //! one — SEAL has no hybrid keys and cannot read it. Loading checks the keys against the context
 //! and the [`KeySwitchParams`] (α, dnum, the special primes).
 //!
+//! Each digit's `a_j` is expanded from a fresh 64-byte seed (SEAL's seeded
+//! `encrypt_zero_symmetric`: an OS-seeded generator draws the public seed, then the noise; `a_j`
+//! is `sample_poly_uniform` from the public seed alone). A key from the [`KeyGenerator`] keeps
+//! those seeds ([`HybridKSwitchKey::seeds`]), and saving writes them instead of the `a_j` words:
+//! half the size, as SEAL saves the keys its `KeyGenerator` makes.
+//!
 //! Everything is RNS arithmetic on `u64` words, parallel over limbs with rayon, deterministic.
 //!
 //! # On the GPU
@@ -74,7 +80,7 @@ use super::context::Context;
 use super::galois::GaloisTool;
 use super::keygen::KeyGenerator;
 use super::keys::{GaloisKeys, RelinKeys, SecretKey};
-use super::prng::{sample_poly_uniform, PrngType, UniformRandomGenerator};
+use super::prng::{sample_poly_uniform_par, PrngInfo, PrngType, UniformRandomGenerator, PRNG_SEED_WORDS};
 use super::rlwe::wipe;
 use super::sampling::sample_poly_noise;
 use crate::device::state::{AnyDeviceCache, KeyDeviceCache};
@@ -356,14 +362,23 @@ impl HybridKeySwitching {
         let moduli = &inner.moduli;
         let kk = moduli.len();
         let unused = level_size..inner.data_size;
-        let digits = self
+        let sampled = self
             .digits(level_size)
             .into_par_iter()
             .map(|range| {
+                // SEAL's seeded encryption of zero (`encrypt_zero_symmetric` with a seed): a
+                // generator seeded by the OS draws the public seed of `a`, then the noise; `a`
+                // is expanded from the public seed alone, so the seed can replace it on disk.
                 let mut prng = UniformRandomGenerator::from_entropy(PrngType::Blake2xb)?;
+                let mut seed = [0u64; PRNG_SEED_WORDS];
+                prng.generate_u64s(&mut seed);
+                let a_info = PrngInfo {
+                    kind: PrngType::Blake2xb,
+                    seed,
+                };
                 let mut data = vec![0u64; 2 * kk * n];
                 let (c0, c1) = data.split_at_mut(kk * n);
-                sample_poly_uniform(&mut prng, moduli, n, c1);
+                self.expand_a(&a_info, level_size, c1);
                 let mut e = vec![0u64; kk * n];
                 sample_poly_noise(&mut prng, moduli, n, &mut e);
                 c0.chunks_mut(n)
@@ -390,15 +405,30 @@ impl HybridKeySwitching {
                             *o = q.add(v, q.mul(t, factor));
                         }
                     });
-                c1[unused.start * n..unused.end * n].fill(0);
                 wipe(&mut e);
-                Ok(data)
+                Ok((data, a_info))
             })
-            .collect::<Result<_>>()?;
+            .collect::<Result<Vec<_>>>()?;
+        let (digits, seeds) = sampled.into_iter().unzip();
         Ok(HybridKSwitchKey {
             digits,
+            seeds: Some(seeds),
             device: KeyDeviceCache::default(),
         })
+    }
+
+    /// The uniform half `a` of a key digit (its component 1, NTT form) from the seed it was
+    /// expanded from: `sample_poly_uniform` over the whole key base `q_0 … q_{L-1},
+    /// p_0 … p_{α-1}` ([`sample_poly_uniform_par`], parallel over limbs), then the data limbs
+    /// `q_{level_size} … q_{L-1}` set to zero (a key limited to `level_size` primes).
+    ///
+    /// `c1`: `(L + α) × N` words, overwritten.
+    pub(crate) fn expand_a(&self, info: &PrngInfo, level_size: usize, c1: &mut [u64]) {
+        let n = self.n();
+        let inner = &self.inner;
+        sample_poly_uniform_par(info, &inner.moduli, n, c1);
+        let unused = level_size.min(inner.data_size)..inner.data_size;
+        c1[unused.start * n..unused.end * n].fill(0);
     }
 
     /// `c0 += switch(target)[0]`, `c1 += switch(target)[1]` (module docs, steps 1–3).
@@ -723,11 +753,25 @@ impl HybridKeySwitching {
 /// One hybrid key-switching key: per digit at the first data level, an RLWE pair over the key
 /// base (`2 × (L + α) × N` words, NTT form: component-major, then limb `q_0 … q_{L-1},
 /// p_0 … p_{α-1}`).
-#[derive(Clone, Debug, PartialEq)]
+///
+/// A key made by a [`KeyGenerator`] also keeps, per digit, the PRNG seed its uniform component
+/// 1 (`a`) was expanded from, so that it saves at half the size (`src/serialize/hybrid.rs`);
+/// keys loaded from full files, or built from SEAL keys, have none. Equality compares the key
+/// words only.
+#[derive(Clone, Debug)]
 pub struct HybridKSwitchKey {
     digits: Vec<Vec<u64>>,
+    /// Per digit, the generator component 1 was expanded from ([`HybridKeySwitching::expand_a`]).
+    seeds: Option<Vec<PrngInfo>>,
     /// Device copies of the key (index 0: all digits, contiguous), per device.
     pub(crate) device: KeyDeviceCache,
+}
+
+impl PartialEq for HybridKSwitchKey {
+    /// The key words; whether a seed is kept does not matter.
+    fn eq(&self, other: &Self) -> bool {
+        self.digits == other.digits
+    }
 }
 
 impl HybridKSwitchKey {
@@ -736,10 +780,28 @@ impl HybridKSwitchKey {
         &self.digits
     }
 
-    /// A key from its per-digit pairs (shape checked by the caller: `src/serialize/hybrid.rs`).
-    pub(crate) fn from_digits(digits: Vec<Vec<u64>>) -> Self {
+    /// Whether the key keeps the seeds of its component 1, so that it saves seeded (half the
+    /// size; `src/serialize/hybrid.rs`).
+    pub fn is_seeded(&self) -> bool {
+        self.seeds.is_some()
+    }
+
+    /// Per digit, the generator type and seed component 1 was expanded from, if kept.
+    pub fn seeds(&self) -> Option<&[PrngInfo]> {
+        self.seeds.as_deref()
+    }
+
+    /// Forget the seeds: the key then saves in full (the format without seeds).
+    pub fn clear_seeds(&mut self) {
+        self.seeds = None;
+    }
+
+    /// A key from its per-digit pairs and, for a seeded key, the per-digit seeds its component
+    /// 1 was expanded from (shape checked by the caller: `src/serialize/hybrid.rs`).
+    pub(crate) fn from_digits(digits: Vec<Vec<u64>>, seeds: Option<Vec<PrngInfo>>) -> Self {
         HybridKSwitchKey {
             digits,
+            seeds,
             device: KeyDeviceCache::default(),
         }
     }
@@ -766,6 +828,11 @@ impl HybridRelinKeys {
     /// The key.
     pub fn key(&self) -> &HybridKSwitchKey {
         &self.key
+    }
+    /// Forget the key's seeds ([`HybridKSwitchKey::clear_seeds`]): it then saves in full
+    /// (tag `xeheHRK1`, twice the seeded size).
+    pub fn clear_seeds(&mut self) {
+        self.key.clear_seeds();
     }
 
     /// SEAL's relinearization key as a hybrid key: with `α = 1, dnum = L`
@@ -802,6 +869,7 @@ impl HybridRelinKeys {
             ks: ks.clone(),
             key: HybridKSwitchKey {
                 digits: kv.iter().map(|pk| pk.data.data.clone()).collect(),
+                seeds: None,
                 device: KeyDeviceCache::default(),
             },
         })
@@ -855,6 +923,7 @@ impl HybridGaloisKeys {
                 (2 * index + 1) as u32,
                 HybridKSwitchKey {
                     digits: kv.iter().map(|pk| pk.data.data.clone()).collect(),
+                    seeds: None,
                     device: KeyDeviceCache::default(),
                 },
             );
@@ -877,6 +946,11 @@ impl HybridGaloisKeys {
     /// The Galois elements present, ascending.
     pub fn galois_elts(&self) -> Vec<u32> {
         self.keys.keys().copied().collect()
+    }
+    /// Forget every key's seeds ([`HybridKSwitchKey::clear_seeds`]): the keys then save in
+    /// full (tag `xeheHGK1`, twice the seeded size).
+    pub fn clear_seeds(&mut self) {
+        self.keys.values_mut().for_each(HybridKSwitchKey::clear_seeds);
     }
 }
 

@@ -207,10 +207,31 @@ impl UniformRandomGenerator {
     /// Fill `out` with the next `8 × out.len()` bytes of the stream read as little-endian words
     /// (what SEAL gets by generating into a `uint64_t` buffer).
     pub fn generate_u64s(&mut self, out: &mut [u64]) {
-        let mut bytes = [0u8; 8];
-        for w in out.iter_mut() {
-            self.generate(&mut bytes);
-            *w = u64::from_le_bytes(bytes);
+        let mut bytes = [0u8; PRNG_BUFFER_BYTES];
+        for chunk in out.chunks_mut(PRNG_BUFFER_BYTES / 8) {
+            let b = &mut bytes[..chunk.len() * 8];
+            self.generate(b);
+            for (w, src) in chunk.iter_mut().zip(b.chunks_exact(8)) {
+                let mut x = [0u8; 8];
+                x.copy_from_slice(src);
+                *w = u64::from_le_bytes(x);
+            }
+        }
+        bytes.fill(0);
+    }
+
+    /// Position the stream at byte `offset` from its start: the next bytes handed out are those
+    /// a fresh generator hands out after `offset` bytes. The output is a function of the block
+    /// counter alone (module docs), so a generator can start anywhere in its stream; this is
+    /// what lets [`sample_poly_uniform_par`] fill a polynomial from several threads.
+    pub fn seek(&mut self, offset: u64) {
+        let block = PRNG_BUFFER_BYTES as u64;
+        self.counter = offset / block;
+        self.head = PRNG_BUFFER_BYTES;
+        let within = (offset % block) as usize;
+        if within != 0 {
+            self.refill();
+            self.head = within;
         }
     }
 
@@ -347,6 +368,60 @@ pub fn sample_poly_uniform(
             *x = r % q.value();
         }
     }
+}
+
+/// Words each thread of [`sample_poly_uniform_par`] draws from the stream at a time (16
+/// generator blocks).
+const PAR_CHUNK_WORDS: usize = 16 * PRNG_BUFFER_BYTES / 8;
+
+/// [`sample_poly_uniform`] from a fresh generator for `info`, computed in parallel (rayon):
+/// exactly the words `sample_poly_uniform(&mut UniformRandomGenerator::new(info), …)` writes.
+///
+/// `out`: `k × n` words (`k = moduli.len()`, limb-major), overwritten (only
+/// `min(out.len(), k n)` words are touched if `out` has another length). The first `8 k n`
+/// stream bytes are generated in chunks of 16 blocks on all threads, each chunk by a generator
+/// [`seek`](UniformRandomGenerator::seek)ed to its offset; the rare words at or above SEAL's
+/// rejection bound are then redrawn in SEAL's order (limb by limb, coefficient by
+/// coefficient) from the stream after those bytes, on one thread; the reduction modulo each
+/// prime is parallel over limbs again.
+pub fn sample_poly_uniform_par(info: &PrngInfo, moduli: &[Modulus], n: usize, out: &mut [u64]) {
+    use rayon::prelude::*;
+    let total = (moduli.len() * n).min(out.len());
+    let out = &mut out[..total];
+    out.par_chunks_mut(PAR_CHUNK_WORDS)
+        .enumerate()
+        .for_each(|(c, chunk)| {
+            let mut g = UniformRandomGenerator::new(info.clone());
+            g.seek((c * PAR_CHUNK_WORDS * 8) as u64);
+            g.generate_u64s(chunk);
+        });
+    if n == 0 {
+        return;
+    }
+    let bound = |q: &Modulus| u64::MAX - (u64::MAX % q.value()) - 1;
+    let mut tail: Option<UniformRandomGenerator> = None;
+    for (limb, q) in out.chunks_mut(n).zip(moduli.iter()) {
+        let max_multiple = bound(q);
+        for x in limb.iter_mut().filter(|x| **x >= max_multiple) {
+            let g = tail.get_or_insert_with(|| {
+                let mut g = UniformRandomGenerator::new(info.clone());
+                g.seek(total as u64 * 8);
+                g
+            });
+            let mut r = g.next_u64();
+            while r >= max_multiple {
+                r = g.next_u64();
+            }
+            *x = r;
+        }
+    }
+    out.par_chunks_mut(n)
+        .zip(moduli.par_iter())
+        .for_each(|(limb, q)| {
+            for x in limb.iter_mut() {
+                *x = q.reduce(*x);
+            }
+        });
 }
 
 /// Marker word SEAL writes as `c1[0]` of a seeded (serialization-only) ciphertext.
@@ -541,6 +616,52 @@ mod tests {
         assert_eq!(out1, out2);
         for (limb, q) in out1.chunks(n).zip(&moduli) {
             assert!(limb.iter().all(|&x| x < q.value()));
+        }
+    }
+
+    #[test]
+    fn parallel_uniform_matches_sequential() {
+        // A modulus whose rejection bound is hit often (3·2^59 + 1: 2^64 mod q ≈ 2^60, about
+        // 1 word in 16 is redrawn) and NTT primes where it is rare; limb sizes below, at and
+        // above the block and chunk sizes.
+        let moduli: Vec<Modulus> = [0x1800_0000_0000_0001u64, 0x7e00001, 0x3fffffff000001, 17]
+            .iter()
+            .map(|&v| Modulus::new(v).unwrap())
+            .collect();
+        for (n, kind) in [
+            (1usize, PrngType::Blake2xb),
+            (48, PrngType::Shake256),
+            (512, PrngType::Blake2xb),
+            (4096, PrngType::Blake2xb),
+            (8192 + 5, PrngType::Shake256),
+        ] {
+            let info = PrngInfo { kind, seed: seed(n as u64) };
+            let mut seq = vec![0u64; moduli.len() * n];
+            sample_poly_uniform(&mut UniformRandomGenerator::new(info.clone()), &moduli, n, &mut seq);
+            let mut par = vec![1u64; moduli.len() * n];
+            sample_poly_uniform_par(&info, &moduli, n, &mut par);
+            assert_eq!(seq, par, "n = {n}");
+            // A shorter buffer: only its words, as the sequential sampler.
+            let short = moduli.len() * n - n / 2;
+            let mut seq = vec![0u64; short];
+            sample_poly_uniform(&mut UniformRandomGenerator::new(info.clone()), &moduli, n, &mut seq);
+            let mut par = vec![0u64; short];
+            sample_poly_uniform_par(&info, &moduli, n, &mut par);
+            assert_eq!(seq, par, "n = {n}, short");
+        }
+    }
+
+    #[test]
+    fn seek_matches_stream() {
+        let info = PrngInfo { kind: PrngType::Blake2xb, seed: seed(21) };
+        let mut whole = vec![0u8; 3 * PRNG_BUFFER_BYTES];
+        UniformRandomGenerator::new(info.clone()).generate(&mut whole);
+        for off in [0usize, 1, 4095, 4096, 4097, 8191, 9000] {
+            let mut g = UniformRandomGenerator::new(info.clone());
+            g.seek(off as u64);
+            let mut rest = vec![0u8; whole.len() - off];
+            g.generate(&mut rest);
+            assert_eq!(rest, whole[off..], "offset {off}");
         }
     }
 

@@ -41,6 +41,11 @@ impl HybridSwitchingKey {
     pub fn level_size(&self) -> usize {
         self.level_size
     }
+    /// Forget the key's seeds ([`HybridKSwitchKey::clear_seeds`]): it then saves in full
+    /// (tag `xeheHSK1`, twice the seeded size).
+    pub fn clear_seeds(&mut self) {
+        self.key.clear_seeds();
+    }
     /// Memory of the key words, in bytes.
     pub fn byte_size(&self) -> usize {
         self.key.digits().iter().map(|d| d.len() * 8).sum()

@@ -1,41 +1,109 @@
-//! Hybrid key-switching keys ([`HybridRelinKeys`], [`HybridGaloisKeys`]; issue 8) in **xehe's
-//! own format**: SEAL has no hybrid keys, so these bytes are not a SEAL object and no SEAL
-//! version reads them. They are framed as SEAL objects are (the 16-byte SEALHeader, then the
-//! members, uncompressed or zlib / zstd per [`ComprMode`](super::ComprMode)), so the same framing, size limits and
-//! corruption checks apply ([`super::reader::load_object`]).
+//! Hybrid key-switching keys ([`HybridRelinKeys`], [`HybridGaloisKeys`], [`HybridSwitchingKey`])
+//! in **xehe's own format**: SEAL has no hybrid keys, so these bytes are not a SEAL object and
+//! no SEAL version reads them. They are framed as SEAL objects are (the 16-byte SEALHeader, then
+//! the members, uncompressed or zlib / zstd per [`ComprMode`](super::ComprMode)), so the same
+//! framing, size limits and corruption checks apply ([`super::reader::load_object`]).
 //!
 //! Members (little-endian u64 words):
-//! - a tag, the ASCII bytes `xeheHRK1` (relinearization key) or `xeheHGK1` (Galois keys);
+//! - a tag: `xeheHRK1` / `xeheHRK2` (relinearization key), `xeheHGK1` / `xeheHGK2` (Galois
+//!   keys), `xeheHSK1` / `xeheHSK2` (switching key); version 2 may store keys seeded (below);
 //! - the context's key-level `parms_id` (4 words: N, the primes and the scheme);
 //! - the [`KeySwitchParams`] identity: `special_modulus_size` (α), `dnum` as given, the digit size
 //!   `d = ⌈L / dnum⌉`, then the α special primes;
 //! - relinearization: one key; Galois: the number of keys, then per key its Galois element
-//!   (ascending, no repeats) and the key;
-//! - a key: its digit count `⌈L / d⌉`, then per digit `2 × (L + α) × N` words (NTT form,
-//!   component-major, limb `q_0 … q_{L-1}, p_0 … p_{α-1}`: [`HybridKSwitchKey`]).
+//!   (ascending, no repeats) and the key; switching key: its level size, then the key;
+//! - a key, version 1: its digit count `⌈level_size / d⌉`, then per digit `2 × (L + α) × N`
+//!   words (NTT form, component-major, limb `q_0 … q_{L-1}, p_0 … p_{α-1}`:
+//!   [`HybridKSwitchKey`]);
+//! - a key, version 2: its digit count, then `a_prng`, SEAL's `prng_type` of the seeds of
+//!   component 1 (0: none, 1: BLAKE2Xb, 2: SHAKE256), then per digit: with `a_prng = 0` the
+//!   `2 × (L + α) × N` words as in version 1; otherwise component 0 (`(L + α) × N` words) and
+//!   the 8 seed words (SEAL's `prng_seed_type`) that component 1 is expanded from, as SEAL
+//!   expands the seeded half of its own keys: `sample_poly_uniform` over every limb of the key
+//!   base from a fresh generator of that type and seed, the data limbs from `q_{level_size}` on
+//!   set to zero ([`HybridKeySwitching::expand_a`]).
+//!
+//! Saving writes version 2 when a key keeps its seeds (keys fresh from a
+//! [`KeyGenerator`](crate::KeyGenerator), or loaded seeded): half the bytes. Keys without seeds
+//! (loaded from version 1, built from SEAL keys, or after `clear_seeds`) save as version 1,
+//! byte for byte what xehe wrote before seeds. Loading reads both versions; the seeded
+//! halves are regenerated in parallel (rayon, over digits and over blocks of each digit's
+//! stream), and the loaded key keeps its seeds, so it saves seeded again.
 //!
 //! Loading takes the [`HybridKeySwitching`] the keys were made for and checks everything against
-//! it before the keys are used: another tag is `Malformed`; another context (N, primes),
-//! another α, dnum or special primes, a Galois element that is not valid, or a word not reduced
-//! modulo its prime is `NotValidForParams`; truncated, oversized or corrupted bytes are
-//! `Malformed`. Nothing is allocated before its length is checked against the bytes present.
+//! it before the keys are used: another tag or `a_prng` value is `Malformed`; another context
+//! (N, primes), another α, dnum or special primes, another digit count, a Galois element that
+//! is not valid, or a word not reduced modulo its prime is `NotValidForParams`; truncated,
+//! oversized or corrupted bytes are `Malformed`. Nothing is allocated before its length is
+//! checked against the bytes present — except the regenerated halves of seeded keys, whose
+//! size is fixed by the parameters (digits × (L + α) × N words, the digit count checked
+//! against `ks`), never by a length field, and is at most the component-0 words actually read.
 
 use super::reader::{load_object, Reader};
 use super::{SealObject, Writer};
 use crate::ckks::hybrid::{
     HybridGaloisKeys, HybridKSwitchKey, HybridKeySwitching, HybridRelinKeys, KeySwitchParams,
 };
+use crate::ckks::prng::{PrngInfo, PrngType, PRNG_SEED_WORDS};
 use crate::ckks::switching_key::HybridSwitchingKey;
 use crate::{Error, Result};
+use rayon::prelude::*;
 use std::collections::BTreeMap;
 use std::io::Read;
 
-/// Tag of a saved [`HybridRelinKeys`].
-const TAG_RELIN: u64 = u64::from_le_bytes(*b"xeheHRK1");
-/// Tag of a saved [`HybridGaloisKeys`].
-const TAG_GALOIS: u64 = u64::from_le_bytes(*b"xeheHGK1");
-/// Tag of a saved [`HybridSwitchingKey`].
-const TAG_SWITCH: u64 = u64::from_le_bytes(*b"xeheHSK1");
+/// The tags of one object kind, by format version.
+#[derive(Clone, Copy)]
+struct Tags {
+    /// Version 1: keys in full.
+    v1: u64,
+    /// Version 2: each key in full or seeded (module docs).
+    v2: u64,
+}
+
+/// Tags of a saved [`HybridRelinKeys`].
+const TAG_RELIN: Tags = Tags {
+    v1: u64::from_le_bytes(*b"xeheHRK1"),
+    v2: u64::from_le_bytes(*b"xeheHRK2"),
+};
+/// Tags of a saved [`HybridGaloisKeys`].
+const TAG_GALOIS: Tags = Tags {
+    v1: u64::from_le_bytes(*b"xeheHGK1"),
+    v2: u64::from_le_bytes(*b"xeheHGK2"),
+};
+/// Tags of a saved [`HybridSwitchingKey`].
+const TAG_SWITCH: Tags = Tags {
+    v1: u64::from_le_bytes(*b"xeheHSK1"),
+    v2: u64::from_le_bytes(*b"xeheHSK2"),
+};
+
+/// The format version of a saved object (module docs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Version {
+    /// Keys in full (`…1` tags).
+    V1,
+    /// An `a_prng` word per key; seeded keys store component 0 and the seeds (`…2` tags).
+    V2,
+}
+
+impl Version {
+    /// Version 2 when one of `keys` keeps its seeds, else version 1.
+    fn for_keys<'a>(mut keys: impl Iterator<Item = &'a HybridKSwitchKey>) -> Self {
+        if keys.any(HybridKSwitchKey::is_seeded) {
+            Version::V2
+        } else {
+            Version::V1
+        }
+    }
+}
+
+impl Tags {
+    fn get(self, v: Version) -> u64 {
+        match v {
+            Version::V1 => self.v1,
+            Version::V2 => self.v2,
+        }
+    }
+}
 
 /// Bytes of the tag, parms_id and parameter identity of `ks`.
 fn prefix_size(ks: &HybridKeySwitching) -> usize {
@@ -57,21 +125,77 @@ fn save_prefix(w: &mut Writer, tag: u64, ks: &HybridKeySwitching) {
     }
 }
 
-fn key_size(key: &HybridKSwitchKey) -> usize {
-    8 + key.digits().iter().map(|d| 8 * d.len()).sum::<usize>()
+/// The generator type of a seeded key's seeds (all digits share it: keys are seeded by
+/// [`HybridKeySwitching::kswitch_key`] or by a load, each with one type).
+fn seed_kind(key: &HybridKSwitchKey) -> Option<PrngType> {
+    key.seeds().and_then(|s| s.first()).map(|i| i.kind)
 }
 
-fn save_key(w: &mut Writer, key: &HybridKSwitchKey) {
-    w.u64(key.digits().len() as u64);
-    for d in key.digits() {
-        w.u64_slice(d);
+fn key_size(key: &HybridKSwitchKey, v: Version) -> usize {
+    let full = 8 + key.digits().iter().map(|d| 8 * d.len()).sum::<usize>();
+    match (v, key.is_seeded()) {
+        (Version::V1, _) => full,
+        (Version::V2, false) => 8 + full,
+        (Version::V2, true) => {
+            8 + 8
+                + key
+                    .digits()
+                    .iter()
+                    .map(|d| 8 * (d.len() / 2 + PRNG_SEED_WORDS))
+                    .sum::<usize>()
+        }
     }
 }
 
-/// Read and check the tag and the parameter identity against `ks`.
-fn load_prefix(r: &mut Reader<'_>, tag: u64, ks: &HybridKeySwitching) -> Result<()> {
+/// Bytes a key for levels of at most `level_size` data primes takes in a saved object, seeded
+/// (version 2) or in full (version 1), from the parameters alone (module docs).
+pub(crate) fn key_save_size(ks: &HybridKeySwitching, level_size: usize, seeded: bool) -> usize {
+    let digits = ks.digit_count(level_size);
+    let half = ks.key_moduli().len() * ks.context().key_context_data().n();
+    if seeded {
+        8 + 8 + 8 * digits * (half + PRNG_SEED_WORDS)
+    } else {
+        8 + 8 * digits * 2 * half
+    }
+}
+
+/// Bytes of the tag, parms_id and parameter identity of an object for `ks`.
+pub(crate) fn prefix_save_size(ks: &HybridKeySwitching) -> usize {
+    prefix_size(ks)
+}
+
+fn save_key(w: &mut Writer, key: &HybridKSwitchKey, v: Version) {
+    w.u64(key.digits().len() as u64);
+    let seeds = match v {
+        Version::V1 => None,
+        Version::V2 => {
+            w.u64(seed_kind(key).map_or(0, |k| k as u64));
+            key.seeds()
+        }
+    };
+    match seeds {
+        None => {
+            for d in key.digits() {
+                w.u64_slice(d);
+            }
+        }
+        Some(seeds) => {
+            for (d, info) in key.digits().iter().zip(seeds) {
+                w.u64_slice(&d[..d.len() / 2]);
+                w.u64_slice(&info.seed);
+            }
+        }
+    }
+}
+
+/// Read the tag, which gives the version, and check it and the parameter identity against `ks`.
+fn load_prefix(r: &mut Reader<'_>, tags: Tags, ks: &HybridKeySwitching) -> Result<Version> {
     let t = r.u64("tag")?;
-    if t != tag {
+    let version = if t == tags.v1 {
+        Version::V1
+    } else if t == tags.v2 {
+        Version::V2
+    } else {
         return Err(r.error(
             "tag",
             format_args!(
@@ -80,7 +204,7 @@ fn load_prefix(r: &mut Reader<'_>, tag: u64, ks: &HybridKeySwitching) -> Result<
                 String::from_utf8_lossy(&t.to_le_bytes())
             ),
         ));
-    }
+    };
     let what = r.what();
     let mismatch =
         |field: &str, msg: String| Err(Error::NotValidForParams(format!("{what}.{field}: {msg}")));
@@ -115,16 +239,24 @@ fn load_prefix(r: &mut Reader<'_>, tag: u64, ks: &HybridKeySwitching) -> Result<
             );
         }
     }
-    Ok(())
+    Ok(version)
 }
 
-/// Read one key and check its shape and that every word is reduced modulo its limb's prime.
-fn load_key(r: &mut Reader<'_>, ks: &HybridKeySwitching) -> Result<HybridKSwitchKey> {
-    load_key_digits(r, ks, ks.digit_count(ks.data_size()))
+/// Read one full-level key (`L` data primes) and check it ([`load_key_digits`]).
+fn load_key(r: &mut Reader<'_>, ks: &HybridKeySwitching, v: Version) -> Result<HybridKSwitchKey> {
+    load_key_digits(r, ks, v, ks.data_size())
 }
 
-/// [`load_key`] for a key of `digits` digits.
-fn load_key_digits(r: &mut Reader<'_>, ks: &HybridKeySwitching, digits: usize) -> Result<HybridKSwitchKey> {
+/// Read one key for levels of at most `level_size` data primes: check its digit count
+/// (`⌈level_size / d⌉`) and that every word read is reduced modulo its limb's prime, then
+/// regenerate the component 1 of a seeded key (parallel over digits and stream blocks).
+fn load_key_digits(
+    r: &mut Reader<'_>,
+    ks: &HybridKeySwitching,
+    v: Version,
+    level_size: usize,
+) -> Result<HybridKSwitchKey> {
+    let digits = ks.digit_count(level_size);
     let moduli = ks.key_moduli();
     let n = ks.context().key_context_data().n();
     let count = r.u64("key.digits")?;
@@ -134,11 +266,27 @@ fn load_key_digits(r: &mut Reader<'_>, ks: &HybridKeySwitching, digits: usize) -
             r.what()
         )));
     }
-    let words = 2 * moduli.len() * n;
+    let kind = match v {
+        Version::V1 => None,
+        Version::V2 => match r.u64("key.a_prng")? {
+            0 => None,
+            1 => Some(PrngType::Blake2xb),
+            2 => Some(PrngType::Shake256),
+            t => {
+                return Err(r.error(
+                    "key.a_prng",
+                    format_args!("{t} is not 0 (no seeds), 1 (BLAKE2Xb) or 2 (SHAKE256)"),
+                ))
+            }
+        },
+    };
+    let half = moduli.len() * n;
+    let stored = if kind.is_some() { half } else { 2 * half };
     let mut out = Vec::with_capacity(digits);
+    let mut seeds = Vec::with_capacity(if kind.is_some() { digits } else { 0 });
     for _ in 0..digits {
-        let d = r.u64_vec(words, "key.data")?;
-        let reduced = d.chunks(n).enumerate().all(|(row, limb)| {
+        let d = r.u64_vec(stored, "key.data")?;
+        let reduced = d.par_chunks(n).enumerate().all(|(row, limb)| {
             let q = moduli[row % moduli.len()].value();
             limb.iter().all(|&x| x < q)
         });
@@ -148,9 +296,25 @@ fn load_key_digits(r: &mut Reader<'_>, ks: &HybridKeySwitching, digits: usize) -
                 r.what()
             )));
         }
+        if let Some(kind) = kind {
+            let mut seed = [0u64; PRNG_SEED_WORDS];
+            for w in seed.iter_mut() {
+                *w = r.u64("key.seed")?;
+            }
+            seeds.push(PrngInfo { kind, seed });
+        }
         out.push(d);
     }
-    Ok(HybridKSwitchKey::from_digits(out))
+    if kind.is_none() {
+        return Ok(HybridKSwitchKey::from_digits(out, None));
+    }
+    // Every stored word is read: the regenerated halves are bounded by the parameters alone
+    // (`digits × (L + α) × N` words, no more than was read).
+    out.par_iter_mut().zip(&seeds).for_each(|(d, info)| {
+        d.resize(2 * half, 0);
+        ks.expand_a(info, level_size, &mut d[half..]);
+    });
+    Ok(HybridKSwitchKey::from_digits(out, Some(seeds)))
 }
 
 /// A hybrid key object's members parser (both key kinds load through [`load_bytes`] /
@@ -177,20 +341,22 @@ fn load_stream<T: LoadHybrid>(ks: &HybridKeySwitching, src: &mut dyn Read) -> Re
 impl SealObject for HybridRelinKeys {
     const NAME: &'static str = "HybridRelinKeys";
     fn members_size(&self) -> usize {
-        prefix_size(&self.ks) + key_size(&self.key)
+        let v = Version::for_keys(std::iter::once(&self.key));
+        prefix_size(&self.ks) + key_size(&self.key, v)
     }
     fn save_members(&self, w: &mut Writer) {
-        save_prefix(w, TAG_RELIN, &self.ks);
-        save_key(w, &self.key);
+        let v = Version::for_keys(std::iter::once(&self.key));
+        save_prefix(w, TAG_RELIN.get(v), &self.ks);
+        save_key(w, &self.key, v);
     }
 }
 
 impl LoadHybrid for HybridRelinKeys {
     fn load_members(ks: &HybridKeySwitching, r: &mut Reader<'_>) -> Result<Self> {
-        load_prefix(r, TAG_RELIN, ks)?;
+        let v = load_prefix(r, TAG_RELIN, ks)?;
         Ok(HybridRelinKeys {
             ks: ks.clone(),
-            key: load_key(r, ks)?,
+            key: load_key(r, ks, v)?,
         })
     }
 }
@@ -220,21 +386,23 @@ impl HybridRelinKeys {
 impl SealObject for HybridGaloisKeys {
     const NAME: &'static str = "HybridGaloisKeys";
     fn members_size(&self) -> usize {
-        prefix_size(&self.ks) + 8 + self.keys.values().map(|k| 8 + key_size(k)).sum::<usize>()
+        let v = Version::for_keys(self.keys.values());
+        prefix_size(&self.ks) + 8 + self.keys.values().map(|k| 8 + key_size(k, v)).sum::<usize>()
     }
     fn save_members(&self, w: &mut Writer) {
-        save_prefix(w, TAG_GALOIS, &self.ks);
+        let v = Version::for_keys(self.keys.values());
+        save_prefix(w, TAG_GALOIS.get(v), &self.ks);
         w.u64(self.keys.len() as u64);
         for (&g, key) in &self.keys {
             w.u64(g as u64);
-            save_key(w, key);
+            save_key(w, key, v);
         }
     }
 }
 
 impl LoadHybrid for HybridGaloisKeys {
     fn load_members(ks: &HybridKeySwitching, r: &mut Reader<'_>) -> Result<Self> {
-        load_prefix(r, TAG_GALOIS, ks)?;
+        let v = load_prefix(r, TAG_GALOIS, ks)?;
         let count = r.u64("keys.len")?;
         let n = ks.context().key_context_data().n() as u64;
         if count > n {
@@ -264,7 +432,7 @@ impl LoadHybrid for HybridGaloisKeys {
                 ));
             }
             last = Some(elt);
-            keys.insert(elt, load_key(r, ks)?);
+            keys.insert(elt, load_key(r, ks, v)?);
         }
         Ok(HybridGaloisKeys {
             ks: ks.clone(),
@@ -298,18 +466,20 @@ impl HybridGaloisKeys {
 impl SealObject for HybridSwitchingKey {
     const NAME: &'static str = "HybridSwitchingKey";
     fn members_size(&self) -> usize {
-        prefix_size(&self.ks) + 8 + key_size(&self.key)
+        let v = Version::for_keys(std::iter::once(&self.key));
+        prefix_size(&self.ks) + 8 + key_size(&self.key, v)
     }
     fn save_members(&self, w: &mut Writer) {
-        save_prefix(w, TAG_SWITCH, &self.ks);
+        let v = Version::for_keys(std::iter::once(&self.key));
+        save_prefix(w, TAG_SWITCH.get(v), &self.ks);
         w.u64(self.level_size as u64);
-        save_key(w, &self.key);
+        save_key(w, &self.key, v);
     }
 }
 
 impl LoadHybrid for HybridSwitchingKey {
     fn load_members(ks: &HybridKeySwitching, r: &mut Reader<'_>) -> Result<Self> {
-        load_prefix(r, TAG_SWITCH, ks)?;
+        let v = load_prefix(r, TAG_SWITCH, ks)?;
         let level_size = r.u64("level_size")?;
         if level_size == 0 || level_size > ks.data_size() as u64 {
             return Err(Error::NotValidForParams(format!(
@@ -319,14 +489,14 @@ impl LoadHybrid for HybridSwitchingKey {
             )));
         }
         let level_size = level_size as usize;
-        let key = load_key_digits(r, ks, ks.digit_count(level_size))?;
+        let key = load_key_digits(r, ks, v, level_size)?;
         Ok(HybridSwitchingKey::from_parts(ks.clone(), key, level_size))
     }
 }
 
 impl HybridSwitchingKey {
     /// Load a key saved with [`SealObject::save`] (xehe's own format, module docs of
-    /// `serialize::hybrid`; tag `xeheHSK1`, then the level size and the key) for the
+    /// `serialize::hybrid`; tag `xeheHSK1` or `xeheHSK2`, then the level size and the key) for the
     /// key-switching parameters `ks`. Bytes after the object are ignored.
     ///
     /// # Errors

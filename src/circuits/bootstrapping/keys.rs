@@ -6,12 +6,22 @@
 //!
 //! # Serialization (xehe's own format, like the hybrid keys)
 //! A SEAL-framed object (`SEALHeader`, then the members, uncompressed or zlib / zstd): the tag
-//! `xeheBTK1`, the parameters as JSON (a word with its byte length, then the bytes padded to
-//! whole words), then four nested objects (each with its own `SEALHeader`): the
+//! `xeheBTK1` or `xeheBTK2`, the parameters as JSON (a word with its byte length, then the bytes
+//! padded to whole words), then four nested objects (each with its own `SEALHeader`): the
 //! `HybridRelinKeys`, the `HybridGaloisKeys`, the dense→sparse and the sparse→dense
-//! `HybridSwitchingKey`. Loading checks the parameters against the context, every key against
-//! its key-switching parameters, and that the Galois elements are exactly those the
-//! parameters' transforms use.
+//! `HybridSwitchingKey`, in the format of `src/serialize/hybrid.rs`.
+//!
+//! Keys fresh from [`BootstrappingKeys::generate`] are **seeded**: the uniform component 1 of
+//! every key digit is stored as the 64-byte PRNG seed it was expanded from (SEAL's scheme for
+//! the keys its `KeyGenerator` saves), so the file is half the size of the keys in memory —
+//! at N = 2^16 (`N16-dense`) about 4.6 GiB instead of 9.1 GiB
+//! ([`BootstrappingKeys::saved_size`]). Such a set is written with tag `xeheBTK2` and nested
+//! objects of version 2 (`xeheHRK2`, `xeheHGK2`, `xeheHSK2`); a set with no seeds (loaded from
+//! an old file, or after [`BootstrappingKeys::clear_seeds`]) is written as before seeds, tag
+//! `xeheBTK1`, nested version 1, byte for byte. Loading reads both, regenerating the seeded
+//! halves in parallel, and checks the parameters against the context, every key against its
+//! key-switching parameters, and that the Galois elements are exactly those the parameters'
+//! transforms use.
 
 use super::parameters::BootstrappingParameters;
 use super::plan::Plan;
@@ -20,12 +30,16 @@ use crate::ckks::hybrid::{HybridGaloisKeys, HybridKeySwitching, HybridRelinKeys,
 use crate::ckks::keygen::KeyGenerator;
 use crate::ckks::keys::SecretKey;
 use crate::ckks::switching_key::HybridSwitchingKey;
-use crate::serialize::hybrid::LoadHybrid;
+use crate::serialize::header::SEAL_HEADER_SIZE;
+use crate::serialize::hybrid::{key_save_size, prefix_save_size, LoadHybrid};
 use crate::serialize::reader::load_object;
 use crate::serialize::{ComprMode, Reader, SealObject, Writer};
 use crate::{Error, Result};
 
-const TAG: u64 = u64::from_le_bytes(*b"xeheBTK1");
+/// Tag of a key set saved in full (nested objects of version 1).
+const TAG_V1: u64 = u64::from_le_bytes(*b"xeheBTK1");
+/// Tag of a key set with seeded keys (nested objects of version 2).
+const TAG_V2: u64 = u64::from_le_bytes(*b"xeheBTK2");
 
 /// The keys a [`super::Bootstrapper`] needs (module docs).
 #[derive(Clone, Debug)]
@@ -137,7 +151,52 @@ impl BootstrappingKeys {
         a + b + c
     }
 
-    /// Load keys saved with [`SealObject::save`] for `context` (module docs).
+    /// Whether a key of the set keeps its seeds, so that the set saves seeded (tag `xeheBTK2`,
+    /// module docs).
+    pub fn is_seeded(&self) -> bool {
+        self.relin.key().is_seeded()
+            || self.galois.keys.values().any(|k| k.is_seeded())
+            || self.dense_to_sparse.key().is_seeded()
+            || self.sparse_to_dense.key().is_seeded()
+    }
+
+    /// Forget every key's seeds: the set then saves in full (tag `xeheBTK1`, the format before
+    /// seeds, about twice the size).
+    pub fn clear_seeds(&mut self) {
+        self.relin.clear_seeds();
+        self.galois.clear_seeds();
+        self.dense_to_sparse.clear_seeds();
+        self.sparse_to_dense.clear_seeds();
+    }
+
+    /// Bytes of the key set for `params` saved uncompressed (`save_size(ComprMode::None)`),
+    /// seeded as [`BootstrappingKeys::generate`] makes it, or in full; computed from the format
+    /// without generating a key (module docs). `context` must be the parameters' (as for
+    /// [`BootstrappingKeys::generate`]).
+    ///
+    /// # Errors
+    /// `InvalidParameters` if the parameters do not fit the context.
+    pub fn saved_size(context: &Context, params: &BootstrappingParameters, seeded: bool) -> Result<usize> {
+        let elts = galois_elements(params, context)?;
+        let ks = HybridKeySwitching::new(context, params.key_switch_params())?;
+        let ks_small = HybridKeySwitching::new(context, small_ring(context))?;
+        let json = serde_json::to_vec(params).map(|v| v.len()).unwrap_or(0);
+        let l = ks.data_size();
+        let full = key_save_size(&ks, l, seeded);
+        let nested = |s: usize| SEAL_HEADER_SIZE + s;
+        let members = 8
+            + 8
+            + json.div_ceil(8) * 8
+            + nested(prefix_save_size(&ks) + full)
+            + nested(prefix_save_size(&ks) + 8 + elts.len() * (8 + full))
+            + nested(prefix_save_size(&ks_small) + 8 + key_save_size(&ks_small, 1, seeded))
+            + nested(prefix_save_size(&ks) + 8 + full);
+        Ok(SEAL_HEADER_SIZE + members)
+    }
+
+    /// Load keys saved with [`SealObject::save`] for `context` (module docs): seeded
+    /// (`xeheBTK2`) or in full (`xeheBTK1`). The seeded halves are regenerated in parallel; the
+    /// loaded keys keep their seeds and equal the saved ones word for word.
     ///
     /// # Errors
     /// `Malformed` for bytes that are not saved bootstrapping keys (wrong tag, truncated,
@@ -150,7 +209,8 @@ impl BootstrappingKeys {
     }
 
     fn load_members(context: &Context, r: &mut Reader<'_>) -> Result<Self> {
-        if r.u64("tag")? != TAG {
+        let tag = r.u64("tag")?;
+        if tag != TAG_V1 && tag != TAG_V2 {
             return Err(r.error("tag", "not saved bootstrapping keys"));
         }
         let len = r.u64("parameters.len")?;
@@ -198,7 +258,7 @@ impl SealObject for BootstrappingKeys {
     const NAME: &'static str = "BootstrappingKeys";
     fn members_size(&self) -> usize {
         let json = serde_json::to_vec(&self.params).map(|v| v.len()).unwrap_or(0);
-        let nested = |s: usize| crate::serialize::header::SEAL_HEADER_SIZE + s;
+        let nested = |s: usize| SEAL_HEADER_SIZE + s;
         8 + 8 + json.div_ceil(8) * 8
             + nested(self.relin.members_size())
             + nested(self.galois.members_size())
@@ -207,7 +267,7 @@ impl SealObject for BootstrappingKeys {
     }
     fn save_members(&self, w: &mut Writer) {
         let json = serde_json::to_vec(&self.params).unwrap_or_default();
-        w.u64(TAG);
+        w.u64(if self.is_seeded() { TAG_V2 } else { TAG_V1 });
         w.u64(json.len() as u64);
         let mut padded = json;
         padded.resize(padded.len().div_ceil(8) * 8, 0);
