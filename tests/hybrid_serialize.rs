@@ -1,8 +1,11 @@
 //! Saving and loading hybrid key-switching keys (src/serialize/hybrid.rs, xehe's own format):
 //! round trips under every compression mode (the loaded keys switch bit-identically to the
-//! originals), streams of concatenated objects, and bad input — keys of another context, other
-//! primes, other α or dnum, the other key kind, truncated and corrupted bytes — each giving a
-//! clear error and never a panic.
+//! originals), seeded keys at half the size loading bit-identically, the format before seeds
+//! still loading, streams of concatenated objects, and bad input — keys of another context,
+//! other primes, other α or dnum, the other key kind, truncated and corrupted bytes — each
+//! giving a clear error and never a panic.
+use xehe::ckks::hybrid::HybridKSwitchKey;
+use xehe::ckks::switching_key::HybridSwitchingKey;
 use xehe::*;
 
 mod common;
@@ -234,17 +237,20 @@ fn truncated_and_corrupted_bytes_are_rejected() {
             }
         }
     }
-    // Uncompressed members: tag, parms_id[4], α, dnum, d, 2 special primes, then the key.
+    // Uncompressed members: tag, parms_id[4], α, dnum, d, 2 special primes, then the key: its
+    // digit count, in version 2 (seeded) `a_prng`, then the words.
     let rb = rk.save(ComprMode::None).unwrap();
     // (relin or Galois bytes, member word, new value, expect Malformed (else NotValidForParams)).
     let gb = gk.save(ComprMode::None).unwrap();
-    let cases: [(&str, bool, usize, u64, bool); 9] = [
+    let cases: [(&str, bool, usize, u64, bool); 11] = [
         ("tag", true, 0, 7, true),
         ("parms_id", true, 2, 7, false),
         ("alpha", true, 5, 9, false),
         ("special prime", true, 9, 13, false),
         ("digit count", true, 10, 1 << 40, false),
-        ("unreduced word", true, 11, u64::MAX, false),
+        ("a_prng", true, 11, 3, true),
+        ("a_prng huge", true, 11, u64::MAX, true),
+        ("unreduced word", true, 12, u64::MAX, false),
         ("key count", false, 10, u64::MAX, true),
         ("even Galois element", false, 11, 4, false),
         ("huge Galois element", false, 11, 1 << 40, false),
@@ -261,14 +267,191 @@ fn truncated_and_corrupted_bytes_are_rejected() {
             not_valid(r, what);
         }
     }
+    // `a_prng` 0 claims the keys in full: seed words read as key words, or the bytes run out.
+    assert!(HybridRelinKeys::load(&ks, &with_word(&rb, 11, 0)).is_err(), "a_prng 0 on seeded bytes");
+    // Another seed, or another generator type for it: still a valid key, but another one.
+    let half = (4 + 2) * N;
+    let seed_word = 12 + half;
+    let other = HybridRelinKeys::load(&ks, &with_word(&rb, seed_word, 12345)).unwrap();
+    assert!(other != rk, "another seed expands to another a");
+    let other = HybridRelinKeys::load(&ks, &with_word(&rb, 11, 2)).unwrap();
+    assert!(other != rk, "SHAKE256 expands to another a");
     // Elements out of order: the second key's element set to the first's.
     let elts = gk.galois_elts();
-    let words_per_key = 1 + 1 + 2 * 2 * (4 + 2) * N;
-    let second = 11 + 1 + words_per_key - 1;
+    let words_per_key = 1 + 1 + 1 + 2 * (half + 8);
+    let second = 11 + words_per_key;
+    assert_eq!(u64::from_le_bytes(gb[16 + 8 * second..24 + 8 * second].try_into().unwrap()), elts[1] as u64);
     let b = with_word(&gb, second, elts[0] as u64);
     malformed(HybridGaloisKeys::load(&ks, &b), "repeated Galois element");
+    // The same cases on keys saved in full (version 1: no `a_prng` word).
+    let (mut rk1, mut gk1) = (rk.clone(), gk.clone());
+    rk1.clear_seeds();
+    gk1.clear_seeds();
+    let rb1 = rk1.save(ComprMode::None).unwrap();
+    let gb1 = gk1.save(ComprMode::None).unwrap();
+    not_valid(HybridRelinKeys::load(&ks, &with_word(&rb1, 10, 1 << 40)), "v1 digit count");
+    not_valid(HybridRelinKeys::load(&ks, &with_word(&rb1, 11, u64::MAX)), "v1 unreduced word");
+    malformed(HybridGaloisKeys::load(&ks, &with_word(&gb1, 10, u64::MAX)), "v1 key count");
+    let second = 11 + 1 + 1 + 2 * 2 * half;
+    malformed(HybridGaloisKeys::load(&ks, &with_word(&gb1, second, elts[0] as u64)), "v1 repeated Galois element");
     // Trailing bytes after the object are ignored (as for SEAL objects).
-    let mut t = rb.clone();
-    t.extend_from_slice(&[1, 2, 3]);
-    assert!(HybridRelinKeys::load(&ks, &t).unwrap() == rk);
+    for bytes in [&rb, &rb1] {
+        let mut t = bytes.clone();
+        t.extend_from_slice(&[1, 2, 3]);
+        assert!(HybridRelinKeys::load(&ks, &t).unwrap() == rk);
+    }
+}
+
+/// The members of a saved key, in the layout xehe wrote before seeds (version 1), assembled
+/// word by word from the key: tag, parms_id, α, dnum, d, special primes, then per key the
+/// digit count and the digits in full.
+fn old_format(s: &Setup, ks: &HybridKeySwitching, tag: &[u8; 8], extra: &[u64], keys: &[(Option<u32>, &HybridKSwitchKey)]) -> Vec<u8> {
+    let mut w: Vec<u64> = vec![u64::from_le_bytes(*tag)];
+    w.extend_from_slice(&s.ctx.key_parms_id());
+    let p = ks.params();
+    w.extend([p.special_modulus_size as u64, p.dnum as u64, ks.digit_size() as u64]);
+    w.extend(ks.special_primes().iter().map(|q| q.value()));
+    w.extend_from_slice(extra);
+    for (g, key) in keys {
+        if let Some(g) = g {
+            w.push(*g as u64);
+        }
+        w.push(key.digits().len() as u64);
+        for d in key.digits() {
+            w.extend_from_slice(d);
+        }
+    }
+    w.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+fn tag_of(bytes: &[u8]) -> [u8; 8] {
+    bytes[16..24].try_into().unwrap()
+}
+
+/// Keys from the generator keep their seeds and save at half the size; loading regenerates the
+/// uniform halves bit for bit, keeps the seeds, and saves the same bytes again.
+#[test]
+fn seeded_keys_half_size_bit_identical() {
+    let s = setup(N, &BITS);
+    let ks = s.ks(2, 2);
+    let (kk, digits) = (4 + 2, 2);
+    let full_key = 8 * digits * 2 * kk * N;
+    let seeded_key = 8 * digits * (kk * N + 8);
+    let rk = s.kg.create_hybrid_relin_keys(&ks).unwrap();
+    let gk = s.kg.create_hybrid_galois_keys_from_steps(&ks, &[1, -3]).unwrap();
+    let sk2 = KeyGenerator::new(&s.ctx).unwrap();
+    let swk = s.kg.create_hybrid_switching_key(&ks, sk2.secret_key(), 4).unwrap();
+    let low = s.kg.create_hybrid_switching_key(&ks, sk2.secret_key(), 1).unwrap();
+    assert!(rk.key().is_seeded() && swk.key().is_seeded() && low.key().is_seeded());
+    assert_eq!(rk.key().seeds().unwrap().len(), digits);
+    // A limited key: the data limbs beyond its level are zero in both components.
+    assert_eq!(low.key().digits().len(), 1);
+    for d in low.key().digits() {
+        for c in 0..2 {
+            assert!(d[(c * kk + 1) * N..(c * kk + 4) * N].iter().all(|&x| x == 0));
+        }
+    }
+    for mode in MODES {
+        let rb = rk.save(mode).unwrap();
+        let back = HybridRelinKeys::load(&ks, &rb).unwrap();
+        assert!(back == rk, "{mode:?}: relin");
+        assert_eq!(back.key().seeds(), rk.key().seeds());
+        assert_eq!(back.save(mode).unwrap(), rb, "{mode:?}: saved again");
+        let gb = gk.save(mode).unwrap();
+        let back = HybridGaloisKeys::load(&ks, &gb).unwrap();
+        assert!(back == gk, "{mode:?}: galois");
+        for g in gk.galois_elts() {
+            assert_eq!(back.key(g).unwrap().seeds(), gk.key(g).unwrap().seeds());
+        }
+        for k in [&swk, &low] {
+            let b = k.save(mode).unwrap();
+            let back = HybridSwitchingKey::load(&ks, &b).unwrap();
+            assert!(back == *k, "{mode:?}: switching key level {}", k.level_size());
+            assert!(back.key().is_seeded());
+            assert_eq!(back.save(mode).unwrap(), b);
+        }
+    }
+    // Sizes: the seeded key words are half the full ones plus 64 bytes per digit.
+    let rb = rk.save(ComprMode::None).unwrap();
+    assert_eq!(&tag_of(&rb), b"xeheHRK2");
+    let prefix = 16 + 8 * (1 + 4 + 3 + 2);
+    assert_eq!(rb.len(), prefix + 16 + seeded_key);
+    let mut rk1 = rk.clone();
+    rk1.clear_seeds();
+    assert!(rk1 == rk && !rk1.key().is_seeded());
+    let rb1 = rk1.save(ComprMode::None).unwrap();
+    assert_eq!(rb1.len(), prefix + 8 + full_key);
+    assert_eq!(rb.len(), rk.save_size(ComprMode::None).unwrap());
+    assert_eq!(rb1.len(), rk1.save_size(ComprMode::None).unwrap());
+    eprintln!("relin key N = {N}: {} bytes seeded, {} in full", rb.len(), rb1.len());
+    let gb = gk.save(ComprMode::None).unwrap();
+    assert_eq!(&tag_of(&gb), b"xeheHGK2");
+    assert_eq!(gb.len(), prefix + 8 + 2 * (8 + 16 + seeded_key));
+    let sb = swk.save(ComprMode::None).unwrap();
+    assert_eq!(&tag_of(&sb), b"xeheHSK2");
+    assert_eq!(sb.len(), prefix + 8 + 16 + seeded_key);
+    // A stream of seeded and full objects, read back in turn.
+    let mut stream = Vec::new();
+    rk.save_to(&mut stream, ComprMode::Zstd).unwrap();
+    rk1.save_to(&mut stream, ComprMode::None).unwrap();
+    swk.save_to(&mut stream, ComprMode::None).unwrap();
+    gk.save_to(&mut stream, ComprMode::Zlib).unwrap();
+    let mut src = &stream[..];
+    assert!(HybridRelinKeys::load_from(&ks, &mut src).unwrap().key().is_seeded());
+    assert!(!HybridRelinKeys::load_from(&ks, &mut src).unwrap().key().is_seeded());
+    assert!(HybridSwitchingKey::load_from(&ks, &mut src).unwrap() == swk);
+    assert!(HybridGaloisKeys::load_from(&ks, &mut src).unwrap() == gk);
+    assert!(src.is_empty());
+    // The keys work: relinearization with the loaded seeded key equals the original's.
+    let sq = s.ev.square(&s.ct()).unwrap();
+    let back = HybridRelinKeys::load(&ks, &rb).unwrap();
+    assert!(s.ev.relinearize_hybrid(&sq, &back).unwrap().data() == s.ev.relinearize_hybrid(&sq, &rk).unwrap().data());
+}
+
+/// Bytes in the layout written before seeds (assembled here word by word) still load, to keys
+/// without seeds that save in that layout again; a version-2 file may also hold keys in full
+/// (`a_prng` 0).
+#[test]
+fn old_format_still_loads() {
+    let s = setup(N, &BITS);
+    let ks = s.ks(2, 2);
+    let rk = s.kg.create_hybrid_relin_keys(&ks).unwrap();
+    let gk = s.kg.create_hybrid_galois_keys_from_steps(&ks, &[1, 2]).unwrap();
+    let sk2 = KeyGenerator::new(&s.ctx).unwrap();
+    let swk = s.kg.create_hybrid_switching_key(&ks, sk2.secret_key(), 3).unwrap();
+    let frame = |members: Vec<u8>| {
+        // The SEALHeader xehe writes (magic, header size, version 4.4, no compression, size).
+        let mut b = rk.save(ComprMode::None).unwrap()[..16].to_vec();
+        b[8..16].copy_from_slice(&((16 + members.len()) as u64).to_le_bytes());
+        b.extend(members);
+        b
+    };
+    let rb = frame(old_format(&s, &ks, b"xeheHRK1", &[], &[(None, rk.key())]));
+    let elts = gk.galois_elts();
+    let keys: Vec<_> = elts.iter().map(|&g| (Some(g), gk.key(g).unwrap())).collect();
+    let gb = frame(old_format(&s, &ks, b"xeheHGK1", &[elts.len() as u64], &keys));
+    let sb = frame(old_format(&s, &ks, b"xeheHSK1", &[3], &[(None, swk.key())]));
+    let r = HybridRelinKeys::load(&ks, &rb).unwrap();
+    let g = HybridGaloisKeys::load(&ks, &gb).unwrap();
+    let w = HybridSwitchingKey::load(&ks, &sb).unwrap();
+    assert!(r == rk && g == gk && w == swk);
+    assert!(!r.key().is_seeded() && !w.key().is_seeded());
+    assert!(elts.iter().all(|&e| !g.key(e).unwrap().is_seeded()));
+    // Saved again: the same old bytes (a key without seeds is written in full, version 1).
+    assert_eq!(r.save(ComprMode::None).unwrap(), rb);
+    assert_eq!(g.save(ComprMode::None).unwrap(), gb);
+    assert_eq!(w.save(ComprMode::None).unwrap(), sb);
+    let (mut r2, mut g2) = (rk.clone(), gk.clone());
+    r2.clear_seeds();
+    g2.clear_seeds();
+    assert_eq!(r2.save(ComprMode::None).unwrap(), rb);
+    assert_eq!(g2.save(ComprMode::None).unwrap(), gb);
+    // Compressed old bytes load too.
+    assert!(HybridGaloisKeys::load(&ks, &g.save(ComprMode::Zstd).unwrap()).unwrap() == gk);
+    // Version 2 with a key in full: tag 2, `a_prng` 0 after the digit count.
+    let mut m = old_format(&s, &ks, b"xeheHRK2", &[], &[(None, rk.key())]);
+    let at = 8 * 11;
+    m.splice(at..at, 0u64.to_le_bytes());
+    let v2_full = HybridRelinKeys::load(&ks, &frame(m)).unwrap();
+    assert!(v2_full == rk && !v2_full.key().is_seeded());
 }
