@@ -545,6 +545,29 @@ private:
     std::string gpu_error_;
 };
 
+/// A bootstrapping preset's parameters (C ABI xehe_bootstrapping_preset), for SEAL's
+/// CoeffModulus::Create(poly_modulus_degree, bit_sizes) with sec_level_type::none.
+struct BootstrappingPreset {
+    std::size_t poly_modulus_degree = 0;
+    std::vector<int> bit_sizes;  // bottom to top, SEAL's special prime last
+    bool insecure = false;       // test sizes: no security at all
+};
+
+/// The preset named `name`: "n16" (N16-dense, production) or "n12" (N12-insecure, tests).
+inline BootstrappingPreset bootstrapping_preset(const std::string &name) {
+    std::uint32_t bits[64];
+    std::size_t count = 0;
+    std::uint64_t n = 0;
+    bool insecure = false;
+    detail::check(xehe_bootstrapping_preset(name.c_str(), &n, &insecure, bits, 64, &count),
+                  "xehe_bootstrapping_preset");
+    BootstrappingPreset p;
+    p.poly_modulus_degree = static_cast<std::size_t>(n);
+    p.bit_sizes.assign(bits, bits + count);
+    p.insecure = insecure;
+    return p;
+}
+
 /// CKKS bootstrapping of SEAL ciphertexts through xehe (C ABI `xehe_bootstrapper_*`, Rust
 /// `xehe::circuits::bootstrapping::Bootstrapper`), bound to a plugin Evaluator (its context and
 /// its cache of SEAL objects). The evaluator must outlive the bootstrapper.
@@ -575,11 +598,10 @@ public:
     }
 
     /// Save the keys (xehe's format) to load them next time with the path constructor.
-    void save_keys(const std::string &path, seal::compr_mode_type compr = seal::compr_mode_type::none) const {
-        std::int32_t mode = compr == seal::compr_mode_type::none ? XEHE_COMPR_NONE
-                            : compr == seal::compr_mode_type::zlib ? XEHE_COMPR_ZLIB
-                                                                   : XEHE_COMPR_ZSTD;
-        detail::check(xehe_bootstrapper_save_keys_file(boot_.get(), mode, path.c_str()),
+    /// `compr_mode`: XEHE_COMPR_NONE, XEHE_COMPR_ZLIB or XEHE_COMPR_ZSTD (xehe's own codecs:
+    /// they do not depend on how SEAL was built).
+    void save_keys(const std::string &path, std::int32_t compr_mode = XEHE_COMPR_NONE) const {
+        detail::check(xehe_bootstrapper_save_keys_file(boot_.get(), compr_mode, path.c_str()),
                       "xehe_bootstrapper_save_keys_file");
     }
 
