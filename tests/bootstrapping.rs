@@ -76,6 +76,118 @@ fn end_to_end_precision() {
     assert!(p.min_bits() >= 14.0, "{p}");
 }
 
+/// Bootstrap `z` encrypted at chain index `level` and `scale`: the input's own precision (its
+/// decryption against `z`) and the result's. Asserts what every result must be: at the output
+/// level with exactly the output scale.
+fn bootstrap_precision(s: &Setup, z: &[Complex64], level: usize, scale: f64) -> (PrecisionStats, PrecisionStats) {
+    let ct = encrypt_at(s, z, level, scale);
+    let input = PrecisionStats::complex(z, &decrypt(s, &ct));
+    let out = s.boot.bootstrap(&ct).unwrap();
+    let what = format!("level {level}, scale 2^{:.6}", scale.log2());
+    assert_eq!(out.scale(), s.boot.output_scale(), "{what}");
+    assert_eq!(s.ctx.chain_index_of(&out.parms_id()), Some(s.boot.output_level()), "{what}");
+    (input, PrecisionStats::complex(z, &decrypt(s, &out)))
+}
+
+/// The fresh-input figure: uniform complex slots in [−1, 1]² at 2^40, the last level.
+fn fresh_figure(s: &Setup) -> PrecisionStats {
+    static P: OnceLock<PrecisionStats> = OnceLock::new();
+    *P.get_or_init(|| {
+        let p = bootstrap_precision(s, &random_slots(s.encoder.slot_count(), 1), 0, 2f64.powi(40)).1;
+        eprintln!("fresh 2^40, last level: {p}");
+        p
+    })
+}
+
+/// The scales SEAL's rescales produce (`2^40·ρ`) at every user level and at the first data
+/// level: the result lands at exactly 2^40 and the output level, within 1 bit of the fresh
+/// figure (mean and minimum).
+#[test]
+fn any_scale_at_every_level_gives_the_fresh_precision() {
+    let s = setup();
+    let fresh = fresh_figure(s);
+    let top = s.ctx.first_context_data().chain_index();
+    let mut levels: Vec<usize> = (0..=s.boot.output_level()).collect();
+    levels.push(top);
+    for (i, &level) in levels.iter().enumerate() {
+        for (j, rho) in [1.0 + 1e-4, 1.0 - 1e-4, 1.0 + 1e-2, 1.0 - 1e-2].into_iter().enumerate() {
+            let z = random_slots(s.encoder.slot_count(), 100 + 10 * i as u64 + j as u64);
+            let (_, p) = bootstrap_precision(s, &z, level, 2f64.powi(40) * rho);
+            eprintln!("level {level}, scale 2^40·{rho}: {p}");
+            assert!(p.mean_bits() >= fresh.mean_bits() - 1.0, "level {level}, ρ = {rho}: {p} against fresh {fresh}");
+            assert!(p.min_bits() >= fresh.min_bits() - 1.0, "level {level}, ρ = {rho}: {p} against fresh {fresh}");
+        }
+    }
+}
+
+/// Scales far from 2^40 (2^35, 2^43) at the last level and above it: the result loses at most
+/// 1 bit beyond the input's own precision (or the fresh figure, when the input is better).
+#[test]
+fn other_scales_lose_at_most_one_bit_beyond_the_input() {
+    let s = setup();
+    let fresh = fresh_figure(s);
+    for level in [0, 1] {
+        for log_scale in [35, 43] {
+            let z = random_slots(s.encoder.slot_count(), 200 + level as u64 + log_scale);
+            let (input, p) = bootstrap_precision(s, &z, level, 2f64.powi(log_scale as i32));
+            eprintln!("level {level}, scale 2^{log_scale}: input {input}; result {p}");
+            let floor = |a: f64, b: f64| a.min(b) - 1.0;
+            assert!(p.mean_bits() >= floor(input.mean_bits(), fresh.mean_bits()), "{p} vs input {input}");
+            assert!(p.min_bits() >= floor(input.min_bits(), fresh.min_bits()), "{p} vs input {input}");
+        }
+    }
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 10, failure_persistence: None, ..Default::default() })]
+    /// Any level, any scale up to the bound, magnitudes up to 1, real or complex slots: the
+    /// exact output scale and level, and no more than 1 bit lost beyond the input's own
+    /// precision or the fresh figure.
+    #[test]
+    fn any_input_bootstraps_to_the_exact_scale(
+        level_pick in 0usize..64,
+        log_scale in 30.0f64..50.4,
+        log_magnitude in -10.0f64..0.0,
+        real in proptest::bool::ANY,
+        seed in 0u64..1 << 32,
+    ) {
+        let s = setup();
+        let fresh = fresh_figure(s);
+        let level = level_pick % (s.ctx.first_context_data().chain_index() + 1);
+        let m = 2f64.powf(log_magnitude);
+        let z: Vec<Complex64> = random_slots(s.encoder.slot_count(), seed)
+            .into_iter()
+            .map(|v| if real { Complex64::new(v.re * m, 0.0) } else { v * m })
+            .collect();
+        let (input, p) = bootstrap_precision(s, &z, level, 2f64.powf(log_scale));
+        eprintln!("level {level}, scale 2^{log_scale:.3}, magnitude 2^{log_magnitude:.2}, real {real}: input {input}; result {p}");
+        proptest::prop_assert!(p.mean_bits() >= input.mean_bits().min(fresh.mean_bits()) - 1.0, "{} vs input {}", p, input);
+        proptest::prop_assert!(p.min_bits() >= input.min_bits().min(fresh.min_bits()) - 1.0, "{} vs input {}", p, input);
+    }
+}
+
+/// The contract's example of the value range: a constant slot vector `v` puts its whole value
+/// into one coefficient of the message, where EvalMod's scaled sine errs by
+/// `v·(2π·v/2^ratio)²/6`; the measured error is that (within half a bit) once it exceeds the
+/// noise.
+#[test]
+fn constant_slots_show_the_documented_sine_error() {
+    let s = setup();
+    let fresh = fresh_figure(s);
+    let ratio = BootstrappingParameters::n12_insecure().eval_mod.log_message_ratio as i32;
+    for v in [1.0 / 64.0, 0.25, 1.0] {
+        let z = vec![Complex64::new(v, 0.0); s.encoder.slot_count()];
+        let (_, p) = bootstrap_precision(s, &z, 0, 2f64.powi(40));
+        let sine = -(v * (2.0 * std::f64::consts::PI * v * 2f64.powi(-ratio)).powi(2) / 6.0).log2();
+        eprintln!("constant slots {v}: {p}; the sine's error alone: {sine:.2} bits");
+        if sine < fresh.mean_bits() - 3.0 {
+            assert!((p.real.mean_bits - sine).abs() < 0.5, "v = {v}: {p}, predicted {sine:.2} bits");
+        } else {
+            assert!(p.mean_bits() >= fresh.mean_bits() - 1.0, "v = {v}: {p}");
+        }
+    }
+}
+
 /// Coefficients of the decryption of `ct` (NTT form undone), one vector per prime of its level.
 fn decrypted_limbs(s: &Setup, ct: &Ciphertext) -> Vec<Vec<u64>> {
     let pt = Decryptor::new(&s.ctx, s.keygen.secret_key()).unwrap().decrypt(ct).unwrap();
@@ -272,7 +384,7 @@ fn eval_mod_within_its_bound() {
     let top = s.ctx.first_context_data().chain_index();
     let level = top - BootstrappingParameters::n12_insecure().coeffs_to_slots_bits.len();
     let ct = encrypt_at(s, &y, level, s.boot.coeffs_to_slots_scale());
-    let out = s.boot.eval_mod(&ct).unwrap();
+    let out = s.boot.eval_mod(&ct, 1.0).unwrap();
     let got = decrypt(s, &out);
     let scaling = em.scaling();
     let mut bound = 0f64;

@@ -100,8 +100,7 @@ impl Bootstrapper {
     pub fn keys(&self) -> &BootstrappingKeys {
         &self.keys
     }
-    /// Scale of a bootstrapped result (`2^log_output_scale`) for an input at a level above the
-    /// last or at a power-of-two scale; otherwise see [`Bootstrapper::bootstrap`].
+    /// Scale of every bootstrapped result, exactly: `2^log_output_scale` (2^40 for both presets).
     pub fn output_scale(&self) -> f64 {
         self.plan.output_scale
     }
@@ -109,9 +108,25 @@ impl Bootstrapper {
     pub fn output_level(&self) -> usize {
         self.plan.s2c_levels.last().map_or(0, |l| l.0 - 1)
     }
-    /// The largest input scale at the last level: `Δ_R·√2` (`Δ_R = 2^(round(log2 q_0) − ratio)`).
+    /// The largest input scale at the last level: `Δ_R·√2` (`Δ_R = 2^(round(log2 q_0) − ratio)`;
+    /// 2^53.5 for `N16-dense`, 2^50.5 for `N12-insecure`). Above the last level the bound is
+    /// `Δ_R·q_1` ([`Bootstrapper::max_input_scale_at`]).
     pub fn max_input_scale(&self) -> f64 {
         self.plan.raise_scale * std::f64::consts::SQRT_2
+    }
+    /// The largest input scale at chain index `level`: `Δ_R·√2` at the last level (0), `Δ_R·q_1`
+    /// above it (any scale a SEAL program produces there).
+    ///
+    /// # Errors
+    /// `NotValidForParams` for a level above the first data level.
+    pub fn max_input_scale_at(&self, level: usize) -> Result<f64> {
+        if level == 0 {
+            return Ok(self.max_input_scale());
+        }
+        if level > self.plan.top {
+            return Err(Error::NotValidForParams(format!("bootstrap: chain index {level} is above the data levels")));
+        }
+        Ok(self.plan.raise_scale * crate::circuits::rescale_prime(&self.ctx, 1, "bootstrap")?)
     }
     /// Number of encoded DFT plaintexts and their memory in bytes (host words).
     pub fn plaintext_memory(&self) -> (usize, usize) {
@@ -182,12 +197,16 @@ impl Bootstrapper {
         KeySet::Hybrid { relin: Some(&self.keys.relin), galois: Some(&self.keys.galois) }
     }
 
-    /// Stage 1: bring `ct` to the last level at scale `≈ Δ_R` (exactly `Δ_R` from a higher level,
-    /// by a constant multiplication and rescale; by `2^e` at the last level), switch to the sparse
-    /// secret, ModRaise to the first data level (relabelled to the CoeffsToSlots scale), switch
-    /// back to the dense secret, and with sparse packing the partial trace (`plan` module docs).
-    /// Returns the raised ciphertext and `ρ = scale / Δ_R` after the
-    /// scale-up (1 unless the input was at the last level with a scale that is not `Δ_R / 2^e`).
+    /// Stage 1: bring `ct` to the last level at scale `Δ_R·ρ`, switch to the sparse secret,
+    /// ModRaise to the first data level (relabelled to the CoeffsToSlots scale), switch back to
+    /// the dense secret, and with sparse packing the partial trace (`plan` module docs).
+    ///
+    /// The scale step: from a level `ℓ ≥ 1`, a mod switch to level 1, a multiplication by the
+    /// integer `s = round(Δ_R·q_1/scale)` and a rescale by `q_1` (scale `scale·s/q_1`); at the last
+    /// level, a multiplication by the integer `k = max(1, round(Δ_R/scale))` (scale `scale·k`).
+    /// Returns the raised ciphertext and `ρ = scale/Δ_R` after that step: within `1 ± 1/(2s)`
+    /// or `1 ± 1/(2k)` of 1, and in `(2/3, √2]` at worst. [`Bootstrapper::eval_mod`] divides
+    /// `ρ` out, so the result's scale is exact whatever the input's.
     ///
     /// # Errors
     /// As [`Bootstrapper::bootstrap`].
@@ -204,36 +223,30 @@ impl Bootstrapper {
         if !ct.is_ntt_form() {
             return Err(Error::WrongForm("CKKS encrypted must be in NTT form".into()));
         }
+        let scale = ct.scale();
         let raise = self.plan.raise_scale;
-        let too_large = || {
-            Error::ScaleOutOfBounds(format!(
-                "bootstrap: scale 2^{:.2} is above 2^{:.2} = q0 / 2^{} (the message ratio of the parameters); rescale first",
-                ct.scale().log2(),
-                self.max_input_scale().log2(),
-                self.keys.params.eval_mod.log_message_ratio
-            ))
-        };
-        let (mut c, rho) = if level == 0 {
-            if ct.scale() > self.max_input_scale() {
-                return Err(too_large());
-            }
-            let e = (raise / ct.scale()).log2().round().max(0.0) as i32;
-            let c = if e > 0 { ev.multiply_const(ct, 1.0, 2f64.powi(e))? } else { ct.clone() };
-            let rho = c.scale() / raise;
-            (c, rho)
+        let max = self.max_input_scale_at(level)?;
+        if !(scale.is_finite() && scale > 0.0 && scale <= max) {
+            return Err(Error::ScaleOutOfBounds(format!(
+                "bootstrap: scale 2^{:.2} at chain index {level} is above 2^{:.2}, the largest this level accepts (q_0 / 2^{}{}); rescale first",
+                scale.log2(),
+                max.log2(),
+                self.keys.params.eval_mod.log_message_ratio,
+                if level == 0 { " · √2" } else { " · q_1" }
+            )));
+        }
+        let mut c = if level == 0 {
+            let k = (raise / scale).round().max(1.0);
+            if k > 1.0 { ev.multiply_const(ct, 1.0, k)? } else { ct.clone() }
         } else {
             let one = level_at(&self.ctx, 1, "bootstrap")?;
             let c = if level > 1 { ev.mod_switch_to(ct, &one.parms_id())? } else { ct.clone() };
             let q1 = crate::circuits::rescale_prime(&self.ctx, 1, "bootstrap")?;
-            let s = raise * q1 / ct.scale();
-            if s < 1.0 {
-                return Err(too_large());
-            }
-            let mut c = ev.multiply_const(&c, 1.0, s)?;
+            let mut c = ev.multiply_const(&c, 1.0, (raise * q1 / scale).round().max(1.0))?;
             ev.rescale_to_next_inplace(&mut c)?;
-            c.set_scale(raise);
-            (c, 1.0)
+            c
         };
+        let rho = c.scale() / raise;
         ev.switch_key_hybrid_inplace(&mut c, &self.keys.dense_to_sparse)?;
         let mut r = ev.mod_raise(&c)?;
         r.set_scale(self.plan.c2s_scale);
@@ -274,14 +287,18 @@ impl Bootstrapper {
     }
 
     /// Stage 3, EvalMod of one CoeffsToSlots output (scale
-    /// [`Bootstrapper::coeffs_to_slots_scale`]): slots `≈ m/Δ_R`, at the EvalMod output
-    /// scale, `eval_mod_bits.len()` levels lower.
+    /// [`Bootstrapper::coeffs_to_slots_scale`]): slots `≈ m/(Δ_R·ρ)` (the message at the input's
+    /// own scale), at the EvalMod output scale, `eval_mod_bits.len()` levels lower. `rho` is the
+    /// ratio [`Bootstrapper::mod_raise`] returned (1 for an input at exactly `Δ_R`); dividing
+    /// it out costs no level (`EvalMod::rescaled`).
     ///
     /// # Errors
-    /// `ScaleMismatch` for another input scale; as [`Bootstrapper::bootstrap`].
-    pub fn eval_mod(&self, ct: &Ciphertext) -> Result<Ciphertext> {
+    /// `ScaleMismatch` for another input scale; `InvalidArgument` for a `rho` that is not
+    /// finite and positive; as [`Bootstrapper::bootstrap`].
+    pub fn eval_mod(&self, ct: &Ciphertext, rho: f64) -> Result<Ciphertext> {
         Self::check_stage_scale(ct, self.plan.c2s_scale, "EvalMod")?;
-        self.eval_mod.evaluate(&self.ev, self.key_set(), ct, self.plan.eval_mod_scale)
+        let em = if rho == 1.0 { std::borrow::Cow::Borrowed(&self.eval_mod) } else { std::borrow::Cow::Owned(self.eval_mod.rescaled(1.0 / rho)?) };
+        em.evaluate(&self.ev, self.key_set(), ct, self.plan.eval_mod_scale)
     }
 
     /// The EvalMod used (its plaintext reference gives the approximation bound).
@@ -310,17 +327,27 @@ impl Bootstrapper {
         Ok(w)
     }
 
-    /// Bootstrap `ct` (size 2, NTT form, any level of the parameters' chain, scale at most
-    /// [`Bootstrapper::max_input_scale`] when at the last level): the same slots, refreshed to
-    /// chain index [`Bootstrapper::output_level`] (the user levels). The result's scale is
-    /// [`Bootstrapper::output_scale`] divided by `ρ` ([`Bootstrapper::mod_raise`]): exactly the
-    /// output scale for an input above the last level or at a power-of-two scale. Runs where
-    /// `ct` is (`.gpu()`: every step on its queue).
+    /// Bootstrap `ct`: the same slots, refreshed to chain index [`Bootstrapper::output_level`]
+    /// (the user levels) at scale exactly [`Bootstrapper::output_scale`], so the result meets a
+    /// fresh operand at that scale in SEAL's checks. Runs where `ct` is (`.gpu()`: every step on
+    /// its queue).
+    ///
+    /// Accepted: size 2, NTT form, any chain index up to the first data level, any scale up to
+    /// [`Bootstrapper::max_input_scale_at`] its level (every scale SEAL's rescales produce);
+    /// real or complex slots. The precision does not depend on the input's scale or level
+    /// (the scale step's ratio `ρ` is divided out in EvalMod), only on the message: EvalMod
+    /// approximates `x ↦ x mod q_0` by a scaled sine, exact to the precision of the presets
+    /// while every coefficient `c` of the message polynomial (in units of the scale) has
+    /// `|c| ≪ 2^log_message_ratio` — the error grows as `c³`. Slots of magnitude at most 1 give
+    /// coefficients near `1/√slots` (the presets' measured precision); a constant slot
+    /// vector puts its whole value in one coefficient (about 11 bits at magnitude 1 for
+    /// `N16-dense`); coefficients beyond `2^(log_message_ratio − 1)` wrap around (the result is garbage).
+    /// The input's own error is carried over, not removed.
     ///
     /// # Errors
-    /// `NotValidForParams` (another context), `InvalidArgument` (size ≠ 2), `WrongForm`,
-    /// `ScaleOutOfBounds` (input scale too large); `MissingKey`, `Device` from the evaluator.
-    /// `ct` is never changed.
+    /// `NotValidForParams` (another context, or the key level), `InvalidArgument` (size ≠ 2),
+    /// `WrongForm`, `ScaleOutOfBounds` (input scale above the bound); `MissingKey`, `Device`
+    /// from the evaluator. `ct` is never changed.
     pub fn bootstrap(&self, ct: &Ciphertext) -> Result<Ciphertext> {
         self.bootstrap_timed(ct).map(|(c, _)| c)
     }
@@ -363,13 +390,12 @@ impl Bootstrapper {
         let mod_raise = lap("ModRaise", &raised)?;
         let (re, im) = self.coeffs_to_slots(&raised)?;
         let coeffs_to_slots = lap("CoeffsToSlots", &im)?;
-        let re = self.eval_mod(&re)?;
-        let im = self.eval_mod(&im)?;
+        let re = self.eval_mod(&re, rho)?;
+        let im = self.eval_mod(&im, rho)?;
         let eval_mod = lap("EvalMod", &im)?;
-        let mut out = self.slots_to_coeffs(&re, &im)?;
+        let out = self.slots_to_coeffs(&re, &im)?;
         let slots_to_coeffs = lap("SlotsToCoeffs", &out)?;
         let timings = BootstrapTimings { mod_raise, coeffs_to_slots, eval_mod, slots_to_coeffs, total: last - start };
-        out.set_scale(self.plan.output_scale / rho);
         Ok((out, timings))
     }
 }
