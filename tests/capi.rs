@@ -42,6 +42,10 @@ struct Setup {
 
 impl Setup {
     fn new(n: u64, bits: &[u32]) -> Setup {
+        Setup::with_sec_level(n, bits, 128)
+    }
+
+    fn with_sec_level(n: u64, bits: &[u32], sec_level_bits: u32) -> Setup {
         let mut s = Setup {
             parms: null_mut(),
             ctx: null_mut(),
@@ -63,7 +67,7 @@ impl Setup {
                 bits.len(),
                 &mut s.parms,
             ));
-            ok(xehe_context_create(s.parms, 128, &mut s.ctx));
+            ok(xehe_context_create(s.parms, sec_level_bits, &mut s.ctx));
             ok(xehe_keygen_create(s.ctx, &mut s.keygen));
             ok(xehe_keygen_secret_key(s.keygen, &mut s.sk));
             ok(xehe_keygen_create_public_key(s.keygen, &mut s.pk));
@@ -625,5 +629,374 @@ fn gpu_marking_without_a_device_is_a_clean_error() {
     unsafe { ok(xehe_ciphertext_device_flags(a, &mut flags)) };
     assert_eq!(flags, 0);
     ok(xehe_ciphertext_destroy(a));
+    s.destroy();
+}
+
+// ---- bootstrapping ------------------------------------------------------------------------
+
+/// The INSECURE N = 2^12 preset's parameters through the C ABI.
+fn n12_setup() -> Setup {
+    let mut n = 0u64;
+    let mut insecure = false;
+    let mut bits = [0u32; 64];
+    let mut count = 0;
+    // SAFETY: valid locals; `bits` holds 64 values.
+    unsafe {
+        ok(xehe_bootstrapping_preset(
+            c"n12".as_ptr(),
+            &mut n,
+            &mut insecure,
+            bits.as_mut_ptr(),
+            bits.len(),
+            &mut count,
+        ));
+    }
+    assert!(insecure);
+    assert_eq!(n, 4096);
+    Setup::with_sec_level(n, &bits[..count], 0)
+}
+
+/// The secret key of `s` in SEAL's format.
+fn secret_key_bytes(s: &Setup) -> Vec<u8> {
+    let mut buf = vec![0u8; 1 << 20];
+    let mut written = 0;
+    // SAFETY: valid locals; `buf` holds its length.
+    unsafe {
+        ok(xehe_secret_key_save(
+            s.sk,
+            XEHE_COMPR_NONE,
+            buf.as_mut_ptr(),
+            buf.len(),
+            &mut written,
+        ))
+    };
+    buf.truncate(written);
+    buf
+}
+
+/// Bootstrapping keys from the SEAL bytes of `s`'s secret key, and a bootstrapper.
+fn bootstrapper(s: &Setup) -> (*mut XeheBootstrappingKeys, *mut XeheBootstrapper) {
+    let sk = secret_key_bytes(s);
+    let mut keys = null_mut();
+    let mut boot = null_mut();
+    // SAFETY: valid locals.
+    unsafe {
+        ok(xehe_bootstrapping_keys_create(
+            s.ctx,
+            sk.as_ptr(),
+            sk.len(),
+            &mut keys,
+        ));
+        ok(xehe_bootstrapper_create(s.ctx, keys, &mut boot));
+    }
+    (keys, boot)
+}
+
+/// `values` encrypted at `parms_id` with scale `scale`.
+fn encrypt_at(s: &Setup, values: &[f64], parms_id: &[u64; 4], scale: f64) -> *mut XeheCiphertext {
+    let mut pt = null_mut();
+    let mut ct = null_mut();
+    // SAFETY: valid locals.
+    unsafe {
+        ok(xehe_plaintext_create(s.ctx, &mut pt));
+        ok(xehe_encoder_encode(
+            s.encoder,
+            values.as_ptr(),
+            values.len(),
+            parms_id.as_ptr(),
+            scale,
+            pt,
+        ));
+        ok(xehe_ciphertext_create(s.ctx, &mut ct));
+        ok(xehe_encryptor_encrypt(s.encryptor, pt, ct));
+    }
+    ok(xehe_plaintext_destroy(pt));
+    ct
+}
+
+fn last_parms_id(s: &Setup) -> [u64; 4] {
+    let mut id = [0u64; 4];
+    // SAFETY: valid locals; `id` holds 4 words.
+    unsafe { ok(xehe_context_parms_id(s.ctx, XeheLevel::Last as i32, id.as_mut_ptr())) };
+    id
+}
+
+#[test]
+fn bootstrapping_through_handles() {
+    let s = n12_setup();
+    let (keys, boot) = bootstrapper(&s);
+    let (mut level, mut out_scale, mut max_scale) = (0usize, 0f64, 0f64);
+    let mut out_id = [0u64; 4];
+    // SAFETY: valid locals.
+    unsafe {
+        ok(xehe_bootstrapper_output_level(boot, &mut level));
+        ok(xehe_bootstrapper_output_scale(boot, &mut out_scale));
+        ok(xehe_bootstrapper_max_input_scale(boot, &mut max_scale));
+        ok(xehe_bootstrapper_output_parms_id(boot, out_id.as_mut_ptr()));
+    }
+    assert_eq!(level, 2);
+    assert_eq!(out_scale, 2f64.powi(40));
+    assert_eq!(max_scale, 2f64.powi(50) * std::f64::consts::SQRT_2);
+
+    // A ciphertext at the last level, bootstrapped into a destination and in place.
+    let values: Vec<f64> = (0..2048).map(|i| (i as f64 / 2048.0) - 0.5).collect();
+    let a = encrypt_at(&s, &values, &last_parms_id(&s), 2f64.powi(40));
+    let before = save(a);
+    let mut b = null_mut();
+    // SAFETY: valid locals.
+    unsafe { ok(xehe_ciphertext_create(s.ctx, &mut b)) };
+    ok(xehe_bootstrapper_bootstrap(boot, a, b));
+    assert_eq!(save(a), before, "the input changed");
+    let (mut id, mut scale, mut size) = ([0u64; 4], 0f64, 0usize);
+    // SAFETY: valid locals.
+    unsafe { ok(xehe_ciphertext_info(b, id.as_mut_ptr(), &mut scale, &mut size)) };
+    assert_eq!((id, scale, size), (out_id, out_scale, 2));
+    let mut chain_index = 0;
+    // SAFETY: valid locals.
+    unsafe { ok(xehe_context_chain_index(s.ctx, id.as_ptr(), &mut chain_index)) };
+    assert_eq!(chain_index, level);
+    let got = s.decrypt(b);
+    let worst = values
+        .iter()
+        .zip(&got)
+        .map(|(w, g)| (w - g).abs())
+        .fold(0.0, f64::max);
+    assert!(worst < 2f64.powi(-18), "error 2^{:.1}", worst.log2());
+
+    // Keys saved from the handle and from the bootstrapper are the same bytes, and load back.
+    let mut needed = 0;
+    let dir = std::env::temp_dir().join(format!("xehe-capi-bk-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("bk.bin");
+    let c_path = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
+    // SAFETY: valid locals; NULL buffer asks for the size.
+    let bytes = unsafe {
+        assert_eq!(
+            xehe_bootstrapping_keys_save(keys, XEHE_COMPR_NONE, null_mut(), 0, &mut needed),
+            XeheStatus::BufferTooSmall
+        );
+        let mut buf = vec![0u8; needed];
+        let mut written = 0;
+        ok(xehe_bootstrapping_keys_save(
+            keys,
+            XEHE_COMPR_NONE,
+            buf.as_mut_ptr(),
+            buf.len(),
+            &mut written,
+        ));
+        ok(xehe_bootstrapper_save_keys_file(boot, XEHE_COMPR_NONE, c_path.as_ptr()));
+        buf
+    };
+    assert_eq!(std::fs::read(&path).unwrap(), bytes);
+    let (mut loaded, mut loaded_file, mut boot2) = (null_mut(), null_mut(), null_mut());
+    // SAFETY: valid locals.
+    unsafe {
+        ok(xehe_bootstrapping_keys_load(s.ctx, bytes.as_ptr(), bytes.len(), &mut loaded));
+        ok(xehe_bootstrapping_keys_load_file(s.ctx, c_path.as_ptr(), &mut loaded_file));
+        ok(xehe_bootstrapper_create(s.ctx, loaded_file, &mut boot2));
+    }
+    // Keys are copied into the bootstrapper: destroying them leaves it working, and its result
+    // is the same as the first bootstrapper's (bootstrapping is deterministic).
+    ok(xehe_bootstrapping_keys_destroy(loaded_file));
+    ok(xehe_bootstrapper_bootstrap(boot2, a, a));
+    assert_eq!(save(a), save(b));
+    std::fs::remove_dir_all(&dir).ok();
+
+    for h in [a, b] {
+        ok(xehe_ciphertext_destroy(h));
+    }
+    ok(xehe_bootstrapper_destroy(boot2));
+    ok(xehe_bootstrapper_destroy(boot));
+    ok(xehe_bootstrapping_keys_destroy(loaded));
+    ok(xehe_bootstrapping_keys_destroy(keys));
+    s.destroy();
+}
+
+#[test]
+fn bootstrapping_errors_leave_the_input_intact() {
+    let s = n12_setup();
+    let (keys, boot) = bootstrapper(&s);
+    let mut out_id = [0u64; 4];
+    let mut max_scale = 0.0;
+    // SAFETY: valid locals.
+    unsafe {
+        ok(xehe_bootstrapper_output_parms_id(boot, out_id.as_mut_ptr()));
+        ok(xehe_bootstrapper_max_input_scale(boot, &mut max_scale));
+    }
+    let values = [0.25, -0.5, 0.125];
+    let last = last_parms_id(&s);
+
+    // Each failing bootstrap: the status, the message, and the input's bytes unchanged (the
+    // destination aliases the input, so a partial write would show).
+    let check = |ct: *mut XeheCiphertext, want: XeheStatus, msg: &str| {
+        let before = save(ct);
+        fails(xehe_bootstrapper_bootstrap(boot, ct, ct), want, msg);
+        assert_eq!(save(ct), before, "the input changed after {want:?}");
+    };
+
+    // Size 3 (not relinearized).
+    let a = encrypt_at(&s, &values, &out_id, 2f64.powi(40));
+    let mut sq = null_mut();
+    // SAFETY: valid locals.
+    unsafe { ok(xehe_ciphertext_create(s.ctx, &mut sq)) };
+    ok(xehe_evaluator_multiply(s.evaluator, a, a, sq));
+    check(sq, XeheStatus::InvalidArgument, "size must be 2, is 3 (relinearize first)");
+
+    // A scale above the bound at the last level.
+    let big = encrypt_at(&s, &values, &last, 2f64.powi(40));
+    ok(xehe_ciphertext_set_scale(big, max_scale * 2.0));
+    check(big, XeheStatus::ScaleOutOfBounds, "rescale first");
+
+    // An empty ciphertext.
+    let mut empty = null_mut();
+    // SAFETY: valid locals.
+    unsafe { ok(xehe_ciphertext_create(s.ctx, &mut empty)) };
+    fails(
+        xehe_bootstrapper_bootstrap(boot, empty, empty),
+        XeheStatus::NotValidForParams,
+        "not valid for the bootstrapping parameters",
+    );
+
+    // NULL and destroyed handles.
+    let fine = encrypt_at(&s, &values, &last, 2f64.powi(40));
+    let before = save(fine);
+    fails(
+        xehe_bootstrapper_bootstrap(null(), fine, fine),
+        XeheStatus::NullPointer,
+        "`bootstrapper`",
+    );
+    fails(
+        xehe_bootstrapper_bootstrap(boot, null(), fine),
+        XeheStatus::NullPointer,
+        "`encrypted`",
+    );
+    fails(
+        xehe_bootstrapper_bootstrap(boot, fine, null_mut()),
+        XeheStatus::NullPointer,
+        "`destination`",
+    );
+    let mut no_boot = null_mut();
+    let mut gone = null_mut();
+    let sk = secret_key_bytes(&s);
+    // SAFETY: valid locals.
+    unsafe {
+        fails(
+            xehe_bootstrapper_create(s.ctx, null(), &mut no_boot),
+            XeheStatus::NullPointer,
+            "`keys`",
+        );
+        ok(xehe_bootstrapping_keys_create(s.ctx, sk.as_ptr(), sk.len(), &mut gone));
+        ok(xehe_bootstrapping_keys_destroy(gone));
+        fails(
+            xehe_bootstrapper_create(s.ctx, gone, &mut no_boot),
+            XeheStatus::InvalidHandle,
+            "not a live XeheBootstrappingKeys",
+        );
+        // A handle of another type where keys are expected.
+        fails(
+            xehe_bootstrapper_create(s.ctx, s.rk.cast(), &mut no_boot),
+            XeheStatus::InvalidHandle,
+            "expected XeheBootstrappingKeys",
+        );
+        fails(
+            xehe_bootstrapping_keys_create(s.ctx, b"not a key".as_ptr(), 9, &mut gone),
+            XeheStatus::Malformed,
+            "",
+        );
+        fails(
+            xehe_bootstrapping_keys_load(s.ctx, b"not keys".as_ptr(), 8, &mut gone),
+            XeheStatus::Malformed,
+            "",
+        );
+        fails(
+            xehe_bootstrapping_keys_load_file(s.ctx, c"/nonexistent/bk.bin".as_ptr(), &mut gone),
+            XeheStatus::Io,
+            "/nonexistent/bk.bin",
+        );
+    }
+    assert!(no_boot.is_null(), "out written on failure");
+    assert_eq!(save(fine), before);
+
+    // Keys and ciphertexts of another context (same parameters, another handle).
+    let other = n12_setup();
+    let foreign = encrypt_at(&other, &values, &last, 2f64.powi(40));
+    let before_foreign = save(foreign);
+    // SAFETY: valid locals.
+    unsafe {
+        fails(
+            xehe_bootstrapper_create(other.ctx, keys, &mut no_boot),
+            XeheStatus::ContextMismatch,
+            "`keys` belongs to another context",
+        );
+    }
+    fails(
+        xehe_bootstrapper_bootstrap(boot, foreign, fine),
+        XeheStatus::ContextMismatch,
+        "`encrypted` belongs to another context",
+    );
+    assert_eq!(save(foreign), before_foreign);
+    assert_eq!(save(fine), before);
+
+    // Parameters of no preset: keys cannot be made, nor loaded.
+    let plain = Setup::new(4096, &[40, 20, 40]);
+    let sk_plain = secret_key_bytes(&plain);
+    let mut written = 0;
+    // SAFETY: NULL buffer asks for the size.
+    unsafe { xehe_bootstrapping_keys_save(keys, XEHE_COMPR_ZSTD, null_mut(), 0, &mut written) };
+    let mut key_bytes = vec![0u8; written];
+    // SAFETY: valid locals.
+    unsafe {
+        fails(
+            xehe_bootstrapping_keys_create(plain.ctx, sk_plain.as_ptr(), sk_plain.len(), &mut gone),
+            XeheStatus::InvalidParameters,
+            "no bootstrapping preset has these parameters",
+        );
+        // The n12 secret key is not valid for these parameters.
+        fails(
+            xehe_bootstrapping_keys_create(plain.ctx, sk.as_ptr(), sk.len(), &mut gone),
+            XeheStatus::NotValidForParams,
+            "",
+        );
+        ok(xehe_bootstrapping_keys_save(
+            keys,
+            XEHE_COMPR_ZSTD,
+            key_bytes.as_mut_ptr(),
+            key_bytes.len(),
+            &mut written,
+        ));
+        let status = xehe_bootstrapping_keys_load(plain.ctx, key_bytes.as_ptr(), written, &mut gone);
+        assert!(
+            matches!(status, XeheStatus::InvalidParameters | XeheStatus::NotValidForParams),
+            "{status:?}: {}",
+            last_error()
+        );
+        assert!(!last_error().is_empty());
+    }
+
+    // Unknown presets and small buffers.
+    let mut count = 0;
+    let mut bits = [0u32; 4];
+    // SAFETY: valid locals.
+    unsafe {
+        fails(
+            xehe_bootstrapping_preset(c"n99".as_ptr(), null_mut(), null_mut(), bits.as_mut_ptr(), 4, &mut count),
+            XeheStatus::InvalidArgument,
+            "no bootstrapping preset named \"n99\"",
+        );
+        fails(
+            xehe_bootstrapping_preset(c"n12".as_ptr(), null_mut(), null_mut(), bits.as_mut_ptr(), 4, &mut count),
+            XeheStatus::BufferTooSmall,
+            "",
+        );
+    }
+    assert_eq!(count, 19);
+
+    for h in [a, sq, big, empty, fine, foreign] {
+        ok(xehe_ciphertext_destroy(h));
+    }
+    ok(xehe_bootstrapper_destroy(boot));
+    ok(xehe_bootstrapping_keys_destroy(keys));
+    plain.destroy();
+    other.destroy();
     s.destroy();
 }

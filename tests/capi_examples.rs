@@ -6,8 +6,13 @@
 //!   results with SEAL's byte for byte.
 //! - `examples/cpp_seal`: needs real Microsoft SEAL 4.x, built here from the C++ sources the
 //!   `sealy` crate ships (fetched through cargo into `target/tmp`, built once per target dir,
-//!   about a minute on two cores). Without cmake, a C++ compiler or the sources it prints
-//!   `SKIP` with the reason.
+//!   about a minute on two cores).
+//! - `examples/cpp_seal_bootstrap`: the same SEAL, a program three times deeper than its
+//!   modulus chain, bootstrapped by the plugin whenever it reaches the last level (CPU here;
+//!   `--gpu` on a GPU machine).
+//!
+//! Without cmake, a C or C++ compiler, or SEAL's sources, each test prints `SKIP` with the
+//! reason and passes, so a machine with only Rust runs the suite green.
 
 mod common;
 
@@ -77,6 +82,17 @@ fn have(tool: &str) -> bool {
         .is_ok_and(|o| o.status.success())
 }
 
+/// Whether one of `tools` is missing; if so, prints why `what` is skipped.
+fn skip_without(what: &str, tools: &[&str]) -> bool {
+    match tools.iter().find(|t| !have(t)) {
+        Some(tool) => {
+            println!("SKIP: {what}: `{tool}` not found (APT_PACKAGES in .ci/run)");
+            true
+        }
+        None => false,
+    }
+}
+
 /// Configure and build a CMake project; `defs` are `-D` definitions.
 fn cmake_build(src: &Path, build: &Path, defs: &[String]) -> Result<(), String> {
     let mut cfg = Command::new("cmake");
@@ -104,7 +120,9 @@ fn cmake_package_version_matches_cargo() {
 
 #[test]
 fn c_example_builds_and_runs() {
-    assert!(have("cmake"), "cmake is required (APT_PACKAGES in .ci/run)");
+    if skip_without("C example", &["cmake", "cc"]) {
+        return;
+    }
     let lib = built_library();
     assert!(
         lib.join("libxehe.so").exists(),
@@ -198,8 +216,14 @@ fn seal_sources() -> Result<PathBuf, String> {
     }
 }
 
-/// Build and install SEAL once per target dir (no network: its optional dependencies off).
+/// SEAL's CMake package folder, built once per test process ([`seal_build`]).
 fn seal_install() -> Result<PathBuf, String> {
+    static SEAL: std::sync::OnceLock<Result<PathBuf, String>> = std::sync::OnceLock::new();
+    SEAL.get_or_init(seal_build).clone()
+}
+
+/// Build and install SEAL once per target dir (no network: its optional dependencies off).
+fn seal_build() -> Result<PathBuf, String> {
     let base = tmp("seal-4.0");
     let install = base.join("install");
     let config = install.join("lib/cmake/SEAL-4.0");
@@ -239,11 +263,8 @@ fn seal_install() -> Result<PathBuf, String> {
 
 #[test]
 fn cpp_seal_example_matches_seal_byte_for_byte() {
-    for tool in ["cmake", "c++"] {
-        if !have(tool) {
-            println!("SKIP: C++ SEAL example: `{tool}` not found (APT_PACKAGES in .ci/run)");
-            return;
-        }
+    if skip_without("C++ SEAL example", &["cmake", "c++"]) {
+        return;
     }
     let seal = match seal_install() {
         Ok(dir) => dir,
@@ -263,4 +284,58 @@ fn cpp_seal_example_matches_seal_byte_for_byte() {
     print!("{text}");
     assert!(text.contains("C++ SEAL example: OK"));
     assert!(!text.contains("DIFFER"));
+}
+
+/// The first number after `key` in `text` (e.g. `"bootstraps"` in "…, 25 bootstraps").
+fn number_before(text: &str, key: &str) -> Option<f64> {
+    let at = text.find(key)?;
+    text[..at].split_whitespace().last()?.parse().ok()
+}
+
+#[test]
+fn cpp_seal_bootstrap_example_goes_deeper_than_its_chain() {
+    if skip_without("C++ SEAL bootstrap example", &["cmake", "c++"]) {
+        return;
+    }
+    let seal = match seal_install() {
+        Ok(dir) => dir,
+        Err(e) => {
+            println!("SKIP: C++ SEAL bootstrap example: could not get or build SEAL 4.x: {e}");
+            return;
+        }
+    };
+    let build = tmp("capi-cpp-seal-bootstrap-example");
+    cmake_build(
+        &root().join("examples/cpp_seal_bootstrap"),
+        &build,
+        &[format!("-DSEAL_DIR={}", seal.display())],
+    )
+    .unwrap();
+    let exe = build.join("xehe_cpp_seal_bootstrap");
+    // The whole program: 3x the chain's depth, SEAL's own evaluator between bootstraps.
+    let text = run(Command::new(&exe).env_remove("XEHE_EXAMPLE_GPU")).unwrap();
+    print!("{text}");
+    assert!(text.contains("C++ SEAL bootstrap example: OK"), "{text}");
+    let bootstraps = number_before(&text, "bootstraps").expect("bootstrap count");
+    assert!(bootstraps >= 20.0, "{bootstraps} bootstraps");
+    let min = number_before(&text, "bits (threshold").expect("min precision");
+    assert!(min >= 18.0, "min precision {min} bits");
+
+    // Keys saved by the program load back through the path constructor (with the secret key
+    // they were made from) and bootstrap again.
+    let keys = tmp("capi-cpp-seal-bootstrap-keys").join("bk.bin");
+    let text = run(Command::new(&exe)
+        .args(["--steps", "3", "--save-keys"])
+        .arg(&keys))
+    .unwrap();
+    assert!(text.contains("C++ SEAL bootstrap example: OK"), "{text}");
+    let text = run(Command::new(&exe)
+        .args(["--steps", "3", "--keys"])
+        .arg(&keys)
+        .arg("--secret-key")
+        .arg(keys.with_extension("bin.sk")))
+    .unwrap();
+    print!("{text}");
+    assert!(text.contains("keys loaded"), "{text}");
+    assert!(text.contains("C++ SEAL bootstrap example: OK"), "{text}");
 }
