@@ -78,6 +78,29 @@ fn seal_encrypts_xehe_bootstraps_seal_decrypts() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("bootstrapping keys"), "{}", String::from_utf8_lossy(&o.stderr));
 }
 
+/// A SEAL program deeper than its chain (tests/seal/deep_program.py): y ← (y² + u)/2 in
+/// seal-python for 52 levels (three times the chain's 17), bootstrapped by `xehe eval` whenever
+/// fewer than two levels are left — inputs at the scales SEAL's rescales produce, at the last
+/// level and above it. Every bootstrap lands at the output level at exactly 2^40, within 1 bit
+/// of the fresh-input figure (mean and minimum, real and imaginary); the final result matches
+/// the program on plain doubles.
+#[test]
+fn seal_program_deeper_than_its_chain() {
+    if !common::python_has("seal, numpy") {
+        return;
+    }
+    let dir = common::scratch_dir("cli-deep-program");
+    let bits: Vec<String> = BootstrappingParameters::n12_insecure().coeff_modulus_bits().iter().map(|b| b.to_string()).collect();
+    let o = Command::new("python3")
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/seal/deep_program.py"))
+        .args(["cli", &p(&dir), "4096", &bits.join(","), "52", "--check", "--xehe", env!("CARGO_BIN_EXE_xehe")])
+        .output()
+        .expect("run python3");
+    let out = ok(&o, "deep_program.py cli --check");
+    let summary = out.lines().find(|l| l.contains("\"summary\"")).unwrap_or_default();
+    eprintln!("{summary}\n{}", out.lines().last().unwrap_or_default());
+}
+
 #[test]
 fn keygen_rejects_parameters_of_no_preset() {
     let dir = common::scratch_dir("cli-bootstrap-nopreset");
