@@ -169,7 +169,7 @@ impl Bootstrapper {
         d.set_item("total", t.total.as_secs_f64())?;
         Ok((Ciphertext { inner: out }, d))
     }
-    /// Scale of a bootstrapped result (for inputs at power-of-two scales or above the last level).
+    /// Scale of every bootstrapped result, exactly (2^40 for both presets), whatever the input's.
     fn output_scale(&self) -> f64 {
         self.inner.output_scale()
     }
@@ -180,5 +180,9 @@ impl Bootstrapper {
     /// The largest input scale at the last level.
     fn max_input_scale(&self) -> f64 {
         self.inner.max_input_scale()
+    }
+    /// The largest input scale at chain index `level` (`ValueError` above the data levels).
+    fn max_input_scale_at(&self, level: usize) -> PyResult<f64> {
+        self.inner.max_input_scale_at(level).py()
     }
 }

@@ -47,3 +47,23 @@ def test_keys_round_trip_and_errors(boot):
     assert xehe.BootstrappingParameters.preset("n12").name == "N12-insecure"
     with pytest.raises(ValueError):
         xehe.BootstrappingParameters.preset("nope")
+
+
+def test_seal_program_deeper_than_its_chain(gpu):
+    """A seal-python program three times deeper than its chain (tests/seal/deep_program.py),
+    bootstrapped in-process by this module whenever its levels run out: every bootstrap lands
+    at the output level at exactly 2^40, within 1 bit of the fresh-input figure."""
+    if gpu:
+        pytest.skip("the deep program bootstraps on the CPU; the suite's CPU pass ran it")
+    import subprocess
+    import sys
+    import tempfile
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[2] / "tests" / "seal" / "deep_program.py"
+    bits = ",".join(map(str, xehe.BootstrappingParameters.n12_insecure().coeff_modulus_bits()))
+    with tempfile.TemporaryDirectory() as d:
+        p = subprocess.run([sys.executable, str(script), "python", d, "4096", bits, "52", "--check"],
+                           capture_output=True, text=True)
+    print(p.stdout[-2000:])
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
