@@ -338,4 +338,20 @@ fn cpp_seal_bootstrap_example_goes_deeper_than_its_chain() {
     print!("{text}");
     assert!(text.contains("keys loaded"), "{text}");
     assert!(text.contains("C++ SEAL bootstrap example: OK"), "{text}");
+
+    // The plugin's device path (gpu(), a bootstrap on the device, the result written back to
+    // SEAL) on OpenCL, where an OpenCL device is installed (pocl on CI's CPUs).
+    let out = Command::new(&exe)
+        .args(["--gpu", "--steps", "3"])
+        .env("XEHE_DEVICE", "opencl")
+        .output()
+        .expect("run the example");
+    let text = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    if let Some(why) = text.lines().find(|l| l.contains("no GPU is usable")) {
+        println!("SKIP: C++ SEAL bootstrap example on a device: {why}");
+        return;
+    }
+    print!("{text}");
+    assert!(out.status.success() && text.contains("bootstrapping on the GPU"), "{text}");
+    assert!(text.contains("C++ SEAL bootstrap example: OK"), "{text}");
 }

@@ -177,7 +177,7 @@ int main(int argc, char **argv) try {
 
     if (opt.gpu) {
         if (!plugin.gpu(ct)) throw std::runtime_error("--gpu: no GPU is usable: " + plugin.gpu_error());
-        std::cout << "bootstrapping on the GPU\n";
+        std::cout << "bootstrapping on the GPU (the plugin's device; XEHE_DEVICE chooses it)\n";
     } else {
         std::cout << "bootstrapping on the CPU (--gpu or XEHE_EXAMPLE_GPU=1 for the GPU)\n";
     }
