@@ -120,8 +120,9 @@ class CliDoor:
             sk = os.path.join(out, "secret_key.bin")
             s.sk.save(sk)
             t = time.time()
-            self.run(["keygen", "bootstrap", "--params", self.parms, "--secret-key", sk, "--out", self.keys])
+            said = self.run(["keygen", "bootstrap", "--params", self.parms, "--secret-key", sk, "--out", self.keys])
             self.keygen_s = time.time() - t
+            sys.stderr.write(said)
         self.count = 0
 
     def run(self, args):
@@ -132,8 +133,10 @@ class CliDoor:
         return p.stdout + p.stderr
 
     def eval(self, x, device, out):
-        self.run(["eval", "--params", self.parms, "--bootstrap-keys", self.keys, "--input", f"x={x}",
-                  "--expr", "bootstrap(x)", "--out", out, "--device", device])
+        said = self.run(["eval", "--params", self.parms, "--bootstrap-keys", self.keys, "--input", f"x={x}",
+                         "--expr", "bootstrap(x)", "--out", out, "--device", device])
+        if self.count == 1:  # what xehe eval reports (key loading, device), once per device
+            sys.stderr.write(f"xehe eval --device {device}:\n{said}")
         with open(out, "rb") as f:
             return f.read()
 
