@@ -329,12 +329,25 @@ pub(crate) fn blake2xb(key: &[u8], input: &[u8], out: &mut [u8]) {
         .max_leaf_length(BLAKE2B_OUTBYTES as u32)
         .node_depth(0)
         .inner_hash_length(BLAKE2B_OUTBYTES);
-    for (i, block) in out.chunks_mut(BLAKE2B_OUTBYTES).enumerate() {
-        let h = params
-            .hash_length(block.len())
-            .node_offset(xof_length | (i as u64 & 0xFFFF_FFFF))
-            .hash(root.as_bytes());
-        block.copy_from_slice(h.as_bytes());
+    // The output blocks are independent hashes of the root: computed several at a time with
+    // the SIMD lanes (`hash_many`), a buffer's worth per call.
+    const GROUP: usize = PRNG_BUFFER_BYTES / BLAKE2B_OUTBYTES;
+    for (g, group) in out.chunks_mut(GROUP * BLAKE2B_OUTBYTES).enumerate() {
+        let mut jobs: Vec<blake2b_simd::many::HashManyJob<'_>> = group
+            .chunks(BLAKE2B_OUTBYTES)
+            .enumerate()
+            .map(|(j, block)| {
+                let i = (g * GROUP + j) as u64;
+                params
+                    .hash_length(block.len())
+                    .node_offset(xof_length | (i & 0xFFFF_FFFF));
+                blake2b_simd::many::HashManyJob::new(&params, root.as_bytes())
+            })
+            .collect();
+        blake2b_simd::many::hash_many(jobs.iter_mut());
+        for (block, job) in group.chunks_mut(BLAKE2B_OUTBYTES).zip(&jobs) {
+            block.copy_from_slice(job.to_hash().as_bytes());
+        }
     }
 }
 
@@ -648,6 +661,48 @@ mod tests {
             let mut par = vec![0u64; short];
             sample_poly_uniform_par(&info, &moduli, n, &mut par);
             assert_eq!(seq, par, "n = {n}, short");
+        }
+    }
+
+    /// The reference `blake2xb` (one BLAKE2b call per output block), against which the
+    /// SIMD-batched one must agree byte for byte.
+    fn blake2xb_one_by_one(key: &[u8], input: &[u8], out: &mut [u8]) {
+        let xof_length = (out.len() as u64 & 0xFFFF_FFFF) << 32;
+        let root = blake2b_simd::Params::new()
+            .hash_length(BLAKE2B_OUTBYTES)
+            .key(key)
+            .fanout(1)
+            .max_depth(1)
+            .max_leaf_length(0)
+            .node_offset(xof_length)
+            .node_depth(0)
+            .inner_hash_length(0)
+            .to_state()
+            .update(input)
+            .finalize();
+        for (i, block) in out.chunks_mut(BLAKE2B_OUTBYTES).enumerate() {
+            let h = blake2b_simd::Params::new()
+                .fanout(0)
+                .max_depth(0)
+                .max_leaf_length(BLAKE2B_OUTBYTES as u32)
+                .node_depth(0)
+                .inner_hash_length(BLAKE2B_OUTBYTES)
+                .hash_length(block.len())
+                .node_offset(xof_length | (i as u64 & 0xFFFF_FFFF))
+                .hash(root.as_bytes());
+            block.copy_from_slice(h.as_bytes());
+        }
+    }
+
+    #[test]
+    fn blake2xb_batched_matches_reference() {
+        let key: Vec<u8> = (0..64u8).map(|i| i.wrapping_mul(37)).collect();
+        for len in [1usize, 63, 64, 65, 1000, 4096, 4096 + 64 + 3, 3 * 4096] {
+            let mut a = vec![0u8; len];
+            let mut b = vec![0u8; len];
+            blake2xb(&key, &7u64.to_le_bytes(), &mut a);
+            blake2xb_one_by_one(&key, &7u64.to_le_bytes(), &mut b);
+            assert_eq!(a, b, "length {len}");
         }
     }
 
