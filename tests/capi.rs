@@ -143,26 +143,23 @@ impl Setup {
     }
 }
 
-fn save(ct: *const XeheCiphertext) -> Vec<u8> {
+/// The bytes a `(buf, capacity, written)` save function writes: a NULL buffer asks for the
+/// size, then a buffer of that size.
+fn saved(f: impl Fn(*mut u8, usize, *mut usize) -> XeheStatus) -> Vec<u8> {
     let mut needed = 0;
-    // SAFETY: NULL buffer asks for the size; then a buffer of that size.
-    unsafe {
-        assert_eq!(
-            xehe_ciphertext_save(ct, XEHE_COMPR_NONE, null_mut(), 0, &mut needed),
-            XeheStatus::BufferTooSmall
-        );
-        let mut buf = vec![0u8; needed];
-        let mut written = 0;
-        ok(xehe_ciphertext_save(
-            ct,
-            XEHE_COMPR_NONE,
-            buf.as_mut_ptr(),
-            buf.len(),
-            &mut written,
-        ));
-        assert_eq!(written, needed);
-        buf
-    }
+    assert_eq!(f(null_mut(), 0, &mut needed), XeheStatus::BufferTooSmall);
+    let mut buf = vec![0u8; needed];
+    let mut written = 0;
+    ok(f(buf.as_mut_ptr(), buf.len(), &mut written));
+    assert_eq!(written, needed);
+    buf
+}
+
+fn save(ct: *const XeheCiphertext) -> Vec<u8> {
+    // SAFETY: `saved` passes a NULL buffer or one of the stated capacity, and a valid `written`.
+    saved(|buf, cap, written| unsafe {
+        xehe_ciphertext_save(ct, XEHE_COMPR_NONE, buf, cap, written)
+    })
 }
 
 #[test]
@@ -658,20 +655,10 @@ fn n12_setup() -> Setup {
 
 /// The secret key of `s` in SEAL's format.
 fn secret_key_bytes(s: &Setup) -> Vec<u8> {
-    let mut buf = vec![0u8; 1 << 20];
-    let mut written = 0;
-    // SAFETY: valid locals; `buf` holds its length.
-    unsafe {
-        ok(xehe_secret_key_save(
-            s.sk,
-            XEHE_COMPR_NONE,
-            buf.as_mut_ptr(),
-            buf.len(),
-            &mut written,
-        ))
-    };
-    buf.truncate(written);
-    buf
+    // SAFETY: `saved` passes a NULL buffer or one of the stated capacity, and a valid `written`.
+    saved(|buf, cap, written| unsafe {
+        xehe_secret_key_save(s.sk, XEHE_COMPR_NONE, buf, cap, written)
+    })
 }
 
 /// Bootstrapping keys from the SEAL bytes of `s`'s secret key, and a bootstrapper.
@@ -717,7 +704,13 @@ fn encrypt_at(s: &Setup, values: &[f64], parms_id: &[u64; 4], scale: f64) -> *mu
 fn last_parms_id(s: &Setup) -> [u64; 4] {
     let mut id = [0u64; 4];
     // SAFETY: valid locals; `id` holds 4 words.
-    unsafe { ok(xehe_context_parms_id(s.ctx, XeheLevel::Last as i32, id.as_mut_ptr())) };
+    unsafe {
+        ok(xehe_context_parms_id(
+            s.ctx,
+            XeheLevel::Last as i32,
+            id.as_mut_ptr(),
+        ))
+    };
     id
 }
 
@@ -749,11 +742,24 @@ fn bootstrapping_through_handles() {
     assert_eq!(save(a), before, "the input changed");
     let (mut id, mut scale, mut size) = ([0u64; 4], 0f64, 0usize);
     // SAFETY: valid locals.
-    unsafe { ok(xehe_ciphertext_info(b, id.as_mut_ptr(), &mut scale, &mut size)) };
+    unsafe {
+        ok(xehe_ciphertext_info(
+            b,
+            id.as_mut_ptr(),
+            &mut scale,
+            &mut size,
+        ))
+    };
     assert_eq!((id, scale, size), (out_id, out_scale, 2));
     let mut chain_index = 0;
     // SAFETY: valid locals.
-    unsafe { ok(xehe_context_chain_index(s.ctx, id.as_ptr(), &mut chain_index)) };
+    unsafe {
+        ok(xehe_context_chain_index(
+            s.ctx,
+            id.as_ptr(),
+            &mut chain_index,
+        ))
+    };
     assert_eq!(chain_index, level);
     let got = s.decrypt(b);
     let worst = values
@@ -764,35 +770,37 @@ fn bootstrapping_through_handles() {
     assert!(worst < 2f64.powi(-18), "error 2^{:.1}", worst.log2());
 
     // Keys saved from the handle and from the bootstrapper are the same bytes, and load back.
-    let mut needed = 0;
     let dir = std::env::temp_dir().join(format!("xehe-capi-bk-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("bk.bin");
     let c_path = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
-    // SAFETY: valid locals; NULL buffer asks for the size.
-    let bytes = unsafe {
-        assert_eq!(
-            xehe_bootstrapping_keys_save(keys, XEHE_COMPR_NONE, null_mut(), 0, &mut needed),
-            XeheStatus::BufferTooSmall
-        );
-        let mut buf = vec![0u8; needed];
-        let mut written = 0;
-        ok(xehe_bootstrapping_keys_save(
-            keys,
+    // SAFETY: `saved` passes a NULL buffer or one of the stated capacity, and a valid `written`.
+    let bytes = saved(|buf, cap, written| unsafe {
+        xehe_bootstrapping_keys_save(keys, XEHE_COMPR_NONE, buf, cap, written)
+    });
+    // SAFETY: valid locals.
+    unsafe {
+        ok(xehe_bootstrapper_save_keys_file(
+            boot,
             XEHE_COMPR_NONE,
-            buf.as_mut_ptr(),
-            buf.len(),
-            &mut written,
-        ));
-        ok(xehe_bootstrapper_save_keys_file(boot, XEHE_COMPR_NONE, c_path.as_ptr()));
-        buf
+            c_path.as_ptr(),
+        ))
     };
     assert_eq!(std::fs::read(&path).unwrap(), bytes);
     let (mut loaded, mut loaded_file, mut boot2) = (null_mut(), null_mut(), null_mut());
     // SAFETY: valid locals.
     unsafe {
-        ok(xehe_bootstrapping_keys_load(s.ctx, bytes.as_ptr(), bytes.len(), &mut loaded));
-        ok(xehe_bootstrapping_keys_load_file(s.ctx, c_path.as_ptr(), &mut loaded_file));
+        ok(xehe_bootstrapping_keys_load(
+            s.ctx,
+            bytes.as_ptr(),
+            bytes.len(),
+            &mut loaded,
+        ));
+        ok(xehe_bootstrapping_keys_load_file(
+            s.ctx,
+            c_path.as_ptr(),
+            &mut loaded_file,
+        ));
         ok(xehe_bootstrapper_create(s.ctx, loaded_file, &mut boot2));
     }
     // Keys are copied into the bootstrapper: destroying them leaves it working, and its result
@@ -840,7 +848,11 @@ fn bootstrapping_errors_leave_the_input_intact() {
     // SAFETY: valid locals.
     unsafe { ok(xehe_ciphertext_create(s.ctx, &mut sq)) };
     ok(xehe_evaluator_multiply(s.evaluator, a, a, sq));
-    check(sq, XeheStatus::InvalidArgument, "size must be 2, is 3 (relinearize first)");
+    check(
+        sq,
+        XeheStatus::InvalidArgument,
+        "size must be 2, is 3 (relinearize first)",
+    );
 
     // A scale above the bound at the last level.
     let big = encrypt_at(&s, &values, &last, 2f64.powi(40));
@@ -885,7 +897,12 @@ fn bootstrapping_errors_leave_the_input_intact() {
             XeheStatus::NullPointer,
             "`keys`",
         );
-        ok(xehe_bootstrapping_keys_create(s.ctx, sk.as_ptr(), sk.len(), &mut gone));
+        ok(xehe_bootstrapping_keys_create(
+            s.ctx,
+            sk.as_ptr(),
+            sk.len(),
+            &mut gone,
+        ));
         ok(xehe_bootstrapping_keys_destroy(gone));
         fails(
             xehe_bootstrapper_create(s.ctx, gone, &mut no_boot),
@@ -940,10 +957,10 @@ fn bootstrapping_errors_leave_the_input_intact() {
     // Parameters of no preset: keys cannot be made, nor loaded.
     let plain = Setup::new(4096, &[40, 20, 40]);
     let sk_plain = secret_key_bytes(&plain);
-    let mut written = 0;
-    // SAFETY: NULL buffer asks for the size.
-    unsafe { xehe_bootstrapping_keys_save(keys, XEHE_COMPR_ZSTD, null_mut(), 0, &mut written) };
-    let mut key_bytes = vec![0u8; written];
+    // SAFETY: `saved` passes a NULL buffer or one of the stated capacity, and a valid `written`.
+    let key_bytes = saved(|buf, cap, written| unsafe {
+        xehe_bootstrapping_keys_save(keys, XEHE_COMPR_ZSTD, buf, cap, written)
+    });
     // SAFETY: valid locals.
     unsafe {
         fails(
@@ -957,16 +974,13 @@ fn bootstrapping_errors_leave_the_input_intact() {
             XeheStatus::NotValidForParams,
             "",
         );
-        ok(xehe_bootstrapping_keys_save(
-            keys,
-            XEHE_COMPR_ZSTD,
-            key_bytes.as_mut_ptr(),
-            key_bytes.len(),
-            &mut written,
-        ));
-        let status = xehe_bootstrapping_keys_load(plain.ctx, key_bytes.as_ptr(), written, &mut gone);
+        let status =
+            xehe_bootstrapping_keys_load(plain.ctx, key_bytes.as_ptr(), key_bytes.len(), &mut gone);
         assert!(
-            matches!(status, XeheStatus::InvalidParameters | XeheStatus::NotValidForParams),
+            matches!(
+                status,
+                XeheStatus::InvalidParameters | XeheStatus::NotValidForParams
+            ),
             "{status:?}: {}",
             last_error()
         );
@@ -979,12 +993,26 @@ fn bootstrapping_errors_leave_the_input_intact() {
     // SAFETY: valid locals.
     unsafe {
         fails(
-            xehe_bootstrapping_preset(c"n99".as_ptr(), null_mut(), null_mut(), bits.as_mut_ptr(), 4, &mut count),
+            xehe_bootstrapping_preset(
+                c"n99".as_ptr(),
+                null_mut(),
+                null_mut(),
+                bits.as_mut_ptr(),
+                4,
+                &mut count,
+            ),
             XeheStatus::InvalidArgument,
             "no bootstrapping preset named \"n99\"",
         );
         fails(
-            xehe_bootstrapping_preset(c"n12".as_ptr(), null_mut(), null_mut(), bits.as_mut_ptr(), 4, &mut count),
+            xehe_bootstrapping_preset(
+                c"n12".as_ptr(),
+                null_mut(),
+                null_mut(),
+                bits.as_mut_ptr(),
+                4,
+                &mut count,
+            ),
             XeheStatus::BufferTooSmall,
             "",
         );

@@ -261,17 +261,21 @@ fn seal_build() -> Result<PathBuf, String> {
     Ok(config)
 }
 
+/// SEAL's CMake package folder for the C++ test `what`, or `None` after printing why it is
+/// skipped (no cmake, no C++ compiler, SEAL not obtainable).
+fn seal_for(what: &str) -> Option<PathBuf> {
+    if skip_without(what, &["cmake", "c++"]) {
+        return None;
+    }
+    seal_install()
+        .map_err(|e| println!("SKIP: {what}: could not get or build SEAL 4.x: {e}"))
+        .ok()
+}
+
 #[test]
 fn cpp_seal_example_matches_seal_byte_for_byte() {
-    if skip_without("C++ SEAL example", &["cmake", "c++"]) {
+    let Some(seal) = seal_for("C++ SEAL example") else {
         return;
-    }
-    let seal = match seal_install() {
-        Ok(dir) => dir,
-        Err(e) => {
-            println!("SKIP: C++ SEAL example: could not get or build SEAL 4.x: {e}");
-            return;
-        }
     };
     let build = tmp("capi-cpp-seal-example");
     cmake_build(
@@ -294,15 +298,8 @@ fn number_before(text: &str, key: &str) -> Option<f64> {
 
 #[test]
 fn cpp_seal_bootstrap_example_goes_deeper_than_its_chain() {
-    if skip_without("C++ SEAL bootstrap example", &["cmake", "c++"]) {
+    let Some(seal) = seal_for("C++ SEAL bootstrap example") else {
         return;
-    }
-    let seal = match seal_install() {
-        Ok(dir) => dir,
-        Err(e) => {
-            println!("SKIP: C++ SEAL bootstrap example: could not get or build SEAL 4.x: {e}");
-            return;
-        }
     };
     let build = tmp("capi-cpp-seal-bootstrap-example");
     cmake_build(
@@ -346,12 +343,16 @@ fn cpp_seal_bootstrap_example_goes_deeper_than_its_chain() {
         .env("XEHE_DEVICE", "opencl")
         .output()
         .expect("run the example");
-    let text = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
     if let Some(why) = text.lines().find(|l| l.contains("no GPU is usable")) {
         println!("SKIP: C++ SEAL bootstrap example on a device: {why}");
         return;
     }
     print!("{text}");
-    assert!(out.status.success() && text.contains("bootstrapping on the GPU"), "{text}");
+    assert!(
+        out.status.success() && text.contains("bootstrapping on the GPU"),
+        "{text}"
+    );
     assert!(text.contains("C++ SEAL bootstrap example: OK"), "{text}");
 }

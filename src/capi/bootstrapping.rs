@@ -11,11 +11,11 @@
 use super::engines::{get_in, Dest};
 use super::handles::{destroy, get, issue, Handle};
 use super::objects::{
-    compr_mode as compr_mode_in, read_file, save_mem, save_path, write_parms_id, Serial, XeheCiphertext, XeheContext,
-    XeheSecretKey,
+    compr_mode as compr_mode_in, read_file, save_mem, save_path, write_parms_id, Serial,
+    XeheCiphertext, XeheContext, XeheSecretKey,
 };
 use super::{copy_out, guard, need, slice_in, str_in, write_out, CResult, XeheStatus};
-use crate::circuits::bootstrapping::{BootstrappingKeys, BootstrappingParameters, Bootstrapper};
+use crate::circuits::bootstrapping::{Bootstrapper, BootstrappingKeys, BootstrappingParameters};
 use crate::serialize::ComprMode;
 use crate::{Context, Error, SealLoad, SealObject, SecretKey};
 use std::ffi::c_char;
@@ -87,6 +87,22 @@ unsafe fn load_keys(
     unsafe { issue::<XeheBootstrappingKeys>(keys, c.ctx, out) }
 }
 
+/// Write `f(bootstrapper)` to `out`.
+///
+/// # Safety
+/// `out` is NULL or valid for a write.
+unsafe fn query<T>(
+    bootstrapper: *const XeheBootstrapper,
+    out: *mut T,
+    f: impl FnOnce(&Bootstrapper) -> T,
+) -> XeheStatus {
+    guard(|| {
+        let b = get(bootstrapper, "bootstrapper")?;
+        // SAFETY: forwarded contract.
+        unsafe { write_out(out, "out", f(&b.obj)) }
+    })
+}
+
 // ---- presets -----------------------------------------------------------------------------
 
 /// The parameters of a bootstrapping preset, to make matching SEAL parameters: `N` in
@@ -128,7 +144,11 @@ pub unsafe extern "C" fn xehe_bootstrapping_preset(
         unsafe {
             copy_out(&p.coeff_modulus_bits(), bit_sizes, capacity, written)?;
             if !poly_modulus_degree.is_null() {
-                write_out(poly_modulus_degree, "poly_modulus_degree", p.poly_modulus_degree() as u64)?;
+                write_out(
+                    poly_modulus_degree,
+                    "poly_modulus_degree",
+                    p.poly_modulus_degree() as u64,
+                )?;
             }
             if !insecure.is_null() {
                 write_out(insecure, "insecure", p.insecure)?;
@@ -403,11 +423,8 @@ pub unsafe extern "C" fn xehe_bootstrapper_output_level(
     bootstrapper: *const XeheBootstrapper,
     out: *mut usize,
 ) -> XeheStatus {
-    guard(|| {
-        let b = get(bootstrapper, "bootstrapper")?;
-        // SAFETY: forwarded contract.
-        unsafe { write_out(out, "out", b.obj.output_level()) }
-    })
+    // SAFETY: forwarded contract.
+    unsafe { query(bootstrapper, out, Bootstrapper::output_level) }
 }
 
 /// The `parms_id` of a bootstrapped result (the level of [`xehe_bootstrapper_output_level`]),
@@ -432,7 +449,9 @@ pub unsafe extern "C" fn xehe_bootstrapper_output_parms_id(
             .key_switching()
             .context()
             .context_data_at(level)
-            .ok_or_else(|| Error::InvalidParameters(format!("output level {level} is not in the chain")))?
+            .ok_or_else(|| {
+                Error::InvalidParameters(format!("output level {level} is not in the chain"))
+            })?
             .parms_id();
         // SAFETY: forwarded contract.
         unsafe { write_parms_id(id, parms_id_out) }
@@ -452,11 +471,8 @@ pub unsafe extern "C" fn xehe_bootstrapper_output_scale(
     bootstrapper: *const XeheBootstrapper,
     out: *mut f64,
 ) -> XeheStatus {
-    guard(|| {
-        let b = get(bootstrapper, "bootstrapper")?;
-        // SAFETY: forwarded contract.
-        unsafe { write_out(out, "out", b.obj.output_scale()) }
-    })
+    // SAFETY: forwarded contract.
+    unsafe { query(bootstrapper, out, Bootstrapper::output_scale) }
 }
 
 /// The largest scale a ciphertext at the last level (chain index 0) may have to be
@@ -474,9 +490,6 @@ pub unsafe extern "C" fn xehe_bootstrapper_max_input_scale(
     bootstrapper: *const XeheBootstrapper,
     out: *mut f64,
 ) -> XeheStatus {
-    guard(|| {
-        let b = get(bootstrapper, "bootstrapper")?;
-        // SAFETY: forwarded contract.
-        unsafe { write_out(out, "out", b.obj.max_input_scale()) }
-    })
+    // SAFETY: forwarded contract.
+    unsafe { query(bootstrapper, out, Bootstrapper::max_input_scale) }
 }
