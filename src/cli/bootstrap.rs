@@ -72,14 +72,31 @@ pub fn keygen(
     })
 }
 
-/// A bootstrapper from keys saved at `path` for `ctx`.
+/// A bootstrapper from keys saved at `path` for `ctx`. `notice` gets one line: the file's
+/// size, whether it is seeded, the seconds to read and load it (seeded halves regenerated)
+/// and to build the bootstrapper.
 ///
 /// # Errors
 /// Located load errors.
-pub fn load_bootstrapper(ctx: &Context, path: &Path) -> Result<Bootstrapper> {
+pub fn load_bootstrapper(ctx: &Context, path: &Path, notice: &mut dyn FnMut(&str)) -> Result<Bootstrapper> {
     let at = |e: Error| e.located(format!("bootstrapping keys {}", path.display()));
-    let keys = BootstrappingKeys::load(ctx, &read_file(path)?).map_err(at)?;
-    Bootstrapper::new(ctx, keys).map_err(at)
+    let t = Instant::now();
+    let bytes = read_file(path)?;
+    let file_bytes = bytes.len();
+    let keys = BootstrappingKeys::load(ctx, &bytes).map_err(at)?;
+    drop(bytes);
+    let load_s = t.elapsed().as_secs_f64();
+    let seeded = keys.is_seeded();
+    let t = Instant::now();
+    let boot = Bootstrapper::new(ctx, keys).map_err(at)?;
+    notice(&format!(
+        "bootstrapping keys {}: {file_bytes} bytes ({:.1} MiB, {}), read and loaded in {load_s:.2} s; bootstrapper set up in {:.2} s",
+        path.display(),
+        file_bytes as f64 / 1048576.0,
+        if seeded { "seeded" } else { "in full" },
+        t.elapsed().as_secs_f64()
+    ));
+    Ok(boot)
 }
 
 /// The result of `xehe bench bootstrap`.

@@ -175,7 +175,7 @@ impl EvalJob {
         let bootstrapper = self
             .bootstrap_keys
             .as_deref()
-            .map(|p| super::bootstrap::load_bootstrapper(&ctx, p))
+            .map(|p| super::bootstrap::load_bootstrapper(&ctx, p, notice))
             .transpose()?;
         let mut values = HashMap::new();
         for (name, path) in &self.inputs {

@@ -273,8 +273,9 @@ fn keygen_bootstrap(params: &std::path::Path, sk: &std::path::Path, out: &std::p
     let r = r?;
     let mib = |b: usize| b as f64 / 1048576.0;
     eprintln!(
-        "xehe: wrote {} ({:.1} MiB): bootstrapping keys for {}{}: {} Galois keys ({:.1} MiB), relinearization {:.1} MiB, encapsulation {:.1} MiB; {:.1} s",
+        "xehe: wrote {} ({} bytes, {:.1} MiB, seeded): bootstrapping keys for {}{}: {} Galois keys ({:.1} MiB in memory), relinearization {:.1} MiB, encapsulation {:.1} MiB; {:.1} s",
         out.display(),
+        r.file_bytes,
         mib(r.file_bytes),
         r.preset,
         if r.insecure { " (INSECURE test parameters)" } else { "" },
