@@ -285,8 +285,8 @@ fn load_key_digits(
     let mut out = Vec::with_capacity(digits);
     let mut seeds = Vec::with_capacity(if kind.is_some() { digits } else { 0 });
     for _ in 0..digits {
-        let d = r.u64_vec(stored, "key.data")?;
-        let reduced = d.par_chunks(n).enumerate().all(|(row, limb)| {
+        let d = read_digit(r, stored, 2 * half)?;
+        let reduced = d[..stored].par_chunks(n).enumerate().all(|(row, limb)| {
             let q = moduli[row % moduli.len()].value();
             limb.iter().all(|&x| x < q)
         });
@@ -308,13 +308,44 @@ fn load_key_digits(
     if kind.is_none() {
         return Ok(HybridKSwitchKey::from_digits(out, None));
     }
-    // Every stored word is read: the regenerated halves are bounded by the parameters alone
-    // (`digits × (L + α) × N` words, no more than was read).
+    // Every stored word is read; the regenerated halves (allocated with their digits) are
+    // bounded by the parameters alone: `digits × (L + α) × N` words, as many as were read.
     out.par_iter_mut().zip(&seeds).for_each(|(d, info)| {
-        d.resize(2 * half, 0);
+        debug_assert_eq!(d.len(), 2 * half);
         ks.expand_a(info, level_size, &mut d[half..]);
     });
     Ok(HybridKSwitchKey::from_digits(out, Some(seeds)))
+}
+
+/// Words converted per chunk by [`read_digit`].
+const READ_CHUNK_WORDS: usize = 1 << 16;
+
+/// The `stored` words of one key digit, in a vector of `full ≥ stored` words (the rest zero,
+/// for the regenerated component 1 of a seeded digit).
+///
+/// When the object's remaining size is known (uncompressed bytes) and holds the `stored`
+/// words, the vector is allocated at once (zeroed pages from the allocator, no copy as it
+/// grows); otherwise the words come through [`Reader::u64_vec`], which allocates in bounded
+/// chunks as the data arrives, and the vector is extended after.
+fn read_digit(r: &mut Reader<'_>, stored: usize, full: usize) -> Result<Vec<u64>> {
+    let present = r
+        .remaining()
+        .is_some_and(|rem| rem / 8 >= stored as u64);
+    if !present {
+        let mut d = r.u64_vec(stored, "key.data")?;
+        d.resize(full.max(stored), 0);
+        return Ok(d);
+    }
+    let mut d = vec![0u64; full.max(stored)];
+    let mut buf = vec![0u8; stored.min(READ_CHUNK_WORDS) * 8];
+    for chunk in d[..stored].chunks_mut(READ_CHUNK_WORDS) {
+        let b = &mut buf[..chunk.len() * 8];
+        r.bytes(b, "key.data")?;
+        for (w, src) in chunk.iter_mut().zip(b.chunks_exact(8)) {
+            *w = u64::from_le_bytes([src[0], src[1], src[2], src[3], src[4], src[5], src[6], src[7]]);
+        }
+    }
+    Ok(d)
 }
 
 /// A hybrid key object's members parser (both key kinds load through [`load_bytes`] /
