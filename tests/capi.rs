@@ -87,17 +87,27 @@ impl Setup {
     }
 
     fn encrypt(&self, values: &[f64]) -> *mut XeheCiphertext {
+        self.encrypt_at(values, None, 2f64.powi(40))
+    }
+
+    /// `values` encrypted at `parms_id` (the first level when `None`) with scale `scale`.
+    fn encrypt_at(
+        &self,
+        values: &[f64],
+        parms_id: Option<&[u64; 4]>,
+        scale: f64,
+    ) -> *mut XeheCiphertext {
         let mut pt = null_mut();
         let mut ct = null_mut();
-        // SAFETY: valid locals.
+        // SAFETY: valid locals; `parms_id` is NULL or 4 words.
         unsafe {
             ok(xehe_plaintext_create(self.ctx, &mut pt));
             ok(xehe_encoder_encode(
                 self.encoder,
                 values.as_ptr(),
                 values.len(),
-                null(),
-                2f64.powi(40),
+                parms_id.map_or(null(), |id| id.as_ptr()),
+                scale,
                 pt,
             ));
             ok(xehe_ciphertext_create(self.ctx, &mut ct));
@@ -679,28 +689,6 @@ fn bootstrapper(s: &Setup) -> (*mut XeheBootstrappingKeys, *mut XeheBootstrapper
     (keys, boot)
 }
 
-/// `values` encrypted at `parms_id` with scale `scale`.
-fn encrypt_at(s: &Setup, values: &[f64], parms_id: &[u64; 4], scale: f64) -> *mut XeheCiphertext {
-    let mut pt = null_mut();
-    let mut ct = null_mut();
-    // SAFETY: valid locals.
-    unsafe {
-        ok(xehe_plaintext_create(s.ctx, &mut pt));
-        ok(xehe_encoder_encode(
-            s.encoder,
-            values.as_ptr(),
-            values.len(),
-            parms_id.as_ptr(),
-            scale,
-            pt,
-        ));
-        ok(xehe_ciphertext_create(s.ctx, &mut ct));
-        ok(xehe_encryptor_encrypt(s.encryptor, pt, ct));
-    }
-    ok(xehe_plaintext_destroy(pt));
-    ct
-}
-
 fn last_parms_id(s: &Setup) -> [u64; 4] {
     let mut id = [0u64; 4];
     // SAFETY: valid locals; `id` holds 4 words.
@@ -733,7 +721,7 @@ fn bootstrapping_through_handles() {
 
     // A ciphertext at the last level, bootstrapped into a destination and in place.
     let values: Vec<f64> = (0..2048).map(|i| (i as f64 / 2048.0) - 0.5).collect();
-    let a = encrypt_at(&s, &values, &last_parms_id(&s), 2f64.powi(40));
+    let a = s.encrypt_at(&values, Some(&last_parms_id(&s)), 2f64.powi(40));
     let before = save(a);
     let mut b = null_mut();
     // SAFETY: valid locals.
@@ -843,7 +831,7 @@ fn bootstrapping_errors_leave_the_input_intact() {
     };
 
     // Size 3 (not relinearized).
-    let a = encrypt_at(&s, &values, &out_id, 2f64.powi(40));
+    let a = s.encrypt_at(&values, Some(&out_id), 2f64.powi(40));
     let mut sq = null_mut();
     // SAFETY: valid locals.
     unsafe { ok(xehe_ciphertext_create(s.ctx, &mut sq)) };
@@ -855,7 +843,7 @@ fn bootstrapping_errors_leave_the_input_intact() {
     );
 
     // A scale above the bound at the last level.
-    let big = encrypt_at(&s, &values, &last, 2f64.powi(40));
+    let big = s.encrypt_at(&values, Some(&last), 2f64.powi(40));
     ok(xehe_ciphertext_set_scale(big, max_scale * 2.0));
     check(big, XeheStatus::ScaleOutOfBounds, "rescale first");
 
@@ -870,7 +858,7 @@ fn bootstrapping_errors_leave_the_input_intact() {
     );
 
     // NULL and destroyed handles.
-    let fine = encrypt_at(&s, &values, &last, 2f64.powi(40));
+    let fine = s.encrypt_at(&values, Some(&last), 2f64.powi(40));
     let before = save(fine);
     fails(
         xehe_bootstrapper_bootstrap(null(), fine, fine),
@@ -936,7 +924,7 @@ fn bootstrapping_errors_leave_the_input_intact() {
 
     // Keys and ciphertexts of another context (same parameters, another handle).
     let other = n12_setup();
-    let foreign = encrypt_at(&other, &values, &last, 2f64.powi(40));
+    let foreign = other.encrypt_at(&values, Some(&last), 2f64.powi(40));
     let before_foreign = save(foreign);
     // SAFETY: valid locals.
     unsafe {
