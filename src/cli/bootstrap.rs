@@ -81,11 +81,9 @@ pub fn keygen(
 pub fn load_bootstrapper(ctx: &Context, path: &Path, notice: &mut dyn FnMut(&str)) -> Result<Bootstrapper> {
     let at = |e: Error| e.located(format!("bootstrapping keys {}", path.display()));
     let t = Instant::now();
-    let bytes = read_file(path)?;
-    let file_bytes = bytes.len();
-    let keys = BootstrappingKeys::load(ctx, &bytes).map_err(at)?;
-    drop(bytes);
+    let keys = BootstrappingKeys::load_file(ctx, path).map_err(at)?;
     let load_s = t.elapsed().as_secs_f64();
+    let file_bytes = std::fs::metadata(path).map_or(0, |m| m.len() as usize);
     let seeded = keys.is_seeded();
     let t = Instant::now();
     let boot = Bootstrapper::new(ctx, keys).map_err(at)?;

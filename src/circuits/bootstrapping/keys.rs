@@ -208,6 +208,33 @@ impl BootstrappingKeys {
         Ok(keys)
     }
 
+    /// [`BootstrappingKeys::load`] from a stream, consuming exactly the object's bytes. The
+    /// length is not known ahead, so key words are read in bounded chunks as they arrive.
+    ///
+    /// # Errors
+    /// As [`BootstrappingKeys::load`], plus `Malformed` when the stream fails.
+    pub fn load_from<R: std::io::Read>(context: &Context, src: &mut R) -> Result<Self> {
+        let (keys, _) = load_object(src, Self::NAME, None, |r, _| Self::load_members(context, r))?;
+        Ok(keys)
+    }
+
+    /// [`BootstrappingKeys::load`] from the file at `path` (as `xehe keygen bootstrap` and
+    /// [`BootstrappingKeys::save_file`] write it), read as a stream: memory holds the keys
+    /// and a small buffer, not the file's bytes as well (4.5 GiB at N = 2^16). Bytes after the
+    /// object are ignored.
+    ///
+    /// # Errors
+    /// `Io` naming the path when the file cannot be opened or read; otherwise as
+    /// [`BootstrappingKeys::load`].
+    pub fn load_file(context: &Context, path: &std::path::Path) -> Result<Self> {
+        let io = |e: std::io::Error| Error::Io(format!("{}: {e}", path.display()));
+        let file = std::fs::File::open(path).map_err(io)?;
+        let len = file.metadata().map_err(io)?.len();
+        let mut src = std::io::BufReader::with_capacity(1 << 20, file);
+        let (keys, _) = load_object(&mut src, Self::NAME, Some(len), |r, _| Self::load_members(context, r))?;
+        Ok(keys)
+    }
+
     fn load_members(context: &Context, r: &mut Reader<'_>) -> Result<Self> {
         let tag = r.u64("tag")?;
         if tag != TAG_V1 && tag != TAG_V2 {
