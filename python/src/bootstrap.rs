@@ -5,7 +5,7 @@
 use crate::errors::IntoPy;
 use crate::objects::{Ciphertext, SecretKey};
 use crate::params::{compr, ComprModeType, SealContext};
-use crate::util::{bytes_arg, nogil, read_file, write_file};
+use crate::util::{bytes_arg, nogil, write_file};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 use xehe::circuits::bootstrapping as bt;
@@ -100,9 +100,9 @@ impl BootstrappingKeys {
     }
     #[staticmethod]
     fn load(py: Python<'_>, context: PyRef<'_, SealContext>, path: &str) -> PyResult<Self> {
-        let bytes = read_file(py, path)?;
         let ctx = context.get()?;
-        Ok(BootstrappingKeys { inner: nogil(py, || bt::BootstrappingKeys::load(ctx, &bytes))?.py()? })
+        let p = std::path::Path::new(path);
+        Ok(BootstrappingKeys { inner: nogil(py, || bt::BootstrappingKeys::load_file(ctx, p))?.py()? })
     }
     #[staticmethod]
     fn load_bytes(py: Python<'_>, context: PyRef<'_, SealContext>, data: &Bound<'_, PyAny>) -> PyResult<Self> {

@@ -49,6 +49,22 @@ def test_keys_round_trip_and_errors(boot):
         xehe.BootstrappingParameters.preset("nope")
 
 
+def test_keys_file_seeded(boot, tmp_path):
+    """The key file is seeded (the uniform half of every key as a 64-byte seed): about half the
+    key words' size; it loads back from the file to the same keys, and a missing file raises."""
+    ctx, kg, keys, b = boot
+    path = tmp_path / "bk.bin"
+    keys.save(str(path))
+    size = path.stat().st_size
+    assert size == len(keys.to_bytes())
+    assert 0.49 < size / keys.byte_size() < 0.51, (size, keys.byte_size())
+    again = xehe.BootstrappingKeys.load(ctx, str(path))
+    assert again.to_bytes() == keys.to_bytes()
+    assert again.galois_elts() == keys.galois_elts()
+    with pytest.raises(OSError):
+        xehe.BootstrappingKeys.load(ctx, str(tmp_path / "missing.bin"))
+
+
 def test_seal_program_deeper_than_its_chain(gpu):
     """A seal-python program three times deeper than its chain (tests/seal/deep_program.py),
     bootstrapped in-process by this module whenever its levels run out: every bootstrap lands

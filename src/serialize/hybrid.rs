@@ -28,7 +28,8 @@
 //! (loaded from version 1, built from SEAL keys, or after `clear_seeds`) save as version 1,
 //! byte for byte what xehe wrote before seeds. Loading reads both versions; the seeded
 //! halves are regenerated in parallel (rayon, over digits and over blocks of each digit's
-//! stream), and the loaded key keeps its seeds, so it saves seeded again.
+//! stream; the Galois keys each on the pool while the next ones are read), and the loaded key
+//! keeps its seeds, so it saves seeded again.
 //!
 //! Loading takes the [`HybridKeySwitching`] the keys were made for and checks everything against
 //! it before the keys are used: another tag or `a_prng` value is `Malformed`; another context
@@ -247,15 +248,50 @@ fn load_key(r: &mut Reader<'_>, ks: &HybridKeySwitching, v: Version) -> Result<H
     load_key_digits(r, ks, v, ks.data_size())
 }
 
-/// Read one key for levels of at most `level_size` data primes: check its digit count
-/// (`⌈level_size / d⌉`) and that every word read is reduced modulo its limb's prime, then
-/// regenerate the component 1 of a seeded key (parallel over digits and stream blocks).
+/// Read one key for levels of at most `level_size` data primes and regenerate its seeded
+/// halves ([`read_key_digits`], [`PendingKey::finish`]).
 fn load_key_digits(
     r: &mut Reader<'_>,
     ks: &HybridKeySwitching,
     v: Version,
     level_size: usize,
 ) -> Result<HybridKSwitchKey> {
+    Ok(read_key_digits(r, ks, v, level_size)?.finish(ks))
+}
+
+/// A key as read: every digit at its full size, component 1 of a seeded digit still zero.
+struct PendingKey {
+    digits: Vec<Vec<u64>>,
+    seeds: Option<Vec<PrngInfo>>,
+    level_size: usize,
+}
+
+impl PendingKey {
+    /// Regenerate component 1 of every seeded digit from its seed (parallel over digits and
+    /// stream blocks); the key keeps its seeds.
+    fn finish(mut self, ks: &HybridKeySwitching) -> HybridKSwitchKey {
+        if let Some(seeds) = &self.seeds {
+            // The regenerated halves were allocated with their digits, bounded by the
+            // parameters alone: `digits × (L + α) × N` words, as many as were read.
+            let half = ks.key_moduli().len() * ks.context().key_context_data().n();
+            self.digits.par_iter_mut().zip(seeds).for_each(|(d, info)| {
+                debug_assert_eq!(d.len(), 2 * half);
+                ks.expand_a(info, self.level_size, &mut d[half..]);
+            });
+        }
+        HybridKSwitchKey::from_digits(self.digits, self.seeds)
+    }
+}
+
+/// Read one key for levels of at most `level_size` data primes: check its digit count
+/// (`⌈level_size / d⌉`), its `a_prng` (version 2), and that every word read is reduced modulo
+/// its limb's prime.
+fn read_key_digits(
+    r: &mut Reader<'_>,
+    ks: &HybridKeySwitching,
+    v: Version,
+    level_size: usize,
+) -> Result<PendingKey> {
     let digits = ks.digit_count(level_size);
     let moduli = ks.key_moduli();
     let n = ks.context().key_context_data().n();
@@ -305,16 +341,11 @@ fn load_key_digits(
         }
         out.push(d);
     }
-    if kind.is_none() {
-        return Ok(HybridKSwitchKey::from_digits(out, None));
-    }
-    // Every stored word is read; the regenerated halves (allocated with their digits) are
-    // bounded by the parameters alone: `digits × (L + α) × N` words, as many as were read.
-    out.par_iter_mut().zip(&seeds).for_each(|(d, info)| {
-        debug_assert_eq!(d.len(), 2 * half);
-        ks.expand_a(info, level_size, &mut d[half..]);
-    });
-    Ok(HybridKSwitchKey::from_digits(out, Some(seeds)))
+    Ok(PendingKey {
+        digits: out,
+        seeds: kind.map(|_| seeds),
+        level_size,
+    })
 }
 
 /// Words converted per chunk by [`read_digit`].
@@ -443,28 +474,41 @@ impl LoadHybrid for HybridGaloisKeys {
             ));
         }
         let tool = ks.context().galois_tool();
-        let mut keys = BTreeMap::new();
         let mut last = None;
-        for _ in 0..count {
-            let g = r.u64("galois_elt")?;
-            let elt = u32::try_from(g)
-                .ok()
-                .filter(|&e| tool.check_elt(e).is_ok())
-                .ok_or_else(|| {
-                    Error::NotValidForParams(format!(
-                        "{}.galois_elt: {g} is not a valid Galois element",
-                        r.what()
-                    ))
-                })?;
-            if last.is_some_and(|p| p >= elt) {
-                return Err(r.error(
-                    "galois_elt",
-                    format_args!("{elt} is not above the previous element"),
-                ));
+        // Each key's seeded halves are regenerated on the pool while this thread reads the
+        // next keys (reading and hashing overlap).
+        let (done, finished) = std::sync::mpsc::channel();
+        let read = rayon::in_place_scope(|scope| -> Result<()> {
+            for _ in 0..count {
+                let g = r.u64("galois_elt")?;
+                let elt = u32::try_from(g)
+                    .ok()
+                    .filter(|&e| tool.check_elt(e).is_ok())
+                    .ok_or_else(|| {
+                        Error::NotValidForParams(format!(
+                            "{}.galois_elt: {g} is not a valid Galois element",
+                            r.what()
+                        ))
+                    })?;
+                if last.is_some_and(|p| p >= elt) {
+                    return Err(r.error(
+                        "galois_elt",
+                        format_args!("{elt} is not above the previous element"),
+                    ));
+                }
+                last = Some(elt);
+                let pending = read_key_digits(r, ks, v, ks.data_size())?;
+                let done = done.clone();
+                scope.spawn(move |_| {
+                    // The receiver outlives the scope: sending cannot fail.
+                    let _ = done.send((elt, pending.finish(ks)));
+                });
             }
-            last = Some(elt);
-            keys.insert(elt, load_key(r, ks, v)?);
-        }
+            Ok(())
+        });
+        drop(done);
+        let keys: BTreeMap<u32, HybridKSwitchKey> = finished.into_iter().collect();
+        read?;
         Ok(HybridGaloisKeys {
             ks: ks.clone(),
             keys,
