@@ -56,8 +56,20 @@ pub fn is_prime(n: u64) -> bool {
 ///
 /// Errors: `InvalidArgument` if not enough such primes exist.
 pub fn get_primes(factor: u64, bit_size: u32, count: usize) -> Result<Vec<Modulus>> {
+    // No `bit_size`-bit value is 1 mod a factor of `2^bit_size` or more (and the search would
+    // start below zero).
+    let top = (1..=62)
+        .contains(&bit_size)
+        .then(|| (1u64 << bit_size).checked_sub(factor))
+        .flatten()
+        .filter(|_| factor > 0)
+        .ok_or_else(|| {
+            Error::InvalidArgument(format!(
+                "no {bit_size}-bit primes congruent to 1 mod {factor}"
+            ))
+        })?;
     let mut out = Vec::with_capacity(count);
-    let mut value = (1u64 << bit_size) - factor + 1;
+    let mut value = top + 1;
     let lower_bound = 1u64 << (bit_size - 1);
     while out.len() < count && value > lower_bound {
         if is_prime(value) {
@@ -238,6 +250,16 @@ mod tests {
         );
         assert!(is_prime(0xffffffffffc0001));
         assert!(!is_prime(3215031751)); // strong pseudoprime to bases 2, 3, 5, 7
+    }
+
+    #[test]
+    fn no_primes_below_the_factor() {
+        // A 12-bit prime cannot be 1 mod 8192 (N = 4096): an error, not an overflow.
+        assert!(CoeffModulus::create(4096, &[12]).is_err());
+        assert!(get_primes(1 << 13, 12, 1).is_err());
+        assert!(get_primes(2, 0, 1).is_err());
+        assert!(get_primes(2, 64, 1).is_err());
+        assert_eq!(get_primes(1 << 13, 20, 1).unwrap().len(), 1);
     }
 
     #[test]
