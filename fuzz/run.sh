@@ -5,8 +5,9 @@
 # a failing input is saved under fuzz/artifacts/<target>/ and the script exits non-zero.
 #
 # Usage: fuzz/run.sh SECONDS [TARGET...]     (default: every target in fuzz/fuzz_targets/)
-# Environment: FUZZ_JOBS=N runs N processes per target (default 1); FUZZ_KEEP=DIR keeps each
-# target's grown corpus in DIR/<target>.
+# Environment: FUZZ_RUNS=N stops each target after N executions (SECONDS still caps it);
+# FUZZ_KEEP=DIR keeps each target's grown corpus in DIR/<target>. The inputs that once failed
+# (fuzz/regressions/<target>/) are run first, with the fuzz build's overflow checks.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -26,13 +27,16 @@ for t in "${targets[@]}"; do
   scratch=${scratch:-$(mktemp -d)}
   mkdir -p "$scratch"
   log=$(mktemp)
+  start=$(date +%s)
   # -rss_limit_mb: a backstop; single allocations are bounded by the targets' own allocator.
-  if cargo fuzz run --sanitizer none "$t" "$scratch" "fuzz/corpus/$t" -- \
-      -max_total_time="$secs" -rss_limit_mb=4096 -timeout=60 -max_len=16384 \
-      -jobs="${FUZZ_JOBS:-1}" -workers="${FUZZ_JOBS:-1}" -print_final_stats=1 >"$log" 2>&1; then
+  dirs=("$scratch" "fuzz/corpus/$t")
+  [ -d "fuzz/regressions/$t" ] && dirs+=("fuzz/regressions/$t")
+  if cargo fuzz run --sanitizer none "$t" "${dirs[@]}" -- \
+      -max_total_time="$secs" ${FUZZ_RUNS:+-runs=$FUZZ_RUNS} -rss_limit_mb=4096 -timeout=60 \
+      -max_len=16384 -print_final_stats=1 >"$log" 2>&1; then
     runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | awk '{s+=$2} END {print s+0}')
-    cov=$(grep -oE 'cov: [0-9]+ ft: [0-9]+' "$log" | tail -n1)
-    printf '%-24s %10s executions  %s\n' "$t" "$runs" "$cov"
+    cov=$(grep -oE 'cov: [0-9]+ ft: [0-9]+ corp: [0-9]+' "$log" | tail -n1)
+    printf '%-22s %9s executions in %4d s  %s\n' "$t" "$runs" "$(( $(date +%s) - start ))" "$cov"
   else
     failed+=("$t")
     echo "---- $t FAILED; its log:"
