@@ -8,9 +8,9 @@
 //! the key set takes 8.9 GiB of memory and the seeded file's save buffer 4.5 GiB (loading
 //! streams the file): about 13.5 GiB at the peak, 18 GiB with `--full`.
 use std::time::Instant;
+use xehe::circuits::bootstrapping::{BootstrappingKeys, BootstrappingParameters};
 use xehe::ckks::hybrid::HybridKSwitchKey;
 use xehe::ckks::prng::{sample_poly_uniform_par, PrngInfo, PrngType};
-use xehe::circuits::bootstrapping::{BootstrappingKeys, BootstrappingParameters};
 use xehe::*;
 
 fn gib(b: usize) -> f64 {
@@ -21,19 +21,34 @@ fn gib(b: usize) -> f64 {
 fn digest(keys: &BootstrappingKeys) -> u64 {
     use rayon::prelude::*;
     let mut all: Vec<&HybridKSwitchKey> = vec![keys.relin_keys().key()];
-    all.extend(keys.galois_elts().iter().filter_map(|&g| keys.galois_keys().key(g)));
+    all.extend(
+        keys.galois_elts()
+            .iter()
+            .filter_map(|&g| keys.galois_keys().key(g)),
+    );
     all.extend([keys.dense_to_sparse().key(), keys.sparse_to_dense().key()]);
-    let digits: Vec<&[u64]> = all.iter().flat_map(|k| k.digits().iter().map(|d| &d[..])).collect();
+    let digits: Vec<&[u64]> = all
+        .iter()
+        .flat_map(|k| k.digits().iter().map(|d| &d[..]))
+        .collect();
     let per: Vec<u64> = digits
         .par_iter()
-        .map(|d| d.iter().fold(0u64, |h, &w| h.wrapping_mul(0x9E37_79B9_7F4A_7C15).wrapping_add(w)))
+        .map(|d| {
+            d.iter().fold(0u64, |h, &w| {
+                h.wrapping_mul(0x9E37_79B9_7F4A_7C15).wrapping_add(w)
+            })
+        })
         .collect();
-    per.iter().fold(per.len() as u64, |h, &x| h.wrapping_mul(0xD6E8_FEB8_6659_FD93).wrapping_add(x))
+    per.iter().fold(per.len() as u64, |h, &x| {
+        h.wrapping_mul(0xD6E8_FEB8_6659_FD93).wrapping_add(x)
+    })
 }
 
 fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let preset = args.iter().find(|a| !a.starts_with('-') && BootstrappingParameters::preset(a).is_some());
+    let preset = args
+        .iter()
+        .find(|a| !a.starts_with('-') && BootstrappingParameters::preset(a).is_some());
     let params = BootstrappingParameters::preset(preset.map_or("n12", |s| s.as_str()))
         .ok_or_else(|| Error::InvalidArgument("preset: n12 or n16".into()))?;
     let full = args.iter().any(|a| a == "--full");
@@ -42,26 +57,40 @@ fn main() -> Result<()> {
         .find(|a| !a.starts_with('-') && BootstrappingParameters::preset(a).is_none())
         .map_or_else(std::env::temp_dir, std::path::PathBuf::from);
     let threads = rayon::current_num_threads();
-    println!("preset {} (N = {}), {threads} threads", params.name, params.poly_modulus_degree());
+    println!(
+        "preset {} (N = {}), {threads} threads",
+        params.name,
+        params.poly_modulus_degree()
+    );
     let ctx = params.context()?;
 
     // Seed expansion alone: one key digit's component 1 ((L + α) × N words), repeated.
     let ks = HybridKeySwitching::new(&ctx, params.key_switch_params())?;
     let n = ctx.key_context_data().n();
     let mut a = vec![0u64; ks.key_moduli().len() * n];
-    let info = PrngInfo { kind: PrngType::Blake2xb, seed: [7; 8] };
+    let info = PrngInfo {
+        kind: PrngType::Blake2xb,
+        seed: [7; 8],
+    };
     let reps = (1 << 26) / a.len() + 1;
     let t = Instant::now();
     for _ in 0..reps {
         sample_poly_uniform_par(&info, ks.key_moduli(), n, &mut a);
     }
     let s = t.elapsed().as_secs_f64();
-    println!("seed expansion: {:.0} MiB/s of key words", (reps * a.len() * 8) as f64 / s / 1048576.0);
+    println!(
+        "seed expansion: {:.0} MiB/s of key words",
+        (reps * a.len() * 8) as f64 / s / 1048576.0
+    );
 
     let kg = KeyGenerator::new(&ctx)?;
     let t = Instant::now();
     let keys = BootstrappingKeys::generate(&ctx, &params, kg.secret_key(), |_, _| {})?;
-    println!("keygen: {:.1} s, {:.2} GiB of key words", t.elapsed().as_secs_f64(), gib(keys.byte_size()));
+    println!(
+        "keygen: {:.1} s, {:.2} GiB of key words",
+        t.elapsed().as_secs_f64(),
+        gib(keys.byte_size())
+    );
 
     // One copy of the keys in memory at a time (8.9 GiB at N = 2^16): the generated set is
     // dropped once saved and its loaded copy compared through a digest of every key word.

@@ -34,13 +34,20 @@ fn seeded_set_round_trip_n12() {
     let save_s = t.elapsed().as_secs_f64();
     assert_eq!(&bytes[16..24], b"xeheBTK2");
     assert_eq!(bytes.len(), keys.save_size(ComprMode::None).unwrap());
-    assert_eq!(bytes.len(), BootstrappingKeys::saved_size(&ctx, &params, true).unwrap());
+    assert_eq!(
+        bytes.len(),
+        BootstrappingKeys::saved_size(&ctx, &params, true).unwrap()
+    );
     let t = Instant::now();
     let back = BootstrappingKeys::load(&ctx, &bytes).unwrap();
     let load_s = t.elapsed().as_secs_f64();
     assert!(same_keys(&back, &keys), "seeded set: loaded keys differ");
     assert!(back.is_seeded());
-    assert_eq!(back.save(ComprMode::None).unwrap(), bytes, "saved again: the same bytes");
+    assert_eq!(
+        back.save(ComprMode::None).unwrap(),
+        bytes,
+        "saved again: the same bytes"
+    );
 
     // In full (the format before seeds): twice the key words, still loads.
     let mut full = keys.clone();
@@ -50,7 +57,10 @@ fn seeded_set_round_trip_n12() {
     let full_bytes = full.save(ComprMode::None).unwrap();
     let full_save_s = t.elapsed().as_secs_f64();
     assert_eq!(&full_bytes[16..24], b"xeheBTK1");
-    assert_eq!(full_bytes.len(), BootstrappingKeys::saved_size(&ctx, &params, false).unwrap());
+    assert_eq!(
+        full_bytes.len(),
+        BootstrappingKeys::saved_size(&ctx, &params, false).unwrap()
+    );
     let t = Instant::now();
     let back_full = BootstrappingKeys::load(&ctx, &full_bytes).unwrap();
     let full_load_s = t.elapsed().as_secs_f64();
@@ -60,16 +70,28 @@ fn seeded_set_round_trip_n12() {
     let ratio = bytes.len() as f64 / full_bytes.len() as f64;
     assert!((0.49..0.51).contains(&ratio), "seeded / full = {ratio}");
     // Every nested object at version 2, and the nested tags of the full set at version 1.
-    for (b, tags) in [(&bytes, ["xeheHRK2", "xeheHGK2", "xeheHSK2"]), (&full_bytes, ["xeheHRK1", "xeheHGK1", "xeheHSK1"])] {
+    for (b, tags) in [
+        (&bytes, ["xeheHRK2", "xeheHGK2", "xeheHSK2"]),
+        (&full_bytes, ["xeheHRK1", "xeheHGK1", "xeheHSK1"]),
+    ] {
         for t in tags {
             assert!(b.windows(8).any(|w| w == t.as_bytes()), "{t} missing");
         }
     }
     // Compressed seeded sets load too; truncated seeded bytes are an error.
     let z = keys.save(ComprMode::Zstd).unwrap();
-    assert!(same_keys(&BootstrappingKeys::load(&ctx, &z).unwrap(), &keys));
+    assert!(same_keys(
+        &BootstrappingKeys::load(&ctx, &z).unwrap(),
+        &keys
+    ));
     for cut in [24, bytes.len() / 3, bytes.len() - 70, bytes.len() - 1] {
-        assert!(matches!(BootstrappingKeys::load(&ctx, &bytes[..cut]), Err(Error::Malformed(_))), "cut at {cut}");
+        assert!(
+            matches!(
+                BootstrappingKeys::load(&ctx, &bytes[..cut]),
+                Err(Error::Malformed(_))
+            ),
+            "cut at {cut}"
+        );
     }
     eprintln!(
         "N = 2^12 bootstrapping keys: {} Galois keys, keygen {keygen_s:.2} s; seeded {} bytes ({:.1} MiB), save {save_s:.3} s, load {load_s:.3} s; full {} bytes ({:.1} MiB), save {full_save_s:.3} s, load {full_load_s:.3} s; ratio {ratio:.4}",

@@ -268,7 +268,10 @@ fn truncated_and_corrupted_bytes_are_rejected() {
         }
     }
     // `a_prng` 0 claims the keys in full: seed words read as key words, or the bytes run out.
-    assert!(HybridRelinKeys::load(&ks, &with_word(&rb, 11, 0)).is_err(), "a_prng 0 on seeded bytes");
+    assert!(
+        HybridRelinKeys::load(&ks, &with_word(&rb, 11, 0)).is_err(),
+        "a_prng 0 on seeded bytes"
+    );
     // Another seed, or another generator type for it: still a valid key, but another one.
     let half = (4 + 2) * N;
     let seed_word = 12 + half;
@@ -280,7 +283,10 @@ fn truncated_and_corrupted_bytes_are_rejected() {
     let elts = gk.galois_elts();
     let words_per_key = 1 + 1 + 1 + 2 * (half + 8);
     let second = 11 + words_per_key;
-    assert_eq!(u64::from_le_bytes(gb[16 + 8 * second..24 + 8 * second].try_into().unwrap()), elts[1] as u64);
+    assert_eq!(
+        u64::from_le_bytes(gb[16 + 8 * second..24 + 8 * second].try_into().unwrap()),
+        elts[1] as u64
+    );
     let b = with_word(&gb, second, elts[0] as u64);
     malformed(HybridGaloisKeys::load(&ks, &b), "repeated Galois element");
     // The same cases on keys saved in full (version 1: no `a_prng` word).
@@ -289,11 +295,23 @@ fn truncated_and_corrupted_bytes_are_rejected() {
     gk1.clear_seeds();
     let rb1 = rk1.save(ComprMode::None).unwrap();
     let gb1 = gk1.save(ComprMode::None).unwrap();
-    not_valid(HybridRelinKeys::load(&ks, &with_word(&rb1, 10, 1 << 40)), "v1 digit count");
-    not_valid(HybridRelinKeys::load(&ks, &with_word(&rb1, 11, u64::MAX)), "v1 unreduced word");
-    malformed(HybridGaloisKeys::load(&ks, &with_word(&gb1, 10, u64::MAX)), "v1 key count");
+    not_valid(
+        HybridRelinKeys::load(&ks, &with_word(&rb1, 10, 1 << 40)),
+        "v1 digit count",
+    );
+    not_valid(
+        HybridRelinKeys::load(&ks, &with_word(&rb1, 11, u64::MAX)),
+        "v1 unreduced word",
+    );
+    malformed(
+        HybridGaloisKeys::load(&ks, &with_word(&gb1, 10, u64::MAX)),
+        "v1 key count",
+    );
     let second = 11 + 1 + 1 + 2 * 2 * half;
-    malformed(HybridGaloisKeys::load(&ks, &with_word(&gb1, second, elts[0] as u64)), "v1 repeated Galois element");
+    malformed(
+        HybridGaloisKeys::load(&ks, &with_word(&gb1, second, elts[0] as u64)),
+        "v1 repeated Galois element",
+    );
     // Trailing bytes after the object are ignored (as for SEAL objects).
     for bytes in [&rb, &rb1] {
         let mut t = bytes.clone();
@@ -305,11 +323,21 @@ fn truncated_and_corrupted_bytes_are_rejected() {
 /// The members of a saved key, in the layout xehe wrote before seeds (version 1), assembled
 /// word by word from the key: tag, parms_id, α, dnum, d, special primes, then per key the
 /// digit count and the digits in full.
-fn old_format(s: &Setup, ks: &HybridKeySwitching, tag: &[u8; 8], extra: &[u64], keys: &[(Option<u32>, &HybridKSwitchKey)]) -> Vec<u8> {
+fn old_format(
+    s: &Setup,
+    ks: &HybridKeySwitching,
+    tag: &[u8; 8],
+    extra: &[u64],
+    keys: &[(Option<u32>, &HybridKSwitchKey)],
+) -> Vec<u8> {
     let mut w: Vec<u64> = vec![u64::from_le_bytes(*tag)];
     w.extend_from_slice(&s.ctx.key_parms_id());
     let p = ks.params();
-    w.extend([p.special_modulus_size as u64, p.dnum as u64, ks.digit_size() as u64]);
+    w.extend([
+        p.special_modulus_size as u64,
+        p.dnum as u64,
+        ks.digit_size() as u64,
+    ]);
     w.extend(ks.special_primes().iter().map(|q| q.value()));
     w.extend_from_slice(extra);
     for (g, key) in keys {
@@ -338,17 +366,25 @@ fn seeded_keys_half_size_bit_identical() {
     let full_key = 8 * digits * 2 * kk * N;
     let seeded_key = 8 * digits * (kk * N + 8);
     let rk = s.kg.create_hybrid_relin_keys(&ks).unwrap();
-    let gk = s.kg.create_hybrid_galois_keys_from_steps(&ks, &[1, -3]).unwrap();
+    let gk =
+        s.kg.create_hybrid_galois_keys_from_steps(&ks, &[1, -3])
+            .unwrap();
     let sk2 = KeyGenerator::new(&s.ctx).unwrap();
-    let swk = s.kg.create_hybrid_switching_key(&ks, sk2.secret_key(), 4).unwrap();
-    let low = s.kg.create_hybrid_switching_key(&ks, sk2.secret_key(), 1).unwrap();
+    let swk =
+        s.kg.create_hybrid_switching_key(&ks, sk2.secret_key(), 4)
+            .unwrap();
+    let low =
+        s.kg.create_hybrid_switching_key(&ks, sk2.secret_key(), 1)
+            .unwrap();
     assert!(rk.key().is_seeded() && swk.key().is_seeded() && low.key().is_seeded());
     assert_eq!(rk.key().seeds().unwrap().len(), digits);
     // A limited key: the data limbs beyond its level are zero in both components.
     assert_eq!(low.key().digits().len(), 1);
     for d in low.key().digits() {
         for c in 0..2 {
-            assert!(d[(c * kk + 1) * N..(c * kk + 4) * N].iter().all(|&x| x == 0));
+            assert!(d[(c * kk + 1) * N..(c * kk + 4) * N]
+                .iter()
+                .all(|&x| x == 0));
         }
     }
     for mode in MODES {
@@ -366,7 +402,11 @@ fn seeded_keys_half_size_bit_identical() {
         for k in [&swk, &low] {
             let b = k.save(mode).unwrap();
             let back = HybridSwitchingKey::load(&ks, &b).unwrap();
-            assert!(back == *k, "{mode:?}: switching key level {}", k.level_size());
+            assert!(
+                back == *k,
+                "{mode:?}: switching key level {}",
+                k.level_size()
+            );
             assert!(back.key().is_seeded());
             assert_eq!(back.save(mode).unwrap(), b);
         }
@@ -383,7 +423,11 @@ fn seeded_keys_half_size_bit_identical() {
     assert_eq!(rb1.len(), prefix + 8 + full_key);
     assert_eq!(rb.len(), rk.save_size(ComprMode::None).unwrap());
     assert_eq!(rb1.len(), rk1.save_size(ComprMode::None).unwrap());
-    eprintln!("relin key N = {N}: {} bytes seeded, {} in full", rb.len(), rb1.len());
+    eprintln!(
+        "relin key N = {N}: {} bytes seeded, {} in full",
+        rb.len(),
+        rb1.len()
+    );
     let gb = gk.save(ComprMode::None).unwrap();
     assert_eq!(&tag_of(&gb), b"xeheHGK2");
     assert_eq!(gb.len(), prefix + 8 + 2 * (8 + 16 + seeded_key));
@@ -397,15 +441,24 @@ fn seeded_keys_half_size_bit_identical() {
     swk.save_to(&mut stream, ComprMode::None).unwrap();
     gk.save_to(&mut stream, ComprMode::Zlib).unwrap();
     let mut src = &stream[..];
-    assert!(HybridRelinKeys::load_from(&ks, &mut src).unwrap().key().is_seeded());
-    assert!(!HybridRelinKeys::load_from(&ks, &mut src).unwrap().key().is_seeded());
+    assert!(HybridRelinKeys::load_from(&ks, &mut src)
+        .unwrap()
+        .key()
+        .is_seeded());
+    assert!(!HybridRelinKeys::load_from(&ks, &mut src)
+        .unwrap()
+        .key()
+        .is_seeded());
     assert!(HybridSwitchingKey::load_from(&ks, &mut src).unwrap() == swk);
     assert!(HybridGaloisKeys::load_from(&ks, &mut src).unwrap() == gk);
     assert!(src.is_empty());
     // The keys work: relinearization with the loaded seeded key equals the original's.
     let sq = s.ev.square(&s.ct()).unwrap();
     let back = HybridRelinKeys::load(&ks, &rb).unwrap();
-    assert!(s.ev.relinearize_hybrid(&sq, &back).unwrap().data() == s.ev.relinearize_hybrid(&sq, &rk).unwrap().data());
+    assert!(
+        s.ev.relinearize_hybrid(&sq, &back).unwrap().data()
+            == s.ev.relinearize_hybrid(&sq, &rk).unwrap().data()
+    );
 }
 
 /// Bytes in the layout written before seeds (assembled here word by word) still load, to keys
@@ -416,9 +469,13 @@ fn old_format_still_loads() {
     let s = setup(N, &BITS);
     let ks = s.ks(2, 2);
     let rk = s.kg.create_hybrid_relin_keys(&ks).unwrap();
-    let gk = s.kg.create_hybrid_galois_keys_from_steps(&ks, &[1, 2]).unwrap();
+    let gk =
+        s.kg.create_hybrid_galois_keys_from_steps(&ks, &[1, 2])
+            .unwrap();
     let sk2 = KeyGenerator::new(&s.ctx).unwrap();
-    let swk = s.kg.create_hybrid_switching_key(&ks, sk2.secret_key(), 3).unwrap();
+    let swk =
+        s.kg.create_hybrid_switching_key(&ks, sk2.secret_key(), 3)
+            .unwrap();
     let frame = |members: Vec<u8>| {
         // The SEALHeader xehe writes (magic, header size, version 4.4, no compression, size).
         let mut b = rk.save(ComprMode::None).unwrap()[..16].to_vec();
@@ -428,8 +485,17 @@ fn old_format_still_loads() {
     };
     let rb = frame(old_format(&s, &ks, b"xeheHRK1", &[], &[(None, rk.key())]));
     let elts = gk.galois_elts();
-    let keys: Vec<_> = elts.iter().map(|&g| (Some(g), gk.key(g).unwrap())).collect();
-    let gb = frame(old_format(&s, &ks, b"xeheHGK1", &[elts.len() as u64], &keys));
+    let keys: Vec<_> = elts
+        .iter()
+        .map(|&g| (Some(g), gk.key(g).unwrap()))
+        .collect();
+    let gb = frame(old_format(
+        &s,
+        &ks,
+        b"xeheHGK1",
+        &[elts.len() as u64],
+        &keys,
+    ));
     let sb = frame(old_format(&s, &ks, b"xeheHSK1", &[3], &[(None, swk.key())]));
     let r = HybridRelinKeys::load(&ks, &rb).unwrap();
     let g = HybridGaloisKeys::load(&ks, &gb).unwrap();

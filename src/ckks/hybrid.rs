@@ -80,7 +80,9 @@ use super::context::Context;
 use super::galois::GaloisTool;
 use super::keygen::KeyGenerator;
 use super::keys::{GaloisKeys, RelinKeys, SecretKey};
-use super::prng::{sample_poly_uniform_par, PrngInfo, PrngType, UniformRandomGenerator, PRNG_SEED_WORDS};
+use super::prng::{
+    sample_poly_uniform_par, PrngInfo, PrngType, UniformRandomGenerator, PRNG_SEED_WORDS,
+};
 use super::rlwe::wipe;
 use super::sampling::sample_poly_noise;
 use crate::device::state::{AnyDeviceCache, KeyDeviceCache};
@@ -950,7 +952,9 @@ impl HybridGaloisKeys {
     /// Forget every key's seeds ([`HybridKSwitchKey::clear_seeds`]): the keys then save in
     /// full (tag `xeheHGK1`, twice the seeded size).
     pub fn clear_seeds(&mut self) {
-        self.keys.values_mut().for_each(HybridKSwitchKey::clear_seeds);
+        self.keys
+            .values_mut()
+            .for_each(HybridKSwitchKey::clear_seeds);
     }
 }
 

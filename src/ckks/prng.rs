@@ -301,15 +301,14 @@ pub fn random_seed() -> Result<PrngSeed> {
     Ok(seed)
 }
 
-/// BLAKE2Xb (the reference `blake2xb` function) with output length `out.len()`
-/// (1..=2^32-2 bytes), keyed by `key` (at most 64 bytes).
-///
-/// Root: BLAKE2b-512 with fanout 1, depth 1, leaf length 0, XOF length `out.len()` in the high
-/// half of the node-offset word, over `input` with `key`. Output block `i`: BLAKE2b of the root
-/// with digest length `min(64, remaining)`, fanout 0, depth 0, leaf length 64, inner length 64,
-/// node offset `i`, same XOF length.
-pub(crate) fn blake2xb(key: &[u8], input: &[u8], out: &mut [u8]) {
-    let xof_length = (out.len() as u64 & 0xFFFF_FFFF) << 32;
+/// The BLAKE2Xb root hash for `out_len` output bytes (see [`blake2xb`]), with the XOF-length
+/// word and the parameters of the output blocks (all but digest length and node offset).
+fn blake2xb_root(
+    key: &[u8],
+    input: &[u8],
+    out_len: usize,
+) -> (u64, blake2b_simd::Hash, blake2b_simd::Params) {
+    let xof_length = (out_len as u64 & 0xFFFF_FFFF) << 32;
     let root = blake2b_simd::Params::new()
         .hash_length(BLAKE2B_OUTBYTES)
         .key(key)
@@ -329,6 +328,18 @@ pub(crate) fn blake2xb(key: &[u8], input: &[u8], out: &mut [u8]) {
         .max_leaf_length(BLAKE2B_OUTBYTES as u32)
         .node_depth(0)
         .inner_hash_length(BLAKE2B_OUTBYTES);
+    (xof_length, root, params)
+}
+
+/// BLAKE2Xb (the reference `blake2xb` function) with output length `out.len()`
+/// (1..=2^32-2 bytes), keyed by `key` (at most 64 bytes).
+///
+/// Root: BLAKE2b-512 with fanout 1, depth 1, leaf length 0, XOF length `out.len()` in the high
+/// half of the node-offset word, over `input` with `key`. Output block `i`: BLAKE2b of the root
+/// with digest length `min(64, remaining)`, fanout 0, depth 0, leaf length 64, inner length 64,
+/// node offset `i`, same XOF length.
+pub(crate) fn blake2xb(key: &[u8], input: &[u8], out: &mut [u8]) {
+    let (xof_length, root, mut params) = blake2xb_root(key, input, out.len());
     // The output blocks are independent hashes of the root: computed several at a time with
     // the SIMD lanes (`hash_many`), a buffer's worth per call.
     const GROUP: usize = PRNG_BUFFER_BYTES / BLAKE2B_OUTBYTES;
@@ -648,45 +659,41 @@ mod tests {
             (4096, PrngType::Blake2xb),
             (8192 + 5, PrngType::Shake256),
         ] {
-            let info = PrngInfo { kind, seed: seed(n as u64) };
+            let info = PrngInfo {
+                kind,
+                seed: seed(n as u64),
+            };
             let mut seq = vec![0u64; moduli.len() * n];
-            sample_poly_uniform(&mut UniformRandomGenerator::new(info.clone()), &moduli, n, &mut seq);
+            sample_poly_uniform(
+                &mut UniformRandomGenerator::new(info.clone()),
+                &moduli,
+                n,
+                &mut seq,
+            );
             let mut par = vec![1u64; moduli.len() * n];
             sample_poly_uniform_par(&info, &moduli, n, &mut par);
             assert_eq!(seq, par, "n = {n}");
             // A shorter buffer: only its words, as the sequential sampler.
             let short = moduli.len() * n - n / 2;
             let mut seq = vec![0u64; short];
-            sample_poly_uniform(&mut UniformRandomGenerator::new(info.clone()), &moduli, n, &mut seq);
+            sample_poly_uniform(
+                &mut UniformRandomGenerator::new(info.clone()),
+                &moduli,
+                n,
+                &mut seq,
+            );
             let mut par = vec![0u64; short];
             sample_poly_uniform_par(&info, &moduli, n, &mut par);
             assert_eq!(seq, par, "n = {n}, short");
         }
     }
 
-    /// The reference `blake2xb` (one BLAKE2b call per output block), against which the
+    /// The reference `blake2xb` output (one BLAKE2b call per output block), against which the
     /// SIMD-batched one must agree byte for byte.
     fn blake2xb_one_by_one(key: &[u8], input: &[u8], out: &mut [u8]) {
-        let xof_length = (out.len() as u64 & 0xFFFF_FFFF) << 32;
-        let root = blake2b_simd::Params::new()
-            .hash_length(BLAKE2B_OUTBYTES)
-            .key(key)
-            .fanout(1)
-            .max_depth(1)
-            .max_leaf_length(0)
-            .node_offset(xof_length)
-            .node_depth(0)
-            .inner_hash_length(0)
-            .to_state()
-            .update(input)
-            .finalize();
+        let (xof_length, root, mut params) = blake2xb_root(key, input, out.len());
         for (i, block) in out.chunks_mut(BLAKE2B_OUTBYTES).enumerate() {
-            let h = blake2b_simd::Params::new()
-                .fanout(0)
-                .max_depth(0)
-                .max_leaf_length(BLAKE2B_OUTBYTES as u32)
-                .node_depth(0)
-                .inner_hash_length(BLAKE2B_OUTBYTES)
+            let h = params
                 .hash_length(block.len())
                 .node_offset(xof_length | (i as u64 & 0xFFFF_FFFF))
                 .hash(root.as_bytes());
@@ -708,7 +715,10 @@ mod tests {
 
     #[test]
     fn seek_matches_stream() {
-        let info = PrngInfo { kind: PrngType::Blake2xb, seed: seed(21) };
+        let info = PrngInfo {
+            kind: PrngType::Blake2xb,
+            seed: seed(21),
+        };
         let mut whole = vec![0u8; 3 * PRNG_BUFFER_BYTES];
         UniformRandomGenerator::new(info.clone()).generate(&mut whole);
         for off in [0usize, 1, 4095, 4096, 4097, 8191, 9000] {

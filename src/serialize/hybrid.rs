@@ -359,9 +359,7 @@ const READ_CHUNK_WORDS: usize = 1 << 16;
 /// grows); otherwise the words come through [`Reader::u64_vec`], which allocates in bounded
 /// chunks as the data arrives, and the vector is extended after.
 fn read_digit(r: &mut Reader<'_>, stored: usize, full: usize) -> Result<Vec<u64>> {
-    let present = r
-        .remaining()
-        .is_some_and(|rem| rem / 8 >= stored as u64);
+    let present = r.remaining().is_some_and(|rem| rem / 8 >= stored as u64);
     if !present {
         let mut d = r.u64_vec(stored, "key.data")?;
         d.resize(full.max(stored), 0);
@@ -373,7 +371,9 @@ fn read_digit(r: &mut Reader<'_>, stored: usize, full: usize) -> Result<Vec<u64>
         let b = &mut buf[..chunk.len() * 8];
         r.bytes(b, "key.data")?;
         for (w, src) in chunk.iter_mut().zip(b.chunks_exact(8)) {
-            *w = u64::from_le_bytes([src[0], src[1], src[2], src[3], src[4], src[5], src[6], src[7]]);
+            *w = u64::from_le_bytes([
+                src[0], src[1], src[2], src[3], src[4], src[5], src[6], src[7],
+            ]);
         }
     }
     Ok(d)
