@@ -412,8 +412,8 @@ enum XeheStatus xehe_bootstrapping_keys_save_file(const struct XeheBootstrapping
 /**
  * Destroy bootstrapping keys. NULL is a no-op.
  *
- * **Ownership:** releases the caller's handle (bootstrappers made from the keys keep their own
- * copy). **Thread safety:** any thread; calls in flight on it finish first. **Errors:**
+ * **Ownership:** releases the caller's handle; bootstrappers made from the keys share them and
+ * keep them alive (the memory is freed when the last of them is destroyed). **Thread safety:** any thread; calls in flight on it finish first. **Errors:**
  * `INVALID_HANDLE`.
  */
 enum XeheStatus xehe_bootstrapping_keys_destroy(struct XeheBootstrappingKeys *keys);
@@ -425,8 +425,8 @@ enum XeheStatus xehe_bootstrapping_keys_destroy(struct XeheBootstrappingKeys *ke
  * bootstrap there and kept).
  *
  * **Ownership:** `*out` is a new handle owned by the caller (`xehe_bootstrapper_destroy`); the
- * bootstrapper keeps its own copy of the keys, so `keys` may be destroyed right after (do so
- * to free its memory: the copy doubles it until then). **Thread safety:** any thread.
+ * bootstrapper shares the keys (no copy) and keeps them alive, so `keys` may be destroyed right
+ * after. **Thread safety:** any thread.
  * **Errors:** `NULL_POINTER` (`keys` NULL included); `INVALID_HANDLE`; `CONTEXT_MISMATCH`
  * (keys made or loaded with another context handle); `NOT_VALID_FOR_PARAMS` /
  * `INVALID_PARAMETERS` (keys of other parameters).

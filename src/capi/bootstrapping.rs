@@ -19,6 +19,7 @@ use crate::circuits::bootstrapping::{Bootstrapper, BootstrappingKeys, Bootstrapp
 use crate::serialize::ComprMode;
 use crate::{Context, Error, SealLoad, SealObject, SecretKey};
 use std::ffi::c_char;
+use std::sync::Arc;
 
 /// Opaque handle: bootstrapping keys (Rust `BootstrappingKeys`): hybrid relinearization and
 /// Galois keys and the two keys of sparse-secret encapsulation, made from one secret key.
@@ -301,8 +302,8 @@ pub unsafe extern "C" fn xehe_bootstrapping_keys_save_file(
 
 /// Destroy bootstrapping keys. NULL is a no-op.
 ///
-/// **Ownership:** releases the caller's handle (bootstrappers made from the keys keep their own
-/// copy). **Thread safety:** any thread; calls in flight on it finish first. **Errors:**
+/// **Ownership:** releases the caller's handle; bootstrappers made from the keys share them and
+/// keep them alive (the memory is freed when the last of them is destroyed). **Thread safety:** any thread; calls in flight on it finish first. **Errors:**
 /// `INVALID_HANDLE`.
 #[no_mangle]
 pub extern "C" fn xehe_bootstrapping_keys_destroy(keys: *mut XeheBootstrappingKeys) -> XeheStatus {
@@ -317,8 +318,8 @@ pub extern "C" fn xehe_bootstrapping_keys_destroy(keys: *mut XeheBootstrappingKe
 /// bootstrap there and kept).
 ///
 /// **Ownership:** `*out` is a new handle owned by the caller (`xehe_bootstrapper_destroy`); the
-/// bootstrapper keeps its own copy of the keys, so `keys` may be destroyed right after (do so
-/// to free its memory: the copy doubles it until then). **Thread safety:** any thread.
+/// bootstrapper shares the keys (no copy) and keeps them alive, so `keys` may be destroyed right
+/// after. **Thread safety:** any thread.
 /// **Errors:** `NULL_POINTER` (`keys` NULL included); `INVALID_HANDLE`; `CONTEXT_MISMATCH`
 /// (keys made or loaded with another context handle); `NOT_VALID_FOR_PARAMS` /
 /// `INVALID_PARAMETERS` (keys of other parameters).
@@ -335,7 +336,8 @@ pub unsafe extern "C" fn xehe_bootstrapper_create(
         need(out, "out")?;
         let c = get(context, "context")?;
         let k = get_in(keys, "keys", c.ctx)?;
-        let boot = Bootstrapper::new(&c.obj, (*k.obj).clone())?;
+        // The handle's keys are shared (its Arc), not copied: a key set is 4–9 GiB at N = 2^16.
+        let boot = Bootstrapper::new(&c.obj, Arc::clone(&k.obj))?;
         // SAFETY: forwarded contract.
         unsafe { issue::<XeheBootstrapper>(boot, c.ctx, out) }
     })

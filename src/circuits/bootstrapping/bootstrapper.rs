@@ -12,6 +12,7 @@ use crate::ckks::encoder::CkksEncoder;
 use crate::ckks::evaluator::Evaluator;
 use crate::ckks::plaintext::Plaintext;
 use crate::{Error, Result};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Wall-clock time of each stage of one bootstrap (each stage ends with a device
@@ -36,7 +37,9 @@ pub struct BootstrapTimings {
 pub struct Bootstrapper {
     ctx: Context,
     ev: Evaluator,
-    keys: BootstrappingKeys,
+    /// Shared, not copied: a key set is 4–9 GiB at N = 2^16, and the C ABI's and Python's key
+    /// handles keep theirs while a bootstrapper uses it.
+    keys: Arc<BootstrappingKeys>,
     plan: Plan,
     c2s: Vec<Vec<LinearTransform>>,
     s2c: Vec<LinearTransform>,
@@ -48,11 +51,13 @@ pub struct Bootstrapper {
 impl Bootstrapper {
     /// Precompute everything for `keys` on `context` (the parameters' context): the
     /// CoeffsToSlots and SlotsToCoeffs diagonals (encoded once, uploaded to a device on first
-    /// use there and kept), the EvalMod polynomial.
+    /// use there and kept), the EvalMod polynomial. `keys`: owned, or an `Arc` shared with
+    /// whoever else holds them (no copy).
     ///
     /// # Errors
     /// `InvalidParameters` if the context is not the keys' parameters'; as the encoder.
-    pub fn new(context: &Context, keys: BootstrappingKeys) -> Result<Self> {
+    pub fn new(context: &Context, keys: impl Into<Arc<BootstrappingKeys>>) -> Result<Self> {
+        let keys = keys.into();
         if keys.ks.context() != context {
             return Err(Error::NotValidForParams("bootstrapping keys belong to another context".into()));
         }
