@@ -54,9 +54,9 @@ fn check_size(size: usize) {
         // No allocation here: the message is assembled on the stack.
         let mut msg = [0u8; 160];
         let mut w = &mut msg[..];
-        let _ = write!(
+        let _ = writeln!(
             w,
-            "fuzz target: an allocation of {size} bytes exceeds the bound of {bound} bytes\n"
+            "fuzz target: an allocation of {size} bytes exceeds the bound of {bound} bytes"
         );
         let left = w.len();
         let _ = std::io::stderr().write_all(&msg[..msg.len() - left]);
@@ -438,8 +438,11 @@ pub fn capi_load(data: &[u8]) {
     }
 }
 
-/// Every target by name, for the regression tests and `fuzz/run.sh`.
-pub const TARGETS: &[(&str, fn(&[u8]))] = &[
+/// A target: its name (= its harness and corpus directory) and its body.
+pub type Target = (&'static str, fn(&[u8]));
+
+/// Every target by name, for the regression tests and the corpus generator.
+pub const TARGETS: &[Target] = &[
     ("seal_header", seal_header),
     ("encryption_parameters", encryption_parameters),
     ("plaintext", plaintext),
