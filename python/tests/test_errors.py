@@ -3,6 +3,8 @@ runs through seal-python and xehe; both must raise (the same built-in class wher
 is the natural one), xehe's operands must be unchanged, and a good call afterwards must still
 give SEAL's bytes."""
 
+import time
+import zlib
 from types import SimpleNamespace
 
 import numpy as np
@@ -258,3 +260,39 @@ def test_corrupted_bytes_never_crash(n8192):
                 load(bytes(b))
             except errors.XeheError:
                 pass
+
+
+def _huge_length(data, at, compress):
+    """`data` (an uncompressed SEAL object) with the u64 at member offset `at` set to 2^40
+    (8 TiB of words), zlib-compressed when `compress` (then the bytes present do not bound it)."""
+    members = bytearray(data[16:])
+    members[at:at + 8] = (1 << 40).to_bytes(8, "little")
+    header = bytearray(data[:16])
+    if compress:
+        members = zlib.compress(bytes(members), 6)
+        header[5] = 1  # compr_mode zlib
+    header[8:16] = (16 + len(members)).to_bytes(8, "little")
+    return bytes(header) + bytes(members)
+
+
+def test_huge_length_fields_fail_fast(n8192):
+    """A length field implying more memory than the machine has raises an xehe error within a
+    second, without trying to allocate it (uncompressed and zlib-compressed; the header's own
+    size too)."""
+    s = n8192
+    sources = {
+        # RelinKeys: keys.len and keys[0].len after the parms_id.
+        "relin_keys": (s.seal.rk.to_string(), s.xehe.ctx.from_relin_str, (32, 40)),
+        # Ciphertext: size, and the data array's length after the metadata and its header.
+        "ciphertext": (s.seal.a.to_string(), s.xehe.ctx.from_cipher_str, (33, 89)),
+    }
+    for name, (data, load, offsets) in sources.items():
+        sized = bytearray(data)
+        sized[8:16] = (1 << 40).to_bytes(8, "little")
+        cases = [bytes(sized)] + [_huge_length(data, at, c) for at in offsets for c in (False, True)]
+        for i, bad in enumerate(cases):
+            start = time.perf_counter()
+            with pytest.raises((errors.MalformedDataError, errors.NotValidForParamsError)):
+                load(bad)
+            took = time.perf_counter() - start
+            assert took < 1.0, f"{name} case {i}: {took:.2f} s"
