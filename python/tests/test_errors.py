@@ -3,6 +3,7 @@ runs through seal-python and xehe; both must raise (the same built-in class wher
 is the natural one), xehe's operands must be unchanged, and a good call afterwards must still
 give SEAL's bytes."""
 
+import pathlib
 import time
 import zlib
 from types import SimpleNamespace
@@ -296,3 +297,42 @@ def test_huge_length_fields_fail_fast(n8192):
                 load(bad)
             took = time.perf_counter() - start
             assert took < 1.0, f"{name} case {i}: {took:.2f} s"
+
+
+FUZZ = pathlib.Path(__file__).resolve().parents[2] / "fuzz"
+
+
+def test_fuzz_inputs_raise_xehe_errors():
+    """The fuzz targets' seeds and past failures (fuzz/corpus, fuzz/regressions: SEAL's objects
+    at N = 64, plain, seeded and compressed), and byte flips of them, through the Python loaders:
+    each loads or raises an xehe error (never PanicException, never another exception)."""
+    parms = xehe.EncryptionParameters(xehe.scheme_type.ckks)
+    parms.load_bytes((FUZZ / "corpus" / "encryption_parameters" / "seal-params").read_bytes())
+    ctx = xehe.SEALContext(parms, True, xehe.sec_level_type.none)
+    loaders = {
+        "encryption_parameters": lambda d: xehe.EncryptionParameters(xehe.scheme_type.ckks).load_bytes(d),
+        "plaintext": ctx.from_plain_str,
+        "ciphertext": ctx.from_cipher_str,
+        "secret_key": ctx.from_secret_str,
+        "public_key": ctx.from_public_str,
+        "relin_keys": ctx.from_relin_str,
+        "galois_keys": ctx.from_galois_str,
+    }
+    rng = np.random.default_rng(34)
+    loaded = 0
+    for target, load in loaders.items():
+        files = sorted((FUZZ / "corpus" / target).glob("*")) + sorted((FUZZ / "regressions" / target).glob("*"))
+        assert files, target
+        for f in files:
+            data = f.read_bytes()
+            for trial in range(12):
+                b = bytearray(data)
+                for _ in range(int(rng.integers(1, 4)) if trial else 0):
+                    i = int(rng.integers(0, min(len(b), 160))) if rng.random() < 0.7 else int(rng.integers(0, len(b)))
+                    b[i] ^= 1 << int(rng.integers(0, 8))
+                try:
+                    load(bytes(b))
+                    loaded += 1
+                except errors.XeheError:
+                    pass
+    assert loaded > 0
