@@ -7,6 +7,7 @@ use crate::objects::{Ciphertext, SecretKey};
 use crate::params::{compr, ComprModeType, SealContext};
 use crate::util::{bytes_arg, nogil, write_file};
 use pyo3::prelude::*;
+use std::sync::Arc;
 use pyo3::types::{PyBytes, PyDict};
 use xehe::circuits::bootstrapping as bt;
 use xehe::SealObject;
@@ -82,7 +83,8 @@ impl BootstrappingParameters {
 #[pyclass(frozen, name = "BootstrappingKeys", module = "xehe")]
 #[derive(Clone)]
 pub struct BootstrappingKeys {
-    pub inner: bt::BootstrappingKeys,
+    /// Shared with the bootstrappers made from it (4–9 GiB at N = 2^16: never copied).
+    pub inner: Arc<bt::BootstrappingKeys>,
 }
 
 #[pymethods]
@@ -96,19 +98,19 @@ impl BootstrappingKeys {
         secret_key: PyRef<'_, SecretKey>,
     ) -> PyResult<Self> {
         let (ctx, p, sk) = (context.get()?, &params.inner, &secret_key.inner);
-        Ok(BootstrappingKeys { inner: nogil(py, || bt::BootstrappingKeys::generate(ctx, p, sk, |_, _| {}))?.py()? })
+        Ok(BootstrappingKeys { inner: Arc::new(nogil(py, || bt::BootstrappingKeys::generate(ctx, p, sk, |_, _| {}))?.py()?) })
     }
     #[staticmethod]
     fn load(py: Python<'_>, context: PyRef<'_, SealContext>, path: &str) -> PyResult<Self> {
         let ctx = context.get()?;
         let p = std::path::Path::new(path);
-        Ok(BootstrappingKeys { inner: nogil(py, || bt::BootstrappingKeys::load_file(ctx, p))?.py()? })
+        Ok(BootstrappingKeys { inner: Arc::new(nogil(py, || bt::BootstrappingKeys::load_file(ctx, p))?.py()?) })
     }
     #[staticmethod]
     fn load_bytes(py: Python<'_>, context: PyRef<'_, SealContext>, data: &Bound<'_, PyAny>) -> PyResult<Self> {
         let bytes = bytes_arg(data)?;
         let ctx = context.get()?;
-        Ok(BootstrappingKeys { inner: nogil(py, || bt::BootstrappingKeys::load(ctx, &bytes))?.py()? })
+        Ok(BootstrappingKeys { inner: Arc::new(nogil(py, || bt::BootstrappingKeys::load(ctx, &bytes))?.py()?) })
     }
     #[pyo3(signature = (path, compr_mode = None))]
     fn save(&self, py: Python<'_>, path: &str, compr_mode: Option<ComprModeType>) -> PyResult<()> {
@@ -144,7 +146,7 @@ impl Bootstrapper {
     /// Precompute the DFT diagonals and the EvalMod polynomial; releases the GIL.
     #[new]
     fn new(py: Python<'_>, context: PyRef<'_, SealContext>, keys: PyRef<'_, BootstrappingKeys>) -> PyResult<Self> {
-        let (ctx, k) = (context.get()?, keys.inner.clone());
+        let (ctx, k) = (context.get()?, Arc::clone(&keys.inner));
         Ok(Bootstrapper { inner: nogil(py, move || bt::Bootstrapper::new(ctx, k))?.py()? })
     }
     /// The same slots refreshed to the user levels; runs where the ciphertext is (`.gpu()`),
