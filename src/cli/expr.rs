@@ -172,12 +172,40 @@ fn lex(src: &str) -> Result<Vec<(Tok, usize)>> {
     Ok(out)
 }
 
+/// Deepest expression accepted: the levels of its tree (each operator, negation and call is
+/// one) and of parentheses, so that parsing, evaluating and dropping it never overflow a
+/// thread's stack, whatever the command line holds.
+pub const MAX_DEPTH: usize = 500;
+
 struct Parser {
     toks: Vec<(Tok, usize)>,
     pos: usize,
+    /// Parentheses, calls and negations open around the token being parsed.
+    open: usize,
+}
+
+/// A parsed subexpression and the depth of its tree.
+type Parsed = (Expr, usize);
+
+/// `depth` if within [`MAX_DEPTH`], else a syntax error at `column`.
+fn within(depth: usize, column: usize) -> Result<usize> {
+    if depth > MAX_DEPTH {
+        return Err(syntax(
+            column,
+            format!("the expression is nested more than {MAX_DEPTH} levels deep"),
+        ));
+    }
+    Ok(depth)
 }
 
 impl Parser {
+    /// Parse `f` inside one more parenthesis, call or negation.
+    fn inside(&mut self, column: usize, f: impl FnOnce(&mut Self) -> Result<Parsed>) -> Result<Parsed> {
+        self.open = within(self.open + 1, column)?;
+        let r = f(self);
+        self.open -= 1;
+        r
+    }
     fn peek(&self) -> &(Tok, usize) {
         &self.toks[self.pos.min(self.toks.len() - 1)]
     }
@@ -204,17 +232,18 @@ impl Parser {
             format!("expected `{c}`, found {}", describe(&t)),
         ))
     }
-    fn expr(&mut self) -> Result<Expr> {
-        let mut lhs = self.term()?;
+    fn expr(&mut self) -> Result<Parsed> {
+        let (mut lhs, mut depth) = self.term()?;
         loop {
             let (t, column) = self.peek().clone();
             let op = match t {
                 Tok::Sym('+') => BinOp::Add,
                 Tok::Sym('-') => BinOp::Sub,
-                _ => return Ok(lhs),
+                _ => return Ok((lhs, depth)),
             };
             self.pos += 1;
-            let rhs = self.term()?;
+            let (rhs, d) = self.term()?;
+            depth = within(1 + depth.max(d), column)?;
             lhs = Expr::Binary {
                 op,
                 lhs: Box::new(lhs),
@@ -223,11 +252,12 @@ impl Parser {
             };
         }
     }
-    fn term(&mut self) -> Result<Expr> {
-        let mut lhs = self.unary()?;
+    fn term(&mut self) -> Result<Parsed> {
+        let (mut lhs, mut depth) = self.unary()?;
         while let (Tok::Sym('*'), column) = self.peek().clone() {
             self.pos += 1;
-            let rhs = self.unary()?;
+            let (rhs, d) = self.unary()?;
+            depth = within(1 + depth.max(d), column)?;
             lhs = Expr::Binary {
                 op: BinOp::Mul,
                 lhs: Box::new(lhs),
@@ -235,37 +265,41 @@ impl Parser {
                 column,
             };
         }
-        Ok(lhs)
+        Ok((lhs, depth))
     }
-    fn unary(&mut self) -> Result<Expr> {
+    fn unary(&mut self) -> Result<Parsed> {
         if let (Tok::Sym('-'), column) = self.peek().clone() {
             self.pos += 1;
-            let operand = self.unary()?;
-            return Ok(Expr::Neg {
+            let (operand, d) = self.inside(column, Self::unary)?;
+            let neg = Expr::Neg {
                 operand: Box::new(operand),
                 column,
-            });
+            };
+            return Ok((neg, within(d + 1, column)?));
         }
         self.primary()
     }
-    fn primary(&mut self) -> Result<Expr> {
+    fn primary(&mut self) -> Result<Parsed> {
         match self.next() {
-            (Tok::Int(value), column) => Ok(Expr::Int { value, column }),
-            (Tok::Sym('('), _) => {
-                let e = self.expr()?;
+            (Tok::Int(value), column) => Ok((Expr::Int { value, column }, 1)),
+            (Tok::Sym('('), column) => {
+                let e = self.inside(column, Self::expr)?;
                 self.expect(')')?;
                 Ok(e)
             }
             (Tok::Name(name), column) => {
                 if !self.eat('(') {
-                    return Ok(Expr::Name { name, column });
+                    return Ok((Expr::Name { name, column }, 1));
                 }
-                let mut args = vec![self.expr()?];
+                let (first, mut depth) = self.inside(column, Self::expr)?;
+                let mut args = vec![first];
                 while self.eat(',') {
-                    args.push(self.expr()?);
+                    let (a, d) = self.inside(column, Self::expr)?;
+                    args.push(a);
+                    depth = depth.max(d);
                 }
                 self.expect(')')?;
-                Ok(Expr::Call { name, args, column })
+                Ok((Expr::Call { name, args, column }, within(depth + 1, column)?))
             }
             (t, column) => Err(syntax(
                 column,
@@ -292,8 +326,9 @@ pub fn parse(src: &str) -> Result<Expr> {
     let mut p = Parser {
         toks: lex(src)?,
         pos: 0,
+        open: 0,
     };
-    let e = p.expr()?;
+    let (e, _) = p.expr()?;
     match p.peek().clone() {
         (Tok::End, _) => Ok(e),
         (t, column) => Err(syntax(
@@ -556,5 +591,26 @@ mod tests {
             "expression column 3: invalid argument: unexpected `b` after a complete expression"
         );
         assert!(err("99999999999999999999").contains("too large"));
+    }
+
+    #[test]
+    fn nesting_is_bounded() {
+        let wrap = |open: &str, n: usize, close: &str| format!("{}x{}", open.repeat(n), close.repeat(n));
+        let chain = |op: &str, n: usize| vec!["x"; n].join(op);
+        // Far past the bound (what a command line can hold): an error, not a stack overflow.
+        for deep in [wrap("(", 60_000, ")"), wrap("-", 120_000, ""), wrap("f(", 40_000, ")"), chain("+", 60_000), chain("*", 60_000)] {
+            assert!(err(&deep).contains("nested more than 500 levels"), "{}", &deep[..20]);
+        }
+        // At the bound: parsed (on a test thread's stack), one past it: refused.
+        for (at, past) in [
+            (wrap("(", MAX_DEPTH, ")"), wrap("(", MAX_DEPTH + 1, ")")),
+            (wrap("-", MAX_DEPTH - 1, ""), wrap("-", MAX_DEPTH, "")),
+            (wrap("f(", MAX_DEPTH - 1, ")"), wrap("f(", MAX_DEPTH, ")")),
+            (chain("+", MAX_DEPTH), chain("+", MAX_DEPTH + 1)),
+            (chain("*", MAX_DEPTH), format!("({}) * x", chain("-", MAX_DEPTH))),
+        ] {
+            assert_eq!(parse(&at).expect("at the bound").names(), ["x"]);
+            assert!(err(&past).contains("nested more than"));
+        }
     }
 }
