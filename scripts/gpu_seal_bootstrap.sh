@@ -4,7 +4,8 @@
 # primes), `xehe keygen bootstrap` makes the keys from SEAL's secret key once, and
 # `xehe eval --expr 'bootstrap(x)' --device cuda` bootstraps whenever the levels run out; each
 # bootstrap is also run with --device cpu and the two outputs must be byte-identical. SEAL decrypts
-# and the script prints, per bootstrap, the level, the exact scale and the precision.
+# and the script prints, per bootstrap, the level, the exact scale and the precision. LEVELS (default
+# 36) is the program's depth: 36 at N = 2^16 is two bootstraps (13 user levels each).
 #
 # seal-python travels as a wheel in .whl/ (see the device README): build and strip xehe into
 # .gpu-bin first, then: scripts/gpu_seal_bootstrap.sh [BIN_DIR] [N] [LEVELS]. Logs in $OUT (or /tmp).
@@ -22,7 +23,7 @@ BITS=$(case $N in
 esac)
 D=$(mktemp -d)
 PYTHONUNBUFFERED=1 python3 tests/seal/deep_program.py cli "$D" "$N" "$BITS" "$LEVELS" --xehe "$BIN/xehe" \
-  --device cuda --compare-cpu --check 2>&1 | tee "$LOG/seal_deep_program_n$N.log"
+  --device cuda --compare-cpu --check --depth-factor 0 2>&1 | tee "$LOG/seal_deep_program_n$N.log"
 status=${PIPESTATUS[0]}
 ls -l "$D"/bk.bin 2>/dev/null | awk '{printf "bootstrapping key file: %.2f GiB\n", $5 / 2^30}'
 rm -rf "$D"
