@@ -351,11 +351,17 @@ pub fn hybrid_switching_key(data: &[u8]) {
     );
 }
 
-/// `BootstrappingKeys::load` against the insecure N = 2^12 preset's context. The parameters are
-/// JSON inside the file, so this also fuzzes the parameter checks (`Plan::new`) behind it.
+/// `BootstrappingKeys::load` and the streaming `load_from` (what `load_file` reads through)
+/// against the insecure N = 2^12 preset's context; they agree. The parameters are JSON inside
+/// the file, so this also fuzzes the parameter checks (`Plan::new`) behind it.
 pub fn bootstrapping_keys(data: &[u8]) {
     let ctx = bootstrapping_context();
-    let Ok(keys) = with_alloc_bound(object_bound(ctx), || BootstrappingKeys::load(ctx, data)) else {
+    let (loaded, streamed) = with_alloc_bound(object_bound(ctx), || {
+        let mut src = data;
+        (BootstrappingKeys::load(ctx, data), BootstrappingKeys::load_from(ctx, &mut src))
+    });
+    assert_eq!(loaded.is_ok(), streamed.is_ok(), "load and load_from disagree");
+    let Ok(keys) = loaded else {
         return;
     };
     let saved = keys.save(ComprMode::None).expect("save accepted keys");
