@@ -138,7 +138,7 @@ impl BootstrappingKeys {
 /// CKKS bootstrapping for one context and key set.
 #[pyclass(frozen, name = "Bootstrapper", module = "xehe")]
 pub struct Bootstrapper {
-    inner: bt::Bootstrapper,
+    pub inner: bt::Bootstrapper,
 }
 
 #[pymethods]

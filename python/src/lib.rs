@@ -15,6 +15,7 @@ mod device;
 mod encoder;
 mod errors;
 mod evaluator;
+mod expr;
 mod hybrid;
 mod keygen;
 mod objects;
@@ -65,5 +66,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<bootstrap::BootstrappingParameters>()?;
     m.add_class::<bootstrap::BootstrappingKeys>()?;
     m.add_class::<bootstrap::Bootstrapper>()?;
+
+    // The expression language of `xehe eval` (xehe::cli::expr).
+    m.add_function(wrap_pyfunction!(expr::evaluate_expression, m)?)?;
     Ok(())
 }

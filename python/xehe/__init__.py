@@ -50,6 +50,9 @@ from .seal import VectorComplex, VectorDouble, VectorInt, VectorUInt
 # the bootstrapper (docs/guide/bootstrapping.md).
 from ._native import Bootstrapper, BootstrappingKeys, BootstrappingParameters
 
+# The expression language of `xehe eval` (`xehe.distributed` runs it on Ray workers).
+from ._native import evaluate_expression
+
 __all__ = [
     "Bootstrapper",
     "BootstrappingKeys",
@@ -85,6 +88,7 @@ __all__ = [
     "compr_mode_type",
     "device",
     "errors",
+    "evaluate_expression",
     "scheme_type",
     "sec_level_type",
 ]

@@ -575,3 +575,18 @@ class Bootstrapper:
     def output_level(self) -> int: ...
     def max_input_scale(self) -> float: ...
     def max_input_scale_at(self, level: int) -> float: ...
+
+# ---- the expression language of `xehe eval` (xehe::cli::expr) --------------------------------------
+def evaluate_expression(
+    context: SEALContext,
+    expr: str,
+    inputs: dict[str, Ciphertext | _BytesLike],
+    plains: dict[str, Plaintext | _BytesLike] | None = None,
+    relin_keys: RelinKeys | None = None,
+    galois_keys: GaloisKeys | None = None,
+    bootstrapper: Bootstrapper | None = None,
+    compr_mode: compr_mode_type | str | None = None,
+    queue: Queue | None = None,
+) -> bytes:
+    """Evaluate an `xehe eval` expression; the result's SEAL bytes, as `xehe eval` writes them."""
+    ...

@@ -1,0 +1,379 @@
+"""xehe on Ray: a pool of workers — one per GPU, or CPU workers — that evaluate ``xehe eval``
+programs on SEAL bytes.
+
+::
+
+    from xehe.distributed import Pool
+
+    pool = Pool(device="cpu")                       # or: Pool() — one worker per GPU Ray has
+    keys = pool.load_keys(parms_bytes, relin_keys=rk_bytes)   # sent once, loaded once per worker
+    out = pool.eval(keys, "rescale(relin(x * y))", {"x": x_bytes, "y": y_bytes})
+    for r in pool.map(keys, "rescale(relin(x * x))", ({"x": b} for b in many)):
+        ...
+
+The program is the expression language of ``xehe eval`` (``bootstrap(x)`` included): the same
+parser and the same evaluator calls (:func:`xehe.evaluate_expression`), so a result is the same
+bytes as ``xehe eval`` and in-process evaluation give — and, for SEAL's deterministic operations,
+as SEAL itself.
+
+Keys travel once: :meth:`Pool.load_keys` puts them in Ray's object store in chunks (or takes a
+path every host can read), and each worker loads a key set the first time it needs it, keeping
+the last ``max_keysets`` key sets it used. A worker that dies is restarted by Ray; it loads the
+key sets again when its next items name them, and the items it held are run again (the same
+bytes: the evaluation is deterministic). An item that fails — malformed bytes, other parameters,
+a missing key — raises xehe's exception (:mod:`xehe.errors`) for that item alone.
+
+Needs ``ray`` (``pip install xehe[distributed]``).
+"""
+
+from __future__ import annotations
+
+import collections
+import hashlib
+import os
+import socket
+import time
+from dataclasses import dataclass, field
+from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Tuple, Union
+
+try:
+    import ray
+except ImportError as e:  # pragma: no cover - the message is the point
+    raise ImportError("xehe.distributed needs Ray: pip install 'xehe[distributed]' (or: pip install ray)") from e
+
+__all__ = ["KeySet", "Pool"]
+
+#: Bytes per object-store chunk of a key file (a multi-GiB key set is never one argument).
+CHUNK_BYTES = 64 << 20
+
+_Source = Union[bytes, bytearray, memoryview, str, "os.PathLike[str]", None]
+
+
+@dataclass(frozen=True)
+class KeySet:
+    """Parameters and keys loaded into a pool: their content hash (``id``) and where the workers
+    fetch them (object-store chunks, or a path). Cheap to pass around; hold it as long as items
+    use it (the chunks live while it does)."""
+
+    id: str
+    parts: Dict[str, Tuple[str, Any]] = field(repr=False)
+    sizes: Dict[str, int] = field(default_factory=dict)
+
+    def __repr__(self):
+        sizes = ", ".join(f"{k}={v}" for k, v in self.sizes.items())
+        return f"KeySet({self.id[:16]}…: {sizes})"
+
+
+def _read_part(kind: str, where: Any) -> bytes:
+    if kind == "path":
+        with open(where, "rb") as f:
+            return f.read()
+    chunks = ray.get(list(where))
+    if len(chunks) == 1:
+        return chunks[0]
+    return b"".join(chunks)
+
+
+class _LoadedKeys:
+    """One key set, loaded in a worker."""
+
+    def __init__(self, parts: Mapping[str, Tuple[str, Any]]):
+        import xehe
+
+        parms = xehe.EncryptionParameters(xehe.scheme_type.ckks)
+        parms.load_bytes(_read_part(*parts["params"]))
+        # As `xehe eval`: bootstrapping presets are beyond SEAL's 128-bit table.
+        level = xehe.sec_level_type.none if "bootstrap_keys" in parts else xehe.sec_level_type.tc128
+        self.context = xehe.SEALContext(parms, True, level)
+        if not self.context.parameters_set():
+            raise xehe.errors.InvalidParametersError(self.context.parameter_error_message())
+        self.relin_keys = self.galois_keys = self.bootstrapper = None
+        if "relin_keys" in parts:
+            self.relin_keys = xehe.RelinKeys()
+            self.relin_keys.load_bytes(self.context, _read_part(*parts["relin_keys"]))
+        if "galois_keys" in parts:
+            self.galois_keys = xehe.GaloisKeys()
+            self.galois_keys.load_bytes(self.context, _read_part(*parts["galois_keys"]))
+        if "bootstrap_keys" in parts:
+            keys = xehe.BootstrappingKeys.load_bytes(self.context, _read_part(*parts["bootstrap_keys"]))
+            self.bootstrapper = xehe.Bootstrapper(self.context, keys)
+
+
+class _Worker:
+    """A Ray actor: one device (or CPU threads), a bounded cache of loaded key sets."""
+
+    def __init__(self, device: str, threads: Optional[int], max_keysets: int):
+        if threads:
+            # Before xehe's first parallel call creates its thread pool.
+            os.environ.setdefault("RAYON_NUM_THREADS", str(threads))
+        import xehe
+
+        self._xehe = xehe
+        self._gpu_ids = [str(g) for g in ray.get_gpu_ids()]
+        if device in ("cuda", "gpu"):
+            # Ray sets CUDA_VISIBLE_DEVICES to the GPU it assigned: that GPU is cuda:0 here.
+            device = "cuda:0"
+        self._device = device
+        self._queue = None if device == "cpu" else xehe.device.new_queue(device)
+        self._cache: "collections.OrderedDict[str, _LoadedKeys]" = collections.OrderedDict()
+        self._max = max_keysets
+        self._loads: Dict[str, int] = collections.Counter()
+        self._items = 0
+        self._busy = 0.0
+        self._started = time.time()
+
+    def _keys(self, keyset: KeySet) -> _LoadedKeys:
+        k = self._cache.get(keyset.id)
+        if k is None:
+            k = _LoadedKeys(keyset.parts)
+            self._loads[keyset.id] += 1
+            self._cache[keyset.id] = k
+            while len(self._cache) > self._max:
+                self._cache.popitem(last=False)
+        else:
+            self._cache.move_to_end(keyset.id)
+        return k
+
+    def load(self, keyset: KeySet) -> str:
+        self._keys(keyset)
+        return keyset.id
+
+    def eval(self, keyset: KeySet, expr: str, inputs, plains, compr_mode: str) -> bytes:
+        k = self._keys(keyset)
+        start = time.perf_counter()
+        try:
+            return self._xehe.evaluate_expression(
+                k.context, expr, inputs, plains=plains, relin_keys=k.relin_keys,
+                galois_keys=k.galois_keys, bootstrapper=k.bootstrapper, compr_mode=compr_mode,
+                queue=self._queue,
+            )
+        finally:
+            self._items += 1
+            self._busy += time.perf_counter() - start
+
+    def info(self) -> dict:
+        return {
+            "host": socket.gethostname(),
+            "node_id": ray.get_runtime_context().get_node_id(),
+            "pid": os.getpid(),
+            "device": self._device,
+            "gpu_ids": self._gpu_ids,
+            "keysets": list(self._cache),
+            "loads": dict(self._loads),
+            "items": self._items,
+            "busy_s": self._busy,
+            "started": self._started,
+        }
+
+
+def _hash_part(h, data_or_path, kind):
+    if kind == "path":
+        with open(data_or_path, "rb") as f:
+            while True:
+                block = f.read(1 << 24)
+                if not block:
+                    break
+                h.update(block)
+    else:
+        h.update(data_or_path)
+
+
+class Pool:
+    """Ray actors that evaluate ``xehe eval`` programs.
+
+    ``device``: ``"auto"`` (one worker per GPU when the cluster has GPUs, else CPU workers),
+    ``"cuda"`` (one GPU per worker: the worker uses the GPU Ray assigned it), ``"cpu"``, or a
+    device of ``XEHE_DEVICE``'s grammar used as given (``"opencl:0:1"``).
+    ``num_workers``: default one per GPU (GPU workers) or one per ``cpus_per_worker`` CPUs.
+    ``ray_address``: an existing cluster (``"auto"``, ``"ray://host:10001"``, ``"host:6379"``);
+    without it, the Ray already initialized in this process, else a local cluster.
+    ``num_gpus_per_worker``: Ray GPUs each worker reserves (default 1 for GPU devices, 0 on the
+    CPU). ``max_keysets``: key sets a worker keeps loaded (least recently used dropped).
+    ``max_restarts`` / ``max_task_retries``: Ray's, for dead workers and the items they held.
+    ``ray_init``: further ``ray.init`` arguments when this pool starts or joins Ray.
+    """
+
+    def __init__(
+        self,
+        num_workers: Optional[int] = None,
+        device: str = "auto",
+        ray_address: Optional[str] = None,
+        *,
+        cpus_per_worker: int = 1,
+        num_gpus_per_worker: Optional[float] = None,
+        max_keysets: int = 2,
+        max_restarts: int = -1,
+        max_task_retries: int = 3,
+        ray_init: Optional[dict] = None,
+    ):
+        if not ray.is_initialized():
+            ray.init(address=ray_address, **(ray_init or {}))
+        resources = ray.cluster_resources()
+        gpus = int(resources.get("GPU", 0))
+        if device == "auto":
+            device = "cuda" if gpus > 0 else "cpu"
+        if num_gpus_per_worker is None:
+            num_gpus_per_worker = 0 if device == "cpu" else 1
+        if num_workers is None:
+            if num_gpus_per_worker:
+                num_workers = int(gpus // num_gpus_per_worker)
+            else:
+                num_workers = int(resources.get("CPU", 1) // max(cpus_per_worker, 1))
+            num_workers = max(num_workers, 1)
+        if num_workers < 1:
+            raise ValueError("num_workers must be at least 1")
+        self.device = device
+        threads = cpus_per_worker if device == "cpu" else None
+        actor = ray.remote(_Worker).options(
+            num_cpus=cpus_per_worker,
+            num_gpus=num_gpus_per_worker,
+            max_restarts=max_restarts,
+            max_task_retries=max_task_retries,
+        )
+        self._actors = [actor.remote(device, threads, max_keysets) for _ in range(num_workers)]
+        # Wait for every worker (and surface a device that cannot be opened).
+        ray.get([a.info.remote() for a in self._actors])
+
+    def __len__(self):
+        return len(self._actors)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.shutdown()
+
+    def shutdown(self):
+        """Stop the workers (Ray itself stays up)."""
+        for a in self._actors:
+            ray.kill(a, no_restart=True)
+        self._actors = []
+
+    # ---- keys --------------------------------------------------------------------------------
+    def load_keys(
+        self,
+        params: _Source,
+        relin_keys: _Source = None,
+        galois_keys: _Source = None,
+        bootstrap_keys: _Source = None,
+    ) -> KeySet:
+        """SEAL-saved ``EncryptionParameters`` and keys (``RelinKeys``, ``GaloisKeys``; the
+        bootstrapping keys of ``xehe keygen bootstrap`` / ``BootstrappingKeys.save``), as bytes or
+        as paths every worker's host can read. Bytes go to the object store once, in chunks; each
+        worker loads the key set now (errors are raised here) and keeps it while it is among its
+        ``max_keysets`` last used."""
+        given = {"params": params, "relin_keys": relin_keys, "galois_keys": galois_keys,
+                 "bootstrap_keys": bootstrap_keys}
+        h = hashlib.sha256()
+        parts: Dict[str, Tuple[str, Any]] = {}
+        sizes: Dict[str, int] = {}
+        for name, src in given.items():
+            if src is None:
+                continue
+            kind = "path" if isinstance(src, (str, os.PathLike)) else "bytes"
+            h.update(name.encode() + b"\0")
+            _hash_part(h, src, kind)
+            if kind == "path":
+                path = os.fspath(src)
+                parts[name] = ("path", os.path.abspath(path))
+                sizes[name] = os.path.getsize(path)
+            else:
+                view = memoryview(src).cast("B")
+                parts[name] = ("refs", [ray.put(bytes(view[i:i + CHUNK_BYTES]))
+                                        for i in range(0, max(len(view), 1), CHUNK_BYTES)])
+                sizes[name] = len(view)
+        keyset = KeySet(h.hexdigest(), parts, sizes)
+        ray.get([a.load.remote(keyset) for a in self._actors])
+        return keyset
+
+    # ---- evaluation --------------------------------------------------------------------------
+    @staticmethod
+    def _unwrap(e: BaseException) -> BaseException:
+        if isinstance(e, ray.exceptions.RayTaskError) and e.cause is not None:
+            return e.cause
+        return e
+
+    def eval(
+        self,
+        keyset: KeySet,
+        expr: str,
+        inputs: Mapping[str, bytes],
+        plains: Optional[Mapping[str, bytes]] = None,
+        compr_mode: str = "none",
+    ) -> bytes:
+        """Evaluate ``expr`` on one item (ciphertext inputs by name, plaintexts by name) on the
+        least busy worker; the result's SEAL bytes (``compr_mode``: none, zlib, zstd)."""
+        return next(self.map(keyset, expr, [inputs], plains=plains, compr_mode=compr_mode))
+
+    def map(
+        self,
+        keyset: KeySet,
+        expr: str,
+        items: Iterable[Mapping[str, bytes]],
+        plains: Optional[Mapping[str, bytes]] = None,
+        window: Optional[int] = None,
+        return_exceptions: bool = False,
+        compr_mode: str = "none",
+    ) -> Iterator[Union[bytes, BaseException]]:
+        """Evaluate ``expr`` on every item, results in input order. At most ``window`` items
+        (default: 2 per worker) are in flight or waiting to be yielded. ``plains`` are shared by
+        all items (put in the object store once). An item that fails raises xehe's exception
+        when its turn comes (the items after it are not run), or, with ``return_exceptions``,
+        is yielded as the exception and the others go on."""
+        if not self._actors:
+            raise RuntimeError("this pool was shut down")
+        window = max(1, window or 2 * len(self._actors))
+        shared_plains = ray.put(dict(plains)) if plains else None
+        busy = [0] * len(self._actors)
+        running: Dict[Any, Tuple[int, int]] = {}   # ref -> (index, worker)
+        done: Dict[int, Any] = {}                  # index -> ref, finished or not
+        it = iter(items)
+        next_in, next_out, exhausted = 0, 0, False
+        try:
+            while True:
+                while not exhausted and next_in - next_out < window:
+                    try:
+                        item = next(it)
+                    except StopIteration:
+                        exhausted = True
+                        break
+                    w = min(range(len(busy)), key=busy.__getitem__)
+                    ref = self._actors[w].eval.remote(keyset, expr, dict(item), shared_plains, compr_mode)
+                    running[ref] = (next_in, w)
+                    done[next_in] = ref
+                    busy[w] += 1
+                    next_in += 1
+                if next_out == next_in:
+                    return
+                head = done[next_out]
+                # Wait for the head of the order, freeing the workers of whatever finishes first.
+                while head in running:
+                    ready, _ = ray.wait(list(running), num_returns=1)
+                    for r in ready:
+                        busy[running.pop(r)[1]] -= 1
+                ref = done.pop(next_out)
+                next_out += 1
+                try:
+                    result = ray.get(ref)
+                except ray.exceptions.RayTaskError as e:
+                    err = self._unwrap(e)
+                    if not return_exceptions:
+                        raise err from None
+                    result = err
+                yield result
+        finally:
+            for r in running:
+                try:
+                    ray.cancel(r)
+                except Exception:  # noqa: BLE001 - best effort: the results are dropped anyway
+                    pass
+
+    # ---- introspection -----------------------------------------------------------------------
+    def workers(self) -> List[dict]:
+        """Each worker: ``host``, ``node_id``, ``pid``, ``device`` (what it evaluates on),
+        ``gpu_ids`` (the GPUs Ray assigned it), ``keysets`` (ids loaded, least recent first),
+        ``loads`` (times each key set was loaded by this process), ``items`` (evaluated by this
+        process), ``busy_s`` (seconds spent evaluating them: loading the inputs, the program,
+        saving the result), ``started`` (when this process started: a restarted worker is a new process,
+        with a new ``pid``)."""
+        return ray.get([a.info.remote() for a in self._actors])
