@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Tuple, Union
 
 try:
+    import numpy as np
     import ray
 except ImportError as e:  # pragma: no cover - the message is the point
     raise ImportError("xehe.distributed needs Ray: pip install 'xehe[distributed]' (or: pip install ray)") from e
@@ -62,6 +63,18 @@ class KeySet:
     def __repr__(self):
         sizes = ", ".join(f"{k}={v}" for k, v in self.sizes.items())
         return f"KeySet({self.id[:16]}…: {sizes})"
+
+
+def _to_wire(value: Any) -> Any:
+    """Bytes as a uint8 array (a view, no copy): Ray moves arrays through its object store
+    without pickling them, twice as fast as ``bytes`` for a ciphertext."""
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return np.frombuffer(value, dtype=np.uint8)
+    return value
+
+
+def _from_wire(value: Any) -> Any:
+    return value.tobytes() if isinstance(value, np.ndarray) else value
 
 
 def _read_part(kind: str, where: Any) -> bytes:
@@ -138,11 +151,13 @@ class _Worker:
         self._keys(keyset)
         return keyset.id
 
-    def eval(self, keyset: KeySet, expr: str, inputs, plains, compr_mode: str) -> bytes:
+    def eval(self, keyset: KeySet, expr: str, inputs, plains, compr_mode: str):
         k = self._keys(keyset)
+        inputs = {name: _from_wire(v) for name, v in inputs.items()}
+        plains = {name: _from_wire(v) for name, v in plains.items()} if plains else None
         start = time.perf_counter()
         try:
-            return self._xehe.evaluate_expression(
+            out = self._xehe.evaluate_expression(
                 k.context, expr, inputs, plains=plains, relin_keys=k.relin_keys,
                 galois_keys=k.galois_keys, bootstrapper=k.bootstrapper, compr_mode=compr_mode,
                 queue=self._queue,
@@ -150,6 +165,7 @@ class _Worker:
         finally:
             self._items += 1
             self._busy += time.perf_counter() - start
+        return _to_wire(out)
 
     def info(self) -> dict:
         return {
@@ -323,7 +339,7 @@ class Pool:
         if not self._actors:
             raise RuntimeError("this pool was shut down")
         window = max(1, window or 2 * len(self._actors))
-        shared_plains = ray.put(dict(plains)) if plains else None
+        shared_plains = ray.put({k: _to_wire(v) for k, v in plains.items()}) if plains else None
         busy = [0] * len(self._actors)
         running: Dict[Any, Tuple[int, int]] = {}   # ref -> (index, worker)
         done: Dict[int, Any] = {}                  # index -> ref, finished or not
@@ -338,7 +354,8 @@ class Pool:
                         exhausted = True
                         break
                     w = min(range(len(busy)), key=busy.__getitem__)
-                    ref = self._actors[w].eval.remote(keyset, expr, dict(item), shared_plains, compr_mode)
+                    payload = {k: _to_wire(v) for k, v in item.items()}
+                    ref = self._actors[w].eval.remote(keyset, expr, payload, shared_plains, compr_mode)
                     running[ref] = (next_in, w)
                     done[next_in] = ref
                     busy[w] += 1
@@ -354,7 +371,7 @@ class Pool:
                 ref = done.pop(next_out)
                 next_out += 1
                 try:
-                    result = ray.get(ref)
+                    result = _from_wire(ray.get(ref))
                 except ray.exceptions.RayTaskError as e:
                     err = self._unwrap(e)
                     if not return_exceptions:
