@@ -11,8 +11,8 @@ mod targets;
 // Linked for the coverage callbacks when `cargo fuzz build` instruments every binary.
 use libfuzzer_sys as _;
 use std::path::{Path, PathBuf};
-use xehe::ckks::prng::{PrngInfo, PrngType};
 use xehe::circuits::bootstrapping::{BootstrappingKeys, BootstrappingParameters};
+use xehe::ckks::prng::{PrngInfo, PrngType};
 use xehe::serialize::ciphertext::set_seed_marker;
 use xehe::serialize::header::SealHeader;
 use xehe::{
@@ -33,15 +33,27 @@ fn read(dir: &Path, target: &str, name: &str) -> Vec<u8> {
 /// Save `obj` zlib- and zstd-compressed as `<name>-zlib` / `<name>-zstd`.
 fn compressed(dir: &Path, target: &str, name: &str, obj: &impl SealObject) {
     for (mode, tag) in [(ComprMode::Zlib, "zlib"), (ComprMode::Zstd, "zstd")] {
-        write(dir, target, &format!("{name}-{tag}"), &obj.save(mode).expect("save"));
+        write(
+            dir,
+            target,
+            &format!("{name}-{tag}"),
+            &obj.save(mode).expect("save"),
+        );
     }
 }
 
 fn main() {
-    let dir = PathBuf::from(std::env::args().nth(1).expect("usage: make_corpus CORPUS_DIR"));
+    let dir = PathBuf::from(
+        std::env::args()
+            .nth(1)
+            .expect("usage: make_corpus CORPUS_DIR"),
+    );
     let ctx = targets::seal_context();
     let parms = read(&dir, "encryption_parameters", "seal-params");
-    assert_eq!(EncryptionParameters::load(&parms).expect("SEAL's parameters"), targets::seal_parms());
+    assert_eq!(
+        EncryptionParameters::load(&parms).expect("SEAL's parameters"),
+        targets::seal_parms()
+    );
 
     // SEAL's objects, compressed; the ciphertext and public key also seeded.
     let pt = Plaintext::load(ctx, &read(&dir, "plaintext", "seal-plain")).expect("plaintext");
@@ -55,39 +67,96 @@ fn main() {
     let gk = GaloisKeys::load(ctx, &read(&dir, "galois_keys", "seal-gk")).expect("galois keys");
     compressed(&dir, "relin_keys", "xehe-rk", &rk);
     let kg = KeyGenerator::from_secret_key(ctx, &sk).expect("key generator");
-    for (kind, tag) in [(PrngType::Blake2xb, "blake2"), (PrngType::Shake256, "shake")] {
-        let info = PrngInfo { kind, seed: std::array::from_fn(|i| 0x5EED_0000 + i as u64) };
+    for (kind, tag) in [
+        (PrngType::Blake2xb, "blake2"),
+        (PrngType::Shake256, "shake"),
+    ] {
+        let info = PrngInfo {
+            kind,
+            seed: std::array::from_fn(|i| 0x5EED_0000 + i as u64),
+        };
         let mut s = ct.clone();
         set_seed_marker(&mut s, &info).expect("seed marker");
-        write(&dir, "ciphertext", &format!("xehe-ct-seeded-{tag}"), &s.save(ComprMode::None).expect("save"));
+        write(
+            &dir,
+            "ciphertext",
+            &format!("xehe-ct-seeded-{tag}"),
+            &s.save(ComprMode::None).expect("save"),
+        );
         let mut p = pk.data().clone();
         set_seed_marker(&mut p, &info).expect("seed marker");
-        write(&dir, "public_key", &format!("xehe-pk-seeded-{tag}"), &p.save(ComprMode::None).expect("save"));
+        write(
+            &dir,
+            "public_key",
+            &format!("xehe-pk-seeded-{tag}"),
+            &p.save(ComprMode::None).expect("save"),
+        );
     }
     let seeded_ct = xehe::Encryptor::with_secret_key(ctx, &sk)
         .and_then(|e| e.encrypt_symmetric_seeded(&pt))
         .expect("seeded encryption");
     compressed(&dir, "ciphertext", "xehe-ct-seeded", &seeded_ct);
     let rk_seeded = kg.create_relin_keys_seeded().expect("seeded relin keys");
-    write(&dir, "relin_keys", "xehe-rk-seeded", &rk_seeded.save(ComprMode::None).expect("save"));
-    let gk_seeded = kg.create_galois_keys_from_steps_seeded(&[1]).expect("seeded galois keys");
-    write(&dir, "galois_keys", "xehe-gk-seeded", &gk_seeded.save(ComprMode::None).expect("save"));
+    write(
+        &dir,
+        "relin_keys",
+        "xehe-rk-seeded",
+        &rk_seeded.save(ComprMode::None).expect("save"),
+    );
+    let gk_seeded = kg
+        .create_galois_keys_from_steps_seeded(&[1])
+        .expect("seeded galois keys");
+    write(
+        &dir,
+        "galois_keys",
+        "xehe-gk-seeded",
+        &gk_seeded.save(ComprMode::None).expect("save"),
+    );
 
     // Hybrid keys: SEAL's keys in SEAL's layout, and fresh (seeded) ones for both key
     // switchings of the targets.
     let [seal_ks, alpha2] = targets::hybrid_switchings();
     let hrk = HybridRelinKeys::from_relin_keys(seal_ks, &rk).expect("hybrid relin keys");
-    write(&dir, "hybrid_relin_keys", "from-seal", &hrk.save(ComprMode::None).expect("save"));
+    write(
+        &dir,
+        "hybrid_relin_keys",
+        "from-seal",
+        &hrk.save(ComprMode::None).expect("save"),
+    );
     let hgk = HybridGaloisKeys::from_galois_keys(seal_ks, &gk).expect("hybrid galois keys");
-    write(&dir, "hybrid_galois_keys", "from-seal", &hgk.save(ComprMode::None).expect("save"));
+    write(
+        &dir,
+        "hybrid_galois_keys",
+        "from-seal",
+        &hgk.save(ComprMode::None).expect("save"),
+    );
     let sparse = KeyGenerator::with_sparse_secret(ctx, 4).expect("sparse secret");
     for (ks, tag) in [(seal_ks, "alpha1"), (alpha2, "alpha2")] {
         let r = kg.create_hybrid_relin_keys(ks).expect("relin");
-        write(&dir, "hybrid_relin_keys", &format!("seeded-{tag}"), &r.save(ComprMode::None).expect("save"));
-        let g = kg.create_hybrid_galois_keys_from_steps(ks, &[1]).expect("galois");
-        write(&dir, "hybrid_galois_keys", &format!("seeded-{tag}"), &g.save(ComprMode::None).expect("save"));
-        let s = sparse.create_hybrid_switching_key(ks, &sk, 1).expect("switching key");
-        write(&dir, "hybrid_switching_key", &format!("seeded-{tag}"), &s.save(ComprMode::None).expect("save"));
+        write(
+            &dir,
+            "hybrid_relin_keys",
+            &format!("seeded-{tag}"),
+            &r.save(ComprMode::None).expect("save"),
+        );
+        let g = kg
+            .create_hybrid_galois_keys_from_steps(ks, &[1])
+            .expect("galois");
+        write(
+            &dir,
+            "hybrid_galois_keys",
+            &format!("seeded-{tag}"),
+            &g.save(ComprMode::None).expect("save"),
+        );
+        let s = sparse
+            .create_hybrid_switching_key(ks, &sk, 1)
+            .expect("switching key");
+        write(
+            &dir,
+            "hybrid_switching_key",
+            &format!("seeded-{tag}"),
+            &s.save(ComprMode::None).expect("save"),
+        );
         let mut full = s.clone();
         full.clear_seeds();
         compressed(&dir, "hybrid_switching_key", &format!("full-{tag}"), &full);
@@ -113,8 +182,18 @@ fn main() {
 
     // Headers: a compressed object of each kind, and SEAL 3.4's header layout (magic, a zero
     // byte, the compression mode, a 32-bit size, 8 reserved bytes).
-    write(&dir, "seal_header", "xehe-ct-zstd", &ct.save(ComprMode::Zstd).expect("save"));
-    write(&dir, "seal_header", "xehe-plain-zlib", &pt.save(ComprMode::Zlib).expect("save"));
+    write(
+        &dir,
+        "seal_header",
+        "xehe-ct-zstd",
+        &ct.save(ComprMode::Zstd).expect("save"),
+    );
+    write(
+        &dir,
+        "seal_header",
+        "xehe-plain-zlib",
+        &pt.save(ComprMode::Zlib).expect("save"),
+    );
     let mut legacy = parms.clone();
     let size = u32::try_from(parms.len()).expect("small");
     legacy[2..16].fill(0);

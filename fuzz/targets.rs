@@ -25,8 +25,8 @@ use std::io::{Read, Write};
 use std::sync::OnceLock;
 
 use xehe::capi::{self, XeheStatus};
-use xehe::ckks::switching_key::HybridSwitchingKey;
 use xehe::circuits::bootstrapping::{BootstrappingKeys, BootstrappingParameters};
+use xehe::ckks::switching_key::HybridSwitchingKey;
 use xehe::serialize::header::{SealHeader, SEAL_HEADER_SIZE};
 use xehe::serialize::reader::load_object;
 use xehe::{
@@ -140,7 +140,10 @@ pub fn hybrid_switchings() -> &'static [HybridKeySwitching; 2] {
     static KS: OnceLock<[HybridKeySwitching; 2]> = OnceLock::new();
     KS.get_or_init(|| {
         let ctx = seal_context();
-        let two = KeySwitchParams { special_modulus_size: 2, dnum: 2 };
+        let two = KeySwitchParams {
+            special_modulus_size: 2,
+            dnum: 2,
+        };
         [
             HybridKeySwitching::new(ctx, KeySwitchParams::seal(ctx)).expect("seal layout"),
             HybridKeySwitching::new(ctx, two).expect("alpha 2"),
@@ -151,7 +154,11 @@ pub fn hybrid_switchings() -> &'static [HybridKeySwitching; 2] {
 /// The context of the bootstrapping-keys target (the insecure N = 2^12 preset).
 pub fn bootstrapping_context() -> &'static Context {
     static CTX: OnceLock<Context> = OnceLock::new();
-    CTX.get_or_init(|| BootstrappingParameters::n12_insecure().context().expect("preset context"))
+    CTX.get_or_init(|| {
+        BootstrappingParameters::n12_insecure()
+            .context()
+            .expect("preset context")
+    })
 }
 
 // ---- SEAL's objects -----------------------------------------------------------------------
@@ -175,7 +182,9 @@ pub fn seal_header(data: &[u8]) {
             let mut members = Vec::new();
             // At most 1 MiB of members: a decompression bomb is the loader's business, not this
             // reader's.
-            r.take(1 << 20).read_to_end(&mut members).map_err(xehe::Error::from)?;
+            r.take(1 << 20)
+                .read_to_end(&mut members)
+                .map_err(xehe::Error::from)?;
             Ok(members)
         });
         if let Ok((_, size)) = loaded {
@@ -194,7 +203,10 @@ pub fn encryption_parameters(data: &[u8]) {
         assert_eq!(EncryptionParameters::load(&bytes).expect("reload"), p);
     }
     let mut streamed = data;
-    assert_eq!(EncryptionParameters::load_from(&mut streamed).ok().as_ref(), Some(&p));
+    assert_eq!(
+        EncryptionParameters::load_from(&mut streamed).ok().as_ref(),
+        Some(&p)
+    );
     let words = p.poly_modulus_degree() * p.coeff_modulus().len();
     if words <= 1 << 14 {
         let bound = 64 * words * 8 + BOUND_SLACK;
@@ -214,9 +226,17 @@ where
     let bound = object_bound(ctx);
     let (loaded, unchecked, streamed) = with_alloc_bound(bound, || {
         let mut src = data;
-        (T::load(ctx, data), T::unsafe_load(ctx, data), T::load_from(ctx, &mut src))
+        (
+            T::load(ctx, data),
+            T::unsafe_load(ctx, data),
+            T::load_from(ctx, &mut src),
+        )
     });
-    assert_eq!(loaded.is_ok(), streamed.is_ok(), "load and load_from disagree");
+    assert_eq!(
+        loaded.is_ok(),
+        streamed.is_ok(),
+        "load and load_from disagree"
+    );
     if loaded.is_ok() {
         assert!(unchecked.is_ok(), "load accepts what unsafe_load rejects");
     }
@@ -270,7 +290,10 @@ fn check_hybrid_key(ks: &HybridKeySwitching, digits: &[Vec<u64>], level_size: us
         assert_eq!(d.len(), 2 * moduli.len() * n, "digit length");
         for (row, limb) in d.chunks(n).enumerate() {
             let q = moduli[row % moduli.len()].value();
-            assert!(limb.iter().all(|&x| x < q), "an accepted key word is not reduced");
+            assert!(
+                limb.iter().all(|&x| x < q),
+                "an accepted key word is not reduced"
+            );
         }
     }
 }
@@ -293,7 +316,11 @@ fn hybrid_object<T>(
             let mut src = data;
             (load(ks, data), load_from(ks, &mut src))
         });
-        assert_eq!(loaded.is_ok(), streamed.is_ok(), "load and load_from disagree");
+        assert_eq!(
+            loaded.is_ok(),
+            streamed.is_ok(),
+            "load and load_from disagree"
+        );
         let Ok(obj) = loaded else { continue };
         assert_eq!(streamed.ok().as_ref(), Some(&obj));
         check(ks, &obj);
@@ -329,7 +356,10 @@ pub fn hybrid_galois_keys(data: &[u8]) {
         |ks, k| {
             let tool = ks.context().galois_tool();
             for g in k.galois_elts() {
-                assert!(tool.check_elt(g).is_ok(), "an accepted Galois element is invalid");
+                assert!(
+                    tool.check_elt(g).is_ok(),
+                    "an accepted Galois element is invalid"
+                );
                 check_hybrid_key(ks, k.key(g).expect("listed key").digits(), ks.data_size());
             }
         },
@@ -358,15 +388,26 @@ pub fn bootstrapping_keys(data: &[u8]) {
     let ctx = bootstrapping_context();
     let (loaded, streamed) = with_alloc_bound(object_bound(ctx), || {
         let mut src = data;
-        (BootstrappingKeys::load(ctx, data), BootstrappingKeys::load_from(ctx, &mut src))
+        (
+            BootstrappingKeys::load(ctx, data),
+            BootstrappingKeys::load_from(ctx, &mut src),
+        )
     });
-    assert_eq!(loaded.is_ok(), streamed.is_ok(), "load and load_from disagree");
+    assert_eq!(
+        loaded.is_ok(),
+        streamed.is_ok(),
+        "load and load_from disagree"
+    );
     let Ok(keys) = loaded else {
         return;
     };
     let saved = keys.save(ComprMode::None).expect("save accepted keys");
     let again = BootstrappingKeys::load(ctx, &saved).expect("reload");
-    assert_eq!(again.save(ComprMode::None).expect("save"), saved, "keys do not round-trip");
+    assert_eq!(
+        again.save(ComprMode::None).expect("save"),
+        saved,
+        "keys do not round-trip"
+    );
 }
 
 // ---- the expression language --------------------------------------------------------------
@@ -400,7 +441,10 @@ fn capi_context() -> usize {
                 &mut parms,
             );
             assert_eq!(st, XeheStatus::Ok);
-            assert_eq!(capi::xehe_context_create(parms, 0, &mut ctx), XeheStatus::Ok);
+            assert_eq!(
+                capi::xehe_context_create(parms, 0, &mut ctx),
+                XeheStatus::Ok
+            );
             assert_eq!(capi::xehe_parms_destroy(parms), XeheStatus::Ok);
         }
         ctx as usize
@@ -412,7 +456,9 @@ fn capi_context() -> usize {
 /// data. Every call returns a status, never `PANIC`; success gives a handle that destroys
 /// cleanly, failure leaves `*out` NULL and sets `xehe_last_error`.
 pub fn capi_load(data: &[u8]) {
-    let Some((&which, bytes)) = data.split_first() else { return };
+    let Some((&which, bytes)) = data.split_first() else {
+        return;
+    };
     let ctx = capi_context() as *const capi::XeheContext;
     let (p, n) = (bytes.as_ptr(), bytes.len());
     macro_rules! load {
@@ -432,15 +478,26 @@ pub fn capi_load(data: &[u8]) {
         4 => load!(xehe_public_key_load, xehe_public_key_destroy, ctx),
         5 => load!(xehe_relin_keys_load, xehe_relin_keys_destroy, ctx),
         6 => load!(xehe_galois_keys_load, xehe_galois_keys_destroy, ctx),
-        _ => load!(xehe_bootstrapping_keys_load, xehe_bootstrapping_keys_destroy, ctx),
+        _ => load!(
+            xehe_bootstrapping_keys_load,
+            xehe_bootstrapping_keys_destroy,
+            ctx
+        ),
     });
     assert_ne!(status, XeheStatus::Panic, "a C ABI loader panicked");
-    assert_eq!(status == XeheStatus::Ok, issued, "status and handle disagree");
+    assert_eq!(
+        status == XeheStatus::Ok,
+        issued,
+        "status and handle disagree"
+    );
     assert_eq!(destroyed, XeheStatus::Ok);
     if status != XeheStatus::Ok {
         // SAFETY: a NUL-terminated thread-local string.
         let msg = unsafe { std::ffi::CStr::from_ptr(capi::xehe_last_error()) };
-        assert!(!msg.to_bytes().is_empty(), "a failed load left no error message");
+        assert!(
+            !msg.to_bytes().is_empty(),
+            "a failed load left no error message"
+        );
     }
 }
 

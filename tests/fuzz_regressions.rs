@@ -13,11 +13,16 @@ use std::path::Path;
 
 /// Replay every file of `fuzz/{corpus,regressions}/<target>/`; returns how many there were.
 fn replay(target: &str) -> usize {
-    let (_, run) = targets::TARGETS.iter().find(|(n, _)| *n == target).expect("a target");
+    let (_, run) = targets::TARGETS
+        .iter()
+        .find(|(n, _)| *n == target)
+        .expect("a target");
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz");
     let mut count = 0;
     for kind in ["corpus", "regressions"] {
-        let Ok(dir) = std::fs::read_dir(root.join(kind).join(target)) else { continue };
+        let Ok(dir) = std::fs::read_dir(root.join(kind).join(target)) else {
+            continue;
+        };
         let mut files: Vec<_> = dir.map(|e| e.expect("dir entry").path()).collect();
         files.sort();
         for f in files {
@@ -59,8 +64,12 @@ replay_tests!(
 fn every_target_is_replayed() {
     let here = include_str!("fuzz_regressions.rs");
     for (name, _) in targets::TARGETS {
-        assert!(here.contains(&format!("    {name},\n")), "{name} has no replay test");
-        let harness = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("fuzz/fuzz_targets/{name}.rs"));
+        assert!(
+            here.contains(&format!("    {name},\n")),
+            "{name} has no replay test"
+        );
+        let harness =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("fuzz/fuzz_targets/{name}.rs"));
         assert!(harness.exists(), "{name} has no harness");
     }
 }

@@ -23,7 +23,10 @@ const HUGE: u64 = 1 << 40;
 const BOUND: usize = 64 << 20;
 
 fn corpus(target: &str, name: &str) -> Vec<u8> {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/corpus").join(target).join(name);
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fuzz/corpus")
+        .join(target)
+        .join(name);
     std::fs::read(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
 }
 
@@ -88,13 +91,17 @@ fn rust_loaders_refuse_huge_lengths() {
     let ks = &targets::hybrid_switchings()[0];
     let hrk = corpus("hybrid_relin_keys", "seeded-alpha1");
     for (what, b) in variants(&hrk, 8 + 32 + 24 + 8) {
-        fails_fast(&format!("HybridRelinKeys {what}"), || HybridRelinKeys::load(ks, &b));
+        fails_fast(&format!("HybridRelinKeys {what}"), || {
+            HybridRelinKeys::load(ks, &b)
+        });
     }
     // Bootstrapping keys: the parameters' byte length (after the tag).
     let bctx = targets::bootstrapping_context();
     let btk = corpus("bootstrapping_keys", "n12-first-6144");
     for (what, b) in variants(&btk, 8) {
-        fails_fast(&format!("BootstrappingKeys {what}"), || BootstrappingKeys::load(bctx, &b));
+        fails_fast(&format!("BootstrappingKeys {what}"), || {
+            BootstrappingKeys::load(bctx, &b)
+        });
     }
 }
 
@@ -103,19 +110,28 @@ fn rust_stream_loaders_refuse_huge_lengths() {
     let ctx = targets::seal_context();
     let rk = corpus("relin_keys", "seal-rk");
     for (what, b) in variants(&rk, 40) {
-        fails_fast(&format!("RelinKeys::load_from {what}"), || RelinKeys::load_from(ctx, &mut &b[..]));
+        fails_fast(&format!("RelinKeys::load_from {what}"), || {
+            RelinKeys::load_from(ctx, &mut &b[..])
+        });
     }
 }
 
 /// A C ABI `load` of `bytes` returns `MALFORMED` or `NOT_VALID_FOR_PARAMS`, fast, within the
 /// allocation bound, and issues no handle.
-fn capi_fails_fast<T>(what: &str, bytes: &[u8], load: impl FnOnce(*const u8, usize, *mut *mut T) -> XeheStatus) {
+fn capi_fails_fast<T>(
+    what: &str,
+    bytes: &[u8],
+    load: impl FnOnce(*const u8, usize, *mut *mut T) -> XeheStatus,
+) {
     let mut out = std::ptr::null_mut();
     let start = Instant::now();
     let status = targets::with_alloc_bound(BOUND, || load(bytes.as_ptr(), bytes.len(), &mut out));
     let took = start.elapsed();
     assert!(
-        matches!(status, XeheStatus::Malformed | XeheStatus::NotValidForParams),
+        matches!(
+            status,
+            XeheStatus::Malformed | XeheStatus::NotValidForParams
+        ),
         "{what}: {status:?}"
     );
     assert!(took < Duration::from_secs(1), "{what}: took {took:?}");
@@ -130,21 +146,32 @@ fn capi_loaders_refuse_huge_lengths() {
     let mut c = std::ptr::null_mut();
     // SAFETY: valid buffers and out-pointers.
     unsafe {
-        assert_eq!(capi::xehe_parms_load(parms.as_ptr(), parms.len(), &mut p), XeheStatus::Ok);
+        assert_eq!(
+            capi::xehe_parms_load(parms.as_ptr(), parms.len(), &mut p),
+            XeheStatus::Ok
+        );
         assert_eq!(capi::xehe_context_create(p, 0, &mut c), XeheStatus::Ok);
     }
     assert_eq!(capi::xehe_parms_destroy(p), XeheStatus::Ok);
     for (what, b) in variants(&corpus("relin_keys", "seal-rk"), 40) {
-        capi_fails_fast(&format!("xehe_relin_keys_load {what}"), &b, |data, size, out| {
-            // SAFETY: valid buffer and out-pointer.
-            unsafe { capi::xehe_relin_keys_load(c, data, size, out) }
-        });
+        capi_fails_fast(
+            &format!("xehe_relin_keys_load {what}"),
+            &b,
+            |data, size, out| {
+                // SAFETY: valid buffer and out-pointer.
+                unsafe { capi::xehe_relin_keys_load(c, data, size, out) }
+            },
+        );
     }
     for (what, b) in variants(&corpus("ciphertext", "seal-ct"), 89) {
-        capi_fails_fast(&format!("xehe_ciphertext_load {what}"), &b, |data, size, out| {
-            // SAFETY: valid buffer and out-pointer.
-            unsafe { capi::xehe_ciphertext_load(c, data, size, out) }
-        });
+        capi_fails_fast(
+            &format!("xehe_ciphertext_load {what}"),
+            &b,
+            |data, size, out| {
+                // SAFETY: valid buffer and out-pointer.
+                unsafe { capi::xehe_ciphertext_load(c, data, size, out) }
+            },
+        );
     }
     assert_eq!(capi::xehe_context_destroy(c), XeheStatus::Ok);
 }

@@ -200,7 +200,11 @@ fn within(depth: usize, column: usize) -> Result<usize> {
 
 impl Parser {
     /// Parse `f` inside one more parenthesis, call or negation.
-    fn inside(&mut self, column: usize, f: impl FnOnce(&mut Self) -> Result<Parsed>) -> Result<Parsed> {
+    fn inside(
+        &mut self,
+        column: usize,
+        f: impl FnOnce(&mut Self) -> Result<Parsed>,
+    ) -> Result<Parsed> {
         self.open = within(self.open + 1, column)?;
         let r = f(self);
         self.open -= 1;
@@ -299,7 +303,10 @@ impl Parser {
                     depth = depth.max(d);
                 }
                 self.expect(')')?;
-                Ok((Expr::Call { name, args, column }, within(depth + 1, column)?))
+                Ok((
+                    Expr::Call { name, args, column },
+                    within(depth + 1, column)?,
+                ))
             }
             (t, column) => Err(syntax(
                 column,
@@ -595,11 +602,22 @@ mod tests {
 
     #[test]
     fn nesting_is_bounded() {
-        let wrap = |open: &str, n: usize, close: &str| format!("{}x{}", open.repeat(n), close.repeat(n));
+        let wrap =
+            |open: &str, n: usize, close: &str| format!("{}x{}", open.repeat(n), close.repeat(n));
         let chain = |op: &str, n: usize| vec!["x"; n].join(op);
         // Far past the bound (what a command line can hold): an error, not a stack overflow.
-        for deep in [wrap("(", 60_000, ")"), wrap("-", 120_000, ""), wrap("f(", 40_000, ")"), chain("+", 60_000), chain("*", 60_000)] {
-            assert!(err(&deep).contains("nested more than 500 levels"), "{}", &deep[..20]);
+        for deep in [
+            wrap("(", 60_000, ")"),
+            wrap("-", 120_000, ""),
+            wrap("f(", 40_000, ")"),
+            chain("+", 60_000),
+            chain("*", 60_000),
+        ] {
+            assert!(
+                err(&deep).contains("nested more than 500 levels"),
+                "{}",
+                &deep[..20]
+            );
         }
         // At the bound: parsed (on a test thread's stack), one past it: refused.
         for (at, past) in [
@@ -607,7 +625,10 @@ mod tests {
             (wrap("-", MAX_DEPTH - 1, ""), wrap("-", MAX_DEPTH, "")),
             (wrap("f(", MAX_DEPTH - 1, ")"), wrap("f(", MAX_DEPTH, ")")),
             (chain("+", MAX_DEPTH), chain("+", MAX_DEPTH + 1)),
-            (chain("*", MAX_DEPTH), format!("({}) * x", chain("-", MAX_DEPTH))),
+            (
+                chain("*", MAX_DEPTH),
+                format!("({}) * x", chain("-", MAX_DEPTH)),
+            ),
         ] {
             assert_eq!(parse(&at).expect("at the bound").names(), ["x"]);
             assert!(err(&past).contains("nested more than"));
