@@ -138,7 +138,7 @@ fn ntt_seconds(q: &Queue, s: &Setup, bsz: usize, reps: usize) -> Result<f64> {
         reps: usize,
     ) -> Result<f64> {
         use xehe::device::gpu::ntt::NttDirection;
-        let l = xehe::device::gpu::level_data(q, &s.ctx, &s.ctx.first_parms_id())?;
+        let l = xehe::ckks::device::level_data(q, &s.ctx, &s.ctx.first_parms_id())?;
         let rows = l.k() * bsz;
         let host: Vec<u64> = (0..rows * l.n())
             .map(|i| (i as u64).wrapping_mul(0x9e37_79b9) % (1 << 30))

@@ -12,7 +12,8 @@
 mod pass {
     use std::time::Instant;
     use std::sync::Arc;
-    use xehe::device::gpu::{eval, galois_table, level_data, EwKind, GpuQueue};
+    use xehe::ckks::device::{galois_table, level_data, upload_key_vector};
+    use xehe::device::gpu::{eval, EwKind, GpuQueue};
     use xehe::*;
 
     /// Device-to-device copy bandwidth (read + write bytes per second) over a 256 MiB buffer:
@@ -167,9 +168,9 @@ mod pass {
             let l = level_data(q, &ctx, &first.parms_id())?;
             let next_cd = ctx.get_context_data(&first.next_parms_id().expect("two levels")).expect("level").clone();
             let l_next = level_data(q, &ctx, &next_cd.parms_id())?;
-            let rkey = eval::upload_key_vector(q, rk.0.key(0).expect("relin key"))?;
+            let rkey = upload_key_vector(q, rk.0.key(0).expect("relin key"))?;
             let elt = ctx.galois_tool().elt_from_step(1)?;
-            let gkey = eval::upload_key_vector(q, gk.0.key(GaloisKeys::get_index(elt)?).expect("galois key"))?;
+            let gkey = upload_key_vector(q, gk.0.key(GaloisKeys::get_index(elt)?).expect("galois key"))?;
             let table = galois_table(q, &ctx, elt)?;
             let da = Arc::new(q.upload(a.data())?);
             let db = Arc::new(q.upload(b.data())?);

@@ -2,6 +2,7 @@
 pub mod batch;
 pub mod ciphertext;
 pub mod context;
+pub mod device;
 pub mod evaluator;
 pub mod decryptor;
 pub mod encryptor;

@@ -224,20 +224,7 @@ pub fn time_routine(setup: &RoutineSetup, routine: Routine, reps: usize) -> Resu
     })
 }
 
-/// One CPU NTT timing.
-#[derive(Clone, Debug, Serialize)]
-pub struct NttTiming {
-    /// Backend and kernel (`cpu`, or a GPU variant's name).
-    pub variant: String,
-    /// N.
-    pub n: usize,
-    /// NTTs per batch.
-    pub instances: usize,
-    /// Forward µs per NTT.
-    pub forward_us: f64,
-    /// Inverse µs per NTT.
-    pub inverse_us: f64,
-}
+pub use crate::device::ntt_timing::NttTiming;
 
 /// The CPU NTT (one 60-bit prime, one thread, SEAL's tables) for each `log_n`, `reps`
 /// repetitions, checked to round-trip.

@@ -3,27 +3,15 @@
 //! time of each stage). The `bootstrap(x)` function of `xehe eval` is in [`super::expr`].
 
 use super::device::{open, DeviceChoice};
-use super::eval::{load_object, read_file, write_atomically};
+use super::files::{context_from_file, load_object, write_atomically};
 use crate::circuits::bootstrapping::{BootstrapTimings, Bootstrapper, BootstrappingKeys, BootstrappingParameters};
 use crate::circuits::precision::PrecisionStats;
 use crate::device::DeviceResident;
 use crate::{
-    CkksEncoder, Complex64, ComprMode, Context, EncryptionParameters, Encryptor, Decryptor, Error, KeyGenerator,
-    Result, SealObject, SecLevel, SecretKey,
+    CkksEncoder, Complex64, ComprMode, Encryptor, Decryptor, KeyGenerator, Result, SealObject, SecretKey,
 };
 use std::path::Path;
 use std::time::{Duration, Instant};
-
-/// The context of SEAL parameters saved at `path`, with `SecLevel::None` (the bootstrapping
-/// presets are beyond SEAL's 128-bit table: see [`BootstrappingParameters`]).
-///
-/// # Errors
-/// [`Error::Located`] at the file for a read, load or parameter error.
-pub fn context_from_file(path: &Path) -> Result<Context> {
-    let at = |e: Error| e.located(format!("parameters {}", path.display()));
-    let parms = EncryptionParameters::load(&read_file(path)?).map_err(at)?;
-    Context::with_sec_level(&parms, SecLevel::None).map_err(at)
-}
 
 /// What `xehe keygen bootstrap` made.
 #[derive(Clone, Debug, serde::Serialize)]
@@ -70,31 +58,6 @@ pub fn keygen(
         file_bytes: bytes.len(),
         seconds,
     })
-}
-
-/// A bootstrapper from keys saved at `path` for `ctx`. `notice` gets one line: the file's
-/// size, whether it is seeded, the seconds to read and load it (seeded halves regenerated)
-/// and to build the bootstrapper.
-///
-/// # Errors
-/// Located load errors.
-pub fn load_bootstrapper(ctx: &Context, path: &Path, notice: &mut dyn FnMut(&str)) -> Result<Bootstrapper> {
-    let at = |e: Error| e.located(format!("bootstrapping keys {}", path.display()));
-    let t = Instant::now();
-    let keys = BootstrappingKeys::load_file(ctx, path).map_err(at)?;
-    let load_s = t.elapsed().as_secs_f64();
-    let file_bytes = std::fs::metadata(path).map_or(0, |m| m.len() as usize);
-    let seeded = keys.is_seeded();
-    let t = Instant::now();
-    let boot = Bootstrapper::new(ctx, keys).map_err(at)?;
-    notice(&format!(
-        "bootstrapping keys {}: {file_bytes} bytes ({:.1} MiB, {}), read and loaded in {load_s:.2} s; bootstrapper set up in {:.2} s",
-        path.display(),
-        file_bytes as f64 / 1048576.0,
-        if seeded { "seeded" } else { "in full" },
-        t.elapsed().as_secs_f64()
-    ));
-    Ok(boot)
 }
 
 /// The result of `xehe bench bootstrap`.

@@ -4,14 +4,15 @@
 
 use super::device::{open, DeviceChoice, DeviceUsed, KernelCacheProbe};
 use super::expr::{parse, Env, Value};
+use super::files::{context_from_file, load_bootstrapper, load_object, read_file, write_atomically};
 use crate::circuits::bootstrapping::BootstrappingParameters;
 use crate::device::DeviceResident;
 use crate::{
     Ciphertext, ComprMode, Context, EncryptionParameters, Error, Evaluator, GaloisKeys, Plaintext,
-    RelinKeys, Result, SealLoad, SealObject,
+    RelinKeys, Result, SealObject,
 };
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// Parse a compression name: `none`, `zlib`, `zstd`.
 ///
@@ -49,47 +50,6 @@ pub fn parse_binding(s: &str) -> Result<(String, PathBuf)> {
         )));
     }
     Ok((name.to_string(), PathBuf::from(file)))
-}
-
-/// Read a file, naming it in the error.
-///
-/// # Errors
-/// [`Error::Located`] (the path) around `Io`.
-pub fn read_file(path: &Path) -> Result<Vec<u8>> {
-    std::fs::read(path).map_err(|e| Error::from(e).located(path.display().to_string()))
-}
-
-/// Load a SEAL object of `ctx` from `path`, naming `what` and the path in the error.
-///
-/// # Errors
-/// [`Error::Located`] around `Io`, `Malformed` or `NotValidForParams`.
-pub fn load_object<T: SealLoad>(ctx: &Context, what: &str, path: &Path) -> Result<T> {
-    T::load(ctx, &read_file(path)?).map_err(|e| e.located(format!("{what} {}", path.display())))
-}
-
-/// Write `bytes` to `path` through a temporary file in the same directory renamed on success,
-/// so that no partial file is ever left at `path`.
-///
-/// # Errors
-/// `Io` (the temporary file is removed).
-pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
-    let dir = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .ok_or_else(|| Error::InvalidArgument(format!("{}: not a file name", path.display())))?;
-    let tmp = dir.join(format!(
-        ".{}.{}.tmp",
-        name.to_string_lossy(),
-        std::process::id()
-    ));
-    let result = std::fs::write(&tmp, bytes).and_then(|_| std::fs::rename(&tmp, path));
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result.map_err(|e| Error::from(e).located(path.display().to_string()))
 }
 
 /// One `xehe eval` job.
@@ -145,7 +105,7 @@ impl EvalJob {
         let parms = EncryptionParameters::load(&read_file(&self.params)?)
             .map_err(|e| e.located(format!("parameters {}", self.params.display())))?;
         let ctx = match self.bootstrap_keys {
-            Some(_) => super::bootstrap::context_from_file(&self.params)?,
+            Some(_) => context_from_file(&self.params)?,
             None => Context::new(&parms).map_err(|e| {
                 // Parameters beyond SEAL's 128-bit table may be a bootstrapping preset's.
                 let preset = Context::with_sec_level(&parms, crate::SecLevel::None)
@@ -175,7 +135,7 @@ impl EvalJob {
         let bootstrapper = self
             .bootstrap_keys
             .as_deref()
-            .map(|p| super::bootstrap::load_bootstrapper(&ctx, p, notice))
+            .map(|p| load_bootstrapper(&ctx, p, notice))
             .transpose()?;
         let mut values = HashMap::new();
         for (name, path) in &self.inputs {

@@ -10,6 +10,7 @@ pub mod demo;
 pub mod device;
 pub mod eval;
 pub mod expr;
+pub mod files;
 pub mod info;
 pub mod matmul;
 #[cfg(feature = "cli")]

@@ -11,6 +11,7 @@ pub mod kernels;
 pub mod memcache;
 pub mod ntt_plan;
 pub mod ntt_tables;
+pub mod ntt_timing;
 pub mod polymul_plan;
 pub mod pool;
 pub mod object;
@@ -27,3 +28,7 @@ pub mod opencl;
 pub use object::DeviceResident;
 pub use pool::DevicePool;
 pub use queue::{default_queue, new_queue, Queue};
+
+/// A level's identity as the device layer sees it: the four words of the level's parms id (a
+/// hash of its parameters). Device caches are keyed by it without knowing what it hashes.
+pub type LevelId = [u64; 4];

@@ -1,10 +1,9 @@
-//! The paper's `.gpu()` API on ciphertexts and plaintexts (§III-C/D): mark, query, download.
-//! Implemented once for both object types through [`DeviceResident`].
+//! The paper's `.gpu()` API (§III-C/D): mark, query, download, for any object whose words may
+//! live on a device. The scheme's object types implement [`DeviceResident`] where they are
+//! defined (the device layer does not know them).
 
 use super::queue::{default_queue, Queue};
 use super::state::DeviceState;
-use crate::ckks::ciphertext::Ciphertext;
-use crate::ckks::plaintext::Plaintext;
 use crate::Result;
 
 /// An object whose words may live on a device.
@@ -68,32 +67,6 @@ pub trait DeviceResident {
         Ok(())
     }
 }
-
-/// Both object types keep their words in `data` and their device state in `gpu`.
-macro_rules! device_resident {
-    ($t:ty, $words:expr) => {
-        impl DeviceResident for $t {
-            fn device_state(&self) -> &DeviceState {
-                &self.gpu
-            }
-            fn host_words(&self) -> &[u64] {
-                &self.data
-            }
-            fn host_words_mut(&mut self) -> &mut Vec<u64> {
-                &mut self.data
-            }
-            fn value_words(&self) -> usize {
-                $words(self)
-            }
-        }
-    };
-}
-
-device_resident!(Ciphertext, |c: &Ciphertext| c.size * c.coeff_modulus_size * c.poly_modulus_degree);
-device_resident!(crate::ckks::batch::CiphertextBatch, |c: &crate::ckks::batch::CiphertextBatch| c.words());
-// Plaintexts are only ever inputs of device operations (plaintext mod switching runs on the
-// host), so their host words are always current.
-device_resident!(Plaintext, |p: &Plaintext| p.data.len());
 
 /// A host-current view of an object: itself when its host words are current, else a downloaded
 /// copy (for `&self` readers such as decrypt and save).

@@ -245,13 +245,13 @@ impl KeyDeviceCache {
 }
 
 /// Device images of derived read-only data (per-level constants of an extension such as hybrid
-/// key switching), keyed by (device id, [`ParmsId`](crate::ParmsId)), built and uploaded once
+/// key switching), keyed by (device id, [`LevelId`](super::LevelId)), built and uploaded once
 /// per device and shared by its queues (paper §III-H). Values are type-erased so the owner need
 /// not know the backend; [`AnyDeviceCache::get_or_insert`] downcasts them.
 #[derive(Clone, Default)]
 pub struct AnyDeviceCache {
     #[allow(clippy::type_complexity)]
-    inner: Arc<Mutex<std::collections::HashMap<(usize, crate::ParmsId), Arc<dyn std::any::Any + Send + Sync>>>>,
+    inner: Arc<Mutex<std::collections::HashMap<(usize, super::LevelId), Arc<dyn std::any::Any + Send + Sync>>>>,
 }
 
 impl std::fmt::Debug for AnyDeviceCache {
@@ -269,7 +269,7 @@ impl AnyDeviceCache {
     pub fn get_or_insert<T: Send + Sync + 'static>(
         &self,
         device: usize,
-        parms_id: crate::ParmsId,
+        parms_id: super::LevelId,
         make: impl FnOnce() -> Result<T>,
     ) -> Result<Arc<T>> {
         let found = self.inner.lock().get(&(device, parms_id)).cloned();
@@ -292,7 +292,7 @@ mod tests {
     #[test]
     fn any_device_cache_builds_once_per_key_and_checks_the_type() {
         let cache = AnyDeviceCache::default();
-        let id = crate::PARMS_ID_ZERO;
+        let id: crate::device::LevelId = [0; 4];
         let mut built = 0;
         let a = cache.get_or_insert(1, id, || { built += 1; Ok(7u32) }).unwrap();
         let b = cache.get_or_insert(1, id, || { built += 1; Ok(8u32) }).unwrap();

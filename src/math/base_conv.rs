@@ -1,6 +1,6 @@
 //! Fast RNS base conversion (SEAL `util::BaseConverter`, Bajard–Eynard–Hasan–Zucca's "FastBConv"),
 //! the building block of hybrid key switching's ModUp and ModDown
-//! ([`crate::ckks::hybrid`]).
+//! (the scheme's `ckks::hybrid`).
 //!
 //! For an input base `B = {q_0, …, q_{k-1}}` with product `Q`, punctured products
 //! `q̂_i = Q / q_i`, and an output base `{p_0, …, p_{m-1}}`, the conversion of the residues

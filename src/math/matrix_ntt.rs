@@ -1,5 +1,5 @@
 //! The negacyclic NTT as two matrix products (TensorFHE, seeds/003 Eq. 9), CPU reference of the
-//! GPU kernels of `native/matntt.cl` ([`crate::device::gpu::matntt`]).
+//! GPU kernels of `native/matntt.cl` (the device layer's `gpu::matntt`).
 //!
 //! # Formulas
 //! `N = N1·N2`, input index `n = N2·n1 + n2` (the polynomial as an `N1 × N2` row-major matrix

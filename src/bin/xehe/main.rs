@@ -462,7 +462,7 @@ fn eval(a: EvalArgs) -> Result<()> {
 
 fn run_demo(device: &DeviceChoice, data: Option<PathBuf>, json: bool) -> Result<()> {
     let csv = match &data {
-        Some(p) => String::from_utf8_lossy(&xehe::cli::eval::read_file(p)?).into_owned(),
+        Some(p) => String::from_utf8_lossy(&xehe::cli::files::read_file(p)?).into_owned(),
         None => demo::BREAST_CANCER_CSV.to_string(),
     };
     let spinner = spinner("encrypted logistic regression");

@@ -407,7 +407,8 @@ mod gpu_impl {
     use super::*;
     use crate::ckks::evaluator::gpu::gpu_impl::{key_buf, words_of};
     use crate::device::gpu::batch::{self as gb, max_instances};
-    use crate::device::gpu::{galois_table, level_data, GpuQueue};
+    use crate::ckks::device::{batch_level, galois_table, level_data};
+    use crate::device::gpu::GpuQueue;
     use std::sync::Arc;
 
     impl Evaluator {
@@ -512,7 +513,7 @@ mod gpu_impl {
                 }
             };
             let result = gb::chunked(cq, n, bsz, chunk, &inputs, gout, |i, b| {
-                step(i, &*gb::batch_level(cq, ctx, &a.parms_id, b)?)
+                step(i, &*batch_level(cq, ctx, &a.parms_id, b)?)
             })?;
             let out = a.result_header(shape.parms_id, shape.k, shape.size, shape.scale);
             out.gpu.set_result(queue.clone(), Q::wrap(Arc::new(result)));

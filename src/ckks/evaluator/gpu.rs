@@ -72,7 +72,8 @@ mod no_gpu {
 pub(super) mod gpu_impl {
     use super::*;
     use crate::ckks::keys::KSwitchKeys;
-    use crate::device::gpu::{eval, galois_table, level_data, EwKind, GpuQueue};
+    use crate::ckks::device::{galois_table, level_data, upload_key_vector};
+    use crate::device::gpu::{eval, EwKind, GpuQueue};
     use crate::device::state::{DeviceBuf, DeviceState};
     use crate::Error;
     use std::sync::Arc;
@@ -86,7 +87,7 @@ pub(super) mod gpu_impl {
     pub(in crate::ckks::evaluator) fn key_buf<Q: GpuQueue>(q: &Q, keys: &KSwitchKeys, index: usize) -> Result<Arc<Q::Buf>> {
         let b = keys.device.get_or_upload(q.shared().id, index, || {
             let kv = keys.key(index).ok_or_else(|| Error::MissingKey(format!("no key at index {index}")))?;
-            Ok(Q::wrap(Arc::new(eval::upload_key_vector(q, kv)?)))
+            Ok(Q::wrap(Arc::new(upload_key_vector(q, kv)?)))
         })?;
         words_of::<Q>(&b)
     }

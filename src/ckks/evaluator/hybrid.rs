@@ -343,11 +343,10 @@ impl Evaluator {
 #[cfg(any(feature = "cuda", feature = "opencl"))]
 mod gpu_impl {
     use super::*;
-    use crate::device::gpu::hybrid::{
-        apply_galois_hybrid, apply_galois_hybrid_many, buffer_of, hybrid_galois_key, hybrid_key,
-        hybrid_level_data, relinearize_hybrid, switch_key_c1,
-    };
-    use crate::device::gpu::{galois_table, level_data, GpuQueue};
+    use crate::ckks::device::hybrid::{hybrid_galois_key, hybrid_key, hybrid_level_data};
+    use crate::ckks::device::{galois_table, level_data};
+    use crate::device::gpu::hybrid::{apply_galois_hybrid, apply_galois_hybrid_many, relinearize_hybrid, switch_key_c1};
+    use crate::device::gpu::{buffer_of, GpuQueue};
 
     /// A Galois key's device image and the inverse automorphism's table (`galois_key_on`).
     type KeyAndScatter<B> = (Arc<B>, Arc<B>);

@@ -10,7 +10,7 @@ use crate::device::gpu::ntt::{DeviceNttTables, NttVariant};
 use crate::device::gpu::GpuQueue;
 use super::queue::CudaQueue;
 use super::{dev_err, CudaDevice};
-use crate::cli::bench::NttTiming;
+use crate::device::ntt_timing::NttTiming;
 use crate::math::modulus::ShoupOperand;
 use crate::math::ntt::NttTables;
 use crate::{CoeffModulus, Modulus, Result};

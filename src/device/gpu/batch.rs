@@ -1,5 +1,5 @@
 //! The batched evaluator's operations on device buffers, for any [`GpuQueue`] (operation-level
-//! batching, seeds/003 §IV). Operands are [`CiphertextBatch`](crate::CiphertextBatch) words:
+//! batching, seeds/003 §IV). Operands are batches of ciphertexts in words:
 //! `size × L × B × N`, limb-major, so row `r` of a polynomial block uses prime `(r / B) % L`.
 //!
 //! How each step covers the whole batch in one launch, without transposes:
@@ -17,11 +17,12 @@
 //! device ([`chunked`]). Results are fresh buffers; inputs are never written.
 
 use super::eval::EVAL_NTT;
-use super::level::{DevicePrimes, DeviceScalars, LevelData};
+use super::level::{DevicePrimes, DeviceScalars, LevelData, LevelSpec};
 use super::ntt::{DeviceNttTables, NttDirection};
 use super::{ew_items, Arg, Geometry, GpuQueue};
 use crate::device::kernels::Family;
-use crate::{Context, Error, ParmsId, Result};
+use crate::device::LevelId;
+use crate::{Error, Result};
 use parking_lot::Mutex;
 use std::any::Any;
 use std::collections::HashMap;
@@ -50,15 +51,11 @@ fn replicate<T: Copy>(v: &[T], bsz: usize) -> Vec<T> {
 impl<B> BatchLevel<B> {
     fn new<Q: GpuQueue<Buf = B>>(
         q: &Q,
-        ctx: &Context,
-        parms_id: &ParmsId,
+        spec: &LevelSpec<'_>,
         bsz: usize,
     ) -> Result<Self> {
-        let cd = ctx.context_data_for(parms_id, "batch level")?;
-        let key = ctx.key_context_data();
-        let k = cd.coeff_modulus().len();
-        let kk = key.coeff_modulus().len();
-        let primes = replicate(cd.coeff_modulus(), bsz);
+        let k = spec.primes.len();
+        let primes = replicate(spec.primes, bsz);
         let scalars = |s: &[crate::math::modulus::ShoupOperand]| -> Result<DeviceScalars<B>> {
             let s = replicate(s, bsz);
             Ok(DeviceScalars {
@@ -84,9 +81,9 @@ impl<B> BatchLevel<B> {
                         .collect::<Vec<_>>(),
                 )?,
             },
-            inv_p: scalars(&key.inv_q_last_mod_q()[..k.min(kk - 1)])?,
+            inv_p: scalars(spec.inv_p)?,
             inv_q_last: if k > 1 {
-                Some(scalars(cd.inv_q_last_mod_q())?)
+                Some(scalars(spec.inv_q_last)?)
             } else {
                 None
             },
@@ -94,22 +91,23 @@ impl<B> BatchLevel<B> {
     }
 }
 
-type BatchCache = Mutex<HashMap<(usize, ParmsId, usize), Arc<dyn Any + Send + Sync>>>;
+type BatchCache = Mutex<HashMap<(usize, LevelId, usize), Arc<dyn Any + Send + Sync>>>;
 
-/// The [`BatchLevel`] of level `parms_id` for batches of `bsz` on `q`'s device, built and
-/// uploaded on first use (cached per device, level and B for the life of the process).
+/// The [`BatchLevel`] of level `id` for batches of `bsz` on `q`'s device: the cached copy, else
+/// built from `spec()` and uploaded now (cached per device, level and B for the life of the
+/// process).
 ///
 /// # Errors
-/// `ParmsMismatch` when `parms_id` is not in `ctx`; `Device` on an upload failure.
-pub fn batch_level<Q: GpuQueue>(
+/// What `spec` returns; `Device` on an upload failure.
+pub fn batch_level<'a, Q: GpuQueue>(
     q: &Q,
-    ctx: &Context,
-    parms_id: &ParmsId,
+    id: &LevelId,
     bsz: usize,
+    spec: impl FnOnce() -> Result<LevelSpec<'a>>,
 ) -> Result<Arc<BatchLevel<Q::Buf>>> {
     static CACHE: OnceLock<BatchCache> = OnceLock::new();
     let cache = CACHE.get_or_init(Default::default);
-    let key = (q.shared().id, *parms_id, bsz);
+    let key = (q.shared().id, *id, bsz);
     if let Some(l) = cache
         .lock()
         .get(&key)
@@ -117,7 +115,7 @@ pub fn batch_level<Q: GpuQueue>(
     {
         return Ok(l);
     }
-    let l = Arc::new(BatchLevel::new(q, ctx, parms_id, bsz)?);
+    let l = Arc::new(BatchLevel::new(q, &spec()?, bsz)?);
     cache.lock().insert(key, l.clone());
     Ok(l)
 }

@@ -637,13 +637,3 @@ pub fn mod_raise<Q: GpuQueue>(q: &Q, from: &LevelData<Q::Buf>, to: &LevelData<Q:
     to.ntt.forward(q, &out, size * to.k(), EVAL_NTT)?;
     Ok(out)
 }
-
-/// Upload one key-switching key vector (`digits × 2 × key_k × N` words, SEAL's layout of
-/// `KSwitchKeys::data()[index]`) as read-only device data.
-///
-/// # Errors
-/// `Device` on an upload failure.
-pub fn upload_key_vector<Q: GpuQueue>(q: &Q, keys: &[crate::ckks::keys::PublicKey]) -> Result<Q::Buf> {
-    let words: Vec<u64> = keys.iter().flat_map(|pk| pk.data().data().iter().copied()).collect();
-    q.upload_static_words(&words)
-}

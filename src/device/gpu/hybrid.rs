@@ -53,14 +53,59 @@ use super::eval::{fused_finish, EVAL_NTT};
 use super::level::{DevicePrimes, DeviceScalars, LevelData};
 use super::ntt::{DeviceNttTables, FinishSource, NttDirection};
 use super::{Arg, Geometry, GpuQueue};
-use crate::ckks::hybrid::{ConvConstants, HybridKSwitchKey, HybridKeySwitching, LevelConstants};
 use crate::device::kernels::Family;
-use crate::device::state::DeviceBuf;
-use crate::math::modulus::Modulus;
-use crate::{Error, ParmsId, Result};
+use crate::math::modulus::{Modulus, ShoupOperand};
+use crate::math::ntt::NttTables;
+use crate::{Error, Result};
 use std::sync::Arc;
 
-/// Device copy of one base conversion's constants ([`ConvConstants`]) in the form
+/// One fast base conversion's constants in plain data (`digits` input digits of `d` primes each,
+/// to `e` output primes): per input prime the additive offset and the Shoup constant of
+/// `(Q/q_j)^{-1} mod q_j`, the matrix `digits × e × d` of `Q/q_j mod m`, per output the additive
+/// offset, and per (digit, output) the digit's product `Q mod m` (balanced digits' correction).
+#[derive(Clone, Copy, Debug)]
+pub struct ConvSpec<'a> {
+    /// Offsets added to each input word before scaling (rounding).
+    pub in_add: &'a [u64],
+    /// Shoup constants the input words are scaled by.
+    pub in_inv: &'a [ShoupOperand],
+    /// The conversion matrix, `digits × e × d` words, each below its output prime.
+    pub matrix: &'a [u64],
+    /// Offsets added to each output.
+    pub out_add: &'a [u64],
+    /// Each digit's modulus reduced by each output prime, `digits × e` words.
+    pub digit_q: &'a [u64],
+}
+
+/// Hybrid key switching's constants at one level in plain data, from which
+/// [`HybridLevelData`] is built.
+#[derive(Clone, Copy, Debug)]
+pub struct HybridLevelSpec<'a> {
+    /// `ℓ`: the level's data primes.
+    pub ell: usize,
+    /// Primes a digit holds (`d`).
+    pub digit_size: usize,
+    /// `β`: the digits at this level.
+    pub digits: usize,
+    /// Primes of the key's base (`L + α`).
+    pub key_size: usize,
+    /// The extended base `q_0 … q_{ℓ-1}, p_0 … p_{α-1}`.
+    pub ext_moduli: &'a [Modulus],
+    /// The special primes `p_0 … p_{α-1}`.
+    pub special_moduli: &'a [Modulus],
+    /// NTT tables of the special primes.
+    pub special_ntt: &'a [Arc<NttTables>],
+    /// ModUp: each digit to the rest of the extended base.
+    pub mod_up: ConvSpec<'a>,
+    /// ModDown: the special primes to the level's data primes.
+    pub mod_down: ConvSpec<'a>,
+    /// `P^{-1} mod q_i`, `i < ℓ`.
+    pub inv_p: &'a [ShoupOperand],
+    /// `P mod q_i`, `i < ℓ`.
+    pub p_mod: &'a [u64],
+}
+
+/// Device copy of one base conversion's constants ([`ConvSpec`]) in the form
 /// `rns_conv_u64` multiplies (`native/rns.cl`): the matrix as packed limb pairs, the balanced
 /// digits' correction negated and packed, and each output prime's `mu` for `limb_reduce`.
 struct DeviceConv<B> {
@@ -75,7 +120,7 @@ struct DeviceConv<B> {
 impl<B: super::GpuBuffer> DeviceConv<B> {
     /// `out`: the conversion's output primes; `d`: its digit size (`c.matrix` is
     /// `digits × out.len() × d`, `c.digit_q` is `digits × out.len()`).
-    fn new<Q: GpuQueue<Buf = B>>(q: &Q, c: &ConvConstants, out: &[Modulus], d: usize) -> Result<Self> {
+    fn new<Q: GpuQueue<Buf = B>>(q: &Q, c: &ConvSpec<'_>, out: &[Modulus], d: usize) -> Result<Self> {
         let e = out.len();
         let modulus_of = |idx: usize, per: usize| out[(idx / per) % e].value();
         let matrix = c
@@ -95,10 +140,10 @@ impl<B: super::GpuBuffer> DeviceConv<B> {
             })
             .collect::<Result<Vec<_>>>()?;
         Ok(DeviceConv {
-            in_add: q.upload_static(&c.in_add)?,
-            inv: DeviceScalars::new(q, &c.in_inv)?,
+            in_add: q.upload_static(c.in_add)?,
+            inv: DeviceScalars::new(q, c.in_inv)?,
             matrix: q.upload_static(&matrix)?,
-            out_add: q.upload_static(&c.out_add)?,
+            out_add: q.upload_static(c.out_add)?,
             neg_q: q.upload_static(&neg_q)?,
             out_mu: q.upload_static(&out.iter().map(|m| limb_mu(m.value())).collect::<Vec<_>>())?,
         })
@@ -163,30 +208,27 @@ pub struct HybridLevelData<B> {
 }
 
 impl<B: super::GpuBuffer> HybridLevelData<B> {
-    /// Upload the constants `c` (key base of `key_size` primes).
+    /// Upload the constants `c`.
     ///
     /// # Errors
-    /// `Device` on an upload failure; `InvalidArgument` for inconsistent NTT tables.
-    pub(crate) fn new<Q: GpuQueue<Buf = B>>(
-        q: &Q,
-        c: &LevelConstants,
-        key_size: usize,
-    ) -> Result<Self> {
+    /// `Device` on an upload failure; `InvalidArgument` for inconsistent NTT tables or a
+    /// conversion constant not below 2^60.
+    pub fn new<Q: GpuQueue<Buf = B>>(q: &Q, c: &HybridLevelSpec<'_>) -> Result<Self> {
         Ok(HybridLevelData {
             ell: c.ell,
             alpha: c.special_moduli.len(),
             digit_size: c.digit_size,
             digits: c.digits,
-            key_size,
-            ext: DevicePrimes::new(q, &c.ext_moduli)?,
-            special: DevicePrimes::new(q, &c.special_moduli)?,
+            key_size: c.key_size,
+            ext: DevicePrimes::new(q, c.ext_moduli)?,
+            special: DevicePrimes::new(q, c.special_moduli)?,
             // With the four-step twist tables (4 × α × N words): these tables run whatever
             // variant the evaluator picks for N, as the level's do.
-            special_ntt: DeviceNttTables::new(q, &c.special_ntt)?,
-            mod_up: DeviceConv::new(q, &c.mod_up, &c.ext_moduli, c.digit_size)?,
+            special_ntt: DeviceNttTables::new(q, c.special_ntt)?,
+            mod_up: DeviceConv::new(q, &c.mod_up, c.ext_moduli, c.digit_size)?,
             mod_down: DeviceConv::new(q, &c.mod_down, &c.ext_moduli[..c.ell], c.special_moduli.len())?,
-            inv_p: DeviceScalars::new(q, &c.inv_p)?,
-            p_mod: q.upload_static(&c.p_mod)?,
+            inv_p: DeviceScalars::new(q, c.inv_p)?,
+            p_mod: q.upload_static(c.p_mod)?,
         })
     }
 
@@ -198,44 +240,6 @@ impl<B: super::GpuBuffer> HybridLevelData<B> {
     pub fn digits(&self) -> usize {
         self.digits
     }
-}
-
-/// The device data of `ks` at level `parms_id` (`ell` data primes) on `q`'s device, built and
-/// uploaded on first use.
-///
-/// # Errors
-/// `Device` on an upload failure.
-pub fn hybrid_level_data<Q: GpuQueue>(
-    q: &Q,
-    ks: &HybridKeySwitching,
-    parms_id: ParmsId,
-    ell: usize,
-) -> Result<Arc<HybridLevelData<Q::Buf>>> {
-    ks.device_cache()
-        .get_or_insert(q.shared().id, parms_id, || {
-            HybridLevelData::new(q, &ks.level_constants(ell), ks.key_size())
-        })
-}
-
-/// `buf` as backend `Q`'s buffer.
-///
-/// # Errors
-/// `Device` if the buffer belongs to another backend.
-pub fn buffer_of<Q: GpuQueue>(buf: &DeviceBuf) -> Result<Arc<Q::Buf>> {
-    Q::unwrap(buf)
-        .cloned()
-        .ok_or_else(|| Error::Device("device buffer of another backend".into()))
-}
-
-/// The key's words (`digits × 2 × (L + α) × N`) on `q`'s device, uploaded on first use.
-///
-/// # Errors
-/// `Device` on an upload failure.
-pub fn hybrid_key<Q: GpuQueue>(q: &Q, key: &HybridKSwitchKey) -> Result<Arc<Q::Buf>> {
-    let b = key.device.get_or_upload(q.shared().id, 0, || {
-        Ok(Q::wrap(Arc::new(q.upload_static_words(&key.words())?)))
-    })?;
-    buffer_of::<Q>(&b)
 }
 
 /// Work-items a conversion launch aims at by default: fewer (digit, coefficient) pairs are split
@@ -395,7 +399,7 @@ pub struct DeviceModUp<B> {
 }
 
 /// ModUp of the target (`ℓ × N`, NTT form) at word `t_off` of `tsrc` (module docs, step 1),
-/// with balanced digits or SEAL's unsigned ones (`crate::ckks::hybrid::Digits`).
+/// with balanced digits or SEAL's unsigned ones (the scheme's `Digits`).
 ///
 /// # Errors
 /// `Device` on an allocation, compile or launch failure.
@@ -831,30 +835,6 @@ fn finish_fused_many<Q: GpuQueue>(
         EVAL_NTT,
     )?;
     Ok(ran.then_some(outs))
-}
-
-/// A Galois key's words on `q`'s device, each row pre-permuted by the inverse of the
-/// automorphism (`inverse`: the NTT-domain permutation of `galois_elt⁻¹ mod 2N`), as
-/// [`apply_galois_hybrid_many`] reads them; permuted on the host and uploaded on first use,
-/// then cached in the key (slot 1; slot 0 is the plain image of relinearization and switching
-/// keys).
-///
-/// # Errors
-/// `Device` on an upload failure.
-pub fn hybrid_galois_key<Q: GpuQueue>(q: &Q, key: &HybridKSwitchKey, inverse: &[u32]) -> Result<Arc<Q::Buf>> {
-    let b = key.device.get_or_upload(q.shared().id, 1, || {
-        let n = inverse.len();
-        let words = key.words();
-        let mut permuted = vec![0u64; words.len()];
-        use rayon::prelude::*;
-        permuted.par_chunks_mut(n).zip(words.par_chunks(n)).for_each(|(o, r)| {
-            for (x, &i) in o.iter_mut().zip(inverse) {
-                *x = r[i as usize];
-            }
-        });
-        Ok(Q::wrap(Arc::new(q.upload_static_words(&permuted)?)))
-    })?;
-    buffer_of::<Q>(&b)
 }
 
 /// Relinearize a size-3 ciphertext `ct` with a hybrid key (`relinearize_hybrid`): size 2.

@@ -5,10 +5,9 @@
 
 use super::ntt::DeviceNttTables;
 use super::{GpuBuffer, GpuQueue};
-use crate::ckks::context::{Context, ContextData};
 use crate::math::modulus::{Modulus, ShoupOperand};
 use crate::math::ntt::NttTables;
-use crate::Result;
+use crate::{Error, Result};
 use std::sync::Arc;
 
 /// Primes of a list with their Barrett constants, on the device.
@@ -51,6 +50,27 @@ impl<B> DeviceScalars<B> {
     }
 }
 
+/// One level of a modulus chain in plain data, from which [`LevelData`] is built: the level's
+/// primes `q_0 … q_{k-1}` and their NTT tables, the special prime `P` of key switching with its
+/// table, and the Shoup constants `P^{-1} mod q_i` and `q_{k-1}^{-1} mod q_i`.
+#[derive(Clone, Copy, Debug)]
+pub struct LevelSpec<'a> {
+    /// Polynomial degree N (a power of two).
+    pub n: usize,
+    /// The level's primes, `k` of them.
+    pub primes: &'a [Modulus],
+    /// NTT tables of `primes`, one per prime, same order.
+    pub ntt: &'a [Arc<NttTables>],
+    /// The special prime `P`.
+    pub special: Modulus,
+    /// NTT tables of `P`.
+    pub special_ntt: &'a Arc<NttTables>,
+    /// `P^{-1} mod q_i` for the level's primes (`min(k, K−1)` entries, `K` the key level's count).
+    pub inv_p: &'a [ShoupOperand],
+    /// `q_{k-1}^{-1} mod q_i`, `i < k − 1` (rescale); unused when `k = 1`.
+    pub inv_q_last: &'a [ShoupOperand],
+}
+
 /// Everything the GPU evaluator needs at one level of the chain.
 pub struct LevelData<B> {
     /// `log2(N)`.
@@ -78,38 +98,39 @@ pub struct LevelData<B> {
 }
 
 impl<B: GpuBuffer> LevelData<B> {
-    /// Build (and upload) the data of level `cd` of `ctx`.
+    /// Build (and upload) the data of the level that `spec` describes.
     ///
     /// # Errors
-    /// `Device` on an upload failure.
-    pub fn new<Q: GpuQueue<Buf = B>>(dev: &Q, ctx: &Context, cd: &ContextData) -> Result<Self> {
-        let key = ctx.key_context_data();
-        let k = cd.coeff_modulus().len();
-        let kk = key.coeff_modulus().len();
-        let tables: Vec<Arc<NttTables>> = cd.ntt_tables().to_vec();
-        let p_table = key.ntt_tables()[kk - 1].clone();
-        let mut ext_tables = tables.clone();
-        ext_tables.push(p_table.clone());
-        let mut ext_primes = cd.coeff_modulus().to_vec();
-        ext_primes.push(key.coeff_modulus()[kk - 1]);
+    /// `Device` on an upload failure; `InvalidArgument` when `spec.ntt` and `spec.primes`
+    /// differ in length or are empty.
+    pub fn new<Q: GpuQueue<Buf = B>>(dev: &Q, spec: &LevelSpec<'_>) -> Result<Self> {
+        let k = spec.primes.len();
+        if k == 0 || spec.ntt.len() != k {
+            return Err(Error::InvalidArgument(format!("level of {k} primes with {} NTT tables", spec.ntt.len())));
+        }
+        let tables = spec.ntt;
+        let mut ext_tables = tables.to_vec();
+        ext_tables.push(spec.special_ntt.clone());
+        let mut ext_primes = spec.primes.to_vec();
+        ext_primes.push(spec.special);
         let (last_ntt, inv_q_last) = if k > 1 {
             (
                 Some(DeviceNttTables::for_eval(dev, &tables[k - 1..])?),
-                Some(DeviceScalars::new(dev, cd.inv_q_last_mod_q())?),
+                Some(DeviceScalars::new(dev, spec.inv_q_last)?),
             )
         } else {
             (None, None)
         };
         Ok(LevelData {
-            log_n: cd.n().trailing_zeros(),
-            primes: DevicePrimes::new(dev, cd.coeff_modulus())?,
-            host_primes: cd.coeff_modulus().to_vec(),
-            ntt: DeviceNttTables::for_eval(dev, &tables)?,
+            log_n: spec.n.trailing_zeros(),
+            primes: DevicePrimes::new(dev, spec.primes)?,
+            host_primes: spec.primes.to_vec(),
+            ntt: DeviceNttTables::for_eval(dev, tables)?,
             ext: DevicePrimes::new(dev, &ext_primes)?,
             ext_ntt: DeviceNttTables::for_eval(dev, &ext_tables)?,
-            p_ntt: DeviceNttTables::for_eval(dev, &[p_table])?,
-            p: key.coeff_modulus()[kk - 1],
-            inv_p: DeviceScalars::new(dev, &key.inv_q_last_mod_q()[..k.min(kk - 1)])?,
+            p_ntt: DeviceNttTables::for_eval(dev, std::slice::from_ref(spec.special_ntt))?,
+            p: spec.special,
+            inv_p: DeviceScalars::new(dev, spec.inv_p)?,
             last_ntt,
             inv_q_last,
         })

@@ -17,7 +17,8 @@ pub mod ntt;
 pub mod polymul;
 
 use super::kernels::Family;
-use crate::{Error, ParmsId, Result};
+use crate::device::LevelId;
+use crate::{Error, Result};
 use parking_lot::Mutex;
 use rustc_hash::FxHashMap as HashMap;
 use std::sync::Arc;
@@ -362,11 +363,11 @@ pub mod pack {
 }
 
 /// Read-only data of one device shared by all its queues (paper §III-H): per-level tables by
-/// `parms_id` and Galois permutations by `(log N, galois_elt)`, each built and uploaded once.
+/// [`LevelId`] and Galois permutations by `(log N, galois_elt)`, each built and uploaded once.
 pub struct DeviceShared<B> {
     /// A process-unique id of the device (keys the key-vector cache of `KSwitchKeys`).
     pub id: usize,
-    levels: Mutex<HashMap<ParmsId, Arc<level::LevelData<B>>>>,
+    levels: Mutex<HashMap<LevelId, Arc<level::LevelData<B>>>>,
     galois: Mutex<HashMap<(u32, u32), Arc<B>>>,
 }
 
@@ -391,34 +392,42 @@ impl<B> Default for DeviceShared<B> {
     }
 }
 
-/// Device data of level `parms_id` of `ctx` on `q`'s device, built and uploaded on first use.
+/// Device data of the level `id` on `q`'s device: the cached copy, else what `spec` describes,
+/// built and uploaded now and cached for the device's queues.
 ///
 /// # Errors
-/// `ParmsMismatch` when `parms_id` is not in `ctx`; `Device` on an upload failure.
-pub fn level_data<Q: GpuQueue>(q: &Q, ctx: &crate::Context, parms_id: &ParmsId) -> Result<Arc<level::LevelData<Q::Buf>>> {
+/// What `spec` returns; `Device` on an upload failure.
+pub fn level_data<'a, Q: GpuQueue>(
+    q: &Q,
+    id: &LevelId,
+    spec: impl FnOnce() -> Result<level::LevelSpec<'a>>,
+) -> Result<Arc<level::LevelData<Q::Buf>>> {
     let shared = q.shared();
-    if let Some(l) = shared.levels.lock().get(parms_id) {
+    if let Some(l) = shared.levels.lock().get(id) {
         return Ok(l.clone());
     }
-    let cd = ctx.context_data_for(parms_id, "device level")?;
-    let l = Arc::new(level::LevelData::new(q, ctx, cd)?);
+    let l = Arc::new(level::LevelData::new(q, &spec()?)?);
     // Keep the first copy if another queue built one meanwhile (see `first_wins`).
-    Ok(first_wins(&shared.levels, *parms_id, l))
+    Ok(first_wins(&shared.levels, *id, l))
 }
 
-/// The NTT-domain permutation of `galois_elt` (N u32 indices) on `q`'s device, uploaded on first
-/// use.
+/// A Galois automorphism's NTT-domain permutation (N u32 indices, N = 2^`log_n`) on `q`'s
+/// device: the cached copy, else `permutation()` uploaded now and cached, keyed by
+/// `(log_n, galois_elt)`.
 ///
 /// # Errors
-/// `InvalidArgument` for an element that is not a valid Galois element; `Device` on an upload
-/// failure.
-pub fn galois_table<Q: GpuQueue>(q: &Q, ctx: &crate::Context, galois_elt: u32) -> Result<Arc<Q::Buf>> {
-    let log_n = ctx.key_context_data().n().trailing_zeros();
+/// What `permutation` returns; `Device` on an upload failure.
+pub fn galois_table<'a, Q: GpuQueue>(
+    q: &Q,
+    log_n: u32,
+    galois_elt: u32,
+    permutation: impl FnOnce() -> Result<&'a [u32]>,
+) -> Result<Arc<Q::Buf>> {
     let shared = q.shared();
     if let Some(t) = shared.galois.lock().get(&(log_n, galois_elt)) {
         return Ok(t.clone());
     }
-    let t = Arc::new(q.upload_static(ctx.galois_tool().permutation_ntt(galois_elt)?)?);
+    let t = Arc::new(q.upload_static(permutation()?)?);
     Ok(first_wins(&shared.galois, (log_n, galois_elt), t))
 }
 
@@ -429,6 +438,16 @@ pub fn galois_table<Q: GpuQueue>(q: &Q, ctx: &crate::Context, galois_elt: u32) -
 /// them, and a later upload could overwrite them (seen as a rare mismatch with 4 queues).
 fn first_wins<K: std::hash::Hash + Eq, V>(map: &Mutex<HashMap<K, Arc<V>>>, key: K, value: Arc<V>) -> Arc<V> {
     map.lock().entry(key).or_insert(value).clone()
+}
+
+/// `buf` as backend `Q`'s buffer.
+///
+/// # Errors
+/// `Device` if the buffer belongs to another backend.
+pub fn buffer_of<Q: GpuQueue>(buf: &crate::device::state::DeviceBuf) -> Result<Arc<Q::Buf>> {
+    Q::unwrap(buf)
+        .cloned()
+        .ok_or_else(|| Error::Device("device buffer of another backend".into()))
 }
 
 /// `Error::InvalidArgument` unless `off + words ≤ len` (every copy, memset and download checks

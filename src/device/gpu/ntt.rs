@@ -552,7 +552,7 @@ impl<B: GpuBuffer> DeviceNttTables<B> {
 
     /// Forward or inverse NTT of `rows` rows of `data` in place where row `r` uses prime
     /// `(r / rows_per_prime) % k` (a batch of `rows_per_prime` instances stored limb-major,
-    /// `[limb][instance][N]`: [`crate::ckks::batch`]); `rows_per_prime = 1` is
+    /// `[limb][instance][N]`, the layout of a ciphertext batch); `rows_per_prime = 1` is
     /// [`forward`](Self::forward) / [`inverse`](Self::inverse). The kernels are compiled with
     /// `XEHE_ROWS_PER_PRIME` (one program per distinct value). Asynchronous on `q`.
     ///
