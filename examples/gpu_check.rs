@@ -8,8 +8,6 @@
 //! 3. Timing sweep: N × instances × variant, CUDA events, median of repeats.
 //!
 //! Prints a short table; exits non-zero on any mismatch. Skips (exit 0) without a CUDA device.
-//! `XEHE_NTT_VARIANTS=a,b` limits the pass to those variants; `XEHE_NTT_SWEEP_ONLY=1` skips the
-//! correctness part (ceilings and timings only).
 
 #[cfg(feature = "cuda")]
 fn main() -> std::process::ExitCode {

@@ -11,6 +11,7 @@
 //! the queue is the default GPU (`XEHE_DEVICE`).
 use std::time::Instant;
 use xehe::device::queue::default_queue;
+use xehe::device::tuning::{set_tuning, Tuning};
 use xehe::*;
 
 fn arg(name: &str, default: usize) -> usize {
@@ -119,16 +120,15 @@ fn main() -> Result<()> {
             }
         }
     }
-    // The ModDown conversion's tuning on the batch (`XEHE_HYBRID_CONV_COEFS`,
-    // `XEHE_HYBRID_CONV_MIN_BLOCKS`): a batch converts 2k polynomials at once, so its best
+    // The ModDown conversion's tuning on the batch (`Tuning::conv_coefs`,
+    // `Tuning::conv_min_blocks`): a batch converts 2k polynomials at once, so its best
     // shape may differ from one rotation's.
     if std::env::args().any(|a| a == "--conv-sweep") {
         let want = ev.rotate_vector_hybrid_many(&g, &steps, &gk)?;
         println!("\n| coefficients per work-item | CTAs per SM bound | one rotation µs | {k} hoisted µs | hoisted / one | same result |");
         println!("|---|---|---|---|---|---|");
         for (coefs, min_blocks) in [(2, 0), (1, 0), (4, 0), (2, 3), (1, 3), (1, 4)] {
-            std::env::set_var("XEHE_HYBRID_CONV_COEFS", coefs.to_string());
-            std::env::set_var("XEHE_HYBRID_CONV_MIN_BLOCKS", min_blocks.to_string());
+            set_tuning(Tuning { conv_coefs: coefs, conv_min_blocks: Some(min_blocks), ..Tuning::default() });
             let mut same = true;
             for (h, w) in ev.rotate_vector_hybrid_many(&g, &steps, &gk)?.into_iter().zip(&want) {
                 let (mut h, mut w) = (h, w.clone());
@@ -141,8 +141,7 @@ fn main() -> Result<()> {
             let many = time(&|| ev.rotate_vector_hybrid_many(&g, &steps, &gk).map(drop))?;
             println!("| {coefs} | {min_blocks} | {one:.1} | {many:.1} | {:.2} | {} |", many / one, if same { "yes" } else { "NO" });
         }
-        std::env::remove_var("XEHE_HYBRID_CONV_COEFS");
-        std::env::remove_var("XEHE_HYBRID_CONV_MIN_BLOCKS");
+        set_tuning(Tuning::default());
     }
     if !identical {
         return Err(Error::Device("hoisted rotations differ from single rotations".into()));

@@ -1,11 +1,11 @@
-//! GPU timing of hybrid key switching (issue 8) against SEAL-style key switching on the same
+//! GPU timing of hybrid key switching against SEAL-style key switching on the same
 //! data primes, through the public `.gpu()` API: multiply+relinearize_hybrid and
 //! rotate_vector_hybrid(1) next to multiply+relinearize and rotate_vector(1), each as latency
 //! (median of synchronized calls) and throughput (many calls queued, one synchronization), with
 //! the profiler's top kernels; one markdown table row per operation, then each hybrid operation's
 //! kernel launches in order (µs, share) from one profiled call, then every operation with the
-//! side stream and without (`XEHE_SIDE_STREAM=0`), and with `--conv-sweep` a sweep of the base
-//! conversion's tuning knobs on multiply+relinearize_hybrid. Results are first checked bit for
+//! side stream and without (`Tuning::side_stream`), and with `--conv-sweep` a sweep of the base
+//! conversion's tuning (`Tuning::conv_*`, `xehe::device::tuning`) on multiply+relinearize_hybrid. Results are first checked bit for
 //! bit against the CPU.
 //!
 //! Default set: N = 65536 with PhantomFHE's 1580-bit anchor of shared/design.md (data primes
@@ -19,6 +19,7 @@
 //! `--backend opencl --n 8192` runs on any OpenCL device (pocl) as a smoke test.
 use std::time::Instant;
 use xehe::device::queue::{default_queue, new_queue_on, DeviceChoice};
+use xehe::device::tuning::{set_tuning, SideStreamMode, Tuning};
 use xehe::*;
 
 /// `(data primes of 40 bits after the first 60-bit one, α)` for N.
@@ -217,20 +218,20 @@ fn main() -> Result<()> {
         }
     }
     // The side stream (GpuQueue::concurrently) against one stream, every operation, each
-    // checked against the CPU result first (session 12: the ModDown start and the ModUp NTTs
-    // of both bases beside the inner products).
-    println!("\nside stream A/B (XEHE_SIDE_STREAM):");
-    println!("| XEHE_SIDE_STREAM | op | latency µs | throughput µs/op |");
+    // checked against the CPU result first (the ModDown start and the ModUp NTTs of both bases
+    // beside the inner products).
+    println!("\nside stream A/B (Tuning::side_stream):");
+    println!("| side stream | op | latency µs | throughput µs/op |");
     println!("|---|---|---|---|");
-    for mode in ["on", "0"] {
-        std::env::set_var("XEHE_SIDE_STREAM", mode);
+    for mode in [SideStreamMode::On, SideStreamMode::Off] {
+        set_tuning(Tuning { side_stream: mode, ..Tuning::default() });
         for (name, f) in &ops {
-            let (same, (lat, thr, _, _)) = checked(name, f, &format!(" with XEHE_SIDE_STREAM={mode}"))?;
+            let (same, (lat, thr, _, _)) = checked(name, f, &format!(" with side stream {mode:?}"))?;
             failures += usize::from(!same);
-            println!("| {mode} | {name} | {lat:.1} | {thr:.1} |");
+            println!("| {mode:?} | {name} | {lat:.1} | {thr:.1} |");
         }
     }
-    std::env::remove_var("XEHE_SIDE_STREAM");
+    set_tuning(Tuning::default());
     if args.iter().any(|a| a == "--conv-sweep") {
         failures += conv_sweep(&q, reps, &ops[0], (&a, &b), (&ga, &gb))?;
     }
@@ -242,7 +243,7 @@ fn main() -> Result<()> {
     Ok(())
 }
 
-/// The base conversion's tuning (src/device/gpu/hybrid.rs `conv_tuning`): work-items aimed at
+/// The base conversion's tuning ([`Tuning`]'s `conv_*` fields): work-items aimed at
 /// and coefficients per work-item, on multiply+relinearize_hybrid, each checked against the CPU
 /// result first (`--conv-sweep`). Returns the mismatches.
 fn conv_sweep(
@@ -254,7 +255,7 @@ fn conv_sweep(
 ) -> Result<usize> {
     let mut failures = 0;
     let want = f(a, b)?;
-    println!("\n{name}, base conversion tuning (XEHE_HYBRID_CONV_ITEMS, XEHE_HYBRID_CONV_COEFS, XEHE_HYBRID_CONV_MIN_BLOCKS):");
+    println!("\n{name}, base conversion tuning (Tuning::conv_items, conv_coefs, conv_min_blocks):");
     println!(
         "| items | coefficients per work-item | CTAs per SM bound | latency µs | throughput µs/op | rns_conv_u64 µs (ModUp, ModDown) |"
     );
@@ -267,9 +268,7 @@ fn conv_sweep(
     }
     configs.extend([(1 << 18, 1, 4), (1 << 18, 2, 3), (1 << 17, 2, 3)]);
     for (items, coefs, min_blocks) in configs {
-        std::env::set_var("XEHE_HYBRID_CONV_ITEMS", items.to_string());
-        std::env::set_var("XEHE_HYBRID_CONV_COEFS", coefs.to_string());
-        std::env::set_var("XEHE_HYBRID_CONV_MIN_BLOCKS", min_blocks.to_string());
+        set_tuning(Tuning { conv_items: items, conv_coefs: coefs, conv_min_blocks: Some(min_blocks), ..Tuning::default() });
         let mut g = f(ga, gb)?;
         g.download()?;
         if g.data() != want.data() {
@@ -288,8 +287,6 @@ fn conv_sweep(
             conv.join(", ")
         );
     }
-    std::env::remove_var("XEHE_HYBRID_CONV_ITEMS");
-    std::env::remove_var("XEHE_HYBRID_CONV_COEFS");
-    std::env::remove_var("XEHE_HYBRID_CONV_MIN_BLOCKS");
+    set_tuning(Tuning::default());
     Ok(failures)
 }

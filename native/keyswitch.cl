@@ -103,22 +103,6 @@ KERNEL_FQ void ks_inner_u64(GLOBAL_AS u64 *prod, CONST_AS u64 *lifted, CONST_AS 
     }
 }
 
-/*
- * The partial inner products of the digit groups of ntt_fwd_cluster_keyinner_u64 summed:
- * prod[x] = sum_g part[g][x] mod p_i over the 2·kp·N words x of one product (row i = (x / N) % kp).
- */
-KERNEL_FQ void ks_sum_groups_u64(GLOBAL_AS u64 *prod, CONST_AS u64 *part, CONST_AS u64 *out_moduli, u32 groups, u32 kp,
-                                 u32 log_n)
-{
-    u64 total = ((u64)2 * kp) << log_n;
-    for (u64 x = GLOBAL_ID(); x < total; x += GLOBAL_SIZE()) {
-        u64 q = out_moduli[(u32)((x >> log_n) % kp)];
-        u64 s = part[x];
-        for (u32 g = 1; g < groups; g++) s = add_mod(s, part[(u64)g * total + x], q);
-        prod[x] = s;
-    }
-}
-
 /* Keys (rotations of one hoisted ModUp) one work-item of ks_inner_hybrid_u64 takes, 1 to 4; the host sets it. */
 #ifndef KS_KEYS
 #define KS_KEYS 1

@@ -185,7 +185,7 @@ fn no_asm_switch_turns_visa_off_and_non_intel_gpus_never_get_it() {
         && dev.device().dev_type().unwrap() & opencl3::device::CL_DEVICE_TYPE_GPU != 0;
     assert_eq!(
         dev.uses_intel_visa(),
-        is_intel_gpu && std::env::var("XEHE_NO_ASM").as_deref() != Ok("1")
+        is_intel_gpu && !xehe::device::kernels::ablation().no_asm
     );
     if !is_intel_gpu {
         println!(

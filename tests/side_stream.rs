@@ -1,10 +1,11 @@
 //! The work split of key switching around a side stream (`GpuQueue::concurrently`: the special
 //! limbs' inner products first, their ModDown start beside the other limbs' products; the ModUp
 //! NTTs of both bases side by side) against the CPU reference, word for word. This binary sets
-//! `XEHE_SIDE_STREAM=in-order` before anything runs, so the split runs on every backend — one
+//! `Tuning::side_stream` to `SideStreamMode::InOrder` before anything runs, so the split runs on every backend — one
 //! stream, the halves in order — and is checked on pocl in CI too; on CUDA the two-stream runs
 //! are checked by `tests/gpu.rs`, `tests/hybrid_gpu.rs` and `examples/gpu_eval_check`. Insecure
 //! toy parameters (no security bound). Without a device the test prints why it was skipped.
+use xehe::device::tuning::{set_tuning, SideStreamMode, Tuning};
 use xehe::*;
 
 #[path = "common/queues.rs"]
@@ -30,7 +31,7 @@ fn context(n: usize, bits: &[u32]) -> Context {
 #[test]
 fn split_key_switching_matches_cpu() {
     // Set before any queue exists or any other thread runs (the only test of this binary).
-    std::env::set_var("XEHE_SIDE_STREAM", "in-order");
+    set_tuning(Tuning { side_stream: SideStreamMode::InOrder, ..Tuning::default() });
     for q in queues("split_key_switching_matches_cpu") {
         let on = |ct: &Ciphertext| {
             let mut c = ct.clone();

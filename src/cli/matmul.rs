@@ -8,7 +8,7 @@
 //! `add_inplace` into C; `relinearize_inplace` once per C element at the end), decrypt
 //! (download on a GPU) and decode. Keys are made outside the timer. On the GPU the variants of
 //! Fig. 20 run in the same process: memcache on/off ([`Queue::set_memcache_enabled`]) and
-//! mad_mod on/off (`kernels::set_ablation`, the `XEHE_NO_MAD=1` switch); each variant gets a fresh
+//! mad_mod on/off (`kernels::set_ablation`); each variant gets a fresh
 //! queue and an untimed 1×1×1 warm-up (kernel compilation).
 
 use crate::device::{DeviceResident, Queue};
@@ -83,7 +83,7 @@ pub struct MatmulVariant {
     pub backend: &'static str,
     /// Memcache on (GPU only).
     pub memcache: bool,
-    /// Fused mad_mod on (GPU only; off = `XEHE_NO_MAD=1`).
+    /// Fused mad_mod on (GPU only; off: `Ablation::no_mad`).
     pub mad_mod: bool,
 }
 
@@ -326,7 +326,7 @@ impl MatmulSetup {
     }
 }
 
-/// Fused mad_mod on or off for kernels looked up from now on (`XEHE_NO_MAD`).
+/// Fused mad_mod on or off for kernels looked up from now on (`Ablation::no_mad`).
 fn set_mad_mod(on: bool) {
     use crate::device::kernels::{ablation, set_ablation, Ablation};
     set_ablation(Ablation { no_mad: !on, ..ablation() });

@@ -87,9 +87,9 @@ fn inline(name: &str, out: &mut String, seen: &mut Vec<String>) {
 
 /// The paper's ablation switches (§V-A), as compile-time defines of every kernel:
 /// `XEHE_NO_ASM` turns the inline-assembly fast paths (PTX) off, `XEHE_NO_MAD` reduces after
-/// every product instead of once per mad_mod chain. Initialized from the environment variables
-/// of the same names (`=1`), changed at run time by [`set_ablation`]; kernels looked up later
-/// are compiled (and cached) with the new setting, so one process can time both variants.
+/// every product instead of once per mad_mod chain. Both off by default; changed at run time by
+/// [`set_ablation`]: kernels looked up later are compiled (and cached) with the new setting, so
+/// one process can time both variants.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Ablation {
     /// Portable C instead of inline assembly.
@@ -98,30 +98,18 @@ pub struct Ablation {
     pub no_mad: bool,
 }
 
-/// Bit 0: no_asm, bit 1: no_mad, bit 7: initialized.
+/// Bit 0: no_asm, bit 1: no_mad.
 static ABLATION: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
-const ABLATION_INIT: u8 = 0x80;
 
-/// The current ablation switches (one atomic load after the first call, which reads the
-/// environment: cheap enough for every kernel launch).
+/// The current ablation switches (one atomic load: cheap enough for every kernel launch).
 pub fn ablation() -> Ablation {
-    use std::sync::atomic::Ordering;
-    let mut v = ABLATION.load(Ordering::Relaxed);
-    if v & ABLATION_INIT == 0 {
-        let env = |name: &str| std::env::var(name).is_ok_and(|v| v == "1");
-        v = ABLATION_INIT | env("XEHE_NO_ASM") as u8 | (env("XEHE_NO_MAD") as u8) << 1;
-        // A concurrent `set_ablation` wins over the environment.
-        v = match ABLATION.compare_exchange(0, v, Ordering::Relaxed, Ordering::Relaxed) {
-            Ok(_) => v,
-            Err(current) => current,
-        };
-    }
+    let v = ABLATION.load(std::sync::atomic::Ordering::Relaxed);
     Ablation { no_asm: v & 1 != 0, no_mad: v & 2 != 0 }
 }
 
 /// Set the ablation switches for kernels looked up from now on (see [`Ablation`]).
 pub fn set_ablation(a: Ablation) {
-    let v = ABLATION_INIT | a.no_asm as u8 | (a.no_mad as u8) << 1;
+    let v = a.no_asm as u8 | (a.no_mad as u8) << 1;
     ABLATION.store(v, std::sync::atomic::Ordering::Relaxed);
 }
 

@@ -18,6 +18,7 @@ pub mod object;
 pub mod profiler;
 pub mod queue;
 pub mod state;
+pub mod tuning;
 #[cfg(feature = "cuda")]
 pub mod cuda;
 #[cfg(feature = "level-zero")]

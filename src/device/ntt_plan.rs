@@ -47,7 +47,7 @@ pub enum NttVariant {
     /// global passes around the radix-8 SLM kernel `ntt_inv_slm_u64`.
     Radix8Reg,
     /// [`Radix8Reg`](Self::Radix8Reg) replayed per chunk of rows small enough to stay in the L2
-    /// cache ([`L2_CHUNK_BYTES`], or `XEHE_NTT_L2_CHUNK_ROWS` rows): the global pass and the SLM
+    /// cache ([`L2_CHUNK_BYTES`]): the global pass and the SLM
     /// pass of a chunk run back to back, so the intermediate is read back from L2 and DRAM sees
     /// about one read and one write of the data.
     Radix8L2,
@@ -59,7 +59,7 @@ pub enum NttVariant {
     /// [`CUDA_SM90`](Self::CUDA_SM90).
     Radix8Cluster,
     /// The evaluator's choice: resolved per (log N, rows) by [`NttVariant::eval_choice`] (the
-    /// table [`EVAL_NTT_CHOICE`], or the `XEHE_EVAL_NTT` override) when a plan is made. Not in
+    /// table [`EVAL_NTT_CHOICE`]) when a plan is made. Not in
     /// [`ALL`](Self::ALL): it is always one of them.
     Auto,
 }
@@ -171,21 +171,15 @@ impl NttVariant {
             Self::EVAL_FALLBACK
         }
     }
-    /// The evaluator's variant: the `XEHE_EVAL_NTT=<name>` override (read once per process; a
-    /// name of [`ALL`](Self::ALL), for ablations) when it handles N, else
-    /// [`best_for`](Self::best_for).
+    /// The evaluator's variant: [`best_for`](Self::best_for).
     pub fn eval_choice(log_n: u32, rows: usize) -> NttVariant {
-        match eval_override() {
-            Some(v) if v.supports(log_n) => v,
-            _ => Self::best_for(log_n, rows),
-        }
+        Self::best_for(log_n, rows)
     }
     /// Whether [`eval_choice`](Self::eval_choice) may return [`FourStep`](Self::FourStep) for
     /// N = 2^`log_n` at some row count (its tables then need the twist tables).
     pub fn eval_may_use_four_step(log_n: u32) -> bool {
         let four = NttVariant::FourStep;
-        eval_override() == Some(four)
-            || (EVAL_NTT_DEFAULT == four && four.supports(log_n))
+        (EVAL_NTT_DEFAULT == four && four.supports(log_n))
             || EVAL_NTT_CHOICE.iter().any(|&(l, _, v)| l == log_n && v == four && four.supports(log_n))
     }
     /// This variant, with [`Auto`](Self::Auto) resolved by [`eval_choice`](Self::eval_choice)
@@ -243,83 +237,6 @@ impl NttVariant {
             _ => 0,
         }
     }
-}
-
-/// The `XEHE_EVAL_NTT` override of the evaluator's variant, read once.
-fn eval_override() -> Option<NttVariant> {
-    static OVERRIDE: std::sync::OnceLock<Option<NttVariant>> = std::sync::OnceLock::new();
-    *OVERRIDE.get_or_init(|| {
-        std::env::var("XEHE_EVAL_NTT")
-            .ok()
-            .and_then(|name| NttVariant::from_name(name.trim()))
-            .filter(|&v| v != NttVariant::Auto)
-    })
-}
-
-/// The `XEHE_NTT_L2_CHUNK_ROWS` override of [`NttVariant::Radix8L2`]'s chunk, read once.
-fn l2_chunk_rows_override() -> Option<usize> {
-    static ROWS: std::sync::OnceLock<Option<usize>> = std::sync::OnceLock::new();
-    *ROWS.get_or_init(|| {
-        std::env::var("XEHE_NTT_L2_CHUNK_ROWS")
-            .ok()
-            .and_then(|v| v.trim().parse().ok())
-            .filter(|&r| r > 0)
-    })
-}
-
-/// A positive integer from environment variable `var`, read once per cell (tuning overrides).
-fn env_once(cell: &'static std::sync::OnceLock<Option<usize>>, var: &str) -> Option<usize> {
-    *cell.get_or_init(|| std::env::var(var).ok().and_then(|v| v.trim().parse().ok()).filter(|&r| r > 0))
-}
-
-/// `XEHE_CLUSTER_LOCAL`: work-items per CTA of [`NttVariant::Radix8Cluster`] (default tile / 8,
-/// at most 256), for tuning.
-fn cluster_local_override() -> Option<usize> {
-    static CELL: std::sync::OnceLock<Option<usize>> = std::sync::OnceLock::new();
-    env_once(&CELL, "XEHE_CLUSTER_LOCAL")
-}
-
-/// `XEHE_CLUSTER_WIDE_LOCAL`: work-items per CTA of the wide cluster plans
-/// ([`NttPlan::with_rows`]; default [`WIDE_CLUSTER_LOCAL`]), for tuning.
-fn cluster_wide_local() -> usize {
-    static CELL: std::sync::OnceLock<Option<usize>> = std::sync::OnceLock::new();
-    env_once(&CELL, "XEHE_CLUSTER_WIDE_LOCAL").map_or(WIDE_CLUSTER_LOCAL, |l| l.next_power_of_two().min(1024))
-}
-
-/// `XEHE_CLUSTER_WIDE_TILE`: words per CTA tile of the wide cluster plans (default: the
-/// variant's tile, 4096), for tuning; clamped so the cluster has at most 16 CTAs.
-fn cluster_wide_tile() -> Option<usize> {
-    static CELL: std::sync::OnceLock<Option<usize>> = std::sync::OnceLock::new();
-    env_once(&CELL, "XEHE_CLUSTER_WIDE_TILE")
-}
-
-/// A non-negative integer from environment variable `var`, read once per cell (`0` counts, unlike
-/// [`env_once`]: it turns a default off).
-fn env_once_any(cell: &'static std::sync::OnceLock<Option<usize>>, var: &str) -> Option<usize> {
-    *cell.get_or_init(|| std::env::var(var).ok().and_then(|v| v.trim().parse().ok()))
-}
-
-/// `XEHE_CLUSTER_MIN_BLOCKS`: the forward cluster kernels' `__launch_bounds__` minimum of
-/// resident CTAs per SM (register budget), for tuning; `0`: no bound; unset: the default
-/// ([`CLUSTER16_MIN_BLOCKS`] for 16-CTA clusters, no bound otherwise).
-fn cluster_min_blocks_override() -> Option<usize> {
-    static CELL: std::sync::OnceLock<Option<usize>> = std::sync::OnceLock::new();
-    env_once_any(&CELL, "XEHE_CLUSTER_MIN_BLOCKS")
-}
-
-/// `XEHE_CLUSTER_INV_MIN_BLOCKS` (1 to 8): the inverse cluster kernels' `__launch_bounds__`
-/// minimum of resident CTAs per SM, for tuning; unset: the kernel's (5).
-fn cluster_inv_min_blocks_override() -> Option<usize> {
-    static CELL: std::sync::OnceLock<Option<usize>> = std::sync::OnceLock::new();
-    env_once(&CELL, "XEHE_CLUSTER_INV_MIN_BLOCKS")
-}
-
-/// `XEHE_NTT_UNROLL`: bit 0 spells out the rounds of the forward radix-2^r register groups, bit 1
-/// the inverse's (`XEHE_NTT_UNROLL` / `XEHE_NTT_UNROLL_INV` of `native/ntt.cl`), for
-/// measurement; unset: the default (bit 0 for 16-CTA clusters, [`CLUSTER16_MIN_BLOCKS`]).
-fn ntt_unroll_override() -> Option<usize> {
-    static CELL: std::sync::OnceLock<Option<usize>> = std::sync::OnceLock::new();
-    env_once_any(&CELL, "XEHE_NTT_UNROLL")
 }
 
 /// Forward cluster kernels of 16-CTA clusters (N = 2^16): the first radix-16 round's rounds are
@@ -542,7 +459,7 @@ impl NttPlan {
             )));
         }
         let chunk_rows = (variant == NttVariant::Radix8L2).then(|| {
-            l2_chunk_rows_override().unwrap_or((L2_CHUNK_BYTES >> (log_n + 3)).max(1))
+            (L2_CHUNK_BYTES >> (log_n + 3)).max(1)
         });
         Ok(NttPlan {
             log_n,
@@ -557,19 +474,15 @@ impl NttPlan {
 
     /// The plan for a launch of `rows` rows: a cluster plan whose launch has at most
     /// [`WIDE_CLUSTER_MAX_CTAS`] CTAs gets up to [`WIDE_CLUSTER_LOCAL`] work-items per CTA
-    /// (latency over occupancy), unless `XEHE_CLUSTER_LOCAL` fixes the width. Other variants are unchanged.
+    /// (latency over occupancy). Other variants are unchanged.
     pub fn with_rows(mut self, rows: usize) -> Self {
         let ctas = rows.saturating_mul(self.n() / self.tile());
-        self.wide = self.variant == NttVariant::Radix8Cluster && ctas <= WIDE_CLUSTER_MAX_CTAS && cluster_local_override().is_none();
+        self.wide = self.variant == NttVariant::Radix8Cluster && ctas <= WIDE_CLUSTER_MAX_CTAS;
         self.large = self.variant == NttVariant::Radix8Cluster && ctas >= LARGE_CLUSTER_MIN_CTAS;
         if self.wide {
             // Smaller tiles spread a row over more SMs; clusters stay within 16 CTAs (the
             // default within 8, where it was measured to gain).
-            let t = match cluster_wide_tile() {
-                Some(t) => t.next_power_of_two().clamp(self.n() >> 4, self.tile()),
-                None if self.n() / WIDE_CLUSTER_TILE <= 8 => WIDE_CLUSTER_TILE.min(self.tile()),
-                None => self.tile(),
-            };
+            let t = if self.n() / WIDE_CLUSTER_TILE <= 8 { WIDE_CLUSTER_TILE.min(self.tile()) } else { self.tile() };
             self.tile_max = t;
         }
         self
@@ -626,43 +539,33 @@ impl NttPlan {
             d.push(("XEHE_CLUSTER_ITEM", (self.tile() / self.cluster_local()).to_string()));
         }
         // Spelled-out rounds and the register bound by default for 16-CTA clusters
-        // (CLUSTER16_MIN_BLOCKS); the environment overrides either.
+        // (CLUSTER16_MIN_BLOCKS).
         let cluster16 = self.variant == NttVariant::Radix8Cluster && self.n() / self.tile() == 16;
-        let unroll = ntt_unroll_override().unwrap_or(if cluster16 { 1 } else { 0 });
-        if unroll & 1 != 0 {
+        // Large 16-CTA launches also get the inverse's rounds spelled out and four CTAs per SM
+        // (LARGE_CLUSTER_MIN_CTAS). The order of the defines is part of the program's cache key.
+        let large_inv = cluster16 && self.large;
+        if cluster16 {
             d.push(("XEHE_NTT_UNROLL", "1".into()));
         }
-        if unroll & 2 != 0 {
+        if large_inv {
             d.push(("XEHE_NTT_UNROLL_INV", "1".into()));
+            d.push(("XEHE_CLUSTER_INV_MIN_BLOCKS", "4".into()));
         }
-        // Large 16-CTA launches get the inverse's rounds spelled out and four CTAs per SM
-        // (LARGE_CLUSTER_MIN_CTAS; `XEHE_NTT_LARGE_INV=0` turns it off).
-        let large_inv = cluster16 && self.large && !std::env::var("XEHE_NTT_LARGE_INV").is_ok_and(|v| v == "0");
-        if large_inv && unroll & 2 == 0 {
-            d.push(("XEHE_NTT_UNROLL_INV", "1".into()));
-        }
-        if self.variant == NttVariant::Radix8Cluster {
-            let inv = cluster_inv_min_blocks_override().filter(|b| (1..=8).contains(b));
-            if let Some(b) = inv.or(large_inv.then_some(4)) {
-                d.push(("XEHE_CLUSTER_INV_MIN_BLOCKS", b.to_string()));
-            }
-            let default = (cluster16 && unroll & 1 != 0).then_some(CLUSTER16_MIN_BLOCKS);
-            if let Some(b) = cluster_min_blocks_override().map_or(default, |b| (b > 0).then_some(b)) {
-                d.push(("XEHE_CLUSTER_MIN_BLOCKS", b.to_string()));
-            }
+        if cluster16 {
+            d.push(("XEHE_CLUSTER_MIN_BLOCKS", CLUSTER16_MIN_BLOCKS.to_string()));
         }
         d
     }
 
-    /// Work-items per CTA of the cluster kernels: tile / 8 up to [`THREADS`] (or
-    /// `XEHE_CLUSTER_LOCAL`), at most tile / 8 and tile / C, so each holds ≥ 8 and ≥ C words.
+    /// Work-items per CTA of the cluster kernels: tile / 8 up to [`THREADS`] ([`WIDE_CLUSTER_LOCAL`]
+    /// for a wide plan), at most tile / 8 and tile / C, so each holds ≥ 8 and ≥ C words.
     fn cluster_local(&self) -> usize {
         let (t, c) = (self.tile(), self.n() / self.tile());
         // A wide plan may go down to four words per work-item (radix-4 steps, slm_mode).
         let min_words = if self.wide { 4 } else { 8 };
         let max = (t / min_words).min(t / c).max(1);
-        let base = if self.wide { cluster_wide_local() } else { THREADS as usize };
-        cluster_local_override().map_or((t / min_words).clamp(1, base), |l| l.next_power_of_two()).min(max)
+        let base = if self.wide { WIDE_CLUSTER_LOCAL } else { THREADS as usize };
+        (t / min_words).clamp(1, base).min(max)
     }
 
     /// Rounds done in global memory before (forward) / after (inverse) the SLM kernel.
@@ -1156,9 +1059,7 @@ mod tests {
     fn radix8_l2_chunks_rows_by_prime_cycles() {
         // Default chunk: 16 MiB of rows = 64 rows of 2^15 words.
         let p = NttPlan::new(15, 3, NttVariant::Radix8L2).unwrap();
-        if l2_chunk_rows_override().is_none() {
-            assert_eq!(p.chunk_rows, Some(64));
-        }
+        assert_eq!(p.chunk_rows, Some(64));
         // 10 rows in chunks of 4 rows, rounded down to whole cycles of 3 primes: 3,3,3,1.
         let p = p.with_chunk_rows(Some(4));
         let l = p.launches(NttDirection::Forward, 10);
@@ -1211,7 +1112,7 @@ mod tests {
             let p = NttPlan::new(log_n, 1, NttVariant::Auto).unwrap();
             assert_ne!(p.variant(), NttVariant::Auto);
         }
-        assert!(!NttVariant::eval_may_use_four_step(16) || eval_override().is_some());
+        assert!(!NttVariant::eval_may_use_four_step(16));
         assert_eq!(NttVariant::from_name("auto"), Some(NttVariant::Auto));
         assert!(!NttVariant::ALL.contains(&NttVariant::Auto));
     }

@@ -39,7 +39,7 @@ type Slot = Option<NodeGraph>;
 pub struct Launcher {
     ctx: Arc<CudaContext>,
     stream: sys::CUstream,
-    graphs: Option<Mutex<rustc_hash::FxHashMap<usize, Slot>>>,
+    graphs: Mutex<rustc_hash::FxHashMap<usize, Slot>>,
 }
 
 // SAFETY: the raw graph handles are only used under the mutex (or in `drop`, which has `&mut`);
@@ -56,11 +56,9 @@ fn check(what: &str, r: CUresult) -> Result<()> {
 }
 
 impl Launcher {
-    /// Launches on `stream` of `ctx` (idle-stream launches as graph replays unless
-    /// `XEHE_CUDA_GRAPH_LAUNCH=0`).
+    /// Launches on `stream` of `ctx` (idle-stream launches as graph replays).
     pub fn new(ctx: Arc<CudaContext>, stream: sys::CUstream) -> Self {
-        let graphs = std::env::var("XEHE_CUDA_GRAPH_LAUNCH").map_or(true, |v| v != "0");
-        Launcher { ctx, stream, graphs: graphs.then(|| Mutex::new(Default::default())) }
+        Launcher { ctx, stream, graphs: Mutex::new(Default::default()) }
     }
 
     /// Launch `f` with `cfg`; `params[i]` points at the value of the kernel's i-th parameter.
@@ -86,8 +84,8 @@ impl Launcher {
             kern: std::ptr::null_mut(),
             ctx: std::ptr::null_mut(),
         };
-        if let (true, Some(graphs)) = (idle, &self.graphs) {
-            let mut g = graphs.lock();
+        if idle {
+            let mut g = self.graphs.lock();
             let slot = match g.entry(p.func as usize) {
                 Entry::Occupied(e) => e.into_mut(),
                 // A new graph is built with these parameters: its first replay needs no update.
@@ -147,11 +145,11 @@ unsafe fn build(p: &sys::CUDA_KERNEL_NODE_PARAMS) -> Result<NodeGraph> {
 
 impl Drop for Launcher {
     fn drop(&mut self) {
-        let Some(graphs) = self.graphs.take() else { return };
-        if self.ctx.bind_to_thread().is_err() {
+        let graphs = std::mem::take(self.graphs.get_mut());
+        if graphs.is_empty() || self.ctx.bind_to_thread().is_err() {
             return;
         }
-        for ng in graphs.into_inner().into_values().flatten() {
+        for ng in graphs.into_values().flatten() {
             // SAFETY: each handle is destroyed once; an executable graph still in flight is
             // freed by the driver when its replay completes.
             unsafe {

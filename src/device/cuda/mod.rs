@@ -44,21 +44,6 @@ pub fn unavailable_reason() -> Option<String> {
     }
 }
 
-/// The host thread's waiting policy while it synchronizes (`XEHE_CUDA_SCHED` = `spin`, `yield`,
-/// `blocking` or `auto`; unset keeps the driver's default, `auto`): spinning answers soonest
-/// (the latency of one operation + synchronize), blocking frees the core.
-fn sched_flags() -> Result<Option<cudarc::driver::sys::CUctx_flags>> {
-    use cudarc::driver::sys::CUctx_flags::*;
-    let Ok(v) = std::env::var("XEHE_CUDA_SCHED") else { return Ok(None) };
-    Ok(Some(match v.as_str() {
-        "spin" => CU_CTX_SCHED_SPIN,
-        "yield" => CU_CTX_SCHED_YIELD,
-        "blocking" => CU_CTX_SCHED_BLOCKING_SYNC,
-        "auto" => CU_CTX_SCHED_AUTO,
-        other => return Err(Error::InvalidArgument(format!("XEHE_CUDA_SCHED={other}: expected spin, yield, blocking or auto"))),
-    }))
-}
-
 /// One CUDA device with an in-order stream (a queue, paper §III-F) and its compiled modules.
 pub struct CudaDevice {
     ctx: Arc<CudaContext>,
@@ -91,9 +76,6 @@ impl CudaDevice {
         }
         catch_unwind(|| -> Result<Self> {
             let ctx = CudaContext::new(ordinal).map_err(|e| dev_err("opening device", e))?;
-            if let Some(flags) = sched_flags()? {
-                ctx.set_flags(flags).map_err(|e| dev_err("setting the scheduling policy", e))?;
-            }
             let stream = ctx.new_stream().map_err(|e| dev_err("creating stream", e))?;
             let name = ctx.name().map_err(|e| dev_err("device name", e))?;
             let arch = ctx.compute_capability().map_err(|e| dev_err("compute capability", e))?;
@@ -190,18 +172,11 @@ impl CudaDevice {
         }
         // The cluster kernels' preferred shared-memory share of L1, percent: the maximum for the
         // inverse (5 resident CTAs need 184 KB; ntt.cl XEHE_CLUSTER_INV_MIN_BLOCKS), the
-        // driver's choice for the rest; XEHE_CLUSTER_CARVEOUT (tuning) sets it for all.
-        if defines.iter().any(|(d, _)| *d == "XEHE_CLUSTER") {
-            let tuned = std::env::var("XEHE_CLUSTER_CARVEOUT").ok().and_then(|v| v.trim().parse::<i32>().ok());
-            if let Some(pct) = tuned.or((kernel == "ntt_inv_cluster_u64").then_some(100)) {
-                use cudarc::driver::sys::CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT;
-                f.set_attribute(CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, pct.clamp(0, 100))
-                    .map_err(|e| dev_err(&format!("setting {kernel}'s shared-memory carveout"), e))?;
-            }
-        }
-        let occupancy = std::env::var_os("XEHE_CLUSTER_OCCUPANCY").is_some();
-        if occupancy && defines.iter().any(|(d, _)| *d == "XEHE_CLUSTER") && self.ctx.bind_to_thread().is_ok() {
-            report_cluster_occupancy(&f, kernel, defines);
+        // driver's choice for the rest.
+        if kernel == "ntt_inv_cluster_u64" && defines.iter().any(|(d, _)| *d == "XEHE_CLUSTER") {
+            use cudarc::driver::sys::CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT;
+            f.set_attribute(CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, 100)
+                .map_err(|e| dev_err(&format!("setting {kernel}'s shared-memory carveout"), e))?;
         }
         self.functions.lock().insert(key, f.clone());
         Ok(f)
@@ -213,11 +188,6 @@ impl CudaDevice {
         options.push(format!("--gpu-architecture=compute_{}{}", self.arch.0, self.arch.1));
         options.push("-std=c++17".into());
         options.extend(ablation_switches());
-        // Extra NVRTC options for profiling (e.g. `XEHE_NVRTC_OPTS=-lineinfo`, so ncu maps stalls
-        // to source lines); part of the cache key.
-        if let Ok(extra) = std::env::var("XEHE_NVRTC_OPTS") {
-            options.extend(extra.split_whitespace().map(str::to_string));
-        }
         let key = kernel_cache::cache_key(&src, &options);
         if let Some(m) = self.modules.lock().get(&key) {
             return Ok(m.clone());
@@ -240,37 +210,3 @@ impl CudaDevice {
     }
 }
 
-/// `XEHE_CLUSTER_OCCUPANCY` (diagnostic): print, once per cluster kernel and program, how many
-/// of its clusters the device can hold at once (`cuOccupancyMaxActiveClusters`) next to the CTAs
-/// per SM its registers and shared memory allow — whether 16-CTA clusters find room on the SMs
-/// of one GPC as often as the CTA bound says (BENCHMARKS.md, session 16).
-fn report_cluster_occupancy(f: &CudaFunction, kernel: &str, defines: &[(&str, String)]) {
-    use cudarc::driver::sys;
-    let get = |name: &str| defines.iter().find(|(d, _)| *d == name).and_then(|(_, v)| v.parse::<u32>().ok());
-    let (Some(cluster), Some(tile), Some(item)) = (get("XEHE_CLUSTER"), get("XEHE_SLM_TILE"), get("XEHE_CLUSTER_ITEM")) else {
-        return;
-    };
-    // The key-inner-product kernels choose their own block size; this is the NTT kernels' one.
-    let block = (tile / item.max(1)).max(1);
-    let config = sys::CUlaunchConfig {
-        gridDimX: cluster * 64,
-        gridDimY: 1,
-        gridDimZ: 1,
-        blockDimX: block,
-        blockDimY: 1,
-        blockDimZ: 1,
-        sharedMemBytes: 0,
-        hStream: std::ptr::null_mut(),
-        attrs: std::ptr::null_mut(),
-        numAttrs: 0,
-    };
-    let (mut clusters, mut per_sm) = (0i32, 0i32);
-    // SAFETY: `f` is a loaded function of the current context; both calls only read `config`.
-    let r1 = unsafe { sys::cuOccupancyMaxActiveClusters(&mut clusters, f.cu_function(), &config) };
-    let r2 = unsafe { sys::cuOccupancyMaxActiveBlocksPerMultiprocessor(&mut per_sm, f.cu_function(), block as i32, 0) };
-    let d: Vec<String> = defines.iter().map(|(k, v)| format!("{k}={v}")).collect();
-    eprintln!(
-        "cluster occupancy: {kernel} ({}): {clusters} clusters of {cluster} CTAs ({r1:?}); {per_sm} CTAs of {block} per SM ({r2:?})",
-        d.join(" ")
-    );
-}

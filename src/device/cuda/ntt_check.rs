@@ -128,15 +128,12 @@ fn time_ms(s: &Arc<CudaStream>, f: &mut dyn FnMut() -> Result<()>) -> Result<f64
     Ok(v[v.len() / 2])
 }
 
-/// The variants the pass covers: every one the device runs (the cluster variants on sm_90+),
-/// or those of them named in `XEHE_NTT_VARIANTS` (comma-separated [`NttVariant::name`]s).
+/// The variants the pass covers: every one the device runs (the cluster variants on sm_90+).
 fn variants(queue: &CudaQueue) -> Vec<NttVariant> {
-    let only = std::env::var("XEHE_NTT_VARIANTS").ok();
     let clusters = queue.thread_block_clusters();
     NttVariant::ALL
         .into_iter()
         .chain(NttVariant::CUDA_SM90.into_iter().filter(|_| clusters))
-        .filter(|v| only.as_deref().is_none_or(|o| o.split(',').any(|n| n.trim() == v.name())))
         .collect()
 }
 
@@ -154,10 +151,7 @@ pub fn run(ordinal: usize) -> Result<NttCheckReport> {
     let queue = CudaQueue::new(dev.clone())?;
     let s = queue.stream().clone();
     let mut rng = Rng(0x1234_5678_9abc_def0);
-    // XEHE_NTT_SWEEP_ONLY=1: ceilings and timings only (for re-timing with other settings).
-    if std::env::var("XEHE_NTT_SWEEP_ONLY").map_or(true, |v| v != "1") {
-        correctness(&queue, &mut rng, &mut report)?;
-    }
+    correctness(&queue, &mut rng, &mut report)?;
     ceilings(&dev, &s, &mut report)?;
     sweep(&queue, &s, &mut rng, &mut report)?;
     Ok(report)
@@ -284,13 +278,11 @@ fn sweep(
     rng: &mut Rng,
     report: &mut NttCheckReport,
 ) -> Result<()> {
-    // XEHE_NTT_SWEEP_N=15 / XEHE_NTT_SWEEP_INSTANCES=1024: one size of the sweep (profiling).
-    let only = |var: &str, v: usize| std::env::var(var).ok().and_then(|s| s.parse::<usize>().ok()).is_none_or(|o| o == v);
-    for log_n in [12u32, 13, 14, 15, 16].into_iter().filter(|&l| only("XEHE_NTT_SWEEP_N", l as usize)) {
+    for log_n in [12u32, 13, 14, 15, 16] {
         let n = 1usize << log_n;
         let q = CoeffModulus::create(n, &[60])?[0];
         let dt = DeviceNttTables::new(queue, &[Arc::new(NttTables::new(log_n, q)?)])?;
-        for inst in [1usize, 8, 64, 1024].into_iter().filter(|&i| only("XEHE_NTT_SWEEP_INSTANCES", i)) {
+        for inst in [1usize, 8, 64, 1024] {
             let host: Vec<u64> = (0..inst * n).map(|_| rng.next() % q.value()).collect();
             let d = queue.upload(&host)?;
             for v in variants(queue) {

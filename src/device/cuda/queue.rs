@@ -93,7 +93,6 @@ impl CudaQueue {
     fn on_stream(dev: Arc<CudaDevice>, stream: Arc<CudaStream>, is_side: bool) -> Self {
         let memcache = Arc::new(MemCache::new(CudaAllocator::new(dev.context().clone())));
         let sync_each = std::env::var("XEHE_SYNC").is_ok_and(|v| v == "1");
-        let coalesce = std::env::var("XEHE_COALESCE").map_or(true, |v| v != "0");
         let launcher = Launcher::new(dev.context().clone(), stream.cu_stream());
         CudaQueue {
             dev,
@@ -102,7 +101,7 @@ impl CudaQueue {
             profiler: Profiler::new(),
             sync_each,
             pending: Mutex::new(Pending::default()),
-            coalesce: coalesce.into(),
+            coalesce: true.into(),
             launched: false.into(),
             launcher,
             side: std::sync::OnceLock::new(),
@@ -114,8 +113,8 @@ impl CudaQueue {
     /// The side stream, made on first use at the device's highest stream priority (its
     /// latency-bound chain should get SM slots first as the main stream's CTAs retire); `None`
     /// where this is a side stream, streams are off for now (profiler, `XEHE_SYNC=1`,
-    /// `XEHE_SIDE_STREAM=0`, read at each call so one process can compare), or it could not be
-    /// made.
+    /// [`Tuning::side_stream`](crate::device::tuning::Tuning::side_stream) not `On`, read at each
+    /// call so one process can compare), or it could not be made.
     fn side_queue(&self) -> Option<&CudaQueue> {
         let on = side_stream_mode() == SideStreamMode::On;
         if self.is_side || self.sync_each || self.profiler.is_enabled() || !on {
@@ -144,8 +143,8 @@ impl CudaQueue {
             .map_err(|e| dev_err("event", e))?;
         waiter.stream.wait(&ev).map_err(|e| dev_err("stream wait", e))
     }
-    /// Turn launch coalescing of element-wise operations on or off (default on; the
-    /// environment's `XEHE_COALESCE=0` starts it off). Turning it off launches what is queued.
+    /// Turn launch coalescing of element-wise operations on or off (default on). Turning it off
+    /// launches what is queued.
     ///
     /// # Errors
     /// `Device` on a launch failure of the queued operations.
@@ -377,7 +376,7 @@ impl GpuQueue for CudaQueue {
     /// with no buffer in common with the queued ones join them; anything else put on the stream
     /// first launches the queued ones ([`CudaQueue::flush_pending`]); on an idle queue (nothing
     /// launched since the last synchronization) an operation launches at once. Off with
-    /// `XEHE_COALESCE=0`, `XEHE_SYNC=1`, the profiler on (per-operation kernel times), or the
+    /// [`CudaQueue::set_coalescing`]`(false)`, `XEHE_SYNC=1`, the profiler on (per-operation kernel times), or the
     /// memcache off (freed buffers must not reach `cuMemFree` before their kernel ran).
     fn launch_elementwise(&self, op: EwOp<DeviceBuffer>) -> Result<()> {
         if !self.coalesce.load(std::sync::atomic::Ordering::Relaxed) || self.sync_each || self.profiler.is_enabled() || !self.memcache.is_enabled() {

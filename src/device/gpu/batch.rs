@@ -221,8 +221,7 @@ fn moddown_correction<Q: GpuQueue>(
     let words = (polys * k * bsz) << log_n;
     let d = q.scratch(words)?;
     let correction = Some((p.value(), p.const_ratio()[1]));
-    if super::eval::prep_in_ntt()
-        && tables.forward_from_grouped(
+    if tables.forward_from_grouped(
             q,
             &d,
             last,
@@ -495,8 +494,7 @@ impl<Q: GpuQueue> Batched<'_, Q> {
         ntt(q, &l.ntt, &t, k * bsz, bsz, NttDirection::Inverse)?;
         // 2. lift every digit to every output prime, NTT, inner product with the key
         let lifted = q.scratch(k * kp * bsz * n)?;
-        let fused = super::eval::prep_in_ntt()
-            && l.ext_ntt.forward_from_grouped(
+        let fused = l.ext_ntt.forward_from_grouped(
                 q,
                 &lifted,
                 &t,
@@ -607,20 +605,16 @@ impl<Q: GpuQueue> Batched<'_, Q> {
 static BUDGET_OVERRIDE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
 /// Byte budget of one batched launch sequence: the value of [`set_batch_budget_bytes`] if set,
-/// else `XEHE_BATCH_BYTES` (bytes), else 4 GiB. Batches whose peak device memory exceeds it are
-/// split into sub-batches ([`chunked`]).
+/// else 4 GiB. Batches whose peak device memory exceeds it are split into sub-batches
+/// ([`chunked`]).
 pub fn batch_budget_bytes() -> usize {
     match BUDGET_OVERRIDE.load(std::sync::atomic::Ordering::Relaxed) {
-        0 => std::env::var("XEHE_BATCH_BYTES")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(4 << 30),
+        0 => 4 << 30,
         b => b,
     }
 }
 
-/// Set the process-wide byte budget of batched operations (`None`: back to `XEHE_BATCH_BYTES` /
-/// the default). For benchmarks sizing batches to a device, and tests forcing the split path.
+/// Set the process-wide byte budget of batched operations (`None`: back to the default, 4 GiB). For benchmarks sizing batches to a device, and tests forcing the split path.
 pub fn set_batch_budget_bytes(bytes: Option<usize>) {
     BUDGET_OVERRIDE.store(bytes.unwrap_or(0), std::sync::atomic::Ordering::Relaxed);
 }

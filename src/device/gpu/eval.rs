@@ -9,13 +9,11 @@ use super::ntt::{DeviceNttTables, FinishSource, NttVariant};
 use super::{ew_items, Arg, EwKind, EwOp, Geometry, GpuQueue};
 use std::sync::Arc;
 use crate::device::kernels::Family;
-use crate::device::ntt_plan::NttTable;
 use crate::Result;
 
 /// The NTT variant the evaluator passes: [`NttVariant::Auto`], resolved per call by
 /// [`DeviceNttTables::resolve`] from the (log N, rows) table of the fastest measured variants
-/// ([`crate::device::ntt_plan::EVAL_NTT_CHOICE`], BENCHMARKS.md), or the `XEHE_EVAL_NTT=<name>`
-/// override for ablations.
+/// ([`crate::device::ntt_plan::EVAL_NTT_CHOICE`], BENCHMARKS.md).
 pub const EVAL_NTT: NttVariant = NttVariant::Auto;
 
 fn poly_words<B>(l: &LevelData<B>) -> usize {
@@ -142,7 +140,7 @@ pub fn tensor<Q: GpuQueue>(q: &Q, l: &LevelData<Q::Buf>, a: &Q::Buf, sa: usize, 
 
 /// Row `row` of each of `polys` polynomials of `stride` rows in `src`, inverse-transformed under
 /// `ntt` (one prime) into `out` (`polys × N` words): one strided cluster launch where the plan
-/// has it ([`DeviceNttTables::inverse_from`]; `XEHE_GATHER_INVERSE=0` disables it), else a
+/// has it ([`DeviceNttTables::inverse_from`]), else a
 /// gather and an in-place inverse NTT. Allocates nothing (it may run on a side stream,
 /// [`GpuQueue::concurrently`]).
 fn gather_inverse<Q: GpuQueue>(
@@ -154,10 +152,7 @@ fn gather_inverse<Q: GpuQueue>(
     polys: usize,
     out: &Q::Buf,
 ) -> Result<()> {
-    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    if *ON.get_or_init(|| std::env::var("XEHE_GATHER_INVERSE").map_or(true, |v| v != "0"))
-        && ntt.inverse_from(q, out, src, polys, (stride, row), EVAL_NTT)?
-    {
+    if ntt.inverse_from(q, out, src, polys, (stride, row), EVAL_NTT)? {
         return Ok(());
     }
     let args = [Arg::Buf(out), Arg::Buf(src), Arg::U32(stride as u32), Arg::U32(row as u32), Arg::U32(polys as u32), Arg::U32(l.log_n)];
@@ -181,7 +176,7 @@ fn moddown_correction<Q: GpuQueue>(
     d: &Q::Buf,
 ) -> Result<()> {
     let k = primes.k as usize;
-    if prep_in_ntt() && ntt.forward_from(q, d, last, &primes.r1, polys, Some((p.value(), p.const_ratio()[1])), false, EVAL_NTT)? {
+    if ntt.forward_from(q, d, last, &primes.r1, polys, Some((p.value(), p.const_ratio()[1])), false, EVAL_NTT)? {
         // The correction ran inside the first NTT pass.
         return Ok(());
     }
@@ -210,21 +205,13 @@ pub fn rescale<Q: GpuQueue>(q: &Q, l: &LevelData<Q::Buf>, next: &LevelData<Q::Bu
     gather_inverse(q, l, last_ntt, ct, (k, k - 1), size, &last)?;
     let out = q.alloc(size * (k - 1) * l.n())?;
     let p = &l.host_primes[k - 1];
-    if fused_finish() && next.ntt.forward_moddown_finish(q, &out, &last, FinishSource::Lift(&next.primes.r1, (p.value(), p.const_ratio()[1])), size, (ct, k), None, (&inv.w, &inv.wq), EVAL_NTT)? {
+    if next.ntt.forward_moddown_finish(q, &out, &last, FinishSource::Lift(&next.primes.r1, (p.value(), p.const_ratio()[1])), size, (ct, k), None, (&inv.w, &inv.wq), EVAL_NTT)? {
         return Ok(out);
     }
     let d = q.scratch(size * next.primes.k as usize * l.n())?;
     moddown_correction(q, l, &last, p, &next.primes, &next.ntt, size, &d)?;
     finish(q, l, (&out, None), ct, &d, &next.primes, inv, k, size)?;
     Ok(out)
-}
-
-/// Whether mod-down and rescale run their finish as the correction NTT's epilogue
-/// ([`DeviceNttTables::forward_moddown_finish`], cluster plans); `XEHE_MODDOWN_FUSED=0` takes
-/// the separate `moddown_finish_u64` launch (the A/B of BENCHMARKS.md session 10).
-pub(crate) fn fused_finish() -> bool {
-    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *ON.get_or_init(|| prep_in_ntt() && std::env::var("XEHE_MODDOWN_FUSED").map_or(true, |v| v != "0"))
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -292,26 +279,13 @@ pub fn switch_key<Q: GpuQueue>(
     }
     // 2. lift every digit to every output prime, NTT, inner product with the key
     let prod = q.scratch(2 * kp * n)?;
-    if let Some(groups) = cluster_key_inner_groups(k) {
-        // All of step 2 in one cluster kernel (or one per digit group, then their sum).
-        let parts = if groups > 1 { Some(q.scratch(groups * 2 * kp * n)?) } else { None };
-        let part = parts.as_ref().unwrap_or(&prod);
-        let r = (&l.ext.r0, &l.ext.r1);
-        if l.ext_ntt.forward_key_inner(q, part, (&t, tsrc, t_off), key, r, (k, key_k), groups)? {
-            if groups > 1 {
-                let args = [Arg::Buf(&prod), Arg::Buf(part), Arg::Buf(&l.ext.moduli), Arg::U32(groups as u32), Arg::U32(kp as u32), Arg::U32(l.log_n)];
-                launch(q, Family::Keyswitch, "ks_sum_groups_u64", (2 * kp * n) as u64, &args)?;
-            }
-            return mod_down(q, l, c01, &prod);
-        }
-    }
     if let Some((chunks, inner_clusters)) = pipelined_chunks(l.log_n, kp) {
         if pipelined_step2(q, l, &prod, &t, key, key_k, chunks, inner_clusters)? {
             return mod_down(q, l, c01, &prod);
         }
     }
     let lifted = q.scratch(k * kp * n)?;
-    if prep_in_ntt() && !fused_key_inner() && l.ext_ntt.forward_from(q, &lifted, &t, &l.ext.r1, k, None, true, EVAL_NTT)? {
+    if l.ext_ntt.forward_from(q, &lifted, &t, &l.ext.r1, k, None, true, EVAL_NTT)? {
         // The lift ran inside the first NTT pass: the lifted digits were written once.
         let inner = |q: &Q, primes| inner_product(q, l, &prod, &lifted, (tsrc, t_off), key, key_k, primes);
         return inner_then_mod_down(q, l, c01, &prod, inner);
@@ -326,32 +300,6 @@ pub fn switch_key<Q: GpuQueue>(
         Arg::U32(l.log_n),
     ];
     launch(q, Family::Keyswitch, "ks_lift_u64", (k * kp * n) as u64, &args)?;
-    if fused_key_inner() {
-        // Global NTT rounds of every digit, then their shared-memory rounds fused with the
-        // inner product (ntt_fwd_slm_keyinner_u64): the transformed digits never reach memory.
-        let (log_m, radix8, mut defines) = l.ext_ntt.forward_global_rounds(q, &lifted, k * kp, EVAL_NTT)?;
-        let tile: usize = defines.iter().find(|(d, _)| *d == "XEHE_SLM_TILE").and_then(|(_, v)| v.parse().ok()).unwrap_or(n);
-        defines.push(("XEHE_KS_EPT", KS_EPT.to_string()));
-        let geometry = Geometry::Groups { groups: ((n / tile) as u32, kp as u32), local: (tile / KS_EPT) as u32 };
-        let args = [
-            Arg::Buf(&prod),
-            Arg::Buf(&lifted),
-            Arg::Buf(key),
-            Arg::Buf(l.ext_ntt.table(NttTable::Roots)),
-            Arg::Buf(l.ext_ntt.table(NttTable::RootsQ)),
-            Arg::Buf(&l.ext.moduli),
-            Arg::Buf(&l.ext.r0),
-            Arg::Buf(&l.ext.r1),
-            Arg::U32(k as u32),
-            Arg::U32(kp as u32),
-            Arg::U32(key_k as u32),
-            Arg::U32(l.log_n),
-            Arg::U32(log_m),
-            Arg::U32(radix8),
-        ];
-        q.launch(Family::Ntt, &defines, "ntt_fwd_slm_keyinner_u64", geometry, &args)?;
-        return mod_down(q, l, c01, &prod);
-    }
     l.ext_ntt.forward(q, &lifted, k * kp, EVAL_NTT)?;
     inner_product(q, l, &prod, &lifted, (tsrc, t_off), key, key_k, 0..kp)?;
     mod_down(q, l, c01, &prod)
@@ -362,9 +310,9 @@ pub fn switch_key<Q: GpuQueue>(
 /// latency-bound launches — the inverse NTT of the two `P` rows (two clusters: ≈ 20 µs at 2^15
 /// on an H100 for ≈ 1 µs of work) and the correction NTT of 2k rows — run on the side stream
 /// while the other primes' products (DRAM-bound) stream; the finish is a separate launch after
-/// both. Session 12, H100, 2^15 multiply+relinearize (events): 432.8 µs on one stream, 424.9
-/// with only the inverse NTT beside (`XEHE_SIDE_MODDOWN_NTT=0`: then the correction NTT runs
-/// after, with the finish as its epilogue), 414.9 with both.
+/// both. H100, 2^15 multiply+relinearize (events): 432.8 µs on one stream, 424.9 with only the
+/// inverse NTT beside (the correction NTT after it, with the finish as its epilogue), 414.9 with
+/// both.
 fn inner_then_mod_down<Q: GpuQueue>(
     q: &Q,
     l: &LevelData<Q::Buf>,
@@ -381,19 +329,15 @@ fn inner_then_mod_down<Q: GpuQueue>(
     inner(q, k..kp)?;
     let last = q.scratch(2 * n)?;
     let add = Some((c01.0, c01.1 * k * n));
-    if std::env::var("XEHE_SIDE_MODDOWN_NTT").map_or(true, |v| v != "0") {
-        let d = q.scratch(2 * k * n)?;
-        let side = |s: &Q| {
-            gather_inverse(s, l, &l.p_ntt, prod, (kp, k), 2, &last)?;
-            moddown_correction(s, l, &last, &l.p, &l.primes, &l.ntt, 2, &d)
-        };
-        q.concurrently(side, |q| inner(q, 0..k))?;
-        let out = q.alloc(2 * k * n)?;
-        finish(q, l, (&out, add), prod, &d, &l.primes, &l.inv_p, kp, 2)?;
-        return Ok(out);
-    }
-    q.concurrently(|s| gather_inverse(s, l, &l.p_ntt, prod, (kp, k), 2, &last), |q| inner(q, 0..k))?;
-    mod_down_from_last(q, l, add, prod, &last)
+    let d = q.scratch(2 * k * n)?;
+    let side = |s: &Q| {
+        gather_inverse(s, l, &l.p_ntt, prod, (kp, k), 2, &last)?;
+        moddown_correction(s, l, &last, &l.p, &l.primes, &l.ntt, 2, &d)
+    };
+    q.concurrently(side, |q| inner(q, 0..k))?;
+    let out = q.alloc(2 * k * n)?;
+    finish(q, l, (&out, add), prod, &d, &l.primes, &l.inv_p, kp, 2)?;
+    Ok(out)
 }
 
 /// Whether [`inner_then_mod_down`] splits the inner product around a side stream: N ≥ 2^15
@@ -441,20 +385,18 @@ fn pipelined_step2<Q: GpuQueue>(
 
 /// Chunks and co-scheduled inner-product clusters of [`pipelined_step2`] for N = 2^`log_n` and
 /// kp output primes, or `None` for the separate lift-NTT and inner-product launches.
-/// `XEHE_KS_CHUNKS=M` (0: off) and `XEHE_KS_INNER_CLUSTERS=B` override.
 fn pipelined_chunks(log_n: u32, kp: usize) -> Option<(usize, usize)> {
-    let env = |name: &str| std::env::var(name).ok().and_then(|v| v.parse::<usize>().ok());
-    // H100, session 9 (same binary, same call): 65536 multiply+relinearize 3867 µs separate,
+    // H100 (same binary, same call): 65536 multiply+relinearize 3867 µs separate,
     // 3668 / 3658 / 3612 with 4 / 6 / 10 chunks; at 32768 and below the separate launches win
     // (448.7 vs 480–587 µs: the co-scheduled clusters take NTT slots and the NTT is
     // occupancy-bound), so the pipeline is off there.
-    let chunks = env("XEHE_KS_CHUNKS").unwrap_or(if log_n >= 16 { 10 } else { 0 });
-    // 128 / C clusters (C = N / 4096: 8 at 2^16, about one CTA per SM of an H100). Session 9,
-    // 10 chunks: 4 / 6 / 8 clusters gave 4049 / 3563 / 3602 µs in one call (fewer: the inner
+    let chunks = if log_n >= 16 { 10 } else { 0 };
+    // 128 / C clusters (C = N / 4096: 8 at 2^16, about one CTA per SM of an H100). With 10
+    // chunks: 4 / 6 / 8 clusters gave 4049 / 3563 / 3602 µs in one call (fewer: the inner
     // product becomes the longer half, steeply); 8 gave 3598–3613 in three calls, 6 was measured
     // once, so 8 stays. 4 chunks: 8 / 16 gave 3682 / 3787 (more: they take the NTT's slots).
-    let inner = env("XEHE_KS_INNER_CLUSTERS").unwrap_or((128usize >> log_n.saturating_sub(12)).max(1));
-    (chunks > 0 && kp > 1 && cluster_key_inner_groups(kp).is_none() && !fused_key_inner()).then_some((chunks.min(kp), inner))
+    let inner = (128usize >> log_n.saturating_sub(12)).max(1);
+    (chunks > 0 && kp > 1).then_some((chunks.min(kp), inner))
 }
 
 /// `prod[c][i] = sum_j lifted[j][i] · key[j][c][kprime(i)]` (NTT-form digits, one reduction),
@@ -494,32 +436,6 @@ fn inner_product<Q: GpuQueue>(
     launch(q, Family::Keyswitch, "ks_inner_u64", (primes.len() * n) as u64, &args)
 }
 
-/// Whether the digit lift and the mod-down/rescale correction run inside the first NTT pass
-/// (default; `XEHE_NTT_PREP_FUSED=0` runs them as separate kernels, for the ablation).
-pub(crate) fn prep_in_ntt() -> bool {
-    std::env::var("XEHE_NTT_PREP_FUSED").map_or(true, |v| v != "0")
-}
-
-/// Words of a tile each thread of the fused key-switching kernel owns (its accumulators).
-const KS_EPT: usize = 8;
-
-/// Whether key switching uses the fused NTT + inner-product kernel: off unless
-/// `XEHE_KS_FUSED=1`. Measured on an H200 it is bit-identical but 1.2–1.4× slower (one block
-/// per (tile, output prime) walks the digits in sequence: 20× fewer blocks than the separate
-/// NTT; BENCHMARKS.md), so it stays an ablation until it splits the digit loop.
-fn fused_key_inner() -> bool {
-    std::env::var("XEHE_KS_FUSED").is_ok_and(|v| v == "1")
-}
-
-/// Digit groups of the fused cluster key switching (`ntt_fwd_cluster_keyinner_u64`) for `k`
-/// digits when `XEHE_KS_GROUPS=G` asks for it (G ≥ 1), else `None`: the separate lift-NTT and
-/// inner-product kernels. An ablation: bit-identical, but 1.2–1.5× slower on an H100 (one CTA
-/// per SM for the register accumulators; BENCHMARKS.md session 9).
-fn cluster_key_inner_groups(k: usize) -> Option<usize> {
-    let g = std::env::var("XEHE_KS_GROUPS").ok().and_then(|v| v.parse::<usize>().ok()).unwrap_or(0);
-    (g > 0 && !fused_key_inner()).then_some(g.min(k))
-}
-
 /// Key switching's step 3: mod-down of the inner products `prod` (`2 × (k+1) × N`) by `P` with
 /// rounding, added to the first `c_polys` polynomials of `c01` (the others taken as 0).
 fn mod_down<Q: GpuQueue>(q: &Q, l: &LevelData<Q::Buf>, (c01, c_polys): (&Q::Buf, usize), prod: &Q::Buf) -> Result<Q::Buf> {
@@ -544,7 +460,7 @@ fn mod_down_from_last<Q: GpuQueue>(
     let kp = k + 1;
     let out = q.alloc(2 * k * n)?;
     let p = (l.p.value(), l.p.const_ratio()[1]);
-    if fused_finish() && l.ntt.forward_moddown_finish(q, &out, last, FinishSource::Lift(&l.primes.r1, p), 2, (prod, kp), add, (&l.inv_p.w, &l.inv_p.wq), EVAL_NTT)? {
+    if l.ntt.forward_moddown_finish(q, &out, last, FinishSource::Lift(&l.primes.r1, p), 2, (prod, kp), add, (&l.inv_p.w, &l.inv_p.wq), EVAL_NTT)? {
         return Ok(out);
     }
     let d = q.scratch(2 * k * n)?;

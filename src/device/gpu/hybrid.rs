@@ -49,7 +49,7 @@
 //! output in all). What is left to tune is occupancy (`XEHE_HYBRID_CONV_ITEMS`) and the
 //! coefficients per work-item, which `examples/hybrid_gpu_timing.rs` sweeps.
 
-use super::eval::{fused_finish, EVAL_NTT};
+use super::eval::EVAL_NTT;
 use super::level::{DevicePrimes, DeviceScalars, LevelData};
 use super::ntt::{DeviceNttTables, FinishSource, NttDirection};
 use super::{Arg, Geometry, GpuQueue};
@@ -242,44 +242,6 @@ impl<B: super::GpuBuffer> HybridLevelData<B> {
     }
 }
 
-/// Work-items a conversion launch aims at by default: fewer (digit, coefficient) pairs are split
-/// in chunks of output limbs until about this many run (ModDown: 2 × N pairs). 2^17 since the
-/// limb form (session 11 sweeps at N = 2^16 in two calls, H100: multiply+relinearize_hybrid
-/// 826.1 / 827.7 µs against 834.9 / 835.1 at 2^18 and 862.2 / 863.3 at 2^19; more outputs per
-/// work-item amortize its scale step and index arithmetic).
-pub const CONV_ITEMS: usize = 1 << 17;
-
-/// Coefficients per conversion work-item by default (`RNS_COEFS`): each output's constants,
-/// row and addresses are worked out once for all of them.
-pub const CONV_COEFS: usize = 2;
-
-/// CTAs of 256 work-items per SM the conversion's registers must allow on CUDA by default
-/// (`RNS_MIN_BLOCKS`): 96 registers give two, the bound of three 80 (44 bytes spilled). Session
-/// 14 (H100, N = 2^16 hybrid, same binary): the hoisted batch of 16 rotations −90 µs,
-/// multiply+relinearize −13 to −18 µs, one rotation −17 µs against no bound.
-pub const CONV_MIN_BLOCKS: usize = 3;
-
-/// Tuning of `rns_conv_u64`, read at each launch from the environment so one process can compare
-/// settings (`examples/hybrid_gpu_timing.rs`): `XEHE_HYBRID_CONV_ITEMS` (work-items aimed at,
-/// default [`CONV_ITEMS`]) and `XEHE_HYBRID_CONV_COEFS` (coefficients per work-item, `RNS_COEFS`:
-/// 1, 2 or 4, default [`CONV_COEFS`]); on CUDA `XEHE_HYBRID_CONV_MIN_BLOCKS` (`RNS_MIN_BLOCKS`:
-/// CTAs of 256 per SM the register allocation must allow, default [`CONV_MIN_BLOCKS`], 0 for no
-/// bound). Results do not depend on them.
-fn conv_tuning() -> (usize, usize, Option<usize>) {
-    let get = |name: &str| {
-        std::env::var(name)
-            .ok()
-            .and_then(|v| v.parse::<usize>().ok())
-    };
-    let items = get("XEHE_HYBRID_CONV_ITEMS").unwrap_or(CONV_ITEMS).max(1);
-    let coefs = match get("XEHE_HYBRID_CONV_COEFS").unwrap_or(CONV_COEFS) {
-        c @ (1 | 2 | 4) => c,
-        _ => CONV_COEFS,
-    };
-    let min_blocks = get("XEHE_HYBRID_CONV_MIN_BLOCKS").unwrap_or(CONV_MIN_BLOCKS);
-    (items, coefs, Some(min_blocks).filter(|b| (1..=8).contains(b)))
-}
-
 /// Shape of one [`base_conv`] launch.
 struct ConvShape {
     /// Input rows per digit.
@@ -318,7 +280,7 @@ fn base_conv<Q: GpuQueue>(
     // The most outputs a digit computes (the short last digit skips the fewest).
     let last = in_rows - (s.digits - 1) * s.d;
     let others = if s.skip { out_rows - last } else { out_rows };
-    let (items, coefs, min_blocks) = conv_tuning();
+    let (items, coefs, min_blocks) = crate::device::tuning::tuning().conv();
     let pairs = ((s.polys * s.digits) << log_n) / coefs;
     let chunks = (items / pairs).clamp(1, others.max(1));
     let chunk = others.div_ceil(chunks);
@@ -495,32 +457,19 @@ fn alloc_prods<Q: GpuQueue>(q: &Q, h: &HybridLevelData<Q::Buf>, n: usize, keys: 
     Ok((q.scratch(keys * 2 * h.ell * n)?, q.scratch(keys * 2 * h.alpha * n)?))
 }
 
-/// Keys one work-item of a hoisted batch's inner-product launch takes by default (`KS_KEYS` of
+/// Keys one work-item of a hoisted batch's inner-product launch takes (`KS_KEYS` of
 /// `native/keyswitch.cl`, at most 4): the ModUp rows it reads serve all of them.
-/// `XEHE_HOIST_KEYS_PER_ITEM` (1, 2 or 4, read at each batch) overrides it.
 pub const HOIST_KEYS_PER_ITEM: usize = 4;
 
-/// Keys one inner-product launch takes at most: groups of the keys per work-item (`KS_GROUPS`)
-/// whose work-items for the same words run side by side, so the ModUp rows, `t` and `c0` cross
-/// DRAM once for all of them and come from L2 for the other groups (the kernel's 16 key
-/// arguments). Session 15, H100, 16 hoisted rotations at N = 2^16: the batch's inner products
-/// 1665 → 1520 µs against four launches of four keys. `XEHE_HOIST_KEY_GROUPS` (read at each
-/// batch) caps the groups.
+/// Keys one inner-product launch takes at most: groups of [`HOIST_KEYS_PER_ITEM`] keys
+/// (`KS_GROUPS`) whose work-items for the same words run side by side, so the ModUp rows, `t`
+/// and `c0` cross DRAM once for all of them and come from L2 for the other groups (the kernel's
+/// 16 key arguments). H100, 16 hoisted rotations at N = 2^16: the batch's inner products 1665 →
+/// 1520 µs against four launches of four keys.
 pub const HOIST_KEYS_PER_LAUNCH: usize = 16;
 
 /// Work-items of one group side by side in a grouped launch (`KS_SPAN` of `native/keyswitch.cl`).
 const KS_SPAN: usize = 256;
-
-/// `(keys per work-item, keys per launch)` of a hoisted batch's inner products
-/// ([`HOIST_KEYS_PER_ITEM`], [`HOIST_KEYS_PER_LAUNCH`] and their environment overrides).
-fn hoist_layout() -> (usize, usize) {
-    let get = |name: &str| std::env::var(name).ok().and_then(|v| v.parse::<usize>().ok());
-    let per_item = get("XEHE_HOIST_KEYS_PER_ITEM")
-        .filter(|k| [1, 2, 4].contains(k))
-        .unwrap_or(HOIST_KEYS_PER_ITEM);
-    let groups = get("XEHE_HOIST_KEY_GROUPS").filter(|&g| g >= 1).unwrap_or(usize::MAX);
-    (per_item, (per_item * groups.min(HOIST_KEYS_PER_LAUNCH / per_item)).max(per_item))
-}
 
 /// A hoisted batch's rotation inputs to [`inner_products_into`]: per key the NTT-domain table
 /// of the *inverse* automorphism ([`super::galois_table`] of `galois_elt⁻¹`), through which the
@@ -599,11 +548,9 @@ fn inner_products_into<Q: GpuQueue>(
     if groups > 1 {
         defines.push(("KS_GROUPS", groups.to_string()));
     }
-    // The digit count compiled in, so the digit loop unrolls (`XEHE_HOIST_DIGITS_UNROLL=0`: the
-    // runtime loop). Session 15, H100, N = 2^16: the hoisted batch's inner products 1506 → 1340 µs.
-    if !std::env::var("XEHE_HOIST_DIGITS_UNROLL").is_ok_and(|v| v == "0") {
-        defines.push(("KS_DIGITS", h.digits.to_string()));
-    }
+    // The digit count compiled in, so the digit loop unrolls (H100, N = 2^16: the hoisted
+    // batch's inner products 1506 → 1340 µs against the loop over a runtime count).
+    defines.push(("KS_DIGITS", h.digits.to_string()));
     if rotate.is_some() {
         defines.push(("KS_ROTATE", "1".into()));
     }
@@ -630,15 +577,13 @@ fn mod_down_add<Q: GpuQueue>(
     conv: &Q::Buf,
     c01: (&Q::Buf, usize),
 ) -> Result<Q::Buf> {
-    // The finish runs as the NTT's epilogue (one launch and 2 × ℓ rows written and read less;
-    // XEHE_MODDOWN_FUSED=0 turns it off as for SEAL's mod-down).
-    if fused_finish() {
-        let (ell, n) = (h.ell, l.n());
-        let out = q.alloc(2 * ell * n)?;
-        let add = Some((c01.0, c01.1.min(2) * ell * n));
-        if l.ntt.forward_moddown_finish(q, &out, conv, FinishSource::Rows, 2, (prod_q, ell), add, (&h.inv_p.w, &h.inv_p.wq), EVAL_NTT)? {
-            return Ok(out);
-        }
+    // The finish runs as the NTT's epilogue where the plan allows (one launch and 2 × ℓ rows
+    // written and read less).
+    let (ell, n) = (h.ell, l.n());
+    let out = q.alloc(2 * ell * n)?;
+    let add = Some((c01.0, c01.1.min(2) * ell * n));
+    if l.ntt.forward_moddown_finish(q, &out, conv, FinishSource::Rows, 2, (prod_q, ell), add, (&h.inv_p.w, &h.inv_p.wq), EVAL_NTT)? {
+        return Ok(out);
     }
     l.ntt.forward(q, conv, 2 * h.ell, EVAL_NTT)?;
     mod_down_finish(q, l, h, (prod_q, 0), (conv, 0), c01)
@@ -755,7 +700,7 @@ pub fn apply_galois_hybrid_many<Q: GpuQueue>(
         // conversion's input.
         let (prod_q, prod_p) = alloc_prods(q, h, n, keys.len())?;
         // Whole groups of keys in one launch, the rest (fewer than a group) in one more.
-        let (per_item, per_launch) = hoist_layout();
+        let (per_item, per_launch) = (HOIST_KEYS_PER_ITEM, HOIST_KEYS_PER_LAUNCH);
         let products = |q: &Q, limbs: std::ops::Range<usize>| {
             let mut first = 0;
             while first < keys.len() {
@@ -798,7 +743,7 @@ pub fn apply_galois_hybrid_many<Q: GpuQueue>(
 /// NTT (`ntt_fwd_cluster_fin_many_u64`; `conv`: the batch's conversion output in coefficient
 /// form and `prod_q` its products, `2 × ℓ` rows per rotation each): a fresh output per rotation,
 /// written through a table of device addresses. `None` (nothing launched) where buffers have no
-/// device address, the plan is not one cluster launch, or `XEHE_MODDOWN_FUSED=0`; the caller
+/// device address or the plan is not one cluster launch; the caller
 /// then transforms `conv` and finishes each rotation apart. Saves the write and read of the
 /// transformed conversion (2 × ℓ rows per rotation).
 ///
@@ -814,7 +759,7 @@ fn finish_fused_many<Q: GpuQueue>(
 ) -> Result<Option<Vec<Q::Buf>>> {
     use super::GpuBuffer;
     let (ell, n) = (h.ell, l.n());
-    if !fused_finish() || !q.thread_block_clusters() {
+    if !q.thread_block_clusters() {
         return Ok(None);
     }
     let outs = (0..count).map(|_| q.alloc(2 * ell * n)).collect::<Result<Vec<_>>>()?;

@@ -39,26 +39,12 @@ pub fn ew_items(words: usize) -> Geometry {
     Geometry::Items((words as u64).div_ceil(2))
 }
 
-/// What `XEHE_SIDE_STREAM` asks of [`GpuQueue::concurrently`] (read at each call, so one
-/// process can compare): `0` off, `in-order` (the split work on one stream, for tests), anything
-/// else or unset: a side stream where the backend has one.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum SideStreamMode {
-    /// No side stream, and callers do not split their work.
-    Off,
-    /// Callers split their work as for two streams; it runs in order on one.
-    InOrder,
-    /// A side stream where the backend has one (CUDA).
-    On,
-}
+pub use crate::device::tuning::SideStreamMode;
 
-/// The current [`SideStreamMode`].
+/// The current [`SideStreamMode`] ([`Tuning::side_stream`](crate::device::tuning::Tuning::side_stream),
+/// read at each call).
 pub fn side_stream_mode() -> SideStreamMode {
-    match std::env::var("XEHE_SIDE_STREAM").as_deref() {
-        Ok("0") => SideStreamMode::Off,
-        Ok("in-order") => SideStreamMode::InOrder,
-        _ => SideStreamMode::On,
-    }
+    crate::device::tuning::tuning().side_stream
 }
 
 /// A device buffer of u64 words.
@@ -207,9 +193,9 @@ pub trait GpuQueue: Send + Sync + Sized + 'static {
         op.launch_now(self)
     }
     /// Whether [`concurrently`](Self::concurrently) runs its two halves on two streams now
-    /// (CUDA, unless the profiler is on, `XEHE_SYNC=1` or `XEHE_SIDE_STREAM=0`). Callers use it
-    /// to choose a split of their work that only pays off when the halves overlap.
-    /// `XEHE_SIDE_STREAM=in-order` makes it `true` on every backend while `concurrently` runs
+    /// (CUDA, unless the profiler is on, `XEHE_SYNC=1` or [`SideStreamMode::Off`]). Callers use
+    /// it to choose a split of their work that only pays off when the halves overlap.
+    /// [`SideStreamMode::InOrder`] makes it `true` on every backend while `concurrently` runs
     /// the halves in order: the split work then runs (and is tested) where there is one stream.
     fn side_stream(&self) -> bool {
         side_stream_mode() == SideStreamMode::InOrder

@@ -17,9 +17,6 @@ use std::sync::Arc;
 
 pub use crate::device::ntt_plan::NttVariant;
 
-/// The shared-memory phase a forward plan left to the caller: `(log_m, radix8, defines)`.
-pub type SlmPhase = (u32, u32, Vec<(&'static str, String)>);
-
 /// Where [`DeviceNttTables::forward_moddown_finish`] reads the rows it transforms.
 pub enum FinishSource<'a, B> {
     /// SEAL's mod-down / rescale: one row per polynomial mod the special prime `p`, lifted to
@@ -358,76 +355,6 @@ impl<B: GpuBuffer> DeviceNttTables<B> {
         Ok(true)
     }
 
-    /// Key switching's lifted-digit NTTs fused with the key inner product on thread-block
-    /// clusters (`ntt_fwd_cluster_keyinner_u64`, issue 16): these are the extended tables (the
-    /// level's k primes, then P: `kp = self.k()`). For every output prime i and digit j < `kd`:
-    /// `part[g][c][i] += NTT(t[j] mod p_i) · key[j][c][kprime(i)]`, where the digits are split
-    /// into `groups` contiguous ranges g (one cluster each per prime, for parallelism) and the
-    /// transformed digits never reach memory. `t`: the target in coefficient form (`kd × N`);
-    /// `t_ntt` at word `t_off`: the same target in NTT form (the digit at its own prime); `key`:
-    /// `kd × 2 × key_k × N`; `r0, r1`: the extended primes' Barrett constants. `part` holds
-    /// `groups × 2 × kp × N` words, canonical. Returns `false` (and does nothing) where the
-    /// device has no thread-block clusters or N is outside the cluster plan.
-    ///
-    /// # Errors
-    /// `InvalidArgument` when `part` is too short or `groups` is 0 or above `kd`; `Device` on a
-    /// compile or launch failure.
-    #[allow(clippy::too_many_arguments)]
-    pub fn forward_key_inner<Q: GpuQueue<Buf = B>>(
-        &self,
-        q: &Q,
-        part: &B,
-        (t, t_ntt, t_off): (&B, &B, usize),
-        key: &B,
-        (r0, r1): (&B, &B),
-        (kd, key_k): (usize, usize),
-        groups: usize,
-    ) -> Result<bool> {
-        let variant = NttVariant::Radix8Cluster;
-        if !q.thread_block_clusters() || !variant.supports(self.log_n) {
-            return Ok(false);
-        }
-        let kp = self.k as usize;
-        if groups == 0 || groups > kd || part.words() < (groups * 2 * kp) << self.log_n {
-            return Err(crate::Error::InvalidArgument(format!("fused key inner product: {groups} groups of {kd} digits")));
-        }
-        let plan = NttPlan::new(self.log_n, self.k, variant)?;
-        let launches = plan.launches(NttDirection::Forward, 1);
-        let Some(first) = launches.first().filter(|l| l.kernel == "ntt_fwd_cluster_u64" && launches.len() == 1) else {
-            return Ok(false);
-        };
-        // `XEHE_KS_LOCAL` (tuning): another power-of-two width, at least the tile / C columns.
-        let tuned = std::env::var("XEHE_KS_LOCAL").ok().and_then(|v| v.parse::<usize>().ok()).filter(|l| l.is_power_of_two());
-        let local = tuned.unwrap_or(KS_CLUSTER_LOCAL).min(plan.tile());
-        let mut defines = plan.defines();
-        defines.push(("XEHE_KS_LOCAL", local.to_string()));
-        let mut args = vec![
-            Arg::Buf(part),
-            Arg::Buf(t),
-            Arg::BufAt(t_ntt, t_off),
-            Arg::Buf(key),
-            Arg::Buf(self.table(NttTable::Roots)),
-            Arg::Buf(self.table(NttTable::RootsQ)),
-            Arg::Buf(self.table(NttTable::Moduli)),
-            Arg::Buf(r0),
-            Arg::Buf(r1),
-            Arg::U32(kd as u32),
-            Arg::U32(self.k),
-            Arg::U32(key_k as u32),
-            Arg::U32(groups as u32),
-            Arg::U32(self.log_n),
-        ];
-        // (log_m, mode) as the plain cluster kernel.
-        args.extend(first.scalars[2..].iter().map(|a| match *a {
-            ScalarArg::U32(v) => Arg::U32(v),
-            ScalarArg::U64(v) => Arg::U64(v),
-        }));
-        let ctas = (kp * groups * (plan.n() / plan.tile())) as u32;
-        let geometry = Geometry::Groups { groups: (ctas, 1), local: local as u32 };
-        q.launch(Family::Ntt, &defines, "ntt_fwd_cluster_keyinner_u64", geometry, &args)?;
-        Ok(true)
-    }
-
     /// One launch of key switching's pipelined step 2 (`ntt_fwd_cluster_lift_inner_u64`, issue
     /// 16); these are the extended tables (the level's primes, then P: kp = `self.k()`). Lift
     /// and transform the chunk of output primes `[i0, i0 + w)`: `lifted` row `j·w + ii` =
@@ -496,38 +423,6 @@ impl<B: GpuBuffer> DeviceNttTables<B> {
         let geometry = Geometry::Groups { groups: (ctas, 1), local: first.local };
         q.launch(Family::Ntt, &plan.defines(), "ntt_fwd_cluster_lift_inner_u64", geometry, &args)?;
         Ok(true)
-    }
-
-    /// Run every launch of the forward plan except its final shared-memory kernel, and return
-    /// that kernel's `(log_m, radix8)` with the plan's compile-time defines: for kernels that
-    /// fuse the shared-memory rounds with the operation that follows (key switching).
-    ///
-    /// # Errors
-    /// `InvalidArgument` if the plan does not end in a shared-memory kernel (the naive variant).
-    pub fn forward_global_rounds<Q: GpuQueue<Buf = B>>(
-        &self,
-        q: &Q,
-        data: &B,
-        rows: usize,
-        variant: NttVariant,
-    ) -> Result<SlmPhase> {
-        // The fused shared-memory kernels are radix-8 SLM kernels: Auto takes that plan.
-        let variant = if variant == NttVariant::Auto { NttVariant::EVAL_FALLBACK } else { variant };
-        let plan = NttPlan::new(self.log_n, self.k, variant)?;
-        plan.check_len(data.words(), rows)?;
-        let mut launches = plan.launches(NttDirection::Forward, rows);
-        let last = launches.pop().filter(|l| l.kernel == "ntt_fwd_slm_u64").ok_or_else(|| {
-            crate::Error::InvalidArgument(format!("NTT variant {} has no shared-memory phase", variant.name()))
-        })?;
-        let (log_m, radix8) = match last.scalars[..] {
-            [_, _, ScalarArg::U32(lm), ScalarArg::U32(r8)] => (lm, r8),
-            _ => return Err(crate::Error::InvalidArgument("unexpected shared-memory launch".into())),
-        };
-        let defines = plan.defines();
-        for launch in launches {
-            self.launch(q, data, &defines, &launch)?;
-        }
-        Ok((log_m, radix8, defines))
     }
 
     fn launch<Q: GpuQueue<Buf = B>>(
@@ -611,11 +506,6 @@ impl<B: GpuBuffer> DeviceNttTables<B> {
         Ok(())
     }
 }
-
-/// Work-items per CTA of the fused key-switching cluster kernel: 4096-word tiles give 8
-/// accumulated words (16 128-bit accumulators, 64 registers) each, so one CTA of 512 fills an
-/// SM's registers at <= 128 per work-item (16 warps), as two CTAs of the plain kernel do.
-const KS_CLUSTER_LOCAL: usize = 512;
 
 /// The plan's defines, plus `XEHE_ROWS_PER_PRIME` for limb-major batches (`rows_per_prime > 1`).
 fn grouped_defines(plan: &NttPlan, rows_per_prime: usize) -> Result<Vec<(&'static str, String)>> {

@@ -152,7 +152,7 @@ pub struct OpenClDevice {
     /// How the root device was split into `queue_devices`.
     partition: Partition,
     /// An Intel GPU (vendor id 0x8086, GPU type): its programs get `-DXEHE_INTEL_VISA=1`
-    /// unless `XEHE_NO_ASM=1` (paper §V-A2).
+    /// unless [`Ablation::no_asm`](crate::device::kernels::Ablation::no_asm) (paper §V-A2).
     intel_gpu: bool,
     context: Context,
     name: String,
@@ -369,9 +369,9 @@ impl OpenClDevice {
         self.partition
     }
     /// Whether the kernels are built with the Intel-only inline vISA fast paths (an Intel GPU
-    /// and `XEHE_NO_ASM` unset; paper §V-A2).
+    /// and [`Ablation::no_asm`](crate::device::kernels::Ablation::no_asm) off; paper §V-A2).
     pub fn uses_intel_visa(&self) -> bool {
-        self.intel_gpu && !ablation_switches().iter().any(|s| s == "-DXEHE_NO_ASM=1")
+        self.intel_gpu && !crate::device::kernels::ablation().no_asm
     }
 
     /// Kernel `kernel` of `family` built with `defines` (`-D NAME=VALUE`).

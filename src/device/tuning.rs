@@ -1,0 +1,103 @@
+//! The device layer's tuning: the few launch settings that are neither fixed by the kernels nor
+//! by the data, in one process-wide [`Tuning`] value. The defaults are what was measured fastest
+//! (BENCHMARKS.md); results never depend on them, bit for bit, so a program or a benchmark may
+//! change them between operations ([`set_tuning`]) and compare.
+//!
+//! Per-device settings that have one right value per device (cluster sizes, CTAs per SM of the
+//! cluster NTT, the evaluator's NTT variant per size) are not here: they are constants of the
+//! plans that use them ([`crate::device::ntt_plan`]), chosen from the device's capabilities.
+
+use parking_lot::RwLock;
+
+/// How [`GpuQueue::concurrently`](crate::device::gpu::GpuQueue::concurrently) runs its two
+/// halves.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+pub enum SideStreamMode {
+    /// No side stream, and callers do not split their work.
+    Off,
+    /// Callers split their work as for two streams; it runs in order on one (on every backend:
+    /// how the split is tested where no backend has a side stream, e.g. pocl).
+    InOrder,
+    /// A side stream where the backend has one (CUDA); elsewhere as [`Off`](Self::Off).
+    #[default]
+    On,
+}
+
+/// Launch settings of the GPU backends. `Tuning::default()` is what the library uses unless a
+/// program calls [`set_tuning`].
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct Tuning {
+    /// Whether key switching overlaps its latency-bound launches with the inner products on a
+    /// side stream. Default [`SideStreamMode::On`].
+    pub side_stream: SideStreamMode,
+    /// Hybrid key switching's base conversion (`rns_conv_u64`): work-items a launch aims at;
+    /// fewer (digit, coefficient) pairs are split in chunks of output limbs until about this
+    /// many run. Default [`CONV_ITEMS`]; at least 1.
+    pub conv_items: usize,
+    /// The base conversion's coefficients per work-item (`RNS_COEFS`): 1, 2 or 4 (any other
+    /// value counts as the default, [`CONV_COEFS`]).
+    pub conv_coefs: usize,
+    /// CUDA only: CTAs of 256 work-items per SM the base conversion's register allocation must
+    /// allow (`RNS_MIN_BLOCKS`, 1 to 8; `None` or another value: no bound). Default
+    /// `Some(`[`CONV_MIN_BLOCKS`]`)`.
+    pub conv_min_blocks: Option<usize>,
+}
+
+/// Default [`Tuning::conv_items`]: 2^17. H100, N = 2^16, multiply+relinearize with hybrid keys:
+/// 826–828 µs against 835 at 2^18 and 862–863 at 2^19 (more outputs per work-item amortize its
+/// scale step and index arithmetic).
+pub const CONV_ITEMS: usize = 1 << 17;
+
+/// Default [`Tuning::conv_coefs`]: each output's constants, row and addresses are worked out once
+/// for two coefficients.
+pub const CONV_COEFS: usize = 2;
+
+/// Default [`Tuning::conv_min_blocks`]: 96 registers give two CTAs per SM, the bound of three
+/// 80 (44 bytes spilled). H100, N = 2^16 with hybrid keys, same binary: the hoisted batch of 16
+/// rotations −90 µs, multiply+relinearize −13 to −18 µs, one rotation −17 µs against no bound.
+pub const CONV_MIN_BLOCKS: usize = 3;
+
+impl Default for Tuning {
+    fn default() -> Self {
+        Tuning {
+            side_stream: SideStreamMode::On,
+            conv_items: CONV_ITEMS,
+            conv_coefs: CONV_COEFS,
+            conv_min_blocks: Some(CONV_MIN_BLOCKS),
+        }
+    }
+}
+
+impl Tuning {
+    /// The base conversion's settings as launched: `(work-items ≥ 1, coefficients per work-item
+    /// ∈ {1, 2, 4}, CTAs per SM ∈ 1..=8 or no bound)`.
+    pub fn conv(&self) -> (usize, usize, Option<usize>) {
+        let coefs = if matches!(self.conv_coefs, 1 | 2 | 4) { self.conv_coefs } else { CONV_COEFS };
+        (self.conv_items.max(1), coefs, self.conv_min_blocks.filter(|b| (1..=8).contains(b)))
+    }
+}
+
+static TUNING: RwLock<Option<Tuning>> = RwLock::new(None);
+
+/// The settings in force (read at each launch that uses them).
+pub fn tuning() -> Tuning {
+    TUNING.read().unwrap_or_default()
+}
+
+/// Replace the settings for the whole process, from the next launch on. Work already queued is
+/// not affected; results do not change, only timings.
+pub fn set_tuning(t: Tuning) {
+    *TUNING.write() = Some(t);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn conv_settings_are_clamped_to_what_the_kernel_compiles() {
+        let t = Tuning { conv_items: 0, conv_coefs: 3, conv_min_blocks: Some(9), ..Tuning::default() };
+        assert_eq!(t.conv(), (1, CONV_COEFS, None));
+        assert_eq!(Tuning::default().conv(), (CONV_ITEMS, CONV_COEFS, Some(CONV_MIN_BLOCKS)));
+    }
+}
