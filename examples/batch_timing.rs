@@ -1,4 +1,4 @@
-//! Throughput of the batched evaluator (issue 8, seeds/003 TensorFHE's operation-level batching)
+//! Throughput of the batched evaluator (seeds/003 TensorFHE's operation-level batching)
 //! for BENCHMARKS.md, next to TensorFHE's A100 figures.
 //!
 //! * HEAX sets A/B/C of seeds/003 (N = 2^12 / 2^13 / 2^14, log PQ = 108 / 217 / 437), with these

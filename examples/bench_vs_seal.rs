@@ -1,4 +1,4 @@
-//! CPU timing of xehe against Microsoft SEAL in the same run (issue: CKKS core, acceptance 3).
+//! CPU timing of xehe against Microsoft SEAL in the same run.
 //!
 //! `cargo run --release --example bench_vs_seal [N] [bits,...] [reps]` (default N=16384,
 //! 60,40×7,60 — 8 data primes). Times xehe with 1 and 2 rayon threads and SEAL through

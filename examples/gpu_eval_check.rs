@@ -85,7 +85,7 @@ mod pass {
         if let Some(set) = coalesce {
             set(true);
         }
-        // The batched API (one launch per operation over B instances, issue 8): what many small
+        // The batched API (one launch per operation over B instances): what many small
         // element-wise operations are for, where the per-call host path dominates.
         let inst = 256;
         let mut ba = CiphertextBatch::from_ciphertexts(&vec![a.clone(); inst])?;

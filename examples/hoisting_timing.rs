@@ -1,4 +1,4 @@
-//! Hoisted rotations on the GPU (issue 16, acceptance 2): `k` rotations of one ciphertext by
+//! Hoisted rotations on the GPU: `k` rotations of one ciphertext by
 //! steps 1…k with one shared ModUp (`rotate_vector_hybrid_many`) against one single rotation
 //! (`rotate_vector_hybrid`), on the hybrid N = 65536 set of shared/design.md (data primes 60,
 //! 40×29; α = 6, dnum = 5). Every hoisted result is first checked word for word against the

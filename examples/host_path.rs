@@ -1,4 +1,4 @@
-//! Host cost per element-wise operation through the public API (issue 3): `add` and
+//! Host cost per element-wise operation through the public API: `add` and
 //! `multiply_plain` on `.gpu()` ciphertexts, queued, one synchronization; prints the enqueue
 //! time (host path only) and the total per operation. For profiling the host path on any queue
 //! (`XEHE_DEVICE`, default auto). Then the latency of one operation + synchronization (median

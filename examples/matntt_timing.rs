@@ -1,5 +1,5 @@
 //! NTT throughput: butterfly kernels (`--variants`, default radix8-slm and four-step-2d) against
-//! the matrix-product NTT on CUDA cores and on tensor cores (issue 8; seeds/003 TensorFHE). Every result is first
+//! the matrix-product NTT on CUDA cores and on tensor cores (seeds/003 TensorFHE). Every result is first
 //! checked against the CPU NTT bit for bit (MISMATCH and exit 1 on any difference), then timed
 //! over many repetitions after a warm-up (synchronize + wall clock).
 //!

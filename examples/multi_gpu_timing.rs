@@ -1,4 +1,4 @@
-//! Several GPUs of one host (issue 16, acceptance 3): the throughput of independent work spread
+//! Several GPUs of one host: the throughput of independent work spread
 //! over every CUDA device by a `DevicePool`, against one device of the same machine, and the
 //! results word for word against the one-device run and the CPU backend.
 //!

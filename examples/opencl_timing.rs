@@ -1,5 +1,5 @@
 //! NTT timing sweep on the OpenCL backend, for BENCHMARKS.md beside the CUDA numbers of
-//! `gpu_check` (issue 7): N × instances × variant, one 60-bit prime, median of 7 timed calls of
+//! `gpu_check`: N × instances × variant, one 60-bit prime, median of 7 timed calls of
 //! host wall time around an enqueue + `clFinish` (compile and warm-up excluded).
 //!
 //! `cargo run --release --example opencl_timing [-- --quick]`; the device is chosen by

@@ -968,7 +968,7 @@ KERNEL_CLUSTER_FQ ntt_fwd_cluster_lift_u64(GLOBAL_AS u64 *lifted, CONST_AS u64 *
 
 /*
  * Key switching's lift-NTT of one chunk of output primes, co-scheduled with the key inner
- * product of the previous chunk (issue 16: the NTT is bound by the multiply pipe, the inner
+ * product of the previous chunk (the NTT is bound by the multiply pipe, the inner
  * product by DRAM, so one launch runs both on the same SMs). Clusters [0, inner_clusters) come
  * first in the grid (the block scheduler dispatches in order, so they stay resident next to the
  * NTT clusters) and stream the inner product of primes [p0, p0 + pw): prod[c][i][x] =

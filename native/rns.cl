@@ -13,12 +13,12 @@
 #endif
 
 /* Coefficients of one work-item (RNS_COEFS of them, N / RNS_COEFS apart): each output's constants
- * and addresses are computed once for all of them; the host sets it from XEHE_HYBRID_CONV_COEFS. */
+ * and addresses are computed once for all of them; the host sets it from Tuning::conv_coefs. */
 #ifndef RNS_COEFS
 #define RNS_COEFS 2
 #endif
 
-/* RNS_MIN_BLOCKS (CUDA, from XEHE_HYBRID_CONV_MIN_BLOCKS): CTAs of 256 work-items (the CUDA
+/* RNS_MIN_BLOCKS (CUDA, from Tuning::conv_min_blocks): CTAs of 256 work-items (the CUDA
  * launcher's grid-stride block) each SM must hold, which caps the registers per work-item. */
 #if IS_CUDA && defined(RNS_MIN_BLOCKS)
 #define RNS_KERNEL extern "C" __global__ void __launch_bounds__(256, RNS_MIN_BLOCKS)
@@ -37,7 +37,7 @@
  * (< 2^60) stay below 2^64. The sum V = s0 + s1 2^30 is then below 2^94, and limb_reduce
  * needs one high product by mu = floor(2^94 / m) where the 128-bit Barrett reduction of the
  * earlier form (three limb sums folded to 2^124) took about twenty IMAD-pipe instructions
- * (SASS, BENCHMARKS.md session 14). Longer digits reduce every LIMB_TERMS terms and carry the
+ * (SASS, BENCHMARKS.md). Longer digits reduce every LIMB_TERMS terms and carry the
  * residue into the next group's s0.
  */
 #define LIMB_MASK 0x3fffffffUL

@@ -87,9 +87,9 @@ fn inline(name: &str, out: &mut String, seen: &mut Vec<String>) {
 
 /// The paper's ablation switches (§V-A), as compile-time defines of every kernel:
 /// `XEHE_NO_ASM` turns the inline-assembly fast paths (PTX) off, `XEHE_NO_MAD` reduces after
-/// every product instead of once per mad_mod chain. Both off by default; changed at run time by
-/// [`set_ablation`]: kernels looked up later are compiled (and cached) with the new setting, so
-/// one process can time both variants.
+/// every product instead of once per mad_mod chain. Both off by default (`no_asm` on with the
+/// environment's `XEHE_NO_ASM=1`); changed at run time by [`set_ablation`]: kernels looked up
+/// later are compiled (and cached) with the new setting, so one process can time both variants.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Ablation {
     /// Portable C instead of inline assembly.
@@ -98,18 +98,32 @@ pub struct Ablation {
     pub no_mad: bool,
 }
 
-/// Bit 0: no_asm, bit 1: no_mad.
+/// Bit 0: no_asm, bit 1: no_mad, bit 7: initialized.
 static ABLATION: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
+const ABLATION_INIT: u8 = 0x80;
 
-/// The current ablation switches (one atomic load: cheap enough for every kernel launch).
+/// The current ablation switches (one atomic load after the first call: cheap enough for every
+/// kernel launch). The first call reads `XEHE_NO_ASM=1`, the one switch kept in the environment:
+/// the escape hatch for a device whose compiler rejects the inline assembly (the Intel vISA paths
+/// were never compiled by Intel's compiler here), which a user must be able to use without
+/// changing the program.
 pub fn ablation() -> Ablation {
-    let v = ABLATION.load(std::sync::atomic::Ordering::Relaxed);
+    use std::sync::atomic::Ordering;
+    let mut v = ABLATION.load(Ordering::Relaxed);
+    if v & ABLATION_INIT == 0 {
+        v = ABLATION_INIT | std::env::var("XEHE_NO_ASM").is_ok_and(|v| v == "1") as u8;
+        // A concurrent `set_ablation` wins over the environment.
+        v = match ABLATION.compare_exchange(0, v, Ordering::Relaxed, Ordering::Relaxed) {
+            Ok(_) => v,
+            Err(current) => current,
+        };
+    }
     Ablation { no_asm: v & 1 != 0, no_mad: v & 2 != 0 }
 }
 
 /// Set the ablation switches for kernels looked up from now on (see [`Ablation`]).
 pub fn set_ablation(a: Ablation) {
-    let v = a.no_asm as u8 | (a.no_mad as u8) << 1;
+    let v = ABLATION_INIT | a.no_asm as u8 | (a.no_mad as u8) << 1;
     ABLATION.store(v, std::sync::atomic::Ordering::Relaxed);
 }
 

@@ -72,10 +72,10 @@ pub const L2_CHUNK_BYTES: usize = 16 << 20;
 /// primes): `(log2 N, min_rows, variant)`; for N = 2^log_n and `rows` rows the last entry with
 /// that `log2 N` and `min_rows <= rows` applies, [`EVAL_NTT_DEFAULT`] when none does.
 ///
-/// Session 3 found radix-4 (16K) and four-step (64K) faster on plain NTTs but not inside the
-/// evaluator (A/B with `XEHE_EVAL_NTT`, `docs/bench/2026-11-22-h100-s3-eval-ab-*.log`: radix-4
+/// Radix-4 (16K) and four-step (64K) were faster on plain NTTs but not inside the
+/// evaluator (A/B of the variants, `docs/bench/2026-11-22-h100-s3-eval-ab-*.log`: radix-4
 /// at 16K made multiply+relinearize slower, 179.4 vs 167.9 µs; four-step at 64K changed nothing,
-/// 4222 vs 4221 µs, for 4 × k × N words of twist tables). Session 4: the one-pass cluster NTT
+/// 4222 vs 4221 µs, for 4 × k × N words of twist tables). Then the one-pass cluster NTT
 /// wins inside the evaluator at 8K–64K (same-machine A/B, two runs each,
 /// `docs/bench/2026-11-22-h100-s4-eval-ab-*.log`, with the fused lift/correction cluster
 /// kernels: multiply+relinearize 8192 87–90 vs 98–101 µs, 16384 138–140 vs 169–172, 32768
@@ -242,7 +242,7 @@ impl NttVariant {
 /// Forward cluster kernels of 16-CTA clusters (N = 2^16): the first radix-16 round's rounds are
 /// spelled out (`XEHE_NTT_UNROLL`; nvcc left its 16 words in local memory, 128 bytes of stack) and
 /// the kernels bounded to four resident CTAs per SM (64 registers; unbounded they take 72 and fit
-/// three). Issue 16, session 15, H100 (same call, `…-s15-call1-*`): unrolled alone, the hybrid
+/// three). H100 (same call): unrolled alone, the hybrid
 /// rotation's ModUp NTTs 254 → 225 µs and one rotation 728 → 694; with the bound 214 µs and 670;
 /// the hoisted batch's finishing NTT 1622 → 1453 µs (960 rows).
 const CLUSTER16_MIN_BLOCKS: usize = 4;
@@ -411,7 +411,7 @@ pub struct NttPlan {
 }
 
 /// Cluster launches of at most this many CTAs run with more work-items per CTA
-/// ([`NttPlan::with_rows`], [`WIDE_CLUSTER_LOCAL`]). H100, `ncu` (session 8): at 8192 the inverse of 3 rows took
+/// ([`NttPlan::with_rows`], [`WIDE_CLUSTER_LOCAL`]). H100, `ncu`: at 8192 the inverse of 3 rows took
 /// 22.2 → 15.7 µs and the 12-row lifted forward 15.0 → 12.4 µs with 512 work-items instead of
 /// 256, while the 3040-CTA lifted forward at 32768 went 224 → 325 µs and the 304-CTA mod-down
 /// forward 33 → 45 µs (fewer resident CTAs); 152 CTAs (19 rows at 32768) still gained (35.3 → 31.4).
@@ -420,19 +420,19 @@ pub const WIDE_CLUSTER_MAX_CTAS: usize = 160;
 /// Cluster launches of at least this many CTAs count as large ([`NttPlan::with_rows`]): at 2^16,
 /// 128 rows (a hoisted batch's 192 special rows, not one rotation's 12 or 30). Large 16-CTA
 /// inverse launches spell out their rounds and take four CTAs per SM (`XEHE_NTT_UNROLL_INV`,
-/// `XEHE_CLUSTER_INV_MIN_BLOCKS=4`): session 15, H100, the batch's special INTT 333 → 307–314
-/// µs; for one rotation's small launches the same lost (BENCHMARKS.md, session 15).
+/// `XEHE_CLUSTER_INV_MIN_BLOCKS=4`): H100, the batch's special INTT 333 → 307–314 µs; for one
+/// rotation's small launches the same lost (BENCHMARKS.md).
 pub const LARGE_CLUSTER_MIN_CTAS: usize = 2048;
 
 /// Work-items per CTA of a wide cluster plan (at most tile / 4 and tile / C): 1024 gives N = 8192
 /// and 16384 four words per work-item, in radix-4 steps (each work-item's chain of dependent
-/// butterflies half as long as with eight words in radix-8 steps; session 10, BENCHMARKS.md).
+/// butterflies half as long as with eight words in radix-8 steps; BENCHMARKS.md).
 /// At N ≥ 32768 (C ≥ 8) the cross-CTA rounds need ≥ C words per work-item, so the wide plan
 /// there keeps radix-8 steps with tile / C work-items (512 at 32768, 256 at 65536).
 pub const WIDE_CLUSTER_LOCAL: usize = 1024;
 
 /// Words per CTA tile of a wide cluster plan where the cluster then has at most 8 CTAs
-/// (N ≤ 16384): each row spread over twice the SMs of the 4096-word tile. H100, session 10
+/// (N ≤ 16384): each row spread over twice the SMs of the 4096-word tile. H100
 /// (BENCHMARKS.md): multiply+relinearize at 8192 67.8 → 50.4 µs, 16384 112.9 → 108.6 µs;
 /// 1024-word tiles tie at 8192 and lose at 16384 (133 µs).
 pub const WIDE_CLUSTER_TILE: usize = 2048;
@@ -1096,7 +1096,7 @@ mod tests {
 
     #[test]
     fn eval_choice_table() {
-        // The table as measured in Session 4 (evaluator A/B): clusters at 8K-64K, else radix-8.
+        // The table as measured (evaluator A/B): clusters at 8K-64K, else radix-8.
         assert_eq!(NttVariant::best_for(17, 1024), EVAL_NTT_DEFAULT);
         assert_eq!(NttVariant::best_for(16, 86), NttVariant::Radix8Cluster);
         assert_eq!(NttVariant::best_for(14, 18), NttVariant::Radix8Cluster);

@@ -1,4 +1,4 @@
-//! Several GPUs of one host (issue 16): a [`DevicePool`] holds one queue per device and spreads
+//! Several GPUs of one host: a [`DevicePool`] holds one queue per device and spreads
 //! independent work over them — each device's share runs on its own host thread, so the
 //! devices compute at the same time. Each device keeps its own queues and caches (keys, level
 //! tables and plaintexts are uploaded once per device, on first use there: paper §III-H); results

@@ -1,7 +1,7 @@
 //! Kernel launches of a CUDA queue; the first after a synchronization is a one-node graph
-//! replay (issue 3: one operation's latency).
+//! replay (one operation's latency).
 //!
-//! Measured on the H100 machines we use (scripts/launch_probe.cu, BENCHMARKS.md "Session 5"):
+//! Measured on the H100 machines we use (scripts/launch_probe.cu, BENCHMARKS.md):
 //! `cuLaunchKernel` costs ≈ 3.1–3.9 µs of host time, while updating the parameters of an
 //! instantiated one-kernel graph and replaying it (`cuGraphExecKernelNodeSetParams` +
 //! `cuGraphLaunch`) costs ≈ 1.7 µs, and a launch + synchronize on an idle stream answers ≈ 2 µs
@@ -13,8 +13,8 @@
 //! a replay rewrites the node's grid and arguments and launches it on the queue's stream.
 //! Semantics are a kernel launch's: a parameter update affects only later replays (those
 //! already enqueued keep theirs, and the update does not wait for them). Graphs are per queue.
-//! A function whose graph cannot be built, or every launch with `XEHE_CUDA_GRAPH_LAUNCH=0`, is
-//! a plain `cuLaunchKernel`.
+//! A function whose graph cannot be built is launched with a plain `cuLaunchKernel`, as is every
+//! launch on a busy stream.
 
 use super::dev_err;
 use crate::Result;

@@ -1,53 +1,43 @@
-//! Hybrid key switching on any GPU backend ([`crate::ckks::hybrid`], issue 8): ModUp by fast
-//! base conversion (`native/rns.cl`: `rns_conv_u64` scales each digit's words in registers and
-//! converts them to every extended limb **except the digit's own**, whose NTT-form rows are the
-//! target itself), the grouped NTT of the converted rows (stored limb-major so each part is one
-//! `run_grouped` launch sequence over the level's or the special primes' tables), the inner
-//! product with `β` digits and the key limb map (`ks_inner_hybrid_u64`, reading the own-digit
-//! rows from the target), and ModDown by `P` (INTT of the `α` special limbs, which the inner
-//! product writes apart; conversion `P → Q_ℓ` with the rounding offsets fused into its load and
-//! store; NTT; `moddown_finish_add_u64` adds `P^{-1}(acc − conv)` to `c0, c1` into a fresh
-//! buffer — on thread-block clusters the finish is the NTT's epilogue, `ntt_fwd_cluster_fin_u64`). ModUp inverse-transforms the target where it lies
-//! (`DeviceNttTables::inverse_from`) when the plan is one cluster launch. Written once against [`GpuQueue`], so it runs on CUDA and OpenCL; the arithmetic is
-//! the CPU reference's, so results are bit-identical (`tests/hybrid_gpu.rs`).
+//! Hybrid key switching on any GPU backend (the CPU reference is the scheme's `ckks::hybrid`):
+//! ModUp by fast base conversion (`native/rns.cl`: `rns_conv_u64` scales each digit's words in
+//! registers and converts them to every extended limb **except the digit's own**, whose NTT-form
+//! rows are the target itself), the grouped NTT of the converted rows (stored limb-major so each
+//! part is one `run_grouped` launch sequence over the level's or the special primes' tables),
+//! the inner product with `β` digits and the key limb map (`ks_inner_hybrid_u64`, reading the
+//! own-digit rows from the target), and ModDown by `P` (INTT of the `α` special limbs, which the
+//! inner product writes apart; conversion `P → Q_ℓ` with the rounding offsets fused into its
+//! load and store; NTT; `moddown_finish_add_u64` adds `P^{-1}(acc − conv)` to `c0, c1` into a
+//! fresh buffer — on thread-block clusters the finish is the NTT's epilogue,
+//! `ntt_fwd_cluster_fin_u64`). ModUp inverse-transforms the target where it lies
+//! (`DeviceNttTables::inverse_from`) when the plan is one cluster launch. Written once against
+//! [`GpuQueue`], so it runs on CUDA and OpenCL; the arithmetic is the CPU reference's, so
+//! results are bit-identical (`tests/hybrid_gpu.rs`).
 //!
 //! Data layout as everywhere in the evaluator: `size × ℓ × N` u64 words, NTT form. Device
 //! buffers are never mutated after they are written: each function returns a fresh output.
 //!
-//! Device data: [`HybridLevelData`] (the per-level constants of `ckks::hybrid::LevelConstants`) is built and
-//! uploaded once per (device, level) and cached in the [`HybridKeySwitching`]; a key's words are
-//! uploaded once per device and cached in the [`HybridKSwitchKey`] (as SEAL keys'
-//! `KeyDeviceCache`), both shared by the device's queues (paper §III-H).
+//! Device data: [`HybridLevelData`] is built from a [`HybridLevelSpec`] (plain data: primes,
+//! tables, conversion constants) once per (device, level); the scheme caches it, and a key's
+//! words, in its own objects (`ckks::device::hybrid`), shared by the device's queues (paper
+//! §III-H).
 //!
-//! Predicted H100 savings against the first version (N = 2^16, L = 30, α = 6, dnum = 5:
-//! 1098 µs; profile in BENCHMARKS.md), per change:
-//! - own digit limbs not converted nor transformed: 150 of 180 ModUp rows, so the ModUp
-//!   conversion −17 % (≈ −25 µs of ≈ 150) and the forward NTT −30 rows (≈ 1.9 µs a row: −57 µs);
-//! - scale fused into the conversion: no `rns_scale_u64` passes (30 + 12 rows read and written:
-//!   ≈ −15 µs);
-//! - ModDown: the conversion split in chunks of output limbs (2 × N work-items → 8 × N), for the
-//!   under-occupied launch (≈ 150 → ≈ 50 µs if it was latency-bound, nothing if multiply-bound);
-//!   no copy of `c0, c1` before the finish (60 rows: ≈ −20 µs) and none of the special limbs
-//!   (12 rows: ≈ −4 µs);
-//! - the conversion's register window sized to the digit (6 words instead of 16: about 20 fewer
-//!   registers a work-item, so more resident): a few % of the conversions if they are
-//!   latency-bound (≈ −5 µs, uncertain);
-//! - rotations: `apply_galois_hybrid` no longer builds `(c0, 0)` (a 30-row copy and a 30-row
-//!   zero fill: ≈ −15 µs); the finish adds `c0` alone.
-//!
-//! Total for multiply+relinearize: ≈ −120 µs (≈ 980 µs) without the ModDown occupancy gain,
-//! ≈ −220 µs (≈ 880 µs) with it; rotate ≈ 15 µs more saved.
+//! What each choice saved (H100, N = 2^16, L = 30, α = 6, dnum = 5, against the first version's
+//! 1098 µs for multiply+relinearize; BENCHMARKS.md): the own digit's limbs neither converted nor
+//! transformed (150 of 180 ModUp rows); the scale fused into the conversion (no separate
+//! scaling passes); ModDown's conversion split in chunks of output limbs for occupancy; no copy
+//! of `c0, c1` before the finish; the conversion's register window sized to the digit; and for
+//! rotations no `(c0, 0)` built (the finish adds `c0` alone).
 //!
 //! The conversion's multiply count: per output, `d` terms summed in 30-bit limbs (four 32×32→64
 //! multiply-adds each, no carries: each matrix entry is uploaded as the packed pair `b`,
 //! `[b·2^30]_m`, `limb_pair`, so the sum stays below 2^94) and one reduction by a single
-//! 64-bit high product (`limb_mu`; session 14, where a 128-bit Barrett reduction of a sum
-//! below 2^124 had taken about twenty IMAD-pipe instructions), plus one Shoup product per input
-//! word for the scale; the balanced digits' correction is one more limb term. Each
-//! output's constants and addresses serve `XEHE_HYBRID_CONV_COEFS` coefficients (session 11: the
-//! 128-bit multiply-accumulate in 64-bit words had cost ≈ 20 SASS instructions a term, 281 per
-//! output in all). What is left to tune is occupancy (`XEHE_HYBRID_CONV_ITEMS`) and the
-//! coefficients per work-item, which `examples/hybrid_gpu_timing.rs` sweeps.
+//! 64-bit high product (`limb_mu`; a 128-bit Barrett reduction of a sum below 2^124 had taken
+//! about twenty IMAD-pipe instructions), plus one Shoup product per input word for the scale;
+//! the balanced digits' correction is one more limb term. Each output's constants and addresses
+//! serve [`Tuning::conv_coefs`](crate::device::tuning::Tuning::conv_coefs) coefficients (the
+//! 128-bit multiply-accumulate in 64-bit words had cost ≈ 20 SASS instructions a term). The
+//! launch shape is [`Tuning`](crate::device::tuning::Tuning)'s, which
+//! `examples/hybrid_gpu_timing.rs` sweeps.
 
 use super::eval::EVAL_NTT;
 use super::level::{DevicePrimes, DeviceScalars, LevelData};
@@ -669,8 +659,8 @@ const HOIST_MODDOWN_BATCH: usize = 16;
 /// word for word (canonical residues), so this equals the CPU reference (which permutes every
 /// ModUp row instead) while reading the ModUp rows in order and gathering nothing.
 ///
-/// Batching (issue 16, H100 at N = 2^16: 16 rotations cost 7.33× one rotation before, ≈ 6.1×
-/// in session 15): the inner products of up to 16 keys run in one launch, four keys a work-item
+/// Batching (H100 at N = 2^16: 16 rotations cost 7.33× one rotation unbatched, ≈ 6.1×
+/// batched): the inner products of up to 16 keys run in one launch, four keys a work-item
 /// and the groups of four side by side so the ModUp rows cross DRAM once
 /// ([`HOIST_KEYS_PER_LAUNCH`]), and the ModDown of up to 16 rotations runs as one INTT /
 /// conversion / NTT sequence (the finish the NTT's epilogue, one output per rotation); every

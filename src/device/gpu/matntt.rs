@@ -1,4 +1,4 @@
-//! The forward NTT as two matrix products on any GPU backend (issue 8; seeds/003 TensorFHE
+//! The forward NTT as two matrix products on any GPU backend (seeds/003 TensorFHE
 //! Eq. 9 and §IV): the twiddle matrices of [`MatrixNtt`] on the device and the two GEMM stages
 //! of `native/matntt.cl`, on CUDA cores (portable: CUDA and OpenCL) or on tensor cores (CUDA
 //! sm_80+, 8-bit slices and integer `mma.sync`).

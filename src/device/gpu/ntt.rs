@@ -1,5 +1,5 @@
 //! NTT on any GPU backend: SEAL's tables on the device and the launch plans of
-//! [`crate::device::ntt_plan`] replayed on a queue (issue: GPU kernels; paper §V-B–D).
+//! [`crate::device::ntt_plan`] replayed on a queue (paper §V-B–D).
 //!
 //! Data is `rows × N` u64 words in device memory; row `r` uses prime `r % k` (so a batch of
 //! polynomials in `[instance][limb][N]` layout is transformed in one sequence of launches);
@@ -61,8 +61,8 @@ impl<B: GpuBuffer> DeviceNttTables<B> {
     }
 
     /// The evaluator's tables: as [`new`](Self::new) where [`NttVariant::Auto`] may choose the
-    /// four-step variant for this N ([`NttVariant::eval_may_use_four_step`]: the measured table
-    /// or the `XEHE_EVAL_NTT` override), else as [`without_four_step`](Self::without_four_step).
+    /// four-step variant for this N ([`NttVariant::eval_may_use_four_step`]: the measured
+    /// table), else as [`without_four_step`](Self::without_four_step).
     ///
     /// # Errors
     /// As [`new`](Self::new).
@@ -174,7 +174,7 @@ impl<B: GpuBuffer> DeviceNttTables<B> {
         // The fused first pass exists for radix-8 plans (the first radix-8 pass) and cluster
         // plans (the cross-CTA rounds), and saving a whole pass over the data is worth more than
         // another variant's gain on a plain NTT: the evaluator's choice (Auto) takes radix-8
-        // here unless it chose clusters (H100, session 3: four-step in key switching at 64K made
+        // here unless it chose clusters (H100: four-step in key switching at 64K made
         // multiply+relinearize 4212 → 4552 µs). An L2-chunked plan runs unchunked here.
         let chosen = self.resolve(variant, rows);
         let variant = if variant == NttVariant::Auto && chosen != NttVariant::Radix8Cluster { NttVariant::EVAL_FALLBACK } else { chosen };

@@ -152,7 +152,8 @@ pub struct OpenClDevice {
     /// How the root device was split into `queue_devices`.
     partition: Partition,
     /// An Intel GPU (vendor id 0x8086, GPU type): its programs get `-DXEHE_INTEL_VISA=1`
-    /// unless [`Ablation::no_asm`](crate::device::kernels::Ablation::no_asm) (paper §V-A2).
+    /// unless [`Ablation::no_asm`](crate::device::kernels::Ablation::no_asm) (`XEHE_NO_ASM=1`;
+    /// paper §V-A2).
     intel_gpu: bool,
     context: Context,
     name: String,
