@@ -194,6 +194,18 @@ else:
         # Two key sets now, within each worker's bound of two; the first is still loaded.
         assert all(len(w["keysets"]) <= 2 for w in pool.workers())
 
+    def test_readme_pool_example_runs(cluster):
+        readme = ROOT / "README.md"
+        if not readme.exists():
+            pytest.skip("README.md is not beside the tests")
+        text = readme.read_text()
+        blocks = re.findall(r"```python,xehe\n(.*?)```", text[text.index("## Python"):], re.S)
+        assert "xehe.distributed" in blocks[1]
+        scope = {}
+        exec(compile(blocks[0] + blocks[1], str(readme), "exec"), scope)
+        assert len(scope["ys"]) == 4 and len(set(scope["ys"])) == 1 and isinstance(scope["ys"][0], bytes)
+        scope["pool"].shutdown()
+
     def test_guide_page_runs(cluster):
         if not GUIDE.exists():
             pytest.skip("docs/guide is not beside the tests")
