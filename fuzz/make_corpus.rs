@@ -30,6 +30,11 @@ fn read(dir: &Path, target: &str, name: &str) -> Vec<u8> {
     std::fs::read(dir.join(target).join(name)).expect("run make_corpus.py: SEAL's objects first")
 }
 
+/// Save `obj` uncompressed as `name`.
+fn save(dir: &Path, target: &str, name: &str, obj: &impl SealObject) {
+    write(dir, target, name, &obj.save(ComprMode::None).expect("save"));
+}
+
 /// Save `obj` zlib- and zstd-compressed as `<name>-zlib` / `<name>-zstd`.
 fn compressed(dir: &Path, target: &str, name: &str, obj: &impl SealObject) {
     for (mode, tag) in [(ComprMode::Zlib, "zlib"), (ComprMode::Zstd, "zstd")] {
@@ -77,86 +82,41 @@ fn main() {
         };
         let mut s = ct.clone();
         set_seed_marker(&mut s, &info).expect("seed marker");
-        write(
-            &dir,
-            "ciphertext",
-            &format!("xehe-ct-seeded-{tag}"),
-            &s.save(ComprMode::None).expect("save"),
-        );
+        save(&dir, "ciphertext", &format!("xehe-ct-seeded-{tag}"), &s);
         let mut p = pk.data().clone();
         set_seed_marker(&mut p, &info).expect("seed marker");
-        write(
-            &dir,
-            "public_key",
-            &format!("xehe-pk-seeded-{tag}"),
-            &p.save(ComprMode::None).expect("save"),
-        );
+        save(&dir, "public_key", &format!("xehe-pk-seeded-{tag}"), &p);
     }
     let seeded_ct = xehe::Encryptor::with_secret_key(ctx, &sk)
         .and_then(|e| e.encrypt_symmetric_seeded(&pt))
         .expect("seeded encryption");
     compressed(&dir, "ciphertext", "xehe-ct-seeded", &seeded_ct);
     let rk_seeded = kg.create_relin_keys_seeded().expect("seeded relin keys");
-    write(
-        &dir,
-        "relin_keys",
-        "xehe-rk-seeded",
-        &rk_seeded.save(ComprMode::None).expect("save"),
-    );
+    save(&dir, "relin_keys", "xehe-rk-seeded", &rk_seeded);
     let gk_seeded = kg
         .create_galois_keys_from_steps_seeded(&[1])
         .expect("seeded galois keys");
-    write(
-        &dir,
-        "galois_keys",
-        "xehe-gk-seeded",
-        &gk_seeded.save(ComprMode::None).expect("save"),
-    );
+    save(&dir, "galois_keys", "xehe-gk-seeded", &gk_seeded);
 
     // Hybrid keys: SEAL's keys in SEAL's layout, and fresh (seeded) ones for both key
     // switchings of the targets.
     let [seal_ks, alpha2] = targets::hybrid_switchings();
     let hrk = HybridRelinKeys::from_relin_keys(seal_ks, &rk).expect("hybrid relin keys");
-    write(
-        &dir,
-        "hybrid_relin_keys",
-        "from-seal",
-        &hrk.save(ComprMode::None).expect("save"),
-    );
+    save(&dir, "hybrid_relin_keys", "from-seal", &hrk);
     let hgk = HybridGaloisKeys::from_galois_keys(seal_ks, &gk).expect("hybrid galois keys");
-    write(
-        &dir,
-        "hybrid_galois_keys",
-        "from-seal",
-        &hgk.save(ComprMode::None).expect("save"),
-    );
+    save(&dir, "hybrid_galois_keys", "from-seal", &hgk);
     let sparse = KeyGenerator::with_sparse_secret(ctx, 4).expect("sparse secret");
     for (ks, tag) in [(seal_ks, "alpha1"), (alpha2, "alpha2")] {
         let r = kg.create_hybrid_relin_keys(ks).expect("relin");
-        write(
-            &dir,
-            "hybrid_relin_keys",
-            &format!("seeded-{tag}"),
-            &r.save(ComprMode::None).expect("save"),
-        );
+        save(&dir, "hybrid_relin_keys", &format!("seeded-{tag}"), &r);
         let g = kg
             .create_hybrid_galois_keys_from_steps(ks, &[1])
             .expect("galois");
-        write(
-            &dir,
-            "hybrid_galois_keys",
-            &format!("seeded-{tag}"),
-            &g.save(ComprMode::None).expect("save"),
-        );
+        save(&dir, "hybrid_galois_keys", &format!("seeded-{tag}"), &g);
         let s = sparse
             .create_hybrid_switching_key(ks, &sk, 1)
             .expect("switching key");
-        write(
-            &dir,
-            "hybrid_switching_key",
-            &format!("seeded-{tag}"),
-            &s.save(ComprMode::None).expect("save"),
-        );
+        save(&dir, "hybrid_switching_key", &format!("seeded-{tag}"), &s);
         let mut full = s.clone();
         full.clear_seeds();
         compressed(&dir, "hybrid_switching_key", &format!("full-{tag}"), &full);
