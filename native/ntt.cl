@@ -1317,6 +1317,10 @@ KERNEL_FQ void ntt_inv_cols_u64(GLOBAL_AS u64 *data, CONST_AS u64 *iroots, CONST
  * fused step, then the inverse rounds down to 2^log_m blocks, written to c. r0/r1: the primes'
  * Barrett constants floor(2^128 / q). When log_m == 0 this is the whole product in one launch.
  */
+/* Two tiles and the exchange area live in static shared memory, of which CUDA allows 48 KiB:
+ * the kernel exists only where they fit (the polymul plan caps its tile; this file is also
+ * compiled with larger tiles for the other kernels, which would otherwise fail to build). */
+#if !defined(IS_CUDA) || (2 * SLM_WORDS + XCHG_WORDS) * 8 <= 49152
 KERNEL_FQ void ntt_polymul_slm_u64(GLOBAL_AS u64 *c, CONST_AS u64 *a, CONST_AS u64 *b, CONST_AS u64 *roots,
                                    CONST_AS u64 *roots_q, CONST_AS u64 *iroots, CONST_AS u64 *iroots_q,
                                    CONST_AS u64 *moduli, CONST_AS u64 *inv_n, CONST_AS u64 *inv_n_q,
@@ -1360,3 +1364,4 @@ KERNEL_FQ void ntt_polymul_slm_u64(GLOBAL_AS u64 *c, CONST_AS u64 *a, CONST_AS u
                         log_m, tin, mode, 1, inv_last(inv_n, inv_n_q, last_w, last_wq, p), scratch);
     for (u32 e = LOCAL_ID(); e < T; e += LOCAL_SIZE()) c[off + e] = ta[SLM_PAD(e)];
 }
+#endif

@@ -89,6 +89,9 @@ pub struct BenchReport {
     pub plaintexts: (usize, usize),
     /// The first bootstrap (uploads of keys and plaintexts, kernel compilation), ms.
     pub first_ms: f64,
+    /// Kernel compilation by the end of the first bootstrap (CUDA).
+    #[serde(skip)]
+    pub kernel_programs: Option<crate::device::kernels::StartupStats>,
     /// Median stage times of the timed bootstraps.
     pub median: StageMs,
     /// Every timed bootstrap.
@@ -194,6 +197,7 @@ pub fn bench(
         progress(&format!("first bootstrap: {stage} {:.1} ms", d.as_secs_f64() * 1e3))
     })?;
     let first_ms = t.elapsed().as_secs_f64() * 1e3;
+    let kernel_programs = opened.queue.as_ref().and_then(|q| q.startup_stats());
     let mut runs = Vec::with_capacity(repeats);
     for _ in 0..repeats {
         let (o, timings) = boot.bootstrap_timed(&ct)?;
@@ -225,6 +229,7 @@ pub fn bench(
         galois_keys,
         plaintexts: boot.plaintext_memory(),
         first_ms,
+        kernel_programs,
         median,
         runs,
         precision,
@@ -278,6 +283,23 @@ pub fn render(r: &BenchReport) -> String {
     let _ = writeln!(s, "DFT diagonals: {} plaintexts, {:.1} MiB, encoded in {:.1} s", r.plaintexts.0, mib(r.plaintexts.1), r.setup_seconds);
     let _ = writeln!(s, "device start-up: {:.1} ms", r.device_startup_ms);
     let _ = writeln!(s, "first bootstrap (uploads, compilation): {:.1} ms", r.first_ms);
+    if let Some(k) = &r.kernel_programs {
+        let _ = writeln!(
+            s,
+            "kernel programs: {} compiled ({:.1} s of compile time, in parallel), {} from the kernel cache; rehearsal {:.1} s on the host, then {:.1} s waiting; uploads {:.1} GiB in {:.1} s",
+            k.compiled,
+            k.compile_time.as_secs_f64(),
+            k.from_cache,
+            k.rehearsal_host.as_secs_f64(),
+            k.rehearsal_wait.as_secs_f64(),
+            k.upload_bytes as f64 / (1u64 << 30) as f64,
+            k.upload_time.as_secs_f64()
+        );
+        let mut slow = k.modules.clone();
+        slow.sort_by(|a, b| b.1.cmp(&a.1));
+        let list: Vec<String> = slow.iter().take(6).map(|(f, d, ptx)| format!("{f} {:.1} s{}", d.as_secs_f64(), if *ptx { " (PTX)" } else { "" })).collect();
+        let _ = writeln!(s, "slowest programs: {}", list.join(", "));
+    }
     let _ = writeln!(s, "{:<16} {:>10}   (median of {} runs)", "stage", "ms", r.runs.len());
     for (name, v) in [
         ("ModRaise", r.median.mod_raise),

@@ -137,6 +137,29 @@ pub fn ablation_switches() -> Vec<String> {
         .collect()
 }
 
+/// What starting up cost a device so far: kernels compiled, data uploaded (reported by
+/// `xehe bench`; CUDA).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct StartupStats {
+    /// Modules compiled by NVRTC in this process.
+    pub compiled: usize,
+    /// Modules read from the on-disk kernel cache.
+    pub from_cache: usize,
+    /// NVRTC time summed over the compiled modules (several run at once, so this can exceed
+    /// the wall time spent waiting).
+    pub compile_time: std::time::Duration,
+    /// Each compiled module: source file, NVRTC time, and whether it fell back to PTX.
+    pub modules: Vec<(&'static str, std::time::Duration, bool)>,
+    /// Host-to-device uploads: time in the upload calls and bytes.
+    pub upload_time: std::time::Duration,
+    /// Bytes uploaded.
+    pub upload_bytes: u64,
+    /// Rehearsals: time on the host running the circuit without kernels (uploads included).
+    pub rehearsal_host: std::time::Duration,
+    /// Rehearsals: time then spent waiting for the compilations they started.
+    pub rehearsal_wait: std::time::Duration,
+}
+
 /// Cache key of a compiled kernel: family, name, ablation switches and defines. Built at every
 /// launch, so it allocates only when there are defines (the element-wise kernels have none).
 pub type KernelKey = (Family, &'static str, Ablation, String);

@@ -120,6 +120,32 @@ impl Queue {
             _ => Err(Error::Device("no GPU backend".into())),
         }
     }
+    /// Compile ahead, in parallel, every kernel `work` would launch on this queue's device, then
+    /// return `Some(work's result)` — whose device data are garbage, since no kernel ran: run
+    /// it on copies. `None` without running `work` where the backend compiles nothing ahead
+    /// (OpenCL, Level Zero) or a rehearsal tagged `tag` already ran on this device. For
+    /// circuits that launch many kernels of many programs once (a bootstrap): on a fresh machine
+    /// their first run otherwise waits for each program in turn.
+    pub fn rehearse_once<R>(&self, tag: u64, work: impl FnOnce() -> R) -> Option<R> {
+        match self {
+            #[cfg(feature = "cuda")]
+            Queue::Cuda(q) => q.device().rehearse_once(tag, work),
+            #[allow(unreachable_patterns)]
+            _ => {
+                let _ = (tag, work);
+                None
+            }
+        }
+    }
+    /// Kernel compilation counters of the queue's device; `None` where not counted.
+    pub fn startup_stats(&self) -> Option<super::kernels::StartupStats> {
+        match self {
+            #[cfg(feature = "cuda")]
+            Queue::Cuda(q) => Some(q.device().startup_stats()),
+            #[allow(unreachable_patterns)]
+            _ => None,
+        }
+    }
     /// Allocate (and at once release) a buffer of `words` words from the queue's memcache: a
     /// check of device memory headroom.
     ///

@@ -69,10 +69,11 @@ pub fn hybrid_key<Q: GpuQueue>(q: &Q, key: &HybridKSwitchKey) -> Result<Arc<Q::B
 pub fn hybrid_galois_key<Q: GpuQueue>(q: &Q, key: &HybridKSwitchKey, inverse: &[u32]) -> Result<Arc<Q::Buf>> {
     let b = key.device.get_or_upload(q.shared().id, 1, || {
         let n = inverse.len();
-        let words = key.words();
-        let mut permuted = vec![0u64; words.len()];
+        // Row by row from the key's digits (no concatenated copy first).
+        let rows: Vec<&[u64]> = key.digits().iter().flat_map(|d| d.chunks(n)).collect();
+        let mut permuted = vec![0u64; rows.len() * n];
         use rayon::prelude::*;
-        permuted.par_chunks_mut(n).zip(words.par_chunks(n)).for_each(|(o, r)| {
+        permuted.par_chunks_mut(n).zip(rows.par_iter()).for_each(|(o, r)| {
             for (x, &i) in o.iter_mut().zip(inverse) {
                 *x = r[i as usize];
             }

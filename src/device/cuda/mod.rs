@@ -1,24 +1,24 @@
 //! CUDA backend: driver API and NVRTC through `cudarc` with dynamic loading, so the crate builds
 //! and runs its CPU paths on machines with no CUDA. Kernels from `native/` are compiled at run
-//! time for the device's architecture; PTX is cached on disk under a key that covers the source,
-//! the options and the architecture.
+//! time for the device's architecture, straight to machine code, cached on disk under a key that
+//! covers the source, the options and the architecture, and compiled ahead in parallel where a
+//! circuit is rehearsed first ([`compile`]).
 
+pub mod compile;
 pub mod launcher;
 pub mod memory;
 pub mod ntt_check;
 pub mod queue;
 
-use super::kernel_cache;
-use super::kernels::{ablation_switches, assemble, kernel_key, Family, KernelKey};
+use super::kernels::{kernel_key, Family, KernelKey};
 use super::gpu::DeviceShared;
 use super::memcache::MemCache;
 use memory::{CudaAllocator, DeviceBuffer};
 use crate::{Error, Result};
-use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaStream};
-use cudarc::nvrtc::{CompileOptions, Ptx};
+use cudarc::driver::{CudaContext, CudaFunction, CudaStream};
 use parking_lot::Mutex;
 use std::collections::HashMap;
-use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::panic::catch_unwind;
 use std::sync::Arc;
 
 fn dev_err(what: &str, e: impl std::fmt::Debug) -> Error {
@@ -50,7 +50,9 @@ pub struct CudaDevice {
     stream: Arc<CudaStream>,
     name: String,
     arch: (i32, i32),
-    modules: Mutex<HashMap<String, Arc<CudaModule>>>,
+    modules: compile::Modules,
+    /// Tags of the rehearsals run on this device ([`CudaDevice::rehearse_once`]).
+    rehearsed: Mutex<rustc_hash::FxHashSet<u64>>,
     /// (family, defines, kernel) → function: launches must not re-hash sources.
     functions: Mutex<rustc_hash::FxHashMap<KernelKey, CudaFunction>>,
     /// Read-only data shared by every queue of the device (NTT tables, keys): paper §III-H.
@@ -83,7 +85,8 @@ impl CudaDevice {
                 stream,
                 name,
                 arch,
-                modules: Mutex::new(HashMap::new()),
+                modules: Default::default(),
+                rehearsed: Default::default(),
                 functions: Mutex::new(Default::default()),
                 statics: Arc::new(MemCache::new(CudaAllocator::new(ctx.clone()))),
                 shared: DeviceShared::new(),
@@ -140,6 +143,7 @@ impl CudaDevice {
 
     /// Upload read-only data shared by all queues of the device; returns when the copy is done.
     pub fn upload_static<T: Copy>(&self, host: &[T]) -> Result<DeviceBuffer> {
+        let start = std::time::Instant::now();
         let words = std::mem::size_of_val(host).div_ceil(8);
         let buf = DeviceBuffer::new(&self.statics, words)?;
         // The buffer may be recycled from read-only data (e.g. keys) dropped while kernels of
@@ -150,6 +154,7 @@ impl CudaDevice {
         // SAFETY: `buf` holds at least size_of_val(host) bytes; synchronous copy.
         unsafe { cudarc::driver::result::memcpy_htod_sync(buf.ptr(), host) }.map_err(|e| dev_err("upload", e))?;
         self.ctx.synchronize().map_err(|e| dev_err("synchronize after a static upload", e))?;
+        self.modules.count_upload(std::mem::size_of_val(host), start.elapsed());
         Ok(buf)
     }
 
@@ -182,31 +187,24 @@ impl CudaDevice {
         Ok(f)
     }
 
-    fn module(&self, family: Family, defines: &[(&str, String)]) -> Result<Arc<CudaModule>> {
-        let src = assemble(family);
-        let mut options: Vec<String> = defines.iter().map(|(k, v)| format!("-D{k}={v}")).collect();
-        options.push(format!("--gpu-architecture=compute_{}{}", self.arch.0, self.arch.1));
-        options.push("-std=c++17".into());
-        options.extend(ablation_switches());
-        let key = kernel_cache::cache_key(&src, &options);
-        if let Some(m) = self.modules.lock().get(&key) {
-            return Ok(m.clone());
+    /// [`compile::rehearse`] `work` on this device unless a rehearsal tagged `tag` ran here
+    /// before (then `None`, and `work` is not run): the kernels it launches are compiled in
+    /// parallel, so its real run that follows finds them loaded.
+    pub fn rehearse_once<R>(self: &Arc<Self>, tag: u64, work: impl FnOnce() -> R) -> Option<R> {
+        if !self.rehearsed.lock().insert(tag) {
+            return None;
         }
-        let cached = kernel_cache::load(&key, "ptx").and_then(|b| String::from_utf8(b).ok());
-        let ptx = match cached {
-            Some(text) => Ptx::from_src(text),
-            None => {
-                let opts = CompileOptions { options: options.clone(), name: Some(family.file().into()), ..Default::default() };
-                let ptx = catch_unwind(AssertUnwindSafe(|| cudarc::nvrtc::compile_ptx_with_opts(&src, opts)))
-                    .map_err(|_| Error::Device("NVRTC panicked".into()))?
-                    .map_err(|e| dev_err(&format!("compiling {}", family.file()), e))?;
-                kernel_cache::store(&key, "ptx", ptx.to_src().as_bytes());
-                ptx
-            }
-        };
-        let m = self.ctx.load_module(ptx).map_err(|e| dev_err(&format!("loading module {}", family.file()), e))?;
-        self.modules.lock().insert(key, m.clone());
-        Ok(m)
+        Some(compile::rehearse(std::slice::from_ref(self), work))
+    }
+
+    /// Count an upload (for [`CudaDevice::startup_stats`]).
+    pub(crate) fn count_upload(&self, bytes: usize, time: std::time::Duration) {
+        self.modules.count_upload(bytes, time);
+    }
+
+    /// What kernel compilation has cost this device so far.
+    pub fn startup_stats(&self) -> super::kernels::StartupStats {
+        self.modules.stats()
     }
 }
 

@@ -203,12 +203,14 @@ impl CudaQueue {
     /// slice is copied before return).
     pub fn upload(&self, host: &[u64]) -> Result<DeviceBuffer> {
         self.flush_pending()?;
+        let start = std::time::Instant::now();
         let buf = self.alloc(host.len())?;
         self.dev.context().bind_to_thread().map_err(|e| dev_err("binding context", e))?;
         // SAFETY: `buf` holds at least host.len() words; pageable host memory is staged by the
         // driver before the call returns.
         unsafe { cudarc::driver::result::memcpy_htod_async(buf.ptr(), host, self.stream.cu_stream()) }
             .map_err(|e| dev_err("upload", e))?;
+        self.dev.count_upload(8 * host.len(), start.elapsed());
         Ok(buf)
     }
     /// Copy `buf` (its first `out.len()` words) to the host; synchronizes the queue.
@@ -361,6 +363,10 @@ impl GpuQueue for CudaQueue {
         geometry: Geometry,
         args: &[Arg<'_, DeviceBuffer>],
     ) -> Result<()> {
+        if super::compile::rehearsing() {
+            self.dev.compile_ahead(family, defines, kernel);
+            return Ok(());
+        }
         self.flush_pending()?;
         let f = self.dev.function(family, defines, kernel)?;
         let (grid_dim, block_dim) = match geometry {
@@ -379,6 +385,11 @@ impl GpuQueue for CudaQueue {
     /// [`CudaQueue::set_coalescing`]`(false)`, `XEHE_SYNC=1`, the profiler on (per-operation kernel times), or the
     /// memcache off (freed buffers must not reach `cuMemFree` before their kernel ran).
     fn launch_elementwise(&self, op: EwOp<DeviceBuffer>) -> Result<()> {
+        if super::compile::rehearsing() {
+            self.dev.compile_ahead(Family::Elementwise, &[], op.kind.kernel());
+            self.dev.compile_ahead(Family::Elementwise, &[], "ew_batched_u64");
+            return Ok(());
+        }
         if !self.coalesce.load(std::sync::atomic::Ordering::Relaxed) || self.sync_each || self.profiler.is_enabled() || !self.memcache.is_enabled() {
             self.flush_pending()?;
             return op.launch_now(self);
