@@ -84,7 +84,7 @@ pub fn queue_of<T: DeviceResident>(obj: &T) -> Option<Queue> {
 /// docstring (so each class keeps its own wording). Selectors:
 /// `parms_id`, `scale` (`scale` and `set_scale`), `save`, `load`, `load_bytes`, `save_size`,
 /// `to_bytes`, `to_string` (SEAL bytes), `copy` (`__copy__`, `__deepcopy__`), `gpu`, `cpu`,
-/// `download`, `is_dirty`, `is_gpu`, `is_on_gpu`, `queue`; for keys loaded with their
+/// `download`, `is_dirty`, `is_gpu`, `is_on_gpu`, `device_flags` (the three, documented), `queue`; for keys loaded with their
 /// `HybridKeySwitching`: `load_with_ks(T)`, `load_bytes_with_ks(T)`.
 /// The calling module needs `pyo3::prelude::*`.
 macro_rules! pymethods_with {
@@ -244,6 +244,18 @@ macro_rules! pymethods_with {
         ] $m $($rest)*);
     };
     // `is_dirty`, `is_gpu`, `is_on_gpu`: flags of the xehe object.
+    // `device_flags`: the three, with the docstrings of `Plaintext` and `Ciphertext`.
+    (@munch $t:ident [$($acc:tt)*] $m:tt device_flags; $($rest:tt)*) => {
+        $crate::methods::pymethods_with!(@munch $t [$($acc)*] $m
+            /// Whether the host words are stale (value computed on the device, not downloaded yet).
+            is_dirty;
+            /// Whether marked for a device.
+            is_gpu;
+            /// Whether a device copy exists.
+            is_on_gpu;
+            $($rest)*
+        );
+    };
     (@munch $t:ident [$($acc:tt)*] $m:tt $(#[$doc:meta])* is_dirty; $($rest:tt)*) => {
         $crate::methods::pymethods_with!(@flag $t [$($acc)*] $m [$(#[$doc])*] is_dirty $($rest)*);
     };

@@ -66,12 +66,7 @@ impl Plaintext {
         cpu;
         /// Make the host words current (synchronizes the device queue).
         download;
-        /// Whether the host words are stale (value computed on the device, not downloaded yet).
-        is_dirty;
-        /// Whether marked for a device.
-        is_gpu;
-        /// Whether a device copy exists.
-        is_on_gpu;
+        device_flags;
         /// The queue the object is marked for, or None.
         queue;
     }
@@ -179,7 +174,6 @@ impl Ciphertext {
         to_string;
         /// SEAL bytes (as `Plaintext.to_bytes`).
         to_bytes;
-        copy;
         /// Mark for the GPU (the default queue, or `queue`); returns self. Nothing is uploaded until
         /// an operation needs it; results of operations on marked ciphertexts stay on the device.
         /// Raises `xehe.errors.DeviceError` (a RuntimeError) when no GPU backend is usable.
@@ -188,14 +182,10 @@ impl Ciphertext {
         cpu;
         /// Make the host words current (synchronizes the device queue); the device copy stays.
         download;
-        /// Whether the host words are stale (value computed on the device, not downloaded yet).
-        is_dirty;
-        /// Whether marked for a device.
-        is_gpu;
-        /// Whether a device copy exists.
-        is_on_gpu;
+        device_flags;
         /// The queue the ciphertext is marked for, or None.
         queue;
+        copy;
     }
     /// `Ciphertext()`, `Ciphertext(context)` (empty, at the first data level),
     /// `Ciphertext(context, parms_id[, size_capacity])`, or a copy `Ciphertext(other)`.

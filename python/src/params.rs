@@ -80,10 +80,7 @@ seal_enum! {
     /// Encryption scheme (seal-python `scheme_type`). xehe evaluates CKKS only; the others are
     /// accepted by `EncryptionParameters` for file compatibility and refused by `SEALContext`.
     SchemeType = "scheme_type" as xehe::SchemeType: u8 {
-        None = 0 "none",
-        Bfv = 1 "bfv",
-        Ckks = 2 "ckks",
-        Bgv = 3 "bgv",
+        None = 0 "none", Bfv = 1 "bfv", Ckks = 2 "ckks", Bgv = 3 "bgv"
     }
     /// Pickled by name (`xehe.scheme_type.<name>`).
     __reduce__;
@@ -108,14 +105,10 @@ seal_enum! {
     /// Compression of serialized objects (seal-python `compr_mode_type`). xehe writes and reads
     /// all three; the seal-python wheel has `none` only.
     ComprModeType = "compr_mode_type" as xehe::ComprMode: u8 {
-        None = 0 "none",
-        Zlib = 1 "zlib",
-        Zstd = 2 "zstd",
+        None = 0 "none", Zlib = 1 "zlib", Zstd = 2 "zstd"
     }
     /// Pickled by name (`xehe.compr_mode_type.<name>`).
-    __reduce__;
-    name;
-    value;
+    __reduce__; name; value;
 }
 
 /// `compr_mode` argument: absent means `none` (SEAL's default in seal-python).
@@ -126,15 +119,10 @@ pub fn compr(mode: Option<ComprModeType>) -> ComprMode {
 seal_enum! {
     /// Security level (seal-python `sec_level_type`).
     SecLevelType = "sec_level_type" as xehe::SecLevel: u16 {
-        None = 0 "none",
-        Tc128 = 128 "tc128",
-        Tc192 = 192 "tc192",
-        Tc256 = 256 "tc256",
+        None = 0 "none", Tc128 = 128 "tc128", Tc192 = 192 "tc192", Tc256 = 256 "tc256"
     }
     /// Pickled by name (`xehe.sec_level_type.<name>`).
-    __reduce__;
-    name;
-    value;
+    __reduce__; name; value;
 }
 
 /// An integer modulus (seal-python `Modulus`).
