@@ -91,9 +91,9 @@ fn ct_or_pt_error(what: &str) -> PyErr {
 /// - `two_ciphertexts { op / op_inplace; }`: `op(encrypted1, encrypted2)`, `op_inplace` on
 ///   `encrypted1` (which may be `encrypted2` itself).
 /// - `with_plain { op / op_inplace; }`: `op(encrypted, plain)`, `op_inplace` on `encrypted`.
-/// - `ciphertext_or_plain { op / op_inplace, plain: plain_op / plain_op_inplace (x: T => conv)*; }`:
-///   `op(value, x…)` for a `Ciphertext` (xehe `op`) or a `Plaintext` (xehe `plain_op`), returns
-///   the same kind; TypeError for anything else.
+/// - `ciphertext_or_plain { [doc] op / op_inplace, plain: plain_op / plain_op_inplace (x: T =>
+///   conversion)*; }`: `op(value, x…)` for a `Ciphertext` (xehe `op`) or a `Plaintext` (xehe
+///   `plain_op`), returns the same kind; TypeError for anything else. The doc comment is `op`'s.
 /// - `batch { op (x: T [=> conversion])*; }`: `op(a, x…)` on a `CiphertextBatch`, returns one.
 /// - `unsupported { [doc] op(args…) -> T; }`: BFV/BGV-only operations, RuntimeError
 ///   ("unsupported scheme") whatever the arguments, as SEAL does for CKKS.
@@ -106,7 +106,8 @@ macro_rules! evaluator_pymethods {
         two_ciphertexts { $($b_op:ident / $b_inplace:ident;)* }
         with_plain { $($p_op:ident / $p_inplace:ident;)* }
         ciphertext_or_plain { $(
-            $v_op:ident / $v_inplace:ident, plain: $v_plain:ident / $v_plain_inplace:ident
+            $(#[$v_doc:meta])* $v_op:ident / $v_inplace:ident,
+                plain: $v_plain:ident / $v_plain_inplace:ident
                 ($($v_x:ident: $v_t:ty => $v_conv:expr),*);
         )* }
         batch { $( $a_op:ident ($($a_x:ident: $a_t:ty $(=> $a_conv:expr)?),*); )* }
@@ -176,6 +177,7 @@ macro_rules! evaluator_pymethods {
                 }
             )*
             $(
+                $(#[$v_doc])*
                 fn $v_op(
                     &self,
                     py: Python<'_>,
@@ -277,8 +279,10 @@ evaluator_pymethods! {
         multiply_plain / multiply_plain_inplace;
     }
     ciphertext_or_plain {
+        /// A ciphertext or a plaintext, one level down (no rescaling).
         mod_switch_to_next / mod_switch_to_next_inplace,
             plain: mod_switch_plain_to_next / mod_switch_plain_to_next_inplace ();
+        /// A ciphertext or a plaintext, down to the level `parms_id`.
         mod_switch_to / mod_switch_to_inplace,
             plain: mod_switch_plain_to / mod_switch_plain_to_inplace
             (parms_id: &Bound<'_, PyAny> => &parms_id_from(parms_id)?);

@@ -84,8 +84,9 @@ pub fn queue_of<T: DeviceResident>(obj: &T) -> Option<Queue> {
 /// docstring (so each class keeps its own wording). Selectors:
 /// `parms_id`, `scale` (`scale` and `set_scale`), `save`, `load`, `load_bytes`, `save_size`,
 /// `to_bytes`, `to_string` (SEAL bytes), `copy` (`__copy__`, `__deepcopy__`), `gpu`, `cpu`,
-/// `download`, `is_dirty`, `is_gpu`, `is_on_gpu`, `device_flags` (the three, documented), `queue`; for keys loaded with their
-/// `HybridKeySwitching`: `load_with_ks(T)`, `load_bytes_with_ks(T)`.
+/// `download`, `is_dirty`, `is_gpu`, `is_on_gpu`, `device_flags` (those three, with their
+/// docstrings), `queue`; for keys loaded with their `HybridKeySwitching`: `load_with_ks(T)`,
+/// `load_bytes_with_ks(T)`.
 /// The calling module needs `pyo3::prelude::*`.
 macro_rules! pymethods_with {
     (impl $t:ident { common { $($sel:tt)* } $($methods:tt)* }) => {
@@ -99,15 +100,19 @@ macro_rules! pymethods_with {
             $($methods)*
         }
     };
-    (@munch $t:ident [$($acc:tt)*] $m:tt parms_id; $($rest:tt)*) => {
-        $crate::methods::pymethods_with!(@munch $t [$($acc)*
+    // A selector's methods: append them, go on with the selectors left.
+    (@push $t:ident [$($acc:tt)*] $m:tt [$($rest:tt)*] $($new:tt)*) => {
+        $crate::methods::pymethods_with!(@munch $t [$($acc)* $($new)*] $m $($rest)*);
+    };
+    (@munch $t:ident $acc:tt $m:tt parms_id; $($rest:tt)*) => {
+        $crate::methods::pymethods_with!(@push $t $acc $m [$($rest)*]
             fn parms_id(&self) -> Vec<u64> {
                 $crate::util::parms_id_to_py(self.inner.parms_id())
             }
-        ] $m $($rest)*);
+        );
     };
-    (@munch $t:ident [$($acc:tt)*] $m:tt scale; $($rest:tt)*) => {
-        $crate::methods::pymethods_with!(@munch $t [$($acc)*
+    (@munch $t:ident $acc:tt $m:tt scale; $($rest:tt)*) => {
+        $crate::methods::pymethods_with!(@push $t $acc $m [$($rest)*]
             /// `scale()` returns the scale; `scale(value)` sets it (seal-python's overloads).
             #[pyo3(signature = (value = None))]
             fn scale(slf: &Bound<'_, Self>, value: Option<f64>) -> PyResult<Option<f64>> {
@@ -123,10 +128,10 @@ macro_rules! pymethods_with {
             fn set_scale(&mut self, value: f64) {
                 self.inner.set_scale(value);
             }
-        ] $m $($rest)*);
+        );
     };
-    (@munch $t:ident [$($acc:tt)*] $m:tt $(#[$doc:meta])* save; $($rest:tt)*) => {
-        $crate::methods::pymethods_with!(@munch $t [$($acc)*
+    (@munch $t:ident $acc:tt $m:tt $(#[$doc:meta])* save; $($rest:tt)*) => {
+        $crate::methods::pymethods_with!(@push $t $acc $m [$($rest)*]
             $(#[$doc])*
             #[pyo3(signature = (path, compr_mode = None))]
             fn save(
@@ -137,10 +142,10 @@ macro_rules! pymethods_with {
             ) -> PyResult<()> {
                 $crate::methods::save_to_path(py, &self.inner, path, compr_mode)
             }
-        ] $m $($rest)*);
+        );
     };
-    (@munch $t:ident [$($acc:tt)*] $m:tt $(#[$doc:meta])* load; $($rest:tt)*) => {
-        $crate::methods::pymethods_with!(@munch $t [$($acc)*
+    (@munch $t:ident $acc:tt $m:tt $(#[$doc:meta])* load; $($rest:tt)*) => {
+        $crate::methods::pymethods_with!(@push $t $acc $m [$($rest)*]
             $(#[$doc])*
             fn load(
                 &mut self,
@@ -151,10 +156,10 @@ macro_rules! pymethods_with {
                 self.inner = $crate::methods::load_path(py, &context, path)?;
                 Ok(())
             }
-        ] $m $($rest)*);
+        );
     };
-    (@munch $t:ident [$($acc:tt)*] $m:tt $(#[$doc:meta])* load_bytes; $($rest:tt)*) => {
-        $crate::methods::pymethods_with!(@munch $t [$($acc)*
+    (@munch $t:ident $acc:tt $m:tt $(#[$doc:meta])* load_bytes; $($rest:tt)*) => {
+        $crate::methods::pymethods_with!(@push $t $acc $m [$($rest)*]
             $(#[$doc])*
             fn load_bytes(
                 &mut self,
@@ -165,10 +170,10 @@ macro_rules! pymethods_with {
                 self.inner = $crate::methods::load_data(py, &context, data)?;
                 Ok(())
             }
-        ] $m $($rest)*);
+        );
     };
-    (@munch $t:ident [$($acc:tt)*] $m:tt $(#[$doc:meta])* save_size; $($rest:tt)*) => {
-        $crate::methods::pymethods_with!(@munch $t [$($acc)*
+    (@munch $t:ident $acc:tt $m:tt $(#[$doc:meta])* save_size; $($rest:tt)*) => {
+        $crate::methods::pymethods_with!(@push $t $acc $m [$($rest)*]
             $(#[$doc])*
             #[pyo3(signature = (compr_mode = None))]
             fn save_size(
@@ -179,17 +184,17 @@ macro_rules! pymethods_with {
                     self.inner.save_size($crate::params::compr(compr_mode)),
                 )
             }
-        ] $m $($rest)*);
+        );
     };
     // `to_bytes` and `to_string` (seal-python's name): SEAL bytes.
-    (@munch $t:ident [$($acc:tt)*] $m:tt $(#[$doc:meta])* to_bytes; $($rest:tt)*) => {
-        $crate::methods::pymethods_with!(@bytes $t [$($acc)*] $m [$(#[$doc])*] to_bytes $($rest)*);
+    (@munch $t:ident $acc:tt $m:tt $(#[$doc:meta])* to_bytes; $($rest:tt)*) => {
+        $crate::methods::pymethods_with!(@bytes to_bytes [$(#[$doc])*] $t $acc $m [$($rest)*]);
     };
-    (@munch $t:ident [$($acc:tt)*] $m:tt $(#[$doc:meta])* to_string; $($rest:tt)*) => {
-        $crate::methods::pymethods_with!(@bytes $t [$($acc)*] $m [$(#[$doc])*] to_string $($rest)*);
+    (@munch $t:ident $acc:tt $m:tt $(#[$doc:meta])* to_string; $($rest:tt)*) => {
+        $crate::methods::pymethods_with!(@bytes to_string [$(#[$doc])*] $t $acc $m [$($rest)*]);
     };
-    (@bytes $t:ident [$($acc:tt)*] $m:tt [$($doc:tt)*] $name:ident $($rest:tt)*) => {
-        $crate::methods::pymethods_with!(@munch $t [$($acc)*
+    (@bytes $name:ident [$($doc:tt)*] $t:ident $acc:tt $m:tt $rest:tt) => {
+        $crate::methods::pymethods_with!(@push $t $acc $m $rest
             $($doc)*
             #[pyo3(signature = (compr_mode = None))]
             fn $name<'py>(
@@ -199,20 +204,20 @@ macro_rules! pymethods_with {
             ) -> PyResult<Bound<'py, pyo3::types::PyBytes>> {
                 $crate::methods::save_bytes(py, &self.inner, compr_mode)
             }
-        ] $m $($rest)*);
+        );
     };
-    (@munch $t:ident [$($acc:tt)*] $m:tt copy; $($rest:tt)*) => {
-        $crate::methods::pymethods_with!(@munch $t [$($acc)*
+    (@munch $t:ident $acc:tt $m:tt copy; $($rest:tt)*) => {
+        $crate::methods::pymethods_with!(@push $t $acc $m [$($rest)*]
             fn __copy__(&self) -> Self {
                 self.clone()
             }
             fn __deepcopy__(&self, _memo: &Bound<'_, PyAny>) -> Self {
                 self.clone()
             }
-        ] $m $($rest)*);
+        );
     };
-    (@munch $t:ident [$($acc:tt)*] $m:tt $(#[$doc:meta])* gpu; $($rest:tt)*) => {
-        $crate::methods::pymethods_with!(@munch $t [$($acc)*
+    (@munch $t:ident $acc:tt $m:tt $(#[$doc:meta])* gpu; $($rest:tt)*) => {
+        $crate::methods::pymethods_with!(@push $t $acc $m [$($rest)*]
             $(#[$doc])*
             #[pyo3(signature = (queue = None))]
             fn gpu<'py>(
@@ -223,17 +228,17 @@ macro_rules! pymethods_with {
                 $crate::methods::mark_gpu(py, &mut slf.try_borrow_mut()?.inner, queue)?;
                 Ok(slf)
             }
-        ] $m $($rest)*);
+        );
     };
     // `cpu` and `download`: `DeviceResident` methods that may wait for the device.
-    (@munch $t:ident [$($acc:tt)*] $m:tt $(#[$doc:meta])* cpu; $($rest:tt)*) => {
-        $crate::methods::pymethods_with!(@sync $t [$($acc)*] $m [$(#[$doc])*] cpu $($rest)*);
+    (@munch $t:ident $acc:tt $m:tt $(#[$doc:meta])* cpu; $($rest:tt)*) => {
+        $crate::methods::pymethods_with!(@sync cpu [$(#[$doc])*] $t $acc $m [$($rest)*]);
     };
-    (@munch $t:ident [$($acc:tt)*] $m:tt $(#[$doc:meta])* download; $($rest:tt)*) => {
-        $crate::methods::pymethods_with!(@sync $t [$($acc)*] $m [$(#[$doc])*] download $($rest)*);
+    (@munch $t:ident $acc:tt $m:tt $(#[$doc:meta])* download; $($rest:tt)*) => {
+        $crate::methods::pymethods_with!(@sync download [$(#[$doc])*] $t $acc $m [$($rest)*]);
     };
-    (@sync $t:ident [$($acc:tt)*] $m:tt [$($doc:tt)*] $name:ident $($rest:tt)*) => {
-        $crate::methods::pymethods_with!(@munch $t [$($acc)*
+    (@sync $name:ident [$($doc:tt)*] $t:ident $acc:tt $m:tt $rest:tt) => {
+        $crate::methods::pymethods_with!(@push $t $acc $m $rest
             $($doc)*
             fn $name(&mut self, py: Python<'_>) -> PyResult<()> {
                 let obj = &mut self.inner;
@@ -241,12 +246,12 @@ macro_rules! pymethods_with {
                     xehe::DeviceResident::$name(obj)
                 })?)
             }
-        ] $m $($rest)*);
+        );
     };
     // `is_dirty`, `is_gpu`, `is_on_gpu`: flags of the xehe object.
     // `device_flags`: the three, with the docstrings of `Plaintext` and `Ciphertext`.
-    (@munch $t:ident [$($acc:tt)*] $m:tt device_flags; $($rest:tt)*) => {
-        $crate::methods::pymethods_with!(@munch $t [$($acc)*] $m
+    (@munch $t:ident $acc:tt $m:tt device_flags; $($rest:tt)*) => {
+        $crate::methods::pymethods_with!(@munch $t $acc $m
             /// Whether the host words are stale (value computed on the device, not downloaded yet).
             is_dirty;
             /// Whether marked for a device.
@@ -256,34 +261,34 @@ macro_rules! pymethods_with {
             $($rest)*
         );
     };
-    (@munch $t:ident [$($acc:tt)*] $m:tt $(#[$doc:meta])* is_dirty; $($rest:tt)*) => {
-        $crate::methods::pymethods_with!(@flag $t [$($acc)*] $m [$(#[$doc])*] is_dirty $($rest)*);
+    (@munch $t:ident $acc:tt $m:tt $(#[$doc:meta])* is_dirty; $($rest:tt)*) => {
+        $crate::methods::pymethods_with!(@flag is_dirty [$(#[$doc])*] $t $acc $m [$($rest)*]);
     };
-    (@munch $t:ident [$($acc:tt)*] $m:tt $(#[$doc:meta])* is_gpu; $($rest:tt)*) => {
-        $crate::methods::pymethods_with!(@flag $t [$($acc)*] $m [$(#[$doc])*] is_gpu $($rest)*);
+    (@munch $t:ident $acc:tt $m:tt $(#[$doc:meta])* is_gpu; $($rest:tt)*) => {
+        $crate::methods::pymethods_with!(@flag is_gpu [$(#[$doc])*] $t $acc $m [$($rest)*]);
     };
-    (@munch $t:ident [$($acc:tt)*] $m:tt $(#[$doc:meta])* is_on_gpu; $($rest:tt)*) => {
-        $crate::methods::pymethods_with!(@flag $t [$($acc)*] $m [$(#[$doc])*] is_on_gpu $($rest)*);
+    (@munch $t:ident $acc:tt $m:tt $(#[$doc:meta])* is_on_gpu; $($rest:tt)*) => {
+        $crate::methods::pymethods_with!(@flag is_on_gpu [$(#[$doc])*] $t $acc $m [$($rest)*]);
     };
-    (@flag $t:ident [$($acc:tt)*] $m:tt [$($doc:tt)*] $name:ident $($rest:tt)*) => {
-        $crate::methods::pymethods_with!(@munch $t [$($acc)*
+    (@flag $name:ident [$($doc:tt)*] $t:ident $acc:tt $m:tt $rest:tt) => {
+        $crate::methods::pymethods_with!(@push $t $acc $m $rest
             $($doc)*
             fn $name(&self) -> bool {
                 xehe::DeviceResident::$name(&self.inner)
             }
-        ] $m $($rest)*);
+        );
     };
-    (@munch $t:ident [$($acc:tt)*] $m:tt $(#[$doc:meta])* queue; $($rest:tt)*) => {
-        $crate::methods::pymethods_with!(@munch $t [$($acc)*
+    (@munch $t:ident $acc:tt $m:tt $(#[$doc:meta])* queue; $($rest:tt)*) => {
+        $crate::methods::pymethods_with!(@push $t $acc $m [$($rest)*]
             $(#[$doc])*
             fn queue(&self) -> Option<$crate::device::Queue> {
                 $crate::methods::queue_of(&self.inner)
             }
-        ] $m $($rest)*);
+        );
     };
     // Static `load(ks, path)` and `load_bytes(ks, data)` of hybrid keys (xehe's format).
-    (@munch $t:ident [$($acc:tt)*] $m:tt $(#[$doc:meta])* load_with_ks($x:ty); $($rest:tt)*) => {
-        $crate::methods::pymethods_with!(@munch $t [$($acc)*
+    (@munch $t:ident $acc:tt $m:tt $(#[$doc:meta])* load_with_ks($x:ty); $($rest:tt)*) => {
+        $crate::methods::pymethods_with!(@push $t $acc $m [$($rest)*]
             $(#[$doc])*
             #[staticmethod]
             fn load(
@@ -296,10 +301,10 @@ macro_rules! pymethods_with {
                 let inner = $crate::util::nogil(py, || <$x>::load(ks, &bytes))?;
                 Ok(Self { inner: $crate::errors::IntoPy::py(inner)? })
             }
-        ] $m $($rest)*);
+        );
     };
-    (@munch $t:ident [$($acc:tt)*] $m:tt $(#[$doc:meta])* load_bytes_with_ks($x:ty); $($rest:tt)*) => {
-        $crate::methods::pymethods_with!(@munch $t [$($acc)*
+    (@munch $t:ident $acc:tt $m:tt $(#[$doc:meta])* load_bytes_with_ks($x:ty); $($rest:tt)*) => {
+        $crate::methods::pymethods_with!(@push $t $acc $m [$($rest)*]
             $(#[$doc])*
             #[staticmethod]
             fn load_bytes(
@@ -312,7 +317,7 @@ macro_rules! pymethods_with {
                 let inner = $crate::util::nogil(py, || <$x>::load(ks, &bytes))?;
                 Ok(Self { inner: $crate::errors::IntoPy::py(inner)? })
             }
-        ] $m $($rest)*);
+        );
     };
 }
 pub(crate) use pymethods_with;

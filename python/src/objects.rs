@@ -436,15 +436,16 @@ impl KSwitchKeys {
 /// doc comment given, `has_key($arg)`, `__copy__`, `__deepcopy__` and the methods given.
 macro_rules! kswitch_subclass {
     (
-        $t:ident, $variant:ident, $not_held:literal, $(#[$new_doc:meta])* has_key($arg:ident: $arg_t:ty)
-        { $($methods:tt)* }
+        $t:ident, $variant:ident, $not_held:literal,
+        $(#[$new_doc:meta])* has_key($arg:ident: $arg_t:ty) { $($methods:tt)* }
     ) => {
         impl $t {
             pub fn wrap(py: Python<'_>, keys: xehe::$t) -> PyResult<Py<$t>> {
                 Py::new(py, Self::init(keys))
             }
             fn init(keys: xehe::$t) -> PyClassInitializer<Self> {
-                PyClassInitializer::from(KSwitchKeys { keys: Keys::$variant(keys) }).add_subclass($t)
+                let keys = Keys::$variant(keys);
+                PyClassInitializer::from(KSwitchKeys { keys }).add_subclass($t)
             }
             /// The xehe keys of the object.
             pub fn get<'a>(slf: &'a PyRef<'_, $t>) -> PyResult<&'a xehe::$t> {
