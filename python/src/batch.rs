@@ -1,13 +1,12 @@
 //! `CiphertextBatch` (xehe addition): B ciphertexts of one level, size and scale, stored
 //! limb-major so that one device launch covers the batch; `Evaluator.*_batch` operate on it.
 
-use crate::device::Queue;
 use crate::errors::IntoPy;
+use crate::methods::pymethods_with;
 use crate::objects::Ciphertext;
-use crate::util::{nogil, parms_id_to_py};
+use crate::util::nogil;
 use pyo3::exceptions::PyIndexError;
 use pyo3::prelude::*;
-use xehe::DeviceResident;
 
 /// B ciphertexts of one level, size, NTT form and scale (xehe `CiphertextBatch`).
 #[pyclass(name = "CiphertextBatch", module = "xehe", sequence)]
@@ -16,8 +15,14 @@ pub struct CiphertextBatch {
     pub inner: xehe::CiphertextBatch,
 }
 
-#[pymethods]
+pymethods_with! {
 impl CiphertextBatch {
+    common {
+        parms_id;
+        /// Mark for the GPU (the default queue, or `queue`); returns self.
+        gpu;
+        cpu; download; is_dirty; is_gpu; is_on_gpu;
+    }
     /// `CiphertextBatch(ciphertexts)`: gather a non-empty sequence of ciphertexts of one level,
     /// size, NTT form and scale (device values are downloaded first).
     #[new]
@@ -51,9 +56,6 @@ impl CiphertextBatch {
         }
         self.get(py, i as usize)
     }
-    fn parms_id(&self) -> Vec<u64> {
-        parms_id_to_py(self.inner.parms_id())
-    }
     /// Polynomials per instance.
     fn size(&self) -> usize {
         self.inner.size()
@@ -70,37 +72,6 @@ impl CiphertextBatch {
     fn scale(&self) -> f64 {
         self.inner.scale()
     }
-    /// Mark for the GPU (the default queue, or `queue`); returns self.
-    #[pyo3(signature = (queue = None))]
-    fn gpu<'py>(
-        slf: Bound<'py, Self>,
-        py: Python<'py>,
-        queue: Option<PyRef<'_, Queue>>,
-    ) -> PyResult<Bound<'py, Self>> {
-        let q = match queue {
-            Some(q) => q.inner.clone(),
-            None => nogil(py, xehe::device::default_queue)?.py()?,
-        };
-        slf.try_borrow_mut()?.inner.gpu_on(&q);
-        Ok(slf)
-    }
-    fn cpu(&mut self, py: Python<'_>) -> PyResult<()> {
-        let b = &mut self.inner;
-        nogil(py, || b.cpu())?.py()
-    }
-    fn download(&mut self, py: Python<'_>) -> PyResult<()> {
-        let b = &mut self.inner;
-        nogil(py, || b.download())?.py()
-    }
-    fn is_dirty(&self) -> bool {
-        self.inner.is_dirty()
-    }
-    fn is_gpu(&self) -> bool {
-        self.inner.is_gpu()
-    }
-    fn is_on_gpu(&self) -> bool {
-        self.inner.is_on_gpu()
-    }
     fn __repr__(&self) -> String {
         format!(
             "CiphertextBatch(len={}, size={}, coeff_modulus_size={}, poly_modulus_degree={})",
@@ -110,4 +81,5 @@ impl CiphertextBatch {
             self.inner.poly_modulus_degree()
         )
     }
+}
 }

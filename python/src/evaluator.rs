@@ -79,40 +79,248 @@ fn ct_or_pt_error(what: &str) -> PyErr {
     PyTypeError::new_err(format!("{what}: expected a Ciphertext or a Plaintext"))
 }
 
-#[pymethods]
-impl Evaluator {
+/// `evaluator_pymethods! { <sections> }` is the `#[pymethods] impl Evaluator` block: one line
+/// per operation in the sections below, each section one shape of wrapper, then the hand-written
+/// methods (pyo3's `#[pymethods]` reads its block before macros in it expand, so the generated
+/// methods and the hand-written ones must come out of one macro). Every generated wrapper checks
+/// its arguments, then runs the xehe call of the same name without the GIL.
+///
+/// - `ciphertext { [doc] op / op_inplace (arg[, x: T [=> conversion]]*); }`: `op(arg, x…)`
+///   returns a new `Ciphertext`, `op_inplace(arg, x…)` changes `arg`; each `x` is passed to xehe
+///   as `conversion` (default: as is). The doc comment is `op`'s.
+/// - `two_ciphertexts { op / op_inplace; }`: `op(encrypted1, encrypted2)`, `op_inplace` on
+///   `encrypted1` (which may be `encrypted2` itself).
+/// - `with_plain { op / op_inplace; }`: `op(encrypted, plain)`, `op_inplace` on `encrypted`.
+/// - `ciphertext_or_plain { [doc] op / op_inplace, plain: plain_op / plain_op_inplace (x: T =>
+///   conversion)*; }`: `op(value, x…)` for a `Ciphertext` (xehe `op`) or a `Plaintext` (xehe
+///   `plain_op`), returns the same kind; TypeError for anything else. The doc comment is `op`'s.
+/// - `batch { op (x: T [=> conversion])*; }`: `op(a, x…)` on a `CiphertextBatch`, returns one.
+/// - `unsupported { [doc] op(args…) -> T; }`: BFV/BGV-only operations, RuntimeError
+///   ("unsupported scheme") whatever the arguments, as SEAL does for CKKS.
+macro_rules! evaluator_pymethods {
+    (
+        ciphertext { $(
+            $(#[$c_doc:meta])* $c_op:ident / $c_inplace:ident
+                ($c_arg:ident $(, $c_x:ident: $c_t:ty $(=> $c_conv:expr)?)*);
+        )* }
+        two_ciphertexts { $($b_op:ident / $b_inplace:ident;)* }
+        with_plain { $($p_op:ident / $p_inplace:ident;)* }
+        ciphertext_or_plain { $(
+            $(#[$v_doc:meta])* $v_op:ident / $v_inplace:ident,
+                plain: $v_plain:ident / $v_plain_inplace:ident
+                ($($v_x:ident: $v_t:ty => $v_conv:expr),*);
+        )* }
+        batch { $( $a_op:ident ($($a_x:ident: $a_t:ty $(=> $a_conv:expr)?),*); )* }
+        unsupported { $( $(#[$u_doc:meta])* $u_op:ident($($u_arg:ident),*) -> $u_ret:ty; )* }
+        $($methods:tt)*
+    ) => {
+        #[pymethods]
+        impl Evaluator {
+            $(
+                $(#[$c_doc])*
+                fn $c_op(
+                    &self,
+                    py: Python<'_>,
+                    $c_arg: PyRef<'_, Ciphertext>,
+                    $($c_x: $c_t),*
+                ) -> PyResult<Ciphertext> {
+                    $($(let $c_x = $c_conv;)?)*
+                    let a = &$c_arg.inner;
+                    new_ct(py, || self.inner.$c_op(a $(, $c_x)*))
+                }
+                fn $c_inplace(
+                    &self,
+                    py: Python<'_>,
+                    $c_arg: &Bound<'_, Ciphertext>,
+                    $($c_x: $c_t),*
+                ) -> PyResult<()> {
+                    $($(let $c_x = $c_conv;)?)*
+                    inplace(py, $c_arg, |c| self.inner.$c_inplace(c $(, $c_x)*))
+                }
+            )*
+            $(
+                fn $b_op(
+                    &self,
+                    py: Python<'_>,
+                    encrypted1: PyRef<'_, Ciphertext>,
+                    encrypted2: PyRef<'_, Ciphertext>,
+                ) -> PyResult<Ciphertext> {
+                    let (a, b) = (&encrypted1.inner, &encrypted2.inner);
+                    new_ct(py, || self.inner.$b_op(a, b))
+                }
+                fn $b_inplace(
+                    &self,
+                    py: Python<'_>,
+                    encrypted1: &Bound<'_, Ciphertext>,
+                    encrypted2: &Bound<'_, Ciphertext>,
+                ) -> PyResult<()> {
+                    inplace2(py, encrypted1, encrypted2, |a, b| self.inner.$b_inplace(a, b))
+                }
+            )*
+            $(
+                fn $p_op(
+                    &self,
+                    py: Python<'_>,
+                    encrypted: PyRef<'_, Ciphertext>,
+                    plain: PyRef<'_, Plaintext>,
+                ) -> PyResult<Ciphertext> {
+                    let (a, p) = (&encrypted.inner, &plain.inner);
+                    new_ct(py, || self.inner.$p_op(a, p))
+                }
+                fn $p_inplace(
+                    &self,
+                    py: Python<'_>,
+                    encrypted: &Bound<'_, Ciphertext>,
+                    plain: &Bound<'_, Plaintext>,
+                ) -> PyResult<()> {
+                    inplace_plain(py, encrypted, plain, |c, p| self.inner.$p_inplace(c, p))
+                }
+            )*
+            $(
+                $(#[$v_doc])*
+                fn $v_op(
+                    &self,
+                    py: Python<'_>,
+                    value: &Bound<'_, PyAny>,
+                    $($v_x: $v_t),*
+                ) -> PyResult<Py<PyAny>> {
+                    $(let $v_x = $v_conv;)*
+                    if let Ok(c) = value.cast::<Ciphertext>() {
+                        let g = c.try_borrow()?;
+                        let a = &g.inner;
+                        let out = new_ct(py, || self.inner.$v_op(a $(, $v_x)*))?;
+                        return Ok(Py::new(py, out)?.into_any());
+                    }
+                    if let Ok(p) = value.cast::<Plaintext>() {
+                        let g = p.try_borrow()?;
+                        let a = &g.inner;
+                        let out = nogil(py, || self.inner.$v_plain(a $(, $v_x)*))?.py()?;
+                        return Ok(Py::new(py, Plaintext { inner: out })?.into_any());
+                    }
+                    Err(ct_or_pt_error(stringify!($v_op)))
+                }
+                fn $v_inplace(
+                    &self,
+                    py: Python<'_>,
+                    value: &Bound<'_, PyAny>,
+                    $($v_x: $v_t),*
+                ) -> PyResult<()> {
+                    $(let $v_x = $v_conv;)*
+                    if let Ok(c) = value.cast::<Ciphertext>() {
+                        return inplace(py, c, |c| self.inner.$v_inplace(c $(, $v_x)*));
+                    }
+                    if let Ok(p) = value.cast::<Plaintext>() {
+                        let mut g = p.try_borrow_mut()?;
+                        let a = &mut g.inner;
+                        return nogil(py, || self.inner.$v_plain_inplace(a $(, $v_x)*))?.py();
+                    }
+                    Err(ct_or_pt_error(stringify!($v_inplace)))
+                }
+            )*
+            $(
+                fn $a_op(
+                    &self,
+                    py: Python<'_>,
+                    a: PyRef<'_, CiphertextBatch>,
+                    $($a_x: $a_t),*
+                ) -> PyResult<CiphertextBatch> {
+                    $($(let $a_x = $a_conv;)?)*
+                    let a = &a.inner;
+                    Ok(CiphertextBatch {
+                        inner: nogil(py, || self.inner.$a_op(a $(, $a_x)*))?.py()?,
+                    })
+                }
+            )*
+            $(
+                $(#[$u_doc])*
+                fn $u_op(&self, $($u_arg: &Bound<'_, PyAny>),*) -> PyResult<$u_ret> {
+                    let _ = ($($u_arg,)*);
+                    unsupported()
+                }
+            )*
+            $($methods)*
+        }
+    };
+}
+
+evaluator_pymethods! {
+    ciphertext {
+        negate / negate_inplace (encrypted);
+        square / square_inplace (encrypted);
+        relinearize / relinearize_inplace
+            (encrypted, relin_keys: PyRef<'_, RelinKeys> => RelinKeys::get(&relin_keys)?);
+        rescale_to_next / rescale_to_next_inplace (encrypted);
+        rescale_to / rescale_to_inplace
+            (encrypted, parms_id: &Bound<'_, PyAny> => &parms_id_from(parms_id)?);
+        transform_from_ntt / transform_from_ntt_inplace (encrypted_ntt);
+        apply_galois / apply_galois_inplace (encrypted, galois_elt: u32,
+            galois_keys: PyRef<'_, GaloisKeys> => GaloisKeys::get(&galois_keys)?);
+        /// Rotate the slots left by `steps` (right if negative).
+        rotate_vector / rotate_vector_inplace (encrypted, steps: i32,
+            galois_keys: PyRef<'_, GaloisKeys> => GaloisKeys::get(&galois_keys)?);
+        complex_conjugate / complex_conjugate_inplace
+            (encrypted, galois_keys: PyRef<'_, GaloisKeys> => GaloisKeys::get(&galois_keys)?);
+        // xehe: hybrid key switching
+        relinearize_hybrid / relinearize_hybrid_inplace
+            (encrypted, relin_keys: PyRef<'_, HybridRelinKeys> => &relin_keys.inner);
+        apply_galois_hybrid / apply_galois_hybrid_inplace (encrypted, galois_elt: u32,
+            galois_keys: PyRef<'_, HybridGaloisKeys> => &galois_keys.inner);
+        rotate_vector_hybrid / rotate_vector_hybrid_inplace (encrypted, steps: i32,
+            galois_keys: PyRef<'_, HybridGaloisKeys> => &galois_keys.inner);
+    }
+    two_ciphertexts {
+        add / add_inplace;
+        sub / sub_inplace;
+        multiply / multiply_inplace;
+    }
+    with_plain {
+        add_plain / add_plain_inplace;
+        sub_plain / sub_plain_inplace;
+        multiply_plain / multiply_plain_inplace;
+    }
+    ciphertext_or_plain {
+        /// A ciphertext or a plaintext, one level down (no rescaling).
+        mod_switch_to_next / mod_switch_to_next_inplace,
+            plain: mod_switch_plain_to_next / mod_switch_plain_to_next_inplace ();
+        /// A ciphertext or a plaintext, down to the level `parms_id`.
+        mod_switch_to / mod_switch_to_inplace,
+            plain: mod_switch_plain_to / mod_switch_plain_to_inplace
+            (parms_id: &Bound<'_, PyAny> => &parms_id_from(parms_id)?);
+    }
+    // xehe: batched operations (CiphertextBatch)
+    batch {
+        negate_batch ();
+        add_batch (b: PyRef<'_, CiphertextBatch> => &b.inner);
+        sub_batch (b: PyRef<'_, CiphertextBatch> => &b.inner);
+        multiply_batch (b: PyRef<'_, CiphertextBatch> => &b.inner);
+        relinearize_batch (relin_keys: PyRef<'_, RelinKeys> => RelinKeys::get(&relin_keys)?);
+        rescale_to_next_batch ();
+        apply_galois_batch (galois_elt: u32,
+            galois_keys: PyRef<'_, GaloisKeys> => GaloisKeys::get(&galois_keys)?);
+        rotate_vector_batch (steps: i32,
+            galois_keys: PyRef<'_, GaloisKeys> => GaloisKeys::get(&galois_keys)?);
+    }
+    unsupported {
+        /// BFV/BGV only in SEAL: raises RuntimeError("unsupported scheme") for CKKS, as SEAL does.
+        multiply_many(encrypteds, relin_keys) -> Ciphertext;
+        /// BFV/BGV only in SEAL: raises RuntimeError("unsupported scheme") for CKKS, as SEAL does.
+        exponentiate(encrypted, exponent, relin_keys) -> Ciphertext;
+        /// BFV/BGV only in SEAL: raises RuntimeError("unsupported scheme") for CKKS, as SEAL does.
+        exponentiate_inplace(encrypted, exponent, relin_keys) -> ();
+        /// BFV/BGV only: raises RuntimeError("unsupported scheme") for CKKS, as SEAL does.
+        rotate_rows(encrypted, steps, galois_keys) -> Ciphertext;
+        /// BFV/BGV only: raises RuntimeError("unsupported scheme") for CKKS, as SEAL does.
+        rotate_rows_inplace(encrypted, steps, galois_keys) -> ();
+        /// BFV/BGV only: raises RuntimeError("unsupported scheme") for CKKS, as SEAL does.
+        rotate_columns(encrypted, galois_keys) -> Ciphertext;
+        /// BFV/BGV only: raises RuntimeError("unsupported scheme") for CKKS, as SEAL does.
+        rotate_columns_inplace(encrypted, galois_keys) -> ();
+    }
+
     #[new]
     fn new(context: PyRef<'_, SealContext>) -> PyResult<Self> {
         Ok(Evaluator {
             inner: xehe::Evaluator::new(context.get()?),
-        })
-    }
-
-    // ---- negate, add, sub ------------------------------------------------------------------------
-    fn negate(&self, py: Python<'_>, encrypted: PyRef<'_, Ciphertext>) -> PyResult<Ciphertext> {
-        let a = &encrypted.inner;
-        new_ct(py, || self.inner.negate(a))
-    }
-    fn negate_inplace(&self, py: Python<'_>, encrypted: &Bound<'_, Ciphertext>) -> PyResult<()> {
-        inplace(py, encrypted, |c| self.inner.negate_inplace(c))
-    }
-    fn add(
-        &self,
-        py: Python<'_>,
-        encrypted1: PyRef<'_, Ciphertext>,
-        encrypted2: PyRef<'_, Ciphertext>,
-    ) -> PyResult<Ciphertext> {
-        let (a, b) = (&encrypted1.inner, &encrypted2.inner);
-        new_ct(py, || self.inner.add(a, b))
-    }
-    fn add_inplace(
-        &self,
-        py: Python<'_>,
-        encrypted1: &Bound<'_, Ciphertext>,
-        encrypted2: &Bound<'_, Ciphertext>,
-    ) -> PyResult<()> {
-        inplace2(py, encrypted1, encrypted2, |a, b| {
-            self.inner.add_inplace(a, b)
         })
     }
     /// The sum of a non-empty sequence of ciphertexts.
@@ -124,261 +332,6 @@ impl Evaluator {
         let cts: Vec<xehe::Ciphertext> = encrypteds.iter().map(|c| c.inner.clone()).collect();
         new_ct(py, || self.inner.add_many(&cts))
     }
-    fn sub(
-        &self,
-        py: Python<'_>,
-        encrypted1: PyRef<'_, Ciphertext>,
-        encrypted2: PyRef<'_, Ciphertext>,
-    ) -> PyResult<Ciphertext> {
-        let (a, b) = (&encrypted1.inner, &encrypted2.inner);
-        new_ct(py, || self.inner.sub(a, b))
-    }
-    fn sub_inplace(
-        &self,
-        py: Python<'_>,
-        encrypted1: &Bound<'_, Ciphertext>,
-        encrypted2: &Bound<'_, Ciphertext>,
-    ) -> PyResult<()> {
-        inplace2(py, encrypted1, encrypted2, |a, b| {
-            self.inner.sub_inplace(a, b)
-        })
-    }
-
-    // ---- multiply, square, relinearize -------------------------------------------------------------
-    fn multiply(
-        &self,
-        py: Python<'_>,
-        encrypted1: PyRef<'_, Ciphertext>,
-        encrypted2: PyRef<'_, Ciphertext>,
-    ) -> PyResult<Ciphertext> {
-        let (a, b) = (&encrypted1.inner, &encrypted2.inner);
-        new_ct(py, || self.inner.multiply(a, b))
-    }
-    fn multiply_inplace(
-        &self,
-        py: Python<'_>,
-        encrypted1: &Bound<'_, Ciphertext>,
-        encrypted2: &Bound<'_, Ciphertext>,
-    ) -> PyResult<()> {
-        inplace2(py, encrypted1, encrypted2, |a, b| {
-            self.inner.multiply_inplace(a, b)
-        })
-    }
-    fn square(&self, py: Python<'_>, encrypted: PyRef<'_, Ciphertext>) -> PyResult<Ciphertext> {
-        let a = &encrypted.inner;
-        new_ct(py, || self.inner.square(a))
-    }
-    fn square_inplace(&self, py: Python<'_>, encrypted: &Bound<'_, Ciphertext>) -> PyResult<()> {
-        inplace(py, encrypted, |c| self.inner.square_inplace(c))
-    }
-    fn relinearize(
-        &self,
-        py: Python<'_>,
-        encrypted: PyRef<'_, Ciphertext>,
-        relin_keys: PyRef<'_, RelinKeys>,
-    ) -> PyResult<Ciphertext> {
-        let (a, k) = (&encrypted.inner, RelinKeys::get(&relin_keys)?);
-        new_ct(py, || self.inner.relinearize(a, k))
-    }
-    fn relinearize_inplace(
-        &self,
-        py: Python<'_>,
-        encrypted: &Bound<'_, Ciphertext>,
-        relin_keys: PyRef<'_, RelinKeys>,
-    ) -> PyResult<()> {
-        let k = RelinKeys::get(&relin_keys)?;
-        inplace(py, encrypted, |c| self.inner.relinearize_inplace(c, k))
-    }
-    /// BFV/BGV only in SEAL: raises RuntimeError("unsupported scheme") for CKKS, as SEAL does.
-    fn multiply_many(
-        &self,
-        encrypteds: &Bound<'_, PyAny>,
-        relin_keys: &Bound<'_, PyAny>,
-    ) -> PyResult<Ciphertext> {
-        let _ = (encrypteds, relin_keys);
-        unsupported()
-    }
-    /// BFV/BGV only in SEAL: raises RuntimeError("unsupported scheme") for CKKS, as SEAL does.
-    fn exponentiate(
-        &self,
-        encrypted: &Bound<'_, PyAny>,
-        exponent: &Bound<'_, PyAny>,
-        relin_keys: &Bound<'_, PyAny>,
-    ) -> PyResult<Ciphertext> {
-        let _ = (encrypted, exponent, relin_keys);
-        unsupported()
-    }
-    /// BFV/BGV only in SEAL: raises RuntimeError("unsupported scheme") for CKKS, as SEAL does.
-    fn exponentiate_inplace(
-        &self,
-        encrypted: &Bound<'_, PyAny>,
-        exponent: &Bound<'_, PyAny>,
-        relin_keys: &Bound<'_, PyAny>,
-    ) -> PyResult<()> {
-        let _ = (encrypted, exponent, relin_keys);
-        unsupported()
-    }
-
-    // ---- modulus switching and rescaling ----------------------------------------------------------
-    /// A ciphertext or a plaintext, one level down (no rescaling).
-    fn mod_switch_to_next(&self, py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        if let Ok(c) = value.cast::<Ciphertext>() {
-            let g = c.try_borrow()?;
-            let a = &g.inner;
-            return Ok(Py::new(py, new_ct(py, || self.inner.mod_switch_to_next(a))?)?.into_any());
-        }
-        if let Ok(p) = value.cast::<Plaintext>() {
-            let g = p.try_borrow()?;
-            let a = &g.inner;
-            let out = nogil(py, || self.inner.mod_switch_plain_to_next(a))?.py()?;
-            return Ok(Py::new(py, Plaintext { inner: out })?.into_any());
-        }
-        Err(ct_or_pt_error("mod_switch_to_next"))
-    }
-    fn mod_switch_to_next_inplace(&self, py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<()> {
-        if let Ok(c) = value.cast::<Ciphertext>() {
-            return inplace(py, c, |c| self.inner.mod_switch_to_next_inplace(c));
-        }
-        if let Ok(p) = value.cast::<Plaintext>() {
-            let mut g = p.try_borrow_mut()?;
-            let a = &mut g.inner;
-            return nogil(py, || self.inner.mod_switch_plain_to_next_inplace(a))?.py();
-        }
-        Err(ct_or_pt_error("mod_switch_to_next_inplace"))
-    }
-    /// A ciphertext or a plaintext, down to the level `parms_id`.
-    fn mod_switch_to(
-        &self,
-        py: Python<'_>,
-        value: &Bound<'_, PyAny>,
-        parms_id: &Bound<'_, PyAny>,
-    ) -> PyResult<Py<PyAny>> {
-        let id = parms_id_from(parms_id)?;
-        if let Ok(c) = value.cast::<Ciphertext>() {
-            let g = c.try_borrow()?;
-            let a = &g.inner;
-            return Ok(Py::new(py, new_ct(py, || self.inner.mod_switch_to(a, &id))?)?.into_any());
-        }
-        if let Ok(p) = value.cast::<Plaintext>() {
-            let g = p.try_borrow()?;
-            let a = &g.inner;
-            let out = nogil(py, || self.inner.mod_switch_plain_to(a, &id))?.py()?;
-            return Ok(Py::new(py, Plaintext { inner: out })?.into_any());
-        }
-        Err(ct_or_pt_error("mod_switch_to"))
-    }
-    fn mod_switch_to_inplace(
-        &self,
-        py: Python<'_>,
-        value: &Bound<'_, PyAny>,
-        parms_id: &Bound<'_, PyAny>,
-    ) -> PyResult<()> {
-        let id = parms_id_from(parms_id)?;
-        if let Ok(c) = value.cast::<Ciphertext>() {
-            return inplace(py, c, |c| self.inner.mod_switch_to_inplace(c, &id));
-        }
-        if let Ok(p) = value.cast::<Plaintext>() {
-            let mut g = p.try_borrow_mut()?;
-            let a = &mut g.inner;
-            return nogil(py, || self.inner.mod_switch_plain_to_inplace(a, &id))?.py();
-        }
-        Err(ct_or_pt_error("mod_switch_to_inplace"))
-    }
-    fn rescale_to_next(
-        &self,
-        py: Python<'_>,
-        encrypted: PyRef<'_, Ciphertext>,
-    ) -> PyResult<Ciphertext> {
-        let a = &encrypted.inner;
-        new_ct(py, || self.inner.rescale_to_next(a))
-    }
-    fn rescale_to_next_inplace(
-        &self,
-        py: Python<'_>,
-        encrypted: &Bound<'_, Ciphertext>,
-    ) -> PyResult<()> {
-        inplace(py, encrypted, |c| self.inner.rescale_to_next_inplace(c))
-    }
-    fn rescale_to(
-        &self,
-        py: Python<'_>,
-        encrypted: PyRef<'_, Ciphertext>,
-        parms_id: &Bound<'_, PyAny>,
-    ) -> PyResult<Ciphertext> {
-        let id = parms_id_from(parms_id)?;
-        let a = &encrypted.inner;
-        new_ct(py, || self.inner.rescale_to(a, &id))
-    }
-    fn rescale_to_inplace(
-        &self,
-        py: Python<'_>,
-        encrypted: &Bound<'_, Ciphertext>,
-        parms_id: &Bound<'_, PyAny>,
-    ) -> PyResult<()> {
-        let id = parms_id_from(parms_id)?;
-        inplace(py, encrypted, |c| self.inner.rescale_to_inplace(c, &id))
-    }
-
-    // ---- plaintext operands -------------------------------------------------------------------------
-    fn add_plain(
-        &self,
-        py: Python<'_>,
-        encrypted: PyRef<'_, Ciphertext>,
-        plain: PyRef<'_, Plaintext>,
-    ) -> PyResult<Ciphertext> {
-        let (a, p) = (&encrypted.inner, &plain.inner);
-        new_ct(py, || self.inner.add_plain(a, p))
-    }
-    fn add_plain_inplace(
-        &self,
-        py: Python<'_>,
-        encrypted: &Bound<'_, Ciphertext>,
-        plain: &Bound<'_, Plaintext>,
-    ) -> PyResult<()> {
-        inplace_plain(py, encrypted, plain, |c, p| {
-            self.inner.add_plain_inplace(c, p)
-        })
-    }
-    fn sub_plain(
-        &self,
-        py: Python<'_>,
-        encrypted: PyRef<'_, Ciphertext>,
-        plain: PyRef<'_, Plaintext>,
-    ) -> PyResult<Ciphertext> {
-        let (a, p) = (&encrypted.inner, &plain.inner);
-        new_ct(py, || self.inner.sub_plain(a, p))
-    }
-    fn sub_plain_inplace(
-        &self,
-        py: Python<'_>,
-        encrypted: &Bound<'_, Ciphertext>,
-        plain: &Bound<'_, Plaintext>,
-    ) -> PyResult<()> {
-        inplace_plain(py, encrypted, plain, |c, p| {
-            self.inner.sub_plain_inplace(c, p)
-        })
-    }
-    fn multiply_plain(
-        &self,
-        py: Python<'_>,
-        encrypted: PyRef<'_, Ciphertext>,
-        plain: PyRef<'_, Plaintext>,
-    ) -> PyResult<Ciphertext> {
-        let (a, p) = (&encrypted.inner, &plain.inner);
-        new_ct(py, || self.inner.multiply_plain(a, p))
-    }
-    fn multiply_plain_inplace(
-        &self,
-        py: Python<'_>,
-        encrypted: &Bound<'_, Ciphertext>,
-        plain: &Bound<'_, Plaintext>,
-    ) -> PyResult<()> {
-        inplace_plain(py, encrypted, plain, |c, p| {
-            self.inner.multiply_plain_inplace(c, p)
-        })
-    }
-
-    // ---- NTT form ------------------------------------------------------------------------------------
     /// `transform_to_ntt(encrypted)`; `transform_to_ntt(plain, parms_id)` raises ValueError (CKKS
     /// plaintexts are encoded in NTT form; xehe has no plaintext NTT).
     #[pyo3(signature = (value, parms_id = None))]
@@ -423,162 +376,6 @@ impl Evaluator {
         }
         Err(ct_or_pt_error("transform_to_ntt_inplace"))
     }
-    fn transform_from_ntt(
-        &self,
-        py: Python<'_>,
-        encrypted_ntt: PyRef<'_, Ciphertext>,
-    ) -> PyResult<Ciphertext> {
-        let a = &encrypted_ntt.inner;
-        new_ct(py, || self.inner.transform_from_ntt(a))
-    }
-    fn transform_from_ntt_inplace(
-        &self,
-        py: Python<'_>,
-        encrypted_ntt: &Bound<'_, Ciphertext>,
-    ) -> PyResult<()> {
-        inplace(py, encrypted_ntt, |c| {
-            self.inner.transform_from_ntt_inplace(c)
-        })
-    }
-
-    // ---- Galois automorphisms ------------------------------------------------------------------------
-    fn apply_galois(
-        &self,
-        py: Python<'_>,
-        encrypted: PyRef<'_, Ciphertext>,
-        galois_elt: u32,
-        galois_keys: PyRef<'_, GaloisKeys>,
-    ) -> PyResult<Ciphertext> {
-        let (a, k) = (&encrypted.inner, GaloisKeys::get(&galois_keys)?);
-        new_ct(py, || self.inner.apply_galois(a, galois_elt, k))
-    }
-    fn apply_galois_inplace(
-        &self,
-        py: Python<'_>,
-        encrypted: &Bound<'_, Ciphertext>,
-        galois_elt: u32,
-        galois_keys: PyRef<'_, GaloisKeys>,
-    ) -> PyResult<()> {
-        let k = GaloisKeys::get(&galois_keys)?;
-        inplace(py, encrypted, |c| {
-            self.inner.apply_galois_inplace(c, galois_elt, k)
-        })
-    }
-    /// Rotate the slots left by `steps` (right if negative).
-    fn rotate_vector(
-        &self,
-        py: Python<'_>,
-        encrypted: PyRef<'_, Ciphertext>,
-        steps: i32,
-        galois_keys: PyRef<'_, GaloisKeys>,
-    ) -> PyResult<Ciphertext> {
-        let (a, k) = (&encrypted.inner, GaloisKeys::get(&galois_keys)?);
-        new_ct(py, || self.inner.rotate_vector(a, steps, k))
-    }
-    fn rotate_vector_inplace(
-        &self,
-        py: Python<'_>,
-        encrypted: &Bound<'_, Ciphertext>,
-        steps: i32,
-        galois_keys: PyRef<'_, GaloisKeys>,
-    ) -> PyResult<()> {
-        let k = GaloisKeys::get(&galois_keys)?;
-        inplace(py, encrypted, |c| {
-            self.inner.rotate_vector_inplace(c, steps, k)
-        })
-    }
-    fn complex_conjugate(
-        &self,
-        py: Python<'_>,
-        encrypted: PyRef<'_, Ciphertext>,
-        galois_keys: PyRef<'_, GaloisKeys>,
-    ) -> PyResult<Ciphertext> {
-        let (a, k) = (&encrypted.inner, GaloisKeys::get(&galois_keys)?);
-        new_ct(py, || self.inner.complex_conjugate(a, k))
-    }
-    fn complex_conjugate_inplace(
-        &self,
-        py: Python<'_>,
-        encrypted: &Bound<'_, Ciphertext>,
-        galois_keys: PyRef<'_, GaloisKeys>,
-    ) -> PyResult<()> {
-        let k = GaloisKeys::get(&galois_keys)?;
-        inplace(py, encrypted, |c| {
-            self.inner.complex_conjugate_inplace(c, k)
-        })
-    }
-    /// BFV/BGV only: raises RuntimeError("unsupported scheme") for CKKS, as SEAL does.
-    fn rotate_rows(
-        &self,
-        encrypted: &Bound<'_, PyAny>,
-        steps: &Bound<'_, PyAny>,
-        galois_keys: &Bound<'_, PyAny>,
-    ) -> PyResult<Ciphertext> {
-        let _ = (encrypted, steps, galois_keys);
-        unsupported()
-    }
-    /// BFV/BGV only: raises RuntimeError("unsupported scheme") for CKKS, as SEAL does.
-    fn rotate_rows_inplace(
-        &self,
-        encrypted: &Bound<'_, PyAny>,
-        steps: &Bound<'_, PyAny>,
-        galois_keys: &Bound<'_, PyAny>,
-    ) -> PyResult<()> {
-        let _ = (encrypted, steps, galois_keys);
-        unsupported()
-    }
-    /// BFV/BGV only: raises RuntimeError("unsupported scheme") for CKKS, as SEAL does.
-    fn rotate_columns(
-        &self,
-        encrypted: &Bound<'_, PyAny>,
-        galois_keys: &Bound<'_, PyAny>,
-    ) -> PyResult<Ciphertext> {
-        let _ = (encrypted, galois_keys);
-        unsupported()
-    }
-    /// BFV/BGV only: raises RuntimeError("unsupported scheme") for CKKS, as SEAL does.
-    fn rotate_columns_inplace(
-        &self,
-        encrypted: &Bound<'_, PyAny>,
-        galois_keys: &Bound<'_, PyAny>,
-    ) -> PyResult<()> {
-        let _ = (encrypted, galois_keys);
-        unsupported()
-    }
-
-    // ---- xehe: batched operations (CiphertextBatch) ---------------------------------------------
-    fn negate_batch(
-        &self,
-        py: Python<'_>,
-        a: PyRef<'_, CiphertextBatch>,
-    ) -> PyResult<CiphertextBatch> {
-        let a = &a.inner;
-        Ok(CiphertextBatch {
-            inner: nogil(py, || self.inner.negate_batch(a))?.py()?,
-        })
-    }
-    fn add_batch(
-        &self,
-        py: Python<'_>,
-        a: PyRef<'_, CiphertextBatch>,
-        b: PyRef<'_, CiphertextBatch>,
-    ) -> PyResult<CiphertextBatch> {
-        let (a, b) = (&a.inner, &b.inner);
-        Ok(CiphertextBatch {
-            inner: nogil(py, || self.inner.add_batch(a, b))?.py()?,
-        })
-    }
-    fn sub_batch(
-        &self,
-        py: Python<'_>,
-        a: PyRef<'_, CiphertextBatch>,
-        b: PyRef<'_, CiphertextBatch>,
-    ) -> PyResult<CiphertextBatch> {
-        let (a, b) = (&a.inner, &b.inner);
-        Ok(CiphertextBatch {
-            inner: nogil(py, || self.inner.sub_batch(a, b))?.py()?,
-        })
-    }
     /// `plains`: one Plaintext for every instance, or a sequence of one per instance.
     fn multiply_plain_batch(
         &self,
@@ -597,128 +394,6 @@ impl Evaluator {
         let a = &a.inner;
         Ok(CiphertextBatch {
             inner: nogil(py, || self.inner.multiply_plain_batch(a, &plains))?.py()?,
-        })
-    }
-    fn multiply_batch(
-        &self,
-        py: Python<'_>,
-        a: PyRef<'_, CiphertextBatch>,
-        b: PyRef<'_, CiphertextBatch>,
-    ) -> PyResult<CiphertextBatch> {
-        let (a, b) = (&a.inner, &b.inner);
-        Ok(CiphertextBatch {
-            inner: nogil(py, || self.inner.multiply_batch(a, b))?.py()?,
-        })
-    }
-    fn relinearize_batch(
-        &self,
-        py: Python<'_>,
-        a: PyRef<'_, CiphertextBatch>,
-        relin_keys: PyRef<'_, RelinKeys>,
-    ) -> PyResult<CiphertextBatch> {
-        let (a, k) = (&a.inner, RelinKeys::get(&relin_keys)?);
-        Ok(CiphertextBatch {
-            inner: nogil(py, || self.inner.relinearize_batch(a, k))?.py()?,
-        })
-    }
-    fn rescale_to_next_batch(
-        &self,
-        py: Python<'_>,
-        a: PyRef<'_, CiphertextBatch>,
-    ) -> PyResult<CiphertextBatch> {
-        let a = &a.inner;
-        Ok(CiphertextBatch {
-            inner: nogil(py, || self.inner.rescale_to_next_batch(a))?.py()?,
-        })
-    }
-    fn apply_galois_batch(
-        &self,
-        py: Python<'_>,
-        a: PyRef<'_, CiphertextBatch>,
-        galois_elt: u32,
-        galois_keys: PyRef<'_, GaloisKeys>,
-    ) -> PyResult<CiphertextBatch> {
-        let (a, k) = (&a.inner, GaloisKeys::get(&galois_keys)?);
-        Ok(CiphertextBatch {
-            inner: nogil(py, || self.inner.apply_galois_batch(a, galois_elt, k))?.py()?,
-        })
-    }
-    fn rotate_vector_batch(
-        &self,
-        py: Python<'_>,
-        a: PyRef<'_, CiphertextBatch>,
-        steps: i32,
-        galois_keys: PyRef<'_, GaloisKeys>,
-    ) -> PyResult<CiphertextBatch> {
-        let (a, k) = (&a.inner, GaloisKeys::get(&galois_keys)?);
-        Ok(CiphertextBatch {
-            inner: nogil(py, || self.inner.rotate_vector_batch(a, steps, k))?.py()?,
-        })
-    }
-
-    // ---- xehe: hybrid key switching ---------------------------------------------------------------
-    fn relinearize_hybrid(
-        &self,
-        py: Python<'_>,
-        encrypted: PyRef<'_, Ciphertext>,
-        relin_keys: PyRef<'_, HybridRelinKeys>,
-    ) -> PyResult<Ciphertext> {
-        let (a, k) = (&encrypted.inner, &relin_keys.inner);
-        new_ct(py, || self.inner.relinearize_hybrid(a, k))
-    }
-    fn relinearize_hybrid_inplace(
-        &self,
-        py: Python<'_>,
-        encrypted: &Bound<'_, Ciphertext>,
-        relin_keys: PyRef<'_, HybridRelinKeys>,
-    ) -> PyResult<()> {
-        let k = &relin_keys.inner;
-        inplace(py, encrypted, |c| {
-            self.inner.relinearize_hybrid_inplace(c, k)
-        })
-    }
-    fn apply_galois_hybrid(
-        &self,
-        py: Python<'_>,
-        encrypted: PyRef<'_, Ciphertext>,
-        galois_elt: u32,
-        galois_keys: PyRef<'_, HybridGaloisKeys>,
-    ) -> PyResult<Ciphertext> {
-        let (a, k) = (&encrypted.inner, &galois_keys.inner);
-        new_ct(py, || self.inner.apply_galois_hybrid(a, galois_elt, k))
-    }
-    fn apply_galois_hybrid_inplace(
-        &self,
-        py: Python<'_>,
-        encrypted: &Bound<'_, Ciphertext>,
-        galois_elt: u32,
-        galois_keys: PyRef<'_, HybridGaloisKeys>,
-    ) -> PyResult<()> {
-        let k = &galois_keys.inner;
-        inplace(py, encrypted, |c| {
-            self.inner.apply_galois_hybrid_inplace(c, galois_elt, k)
-        })
-    }
-    fn rotate_vector_hybrid(
-        &self,
-        py: Python<'_>,
-        encrypted: PyRef<'_, Ciphertext>,
-        steps: i32,
-        galois_keys: PyRef<'_, HybridGaloisKeys>,
-    ) -> PyResult<Ciphertext> {
-        let (a, k) = (&encrypted.inner, &galois_keys.inner);
-        new_ct(py, || self.inner.rotate_vector_hybrid(a, steps, k))
-    }
-    fn rotate_vector_hybrid_inplace(
-        &self,
-        py: Python<'_>,
-        encrypted: &Bound<'_, Ciphertext>,
-        steps: i32,
-        galois_keys: PyRef<'_, HybridGaloisKeys>,
-    ) -> PyResult<()> {
-        let k = &galois_keys.inner;
-        inplace(py, encrypted, |c| {
-            self.inner.rotate_vector_hybrid_inplace(c, steps, k)
         })
     }
 }

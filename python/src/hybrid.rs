@@ -3,11 +3,10 @@
 //! format (SEAL cannot read them).
 
 use crate::errors::IntoPy;
-use crate::params::{compr, moduli_to_py, ComprModeType, Modulus, SealContext};
-use crate::util::{bytes_arg, nogil, read_file, write_file};
+use crate::methods::pymethods_with;
+use crate::params::{moduli_to_py, Modulus, SealContext};
+use crate::util::nogil;
 use pyo3::prelude::*;
-use pyo3::types::PyBytes;
-use xehe::SealObject;
 
 /// Hybrid key-switching parameters: `special_modulus_size` (α, special primes, the first
 /// being the context's own) and `dnum` (digits at the first data level).
@@ -110,8 +109,14 @@ pub struct HybridRelinKeys {
     pub inner: xehe::HybridRelinKeys,
 }
 
-#[pymethods]
+pymethods_with! {
 impl HybridRelinKeys {
+    common {
+        /// Load keys saved by `to_bytes`/`save` for the parameters `ks`.
+        load_with_ks(xehe::HybridRelinKeys);
+        load_bytes_with_ks(xehe::HybridRelinKeys);
+        save; to_bytes;
+    }
     /// SEAL's relinearization keys as hybrid keys (only for `KeySwitchParams.seal(context)`).
     #[staticmethod]
     fn from_relin_keys(
@@ -123,41 +128,7 @@ impl HybridRelinKeys {
             inner: xehe::HybridRelinKeys::from_relin_keys(&ks.inner, k).py()?,
         })
     }
-    /// Load keys saved by `to_bytes`/`save` for the parameters `ks`.
-    #[staticmethod]
-    fn load(py: Python<'_>, ks: PyRef<'_, HybridKeySwitching>, path: &str) -> PyResult<Self> {
-        let bytes = read_file(py, path)?;
-        let ks = &ks.inner;
-        Ok(HybridRelinKeys {
-            inner: nogil(py, || xehe::HybridRelinKeys::load(ks, &bytes))?.py()?,
-        })
-    }
-    #[staticmethod]
-    fn load_bytes(
-        py: Python<'_>,
-        ks: PyRef<'_, HybridKeySwitching>,
-        data: &Bound<'_, PyAny>,
-    ) -> PyResult<Self> {
-        let bytes = bytes_arg(data)?;
-        let ks = &ks.inner;
-        Ok(HybridRelinKeys {
-            inner: nogil(py, || xehe::HybridRelinKeys::load(ks, &bytes))?.py()?,
-        })
-    }
-    #[pyo3(signature = (path, compr_mode = None))]
-    fn save(&self, py: Python<'_>, path: &str, compr_mode: Option<ComprModeType>) -> PyResult<()> {
-        let bytes = nogil(py, || self.inner.save(compr(compr_mode)))?.py()?;
-        write_file(py, path, bytes)
-    }
-    #[pyo3(signature = (compr_mode = None))]
-    fn to_bytes<'py>(
-        &self,
-        py: Python<'py>,
-        compr_mode: Option<ComprModeType>,
-    ) -> PyResult<Bound<'py, PyBytes>> {
-        let bytes = nogil(py, || self.inner.save(compr(compr_mode)))?.py()?;
-        Ok(PyBytes::new(py, &bytes))
-    }
+}
 }
 
 /// Hybrid Galois keys, by Galois element.
@@ -166,8 +137,14 @@ pub struct HybridGaloisKeys {
     pub inner: xehe::HybridGaloisKeys,
 }
 
-#[pymethods]
+pymethods_with! {
 impl HybridGaloisKeys {
+    common {
+        /// Load keys saved by `to_bytes`/`save` for the parameters `ks`.
+        load_with_ks(xehe::HybridGaloisKeys);
+        load_bytes_with_ks(xehe::HybridGaloisKeys);
+        save; to_bytes;
+    }
     fn has_key(&self, galois_elt: u32) -> bool {
         self.inner.has_key(galois_elt)
     }
@@ -175,39 +152,5 @@ impl HybridGaloisKeys {
     fn galois_elts(&self) -> Vec<u32> {
         self.inner.galois_elts()
     }
-    /// Load keys saved by `to_bytes`/`save` for the parameters `ks`.
-    #[staticmethod]
-    fn load(py: Python<'_>, ks: PyRef<'_, HybridKeySwitching>, path: &str) -> PyResult<Self> {
-        let bytes = read_file(py, path)?;
-        let ks = &ks.inner;
-        Ok(HybridGaloisKeys {
-            inner: nogil(py, || xehe::HybridGaloisKeys::load(ks, &bytes))?.py()?,
-        })
-    }
-    #[staticmethod]
-    fn load_bytes(
-        py: Python<'_>,
-        ks: PyRef<'_, HybridKeySwitching>,
-        data: &Bound<'_, PyAny>,
-    ) -> PyResult<Self> {
-        let bytes = bytes_arg(data)?;
-        let ks = &ks.inner;
-        Ok(HybridGaloisKeys {
-            inner: nogil(py, || xehe::HybridGaloisKeys::load(ks, &bytes))?.py()?,
-        })
-    }
-    #[pyo3(signature = (path, compr_mode = None))]
-    fn save(&self, py: Python<'_>, path: &str, compr_mode: Option<ComprModeType>) -> PyResult<()> {
-        let bytes = nogil(py, || self.inner.save(compr(compr_mode)))?.py()?;
-        write_file(py, path, bytes)
-    }
-    #[pyo3(signature = (compr_mode = None))]
-    fn to_bytes<'py>(
-        &self,
-        py: Python<'py>,
-        compr_mode: Option<ComprModeType>,
-    ) -> PyResult<Bound<'py, PyBytes>> {
-        let bytes = nogil(py, || self.inner.save(compr(compr_mode)))?.py()?;
-        Ok(PyBytes::new(py, &bytes))
-    }
+}
 }

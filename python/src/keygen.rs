@@ -194,8 +194,40 @@ fn out_ct(
     }
 }
 
-#[pymethods]
-impl Encryptor {
+/// `encryptor_pymethods! { ops { [doc] op; … } <methods> }` is the `#[pymethods] impl Encryptor` block:
+/// for each `op`, `op(plain, destination=None)` (xehe's `op`, without the GIL), which returns
+/// the ciphertext or fills `destination`, with the doc comment given; then the methods given.
+macro_rules! encryptor_pymethods {
+    (ops { $($(#[$doc:meta])* $op:ident;)* } $($methods:tt)*) => {
+        #[pymethods]
+        impl Encryptor {
+            $(
+                $(#[$doc])*
+                #[pyo3(signature = (plain, destination = None))]
+                fn $op(
+                    &self,
+                    py: Python<'_>,
+                    plain: PyRef<'_, Plaintext>,
+                    destination: Option<PyRefMut<'_, Ciphertext>>,
+                ) -> PyResult<Option<Ciphertext>> {
+                    let p = &plain.inner;
+                    let ct = nogil(py, || self.inner.$op(p))?.py()?;
+                    Ok(out_ct(ct, destination))
+                }
+            )*
+            $($methods)*
+        }
+    };
+}
+
+encryptor_pymethods! {
+    ops {
+        /// `encrypt(plain)` returns the ciphertext; `encrypt(plain, destination)` fills one.
+        encrypt;
+        /// Secret-key encryption, `encrypt_symmetric(plain[, destination])`.
+        encrypt_symmetric;
+    }
+
     /// `Encryptor(context, public_key)`, `Encryptor(context, secret_key)` or
     /// `Encryptor(context, public_key, secret_key)`.
     #[new]
@@ -231,30 +263,6 @@ impl Encryptor {
     }
     fn set_secret_key(&mut self, secret_key: PyRef<'_, SecretKey>) -> PyResult<()> {
         self.inner.set_secret_key(&secret_key.inner).py()
-    }
-    /// `encrypt(plain)` returns the ciphertext; `encrypt(plain, destination)` fills one.
-    #[pyo3(signature = (plain, destination = None))]
-    fn encrypt(
-        &self,
-        py: Python<'_>,
-        plain: PyRef<'_, Plaintext>,
-        destination: Option<PyRefMut<'_, Ciphertext>>,
-    ) -> PyResult<Option<Ciphertext>> {
-        let p = &plain.inner;
-        let ct = nogil(py, || self.inner.encrypt(p))?.py()?;
-        Ok(out_ct(ct, destination))
-    }
-    /// Secret-key encryption, `encrypt_symmetric(plain[, destination])`.
-    #[pyo3(signature = (plain, destination = None))]
-    fn encrypt_symmetric(
-        &self,
-        py: Python<'_>,
-        plain: PyRef<'_, Plaintext>,
-        destination: Option<PyRefMut<'_, Ciphertext>>,
-    ) -> PyResult<Option<Ciphertext>> {
-        let p = &plain.inner;
-        let ct = nogil(py, || self.inner.encrypt_symmetric(p))?.py()?;
-        Ok(out_ct(ct, destination))
     }
     /// `encrypt_zero()`, `encrypt_zero(destination)`, `encrypt_zero(parms_id)` or
     /// `encrypt_zero(parms_id, destination)` (public key; first data level by default).

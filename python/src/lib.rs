@@ -18,6 +18,7 @@ mod evaluator;
 mod expr;
 mod hybrid;
 mod keygen;
+mod methods;
 mod objects;
 mod params;
 mod util;

@@ -2,8 +2,8 @@
 //! `RelinKeys`, `GaloisKeys` (seal-python's names, SEAL's serialized form), with xehe's device
 //! methods (`gpu()`, `cpu()`, `download()`, `is_dirty()`, …) on ciphertexts and plaintexts.
 
-use crate::device::Queue;
 use crate::errors::{self, IntoPy};
+use crate::methods::pymethods_with;
 use crate::params::{compr, ComprModeType, SealContext};
 use crate::util::{bytes_arg, load, nogil, parms_id_from, parms_id_to_py, read_file, write_file};
 use numpy::{PyArray1, PyArray3, PyArrayMethods};
@@ -11,64 +11,7 @@ use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::pyclass_init::PyClassInitializer;
 use pyo3::types::{PyBytes, PyTuple};
-use xehe::{DeviceResident, SealLoad, SealObject};
-
-/// Save `obj` to `path` (SEAL's format), without the GIL.
-fn save_to_path<T: SealObject + Sync>(
-    py: Python<'_>,
-    obj: &T,
-    path: &str,
-    mode: Option<ComprModeType>,
-) -> PyResult<()> {
-    let bytes = nogil(py, || obj.save(compr(mode)))?.py()?;
-    write_file(py, path, bytes)
-}
-
-/// Serialize `obj` to Python bytes.
-fn save_bytes<'py, T: SealObject + Sync>(
-    py: Python<'py>,
-    obj: &T,
-    mode: Option<ComprModeType>,
-) -> PyResult<Bound<'py, PyBytes>> {
-    let bytes = nogil(py, || obj.save(compr(mode)))?.py()?;
-    Ok(PyBytes::new(py, &bytes))
-}
-
-fn load_path<T: SealLoad + Send>(py: Python<'_>, context: &SealContext, path: &str) -> PyResult<T> {
-    let ctx = context.get()?;
-    let bytes = read_file(py, path)?;
-    load(py, ctx, &bytes)
-}
-
-fn load_data<T: SealLoad + Send>(
-    py: Python<'_>,
-    context: &SealContext,
-    data: &Bound<'_, PyAny>,
-) -> PyResult<T> {
-    let ctx = context.get()?;
-    let bytes = bytes_arg(data)?;
-    load(py, ctx, &bytes)
-}
-
-/// `obj.gpu(queue=None)`: mark for the default queue (made on first use, from `XEHE_DEVICE`) or
-/// for `queue`.
-fn mark_gpu<T: DeviceResident>(
-    py: Python<'_>,
-    obj: &mut T,
-    queue: Option<PyRef<'_, Queue>>,
-) -> PyResult<()> {
-    let q = match queue {
-        Some(q) => q.inner.clone(),
-        None => nogil(py, xehe::device::default_queue)?.py()?,
-    };
-    obj.gpu_on(&q);
-    Ok(())
-}
-
-/// The queue an object is marked for, if any.
-fn queue_of<T: DeviceResident>(obj: &T) -> Option<Queue> {
-    obj.device_state().queue().map(|inner| Queue { inner })
-}
+use xehe::{DeviceResident, SealObject};
 
 /// A CKKS plaintext (seal-python `Plaintext`): `coeff_modulus_size × N` words in NTT form once
 /// encoded.
@@ -112,8 +55,21 @@ fn coeff_count(n: usize) -> PyResult<usize> {
     Ok(n)
 }
 
-#[pymethods]
+pymethods_with! {
 impl Plaintext {
+    common {
+        parms_id; scale; save; load; load_bytes; save_size; to_bytes; copy;
+        /// Mark for the GPU (the default queue, or `queue`); returns self. Raises
+        /// `xehe.errors.DeviceError` (a RuntimeError) when no GPU backend is usable.
+        gpu;
+        /// Bring back to the host and unmark: later operations run on the CPU.
+        cpu;
+        /// Make the host words current (synchronizes the device queue).
+        download;
+        device_flags;
+        /// The queue the object is marked for, or None.
+        queue;
+    }
     /// `Plaintext()`, `Plaintext(coeff_count)`, `Plaintext(capacity, coeff_count)` (zero
     /// coefficients, not in NTT form) or a copy `Plaintext(other)`. seal-python's
     /// `Plaintext(hex_poly)` is for BFV/BGV and raises ValueError.
@@ -186,109 +142,12 @@ impl Plaintext {
     fn is_ntt_form(&self) -> bool {
         self.inner.is_ntt_form()
     }
-    fn parms_id(&self) -> Vec<u64> {
-        parms_id_to_py(self.inner.parms_id())
-    }
-    /// `scale()` returns the scale; `scale(value)` sets it (seal-python's overloads).
-    #[pyo3(signature = (value = None))]
-    fn scale(slf: &Bound<'_, Self>, value: Option<f64>) -> PyResult<Option<f64>> {
-        match value {
-            None => Ok(Some(slf.try_borrow()?.inner.scale())),
-            Some(v) => {
-                slf.try_borrow_mut()?.inner.set_scale(v);
-                Ok(None)
-            }
-        }
-    }
-    /// Set the scale (SEAL C++ style).
-    fn set_scale(&mut self, value: f64) {
-        self.inner.set_scale(value);
-    }
-    #[pyo3(signature = (path, compr_mode = None))]
-    fn save(&self, py: Python<'_>, path: &str, compr_mode: Option<ComprModeType>) -> PyResult<()> {
-        save_to_path(py, &self.inner, path, compr_mode)
-    }
-    fn load(
-        &mut self,
-        py: Python<'_>,
-        context: PyRef<'_, SealContext>,
-        path: &str,
-    ) -> PyResult<()> {
-        self.inner = load_path(py, &context, path)?;
-        Ok(())
-    }
-    fn load_bytes(
-        &mut self,
-        py: Python<'_>,
-        context: PyRef<'_, SealContext>,
-        data: &Bound<'_, PyAny>,
-    ) -> PyResult<()> {
-        self.inner = load_data(py, &context, data)?;
-        Ok(())
-    }
-    #[pyo3(signature = (compr_mode = None))]
-    fn save_size(&self, compr_mode: Option<ComprModeType>) -> PyResult<usize> {
-        self.inner.save_size(compr(compr_mode)).py()
-    }
-    #[pyo3(signature = (compr_mode = None))]
-    fn to_bytes<'py>(
-        &self,
-        py: Python<'py>,
-        compr_mode: Option<ComprModeType>,
-    ) -> PyResult<Bound<'py, PyBytes>> {
-        save_bytes(py, &self.inner, compr_mode)
-    }
     /// The words, a copy as a 1-D `numpy.uint64` array (xehe addition).
     fn data<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray1<u64>>> {
         let host = xehe::device::object::host_current(&self.inner).py()?;
         Ok(PyArray1::from_slice(py, host.data()))
     }
 
-    // ---- xehe: device residency --------------------------------------------------------------
-    /// Mark for the GPU (the default queue, or `queue`); returns self. Raises
-    /// `xehe.errors.DeviceError` (a RuntimeError) when no GPU backend is usable.
-    #[pyo3(signature = (queue = None))]
-    fn gpu<'py>(
-        slf: Bound<'py, Self>,
-        py: Python<'py>,
-        queue: Option<PyRef<'_, Queue>>,
-    ) -> PyResult<Bound<'py, Self>> {
-        mark_gpu(py, &mut slf.try_borrow_mut()?.inner, queue)?;
-        Ok(slf)
-    }
-    /// Bring back to the host and unmark: later operations run on the CPU.
-    fn cpu(&mut self, py: Python<'_>) -> PyResult<()> {
-        let p = &mut self.inner;
-        nogil(py, || p.cpu())?.py()
-    }
-    /// Make the host words current (synchronizes the device queue).
-    fn download(&mut self, py: Python<'_>) -> PyResult<()> {
-        let p = &mut self.inner;
-        nogil(py, || p.download())?.py()
-    }
-    /// Whether the host words are stale (value computed on the device, not downloaded yet).
-    fn is_dirty(&self) -> bool {
-        self.inner.is_dirty()
-    }
-    /// Whether marked for a device.
-    fn is_gpu(&self) -> bool {
-        self.inner.is_gpu()
-    }
-    /// Whether a device copy exists.
-    fn is_on_gpu(&self) -> bool {
-        self.inner.is_on_gpu()
-    }
-    /// The queue the object is marked for, or None.
-    fn queue(&self) -> Option<Queue> {
-        queue_of(&self.inner)
-    }
-
-    fn __copy__(&self) -> Self {
-        self.clone()
-    }
-    fn __deepcopy__(&self, _memo: &Bound<'_, PyAny>) -> Self {
-        self.clone()
-    }
     fn __repr__(&self) -> String {
         format!(
             "Plaintext(coeff_count={}, ntt_form={}, scale={})",
@@ -298,6 +157,7 @@ impl Plaintext {
         )
     }
 }
+}
 
 /// A CKKS ciphertext (seal-python `Ciphertext`).
 #[pyclass(name = "Ciphertext", module = "xehe")]
@@ -306,8 +166,27 @@ pub struct Ciphertext {
     pub inner: xehe::Ciphertext,
 }
 
-#[pymethods]
+pymethods_with! {
 impl Ciphertext {
+    common {
+        parms_id; scale; save; load; load_bytes; save_size;
+        /// SEAL bytes (seal-python's name for `Ciphertext`).
+        to_string;
+        /// SEAL bytes (as `Plaintext.to_bytes`).
+        to_bytes;
+        /// Mark for the GPU (the default queue, or `queue`); returns self. Nothing is uploaded until
+        /// an operation needs it; results of operations on marked ciphertexts stay on the device.
+        /// Raises `xehe.errors.DeviceError` (a RuntimeError) when no GPU backend is usable.
+        gpu;
+        /// Download and unmark: later operations on this ciphertext run on the CPU.
+        cpu;
+        /// Make the host words current (synchronizes the device queue); the device copy stays.
+        download;
+        device_flags;
+        /// The queue the ciphertext is marked for, or None.
+        queue;
+        copy;
+    }
     /// `Ciphertext()`, `Ciphertext(context)` (empty, at the first data level),
     /// `Ciphertext(context, parms_id[, size_capacity])`, or a copy `Ciphertext(other)`.
     #[new]
@@ -364,68 +243,6 @@ impl Ciphertext {
     fn is_ntt_form(&self) -> bool {
         self.inner.is_ntt_form()
     }
-    fn parms_id(&self) -> Vec<u64> {
-        parms_id_to_py(self.inner.parms_id())
-    }
-    /// `scale()` returns the scale; `scale(value)` sets it (seal-python's overloads).
-    #[pyo3(signature = (value = None))]
-    fn scale(slf: &Bound<'_, Self>, value: Option<f64>) -> PyResult<Option<f64>> {
-        match value {
-            None => Ok(Some(slf.try_borrow()?.inner.scale())),
-            Some(v) => {
-                slf.try_borrow_mut()?.inner.set_scale(v);
-                Ok(None)
-            }
-        }
-    }
-    /// Set the scale (SEAL C++ style).
-    fn set_scale(&mut self, value: f64) {
-        self.inner.set_scale(value);
-    }
-    #[pyo3(signature = (path, compr_mode = None))]
-    fn save(&self, py: Python<'_>, path: &str, compr_mode: Option<ComprModeType>) -> PyResult<()> {
-        save_to_path(py, &self.inner, path, compr_mode)
-    }
-    fn load(
-        &mut self,
-        py: Python<'_>,
-        context: PyRef<'_, SealContext>,
-        path: &str,
-    ) -> PyResult<()> {
-        self.inner = load_path(py, &context, path)?;
-        Ok(())
-    }
-    fn load_bytes(
-        &mut self,
-        py: Python<'_>,
-        context: PyRef<'_, SealContext>,
-        data: &Bound<'_, PyAny>,
-    ) -> PyResult<()> {
-        self.inner = load_data(py, &context, data)?;
-        Ok(())
-    }
-    #[pyo3(signature = (compr_mode = None))]
-    fn save_size(&self, compr_mode: Option<ComprModeType>) -> PyResult<usize> {
-        self.inner.save_size(compr(compr_mode)).py()
-    }
-    /// SEAL bytes (seal-python's name for `Ciphertext`).
-    #[pyo3(signature = (compr_mode = None))]
-    fn to_string<'py>(
-        &self,
-        py: Python<'py>,
-        compr_mode: Option<ComprModeType>,
-    ) -> PyResult<Bound<'py, PyBytes>> {
-        save_bytes(py, &self.inner, compr_mode)
-    }
-    /// SEAL bytes (as `Plaintext.to_bytes`).
-    #[pyo3(signature = (compr_mode = None))]
-    fn to_bytes<'py>(
-        &self,
-        py: Python<'py>,
-        compr_mode: Option<ComprModeType>,
-    ) -> PyResult<Bound<'py, PyBytes>> {
-        save_bytes(py, &self.inner, compr_mode)
-    }
     /// The words, a copy as a `numpy.uint64` array of shape `(size, coeff_modulus_size, N)`
     /// (xehe addition; downloads a device value into the copy).
     fn data<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray3<u64>>> {
@@ -438,52 +255,6 @@ impl Ciphertext {
         PyArray1::from_slice(py, host.data()).reshape([s, k, n])
     }
 
-    // ---- xehe: device residency --------------------------------------------------------------
-    /// Mark for the GPU (the default queue, or `queue`); returns self. Nothing is uploaded until
-    /// an operation needs it; results of operations on marked ciphertexts stay on the device.
-    /// Raises `xehe.errors.DeviceError` (a RuntimeError) when no GPU backend is usable.
-    #[pyo3(signature = (queue = None))]
-    fn gpu<'py>(
-        slf: Bound<'py, Self>,
-        py: Python<'py>,
-        queue: Option<PyRef<'_, Queue>>,
-    ) -> PyResult<Bound<'py, Self>> {
-        mark_gpu(py, &mut slf.try_borrow_mut()?.inner, queue)?;
-        Ok(slf)
-    }
-    /// Download and unmark: later operations on this ciphertext run on the CPU.
-    fn cpu(&mut self, py: Python<'_>) -> PyResult<()> {
-        let c = &mut self.inner;
-        nogil(py, || c.cpu())?.py()
-    }
-    /// Make the host words current (synchronizes the device queue); the device copy stays.
-    fn download(&mut self, py: Python<'_>) -> PyResult<()> {
-        let c = &mut self.inner;
-        nogil(py, || c.download())?.py()
-    }
-    /// Whether the host words are stale (value computed on the device, not downloaded yet).
-    fn is_dirty(&self) -> bool {
-        self.inner.is_dirty()
-    }
-    /// Whether marked for a device.
-    fn is_gpu(&self) -> bool {
-        self.inner.is_gpu()
-    }
-    /// Whether a device copy exists.
-    fn is_on_gpu(&self) -> bool {
-        self.inner.is_on_gpu()
-    }
-    /// The queue the ciphertext is marked for, or None.
-    fn queue(&self) -> Option<Queue> {
-        queue_of(&self.inner)
-    }
-
-    fn __copy__(&self) -> Self {
-        self.clone()
-    }
-    fn __deepcopy__(&self, _memo: &Bound<'_, PyAny>) -> Self {
-        self.clone()
-    }
     fn __repr__(&self) -> String {
         format!(
             "Ciphertext(size={}, coeff_modulus_size={}, poly_modulus_degree={}, scale={}{})",
@@ -494,6 +265,7 @@ impl Ciphertext {
             if self.inner.is_gpu() { ", gpu" } else { "" }
         )
     }
+}
 }
 
 /// The secret key (seal-python `SecretKey`).
@@ -510,10 +282,25 @@ pub struct PublicKey {
     pub inner: xehe::PublicKey,
 }
 
+/// `SecretKey` and `PublicKey`: the same methods, on different xehe keys.
 macro_rules! simple_key {
     ($t:ident, $x:ty) => {
-        #[pymethods]
+        pymethods_with! {
         impl $t {
+            common {
+                parms_id;
+                /// Save to `path` (uncompressed unless `compr_mode` says otherwise).
+                save;
+                load;
+                /// Load from SEAL bytes (xehe addition; seal-python has `SEALContext.from_*_str`).
+                load_bytes;
+                save_size;
+                /// SEAL bytes (seal-python's name).
+                to_string;
+                /// SEAL bytes.
+                to_bytes;
+                copy;
+            }
             /// An empty key, or a copy of `other`.
             #[new]
             #[pyo3(signature = (other = None))]
@@ -525,66 +312,7 @@ macro_rules! simple_key {
                     |o| o.clone(),
                 )
             }
-            fn parms_id(&self) -> Vec<u64> {
-                parms_id_to_py(self.inner.parms_id())
-            }
-            /// Save to `path` (uncompressed unless `compr_mode` says otherwise).
-            #[pyo3(signature = (path, compr_mode = None))]
-            fn save(
-                &self,
-                py: Python<'_>,
-                path: &str,
-                compr_mode: Option<ComprModeType>,
-            ) -> PyResult<()> {
-                save_to_path(py, &self.inner, path, compr_mode)
-            }
-            fn load(
-                &mut self,
-                py: Python<'_>,
-                context: PyRef<'_, SealContext>,
-                path: &str,
-            ) -> PyResult<()> {
-                self.inner = load_path(py, &context, path)?;
-                Ok(())
-            }
-            /// Load from SEAL bytes (xehe addition; seal-python has `SEALContext.from_*_str`).
-            fn load_bytes(
-                &mut self,
-                py: Python<'_>,
-                context: PyRef<'_, SealContext>,
-                data: &Bound<'_, PyAny>,
-            ) -> PyResult<()> {
-                self.inner = load_data(py, &context, data)?;
-                Ok(())
-            }
-            #[pyo3(signature = (compr_mode = None))]
-            fn save_size(&self, compr_mode: Option<ComprModeType>) -> PyResult<usize> {
-                self.inner.save_size(compr(compr_mode)).py()
-            }
-            /// SEAL bytes (seal-python's name).
-            #[pyo3(signature = (compr_mode = None))]
-            fn to_string<'py>(
-                &self,
-                py: Python<'py>,
-                compr_mode: Option<ComprModeType>,
-            ) -> PyResult<Bound<'py, PyBytes>> {
-                save_bytes(py, &self.inner, compr_mode)
-            }
-            /// SEAL bytes.
-            #[pyo3(signature = (compr_mode = None))]
-            fn to_bytes<'py>(
-                &self,
-                py: Python<'py>,
-                compr_mode: Option<ComprModeType>,
-            ) -> PyResult<Bound<'py, PyBytes>> {
-                save_bytes(py, &self.inner, compr_mode)
-            }
-            fn __copy__(&self) -> Self {
-                self.clone()
-            }
-            fn __deepcopy__(&self, _memo: &Bound<'_, PyAny>) -> Self {
-                self.clone()
-            }
+        }
         }
     };
 }
@@ -615,6 +343,24 @@ impl KSwitchKeys {
             Keys::Galois(k) => &k.0,
         }
     }
+    /// SEAL bytes, under the subclass's SEAL name, without the GIL.
+    fn save_vec(&self, py: Python<'_>, compr_mode: Option<ComprModeType>) -> PyResult<Vec<u8>> {
+        let mode = compr(compr_mode);
+        nogil(py, || match &self.keys {
+            Keys::Any(k) => k.save(mode),
+            Keys::Relin(k) => k.save(mode),
+            Keys::Galois(k) => k.save(mode),
+        })?
+        .py()
+    }
+    fn load_into(&mut self, py: Python<'_>, ctx: &xehe::Context, bytes: &[u8]) -> PyResult<()> {
+        self.keys = match self.keys {
+            Keys::Any(_) => Keys::Any(load(py, ctx, bytes)?),
+            Keys::Relin(_) => Keys::Relin(load(py, ctx, bytes)?),
+            Keys::Galois(_) => Keys::Galois(load(py, ctx, bytes)?),
+        };
+        Ok(())
+    }
 }
 
 #[pymethods]
@@ -636,11 +382,8 @@ impl KSwitchKeys {
     }
     #[pyo3(signature = (path, compr_mode = None))]
     fn save(&self, py: Python<'_>, path: &str, compr_mode: Option<ComprModeType>) -> PyResult<()> {
-        match &self.keys {
-            Keys::Any(k) => save_to_path(py, k, path, compr_mode),
-            Keys::Relin(k) => save_to_path(py, k, path, compr_mode),
-            Keys::Galois(k) => save_to_path(py, k, path, compr_mode),
-        }
+        let bytes = self.save_vec(py, compr_mode)?;
+        write_file(py, path, bytes)
     }
     fn load(
         &mut self,
@@ -674,11 +417,7 @@ impl KSwitchKeys {
         py: Python<'py>,
         compr_mode: Option<ComprModeType>,
     ) -> PyResult<Bound<'py, PyBytes>> {
-        match &self.keys {
-            Keys::Any(k) => save_bytes(py, k, compr_mode),
-            Keys::Relin(k) => save_bytes(py, k, compr_mode),
-            Keys::Galois(k) => save_bytes(py, k, compr_mode),
-        }
+        Ok(PyBytes::new(py, &self.save_vec(py, compr_mode)?))
     }
     /// SEAL bytes.
     #[pyo3(signature = (compr_mode = None))]
@@ -691,134 +430,98 @@ impl KSwitchKeys {
     }
 }
 
-impl KSwitchKeys {
-    fn load_into(&mut self, py: Python<'_>, ctx: &xehe::Context, bytes: &[u8]) -> PyResult<()> {
-        self.keys = match self.keys {
-            Keys::Any(_) => Keys::Any(load(py, ctx, bytes)?),
-            Keys::Relin(_) => Keys::Relin(load(py, ctx, bytes)?),
-            Keys::Galois(_) => Keys::Galois(load(py, ctx, bytes)?),
-        };
-        Ok(())
-    }
+/// `RelinKeys` and `GaloisKeys`: subclasses of `KSwitchKeys` holding the variant `Keys::$variant`
+/// (the xehe keys `xehe::$t`). Generates `wrap` (a new Python object), `get` (the xehe keys, or
+/// RuntimeError `$not_held`) and `set`, then the `#[pymethods]` block: `new(other=None)` with the
+/// doc comment given, `has_key($arg)`, `__copy__`, `__deepcopy__` and the methods given.
+macro_rules! kswitch_subclass {
+    (
+        $t:ident, $variant:ident, $not_held:literal,
+        $(#[$new_doc:meta])* has_key($arg:ident: $arg_t:ty) { $($methods:tt)* }
+    ) => {
+        impl $t {
+            pub fn wrap(py: Python<'_>, keys: xehe::$t) -> PyResult<Py<$t>> {
+                Py::new(py, Self::init(keys))
+            }
+            fn init(keys: xehe::$t) -> PyClassInitializer<Self> {
+                let keys = Keys::$variant(keys);
+                PyClassInitializer::from(KSwitchKeys { keys }).add_subclass($t)
+            }
+            /// The xehe keys of the object.
+            pub fn get<'a>(slf: &'a PyRef<'_, $t>) -> PyResult<&'a xehe::$t> {
+                match &slf.as_super().keys {
+                    Keys::$variant(k) => Ok(k),
+                    _ => Err(errors::logic($not_held)),
+                }
+            }
+            pub fn set(slf: &mut PyRefMut<'_, $t>, keys: xehe::$t) {
+                slf.as_super().keys = Keys::$variant(keys);
+            }
+        }
+
+        #[pymethods]
+        impl $t {
+            $(#[$new_doc])*
+            #[new]
+            #[pyo3(signature = (other = None))]
+            fn new(other: Option<PyRef<'_, KSwitchKeys>>) -> PyClassInitializer<Self> {
+                Self::init(xehe::$t(other.map_or_else(Default::default, |o| o.ks().clone())))
+            }
+            fn has_key(slf: PyRef<'_, Self>, $arg: $arg_t) -> PyResult<bool> {
+                Ok($t::get(&slf)?.has_key($arg))
+            }
+            fn __copy__(slf: PyRef<'_, Self>, py: Python<'_>) -> PyResult<Py<$t>> {
+                $t::wrap(py, $t::get(&slf)?.clone())
+            }
+            fn __deepcopy__(
+                slf: PyRef<'_, Self>,
+                py: Python<'_>,
+                _memo: &Bound<'_, PyAny>,
+            ) -> PyResult<Py<$t>> {
+                $t::wrap(py, $t::get(&slf)?.clone())
+            }
+            $($methods)*
+        }
+    };
 }
 
 /// Relinearization keys (seal-python `RelinKeys`).
 #[pyclass(extends = KSwitchKeys, name = "RelinKeys", module = "xehe")]
 pub struct RelinKeys;
 
-impl RelinKeys {
-    pub fn wrap(py: Python<'_>, keys: xehe::RelinKeys) -> PyResult<Py<RelinKeys>> {
-        Py::new(
-            py,
-            PyClassInitializer::from(KSwitchKeys {
-                keys: Keys::Relin(keys),
-            })
-            .add_subclass(RelinKeys),
-        )
-    }
-    /// The xehe keys of a `RelinKeys` object.
-    pub fn get<'a>(slf: &'a PyRef<'_, RelinKeys>) -> PyResult<&'a xehe::RelinKeys> {
-        match &slf.as_super().keys {
-            Keys::Relin(k) => Ok(k),
-            _ => Err(errors::logic(
-                "RelinKeys object does not hold relinearization keys",
-            )),
-        }
-    }
-    pub fn set(slf: &mut PyRefMut<'_, RelinKeys>, keys: xehe::RelinKeys) {
-        slf.as_super().keys = Keys::Relin(keys);
-    }
-}
-
-#[pymethods]
-impl RelinKeys {
+kswitch_subclass!(
+    RelinKeys,
+    Relin,
+    "RelinKeys object does not hold relinearization keys",
     /// Empty keys, or relinearization keys from `other`'s words.
-    #[new]
-    #[pyo3(signature = (other = None))]
-    fn new(other: Option<PyRef<'_, KSwitchKeys>>) -> PyClassInitializer<Self> {
-        let ks = other.map_or_else(Default::default, |o| o.ks().clone());
-        PyClassInitializer::from(KSwitchKeys {
-            keys: Keys::Relin(xehe::RelinKeys(ks)),
-        })
-        .add_subclass(RelinKeys)
-    }
-    /// Slot of the key for `s^key_power`.
-    #[staticmethod]
-    fn get_index(key_power: usize) -> PyResult<usize> {
-        if key_power < 2 {
-            return Err(errors::invalid("key_power cannot be less than 2"));
+    has_key(key_power: usize)
+    {
+        /// Slot of the key for `s^key_power`.
+        #[staticmethod]
+        fn get_index(key_power: usize) -> PyResult<usize> {
+            if key_power < 2 {
+                return Err(errors::invalid("key_power cannot be less than 2"));
+            }
+            Ok(xehe::RelinKeys::get_index(key_power))
         }
-        Ok(xehe::RelinKeys::get_index(key_power))
     }
-    fn has_key(slf: PyRef<'_, Self>, key_power: usize) -> PyResult<bool> {
-        Ok(RelinKeys::get(&slf)?.has_key(key_power))
-    }
-    fn __copy__(slf: PyRef<'_, Self>, py: Python<'_>) -> PyResult<Py<RelinKeys>> {
-        RelinKeys::wrap(py, RelinKeys::get(&slf)?.clone())
-    }
-    fn __deepcopy__(
-        slf: PyRef<'_, Self>,
-        py: Python<'_>,
-        _memo: &Bound<'_, PyAny>,
-    ) -> PyResult<Py<RelinKeys>> {
-        RelinKeys::wrap(py, RelinKeys::get(&slf)?.clone())
-    }
-}
+);
 
 /// Galois keys (seal-python `GaloisKeys`).
 #[pyclass(extends = KSwitchKeys, name = "GaloisKeys", module = "xehe")]
 pub struct GaloisKeys;
 
-impl GaloisKeys {
-    pub fn wrap(py: Python<'_>, keys: xehe::GaloisKeys) -> PyResult<Py<GaloisKeys>> {
-        Py::new(
-            py,
-            PyClassInitializer::from(KSwitchKeys {
-                keys: Keys::Galois(keys),
-            })
-            .add_subclass(GaloisKeys),
-        )
-    }
-    /// The xehe keys of a `GaloisKeys` object.
-    pub fn get<'a>(slf: &'a PyRef<'_, GaloisKeys>) -> PyResult<&'a xehe::GaloisKeys> {
-        match &slf.as_super().keys {
-            Keys::Galois(k) => Ok(k),
-            _ => Err(errors::logic("GaloisKeys object does not hold Galois keys")),
+kswitch_subclass!(
+    GaloisKeys,
+    Galois,
+    "GaloisKeys object does not hold Galois keys",
+    /// Empty keys, or Galois keys from `other`'s words.
+    has_key(galois_elt: u32)
+    {
+        /// Slot of the key for `galois_elt`.
+        #[staticmethod]
+        fn get_index(galois_elt: u32) -> PyResult<usize> {
+            xehe::GaloisKeys::get_index(galois_elt).py()
         }
     }
-    pub fn set(slf: &mut PyRefMut<'_, GaloisKeys>, keys: xehe::GaloisKeys) {
-        slf.as_super().keys = Keys::Galois(keys);
-    }
-}
-
-#[pymethods]
-impl GaloisKeys {
-    /// Empty keys, or Galois keys from `other`'s words.
-    #[new]
-    #[pyo3(signature = (other = None))]
-    fn new(other: Option<PyRef<'_, KSwitchKeys>>) -> PyClassInitializer<Self> {
-        let ks = other.map_or_else(Default::default, |o| o.ks().clone());
-        PyClassInitializer::from(KSwitchKeys {
-            keys: Keys::Galois(xehe::GaloisKeys(ks)),
-        })
-        .add_subclass(GaloisKeys)
-    }
-    /// Slot of the key for `galois_elt`.
-    #[staticmethod]
-    fn get_index(galois_elt: u32) -> PyResult<usize> {
-        xehe::GaloisKeys::get_index(galois_elt).py()
-    }
-    fn has_key(slf: PyRef<'_, Self>, galois_elt: u32) -> PyResult<bool> {
-        Ok(GaloisKeys::get(&slf)?.has_key(galois_elt))
-    }
-    fn __copy__(slf: PyRef<'_, Self>, py: Python<'_>) -> PyResult<Py<GaloisKeys>> {
-        GaloisKeys::wrap(py, GaloisKeys::get(&slf)?.clone())
-    }
-    fn __deepcopy__(
-        slf: PyRef<'_, Self>,
-        py: Python<'_>,
-        _memo: &Bound<'_, PyAny>,
-    ) -> PyResult<Py<GaloisKeys>> {
-        GaloisKeys::wrap(py, GaloisKeys::get(&slf)?.clone())
-    }
-}
+);

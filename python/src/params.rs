@@ -5,6 +5,8 @@
 #![allow(clippy::wrong_self_convention)] // seal-python's names: SEALContext.from_cipher_str, ...
 
 use crate::errors::{self, IntoPy};
+use crate::methods::load_data;
+use crate::objects::{Ciphertext, GaloisKeys, Plaintext, PublicKey, RelinKeys, SecretKey};
 use crate::util::{nogil, parms_id_from, parms_id_to_py, read_file, write_file};
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedBytes;
@@ -12,38 +14,83 @@ use pyo3::types::{PyBytes, PyTuple};
 use std::sync::Arc;
 use xehe::{ComprMode, SealObject};
 
-/// Encryption scheme (seal-python `scheme_type`). xehe evaluates CKKS only; the others are
-/// accepted by `EncryptionParameters` for file compatibility and refused by `SEALContext`.
-#[pyclass(
-    eq,
-    eq_int,
-    hash,
-    frozen,
-    from_py_object,
-    name = "scheme_type",
-    module = "xehe"
-)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum SchemeType {
-    #[pyo3(name = "none")]
-    None = 0,
-    #[pyo3(name = "bfv")]
-    Bfv = 1,
-    #[pyo3(name = "ckks")]
-    Ckks = 2,
-    #[pyo3(name = "bgv")]
-    Bgv = 3,
+/// `seal_enum! { [doc] Type = "py_name" as xehe::Type: repr { Variant = n "name", … } … }`: a
+/// seal-python enum (pybind11's: compared with ints, hashable, pickled by name) with `to_xehe()`,
+/// and its `#[pymethods]`: `__reduce__` and the getters `name` and `value`, each with the doc
+/// comment given before `__reduce__`, `name`, `value`.
+macro_rules! seal_enum {
+    (
+        $(#[$doc:meta])*
+        $t:ident = $py_name:tt as xehe::$x:ident: $repr:ty {
+            $($v:ident = $n:literal $v_name:tt),* $(,)?
+        }
+        $(#[$reduce_doc:meta])* __reduce__;
+        $(#[$name_doc:meta])* name;
+        $(#[$value_doc:meta])* value;
+    ) => {
+        $(#[$doc])*
+        #[pyclass(
+            eq,
+            eq_int,
+            hash,
+            frozen,
+            from_py_object,
+            name = $py_name,
+            module = "xehe"
+        )]
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum $t {
+            $(
+                #[pyo3(name = $v_name)]
+                $v = $n,
+            )*
+        }
+
+        impl $t {
+            pub fn to_xehe(self) -> xehe::$x {
+                match self {
+                    $($t::$v => xehe::$x::$v,)*
+                }
+            }
+        }
+
+        #[pymethods]
+        impl $t {
+            $(#[$reduce_doc])*
+            fn __reduce__(&self) -> String {
+                format!(concat!($py_name, ".{}"), self.name())
+            }
+            $(#[$name_doc])*
+            #[getter]
+            fn name(&self) -> &'static str {
+                match self {
+                    $($t::$v => $v_name,)*
+                }
+            }
+            $(#[$value_doc])*
+            #[getter]
+            fn value(&self) -> $repr {
+                *self as $repr
+            }
+        }
+    };
+}
+
+seal_enum! {
+    /// Encryption scheme (seal-python `scheme_type`). xehe evaluates CKKS only; the others are
+    /// accepted by `EncryptionParameters` for file compatibility and refused by `SEALContext`.
+    SchemeType = "scheme_type" as xehe::SchemeType: u8 {
+        None = 0 "none", Bfv = 1 "bfv", Ckks = 2 "ckks", Bgv = 3 "bgv"
+    }
+    /// Pickled by name (`xehe.scheme_type.<name>`).
+    __reduce__;
+    /// The variant's name, as pybind11 enums have it.
+    name;
+    /// The variant's integer value.
+    value;
 }
 
 impl SchemeType {
-    pub fn to_xehe(self) -> xehe::SchemeType {
-        match self {
-            SchemeType::None => xehe::SchemeType::None,
-            SchemeType::Bfv => xehe::SchemeType::Bfv,
-            SchemeType::Ckks => xehe::SchemeType::Ckks,
-            SchemeType::Bgv => xehe::SchemeType::Bgv,
-        }
-    }
     pub fn from_xehe(s: xehe::SchemeType) -> Self {
         match s {
             xehe::SchemeType::None => SchemeType::None,
@@ -54,78 +101,14 @@ impl SchemeType {
     }
 }
 
-#[pymethods]
-impl SchemeType {
-    /// Pickled by name (`xehe.scheme_type.<name>`).
-    fn __reduce__(&self) -> String {
-        format!("scheme_type.{}", self.name())
+seal_enum! {
+    /// Compression of serialized objects (seal-python `compr_mode_type`). xehe writes and reads
+    /// all three; the seal-python wheel has `none` only.
+    ComprModeType = "compr_mode_type" as xehe::ComprMode: u8 {
+        None = 0 "none", Zlib = 1 "zlib", Zstd = 2 "zstd"
     }
-    /// The variant's name, as pybind11 enums have it.
-    #[getter]
-    fn name(&self) -> &'static str {
-        match self {
-            SchemeType::None => "none",
-            SchemeType::Bfv => "bfv",
-            SchemeType::Ckks => "ckks",
-            SchemeType::Bgv => "bgv",
-        }
-    }
-    /// The variant's integer value.
-    #[getter]
-    fn value(&self) -> u8 {
-        *self as u8
-    }
-}
-
-/// Compression of serialized objects (seal-python `compr_mode_type`). xehe writes and reads
-/// all three; the seal-python wheel has `none` only.
-#[pyclass(
-    eq,
-    eq_int,
-    hash,
-    frozen,
-    from_py_object,
-    name = "compr_mode_type",
-    module = "xehe"
-)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum ComprModeType {
-    #[pyo3(name = "none")]
-    None = 0,
-    #[pyo3(name = "zlib")]
-    Zlib = 1,
-    #[pyo3(name = "zstd")]
-    Zstd = 2,
-}
-
-impl ComprModeType {
-    pub fn to_xehe(self) -> ComprMode {
-        match self {
-            ComprModeType::None => ComprMode::None,
-            ComprModeType::Zlib => ComprMode::Zlib,
-            ComprModeType::Zstd => ComprMode::Zstd,
-        }
-    }
-}
-
-#[pymethods]
-impl ComprModeType {
     /// Pickled by name (`xehe.compr_mode_type.<name>`).
-    fn __reduce__(&self) -> String {
-        format!("compr_mode_type.{}", self.name())
-    }
-    #[getter]
-    fn name(&self) -> &'static str {
-        match self {
-            ComprModeType::None => "none",
-            ComprModeType::Zlib => "zlib",
-            ComprModeType::Zstd => "zstd",
-        }
-    }
-    #[getter]
-    fn value(&self) -> u8 {
-        *self as u8
-    }
+    __reduce__; name; value;
 }
 
 /// `compr_mode` argument: absent means `none` (SEAL's default in seal-python).
@@ -133,58 +116,13 @@ pub fn compr(mode: Option<ComprModeType>) -> ComprMode {
     mode.map_or(ComprMode::None, ComprModeType::to_xehe)
 }
 
-/// Security level (seal-python `sec_level_type`).
-#[pyclass(
-    eq,
-    eq_int,
-    hash,
-    frozen,
-    from_py_object,
-    name = "sec_level_type",
-    module = "xehe"
-)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum SecLevelType {
-    #[pyo3(name = "none")]
-    None = 0,
-    #[pyo3(name = "tc128")]
-    Tc128 = 128,
-    #[pyo3(name = "tc192")]
-    Tc192 = 192,
-    #[pyo3(name = "tc256")]
-    Tc256 = 256,
-}
-
-impl SecLevelType {
-    pub fn to_xehe(self) -> xehe::SecLevel {
-        match self {
-            SecLevelType::None => xehe::SecLevel::None,
-            SecLevelType::Tc128 => xehe::SecLevel::Tc128,
-            SecLevelType::Tc192 => xehe::SecLevel::Tc192,
-            SecLevelType::Tc256 => xehe::SecLevel::Tc256,
-        }
+seal_enum! {
+    /// Security level (seal-python `sec_level_type`).
+    SecLevelType = "sec_level_type" as xehe::SecLevel: u16 {
+        None = 0 "none", Tc128 = 128 "tc128", Tc192 = 192 "tc192", Tc256 = 256 "tc256"
     }
-}
-
-#[pymethods]
-impl SecLevelType {
     /// Pickled by name (`xehe.sec_level_type.<name>`).
-    fn __reduce__(&self) -> String {
-        format!("sec_level_type.{}", self.name())
-    }
-    #[getter]
-    fn name(&self) -> &'static str {
-        match self {
-            SecLevelType::None => "none",
-            SecLevelType::Tc128 => "tc128",
-            SecLevelType::Tc192 => "tc192",
-            SecLevelType::Tc256 => "tc256",
-        }
-    }
-    #[getter]
-    fn value(&self) -> u16 {
-        *self as u16
-    }
+    __reduce__; name; value;
 }
 
 /// An integer modulus (seal-python `Modulus`).
@@ -446,8 +384,47 @@ fn context_data(ctx: &xehe::Context, id: &xehe::ParmsId) -> Option<ContextData> 
     })
 }
 
-#[pymethods]
-impl SealContext {
+/// `seal_context_pymethods! { objects { name -> T; } keys { name -> T; } <methods> }` is the
+/// `#[pymethods] impl SealContext` block with seal-python's loaders `name(data)` of SEAL bytes
+/// (validated as SEAL's `load`), then the methods given: an object `T { inner }`, or keys
+/// `T::wrap`ped (a `KSwitchKeys` subclass). The doc comment before a loader is its docstring.
+macro_rules! seal_context_pymethods {
+    (
+        objects { $($(#[$o_doc:meta])* $o_name:ident -> $o_t:ident;)* }
+        keys { $($k_name:ident -> $k_t:ident;)* }
+        $($methods:tt)*
+    ) => {
+        #[pymethods]
+        impl SealContext {
+            $(
+                $(#[$o_doc])*
+                fn $o_name(&self, py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<$o_t> {
+                    Ok($o_t { inner: load_data(py, self, data)? })
+                }
+            )*
+            $(
+                fn $k_name(&self, py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<Py<$k_t>> {
+                    $k_t::wrap(py, load_data(py, self, data)?)
+                }
+            )*
+            $($methods)*
+        }
+    };
+}
+
+seal_context_pymethods! {
+    objects {
+        /// A `Ciphertext` from its SEAL bytes (validated as SEAL's `load`).
+        from_cipher_str -> Ciphertext;
+        from_plain_str -> Plaintext;
+        from_secret_str -> SecretKey;
+        from_public_str -> PublicKey;
+    }
+    keys {
+        from_relin_str -> RelinKeys;
+        from_galois_str -> GaloisKeys;
+    }
+
     /// `SEALContext(parms, expand_mod_chain=True, sec_level=sec_level_type.tc128)`. xehe always
     /// expands the chain: `expand_mod_chain=False` raises ValueError.
     #[new]
@@ -521,71 +498,6 @@ impl SealContext {
     }
     fn using_keyswitching(&self) -> bool {
         self.ctx.as_ref().is_ok_and(|c| c.using_keyswitching())
-    }
-    /// A `Ciphertext` from its SEAL bytes (validated as SEAL's `load`).
-    fn from_cipher_str(
-        &self,
-        py: Python<'_>,
-        data: &Bound<'_, PyAny>,
-    ) -> PyResult<crate::objects::Ciphertext> {
-        let ctx = self.get()?;
-        let bytes = crate::util::bytes_arg(data)?;
-        Ok(crate::objects::Ciphertext {
-            inner: crate::util::load(py, ctx, &bytes)?,
-        })
-    }
-    fn from_plain_str(
-        &self,
-        py: Python<'_>,
-        data: &Bound<'_, PyAny>,
-    ) -> PyResult<crate::objects::Plaintext> {
-        let ctx = self.get()?;
-        let bytes = crate::util::bytes_arg(data)?;
-        Ok(crate::objects::Plaintext {
-            inner: crate::util::load(py, ctx, &bytes)?,
-        })
-    }
-    fn from_secret_str(
-        &self,
-        py: Python<'_>,
-        data: &Bound<'_, PyAny>,
-    ) -> PyResult<crate::objects::SecretKey> {
-        let ctx = self.get()?;
-        let bytes = crate::util::bytes_arg(data)?;
-        Ok(crate::objects::SecretKey {
-            inner: crate::util::load(py, ctx, &bytes)?,
-        })
-    }
-    fn from_public_str(
-        &self,
-        py: Python<'_>,
-        data: &Bound<'_, PyAny>,
-    ) -> PyResult<crate::objects::PublicKey> {
-        let ctx = self.get()?;
-        let bytes = crate::util::bytes_arg(data)?;
-        Ok(crate::objects::PublicKey {
-            inner: crate::util::load(py, ctx, &bytes)?,
-        })
-    }
-    fn from_relin_str(
-        &self,
-        py: Python<'_>,
-        data: &Bound<'_, PyAny>,
-    ) -> PyResult<Py<crate::objects::RelinKeys>> {
-        let ctx = self.get()?;
-        let bytes = crate::util::bytes_arg(data)?;
-        let keys: xehe::RelinKeys = crate::util::load(py, ctx, &bytes)?;
-        crate::objects::RelinKeys::wrap(py, keys)
-    }
-    fn from_galois_str(
-        &self,
-        py: Python<'_>,
-        data: &Bound<'_, PyAny>,
-    ) -> PyResult<Py<crate::objects::GaloisKeys>> {
-        let ctx = self.get()?;
-        let bytes = crate::util::bytes_arg(data)?;
-        let keys: xehe::GaloisKeys = crate::util::load(py, ctx, &bytes)?;
-        crate::objects::GaloisKeys::wrap(py, keys)
     }
     fn __repr__(&self) -> String {
         match &self.ctx {
