@@ -272,16 +272,14 @@ enum XeheStatus xehe_bootstrapper_bootstrap(const struct XeheBootstrapper *boots
 
 /**
  * A bootstrapper for `context` and `keys` (Rust `Bootstrapper::new`): encodes the
- * CoeffsToSlots and SlotsToCoeffs diagonals and prepares EvalMod (CPU work: under a second at
- * N = 2^12, seconds at N = 2^16; the diagonals and keys are uploaded to a GPU on the first
- * bootstrap there and kept).
+ * CoeffsToSlots and SlotsToCoeffs diagonals and prepares EvalMod (CPU work: under a
+ * second at N = 2^12, seconds at N = 2^16; the diagonals and keys are uploaded to a
+ * GPU on the first bootstrap there and kept). The handle's keys are shared (no
+ * copy: a key set is 4–9 GiB at N = 2^16).
  *
- * **Ownership:** `*out` is a new handle owned by the caller (`xehe_bootstrapper_destroy`); the
- * bootstrapper shares the keys (no copy) and keeps them alive, so `keys` may be destroyed right
- * after. **Thread safety:** any thread.
- * **Errors:** `NULL_POINTER` (`keys` NULL included); `INVALID_HANDLE`; `CONTEXT_MISMATCH`
- * (keys made or loaded with another context handle); `NOT_VALID_FOR_PARAMS` /
- * `INVALID_PARAMETERS` (keys of other parameters).
+ * **Ownership:** `*out` is a new handle owned by the caller (`xehe_bootstrapper_destroy`); the bootstrapper shares the keys and keeps them alive, so `keys` may be destroyed right after.
+ * **Thread safety:** any thread.
+ * **Errors:** `NULL_POINTER`; `INVALID_HANDLE`; `CONTEXT_MISMATCH` (keys made or loaded with another context handle); `NOT_VALID_FOR_PARAMS` / `INVALID_PARAMETERS` (keys of other parameters).
  *
  * # Safety
  * `out` is valid for a write.
@@ -391,16 +389,15 @@ enum XeheStatus xehe_bootstrapping_keys_create(const struct XeheContext *context
                                                struct XeheBootstrappingKeys **out);
 
 /**
- * Generate bootstrapping keys from a secret key handle, for the preset whose primes are the
- * context's (Rust `BootstrappingKeys::generate(context, BootstrappingParameters::for_context,
- * secret_key)`; the CLI's `xehe keygen bootstrap`). CPU work: about a second at N = 2^12,
- * minutes at N = 2^16 (about 50 Galois keys, 8.6 GiB of keys).
+ * Generate bootstrapping keys from a secret key handle, for the preset whose primes
+ * are the context's (Rust `BootstrappingKeys::generate(context,
+ * BootstrappingParameters::for_context, secret_key)`; the CLI's `xehe keygen
+ * bootstrap`). CPU work: about a second at N = 2^12, minutes at N = 2^16 (about 50
+ * Galois keys, 8.6 GiB of keys).
  *
- * **Ownership:** `*out` is a new handle owned by the caller (`xehe_bootstrapping_keys_destroy`);
- * the secret key is only read. **Thread safety:** any thread. **Errors:** `NULL_POINTER`;
- * `INVALID_HANDLE`; `CONTEXT_MISMATCH` (a key of another context); `INVALID_PARAMETERS` when
- * no preset has the context's primes (the message lists the presets); `INVALID_ARGUMENT` for
- * a secret key that is not ternary; `DEVICE` if the OS random source fails.
+ * **Ownership:** `*out` is a new handle owned by the caller (`xehe_bootstrapping_keys_destroy`); the secret key is only read.
+ * **Thread safety:** any thread.
+ * **Errors:** `NULL_POINTER`; `INVALID_HANDLE`; `CONTEXT_MISMATCH` (a key of another context); `INVALID_PARAMETERS` when no preset has the context's primes (the message lists the presets); `INVALID_ARGUMENT` for a secret key that is not ternary; `DEVICE` if the OS random source fails.
  *
  * # Safety
  * `out` is valid for a write.
@@ -749,9 +746,9 @@ enum XeheStatus xehe_context_parms_id(const struct XeheContext *context,
 /**
  * A decryptor for `secret_key` (SEAL `Decryptor(context, secret_key)`).
  *
- * **Ownership:** `*out` is a new handle owned by the caller (`xehe_decryptor_destroy`); the key
- * is copied. **Thread safety:** any thread. **Errors:** `NULL_POINTER`; `INVALID_HANDLE`;
- * `CONTEXT_MISMATCH`; `NOT_VALID_FOR_PARAMS`.
+ * **Ownership:** `*out` is a new handle owned by the caller (`xehe_decryptor_destroy`); the key is copied.
+ * **Thread safety:** any thread.
+ * **Errors:** `NULL_POINTER`; `INVALID_HANDLE`; `CONTEXT_MISMATCH`; `NOT_VALID_FOR_PARAMS`.
  *
  * # Safety
  * `out` is valid for a write.
@@ -1315,11 +1312,12 @@ enum XeheStatus xehe_keygen_create(const struct XeheContext *context,
                                    struct XeheKeyGenerator **out);
 
 /**
- * A key generator for an existing secret key (SEAL `KeyGenerator(context, secret_key)`).
+ * A key generator for an existing secret key (SEAL `KeyGenerator(context,
+ * secret_key)`).
  *
  * **Ownership:** `*out` is a new handle owned by the caller; the key is copied.
- * **Thread safety:** any thread. **Errors:** `NULL_POINTER`; `INVALID_HANDLE`;
- * `CONTEXT_MISMATCH`; `NOT_VALID_FOR_PARAMS`.
+ * **Thread safety:** any thread.
+ * **Errors:** `NULL_POINTER`; `INVALID_HANDLE`; `CONTEXT_MISMATCH`; `NOT_VALID_FOR_PARAMS`.
  *
  * # Safety
  * `out` is valid for a write.

@@ -8,7 +8,6 @@
 //! primes; SEAL needs `sec_level_type::none` for them, the C ABI `sec_level_bits = 0`): the
 //! preset is found from the context's primes.
 
-use super::engines::get_in;
 use super::handles::{get, issue};
 use super::objects::{
     compr_mode as compr_mode_in, write_parms_id,
@@ -32,19 +31,9 @@ fn preset_for(ctx: &Context) -> CResult<BootstrappingParameters> {
     })
 }
 
-/// Generate keys for the context's preset from `sk` and issue their handle.
-///
-/// # Safety
-/// `out` follows the module contract.
-unsafe fn generate(
-    c: &super::handles::Bound<Context>,
-    sk: &SecretKey,
-    out: *mut *mut XeheBootstrappingKeys,
-) -> CResult<()> {
-    let params = preset_for(&c.obj)?;
-    let keys = BootstrappingKeys::generate(&c.obj, &params, sk, |_, _| {})?;
-    // SAFETY: forwarded contract.
-    unsafe { issue::<XeheBootstrappingKeys>(keys, c.ctx, out) }
+/// Generate keys for the context's preset from `sk`.
+fn generate(ctx: &Context, sk: &SecretKey) -> CResult<BootstrappingKeys> {
+    Ok(BootstrappingKeys::generate(ctx, &preset_for(ctx)?, sk, |_, _| {})?)
 }
 
 // ---- presets -----------------------------------------------------------------------------
@@ -104,34 +93,6 @@ pub unsafe extern "C" fn xehe_bootstrapping_preset(
 
 // ---- keys --------------------------------------------------------------------------------
 
-/// Generate bootstrapping keys from a secret key handle, for the preset whose primes are the
-/// context's (Rust `BootstrappingKeys::generate(context, BootstrappingParameters::for_context,
-/// secret_key)`; the CLI's `xehe keygen bootstrap`). CPU work: about a second at N = 2^12,
-/// minutes at N = 2^16 (about 50 Galois keys, 8.6 GiB of keys).
-///
-/// **Ownership:** `*out` is a new handle owned by the caller (`xehe_bootstrapping_keys_destroy`);
-/// the secret key is only read. **Thread safety:** any thread. **Errors:** `NULL_POINTER`;
-/// `INVALID_HANDLE`; `CONTEXT_MISMATCH` (a key of another context); `INVALID_PARAMETERS` when
-/// no preset has the context's primes (the message lists the presets); `INVALID_ARGUMENT` for
-/// a secret key that is not ternary; `DEVICE` if the OS random source fails.
-///
-/// # Safety
-/// `out` is valid for a write.
-#[no_mangle]
-pub unsafe extern "C" fn xehe_bootstrapping_keys_create_from_secret_key(
-    context: *const XeheContext,
-    secret_key: *const XeheSecretKey,
-    out: *mut *mut XeheBootstrappingKeys,
-) -> XeheStatus {
-    guard(|| {
-        need(out, "out")?;
-        let c = get(context, "context")?;
-        let sk = get_in(secret_key, "secret_key", c.ctx)?;
-        // SAFETY: forwarded contract.
-        unsafe { generate(&c, &sk.obj, out) }
-    })
-}
-
 /// Generate bootstrapping keys from a secret key serialized by SEAL (`SecretKey::save`, any
 /// compression) or xehe in `(data, size)`: as [`xehe_bootstrapping_keys_create_from_secret_key`]
 /// without a secret key handle. The library's copy of the key is zeroed when it is dropped; the
@@ -157,43 +118,13 @@ pub unsafe extern "C" fn xehe_bootstrapping_keys_create(
         // SAFETY: forwarded contract.
         let bytes = unsafe { slice_in(data, size, "data")? };
         let sk = SecretKey::load(&c.obj, bytes)?;
+        let keys = generate(&c.obj, &sk)?;
         // SAFETY: forwarded contract.
-        unsafe { generate(&c, &sk, out) }
+        unsafe { issue::<XeheBootstrappingKeys>(keys, c.ctx, out) }
     })
 }
 
 // ---- bootstrapper ------------------------------------------------------------------------
-
-/// A bootstrapper for `context` and `keys` (Rust `Bootstrapper::new`): encodes the
-/// CoeffsToSlots and SlotsToCoeffs diagonals and prepares EvalMod (CPU work: under a second at
-/// N = 2^12, seconds at N = 2^16; the diagonals and keys are uploaded to a GPU on the first
-/// bootstrap there and kept).
-///
-/// **Ownership:** `*out` is a new handle owned by the caller (`xehe_bootstrapper_destroy`); the
-/// bootstrapper shares the keys (no copy) and keeps them alive, so `keys` may be destroyed right
-/// after. **Thread safety:** any thread.
-/// **Errors:** `NULL_POINTER` (`keys` NULL included); `INVALID_HANDLE`; `CONTEXT_MISMATCH`
-/// (keys made or loaded with another context handle); `NOT_VALID_FOR_PARAMS` /
-/// `INVALID_PARAMETERS` (keys of other parameters).
-///
-/// # Safety
-/// `out` is valid for a write.
-#[no_mangle]
-pub unsafe extern "C" fn xehe_bootstrapper_create(
-    context: *const XeheContext,
-    keys: *const XeheBootstrappingKeys,
-    out: *mut *mut XeheBootstrapper,
-) -> XeheStatus {
-    guard(|| {
-        need(out, "out")?;
-        let c = get(context, "context")?;
-        let k = get_in(keys, "keys", c.ctx)?;
-        // The handle's keys are shared (its Arc), not copied: a key set is 4–9 GiB at N = 2^16.
-        let boot = Bootstrapper::new(&c.obj, Arc::clone(&k.obj))?;
-        // SAFETY: forwarded contract.
-        unsafe { issue::<XeheBootstrapper>(boot, c.ctx, out) }
-    })
-}
 
 /// Save the bootstrapper's keys to a file (created or truncated) in xehe's format, as
 /// [`xehe_bootstrapping_keys_save_file`] (Rust `Bootstrapper::keys().save_file`): keys
@@ -264,6 +195,33 @@ macro_rules! bootstrapping_table {
             XeheBootstrapper = Bootstrapper,
                 "a bootstrapper (Rust `Bootstrapper`): its keys and the precomputed DFT \
                  diagonals and EvalMod polynomial of one context";
+        }
+        new_handle_fns! { $cb;
+            /// Generate bootstrapping keys from a secret key handle, for the preset whose primes
+            /// are the context's (Rust `BootstrappingKeys::generate(context,
+            /// BootstrappingParameters::for_context, secret_key)`; the CLI's `xehe keygen
+            /// bootstrap`). CPU work: about a second at N = 2^12, minutes at N = 2^16 (about 50
+            /// Galois keys, 8.6 GiB of keys).
+            xehe_bootstrapping_keys_create_from_secret_key(context: XeheContext,
+                secret_key: XeheSecretKey) -> XeheBootstrappingKeys =
+                |c, sk| generate(&c.obj, &sk.obj)?,
+                owner " (`xehe_bootstrapping_keys_destroy`); the secret key is only read",
+                errors "; `CONTEXT_MISMATCH` (a key of another context); `INVALID_PARAMETERS` \
+                        when no preset has the context's primes (the message lists the \
+                        presets); `INVALID_ARGUMENT` for a secret key that is not ternary; \
+                        `DEVICE` if the OS random source fails";
+            /// A bootstrapper for `context` and `keys` (Rust `Bootstrapper::new`): encodes the
+            /// CoeffsToSlots and SlotsToCoeffs diagonals and prepares EvalMod (CPU work: under a
+            /// second at N = 2^12, seconds at N = 2^16; the diagonals and keys are uploaded to a
+            /// GPU on the first bootstrap there and kept). The handle's keys are shared (no
+            /// copy: a key set is 4–9 GiB at N = 2^16).
+            xehe_bootstrapper_create(context: XeheContext, keys: XeheBootstrappingKeys)
+                -> XeheBootstrapper = |c, k| Bootstrapper::new(&c.obj, Arc::clone(&k.obj))?,
+                owner " (`xehe_bootstrapper_destroy`); the bootstrapper shares the keys and \
+                       keeps them alive, so `keys` may be destroyed right after",
+                errors "; `CONTEXT_MISMATCH` (keys made or loaded with \
+                        another context handle); `NOT_VALID_FOR_PARAMS` / `INVALID_PARAMETERS` \
+                        (keys of other parameters)";
         }
         destroy_fns! { $cb;
             xehe_bootstrapping_keys_destroy(keys: XeheBootstrappingKeys) "bootstrapping keys",

@@ -48,31 +48,6 @@ unsafe fn level_or_first(enc: &CkksEncoder, parms_id: *const u64) -> CResult<Par
 
 // ---- key generator -----------------------------------------------------------------------
 
-/// A key generator for an existing secret key (SEAL `KeyGenerator(context, secret_key)`).
-///
-/// **Ownership:** `*out` is a new handle owned by the caller; the key is copied.
-/// **Thread safety:** any thread. **Errors:** `NULL_POINTER`; `INVALID_HANDLE`;
-/// `CONTEXT_MISMATCH`; `NOT_VALID_FOR_PARAMS`.
-///
-/// # Safety
-/// `out` is valid for a write.
-#[no_mangle]
-pub unsafe extern "C" fn xehe_keygen_create_from_secret_key(
-    context: *const XeheContext,
-    secret_key: *const XeheSecretKey,
-    out: *mut *mut XeheKeyGenerator,
-) -> XeheStatus {
-    guard(|| {
-        need(out, "out")?;
-        let c = get(context, "context")?;
-        let sk = get_in(secret_key, "secret_key", c.ctx)?;
-        // SAFETY: forwarded contract.
-        unsafe {
-            issue::<XeheKeyGenerator>(KeyGenerator::from_secret_key(&c.obj, &sk.obj)?, c.ctx, out)
-        }
-    })
-}
-
 /// New Galois keys for rotations by `steps[0..count]` (SEAL
 /// `KeyGenerator::create_galois_keys(steps)`); `count == 0` makes SEAL's default set (every
 /// power-of-two rotation both ways and the conjugation).
@@ -231,29 +206,6 @@ pub unsafe extern "C" fn xehe_encryptor_create(
     })
 }
 
-/// A decryptor for `secret_key` (SEAL `Decryptor(context, secret_key)`).
-///
-/// **Ownership:** `*out` is a new handle owned by the caller (`xehe_decryptor_destroy`); the key
-/// is copied. **Thread safety:** any thread. **Errors:** `NULL_POINTER`; `INVALID_HANDLE`;
-/// `CONTEXT_MISMATCH`; `NOT_VALID_FOR_PARAMS`.
-///
-/// # Safety
-/// `out` is valid for a write.
-#[no_mangle]
-pub unsafe extern "C" fn xehe_decryptor_create(
-    context: *const XeheContext,
-    secret_key: *const XeheSecretKey,
-    out: *mut *mut XeheDecryptor,
-) -> XeheStatus {
-    guard(|| {
-        need(out, "out")?;
-        let c = get(context, "context")?;
-        let d = Decryptor::new(&c.obj, &get_in(secret_key, "secret_key", c.ctx)?.obj)?;
-        // SAFETY: forwarded contract.
-        unsafe { issue::<XeheDecryptor>(d, c.ctx, out) }
-    })
-}
-
 // ---- the same-shape functions (families in `super::families`) ----------------------------
 
 /// The engines' functions of the families, for a callback (`c_fn` or `c_decl`).
@@ -280,6 +232,16 @@ macro_rules! engines_table {
             xehe_keygen_create(context: XeheContext) -> XeheKeyGenerator =
                 |c| KeyGenerator::new(&c.obj)?, owner " (`xehe_keygen_destroy`)",
                 errors "; `DEVICE` if the OS random source fails";
+            /// A key generator for an existing secret key (SEAL `KeyGenerator(context,
+            /// secret_key)`).
+            xehe_keygen_create_from_secret_key(context: XeheContext, secret_key: XeheSecretKey)
+                -> XeheKeyGenerator = |c, sk| KeyGenerator::from_secret_key(&c.obj, &sk.obj)?,
+                owner "; the key is copied", errors "; `CONTEXT_MISMATCH`; `NOT_VALID_FOR_PARAMS`";
+            /// A decryptor for `secret_key` (SEAL `Decryptor(context, secret_key)`).
+            xehe_decryptor_create(context: XeheContext, secret_key: XeheSecretKey)
+                -> XeheDecryptor = |c, sk| Decryptor::new(&c.obj, &sk.obj)?,
+                owner " (`xehe_decryptor_destroy`); the key is copied",
+                errors "; `CONTEXT_MISMATCH`; `NOT_VALID_FOR_PARAMS`";
             /// The CKKS encoder of `context` (SEAL `CKKSEncoder(context)`).
             xehe_encoder_create(context: XeheContext) -> XeheEncoder =
                 |c| CkksEncoder::new(&c.obj)?, owner " (`xehe_encoder_destroy`)",

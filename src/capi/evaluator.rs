@@ -12,7 +12,7 @@
 use super::engines::{get_in, Dest};
 use super::handles::{get, Bound, Handle};
 use super::objects::{
-    parms_id_in, XeheCiphertext, XeheContext, XeheGaloisKeys, XehePlaintext, XeheRelinKeys,
+    XeheCiphertext, XeheContext, XeheGaloisKeys, XehePlaintext, XeheRelinKeys,
 };
 use super::{guard, slice_in, CResult, XeheStatus};
 use crate::{Ciphertext, Evaluator};
@@ -73,6 +73,18 @@ macro_rules! evaluator_table {
                 |c| Evaluator::new(&c.obj), owner " (`xehe_evaluator_destroy`)",
                 thread "; one evaluator may run operations from several threads at once";
         }
+        evaluator_level_fns! { $cb;
+            /// Rescale down to the level `parms_id[4]` (SEAL `rescale_to`).
+            xehe_evaluator_rescale_to(encrypted: XeheCiphertext) = rescale_to,
+                then "as [`xehe_evaluator_rescale_to_next`]; `INVALID_ARGUMENT` for a level above";
+            /// Mod-switch down to the level `parms_id[4]` (SEAL `mod_switch_to`).
+            xehe_evaluator_mod_switch_to(encrypted: XeheCiphertext) = mod_switch_to,
+                then "as [`xehe_evaluator_mod_switch_to_next`]; `INVALID_ARGUMENT` for a level \
+                      above";
+            /// Mod-switch a plaintext down to `parms_id[4]` (SEAL `mod_switch_to(Plaintext)`).
+            xehe_evaluator_mod_switch_plain_to(plain: XehePlaintext) = mod_switch_plain_to,
+                then "as [`xehe_evaluator_mod_switch_plain_to_next`]; `INVALID_ARGUMENT`";
+        }
         evaluator_fns! { $cb;
             /// `destination = -encrypted` (SEAL `negate`).
             [] xehe_evaluator_negate(encrypted: XeheCiphertext) -> XeheCiphertext =
@@ -116,34 +128,15 @@ macro_rules! evaluator_table {
             [] xehe_evaluator_rescale_to_next(encrypted: XeheCiphertext) -> XeheCiphertext =
                 |ev| ev.rescale_to_next(&encrypted),
                 then "`END_OF_MODULUS_CHAIN`, `WRONG_FORM`, `SCALE_OUT_OF_BOUNDS`";
-            /// Rescale down to the level `parms_id[4]` (SEAL `rescale_to`).
-            [unsafe] xehe_evaluator_rescale_to(encrypted: XeheCiphertext [parms_id: *const u64])
-                -> XeheCiphertext =
-                |ev| ev.rescale_to(&encrypted, &unsafe { parms_id_in(parms_id)? }),
-                then "as [`xehe_evaluator_rescale_to_next`]; `INVALID_ARGUMENT` for a level above",
-                safety "`parms_id` is valid for 4 reads.";
             /// Drop the last prime without scaling (SEAL `mod_switch_to_next`).
             [] xehe_evaluator_mod_switch_to_next(encrypted: XeheCiphertext) -> XeheCiphertext =
                 |ev| ev.mod_switch_to_next(&encrypted),
                 then "`END_OF_MODULUS_CHAIN`, `TRANSPARENT_RESULT`";
-            /// Mod-switch down to the level `parms_id[4]` (SEAL `mod_switch_to`).
-            [unsafe] xehe_evaluator_mod_switch_to(encrypted: XeheCiphertext [parms_id: *const u64])
-                -> XeheCiphertext =
-                |ev| ev.mod_switch_to(&encrypted, &unsafe { parms_id_in(parms_id)? }),
-                then "as [`xehe_evaluator_mod_switch_to_next`]; `INVALID_ARGUMENT` for a level \
-                      above",
-                safety "`parms_id` is valid for 4 reads.";
             /// Drop the last prime of an NTT-form plaintext (SEAL
             /// `mod_switch_to_next(Plaintext)`).
             [] xehe_evaluator_mod_switch_plain_to_next(plain: XehePlaintext) -> XehePlaintext =
                 |ev| ev.mod_switch_plain_to_next(&plain),
                 then "`END_OF_MODULUS_CHAIN`, `WRONG_FORM`";
-            /// Mod-switch a plaintext down to `parms_id[4]` (SEAL `mod_switch_to(Plaintext)`).
-            [unsafe] xehe_evaluator_mod_switch_plain_to(plain: XehePlaintext [parms_id: *const u64])
-                -> XehePlaintext =
-                |ev| ev.mod_switch_plain_to(&plain, &unsafe { parms_id_in(parms_id)? }),
-                then "as [`xehe_evaluator_mod_switch_plain_to_next`]; `INVALID_ARGUMENT`",
-                safety "`parms_id` is valid for 4 reads.";
             /// Convert to NTT form (SEAL `transform_to_ntt`).
             [] xehe_evaluator_transform_to_ntt(encrypted: XeheCiphertext) -> XeheCiphertext =
                 |ev| ev.transform_to_ntt(&encrypted), then "`WRONG_FORM` if already";

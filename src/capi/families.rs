@@ -58,12 +58,13 @@ macro_rules! destroy_fns {
 }
 
 /// A new handle made from an existing one (`xehe_X_create(context, out)`, key generator
-/// products, clones): `/// summary` then `name(arg: Source) -> Type = |bound| value` with
-/// optional `owner`, `thread` and `errors` notes.
+/// products, clones), with an optional second handle of the same context: `/// summary` then
+/// `name(arg: Source[, arg2: Source2]) -> Type = |bound[, bound2]| value` with optional `owner`,
+/// `thread` and `errors` notes.
 macro_rules! new_handle_fns {
-    ($cb:ident; $($(#[doc = $doc:literal])* $name:ident($arg:ident: $src:ident) -> $ty:ident =
-        |$b:ident| $make:expr $(, owner $own:literal)? $(, thread $ts:literal)?
-        $(, errors $err:literal)?;)*) => {$(
+    ($cb:ident; $($(#[doc = $doc:literal])* $name:ident($arg:ident: $src:ident
+        $(, $arg2:ident: $src2:ident)?) -> $ty:ident = |$b:ident $(, $b2:ident)?| $make:expr
+        $(, owner $own:literal)? $(, thread $ts:literal)? $(, errors $err:literal)?;)*) => {$(
         $cb! {
             concat!(
                 $($doc, "\n",)*
@@ -72,10 +73,11 @@ macro_rules! new_handle_fns {
                 "**Errors:** `NULL_POINTER`; `INVALID_HANDLE`", $($err,)? ".\n",
                 "\n# Safety\n`out` is valid for a write."
             );
-            [unsafe] fn $name($arg: *const $src, out: *mut *mut $ty) {
+            [unsafe] fn $name($arg: *const $src, $($arg2: *const $src2,)? out: *mut *mut $ty) {
                 $crate::capi::guard(|| {
                     $crate::capi::need(out, "out")?;
                     let $b = $crate::capi::handles::get($arg, stringify!($arg))?;
+                    $(let $b2 = $crate::capi::engines::get_in($arg2, stringify!($arg2), $b.ctx)?;)?
                     let value = $make;
                     // SAFETY: forwarded contract.
                     unsafe { $crate::capi::handles::issue::<$ty>(value, $b.ctx, out) }
@@ -286,6 +288,20 @@ macro_rules! evaluator_fns {
                     Ok($value?)
                 })
             }
+        }
+    )*};
+}
+
+/// Evaluator operations down to the level `parms_id[4]`: as [`evaluator_fns!`] with the
+/// method `ev.method(&operand, &parms_id)`.
+macro_rules! evaluator_level_fns {
+    ($cb:ident; $($(#[doc = $doc:literal])* $name:ident($op:ident: $oty:ident) = $m:ident,
+        then $err:literal;)*) => {$(
+        evaluator_fns! { $cb;
+            $(#[doc = $doc])*
+            [unsafe] $name($op: $oty [parms_id: *const u64]) -> $oty =
+                |ev| ev.$m(&$op, &unsafe { $crate::capi::objects::parms_id_in(parms_id)? }),
+                then $err, safety "`parms_id` is valid for 4 reads.";
         }
     )*};
 }

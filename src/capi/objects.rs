@@ -208,6 +208,16 @@ pub unsafe extern "C" fn xehe_parms_create_ckks(
     })
 }
 
+/// Load parameters from bytes and issue their handle.
+///
+/// # Safety
+/// `out` follows the module contract.
+unsafe fn load_parms(bytes: &[u8], out: *mut *mut XeheParms) -> CResult<()> {
+    need(out, "out")?;
+    // SAFETY: forwarded contract.
+    unsafe { issue::<XeheParms>(EncryptionParameters::load(bytes)?, 0, out) }
+}
+
 /// Load parameters saved by SEAL or xehe from `(data, size)` (SEAL `EncryptionParameters::load`).
 ///
 /// **Ownership:** `*out` is a new handle owned by the caller; `data` is only read.
@@ -222,13 +232,8 @@ pub unsafe extern "C" fn xehe_parms_load(
     size: usize,
     out: *mut *mut XeheParms,
 ) -> XeheStatus {
-    guard(|| {
-        need(out, "out")?;
-        // SAFETY: forwarded contract.
-        let p = EncryptionParameters::load(unsafe { slice_in(data, size, "data")? })?;
-        // SAFETY: forwarded contract.
-        unsafe { issue::<XeheParms>(p, 0, out) }
-    })
+    // SAFETY: forwarded contract.
+    guard(|| unsafe { load_parms(slice_in(data, size, "data")?, out) })
 }
 
 /// Load parameters from the file `path` (as [`xehe_parms_load`]).
@@ -243,13 +248,8 @@ pub unsafe extern "C" fn xehe_parms_load_file(
     path: *const c_char,
     out: *mut *mut XeheParms,
 ) -> XeheStatus {
-    guard(|| {
-        need(out, "out")?;
-        // SAFETY: forwarded contract.
-        let p = EncryptionParameters::load(&read_file(unsafe { str_in(path, "path")? })?)?;
-        // SAFETY: forwarded contract.
-        unsafe { issue::<XeheParms>(p, 0, out) }
-    })
+    // SAFETY: forwarded contract.
+    guard(|| unsafe { load_parms(&read_file(str_in(path, "path")?)?, out) })
 }
 
 // ---- context -----------------------------------------------------------------------------
