@@ -26,6 +26,21 @@
 #include <stdint.h>
 
 /**
+ * `compr_mode` value: no compression (SEAL `compr_mode_type::none`).
+ */
+#define XEHE_COMPR_NONE 0
+
+/**
+ * `compr_mode` value: zlib (SEAL `compr_mode_type::zlib`).
+ */
+#define XEHE_COMPR_ZLIB 1
+
+/**
+ * `compr_mode` value: Zstandard (SEAL `compr_mode_type::zstd`).
+ */
+#define XEHE_COMPR_ZSTD 2
+
+/**
  * Flag of [`xehe_ciphertext_device_flags`]: marked for a device (`gpu()` was called).
  */
 #define XEHE_DEVICE_MARKED 1
@@ -49,21 +64,6 @@
  * Profiler export format: JSON.
  */
 #define XEHE_PROFILE_JSON 1
-
-/**
- * `compr_mode` value: no compression (SEAL `compr_mode_type::none`).
- */
-#define XEHE_COMPR_NONE 0
-
-/**
- * `compr_mode` value: zlib (SEAL `compr_mode_type::zlib`).
- */
-#define XEHE_COMPR_ZLIB 1
-
-/**
- * `compr_mode` value: Zstandard (SEAL `compr_mode_type::zstd`).
- */
-#define XEHE_COMPR_ZSTD 2
 
 /**
  * The result of every C API call (SEAL's exception types map to the codes after `PANIC`).
@@ -170,14 +170,12 @@ typedef enum XeheLevel {
 } XeheLevel;
 
 /**
- * Opaque handle: a bootstrapper (Rust `Bootstrapper`): its keys and the precomputed DFT
- * diagonals and EvalMod polynomial of one context.
+ * Opaque handle: a bootstrapper (Rust `Bootstrapper`): its keys and the precomputed DFT diagonals and EvalMod polynomial of one context.
  */
 typedef struct XeheBootstrapper XeheBootstrapper;
 
 /**
- * Opaque handle: bootstrapping keys (Rust `BootstrappingKeys`): hybrid relinearization and
- * Galois keys and the two keys of sparse-secret encapsulation, made from one secret key.
+ * Opaque handle: bootstrapping keys (Rust `BootstrappingKeys`): hybrid relinearization and Galois keys and the two keys of sparse-secret encapsulation, made from one secret key.
  */
 typedef struct XeheBootstrappingKeys XeheBootstrappingKeys;
 
@@ -256,29 +254,222 @@ extern "C" {
 #endif // __cplusplus
 
 /**
- * The message of the last failed call on this thread ("" if none).
+ * `destination = bootstrap(encrypted)` (Rust `Bootstrapper::bootstrap`): the same
+ * slots, refreshed to chain index [`xehe_bootstrapper_output_level`] at scale
+ * [`xehe_bootstrapper_output_scale`]. `encrypted`: size 2 (relinearized), NTT form,
+ * any level of the context's chain; at the last level (chain index 0) its scale
+ * must be at most [`xehe_bootstrapper_max_input_scale`]. Runs where `encrypted`
+ * is: on the GPU when it is marked (`xehe_ciphertext_gpu`), the result staying
+ * there (download it, or save it, to read it on the host), else on the CPU.
  *
- * **Ownership:** the string belongs to the library and stays valid until the next failing
- * xehe call on the same thread; copy it to keep it. **Thread safety:** per thread (each thread
- * sees its own last error). **Errors:** none; never NULL.
+ * **Ownership:** `destination` is an existing object of the same context, overwritten on success only (it may alias `encrypted`); `encrypted` is only read and is unchanged on every error.
+ * **Thread safety:** any thread; writes `destination`; one bootstrapper may bootstrap from several threads at once.
+ * **Errors:** `NULL_POINTER`; `INVALID_HANDLE`; `CONTEXT_MISMATCH` (a ciphertext of another context than the bootstrapper); `NOT_VALID_FOR_PARAMS` (not a ciphertext of the parameters' chain, e.g. empty); `INVALID_ARGUMENT` (size ≠ 2: relinearize first); `WRONG_FORM` (not NTT form); `SCALE_OUT_OF_BOUNDS` (scale above the maximum input scale: rescale first); `MISSING_KEY`; `DEVICE`.
  */
-const char *xehe_last_error(void);
+enum XeheStatus xehe_bootstrapper_bootstrap(const struct XeheBootstrapper *bootstrapper,
+                                            const struct XeheCiphertext *encrypted,
+                                            struct XeheCiphertext *destination);
 
 /**
- * The library version as "MAJOR.MINOR.PATCH" (static string, never NULL).
+ * A bootstrapper for `context` and `keys` (Rust `Bootstrapper::new`): encodes the
+ * CoeffsToSlots and SlotsToCoeffs diagonals and prepares EvalMod (CPU work: under a
+ * second at N = 2^12, seconds at N = 2^16; the diagonals and keys are uploaded to a
+ * GPU on the first bootstrap there and kept). The handle's keys are shared (no
+ * copy: a key set is 4–9 GiB at N = 2^16).
  *
- * **Ownership:** static, do not free. **Thread safety:** any thread. **Errors:** none.
+ * **Ownership:** `*out` is a new handle owned by the caller (`xehe_bootstrapper_destroy`); the bootstrapper shares the keys and keeps them alive, so `keys` may be destroyed right after.
+ * **Thread safety:** any thread.
+ * **Errors:** `NULL_POINTER`; `INVALID_HANDLE`; `CONTEXT_MISMATCH` (keys made or loaded with another context handle); `NOT_VALID_FOR_PARAMS` / `INVALID_PARAMETERS` (keys of other parameters).
+ *
+ * # Safety
+ * `out` is valid for a write.
  */
-const char *xehe_version(void);
+enum XeheStatus xehe_bootstrapper_create(const struct XeheContext *context,
+                                         const struct XeheBootstrappingKeys *keys,
+                                         struct XeheBootstrapper **out);
 
 /**
- * The name of a status code (e.g. "XEHE_STATUS_MALFORMED"; "XEHE_STATUS_UNKNOWN" for a value
- * that is no status). Takes an `int` so any value is safe to pass.
+ * Destroy a bootstrapper (its keys and diagonals, host and device copies). NULL is a no-op.
  *
- * **Ownership:** static string, do not free; never NULL. **Thread safety:** any thread.
- * **Errors:** none.
+ * **Ownership:** releases the caller's handle.
+ * **Thread safety:** any thread; calls in flight on the handle finish first.
+ * **Errors:** `INVALID_HANDLE` for a destroyed, never-issued or foreign handle.
  */
-const char *xehe_status_name(int32_t status);
+enum XeheStatus xehe_bootstrapper_destroy(struct XeheBootstrapper *bootstrapper);
+
+/**
+ * The largest scale a ciphertext at the last level (chain index 0) may have to be
+ * bootstrapped (Rust `Bootstrapper::max_input_scale`): `Δ_R·√2` with
+ * `Δ_R = q_0 / 2^ratio` (`2^50·√2` for `n12`, `2^53·√2` for `n16`). Above it,
+ * `xehe_bootstrapper_bootstrap` gives `SCALE_OUT_OF_BOUNDS`.
+ *
+ * **Ownership:** no handle is created or released. **Thread safety:** any thread.
+ * **Errors:** `NULL_POINTER`; `INVALID_HANDLE`.
+ *
+ * # Safety
+ * `out` is valid for a write.
+ */
+enum XeheStatus xehe_bootstrapper_max_input_scale(const struct XeheBootstrapper *bootstrapper,
+                                                  double *out);
+
+/**
+ * The chain index of a bootstrapped result (Rust `Bootstrapper::output_level`):
+ * the levels left to the user before the next bootstrap (2 for `n12`, 13 for
+ * `n16`).
+ *
+ * **Ownership:** no handle is created or released. **Thread safety:** any thread.
+ * **Errors:** `NULL_POINTER`; `INVALID_HANDLE`.
+ *
+ * # Safety
+ * `out` is valid for a write.
+ */
+enum XeheStatus xehe_bootstrapper_output_level(const struct XeheBootstrapper *bootstrapper,
+                                               size_t *out);
+
+/**
+ * The `parms_id` of a bootstrapped result (the level of [`xehe_bootstrapper_output_level`]),
+ * written to `parms_id_out[4]`: to encode plaintexts for it.
+ *
+ * **Ownership:** no handle is created or released. **Thread safety:** any thread. **Errors:**
+ * `NULL_POINTER`; `INVALID_HANDLE`.
+ *
+ * # Safety
+ * `parms_id_out` is valid for 4 writes.
+ */
+enum XeheStatus xehe_bootstrapper_output_parms_id(const struct XeheBootstrapper *bootstrapper,
+                                                  uint64_t *parms_id_out);
+
+/**
+ * The scale of a bootstrapped result, `2^40` for both presets (Rust
+ * `Bootstrapper::output_scale`): plaintexts encoded at this scale combine with it
+ * directly.
+ *
+ * **Ownership:** no handle is created or released. **Thread safety:** any thread.
+ * **Errors:** `NULL_POINTER`; `INVALID_HANDLE`.
+ *
+ * # Safety
+ * `out` is valid for a write.
+ */
+enum XeheStatus xehe_bootstrapper_output_scale(const struct XeheBootstrapper *bootstrapper,
+                                               double *out);
+
+/**
+ * Save the bootstrapper's keys to a file (created or truncated) in xehe's format, as
+ * [`xehe_bootstrapping_keys_save_file`] (Rust `Bootstrapper::keys().save_file`): keys
+ * generated once from a secret key can be loaded next time with
+ * [`xehe_bootstrapping_keys_load_file`].
+ *
+ * **Ownership:** no handle is created or released. **Thread safety:** any thread (reads the
+ * keys). **Errors:** `NULL_POINTER`; `INVALID_HANDLE`; `INVALID_ARGUMENT` (`compr_mode`); `IO`.
+ *
+ * # Safety
+ * `path` is a NUL-terminated string.
+ */
+enum XeheStatus xehe_bootstrapper_save_keys_file(const struct XeheBootstrapper *bootstrapper,
+                                                 int32_t compr_mode,
+                                                 const char *path);
+
+/**
+ * Generate bootstrapping keys from a secret key serialized by SEAL (`SecretKey::save`, any
+ * compression) or xehe in `(data, size)`: as [`xehe_bootstrapping_keys_create_from_secret_key`]
+ * without a secret key handle. The library's copy of the key is zeroed when it is dropped; the
+ * caller's bytes are only read (wipe them yourself).
+ *
+ * **Ownership:** `*out` is a new handle owned by the caller; `data` is only read. **Thread
+ * safety:** any thread. **Errors:** `NULL_POINTER`; `INVALID_HANDLE`; `MALFORMED` (not a
+ * secret key); `NOT_VALID_FOR_PARAMS` (a key of other parameters); then as
+ * [`xehe_bootstrapping_keys_create_from_secret_key`].
+ *
+ * # Safety
+ * `data` is valid for `size` reads; `out` for a write.
+ */
+enum XeheStatus xehe_bootstrapping_keys_create(const struct XeheContext *context,
+                                               const uint8_t *data,
+                                               size_t size,
+                                               struct XeheBootstrappingKeys **out);
+
+/**
+ * Generate bootstrapping keys from a secret key handle, for the preset whose primes
+ * are the context's (Rust `BootstrappingKeys::generate(context,
+ * BootstrappingParameters::for_context, secret_key)`; the CLI's `xehe keygen
+ * bootstrap`). CPU work: about a second at N = 2^12, minutes at N = 2^16 (about 50
+ * Galois keys, 8.6 GiB of keys).
+ *
+ * **Ownership:** `*out` is a new handle owned by the caller (`xehe_bootstrapping_keys_destroy`); the secret key is only read.
+ * **Thread safety:** any thread.
+ * **Errors:** `NULL_POINTER`; `INVALID_HANDLE`; `CONTEXT_MISMATCH` (a key of another context); `INVALID_PARAMETERS` when no preset has the context's primes (the message lists the presets); `INVALID_ARGUMENT` for a secret key that is not ternary; `DEVICE` if the OS random source fails.
+ *
+ * # Safety
+ * `out` is valid for a write.
+ */
+enum XeheStatus xehe_bootstrapping_keys_create_from_secret_key(const struct XeheContext *context,
+                                                               const struct XeheSecretKey *secret_key,
+                                                               struct XeheBootstrappingKeys **out);
+
+/**
+ * Destroy bootstrapping keys. NULL is a no-op.
+ *
+ * **Ownership:** releases the caller's handle; bootstrappers made from the keys share them and keep them alive (the memory is freed when the last of them is destroyed).
+ * **Thread safety:** any thread; calls in flight on the handle finish first.
+ * **Errors:** `INVALID_HANDLE` for a destroyed, never-issued or foreign handle.
+ */
+enum XeheStatus xehe_bootstrapping_keys_destroy(struct XeheBootstrappingKeys *keys);
+
+/**
+ * Load bootstrapping keys from `(data, size)`, checked against `context` (saved by `xehe keygen bootstrap`, the Python module or [`xehe_bootstrapping_keys_save`]; Rust `BootstrappingKeys::load`, xehe's own format, a SEAL-framed object).
+ *
+ * **Ownership:** `*out` is a new handle owned by the caller; `data` is only read.
+ * **Thread safety:** any thread. **Errors:** `NULL_POINTER`; `INVALID_HANDLE`; `MALFORMED` (malformed, truncated or unsupported bytes); `NOT_VALID_FOR_PARAMS` for an object of other parameters (or `INVALID_PARAMETERS`).
+ *
+ * # Safety
+ * `data` is valid for `size` reads; `out` for a write.
+ */
+enum XeheStatus xehe_bootstrapping_keys_load(const struct XeheContext *context,
+                                             const uint8_t *data,
+                                             size_t size,
+                                             struct XeheBootstrappingKeys **out);
+
+/**
+ * Load bootstrapping keys from the file `path`; as [`xehe_bootstrapping_keys_load`].
+ *
+ * **Ownership:** `*out` is a new handle owned by the caller. **Thread safety:** any thread.
+ * **Errors:** `NULL_POINTER`; `INVALID_HANDLE`; `IO` when the file cannot be read (named in the message); `MALFORMED`; `NOT_VALID_FOR_PARAMS` (or `INVALID_PARAMETERS`).
+ *
+ * # Safety
+ * `path` is a NUL-terminated string; `out` is valid for a write.
+ */
+enum XeheStatus xehe_bootstrapping_keys_load_file(const struct XeheContext *context,
+                                                  const char *path,
+                                                  struct XeheBootstrappingKeys **out);
+
+/**
+ * Save bootstrapping keys in xehe's format (what [`xehe_bootstrapping_keys_load`] and `xehe eval --bootstrap-keys` read) into `(buf, capacity)`.
+ * `compr_mode`: `XEHE_COMPR_NONE`, `XEHE_COMPR_ZLIB` or `XEHE_COMPR_ZSTD`.
+ *
+ * **Ownership:** the caller owns `buf`. **Thread safety:** any thread (reads the object).
+ * **Errors:** `NULL_POINTER` (`written`); `INVALID_HANDLE`; `INVALID_ARGUMENT` (`compr_mode`); `BUFFER_TOO_SMALL` with `*written` = size needed.
+ *
+ * # Safety
+ * `buf` is NULL or valid for `capacity` writes; `written` is valid for a write.
+ */
+enum XeheStatus xehe_bootstrapping_keys_save(const struct XeheBootstrappingKeys *keys,
+                                             int32_t compr_mode,
+                                             uint8_t *buf,
+                                             size_t capacity,
+                                             size_t *written);
+
+/**
+ * Save bootstrapping keys to the file `path` (created or truncated); as [`xehe_bootstrapping_keys_save`].
+ *
+ * **Ownership:** no handle is created or released. **Thread safety:** any thread (reads the object).
+ * **Errors:** `NULL_POINTER`; `INVALID_HANDLE`; `INVALID_ARGUMENT` (`compr_mode`); `IO`.
+ *
+ * # Safety
+ * `path` is a NUL-terminated string.
+ */
+enum XeheStatus xehe_bootstrapping_keys_save_file(const struct XeheBootstrappingKeys *keys,
+                                                  int32_t compr_mode,
+                                                  const char *path);
 
 /**
  * The parameters of a bootstrapping preset, to make matching SEAL parameters: `N` in
@@ -307,282 +498,18 @@ enum XeheStatus xehe_bootstrapping_preset(const char *name,
                                           size_t *written);
 
 /**
- * Generate bootstrapping keys from a secret key handle, for the preset whose primes are the
- * context's (Rust `BootstrappingKeys::generate(context, BootstrappingParameters::for_context,
- * secret_key)`; the CLI's `xehe keygen bootstrap`). CPU work: about a second at N = 2^12,
- * minutes at N = 2^16 (about 50 Galois keys, 8.6 GiB of keys).
+ * A copy of a ciphertext (host and device state; SEAL's copy constructor), bound to
+ * the same context.
  *
- * **Ownership:** `*out` is a new handle owned by the caller (`xehe_bootstrapping_keys_destroy`);
- * the secret key is only read. **Thread safety:** any thread. **Errors:** `NULL_POINTER`;
- * `INVALID_HANDLE`; `CONTEXT_MISMATCH` (a key of another context); `INVALID_PARAMETERS` when
- * no preset has the context's primes (the message lists the presets); `INVALID_ARGUMENT` for
- * a secret key that is not ternary; `DEVICE` if the OS random source fails.
+ * **Ownership:** `*out` is a new handle owned by the caller.
+ * **Thread safety:** any thread (reads `ciphertext`).
+ * **Errors:** `NULL_POINTER`; `INVALID_HANDLE`.
  *
  * # Safety
  * `out` is valid for a write.
  */
-enum XeheStatus xehe_bootstrapping_keys_create_from_secret_key(const struct XeheContext *context,
-                                                               const struct XeheSecretKey *secret_key,
-                                                               struct XeheBootstrappingKeys **out);
-
-/**
- * Generate bootstrapping keys from a secret key serialized by SEAL (`SecretKey::save`, any
- * compression) or xehe in `(data, size)`: as [`xehe_bootstrapping_keys_create_from_secret_key`]
- * without a secret key handle. The library's copy of the key is zeroed when it is dropped; the
- * caller's bytes are only read (wipe them yourself).
- *
- * **Ownership:** `*out` is a new handle owned by the caller; `data` is only read. **Thread
- * safety:** any thread. **Errors:** `NULL_POINTER`; `INVALID_HANDLE`; `MALFORMED` (not a
- * secret key); `NOT_VALID_FOR_PARAMS` (a key of other parameters); then as
- * [`xehe_bootstrapping_keys_create_from_secret_key`].
- *
- * # Safety
- * `data` is valid for `size` reads; `out` for a write.
- */
-enum XeheStatus xehe_bootstrapping_keys_create(const struct XeheContext *context,
-                                               const uint8_t *data,
-                                               size_t size,
-                                               struct XeheBootstrappingKeys **out);
-
-/**
- * Load bootstrapping keys saved by `xehe keygen bootstrap`, the Python module or
- * [`xehe_bootstrapping_keys_save`] from `(data, size)`, checked against `context` (Rust
- * `BootstrappingKeys::load`; xehe's own format, a SEAL-framed object).
- *
- * **Ownership:** `*out` is a new handle owned by the caller; `data` is only read. **Thread
- * safety:** any thread. **Errors:** `NULL_POINTER`; `INVALID_HANDLE`; `MALFORMED` (not saved
- * bootstrapping keys, truncated or corrupted); `INVALID_PARAMETERS` / `NOT_VALID_FOR_PARAMS`
- * for keys of other parameters.
- *
- * # Safety
- * `data` is valid for `size` reads; `out` for a write.
- */
-enum XeheStatus xehe_bootstrapping_keys_load(const struct XeheContext *context,
-                                             const uint8_t *data,
-                                             size_t size,
-                                             struct XeheBootstrappingKeys **out);
-
-/**
- * Load bootstrapping keys from a file (e.g. `xehe keygen bootstrap --out FILE`); as
- * [`xehe_bootstrapping_keys_load`].
- *
- * **Ownership:** `*out` is a new handle owned by the caller. **Thread safety:** any thread.
- * **Errors:** `NULL_POINTER`; `IO` (the file cannot be read, named in the message); then as
- * [`xehe_bootstrapping_keys_load`].
- *
- * # Safety
- * `path` is a NUL-terminated string; `out` is valid for a write.
- */
-enum XeheStatus xehe_bootstrapping_keys_load_file(const struct XeheContext *context,
-                                                  const char *path,
-                                                  struct XeheBootstrappingKeys **out);
-
-/**
- * Save bootstrapping keys into `(buf, capacity)` in xehe's format (what
- * [`xehe_bootstrapping_keys_load`] and `xehe eval --bootstrap-keys` read). `compr_mode`:
- * `XEHE_COMPR_NONE`, `XEHE_COMPR_ZLIB` or `XEHE_COMPR_ZSTD`.
- *
- * **Ownership:** the caller owns `buf`. **Thread safety:** any thread (reads the keys).
- * **Errors:** `NULL_POINTER` (`written`); `INVALID_HANDLE`; `INVALID_ARGUMENT`
- * (`compr_mode`); `BUFFER_TOO_SMALL` with `*written` = size needed.
- *
- * # Safety
- * `buf` is NULL or valid for `capacity` writes; `written` is valid for a write.
- */
-enum XeheStatus xehe_bootstrapping_keys_save(const struct XeheBootstrappingKeys *keys,
-                                             int32_t compr_mode,
-                                             uint8_t *buf,
-                                             size_t capacity,
-                                             size_t *written);
-
-/**
- * Save bootstrapping keys to a file (created or truncated); as
- * [`xehe_bootstrapping_keys_save`].
- *
- * **Ownership:** no handle is created or released. **Thread safety:** any thread (reads the
- * keys). **Errors:** `NULL_POINTER`; `INVALID_HANDLE`; `INVALID_ARGUMENT` (`compr_mode`); `IO`.
- *
- * # Safety
- * `path` is a NUL-terminated string.
- */
-enum XeheStatus xehe_bootstrapping_keys_save_file(const struct XeheBootstrappingKeys *keys,
-                                                  int32_t compr_mode,
-                                                  const char *path);
-
-/**
- * Destroy bootstrapping keys. NULL is a no-op.
- *
- * **Ownership:** releases the caller's handle; bootstrappers made from the keys share them and
- * keep them alive (the memory is freed when the last of them is destroyed). **Thread safety:** any thread; calls in flight on it finish first. **Errors:**
- * `INVALID_HANDLE`.
- */
-enum XeheStatus xehe_bootstrapping_keys_destroy(struct XeheBootstrappingKeys *keys);
-
-/**
- * A bootstrapper for `context` and `keys` (Rust `Bootstrapper::new`): encodes the
- * CoeffsToSlots and SlotsToCoeffs diagonals and prepares EvalMod (CPU work: under a second at
- * N = 2^12, seconds at N = 2^16; the diagonals and keys are uploaded to a GPU on the first
- * bootstrap there and kept).
- *
- * **Ownership:** `*out` is a new handle owned by the caller (`xehe_bootstrapper_destroy`); the
- * bootstrapper shares the keys (no copy) and keeps them alive, so `keys` may be destroyed right
- * after. **Thread safety:** any thread.
- * **Errors:** `NULL_POINTER` (`keys` NULL included); `INVALID_HANDLE`; `CONTEXT_MISMATCH`
- * (keys made or loaded with another context handle); `NOT_VALID_FOR_PARAMS` /
- * `INVALID_PARAMETERS` (keys of other parameters).
- *
- * # Safety
- * `out` is valid for a write.
- */
-enum XeheStatus xehe_bootstrapper_create(const struct XeheContext *context,
-                                         const struct XeheBootstrappingKeys *keys,
-                                         struct XeheBootstrapper **out);
-
-/**
- * Destroy a bootstrapper (its keys and diagonals, host and device copies). NULL is a no-op.
- *
- * **Ownership:** releases the caller's handle. **Thread safety:** any thread; bootstraps in
- * flight finish first. **Errors:** `INVALID_HANDLE`.
- */
-enum XeheStatus xehe_bootstrapper_destroy(struct XeheBootstrapper *bootstrapper);
-
-/**
- * Save the bootstrapper's keys to a file (created or truncated) in xehe's format, as
- * [`xehe_bootstrapping_keys_save_file`] (Rust `Bootstrapper::keys().save_file`): keys
- * generated once from a secret key can be loaded next time with
- * [`xehe_bootstrapping_keys_load_file`].
- *
- * **Ownership:** no handle is created or released. **Thread safety:** any thread (reads the
- * keys). **Errors:** `NULL_POINTER`; `INVALID_HANDLE`; `INVALID_ARGUMENT` (`compr_mode`); `IO`.
- *
- * # Safety
- * `path` is a NUL-terminated string.
- */
-enum XeheStatus xehe_bootstrapper_save_keys_file(const struct XeheBootstrapper *bootstrapper,
-                                                 int32_t compr_mode,
-                                                 const char *path);
-
-/**
- * `destination = bootstrap(encrypted)` (Rust `Bootstrapper::bootstrap`): the same slots,
- * refreshed to chain index [`xehe_bootstrapper_output_level`] at scale
- * [`xehe_bootstrapper_output_scale`]. `encrypted`: size 2 (relinearized), NTT form, any level
- * of the context's chain; at the last level (chain index 0) its scale must be at most
- * [`xehe_bootstrapper_max_input_scale`]. Runs where `encrypted` is: on the GPU when it is
- * marked (`xehe_ciphertext_gpu`), the result staying there (download it, or save it, to read
- * it on the host), else on the CPU.
- *
- * **Ownership:** `destination` is an existing ciphertext of the bootstrapper's context,
- * overwritten on success only (it may alias `encrypted`); `encrypted` is only read and is
- * unchanged on every error. **Thread safety:** any thread; one bootstrapper may bootstrap
- * from several threads at once. **Errors:** `NULL_POINTER`; `INVALID_HANDLE`;
- * `CONTEXT_MISMATCH` (a ciphertext of another context than the bootstrapper);
- * `NOT_VALID_FOR_PARAMS` (not a ciphertext of the parameters' chain, e.g. empty);
- * `INVALID_ARGUMENT` (size ≠ 2: relinearize first); `WRONG_FORM` (not NTT form);
- * `SCALE_OUT_OF_BOUNDS` (scale above the maximum input scale: rescale first); `MISSING_KEY`;
- * `DEVICE`.
- */
-enum XeheStatus xehe_bootstrapper_bootstrap(const struct XeheBootstrapper *bootstrapper,
-                                            const struct XeheCiphertext *encrypted,
-                                            struct XeheCiphertext *destination);
-
-/**
- * The chain index of a bootstrapped result (Rust `Bootstrapper::output_level`): the levels
- * left to the user before the next bootstrap (2 for `n12`, 13 for `n16`).
- *
- * **Ownership:** no handle is created or released. **Thread safety:** any thread. **Errors:**
- * `NULL_POINTER`; `INVALID_HANDLE`.
- *
- * # Safety
- * `out` is valid for a write.
- */
-enum XeheStatus xehe_bootstrapper_output_level(const struct XeheBootstrapper *bootstrapper,
-                                               size_t *out);
-
-/**
- * The `parms_id` of a bootstrapped result (the level of [`xehe_bootstrapper_output_level`]),
- * written to `parms_id_out[4]`: to encode plaintexts for it.
- *
- * **Ownership:** no handle is created or released. **Thread safety:** any thread. **Errors:**
- * `NULL_POINTER`; `INVALID_HANDLE`.
- *
- * # Safety
- * `parms_id_out` is valid for 4 writes.
- */
-enum XeheStatus xehe_bootstrapper_output_parms_id(const struct XeheBootstrapper *bootstrapper,
-                                                  uint64_t *parms_id_out);
-
-/**
- * The scale of a bootstrapped result, `2^40` for both presets (Rust
- * `Bootstrapper::output_scale`): plaintexts encoded at this scale combine with it directly.
- *
- * **Ownership:** no handle is created or released. **Thread safety:** any thread. **Errors:**
- * `NULL_POINTER`; `INVALID_HANDLE`.
- *
- * # Safety
- * `out` is valid for a write.
- */
-enum XeheStatus xehe_bootstrapper_output_scale(const struct XeheBootstrapper *bootstrapper,
-                                               double *out);
-
-/**
- * The largest scale a ciphertext at the last level (chain index 0) may have to be
- * bootstrapped (Rust `Bootstrapper::max_input_scale`): `Δ_R·√2` with `Δ_R = q_0 / 2^ratio`
- * (`2^50·√2` for `n12`, `2^53·√2` for `n16`). Above it, `xehe_bootstrapper_bootstrap` gives
- * `SCALE_OUT_OF_BOUNDS`.
- *
- * **Ownership:** no handle is created or released. **Thread safety:** any thread. **Errors:**
- * `NULL_POINTER`; `INVALID_HANDLE`.
- *
- * # Safety
- * `out` is valid for a write.
- */
-enum XeheStatus xehe_bootstrapper_max_input_scale(const struct XeheBootstrapper *bootstrapper,
-                                                  double *out);
-
-/**
- * Mark a ciphertext for the default GPU queue (paper `.gpu()`, §III-C): nothing is uploaded
- * until an operation needs it; results of operations on marked operands stay on the device.
- *
- * **Ownership:** no handle is created or released. **Thread safety:** any thread; writes the ciphertext. **Errors:** `INVALID_HANDLE`; `DEVICE`
- * when no GPU backend is usable (the ciphertext stays on the CPU, unchanged, and works there).
- */
-enum XeheStatus xehe_ciphertext_gpu(struct XeheCiphertext *ciphertext);
-
-/**
- * Mark a ciphertext for `queue` (e.g. one queue per thread, §III-H).
- *
- * **Ownership:** no handle is created or released. **Thread safety:** any thread; writes the ciphertext. **Errors:** `INVALID_HANDLE`.
- */
-enum XeheStatus xehe_ciphertext_gpu_on(struct XeheCiphertext *ciphertext,
-                                       const struct XeheQueue *queue);
-
-/**
- * Mark a plaintext for the default GPU queue; as [`xehe_ciphertext_gpu`].
- *
- * **Ownership:** no handle is created or released. **Thread safety:** any thread; writes the
- * plaintext. **Errors:** `INVALID_HANDLE`; `DEVICE` when no GPU backend is usable (the
- * plaintext stays on the CPU).
- */
-enum XeheStatus xehe_plaintext_gpu(struct XehePlaintext *plaintext);
-
-/**
- * Mark a plaintext for `queue`; as [`xehe_ciphertext_gpu_on`].
- *
- * **Ownership:** no handle is created or released. **Thread safety:** any thread; writes the
- * plaintext. **Errors:** `INVALID_HANDLE`; `DEVICE` when no GPU backend is usable (the
- * plaintext stays on the CPU).
- */
-enum XeheStatus xehe_plaintext_gpu_on(struct XehePlaintext *plaintext,
-                                      const struct XeheQueue *queue);
-
-/**
- * Make the host copy of a ciphertext current (synchronizes its queue and ends the compute
- * frame, §III-G); the device copy stays. No-op when the host copy is current.
- *
- * **Ownership:** no handle is created or released. **Thread safety:** any thread; writes the ciphertext. **Errors:** `INVALID_HANDLE`;
- * `DEVICE` (the ciphertext is unchanged then).
- */
-enum XeheStatus xehe_ciphertext_download(struct XeheCiphertext *ciphertext);
+enum XeheStatus xehe_ciphertext_clone(const struct XeheCiphertext *ciphertext,
+                                      struct XeheCiphertext **out);
 
 /**
  * Download and leave the device: later operations on the ciphertext run on the CPU.
@@ -590,6 +517,28 @@ enum XeheStatus xehe_ciphertext_download(struct XeheCiphertext *ciphertext);
  * **Ownership:** no handle is created or released. **Thread safety:** any thread; writes the ciphertext. **Errors:** `INVALID_HANDLE`; `DEVICE`.
  */
 enum XeheStatus xehe_ciphertext_cpu(struct XeheCiphertext *ciphertext);
+
+/**
+ * An empty ciphertext bound to `context` (SEAL `Ciphertext()`), e.g. a destination.
+ *
+ * **Ownership:** `*out` is a new handle owned by the caller (`xehe_ciphertext_destroy`).
+ * **Thread safety:** any thread.
+ * **Errors:** `NULL_POINTER`; `INVALID_HANDLE`.
+ *
+ * # Safety
+ * `out` is valid for a write.
+ */
+enum XeheStatus xehe_ciphertext_create(const struct XeheContext *context,
+                                       struct XeheCiphertext **out);
+
+/**
+ * Destroy a ciphertext (and its device copy). NULL is a no-op.
+ *
+ * **Ownership:** releases the caller's handle.
+ * **Thread safety:** any thread; calls in flight on the handle finish first.
+ * **Errors:** `INVALID_HANDLE` for a destroyed, never-issued or foreign handle.
+ */
+enum XeheStatus xehe_ciphertext_destroy(struct XeheCiphertext *ciphertext);
 
 /**
  * The device state of a ciphertext as flags: `XEHE_DEVICE_MARKED`, `XEHE_DEVICE_RESIDENT`,
@@ -604,6 +553,233 @@ enum XeheStatus xehe_ciphertext_device_flags(const struct XeheCiphertext *cipher
                                              uint32_t *flags);
 
 /**
+ * Make the host copy of a ciphertext current (synchronizes its queue and ends the compute
+ * frame, §III-G); the device copy stays. No-op when the host copy is current.
+ *
+ * **Ownership:** no handle is created or released. **Thread safety:** any thread; writes the ciphertext. **Errors:** `INVALID_HANDLE`;
+ * `DEVICE` (the ciphertext is unchanged then).
+ */
+enum XeheStatus xehe_ciphertext_download(struct XeheCiphertext *ciphertext);
+
+/**
+ * Mark a ciphertext for the default GPU queue (paper `.gpu()`, §III-C): nothing is uploaded until an operation needs it; results of operations on marked operands stay on the device.
+ *
+ * **Ownership:** no handle is created or released. **Thread safety:** any thread; writes the object.
+ * **Errors:** `INVALID_HANDLE`; `DEVICE` when no GPU backend is usable (the object stays on the CPU, unchanged, and works there).
+ */
+enum XeheStatus xehe_ciphertext_gpu(struct XeheCiphertext *ciphertext);
+
+/**
+ * Mark a ciphertext for `queue` (e.g. one queue per thread, §III-H); as [`xehe_ciphertext_gpu`].
+ *
+ * **Ownership:** no handle is created or released. **Thread safety:** any thread; writes the object.
+ * **Errors:** `NULL_POINTER`; `INVALID_HANDLE`.
+ */
+enum XeheStatus xehe_ciphertext_gpu_on(struct XeheCiphertext *ciphertext,
+                                       const struct XeheQueue *queue);
+
+/**
+ * Metadata of a ciphertext: `parms_id[4]`, scale and size (number of polynomials); any
+ * out-pointer may be NULL to skip it. A value computed on the GPU is not downloaded.
+ *
+ * **Ownership:** no handle is created or released. **Thread safety:** any thread (reads). **Errors:** `INVALID_HANDLE`.
+ *
+ * # Safety
+ * Non-NULL pointers are valid for writes (`parms_id_out`: 4 words).
+ */
+enum XeheStatus xehe_ciphertext_info(const struct XeheCiphertext *ciphertext,
+                                     uint64_t *parms_id_out,
+                                     double *scale,
+                                     size_t *size);
+
+/**
+ * Load a ciphertext from `(data, size)`, checked against `context` (saved by SEAL or xehe; SEAL `Ciphertext::load`, seeded ciphertexts are expanded).
+ *
+ * **Ownership:** `*out` is a new handle owned by the caller; `data` is only read.
+ * **Thread safety:** any thread. **Errors:** `NULL_POINTER`; `INVALID_HANDLE`; `MALFORMED` (malformed, truncated or unsupported bytes); `NOT_VALID_FOR_PARAMS` for an object of other parameters.
+ *
+ * # Safety
+ * `data` is valid for `size` reads; `out` for a write.
+ */
+enum XeheStatus xehe_ciphertext_load(const struct XeheContext *context,
+                                     const uint8_t *data,
+                                     size_t size,
+                                     struct XeheCiphertext **out);
+
+/**
+ * Load a ciphertext from the file `path`; as [`xehe_ciphertext_load`].
+ *
+ * **Ownership:** `*out` is a new handle owned by the caller. **Thread safety:** any thread.
+ * **Errors:** `NULL_POINTER`; `INVALID_HANDLE`; `IO` when the file cannot be read (named in the message); `MALFORMED`; `NOT_VALID_FOR_PARAMS`.
+ *
+ * # Safety
+ * `path` is a NUL-terminated string; `out` is valid for a write.
+ */
+enum XeheStatus xehe_ciphertext_load_file(const struct XeheContext *context,
+                                          const char *path,
+                                          struct XeheCiphertext **out);
+
+/**
+ * Save a ciphertext in SEAL's format (SEAL `Ciphertext::save`) into `(buf, capacity)`; a value computed on the GPU is downloaded into the saved bytes (the handle's host copy stays as it is).
+ * `compr_mode`: `XEHE_COMPR_NONE`, `XEHE_COMPR_ZLIB` or `XEHE_COMPR_ZSTD`.
+ *
+ * **Ownership:** the caller owns `buf`. **Thread safety:** any thread (reads the object).
+ * **Errors:** `NULL_POINTER` (`written`); `INVALID_HANDLE`; `INVALID_ARGUMENT` (`compr_mode`); `BUFFER_TOO_SMALL` with `*written` = size needed; `DEVICE`.
+ *
+ * # Safety
+ * `buf` is NULL or valid for `capacity` writes; `written` is valid for a write.
+ */
+enum XeheStatus xehe_ciphertext_save(const struct XeheCiphertext *ciphertext,
+                                     int32_t compr_mode,
+                                     uint8_t *buf,
+                                     size_t capacity,
+                                     size_t *written);
+
+/**
+ * Save a ciphertext with SEAL headers of version `seal_major.seal_minor` (4.0 up to the
+ * version xehe writes, 4.4) for SEAL builds that read only their own minor version (SEAL 4.0
+ * rejects 4.1+ headers); the bytes after the headers are the same for every 4.x.
+ *
+ * **Ownership:** the caller owns `buf`. **Thread safety:** any thread (reads the object).
+ * **Errors:** as [`xehe_ciphertext_save`], plus `INVALID_ARGUMENT` for a version outside
+ * 4.0 ..= 4.4.
+ *
+ * # Safety
+ * `buf` is NULL or valid for `capacity` writes; `written` is valid for a write.
+ */
+enum XeheStatus xehe_ciphertext_save_as(const struct XeheCiphertext *ciphertext,
+                                        int32_t compr_mode,
+                                        uint8_t seal_major,
+                                        uint8_t seal_minor,
+                                        uint8_t *buf,
+                                        size_t capacity,
+                                        size_t *written);
+
+/**
+ * Save a ciphertext to the file `path` (created or truncated); as [`xehe_ciphertext_save`].
+ *
+ * **Ownership:** no handle is created or released. **Thread safety:** any thread (reads the object).
+ * **Errors:** `NULL_POINTER`; `INVALID_HANDLE`; `INVALID_ARGUMENT` (`compr_mode`); `IO`; `DEVICE`.
+ *
+ * # Safety
+ * `path` is a NUL-terminated string.
+ */
+enum XeheStatus xehe_ciphertext_save_file(const struct XeheCiphertext *ciphertext,
+                                          int32_t compr_mode,
+                                          const char *path);
+
+/**
+ * Set the scale of a ciphertext (SEAL `Ciphertext::scale() = ...`).
+ *
+ * **Ownership:** no handle is created or released. **Thread safety:** any thread; writes the ciphertext. **Errors:** `INVALID_HANDLE`;
+ * `INVALID_ARGUMENT` for a scale that is not finite and positive.
+ */
+enum XeheStatus xehe_ciphertext_set_scale(struct XeheCiphertext *ciphertext,
+                                          double scale);
+
+/**
+ * The chain index of `parms_id[4]` (SEAL `chain_index`: the last level is 0).
+ *
+ * **Ownership:** no handle is created or released. **Thread safety:** any thread. **Errors:** `NULL_POINTER`; `INVALID_HANDLE`;
+ * `NOT_VALID_FOR_PARAMS` when `parms_id` is not in the chain.
+ *
+ * # Safety
+ * `parms_id` is valid for 4 reads, `out` for a write.
+ */
+enum XeheStatus xehe_context_chain_index(const struct XeheContext *context,
+                                         const uint64_t *parms_id,
+                                         size_t *out);
+
+/**
+ * Validate `parms` and build the modulus-switching chain (SEAL `SEALContext(parms, true,
+ * sec_level)`). `sec_level_bits`: 128, 192 or 256 (HomomorphicEncryption.org limit), or 0 for
+ * none (needed for N ≥ 65536).
+ *
+ * **Ownership:** `*out` is a new handle owned by the caller (`xehe_context_destroy`); `parms`
+ * is only read. **Thread safety:** any thread. **Errors:** `NULL_POINTER`; `INVALID_HANDLE`;
+ * `INVALID_ARGUMENT` (sec level); `INVALID_PARAMETERS` naming the failed check.
+ *
+ * # Safety
+ * `out` is valid for a write.
+ */
+enum XeheStatus xehe_context_create(const struct XeheParms *parms,
+                                    uint32_t sec_level_bits,
+                                    struct XeheContext **out);
+
+/**
+ * Destroy a context. NULL is a no-op. Objects and engines made with it stay usable with each other, but no new object can be loaded against the destroyed handle.
+ *
+ * **Ownership:** releases the caller's handle.
+ * **Thread safety:** any thread; calls in flight on the handle finish first.
+ * **Errors:** `INVALID_HANDLE` for a destroyed, never-issued or foreign handle.
+ */
+enum XeheStatus xehe_context_destroy(struct XeheContext *context);
+
+/**
+ * The `parms_id` after `parms_id[4]` in the chain (SEAL `context_data->next_context_data()`),
+ * and its chain index. At the last level: `END_OF_MODULUS_CHAIN`.
+ *
+ * **Ownership:** no handle is created or released. **Thread safety:** any thread. **Errors:** `NULL_POINTER`; `INVALID_HANDLE`;
+ * `NOT_VALID_FOR_PARAMS` when `parms_id` is not in the chain; `END_OF_MODULUS_CHAIN`.
+ *
+ * # Safety
+ * `parms_id` is valid for 4 reads, `next_out` for 4 writes.
+ */
+enum XeheStatus xehe_context_next_parms_id(const struct XeheContext *context,
+                                           const uint64_t *parms_id,
+                                           uint64_t *next_out);
+
+/**
+ * Write the `parms_id` of a level to `parms_id_out[4]`. `level`: 0 key, 1 first, 2 last
+ * ([`XeheLevel`]).
+ *
+ * **Ownership:** no handle is created or released. **Thread safety:** any thread. **Errors:** `NULL_POINTER`; `INVALID_HANDLE`;
+ * `INVALID_ARGUMENT` for another `level`.
+ *
+ * # Safety
+ * `parms_id_out` is valid for 4 writes.
+ */
+enum XeheStatus xehe_context_parms_id(const struct XeheContext *context,
+                                      int32_t level,
+                                      uint64_t *parms_id_out);
+
+/**
+ * A decryptor for `secret_key` (SEAL `Decryptor(context, secret_key)`).
+ *
+ * **Ownership:** `*out` is a new handle owned by the caller (`xehe_decryptor_destroy`); the key is copied.
+ * **Thread safety:** any thread.
+ * **Errors:** `NULL_POINTER`; `INVALID_HANDLE`; `CONTEXT_MISMATCH`; `NOT_VALID_FOR_PARAMS`.
+ *
+ * # Safety
+ * `out` is valid for a write.
+ */
+enum XeheStatus xehe_decryptor_create(const struct XeheContext *context,
+                                      const struct XeheSecretKey *secret_key,
+                                      struct XeheDecryptor **out);
+
+/**
+ * Decrypt into `destination` (SEAL `Decryptor::decrypt`); a ciphertext computed on
+ * the GPU is downloaded first (its handle's host copy is not updated; see
+ * `xehe_ciphertext_download`).
+ *
+ * **Ownership:** `destination` is an existing object of the same context, overwritten.
+ * **Thread safety:** any thread; writes `destination`.
+ * **Errors:** `NULL_POINTER`; `INVALID_HANDLE`; `CONTEXT_MISMATCH`; `NOT_VALID_FOR_PARAMS`; `WRONG_FORM`; `DEVICE`.
+ */
+enum XeheStatus xehe_decryptor_decrypt(const struct XeheDecryptor *decryptor,
+                                       const struct XeheCiphertext *ciphertext,
+                                       struct XehePlaintext *destination);
+
+/**
+ * Destroy a decryptor. NULL is a no-op.
+ *
+ * **Ownership:** releases the caller's handle.
+ * **Thread safety:** any thread; calls in flight on the handle finish first.
+ * **Errors:** `INVALID_HANDLE` for a destroyed, never-issued or foreign handle.
+ */
+enum XeheStatus xehe_decryptor_destroy(struct XeheDecryptor *decryptor);
+
+/**
  * Whether a GPU backend is usable: the default queue (the one `gpu()` uses, chosen by
  * `XEHE_DEVICE=cpu|cuda[:i]|auto`) can be created. When not, the last error says why.
  *
@@ -614,181 +790,6 @@ enum XeheStatus xehe_ciphertext_device_flags(const struct XeheCiphertext *cipher
  * `available` is valid for a write.
  */
 enum XeheStatus xehe_device_available(bool *available);
-
-/**
- * A new queue on `device` (`"cuda"`, `"cuda:<index>"`, `"auto"`; NULL: what `XEHE_DEVICE` says),
- * for independent work from several threads (§III-H).
- *
- * **Ownership:** `*out` is a new handle owned by the caller (`xehe_queue_destroy`); objects
- * marked for it keep the queue alive. **Thread safety:** any thread. **Errors:**
- * `NULL_POINTER`; `INVALID_ARGUMENT` (unknown device string); `DEVICE` (no such device, no
- * driver, built without the backend).
- *
- * # Safety
- * `device` is NULL or a NUL-terminated string; `out` is valid for a write.
- */
-enum XeheStatus xehe_queue_create(const char *device, struct XeheQueue **out);
-
-/**
- * A handle to the process-wide default queue (the one `xehe_ciphertext_gpu` uses).
- *
- * **Ownership:** `*out` is a new handle owned by the caller; destroying it does not stop the
- * default queue. **Thread safety:** any thread. **Errors:** `NULL_POINTER`; `DEVICE`.
- *
- * # Safety
- * `out` is valid for a write.
- */
-enum XeheStatus xehe_queue_default(struct XeheQueue **out);
-
-/**
- * Destroy a queue handle. NULL is a no-op. The queue itself lives while objects use it.
- *
- * **Ownership:** releases the caller's handle. **Thread safety:** any thread. **Errors:** `INVALID_HANDLE`.
- */
-enum XeheStatus xehe_queue_destroy(struct XeheQueue *queue);
-
-/**
- * Wait for all work queued so far.
- *
- * **Ownership:** no handle is created or released. **Thread safety:** any thread. **Errors:** `INVALID_HANDLE`; `DEVICE`.
- */
-enum XeheStatus xehe_queue_synchronize(const struct XeheQueue *queue);
-
-/**
- * Start a compute frame (§III-G): device buffers freed inside the frame are kept in the
- * queue's memory cache for reuse until the frame ends.
- *
- * **Ownership:** no handle is created or released. **Thread safety:** any thread. **Errors:** `INVALID_HANDLE`.
- */
-enum XeheStatus xehe_queue_start_compute_frame(const struct XeheQueue *queue);
-
-/**
- * Synchronize and end the compute frame (§III-G).
- *
- * **Ownership:** no handle is created or released. **Thread safety:** any thread. **Errors:** `INVALID_HANDLE`; `DEVICE`.
- */
-enum XeheStatus xehe_queue_end_compute_frame(const struct XeheQueue *queue);
-
-/**
- * Turn kernel event recording on or off (off by default; on costs a host synchronization
- * per kernel).
- *
- * **Ownership:** no handle is created or released. **Thread safety:** any thread. **Errors:** `INVALID_HANDLE`; `INVALID_ARGUMENT`.
- */
-enum XeheStatus xehe_queue_profiler_enable(const struct XeheQueue *queue,
-                                           bool enabled);
-
-/**
- * Clear the recorded kernel events.
- *
- * **Ownership:** no handle is created or released. **Thread safety:** any thread. **Errors:** `INVALID_HANDLE`; `INVALID_ARGUMENT`.
- */
-enum XeheStatus xehe_queue_profiler_clear(const struct XeheQueue *queue);
-
-/**
- * Export the recorded kernel events (`XEHE_PROFILE_CSV` or `XEHE_PROFILE_JSON`) as a
- * NUL-terminated string into `(buf, capacity)`; `*written` counts the NUL.
- *
- * **Ownership:** the caller owns `buf`. **Thread safety:** any thread (a snapshot).
- * **Errors:** `NULL_POINTER` (`written`); `INVALID_HANDLE`; `INVALID_ARGUMENT` (format, or no
- * profiler); `BUFFER_TOO_SMALL` with `*written` = size needed.
- *
- * # Safety
- * `buf` is NULL or valid for `capacity` writes; `written` is valid for a write.
- */
-enum XeheStatus xehe_queue_profiler_export(const struct XeheQueue *queue,
-                                           int32_t format,
-                                           char *buf,
-                                           size_t capacity,
-                                           size_t *written);
-
-/**
- * A key generator with a fresh secret key (SEAL `KeyGenerator(context)`; OS randomness).
- *
- * **Ownership:** `*out` is a new handle owned by the caller (`xehe_keygen_destroy`).
- * **Thread safety:** any thread. **Errors:** `NULL_POINTER`; `INVALID_HANDLE`; `DEVICE` if the
- * OS random source fails.
- *
- * # Safety
- * `out` is valid for a write.
- */
-enum XeheStatus xehe_keygen_create(const struct XeheContext *context,
-                                   struct XeheKeyGenerator **out);
-
-/**
- * A key generator for an existing secret key (SEAL `KeyGenerator(context, secret_key)`).
- *
- * **Ownership:** `*out` is a new handle owned by the caller; the key is copied.
- * **Thread safety:** any thread. **Errors:** `NULL_POINTER`; `INVALID_HANDLE`;
- * `CONTEXT_MISMATCH`; `NOT_VALID_FOR_PARAMS`.
- *
- * # Safety
- * `out` is valid for a write.
- */
-enum XeheStatus xehe_keygen_create_from_secret_key(const struct XeheContext *context,
-                                                   const struct XeheSecretKey *secret_key,
-                                                   struct XeheKeyGenerator **out);
-
-/**
- * Destroy a key generator (its secret key copy is zeroed). NULL is a no-op.
- *
- * **Ownership:** releases the caller's handle. **Thread safety:** any thread. **Errors:** `INVALID_HANDLE`.
- */
-enum XeheStatus xehe_keygen_destroy(struct XeheKeyGenerator *keygen);
-
-/**
- * The generator's secret key (SEAL `KeyGenerator::secret_key`), as a new handle.
- *
- * **Ownership:** `*out` is a new handle owned by the caller (a copy). **Thread safety:** any
- * thread. **Errors:** `NULL_POINTER`; `INVALID_HANDLE`.
- *
- * # Safety
- * `out` is valid for a write.
- */
-enum XeheStatus xehe_keygen_secret_key(const struct XeheKeyGenerator *keygen,
-                                       struct XeheSecretKey **out);
-
-/**
- * A new public key (SEAL `KeyGenerator::create_public_key`).
- *
- * **Ownership:** `*out` is a new handle owned by the caller. **Thread safety:** any thread.
- * **Errors:** `NULL_POINTER`; `INVALID_HANDLE`; `DEVICE` if the OS random source fails.
- *
- * # Safety
- * `out` is valid for a write.
- */
-enum XeheStatus xehe_keygen_create_public_key(const struct XeheKeyGenerator *keygen,
-                                              struct XehePublicKey **out);
-
-/**
- * New relinearization keys (SEAL `KeyGenerator::create_relin_keys`).
- *
- * **Ownership:** `*out` is a new handle owned by the caller. **Thread safety:** any thread.
- * **Errors:** `NULL_POINTER`; `INVALID_HANDLE`; `INVALID_PARAMETERS` when the parameters do
- * not support key switching (one prime).
- *
- * # Safety
- * `out` is valid for a write.
- */
-enum XeheStatus xehe_keygen_create_relin_keys(const struct XeheKeyGenerator *keygen,
-                                              struct XeheRelinKeys **out);
-
-/**
- * New Galois keys for rotations by `steps[0..count]` (SEAL
- * `KeyGenerator::create_galois_keys(steps)`); `count == 0` makes SEAL's default set (every
- * power-of-two rotation both ways and the conjugation).
- *
- * **Ownership:** `*out` is a new handle owned by the caller. **Thread safety:** any thread.
- * **Errors:** `NULL_POINTER`; `INVALID_HANDLE`; `INVALID_ARGUMENT` for a step out of range;
- * `INVALID_PARAMETERS` without key switching.
- *
- * # Safety
- * `steps` is valid for `count` reads; `out` for a write.
- */
-enum XeheStatus xehe_keygen_create_galois_keys(const struct XeheKeyGenerator *keygen,
-                                               const int32_t *steps,
-                                               size_t count,
-                                               struct XeheGaloisKeys **out);
 
 /**
  * The CKKS encoder of `context` (SEAL `CKKSEncoder(context)`).
@@ -803,22 +804,30 @@ enum XeheStatus xehe_keygen_create_galois_keys(const struct XeheKeyGenerator *ke
 enum XeheStatus xehe_encoder_create(const struct XeheContext *context, struct XeheEncoder **out);
 
 /**
- * Destroy an encoder. NULL is a no-op.
+ * Decode a plaintext into `slot_count` real values (SEAL `CKKSEncoder::decode`), written to
+ * `(values, capacity)`; `*written` = `slot_count`.
  *
- * **Ownership:** releases the caller's handle. **Thread safety:** any thread. **Errors:** `INVALID_HANDLE`.
- */
-enum XeheStatus xehe_encoder_destroy(struct XeheEncoder *encoder);
-
-/**
- * Number of slots, N/2 (SEAL `CKKSEncoder::slot_count`).
- *
- * **Ownership:** no handle is created or released. **Thread safety:** any thread. **Errors:** `NULL_POINTER`; `INVALID_HANDLE`.
+ * **Ownership:** the caller owns `values`. **Thread safety:** any thread (reads the plaintext).
+ * **Errors:** `NULL_POINTER` (`written`); `INVALID_HANDLE`; `CONTEXT_MISMATCH`;
+ * `NOT_VALID_FOR_PARAMS`; `WRONG_FORM` (not in NTT form); `BUFFER_TOO_SMALL`.
  *
  * # Safety
- * `out` is valid for a write.
+ * `values` is NULL or valid for `capacity` writes; `written` is valid for a write.
  */
-enum XeheStatus xehe_encoder_slot_count(const struct XeheEncoder *encoder,
-                                        size_t *out);
+enum XeheStatus xehe_encoder_decode(const struct XeheEncoder *encoder,
+                                    const struct XehePlaintext *plaintext,
+                                    double *values,
+                                    size_t capacity,
+                                    size_t *written);
+
+/**
+ * Destroy an encoder. NULL is a no-op.
+ *
+ * **Ownership:** releases the caller's handle.
+ * **Thread safety:** any thread; calls in flight on the handle finish first.
+ * **Errors:** `INVALID_HANDLE` for a destroyed, never-issued or foreign handle.
+ */
+enum XeheStatus xehe_encoder_destroy(struct XeheEncoder *encoder);
 
 /**
  * Encode `values[0..count]` (at most `slot_count`; missing slots are zero) at level
@@ -859,21 +868,15 @@ enum XeheStatus xehe_encoder_encode_constant(const struct XeheEncoder *encoder,
                                              struct XehePlaintext *destination);
 
 /**
- * Decode a plaintext into `slot_count` real values (SEAL `CKKSEncoder::decode`), written to
- * `(values, capacity)`; `*written` = `slot_count`.
+ * Number of slots, N/2 (SEAL `CKKSEncoder::slot_count`).
  *
- * **Ownership:** the caller owns `values`. **Thread safety:** any thread (reads the plaintext).
- * **Errors:** `NULL_POINTER` (`written`); `INVALID_HANDLE`; `CONTEXT_MISMATCH`;
- * `NOT_VALID_FOR_PARAMS`; `WRONG_FORM` (not in NTT form); `BUFFER_TOO_SMALL`.
+ * **Ownership:** no handle is created or released. **Thread safety:** any thread.
+ * **Errors:** `NULL_POINTER`; `INVALID_HANDLE`.
  *
  * # Safety
- * `values` is NULL or valid for `capacity` writes; `written` is valid for a write.
+ * `out` is valid for a write.
  */
-enum XeheStatus xehe_encoder_decode(const struct XeheEncoder *encoder,
-                                    const struct XehePlaintext *plaintext,
-                                    double *values,
-                                    size_t capacity,
-                                    size_t *written);
+enum XeheStatus xehe_encoder_slot_count(const struct XeheEncoder *encoder, size_t *out);
 
 /**
  * An encryptor: with `public_key` for [`xehe_encryptor_encrypt`], with `secret_key` for
@@ -894,147 +897,47 @@ enum XeheStatus xehe_encryptor_create(const struct XeheContext *context,
 /**
  * Destroy an encryptor. NULL is a no-op.
  *
- * **Ownership:** releases the caller's handle. **Thread safety:** any thread. **Errors:** `INVALID_HANDLE`.
+ * **Ownership:** releases the caller's handle.
+ * **Thread safety:** any thread; calls in flight on the handle finish first.
+ * **Errors:** `INVALID_HANDLE` for a destroyed, never-issued or foreign handle.
  */
 enum XeheStatus xehe_encryptor_destroy(struct XeheEncryptor *encryptor);
 
 /**
  * Encrypt with the public key into `destination` (SEAL `Encryptor::encrypt`).
  *
- * **Ownership:** `destination` is an existing ciphertext of the same context, overwritten.
- * **Thread safety:** any thread; writes `destination`. **Errors:** `INVALID_HANDLE`;
- * `CONTEXT_MISMATCH`; `MISSING_KEY` without a public key; `NOT_VALID_FOR_PARAMS`; `WRONG_FORM`.
+ * **Ownership:** `destination` is an existing object of the same context, overwritten.
+ * **Thread safety:** any thread; writes `destination`.
+ * **Errors:** `NULL_POINTER`; `INVALID_HANDLE`; `CONTEXT_MISMATCH`; `MISSING_KEY` without a public key; `NOT_VALID_FOR_PARAMS`; `WRONG_FORM`.
  */
 enum XeheStatus xehe_encryptor_encrypt(const struct XeheEncryptor *encryptor,
                                        const struct XehePlaintext *plaintext,
                                        struct XeheCiphertext *destination);
 
 /**
- * Encrypt with the secret key into `destination` (SEAL `Encryptor::encrypt_symmetric`); as
- * [`xehe_encryptor_encrypt`] (`MISSING_KEY` without a secret key).
+ * Encrypt with the secret key into `destination` (SEAL
+ * `Encryptor::encrypt_symmetric`); as [`xehe_encryptor_encrypt`].
  *
- * **Ownership:** `destination` is an existing ciphertext of the same context, overwritten.
- * **Thread safety:** any thread; writes `destination`. **Errors:** `INVALID_HANDLE`;
- * `CONTEXT_MISMATCH`; `MISSING_KEY` without a secret key; `NOT_VALID_FOR_PARAMS`;
- * `WRONG_FORM`.
+ * **Ownership:** `destination` is an existing object of the same context, overwritten.
+ * **Thread safety:** any thread; writes `destination`.
+ * **Errors:** `NULL_POINTER`; `INVALID_HANDLE`; `CONTEXT_MISMATCH`; `MISSING_KEY` without a secret key; `NOT_VALID_FOR_PARAMS`; `WRONG_FORM`.
  */
 enum XeheStatus xehe_encryptor_encrypt_symmetric(const struct XeheEncryptor *encryptor,
                                                  const struct XehePlaintext *plaintext,
                                                  struct XeheCiphertext *destination);
 
 /**
- * A decryptor for `secret_key` (SEAL `Decryptor(context, secret_key)`).
- *
- * **Ownership:** `*out` is a new handle owned by the caller (`xehe_decryptor_destroy`); the key
- * is copied. **Thread safety:** any thread. **Errors:** `NULL_POINTER`; `INVALID_HANDLE`;
- * `CONTEXT_MISMATCH`; `NOT_VALID_FOR_PARAMS`.
- *
- * # Safety
- * `out` is valid for a write.
- */
-enum XeheStatus xehe_decryptor_create(const struct XeheContext *context,
-                                      const struct XeheSecretKey *secret_key,
-                                      struct XeheDecryptor **out);
-
-/**
- * Destroy a decryptor. NULL is a no-op.
- *
- * **Ownership:** releases the caller's handle. **Thread safety:** any thread. **Errors:** `INVALID_HANDLE`.
- */
-enum XeheStatus xehe_decryptor_destroy(struct XeheDecryptor *decryptor);
-
-/**
- * Decrypt into `destination` (SEAL `Decryptor::decrypt`); a ciphertext computed on the GPU is
- * downloaded first (its handle's host copy is not updated; see `xehe_ciphertext_download`).
- *
- * **Ownership:** `destination` is an existing plaintext of the same context, overwritten.
- * **Thread safety:** any thread; writes `destination`. **Errors:** `INVALID_HANDLE`;
- * `CONTEXT_MISMATCH`; `NOT_VALID_FOR_PARAMS`; `WRONG_FORM`; `DEVICE`.
- */
-enum XeheStatus xehe_decryptor_decrypt(const struct XeheDecryptor *decryptor,
-                                       const struct XeheCiphertext *ciphertext,
-                                       struct XehePlaintext *destination);
-
-/**
- * An evaluator for `context` (SEAL `Evaluator(context)`).
- *
- * **Ownership:** `*out` is a new handle owned by the caller (`xehe_evaluator_destroy`).
- * **Thread safety:** any thread; one evaluator may run operations from several threads at once.
- * **Errors:** `NULL_POINTER`; `INVALID_HANDLE`.
- *
- * # Safety
- * `out` is valid for a write.
- */
-enum XeheStatus xehe_evaluator_create(const struct XeheContext *context,
-                                      struct XeheEvaluator **out);
-
-/**
- * Destroy an evaluator. NULL is a no-op.
- *
- * **Ownership:** releases the caller's handle. **Thread safety:** any thread; operations in flight finish first. **Errors:** `INVALID_HANDLE`.
- */
-enum XeheStatus xehe_evaluator_destroy(struct XeheEvaluator *evaluator);
-
-/**
- * `destination = -encrypted` (SEAL `negate`).
- * **Ownership:** `destination` is an existing object of the evaluator's context, overwritten
- * (it may alias an operand; operands are only read). **Thread safety:** any thread.
- * **Errors:** `NULL_POINTER`, `INVALID_HANDLE`, `CONTEXT_MISMATCH`, `NOT_VALID_FOR_PARAMS`,
- * `DEVICE`; then none of its own.
- */
-enum XeheStatus xehe_evaluator_negate(const struct XeheEvaluator *evaluator,
-                                      const struct XeheCiphertext *encrypted,
-                                      struct XeheCiphertext *destination);
-
-/**
  * `destination = encrypted1 + encrypted2` (SEAL `add`).
+ *
  * **Ownership:** `destination` is an existing object of the evaluator's context, overwritten
  * (it may alias an operand; operands are only read). **Thread safety:** any thread.
  * **Errors:** `NULL_POINTER`, `INVALID_HANDLE`, `CONTEXT_MISMATCH`, `NOT_VALID_FOR_PARAMS`,
- * `DEVICE`; then `PARMS_MISMATCH`,
- * `SCALE_MISMATCH`, `WRONG_FORM` (NTT forms differ), `TRANSPARENT_RESULT`.
+ * `DEVICE`; then `PARMS_MISMATCH`, `SCALE_MISMATCH`, `WRONG_FORM` (NTT forms differ), `TRANSPARENT_RESULT`.
  */
 enum XeheStatus xehe_evaluator_add(const struct XeheEvaluator *evaluator,
                                    const struct XeheCiphertext *encrypted1,
                                    const struct XeheCiphertext *encrypted2,
                                    struct XeheCiphertext *destination);
-
-/**
- * `destination = encrypted1 - encrypted2` (SEAL `sub`).
- * **Ownership:** `destination` is an existing object of the evaluator's context, overwritten
- * (it may alias an operand; operands are only read). **Thread safety:** any thread.
- * **Errors:** `NULL_POINTER`, `INVALID_HANDLE`, `CONTEXT_MISMATCH`, `NOT_VALID_FOR_PARAMS`,
- * `DEVICE`; then as [`xehe_evaluator_add`].
- */
-enum XeheStatus xehe_evaluator_sub(const struct XeheEvaluator *evaluator,
-                                   const struct XeheCiphertext *encrypted1,
-                                   const struct XeheCiphertext *encrypted2,
-                                   struct XeheCiphertext *destination);
-
-/**
- * `destination = encrypted1 * encrypted2`, size `s1 + s2 - 1`, scale the product (SEAL
- * `multiply`).
- * **Ownership:** `destination` is an existing object of the evaluator's context, overwritten
- * (it may alias an operand; operands are only read). **Thread safety:** any thread.
- * **Errors:** `NULL_POINTER`, `INVALID_HANDLE`, `CONTEXT_MISMATCH`, `NOT_VALID_FOR_PARAMS`,
- * `DEVICE`; then `PARMS_MISMATCH`, `WRONG_FORM` (not NTT form),
- * `SCALE_OUT_OF_BOUNDS`, `TRANSPARENT_RESULT`.
- */
-enum XeheStatus xehe_evaluator_multiply(const struct XeheEvaluator *evaluator,
-                                        const struct XeheCiphertext *encrypted1,
-                                        const struct XeheCiphertext *encrypted2,
-                                        struct XeheCiphertext *destination);
-
-/**
- * `destination = encrypted²` (SEAL `square`).
- * **Ownership:** `destination` is an existing object of the evaluator's context, overwritten
- * (it may alias an operand; operands are only read). **Thread safety:** any thread.
- * **Errors:** `NULL_POINTER`, `INVALID_HANDLE`, `CONTEXT_MISMATCH`, `NOT_VALID_FOR_PARAMS`,
- * `DEVICE`; then as [`xehe_evaluator_multiply`].
- */
-enum XeheStatus xehe_evaluator_square(const struct XeheEvaluator *evaluator,
-                                      const struct XeheCiphertext *encrypted,
-                                      struct XeheCiphertext *destination);
 
 /**
  * `destination = Σ encrypteds[i]` over `count ≥ 1` ciphertexts (SEAL `add_many`). The
@@ -1055,11 +958,11 @@ enum XeheStatus xehe_evaluator_add_many(const struct XeheEvaluator *evaluator,
 
 /**
  * `destination = encrypted + plain` (SEAL `add_plain`).
+ *
  * **Ownership:** `destination` is an existing object of the evaluator's context, overwritten
  * (it may alias an operand; operands are only read). **Thread safety:** any thread.
  * **Errors:** `NULL_POINTER`, `INVALID_HANDLE`, `CONTEXT_MISMATCH`, `NOT_VALID_FOR_PARAMS`,
- * `DEVICE`; then `PARMS_MISMATCH`,
- * `SCALE_MISMATCH`, `WRONG_FORM`.
+ * `DEVICE`; then `PARMS_MISMATCH`, `SCALE_MISMATCH`, `WRONG_FORM`.
  */
 enum XeheStatus xehe_evaluator_add_plain(const struct XeheEvaluator *evaluator,
                                          const struct XeheCiphertext *encrypted,
@@ -1067,148 +970,8 @@ enum XeheStatus xehe_evaluator_add_plain(const struct XeheEvaluator *evaluator,
                                          struct XeheCiphertext *destination);
 
 /**
- * `destination = encrypted - plain` (SEAL `sub_plain`).
- * **Ownership:** `destination` is an existing object of the evaluator's context, overwritten
- * (it may alias an operand; operands are only read). **Thread safety:** any thread.
- * **Errors:** `NULL_POINTER`, `INVALID_HANDLE`, `CONTEXT_MISMATCH`, `NOT_VALID_FOR_PARAMS`,
- * `DEVICE`; then as [`xehe_evaluator_add_plain`].
- */
-enum XeheStatus xehe_evaluator_sub_plain(const struct XeheEvaluator *evaluator,
-                                         const struct XeheCiphertext *encrypted,
-                                         const struct XehePlaintext *plain,
-                                         struct XeheCiphertext *destination);
-
-/**
- * `destination = encrypted * plain` (SEAL `multiply_plain`).
- * **Ownership:** `destination` is an existing object of the evaluator's context, overwritten
- * (it may alias an operand; operands are only read). **Thread safety:** any thread.
- * **Errors:** `NULL_POINTER`, `INVALID_HANDLE`, `CONTEXT_MISMATCH`, `NOT_VALID_FOR_PARAMS`,
- * `DEVICE`; then
- * `PARMS_MISMATCH`, `WRONG_FORM`, `SCALE_OUT_OF_BOUNDS`, `TRANSPARENT_RESULT`.
- */
-enum XeheStatus xehe_evaluator_multiply_plain(const struct XeheEvaluator *evaluator,
-                                              const struct XeheCiphertext *encrypted,
-                                              const struct XehePlaintext *plain,
-                                              struct XeheCiphertext *destination);
-
-/**
- * Relinearize to size 2 (SEAL `relinearize`).
- * **Ownership:** `destination` is an existing object of the evaluator's context, overwritten
- * (it may alias an operand; operands are only read). **Thread safety:** any thread.
- * **Errors:** `NULL_POINTER`, `INVALID_HANDLE`, `CONTEXT_MISMATCH`, `NOT_VALID_FOR_PARAMS`,
- * `DEVICE`; then `MISSING_KEY` (not enough
- * relinearization keys), `WRONG_FORM`, `TRANSPARENT_RESULT`.
- */
-enum XeheStatus xehe_evaluator_relinearize(const struct XeheEvaluator *evaluator,
-                                           const struct XeheCiphertext *encrypted,
-                                           const struct XeheRelinKeys *relin_keys,
-                                           struct XeheCiphertext *destination);
-
-/**
- * Divide by the last prime and drop it, scale / q_last (SEAL `rescale_to_next`).
- * **Ownership:** `destination` is an existing object of the evaluator's context, overwritten
- * (it may alias an operand; operands are only read). **Thread safety:** any thread.
- * **Errors:** `NULL_POINTER`, `INVALID_HANDLE`, `CONTEXT_MISMATCH`, `NOT_VALID_FOR_PARAMS`,
- * `DEVICE`; then `END_OF_MODULUS_CHAIN`, `WRONG_FORM`, `SCALE_OUT_OF_BOUNDS`.
- */
-enum XeheStatus xehe_evaluator_rescale_to_next(const struct XeheEvaluator *evaluator,
-                                               const struct XeheCiphertext *encrypted,
-                                               struct XeheCiphertext *destination);
-
-/**
- * Rescale down to the level `parms_id[4]` (SEAL `rescale_to`).
- * **Ownership:** `destination` is an existing object of the evaluator's context, overwritten
- * (it may alias an operand; operands are only read). **Thread safety:** any thread.
- * **Errors:** `NULL_POINTER`, `INVALID_HANDLE`, `CONTEXT_MISMATCH`, `NOT_VALID_FOR_PARAMS`,
- * `DEVICE`; then as [`xehe_evaluator_rescale_to_next`]; `NULL_POINTER`; `INVALID_ARGUMENT` for a level above.
- *
- * # Safety
- * `parms_id` is valid for 4 reads.
- */
-enum XeheStatus xehe_evaluator_rescale_to(const struct XeheEvaluator *evaluator,
-                                          const struct XeheCiphertext *encrypted,
-                                          const uint64_t *parms_id,
-                                          struct XeheCiphertext *destination);
-
-/**
- * Drop the last prime without scaling (SEAL `mod_switch_to_next`).
- * **Ownership:** `destination` is an existing object of the evaluator's context, overwritten
- * (it may alias an operand; operands are only read). **Thread safety:** any thread.
- * **Errors:** `NULL_POINTER`, `INVALID_HANDLE`, `CONTEXT_MISMATCH`, `NOT_VALID_FOR_PARAMS`,
- * `DEVICE`; then
- * `END_OF_MODULUS_CHAIN`, `TRANSPARENT_RESULT`.
- */
-enum XeheStatus xehe_evaluator_mod_switch_to_next(const struct XeheEvaluator *evaluator,
-                                                  const struct XeheCiphertext *encrypted,
-                                                  struct XeheCiphertext *destination);
-
-/**
- * Mod-switch down to the level `parms_id[4]` (SEAL `mod_switch_to`).
- * **Ownership:** `destination` is an existing object of the evaluator's context, overwritten
- * (it may alias an operand; operands are only read). **Thread safety:** any thread.
- * **Errors:** `NULL_POINTER`, `INVALID_HANDLE`, `CONTEXT_MISMATCH`, `NOT_VALID_FOR_PARAMS`,
- * `DEVICE`; then as [`xehe_evaluator_mod_switch_to_next`]; `NULL_POINTER`; `INVALID_ARGUMENT` for a level above.
- *
- * # Safety
- * `parms_id` is valid for 4 reads.
- */
-enum XeheStatus xehe_evaluator_mod_switch_to(const struct XeheEvaluator *evaluator,
-                                             const struct XeheCiphertext *encrypted,
-                                             const uint64_t *parms_id,
-                                             struct XeheCiphertext *destination);
-
-/**
- * Drop the last prime of an NTT-form plaintext (SEAL `mod_switch_to_next(Plaintext)`).
- *
- * **Ownership:** `destination` is an existing object of the evaluator's context, overwritten
- * (it may alias an operand; operands are only read). **Thread safety:** any thread.
- * **Errors:** `NULL_POINTER`, `INVALID_HANDLE`, `CONTEXT_MISMATCH`, `NOT_VALID_FOR_PARAMS`,
- * `DEVICE`; then `END_OF_MODULUS_CHAIN`, `WRONG_FORM`.
- */
-enum XeheStatus xehe_evaluator_mod_switch_plain_to_next(const struct XeheEvaluator *evaluator,
-                                                        const struct XehePlaintext *plain,
-                                                        struct XehePlaintext *destination);
-
-/**
- * Mod-switch a plaintext down to `parms_id[4]` (SEAL `mod_switch_to(Plaintext)`).
- * **Ownership:** `destination` is an existing object of the evaluator's context, overwritten
- * (it may alias an operand; operands are only read). **Thread safety:** any thread.
- * **Errors:** `NULL_POINTER`, `INVALID_HANDLE`, `CONTEXT_MISMATCH`, `NOT_VALID_FOR_PARAMS`,
- * `DEVICE`; then as [`xehe_evaluator_mod_switch_plain_to_next`]; `NULL_POINTER`; `INVALID_ARGUMENT`.
- *
- * # Safety
- * `parms_id` is valid for 4 reads.
- */
-enum XeheStatus xehe_evaluator_mod_switch_plain_to(const struct XeheEvaluator *evaluator,
-                                                   const struct XehePlaintext *plain,
-                                                   const uint64_t *parms_id,
-                                                   struct XehePlaintext *destination);
-
-/**
- * Convert to NTT form (SEAL `transform_to_ntt`).
- * **Ownership:** `destination` is an existing object of the evaluator's context, overwritten
- * (it may alias an operand; operands are only read). **Thread safety:** any thread.
- * **Errors:** `NULL_POINTER`, `INVALID_HANDLE`, `CONTEXT_MISMATCH`, `NOT_VALID_FOR_PARAMS`,
- * `DEVICE`; then `WRONG_FORM` if already.
- */
-enum XeheStatus xehe_evaluator_transform_to_ntt(const struct XeheEvaluator *evaluator,
-                                                const struct XeheCiphertext *encrypted,
-                                                struct XeheCiphertext *destination);
-
-/**
- * Convert out of NTT form (SEAL `transform_from_ntt`).
- * **Ownership:** `destination` is an existing object of the evaluator's context, overwritten
- * (it may alias an operand; operands are only read). **Thread safety:** any thread.
- * **Errors:** `NULL_POINTER`, `INVALID_HANDLE`, `CONTEXT_MISMATCH`, `NOT_VALID_FOR_PARAMS`,
- * `DEVICE`; then `WRONG_FORM` if not
- * in NTT form.
- */
-enum XeheStatus xehe_evaluator_transform_from_ntt(const struct XeheEvaluator *evaluator,
-                                                  const struct XeheCiphertext *encrypted,
-                                                  struct XeheCiphertext *destination);
-
-/**
  * Apply the Galois automorphism `galois_elt` (odd, < 2N) (SEAL `apply_galois`).
+ *
  * **Ownership:** `destination` is an existing object of the evaluator's context, overwritten
  * (it may alias an operand; operands are only read). **Thread safety:** any thread.
  * **Errors:** `NULL_POINTER`, `INVALID_HANDLE`, `CONTEXT_MISMATCH`, `NOT_VALID_FOR_PARAMS`,
@@ -1221,22 +984,8 @@ enum XeheStatus xehe_evaluator_apply_galois(const struct XeheEvaluator *evaluato
                                             struct XeheCiphertext *destination);
 
 /**
- * Rotate the slots left by `steps` (right if negative), through SEAL's NAF decomposition when
- * no key for `steps` exists (SEAL `rotate_vector`).
- * **Ownership:** `destination` is an existing object of the evaluator's context, overwritten
- * (it may alias an operand; operands are only read). **Thread safety:** any thread.
- * **Errors:** `NULL_POINTER`, `INVALID_HANDLE`, `CONTEXT_MISMATCH`, `NOT_VALID_FOR_PARAMS`,
- * `DEVICE`; then `INVALID_ARGUMENT`
- * (`|steps| ≥ N/2`), `MISSING_KEY`, `TRANSPARENT_RESULT`.
- */
-enum XeheStatus xehe_evaluator_rotate_vector(const struct XeheEvaluator *evaluator,
-                                             const struct XeheCiphertext *encrypted,
-                                             int32_t steps,
-                                             const struct XeheGaloisKeys *galois_keys,
-                                             struct XeheCiphertext *destination);
-
-/**
  * Complex-conjugate every slot (SEAL `complex_conjugate`).
+ *
  * **Ownership:** `destination` is an existing object of the evaluator's context, overwritten
  * (it may alias an operand; operands are only read). **Thread safety:** any thread.
  * **Errors:** `NULL_POINTER`, `INVALID_HANDLE`, `CONTEXT_MISMATCH`, `NOT_VALID_FOR_PARAMS`,
@@ -1246,6 +995,417 @@ enum XeheStatus xehe_evaluator_complex_conjugate(const struct XeheEvaluator *eva
                                                  const struct XeheCiphertext *encrypted,
                                                  const struct XeheGaloisKeys *galois_keys,
                                                  struct XeheCiphertext *destination);
+
+/**
+ * An evaluator for `context` (SEAL `Evaluator(context)`).
+ *
+ * **Ownership:** `*out` is a new handle owned by the caller (`xehe_evaluator_destroy`).
+ * **Thread safety:** any thread; one evaluator may run operations from several threads at once.
+ * **Errors:** `NULL_POINTER`; `INVALID_HANDLE`.
+ *
+ * # Safety
+ * `out` is valid for a write.
+ */
+enum XeheStatus xehe_evaluator_create(const struct XeheContext *context,
+                                      struct XeheEvaluator **out);
+
+/**
+ * Destroy an evaluator. NULL is a no-op.
+ *
+ * **Ownership:** releases the caller's handle.
+ * **Thread safety:** any thread; calls in flight on the handle finish first.
+ * **Errors:** `INVALID_HANDLE` for a destroyed, never-issued or foreign handle.
+ */
+enum XeheStatus xehe_evaluator_destroy(struct XeheEvaluator *evaluator);
+
+/**
+ * Mod-switch a plaintext down to `parms_id[4]` (SEAL `mod_switch_to(Plaintext)`).
+ *
+ * **Ownership:** `destination` is an existing object of the evaluator's context, overwritten
+ * (it may alias an operand; operands are only read). **Thread safety:** any thread.
+ * **Errors:** `NULL_POINTER`, `INVALID_HANDLE`, `CONTEXT_MISMATCH`, `NOT_VALID_FOR_PARAMS`,
+ * `DEVICE`; then as [`xehe_evaluator_mod_switch_plain_to_next`]; `INVALID_ARGUMENT`.
+ *
+ * # Safety
+ * `parms_id` is valid for 4 reads.
+ */
+enum XeheStatus xehe_evaluator_mod_switch_plain_to(const struct XeheEvaluator *evaluator,
+                                                   const struct XehePlaintext *plain,
+                                                   const uint64_t *parms_id,
+                                                   struct XehePlaintext *destination);
+
+/**
+ * Drop the last prime of an NTT-form plaintext (SEAL
+ * `mod_switch_to_next(Plaintext)`).
+ *
+ * **Ownership:** `destination` is an existing object of the evaluator's context, overwritten
+ * (it may alias an operand; operands are only read). **Thread safety:** any thread.
+ * **Errors:** `NULL_POINTER`, `INVALID_HANDLE`, `CONTEXT_MISMATCH`, `NOT_VALID_FOR_PARAMS`,
+ * `DEVICE`; then `END_OF_MODULUS_CHAIN`, `WRONG_FORM`.
+ */
+enum XeheStatus xehe_evaluator_mod_switch_plain_to_next(const struct XeheEvaluator *evaluator,
+                                                        const struct XehePlaintext *plain,
+                                                        struct XehePlaintext *destination);
+
+/**
+ * Mod-switch down to the level `parms_id[4]` (SEAL `mod_switch_to`).
+ *
+ * **Ownership:** `destination` is an existing object of the evaluator's context, overwritten
+ * (it may alias an operand; operands are only read). **Thread safety:** any thread.
+ * **Errors:** `NULL_POINTER`, `INVALID_HANDLE`, `CONTEXT_MISMATCH`, `NOT_VALID_FOR_PARAMS`,
+ * `DEVICE`; then as [`xehe_evaluator_mod_switch_to_next`]; `INVALID_ARGUMENT` for a level above.
+ *
+ * # Safety
+ * `parms_id` is valid for 4 reads.
+ */
+enum XeheStatus xehe_evaluator_mod_switch_to(const struct XeheEvaluator *evaluator,
+                                             const struct XeheCiphertext *encrypted,
+                                             const uint64_t *parms_id,
+                                             struct XeheCiphertext *destination);
+
+/**
+ * Drop the last prime without scaling (SEAL `mod_switch_to_next`).
+ *
+ * **Ownership:** `destination` is an existing object of the evaluator's context, overwritten
+ * (it may alias an operand; operands are only read). **Thread safety:** any thread.
+ * **Errors:** `NULL_POINTER`, `INVALID_HANDLE`, `CONTEXT_MISMATCH`, `NOT_VALID_FOR_PARAMS`,
+ * `DEVICE`; then `END_OF_MODULUS_CHAIN`, `TRANSPARENT_RESULT`.
+ */
+enum XeheStatus xehe_evaluator_mod_switch_to_next(const struct XeheEvaluator *evaluator,
+                                                  const struct XeheCiphertext *encrypted,
+                                                  struct XeheCiphertext *destination);
+
+/**
+ * `destination = encrypted1 * encrypted2`, size `s1 + s2 - 1`, scale the product
+ * (SEAL `multiply`).
+ *
+ * **Ownership:** `destination` is an existing object of the evaluator's context, overwritten
+ * (it may alias an operand; operands are only read). **Thread safety:** any thread.
+ * **Errors:** `NULL_POINTER`, `INVALID_HANDLE`, `CONTEXT_MISMATCH`, `NOT_VALID_FOR_PARAMS`,
+ * `DEVICE`; then `PARMS_MISMATCH`, `WRONG_FORM` (not NTT form), `SCALE_OUT_OF_BOUNDS`, `TRANSPARENT_RESULT`.
+ */
+enum XeheStatus xehe_evaluator_multiply(const struct XeheEvaluator *evaluator,
+                                        const struct XeheCiphertext *encrypted1,
+                                        const struct XeheCiphertext *encrypted2,
+                                        struct XeheCiphertext *destination);
+
+/**
+ * `destination = encrypted * plain` (SEAL `multiply_plain`).
+ *
+ * **Ownership:** `destination` is an existing object of the evaluator's context, overwritten
+ * (it may alias an operand; operands are only read). **Thread safety:** any thread.
+ * **Errors:** `NULL_POINTER`, `INVALID_HANDLE`, `CONTEXT_MISMATCH`, `NOT_VALID_FOR_PARAMS`,
+ * `DEVICE`; then `PARMS_MISMATCH`, `WRONG_FORM`, `SCALE_OUT_OF_BOUNDS`, `TRANSPARENT_RESULT`.
+ */
+enum XeheStatus xehe_evaluator_multiply_plain(const struct XeheEvaluator *evaluator,
+                                              const struct XeheCiphertext *encrypted,
+                                              const struct XehePlaintext *plain,
+                                              struct XeheCiphertext *destination);
+
+/**
+ * `destination = -encrypted` (SEAL `negate`).
+ *
+ * **Ownership:** `destination` is an existing object of the evaluator's context, overwritten
+ * (it may alias an operand; operands are only read). **Thread safety:** any thread.
+ * **Errors:** `NULL_POINTER`, `INVALID_HANDLE`, `CONTEXT_MISMATCH`, `NOT_VALID_FOR_PARAMS`,
+ * `DEVICE`; then none of its own.
+ */
+enum XeheStatus xehe_evaluator_negate(const struct XeheEvaluator *evaluator,
+                                      const struct XeheCiphertext *encrypted,
+                                      struct XeheCiphertext *destination);
+
+/**
+ * Relinearize to size 2 (SEAL `relinearize`).
+ *
+ * **Ownership:** `destination` is an existing object of the evaluator's context, overwritten
+ * (it may alias an operand; operands are only read). **Thread safety:** any thread.
+ * **Errors:** `NULL_POINTER`, `INVALID_HANDLE`, `CONTEXT_MISMATCH`, `NOT_VALID_FOR_PARAMS`,
+ * `DEVICE`; then `MISSING_KEY` (not enough relinearization keys), `WRONG_FORM`, `TRANSPARENT_RESULT`.
+ */
+enum XeheStatus xehe_evaluator_relinearize(const struct XeheEvaluator *evaluator,
+                                           const struct XeheCiphertext *encrypted,
+                                           const struct XeheRelinKeys *relin_keys,
+                                           struct XeheCiphertext *destination);
+
+/**
+ * Rescale down to the level `parms_id[4]` (SEAL `rescale_to`).
+ *
+ * **Ownership:** `destination` is an existing object of the evaluator's context, overwritten
+ * (it may alias an operand; operands are only read). **Thread safety:** any thread.
+ * **Errors:** `NULL_POINTER`, `INVALID_HANDLE`, `CONTEXT_MISMATCH`, `NOT_VALID_FOR_PARAMS`,
+ * `DEVICE`; then as [`xehe_evaluator_rescale_to_next`]; `INVALID_ARGUMENT` for a level above.
+ *
+ * # Safety
+ * `parms_id` is valid for 4 reads.
+ */
+enum XeheStatus xehe_evaluator_rescale_to(const struct XeheEvaluator *evaluator,
+                                          const struct XeheCiphertext *encrypted,
+                                          const uint64_t *parms_id,
+                                          struct XeheCiphertext *destination);
+
+/**
+ * Divide by the last prime and drop it, scale / q_last (SEAL `rescale_to_next`).
+ *
+ * **Ownership:** `destination` is an existing object of the evaluator's context, overwritten
+ * (it may alias an operand; operands are only read). **Thread safety:** any thread.
+ * **Errors:** `NULL_POINTER`, `INVALID_HANDLE`, `CONTEXT_MISMATCH`, `NOT_VALID_FOR_PARAMS`,
+ * `DEVICE`; then `END_OF_MODULUS_CHAIN`, `WRONG_FORM`, `SCALE_OUT_OF_BOUNDS`.
+ */
+enum XeheStatus xehe_evaluator_rescale_to_next(const struct XeheEvaluator *evaluator,
+                                               const struct XeheCiphertext *encrypted,
+                                               struct XeheCiphertext *destination);
+
+/**
+ * Rotate the slots left by `steps` (right if negative), through SEAL's NAF
+ * decomposition when no key for `steps` exists (SEAL `rotate_vector`).
+ *
+ * **Ownership:** `destination` is an existing object of the evaluator's context, overwritten
+ * (it may alias an operand; operands are only read). **Thread safety:** any thread.
+ * **Errors:** `NULL_POINTER`, `INVALID_HANDLE`, `CONTEXT_MISMATCH`, `NOT_VALID_FOR_PARAMS`,
+ * `DEVICE`; then `INVALID_ARGUMENT` (`|steps| ≥ N/2`), `MISSING_KEY`, `TRANSPARENT_RESULT`.
+ */
+enum XeheStatus xehe_evaluator_rotate_vector(const struct XeheEvaluator *evaluator,
+                                             const struct XeheCiphertext *encrypted,
+                                             int32_t steps,
+                                             const struct XeheGaloisKeys *galois_keys,
+                                             struct XeheCiphertext *destination);
+
+/**
+ * `destination = encrypted²` (SEAL `square`).
+ *
+ * **Ownership:** `destination` is an existing object of the evaluator's context, overwritten
+ * (it may alias an operand; operands are only read). **Thread safety:** any thread.
+ * **Errors:** `NULL_POINTER`, `INVALID_HANDLE`, `CONTEXT_MISMATCH`, `NOT_VALID_FOR_PARAMS`,
+ * `DEVICE`; then as [`xehe_evaluator_multiply`].
+ */
+enum XeheStatus xehe_evaluator_square(const struct XeheEvaluator *evaluator,
+                                      const struct XeheCiphertext *encrypted,
+                                      struct XeheCiphertext *destination);
+
+/**
+ * `destination = encrypted1 - encrypted2` (SEAL `sub`).
+ *
+ * **Ownership:** `destination` is an existing object of the evaluator's context, overwritten
+ * (it may alias an operand; operands are only read). **Thread safety:** any thread.
+ * **Errors:** `NULL_POINTER`, `INVALID_HANDLE`, `CONTEXT_MISMATCH`, `NOT_VALID_FOR_PARAMS`,
+ * `DEVICE`; then as [`xehe_evaluator_add`].
+ */
+enum XeheStatus xehe_evaluator_sub(const struct XeheEvaluator *evaluator,
+                                   const struct XeheCiphertext *encrypted1,
+                                   const struct XeheCiphertext *encrypted2,
+                                   struct XeheCiphertext *destination);
+
+/**
+ * `destination = encrypted - plain` (SEAL `sub_plain`).
+ *
+ * **Ownership:** `destination` is an existing object of the evaluator's context, overwritten
+ * (it may alias an operand; operands are only read). **Thread safety:** any thread.
+ * **Errors:** `NULL_POINTER`, `INVALID_HANDLE`, `CONTEXT_MISMATCH`, `NOT_VALID_FOR_PARAMS`,
+ * `DEVICE`; then as [`xehe_evaluator_add_plain`].
+ */
+enum XeheStatus xehe_evaluator_sub_plain(const struct XeheEvaluator *evaluator,
+                                         const struct XeheCiphertext *encrypted,
+                                         const struct XehePlaintext *plain,
+                                         struct XeheCiphertext *destination);
+
+/**
+ * Convert out of NTT form (SEAL `transform_from_ntt`).
+ *
+ * **Ownership:** `destination` is an existing object of the evaluator's context, overwritten
+ * (it may alias an operand; operands are only read). **Thread safety:** any thread.
+ * **Errors:** `NULL_POINTER`, `INVALID_HANDLE`, `CONTEXT_MISMATCH`, `NOT_VALID_FOR_PARAMS`,
+ * `DEVICE`; then `WRONG_FORM` if not in NTT form.
+ */
+enum XeheStatus xehe_evaluator_transform_from_ntt(const struct XeheEvaluator *evaluator,
+                                                  const struct XeheCiphertext *encrypted,
+                                                  struct XeheCiphertext *destination);
+
+/**
+ * Convert to NTT form (SEAL `transform_to_ntt`).
+ *
+ * **Ownership:** `destination` is an existing object of the evaluator's context, overwritten
+ * (it may alias an operand; operands are only read). **Thread safety:** any thread.
+ * **Errors:** `NULL_POINTER`, `INVALID_HANDLE`, `CONTEXT_MISMATCH`, `NOT_VALID_FOR_PARAMS`,
+ * `DEVICE`; then `WRONG_FORM` if already.
+ */
+enum XeheStatus xehe_evaluator_transform_to_ntt(const struct XeheEvaluator *evaluator,
+                                                const struct XeheCiphertext *encrypted,
+                                                struct XeheCiphertext *destination);
+
+/**
+ * Destroy Galois keys (and their device copies). NULL is a no-op.
+ *
+ * **Ownership:** releases the caller's handle.
+ * **Thread safety:** any thread; calls in flight on the handle finish first.
+ * **Errors:** `INVALID_HANDLE` for a destroyed, never-issued or foreign handle.
+ */
+enum XeheStatus xehe_galois_keys_destroy(struct XeheGaloisKeys *keys);
+
+/**
+ * Load Galois keys from `(data, size)`, checked against `context` (saved by SEAL or xehe; SEAL `GaloisKeys::load`).
+ *
+ * **Ownership:** `*out` is a new handle owned by the caller; `data` is only read.
+ * **Thread safety:** any thread. **Errors:** `NULL_POINTER`; `INVALID_HANDLE`; `MALFORMED` (malformed, truncated or unsupported bytes); `NOT_VALID_FOR_PARAMS` for an object of other parameters.
+ *
+ * # Safety
+ * `data` is valid for `size` reads; `out` for a write.
+ */
+enum XeheStatus xehe_galois_keys_load(const struct XeheContext *context,
+                                      const uint8_t *data,
+                                      size_t size,
+                                      struct XeheGaloisKeys **out);
+
+/**
+ * Load Galois keys from the file `path`; as [`xehe_galois_keys_load`].
+ *
+ * **Ownership:** `*out` is a new handle owned by the caller. **Thread safety:** any thread.
+ * **Errors:** `NULL_POINTER`; `INVALID_HANDLE`; `IO` when the file cannot be read (named in the message); `MALFORMED`; `NOT_VALID_FOR_PARAMS`.
+ *
+ * # Safety
+ * `path` is a NUL-terminated string; `out` is valid for a write.
+ */
+enum XeheStatus xehe_galois_keys_load_file(const struct XeheContext *context,
+                                           const char *path,
+                                           struct XeheGaloisKeys **out);
+
+/**
+ * Save Galois keys in SEAL's format (SEAL `GaloisKeys::save`) into `(buf, capacity)`.
+ * `compr_mode`: `XEHE_COMPR_NONE`, `XEHE_COMPR_ZLIB` or `XEHE_COMPR_ZSTD`.
+ *
+ * **Ownership:** the caller owns `buf`. **Thread safety:** any thread (reads the object).
+ * **Errors:** `NULL_POINTER` (`written`); `INVALID_HANDLE`; `INVALID_ARGUMENT` (`compr_mode`); `BUFFER_TOO_SMALL` with `*written` = size needed.
+ *
+ * # Safety
+ * `buf` is NULL or valid for `capacity` writes; `written` is valid for a write.
+ */
+enum XeheStatus xehe_galois_keys_save(const struct XeheGaloisKeys *keys,
+                                      int32_t compr_mode,
+                                      uint8_t *buf,
+                                      size_t capacity,
+                                      size_t *written);
+
+/**
+ * Save Galois keys to the file `path` (created or truncated); as [`xehe_galois_keys_save`].
+ *
+ * **Ownership:** no handle is created or released. **Thread safety:** any thread (reads the object).
+ * **Errors:** `NULL_POINTER`; `INVALID_HANDLE`; `INVALID_ARGUMENT` (`compr_mode`); `IO`.
+ *
+ * # Safety
+ * `path` is a NUL-terminated string.
+ */
+enum XeheStatus xehe_galois_keys_save_file(const struct XeheGaloisKeys *keys,
+                                           int32_t compr_mode,
+                                           const char *path);
+
+/**
+ * A key generator with a fresh secret key (SEAL `KeyGenerator(context)`; OS
+ * randomness).
+ *
+ * **Ownership:** `*out` is a new handle owned by the caller (`xehe_keygen_destroy`).
+ * **Thread safety:** any thread.
+ * **Errors:** `NULL_POINTER`; `INVALID_HANDLE`; `DEVICE` if the OS random source fails.
+ *
+ * # Safety
+ * `out` is valid for a write.
+ */
+enum XeheStatus xehe_keygen_create(const struct XeheContext *context,
+                                   struct XeheKeyGenerator **out);
+
+/**
+ * A key generator for an existing secret key (SEAL `KeyGenerator(context,
+ * secret_key)`).
+ *
+ * **Ownership:** `*out` is a new handle owned by the caller; the key is copied.
+ * **Thread safety:** any thread.
+ * **Errors:** `NULL_POINTER`; `INVALID_HANDLE`; `CONTEXT_MISMATCH`; `NOT_VALID_FOR_PARAMS`.
+ *
+ * # Safety
+ * `out` is valid for a write.
+ */
+enum XeheStatus xehe_keygen_create_from_secret_key(const struct XeheContext *context,
+                                                   const struct XeheSecretKey *secret_key,
+                                                   struct XeheKeyGenerator **out);
+
+/**
+ * New Galois keys for rotations by `steps[0..count]` (SEAL
+ * `KeyGenerator::create_galois_keys(steps)`); `count == 0` makes SEAL's default set (every
+ * power-of-two rotation both ways and the conjugation).
+ *
+ * **Ownership:** `*out` is a new handle owned by the caller. **Thread safety:** any thread.
+ * **Errors:** `NULL_POINTER`; `INVALID_HANDLE`; `INVALID_ARGUMENT` for a step out of range;
+ * `INVALID_PARAMETERS` without key switching.
+ *
+ * # Safety
+ * `steps` is valid for `count` reads; `out` for a write.
+ */
+enum XeheStatus xehe_keygen_create_galois_keys(const struct XeheKeyGenerator *keygen,
+                                               const int32_t *steps,
+                                               size_t count,
+                                               struct XeheGaloisKeys **out);
+
+/**
+ * A new public key (SEAL `KeyGenerator::create_public_key`).
+ *
+ * **Ownership:** `*out` is a new handle owned by the caller.
+ * **Thread safety:** any thread.
+ * **Errors:** `NULL_POINTER`; `INVALID_HANDLE`; `DEVICE` if the OS random source fails.
+ *
+ * # Safety
+ * `out` is valid for a write.
+ */
+enum XeheStatus xehe_keygen_create_public_key(const struct XeheKeyGenerator *keygen,
+                                              struct XehePublicKey **out);
+
+/**
+ * New relinearization keys (SEAL `KeyGenerator::create_relin_keys`).
+ *
+ * **Ownership:** `*out` is a new handle owned by the caller.
+ * **Thread safety:** any thread.
+ * **Errors:** `NULL_POINTER`; `INVALID_HANDLE`; `INVALID_PARAMETERS` when the parameters do not support key switching (one prime).
+ *
+ * # Safety
+ * `out` is valid for a write.
+ */
+enum XeheStatus xehe_keygen_create_relin_keys(const struct XeheKeyGenerator *keygen,
+                                              struct XeheRelinKeys **out);
+
+/**
+ * Destroy a key generator (its secret key copy is zeroed). NULL is a no-op.
+ *
+ * **Ownership:** releases the caller's handle.
+ * **Thread safety:** any thread; calls in flight on the handle finish first.
+ * **Errors:** `INVALID_HANDLE` for a destroyed, never-issued or foreign handle.
+ */
+enum XeheStatus xehe_keygen_destroy(struct XeheKeyGenerator *keygen);
+
+/**
+ * The generator's secret key (SEAL `KeyGenerator::secret_key`), as a new handle.
+ *
+ * **Ownership:** `*out` is a new handle owned by the caller (a copy).
+ * **Thread safety:** any thread.
+ * **Errors:** `NULL_POINTER`; `INVALID_HANDLE`.
+ *
+ * # Safety
+ * `out` is valid for a write.
+ */
+enum XeheStatus xehe_keygen_secret_key(const struct XeheKeyGenerator *keygen,
+                                       struct XeheSecretKey **out);
+
+/**
+ * The message of the last failed call on this thread ("" if none).
+ *
+ * **Ownership:** the string belongs to the library and stays valid until the next failing
+ * xehe call on the same thread; copy it to keep it. **Thread safety:** per thread (each thread
+ * sees its own last error). **Errors:** none; never NULL.
+ */
+const char *xehe_last_error(void);
+
+/**
+ * Number of live handles of all types in the process (for leak checks).
+ *
+ * **Ownership:** no handle is created or released. **Thread safety:** any thread (a snapshot). **Errors:** none.
+ */
+size_t xehe_live_handles(void);
 
 /**
  * Make CKKS parameters: degree `poly_modulus_degree` and a coefficient modulus of
@@ -1268,7 +1428,7 @@ enum XeheStatus xehe_parms_create_ckks(uint64_t poly_modulus_degree,
  *
  * **Ownership:** releases the caller's handle; objects made from it are unaffected.
  * **Thread safety:** any thread; calls in flight on the handle finish first.
- * **Errors:** `INVALID_HANDLE` for a destroyed or foreign handle.
+ * **Errors:** `INVALID_HANDLE` for a destroyed, never-issued or foreign handle.
  */
 enum XeheStatus xehe_parms_destroy(struct XeheParms *parms);
 
@@ -1297,10 +1457,10 @@ enum XeheStatus xehe_parms_load_file(const char *path, struct XeheParms **out);
 
 /**
  * Save parameters in SEAL's format (SEAL `EncryptionParameters::save`) into `(buf, capacity)`.
+ * `compr_mode`: `XEHE_COMPR_NONE`, `XEHE_COMPR_ZLIB` or `XEHE_COMPR_ZSTD`.
  *
- * **Ownership:** the caller owns `buf`. **Thread safety:** any thread. **Errors:**
- * `NULL_POINTER` (`written`); `INVALID_HANDLE`; `INVALID_ARGUMENT` (`compr_mode`);
- * `BUFFER_TOO_SMALL` with `*written` = size needed.
+ * **Ownership:** the caller owns `buf`. **Thread safety:** any thread (reads the object).
+ * **Errors:** `NULL_POINTER` (`written`); `INVALID_HANDLE`; `INVALID_ARGUMENT` (`compr_mode`); `BUFFER_TOO_SMALL` with `*written` = size needed.
  *
  * # Safety
  * `buf` is NULL or valid for `capacity` writes; `written` is valid for a write.
@@ -1312,10 +1472,10 @@ enum XeheStatus xehe_parms_save(const struct XeheParms *parms,
                                 size_t *written);
 
 /**
- * Save parameters to the file `path` (created or truncated).
+ * Save parameters to the file `path` (created or truncated); as [`xehe_parms_save`].
  *
- * **Ownership:** no handle is created or released. **Thread safety:** any thread. **Errors:** `NULL_POINTER`; `INVALID_HANDLE`;
- * `INVALID_ARGUMENT` (`compr_mode`); `IO`.
+ * **Ownership:** no handle is created or released. **Thread safety:** any thread (reads the object).
+ * **Errors:** `NULL_POINTER`; `INVALID_HANDLE`; `INVALID_ARGUMENT` (`compr_mode`); `IO`.
  *
  * # Safety
  * `path` is a NUL-terminated string.
@@ -1325,75 +1485,11 @@ enum XeheStatus xehe_parms_save_file(const struct XeheParms *parms,
                                      const char *path);
 
 /**
- * Validate `parms` and build the modulus-switching chain (SEAL `SEALContext(parms, true,
- * sec_level)`). `sec_level_bits`: 128, 192 or 256 (HomomorphicEncryption.org limit), or 0 for
- * none (needed for N ≥ 65536).
- *
- * **Ownership:** `*out` is a new handle owned by the caller (`xehe_context_destroy`); `parms`
- * is only read. **Thread safety:** any thread. **Errors:** `NULL_POINTER`; `INVALID_HANDLE`;
- * `INVALID_ARGUMENT` (sec level); `INVALID_PARAMETERS` naming the failed check.
- *
- * # Safety
- * `out` is valid for a write.
- */
-enum XeheStatus xehe_context_create(const struct XeheParms *parms,
-                                    uint32_t sec_level_bits,
-                                    struct XeheContext **out);
-
-/**
- * Destroy a context. NULL is a no-op. Objects and engines made with it stay usable with each
- * other, but no new object can be loaded against the destroyed handle.
- *
- * **Ownership:** releases the caller's handle. **Thread safety:** any thread. **Errors:** `INVALID_HANDLE`.
- */
-enum XeheStatus xehe_context_destroy(struct XeheContext *context);
-
-/**
- * Write the `parms_id` of a level to `parms_id_out[4]`. `level`: 0 key, 1 first, 2 last
- * ([`XeheLevel`]).
- *
- * **Ownership:** no handle is created or released. **Thread safety:** any thread. **Errors:** `NULL_POINTER`; `INVALID_HANDLE`;
- * `INVALID_ARGUMENT` for another `level`.
- *
- * # Safety
- * `parms_id_out` is valid for 4 writes.
- */
-enum XeheStatus xehe_context_parms_id(const struct XeheContext *context,
-                                      int32_t level,
-                                      uint64_t *parms_id_out);
-
-/**
- * The `parms_id` after `parms_id[4]` in the chain (SEAL `context_data->next_context_data()`),
- * and its chain index. At the last level: `END_OF_MODULUS_CHAIN`.
- *
- * **Ownership:** no handle is created or released. **Thread safety:** any thread. **Errors:** `NULL_POINTER`; `INVALID_HANDLE`;
- * `NOT_VALID_FOR_PARAMS` when `parms_id` is not in the chain; `END_OF_MODULUS_CHAIN`.
- *
- * # Safety
- * `parms_id` is valid for 4 reads, `next_out` for 4 writes.
- */
-enum XeheStatus xehe_context_next_parms_id(const struct XeheContext *context,
-                                           const uint64_t *parms_id,
-                                           uint64_t *next_out);
-
-/**
- * The chain index of `parms_id[4]` (SEAL `chain_index`: the last level is 0).
- *
- * **Ownership:** no handle is created or released. **Thread safety:** any thread. **Errors:** `NULL_POINTER`; `INVALID_HANDLE`;
- * `NOT_VALID_FOR_PARAMS` when `parms_id` is not in the chain.
- *
- * # Safety
- * `parms_id` is valid for 4 reads, `out` for a write.
- */
-enum XeheStatus xehe_context_chain_index(const struct XeheContext *context,
-                                         const uint64_t *parms_id,
-                                         size_t *out);
-
-/**
  * An empty plaintext bound to `context` (SEAL `Plaintext()`), e.g. a destination.
  *
  * **Ownership:** `*out` is a new handle owned by the caller (`xehe_plaintext_destroy`).
- * **Thread safety:** any thread. **Errors:** `NULL_POINTER`; `INVALID_HANDLE`.
+ * **Thread safety:** any thread.
+ * **Errors:** `NULL_POINTER`; `INVALID_HANDLE`.
  *
  * # Safety
  * `out` is valid for a write.
@@ -1402,57 +1498,30 @@ enum XeheStatus xehe_plaintext_create(const struct XeheContext *context,
                                       struct XehePlaintext **out);
 
 /**
- * An empty ciphertext bound to `context` (SEAL `Ciphertext()`), e.g. a destination.
- *
- * **Ownership:** `*out` is a new handle owned by the caller (`xehe_ciphertext_destroy`).
- * **Thread safety:** any thread. **Errors:** `NULL_POINTER`; `INVALID_HANDLE`.
- *
- * # Safety
- * `out` is valid for a write.
- */
-enum XeheStatus xehe_ciphertext_create(const struct XeheContext *context,
-                                       struct XeheCiphertext **out);
-
-/**
- * A copy of a ciphertext (host and device state; SEAL's copy constructor), bound to the same
- * context.
- *
- * **Ownership:** `*out` is a new handle owned by the caller. **Thread safety:** any thread
- * (reads `ciphertext`). **Errors:** `NULL_POINTER`; `INVALID_HANDLE`.
- *
- * # Safety
- * `out` is valid for a write.
- */
-enum XeheStatus xehe_ciphertext_clone(const struct XeheCiphertext *ciphertext,
-                                      struct XeheCiphertext **out);
-
-/**
  * Destroy a plaintext. NULL is a no-op.
  *
- * **Ownership:** releases the caller's handle. **Thread safety:** any thread; calls in flight on it finish first. **Errors:** `INVALID_HANDLE`.
+ * **Ownership:** releases the caller's handle.
+ * **Thread safety:** any thread; calls in flight on the handle finish first.
+ * **Errors:** `INVALID_HANDLE` for a destroyed, never-issued or foreign handle.
  */
 enum XeheStatus xehe_plaintext_destroy(struct XehePlaintext *plaintext);
 
 /**
- * Destroy a ciphertext (and its device copy). NULL is a no-op.
+ * Mark a plaintext for the default GPU queue (paper `.gpu()`, §III-C): nothing is uploaded until an operation needs it; results of operations on marked operands stay on the device.
  *
- * **Ownership:** releases the caller's handle. **Thread safety:** any thread; calls in flight on it finish first. **Errors:** `INVALID_HANDLE`.
+ * **Ownership:** no handle is created or released. **Thread safety:** any thread; writes the object.
+ * **Errors:** `INVALID_HANDLE`; `DEVICE` when no GPU backend is usable (the object stays on the CPU, unchanged, and works there).
  */
-enum XeheStatus xehe_ciphertext_destroy(struct XeheCiphertext *ciphertext);
+enum XeheStatus xehe_plaintext_gpu(struct XehePlaintext *plaintext);
 
 /**
- * Metadata of a ciphertext: `parms_id[4]`, scale and size (number of polynomials); any
- * out-pointer may be NULL to skip it. A value computed on the GPU is not downloaded.
+ * Mark a plaintext for `queue` (e.g. one queue per thread, §III-H); as [`xehe_plaintext_gpu`].
  *
- * **Ownership:** no handle is created or released. **Thread safety:** any thread (reads). **Errors:** `INVALID_HANDLE`.
- *
- * # Safety
- * Non-NULL pointers are valid for writes (`parms_id_out`: 4 words).
+ * **Ownership:** no handle is created or released. **Thread safety:** any thread; writes the object.
+ * **Errors:** `NULL_POINTER`; `INVALID_HANDLE`.
  */
-enum XeheStatus xehe_ciphertext_info(const struct XeheCiphertext *ciphertext,
-                                     uint64_t *parms_id_out,
-                                     double *scale,
-                                     size_t *size);
+enum XeheStatus xehe_plaintext_gpu_on(struct XehePlaintext *plaintext,
+                                      const struct XeheQueue *queue);
 
 /**
  * Metadata of a plaintext: `parms_id[4]` (zero when not in NTT form) and scale; either
@@ -1468,21 +1537,10 @@ enum XeheStatus xehe_plaintext_info(const struct XehePlaintext *plaintext,
                                     double *scale);
 
 /**
- * Set the scale of a ciphertext (SEAL `Ciphertext::scale() = ...`).
- *
- * **Ownership:** no handle is created or released. **Thread safety:** any thread; writes the ciphertext. **Errors:** `INVALID_HANDLE`;
- * `INVALID_ARGUMENT` for a scale that is not finite and positive.
- */
-enum XeheStatus xehe_ciphertext_set_scale(struct XeheCiphertext *ciphertext,
-                                          double scale);
-
-/**
- * Load a plaintext saved by SEAL or xehe from `(data, size)`, checked against `context`
- * (SEAL `Plaintext::load`).
+ * Load a plaintext from `(data, size)`, checked against `context` (saved by SEAL or xehe; SEAL `Plaintext::load`).
  *
  * **Ownership:** `*out` is a new handle owned by the caller; `data` is only read.
- * **Thread safety:** any thread. **Errors:** `NULL_POINTER`; `INVALID_HANDLE`; `MALFORMED`;
- * `NOT_VALID_FOR_PARAMS` for an object of other parameters.
+ * **Thread safety:** any thread. **Errors:** `NULL_POINTER`; `INVALID_HANDLE`; `MALFORMED` (malformed, truncated or unsupported bytes); `NOT_VALID_FOR_PARAMS` for an object of other parameters.
  *
  * # Safety
  * `data` is valid for `size` reads; `out` for a write.
@@ -1493,87 +1551,10 @@ enum XeheStatus xehe_plaintext_load(const struct XeheContext *context,
                                     struct XehePlaintext **out);
 
 /**
- * Load a ciphertext (SEAL `Ciphertext::load`; seeded ciphertexts are expanded); as
- * [`xehe_plaintext_load`].
- *
- * **Ownership:** `*out` is a new handle owned by the caller; `data` is only read. **Thread
- * safety:** any thread. **Errors:** `NULL_POINTER`; `INVALID_HANDLE`; `MALFORMED`;
- * `NOT_VALID_FOR_PARAMS`.
- *
- * # Safety
- * `data` is valid for `size` reads; `out` for a write.
- */
-enum XeheStatus xehe_ciphertext_load(const struct XeheContext *context,
-                                     const uint8_t *data,
-                                     size_t size,
-                                     struct XeheCiphertext **out);
-
-/**
- * Load a secret key (SEAL `SecretKey::load`); as [`xehe_plaintext_load`].
- *
- * **Ownership:** `*out` is a new handle owned by the caller; `data` is only read. **Thread
- * safety:** any thread. **Errors:** `NULL_POINTER`; `INVALID_HANDLE`; `MALFORMED`;
- * `NOT_VALID_FOR_PARAMS`.
- *
- * # Safety
- * `data` is valid for `size` reads; `out` for a write.
- */
-enum XeheStatus xehe_secret_key_load(const struct XeheContext *context,
-                                     const uint8_t *data,
-                                     size_t size,
-                                     struct XeheSecretKey **out);
-
-/**
- * Load a public key (SEAL `PublicKey::load`); as [`xehe_plaintext_load`].
- *
- * **Ownership:** `*out` is a new handle owned by the caller; `data` is only read. **Thread
- * safety:** any thread. **Errors:** `NULL_POINTER`; `INVALID_HANDLE`; `MALFORMED`;
- * `NOT_VALID_FOR_PARAMS`.
- *
- * # Safety
- * `data` is valid for `size` reads; `out` for a write.
- */
-enum XeheStatus xehe_public_key_load(const struct XeheContext *context,
-                                     const uint8_t *data,
-                                     size_t size,
-                                     struct XehePublicKey **out);
-
-/**
- * Load relinearization keys (SEAL `RelinKeys::load`); as [`xehe_plaintext_load`].
- *
- * **Ownership:** `*out` is a new handle owned by the caller; `data` is only read. **Thread
- * safety:** any thread. **Errors:** `NULL_POINTER`; `INVALID_HANDLE`; `MALFORMED`;
- * `NOT_VALID_FOR_PARAMS`.
- *
- * # Safety
- * `data` is valid for `size` reads; `out` for a write.
- */
-enum XeheStatus xehe_relin_keys_load(const struct XeheContext *context,
-                                     const uint8_t *data,
-                                     size_t size,
-                                     struct XeheRelinKeys **out);
-
-/**
- * Load Galois keys (SEAL `GaloisKeys::load`); as [`xehe_plaintext_load`].
- *
- * **Ownership:** `*out` is a new handle owned by the caller; `data` is only read. **Thread
- * safety:** any thread. **Errors:** `NULL_POINTER`; `INVALID_HANDLE`; `MALFORMED`;
- * `NOT_VALID_FOR_PARAMS`.
- *
- * # Safety
- * `data` is valid for `size` reads; `out` for a write.
- */
-enum XeheStatus xehe_galois_keys_load(const struct XeheContext *context,
-                                      const uint8_t *data,
-                                      size_t size,
-                                      struct XeheGaloisKeys **out);
-
-/**
- * Load a plaintext from the file `path`; as [`xehe_plaintext_load`], plus `IO` when the file
- * cannot be read.
+ * Load a plaintext from the file `path`; as [`xehe_plaintext_load`].
  *
  * **Ownership:** `*out` is a new handle owned by the caller. **Thread safety:** any thread.
- * **Errors:** `NULL_POINTER`; `INVALID_HANDLE`; `IO`; `MALFORMED`; `NOT_VALID_FOR_PARAMS`.
+ * **Errors:** `NULL_POINTER`; `INVALID_HANDLE`; `IO` when the file cannot be read (named in the message); `MALFORMED`; `NOT_VALID_FOR_PARAMS`.
  *
  * # Safety
  * `path` is a NUL-terminated string; `out` is valid for a write.
@@ -1583,76 +1564,11 @@ enum XeheStatus xehe_plaintext_load_file(const struct XeheContext *context,
                                          struct XehePlaintext **out);
 
 /**
- * Load a ciphertext from a file; as [`xehe_plaintext_load_file`].
- *
- * **Ownership:** `*out` is a new handle owned by the caller. **Thread safety:** any thread.
- * **Errors:** `NULL_POINTER`; `INVALID_HANDLE`; `IO`; `MALFORMED`; `NOT_VALID_FOR_PARAMS`.
- *
- * # Safety
- * `path` is a NUL-terminated string; `out` is valid for a write.
- */
-enum XeheStatus xehe_ciphertext_load_file(const struct XeheContext *context,
-                                          const char *path,
-                                          struct XeheCiphertext **out);
-
-/**
- * Load a secret key from a file; as [`xehe_plaintext_load_file`].
- *
- * **Ownership:** `*out` is a new handle owned by the caller. **Thread safety:** any thread.
- * **Errors:** `NULL_POINTER`; `INVALID_HANDLE`; `IO`; `MALFORMED`; `NOT_VALID_FOR_PARAMS`.
- *
- * # Safety
- * `path` is a NUL-terminated string; `out` is valid for a write.
- */
-enum XeheStatus xehe_secret_key_load_file(const struct XeheContext *context,
-                                          const char *path,
-                                          struct XeheSecretKey **out);
-
-/**
- * Load a public key from a file; as [`xehe_plaintext_load_file`].
- *
- * **Ownership:** `*out` is a new handle owned by the caller. **Thread safety:** any thread.
- * **Errors:** `NULL_POINTER`; `INVALID_HANDLE`; `IO`; `MALFORMED`; `NOT_VALID_FOR_PARAMS`.
- *
- * # Safety
- * `path` is a NUL-terminated string; `out` is valid for a write.
- */
-enum XeheStatus xehe_public_key_load_file(const struct XeheContext *context,
-                                          const char *path,
-                                          struct XehePublicKey **out);
-
-/**
- * Load relinearization keys from a file; as [`xehe_plaintext_load_file`].
- *
- * **Ownership:** `*out` is a new handle owned by the caller. **Thread safety:** any thread.
- * **Errors:** `NULL_POINTER`; `INVALID_HANDLE`; `IO`; `MALFORMED`; `NOT_VALID_FOR_PARAMS`.
- *
- * # Safety
- * `path` is a NUL-terminated string; `out` is valid for a write.
- */
-enum XeheStatus xehe_relin_keys_load_file(const struct XeheContext *context,
-                                          const char *path,
-                                          struct XeheRelinKeys **out);
-
-/**
- * Load Galois keys from a file; as [`xehe_plaintext_load_file`].
- *
- * **Ownership:** `*out` is a new handle owned by the caller. **Thread safety:** any thread.
- * **Errors:** `NULL_POINTER`; `INVALID_HANDLE`; `IO`; `MALFORMED`; `NOT_VALID_FOR_PARAMS`.
- *
- * # Safety
- * `path` is a NUL-terminated string; `out` is valid for a write.
- */
-enum XeheStatus xehe_galois_keys_load_file(const struct XeheContext *context,
-                                           const char *path,
-                                           struct XeheGaloisKeys **out);
-
-/**
- * Save a plaintext in SEAL's format into `(buf, capacity)` (SEAL `save`).
+ * Save a plaintext in SEAL's format (SEAL `Plaintext::save`) into `(buf, capacity)`.
+ * `compr_mode`: `XEHE_COMPR_NONE`, `XEHE_COMPR_ZLIB` or `XEHE_COMPR_ZSTD`.
  *
  * **Ownership:** the caller owns `buf`. **Thread safety:** any thread (reads the object).
- * **Errors:** `NULL_POINTER` (`written`); `INVALID_HANDLE`; `INVALID_ARGUMENT`
- * (`compr_mode`); `BUFFER_TOO_SMALL` with `*written` = size needed.
+ * **Errors:** `NULL_POINTER` (`written`); `INVALID_HANDLE`; `INVALID_ARGUMENT` (`compr_mode`); `BUFFER_TOO_SMALL` with `*written` = size needed.
  *
  * # Safety
  * `buf` is NULL or valid for `capacity` writes; `written` is valid for a write.
@@ -1664,64 +1580,60 @@ enum XeheStatus xehe_plaintext_save(const struct XehePlaintext *plaintext,
                                     size_t *written);
 
 /**
- * Save a ciphertext; a value computed on the GPU is downloaded into the saved bytes (the
- * handle's host copy stays as it is); as [`xehe_plaintext_save`], plus `DEVICE`.
+ * Save a plaintext to the file `path` (created or truncated); as [`xehe_plaintext_save`].
  *
- * **Ownership:** the caller owns `buf`. **Thread safety:** any thread (reads the object).
- * **Errors:** `NULL_POINTER` (`written`); `INVALID_HANDLE`; `INVALID_ARGUMENT` (`compr_mode`);
- * `BUFFER_TOO_SMALL` with `*written` = size needed.
+ * **Ownership:** no handle is created or released. **Thread safety:** any thread (reads the object).
+ * **Errors:** `NULL_POINTER`; `INVALID_HANDLE`; `INVALID_ARGUMENT` (`compr_mode`); `IO`.
  *
  * # Safety
- * `buf` is NULL or valid for `capacity` writes; `written` is valid for a write.
+ * `path` is a NUL-terminated string.
  */
-enum XeheStatus xehe_ciphertext_save(const struct XeheCiphertext *ciphertext,
-                                     int32_t compr_mode,
-                                     uint8_t *buf,
-                                     size_t capacity,
-                                     size_t *written);
+enum XeheStatus xehe_plaintext_save_file(const struct XehePlaintext *plaintext,
+                                         int32_t compr_mode,
+                                         const char *path);
 
 /**
- * Save a ciphertext with SEAL headers of version `seal_major.seal_minor` (4.0 up to the
- * version xehe writes, 4.4) for SEAL builds that read only their own minor version (SEAL 4.0
- * rejects 4.1+ headers); the bytes after the headers are the same for every 4.x.
+ * Destroy a public key. NULL is a no-op.
  *
- * **Ownership:** the caller owns `buf`. **Thread safety:** any thread (reads the object).
- * **Errors:** as [`xehe_ciphertext_save`], plus `INVALID_ARGUMENT` for a version outside
- * 4.0 ..= 4.4.
+ * **Ownership:** releases the caller's handle.
+ * **Thread safety:** any thread; calls in flight on the handle finish first.
+ * **Errors:** `INVALID_HANDLE` for a destroyed, never-issued or foreign handle.
+ */
+enum XeheStatus xehe_public_key_destroy(struct XehePublicKey *key);
+
+/**
+ * Load a public key from `(data, size)`, checked against `context` (saved by SEAL or xehe; SEAL `PublicKey::load`).
+ *
+ * **Ownership:** `*out` is a new handle owned by the caller; `data` is only read.
+ * **Thread safety:** any thread. **Errors:** `NULL_POINTER`; `INVALID_HANDLE`; `MALFORMED` (malformed, truncated or unsupported bytes); `NOT_VALID_FOR_PARAMS` for an object of other parameters.
  *
  * # Safety
- * `buf` is NULL or valid for `capacity` writes; `written` is valid for a write.
+ * `data` is valid for `size` reads; `out` for a write.
  */
-enum XeheStatus xehe_ciphertext_save_as(const struct XeheCiphertext *ciphertext,
-                                        int32_t compr_mode,
-                                        uint8_t seal_major,
-                                        uint8_t seal_minor,
-                                        uint8_t *buf,
-                                        size_t capacity,
-                                        size_t *written);
+enum XeheStatus xehe_public_key_load(const struct XeheContext *context,
+                                     const uint8_t *data,
+                                     size_t size,
+                                     struct XehePublicKey **out);
 
 /**
- * Save a secret key; as [`xehe_plaintext_save`].
+ * Load a public key from the file `path`; as [`xehe_public_key_load`].
  *
- * **Ownership:** the caller owns `buf`. **Thread safety:** any thread (reads the object).
- * **Errors:** `NULL_POINTER` (`written`); `INVALID_HANDLE`; `INVALID_ARGUMENT` (`compr_mode`);
- * `BUFFER_TOO_SMALL` with `*written` = size needed.
+ * **Ownership:** `*out` is a new handle owned by the caller. **Thread safety:** any thread.
+ * **Errors:** `NULL_POINTER`; `INVALID_HANDLE`; `IO` when the file cannot be read (named in the message); `MALFORMED`; `NOT_VALID_FOR_PARAMS`.
  *
  * # Safety
- * `buf` is NULL or valid for `capacity` writes; `written` is valid for a write.
+ * `path` is a NUL-terminated string; `out` is valid for a write.
  */
-enum XeheStatus xehe_secret_key_save(const struct XeheSecretKey *key,
-                                     int32_t compr_mode,
-                                     uint8_t *buf,
-                                     size_t capacity,
-                                     size_t *written);
+enum XeheStatus xehe_public_key_load_file(const struct XeheContext *context,
+                                          const char *path,
+                                          struct XehePublicKey **out);
 
 /**
- * Save a public key; as [`xehe_plaintext_save`].
+ * Save a public key in SEAL's format (SEAL `PublicKey::save`) into `(buf, capacity)`.
+ * `compr_mode`: `XEHE_COMPR_NONE`, `XEHE_COMPR_ZLIB` or `XEHE_COMPR_ZSTD`.
  *
  * **Ownership:** the caller owns `buf`. **Thread safety:** any thread (reads the object).
- * **Errors:** `NULL_POINTER` (`written`); `INVALID_HANDLE`; `INVALID_ARGUMENT` (`compr_mode`);
- * `BUFFER_TOO_SMALL` with `*written` = size needed.
+ * **Errors:** `NULL_POINTER` (`written`); `INVALID_HANDLE`; `INVALID_ARGUMENT` (`compr_mode`); `BUFFER_TOO_SMALL` with `*written` = size needed.
  *
  * # Safety
  * `buf` is NULL or valid for `capacity` writes; `written` is valid for a write.
@@ -1733,11 +1645,149 @@ enum XeheStatus xehe_public_key_save(const struct XehePublicKey *key,
                                      size_t *written);
 
 /**
- * Save relinearization keys; as [`xehe_plaintext_save`].
+ * Save a public key to the file `path` (created or truncated); as [`xehe_public_key_save`].
+ *
+ * **Ownership:** no handle is created or released. **Thread safety:** any thread (reads the object).
+ * **Errors:** `NULL_POINTER`; `INVALID_HANDLE`; `INVALID_ARGUMENT` (`compr_mode`); `IO`.
+ *
+ * # Safety
+ * `path` is a NUL-terminated string.
+ */
+enum XeheStatus xehe_public_key_save_file(const struct XehePublicKey *key,
+                                          int32_t compr_mode,
+                                          const char *path);
+
+/**
+ * A new queue on `device` (`"cuda"`, `"cuda:<index>"`, `"auto"`; NULL: what `XEHE_DEVICE` says),
+ * for independent work from several threads (§III-H).
+ *
+ * **Ownership:** `*out` is a new handle owned by the caller (`xehe_queue_destroy`); objects
+ * marked for it keep the queue alive. **Thread safety:** any thread. **Errors:**
+ * `NULL_POINTER`; `INVALID_ARGUMENT` (unknown device string); `DEVICE` (no such device, no
+ * driver, built without the backend).
+ *
+ * # Safety
+ * `device` is NULL or a NUL-terminated string; `out` is valid for a write.
+ */
+enum XeheStatus xehe_queue_create(const char *device, struct XeheQueue **out);
+
+/**
+ * A handle to the process-wide default queue (the one `xehe_ciphertext_gpu` uses).
+ *
+ * **Ownership:** `*out` is a new handle owned by the caller; destroying it does not stop the
+ * default queue. **Thread safety:** any thread. **Errors:** `NULL_POINTER`; `DEVICE`.
+ *
+ * # Safety
+ * `out` is valid for a write.
+ */
+enum XeheStatus xehe_queue_default(struct XeheQueue **out);
+
+/**
+ * Destroy a queue handle. NULL is a no-op. The queue itself lives while objects use it.
+ *
+ * **Ownership:** releases the caller's handle.
+ * **Thread safety:** any thread; calls in flight on the handle finish first.
+ * **Errors:** `INVALID_HANDLE` for a destroyed, never-issued or foreign handle.
+ */
+enum XeheStatus xehe_queue_destroy(struct XeheQueue *queue);
+
+/**
+ * Synchronize and end the compute frame (§III-G).
+ *
+ * **Ownership:** no handle is created or released. **Thread safety:** any thread. **Errors:** `INVALID_HANDLE`; `DEVICE`.
+ */
+enum XeheStatus xehe_queue_end_compute_frame(const struct XeheQueue *queue);
+
+/**
+ * Clear the recorded kernel events.
+ *
+ * **Ownership:** no handle is created or released. **Thread safety:** any thread. **Errors:** `INVALID_HANDLE`; `INVALID_ARGUMENT`.
+ */
+enum XeheStatus xehe_queue_profiler_clear(const struct XeheQueue *queue);
+
+/**
+ * Turn kernel event recording on or off (off by default; on costs a host synchronization
+ * per kernel).
+ *
+ * **Ownership:** no handle is created or released. **Thread safety:** any thread. **Errors:** `INVALID_HANDLE`; `INVALID_ARGUMENT`.
+ */
+enum XeheStatus xehe_queue_profiler_enable(const struct XeheQueue *queue,
+                                           bool enabled);
+
+/**
+ * Export the recorded kernel events (`XEHE_PROFILE_CSV` or `XEHE_PROFILE_JSON`) as a
+ * NUL-terminated string into `(buf, capacity)`; `*written` counts the NUL.
+ *
+ * **Ownership:** the caller owns `buf`. **Thread safety:** any thread (a snapshot).
+ * **Errors:** `NULL_POINTER` (`written`); `INVALID_HANDLE`; `INVALID_ARGUMENT` (format, or no
+ * profiler); `BUFFER_TOO_SMALL` with `*written` = size needed.
+ *
+ * # Safety
+ * `buf` is NULL or valid for `capacity` writes; `written` is valid for a write.
+ */
+enum XeheStatus xehe_queue_profiler_export(const struct XeheQueue *queue,
+                                           int32_t format,
+                                           char *buf,
+                                           size_t capacity,
+                                           size_t *written);
+
+/**
+ * Start a compute frame (§III-G): device buffers freed inside the frame are kept in the
+ * queue's memory cache for reuse until the frame ends.
+ *
+ * **Ownership:** no handle is created or released. **Thread safety:** any thread. **Errors:** `INVALID_HANDLE`.
+ */
+enum XeheStatus xehe_queue_start_compute_frame(const struct XeheQueue *queue);
+
+/**
+ * Wait for all work queued so far.
+ *
+ * **Ownership:** no handle is created or released. **Thread safety:** any thread. **Errors:** `INVALID_HANDLE`; `DEVICE`.
+ */
+enum XeheStatus xehe_queue_synchronize(const struct XeheQueue *queue);
+
+/**
+ * Destroy relinearization keys (and their device copies). NULL is a no-op.
+ *
+ * **Ownership:** releases the caller's handle.
+ * **Thread safety:** any thread; calls in flight on the handle finish first.
+ * **Errors:** `INVALID_HANDLE` for a destroyed, never-issued or foreign handle.
+ */
+enum XeheStatus xehe_relin_keys_destroy(struct XeheRelinKeys *keys);
+
+/**
+ * Load relinearization keys from `(data, size)`, checked against `context` (saved by SEAL or xehe; SEAL `RelinKeys::load`).
+ *
+ * **Ownership:** `*out` is a new handle owned by the caller; `data` is only read.
+ * **Thread safety:** any thread. **Errors:** `NULL_POINTER`; `INVALID_HANDLE`; `MALFORMED` (malformed, truncated or unsupported bytes); `NOT_VALID_FOR_PARAMS` for an object of other parameters.
+ *
+ * # Safety
+ * `data` is valid for `size` reads; `out` for a write.
+ */
+enum XeheStatus xehe_relin_keys_load(const struct XeheContext *context,
+                                     const uint8_t *data,
+                                     size_t size,
+                                     struct XeheRelinKeys **out);
+
+/**
+ * Load relinearization keys from the file `path`; as [`xehe_relin_keys_load`].
+ *
+ * **Ownership:** `*out` is a new handle owned by the caller. **Thread safety:** any thread.
+ * **Errors:** `NULL_POINTER`; `INVALID_HANDLE`; `IO` when the file cannot be read (named in the message); `MALFORMED`; `NOT_VALID_FOR_PARAMS`.
+ *
+ * # Safety
+ * `path` is a NUL-terminated string; `out` is valid for a write.
+ */
+enum XeheStatus xehe_relin_keys_load_file(const struct XeheContext *context,
+                                          const char *path,
+                                          struct XeheRelinKeys **out);
+
+/**
+ * Save relinearization keys in SEAL's format (SEAL `RelinKeys::save`) into `(buf, capacity)`.
+ * `compr_mode`: `XEHE_COMPR_NONE`, `XEHE_COMPR_ZLIB` or `XEHE_COMPR_ZSTD`.
  *
  * **Ownership:** the caller owns `buf`. **Thread safety:** any thread (reads the object).
- * **Errors:** `NULL_POINTER` (`written`); `INVALID_HANDLE`; `INVALID_ARGUMENT` (`compr_mode`);
- * `BUFFER_TOO_SMALL` with `*written` = size needed.
+ * **Errors:** `NULL_POINTER` (`written`); `INVALID_HANDLE`; `INVALID_ARGUMENT` (`compr_mode`); `BUFFER_TOO_SMALL` with `*written` = size needed.
  *
  * # Safety
  * `buf` is NULL or valid for `capacity` writes; `written` is valid for a write.
@@ -1749,83 +1799,10 @@ enum XeheStatus xehe_relin_keys_save(const struct XeheRelinKeys *keys,
                                      size_t *written);
 
 /**
- * Save Galois keys; as [`xehe_plaintext_save`].
+ * Save relinearization keys to the file `path` (created or truncated); as [`xehe_relin_keys_save`].
  *
- * **Ownership:** the caller owns `buf`. **Thread safety:** any thread (reads the object).
- * **Errors:** `NULL_POINTER` (`written`); `INVALID_HANDLE`; `INVALID_ARGUMENT` (`compr_mode`);
- * `BUFFER_TOO_SMALL` with `*written` = size needed.
- *
- * # Safety
- * `buf` is NULL or valid for `capacity` writes; `written` is valid for a write.
- */
-enum XeheStatus xehe_galois_keys_save(const struct XeheGaloisKeys *keys,
-                                      int32_t compr_mode,
-                                      uint8_t *buf,
-                                      size_t capacity,
-                                      size_t *written);
-
-/**
- * Save a plaintext to the file `path` (created or truncated).
- *
- * **Ownership:** no handle is created or released. **Thread safety:** any thread (reads the object). **Errors:** `NULL_POINTER`;
- * `INVALID_HANDLE`; `INVALID_ARGUMENT` (`compr_mode`); `IO`.
- *
- * # Safety
- * `path` is a NUL-terminated string.
- */
-enum XeheStatus xehe_plaintext_save_file(const struct XehePlaintext *plaintext,
-                                         int32_t compr_mode,
-                                         const char *path);
-
-/**
- * Save a ciphertext to a file (downloading a GPU value); as [`xehe_plaintext_save_file`],
- * plus `DEVICE`.
- *
- * **Ownership:** no handle is created or released. **Thread safety:** any thread (reads the
- * object). **Errors:** `NULL_POINTER`; `INVALID_HANDLE`; `INVALID_ARGUMENT` (`compr_mode`);
- * `IO`.
- *
- * # Safety
- * `path` is a NUL-terminated string.
- */
-enum XeheStatus xehe_ciphertext_save_file(const struct XeheCiphertext *ciphertext,
-                                          int32_t compr_mode,
-                                          const char *path);
-
-/**
- * Save a secret key to a file; as [`xehe_plaintext_save_file`].
- *
- * **Ownership:** no handle is created or released. **Thread safety:** any thread (reads the
- * object). **Errors:** `NULL_POINTER`; `INVALID_HANDLE`; `INVALID_ARGUMENT` (`compr_mode`);
- * `IO`.
- *
- * # Safety
- * `path` is a NUL-terminated string.
- */
-enum XeheStatus xehe_secret_key_save_file(const struct XeheSecretKey *key,
-                                          int32_t compr_mode,
-                                          const char *path);
-
-/**
- * Save a public key to a file; as [`xehe_plaintext_save_file`].
- *
- * **Ownership:** no handle is created or released. **Thread safety:** any thread (reads the
- * object). **Errors:** `NULL_POINTER`; `INVALID_HANDLE`; `INVALID_ARGUMENT` (`compr_mode`);
- * `IO`.
- *
- * # Safety
- * `path` is a NUL-terminated string.
- */
-enum XeheStatus xehe_public_key_save_file(const struct XehePublicKey *key,
-                                          int32_t compr_mode,
-                                          const char *path);
-
-/**
- * Save relinearization keys to a file; as [`xehe_plaintext_save_file`].
- *
- * **Ownership:** no handle is created or released. **Thread safety:** any thread (reads the
- * object). **Errors:** `NULL_POINTER`; `INVALID_HANDLE`; `INVALID_ARGUMENT` (`compr_mode`);
- * `IO`.
+ * **Ownership:** no handle is created or released. **Thread safety:** any thread (reads the object).
+ * **Errors:** `NULL_POINTER`; `INVALID_HANDLE`; `INVALID_ARGUMENT` (`compr_mode`); `IO`.
  *
  * # Safety
  * `path` is a NUL-terminated string.
@@ -1835,53 +1812,85 @@ enum XeheStatus xehe_relin_keys_save_file(const struct XeheRelinKeys *keys,
                                           const char *path);
 
 /**
- * Save Galois keys to a file; as [`xehe_plaintext_save_file`].
- *
- * **Ownership:** no handle is created or released. **Thread safety:** any thread (reads the
- * object). **Errors:** `NULL_POINTER`; `INVALID_HANDLE`; `INVALID_ARGUMENT` (`compr_mode`);
- * `IO`.
- *
- * # Safety
- * `path` is a NUL-terminated string.
- */
-enum XeheStatus xehe_galois_keys_save_file(const struct XeheGaloisKeys *keys,
-                                           int32_t compr_mode,
-                                           const char *path);
-
-/**
  * Destroy a secret key (its words are zeroed). NULL is a no-op.
  *
- * **Ownership:** releases the caller's handle. **Thread safety:** any thread. **Errors:** `INVALID_HANDLE`.
+ * **Ownership:** releases the caller's handle.
+ * **Thread safety:** any thread; calls in flight on the handle finish first.
+ * **Errors:** `INVALID_HANDLE` for a destroyed, never-issued or foreign handle.
  */
 enum XeheStatus xehe_secret_key_destroy(struct XeheSecretKey *key);
 
 /**
- * Destroy a public key. NULL is a no-op.
+ * Load a secret key from `(data, size)`, checked against `context` (saved by SEAL or xehe; SEAL `SecretKey::load`).
  *
- * **Ownership:** releases the caller's handle. **Thread safety:** any thread. **Errors:** `INVALID_HANDLE`.
+ * **Ownership:** `*out` is a new handle owned by the caller; `data` is only read.
+ * **Thread safety:** any thread. **Errors:** `NULL_POINTER`; `INVALID_HANDLE`; `MALFORMED` (malformed, truncated or unsupported bytes); `NOT_VALID_FOR_PARAMS` for an object of other parameters.
+ *
+ * # Safety
+ * `data` is valid for `size` reads; `out` for a write.
  */
-enum XeheStatus xehe_public_key_destroy(struct XehePublicKey *key);
+enum XeheStatus xehe_secret_key_load(const struct XeheContext *context,
+                                     const uint8_t *data,
+                                     size_t size,
+                                     struct XeheSecretKey **out);
 
 /**
- * Destroy relinearization keys (and their device copies). NULL is a no-op.
+ * Load a secret key from the file `path`; as [`xehe_secret_key_load`].
  *
- * **Ownership:** releases the caller's handle. **Thread safety:** any thread. **Errors:** `INVALID_HANDLE`.
+ * **Ownership:** `*out` is a new handle owned by the caller. **Thread safety:** any thread.
+ * **Errors:** `NULL_POINTER`; `INVALID_HANDLE`; `IO` when the file cannot be read (named in the message); `MALFORMED`; `NOT_VALID_FOR_PARAMS`.
+ *
+ * # Safety
+ * `path` is a NUL-terminated string; `out` is valid for a write.
  */
-enum XeheStatus xehe_relin_keys_destroy(struct XeheRelinKeys *keys);
+enum XeheStatus xehe_secret_key_load_file(const struct XeheContext *context,
+                                          const char *path,
+                                          struct XeheSecretKey **out);
 
 /**
- * Destroy Galois keys (and their device copies). NULL is a no-op.
+ * Save a secret key in SEAL's format (SEAL `SecretKey::save`) into `(buf, capacity)`.
+ * `compr_mode`: `XEHE_COMPR_NONE`, `XEHE_COMPR_ZLIB` or `XEHE_COMPR_ZSTD`.
  *
- * **Ownership:** releases the caller's handle. **Thread safety:** any thread. **Errors:** `INVALID_HANDLE`.
+ * **Ownership:** the caller owns `buf`. **Thread safety:** any thread (reads the object).
+ * **Errors:** `NULL_POINTER` (`written`); `INVALID_HANDLE`; `INVALID_ARGUMENT` (`compr_mode`); `BUFFER_TOO_SMALL` with `*written` = size needed.
+ *
+ * # Safety
+ * `buf` is NULL or valid for `capacity` writes; `written` is valid for a write.
  */
-enum XeheStatus xehe_galois_keys_destroy(struct XeheGaloisKeys *keys);
+enum XeheStatus xehe_secret_key_save(const struct XeheSecretKey *key,
+                                     int32_t compr_mode,
+                                     uint8_t *buf,
+                                     size_t capacity,
+                                     size_t *written);
 
 /**
- * Number of live handles of all types in the process (for leak checks).
+ * Save a secret key to the file `path` (created or truncated); as [`xehe_secret_key_save`].
  *
- * **Ownership:** no handle is created or released. **Thread safety:** any thread (a snapshot). **Errors:** none.
+ * **Ownership:** no handle is created or released. **Thread safety:** any thread (reads the object).
+ * **Errors:** `NULL_POINTER`; `INVALID_HANDLE`; `INVALID_ARGUMENT` (`compr_mode`); `IO`.
+ *
+ * # Safety
+ * `path` is a NUL-terminated string.
  */
-size_t xehe_live_handles(void);
+enum XeheStatus xehe_secret_key_save_file(const struct XeheSecretKey *key,
+                                          int32_t compr_mode,
+                                          const char *path);
+
+/**
+ * The name of a status code (e.g. "XEHE_STATUS_MALFORMED"; "XEHE_STATUS_UNKNOWN" for a value
+ * that is no status). Takes an `int` so any value is safe to pass.
+ *
+ * **Ownership:** static string, do not free; never NULL. **Thread safety:** any thread.
+ * **Errors:** none.
+ */
+const char *xehe_status_name(int32_t status);
+
+/**
+ * The library version as "MAJOR.MINOR.PATCH" (static string, never NULL).
+ *
+ * **Ownership:** static, do not free. **Thread safety:** any thread. **Errors:** none.
+ */
+const char *xehe_version(void);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -8,44 +8,18 @@
 //! primes; SEAL needs `sec_level_type::none` for them, the C ABI `sec_level_bits = 0`): the
 //! preset is found from the context's primes.
 
-use super::engines::{get_in, Dest};
-use super::handles::{destroy, get, issue, Handle};
+use super::handles::{get, issue};
 use super::objects::{
-    compr_mode as compr_mode_in, read_file, save_mem, save_path, write_parms_id, Serial,
+    compr_mode as compr_mode_in, write_parms_id,
     XeheCiphertext, XeheContext, XeheSecretKey,
 };
 use super::{copy_out, guard, need, slice_in, str_in, write_out, CResult, XeheStatus};
 use crate::circuits::bootstrapping::{Bootstrapper, BootstrappingKeys, BootstrappingParameters};
-use crate::serialize::ComprMode;
 use crate::{Context, Error, SealLoad, SealObject, SecretKey};
 use std::ffi::c_char;
 use std::sync::Arc;
 
-/// Opaque handle: bootstrapping keys (Rust `BootstrappingKeys`): hybrid relinearization and
-/// Galois keys and the two keys of sparse-secret encapsulation, made from one secret key.
-pub struct XeheBootstrappingKeys {
-    _opaque: [u8; 0],
-}
-/// Opaque handle: a bootstrapper (Rust `Bootstrapper`): its keys and the precomputed DFT
-/// diagonals and EvalMod polynomial of one context.
-pub struct XeheBootstrapper {
-    _opaque: [u8; 0],
-}
-
-impl Handle for XeheBootstrappingKeys {
-    type Payload = BootstrappingKeys;
-    const NAME: &'static str = "XeheBootstrappingKeys";
-}
-impl Handle for XeheBootstrapper {
-    type Payload = Bootstrapper;
-    const NAME: &'static str = "XeheBootstrapper";
-}
-impl Serial for XeheBootstrappingKeys {
-    type Obj = BootstrappingKeys;
-    fn save(p: &BootstrappingKeys, compr: ComprMode) -> crate::Result<Vec<u8>> {
-        p.save(compr)
-    }
-}
+serial!(plain XeheBootstrappingKeys, BootstrappingKeys);
 
 /// The preset of `ctx`'s primes, with a message that says what to do.
 fn preset_for(ctx: &Context) -> CResult<BootstrappingParameters> {
@@ -57,51 +31,9 @@ fn preset_for(ctx: &Context) -> CResult<BootstrappingParameters> {
     })
 }
 
-/// Generate keys for the context's preset from `sk` and issue their handle.
-///
-/// # Safety
-/// `out` follows the module contract.
-unsafe fn generate(
-    c: &super::handles::Bound<Context>,
-    sk: &SecretKey,
-    out: *mut *mut XeheBootstrappingKeys,
-) -> CResult<()> {
-    let params = preset_for(&c.obj)?;
-    let keys = BootstrappingKeys::generate(&c.obj, &params, sk, |_, _| {})?;
-    // SAFETY: forwarded contract.
-    unsafe { issue::<XeheBootstrappingKeys>(keys, c.ctx, out) }
-}
-
-/// Load keys from bytes against a context and issue their handle.
-///
-/// # Safety
-/// `out` follows the module contract.
-unsafe fn load_keys(
-    context: *const XeheContext,
-    bytes: &[u8],
-    out: *mut *mut XeheBootstrappingKeys,
-) -> CResult<()> {
-    need(out, "out")?;
-    let c = get(context, "context")?;
-    let keys = BootstrappingKeys::load(&c.obj, bytes)?;
-    // SAFETY: forwarded contract.
-    unsafe { issue::<XeheBootstrappingKeys>(keys, c.ctx, out) }
-}
-
-/// Write `f(bootstrapper)` to `out`.
-///
-/// # Safety
-/// `out` is NULL or valid for a write.
-unsafe fn query<T>(
-    bootstrapper: *const XeheBootstrapper,
-    out: *mut T,
-    f: impl FnOnce(&Bootstrapper) -> T,
-) -> XeheStatus {
-    guard(|| {
-        let b = get(bootstrapper, "bootstrapper")?;
-        // SAFETY: forwarded contract.
-        unsafe { write_out(out, "out", f(&b.obj)) }
-    })
+/// Generate keys for the context's preset from `sk`.
+fn generate(ctx: &Context, sk: &SecretKey) -> CResult<BootstrappingKeys> {
+    Ok(BootstrappingKeys::generate(ctx, &preset_for(ctx)?, sk, |_, _| {})?)
 }
 
 // ---- presets -----------------------------------------------------------------------------
@@ -161,34 +93,6 @@ pub unsafe extern "C" fn xehe_bootstrapping_preset(
 
 // ---- keys --------------------------------------------------------------------------------
 
-/// Generate bootstrapping keys from a secret key handle, for the preset whose primes are the
-/// context's (Rust `BootstrappingKeys::generate(context, BootstrappingParameters::for_context,
-/// secret_key)`; the CLI's `xehe keygen bootstrap`). CPU work: about a second at N = 2^12,
-/// minutes at N = 2^16 (about 50 Galois keys, 8.6 GiB of keys).
-///
-/// **Ownership:** `*out` is a new handle owned by the caller (`xehe_bootstrapping_keys_destroy`);
-/// the secret key is only read. **Thread safety:** any thread. **Errors:** `NULL_POINTER`;
-/// `INVALID_HANDLE`; `CONTEXT_MISMATCH` (a key of another context); `INVALID_PARAMETERS` when
-/// no preset has the context's primes (the message lists the presets); `INVALID_ARGUMENT` for
-/// a secret key that is not ternary; `DEVICE` if the OS random source fails.
-///
-/// # Safety
-/// `out` is valid for a write.
-#[no_mangle]
-pub unsafe extern "C" fn xehe_bootstrapping_keys_create_from_secret_key(
-    context: *const XeheContext,
-    secret_key: *const XeheSecretKey,
-    out: *mut *mut XeheBootstrappingKeys,
-) -> XeheStatus {
-    guard(|| {
-        need(out, "out")?;
-        let c = get(context, "context")?;
-        let sk = get_in(secret_key, "secret_key", c.ctx)?;
-        // SAFETY: forwarded contract.
-        unsafe { generate(&c, &sk.obj, out) }
-    })
-}
-
 /// Generate bootstrapping keys from a secret key serialized by SEAL (`SecretKey::save`, any
 /// compression) or xehe in `(data, size)`: as [`xehe_bootstrapping_keys_create_from_secret_key`]
 /// without a secret key handle. The library's copy of the key is zeroed when it is dropped; the
@@ -214,143 +118,13 @@ pub unsafe extern "C" fn xehe_bootstrapping_keys_create(
         // SAFETY: forwarded contract.
         let bytes = unsafe { slice_in(data, size, "data")? };
         let sk = SecretKey::load(&c.obj, bytes)?;
+        let keys = generate(&c.obj, &sk)?;
         // SAFETY: forwarded contract.
-        unsafe { generate(&c, &sk, out) }
+        unsafe { issue::<XeheBootstrappingKeys>(keys, c.ctx, out) }
     })
-}
-
-/// Load bootstrapping keys saved by `xehe keygen bootstrap`, the Python module or
-/// [`xehe_bootstrapping_keys_save`] from `(data, size)`, checked against `context` (Rust
-/// `BootstrappingKeys::load`; xehe's own format, a SEAL-framed object).
-///
-/// **Ownership:** `*out` is a new handle owned by the caller; `data` is only read. **Thread
-/// safety:** any thread. **Errors:** `NULL_POINTER`; `INVALID_HANDLE`; `MALFORMED` (not saved
-/// bootstrapping keys, truncated or corrupted); `INVALID_PARAMETERS` / `NOT_VALID_FOR_PARAMS`
-/// for keys of other parameters.
-///
-/// # Safety
-/// `data` is valid for `size` reads; `out` for a write.
-#[no_mangle]
-pub unsafe extern "C" fn xehe_bootstrapping_keys_load(
-    context: *const XeheContext,
-    data: *const u8,
-    size: usize,
-    out: *mut *mut XeheBootstrappingKeys,
-) -> XeheStatus {
-    // SAFETY: forwarded contract.
-    guard(|| unsafe { load_keys(context, slice_in(data, size, "data")?, out) })
-}
-
-/// Load bootstrapping keys from a file (e.g. `xehe keygen bootstrap --out FILE`); as
-/// [`xehe_bootstrapping_keys_load`].
-///
-/// **Ownership:** `*out` is a new handle owned by the caller. **Thread safety:** any thread.
-/// **Errors:** `NULL_POINTER`; `IO` (the file cannot be read, named in the message); then as
-/// [`xehe_bootstrapping_keys_load`].
-///
-/// # Safety
-/// `path` is a NUL-terminated string; `out` is valid for a write.
-#[no_mangle]
-pub unsafe extern "C" fn xehe_bootstrapping_keys_load_file(
-    context: *const XeheContext,
-    path: *const c_char,
-    out: *mut *mut XeheBootstrappingKeys,
-) -> XeheStatus {
-    // SAFETY: forwarded contract.
-    guard(|| unsafe { load_keys(context, &read_file(str_in(path, "path")?)?, out) })
-}
-
-/// Save bootstrapping keys into `(buf, capacity)` in xehe's format (what
-/// [`xehe_bootstrapping_keys_load`] and `xehe eval --bootstrap-keys` read). `compr_mode`:
-/// `XEHE_COMPR_NONE`, `XEHE_COMPR_ZLIB` or `XEHE_COMPR_ZSTD`.
-///
-/// **Ownership:** the caller owns `buf`. **Thread safety:** any thread (reads the keys).
-/// **Errors:** `NULL_POINTER` (`written`); `INVALID_HANDLE`; `INVALID_ARGUMENT`
-/// (`compr_mode`); `BUFFER_TOO_SMALL` with `*written` = size needed.
-///
-/// # Safety
-/// `buf` is NULL or valid for `capacity` writes; `written` is valid for a write.
-#[no_mangle]
-pub unsafe extern "C" fn xehe_bootstrapping_keys_save(
-    keys: *const XeheBootstrappingKeys,
-    compr_mode: i32,
-    buf: *mut u8,
-    capacity: usize,
-    written: *mut usize,
-) -> XeheStatus {
-    // SAFETY: forwarded contract.
-    unsafe { save_mem(keys, compr_mode, None, buf, capacity, written) }
-}
-
-/// Save bootstrapping keys to a file (created or truncated); as
-/// [`xehe_bootstrapping_keys_save`].
-///
-/// **Ownership:** no handle is created or released. **Thread safety:** any thread (reads the
-/// keys). **Errors:** `NULL_POINTER`; `INVALID_HANDLE`; `INVALID_ARGUMENT` (`compr_mode`); `IO`.
-///
-/// # Safety
-/// `path` is a NUL-terminated string.
-#[no_mangle]
-pub unsafe extern "C" fn xehe_bootstrapping_keys_save_file(
-    keys: *const XeheBootstrappingKeys,
-    compr_mode: i32,
-    path: *const c_char,
-) -> XeheStatus {
-    // SAFETY: forwarded contract.
-    unsafe { save_path(keys, compr_mode, path) }
-}
-
-/// Destroy bootstrapping keys. NULL is a no-op.
-///
-/// **Ownership:** releases the caller's handle; bootstrappers made from the keys share them and
-/// keep them alive (the memory is freed when the last of them is destroyed). **Thread safety:** any thread; calls in flight on it finish first. **Errors:**
-/// `INVALID_HANDLE`.
-#[no_mangle]
-pub extern "C" fn xehe_bootstrapping_keys_destroy(keys: *mut XeheBootstrappingKeys) -> XeheStatus {
-    guard(|| destroy(keys))
 }
 
 // ---- bootstrapper ------------------------------------------------------------------------
-
-/// A bootstrapper for `context` and `keys` (Rust `Bootstrapper::new`): encodes the
-/// CoeffsToSlots and SlotsToCoeffs diagonals and prepares EvalMod (CPU work: under a second at
-/// N = 2^12, seconds at N = 2^16; the diagonals and keys are uploaded to a GPU on the first
-/// bootstrap there and kept).
-///
-/// **Ownership:** `*out` is a new handle owned by the caller (`xehe_bootstrapper_destroy`); the
-/// bootstrapper shares the keys (no copy) and keeps them alive, so `keys` may be destroyed right
-/// after. **Thread safety:** any thread.
-/// **Errors:** `NULL_POINTER` (`keys` NULL included); `INVALID_HANDLE`; `CONTEXT_MISMATCH`
-/// (keys made or loaded with another context handle); `NOT_VALID_FOR_PARAMS` /
-/// `INVALID_PARAMETERS` (keys of other parameters).
-///
-/// # Safety
-/// `out` is valid for a write.
-#[no_mangle]
-pub unsafe extern "C" fn xehe_bootstrapper_create(
-    context: *const XeheContext,
-    keys: *const XeheBootstrappingKeys,
-    out: *mut *mut XeheBootstrapper,
-) -> XeheStatus {
-    guard(|| {
-        need(out, "out")?;
-        let c = get(context, "context")?;
-        let k = get_in(keys, "keys", c.ctx)?;
-        // The handle's keys are shared (its Arc), not copied: a key set is 4–9 GiB at N = 2^16.
-        let boot = Bootstrapper::new(&c.obj, Arc::clone(&k.obj))?;
-        // SAFETY: forwarded contract.
-        unsafe { issue::<XeheBootstrapper>(boot, c.ctx, out) }
-    })
-}
-
-/// Destroy a bootstrapper (its keys and diagonals, host and device copies). NULL is a no-op.
-///
-/// **Ownership:** releases the caller's handle. **Thread safety:** any thread; bootstraps in
-/// flight finish first. **Errors:** `INVALID_HANDLE`.
-#[no_mangle]
-pub extern "C" fn xehe_bootstrapper_destroy(bootstrapper: *mut XeheBootstrapper) -> XeheStatus {
-    guard(|| destroy(bootstrapper))
-}
 
 /// Save the bootstrapper's keys to a file (created or truncated) in xehe's format, as
 /// [`xehe_bootstrapping_keys_save_file`] (Rust `Bootstrapper::keys().save_file`): keys
@@ -375,58 +149,6 @@ pub unsafe extern "C" fn xehe_bootstrapper_save_keys_file(
         let bytes = b.obj.keys().save(compr_mode_in(compr_mode)?)?;
         std::fs::write(path, bytes).map_err(|e| Error::Io(format!("{path}: {e}")).into())
     })
-}
-
-/// `destination = bootstrap(encrypted)` (Rust `Bootstrapper::bootstrap`): the same slots,
-/// refreshed to chain index [`xehe_bootstrapper_output_level`] at scale
-/// [`xehe_bootstrapper_output_scale`]. `encrypted`: size 2 (relinearized), NTT form, any level
-/// of the context's chain; at the last level (chain index 0) its scale must be at most
-/// [`xehe_bootstrapper_max_input_scale`]. Runs where `encrypted` is: on the GPU when it is
-/// marked (`xehe_ciphertext_gpu`), the result staying there (download it, or save it, to read
-/// it on the host), else on the CPU.
-///
-/// **Ownership:** `destination` is an existing ciphertext of the bootstrapper's context,
-/// overwritten on success only (it may alias `encrypted`); `encrypted` is only read and is
-/// unchanged on every error. **Thread safety:** any thread; one bootstrapper may bootstrap
-/// from several threads at once. **Errors:** `NULL_POINTER`; `INVALID_HANDLE`;
-/// `CONTEXT_MISMATCH` (a ciphertext of another context than the bootstrapper);
-/// `NOT_VALID_FOR_PARAMS` (not a ciphertext of the parameters' chain, e.g. empty);
-/// `INVALID_ARGUMENT` (size ≠ 2: relinearize first); `WRONG_FORM` (not NTT form);
-/// `SCALE_OUT_OF_BOUNDS` (scale above the maximum input scale: rescale first); `MISSING_KEY`;
-/// `DEVICE`.
-#[no_mangle]
-pub extern "C" fn xehe_bootstrapper_bootstrap(
-    bootstrapper: *const XeheBootstrapper,
-    encrypted: *const XeheCiphertext,
-    destination: *mut XeheCiphertext,
-) -> XeheStatus {
-    guard(|| {
-        let b = get(bootstrapper, "bootstrapper")?;
-        let dest = Dest::new(destination, b.ctx)?;
-        let value = {
-            let a = get_in(encrypted, "encrypted", b.ctx)?;
-            let x = a.obj.read_recursive();
-            b.obj.bootstrap(&x)?
-        };
-        dest.put(value)
-    })
-}
-
-/// The chain index of a bootstrapped result (Rust `Bootstrapper::output_level`): the levels
-/// left to the user before the next bootstrap (2 for `n12`, 13 for `n16`).
-///
-/// **Ownership:** no handle is created or released. **Thread safety:** any thread. **Errors:**
-/// `NULL_POINTER`; `INVALID_HANDLE`.
-///
-/// # Safety
-/// `out` is valid for a write.
-#[no_mangle]
-pub unsafe extern "C" fn xehe_bootstrapper_output_level(
-    bootstrapper: *const XeheBootstrapper,
-    out: *mut usize,
-) -> XeheStatus {
-    // SAFETY: forwarded contract.
-    unsafe { query(bootstrapper, out, Bootstrapper::output_level) }
 }
 
 /// The `parms_id` of a bootstrapped result (the level of [`xehe_bootstrapper_output_level`]),
@@ -460,38 +182,105 @@ pub unsafe extern "C" fn xehe_bootstrapper_output_parms_id(
     })
 }
 
-/// The scale of a bootstrapped result, `2^40` for both presets (Rust
-/// `Bootstrapper::output_scale`): plaintexts encoded at this scale combine with it directly.
-///
-/// **Ownership:** no handle is created or released. **Thread safety:** any thread. **Errors:**
-/// `NULL_POINTER`; `INVALID_HANDLE`.
-///
-/// # Safety
-/// `out` is valid for a write.
-#[no_mangle]
-pub unsafe extern "C" fn xehe_bootstrapper_output_scale(
-    bootstrapper: *const XeheBootstrapper,
-    out: *mut f64,
-) -> XeheStatus {
-    // SAFETY: forwarded contract.
-    unsafe { query(bootstrapper, out, Bootstrapper::output_scale) }
-}
+// ---- the same-shape functions (families in `super::families`) ----------------------------
 
-/// The largest scale a ciphertext at the last level (chain index 0) may have to be
-/// bootstrapped (Rust `Bootstrapper::max_input_scale`): `Δ_R·√2` with `Δ_R = q_0 / 2^ratio`
-/// (`2^50·√2` for `n12`, `2^53·√2` for `n16`). Above it, `xehe_bootstrapper_bootstrap` gives
-/// `SCALE_OUT_OF_BOUNDS`.
-///
-/// **Ownership:** no handle is created or released. **Thread safety:** any thread. **Errors:**
-/// `NULL_POINTER`; `INVALID_HANDLE`.
-///
-/// # Safety
-/// `out` is valid for a write.
-#[no_mangle]
-pub unsafe extern "C" fn xehe_bootstrapper_max_input_scale(
-    bootstrapper: *const XeheBootstrapper,
-    out: *mut f64,
-) -> XeheStatus {
-    // SAFETY: forwarded contract.
-    unsafe { query(bootstrapper, out, Bootstrapper::max_input_scale) }
+/// The bootstrapping functions of the families, for a callback (`c_fn` or `c_decl`).
+macro_rules! bootstrapping_table {
+    ($cb:ident) => {
+        opaque_handles! { $cb;
+            XeheBootstrappingKeys = BootstrappingKeys,
+                "bootstrapping keys (Rust `BootstrappingKeys`): hybrid relinearization and \
+                 Galois keys and the two keys of sparse-secret encapsulation, made from one \
+                 secret key";
+            XeheBootstrapper = Bootstrapper,
+                "a bootstrapper (Rust `Bootstrapper`): its keys and the precomputed DFT \
+                 diagonals and EvalMod polynomial of one context";
+        }
+        new_handle_fns! { $cb;
+            /// Generate bootstrapping keys from a secret key handle, for the preset whose primes
+            /// are the context's (Rust `BootstrappingKeys::generate(context,
+            /// BootstrappingParameters::for_context, secret_key)`; the CLI's `xehe keygen
+            /// bootstrap`). CPU work: about a second at N = 2^12, minutes at N = 2^16 (about 50
+            /// Galois keys, 8.6 GiB of keys).
+            xehe_bootstrapping_keys_create_from_secret_key(context: XeheContext,
+                secret_key: XeheSecretKey) -> XeheBootstrappingKeys =
+                |c, sk| generate(&c.obj, &sk.obj)?,
+                owner " (`xehe_bootstrapping_keys_destroy`); the secret key is only read",
+                errors "; `CONTEXT_MISMATCH` (a key of another context); `INVALID_PARAMETERS` \
+                        when no preset has the context's primes (the message lists the \
+                        presets); `INVALID_ARGUMENT` for a secret key that is not ternary; \
+                        `DEVICE` if the OS random source fails";
+            /// A bootstrapper for `context` and `keys` (Rust `Bootstrapper::new`): encodes the
+            /// CoeffsToSlots and SlotsToCoeffs diagonals and prepares EvalMod (CPU work: under a
+            /// second at N = 2^12, seconds at N = 2^16; the diagonals and keys are uploaded to a
+            /// GPU on the first bootstrap there and kept). The handle's keys are shared (no
+            /// copy: a key set is 4–9 GiB at N = 2^16).
+            xehe_bootstrapper_create(context: XeheContext, keys: XeheBootstrappingKeys)
+                -> XeheBootstrapper = |c, k| Bootstrapper::new(&c.obj, Arc::clone(&k.obj))?,
+                owner " (`xehe_bootstrapper_destroy`); the bootstrapper shares the keys and \
+                       keeps them alive, so `keys` may be destroyed right after",
+                errors "; `CONTEXT_MISMATCH` (keys made or loaded with \
+                        another context handle); `NOT_VALID_FOR_PARAMS` / `INVALID_PARAMETERS` \
+                        (keys of other parameters)";
+        }
+        destroy_fns! { $cb;
+            xehe_bootstrapping_keys_destroy(keys: XeheBootstrappingKeys) "bootstrapping keys",
+                owner "; bootstrappers made from the keys share them and keep them alive (the \
+                       memory is freed when the last of them is destroyed)";
+            xehe_bootstrapper_destroy(bootstrapper: XeheBootstrapper)
+                "a bootstrapper (its keys and diagonals, host and device copies)";
+        }
+        load_fns! { $cb;
+            xehe_bootstrapping_keys_load, xehe_bootstrapping_keys_load_file
+                -> XeheBootstrappingKeys: "bootstrapping keys",
+                "saved by `xehe keygen bootstrap`, the Python module or \
+                 [`xehe_bootstrapping_keys_save`]; Rust `BootstrappingKeys::load`, xehe's own \
+                 format, a SEAL-framed object",
+                errors " (or `INVALID_PARAMETERS`)";
+        }
+        save_fns! { $cb;
+            xehe_bootstrapping_keys_save, xehe_bootstrapping_keys_save_file
+                (keys: XeheBootstrappingKeys): "bootstrapping keys",
+                "xehe's format (what [`xehe_bootstrapping_keys_load`] and `xehe eval \
+                 --bootstrap-keys` read)";
+        }
+        engine_op_fns! { $cb;
+            /// `destination = bootstrap(encrypted)` (Rust `Bootstrapper::bootstrap`): the same
+            /// slots, refreshed to chain index [`xehe_bootstrapper_output_level`] at scale
+            /// [`xehe_bootstrapper_output_scale`]. `encrypted`: size 2 (relinearized), NTT form,
+            /// any level of the context's chain; at the last level (chain index 0) its scale
+            /// must be at most [`xehe_bootstrapper_max_input_scale`]. Runs where `encrypted`
+            /// is: on the GPU when it is marked (`xehe_ciphertext_gpu`), the result staying
+            /// there (download it, or save it, to read it on the host), else on the CPU.
+            xehe_bootstrapper_bootstrap(bootstrapper: XeheBootstrapper, encrypted: XeheCiphertext)
+                -> XeheCiphertext = |b, x| b.obj.bootstrap(&x)?,
+                errors " (a ciphertext of another context than the bootstrapper); \
+                        `NOT_VALID_FOR_PARAMS` (not a ciphertext of the parameters' chain, e.g. \
+                        empty); `INVALID_ARGUMENT` (size ≠ 2: relinearize first); `WRONG_FORM` \
+                        (not NTT form); `SCALE_OUT_OF_BOUNDS` (scale above the maximum input \
+                        scale: rescale first); `MISSING_KEY`; `DEVICE`",
+                own " on success only (it may alias `encrypted`); `encrypted` is only read and \
+                     is unchanged on every error",
+                thread "; one bootstrapper may bootstrap from several threads at once";
+        }
+        query_fns! { $cb;
+            /// The chain index of a bootstrapped result (Rust `Bootstrapper::output_level`):
+            /// the levels left to the user before the next bootstrap (2 for `n12`, 13 for
+            /// `n16`).
+            xehe_bootstrapper_output_level(bootstrapper: XeheBootstrapper) -> usize =
+                |b| b.output_level();
+            /// The scale of a bootstrapped result, `2^40` for both presets (Rust
+            /// `Bootstrapper::output_scale`): plaintexts encoded at this scale combine with it
+            /// directly.
+            xehe_bootstrapper_output_scale(bootstrapper: XeheBootstrapper) -> f64 =
+                |b| b.output_scale();
+            /// The largest scale a ciphertext at the last level (chain index 0) may have to be
+            /// bootstrapped (Rust `Bootstrapper::max_input_scale`): `Δ_R·√2` with
+            /// `Δ_R = q_0 / 2^ratio` (`2^50·√2` for `n12`, `2^53·√2` for `n16`). Above it,
+            /// `xehe_bootstrapper_bootstrap` gives `SCALE_OUT_OF_BOUNDS`.
+            xehe_bootstrapper_max_input_scale(bootstrapper: XeheBootstrapper) -> f64 =
+                |b| b.max_input_scale();
+        }
+    };
 }
+bootstrapping_table!(c_fn);

@@ -2,23 +2,13 @@
 //! queues and device selection (§III-F/H), compute frames (§III-G), and the kernel profiler's
 //! CSV / JSON export.
 
-use super::handles::{destroy, get, issue, Handle};
+use super::handles::{get, issue, Handle};
 use super::objects::{XeheCiphertext, XehePlaintext};
 use super::{copy_out, guard, need, str_in, write_out, CResult, XeheStatus};
 use crate::device::queue::{default_queue, new_queue, new_queue_on, parse_device};
 use crate::{DeviceResident, Error, Queue};
 use parking_lot::RwLock;
 use std::ffi::c_char;
-
-/// Opaque handle: a device queue, an in-order stream with its memory cache and profiler.
-pub struct XeheQueue {
-    _opaque: [u8; 0],
-}
-
-impl Handle for XeheQueue {
-    type Payload = Queue;
-    const NAME: &'static str = "XeheQueue";
-}
 
 /// Flag of [`xehe_ciphertext_device_flags`]: marked for a device (`gpu()` was called).
 pub const XEHE_DEVICE_MARKED: u32 = 1;
@@ -42,7 +32,7 @@ fn write_with<T: DeviceResident, H: Handle<Payload = RwLock<T>>>(
 }
 
 /// Mark for the default queue (`gpu()`).
-fn mark_default<T: DeviceResident, H: Handle<Payload = RwLock<T>>>(
+pub(crate) fn mark_default<T: DeviceResident, H: Handle<Payload = RwLock<T>>>(
     h: *mut H,
     arg: &'static str,
 ) -> XeheStatus {
@@ -50,7 +40,7 @@ fn mark_default<T: DeviceResident, H: Handle<Payload = RwLock<T>>>(
 }
 
 /// Mark for `queue` (`gpu_on()`).
-fn mark_on<T: DeviceResident, H: Handle<Payload = RwLock<T>>>(
+pub(crate) fn mark_on<T: DeviceResident, H: Handle<Payload = RwLock<T>>>(
     h: *mut H,
     arg: &'static str,
     queue: *const XeheQueue,
@@ -59,50 +49,6 @@ fn mark_on<T: DeviceResident, H: Handle<Payload = RwLock<T>>>(
         o.gpu_on(&get(queue, "queue")?.obj);
         Ok(())
     })
-}
-
-/// Mark a ciphertext for the default GPU queue (paper `.gpu()`, §III-C): nothing is uploaded
-/// until an operation needs it; results of operations on marked operands stay on the device.
-///
-/// **Ownership:** no handle is created or released. **Thread safety:** any thread; writes the ciphertext. **Errors:** `INVALID_HANDLE`; `DEVICE`
-/// when no GPU backend is usable (the ciphertext stays on the CPU, unchanged, and works there).
-#[no_mangle]
-pub extern "C" fn xehe_ciphertext_gpu(ciphertext: *mut XeheCiphertext) -> XeheStatus {
-    mark_default(ciphertext, "ciphertext")
-}
-
-/// Mark a ciphertext for `queue` (e.g. one queue per thread, §III-H).
-///
-/// **Ownership:** no handle is created or released. **Thread safety:** any thread; writes the ciphertext. **Errors:** `INVALID_HANDLE`.
-#[no_mangle]
-pub extern "C" fn xehe_ciphertext_gpu_on(
-    ciphertext: *mut XeheCiphertext,
-    queue: *const XeheQueue,
-) -> XeheStatus {
-    mark_on(ciphertext, "ciphertext", queue)
-}
-
-/// Mark a plaintext for the default GPU queue; as [`xehe_ciphertext_gpu`].
-///
-/// **Ownership:** no handle is created or released. **Thread safety:** any thread; writes the
-/// plaintext. **Errors:** `INVALID_HANDLE`; `DEVICE` when no GPU backend is usable (the
-/// plaintext stays on the CPU).
-#[no_mangle]
-pub extern "C" fn xehe_plaintext_gpu(plaintext: *mut XehePlaintext) -> XeheStatus {
-    mark_default(plaintext, "plaintext")
-}
-
-/// Mark a plaintext for `queue`; as [`xehe_ciphertext_gpu_on`].
-///
-/// **Ownership:** no handle is created or released. **Thread safety:** any thread; writes the
-/// plaintext. **Errors:** `INVALID_HANDLE`; `DEVICE` when no GPU backend is usable (the
-/// plaintext stays on the CPU).
-#[no_mangle]
-pub extern "C" fn xehe_plaintext_gpu_on(
-    plaintext: *mut XehePlaintext,
-    queue: *const XeheQueue,
-) -> XeheStatus {
-    mark_on(plaintext, "plaintext", queue)
 }
 
 /// Make the host copy of a ciphertext current (synchronizes its queue and ends the compute
@@ -216,14 +162,6 @@ pub unsafe extern "C" fn xehe_queue_default(out: *mut *mut XeheQueue) -> XeheSta
     })
 }
 
-/// Destroy a queue handle. NULL is a no-op. The queue itself lives while objects use it.
-///
-/// **Ownership:** releases the caller's handle. **Thread safety:** any thread. **Errors:** `INVALID_HANDLE`.
-#[no_mangle]
-pub extern "C" fn xehe_queue_destroy(queue: *mut XeheQueue) -> XeheStatus {
-    guard(|| destroy(queue))
-}
-
 /// Wait for all work queued so far.
 ///
 /// **Ownership:** no handle is created or released. **Thread safety:** any thread. **Errors:** `INVALID_HANDLE`; `DEVICE`.
@@ -314,3 +252,24 @@ pub unsafe extern "C" fn xehe_queue_profiler_export(
         unsafe { copy_out(&bytes, buf, capacity, written) }
     })
 }
+
+// ---- the same-shape functions (families in `super::families`) ----------------------------
+
+/// The device functions of the families, for a callback (`c_fn` or `c_decl`).
+macro_rules! device_table {
+    ($cb:ident) => {
+        opaque_handles! { $cb;
+            XeheQueue = Queue,
+                "a device queue, an in-order stream with its memory cache and profiler";
+        }
+        destroy_fns! { $cb;
+            xehe_queue_destroy(queue: XeheQueue) "a queue handle",
+                note " The queue itself lives while objects use it.";
+        }
+        device_mark_fns! { $cb;
+            xehe_ciphertext_gpu, xehe_ciphertext_gpu_on(ciphertext: XeheCiphertext) "a ciphertext";
+            xehe_plaintext_gpu, xehe_plaintext_gpu_on(plaintext: XehePlaintext) "a plaintext";
+        }
+    };
+}
+device_table!(c_fn);

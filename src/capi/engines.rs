@@ -1,48 +1,14 @@
 //! Engines bound to a context: key generator, CKKS encoder, encryptor, decryptor (SEAL
 //! `KeyGenerator`, `CKKSEncoder`, `Encryptor`, `Decryptor`).
 
-use super::handles::{destroy, get, issue, same_context, Bound, Handle};
+use super::handles::{get, issue, same_context, Bound, Handle};
 use super::objects::{
     parms_id_in, XeheCiphertext, XeheContext, XeheGaloisKeys, XehePlaintext, XehePublicKey,
     XeheRelinKeys, XeheSecretKey,
 };
-use super::{copy_out, guard, need, slice_in, write_out, CResult, XeheStatus};
+use super::{copy_out, guard, need, slice_in, CResult, XeheStatus};
 use crate::{CkksEncoder, Decryptor, Encryptor, KeyGenerator, ParmsId};
 use parking_lot::RwLock;
-
-/// Opaque handle: a key generator holding a secret key (SEAL `KeyGenerator`).
-pub struct XeheKeyGenerator {
-    _opaque: [u8; 0],
-}
-/// Opaque handle: the CKKS encoder of a context (SEAL `CKKSEncoder`).
-pub struct XeheEncoder {
-    _opaque: [u8; 0],
-}
-/// Opaque handle: an encryptor with a public and/or secret key (SEAL `Encryptor`).
-pub struct XeheEncryptor {
-    _opaque: [u8; 0],
-}
-/// Opaque handle: a decryptor (SEAL `Decryptor`).
-pub struct XeheDecryptor {
-    _opaque: [u8; 0],
-}
-
-impl Handle for XeheKeyGenerator {
-    type Payload = KeyGenerator;
-    const NAME: &'static str = "XeheKeyGenerator";
-}
-impl Handle for XeheEncoder {
-    type Payload = CkksEncoder;
-    const NAME: &'static str = "XeheEncoder";
-}
-impl Handle for XeheEncryptor {
-    type Payload = Encryptor;
-    const NAME: &'static str = "XeheEncryptor";
-}
-impl Handle for XeheDecryptor {
-    type Payload = Decryptor;
-    const NAME: &'static str = "XeheDecryptor";
-}
 
 /// Look up an object and check it belongs to context `ctx`.
 pub(crate) fn get_in<H: Handle>(
@@ -82,120 +48,6 @@ unsafe fn level_or_first(enc: &CkksEncoder, parms_id: *const u64) -> CResult<Par
 
 // ---- key generator -----------------------------------------------------------------------
 
-/// A key generator with a fresh secret key (SEAL `KeyGenerator(context)`; OS randomness).
-///
-/// **Ownership:** `*out` is a new handle owned by the caller (`xehe_keygen_destroy`).
-/// **Thread safety:** any thread. **Errors:** `NULL_POINTER`; `INVALID_HANDLE`; `DEVICE` if the
-/// OS random source fails.
-///
-/// # Safety
-/// `out` is valid for a write.
-#[no_mangle]
-pub unsafe extern "C" fn xehe_keygen_create(
-    context: *const XeheContext,
-    out: *mut *mut XeheKeyGenerator,
-) -> XeheStatus {
-    guard(|| {
-        need(out, "out")?;
-        let c = get(context, "context")?;
-        // SAFETY: forwarded contract.
-        unsafe { issue::<XeheKeyGenerator>(KeyGenerator::new(&c.obj)?, c.ctx, out) }
-    })
-}
-
-/// A key generator for an existing secret key (SEAL `KeyGenerator(context, secret_key)`).
-///
-/// **Ownership:** `*out` is a new handle owned by the caller; the key is copied.
-/// **Thread safety:** any thread. **Errors:** `NULL_POINTER`; `INVALID_HANDLE`;
-/// `CONTEXT_MISMATCH`; `NOT_VALID_FOR_PARAMS`.
-///
-/// # Safety
-/// `out` is valid for a write.
-#[no_mangle]
-pub unsafe extern "C" fn xehe_keygen_create_from_secret_key(
-    context: *const XeheContext,
-    secret_key: *const XeheSecretKey,
-    out: *mut *mut XeheKeyGenerator,
-) -> XeheStatus {
-    guard(|| {
-        need(out, "out")?;
-        let c = get(context, "context")?;
-        let sk = get_in(secret_key, "secret_key", c.ctx)?;
-        // SAFETY: forwarded contract.
-        unsafe {
-            issue::<XeheKeyGenerator>(KeyGenerator::from_secret_key(&c.obj, &sk.obj)?, c.ctx, out)
-        }
-    })
-}
-
-/// Destroy a key generator (its secret key copy is zeroed). NULL is a no-op.
-///
-/// **Ownership:** releases the caller's handle. **Thread safety:** any thread. **Errors:** `INVALID_HANDLE`.
-#[no_mangle]
-pub extern "C" fn xehe_keygen_destroy(keygen: *mut XeheKeyGenerator) -> XeheStatus {
-    guard(|| destroy(keygen))
-}
-
-/// The generator's secret key (SEAL `KeyGenerator::secret_key`), as a new handle.
-///
-/// **Ownership:** `*out` is a new handle owned by the caller (a copy). **Thread safety:** any
-/// thread. **Errors:** `NULL_POINTER`; `INVALID_HANDLE`.
-///
-/// # Safety
-/// `out` is valid for a write.
-#[no_mangle]
-pub unsafe extern "C" fn xehe_keygen_secret_key(
-    keygen: *const XeheKeyGenerator,
-    out: *mut *mut XeheSecretKey,
-) -> XeheStatus {
-    guard(|| {
-        let kg = get(keygen, "keygen")?;
-        // SAFETY: forwarded contract.
-        unsafe { issue::<XeheSecretKey>(kg.obj.secret_key().clone(), kg.ctx, out) }
-    })
-}
-
-/// A new public key (SEAL `KeyGenerator::create_public_key`).
-///
-/// **Ownership:** `*out` is a new handle owned by the caller. **Thread safety:** any thread.
-/// **Errors:** `NULL_POINTER`; `INVALID_HANDLE`; `DEVICE` if the OS random source fails.
-///
-/// # Safety
-/// `out` is valid for a write.
-#[no_mangle]
-pub unsafe extern "C" fn xehe_keygen_create_public_key(
-    keygen: *const XeheKeyGenerator,
-    out: *mut *mut XehePublicKey,
-) -> XeheStatus {
-    guard(|| {
-        need(out, "out")?;
-        let kg = get(keygen, "keygen")?;
-        // SAFETY: forwarded contract.
-        unsafe { issue::<XehePublicKey>(kg.obj.create_public_key()?, kg.ctx, out) }
-    })
-}
-
-/// New relinearization keys (SEAL `KeyGenerator::create_relin_keys`).
-///
-/// **Ownership:** `*out` is a new handle owned by the caller. **Thread safety:** any thread.
-/// **Errors:** `NULL_POINTER`; `INVALID_HANDLE`; `INVALID_PARAMETERS` when the parameters do
-/// not support key switching (one prime).
-///
-/// # Safety
-/// `out` is valid for a write.
-#[no_mangle]
-pub unsafe extern "C" fn xehe_keygen_create_relin_keys(
-    keygen: *const XeheKeyGenerator,
-    out: *mut *mut XeheRelinKeys,
-) -> XeheStatus {
-    guard(|| {
-        need(out, "out")?;
-        let kg = get(keygen, "keygen")?;
-        // SAFETY: forwarded contract.
-        unsafe { issue::<XeheRelinKeys>(kg.obj.create_relin_keys()?, kg.ctx, out) }
-    })
-}
-
 /// New Galois keys for rotations by `steps[0..count]` (SEAL
 /// `KeyGenerator::create_galois_keys(steps)`); `count == 0` makes SEAL's default set (every
 /// power-of-two rotation both ways and the conjugation).
@@ -229,53 +81,6 @@ pub unsafe extern "C" fn xehe_keygen_create_galois_keys(
 }
 
 // ---- encoder -----------------------------------------------------------------------------
-
-/// The CKKS encoder of `context` (SEAL `CKKSEncoder(context)`).
-///
-/// **Ownership:** `*out` is a new handle owned by the caller (`xehe_encoder_destroy`).
-/// **Thread safety:** any thread; one encoder may be used from several threads at once.
-/// **Errors:** `NULL_POINTER`; `INVALID_HANDLE`.
-///
-/// # Safety
-/// `out` is valid for a write.
-#[no_mangle]
-pub unsafe extern "C" fn xehe_encoder_create(
-    context: *const XeheContext,
-    out: *mut *mut XeheEncoder,
-) -> XeheStatus {
-    guard(|| {
-        need(out, "out")?;
-        let c = get(context, "context")?;
-        // SAFETY: forwarded contract.
-        unsafe { issue::<XeheEncoder>(CkksEncoder::new(&c.obj)?, c.ctx, out) }
-    })
-}
-
-/// Destroy an encoder. NULL is a no-op.
-///
-/// **Ownership:** releases the caller's handle. **Thread safety:** any thread. **Errors:** `INVALID_HANDLE`.
-#[no_mangle]
-pub extern "C" fn xehe_encoder_destroy(encoder: *mut XeheEncoder) -> XeheStatus {
-    guard(|| destroy(encoder))
-}
-
-/// Number of slots, N/2 (SEAL `CKKSEncoder::slot_count`).
-///
-/// **Ownership:** no handle is created or released. **Thread safety:** any thread. **Errors:** `NULL_POINTER`; `INVALID_HANDLE`.
-///
-/// # Safety
-/// `out` is valid for a write.
-#[no_mangle]
-pub unsafe extern "C" fn xehe_encoder_slot_count(
-    encoder: *const XeheEncoder,
-    out: *mut usize,
-) -> XeheStatus {
-    guard(|| {
-        let e = get(encoder, "encoder")?;
-        // SAFETY: forwarded contract.
-        unsafe { write_out(out, "out", e.obj.slot_count()) }
-    })
-}
 
 /// Encode `values[0..count]` (at most `slot_count`; missing slots are zero) at level
 /// `parms_id[4]` (NULL: the first level) with scale `scale` into `destination` (SEAL
@@ -401,107 +206,80 @@ pub unsafe extern "C" fn xehe_encryptor_create(
     })
 }
 
-/// Destroy an encryptor. NULL is a no-op.
-///
-/// **Ownership:** releases the caller's handle. **Thread safety:** any thread. **Errors:** `INVALID_HANDLE`.
-#[no_mangle]
-pub extern "C" fn xehe_encryptor_destroy(encryptor: *mut XeheEncryptor) -> XeheStatus {
-    guard(|| destroy(encryptor))
-}
+// ---- the same-shape functions (families in `super::families`) ----------------------------
 
-/// Encrypt with the public key into `destination` (SEAL `Encryptor::encrypt`).
-///
-/// **Ownership:** `destination` is an existing ciphertext of the same context, overwritten.
-/// **Thread safety:** any thread; writes `destination`. **Errors:** `INVALID_HANDLE`;
-/// `CONTEXT_MISMATCH`; `MISSING_KEY` without a public key; `NOT_VALID_FOR_PARAMS`; `WRONG_FORM`.
-#[no_mangle]
-pub extern "C" fn xehe_encryptor_encrypt(
-    encryptor: *const XeheEncryptor,
-    plaintext: *const XehePlaintext,
-    destination: *mut XeheCiphertext,
-) -> XeheStatus {
-    guard(|| {
-        let e = get(encryptor, "encryptor")?;
-        let dest = Dest::new(destination, e.ctx)?;
-        let ct = e
-            .obj
-            .encrypt(&get_in(plaintext, "plaintext", e.ctx)?.obj.read())?;
-        dest.put(ct)
-    })
+/// The engines' functions of the families, for a callback (`c_fn` or `c_decl`).
+macro_rules! engines_table {
+    ($cb:ident) => {
+        opaque_handles! { $cb;
+            XeheKeyGenerator = KeyGenerator,
+                "a key generator holding a secret key (SEAL `KeyGenerator`)";
+            XeheEncoder = CkksEncoder, "the CKKS encoder of a context (SEAL `CKKSEncoder`)";
+            XeheEncryptor = Encryptor,
+                "an encryptor with a public and/or secret key (SEAL `Encryptor`)";
+            XeheDecryptor = Decryptor, "a decryptor (SEAL `Decryptor`)";
+        }
+        destroy_fns! { $cb;
+            xehe_keygen_destroy(keygen: XeheKeyGenerator)
+                "a key generator (its secret key copy is zeroed)";
+            xehe_encoder_destroy(encoder: XeheEncoder) "an encoder";
+            xehe_encryptor_destroy(encryptor: XeheEncryptor) "an encryptor";
+            xehe_decryptor_destroy(decryptor: XeheDecryptor) "a decryptor";
+        }
+        new_handle_fns! { $cb;
+            /// A key generator with a fresh secret key (SEAL `KeyGenerator(context)`; OS
+            /// randomness).
+            xehe_keygen_create(context: XeheContext) -> XeheKeyGenerator =
+                |c| KeyGenerator::new(&c.obj)?, owner " (`xehe_keygen_destroy`)",
+                errors "; `DEVICE` if the OS random source fails";
+            /// A key generator for an existing secret key (SEAL `KeyGenerator(context,
+            /// secret_key)`).
+            xehe_keygen_create_from_secret_key(context: XeheContext, secret_key: XeheSecretKey)
+                -> XeheKeyGenerator = |c, sk| KeyGenerator::from_secret_key(&c.obj, &sk.obj)?,
+                owner "; the key is copied", errors "; `CONTEXT_MISMATCH`; `NOT_VALID_FOR_PARAMS`";
+            /// A decryptor for `secret_key` (SEAL `Decryptor(context, secret_key)`).
+            xehe_decryptor_create(context: XeheContext, secret_key: XeheSecretKey)
+                -> XeheDecryptor = |c, sk| Decryptor::new(&c.obj, &sk.obj)?,
+                owner " (`xehe_decryptor_destroy`); the key is copied",
+                errors "; `CONTEXT_MISMATCH`; `NOT_VALID_FOR_PARAMS`";
+            /// The CKKS encoder of `context` (SEAL `CKKSEncoder(context)`).
+            xehe_encoder_create(context: XeheContext) -> XeheEncoder =
+                |c| CkksEncoder::new(&c.obj)?, owner " (`xehe_encoder_destroy`)",
+                thread "; one encoder may be used from several threads at once";
+            /// The generator's secret key (SEAL `KeyGenerator::secret_key`), as a new handle.
+            xehe_keygen_secret_key(keygen: XeheKeyGenerator) -> XeheSecretKey =
+                |kg| kg.obj.secret_key().clone(), owner " (a copy)";
+            /// A new public key (SEAL `KeyGenerator::create_public_key`).
+            xehe_keygen_create_public_key(keygen: XeheKeyGenerator) -> XehePublicKey =
+                |kg| kg.obj.create_public_key()?,
+                errors "; `DEVICE` if the OS random source fails";
+            /// New relinearization keys (SEAL `KeyGenerator::create_relin_keys`).
+            xehe_keygen_create_relin_keys(keygen: XeheKeyGenerator) -> XeheRelinKeys =
+                |kg| kg.obj.create_relin_keys()?,
+                errors "; `INVALID_PARAMETERS` when the parameters do not support key switching \
+                        (one prime)";
+        }
+        query_fns! { $cb;
+            /// Number of slots, N/2 (SEAL `CKKSEncoder::slot_count`).
+            xehe_encoder_slot_count(encoder: XeheEncoder) -> usize = |e| e.slot_count();
+        }
+        engine_op_fns! { $cb;
+            /// Encrypt with the public key into `destination` (SEAL `Encryptor::encrypt`).
+            xehe_encryptor_encrypt(encryptor: XeheEncryptor, plaintext: XehePlaintext)
+                -> XeheCiphertext = |e, p| e.obj.encrypt(&p)?,
+                errors "; `MISSING_KEY` without a public key; `NOT_VALID_FOR_PARAMS`; `WRONG_FORM`";
+            /// Encrypt with the secret key into `destination` (SEAL
+            /// `Encryptor::encrypt_symmetric`); as [`xehe_encryptor_encrypt`].
+            xehe_encryptor_encrypt_symmetric(encryptor: XeheEncryptor, plaintext: XehePlaintext)
+                -> XeheCiphertext = |e, p| e.obj.encrypt_symmetric(&p)?,
+                errors "; `MISSING_KEY` without a secret key; `NOT_VALID_FOR_PARAMS`; `WRONG_FORM`";
+            /// Decrypt into `destination` (SEAL `Decryptor::decrypt`); a ciphertext computed on
+            /// the GPU is downloaded first (its handle's host copy is not updated; see
+            /// `xehe_ciphertext_download`).
+            xehe_decryptor_decrypt(decryptor: XeheDecryptor, ciphertext: XeheCiphertext)
+                -> XehePlaintext = |d, c| d.obj.decrypt(&c)?,
+                errors "; `NOT_VALID_FOR_PARAMS`; `WRONG_FORM`; `DEVICE`";
+        }
+    };
 }
-
-/// Encrypt with the secret key into `destination` (SEAL `Encryptor::encrypt_symmetric`); as
-/// [`xehe_encryptor_encrypt`] (`MISSING_KEY` without a secret key).
-///
-/// **Ownership:** `destination` is an existing ciphertext of the same context, overwritten.
-/// **Thread safety:** any thread; writes `destination`. **Errors:** `INVALID_HANDLE`;
-/// `CONTEXT_MISMATCH`; `MISSING_KEY` without a secret key; `NOT_VALID_FOR_PARAMS`;
-/// `WRONG_FORM`.
-#[no_mangle]
-pub extern "C" fn xehe_encryptor_encrypt_symmetric(
-    encryptor: *const XeheEncryptor,
-    plaintext: *const XehePlaintext,
-    destination: *mut XeheCiphertext,
-) -> XeheStatus {
-    guard(|| {
-        let e = get(encryptor, "encryptor")?;
-        let dest = Dest::new(destination, e.ctx)?;
-        let ct = e
-            .obj
-            .encrypt_symmetric(&get_in(plaintext, "plaintext", e.ctx)?.obj.read())?;
-        dest.put(ct)
-    })
-}
-
-/// A decryptor for `secret_key` (SEAL `Decryptor(context, secret_key)`).
-///
-/// **Ownership:** `*out` is a new handle owned by the caller (`xehe_decryptor_destroy`); the key
-/// is copied. **Thread safety:** any thread. **Errors:** `NULL_POINTER`; `INVALID_HANDLE`;
-/// `CONTEXT_MISMATCH`; `NOT_VALID_FOR_PARAMS`.
-///
-/// # Safety
-/// `out` is valid for a write.
-#[no_mangle]
-pub unsafe extern "C" fn xehe_decryptor_create(
-    context: *const XeheContext,
-    secret_key: *const XeheSecretKey,
-    out: *mut *mut XeheDecryptor,
-) -> XeheStatus {
-    guard(|| {
-        need(out, "out")?;
-        let c = get(context, "context")?;
-        let d = Decryptor::new(&c.obj, &get_in(secret_key, "secret_key", c.ctx)?.obj)?;
-        // SAFETY: forwarded contract.
-        unsafe { issue::<XeheDecryptor>(d, c.ctx, out) }
-    })
-}
-
-/// Destroy a decryptor. NULL is a no-op.
-///
-/// **Ownership:** releases the caller's handle. **Thread safety:** any thread. **Errors:** `INVALID_HANDLE`.
-#[no_mangle]
-pub extern "C" fn xehe_decryptor_destroy(decryptor: *mut XeheDecryptor) -> XeheStatus {
-    guard(|| destroy(decryptor))
-}
-
-/// Decrypt into `destination` (SEAL `Decryptor::decrypt`); a ciphertext computed on the GPU is
-/// downloaded first (its handle's host copy is not updated; see `xehe_ciphertext_download`).
-///
-/// **Ownership:** `destination` is an existing plaintext of the same context, overwritten.
-/// **Thread safety:** any thread; writes `destination`. **Errors:** `INVALID_HANDLE`;
-/// `CONTEXT_MISMATCH`; `NOT_VALID_FOR_PARAMS`; `WRONG_FORM`; `DEVICE`.
-#[no_mangle]
-pub extern "C" fn xehe_decryptor_decrypt(
-    decryptor: *const XeheDecryptor,
-    ciphertext: *const XeheCiphertext,
-    destination: *mut XehePlaintext,
-) -> XeheStatus {
-    guard(|| {
-        let d = get(decryptor, "decryptor")?;
-        let dest = Dest::new(destination, d.ctx)?;
-        let pt = d
-            .obj
-            .decrypt(&get_in(ciphertext, "ciphertext", d.ctx)?.obj.read())?;
-        dest.put(pt)
-    })
-}
+engines_table!(c_fn);

@@ -1,48 +1,15 @@
 //! Data objects: parameters, context, plaintexts, ciphertexts and keys — create, destroy,
 //! metadata, and load/save in SEAL's format from memory and files (SEAL `save` / `load`).
 
-use super::handles::{destroy, get, issue, issue_self_bound, Handle};
+use super::handles::{get, issue, issue_self_bound, Handle};
 use super::{copy_out, guard, need, slice_in, str_in, write_out, CResult, XeheStatus};
-use crate::serialize::{ComprMode, SealLoad, SealObject, SealVersion};
+use crate::serialize::{ComprMode, SealObject, SealVersion};
 use crate::{
     Ciphertext, CoeffModulus, Context, EncryptionParameters, Error, GaloisKeys, ParmsId, Plaintext,
     PublicKey, RelinKeys, SchemeType, SecLevel, SecretKey,
 };
 use parking_lot::RwLock;
 use std::ffi::c_char;
-
-/// Opaque handle: encryption parameters (SEAL `EncryptionParameters`).
-pub struct XeheParms {
-    _opaque: [u8; 0],
-}
-/// Opaque handle: a context, the modulus-switching chain of some parameters (SEAL `SEALContext`).
-pub struct XeheContext {
-    _opaque: [u8; 0],
-}
-/// Opaque handle: a CKKS plaintext (SEAL `Plaintext`).
-pub struct XehePlaintext {
-    _opaque: [u8; 0],
-}
-/// Opaque handle: a ciphertext, possibly resident on a GPU (SEAL `Ciphertext` + paper §III-C).
-pub struct XeheCiphertext {
-    _opaque: [u8; 0],
-}
-/// Opaque handle: a secret key (SEAL `SecretKey`).
-pub struct XeheSecretKey {
-    _opaque: [u8; 0],
-}
-/// Opaque handle: a public key (SEAL `PublicKey`).
-pub struct XehePublicKey {
-    _opaque: [u8; 0],
-}
-/// Opaque handle: relinearization keys (SEAL `RelinKeys`).
-pub struct XeheRelinKeys {
-    _opaque: [u8; 0],
-}
-/// Opaque handle: Galois (rotation) keys (SEAL `GaloisKeys`).
-pub struct XeheGaloisKeys {
-    _opaque: [u8; 0],
-}
 
 /// `compr_mode` value: no compression (SEAL `compr_mode_type::none`).
 pub const XEHE_COMPR_NONE: i32 = 0;
@@ -51,78 +18,46 @@ pub const XEHE_COMPR_ZLIB: i32 = 1;
 /// `compr_mode` value: Zstandard (SEAL `compr_mode_type::zstd`).
 pub const XEHE_COMPR_ZSTD: i32 = 2;
 
-impl Handle for XeheParms {
-    type Payload = EncryptionParameters;
-    const NAME: &'static str = "XeheParms";
-}
-impl Handle for XeheContext {
-    type Payload = Context;
-    const NAME: &'static str = "XeheContext";
-}
-impl Handle for XehePlaintext {
-    type Payload = RwLock<Plaintext>;
-    const NAME: &'static str = "XehePlaintext";
-}
-impl Handle for XeheCiphertext {
-    type Payload = RwLock<Ciphertext>;
-    const NAME: &'static str = "XeheCiphertext";
-}
-impl Handle for XeheSecretKey {
-    type Payload = SecretKey;
-    const NAME: &'static str = "XeheSecretKey";
-}
-impl Handle for XehePublicKey {
-    type Payload = PublicKey;
-    const NAME: &'static str = "XehePublicKey";
-}
-impl Handle for XeheRelinKeys {
-    type Payload = RelinKeys;
-    const NAME: &'static str = "XeheRelinKeys";
-}
-impl Handle for XeheGaloisKeys {
-    type Payload = GaloisKeys;
-    const NAME: &'static str = "XeheGaloisKeys";
-}
-
 /// A handle whose object has SEAL's serialized form.
 pub(crate) trait Serial: Handle {
-    /// The object.
-    type Obj: SealObject;
     /// Serialize the stored object.
     fn save(p: &Self::Payload, compr: ComprMode) -> crate::Result<Vec<u8>>;
 }
 
 /// A serializable handle loaded against a context.
-pub(crate) trait Loadable: Serial<Obj: SealLoad> {
-    /// Store a loaded object.
-    fn wrap(o: Self::Obj) -> Self::Payload;
+pub(crate) trait Loadable: Serial {
+    /// Load an object to store.
+    fn load(ctx: &Context, bytes: &[u8]) -> crate::Result<Self::Payload>;
 }
 
-/// Implement `Serial` + `Loadable` for handles stored under a lock (`locked`) or as is (`plain`).
+/// Implement `Serial` + `Loadable` for handles stored under a lock (`locked`) or as is (`plain`;
+/// the object's own `save` / `load` or SEAL's traits).
 macro_rules! serial {
     (locked $h:ty, $t:ty) => {
-        impl Serial for $h {
-            type Obj = $t;
-            fn save(p: &Self::Payload, compr: ComprMode) -> crate::Result<Vec<u8>> {
-                p.read().save(compr)
+        impl $crate::capi::objects::Serial for $h {
+            fn save(p: &Self::Payload, compr: $crate::serialize::ComprMode) -> crate::Result<Vec<u8>> {
+                $crate::serialize::SealObject::save(&*p.read(), compr)
             }
         }
-        impl Loadable for $h {
-            fn wrap(o: $t) -> Self::Payload {
-                RwLock::new(o)
+        impl $crate::capi::objects::Loadable for $h {
+            fn load(ctx: &$crate::Context, bytes: &[u8]) -> crate::Result<Self::Payload> {
+                Ok(parking_lot::RwLock::new(<$t as $crate::serialize::SealLoad>::load(ctx, bytes)?))
             }
         }
     };
     (plain $h:ty, $t:ty) => {
-        impl Serial for $h {
-            type Obj = $t;
-            fn save(p: &Self::Payload, compr: ComprMode) -> crate::Result<Vec<u8>> {
+        impl $crate::capi::objects::Serial for $h {
+            fn save(p: &Self::Payload, compr: $crate::serialize::ComprMode) -> crate::Result<Vec<u8>> {
+                #[allow(unused_imports)]
+                use $crate::serialize::SealObject as _;
                 p.save(compr)
             }
         }
-        impl Loadable for $h {
-            fn wrap(o: $t) -> Self::Payload {
-                o
+        impl $crate::capi::objects::Loadable for $h {
+            fn load(ctx: &$crate::Context, bytes: &[u8]) -> crate::Result<Self::Payload> {
+                #[allow(unused_imports)]
+                use $crate::serialize::SealLoad as _;
+                <$t>::load(ctx, bytes)
             }
         }
     };
@@ -135,7 +70,6 @@ serial!(plain XeheRelinKeys, RelinKeys);
 serial!(plain XeheGaloisKeys, GaloisKeys);
 
 impl Serial for XeheParms {
-    type Obj = EncryptionParameters;
     fn save(p: &EncryptionParameters, compr: ComprMode) -> crate::Result<Vec<u8>> {
         p.save(compr)
     }
@@ -170,13 +104,13 @@ unsafe fn load_with<H: Loadable>(
 ) -> CResult<()> {
     need(out, "out")?;
     let c = get(ctx, "context")?;
-    let obj = H::Obj::load(&c.obj, bytes)?;
+    let obj = H::load(&c.obj, bytes)?;
     // SAFETY: forwarded contract.
-    unsafe { issue::<H>(H::wrap(obj), c.ctx, out) }
+    unsafe { issue::<H>(obj, c.ctx, out) }
 }
 
 /// `xehe_X_load`: from `(data, size)`.
-unsafe fn load_mem<H: Loadable>(
+pub(crate) unsafe fn load_mem<H: Loadable>(
     ctx: *const XeheContext,
     data: *const u8,
     size: usize,
@@ -187,7 +121,7 @@ unsafe fn load_mem<H: Loadable>(
 }
 
 /// `xehe_X_load_file`: from a file.
-unsafe fn load_path<H: Loadable>(
+pub(crate) unsafe fn load_path<H: Loadable>(
     ctx: *const XeheContext,
     path: *const c_char,
     out: *mut *mut H,
@@ -274,14 +208,14 @@ pub unsafe extern "C" fn xehe_parms_create_ckks(
     })
 }
 
-/// Destroy parameters. NULL is a no-op.
+/// Load parameters from bytes and issue their handle.
 ///
-/// **Ownership:** releases the caller's handle; objects made from it are unaffected.
-/// **Thread safety:** any thread; calls in flight on the handle finish first.
-/// **Errors:** `INVALID_HANDLE` for a destroyed or foreign handle.
-#[no_mangle]
-pub extern "C" fn xehe_parms_destroy(parms: *mut XeheParms) -> XeheStatus {
-    guard(|| destroy(parms))
+/// # Safety
+/// `out` follows the module contract.
+unsafe fn load_parms(bytes: &[u8], out: *mut *mut XeheParms) -> CResult<()> {
+    need(out, "out")?;
+    // SAFETY: forwarded contract.
+    unsafe { issue::<XeheParms>(EncryptionParameters::load(bytes)?, 0, out) }
 }
 
 /// Load parameters saved by SEAL or xehe from `(data, size)` (SEAL `EncryptionParameters::load`).
@@ -298,13 +232,8 @@ pub unsafe extern "C" fn xehe_parms_load(
     size: usize,
     out: *mut *mut XeheParms,
 ) -> XeheStatus {
-    guard(|| {
-        need(out, "out")?;
-        // SAFETY: forwarded contract.
-        let p = EncryptionParameters::load(unsafe { slice_in(data, size, "data")? })?;
-        // SAFETY: forwarded contract.
-        unsafe { issue::<XeheParms>(p, 0, out) }
-    })
+    // SAFETY: forwarded contract.
+    guard(|| unsafe { load_parms(slice_in(data, size, "data")?, out) })
 }
 
 /// Load parameters from the file `path` (as [`xehe_parms_load`]).
@@ -319,50 +248,8 @@ pub unsafe extern "C" fn xehe_parms_load_file(
     path: *const c_char,
     out: *mut *mut XeheParms,
 ) -> XeheStatus {
-    guard(|| {
-        need(out, "out")?;
-        // SAFETY: forwarded contract.
-        let p = EncryptionParameters::load(&read_file(unsafe { str_in(path, "path")? })?)?;
-        // SAFETY: forwarded contract.
-        unsafe { issue::<XeheParms>(p, 0, out) }
-    })
-}
-
-/// Save parameters in SEAL's format (SEAL `EncryptionParameters::save`) into `(buf, capacity)`.
-///
-/// **Ownership:** the caller owns `buf`. **Thread safety:** any thread. **Errors:**
-/// `NULL_POINTER` (`written`); `INVALID_HANDLE`; `INVALID_ARGUMENT` (`compr_mode`);
-/// `BUFFER_TOO_SMALL` with `*written` = size needed.
-///
-/// # Safety
-/// `buf` is NULL or valid for `capacity` writes; `written` is valid for a write.
-#[no_mangle]
-pub unsafe extern "C" fn xehe_parms_save(
-    parms: *const XeheParms,
-    compr_mode: i32,
-    buf: *mut u8,
-    capacity: usize,
-    written: *mut usize,
-) -> XeheStatus {
     // SAFETY: forwarded contract.
-    unsafe { save_mem(parms, compr_mode, None, buf, capacity, written) }
-}
-
-/// Save parameters to the file `path` (created or truncated).
-///
-/// **Ownership:** no handle is created or released. **Thread safety:** any thread. **Errors:** `NULL_POINTER`; `INVALID_HANDLE`;
-/// `INVALID_ARGUMENT` (`compr_mode`); `IO`.
-///
-/// # Safety
-/// `path` is a NUL-terminated string.
-#[no_mangle]
-pub unsafe extern "C" fn xehe_parms_save_file(
-    parms: *const XeheParms,
-    compr_mode: i32,
-    path: *const c_char,
-) -> XeheStatus {
-    // SAFETY: forwarded contract.
-    unsafe { save_path(parms, compr_mode, path) }
+    guard(|| unsafe { load_parms(&read_file(str_in(path, "path")?)?, out) })
 }
 
 // ---- context -----------------------------------------------------------------------------
@@ -401,15 +288,6 @@ pub unsafe extern "C" fn xehe_context_create(
         // SAFETY: forwarded contract.
         unsafe { issue_self_bound::<XeheContext>(ctx, out) }
     })
-}
-
-/// Destroy a context. NULL is a no-op. Objects and engines made with it stay usable with each
-/// other, but no new object can be loaded against the destroyed handle.
-///
-/// **Ownership:** releases the caller's handle. **Thread safety:** any thread. **Errors:** `INVALID_HANDLE`.
-#[no_mangle]
-pub extern "C" fn xehe_context_destroy(context: *mut XeheContext) -> XeheStatus {
-    guard(|| destroy(context))
 }
 
 /// Which `parms_id` [`xehe_context_parms_id`] returns.
@@ -509,81 +387,6 @@ pub unsafe extern "C" fn xehe_context_chain_index(
 
 // ---- plaintexts and ciphertexts ----------------------------------------------------------
 
-/// An empty plaintext bound to `context` (SEAL `Plaintext()`), e.g. a destination.
-///
-/// **Ownership:** `*out` is a new handle owned by the caller (`xehe_plaintext_destroy`).
-/// **Thread safety:** any thread. **Errors:** `NULL_POINTER`; `INVALID_HANDLE`.
-///
-/// # Safety
-/// `out` is valid for a write.
-#[no_mangle]
-pub unsafe extern "C" fn xehe_plaintext_create(
-    context: *const XeheContext,
-    out: *mut *mut XehePlaintext,
-) -> XeheStatus {
-    guard(|| {
-        let c = get(context, "context")?;
-        // SAFETY: forwarded contract.
-        unsafe { issue::<XehePlaintext>(RwLock::new(Plaintext::new()), c.ctx, out) }
-    })
-}
-
-/// An empty ciphertext bound to `context` (SEAL `Ciphertext()`), e.g. a destination.
-///
-/// **Ownership:** `*out` is a new handle owned by the caller (`xehe_ciphertext_destroy`).
-/// **Thread safety:** any thread. **Errors:** `NULL_POINTER`; `INVALID_HANDLE`.
-///
-/// # Safety
-/// `out` is valid for a write.
-#[no_mangle]
-pub unsafe extern "C" fn xehe_ciphertext_create(
-    context: *const XeheContext,
-    out: *mut *mut XeheCiphertext,
-) -> XeheStatus {
-    guard(|| {
-        let c = get(context, "context")?;
-        // SAFETY: forwarded contract.
-        unsafe { issue::<XeheCiphertext>(RwLock::new(Ciphertext::new()), c.ctx, out) }
-    })
-}
-
-/// A copy of a ciphertext (host and device state; SEAL's copy constructor), bound to the same
-/// context.
-///
-/// **Ownership:** `*out` is a new handle owned by the caller. **Thread safety:** any thread
-/// (reads `ciphertext`). **Errors:** `NULL_POINTER`; `INVALID_HANDLE`.
-///
-/// # Safety
-/// `out` is valid for a write.
-#[no_mangle]
-pub unsafe extern "C" fn xehe_ciphertext_clone(
-    ciphertext: *const XeheCiphertext,
-    out: *mut *mut XeheCiphertext,
-) -> XeheStatus {
-    guard(|| {
-        let c = get(ciphertext, "ciphertext")?;
-        let copy = c.obj.read().clone();
-        // SAFETY: forwarded contract.
-        unsafe { issue::<XeheCiphertext>(RwLock::new(copy), c.ctx, out) }
-    })
-}
-
-/// Destroy a plaintext. NULL is a no-op.
-///
-/// **Ownership:** releases the caller's handle. **Thread safety:** any thread; calls in flight on it finish first. **Errors:** `INVALID_HANDLE`.
-#[no_mangle]
-pub extern "C" fn xehe_plaintext_destroy(plaintext: *mut XehePlaintext) -> XeheStatus {
-    guard(|| destroy(plaintext))
-}
-
-/// Destroy a ciphertext (and its device copy). NULL is a no-op.
-///
-/// **Ownership:** releases the caller's handle. **Thread safety:** any thread; calls in flight on it finish first. **Errors:** `INVALID_HANDLE`.
-#[no_mangle]
-pub extern "C" fn xehe_ciphertext_destroy(ciphertext: *mut XeheCiphertext) -> XeheStatus {
-    guard(|| destroy(ciphertext))
-}
-
 /// Metadata of a ciphertext: `parms_id[4]`, scale and size (number of polynomials); any
 /// out-pointer may be NULL to skip it. A value computed on the GPU is not downloaded.
 ///
@@ -667,267 +470,7 @@ pub extern "C" fn xehe_ciphertext_set_scale(
     })
 }
 
-// ---- load / save of context-bound objects ------------------------------------------------
-
-/// Load a plaintext saved by SEAL or xehe from `(data, size)`, checked against `context`
-/// (SEAL `Plaintext::load`).
-///
-/// **Ownership:** `*out` is a new handle owned by the caller; `data` is only read.
-/// **Thread safety:** any thread. **Errors:** `NULL_POINTER`; `INVALID_HANDLE`; `MALFORMED`;
-/// `NOT_VALID_FOR_PARAMS` for an object of other parameters.
-///
-/// # Safety
-/// `data` is valid for `size` reads; `out` for a write.
-#[no_mangle]
-pub unsafe extern "C" fn xehe_plaintext_load(
-    context: *const XeheContext,
-    data: *const u8,
-    size: usize,
-    out: *mut *mut XehePlaintext,
-) -> XeheStatus {
-    // SAFETY: forwarded contract.
-    unsafe { load_mem(context, data, size, out) }
-}
-
-/// Load a ciphertext (SEAL `Ciphertext::load`; seeded ciphertexts are expanded); as
-/// [`xehe_plaintext_load`].
-///
-/// **Ownership:** `*out` is a new handle owned by the caller; `data` is only read. **Thread
-/// safety:** any thread. **Errors:** `NULL_POINTER`; `INVALID_HANDLE`; `MALFORMED`;
-/// `NOT_VALID_FOR_PARAMS`.
-///
-/// # Safety
-/// `data` is valid for `size` reads; `out` for a write.
-#[no_mangle]
-pub unsafe extern "C" fn xehe_ciphertext_load(
-    context: *const XeheContext,
-    data: *const u8,
-    size: usize,
-    out: *mut *mut XeheCiphertext,
-) -> XeheStatus {
-    // SAFETY: forwarded contract.
-    unsafe { load_mem(context, data, size, out) }
-}
-
-/// Load a secret key (SEAL `SecretKey::load`); as [`xehe_plaintext_load`].
-///
-/// **Ownership:** `*out` is a new handle owned by the caller; `data` is only read. **Thread
-/// safety:** any thread. **Errors:** `NULL_POINTER`; `INVALID_HANDLE`; `MALFORMED`;
-/// `NOT_VALID_FOR_PARAMS`.
-///
-/// # Safety
-/// `data` is valid for `size` reads; `out` for a write.
-#[no_mangle]
-pub unsafe extern "C" fn xehe_secret_key_load(
-    context: *const XeheContext,
-    data: *const u8,
-    size: usize,
-    out: *mut *mut XeheSecretKey,
-) -> XeheStatus {
-    // SAFETY: forwarded contract.
-    unsafe { load_mem(context, data, size, out) }
-}
-
-/// Load a public key (SEAL `PublicKey::load`); as [`xehe_plaintext_load`].
-///
-/// **Ownership:** `*out` is a new handle owned by the caller; `data` is only read. **Thread
-/// safety:** any thread. **Errors:** `NULL_POINTER`; `INVALID_HANDLE`; `MALFORMED`;
-/// `NOT_VALID_FOR_PARAMS`.
-///
-/// # Safety
-/// `data` is valid for `size` reads; `out` for a write.
-#[no_mangle]
-pub unsafe extern "C" fn xehe_public_key_load(
-    context: *const XeheContext,
-    data: *const u8,
-    size: usize,
-    out: *mut *mut XehePublicKey,
-) -> XeheStatus {
-    // SAFETY: forwarded contract.
-    unsafe { load_mem(context, data, size, out) }
-}
-
-/// Load relinearization keys (SEAL `RelinKeys::load`); as [`xehe_plaintext_load`].
-///
-/// **Ownership:** `*out` is a new handle owned by the caller; `data` is only read. **Thread
-/// safety:** any thread. **Errors:** `NULL_POINTER`; `INVALID_HANDLE`; `MALFORMED`;
-/// `NOT_VALID_FOR_PARAMS`.
-///
-/// # Safety
-/// `data` is valid for `size` reads; `out` for a write.
-#[no_mangle]
-pub unsafe extern "C" fn xehe_relin_keys_load(
-    context: *const XeheContext,
-    data: *const u8,
-    size: usize,
-    out: *mut *mut XeheRelinKeys,
-) -> XeheStatus {
-    // SAFETY: forwarded contract.
-    unsafe { load_mem(context, data, size, out) }
-}
-
-/// Load Galois keys (SEAL `GaloisKeys::load`); as [`xehe_plaintext_load`].
-///
-/// **Ownership:** `*out` is a new handle owned by the caller; `data` is only read. **Thread
-/// safety:** any thread. **Errors:** `NULL_POINTER`; `INVALID_HANDLE`; `MALFORMED`;
-/// `NOT_VALID_FOR_PARAMS`.
-///
-/// # Safety
-/// `data` is valid for `size` reads; `out` for a write.
-#[no_mangle]
-pub unsafe extern "C" fn xehe_galois_keys_load(
-    context: *const XeheContext,
-    data: *const u8,
-    size: usize,
-    out: *mut *mut XeheGaloisKeys,
-) -> XeheStatus {
-    // SAFETY: forwarded contract.
-    unsafe { load_mem(context, data, size, out) }
-}
-
-/// Load a plaintext from the file `path`; as [`xehe_plaintext_load`], plus `IO` when the file
-/// cannot be read.
-///
-/// **Ownership:** `*out` is a new handle owned by the caller. **Thread safety:** any thread.
-/// **Errors:** `NULL_POINTER`; `INVALID_HANDLE`; `IO`; `MALFORMED`; `NOT_VALID_FOR_PARAMS`.
-///
-/// # Safety
-/// `path` is a NUL-terminated string; `out` is valid for a write.
-#[no_mangle]
-pub unsafe extern "C" fn xehe_plaintext_load_file(
-    context: *const XeheContext,
-    path: *const c_char,
-    out: *mut *mut XehePlaintext,
-) -> XeheStatus {
-    // SAFETY: forwarded contract.
-    unsafe { load_path(context, path, out) }
-}
-
-/// Load a ciphertext from a file; as [`xehe_plaintext_load_file`].
-///
-/// **Ownership:** `*out` is a new handle owned by the caller. **Thread safety:** any thread.
-/// **Errors:** `NULL_POINTER`; `INVALID_HANDLE`; `IO`; `MALFORMED`; `NOT_VALID_FOR_PARAMS`.
-///
-/// # Safety
-/// `path` is a NUL-terminated string; `out` is valid for a write.
-#[no_mangle]
-pub unsafe extern "C" fn xehe_ciphertext_load_file(
-    context: *const XeheContext,
-    path: *const c_char,
-    out: *mut *mut XeheCiphertext,
-) -> XeheStatus {
-    // SAFETY: forwarded contract.
-    unsafe { load_path(context, path, out) }
-}
-
-/// Load a secret key from a file; as [`xehe_plaintext_load_file`].
-///
-/// **Ownership:** `*out` is a new handle owned by the caller. **Thread safety:** any thread.
-/// **Errors:** `NULL_POINTER`; `INVALID_HANDLE`; `IO`; `MALFORMED`; `NOT_VALID_FOR_PARAMS`.
-///
-/// # Safety
-/// `path` is a NUL-terminated string; `out` is valid for a write.
-#[no_mangle]
-pub unsafe extern "C" fn xehe_secret_key_load_file(
-    context: *const XeheContext,
-    path: *const c_char,
-    out: *mut *mut XeheSecretKey,
-) -> XeheStatus {
-    // SAFETY: forwarded contract.
-    unsafe { load_path(context, path, out) }
-}
-
-/// Load a public key from a file; as [`xehe_plaintext_load_file`].
-///
-/// **Ownership:** `*out` is a new handle owned by the caller. **Thread safety:** any thread.
-/// **Errors:** `NULL_POINTER`; `INVALID_HANDLE`; `IO`; `MALFORMED`; `NOT_VALID_FOR_PARAMS`.
-///
-/// # Safety
-/// `path` is a NUL-terminated string; `out` is valid for a write.
-#[no_mangle]
-pub unsafe extern "C" fn xehe_public_key_load_file(
-    context: *const XeheContext,
-    path: *const c_char,
-    out: *mut *mut XehePublicKey,
-) -> XeheStatus {
-    // SAFETY: forwarded contract.
-    unsafe { load_path(context, path, out) }
-}
-
-/// Load relinearization keys from a file; as [`xehe_plaintext_load_file`].
-///
-/// **Ownership:** `*out` is a new handle owned by the caller. **Thread safety:** any thread.
-/// **Errors:** `NULL_POINTER`; `INVALID_HANDLE`; `IO`; `MALFORMED`; `NOT_VALID_FOR_PARAMS`.
-///
-/// # Safety
-/// `path` is a NUL-terminated string; `out` is valid for a write.
-#[no_mangle]
-pub unsafe extern "C" fn xehe_relin_keys_load_file(
-    context: *const XeheContext,
-    path: *const c_char,
-    out: *mut *mut XeheRelinKeys,
-) -> XeheStatus {
-    // SAFETY: forwarded contract.
-    unsafe { load_path(context, path, out) }
-}
-
-/// Load Galois keys from a file; as [`xehe_plaintext_load_file`].
-///
-/// **Ownership:** `*out` is a new handle owned by the caller. **Thread safety:** any thread.
-/// **Errors:** `NULL_POINTER`; `INVALID_HANDLE`; `IO`; `MALFORMED`; `NOT_VALID_FOR_PARAMS`.
-///
-/// # Safety
-/// `path` is a NUL-terminated string; `out` is valid for a write.
-#[no_mangle]
-pub unsafe extern "C" fn xehe_galois_keys_load_file(
-    context: *const XeheContext,
-    path: *const c_char,
-    out: *mut *mut XeheGaloisKeys,
-) -> XeheStatus {
-    // SAFETY: forwarded contract.
-    unsafe { load_path(context, path, out) }
-}
-
-/// Save a plaintext in SEAL's format into `(buf, capacity)` (SEAL `save`).
-///
-/// **Ownership:** the caller owns `buf`. **Thread safety:** any thread (reads the object).
-/// **Errors:** `NULL_POINTER` (`written`); `INVALID_HANDLE`; `INVALID_ARGUMENT`
-/// (`compr_mode`); `BUFFER_TOO_SMALL` with `*written` = size needed.
-///
-/// # Safety
-/// `buf` is NULL or valid for `capacity` writes; `written` is valid for a write.
-#[no_mangle]
-pub unsafe extern "C" fn xehe_plaintext_save(
-    plaintext: *const XehePlaintext,
-    compr_mode: i32,
-    buf: *mut u8,
-    capacity: usize,
-    written: *mut usize,
-) -> XeheStatus {
-    // SAFETY: forwarded contract.
-    unsafe { save_mem(plaintext, compr_mode, None, buf, capacity, written) }
-}
-
-/// Save a ciphertext; a value computed on the GPU is downloaded into the saved bytes (the
-/// handle's host copy stays as it is); as [`xehe_plaintext_save`], plus `DEVICE`.
-///
-/// **Ownership:** the caller owns `buf`. **Thread safety:** any thread (reads the object).
-/// **Errors:** `NULL_POINTER` (`written`); `INVALID_HANDLE`; `INVALID_ARGUMENT` (`compr_mode`);
-/// `BUFFER_TOO_SMALL` with `*written` = size needed.
-///
-/// # Safety
-/// `buf` is NULL or valid for `capacity` writes; `written` is valid for a write.
-#[no_mangle]
-pub unsafe extern "C" fn xehe_ciphertext_save(
-    ciphertext: *const XeheCiphertext,
-    compr_mode: i32,
-    buf: *mut u8,
-    capacity: usize,
-    written: *mut usize,
-) -> XeheStatus {
-    // SAFETY: forwarded contract.
-    unsafe { save_mem(ciphertext, compr_mode, None, buf, capacity, written) }
-}
+// ---- load / save ------------------------------------------------------------------------
 
 /// Save a ciphertext with SEAL headers of version `seal_major.seal_minor` (4.0 up to the
 /// version xehe writes, 4.4) for SEAL builds that read only their own minor version (SEAL 4.0
@@ -954,226 +497,6 @@ pub unsafe extern "C" fn xehe_ciphertext_save_as(
     unsafe { save_mem(ciphertext, compr_mode, Some(version), buf, capacity, written) }
 }
 
-/// Save a secret key; as [`xehe_plaintext_save`].
-///
-/// **Ownership:** the caller owns `buf`. **Thread safety:** any thread (reads the object).
-/// **Errors:** `NULL_POINTER` (`written`); `INVALID_HANDLE`; `INVALID_ARGUMENT` (`compr_mode`);
-/// `BUFFER_TOO_SMALL` with `*written` = size needed.
-///
-/// # Safety
-/// `buf` is NULL or valid for `capacity` writes; `written` is valid for a write.
-#[no_mangle]
-pub unsafe extern "C" fn xehe_secret_key_save(
-    key: *const XeheSecretKey,
-    compr_mode: i32,
-    buf: *mut u8,
-    capacity: usize,
-    written: *mut usize,
-) -> XeheStatus {
-    // SAFETY: forwarded contract.
-    unsafe { save_mem(key, compr_mode, None, buf, capacity, written) }
-}
-
-/// Save a public key; as [`xehe_plaintext_save`].
-///
-/// **Ownership:** the caller owns `buf`. **Thread safety:** any thread (reads the object).
-/// **Errors:** `NULL_POINTER` (`written`); `INVALID_HANDLE`; `INVALID_ARGUMENT` (`compr_mode`);
-/// `BUFFER_TOO_SMALL` with `*written` = size needed.
-///
-/// # Safety
-/// `buf` is NULL or valid for `capacity` writes; `written` is valid for a write.
-#[no_mangle]
-pub unsafe extern "C" fn xehe_public_key_save(
-    key: *const XehePublicKey,
-    compr_mode: i32,
-    buf: *mut u8,
-    capacity: usize,
-    written: *mut usize,
-) -> XeheStatus {
-    // SAFETY: forwarded contract.
-    unsafe { save_mem(key, compr_mode, None, buf, capacity, written) }
-}
-
-/// Save relinearization keys; as [`xehe_plaintext_save`].
-///
-/// **Ownership:** the caller owns `buf`. **Thread safety:** any thread (reads the object).
-/// **Errors:** `NULL_POINTER` (`written`); `INVALID_HANDLE`; `INVALID_ARGUMENT` (`compr_mode`);
-/// `BUFFER_TOO_SMALL` with `*written` = size needed.
-///
-/// # Safety
-/// `buf` is NULL or valid for `capacity` writes; `written` is valid for a write.
-#[no_mangle]
-pub unsafe extern "C" fn xehe_relin_keys_save(
-    keys: *const XeheRelinKeys,
-    compr_mode: i32,
-    buf: *mut u8,
-    capacity: usize,
-    written: *mut usize,
-) -> XeheStatus {
-    // SAFETY: forwarded contract.
-    unsafe { save_mem(keys, compr_mode, None, buf, capacity, written) }
-}
-
-/// Save Galois keys; as [`xehe_plaintext_save`].
-///
-/// **Ownership:** the caller owns `buf`. **Thread safety:** any thread (reads the object).
-/// **Errors:** `NULL_POINTER` (`written`); `INVALID_HANDLE`; `INVALID_ARGUMENT` (`compr_mode`);
-/// `BUFFER_TOO_SMALL` with `*written` = size needed.
-///
-/// # Safety
-/// `buf` is NULL or valid for `capacity` writes; `written` is valid for a write.
-#[no_mangle]
-pub unsafe extern "C" fn xehe_galois_keys_save(
-    keys: *const XeheGaloisKeys,
-    compr_mode: i32,
-    buf: *mut u8,
-    capacity: usize,
-    written: *mut usize,
-) -> XeheStatus {
-    // SAFETY: forwarded contract.
-    unsafe { save_mem(keys, compr_mode, None, buf, capacity, written) }
-}
-
-/// Save a plaintext to the file `path` (created or truncated).
-///
-/// **Ownership:** no handle is created or released. **Thread safety:** any thread (reads the object). **Errors:** `NULL_POINTER`;
-/// `INVALID_HANDLE`; `INVALID_ARGUMENT` (`compr_mode`); `IO`.
-///
-/// # Safety
-/// `path` is a NUL-terminated string.
-#[no_mangle]
-pub unsafe extern "C" fn xehe_plaintext_save_file(
-    plaintext: *const XehePlaintext,
-    compr_mode: i32,
-    path: *const c_char,
-) -> XeheStatus {
-    // SAFETY: forwarded contract.
-    unsafe { save_path(plaintext, compr_mode, path) }
-}
-
-/// Save a ciphertext to a file (downloading a GPU value); as [`xehe_plaintext_save_file`],
-/// plus `DEVICE`.
-///
-/// **Ownership:** no handle is created or released. **Thread safety:** any thread (reads the
-/// object). **Errors:** `NULL_POINTER`; `INVALID_HANDLE`; `INVALID_ARGUMENT` (`compr_mode`);
-/// `IO`.
-///
-/// # Safety
-/// `path` is a NUL-terminated string.
-#[no_mangle]
-pub unsafe extern "C" fn xehe_ciphertext_save_file(
-    ciphertext: *const XeheCiphertext,
-    compr_mode: i32,
-    path: *const c_char,
-) -> XeheStatus {
-    // SAFETY: forwarded contract.
-    unsafe { save_path(ciphertext, compr_mode, path) }
-}
-
-/// Save a secret key to a file; as [`xehe_plaintext_save_file`].
-///
-/// **Ownership:** no handle is created or released. **Thread safety:** any thread (reads the
-/// object). **Errors:** `NULL_POINTER`; `INVALID_HANDLE`; `INVALID_ARGUMENT` (`compr_mode`);
-/// `IO`.
-///
-/// # Safety
-/// `path` is a NUL-terminated string.
-#[no_mangle]
-pub unsafe extern "C" fn xehe_secret_key_save_file(
-    key: *const XeheSecretKey,
-    compr_mode: i32,
-    path: *const c_char,
-) -> XeheStatus {
-    // SAFETY: forwarded contract.
-    unsafe { save_path(key, compr_mode, path) }
-}
-
-/// Save a public key to a file; as [`xehe_plaintext_save_file`].
-///
-/// **Ownership:** no handle is created or released. **Thread safety:** any thread (reads the
-/// object). **Errors:** `NULL_POINTER`; `INVALID_HANDLE`; `INVALID_ARGUMENT` (`compr_mode`);
-/// `IO`.
-///
-/// # Safety
-/// `path` is a NUL-terminated string.
-#[no_mangle]
-pub unsafe extern "C" fn xehe_public_key_save_file(
-    key: *const XehePublicKey,
-    compr_mode: i32,
-    path: *const c_char,
-) -> XeheStatus {
-    // SAFETY: forwarded contract.
-    unsafe { save_path(key, compr_mode, path) }
-}
-
-/// Save relinearization keys to a file; as [`xehe_plaintext_save_file`].
-///
-/// **Ownership:** no handle is created or released. **Thread safety:** any thread (reads the
-/// object). **Errors:** `NULL_POINTER`; `INVALID_HANDLE`; `INVALID_ARGUMENT` (`compr_mode`);
-/// `IO`.
-///
-/// # Safety
-/// `path` is a NUL-terminated string.
-#[no_mangle]
-pub unsafe extern "C" fn xehe_relin_keys_save_file(
-    keys: *const XeheRelinKeys,
-    compr_mode: i32,
-    path: *const c_char,
-) -> XeheStatus {
-    // SAFETY: forwarded contract.
-    unsafe { save_path(keys, compr_mode, path) }
-}
-
-/// Save Galois keys to a file; as [`xehe_plaintext_save_file`].
-///
-/// **Ownership:** no handle is created or released. **Thread safety:** any thread (reads the
-/// object). **Errors:** `NULL_POINTER`; `INVALID_HANDLE`; `INVALID_ARGUMENT` (`compr_mode`);
-/// `IO`.
-///
-/// # Safety
-/// `path` is a NUL-terminated string.
-#[no_mangle]
-pub unsafe extern "C" fn xehe_galois_keys_save_file(
-    keys: *const XeheGaloisKeys,
-    compr_mode: i32,
-    path: *const c_char,
-) -> XeheStatus {
-    // SAFETY: forwarded contract.
-    unsafe { save_path(keys, compr_mode, path) }
-}
-
-/// Destroy a secret key (its words are zeroed). NULL is a no-op.
-///
-/// **Ownership:** releases the caller's handle. **Thread safety:** any thread. **Errors:** `INVALID_HANDLE`.
-#[no_mangle]
-pub extern "C" fn xehe_secret_key_destroy(key: *mut XeheSecretKey) -> XeheStatus {
-    guard(|| destroy(key))
-}
-
-/// Destroy a public key. NULL is a no-op.
-///
-/// **Ownership:** releases the caller's handle. **Thread safety:** any thread. **Errors:** `INVALID_HANDLE`.
-#[no_mangle]
-pub extern "C" fn xehe_public_key_destroy(key: *mut XehePublicKey) -> XeheStatus {
-    guard(|| destroy(key))
-}
-
-/// Destroy relinearization keys (and their device copies). NULL is a no-op.
-///
-/// **Ownership:** releases the caller's handle. **Thread safety:** any thread. **Errors:** `INVALID_HANDLE`.
-#[no_mangle]
-pub extern "C" fn xehe_relin_keys_destroy(keys: *mut XeheRelinKeys) -> XeheStatus {
-    guard(|| destroy(keys))
-}
-
-/// Destroy Galois keys (and their device copies). NULL is a no-op.
-///
-/// **Ownership:** releases the caller's handle. **Thread safety:** any thread. **Errors:** `INVALID_HANDLE`.
-#[no_mangle]
-pub extern "C" fn xehe_galois_keys_destroy(keys: *mut XeheGaloisKeys) -> XeheStatus {
-    guard(|| destroy(keys))
-}
-
 /// Number of live handles of all types in the process (for leak checks).
 ///
 /// **Ownership:** no handle is created or released. **Thread safety:** any thread (a snapshot). **Errors:** none.
@@ -1181,3 +504,83 @@ pub extern "C" fn xehe_galois_keys_destroy(keys: *mut XeheGaloisKeys) -> XeheSta
 pub extern "C" fn xehe_live_handles() -> usize {
     super::handles::live_count()
 }
+
+// ---- the same-shape functions (families in `super::families`) ----------------------------
+
+/// The objects' functions of the families, for a callback (`c_fn` or `c_decl`).
+macro_rules! objects_table {
+    ($cb:ident) => {
+        opaque_handles! { $cb;
+            XeheParms = EncryptionParameters, "encryption parameters (SEAL `EncryptionParameters`)";
+            XeheContext = Context,
+                "a context, the modulus-switching chain of some parameters (SEAL `SEALContext`)";
+            XehePlaintext = RwLock<Plaintext>, "a CKKS plaintext (SEAL `Plaintext`)";
+            XeheCiphertext = RwLock<Ciphertext>,
+                "a ciphertext, possibly resident on a GPU (SEAL `Ciphertext` + paper §III-C)";
+            XeheSecretKey = SecretKey, "a secret key (SEAL `SecretKey`)";
+            XehePublicKey = PublicKey, "a public key (SEAL `PublicKey`)";
+            XeheRelinKeys = RelinKeys, "relinearization keys (SEAL `RelinKeys`)";
+            XeheGaloisKeys = GaloisKeys, "Galois (rotation) keys (SEAL `GaloisKeys`)";
+        }
+        destroy_fns! { $cb;
+            xehe_parms_destroy(parms: XeheParms) "parameters",
+                owner "; objects made from it are unaffected";
+            xehe_context_destroy(context: XeheContext) "a context",
+                note " Objects and engines made with it stay usable with each other, but no new \
+                      object can be loaded against the destroyed handle.";
+            xehe_plaintext_destroy(plaintext: XehePlaintext) "a plaintext";
+            xehe_ciphertext_destroy(ciphertext: XeheCiphertext) "a ciphertext (and its device copy)";
+            xehe_secret_key_destroy(key: XeheSecretKey) "a secret key (its words are zeroed)";
+            xehe_public_key_destroy(key: XehePublicKey) "a public key";
+            xehe_relin_keys_destroy(keys: XeheRelinKeys)
+                "relinearization keys (and their device copies)";
+            xehe_galois_keys_destroy(keys: XeheGaloisKeys) "Galois keys (and their device copies)";
+        }
+        new_handle_fns! { $cb;
+            /// An empty plaintext bound to `context` (SEAL `Plaintext()`), e.g. a destination.
+            xehe_plaintext_create(context: XeheContext) -> XehePlaintext =
+                |c| RwLock::new(Plaintext::new()), owner " (`xehe_plaintext_destroy`)";
+            /// An empty ciphertext bound to `context` (SEAL `Ciphertext()`), e.g. a destination.
+            xehe_ciphertext_create(context: XeheContext) -> XeheCiphertext =
+                |c| RwLock::new(Ciphertext::new()), owner " (`xehe_ciphertext_destroy`)";
+            /// A copy of a ciphertext (host and device state; SEAL's copy constructor), bound to
+            /// the same context.
+            xehe_ciphertext_clone(ciphertext: XeheCiphertext) -> XeheCiphertext =
+                |c| RwLock::new(c.obj.read().clone()), thread " (reads `ciphertext`)";
+        }
+        load_fns! { $cb;
+            xehe_plaintext_load, xehe_plaintext_load_file -> XehePlaintext:
+                "a plaintext", "saved by SEAL or xehe; SEAL `Plaintext::load`";
+            xehe_ciphertext_load, xehe_ciphertext_load_file -> XeheCiphertext: "a ciphertext",
+                "saved by SEAL or xehe; SEAL `Ciphertext::load`, seeded ciphertexts are expanded";
+            xehe_secret_key_load, xehe_secret_key_load_file -> XeheSecretKey:
+                "a secret key", "saved by SEAL or xehe; SEAL `SecretKey::load`";
+            xehe_public_key_load, xehe_public_key_load_file -> XehePublicKey:
+                "a public key", "saved by SEAL or xehe; SEAL `PublicKey::load`";
+            xehe_relin_keys_load, xehe_relin_keys_load_file -> XeheRelinKeys:
+                "relinearization keys", "saved by SEAL or xehe; SEAL `RelinKeys::load`";
+            xehe_galois_keys_load, xehe_galois_keys_load_file -> XeheGaloisKeys:
+                "Galois keys", "saved by SEAL or xehe; SEAL `GaloisKeys::load`";
+        }
+        save_fns! { $cb;
+            xehe_parms_save, xehe_parms_save_file(parms: XeheParms):
+                "parameters", "SEAL's format (SEAL `EncryptionParameters::save`)";
+            xehe_plaintext_save, xehe_plaintext_save_file(plaintext: XehePlaintext):
+                "a plaintext", "SEAL's format (SEAL `Plaintext::save`)";
+            xehe_ciphertext_save, xehe_ciphertext_save_file(ciphertext: XeheCiphertext):
+                "a ciphertext", "SEAL's format (SEAL `Ciphertext::save`)",
+                note "; a value computed on the GPU is downloaded into the saved bytes (the \
+                      handle's host copy stays as it is)",
+                errors "; `DEVICE`";
+            xehe_secret_key_save, xehe_secret_key_save_file(key: XeheSecretKey):
+                "a secret key", "SEAL's format (SEAL `SecretKey::save`)";
+            xehe_public_key_save, xehe_public_key_save_file(key: XehePublicKey):
+                "a public key", "SEAL's format (SEAL `PublicKey::save`)";
+            xehe_relin_keys_save, xehe_relin_keys_save_file(keys: XeheRelinKeys):
+                "relinearization keys", "SEAL's format (SEAL `RelinKeys::save`)";
+            xehe_galois_keys_save, xehe_galois_keys_save_file(keys: XeheGaloisKeys):
+                "Galois keys", "SEAL's format (SEAL `GaloisKeys::save`)";
+        }
+    };
+}
+objects_table!(c_fn);
