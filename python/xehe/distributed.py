@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import collections
 import hashlib
+import itertools
 import os
 import socket
 import time
@@ -46,6 +47,9 @@ __all__ = ["KeySet", "Pool"]
 
 #: Bytes per object-store chunk of a key file (a multi-GiB key set is never one argument).
 CHUNK_BYTES = 64 << 20
+#: Worker seconds an adaptive :meth:`Pool.map` chunk aims at, and its most items.
+CHUNK_SECONDS = 0.1
+MAX_CHUNK = 16
 
 _Source = Union[bytes, bytearray, memoryview, str, "os.PathLike[str]", None]
 
@@ -151,21 +155,30 @@ class _Worker:
         self._keys(keyset)
         return keyset.id
 
-    def eval(self, keyset: KeySet, expr: str, inputs, plains, compr_mode: str):
+    def eval_many(self, keyset: KeySet, expr: str, items: list, plains, compr_mode: str):
+        """Evaluate ``expr`` on each item of a chunk: ``(results, seconds evaluating)``, a result
+        being the output's bytes (as an array) or the exception that item raised. A key set
+        that cannot be loaded fails the whole chunk."""
         k = self._keys(keyset)
-        inputs = {name: _from_wire(v) for name, v in inputs.items()}
         plains = {name: _from_wire(v) for name, v in plains.items()} if plains else None
-        start = time.perf_counter()
-        try:
-            out = self._xehe.evaluate_expression(
-                k.context, expr, inputs, plains=plains, relin_keys=k.relin_keys,
-                galois_keys=k.galois_keys, bootstrapper=k.bootstrapper, compr_mode=compr_mode,
-                queue=self._queue,
-            )
-        finally:
-            self._items += 1
-            self._busy += time.perf_counter() - start
-        return _to_wire(out)
+        out: list = []
+        busy = 0.0
+        for inputs in items:
+            inputs = {name: _from_wire(v) for name, v in inputs.items()}
+            start = time.perf_counter()
+            try:
+                out.append(_to_wire(self._xehe.evaluate_expression(
+                    k.context, expr, inputs, plains=plains, relin_keys=k.relin_keys,
+                    galois_keys=k.galois_keys, bootstrapper=k.bootstrapper, compr_mode=compr_mode,
+                    queue=self._queue,
+                )))
+            except Exception as e:  # noqa: BLE001 - the item's own error, returned in its place
+                out.append(e)
+            finally:
+                busy += time.perf_counter() - start
+                self._items += 1
+        self._busy += busy
+        return out, busy
 
     def info(self) -> dict:
         return {
@@ -330,54 +343,70 @@ class Pool:
         window: Optional[int] = None,
         return_exceptions: bool = False,
         compr_mode: str = "none",
+        chunk: Optional[int] = None,
     ) -> Iterator[Union[bytes, BaseException]]:
-        """Evaluate ``expr`` on every item, results in input order. At most ``window`` items
-        (default: 2 per worker) are in flight or waiting to be yielded. ``plains`` are shared by
-        all items (put in the object store once). An item that fails raises xehe's exception
-        when its turn comes (the items after it are not run), or, with ``return_exceptions``,
-        is yielded as the exception and the others go on."""
+        """Evaluate ``expr`` on every item, results in input order. Items go to the workers in
+        chunks of ``chunk`` per Ray task (default: adaptive — one at first, then as many as take
+        about :data:`CHUNK_SECONDS` of a worker's time, at most :data:`MAX_CHUNK`: short items
+        share one task's scheduling and transfer costs, long ones keep the load balanced). At
+        most ``window`` chunks (default: two per worker) are in flight or waiting to be
+        yielded. ``plains`` are shared by all items (put in the object store once). An item that
+        fails raises xehe's exception when its turn comes (the items after it are not run), or,
+        with ``return_exceptions``, is yielded as the exception and the others go on."""
         if not self._actors:
             raise RuntimeError("this pool was shut down")
+        if chunk is not None and chunk < 1:
+            raise ValueError("chunk must be at least 1")
         window = max(1, window or 2 * len(self._actors))
         shared_plains = ray.put({k: _to_wire(v) for k, v in plains.items()}) if plains else None
         busy = [0] * len(self._actors)
-        running: Dict[Any, Tuple[int, int]] = {}   # ref -> (index, worker)
-        done: Dict[int, Any] = {}                  # index -> ref, finished or not
+        running: Dict[Any, int] = {}               # task ref -> worker
+        order: "collections.deque[Tuple[Any, int]]" = collections.deque()   # (task, items) in order
+        per_item: Optional[float] = None           # worker seconds per item, running mean
         it = iter(items)
-        next_in, next_out, exhausted = 0, 0, False
+        exhausted = False
         try:
             while True:
-                while not exhausted and next_in - next_out < window:
-                    try:
-                        item = next(it)
-                    except StopIteration:
+                while not exhausted and len(order) < window:
+                    size = chunk or (1 if per_item is None else
+                                     max(1, min(MAX_CHUNK, int(CHUNK_SECONDS / max(per_item, 1e-6)))))
+                    batch = [{k: _to_wire(v) for k, v in item.items()}
+                             for item in itertools.islice(it, size)]
+                    if len(batch) < size:
                         exhausted = True
+                    if not batch:
                         break
                     w = min(range(len(busy)), key=busy.__getitem__)
-                    payload = {k: _to_wire(v) for k, v in item.items()}
-                    ref = self._actors[w].eval.remote(keyset, expr, payload, shared_plains, compr_mode)
-                    running[ref] = (next_in, w)
-                    done[next_in] = ref
+                    ref = self._actors[w].eval_many.remote(keyset, expr, batch, shared_plains, compr_mode)
+                    running[ref] = w
+                    order.append((ref, len(batch)))
                     busy[w] += 1
-                    next_in += 1
-                if next_out == next_in:
+                if not order:
                     return
-                head = done[next_out]
+                head, n = order[0]
                 # Wait for the head of the order, freeing the workers of whatever finishes first.
                 while head in running:
                     ready, _ = ray.wait(list(running), num_returns=1)
                     for r in ready:
-                        busy[running.pop(r)[1]] -= 1
-                ref = done.pop(next_out)
-                next_out += 1
+                        busy[running.pop(r)] -= 1
+                order.popleft()
                 try:
-                    result = _from_wire(ray.get(ref))
-                except ray.exceptions.RayTaskError as e:
+                    results, seconds = ray.get(head)
+                except ray.exceptions.RayTaskError as e:   # the whole chunk (e.g. its key set)
                     err = self._unwrap(e)
                     if not return_exceptions:
                         raise err from None
-                    result = err
-                yield result
+                    results, seconds = [err] * n, None
+                if seconds is not None and results:
+                    t = seconds / len(results)
+                    per_item = t if per_item is None else 0.5 * (per_item + t)
+                for r in results:
+                    if isinstance(r, BaseException):
+                        if not return_exceptions:
+                            raise r
+                        yield r
+                    else:
+                        yield _from_wire(r)
         finally:
             for r in running:
                 try:
