@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The training GPU pass (issue 17): HELR iterations and refreshes on the device against the CPU
+# The training GPU pass: HELR iterations and refreshes on the device against the CPU
 # backend word for word (tests/helr_gpu, the insecure N = 2^12 set), then `xehe demo train` in
 # HELR's benchmark shape — Fashion-MNIST, two classes at 14×14, mini-batches of 1024 samples ×
 # 256 feature slots, the N = 2^16 preset — for 30 iterations, its first 3 iterations (one

@@ -1,4 +1,4 @@
-// Launch-latency probe (issue 3): the host cost of one kernel launch and of launch +
+// Launch-latency probe: the host cost of one kernel launch and of launch +
 // synchronize on an idle stream, through the CUDA runtime and driver APIs, for an empty kernel
 // and one with ew_add_u64's seven parameters; beside a 1-word memset. No xehe code: the floor
 // any library's one-operation latency sits on, on this machine.

@@ -3,7 +3,7 @@
 
 Compiles one kernel family the way src/device/cuda does (the headers inlined, `-D` defines,
 compute_90, C++17) with NVRTC, then runs ptxas -v for sm_90 and prints one line per kernel.
-Occupancy of the NTT kernels is register-bound (BENCHMARKS.md sessions 8-9), so check a kernel
+Occupancy of the NTT kernels is register-bound, so check a kernel
 change here before spending device time.
 
 Setup (once; PyPI wheels, no CUDA install):

@@ -1,4 +1,4 @@
-//! `--device` through the binary (issue 19): `xehe eval` and `xehe demo` on `--device cpu` and
+//! `--device` through the binary: `xehe eval` and `xehe demo` on `--device cpu` and
 //! `--device opencl` (pocl in CI: the evaluation result must be byte-identical to the CPU
 //! backend's, and the report must call pocl a CPU device), the device grammar shared with
 //! `XEHE_DEVICE`, and missing backends: a clear error naming what to install or enable, a

@@ -1,4 +1,4 @@
-//! Every fenced code block of `README.md` and `docs/guide/*.md` is checked here (issue 19: the
+//! Every fenced code block of `README.md` and `docs/guide/*.md` is checked here (the
 //! guide's code blocks run in CI), by its info string:
 //!
 //! - `rust`: a doc test — `src/cli/mod.rs` includes the page with `#[doc = include_str!(…)]`

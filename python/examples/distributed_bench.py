@@ -55,7 +55,9 @@ def mrr_program(n, count):
     parms = xehe.EncryptionParameters(xehe.scheme_type.ckks)
     parms.set_poly_modulus_degree(n)
     parms.set_coeff_modulus(xehe.CoeffModulus.Create(n, [60, 40, 40, 40, 60]))
-    ctx = xehe.SEALContext(parms)
+    # N = 2^16 is beyond SEAL's 128-bit table: SEAL (and xehe) need sec_level_type.none there.
+    level = xehe.sec_level_type.none if n > 32768 else xehe.sec_level_type.tc128
+    ctx = xehe.SEALContext(parms, True, level)
     kg = xehe.KeyGenerator(ctx)
     rk = kg.create_relin_keys()
     enc, encryptor = xehe.CKKSEncoder(ctx), xehe.Encryptor(ctx, kg.create_public_key())
@@ -104,6 +106,9 @@ def in_process(expr, items, local, repeats):
 
 def measure(name, expr, keys, items, local):
     key_bytes = sum(len(v) for v in keys.values())
+    if args.device != "cpu":
+        # In-process on the device the workers use (Ray gives each worker its GPU as cuda:0).
+        local = dict(local, queue=xehe.device.new_queue("cuda:0" if args.device in ("cuda", "gpu", "auto") else args.device))
     t_local = in_process(expr, items, local, args.repeats)
     rows = []
     for w in [int(x) for x in args.workers.split(",")]:

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The Python module on a GPU (issue 18, acceptance 3): the pytest suite with every xehe object
+# The Python module on a GPU: the pytest suite with every xehe object
 # on the GPU (XEHE_DEVICE=cuda), then the per-call overhead of the Python layer over the Rust API.
 #
 # The GPU machines have no Rust toolchain and no network, so the wheels are made here and

@@ -99,8 +99,10 @@ class _LoadedKeys:
 
         parms = xehe.EncryptionParameters(xehe.scheme_type.ckks)
         parms.load_bytes(_read_part(*parts["params"]))
-        # As `xehe eval`: bootstrapping presets are beyond SEAL's 128-bit table.
-        level = xehe.sec_level_type.none if "bootstrap_keys" in parts else xehe.sec_level_type.tc128
+        # As `xehe eval`: bootstrapping presets, and N = 2^16 and above, are beyond SEAL's
+        # 128-bit table (SEAL itself needs sec_level_type.none for them).
+        beyond = "bootstrap_keys" in parts or parms.poly_modulus_degree() > 32768
+        level = xehe.sec_level_type.none if beyond else xehe.sec_level_type.tc128
         self.context = xehe.SEALContext(parms, True, level)
         if not self.context.parameters_set():
             raise xehe.errors.InvalidParametersError(self.context.parameter_error_message())

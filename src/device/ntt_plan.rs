@@ -73,11 +73,11 @@ pub const L2_CHUNK_BYTES: usize = 16 << 20;
 /// that `log2 N` and `min_rows <= rows` applies, [`EVAL_NTT_DEFAULT`] when none does.
 ///
 /// Radix-4 (16K) and four-step (64K) were faster on plain NTTs but not inside the
-/// evaluator (A/B of the variants, `docs/bench/2026-11-22-h100-s3-eval-ab-*.log`: radix-4
+/// evaluator (A/B of the variants, `docs/bench/2026-11-22-h100-eval-ab-*.log`: radix-4
 /// at 16K made multiply+relinearize slower, 179.4 vs 167.9 µs; four-step at 64K changed nothing,
 /// 4222 vs 4221 µs, for 4 × k × N words of twist tables). Then the one-pass cluster NTT
 /// wins inside the evaluator at 8K–64K (same-machine A/B, two runs each,
-/// `docs/bench/2026-11-22-h100-s4-eval-ab-*.log`, with the fused lift/correction cluster
+/// `docs/bench/2026-11-22-h100-eval-ab-*.log`, with the fused lift/correction cluster
 /// kernels: multiply+relinearize 8192 87–90 vs 98–101 µs, 16384 138–140 vs 169–172, 32768
 /// 479–480 vs 493–496, 65536 3894–3896 vs 4229–4230). On devices without thread-block clusters
 /// [`DeviceNttTables::resolve`](crate::device::gpu::ntt::DeviceNttTables::resolve) falls back
