@@ -295,10 +295,15 @@ pub fn render(r: &BenchReport) -> String {
             k.upload_bytes as f64 / (1u64 << 30) as f64,
             k.upload_time.as_secs_f64()
         );
-        let mut slow = k.modules.clone();
-        slow.sort_by(|a, b| b.1.cmp(&a.1));
-        let list: Vec<String> = slow.iter().take(6).map(|(f, d, ptx)| format!("{f} {:.1} s{}", d.as_secs_f64(), if *ptx { " (PTX)" } else { "" })).collect();
-        let _ = writeln!(s, "slowest programs: {}", list.join(", "));
+        // The programs that finished last bound the wait: when each started and ended.
+        let mut last = k.modules.clone();
+        last.sort_by_key(|m| std::cmp::Reverse(m.1 + m.2));
+        let list: Vec<String> = last
+            .iter()
+            .take(6)
+            .map(|(f, at, d, ptx)| format!("{f} {:.1}→{:.1} s{}", at.as_secs_f64(), (*at + *d).as_secs_f64(), if *ptx { " (PTX)" } else { "" }))
+            .collect();
+        let _ = writeln!(s, "programs finished last (compile start→end): {}", list.join(", "));
     }
     let _ = writeln!(s, "{:<16} {:>10}   (median of {} runs)", "stage", "ms", r.runs.len());
     for (name, v) in [

@@ -148,8 +148,9 @@ pub struct StartupStats {
     /// NVRTC time summed over the compiled modules (several run at once, so this can exceed
     /// the wall time spent waiting).
     pub compile_time: std::time::Duration,
-    /// Each compiled module: source file, NVRTC time, and whether it fell back to PTX.
-    pub modules: Vec<(&'static str, std::time::Duration, bool)>,
+    /// Each compiled module: source file, when its compilation started (after the device's
+    /// first), how long it took, and whether it fell back to PTX.
+    pub modules: Vec<(&'static str, std::time::Duration, std::time::Duration, bool)>,
     /// Host-to-device uploads: time in the upload calls and bytes.
     pub upload_time: std::time::Duration,
     /// Bytes uploaded.

@@ -37,6 +37,8 @@ pub(super) struct Modules {
     ahead: Mutex<usize>,
     ahead_done: Condvar,
     stats: Mutex<StartupStats>,
+    /// When the first compilation started (the origin of [`StartupStats::modules`]' times).
+    first: Mutex<Option<Instant>>,
 }
 
 
@@ -170,6 +172,7 @@ impl CudaDevice {
             Some(b) => b,
             None => {
                 let start = Instant::now();
+                self.modules.first.lock().get_or_insert(start);
                 // Machine code for every kernel of the program; where some kernel cannot be
                 // built for this device with these defines (e.g. a tile whose static shared
                 // memory exceeds the limit, in a kernel this configuration never launches), PTX,
@@ -190,7 +193,8 @@ impl CudaDevice {
                 let mut s = self.modules.stats.lock();
                 s.compiled += 1;
                 s.compile_time += start.elapsed();
-                s.modules.push((family.file(), start.elapsed(), ptx));
+                let origin = *self.modules.first.lock().get_or_insert(start);
+                s.modules.push((family.file(), start - origin, start.elapsed(), ptx));
                 drop(s);
                 kernel_cache::store(key, "image", &image);
                 image

@@ -378,6 +378,11 @@ impl GpuQueue for CudaQueue {
     fn synchronize(&self) -> Result<()> {
         CudaQueue::synchronize(self)
     }
+    fn compile_ahead(&self, family: Family, defines: &[(&'static str, String)], kernel: &'static str) {
+        if super::compile::rehearsing() {
+            self.dev.compile_ahead(family, defines, kernel);
+        }
+    }
     /// Coalescing (paper §III-F, issue: element-wise ops launch-bound at small N): operations
     /// with no buffer in common with the queued ones join them; anything else put on the stream
     /// first launches the queued ones ([`CudaQueue::flush_pending`]); on an idle queue (nothing

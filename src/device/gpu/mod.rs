@@ -181,6 +181,13 @@ pub trait GpuQueue: Send + Sync + Sized + 'static {
     /// This backend's buffer inside a [`DeviceBuf`](crate::device::state::DeviceBuf), if it is one.
     fn unwrap(buf: &crate::device::state::DeviceBuf) -> Option<&Arc<Self::Buf>>;
 
+    /// During a rehearsal ([`Queue::rehearse_once`](crate::device::Queue::rehearse_once)),
+    /// start compiling `kernel` of `family` with `defines` although nothing launches it yet:
+    /// for variants the rehearsed circuit will need later, so their compilation starts early.
+    /// Otherwise (and on backends that compile nothing ahead) nothing.
+    fn compile_ahead(&self, family: Family, defines: &[(&'static str, String)], kernel: &'static str) {
+        let _ = (family, defines, kernel);
+    }
     /// Queue an element-wise operation (paper §III-F: no host synchronization between
     /// operations). The default launches its kernel at once; a backend may instead coalesce
     /// consecutive independent element-wise operations into one launch (CUDA does: see

@@ -503,6 +503,15 @@ impl<B: GpuBuffer> DeviceNttTables<B> {
         for launch in plan.launches_grouped(dir, rows, rows_per_prime) {
             self.launch(q, data, &defines, &launch)?;
         }
+        // Batches of fewer digits (deeper levels) need the programs of fewer rows per prime,
+        // each a compilation of its own: when rehearsing, start those now, not when the
+        // circuit reaches those levels (on a fresh H100 that was ~3 s of the first bootstrap).
+        for r in 2..rows_per_prime {
+            let d = grouped_defines(plan, r)?;
+            for launch in plan.launches_grouped(dir, self.k as usize * r, r) {
+                q.compile_ahead(Family::Ntt, &d, launch.kernel);
+            }
+        }
         Ok(())
     }
 }
