@@ -31,6 +31,31 @@ def test_bootstrap_precision(boot):
     assert ctx.get_context_data(out.parms_id()).chain_index() == b.output_level()
 
 
+def test_bootstrap_on_the_device_equals_the_cpu(boot, gpu):
+    """With the suite on a device (XEHE_DEVICE): the ciphertext marked .gpu() bootstraps there,
+    word for word the CPU backend's result; a rescaled input (scale not a power of two), as SEAL
+    programs give, lands at exactly 2^40."""
+    if not gpu:
+        pytest.skip("the device pass checks the device against the CPU; this is the CPU pass")
+    ctx, kg, keys, b = boot
+    enc, ev = CKKSEncoder(ctx), Evaluator(ctx)
+    rng = np.random.default_rng(3)
+    z = rng.uniform(-1, 1, enc.slot_count())
+    ct = Encryptor(ctx, kg.create_public_key()).encrypt(enc.encode(z, 2.0**40))
+    # One level above the last, times a plaintext at 2^40, rescaled: scale 2^80 / q, as a SEAL
+    # program's products have.
+    above = ctx.get_context_data(ctx.last_parms_id()).prev_context_data().parms_id()
+    ev.mod_switch_to_inplace(ct, above)
+    ev.multiply_plain_inplace(ct, enc.encode(0.5, above, 2.0**40))
+    ev.rescale_to_next_inplace(ct)
+    assert ct.scale() != 2.0**40
+    cpu = b.bootstrap(ct)
+    dev = b.bootstrap(ct.__copy__().gpu())
+    dev.download()
+    assert dev.to_bytes() == cpu.to_bytes()
+    assert dev.scale() == 2.0**40
+
+
 def test_keys_round_trip_and_errors(boot):
     ctx, kg, keys, b = boot
     data = keys.to_bytes()
