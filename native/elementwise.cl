@@ -168,4 +168,34 @@ KERNEL_FQ void ew_batched_u64(CONST_AS u64 *desc)
         }
     }
 }
+
+/*
+ * A sum of plaintext products in one pass (a linear transform's baby steps: SEAL's
+ * multiply_plain of each term, then add, without the intermediate products in memory):
+ * out = sum_t a_t (*) b_t (mod q), b_t broadcast over every b_words words of a_t. table holds
+ * the 2 * terms pointers a_0, b_0, a_1, b_1, ... Each product is reduced (mul_mod) and the sum
+ * kept reduced (add_mod), so the words equal the term-by-term result.
+ */
+KERNEL_FQ void ew_mul_sum_u64(GLOBAL_AS u64 *out, CONST_AS u64 *table, CONST_AS u64 *moduli, CONST_AS u64 *r0,
+                              CONST_AS u64 *r1, u32 k, u32 log_n, u32 terms, u64 b_words, u64 total)
+{
+    for (u64 j = GLOBAL_ID(), i = j << 1; i < total; j += GLOBAL_SIZE(), i = j << 1) {
+        u32 p = EW_PRIME;
+        u64 q = moduli[p], c0 = r0[p], c1 = r1[p];
+        u64 bi = i; /* i mod b_words without a 64-bit division: total is a few b_words */
+        while (bi >= b_words)
+            bi -= b_words;
+        u64x2 acc;
+        acc.x = 0;
+        acc.y = 0;
+        for (u32 t = 0; t < terms; t++) {
+            CONST_AS u64 *a = (CONST_AS u64 *)table[2 * t];
+            CONST_AS u64 *b = (CONST_AS u64 *)table[2 * t + 1];
+            u64x2 a_ = PAIR_AT(a, i), b_ = PAIR_AT(b, bi);
+            acc.x = add_mod(acc.x, mul_mod(a_.x, b_.x, q, c0, c1), q);
+            acc.y = add_mod(acc.y, mul_mod(a_.y, b_.y, q, c0, c1), q);
+        }
+        PAIR_AT(out, i) = acc;
+    }
+}
 #endif /* IS_CUDA */

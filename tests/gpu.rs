@@ -139,6 +139,10 @@ fn every_op_on(q: &Queue, max_n: usize) {
         same("add_plain", ev.add_plain(&ga, p), ev.add_plain(a, p));
         same("sub_plain", ev.sub_plain(&ga, p), ev.sub_plain(a, p));
         same("multiply_plain", ev.multiply_plain(&ga, p), ev.multiply_plain(a, p));
+        // One pass on CUDA; products and sums one by one elsewhere: the same words as the host.
+        same("multiply_plain_sum", ev.multiply_plain_sum(&[(&ga, p), (&gb, p), (&ga, p)]), ev.multiply_plain_sum(&[(a, p), (b, p), (a, p)]));
+        let fold = ev.multiply_plain(a, p).and_then(|x| ev.add(&x, &ev.multiply_plain(b, p)?));
+        same("multiply_plain_sum = multiply_plain + add", ev.multiply_plain_sum(&[(&ga, p), (&gb, p)]), fold);
         same("multiply", ev.multiply(&ga, &gb), ev.multiply(a, b));
         same("square", ev.square(&ga), ev.square(a));
         let rel = |x: &Ciphertext, y: &Ciphertext| ev.multiply(x, y).and_then(|m| ev.relinearize(&m, &f.rk));

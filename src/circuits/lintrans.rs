@@ -437,23 +437,20 @@ pub fn evaluate_linear_transforms(
     for t in transforms {
         let mut out: Option<Ciphertext> = None;
         for (&g, row) in &t.terms {
-            let mut acc: Option<Ciphertext> = None;
+            // The giant step's Σ diag ⊙ rot(ct) in one pass on a device.
+            let mut terms: Vec<(&Ciphertext, &Plaintext)> = Vec::new();
             for (&b, term) in row {
                 let i = index(b)?;
                 let pairs = [(term.lin.as_ref(), Some(&rotated[i])), (term.conj.as_ref(), rotated_conj.as_ref().map(|v| &v[i]))];
                 for (pt, src) in pairs {
                     let (Some(pt), Some(src)) = (pt, src) else { continue };
-                    let p = ev.multiply_plain(src, pt)?;
-                    acc = Some(match acc {
-                        None => p,
-                        Some(mut a) => {
-                            ev.add_inplace(&mut a, &p)?;
-                            a
-                        }
-                    });
+                    terms.push((src, pt));
                 }
             }
-            let Some(acc) = acc else { continue };
+            if terms.is_empty() {
+                continue;
+            }
+            let acc = ev.multiply_plain_sum(&terms)?;
             let acc = keys.rotate(ev, &acc, g)?;
             out = Some(match out {
                 None => acc,

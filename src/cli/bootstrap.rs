@@ -317,8 +317,13 @@ pub fn render(r: &BenchReport) -> String {
     }
     let _ = writeln!(
         s,
-        "precision (bits): real mean {:.2} min {:.2}; imaginary mean {:.2} min {:.2}",
-        r.precision.real.mean_bits, r.precision.real.min_bits, r.precision.imag.mean_bits, r.precision.imag.min_bits
+        "precision (bits): real mean {:.2} min {:.2}; imaginary mean {:.2} min {:.2}; -log2(mean |error|) real {:.2} imaginary {:.2}",
+        r.precision.real.mean_bits,
+        r.precision.real.min_bits,
+        r.precision.imag.mean_bits,
+        r.precision.imag.min_bits,
+        r.precision.real.mean_error_bits,
+        r.precision.imag.mean_error_bits
     );
     if let Some(same) = r.bit_identical_to_cpu {
         let _ = writeln!(s, "bit-identical to the CPU backend: {}", if same { "yes" } else { "NO" });

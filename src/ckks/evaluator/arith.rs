@@ -223,6 +223,36 @@ impl Evaluator {
         on_copy(ct, |c| self.multiply_plain_inplace(c, pt))
     }
 
+    /// `Σ_t ct_t · pt_t`: the result of `multiply_plain` of every term and `add` of the
+    /// products, word for word, computed in one pass on a device (no product kept in memory):
+    /// the baby-step sums of a linear transform. Terms of one level, size and product scale;
+    /// otherwise (or on the host) the products and sums run one by one, with their errors.
+    /// xehe extension (not in SEAL).
+    ///
+    /// data: each `ct_t` `size × coeff_modulus_size × N` u64 limbs, NTT form; `pt_t` one
+    /// polynomial at the same level. Errors: `InvalidArgument` without terms; otherwise as
+    /// [`Evaluator::multiply_plain`] and [`Evaluator::add`].
+    pub fn multiply_plain_sum(&self, terms: &[(&Ciphertext, &Plaintext)]) -> Result<Ciphertext> {
+        let ((c0, p0), rest) = terms.split_first().ok_or_else(|| Error::InvalidArgument("multiply_plain_sum: no terms".into()))?;
+        let scale = c0.scale * p0.scale;
+        let cts: Vec<&Ciphertext> = terms.iter().map(|(c, _)| *c).collect();
+        if let Some(q) = self.device_for(&cts) {
+            let uniform = terms.iter().all(|(c, p)| {
+                c.parms_id == c0.parms_id && c.size == c0.size && c.scale * p.scale == scale && self.check_ct_plain(c, p, false).is_ok()
+            });
+            let cd = self.ctx.context_data_for(&c0.parms_id, "encrypted")?.clone();
+            if uniform && check_scale(scale, &cd, "multiply_plain").is_ok() {
+                return self.run_gpu(&q, c0, GpuOp::MulPlainSum(terms), scale);
+            }
+        }
+        let mut acc = self.multiply_plain(c0, p0)?;
+        for (c, p) in rest {
+            let t = self.multiply_plain(c, p)?;
+            self.add_inplace(&mut acc, &t)?;
+        }
+        Ok(acc)
+    }
+
     /// `a *= b`: the tensor product, size `a.size + b.size - 1` (3 for fresh ciphertexts), scale
     /// the product (SEAL `multiply_inplace` / `ckks_multiply`).
     ///

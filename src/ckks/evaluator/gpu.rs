@@ -33,6 +33,8 @@ pub(super) enum GpuOp<'a> {
     AddSubPlain(&'a Plaintext, bool),
     /// `ct ⊙ plain`.
     MulPlain(&'a Plaintext),
+    /// `Σ_t c_t ⊙ p_t` (the first term's ciphertext is the op's `ct`).
+    MulPlainSum(&'a [(&'a Ciphertext, &'a Plaintext)]),
     /// Tensor product.
     Multiply(&'a Ciphertext),
     /// Divide-and-round by the last prime.
@@ -132,6 +134,13 @@ pub(super) mod gpu_impl {
                 GpuOp::MulPlain(p) => {
                     let pb = words_of::<Q>(&p.gpu.device_copy(queue, &p.data)?)?;
                     (eval::elementwise(cq, &l, EwKind::Mul, &a, Some(&pb), pw, ct.size * pw)?, ct.size)
+                }
+                GpuOp::MulPlainSum(terms) => {
+                    let bufs = terms
+                        .iter()
+                        .map(|(c, p)| Ok((ct_buf(c)?, words_of::<Q>(&p.gpu.device_copy(queue, &p.data)?)?)))
+                        .collect::<Result<Vec<_>>>()?;
+                    (eval::mul_plain_sum(cq, &l, &bufs, ct.size)?, ct.size)
                 }
                 GpuOp::Multiply(b) => (Arc::new(eval::tensor(cq, &l, &a, ct.size, &*ct_buf(b)?, b.size)?), ct.size + b.size - 1),
                 GpuOp::Rescale | GpuOp::DropPrime => {

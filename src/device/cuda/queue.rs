@@ -378,6 +378,25 @@ impl GpuQueue for CudaQueue {
     fn synchronize(&self) -> Result<()> {
         CudaQueue::synchronize(self)
     }
+    fn mul_sum(&self, l: &crate::device::gpu::level::LevelData<DeviceBuffer>, terms: &[(&DeviceBuffer, &DeviceBuffer)], b_words: usize, words: usize) -> Result<Option<DeviceBuffer>> {
+        let out = self.alloc(words)?;
+        let table: Vec<u64> = terms.iter().flat_map(|(a, b)| [a.ptr(), b.ptr()]).collect();
+        let t = self.upload(&table)?;
+        let args = [
+            Arg::Buf(&out),
+            Arg::Buf(&t),
+            Arg::Buf(&l.primes.moduli),
+            Arg::Buf(&l.primes.r0),
+            Arg::Buf(&l.primes.r1),
+            Arg::U32(l.primes.k),
+            Arg::U32(l.log_n),
+            Arg::U32(terms.len() as u32),
+            Arg::U64(b_words as u64),
+            Arg::U64(words as u64),
+        ];
+        GpuQueue::launch(self, Family::Elementwise, &[], "ew_mul_sum_u64", crate::device::gpu::ew_items(words), &args)?;
+        Ok(Some(out))
+    }
     fn compile_ahead(&self, family: Family, defines: &[(&'static str, String)], kernel: &'static str) {
         if super::compile::rehearsing() {
             self.dev.compile_ahead(family, defines, kernel);

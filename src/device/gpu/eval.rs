@@ -44,6 +44,27 @@ pub fn elementwise<Q: GpuQueue>(
     Ok(out)
 }
 
+/// `Σ_t a_t ⊙ p_t` for ciphertexts `a_t` of `size` polynomials and plaintexts `p_t` (one
+/// polynomial each), the same words as `multiply_plain` of each term then `add`: one pass
+/// where the backend can ([`GpuQueue::mul_sum`]), else the products and sums one by one.
+///
+/// # Errors
+/// `Device` on an allocation or launch failure; `InvalidArgument` without terms.
+pub fn mul_plain_sum<Q: GpuQueue>(q: &Q, l: &Arc<LevelData<Q::Buf>>, terms: &[(Arc<Q::Buf>, Arc<Q::Buf>)], size: usize) -> Result<Arc<Q::Buf>> {
+    let pw = poly_words(l);
+    let refs: Vec<(&Q::Buf, &Q::Buf)> = terms.iter().map(|(a, p)| (&**a, &**p)).collect();
+    if let Some(out) = q.mul_sum(l, &refs, pw, size * pw)? {
+        return Ok(Arc::new(out));
+    }
+    let ((a0, p0), rest) = terms.split_first().ok_or_else(|| crate::Error::InvalidArgument("a sum of products needs a term".into()))?;
+    let mut acc = elementwise(q, l, EwKind::Mul, a0, Some(p0), pw, size * pw)?;
+    for (a, p) in rest {
+        let t = elementwise(q, l, EwKind::Mul, a, Some(p), pw, size * pw)?;
+        acc = elementwise(q, l, EwKind::Add, &acc, Some(&t), size * pw, size * pw)?;
+    }
+    Ok(acc)
+}
+
 /// `a + b` / `a - b` for ciphertexts of sizes `sa`, `sb`; the result has the larger size, the
 /// extra polynomials copied (negated for `sub`) from the larger operand (SEAL `add`/`sub`).
 ///

@@ -188,6 +188,17 @@ pub trait GpuQueue: Send + Sync + Sized + 'static {
     fn compile_ahead(&self, family: Family, defines: &[(&'static str, String)], kernel: &'static str) {
         let _ = (family, defines, kernel);
     }
+    /// `Σ_t a_t ⊙ b_t` over `words` words in one pass (`b_t` broadcast over every `b_words`
+    /// words of `a_t`) into a new buffer, where the backend has a kernel that reads its
+    /// operands through a table of device pointers (CUDA); `None` elsewhere, and the caller
+    /// composes products and sums ([`eval::mul_plain_sum`]).
+    ///
+    /// # Errors
+    /// `Device` on an allocation, upload or launch failure.
+    fn mul_sum(&self, l: &level::LevelData<Self::Buf>, terms: &[(&Self::Buf, &Self::Buf)], b_words: usize, words: usize) -> Result<Option<Self::Buf>> {
+        let _ = (l, terms, b_words, words);
+        Ok(None)
+    }
     /// Queue an element-wise operation (paper §III-F: no host synchronization between
     /// operations). The default launches its kernel at once; a backend may instead coalesce
     /// consecutive independent element-wise operations into one launch (CUDA does: see
