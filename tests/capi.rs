@@ -2,6 +2,7 @@
 //! handles, wrong handle types, objects of another context, malformed buffers, small output
 //! buffers), and a full flow through the handles gives the same bytes as the Rust API.
 
+use std::io::Write as _;
 use std::ffi::CStr;
 use std::ptr::{null, null_mut};
 use xehe::capi::*;
@@ -609,7 +610,7 @@ fn gpu_marking_without_a_device_is_a_clean_error() {
     // SAFETY: valid local.
     unsafe { ok(xehe_device_available(&mut available)) };
     if available {
-        println!("SKIP: a GPU is present (this test covers the no-device path)");
+        let _ = writeln!(std::io::stderr().lock(), "SKIP: a GPU is present (this test covers the no-device path)");
         return;
     }
     let s = Setup::new(4096, &[40, 20, 40]);

@@ -9,6 +9,7 @@
 
 mod common;
 
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use xehe::{
@@ -31,7 +32,7 @@ fn text(b: &[u8]) -> String {
 fn opencl_missing() -> Option<String> {
     let why = xehe::device::opencl::unavailable_reason();
     if let Some(w) = &why {
-        println!("SKIP: no OpenCL device ({w}); install pocl-opencl-icd to run this test");
+        let _ = writeln!(std::io::stderr().lock(), "SKIP: no OpenCL device ({w}); install pocl-opencl-icd to run this test");
     }
     why
 }
@@ -175,7 +176,7 @@ fn missing_backends_are_clear_errors_without_output() {
     // Level Zero: not compiled in by default (else no driver here): say what to enable or install.
     let o = eval(&inputs, &file, "a + b", "level-zero");
     if o.status.success() {
-        println!("SKIP level-zero: a Level Zero device is usable here");
+        let _ = writeln!(std::io::stderr().lock(), "SKIP level-zero: a Level Zero device is usable here");
         let _ = std::fs::remove_file(&file);
     } else {
         let stderr = text(&o.stderr);
@@ -194,7 +195,7 @@ fn missing_backends_are_clear_errors_without_output() {
         let o = xehe(&["demo", "--device", "cuda"]);
         assert_clear_failure(&o, &["--device cuda:0: ", "libnvrtc.so"], &out);
     } else {
-        println!("SKIP cuda: a CUDA device is usable here");
+        let _ = writeln!(std::io::stderr().lock(), "SKIP cuda: a CUDA device is usable here");
     }
 
     // No such OpenCL platform: point at the listing, not at an installation.

@@ -24,6 +24,7 @@
 
 mod common;
 
+use std::io::Write as _;
 use std::path::Path;
 use std::process::Command;
 
@@ -294,7 +295,7 @@ fn shell_and_python_blocks_run() {
                 _ => continue,
             };
             if let Some(why) = skip {
-                println!("SKIP {at} ({why}): {}", b.first_line().trim());
+                let _ = writeln!(std::io::stderr().lock(), "SKIP {at} ({why}): {}", b.first_line().trim());
                 continue;
             }
             script += &format!("echo '>>> {at}'\n");

@@ -10,6 +10,7 @@
 // The queue needs the generic GPU layer, compiled with a run-time backend (default features).
 #![cfg(all(feature = "level-zero", any(feature = "cuda", feature = "opencl")))]
 
+use std::io::Write as _;
 use std::sync::Arc;
 use xehe::device::gpu::ntt::{DeviceNttTables, NttVariant};
 use xehe::device::gpu::GpuQueue;
@@ -50,7 +51,7 @@ fn to_vec(q: &ZeQueue, b: &ZeBuffer) -> Vec<u64> {
 #[test]
 fn on_every_tile_kernels_match_the_cpu() {
     if let Some(why) = unavailable_reason() {
-        println!("SKIP: {why}");
+        let _ = writeln!(std::io::stderr().lock(), "SKIP: {why}");
         return;
     }
     let queues = ZeQueue::per_tile(0).expect("a listed device opens");
@@ -124,7 +125,7 @@ fn on_every_tile_kernels_match_the_cpu() {
 fn evaluator_on_every_tile_matches_the_cpu() {
     use xehe::*;
     if let Some(why) = unavailable_reason() {
-        println!("SKIP: {why}");
+        let _ = writeln!(std::io::stderr().lock(), "SKIP: {why}");
         return;
     }
     let n = 8192;

@@ -4,6 +4,7 @@
 //! OpenCL device.
 #![cfg(feature = "opencl")]
 
+use std::io::Write as _;
 use xehe::device::kernels::Family;
 use xehe::device::gpu::{Arg, Geometry, GpuQueue};
 use xehe::device::opencl::{unavailable_reason, ClQueue};
@@ -12,7 +13,7 @@ use xehe::{CoeffModulus, Modulus};
 #[test]
 fn shivdikar_mul_mod_matches_cpu() {
     if let Some(why) = unavailable_reason() {
-        println!("SKIP: no OpenCL device: {why}");
+        let _ = writeln!(std::io::stderr().lock(), "SKIP: no OpenCL device: {why}");
         return;
     }
     let dev = ClQueue::from_env().expect("an OpenCL device is listed but does not open");

@@ -4,6 +4,7 @@
 //! OpenCL device is found (pocl in CI); prints SKIP and passes when there is none.
 #![cfg(feature = "opencl")]
 
+use std::io::Write as _;
 use std::sync::{Arc, OnceLock};
 use xehe::device::gpu::ntt::{DeviceNttTables, NttVariant};
 use xehe::device::gpu::GpuQueue;
@@ -16,7 +17,7 @@ fn device() -> Option<&'static ClQueue> {
     static DEV: OnceLock<Option<ClQueue>> = OnceLock::new();
     DEV.get_or_init(|| {
         if let Some(why) = unavailable_reason() {
-            println!("SKIP: no OpenCL device: {why}");
+            let _ = writeln!(std::io::stderr().lock(), "SKIP: no OpenCL device: {why}");
             return None;
         }
         let q = ClQueue::from_env().expect("an OpenCL device is listed but does not open");
@@ -275,7 +276,7 @@ fn no_platform_is_a_clear_error() {
         let Some(why) = unavailable_reason() else {
             // Some drivers register outside the ICD directory (seen with NVIDIA's driver in a
             // container); then this check cannot hide the platform.
-            println!("SKIP: an OpenCL platform stays visible with OCL_ICD_VENDORS empty");
+            let _ = writeln!(std::io::stderr().lock(), "SKIP: an OpenCL platform stays visible with OCL_ICD_VENDORS empty");
             return;
         };
         println!("reason: {why}");

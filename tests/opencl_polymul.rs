@@ -5,6 +5,7 @@
 //! an OpenCL device.
 #![cfg(feature = "opencl")]
 
+use std::io::Write as _;
 use std::sync::{Arc, OnceLock};
 use xehe::device::gpu::ntt::DeviceNttTables;
 use xehe::device::gpu::polymul::multiply_negacyclic;
@@ -18,7 +19,7 @@ fn device() -> Option<&'static ClQueue> {
     static DEV: OnceLock<Option<ClQueue>> = OnceLock::new();
     DEV.get_or_init(|| {
         if let Some(why) = unavailable_reason() {
-            println!("SKIP: no OpenCL device: {why}");
+            let _ = writeln!(std::io::stderr().lock(), "SKIP: no OpenCL device: {why}");
             return None;
         }
         Some(ClQueue::from_env().expect("an OpenCL device is listed but does not open"))
