@@ -21,7 +21,8 @@
 use super::keys::KeySet;
 use crate::ckks::ciphertext::Ciphertext;
 use crate::ckks::encoder::CkksEncoder;
-use crate::ckks::evaluator::Evaluator;
+use crate::ckks::evaluator::{Evaluator, ExtCiphertext};
+use crate::ckks::hybrid::HybridKeySwitching;
 use crate::ckks::params::ParmsId;
 use crate::ckks::plaintext::Plaintext;
 use crate::{Error, Result};
@@ -314,6 +315,9 @@ pub struct LinearTransform {
     /// giant → (baby → term).
     terms: BTreeMap<i32, BTreeMap<i32, Term>>,
     conj: bool,
+    /// With diagonals encoded in the key-switching base `Q_ℓ ∪ P` of this key switching
+    /// ([`LinearTransform::new_extended`]): evaluated with double hoisting.
+    ks: Option<HybridKeySwitching>,
 }
 
 impl LinearTransform {
@@ -324,6 +328,28 @@ impl LinearTransform {
     /// `InvalidArgument` if `n` does not divide the slot count; as `CkksEncoder::encode_complex`
     /// (`NotValidForParams` for an unknown level, `ScaleOutOfBounds`).
     pub fn new(encoder: &CkksEncoder, map: &LinearMap, parms_id: ParmsId, scale: f64) -> Result<Self> {
+        Self::encode(encoder, map, parms_id, scale, None)
+    }
+
+    /// [`LinearTransform::new`] with every diagonal also encoded on the special primes of `ks`
+    /// (`(ℓ + α) × N` words each, `α/ℓ` more memory): evaluated with hybrid Galois keys of `ks`,
+    /// the transform runs with double hoisting ([`crate::ckks::evaluator::ExtCiphertext`];
+    /// Bossuat et al. 2021 §4) — baby steps and diagonal products in `Q_ℓ ∪ P`, one ModDown per
+    /// giant step's `c1` and one per output polynomial. With other keys the data-prime words
+    /// are used as [`LinearTransform::new`]'s (the same words).
+    ///
+    /// # Errors
+    /// As [`LinearTransform::new`]; `NotValidForParams` if `ks` belongs to another context.
+    pub fn new_extended(encoder: &CkksEncoder, map: &LinearMap, parms_id: ParmsId, scale: f64, ks: &HybridKeySwitching) -> Result<Self> {
+        Self::encode(encoder, map, parms_id, scale, Some(ks))
+    }
+
+    fn encode(encoder: &CkksEncoder, map: &LinearMap, parms_id: ParmsId, scale: f64, ks: Option<&HybridKeySwitching>) -> Result<Self> {
+        if let Some(ks) = ks {
+            if ks.context() != encoder.context() {
+                return Err(Error::NotValidForParams("linear transform: key switching of another context".into()));
+            }
+        }
         let n = map.n();
         let slots = encoder.slot_count();
         if n == 0 || slots % n != 0 {
@@ -339,7 +365,13 @@ impl LinearTransform {
             let v: Vec<Complex64> = (0..slots)
                 .map(|r| d[((r % n) as i64 - g as i64).rem_euclid(n as i64) as usize])
                 .collect();
-            encoder.encode_complex(&v, parms_id, scale)
+            match ks {
+                None => encoder.encode_complex(&v, parms_id, scale),
+                Some(ks) => {
+                    let (special, ntt) = ks.special_base();
+                    encoder.encode_complex_extended(&v, parms_id, scale, special, ntt)
+                }
+            }
         };
         let mut terms: BTreeMap<i32, BTreeMap<i32, Term>> = BTreeMap::new();
         for (&k, &(g, b)) in &split.parts {
@@ -347,7 +379,7 @@ impl LinearTransform {
             let cj = map.conj.get(k).map(|d| encode(d, g)).transpose()?;
             terms.entry(g).or_default().insert(b, Term { lin, conj: cj });
         }
-        Ok(LinearTransform { parms_id, scale, slots: n, babies: split.babies(), terms, conj })
+        Ok(LinearTransform { parms_id, scale, slots: n, babies: split.babies(), terms, conj, ks: ks.cloned() })
     }
 
     /// The level the diagonals are encoded at.
@@ -378,6 +410,16 @@ impl LinearTransform {
     /// conjugation key when [`LinearTransform::uses_conjugate`]).
     pub fn rotations(&self) -> BTreeSet<i32> {
         self.babies.iter().copied().chain(self.terms.keys().copied()).filter(|&s| s != 0).collect()
+    }
+    /// Bytes of the encoded plaintexts (host words; `(ℓ + α) × N` words each when extended).
+    pub fn plaintext_bytes(&self) -> usize {
+        self.terms
+            .values()
+            .flat_map(|m| m.values())
+            .flat_map(|t| [&t.lin, &t.conj])
+            .flatten()
+            .map(|p| p.data.len() * 8)
+            .sum()
     }
     /// Number of encoded plaintexts.
     pub fn plaintext_count(&self) -> usize {
@@ -425,31 +467,63 @@ pub fn evaluate_linear_transforms(
         .collect::<BTreeSet<_>>()
         .into_iter()
         .collect();
-    let index = |b: i32| babies.binary_search(&b).map_err(|_| Error::InvalidArgument("baby step".into()));
+    let uses_conj = transforms.iter().any(|t| t.conj);
+    // Double hoisting when every transform is encoded in the extended base of the keys given.
+    if let KeySet::Hybrid { galois: Some(gk), .. } = keys {
+        if transforms.iter().all(|t| t.ks.as_ref() == Some(gk.key_switching())) {
+            let rotated = ev.rotate_vector_hybrid_many_ext(&x, &babies, gk)?;
+            let rotated_conj = if uses_conj {
+                let y = keys.conjugate(ev, &x)?;
+                Some(ev.rotate_vector_hybrid_many_ext(&y, &babies, gk)?)
+            } else {
+                None
+            };
+            return transforms
+                .iter()
+                .map(|t| {
+                    let mut total: Option<ExtCiphertext> = None;
+                    for (&g, row) in &t.terms {
+                        let terms = giant_step_terms(row, &babies, &rotated, rotated_conj.as_deref())?;
+                        if terms.is_empty() {
+                            continue;
+                        }
+                        let acc = ev.multiply_plain_sum_ext(&terms)?;
+                        let acc = if g == 0 { acc } else { ev.rotate_vector_ext(&acc, g, gk)? };
+                        total = Some(match total {
+                            None => acc,
+                            Some(o) => ev.add_ext(&o, &acc)?,
+                        });
+                    }
+                    ev.mod_down_ext(&total.ok_or_else(|| Error::InvalidArgument("linear transform with no diagonal".into()))?)
+                })
+                .collect();
+        }
+    }
     let rotated = keys.rotate_many(ev, &x, &babies)?;
-    let rotated_conj = if transforms.iter().any(|t| t.conj) {
+    let rotated_conj = if uses_conj {
         let y = keys.conjugate(ev, &x)?;
         Some(keys.rotate_many(ev, &y, &babies)?)
     } else {
         None
     };
+    // Diagonals encoded in an extended base: their data-prime words.
+    let words = ctx.context_data_for(&first.parms_id, "linear transform")?.coeff_modulus().len() * ctx.first_context_data().n();
     let mut outs = Vec::with_capacity(transforms.len());
     for t in transforms {
         let mut out: Option<Ciphertext> = None;
         for (&g, row) in &t.terms {
             // The giant step's Σ diag ⊙ rot(ct) in one pass on a device.
-            let mut terms: Vec<(&Ciphertext, &Plaintext)> = Vec::new();
-            for (&b, term) in row {
-                let i = index(b)?;
-                let pairs = [(term.lin.as_ref(), Some(&rotated[i])), (term.conj.as_ref(), rotated_conj.as_ref().map(|v| &v[i]))];
-                for (pt, src) in pairs {
-                    let (Some(pt), Some(src)) = (pt, src) else { continue };
-                    terms.push((src, pt));
-                }
-            }
+            let terms = giant_step_terms(row, &babies, &rotated, rotated_conj.as_deref())?;
             if terms.is_empty() {
                 continue;
             }
+            let trimmed: Vec<Plaintext>;
+            let terms: Vec<(&Ciphertext, &Plaintext)> = if t.ks.is_some() {
+                trimmed = terms.iter().map(|(_, p)| Plaintext { parms_id: p.parms_id, scale: p.scale, data: p.data[..words].to_vec(), gpu: Default::default() }).collect();
+                terms.iter().zip(&trimmed).map(|((c, _), p)| (*c, p)).collect()
+            } else {
+                terms
+            };
             let acc = ev.multiply_plain_sum(&terms)?;
             let acc = keys.rotate(ev, &acc, g)?;
             out = Some(match out {
@@ -463,6 +537,26 @@ pub fn evaluate_linear_transforms(
         outs.push(out.ok_or_else(|| Error::InvalidArgument("linear transform with no diagonal".into()))?);
     }
     Ok(outs)
+}
+
+/// One giant step's terms `(rot_b(x), diag)` (and `(rot_b(conj x), diag')`) from the baby
+/// steps `rotated` (and `rotated_conj`), indexed as `babies`.
+fn giant_step_terms<'a, C>(
+    row: &'a BTreeMap<i32, Term>,
+    babies: &[i32],
+    rotated: &'a [C],
+    rotated_conj: Option<&'a [C]>,
+) -> Result<Vec<(&'a C, &'a Plaintext)>> {
+    let mut terms = Vec::new();
+    for (&b, term) in row {
+        let i = babies.binary_search(&b).map_err(|_| Error::InvalidArgument("baby step".into()))?;
+        let pairs = [(term.lin.as_ref(), Some(&rotated[i])), (term.conj.as_ref(), rotated_conj.map(|v| &v[i]))];
+        for (pt, src) in pairs {
+            let (Some(pt), Some(src)) = (pt, src) else { continue };
+            terms.push((src, pt));
+        }
+    }
+    Ok(terms)
 }
 
 #[cfg(test)]

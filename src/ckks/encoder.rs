@@ -272,6 +272,42 @@ impl CkksEncoder {
         scale: f64,
         what: &str,
     ) -> Result<Plaintext> {
+        self.encode_on(values, parms_id, scale, what, &[], &[])
+    }
+
+    /// `values` encoded at `parms_id` and, past the level's `ℓ` limbs, on each of `extra`
+    /// primes (the same rounded integers reduced modulo each, NTT form with `extra_ntt`):
+    /// `(ℓ + extra.len()) × N` words. The first `ℓ × N` words are
+    /// [`CkksEncoder::encode_complex`]'s word for word. Used for the diagonals of linear
+    /// transforms evaluated in the key-switching base `Q_ℓ ∪ P` (double hoisting).
+    ///
+    /// # Errors
+    /// As [`CkksEncoder::encode_complex`]; `InvalidArgument` if `extra` and `extra_ntt` differ
+    /// in length.
+    pub(crate) fn encode_complex_extended(
+        &self,
+        values: &[Complex64],
+        parms_id: ParmsId,
+        scale: f64,
+        extra: &[crate::math::modulus::Modulus],
+        extra_ntt: &[std::sync::Arc<crate::math::ntt::NttTables>],
+    ) -> Result<Plaintext> {
+        if extra.len() != extra_ntt.len() {
+            return Err(Error::InvalidArgument("extended encoding: one NTT table per extra prime".into()));
+        }
+        self.encode_on(values, parms_id, scale, "CkksEncoder::encode_complex_extended", extra, extra_ntt)
+    }
+
+    /// [`CkksEncoder::encode_internal`] on the level's primes followed by `extra`.
+    fn encode_on(
+        &self,
+        values: &[Complex64],
+        parms_id: ParmsId,
+        scale: f64,
+        what: &str,
+        extra: &[crate::math::modulus::Modulus],
+        extra_ntt: &[std::sync::Arc<crate::math::ntt::NttTables>],
+    ) -> Result<Plaintext> {
         let data = self.context.context_data_for(&parms_id, what)?;
         if values.len() > self.slots {
             return Err(Error::InvalidArgument(format!(
@@ -336,7 +372,10 @@ impl CkksEncoder {
             )));
         }
 
-        let moduli = data.coeff_modulus();
+        let level_moduli = data.coeff_modulus();
+        let level_k = level_moduli.len();
+        let moduli: Vec<crate::math::modulus::Modulus> = level_moduli.iter().chain(extra).copied().collect();
+        let moduli = &moduli[..];
         let k = moduli.len();
         // Rounded coefficients as (sign, residues mod each prime), coefficient-major.
         let rounded: Vec<(bool, f64)> = conj_values
@@ -383,9 +422,12 @@ impl CkksEncoder {
             let residues: Vec<Vec<u64>> = rounded
                 .par_iter()
                 .map(|&(neg, d)| {
-                    let words = split_words(d, k, what)?;
+                    let words = split_words(d, level_k, what)?;
                     let mut r = vec![0u64; k];
-                    base.decompose(&words, &mut r);
+                    base.decompose(&words, &mut r[..level_k]);
+                    for (x, m) in r[level_k..].iter_mut().zip(extra) {
+                        *x = crate::math::rns::mod_uint(&words, m);
+                    }
                     if neg {
                         for (x, q) in r.iter_mut().zip(moduli) {
                             *x = q.neg(*x);
@@ -400,8 +442,9 @@ impl CkksEncoder {
                 }
             });
         }
+        let tables: Vec<&std::sync::Arc<crate::math::ntt::NttTables>> = data.ntt_tables().iter().chain(extra_ntt).collect();
         out.par_chunks_mut(n)
-            .zip(data.ntt_tables().par_iter())
+            .zip(tables.par_iter())
             .for_each(|(limb, t)| t.forward(limb));
         Ok(Plaintext {
             parms_id,

@@ -573,43 +573,76 @@ impl HybridKeySwitching {
     /// Step 3, ModDown by `P` with rounding of the inner products (`ℓ + α` limbs per
     /// component, canonical), added into `c0`, `c1` (`ℓ × N` words each).
     pub(crate) fn mod_down_add(&self, prods: Vec<[Vec<u64>; 2]>, c0: &mut [u64], c1: &mut [u64]) {
+        let ell = c0.len() / self.n();
+        for (c, out) in [c0, c1].into_iter().enumerate() {
+            let prods = &prods;
+            self.mod_down_rows_add(|i| &prods[i][c], |k| &prods[ell + k][c], out);
+        }
+    }
+
+    /// ModDown by `P` with rounding of one polynomial of the extended base `Q_ℓ ∪ P` (`x_q`:
+    /// `ℓ × N`, `x_p`: `α × N` words, canonical, NTT form), added into `out` (`ℓ × N`):
+    /// `out += P^{-1}(x − conv(x_P))`, the same words as [`HybridKeySwitching::mod_down_add`]
+    /// gives each component. Double hoisting's ModDown (`crate::ckks::evaluator`'s extended
+    /// ciphertexts).
+    pub(crate) fn mod_down_poly_add(&self, x_q: &[u64], x_p: &[u64], out: &mut [u64]) {
+        let n = self.n();
+        self.mod_down_rows_add(|i| &x_q[i * n..(i + 1) * n], |k| &x_p[k * n..(k + 1) * n], out);
+    }
+
+    /// ModDown of one polynomial whose data limb `i` is `q_row(i)` and special limb `k` is
+    /// `p_row(k)` (canonical, NTT form), added into `out` (`ℓ × N`).
+    fn mod_down_rows_add<'a>(&self, q_row: impl Fn(usize) -> &'a [u64] + Sync, p_row: impl Fn(usize) -> &'a [u64], out: &mut [u64]) {
         let inner = &self.inner;
         let n = self.n();
-        let ell = c0.len() / n;
         let l = inner.data_size;
         let alpha = inner.moduli.len() - l;
-        for (c, out) in [c0, c1].into_iter().enumerate() {
-            let mut special: Vec<u64> = Vec::with_capacity(alpha * n);
-            for k in 0..alpha {
-                special.extend_from_slice(&prods[ell + k][c]);
-            }
-            special.par_chunks_mut(n).enumerate().for_each(|(k, x)| {
-                let p = &inner.moduli[l + k];
-                inner.ntt[l + k].inverse(x);
-                let h = inner.half_p_mod[l + k];
-                for v in x.iter_mut() {
-                    *v = p.add(*v, h);
-                }
-                inner.mod_down.scale_limb_inplace(k, x);
-            });
-            let special = &special;
-            let prods = &prods;
-            out.par_chunks_mut(n).enumerate().for_each(|(i, out)| {
-                let qi = inner.moduli[i];
-                let mut t = vec![0u64; n];
-                inner.mod_down.convert_scaled_limb(special, i, &mut t);
-                let fix = qi.value() - inner.half_p_mod[i];
-                for v in t.iter_mut() {
-                    *v += fix;
-                }
-                inner.ntt[i].forward_lazy(&mut t);
-                let q4 = qi.value() << 2;
-                for ((o, &x), &y) in out.iter_mut().zip(&prods[i][c]).zip(&t) {
-                    let v = inner.inv_p_mod_q[i].mul(x + q4 - y, qi.value());
-                    *o = qi.add(*o, v);
-                }
-            });
+        let mut special: Vec<u64> = Vec::with_capacity(alpha * n);
+        for k in 0..alpha {
+            special.extend_from_slice(p_row(k));
         }
+        special.par_chunks_mut(n).enumerate().for_each(|(k, x)| {
+            let p = &inner.moduli[l + k];
+            inner.ntt[l + k].inverse(x);
+            let h = inner.half_p_mod[l + k];
+            for v in x.iter_mut() {
+                *v = p.add(*v, h);
+            }
+            inner.mod_down.scale_limb_inplace(k, x);
+        });
+        let special = &special;
+        out.par_chunks_mut(n).enumerate().for_each(|(i, out)| {
+            let qi = inner.moduli[i];
+            let mut t = vec![0u64; n];
+            inner.mod_down.convert_scaled_limb(special, i, &mut t);
+            let fix = qi.value() - inner.half_p_mod[i];
+            for v in t.iter_mut() {
+                *v += fix;
+            }
+            inner.ntt[i].forward_lazy(&mut t);
+            let q4 = qi.value() << 2;
+            for ((o, &x), &y) in out.iter_mut().zip(q_row(i)).zip(&t) {
+                let v = inner.inv_p_mod_q[i].mul(x + q4 - y, qi.value());
+                *o = qi.add(*o, v);
+            }
+        });
+    }
+
+    /// `[P]_{q_i}` for the data primes `i < ℓ`.
+    pub(crate) fn p_mod_q(&self, ell: usize) -> &[u64] {
+        &self.inner.p_mod_q[..ell]
+    }
+
+    /// The special primes with their NTT tables.
+    pub(crate) fn special_base(&self) -> (&[Modulus], &[Arc<NttTables>]) {
+        let l = self.inner.data_size;
+        (&self.inner.moduli[l..], &self.inner.ntt[l..])
+    }
+
+    /// Modulus `o` of the extended base `q_0 … q_{ℓ-1}, p_0 … p_{α-1}` of a level with `ell`
+    /// data primes.
+    pub(crate) fn ext_modulus(&self, ell: usize, o: usize) -> Modulus {
+        self.inner.moduli[self.global_limb(ell, o)]
     }
 }
 

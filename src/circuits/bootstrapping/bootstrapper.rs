@@ -69,7 +69,7 @@ impl Bootstrapper {
             .zip(&plan.c2s_levels)
             .map(|(maps, &(level, scale))| {
                 let id = level_at(context, level, "CoeffsToSlots")?.parms_id();
-                maps.iter().map(|m| LinearTransform::new(&encoder, m, id, scale)).collect()
+                maps.iter().map(|m| LinearTransform::new_extended(&encoder, m, id, scale, keys.key_switching())).collect()
             })
             .collect::<Result<Vec<Vec<_>>>>()?;
         let s2c = plan
@@ -78,7 +78,7 @@ impl Bootstrapper {
             .zip(&plan.s2c_levels)
             .map(|(m, &(level, scale, _))| {
                 let id = level_at(context, level, "SlotsToCoeffs")?.parms_id();
-                LinearTransform::new(&encoder, m, id, scale)
+                LinearTransform::new_extended(&encoder, m, id, scale, keys.key_switching())
             })
             .collect::<Result<Vec<_>>>()?;
         let eval_mod = EvalMod::new(keys.params.eval_mod, plan.eval_mod_scaling)?;
@@ -139,9 +139,8 @@ impl Bootstrapper {
         let mut count = 0;
         let mut bytes = 0;
         for t in all {
-            let k = self.ctx.get_context_data(&t.parms_id()).map_or(0, |cd| cd.coeff_modulus().len());
             count += t.plaintext_count();
-            bytes += t.plaintext_count() * k * self.ctx.first_context_data().n() * 8;
+            bytes += t.plaintext_bytes();
         }
         (count, bytes)
     }

@@ -392,7 +392,7 @@ mod gpu_impl {
         /// The device image of the Galois key of `elt`, rows pre-permuted by `elt⁻¹`
         /// ([`hybrid_galois_key`]), and the NTT-domain table of `elt⁻¹`, through which the
         /// device writes the inner products ([`apply_galois_hybrid_many`]).
-        fn galois_key_on<Q: GpuQueue>(&self, cq: &Q, elt: u32, key: &HybridKSwitchKey) -> Result<KeyAndScatter<Q::Buf>> {
+        pub(in crate::ckks::evaluator) fn galois_key_on<Q: GpuQueue>(&self, cq: &Q, elt: u32, key: &HybridKSwitchKey) -> Result<KeyAndScatter<Q::Buf>> {
             let tool = self.ctx.galois_tool();
             let m = 2 * self.ctx.first_context_data().n() as u64;
             let inv = crate::ckks::galois::inv_mod_pow2(elt as u64, m) as u32;

@@ -19,6 +19,8 @@ mod rotate;
 mod scalar;
 mod modraise;
 mod hoist;
+mod double_hoist;
+pub use double_hoist::ExtCiphertext;
 mod gpu;
 
 use super::ciphertext::Ciphertext;

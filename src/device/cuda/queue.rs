@@ -378,18 +378,19 @@ impl GpuQueue for CudaQueue {
     fn synchronize(&self) -> Result<()> {
         CudaQueue::synchronize(self)
     }
-    fn mul_sum(&self, l: &crate::device::gpu::level::LevelData<DeviceBuffer>, terms: &[(&DeviceBuffer, &DeviceBuffer)], b_words: usize, words: usize) -> Result<Option<DeviceBuffer>> {
+    fn mul_sum(&self, primes: &crate::device::gpu::level::DevicePrimes<DeviceBuffer>, log_n: u32, terms: &[crate::device::gpu::SumTerm<'_, DeviceBuffer>], b_words: usize, words: usize) -> Result<Option<DeviceBuffer>> {
         let out = self.alloc(words)?;
-        let table: Vec<u64> = terms.iter().flat_map(|(a, b)| [a.ptr(), b.ptr()]).collect();
+        let at = |(b, off): (&DeviceBuffer, usize)| b.ptr() + 8 * off as u64;
+        let table: Vec<u64> = terms.iter().flat_map(|&(a, b)| [at(a), at(b)]).collect();
         let t = self.upload(&table)?;
         let args = [
             Arg::Buf(&out),
             Arg::Buf(&t),
-            Arg::Buf(&l.primes.moduli),
-            Arg::Buf(&l.primes.r0),
-            Arg::Buf(&l.primes.r1),
-            Arg::U32(l.primes.k),
-            Arg::U32(l.log_n),
+            Arg::Buf(&primes.moduli),
+            Arg::Buf(&primes.r0),
+            Arg::Buf(&primes.r1),
+            Arg::U32(primes.k),
+            Arg::U32(log_n),
             Arg::U32(terms.len() as u32),
             Arg::U64(b_words as u64),
             Arg::U64(words as u64),

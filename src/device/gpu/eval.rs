@@ -6,7 +6,7 @@
 
 use super::level::{DevicePrimes, DeviceScalars, LevelData};
 use super::ntt::{DeviceNttTables, FinishSource, NttVariant};
-use super::{ew_items, Arg, EwKind, EwOp, Geometry, GpuQueue};
+use super::{ew_items, Arg, EwKind, EwOp, Geometry, GpuQueue, SumTerm};
 use std::sync::Arc;
 use crate::device::kernels::Family;
 use crate::Result;
@@ -52,8 +52,8 @@ pub fn elementwise<Q: GpuQueue>(
 /// `Device` on an allocation or launch failure; `InvalidArgument` without terms.
 pub fn mul_plain_sum<Q: GpuQueue>(q: &Q, l: &Arc<LevelData<Q::Buf>>, terms: &[(Arc<Q::Buf>, Arc<Q::Buf>)], size: usize) -> Result<Arc<Q::Buf>> {
     let pw = poly_words(l);
-    let refs: Vec<(&Q::Buf, &Q::Buf)> = terms.iter().map(|(a, p)| (&**a, &**p)).collect();
-    if let Some(out) = q.mul_sum(l, &refs, pw, size * pw)? {
+    let refs: Vec<SumTerm<'_, Q::Buf>> = terms.iter().map(|(a, p)| ((&**a, 0), (&**p, 0))).collect();
+    if let Some(out) = q.mul_sum(&l.primes, l.log_n, &refs, pw, size * pw)? {
         return Ok(Arc::new(out));
     }
     let ((a0, p0), rest) = terms.split_first().ok_or_else(|| crate::Error::InvalidArgument("a sum of products needs a term".into()))?;
@@ -63,6 +63,42 @@ pub fn mul_plain_sum<Q: GpuQueue>(q: &Q, l: &Arc<LevelData<Q::Buf>>, terms: &[(A
         acc = elementwise(q, l, EwKind::Add, &acc, Some(&t), size * pw, size * pw)?;
     }
     Ok(acc)
+}
+
+/// `Σ_t a_t ⊙ b_t` over `words` words (`b_t` broadcast over every `b_words` words of `a_t`)
+/// modulo `primes` (row `r` by prime `r mod k`), operands at word offsets, into a new buffer:
+/// one pass where the backend can ([`GpuQueue::mul_sum`]), else products and sums launched one
+/// by one (`ew_mul_u64`, `ew_add_u64`), the same words.
+///
+/// # Errors
+/// `Device` on an allocation or launch failure; `InvalidArgument` without terms.
+pub fn mul_sum_at<Q: GpuQueue>(q: &Q, primes: &DevicePrimes<Q::Buf>, log_n: u32, terms: &[SumTerm<'_, Q::Buf>], b_words: usize, words: usize) -> Result<Q::Buf> {
+    if let Some(out) = q.mul_sum(primes, log_n, terms, b_words, words)? {
+        return Ok(out);
+    }
+    let (first, rest) = terms.split_first().ok_or_else(|| crate::Error::InvalidArgument("a sum of products needs a term".into()))?;
+    let mul = |out: &Q::Buf, ((a, ao), (b, bo)): SumTerm<'_, Q::Buf>| {
+        let args = [Arg::Buf(out), Arg::BufAt(a, ao), Arg::BufAt(b, bo), Arg::Buf(&primes.moduli), Arg::Buf(&primes.r0), Arg::Buf(&primes.r1), Arg::U32(primes.k), Arg::U32(log_n), Arg::U64(b_words as u64), Arg::U64(words as u64)];
+        q.launch(Family::Elementwise, &[], EwKind::Mul.kernel(), ew_items(b_words), &args)
+    };
+    let acc = q.alloc(words)?;
+    mul(&acc, *first)?;
+    let t = q.scratch(words)?;
+    for &term in rest {
+        mul(&t, term)?;
+        add_at(q, primes, log_n, (&acc, 0), (&acc, 0), (&t, 0), words)?;
+    }
+    Ok(acc)
+}
+
+/// `out = a + b` over `words` words modulo `primes` (row `r` by prime `r mod k`), each
+/// operand at a word offset (`out` may be `a`: each word is read before it is written).
+///
+/// # Errors
+/// `Device` on a launch failure.
+pub fn add_at<Q: GpuQueue>(q: &Q, primes: &DevicePrimes<Q::Buf>, log_n: u32, (out, oo): (&Q::Buf, usize), (a, ao): (&Q::Buf, usize), (b, bo): (&Q::Buf, usize), words: usize) -> Result<()> {
+    let args = [Arg::BufAt(out, oo), Arg::BufAt(a, ao), Arg::BufAt(b, bo), Arg::Buf(&primes.moduli), Arg::U32(primes.k), Arg::U32(log_n), Arg::U64(words as u64)];
+    q.launch(Family::Elementwise, &[], EwKind::Add.kernel(), ew_items(words), &args)
 }
 
 /// `a + b` / `a - b` for ciphertexts of sizes `sa`, `sb`; the result has the larger size, the
@@ -226,7 +262,7 @@ pub fn rescale<Q: GpuQueue>(q: &Q, l: &LevelData<Q::Buf>, next: &LevelData<Q::Bu
     gather_inverse(q, l, last_ntt, ct, (k, k - 1), size, &last)?;
     let out = q.alloc(size * (k - 1) * l.n())?;
     let p = &l.host_primes[k - 1];
-    if next.ntt.forward_moddown_finish(q, &out, &last, FinishSource::Lift(&next.primes.r1, (p.value(), p.const_ratio()[1])), size, (ct, k), None, (&inv.w, &inv.wq), EVAL_NTT)? {
+    if next.ntt.forward_moddown_finish(q, (&out, 0), &last, FinishSource::Lift(&next.primes.r1, (p.value(), p.const_ratio()[1])), size, (ct, 0, k), None, (&inv.w, &inv.wq), EVAL_NTT)? {
         return Ok(out);
     }
     let d = q.scratch(size * next.primes.k as usize * l.n())?;
@@ -481,7 +517,7 @@ fn mod_down_from_last<Q: GpuQueue>(
     let kp = k + 1;
     let out = q.alloc(2 * k * n)?;
     let p = (l.p.value(), l.p.const_ratio()[1]);
-    if l.ntt.forward_moddown_finish(q, &out, last, FinishSource::Lift(&l.primes.r1, p), 2, (prod, kp), add, (&l.inv_p.w, &l.inv_p.wq), EVAL_NTT)? {
+    if l.ntt.forward_moddown_finish(q, (&out, 0), last, FinishSource::Lift(&l.primes.r1, p), 2, (prod, 0, kp), add, (&l.inv_p.w, &l.inv_p.wq), EVAL_NTT)? {
         return Ok(out);
     }
     let d = q.scratch(2 * k * n)?;

@@ -182,19 +182,22 @@ fn limb_mu(m: u64) -> u64 {
 /// are the level's, [`LevelData::ntt`]), the ModUp
 /// and ModDown conversion constants, and `P^{-1} mod q_i`.
 pub struct HybridLevelData<B> {
-    ell: usize,
-    alpha: usize,
+    pub(super) ell: usize,
+    pub(super) alpha: usize,
     digit_size: usize,
     digits: usize,
     key_size: usize,
     ext: DevicePrimes<B>,
-    special: DevicePrimes<B>,
+    /// The special primes `p_0 … p_{α-1}`.
+    pub(super) special: DevicePrimes<B>,
     special_ntt: DeviceNttTables<B>,
     mod_up: DeviceConv<B>,
     mod_down: DeviceConv<B>,
-    inv_p: DeviceScalars<B>,
+    pub(super) inv_p: DeviceScalars<B>,
     /// `P mod q_i`, `i < ℓ` (hoisted rotations fold `P·c0` into the inner product).
     p_mod: B,
+    /// A one per extended limb (double hoisting folds `c0`, already times `P`, as it is).
+    pub(super) ones: B,
 }
 
 impl<B: super::GpuBuffer> HybridLevelData<B> {
@@ -219,6 +222,7 @@ impl<B: super::GpuBuffer> HybridLevelData<B> {
             mod_down: DeviceConv::new(q, &c.mod_down, &c.ext_moduli[..c.ell], c.special_moduli.len())?,
             inv_p: DeviceScalars::new(q, c.inv_p)?,
             p_mod: q.upload_static(c.p_mod)?,
+            ones: q.upload_static(&vec![1u64; c.ext_moduli.len()])?,
         })
     }
 
@@ -443,7 +447,7 @@ fn inner_mod_down<Q: GpuQueue>(
 ///
 /// # Errors
 /// `Device` on an allocation failure.
-fn alloc_prods<Q: GpuQueue>(q: &Q, h: &HybridLevelData<Q::Buf>, n: usize, keys: usize) -> Result<(Q::Buf, Q::Buf)> {
+pub(super) fn alloc_prods<Q: GpuQueue>(q: &Q, h: &HybridLevelData<Q::Buf>, n: usize, keys: usize) -> Result<(Q::Buf, Q::Buf)> {
     Ok((q.scratch(keys * 2 * h.ell * n)?, q.scratch(keys * 2 * h.alpha * n)?))
 }
 
@@ -464,10 +468,13 @@ const KS_SPAN: usize = 256;
 /// A hoisted batch's rotation inputs to [`inner_products_into`]: per key the NTT-domain table
 /// of the *inverse* automorphism ([`super::galois_table`] of `galois_elt⁻¹`), through which the
 /// products are written (scattered), and `c0` (buffer, word offset: `ℓ × N`, NTT form), whose
-/// `P·c0` is added to component 0 (`ks_inner_hybrid_u64` with `KS_ROTATE`).
-struct Rotate<'a, B> {
-    scatter: &'a [&'a B],
-    c0: (&'a B, usize),
+/// `P·c0` is added to component 0 (`ks_inner_hybrid_u64` with `KS_ROTATE`). With `ext`
+/// (double hoisting's giant steps) `c0` is in the extended base, its special limbs at `ext.0`,
+/// and it is added as it is on every limb (`ext.1`: a one per extended limb; `KS_ROTATE=2`).
+pub(super) struct Rotate<'a, B> {
+    pub scatter: &'a [&'a B],
+    pub c0: (&'a B, usize),
+    pub ext: Option<((&'a B, usize), &'a B)>,
 }
 
 /// Step 2 for the extended limbs `limbs` (`0..ℓ` data, `ℓ..ℓ + α` special): the inner
@@ -480,7 +487,7 @@ struct Rotate<'a, B> {
 /// # Errors
 /// `Device` on a compile or launch failure.
 #[allow(clippy::too_many_arguments)]
-fn inner_products_into<Q: GpuQueue>(
+pub(super) fn inner_products_into<Q: GpuQueue>(
     q: &Q,
     l: &LevelData<Q::Buf>,
     h: &HybridLevelData<Q::Buf>,
@@ -512,10 +519,15 @@ fn inner_products_into<Q: GpuQueue>(
     match rotate {
         Some(rot) => {
             args.extend((0..MAX_KEYS).map(|a| Arg::Buf(rot.scatter[first + slot(a)])));
-            args.extend([Arg::BufAt(rot.c0.0, rot.c0.1), Arg::Buf(&h.p_mod)]);
+            args.push(Arg::BufAt(rot.c0.0, rot.c0.1));
+            match rot.ext {
+                Some(((c0p, off), ones)) => args.extend([Arg::Buf(ones), Arg::BufAt(c0p, off)]),
+                // c0p unused with KS_ROTATE=1.
+                None => args.extend([Arg::Buf(&h.p_mod), Arg::Buf(&h.p_mod)]),
+            }
         }
         // Unused without KS_ROTATE.
-        None => args.extend((0..MAX_KEYS + 2).map(|_| Arg::Buf(keys[0]))),
+        None => args.extend((0..MAX_KEYS + 3).map(|_| Arg::Buf(keys[0]))),
     }
     args.extend([
         Arg::Buf(&h.ext.moduli),
@@ -541,8 +553,8 @@ fn inner_products_into<Q: GpuQueue>(
     // The digit count compiled in, so the digit loop unrolls (H100, N = 2^16: the hoisted
     // batch's inner products 1506 → 1340 µs against the loop over a runtime count).
     defines.push(("KS_DIGITS", h.digits.to_string()));
-    if rotate.is_some() {
-        defines.push(("KS_ROTATE", "1".into()));
+    if let Some(rot) = rotate {
+        defines.push(("KS_ROTATE", if rot.ext.is_some() { "2" } else { "1" }.into()));
     }
     q.launch(
         Family::Keyswitch,
@@ -572,7 +584,7 @@ fn mod_down_add<Q: GpuQueue>(
     let (ell, n) = (h.ell, l.n());
     let out = q.alloc(2 * ell * n)?;
     let add = Some((c01.0, c01.1.min(2) * ell * n));
-    if l.ntt.forward_moddown_finish(q, &out, conv, FinishSource::Rows, 2, (prod_q, ell), add, (&h.inv_p.w, &h.inv_p.wq), EVAL_NTT)? {
+    if l.ntt.forward_moddown_finish(q, (&out, 0), conv, FinishSource::Rows, 2, (prod_q, 0, ell), add, (&h.inv_p.w, &h.inv_p.wq), EVAL_NTT)? {
         return Ok(out);
     }
     l.ntt.forward(q, conv, 2 * h.ell, EVAL_NTT)?;
@@ -588,7 +600,7 @@ fn mod_down_add<Q: GpuQueue>(
 ///
 /// # Errors
 /// `Device` on a compile or launch failure.
-fn mod_down_conv_into<Q: GpuQueue>(
+pub(super) fn mod_down_conv_into<Q: GpuQueue>(
     q: &Q,
     l: &LevelData<Q::Buf>,
     h: &HybridLevelData<Q::Buf>,
@@ -622,11 +634,30 @@ fn mod_down_finish<Q: GpuQueue>(
     (conv, conv_off): (&Q::Buf, usize),
     (c01, c_polys): (&Q::Buf, usize),
 ) -> Result<Q::Buf> {
+    let out = q.alloc(2 * h.ell * l.n())?;
+    mod_down_finish_into(q, l, h, (&out, 0), 2, (prod_q, prod_off), (conv, conv_off), (c01, c_polys))?;
+    Ok(out)
+}
+
+/// [`mod_down_finish`] for `polys` polynomials into `out` from word `out_off`.
+///
+/// # Errors
+/// `Device` on a compile or launch failure.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn mod_down_finish_into<Q: GpuQueue>(
+    q: &Q,
+    l: &LevelData<Q::Buf>,
+    h: &HybridLevelData<Q::Buf>,
+    (out, out_off): (&Q::Buf, usize),
+    polys: usize,
+    (prod_q, prod_off): (&Q::Buf, usize),
+    (conv, conv_off): (&Q::Buf, usize),
+    (c01, c_polys): (&Q::Buf, usize),
+) -> Result<()> {
     let (ell, n) = (h.ell, l.n());
-    let out = q.alloc(2 * ell * n)?;
-    let words = 2 * ell * n;
+    let words = polys * ell * n;
     let args = [
-        Arg::Buf(&out),
+        Arg::BufAt(out, out_off),
         Arg::Buf(c01),
         Arg::BufAt(prod_q, prod_off),
         Arg::BufAt(conv, conv_off),
@@ -635,18 +666,17 @@ fn mod_down_finish<Q: GpuQueue>(
         Arg::Buf(&h.inv_p.wq),
         Arg::U32(ell as u32),
         Arg::U32(l.log_n),
-        Arg::U64((c_polys.min(2) * ell * n) as u64),
+        Arg::U64((c_polys.min(polys) * ell * n) as u64),
         Arg::U64(words as u64),
     ];
-    q.launch(Family::Keyswitch, &[], "moddown_finish_add_u64", Geometry::Items(words as u64), &args)?;
-    Ok(out)
+    q.launch(Family::Keyswitch, &[], "moddown_finish_add_u64", Geometry::Items(words as u64), &args)
 }
 
 /// Rotations of a hoisted batch whose ModDown conversions run as one batch (memory: about
 /// `HOIST_MODDOWN_BATCH × 2 × ℓ × N` words of conversion output at once). At N = 2^16 with
 /// ℓ = 30 the ModDown of one rotation is launches of 12 and 60 rows, too few to fill an H100;
 /// sixteen side by side are 192 and 960 rows.
-const HOIST_MODDOWN_BATCH: usize = 16;
+pub(super) const HOIST_MODDOWN_BATCH: usize = 16;
 
 /// Hoisted rotations (`Evaluator::apply_galois_hybrid_many`, and every hybrid automorphism:
 /// one is a hoisted batch of one): one ModUp of `ct`'s second polynomial (balanced digits) shared
@@ -685,30 +715,11 @@ pub fn apply_galois_hybrid_many<Q: GpuQueue>(
     let split = q.side_stream();
     let special_limbs = if split { ell..ell + alpha } else { 0..ell + alpha };
     for (scatter, keys) in scatter.chunks(HOIST_MODDOWN_BATCH).zip(keys.chunks(HOIST_MODDOWN_BATCH)) {
-        let rotate = Rotate { scatter, c0: (ct, 0) };
+        let rotate = Rotate { scatter, c0: (ct, 0), ext: None };
         // Every rotation's products side by side: the special rows are one batched ModDown
         // conversion's input.
         let (prod_q, prod_p) = alloc_prods(q, h, n, keys.len())?;
-        // Whole groups of keys in one launch, the rest (fewer than a group) in one more.
-        let (per_item, per_launch) = (HOIST_KEYS_PER_ITEM, HOIST_KEYS_PER_LAUNCH);
-        let products = |q: &Q, limbs: std::ops::Range<usize>| {
-            let mut first = 0;
-            while first < keys.len() {
-                let left = keys.len() - first;
-                let take = if left >= per_launch {
-                    per_launch
-                } else if left > per_item {
-                    left - left % per_item
-                } else {
-                    left
-                };
-                let prods = (&prod_q, &prod_p, first);
-                let keys = (&keys[first..first + take], per_item);
-                inner_products_into(q, l, h, &up, (ct, pw), keys, prods, limbs.clone(), Some(&rotate))?;
-                first += take;
-            }
-            Ok(())
-        };
+        let products = |q: &Q, limbs: std::ops::Range<usize>| rotation_products_into(q, l, h, &up, ct, keys, &rotate, (&prod_q, &prod_p), limbs);
         products(q, special_limbs.clone())?;
         let conv = q.scratch(keys.len() * 2 * ell * n)?;
         q.concurrently(
@@ -727,6 +738,45 @@ pub fn apply_galois_hybrid_many<Q: GpuQueue>(
         }
     }
     Ok(out)
+}
+
+/// The inner products of a hoisted batch (`keys`, at most [`HOIST_MODDOWN_BATCH`], with their
+/// [`Rotate`] inputs) on the extended limbs `limbs` into `prods` ([`alloc_prods`] for the
+/// batch): whole groups of [`HOIST_KEYS_PER_LAUNCH`] keys in one launch, the rest (fewer than a
+/// group) in one more.
+///
+/// # Errors
+/// `Device` on a compile or launch failure.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn rotation_products_into<Q: GpuQueue>(
+    q: &Q,
+    l: &LevelData<Q::Buf>,
+    h: &HybridLevelData<Q::Buf>,
+    up: &DeviceModUp<Q::Buf>,
+    ct: &Q::Buf,
+    keys: &[&Q::Buf],
+    rotate: &Rotate<'_, Q::Buf>,
+    (prod_q, prod_p): (&Q::Buf, &Q::Buf),
+    limbs: std::ops::Range<usize>,
+) -> Result<()> {
+    let pw = h.ell * l.n();
+    let (per_item, per_launch) = (HOIST_KEYS_PER_ITEM, HOIST_KEYS_PER_LAUNCH);
+    let mut first = 0;
+    while first < keys.len() {
+        let left = keys.len() - first;
+        let take = if left >= per_launch {
+            per_launch
+        } else if left > per_item {
+            left - left % per_item
+        } else {
+            left
+        };
+        let prods = (prod_q, prod_p, first);
+        let keys = (&keys[first..first + take], per_item);
+        inner_products_into(q, l, h, up, (ct, pw), keys, prods, limbs.clone(), Some(rotate))?;
+        first += take;
+    }
+    Ok(())
 }
 
 /// The finishes of a hoisted batch of `count` rotations as the epilogue of its batched ModDown
@@ -760,11 +810,11 @@ fn finish_fused_many<Q: GpuQueue>(
     // `out` is unused (the outputs go by address) but sized as the rows: prod_q.
     let ran = l.ntt.forward_moddown_finish(
         q,
-        prod_q,
+        (prod_q, 0),
         conv,
         FinishSource::RowsMany(&addrs),
         2 * count,
-        (prod_q, 2 * ell),
+        (prod_q, 0, 2 * ell),
         None,
         (&h.inv_p.w, &h.inv_p.wq),
         EVAL_NTT,

@@ -9,6 +9,7 @@
 //! run on both, so a result is bit-identical whichever backend computed it.
 
 pub mod batch;
+pub mod double_hoist;
 pub mod eval;
 pub mod hybrid;
 pub mod level;
@@ -189,14 +190,15 @@ pub trait GpuQueue: Send + Sync + Sized + 'static {
         let _ = (family, defines, kernel);
     }
     /// `Σ_t a_t ⊙ b_t` over `words` words in one pass (`b_t` broadcast over every `b_words`
-    /// words of `a_t`) into a new buffer, where the backend has a kernel that reads its
-    /// operands through a table of device pointers (CUDA); `None` elsewhere, and the caller
-    /// composes products and sums ([`eval::mul_plain_sum`]).
+    /// words of `a_t`; row `r` of `N` words reduced by `primes[r mod k]`) into a new buffer,
+    /// each operand given as (buffer, word offset), where the backend has a kernel that reads
+    /// its operands through a table of device pointers (CUDA); `None` elsewhere, and the caller
+    /// composes products and sums ([`eval::mul_sum_at`]).
     ///
     /// # Errors
     /// `Device` on an allocation, upload or launch failure.
-    fn mul_sum(&self, l: &level::LevelData<Self::Buf>, terms: &[(&Self::Buf, &Self::Buf)], b_words: usize, words: usize) -> Result<Option<Self::Buf>> {
-        let _ = (l, terms, b_words, words);
+    fn mul_sum(&self, primes: &level::DevicePrimes<Self::Buf>, log_n: u32, terms: &[SumTerm<'_, Self::Buf>], b_words: usize, words: usize) -> Result<Option<Self::Buf>> {
+        let _ = (primes, log_n, terms, b_words, words);
         Ok(None)
     }
     /// Queue an element-wise operation (paper §III-F: no host synchronization between
@@ -258,6 +260,9 @@ pub trait GpuQueue: Send + Sync + Sized + 'static {
         self.upload_static_words(&pack::to_words(host))
     }
 }
+
+/// One term `a ⊙ b` of [`GpuQueue::mul_sum`]: each operand as (buffer, word offset).
+pub type SumTerm<'a, B> = ((&'a B, usize), (&'a B, usize));
 
 /// Kinds of element-wise operation [`GpuQueue::launch_elementwise`] takes (the kernels of
 /// `native/elementwise.cl`).

@@ -296,11 +296,11 @@ impl<B: GpuBuffer> DeviceNttTables<B> {
     pub fn forward_moddown_finish<Q: GpuQueue<Buf = B>>(
         &self,
         q: &Q,
-        out: &B,
+        (out, out_off): (&B, usize),
         last: &B,
         src: FinishSource<'_, B>,
         polys: usize,
-        (xs, x_rows_per_poly): (&B, usize),
+        (xs, xs_off, x_rows_per_poly): (&B, usize, usize),
         add: Option<(&B, usize)>,
         (inv, inv_q): (&B, &B),
         variant: NttVariant,
@@ -310,7 +310,7 @@ impl<B: GpuBuffer> DeviceNttTables<B> {
             return Ok(false);
         }
         let plan = NttPlan::new(self.log_n, self.k, NttVariant::Radix8Cluster)?.with_rows(rows);
-        plan.check_len(out.words(), rows)?;
+        plan.check_len(out.words().saturating_sub(out_off), rows)?;
         let launches = plan.launches(NttDirection::Forward, rows);
         let [first] = launches.as_slice() else { return Ok(false) };
         if first.kernel != "ntt_fwd_cluster_u64" {
@@ -327,7 +327,7 @@ impl<B: GpuBuffer> DeviceNttTables<B> {
             FinishSource::RowsMany(outs) => (self.table(NttTable::Moduli), (0, 0), Some((outs, 0)), "ntt_fwd_cluster_fin_many_u64"),
         };
         let mut args = vec![
-            Arg::Buf(out),
+            Arg::BufAt(out, out_off),
             Arg::Buf(last),
             Arg::Buf(r1),
             Arg::Buf(self.table(NttTable::Roots)),
@@ -343,8 +343,8 @@ impl<B: GpuBuffer> DeviceNttTables<B> {
         args.extend([
             Arg::U64(p),
             Arg::U64(p_r1),
-            Arg::Buf(add.map_or(xs, |a| a.0)),
-            Arg::Buf(xs),
+            add.map_or(Arg::BufAt(xs, xs_off), |a| Arg::Buf(a.0)),
+            Arg::BufAt(xs, xs_off),
             Arg::Buf(inv),
             Arg::Buf(inv_q),
             Arg::U32(x_rows_per_poly as u32),

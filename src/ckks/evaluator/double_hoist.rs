@@ -1,0 +1,459 @@
+//! Double hoisting (Bossuat, Mouchet, Troncoso-Pastoriza, Hubaux, "Efficient Bootstrapping for
+//! Approximate Homomorphic Encryption with Non-Sparse Keys", Eurocrypt 2021, ePrint 2020/1203,
+//! §4): the baby-step/giant-step linear transform with its intermediate ciphertexts kept in the
+//! key-switching base `Q_ℓ ∪ P`. An extension beyond SEAL, with hybrid keys.
+//!
+//! An [`ExtCiphertext`] is `(c0, c1)` over `Q_ℓ ∪ P` standing for `P · ct` (plus key-switching
+//! noise not yet divided by `P`): what a hybrid key switch holds before its ModDown. The baby
+//! steps are hoisted rotations without ModDown ([`Evaluator::rotate_vector_hybrid_many_ext`]):
+//! one ModUp of `c1`, per step the permuted key inner product with `P·σ(c0)` folded in. A giant
+//! step's `Σ diag ⊙ rot` is summed in the extended base against diagonals encoded there too
+//! ([`Evaluator::multiply_plain_sum_ext`]); its rotation ([`Evaluator::rotate_vector_ext`])
+//! brings only `c1` down to `Q_ℓ`, key-switches it and adds `σ(c0)` (already times `P`) to the
+//! inner product; the giant steps add up in the extended base and one ModDown per polynomial
+//! ([`Evaluator::mod_down_ext`]) ends the transform. Against single hoisting this saves the
+//! ModDown of every baby step and of every giant step's `c0`, and the key-switching noise of
+//! the baby steps is divided by `P` after the diagonal products instead of before.
+//!
+//! Every word is defined by the CPU reference here; a `.gpu()` operand runs the same arithmetic
+//! on its queue (`src/device/gpu/double_hoist.rs`), bit for bit.
+
+use super::Evaluator;
+use crate::ckks::ciphertext::Ciphertext;
+use crate::ckks::hybrid::{Digits, HybridGaloisKeys, HybridKeySwitching};
+use crate::ckks::params::ParmsId;
+use crate::ckks::plaintext::Plaintext;
+use crate::device::object::host_current;
+use crate::device::queue::Queue;
+use crate::device::state::{DeviceBuf, DeviceState};
+use crate::math::modulus::Modulus;
+use crate::{Error, Result};
+use rayon::prelude::*;
+
+/// A ciphertext in the key-switching base `Q_ℓ ∪ P`, times `P` (module docs). Data: `c0`, `c1`
+/// on the `ℓ` data limbs and on the `α` special limbs, canonical, NTT form; on the host or on
+/// the queue of the operation that made it.
+#[derive(Clone)]
+pub struct ExtCiphertext {
+    ks: HybridKeySwitching,
+    parms_id: ParmsId,
+    scale: f64,
+    ell: usize,
+    n: usize,
+    data: ExtData,
+}
+
+#[derive(Clone)]
+enum ExtData {
+    /// `q`: `2 × ℓ × N` words (`c0` then `c1`); `p`: `2 × α × N`.
+    Host { q: Vec<u64>, p: Vec<u64> },
+    /// (buffer, word offset) of `c0`, `c1` on the data limbs and on the special limbs.
+    Device { queue: Queue, q: [(DeviceBuf, usize); 2], p: [(DeviceBuf, usize); 2] },
+}
+
+impl std::fmt::Debug for ExtCiphertext {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let at = if matches!(self.data, ExtData::Host { .. }) { "host" } else { "device" };
+        write!(f, "ExtCiphertext(ℓ = {}, N = {}, scale {:e}, {at})", self.ell, self.n, self.scale)
+    }
+}
+
+impl ExtCiphertext {
+    /// The level (`Q_ℓ`'s `parms_id`).
+    pub fn parms_id(&self) -> ParmsId {
+        self.parms_id
+    }
+    /// The scale of the ciphertext it stands for (the factor `P` aside).
+    pub fn scale(&self) -> f64 {
+        self.scale
+    }
+    fn alpha(&self) -> usize {
+        self.ks.special_base().0.len()
+    }
+    fn queue(&self) -> Option<&Queue> {
+        match &self.data {
+            ExtData::Host { .. } => None,
+            ExtData::Device { queue, .. } => Some(queue),
+        }
+    }
+    /// The words on the host (`q`, `p` as in [`ExtData::Host`]). The host path runs only when
+    /// no operand is on a device (a device operand sends the operation there).
+    fn host(&self) -> Result<(&[u64], &[u64])> {
+        match &self.data {
+            ExtData::Host { q, p } => Ok((q, p)),
+            ExtData::Device { .. } => Err(Error::Device("extended ciphertext on a device in a host operation".into())),
+        }
+    }
+}
+
+/// Rows of `n` words with their index, in parallel.
+fn rows_mut<'a>(data: &'a mut [u64], n: usize) -> impl IndexedParallelIterator<Item = (usize, &'a mut [u64])> {
+    data.par_chunks_mut(n).enumerate()
+}
+
+impl Evaluator {
+    fn check_ext(&self, x: &ExtCiphertext, ks: &HybridKeySwitching, parms_id: &ParmsId) -> Result<()> {
+        if &x.ks != ks || &x.parms_id != parms_id {
+            return Err(Error::ParmsMismatch("extended ciphertexts of different levels or key switching".into()));
+        }
+        Ok(())
+    }
+
+    /// The special primes and the moduli of extended limb `o` (data limbs first).
+    fn ext_moduli(ks: &HybridKeySwitching, ell: usize) -> Vec<Modulus> {
+        let alpha = ks.special_base().0.len();
+        (0..ell + alpha).map(|o| ks.ext_modulus(ell, o)).collect()
+    }
+
+    /// Hoisted rotations of `ct` by each of `steps` (`0`: `ct` itself) left in the extended base
+    /// `Q_ℓ ∪ P` (module docs): one ModUp of `c1` shared by all, per step the permuted inner
+    /// product with `P·σ(c0)` folded into `c0`, no ModDown. Data: `ct` size 2, NTT form; each
+    /// output `2 × (ℓ + α) × N` words, same level and scale. Bossuat et al. 2021 §4 (first
+    /// hoisting level).
+    ///
+    /// # Errors
+    /// `InvalidArgument` (`|step| ≥ N/2`, size ≠ 2); `MissingKey` for a step without its own key
+    /// (no NAF composition here); `NotValidForParams`, `WrongForm` as
+    /// [`Evaluator::apply_galois_hybrid`]. `ct` is never changed.
+    pub fn rotate_vector_hybrid_many_ext(&self, ct: &Ciphertext, steps: &[i32], keys: &HybridGaloisKeys) -> Result<Vec<ExtCiphertext>> {
+        let cd = self.check_hybrid_ct(ct, &keys.ks)?;
+        if ct.size != 2 {
+            return Err(Error::InvalidArgument(format!("encrypted size must be 2, is {}", ct.size)));
+        }
+        let tool = self.ctx.galois_tool();
+        let mut elts = Vec::with_capacity(steps.len());
+        for &s in steps {
+            elts.push(if s == 0 { None } else { Some(tool.elt_from_step(s)?) });
+        }
+        for &e in elts.iter().flatten() {
+            self.check_galois_hybrid(ct, e, keys)?;
+        }
+        let ks = &keys.ks;
+        let (ell, n) = (cd.coeff_modulus().len(), cd.n());
+        let make = |data| ExtCiphertext { ks: ks.clone(), parms_id: ct.parms_id, scale: ct.scale, ell, n, data };
+        if let Some(q) = self.device_for(&[ct]) {
+            return Ok(self.ext_gpu(&q, ExtOp::Rotations(ct, &elts, keys))?.into_iter().map(make).collect());
+        }
+        let src = host_current(ct)?;
+        let alpha = ks.special_base().0.len();
+        let moduli = Self::ext_moduli(ks, ell);
+        let p_mod = ks.p_mod_q(ell);
+        let up = elts.iter().any(Option::is_some).then(|| ks.mod_up(src.poly(1), Digits::Balanced));
+        elts.iter()
+            .map(|&e| {
+                let Some(elt) = e else {
+                    let mut q = src.data[..2 * ell * n].to_vec();
+                    rows_mut(&mut q, n).for_each(|(r, row)| {
+                        let m = &moduli[r % ell];
+                        row.iter_mut().for_each(|x| *x = m.mul(*x, p_mod[r % ell]));
+                    });
+                    return Ok(make(ExtData::Host { q, p: vec![0; 2 * alpha * n] }));
+                };
+                let key = keys.key(elt).ok_or_else(|| Error::MissingKey(format!("Galois key not present for galois_elt {elt}")))?;
+                let perm = tool.permutation_ntt(elt)?;
+                let up = up.as_ref().ok_or_else(|| Error::InvalidArgument("hoisted rotation without its ModUp".into()))?;
+                let prods = ks.key_inner_product(up, key, Some(perm));
+                let c0 = src.poly(0);
+                let (mut q, mut p) = (vec![0u64; 2 * ell * n], vec![0u64; 2 * alpha * n]);
+                for c in 0..2 {
+                    for i in 0..ell {
+                        let row = &mut q[(c * ell + i) * n..(c * ell + i + 1) * n];
+                        row.copy_from_slice(&prods[i][c]);
+                        if c == 0 {
+                            let (m, pm, src0) = (&moduli[i], p_mod[i], &c0[i * n..(i + 1) * n]);
+                            row.par_iter_mut().zip(perm.par_iter()).for_each(|(x, &j)| *x = m.add(*x, m.mul(src0[j as usize], pm)));
+                        }
+                    }
+                    for k in 0..alpha {
+                        p[(c * alpha + k) * n..(c * alpha + k + 1) * n].copy_from_slice(&prods[ell + k][c]);
+                    }
+                }
+                Ok(make(ExtData::Host { q, p }))
+            })
+            .collect()
+    }
+
+    /// `Σ_t x_t ⊙ pt_t` in the extended base: each `pt_t` encoded on the level's primes then the
+    /// special primes (`(ℓ + α) × N` words, NTT form; `LinearTransform::new_extended` makes
+    /// them). Scale: `x.scale · pt.scale`, equal for every term.
+    ///
+    /// # Errors
+    /// `InvalidArgument` without terms or for a plaintext of another size; `ParmsMismatch`
+    /// (levels, key switching); `ScaleMismatch` for terms of different scales.
+    pub fn multiply_plain_sum_ext(&self, terms: &[(&ExtCiphertext, &Plaintext)]) -> Result<ExtCiphertext> {
+        let (x0, p0) = terms.first().ok_or_else(|| Error::InvalidArgument("multiply_plain_sum_ext: no terms".into()))?;
+        let (ell, alpha, n) = (x0.ell, x0.alpha(), x0.n);
+        let scale = x0.scale * p0.scale;
+        for (x, p) in terms {
+            self.check_ext(x, &x0.ks, &x0.parms_id)?;
+            if p.data.len() != (ell + alpha) * n || p.parms_id != x0.parms_id {
+                return Err(Error::InvalidArgument("multiply_plain_sum_ext: plaintext not encoded in the extended base at this level".into()));
+            }
+            if x.scale * p.scale != scale {
+                return Err(Error::ScaleMismatch("multiply_plain_sum_ext: terms of different scales".into()));
+            }
+        }
+        let out = |data| ExtCiphertext { data, scale, ..(*x0).clone_meta() };
+        if let Some(q) = terms.iter().find_map(|(x, _)| x.queue()).cloned() {
+            return Ok(out(self.ext_gpu(&q, ExtOp::MulSum(terms))?.remove(0)));
+        }
+        let hosts = terms.iter().map(|(x, _)| x.host()).collect::<Result<Vec<_>>>()?;
+        let moduli = Self::ext_moduli(&x0.ks, ell);
+        let sum = |special: bool| -> Vec<u64> {
+            let (k, off) = if special { (alpha, ell) } else { (ell, 0) };
+            let mut acc = vec![0u64; 2 * k * n];
+            rows_mut(&mut acc, n).for_each(|(r, row)| {
+                let (c, i) = (r / k, r % k);
+                let m = &moduli[off + i];
+                for ((q, p), (_, pt)) in hosts.iter().zip(terms) {
+                    let x = if special { p } else { q };
+                    let xs = &x[(c * k + i) * n..(c * k + i + 1) * n];
+                    let ps = &pt.data[(off + i) * n..(off + i + 1) * n];
+                    for ((a, &u), &v) in row.iter_mut().zip(xs).zip(ps) {
+                        *a = m.add(*a, m.mul(u, v));
+                    }
+                }
+            });
+            acc
+        };
+        Ok(out(ExtData::Host { q: sum(false), p: sum(true) }))
+    }
+
+    /// `x` rotated left by `step` slots, still in the extended base (a giant step, module docs):
+    /// `c1` brought down to `Q_ℓ` (ModDown), its ModUp and permuted inner product with the
+    /// step's key, `σ(c0)` (already times `P`) added on every limb. Same level and scale.
+    ///
+    /// # Errors
+    /// `InvalidArgument` for `|step| ≥ N/2` or `0`; `MissingKey` without the step's own key;
+    /// `NotValidForParams` for keys of another key switching.
+    pub fn rotate_vector_ext(&self, x: &ExtCiphertext, step: i32, keys: &HybridGaloisKeys) -> Result<ExtCiphertext> {
+        if x.ks != keys.ks {
+            return Err(Error::NotValidForParams("galois_keys is not valid for this extended ciphertext".into()));
+        }
+        if step == 0 {
+            return Err(Error::InvalidArgument("rotate_vector_ext: step 0".into()));
+        }
+        let tool = self.ctx.galois_tool();
+        let elt = tool.elt_from_step(step)?;
+        let key = keys.key(elt).ok_or_else(|| Error::MissingKey(format!("Galois key not present for galois_elt {elt}")))?;
+        if let Some(q) = x.queue().cloned() {
+            return Ok(ExtCiphertext { data: self.ext_gpu(&q, ExtOp::Rotate(x, elt, keys))?.remove(0), ..x.clone_meta() });
+        }
+        let (ell, alpha, n) = (x.ell, x.alpha(), x.n);
+        let (xq, xp) = x.host()?;
+        let ks = &x.ks;
+        let mut c1 = vec![0u64; ell * n];
+        ks.mod_down_poly_add(&xq[ell * n..], &xp[alpha * n..], &mut c1);
+        let up = ks.mod_up(&c1, Digits::Balanced);
+        let perm = tool.permutation_ntt(elt)?;
+        let prods = ks.key_inner_product(&up, key, Some(perm));
+        let moduli = Self::ext_moduli(ks, ell);
+        let (mut q, mut p) = (vec![0u64; 2 * ell * n], vec![0u64; 2 * alpha * n]);
+        for o in 0..ell + alpha {
+            let (dst, src0, k, i) = if o < ell { (&mut q, &xq, ell, o) } else { (&mut p, &xp, alpha, o - ell) };
+            for c in 0..2 {
+                let row = &mut dst[(c * k + i) * n..(c * k + i + 1) * n];
+                row.copy_from_slice(&prods[o][c]);
+                if c == 0 {
+                    let (m, a) = (&moduli[o], &src0[i * n..(i + 1) * n]);
+                    row.par_iter_mut().zip(perm.par_iter()).for_each(|(v, &j)| *v = m.add(*v, a[j as usize]));
+                }
+            }
+        }
+        Ok(ExtCiphertext { data: ExtData::Host { q, p }, ..x.clone_meta() })
+    }
+
+    /// `a + b` in the extended base.
+    ///
+    /// # Errors
+    /// `ParmsMismatch` (levels, key switching); `ScaleMismatch`.
+    pub fn add_ext(&self, a: &ExtCiphertext, b: &ExtCiphertext) -> Result<ExtCiphertext> {
+        self.check_ext(b, &a.ks, &a.parms_id)?;
+        if a.scale != b.scale {
+            return Err(Error::ScaleMismatch("add_ext: scale mismatch".into()));
+        }
+        if let Some(q) = a.queue().or(b.queue()).cloned() {
+            return Ok(ExtCiphertext { data: self.ext_gpu(&q, ExtOp::Add(a, b))?.remove(0), ..a.clone_meta() });
+        }
+        let ((aq, ap), (bq, bp)) = (a.host()?, b.host()?);
+        let moduli = Self::ext_moduli(&a.ks, a.ell);
+        let add = |x: &[u64], y: &[u64], k: usize, off: usize| -> Vec<u64> {
+            let mut x = x.to_vec();
+            rows_mut(&mut x, a.n).for_each(|(r, row)| {
+                let m = &moduli[off + r % k];
+                row.iter_mut().zip(&y[r * a.n..(r + 1) * a.n]).for_each(|(u, &v)| *u = m.add(*u, v));
+            });
+            x
+        };
+        let alpha = a.alpha();
+        Ok(ExtCiphertext { data: ExtData::Host { q: add(aq, bq, a.ell, 0), p: add(ap, bp, alpha, a.ell) }, ..a.clone_meta() })
+    }
+
+    /// The ciphertext `x` stands for: ModDown by `P` with rounding of each polynomial (hybrid key
+    /// switching's step 3). Size 2, `ℓ × N` words per polynomial, NTT form, `x`'s level and
+    /// scale; on `x`'s queue if it is on a device.
+    ///
+    /// # Errors
+    /// `Device` on a device failure; `TransparentResult` (host).
+    pub fn mod_down_ext(&self, x: &ExtCiphertext) -> Result<Ciphertext> {
+        let cd = self.ctx.context_data_for(&x.parms_id, "encrypted")?.clone();
+        let mut out = Ciphertext::zeros(&cd, 2);
+        out.scale = x.scale;
+        if let Some(q) = x.queue().cloned() {
+            let buf = self.ext_gpu(&q, ExtOp::ModDown(x))?.remove(0);
+            let ExtData::Device { q: parts, .. } = buf else {
+                return Err(Error::Device("mod_down_ext: no device result".into()));
+            };
+            out.data = Vec::new();
+            out.gpu = DeviceState::default();
+            out.gpu.set_result(q, parts[0].0.clone());
+            return Ok(out);
+        }
+        let (xq, xp) = x.host()?;
+        let (pw, sw) = (x.ell * x.n, x.alpha() * x.n);
+        let (c0, c1) = out.data.split_at_mut(pw);
+        x.ks.mod_down_poly_add(&xq[..pw], &xp[..sw], c0);
+        x.ks.mod_down_poly_add(&xq[pw..], &xp[sw..], c1);
+        super::check_not_transparent(&out)?;
+        Ok(out)
+    }
+
+    /// `ct`'s level data checked as for hybrid key switching.
+    fn check_hybrid_ct(&self, ct: &Ciphertext, ks: &HybridKeySwitching) -> Result<std::sync::Arc<crate::ckks::context::ContextData>> {
+        let cd = crate::ckks::valcheck::check_ciphertext(ct, &self.ctx, "encrypted", false)?.clone();
+        if !ct.is_ntt_form {
+            return Err(Error::WrongForm("CKKS encrypted must be in NTT form".into()));
+        }
+        if ks.context() != &self.ctx {
+            return Err(Error::NotValidForParams("galois_keys is not valid for encryption parameters".into()));
+        }
+        Ok(cd)
+    }
+}
+
+impl ExtCiphertext {
+    /// Everything but the data (the data of a copy is replaced at once).
+    fn clone_meta(&self) -> ExtCiphertext {
+        ExtCiphertext { ks: self.ks.clone(), parms_id: self.parms_id, scale: self.scale, ell: self.ell, n: self.n, data: ExtData::Host { q: Vec::new(), p: Vec::new() } }
+    }
+}
+
+/// An extended-base operation on a device, with its operands (checked by the caller).
+// Without a GPU backend the operands are never read (no backend consumes them).
+#[cfg_attr(not(any(feature = "cuda", feature = "opencl")), allow(dead_code))]
+enum ExtOp<'a> {
+    /// Baby steps: per element (`None`: identity) an extended ciphertext.
+    Rotations(&'a Ciphertext, &'a [Option<u32>], &'a HybridGaloisKeys),
+    MulSum(&'a [(&'a ExtCiphertext, &'a Plaintext)]),
+    Rotate(&'a ExtCiphertext, u32, &'a HybridGaloisKeys),
+    Add(&'a ExtCiphertext, &'a ExtCiphertext),
+    /// The result's `q[0]` is the ciphertext's buffer (`2 × ℓ × N` words).
+    ModDown(&'a ExtCiphertext),
+}
+
+#[cfg(not(any(feature = "cuda", feature = "opencl")))]
+impl Evaluator {
+    /// Without a GPU backend no queue exists, so this is never reached.
+    fn ext_gpu(&self, _q: &Queue, _op: ExtOp<'_>) -> Result<Vec<ExtData>> {
+        Err(Error::Device("xehe was built without a GPU backend".into()))
+    }
+}
+
+#[cfg(any(feature = "cuda", feature = "opencl"))]
+mod gpu_impl {
+    use super::*;
+    use crate::ckks::device::hybrid::hybrid_level_data;
+    use crate::ckks::device::level_data;
+    use crate::device::gpu::double_hoist::{self as dh, DeviceExt};
+    use crate::device::gpu::{buffer_of, GpuQueue};
+    use std::sync::Arc;
+
+    fn to_data<Q: GpuQueue>(queue: &Queue, x: DeviceExt<Q::Buf>) -> ExtData {
+        let w = |(b, off): (Arc<Q::Buf>, usize)| (Q::wrap(b), off);
+        let [q0, q1] = x.q;
+        let [p0, p1] = x.p;
+        ExtData::Device { queue: queue.clone(), q: [w(q0), w(q1)], p: [w(p0), w(p1)] }
+    }
+
+    /// `x` on `cq`'s device (uploaded if on the host).
+    fn on_device<Q: GpuQueue>(cq: &Q, x: &ExtCiphertext) -> Result<DeviceExt<Q::Buf>> {
+        match &x.data {
+            ExtData::Device { q, p, .. } => {
+                let b = |(d, off): &(DeviceBuf, usize)| -> Result<(Arc<Q::Buf>, usize)> { Ok((buffer_of::<Q>(d)?, *off)) };
+                Ok(DeviceExt { q: [b(&q[0])?, b(&q[1])?], p: [b(&p[0])?, b(&p[1])?] })
+            }
+            ExtData::Host { q, p } => {
+                let (pw, sw) = (x.ell * x.n, x.alpha() * x.n);
+                let (q, p) = (Arc::new(cq.upload(q)?), Arc::new(cq.upload(p)?));
+                Ok(DeviceExt { q: [(q.clone(), 0), (q, pw)], p: [(p.clone(), 0), (p, sw)] })
+            }
+        }
+    }
+
+    impl Evaluator {
+        pub(super) fn ext_gpu(&self, q: &Queue, op: ExtOp<'_>) -> Result<Vec<ExtData>> {
+            match q {
+                #[cfg(feature = "cuda")]
+                Queue::Cuda(cq) => self.ext_on(q, &**cq, op),
+                #[cfg(feature = "opencl")]
+                Queue::OpenCl(cq) => self.ext_on(q, &**cq, op),
+                #[cfg(all(feature = "level-zero", any(feature = "cuda", feature = "opencl")))]
+                Queue::LevelZero(zq) => self.ext_on(q, &**zq, op),
+            }
+        }
+
+        fn ext_on<Q: GpuQueue>(&self, queue: &Queue, cq: &Q, op: ExtOp<'_>) -> Result<Vec<ExtData>> {
+            let (parms_id, ks) = match &op {
+                ExtOp::Rotations(ct, _, keys) => (ct.parms_id, &keys.ks),
+                ExtOp::MulSum(t) => (t[0].0.parms_id, &t[0].0.ks),
+                ExtOp::Rotate(x, _, _) | ExtOp::Add(x, _) | ExtOp::ModDown(x) => (x.parms_id, &x.ks),
+            };
+            let l = level_data(cq, &self.ctx, &parms_id)?;
+            let h = hybrid_level_data(cq, ks, parms_id, l.k())?;
+            let galois = |elt: u32, keys: &HybridGaloisKeys| {
+                let key = keys.key(elt).ok_or_else(|| Error::MissingKey(format!("Galois key not present for galois_elt {elt}")))?;
+                self.galois_key_on(cq, elt, key)
+            };
+            let one = |x: DeviceExt<Q::Buf>| Ok(vec![to_data::<Q>(queue, x)]);
+            match op {
+                ExtOp::Rotations(ct, elts, keys) => {
+                    let buf = buffer_of::<Q>(&ct.gpu.device_copy(queue, &ct.data)?)?;
+                    let rot: Vec<u32> = elts.iter().flatten().copied().collect();
+                    let ks_tabs = rot.iter().map(|&e| galois(e, keys)).collect::<Result<Vec<_>>>()?;
+                    let k: Vec<&Q::Buf> = ks_tabs.iter().map(|(k, _)| &**k).collect();
+                    let t: Vec<&Q::Buf> = ks_tabs.iter().map(|(_, t)| &**t).collect();
+                    let mut rotated = if rot.is_empty() { Vec::new() } else { dh::rotations_ext(cq, &l, &h, &buf, &t, &k)? }.into_iter();
+                    let ell = l.k();
+                    let p_mod = keys.ks.p_mod_q(ell);
+                    elts.iter()
+                        .map(|e| {
+                            let x = match e {
+                                None => dh::identity_ext(cq, &l, &h, &buf, p_mod)?,
+                                Some(_) => rotated.next().ok_or_else(|| Error::Device("rotation count mismatch".into()))?,
+                            };
+                            Ok(to_data::<Q>(queue, x))
+                        })
+                        .collect()
+                }
+                ExtOp::MulSum(terms) => {
+                    let xs = terms.iter().map(|(x, _)| on_device(cq, x)).collect::<Result<Vec<_>>>()?;
+                    let pts = terms
+                        .iter()
+                        .map(|(_, p)| buffer_of::<Q>(&p.gpu.device_copy(queue, &p.data)?))
+                        .collect::<Result<Vec<_>>>()?;
+                    let t: Vec<(&DeviceExt<Q::Buf>, &Q::Buf)> = xs.iter().zip(&pts).map(|(x, p)| (x, &**p)).collect();
+                    one(dh::mul_sum_ext(cq, &l, &h, &t)?)
+                }
+                ExtOp::Rotate(x, elt, keys) => {
+                    let (key, table) = galois(elt, keys)?;
+                    one(dh::rotate_ext(cq, &l, &h, &on_device(cq, x)?, &table, &key)?)
+                }
+                ExtOp::Add(a, b) => one(dh::add_ext(cq, &l, &h, &on_device(cq, a)?, &on_device(cq, b)?)?),
+                ExtOp::ModDown(x) => {
+                    let buf = Arc::new(dh::mod_down_ext(cq, &l, &h, &on_device(cq, x)?)?);
+                    one(DeviceExt { q: [(buf.clone(), 0), (buf.clone(), 0)], p: [(buf.clone(), 0), (buf, 0)] })
+                }
+            }
+        }
+    }
+}
