@@ -348,3 +348,37 @@ fn seal_layout_keys_hoisted() {
     let other = HybridKeySwitching::new(&s.ctx, KeySwitchParams { special_modulus_size: 2, dnum: 2 }).unwrap();
     assert!(matches!(HybridGaloisKeys::from_galois_keys(&other, &sgk), Err(Error::InvalidParameters(_))));
 }
+
+/// Double hoisting's extended-base operations: a rotation left in `Q ∪ P` and brought down is a
+/// rotation (same noise class as `rotate_vector_hybrid`), a giant-step rotation of a baby step
+/// composes, `add_ext` adds; and what is not allowed is refused without a panic.
+#[test]
+fn extended_base_rotations() {
+    let s = setup(8192, &[60, 40, 40, 40, 40, 60], SecLevel::None);
+    let v = s.values(7);
+    let slots = v.len();
+    let rot = |k: i64| -> Vec<f64> { (0..slots).map(|i| v[(i as i64 + k).rem_euclid(slots as i64) as usize]).collect() };
+    let ks = HybridKeySwitching::new(&s.ctx, KeySwitchParams { special_modulus_size: 2, dnum: 3 }).unwrap();
+    let gk = s.kg.create_hybrid_galois_keys_from_steps(&ks, &[1, 2, 8]).unwrap();
+    for drop in [0, 2] {
+        let ct = s.encrypt(&v, drop);
+        let ext = s.ev.rotate_vector_hybrid_many_ext(&ct, &[0, 1, 2], &gk).unwrap();
+        for (x, k) in ext.iter().zip([0i64, 1, 2]) {
+            let back = s.ev.mod_down_ext(x).unwrap();
+            assert!(max_err(&s.decrypt(&back), &rot(k)) < 1e-5, "baby step {k}, drop {drop}");
+        }
+        // rot_8(rot_1(x) + rot_2(x)) in the extended base, one ModDown at the end.
+        let sum = s.ev.add_ext(&ext[1], &ext[2]).unwrap();
+        let giant = s.ev.rotate_vector_ext(&sum, 8, &gk).unwrap();
+        let got = s.decrypt(&s.ev.mod_down_ext(&giant).unwrap());
+        let want: Vec<f64> = rot(9).iter().zip(rot(10)).map(|(a, b)| a + b).collect();
+        assert!(max_err(&got, &want) < 1e-5, "giant step, drop {drop}");
+        // Errors: step 0, a step without a key, a plaintext not in the extended base.
+        assert!(matches!(s.ev.rotate_vector_ext(&sum, 0, &gk), Err(Error::InvalidArgument(_))));
+        assert!(matches!(s.ev.rotate_vector_ext(&sum, 3, &gk), Err(Error::MissingKey(_))));
+        assert!(matches!(s.ev.rotate_vector_hybrid_many_ext(&ct, &[5], &gk), Err(Error::MissingKey(_))));
+        let pt = s.ce.encode_f64(&v, ct.parms_id(), 1.0).unwrap();
+        assert!(matches!(s.ev.multiply_plain_sum_ext(&[(&sum, &pt)]), Err(Error::InvalidArgument(_))));
+        assert!(matches!(s.ev.multiply_plain_sum_ext(&[]), Err(Error::InvalidArgument(_))));
+    }
+}

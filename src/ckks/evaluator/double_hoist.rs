@@ -47,8 +47,8 @@ pub struct ExtCiphertext {
 enum ExtData {
     /// `q`: `2 × ℓ × N` words (`c0` then `c1`); `p`: `2 × α × N`.
     Host { q: Vec<u64>, p: Vec<u64> },
-    /// (buffer, word offset) of `c0`, `c1` on the data limbs and on the special limbs.
-    Device { queue: Queue, q: [(DeviceBuf, usize); 2], p: [(DeviceBuf, usize); 2] },
+    /// (buffer, word offset) of `c0` then `c1` on the data limbs and on the special limbs.
+    Device { queue: Queue, q: (DeviceBuf, usize), p: (DeviceBuf, usize) },
 }
 
 impl std::fmt::Debug for ExtCiphertext {
@@ -306,7 +306,7 @@ impl Evaluator {
             };
             out.data = Vec::new();
             out.gpu = DeviceState::default();
-            out.gpu.set_result(q, parts[0].0.clone());
+            out.gpu.set_result(q, parts.0);
             return Ok(out);
         }
         let (xq, xp) = x.host()?;
@@ -370,23 +370,14 @@ mod gpu_impl {
 
     fn to_data<Q: GpuQueue>(queue: &Queue, x: DeviceExt<Q::Buf>) -> ExtData {
         let w = |(b, off): (Arc<Q::Buf>, usize)| (Q::wrap(b), off);
-        let [q0, q1] = x.q;
-        let [p0, p1] = x.p;
-        ExtData::Device { queue: queue.clone(), q: [w(q0), w(q1)], p: [w(p0), w(p1)] }
+        ExtData::Device { queue: queue.clone(), q: w(x.q), p: w(x.p) }
     }
 
     /// `x` on `cq`'s device (uploaded if on the host).
     fn on_device<Q: GpuQueue>(cq: &Q, x: &ExtCiphertext) -> Result<DeviceExt<Q::Buf>> {
         match &x.data {
-            ExtData::Device { q, p, .. } => {
-                let b = |(d, off): &(DeviceBuf, usize)| -> Result<(Arc<Q::Buf>, usize)> { Ok((buffer_of::<Q>(d)?, *off)) };
-                Ok(DeviceExt { q: [b(&q[0])?, b(&q[1])?], p: [b(&p[0])?, b(&p[1])?] })
-            }
-            ExtData::Host { q, p } => {
-                let (pw, sw) = (x.ell * x.n, x.alpha() * x.n);
-                let (q, p) = (Arc::new(cq.upload(q)?), Arc::new(cq.upload(p)?));
-                Ok(DeviceExt { q: [(q.clone(), 0), (q, pw)], p: [(p.clone(), 0), (p, sw)] })
-            }
+            ExtData::Device { q, p, .. } => Ok(DeviceExt { q: (buffer_of::<Q>(&q.0)?, q.1), p: (buffer_of::<Q>(&p.0)?, p.1) }),
+            ExtData::Host { q, p } => Ok(DeviceExt { q: (Arc::new(cq.upload(q)?), 0), p: (Arc::new(cq.upload(p)?), 0) }),
         }
     }
 
@@ -451,7 +442,7 @@ mod gpu_impl {
                 ExtOp::Add(a, b) => one(dh::add_ext(cq, &l, &h, &on_device(cq, a)?, &on_device(cq, b)?)?),
                 ExtOp::ModDown(x) => {
                     let buf = Arc::new(dh::mod_down_ext(cq, &l, &h, &on_device(cq, x)?)?);
-                    one(DeviceExt { q: [(buf.clone(), 0), (buf.clone(), 0)], p: [(buf.clone(), 0), (buf, 0)] })
+                    one(DeviceExt { q: (buf.clone(), 0), p: (buf, 0) })
                 }
             }
         }

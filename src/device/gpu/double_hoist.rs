@@ -6,9 +6,9 @@
 //! its own `c0` folded into the inner product; the giant steps add up in `Q_ℓ ∪ P` and one
 //! ModDown per polynomial ends the transform.
 //!
-//! An extended ciphertext ([`DeviceExt`]) is four parts, each (buffer, word offset): `c0` and
-//! `c1` on the data limbs (`ℓ × N` words each) and on the special limbs (`α × N` each), all
-//! canonical, NTT form. Buffers are never written after they are made (the house rule of
+//! An extended ciphertext ([`DeviceExt`]) is two parts, each (buffer, word offset): `c0` then
+//! `c1` on the data limbs (`2 × ℓ × N` words) and on the special limbs (`2 × α × N`), all
+//! canonical, NTT form; each part one pass of a sum, an addition or a ModDown. Buffers are never written after they are made (the house rule of
 //! `eval`): the baby steps' parts are slices of one batch buffer.
 
 use super::eval::{add_at, mul_sum_at, scalar_op, EVAL_NTT};
@@ -27,10 +27,10 @@ pub type Part<B> = (Arc<B>, usize);
 
 /// A ciphertext in the extended base `Q_ℓ ∪ P`, times `P`, on the device (module docs).
 pub struct DeviceExt<B> {
-    /// `c0`, `c1` on the data limbs (`ℓ × N` words each).
-    pub q: [Part<B>; 2],
-    /// `c0`, `c1` on the special limbs (`α × N` words each).
-    pub p: [Part<B>; 2],
+    /// `c0` then `c1` on the data limbs (`2 × ℓ × N` words).
+    pub q: Part<B>,
+    /// `c0` then `c1` on the special limbs (`2 × α × N` words).
+    pub p: Part<B>,
 }
 
 impl<B> Clone for DeviceExt<B> {
@@ -39,8 +39,8 @@ impl<B> Clone for DeviceExt<B> {
     }
 }
 
-fn at<B>(p: &Part<B>) -> (&B, usize) {
-    (&*p.0, p.1)
+fn at<B>(p: &Part<B>, skip: usize) -> (&B, usize) {
+    (&*p.0, p.1 + skip)
 }
 
 /// `(P·c0, P·c1)` on the data limbs and zero on the special limbs: `ct` (size 2) itself in the
@@ -49,12 +49,11 @@ fn at<B>(p: &Part<B>) -> (&B, usize) {
 /// # Errors
 /// `Device` on an allocation, upload or launch failure.
 pub fn identity_ext<Q: GpuQueue>(q: &Q, l: &LevelData<Q::Buf>, h: &HybridLevelData<Q::Buf>, ct: &Q::Buf, p_mod: &[u64]) -> Result<DeviceExt<Q::Buf>> {
-    let (pw, sw) = (h.ell * l.n(), h.alpha * l.n());
-    let qs = Arc::new(scalar_op(q, l, ct, 2, p_mod, false)?);
+    let sw = h.alpha * l.n();
+    let qs = scalar_op(q, l, ct, 2, p_mod, false)?;
     let zeros = q.alloc(2 * sw)?;
     q.zero(&zeros, 0, 2 * sw)?;
-    let zeros = Arc::new(zeros);
-    Ok(DeviceExt { q: [(qs.clone(), 0), (qs, pw)], p: [(zeros.clone(), 0), (zeros, sw)] })
+    Ok(DeviceExt { q: (Arc::new(qs), 0), p: (Arc::new(zeros), 0) })
 }
 
 /// Hoisted rotations of `ct` (size 2) left in the extended base: one ModUp of `c1`, then per
@@ -82,33 +81,30 @@ pub fn rotations_ext<Q: GpuQueue>(
         rotation_products_into(q, l, h, &up, ct, keys, &rotate, (&prod_q, &prod_p), 0..ell + alpha)?;
         let (prod_q, prod_p) = (Arc::new(prod_q), Arc::new(prod_p));
         for i in 0..keys.len() {
-            let (a, b) = (2 * i * pw, 2 * i * sw);
-            out.push(DeviceExt {
-                q: [(prod_q.clone(), a), (prod_q.clone(), a + pw)],
-                p: [(prod_p.clone(), b), (prod_p.clone(), b + sw)],
-            });
+            out.push(DeviceExt { q: (prod_q.clone(), 2 * i * pw), p: (prod_p.clone(), 2 * i * sw) });
         }
     }
     Ok(out)
 }
 
 /// `Σ_t x_t ⊙ pt_t` in the extended base: `pt_t` is a plaintext encoded on the level's primes
-/// then the special primes (`(ℓ + α) × N` words, NTT form). Four passes (each part), each one
-/// launch where the backend sums through a pointer table.
+/// then the special primes (`(ℓ + α) × N` words, NTT form), applied to both polynomials. Two
+/// passes (data limbs, special limbs), each one launch where the backend sums through a
+/// pointer table.
 ///
 /// # Errors
 /// `Device` on an allocation or launch failure; `InvalidArgument` without terms.
 pub fn mul_sum_ext<Q: GpuQueue>(q: &Q, l: &LevelData<Q::Buf>, h: &HybridLevelData<Q::Buf>, terms: &[(&DeviceExt<Q::Buf>, &Q::Buf)]) -> Result<DeviceExt<Q::Buf>> {
     let (pw, sw) = (h.ell * l.n(), h.alpha * l.n());
-    let part = |c: usize, special: bool| -> Result<Part<Q::Buf>> {
+    let part = |special: bool| -> Result<Part<Q::Buf>> {
         let t: Vec<_> = terms
             .iter()
-            .map(|(x, pt)| if special { (at(&x.p[c]), (*pt, pw)) } else { (at(&x.q[c]), (*pt, 0)) })
+            .map(|(x, pt)| if special { (at(&x.p, 0), (*pt, pw)) } else { (at(&x.q, 0), (*pt, 0)) })
             .collect();
         let (primes, words) = if special { (&h.special, sw) } else { (&l.primes, pw) };
-        Ok((Arc::new(mul_sum_at(q, primes, l.log_n, &t, words, words)?), 0))
+        Ok((Arc::new(mul_sum_at(q, primes, l.log_n, &t, words, 2 * words)?), 0))
     };
-    Ok(DeviceExt { q: [part(0, false)?, part(1, false)?], p: [part(0, true)?, part(1, true)?] })
+    Ok(DeviceExt { q: part(false)?, p: part(true)? })
 }
 
 /// `a + b` in the extended base.
@@ -118,43 +114,42 @@ pub fn mul_sum_ext<Q: GpuQueue>(q: &Q, l: &LevelData<Q::Buf>, h: &HybridLevelDat
 pub fn add_ext<Q: GpuQueue>(q: &Q, l: &LevelData<Q::Buf>, h: &HybridLevelData<Q::Buf>, a: &DeviceExt<Q::Buf>, b: &DeviceExt<Q::Buf>) -> Result<DeviceExt<Q::Buf>> {
     let (pw, sw) = (h.ell * l.n(), h.alpha * l.n());
     let sum = |x: &Part<Q::Buf>, y: &Part<Q::Buf>, special: bool| -> Result<Part<Q::Buf>> {
-        let (primes, words) = if special { (&h.special, sw) } else { (&l.primes, pw) };
+        let (primes, words) = if special { (&h.special, 2 * sw) } else { (&l.primes, 2 * pw) };
         let out = q.alloc(words)?;
-        add_at(q, primes, l.log_n, (&out, 0), at(x), at(y), words)?;
+        add_at(q, primes, l.log_n, (&out, 0), at(x, 0), at(y, 0), words)?;
         Ok((Arc::new(out), 0))
     };
-    Ok(DeviceExt {
-        q: [sum(&a.q[0], &b.q[0], false)?, sum(&a.q[1], &b.q[1], false)?],
-        p: [sum(&a.p[0], &b.p[0], true)?, sum(&a.p[1], &b.p[1], true)?],
-    })
+    Ok(DeviceExt { q: sum(&a.q, &b.q, false)?, p: sum(&a.p, &b.p, true)? })
 }
 
-/// ModDown of one polynomial of the extended base (`x_q`: `ℓ × N`, `x_p`: `α × N` words) into
-/// `out` (`ℓ × N` words from its offset): `P^{-1}(x − conv(x_P))`, hybrid key switching's step
-/// 3 with nothing added. `x_p` is copied first (the conversion transforms its input in place).
+/// ModDown of `polys` consecutive polynomials of the extended base (`x_q`: `polys × ℓ × N`,
+/// `x_p`: `polys × α × N` words) into `out` (`polys × ℓ × N` words from its offset):
+/// `P^{-1}(x − conv(x_P))`, hybrid key switching's step 3 with nothing added. `x_p` is copied
+/// first (the conversion transforms its input in place).
 ///
 /// # Errors
 /// `Device` on an allocation, compile or launch failure.
-fn mod_down_poly_into<Q: GpuQueue>(
+fn mod_down_into<Q: GpuQueue>(
     q: &Q,
     l: &LevelData<Q::Buf>,
     h: &HybridLevelData<Q::Buf>,
     out: (&Q::Buf, usize),
+    polys: usize,
     x_q: (&Q::Buf, usize),
     x_p: (&Q::Buf, usize),
 ) -> Result<()> {
     let (ell, n) = (h.ell, l.n());
-    let sw = h.alpha * n;
+    let sw = polys * h.alpha * n;
     let special = q.scratch(sw)?;
     q.copy(&special, 0, x_p.0, x_p.1, sw)?;
-    let conv = q.scratch(ell * n)?;
-    mod_down_conv_into(q, l, h, &special, 1, &conv)?;
+    let conv = q.scratch(polys * ell * n)?;
+    mod_down_conv_into(q, l, h, &special, polys, &conv)?;
     let inv = (&h.inv_p.w, &h.inv_p.wq);
-    if l.ntt.forward_moddown_finish(q, out, &conv, FinishSource::Rows, 1, (x_q.0, x_q.1, ell), None, inv, EVAL_NTT)? {
+    if l.ntt.forward_moddown_finish(q, out, &conv, FinishSource::Rows, polys, (x_q.0, x_q.1, ell), None, inv, EVAL_NTT)? {
         return Ok(());
     }
-    l.ntt.forward(q, &conv, ell, EVAL_NTT)?;
-    mod_down_finish_into(q, l, h, out, 1, x_q, (&conv, 0), (x_q.0, 0))
+    l.ntt.forward(q, &conv, polys * ell, EVAL_NTT)?;
+    mod_down_finish_into(q, l, h, out, polys, x_q, (&conv, 0), (x_q.0, 0))
 }
 
 /// A giant step: `acc` (an extended ciphertext) rotated by a Galois element, still in the
@@ -175,14 +170,13 @@ pub fn rotate_ext<Q: GpuQueue>(
     let (ell, alpha, n) = (h.ell, h.alpha, l.n());
     let (pw, sw) = (ell * n, alpha * n);
     let c1 = q.alloc(pw)?;
-    mod_down_poly_into(q, l, h, (&c1, 0), at(&acc.q[1]), at(&acc.p[1]))?;
+    mod_down_into(q, l, h, (&c1, 0), 1, at(&acc.q, pw), at(&acc.p, sw))?;
     let up = mod_up(q, l, h, &c1, 0, true)?;
     let (prod_q, prod_p) = alloc_prods(q, h, n, 1)?;
     let scatter = [scatter];
-    let rot = Rotate { scatter: &scatter, c0: at(&acc.q[0]), ext: Some((at(&acc.p[0]), &h.ones)) };
+    let rot = Rotate { scatter: &scatter, c0: at(&acc.q, 0), ext: Some((at(&acc.p, 0), &h.ones)) };
     inner_products_into(q, l, h, &up, (&c1, 0), (&[key], 1), (&prod_q, &prod_p, 0), 0..ell + alpha, Some(&rot))?;
-    let (prod_q, prod_p) = (Arc::new(prod_q), Arc::new(prod_p));
-    Ok(DeviceExt { q: [(prod_q.clone(), 0), (prod_q, pw)], p: [(prod_p.clone(), 0), (prod_p, sw)] })
+    Ok(DeviceExt { q: (Arc::new(prod_q), 0), p: (Arc::new(prod_p), 0) })
 }
 
 /// ModDown of both polynomials: the ciphertext (`2 × ℓ × N` words) `x` stands for.
@@ -190,10 +184,7 @@ pub fn rotate_ext<Q: GpuQueue>(
 /// # Errors
 /// `Device` on an allocation, compile or launch failure.
 pub fn mod_down_ext<Q: GpuQueue>(q: &Q, l: &LevelData<Q::Buf>, h: &HybridLevelData<Q::Buf>, x: &DeviceExt<Q::Buf>) -> Result<Q::Buf> {
-    let pw = h.ell * l.n();
-    let out = q.alloc(2 * pw)?;
-    for c in 0..2 {
-        mod_down_poly_into(q, l, h, (&out, c * pw), at(&x.q[c]), at(&x.p[c]))?;
-    }
+    let out = q.alloc(2 * h.ell * l.n())?;
+    mod_down_into(q, l, h, (&out, 0), 2, at(&x.q, 0), at(&x.p, 0))?;
     Ok(out)
 }
