@@ -174,26 +174,68 @@ KERNEL_FQ void ew_batched_u64(CONST_AS u64 *desc)
  * multiply_plain of each term, then add, without the intermediate products in memory):
  * out = sum_t a_t (*) b_t (mod q), b_t broadcast over every b_words words of a_t. table holds
  * the 2 * terms pointers a_0, b_0, a_1, b_1, ... Each product is reduced (mul_mod) and the sum
- * kept reduced (add_mod), so the words equal the term-by-term result.
+ * kept reduced (add_mod), so the words equal the term-by-term result. A work-item takes a pair
+ * of b's words and the same pair of two consecutive repeats of a (a ciphertext's c0 and c1), so
+ * each word of b crosses DRAM once for both (b_words is a whole number of rows, so the prime is
+ * the same in every repeat).
  */
 KERNEL_FQ void ew_mul_sum_u64(GLOBAL_AS u64 *out, CONST_AS u64 *table, CONST_AS u64 *moduli, CONST_AS u64 *r0,
                               CONST_AS u64 *r1, u32 k, u32 log_n, u32 terms, u64 b_words, u64 total)
 {
+    u64 reps = total / b_words;
+    for (u64 j = GLOBAL_ID(), i = j << 1; i < b_words; j += GLOBAL_SIZE(), i = j << 1) {
+        u32 p = EW_PRIME;
+        u64 q = moduli[p], c0 = r0[p], c1 = r1[p];
+        for (u64 r = 0; r < reps; r += 2) {
+            u32 two = r + 1 < reps;
+            u64 at = r * b_words + i;
+            u64x2 s0, s1;
+            s0.x = 0;
+            s0.y = 0;
+            s1.x = 0;
+            s1.y = 0;
+            for (u32 t = 0; t < terms; t++) {
+                CONST_AS u64 *a = (CONST_AS u64 *)table[2 * t];
+                CONST_AS u64 *b = (CONST_AS u64 *)table[2 * t + 1];
+                u64x2 b_ = PAIR_AT(b, i), a0 = PAIR_AT(a, at);
+                s0.x = add_mod(s0.x, mul_mod(a0.x, b_.x, q, c0, c1), q);
+                s0.y = add_mod(s0.y, mul_mod(a0.y, b_.y, q, c0, c1), q);
+                if (two) {
+                    u64x2 a1 = PAIR_AT(a, at + b_words);
+                    s1.x = add_mod(s1.x, mul_mod(a1.x, b_.x, q, c0, c1), q);
+                    s1.y = add_mod(s1.y, mul_mod(a1.y, b_.y, q, c0, c1), q);
+                }
+            }
+            PAIR_AT(out, at) = s0;
+            if (two)
+                PAIR_AT(out, at + b_words) = s1;
+        }
+    }
+}
+
+/*
+ * A linear combination with constants in one pass (polynomial evaluation's baby-step sums:
+ * multiply_const of each term, then add, then add_const): out = c + sum_t a_t * s_t (mod q),
+ * s holding `terms` rows of k residues (one constant per term and prime), c (k residues) added
+ * to the first add_words words (the first polynomial). table holds the terms' pointers. Each
+ * product reduced (mul_mod), the sum kept reduced: the words of the term-by-term result.
+ */
+KERNEL_FQ void ew_const_sum_u64(GLOBAL_AS u64 *out, CONST_AS u64 *table, CONST_AS u64 *s, CONST_AS u64 *c,
+                                CONST_AS u64 *moduli, CONST_AS u64 *r0, CONST_AS u64 *r1, u32 k, u32 log_n,
+                                u32 terms, u64 add_words, u64 total)
+{
     for (u64 j = GLOBAL_ID(), i = j << 1; i < total; j += GLOBAL_SIZE(), i = j << 1) {
         u32 p = EW_PRIME;
         u64 q = moduli[p], c0 = r0[p], c1 = r1[p];
-        u64 bi = i; /* i mod b_words without a 64-bit division: total is a few b_words */
-        while (bi >= b_words)
-            bi -= b_words;
         u64x2 acc;
-        acc.x = 0;
-        acc.y = 0;
+        acc.x = i < add_words ? c[p] : 0;
+        acc.y = acc.x;
         for (u32 t = 0; t < terms; t++) {
-            CONST_AS u64 *a = (CONST_AS u64 *)table[2 * t];
-            CONST_AS u64 *b = (CONST_AS u64 *)table[2 * t + 1];
-            u64x2 a_ = PAIR_AT(a, i), b_ = PAIR_AT(b, bi);
-            acc.x = add_mod(acc.x, mul_mod(a_.x, b_.x, q, c0, c1), q);
-            acc.y = add_mod(acc.y, mul_mod(a_.y, b_.y, q, c0, c1), q);
+            CONST_AS u64 *a = (CONST_AS u64 *)table[t];
+            u64 st = s[(u64)t * k + p];
+            u64x2 a_ = PAIR_AT(a, i);
+            acc.x = add_mod(acc.x, mul_mod(a_.x, st, q, c0, c1), q);
+            acc.y = add_mod(acc.y, mul_mod(a_.y, st, q, c0, c1), q);
         }
         PAIR_AT(out, i) = acc;
     }

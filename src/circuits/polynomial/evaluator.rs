@@ -168,17 +168,15 @@ impl<'a> PolynomialEvaluator<'a> {
         let (ta, tb) = (self.at_level(&ta, level)?, self.at_level(&tb, level)?);
         let mut prod = self.ev.multiply(&ta, &tb)?;
         self.keys.relinearize_inplace(self.ev, &mut prod)?;
-        let p = prod.clone();
-        self.ev.add_inplace(&mut prod, &p)?;
-        match sub {
-            None => self.ev.add_const_inplace(&mut prod, -1.0)?,
+        // 2·T_k·T_{j−k} − T_{2k−j} (or − 1) in one pass: the words of prod + prod − tc·round(s).
+        let scale = prod.scale();
+        let mut prod = match sub {
+            None => self.ev.multiply_const_sum(&[(&prod, 2.0, 1.0)], -1.0, scale)?,
             Some(tc) => {
                 let tc = self.at_level(&tc, level)?;
-                let mut t = self.ev.multiply_const(&tc, 1.0, prod.scale() / tc.scale())?;
-                t.set_scale(prod.scale());
-                self.ev.sub_inplace(&mut prod, &t)?;
+                self.ev.multiply_const_sum(&[(&prod, 2.0, 1.0), (&tc, -1.0, scale / tc.scale())], 0.0, scale)?
             }
-        }
+        };
         self.ev.rescale_to_next_inplace(&mut prod)?;
         debug_assert_eq!(basis.level_x - ceil_log2(j), ctx.chain_index_of(&prod.parms_id()).unwrap_or(0));
         basis.t.insert(j, prod.clone());
@@ -194,7 +192,8 @@ impl<'a> PolynomialEvaluator<'a> {
             return Ok(Term::Const(c[0]));
         }
         if deg < baby {
-            let mut acc: Option<Ciphertext> = None;
+            // Σ c_j T_j + c_0 in one pass (Evaluator::multiply_const_sum).
+            let mut terms: Vec<(Ciphertext, f64, f64)> = Vec::new();
             for (j, &cj) in c.iter().enumerate().skip(1).filter(|(_, &v)| v != 0.0) {
                 let t = self.power(basis, j)?;
                 let t = self.at_level(&t, level)?;
@@ -202,25 +201,13 @@ impl<'a> PolynomialEvaluator<'a> {
                 if (cj * s).abs() < 0.5 {
                     continue; // rounds to zero at this scale
                 }
-                let mut term = self.ev.multiply_const(&t, cj, s)?;
-                term.set_scale(scale);
-                acc = Some(match acc {
-                    None => term,
-                    Some(mut a) => {
-                        self.ev.add_inplace(&mut a, &term)?;
-                        a
-                    }
-                });
+                terms.push((t, cj, s));
             }
-            return Ok(match acc {
-                None => Term::Const(c[0]),
-                Some(mut a) => {
-                    if c[0] != 0.0 {
-                        self.ev.add_const_inplace(&mut a, c[0])?;
-                    }
-                    Term::Ct(a)
-                }
-            });
+            if terms.is_empty() {
+                return Ok(Term::Const(c[0]));
+            }
+            let refs: Vec<(&Ciphertext, f64, f64)> = terms.iter().map(|(t, v, s)| (t, *v, *s)).collect();
+            return Ok(Term::Ct(self.ev.multiply_const_sum(&refs, c[0], scale)?));
         }
         let m = pow2_floor(deg);
         let (qc, rc) = split(&c[..=deg], m);

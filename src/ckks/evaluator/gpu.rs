@@ -35,6 +35,9 @@ pub(super) enum GpuOp<'a> {
     MulPlain(&'a Plaintext),
     /// `Σ_t c_t ⊙ p_t` (the first term's ciphertext is the op's `ct`).
     MulPlainSum(&'a [(&'a Ciphertext, &'a Plaintext)]),
+    /// `c + Σ_t ct_t · s_t` (`s`: `terms × k` residues, `c`: `k`; the first term's ciphertext
+    /// is the op's `ct`).
+    ConstSum(&'a [&'a Ciphertext], &'a [u64], &'a [u64]),
     /// Tensor product.
     Multiply(&'a Ciphertext),
     /// Divide-and-round by the last prime.
@@ -141,6 +144,10 @@ pub(super) mod gpu_impl {
                         .map(|(c, p)| Ok((ct_buf(c)?, words_of::<Q>(&p.gpu.device_copy(queue, &p.data)?)?)))
                         .collect::<Result<Vec<_>>>()?;
                     (eval::mul_plain_sum(cq, &l, &bufs, ct.size)?, ct.size)
+                }
+                GpuOp::ConstSum(cts, s, c) => {
+                    let bufs = cts.iter().map(|c| ct_buf(c)).collect::<Result<Vec<_>>>()?;
+                    (eval::const_sum(cq, &l, &bufs, s, c, ct.size)?, ct.size)
                 }
                 GpuOp::Multiply(b) => (Arc::new(eval::tensor(cq, &l, &a, ct.size, &*ct_buf(b)?, b.size)?), ct.size + b.size - 1),
                 GpuOp::Rescale | GpuOp::DropPrime => {

@@ -73,6 +73,62 @@ impl Evaluator {
         on_copy(ct, |c| self.multiply_const_inplace(c, value, scale))
     }
 
+    /// `constant + Σ_t value_t · ct_t`, each `value_t` encoded at `scale_t` and `constant` at
+    /// `scale`: the words of `multiply_const(ct_t, value_t, scale_t)` for every term, summed
+    /// with `add`, then `add_const(constant)` — in one pass on a device (a polynomial's
+    /// baby-step sums, `Σ c_j T_j`). Data: every term the same level and size, NTT form; the
+    /// result at that level with scale `scale`, which each term's product scale
+    /// `ct_t.scale() · scale_t` must equal to within `2^-40` (the products' scales set to it,
+    /// as `set_scale` would).
+    ///
+    /// # Errors
+    /// `InvalidArgument` without terms; `ParmsMismatch` (levels or sizes differ);
+    /// `ScaleMismatch` (a product scale not `scale`); as [`Evaluator::multiply_const_inplace`]
+    /// and [`Evaluator::add_const_inplace`]. The terms are never changed.
+    pub fn multiply_const_sum(&self, terms: &[(&Ciphertext, f64, f64)], constant: f64, scale: f64) -> Result<Ciphertext> {
+        let (c0, _, _) = terms.first().ok_or_else(|| Error::InvalidArgument("multiply_const_sum: no terms".into()))?;
+        let mut residues = Vec::new();
+        for &(ct, value, s) in terms {
+            if ct.parms_id != c0.parms_id || ct.size != c0.size {
+                return Err(Error::ParmsMismatch("multiply_const_sum: terms of different levels or sizes".into()));
+            }
+            if ((ct.scale * s) / scale - 1.0).abs() > 2f64.powi(-40) {
+                return Err(Error::ScaleMismatch(format!(
+                    "multiply_const_sum: a product scale {:e} is not {scale:e}",
+                    ct.scale * s
+                )));
+            }
+            residues.extend(self.const_residues(ct, value, s, "multiply_const")?);
+        }
+        let add = self.const_residues(c0, constant, scale, "add_const")?;
+        let cd = self.ctx.context_data_for(&c0.parms_id, "encrypted")?.clone();
+        check_scale(scale, &cd, "multiply_const")?;
+        let cts: Vec<&Ciphertext> = terms.iter().map(|t| t.0).collect();
+        if let Some(q) = self.device_for(&cts) {
+            return self.run_gpu(&q, c0, super::gpu::GpuOp::ConstSum(&cts, &residues, &add), scale);
+        }
+        let (n, moduli) = (cd.n(), cd.coeff_modulus());
+        let k = moduli.len();
+        let hosts = cts.iter().map(|c| host_current(*c)).collect::<Result<Vec<_>>>()?;
+        let mut out = Ciphertext::zeros(&cd, c0.size);
+        out.data_mut().par_chunks_mut(n).enumerate().for_each(|(row, limb)| {
+            let i = row % k;
+            let q = &moduli[i];
+            if row < k {
+                limb.fill(add[i]);
+            }
+            for (t, h) in hosts.iter().enumerate() {
+                let r = residues[t * k + i];
+                for (x, &a) in limb.iter_mut().zip(&h.data()[row * n..(row + 1) * n]) {
+                    *x = q.add(*x, q.mul(a, r));
+                }
+            }
+        });
+        check_not_transparent(&out)?;
+        out.scale = scale;
+        Ok(out)
+    }
+
     /// `ct += value`, the constant encoded at `ct`'s own scale: `round(value · ct.scale())` added
     /// to every slot of the first polynomial. Scale and level unchanged.
     ///

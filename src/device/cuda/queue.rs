@@ -395,7 +395,29 @@ impl GpuQueue for CudaQueue {
             Arg::U64(b_words as u64),
             Arg::U64(words as u64),
         ];
-        GpuQueue::launch(self, Family::Elementwise, &[], "ew_mul_sum_u64", crate::device::gpu::ew_items(words), &args)?;
+        // Work-items run over b's words, each summing the same words of every repeat of a.
+        GpuQueue::launch(self, Family::Elementwise, &[], "ew_mul_sum_u64", crate::device::gpu::ew_items(b_words), &args)?;
+        Ok(Some(out))
+    }
+    fn const_sum(&self, l: &crate::device::gpu::level::LevelData<DeviceBuffer>, terms: &[&DeviceBuffer], s: &[u64], c: &[u64], add_words: usize, words: usize) -> Result<Option<DeviceBuffer>> {
+        let out = self.alloc(words)?;
+        let table: Vec<u64> = terms.iter().map(|a| a.ptr()).collect();
+        let (t, s, c) = (self.upload(&table)?, self.upload(s)?, self.upload(c)?);
+        let args = [
+            Arg::Buf(&out),
+            Arg::Buf(&t),
+            Arg::Buf(&s),
+            Arg::Buf(&c),
+            Arg::Buf(&l.primes.moduli),
+            Arg::Buf(&l.primes.r0),
+            Arg::Buf(&l.primes.r1),
+            Arg::U32(l.primes.k),
+            Arg::U32(l.log_n),
+            Arg::U32(terms.len() as u32),
+            Arg::U64(add_words as u64),
+            Arg::U64(words as u64),
+        ];
+        GpuQueue::launch(self, Family::Elementwise, &[], "ew_const_sum_u64", crate::device::gpu::ew_items(words), &args)?;
         Ok(Some(out))
     }
     fn compile_ahead(&self, family: Family, defines: &[(&'static str, String)], kernel: &'static str) {
