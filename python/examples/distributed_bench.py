@@ -1,7 +1,7 @@
 """Throughput of xehe.distributed against the number of workers, and its cost per item.
 
 Two programs, each item its own ciphertexts (SEAL bytes in, SEAL bytes out):
-- ``rescale(relin(x * y))`` at N = 2^14 (coeff_modulus 60, 40, 40, 40, 60);
+- ``rescale(relin(x * y))`` at N = 2^14 (coeff_modulus 60, 40, 40, 40, 60), or ``--expr``;
 - ``bootstrap(x)`` at N = 2^12 (the INSECURE test preset ``n12_insecure``).
 
 For each worker count, a fresh pool runs every item through ``pool.map``; items/s is items over
@@ -9,13 +9,17 @@ wall time. In-process, the same ``xehe.evaluate_expression`` call on the same by
 same number of threads as one worker, gives the pool's cost per item (one worker's time per item
 in a stream minus the in-process time; and one ``pool.eval`` round trip minus it), and the
 workers' busy time gives the share of the wall time that went to anything but evaluating
-(moving bytes, scheduling, Ray).
+(moving bytes, scheduling, Ray); the CPU time of this process and the workers beyond the
+in-process time is the pool's cost where cores are short (a small CPU machine: there the wall
+time is their sum over the cores left).
 
     python python/examples/distributed_bench.py                       # CPU workers 1, 2 (local Ray)
     python python/examples/distributed_bench.py --workers 1,2,4 --items 64
     python python/examples/distributed_bench.py --device cuda --n 65536 --no-bootstrap   # GPU workers
     python python/examples/distributed_bench.py --ray-address auto    # an existing cluster
     python python/examples/distributed_bench.py --loopback            # local Ray on 127.0.0.1 only
+    python python/examples/distributed_bench.py --n 65536 --expr "x + y" --workers 1 --no-bootstrap
+                                                                      # the transport cost alone
 
 Needs ray (``pip install 'xehe[distributed]'``).
 """
@@ -31,11 +35,17 @@ parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.R
 parser.add_argument("--workers", default="1,2", help="worker counts to measure (default 1,2)")
 parser.add_argument("--device", default="cpu", help="cpu (default), cuda, auto")
 parser.add_argument("--threads", type=int, default=1, help="CPU threads per worker and in-process (default 1)")
-parser.add_argument("--n", type=int, default=16384, help="N of the multiply+relinearize+rescale program")
-parser.add_argument("--items", type=int, default=48, help="multiply+relinearize+rescale items per run")
+parser.add_argument("--n", type=int, default=16384, help="N of the two-ciphertext program")
+parser.add_argument("--expr", default="rescale(relin(x * y))",
+                    help="the two-ciphertext program (default rescale(relin(x * y)); `x + y` leaves little "
+                         "but the pool's own cost: moving the bytes)")
+parser.add_argument("--items", type=int, default=48, help="items of the two-ciphertext program per run")
 parser.add_argument("--boot-items", type=int, default=8, help="bootstraps per run")
 parser.add_argument("--no-bootstrap", action="store_true", help="skip the bootstrapping program")
 parser.add_argument("--repeats", type=int, default=3, help="runs per worker count (the best is kept)")
+parser.add_argument("--concurrency", type=int, default=None,
+                    help="chunks a worker works on at once (Pool's concurrency; default the pool's)")
+parser.add_argument("--chunk", type=int, default=None, help="items per Ray task (default adaptive)")
 parser.add_argument("--ray-address", default=None, help="join this Ray cluster instead of starting one")
 parser.add_argument("--loopback", action="store_true", help="local Ray bound to 127.0.0.1, no dashboard")
 parser.add_argument("--json", action="store_true", help="print the results as JSON")
@@ -66,7 +76,7 @@ def mrr_program(n, count):
     items = [{"x": cts[i % 8], "y": cts[(i + 3) % 8]} for i in range(count)]
     keys = {"params": parms.to_bytes(), "relin_keys": rk.to_bytes()}
     local = dict(context=ctx, relin_keys=rk)
-    return "rescale(relin(x * y))", keys, items, local
+    return args.expr, keys, items, local
 
 
 def boot_program(count):
@@ -112,22 +122,26 @@ def measure(name, expr, keys, items, local):
     t_local = in_process(expr, items, local, args.repeats)
     rows = []
     for w in [int(x) for x in args.workers.split(",")]:
-        pool = Pool(w, device=args.device, cpus_per_worker=args.threads)
+        extra = {} if args.concurrency is None else {"concurrency": args.concurrency}
+        pool = Pool(w, device=args.device, cpus_per_worker=args.threads, **extra)
         t = time.perf_counter()
         keyset = pool.load_keys(**keys)
         t_keys = time.perf_counter() - t
         list(pool.map(keyset, expr, items[: 2 * w]))                   # warm-up
         best = None
         for _ in range(args.repeats):
-            busy0 = sum(x["busy_s"] for x in pool.workers())
-            t = time.perf_counter()
-            out = list(pool.map(keyset, expr, items))
-            wall = time.perf_counter() - t
-            busy = sum(x["busy_s"] for x in pool.workers()) - busy0
+            before = pool.workers()
+            t, cpu = time.perf_counter(), time.process_time()
+            out = list(pool.map(keyset, expr, items, chunk=args.chunk))
+            wall, cpu = time.perf_counter() - t, time.process_time() - cpu
+            after = pool.workers()
+            busy = sum(x["busy_s"] for x in after) - sum(x["busy_s"] for x in before)
+            # CPU time of this process and the workers (Ray's own processes not counted).
+            cpu += sum(x["cpu_s"] for x in after) - sum(x["cpu_s"] for x in before)
             if best is None or wall < best[0]:
-                best = (wall, busy)
+                best = (wall, busy, cpu)
         assert len(out) == len(items)
-        wall, busy = best
+        wall, busy, cpu = best
         # One item at a time: the round trip of pool.eval.
         lat = []
         for item in items[: max(4, min(12, len(items)))]:
@@ -144,6 +158,10 @@ def measure(name, expr, keys, items, local):
             "eval_round_trip_ms": 1e3 * statistics.median(lat),
             "round_trip_overhead_ms": 1e3 * (statistics.median(lat) - t_local),
             "not_evaluating_share": max(0.0, 1 - busy / (wall * w)),
+            # The pool's CPU cost per item beyond evaluating: what the wall time shows where
+            # cores are short (or shared), as on a small CPU machine.
+            "cpu_per_item_ms": 1e3 * cpu / len(items),
+            "cpu_overhead_ms": 1e3 * (cpu / len(items) - t_local),
             "keys_bytes": key_bytes, "load_keys_s": t_keys,
             "item_bytes": sum(len(v) for v in items[0].values()),
         }
@@ -165,7 +183,7 @@ def main():
             ray.init(include_dashboard=False, log_to_driver=False)
     load = os.getloadavg() if hasattr(os, "getloadavg") else None
     results = []
-    results += measure(f"multiply+relinearize+rescale N={args.n}", *mrr_program(args.n, args.items))
+    results += measure(f"{args.expr} N={args.n}", *mrr_program(args.n, args.items))
     if not args.no_bootstrap:
         results += measure("bootstrap N=4096 (n12_insecure)", *boot_program(args.boot_items))
     load_after = os.getloadavg() if hasattr(os, "getloadavg") else None
@@ -176,14 +194,14 @@ def main():
         return
     print(f"# {info}")
     print(f"{'program':42} {'workers':>7} {'items/s':>8} {'speedup':>7} {'ms/item':>8} {'in-proc':>8} "
-          f"{'stream+':>8} {'eval rt':>8} {'rt+':>7} {'not eval':>8} {'keys':>9} {'load':>6}")
+          f"{'stream+':>8} {'cpu+':>7} {'eval rt':>8} {'rt+':>7} {'not eval':>8} {'keys':>9} {'load':>6}")
     for r in results:
         print(f"{r['program']:42} {r['workers']:>7} {r['items_per_s']:8.2f} {r['speedup']:6.2f}x "
-              f"{r['per_item_ms']:8.1f} {r['in_process_ms']:8.1f} {r['stream_overhead_ms']:8.2f} "
+              f"{r['per_item_ms']:8.1f} {r['in_process_ms']:8.1f} {r['stream_overhead_ms']:8.2f} {r['cpu_overhead_ms']:7.2f} "
               f"{r['eval_round_trip_ms']:8.1f} {r['round_trip_overhead_ms']:7.2f} "
               f"{100 * r['not_evaluating_share']:7.1f}% {r['keys_bytes'] / 2**20:7.1f}Mi {r['load_keys_s']:5.1f}s")
     print("ms/item: wall x workers / items; in-proc: the same call in this process; stream+: their "
-          "difference; eval rt / rt+: one pool.eval round trip and its excess; not eval: share of the "
+          "difference; cpu+: CPU ms per item of this process and the workers beyond in-proc; eval rt / rt+: one pool.eval round trip and its excess; not eval: share of the "
           "workers' wall time not spent in evaluate_expression")
 
 

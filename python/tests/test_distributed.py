@@ -172,6 +172,29 @@ else:
         assert after[1]["pid"] == before[1]["pid"]
         assert after[0]["loads"] == {keys.id: 1}                # reloaded by the new process
 
+    def test_concurrent_chunks_keep_order_keys_and_restarts(cluster, data):
+        # One worker on three chunks at once (a threaded actor): the results stay SEAL's bytes in
+        # input order, the key set is loaded once although three chunks ask for it together, and
+        # a worker killed with chunks in every thread is restarted and the items rerun.
+        pset, blobs, cts = data
+        s = pset.seal
+        with Pool(1, device="cpu", concurrency=3) as p:
+            before = p.workers()[0]
+            env = Path(f"/proc/{before['pid']}/environ").read_bytes().split(b"\0")
+            assert {f"{k}={v}".encode() for k, v in xehe.distributed.MALLOC_ENV.items()} <= set(env)
+            keys = p.load_keys(s.parms.to_bytes(), relin_keys=s.rk.to_string())
+            items = [{"x": blobs[i % len(blobs)], "y": blobs[(i + 3) % len(blobs)]} for i in range(24)]
+            want = [_seal_mrr(pset, cts[i % len(cts)], cts[(i + 3) % len(cts)]) for i in range(24)]
+            assert list(p.map(keys, "rescale(relin(x * y))", items, chunk=2)) == want
+            assert p.workers()[0]["loads"] == {keys.id: 1}
+            results = p.map(keys, "rescale(relin(x * y))", items, chunk=2, window=len(items))
+            got = [next(results)]
+            os.kill(before["pid"], signal.SIGKILL)
+            got += list(results)
+            assert got == want
+            after = p.workers()[0]
+            assert after["pid"] != before["pid"] and after["loads"] == {keys.id: 1}
+
     def test_bootstrap_through_the_pool(pool, tmp_path):
         params = xehe.BootstrappingParameters.n12_insecure()
         ctx = params.context()

@@ -29,10 +29,13 @@ Needs ``ray`` (``pip install xehe[distributed]``).
 from __future__ import annotations
 
 import collections
+import contextlib
 import hashlib
 import itertools
 import os
+import queue
 import socket
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Tuple, Union
@@ -50,6 +53,21 @@ CHUNK_BYTES = 64 << 20
 #: Worker seconds an adaptive :meth:`Pool.map` chunk aims at, and its most items.
 CHUNK_SECONDS = 0.1
 MAX_CHUNK = 16
+#: Chunks a device worker works on at once by default (:class:`Pool`'s ``concurrency``).
+CONCURRENCY = 2
+#: glibc malloc settings of the worker processes (environment variables: read when the process
+#: starts, so they hold for every thread Ray makes). By default glibc gives a block over 128 KiB
+#: (a threshold it then adapts) its own mapping, unmapped when freed, and gives each thread an
+#: arena of 64 MiB heaps it unmaps when they empty: every item's buffers — the inputs' bytes,
+#: the loaded ciphertexts, the result and its bytes, ~30 MiB at N = 2^16 — were then fresh
+#: pages, and faulting them in made a CPU worker's ``x + y`` at N = 2^16 4x slower than in a
+#: process that had reused its memory. Here blocks up to 32 MiB (glibc's ceiling) come from
+#: one shared heap that keeps up to 256 MiB freed. No effect with another C library.
+MALLOC_ENV = {
+    "MALLOC_MMAP_THRESHOLD_": str(32 << 20),
+    "MALLOC_TRIM_THRESHOLD_": str(256 << 20),
+    "MALLOC_ARENA_MAX": "1",
+}
 
 _Source = Union[bytes, bytearray, memoryview, str, "os.PathLike[str]", None]
 
@@ -119,9 +137,16 @@ class _LoadedKeys:
 
 
 class _Worker:
-    """A Ray actor: one device (or CPU threads), a bounded cache of loaded key sets."""
+    """A Ray actor: one device (or CPU threads), a bounded cache of loaded key sets.
 
-    def __init__(self, device: str, threads: Optional[int], max_keysets: int):
+    A threaded actor (Ray's ``max_concurrency``): it works on ``concurrency`` chunks at once, so
+    that Ray fetches the next chunk's bytes and stores the last one's results while a chunk
+    evaluates (xehe releases the GIL while it loads, evaluates and saves). On a device each
+    evaluation slot has its own queue, so one item's host work (parsing and saving its bytes)
+    overlaps another's device work; on the CPU evaluations take turns, one at a time on the
+    worker's threads."""
+
+    def __init__(self, device: str, threads: Optional[int], max_keysets: int, concurrency: int = 1):
         if threads:
             # Before xehe's first parallel call creates its thread pool.
             os.environ.setdefault("RAYON_NUM_THREADS", str(threads))
@@ -133,7 +158,18 @@ class _Worker:
             # Ray sets CUDA_VISIBLE_DEVICES to the GPU it assigned: that GPU is cuda:0 here.
             device = "cuda:0"
         self._device = device
-        self._queue = None if device == "cpu" else xehe.device.new_queue(device)
+        # Evaluation slots: a queue each on a device (sharing its kernels and keys); one slot,
+        # no queue, on the CPU.
+        self._slots: "queue.SimpleQueue[Any]" = queue.SimpleQueue()
+        if device == "cpu":
+            self._slots.put(None)
+        else:
+            first = xehe.device.new_queue(device)
+            self._slots.put(first)
+            for _ in range(max(1, concurrency) - 1):
+                self._slots.put(first.new_queue_on_device())
+        # Key loading and the counters, shared by the actor's threads.
+        self._lock = threading.Lock()
         self._cache: "collections.OrderedDict[str, _LoadedKeys]" = collections.OrderedDict()
         self._max = max_keysets
         self._loads: Dict[str, int] = collections.Counter()
@@ -142,16 +178,27 @@ class _Worker:
         self._started = time.time()
 
     def _keys(self, keyset: KeySet) -> _LoadedKeys:
-        k = self._cache.get(keyset.id)
-        if k is None:
-            k = _LoadedKeys(keyset.parts)
-            self._loads[keyset.id] += 1
-            self._cache[keyset.id] = k
-            while len(self._cache) > self._max:
-                self._cache.popitem(last=False)
-        else:
-            self._cache.move_to_end(keyset.id)
-        return k
+        # Under the lock: two chunks naming a new key set load it once.
+        with self._lock:
+            k = self._cache.get(keyset.id)
+            if k is None:
+                k = _LoadedKeys(keyset.parts)
+                self._loads[keyset.id] += 1
+                self._cache[keyset.id] = k
+                while len(self._cache) > self._max:
+                    self._cache.popitem(last=False)
+            else:
+                self._cache.move_to_end(keyset.id)
+            return k
+
+    @contextlib.contextmanager
+    def _slot(self):
+        """An evaluation slot (its queue, or None on the CPU), waiting for one to be free."""
+        q = self._slots.get()
+        try:
+            yield q
+        finally:
+            self._slots.put(q)
 
     def load(self, keyset: KeySet) -> str:
         self._keys(keyset)
@@ -163,23 +210,29 @@ class _Worker:
         that cannot be loaded fails the whole chunk."""
         k = self._keys(keyset)
         plains = {name: _from_wire(v) for name, v in plains.items()} if plains else None
+        # The bytes are copied out of the object store before taking a slot, so that the copy
+        # overlaps the evaluation of the chunk that holds it.
+        items = [{name: _from_wire(v) for name, v in inputs.items()} for inputs in items]
         out: list = []
         busy = 0.0
-        for inputs in items:
-            inputs = {name: _from_wire(v) for name, v in inputs.items()}
-            start = time.perf_counter()
-            try:
-                out.append(_to_wire(self._xehe.evaluate_expression(
-                    k.context, expr, inputs, plains=plains, relin_keys=k.relin_keys,
-                    galois_keys=k.galois_keys, bootstrapper=k.bootstrapper, compr_mode=compr_mode,
-                    queue=self._queue,
-                )))
-            except Exception as e:  # noqa: BLE001 - the item's own error, returned in its place
-                out.append(e)
-            finally:
-                busy += time.perf_counter() - start
-                self._items += 1
-        self._busy += busy
+        # One slot for the whole chunk, not per item: interleaved with another chunk, its results
+        # would wait for that chunk too.
+        with self._slot() as q:
+            for inputs in items:
+                start = time.perf_counter()
+                try:
+                    out.append(_to_wire(self._xehe.evaluate_expression(
+                        k.context, expr, inputs, plains=plains, relin_keys=k.relin_keys,
+                        galois_keys=k.galois_keys, bootstrapper=k.bootstrapper, compr_mode=compr_mode,
+                        queue=q,
+                    )))
+                except Exception as e:  # noqa: BLE001 - the item's own error, returned in its place
+                    out.append(e)
+                finally:
+                    busy += time.perf_counter() - start
+        with self._lock:
+            self._items += len(items)
+            self._busy += busy
         return out, busy
 
     def info(self) -> dict:
@@ -193,6 +246,7 @@ class _Worker:
             "loads": dict(self._loads),
             "items": self._items,
             "busy_s": self._busy,
+            "cpu_s": time.process_time(),
             "started": self._started,
         }
 
@@ -220,6 +274,14 @@ class Pool:
     without it, the Ray already initialized in this process, else a local cluster.
     ``num_gpus_per_worker``: Ray GPUs each worker reserves (default 1 for GPU devices, 0 on the
     CPU). ``max_keysets``: key sets a worker keeps loaded (least recently used dropped).
+    ``concurrency``: chunks of :meth:`map` a worker works on at once (Ray's ``max_concurrency``;
+    default :data:`CONCURRENCY` on a device, 1 on the CPU): while one evaluates, Ray moves the
+    next one's inputs in and the last one's results out. On a device each concurrent chunk
+    evaluates on its own queue (their host and device work overlap; each queue keeps its own
+    memory cache); on the CPU they evaluate one at a time, and the copies of the others take a
+    core beyond ``cpus_per_worker``. 1: a chunk at a time, as a plain actor.
+    The workers' processes run with :data:`MALLOC_ENV` (merged into their Ray runtime
+    environment).
     ``max_restarts`` / ``max_task_retries``: Ray's, for dead workers and the items they held.
     ``ray_init``: further ``ray.init`` arguments when this pool starts or joins Ray.
     """
@@ -233,6 +295,7 @@ class Pool:
         cpus_per_worker: int = 1,
         num_gpus_per_worker: Optional[float] = None,
         max_keysets: int = 2,
+        concurrency: Optional[int] = None,
         max_restarts: int = -1,
         max_task_retries: int = 3,
         ray_init: Optional[dict] = None,
@@ -253,15 +316,22 @@ class Pool:
             num_workers = max(num_workers, 1)
         if num_workers < 1:
             raise ValueError("num_workers must be at least 1")
+        if concurrency is None:
+            concurrency = 1 if device == "cpu" else CONCURRENCY
+        if concurrency < 1:
+            raise ValueError("concurrency must be at least 1")
         self.device = device
+        self.concurrency = concurrency
         threads = cpus_per_worker if device == "cpu" else None
         actor = ray.remote(_Worker).options(
             num_cpus=cpus_per_worker,
             num_gpus=num_gpus_per_worker,
             max_restarts=max_restarts,
             max_task_retries=max_task_retries,
+            max_concurrency=concurrency,
+            runtime_env={"env_vars": MALLOC_ENV},
         )
-        self._actors = [actor.remote(device, threads, max_keysets) for _ in range(num_workers)]
+        self._actors = [actor.remote(device, threads, max_keysets, concurrency) for _ in range(num_workers)]
         # Wait for every worker (and surface a device that cannot be opened).
         ray.get([a.info.remote() for a in self._actors])
 
@@ -351,7 +421,8 @@ class Pool:
         chunks of ``chunk`` per Ray task (default: adaptive — one at first, then as many as take
         about :data:`CHUNK_SECONDS` of a worker's time, at most :data:`MAX_CHUNK`: short items
         share one task's scheduling and transfer costs, long ones keep the load balanced). At
-        most ``window`` chunks (default: two per worker) are in flight or waiting to be
+        most ``window`` chunks (default: ``concurrency + 1`` per worker, so that each worker has
+        its next chunk waiting while it works on ``concurrency``) are in flight or waiting to be
         yielded. ``plains`` are shared by all items (put in the object store once). An item that
         fails raises xehe's exception when its turn comes (the items after it are not run), or,
         with ``return_exceptions``, is yielded as the exception and the others go on."""
@@ -359,7 +430,7 @@ class Pool:
             raise RuntimeError("this pool was shut down")
         if chunk is not None and chunk < 1:
             raise ValueError("chunk must be at least 1")
-        window = max(1, window or 2 * len(self._actors))
+        window = max(1, window or (self.concurrency + 1) * len(self._actors))
         shared_plains = ray.put({k: _to_wire(v) for k, v in plains.items()}) if plains else None
         busy = [0] * len(self._actors)
         running: Dict[Any, int] = {}               # task ref -> worker
@@ -422,6 +493,7 @@ class Pool:
         ``gpu_ids`` (the GPUs Ray assigned it), ``keysets`` (ids loaded, least recent first),
         ``loads`` (times each key set was loaded by this process), ``items`` (evaluated by this
         process), ``busy_s`` (seconds spent evaluating them: loading the inputs, the program,
-        saving the result), ``started`` (when this process started: a restarted worker is a new process,
+        saving the result), ``cpu_s`` (CPU seconds of this process so far, all its threads: moving
+        the bytes included), ``started`` (when this process started: a restarted worker is a new process,
         with a new ``pid``)."""
         return ray.get([a.info.remote() for a in self._actors])
