@@ -111,7 +111,27 @@ pub fn balanced_groups(log_n: usize, levels: usize) -> Vec<usize> {
 /// # Errors
 /// `InvalidArgument` for a bad `n` or `groups`.
 pub fn coeffs_to_slots(n: usize, groups: &[usize], c_factor: f64) -> Result<Vec<Vec<LinearMap>>> {
+    coeffs_to_slots_maps(n, groups, c_factor, false).map(|(levels, _)| levels)
+}
+
+/// [`coeffs_to_slots`] with the last level's two outputs as C-linear maps when its factor is
+/// C-linear (every level but the first is; `true` then): `y = (c/2)·M x` and
+/// `w = −i(c/2)·ε ⊙ M x`, whose real parts doubled are [`coeffs_to_slots`]'s outputs,
+/// `c·Re(a) = y + conj(y)` and `c·ε⊙Im(a) = w + conj(w)` (`conj(w) = i(c/2)·ε ⊙ conj(M x)`).
+/// Evaluated so, the conjugation acts on the two outputs (two key switches) instead of on the
+/// input, whose conjugate's baby steps, and half of the diagonal products, are saved; and the
+/// maps' baby-step/giant-step split is the cheaper one of a C-linear map. `false` (the maps of
+/// [`coeffs_to_slots`]) when there is one level.
+///
+/// # Errors
+/// As [`coeffs_to_slots`].
+pub fn coeffs_to_slots_real_split(n: usize, groups: &[usize], c_factor: f64) -> Result<(Vec<Vec<LinearMap>>, bool)> {
+    coeffs_to_slots_maps(n, groups, c_factor, true)
+}
+
+fn coeffs_to_slots_maps(n: usize, groups: &[usize], c_factor: f64, split: bool) -> Result<(Vec<Vec<LinearMap>>, bool)> {
     check(n, groups, "CoeffsToSlots")?;
+    let mut split_done = false;
     let log_n = n.trailing_zeros() as usize;
     let mut levels = Vec::with_capacity(groups.len());
     let mut j = log_n; // next stage to apply: B_j^{-1}
@@ -125,7 +145,14 @@ pub fn coeffs_to_slots(n: usize, groups: &[usize], c_factor: f64) -> Result<Vec<
         if i == 0 {
             map = map.compose(&parity_map(n));
         }
-        if i + 1 == groups.len() {
+        if i + 1 == groups.len() && split && !map.uses_conjugate() {
+            let half = c_factor * 0.5;
+            let eps: Vec<Complex64> = (0..n).map(|r| c(if r % 2 == 0 { 1.0 } else { -1.0 }, 0.0)).collect();
+            let y = LinearMap::linear(Diagonals::identity(n).scaled(c(half, 0.0))).compose(&map);
+            let w = LinearMap::linear(Diagonals::diagonal(eps).scaled(c(0.0, -half))).compose(&map);
+            levels.push(vec![y, w]);
+            split_done = true;
+        } else if i + 1 == groups.len() {
             let half = c_factor * 0.5;
             let re = LinearMap {
                 lin: Diagonals::identity(n).scaled(c(half, 0.0)),
@@ -143,7 +170,7 @@ pub fn coeffs_to_slots(n: usize, groups: &[usize], c_factor: f64) -> Result<Vec<
             levels.push(vec![map]);
         }
     }
-    Ok(levels)
+    Ok((levels, split_done))
 }
 
 /// SlotsToCoeffs on `n` slots, one map per level in application order: input `a'` in

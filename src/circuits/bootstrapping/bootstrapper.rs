@@ -171,6 +171,9 @@ impl Bootstrapper {
     pub fn galois_elements_used(&self) -> Result<Vec<u32>> {
         let tool = self.ctx.galois_tool();
         let mut elts = self.plan.trace_steps.iter().map(|&s| tool.elt_from_step(s)).collect::<Result<Vec<_>>>()?;
+        if self.plan.c2s_real_split {
+            elts.push(tool.elt_from_step(0)?);
+        }
         for t in self.c2s.iter().flatten().chain(&self.s2c) {
             for s in t.rotations() {
                 elts.push(tool.elt_from_step(s)?);
@@ -274,10 +277,17 @@ impl Bootstrapper {
         Self::check_stage_scale(ct, self.plan.c2s_scale, "CoeffsToSlots")?;
         let keys = self.key_set();
         let mut cur = vec![ct.clone()];
-        for level in &self.c2s {
+        for (i, level) in self.c2s.iter().enumerate() {
             let refs: Vec<&LinearTransform> = level.iter().collect();
             let mut outs = evaluate_linear_transforms(&self.ev, &keys, &refs, &cur[0])?;
             for o in outs.iter_mut() {
+                if self.plan.c2s_real_split && i + 1 == self.c2s.len() {
+                    // The real parts of the C-linear halves, y + conj(y)
+                    // (dft::coeffs_to_slots_real_split), before the rescale: the key switch's
+                    // noise is then divided by the prime with the rest.
+                    let c = keys.conjugate(&self.ev, o)?;
+                    self.ev.add_inplace(o, &c)?;
+                }
                 self.ev.rescale_to_next_inplace(o)?;
                 o.set_scale(self.plan.c2s_scale);
             }

@@ -18,7 +18,7 @@
 //!   descends evenly to `2^log_output_scale`.
 
 use super::parameters::BootstrappingParameters;
-use crate::circuits::dft::{coeffs_to_slots, slots_to_coeffs};
+use crate::circuits::dft::{coeffs_to_slots_real_split, slots_to_coeffs};
 use crate::circuits::lintrans::{bsgs_rotations, LinearMap};
 use crate::circuits::rescale_prime;
 use crate::ckks::context::Context;
@@ -41,6 +41,9 @@ pub(crate) struct Plan {
     pub c2s_levels: Vec<(usize, f64)>,
     /// CoeffsToSlots maps per level (two at the last: real and imaginary parts).
     pub c2s_maps: Vec<Vec<LinearMap>>,
+    /// Whether the last CoeffsToSlots level's maps are C-linear halves whose outputs are
+    /// completed as `y + conj(y)` ([`crate::circuits::dft::coeffs_to_slots_real_split`]).
+    pub c2s_real_split: bool,
     /// EvalMod's output scale.
     pub eval_mod_scale: f64,
     /// EvalMod's output factor `q_0/Δ_R`.
@@ -93,7 +96,7 @@ impl Plan {
             .collect();
         let trace_factor = (half_n / n) as f64;
         let c_factor = c2s_scale / (q0 * params.eval_mod.k as f64 * trace_factor);
-        let c2s_maps = coeffs_to_slots(n, &params.coeffs_to_slots_groups, c_factor)?;
+        let (c2s_maps, c2s_real_split) = coeffs_to_slots_real_split(n, &params.coeffs_to_slots_groups, c_factor)?;
         let output_scale = 2f64.powi(params.log_output_scale as i32);
         let eval_mod_scale = 2f64.powi(params.log_eval_mod_scale as i32);
         let s2c_in_level = top - c - e;
@@ -115,6 +118,7 @@ impl Plan {
             c2s_scale,
             c2s_levels,
             c2s_maps,
+            c2s_real_split,
             eval_mod_scale,
             eval_mod_scaling: q0 / raise_scale,
             s2c_in_level,
@@ -128,7 +132,7 @@ impl Plan {
     pub fn rotations(&self) -> (BTreeSet<i32>, bool) {
         let maps = self.c2s_maps.iter().flatten().chain(&self.s2c_maps);
         let mut steps: BTreeSet<i32> = self.trace_steps.iter().copied().collect();
-        let mut conj = false;
+        let mut conj = self.c2s_real_split;
         for m in maps {
             steps.extend(bsgs_rotations(m));
             conj |= m.uses_conjugate();
