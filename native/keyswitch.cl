@@ -113,6 +113,8 @@ KERNEL_FQ void ks_inner_u64(GLOBAL_AS u64 *prod, CONST_AS u64 *lifted, CONST_AS 
  * 2: the same with c0 given in the extended base (data limbs from c0, special limbs from c0p) and
  *    added on every limb times p_mod[o] (ones: double hoisting's giant steps, whose c0 is already
  *    multiplied by P).
+ * 3: as 2, and a running sum in the extended base (data limbs from tq, special limbs from tp, both
+ *    components, laid out as the products) added at each output word (one key per launch).
  */
 #ifndef KS_ROTATE
 #define KS_ROTATE 0
@@ -178,7 +180,7 @@ KERNEL_FQ void ks_inner_hybrid_u64(GLOBAL_AS u64 *prod_q, GLOBAL_AS u64 *prod_p,
                                    CONST_AS u32 *s5, CONST_AS u32 *s6, CONST_AS u32 *s7, CONST_AS u32 *s8,
                                    CONST_AS u32 *s9, CONST_AS u32 *s10, CONST_AS u32 *s11, CONST_AS u32 *s12,
                                    CONST_AS u32 *s13, CONST_AS u32 *s14, CONST_AS u32 *s15, CONST_AS u64 *c0,
-                                   CONST_AS u64 *p_mod, CONST_AS u64 *c0p, CONST_AS u64 *out_moduli, CONST_AS u64 *out_r0,
+                                   CONST_AS u64 *p_mod, CONST_AS u64 *c0p, CONST_AS u64 *tq, CONST_AS u64 *tp, CONST_AS u64 *out_moduli, CONST_AS u64 *out_r0,
                                    CONST_AS u64 *out_r1, u32 digits, u32 d, u32 ell, u32 alpha, u32 key_k, u32 log_n,
                                    u32 o_begin, u32 o_end)
 {
@@ -238,7 +240,7 @@ KERNEL_FQ void ks_inner_hybrid_u64(GLOBAL_AS u64 *prod_q, GLOBAL_AS u64 *prod_p,
                 a[r] = ks_acc2_add(a[r], v, keys[r][kb + x], keys[r][kb + ((u64)key_k << log_n) + x], q, c0r, c1r);
         }
 #if KS_ROTATE
-        if (data || KS_ROTATE == 2) {
+        if (data || KS_ROTATE >= 2) {
             u64 v = data ? c0[((u64)o << log_n) + x] : c0p[((u64)(o - ell) << log_n) + x], pm = p_mod[o];
 #pragma unroll
             for (u32 r = 0; r < KS_KEYS; r++) a[r] = ks_acc2_add(a[r], v, pm, 0, q, c0r, c1r);
@@ -254,6 +256,13 @@ KERNEL_FQ void ks_inner_hybrid_u64(GLOBAL_AS u64 *prod_q, GLOBAL_AS u64 *prod_p,
             u64 at = x;
 #endif
             GLOBAL_AS u64 *dst = (data ? prod_q : prod_p) + ((u64)h * KS_KEYS + r) * 2 * comp + row;
+#if KS_ROTATE == 3
+            {
+                CONST_AS u64 *sum = (data ? tq : tp) + row;
+                a[r] = ks_acc2_add(a[r], sum[at], 1, 0, q, c0r, c1r);
+                a[r] = ks_acc2_add(a[r], sum[comp + at], 0, 1, q, c0r, c1r);
+            }
+#endif
             dst[at] = ks_acc_value(a[r].a0, q, c0r, c1r);
             dst[comp + at] = ks_acc_value(a[r].a1, q, c0r, c1r);
         }

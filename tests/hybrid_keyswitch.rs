@@ -373,6 +373,11 @@ fn extended_base_rotations() {
         let got = s.decrypt(&s.ev.mod_down_ext(&giant).unwrap());
         let want: Vec<f64> = rot(9).iter().zip(rot(10)).map(|(a, b)| a + b).collect();
         assert!(max_err(&got, &want) < 1e-5, "giant step, drop {drop}");
+        // With a running sum added in the same pass: x + rot_8(rot_1(x) + rot_2(x)).
+        let with_sum = s.ev.rotate_vector_ext_add(&sum, 8, &gk, &ext[0]).unwrap();
+        let got = s.decrypt(&s.ev.mod_down_ext(&with_sum).unwrap());
+        let want: Vec<f64> = want.iter().zip(&v).map(|(a, b)| a + b).collect();
+        assert!(max_err(&got, &want) < 1e-5, "giant step with a sum, drop {drop}");
         // Errors: step 0, a step without a key, a plaintext not in the extended base.
         assert!(matches!(s.ev.rotate_vector_ext(&sum, 0, &gk), Err(Error::InvalidArgument(_))));
         assert!(matches!(s.ev.rotate_vector_ext(&sum, 3, &gk), Err(Error::MissingKey(_))));

@@ -481,17 +481,21 @@ pub fn evaluate_linear_transforms(
             return transforms
                 .iter()
                 .map(|t| {
+                    // The giant step 0 (no rotation) first, then each rotation adds the
+                    // running sum in its last pass.
                     let mut total: Option<ExtCiphertext> = None;
-                    for (&g, row) in &t.terms {
+                    let giants = t.terms.iter().filter(|(&g, _)| g == 0).chain(t.terms.iter().filter(|(&g, _)| g != 0));
+                    for (&g, row) in giants {
                         let terms = giant_step_terms(row, &babies, &rotated, rotated_conj.as_deref())?;
                         if terms.is_empty() {
                             continue;
                         }
                         let acc = ev.multiply_plain_sum_ext(&terms)?;
-                        let acc = if g == 0 { acc } else { ev.rotate_vector_ext(&acc, g, gk)? };
-                        total = Some(match total {
-                            None => acc,
-                            Some(o) => ev.add_ext(&o, &acc)?,
+                        total = Some(match (g, total) {
+                            (0, None) => acc,
+                            (0, Some(o)) => ev.add_ext(&o, &acc)?,
+                            (_, None) => ev.rotate_vector_ext(&acc, g, gk)?,
+                            (_, Some(o)) => ev.rotate_vector_ext_add(&acc, g, gk, &o)?,
                         });
                     }
                     ev.mod_down_ext(&total.ok_or_else(|| Error::InvalidArgument("linear transform with no diagonal".into()))?)

@@ -227,6 +227,24 @@ impl Evaluator {
     /// `InvalidArgument` for `|step| ≥ N/2` or `0`; `MissingKey` without the step's own key;
     /// `NotValidForParams` for keys of another key switching.
     pub fn rotate_vector_ext(&self, x: &ExtCiphertext, step: i32, keys: &HybridGaloisKeys) -> Result<ExtCiphertext> {
+        self.rotate_ext_into(x, step, keys, None)
+    }
+
+    /// `sum + rot_step(x)` in the extended base: the words of [`Evaluator::rotate_vector_ext`]
+    /// then [`Evaluator::add_ext`], the addition in the rotation's last pass on a device (a
+    /// linear transform's running sum of giant steps).
+    ///
+    /// # Errors
+    /// As [`Evaluator::rotate_vector_ext`] and [`Evaluator::add_ext`].
+    pub fn rotate_vector_ext_add(&self, x: &ExtCiphertext, step: i32, keys: &HybridGaloisKeys, sum: &ExtCiphertext) -> Result<ExtCiphertext> {
+        self.check_ext(sum, &x.ks, &x.parms_id)?;
+        if sum.scale != x.scale {
+            return Err(Error::ScaleMismatch("rotate_vector_ext_add: scale mismatch".into()));
+        }
+        self.rotate_ext_into(x, step, keys, Some(sum))
+    }
+
+    fn rotate_ext_into(&self, x: &ExtCiphertext, step: i32, keys: &HybridGaloisKeys, sum: Option<&ExtCiphertext>) -> Result<ExtCiphertext> {
         if x.ks != keys.ks {
             return Err(Error::NotValidForParams("galois_keys is not valid for this extended ciphertext".into()));
         }
@@ -236,8 +254,8 @@ impl Evaluator {
         let tool = self.ctx.galois_tool();
         let elt = tool.elt_from_step(step)?;
         let key = keys.key(elt).ok_or_else(|| Error::MissingKey(format!("Galois key not present for galois_elt {elt}")))?;
-        if let Some(q) = x.queue().cloned() {
-            return Ok(ExtCiphertext { data: self.ext_gpu(&q, ExtOp::Rotate(x, elt, keys))?.remove(0), ..x.clone_meta() });
+        if let Some(q) = x.queue().or(sum.and_then(|t| t.queue())).cloned() {
+            return Ok(ExtCiphertext { data: self.ext_gpu(&q, ExtOp::Rotate(x, elt, keys, sum))?.remove(0), ..x.clone_meta() });
         }
         let (ell, alpha, n) = (x.ell, x.alpha(), x.n);
         let (xq, xp) = x.host()?;
@@ -260,7 +278,11 @@ impl Evaluator {
                 }
             }
         }
-        Ok(ExtCiphertext { data: ExtData::Host { q, p }, ..x.clone_meta() })
+        let out = ExtCiphertext { data: ExtData::Host { q, p }, ..x.clone_meta() };
+        match sum {
+            None => Ok(out),
+            Some(t) => self.add_ext(t, &out),
+        }
     }
 
     /// `a + b` in the extended base.
@@ -345,7 +367,8 @@ enum ExtOp<'a> {
     /// Baby steps: per element (`None`: identity) an extended ciphertext.
     Rotations(&'a Ciphertext, &'a [Option<u32>], &'a HybridGaloisKeys),
     MulSum(&'a [(&'a ExtCiphertext, &'a Plaintext)]),
-    Rotate(&'a ExtCiphertext, u32, &'a HybridGaloisKeys),
+    /// A giant step, with the running sum to add.
+    Rotate(&'a ExtCiphertext, u32, &'a HybridGaloisKeys, Option<&'a ExtCiphertext>),
     Add(&'a ExtCiphertext, &'a ExtCiphertext),
     /// The result's `q[0]` is the ciphertext's buffer (`2 × ℓ × N` words).
     ModDown(&'a ExtCiphertext),
@@ -397,7 +420,7 @@ mod gpu_impl {
             let (parms_id, ks) = match &op {
                 ExtOp::Rotations(ct, _, keys) => (ct.parms_id, &keys.ks),
                 ExtOp::MulSum(t) => (t[0].0.parms_id, &t[0].0.ks),
-                ExtOp::Rotate(x, _, _) | ExtOp::Add(x, _) | ExtOp::ModDown(x) => (x.parms_id, &x.ks),
+                ExtOp::Rotate(x, _, _, _) | ExtOp::Add(x, _) | ExtOp::ModDown(x) => (x.parms_id, &x.ks),
             };
             let l = level_data(cq, &self.ctx, &parms_id)?;
             let h = hybrid_level_data(cq, ks, parms_id, l.k())?;
@@ -435,9 +458,10 @@ mod gpu_impl {
                     let t: Vec<(&DeviceExt<Q::Buf>, &Q::Buf)> = xs.iter().zip(&pts).map(|(x, p)| (x, &**p)).collect();
                     one(dh::mul_sum_ext(cq, &l, &h, &t)?)
                 }
-                ExtOp::Rotate(x, elt, keys) => {
+                ExtOp::Rotate(x, elt, keys, sum) => {
                     let (key, table) = galois(elt, keys)?;
-                    one(dh::rotate_ext(cq, &l, &h, &on_device(cq, x)?, &table, &key)?)
+                    let sum = sum.map(|t| on_device(cq, t)).transpose()?;
+                    one(dh::rotate_ext(cq, &l, &h, &on_device(cq, x)?, &table, &key, sum.as_ref())?)
                 }
                 ExtOp::Add(a, b) => one(dh::add_ext(cq, &l, &h, &on_device(cq, a)?, &on_device(cq, b)?)?),
                 ExtOp::ModDown(x) => {

@@ -76,7 +76,7 @@ pub fn rotations_ext<Q: GpuQueue>(
     let up = mod_up(q, l, h, ct, pw, true)?;
     let mut out = Vec::with_capacity(keys.len());
     for (scatter, keys) in scatter.chunks(HOIST_MODDOWN_BATCH).zip(keys.chunks(HOIST_MODDOWN_BATCH)) {
-        let rotate = Rotate { scatter, c0: (ct, 0), ext: None };
+        let rotate = Rotate { scatter, c0: (ct, 0), ext: None, sum: None };
         let (prod_q, prod_p) = alloc_prods(q, h, n, keys.len())?;
         rotation_products_into(q, l, h, &up, ct, keys, &rotate, (&prod_q, &prod_p), 0..ell + alpha)?;
         let (prod_q, prod_p) = (Arc::new(prod_q), Arc::new(prod_p));
@@ -154,8 +154,9 @@ fn mod_down_into<Q: GpuQueue>(
 
 /// A giant step: `acc` (an extended ciphertext) rotated by a Galois element, still in the
 /// extended base: `c1` brought down to `Q_ℓ`, its ModUp and the permuted inner product with
-/// `key`, with `acc`'s `c0` (already times `P`) folded in on every limb (`KS_ROTATE=2`).
-/// `scatter`, `key`: as [`rotations_ext`].
+/// `key`, with `acc`'s `c0` (already times `P`) folded in on every limb (`KS_ROTATE=2`), and
+/// `sum` added to the result in the same pass when given (`KS_ROTATE=3`: the transform's
+/// running sum of giant steps). `scatter`, `key`: as [`rotations_ext`].
 ///
 /// # Errors
 /// `Device` on an allocation, compile or launch failure.
@@ -166,6 +167,7 @@ pub fn rotate_ext<Q: GpuQueue>(
     acc: &DeviceExt<Q::Buf>,
     scatter: &Q::Buf,
     key: &Q::Buf,
+    sum: Option<&DeviceExt<Q::Buf>>,
 ) -> Result<DeviceExt<Q::Buf>> {
     let (ell, alpha, n) = (h.ell, h.alpha, l.n());
     let (pw, sw) = (ell * n, alpha * n);
@@ -174,7 +176,12 @@ pub fn rotate_ext<Q: GpuQueue>(
     let up = mod_up(q, l, h, &c1, 0, true)?;
     let (prod_q, prod_p) = alloc_prods(q, h, n, 1)?;
     let scatter = [scatter];
-    let rot = Rotate { scatter: &scatter, c0: at(&acc.q, 0), ext: Some((at(&acc.p, 0), &h.ones)) };
+    let rot = Rotate {
+        scatter: &scatter,
+        c0: at(&acc.q, 0),
+        ext: Some((at(&acc.p, 0), &h.ones)),
+        sum: sum.map(|t| (at(&t.q, 0), at(&t.p, 0))),
+    };
     inner_products_into(q, l, h, &up, (&c1, 0), (&[key], 1), (&prod_q, &prod_p, 0), 0..ell + alpha, Some(&rot))?;
     Ok(DeviceExt { q: (Arc::new(prod_q), 0), p: (Arc::new(prod_p), 0) })
 }

@@ -470,11 +470,14 @@ const KS_SPAN: usize = 256;
 /// products are written (scattered), and `c0` (buffer, word offset: `ℓ × N`, NTT form), whose
 /// `P·c0` is added to component 0 (`ks_inner_hybrid_u64` with `KS_ROTATE`). With `ext`
 /// (double hoisting's giant steps) `c0` is in the extended base, its special limbs at `ext.0`,
-/// and it is added as it is on every limb (`ext.1`: a one per extended limb; `KS_ROTATE=2`).
+/// and it is added as it is on every limb (`ext.1`: a one per extended limb; `KS_ROTATE=2`);
+/// with `sum` too, a running sum laid out as the products (data limbs, special limbs) is added
+/// to each output word (`KS_ROTATE=3`; one key).
 pub(super) struct Rotate<'a, B> {
     pub scatter: &'a [&'a B],
     pub c0: (&'a B, usize),
     pub ext: Option<((&'a B, usize), &'a B)>,
+    pub sum: Option<((&'a B, usize), (&'a B, usize))>,
 }
 
 /// Step 2 for the extended limbs `limbs` (`0..ℓ` data, `ℓ..ℓ + α` special): the inner
@@ -525,9 +528,14 @@ pub(super) fn inner_products_into<Q: GpuQueue>(
                 // c0p unused with KS_ROTATE=1.
                 None => args.extend([Arg::Buf(&h.p_mod), Arg::Buf(&h.p_mod)]),
             }
+            match rot.sum {
+                Some(((tq, qo), (tp, po))) => args.extend([Arg::BufAt(tq, qo), Arg::BufAt(tp, po)]),
+                // Unused below KS_ROTATE=3.
+                None => args.extend([Arg::Buf(&h.p_mod), Arg::Buf(&h.p_mod)]),
+            }
         }
         // Unused without KS_ROTATE.
-        None => args.extend((0..MAX_KEYS + 3).map(|_| Arg::Buf(keys[0]))),
+        None => args.extend((0..MAX_KEYS + 5).map(|_| Arg::Buf(keys[0]))),
     }
     args.extend([
         Arg::Buf(&h.ext.moduli),
@@ -554,7 +562,12 @@ pub(super) fn inner_products_into<Q: GpuQueue>(
     // batch's inner products 1506 → 1340 µs against the loop over a runtime count).
     defines.push(("KS_DIGITS", h.digits.to_string()));
     if let Some(rot) = rotate {
-        defines.push(("KS_ROTATE", if rot.ext.is_some() { "2" } else { "1" }.into()));
+        let mode = match (rot.ext.is_some(), rot.sum.is_some()) {
+            (false, _) => "1",
+            (true, false) => "2",
+            (true, true) => "3",
+        };
+        defines.push(("KS_ROTATE", mode.into()));
     }
     q.launch(
         Family::Keyswitch,
@@ -715,7 +728,7 @@ pub fn apply_galois_hybrid_many<Q: GpuQueue>(
     let split = q.side_stream();
     let special_limbs = if split { ell..ell + alpha } else { 0..ell + alpha };
     for (scatter, keys) in scatter.chunks(HOIST_MODDOWN_BATCH).zip(keys.chunks(HOIST_MODDOWN_BATCH)) {
-        let rotate = Rotate { scatter, c0: (ct, 0), ext: None };
+        let rotate = Rotate { scatter, c0: (ct, 0), ext: None, sum: None };
         // Every rotation's products side by side: the special rows are one batched ModDown
         // conversion's input.
         let (prod_q, prod_p) = alloc_prods(q, h, n, keys.len())?;
