@@ -126,10 +126,18 @@ impl Queue {
     /// (OpenCL, Level Zero) or a rehearsal tagged `tag` already ran on this device. For
     /// circuits that launch many kernels of many programs once (a bootstrap): on a fresh machine
     /// their first run otherwise waits for each program in turn.
+    ///
+    /// Element-wise work this queue holds back for coalescing is launched first: launched during
+    /// the rehearsal, it would be skipped like the rehearsal's own (the circuit's input, made by
+    /// such work just before, was garbage for the real run: found by `tests/helr_gpu.rs`).
     pub fn rehearse_once<R>(&self, tag: u64, work: impl FnOnce() -> R) -> Option<R> {
         match self {
             #[cfg(feature = "cuda")]
-            Queue::Cuda(q) => q.device().rehearse_once(tag, work),
+            Queue::Cuda(q) => {
+                // A failed launch here fails again, with its error, in the real run.
+                q.flush_pending().ok()?;
+                q.device().rehearse_once(tag, work)
+            }
             #[allow(unreachable_patterns)]
             _ => {
                 let _ = (tag, work);
