@@ -24,6 +24,7 @@ pub mod lintrans;
 pub mod mod1;
 pub mod polynomial;
 pub mod precision;
+pub mod rotsum;
 
 use crate::ckks::context::{Context, ContextData};
 use crate::{Error, Result};

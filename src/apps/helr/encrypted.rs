@@ -227,12 +227,10 @@ impl<'a> Trainer<'a> {
         Ok(c)
     }
 
-    /// `c ← c + rot(c, s)` for each `s` in turn.
+    /// `c ← c + rot(c, s)` for each `s` in turn, in the key-switching base between the steps
+    /// ([`crate::circuits::rotsum`]).
     fn rotate_sum(&self, c: &mut Ciphertext, steps: impl Iterator<Item = i32>) -> Result<()> {
-        for s in steps {
-            let r = self.ev.rotate_vector_hybrid(c, s, self.galois)?;
-            self.ev.add_inplace(c, &r)?;
-        }
+        *c = crate::circuits::rotsum::rotate_and_sum(&self.ev, self.galois, c, steps)?;
         Ok(())
     }
 
