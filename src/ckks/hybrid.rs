@@ -799,6 +799,7 @@ pub struct HybridKSwitchKey {
     /// Per digit, the generator component 1 was expanded from ([`HybridKeySwitching::expand_a`]).
     seeds: Option<Vec<PrngInfo>>,
     /// Device copies of the key (index 0: all digits, contiguous), per device.
+    #[cfg_attr(not(any(feature = "cuda", feature = "opencl")), allow(dead_code))]
     pub(crate) device: KeyDeviceCache,
 }
 

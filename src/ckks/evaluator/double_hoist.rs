@@ -48,6 +48,8 @@ enum ExtData {
     /// `q`: `2 × ℓ × N` words (`c0` then `c1`); `p`: `2 × α × N`.
     Host { q: Vec<u64>, p: Vec<u64> },
     /// (buffer, word offset) of `c0` then `c1` on the data limbs and on the special limbs.
+    // Without a GPU backend no device value is ever made.
+    #[cfg_attr(not(any(feature = "cuda", feature = "opencl")), allow(dead_code))]
     Device { queue: Queue, q: (DeviceBuf, usize), p: (DeviceBuf, usize) },
 }
 
