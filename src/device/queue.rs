@@ -120,6 +120,48 @@ impl Queue {
             _ => Err(Error::Device("no GPU backend".into())),
         }
     }
+    /// An identity of the queue, equal for clones of one queue and distinct between live
+    /// queues (its stream's address): for caches of per-queue objects.
+    pub fn id(&self) -> usize {
+        on_backend!(self, q => Arc::as_ptr(q) as *const () as usize, 0)
+    }
+    /// Up to `n` more queues on this queue's device for independent work side by side from
+    /// several threads (each its own in-order stream and memcache, made once and kept):
+    /// `crate::ckks::device::map_side_by_side` runs on them. Empty where they would not
+    /// overlap or are not wanted: backends other than CUDA, the profiler on, `XEHE_SYNC=1`,
+    /// [`SideStreamMode::On`](crate::device::tuning::SideStreamMode::On) not set, or a
+    /// rehearsal on this thread.
+    ///
+    /// # Errors
+    /// `Error::Device` when a stream cannot be made.
+    pub fn siblings(&self, n: usize) -> Result<Vec<Queue>> {
+        match self {
+            #[cfg(feature = "cuda")]
+            Queue::Cuda(q) => Ok(q.siblings(n)?.into_iter().map(Queue::Cuda).collect()),
+            #[allow(unreachable_patterns)]
+            _ => {
+                let _ = n;
+                Ok(Vec::new())
+            }
+        }
+    }
+    /// Make this queue's later work wait, on the device, for everything queued on `other` so
+    /// far (the host does not wait). Nothing when they are the same queue.
+    ///
+    /// # Errors
+    /// `Error::Device` on an event failure, or for queues of different backends or of a backend
+    /// without stream events (no [`Queue::siblings`] there).
+    pub fn wait_for(&self, other: &Queue) -> Result<()> {
+        if self == other {
+            return Ok(());
+        }
+        match (self, other) {
+            #[cfg(feature = "cuda")]
+            (Queue::Cuda(a), Queue::Cuda(b)) => a.wait_for(b),
+            #[allow(unreachable_patterns)]
+            _ => Err(Error::Device("wait_for: queues of different backends, or a backend without stream events".into())),
+        }
+    }
     /// Compile ahead, in parallel, every kernel `work` would launch on this queue's device, then
     /// return `Some(work's result)` — whose device data are garbage, since no kernel ran: run
     /// it on copies. `None` without running `work` where the backend compiles nothing ahead

@@ -142,6 +142,36 @@ impl DeviceState {
         inner.host_stale = inner.copy.is_some();
         DeviceState { inner: Mutex::new(inner) }
     }
+    /// This state for `queue`, a sibling of the queue holding the device copy
+    /// ([`Queue::siblings`]): the same device buffer, read by `queue`'s work. The buffer goes
+    /// back to its own queue's memcache when its last holder drops it, so the caller keeps this
+    /// object alive until `queue`'s work is joined into that queue ([`Queue::wait_for`]).
+    pub fn lent_to(&self, queue: &Queue) -> Self {
+        let mut inner = self.inner.lock().clone();
+        inner.marked = true;
+        inner.queue = Some(queue.clone());
+        if let Some((_, c)) = inner.copy.take() {
+            inner.copy = Some((queue.clone(), c));
+        }
+        DeviceState { inner: Mutex::new(inner) }
+    }
+    /// This state with its device copy copied, on the device, into a buffer of `queue` (a
+    /// sibling of the copy's queue whose stream already waits for the copy's writer,
+    /// [`Queue::wait_for`]): the object then lives on `queue` alone, and its buffer goes back
+    /// to `queue`'s memcache.
+    ///
+    /// # Errors
+    /// `Error::Device` on an allocation or copy failure, or for a copy of another backend.
+    pub fn copied_to(&self, queue: &Queue) -> Result<Self> {
+        let mut inner = self.inner.lock().clone();
+        inner.marked = true;
+        inner.queue = Some(queue.clone());
+        if let Some((q, c)) = inner.copy.take() {
+            let c = if &q == queue { c } else { copy_into(queue, &c)? };
+            inner.copy = Some((queue.clone(), c));
+        }
+        Ok(DeviceState { inner: Mutex::new(inner) })
+    }
     /// Record a device result: the host copy is now stale.
     pub fn set_result(&self, queue: Queue, buf: DeviceBuf) {
         let mut g = self.inner.lock();
@@ -205,6 +235,31 @@ fn download_on_queue(queue: &Queue, copy: &DeviceBuf, words: usize) -> Result<Ve
             Err(no_copy())
         }
     }
+}
+
+fn copy_into(queue: &Queue, src: &DeviceBuf) -> Result<DeviceBuf> {
+    match queue {
+        #[cfg(feature = "cuda")]
+        Queue::Cuda(q) => copy_on(&**q, src),
+        #[cfg(feature = "opencl")]
+        Queue::OpenCl(q) => copy_on(&**q, src),
+        #[cfg(all(feature = "level-zero", any(feature = "cuda", feature = "opencl")))]
+        Queue::LevelZero(q) => copy_on(&**q, src),
+        #[allow(unreachable_patterns)]
+        _ => {
+            let _ = src;
+            Err(no_copy())
+        }
+    }
+}
+
+#[cfg(any(feature = "cuda", feature = "opencl"))]
+fn copy_on<Q: GpuQueue>(q: &Q, src: &DeviceBuf) -> Result<DeviceBuf> {
+    let buf = Q::unwrap(src).ok_or_else(|| crate::Error::Device("device copy belongs to another backend".into()))?;
+    let words = crate::device::gpu::GpuBuffer::words(&**buf);
+    let dst = q.alloc(words)?;
+    q.copy(&dst, 0, buf, 0, words)?;
+    Ok(Q::wrap(Arc::new(dst)))
 }
 
 #[cfg(any(feature = "cuda", feature = "opencl"))]

@@ -28,9 +28,10 @@ use crate::circuits::{level_at, rescale_prime};
 use crate::ckks::hybrid::{HybridGaloisKeys, HybridRelinKeys};
 use crate::{Ciphertext, CkksEncoder, Context, Encryptor, Error, Evaluator, KeyGenerator, Plaintext, Result, SecretKey};
 use super::{neg_sigmoid3, Layout};
-use std::cell::RefCell;
+use crate::ckks::device::map_side_by_side;
+use parking_lot::Mutex;
 use std::collections::HashMap;
-use std::rc::Rc;
+use std::sync::Arc;
 
 /// Levels one iteration consumes (module docs).
 pub const ITERATION_DEPTH: usize = 5;
@@ -54,8 +55,9 @@ enum Mask {
     High,
 }
 
-/// Cache key of an encoded mask: level, mask, value and scale bits.
-type PlainKey = (usize, Mask, u64, u64);
+/// Cache key of an encoded mask: level, mask, value and scale bits, and the queue it is used on
+/// ([`crate::device::Queue::id`]; 0 on the host): each queue uploads its own copy once.
+type PlainKey = (usize, Mask, u64, u64, usize);
 
 /// The server side of encrypted HELR training (module docs). Holds the evaluator, the
 /// bootstrapper and the Galois keys of [`Layout::rotation_steps`]; plaintexts it encodes are
@@ -69,7 +71,7 @@ pub struct Trainer<'a> {
     layout: Layout,
     bound: f64,
     delta: f64,
-    cache: RefCell<HashMap<PlainKey, Rc<Plaintext>>>,
+    cache: Mutex<HashMap<PlainKey, Arc<Plaintext>>>,
 }
 
 /// Hybrid Galois keys for the layout's rotations, with the bootstrapping keys' key switching.
@@ -129,7 +131,7 @@ impl<'a> Trainer<'a> {
             layout,
             bound,
             delta: boot.output_scale(),
-            cache: RefCell::new(HashMap::new()),
+            cache: Mutex::new(HashMap::new()),
         })
     }
 
@@ -196,15 +198,16 @@ impl<'a> Trainer<'a> {
             .collect()
     }
 
-    /// `value` on `mask`, encoded at `ct`'s level and `scale` (cached: on a device the
-    /// plaintext is uploaded once).
-    fn mask_plain(&self, ct: &Ciphertext, mask: Mask, value: f64, scale: f64) -> Result<Rc<Plaintext>> {
-        let key = (self.level(ct)?, mask, value.to_bits(), scale.to_bits());
-        if let Some(pt) = self.cache.borrow().get(&key) {
+    /// `value` on `mask`, encoded at `ct`'s level and `scale` (cached per queue: on a device
+    /// the plaintext is uploaded once to each queue that uses it).
+    fn mask_plain(&self, ct: &Ciphertext, mask: Mask, value: f64, scale: f64) -> Result<Arc<Plaintext>> {
+        let queue = ct.gpu.queue().map_or(0, |q| q.id());
+        let key = (self.level(ct)?, mask, value.to_bits(), scale.to_bits(), queue);
+        if let Some(pt) = self.cache.lock().get(&key) {
             return Ok(pt.clone());
         }
-        let pt = Rc::new(self.encoder.encode_f64(&self.mask_values(mask, value), ct.parms_id(), scale)?);
-        self.cache.borrow_mut().insert(key, pt.clone());
+        let pt = Arc::new(self.encoder.encode_f64(&self.mask_values(mask, value), ct.parms_id(), scale)?);
+        self.cache.lock().insert(key, pt.clone());
         Ok(pt)
     }
 
@@ -293,32 +296,18 @@ impl<'a> Trainer<'a> {
             )));
         }
         let (f, slots) = (self.layout.block, self.layout.slots);
-        let [a0, a1, a3] = neg_sigmoid3();
         let v = &state.v;
         let s_v = v.scale();
         // The gradient's messages are tiny (c = α/m ≈ 1e-4): they are carried at a scale K = 1/c
         // times larger, so key-switching noise stays as small relative to them as to O(1)
         // messages; w⁺ = v + G lands at s_G = K·s_v, v⁺ back at Δ.
         let s_grad = s_v * (1.0 / c).max(1.0);
+        // The samples' gradients are independent: side by side on a device, each chain's
+        // small low-level launches filling what the others leave idle.
+        let batch_refs: Vec<&Ciphertext> = batch.iter().collect();
+        let parts = map_side_by_side(&batch_refs, &[v], batch.len(), |z, shared| self.sample_gradient(z, &shared[0], c, s_grad))?;
         let mut grad: Option<Ciphertext> = None;
-        for z in batch {
-            // t = z·v in slot 0 of every block.
-            let mut t = self.mul(&self.at(z, l)?, v)?;
-            self.rotate_sum(&mut t, Self::powers(f, 1))?;
-            // G_k lands at s_grad: g must be at s_g = s_grad·q_{l−3}/s_z.
-            let s_g = s_grad * self.q(l - 3)? / z.scale();
-            let t2 = self.mul(&t, &t)?;
-            let at3 = self.mask_multiply(&t, Mask::BlockStart, c * a3, s_g * self.q(l - 2)? / t2.scale())?;
-            let mut g = self.mul(&t2, &at3)?;
-            Self::snap(&mut g, s_g)?;
-            let at1 = self.at(&self.mask_multiply(&t, Mask::BlockStart, c * a1, s_g)?, l - 3)?;
-            self.ev.add_inplace(&mut g, &at1)?;
-            let a0_plain = self.mask_plain(&g, Mask::BlockStart, c * a0, s_g)?;
-            self.ev.add_plain_inplace(&mut g, &a0_plain)?;
-            // Spread over the block, weigh the samples.
-            self.rotate_sum(&mut g, Self::powers(f, 1).map(|s| -s))?;
-            let mut gz = self.mul(&g, &self.at(z, l - 3)?)?;
-            Self::snap(&mut gz, s_grad)?;
+        for gz in parts {
             match &mut grad {
                 None => grad = Some(gz),
                 Some(acc) => self.ev.add_inplace(acc, &gz)?,
@@ -344,6 +333,32 @@ impl<'a> Trainer<'a> {
             self.ev.add_inplace(&mut v_next, &self.at(&m, l - 5)?)?;
         }
         Ok(EncryptedWeights { w: w_next, v: v_next })
+    }
+
+    /// One sample block's gradient term `G_k = (σ₃(Σ_block z ⊙ v) spread over the block) ⊙ z`
+    /// at scale `s_grad`, level `level(v) − 4` (module docs), for `c = α/m`.
+    fn sample_gradient(&self, z: &Ciphertext, v: &Ciphertext, c: f64, s_grad: f64) -> Result<Ciphertext> {
+        let l = self.level(v)?;
+        let f = self.layout.block;
+        let [a0, a1, a3] = neg_sigmoid3();
+        // t = z·v in slot 0 of every block.
+        let mut t = self.mul(&self.at(z, l)?, v)?;
+        self.rotate_sum(&mut t, Self::powers(f, 1))?;
+        // G_k lands at s_grad: g must be at s_g = s_grad·q_{l−3}/s_z.
+        let s_g = s_grad * self.q(l - 3)? / z.scale();
+        let t2 = self.mul(&t, &t)?;
+        let at3 = self.mask_multiply(&t, Mask::BlockStart, c * a3, s_g * self.q(l - 2)? / t2.scale())?;
+        let mut g = self.mul(&t2, &at3)?;
+        Self::snap(&mut g, s_g)?;
+        let at1 = self.at(&self.mask_multiply(&t, Mask::BlockStart, c * a1, s_g)?, l - 3)?;
+        self.ev.add_inplace(&mut g, &at1)?;
+        let a0_plain = self.mask_plain(&g, Mask::BlockStart, c * a0, s_g)?;
+        self.ev.add_plain_inplace(&mut g, &a0_plain)?;
+        // Spread over the block, weigh the samples.
+        self.rotate_sum(&mut g, Self::powers(f, 1).map(|s| -s))?;
+        let mut gz = self.mul(&g, &self.at(z, l - 3)?)?;
+        Self::snap(&mut gz, s_grad)?;
+        Ok(gz)
     }
 
     /// Pack `w/R` and `v/R` into one ciphertext with period `2f` (one level; `v` must be at

@@ -8,6 +8,7 @@ use crate::circuits::lintrans::{evaluate_linear_transforms, LinearMap, LinearTra
 use crate::circuits::mod1::EvalMod;
 use crate::ckks::ciphertext::Ciphertext;
 use crate::ckks::context::Context;
+use crate::ckks::device::map_side_by_side;
 use crate::ckks::encoder::CkksEncoder;
 use crate::ckks::evaluator::Evaluator;
 use crate::ckks::plaintext::Plaintext;
@@ -279,19 +280,23 @@ impl Bootstrapper {
         let mut cur = vec![ct.clone()];
         for (i, level) in self.c2s.iter().enumerate() {
             let refs: Vec<&LinearTransform> = level.iter().collect();
-            let mut outs = evaluate_linear_transforms(&self.ev, &keys, &refs, &cur[0])?;
-            for o in outs.iter_mut() {
-                if self.plan.c2s_real_split && i + 1 == self.c2s.len() {
+            let outs = evaluate_linear_transforms(&self.ev, &keys, &refs, &cur[0])?;
+            let last = i + 1 == self.c2s.len();
+            let finish = |o: &Ciphertext, _: &[Ciphertext]| -> Result<Ciphertext> {
+                let mut o = o.clone();
+                if self.plan.c2s_real_split && last {
                     // The real parts of the C-linear halves, y + conj(y)
                     // (dft::coeffs_to_slots_real_split), before the rescale: the key switch's
                     // noise is then divided by the prime with the rest.
-                    let c = keys.conjugate(&self.ev, o)?;
-                    self.ev.add_inplace(o, &c)?;
+                    let c = keys.conjugate(&self.ev, &o)?;
+                    self.ev.add_inplace(&mut o, &c)?;
                 }
-                self.ev.rescale_to_next_inplace(o)?;
+                self.ev.rescale_to_next_inplace(&mut o)?;
                 o.set_scale(self.plan.c2s_scale);
-            }
-            cur = outs;
+                Ok(o)
+            };
+            // The last level's two outputs side by side on a device (independent key switches).
+            cur = map_side_by_side(&outs.iter().collect::<Vec<_>>(), &[], outs.len(), finish)?;
         }
         let mut it = cur.into_iter();
         match (it.next(), it.next()) {
@@ -434,8 +439,12 @@ impl Bootstrapper {
         let mod_raise = lap("ModRaise", &raised)?;
         let (re, im) = self.coeffs_to_slots(&raised)?;
         let coeffs_to_slots = lap("CoeffsToSlots", &im)?;
-        let re = self.eval_mod(&re, rho)?;
-        let im = self.eval_mod(&im, rho)?;
+        // The two EvalMods are independent: side by side on a device, each filling the SMs
+        // the other's last waves and low-level launches leave idle.
+        let mut both = map_side_by_side(&[&re, &im], &[], 2, |c, _| self.eval_mod(c, rho))?.into_iter();
+        let (Some(re), Some(im)) = (both.next(), both.next()) else {
+            return Err(Error::Device("EvalMod side by side: two inputs gave fewer results".into()));
+        };
         let eval_mod = lap("EvalMod", &im)?;
         let out = self.slots_to_coeffs(&re, &im)?;
         let slots_to_coeffs = lap("SlotsToCoeffs", &out)?;

@@ -6,6 +6,9 @@
 #[cfg(any(feature = "cuda", feature = "opencl"))]
 pub mod hybrid;
 mod resident;
+pub mod side_by_side;
+
+pub use side_by_side::map_side_by_side;
 
 #[cfg(any(feature = "cuda", feature = "opencl"))]
 pub use gpu::*;

@@ -39,6 +39,8 @@ pub struct CudaQueue {
     is_side: bool,
     /// Held while the side stream runs one `concurrently` call's half.
     forked: Mutex<()>,
+    /// Sibling queues of [`CudaQueue::siblings`], made on first use.
+    siblings: Mutex<Vec<Arc<CudaQueue>>>,
 }
 
 /// Element-wise operations waiting for one coalesced launch, with the buffers they read and
@@ -107,6 +109,7 @@ impl CudaQueue {
             side: std::sync::OnceLock::new(),
             is_side,
             forked: Mutex::new(()),
+            siblings: Mutex::new(Vec::new()),
         }
     }
 
@@ -132,6 +135,32 @@ impl CudaQueue {
                 stream.ok().map(|st| Box::new(CudaQueue::on_stream(self.dev.clone(), st, true)))
             })
             .as_deref()
+    }
+
+    /// Up to `n` more queues of this device (streams of normal priority, each with its own
+    /// memcache), made on first use and kept for later calls, for independent work from
+    /// several threads side by side (`crate::ckks::device::map_side_by_side`). None while
+    /// streams are off as for [`GpuQueue::concurrently`] (profiler, `XEHE_SYNC=1`,
+    /// [`SideStreamMode::On`] not set), on a side stream, or on a thread rehearsing a circuit
+    /// (the rehearsal compiles kernels on one thread; see `compile::rehearse`).
+    pub fn siblings(&self, n: usize) -> Result<Vec<Arc<CudaQueue>>> {
+        let on = side_stream_mode() == SideStreamMode::On;
+        if n == 0 || self.is_side || self.sync_each || self.profiler.is_enabled() || !on || super::compile::rehearsing() {
+            return Ok(Vec::new());
+        }
+        let mut s = self.siblings.lock();
+        while s.len() < n {
+            s.push(Arc::new(CudaQueue::new(self.dev.clone())?));
+        }
+        Ok(s[..n].to_vec())
+    }
+
+    /// Make this queue's later work wait (on the device) for everything queued on `on` so far.
+    ///
+    /// # Errors
+    /// `Device` on an event failure or a launch failure of `on`'s held-back work.
+    pub fn wait_for(&self, on: &CudaQueue) -> Result<()> {
+        Self::stream_wait(self, on)
     }
 
     /// Make `waiter`'s later work wait for everything queued on `on` so far.
