@@ -33,6 +33,20 @@ pub trait DeviceResident {
         self.device_state().mark(queue.clone());
         self
     }
+    /// Upload now an object marked for a device that has no device copy yet (otherwise the
+    /// first device operation reading it does): for data loaded ahead of timed or
+    /// latency-bound work, such as a training set. Nothing for unmarked objects or objects
+    /// already there. The copy is queued on the object's queue (the host words are copied
+    /// before return).
+    ///
+    /// # Errors
+    /// `Error::Device` on an allocation or transfer failure (the object is unchanged).
+    fn upload(&self) -> Result<()> {
+        if let Some(q) = self.device_state().marked_queue() {
+            self.device_state().device_copy(&q, self.host_words())?;
+        }
+        Ok(())
+    }
     /// Whether marked for a device.
     fn is_gpu(&self) -> bool {
         self.device_state().is_marked()

@@ -36,6 +36,18 @@ use std::sync::Arc;
 /// Levels one iteration consumes (module docs).
 pub const ITERATION_DEPTH: usize = 5;
 
+/// From this chain index of `v` up, an iteration's per-sample gradient chains run side by side
+/// on [`SIDE_BY_SIDE_QUEUES`] queues of a device
+/// ([`map_side_by_side`](crate::ckks::device::map_side_by_side)); below it, one after another.
+/// Measured on an H100 at N = 2^16 (Fashion-MNIST, 8 chains an iteration): at chain index 12
+/// three to eight queues took an iteration's arithmetic from 82–94 ms to 62–72 ms; at chain
+/// index 7 two to eight queues made it slower (51 ms → 52–62 ms): the smaller chains' data
+/// stay in the L2 cache between their launches when they run alone.
+pub const SIDE_BY_SIDE_LEVEL: usize = 10;
+
+/// Queues the gradient chains share from [`SIDE_BY_SIDE_LEVEL`] up (3, 4 and 8 measured alike).
+pub const SIDE_BY_SIDE_QUEUES: usize = 4;
+
 /// Encrypted weights: `w` and the look-ahead `v`, repeated in every block of `f` slots.
 #[derive(Clone, Debug)]
 pub struct EncryptedWeights {
@@ -302,10 +314,11 @@ impl<'a> Trainer<'a> {
         // times larger, so key-switching noise stays as small relative to them as to O(1)
         // messages; w⁺ = v + G lands at s_G = K·s_v, v⁺ back at Δ.
         let s_grad = s_v * (1.0 / c).max(1.0);
-        // The samples' gradients are independent: side by side on a device, each chain's
-        // small low-level launches filling what the others leave idle.
+        // The samples' gradients are independent: side by side on a device from
+        // SIDE_BY_SIDE_LEVEL up, one chain at a time below it (module docs).
         let batch_refs: Vec<&Ciphertext> = batch.iter().collect();
-        let parts = map_side_by_side(&batch_refs, &[v], batch.len(), |z, shared| self.sample_gradient(z, &shared[0], c, s_grad))?;
+        let queues = if l >= SIDE_BY_SIDE_LEVEL { SIDE_BY_SIDE_QUEUES } else { 1 };
+        let parts = map_side_by_side(&batch_refs, &[v], queues, |z, shared| self.sample_gradient(z, &shared[0], c, s_grad))?;
         let mut grad: Option<Ciphertext> = None;
         for gz in parts {
             match &mut grad {

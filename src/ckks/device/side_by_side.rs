@@ -42,6 +42,7 @@ where
     if inputs.len() < 2 || all().any(|c| c.gpu.marked_queue().as_ref() != Some(&main)) {
         return in_order();
     }
+    let max_queues = std::env::var("XEHE_SBS_QUEUES").ok().and_then(|v| v.parse::<usize>().ok()).map_or(max_queues, |m| m.min(max_queues)); // TEMPORARY experiment switch
     let siblings = main.siblings(max_queues.min(inputs.len()).saturating_sub(1))?;
     if siblings.is_empty() {
         return in_order();
@@ -108,4 +109,42 @@ where
             Ok(c)
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::*;
+
+    fn ciphertexts() -> (Context, Vec<Ciphertext>) {
+        let mut parms = EncryptionParameters::new(SchemeType::Ckks);
+        parms.set_poly_modulus_degree(1024);
+        parms.set_coeff_modulus(&CoeffModulus::create(1024, &[30, 30]).unwrap());
+        let ctx = Context::with_sec_level(&parms, SecLevel::None).unwrap();
+        let kg = KeyGenerator::new(&ctx).unwrap();
+        let enc = Encryptor::new(&ctx, &kg.create_public_key().unwrap()).unwrap();
+        let ce = CkksEncoder::new(&ctx).unwrap();
+        let cts = (0..3).map(|i| enc.encrypt(&ce.encode_f64(&[i as f64], ctx.first_parms_id(), 2f64.powi(20)).unwrap()).unwrap()).collect();
+        (ctx, cts)
+    }
+
+    #[test]
+    fn results_in_input_order_and_first_error() {
+        let (ctx, cts) = ciphertexts();
+        let ev = Evaluator::new(&ctx);
+        let refs: Vec<&Ciphertext> = cts.iter().collect();
+        let out = map_side_by_side(&refs, &[&cts[0]], 3, |c, shared| ev.add(c, &shared[0])).unwrap();
+        for (o, c) in out.iter().zip(&cts) {
+            assert_eq!(o.data(), ev.add(c, &cts[0]).unwrap().data());
+        }
+        let err = map_side_by_side(&refs, &[], 3, |c, _| {
+            if c.data() == cts[0].data() {
+                Ok(c.clone())
+            } else {
+                Err(Error::InvalidArgument(format!("input {}", c.data()[0])))
+            }
+        })
+        .unwrap_err();
+        assert!(err.to_string().contains(&format!("input {}", cts[1].data()[0])), "{err}");
+    }
 }
