@@ -42,7 +42,6 @@ where
     if inputs.len() < 2 || all().any(|c| c.gpu.marked_queue().as_ref() != Some(&main)) {
         return in_order();
     }
-    let max_queues = std::env::var("XEHE_SBS_QUEUES").ok().and_then(|v| v.parse::<usize>().ok()).map_or(max_queues, |m| m.min(max_queues)); // TEMPORARY experiment switch
     let siblings = main.siblings(max_queues.min(inputs.len()).saturating_sub(1))?;
     if siblings.is_empty() {
         return in_order();
