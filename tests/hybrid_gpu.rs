@@ -287,3 +287,61 @@ fn hoisted_batches_of_many_keys_match_cpu() {
         }
     }
 }
+
+/// The ModDown by `P·q_{ℓ-1}` (the rescale fused into key switching's last step) on the device
+/// equals the CPU reference word for word: an extended ciphertext from hoisted rotations left in
+/// `Q ∪ P` (a sum of two), at every level down to two data primes, for the cases' (α, dnum).
+#[test]
+fn mod_down_rescale_matches_cpu() {
+    for q in queues("mod_down_rescale_matches_cpu") {
+        for (n, bits, params) in cases() {
+            let (ctx, kg, enc, ce, ev) = setup(n, &bits);
+            let vals: Vec<f64> = (0..n / 2).map(|i| ((i % 13) as f64) / 13.0 - 0.5).collect();
+            let pt = ce.encode_f64(&vals, ctx.first_parms_id(), 2f64.powi(40)).unwrap();
+            let ct = enc.encrypt(&pt).unwrap();
+            for (alpha, dnum) in params {
+                let ks = hybrid_ks(&ctx, alpha, dnum);
+                let gk = kg.create_hybrid_galois_keys_from_steps(&ks, &[1]).unwrap();
+                let mut ct = ct.clone();
+                while ct.parms_id() != ctx.last_parms_id() {
+                    let level = ctx.get_context_data(&ct.parms_id()).unwrap().coeff_modulus().len();
+                    let tag = format!("N={n} α={alpha} dnum={dnum} ℓ={level} on {}", q.backend());
+                    let run = |x: &Ciphertext| {
+                        let e = ev.rotate_vector_hybrid_many_ext(x, &[0, 1], &gk)?;
+                        ev.mod_down_rescale_ext(&ev.add_ext(&e[0], &e[1])?)
+                    };
+                    same(&format!("{tag}: mod_down_rescale_ext"), run(&on_gpu(&ct, &q)), run(&ct));
+                    ev.mod_switch_to_next_inplace(&mut ct).unwrap();
+                }
+                println!("N={n} α={alpha} dnum={dnum}: ModDown with the rescale bit-identical on {}", q.backend());
+            }
+        }
+    }
+}
+
+/// Relinearization with the rescale in its ModDown (`relinearize_rescale_hybrid`) on the device
+/// equals the CPU reference word for word, at every level down to two data primes.
+#[test]
+fn relinearize_rescale_matches_cpu() {
+    for q in queues("relinearize_rescale_matches_cpu") {
+        for (n, bits, params) in cases() {
+            let (ctx, kg, enc, ce, ev) = setup(n, &bits);
+            let vals: Vec<f64> = (0..n / 2).map(|i| ((i % 11) as f64) / 11.0 - 0.5).collect();
+            let pt = ce.encode_f64(&vals, ctx.first_parms_id(), 2f64.powi(20)).unwrap();
+            let ct = enc.encrypt(&pt).unwrap();
+            for (alpha, dnum) in params {
+                let ks = hybrid_ks(&ctx, alpha, dnum);
+                let rk = kg.create_hybrid_relin_keys(&ks).unwrap();
+                let mut ct = ct.clone();
+                while ct.parms_id() != ctx.last_parms_id() {
+                    let level = ctx.get_context_data(&ct.parms_id()).unwrap().coeff_modulus().len();
+                    let tag = format!("N={n} α={alpha} dnum={dnum} ℓ={level} on {}", q.backend());
+                    let run = |x: &Ciphertext| ev.multiply(x, x).and_then(|m| ev.relinearize_rescale_hybrid(&m, &rk));
+                    same(&format!("{tag}: relinearize_rescale_hybrid"), run(&on_gpu(&ct, &q)), run(&ct));
+                    ev.mod_switch_to_next_inplace(&mut ct).unwrap();
+                }
+                println!("N={n} α={alpha} dnum={dnum}: relinearization with the rescale bit-identical on {}", q.backend());
+            }
+        }
+    }
+}

@@ -444,6 +444,30 @@ pub fn evaluate_linear_transforms(
     transforms: &[&LinearTransform],
     ct: &Ciphertext,
 ) -> Result<Vec<Ciphertext>> {
+    evaluate(ev, keys, transforms, ct, false)
+}
+
+/// [`evaluate_linear_transforms`] with every output rescaled (`rescale_to_next`): one level
+/// lower, scale `ct.scale() · M_i.scale() / q_{ℓ-1}`. With double hoisting the ModDown that ends
+/// each transform divides by `P·q_{ℓ-1}` at once (`Evaluator::mod_down_rescale_ext`: one
+/// INTT/conversion/NTT pass less per output, words not those of the separate rescale);
+/// otherwise the outputs are rescaled apart.
+///
+/// # Errors
+/// As [`evaluate_linear_transforms`], and as `rescale_to_next` (`EndOfModulusChain`,
+/// `ScaleOutOfBounds`).
+pub fn evaluate_linear_transforms_rescaled(
+    ev: &Evaluator,
+    keys: &KeySet<'_>,
+    transforms: &[&LinearTransform],
+    ct: &Ciphertext,
+) -> Result<Vec<Ciphertext>> {
+    evaluate(ev, keys, transforms, ct, true)
+}
+
+/// The transforms' outputs, rescaled with `rescale` ([`evaluate_linear_transforms`],
+/// [`evaluate_linear_transforms_rescaled`]).
+fn evaluate(ev: &Evaluator, keys: &KeySet<'_>, transforms: &[&LinearTransform], ct: &Ciphertext, rescale: bool) -> Result<Vec<Ciphertext>> {
     let Some(first) = transforms.first() else {
         return Ok(Vec::new());
     };
@@ -498,7 +522,12 @@ pub fn evaluate_linear_transforms(
                             (_, Some(o)) => ev.rotate_vector_ext_add(&acc, g, gk, &o)?,
                         });
                     }
-                    ev.mod_down_ext(&total.ok_or_else(|| Error::InvalidArgument("linear transform with no diagonal".into()))?)
+                    let total = total.ok_or_else(|| Error::InvalidArgument("linear transform with no diagonal".into()))?;
+                    if rescale {
+                        ev.mod_down_rescale_ext(&total)
+                    } else {
+                        ev.mod_down_ext(&total)
+                    }
                 })
                 .collect();
         }
@@ -538,7 +567,11 @@ pub fn evaluate_linear_transforms(
                 }
             });
         }
-        outs.push(out.ok_or_else(|| Error::InvalidArgument("linear transform with no diagonal".into()))?);
+        let mut out = out.ok_or_else(|| Error::InvalidArgument("linear transform with no diagonal".into()))?;
+        if rescale {
+            ev.rescale_to_next_inplace(&mut out)?;
+        }
+        outs.push(out);
     }
     Ok(outs)
 }

@@ -44,6 +44,25 @@
 //!    `c_i += P^{-1} (acc_i − conv_i) mod q_i`. With `α = 1` this is SEAL's
 //!    `switch_key_inplace` mod-down step exactly.
 //!
+//! # ModDown fused with the rescale (xehe's own circuits only)
+//! A key switch followed by `rescale_to_next` divides by `P`, then by the last data prime
+//! `q_{ℓ-1}`: two INTT/conversion/NTT passes. [`HybridKeySwitching::mod_down_rescale_poly`]
+//! divides the dividend `x` over `Q_ℓ ∪ P` by `M = P·q_{ℓ-1}` at once: INTT of the `α` special
+//! rows and the `q_{ℓ-1}` row, fast base conversion `{p_0 … p_{α-1}, q_{ℓ-1}} → Q_{ℓ-1}` with
+//! balanced digits, NTT of `ℓ − 1` rows, `out_i = M^{-1} (x_i − conv_i) mod q_i`. For a key
+//! switch's output the dividend is `P·c + acc` over `Q_ℓ` and `acc` over `P` (`P·c ≡ 0 mod p_j`).
+//! The result is one level lower at `scale / q_{ℓ-1}`, as after `rescale_to_next`, but not SEAL's
+//! words (SEAL rounds twice): used inside xehe's circuits (bootstrapping), never by the
+//! SEAL-facing operations.
+//!
+//! Why balanced digits and no `⌊M/2⌋` offset: the balanced conversion gives
+//! `Σ_i ỹ_i M/m_i` with `ỹ_i/m_i ∈ (−1/2, 1/2]`, so the result is exactly
+//! `x/M − Σ_i ỹ_i/m_i`: an error of `α + 1` independent, zero-mean terms (variance
+//! `(α + 1)/12`). The unsigned conversion with the offset (ModDown by `P`) errs by
+//! `−u ∈ (−α, 0]`, mean about `−α/2`: harmless there, where the rescale divides it by
+//! `q_{ℓ-1}`, but here it would stay in the result, and a constant error in every coefficient
+//! of `c1` is large in the slots (the all-ones polynomial times `s`).
+//!
 //! # Serialization
 //! [`HybridRelinKeys`] and [`HybridGaloisKeys`] save with [`crate::SealObject::save`] and load
 //! with `HybridRelinKeys::load(&ks, &bytes)` / `HybridGaloisKeys::load` in **xehe's own
@@ -152,6 +171,8 @@ struct Inner {
     mod_up: Vec<BaseConverter>,
     /// `P → q_0 … q_{L-1}`.
     mod_down: BaseConverter,
+    /// `rescale[ℓ - 2]`: ModDown by `P·q_{ℓ-1}` at the level with `ℓ ≥ 2` data primes.
+    rescale: Vec<RescaleDown>,
     /// Device images of [`LevelConstants`], per (device, level) (`src/device/gpu/hybrid.rs`).
     #[cfg_attr(not(any(feature = "cuda", feature = "opencl")), allow(dead_code))]
     pub(crate) device: AnyDeviceCache,
@@ -162,6 +183,52 @@ struct Inner {
 #[derive(Clone, Debug)]
 pub struct HybridKeySwitching {
     inner: Arc<Inner>,
+}
+
+/// `⌊x/2⌋` of a little-endian multiword integer.
+fn half_of(x: &[u64]) -> Vec<u64> {
+    let mut half = x.to_vec();
+    for i in 0..half.len() {
+        let hi = half.get(i + 1).map_or(0, |w| w << 63);
+        half[i] = (half[i] >> 1) | hi;
+    }
+    half
+}
+
+/// ModDown by `M = P·q_{ℓ-1}` at a level with `ℓ ≥ 2` data primes (module docs, "ModDown fused
+/// with the rescale"). Input rows in the order `p_0 … p_{α-1}, q_{ℓ-1}`.
+#[derive(Debug)]
+struct RescaleDown {
+    /// `{p_0 … p_{α-1}, q_{ℓ-1}} → q_0 … q_{ℓ-2}` (its `[M]_{q_i}` is the balanced correction).
+    conv: BaseConverter,
+    /// `M^{-1} mod q_i`, `i < ℓ − 1`.
+    inv: Vec<ShoupOperand>,
+}
+
+impl RescaleDown {
+    /// `level`: the level's data primes `q_0 … q_{ℓ-1}`.
+    ///
+    /// # Errors
+    /// `InvalidParameters` for `ℓ < 2`, or if `M` is not invertible modulo a remaining data
+    /// prime.
+    fn new(special: &[Modulus], level: &[Modulus]) -> Result<Self> {
+        let Some((last, rest)) = level.split_last().filter(|(_, rest)| !rest.is_empty()) else {
+            return Err(Error::InvalidParameters("a rescale level needs two data primes".into()));
+        };
+        let mut input = special.to_vec();
+        input.push(*last);
+        let conv = BaseConverter::new(&input, rest)?;
+        let inv = rest
+            .iter()
+            .enumerate()
+            .map(|(i, q)| {
+                q.inv(conv.q_mod_output(i))
+                    .map(|v| ShoupOperand::new(v, q))
+                    .ok_or_else(|| Error::InvalidParameters("P·q and Q are not coprime".into()))
+            })
+            .collect::<Result<_>>()?;
+        Ok(RescaleDown { conv, inv })
+    }
 }
 
 impl PartialEq for HybridKeySwitching {
@@ -230,12 +297,7 @@ impl HybridKeySwitching {
             ntt.push(Arc::new(NttTables::new(log_n, p)?));
         }
         let p_base = RnsBase::new(&special)?;
-        let mut half = p_base.product().to_vec();
-        // ⌊P/2⌋: shift the little-endian words right by one bit.
-        for i in 0..half.len() {
-            let hi = half.get(i + 1).map_or(0, |w| w << 63);
-            half[i] = (half[i] >> 1) | hi;
-        }
+        let half = half_of(p_base.product());
         let half_p_mod = moduli.iter().map(|m| mod_uint(&half, m)).collect();
         let p_mod_q: Vec<u64> = all[..l]
             .iter()
@@ -255,6 +317,9 @@ impl HybridKeySwitching {
             .map(|e| BaseConverter::new(&all[(e - 1) / d * d..e], &moduli))
             .collect::<Result<_>>()?;
         let mod_down = BaseConverter::new(&special, &all[..l])?;
+        let rescale = (2..=l)
+            .map(|ell| RescaleDown::new(&special, &all[..ell]))
+            .collect::<Result<_>>()?;
         Ok(HybridKeySwitching {
             inner: Arc::new(Inner {
                 context: context.clone(),
@@ -268,6 +333,7 @@ impl HybridKeySwitching {
                 half_p_mod,
                 mod_up,
                 mod_down,
+                rescale,
                 device: AnyDeviceCache::default(),
             }),
         })
@@ -628,6 +694,40 @@ impl HybridKeySwitching {
         });
     }
 
+    /// ModDown by `M = P·q_{ℓ-1}` of one polynomial of the extended base `Q_ℓ ∪ P` (module docs,
+    /// "ModDown fused with the rescale"): `out = x/M − Σ_i ỹ_i/m_i`, the exact quotient up to a
+    /// zero-mean error of `α + 1` terms in `(−1/2, 1/2]`, one level lower.
+    ///
+    /// `x_q`: `ℓ × N` words (`2 ≤ ℓ ≤ L`), `x_p`: `α × N`, canonical, NTT form; `out`:
+    /// `(ℓ − 1) × N` words, overwritten. The caller checks `ℓ ≥ 2`.
+    pub(crate) fn mod_down_rescale_poly(&self, x_q: &[u64], x_p: &[u64], out: &mut [u64]) {
+        let inner = &self.inner;
+        let n = self.n();
+        let ell = x_q.len() / n;
+        let l = inner.data_size;
+        let alpha = inner.moduli.len() - l;
+        let r = &inner.rescale[ell - 2];
+        // The dropped rows p_0 … p_{α-1}, q_{ℓ-1}: coefficient form, scaled.
+        let mut dropped = Vec::with_capacity((alpha + 1) * n);
+        dropped.extend_from_slice(x_p);
+        dropped.extend_from_slice(&x_q[(ell - 1) * n..]);
+        dropped.par_chunks_mut(n).enumerate().for_each(|(k, x)| {
+            let g = if k < alpha { l + k } else { ell - 1 };
+            inner.ntt[g].inverse(x);
+            r.conv.scale_limb_inplace(k, x);
+        });
+        let dropped = &dropped;
+        out.par_chunks_mut(n).enumerate().for_each(|(i, out)| {
+            let qi = inner.moduli[i];
+            r.conv.convert_scaled_limb_centered(dropped, i, out);
+            inner.ntt[i].forward_lazy(out);
+            let q4 = qi.value() << 2;
+            for (o, &x) in out.iter_mut().zip(&x_q[i * n..(i + 1) * n]) {
+                *o = r.inv[i].mul(x + q4 - *o, qi.value());
+            }
+        });
+    }
+
     /// `[P]_{q_i}` for the data primes `i < ℓ`.
     pub(crate) fn p_mod_q(&self, ell: usize) -> &[u64] {
         &self.inner.p_mod_q[..ell]
@@ -713,6 +813,25 @@ pub(crate) struct LevelConstants {
     pub inv_p: Vec<ShoupOperand>,
     /// `P mod q_i`, `i < ℓ`.
     pub p_mod: Vec<u64>,
+    /// ModDown by `P·q_{ℓ-1}` (the rescale fused), for `ℓ ≥ 2`.
+    pub rescale: Option<RescaleConstants>,
+}
+
+/// Host image of the constants of the ModDown by `M = P·q_{ℓ-1}` at a level with `ℓ ≥ 2` data
+/// primes ([`HybridKeySwitching::mod_down_rescale_poly`]): the dropped primes
+/// `p_0 … p_{α-1}, q_{ℓ-1}` with their NTT tables, the balanced conversion to `q_0 … q_{ℓ-2}`
+/// (one digit of `α + 1` rows, no offsets, `[M]_{q_i}` its correction) and `M^{-1} mod q_i`.
+#[cfg_attr(not(any(feature = "cuda", feature = "opencl")), allow(dead_code))]
+#[derive(Clone, Debug)]
+pub(crate) struct RescaleConstants {
+    /// `p_0 … p_{α-1}, q_{ℓ-1}`.
+    pub in_moduli: Vec<Modulus>,
+    /// Their NTT tables.
+    pub in_ntt: Vec<Arc<NttTables>>,
+    /// `α + 1` input rows in one digit, `ℓ − 1` outputs.
+    pub conv: ConvConstants,
+    /// `M^{-1} mod q_i`, `i < ℓ − 1`.
+    pub inv: Vec<ShoupOperand>,
 }
 
 #[cfg_attr(not(any(feature = "cuda", feature = "opencl")), allow(dead_code))]
@@ -781,6 +900,34 @@ impl HybridKeySwitching {
             mod_down: down,
             inv_p: inner.inv_p_mod_q[..ell].to_vec(),
             p_mod: inner.p_mod_q[..ell].to_vec(),
+            rescale: (ell >= 2).then(|| self.rescale_constants(ell)),
+        }
+    }
+
+    /// [`RescaleConstants`] at a level with `ell ≥ 2` data primes.
+    fn rescale_constants(&self, ell: usize) -> RescaleConstants {
+        let inner = &self.inner;
+        let l = inner.data_size;
+        let r = &inner.rescale[ell - 2];
+        let globals: Vec<usize> = (l..inner.moduli.len()).chain([ell - 1]).collect();
+        let d = globals.len();
+        let mut matrix = vec![0; (ell - 1) * d];
+        for o in 0..ell - 1 {
+            for k in 0..d {
+                matrix[o * d + k] = r.conv.base_change_entry(o, k);
+            }
+        }
+        RescaleConstants {
+            in_moduli: globals.iter().map(|&g| inner.moduli[g]).collect(),
+            in_ntt: globals.iter().map(|&g| inner.ntt[g].clone()).collect(),
+            conv: ConvConstants {
+                in_add: vec![0; d],
+                in_inv: r.conv.ibase().inv_punctured_product_mod_base().to_vec(),
+                matrix,
+                out_add: vec![0; ell - 1],
+                digit_q: (0..ell - 1).map(|i| r.conv.q_mod_output(i)).collect(),
+            },
+            inv: r.inv.clone(),
         }
     }
 }

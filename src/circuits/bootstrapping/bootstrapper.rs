@@ -4,7 +4,7 @@ use super::keys::BootstrappingKeys;
 use super::plan::Plan;
 use crate::circuits::keys::KeySet;
 use crate::circuits::level_at;
-use crate::circuits::lintrans::{evaluate_linear_transforms, LinearMap, LinearTransform};
+use crate::circuits::lintrans::{evaluate_linear_transforms, evaluate_linear_transforms_rescaled, LinearMap, LinearTransform};
 use crate::circuits::mod1::EvalMod;
 use crate::ckks::ciphertext::Ciphertext;
 use crate::ckks::context::Context;
@@ -280,18 +280,23 @@ impl Bootstrapper {
         let mut cur = vec![ct.clone()];
         for (i, level) in self.c2s.iter().enumerate() {
             let refs: Vec<&LinearTransform> = level.iter().collect();
-            let outs = evaluate_linear_transforms(&self.ev, &keys, &refs, &cur[0])?;
-            let last = i + 1 == self.c2s.len();
+            let real_split = self.plan.c2s_real_split && i + 1 == self.c2s.len();
+            // Rescaled within the transform's last ModDown, unless the real split comes first.
+            let outs = if real_split {
+                evaluate_linear_transforms(&self.ev, &keys, &refs, &cur[0])?
+            } else {
+                evaluate_linear_transforms_rescaled(&self.ev, &keys, &refs, &cur[0])?
+            };
             let finish = |o: &Ciphertext, _: &[Ciphertext]| -> Result<Ciphertext> {
                 let mut o = o.clone();
-                if self.plan.c2s_real_split && last {
+                if real_split {
                     // The real parts of the C-linear halves, y + conj(y)
                     // (dft::coeffs_to_slots_real_split), before the rescale: the key switch's
                     // noise is then divided by the prime with the rest.
                     let c = keys.conjugate(&self.ev, &o)?;
                     self.ev.add_inplace(&mut o, &c)?;
+                    self.ev.rescale_to_next_inplace(&mut o)?;
                 }
-                self.ev.rescale_to_next_inplace(&mut o)?;
                 o.set_scale(self.plan.c2s_scale);
                 Ok(o)
             };
@@ -338,8 +343,7 @@ impl Bootstrapper {
         let mut w = self.ev.multiply_plain(im, &self.monomial)?;
         self.ev.add_inplace(&mut w, re)?;
         for (t, &(_, _, scale)) in self.s2c.iter().zip(&self.plan.s2c_levels) {
-            let mut o = evaluate_linear_transforms(&self.ev, &keys, &[t], &w)?.remove(0);
-            self.ev.rescale_to_next_inplace(&mut o)?;
+            let mut o = evaluate_linear_transforms_rescaled(&self.ev, &keys, &[t], &w)?.remove(0);
             o.set_scale(scale);
             w = o;
         }

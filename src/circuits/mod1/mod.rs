@@ -194,12 +194,13 @@ impl EvalMod {
         }
         let mut y = pe.evaluate(ct, &self.cos, schedule[0])?;
         for (i, &c) in self.double_angle_consts.iter().enumerate() {
+            // 2y² − c before the relinearization (it is linear), so that relinearization and
+            // rescale are one ModDown.
             let mut sq = ev.multiply(&y, &y)?;
-            keys.relinearize_inplace(ev, &mut sq)?;
             let s = sq.clone();
             ev.add_inplace(&mut sq, &s)?;
             ev.add_const_inplace(&mut sq, -c)?;
-            ev.rescale_to_next_inplace(&mut sq)?;
+            keys.relinearize_rescale_inplace(ev, &mut sq)?;
             sq.set_scale(schedule[i + 1]);
             y = sq;
         }

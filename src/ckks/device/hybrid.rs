@@ -4,7 +4,7 @@
 //! [`crate::device::gpu::hybrid`], which takes them as plain data.
 
 use crate::ckks::hybrid::{ConvConstants, HybridKSwitchKey, HybridKeySwitching, LevelConstants};
-use crate::device::gpu::hybrid::{ConvSpec, HybridLevelData, HybridLevelSpec};
+use crate::device::gpu::hybrid::{ConvSpec, HybridLevelData, HybridLevelSpec, RescaleSpec};
 use crate::device::gpu::{buffer_of, GpuQueue};
 use crate::{ParmsId, Result};
 use std::sync::Arc;
@@ -27,6 +27,7 @@ fn spec(c: &LevelConstants, key_size: usize) -> HybridLevelSpec<'_> {
         mod_down: conv_spec(&c.mod_down),
         inv_p: &c.inv_p,
         p_mod: &c.p_mod,
+        rescale: c.rescale.as_ref().map(|r| RescaleSpec { in_moduli: &r.in_moduli, in_ntt: &r.in_ntt, conv: conv_spec(&r.conv), inv: &r.inv }),
     }
 }
 

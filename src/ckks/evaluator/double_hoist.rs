@@ -342,6 +342,39 @@ impl Evaluator {
         Ok(out)
     }
 
+    /// The ciphertext `x` stands for, rescaled: ModDown by `P·q_{ℓ-1}` with rounding of each
+    /// polynomial at once ([`HybridKeySwitching::mod_down_rescale_poly`]) in place of
+    /// [`Evaluator::mod_down_ext`] then [`Evaluator::rescale_to_next`] — one INTT/conversion/NTT
+    /// pass less. Size 2, `(ℓ − 1) × N` words per polynomial, NTT form, one level below `x`, scale
+    /// `x.scale() / q_{ℓ-1}` (as `rescale_to_next` sets it); on `x`'s queue if it is on a device.
+    /// Not SEAL's words (one rounding instead of two): for xehe's own circuits.
+    ///
+    /// # Errors
+    /// `EndOfModulusChain` at the last level; `ScaleOutOfBounds` as `rescale_to_next`; `Device`
+    /// on a device failure; `TransparentResult` (host).
+    pub fn mod_down_rescale_ext(&self, x: &ExtCiphertext) -> Result<Ciphertext> {
+        let (next, scale) = self.rescaled_level(&x.parms_id, x.scale)?;
+        let mut out = Ciphertext::zeros(&next, 2);
+        out.scale = scale;
+        if let Some(q) = x.queue().cloned() {
+            let buf = self.ext_gpu(&q, ExtOp::ModDownRescale(x))?.remove(0);
+            let ExtData::Device { q: parts, .. } = buf else {
+                return Err(Error::Device("mod_down_rescale_ext: no device result".into()));
+            };
+            out.data = Vec::new();
+            out.gpu = DeviceState::default();
+            out.gpu.set_result(q, parts.0);
+            return Ok(out);
+        }
+        let (xq, xp) = x.host()?;
+        let (pw, sw) = (x.ell * x.n, x.alpha() * x.n);
+        let (c0, c1) = out.data.split_at_mut(pw - x.n);
+        x.ks.mod_down_rescale_poly(&xq[..pw], &xp[..sw], c0);
+        x.ks.mod_down_rescale_poly(&xq[pw..], &xp[sw..], c1);
+        super::check_not_transparent(&out)?;
+        Ok(out)
+    }
+
     /// `ct`'s level data checked as for hybrid key switching.
     fn check_hybrid_ct(&self, ct: &Ciphertext, ks: &HybridKeySwitching) -> Result<std::sync::Arc<crate::ckks::context::ContextData>> {
         let cd = crate::ckks::valcheck::check_ciphertext(ct, &self.ctx, "encrypted", false)?.clone();
@@ -374,6 +407,8 @@ enum ExtOp<'a> {
     Add(&'a ExtCiphertext, &'a ExtCiphertext),
     /// The result's `q[0]` is the ciphertext's buffer (`2 × ℓ × N` words).
     ModDown(&'a ExtCiphertext),
+    /// As `ModDown`, divided by `q_{ℓ-1}` too: `2 × (ℓ − 1) × N` words one level lower.
+    ModDownRescale(&'a ExtCiphertext),
 }
 
 #[cfg(not(any(feature = "cuda", feature = "opencl")))]
@@ -422,7 +457,7 @@ mod gpu_impl {
             let (parms_id, ks) = match &op {
                 ExtOp::Rotations(ct, _, keys) => (ct.parms_id, &keys.ks),
                 ExtOp::MulSum(t) => (t[0].0.parms_id, &t[0].0.ks),
-                ExtOp::Rotate(x, _, _, _) | ExtOp::Add(x, _) | ExtOp::ModDown(x) => (x.parms_id, &x.ks),
+                ExtOp::Rotate(x, _, _, _) | ExtOp::Add(x, _) | ExtOp::ModDown(x) | ExtOp::ModDownRescale(x) => (x.parms_id, &x.ks),
             };
             let l = level_data(cq, &self.ctx, &parms_id)?;
             let h = hybrid_level_data(cq, ks, parms_id, l.k())?;
@@ -468,6 +503,13 @@ mod gpu_impl {
                 ExtOp::Add(a, b) => one(dh::add_ext(cq, &l, &h, &on_device(cq, a)?, &on_device(cq, b)?)?),
                 ExtOp::ModDown(x) => {
                     let buf = Arc::new(dh::mod_down_ext(cq, &l, &h, &on_device(cq, x)?)?);
+                    one(DeviceExt { q: (buf.clone(), 0), p: (buf, 0) })
+                }
+                ExtOp::ModDownRescale(x) => {
+                    let next = self.ctx.context_data_for(&parms_id, "encrypted")?.next_parms_id();
+                    let next = next.ok_or_else(|| Error::EndOfModulusChain("mod_down_rescale_ext at the last level".into()))?;
+                    let next = level_data(cq, &self.ctx, &next)?;
+                    let buf = Arc::new(dh::mod_down_rescale_ext(cq, &l, &next, &h, &on_device(cq, x)?)?);
                     one(DeviceExt { q: (buf.clone(), 0), p: (buf, 0) })
                 }
             }

@@ -36,6 +36,22 @@ impl Evaluator {
         Ok(())
     }
 
+    /// The level below `parms_id` and the scale a rescale from there gives (`scale / q_{ℓ-1}`),
+    /// checked as [`Evaluator::rescale_to_next_inplace`] checks them (the fused key-switching
+    /// rescales of xehe's circuits, `Evaluator::mod_down_rescale_ext`).
+    ///
+    /// # Errors
+    /// `NotValidForParams`, `EndOfModulusChain`, `ScaleOutOfBounds`.
+    pub(super) fn rescaled_level(&self, parms_id: &ParmsId, scale: f64) -> Result<(Arc<ContextData>, f64)> {
+        let cd = self.ctx.context_data_for(parms_id, "encrypted")?.clone();
+        let next = self.next_level(&cd, "encrypted")?;
+        check_scale(scale, &cd, "rescale_to_next (input)")?;
+        let q_last = cd.coeff_modulus()[cd.coeff_modulus().len() - 1].value();
+        let new_scale = scale / q_last as f64;
+        check_scale(new_scale, &next, "rescale_to_next (result)")?;
+        Ok((next, new_scale))
+    }
+
     /// Divide by the last prime `q_l` and round, moving one level down; scale becomes
     /// `scale / q_l` (SEAL `rescale_to_next_inplace`, `RNSTool::divide_and_round_q_last_ntt_inplace`).
     ///

@@ -13,7 +13,7 @@
 
 use super::eval::{add_at, mul_sum_at, scalar_op, EVAL_NTT};
 use super::hybrid::{
-    alloc_prods, inner_products_into, mod_down_conv_into, mod_down_finish_into, mod_up, rotation_products_into,
+    alloc_prods, inner_products_into, mod_down_conv_into, mod_down_finish_into, mod_down_rescale_into, mod_up, rotation_products_into,
     HybridLevelData, Rotate, HOIST_MODDOWN_BATCH,
 };
 use super::level::LevelData;
@@ -193,5 +193,23 @@ pub fn rotate_ext<Q: GpuQueue>(
 pub fn mod_down_ext<Q: GpuQueue>(q: &Q, l: &LevelData<Q::Buf>, h: &HybridLevelData<Q::Buf>, x: &DeviceExt<Q::Buf>) -> Result<Q::Buf> {
     let out = q.alloc(2 * h.ell * l.n())?;
     mod_down_into(q, l, h, (&out, 0), 2, at(&x.q, 0), at(&x.p, 0))?;
+    Ok(out)
+}
+
+/// ModDown by `P·q_{ℓ-1}` of both polynomials: the ciphertext `x` stands for, rescaled, one level
+/// lower (`2 × (ℓ − 1) × N` words; `next`: the level below `l`).
+///
+/// # Errors
+/// `EndOfModulusChain` at a level with one data prime; `Device` on an allocation, compile or
+/// launch failure.
+pub fn mod_down_rescale_ext<Q: GpuQueue>(
+    q: &Q,
+    l: &LevelData<Q::Buf>,
+    next: &LevelData<Q::Buf>,
+    h: &HybridLevelData<Q::Buf>,
+    x: &DeviceExt<Q::Buf>,
+) -> Result<Q::Buf> {
+    let out = q.alloc(2 * (h.ell - 1) * l.n())?;
+    mod_down_rescale_into(q, l, next, h, (&out, 0), 2, at(&x.q, 0), at(&x.p, 0))?;
     Ok(out)
 }

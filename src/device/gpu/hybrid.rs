@@ -93,6 +93,31 @@ pub struct HybridLevelSpec<'a> {
     pub inv_p: &'a [ShoupOperand],
     /// `P mod q_i`, `i < ℓ`.
     pub p_mod: &'a [u64],
+    /// ModDown by `P·q_{ℓ-1}` (the rescale fused), for `ℓ ≥ 2`.
+    pub rescale: Option<RescaleSpec<'a>>,
+}
+
+/// The constants of the ModDown by `M = P·q_{ℓ-1}` at one level in plain data (the scheme's
+/// `RescaleConstants`): the dropped primes `p_0 … p_{α-1}, q_{ℓ-1}` with their NTT tables, their
+/// conversion to `q_0 … q_{ℓ-2}` (one digit) and `M^{-1} mod q_i`.
+#[derive(Clone, Copy, Debug)]
+pub struct RescaleSpec<'a> {
+    /// `p_0 … p_{α-1}, q_{ℓ-1}`.
+    pub in_moduli: &'a [Modulus],
+    /// Their NTT tables.
+    pub in_ntt: &'a [Arc<NttTables>],
+    /// The conversion to `q_0 … q_{ℓ-2}`.
+    pub conv: ConvSpec<'a>,
+    /// `M^{-1} mod q_i`, `i < ℓ − 1`.
+    pub inv: &'a [ShoupOperand],
+}
+
+/// Device copy of a [`RescaleSpec`].
+struct RescaleData<B> {
+    primes: DevicePrimes<B>,
+    ntt: DeviceNttTables<B>,
+    conv: DeviceConv<B>,
+    inv: DeviceScalars<B>,
 }
 
 /// Device copy of one base conversion's constants ([`ConvSpec`]) in the form
@@ -198,6 +223,8 @@ pub struct HybridLevelData<B> {
     p_mod: B,
     /// A one per extended limb (double hoisting folds `c0`, already times `P`, as it is).
     pub(super) ones: B,
+    /// ModDown by `P·q_{ℓ-1}`, for `ℓ ≥ 2` ([`mod_down_rescale_into`]).
+    rescale: Option<RescaleData<B>>,
 }
 
 impl<B: super::GpuBuffer> HybridLevelData<B> {
@@ -223,6 +250,17 @@ impl<B: super::GpuBuffer> HybridLevelData<B> {
             inv_p: DeviceScalars::new(q, c.inv_p)?,
             p_mod: q.upload_static(c.p_mod)?,
             ones: q.upload_static(&vec![1u64; c.ext_moduli.len()])?,
+            rescale: c
+                .rescale
+                .map(|r| -> Result<_> {
+                    Ok(RescaleData {
+                        primes: DevicePrimes::new(q, r.in_moduli)?,
+                        ntt: DeviceNttTables::new(q, r.in_ntt)?,
+                        conv: DeviceConv::new(q, &r.conv, &c.ext_moduli[..c.ell - 1], r.in_moduli.len())?,
+                        inv: DeviceScalars::new(q, r.inv)?,
+                    })
+                })
+                .transpose()?,
         })
     }
 
@@ -685,6 +723,68 @@ pub(super) fn mod_down_finish_into<Q: GpuQueue>(
     q.launch(Family::Keyswitch, &[], "moddown_finish_add_u64", Geometry::Items(words as u64), &args)
 }
 
+/// ModDown by `M = P·q_{ℓ-1}` of `polys` consecutive polynomials of the extended base (`x_q`:
+/// `polys × ℓ × N`, `x_p`: `polys × α × N` words, canonical, NTT form) into `out`
+/// (`polys × (ℓ − 1) × N` words from its offset), the rescale fused into key switching's step 3
+/// (the scheme's `HybridKeySwitching::mod_down_rescale_poly`): the dropped rows
+/// `p_0 … p_{α-1}, q_{ℓ-1}` gathered per polynomial and inverse-transformed, one balanced
+/// conversion launch to `Q_{ℓ-1}` (a zero-mean error, no rounding offsets), then the
+/// forward NTT of `ℓ − 1` rows per polynomial under `next`'s tables with
+/// `M^{-1}(x_i − conv_i)` as its epilogue where the plan allows (`moddown_finish_u64` after it
+/// otherwise). `next`: the level below `l`.
+///
+/// # Errors
+/// `EndOfModulusChain` at a level with one data prime; `Device` on an allocation, compile or
+/// launch failure.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn mod_down_rescale_into<Q: GpuQueue>(
+    q: &Q,
+    l: &LevelData<Q::Buf>,
+    next: &LevelData<Q::Buf>,
+    h: &HybridLevelData<Q::Buf>,
+    (out, out_off): (&Q::Buf, usize),
+    polys: usize,
+    (xq, xq_off): (&Q::Buf, usize),
+    (xp, xp_off): (&Q::Buf, usize),
+) -> Result<()> {
+    let Some(r) = &h.rescale else {
+        return Err(Error::EndOfModulusChain("ModDown with the rescale at the last level".into()));
+    };
+    let (ell, alpha, n) = (h.ell, h.alpha, l.n());
+    let rows = alpha + 1;
+    let dropped = q.scratch(polys * rows * n)?;
+    for c in 0..polys {
+        q.copy(&dropped, c * rows * n, xp, xp_off + c * alpha * n, alpha * n)?;
+        q.copy(&dropped, (c * rows + alpha) * n, xq, xq_off + (c * ell + ell - 1) * n, n)?;
+    }
+    r.ntt.inverse(q, &dropped, polys * rows, EVAL_NTT)?;
+    let conv = q.scratch(polys * (ell - 1) * n)?;
+    let shape = ConvShape { d: rows, digits: 1, polys, split: ell - 1, skip: false, centered: true };
+    base_conv(q, l.log_n, (&conv, &conv), &dropped, &r.primes, &r.conv, &next.primes, &shape)?;
+    let inv = (&r.inv.w, &r.inv.wq);
+    if next.ntt.forward_moddown_finish(q, (out, out_off), &conv, FinishSource::Rows, polys, (xq, xq_off, ell), None, inv, EVAL_NTT)? {
+        return Ok(());
+    }
+    next.ntt.forward(q, &conv, polys * (ell - 1), EVAL_NTT)?;
+    let words = polys * (ell - 1) * n;
+    let args = [
+        Arg::BufAt(out, out_off),
+        Arg::BufAt(xq, xq_off),
+        Arg::BufAt(xq, xq_off),
+        Arg::Buf(&conv),
+        Arg::Buf(&next.primes.moduli),
+        Arg::Buf(&r.inv.w),
+        Arg::Buf(&r.inv.wq),
+        Arg::U32((ell - 1) as u32),
+        Arg::U32(ell as u32),
+        Arg::U32(polys as u32),
+        Arg::U32(l.log_n),
+        // Nothing added.
+        Arg::U64(0),
+    ];
+    q.launch(Family::Keyswitch, &[], "moddown_finish_u64", Geometry::Items(words as u64), &args)
+}
+
 /// Rotations of a hoisted batch whose ModDown conversions run as one batch (memory: about
 /// `HOIST_MODDOWN_BATCH × 2 × ℓ × N` words of conversion output at once). At N = 2^16 with
 /// ℓ = 30 the ModDown of one rotation is launches of 12 and 60 rows, too few to fill an H100;
@@ -847,6 +947,39 @@ pub fn relinearize_hybrid<Q: GpuQueue>(
     key: &Q::Buf,
 ) -> Result<Q::Buf> {
     switch_key_hybrid(q, l, h, (ct, 2), ct, 2 * h.ell * l.n(), key, false)
+}
+
+/// Relinearize a size-3 ciphertext `ct` and rescale it in the same ModDown, by `P·q_{ℓ-1}`
+/// (`relinearize_rescale_hybrid`; the scheme's `mod_down_rescale_poly`): ModUp of `d2` and the
+/// inner product as [`relinearize_hybrid`], the dividend over `Q_ℓ` `P·(d0, d1) + products` in one
+/// pass ([`const_sum`](super::eval::const_sum); `p_mod`: `[P]_{q_i}`, `ℓ` words), then
+/// [`mod_down_rescale_into`]. Size 2, `ℓ − 1` primes (`next`: the level below `l`).
+///
+/// # Errors
+/// As [`switch_key_hybrid`]; `EndOfModulusChain` at a level with one data prime.
+#[allow(clippy::too_many_arguments)]
+pub fn relinearize_rescale_hybrid<Q: GpuQueue>(
+    q: &Q,
+    l: &Arc<LevelData<Q::Buf>>,
+    next: &LevelData<Q::Buf>,
+    h: &HybridLevelData<Q::Buf>,
+    ct: &Arc<Q::Buf>,
+    key: &Q::Buf,
+    p_mod: &[u64],
+) -> Result<Q::Buf> {
+    let (ell, alpha, n) = (h.ell, h.alpha, l.n());
+    if ell < 2 {
+        return Err(Error::EndOfModulusChain("relinearize_rescale at the last level".into()));
+    }
+    let pw = ell * n;
+    let up = mod_up(q, l, h, ct, 2 * pw, false)?;
+    let (prod_q, prod_p) = alloc_prods(q, h, n, 1)?;
+    inner_products_into(q, l, h, &up, (ct, 2 * pw), (&[key], 1), (&prod_q, &prod_p, 0), 0..ell + alpha, None)?;
+    let scalars: Vec<u64> = p_mod.iter().copied().chain(std::iter::repeat_n(1, ell)).collect();
+    let x = super::eval::const_sum(q, l, &[ct.clone(), Arc::new(prod_q)], &scalars, &vec![0; ell], 2)?;
+    let out = q.alloc(2 * (ell - 1) * n)?;
+    mod_down_rescale_into(q, l, next, h, (&out, 0), 2, (&x, 0), (&prod_p, 0))?;
+    Ok(out)
 }
 
 /// `apply_galois_hybrid` on a size-2 ciphertext (`key`: [`hybrid_galois_key`], `scatter`: the
