@@ -318,30 +318,3 @@ fn mod_down_rescale_matches_cpu() {
         }
     }
 }
-
-/// Relinearization with the rescale in its ModDown (`relinearize_rescale_hybrid`) on the device
-/// equals the CPU reference word for word, at every level down to two data primes.
-#[test]
-fn relinearize_rescale_matches_cpu() {
-    for q in queues("relinearize_rescale_matches_cpu") {
-        for (n, bits, params) in cases() {
-            let (ctx, kg, enc, ce, ev) = setup(n, &bits);
-            let vals: Vec<f64> = (0..n / 2).map(|i| ((i % 11) as f64) / 11.0 - 0.5).collect();
-            let pt = ce.encode_f64(&vals, ctx.first_parms_id(), 2f64.powi(20)).unwrap();
-            let ct = enc.encrypt(&pt).unwrap();
-            for (alpha, dnum) in params {
-                let ks = hybrid_ks(&ctx, alpha, dnum);
-                let rk = kg.create_hybrid_relin_keys(&ks).unwrap();
-                let mut ct = ct.clone();
-                while ct.parms_id() != ctx.last_parms_id() {
-                    let level = ctx.get_context_data(&ct.parms_id()).unwrap().coeff_modulus().len();
-                    let tag = format!("N={n} α={alpha} dnum={dnum} ℓ={level} on {}", q.backend());
-                    let run = |x: &Ciphertext| ev.multiply(x, x).and_then(|m| ev.relinearize_rescale_hybrid(&m, &rk));
-                    same(&format!("{tag}: relinearize_rescale_hybrid"), run(&on_gpu(&ct, &q)), run(&ct));
-                    ev.mod_switch_to_next_inplace(&mut ct).unwrap();
-                }
-                println!("N={n} α={alpha} dnum={dnum}: relinearization with the rescale bit-identical on {}", q.backend());
-            }
-        }
-    }
-}

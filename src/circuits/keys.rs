@@ -51,29 +51,6 @@ impl KeySet<'_> {
         }
     }
 
-    /// Relinearize (a size-3 ciphertext) and rescale in place, one level down: with hybrid keys
-    /// in one ModDown by `P·q_{ℓ-1}` (`Evaluator::relinearize_rescale_hybrid`, xehe's own
-    /// words), with SEAL's keys `relinearize` then `rescale_to_next`. Size 2 is only rescaled.
-    ///
-    /// # Errors
-    /// `MissingKey` without relinearization keys (size 3); as the evaluator's relinearization
-    /// and `rescale_to_next`.
-    pub fn relinearize_rescale_inplace(&self, ev: &Evaluator, ct: &mut Ciphertext) -> Result<()> {
-        if ct.size() <= 2 {
-            return ev.rescale_to_next_inplace(ct);
-        }
-        match self {
-            KeySet::Seal { .. } => {
-                self.relinearize_inplace(ev, ct)?;
-                ev.rescale_to_next_inplace(ct)
-            }
-            KeySet::Hybrid { relin, .. } => {
-                *ct = ev.relinearize_rescale_hybrid(ct, relin.ok_or_else(|| missing("relinearization keys"))?)?;
-                Ok(())
-            }
-        }
-    }
-
     /// `ct` rotated left by `step` slots (`0`: a copy).
     ///
     /// # Errors

@@ -194,13 +194,12 @@ impl EvalMod {
         }
         let mut y = pe.evaluate(ct, &self.cos, schedule[0])?;
         for (i, &c) in self.double_angle_consts.iter().enumerate() {
-            // 2y² − c before the relinearization (it is linear), so that relinearization and
-            // rescale are one ModDown.
             let mut sq = ev.multiply(&y, &y)?;
+            keys.relinearize_inplace(ev, &mut sq)?;
             let s = sq.clone();
             ev.add_inplace(&mut sq, &s)?;
             ev.add_const_inplace(&mut sq, -c)?;
-            keys.relinearize_rescale_inplace(ev, &mut sq)?;
+            ev.rescale_to_next_inplace(&mut sq)?;
             sq.set_scale(schedule[i + 1]);
             y = sq;
         }

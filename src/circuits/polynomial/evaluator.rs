@@ -133,10 +133,7 @@ impl<'a> PolynomialEvaluator<'a> {
         Ok(y)
     }
 
-    /// Relinearize (if size 3) and rescale. Apart, not in one ModDown
-    /// ([`KeySet::relinearize_rescale_inplace`]): here the fused rounding's larger error (`α + 1`
-    /// zero-mean terms) cost about 0.9 bits of bootstrapping precision (N12-insecure preset, here
-    /// and in `power`), where EvalMod's double angles and the linear transforms lose none.
+    /// Relinearize (if size 3) and rescale.
     fn finish_product(&self, ct: &mut Ciphertext) -> Result<()> {
         if ct.size() > 2 {
             self.keys.relinearize_inplace(self.ev, ct)?;

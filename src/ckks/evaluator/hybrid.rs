@@ -115,57 +115,6 @@ impl Evaluator {
         on_copy(ct, |c| self.relinearize_hybrid_inplace(c, keys))
     }
 
-    /// Relinearize a size-3 ciphertext with a hybrid key and rescale it in the same ModDown, by
-    /// `P·q_{ℓ-1}` at once ([`HybridKeySwitching::mod_down_rescale_poly`], dividend `P·(d0, d1)`
-    /// plus the key switch of `d2`): one level lower, scale `ct.scale() / q_{ℓ-1}` as
-    /// `rescale_to_next` sets it. A size-2 ciphertext is only rescaled (`rescale_to_next`). For
-    /// xehe's own circuits: the words are not those of [`Evaluator::relinearize_hybrid`] then
-    /// `rescale_to_next` (one zero-mean rounding of `α + 1` terms instead of two roundings).
-    ///
-    /// # Errors
-    /// As [`Evaluator::relinearize_hybrid_inplace`] and `rescale_to_next`
-    /// (`EndOfModulusChain`, `ScaleOutOfBounds`). `ct` is never changed.
-    pub fn relinearize_rescale_hybrid(&self, ct: &Ciphertext, keys: &HybridRelinKeys) -> Result<Ciphertext> {
-        self.check_hybrid(ct, &keys.ks, "relin_keys")?;
-        if ct.size <= 2 {
-            return self.rescale_to_next(ct);
-        }
-        if ct.size > 3 {
-            return Err(Error::MissingKey(format!(
-                "not enough relinearization keys: hybrid keys switch s² only, ciphertext size is {}",
-                ct.size
-            )));
-        }
-        let (next, scale) = self.rescaled_level(&ct.parms_id, ct.scale)?;
-        if let Some(q) = self.device_for(&[ct]) {
-            return self.relinearize_rescale_gpu(&q, ct, keys, scale);
-        }
-        let src = host_current(ct)?;
-        let ks = &keys.ks;
-        let (n, ell) = (src.poly_modulus_degree, src.coeff_modulus_size);
-        let alpha = ks.special_base().0.len();
-        let up = ks.mod_up(src.poly(2), Digits::Unsigned);
-        let prods = ks.key_inner_product(&up, &keys.key, None);
-        let p_mod = ks.p_mod_q(ell);
-        let mut out = Ciphertext::zeros(&next, 2);
-        out.scale = scale;
-        for c in 0..2 {
-            // The dividend: P·d_c + the key switch's products over Q_ℓ, the products over P.
-            let d = src.poly(c);
-            let mut x_q = vec![0u64; ell * n];
-            x_q.par_chunks_mut(n).enumerate().for_each(|(i, row)| {
-                let m = ks.ext_modulus(ell, i);
-                for ((o, &v), &a) in row.iter_mut().zip(&d[i * n..(i + 1) * n]).zip(&prods[i][c]) {
-                    *o = m.add(m.mul(v, p_mod[i]), a);
-                }
-            });
-            let x_p: Vec<u64> = (0..alpha).flat_map(|k| prods[ell + k][c].iter().copied()).collect();
-            ks.mod_down_rescale_poly(&x_q, &x_p, out.poly_mut(c));
-        }
-        check_not_transparent(&out)?;
-        Ok(out)
-    }
-
     pub(super) fn check_galois_hybrid(
         &self,
         ct: &Ciphertext,
@@ -386,10 +335,6 @@ impl Evaluator {
         Err(Error::Device("xehe was built without a GPU backend".into()))
     }
     /// Without a GPU backend no queue exists, so this is never reached.
-    fn relinearize_rescale_gpu(&self, _q: &Queue, _ct: &Ciphertext, _keys: &HybridRelinKeys, _scale: f64) -> Result<Ciphertext> {
-        Err(Error::Device("xehe was built without a GPU backend".into()))
-    }
-    /// Without a GPU backend no queue exists, so this is never reached.
     pub(super) fn hybrid_gpu_many(&self, _q: &Queue, _ct: &Ciphertext, _elts: &[u32], _keys: &HybridGaloisKeys) -> Result<Vec<Ciphertext>> {
         Err(Error::Device("xehe was built without a GPU backend".into()))
     }
@@ -400,7 +345,7 @@ mod gpu_impl {
     use super::*;
     use crate::ckks::device::hybrid::{hybrid_galois_key, hybrid_key, hybrid_level_data};
     use crate::ckks::device::{galois_table, level_data};
-    use crate::device::gpu::hybrid::{apply_galois_hybrid, apply_galois_hybrid_many, relinearize_hybrid, relinearize_rescale_hybrid, switch_key_c1};
+    use crate::device::gpu::hybrid::{apply_galois_hybrid, apply_galois_hybrid_many, relinearize_hybrid, switch_key_c1};
     use crate::device::gpu::{buffer_of, GpuQueue};
 
     /// A Galois key's device image and the inverse automorphism's table (`galois_key_on`).
@@ -423,44 +368,6 @@ mod gpu_impl {
                 #[cfg(all(feature = "level-zero", any(feature = "cuda", feature = "opencl")))]
                 Queue::LevelZero(zq) => self.hybrid_on(q, &**zq, ct, op),
             }
-        }
-
-        /// [`Evaluator::relinearize_rescale_hybrid`] of a size-3 `ct` (checked by the caller) on
-        /// queue `q`; the result (size 2, one level lower, `scale`) stays on the device.
-        pub(super) fn relinearize_rescale_gpu(&self, q: &Queue, ct: &Ciphertext, keys: &HybridRelinKeys, scale: f64) -> Result<Ciphertext> {
-            match q {
-                #[cfg(feature = "cuda")]
-                Queue::Cuda(cq) => self.relinearize_rescale_on(q, &**cq, ct, keys, scale),
-                #[cfg(feature = "opencl")]
-                Queue::OpenCl(cq) => self.relinearize_rescale_on(q, &**cq, ct, keys, scale),
-                #[cfg(all(feature = "level-zero", any(feature = "cuda", feature = "opencl")))]
-                Queue::LevelZero(zq) => self.relinearize_rescale_on(q, &**zq, ct, keys, scale),
-            }
-        }
-
-        fn relinearize_rescale_on<Q: GpuQueue>(&self, queue: &Queue, cq: &Q, ct: &Ciphertext, keys: &HybridRelinKeys, scale: f64) -> Result<Ciphertext> {
-            let cd = self.ctx.context_data_for(&ct.parms_id, "encrypted")?;
-            let next_id = cd.next_parms_id().ok_or_else(|| Error::EndOfModulusChain("encrypted is already at the last level".into()))?;
-            let l = level_data(cq, &self.ctx, &ct.parms_id)?;
-            let next = level_data(cq, &self.ctx, &next_id)?;
-            let h = hybrid_level_data(cq, &keys.ks, ct.parms_id, l.k())?;
-            let buf = buffer_of::<Q>(&ct.gpu.device_copy(queue, &ct.data)?)?;
-            let key = hybrid_key(cq, &keys.key)?;
-            let p_mod = keys.ks.p_mod_q(l.k());
-            let b = relinearize_rescale_hybrid(cq, &l, &next, &h, &buf, &key, p_mod)?;
-            let out = Ciphertext {
-                parms_id: next_id,
-                is_ntt_form: true,
-                size: 2,
-                poly_modulus_degree: ct.poly_modulus_degree,
-                coeff_modulus_size: ct.coeff_modulus_size - 1,
-                scale,
-                correction_factor: ct.correction_factor,
-                data: Vec::new(),
-                gpu: DeviceState::default(),
-            };
-            out.gpu.set_result(queue.clone(), Q::wrap(Arc::new(b)));
-            Ok(out)
         }
 
         /// Hoisted Galois automorphisms of `ct` (checked by the caller) on queue `q`: one

@@ -949,39 +949,6 @@ pub fn relinearize_hybrid<Q: GpuQueue>(
     switch_key_hybrid(q, l, h, (ct, 2), ct, 2 * h.ell * l.n(), key, false)
 }
 
-/// Relinearize a size-3 ciphertext `ct` and rescale it in the same ModDown, by `P·q_{ℓ-1}`
-/// (`relinearize_rescale_hybrid`; the scheme's `mod_down_rescale_poly`): ModUp of `d2` and the
-/// inner product as [`relinearize_hybrid`], the dividend over `Q_ℓ` `P·(d0, d1) + products` in one
-/// pass ([`const_sum`](super::eval::const_sum); `p_mod`: `[P]_{q_i}`, `ℓ` words), then
-/// [`mod_down_rescale_into`]. Size 2, `ℓ − 1` primes (`next`: the level below `l`).
-///
-/// # Errors
-/// As [`switch_key_hybrid`]; `EndOfModulusChain` at a level with one data prime.
-#[allow(clippy::too_many_arguments)]
-pub fn relinearize_rescale_hybrid<Q: GpuQueue>(
-    q: &Q,
-    l: &Arc<LevelData<Q::Buf>>,
-    next: &LevelData<Q::Buf>,
-    h: &HybridLevelData<Q::Buf>,
-    ct: &Arc<Q::Buf>,
-    key: &Q::Buf,
-    p_mod: &[u64],
-) -> Result<Q::Buf> {
-    let (ell, alpha, n) = (h.ell, h.alpha, l.n());
-    if ell < 2 {
-        return Err(Error::EndOfModulusChain("relinearize_rescale at the last level".into()));
-    }
-    let pw = ell * n;
-    let up = mod_up(q, l, h, ct, 2 * pw, false)?;
-    let (prod_q, prod_p) = alloc_prods(q, h, n, 1)?;
-    inner_products_into(q, l, h, &up, (ct, 2 * pw), (&[key], 1), (&prod_q, &prod_p, 0), 0..ell + alpha, None)?;
-    let scalars: Vec<u64> = p_mod.iter().copied().chain(std::iter::repeat_n(1, ell)).collect();
-    let x = super::eval::const_sum(q, l, &[ct.clone(), Arc::new(prod_q)], &scalars, &vec![0; ell], 2)?;
-    let out = q.alloc(2 * (ell - 1) * n)?;
-    mod_down_rescale_into(q, l, next, h, (&out, 0), 2, (&x, 0), (&prod_p, 0))?;
-    Ok(out)
-}
-
 /// `apply_galois_hybrid` on a size-2 ciphertext (`key`: [`hybrid_galois_key`], `scatter`: the
 /// inverse automorphism's table): a hoisted batch of one ([`apply_galois_hybrid_many`]).
 ///
