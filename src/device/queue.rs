@@ -127,9 +127,10 @@ impl Queue {
     }
     /// Up to `n` more queues on this queue's device for independent work side by side from
     /// several threads (each its own in-order stream and memcache, made once and kept):
-    /// `crate::ckks::device::map_side_by_side` runs on them. Empty where they would not
-    /// overlap or are not wanted: backends other than CUDA, the profiler on, `XEHE_SYNC=1`,
-    /// [`SideStreamMode::On`](crate::device::tuning::SideStreamMode::On) not set, or a
+    /// `crate::ckks::device::map_side_by_side` runs on them (CUDA streams; OpenCL queues, which
+    /// is how CI runs the path on pocl). Empty where they are not wanted: Level Zero, the
+    /// profiler on, `XEHE_SYNC=1`,
+    /// [`SideStreamMode::On`](crate::device::tuning::SideStreamMode::On) not set, or a CUDA
     /// rehearsal on this thread.
     ///
     /// # Errors
@@ -138,6 +139,8 @@ impl Queue {
         match self {
             #[cfg(feature = "cuda")]
             Queue::Cuda(q) => Ok(q.siblings(n)?.into_iter().map(Queue::Cuda).collect()),
+            #[cfg(feature = "opencl")]
+            Queue::OpenCl(q) => Ok(q.siblings(n)?.into_iter().map(Queue::OpenCl).collect()),
             #[allow(unreachable_patterns)]
             _ => {
                 let _ = n;
@@ -150,7 +153,7 @@ impl Queue {
     ///
     /// # Errors
     /// `Error::Device` on an event failure, or for queues of different backends or of a backend
-    /// without stream events (no [`Queue::siblings`] there).
+    /// without siblings (Level Zero).
     pub fn wait_for(&self, other: &Queue) -> Result<()> {
         if self == other {
             return Ok(());
@@ -158,6 +161,8 @@ impl Queue {
         match (self, other) {
             #[cfg(feature = "cuda")]
             (Queue::Cuda(a), Queue::Cuda(b)) => a.wait_for(b),
+            #[cfg(feature = "opencl")]
+            (Queue::OpenCl(a), Queue::OpenCl(b)) => a.wait_for(b),
             #[allow(unreachable_patterns)]
             _ => Err(Error::Device("wait_for: queues of different backends, or a backend without stream events".into())),
         }

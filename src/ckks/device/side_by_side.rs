@@ -6,9 +6,8 @@
 //! Ordering across queues is by device events only: a sibling queue waits for the work that
 //! made its inputs, and the inputs' queue waits for the siblings before it reads their results.
 //! Buffers never change memcache: an input is read in place (kept alive by the caller until the
-//! join), and a result is copied into a buffer of the inputs' queue (25 MiB at N = 2^16 and
-//! 25 primes, ~15 µs on an H100), so no buffer returns to a memcache while another stream may
-//! still use it.
+//! join), and a result is copied into a buffer of the inputs' queue (one device-to-device copy
+//! of its words), so no buffer returns to a memcache while another stream may still use it.
 
 use crate::ckks::ciphertext::Ciphertext;
 use crate::device::queue::Queue;
@@ -16,7 +15,7 @@ use crate::{Error, Result};
 
 /// `f(input, shared)` on each of `inputs`, concurrently on one device when the inputs and
 /// `shared` are all marked `.gpu()` for the same queue and its backend has sibling queues
-/// ([`Queue::siblings`]: CUDA), in order otherwise. `shared` are ciphertexts every call reads
+/// ([`Queue::siblings`]: CUDA, OpenCL), in order otherwise. `shared` are ciphertexts every call reads
 /// (handed to `f` as views on its own queue: `f` must use those, not the originals). Results
 /// come back in input order on the inputs' queue (or the host, as the inputs), the same words as
 /// `inputs.iter().map(|c| f(c, shared))` — only the timing differs. `f` must not read device

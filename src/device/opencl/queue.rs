@@ -32,6 +32,8 @@ pub struct ClQueue {
     /// Launches whose times the profiler has not read yet (read at `synchronize`).
     pending: Mutex<Vec<(&'static str, Event)>>,
     sync_each: bool,
+    /// Sibling queues of [`ClQueue::siblings`], made on first use.
+    siblings: Mutex<Vec<Arc<ClQueue>>>,
 }
 
 impl std::fmt::Debug for ClQueue {
@@ -67,7 +69,38 @@ impl ClQueue {
             .map_err(|e| dev_err("creating queue", e))?;
         let memcache = Arc::new(MemCache::new(ClAllocator::new(dev.context(), dev.max_alloc())));
         let sync_each = std::env::var("XEHE_SYNC").is_ok_and(|v| v == "1");
-        Ok(ClQueue { dev, tile, queue, memcache, profiler: Profiler::new(), pending: Mutex::new(Vec::new()), sync_each })
+        Ok(ClQueue { dev, tile, queue, memcache, profiler: Profiler::new(), pending: Mutex::new(Vec::new()), sync_each, siblings: Mutex::new(Vec::new()) })
+    }
+    /// Up to `n` more queues on this queue's tile (each with its own memcache), made on first
+    /// use and kept, for independent work from several threads side by side
+    /// (`crate::ckks::device::map_side_by_side`). None with the profiler on, `XEHE_SYNC=1`, or
+    /// [`SideStreamMode::On`](crate::device::tuning::SideStreamMode::On) not set.
+    ///
+    /// # Errors
+    /// `Error::Device` on a driver error.
+    pub fn siblings(&self, n: usize) -> Result<Vec<Arc<ClQueue>>> {
+        let on = crate::device::gpu::side_stream_mode() == crate::device::tuning::SideStreamMode::On;
+        if n == 0 || self.sync_each || self.profiler.is_enabled() || !on {
+            return Ok(Vec::new());
+        }
+        let mut s = self.siblings.lock();
+        while s.len() < n {
+            s.push(Arc::new(ClQueue::on_tile(self.dev.clone(), self.tile)?));
+        }
+        Ok(s[..n].to_vec())
+    }
+    /// Make this queue's later commands wait (on the device) for everything enqueued on `on`
+    /// so far: a marker on `on`, flushed, and a barrier here waiting for it.
+    ///
+    /// # Errors
+    /// `Error::Device` on a driver error.
+    pub fn wait_for(&self, on: &ClQueue) -> Result<()> {
+        // SAFETY: no wait list; the returned events are owned and released on drop.
+        let marker = unsafe { on.queue.enqueue_marker_with_wait_list(&[]) }.map_err(|e| dev_err("marker", e))?;
+        on.queue.flush().map_err(|e| dev_err("flush", e))?;
+        // SAFETY: the wait list holds one live event of the same context.
+        unsafe { self.queue.enqueue_barrier_with_wait_list(&[marker.get()]) }.map_err(|e| dev_err("barrier", e))?;
+        Ok(())
     }
     /// The tile the queue runs on (0 for a device opened whole).
     pub fn tile(&self) -> usize {
