@@ -20,9 +20,10 @@
 
 use super::keys::KeySet;
 use crate::ckks::ciphertext::Ciphertext;
+use crate::ckks::device::side_by_side::run_side_by_side;
 use crate::ckks::encoder::CkksEncoder;
 use crate::ckks::evaluator::{Evaluator, ExtCiphertext};
-use crate::ckks::hybrid::HybridKeySwitching;
+use crate::ckks::hybrid::{HybridGaloisKeys, HybridKeySwitching};
 use crate::ckks::params::ParmsId;
 use crate::ckks::plaintext::Plaintext;
 use crate::{Error, Result};
@@ -502,34 +503,7 @@ fn evaluate(ev: &Evaluator, keys: &KeySet<'_>, transforms: &[&LinearTransform], 
             } else {
                 None
             };
-            return transforms
-                .iter()
-                .map(|t| {
-                    // The giant step 0 (no rotation) first, then each rotation adds the
-                    // running sum in its last pass.
-                    let mut total: Option<ExtCiphertext> = None;
-                    let giants = t.terms.iter().filter(|(&g, _)| g == 0).chain(t.terms.iter().filter(|(&g, _)| g != 0));
-                    for (&g, row) in giants {
-                        let terms = giant_step_terms(row, &babies, &rotated, rotated_conj.as_deref())?;
-                        if terms.is_empty() {
-                            continue;
-                        }
-                        let acc = ev.multiply_plain_sum_ext(&terms)?;
-                        total = Some(match (g, total) {
-                            (0, None) => acc,
-                            (0, Some(o)) => ev.add_ext(&o, &acc)?,
-                            (_, None) => ev.rotate_vector_ext(&acc, g, gk)?,
-                            (_, Some(o)) => ev.rotate_vector_ext_add(&acc, g, gk, &o)?,
-                        });
-                    }
-                    let total = total.ok_or_else(|| Error::InvalidArgument("linear transform with no diagonal".into()))?;
-                    if rescale {
-                        ev.mod_down_rescale_ext(&total)
-                    } else {
-                        ev.mod_down_ext(&total)
-                    }
-                })
-                .collect();
+            return giant_steps_side_by_side(ev, gk, transforms, &babies, &rotated, rotated_conj.as_deref(), rescale);
         }
     }
     let rotated = keys.rotate_many(ev, &x, &babies)?;
@@ -574,6 +548,89 @@ fn evaluate(ev: &Evaluator, keys: &KeySet<'_>, transforms: &[&LinearTransform], 
         outs.push(out);
     }
     Ok(outs)
+}
+
+/// Queues a double-hoisted transform's giant-step rotations are spread over on a device (H100,
+/// `N16-dense`: 1 → 2 took a bootstrap from 49.2 to 47.0 ms; 3 gave 47.1).
+const GIANT_STEP_QUEUES: usize = 2;
+
+/// The double-hoisted giant steps of `transforms` (module docs): each giant step's
+/// `Σ diag ⊙ rot_b(x)` on the baby steps' queue (where the diagonals' device copies live), then
+/// the giant steps' rotations — independent key switches — side by side on
+/// [`GIANT_STEP_QUEUES`] queues of the device, so that one rotation's under-filled launches (a
+/// 2^16 NTT launch of ℓ + 1 rows takes two waves of thread-block clusters) leave room for
+/// another's. Each queue keeps a running sum per transform, added in its rotations' last pass;
+/// the sums meet in the extended base and one ModDown per output polynomial ends each transform.
+/// Modular sums in any grouping are the same words, so the result does not depend on the queues.
+fn giant_steps_side_by_side(
+    ev: &Evaluator,
+    gk: &HybridGaloisKeys,
+    transforms: &[&LinearTransform],
+    babies: &[i32],
+    rotated: &[ExtCiphertext],
+    rotated_conj: Option<&[ExtCiphertext]>,
+    rescale: bool,
+) -> Result<Vec<Ciphertext>> {
+    let mut unrotated: Vec<Option<ExtCiphertext>> = vec![None; transforms.len()];
+    let mut steps: Vec<(usize, i32, ExtCiphertext)> = Vec::new();
+    for (i, t) in transforms.iter().enumerate() {
+        for (&g, row) in &t.terms {
+            let terms = giant_step_terms(row, babies, rotated, rotated_conj)?;
+            if terms.is_empty() {
+                continue;
+            }
+            let acc = ev.multiply_plain_sum_ext(&terms)?;
+            match g {
+                0 => unrotated[i] = Some(acc),
+                _ => steps.push((i, g, acc)),
+            }
+        }
+    }
+    let main = rotated.first().and_then(|x| x.queue()).cloned();
+    let queues = GIANT_STEP_QUEUES.min(steps.len()).max(1);
+    let sums = run_side_by_side(main.as_ref(), queues, queues, |k, lend| {
+        let mut sum: Vec<Option<ExtCiphertext>> = if k == 0 { unrotated.clone() } else { vec![None; transforms.len()] };
+        for (i, g, acc) in steps.iter().skip(k).step_by(queues) {
+            let lent;
+            let acc = match lend {
+                Some(q) => {
+                    lent = acc.lent_to(q);
+                    &lent
+                }
+                None => acc,
+            };
+            sum[*i] = Some(match &sum[*i] {
+                None => ev.rotate_vector_ext(acc, *g, gk)?,
+                Some(o) => ev.rotate_vector_ext_add(acc, *g, gk, o)?,
+            });
+        }
+        Ok(sum)
+    })?;
+    let mut totals: Vec<Option<ExtCiphertext>> = vec![None; transforms.len()];
+    for part in sums {
+        for (total, s) in totals.iter_mut().zip(part) {
+            let Some(s) = s else { continue };
+            let s = match &main {
+                Some(q) => s.brought_to(q)?,
+                None => s,
+            };
+            *total = Some(match total.take() {
+                None => s,
+                Some(o) => ev.add_ext(&o, &s)?,
+            });
+        }
+    }
+    totals
+        .into_iter()
+        .map(|total| {
+            let total = total.ok_or_else(|| Error::InvalidArgument("linear transform with no diagonal".into()))?;
+            if rescale {
+                ev.mod_down_rescale_ext(&total)
+            } else {
+                ev.mod_down_ext(&total)
+            }
+        })
+        .collect()
 }
 
 /// One giant step's terms `(rot_b(x), diag)` (and `(rot_b(conj x), diag')`) from the baby

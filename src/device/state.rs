@@ -146,6 +146,8 @@ impl DeviceState {
     /// ([`Queue::siblings`]): the same device buffer, read by `queue`'s work. The buffer goes
     /// back to its own queue's memcache when its last holder drops it, so the caller keeps this
     /// object alive until `queue`'s work is joined into that queue ([`Queue::wait_for`]).
+    // Without a GPU backend no queue exists: the body after the clone is never reached.
+    #[cfg_attr(not(any(feature = "cuda", feature = "opencl")), allow(unused_assignments))]
     pub fn lent_to(&self, queue: &Queue) -> Self {
         let mut inner = self.inner.lock().clone();
         inner.marked = true;
@@ -162,6 +164,8 @@ impl DeviceState {
     ///
     /// # Errors
     /// `Error::Device` on an allocation or copy failure, or for a copy of another backend.
+    // Without a GPU backend no queue exists: the body after the clone is never reached.
+    #[cfg_attr(not(any(feature = "cuda", feature = "opencl")), allow(unused_assignments))]
     pub fn copied_to(&self, queue: &Queue) -> Result<Self> {
         let mut inner = self.inner.lock().clone();
         inner.marked = true;
@@ -237,7 +241,12 @@ fn download_on_queue(queue: &Queue, copy: &DeviceBuf, words: usize) -> Result<Ve
     }
 }
 
-fn copy_into(queue: &Queue, src: &DeviceBuf) -> Result<DeviceBuf> {
+/// A copy of `src`'s words in a fresh buffer of `queue`, made on the device by `queue` (which
+/// must already wait for `src`'s writer, [`Queue::wait_for`]).
+///
+/// # Errors
+/// `Error::Device` on an allocation or copy failure, or for a buffer of another backend.
+pub(crate) fn copy_into(queue: &Queue, src: &DeviceBuf) -> Result<DeviceBuf> {
     match queue {
         #[cfg(feature = "cuda")]
         Queue::Cuda(q) => copy_on(&**q, src),

@@ -32,44 +32,79 @@ pub fn map_side_by_side<F>(inputs: &[&Ciphertext], shared: &[&Ciphertext], max_q
 where
     F: Fn(&Ciphertext, &[Ciphertext]) -> Result<Ciphertext> + Sync,
 {
-    let in_order = || {
-        let shared: Vec<Ciphertext> = shared.iter().map(|c| (*c).clone()).collect();
-        inputs.iter().map(|c| f(c, &shared)).collect::<Result<Vec<_>>>()
-    };
-    let Some(main) = inputs.first().and_then(|c| c.gpu.marked_queue()) else { return in_order() };
     let all = || inputs.iter().chain(shared);
-    if inputs.len() < 2 || all().any(|c| c.gpu.marked_queue().as_ref() != Some(&main)) {
-        return in_order();
+    let main = inputs.first().and_then(|c| c.gpu.marked_queue());
+    let main = main.filter(|m| all().all(|c| c.gpu.marked_queue().as_ref() == Some(m)));
+    if let Some(main) = &main {
+        // Every operand on the device first (the lazy upload, on the inputs' queue), so that
+        // the siblings read it in place after their wait.
+        for c in all() {
+            c.gpu.device_copy(main, &c.data)?;
+        }
     }
-    let siblings = main.siblings(max_queues.min(inputs.len()).saturating_sub(1))?;
-    if siblings.is_empty() {
-        return in_order();
-    }
-    // Every operand on the device first (the lazy upload, on the inputs' queue), so that the
-    // siblings read it in place after their wait.
-    for c in all() {
-        c.gpu.device_copy(&main, &c.data)?;
-    }
-    let queues: Vec<Queue> = std::iter::once(main.clone()).chain(siblings).collect();
-    for q in &queues[1..] {
-        q.wait_for(&main)?;
-    }
-    let lend = |c: &Ciphertext, q: &Queue| {
+    let lend = |c: &Ciphertext, q: Option<&Queue>| {
         let mut l = c.clone();
-        if q != &main {
+        if let Some(q) = q {
             l.gpu = c.gpu.lent_to(q);
         }
         l
     };
-    // Input i on queue i mod queues.len(); lent views read the originals' buffers in place.
-    let lent: Vec<Ciphertext> = inputs.iter().enumerate().map(|(i, c)| lend(c, &queues[i % queues.len()])).collect();
-    let lent_shared: Vec<Vec<Ciphertext>> = queues.iter().map(|q| shared.iter().map(|c| lend(c, q)).collect()).collect();
-    let run_queue = |k: usize| -> Vec<(usize, Result<Ciphertext>)> {
-        (k..lent.len()).step_by(queues.len()).map(|i| (i, f(&lent[i], &lent_shared[k]))).collect()
+    let results = run_side_by_side(main.as_ref(), inputs.len(), max_queues, |i, q| {
+        let shared: Vec<Ciphertext> = shared.iter().map(|c| lend(c, q)).collect();
+        f(&lend(inputs[i], q), &shared)
+    })?;
+    let Some(main) = main else { return Ok(results) };
+    results
+        .into_iter()
+        .map(|mut c| {
+            if c.gpu.queue().is_some_and(|q| q != main) {
+                c.gpu = c.gpu.copied_to(&main)?;
+            }
+            Ok(c)
+        })
+        .collect()
+}
+
+/// Tasks `0..tasks` side by side on `main`'s device: task `k` runs `f(k, lend)` on queue
+/// `k mod Q` — `main` first, then up to `max_queues − 1` of its siblings ([`Queue::siblings`]) —
+/// each queue's tasks one after another on a thread of its own. `lend` is `None` on `main` (use
+/// the operands as they are) and a sibling queue otherwise: `f` then reads its device operands
+/// through views lent to that queue (`DeviceState::lent_to`), and the caller keeps the originals
+/// alive until this returns. Each sibling first waits for the work queued on `main` so far, and
+/// `main` waits for every sibling before this returns, so later work on `main` may read the
+/// results; the results stay on the queue that made them (the caller copies them over, e.g.
+/// `DeviceState::copied_to`). Without `main` (host operands) or without siblings (Level Zero,
+/// `XEHE_SYNC=1`, the profiler, a rehearsal) the tasks run in order on this thread with `lend`
+/// `None`: the same words, only the timing differs.
+///
+/// # Errors
+/// The first error of `f` in task order, after every thread and queue has been joined; `Device`
+/// on an event failure, or when a thread panicked.
+pub(crate) fn run_side_by_side<R, F>(main: Option<&Queue>, tasks: usize, max_queues: usize, f: F) -> Result<Vec<R>>
+where
+    R: Send,
+    F: Fn(usize, Option<&Queue>) -> Result<R> + Sync,
+{
+    let in_order = || (0..tasks).map(|k| f(k, None)).collect::<Result<Vec<_>>>();
+    let Some(main) = main else { return in_order() };
+    if tasks < 2 {
+        return in_order();
+    }
+    let siblings = main.siblings(max_queues.min(tasks).saturating_sub(1))?;
+    if siblings.is_empty() {
+        return in_order();
+    }
+    for q in &siblings {
+        q.wait_for(main)?;
+    }
+    let queues = siblings.len() + 1;
+    let run_queue = |k: usize| -> Vec<(usize, Result<R>)> {
+        let lend = if k == 0 { None } else { Some(&siblings[k - 1]) };
+        (k..tasks).step_by(queues).map(|i| (i, f(i, lend))).collect()
     };
-    let mut results: Vec<Option<Result<Ciphertext>>> = (0..inputs.len()).map(|_| None).collect();
-    let joined = std::thread::scope(|s| {
-        let handles: Vec<_> = (1..queues.len()).map(|k| s.spawn(move || run_queue(k))).collect();
+    let mut results: Vec<Option<Result<R>>> = (0..tasks).map(|_| None).collect();
+    let panicked = std::thread::scope(|s| {
+        let handles: Vec<_> = (1..queues).map(|k| s.spawn(move || run_queue(k))).collect();
         let mut panicked = false;
         for (i, r) in run_queue(0) {
             results[i] = Some(r);
@@ -82,16 +117,15 @@ where
         }
         panicked
     });
-    // Join the siblings into the inputs' queue whatever happened: their buffers may be
-    // recycled, and the inputs' buffers reused, only after their work.
+    // Join the siblings into `main` whatever happened: their buffers may be recycled, and the
+    // operands' buffers reused, only after their work.
     let mut join_err = None;
-    for q in &queues[1..] {
+    for q in &siblings {
         if let Err(e) = main.wait_for(q) {
             join_err.get_or_insert(e);
         }
     }
-    drop((lent, lent_shared));
-    if joined {
+    if panicked {
         return Err(Error::Device("a side-by-side computation's thread panicked".into()));
     }
     if let Some(e) = join_err {
@@ -99,13 +133,7 @@ where
     }
     results
         .into_iter()
-        .map(|r| {
-            let mut c = r.unwrap_or_else(|| Err(Error::Device("side by side: a result is missing".into())))?;
-            if c.gpu.queue().is_some_and(|q| q != main) {
-                c.gpu = c.gpu.copied_to(&main)?;
-            }
-            Ok(c)
-        })
+        .map(|r| r.unwrap_or_else(|| Err(Error::Device("side by side: a result is missing".into()))))
         .collect()
 }
 

@@ -72,10 +72,40 @@ impl ExtCiphertext {
     fn alpha(&self) -> usize {
         self.ks.special_base().0.len()
     }
-    fn queue(&self) -> Option<&Queue> {
+    /// The queue holding the words, `None` on the host.
+    pub(crate) fn queue(&self) -> Option<&Queue> {
         match &self.data {
             ExtData::Host { .. } => None,
             ExtData::Device { queue, .. } => Some(queue),
+        }
+    }
+    /// A view of the same device words for `queue`, a sibling of the queue holding them (host
+    /// words are cloned): read in place by `queue`'s work, which the holder of `self` must let
+    /// finish first (`crate::ckks::device::side_by_side`).
+    // Without a GPU backend no queue exists: the device arms are never reached.
+    #[cfg_attr(not(any(feature = "cuda", feature = "opencl")), allow(unreachable_code, unused_variables))]
+    pub(crate) fn lent_to(&self, queue: &Queue) -> ExtCiphertext {
+        let data = match &self.data {
+            ExtData::Device { q, p, .. } => ExtData::Device { queue: queue.clone(), q: q.clone(), p: p.clone() },
+            host => host.clone(),
+        };
+        ExtCiphertext { data, ..self.clone_meta() }
+    }
+    /// `self` on `queue`: its device words copied into buffers of `queue` (which already waits for
+    /// their writer) when they live on another queue, as they are otherwise.
+    ///
+    /// # Errors
+    /// `Device` on an allocation or copy failure.
+    // Without a GPU backend no queue exists: the device arms are never reached.
+    #[cfg_attr(not(any(feature = "cuda", feature = "opencl")), allow(unreachable_code, unused_variables))]
+    pub(crate) fn brought_to(self, queue: &Queue) -> Result<ExtCiphertext> {
+        match &self.data {
+            ExtData::Device { queue: on, q, p } if on != queue => {
+                let copy = |(b, off): &(DeviceBuf, usize)| Ok::<_, Error>((crate::device::state::copy_into(queue, b)?, *off));
+                let data = ExtData::Device { queue: queue.clone(), q: copy(q)?, p: copy(p)? };
+                Ok(ExtCiphertext { data, ..self.clone_meta() })
+            }
+            _ => Ok(self),
         }
     }
     /// The words on the host (`q`, `p` as in [`ExtData::Host`]). The host path runs only when
@@ -323,15 +353,8 @@ impl Evaluator {
         let cd = self.ctx.context_data_for(&x.parms_id, "encrypted")?.clone();
         let mut out = Ciphertext::zeros(&cd, 2);
         out.scale = x.scale;
-        if let Some(q) = x.queue().cloned() {
-            let buf = self.ext_gpu(&q, ExtOp::ModDown(x))?.remove(0);
-            let ExtData::Device { q: parts, .. } = buf else {
-                return Err(Error::Device("mod_down_ext: no device result".into()));
-            };
-            out.data = Vec::new();
-            out.gpu = DeviceState::default();
-            out.gpu.set_result(q, parts.0);
-            return Ok(out);
+        if let Some(q) = x.queue() {
+            return self.device_mod_down(q, ExtOp::ModDown(x), out);
         }
         let (xq, xp) = x.host()?;
         let (pw, sw) = (x.ell * x.n, x.alpha() * x.n);
@@ -356,15 +379,8 @@ impl Evaluator {
         let (next, scale) = self.rescaled_level(&x.parms_id, x.scale)?;
         let mut out = Ciphertext::zeros(&next, 2);
         out.scale = scale;
-        if let Some(q) = x.queue().cloned() {
-            let buf = self.ext_gpu(&q, ExtOp::ModDownRescale(x))?.remove(0);
-            let ExtData::Device { q: parts, .. } = buf else {
-                return Err(Error::Device("mod_down_rescale_ext: no device result".into()));
-            };
-            out.data = Vec::new();
-            out.gpu = DeviceState::default();
-            out.gpu.set_result(q, parts.0);
-            return Ok(out);
+        if let Some(q) = x.queue() {
+            return self.device_mod_down(q, ExtOp::ModDownRescale(x), out);
         }
         let (xq, xp) = x.host()?;
         let (pw, sw) = (x.ell * x.n, x.alpha() * x.n);
@@ -372,6 +388,20 @@ impl Evaluator {
         x.ks.mod_down_rescale_poly(&xq[..pw], &xp[..sw], c0);
         x.ks.mod_down_rescale_poly(&xq[pw..], &xp[sw..], c1);
         super::check_not_transparent(&out)?;
+        Ok(out)
+    }
+
+    /// A ModDown (`op`) on `q`: its result buffer as the words of `out` (size 2 at the result's
+    /// level and scale), the host copy stale.
+    // Without a GPU backend no queue exists: never reached.
+    #[cfg_attr(not(any(feature = "cuda", feature = "opencl")), allow(unreachable_code, unused_variables))]
+    fn device_mod_down(&self, q: &Queue, op: ExtOp<'_>, mut out: Ciphertext) -> Result<Ciphertext> {
+        let ExtData::Device { q: parts, .. } = self.ext_gpu(q, op)?.remove(0) else {
+            return Err(Error::Device("ModDown: no device result".into()));
+        };
+        out.data = Vec::new();
+        out.gpu = DeviceState::default();
+        out.gpu.set_result(q.clone(), parts.0);
         Ok(out)
     }
 
