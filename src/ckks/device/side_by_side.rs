@@ -42,16 +42,15 @@ where
             c.gpu.device_copy(main, &c.data)?;
         }
     }
-    let lend = |c: &Ciphertext, q: Option<&Queue>| {
+    let lend = |c: &Ciphertext, q: &Queue| {
         let mut l = c.clone();
-        if let Some(q) = q {
-            l.gpu = c.gpu.lent_to(q);
-        }
+        l.gpu = c.gpu.lent_to(q);
         l
     };
-    let results = run_side_by_side(main.as_ref(), inputs.len(), max_queues, |i, q| {
-        let shared: Vec<Ciphertext> = shared.iter().map(|c| lend(c, q)).collect();
-        f(&lend(inputs[i], q), &shared)
+    let own_shared: Vec<Ciphertext> = shared.iter().map(|c| (*c).clone()).collect();
+    let results = run_side_by_side(main.as_ref(), inputs.len(), max_queues, |i, q| match q {
+        None => f(inputs[i], &own_shared),
+        Some(q) => f(&lend(inputs[i], q), &shared.iter().map(|c| lend(c, q)).collect::<Vec<_>>()),
     })?;
     let Some(main) = main else { return Ok(results) };
     results
