@@ -112,6 +112,6 @@ fn saved_size_n16() {
     let full = BootstrappingKeys::saved_size(&ctx, &params, false).unwrap();
     let gib = |b: usize| b as f64 / (1u64 << 30) as f64;
     eprintln!("N = 2^16 bootstrapping keys: seeded {seeded} bytes ({:.2} GiB), full {full} bytes ({:.2} GiB)", gib(seeded), gib(full));
-    assert!((4.1..4.8).contains(&gib(seeded)), "{:.2} GiB", gib(seeded));
-    assert!((8.2..9.3).contains(&gib(full)), "{:.2} GiB", gib(full));
+    assert!((6.3..7.1).contains(&gib(seeded)), "{:.2} GiB", gib(seeded));
+    assert!((12.6..14.2).contains(&gib(full)), "{:.2} GiB", gib(full));
 }

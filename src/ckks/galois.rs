@@ -25,7 +25,8 @@ impl GaloisTool {
         }
     }
 
-    fn n(&self) -> usize {
+    /// The ring degree `N` (elements are odd and below `2N`).
+    pub fn n(&self) -> usize {
         1 << self.log_n
     }
 

@@ -265,13 +265,15 @@ pub fn run(
     let batches: Vec<&[Vec<f64>]> = shuffled.chunks(layout.batch()).collect();
     let used_batches = batches.len().min(opts.iterations);
     progress(&format!(
-        "{}: {} training samples, {} held out, {} features + bias; mini-batches of {} in {} ciphertexts of {} slots",
+        "{}: {} training samples, {} held out, {} features + bias; mini-batches of {} ({} groups of {} samples), encrypted interleaved as {} ciphertexts of {} slots",
         data.name,
         data.train.len(),
         data.test.len(),
         features - 1,
         layout.batch(),
         layout.ciphertexts,
+        layout.per_ciphertext,
+        layout.encrypted_ciphertexts(),
         slots
     ));
 

@@ -1,17 +1,21 @@
 //! One HELR iteration and the refresh of the weights on ciphertexts (the arithmetic of
 //! [`super::plain`]), on whichever backend the ciphertexts live (`.gpu()`).
 //!
-//! Levels, from `v` at chain index `ℓ` (every step rescales once):
+//! Levels, from `v` at chain index `ℓ` (every step rescales once), for a mini-batch encrypted as
+//! [`Layout::pack_batch`]'s `2g` ciphertexts `A_r`, `Z_r`:
 //!
 //! | step | level after |
 //! |---|---|
-//! | `P_k = Z_k ⊙ v` (relinearize, rescale), sum over each block by rotations `1, 2, …, f/2` | `ℓ−1` |
-//! | `σ₃` with the mask of block starts and `α/m` folded into its coefficients: `t²`, `t·a₃`, `t·a₁` | `ℓ−2` |
-//! | `t²·(t·a₃) + t·a₁ + a₀` | `ℓ−3` |
-//! | spread over the block (rotations `−1, …, −f/2`), `⊙ Z_k`, sum over samples (`f·2^j`) | `ℓ−4`: `w⁺ = v + G` (`v` times 1 at the gradient's scale) |
+//! | `Σ_r A_r ⊙ rot_r(v)` (the `g − 1` rotations of `v` hoisted; one relinearization and rescale), summed within each block by rotations `g, 2g, …, f/2`: sample `(c, j)`'s `z·v` in slot `f·j + c` | `ℓ−1` |
+//! | `σ₃` with the mask of those slots and `α/m` folded into its coefficients: `t²`, `t·a₃`, `t·a₁` | `ℓ−2` |
+//! | `γ = t²·(t·a₃) + t·a₁ + a₀` | `ℓ−3` |
+//! | spread `γ` over its block (rotations `−g, …, −f/2`), `Σ_r rot_r(γ) ⊙ Z_r` (hoisted again; one relinearization), sum over the blocks (`f·2^j`) | `ℓ−4`: `w⁺ = v + G` (`v` times 1 at the gradient's scale) |
 //! | `v⁺ = (1 − η)·w⁺ + η·w` (constant multiplications) | `ℓ−5` |
 //!
-//! so an iteration needs `v` at level ≥ [`ITERATION_DEPTH`]. The refresh packs `w/R` and
+//! so an iteration needs `v` at level ≥ [`ITERATION_DEPTH`]; every sample's arithmetic is in
+//! the same two ciphertexts, so the key switches of an iteration do not grow with the
+//! mini-batch's groups: `2(g − 1)` hoisted rotations, `3·log2(f/g) + log2(slots/f)` rotations
+//! in sums, 5 relinearizations. The refresh packs `w/R` and
 //! `v/R` into one ciphertext with period `2f` (`w` in the first `f` slots of each `2f`, `v` in
 //! the next; one level), bootstraps it with `2f` slots (sparse packing), and unpacks (masks
 //! times `R`, one level; rotations by `∓f`): two iterations per bootstrap at the `N = 2^16`
@@ -28,25 +32,13 @@ use crate::circuits::{level_at, rescale_prime};
 use crate::ckks::hybrid::{HybridGaloisKeys, HybridRelinKeys};
 use crate::{Ciphertext, CkksEncoder, Context, Encryptor, Error, Evaluator, KeyGenerator, Plaintext, Result, SecretKey};
 use super::{neg_sigmoid3, Layout};
-use crate::ckks::device::map_side_by_side;
 use parking_lot::Mutex;
+use std::borrow::{Borrow, Cow};
 use std::collections::HashMap;
 use std::sync::Arc;
 
 /// Levels one iteration consumes (module docs).
 pub const ITERATION_DEPTH: usize = 5;
-
-/// From this chain index of `v` up, an iteration's per-sample gradient chains run side by side
-/// on [`SIDE_BY_SIDE_QUEUES`] queues of a device
-/// ([`map_side_by_side`](crate::ckks::device::map_side_by_side)); below it, one after another.
-/// Measured on an H100 at N = 2^16 (Fashion-MNIST, 8 chains an iteration): at chain index 12
-/// three to eight queues took an iteration's arithmetic from 82–94 ms to 62–72 ms; at chain
-/// index 7 two to eight queues made it slower (51 ms → 52–62 ms): the smaller chains' data
-/// stay in the L2 cache between their launches when they run alone.
-pub const SIDE_BY_SIDE_LEVEL: usize = 10;
-
-/// Queues the gradient chains share from [`SIDE_BY_SIDE_LEVEL`] up (3, 4 and 8 measured alike).
-pub const SIDE_BY_SIDE_QUEUES: usize = 4;
 
 /// Encrypted weights: `w` and the look-ahead `v`, repeated in every block of `f` slots.
 #[derive(Clone, Debug)]
@@ -59,8 +51,8 @@ pub struct EncryptedWeights {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 enum Mask {
-    /// Slot 0 of every block of `f`.
-    BlockStart,
+    /// The first `g` slots of every block of `f`: the samples' inner products.
+    Heads,
     /// The first `f` slots of every `2f`.
     Low,
     /// The second `f` slots of every `2f`.
@@ -173,10 +165,17 @@ impl<'a> Trainer<'a> {
     }
 
     fn at(&self, ct: &Ciphertext, level: usize) -> Result<Ciphertext> {
+        Ok(self.at_ref(ct, level)?.into_owned())
+    }
+
+    /// `ct` switched down to `level`, borrowed when it is there already: a clone would copy
+    /// its host words (a mini-batch encrypted on the host keeps them: 13 MiB a ciphertext at
+    /// N = 2^16 and 13 primes).
+    fn at_ref<'c>(&self, ct: &'c Ciphertext, level: usize) -> Result<Cow<'c, Ciphertext>> {
         if self.level(ct)? == level {
-            return Ok(ct.clone());
+            return Ok(Cow::Borrowed(ct));
         }
-        self.ev.mod_switch_to(ct, &level_at(self.ctx, level, "HELR")?.parms_id())
+        Ok(Cow::Owned(self.ev.mod_switch_to(ct, &level_at(self.ctx, level, "HELR")?.parms_id())?))
     }
 
     /// Set `ct`'s scale to `target` when they differ only by float rounding.
@@ -193,11 +192,11 @@ impl<'a> Trainer<'a> {
     }
 
     fn mask_values(&self, mask: Mask, value: f64) -> Vec<f64> {
-        let f = self.layout.block;
+        let (f, g) = (self.layout.block, self.layout.interleave());
         (0..self.layout.slots)
             .map(|i| {
                 let on = match mask {
-                    Mask::BlockStart => i % f == 0,
+                    Mask::Heads => i % f < g,
                     Mask::Low => i % (2 * f) < f,
                     Mask::High => i % (2 * f) >= f,
                 };
@@ -279,8 +278,9 @@ impl<'a> Trainer<'a> {
         Ok(self.level(&state.v)? < ITERATION_DEPTH)
     }
 
-    /// One iteration (module docs) on the mini-batch `batch` (`layout.ciphertexts` encrypted
-    /// sample blocks at a level ≥ `v`'s), with gradient scale `c = α/m` and momentum `eta`.
+    /// One iteration (module docs) on the mini-batch `batch` (the
+    /// [`Layout::encrypted_ciphertexts`] ciphertexts of [`Layout::pack_batch`], in its order, at
+    /// a level ≥ `v`'s), with gradient scale `c = α/m` and momentum `eta`.
     ///
     /// levels: `v` loses [`ITERATION_DEPTH`], `w⁺` lands one above `v⁺`.
     ///
@@ -301,10 +301,10 @@ impl<'a> Trainer<'a> {
         if self.level(&state.w)? + 1 < l {
             return Err(Error::InvalidArgument("HELR: w is more than one level below v".into()));
         }
-        if batch.len() != self.layout.ciphertexts || batch.iter().any(|z| self.level(z).map_or(true, |lz| lz < l)) {
+        if batch.len() != self.layout.encrypted_ciphertexts() || batch.iter().any(|z| self.level(z).map_or(true, |lz| lz < l)) {
             return Err(Error::InvalidArgument(format!(
-                "HELR: a mini-batch is {} ciphertexts at level ≥ {l}",
-                self.layout.ciphertexts
+                "HELR: a mini-batch is {} ciphertexts (Layout::pack_batch) at level ≥ {l}",
+                self.layout.encrypted_ciphertexts()
             )));
         }
         let (f, slots) = (self.layout.block, self.layout.slots);
@@ -314,19 +314,8 @@ impl<'a> Trainer<'a> {
         // times larger, so key-switching noise stays as small relative to them as to O(1)
         // messages; w⁺ = v + G lands at s_G = K·s_v, v⁺ back at Δ.
         let s_grad = s_v * (1.0 / c).max(1.0);
-        // The samples' gradients are independent: side by side on a device from
-        // SIDE_BY_SIDE_LEVEL up, one chain at a time below it (module docs).
-        let batch_refs: Vec<&Ciphertext> = batch.iter().collect();
-        let queues = if l >= SIDE_BY_SIDE_LEVEL { SIDE_BY_SIDE_QUEUES } else { 1 };
-        let parts = map_side_by_side(&batch_refs, &[v], queues, |z, shared| self.sample_gradient(z, &shared[0], c, s_grad))?;
-        let mut grad: Option<Ciphertext> = None;
-        for gz in parts {
-            match &mut grad {
-                None => grad = Some(gz),
-                Some(acc) => self.ev.add_inplace(acc, &gz)?,
-            }
-        }
-        let mut grad = grad.ok_or_else(|| Error::InvalidArgument("HELR: empty mini-batch".into()))?;
+        let (inner, outer) = batch.split_at(self.layout.interleave());
+        let mut grad = self.gradient(inner, outer, v, c, s_grad)?;
         self.rotate_sum(&mut grad, Self::powers(slots, f))?;
         let mut w_next = self.ev.multiply_const(v, 1.0, s_grad * self.q(l)? / s_v)?;
         self.ev.rescale_to_next_inplace(&mut w_next)?;
@@ -348,28 +337,50 @@ impl<'a> Trainer<'a> {
         Ok(EncryptedWeights { w: w_next, v: v_next })
     }
 
-    /// One sample block's gradient term `G_k = (σ₃(Σ_block z ⊙ v) spread over the block) ⊙ z`
-    /// at scale `s_grad`, level `level(v) − 4` (module docs), for `c = α/m`.
-    fn sample_gradient(&self, z: &Ciphertext, v: &Ciphertext, c: f64, s_grad: f64) -> Result<Ciphertext> {
+    /// `Σ_r x_r ⊙ y_r`, relinearized once and rescaled.
+    fn sum_of_products<A: Borrow<Ciphertext>, B: Borrow<Ciphertext>>(&self, x: &[A], y: &[B]) -> Result<Ciphertext> {
+        let mut acc: Option<Ciphertext> = None;
+        for (a, b) in x.iter().zip(y) {
+            let (a, b) = (a.borrow(), b.borrow());
+            let p = self.ev.multiply(a, b)?;
+            match &mut acc {
+                None => acc = Some(p),
+                Some(s) => self.ev.add_inplace(s, &p)?,
+            }
+        }
+        let mut acc = acc.ok_or_else(|| Error::InvalidArgument("HELR: empty mini-batch".into()))?;
+        self.ev.relinearize_hybrid_inplace(&mut acc, self.relin())?;
+        self.ev.rescale_to_next_inplace(&mut acc)?;
+        Ok(acc)
+    }
+
+    /// The mini-batch's gradient before the sum over the blocks, at scale `s_grad`, level
+    /// `level(v) − 4` (module docs), for `c = α/m`; `inner`, `outer` are the `A_r`, `Z_r` of
+    /// [`Layout::pack_batch`].
+    fn gradient(&self, inner: &[Ciphertext], outer: &[Ciphertext], v: &Ciphertext, c: f64, s_grad: f64) -> Result<Ciphertext> {
         let l = self.level(v)?;
-        let f = self.layout.block;
+        let (f, g) = (self.layout.block, self.layout.interleave());
         let [a0, a1, a3] = neg_sigmoid3();
-        // t = z·v in slot 0 of every block.
-        let mut t = self.mul(&self.at(z, l)?, v)?;
-        self.rotate_sum(&mut t, Self::powers(f, 1))?;
-        // G_k lands at s_grad: g must be at s_g = s_grad·q_{l−3}/s_z.
-        let s_g = s_grad * self.q(l - 3)? / z.scale();
+        let lines: Vec<i32> = (0..g as i32).collect();
+        // t = z·v of sample (c, j) in slot f·j + c.
+        let inner = inner.iter().map(|a| self.at_ref(a, l)).collect::<Result<Vec<_>>>()?;
+        let mut t = self.sum_of_products(&inner, &self.ev.rotate_vector_hybrid_many(v, &lines, self.galois)?)?;
+        self.rotate_sum(&mut t, Self::powers(f, g))?;
+        // The gradient lands at s_grad: γ must be at s_γ = s_grad·q_{l−3}/s_z.
+        let s_z = outer.first().map_or(self.delta, Ciphertext::scale);
+        let s_g = s_grad * self.q(l - 3)? / s_z;
         let t2 = self.mul(&t, &t)?;
-        let at3 = self.mask_multiply(&t, Mask::BlockStart, c * a3, s_g * self.q(l - 2)? / t2.scale())?;
-        let mut g = self.mul(&t2, &at3)?;
-        Self::snap(&mut g, s_g)?;
-        let at1 = self.at(&self.mask_multiply(&t, Mask::BlockStart, c * a1, s_g)?, l - 3)?;
-        self.ev.add_inplace(&mut g, &at1)?;
-        let a0_plain = self.mask_plain(&g, Mask::BlockStart, c * a0, s_g)?;
-        self.ev.add_plain_inplace(&mut g, &a0_plain)?;
+        let at3 = self.mask_multiply(&t, Mask::Heads, c * a3, s_g * self.q(l - 2)? / t2.scale())?;
+        let mut gamma = self.mul(&t2, &at3)?;
+        Self::snap(&mut gamma, s_g)?;
+        let at1 = self.at(&self.mask_multiply(&t, Mask::Heads, c * a1, s_g)?, l - 3)?;
+        self.ev.add_inplace(&mut gamma, &at1)?;
+        let a0_plain = self.mask_plain(&gamma, Mask::Heads, c * a0, s_g)?;
+        self.ev.add_plain_inplace(&mut gamma, &a0_plain)?;
         // Spread over the block, weigh the samples.
-        self.rotate_sum(&mut g, Self::powers(f, 1).map(|s| -s))?;
-        let mut gz = self.mul(&g, &self.at(z, l - 3)?)?;
+        self.rotate_sum(&mut gamma, Self::powers(f, g).map(|s| -s))?;
+        let outer = outer.iter().map(|z| self.at_ref(z, l - 3)).collect::<Result<Vec<_>>>()?;
+        let mut gz = self.sum_of_products(&self.ev.rotate_vector_hybrid_many(&gamma, &lines, self.galois)?, &outer)?;
         Self::snap(&mut gz, s_grad)?;
         Ok(gz)
     }

@@ -154,11 +154,11 @@ fn plot(path: &std::path::Path, r: &TrainReport) -> Result<()> {
 fn print(r: &TrainReport, plot: Option<&PathBuf>) {
     println!("{}: {} training, {} held-out samples, {} features + bias", r.data, r.samples.0, r.samples.1, r.samples.2 - 1);
     println!(
-        "bootstrapping: {}; mini-batch {} samples in {} ciphertexts ({} slots per sample)",
+        "bootstrapping: {}; mini-batch {} samples ({} slots per sample), encrypted interleaved as {} ciphertexts",
         r.preset,
         r.layout.batch(),
-        r.layout.ciphertexts,
-        r.layout.block
+        r.layout.block,
+        r.layout.encrypted_ciphertexts()
     );
     println!("device: {} {} ({})", r.device.backend, r.device.index, r.device.name);
     println!("keys: {:.1} s, {:.1} MiB; encryption {:.1} s", r.keygen_seconds, r.key_bytes as f64 / (1 << 20) as f64, r.encrypt_seconds);

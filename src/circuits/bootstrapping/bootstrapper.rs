@@ -176,12 +176,7 @@ impl Bootstrapper {
             elts.push(tool.elt_from_step(0)?);
         }
         for t in self.c2s.iter().flatten().chain(&self.s2c) {
-            for s in t.rotations() {
-                elts.push(tool.elt_from_step(s)?);
-            }
-            if t.uses_conjugate() {
-                elts.push(tool.elt_from_step(0)?);
-            }
+            elts.extend(t.galois_elements(tool)?);
         }
         elts.sort_unstable();
         elts.dedup();

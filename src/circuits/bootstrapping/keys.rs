@@ -63,16 +63,7 @@ fn small_ring(context: &Context) -> KeySwitchParams {
 /// # Errors
 /// `InvalidParameters` when the parameters do not fit the context (as `Bootstrapper::new`).
 pub fn galois_elements(params: &BootstrappingParameters, context: &Context) -> Result<Vec<u32>> {
-    let plan = Plan::new(params, context)?;
-    let (steps, conj) = plan.rotations();
-    let tool = context.galois_tool();
-    let mut elts = steps.iter().map(|&s| tool.elt_from_step(s)).collect::<Result<Vec<u32>>>()?;
-    if conj {
-        elts.push(tool.elt_from_step(0)?);
-    }
-    elts.sort_unstable();
-    elts.dedup();
-    Ok(elts)
+    Plan::new(params, context)?.galois_elements(context.galois_tool())
 }
 
 impl BootstrappingKeys {

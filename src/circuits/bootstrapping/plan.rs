@@ -19,7 +19,8 @@
 
 use super::parameters::BootstrappingParameters;
 use crate::circuits::dft::{coeffs_to_slots_real_split, slots_to_coeffs};
-use crate::circuits::lintrans::{bsgs_rotations, LinearMap};
+use crate::circuits::lintrans::{bsgs_galois_elements, LinearMap};
+use crate::ckks::galois::GaloisTool;
 use crate::circuits::rescale_prime;
 use crate::ckks::context::Context;
 use crate::{Error, Result};
@@ -128,15 +129,19 @@ impl Plan {
         })
     }
 
-    /// Rotation steps of every linear transform, and whether conjugation is used.
-    pub fn rotations(&self) -> (BTreeSet<i32>, bool) {
-        let maps = self.c2s_maps.iter().flatten().chain(&self.s2c_maps);
-        let mut steps: BTreeSet<i32> = self.trace_steps.iter().copied().collect();
-        let mut conj = self.c2s_real_split;
-        for m in maps {
-            steps.extend(bsgs_rotations(m));
-            conj |= m.uses_conjugate();
+    /// The Galois elements of the partial trace, the completion `y + conj(y)` and every linear
+    /// transform ([`bsgs_galois_elements`]: with double hoisting), ascending: the keys'.
+    ///
+    /// # Errors
+    /// `InvalidArgument` for a step too large for the slots.
+    pub fn galois_elements(&self, tool: &GaloisTool) -> Result<Vec<u32>> {
+        let mut elts: BTreeSet<u32> = self.trace_steps.iter().map(|&s| tool.elt_from_step(s)).collect::<Result<_>>()?;
+        if self.c2s_real_split {
+            elts.insert(tool.elt_from_step(0)?);
         }
-        (steps, conj)
+        for m in self.c2s_maps.iter().flatten().chain(&self.s2c_maps) {
+            elts.extend(bsgs_galois_elements(m, tool)?);
+        }
+        Ok(elts.into_iter().collect())
     }
 }

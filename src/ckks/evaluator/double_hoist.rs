@@ -148,15 +148,26 @@ impl Evaluator {
     /// (no NAF composition here); `NotValidForParams`, `WrongForm` as
     /// [`Evaluator::apply_galois_hybrid`]. `ct` is never changed.
     pub fn rotate_vector_hybrid_many_ext(&self, ct: &Ciphertext, steps: &[i32], keys: &HybridGaloisKeys) -> Result<Vec<ExtCiphertext>> {
+        let tool = self.ctx.galois_tool();
+        let elts = steps.iter().map(|&s| if s == 0 { Ok(1) } else { tool.elt_from_step(s) }).collect::<Result<Vec<u32>>>()?;
+        self.apply_galois_hybrid_many_ext(ct, &elts, keys)
+    }
+
+    /// [`Evaluator::rotate_vector_hybrid_many_ext`] by Galois elements (`1`: `ct` itself; odd,
+    /// `< 2N`): any automorphism, e.g. a rotation of the conjugate `conj ∘ rot_b` (element
+    /// `2N − 3^b mod 2N`) from the same ModUp as the rotations, with that element's key.
+    ///
+    /// # Errors
+    /// `InvalidArgument` (a bad element, size ≠ 2); `MissingKey` for an element without its key;
+    /// `NotValidForParams`, `WrongForm` as [`Evaluator::apply_galois_hybrid`]. `ct` is never
+    /// changed.
+    pub fn apply_galois_hybrid_many_ext(&self, ct: &Ciphertext, galois_elts: &[u32], keys: &HybridGaloisKeys) -> Result<Vec<ExtCiphertext>> {
         let cd = self.check_hybrid_ct(ct, &keys.ks)?;
         if ct.size != 2 {
             return Err(Error::InvalidArgument(format!("encrypted size must be 2, is {}", ct.size)));
         }
         let tool = self.ctx.galois_tool();
-        let mut elts = Vec::with_capacity(steps.len());
-        for &s in steps {
-            elts.push(if s == 0 { None } else { Some(tool.elt_from_step(s)?) });
-        }
+        let elts: Vec<Option<u32>> = galois_elts.iter().map(|&e| (e != 1).then_some(e)).collect();
         for &e in elts.iter().flatten() {
             self.check_galois_hybrid(ct, e, keys)?;
         }
