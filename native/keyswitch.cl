@@ -367,3 +367,100 @@ KERNEL_FQ void modraise_lift_u64(GLOBAL_AS u64 *out, CONST_AS u64 *in, CONST_AS 
         out[g] = c > half_q0 ? sub_mod(r, q0_mod[i], m) : r;
     }
 }
+
+#if IS_CUDA
+/* Sums one ks_inner_sums_u64 launch accumulates (1 to 4; the host sets it). */
+#ifndef KS_SUMS
+#define KS_SUMS 1
+#endif
+/* Words of one rotation's descriptor in ks_inner_sums_u64's table. */
+#define KS_ROT_DESC (2 + KS_SUMS)
+
+/*
+ * Double hoisting's baby steps and diagonal products in one pass (CUDA only: the table holds
+ * device addresses): for each sum s < KS_SUMS, over the extended limbs o < ell + alpha,
+ *   out_s[c][o][y] = sum_r diag_{s,r}[o][y] * rot_r[c][o][y]  (mod q_o),
+ * where rot_r is hoisted rotation r of the ciphertext ct left in the extended base, times P:
+ *   rot_r[c][o][y] = sum_j U_j[o][x] * K'_{r,j,c}[o][x]  (+ c0[o][x] * [P]_{q_o} for c = 0 on a
+ *   data limb), x = tab_r[y],
+ * U_j the ModUp rows of c1 = ct[ell..2 ell) (as ks_inner_hybrid_u64 reads them, the own digit
+ * from c1 itself), K' the key stored permuted by the inverse automorphism, tab_r the NTT-domain
+ * table of the rotation's automorphism (so K'[tab_r[y]] is the key at y: the products are
+ * gathered here where ks_inner_hybrid_u64 with KS_ROTATE scatters them). The identity (key
+ * address 0) is rot[c][o] = c_c[o] * [P]_{q_o} on the data limbs, 0 on the special limbs.
+ * Table entry r (KS_ROT_DESC words): key, tab, then per sum the diagonal's address (the
+ * plaintext on the data primes then the special primes, (ell + alpha) x N words, NTT form) or
+ * 0 where the sum has no term of rotation r. Each rotation word is reduced, then the sums run
+ * in 128 bits and are reduced once: modular sums in any grouping are the same words, so the
+ * result equals the separate rotations and products (Evaluator::apply_galois_hybrid_many_ext
+ * then multiply_plain_sum_ext) word for word, without their (ell + alpha)-row intermediates
+ * crossing DRAM. out_s: 2 x ell rows (c0, c1 on the data limbs) then 2 x alpha rows (special
+ * limbs), at out + s * 2 * (ell + alpha) * N.
+ */
+KERNEL_FQ void ks_inner_sums_u64(GLOBAL_AS u64 *out, CONST_AS u64 *rots, u32 nrots, CONST_AS u64 *up_q,
+                                 CONST_AS u64 *up_p, CONST_AS u64 *ct, CONST_AS u64 *p_mod, CONST_AS u64 *out_moduli,
+                                 CONST_AS u64 *out_r0, CONST_AS u64 *out_r1, u32 digits, u32 d, u32 ell, u32 alpha,
+                                 u32 key_k, u32 log_n)
+{
+    u64 n = (u64)1 << log_n;
+    u32 e = ell + alpha;
+    u64 total = (u64)e << log_n;
+    CONST_AS u64 *c1 = ct + ((u64)ell << log_n);
+    for (u64 g = GLOBAL_ID(); g < total; g += GLOBAL_SIZE()) {
+        u32 o = (u32)(g >> log_n);
+        u64 y = g & (n - 1);
+        u32 data = o < ell;
+        u32 ki = data ? o : o + key_k - e;
+        u32 own = data ? o / d : digits;
+        u64 lim = (u64)o << log_n;
+        CONST_AS u64 *rows = data ? up_q + (((u64)o * (digits - 1)) << log_n) : up_p + (((u64)(o - ell) * digits) << log_n);
+        u64 q = out_moduli[o], c0r = out_r0[o], c1r = out_r1[o];
+        u64 pm = data ? p_mod[o] : 0;
+        u128_t acc[KS_SUMS][2];
+#pragma unroll
+        for (u32 s = 0; s < KS_SUMS; s++) acc[s][0].lo = acc[s][0].hi = acc[s][1].lo = acc[s][1].hi = 0;
+        for (u32 r = 0; r < nrots; r++) {
+            CONST_AS u64 *desc = rots + (u64)r * KS_ROT_DESC;
+            CONST_AS u64 *key = (CONST_AS u64 *)desc[0];
+            u64 v0, v1;
+            if (key == 0) {
+                if (!data) continue;
+                v0 = mul_mod(ct[lim + y], pm, q, c0r, c1r);
+                v1 = mul_mod(c1[lim + y], pm, q, c0r, c1r);
+            } else {
+                u64 x = ((CONST_AS u32 *)desc[1])[y];
+                ks_acc2_t a = ks_acc2_zero();
+#ifdef KS_DIGITS
+#pragma unroll
+                for (u32 j = 0; j < KS_DIGITS; j++) {
+#else
+                for (u32 j = 0; j < digits; j++) {
+#endif
+                    u64 v = j == own ? c1[lim + x] : rows[((u64)(j > own ? j - 1 : j) << log_n) + x];
+                    u64 kb = (((u64)j * 2) * key_k + ki) << log_n;
+                    a = ks_acc2_add(a, v, key[kb + x], key[kb + ((u64)key_k << log_n) + x], q, c0r, c1r);
+                }
+                if (data) a = ks_acc2_add(a, ct[lim + x], pm, 0, q, c0r, c1r);
+                v0 = ks_acc_value(a.a0, q, c0r, c1r);
+                v1 = ks_acc_value(a.a1, q, c0r, c1r);
+            }
+#pragma unroll
+            for (u32 s = 0; s < KS_SUMS; s++) {
+                CONST_AS u64 *diag = (CONST_AS u64 *)desc[2 + s];
+                if (diag == 0) continue;
+                u64 dv = diag[lim + y];
+                acc[s][0] = mad64_wide(v0, dv, acc[s][0]);
+                acc[s][1] = mad64_wide(v1, dv, acc[s][1]);
+            }
+        }
+        u64 row = data ? lim : (u64)(o - ell) << log_n;
+        u64 comp = data ? (u64)ell << log_n : (u64)alpha << log_n;
+#pragma unroll
+        for (u32 s = 0; s < KS_SUMS; s++) {
+            GLOBAL_AS u64 *dst = out + (u64)s * 2 * total + (data ? 0 : (u64)2 * ell << log_n) + row;
+            dst[y] = barrett_reduce_128(acc[s][0], q, c0r, c1r);
+            dst[comp + y] = barrett_reduce_128(acc[s][1], q, c0r, c1r);
+        }
+    }
+}
+#endif /* IS_CUDA */

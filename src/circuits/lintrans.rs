@@ -547,24 +547,44 @@ fn evaluate(ev: &Evaluator, keys: &KeySet<'_>, transforms: &[&LinearTransform], 
         if transforms.iter().all(|t| t.ks.as_ref() == Some(gk.key_switching())) {
             let tool = ctx.galois_tool();
             let conj_elts = if uses_conj { conjugate_baby_elements(tool, &babies)? } else { Vec::new() };
-            let (rotated, rotated_conj) = if uses_conj && conj_elts.iter().all(|&e| gk.has_key(e)) {
-                // The conjugate's baby steps hoisted with the rotations (bsgs_galois_elements).
+            let sums = if !uses_conj || conj_elts.iter().all(|&e| gk.has_key(e)) {
+                // The baby steps (the conjugate's as conj ∘ rot_b automorphisms,
+                // bsgs_galois_elements) from one ModUp, multiplied into every giant step's sum
+                // as they are made.
                 let mut elts = babies.iter().map(|&b| if b == 0 { Ok(1) } else { tool.elt_from_step(b) }).collect::<Result<Vec<u32>>>()?;
                 elts.extend(&conj_elts);
-                let mut all = ev.apply_galois_hybrid_many_ext(&x, &elts, gk)?;
-                let conj = all.split_off(babies.len());
-                (all, Some(conj))
+                let lin: Vec<usize> = (0..babies.len()).collect();
+                let conj: Vec<usize> = (babies.len()..elts.len()).collect();
+                let mut slots = Vec::new();
+                let mut terms = Vec::new();
+                for (i, t) in transforms.iter().enumerate() {
+                    for (&g, row) in &t.terms {
+                        let sum: Vec<(usize, &Plaintext)> =
+                            giant_step_terms(row, &babies, &lin, uses_conj.then_some(&conj[..]))?.into_iter().map(|(&r, p)| (r, p)).collect();
+                        if !sum.is_empty() {
+                            slots.push((i, g));
+                            terms.push(sum);
+                        }
+                    }
+                }
+                let accs = ev.hoisted_plain_sums_ext(&x, &elts, &terms, gk)?;
+                slots.into_iter().zip(accs).map(|((i, g), acc)| (i, g, acc)).collect()
             } else {
                 let rotated = ev.rotate_vector_hybrid_many_ext(&x, &babies, gk)?;
-                let rotated_conj = if uses_conj {
-                    let y = keys.conjugate(ev, &x)?;
-                    Some(ev.rotate_vector_hybrid_many_ext(&y, &babies, gk)?)
-                } else {
-                    None
-                };
-                (rotated, rotated_conj)
+                let y = keys.conjugate(ev, &x)?;
+                let rotated_conj = ev.rotate_vector_hybrid_many_ext(&y, &babies, gk)?;
+                let mut accs = Vec::new();
+                for (i, t) in transforms.iter().enumerate() {
+                    for (&g, row) in &t.terms {
+                        let terms = giant_step_terms(row, &babies, &rotated, Some(&rotated_conj))?;
+                        if !terms.is_empty() {
+                            accs.push((i, g, ev.multiply_plain_sum_ext(&terms)?));
+                        }
+                    }
+                }
+                accs
             };
-            return giant_steps_side_by_side(ev, gk, transforms, &babies, &rotated, rotated_conj.as_deref(), rescale);
+            return giant_steps_side_by_side(ev, gk, transforms.len(), sums, rescale);
         }
     }
     let rotated = keys.rotate_many(ev, &x, &babies)?;
@@ -615,9 +635,9 @@ fn evaluate(ev: &Evaluator, keys: &KeySet<'_>, transforms: &[&LinearTransform], 
 /// `N16-dense`: 1 → 2 took a bootstrap from 49.2 to 47.0 ms; 3 gave 47.1).
 const GIANT_STEP_QUEUES: usize = 2;
 
-/// The double-hoisted giant steps of `transforms` (module docs): each giant step's
-/// `Σ diag ⊙ rot_b(x)` on the baby steps' queue (where the diagonals' device copies live), then
-/// the giant steps' rotations — independent key switches — side by side on
+/// The double-hoisted giant steps of `transforms` (module docs), given each giant step's
+/// `Σ diag ⊙ rot_b(x)` in the extended base (`sums`: transform index, giant step, sum; made on
+/// the queue where the diagonals' device copies live): the giant steps' rotations — independent key switches — side by side on
 /// [`GIANT_STEP_QUEUES`] queues of the device, so that one rotation's under-filled launches (a
 /// 2^16 NTT launch of ℓ + 1 rows takes two waves of thread-block clusters) leave room for
 /// another's. Each queue keeps a running sum per transform, added in its rotations' last pass;
@@ -626,31 +646,22 @@ const GIANT_STEP_QUEUES: usize = 2;
 fn giant_steps_side_by_side(
     ev: &Evaluator,
     gk: &HybridGaloisKeys,
-    transforms: &[&LinearTransform],
-    babies: &[i32],
-    rotated: &[ExtCiphertext],
-    rotated_conj: Option<&[ExtCiphertext]>,
+    transforms: usize,
+    sums: Vec<(usize, i32, ExtCiphertext)>,
     rescale: bool,
 ) -> Result<Vec<Ciphertext>> {
-    let mut unrotated: Vec<Option<ExtCiphertext>> = vec![None; transforms.len()];
+    let main = sums.first().and_then(|(_, _, x)| x.queue()).cloned();
+    let mut unrotated: Vec<Option<ExtCiphertext>> = vec![None; transforms];
     let mut steps: Vec<(usize, i32, ExtCiphertext)> = Vec::new();
-    for (i, t) in transforms.iter().enumerate() {
-        for (&g, row) in &t.terms {
-            let terms = giant_step_terms(row, babies, rotated, rotated_conj)?;
-            if terms.is_empty() {
-                continue;
-            }
-            let acc = ev.multiply_plain_sum_ext(&terms)?;
-            match g {
-                0 => unrotated[i] = Some(acc),
-                _ => steps.push((i, g, acc)),
-            }
+    for (i, g, acc) in sums {
+        match g {
+            0 => unrotated[i] = Some(acc),
+            _ => steps.push((i, g, acc)),
         }
     }
-    let main = rotated.first().and_then(|x| x.queue()).cloned();
     let queues = GIANT_STEP_QUEUES.min(steps.len()).max(1);
     let sums = run_side_by_side(main.as_ref(), queues, queues, |k, lend| {
-        let mut sum: Vec<Option<ExtCiphertext>> = if k == 0 { unrotated.clone() } else { vec![None; transforms.len()] };
+        let mut sum: Vec<Option<ExtCiphertext>> = if k == 0 { unrotated.clone() } else { vec![None; transforms] };
         for (i, g, acc) in steps.iter().skip(k).step_by(queues) {
             let lent;
             let acc = match lend {
@@ -667,7 +678,7 @@ fn giant_steps_side_by_side(
         }
         Ok(sum)
     })?;
-    let mut totals: Vec<Option<ExtCiphertext>> = vec![None; transforms.len()];
+    let mut totals: Vec<Option<ExtCiphertext>> = vec![None; transforms];
     for part in sums {
         for (total, s) in totals.iter_mut().zip(part) {
             let Some(s) = s else { continue };

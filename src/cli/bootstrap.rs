@@ -100,6 +100,8 @@ pub struct BenchReport {
     pub precision: PrecisionStats,
     /// With `compare_cpu`: whether the device result equals the CPU backend's, word for word.
     pub bit_identical_to_cpu: Option<bool>,
+    /// With `kernels`: device time per kernel name over one profiled bootstrap, largest first.
+    pub kernel_profile: Option<Vec<crate::device::profiler::Summary>>,
 }
 
 /// Stage times in milliseconds.
@@ -148,7 +150,9 @@ pub fn uniform_values(n: usize, seed: u64) -> Vec<f64> {
 /// untimed-for-the-median first run, then `repeats` timed runs; precision of the last result.
 /// `progress` receives a line per long step (key generation, each stage of the first run).
 /// With `compare_cpu` and a GPU, the CPU backend bootstraps the same ciphertext and the
-/// results are compared word for word.
+/// results are compared word for word. With `kernels` and a GPU, one more bootstrap runs with
+/// the kernel profiler on (each launch timed by device events, so queues and streams run one
+/// kernel at a time): its per-kernel device time.
 ///
 /// # Errors
 /// `Device` when `device` cannot be opened; as [`Bootstrapper::bootstrap`].
@@ -157,6 +161,7 @@ pub fn bench(
     device: &DeviceChoice,
     repeats: usize,
     compare_cpu: bool,
+    kernels: bool,
     progress: &mut dyn FnMut(&str),
 ) -> Result<BenchReport> {
     let opened = open(device, &mut |m| progress(m))?;
@@ -204,6 +209,19 @@ pub fn bench(
         runs.push(StageMs::from(timings));
         out = o;
     }
+    let kernel_profile = match opened.queue.as_ref().and_then(|q| q.profiler()).filter(|_| kernels) {
+        Some(p) => {
+            p.clear();
+            p.set_enabled(true);
+            let r = boot.bootstrap(&ct).and_then(|mut o| o.download().map(|_| ()));
+            p.set_enabled(false);
+            r?;
+            let summary = p.kernel_summary();
+            p.clear();
+            Some(summary)
+        }
+        None => None,
+    };
     out.download()?;
     let got = encoder.decode_complex(&Decryptor::new(&ctx, keygen.secret_key())?.decrypt(&out)?)?;
     let precision = PrecisionStats::complex(&z, &got);
@@ -234,6 +252,7 @@ pub fn bench(
         runs,
         precision,
         bit_identical_to_cpu,
+        kernel_profile,
     })
 }
 
@@ -327,6 +346,16 @@ pub fn render(r: &BenchReport) -> String {
     );
     if let Some(same) = r.bit_identical_to_cpu {
         let _ = writeln!(s, "bit-identical to the CPU backend: {}", if same { "yes" } else { "NO" });
+    }
+    if let Some(k) = &r.kernel_profile {
+        let total: f64 = k.iter().map(|e| e.total_us).sum();
+        let calls: u64 = k.iter().map(|e| e.calls).sum();
+        let _ = writeln!(s, "kernels of one profiled bootstrap (one kernel at a time): {calls} launches, {:.2} ms", total / 1e3);
+        let _ = writeln!(s, "| kernel | calls | ms | share | µs / call |");
+        let _ = writeln!(s, "| --- | ---: | ---: | ---: | ---: |");
+        for e in k {
+            let _ = writeln!(s, "| {} | {} | {:.2} | {:.1} % | {:.1} |", e.name, e.calls, e.total_us / 1e3, 100.0 * e.share, e.mean_us);
+        }
     }
     s
 }

@@ -207,6 +207,9 @@ enum BenchCommand {
         /// Also bootstrap on the CPU backend and check the device result is identical.
         #[arg(long)]
         compare_cpu: bool,
+        /// Profile one more bootstrap kernel by kernel (GPU: device time per kernel name).
+        #[arg(long)]
+        kernels: bool,
         /// Print JSON.
         #[arg(long)]
         json: bool,
@@ -288,14 +291,14 @@ fn keygen_bootstrap(params: &std::path::Path, sk: &std::path::Path, out: &std::p
     Ok(())
 }
 
-fn bench_bootstrap(n: usize, log_slots: Option<u32>, reps: usize, device: &DeviceChoice, compare_cpu: bool, json: bool) -> Result<()> {
+fn bench_bootstrap(n: usize, log_slots: Option<u32>, reps: usize, device: &DeviceChoice, compare_cpu: bool, kernels: bool, json: bool) -> Result<()> {
     let mut params = xehe::circuits::bootstrapping::BootstrappingParameters::preset(&n.to_string()).ok_or_else(|| {
         xehe::Error::InvalidArgument(format!("no bootstrapping preset for N = {n}: use 4096 (insecure test set) or 65536"))
     })?;
     if let Some(l) = log_slots {
         params = params.with_log_slots(l)?;
     }
-    let r = xehe::cli::bootstrap::bench(&params, device, reps, compare_cpu, &mut |m| eprintln!("xehe: {m}"))?;
+    let r = xehe::cli::bootstrap::bench(&params, device, reps, compare_cpu, kernels, &mut |m| eprintln!("xehe: {m}"))?;
     if json {
         println!("{}", serde_json::to_string_pretty(&r).unwrap_or_default());
     } else {
@@ -344,8 +347,8 @@ fn main() -> ExitCode {
                 device,
                 format,
             } => device.choice().and_then(|d| ntt(&log_n, reps, &d, &format)),
-            BenchCommand::Bootstrap { n, log_slots, reps, device, compare_cpu, json } => {
-                device.choice().and_then(|d| bench_bootstrap(n, log_slots, reps, &d, compare_cpu, json))
+            BenchCommand::Bootstrap { n, log_slots, reps, device, compare_cpu, kernels, json } => {
+                device.choice().and_then(|d| bench_bootstrap(n, log_slots, reps, &d, compare_cpu, kernels, json))
             }
         },
         Command::Keygen { which } => match which {

@@ -216,6 +216,74 @@ impl Evaluator {
             .collect()
     }
 
+    /// Hoisted automorphisms of `ct` multiplied by plaintexts and summed, in the extended base:
+    /// for each sum `s`, `Σ_{(i, pt) ∈ sums[s]} pt ⊙ σ_i(ct)`, `σ_i` the automorphism
+    /// `galois_elts[i]` (`1`: `ct` itself) — the words of
+    /// [`Evaluator::apply_galois_hybrid_many_ext`] then [`Evaluator::multiply_plain_sum_ext`] of
+    /// each sum. On a CUDA device one ModUp and one pass per four sums (the rotations' inner
+    /// products multiplied into the sums as they are made, never stored: double hoisting's baby
+    /// steps, Bossuat et al. 2021 §4, with the diagonal products fused); elsewhere those two
+    /// steps. Data: `ct` size 2, NTT form; each `pt` `(ℓ + α) × N` words at `ct`'s level
+    /// (`LinearTransform::new_extended`), the plaintexts of one sum of one scale; each output
+    /// `2 × (ℓ + α) × N` words, scale `ct.scale · pt.scale`.
+    ///
+    /// # Errors
+    /// `InvalidArgument` (a bad element, size ≠ 2, an empty sum, an index past `galois_elts`, a
+    /// plaintext not encoded in the extended base at this level); `ScaleMismatch` within a sum;
+    /// `MissingKey` for an element without its key; `NotValidForParams`, `WrongForm` as
+    /// [`Evaluator::apply_galois_hybrid`]. `ct` is never changed.
+    pub fn hoisted_plain_sums_ext(
+        &self,
+        ct: &Ciphertext,
+        galois_elts: &[u32],
+        sums: &[Vec<(usize, &Plaintext)>],
+        keys: &HybridGaloisKeys,
+    ) -> Result<Vec<ExtCiphertext>> {
+        let cd = self.check_hybrid_ct(ct, &keys.ks)?;
+        if ct.size != 2 {
+            return Err(Error::InvalidArgument(format!("encrypted size must be 2, is {}", ct.size)));
+        }
+        let words = (cd.coeff_modulus().len() + keys.ks.special_base().0.len()) * cd.n();
+        for sum in sums {
+            let Some((_, p0)) = sum.first() else {
+                return Err(Error::InvalidArgument("hoisted_plain_sums_ext: a sum without terms".into()));
+            };
+            for &(i, p) in sum {
+                if i >= galois_elts.len() {
+                    return Err(Error::InvalidArgument(format!("hoisted_plain_sums_ext: term of automorphism {i} of {}", galois_elts.len())));
+                }
+                if p.data.len() != words || p.parms_id != ct.parms_id {
+                    return Err(Error::InvalidArgument("hoisted_plain_sums_ext: plaintext not encoded in the extended base at this level".into()));
+                }
+                if p.scale != p0.scale {
+                    return Err(Error::ScaleMismatch("hoisted_plain_sums_ext: terms of different scales".into()));
+                }
+            }
+        }
+        for &e in galois_elts.iter().filter(|&&e| e != 1) {
+            self.check_galois_hybrid(ct, e, keys)?;
+        }
+        if let Some(q) = self.device_for(&[ct]) {
+            let elts: Vec<Option<u32>> = galois_elts.iter().map(|&e| (e != 1).then_some(e)).collect();
+            let fused = self.ext_gpu(&q, ExtOp::RotationSums(ct, &elts, sums, keys))?;
+            if !fused.is_empty() {
+                let (ell, n) = (cd.coeff_modulus().len(), cd.n());
+                return Ok(fused
+                    .into_iter()
+                    .zip(sums)
+                    .map(|(data, sum)| ExtCiphertext { ks: keys.ks.clone(), parms_id: ct.parms_id, scale: ct.scale * sum[0].1.scale, ell, n, data })
+                    .collect());
+            }
+        }
+        let rotated = self.apply_galois_hybrid_many_ext(ct, galois_elts, keys)?;
+        sums.iter()
+            .map(|sum| {
+                let terms: Vec<(&ExtCiphertext, &Plaintext)> = sum.iter().map(|&(i, p)| (&rotated[i], p)).collect();
+                self.multiply_plain_sum_ext(&terms)
+            })
+            .collect()
+    }
+
     /// `Σ_t x_t ⊙ pt_t` in the extended base: each `pt_t` encoded on the level's primes then the
     /// special primes (`(ℓ + α) × N` words, NTT form; `LinearTransform::new_extended` makes
     /// them). Scale: `x.scale · pt.scale`, equal for every term.
@@ -442,6 +510,9 @@ impl ExtCiphertext {
 enum ExtOp<'a> {
     /// Baby steps: per element (`None`: identity) an extended ciphertext.
     Rotations(&'a Ciphertext, &'a [Option<u32>], &'a HybridGaloisKeys),
+    /// Baby steps multiplied into sums (`Evaluator::hoisted_plain_sums_ext`): per sum an
+    /// extended ciphertext, or none at all where the backend has no fused kernel.
+    RotationSums(&'a Ciphertext, &'a [Option<u32>], &'a [Vec<(usize, &'a Plaintext)>], &'a HybridGaloisKeys),
     MulSum(&'a [(&'a ExtCiphertext, &'a Plaintext)]),
     /// A giant step, with the running sum to add.
     Rotate(&'a ExtCiphertext, u32, &'a HybridGaloisKeys, Option<&'a ExtCiphertext>),
@@ -464,6 +535,7 @@ impl Evaluator {
 mod gpu_impl {
     use super::*;
     use crate::ckks::device::hybrid::hybrid_level_data;
+    use crate::ckks::device::galois_table;
     use crate::ckks::device::level_data;
     use crate::device::gpu::double_hoist::{self as dh, DeviceExt};
     use crate::device::gpu::{buffer_of, GpuQueue};
@@ -496,7 +568,7 @@ mod gpu_impl {
 
         fn ext_on<Q: GpuQueue>(&self, queue: &Queue, cq: &Q, op: ExtOp<'_>) -> Result<Vec<ExtData>> {
             let (parms_id, ks) = match &op {
-                ExtOp::Rotations(ct, _, keys) => (ct.parms_id, &keys.ks),
+                ExtOp::Rotations(ct, _, keys) | ExtOp::RotationSums(ct, _, _, keys) => (ct.parms_id, &keys.ks),
                 ExtOp::MulSum(t) => (t[0].0.parms_id, &t[0].0.ks),
                 ExtOp::Rotate(x, _, _, _) | ExtOp::Add(x, _) | ExtOp::ModDown(x) | ExtOp::ModDownRescale(x) => (x.parms_id, &x.ks),
             };
@@ -526,6 +598,32 @@ mod gpu_impl {
                             Ok(to_data::<Q>(queue, x))
                         })
                         .collect()
+                }
+                ExtOp::RotationSums(ct, elts, sums, keys) => {
+                    let buf = buffer_of::<Q>(&ct.gpu.device_copy(queue, &ct.data)?)?;
+                    let keyed = elts
+                        .iter()
+                        .map(|e| e.map(|e| Ok::<_, Error>((galois(e, keys)?.0, galois_table(cq, &self.ctx, e)?))).transpose())
+                        .collect::<Result<Vec<_>>>()?;
+                    let mut pts = Vec::new();
+                    let mut diags: Vec<Vec<Option<usize>>> = vec![vec![None; sums.len()]; elts.len()];
+                    for (s, sum) in sums.iter().enumerate() {
+                        for (i, p) in sum {
+                            diags[*i][s] = Some(pts.len());
+                            pts.push(buffer_of::<Q>(&p.gpu.device_copy(queue, &p.data)?)?);
+                        }
+                    }
+                    let rots: Vec<dh::SumRotation<'_, Q::Buf>> = keyed
+                        .iter()
+                        .zip(&diags)
+                        .map(|(k, d)| dh::SumRotation {
+                            key: k.as_ref().map(|(k, t)| (&**k, &**t)),
+                            diags: d.iter().map(|i| i.map(|i| &*pts[i])).collect(),
+                        })
+                        .collect();
+                    Ok(dh::rotation_sums_ext(cq, &l, &h, &buf, &rots, sums.len())?
+                        .map(|v| v.into_iter().map(|x| to_data::<Q>(queue, x)).collect())
+                        .unwrap_or_default())
                 }
                 ExtOp::MulSum(terms) => {
                     let xs = terms.iter().map(|(x, _)| on_device(cq, x)).collect::<Result<Vec<_>>>()?;

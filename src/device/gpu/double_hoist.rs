@@ -18,7 +18,8 @@ use super::hybrid::{
 };
 use super::level::LevelData;
 use super::ntt::FinishSource;
-use super::GpuQueue;
+use super::{Arg, GpuBuffer, GpuQueue, Geometry};
+use crate::device::kernels::Family;
 use crate::Result;
 use std::sync::Arc;
 
@@ -85,6 +86,99 @@ pub fn rotations_ext<Q: GpuQueue>(
         }
     }
     Ok(out)
+}
+
+/// One hoisted rotation of [`rotation_sums_ext`]: its key (stored permuted by the inverse
+/// automorphism, as [`rotations_ext`] takes it) and the NTT-domain table of the automorphism
+/// itself ([`super::galois_table`] of `galois_elt`), or `None` for the identity; and per sum
+/// the diagonal multiplying it there (`(ℓ + α) × N` words, NTT form, on the data primes then
+/// the special primes), `None` where that sum has no term of this rotation.
+pub struct SumRotation<'a, B> {
+    /// (key, table of the automorphism), `None` for the identity.
+    pub key: Option<(&'a B, &'a B)>,
+    /// Per sum, the diagonal or `None`.
+    pub diags: Vec<Option<&'a B>>,
+}
+
+/// Sums one `ks_inner_sums_u64` launch accumulates (`KS_SUMS`): each adds two 128-bit
+/// accumulators per work-item; a transform level with more giant steps takes several launches,
+/// each reading the keys of its sums' rotations again.
+const SUMS_PER_LAUNCH: usize = 4;
+
+/// Double hoisting's baby steps and diagonal products in one pass per [`SUMS_PER_LAUNCH`] sums:
+/// for each sum `s`, `Σ_r diag_{s,r} ⊙ rot_r(ct)` in the extended base, `rot_r` the hoisted
+/// rotation `r` of `ct` (size 2, NTT form, `2 × ℓ × N` words) left there times `P` — the words
+/// of [`rotations_ext`] then [`mul_sum_ext`] of each sum, without the `(ℓ + α)`-row rotations
+/// crossing DRAM (`ks_inner_sums_u64`: one ModUp of `c1`, each rotation's inner product
+/// gathered through its table and multiplied into every sum that uses it). Where the backend's
+/// buffers have no device addresses (OpenCL) the kernel cannot read its table: `None`, and
+/// the caller composes the two steps.
+///
+/// # Errors
+/// `Device` on an allocation, upload, compile or launch failure.
+pub fn rotation_sums_ext<Q: GpuQueue>(
+    q: &Q,
+    l: &LevelData<Q::Buf>,
+    h: &HybridLevelData<Q::Buf>,
+    ct: &Q::Buf,
+    rots: &[SumRotation<'_, Q::Buf>],
+    sums: usize,
+) -> Result<Option<Vec<DeviceExt<Q::Buf>>>> {
+    let addr = |b: &Q::Buf| b.device_address();
+    let buffers = rots.iter().flat_map(|r| r.key.into_iter().flat_map(|(k, t)| [k, t]).chain(r.diags.iter().flatten().copied()));
+    if ct.device_address().is_none() || buffers.clone().any(|b| addr(b).is_none()) {
+        return Ok(None);
+    }
+    let (ell, alpha, n) = (h.ell, h.alpha, l.n());
+    let ext_words = 2 * (ell + alpha) * n;
+    let up = mod_up(q, l, h, ct, ell * n, true)?;
+    let out = Arc::new(q.alloc(sums * ext_words)?);
+    for first in (0..sums).step_by(SUMS_PER_LAUNCH) {
+        let count = SUMS_PER_LAUNCH.min(sums - first);
+        // Descriptors (key, table, a diagonal per sum of this launch; 0: none) of the rotations
+        // some sum of this launch uses.
+        let mut table: Vec<u64> = Vec::new();
+        let mut used = 0u32;
+        for r in rots {
+            let diags = &r.diags[first..first + count];
+            if diags.iter().all(Option::is_none) {
+                continue;
+            }
+            let (key, tab) = r.key.map_or((0, 0), |(k, t)| (addr(k).unwrap_or(0), addr(t).unwrap_or(0)));
+            table.extend([key, tab]);
+            table.extend(diags.iter().map(|d| d.and_then(addr).unwrap_or(0)));
+            used += 1;
+        }
+        if table.is_empty() {
+            table.push(0); // an empty upload; the kernel reads no descriptor and writes zeros
+        }
+        let table = q.upload(&table)?;
+        let args = [
+            Arg::BufAt(&*out, first * ext_words),
+            Arg::Buf(&table),
+            Arg::U32(used),
+            Arg::Buf(&up.q),
+            Arg::Buf(&up.p),
+            Arg::Buf(ct),
+            Arg::Buf(&h.p_mod),
+            Arg::Buf(&h.ext.moduli),
+            Arg::Buf(&h.ext.r0),
+            Arg::Buf(&h.ext.r1),
+            Arg::U32(h.digits as u32),
+            Arg::U32(h.digit_size as u32),
+            Arg::U32(ell as u32),
+            Arg::U32(alpha as u32),
+            Arg::U32(h.key_size as u32),
+            Arg::U32(l.log_n),
+        ];
+        let defines = [("KS_SUMS", count.to_string()), ("KS_DIGITS", h.digits.to_string())];
+        q.launch(Family::Keyswitch, &defines, "ks_inner_sums_u64", Geometry::Items(((ell + alpha) * n) as u64), &args)?;
+    }
+    Ok(Some(
+        (0..sums)
+            .map(|s| DeviceExt { q: (out.clone(), s * ext_words), p: (out.clone(), s * ext_words + 2 * ell * n) })
+            .collect(),
+    ))
 }
 
 /// `Σ_t x_t ⊙ pt_t` in the extended base: `pt_t` is a plaintext encoded on the level's primes

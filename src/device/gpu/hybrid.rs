@@ -209,10 +209,10 @@ fn limb_mu(m: u64) -> u64 {
 pub struct HybridLevelData<B> {
     pub(super) ell: usize,
     pub(super) alpha: usize,
-    digit_size: usize,
-    digits: usize,
-    key_size: usize,
-    ext: DevicePrimes<B>,
+    pub(super) digit_size: usize,
+    pub(super) digits: usize,
+    pub(super) key_size: usize,
+    pub(super) ext: DevicePrimes<B>,
     /// The special primes `p_0 … p_{α-1}`.
     pub(super) special: DevicePrimes<B>,
     special_ntt: DeviceNttTables<B>,
@@ -220,7 +220,7 @@ pub struct HybridLevelData<B> {
     mod_down: DeviceConv<B>,
     pub(super) inv_p: DeviceScalars<B>,
     /// `P mod q_i`, `i < ℓ` (hoisted rotations fold `P·c0` into the inner product).
-    p_mod: B,
+    pub(super) p_mod: B,
     /// A one per extended limb (double hoisting folds `c0`, already times `P`, as it is).
     pub(super) ones: B,
     /// ModDown by `P·q_{ℓ-1}`, for `ℓ ≥ 2` ([`mod_down_rescale_into`]).
@@ -388,8 +388,8 @@ pub fn switch_key_hybrid<Q: GpuQueue>(
 /// special limb k, digit j at row k·β + j), each part in NTT form. The digits' own limbs are
 /// the target's NTT rows themselves.
 pub struct DeviceModUp<B> {
-    q: B,
-    p: B,
+    pub(super) q: B,
+    pub(super) p: B,
 }
 
 /// ModUp of the target (`ℓ × N`, NTT form) at word `t_off` of `tsrc` (module docs, step 1),
