@@ -376,31 +376,82 @@ KERNEL_FQ void modraise_lift_u64(GLOBAL_AS u64 *out, CONST_AS u64 *in, CONST_AS 
 /* Words of one rotation's descriptor in ks_inner_sums_u64's table. */
 #define KS_ROT_DESC (2 + KS_SUMS)
 
+/* Word y's source under the NTT-domain automorphism galois_elt (GaloisTool::permutation_ntt,
+ * SEAL generate_table_ntt): bitrev(((elt · (2·bitrev(y) + 1)) >> 1) mod N), in registers
+ * instead of a table load that the key loads would wait for. */
+DECLSPEC u64 ks_galois_index(u64 y, u32 elt, u32 log_n)
+{
+    u32 rev = __brev((u32)y) >> (32 - log_n);
+    u32 raw = ((elt * (2 * rev + 1)) >> 1) & ((1u << log_n) - 1);
+    return __brev(raw) >> (32 - log_n);
+}
+
+/* One hoisted rotation's words at extended limb o, output word y (ks_inner_sums_u64). */
+DECLSPEC void ks_rot_word(u64 *v0, u64 *v1, CONST_AS u64 *desc, u64 y, u32 log_n, u64 lim, u32 own, u32 data,
+                          u32 ki, u32 key_k, CONST_AS u64 *rows, CONST_AS u64 *ct, CONST_AS u64 *c1, u64 pm, u32 digits,
+                          u64 q, u64 c0r, u64 c1r)
+{
+    CONST_AS u64 *key = (CONST_AS u64 *)desc[0];
+    u64 x = ks_galois_index(y, (u32)desc[1], log_n);
+    ks_acc2_t a = ks_acc2_zero();
+#ifdef KS_DIGITS
+#pragma unroll
+    for (u32 j = 0; j < KS_DIGITS; j++) {
+#else
+    for (u32 j = 0; j < digits; j++) {
+#endif
+        u64 v = j == own ? c1[lim + x] : rows[((u64)(j > own ? j - 1 : j) << log_n) + x];
+        u64 kb = (((u64)j * 2) * key_k + ki) << log_n;
+        a = ks_acc2_add(a, v, key[kb + x], key[kb + ((u64)key_k << log_n) + x], q, c0r, c1r);
+    }
+    if (data) a = ks_acc2_add(a, ct[lim + x], pm, 0, q, c0r, c1r);
+    *v0 = ks_acc_value(a.a0, q, c0r, c1r);
+    *v1 = ks_acc_value(a.a1, q, c0r, c1r);
+}
+
+/* acc[s] += diag_s[lim + y] · (v0, v1) for the sums whose diagonal address (desc[s]) is set. */
+#define KS_SUMS_ADD(desc, v0, v1)                                                                                      \
+    _Pragma("unroll") for (u32 s = 0; s < KS_SUMS; s++)                                                                \
+    {                                                                                                                  \
+        CONST_AS u64 *diag = (CONST_AS u64 *)(desc)[s];                                                                \
+        if (diag != 0) {                                                                                               \
+            u64 dv = diag[lim + y];                                                                                    \
+            acc[s][0] = mad64_wide(v0, dv, acc[s][0]);                                                                 \
+            acc[s][1] = mad64_wide(v1, dv, acc[s][1]);                                                                 \
+        }                                                                                                              \
+    }
+
 /*
  * Double hoisting's baby steps and diagonal products in one pass (CUDA only: the table holds
  * device addresses): for each sum s < KS_SUMS, over the extended limbs o < ell + alpha,
  *   out_s[c][o][y] = sum_r diag_{s,r}[o][y] * rot_r[c][o][y]  (mod q_o),
  * where rot_r is hoisted rotation r of the ciphertext ct left in the extended base, times P:
  *   rot_r[c][o][y] = sum_j U_j[o][x] * K'_{r,j,c}[o][x]  (+ c0[o][x] * [P]_{q_o} for c = 0 on a
- *   data limb), x = tab_r[y],
+ *   data limb), x = ks_galois_index(y, elt_r),
  * U_j the ModUp rows of c1 = ct[ell..2 ell) (as ks_inner_hybrid_u64 reads them, the own digit
- * from c1 itself), K' the key stored permuted by the inverse automorphism, tab_r the NTT-domain
- * table of the rotation's automorphism (so K'[tab_r[y]] is the key at y: the products are
- * gathered here where ks_inner_hybrid_u64 with KS_ROTATE scatters them). The identity (key
- * address 0) is rot[c][o] = c_c[o] * [P]_{q_o} on the data limbs, 0 on the special limbs.
- * Table entry r (KS_ROT_DESC words): key, tab, then per sum the diagonal's address (the
- * plaintext on the data primes then the special primes, (ell + alpha) x N words, NTT form) or
- * 0 where the sum has no term of rotation r. Each rotation word is reduced, then the sums run
- * in 128 bits and are reduced once: modular sums in any grouping are the same words, so the
- * result equals the separate rotations and products (Evaluator::apply_galois_hybrid_many_ext
- * then multiply_plain_sum_ext) word for word, without their (ell + alpha)-row intermediates
- * crossing DRAM. out_s: 2 x ell rows (c0, c1 on the data limbs) then 2 x alpha rows (special
- * limbs), at out + s * 2 * (ell + alpha) * N.
+ * from c1 itself), K' the key stored permuted by the inverse automorphism (so K'[x] is the key
+ * at y: the products are gathered here where ks_inner_hybrid_u64 with KS_ROTATE scatters them;
+ * the automorphism keeps aligned blocks of 2^b words together, so a warp's gathers fill whole
+ * sectors). Table entry r < nrots (KS_ROT_DESC words): key address, Galois element, then per sum
+ * the diagonal's address (the plaintext on the data primes then the special primes,
+ * (ell + alpha) x N words, NTT form) or 0 where the sum has no term of rotation r. ident: the
+ * identity's diagonals (KS_SUMS addresses or 0) when has_ident, rot = c * [P]_{q_o} on the data
+ * limbs, 0 on the special limbs. Each rotation word is reduced, then the sums run in 128 bits and are reduced once:
+ * modular sums in any grouping are the same words, so the result equals the separate rotations
+ * and products (Evaluator::apply_galois_hybrid_many_ext then multiply_plain_sum_ext) word for
+ * word, without their (ell + alpha)-row intermediates crossing DRAM. out_s: 2 x ell rows (c0,
+ * c1 on the data limbs) then 2 x alpha rows (special limbs), at out + s * 2 * (ell + alpha) * N.
  */
-KERNEL_FQ void ks_inner_sums_u64(GLOBAL_AS u64 *out, CONST_AS u64 *rots, u32 nrots, CONST_AS u64 *up_q,
-                                 CONST_AS u64 *up_p, CONST_AS u64 *ct, CONST_AS u64 *p_mod, CONST_AS u64 *out_moduli,
-                                 CONST_AS u64 *out_r0, CONST_AS u64 *out_r1, u32 digits, u32 d, u32 ell, u32 alpha,
-                                 u32 key_k, u32 log_n)
+/* CTAs of 256 work-items each SM must hold (the registers per work-item: at most 85). The
+ * kernel is bound by the latency of its dependent loads (ncu: 8.8e2 GB/s of DRAM at 12.5 %
+ * occupancy and 130 registers, two rotations a step); H100, N16-dense, the bootstrap's seven
+ * launches, one call: 12.4 ms with two rotations a step at 1 CTA, 10.3 ms with one at 3, 11.2 at
+ * 2, 12.7 at 4 (spills). */
+#define KS_SUMS_MIN_BLOCKS 3
+extern "C" __global__ void __launch_bounds__(256, KS_SUMS_MIN_BLOCKS) ks_inner_sums_u64(GLOBAL_AS u64 *out, CONST_AS u64 *rots, u32 nrots, CONST_AS u64 *ident,
+                                 u32 has_ident, CONST_AS u64 *up_q, CONST_AS u64 *up_p, CONST_AS u64 *ct,
+                                 CONST_AS u64 *p_mod, CONST_AS u64 *out_moduli, CONST_AS u64 *out_r0,
+                                 CONST_AS u64 *out_r1, u32 digits, u32 d, u32 ell, u32 alpha, u32 key_k, u32 log_n)
 {
     u64 n = (u64)1 << log_n;
     u32 e = ell + alpha;
@@ -419,39 +470,15 @@ KERNEL_FQ void ks_inner_sums_u64(GLOBAL_AS u64 *out, CONST_AS u64 *rots, u32 nro
         u128_t acc[KS_SUMS][2];
 #pragma unroll
         for (u32 s = 0; s < KS_SUMS; s++) acc[s][0].lo = acc[s][0].hi = acc[s][1].lo = acc[s][1].hi = 0;
+        if (has_ident && data) {
+            u64 v0 = mul_mod(ct[lim + y], pm, q, c0r, c1r), v1 = mul_mod(c1[lim + y], pm, q, c0r, c1r);
+            KS_SUMS_ADD(ident, v0, v1)
+        }
         for (u32 r = 0; r < nrots; r++) {
             CONST_AS u64 *desc = rots + (u64)r * KS_ROT_DESC;
-            CONST_AS u64 *key = (CONST_AS u64 *)desc[0];
             u64 v0, v1;
-            if (key == 0) {
-                if (!data) continue;
-                v0 = mul_mod(ct[lim + y], pm, q, c0r, c1r);
-                v1 = mul_mod(c1[lim + y], pm, q, c0r, c1r);
-            } else {
-                u64 x = ((CONST_AS u32 *)desc[1])[y];
-                ks_acc2_t a = ks_acc2_zero();
-#ifdef KS_DIGITS
-#pragma unroll
-                for (u32 j = 0; j < KS_DIGITS; j++) {
-#else
-                for (u32 j = 0; j < digits; j++) {
-#endif
-                    u64 v = j == own ? c1[lim + x] : rows[((u64)(j > own ? j - 1 : j) << log_n) + x];
-                    u64 kb = (((u64)j * 2) * key_k + ki) << log_n;
-                    a = ks_acc2_add(a, v, key[kb + x], key[kb + ((u64)key_k << log_n) + x], q, c0r, c1r);
-                }
-                if (data) a = ks_acc2_add(a, ct[lim + x], pm, 0, q, c0r, c1r);
-                v0 = ks_acc_value(a.a0, q, c0r, c1r);
-                v1 = ks_acc_value(a.a1, q, c0r, c1r);
-            }
-#pragma unroll
-            for (u32 s = 0; s < KS_SUMS; s++) {
-                CONST_AS u64 *diag = (CONST_AS u64 *)desc[2 + s];
-                if (diag == 0) continue;
-                u64 dv = diag[lim + y];
-                acc[s][0] = mad64_wide(v0, dv, acc[s][0]);
-                acc[s][1] = mad64_wide(v1, dv, acc[s][1]);
-            }
+            ks_rot_word(&v0, &v1, desc, y, log_n, lim, own, data, ki, key_k, rows, ct, c1, pm, digits, q, c0r, c1r);
+            KS_SUMS_ADD(desc + 2, v0, v1)
         }
         u64 row = data ? lim : (u64)(o - ell) << log_n;
         u64 comp = data ? (u64)ell << log_n : (u64)alpha << log_n;

@@ -535,7 +535,6 @@ impl Evaluator {
 mod gpu_impl {
     use super::*;
     use crate::ckks::device::hybrid::hybrid_level_data;
-    use crate::ckks::device::galois_table;
     use crate::ckks::device::level_data;
     use crate::device::gpu::double_hoist::{self as dh, DeviceExt};
     use crate::device::gpu::{buffer_of, GpuQueue};
@@ -603,7 +602,7 @@ mod gpu_impl {
                     let buf = buffer_of::<Q>(&ct.gpu.device_copy(queue, &ct.data)?)?;
                     let keyed = elts
                         .iter()
-                        .map(|e| e.map(|e| Ok::<_, Error>((galois(e, keys)?.0, galois_table(cq, &self.ctx, e)?))).transpose())
+                        .map(|e| e.map(|e| Ok::<_, Error>((galois(e, keys)?.0, e))).transpose())
                         .collect::<Result<Vec<_>>>()?;
                     let mut pts = Vec::new();
                     let mut diags: Vec<Vec<Option<usize>>> = vec![vec![None; sums.len()]; elts.len()];
@@ -617,7 +616,7 @@ mod gpu_impl {
                         .iter()
                         .zip(&diags)
                         .map(|(k, d)| dh::SumRotation {
-                            key: k.as_ref().map(|(k, t)| (&**k, &**t)),
+                            key: k.as_ref().map(|(k, e)| (&**k, *e)),
                             diags: d.iter().map(|i| i.map(|i| &*pts[i])).collect(),
                         })
                         .collect();

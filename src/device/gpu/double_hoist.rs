@@ -89,13 +89,12 @@ pub fn rotations_ext<Q: GpuQueue>(
 }
 
 /// One hoisted rotation of [`rotation_sums_ext`]: its key (stored permuted by the inverse
-/// automorphism, as [`rotations_ext`] takes it) and the NTT-domain table of the automorphism
-/// itself ([`super::galois_table`] of `galois_elt`), or `None` for the identity; and per sum
-/// the diagonal multiplying it there (`(ℓ + α) × N` words, NTT form, on the data primes then
-/// the special primes), `None` where that sum has no term of this rotation.
+/// automorphism, as [`rotations_ext`] takes it) and its Galois element, or `None` for the
+/// identity; and per sum the diagonal multiplying it there (`(ℓ + α) × N` words, NTT form, on
+/// the data primes then the special primes), `None` where that sum has no term of this rotation.
 pub struct SumRotation<'a, B> {
-    /// (key, table of the automorphism), `None` for the identity.
-    pub key: Option<(&'a B, &'a B)>,
+    /// (key, Galois element), `None` for the identity.
+    pub key: Option<(&'a B, u32)>,
     /// Per sum, the diagonal or `None`.
     pub diags: Vec<Option<&'a B>>,
 }
@@ -125,7 +124,7 @@ pub fn rotation_sums_ext<Q: GpuQueue>(
     sums: usize,
 ) -> Result<Option<Vec<DeviceExt<Q::Buf>>>> {
     let addr = |b: &Q::Buf| b.device_address();
-    let buffers = rots.iter().flat_map(|r| r.key.into_iter().flat_map(|(k, t)| [k, t]).chain(r.diags.iter().flatten().copied()));
+    let buffers = rots.iter().flat_map(|r| r.key.map(|(k, _)| k).into_iter().chain(r.diags.iter().flatten().copied()));
     if ct.device_address().is_none() || buffers.clone().any(|b| addr(b).is_none()) {
         return Ok(None);
     }
@@ -135,28 +134,36 @@ pub fn rotation_sums_ext<Q: GpuQueue>(
     let out = Arc::new(q.alloc(sums * ext_words)?);
     for first in (0..sums).step_by(SUMS_PER_LAUNCH) {
         let count = SUMS_PER_LAUNCH.min(sums - first);
-        // Descriptors (key, table, a diagonal per sum of this launch; 0: none) of the rotations
-        // some sum of this launch uses.
+        let diags = |r: &SumRotation<'_, Q::Buf>| -> Vec<u64> { r.diags[first..first + count].iter().map(|d| d.and_then(addr).unwrap_or(0)).collect() };
+        // Descriptors (key, element, a diagonal per sum of this launch; 0: none) of the
+        // rotations some sum of this launch uses; the identity's diagonals apart.
         let mut table: Vec<u64> = Vec::new();
+        let mut ident: Vec<u64> = vec![0; count];
         let mut used = 0u32;
         for r in rots {
-            let diags = &r.diags[first..first + count];
-            if diags.iter().all(Option::is_none) {
+            let d = diags(r);
+            if d.iter().all(|&a| a == 0) {
                 continue;
             }
-            let (key, tab) = r.key.map_or((0, 0), |(k, t)| (addr(k).unwrap_or(0), addr(t).unwrap_or(0)));
-            table.extend([key, tab]);
-            table.extend(diags.iter().map(|d| d.and_then(addr).unwrap_or(0)));
-            used += 1;
+            match r.key {
+                None => ident = d,
+                Some((k, elt)) => {
+                    table.extend([addr(k).unwrap_or(0), u64::from(elt)]);
+                    table.extend(d);
+                    used += 1;
+                }
+            }
         }
-        if table.is_empty() {
-            table.push(0); // an empty upload; the kernel reads no descriptor and writes zeros
-        }
+        let has_ident = ident.iter().any(|&a| a != 0);
+        table.extend(&ident);
+        let table_words = table.len();
         let table = q.upload(&table)?;
         let args = [
             Arg::BufAt(&*out, first * ext_words),
             Arg::Buf(&table),
             Arg::U32(used),
+            Arg::BufAt(&table, table_words - count),
+            Arg::U32(u32::from(has_ident)),
             Arg::Buf(&up.q),
             Arg::Buf(&up.p),
             Arg::Buf(ct),
