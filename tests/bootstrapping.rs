@@ -504,3 +504,32 @@ fn sparse_slots() {
     assert!(p.mean_bits() >= 20.0 && p.min_bits() >= 14.0, "{p}");
     assert!(BootstrappingParameters::n12_insecure().with_log_slots(2).is_err());
 }
+
+/// `Evaluator::hoisted_plain_sums_ext` refuses bad input with clear errors and leaves its input
+/// alone: an empty sum, an index past the automorphisms, a plaintext not in the extended base, an
+/// element without its key.
+#[test]
+fn hoisted_plain_sums_refuse_bad_input() {
+    let s = setup();
+    let ev = Evaluator::new(&s.ctx);
+    let gk = s.boot.keys().galois_keys();
+    let top = s.ctx.first_context_data().chain_index();
+    let ct = encrypt_at(s, &random_slots(s.encoder.slot_count(), 7), top, 2f64.powi(40));
+    let before = ct.clone();
+    let elt = gk.galois_elts()[0];
+    let pt = s.encoder.encode_f64(&[0.5], ct.parms_id(), 2f64.powi(20)).unwrap();
+    let cases: Vec<(Vec<u32>, Vec<Vec<(usize, &Plaintext)>>, &str)> = vec![
+        (vec![1, elt], vec![vec![]], "without terms"),
+        (vec![1, elt], vec![vec![(2, &pt)]], "automorphism 2 of 2"),
+        (vec![1, elt], vec![vec![(1, &pt)]], "extended base"),
+    ];
+    for (elts, sums, want) in cases {
+        match ev.hoisted_plain_sums_ext(&ct, &elts, &sums, gk) {
+            Err(Error::InvalidArgument(m)) => assert!(m.contains(want), "{want}: {m}"),
+            other => panic!("{want}: {other:?}"),
+        }
+    }
+    let missing = (3..2 * s.encoder.slot_count() as u32 * 2).step_by(2).find(|&e| !gk.has_key(e)).unwrap();
+    assert!(matches!(ev.hoisted_plain_sums_ext(&ct, &[missing], &[vec![(0, &pt)]], gk), Err(Error::MissingKey(_))));
+    assert!(ct == before);
+}

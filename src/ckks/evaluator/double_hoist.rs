@@ -243,6 +243,9 @@ impl Evaluator {
         if ct.size != 2 {
             return Err(Error::InvalidArgument(format!("encrypted size must be 2, is {}", ct.size)));
         }
+        for &e in galois_elts.iter().filter(|&&e| e != 1) {
+            self.check_galois_hybrid(ct, e, keys)?;
+        }
         let words = (cd.coeff_modulus().len() + keys.ks.special_base().0.len()) * cd.n();
         for sum in sums {
             let Some((_, p0)) = sum.first() else {
@@ -259,9 +262,6 @@ impl Evaluator {
                     return Err(Error::ScaleMismatch("hoisted_plain_sums_ext: terms of different scales".into()));
                 }
             }
-        }
-        for &e in galois_elts.iter().filter(|&&e| e != 1) {
-            self.check_galois_hybrid(ct, e, keys)?;
         }
         if let Some(q) = self.device_for(&[ct]) {
             let elts: Vec<Option<u32>> = galois_elts.iter().map(|&e| (e != 1).then_some(e)).collect();
