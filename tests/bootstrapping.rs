@@ -531,5 +531,6 @@ fn hoisted_plain_sums_refuse_bad_input() {
     }
     let missing = (3..2 * s.encoder.slot_count() as u32 * 2).step_by(2).find(|&e| !gk.has_key(e)).unwrap();
     assert!(matches!(ev.hoisted_plain_sums_ext(&ct, &[missing], &[vec![(0, &pt)]], gk), Err(Error::MissingKey(_))));
+    assert!(ev.hoisted_plain_sums_ext(&ct, &[1, elt], &[], gk).unwrap().is_empty());
     assert!(ct == before);
 }

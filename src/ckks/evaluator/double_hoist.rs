@@ -263,6 +263,9 @@ impl Evaluator {
                 }
             }
         }
+        if sums.is_empty() {
+            return Ok(Vec::new());
+        }
         if let Some(q) = self.device_for(&[ct]) {
             let elts: Vec<Option<u32>> = galois_elts.iter().map(|&e| (e != 1).then_some(e)).collect();
             let fused = self.ext_gpu(&q, ExtOp::RotationSums(ct, &elts, sums, keys))?;
