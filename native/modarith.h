@@ -20,6 +20,9 @@
 
 typedef struct { u64 lo, hi; } u128_t;
 
+/* 2^32 as a 64-bit word. */
+#define ONE_32 ((u64)1 << 32)
+
 /*
  * Intel inline-vISA fast paths (paper §V-A2, Listings 12/13), used by add_mod, mul64_wide and
  * mad64_wide when XEHE_INTEL_VISA=1 (portable.h: Intel GPUs only). XEHE_VISA_CHECK=1 compiles
@@ -210,6 +213,43 @@ DECLSPEC u64 mul_shoup_lazy(u64 x, u64 w, u64 wq, u64 q)
 {
     u64 hi = mulhi64(x, wq);
     return x * w - hi * q;
+}
+
+/*
+ * floor(x * y / 2^64) or one less: the high product without the lowest partial product x0 * y0
+ * of the 32-bit halves (below 2^64, so leaving it out lowers the result by at most 1). On CUDA
+ * three IMAD.WIDE and one carry instead of __umul64hi's four, two carries and a copy.
+ */
+DECLSPEC u64 mulhi64_approx(u64 x, u64 y)
+{
+#if IS_CUDA && !XEHE_NO_ASM
+    /* The carry of the middle sum stays in the carry flag (the compiler's version compares). */
+    u64 hi;
+    asm("{\n\t.reg .u32 x0, x1, y0, y1, m0, m1, c, h0, h1;\n\t"
+        "mov.b64 {x0, x1}, %1;\n\tmov.b64 {y0, y1}, %2;\n\t"
+        "mul.lo.u32 m0, x0, y1;\n\tmul.hi.u32 m1, x0, y1;\n\t"
+        "mad.lo.cc.u32 m0, x1, y0, m0;\n\tmadc.hi.cc.u32 m1, x1, y0, m1;\n\taddc.u32 c, 0, 0;\n\t"
+        "mad.lo.cc.u32 h0, x1, y1, m1;\n\tmadc.hi.u32 h1, x1, y1, c;\n\t"
+        "mov.b64 %0, {h0, h1};\n\t}"
+        : "=l"(hi) : "l"(x), "l"(y));
+    return hi;
+#else
+    u32 x0 = (u32)x, x1 = (u32)(x >> 32), y0 = (u32)y, y1 = (u32)(y >> 32);
+    u64 a = (u64)x0 * y1;
+    u64 mid = a + (u64)x1 * y0;
+    u64 carry = mid < a ? ONE_32 : 0;
+    return (u64)x1 * y1 + (mid >> 32) + carry;
+#endif
+}
+
+/*
+ * x * w mod q in [0, 3q) for any 64-bit x: mul_shoup_lazy with the quotient from
+ * mulhi64_approx, at most 1 short of Shoup's (never over, so the result is not negative). The
+ * forward NTT butterfly's product (ntt.cl fwd_bf_r).
+ */
+DECLSPEC u64 mul_shoup_lazy3(u64 x, u64 w, u64 wq, u64 q)
+{
+    return x * w - mulhi64_approx(x, wq) * q;
 }
 
 DECLSPEC u64 mul_shoup(u64 x, u64 w, u64 wq, u64 q)

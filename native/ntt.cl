@@ -5,7 +5,8 @@
  * roots[p*N + i] / roots_q[p*N + i] (forward root powers in bit-reversed order with Shoup
  * quotients), iroots / iroots_q likewise for the inverse; moduli[p]; for the inverse's last
  * round inv_n[p], inv_n_q[p], last_w[p], last_wq[p] (= inv_root[N-1] * N^{-1}).
- * Forward: Cooley–Tukey with Harvey's lazy butterflies, natural in, bit-reversed out.
+ * Forward: Cooley–Tukey with Harvey's lazy butterflies (lazier: fwd_bf_r), natural in,
+ * bit-reversed out.
  * Inverse: Gentleman–Sande, bit-reversed in, natural out. Outputs are canonical, so every
  * variant is bit-identical to the CPU NTT (and to SEAL's).
  *
@@ -39,19 +40,48 @@
 #define SLM_PAD(i) ((i) + ((i) >> 3))
 #define SLM_WORDS (XEHE_SLM_TILE + XEHE_SLM_TILE / 8)
 
-DECLSPEC void fwd_bf(u64 *x, u64 *y, u64 w, u64 wq, u64 q)
+/*
+ * Forward butterfly (Harvey's, lazier): x, y in, x + w·y and x − w·y out, all mod q and not
+ * reduced. The product comes from mul_shoup_lazy3 (< 3q), so the outputs are u + v and
+ * u + 3q − v with u = x, or with `corr` u = x − 8q where x ≥ 8q. Bounds (q < 2^60, SEAL's
+ * limit, so 16q < 2^64): with corr, inputs < 16q give u < 8q and outputs < 11q; without,
+ * inputs < 13q give outputs < 16q. So a round without the correction may follow any round
+ * with it, and the correction is needed on every other round only (FWD_CORR): each radix step
+ * ends with a corrected round, and every value between steps (in shared or global memory) is
+ * below 11q. fwd_final reduces that to [0, q). `corr` is a literal at every call site.
+ */
+DECLSPEC void fwd_bf_r(u64 *x, u64 *y, u64 w, u64 wq, u64 q, const u32 corr)
 {
-    u64 two_q = q << 1;
-    u64 u = *x >= two_q ? *x - two_q : *x;
-    u64 v = mul_shoup_lazy(*y, w, wq, q);
+    u64 u = *x;
+    if (corr) {
+        u64 eight_q = q << 3;
+        u = u >= eight_q ? u - eight_q : u;
+    }
+    u64 v = mul_shoup_lazy3(*y, w, wq, q);
     *x = u + v;
-    *y = u + two_q - v;
+    *y = u + 3 * q - v;
 }
 
+/* The butterfly of a lone round (radix-2 and shuffle rounds): always corrected. */
+DECLSPEC void fwd_bf(u64 *x, u64 *y, u64 w, u64 wq, u64 q)
+{
+    fwd_bf_r(x, y, w, wq, q, 1);
+}
+
+/* Whether round t of a radix-2^r step corrects (fwd_bf_r): the step's last round always, and
+ * no two uncorrected rounds in a row across steps: N C N C (r = 4), C N C (r = 3), N C (r = 2),
+ * C (r = 1). Six of the sixteen rounds of a 2^16 cluster NTT skip it (radix 16 then 4 × 8). */
+#define FWD_CORR(r, t) ((r) == 3 ? (t) != 1 : ((t)&1) || (r) == 1)
+
+/* A forward output (< 16q) reduced to [0, q). */
 DECLSPEC u64 fwd_final(u64 x, u64 q)
 {
-    u64 two_q = q << 1;
-    x = x >= two_q ? x - two_q : x;
+    u64 c = q << 3;
+    x = x >= c ? x - c : x;
+    c >>= 1;
+    x = x >= c ? x - c : x;
+    c >>= 1;
+    x = x >= c ? x - c : x;
     return x >= q ? x - q : x;
 }
 
@@ -90,7 +120,7 @@ DECLSPEC_INLINE void fwd_round_t(u64 *v, const u32 r, const u32 t, CONST_AS u64 
         u32 ri = ((m + i1) << t) + grp;
         u64 w = rw[ri], wq = rq[ri];
 #pragma unroll
-        for (u32 c = 0; c < h; c++) fwd_bf(&v[grp * 2 * h + c], &v[grp * 2 * h + c + h], w, wq, q);
+        for (u32 c = 0; c < h; c++) fwd_bf_r(&v[grp * 2 * h + c], &v[grp * 2 * h + c + h], w, wq, q, FWD_CORR(r, t));
     }
 }
 
@@ -461,7 +491,7 @@ DECLSPEC_INLINE void fwd_slm_step(LOCAL_AS u64 *tile, u32 T, CONST_AS u64 *rw, C
 /*
  * The forward rounds from 2^log_m blocks on (of a transform of 2^log_n words), on a tile of T
  * words (index tin of its row) already in shared memory; every butterfly of those rounds stays
- * in the tile. `mode`: see MODE_LOG_RADIX / MODE_LOG_SIMD. Outputs lazy (< 4q); callers reduce.
+ * in the tile. `mode`: see MODE_LOG_RADIX / MODE_LOG_SIMD. Outputs lazy (< 16q); callers reduce.
  */
 DECLSPEC void fwd_slm_rounds_to(LOCAL_AS u64 *tile, u32 T, CONST_AS u64 *rw, CONST_AS u64 *rq, u64 q, u32 log_n,
                                 u32 log_m, u32 end, u32 tin, u32 mode, LOCAL_AS u64 *scratch)

@@ -22,7 +22,8 @@ impl NttTableImage {
     /// `r % k`).
     ///
     /// # Errors
-    /// `InvalidArgument` for an empty list, mixed N, or N < 8.
+    /// `InvalidArgument` for an empty list, mixed N, N < 8, or a prime of 2^60 or more (the
+    /// forward kernels keep values below 16q in 64-bit words; SEAL's primes stop at 60 bits).
     pub fn new(tables: &[Arc<NttTables>]) -> Result<Self> {
         Self::build(tables, true)
     }
@@ -51,6 +52,12 @@ impl NttTableImage {
             return Err(Error::InvalidArgument(
                 "device NTT needs N >= 8 and one N for all primes".into(),
             ));
+        }
+        if let Some(t) = tables.iter().find(|t| t.modulus().value() >> 60 != 0) {
+            return Err(Error::InvalidArgument(format!(
+                "device NTT needs primes below 2^60 (SEAL's limit), got {}",
+                t.modulus().value()
+            )));
         }
         let per_root = |f: fn(&ShoupOperand) -> u64, inverse: bool| -> Vec<u64> {
             tables
@@ -185,5 +192,13 @@ mod tests {
         let a = Arc::new(NttTables::new(8, q).unwrap());
         let b = Arc::new(NttTables::new(9, Modulus::new(12289).unwrap()).unwrap());
         assert!(NttTableImage::new(&[a, b]).is_err());
+    }
+
+    #[test]
+    fn rejects_primes_of_61_bits() {
+        let big = crate::math::primes::get_primes(512, 61, 1).unwrap()[0];
+        let t = Arc::new(NttTables::new(8, big).unwrap());
+        let e = NttTableImage::new(&[t]).unwrap_err().to_string();
+        assert!(e.contains("below 2^60"), "{e}");
     }
 }

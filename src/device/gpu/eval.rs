@@ -474,6 +474,9 @@ fn pipelined_chunks(log_n: u32, kp: usize) -> Option<(usize, usize)> {
     // chunks: 4 / 6 / 8 clusters gave 4049 / 3563 / 3602 µs in one call (fewer: the inner
     // product becomes the longer half, steeply); 8 gave 3598–3613 in three calls, 6 was measured
     // once, so 8 stays. 4 chunks: 8 / 16 gave 3682 / 3787 (more: they take the NTT's slots).
+    // H200, one call (30 data primes, µs per multiply+relinearize): 8 clusters 1702, 6 1692, 4
+    // 1924; prefetching each work-item's words 8 digits ahead into L2 (prefetch.global.L2) lost,
+    // 1760 / 1757 at 8 / 6: the inner product is not waiting on DRAM latency but on its slots.
     let inner = (128usize >> log_n.saturating_sub(12)).max(1);
     (chunks > 0 && kp > 1).then_some((chunks.min(kp), inner))
 }
