@@ -111,6 +111,27 @@ KERNEL_FQ void tensor_u64(GLOBAL_AS u64 *out, CONST_AS u64 *a, CONST_AS u64 *b, 
                           CONST_AS u64 *r0, CONST_AS u64 *r1, u32 k, u32 log_n, u32 sa, u32 sb)
 {
     u64 poly = (u64)k << log_n;
+#if !XEHE_NO_MAD
+    if (sa == 2 && sb == 2) {
+        /* Two 2-part ciphertexts (multiply's common case): the four words are loaded together,
+         * one memory round trip instead of one per output part of the general loop below. */
+        for (u64 i = GLOBAL_ID(); i < poly; i += GLOBAL_SIZE()) {
+            u32 p = EW_PRIME;
+            u64 a0 = a[i], a1 = a[poly + i], b0 = b[i], b1 = b[poly + i];
+            u64 q = moduli[p], c0 = r0[p], c1 = r1[p];
+            u128_t z;
+            z.lo = 0;
+            z.hi = 0;
+            u64 d0 = barrett_reduce_128(mad64_wide(a0, b0, z), q, c0, c1);
+            u64 d1 = barrett_reduce_128(mad64_wide(a1, b0, mad64_wide(a0, b1, z)), q, c0, c1);
+            u64 d2 = barrett_reduce_128(mad64_wide(a1, b1, z), q, c0, c1);
+            out[i] = d0;
+            out[poly + i] = d1;
+            out[2 * poly + i] = d2;
+        }
+        return;
+    }
+#endif
     for (u64 i = GLOBAL_ID(); i < poly; i += GLOBAL_SIZE()) {
         u32 p = EW_PRIME;
         u64 q = moduli[p], c0 = r0[p], c1 = r1[p];

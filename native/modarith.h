@@ -245,7 +245,7 @@ DECLSPEC u64 mulhi64_approx(u64 x, u64 y)
 /*
  * x * w mod q in [0, 3q) for any 64-bit x: mul_shoup_lazy with the quotient from
  * mulhi64_approx, at most 1 short of Shoup's (never over, so the result is not negative). The
- * forward NTT butterfly's product (ntt.cl fwd_bf_r).
+ * NTT butterflies' product (ntt.cl fwd_bf_r, inv_bf).
  */
 DECLSPEC u64 mul_shoup_lazy3(u64 x, u64 w, u64 wq, u64 q)
 {

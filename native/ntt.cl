@@ -85,24 +85,27 @@ DECLSPEC u64 fwd_final(u64 x, u64 q)
     return x >= q ? x - q : x;
 }
 
+/*
+ * Inverse butterfly (Gentleman–Sande, lazy): x, y < 4q in; x + y and w·(x − y) out, both below
+ * 4q: the sum with one conditional subtraction of 4q, the product by mul_shoup_lazy3 (< 3q) of
+ * x − y + 4q. With q < 2^60 every word stays below 2^63.
+ */
 DECLSPEC void inv_bf(u64 *x, u64 *y, u64 w, u64 wq, u64 q)
 {
-    u64 two_q = q << 1;
+    u64 four_q = q << 2;
     u64 u = *x, v = *y;
     u64 s = u + v;
-    *x = s >= two_q ? s - two_q : s;
-    *y = mul_shoup_lazy(u + two_q - v, w, wq, q);
+    *x = s >= four_q ? s - four_q : s;
+    *y = mul_shoup_lazy3(u + four_q - v, w, wq, q);
 }
 
-/* Last inverse round with N^{-1} folded in; outputs reduced to [0, q). */
+/* Last inverse round with N^{-1} folded in: inputs < 4q, outputs reduced to [0, q) (Shoup's
+ * product is below 2q for any 64-bit input, so the sum needs no subtraction first). */
 DECLSPEC void inv_bf_last(u64 *x, u64 *y, u64 in, u64 inq, u64 lw, u64 lwq, u64 q)
 {
-    u64 two_q = q << 1;
     u64 u = *x, v = *y;
-    u64 s = u + v;
-    s = s >= two_q ? s - two_q : s;
-    u64 a = mul_shoup_lazy(s, in, inq, q);
-    u64 b = mul_shoup_lazy(u + two_q - v, lw, lwq, q);
+    u64 a = mul_shoup_lazy(u + v, in, inq, q);
+    u64 b = mul_shoup_lazy(u + (q << 2) - v, lw, lwq, q);
     *x = a >= q ? a - q : a;
     *y = b >= q ? b - q : b;
 }
@@ -755,7 +758,7 @@ DECLSPEC_INLINE void inv_slm_step(LOCAL_AS u64 *tile, u32 T, CONST_AS u64 *rw, C
 /*
  * The inverse rounds from N/2 blocks (of a transform of 2^log_n words; tables of n words) down
  * to 2^stop_log_m blocks, on a tile of T words in shared memory. The one-block round is the
- * scaled last round when scale_last != 0 (output canonical); otherwise outputs are < 2q.
+ * scaled last round when scale_last != 0 (output canonical); otherwise outputs are < 4q.
  */
 DECLSPEC void inv_slm_rounds_from(LOCAL_AS u64 *tile, u32 T, CONST_AS u64 *rw, CONST_AS u64 *rq, u64 q,
                                   u32 log_n, u32 n, u32 top, u32 stop_log_m, u32 tin, u32 mode, u32 scale_last,
