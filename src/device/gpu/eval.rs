@@ -213,7 +213,9 @@ pub fn tensor<Q: GpuQueue>(q: &Q, l: &LevelData<Q::Buf>, a: &Q::Buf, sa: usize, 
     let out = q.alloc((sa + sb - 1) * pw)?;
     let mut args = product_args(l, &out, a, b);
     args.extend([Arg::U32(sa as u32), Arg::U32(sb as u32)]);
-    launch(q, Family::Elementwise, "tensor_u64", pw as u64, &args)?;
+    // Two 2-part operands: a pair of words per work-item (`tensor_u64`).
+    let items = if sa == 2 && sb == 2 { pw / 2 } else { pw };
+    launch(q, Family::Elementwise, "tensor_u64", items as u64, &args)?;
     Ok(out)
 }
 

@@ -7,8 +7,9 @@
 //! own-digit rows from the target), and ModDown by `P` (INTT of the `α` special limbs, which the
 //! inner product writes apart; conversion `P → Q_ℓ` with the rounding offsets fused into its
 //! load and store; NTT; `moddown_finish_add_u64` adds `P^{-1}(acc − conv)` to `c0, c1` into a
-//! fresh buffer — on thread-block clusters the finish is the NTT's epilogue,
-//! `ntt_fwd_cluster_fin_u64`). ModUp inverse-transforms the target where it lies
+//! fresh buffer — on thread-block clusters without a side stream, and for hoisted batches, the
+//! finish is the NTT's epilogue, `ntt_fwd_cluster_fin_u64`; with one, a single key switch runs
+//! the special limbs' whole chain there, see `up_ntt_products_conv`). ModUp inverse-transforms the target where it lies
 //! (`DeviceNttTables::inverse_from`) when the plan is one cluster launch. Written once against
 //! [`GpuQueue`], so it runs on CUDA and OpenCL; the arithmetic is the CPU reference's, so
 //! results are bit-identical (`tests/hybrid_gpu.rs`).
@@ -379,7 +380,7 @@ pub fn switch_key_hybrid<Q: GpuQueue>(
     key: &Q::Buf,
     balanced: bool,
 ) -> Result<Q::Buf> {
-    let up = mod_up(q, l, h, tsrc, t_off, balanced)?;
+    let up = mod_up_coeffs(q, l, h, tsrc, t_off, balanced)?;
     inner_mod_down(q, l, h, &up, (tsrc, t_off), key, c01)
 }
 
@@ -392,12 +393,13 @@ pub struct DeviceModUp<B> {
     pub(super) p: B,
 }
 
-/// ModUp of the target (`ℓ × N`, NTT form) at word `t_off` of `tsrc` (module docs, step 1),
-/// with balanced digits or SEAL's unsigned ones (the scheme's `Digits`).
+/// ModUp's conversion of the target (`ℓ × N`, NTT form) at word `t_off` of `tsrc` (module
+/// docs, step 1), with balanced digits or SEAL's unsigned ones (the scheme's `Digits`): both
+/// parts still in coefficient form ([`mod_up`] transforms them).
 ///
 /// # Errors
 /// `Device` on an allocation, compile or launch failure.
-pub fn mod_up<Q: GpuQueue>(
+fn mod_up_coeffs<Q: GpuQueue>(
     q: &Q,
     l: &LevelData<Q::Buf>,
     h: &HybridLevelData<Q::Buf>,
@@ -435,22 +437,105 @@ pub fn mod_up<Q: GpuQueue>(
         &h.ext,
         &mod_up,
     )?;
-    // The special limbs' NTTs (one under-filled wave at 2^16: 30 rows) on the side stream, beside
-    // the data limbs' (120 rows): together they fill the last waves of both.
-    let special = |s: &Q| h.special_ntt.run_grouped(s, &up_p, alpha * digits, digits, EVAL_NTT, NttDirection::Forward);
-    let data = |q: &Q| match up_q_rows {
-        0 => Ok(()),
-        rows => l.ntt.run_grouped(q, &up_q, rows, digits - 1, EVAL_NTT, NttDirection::Forward),
-    };
-    q.concurrently(special, data)?;
     Ok(DeviceModUp { q: up_q, p: up_p })
 }
 
-/// Steps 2–3: the inner product of `up` (with the own-digit rows read from the target at
-/// `t`) with `key`, and ModDown by `P` added to the first `c_polys` polynomials of `c01`. With a
-/// side stream the special limbs' products come first, and their ModDown conversion (INTT and
-/// base conversion: latency-bound launches) runs on the side stream while the data limbs'
-/// products (DRAM-bound) stream on this one.
+/// ModUp of the target ([`mod_up_coeffs`]) with both parts transformed: the special limbs'
+/// NTTs (one under-filled wave at 2^16: 30 rows) on the side stream beside the data limbs'
+/// (120 rows), so together they fill the last waves of both.
+///
+/// # Errors
+/// `Device` on an allocation, compile or launch failure.
+pub fn mod_up<Q: GpuQueue>(
+    q: &Q,
+    l: &LevelData<Q::Buf>,
+    h: &HybridLevelData<Q::Buf>,
+    tsrc: &Q::Buf,
+    t_off: usize,
+    balanced: bool,
+) -> Result<DeviceModUp<Q::Buf>> {
+    let up = mod_up_coeffs(q, l, h, tsrc, t_off, balanced)?;
+    q.concurrently(|s| up_ntt_special(s, h, &up), |q| up_ntt_data(q, l, h, &up))?;
+    Ok(up)
+}
+
+/// The forward NTT of a [`mod_up_coeffs`] result's special part (`α × β` rows).
+fn up_ntt_special<Q: GpuQueue>(q: &Q, h: &HybridLevelData<Q::Buf>, up: &DeviceModUp<Q::Buf>) -> Result<()> {
+    h.special_ntt.run_grouped(q, &up.p, h.alpha * h.digits, h.digits, EVAL_NTT, NttDirection::Forward)
+}
+
+/// The forward NTT of a [`mod_up_coeffs`] result's data part (`ℓ × (β − 1)` rows).
+fn up_ntt_data<Q: GpuQueue>(q: &Q, l: &LevelData<Q::Buf>, h: &HybridLevelData<Q::Buf>, up: &DeviceModUp<Q::Buf>) -> Result<()> {
+    match h.ell * (h.digits - 1) {
+        0 => Ok(()),
+        rows => l.ntt.run_grouped(q, &up.q, rows, h.digits - 1, EVAL_NTT, NttDirection::Forward),
+    }
+}
+
+/// From a [`mod_up_coeffs`] result to ModDown's conversion: the ModUp NTTs (with
+/// `transform`; without, `up` is already in NTT form), the inner products (`products(q,
+/// limbs)` computes the extended limbs `limbs`, `0..ℓ` data, `ℓ..ℓ + α` special, into products
+/// whose special part is `prod_p`, `polys` polynomials), [`mod_down_conv_into`] of `prod_p` into
+/// `conv`, and with `conv_ntt` the forward NTT of `conv` (`polys × ℓ` rows; the caller then
+/// finishes with [`mod_down_finish`]).
+///
+/// With a side stream the special part runs there as one chain — its NTTs (30 rows at 2^16:
+/// one under-filled wave), its products, ModDown's inverse NTT and conversion, and with
+/// `conv_ntt` ModDown's NTT — while the data part's NTTs (120 rows) and products (DRAM-bound)
+/// run on this stream. H200, N = 2^16, ℓ = 30, α = 6, in one call each: this chain against the
+/// special products between two forks, multiply+relinearize_hybrid 612 against 633 µs and one
+/// rotation 589 against 604; ModDown's NTT in the chain (the finish a separate pass after the
+/// join, instead of that NTT's epilogue after it) 609 against 614 and 580 against 589; the two
+/// chains' streams exchanged (the data part on the side stream, which has the higher priority)
+/// 640 / 622 µs. Without a side stream one launch computes every limb's products.
+///
+/// # Errors
+/// `Device` on a compile or launch failure.
+#[allow(clippy::too_many_arguments)]
+fn up_ntt_products_conv<Q: GpuQueue>(
+    q: &Q,
+    l: &LevelData<Q::Buf>,
+    h: &HybridLevelData<Q::Buf>,
+    up: &DeviceModUp<Q::Buf>,
+    transform: bool,
+    products: impl Fn(&Q, std::ops::Range<usize>) -> Result<()>,
+    (prod_p, polys): (&Q::Buf, usize),
+    conv: &Q::Buf,
+    conv_ntt: bool,
+) -> Result<()> {
+    let (ell, e) = (h.ell, h.ell + h.alpha);
+    if !q.side_stream() {
+        if transform {
+            up_ntt_special(q, h, up)?;
+            up_ntt_data(q, l, h, up)?;
+        }
+        products(q, 0..e)?;
+        mod_down_conv_into(q, l, h, prod_p, polys, conv)?;
+        return if conv_ntt { l.ntt.forward(q, conv, polys * ell, EVAL_NTT) } else { Ok(()) };
+    }
+    let special = |s: &Q| {
+        if transform {
+            up_ntt_special(s, h, up)?;
+        }
+        products(s, ell..e)?;
+        mod_down_conv_into(s, l, h, prod_p, polys, conv)?;
+        if conv_ntt {
+            l.ntt.forward(s, conv, polys * ell, EVAL_NTT)?;
+        }
+        Ok(())
+    };
+    q.concurrently(special, |q| {
+        if transform {
+            up_ntt_data(q, l, h, up)?;
+        }
+        products(q, 0..ell)
+    })
+}
+
+/// Steps 1 (the NTTs) to 3: the inner product of `up` ([`mod_up_coeffs`]; the own-digit rows
+/// read from the target at `t`) with `key`, and ModDown by `P` added to the first `c_polys`
+/// polynomials of `c01`; with a side stream the special part and ModDown's NTT run there
+/// ([`up_ntt_products_conv`]) and the finish is one pass after both.
 ///
 /// # Errors
 /// `Device` on an allocation, compile or launch failure.
@@ -463,19 +548,15 @@ fn inner_mod_down<Q: GpuQueue>(
     key: &Q::Buf,
     c01: (&Q::Buf, usize),
 ) -> Result<Q::Buf> {
-    let (ell, e, n) = (h.ell, h.ell + h.alpha, l.n());
+    let (ell, n) = (h.ell, l.n());
     let (prod_q, prod_p) = alloc_prods(q, h, n, 1)?;
     let prods = (&prod_q, &prod_p, 0);
     let conv = q.scratch(2 * ell * n)?;
-    if q.side_stream() {
-        inner_products_into(q, l, h, up, t, (&[key], 1), prods, ell..e, None)?;
-        q.concurrently(
-            |s| mod_down_conv_into(s, l, h, &prod_p, 2, &conv),
-            |q| inner_products_into(q, l, h, up, t, (&[key], 1), prods, 0..ell, None),
-        )?;
-    } else {
-        inner_products_into(q, l, h, up, t, (&[key], 1), prods, 0..e, None)?;
-        mod_down_conv_into(q, l, h, &prod_p, 2, &conv)?;
+    let products = |q: &Q, limbs| inner_products_into(q, l, h, up, t, (&[key], 1), prods, limbs, None);
+    let side_ntt = q.side_stream();
+    up_ntt_products_conv(q, l, h, up, true, products, (&prod_p, 2), &conv, side_ntt)?;
+    if side_ntt {
+        return mod_down_finish(q, l, h, (&prod_q, 0), (&conv, 0), c01);
     }
     mod_down_add(q, l, h, &prod_q, &conv, c01)
 }
@@ -819,31 +900,29 @@ pub fn apply_galois_hybrid_many<Q: GpuQueue>(
     scatter: &[&Q::Buf],
     keys: &[&Q::Buf],
 ) -> Result<Vec<Q::Buf>> {
-    let (ell, alpha, n) = (h.ell, h.alpha, l.n());
+    let (ell, n) = (h.ell, l.n());
     let pw = ell * n;
-    let up = mod_up(q, l, h, ct, pw, true)?;
+    let up = mod_up_coeffs(q, l, h, ct, pw, true)?;
     let mut out = Vec::with_capacity(scatter.len());
-    // With a side stream the special limbs' products come first and the batch's ModDown
-    // conversion runs on the side stream while the data limbs' products stream.
-    let split = q.side_stream();
-    let special_limbs = if split { ell..ell + alpha } else { 0..ell + alpha };
-    for (scatter, keys) in scatter.chunks(HOIST_MODDOWN_BATCH).zip(keys.chunks(HOIST_MODDOWN_BATCH)) {
+    for (chunk, (scatter, keys)) in scatter.chunks(HOIST_MODDOWN_BATCH).zip(keys.chunks(HOIST_MODDOWN_BATCH)).enumerate() {
         let rotate = Rotate { scatter, c0: (ct, 0), ext: None, sum: None };
         // Every rotation's products side by side: the special rows are one batched ModDown
         // conversion's input.
         let (prod_q, prod_p) = alloc_prods(q, h, n, keys.len())?;
         let products = |q: &Q, limbs: std::ops::Range<usize>| rotation_products_into(q, l, h, &up, ct, keys, &rotate, (&prod_q, &prod_p), limbs);
-        products(q, special_limbs.clone())?;
         let conv = q.scratch(keys.len() * 2 * ell * n)?;
-        q.concurrently(
-            |s| mod_down_conv_into(s, l, h, &prod_p, 2 * keys.len(), &conv),
-            |q| if split { products(q, 0..ell) } else { Ok(()) },
-        )?;
-        if let Some(outs) = finish_fused_many(q, l, h, &conv, &prod_q, keys.len())? {
-            out.extend(outs);
-            continue;
+        // The ModUp NTTs run with the first chunk's products.
+        // One rotation: ModDown's NTT on the side stream as for relinearization; a batch's
+        // finishes stay the epilogue of its one batched NTT.
+        let side_ntt = keys.len() == 1 && q.side_stream();
+        up_ntt_products_conv(q, l, h, &up, chunk == 0, products, (&prod_p, 2 * keys.len()), &conv, side_ntt)?;
+        if !side_ntt {
+            if let Some(outs) = finish_fused_many(q, l, h, &conv, &prod_q, keys.len())? {
+                out.extend(outs);
+                continue;
+            }
+            l.ntt.forward(q, &conv, 2 * keys.len() * ell, EVAL_NTT)?;
         }
-        l.ntt.forward(q, &conv, 2 * keys.len() * ell, EVAL_NTT)?;
         for i in 0..keys.len() {
             // c0 is already in the products (Rotate).
             let at = i * 2 * ell * n;

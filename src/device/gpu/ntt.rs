@@ -355,8 +355,7 @@ impl<B: GpuBuffer> DeviceNttTables<B> {
         Ok(true)
     }
 
-    /// One launch of key switching's pipelined step 2 (`ntt_fwd_cluster_lift_inner_u64`, issue
-    /// 16); these are the extended tables (the level's primes, then P: kp = `self.k()`). Lift
+    /// One launch of key switching's pipelined step 2 (`ntt_fwd_cluster_lift_inner_u64`); these are the extended tables (the level's primes, then P: kp = `self.k()`). Lift
     /// and transform the chunk of output primes `[i0, i0 + w)`: `lifted` row `j·w + ii` =
     /// NTT(`t[j]` mod p_{i0+ii}) for the `kd` digits of `t` (coefficient form); and, on
     /// `inner_clusters` co-scheduled clusters, the key inner product of the previous chunk
