@@ -418,11 +418,15 @@ pub struct NttPlan {
 pub const WIDE_CLUSTER_MAX_CTAS: usize = 160;
 
 /// Cluster launches of at least this many CTAs count as large ([`NttPlan::with_rows`]): at 2^16,
-/// 128 rows (a hoisted batch's 192 special rows, not one rotation's 12 or 30). Large 16-CTA
-/// inverse launches spell out their rounds and take four CTAs per SM (`XEHE_NTT_UNROLL_INV`,
-/// `XEHE_CLUSTER_INV_MIN_BLOCKS=4`): H100, the batch's special INTT 333 → 307–314 µs; for one
-/// rotation's small launches the same lost (BENCHMARKS.md).
-pub const LARGE_CLUSTER_MIN_CTAS: usize = 2048;
+/// 12 rows (one key switch's special rows in ModDown; not the one or two rows of a SEAL-layout
+/// ModDown or a rescale). Large 16-CTA inverse launches spell out their rounds and take four CTAs
+/// per SM (`XEHE_NTT_UNROLL_INV`, `XEHE_CLUSTER_INV_MIN_BLOCKS=4`). H200, inverse NTTs of 2^16 in
+/// isolation, µs a row: 12 rows 2.74 against 3.28, 30 rows 2.13 against 2.20, 60 rows 1.67
+/// against 1.88; in one call, hybrid multiply+relinearize 598–599 against 607–608 µs, one rotation
+/// 566–567 against 579–581, the SEAL layout at 43 primes 2992 against 3010, a bootstrap 34.9–35.0
+/// against 37.1 ms (BENCHMARKS.md). The H100 had the threshold at 128 rows (a hoisted batch's
+/// special INTT 333 → 307–314 µs there; one rotation's small launches lost then).
+pub const LARGE_CLUSTER_MIN_CTAS: usize = 192;
 
 /// Work-items per CTA of a wide cluster plan (at most tile / 4 and tile / C): 1024 gives N = 8192
 /// and 16384 four words per work-item, in radix-4 steps (each work-item's chain of dependent
