@@ -120,6 +120,21 @@ fn load_split(dir: &Path, prefix: &str, classes: (u8, u8)) -> Result<(Vec<Vec<f6
     Ok((x, y))
 }
 
+/// The first `count` pixels of the test images in `dir`, in file order (image after image, each
+/// 28×28 row by row), over 255: values in [0, 1], as image data reaches a model. Used as the
+/// `image` input shape of bootstrapping's precision measurements.
+///
+/// # Errors
+/// `Io` for missing files; `Malformed` for broken ones or fewer than `count` pixels.
+pub fn test_pixels(dir: &Path, count: usize) -> Result<Vec<f64>> {
+    let images = dir.join("t10k-images-idx3-ubyte.gz");
+    let (_, pixels) = parse_idx(&read_gz(&images)?, &images.display().to_string())?;
+    if pixels.len() < count {
+        return Err(Error::Malformed(format!("{}: {} pixels, {count} wanted", images.display(), pixels.len())));
+    }
+    Ok(pixels[..count].iter().map(|&p| f64::from(p) / 255.0).collect())
+}
+
 /// Load `classes` (labels 0–9, distinct) from `dir`, downscaled (module docs).
 ///
 /// # Errors

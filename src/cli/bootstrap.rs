@@ -4,6 +4,7 @@
 
 use super::device::{open, DeviceChoice};
 use super::files::{context_from_file, load_object, write_atomically};
+use crate::apps::input_shapes::InputShape;
 use crate::circuits::bootstrapping::{BootstrapTimings, Bootstrapper, BootstrappingKeys, BootstrappingParameters};
 use crate::circuits::precision::PrecisionStats;
 use crate::device::DeviceResident;
@@ -98,10 +99,22 @@ pub struct BenchReport {
     pub runs: Vec<StageMs>,
     /// Precision of the result against the input slots.
     pub precision: PrecisionStats,
+    /// Precision by input shape (one more bootstrap each, on the same device; real and
+    /// imaginary parts apart, both measures).
+    pub by_input: Vec<InputPrecision>,
     /// With `compare_cpu`: whether the device result equals the CPU backend's, word for word.
     pub bit_identical_to_cpu: Option<bool>,
     /// With `kernels`: device time per kernel name over one profiled bootstrap, largest first.
     pub kernel_profile: Option<Vec<crate::device::profiler::Summary>>,
+}
+
+/// The precision of one bootstrap of one input shape.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct InputPrecision {
+    /// The shape's name ([`InputShape::name`]).
+    pub input: String,
+    /// Precision of the result against the input slots.
+    pub precision: PrecisionStats,
 }
 
 /// Stage times in milliseconds.
@@ -152,16 +165,20 @@ pub fn uniform_values(n: usize, seed: u64) -> Vec<f64> {
 /// With `compare_cpu` and a GPU, the CPU backend bootstraps the same ciphertext and the
 /// results are compared word for word. With `kernels` and a GPU, one more bootstrap runs with
 /// the kernel profiler on (each launch timed by device events, so queues and streams run one
-/// kernel at a time): its per-kernel device time.
+/// kernel at a time): its per-kernel device time. Then one bootstrap of each of `inputs`
+/// (slot vectors as users have them: one-sided, constant, images; [`InputShape`]), encrypted the
+/// same way, with its precision.
 ///
 /// # Errors
-/// `Device` when `device` cannot be opened; as [`Bootstrapper::bootstrap`].
+/// `Device` when `device` cannot be opened; as [`Bootstrapper::bootstrap`]; as
+/// [`InputShape::values`] (the `image` shape without the Fashion-MNIST data set).
 pub fn bench(
     params: &BootstrappingParameters,
     device: &DeviceChoice,
     repeats: usize,
     compare_cpu: bool,
     kernels: bool,
+    inputs: &[InputShape],
     progress: &mut dyn FnMut(&str),
 ) -> Result<BenchReport> {
     let opened = open(device, &mut |m| progress(m))?;
@@ -225,6 +242,30 @@ pub fn bench(
     out.download()?;
     let got = encoder.decode_complex(&Decryptor::new(&ctx, keygen.secret_key())?.decrypt(&out)?)?;
     let precision = PrecisionStats::complex(&z, &got);
+    let encryptor = Encryptor::with_secret_key(&ctx, keygen.secret_key())?;
+    let decryptor = Decryptor::new(&ctx, keygen.secret_key())?;
+    let mut by_input = Vec::with_capacity(inputs.len());
+    for shape in inputs {
+        let base = shape.values(slots, 3, None)?;
+        let z: Vec<Complex64> = (0..encoder.slot_count()).map(|i| base[i % slots]).collect();
+        let mut c = encryptor.encrypt_symmetric(&encoder.encode_complex(&z, ctx.last_parms_id(), 2f64.powi(40))?)?;
+        if let Some(q) = &opened.queue {
+            c.gpu_on(q);
+        }
+        let mut o = boot.bootstrap(&c)?;
+        o.download()?;
+        let got = encoder.decode_complex(&decryptor.decrypt(&o)?)?;
+        let precision = PrecisionStats::complex(&z, &got);
+        progress(&format!(
+            "input {}: real {:.2} / {:.2} bits, imaginary {:.2} / {:.2} (mean / min)",
+            shape.name(),
+            precision.real.mean_bits,
+            precision.real.min_bits,
+            precision.imag.mean_bits,
+            precision.imag.min_bits
+        ));
+        by_input.push(InputPrecision { input: shape.name(), precision });
+    }
     let bit_identical_to_cpu = if compare_cpu && on_gpu {
         progress("bootstrapping the same ciphertext on the CPU backend for comparison");
         let cpu = boot.bootstrap(&host_ct)?;
@@ -251,6 +292,7 @@ pub fn bench(
         median,
         runs,
         precision,
+        by_input,
         bit_identical_to_cpu,
         kernel_profile,
     })
@@ -344,6 +386,19 @@ pub fn render(r: &BenchReport) -> String {
         r.precision.real.mean_error_bits,
         r.precision.imag.mean_error_bits
     );
+    if !r.by_input.is_empty() {
+        let _ = writeln!(s, "precision by input shape (bits: mean / min of −log2 |error| over the slots; −log2 of the mean |error|):");
+        let _ = writeln!(s, "| input | real | imaginary | −log2 mean error (real / imaginary) |");
+        let _ = writeln!(s, "| --- | --- | --- | --- |");
+        for i in &r.by_input {
+            let (re, im) = (&i.precision.real, &i.precision.imag);
+            let _ = writeln!(
+                s,
+                "| {} | {:.2} / {:.2} | {:.2} / {:.2} | {:.2} / {:.2} |",
+                i.input, re.mean_bits, re.min_bits, im.mean_bits, im.min_bits, re.mean_error_bits, im.mean_error_bits
+            );
+        }
+    }
     if let Some(same) = r.bit_identical_to_cpu {
         let _ = writeln!(s, "bit-identical to the CPU backend: {}", if same { "yes" } else { "NO" });
     }

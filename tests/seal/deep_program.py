@@ -31,7 +31,10 @@ Prints one JSON object per bootstrap, then a summary object {"summary": ...}. Wi
 exits 1 unless the program used at least --depth-factor (default 3) times the chain's depth
 (all its primes: the user's and the bootstrapping's) and every bootstrap
 landed at the output level, at exactly 2^40, within --within bits (default 1) of the fresh
-figure (mean and minimum, real and imaginary), equal to the CPU's bytes with --compare-cpu.
+figure (mean and minimum, real and imaginary), and against the plain program within --within
+bits of min(its input's precision against the plain program, the fresh figure): a bootstrap
+never costs a result more than the input itself carried; equal to the CPU's bytes with
+--compare-cpu.
 """
 import argparse
 import json
@@ -234,6 +237,7 @@ def main():
             rec.update({"chain_index_out": s.level(ct), "scale_out": ct.scale(),
                         "scale_out_is_2_40": ct.scale() == SCALE})
             rec.update(precision(before, s.decrypt(ct)))
+            rec["vs_plain_in"] = precision(y, before)
             rec["vs_plain"] = precision(y, s.decrypt(ct))
             print(json.dumps(rec), flush=True)
             boots.append(rec)
@@ -270,6 +274,11 @@ def check(summary, boots, within, depth_factor):
         for k in ("real_mean", "real_min", "imag_mean", "imag_min"):
             if b[k] < fresh[k] - within:
                 out.append(f"{at}: {k} {b[k]:.2f} bits, fresh {fresh[k]:.2f}")
+            # Against the plain program: no worse than the input was, or than a fresh input.
+            floor = min(b["vs_plain_in"][k], fresh[k]) - within
+            if b["vs_plain"][k] < floor:
+                out.append(f"{at}: {k} against plain doubles {b['vs_plain'][k]:.2f} bits, its input "
+                           f"{b['vs_plain_in'][k]:.2f}, fresh {fresh[k]:.2f}")
     for k in ("real_mean", "imag_mean"):
         if summary["final_vs_plain"][k] < fresh[k] - within:
             out.append(f"final result against plain doubles: {k} {summary['final_vs_plain'][k]:.2f}, fresh {fresh[k]:.2f}")

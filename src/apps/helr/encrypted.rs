@@ -18,8 +18,8 @@
 //! in sums, 5 relinearizations. The refresh packs `w/R` and
 //! `v/R` into one ciphertext with period `2f` (`w` in the first `f` slots of each `2f`, `v` in
 //! the next; one level), bootstraps it with `2f` slots (sparse packing), and unpacks (masks
-//! times `R`, one level; rotations by `∓f`): two iterations per bootstrap at the `N = 2^16`
-//! preset's 13 levels.
+//! times `R`, one level; rotations by `∓f`): `⌊(L − 2)/5⌋` iterations per bootstrap for `L`
+//! levels after it (one at the `N = 2^16` preset's 11, two at 12 or 13).
 //!
 //! Scales are exact: every plaintext's scale is chosen so that the terms added share their
 //! scale: `v` stays at `Δ` (the bootstrapper's output scale); the gradient, whose values are
@@ -270,12 +270,13 @@ impl<'a> Trainer<'a> {
         Ok(EncryptedWeights { v: w.clone(), w })
     }
 
-    /// Whether `state.v` has too few levels for another iteration.
+    /// Whether `state.v` has too few levels for another iteration and then the refresh's
+    /// packing (one level).
     ///
     /// # Errors
     /// `NotValidForParams` for a ciphertext of another context.
     pub fn needs_refresh(&self, state: &EncryptedWeights) -> Result<bool> {
-        Ok(self.level(&state.v)? < ITERATION_DEPTH)
+        Ok(self.level(&state.v)? < ITERATION_DEPTH + 1)
     }
 
     /// One iteration (module docs) on the mini-batch `batch` (the

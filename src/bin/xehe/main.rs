@@ -210,6 +210,11 @@ enum BenchCommand {
         /// Profile one more bootstrap kernel by kernel (GPU: device time per kernel name).
         #[arg(long)]
         kernels: bool,
+        /// Precision by input shape, one more bootstrap each: uniform (real, zero mean),
+        /// complex, one-sided ([0, 1]), upper-half ([0.5, 1]), constant[=V], imaginary=V, image
+        /// (Fashion-MNIST test pixels / 255), or all; comma-separated.
+        #[arg(long, value_delimiter = ',')]
+        input: Vec<String>,
         /// Print JSON.
         #[arg(long)]
         json: bool,
@@ -291,14 +296,33 @@ fn keygen_bootstrap(params: &std::path::Path, sk: &std::path::Path, out: &std::p
     Ok(())
 }
 
-fn bench_bootstrap(n: usize, log_slots: Option<u32>, reps: usize, device: &DeviceChoice, compare_cpu: bool, kernels: bool, json: bool) -> Result<()> {
+#[allow(clippy::too_many_arguments)]
+fn bench_bootstrap(
+    n: usize,
+    log_slots: Option<u32>,
+    reps: usize,
+    device: &DeviceChoice,
+    compare_cpu: bool,
+    kernels: bool,
+    input: &[String],
+    json: bool,
+) -> Result<()> {
+    use xehe::apps::input_shapes::InputShape;
+    let mut inputs = Vec::new();
+    for name in input {
+        if name == "all" {
+            inputs.extend(InputShape::all());
+        } else {
+            inputs.push(InputShape::parse(name)?);
+        }
+    }
     let mut params = xehe::circuits::bootstrapping::BootstrappingParameters::preset(&n.to_string()).ok_or_else(|| {
         xehe::Error::InvalidArgument(format!("no bootstrapping preset for N = {n}: use 4096 (insecure test set) or 65536"))
     })?;
     if let Some(l) = log_slots {
         params = params.with_log_slots(l)?;
     }
-    let r = xehe::cli::bootstrap::bench(&params, device, reps, compare_cpu, kernels, &mut |m| eprintln!("xehe: {m}"))?;
+    let r = xehe::cli::bootstrap::bench(&params, device, reps, compare_cpu, kernels, &inputs, &mut |m| eprintln!("xehe: {m}"))?;
     if json {
         println!("{}", serde_json::to_string_pretty(&r).unwrap_or_default());
     } else {
@@ -347,8 +371,8 @@ fn main() -> ExitCode {
                 device,
                 format,
             } => device.choice().and_then(|d| ntt(&log_n, reps, &d, &format)),
-            BenchCommand::Bootstrap { n, log_slots, reps, device, compare_cpu, kernels, json } => {
-                device.choice().and_then(|d| bench_bootstrap(n, log_slots, reps, &d, compare_cpu, kernels, json))
+            BenchCommand::Bootstrap { n, log_slots, reps, device, compare_cpu, kernels, input, json } => {
+                device.choice().and_then(|d| bench_bootstrap(n, log_slots, reps, &d, compare_cpu, kernels, &input, json))
             }
         },
         Command::Keygen { which } => match which {
