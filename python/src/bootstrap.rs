@@ -9,6 +9,7 @@ use crate::util::{bytes_arg, nogil, write_file};
 use pyo3::prelude::*;
 use std::sync::Arc;
 use pyo3::types::{PyBytes, PyDict};
+use xehe::apps::input_shapes::{bootstrap_precision, InputShape};
 use xehe::circuits::bootstrapping as bt;
 use xehe::SealObject;
 
@@ -187,4 +188,39 @@ impl Bootstrapper {
     fn max_input_scale_at(&self, level: usize) -> PyResult<f64> {
         self.inner.max_input_scale_at(level).py()
     }
+    /// Precision of one bootstrap of an input shape (`input_shapes()` lists them: "uniform",
+    /// "complex", "one-sided", "upper-half", "constant=V", "imaginary=V", "image"): its slots
+    /// encrypted with `secret_key` at the last level at 2^40, bootstrapped on `queue` (the CPU
+    /// without one), decrypted. A dict of bits: `real_mean`, `real_min`, `imag_mean`,
+    /// `imag_min` (over the slots of −log2 |error|) and `real_mean_error`, `imag_mean_error`
+    /// (−log2 of the mean |error|). `ValueError` for an unknown shape; `OSError` for "image"
+    /// without the Fashion-MNIST data set. Releases the GIL.
+    #[pyo3(signature = (secret_key, input, seed = 1, queue = None))]
+    fn precision<'py>(
+        &self,
+        py: Python<'py>,
+        secret_key: PyRef<'_, SecretKey>,
+        input: &str,
+        seed: u64,
+        queue: Option<PyRef<'_, crate::device::Queue>>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let shape = InputShape::parse(input).py()?;
+        let (sk, q) = (&secret_key.inner, queue.as_ref().map(|q| &q.inner));
+        let p = nogil(py, || bootstrap_precision(&self.inner, sk, shape, seed, None, q))?.py()?;
+        let d = PyDict::new(py);
+        d.set_item("real_mean", p.real.mean_bits)?;
+        d.set_item("real_min", p.real.min_bits)?;
+        d.set_item("imag_mean", p.imag.mean_bits)?;
+        d.set_item("imag_min", p.imag.min_bits)?;
+        d.set_item("real_mean_error", p.real.mean_error_bits)?;
+        d.set_item("imag_mean_error", p.imag.mean_error_bits)?;
+        Ok(d)
+    }
+}
+
+/// The input shapes `Bootstrapper.precision` and `xehe bench bootstrap --input` take, worst cases
+/// included (zero-mean, complex, one-sided, constants, images).
+#[pyfunction]
+pub fn input_shapes() -> Vec<String> {
+    InputShape::all().iter().map(InputShape::name).collect()
 }

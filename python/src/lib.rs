@@ -67,6 +67,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<bootstrap::BootstrappingParameters>()?;
     m.add_class::<bootstrap::BootstrappingKeys>()?;
     m.add_class::<bootstrap::Bootstrapper>()?;
+    m.add_function(wrap_pyfunction!(bootstrap::input_shapes, m)?)?;
 
     // The expression language of `xehe eval` (xehe::cli::expr).
     m.add_function(wrap_pyfunction!(expr::evaluate_expression, m)?)?;

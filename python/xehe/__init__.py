@@ -48,7 +48,7 @@ from .seal import VectorComplex, VectorDouble, VectorInt, VectorUInt
 
 # CKKS bootstrapping (xehe::circuits::bootstrapping): presets, keys from a SEAL secret key, and
 # the bootstrapper (docs/guide/bootstrapping.md).
-from ._native import Bootstrapper, BootstrappingKeys, BootstrappingParameters
+from ._native import Bootstrapper, BootstrappingKeys, BootstrappingParameters, input_shapes
 
 # The expression language of `xehe eval` (`xehe.distributed` runs it on Ray workers).
 from ._native import evaluate_expression
@@ -89,6 +89,7 @@ __all__ = [
     "device",
     "errors",
     "evaluate_expression",
+    "input_shapes",
     "scheme_type",
     "sec_level_type",
 ]

@@ -575,6 +575,16 @@ class Bootstrapper:
     def output_level(self) -> int: ...
     def max_input_scale(self) -> float: ...
     def max_input_scale_at(self, level: int) -> float: ...
+    def precision(
+        self, secret_key: SecretKey, input: str, seed: int = 1, queue: Queue | None = None
+    ) -> dict[str, float]:
+        """Bits of one bootstrap of an input shape (`input_shapes()`): real_mean, real_min,
+        imag_mean, imag_min, real_mean_error, imag_mean_error."""
+        ...
+
+def input_shapes() -> list[str]:
+    """The input shapes `Bootstrapper.precision` takes: uniform, complex, one-sided, ..."""
+    ...
 
 # ---- the expression language of `xehe eval` (xehe::cli::expr) --------------------------------------
 def evaluate_expression(

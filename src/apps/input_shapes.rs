@@ -5,7 +5,9 @@
 //! coefficients (the slots' mean lands in coefficient 0), so precision is stated per shape.
 
 use crate::apps::fashion_mnist;
-use crate::{Error, Result};
+use crate::circuits::bootstrapping::Bootstrapper;
+use crate::circuits::precision::PrecisionStats;
+use crate::{CkksEncoder, Decryptor, DeviceResident, Encryptor, Error, Queue, Result, SecretKey};
 use num_complex::Complex64;
 use std::path::Path;
 
@@ -125,6 +127,39 @@ impl InputShape {
             InputShape::Image => real(fashion_mnist::test_pixels(&fashion_mnist::locate(data)?, n)?),
         })
     }
+}
+
+/// The precision of one bootstrap of `shape`: `2^log_slots` values of the shape (repeated across
+/// SEAL's slots under sparse packing) encrypted with `secret_key` at the last level at scale
+/// 2^40, bootstrapped on `queue` (the CPU backend without one), decrypted and compared with the
+/// values, real and imaginary parts apart. `data`: where the Fashion-MNIST files are, for
+/// `Image` (Debian's directory by default).
+///
+/// # Errors
+/// As [`InputShape::values`]; as the encoder, the encryptor and [`Bootstrapper::bootstrap`]
+/// (`NotValidForParams` for a secret key of another context).
+pub fn bootstrap_precision(
+    boot: &Bootstrapper,
+    secret_key: &SecretKey,
+    shape: InputShape,
+    seed: u64,
+    data: Option<&Path>,
+    queue: Option<&Queue>,
+) -> Result<PrecisionStats> {
+    let ctx = boot.context();
+    let encoder = CkksEncoder::new(ctx)?;
+    let slots = 1usize << boot.keys().params().log_slots;
+    let base = shape.values(slots, seed, data)?;
+    let z: Vec<Complex64> = (0..encoder.slot_count()).map(|i| base[i % slots]).collect();
+    let pt = encoder.encode_complex(&z, ctx.last_parms_id(), 2f64.powi(40))?;
+    let mut ct = Encryptor::with_secret_key(ctx, secret_key)?.encrypt_symmetric(&pt)?;
+    if let Some(q) = queue {
+        ct.gpu_on(q);
+    }
+    let mut out = boot.bootstrap(&ct)?;
+    out.download()?;
+    let got = encoder.decode_complex(&Decryptor::new(ctx, secret_key)?.decrypt(&out)?)?;
+    Ok(PrecisionStats::complex(&z, &got))
 }
 
 #[cfg(test)]

@@ -4,7 +4,7 @@
 
 use super::device::{open, DeviceChoice};
 use super::files::{context_from_file, load_object, write_atomically};
-use crate::apps::input_shapes::InputShape;
+use crate::apps::input_shapes::{bootstrap_precision, InputShape};
 use crate::circuits::bootstrapping::{BootstrapTimings, Bootstrapper, BootstrappingKeys, BootstrappingParameters};
 use crate::circuits::precision::PrecisionStats;
 use crate::device::DeviceResident;
@@ -242,20 +242,9 @@ pub fn bench(
     out.download()?;
     let got = encoder.decode_complex(&Decryptor::new(&ctx, keygen.secret_key())?.decrypt(&out)?)?;
     let precision = PrecisionStats::complex(&z, &got);
-    let encryptor = Encryptor::with_secret_key(&ctx, keygen.secret_key())?;
-    let decryptor = Decryptor::new(&ctx, keygen.secret_key())?;
     let mut by_input = Vec::with_capacity(inputs.len());
-    for shape in inputs {
-        let base = shape.values(slots, 3, None)?;
-        let z: Vec<Complex64> = (0..encoder.slot_count()).map(|i| base[i % slots]).collect();
-        let mut c = encryptor.encrypt_symmetric(&encoder.encode_complex(&z, ctx.last_parms_id(), 2f64.powi(40))?)?;
-        if let Some(q) = &opened.queue {
-            c.gpu_on(q);
-        }
-        let mut o = boot.bootstrap(&c)?;
-        o.download()?;
-        let got = encoder.decode_complex(&decryptor.decrypt(&o)?)?;
-        let precision = PrecisionStats::complex(&z, &got);
+    for &shape in inputs {
+        let precision = bootstrap_precision(&boot, keygen.secret_key(), shape, 3, None, opened.queue.as_ref())?;
         progress(&format!(
             "input {}: real {:.2} / {:.2} bits, imaginary {:.2} / {:.2} (mean / min)",
             shape.name(),
