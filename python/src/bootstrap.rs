@@ -27,12 +27,18 @@ impl BootstrappingParameters {
     fn n16_dense() -> Self {
         BootstrappingParameters { inner: bt::BootstrappingParameters::n16_dense() }
     }
+    /// N = 2^16 with 13 user levels and no arcsine correction: zero-mean data only (the guide).
+    #[staticmethod]
+    fn n16_dense_13() -> Self {
+        BootstrappingParameters { inner: bt::BootstrappingParameters::n16_dense_13() }
+    }
     /// INSECURE test set, N = 2^12.
     #[staticmethod]
     fn n12_insecure() -> Self {
         BootstrappingParameters { inner: bt::BootstrappingParameters::n12_insecure() }
     }
-    /// A preset by name (`n16`, `n12`, `N16-dense`, `N12-insecure`, `65536`, `4096`).
+    /// A preset by name (`n16`, `n16-13`, `n12`, `N16-dense`, `N16-dense-13`, `N12-insecure`,
+    /// `65536`, `4096`).
     #[staticmethod]
     fn preset(name: &str) -> PyResult<Self> {
         bt::BootstrappingParameters::preset(name)

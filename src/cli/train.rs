@@ -210,14 +210,15 @@ fn load(choice: &DataChoice, seed: u64, notes: &mut Vec<String>) -> Result<Data>
 }
 
 /// The bootstrapping parameters of a run: the `N = 2^12` INSECURE set with 12 user levels, or
-/// the `N = 2^16` preset, with `2f` slots.
+/// `N16-dense-13` (13 levels: two iterations between refreshes; the weights change sign, so the
+/// arcsine correction of `N16-dense` is not needed), with `2f` slots.
 ///
 /// # Errors
 /// `InvalidArgument` for another `log_n`; as `with_log_slots`.
 pub fn parameters(log_n: u32, layout_block: usize) -> Result<BootstrappingParameters> {
     let base = match log_n {
         12 => BootstrappingParameters::n12_insecure().with_user_levels(12)?,
-        16 => BootstrappingParameters::n16_dense(),
+        16 => BootstrappingParameters::n16_dense_13(),
         _ => return Err(Error::InvalidArgument(format!("--n 2^{log_n}: training runs at N = 4096 or 65536"))),
     };
     base.with_log_slots((2 * layout_block).trailing_zeros())

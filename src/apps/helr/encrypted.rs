@@ -19,7 +19,8 @@
 //! `v/R` into one ciphertext with period `2f` (`w` in the first `f` slots of each `2f`, `v` in
 //! the next; one level), bootstraps it with `2f` slots (sparse packing), and unpacks (masks
 //! times `R`, one level; rotations by `∓f`): `⌊(L − 2)/5⌋` iterations per bootstrap for `L`
-//! levels after it (one at the `N = 2^16` preset's 11, two at 12 or 13).
+//! levels after it (two with `N16-dense-13`'s 13, which `xehe demo train` uses; one with
+//! `N16-dense`'s 11).
 //!
 //! Scales are exact: every plaintext's scale is chosen so that the terms added share their
 //! scale: `v` stays at `Δ` (the bootstrapper's output scale); the gradient, whose values are

@@ -196,6 +196,9 @@ enum BenchCommand {
         /// Ring degree of the preset: 4096 (the INSECURE test set) or 65536 (production).
         #[arg(long, default_value_t = 4096)]
         n: usize,
+        /// A preset by name instead of --n: n12, n16, n16-13 (13 levels, zero-mean data only).
+        #[arg(long)]
+        preset: Option<String>,
         /// log2 of the slots bootstrapped (sparse packing below log2(N) − 1; default: full).
         #[arg(long)]
         log_slots: Option<u32>,
@@ -299,6 +302,7 @@ fn keygen_bootstrap(params: &std::path::Path, sk: &std::path::Path, out: &std::p
 #[allow(clippy::too_many_arguments)]
 fn bench_bootstrap(
     n: usize,
+    preset: Option<&str>,
     log_slots: Option<u32>,
     reps: usize,
     device: &DeviceChoice,
@@ -316,8 +320,11 @@ fn bench_bootstrap(
             inputs.push(InputShape::parse(name)?);
         }
     }
-    let mut params = xehe::circuits::bootstrapping::BootstrappingParameters::preset(&n.to_string()).ok_or_else(|| {
-        xehe::Error::InvalidArgument(format!("no bootstrapping preset for N = {n}: use 4096 (insecure test set) or 65536"))
+    let name = preset.map_or_else(|| n.to_string(), str::to_string);
+    let mut params = xehe::circuits::bootstrapping::BootstrappingParameters::preset(&name).ok_or_else(|| {
+        xehe::Error::InvalidArgument(format!(
+            "no bootstrapping preset {name}: use --n 4096 (insecure test set) or 65536, or --preset n12, n16 or n16-13"
+        ))
     })?;
     if let Some(l) = log_slots {
         params = params.with_log_slots(l)?;
@@ -371,8 +378,8 @@ fn main() -> ExitCode {
                 device,
                 format,
             } => device.choice().and_then(|d| ntt(&log_n, reps, &d, &format)),
-            BenchCommand::Bootstrap { n, log_slots, reps, device, compare_cpu, kernels, input, json } => {
-                device.choice().and_then(|d| bench_bootstrap(n, log_slots, reps, &d, compare_cpu, kernels, &input, json))
+            BenchCommand::Bootstrap { n, preset, log_slots, reps, device, compare_cpu, kernels, input, json } => {
+                device.choice().and_then(|d| bench_bootstrap(n, preset.as_deref(), log_slots, reps, &d, compare_cpu, kernels, &input, json))
             }
         },
         Command::Keygen { which } => match which {

@@ -112,6 +112,27 @@ impl BootstrappingParameters {
         }
     }
 
+    /// **N = 2^16 with 13 user levels, for zero-mean data only**: the production set without the
+    /// arcsine correction, the two levels it costs left to the user. `Q = 60 ‖ 13×40 (user) ‖
+    /// 3×39 (SlotsToCoeffs) ‖ 8×60 (EvalMod) ‖ 4×56 (CoeffsToSlots)`, special `6×60` (α = 6,
+    /// dnum = 5), `log2(QP) = 1761` (the same security argument as [`Self::n16_dense`]).
+    /// Precision: 25.3 bits mean on slots whose polynomial coefficients are all small —
+    /// zero-mean noise, as benchmarks use, or weights that change sign — but a large coefficient
+    /// errs by `c·(2πc/2^7)²/6` (the slots' mean is coefficient 0): 11.3 bits for a constant 1,
+    /// 14.3 for slots uniform in [0, 1]. For circuits whose bootstrapped values are known to be
+    /// zero-mean (logistic regression's weights in `xehe demo train`) and need the levels.
+    pub fn n16_dense_13() -> Self {
+        BootstrappingParameters {
+            name: "N16-dense-13".into(),
+            user_bits: vec![40; 13],
+            slots_to_coeffs_bits: vec![39; 3],
+            eval_mod_bits: vec![60; 8],
+            coeffs_to_slots_bits: vec![56; 4],
+            eval_mod: EvalModParameters { arcsine_degree: 0, ..Self::n16_dense().eval_mod },
+            ..Self::n16_dense()
+        }
+    }
+
     /// **INSECURE test set, N = 2^12** (CI and examples only: a 1000-bit modulus at N = 4096
     /// has no security at all). The production set's structure at a small ring:
     /// `Q = 60 ‖ 2×40 ‖ 3×38 ‖ 2×50 ‖ 8×60 ‖ 4×54`, special `3×60` (α = 3, dnum = 7), 2^11 slots,
@@ -184,10 +205,12 @@ impl BootstrappingParameters {
         Ok(p)
     }
 
-    /// The presets by name: `n16` / `N16-dense`, `n12` / `N12-insecure`.
+    /// The presets by name: `n16` / `N16-dense`, `n16-13` / `N16-dense-13`, `n12` /
+    /// `N12-insecure`.
     pub fn preset(name: &str) -> Option<Self> {
         match name.to_ascii_lowercase().as_str() {
             "n16" | "n16-dense" | "65536" => Some(Self::n16_dense()),
+            "n16-13" | "n16-dense-13" => Some(Self::n16_dense_13()),
             "n12" | "n12-insecure" | "4096" => Some(Self::n12_insecure()),
             _ => None,
         }
@@ -195,7 +218,7 @@ impl BootstrappingParameters {
 
     /// Every preset.
     pub fn presets() -> Vec<Self> {
-        vec![Self::n12_insecure(), Self::n16_dense()]
+        vec![Self::n12_insecure(), Self::n16_dense(), Self::n16_dense_13()]
     }
 
     /// `N`.
@@ -330,8 +353,12 @@ mod tests {
     fn presets_validate() {
         for p in BootstrappingParameters::presets() {
             p.validate().unwrap();
-            assert_eq!(p.coeff_modulus_bits().len(), 1 + p.user_bits.len() + 3 + 10 + 4 + 1);
+            assert_eq!(p.coeff_modulus_bits().len(), 1 + p.user_bits.len() + 3 + p.eval_mod.depth() + 4 + 1);
+            assert_eq!(BootstrappingParameters::preset(&p.name), Some(p.clone()));
         }
+        let p = BootstrappingParameters::n16_dense_13();
+        let bits: u32 = p.coeff_modulus_bits().iter().sum::<u32>() + 60 * (p.special_modulus_size as u32 - 1);
+        assert_eq!((bits, p.user_levels()), (1761, 13));
         let p = BootstrappingParameters::n16_dense();
         let bits: u32 = p.coeff_modulus_bits().iter().sum::<u32>() + 60 * (p.special_modulus_size as u32 - 1);
         assert_eq!(bits, 1770);
