@@ -269,9 +269,9 @@ impl EvalMod {
         for (i, &c) in self.double_angle_consts.iter().enumerate() {
             let mut sq = ev.multiply(&y, &y)?;
             keys.relinearize_inplace(ev, &mut sq)?;
-            let s = sq.clone();
-            ev.add_inplace(&mut sq, &s)?;
-            ev.add_const_inplace(&mut sq, -c)?;
+            // 2y² − c in one pass over the words.
+            let scale = sq.scale();
+            let mut sq = ev.multiply_const_sum(&[(&sq, 2.0, 1.0)], -c, scale)?;
             ev.rescale_to_next_inplace(&mut sq)?;
             sq.set_scale(schedule[i + 1]);
             y = sq;
