@@ -33,15 +33,7 @@ fn setup() -> &'static Setup {
 
 /// Deterministic pseudo-random values in [−1, 1].
 fn uniform(n: usize, seed: u64) -> Vec<f64> {
-    let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    (0..n)
-        .map(|_| {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            (s >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
-        })
-        .collect()
+    xehe::apps::input_shapes::uniform(n, seed, -1.0, 1.0)
 }
 
 fn random_slots(n: usize, seed: u64) -> Vec<Complex64> {

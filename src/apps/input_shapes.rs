@@ -101,17 +101,7 @@ impl InputShape {
     /// For `Image`: `Io` when the data set is missing (with how to install it), `Malformed` for
     /// broken files.
     pub fn values(&self, n: usize, seed: u64, data: Option<&Path>) -> Result<Vec<Complex64>> {
-        let uniform = |lo: f64, hi: f64, seed: u64| -> Vec<f64> {
-            let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-            (0..n)
-                .map(|_| {
-                    s ^= s << 13;
-                    s ^= s >> 7;
-                    s ^= s << 17;
-                    lo + (hi - lo) * ((s >> 11) as f64 / (1u64 << 53) as f64)
-                })
-                .collect()
-        };
+        let uniform = |lo: f64, hi: f64, seed: u64| uniform(n, seed, lo, hi);
         let real = |v: Vec<f64>| v.into_iter().map(|x| Complex64::new(x, 0.0)).collect();
         Ok(match *self {
             InputShape::Uniform => real(uniform(-1.0, 1.0, seed)),
@@ -127,6 +117,20 @@ impl InputShape {
             InputShape::Image => real(fashion_mnist::test_pixels(&fashion_mnist::locate(data)?, n)?),
         })
     }
+}
+
+/// `n` values uniform in `[lo, hi)`, deterministic in `seed` (xorshift64; not for keys or noise:
+/// the inputs of tests and benchmarks).
+pub fn uniform(n: usize, seed: u64, lo: f64, hi: f64) -> Vec<f64> {
+    let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    (0..n)
+        .map(|_| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            lo + (hi - lo) * ((s >> 11) as f64 / (1u64 << 53) as f64)
+        })
+        .collect()
 }
 
 /// The precision of one bootstrap of `shape`: `2^log_slots` values of the shape (repeated across

@@ -147,15 +147,7 @@ impl From<BootstrapTimings> for StageMs {
 
 /// Deterministic uniform values in `[−1, 1]` (xorshift; the benchmark's input).
 pub fn uniform_values(n: usize, seed: u64) -> Vec<f64> {
-    let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    (0..n)
-        .map(|_| {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            (s >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
-        })
-        .collect()
+    crate::apps::input_shapes::uniform(n, seed, -1.0, 1.0)
 }
 
 /// Run the bootstrapping benchmark: keys for `params` (fresh secret key), a bootstrap of
