@@ -1,8 +1,9 @@
 //! SEAL around xehe's bootstrapping, through the command line: Microsoft SEAL (seal-python 4.4)
 //! makes the secret key and encrypts at the last level (tests/seal/bootstrap_roundtrip.py),
 //! `xehe keygen bootstrap` makes the keys from SEAL's secret key, `xehe eval --expr
-//! 'bootstrap(x)'` bootstraps, SEAL decrypts: the precision of item 1 of the issue, with the
-//! small **insecure** N = 2^12 preset. Error paths (no keys, parameters of no preset, corrupted
+//! 'bootstrap(x)'` bootstraps, SEAL decrypts: the round trip's precision, with the
+//! small **insecure** N = 2^12 preset. `xehe bench bootstrap --input` states the precision by
+//! input shape. Error paths (no keys, parameters of no preset, corrupted
 //! keys) exit non-zero with a message and leave no output file. The SEAL round trip is skipped
 //! (with a message) without python SEAL.
 mod common;
@@ -100,6 +101,30 @@ fn seal_program_deeper_than_its_chain() {
     let out = ok(&o, "deep_program.py cli --check");
     let summary = out.lines().find(|l| l.contains("\"summary\"")).unwrap_or_default();
     eprintln!("{summary}\n{}", out.lines().last().unwrap_or_default());
+}
+
+/// `xehe bench bootstrap --input`: one more bootstrap per input shape, each within 1.5 bits of the
+/// zero-mean figure (EvalMod's arcsine correction), in the text table and the JSON; an unknown
+/// shape is refused before any key is made.
+#[test]
+fn bench_states_precision_by_input_shape() {
+    let o = xehe(&["bench", "bootstrap", "--preset", "n12", "--reps", "1", "--input", "uniform,one-sided,constant=-1,imaginary=0.5", "--json"]);
+    let out = ok(&o, "xehe bench bootstrap --input");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    let rows = v["by_input"].as_array().expect("by_input");
+    let names: Vec<&str> = rows.iter().filter_map(|r| r["input"].as_str()).collect();
+    assert_eq!(names, ["uniform", "one-sided", "constant=-1", "imaginary=0.5"]);
+    let bits = |r: &serde_json::Value, part: &str, k: &str| r["precision"][part][k].as_f64().unwrap_or(0.0);
+    for r in rows {
+        for part in ["real", "imag"] {
+            for k in ["mean_bits", "min_bits"] {
+                assert!(bits(r, part, k) >= bits(&rows[0], part, k) - 1.5, "{r}");
+            }
+        }
+    }
+    let o = xehe(&["bench", "bootstrap", "--preset", "n12", "--input", "gaussian"]);
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("input shape gaussian"), "{}", String::from_utf8_lossy(&o.stderr));
 }
 
 #[test]
