@@ -241,6 +241,7 @@ class _Worker:
         return {
             "host": socket.gethostname(),
             "node_id": ray.get_runtime_context().get_node_id(),
+            "node_ip": ray.util.get_node_ip_address(),
             "pid": os.getpid(),
             "device": self._device,
             "gpu_ids": self._gpu_ids,
@@ -285,6 +286,8 @@ class Pool:
     The workers' processes run with :data:`MALLOC_ENV` (merged into their Ray runtime
     environment).
     ``max_restarts`` / ``max_task_retries``: Ray's, for dead workers and the items they held.
+    ``scheduling_strategy``: Ray's for the workers, e.g. ``"SPREAD"`` to put them on as many
+    nodes as possible (a cluster of several hosts); default Ray's own (packs a node first).
     ``ray_init``: further ``ray.init`` arguments when this pool starts or joins Ray.
     """
 
@@ -300,6 +303,7 @@ class Pool:
         concurrency: Optional[int] = None,
         max_restarts: int = -1,
         max_task_retries: int = 3,
+        scheduling_strategy: Optional[str] = None,
         ray_init: Optional[dict] = None,
     ):
         if not ray.is_initialized():
@@ -332,6 +336,7 @@ class Pool:
             max_task_retries=max_task_retries,
             max_concurrency=concurrency,
             runtime_env={"env_vars": MALLOC_ENV},
+            **({"scheduling_strategy": scheduling_strategy} if scheduling_strategy else {}),
         )
         self._actors = [actor.remote(device, threads, max_keysets, concurrency) for _ in range(num_workers)]
         # Wait for every worker (and surface a device that cannot be opened).
@@ -491,7 +496,8 @@ class Pool:
 
     # ---- introspection -----------------------------------------------------------------------
     def workers(self) -> List[dict]:
-        """Each worker: ``host``, ``node_id``, ``pid``, ``device`` (what it evaluates on),
+        """Each worker: ``host``, ``node_id``, ``node_ip`` (its Ray node's address), ``pid``,
+        ``device`` (what it evaluates on),
         ``gpu_ids`` (the GPUs Ray assigned it), ``keysets`` (ids loaded, least recent first),
         ``loads`` (times each key set was loaded by this process), ``items`` (evaluated by this
         process), ``busy_s`` (seconds spent evaluating them: loading the inputs, the program,
