@@ -4,11 +4,13 @@
 //!
 //! Workloads: (a) batched multiply + relinearize — items of `CiphertextBatch` pairs (N = 16384,
 //! primes 60, 40×7, 60, B = 16 per batch, SEAL's key switching); (b) hoisted rotations — 16
-//! rotations of each of several ciphertexts (N = 65536, hybrid α = 6, dnum = 5). Inputs are
-//! uploaded to their device before the clock starts (as they would stay resident); each timed
-//! run ends with every device synchronized.
+//! rotations of each of several ciphertexts (N = 65536, hybrid α = 6, dnum = 5); (c) with
+//! `--bootstraps K`, bootstraps of K independent ciphertexts (`N16-dense`; one key set, uploaded
+//! to every device on its first bootstrap there, before the clock starts). Inputs are uploaded
+//! to their device before the clock starts (as they would stay resident); each timed run ends
+//! with every device synchronized.
 //!
-//! `cargo run --release --example multi_gpu_timing [-- --items K] [--reps R]`
+//! `cargo run --release --example multi_gpu_timing [-- --items K] [--reps R] [--bootstraps K]`
 use std::time::Instant;
 use xehe::device::DevicePool;
 use xehe::*;
@@ -122,6 +124,45 @@ fn main() -> Result<()> {
         last.download()?;
         identical &= last.data() == want.last().map(|w| w.data()).unwrap_or(&[]);
         rows.push(("hoisted rotations (N=65536 hybrid, 16 per ciphertext)", pool.len(), (n_ct * 16) as f64 / secs));
+    }
+
+    // (c) bootstraps of independent ciphertexts, N16-dense.
+    let boots = arg("--bootstraps", 0);
+    if boots > 0 {
+        use xehe::circuits::bootstrapping::{Bootstrapper, BootstrappingKeys, BootstrappingParameters};
+        let params = BootstrappingParameters::n16_dense();
+        let ctx = params.context()?;
+        let kg = KeyGenerator::new(&ctx)?;
+        let t = Instant::now();
+        let keys = BootstrappingKeys::generate(&ctx, &params, kg.secret_key(), |_, _| {})?;
+        println!("bootstrapping keys: {:.1} s", t.elapsed().as_secs_f64());
+        let boot = Bootstrapper::new(&ctx, keys)?;
+        let enc = Encryptor::with_secret_key(&ctx, kg.secret_key())?;
+        let ce = CkksEncoder::new(&ctx)?;
+        let n = boots.max(all.len());
+        let cts: Vec<Ciphertext> = (0..n)
+            .map(|i| {
+                let v: Vec<f64> = (0..ce.slot_count()).map(|j| ((i + j) % 11) as f64 / 11.0 - 0.5).collect();
+                enc.encrypt_symmetric(&ce.encode_f64(&v, ctx.last_parms_id(), 2f64.powi(40))?)
+            })
+            .collect::<Result<_>>()?;
+        let want = boot.bootstrap(&cts[n - 1])?;
+        for pool in [&one, &all] {
+            let mut c = cts.clone();
+            place(&mut c, pool);
+            let refs: Vec<&Ciphertext> = c.iter().collect();
+            let t = Instant::now();
+            // First bootstrap on every device: keys and plaintexts uploaded, kernels compiled.
+            let firsts: Vec<&Ciphertext> = (0..pool.len()).map(|k| refs[(k * n).div_ceil(pool.len())]).collect();
+            pool.map(firsts, |_, x| boot.bootstrap(x).map(drop))?;
+            println!("bootstraps on {} GPU(s): first bootstrap on every device {:.1} s", pool.len(), t.elapsed().as_secs_f64());
+            let secs = time(reps, &|| pool.map(refs.clone(), |_, x| boot.bootstrap(x).map(drop)).map(drop))?;
+            let mut out = pool.map(refs.clone(), |_, x| boot.bootstrap(x))?;
+            let last = out.last_mut().ok_or_else(|| Error::InvalidArgument("no result".into()))?;
+            last.download()?;
+            identical &= *last == want;
+            rows.push(("bootstraps (N16-dense, independent ciphertexts)", pool.len(), n as f64 / secs));
+        }
     }
 
     println!("| workload | GPUs | throughput (ops/s) | vs 1 GPU |");

@@ -407,3 +407,32 @@ fn remarked_result_moves_to_the_new_queue() {
         same(&format!("{}: re-marked result on a second queue", q.backend()), Ok(sum), f.ev.add(&want, &want));
     }
 }
+
+/// An operand read on two queues in turn (as a device pool reads one key set or plaintext on
+/// every device) keeps a copy on each, and follows its host words when they change: the results
+/// equal the CPU backend's every time, the old copies never read after the change.
+#[test]
+fn operand_read_on_two_queues_keeps_a_copy_on_each() {
+    use xehe::DeviceResident;
+    let _turn = turn();
+    for (q, _) in queues("operand_read_on_two_queues_keeps_a_copy_on_each") {
+        let q2 = q.new_queue_on_device().unwrap();
+        let f = fixture(8192, &[60, 40, 40, 60]);
+        let mut a = f.a.clone();
+        let want = f.ev.add(&a, &f.b).unwrap();
+        for round in 0..3 {
+            for queue in [&q, &q2] {
+                a.gpu_on(queue);
+                same(&format!("{}: round {round}, operand on its queue", q.backend()), f.ev.add(&a, &on_gpu(&f.b, queue)), Ok(want.clone()));
+            }
+        }
+        a.data_mut()[0] ^= 1; // the host words change: every device copy is stale
+        let mut host = f.a.clone();
+        host.data_mut()[0] ^= 1;
+        let want = f.ev.add(&host, &f.b).unwrap();
+        for queue in [&q, &q2] {
+            a.gpu_on(queue);
+            same(&format!("{}: changed operand", q.backend()), f.ev.add(&a, &on_gpu(&f.b, queue)), Ok(want.clone()));
+        }
+    }
+}

@@ -55,6 +55,11 @@ struct Inner {
     /// The device copy and the queue it lives on (which may differ from `queue` after the
     /// object was re-marked for another queue or device).
     copy: Option<(Queue, DeviceBuf)>,
+    /// Copies of the same host words uploaded to other queues before `copy`'s (only while the
+    /// host copy is current): an object read on several devices — a key set or the DFT
+    /// plaintexts of a bootstrapper used by a device pool — keeps one copy on each instead of
+    /// being uploaded again whenever the next item runs on another device.
+    others: Vec<(Queue, DeviceBuf)>,
     host_stale: bool,
 }
 
@@ -119,6 +124,11 @@ impl DeviceState {
                 return Ok(c.clone());
             }
         }
+        if !g.host_stale {
+            if let Some((_, c)) = g.others.iter().find(|(q, _)| q == queue) {
+                return Ok(c.clone());
+            }
+        }
         if g.host_stale {
             // The value lives on another queue (or device): bring it over through the host.
             // The host words are stale (possibly empty): the value is the device buffer's length.
@@ -132,7 +142,9 @@ impl DeviceState {
         let c = upload(queue, host)?;
         g.marked = true;
         g.queue = Some(queue.clone());
-        g.copy = Some((queue.clone(), c.clone()));
+        if let Some(previous) = g.copy.replace((queue.clone(), c.clone())) {
+            g.others.push(previous);
+        }
         Ok(c)
     }
     /// A clone whose host copy counts as stale: for a view that shares the device buffer but
@@ -140,6 +152,7 @@ impl DeviceState {
     pub fn device_only_clone(&self) -> Self {
         let mut inner = self.inner.lock().clone();
         inner.host_stale = inner.copy.is_some();
+        inner.others.clear();
         DeviceState { inner: Mutex::new(inner) }
     }
     /// This state for `queue`, a sibling of the queue holding the device copy
@@ -179,7 +192,7 @@ impl DeviceState {
     /// Record a device result: the host copy is now stale.
     pub fn set_result(&self, queue: Queue, buf: DeviceBuf) {
         let mut g = self.inner.lock();
-        *g = Inner { marked: true, queue: Some(queue.clone()), copy: Some((queue, buf)), host_stale: true };
+        *g = Inner { marked: true, queue: Some(queue.clone()), copy: Some((queue, buf)), others: Vec::new(), host_stale: true };
     }
     /// Download `words` words of the device value (synchronizes the queue).
     pub fn download_words(&self, words: usize) -> Result<Vec<u64>> {
@@ -195,6 +208,7 @@ impl DeviceState {
     pub fn drop_device_copy(&self, unmark: bool) {
         let mut g = self.inner.lock();
         g.copy = None;
+        g.others.clear();
         g.host_stale = false;
         if unmark {
             g.marked = false;
