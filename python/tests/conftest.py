@@ -149,3 +149,20 @@ def n8192(gpu):
     if "n8192" not in _CACHE:
         _CACHE["n8192"] = _build("n8192", gpu)
     return _CACHE["n8192"]
+
+
+@pytest.fixture(scope="session")
+def mrr_data(n8192):
+    """Eight SEAL ciphertexts of the N=8192 set (slots uniform in [-1, 1]): the set, their bytes,
+    and the seal-python objects (the Ray pool's tests)."""
+    s = n8192.seal
+    rng = np.random.default_rng(7)
+    cts = [s.encryptor.encrypt(s.encoder.encode(rng.uniform(-1, 1, n8192.slots), n8192.scale))
+           for _ in range(8)]
+    return n8192, [c.to_string() for c in cts], cts
+
+
+def seal_mrr(pset, a, b):
+    """SEAL's own multiply, relinearize and rescale of two seal-python ciphertexts, as bytes."""
+    ev, rk = pset.seal.ev, pset.seal.rk
+    return ev.rescale_to_next(ev.relinearize(ev.multiply(a, b), rk)).to_string()

@@ -21,7 +21,6 @@ import tempfile
 import time
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 import xehe
@@ -117,6 +116,7 @@ if not CLUSTER:
 else:
     import ray
 
+    from conftest import seal_mrr
     from xehe.distributed import Pool
 
     @pytest.fixture(scope="module")
@@ -129,20 +129,8 @@ else:
         p.shutdown()
         ray.shutdown()
 
-    @pytest.fixture(scope="module")
-    def data(n8192):
-        s = n8192.seal
-        rng = np.random.default_rng(11)
-        cts = [s.encryptor.encrypt(s.encoder.encode(rng.uniform(-1, 1, n8192.slots), n8192.scale))
-               for _ in range(6)]
-        return n8192, [c.to_string() for c in cts], cts
-
-    def _seal_mrr(pset, a, b):
-        ev, rk = pset.seal.ev, pset.seal.rk
-        return ev.rescale_to_next(ev.relinearize(ev.multiply(a, b), rk)).to_string()
-
-    def test_pool_spans_both_hosts_and_survives_losing_one(pool, data):
-        pset, blobs, cts = data
+    def test_pool_spans_both_hosts_and_survives_losing_one(pool, mrr_data):
+        pset, blobs, cts = mrr_data
         s = pset.seal
         nodes = {n["NodeManagerAddress"] for n in ray.nodes() if n["Alive"]}
         assert nodes == {HEAD_IP, WORKER_IP}, nodes
@@ -150,7 +138,7 @@ else:
         assert sorted(w["node_ip"] for w in before) == [HEAD_IP, WORKER_IP], before
         keys = pool.load_keys(s.parms.to_bytes(), relin_keys=s.rk.to_string())
         items = [{"x": blobs[i % len(blobs)], "y": blobs[(i + 1) % len(blobs)]} for i in range(24)]
-        want = [_seal_mrr(pset, cts[i % len(cts)], cts[(i + 1) % len(cts)]) for i in range(24)]
+        want = [seal_mrr(pset, cts[i % len(cts)], cts[(i + 1) % len(cts)]) for i in range(24)]
         assert list(pool.map(keys, "rescale(relin(x * y))", items)) == want
         assert [w["loads"] for w in pool.workers()] == [{keys.id: 1}, {keys.id: 1}]
         # The worker host dies in the middle of a map: its items are retried on the head.

@@ -58,6 +58,7 @@ if not IN_NETNS:
 else:
     import ray
 
+    from conftest import seal_mrr
     from xehe.distributed import KeySet, Pool
 
     import seal
@@ -80,22 +81,14 @@ else:
         p.shutdown()
 
     @pytest.fixture(scope="module")
-    def data(n8192):
-        s = n8192.seal
-        rng = np.random.default_rng(7)
-        cts = [s.encryptor.encrypt(s.encoder.encode(rng.uniform(-1, 1, n8192.slots), n8192.scale))
-               for _ in range(8)]
-        return n8192, [c.to_string() for c in cts], cts
+    def data(mrr_data):
+        return mrr_data
 
     @pytest.fixture(scope="module")
     def keys(pool, data):
         pset, _, _ = data
         s = pset.seal
         return pool.load_keys(s.parms.to_bytes(), relin_keys=s.rk.to_string(), galois_keys=s.gk.to_string())
-
-    def _seal_mrr(pset, a, b):
-        ev, rk = pset.seal.ev, pset.seal.rk
-        return ev.rescale_to_next(ev.relinearize(ev.multiply(a, b), rk)).to_string()
 
     def test_one_gpu_per_worker_loopback_only(pool):
         ws = pool.workers()
@@ -110,7 +103,7 @@ else:
         pset, blobs, cts = data
         items = [{"x": blobs[i], "y": blobs[(i + 1) % len(blobs)]} for i in range(len(blobs))]
         got = list(pool.map(keys, "rescale(relin(x * y))", items))
-        want = [_seal_mrr(pset, cts[i], cts[(i + 1) % len(cts)]) for i in range(len(cts))]
+        want = [seal_mrr(pset, cts[i], cts[(i + 1) % len(cts)]) for i in range(len(cts))]
         assert got == want
         assert pool.eval(keys, "rescale(relin(x * y))", items[0]) == want[0]
 
@@ -126,7 +119,7 @@ else:
                                          galois_keys=x.gk)
         assert local == got
         z = pool.eval(keys, "rescale(relin(x * x))", {"x": blobs[1]}, compr_mode="zstd")
-        assert x.ctx.from_cipher_str(z).to_string() == _seal_mrr(pset, cts[1], cts[1])
+        assert x.ctx.from_cipher_str(z).to_string() == seal_mrr(pset, cts[1], cts[1])
 
     def test_keys_loaded_once_per_worker(pool, keys, data):
         pset, blobs, _ = data
@@ -144,8 +137,8 @@ else:
         other = pset.seal.a.to_string()    # N = 4096 or 8192: wrong parameters for the first
         items = [{"x": blobs[0]}, {"x": b"not a ciphertext"}, {"x": blobs[1]}, {"y": blobs[2]}, {"x": other}]
         out = list(pool.map(keys, "rescale(relin(x * x))", items, return_exceptions=True))
-        assert out[0] == _seal_mrr(n8192, cts[0], cts[0])
-        assert out[2] == _seal_mrr(n8192, cts[1], cts[1])
+        assert out[0] == seal_mrr(n8192, cts[0], cts[0])
+        assert out[2] == seal_mrr(n8192, cts[1], cts[1])
         assert isinstance(out[1], xehe.errors.MalformedDataError), out[1]
         assert isinstance(out[3], xehe.errors.InvalidArgumentError), out[3]     # unknown name x
         if pset.name != n8192.name:
@@ -161,7 +154,7 @@ else:
         pset, blobs, cts = data
         before = pool.workers()
         items = [{"x": blobs[i % len(blobs)]} for i in range(24)]
-        want = [_seal_mrr(pset, cts[i % len(cts)], cts[i % len(cts)]) for i in range(24)]
+        want = [seal_mrr(pset, cts[i % len(cts)], cts[i % len(cts)]) for i in range(24)]
         results = pool.map(keys, "rescale(relin(x * x))", items, window=len(items))
         got = [next(results)]
         os.kill(before[0]["pid"], signal.SIGKILL)             # items are still queued on it
@@ -184,7 +177,7 @@ else:
             assert {f"{k}={v}".encode() for k, v in xehe.distributed.MALLOC_ENV.items()} <= set(env)
             keys = p.load_keys(s.parms.to_bytes(), relin_keys=s.rk.to_string())
             items = [{"x": blobs[i % len(blobs)], "y": blobs[(i + 3) % len(blobs)]} for i in range(24)]
-            want = [_seal_mrr(pset, cts[i % len(cts)], cts[(i + 3) % len(cts)]) for i in range(24)]
+            want = [seal_mrr(pset, cts[i % len(cts)], cts[(i + 3) % len(cts)]) for i in range(24)]
             assert list(p.map(keys, "rescale(relin(x * y))", items, chunk=2)) == want
             assert p.workers()[0]["loads"] == {keys.id: 1}
             results = p.map(keys, "rescale(relin(x * y))", items, chunk=2, window=len(items))
