@@ -111,12 +111,13 @@ fn solve(mut a: Vec<Vec<f64>>, mut b: Vec<f64>) -> Option<Vec<f64>> {
         }
         a.swap(col, piv);
         b.swap(col, piv);
-        for row in col + 1..n {
-            let f = a[row][col] / a[col][col];
-            for j in col..n {
-                a[row][j] -= f * a[col][j];
+        let (pivot, pb) = (a[col].clone(), b[col]);
+        for (row, br) in a.iter_mut().zip(b.iter_mut()).skip(col + 1) {
+            let f = row[col] / pivot[col];
+            for (x, p) in row[col..].iter_mut().zip(&pivot[col..]) {
+                *x -= f * p;
             }
-            b[row] -= f * b[col];
+            *br -= f * pb;
         }
     }
     let mut x = vec![0.0; n];
