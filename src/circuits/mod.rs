@@ -8,6 +8,7 @@
 //!   and exact scale management;
 //! - [`lintrans`]: plaintext matrix × encrypted vector by diagonals, baby-step/giant-step with
 //!   hoisted rotations, in SEAL's slot order;
+//! - [`conv`]: 2-D convolutions of packed images as linear maps (convolutional layers);
 //! - [`dft`]: the homomorphic special DFT (CoeffsToSlots, SlotsToCoeffs) with level-collapsed
 //!   factors;
 //! - [`mod1`]: EvalMod, `x mod 1` by a scaled cosine and double-angle steps;
@@ -18,6 +19,7 @@
 //! on the circuits.
 
 pub mod bootstrapping;
+pub mod conv;
 pub mod dft;
 pub mod keys;
 pub mod lintrans;
