@@ -170,3 +170,40 @@ mod tests {
         assert!(downscale(&img).iter().all(|&v| (v - 1.0).abs() < 1e-15));
     }
 }
+
+/// The first `count` images of the test set (`train == false`) or the training set, as
+/// convolutional networks take them: over 255, zero-padded to 32×32 (2 pixels on each side),
+/// then averaged over `32/side × 32/side` blocks (`side` = 32, 16 or 8), row-major; with their
+/// labels (0–9). `python/examples/train_cnn.py` prepares its images the same way.
+///
+/// # Errors
+/// `InvalidArgument` for another `side`; `Io` for missing files; `Malformed` for broken ones or
+/// fewer than `count` images.
+pub fn padded_images(dir: &Path, train: bool, count: usize, side: usize) -> Result<(Vec<Vec<f64>>, Vec<u8>)> {
+    if ![8, 16, 32].contains(&side) {
+        return Err(Error::InvalidArgument(format!("Fashion-MNIST images come at 32×32, 16×16 or 8×8, not {side}×{side}")));
+    }
+    let prefix = if train { "train" } else { "t10k" };
+    let images = dir.join(format!("{prefix}-images-idx3-ubyte.gz"));
+    let labels = dir.join(format!("{prefix}-labels-idx1-ubyte.gz"));
+    let (_, pixels) = parse_idx(&read_gz(&images)?, &images.display().to_string())?;
+    let (_, lab) = parse_idx(&read_gz(&labels)?, &labels.display().to_string())?;
+    if pixels.len() < count * 784 || lab.len() < count {
+        return Err(Error::Malformed(format!("{}: fewer than {count} images", images.display())));
+    }
+    let f = 32 / side;
+    let x = pixels
+        .chunks(784)
+        .take(count)
+        .map(|img| {
+            let at = |r: usize, c: usize| if (2..30).contains(&r) && (2..30).contains(&c) { f64::from(img[(r - 2) * 28 + c - 2]) / 255.0 } else { 0.0 };
+            (0..side * side)
+                .map(|i| {
+                    let (r, c) = (i / side, i % side);
+                    (0..f * f).map(|k| at(f * r + k / f, f * c + k % f)).sum::<f64>() / (f * f) as f64
+                })
+                .collect()
+        })
+        .collect();
+    Ok((x, lab[..count].to_vec()))
+}

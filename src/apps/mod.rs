@@ -7,3 +7,4 @@ pub mod dataset;
 pub mod fashion_mnist;
 pub mod helr;
 pub mod input_shapes;
+pub mod nn;

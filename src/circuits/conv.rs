@@ -96,22 +96,15 @@ impl Conv2d {
         self.weights[((o * self.in_channels + i) * self.kernel + dy) * self.kernel + dx]
     }
 
-    /// The convolution of images laid out as `input` as a linear map on `slots` slots (module
-    /// docs), and the output's layout. Zero weights add no entry.
+    /// The convolution's non-zero entries `(output index, input index, weight)` in the dense
+    /// layouts (module docs), and the output's layout: the matrix every other form is made of.
+    /// Zero weights and padded pixels add no entry.
     ///
     /// # Errors
-    /// As [`Conv2d::output_layout`]; `InvalidArgument` when the input or the output does not fit
-    /// in `slots`.
-    pub fn linear_map(&self, input: &ImageLayout, slots: usize) -> Result<(LinearMap, ImageLayout)> {
+    /// As [`Conv2d::output_layout`].
+    pub fn entries(&self, input: &ImageLayout) -> Result<(Vec<(usize, usize, f64)>, ImageLayout)> {
         let out = self.output_layout(input)?;
-        if input.slots() > slots || out.slots() > slots {
-            return Err(Error::InvalidArgument(format!(
-                "conv2d: the input ({} slots) and output ({} slots) must fit in {slots} slots",
-                input.slots(),
-                out.slots()
-            )));
-        }
-        let mut d = Diagonals::zero(slots);
+        let mut e = Vec::new();
         let p = self.padding as isize;
         for o in 0..out.channels {
             for y in 0..out.height {
@@ -126,13 +119,35 @@ impl Conv2d {
                                 }
                                 let wv = self.weight(o, i, dy, dx);
                                 if wv != 0.0 {
-                                    d.add_entry(row, input.slot(i, sy as usize, sx as usize), Complex64::new(wv, 0.0));
+                                    e.push((row, input.slot(i, sy as usize, sx as usize), wv));
                                 }
                             }
                         }
                     }
                 }
             }
+        }
+        Ok((e, out))
+    }
+
+    /// The convolution of images laid out as `input` as a linear map on `slots` slots (module
+    /// docs), and the output's layout.
+    ///
+    /// # Errors
+    /// As [`Conv2d::output_layout`]; `InvalidArgument` when the input or the output does not fit
+    /// in `slots`.
+    pub fn linear_map(&self, input: &ImageLayout, slots: usize) -> Result<(LinearMap, ImageLayout)> {
+        let (entries, out) = self.entries(input)?;
+        if input.slots() > slots || out.slots() > slots {
+            return Err(Error::InvalidArgument(format!(
+                "conv2d: the input ({} slots) and output ({} slots) must fit in {slots} slots",
+                input.slots(),
+                out.slots()
+            )));
+        }
+        let mut d = Diagonals::zero(slots);
+        for (r, c, w) in entries {
+            d.add_entry(r, c, Complex64::new(w, 0.0));
         }
         Ok((LinearMap::linear(d), out))
     }
@@ -142,29 +157,13 @@ impl Conv2d {
     /// # Errors
     /// As [`Conv2d::output_layout`]; `InvalidArgument` for fewer values than the layout's slots.
     pub fn apply(&self, layout: &ImageLayout, input: &[f64]) -> Result<Vec<f64>> {
-        let out = self.output_layout(layout)?;
         if input.len() < layout.slots() {
             return Err(Error::InvalidArgument(format!("conv2d: {} values for {} slots", input.len(), layout.slots())));
         }
+        let (entries, out) = self.entries(layout)?;
         let mut y = vec![0.0; out.slots()];
-        let p = self.padding as isize;
-        for o in 0..out.channels {
-            for r in 0..out.height {
-                for c in 0..out.width {
-                    let mut acc = 0.0;
-                    for i in 0..layout.channels {
-                        for dy in 0..self.kernel {
-                            for dx in 0..self.kernel {
-                                let (sy, sx) = ((r * self.stride + dy) as isize - p, (c * self.stride + dx) as isize - p);
-                                if sy >= 0 && sx >= 0 && (sy as usize) < layout.height && (sx as usize) < layout.width {
-                                    acc += self.weight(o, i, dy, dx) * input[layout.slot(i, sy as usize, sx as usize)];
-                                }
-                            }
-                        }
-                    }
-                    y[out.slot(o, r, c)] = acc;
-                }
-            }
+        for (r, c, w) in entries {
+            y[r] += w * input[c];
         }
         Ok(y)
     }

@@ -9,6 +9,7 @@
 //! - [`lintrans`]: plaintext matrix × encrypted vector by diagonals, baby-step/giant-step with
 //!   hoisted rotations, in SEAL's slot order;
 //! - [`conv`]: 2-D convolutions of packed images as linear maps (convolutional layers);
+//! - [`packing`]: multiplexed packing of feature maps after strided layers;
 //! - [`dft`]: the homomorphic special DFT (CoeffsToSlots, SlotsToCoeffs) with level-collapsed
 //!   factors;
 //! - [`mod1`]: EvalMod, `x mod 1` by a scaled cosine and double-angle steps;
@@ -24,6 +25,7 @@ pub mod dft;
 pub mod keys;
 pub mod lintrans;
 pub mod mod1;
+pub mod packing;
 pub mod polynomial;
 pub mod precision;
 pub mod rotsum;

@@ -1,0 +1,193 @@
+//! The server side: a [`Plan`] evaluated on an encrypted image, on whichever backend the
+//! ciphertext lives (`.gpu()`). Linear steps run as double-hoisted baby-step/giant-step
+//! transforms encoded on first use at the level and scale they meet (cached: later images reuse
+//! them, uploaded once to a device); every linear step's result has the bootstrapper's output
+//! scale `Δ` exactly.
+
+use super::compile::{Plan, Step};
+use crate::circuits::bootstrapping::Bootstrapper;
+use crate::circuits::keys::KeySet;
+use crate::circuits::lintrans::{evaluate_linear_transforms_rescaled, LinearTransform};
+use crate::circuits::polynomial::PolynomialEvaluator;
+use crate::circuits::{level_at, rescale_prime};
+use crate::ckks::hybrid::HybridGaloisKeys;
+use crate::{Ciphertext, CkksEncoder, Context, Error, Evaluator, KeyGenerator, Plaintext, Result, SecretKey};
+use parking_lot::Mutex;
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Hybrid Galois keys for the plan's linear steps, with the bootstrapping keys' key switching.
+///
+/// # Errors
+/// As `KeyGenerator::create_hybrid_galois_keys_from_elts`.
+pub fn network_galois_keys(ctx: &Context, boot: &Bootstrapper, sk: &SecretKey, plan: &Plan) -> Result<HybridGaloisKeys> {
+    KeyGenerator::from_secret_key(ctx, sk)?
+        .create_hybrid_galois_keys_from_elts(boot.keys().key_switching(), &plan.galois_elements(ctx.galois_tool())?)
+}
+
+/// Time spent per kind of step on one image.
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
+pub struct InferenceTimings {
+    /// Linear steps (convolutions, poolings, dense layers), encoding on first use included.
+    pub linear: Duration,
+    /// Products (squares).
+    pub products: Duration,
+    /// ReLU polynomials.
+    pub relu: Duration,
+    /// Bootstraps.
+    pub bootstrap: Duration,
+    /// Bootstraps done.
+    pub bootstraps: usize,
+    /// The whole image.
+    pub total: Duration,
+}
+
+type TransformKey = (usize, usize);
+
+/// Evaluates a [`Plan`] (module docs).
+pub struct Inference<'a> {
+    plan: &'a Plan,
+    ev: Evaluator,
+    encoder: CkksEncoder,
+    boot: &'a Bootstrapper,
+    galois: &'a HybridGaloisKeys,
+    transforms: Mutex<HashMap<TransformKey, Arc<LinearTransform>>>,
+    biases: Mutex<HashMap<usize, Arc<Plaintext>>>,
+}
+
+impl<'a> Inference<'a> {
+    /// An evaluator of `plan` with the bootstrapper's context, relinearization keys and
+    /// bootstraps, and `galois` from [`network_galois_keys`].
+    ///
+    /// # Errors
+    /// `InvalidParameters` when the plan was compiled for other slots or levels than the
+    /// bootstrapper's.
+    pub fn new(plan: &'a Plan, boot: &'a Bootstrapper, galois: &'a HybridGaloisKeys) -> Result<Self> {
+        let ctx = boot.context();
+        let encoder = CkksEncoder::new(ctx)?;
+        if encoder.slot_count() != plan.slots || plan.steps.iter().any(|s| matches!(s.step, Step::Bootstrap { .. }) && s.level != boot.output_level()) {
+            return Err(Error::InvalidParameters("the plan was compiled for other parameters than the bootstrapper's".into()));
+        }
+        Ok(Inference { plan, ev: Evaluator::new(ctx), encoder, boot, galois, transforms: Mutex::new(HashMap::new()), biases: Mutex::new(HashMap::new()) })
+    }
+
+    fn keys(&self) -> KeySet<'_> {
+        KeySet::Hybrid { relin: Some(self.boot.keys().relin_keys()), galois: Some(self.galois) }
+    }
+
+    fn level(&self, ct: &Ciphertext) -> Result<usize> {
+        self.boot.context().chain_index_of(&ct.parms_id()).ok_or_else(|| Error::NotValidForParams("a ciphertext of another context".into()))
+    }
+
+    fn linear(&self, index: usize, terms: &[(usize, crate::circuits::lintrans::LinearMap)], bias: &Option<Vec<f64>>, regs: &[Option<Ciphertext>]) -> Result<Ciphertext> {
+        let ctx = self.boot.context();
+        let delta = self.boot.output_scale();
+        let inputs: Vec<&Ciphertext> = terms.iter().map(|(r, _)| regs[*r].as_ref().ok_or_else(|| Error::InvalidArgument("register read before it is written".into()))).collect::<Result<_>>()?;
+        let level = inputs.iter().map(|c| self.level(c)).collect::<Result<Vec<_>>>()?.into_iter().min().unwrap_or(0);
+        let id = level_at(ctx, level, "linear layer")?.parms_id();
+        let q = rescale_prime(ctx, level, "linear layer")?;
+        let mut sum: Option<Ciphertext> = None;
+        for (t, ((_, map), ct)) in terms.iter().zip(&inputs).enumerate() {
+            let scale = delta * q / ct.scale();
+            let key = (index, t);
+            let cached = self.transforms.lock().get(&key).cloned();
+            let lt = match cached {
+                Some(lt) if lt.parms_id() == id && lt.scale() == scale => lt,
+                _ => {
+                    let lt = Arc::new(LinearTransform::new_extended(&self.encoder, map, id, scale, self.boot.keys().key_switching())?);
+                    self.transforms.lock().insert(key, lt.clone());
+                    lt
+                }
+            };
+            let mut y = evaluate_linear_transforms_rescaled(&self.ev, &self.keys(), &[&lt], ct)?.remove(0);
+            y.set_scale(delta);
+            match &mut sum {
+                None => sum = Some(y),
+                Some(s) => self.ev.add_inplace(s, &y)?,
+            }
+        }
+        let mut y = sum.ok_or_else(|| Error::InvalidArgument("a linear step without terms".into()))?;
+        if let Some(b) = bias {
+            let cached = self.biases.lock().get(&index).cloned();
+            let pt = match cached {
+                Some(pt) if pt.parms_id() == y.parms_id() => pt,
+                _ => {
+                    let pt = Arc::new(self.encoder.encode_f64(b, y.parms_id(), delta)?);
+                    self.biases.lock().insert(index, pt.clone());
+                    pt
+                }
+            };
+            self.ev.add_plain_inplace(&mut y, &pt)?;
+        }
+        Ok(y)
+    }
+
+    fn product(&self, a: &Ciphertext, b: &Ciphertext) -> Result<Ciphertext> {
+        let (la, lb) = (self.level(a)?, self.level(b)?);
+        let low = |c: &Ciphertext, l: usize, other: usize| -> Result<Ciphertext> {
+            if l > other { self.ev.mod_switch_to(c, &level_at(self.boot.context(), other, "product")?.parms_id()) } else { Ok(c.clone()) }
+        };
+        let (a, b) = (low(a, la, lb)?, low(b, lb, la)?);
+        let mut y = self.ev.multiply(&a, &b)?;
+        self.keys().relinearize_inplace(&self.ev, &mut y)?;
+        self.ev.rescale_to_next_inplace(&mut y)?;
+        Ok(y)
+    }
+
+    /// Run the plan on `image` (encrypted [`Plan::encode_image`] at [`Plan::input_level`], any
+    /// scale the bootstrapper accepts there), calling `progress(done, total)` after each step.
+    /// Returns the output ciphertext ([`Plan::decode_logits`] after decryption and decoding)
+    /// and the time per kind of step.
+    ///
+    /// # Errors
+    /// `NotValidForParams` for a ciphertext of another context; `InvalidArgument` for one not at
+    /// the plan's input level; as the evaluator's operations and [`Bootstrapper::bootstrap`].
+    /// `image` is not changed.
+    pub fn infer(&self, image: &Ciphertext, progress: &mut dyn FnMut(usize, usize)) -> Result<(Ciphertext, InferenceTimings)> {
+        let t0 = Instant::now();
+        if self.level(image)? != self.plan.input_level {
+            return Err(Error::InvalidArgument(format!(
+                "the image must be encrypted at chain index {} (the bootstrapped level), is at {}",
+                self.plan.input_level,
+                self.level(image)?
+            )));
+        }
+        let last = self.plan.last_reads();
+        let mut regs: Vec<Option<Ciphertext>> = vec![None; self.plan.registers()];
+        regs[0] = Some(image.clone());
+        let mut times = InferenceTimings::default();
+        let total = self.plan.steps.len();
+        let get = |regs: &[Option<Ciphertext>], r: usize| regs[r].clone().ok_or_else(|| Error::InvalidArgument("register read before it is written".into()));
+        for (i, s) in self.plan.steps.iter().enumerate() {
+            let t = Instant::now();
+            let (y, slot) = match &s.step {
+                Step::Linear { terms, bias } => (self.linear(i, terms, bias, &regs)?, &mut times.linear),
+                Step::Product { a, b } => (self.product(&get(&regs, *a)?, &get(&regs, *b)?)?, &mut times.products),
+                Step::Relu { x } => {
+                    let p = self.plan.relu.as_ref().ok_or_else(|| Error::InvalidArgument("a ReLU step without a polynomial".into()))?;
+                    let x = get(&regs, *x)?;
+                    (PolynomialEvaluator::new(&self.ev, self.keys()).evaluate(&x, p, x.scale())?, &mut times.relu)
+                }
+                Step::Bootstrap { x } => {
+                    times.bootstraps += 1;
+                    (self.boot.bootstrap(&get(&regs, *x)?)?, &mut times.bootstrap)
+                }
+            };
+            if let Some(q) = y.gpu.queue() {
+                q.synchronize()?; // the step's time is the device's
+            }
+            *slot += t.elapsed();
+            regs[s.out] = Some(y);
+            for (r, l) in last.iter().enumerate() {
+                if *l == Some(i) && r != self.plan.output {
+                    regs[r] = None;
+                }
+            }
+            progress(i + 1, total);
+        }
+        times.total = t0.elapsed();
+        let out = regs[self.plan.output].take().ok_or_else(|| Error::InvalidArgument("the plan wrote no output".into()))?;
+        Ok((out, times))
+    }
+}

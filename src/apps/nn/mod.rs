@@ -1,0 +1,78 @@
+//! Encrypted inference of convolutional networks: a model from an ONNX file, its plaintext
+//! reference, and its evaluation on an encrypted image with bootstrapping.
+//!
+//! - [`onnx`]: import (`torch.onnx.export`'s files, opset ≥ 13) into a [`graph::Graph`];
+//! - [`plain`]: the plaintext reference and the calibration bounds;
+//! - [`sparse`]: linear operations as sparse matrices;
+//! - [`compile`]: the encrypted circuit ([`compile::Plan`]): linear layers fused into plaintext
+//!   matrices on multiplexed packings (Lee et al., ICML 2022), values divided by calibrated
+//!   bounds, bootstraps placed by level accounting;
+//! - [`encrypted`]: the server's evaluation ([`encrypted::Inference`]).
+//! - [`npy`]: NumPy arrays of images and logits.
+//!
+//! The flow, for the client (who has the secret key, SEAL's or xehe's) and the server:
+//!
+//! ```text
+//! server: graph = onnx::load(path); calib = Calibration::new(&graph, images);
+//!         plan = Plan::compile(&graph, &calib, &Budget { .. from the bootstrapper .. })
+//! client: slots = plan.encode_image(pixels); encrypt at chain index plan.input_level;
+//!         Galois keys for plan.galois_elements() and the bootstrapping keys
+//! server: (ct, times) = Inference::new(&plan, &boot, &galois)?.infer(&ct, ..)
+//! client: logits = plan.decode_logits(decode(decrypt(ct)))
+//! ```
+//!
+//! [`Network`] bundles the server's part for the command line and Python.
+
+pub mod compile;
+pub mod encrypted;
+pub mod graph;
+pub mod npy;
+pub mod onnx;
+pub mod plain;
+pub mod sparse;
+
+use crate::circuits::bootstrapping::Bootstrapper;
+use compile::{relu_polynomial, Budget, Plan};
+use graph::Graph;
+use plain::Calibration;
+
+/// Calibrated bounds are multiplied by this: inputs up to 25 % beyond the calibration images'
+/// largest values stay in the bootstrap's and the ReLU polynomial's domain.
+pub const DEFAULT_MARGIN: f64 = 1.25;
+
+/// Degree of the default ReLU polynomial ([`compile::relu_polynomial`]).
+pub const DEFAULT_RELU_DEGREE: usize = 63;
+
+/// A model ready for encrypted evaluation: the graph, its calibration and its plan for one
+/// bootstrapper's parameters.
+#[derive(Clone, Debug)]
+pub struct Network {
+    /// The imported model.
+    pub graph: Graph,
+    /// Bounds over the calibration images.
+    pub calibration: Calibration,
+    /// The encrypted circuit.
+    pub plan: Plan,
+}
+
+impl Network {
+    /// Calibrate `graph` on `images` and compile it for `boot`'s parameters: images encrypted
+    /// at the bootstrapped level, bounds [`DEFAULT_MARGIN`] times the calibration's, ReLU by
+    /// [`DEFAULT_RELU_DEGREE`].
+    ///
+    /// # Errors
+    /// As [`Calibration::new`] and [`Plan::compile`].
+    pub fn new<'a>(graph: Graph, images: impl IntoIterator<Item = &'a [f64]>, boot: &Bootstrapper) -> crate::Result<Self> {
+        let calibration = Calibration::new(&graph, images)?;
+        let has_relu = graph.nodes.iter().any(|n| n.op == graph::Op::Relu);
+        let budget = Budget {
+            slots: boot.context().first_context_data().n() / 2,
+            input_level: boot.output_level(),
+            bootstrap_level: boot.output_level(),
+            margin: DEFAULT_MARGIN,
+            relu: if has_relu { Some(relu_polynomial(DEFAULT_RELU_DEGREE)?) } else { None },
+        };
+        let plan = Plan::compile(&graph, &calibration, &budget)?;
+        Ok(Network { graph, calibration, plan })
+    }
+}

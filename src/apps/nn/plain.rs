@@ -1,0 +1,92 @@
+//! The plaintext reference: a [`Graph`] evaluated in `f64` on one image, and the calibration
+//! that bounds every value over a set of images (the encrypted circuit divides each value by
+//! its bound so that bootstraps and the ReLU polynomial see `|x| ≤ 1`).
+
+use super::graph::{Graph, Op};
+use super::sparse::linear_op;
+use crate::{Error, Result};
+
+/// Every value of the graph on `image` (`C·H·W` values, channel-major): index 0 is the
+/// image, `i + 1` node `i`'s output.
+///
+/// # Errors
+/// `InvalidArgument` when `image` does not have the input's size.
+pub fn evaluate_all(graph: &Graph, image: &[f64]) -> Result<Vec<Vec<f64>>> {
+    if image.len() != graph.input.slots() {
+        return Err(Error::InvalidArgument(format!(
+            "the image has {} values; the model takes {}×{}×{} = {}",
+            image.len(),
+            graph.input.channels,
+            graph.input.height,
+            graph.input.width,
+            graph.input.slots()
+        )));
+    }
+    let mut values = vec![image.to_vec()];
+    for node in &graph.nodes {
+        let x = &values[node.inputs[0]];
+        let y = match &node.op {
+            Op::Relu => x.iter().map(|v| v.max(0.0)).collect(),
+            Op::Add => x.iter().zip(&values[node.inputs[1]]).map(|(a, b)| a + b).collect(),
+            Op::Mul => x.iter().zip(&values[node.inputs[1]]).map(|(a, b)| a * b).collect(),
+            op => linear_op(op, &graph.shape(node.inputs[0]), &node.shape)?.apply(x),
+        };
+        values.push(y);
+    }
+    Ok(values)
+}
+
+/// The network's output (the logits) on `image`.
+///
+/// # Errors
+/// As [`evaluate_all`].
+pub fn evaluate(graph: &Graph, image: &[f64]) -> Result<Vec<f64>> {
+    Ok(evaluate_all(graph, image)?.swap_remove(graph.output))
+}
+
+/// The largest magnitude of every value over calibration images (index as [`evaluate_all`]).
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Calibration {
+    /// Images seen.
+    pub images: usize,
+    /// `max |x|` of each value.
+    pub max_abs: Vec<f64>,
+}
+
+impl Calibration {
+    /// Evaluate `images` and keep each value's largest magnitude.
+    ///
+    /// # Errors
+    /// `InvalidArgument` without images; as [`evaluate_all`].
+    pub fn new<'a>(graph: &Graph, images: impl IntoIterator<Item = &'a [f64]>) -> Result<Self> {
+        let mut max_abs = vec![0.0f64; graph.nodes.len() + 1];
+        let mut count = 0;
+        for image in images {
+            for (m, v) in max_abs.iter_mut().zip(evaluate_all(graph, image)?) {
+                *m = v.iter().fold(*m, |a, x| a.max(x.abs()));
+            }
+            count += 1;
+        }
+        if count == 0 {
+            return Err(Error::InvalidArgument("calibration needs at least one image".into()));
+        }
+        Ok(Calibration { images: count, max_abs })
+    }
+
+    /// The values of `image` whose magnitude exceeds `margin` times the calibrated bound (the
+    /// encrypted evaluation of such an image is not valid): `(value, max |x| / bound)`.
+    ///
+    /// # Errors
+    /// As [`evaluate_all`].
+    pub fn exceeded(&self, graph: &Graph, image: &[f64], margin: f64) -> Result<Vec<(usize, f64)>> {
+        Ok(evaluate_all(graph, image)?
+            .iter()
+            .zip(&self.max_abs)
+            .enumerate()
+            .filter_map(|(i, (v, &m))| {
+                let top = v.iter().fold(0f64, |a, x| a.max(x.abs()));
+                (top > m * margin).then_some((i, top / m.max(f64::MIN_POSITIVE)))
+            })
+            .collect())
+    }
+}

@@ -1,0 +1,108 @@
+//! Encrypted inference (`xehe::apps::nn`) with the committed small CNN (`models/small-poly.onnx`:
+//! two convolutions, trained quadratic activations, average pooling, a dense layer; 16×16
+//! Fashion-MNIST images) on the **insecure** N = 2^12 preset: the ONNX import against
+//! onnxruntime's logits, the encrypted logits against the plaintext reference on four test
+//! images (with bootstraps), on the CPU and on every device present (word for word the CPU's
+//! result); and the import's errors.
+use std::path::Path;
+use xehe::apps::fashion_mnist;
+use xehe::apps::nn::encrypted::{network_galois_keys, Inference};
+use xehe::apps::nn::graph::Op;
+use xehe::apps::nn::{npy, onnx, plain, Network};
+use xehe::circuits::bootstrapping::{BootstrappingKeys, BootstrappingParameters, Bootstrapper};
+use xehe::*;
+
+fn model(name: &str) -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("models").join(name)
+}
+
+fn data() -> Option<std::path::PathBuf> {
+    match fashion_mnist::locate(None) {
+        Ok(d) => Some(d),
+        Err(e) => {
+            eprintln!("SKIP: {e}");
+            None
+        }
+    }
+}
+
+#[test]
+fn import_matches_onnxruntime() {
+    let Some(dir) = data() else { return };
+    for (name, side) in [("small-poly", 16), ("resnet20-relu", 32)] {
+        let g = onnx::load(&model(&format!("{name}.onnx"))).unwrap();
+        let reference = npy::read(&model(&format!("{name}.reference.npy"))).unwrap();
+        let (images, _) = fashion_mnist::padded_images(&dir, false, reference.shape[0], side).unwrap();
+        let mut worst = 0f64;
+        for (img, want) in images.iter().zip(reference.rows()) {
+            let got = plain::evaluate(&g, img).unwrap();
+            for (a, b) in got.iter().zip(want) {
+                worst = worst.max((a - b).abs());
+            }
+        }
+        eprintln!("{name}: {} nodes {:?}, largest difference from onnxruntime {worst:.1e}", g.nodes.len(), g.op_counts());
+        assert!(worst < 1e-4, "{name}: {worst}");
+    }
+}
+
+#[test]
+fn import_errors_name_the_problem() {
+    assert!(matches!(onnx::import(b"not a model"), Err(Error::Malformed(_))));
+    assert!(matches!(onnx::load(Path::new("/nonexistent.onnx")), Err(Error::Io(_))));
+    // An unsupported operator: the small model with its first Mul node's op_type (protobuf
+    // field 4, length 3) renamed to Sin.
+    let mut bytes = std::fs::read(model("small-poly.onnx")).unwrap();
+    let at = bytes.windows(5).position(|w| w == b"\x22\x03Mul").unwrap() + 2;
+    bytes[at..at + 3].copy_from_slice(b"Sin");
+    match onnx::import(&bytes) {
+        Err(Error::InvalidArgument(m)) => assert!(m.contains("Sin") && m.contains("not supported"), "{m}"),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn encrypted_inference_matches_the_plaintext_model() {
+    let Some(dir) = data() else { return };
+    let graph = onnx::load(&model("small-poly.onnx")).unwrap();
+    assert!(graph.nodes.iter().any(|n| n.op == Op::Mul));
+    let params = BootstrappingParameters::n12_insecure();
+    let ctx = params.context().unwrap();
+    let kg = KeyGenerator::new(&ctx).unwrap();
+    let keys = BootstrappingKeys::generate(&ctx, &params, kg.secret_key(), |_, _| {}).unwrap();
+    let boot = Bootstrapper::new(&ctx, keys).unwrap();
+    let (calib, _) = fashion_mnist::padded_images(&dir, true, 256, 16).unwrap();
+    let net = Network::new(graph, calib.iter().map(Vec::as_slice), &boot).unwrap();
+    let plan = &net.plan;
+    eprintln!("{} steps, {} bootstraps, {} Galois elements", plan.steps.len(), plan.bootstraps(), plan.galois_elements(ctx.galois_tool()).unwrap().len());
+    assert!(plan.bootstraps() >= 1);
+    let galois = network_galois_keys(&ctx, &boot, kg.secret_key(), plan).unwrap();
+    let inference = Inference::new(plan, &boot, &galois).unwrap();
+    let encoder = CkksEncoder::new(&ctx).unwrap();
+    let encryptor = Encryptor::with_secret_key(&ctx, kg.secret_key()).unwrap();
+    let decryptor = Decryptor::new(&ctx, kg.secret_key()).unwrap();
+    let id = ctx.context_data_at(plan.input_level).unwrap().parms_id();
+    let (images, labels) = fashion_mnist::padded_images(&dir, false, 4, 16).unwrap();
+    for (k, (img, label)) in images.iter().zip(&labels).enumerate() {
+        let ct = encryptor.encrypt_symmetric(&encoder.encode_f64(&plan.encode_image(img).unwrap(), id, boot.output_scale()).unwrap()).unwrap();
+        let (out, times) = inference.infer(&ct, &mut |_, _| {}).unwrap();
+        let logits = plan.decode_logits(&encoder.decode_f64(&decryptor.decrypt(&out).unwrap()).unwrap());
+        let want = plain::evaluate(&net.graph, img).unwrap();
+        let err = logits.iter().zip(&want).map(|(a, b)| (a - b).abs()).fold(0f64, f64::max);
+        let scale = want.iter().fold(0f64, |m, v| m.max(v.abs()));
+        let bits = -(err / scale).log2();
+        let argmax = |v: &[f64]| v.iter().enumerate().max_by(|a, b| a.1.total_cmp(b.1)).unwrap().0;
+        eprintln!("image {k} (label {label}): class {} (plain {}), largest error {err:.2e} = 2^-{bits:.1} of the largest logit, {:.1} s, {} bootstraps", argmax(&logits), argmax(&want), times.total.as_secs_f64(), times.bootstraps);
+        assert_eq!(argmax(&logits), argmax(&want));
+        assert!(bits > 12.0, "image {k}: {bits} bits");
+        if k == 0 {
+            let mut d = ct.clone();
+            if d.gpu().is_ok() {
+                let (mut y, _) = inference.infer(&d, &mut |_, _| {}).unwrap();
+                y.download().unwrap();
+                assert_eq!(y, out, "device result differs from the CPU backend's");
+            } else {
+                eprintln!("SKIP the device comparison: no GPU usable here");
+            }
+        }
+    }
+}
