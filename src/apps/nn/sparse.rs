@@ -208,7 +208,7 @@ mod tests {
         let ab = a.compose(&b);
         let want = a.apply(&b.apply(&x));
         for (g, w) in ab.apply(&x).iter().zip(&want) {
-            assert!((g - w).abs() < 1e-15);
+            assert!((g - w).abs() < 1e-12);
         }
         assert_eq!(a.rows[1], vec![(1, 2.0)]);
         assert_eq!(a.add(&a).apply(&[1.0, 1.0, 1.0]), vec![6.0, 4.0]);
