@@ -1068,6 +1068,11 @@ pub struct HybridGaloisKeys {
 }
 
 impl HybridGaloisKeys {
+    /// Memory of the key words, in bytes.
+    pub fn byte_size(&self) -> usize {
+        self.keys.values().map(|k| k.digits().iter().map(|d| d.len() * 8).sum::<usize>()).sum()
+    }
+
     /// SEAL's Galois keys as hybrid keys (as [`HybridRelinKeys::from_relin_keys`]: with
     /// `α = 1, dnum = L`, [`KeySwitchParams::seal`], SEAL's key layout is the hybrid one), so
     /// SEAL-layout keys take the hybrid paths — hoisted rotations

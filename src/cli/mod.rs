@@ -11,6 +11,7 @@ pub mod device;
 pub mod eval;
 pub mod expr;
 pub mod files;
+pub mod infer;
 pub mod info;
 pub mod matmul;
 #[cfg(feature = "cli")]

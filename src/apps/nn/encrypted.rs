@@ -43,7 +43,22 @@ pub struct InferenceTimings {
     pub total: Duration,
 }
 
-type TransformKey = (usize, usize);
+/// The plaintexts of a plan's linear steps, encoded on first use (by step and term; by step for
+/// the biases). Shared by every [`Inference`] of one plan: later images and later calls reuse
+/// them, and on a device each is uploaded once per queue.
+#[derive(Debug, Default)]
+pub struct TransformCache {
+    transforms: Mutex<HashMap<(usize, usize), Arc<LinearTransform>>>,
+    biases: Mutex<HashMap<usize, Arc<Plaintext>>>,
+}
+
+impl TransformCache {
+    /// Encoded diagonals held: count and bytes (host words).
+    pub fn plaintext_memory(&self) -> (usize, usize) {
+        let t = self.transforms.lock();
+        (t.values().map(|l| l.plaintext_count()).sum(), t.values().map(|l| l.plaintext_bytes()).sum())
+    }
+}
 
 /// Evaluates a [`Plan`] (module docs).
 pub struct Inference<'a> {
@@ -52,8 +67,7 @@ pub struct Inference<'a> {
     encoder: CkksEncoder,
     boot: &'a Bootstrapper,
     galois: &'a HybridGaloisKeys,
-    transforms: Mutex<HashMap<TransformKey, Arc<LinearTransform>>>,
-    biases: Mutex<HashMap<usize, Arc<Plaintext>>>,
+    cache: Arc<TransformCache>,
 }
 
 impl<'a> Inference<'a> {
@@ -64,12 +78,26 @@ impl<'a> Inference<'a> {
     /// `InvalidParameters` when the plan was compiled for other slots or levels than the
     /// bootstrapper's.
     pub fn new(plan: &'a Plan, boot: &'a Bootstrapper, galois: &'a HybridGaloisKeys) -> Result<Self> {
+        Self::with_cache(plan, boot, galois, Arc::default())
+    }
+
+    /// [`Inference::new`] with the encoded plaintexts of `cache` (made by an earlier
+    /// `Inference` of the same plan and bootstrapper, or empty).
+    ///
+    /// # Errors
+    /// As [`Inference::new`].
+    pub fn with_cache(plan: &'a Plan, boot: &'a Bootstrapper, galois: &'a HybridGaloisKeys, cache: Arc<TransformCache>) -> Result<Self> {
         let ctx = boot.context();
         let encoder = CkksEncoder::new(ctx)?;
         if encoder.slot_count() != plan.slots || plan.steps.iter().any(|s| matches!(s.step, Step::Bootstrap { .. }) && s.level != boot.output_level()) {
             return Err(Error::InvalidParameters("the plan was compiled for other parameters than the bootstrapper's".into()));
         }
-        Ok(Inference { plan, ev: Evaluator::new(ctx), encoder, boot, galois, transforms: Mutex::new(HashMap::new()), biases: Mutex::new(HashMap::new()) })
+        Ok(Inference { plan, ev: Evaluator::new(ctx), encoder, boot, galois, cache })
+    }
+
+    /// Encoded diagonals held by the cache: count and bytes (host words).
+    pub fn plaintext_memory(&self) -> (usize, usize) {
+        self.cache.plaintext_memory()
     }
 
     fn keys(&self) -> KeySet<'_> {
@@ -91,12 +119,12 @@ impl<'a> Inference<'a> {
         for (t, ((_, map), ct)) in terms.iter().zip(&inputs).enumerate() {
             let scale = delta * q / ct.scale();
             let key = (index, t);
-            let cached = self.transforms.lock().get(&key).cloned();
+            let cached = self.cache.transforms.lock().get(&key).cloned();
             let lt = match cached {
                 Some(lt) if lt.parms_id() == id && lt.scale() == scale => lt,
                 _ => {
                     let lt = Arc::new(LinearTransform::new_extended(&self.encoder, map, id, scale, self.boot.keys().key_switching())?);
-                    self.transforms.lock().insert(key, lt.clone());
+                    self.cache.transforms.lock().insert(key, lt.clone());
                     lt
                 }
             };
@@ -109,12 +137,12 @@ impl<'a> Inference<'a> {
         }
         let mut y = sum.ok_or_else(|| Error::InvalidArgument("a linear step without terms".into()))?;
         if let Some(b) = bias {
-            let cached = self.biases.lock().get(&index).cloned();
+            let cached = self.cache.biases.lock().get(&index).cloned();
             let pt = match cached {
                 Some(pt) if pt.parms_id() == y.parms_id() => pt,
                 _ => {
                     let pt = Arc::new(self.encoder.encode_f64(b, y.parms_id(), delta)?);
-                    self.biases.lock().insert(index, pt.clone());
+                    self.cache.biases.lock().insert(index, pt.clone());
                     pt
                 }
             };

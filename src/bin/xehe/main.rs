@@ -72,6 +72,9 @@ enum Command {
         #[command(subcommand)]
         which: BenchCommand,
     },
+    /// Encrypted inference of an ONNX convolutional network on images, beside the plaintext
+    /// model (docs/guide/encrypted-inference.md).
+    Infer(InferArgs),
     /// Key generation beyond SEAL's: bootstrapping keys from a SEAL secret key.
     Keygen {
         #[command(subcommand)]
@@ -129,6 +132,42 @@ struct EvalArgs {
     /// Compression of the output.
     #[arg(long, value_enum, default_value_t = Compression::None)]
     compression: Compression,
+    #[command(flatten)]
+    device: DeviceArg,
+}
+
+#[derive(Args)]
+#[command(group(clap::ArgGroup::new("images").required(true).args(["input", "data"])))]
+struct InferArgs {
+    /// The model: an ONNX file as torch.onnx.export writes it (opset >= 13).
+    #[arg(long)]
+    model: PathBuf,
+    /// Images: a .npy file of float32 (or float64) N×C×H×W values.
+    #[arg(long, value_name = "X.npy")]
+    input: Option<PathBuf>,
+    /// Images from a data set: fashion-mnist (the test images, padded to 32×32 and averaged down
+    /// to the model's input side).
+    #[arg(long, value_parser = ["fashion-mnist"])]
+    data: Option<String>,
+    /// Images of --data to classify.
+    #[arg(long, default_value_t = 4)]
+    count: usize,
+    /// The Fashion-MNIST directory (default: Debian's /usr/share/datasets/fashion-mnist).
+    #[arg(long, value_name = "DIR")]
+    fashion_mnist: Option<PathBuf>,
+    /// Calibration images (.npy, N×C×H×W) bounding every value of the network; default: 256
+    /// training images with --data, the input images with --input.
+    #[arg(long, value_name = "C.npy")]
+    calibration: Option<PathBuf>,
+    /// Bootstrapping parameters: n12-insecure (tests; INSECURE) or n16-dense.
+    #[arg(long, default_value = "n12-insecure")]
+    preset: String,
+    /// Also run the first image on the CPU backend and compare word for word.
+    #[arg(long)]
+    compare_cpu: bool,
+    /// Print the report as JSON (logits, plain_logits, classes, seconds, bootstraps, ...).
+    #[arg(long)]
+    json: bool,
     #[command(flatten)]
     device: DeviceArg,
 }
@@ -299,6 +338,27 @@ fn keygen_bootstrap(params: &std::path::Path, sk: &std::path::Path, out: &std::p
     Ok(())
 }
 
+fn infer(a: &InferArgs) -> Result<()> {
+    use xehe::cli::infer::{Images, InferOptions};
+    let params = xehe::circuits::bootstrapping::BootstrappingParameters::preset(&a.preset)
+        .ok_or_else(|| xehe::Error::InvalidArgument(format!("no bootstrapping preset {}: use n12-insecure or n16-dense", a.preset)))?;
+    let images = match &a.input {
+        Some(p) => Images::Npy(p.clone()),
+        None => Images::FashionMnist { count: a.count, dir: a.fashion_mnist.clone() },
+    };
+    let opts = InferOptions { model: a.model.clone(), images, calibration: a.calibration.clone(), params, device: a.device.choice()?, compare_cpu: a.compare_cpu };
+    let r = xehe::cli::infer::run(&opts, &mut |m| eprintln!("xehe: {m}"))?;
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&r).unwrap_or_default());
+    } else {
+        print!("{}", xehe::cli::infer::render(&r));
+    }
+    if r.bit_identical_to_cpu == Some(false) {
+        return Err(xehe::Error::Device("the device result differs from the CPU backend's".into()));
+    }
+    Ok(())
+}
+
 #[allow(clippy::too_many_arguments)]
 fn bench_bootstrap(
     n: usize,
@@ -382,6 +442,7 @@ fn main() -> ExitCode {
                 device.choice().and_then(|d| bench_bootstrap(n, preset.as_deref(), log_slots, reps, &d, compare_cpu, kernels, &input, json))
             }
         },
+        Command::Infer(args) => infer(&args),
         Command::Keygen { which } => match which {
             KeygenCommand::Bootstrap { params, secret_key, out, compression } => {
                 keygen_bootstrap(&params, &secret_key, &out, compression.into())

@@ -1,0 +1,38 @@
+//! The encrypted circuit of an ONNX model for a bootstrapping preset, without keys: steps,
+//! bootstraps, levels, Galois keys and diagonals per linear step. `cargo run --release
+//! --example nn_plan -- models/resnet20-relu.onnx n16`
+use xehe::apps::fashion_mnist;
+use xehe::apps::nn::compile::{relu_polynomial, Budget, Plan, Step};
+use xehe::apps::nn::{onnx, plain::Calibration, DEFAULT_MARGIN, DEFAULT_RELU_DEGREE};
+use xehe::circuits::bootstrapping::BootstrappingParameters;
+
+fn main() -> xehe::Result<()> {
+    let args: Vec<String> = std::env::args().collect();
+    let graph = onnx::load(std::path::Path::new(&args[1]))?;
+    let params = BootstrappingParameters::preset(args.get(2).map_or("n16", String::as_str)).expect("preset");
+    let ctx = params.context()?;
+    let side = graph.input.height;
+    let (calib, _) = fashion_mnist::padded_images(&fashion_mnist::locate(None)?, true, 64, side)?;
+    let t = std::time::Instant::now();
+    let calibration = Calibration::new(&graph, calib.iter().map(Vec::as_slice))?;
+    let budget = Budget {
+        slots: params.poly_modulus_degree() / 2,
+        input_level: params.output_level(),
+        bootstrap_level: params.output_level(),
+        margin: DEFAULT_MARGIN,
+        relu: Some(relu_polynomial(DEFAULT_RELU_DEGREE)?),
+    };
+    let plan = Plan::compile(&graph, &calibration, &budget)?;
+    println!("compiled in {:.1} s", t.elapsed().as_secs_f64());
+    for s in &plan.steps {
+        let what = match &s.step {
+            Step::Linear { terms, .. } => format!("linear, {} diagonals", terms.iter().map(|t| t.1.lin.offsets().len()).collect::<Vec<_>>().iter().map(|n| n.to_string()).collect::<Vec<_>>().join("+")),
+            Step::Product { .. } => "product".into(),
+            Step::Relu { .. } => "relu".into(),
+            Step::Bootstrap { .. } => "bootstrap".into(),
+        };
+        println!("r{:<3} level {:>2}  {what:<30} {}", s.out, s.level, s.node);
+    }
+    println!("{} steps, {} bootstraps, {} Galois elements", plan.steps.len(), plan.bootstraps(), plan.galois_elements(ctx.galois_tool())?.len());
+    Ok(())
+}

@@ -1,0 +1,281 @@
+//! `xehe infer`: encrypted inference of an ONNX model on images — a NumPy file or the
+//! Fashion-MNIST test set — beside the plaintext model, with the precision of the decrypted
+//! logits, the classes, and the time per image.
+
+use super::device::{open, DeviceChoice};
+use crate::apps::fashion_mnist;
+use crate::apps::nn::encrypted::{network_galois_keys, Inference, InferenceTimings};
+use crate::apps::nn::{npy, onnx, plain, Network};
+use crate::circuits::bootstrapping::{Bootstrapper, BootstrappingKeys, BootstrappingParameters};
+use crate::device::DeviceResident;
+use crate::{CkksEncoder, Decryptor, Encryptor, Error, KeyGenerator, Result};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+/// Where the images come from.
+#[derive(Clone, Debug)]
+pub enum Images {
+    /// A `.npy` file of `N×C×H×W` float images.
+    Npy(PathBuf),
+    /// The first `count` Fashion-MNIST test images (prepared for the model's input side; with
+    /// their labels), from `dir` or Debian's location.
+    FashionMnist {
+        /// Images.
+        count: usize,
+        /// The data set's directory.
+        dir: Option<PathBuf>,
+    },
+}
+
+/// What `xehe infer` runs.
+#[derive(Clone, Debug)]
+pub struct InferOptions {
+    /// The ONNX file.
+    pub model: PathBuf,
+    /// The images to classify.
+    pub images: Images,
+    /// Calibration images (`.npy`); default: 256 Fashion-MNIST training images for
+    /// `--data fashion-mnist`, the images themselves for `--input`.
+    pub calibration: Option<PathBuf>,
+    /// Bootstrapping parameters.
+    pub params: BootstrappingParameters,
+    /// Where the server side runs.
+    pub device: DeviceChoice,
+    /// Run the first image on the CPU backend too and compare the results word for word.
+    pub compare_cpu: bool,
+}
+
+/// The report of `xehe infer`.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct InferReport {
+    /// The model file.
+    pub model: String,
+    /// Operators of the model and their counts.
+    pub operators: Vec<(String, usize)>,
+    /// Preset name.
+    pub preset: String,
+    /// Whether the preset is insecure.
+    pub insecure: bool,
+    /// Where it ran.
+    pub device: String,
+    /// Steps of the encrypted circuit.
+    pub steps: usize,
+    /// Bootstraps per image.
+    pub bootstraps: usize,
+    /// Galois keys of the network (beside the bootstrapping keys) and their bytes.
+    pub galois_keys: (usize, usize),
+    /// Seconds to generate the keys (CPU).
+    pub keygen_seconds: f64,
+    /// Calibration images.
+    pub calibration_images: usize,
+    /// Decrypted logits, one row per image.
+    pub logits: Vec<Vec<f64>>,
+    /// The plaintext model's logits.
+    pub plain_logits: Vec<Vec<f64>>,
+    /// Classes from the encrypted logits.
+    pub classes: Vec<usize>,
+    /// Classes from the plaintext logits.
+    pub plain_classes: Vec<usize>,
+    /// Labels, when the data set has them.
+    pub labels: Option<Vec<usize>>,
+    /// Per image: `−log2(max |logit error| / max |plain logit|)`.
+    pub precision_bits: Vec<f64>,
+    /// Seconds per image (the first includes encoding the plaintexts and, on a device, uploads).
+    pub seconds: Vec<f64>,
+    /// Mean time per kind of step over the images after the first (all when there is one).
+    pub timings: InferenceTimings,
+    /// Images some value of which exceeds the calibrated bound (their encrypted result is not
+    /// valid): `(image, value index, ratio)`.
+    pub out_of_range: Vec<(usize, usize, f64)>,
+    /// Encoded diagonals after the run: count and bytes.
+    pub plaintexts: (usize, usize),
+    /// With `compare_cpu`: whether the device result equals the CPU backend's, word for word.
+    pub bit_identical_to_cpu: Option<bool>,
+}
+
+fn argmax(v: &[f64]) -> usize {
+    v.iter().enumerate().max_by(|a, b| a.1.total_cmp(b.1)).map_or(0, |m| m.0)
+}
+
+/// Load the images: rows of `C·H·W` values and labels when known.
+fn load_images(images: &Images, shape: crate::circuits::conv::ImageLayout, train: bool, count: Option<usize>) -> Result<(Vec<Vec<f64>>, Option<Vec<usize>>)> {
+    match images {
+        Images::Npy(path) => {
+            let a = npy::read(path)?;
+            let want = [shape.channels, shape.height, shape.width];
+            if a.shape.len() != 4 || a.shape[1..] != want {
+                return Err(Error::InvalidArgument(format!("{}: shape {:?}; the model takes N×{}×{}×{}", path.display(), a.shape, want[0], want[1], want[2])));
+            }
+            Ok((a.rows().map(<[f64]>::to_vec).collect(), None))
+        }
+        Images::FashionMnist { count: c, dir } => {
+            if shape.channels != 1 || shape.height != shape.width {
+                return Err(Error::InvalidArgument(format!("Fashion-MNIST images are 1×S×S; the model takes {}×{}×{}", shape.channels, shape.height, shape.width)));
+            }
+            let d = fashion_mnist::locate(dir.as_deref())?;
+            let (x, y) = fashion_mnist::padded_images(&d, train, count.unwrap_or(*c), shape.height)?;
+            Ok((x, Some(y.into_iter().map(usize::from).collect())))
+        }
+    }
+}
+
+/// Run `xehe infer` (module docs): import, calibrate, compile, generate keys (a fresh secret key
+/// plays the client), then per image encrypt at the plan's input level, evaluate on the
+/// device, decrypt, and compare with the plaintext model. `progress` gets a line per long step.
+///
+/// # Errors
+/// As [`onnx::load`] (unsupported operators, malformed files), [`npy::read`], the data set,
+/// [`Network::new`] (a model too large for the parameters), and the evaluation.
+pub fn run(opts: &InferOptions, progress: &mut dyn FnMut(&str)) -> Result<InferReport> {
+    let graph = onnx::load(&opts.model)?;
+    let (images, labels) = load_images(&opts.images, graph.input, false, None)?;
+    if images.is_empty() {
+        return Err(Error::InvalidArgument("no images to classify".into()));
+    }
+    let calibration = match (&opts.calibration, &opts.images) {
+        (Some(p), _) => load_images(&Images::Npy(p.clone()), graph.input, true, None)?.0,
+        (None, Images::FashionMnist { dir, .. }) => load_images(&Images::FashionMnist { count: 256, dir: dir.clone() }, graph.input, true, Some(256))?.0,
+        (None, Images::Npy(_)) => images.clone(),
+    };
+    progress(&format!("model {}: {} nodes, input {}×{}×{}", opts.model.display(), graph.nodes.len(), graph.input.channels, graph.input.height, graph.input.width));
+    let opened = open(&opts.device, &mut |m| progress(m))?;
+    let ctx = opts.params.context()?;
+    let kg = KeyGenerator::new(&ctx)?;
+    let t = Instant::now();
+    let mut last = Instant::now();
+    let keys = BootstrappingKeys::generate(&ctx, &opts.params, kg.secret_key(), |done, total| {
+        if last.elapsed() > Duration::from_secs(2) || done == total {
+            last = Instant::now();
+            progress(&format!("bootstrapping keys: {done}/{total}, {:.1} s", t.elapsed().as_secs_f64()));
+        }
+    })?;
+    let boot = Bootstrapper::new(&ctx, keys)?;
+    let net = Network::new(graph, calibration.iter().map(Vec::as_slice), &boot)?;
+    let plan = &net.plan;
+    progress(&format!("circuit: {} steps, {} bootstraps an image", plan.steps.len(), plan.bootstraps()));
+    let galois = network_galois_keys(&ctx, &boot, kg.secret_key(), plan)?;
+    let keygen_seconds = t.elapsed().as_secs_f64();
+    let inference = Inference::new(plan, &boot, &galois)?;
+    let encoder = CkksEncoder::new(&ctx)?;
+    let encryptor = Encryptor::with_secret_key(&ctx, kg.secret_key())?;
+    let decryptor = Decryptor::new(&ctx, kg.secret_key())?;
+    let id = ctx.context_data_at(plan.input_level).ok_or_else(|| Error::InvalidParameters("input level".into()))?.parms_id();
+    let mut report = InferReport {
+        model: opts.model.display().to_string(),
+        operators: net.graph.op_counts(),
+        preset: opts.params.name.clone(),
+        insecure: opts.params.insecure,
+        device: format!("{} {} ({})", opened.used.selector(), opened.used.name, opened.used.kind),
+        steps: plan.steps.len(),
+        bootstraps: plan.bootstraps(),
+        galois_keys: (galois.galois_elts().len(), galois.byte_size()),
+        keygen_seconds,
+        calibration_images: net.calibration.images,
+        logits: Vec::new(),
+        plain_logits: Vec::new(),
+        classes: Vec::new(),
+        plain_classes: Vec::new(),
+        labels: labels.map(|l| l[..images.len()].to_vec()),
+        precision_bits: Vec::new(),
+        seconds: Vec::new(),
+        timings: InferenceTimings::default(),
+        out_of_range: Vec::new(),
+        plaintexts: (0, 0),
+        bit_identical_to_cpu: None,
+    };
+    let mut sum = InferenceTimings::default();
+    for (k, img) in images.iter().enumerate() {
+        for (v, ratio) in net.calibration.exceeded(&net.graph, img, crate::apps::nn::DEFAULT_MARGIN)? {
+            report.out_of_range.push((k, v, ratio));
+        }
+        let host = encryptor.encrypt_symmetric(&encoder.encode_f64(&plan.encode_image(img)?, id, boot.output_scale())?)?;
+        let mut ct = host.clone();
+        if let Some(q) = &opened.queue {
+            ct.gpu_on(q);
+        }
+        let mut done_line = Instant::now();
+        let (mut out, times) = inference.infer(&ct, &mut |done, total| {
+            if done_line.elapsed() > Duration::from_secs(5) {
+                done_line = Instant::now();
+                progress(&format!("image {}/{}: step {done}/{total}", k + 1, images.len()));
+            }
+        })?;
+        out.download()?;
+        if k == 0 && opts.compare_cpu && opened.queue.is_some() {
+            progress("the first image again on the CPU backend");
+            let (cpu, _) = inference.infer(&host, &mut |_, _| {})?;
+            report.bit_identical_to_cpu = Some(cpu == out);
+        }
+        let logits = plan.decode_logits(&encoder.decode_f64(&decryptor.decrypt(&out)?)?);
+        let want = plain::evaluate(&net.graph, img)?;
+        let err = logits.iter().zip(&want).map(|(a, b)| (a - b).abs()).fold(0f64, f64::max);
+        let top = want.iter().fold(0f64, |m, v| m.max(v.abs()));
+        report.precision_bits.push(-(err / top.max(f64::MIN_POSITIVE)).log2());
+        report.classes.push(argmax(&logits));
+        report.plain_classes.push(argmax(&want));
+        report.logits.push(logits);
+        report.plain_logits.push(want);
+        report.seconds.push(times.total.as_secs_f64());
+        progress(&format!("image {}/{}: class {} (plaintext {}), {:.2} s", k + 1, images.len(), report.classes[k], report.plain_classes[k], times.total.as_secs_f64()));
+        if k > 0 || images.len() == 1 {
+            sum.linear += times.linear;
+            sum.products += times.products;
+            sum.relu += times.relu;
+            sum.bootstrap += times.bootstrap;
+            sum.total += times.total;
+            sum.bootstraps = times.bootstraps;
+        }
+    }
+    let n = (images.len() - 1).max(1) as u32;
+    report.timings = InferenceTimings { linear: sum.linear / n, products: sum.products / n, relu: sum.relu / n, bootstrap: sum.bootstrap / n, bootstraps: sum.bootstraps, total: sum.total / n };
+    report.plaintexts = inference.plaintext_memory();
+    Ok(report)
+}
+
+/// The report as text.
+pub fn render(r: &InferReport) -> String {
+    let mut s = String::new();
+    let ops: Vec<String> = r.operators.iter().map(|(o, c)| format!("{o}×{c}")).collect();
+    s += &format!("model      {} ({})\n", r.model, ops.join(", "));
+    s += &format!("parameters {}{}, device {}\n", r.preset, if r.insecure { " (INSECURE test set)" } else { "" }, r.device);
+    s += &format!(
+        "circuit    {} steps, {} bootstraps an image, {} Galois keys ({:.1} MiB), {} encoded diagonals ({:.1} MiB)\n",
+        r.steps,
+        r.bootstraps,
+        r.galois_keys.0,
+        r.galois_keys.1 as f64 / 1048576.0,
+        r.plaintexts.0,
+        r.plaintexts.1 as f64 / 1048576.0
+    );
+    s += "image  class  plain  label  bits   seconds\n";
+    for k in 0..r.classes.len() {
+        let label = r.labels.as_ref().map_or("-".to_string(), |l| l[k].to_string());
+        s += &format!("{k:>5}  {:>5}  {:>5}  {label:>5}  {:>5.1}  {:>7.3}\n", r.classes[k], r.plain_classes[k], r.precision_bits[k], r.seconds[k]);
+    }
+    let agree = r.classes.iter().zip(&r.plain_classes).filter(|(a, b)| a == b).count();
+    s += &format!("classes equal to the plaintext model's: {agree}/{}\n", r.classes.len());
+    if let Some(l) = &r.labels {
+        let acc = |c: &[usize]| c.iter().zip(l).filter(|(a, b)| a == b).count() as f64 / l.len() as f64 * 100.0;
+        s += &format!("accuracy: encrypted {:.2} %, plaintext {:.2} %\n", acc(&r.classes), acc(&r.plain_classes));
+    }
+    let worst = r.precision_bits.iter().copied().fold(f64::INFINITY, f64::min);
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    let t = &r.timings;
+    s += &format!("logits: at least {worst:.1} bits of the largest plaintext logit\n");
+    s += &format!(
+        "time an image: {:.1} ms (linear {:.1}, products {:.1}, ReLU {:.1}, {} bootstraps {:.1})\n",
+        ms(t.total),
+        ms(t.linear),
+        ms(t.products),
+        ms(t.relu),
+        t.bootstraps,
+        ms(t.bootstrap)
+    );
+    if !r.out_of_range.is_empty() {
+        s += &format!("WARNING: {} values beyond the calibrated bounds (results of those images are not valid): {:?}\n", r.out_of_range.len(), &r.out_of_range[..r.out_of_range.len().min(5)]);
+    }
+    if let Some(b) = r.bit_identical_to_cpu {
+        s += &format!("device result equal to the CPU backend's: {b}\n");
+    }
+    s
+}
