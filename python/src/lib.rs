@@ -19,6 +19,7 @@ mod expr;
 mod hybrid;
 mod keygen;
 mod methods;
+mod nn;
 mod objects;
 mod params;
 mod util;
@@ -68,6 +69,9 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<bootstrap::BootstrappingKeys>()?;
     m.add_class::<bootstrap::Bootstrapper>()?;
     m.add_function(wrap_pyfunction!(bootstrap::input_shapes, m)?)?;
+
+    // Encrypted inference (xehe::apps::nn), wrapped by xehe.nn.
+    m.add_class::<nn::Network>()?;
 
     // The expression language of `xehe eval` (xehe::cli::expr).
     m.add_function(wrap_pyfunction!(expr::evaluate_expression, m)?)?;

@@ -1,0 +1,124 @@
+"""Encrypted inference of convolutional networks from ONNX files (xehe's ``apps::nn``).
+
+The server compiles the model for a bootstrapper; the client — xehe or a seal-python program
+with the same secret key — encodes the image with :meth:`Network.encode_image`, encrypts it at
+:attr:`Network.input_level`, and decodes the decrypted result with
+:meth:`Network.decode_logits`::
+
+    import numpy as np, xehe, xehe.nn
+    from xehe.seal import CKKSEncoder, Decryptor, Encryptor, Evaluator, KeyGenerator
+
+    params = xehe.BootstrappingParameters.n12_insecure()   # INSECURE: tests and examples
+    ctx = params.context()
+    kg = KeyGenerator(ctx)
+    boot = xehe.Bootstrapper(ctx, xehe.BootstrappingKeys.generate(ctx, params, kg.secret_key()))
+    calib, _ = xehe.nn.fashion_mnist(256, side=16, train=True)
+    net = xehe.nn.Network("models/small-poly.onnx", calib, boot)
+    galois = net.galois_keys(boot, kg.secret_key())
+
+    images, labels = xehe.nn.fashion_mnist(4, side=16)
+    enc = CKKSEncoder(ctx)
+    ct = Encryptor(ctx, kg.create_public_key()).encrypt(enc.encode(net.encode_image(images[0]), boot.output_scale()))
+    Evaluator(ctx).mod_switch_to_inplace(ct, net.input_parms_id(ctx))
+    out, seconds = net.infer(boot, galois, ct)            # on ct's device (ct.gpu())
+    logits = net.decode_logits(enc.decode(Decryptor(ctx, kg.secret_key()).decrypt(out)))
+    assert logits.argmax() == net.plain(images[0]).argmax()
+
+Values inside the network are divided by bounds taken from the calibration images (times 1.25):
+an image whose values exceed them gives an invalid result (``xehe infer`` reports such images).
+"""
+
+import gzip
+import os
+
+import numpy as np
+
+from . import _native
+
+__all__ = ["Network", "fashion_mnist", "DEBIAN_FASHION_MNIST"]
+
+#: Where Debian's ``dataset-fashion-mnist`` installs the data set.
+DEBIAN_FASHION_MNIST = "/usr/share/datasets/fashion-mnist"
+
+
+def _f64(x):
+    return np.ascontiguousarray(x, dtype=np.float64)
+
+
+class Network:
+    """An ONNX model calibrated on ``calibration`` (N×C×H×W images) and compiled for
+    ``bootstrapper``'s parameters. ``ValueError`` names an unsupported operator and its node,
+    a malformed file, or a model too large for the parameters; ``OSError`` a missing file."""
+
+    def __init__(self, model, calibration, bootstrapper):
+        self._net = _native.Network(str(model), _f64(calibration), bootstrapper)
+
+    @property
+    def input_shape(self):
+        """``(C, H, W)`` of one image."""
+        return self._net.input_shape
+
+    @property
+    def input_level(self):
+        """The chain index the client encrypts the image at (the bootstrapped level)."""
+        return self._net.input_level
+
+    @property
+    def bootstraps(self):
+        """Bootstraps per image."""
+        return self._net.bootstraps
+
+    @property
+    def steps(self):
+        """Steps of the encrypted circuit (linear layers, products, ReLUs, bootstraps)."""
+        return self._net.steps
+
+    def input_parms_id(self, context):
+        """The ``parms_id`` of :attr:`input_level` in ``context`` (xehe's or seal-python's)."""
+        data = context.first_context_data()
+        while data.chain_index() > self.input_level:
+            data = data.next_context_data()
+        return data.parms_id()
+
+    def plain(self, image):
+        """The plaintext model's logits for one image (C×H×W): the reference."""
+        return np.asarray(self._net.plain(_f64(image)))
+
+    def encode_image(self, image):
+        """The slot vector (N/2 floats) to encode and encrypt for one image (C×H×W)."""
+        return np.asarray(self._net.encode_image(_f64(image)))
+
+    def decode_logits(self, slots):
+        """The logits from the decrypted and decoded output slots."""
+        return np.asarray(self._net.decode_logits([float(v) for v in np.real(np.asarray(slots))]))
+
+    def galois_elements(self, context):
+        """Galois elements of the network's linear layers (keys beside the bootstrapping keys)."""
+        return self._net.galois_elements(context)
+
+    def galois_keys(self, bootstrapper, secret_key):
+        """Hybrid Galois keys for the linear layers from ``secret_key`` (SEAL's or xehe's)."""
+        return self._net.galois_keys(bootstrapper, secret_key)
+
+    def infer(self, bootstrapper, galois_keys, encrypted):
+        """The network on an encrypted image, where the ciphertext is: ``(ciphertext, seconds)``
+        with seconds per kind of step (``linear``, ``products``, ``relu``, ``bootstrap``,
+        ``total``) and ``bootstraps``."""
+        return self._net.infer(bootstrapper, galois_keys, encrypted)
+
+
+def fashion_mnist(count, side=32, train=False, directory=None):
+    """The first ``count`` Fashion-MNIST images as the committed models take them — over 255,
+    zero-padded to 32×32, averaged down to ``side`` (32, 16 or 8) — as ``(count, 1, side, side)``
+    float64, and their labels. ``OSError`` without the data set (``apt install
+    dataset-fashion-mnist``)."""
+    d = directory or DEBIAN_FASHION_MNIST
+    kind = "train" if train else "t10k"
+    with gzip.open(os.path.join(d, f"{kind}-images-idx3-ubyte.gz")) as f:
+        x = np.frombuffer(f.read(), np.uint8, offset=16).reshape(-1, 28, 28)[:count]
+    with gzip.open(os.path.join(d, f"{kind}-labels-idx1-ubyte.gz")) as f:
+        y = np.frombuffer(f.read(), np.uint8, offset=8)[:count]
+    x = np.pad(x.astype(np.float64) / 255.0, ((0, 0), (2, 2), (2, 2)))
+    k = 32 // side
+    x = x.reshape(len(x), side, k, side, k).mean(axis=(2, 4))
+    return x.reshape(len(x), 1, side, side), y.astype(np.int64)
