@@ -39,7 +39,7 @@ pub enum Error {
     #[error("wrong form: {0}")]
     WrongForm(String),
     /// Serialized data is malformed, truncated or unsupported.
-    #[error("malformed SEAL data: {0}")]
+    #[error("malformed data: {0}")]
     Malformed(String),
     /// I/O failure while loading or saving.
     #[error("I/O error: {0}")]

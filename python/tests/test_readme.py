@@ -31,3 +31,21 @@ def test_readme_example_runs(readme, after):
     assert values, out.getvalue()
     expected = [2.0, 4.0] if readme == "README.md" else [1.0, 4.0, 9.0]
     assert np.allclose(values, expected, atol=1e-4), out.getvalue()
+
+
+def test_encrypted_inference_page_runs(tmp_path, monkeypatch):
+    """docs/guide/encrypted-inference.md's Python blocks, in order in one namespace (an xehe
+    client, then seal-python as the client)."""
+    page = ROOT / "docs" / "guide" / "encrypted-inference.md"
+    if not page.exists():
+        pytest.skip("the guide is not beside the tests (installed elsewhere)")
+    import xehe.nn
+    if not Path(xehe.nn.DEBIAN_FASHION_MNIST, "t10k-images-idx3-ubyte.gz").exists():
+        pytest.skip("Fashion-MNIST is not installed (apt install dataset-fashion-mnist)")
+    pytest.importorskip("seal")
+    (tmp_path / "models").symlink_to(ROOT / "models")
+    monkeypatch.chdir(tmp_path)
+    ns = {}
+    for code in _blocks(page, "## From Python"):
+        exec(compile(code, str(page), "exec"), ns)
+    assert ns["logits"].argmax() == ns["net"].plain(ns["images"][0]).argmax()

@@ -37,4 +37,6 @@ mod guide {
     struct Backends;
     #[doc = include_str!("../../docs/guide/bootstrapping.md")]
     struct Bootstrapping;
+    #[doc = include_str!("../../docs/guide/encrypted-inference.md")]
+    struct EncryptedInference;
 }

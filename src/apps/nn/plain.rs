@@ -3,8 +3,21 @@
 //! its bound so that bootstraps and the ReLU polynomial see `|x| ≤ 1`).
 
 use super::graph::{Graph, Op};
-use super::sparse::linear_op;
+use super::sparse::{linear_op, AffineMap};
 use crate::{Error, Result};
+
+/// The affine map of every linear node (`None` for products and ReLUs), made once for many
+/// images (a ResNet-20 convolution is millions of entries).
+///
+/// # Errors
+/// As [`linear_op`].
+pub fn linear_maps(graph: &Graph) -> Result<Vec<Option<AffineMap>>> {
+    graph
+        .nodes
+        .iter()
+        .map(|n| if n.op.is_linear() && n.op != Op::Add { linear_op(&n.op, &graph.shape(n.inputs[0]), &n.shape).map(Some) } else { Ok(None) })
+        .collect()
+}
 
 /// Every value of the graph on `image` (`C·H·W` values, channel-major): index 0 is the
 /// image, `i + 1` node `i`'s output.
@@ -12,6 +25,14 @@ use crate::{Error, Result};
 /// # Errors
 /// `InvalidArgument` when `image` does not have the input's size.
 pub fn evaluate_all(graph: &Graph, image: &[f64]) -> Result<Vec<Vec<f64>>> {
+    evaluate_with(graph, &linear_maps(graph)?, image)
+}
+
+/// [`evaluate_all`] with the maps of [`linear_maps`].
+///
+/// # Errors
+/// As [`evaluate_all`].
+pub fn evaluate_with(graph: &Graph, maps: &[Option<AffineMap>], image: &[f64]) -> Result<Vec<Vec<f64>>> {
     if image.len() != graph.input.slots() {
         return Err(Error::InvalidArgument(format!(
             "the image has {} values; the model takes {}×{}×{} = {}",
@@ -23,13 +44,14 @@ pub fn evaluate_all(graph: &Graph, image: &[f64]) -> Result<Vec<Vec<f64>>> {
         )));
     }
     let mut values = vec![image.to_vec()];
-    for node in &graph.nodes {
+    for (node, map) in graph.nodes.iter().zip(maps) {
         let x = &values[node.inputs[0]];
-        let y = match &node.op {
-            Op::Relu => x.iter().map(|v| v.max(0.0)).collect(),
-            Op::Add => x.iter().zip(&values[node.inputs[1]]).map(|(a, b)| a + b).collect(),
-            Op::Mul => x.iter().zip(&values[node.inputs[1]]).map(|(a, b)| a * b).collect(),
-            op => linear_op(op, &graph.shape(node.inputs[0]), &node.shape)?.apply(x),
+        let y = match (&node.op, map) {
+            (Op::Relu, _) => x.iter().map(|v| v.max(0.0)).collect(),
+            (Op::Add, _) => x.iter().zip(&values[node.inputs[1]]).map(|(a, b)| a + b).collect(),
+            (Op::Mul, _) => x.iter().zip(&values[node.inputs[1]]).map(|(a, b)| a * b).collect(),
+            (_, Some(m)) => m.apply(x),
+            (op, None) => return Err(Error::InvalidArgument(format!("no map for {op:?}"))),
         };
         values.push(y);
     }
@@ -61,8 +83,9 @@ impl Calibration {
     pub fn new<'a>(graph: &Graph, images: impl IntoIterator<Item = &'a [f64]>) -> Result<Self> {
         let mut max_abs = vec![0.0f64; graph.nodes.len() + 1];
         let mut count = 0;
+        let maps = linear_maps(graph)?;
         for image in images {
-            for (m, v) in max_abs.iter_mut().zip(evaluate_all(graph, image)?) {
+            for (m, v) in max_abs.iter_mut().zip(evaluate_with(graph, &maps, image)?) {
                 *m = v.iter().fold(*m, |a, x| a.max(x.abs()));
             }
             count += 1;
