@@ -2,8 +2,8 @@
 //! bootstraps, levels, Galois keys and diagonals per linear step. `cargo run --release
 //! --example nn_plan -- models/resnet20-relu.onnx n16`
 use xehe::apps::fashion_mnist;
-use xehe::apps::nn::compile::{relu_polynomial, Budget, Plan, Step};
-use xehe::apps::nn::{onnx, plain::Calibration, DEFAULT_MARGIN, DEFAULT_RELU_DEGREE};
+use xehe::apps::nn::compile::{sign_polynomials, Budget, Plan, Step};
+use xehe::apps::nn::{onnx, plain::Calibration, DEFAULT_MARGIN};
 use xehe::circuits::bootstrapping::BootstrappingParameters;
 
 fn main() -> xehe::Result<()> {
@@ -20,7 +20,7 @@ fn main() -> xehe::Result<()> {
         input_level: params.output_level(),
         bootstrap_level: params.output_level(),
         margin: DEFAULT_MARGIN,
-        relu: Some(relu_polynomial(DEFAULT_RELU_DEGREE)?),
+        sign: sign_polynomials()?,
     };
     let plan = Plan::compile(&graph, &calibration, &budget)?;
     println!("compiled in {:.1} s", t.elapsed().as_secs_f64());
@@ -28,7 +28,7 @@ fn main() -> xehe::Result<()> {
         let what = match &s.step {
             Step::Linear { terms, .. } => format!("linear, {} diagonals", terms.iter().map(|t| t.1.lin.offsets().len()).collect::<Vec<_>>().iter().map(|n| n.to_string()).collect::<Vec<_>>().join("+")),
             Step::Product { .. } => "product".into(),
-            Step::Relu { .. } => "relu".into(),
+            Step::Poly { index, .. } => format!("sign stage {index}"),
             Step::Bootstrap { .. } => "bootstrap".into(),
         };
         println!("r{:<3} level {:>2}  {what:<30} {}", s.out, s.level, s.node);

@@ -54,10 +54,13 @@ pub enum Step {
         /// Second factor (equal to `a` for a square).
         b: Reg,
     },
-    /// `out = relu(x)` slot-wise, by the plan's polynomial on `[−1, 1]`.
-    Relu {
+    /// `out = p(x)` slot-wise for the plan's sign polynomial `p = polys[index]` on `[−1, 1]`
+    /// (a stage of the composite sign of a ReLU).
+    Poly {
         /// Input.
         x: Reg,
+        /// Which of [`Plan::sign`].
+        index: usize,
     },
     /// `out = x` refreshed to the bootstrapped level.
     Bootstrap {
@@ -90,17 +93,31 @@ pub struct Budget {
     pub bootstrap_level: usize,
     /// Bound = `margin · max |x|` over the calibration images.
     pub margin: f64,
-    /// ReLU on `[−1, 1]` (`None`: a model with ReLU is refused).
-    pub relu: Option<ChebyshevPoly>,
+    /// The stages of the composite sign polynomial ReLU is made of, applied in order on
+    /// `[−1, 1]` (empty: a model with ReLU is refused).
+    pub sign: Vec<ChebyshevPoly>,
 }
 
-/// The ReLU polynomial of the plans: Chebyshev interpolant of `max(x, 0)` on `[−1, 1]` of
-/// degree `degree` (its largest error, about `0.14/degree`, is at 0).
+/// The composite sign of the plans' ReLU, `relu(x) = (x + x·sign(x))/2` (Cheon, Kim, Kim,
+/// "Efficient homomorphic comparison methods with optimal complexity", Asiacrypt 2020, §3–4):
+/// `g₃` three times, then `f₃` twice — odd degree-7 polynomials, depth 3 each, 15 levels in all.
+/// On `2^-7 ≤ |x| ≤ 1` the result is within `2^-15.7` of `sign(x)`; below `2^-7` it moves from
+/// 0 to ±1, so `relu` errs there by at most `|x|` (measured: largest error 2^-15.7; the
+/// stages map `[−1, 1]` into itself, as bootstrapping between them needs).
 ///
 /// # Errors
 /// As [`ChebyshevPoly::approximate`].
-pub fn relu_polynomial(degree: usize) -> Result<ChebyshevPoly> {
-    ChebyshevPoly::approximate(|x| x.max(0.0), -1.0, 1.0, degree)
+pub fn sign_polynomials() -> Result<Vec<ChebyshevPoly>> {
+    let f3 = |x: f64| (35.0 * x - 35.0 * x.powi(3) + 21.0 * x.powi(5) - 5.0 * x.powi(7)) / 16.0;
+    let g3 = |x: f64| (4589.0 * x - 16577.0 * x.powi(3) + 25614.0 * x.powi(5) - 12860.0 * x.powi(7)) / 1024.0;
+    // A degree-7 polynomial is its own degree-7 interpolant: the Chebyshev coefficients, exact
+    // to rounding; the even ones (zero) are dropped.
+    let odd = |f: &dyn Fn(f64) -> f64| -> Result<ChebyshevPoly> {
+        let p = ChebyshevPoly::approximate(f, -1.0, 1.0, 7)?;
+        let c: Vec<f64> = p.coeffs().iter().enumerate().map(|(j, &c)| if j % 2 == 0 { 0.0 } else { c }).collect();
+        ChebyshevPoly::new(c, -1.0, 1.0)
+    };
+    Ok(vec![odd(&g3)?, odd(&g3)?, odd(&g3)?, odd(&f3)?, odd(&f3)?])
 }
 
 /// The encrypted circuit of a graph (module docs).
@@ -120,8 +137,8 @@ pub struct Plan {
     pub output_layout: Multiplexed,
     /// The output's slots times this are the logits.
     pub output_divisor: f64,
-    /// The ReLU polynomial when the model has ReLUs.
-    pub relu: Option<ChebyshevPoly>,
+    /// The sign polynomials of the ReLUs ([`sign_polynomials`]; empty without ReLUs).
+    pub sign: Vec<ChebyshevPoly>,
     /// Slots of a ciphertext.
     pub slots: usize,
 }
@@ -151,7 +168,6 @@ struct Compiler<'a> {
     steps: Vec<PlannedStep>,
     pending: Vec<Option<Pending>>,
     materialized: Vec<Option<Reg>>,
-    relu_depth: usize,
 }
 
 /// The packing of every value: the input dense; a stride-`s` convolution or pooling keeps its
@@ -291,15 +307,26 @@ impl Compiler<'_> {
                 self.identity(r)
             }
             Op::Relu => {
-                if self.budget.relu.is_none() {
-                    return Err(Error::InvalidArgument(format!("node '{name}' (Relu): no ReLU polynomial was configured")));
+                if self.budget.sign.is_empty() {
+                    return Err(Error::InvalidArgument(format!("node '{name}' (Relu): no sign polynomial was configured")));
                 }
+                // relu(x) = (x + x·sign(x))/2: the sign's stages (bootstrapped between them as
+                // the levels require), one product, and the half-sum left pending.
                 let x = self.materialize(node.inputs[0], &name)?;
-                let x = self.with_levels(x, self.relu_depth, &name)?;
-                let Register { level, layout, divisor, .. } = self.regs[x].clone();
-                let r = self.push(Step::Relu { x }, level - self.relu_depth, layout, divisor, &name);
-                self.materialized[v] = Some(r);
-                self.identity(r)
+                let Register { layout, divisor, .. } = self.regs[x].clone();
+                let mut sign = x;
+                for (index, p) in self.budget.sign.iter().enumerate() {
+                    let depth = PolynomialEvaluator::depth(p);
+                    sign = self.with_levels(sign, depth, &name)?;
+                    let level = self.regs[sign].level - depth;
+                    sign = self.push(Step::Poly { x: sign, index }, level, layout, 1.0, &name);
+                }
+                let (a, b) = (self.with_levels(x, 1, &name)?, self.with_levels(sign, 1, &name)?);
+                let level = self.regs[a].level.min(self.regs[b].level) - 1;
+                let prod = self.push(Step::Product { a, b }, level, layout, divisor, &name);
+                let n = layout.shape.slots();
+                let half = SparseMatrix::scalar(n, 0.5 * divisor);
+                Pending { terms: vec![(a, half.clone()), (prod, half)], bias: vec![0.0; n] }
             }
             op => {
                 let a = linear_op(op, &self.graph.shape(node.inputs[0]), &node.shape)
@@ -330,7 +357,6 @@ impl Plan {
         }
         let input_layout = Multiplexed::dense(graph.input);
         input_layout.check_fits(budget.slots).map_err(|e| Error::InvalidArgument(format!("the input: {e}")))?;
-        let relu_depth = budget.relu.as_ref().map_or(0, PolynomialEvaluator::depth);
         let mut c = Compiler {
             graph,
             calib,
@@ -340,7 +366,6 @@ impl Plan {
             steps: Vec::new(),
             pending: vec![None; graph.nodes.len() + 1],
             materialized: vec![None; graph.nodes.len() + 1],
-            relu_depth,
         };
         let input_divisor = if calib.max_abs[0] > 1.0 { calib.max_abs[0] * budget.margin } else { 1.0 };
         c.regs.push(Register { level: budget.input_level, layout: input_layout, divisor: input_divisor, refreshed: None });
@@ -365,7 +390,7 @@ impl Plan {
             output,
             output_layout,
             output_divisor,
-            relu: budget.relu.clone(),
+            sign: budget.sign.clone(),
             slots: budget.slots,
         })
     }
@@ -425,12 +450,33 @@ impl Plan {
             let reads: Vec<Reg> = match &s.step {
                 Step::Linear { terms, .. } => terms.iter().map(|t| t.0).collect(),
                 Step::Product { a, b } => vec![*a, *b],
-                Step::Relu { x } | Step::Bootstrap { x } => vec![*x],
+                Step::Poly { x, .. } | Step::Bootstrap { x } => vec![*x],
             };
             for r in reads {
                 last[r] = Some(i);
             }
         }
         last
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_composite_sign_is_within_its_bound() {
+        let stages = sign_polynomials().unwrap();
+        let mut worst = 0f64;
+        for i in 0..=20000 {
+            let x = -1.0 + i as f64 / 10000.0;
+            let y = stages.iter().fold(x, |v, p| p.evaluate(v));
+            assert!(y.abs() <= 1.0 + 1e-12, "|p({x})| = {}", y.abs());
+            if x.abs() >= 2f64.powi(-7) {
+                worst = worst.max((y - x.signum()).abs());
+            }
+        }
+        assert!(worst < 2f64.powi(-15), "{worst:e}");
+        assert_eq!(stages.iter().map(PolynomialEvaluator::depth).sum::<usize>(), 15);
     }
 }

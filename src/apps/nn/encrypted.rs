@@ -33,7 +33,7 @@ pub struct InferenceTimings {
     pub linear: Duration,
     /// Products (squares).
     pub products: Duration,
-    /// ReLU polynomials.
+    /// ReLUs' sign polynomials.
     pub relu: Duration,
     /// Bootstraps.
     pub bootstrap: Duration,
@@ -192,8 +192,8 @@ impl<'a> Inference<'a> {
             let (y, slot) = match &s.step {
                 Step::Linear { terms, bias } => (self.linear(i, terms, bias, &regs)?, &mut times.linear),
                 Step::Product { a, b } => (self.product(&get(&regs, *a)?, &get(&regs, *b)?)?, &mut times.products),
-                Step::Relu { x } => {
-                    let p = self.plan.relu.as_ref().ok_or_else(|| Error::InvalidArgument("a ReLU step without a polynomial".into()))?;
+                Step::Poly { x, index } => {
+                    let p = self.plan.sign.get(*index).ok_or_else(|| Error::InvalidArgument("a polynomial step without its polynomial".into()))?;
                     let x = get(&regs, *x)?;
                     (PolynomialEvaluator::new(&self.ev, self.keys()).evaluate(&x, p, x.scale())?, &mut times.relu)
                 }

@@ -32,16 +32,13 @@ pub mod plain;
 pub mod sparse;
 
 use crate::circuits::bootstrapping::Bootstrapper;
-use compile::{relu_polynomial, Budget, Plan};
+use compile::{sign_polynomials, Budget, Plan};
 use graph::Graph;
 use plain::Calibration;
 
 /// Calibrated bounds are multiplied by this: inputs up to 25 % beyond the calibration images'
 /// largest values stay in the bootstrap's and the ReLU polynomial's domain.
 pub const DEFAULT_MARGIN: f64 = 1.25;
-
-/// Degree of the default ReLU polynomial ([`compile::relu_polynomial`]).
-pub const DEFAULT_RELU_DEGREE: usize = 63;
 
 /// A model ready for encrypted evaluation: the graph, its calibration and its plan for one
 /// bootstrapper's parameters.
@@ -58,7 +55,7 @@ pub struct Network {
 impl Network {
     /// Calibrate `graph` on `images` and compile it for `boot`'s parameters: images encrypted
     /// at the bootstrapped level, bounds [`DEFAULT_MARGIN`] times the calibration's, ReLU by
-    /// [`DEFAULT_RELU_DEGREE`].
+    /// [`compile::sign_polynomials`].
     ///
     /// # Errors
     /// As [`Calibration::new`] and [`Plan::compile`].
@@ -70,7 +67,7 @@ impl Network {
             input_level: boot.output_level(),
             bootstrap_level: boot.output_level(),
             margin: DEFAULT_MARGIN,
-            relu: if has_relu { Some(relu_polynomial(DEFAULT_RELU_DEGREE)?) } else { None },
+            sign: if has_relu { sign_polynomials()? } else { Vec::new() },
         };
         let plan = Plan::compile(&graph, &calibration, &budget)?;
         Ok(Network { graph, calibration, plan })
