@@ -33,6 +33,21 @@ fn main() -> xehe::Result<()> {
         };
         println!("r{:<3} level {:>2}  {what:<30} {}", s.out, s.level, s.node);
     }
-    println!("{} steps, {} bootstraps, {} Galois elements", plan.steps.len(), plan.bootstraps(), plan.galois_elements(ctx.galois_tool())?.len());
+    // Encoded as LinearTransform::new_extended does: (ℓ + 1 + α) words of N per diagonal.
+    let (mut diagonals, mut bytes) = (0usize, 0f64);
+    for s in &plan.steps {
+        if let Step::Linear { terms, .. } = &s.step {
+            let d: usize = terms.iter().map(|t| t.1.lin.offsets().len()).sum();
+            diagonals += d;
+            bytes += (d * (s.level + 2 + params.special_modulus_size) * params.poly_modulus_degree() * 8) as f64;
+        }
+    }
+    println!(
+        "{} steps, {} bootstraps, {} Galois elements, {diagonals} diagonals ({:.1} GiB encoded)",
+        plan.steps.len(),
+        plan.bootstraps(),
+        plan.galois_elements(ctx.galois_tool())?.len(),
+        bytes / (1u64 << 30) as f64
+    );
     Ok(())
 }

@@ -98,12 +98,13 @@ pub struct Budget {
     pub sign: Vec<ChebyshevPoly>,
 }
 
-/// The composite sign of the plans' ReLU, `relu(x) = (x + x·sign(x))/2` (Cheon, Kim, Kim,
-/// "Efficient homomorphic comparison methods with optimal complexity", Asiacrypt 2020, §3–4):
-/// `g₃` three times, then `f₃` twice — odd degree-7 polynomials, depth 3 each, 15 levels in all.
-/// On `2^-7 ≤ |x| ≤ 1` the result is within `2^-15.7` of `sign(x)`; below `2^-7` it moves from
-/// 0 to ±1, so `relu` errs there by at most `|x|` (measured: largest error 2^-15.7; the
-/// stages map `[−1, 1]` into itself, as bootstrapping between them needs).
+/// The stages of the plans' ReLU, `relu(x) = x·(1 + sign(x))/2`, with the composite sign of
+/// Cheon, Kim and Kim ("Efficient homomorphic comparison methods with optimal complexity",
+/// Asiacrypt 2020, §3–4): `g₃` three times, then `f₃` twice — degree-7 polynomials, depth 3
+/// each, 15 levels in all — the last one returning `(1 + f₃)/2`, the step of which `x` is then
+/// multiplied by (one product, one term for the next layer). On `2^-7 ≤ |x| ≤ 1` the step is
+/// within `2^-16.7` of 0 or 1; below `2^-7` it moves from 0 to 1, so `relu` errs there by at
+/// most `|x|`. Every stage maps `[−1, 1]` into itself, as bootstrapping between them needs.
 ///
 /// # Errors
 /// As [`ChebyshevPoly::approximate`].
@@ -111,13 +112,15 @@ pub fn sign_polynomials() -> Result<Vec<ChebyshevPoly>> {
     let f3 = |x: f64| (35.0 * x - 35.0 * x.powi(3) + 21.0 * x.powi(5) - 5.0 * x.powi(7)) / 16.0;
     let g3 = |x: f64| (4589.0 * x - 16577.0 * x.powi(3) + 25614.0 * x.powi(5) - 12860.0 * x.powi(7)) / 1024.0;
     // A degree-7 polynomial is its own degree-7 interpolant: the Chebyshev coefficients, exact
-    // to rounding; the even ones (zero) are dropped.
-    let odd = |f: &dyn Fn(f64) -> f64| -> Result<ChebyshevPoly> {
+    // to rounding; those that are zero in exact arithmetic (the even ones of an odd polynomial)
+    // are dropped.
+    let cheb = |f: &dyn Fn(f64) -> f64, odd: bool| -> Result<ChebyshevPoly> {
         let p = ChebyshevPoly::approximate(f, -1.0, 1.0, 7)?;
-        let c: Vec<f64> = p.coeffs().iter().enumerate().map(|(j, &c)| if j % 2 == 0 { 0.0 } else { c }).collect();
+        let c: Vec<f64> = p.coeffs().iter().enumerate().map(|(j, &c)| if odd && j % 2 == 0 { 0.0 } else { c }).collect();
         ChebyshevPoly::new(c, -1.0, 1.0)
     };
-    Ok(vec![odd(&g3)?, odd(&g3)?, odd(&g3)?, odd(&f3)?, odd(&f3)?])
+    let step = |x: f64| (1.0 + f3(x)) / 2.0;
+    Ok(vec![cheb(&g3, true)?, cheb(&g3, true)?, cheb(&g3, true)?, cheb(&f3, true)?, cheb(&step, false)?])
 }
 
 /// The encrypted circuit of a graph (module docs).
@@ -310,8 +313,8 @@ impl Compiler<'_> {
                 if self.budget.sign.is_empty() {
                     return Err(Error::InvalidArgument(format!("node '{name}' (Relu): no sign polynomial was configured")));
                 }
-                // relu(x) = (x + x·sign(x))/2: the sign's stages (bootstrapped between them as
-                // the levels require), one product, and the half-sum left pending.
+                // relu(x) = x·(1 + sign(x))/2: the step's stages (bootstrapped between them as
+                // the levels require), then one product.
                 let x = self.materialize(node.inputs[0], &name)?;
                 let Register { layout, divisor, .. } = self.regs[x].clone();
                 let mut sign = x;
@@ -324,9 +327,8 @@ impl Compiler<'_> {
                 let (a, b) = (self.with_levels(x, 1, &name)?, self.with_levels(sign, 1, &name)?);
                 let level = self.regs[a].level.min(self.regs[b].level) - 1;
                 let prod = self.push(Step::Product { a, b }, level, layout, divisor, &name);
-                let n = layout.shape.slots();
-                let half = SparseMatrix::scalar(n, 0.5 * divisor);
-                Pending { terms: vec![(a, half.clone()), (prod, half)], bias: vec![0.0; n] }
+                self.materialized[v] = Some(prod);
+                self.identity(prod)
             }
             op => {
                 let a = linear_op(op, &self.graph.shape(node.inputs[0]), &node.shape)
@@ -465,18 +467,21 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_composite_sign_is_within_its_bound() {
+    fn the_composite_step_is_within_its_bound() {
         let stages = sign_polynomials().unwrap();
         let mut worst = 0f64;
         for i in 0..=20000 {
             let x = -1.0 + i as f64 / 10000.0;
-            let y = stages.iter().fold(x, |v, p| p.evaluate(v));
-            assert!(y.abs() <= 1.0 + 1e-12, "|p({x})| = {}", y.abs());
+            let mut y = x;
+            for p in &stages {
+                y = p.evaluate(y);
+                assert!(y.abs() <= 1.0 + 1e-12, "|p({x})| = {}", y.abs());
+            }
             if x.abs() >= 2f64.powi(-7) {
-                worst = worst.max((y - x.signum()).abs());
+                worst = worst.max((y - f64::from(x > 0.0)).abs());
             }
         }
-        assert!(worst < 2f64.powi(-15), "{worst:e}");
+        assert!(worst < 2f64.powi(-16), "{worst:e}");
         assert_eq!(stages.iter().map(PolynomialEvaluator::depth).sum::<usize>(), 15);
     }
 }
