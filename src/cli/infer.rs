@@ -43,6 +43,9 @@ pub struct InferOptions {
     pub device: DeviceChoice,
     /// Run the first image on the CPU backend too and compare the results word for word.
     pub compare_cpu: bool,
+    /// With a device and more than 1: afterwards, the images again with this many in flight
+    /// (one thread and one queue of the device each), for the throughput.
+    pub in_flight: usize,
 }
 
 /// The report of `xehe infer`.
@@ -91,6 +94,9 @@ pub struct InferReport {
     pub plaintexts: (usize, usize),
     /// With `compare_cpu`: whether the device result equals the CPU backend's, word for word.
     pub bit_identical_to_cpu: Option<bool>,
+    /// With `in_flight > 1` on a device: `(images in flight, images a second)`; every result
+    /// equal to the sequential run's.
+    pub in_flight: Option<(usize, f64)>,
 }
 
 fn argmax(v: &[f64]) -> usize {
@@ -182,7 +188,10 @@ pub fn run(opts: &InferOptions, progress: &mut dyn FnMut(&str)) -> Result<InferR
         out_of_range: Vec::new(),
         plaintexts: (0, 0),
         bit_identical_to_cpu: None,
+        in_flight: None,
     };
+    let mut hosts = Vec::new();
+    let mut outputs = Vec::new();
     let mut sum = InferenceTimings::default();
     for (k, img) in images.iter().enumerate() {
         for (v, ratio) in net.calibration.exceeded(&net.graph, img, crate::apps::nn::DEFAULT_MARGIN)? {
@@ -201,6 +210,8 @@ pub fn run(opts: &InferOptions, progress: &mut dyn FnMut(&str)) -> Result<InferR
             }
         })?;
         out.download()?;
+        hosts.push(host.clone());
+        outputs.push(out.clone());
         if k == 0 && opts.compare_cpu && opened.queue.is_some() {
             progress("the first image again on the CPU backend");
             let (cpu, _) = inference.infer(&host, &mut |_, _| {})?;
@@ -228,6 +239,39 @@ pub fn run(opts: &InferOptions, progress: &mut dyn FnMut(&str)) -> Result<InferR
     }
     let n = (images.len() - 1).max(1) as u32;
     report.timings = InferenceTimings { linear: sum.linear / n, products: sum.products / n, relu: sum.relu / n, bootstrap: sum.bootstrap / n, bootstraps: sum.bootstraps, total: sum.total / n };
+    if let (Some(q), true) = (&opened.queue, opts.in_flight > 1) {
+        progress(&format!("the {} images again, {} in flight", images.len(), opts.in_flight));
+        let queues = (0..opts.in_flight).map(|_| q.new_queue_on_device()).collect::<Result<Vec<_>>>()?;
+        let (t, workers) = (Instant::now(), queues.len());
+        let results = std::thread::scope(|scope| {
+            let handles: Vec<_> = queues
+                .iter()
+                .enumerate()
+                .map(|(w, queue)| {
+                    let (hosts, inference) = (&hosts, &inference);
+                    scope.spawn(move || -> Result<Vec<(usize, crate::Ciphertext)>> {
+                        let mut mine = Vec::new();
+                        for k in (w..hosts.len()).step_by(workers) {
+                            let mut ct = hosts[k].clone();
+                            ct.gpu_on(queue);
+                            let (mut out, _) = inference.infer(&ct, &mut |_, _| {})?;
+                            out.download()?;
+                            mine.push((k, out));
+                        }
+                        Ok(mine)
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Err(Error::Device("an inference thread panicked".into())))).collect::<Result<Vec<_>>>()
+        })?;
+        let seconds = t.elapsed().as_secs_f64();
+        for (k, out) in results.into_iter().flatten() {
+            if out != outputs[k] {
+                return Err(Error::Device(format!("image {k}: the result with {} in flight differs from the sequential one", opts.in_flight)));
+            }
+        }
+        report.in_flight = Some((opts.in_flight, images.len() as f64 / seconds));
+    }
     report.plaintexts = inference.plaintext_memory();
     Ok(report)
 }
@@ -273,6 +317,9 @@ pub fn render(r: &InferReport) -> String {
     );
     if !r.out_of_range.is_empty() {
         s += &format!("WARNING: {} values beyond the calibrated bounds (results of those images are not valid): {:?}\n", r.out_of_range.len(), &r.out_of_range[..r.out_of_range.len().min(5)]);
+    }
+    if let Some((k, rate)) = r.in_flight {
+        s += &format!("{k} images in flight on the device: {rate:.1} images a second (sequential: {:.1}), results equal to the sequential run's\n", 1.0 / t.total.as_secs_f64());
     }
     if let Some(b) = r.bit_identical_to_cpu {
         s += &format!("device result equal to the CPU backend's: {b}\n");

@@ -165,6 +165,10 @@ struct InferArgs {
     /// Also run the first image on the CPU backend and compare word for word.
     #[arg(long)]
     compare_cpu: bool,
+    /// On a device: afterwards, the images again with K in flight (a thread and a queue each),
+    /// for images a second.
+    #[arg(long, value_name = "K", default_value_t = 1)]
+    in_flight: usize,
     /// Print the report as JSON (logits, plain_logits, classes, seconds, bootstraps, ...).
     #[arg(long)]
     json: bool,
@@ -346,7 +350,7 @@ fn infer(a: &InferArgs) -> Result<()> {
         Some(p) => Images::Npy(p.clone()),
         None => Images::FashionMnist { count: a.count, dir: a.fashion_mnist.clone() },
     };
-    let opts = InferOptions { model: a.model.clone(), images, calibration: a.calibration.clone(), params, device: a.device.choice()?, compare_cpu: a.compare_cpu };
+    let opts = InferOptions { model: a.model.clone(), images, calibration: a.calibration.clone(), params, device: a.device.choice()?, compare_cpu: a.compare_cpu, in_flight: a.in_flight };
     let r = xehe::cli::infer::run(&opts, &mut |m| eprintln!("xehe: {m}"))?;
     if a.json {
         println!("{}", serde_json::to_string_pretty(&r).unwrap_or_default());
