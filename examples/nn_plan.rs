@@ -28,6 +28,7 @@ fn main() -> xehe::Result<()> {
         let what = match &s.step {
             Step::Linear { terms, .. } => format!("linear, {} diagonals", terms.iter().map(|t| t.1.lin.offsets().len()).collect::<Vec<_>>().iter().map(|n| n.to_string()).collect::<Vec<_>>().join("+")),
             Step::Product { .. } => "product".into(),
+            Step::Quadratic { beta, .. } => format!("x² + {beta:.3}·x"),
             Step::Poly { index, .. } => format!("sign stage {index}"),
             Step::Bootstrap { .. } => "bootstrap".into(),
         };

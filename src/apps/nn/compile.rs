@@ -54,6 +54,15 @@ pub enum Step {
         /// Second factor (equal to `a` for a square).
         b: Reg,
     },
+    /// `out = x² + β·x`, relinearized and rescaled once (one level): a quadratic activation
+    /// `a·x² + b·x + c` with `a` and `c` folded into the next layer, which then reads one
+    /// ciphertext instead of two.
+    Quadratic {
+        /// Input.
+        x: Reg,
+        /// `β` (on the register's values, its divisor included).
+        beta: f64,
+    },
     /// `out = p(x)` slot-wise for the plan's sign polynomial `p = polys[index]` on `[−1, 1]`
     /// (a stage of the composite sign of a ReLU).
     Poly {
@@ -278,12 +287,52 @@ impl Compiler<'_> {
         Ok(r)
     }
 
+    /// `Add(α·x², β·x)` — value `sq` a scalar multiple of a square `Mul(x, x)` just computed,
+    /// `lin` a scalar multiple of `x`, neither read elsewhere — becomes `α·(x² + (β/α)·x)`: the
+    /// square's step is turned into [`Step::Quadratic`] (the same level), and the sum is one term.
+    fn quadratic(&mut self, sq: ValueId, lin: ValueId) -> Option<Pending> {
+        let g = self.graph;
+        let uses = g.uses();
+        let node = |v: ValueId| v.checked_sub(1).map(|i| &g.nodes[i]);
+        let (ns, nl) = (node(sq)?, node(lin)?);
+        let m = ns.inputs[0];
+        let nm = node(m)?;
+        let x = nl.inputs[0];
+        let scalar = |op: &Op| matches!(op, Op::Affine { scale, bias } if scale.len() == 1 && bias.len() == 1);
+        if !(scalar(&ns.op) && scalar(&nl.op) && nm.op == Op::Mul && nm.inputs == [x, x] && uses[sq] == 1 && uses[lin] == 1 && uses[m] == 1) {
+            return None;
+        }
+        let (p, q) = (self.pending[sq].as_ref()?, self.pending[lin].as_ref()?);
+        let ([(r_sq, m_sq)], [(r_x, m_x)]) = (p.terms.as_slice(), q.terms.as_slice()) else { return None };
+        let (alpha, beta) = (scalar_of(m_sq)?, scalar_of(m_x)?);
+        let at = self.steps.iter().rposition(|s| s.out == *r_sq)?;
+        let Step::Product { a, b } = self.steps[at].step else { return None };
+        let mut root = *r_x;
+        let mut same = root == a;
+        while let Some(f) = self.regs[root].refreshed {
+            root = f;
+            same |= root == a;
+        }
+        if a != b || !same || alpha == 0.0 {
+            return None;
+        }
+        // The terms act on the registers' values: α·r_sq + β·r_x = α·(r_x² + (β/α)·r_x).
+        self.steps[at].step = Step::Quadratic { x: a, beta: beta / alpha };
+        let (r_sq, m_sq) = (*r_sq, m_sq.clone());
+        let bias = p.bias.iter().zip(&q.bias).map(|(u, w)| u + w).collect();
+        Some(Pending { terms: vec![(r_sq, m_sq)], bias })
+    }
+
     fn node(&mut self, i: usize) -> Result<()> {
         let node = &self.graph.nodes[i];
         let v = i + 1;
         let name = node.name.clone();
         let pending = match &node.op {
             Op::Add => {
+                if let Some(p) = self.quadratic(node.inputs[0], node.inputs[1]).or_else(|| self.quadratic(node.inputs[1], node.inputs[0])) {
+                    self.pending[v] = Some(p);
+                    return Ok(());
+                }
                 let (a, b) = (self.pending(node.inputs[0])?.clone(), self.pending(node.inputs[1])?);
                 let mut terms = a.terms;
                 for (r, m) in &b.terms {
@@ -344,6 +393,12 @@ impl Compiler<'_> {
         self.pending[v] = Some(pending);
         Ok(())
     }
+}
+
+/// `v` when `m` is `v·I`.
+fn scalar_of(m: &SparseMatrix) -> Option<f64> {
+    let v = m.rows.first()?.first()?.1;
+    (m.rows.len() == m.cols && m.rows.iter().enumerate().all(|(i, r)| r.len() == 1 && r[0] == (i as u32, v))).then_some(v)
 }
 
 impl Plan {
@@ -452,7 +507,7 @@ impl Plan {
             let reads: Vec<Reg> = match &s.step {
                 Step::Linear { terms, .. } => terms.iter().map(|t| t.0).collect(),
                 Step::Product { a, b } => vec![*a, *b],
-                Step::Poly { x, .. } | Step::Bootstrap { x } => vec![*x],
+                Step::Poly { x, .. } | Step::Bootstrap { x } | Step::Quadratic { x, .. } => vec![*x],
             };
             for r in reads {
                 last[r] = Some(i);

@@ -163,6 +163,20 @@ impl<'a> Inference<'a> {
         Ok(y)
     }
 
+    /// `x² + β·x`: the square and `β·x` (the constant at `x`'s scale) added before the one
+    /// rescale.
+    fn quadratic(&self, x: &Ciphertext, beta: f64) -> Result<Ciphertext> {
+        let mut y = self.ev.square(x)?;
+        self.keys().relinearize_inplace(&self.ev, &mut y)?;
+        if beta != 0.0 {
+            let mut bx = self.ev.multiply_const(x, beta, x.scale())?;
+            bx.set_scale(y.scale());
+            self.ev.add_inplace(&mut y, &bx)?;
+        }
+        self.ev.rescale_to_next_inplace(&mut y)?;
+        Ok(y)
+    }
+
     /// Run the plan on `image` (encrypted [`Plan::encode_image`] at [`Plan::input_level`], any
     /// scale the bootstrapper accepts there), calling `progress(done, total)` after each step.
     /// Returns the output ciphertext ([`Plan::decode_logits`] after decryption and decoding)
@@ -192,6 +206,7 @@ impl<'a> Inference<'a> {
             let (y, slot) = match &s.step {
                 Step::Linear { terms, bias } => (self.linear(i, terms, bias, &regs)?, &mut times.linear),
                 Step::Product { a, b } => (self.product(&get(&regs, *a)?, &get(&regs, *b)?)?, &mut times.products),
+                Step::Quadratic { x, beta } => (self.quadratic(&get(&regs, *x)?, *beta)?, &mut times.products),
                 Step::Poly { x, index } => {
                     let p = self.plan.sign.get(*index).ok_or_else(|| Error::InvalidArgument("a polynomial step without its polynomial".into()))?;
                     let x = get(&regs, *x)?;
