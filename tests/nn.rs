@@ -33,9 +33,10 @@ fn import_matches_onnxruntime() {
         let g = onnx::load(&model(&format!("{name}.onnx"))).unwrap();
         let reference = npy::read(&model(&format!("{name}.reference.npy"))).unwrap();
         let (images, _) = fashion_mnist::padded_images(&dir, false, reference.shape[0], side).unwrap();
+        let maps = plain::linear_maps(&g).unwrap(); // once: a ResNet-20 layer is millions of entries
         let mut worst = 0f64;
         for (img, want) in images.iter().zip(reference.rows()) {
-            let got = plain::evaluate(&g, img).unwrap();
+            let got = plain::evaluate_with(&g, &maps, img).unwrap().swap_remove(g.output);
             for (a, b) in got.iter().zip(want) {
                 worst = worst.max((a - b).abs());
             }
@@ -64,7 +65,7 @@ fn import_errors_name_the_problem() {
 fn encrypted_inference_matches_the_plaintext_model() {
     let graph = onnx::load(&model("small-poly.onnx")).unwrap();
     assert!(graph.nodes.iter().any(|n| n.op == Op::Mul));
-    infer_four(graph, BootstrappingParameters::n12_insecure(), 20.0);
+    infer_images(graph, BootstrappingParameters::n12_insecure(), 4, 20.0);
 }
 
 /// ReLU by its degree-63 polynomial (depth 6: the insecure set with 7 user levels).
@@ -72,12 +73,12 @@ fn encrypted_inference_matches_the_plaintext_model() {
 fn encrypted_relu_network_matches_the_plaintext_model() {
     let graph = onnx::load(&model("small-relu.onnx")).unwrap();
     assert!(graph.nodes.iter().any(|n| n.op == Op::Relu));
-    infer_four(graph, BootstrappingParameters::n12_insecure().with_user_levels(7).unwrap(), 6.0);
+    infer_images(graph, BootstrappingParameters::n12_insecure().with_user_levels(7).unwrap(), 2, 6.0);
 }
 
-/// Four test images encrypted, evaluated and decrypted: the plaintext model's classes, logits
-/// within `min_bits` of its largest logit; the first image on a device equals the CPU's.
-fn infer_four(graph: xehe::apps::nn::graph::Graph, params: BootstrappingParameters, min_bits: f64) {
+/// `count` test images encrypted, evaluated and decrypted: the plaintext model's classes,
+/// logits within `min_bits` of its largest logit; the first image on a device equals the CPU's.
+fn infer_images(graph: xehe::apps::nn::graph::Graph, params: BootstrappingParameters, count: usize, min_bits: f64) {
     let Some(dir) = data() else { return };
     let ctx = params.context().unwrap();
     let kg = KeyGenerator::new(&ctx).unwrap();
@@ -94,7 +95,7 @@ fn infer_four(graph: xehe::apps::nn::graph::Graph, params: BootstrappingParamete
     let encryptor = Encryptor::with_secret_key(&ctx, kg.secret_key()).unwrap();
     let decryptor = Decryptor::new(&ctx, kg.secret_key()).unwrap();
     let id = ctx.context_data_at(plan.input_level).unwrap().parms_id();
-    let (images, labels) = fashion_mnist::padded_images(&dir, false, 4, 16).unwrap();
+    let (images, labels) = fashion_mnist::padded_images(&dir, false, count, 16).unwrap();
     for (k, (img, label)) in images.iter().zip(&labels).enumerate() {
         let ct = encryptor.encrypt_symmetric(&encoder.encode_f64(&plan.encode_image(img).unwrap(), id, boot.output_scale()).unwrap()).unwrap();
         let (out, times) = inference.infer(&ct, &mut |_, _| {}).unwrap();
