@@ -9,16 +9,18 @@
 //! ciphertext (*materialized*: one [`Step::Linear`], one level) only where a product or a ReLU
 //! needs it, and at the output. A residual block's sum and its shortcut's 1×1 convolution
 //! therefore cost no level of their own, and `a·x² + b·x + c` after a convolution costs two (the
-//! convolution, the square) with `a`, `b`, `c` folded into the next layer's matrix.
+//! convolution; [`Step::Quadratic`] `x² + (b/a)·x`) with `a` and `c` folded into the next layer's
+//! matrix, which reads one ciphertext.
 //!
 //! # Bounds
 //! Register `r` holds `x / s_r`: `s_r = margin · max |x|` over the calibration images
 //! ([`super::plain::Calibration`]) when `x` is materialized, `s_a·s_b` for a product. So every
-//! slot is within `[−1, 1]` — what the bootstrap and the ReLU polynomial accept — for inputs
+//! slot is within `[−1, 1]` — what the bootstrap and the sign polynomials accept — for inputs
 //! like the calibration images; the divisors are folded into the matrices.
 //!
 //! # Levels
-//! A linear step and a product take one level, a ReLU its polynomial's depth. An operand without
+//! A linear step, a product and a quadratic step take one level, a ReLU its sign stages' depth
+//! (15, [`sign_polynomials`]) and a product. An operand without
 //! the levels its step needs is bootstrapped first (its register replaced by the bootstrapped one
 //! for every later use); the image arrives at `input_level`.
 
