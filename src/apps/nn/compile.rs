@@ -175,6 +175,8 @@ struct Pending {
 
 struct Compiler<'a> {
     graph: &'a Graph,
+    /// [`Graph::uses`].
+    uses: Vec<usize>,
     calib: &'a Calibration,
     budget: &'a Budget,
     layouts: Vec<Multiplexed>,
@@ -293,8 +295,7 @@ impl Compiler<'_> {
     /// `lin` a scalar multiple of `x`, neither read elsewhere — becomes `α·(x² + (β/α)·x)`: the
     /// square's step is turned into [`Step::Quadratic`] (the same level), and the sum is one term.
     fn quadratic(&mut self, sq: ValueId, lin: ValueId) -> Option<Pending> {
-        let g = self.graph;
-        let uses = g.uses();
+        let (g, uses) = (self.graph, &self.uses);
         let node = |v: ValueId| v.checked_sub(1).map(|i| &g.nodes[i]);
         let (ns, nl) = (node(sq)?, node(lin)?);
         let m = ns.inputs[0];
@@ -418,6 +419,7 @@ impl Plan {
         input_layout.check_fits(budget.slots).map_err(|e| Error::InvalidArgument(format!("the input: {e}")))?;
         let mut c = Compiler {
             graph,
+            uses: graph.uses(),
             calib,
             budget,
             layouts: layouts(graph),

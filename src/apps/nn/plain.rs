@@ -96,13 +96,11 @@ impl Calibration {
         Ok(Calibration { images: count, max_abs })
     }
 
-    /// The values of `image` whose magnitude exceeds `margin` times the calibrated bound (the
-    /// encrypted evaluation of such an image is not valid): `(value, max |x| / bound)`.
-    ///
-    /// # Errors
-    /// As [`evaluate_all`].
-    pub fn exceeded(&self, graph: &Graph, image: &[f64], margin: f64) -> Result<Vec<(usize, f64)>> {
-        Ok(evaluate_all(graph, image)?
+    /// The values (of one image, from [`evaluate_all`] or [`evaluate_with`]) whose magnitude
+    /// exceeds `margin` times the calibrated bound (the encrypted evaluation of that image is not
+    /// valid): `(value, max |x| / bound)`.
+    pub fn exceeded(&self, values: &[Vec<f64>], margin: f64) -> Vec<(usize, f64)> {
+        values
             .iter()
             .zip(&self.max_abs)
             .enumerate()
@@ -110,6 +108,6 @@ impl Calibration {
                 let top = v.iter().fold(0f64, |a, x| a.max(x.abs()));
                 (top > m * margin).then_some((i, top / m.max(f64::MIN_POSITIVE)))
             })
-            .collect())
+            .collect()
     }
 }
