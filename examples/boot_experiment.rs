@@ -3,7 +3,8 @@
 //! sizes). Keys are made for each run.
 //!
 //! `PRESET=n12|n16|n16-13 [RATIO=r] [EM=log2 scale] [S2CBITS=b] [C2SBITS=b] [SHAPES=a,b,…]
-//! cargo run --release --example boot_experiment`
+//! [XEHE_DEVICE=cuda] cargo run --release --example boot_experiment` (with `XEHE_DEVICE` set, the
+//! bootstraps run on that device and the median of five bootstrap times is printed too).
 use xehe::apps::input_shapes::{bootstrap_precision, InputShape};
 use xehe::circuits::bootstrapping::*;
 use xehe::*;
@@ -35,8 +36,21 @@ fn main() -> Result<()> {
         Ok(v) => v.split(',').map(InputShape::parse).collect::<Result<_>>()?,
         Err(_) => InputShape::all(),
     };
+    let queue = match std::env::var("XEHE_DEVICE") {
+        Ok(_) => Some(xehe::device::default_queue()?),
+        Err(_) => None,
+    };
+    if let Some(q) = &queue {
+        let pt = CkksEncoder::new(&ctx)?.encode_complex(&vec![Complex64::new(0.5, 0.25); 1 << params.log_slots], ctx.last_parms_id(), 2f64.powi(40))?;
+        let mut ct = Encryptor::with_secret_key(&ctx, kg.secret_key())?.encrypt_symmetric(&pt)?;
+        ct.gpu_on(q);
+        boot.bootstrap(&ct)?;
+        let mut ms: Vec<f64> = (0..5).map(|_| boot.bootstrap_timed(&ct).map(|(_, t)| t.total.as_secs_f64() * 1e3)).collect::<Result<_>>()?;
+        ms.sort_by(f64::total_cmp);
+        println!("bootstrap median {:.2} ms ({:.2}–{:.2})", ms[2], ms[0], ms[4]);
+    }
     for shape in shapes {
-        let s = bootstrap_precision(&boot, kg.secret_key(), shape, 1, None, None)?;
+        let s = bootstrap_precision(&boot, kg.secret_key(), shape, 1, None, queue.as_ref())?;
         println!("{:14} {s}", shape.name());
     }
     Ok(())
