@@ -2,11 +2,12 @@
 //! tuning experiments behind the presets (message ratio, EvalMod output scale, the DFT primes'
 //! sizes). Keys are made for each run.
 //!
-//! `PRESET=n12|n16|n16-13 [RATIO=r] [EM=log2 scale] [S2CBITS=b] [C2SBITS=b] [SHAPES=a,b,…]
+//! `PRESET=n12|n16|n16-13 [RATIO=r] [EM=log2 scale] [S2CBITS=b] [C2SBITS=b] [ASIN=degree] [ASINBITS=b] [USER=levels] [C2SLEVELS=l] [S2CLEVELS=l] [SHAPES=a,b,…]
 //! [XEHE_DEVICE=cuda] cargo run --release --example boot_experiment` (with `XEHE_DEVICE` set, the
 //! bootstraps run on that device and the median of five bootstrap times is printed too).
 use xehe::apps::input_shapes::{bootstrap_precision, InputShape};
 use xehe::circuits::bootstrapping::*;
+use xehe::circuits::dft::balanced_groups;
 use xehe::*;
 
 fn env<T: std::str::FromStr>(k: &str) -> Option<T> {
@@ -28,7 +29,28 @@ fn main() -> Result<()> {
     if let Some(b) = env::<u32>("C2SBITS") {
         params.coeffs_to_slots_bits = vec![b; params.coeffs_to_slots_bits.len()];
     }
-    println!("{} bits {:?} eval_mod {:?}", params.name, params.coeff_modulus_bits(), params.eval_mod);
+    // The arcsine correction's primes are the first of `eval_mod_bits`, one per level it takes.
+    let old = params.eval_mod.depth() - (params.eval_mod.degree.ilog2() as usize + 1) - params.eval_mod.double_angle as usize;
+    if let Some(d) = env::<usize>("ASIN") {
+        params.eval_mod.arcsine_degree = d;
+    }
+    let new = params.eval_mod.depth() - (params.eval_mod.degree.ilog2() as usize + 1) - params.eval_mod.double_angle as usize;
+    let bits = env::<u32>("ASINBITS").unwrap_or(if old > 0 { params.eval_mod_bits[0] } else { 50 });
+    params.eval_mod_bits = [vec![bits; new], params.eval_mod_bits[old..].to_vec()].concat();
+    let log_slots = params.log_slots as usize;
+    if let Some(l) = env::<usize>("C2SLEVELS") {
+        params.coeffs_to_slots_bits = vec![params.coeffs_to_slots_bits[0]; l];
+        params.coeffs_to_slots_groups = balanced_groups(log_slots, l);
+    }
+    if let Some(l) = env::<usize>("S2CLEVELS") {
+        params.slots_to_coeffs_bits = vec![params.slots_to_coeffs_bits[0]; l];
+        params.slots_to_coeffs_groups = balanced_groups(log_slots, l).into_iter().rev().collect();
+    }
+    if let Some(u) = env::<usize>("USER") {
+        params.user_bits = vec![params.user_bits[0]; u];
+    }
+    let qp: u32 = params.coeff_modulus_bits().iter().sum::<u32>() + params.special_bits * (params.special_modulus_size as u32 - 1);
+    println!("{} bits {:?} (log2 QP {qp}) eval_mod {:?} EM 2^{}", params.name, params.coeff_modulus_bits(), params.eval_mod, params.log_eval_mod_scale);
     let ctx = params.context()?;
     let kg = KeyGenerator::new(&ctx)?;
     let boot = Bootstrapper::new(&ctx, BootstrappingKeys::generate(&ctx, &params, kg.secret_key(), |_, _| {})?)?;

@@ -449,7 +449,7 @@ fn errors_and_key_serialization() {
     let copy = ct.clone();
     // Scale too large for the message ratio.
     let mut big = ct.clone();
-    big.set_scale(2f64.powi(55));
+    big.set_scale(s.boot.max_input_scale() * 2.0);
     assert!(matches!(s.boot.bootstrap(&big), Err(Error::ScaleOutOfBounds(_))));
     // Size 3.
     let sq = ev.square(&encrypt_at(s, &z, 1, 2f64.powi(20))).unwrap();

@@ -574,16 +574,16 @@ inline BootstrappingPreset bootstrapping_preset(const std::string &name) {
 ///
 /// Precision: the same for every input whose slots satisfy |z| <= 1, whatever its distribution
 /// (EvalMod's arcsine correction; docs/guide/bootstrapping.md has the table). Bits, mean / min
-/// over the slots of -log2 |error|, N16-dense (11 user levels) on an H200, bit-identical to the
+/// over the slots of -log2 |error|, N16-dense (10 user levels) on an H200, bit-identical to the
 /// CPU backend:
 ///
 ///   | slots                               | bits        |
-///   | uniform in [-1, 1] (zero mean)      | 25.3 / 22.5 |
-///   | uniform in [0, 1] (pixels, ReLU)    | 25.0 / 22.2 |
-///   | uniform in [0.5, 1]                 | 24.4 / 21.9 |
-///   | constant 1 or -1                    | 24.4 / 22.1 |
-///   | constant i (imaginary part)         | 23.9 / 21.8 |
-///   | Fashion-MNIST pixels / 255          | 25.3 / 22.3 |
+///   | uniform in [-1, 1] (zero mean)      | 26.9 / 23.4 |
+///   | uniform in [0, 1] (pixels, ReLU)    | 26.9 / 23.4 |
+///   | uniform in [0.5, 1]                 | 26.8 / 23.3 |
+///   | constant 1 or -1                    | 26.8 / 23.3 |
+///   | constant i (imaginary part)         | 26.8 / 23.4 |
+///   | Fashion-MNIST pixels / 255          | 26.9 / 23.6 |
 ///
 /// Inputs beyond |z| <= 1: multiply by 1/B first and by B after (B a bound on |z|).
 class Bootstrapper {

@@ -20,7 +20,7 @@
 //! the next; one level), bootstraps it with `2f` slots (sparse packing), and unpacks (masks
 //! times `R`, one level; rotations by `∓f`): `⌊(L − 2)/5⌋` iterations per bootstrap for `L`
 //! levels after it (two with `N16-dense-13`'s 13, which `xehe demo train` uses; one with
-//! `N16-dense`'s 11).
+//! `N16-dense`'s 10).
 //!
 //! Scales are exact: every plaintext's scale is chosen so that the terms added share their
 //! scale: `v` stays at `Δ` (the bootstrapper's output scale); the gradient, whose values are

@@ -119,7 +119,7 @@ impl Bootstrapper {
         self.plan.s2c_levels.last().map_or(0, |l| l.0 - 1)
     }
     /// The largest input scale at the last level: `Δ_R·√2` (`Δ_R = 2^(round(log2 q_0) − ratio)`;
-    /// 2^53.5 for `N16-dense`, 2^51.5 for `N12-insecure`). Above the last level the bound is
+    /// 2^55.5 for `N16-dense` and `N12-insecure`). Above the last level the bound is
     /// `Δ_R·q_1` ([`Bootstrapper::max_input_scale_at`]).
     pub fn max_input_scale(&self) -> f64 {
         self.plan.raise_scale * std::f64::consts::SQRT_2

@@ -310,11 +310,12 @@ mod tests {
 
     #[test]
     fn arcsine_correction_keeps_every_coefficient_of_the_domain() {
-        // The production set's EvalMod: message ratio 2^7, coefficients |c| ≤ 1 in units of the
-        // scale, near every integer a bootstrap meets with any likelihood (|I| ≤ 8).
+        // Message ratio 2^7 (the zero-mean preset's) and 2^5 (the production set's),
+        // coefficients |c| ≤ 1 in units of the scale, near every integer a bootstrap meets with
+        // any likelihood (|I| ≤ 8).
         let p = EvalModParameters { k: 16, degree: 30, double_angle: 3, log_message_ratio: 7, arcsine_degree: 0 };
-        let scaling = 128.0;
         let worst = |params: EvalModParameters| {
+            let scaling = 2f64.powi(params.log_message_ratio as i32);
             let em = EvalMod::new(params, scaling).unwrap();
             let mut worst = 0f64;
             for i in -8i32..=8 {
@@ -331,6 +332,10 @@ mod tests {
         assert!((11.0..11.6).contains(&sine), "the sine alone: {sine:.2} bits at |c| = 1");
         assert!(corrected > 23.5, "with the arcsine correction: {corrected:.2} bits");
         assert_eq!(EvalModParameters { arcsine_degree: 3, ..p }.depth(), 10);
+        let production = EvalModParameters { log_message_ratio: 5, arcsine_degree: 7, ..p };
+        let bits = worst(production);
+        assert!(bits > 30.5, "ratio 2^5, degree-7 correction: {bits:.2} bits");
+        assert_eq!(production.depth(), 11);
     }
 
     #[test]
