@@ -300,7 +300,7 @@ enum XeheStatus xehe_bootstrapper_destroy(struct XeheBootstrapper *bootstrapper)
 /**
  * The largest scale a ciphertext at the last level (chain index 0) may have to be
  * bootstrapped (Rust `Bootstrapper::max_input_scale`): `Δ_R·√2` with
- * `Δ_R = q_0 / 2^ratio` (`2^50·√2` for `n12`, `2^53·√2` for `n16`). Above it,
+ * `Δ_R = q_0 / 2^ratio` (`2^55·√2` for `n12` and `n16`). Above it,
  * `xehe_bootstrapper_bootstrap` gives `SCALE_OUT_OF_BOUNDS`.
  *
  * **Ownership:** no handle is created or released. **Thread safety:** any thread.

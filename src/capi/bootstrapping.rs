@@ -276,7 +276,7 @@ macro_rules! bootstrapping_table {
                 |b| b.output_scale();
             /// The largest scale a ciphertext at the last level (chain index 0) may have to be
             /// bootstrapped (Rust `Bootstrapper::max_input_scale`): `Δ_R·√2` with
-            /// `Δ_R = q_0 / 2^ratio` (`2^50·√2` for `n12`, `2^53·√2` for `n16`). Above it,
+            /// `Δ_R = q_0 / 2^ratio` (`2^55·√2` for `n12` and `n16`). Above it,
             /// `xehe_bootstrapper_bootstrap` gives `SCALE_OUT_OF_BOUNDS`.
             xehe_bootstrapper_max_input_scale(bootstrapper: XeheBootstrapper) -> f64 =
                 |b| b.max_input_scale();

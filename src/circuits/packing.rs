@@ -68,6 +68,31 @@ impl Multiplexed {
         t
     }
 
+    /// How many times the map repeats in `slots` slots: `slots / self.slots()` when that divides
+    /// evenly, else 1. Repeated, every slot `s + k·self.slots()` holds what slot `s` holds, so a
+    /// rotation by a multiple of `self.slots()` is the identity and the slots of one copy wrap
+    /// around cyclically — what lets a convolution read each input channel from the copy
+    /// nearest to the output and keep one diagonal per channel difference modulo the channels
+    /// (Lee et al. 2022 replicate the same way).
+    pub fn copies(&self, slots: usize) -> usize {
+        let s = self.slots();
+        if s > 0 && s <= slots && slots % s == 0 { slots / s } else { 1 }
+    }
+
+    /// The slot, among the copies in `slots` slots ([`Multiplexed::copies`]), that holds the value
+    /// of slot `slot` (of copy 0) and is nearest to slot `to` going either way around: the one
+    /// whose offset from `to` lies in `[−self.slots()/2, self.slots()/2)`. With one copy, `slot`.
+    pub fn nearest_copy(&self, slot: usize, to: usize, slots: usize) -> usize {
+        let copies = self.copies(slots);
+        if copies == 1 {
+            return slot;
+        }
+        let s = self.slots();
+        let offset = (slot + slots - to % s) % s;
+        let centred = if offset >= s / 2 { offset + slots - s } else { offset };
+        (to + centred) % slots
+    }
+
     /// Check the layout fits `slots` slots.
     ///
     /// # Errors
@@ -91,6 +116,21 @@ impl Multiplexed {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn nearest_copies_hold_the_value_and_stay_close() {
+        let m = Multiplexed::dense(ImageLayout { channels: 4, height: 4, width: 4 });
+        assert_eq!((m.slots(), m.copies(256), m.copies(96), m.copies(32)), (64, 4, 1, 1));
+        for slot in 0..64 {
+            for to in [0, 5, 63, 64, 130, 255] {
+                let c = m.nearest_copy(slot, to, 256);
+                assert_eq!(c % 64, slot);
+                let d = (c + 256 - to) % 256;
+                assert!(d < 32 || d >= 256 - 32, "slot {slot} to {to}: {c}");
+            }
+        }
+        assert_eq!(m.nearest_copy(7, 200, 96), 7);
+    }
 
     #[test]
     fn slots_are_distinct_and_gap_one_is_dense() {

@@ -12,6 +12,17 @@
 //! convolution; [`Step::Quadratic`] `x² + (b/a)·x`) with `a` and `c` folded into the next layer's
 //! matrix, which reads one ciphertext.
 //!
+//! # Linear steps
+//! A materialized value's slot matrix is applied as a baby-step/giant-step linear transform
+//! (`circuits::lintrans`). Every feature map repeats as many times as it fits the slots
+//! (`Multiplexed::copies`), and each output slot reads its inputs from their nearest copy, so a
+//! convolution keeps one diagonal per (channel difference modulo the copies' period, kernel
+//! offset) class. A layer with few outputs and many input offsets (a dense head after global
+//! pooling: 4096 diagonals for ResNet-20's) is computed instead with `T` diagonals — output `o`
+//! collects in rows `o + kT` — and a rotate-and-sum by `T, 2T, …, slots/2`
+//! (`circuits::rotsum`), `T` the power of two above the outputs' slots, when that is less than
+//! half the direct method's diagonals.
+//!
 //! # Bounds
 //! Register `r` holds `x / s_r`: `s_r = margin · max |x|` over the calibration images
 //! ([`super::plain::Calibration`]) when `x` is materialized, `s_a·s_b` for a product. So every
@@ -42,10 +53,15 @@ pub type Reg = usize;
 /// One step of the encrypted circuit.
 #[derive(Clone, Debug)]
 pub enum Step {
-    /// `out = Σ_t M_t·r_t + bias`, rescaled once: one level.
+    /// `out = Σ_t M_t·r_t + bias`, rescaled once: one level. With `sum_steps`, the sum is
+    /// followed by `y ← y + rot_s(y)` for each step `s` (rotate-and-sum, no level) before the
+    /// bias: a layer with few outputs (a dense head) as `T` diagonals and `log2(slots/T)`
+    /// rotations instead of one diagonal per input offset (module docs).
     Linear {
         /// `(register, slot matrix)`.
         terms: Vec<(Reg, LinearMap)>,
+        /// Rotations of the rotate-and-sum (empty: none).
+        sum_steps: Vec<i32>,
         /// Added after the rescale (slot vector; `None` when zero).
         bias: Option<Vec<f64>>,
     },
@@ -186,6 +202,22 @@ struct Compiler<'a> {
     materialized: Vec<Option<Reg>>,
 }
 
+/// Diagonals the direct method would give `m` (every output copy reading the nearest input
+/// copy): the distinct offsets, counted without building them.
+fn dense_offsets(table: &[usize], layout: Multiplexed, src_layout: Multiplexed, m: &SparseMatrix, n: usize) -> usize {
+    let src = src_layout.table();
+    let mut offsets = std::collections::HashSet::new();
+    for k in 0..layout.copies(n) {
+        for (row, entries) in m.rows.iter().enumerate() {
+            let out = table[row] + k * layout.slots();
+            for &(col, _) in entries {
+                offsets.insert((src_layout.nearest_copy(src[col as usize], out, n) + n - out) % n);
+            }
+        }
+    }
+    offsets.len()
+}
+
 /// The packing of every value: the input dense; a stride-`s` convolution or pooling keeps its
 /// input's grid with the gap times `s` (multiplexed) when it fits; same-size layers and
 /// element-wise operations keep their input's packing; the rest is dense.
@@ -262,30 +294,66 @@ impl Compiler<'_> {
         let divisor = if bound > 0.0 { bound * self.budget.margin } else { 1.0 };
         let table = layout.table();
         let mut terms = Vec::new();
+        let mut sources = Vec::new();
         let mut level = usize::MAX;
         for (r, m) in &p.terms {
             let r = self.with_levels(*r, 1, node)?;
             level = level.min(self.regs[r].level);
-            let src = self.regs[r].layout.table();
-            let mut d = Diagonals::zero(self.budget.slots);
-            for (row, entries) in m.rows.iter().enumerate() {
-                for &(col, w) in entries {
-                    d.add_entry(table[row], src[col as usize], Complex64::new(w / divisor, 0.0));
+            sources.push((r, m));
+        }
+        let n = self.budget.slots;
+        // The output period of a rotate-and-sum: a power of two above every output slot.
+        let period = table.iter().max().map_or(1, |&t| (t + 1).next_power_of_two());
+        let dense: usize = sources.iter().map(|(r, m)| dense_offsets(&table, layout, self.regs[*r].layout, m, n)).sum();
+        let sum_steps: Vec<i32> = if period < n && dense > 2 * (period + (n / period).ilog2() as usize) {
+            std::iter::successors(Some(period), |&s| Some(2 * s)).take_while(|&s| s < n).map(|s| s as i32).collect()
+        } else {
+            Vec::new()
+        };
+        for (r, m) in sources {
+            let src_layout = self.regs[r].layout;
+            let src = src_layout.table();
+            let mut d = Diagonals::zero(n);
+            if sum_steps.is_empty() {
+                // Every copy of the output, each reading the nearest copy of its inputs (packing
+                // module docs): a diagonal per channel difference modulo the copies' period.
+                for k in 0..layout.copies(n) {
+                    for (row, entries) in m.rows.iter().enumerate() {
+                        let out = table[row] + k * layout.slots();
+                        for &(col, w) in entries {
+                            d.add_entry(out, src_layout.nearest_copy(src[col as usize], out, n), Complex64::new(w / divisor, 0.0));
+                        }
+                    }
+                }
+            } else {
+                // Output slot `o` reads input slot `s` on diagonal `(s − o) mod T` at row
+                // `s − that`: the rotate-and-sum by `T, 2T, …` then adds every row `o + kT` into
+                // slot `o` (and repeats the result with period `T`).
+                for (row, entries) in m.rows.iter().enumerate() {
+                    let out = table[row];
+                    for &(col, w) in entries {
+                        let s = src[col as usize];
+                        let diag = (s % period + period - out % period) % period;
+                        d.add_entry((s + n - diag) % n, s, Complex64::new(w / divisor, 0.0));
+                    }
                 }
             }
             terms.push((r, LinearMap::linear(d)));
         }
+        let copies = if sum_steps.is_empty() { layout.copies(n) } else { n / period };
         let bias = p.bias.iter().any(|&b| b != 0.0).then(|| {
             let mut s = vec![0.0; self.budget.slots];
-            for (i, b) in p.bias.iter().enumerate() {
-                s[table[i]] = b / divisor;
+            for k in 0..copies {
+                for (i, b) in p.bias.iter().enumerate() {
+                    s[table[i] + k * if sum_steps.is_empty() { layout.slots() } else { period }] = b / divisor;
+                }
             }
             s
         });
         if terms.is_empty() {
             return Err(Error::InvalidArgument(format!("node '{node}': the value does not depend on the image")));
         }
-        let r = self.push(Step::Linear { terms, bias }, level - 1, layout, divisor, node);
+        let r = self.push(Step::Linear { terms, sum_steps, bias }, level - 1, layout, divisor, node);
         self.materialized[v] = Some(r);
         self.pending[v] = Some(self.identity(r));
         Ok(r)
@@ -473,17 +541,21 @@ impl Plan {
     pub fn galois_elements(&self, tool: &GaloisTool) -> Result<Vec<u32>> {
         let mut elts = BTreeSet::new();
         for s in &self.steps {
-            if let Step::Linear { terms, .. } = &s.step {
+            if let Step::Linear { terms, sum_steps, .. } = &s.step {
                 for (_, m) in terms {
                     elts.extend(bsgs_galois_elements(m, tool)?);
+                }
+                for &step in sum_steps {
+                    elts.insert(tool.elt_from_step(step)?);
                 }
             }
         }
         Ok(elts.into_iter().collect())
     }
 
-    /// The slot vector of `image` (`C·H·W` values, channel-major) for encryption: packed and
-    /// divided by [`Plan::input_divisor`].
+    /// The slot vector of `image` (`C·H·W` values, channel-major) for encryption: packed,
+    /// repeated as many times as it fits the slots (`Multiplexed::copies`) and divided by
+    /// [`Plan::input_divisor`].
     ///
     /// # Errors
     /// `InvalidArgument` for a wrong size.
@@ -493,8 +565,10 @@ impl Plan {
             return Err(Error::InvalidArgument(format!("the image has {} values; the model takes {}", image.len(), table.len())));
         }
         let mut s = vec![0.0; self.slots];
-        for (v, &t) in image.iter().zip(&table) {
-            s[t] = v / self.input_divisor;
+        for k in 0..self.input_layout.copies(self.slots) {
+            for (v, &t) in image.iter().zip(&table) {
+                s[t + k * self.input_layout.slots()] = v / self.input_divisor;
+            }
         }
         Ok(s)
     }

@@ -7,8 +7,9 @@
 use super::compile::{Plan, Step};
 use crate::circuits::bootstrapping::Bootstrapper;
 use crate::circuits::keys::KeySet;
-use crate::circuits::lintrans::{evaluate_linear_transforms_rescaled, LinearTransform};
+use crate::circuits::lintrans::{evaluate_linear_transforms, evaluate_linear_transforms_rescaled, LinearTransform};
 use crate::circuits::polynomial::PolynomialEvaluator;
+use crate::circuits::rotsum::rotate_and_sum;
 use crate::circuits::{level_at, rescale_prime};
 use crate::ckks::hybrid::HybridGaloisKeys;
 use crate::{Ciphertext, CkksEncoder, Context, Error, Evaluator, KeyGenerator, Plaintext, Result, SecretKey};
@@ -108,7 +109,7 @@ impl<'a> Inference<'a> {
         self.boot.context().chain_index_of(&ct.parms_id()).ok_or_else(|| Error::NotValidForParams("a ciphertext of another context".into()))
     }
 
-    fn linear(&self, index: usize, terms: &[(usize, crate::circuits::lintrans::LinearMap)], bias: &Option<Vec<f64>>, regs: &[Option<Ciphertext>]) -> Result<Ciphertext> {
+    fn linear(&self, index: usize, terms: &[(usize, crate::circuits::lintrans::LinearMap)], sum_steps: &[i32], bias: &Option<Vec<f64>>, regs: &[Option<Ciphertext>]) -> Result<Ciphertext> {
         let ctx = self.boot.context();
         let delta = self.boot.output_scale();
         let inputs: Vec<&Ciphertext> = terms.iter().map(|(r, _)| regs[*r].as_ref().ok_or_else(|| Error::InvalidArgument("register read before it is written".into()))).collect::<Result<_>>()?;
@@ -128,14 +129,25 @@ impl<'a> Inference<'a> {
                     lt
                 }
             };
-            let mut y = evaluate_linear_transforms_rescaled(&self.ev, &self.keys(), &[&lt], ct)?.remove(0);
-            y.set_scale(delta);
+            // With a rotate-and-sum the rescale comes after it: its rounding is added once,
+            // not in every block the sum collects (5 bits of the logits at N = 2^12).
+            let mut y = if sum_steps.is_empty() {
+                evaluate_linear_transforms_rescaled(&self.ev, &self.keys(), &[&lt], ct)?.remove(0)
+            } else {
+                evaluate_linear_transforms(&self.ev, &self.keys(), &[&lt], ct)?.remove(0)
+            };
+            y.set_scale(if sum_steps.is_empty() { delta } else { delta * q });
             match &mut sum {
                 None => sum = Some(y),
                 Some(s) => self.ev.add_inplace(s, &y)?,
             }
         }
         let mut y = sum.ok_or_else(|| Error::InvalidArgument("a linear step without terms".into()))?;
+        if !sum_steps.is_empty() {
+            y = rotate_and_sum(&self.ev, self.galois, &y, sum_steps.iter().copied())?;
+            self.ev.rescale_to_next_inplace(&mut y)?;
+            y.set_scale(delta);
+        }
         if let Some(b) = bias {
             let cached = self.cache.biases.lock().get(&index).cloned();
             let pt = match cached {
@@ -204,7 +216,7 @@ impl<'a> Inference<'a> {
         for (i, s) in self.plan.steps.iter().enumerate() {
             let t = Instant::now();
             let (y, slot) = match &s.step {
-                Step::Linear { terms, bias } => (self.linear(i, terms, bias, &regs)?, &mut times.linear),
+                Step::Linear { terms, sum_steps, bias } => (self.linear(i, terms, sum_steps, bias, &regs)?, &mut times.linear),
                 Step::Product { a, b } => (self.product(&get(&regs, *a)?, &get(&regs, *b)?)?, &mut times.products),
                 Step::Quadratic { x, beta } => (self.quadratic(&get(&regs, *x)?, *beta)?, &mut times.products),
                 Step::Poly { x, index } => {
