@@ -29,6 +29,7 @@ use crate::ckks::params::ParmsId;
 use crate::ckks::plaintext::Plaintext;
 use crate::{Error, Result};
 use num_complex::Complex64;
+use rayon::prelude::*;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// A matrix on `n` slots by its non-zero diagonals: `d_k[r] = M[r][(r + k) mod n]`,
@@ -413,10 +414,14 @@ impl LinearTransform {
                 }
             }
         };
+        // The diagonals one per task (thousands for a network's layer: minutes one by one).
+        let parts: Vec<(usize, (i32, i32))> = split.parts.iter().map(|(&k, &p)| (k, p)).collect();
+        let encoded = parts
+            .par_iter()
+            .map(|&(k, (g, _))| Ok((map.lin.get(k).map(|d| encode(d, g)).transpose()?, map.conj.get(k).map(|d| encode(d, g)).transpose()?)))
+            .collect::<Result<Vec<_>>>()?;
         let mut terms: BTreeMap<i32, BTreeMap<i32, Term>> = BTreeMap::new();
-        for (&k, &(g, b)) in &split.parts {
-            let lin = map.lin.get(k).map(|d| encode(d, g)).transpose()?;
-            let cj = map.conj.get(k).map(|d| encode(d, g)).transpose()?;
+        for ((_, (g, b)), (lin, cj)) in parts.into_iter().zip(encoded) {
             terms.entry(g).or_default().insert(b, Term { lin, conj: cj });
         }
         Ok(LinearTransform { parms_id, scale, slots: n, babies: split.babies(), terms, conj, ks: ks.cloned() })
