@@ -95,7 +95,7 @@ fn seal_program_deeper_than_its_chain() {
     let bits: Vec<String> = BootstrappingParameters::n12_insecure().coeff_modulus_bits().iter().map(|b| b.to_string()).collect();
     let o = Command::new("python3")
         .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/seal/deep_program.py"))
-        .args(["cli", &p(&dir), "4096", &bits.join(","), "58", "--check", "--xehe", env!("CARGO_BIN_EXE_xehe")])
+        .args(["cli", &p(&dir), "4096", &bits.join(","), "62", "--check", "--xehe", env!("CARGO_BIN_EXE_xehe")])
         .output()
         .expect("run python3");
     let out = ok(&o, "deep_program.py cli --check");

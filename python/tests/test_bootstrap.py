@@ -121,7 +121,7 @@ def test_seal_program_deeper_than_its_chain(gpu):
     script = Path(__file__).resolve().parents[2] / "tests" / "seal" / "deep_program.py"
     bits = ",".join(map(str, xehe.BootstrappingParameters.n12_insecure().coeff_modulus_bits()))
     with tempfile.TemporaryDirectory() as d:
-        p = subprocess.run([sys.executable, str(script), "python", d, "4096", bits, "58", "--check"],
+        p = subprocess.run([sys.executable, str(script), "python", d, "4096", bits, "62", "--check"],
                            capture_output=True, text=True)
     print(p.stdout[-2000:])
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
