@@ -109,6 +109,11 @@ fn infer_images(graph: xehe::apps::nn::graph::Graph, params: BootstrappingParame
         assert_eq!(argmax(&logits), argmax(&want));
         assert!(bits > min_bits, "image {k}: {bits} bits");
         if k == 0 {
+            // A prefix of the circuit ends in the register its last step writes, at its level.
+            assert_eq!(inference.infer_prefix(&ct, plan.steps.len()).unwrap(), out);
+            let two = inference.infer_prefix(&ct, 2).unwrap();
+            assert_eq!(ctx.chain_index_of(&two.parms_id()), Some(plan.steps[1].level));
+            assert!(inference.infer_prefix(&ct, 0).is_err() && inference.infer_prefix(&ct, plan.steps.len() + 1).is_err());
             let mut d = ct.clone();
             if d.gpu().is_ok() {
                 let (mut y, _) = inference.infer(&d, &mut |_, _| {}).unwrap();

@@ -43,6 +43,10 @@ pub struct InferOptions {
     pub device: DeviceChoice,
     /// Run the first image on the CPU backend too and compare the results word for word.
     pub compare_cpu: bool,
+    /// With `compare_cpu`: compare only the first this many steps of the circuit (the register
+    /// the last of them writes; a prefix such as a first residual block, where the whole network
+    /// would take minutes on the CPU); `None`: the whole network.
+    pub compare_steps: Option<usize>,
     /// With a device and more than 1: afterwards, the images again with this many in flight
     /// (one thread and one queue of the device each), for the throughput.
     pub in_flight: usize,
@@ -94,6 +98,8 @@ pub struct InferReport {
     pub plaintexts: (usize, usize),
     /// With `compare_cpu`: whether the device result equals the CPU backend's, word for word.
     pub bit_identical_to_cpu: Option<bool>,
+    /// With `compare_cpu`: the steps compared (all of them, or `compare_steps`).
+    pub compared_steps: Option<usize>,
     /// With `in_flight > 1` on a device: `(images in flight, images a second)`; every result
     /// equal to the sequential run's.
     pub in_flight: Option<(usize, f64)>,
@@ -188,6 +194,7 @@ pub fn run(opts: &InferOptions, progress: &mut dyn FnMut(&str)) -> Result<InferR
         out_of_range: Vec::new(),
         plaintexts: (0, 0),
         bit_identical_to_cpu: None,
+        compared_steps: None,
         in_flight: None,
     };
     let mut hosts = Vec::new();
@@ -217,9 +224,19 @@ pub fn run(opts: &InferOptions, progress: &mut dyn FnMut(&str)) -> Result<InferR
         hosts.push(host.clone());
         outputs.push(out.clone());
         if k == 0 && opts.compare_cpu && opened.queue.is_some() {
-            progress("the first image again on the CPU backend");
-            let (cpu, _) = inference.infer(&host, &mut |_, _| {})?;
-            report.bit_identical_to_cpu = Some(cpu == out);
+            report.bit_identical_to_cpu = Some(match opts.compare_steps {
+                Some(steps) => {
+                    progress(&format!("the first {steps} steps of the first image on the device and on the CPU backend"));
+                    let mut device = inference.infer_prefix(&ct, steps)?;
+                    device.download()?;
+                    inference.infer_prefix(&host, steps)? == device
+                }
+                None => {
+                    progress("the first image again on the CPU backend");
+                    inference.infer(&host, &mut |_, _| {})?.0 == out
+                }
+            });
+            report.compared_steps = Some(opts.compare_steps.unwrap_or(plan.steps.len()));
         }
         let logits = plan.decode_logits(&encoder.decode_f64(&decryptor.decrypt(&out)?)?);
         let err = logits.iter().zip(&want).map(|(a, b)| (a - b).abs()).fold(0f64, f64::max);
@@ -332,8 +349,9 @@ pub fn render(r: &InferReport) -> String {
     if let Some((k, rate)) = r.in_flight {
         s += &format!("{k} images in flight on the device: {rate:.1} images a second (sequential: {:.1}), results equal to the sequential run's\n", 1.0 / t.total.as_secs_f64());
     }
-    if let Some(b) = r.bit_identical_to_cpu {
-        s += &format!("device result equal to the CPU backend's: {b}\n");
+    if let (Some(b), Some(steps)) = (r.bit_identical_to_cpu, r.compared_steps) {
+        let what = if steps == r.steps { "device result".to_string() } else { format!("device result after the first {steps} of {} steps", r.steps) };
+        s += &format!("{what} equal to the CPU backend's: {b}\n");
     }
     s
 }

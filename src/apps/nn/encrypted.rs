@@ -199,6 +199,23 @@ impl<'a> Inference<'a> {
     /// the plan's input level; as the evaluator's operations and [`Bootstrapper::bootstrap`].
     /// `image` is not changed.
     pub fn infer(&self, image: &Ciphertext, progress: &mut dyn FnMut(usize, usize)) -> Result<(Ciphertext, InferenceTimings)> {
+        self.run(image, self.plan.steps.len(), progress)
+    }
+
+    /// The first `steps` steps of the plan on `image` (as [`Inference::infer`]): the register
+    /// the last of them writes, e.g. to compare a prefix of the circuit (ResNet-20's first
+    /// residual block) between a device and the CPU backend without the whole network on the CPU.
+    ///
+    /// # Errors
+    /// `InvalidArgument` for `steps` 0 or beyond the plan; as [`Inference::infer`].
+    pub fn infer_prefix(&self, image: &Ciphertext, steps: usize) -> Result<Ciphertext> {
+        if steps == 0 || steps > self.plan.steps.len() {
+            return Err(Error::InvalidArgument(format!("a prefix of {steps} steps; the plan has {}", self.plan.steps.len())));
+        }
+        self.run(image, steps, &mut |_, _| {}).map(|(c, _)| c)
+    }
+
+    fn run(&self, image: &Ciphertext, steps: usize, progress: &mut dyn FnMut(usize, usize)) -> Result<(Ciphertext, InferenceTimings)> {
         let t0 = Instant::now();
         if self.level(image)? != self.plan.input_level {
             return Err(Error::InvalidArgument(format!(
@@ -211,9 +228,9 @@ impl<'a> Inference<'a> {
         let mut regs: Vec<Option<Ciphertext>> = vec![None; self.plan.registers()];
         regs[0] = Some(image.clone());
         let mut times = InferenceTimings::default();
-        let total = self.plan.steps.len();
+        let total = steps;
         let get = |regs: &[Option<Ciphertext>], r: usize| regs[r].clone().ok_or_else(|| Error::InvalidArgument("register read before it is written".into()));
-        for (i, s) in self.plan.steps.iter().enumerate() {
+        for (i, s) in self.plan.steps.iter().enumerate().take(steps) {
             let t = Instant::now();
             let (y, slot) = match &s.step {
                 Step::Linear { terms, sum_steps, bias } => (self.linear(i, terms, sum_steps, bias, &regs)?, &mut times.linear),
@@ -242,7 +259,8 @@ impl<'a> Inference<'a> {
             progress(i + 1, total);
         }
         times.total = t0.elapsed();
-        let out = regs[self.plan.output].take().ok_or_else(|| Error::InvalidArgument("the plan wrote no output".into()))?;
+        let written = if steps == self.plan.steps.len() { self.plan.output } else { self.plan.steps[steps - 1].out };
+        let out = regs[written].take().ok_or_else(|| Error::InvalidArgument("the plan wrote no output".into()))?;
         Ok((out, times))
     }
 }

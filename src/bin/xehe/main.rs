@@ -165,6 +165,10 @@ struct InferArgs {
     /// Also run the first image on the CPU backend and compare word for word.
     #[arg(long)]
     compare_cpu: bool,
+    /// With --compare-cpu: compare only the first K steps of the circuit (e.g. a first residual
+    /// block; the whole network can take minutes on the CPU).
+    #[arg(long, value_name = "K", requires = "compare_cpu")]
+    compare_steps: Option<usize>,
     /// On a device: afterwards, the images again with K in flight (a thread and a queue each),
     /// for images a second.
     #[arg(long, value_name = "K", default_value_t = 1)]
@@ -350,7 +354,7 @@ fn infer(a: &InferArgs) -> Result<()> {
         Some(p) => Images::Npy(p.clone()),
         None => Images::FashionMnist { count: a.count, dir: a.fashion_mnist.clone() },
     };
-    let opts = InferOptions { model: a.model.clone(), images, calibration: a.calibration.clone(), params, device: a.device.choice()?, compare_cpu: a.compare_cpu, in_flight: a.in_flight };
+    let opts = InferOptions { model: a.model.clone(), images, calibration: a.calibration.clone(), params, device: a.device.choice()?, compare_cpu: a.compare_cpu, compare_steps: a.compare_steps, in_flight: a.in_flight };
     let r = xehe::cli::infer::run(&opts, &mut |m| eprintln!("xehe: {m}"))?;
     if a.json {
         println!("{}", serde_json::to_string_pretty(&r).unwrap_or_default());

@@ -139,7 +139,7 @@ impl BootstrappingParameters {
         }
     }
 
-    /// **INSECURE test set, N = 2^12** (CI and examples only: a 1110-bit modulus at N = 4096
+    /// **INSECURE test set, N = 2^12** (CI and examples only: a 1152-bit modulus at N = 4096
     /// has no security at all). The production set's structure at a small ring:
     /// `Q = 60 ‖ 2×40 ‖ 3×38 ‖ 3×50 ‖ 8×60 ‖ 4×52`, special `3×60` (α = 3, dnum = 7), 2^11 slots,
     /// message ratio 2^5 with the degree-7 arcsine correction (30.5 bits on the CPU, against 29.2
