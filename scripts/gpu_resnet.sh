@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# ResNet-20 on encrypted Fashion-MNIST on one GPU: `xehe infer` over COUNT test images at
+# N16-dense, the first image's first residual block compared with the CPU backend word for word
+# (--compare-steps), device and host memory sampled (their peaks are the run's).
+#
+# Build here (the GPU machines have no Rust toolchain), then carry .gpu-bin:
+#   cargo build --release --bin xehe && mkdir -p .gpu-bin && cp target/release/xehe .gpu-bin/ &&
+#   strip .gpu-bin/xehe && cp -r /usr/share/datasets/fashion-mnist .gpu-bin/
+# then on the GPU machine: scripts/gpu_resnet.sh [BIN_DIR] [MODEL] [COUNT] [STEPS].
+# MODEL: resnet20-poly (default) or resnet20-relu; STEPS: the steps of the first residual block
+# (`cargo run --release --example nn_plan -- models/MODEL.onnx n16` lists them). Logs go to $OUT.
+set -uo pipefail
+BIN=${1:-.gpu-bin}
+MODEL=${2:-resnet20-poly}
+COUNT=${3:-500}
+STEPS=${4:-5}
+LOG=${OUT:-/tmp}
+source "$(dirname "$0")/cuda_env.sh"
+mkdir -p /usr/share/datasets && cp -r "$BIN/fashion-mnist" /usr/share/datasets/ 2>/dev/null
+( while sleep 0.5; do nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits 2>/dev/null; done ) > "$LOG/memory_$MODEL.log" &
+gpu=$!
+( while sleep 2; do free -m | awk '/Mem/{print $3}'; done ) > "$LOG/host_memory_$MODEL.log" &
+host=$!
+"$BIN/xehe" infer --model "models/$MODEL.onnx" --data fashion-mnist --fashion-mnist "$BIN/fashion-mnist" \
+  --count "$COUNT" --preset n16-dense --device cuda --compare-cpu --compare-steps "$STEPS" --json \
+  > "$LOG/infer_$MODEL.json" 2> "$LOG/infer_$MODEL.log"
+status=$?
+kill $gpu $host 2>/dev/null
+grep -v "keys: [0-9]*/\|step [0-9]*/" "$LOG/infer_$MODEL.log" | tail -5
+echo "peak device memory used (MiB, nvidia-smi, whole GPU): $(sort -n "$LOG/memory_$MODEL.log" | tail -1)"
+echo "peak host memory used (MiB): $(sort -n "$LOG/host_memory_$MODEL.log" | tail -1)"
+exit $status
