@@ -7,13 +7,14 @@
 #   cargo build --release --bin xehe && mkdir -p .gpu-bin && cp target/release/xehe .gpu-bin/ &&
 #   strip .gpu-bin/xehe && cp -r /usr/share/datasets/fashion-mnist .gpu-bin/
 # then on the GPU machine: scripts/gpu_resnet.sh [BIN_DIR] [MODEL] [COUNT] [STEPS].
-# MODEL: resnet20-poly (default) or resnet20-relu; STEPS: the steps of the first residual block
-# (`cargo run --release --example nn_plan -- models/MODEL.onnx n16` lists them). Logs go to $OUT.
+# MODEL: resnet20-poly (default) or resnet20-relu; STEPS: the steps through the first residual
+# block (6 for resnet20-poly: the stem and the first block's two convolutions, each with its activation;
+# `cargo run --release --example nn_plan -- models/MODEL.onnx n16` lists them). Logs go to $OUT.
 set -uo pipefail
 BIN=${1:-.gpu-bin}
 MODEL=${2:-resnet20-poly}
 COUNT=${3:-500}
-STEPS=${4:-5}
+STEPS=${4:-6}
 LOG=${OUT:-/tmp}
 source "$(dirname "$0")/cuda_env.sh"
 mkdir -p /usr/share/datasets && cp -r "$BIN/fashion-mnist" /usr/share/datasets/ 2>/dev/null
