@@ -8,6 +8,7 @@
 use xehe::apps::input_shapes::{bootstrap_precision, InputShape};
 use xehe::circuits::bootstrapping::*;
 use xehe::circuits::dft::balanced_groups;
+use xehe::circuits::mod1::EvalModParameters;
 use xehe::*;
 
 fn env<T: std::str::FromStr>(k: &str) -> Option<T> {
@@ -30,11 +31,12 @@ fn main() -> Result<()> {
         params.coeffs_to_slots_bits = vec![b; params.coeffs_to_slots_bits.len()];
     }
     // The arcsine correction's primes are the first of `eval_mod_bits`, one per level it takes.
-    let old = params.eval_mod.depth() - (params.eval_mod.degree.ilog2() as usize + 1) - params.eval_mod.double_angle as usize;
+    let arcsine_levels = |e: &EvalModParameters| e.depth() - (e.degree.ilog2() as usize + 1) - e.double_angle as usize;
+    let old = arcsine_levels(&params.eval_mod);
     if let Some(d) = env::<usize>("ASIN") {
         params.eval_mod.arcsine_degree = d;
     }
-    let new = params.eval_mod.depth() - (params.eval_mod.degree.ilog2() as usize + 1) - params.eval_mod.double_angle as usize;
+    let new = arcsine_levels(&params.eval_mod);
     let bits = env::<u32>("ASINBITS").unwrap_or(if old > 0 { params.eval_mod_bits[0] } else { 50 });
     params.eval_mod_bits = [vec![bits; new], params.eval_mod_bits[old..].to_vec()].concat();
     let log_slots = params.log_slots as usize;

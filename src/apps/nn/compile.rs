@@ -202,20 +202,19 @@ struct Compiler<'a> {
     materialized: Vec<Option<Reg>>,
 }
 
-/// Diagonals the direct method would give `m` (every output copy reading the nearest input
-/// copy): the distinct offsets, counted without building them.
-fn dense_offsets(table: &[usize], layout: Multiplexed, src_layout: Multiplexed, m: &SparseMatrix, n: usize) -> usize {
+/// The direct method's entries of `m` (output layout `layout` with `table`, input layout
+/// `src_layout`, `n` slots): every copy of the output, each reading the nearest copy of its
+/// inputs (packing module docs), as `visit(output slot, input slot, weight)`.
+fn direct_entries(table: &[usize], layout: Multiplexed, src_layout: Multiplexed, m: &SparseMatrix, n: usize, mut visit: impl FnMut(usize, usize, f64)) {
     let src = src_layout.table();
-    let mut offsets = std::collections::HashSet::new();
     for k in 0..layout.copies(n) {
         for (row, entries) in m.rows.iter().enumerate() {
             let out = table[row] + k * layout.slots();
-            for &(col, _) in entries {
-                offsets.insert((src_layout.nearest_copy(src[col as usize], out, n) + n - out) % n);
+            for &(col, w) in entries {
+                visit(out, src_layout.nearest_copy(src[col as usize], out, n), w);
             }
         }
     }
-    offsets.len()
 }
 
 /// The packing of every value: the input dense; a stride-`s` convolution or pooling keeps its
@@ -304,7 +303,17 @@ impl Compiler<'_> {
         let n = self.budget.slots;
         // The output period of a rotate-and-sum: a power of two above every output slot.
         let period = table.iter().max().map_or(1, |&t| (t + 1).next_power_of_two());
-        let dense: usize = sources.iter().map(|(r, m)| dense_offsets(&table, layout, self.regs[*r].layout, m, n)).sum();
+        // Diagonals the direct method would give: the distinct offsets, counted without building them.
+        let dense: usize = sources
+            .iter()
+            .map(|(r, m)| {
+                let mut offsets = std::collections::HashSet::new();
+                direct_entries(&table, layout, self.regs[*r].layout, m, n, |out, inp, _| {
+                    offsets.insert((inp + n - out) % n);
+                });
+                offsets.len()
+            })
+            .sum();
         let sum_steps: Vec<i32> = if period < n && dense > 2 * (period + (n / period).ilog2() as usize) {
             std::iter::successors(Some(period), |&s| Some(2 * s)).take_while(|&s| s < n).map(|s| s as i32).collect()
         } else {
@@ -312,20 +321,12 @@ impl Compiler<'_> {
         };
         for (r, m) in sources {
             let src_layout = self.regs[r].layout;
-            let src = src_layout.table();
             let mut d = Diagonals::zero(n);
             if sum_steps.is_empty() {
-                // Every copy of the output, each reading the nearest copy of its inputs (packing
-                // module docs): a diagonal per channel difference modulo the copies' period.
-                for k in 0..layout.copies(n) {
-                    for (row, entries) in m.rows.iter().enumerate() {
-                        let out = table[row] + k * layout.slots();
-                        for &(col, w) in entries {
-                            d.add_entry(out, src_layout.nearest_copy(src[col as usize], out, n), Complex64::new(w / divisor, 0.0));
-                        }
-                    }
-                }
+                // A diagonal per channel difference modulo the copies' period.
+                direct_entries(&table, layout, src_layout, m, n, |out, inp, w| d.add_entry(out, inp, Complex64::new(w / divisor, 0.0)));
             } else {
+                let src = src_layout.table();
                 // Output slot `o` reads input slot `s` on diagonal `(s − o) mod T` at row
                 // `s − that`: the rotate-and-sum by `T, 2T, …` then adds every row `o + kT` into
                 // slot `o` (and repeats the result with period `T`).
@@ -340,12 +341,14 @@ impl Compiler<'_> {
             }
             terms.push((r, LinearMap::linear(d)));
         }
-        let copies = if sum_steps.is_empty() { layout.copies(n) } else { n / period };
+        // The bias repeats as the result does: with the layout's copies, or with period `T`
+        // after a rotate-and-sum.
+        let (copies, stride) = if sum_steps.is_empty() { (layout.copies(n), layout.slots()) } else { (n / period, period) };
         let bias = p.bias.iter().any(|&b| b != 0.0).then(|| {
-            let mut s = vec![0.0; self.budget.slots];
+            let mut s = vec![0.0; n];
             for k in 0..copies {
                 for (i, b) in p.bias.iter().enumerate() {
-                    s[table[i] + k * if sum_steps.is_empty() { layout.slots() } else { period }] = b / divisor;
+                    s[table[i] + k * stride] = b / divisor;
                 }
             }
             s

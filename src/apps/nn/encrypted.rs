@@ -228,7 +228,6 @@ impl<'a> Inference<'a> {
         let mut regs: Vec<Option<Ciphertext>> = vec![None; self.plan.registers()];
         regs[0] = Some(image.clone());
         let mut times = InferenceTimings::default();
-        let total = steps;
         let get = |regs: &[Option<Ciphertext>], r: usize| regs[r].clone().ok_or_else(|| Error::InvalidArgument("register read before it is written".into()));
         for (i, s) in self.plan.steps.iter().enumerate().take(steps) {
             let t = Instant::now();
@@ -256,7 +255,7 @@ impl<'a> Inference<'a> {
                     regs[r] = None;
                 }
             }
-            progress(i + 1, total);
+            progress(i + 1, steps);
         }
         times.total = t0.elapsed();
         let written = if steps == self.plan.steps.len() { self.plan.output } else { self.plan.steps[steps - 1].out };

@@ -85,7 +85,7 @@ impl BootstrappingParameters {
     /// the higher-degree correction, whose residual grows as `2^(-8r)`). The correction's three
     /// levels cost three user levels: the set had 13 before.
     ///
-    /// Security: the dense ternary key (SEAL's) at N = 2^16 with `log2(QP) = 1770 ≤ 1772`, the
+    /// Security: the dense ternary key (SEAL's) at N = 2^16 with `log2(QP) = 1772 ≤ 1772`, the
     /// 128-bit bound of the lattice estimator for uniform ternary secrets at this degree (the
     /// HomomorphicEncryption.org table, extended as Lattigo's and OpenFHE's are; SEAL's own table
     /// stops at N = 2^15, so SEAL needs `sec_level_type::none` to accept it). The sparse
@@ -119,9 +119,10 @@ impl BootstrappingParameters {
     }
 
     /// **N = 2^16 with 13 user levels, for zero-mean data only**: the production set without the
-    /// arcsine correction (message ratio 2^7), the three levels it costs left to the user. `Q = 60 ‖ 13×40 (user) ‖
-    /// 3×39 (SlotsToCoeffs) ‖ 8×60 (EvalMod) ‖ 4×56 (CoeffsToSlots)`, special `6×60` (α = 6,
-    /// dnum = 5), `log2(QP) = 1761` (the same security argument as [`Self::n16_dense`]).
+    /// arcsine correction (message ratio 2^7), the three levels it costs left to the user.
+    /// `Q = 60 ‖ 13×40 (user) ‖ 3×39 (SlotsToCoeffs) ‖ 8×60 (EvalMod) ‖ 4×56 (CoeffsToSlots)`,
+    /// special `6×60` (α = 6, dnum = 5), `log2(QP) = 1761` (the same security argument as
+    /// [`Self::n16_dense`]).
     /// Precision: 25.3 bits mean on slots whose polynomial coefficients are all small —
     /// zero-mean noise, as benchmarks use, or weights that change sign — but a large coefficient
     /// errs by `c·(2πc/2^7)²/6` (the slots' mean is coefficient 0): 11.3 bits for a constant 1,
