@@ -245,7 +245,8 @@ KERNEL_FQ void ew_mul_sum_u64(GLOBAL_AS u64 *out, CONST_AS u64 *table, CONST_AS 
  * A linear combination with constants in one pass (polynomial evaluation's baby-step sums:
  * multiply_const of each term, then add, then add_const): out = c + sum_t a_t * s_t (mod q),
  * s holding `terms` rows of k residues (one constant per term and prime), c (k residues) added
- * to the first add_words words (the first polynomial). table holds the terms' pointers. Each
+ * to the first add_words words (the first polynomial). table holds the terms' pointers, then
+ * their word counts (a term shorter than total adds nothing beyond its words). Each
  * product reduced (mul_mod), the sum kept reduced: the words of the term-by-term result.
  */
 KERNEL_FQ void ew_const_sum_u64(GLOBAL_AS u64 *out, CONST_AS u64 *table, CONST_AS u64 *s, CONST_AS u64 *c,
@@ -259,6 +260,7 @@ KERNEL_FQ void ew_const_sum_u64(GLOBAL_AS u64 *out, CONST_AS u64 *table, CONST_A
         acc.x = i < add_words ? c[p] : 0;
         acc.y = acc.x;
         for (u32 t = 0; t < terms; t++) {
+            if (i >= table[terms + t]) continue;
             CONST_AS u64 *a = (CONST_AS u64 *)table[t];
             u64 st = s[(u64)t * k + p];
             u64x2 a_ = PAIR_AT(a, i);

@@ -121,6 +121,16 @@ KERNEL_FQ void ks_inner_u64(GLOBAL_AS u64 *prod, CONST_AS u64 *lifted, CONST_AS 
 #endif
 
 /*
+ * 1: ks_inner_hybrid_u64 adds P·c0 and P·c1 (c0 and c1 component-major from the c0 argument, times
+ * p_mod[o]) to components 0 and 1 of every data limb, so that ModDown by P·q_last of the products
+ * is relinearization and rescale at once (src/ckks/hybrid.rs, "ModDown fused with the rescale").
+ * One key, no KS_ROTATE.
+ */
+#ifndef KS_PC
+#define KS_PC 0
+#endif
+
+/*
  * Groups of KS_KEYS keys one ks_inner_hybrid_u64 launch takes (KS_GROUPS × KS_KEYS <= 16; keys of
  * group h are the arguments h·KS_KEYS + r, r < KS_KEYS). Work-items come in spans of KS_SPAN words
  * (one CTA of the CUDA launcher, so h is uniform in a CTA): consecutive spans take the same words
@@ -239,6 +249,13 @@ KERNEL_FQ void ks_inner_hybrid_u64(GLOBAL_AS u64 *prod_q, GLOBAL_AS u64 *prod_p,
             for (u32 r = 0; r < KS_KEYS; r++)
                 a[r] = ks_acc2_add(a[r], v, keys[r][kb + x], keys[r][kb + ((u64)key_k << log_n) + x], q, c0r, c1r);
         }
+#if KS_PC
+        if (data) {
+            u64 at = ((u64)o << log_n) + x, pm = p_mod[o];
+            a[0] = ks_acc2_add(a[0], c0[at], pm, 0, q, c0r, c1r);
+            a[0] = ks_acc2_add(a[0], c0[((u64)ell << log_n) + at], 0, pm, q, c0r, c1r);
+        }
+#endif
 #if KS_ROTATE
         if (data || KS_ROTATE >= 2) {
             u64 v = data ? c0[((u64)o << log_n) + x] : c0p[((u64)(o - ell) << log_n) + x], pm = p_mod[o];

@@ -1,6 +1,7 @@
 //! Hybrid key switching on the device (src/device/gpu/hybrid.rs) against the CPU reference
 //! (src/ckks/hybrid.rs), word for word: relinearize_hybrid, apply_galois_hybrid and
-//! rotate_vector_hybrid (direct key and NAF composition) through the public `.gpu()` API, for
+//! rotate_vector_hybrid (direct key and NAF composition), relinearization fused with the rescale
+//! (relinearize_rescale_hybrid) through the public `.gpu()` API, for
 //! N = 4096 … 16384 at several (α, dnum) and levels, on the default GPU queue and on an OpenCL
 //! device (pocl's CPU device in CI). Without a device each test prints why it was skipped.
 use xehe::*;
@@ -112,6 +113,18 @@ fn hybrid_ops_match_cpu_bit_for_bit() {
                         rel(&ga, &gb),
                         rel(&a, &b),
                     );
+                    if a.parms_id() != ctx.last_parms_id() {
+                        let fused = |x: &Ciphertext, y: &Ciphertext| {
+                            ev.multiply(x, y).and_then(|m| ev.relinearize_rescale_hybrid(&m, &rk))
+                        };
+                        same(&format!("{tag}: relinearize_rescale_hybrid"), fused(&ga, &gb), fused(&a, &b));
+                        // A sum of a size-3 and a size-2 term in one pass, as polynomial evaluation makes.
+                        let mixed = |x: &Ciphertext, y: &Ciphertext| {
+                            let m = ev.multiply(x, y)?;
+                            ev.multiply_const_sum(&[(&m, 2.0, 1.0), (x, -1.0, 2f64.powi(20))], 0.5, m.scale())
+                        };
+                        same(&format!("{tag}: multiply_const_sum of sizes 3 and 2"), mixed(&ga, &gb), mixed(&a, &b));
+                    }
                     let elt = ctx.galois_tool().elt_from_step(1).unwrap();
                     same(
                         &format!("{tag}: apply_galois_hybrid"),

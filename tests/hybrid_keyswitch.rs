@@ -380,6 +380,40 @@ fn mod_down_rescale_ext_is_a_rescale() {
     }
 }
 
+/// Relinearization fused with the rescale (`relinearize_rescale_hybrid`, one ModDown by
+/// `P·q_{ℓ-1}`) is `relinearize_hybrid` then `rescale_to_next` up to the rounding: same level and
+/// scale, the product within the separate path's error (printed); a size-2 ciphertext is only
+/// rescaled; size 4 and the last level are refused, the operand intact.
+#[test]
+fn relinearize_rescale_is_relinearize_then_rescale() {
+    let s = setup(8192, &[60, 40, 40, 40, 40, 60], SecLevel::None);
+    let (a, b) = (s.values(5), s.values(6));
+    let prod: Vec<f64> = a.iter().zip(&b).map(|(x, y)| x * y).collect();
+    for (alpha, dnum) in [(1, 4), (2, 3), (3, 1)] {
+        let ks = HybridKeySwitching::new(&s.ctx, KeySwitchParams { special_modulus_size: alpha, dnum }).unwrap();
+        let rk = s.kg.create_hybrid_relin_keys(&ks).unwrap();
+        for drop in 0..3 {
+            let m = s.ev.multiply(&s.encrypt(&a, drop), &s.encrypt(&b, drop)).unwrap();
+            let fused = s.ev.relinearize_rescale_hybrid(&m, &rk).unwrap();
+            let apart = s.ev.rescale_to_next(&s.ev.relinearize_hybrid(&m, &rk).unwrap()).unwrap();
+            assert_eq!((fused.parms_id(), fused.scale(), fused.size()), (apart.parms_id(), apart.scale(), apart.size()));
+            let (e_fused, e_apart) = (max_err(&s.decrypt(&fused), &prod), max_err(&s.decrypt(&apart), &prod));
+            println!("α={alpha} dnum={dnum} drop {drop}: error 2^{:.2} fused, 2^{:.2} separate", e_fused.log2(), e_apart.log2());
+            assert!(e_fused < 4.0 * e_apart, "α={alpha} dnum={dnum} drop {drop}");
+        }
+        let two = s.encrypt(&a, 0);
+        let r = s.ev.relinearize_rescale_hybrid(&two, &rk).unwrap();
+        assert!(r.data() == s.ev.rescale_to_next(&two).unwrap().data(), "size 2: a rescale");
+        let four = s.ev.multiply(&s.ev.multiply(&two, &two).unwrap(), &two).unwrap();
+        let before = four.data().to_vec();
+        assert!(matches!(s.ev.relinearize_rescale_hybrid(&four, &rk), Err(Error::MissingKey(_))));
+        assert!(four.data() == &before[..]);
+        let last = s.enc.encrypt(&s.ce.encode_f64(&a, s.ctx.last_parms_id(), 2f64.powi(20)).unwrap()).unwrap();
+        let sq = s.ev.multiply(&last, &last).unwrap();
+        assert!(matches!(s.ev.relinearize_rescale_hybrid(&sq, &rk), Err(Error::EndOfModulusChain(_))));
+    }
+}
+
 /// Double hoisting's extended-base operations: a rotation left in `Q ∪ P` and brought down is a
 /// rotation (same noise class as `rotate_vector_hybrid`), a giant-step rotation of a baby step
 /// composes, `add_ext` adds; and what is not allowed is refused without a panic.

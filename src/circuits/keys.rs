@@ -51,6 +51,26 @@ impl KeySet<'_> {
         }
     }
 
+    /// A size-3 (or size-2) ciphertext relinearized and rescaled to the next level: SEAL's
+    /// `relinearize` then `rescale_to_next` with SEAL's keys (SEAL's words), one fused ModDown
+    /// with hybrid keys ([`Evaluator::relinearize_rescale_hybrid`]).
+    ///
+    /// # Errors
+    /// `MissingKey` without relinearization keys; as the evaluator's relinearization and
+    /// `rescale_to_next`.
+    pub fn relinearize_rescale(&self, ev: &Evaluator, ct: &Ciphertext) -> Result<Ciphertext> {
+        match self {
+            KeySet::Seal { relin, .. } => {
+                let mut out = ev.relinearize(ct, relin.ok_or_else(|| missing("relinearization keys"))?)?;
+                ev.rescale_to_next_inplace(&mut out)?;
+                Ok(out)
+            }
+            KeySet::Hybrid { relin, .. } => {
+                ev.relinearize_rescale_hybrid(ct, relin.ok_or_else(|| missing("relinearization keys"))?)
+            }
+        }
+    }
+
     /// `ct` rotated left by `step` slots (`0`: a copy).
     ///
     /// # Errors

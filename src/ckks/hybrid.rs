@@ -728,6 +728,34 @@ impl HybridKeySwitching {
         });
     }
 
+    /// Relinearization fused with the rescale (module docs, "ModDown fused with the rescale"):
+    /// `out_c = (P·c_c + switch(c_2)_c) / (P·q_{ℓ-1})` rounded once, for `c = 0, 1`, where
+    /// relinearization then `rescale_to_next` would round twice and transform the level twice.
+    ///
+    /// `c`: `3 × ℓ × N` words (`c_0, c_1, c_2`, `2 ≤ ℓ ≤ L`), canonical, NTT form; `out`:
+    /// `2 × (ℓ − 1) × N` words, overwritten. Digits as relinearization's (SEAL's unsigned ones).
+    /// The caller checks the level and the key.
+    pub(crate) fn relinearize_rescale(&self, c: &[u64], key: &HybridKSwitchKey, out: &mut [u64]) {
+        let n = self.n();
+        let pw = c.len() / 3;
+        let ell = pw / n;
+        let prods = self.key_inner_product(&self.mod_up(&c[2 * pw..], Digits::Unsigned), key, None);
+        let p_mod = self.p_mod_q(ell);
+        for (comp, out) in out.chunks_mut(pw - n).enumerate() {
+            // P·c_c + the inner product on the data limbs; the special limbs are the product's.
+            let mut x_q = vec![0u64; pw];
+            x_q.par_chunks_mut(n).enumerate().for_each(|(i, row)| {
+                let q = &self.inner.moduli[i];
+                let src = &c[comp * pw + i * n..comp * pw + (i + 1) * n];
+                for ((o, &a), &b) in row.iter_mut().zip(src).zip(&prods[i][comp]) {
+                    *o = q.add(b, q.mul(a, p_mod[i]));
+                }
+            });
+            let x_p: Vec<u64> = prods[ell..].iter().flat_map(|p| p[comp].iter().copied()).collect();
+            self.mod_down_rescale_poly(&x_q, &x_p, out);
+        }
+    }
+
     /// `[P]_{q_i}` for the data primes `i < ℓ`.
     pub(crate) fn p_mod_q(&self, ell: usize) -> &[u64] {
         &self.inner.p_mod_q[..ell]

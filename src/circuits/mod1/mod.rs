@@ -268,12 +268,11 @@ impl EvalMod {
         }
         let mut y = pe.evaluate(ct, &self.cos, schedule[0])?;
         for (i, &c) in self.double_angle_consts.iter().enumerate() {
-            let mut sq = ev.multiply(&y, &y)?;
-            keys.relinearize_inplace(ev, &mut sq)?;
-            // 2y² − c in one pass over the words.
+            let sq = ev.multiply(&y, &y)?;
+            // 2y² − c in one pass over the words, then relinearized and rescaled at once.
             let scale = sq.scale();
-            let mut sq = ev.multiply_const_sum(&[(&sq, 2.0, 1.0)], -c, scale)?;
-            ev.rescale_to_next_inplace(&mut sq)?;
+            let sq = ev.multiply_const_sum(&[(&sq, 2.0, 1.0)], -c, scale)?;
+            let mut sq = keys.relinearize_rescale(ev, &sq)?;
             sq.set_scale(schedule[i + 1]);
             y = sq;
         }

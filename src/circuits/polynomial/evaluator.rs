@@ -133,10 +133,12 @@ impl<'a> PolynomialEvaluator<'a> {
         Ok(y)
     }
 
-    /// Relinearize (if size 3) and rescale.
+    /// Relinearize (if size 3) and rescale: one fused ModDown with hybrid keys
+    /// ([`KeySet::relinearize_rescale`]).
     fn finish_product(&self, ct: &mut Ciphertext) -> Result<()> {
         if ct.size() > 2 {
-            self.keys.relinearize_inplace(self.ev, ct)?;
+            *ct = self.keys.relinearize_rescale(self.ev, ct)?;
+            return Ok(());
         }
         self.ev.rescale_to_next_inplace(ct)
     }
@@ -166,18 +168,18 @@ impl<'a> PolynomialEvaluator<'a> {
         let lb = ctx.chain_index_of(&tb.parms_id()).unwrap_or(0);
         let level = la.min(lb);
         let (ta, tb) = (self.at_level(&ta, level)?, self.at_level(&tb, level)?);
-        let mut prod = self.ev.multiply(&ta, &tb)?;
-        self.keys.relinearize_inplace(self.ev, &mut prod)?;
-        // 2·T_k·T_{j−k} − T_{2k−j} (or − 1) in one pass: the words of prod + prod − tc·round(s).
+        let prod = self.ev.multiply(&ta, &tb)?;
+        // 2·T_k·T_{j−k} − T_{2k−j} (or − 1) in one pass on the unrelinearized product (the words
+        // of prod + prod − tc·round(s)), then relinearized and rescaled at once.
         let scale = prod.scale();
-        let mut prod = match sub {
+        let prod = match sub {
             None => self.ev.multiply_const_sum(&[(&prod, 2.0, 1.0)], -1.0, scale)?,
             Some(tc) => {
                 let tc = self.at_level(&tc, level)?;
                 self.ev.multiply_const_sum(&[(&prod, 2.0, 1.0), (&tc, -1.0, scale / tc.scale())], 0.0, scale)?
             }
         };
-        self.ev.rescale_to_next_inplace(&mut prod)?;
+        let prod = self.keys.relinearize_rescale(self.ev, &prod)?;
         debug_assert_eq!(basis.level_x - ceil_log2(j), ctx.chain_index_of(&prod.parms_id()).unwrap_or(0));
         basis.t.insert(j, prod.clone());
         Ok(prod)
@@ -235,9 +237,7 @@ impl<'a> PolynomialEvaluator<'a> {
             (None, r) => r,
             (Some(p), Term::Zero) => Term::Ct(p),
             (Some(mut p), Term::Const(v)) => {
-                if p.size() > 2 {
-                    self.keys.relinearize_inplace(self.ev, &mut p)?;
-                }
+                // On the first polynomial: the product stays unrelinearized for its parent.
                 self.ev.add_const_inplace(&mut p, v)?;
                 Term::Ct(p)
             }

@@ -146,8 +146,8 @@ pub(super) mod gpu_impl {
                     (eval::mul_plain_sum(cq, &l, &bufs, ct.size)?, ct.size)
                 }
                 GpuOp::ConstSum(cts, s, c) => {
-                    let bufs = cts.iter().map(|c| ct_buf(c)).collect::<Result<Vec<_>>>()?;
-                    (eval::const_sum(cq, &l, &bufs, s, c, ct.size)?, ct.size)
+                    let bufs = cts.iter().map(|c| Ok((ct_buf(c)?, c.size))).collect::<Result<Vec<_>>>()?;
+                    (eval::const_sum(cq, &l, &bufs, s, c)?, ct.size)
                 }
                 GpuOp::Multiply(b) => (Arc::new(eval::tensor(cq, &l, &a, ct.size, &*ct_buf(b)?, b.size)?), ct.size + b.size - 1),
                 GpuOp::Rescale | GpuOp::DropPrime => {

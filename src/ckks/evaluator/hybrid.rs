@@ -115,6 +115,40 @@ impl Evaluator {
         on_copy(ct, |c| self.relinearize_hybrid_inplace(c, keys))
     }
 
+    /// Relinearize a size-3 ciphertext and rescale it by its last prime in one step: ModDown
+    /// by `P·q_{ℓ-1}` ([`crate::ckks::hybrid`] module docs, "ModDown fused with the rescale")
+    /// in place of [`Evaluator::relinearize_hybrid`] then [`Evaluator::rescale_to_next`] — one
+    /// rounding, and the rescale's pass over the level (an inverse NTT of the last prime, `ℓ − 1`
+    /// forward NTTs per polynomial) saved. Size 2, one level lower, scale
+    /// `ct.scale() / q_{ℓ-1}`; a size-2 ciphertext is only rescaled. Not SEAL's words (SEAL
+    /// rounds twice): for xehe's own circuits (polynomial evaluation, EvalMod, networks).
+    ///
+    /// # Errors
+    /// As [`Evaluator::relinearize_hybrid_inplace`] and [`Evaluator::rescale_to_next`]
+    /// (`EndOfModulusChain` at the last level, `ScaleOutOfBounds`). `ct` is never changed.
+    pub fn relinearize_rescale_hybrid(&self, ct: &Ciphertext, keys: &HybridRelinKeys) -> Result<Ciphertext> {
+        self.check_hybrid(ct, &keys.ks, "relin_keys")?;
+        if ct.size <= 2 {
+            return self.rescale_to_next(ct);
+        }
+        if ct.size > 3 {
+            return Err(Error::MissingKey(format!(
+                "not enough relinearization keys: hybrid keys switch s² only, ciphertext size is {}",
+                ct.size
+            )));
+        }
+        let (next, scale) = self.rescaled_level(&ct.parms_id, ct.scale)?;
+        if let Some(q) = self.device_for(&[ct]) {
+            return self.hybrid_gpu(&q, ct, HybridGpuOp::RelinearizeRescale(keys, &next, scale));
+        }
+        let src = host_current(ct)?;
+        let mut out = Ciphertext::zeros(&next, 2);
+        out.scale = scale;
+        keys.ks.relinearize_rescale(src.data(), &keys.key, out.data_mut());
+        check_not_transparent(&out)?;
+        Ok(out)
+    }
+
     pub(super) fn check_galois_hybrid(
         &self,
         ct: &Ciphertext,
@@ -322,6 +356,8 @@ impl Evaluator {
 enum HybridGpuOp<'a> {
     /// Size 3 → 2.
     Relinearize(&'a HybridRelinKeys),
+    /// Size 3 → 2, one level lower (the level's data and the result's scale).
+    RelinearizeRescale(&'a HybridRelinKeys, &'a Arc<ContextData>, f64),
     /// Galois automorphisms (in order) each followed by a key switch.
     Galois(&'a [u32], &'a HybridGaloisKeys),
     /// Key switch of `c1` with a switching key (no automorphism).
@@ -345,7 +381,7 @@ mod gpu_impl {
     use super::*;
     use crate::ckks::device::hybrid::{hybrid_galois_key, hybrid_key, hybrid_level_data};
     use crate::ckks::device::{galois_table, level_data};
-    use crate::device::gpu::hybrid::{apply_galois_hybrid, apply_galois_hybrid_many, relinearize_hybrid, switch_key_c1};
+    use crate::device::gpu::hybrid::{apply_galois_hybrid, apply_galois_hybrid_many, relinearize_hybrid, relinearize_rescale_hybrid, switch_key_c1};
     use crate::device::gpu::{buffer_of, GpuQueue};
 
     /// A Galois key's device image and the inverse automorphism's table (`galois_key_on`).
@@ -451,17 +487,24 @@ mod gpu_impl {
             op: HybridGpuOp<'_>,
         ) -> Result<Ciphertext> {
             let ks = match op {
-                HybridGpuOp::Relinearize(k) => &k.ks,
+                HybridGpuOp::Relinearize(k) | HybridGpuOp::RelinearizeRescale(k, _, _) => &k.ks,
                 HybridGpuOp::Galois(_, k) => &k.ks,
                 HybridGpuOp::Switch(k) => &k.ks,
             };
             let l = level_data(cq, &self.ctx, &ct.parms_id)?;
             let h = hybrid_level_data(cq, ks, ct.parms_id, l.k())?;
             let mut buf = buffer_of::<Q>(&ct.gpu.device_copy(queue, &ct.data)?)?;
+            let (mut parms_id, mut coeff_modulus_size, mut scale) = (ct.parms_id, ct.coeff_modulus_size, ct.scale);
             match op {
                 HybridGpuOp::Relinearize(rk) => {
                     let key = hybrid_key(cq, &rk.key)?;
                     buf = Arc::new(relinearize_hybrid(cq, &l, &h, &buf, &key)?);
+                }
+                HybridGpuOp::RelinearizeRescale(rk, next, s) => {
+                    let key = hybrid_key(cq, &rk.key)?;
+                    let next_l = level_data(cq, &self.ctx, &next.parms_id())?;
+                    buf = Arc::new(relinearize_rescale_hybrid(cq, &l, &next_l, &h, &buf, &key)?);
+                    (parms_id, coeff_modulus_size, scale) = (next.parms_id(), next.coeff_modulus().len(), s);
                 }
                 HybridGpuOp::Galois(elts, gk) => {
                     for &elt in elts {
@@ -480,12 +523,12 @@ mod gpu_impl {
                 }
             }
             let out = Ciphertext {
-                parms_id: ct.parms_id,
+                parms_id,
                 is_ntt_form: true,
                 size: 2,
                 poly_modulus_degree: ct.poly_modulus_degree,
-                coeff_modulus_size: ct.coeff_modulus_size,
-                scale: ct.scale,
+                coeff_modulus_size,
+                scale,
                 correction_factor: ct.correction_factor,
                 data: Vec::new(),
                 gpu: DeviceState::default(),

@@ -76,21 +76,22 @@ impl Evaluator {
     /// `constant + Σ_t value_t · ct_t`, each `value_t` encoded at `scale_t` and `constant` at
     /// `scale`: the words of `multiply_const(ct_t, value_t, scale_t)` for every term, summed
     /// with `add`, then `add_const(constant)` — in one pass on a device (a polynomial's
-    /// baby-step sums, `Σ c_j T_j`). Data: every term the same level and size, NTT form; the
-    /// result at that level with scale `scale`, which each term's product scale
+    /// baby-step sums, `Σ c_j T_j`). Data: every term the same level, NTT form, of any size (as
+    /// `add`, the result has the largest and a smaller term adds nothing to the polynomials it
+    /// lacks); the result at that level with scale `scale`, which each term's product scale
     /// `ct_t.scale() · scale_t` must equal to within `2^-40` (the products' scales set to it,
     /// as `set_scale` would).
     ///
     /// # Errors
-    /// `InvalidArgument` without terms; `ParmsMismatch` (levels or sizes differ);
+    /// `InvalidArgument` without terms; `ParmsMismatch` (levels differ);
     /// `ScaleMismatch` (a product scale not `scale`); as [`Evaluator::multiply_const_inplace`]
     /// and [`Evaluator::add_const_inplace`]. The terms are never changed.
     pub fn multiply_const_sum(&self, terms: &[(&Ciphertext, f64, f64)], constant: f64, scale: f64) -> Result<Ciphertext> {
         let (c0, _, _) = terms.first().ok_or_else(|| Error::InvalidArgument("multiply_const_sum: no terms".into()))?;
         let mut residues = Vec::new();
         for &(ct, value, s) in terms {
-            if ct.parms_id != c0.parms_id || ct.size != c0.size {
-                return Err(Error::ParmsMismatch("multiply_const_sum: terms of different levels or sizes".into()));
+            if ct.parms_id != c0.parms_id {
+                return Err(Error::ParmsMismatch("multiply_const_sum: terms of different levels".into()));
             }
             if ((ct.scale * s) / scale - 1.0).abs() > 2f64.powi(-40) {
                 return Err(Error::ScaleMismatch(format!(
@@ -104,20 +105,22 @@ impl Evaluator {
         let cd = self.ctx.context_data_for(&c0.parms_id, "encrypted")?.clone();
         check_scale(scale, &cd, "multiply_const")?;
         let cts: Vec<&Ciphertext> = terms.iter().map(|t| t.0).collect();
+        // The result takes the largest term's size (and its metadata otherwise equal to c0's).
+        let largest = cts.iter().copied().max_by_key(|c| c.size).unwrap_or(c0);
         if let Some(q) = self.device_for(&cts) {
-            return self.run_gpu(&q, c0, super::gpu::GpuOp::ConstSum(&cts, &residues, &add), scale);
+            return self.run_gpu(&q, largest, super::gpu::GpuOp::ConstSum(&cts, &residues, &add), scale);
         }
         let (n, moduli) = (cd.n(), cd.coeff_modulus());
         let k = moduli.len();
         let hosts = cts.iter().map(|c| host_current(*c)).collect::<Result<Vec<_>>>()?;
-        let mut out = Ciphertext::zeros(&cd, c0.size);
+        let mut out = Ciphertext::zeros(&cd, largest.size);
         out.data_mut().par_chunks_mut(n).enumerate().for_each(|(row, limb)| {
             let i = row % k;
             let q = &moduli[i];
             if row < k {
                 limb.fill(add[i]);
             }
-            for (t, h) in hosts.iter().enumerate() {
+            for (t, h) in hosts.iter().enumerate().filter(|(_, h)| row < h.size * k) {
                 let r = residues[t * k + i];
                 for (x, &a) in limb.iter_mut().zip(&h.data()[row * n..(row + 1) * n]) {
                     *x = q.add(*x, q.mul(a, r));

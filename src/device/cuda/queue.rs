@@ -430,9 +430,10 @@ impl GpuQueue for CudaQueue {
         GpuQueue::launch(self, Family::Elementwise, &[], "ew_mul_sum_u64", crate::device::gpu::ew_items(b_words), &args)?;
         Ok(Some(out))
     }
-    fn const_sum(&self, l: &crate::device::gpu::level::LevelData<DeviceBuffer>, terms: &[&DeviceBuffer], s: &[u64], c: &[u64], add_words: usize, words: usize) -> Result<Option<DeviceBuffer>> {
+    fn const_sum(&self, l: &crate::device::gpu::level::LevelData<DeviceBuffer>, terms: &[(&DeviceBuffer, usize)], s: &[u64], c: &[u64], add_words: usize, words: usize) -> Result<Option<DeviceBuffer>> {
         let out = self.alloc(words)?;
-        let table: Vec<u64> = terms.iter().map(|a| a.ptr()).collect();
+        // The pointers, then each term's word count.
+        let table: Vec<u64> = terms.iter().map(|a| a.0.ptr()).chain(terms.iter().map(|a| a.1 as u64)).collect();
         let (t, s, c) = (self.upload(&table)?, self.upload(s)?, self.upload(c)?);
         let args = [
             Arg::Buf(&out),

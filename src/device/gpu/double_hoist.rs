@@ -13,7 +13,7 @@
 
 use super::eval::{add_at, mul_sum_at, scalar_op, EVAL_NTT};
 use super::hybrid::{
-    alloc_prods, inner_products_into, mod_down_conv_into, mod_down_finish_into, mod_down_rescale_into, mod_up, rotation_products_into,
+    alloc_prods, inner_products_into, Addend, mod_down_conv_into, mod_down_finish_into, mod_down_rescale_into, mod_up, rotation_products_into,
     HybridLevelData, Rotate, HOIST_MODDOWN_BATCH,
 };
 use super::level::LevelData;
@@ -283,7 +283,7 @@ pub fn rotate_ext<Q: GpuQueue>(
         ext: Some((at(&acc.p, 0), &h.ones)),
         sum: sum.map(|t| (at(&t.q, 0), at(&t.p, 0))),
     };
-    inner_products_into(q, l, h, &up, (&c1, 0), (&[key], 1), (&prod_q, &prod_p, 0), 0..ell + alpha, Some(&rot))?;
+    inner_products_into(q, l, h, &up, (&c1, 0), (&[key], 1), (&prod_q, &prod_p, 0), 0..ell + alpha, Addend::Rotate(&rot))?;
     Ok(DeviceExt { q: (Arc::new(prod_q), 0), p: (Arc::new(prod_p), 0) })
 }
 

@@ -101,24 +101,28 @@ pub fn add_at<Q: GpuQueue>(q: &Q, primes: &DevicePrimes<Q::Buf>, log_n: u32, (ou
     q.launch(Family::Elementwise, &[], EwKind::Add.kernel(), ew_items(words), &args)
 }
 
-/// `c + Σ_t a_t · s_t` for ciphertexts `a_t` of `size` polynomials (`s`: `terms × k` residues,
-/// one constant per term and prime; `c`: `k` residues added to the first polynomial): the same
-/// words as `multiply_const` of each term, `add`, then `add_const`; one pass where the backend
-/// can ([`GpuQueue::const_sum`]), else the products and sums one by one.
+/// `c + Σ_t a_t · s_t` for ciphertexts `a_t` of `sizes[t]` polynomials (the result has the
+/// largest; a smaller term adds nothing to the polynomials it lacks, as `add` of different sizes;
+/// `s`: `terms × k` residues, one constant per term and prime; `c`: `k` residues added to the
+/// first polynomial): the same words as `multiply_const` of each term, `add`, then `add_const`;
+/// one pass where the backend can ([`GpuQueue::const_sum`]), else the products and sums one by
+/// one.
 ///
 /// # Errors
 /// `Device` on an allocation, upload or launch failure; `InvalidArgument` without terms.
-pub fn const_sum<Q: GpuQueue>(q: &Q, l: &Arc<LevelData<Q::Buf>>, terms: &[Arc<Q::Buf>], s: &[u64], c: &[u64], size: usize) -> Result<Arc<Q::Buf>> {
+pub fn const_sum<Q: GpuQueue>(q: &Q, l: &Arc<LevelData<Q::Buf>>, terms: &[(Arc<Q::Buf>, usize)], s: &[u64], c: &[u64]) -> Result<Arc<Q::Buf>> {
     let (pw, k) = (poly_words(l), l.k());
-    let refs: Vec<&Q::Buf> = terms.iter().map(|a| &**a).collect();
+    let size = terms.iter().map(|t| t.1).max().ok_or_else(|| crate::Error::InvalidArgument("a linear combination needs a term".into()))?;
+    let refs: Vec<(&Q::Buf, usize)> = terms.iter().map(|(a, sz)| (&**a, sz * pw)).collect();
     if let Some(out) = q.const_sum(l, &refs, s, c, pw, size * pw)? {
         return Ok(Arc::new(out));
     }
-    let (first, rest) = terms.split_first().ok_or_else(|| crate::Error::InvalidArgument("a linear combination needs a term".into()))?;
-    let mut acc = Arc::new(scalar_op(q, l, first, size, &s[..k], false)?);
-    for (t, a) in rest.iter().enumerate() {
-        let prod = Arc::new(scalar_op(q, l, a, size, &s[(t + 1) * k..(t + 2) * k], false)?);
-        acc = elementwise(q, l, EwKind::Add, &acc, Some(&prod), size * pw, size * pw)?;
+    let ((first, s0), rest) = terms.split_first().ok_or_else(|| crate::Error::InvalidArgument("a linear combination needs a term".into()))?;
+    let (mut acc, mut acc_size) = (Arc::new(scalar_op(q, l, first, *s0, &s[..k], false)?), *s0);
+    for (t, (a, sz)) in rest.iter().enumerate() {
+        let prod = Arc::new(scalar_op(q, l, a, *sz, &s[(t + 1) * k..(t + 2) * k], false)?);
+        acc = add_sub(q, l, &acc, acc_size, &prod, *sz, false)?;
+        acc_size = acc_size.max(*sz);
     }
     Ok(Arc::new(scalar_op(q, l, &acc, size, c, true)?))
 }

@@ -552,7 +552,7 @@ fn inner_mod_down<Q: GpuQueue>(
     let (prod_q, prod_p) = alloc_prods(q, h, n, 1)?;
     let prods = (&prod_q, &prod_p, 0);
     let conv = q.scratch(2 * ell * n)?;
-    let products = |q: &Q, limbs| inner_products_into(q, l, h, up, t, (&[key], 1), prods, limbs, None);
+    let products = |q: &Q, limbs| inner_products_into(q, l, h, up, t, (&[key], 1), prods, limbs, Addend::None);
     let side_ntt = q.side_stream();
     up_ntt_products_conv(q, l, h, up, true, products, (&prod_p, 2), &conv, side_ntt)?;
     if side_ntt {
@@ -599,12 +599,23 @@ pub(super) struct Rotate<'a, B> {
     pub sum: Option<((&'a B, usize), (&'a B, usize))>,
 }
 
+/// What [`inner_products_into`] adds to the key switch's products.
+#[derive(Clone, Copy)]
+pub(super) enum Addend<'a, B> {
+    /// Nothing.
+    None,
+    /// A hoisted rotation's: the products permuted, with `P·c0` in component 0 ([`Rotate`]).
+    Rotate(&'a Rotate<'a, B>),
+    /// `P·c0` and `P·c1` in components 0 and 1 on the data limbs (`c0`, `c1`: `2 × ℓ × N`
+    /// words from the offset): relinearization fused with the rescale.
+    Scaled((&'a B, usize)),
+}
+
 /// Step 2 for the extended limbs `limbs` (`0..ℓ` data, `ℓ..ℓ + α` special): the inner
 /// product of `up` (own-digit rows read from the target at `t`) with each of `keys` (one launch:
 /// up to `per_item` keys (at most 4) in each work-item, or whole groups of `per_item` up to 16,
 /// the ModUp rows read from DRAM once for all) into `prods` ([`alloc_prods`]) from key slot
-/// `first` on. With `rotate` the products come out permuted and with `P·c0` in component 0
-/// ([`Rotate`]).
+/// `first` on, with `addend` ([`Addend`]).
 ///
 /// # Errors
 /// `Device` on a compile or launch failure.
@@ -618,7 +629,7 @@ pub(super) fn inner_products_into<Q: GpuQueue>(
     (keys, per_item): (&[&Q::Buf], usize),
     (prod_q, prod_p, first): (&Q::Buf, &Q::Buf, usize),
     limbs: std::ops::Range<usize>,
-    rotate: Option<&Rotate<'_, Q::Buf>>,
+    addend: Addend<'_, Q::Buf>,
 ) -> Result<()> {
     let (ell, alpha, n) = (h.ell, h.alpha, l.n());
     const MAX_KEYS: usize = HOIST_KEYS_PER_LAUNCH;
@@ -638,8 +649,12 @@ pub(super) fn inner_products_into<Q: GpuQueue>(
         Arg::BufAt(tsrc, t_off),
     ]);
     args.extend((0..MAX_KEYS).map(|a| Arg::Buf(keys[slot(a)])));
-    match rotate {
-        Some(rot) => {
+    let rotate = match addend {
+        Addend::Rotate(rot) => Some(rot),
+        _ => None,
+    };
+    match addend {
+        Addend::Rotate(rot) => {
             args.extend((0..MAX_KEYS).map(|a| Arg::Buf(rot.scatter[first + slot(a)])));
             args.push(Arg::BufAt(rot.c0.0, rot.c0.1));
             match rot.ext {
@@ -653,8 +668,13 @@ pub(super) fn inner_products_into<Q: GpuQueue>(
                 None => args.extend([Arg::Buf(&h.p_mod), Arg::Buf(&h.p_mod)]),
             }
         }
-        // Unused without KS_ROTATE.
-        None => args.extend((0..MAX_KEYS + 5).map(|_| Arg::Buf(keys[0]))),
+        // The tables unused without KS_ROTATE; c0 and c1 from `c`, times `p_mod`.
+        Addend::Scaled((c, off)) => {
+            args.extend((0..MAX_KEYS).map(|_| Arg::Buf(keys[0])));
+            args.extend([Arg::BufAt(c, off), Arg::Buf(&h.p_mod), Arg::Buf(keys[0]), Arg::Buf(keys[0]), Arg::Buf(keys[0])]);
+        }
+        // Unused without KS_ROTATE or KS_PC.
+        Addend::None => args.extend((0..MAX_KEYS + 5).map(|_| Arg::Buf(keys[0]))),
     }
     args.extend([
         Arg::Buf(&h.ext.moduli),
@@ -687,6 +707,9 @@ pub(super) fn inner_products_into<Q: GpuQueue>(
             (true, true) => "3",
         };
         defines.push(("KS_ROTATE", mode.into()));
+    }
+    if matches!(addend, Addend::Scaled(_)) {
+        defines.push(("KS_PC", "1".into()));
     }
     q.launch(
         Family::Keyswitch,
@@ -965,7 +988,7 @@ pub(super) fn rotation_products_into<Q: GpuQueue>(
         };
         let prods = (prod_q, prod_p, first);
         let keys = (&keys[first..first + take], per_item);
-        inner_products_into(q, l, h, up, (ct, pw), keys, prods, limbs.clone(), Some(rotate))?;
+        inner_products_into(q, l, h, up, (ct, pw), keys, prods, limbs.clone(), Addend::Rotate(rotate))?;
         first += take;
     }
     Ok(())
@@ -1026,6 +1049,30 @@ pub fn relinearize_hybrid<Q: GpuQueue>(
     key: &Q::Buf,
 ) -> Result<Q::Buf> {
     switch_key_hybrid(q, l, h, (ct, 2), ct, 2 * h.ell * l.n(), key, false)
+}
+
+/// Relinearization fused with the rescale (the scheme's `HybridKeySwitching::relinearize_rescale`)
+/// of a size-3 ciphertext `ct` at level `l` (`ℓ ≥ 2`): ModUp of `c2`, the inner product with
+/// `P·(c0, c1)` added on the data limbs in the same launch ([`Addend::Scaled`]), then ModDown by
+/// `P·q_{ℓ-1}` ([`mod_down_rescale_into`]): `2 × (ℓ − 1) × N` words under `next`'s primes.
+///
+/// # Errors
+/// `EndOfModulusChain` at a level with one data prime; as [`switch_key_hybrid`].
+pub fn relinearize_rescale_hybrid<Q: GpuQueue>(
+    q: &Q,
+    l: &LevelData<Q::Buf>,
+    next: &LevelData<Q::Buf>,
+    h: &HybridLevelData<Q::Buf>,
+    ct: &Q::Buf,
+    key: &Q::Buf,
+) -> Result<Q::Buf> {
+    let (ell, n) = (h.ell, l.n());
+    let up = mod_up(q, l, h, ct, 2 * ell * n, false)?;
+    let (prod_q, prod_p) = alloc_prods(q, h, n, 1)?;
+    inner_products_into(q, l, h, &up, (ct, 2 * ell * n), (&[key], 1), (&prod_q, &prod_p, 0), 0..ell + h.alpha, Addend::Scaled((ct, 0)))?;
+    let out = q.alloc(2 * (ell - 1) * n)?;
+    mod_down_rescale_into(q, l, next, h, (&out, 0), 2, (&prod_q, 0), (&prod_p, 0))?;
+    Ok(out)
 }
 
 /// `apply_galois_hybrid` on a size-2 ciphertext (`key`: [`hybrid_galois_key`], `scatter`: the

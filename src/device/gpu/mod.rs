@@ -201,15 +201,16 @@ pub trait GpuQueue: Send + Sync + Sized + 'static {
         let _ = (primes, log_n, terms, b_words, words);
         Ok(None)
     }
-    /// `c + Σ_t a_t · s_t` over `words` words (`s`: `terms × k` residues, one constant per term
-    /// and prime of `l`; `c`: `k` residues added to the first `add_words` words) in one pass
+    /// `c + Σ_t a_t · s_t` over `words` words (term `t`: its buffer and its word count, which may
+    /// be less than `words`: it adds nothing beyond; `s`: `terms × k` residues, one constant per
+    /// term and prime of `l`; `c`: `k` residues added to the first `add_words` words) in one pass
     /// into a new buffer, where the backend reads its operands through a table of device
     /// pointers (CUDA); `None` elsewhere, and the caller composes constant products and sums
     /// ([`eval::const_sum`]).
     ///
     /// # Errors
     /// `Device` on an allocation, upload or launch failure.
-    fn const_sum(&self, l: &level::LevelData<Self::Buf>, terms: &[&Self::Buf], s: &[u64], c: &[u64], add_words: usize, words: usize) -> Result<Option<Self::Buf>> {
+    fn const_sum(&self, l: &level::LevelData<Self::Buf>, terms: &[(&Self::Buf, usize)], s: &[u64], c: &[u64], add_words: usize, words: usize) -> Result<Option<Self::Buf>> {
         let _ = (l, terms, s, c, add_words, words);
         Ok(None)
     }
