@@ -113,8 +113,11 @@ DECLSPEC u64 rns_scaled(CONST_AS u64 *src, u32 i, u32 log_n, u32 r, CONST_AS u64
  * floor(2^64 / m_o)); out_add[o] <= m_o (ModDown's m_o - [floor(P/2)]_{m_o}, 0 for ModUp).
  * With centered = 1 (balanced ModUp digits, src/ckks/hybrid.rs Digits::Balanced) each y_i is read
  * centred in (-q_i/2, q_i/2]: v -= c * [Q_j]_{m_o}, c = #{i : y_i > q_i/2}, as one more limb term
- * c * neg_q[j*out_rows + o] (neg_q = [-Q_j]_{m_o}, packed). Every modulus is below 2^60 (SEAL's
- * limit).
+ * c * neg_q[j*out_rows + o] (neg_q = [-Q_j]_{m_o}, packed). With centered = 2 (ModDown fused
+ * with the rescale, corrected to a rounding) c is instead round(sum_i y_i / q_i) in 24-bit fixed
+ * point, (sum_i mulhi64(y_i, in_rinv[i]) + 2^23) >> 24 with in_rinv[i] = floor(2^88 / q_i) (the
+ * CPU reference's BaseConverter::rounding_multiples, word for word). Every modulus is below 2^60
+ * (SEAL's limit).
  *
  * skip = 1 (ModUp): the output base starts with the input rows, and a digit's own limbs
  * (o in [j*d, j*d + cnt_j)) are not computed (the caller holds them exactly, in NTT form).
@@ -132,7 +135,7 @@ DECLSPEC u64 rns_scaled(CONST_AS u64 *src, u32 i, u32 log_n, u32 r, CONST_AS u64
 RNS_KERNEL rns_conv_u64(GLOBAL_AS u64 *out_a, GLOBAL_AS u64 *out_b, CONST_AS u64 *x, CONST_AS u64 *in_moduli,
                             CONST_AS u64 *in_add, CONST_AS u64 *w, CONST_AS u64 *wq, CONST_AS u64 *matrix,
                             CONST_AS u64 *out_moduli, CONST_AS u64 *out_mu, CONST_AS u64 *out_r1,
-                            CONST_AS u64 *out_add, CONST_AS u64 *neg_q, u32 centered, u32 d, u32 in_rows,
+                            CONST_AS u64 *out_add, CONST_AS u64 *neg_q, CONST_AS u64 *in_rinv, u32 centered, u32 d, u32 in_rows,
                             u32 digits, u32 out_rows, u32 split, u32 skip, u32 chunk, u32 chunks, u32 polys,
                             u32 log_n)
 {
@@ -161,13 +164,16 @@ RNS_KERNEL rns_conv_u64(GLOBAL_AS u64 *out_a, GLOBAL_AS u64 *out_b, CONST_AS u64
 #pragma unroll
             for (u32 i = 0; i < RNS_REG_DIGIT; i++) {
                 u64 y = i < cnt ? rns_scaled(src + k * part, i, log_n, first + i, in_moduli, in_add, w, wq) : 0;
-                if (centered && i < cnt) neg[k] += y > (in_moduli[first + i] >> 1);
+                if (centered == 1 && i < cnt) neg[k] += y > (in_moduli[first + i] >> 1);
+                if (centered == 2 && i < cnt) neg[k] += mulhi64(y, in_rinv[first + i]);
                 yv[k][i] = limb_pack(y);
             }
             if (centered)
-                for (u32 i = RNS_REG_DIGIT; i < cnt; i++)
-                    neg[k] += rns_scaled(src + k * part, i, log_n, first + i, in_moduli, in_add, w, wq) >
-                              (in_moduli[first + i] >> 1);
+                for (u32 i = RNS_REG_DIGIT; i < cnt; i++) {
+                    u64 y = rns_scaled(src + k * part, i, log_n, first + i, in_moduli, in_add, w, wq);
+                    neg[k] += centered == 2 ? mulhi64(y, in_rinv[first + i]) : (u64)(y > (in_moduli[first + i] >> 1));
+                }
+            if (centered == 2) neg[k] = (neg[k] + (1u << 23)) >> 24;
         }
         for (u32 u = u0; u < u1; u++) {
             u32 o = skip && u >= first ? u + cnt : u;

@@ -37,13 +37,14 @@ pub struct TwoClasses {
     pub test_labels: Vec<u8>,
 }
 
-/// The directory to read: `dir` if given, else [`DEBIAN_DIR`] when it holds the files.
+/// The directory to read: `dir` if given, else [`DEBIAN_DIR`] when it holds the test images
+/// (every use reads them; a use of the training files names the one it misses when it reads).
 ///
 /// # Errors
 /// `Io` naming the missing file and [`INSTALL_HINT`].
 pub fn locate(dir: Option<&Path>) -> Result<PathBuf> {
     let d = dir.map_or_else(|| PathBuf::from(DEBIAN_DIR), Path::to_path_buf);
-    let probe = d.join("train-images-idx3-ubyte.gz");
+    let probe = d.join("t10k-images-idx3-ubyte.gz");
     if probe.is_file() {
         Ok(d)
     } else {
@@ -52,7 +53,10 @@ pub fn locate(dir: Option<&Path>) -> Result<PathBuf> {
 }
 
 fn read_gz(path: &Path) -> Result<Vec<u8>> {
-    let file = std::fs::File::open(path).map_err(|e| Error::Io(format!("{}: {e}", path.display())))?;
+    let file = std::fs::File::open(path).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => Error::Io(format!("Fashion-MNIST: {} not found; {INSTALL_HINT}", path.display())),
+        _ => Error::Io(format!("{}: {e}", path.display())),
+    })?;
     let mut out = Vec::new();
     GzDecoder::new(file)
         .read_to_end(&mut out)

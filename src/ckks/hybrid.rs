@@ -48,20 +48,25 @@
 //! A key switch followed by `rescale_to_next` divides by `P`, then by the last data prime
 //! `q_{ℓ-1}`: two INTT/conversion/NTT passes. [`HybridKeySwitching::mod_down_rescale_poly`]
 //! divides the dividend `x` over `Q_ℓ ∪ P` by `M = P·q_{ℓ-1}` at once: INTT of the `α` special
-//! rows and the `q_{ℓ-1}` row, fast base conversion `{p_0 … p_{α-1}, q_{ℓ-1}} → Q_{ℓ-1}` with
-//! balanced digits, NTT of `ℓ − 1` rows, `out_i = M^{-1} (x_i − conv_i) mod q_i`. For a key
-//! switch's output the dividend is `P·c + acc` over `Q_ℓ` and `acc` over `P` (`P·c ≡ 0 mod p_j`).
-//! The result is one level lower at `scale / q_{ℓ-1}`, as after `rescale_to_next`, but not SEAL's
-//! words (SEAL rounds twice): used inside xehe's circuits (bootstrapping), never by the
-//! SEAL-facing operations.
+//! rows and the `q_{ℓ-1}` row, fast base conversion `{p_0 … p_{α-1}, q_{ℓ-1}} → Q_{ℓ-1}`
+//! corrected to a rounding, NTT of `ℓ − 1` rows, `out_i = M^{-1} (x_i − conv_i) mod q_i`. For a
+//! key switch's output the dividend is `P·c + acc` over `Q_ℓ` and `acc` over `P`
+//! (`P·c ≡ 0 mod p_j`); relinearization adds `P·c` in the inner product
+//! ([`HybridKeySwitching::relinearize_rescale`]). The result is one level lower at
+//! `scale / q_{ℓ-1}`, as after `rescale_to_next`, but not SEAL's words (SEAL rounds twice): used
+//! inside xehe's circuits (bootstrapping, polynomial evaluation), never by the SEAL-facing
+//! operations.
 //!
-//! Why balanced digits and no `⌊M/2⌋` offset: the balanced conversion gives
-//! `Σ_i ỹ_i M/m_i` with `ỹ_i/m_i ∈ (−1/2, 1/2]`, so the result is exactly
-//! `x/M − Σ_i ỹ_i/m_i`: an error of `α + 1` independent, zero-mean terms (variance
-//! `(α + 1)/12`). The unsigned conversion with the offset (ModDown by `P`) errs by
-//! `−u ∈ (−α, 0]`, mean about `−α/2`: harmless there, where the rescale divides it by
-//! `q_{ℓ-1}`, but here it would stay in the result, and a constant error in every coefficient
-//! of `c1` is large in the slots (the all-ones polynomial times `s`).
+//! Why the corrected conversion: the fast conversion's `Σ_i y_i M/m_i` is `[x]_M + u·M` with an
+//! integer `0 ≤ u ≤ α`, and `(x − conv)/M` errs by `Σ_i y_i/m_i`, up to `α + 1`. The balanced
+//! digits (`ỹ_i/m_i ∈ (−1/2, 1/2]`) make that error zero-mean with variance `(α + 1)/12` —
+//! seven times a rescale's at `α = 6`, which cost the N = 2^16 bootstrap a bit of precision when
+//! EvalMod's products took the fused step. Subtracting `v·M`, `v = round(Σ_i y_i/m_i)` per
+//! coefficient in 24-bit fixed point ([`crate::math::base_conv::BaseConverter::rounding_multiples`],
+//! the integer form of Halevi–Polyakov–Shoup's floating correction), leaves an error in
+//! `[−1/2, 1/2]` (to `2^-21`): the exact rounding, better than the two roundings apart. (ModDown
+//! by `P` alone keeps the unsigned conversion with the `⌊P/2⌋` offset: its error `u` is divided
+//! by `q_{ℓ-1}` at the rescale that follows.)
 //!
 //! # Serialization
 //! [`HybridRelinKeys`] and [`HybridGaloisKeys`] save with [`crate::SealObject::save`] and load
@@ -695,8 +700,9 @@ impl HybridKeySwitching {
     }
 
     /// ModDown by `M = P·q_{ℓ-1}` of one polynomial of the extended base `Q_ℓ ∪ P` (module docs,
-    /// "ModDown fused with the rescale"): `out = x/M − Σ_i ỹ_i/m_i`, the exact quotient up to a
-    /// zero-mean error of `α + 1` terms in `(−1/2, 1/2]`, one level lower.
+    /// "ModDown fused with the rescale"): `out = round(x/M)` (to within `2^-21` of a half), one
+    /// level lower; with a dropped prime of 24 bits or less, the balanced conversion's
+    /// `x/M − Σ_i ỹ_i/m_i` (a zero-mean error of `α + 1` terms in `(−1/2, 1/2]`).
     ///
     /// `x_q`: `ℓ × N` words (`2 ≤ ℓ ≤ L`), `x_p`: `α × N`, canonical, NTT form; `out`:
     /// `(ℓ − 1) × N` words, overwritten. The caller checks `ℓ ≥ 2`.
@@ -717,9 +723,13 @@ impl HybridKeySwitching {
             r.conv.scale_limb_inplace(k, x);
         });
         let dropped = &dropped;
+        let v = r.conv.rounding_multiples(dropped, n);
         out.par_chunks_mut(n).enumerate().for_each(|(i, out)| {
             let qi = inner.moduli[i];
-            r.conv.convert_scaled_limb_centered(dropped, i, out);
+            match &v {
+                Some(v) => r.conv.convert_scaled_limb_rounded(dropped, i, v, out),
+                None => r.conv.convert_scaled_limb_centered(dropped, i, out),
+            }
             inner.ntt[i].forward_lazy(out);
             let q4 = qi.value() << 2;
             for (o, &x) in out.iter_mut().zip(&x_q[i * n..(i + 1) * n]) {

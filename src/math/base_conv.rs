@@ -26,6 +26,12 @@ use super::rns::{mod_uint, RnsBase};
 use crate::{Error, Result};
 use rayon::prelude::*;
 
+/// `⌊2^88 / q⌋`, the 24-bit fixed-point reciprocal of [`BaseConverter::rounding_multiples`];
+/// `None` for `q ≤ 2^24` (it would not fit 64 bits).
+pub fn rounding_reciprocal(q: u64) -> Option<u64> {
+    (q > 1 << 24).then(|| ((1u128 << 88) / q as u128) as u64)
+}
+
 /// Precomputed fast base conversion from an input RNS base to an output list of moduli
 /// (SEAL `util::BaseConverter`).
 #[derive(Clone, Debug)]
@@ -161,6 +167,49 @@ impl BaseConverter {
             }
         }
         for (o, &c) in out.iter_mut().zip(&neg) {
+            if c != 0 {
+                *o = p.sub(*o, p.mul(c, qm));
+            }
+        }
+    }
+
+    /// `⌊2^88 / q_i⌋` per input modulus, the fixed-point reciprocals of
+    /// [`BaseConverter::rounding_multiples`]; `None` when a modulus is at most `2^24` (the
+    /// reciprocal would not fit 64 bits).
+    pub fn rounding_reciprocals(&self) -> Option<Vec<u64>> {
+        self.ibase.base().iter().map(|q| rounding_reciprocal(q.value())).collect()
+    }
+
+    /// Per word, the multiple `v = round(Σ_i y_i / q_i)` of `Q` that makes the conversion a
+    /// rounding (the floating correction of Halevi–Polyakov–Shoup 2019, ePrint 2018/117 §2.4, in
+    /// integers): [`BaseConverter::convert_scaled_limb_rounded`] then gives
+    /// `Σ_i y_i q̂_i − v·Q ≡ x (mod Q)` with `(Σ_i y_i q̂_i − v·Q)/Q ∈ [−½, ½]` up to `2^-21`.
+    /// Each quotient is taken in 24-bit fixed point, `⌊y_i·r_i / 2^64⌋` with `r_i` from
+    /// [`BaseConverter::rounding_reciprocals`] (one high product, the same words on every
+    /// backend: `native/rns.cl` computes it so), summed, rounded half up. `scaled`: the input
+    /// limbs' scaled words (`ibase.len() × n`); `None` as `rounding_reciprocals`.
+    pub fn rounding_multiples(&self, scaled: &[u64], n: usize) -> Option<Vec<u64>> {
+        let r = self.rounding_reciprocals()?;
+        let mut v = vec![0u64; n];
+        for (y, &ri) in scaled.chunks_exact(n).zip(&r) {
+            for (a, &yi) in v.iter_mut().zip(y) {
+                *a += ((yi as u128 * ri as u128) >> 64) as u64;
+            }
+        }
+        v.iter_mut().for_each(|a| *a = (*a + (1 << 23)) >> 24);
+        Some(v)
+    }
+
+    /// [`BaseConverter::convert_scaled_limb`] less `v·Q` per word (`v` from
+    /// [`BaseConverter::rounding_multiples`]): `out[c] = [Σ_i y_i q̂_i − v_c·Q]_{p_j}`, the
+    /// centred remainder of `x` mod `Q` to within `2^-21·Q` — an exact rounding where the
+    /// balanced conversion ([`BaseConverter::convert_scaled_limb_centered`]) errs by up to
+    /// `k/2`.
+    pub fn convert_scaled_limb_rounded(&self, scaled: &[u64], j: usize, v: &[u64], out: &mut [u64]) {
+        self.convert_scaled_limb(scaled, j, out);
+        let p = &self.obase[j];
+        let qm = self.q_mod_obase[j];
+        for (o, &c) in out.iter_mut().zip(v) {
             if c != 0 {
                 *o = p.sub(*o, p.mul(c, qm));
             }

@@ -45,6 +45,7 @@ use super::level::{DevicePrimes, DeviceScalars, LevelData};
 use super::ntt::{DeviceNttTables, FinishSource, NttDirection};
 use super::{Arg, Geometry, GpuQueue};
 use crate::device::kernels::Family;
+use crate::math::base_conv::rounding_reciprocal;
 use crate::math::modulus::{Modulus, ShoupOperand};
 use crate::math::ntt::NttTables;
 use crate::{Error, Result};
@@ -131,6 +132,9 @@ struct DeviceConv<B> {
     out_add: B,
     neg_q: B,
     out_mu: B,
+    /// `⌊2^88 / q_i⌋` per input prime where the conversion is corrected to a rounding (ModDown
+    /// fused with the rescale, every dropped prime above `2^24`).
+    rinv: Option<B>,
 }
 
 impl<B: super::GpuBuffer> DeviceConv<B> {
@@ -162,6 +166,7 @@ impl<B: super::GpuBuffer> DeviceConv<B> {
             out_add: q.upload_static(c.out_add)?,
             neg_q: q.upload_static(&neg_q)?,
             out_mu: q.upload_static(&out.iter().map(|m| limb_mu(m.value())).collect::<Vec<_>>())?,
+            rinv: None,
         })
     }
 }
@@ -254,10 +259,13 @@ impl<B: super::GpuBuffer> HybridLevelData<B> {
             rescale: c
                 .rescale
                 .map(|r| -> Result<_> {
+                    let mut conv = DeviceConv::new(q, &r.conv, &c.ext_moduli[..c.ell - 1], r.in_moduli.len())?;
+                    let rinv: Option<Vec<u64>> = r.in_moduli.iter().map(|m| rounding_reciprocal(m.value())).collect();
+                    conv.rinv = rinv.map(|v| q.upload_static(&v)).transpose()?;
                     Ok(RescaleData {
                         primes: DevicePrimes::new(q, r.in_moduli)?,
                         ntt: DeviceNttTables::new(q, r.in_ntt)?,
-                        conv: DeviceConv::new(q, &r.conv, &c.ext_moduli[..c.ell - 1], r.in_moduli.len())?,
+                        conv,
                         inv: DeviceScalars::new(q, r.inv)?,
                     })
                 })
@@ -318,6 +326,11 @@ fn base_conv<Q: GpuQueue>(
     let chunks = (items / pairs).clamp(1, others.max(1));
     let chunk = others.div_ceil(chunks);
     let chunks = others.div_ceil(chunk.max(1)).max(1);
+    // Balanced digits (1), or corrected to a rounding (2) where the reciprocals are there.
+    let (mode, rinv) = match (&c.rinv, s.centered) {
+        (Some(r), true) => (2u32, r),
+        (_, centered) => (centered as u32, &c.neg_q),
+    };
     let args = [
         Arg::Buf(out_a),
         Arg::Buf(out_b),
@@ -332,7 +345,8 @@ fn base_conv<Q: GpuQueue>(
         Arg::Buf(&out_primes.r1),
         Arg::Buf(&c.out_add),
         Arg::Buf(&c.neg_q),
-        Arg::U32(s.centered as u32),
+        Arg::Buf(rinv),
+        Arg::U32(mode),
         Arg::U32(s.d as u32),
         Arg::U32(in_rows as u32),
         Arg::U32(s.digits as u32),
