@@ -169,24 +169,19 @@ impl<'a> Inference<'a> {
             if l > other { self.ev.mod_switch_to(c, &level_at(self.boot.context(), other, "product")?.parms_id()) } else { Ok(c.clone()) }
         };
         let (a, b) = (low(a, la, lb)?, low(b, lb, la)?);
-        let mut y = self.ev.multiply(&a, &b)?;
-        self.keys().relinearize_inplace(&self.ev, &mut y)?;
-        self.ev.rescale_to_next_inplace(&mut y)?;
-        Ok(y)
+        self.keys().relinearize_rescale(&self.ev, &self.ev.multiply(&a, &b)?)
     }
 
     /// `x² + β·x`: the square and `β·x` (the constant at `x`'s scale) added before the one
-    /// rescale.
+    /// relinearization and rescale (fused with hybrid keys).
     fn quadratic(&self, x: &Ciphertext, beta: f64) -> Result<Ciphertext> {
         let mut y = self.ev.square(x)?;
-        self.keys().relinearize_inplace(&self.ev, &mut y)?;
         if beta != 0.0 {
             let mut bx = self.ev.multiply_const(x, beta, x.scale())?;
             bx.set_scale(y.scale());
             self.ev.add_inplace(&mut y, &bx)?;
         }
-        self.ev.rescale_to_next_inplace(&mut y)?;
-        Ok(y)
+        self.keys().relinearize_rescale(&self.ev, &y)
     }
 
     /// Run the plan on `image` (encrypted [`Plan::encode_image`] at [`Plan::input_level`], any
