@@ -85,8 +85,13 @@ pub struct InferReport {
     pub plain_classes: Vec<usize>,
     /// Labels, when the data set has them.
     pub labels: Option<Vec<usize>>,
-    /// Per image: `−log2(max |logit error| / max |plain logit|)`.
+    /// Per image: `−log2(max |logit error| / max |logit|)` against the circuit's plaintext
+    /// model ([`plain::evaluate_circuit`]: ReLU by the plan's polynomial; the plaintext model
+    /// itself without ReLU).
     pub precision_bits: Vec<f64>,
+    /// Classes of the circuit's plaintext model (equal to `plain_classes` without ReLU): where
+    /// they differ from `plain_classes` the ReLU's polynomial, not the encryption, changed it.
+    pub circuit_classes: Vec<usize>,
     /// Seconds per image (the first includes encoding the plaintexts and, on a device, uploads).
     pub seconds: Vec<f64>,
     /// Mean time per kind of step over the images after the first (all when there is one).
@@ -189,6 +194,7 @@ pub fn run(opts: &InferOptions, progress: &mut dyn FnMut(&str)) -> Result<InferR
         plain_classes: Vec::new(),
         labels: labels.map(|l| l[..images.len()].to_vec()),
         precision_bits: Vec::new(),
+        circuit_classes: Vec::new(),
         seconds: Vec::new(),
         timings: InferenceTimings::default(),
         out_of_range: Vec::new(),
@@ -208,6 +214,11 @@ pub fn run(opts: &InferOptions, progress: &mut dyn FnMut(&str)) -> Result<InferR
             report.out_of_range.push((k, v, ratio));
         }
         let want = values.swap_remove(net.graph.output);
+        let circuit = if plan.sign.is_empty() {
+            want.clone()
+        } else {
+            plain::evaluate_circuit(&net.graph, &maps, &net.calibration, crate::apps::nn::DEFAULT_MARGIN, &plan.sign, img)?.swap_remove(net.graph.output)
+        };
         let host = encryptor.encrypt_symmetric(&encoder.encode_f64(&plan.encode_image(img)?, id, boot.output_scale())?)?;
         let mut ct = host.clone();
         if let Some(q) = &opened.queue {
@@ -239,11 +250,12 @@ pub fn run(opts: &InferOptions, progress: &mut dyn FnMut(&str)) -> Result<InferR
             report.compared_steps = Some(opts.compare_steps.unwrap_or(plan.steps.len()));
         }
         let logits = plan.decode_logits(&encoder.decode_f64(&decryptor.decrypt(&out)?)?);
-        let err = logits.iter().zip(&want).map(|(a, b)| (a - b).abs()).fold(0f64, f64::max);
-        let top = want.iter().fold(0f64, |m, v| m.max(v.abs()));
+        let err = logits.iter().zip(&circuit).map(|(a, b)| (a - b).abs()).fold(0f64, f64::max);
+        let top = circuit.iter().fold(0f64, |m, v| m.max(v.abs()));
         report.precision_bits.push(-(err / top.max(f64::MIN_POSITIVE)).log2());
         report.classes.push(argmax(&logits));
         report.plain_classes.push(argmax(&want));
+        report.circuit_classes.push(argmax(&circuit));
         report.logits.push(logits);
         report.plain_logits.push(want);
         report.seconds.push(times.total.as_secs_f64());
@@ -326,6 +338,10 @@ pub fn render(r: &InferReport) -> String {
     }
     let agree = r.classes.iter().zip(&r.plain_classes).filter(|(a, b)| a == b).count();
     s += &format!("classes equal to the plaintext model's: {agree}/{}\n", r.classes.len());
+    if r.circuit_classes != r.plain_classes {
+        let same = r.classes.iter().zip(&r.circuit_classes).filter(|(a, b)| a == b).count();
+        s += &format!("classes equal to the circuit's plaintext model's (ReLU by its polynomial): {same}/{}\n", r.classes.len());
+    }
     if let Some(l) = &r.labels {
         let acc = |c: &[usize]| c.iter().zip(l).filter(|(a, b)| a == b).count() as f64 / l.len() as f64 * 100.0;
         s += &format!("accuracy: encrypted {:.2} %, plaintext {:.2} %\n", acc(&r.classes), acc(&r.plain_classes));
@@ -333,7 +349,7 @@ pub fn render(r: &InferReport) -> String {
     let worst = r.precision_bits.iter().copied().fold(f64::INFINITY, f64::min);
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
     let t = &r.timings;
-    s += &format!("logits: at least {worst:.1} bits of the largest plaintext logit\n");
+    s += &format!("logits: at least {worst:.1} bits of the largest logit of the circuit's plaintext model\n");
     s += &format!(
         "time an image: {:.1} ms (linear {:.1}, products {:.1}, ReLU {:.1}, {} bootstraps {:.1})\n",
         ms(t.total),

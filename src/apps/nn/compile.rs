@@ -31,7 +31,7 @@
 //!
 //! # Levels
 //! A linear step, a product and a quadratic step take one level, a ReLU its sign stages' depth
-//! (15, [`sign_polynomials`]) and a product. An operand without
+//! (8, [`sign_polynomials`]) and a product. An operand without
 //! the levels its step needs is bootstrapped first (its register replaced by the bootstrapped one
 //! for every later use); the image arrives at `input_level`.
 
@@ -125,29 +125,79 @@ pub struct Budget {
     pub sign: Vec<ChebyshevPoly>,
 }
 
-/// The stages of the plans' ReLU, `relu(x) = x·(1 + sign(x))/2`, with the composite sign of
-/// Cheon, Kim and Kim ("Efficient homomorphic comparison methods with optimal complexity",
-/// Asiacrypt 2020, §3–4): `g₃` three times, then `f₃` twice — degree-7 polynomials, depth 3
-/// each, 15 levels in all — the last one returning `(1 + f₃)/2`, the step of which `x` is then
-/// multiplied by (one product, one term for the next layer). On `2^-7 ≤ |x| ≤ 1` the step is
-/// within `2^-16.7` of 0 or 1; below `2^-7` it moves from 0 to 1, so `relu` errs there by at
-/// most `|x|`. Every stage maps `[−1, 1]` into itself, as bootstrapping between them needs.
+/// A stage of the composite sign polynomial (Cheon, Kim and Kim, "Efficient homomorphic
+/// comparison methods with optimal complexity", Asiacrypt 2020, §3–4): odd polynomials that map
+/// `[−1, 1]` into itself and push values towards `±1`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SignStage {
+    /// `f₁(x) = (3x − x³)/2`: degree 3, depth 2.
+    F1,
+    /// `f₃(x) = (35x − 35x³ + 21x⁵ − 5x⁷)/16`: degree 7, depth 3.
+    F3,
+    /// `g₁(x) = (2126x − 1359x³)/2^10`: degree 3, depth 2 (moves small values out faster than
+    /// `f₁`, settles less).
+    G1,
+    /// `g₃(x) = (4589x − 16577x³ + 25614x⁵ − 12860x⁷)/2^10`: degree 7, depth 3.
+    G3,
+}
+
+impl SignStage {
+    /// The stage's value at `x`.
+    pub fn eval(self, x: f64) -> f64 {
+        match self {
+            SignStage::F1 => (3.0 * x - x.powi(3)) / 2.0,
+            SignStage::F3 => (35.0 * x - 35.0 * x.powi(3) + 21.0 * x.powi(5) - 5.0 * x.powi(7)) / 16.0,
+            SignStage::G1 => (2126.0 * x - 1359.0 * x.powi(3)) / 1024.0,
+            SignStage::G3 => (4589.0 * x - 16577.0 * x.powi(3) + 25614.0 * x.powi(5) - 12860.0 * x.powi(7)) / 1024.0,
+        }
+    }
+
+    /// Degree.
+    pub fn degree(self) -> usize {
+        match self {
+            SignStage::F1 | SignStage::G1 => 3,
+            SignStage::F3 | SignStage::G3 => 7,
+        }
+    }
+}
+
+/// The composite step `(1 + sign(x))/2` of `stages` applied in order, as Chebyshev polynomials
+/// on `[−1, 1]`: each stage its own interpolant (exact to rounding; the even coefficients of an
+/// odd stage, zero in exact arithmetic, dropped), the last one returning `(1 + f)/2`.
+///
+/// # Errors
+/// `InvalidArgument` without stages; as [`ChebyshevPoly::approximate`].
+pub fn sign_stages(stages: &[SignStage]) -> Result<Vec<ChebyshevPoly>> {
+    let last = stages.len().checked_sub(1).ok_or_else(|| Error::InvalidArgument("a sign needs at least one stage".into()))?;
+    stages
+        .iter()
+        .enumerate()
+        .map(|(i, &st)| {
+            let step = i == last;
+            let p = ChebyshevPoly::approximate(|x| if step { (1.0 + st.eval(x)) / 2.0 } else { st.eval(x) }, -1.0, 1.0, st.degree())?;
+            let c: Vec<f64> = p.coeffs().iter().enumerate().map(|(j, &c)| if !step && j % 2 == 0 { 0.0 } else { c }).collect();
+            ChebyshevPoly::new(c, -1.0, 1.0)
+        })
+        .collect()
+}
+
+/// The stages of the plans' ReLU, `relu(x) = x·(1 + sign(x))/2` ([`sign_stages`]): `g₃` twice,
+/// then `f₁` — 8 levels, so that with a linear step and the product a ReLU layer takes 10 levels
+/// and one bootstrap at `N16-dense` — the last stage returning the step `(1 + f₁)/2`, of which
+/// `x` is then multiplied by (one product, one term for the next layer). Coarse: on
+/// `2^-3 ≤ |x| ≤ 1` (`x` divided by its calibrated bound) the step is within `2^-4.5` of 0 or 1,
+/// and below it moves from 0 to 1, so `relu` errs by up to 4.4 % of `x` there and by at most
+/// `|x|` below. Measured on the committed ResNet-20 with ReLU (the first 500 Fashion-MNIST
+/// test images, in plaintext with the polynomial in place of ReLU,
+/// `examples/relu_sign_sweep.rs`): classes equal to the exact ReLU model's on 496/500,
+/// accuracy 95.4 % against 95.0 %, 19 bootstraps an image; the 15-level composite `g₃ g₃ g₃ f₃
+/// f₃` (within `2^-16.7` from `2^-7` on) gives 500/500 with 37 bootstraps, `g₃ f₃ f₁` (8 levels)
+/// 464/500. Every stage maps `[−1, 1]` into itself, as bootstrapping between them needs.
 ///
 /// # Errors
 /// As [`ChebyshevPoly::approximate`].
 pub fn sign_polynomials() -> Result<Vec<ChebyshevPoly>> {
-    let f3 = |x: f64| (35.0 * x - 35.0 * x.powi(3) + 21.0 * x.powi(5) - 5.0 * x.powi(7)) / 16.0;
-    let g3 = |x: f64| (4589.0 * x - 16577.0 * x.powi(3) + 25614.0 * x.powi(5) - 12860.0 * x.powi(7)) / 1024.0;
-    // A degree-7 polynomial is its own degree-7 interpolant: the Chebyshev coefficients, exact
-    // to rounding; those that are zero in exact arithmetic (the even ones of an odd polynomial)
-    // are dropped.
-    let cheb = |f: &dyn Fn(f64) -> f64, odd: bool| -> Result<ChebyshevPoly> {
-        let p = ChebyshevPoly::approximate(f, -1.0, 1.0, 7)?;
-        let c: Vec<f64> = p.coeffs().iter().enumerate().map(|(j, &c)| if odd && j % 2 == 0 { 0.0 } else { c }).collect();
-        ChebyshevPoly::new(c, -1.0, 1.0)
-    };
-    let step = |x: f64| (1.0 + f3(x)) / 2.0;
-    Ok(vec![cheb(&g3, true)?, cheb(&g3, true)?, cheb(&g3, true)?, cheb(&f3, true)?, cheb(&step, false)?])
+    sign_stages(&[SignStage::G3, SignStage::G3, SignStage::F1])
 }
 
 /// The encrypted circuit of a graph (module docs).
@@ -603,21 +653,25 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_composite_step_is_within_its_bound() {
-        let stages = sign_polynomials().unwrap();
-        let mut worst = 0f64;
-        for i in 0..=20000 {
-            let x = -1.0 + i as f64 / 10000.0;
-            let mut y = x;
-            for p in &stages {
-                y = p.evaluate(y);
-                assert!(y.abs() <= 1.0 + 1e-12, "|p({x})| = {}", y.abs());
+    fn the_composite_steps_are_within_their_bounds() {
+        // (stages, from |x| ≥ 2^-a on, within 2^-b of 0 or 1, levels)
+        let precise = sign_stages(&[SignStage::G3, SignStage::G3, SignStage::G3, SignStage::F3, SignStage::F3]).unwrap();
+        for (stages, a, b, levels) in [(sign_polynomials().unwrap(), 3, 4.4, 8), (precise, 7, 16.0, 15)] {
+            let mut worst = 0f64;
+            for i in 0..=20000 {
+                let x = -1.0 + i as f64 / 10000.0;
+                let mut y = x;
+                for p in &stages {
+                    y = p.evaluate(y);
+                    assert!(y.abs() <= 1.0 + 1e-12, "|p({x})| = {}", y.abs());
+                }
+                if x.abs() >= 2f64.powi(-a) {
+                    worst = worst.max((y - f64::from(x > 0.0)).abs());
+                }
             }
-            if x.abs() >= 2f64.powi(-7) {
-                worst = worst.max((y - f64::from(x > 0.0)).abs());
-            }
+            assert!(worst < 2f64.powf(-b), "{levels} levels: {worst:e}");
+            assert_eq!(stages.iter().map(PolynomialEvaluator::depth).sum::<usize>(), levels);
         }
-        assert!(worst < 2f64.powi(-16), "{worst:e}");
-        assert_eq!(stages.iter().map(PolynomialEvaluator::depth).sum::<usize>(), 15);
+        assert!(sign_stages(&[]).is_err());
     }
 }

@@ -4,6 +4,7 @@
 
 use super::graph::{Graph, Op};
 use super::sparse::{linear_op, AffineMap};
+use crate::circuits::polynomial::ChebyshevPoly;
 use crate::{Error, Result};
 
 /// The affine map of every linear node (`None` for products and ReLUs), made once for many
@@ -33,6 +34,35 @@ pub fn evaluate_all(graph: &Graph, image: &[f64]) -> Result<Vec<Vec<f64>>> {
 /// # Errors
 /// As [`evaluate_all`].
 pub fn evaluate_with(graph: &Graph, maps: &[Option<AffineMap>], image: &[f64]) -> Result<Vec<Vec<f64>>> {
+    evaluate_nodes(graph, maps, image, |_, x| x.iter().map(|v| v.max(0.0)).collect())
+}
+
+/// The values the encrypted circuit approximates: [`evaluate_with`] with every ReLU as
+/// `x·step(x/B)`, where `B = margin · max |x|` over `calibration` (the circuit's divisor of the
+/// ReLU's input; 1 where that is 0) and `step` the composite of `stages` in order (the plan's
+/// sign stages, the last returning `(1 + sign)/2`, [`super::compile::sign_stages`]). A model
+/// without ReLU gets [`evaluate_with`]'s values. The encrypted logits are compared with these
+/// for their precision; the classes, with the plaintext model's.
+///
+/// # Errors
+/// As [`evaluate_all`].
+pub fn evaluate_circuit(
+    graph: &Graph,
+    maps: &[Option<AffineMap>],
+    calibration: &Calibration,
+    margin: f64,
+    stages: &[ChebyshevPoly],
+    image: &[f64],
+) -> Result<Vec<Vec<f64>>> {
+    evaluate_nodes(graph, maps, image, |input, x| {
+        let bound = calibration.max_abs.get(input).copied().unwrap_or(0.0);
+        let b = if bound > 0.0 { bound * margin } else { 1.0 };
+        x.iter().map(|&v| v * stages.iter().fold(v / b, |t, p| p.evaluate(t))).collect()
+    })
+}
+
+/// Every value of the graph, ReLU by `relu(input value index, input)`.
+fn evaluate_nodes(graph: &Graph, maps: &[Option<AffineMap>], image: &[f64], relu: impl Fn(usize, &[f64]) -> Vec<f64>) -> Result<Vec<Vec<f64>>> {
     if image.len() != graph.input.slots() {
         return Err(Error::InvalidArgument(format!(
             "the image has {} values; the model takes {}×{}×{} = {}",
@@ -47,7 +77,7 @@ pub fn evaluate_with(graph: &Graph, maps: &[Option<AffineMap>], image: &[f64]) -
     for (node, map) in graph.nodes.iter().zip(maps) {
         let x = &values[node.inputs[0]];
         let y = match (&node.op, map) {
-            (Op::Relu, _) => x.iter().map(|v| v.max(0.0)).collect(),
+            (Op::Relu, _) => relu(node.inputs[0], x),
             (Op::Add, _) => x.iter().zip(&values[node.inputs[1]]).map(|(a, b)| a + b).collect(),
             (Op::Mul, _) => x.iter().zip(&values[node.inputs[1]]).map(|(a, b)| a * b).collect(),
             (_, Some(m)) => m.apply(x),
