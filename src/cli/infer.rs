@@ -50,6 +50,8 @@ pub struct InferOptions {
     /// With a device and more than 1: afterwards, the images again with this many in flight
     /// (one thread and one queue of the device each), for the throughput.
     pub in_flight: usize,
+    /// The ReLUs' composite sign.
+    pub relu_sign: crate::apps::nn::compile::ReluSign,
 }
 
 /// The report of `xehe infer`.
@@ -167,7 +169,7 @@ pub fn run(opts: &InferOptions, progress: &mut dyn FnMut(&str)) -> Result<InferR
         }
     })?;
     let boot = Bootstrapper::new(&ctx, keys)?;
-    let net = Network::new(graph, calibration.iter().map(Vec::as_slice), &boot)?;
+    let net = Network::with_relu_sign(graph, calibration.iter().map(Vec::as_slice), &boot, opts.relu_sign)?;
     let plan = &net.plan;
     progress(&format!("circuit: {} steps, {} bootstraps an image", plan.steps.len(), plan.bootstraps()));
     let galois = network_galois_keys(&ctx, &boot, kg.secret_key(), plan)?;

@@ -200,6 +200,43 @@ pub fn sign_polynomials() -> Result<Vec<ChebyshevPoly>> {
     sign_stages(&[SignStage::G3, SignStage::G3, SignStage::F1])
 }
 
+/// Which composite sign the ReLUs are evaluated with.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ReluSign {
+    /// 8 levels, one bootstrap a ReLU layer at `N16-dense` ([`sign_polynomials`]): coarse near
+    /// zero; ResNet-20 keeps 496/500 classes of the exact model.
+    #[default]
+    Fast,
+    /// 15 levels, two bootstraps a ReLU layer (`g₃ g₃ g₃ f₃ f₃`, within `2^-16.7` of the step
+    /// from `2^-7` on): the exact model's classes where the fast one misses a few.
+    Precise,
+}
+
+impl ReluSign {
+    /// The stages ([`sign_stages`]).
+    ///
+    /// # Errors
+    /// As [`ChebyshevPoly::approximate`].
+    pub fn polynomials(self) -> Result<Vec<ChebyshevPoly>> {
+        match self {
+            ReluSign::Fast => sign_polynomials(),
+            ReluSign::Precise => sign_stages(&[SignStage::G3, SignStage::G3, SignStage::G3, SignStage::F3, SignStage::F3]),
+        }
+    }
+
+    /// `fast` or `precise`.
+    ///
+    /// # Errors
+    /// `InvalidArgument` for another name.
+    pub fn parse(name: &str) -> Result<Self> {
+        match name {
+            "fast" => Ok(ReluSign::Fast),
+            "precise" => Ok(ReluSign::Precise),
+            _ => Err(Error::InvalidArgument(format!("ReLU sign '{name}': fast or precise"))),
+        }
+    }
+}
+
 /// The encrypted circuit of a graph (module docs).
 #[derive(Clone, Debug)]
 pub struct Plan {
@@ -655,7 +692,7 @@ mod tests {
     #[test]
     fn the_composite_steps_are_within_their_bounds() {
         // (stages, from |x| ≥ 2^-a on, within 2^-b of 0 or 1, levels)
-        let precise = sign_stages(&[SignStage::G3, SignStage::G3, SignStage::G3, SignStage::F3, SignStage::F3]).unwrap();
+        let precise = ReluSign::Precise.polynomials().unwrap();
         for (stages, a, b, levels) in [(sign_polynomials().unwrap(), 3, 4.4, 8), (precise, 7, 16.0, 15)] {
             let mut worst = 0f64;
             for i in 0..=20000 {

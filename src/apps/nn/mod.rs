@@ -32,7 +32,7 @@ pub mod plain;
 pub mod sparse;
 
 use crate::circuits::bootstrapping::Bootstrapper;
-use compile::{sign_polynomials, Budget, Plan};
+use compile::{Budget, Plan, ReluSign};
 use graph::Graph;
 use plain::Calibration;
 
@@ -55,11 +55,19 @@ pub struct Network {
 impl Network {
     /// Calibrate `graph` on `images` and compile it for `boot`'s parameters: images encrypted
     /// at the bootstrapped level, bounds [`DEFAULT_MARGIN`] times the calibration's, ReLU by
-    /// [`compile::sign_polynomials`].
+    /// [`ReluSign::Fast`] ([`compile::sign_polynomials`]).
     ///
     /// # Errors
     /// As [`Calibration::new`] and [`Plan::compile`].
     pub fn new<'a>(graph: Graph, images: impl IntoIterator<Item = &'a [f64]>, boot: &Bootstrapper) -> crate::Result<Self> {
+        Self::with_relu_sign(graph, images, boot, ReluSign::Fast)
+    }
+
+    /// [`Network::new`] with the ReLUs' composite sign chosen ([`ReluSign`]).
+    ///
+    /// # Errors
+    /// As [`Network::new`].
+    pub fn with_relu_sign<'a>(graph: Graph, images: impl IntoIterator<Item = &'a [f64]>, boot: &Bootstrapper, relu_sign: ReluSign) -> crate::Result<Self> {
         let calibration = Calibration::new(&graph, images)?;
         let has_relu = graph.nodes.iter().any(|n| n.op == graph::Op::Relu);
         let budget = Budget {
@@ -67,7 +75,7 @@ impl Network {
             input_level: boot.output_level(),
             bootstrap_level: boot.output_level(),
             margin: DEFAULT_MARGIN,
-            sign: if has_relu { sign_polynomials()? } else { Vec::new() },
+            sign: if has_relu { relu_sign.polynomials()? } else { Vec::new() },
         };
         let plan = Plan::compile(&graph, &calibration, &budget)?;
         Ok(Network { graph, calibration, plan })

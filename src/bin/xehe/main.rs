@@ -173,6 +173,10 @@ struct InferArgs {
     /// for images a second.
     #[arg(long, value_name = "K", default_value_t = 1)]
     in_flight: usize,
+    /// The ReLUs' composite sign: fast (8 levels, one bootstrap a ReLU layer at n16-dense;
+    /// coarse near zero) or precise (15 levels, two bootstraps).
+    #[arg(long, default_value = "fast", value_parser = ["fast", "precise"])]
+    relu_sign: String,
     /// Print the report as JSON (logits, plain_logits, classes, seconds, bootstraps, ...).
     #[arg(long)]
     json: bool,
@@ -354,7 +358,7 @@ fn infer(a: &InferArgs) -> Result<()> {
         Some(p) => Images::Npy(p.clone()),
         None => Images::FashionMnist { count: a.count, dir: a.fashion_mnist.clone() },
     };
-    let opts = InferOptions { model: a.model.clone(), images, calibration: a.calibration.clone(), params, device: a.device.choice()?, compare_cpu: a.compare_cpu, compare_steps: a.compare_steps, in_flight: a.in_flight };
+    let opts = InferOptions { model: a.model.clone(), images, calibration: a.calibration.clone(), params, device: a.device.choice()?, compare_cpu: a.compare_cpu, compare_steps: a.compare_steps, in_flight: a.in_flight, relu_sign: xehe::apps::nn::compile::ReluSign::parse(&a.relu_sign)? };
     let r = xehe::cli::infer::run(&opts, &mut |m| eprintln!("xehe: {m}"))?;
     if a.json {
         println!("{}", serde_json::to_string_pretty(&r).unwrap_or_default());
