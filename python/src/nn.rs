@@ -37,16 +37,19 @@ fn rows(a: &PyReadonlyArrayDyn<'_, f64>) -> Vec<Vec<f64>> {
 #[pymethods]
 impl Network {
     /// Import the ONNX file `model`, bound every value over `calibration` (float64 images,
-    /// N×C×H×W) and compile for `bootstrapper`'s parameters. `ValueError` for an unsupported
-    /// operator (naming the node), a malformed file, or a model too large for the parameters;
-    /// `OSError` when the file cannot be read. Releases the GIL.
+    /// N×C×H×W) and compile for `bootstrapper`'s parameters, ReLU by the composite sign
+    /// `relu_sign` ("fast": 8 levels, "precise": 15). `ValueError` for an unsupported operator
+    /// (naming the node), a malformed file, a model too large for the parameters or another
+    /// `relu_sign`; `OSError` when the file cannot be read. Releases the GIL.
     #[new]
-    fn new(py: Python<'_>, model: PathBuf, calibration: PyReadonlyArrayDyn<'_, f64>, bootstrapper: PyRef<'_, Bootstrapper>) -> PyResult<Self> {
+    #[pyo3(signature = (model, calibration, bootstrapper, relu_sign = "fast"))]
+    fn new(py: Python<'_>, model: PathBuf, calibration: PyReadonlyArrayDyn<'_, f64>, bootstrapper: PyRef<'_, Bootstrapper>, relu_sign: &str) -> PyResult<Self> {
         let images = rows(&calibration);
         let boot = &bootstrapper.inner;
+        let sign = nn::compile::ReluSign::parse(relu_sign).py()?;
         let inner = nogil(py, move || {
             let graph = nn::onnx::load(&model)?;
-            nn::Network::new(graph, images.iter().map(Vec::as_slice), boot)
+            nn::Network::with_relu_sign(graph, images.iter().map(Vec::as_slice), boot, sign)
         })?
         .py()?;
         Ok(Network { inner, cache: Arc::default() })
@@ -76,6 +79,12 @@ impl Network {
     fn plain(&self, image: PyReadonlyArrayDyn<'_, f64>) -> PyResult<Vec<f64>> {
         let x: Vec<f64> = image.as_array().iter().copied().collect();
         nn::plain::evaluate(&self.inner.graph, &x).py()
+    }
+    /// The circuit's plaintext model's logits on one image (C×H×W values): ReLU by its
+    /// polynomial, what the encrypted logits approximate.
+    fn circuit(&self, image: PyReadonlyArrayDyn<'_, f64>) -> PyResult<Vec<f64>> {
+        let x: Vec<f64> = image.as_array().iter().copied().collect();
+        self.inner.circuit_logits(&x).py()
     }
     /// The slot vector (N/2 floats) a client encodes and encrypts for one image (C×H×W values):
     /// packed in the model's layout and divided by its input bound.

@@ -100,6 +100,11 @@ def test_errors(setup, tmp_path):
     calib = np.zeros((1, 1, 16, 16))
     with pytest.raises(OSError):
         xehe.nn.Network(tmp_path / "missing.onnx", calib, boot)
+    with pytest.raises(ValueError, match="fast or precise"):
+        xehe.nn.Network(MODEL, calib, boot, relu_sign="exact")
+    # Without ReLU the circuit's plaintext model is the model.
+    image = xehe.nn.fashion_mnist(1, side=16)[0][0]
+    assert np.array_equal(net.circuit(image), net.plain(image))
     junk = tmp_path / "junk.onnx"
     junk.write_bytes(b"\x08\x07 not a model")
     with pytest.raises(ValueError, match="ONNX"):

@@ -48,10 +48,12 @@ def _f64(x):
 class Network:
     """An ONNX model calibrated on ``calibration`` (N×C×H×W images) and compiled for
     ``bootstrapper``'s parameters. ``ValueError`` names an unsupported operator and its node,
-    a malformed file, or a model too large for the parameters; ``OSError`` a missing file."""
+    a malformed file, or a model too large for the parameters; ``OSError`` a missing file.
+    ``relu_sign``: the ReLUs' composite sign, ``"fast"`` (8 levels, one bootstrap a ReLU layer
+    at ``N16-dense``, coarse near zero) or ``"precise"`` (15 levels)."""
 
-    def __init__(self, model, calibration, bootstrapper):
-        self._net = _native.Network(str(model), _f64(calibration), bootstrapper)
+    def __init__(self, model, calibration, bootstrapper, relu_sign="fast"):
+        self._net = _native.Network(str(model), _f64(calibration), bootstrapper, relu_sign)
 
     @property
     def input_shape(self):
@@ -83,6 +85,12 @@ class Network:
     def plain(self, image):
         """The plaintext model's logits for one image (C×H×W): the reference."""
         return np.asarray(self._net.plain(_f64(image)))
+
+    def circuit(self, image):
+        """The circuit's plaintext model's logits for one image (C×H×W): ReLU replaced by the
+        polynomial the encrypted circuit evaluates (equal to :meth:`plain` without ReLU). The
+        decrypted logits approximate these; the classes are compared with :meth:`plain`'s."""
+        return np.asarray(self._net.circuit(_f64(image)))
 
     def encode_image(self, image):
         """The slot vector (N/2 floats) to encode and encrypt for one image (C×H×W)."""

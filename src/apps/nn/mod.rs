@@ -80,4 +80,15 @@ impl Network {
         let plan = Plan::compile(&graph, &calibration, &budget)?;
         Ok(Network { graph, calibration, plan })
     }
+
+    /// The logits of the circuit's plaintext model on one image (`C·H·W` values): the model with
+    /// each ReLU replaced by the plan's polynomial ([`plain::evaluate_circuit`]), what the
+    /// encrypted logits approximate; [`plain::evaluate`]'s without ReLU.
+    ///
+    /// # Errors
+    /// As [`plain::evaluate`].
+    pub fn circuit_logits(&self, image: &[f64]) -> crate::Result<Vec<f64>> {
+        let maps = plain::linear_maps(&self.graph)?;
+        Ok(plain::evaluate_circuit(&self.graph, &maps, &self.calibration, DEFAULT_MARGIN, &self.plan.sign, image)?.swap_remove(self.graph.output))
+    }
 }
