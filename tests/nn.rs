@@ -7,6 +7,7 @@
 use std::path::Path;
 use xehe::apps::fashion_mnist;
 use xehe::apps::nn::encrypted::{network_galois_keys, Inference};
+use xehe::apps::nn::compile::{Budget, Plan, ReluSign, Step};
 use xehe::apps::nn::graph::Op;
 use xehe::apps::nn::{npy, onnx, plain, Network, DEFAULT_MARGIN};
 use xehe::circuits::bootstrapping::{BootstrappingKeys, BootstrappingParameters, Bootstrapper};
@@ -66,6 +67,36 @@ fn encrypted_inference_matches_the_plaintext_model() {
     let graph = onnx::load(&model("small-poly.onnx")).unwrap();
     assert!(graph.nodes.iter().any(|n| n.op == Op::Mul));
     infer_images(graph, BootstrappingParameters::n12_insecure(), 4, 20.0);
+}
+
+/// At `N16-dense` (10 levels after a bootstrap, the sign 8) each ReLU layer bootstraps once,
+/// right before its sign, so that the linear steps after the first run at the bottom levels
+/// (where their diagonals are smallest), not at the top.
+#[test]
+fn relu_layers_bootstrap_before_their_sign() {
+    let Some(dir) = data() else { return };
+    let graph = onnx::load(&model("small-relu.onnx")).unwrap();
+    let params = BootstrappingParameters::n16_dense();
+    let (calib, _) = fashion_mnist::padded_images(&dir, true, 64, 16).unwrap();
+    let calibration = plain::Calibration::new(&graph, calib.iter().map(Vec::as_slice)).unwrap();
+    let budget = Budget {
+        slots: params.poly_modulus_degree() / 2,
+        input_level: params.output_level(),
+        bootstrap_level: params.output_level(),
+        margin: DEFAULT_MARGIN,
+        sign: ReluSign::Fast.polynomials().unwrap(),
+    };
+    let plan = Plan::compile(&graph, &calibration, &budget).unwrap();
+    let relus = graph.nodes.iter().filter(|n| n.op == Op::Relu).count();
+    assert_eq!(plan.bootstraps(), relus);
+    for (k, s) in plan.steps.iter().enumerate() {
+        if matches!(s.step, Step::Bootstrap { .. }) {
+            assert!(matches!(plan.steps[k + 1].step, Step::Poly { index: 0, .. }), "step {k}: a bootstrap not before a sign");
+        }
+        if matches!(s.step, Step::Linear { .. }) && k > 0 {
+            assert!(s.level == 0, "step {k}: a linear step at level {}", s.level);
+        }
+    }
 }
 
 /// ReLU by its composite sign (8 levels: the insecure set with 7 user levels bootstraps inside it).

@@ -526,6 +526,13 @@ impl Compiler<'_> {
                 // relu(x) = x·(1 + sign(x))/2: the step's stages (bootstrapped between them as
                 // the levels require), then one product.
                 let x = self.materialize(node.inputs[0], &name)?;
+                // Where a bootstrap holds the whole ReLU and one level more, its input is
+                // bootstrapped to that first: the ReLU then ends a level above the bottom, so the
+                // next linear step runs there, before the next bootstrap, at the lowest level —
+                // its diagonals and rotations the smallest — instead of after it at the top. As
+                // many bootstraps either way (one a ReLU layer).
+                let depth: usize = self.budget.sign.iter().map(PolynomialEvaluator::depth).sum();
+                let x = if self.budget.bootstrap_level > depth + 1 { self.with_levels(x, depth + 2, &name)? } else { x };
                 let Register { layout, divisor, .. } = self.regs[x].clone();
                 let mut sign = x;
                 for (index, p) in self.budget.sign.iter().enumerate() {
