@@ -99,12 +99,13 @@ fn relu_layers_bootstrap_before_their_sign() {
     }
 }
 
-/// ReLU by its composite sign (8 levels: the insecure set with 7 user levels bootstraps inside it).
+/// ReLU by its composite sign (8 levels) with 10 user levels, as at `N16-dense`: each ReLU layer
+/// bootstraps its input, and the next linear step runs at the bottom level.
 #[test]
 fn encrypted_relu_network_matches_the_plaintext_model() {
     let graph = onnx::load(&model("small-relu.onnx")).unwrap();
     assert!(graph.nodes.iter().any(|n| n.op == Op::Relu));
-    infer_images(graph, BootstrappingParameters::n12_insecure().with_user_levels(7).unwrap(), 2, 20.0);
+    infer_images(graph, BootstrappingParameters::n12_insecure().with_user_levels(10).unwrap(), 2, 20.0);
 }
 
 /// `count` test images encrypted, evaluated and decrypted: the plaintext model's classes,
