@@ -9,7 +9,8 @@
 # then on the GPU machine: scripts/gpu_resnet.sh [BIN_DIR] [MODEL] [COUNT] [STEPS].
 # MODEL: resnet20-poly (default) or resnet20-relu; STEPS: the steps through the first residual
 # block (6 for resnet20-poly: the stem and the first block's two convolutions, each with its activation;
-# `cargo run --release --example nn_plan -- models/MODEL.onnx n16` lists them). Logs go to $OUT.
+# 18 for resnet20-relu, three bootstraps on the CPU; `cargo run --release --example nn_plan --
+# models/MODEL.onnx n16` lists them), 0 for no comparison with the CPU backend. Logs go to $OUT.
 set -uo pipefail
 BIN=${1:-.gpu-bin}
 MODEL=${2:-resnet20-poly}
@@ -22,8 +23,10 @@ mkdir -p /usr/share/datasets && cp -r "$BIN/fashion-mnist" /usr/share/datasets/ 
 gpu=$!
 ( while sleep 2; do free -m | awk '/Mem/{print $3}'; done ) > "$LOG/host_memory_$MODEL.log" &
 host=$!
+compare=()
+[ "$STEPS" -gt 0 ] && compare=(--compare-cpu --compare-steps "$STEPS")
 "$BIN/xehe" infer --model "models/$MODEL.onnx" --data fashion-mnist --fashion-mnist "$BIN/fashion-mnist" \
-  --count "$COUNT" --preset n16-dense --device cuda --compare-cpu --compare-steps "$STEPS" --json \
+  --count "$COUNT" --preset n16-dense --device cuda ${compare[@]+"${compare[@]}"} --json \
   > "$LOG/infer_$MODEL.json" 2> "$LOG/infer_$MODEL.log"
 status=$?
 kill $gpu $host 2>/dev/null
