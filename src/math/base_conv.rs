@@ -156,9 +156,6 @@ impl BaseConverter {
     /// permutations of Galois automorphisms (what makes hoisted rotations equal single ones).
     pub fn convert_scaled_limb_centered(&self, scaled: &[u64], j: usize, out: &mut [u64]) {
         let n = out.len();
-        self.convert_scaled_limb(scaled, j, out);
-        let p = &self.obase[j];
-        let qm = self.q_mod_obase[j];
         let mut neg = vec![0u64; n];
         for (i, y) in scaled.chunks_exact(n).enumerate().take(self.ibase.len()) {
             let half = self.ibase.base()[i].value() >> 1;
@@ -166,11 +163,8 @@ impl BaseConverter {
                 *c += u64::from(v > half);
             }
         }
-        for (o, &c) in out.iter_mut().zip(&neg) {
-            if c != 0 {
-                *o = p.sub(*o, p.mul(c, qm));
-            }
-        }
+        // The same words as subtracting the rounding multiples: `n_c·Q` instead of `v_c·Q`.
+        self.convert_scaled_limb_rounded(scaled, j, &neg, out);
     }
 
     /// `⌊2^88 / q_i⌋` per input modulus, the fixed-point reciprocals of
