@@ -423,18 +423,48 @@ impl HybridKeySwitching {
     /// under `s` (key base, NTT form) plus `[P]_{q_i} · new_key` on the digit's limbs. With
     /// `level_size < L` the data limbs `q_{level_size} … q_{L-1}` are left zero: the key is an
     /// RLWE sample modulo `q_0 ⋯ q_{level_size-1} · P` only (the small ring of
-    /// sparse-secret encapsulation, whose security needs the smaller modulus).
+    /// sparse-secret encapsulation, whose security needs the smaller modulus). Stored over the
+    /// whole key base (`data_limbs() = L`).
     pub(crate) fn kswitch_key(
         &self,
         s: &[u64],
         new_key: &[u64],
         level_size: usize,
     ) -> Result<HybridKSwitchKey> {
+        self.kswitch_key_stored(s, new_key, level_size, self.inner.data_size)
+    }
+
+    /// The data primes a key with `digits` digits serves and stores when limited to the levels
+    /// it can switch ([`HybridKeySwitching::kswitch_key_for_levels`]): `min(digits · d, L)`.
+    pub fn key_data_limbs(&self, digits: usize) -> usize {
+        (digits * self.inner.digit_size).min(self.inner.data_size)
+    }
+
+    /// One key for every level with at most `max_level_size` data primes, stored over those
+    /// levels' base only: `β = ⌈max_level_size / d⌉` digits over `q_0 … q_{β d - 1}, p_0 …
+    /// p_{α-1}` (`β d` capped at `L`), every limb an RLWE sample (so the key serves every level of
+    /// up to `β d` primes). A rotation used only at the low levels of a deep chain then costs
+    /// `β (β d + α) / (dnum (L + α))` of a full key's memory, key generation and upload.
+    pub(crate) fn kswitch_key_for_levels(&self, s: &[u64], new_key: &[u64], max_level_size: usize) -> Result<HybridKSwitchKey> {
+        let data_limbs = self.key_data_limbs(self.digit_count(max_level_size));
+        self.kswitch_key_stored(s, new_key, data_limbs, data_limbs)
+    }
+
+    /// [`HybridKeySwitching::kswitch_key`] stored over `q_0 … q_{data_limbs-1}, p_0 … p_{α-1}`
+    /// (`level_size ≤ data_limbs ≤ L`). `s`, `new_key`: the whole key base, `(L + α) × N`.
+    fn kswitch_key_stored(
+        &self,
+        s: &[u64],
+        new_key: &[u64],
+        level_size: usize,
+        data_limbs: usize,
+    ) -> Result<HybridKSwitchKey> {
         let n = self.n();
         let inner = &self.inner;
-        let moduli = &inner.moduli;
-        let kk = moduli.len();
-        let unused = level_size..inner.data_size;
+        let moduli = self.stored_base(data_limbs);
+        let rows = moduli.len();
+        let global = |r: usize| if r < data_limbs { r } else { inner.data_size + r - data_limbs };
+        let unused = level_size..data_limbs;
         let sampled = self
             .digits(level_size)
             .into_par_iter()
@@ -449,25 +479,26 @@ impl HybridKeySwitching {
                     kind: PrngType::Blake2xb,
                     seed,
                 };
-                let mut data = vec![0u64; 2 * kk * n];
-                let (c0, c1) = data.split_at_mut(kk * n);
+                let mut data = vec![0u64; 2 * rows * n];
+                let (c0, c1) = data.split_at_mut(rows * n);
                 self.expand_a(&a_info, level_size, c1);
-                let mut e = vec![0u64; kk * n];
-                sample_poly_noise(&mut prng, moduli, n, &mut e);
+                let mut e = vec![0u64; rows * n];
+                sample_poly_noise(&mut prng, &moduli, n, &mut e);
                 c0.chunks_mut(n)
                     .zip(e.chunks_mut(n))
                     .zip(c1.chunks(n))
-                    .zip(s.chunks(n).zip(new_key.chunks(n)))
                     .enumerate()
-                    .for_each(|(i, (((c0, e), a), (s, t)))| {
-                        if unused.contains(&i) {
+                    .for_each(|(r, ((c0, e), a))| {
+                        if unused.contains(&r) {
                             c0.fill(0);
                             return;
                         }
-                        let q = &moduli[i];
-                        inner.ntt[i].forward(e);
-                        let factor = if range.contains(&i) {
-                            inner.p_mod_q[i]
+                        let g = global(r);
+                        let (s, t) = (&s[g * n..(g + 1) * n], &new_key[g * n..(g + 1) * n]);
+                        let q = &moduli[r];
+                        inner.ntt[g].forward(e);
+                        let factor = if range.contains(&g) {
+                            inner.p_mod_q[g]
                         } else {
                             0
                         };
@@ -486,21 +517,30 @@ impl HybridKeySwitching {
         Ok(HybridKSwitchKey {
             digits,
             seeds: Some(seeds),
+            data_limbs,
             device: KeyDeviceCache::default(),
         })
     }
 
+    /// The base a key stored over `data_limbs` data primes lives in: `q_0 … q_{data_limbs-1},
+    /// p_0 … p_{α-1}`.
+    pub(crate) fn stored_base(&self, data_limbs: usize) -> Vec<Modulus> {
+        let inner = &self.inner;
+        inner.moduli[..data_limbs].iter().chain(&inner.moduli[inner.data_size..]).copied().collect()
+    }
+
     /// The uniform half `a` of a key digit (its component 1, NTT form) from the seed it was
-    /// expanded from: `sample_poly_uniform` over the whole key base `q_0 … q_{L-1},
-    /// p_0 … p_{α-1}` ([`sample_poly_uniform_par`], parallel over limbs), then the data limbs
-    /// `q_{level_size} … q_{L-1}` set to zero (a key limited to `level_size` primes).
+    /// expanded from: `sample_poly_uniform` over the key's stored base `q_0 … q_{k-1}, p_0 …
+    /// p_{α-1}` (`k = c1.len() / N − α`: `L` for a full key; [`sample_poly_uniform_par`],
+    /// parallel over limbs), then the data limbs `q_{level_size} … q_{k-1}` set to zero (a key
+    /// limited to `level_size` primes).
     ///
-    /// `c1`: `(L + α) × N` words, overwritten.
+    /// `c1`: `(k + α) × N` words, overwritten.
     pub(crate) fn expand_a(&self, info: &PrngInfo, level_size: usize, c1: &mut [u64]) {
         let n = self.n();
-        let inner = &self.inner;
-        sample_poly_uniform_par(info, &inner.moduli, n, c1);
-        let unused = level_size.min(inner.data_size)..inner.data_size;
+        let data_limbs = c1.len() / n - self.special_primes().len();
+        sample_poly_uniform_par(info, &self.stored_base(data_limbs), n, c1);
+        let unused = level_size.min(data_limbs)..data_limbs;
         c1[unused.start * n..unused.end * n].fill(0);
     }
 
@@ -623,8 +663,9 @@ impl HybridKeySwitching {
                         None => row,
                     };
                     let k = &key.digits[j];
-                    let k0 = &k[g * n..(g + 1) * n];
-                    let k1 = &k[(kk + g) * n..(kk + g + 1) * n];
+                    let (r, rows) = (key.row(g, inner.data_size), key.rows(n));
+                    let k0 = &k[r * n..(r + 1) * n];
+                    let k1 = &k[(rows + r) * n..(rows + r + 1) * n];
                     for ((((s0, s1), &x), &y0), &y1) in acc0
                         .iter_mut()
                         .zip(acc1.iter_mut())
@@ -874,11 +915,6 @@ pub(crate) struct RescaleConstants {
 
 #[cfg_attr(not(any(feature = "cuda", feature = "opencl")), allow(dead_code))]
 impl HybridKeySwitching {
-    /// Total key-base size `L + α`.
-    pub(crate) fn key_size(&self) -> usize {
-        self.inner.moduli.len()
-    }
-
     /// The device cache of [`LevelConstants`] images.
     pub(crate) fn device_cache(&self) -> &AnyDeviceCache {
         &self.inner.device
@@ -981,6 +1017,9 @@ impl HybridKeySwitching {
 #[derive(Clone, Debug)]
 pub struct HybridKSwitchKey {
     digits: Vec<Vec<u64>>,
+    /// Data primes each digit stores, `q_0 … q_{data_limbs-1}` (`L` but for a key limited to
+    /// low levels, [`HybridKeySwitching::kswitch_key_for_levels`]); the `α` special limbs follow.
+    data_limbs: usize,
     /// Per digit, the generator component 1 was expanded from ([`HybridKeySwitching::expand_a`]).
     seeds: Option<Vec<PrngInfo>>,
     /// Device copies of the key (index 0: all digits, contiguous), per device.
@@ -996,9 +1035,31 @@ impl PartialEq for HybridKSwitchKey {
 }
 
 impl HybridKSwitchKey {
-    /// The per-digit key pairs.
+    /// The per-digit key pairs: each `2 × (k + α) × N` words, component-major, limbs `q_0 …
+    /// q_{k-1}, p_0 … p_{α-1}`, `k` = [`HybridKSwitchKey::data_limbs`].
     pub fn digits(&self) -> &[Vec<u64>] {
         &self.digits
+    }
+
+    /// Data primes each digit stores: `L` for a key of every level, fewer for a key limited to
+    /// the levels of at most that many primes ([`KeyGenerator::create_hybrid_galois_keys_for_levels`]).
+    pub fn data_limbs(&self) -> usize {
+        self.data_limbs
+    }
+
+    /// Limbs of one component of a digit (`k + α`), from the words (`n`: N).
+    pub(crate) fn rows(&self, n: usize) -> usize {
+        self.digits.first().map_or(0, |d| d.len() / (2 * n))
+    }
+
+    /// Row of key-base limb `g` (`g < L`: data prime `q_g`, else special prime `p_{g-L}`) in a
+    /// digit component (`l`: `L`).
+    pub(crate) fn row(&self, g: usize, l: usize) -> usize {
+        if g < l {
+            g
+        } else {
+            self.data_limbs + g - l
+        }
     }
 
     /// Whether the key keeps the seeds of its component 1, so that it saves seeded (half the
@@ -1019,15 +1080,16 @@ impl HybridKSwitchKey {
 
     /// A key from its per-digit pairs and, for a seeded key, the per-digit seeds its component
     /// 1 was expanded from (shape checked by the caller: `src/serialize/hybrid.rs`).
-    pub(crate) fn from_digits(digits: Vec<Vec<u64>>, seeds: Option<Vec<PrngInfo>>) -> Self {
+    pub(crate) fn from_digits(digits: Vec<Vec<u64>>, seeds: Option<Vec<PrngInfo>>, data_limbs: usize) -> Self {
         HybridKSwitchKey {
             digits,
             seeds,
+            data_limbs,
             device: KeyDeviceCache::default(),
         }
     }
 
-    /// The digits' pairs concatenated, `digits × 2 × (L + α) × N` words (the device layout).
+    /// The digits' pairs concatenated, `digits × 2 × (k + α) × N` words (the device layout).
     #[cfg_attr(not(any(feature = "cuda", feature = "opencl")), allow(dead_code))]
     pub(crate) fn words(&self) -> Vec<u64> {
         self.digits.concat()
@@ -1091,6 +1153,7 @@ impl HybridRelinKeys {
             key: HybridKSwitchKey {
                 digits: kv.iter().map(|pk| pk.data.data.clone()).collect(),
                 seeds: None,
+                data_limbs: inner.data_size,
                 device: KeyDeviceCache::default(),
             },
         })
@@ -1150,6 +1213,7 @@ impl HybridGaloisKeys {
                 HybridKSwitchKey {
                     digits: kv.iter().map(|pk| pk.data.data.clone()).collect(),
                     seeds: None,
+                    data_limbs: inner.data_size,
                     device: KeyDeviceCache::default(),
                 },
             );
@@ -1168,6 +1232,21 @@ impl HybridGaloisKeys {
     /// The key for `galois_elt`, if present.
     pub fn key(&self, galois_elt: u32) -> Option<&HybridKSwitchKey> {
         self.keys.get(&galois_elt)
+    }
+    /// The key for `galois_elt` at a level with `level_size` data primes.
+    ///
+    /// # Errors
+    /// `MissingKey` if no key for `galois_elt` is present, or if it was limited to lower levels
+    /// ([`KeyGenerator::create_hybrid_galois_keys_for_levels`]).
+    pub fn key_at(&self, galois_elt: u32, level_size: usize) -> Result<&HybridKSwitchKey> {
+        let key = self.key(galois_elt).ok_or_else(|| Error::MissingKey(format!("Galois key not present for galois_elt {galois_elt}")))?;
+        if level_size > key.data_limbs {
+            return Err(Error::MissingKey(format!(
+                "the Galois key for galois_elt {galois_elt} serves levels of at most {} data primes, not {level_size}",
+                key.data_limbs
+            )));
+        }
+        Ok(key)
     }
     /// The Galois elements present, ascending.
     pub fn galois_elts(&self) -> Vec<u32> {
@@ -1215,7 +1294,8 @@ impl KeyGenerator {
         })
     }
 
-    /// Hybrid Galois keys for explicit Galois elements (odd, `< 2N`).
+    /// Hybrid Galois keys for explicit Galois elements (odd, `< 2N`), each for every level;
+    /// generated in parallel (rayon, over the keys and their digits).
     ///
     /// # Errors
     /// `InvalidArgument` ("Galois element is not valid") for a bad element; otherwise as
@@ -1225,6 +1305,43 @@ impl KeyGenerator {
         ks: &HybridKeySwitching,
         galois_elts: &[u32],
     ) -> Result<HybridGaloisKeys> {
+        self.hybrid_galois_keys(ks, galois_elts, None)
+    }
+
+    /// Hybrid Galois keys for explicit Galois elements, limited to the levels with at most
+    /// `max_level_size` data primes (chain index `max_level_size − 1` and below): each key has
+    /// `β = ⌈max_level_size / d⌉` digits stored over `q_0 … q_{β d − 1}` and the special primes
+    /// ([`HybridKeySwitching::key_data_limbs`]), so it serves every level of up to `β d` primes.
+    /// At `N16-dense` (`d = 6`, `L = 29`, `α = 6`) a key for the 11 primes of the bootstrapped
+    /// level takes 2 × 18 of a full key's 5 × 35 limbs: a fifth of the memory and of the time to
+    /// make it. Using such a key at a higher level is a `MissingKey` error
+    /// ([`HybridGaloisKeys::key_at`]). The saved form stores the limbs kept
+    /// (`src/serialize/hybrid.rs`).
+    ///
+    /// # Errors
+    /// `InvalidArgument` if `max_level_size` is not in `1..=L`; otherwise as
+    /// [`KeyGenerator::create_hybrid_galois_keys_from_elts`].
+    pub fn create_hybrid_galois_keys_for_levels(
+        &self,
+        ks: &HybridKeySwitching,
+        galois_elts: &[u32],
+        max_level_size: usize,
+    ) -> Result<HybridGaloisKeys> {
+        if max_level_size == 0 || max_level_size > ks.data_size() {
+            return Err(Error::InvalidArgument(format!(
+                "Galois keys for levels of at most {max_level_size} data primes: not in 1..={}",
+                ks.data_size()
+            )));
+        }
+        self.hybrid_galois_keys(ks, galois_elts, Some(max_level_size))
+    }
+
+    fn hybrid_galois_keys(
+        &self,
+        ks: &HybridKeySwitching,
+        galois_elts: &[u32],
+        max_level_size: Option<usize>,
+    ) -> Result<HybridGaloisKeys> {
         self.check_hybrid(ks)?;
         let tool: &GaloisTool = self.context().galois_tool();
         for &g in galois_elts {
@@ -1233,27 +1350,27 @@ impl KeyGenerator {
         }
         let n = ks.n();
         let mut s = ks.lift_secret(self.secret_key())?;
-        let mut rotated = vec![0u64; s.len()];
-        let mut keys = BTreeMap::new();
-        let mut build = || -> Result<()> {
-            for &g in galois_elts {
-                if keys.contains_key(&g) {
-                    continue;
-                }
-                for (o, a) in rotated.chunks_mut(n).zip(s.chunks(n)) {
-                    tool.apply_ntt(a, g, o)?;
-                }
-                keys.insert(g, ks.kswitch_key(&s, &rotated, ks.inner.data_size)?);
-            }
-            Ok(())
-        };
-        let result = build();
+        let elts: std::collections::BTreeSet<u32> = galois_elts.iter().copied().collect();
+        let keys = elts
+            .into_par_iter()
+            .map(|g| {
+                let mut rotated = vec![0u64; s.len()];
+                let key = rotated
+                    .chunks_mut(n)
+                    .zip(s.chunks(n))
+                    .try_for_each(|(o, a)| tool.apply_ntt(a, g, o))
+                    .and_then(|()| match max_level_size {
+                        None => ks.kswitch_key(&s, &rotated, ks.inner.data_size),
+                        Some(m) => ks.kswitch_key_for_levels(&s, &rotated, m),
+                    });
+                wipe(&mut rotated);
+                key.map(|k| (g, k))
+            })
+            .collect::<Result<BTreeMap<_, _>>>();
         wipe(&mut s);
-        wipe(&mut rotated);
-        result?;
         Ok(HybridGaloisKeys {
             ks: ks.clone(),
-            keys,
+            keys: keys?,
         })
     }
 

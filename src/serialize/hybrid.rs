@@ -12,16 +12,19 @@
 //!   `d = ⌈L / dnum⌉`, then the α special primes;
 //! - relinearization: one key; Galois: the number of keys, then per key its Galois element
 //!   (ascending, no repeats) and the key; switching key: its level size, then the key;
-//! - a key, version 1: its digit count `⌈level_size / d⌉`, then per digit `2 × (L + α) × N`
-//!   words (NTT form, component-major, limb `q_0 … q_{L-1}, p_0 … p_{α-1}`:
-//!   [`HybridKSwitchKey`]);
+//! - a key, version 1: its digit count `β`, then per digit `2 × (k + α) × N` words (NTT form,
+//!   component-major, limbs `q_0 … q_{k-1}, p_0 … p_{α-1}`: [`HybridKSwitchKey`]). A
+//!   relinearization or switching key has `β = ⌈level_size / d⌉` and `k = L` (its limbs from
+//!   `q_{level_size}` on zero); a Galois key any `β` up to the full count, `k = min(β d, L)`
+//!   (keys limited to the low levels, `KeyGenerator::create_hybrid_galois_keys_for_levels`;
+//!   all keys of one object alike), so a full key is `k = L` in every kind;
 //! - a key, version 2: its digit count, then `a_prng`, SEAL's `prng_type` of the seeds of
 //!   component 1 (0: none, 1: BLAKE2Xb, 2: SHAKE256), then per digit: with `a_prng = 0` the
-//!   `2 × (L + α) × N` words as in version 1; otherwise component 0 (`(L + α) × N` words) and
+//!   `2 × (k + α) × N` words as in version 1; otherwise component 0 (`(k + α) × N` words) and
 //!   the 8 seed words (SEAL's `prng_seed_type`) that component 1 is expanded from, as SEAL
-//!   expands the seeded half of its own keys: `sample_poly_uniform` over every limb of the key
-//!   base from a fresh generator of that type and seed, the data limbs from `q_{level_size}` on
-//!   set to zero ([`HybridKeySwitching::expand_a`]).
+//!   expands the seeded half of its own keys: `sample_poly_uniform` over every stored limb
+//!   from a fresh generator of that type and seed, the data limbs from `q_{level_size}` on set
+//!   to zero ([`HybridKeySwitching::expand_a`]).
 //!
 //! Saving writes version 2 when a key keeps its seeds (keys fresh from a
 //! [`KeyGenerator`](crate::KeyGenerator), or loaded seeded): half the bytes. Keys without seeds
@@ -37,7 +40,7 @@
 //! is not valid, or a word not reduced modulo its prime is `NotValidForParams`; truncated,
 //! oversized or corrupted bytes are `Malformed`. Nothing is allocated before its length is
 //! checked against the bytes present — except the regenerated halves of seeded keys, whose
-//! size is fixed by the parameters (digits × (L + α) × N words, the digit count checked
+//! size is fixed by the parameters (digits × (k + α) × N words, the digit count checked
 //! against `ks`), never by a length field, and is at most the component-0 words actually read.
 
 use super::reader::{load_object, Reader};
@@ -248,22 +251,34 @@ fn load_key(r: &mut Reader<'_>, ks: &HybridKeySwitching, v: Version) -> Result<H
     load_key_digits(r, ks, v, ks.data_size())
 }
 
-/// Read one key for levels of at most `level_size` data primes and regenerate its seeded
-/// halves ([`read_key_digits`], [`PendingKey::finish`]).
+/// Read one key for levels of at most `level_size` data primes, stored over the whole key
+/// base, and regenerate its seeded halves ([`read_key_digits`], [`PendingKey::finish`]).
 fn load_key_digits(
     r: &mut Reader<'_>,
     ks: &HybridKeySwitching,
     v: Version,
     level_size: usize,
 ) -> Result<HybridKSwitchKey> {
-    Ok(read_key_digits(r, ks, v, level_size)?.finish(ks))
+    Ok(read_key_digits(r, ks, v, KeyShape::Whole(level_size))?.finish(ks))
 }
 
-/// A key as read: every digit at its full size, component 1 of a seeded digit still zero.
+/// What a saved key's digits cover.
+#[derive(Clone, Copy)]
+enum KeyShape {
+    /// `⌈level_size / d⌉` digits over the whole key base, the data limbs from `q_{level_size}`
+    /// on zero (relinearization and switching keys).
+    Whole(usize),
+    /// Any digit count `β` from 1 to the full one, over `q_0 … q_{k-1}` and the special primes,
+    /// `k = min(β d, L)` ([`HybridKeySwitching::key_data_limbs`]; Galois keys).
+    ForLevels,
+}
+
+/// A key as read: every digit at its stored size, component 1 of a seeded digit still zero.
 struct PendingKey {
     digits: Vec<Vec<u64>>,
     seeds: Option<Vec<PrngInfo>>,
     level_size: usize,
+    data_limbs: usize,
 }
 
 impl PendingKey {
@@ -272,36 +287,51 @@ impl PendingKey {
     fn finish(mut self, ks: &HybridKeySwitching) -> HybridKSwitchKey {
         if let Some(seeds) = &self.seeds {
             // The regenerated halves were allocated with their digits, bounded by the
-            // parameters alone: `digits × (L + α) × N` words, as many as were read.
-            let half = ks.key_moduli().len() * ks.context().key_context_data().n();
+            // parameters alone: `digits × (k + α) × N` words, as many as were read.
+            let half = (self.data_limbs + ks.special_primes().len()) * ks.context().key_context_data().n();
             self.digits.par_iter_mut().zip(seeds).for_each(|(d, info)| {
                 debug_assert_eq!(d.len(), 2 * half);
                 ks.expand_a(info, self.level_size, &mut d[half..]);
             });
         }
-        HybridKSwitchKey::from_digits(self.digits, self.seeds)
+        HybridKSwitchKey::from_digits(self.digits, self.seeds, self.data_limbs)
     }
 }
 
-/// Read one key for levels of at most `level_size` data primes: check its digit count
-/// (`⌈level_size / d⌉`), its `a_prng` (version 2), and that every word read is reduced modulo
-/// its limb's prime.
+/// Read one key of `shape`: check its digit count, its `a_prng` (version 2), and that every
+/// word read is reduced modulo its limb's prime.
 fn read_key_digits(
     r: &mut Reader<'_>,
     ks: &HybridKeySwitching,
     v: Version,
-    level_size: usize,
+    shape: KeyShape,
 ) -> Result<PendingKey> {
-    let digits = ks.digit_count(level_size);
-    let moduli = ks.key_moduli();
     let n = ks.context().key_context_data().n();
     let count = r.u64("key.digits")?;
-    if count != digits as u64 {
-        return Err(Error::NotValidForParams(format!(
-            "{}.key.digits: {count} digits, expected {digits}",
-            r.what()
-        )));
-    }
+    let full = ks.digit_count(ks.data_size());
+    let (digits, level_size, data_limbs) = match shape {
+        KeyShape::Whole(level_size) => {
+            let digits = ks.digit_count(level_size);
+            if count != digits as u64 {
+                return Err(Error::NotValidForParams(format!(
+                    "{}.key.digits: {count} digits, expected {digits}",
+                    r.what()
+                )));
+            }
+            (digits, level_size, ks.data_size())
+        }
+        KeyShape::ForLevels => {
+            if count == 0 || count > full as u64 {
+                return Err(Error::NotValidForParams(format!(
+                    "{}.key.digits: {count} digits, expected 1 to {full}",
+                    r.what()
+                )));
+            }
+            let k = ks.key_data_limbs(count as usize);
+            (count as usize, k, k)
+        }
+    };
+    let moduli = &ks.stored_base(data_limbs);
     let kind = match v {
         Version::V1 => None,
         Version::V2 => match r.u64("key.a_prng")? {
@@ -345,6 +375,7 @@ fn read_key_digits(
         digits: out,
         seeds: kind.map(|_| seeds),
         level_size,
+        data_limbs,
     })
 }
 
@@ -475,6 +506,7 @@ impl LoadHybrid for HybridGaloisKeys {
         }
         let tool = ks.context().galois_tool();
         let mut last = None;
+        let mut shape = None;
         // Each key's seeded halves are regenerated on the pool while this thread reads the
         // next keys (reading and hashing overlap).
         let (done, finished) = std::sync::mpsc::channel();
@@ -497,7 +529,14 @@ impl LoadHybrid for HybridGaloisKeys {
                     ));
                 }
                 last = Some(elt);
-                let pending = read_key_digits(r, ks, v, ks.data_size())?;
+                let pending = read_key_digits(r, ks, v, KeyShape::ForLevels)?;
+                // One set serves one range of levels (the device kernels take one key shape).
+                if *shape.get_or_insert(pending.data_limbs) != pending.data_limbs {
+                    return Err(Error::NotValidForParams(format!(
+                        "{}.key.digits: the keys of one set serve different levels",
+                        r.what()
+                    )));
+                }
                 let done = done.clone();
                 scope.spawn(move |_| {
                     // The receiver outlives the scope: sending cannot fail.

@@ -650,6 +650,13 @@ impl Plan {
         Ok(elts.into_iter().collect())
     }
 
+    /// The data primes of the highest level a linear step rotates at (its input's chain index
+    /// plus one; at least 1): the Galois keys of [`Plan::galois_elements`] need no more
+    /// (`KeyGenerator::create_hybrid_galois_keys_for_levels`).
+    pub fn galois_level_size(&self) -> usize {
+        self.steps.iter().filter(|s| matches!(s.step, Step::Linear { .. })).map(|s| s.level + 2).max().unwrap_or(1)
+    }
+
     /// The slot vector of `image` (`C·H·W` values, channel-major) for encryption: packed,
     /// repeated as many times as it fits the slots (`Multiplexed::copies`) and divided by
     /// [`Plan::input_divisor`].

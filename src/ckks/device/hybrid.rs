@@ -13,13 +13,12 @@ fn conv_spec(c: &ConvConstants) -> ConvSpec<'_> {
     ConvSpec { in_add: &c.in_add, in_inv: &c.in_inv, matrix: &c.matrix, out_add: &c.out_add, digit_q: &c.digit_q }
 }
 
-/// `c` as the device layer's plain description (key base of `key_size` primes).
-fn spec(c: &LevelConstants, key_size: usize) -> HybridLevelSpec<'_> {
+/// `c` as the device layer's plain description.
+fn spec(c: &LevelConstants) -> HybridLevelSpec<'_> {
     HybridLevelSpec {
         ell: c.ell,
         digit_size: c.digit_size,
         digits: c.digits,
-        key_size,
         ext_moduli: &c.ext_moduli,
         special_moduli: &c.special_moduli,
         special_ntt: &c.special_ntt,
@@ -44,11 +43,11 @@ pub fn hybrid_level_data<Q: GpuQueue>(
 ) -> Result<Arc<HybridLevelData<Q::Buf>>> {
     ks.device_cache().get_or_insert(q.shared().id, parms_id, || {
         let c = ks.level_constants(ell);
-        HybridLevelData::new(q, &spec(&c, ks.key_size()))
+        HybridLevelData::new(q, &spec(&c))
     })
 }
 
-/// The key's words (`digits × 2 × (L + α) × N`) on `q`'s device, uploaded on first use.
+/// The key's words (`digits × 2 × (k + α) × N`, [`HybridKSwitchKey::digits`]) on `q`'s device, uploaded on first use.
 ///
 /// # Errors
 /// `Device` on an upload failure.

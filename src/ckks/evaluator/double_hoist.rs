@@ -192,7 +192,7 @@ impl Evaluator {
                     });
                     return Ok(make(ExtData::Host { q, p: vec![0; 2 * alpha * n] }));
                 };
-                let key = keys.key(elt).ok_or_else(|| Error::MissingKey(format!("Galois key not present for galois_elt {elt}")))?;
+                let key = keys.key_at(elt, ell)?;
                 let perm = tool.permutation_ntt(elt)?;
                 let up = up.as_ref().ok_or_else(|| Error::InvalidArgument("hoisted rotation without its ModUp".into()))?;
                 let prods = ks.key_inner_product(up, key, Some(perm));
@@ -367,7 +367,7 @@ impl Evaluator {
         }
         let tool = self.ctx.galois_tool();
         let elt = tool.elt_from_step(step)?;
-        let key = keys.key(elt).ok_or_else(|| Error::MissingKey(format!("Galois key not present for galois_elt {elt}")))?;
+        let key = keys.key_at(elt, x.ell)?;
         if let Some(q) = x.queue().or(sum.and_then(|t| t.queue())).cloned() {
             return Ok(ExtCiphertext { data: self.ext_gpu(&q, ExtOp::Rotate(x, elt, keys, sum))?.remove(0), ..x.clone_meta() });
         }
@@ -576,9 +576,10 @@ mod gpu_impl {
             };
             let l = level_data(cq, &self.ctx, &parms_id)?;
             let h = hybrid_level_data(cq, ks, parms_id, l.k())?;
-            let galois = |elt: u32, keys: &HybridGaloisKeys| {
-                let key = keys.key(elt).ok_or_else(|| Error::MissingKey(format!("Galois key not present for galois_elt {elt}")))?;
-                self.galois_key_on(cq, elt, key)
+            let galois = |elt: u32, keys: &HybridGaloisKeys| self.galois_key_on(cq, elt, keys.key_at(elt, l.k())?);
+            // The limbs of one digit component of the keys of `elts` (one key set: all alike).
+            let rows_of = |elts: &mut dyn Iterator<Item = u32>, keys: &HybridGaloisKeys| {
+                elts.next().and_then(|e| keys.key(e)).map_or(0, |k| k.rows(l.n()))
             };
             let one = |x: DeviceExt<Q::Buf>| Ok(vec![to_data::<Q>(queue, x)]);
             match op {
@@ -586,9 +587,10 @@ mod gpu_impl {
                     let buf = buffer_of::<Q>(&ct.gpu.device_copy(queue, &ct.data)?)?;
                     let rot: Vec<u32> = elts.iter().flatten().copied().collect();
                     let ks_tabs = rot.iter().map(|&e| galois(e, keys)).collect::<Result<Vec<_>>>()?;
-                    let k: Vec<&Q::Buf> = ks_tabs.iter().map(|(k, _)| &**k).collect();
-                    let t: Vec<&Q::Buf> = ks_tabs.iter().map(|(_, t)| &**t).collect();
-                    let mut rotated = if rot.is_empty() { Vec::new() } else { dh::rotations_ext(cq, &l, &h, &buf, &t, &k)? }.into_iter();
+                    let k: Vec<&Q::Buf> = ks_tabs.iter().map(|(k, _, _)| &**k).collect();
+                    let t: Vec<&Q::Buf> = ks_tabs.iter().map(|(_, t, _)| &**t).collect();
+                    let rows = rows_of(&mut rot.iter().copied(), keys);
+                    let mut rotated = if rot.is_empty() { Vec::new() } else { dh::rotations_ext(cq, &l, &h, &buf, &t, (&k, rows))? }.into_iter();
                     let ell = l.k();
                     let p_mod = keys.ks.p_mod_q(ell);
                     elts.iter()
@@ -612,7 +614,7 @@ mod gpu_impl {
                     for (s, sum) in sums.iter().enumerate() {
                         for (i, p) in sum {
                             diags[*i][s] = Some(pts.len());
-                            pts.push(buffer_of::<Q>(&p.gpu.device_copy(queue, &p.data)?)?);
+                            pts.push(buffer_of::<Q>(&p.gpu.read_only_copy(queue, &p.data)?)?);
                         }
                     }
                     let rots: Vec<dh::SumRotation<'_, Q::Buf>> = keyed
@@ -623,7 +625,8 @@ mod gpu_impl {
                             diags: d.iter().map(|i| i.map(|i| &*pts[i])).collect(),
                         })
                         .collect();
-                    Ok(dh::rotation_sums_ext(cq, &l, &h, &buf, &rots, sums.len())?
+                    let rows = rows_of(&mut elts.iter().flatten().copied(), keys);
+                    Ok(dh::rotation_sums_ext(cq, &l, &h, &buf, (&rots, rows), sums.len())?
                         .map(|v| v.into_iter().map(|x| to_data::<Q>(queue, x)).collect())
                         .unwrap_or_default())
                 }
@@ -631,15 +634,15 @@ mod gpu_impl {
                     let xs = terms.iter().map(|(x, _)| on_device(cq, x)).collect::<Result<Vec<_>>>()?;
                     let pts = terms
                         .iter()
-                        .map(|(_, p)| buffer_of::<Q>(&p.gpu.device_copy(queue, &p.data)?))
+                        .map(|(_, p)| buffer_of::<Q>(&p.gpu.read_only_copy(queue, &p.data)?))
                         .collect::<Result<Vec<_>>>()?;
                     let t: Vec<(&DeviceExt<Q::Buf>, &Q::Buf)> = xs.iter().zip(&pts).map(|(x, p)| (x, &**p)).collect();
                     one(dh::mul_sum_ext(cq, &l, &h, &t)?)
                 }
                 ExtOp::Rotate(x, elt, keys, sum) => {
-                    let (key, table) = galois(elt, keys)?;
+                    let (key, table, rows) = galois(elt, keys)?;
                     let sum = sum.map(|t| on_device(cq, t)).transpose()?;
-                    one(dh::rotate_ext(cq, &l, &h, &on_device(cq, x)?, &table, &key, sum.as_ref())?)
+                    one(dh::rotate_ext(cq, &l, &h, &on_device(cq, x)?, &table, (&key, rows), sum.as_ref())?)
                 }
                 ExtOp::Add(a, b) => one(dh::add_ext(cq, &l, &h, &on_device(cq, a)?, &on_device(cq, b)?)?),
                 ExtOp::ModDown(x) => {

@@ -52,9 +52,7 @@ impl Evaluator {
         let outs = galois_elts
             .iter()
             .map(|&g| {
-                let key = keys.key(g).ok_or_else(|| {
-                    Error::MissingKey(format!("Galois key not present for galois_elt {g}"))
-                })?;
+                let key = keys.key_at(g, ct.coeff_modulus_size)?;
                 let perm = tool.permutation_ntt(g)?;
                 let prods = ks.key_inner_product(&up, key, Some(perm));
                 let mut out = Self::host_prefix(&src, 2)?;

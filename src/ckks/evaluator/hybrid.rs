@@ -157,11 +157,7 @@ impl Evaluator {
     ) -> Result<()> {
         self.check_hybrid(ct, &keys.ks, "galois_keys")?;
         self.ctx.galois_tool().check_elt(galois_elt)?;
-        if !keys.has_key(galois_elt) {
-            return Err(Error::MissingKey(format!(
-                "Galois key not present for galois_elt {galois_elt}"
-            )));
-        }
+        keys.key_at(galois_elt, ct.coeff_modulus_size)?;
         if ct.size != 2 {
             return Err(Error::InvalidArgument(format!(
                 "encrypted size must be 2, is {}",
@@ -181,11 +177,7 @@ impl Evaluator {
     ) -> Result<()> {
         let n = out.poly_modulus_degree;
         let tool = self.ctx.galois_tool();
-        let key = keys.key(galois_elt).ok_or_else(|| {
-            Error::MissingKey(format!(
-                "Galois key not present for galois_elt {galois_elt}"
-            ))
-        })?;
+        let key = keys.key_at(galois_elt, out.coeff_modulus_size)?;
         let mut permuted = vec![0u64; out.data.len()];
         permuted
             .par_chunks_mut(n)
@@ -384,8 +376,9 @@ mod gpu_impl {
     use crate::device::gpu::hybrid::{apply_galois_hybrid, apply_galois_hybrid_many, relinearize_hybrid, relinearize_rescale_hybrid, switch_key_c1};
     use crate::device::gpu::{buffer_of, GpuQueue};
 
-    /// A Galois key's device image and the inverse automorphism's table (`galois_key_on`).
-    type KeyAndScatter<B> = (Arc<B>, Arc<B>);
+    /// A Galois key's device image, the inverse automorphism's table and the limbs of one of
+    /// the key's digit components (`galois_key_on`).
+    type KeyAndScatter<B> = (Arc<B>, Arc<B>, usize);
 
     impl Evaluator {
         /// Run `op` on queue `q` for `ct` (checked by the caller); the result (size 2, same
@@ -432,7 +425,8 @@ mod gpu_impl {
             let tool = self.ctx.galois_tool();
             let m = 2 * self.ctx.first_context_data().n() as u64;
             let inv = crate::ckks::galois::inv_mod_pow2(elt as u64, m) as u32;
-            Ok((hybrid_galois_key(cq, key, tool.permutation_ntt(inv)?)?, galois_table(cq, &self.ctx, inv)?))
+            let rows = key.rows(self.ctx.first_context_data().n());
+            Ok((hybrid_galois_key(cq, key, tool.permutation_ntt(inv)?)?, galois_table(cq, &self.ctx, inv)?, rows))
         }
 
         fn hybrid_many_on<Q: GpuQueue>(
@@ -448,17 +442,17 @@ mod gpu_impl {
             let buf = buffer_of::<Q>(&ct.gpu.device_copy(queue, &ct.data)?)?;
             let mut tables = Vec::with_capacity(elts.len());
             let mut kbufs = Vec::with_capacity(elts.len());
+            let mut rows = 0;
             for &elt in elts {
-                let key = keys.key(elt).ok_or_else(|| {
-                    Error::MissingKey(format!("Galois key not present for galois_elt {elt}"))
-                })?;
-                let (k, t) = self.galois_key_on(cq, elt, key)?;
+                let key = keys.key_at(elt, l.k())?;
+                let (k, t, r) = self.galois_key_on(cq, elt, key)?;
                 kbufs.push(k);
                 tables.push(t);
+                rows = r; // one key set: the same for every key
             }
             let t: Vec<&Q::Buf> = tables.iter().map(|t| &**t).collect();
             let k: Vec<&Q::Buf> = kbufs.iter().map(|k| &**k).collect();
-            let outs = apply_galois_hybrid_many(cq, &l, &h, &buf, &t, &k)?;
+            let outs = apply_galois_hybrid_many(cq, &l, &h, &buf, &t, (&k, rows))?;
             Ok(outs
                 .into_iter()
                 .map(|b| {
@@ -498,28 +492,24 @@ mod gpu_impl {
             match op {
                 HybridGpuOp::Relinearize(rk) => {
                     let key = hybrid_key(cq, &rk.key)?;
-                    buf = Arc::new(relinearize_hybrid(cq, &l, &h, &buf, &key)?);
+                    buf = Arc::new(relinearize_hybrid(cq, &l, &h, &buf, (&key, rk.key.rows(l.n())))?);
                 }
                 HybridGpuOp::RelinearizeRescale(rk, next, s) => {
                     let key = hybrid_key(cq, &rk.key)?;
                     let next_l = level_data(cq, &self.ctx, &next.parms_id())?;
-                    buf = Arc::new(relinearize_rescale_hybrid(cq, &l, &next_l, &h, &buf, &key)?);
+                    buf = Arc::new(relinearize_rescale_hybrid(cq, &l, &next_l, &h, &buf, (&key, rk.key.rows(l.n())))?);
                     (parms_id, coeff_modulus_size, scale) = (next.parms_id(), next.coeff_modulus().len(), s);
                 }
                 HybridGpuOp::Galois(elts, gk) => {
                     for &elt in elts {
-                        let key = gk.key(elt).ok_or_else(|| {
-                            Error::MissingKey(format!(
-                                "Galois key not present for galois_elt {elt}"
-                            ))
-                        })?;
-                        let (key, scatter) = self.galois_key_on(cq, elt, key)?;
-                        buf = Arc::new(apply_galois_hybrid(cq, &l, &h, &buf, &scatter, &key)?);
+                        let key = gk.key_at(elt, l.k())?;
+                        let (key, scatter, rows) = self.galois_key_on(cq, elt, key)?;
+                        buf = Arc::new(apply_galois_hybrid(cq, &l, &h, &buf, &scatter, (&key, rows))?);
                     }
                 }
                 HybridGpuOp::Switch(sk) => {
                     let key = hybrid_key(cq, &sk.key)?;
-                    buf = Arc::new(switch_key_c1(cq, &l, &h, &buf, &key)?);
+                    buf = Arc::new(switch_key_c1(cq, &l, &h, &buf, (&key, sk.key.rows(l.n())))?);
                 }
             }
             let out = Ciphertext {

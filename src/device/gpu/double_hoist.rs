@@ -70,7 +70,7 @@ pub fn rotations_ext<Q: GpuQueue>(
     h: &HybridLevelData<Q::Buf>,
     ct: &Q::Buf,
     scatter: &[&Q::Buf],
-    keys: &[&Q::Buf],
+    (keys, key_rows): (&[&Q::Buf], usize),
 ) -> Result<Vec<DeviceExt<Q::Buf>>> {
     let (ell, alpha, n) = (h.ell, h.alpha, l.n());
     let (pw, sw) = (ell * n, alpha * n);
@@ -79,7 +79,7 @@ pub fn rotations_ext<Q: GpuQueue>(
     for (scatter, keys) in scatter.chunks(HOIST_MODDOWN_BATCH).zip(keys.chunks(HOIST_MODDOWN_BATCH)) {
         let rotate = Rotate { scatter, c0: (ct, 0), ext: None, sum: None };
         let (prod_q, prod_p) = alloc_prods(q, h, n, keys.len())?;
-        rotation_products_into(q, l, h, &up, ct, keys, &rotate, (&prod_q, &prod_p), 0..ell + alpha)?;
+        rotation_products_into(q, l, h, &up, ct, (keys, key_rows), &rotate, (&prod_q, &prod_p), 0..ell + alpha)?;
         let (prod_q, prod_p) = (Arc::new(prod_q), Arc::new(prod_p));
         for i in 0..keys.len() {
             out.push(DeviceExt { q: (prod_q.clone(), 2 * i * pw), p: (prod_p.clone(), 2 * i * sw) });
@@ -111,7 +111,8 @@ const SUMS_PER_LAUNCH: usize = 4;
 /// crossing DRAM (`ks_inner_sums_u64`: one ModUp of `c1`, each rotation's inner product
 /// gathered through its table and multiplied into every sum that uses it). Where the backend's
 /// buffers have no device addresses (OpenCL) the kernel cannot read its table: `None`, and
-/// the caller composes the two steps.
+/// the caller composes the two steps. `key_rows`: the limbs of one digit component of the
+/// rotations' keys (one key set: the same for all).
 ///
 /// # Errors
 /// `Device` on an allocation, upload, compile or launch failure.
@@ -120,7 +121,7 @@ pub fn rotation_sums_ext<Q: GpuQueue>(
     l: &LevelData<Q::Buf>,
     h: &HybridLevelData<Q::Buf>,
     ct: &Q::Buf,
-    rots: &[SumRotation<'_, Q::Buf>],
+    (rots, key_rows): (&[SumRotation<'_, Q::Buf>], usize),
     sums: usize,
 ) -> Result<Option<Vec<DeviceExt<Q::Buf>>>> {
     let addr = |b: &Q::Buf| b.device_address();
@@ -175,7 +176,7 @@ pub fn rotation_sums_ext<Q: GpuQueue>(
             Arg::U32(h.digit_size as u32),
             Arg::U32(ell as u32),
             Arg::U32(alpha as u32),
-            Arg::U32(h.key_size as u32),
+            Arg::U32(key_rows as u32),
             Arg::U32(l.log_n),
         ];
         let defines = [("KS_SUMS", count.to_string()), ("KS_DIGITS", h.digits.to_string())];
@@ -267,7 +268,7 @@ pub fn rotate_ext<Q: GpuQueue>(
     h: &HybridLevelData<Q::Buf>,
     acc: &DeviceExt<Q::Buf>,
     scatter: &Q::Buf,
-    key: &Q::Buf,
+    (key, key_rows): (&Q::Buf, usize),
     sum: Option<&DeviceExt<Q::Buf>>,
 ) -> Result<DeviceExt<Q::Buf>> {
     let (ell, alpha, n) = (h.ell, h.alpha, l.n());
@@ -283,7 +284,7 @@ pub fn rotate_ext<Q: GpuQueue>(
         ext: Some((at(&acc.p, 0), &h.ones)),
         sum: sum.map(|t| (at(&t.q, 0), at(&t.p, 0))),
     };
-    inner_products_into(q, l, h, &up, (&c1, 0), (&[key], 1), (&prod_q, &prod_p, 0), 0..ell + alpha, Addend::Rotate(&rot))?;
+    inner_products_into(q, l, h, &up, (&c1, 0), (&[key], 1, key_rows), (&prod_q, &prod_p, 0), 0..ell + alpha, Addend::Rotate(&rot))?;
     Ok(DeviceExt { q: (Arc::new(prod_q), 0), p: (Arc::new(prod_p), 0) })
 }
 

@@ -79,8 +79,6 @@ pub struct HybridLevelSpec<'a> {
     pub digit_size: usize,
     /// `β`: the digits at this level.
     pub digits: usize,
-    /// Primes of the key's base (`L + α`).
-    pub key_size: usize,
     /// The extended base `q_0 … q_{ℓ-1}, p_0 … p_{α-1}`.
     pub ext_moduli: &'a [Modulus],
     /// The special primes `p_0 … p_{α-1}`.
@@ -217,7 +215,6 @@ pub struct HybridLevelData<B> {
     pub(super) alpha: usize,
     pub(super) digit_size: usize,
     pub(super) digits: usize,
-    pub(super) key_size: usize,
     pub(super) ext: DevicePrimes<B>,
     /// The special primes `p_0 … p_{α-1}`.
     pub(super) special: DevicePrimes<B>,
@@ -245,7 +242,6 @@ impl<B: super::GpuBuffer> HybridLevelData<B> {
             alpha: c.special_moduli.len(),
             digit_size: c.digit_size,
             digits: c.digits,
-            key_size: c.key_size,
             ext: DevicePrimes::new(q, c.ext_moduli)?,
             special: DevicePrimes::new(q, c.special_moduli)?,
             // With the four-step twist tables (4 × α × N words): these tables run whatever
@@ -379,7 +375,8 @@ fn base_conv<Q: GpuQueue>(
 /// Hybrid key switching ([`HybridKeySwitching`] module docs, steps 1–3): returns
 /// `(c0, c1) + switch(target)`, where `c01` holds the first `c_polys` (1 or 2) of `c0, c1` at
 /// level `l` (a missing `c1` is 0), `target` (`ℓ × N`, NTT form) starts at word `t_off` of
-/// `tsrc`, and `key` is the key's words ([`hybrid_key`]).
+/// `tsrc`, and `key` is the key's words ([`hybrid_key`]) with the limbs of one of its digit
+/// components (`k + α`: the scheme's `HybridKSwitchKey::rows`).
 ///
 /// # Errors
 /// `Device` on an allocation, compile or launch failure.
@@ -391,7 +388,7 @@ pub fn switch_key_hybrid<Q: GpuQueue>(
     c01: (&Q::Buf, usize),
     tsrc: &Q::Buf,
     t_off: usize,
-    key: &Q::Buf,
+    key: (&Q::Buf, usize),
     balanced: bool,
 ) -> Result<Q::Buf> {
     let up = mod_up_coeffs(q, l, h, tsrc, t_off, balanced)?;
@@ -559,14 +556,14 @@ fn inner_mod_down<Q: GpuQueue>(
     h: &HybridLevelData<Q::Buf>,
     up: &DeviceModUp<Q::Buf>,
     t: (&Q::Buf, usize),
-    key: &Q::Buf,
+    (key, key_rows): (&Q::Buf, usize),
     c01: (&Q::Buf, usize),
 ) -> Result<Q::Buf> {
     let (ell, n) = (h.ell, l.n());
     let (prod_q, prod_p) = alloc_prods(q, h, n, 1)?;
     let prods = (&prod_q, &prod_p, 0);
     let conv = q.scratch(2 * ell * n)?;
-    let products = |q: &Q, limbs| inner_products_into(q, l, h, up, t, (&[key], 1), prods, limbs, Addend::None);
+    let products = |q: &Q, limbs| inner_products_into(q, l, h, up, t, (&[key], 1, key_rows), prods, limbs, Addend::None);
     let side_ntt = q.side_stream();
     up_ntt_products_conv(q, l, h, up, true, products, (&prod_p, 2), &conv, side_ntt)?;
     if side_ntt {
@@ -640,7 +637,7 @@ pub(super) fn inner_products_into<Q: GpuQueue>(
     h: &HybridLevelData<Q::Buf>,
     up: &DeviceModUp<Q::Buf>,
     (tsrc, t_off): (&Q::Buf, usize),
-    (keys, per_item): (&[&Q::Buf], usize),
+    (keys, per_item, key_rows): (&[&Q::Buf], usize, usize),
     (prod_q, prod_p, first): (&Q::Buf, &Q::Buf, usize),
     limbs: std::ops::Range<usize>,
     addend: Addend<'_, Q::Buf>,
@@ -698,7 +695,7 @@ pub(super) fn inner_products_into<Q: GpuQueue>(
         Arg::U32(h.digit_size as u32),
         Arg::U32(ell as u32),
         Arg::U32(alpha as u32),
-        Arg::U32(h.key_size as u32),
+        Arg::U32(key_rows as u32),
         Arg::U32(l.log_n),
         Arg::U32(limbs.start as u32),
         Arg::U32(limbs.end as u32),
@@ -935,7 +932,7 @@ pub fn apply_galois_hybrid_many<Q: GpuQueue>(
     h: &HybridLevelData<Q::Buf>,
     ct: &Q::Buf,
     scatter: &[&Q::Buf],
-    keys: &[&Q::Buf],
+    (keys, key_rows): (&[&Q::Buf], usize),
 ) -> Result<Vec<Q::Buf>> {
     let (ell, n) = (h.ell, l.n());
     let pw = ell * n;
@@ -946,7 +943,7 @@ pub fn apply_galois_hybrid_many<Q: GpuQueue>(
         // Every rotation's products side by side: the special rows are one batched ModDown
         // conversion's input.
         let (prod_q, prod_p) = alloc_prods(q, h, n, keys.len())?;
-        let products = |q: &Q, limbs: std::ops::Range<usize>| rotation_products_into(q, l, h, &up, ct, keys, &rotate, (&prod_q, &prod_p), limbs);
+        let products = |q: &Q, limbs: std::ops::Range<usize>| rotation_products_into(q, l, h, &up, ct, (keys, key_rows), &rotate, (&prod_q, &prod_p), limbs);
         let conv = q.scratch(keys.len() * 2 * ell * n)?;
         // The ModUp NTTs run with the first chunk's products.
         // One rotation: ModDown's NTT on the side stream as for relinearization; a batch's
@@ -983,7 +980,7 @@ pub(super) fn rotation_products_into<Q: GpuQueue>(
     h: &HybridLevelData<Q::Buf>,
     up: &DeviceModUp<Q::Buf>,
     ct: &Q::Buf,
-    keys: &[&Q::Buf],
+    (keys, key_rows): (&[&Q::Buf], usize),
     rotate: &Rotate<'_, Q::Buf>,
     (prod_q, prod_p): (&Q::Buf, &Q::Buf),
     limbs: std::ops::Range<usize>,
@@ -1001,7 +998,7 @@ pub(super) fn rotation_products_into<Q: GpuQueue>(
             left
         };
         let prods = (prod_q, prod_p, first);
-        let keys = (&keys[first..first + take], per_item);
+        let keys = (&keys[first..first + take], per_item, key_rows);
         inner_products_into(q, l, h, up, (ct, pw), keys, prods, limbs.clone(), Addend::Rotate(rotate))?;
         first += take;
     }
@@ -1060,7 +1057,7 @@ pub fn relinearize_hybrid<Q: GpuQueue>(
     l: &LevelData<Q::Buf>,
     h: &HybridLevelData<Q::Buf>,
     ct: &Q::Buf,
-    key: &Q::Buf,
+    key: (&Q::Buf, usize),
 ) -> Result<Q::Buf> {
     switch_key_hybrid(q, l, h, (ct, 2), ct, 2 * h.ell * l.n(), key, false)
 }
@@ -1078,12 +1075,12 @@ pub fn relinearize_rescale_hybrid<Q: GpuQueue>(
     next: &LevelData<Q::Buf>,
     h: &HybridLevelData<Q::Buf>,
     ct: &Q::Buf,
-    key: &Q::Buf,
+    (key, key_rows): (&Q::Buf, usize),
 ) -> Result<Q::Buf> {
     let (ell, n) = (h.ell, l.n());
     let up = mod_up(q, l, h, ct, 2 * ell * n, false)?;
     let (prod_q, prod_p) = alloc_prods(q, h, n, 1)?;
-    inner_products_into(q, l, h, &up, (ct, 2 * ell * n), (&[key], 1), (&prod_q, &prod_p, 0), 0..ell + h.alpha, Addend::Scaled((ct, 0)))?;
+    inner_products_into(q, l, h, &up, (ct, 2 * ell * n), (&[key], 1, key_rows), (&prod_q, &prod_p, 0), 0..ell + h.alpha, Addend::Scaled((ct, 0)))?;
     let out = q.alloc(2 * (ell - 1) * n)?;
     mod_down_rescale_into(q, l, next, h, (&out, 0), 2, (&prod_q, 0), (&prod_p, 0))?;
     Ok(out)
@@ -1100,9 +1097,9 @@ pub fn apply_galois_hybrid<Q: GpuQueue>(
     h: &HybridLevelData<Q::Buf>,
     ct: &Q::Buf,
     scatter: &Q::Buf,
-    key: &Q::Buf,
+    (key, key_rows): (&Q::Buf, usize),
 ) -> Result<Q::Buf> {
-    apply_galois_hybrid_many(q, l, h, ct, &[scatter], &[key])?
+    apply_galois_hybrid_many(q, l, h, ct, &[scatter], (&[key], key_rows))?
         .pop()
         .ok_or_else(|| Error::Device("apply_galois_hybrid: no result".into()))
 }
@@ -1116,7 +1113,7 @@ pub fn switch_key_c1<Q: GpuQueue>(
     l: &LevelData<Q::Buf>,
     h: &HybridLevelData<Q::Buf>,
     ct: &Q::Buf,
-    key: &Q::Buf,
+    key: (&Q::Buf, usize),
 ) -> Result<Q::Buf> {
     switch_key_hybrid(q, l, h, (ct, 1), ct, h.ell * l.n(), key, true)
 }
