@@ -6,16 +6,20 @@
 # Build here (the GPU machines have no Rust toolchain), then carry .gpu-bin:
 #   cargo build --release --bin xehe && mkdir -p .gpu-bin && cp target/release/xehe .gpu-bin/ &&
 #   strip .gpu-bin/xehe && cp -r /usr/share/datasets/fashion-mnist .gpu-bin/
-# then on the GPU machine: scripts/gpu_resnet.sh [BIN_DIR] [MODEL] [COUNT] [STEPS].
+# then on the GPU machine: scripts/gpu_resnet.sh [BIN_DIR] [MODEL] [COUNT] [STEPS] [SKIP] [IN_FLIGHT].
 # MODEL: resnet20-poly (default) or resnet20-relu; STEPS: the steps through the first residual
 # block (6 for resnet20-poly: the stem and the first block's two convolutions, each with its activation;
 # 18 for resnet20-relu, three bootstraps on the CPU; `cargo run --release --example nn_plan --
-# models/MODEL.onnx n16` lists them), 0 for no comparison with the CPU backend. Logs go to $OUT.
+# models/MODEL.onnx n16` lists them), 0 for no comparison with the CPU backend; SKIP: test images
+# passed over first (a run of 500 in two calls: COUNT 250, SKIP 0 then 250); IN_FLIGHT: afterwards
+# the images again with that many in flight (1: not). Logs go to $OUT.
 set -uo pipefail
 BIN=${1:-.gpu-bin}
 MODEL=${2:-resnet20-poly}
 COUNT=${3:-500}
 STEPS=${4:-6}
+SKIP=${5:-0}
+IN_FLIGHT=${6:-1}
 LOG=${OUT:-/tmp}
 source "$(dirname "$0")/cuda_env.sh"
 mkdir -p /usr/share/datasets && cp -r "$BIN/fashion-mnist" /usr/share/datasets/ 2>/dev/null
@@ -26,7 +30,7 @@ host=$!
 compare=()
 [ "$STEPS" -gt 0 ] && compare=(--compare-cpu --compare-steps "$STEPS")
 "$BIN/xehe" infer --model "models/$MODEL.onnx" --data fashion-mnist --fashion-mnist "$BIN/fashion-mnist" \
-  --count "$COUNT" --preset n16-dense --device cuda ${compare[@]+"${compare[@]}"} --json \
+  --count "$COUNT" --skip "$SKIP" --in-flight "$IN_FLIGHT" --preset n16-dense --device cuda ${compare[@]+"${compare[@]}"} --json \
   > "$LOG/infer_$MODEL.json" 2> "$LOG/infer_$MODEL.log"
 status=$?
 kill $gpu $host 2>/dev/null

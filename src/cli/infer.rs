@@ -17,11 +17,13 @@ use std::time::{Duration, Instant};
 pub enum Images {
     /// A `.npy` file of `N×C×H×W` float images.
     Npy(PathBuf),
-    /// The first `count` Fashion-MNIST test images (prepared for the model's input side; with
-    /// their labels), from `dir` or Debian's location.
+    /// `count` Fashion-MNIST test images from test image `skip` on (prepared for the model's
+    /// input side; with their labels), from `dir` or Debian's location.
     FashionMnist {
         /// Images.
         count: usize,
+        /// Test images passed over before the first (a long run split into parts).
+        skip: usize,
         /// The data set's directory.
         dir: Option<PathBuf>,
     },
@@ -77,6 +79,8 @@ pub struct InferReport {
     pub keygen_seconds: f64,
     /// Calibration images.
     pub calibration_images: usize,
+    /// The data set's index of the first image (`--skip`; 0 for a `.npy` file).
+    pub first_image: usize,
     /// Decrypted logits, one row per image.
     pub logits: Vec<Vec<f64>>,
     /// The plaintext model's logits.
@@ -110,6 +114,9 @@ pub struct InferReport {
     /// With `in_flight > 1` on a device: `(images in flight, images a second)`; every result
     /// equal to the sequential run's.
     pub in_flight: Option<(usize, f64)>,
+    /// With `in_flight > 1`: why the run with several images in flight failed, if it did (the
+    /// sequential results above stand).
+    pub in_flight_error: Option<String>,
 }
 
 fn argmax(v: &[f64]) -> usize {
@@ -127,13 +134,14 @@ fn load_images(images: &Images, shape: crate::circuits::conv::ImageLayout, train
             }
             Ok((a.rows().map(<[f64]>::to_vec).collect(), None))
         }
-        Images::FashionMnist { count: c, dir } => {
+        Images::FashionMnist { count: c, skip, dir } => {
             if shape.channels != 1 || shape.height != shape.width {
                 return Err(Error::InvalidArgument(format!("Fashion-MNIST images are 1×S×S; the model takes {}×{}×{}", shape.channels, shape.height, shape.width)));
             }
             let d = fashion_mnist::locate(dir.as_deref())?;
-            let (x, y) = fashion_mnist::padded_images(&d, train, *c, shape.height)?;
-            Ok((x, Some(y.into_iter().map(usize::from).collect())))
+            let (mut x, y) = fashion_mnist::padded_images(&d, train, skip + c, shape.height)?;
+            x.drain(..(*skip).min(x.len()));
+            Ok((x, Some(y.into_iter().skip(*skip).map(usize::from).collect())))
         }
     }
 }
@@ -153,7 +161,7 @@ pub fn run(opts: &InferOptions, progress: &mut dyn FnMut(&str)) -> Result<InferR
     }
     let calibration = match (&opts.calibration, &opts.images) {
         (Some(p), _) => load_images(&Images::Npy(p.clone()), graph.input, true)?.0,
-        (None, Images::FashionMnist { dir, .. }) => load_images(&Images::FashionMnist { count: 256, dir: dir.clone() }, graph.input, true)?.0,
+        (None, Images::FashionMnist { dir, .. }) => load_images(&Images::FashionMnist { count: 256, skip: 0, dir: dir.clone() }, graph.input, true)?.0,
         (None, Images::Npy(_)) => images.clone(),
     };
     progress(&format!("model {}: {} nodes, input {}×{}×{}", opts.model.display(), graph.nodes.len(), graph.input.channels, graph.input.height, graph.input.width));
@@ -190,6 +198,10 @@ pub fn run(opts: &InferOptions, progress: &mut dyn FnMut(&str)) -> Result<InferR
         galois_keys: (galois.galois_elts().len(), galois.byte_size()),
         keygen_seconds,
         calibration_images: net.calibration.images,
+        first_image: match opts.images {
+            Images::FashionMnist { skip, .. } => skip,
+            Images::Npy(_) => 0,
+        },
         logits: Vec::new(),
         plain_logits: Vec::new(),
         classes: Vec::new(),
@@ -204,6 +216,7 @@ pub fn run(opts: &InferOptions, progress: &mut dyn FnMut(&str)) -> Result<InferR
         bit_identical_to_cpu: None,
         compared_steps: None,
         in_flight: None,
+        in_flight_error: None,
     };
     let mut hosts = Vec::new();
     let mut outputs = Vec::new();
@@ -274,10 +287,14 @@ pub fn run(opts: &InferOptions, progress: &mut dyn FnMut(&str)) -> Result<InferR
     let n = (images.len() - 1).max(1) as u32;
     report.timings = InferenceTimings { linear: sum.linear / n, products: sum.products / n, relu: sum.relu / n, bootstrap: sum.bootstrap / n, bootstraps: sum.bootstraps, total: sum.total / n };
     if let (Some(q), true) = (&opened.queue, opts.in_flight > 1) {
+        // The sequential results stand if this part fails (device memory for K images, say):
+        // its error is reported beside them.
         progress(&format!("the {} images again, {} in flight", images.len(), opts.in_flight));
+        let throughput = || -> Result<(usize, f64)> {
         let queues = (0..opts.in_flight).map(|_| q.new_queue_on_device()).collect::<Result<Vec<_>>>()?;
-        // Each queue first runs one image untimed (its uploads of the keys and the diagonals:
-        // read-only objects keep a copy per queue), then the clock runs over all the images.
+        // Each queue first runs one image untimed (its first use of the keys and diagonals, one
+        // copy per device: it waits once for the queue that uploaded each), then the clock runs
+        // over all the images.
         let workers = queues.len();
         let warm = std::sync::Barrier::new(workers + 1);
         let mut t = Instant::now();
@@ -312,7 +329,15 @@ pub fn run(opts: &InferOptions, progress: &mut dyn FnMut(&str)) -> Result<InferR
                 return Err(Error::Device(format!("image {k}: the result with {} in flight differs from the sequential one", opts.in_flight)));
             }
         }
-        report.in_flight = Some((opts.in_flight, images.len() as f64 / seconds));
+        Ok((opts.in_flight, images.len() as f64 / seconds))
+        };
+        match throughput() {
+            Ok(r) => report.in_flight = Some(r),
+            Err(e) => {
+                progress(&format!("{} images in flight: {e}", opts.in_flight));
+                report.in_flight_error = Some(e.to_string());
+            }
+        }
     }
     report.plaintexts = inference.plaintext_memory();
     Ok(report)
@@ -366,6 +391,9 @@ pub fn render(r: &InferReport) -> String {
     }
     if let Some((k, rate)) = r.in_flight {
         s += &format!("{k} images in flight on the device: {rate:.1} images a second (sequential: {:.1}), results equal to the sequential run's\n", 1.0 / t.total.as_secs_f64());
+    }
+    if let Some(e) = &r.in_flight_error {
+        s += &format!("images in flight: failed: {e}\n");
     }
     if let (Some(b), Some(steps)) = (r.bit_identical_to_cpu, r.compared_steps) {
         let what = if steps == r.steps { "device result".to_string() } else { format!("device result after the first {steps} of {} steps", r.steps) };

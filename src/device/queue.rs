@@ -125,6 +125,11 @@ impl Queue {
     pub fn id(&self) -> usize {
         on_backend!(self, q => Arc::as_ptr(q) as *const () as usize, 0)
     }
+    /// A process-unique id of the queue's device, equal for every queue on it (the key of the
+    /// per-device caches: keys, level constants).
+    pub fn device_id(&self) -> usize {
+        on_backend!(self, q => crate::device::gpu::GpuQueue::shared(&**q).id, 0)
+    }
     /// Up to `n` more queues on this queue's device for independent work side by side from
     /// several threads (each its own in-order stream and memcache, made once and kept):
     /// `crate::ckks::device::map_side_by_side` runs on them (CUDA streams; OpenCL queues, which

@@ -147,6 +147,33 @@ impl DeviceState {
         }
         Ok(c)
     }
+    /// [`DeviceState::device_copy`] for an object never written on a device (a linear
+    /// transform's plaintexts): one copy per device, not per queue. A copy another queue of
+    /// `queue`'s device uploaded is used once `queue` waits for that queue (once per queue: the
+    /// copy is then listed as `queue`'s own), so several images in flight on one GPU share one
+    /// set of diagonals (ResNet-20: 33–52 GiB).
+    ///
+    /// # Errors
+    /// As [`DeviceState::device_copy`].
+    pub fn read_only_copy(&self, queue: &Queue, host: &[u64]) -> Result<DeviceBuf> {
+        {
+            let mut g = self.inner.lock();
+            if !g.host_stale {
+                let own = g.copy.iter().chain(&g.others).find(|(q, _)| q == queue).map(|(_, c)| c.clone());
+                if let Some(c) = own {
+                    return Ok(c);
+                }
+                let sibling = g.copy.iter().chain(&g.others).find(|(q, _)| q.device_id() == queue.device_id()).cloned();
+                // Its upload was queued on `q`: `queue`'s later work waits for it (where the
+                // backend has no such waits, Level Zero, `queue` makes its own copy).
+                if let Some((_, c)) = sibling.filter(|(q, _)| queue.wait_for(q).is_ok()) {
+                    g.others.push((queue.clone(), c.clone()));
+                    return Ok(c);
+                }
+            }
+        }
+        self.device_copy(queue, host)
+    }
     /// A clone whose host copy counts as stale: for a view that shares the device buffer but
     /// not the host words.
     pub fn device_only_clone(&self) -> Self {

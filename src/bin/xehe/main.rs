@@ -152,6 +152,9 @@ struct InferArgs {
     /// Images of --data to classify.
     #[arg(long, default_value_t = 4)]
     count: usize,
+    /// Test images of --data to pass over first (e.g. 250 for the second half of a run of 500).
+    #[arg(long, default_value_t = 0, requires = "data")]
+    skip: usize,
     /// The Fashion-MNIST directory (default: Debian's /usr/share/datasets/fashion-mnist).
     #[arg(long, value_name = "DIR")]
     fashion_mnist: Option<PathBuf>,
@@ -356,7 +359,7 @@ fn infer(a: &InferArgs) -> Result<()> {
         .ok_or_else(|| xehe::Error::InvalidArgument(format!("no bootstrapping preset {}: use n12-insecure or n16-dense", a.preset)))?;
     let images = match &a.input {
         Some(p) => Images::Npy(p.clone()),
-        None => Images::FashionMnist { count: a.count, dir: a.fashion_mnist.clone() },
+        None => Images::FashionMnist { count: a.count, skip: a.skip, dir: a.fashion_mnist.clone() },
     };
     let opts = InferOptions { model: a.model.clone(), images, calibration: a.calibration.clone(), params, device: a.device.choice()?, compare_cpu: a.compare_cpu, compare_steps: a.compare_steps, in_flight: a.in_flight, relu_sign: xehe::apps::nn::compile::ReluSign::parse(&a.relu_sign)? };
     let r = xehe::cli::infer::run(&opts, &mut |m| eprintln!("xehe: {m}"))?;
