@@ -61,9 +61,12 @@ fn fashion_mnist_images_through_the_command() {
     let r = report(&o);
     check(&r, 4);
     assert_eq!(r["labels"].as_array().unwrap().len(), 4);
-    let text = xehe(&["infer", "--model", m.to_str().unwrap(), "--data", "fashion-mnist", "--count", "1", "--device", "cpu"]);
+    // The fourth test image alone (`--skip 3`): its plaintext class and label as in the run of four.
+    let text = xehe(&["infer", "--model", m.to_str().unwrap(), "--data", "fashion-mnist", "--count", "1", "--skip", "3", "--device", "cpu"]);
     let out = String::from_utf8_lossy(&text.stdout);
     assert!(out.contains("classes equal to the plaintext model's: 1/1"), "{out}");
+    let (plain, label) = (r["plain_classes"][3].as_u64().unwrap(), r["labels"][3].as_u64().unwrap());
+    assert!(out.lines().any(|l| l.starts_with("    0") && l.contains(&format!("{plain:>5}  {label:>5}"))), "--skip 3: plaintext class {plain}, label {label} expected: {out}");
 }
 
 #[test]
