@@ -171,6 +171,24 @@ impl KeyGenerator {
         .py()?;
         Ok(HybridGaloisKeys { inner })
     }
+    /// Hybrid Galois keys for explicit Galois elements, limited to the levels with at most
+    /// `max_level_size` data primes (a fraction of a full key's memory; a rotation at a higher
+    /// level raises `MissingKeyError`).
+    fn create_hybrid_galois_keys_for_levels(
+        &self,
+        py: Python<'_>,
+        ks: PyRef<'_, HybridKeySwitching>,
+        galois_elts: Vec<u32>,
+        max_level_size: usize,
+    ) -> PyResult<HybridGaloisKeys> {
+        let ks = &ks.inner;
+        let inner = nogil(py, || {
+            self.inner
+                .create_hybrid_galois_keys_for_levels(ks, &galois_elts, max_level_size)
+        })?
+        .py()?;
+        Ok(HybridGaloisKeys { inner })
+    }
 }
 
 /// Encryption with the public key and/or the secret key (seal-python `Encryptor`).

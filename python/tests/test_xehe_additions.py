@@ -166,6 +166,14 @@ def test_hybrid_keys_decrypt_correctly(tmp_path, gpu):
     gk.save(str(tmp_path / "gk.bin"), xehe.compr_mode_type.zstd)
     gk2 = xehe.HybridGaloisKeys.load(ks, str(tmp_path / "gk.bin"))
     assert gk2.to_bytes() == gk.to_bytes()
+    # Keys limited to the levels of at most 2 data primes: one digit over 2 + 2 primes.
+    low = kg.create_hybrid_galois_keys_for_levels(ks, [3], 2)
+    assert len(low.to_bytes()) < len(kg.create_hybrid_galois_keys_from_elts(ks, [3]).to_bytes()) / 2
+    rot = ev.rotate_vector_hybrid(ev.mod_switch_to_next(ct), 1, low)
+    assert np.allclose(ce.decode(dec.decrypt(rot)), np.roll(v, -1), atol=1e-3)
+    with pytest.raises(xehe.errors.MissingKeyError):
+        ev.rotate_vector_hybrid(ct, 1, low)  # 3 primes: above the keys' levels
+    assert xehe.HybridGaloisKeys.load_bytes(ks, low.to_bytes()).to_bytes() == low.to_bytes()
     other = xehe.HybridKeySwitching(ctx, xehe.KeySwitchParams(1, 3))
     with pytest.raises(ValueError):
         xehe.HybridRelinKeys.load_bytes(other, rk.to_bytes())
