@@ -75,7 +75,8 @@ pub struct InferReport {
     pub bootstraps: usize,
     /// Galois keys of the network (beside the bootstrapping keys) and their bytes.
     pub galois_keys: (usize, usize),
-    /// Seconds to generate the keys (CPU).
+    /// Seconds to generate the keys on the host: the bootstrapping keys and the network's Galois
+    /// keys (calibration and compilation apart).
     pub keygen_seconds: f64,
     /// Calibration images.
     pub calibration_images: usize,
@@ -176,12 +177,15 @@ pub fn run(opts: &InferOptions, progress: &mut dyn FnMut(&str)) -> Result<InferR
             progress(&format!("bootstrapping keys: {done}/{total}, {:.1} s", t.elapsed().as_secs_f64()));
         }
     })?;
+    let boot_keygen = t.elapsed();
     let boot = Bootstrapper::new(&ctx, keys)?;
     let net = Network::with_relu_sign(graph, calibration.iter().map(Vec::as_slice), &boot, opts.relu_sign)?;
     let plan = &net.plan;
     progress(&format!("circuit: {} steps, {} bootstraps an image", plan.steps.len(), plan.bootstraps()));
+    let t = Instant::now();
     let galois = network_galois_keys(&ctx, &boot, kg.secret_key(), plan)?;
-    let keygen_seconds = t.elapsed().as_secs_f64();
+    progress(&format!("the network's Galois keys: {}, {:.1} s", galois.galois_elts().len(), t.elapsed().as_secs_f64()));
+    let keygen_seconds = (boot_keygen + t.elapsed()).as_secs_f64();
     let inference = Inference::new(plan, &boot, &galois)?;
     let encoder = CkksEncoder::new(&ctx)?;
     let encryptor = Encryptor::with_secret_key(&ctx, kg.secret_key())?;
