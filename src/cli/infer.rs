@@ -294,49 +294,8 @@ pub fn run(opts: &InferOptions, progress: &mut dyn FnMut(&str)) -> Result<InferR
         // The sequential results stand if this part fails (device memory for K images, say):
         // its error is reported beside them.
         progress(&format!("the {} images again, {} in flight", images.len(), opts.in_flight));
-        let throughput = || -> Result<(usize, f64)> {
-        let queues = (0..opts.in_flight).map(|_| q.new_queue_on_device()).collect::<Result<Vec<_>>>()?;
-        // Each queue first runs one image untimed (its first use of the keys and diagonals, one
-        // copy per device: it waits once for the queue that uploaded each), then the clock runs
-        // over all the images.
-        let workers = queues.len();
-        let warm = std::sync::Barrier::new(workers + 1);
-        let mut t = Instant::now();
-        let results = std::thread::scope(|scope| {
-            let handles: Vec<_> = queues
-                .iter()
-                .enumerate()
-                .map(|(w, queue)| {
-                    let (hosts, inference, warm) = (&hosts, &inference, &warm);
-                    scope.spawn(move || -> Result<Vec<(usize, crate::Ciphertext)>> {
-                        let run = |k: usize| -> Result<crate::Ciphertext> {
-                            let mut ct = hosts[k].clone();
-                            ct.gpu_on(queue);
-                            let (mut out, _) = inference.infer(&ct, &mut |_, _| {})?;
-                            out.download()?;
-                            Ok(out)
-                        };
-                        let first = run(w % hosts.len());
-                        warm.wait();
-                        first?;
-                        (w..hosts.len()).step_by(workers).map(|k| Ok((k, run(k)?))).collect()
-                    })
-                })
-                .collect();
-            warm.wait();
-            t = Instant::now();
-            handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Err(Error::Device("an inference thread panicked".into())))).collect::<Result<Vec<_>>>()
-        })?;
-        let seconds = t.elapsed().as_secs_f64();
-        for (k, out) in results.into_iter().flatten() {
-            if out != outputs[k] {
-                return Err(Error::Device(format!("image {k}: the result with {} in flight differs from the sequential one", opts.in_flight)));
-            }
-        }
-        Ok((opts.in_flight, images.len() as f64 / seconds))
-        };
-        match throughput() {
-            Ok(r) => report.in_flight = Some(r),
+        match in_flight_rate(q, opts.in_flight, &inference, &hosts, &outputs) {
+            Ok(rate) => report.in_flight = Some((opts.in_flight, rate)),
             Err(e) => {
                 progress(&format!("{} images in flight: {e}", opts.in_flight));
                 report.in_flight_error = Some(e.to_string());
@@ -345,6 +304,54 @@ pub fn run(opts: &InferOptions, progress: &mut dyn FnMut(&str)) -> Result<InferR
     }
     report.plaintexts = inference.plaintext_memory();
     Ok(report)
+}
+
+/// Images a second with `in_flight` images at a time on `q`'s device (a thread and a queue
+/// each) over the encrypted `hosts`, every result checked equal to the sequential `outputs`.
+///
+/// # Errors
+/// As the evaluation (device memory for the images in flight, say); `Device` for a result that
+/// differs from the sequential one.
+fn in_flight_rate(q: &crate::Queue, in_flight: usize, inference: &Inference<'_>, hosts: &[crate::Ciphertext], outputs: &[crate::Ciphertext]) -> Result<f64> {
+    let queues = (0..in_flight).map(|_| q.new_queue_on_device()).collect::<Result<Vec<_>>>()?;
+    // Each queue first runs one image untimed (its first use of the keys and diagonals, one
+    // copy per device: it waits once for the queue that uploaded each), then the clock runs
+    // over all the images.
+    let workers = queues.len();
+    let warm = std::sync::Barrier::new(workers + 1);
+    let mut t = Instant::now();
+    let results = std::thread::scope(|scope| {
+        let handles: Vec<_> = queues
+            .iter()
+            .enumerate()
+            .map(|(w, queue)| {
+                let warm = &warm;
+                scope.spawn(move || -> Result<Vec<(usize, crate::Ciphertext)>> {
+                    let run = |k: usize| -> Result<crate::Ciphertext> {
+                        let mut ct = hosts[k].clone();
+                        ct.gpu_on(queue);
+                        let (mut out, _) = inference.infer(&ct, &mut |_, _| {})?;
+                        out.download()?;
+                        Ok(out)
+                    };
+                    let first = run(w % hosts.len());
+                    warm.wait();
+                    first?;
+                    (w..hosts.len()).step_by(workers).map(|k| Ok((k, run(k)?))).collect()
+                })
+            })
+            .collect();
+        warm.wait();
+        t = Instant::now();
+        handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Err(Error::Device("an inference thread panicked".into())))).collect::<Result<Vec<_>>>()
+    })?;
+    let seconds = t.elapsed().as_secs_f64();
+    for (k, out) in results.into_iter().flatten() {
+        if out != outputs[k] {
+            return Err(Error::Device(format!("image {k}: the result with {in_flight} in flight differs from the sequential one")));
+        }
+    }
+    Ok(hosts.len() as f64 / seconds)
 }
 
 /// The report as text.

@@ -576,11 +576,8 @@ mod gpu_impl {
             };
             let l = level_data(cq, &self.ctx, &parms_id)?;
             let h = hybrid_level_data(cq, ks, parms_id, l.k())?;
+            // Each key's image, table and limbs per digit component (one key set: all alike).
             let galois = |elt: u32, keys: &HybridGaloisKeys| self.galois_key_on(cq, elt, keys.key_at(elt, l.k())?);
-            // The limbs of one digit component of the keys of `elts` (one key set: all alike).
-            let rows_of = |elts: &mut dyn Iterator<Item = u32>, keys: &HybridGaloisKeys| {
-                elts.next().and_then(|e| keys.key(e)).map_or(0, |k| k.rows(l.n()))
-            };
             let one = |x: DeviceExt<Q::Buf>| Ok(vec![to_data::<Q>(queue, x)]);
             match op {
                 ExtOp::Rotations(ct, elts, keys) => {
@@ -589,7 +586,7 @@ mod gpu_impl {
                     let ks_tabs = rot.iter().map(|&e| galois(e, keys)).collect::<Result<Vec<_>>>()?;
                     let k: Vec<&Q::Buf> = ks_tabs.iter().map(|(k, _, _)| &**k).collect();
                     let t: Vec<&Q::Buf> = ks_tabs.iter().map(|(_, t, _)| &**t).collect();
-                    let rows = rows_of(&mut rot.iter().copied(), keys);
+                    let rows = ks_tabs.first().map_or(0, |(_, _, r)| *r);
                     let mut rotated = if rot.is_empty() { Vec::new() } else { dh::rotations_ext(cq, &l, &h, &buf, &t, (&k, rows))? }.into_iter();
                     let ell = l.k();
                     let p_mod = keys.ks.p_mod_q(ell);
@@ -607,7 +604,7 @@ mod gpu_impl {
                     let buf = buffer_of::<Q>(&ct.gpu.device_copy(queue, &ct.data)?)?;
                     let keyed = elts
                         .iter()
-                        .map(|e| e.map(|e| Ok::<_, Error>((galois(e, keys)?.0, e))).transpose())
+                        .map(|e| e.map(|e| Ok::<_, Error>((galois(e, keys)?, e))).transpose())
                         .collect::<Result<Vec<_>>>()?;
                     let mut pts = Vec::new();
                     let mut diags: Vec<Vec<Option<usize>>> = vec![vec![None; sums.len()]; elts.len()];
@@ -621,11 +618,11 @@ mod gpu_impl {
                         .iter()
                         .zip(&diags)
                         .map(|(k, d)| dh::SumRotation {
-                            key: k.as_ref().map(|(k, e)| (&**k, *e)),
+                            key: k.as_ref().map(|((k, _, _), e)| (&**k, *e)),
                             diags: d.iter().map(|i| i.map(|i| &*pts[i])).collect(),
                         })
                         .collect();
-                    let rows = rows_of(&mut elts.iter().flatten().copied(), keys);
+                    let rows = keyed.iter().flatten().next().map_or(0, |((_, _, r), _)| *r);
                     Ok(dh::rotation_sums_ext(cq, &l, &h, &buf, (&rots, rows), sums.len())?
                         .map(|v| v.into_iter().map(|x| to_data::<Q>(queue, x)).collect())
                         .unwrap_or_default())
