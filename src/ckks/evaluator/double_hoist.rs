@@ -25,7 +25,7 @@ use crate::ckks::params::ParmsId;
 use crate::ckks::plaintext::Plaintext;
 use crate::device::object::host_current;
 use crate::device::queue::Queue;
-use crate::device::state::{DeviceBuf, DeviceState};
+use crate::device::state::DeviceBuf;
 use crate::math::modulus::Modulus;
 use crate::{Error, Result};
 use rayon::prelude::*;
@@ -433,11 +433,12 @@ impl Evaluator {
     /// `Device` on a device failure; `TransparentResult` (host).
     pub fn mod_down_ext(&self, x: &ExtCiphertext) -> Result<Ciphertext> {
         let cd = self.ctx.context_data_for(&x.parms_id, "encrypted")?.clone();
-        let mut out = Ciphertext::zeros(&cd, 2);
-        out.scale = x.scale;
         if let Some(q) = x.queue() {
+            let out = Ciphertext { scale: x.scale, ..Ciphertext::without_words(&cd, 2) };
             return self.device_mod_down(q, ExtOp::ModDown(x), out);
         }
+        let mut out = Ciphertext::zeros(&cd, 2);
+        out.scale = x.scale;
         let (xq, xp) = x.host()?;
         let (pw, sw) = (x.ell * x.n, x.alpha() * x.n);
         let (c0, c1) = out.data.split_at_mut(pw);
@@ -459,11 +460,12 @@ impl Evaluator {
     /// on a device failure; `TransparentResult` (host).
     pub fn mod_down_rescale_ext(&self, x: &ExtCiphertext) -> Result<Ciphertext> {
         let (next, scale) = self.rescaled_level(&x.parms_id, x.scale)?;
-        let mut out = Ciphertext::zeros(&next, 2);
-        out.scale = scale;
         if let Some(q) = x.queue() {
+            let out = Ciphertext { scale, ..Ciphertext::without_words(&next, 2) };
             return self.device_mod_down(q, ExtOp::ModDownRescale(x), out);
         }
+        let mut out = Ciphertext::zeros(&next, 2);
+        out.scale = scale;
         let (xq, xp) = x.host()?;
         let (pw, sw) = (x.ell * x.n, x.alpha() * x.n);
         let (c0, c1) = out.data.split_at_mut(pw - x.n);
@@ -474,15 +476,13 @@ impl Evaluator {
     }
 
     /// A ModDown (`op`) on `q`: its result buffer as the words of `out` (size 2 at the result's
-    /// level and scale), the host copy stale.
+    /// level and scale, no host words: [`Ciphertext::without_words`]).
     // Without a GPU backend no queue exists: never reached.
     #[cfg_attr(not(any(feature = "cuda", feature = "opencl")), allow(unreachable_code, unused_variables))]
-    fn device_mod_down(&self, q: &Queue, op: ExtOp<'_>, mut out: Ciphertext) -> Result<Ciphertext> {
+    fn device_mod_down(&self, q: &Queue, op: ExtOp<'_>, out: Ciphertext) -> Result<Ciphertext> {
         let ExtData::Device { q: parts, .. } = self.ext_gpu(q, op)?.remove(0) else {
             return Err(Error::Device("ModDown: no device result".into()));
         };
-        out.data = Vec::new();
-        out.gpu = DeviceState::default();
         out.gpu.set_result(q.clone(), parts.0);
         Ok(out)
     }
