@@ -105,7 +105,7 @@ fn seal_program_deeper_than_its_chain() {
 
 /// `xehe bench bootstrap --input`: one more bootstrap per input shape, each within 1.5 bits of the
 /// zero-mean figure (EvalMod's arcsine correction), in the text table and the JSON; an unknown
-/// shape is refused before any key is made.
+/// shape, or an image directory without the images, is refused before any key is made.
 #[test]
 fn bench_states_precision_by_input_shape() {
     let o = xehe(&["bench", "bootstrap", "--preset", "n12", "--reps", "1", "--input", "uniform,one-sided,constant=-1,imaginary=0.5", "--json"]);
@@ -125,6 +125,12 @@ fn bench_states_precision_by_input_shape() {
     let o = xehe(&["bench", "bootstrap", "--preset", "n12", "--input", "gaussian"]);
     assert!(!o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("input shape gaussian"), "{}", String::from_utf8_lossy(&o.stderr));
+    // The image shape reads the directory given, and names the file it misses, before any key.
+    let empty = common::scratch_dir("cli-bench-no-images");
+    let o = xehe(&["bench", "bootstrap", "--preset", "n12", "--input", "image", "--fashion-mnist", empty.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success());
+    assert!(err.contains(&*empty.join("t10k-images-idx3-ubyte.gz").to_string_lossy()), "{err}");
 }
 
 #[test]

@@ -159,7 +159,8 @@ pub fn uniform_values(n: usize, seed: u64) -> Vec<f64> {
 /// the kernel profiler on (each launch timed by device events, so queues and streams run one
 /// kernel at a time): its per-kernel device time. Then one bootstrap of each of `inputs`
 /// (slot vectors as users have them: one-sided, constant, images; [`InputShape`]), encrypted the
-/// same way, with its precision.
+/// same way, with its precision; `data`: the Fashion-MNIST directory of the `image` shape
+/// (`None`: Debian's, [`crate::apps::fashion_mnist::locate`]).
 ///
 /// # Errors
 /// `Device` when `device` cannot be opened; as [`Bootstrapper::bootstrap`]; as
@@ -170,13 +171,13 @@ pub fn bench(
     repeats: usize,
     compare_cpu: bool,
     kernels: bool,
-    inputs: &[InputShape],
+    (inputs, data): (&[InputShape], Option<&std::path::Path>),
     progress: &mut dyn FnMut(&str),
 ) -> Result<BenchReport> {
     // Every input shape is made once before the keys (minutes at N = 2^16): a missing data set
     // is reported at once, not after the key generation.
     for shape in inputs {
-        shape.values(1, 0, None)?;
+        shape.values(1, 0, data)?;
     }
     let opened = open(device, &mut |m| progress(m))?;
     let on_gpu = opened.on_device();
@@ -241,7 +242,7 @@ pub fn bench(
     let precision = PrecisionStats::complex(&z, &got);
     let mut by_input = Vec::with_capacity(inputs.len());
     for &shape in inputs {
-        let precision = bootstrap_precision(&boot, keygen.secret_key(), shape, 3, None, opened.queue.as_ref())?;
+        let precision = bootstrap_precision(&boot, keygen.secret_key(), shape, 3, data, opened.queue.as_ref())?;
         progress(&format!(
             "input {}: real {:.2} / {:.2} bits, imaginary {:.2} / {:.2} (mean / min)",
             shape.name(),

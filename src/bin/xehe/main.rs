@@ -272,6 +272,10 @@ enum BenchCommand {
         /// (Fashion-MNIST test pixels / 255), or all; comma-separated.
         #[arg(long, value_delimiter = ',')]
         input: Vec<String>,
+        /// The Fashion-MNIST directory for the image input (default: Debian's
+        /// /usr/share/datasets/fashion-mnist).
+        #[arg(long, value_name = "DIR")]
+        fashion_mnist: Option<PathBuf>,
         /// Print JSON.
         #[arg(long)]
         json: bool,
@@ -383,7 +387,7 @@ fn bench_bootstrap(
     device: &DeviceChoice,
     compare_cpu: bool,
     kernels: bool,
-    input: &[String],
+    (input, fashion_mnist): (&[String], Option<&std::path::Path>),
     json: bool,
 ) -> Result<()> {
     use xehe::apps::input_shapes::InputShape;
@@ -404,7 +408,7 @@ fn bench_bootstrap(
     if let Some(l) = log_slots {
         params = params.with_log_slots(l)?;
     }
-    let r = xehe::cli::bootstrap::bench(&params, device, reps, compare_cpu, kernels, &inputs, &mut |m| eprintln!("xehe: {m}"))?;
+    let r = xehe::cli::bootstrap::bench(&params, device, reps, compare_cpu, kernels, (&inputs, fashion_mnist), &mut |m| eprintln!("xehe: {m}"))?;
     if json {
         println!("{}", serde_json::to_string_pretty(&r).unwrap_or_default());
     } else {
@@ -453,8 +457,9 @@ fn main() -> ExitCode {
                 device,
                 format,
             } => device.choice().and_then(|d| ntt(&log_n, reps, &d, &format)),
-            BenchCommand::Bootstrap { n, preset, log_slots, reps, device, compare_cpu, kernels, input, json } => {
-                device.choice().and_then(|d| bench_bootstrap(n, preset.as_deref(), log_slots, reps, &d, compare_cpu, kernels, &input, json))
+            BenchCommand::Bootstrap { n, preset, log_slots, reps, device, compare_cpu, kernels, input, fashion_mnist, json } => {
+                let inputs = (&input[..], fashion_mnist.as_deref());
+                device.choice().and_then(|d| bench_bootstrap(n, preset.as_deref(), log_slots, reps, &d, compare_cpu, kernels, inputs, json))
             }
         },
         Command::Infer(args) => infer(&args),
