@@ -434,8 +434,7 @@ impl Evaluator {
     pub fn mod_down_ext(&self, x: &ExtCiphertext) -> Result<Ciphertext> {
         let cd = self.ctx.context_data_for(&x.parms_id, "encrypted")?.clone();
         if let Some(q) = x.queue() {
-            let out = Ciphertext { scale: x.scale, ..Ciphertext::without_words(&cd, 2) };
-            return self.device_mod_down(q, ExtOp::ModDown(x), out);
+            return self.device_mod_down(q, ExtOp::ModDown(x), &cd, x.scale);
         }
         let mut out = Ciphertext::zeros(&cd, 2);
         out.scale = x.scale;
@@ -461,8 +460,7 @@ impl Evaluator {
     pub fn mod_down_rescale_ext(&self, x: &ExtCiphertext) -> Result<Ciphertext> {
         let (next, scale) = self.rescaled_level(&x.parms_id, x.scale)?;
         if let Some(q) = x.queue() {
-            let out = Ciphertext { scale, ..Ciphertext::without_words(&next, 2) };
-            return self.device_mod_down(q, ExtOp::ModDownRescale(x), out);
+            return self.device_mod_down(q, ExtOp::ModDownRescale(x), &next, scale);
         }
         let mut out = Ciphertext::zeros(&next, 2);
         out.scale = scale;
@@ -475,14 +473,15 @@ impl Evaluator {
         Ok(out)
     }
 
-    /// A ModDown (`op`) on `q`: its result buffer as the words of `out` (size 2 at the result's
-    /// level and scale, no host words: [`Ciphertext::without_words`]).
+    /// A ModDown (`op`) on `q`: a size-2 ciphertext at level `cd` and `scale` whose words are the
+    /// device's result (no host words: [`Ciphertext::without_words`]).
     // Without a GPU backend no queue exists: never reached.
     #[cfg_attr(not(any(feature = "cuda", feature = "opencl")), allow(unreachable_code, unused_variables))]
-    fn device_mod_down(&self, q: &Queue, op: ExtOp<'_>, out: Ciphertext) -> Result<Ciphertext> {
+    fn device_mod_down(&self, q: &Queue, op: ExtOp<'_>, cd: &crate::ckks::context::ContextData, scale: f64) -> Result<Ciphertext> {
         let ExtData::Device { q: parts, .. } = self.ext_gpu(q, op)?.remove(0) else {
             return Err(Error::Device("ModDown: no device result".into()));
         };
+        let out = Ciphertext { scale, ..Ciphertext::without_words(cd, 2) };
         out.gpu.set_result(q.clone(), parts.0);
         Ok(out)
     }

@@ -79,7 +79,7 @@ pub(super) mod gpu_impl {
     use crate::ckks::keys::KSwitchKeys;
     use crate::ckks::device::{galois_table, level_data, upload_key_vector};
     use crate::device::gpu::{eval, EwKind, GpuQueue};
-    use crate::device::state::{DeviceBuf, DeviceState};
+    use crate::device::state::DeviceBuf;
     use crate::Error;
     use std::sync::Arc;
 
@@ -182,17 +182,7 @@ pub(super) mod gpu_impl {
                     (Arc::new(eval::transform(cq, &l, &a, ct.size, to_ntt)?), ct.size)
                 }
             };
-            let out = Ciphertext {
-                parms_id: out_level.parms_id(),
-                is_ntt_form: is_ntt,
-                size,
-                poly_modulus_degree: out_level.n(),
-                coeff_modulus_size: out_level.coeff_modulus().len(),
-                scale,
-                correction_factor: 1,
-                data: Vec::new(),
-                gpu: DeviceState::default(),
-            };
+            let out = Ciphertext { is_ntt_form: is_ntt, scale, ..Ciphertext::without_words(&out_level, size) };
             out.gpu.set_result(queue.clone(), Q::wrap(buf));
             Ok(out)
         }
