@@ -287,12 +287,12 @@ fn syntax_errors_fail_before_reading_files() {
         let out = xehe(&["--expr", expr, "--input", "a=x.bin"], &[("--params", &missing), ("--out", &out_file)]);
         assert_fails(&out, needle, &scratch);
     }
-    // A file that cannot be read is named.
+    // A file that cannot be read is named, with its role.
     let out = xehe(
         &["--expr", "a", "--input", "a=x.bin"],
         &[("--params", &missing), ("--out", &out_file)],
     );
-    assert_fails(&out, &format!("{}: I/O error", missing.display()), &scratch);
+    assert_fails(&out, &format!("parameters {}: I/O error", missing.display()), &scratch);
     // NAME=FILE is checked.
     let out = xehe(
         &["--expr", "a", "--input", "1a=x.bin"],

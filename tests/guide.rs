@@ -3,11 +3,16 @@
 //!
 //! - `rust`: a doc test — `src/cli/mod.rs` includes the page with `#[doc = include_str!(…)]`
 //!   under `cfg(doctest)`; this test checks that the page is listed there.
-//! - `sh`, `sh,seal`, `python,seal`: a page's blocks run in order in one `bash -euo pipefail`
-//!   (Python blocks through `python3`), in a scratch folder whose entries link to the
-//!   repository's top level (so `data/`, `tests/seal/oracle.py` resolve and outputs land in the
-//!   scratch folder), with `xehe` the binary under test. `seal` blocks need python SEAL and are
-//!   skipped with a printed reason without it.
+//! - `sh` and `python` with tags of what they need beyond the build — `seal` (python SEAL and
+//!   numpy), `numpy`, `fashion-mnist` (the data set), `torch` (PyTorch and onnx), e.g.
+//!   `sh,fashion-mnist,numpy`; a `python` block needs at least one: a page's blocks run in order
+//!   in one `bash -euo pipefail` (Python blocks through `python3`), in a scratch folder whose
+//!   entries link to the repository's top level (so `data/`, `tests/seal/oracle.py` resolve and
+//!   outputs land in the scratch folder), with `xehe` the binary under test. A block whose needs
+//!   are missing is skipped with the reason and the command that installs them. The blocks run
+//!   twice: with what is installed, and with every optional part hidden (python modules
+//!   shadowed, the data set's variable pointing at an empty folder), so an untagged block that
+//!   needs one fails even where CI has it installed.
 //! - `sh,gpu`, `sh,cargo`, `sh,install`: skipped with a printed reason (a GPU; building or
 //!   testing the whole project, which this suite is; installing system packages).
 //! - `python,xehe`: skipped here; the Python module's suite (`python/scripts/test.sh`,
@@ -91,11 +96,6 @@ fn blocks(page: &str) -> Vec<Block> {
     }
     assert!(open.is_none(), "{page}: a fenced block is not closed");
     out
-}
-
-fn seal_available() -> bool {
-    static OK: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *OK.get_or_init(|| common::python_has("seal, numpy"))
 }
 
 /// A file's lines without comments (`marker` to the end of the line), trimmed, empty ones dropped.
@@ -244,7 +244,7 @@ fn every_block_is_checked() {
                         Err(format!("src/cli/mod.rs does not include the page ({include}): its Rust blocks would not run"))
                     }
                 }
-                ("sh", "" | "seal" | "gpu" | "cargo" | "install") | ("python", "seal" | "xehe") => Ok(()),
+                ("sh" | "python", _) if runs(&b) => Ok(()),
                 ("cpp" | "c" | "cmake", "excerpt") => check_excerpt(&page, &b),
                 ("text", "usage") => check_usage(&b),
                 ("text", "grammar") => check_grammar(&b),
@@ -275,24 +275,130 @@ fn mirror(tag: &str) -> common::ScratchDir {
     dir
 }
 
-/// The `sh` and `python` blocks of every page, run in order per page.
-#[test]
-fn shell_and_python_blocks_run() {
-    let seal = seal_available();
+/// What a block may need beyond the build, by its tag: how to tell whether it is here, and the
+/// command that installs it (printed with the SKIP).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Need {
+    /// `seal`: python SEAL (and numpy), the oracle.
+    Seal,
+    /// `numpy`: python's numpy.
+    Numpy,
+    /// `fashion-mnist`: the data set (Debian's directory or `XEHE_FASHION_MNIST`).
+    FashionMnist,
+    /// `torch`: PyTorch and onnx, to export a model.
+    Torch,
+}
+
+impl Need {
+    fn from_tag(tag: &str) -> Option<Need> {
+        match tag {
+            "seal" => Some(Need::Seal),
+            "numpy" => Some(Need::Numpy),
+            "fashion-mnist" => Some(Need::FashionMnist),
+            "torch" => Some(Need::Torch),
+            _ => None,
+        }
+    }
+
+    fn install(self) -> &'static str {
+        match self {
+            Need::Seal => "pip install seal-python==4.4.0 numpy",
+            Need::Numpy => "pip install numpy",
+            Need::FashionMnist => "apt install dataset-fashion-mnist",
+            Need::Torch => "pip install torch onnx",
+        }
+    }
+
+    /// The python modules it needs (hidden by [`Hidden`]).
+    fn modules(self) -> &'static [&'static str] {
+        match self {
+            Need::Seal => &["seal", "numpy"],
+            Need::Numpy => &["numpy"],
+            Need::FashionMnist => &[],
+            Need::Torch => &["torch", "onnx"],
+        }
+    }
+
+    fn present(self) -> bool {
+        match self {
+            Need::FashionMnist => xehe::apps::fashion_mnist::locate(None).is_ok(),
+            n => common::python_has_quietly(&n.modules().join(", ")),
+        }
+    }
+}
+
+const NEEDS: [Need; 4] = [Need::Seal, Need::Numpy, Need::FashionMnist, Need::Torch];
+
+/// How a block runs: never here (why), or when its needs are met.
+fn block_needs(b: &Block) -> Result<Vec<Need>, &'static str> {
+    match (b.lang(), b.tag()) {
+        ("sh", "gpu") => Err("needs a GPU"),
+        ("sh", "cargo") => Err("builds or tests the whole project, which this suite is"),
+        ("sh", "install") => Err("installs system packages"),
+        ("python", "xehe") => Err("needs the xehe Python module: python/scripts/test.sh runs it"),
+        _ => Ok(b.info[1..].iter().filter_map(|t| Need::from_tag(t)).collect()),
+    }
+}
+
+/// Whether a block of this language and these tags runs in [`run_blocks`] (the others are
+/// checked by [`every_block_is_checked`]).
+fn runs(b: &Block) -> bool {
+    match b.lang() {
+        "sh" => b.info[1..].iter().all(|t| Need::from_tag(t).is_some() || matches!(t.as_str(), "gpu" | "cargo" | "install")),
+        "python" => b.tag() == "xehe" || (!b.info[1..].is_empty() && b.info[1..].iter().all(|t| Need::from_tag(t).is_some())),
+        _ => false,
+    }
+}
+
+/// An environment in which the optional parts are absent whether installed or not: python
+/// modules shadowed by packages that raise `ModuleNotFoundError`, the data set's variable
+/// pointing at an empty folder. A block that needs one of them without its tag fails there.
+struct Hidden {
+    dir: common::ScratchDir,
+}
+
+impl Hidden {
+    fn new() -> Hidden {
+        let dir = common::scratch_dir("guide-hidden");
+        for m in NEEDS.iter().flat_map(|n| n.modules()) {
+            let pkg = dir.join("python").join(m);
+            std::fs::create_dir_all(&pkg).expect("hidden module");
+            std::fs::write(pkg.join("__init__.py"), format!("raise ModuleNotFoundError(\"No module named '{m}' (hidden by tests/guide.rs)\", name='{m}')\n")).expect("hidden module");
+        }
+        std::fs::create_dir_all(dir.join("no-fashion-mnist")).expect("empty folder");
+        Hidden { dir }
+    }
+
+    fn apply(&self, cmd: &mut Command) {
+        let mut path = self.dir.join("python").into_os_string();
+        if let Some(old) = std::env::var_os("PYTHONPATH").filter(|p| !p.is_empty()) {
+            path.push(":");
+            path.push(old);
+        }
+        cmd.env("PYTHONPATH", path).env(xehe::apps::fashion_mnist::DIR_VARIABLE, self.dir.join("no-fashion-mnist"));
+    }
+}
+
+/// Run the `sh` and `python` blocks of every page, in order per page, in one `bash` each; a
+/// block whose needs are not `present` is skipped with the reason and the command that installs
+/// what it needs. Returns the failures.
+fn run_blocks(present: &dyn Fn(Need) -> bool, hidden: Option<&Hidden>) -> Vec<String> {
     let mut failures = Vec::new();
     for page in pages() {
         let mut script = String::from("set -euo pipefail\nexec 2>&1\nxehe() { \"$XEHE_BIN\" \"$@\"; }\n");
         let mut ran = 0;
-        for b in blocks(&page) {
+        for b in blocks(&page).into_iter().filter(runs) {
             let at = format!("{page}:{}", b.line);
-            let skip = match (b.lang(), b.tag()) {
-                ("sh", "gpu") => Some("needs a GPU"),
-                ("sh", "cargo") => Some("builds or tests the whole project, which this suite is"),
-                ("sh", "install") => Some("installs system packages"),
-                ("python", "xehe") => Some("needs the xehe Python module: python/scripts/test.sh runs it"),
-                ("sh" | "python", "seal") if !seal => Some("needs python SEAL (pip install seal-python==4.4.0 numpy)"),
-                ("sh", "" | "seal") | ("python", "seal") => None,
-                _ => continue,
+            let skip = match block_needs(&b) {
+                Err(why) => Some(why.to_string()),
+                Ok(needs) => {
+                    let missing: Vec<Need> = needs.into_iter().filter(|n| !present(*n)).collect();
+                    (!missing.is_empty()).then(|| {
+                        let what: Vec<String> = missing.iter().map(|n| format!("{n:?}")).collect();
+                        let how: Vec<&str> = missing.iter().map(|n| n.install()).collect();
+                        format!("needs {} here: {}", what.join(", "), how.join("; "))
+                    })
+                }
             };
             if let Some(why) = skip {
                 let _ = writeln!(std::io::stderr().lock(), "SKIP {at} ({why}): {}", b.first_line().trim());
@@ -311,14 +417,12 @@ fn shell_and_python_blocks_run() {
         }
         let dir = mirror(&page.replace('/', "-"));
         let start = std::time::Instant::now();
-        let out = Command::new("bash")
-            .arg("-c")
-            .arg(&script)
-            .current_dir(&dir)
-            .env("XEHE_BIN", env!("CARGO_BIN_EXE_xehe"))
-            .env_remove("XEHE_DEVICE")
-            .output()
-            .expect("run bash");
+        let mut cmd = Command::new("bash");
+        cmd.arg("-c").arg(&script).current_dir(&dir).env("XEHE_BIN", env!("CARGO_BIN_EXE_xehe")).env_remove("XEHE_DEVICE");
+        if let Some(h) = hidden {
+            h.apply(&mut cmd);
+        }
+        let out = cmd.output().expect("run bash");
         let text = String::from_utf8_lossy(&out.stdout);
         println!("{page}: {ran} block(s) in {:.1} s", start.elapsed().as_secs_f64());
         if !out.status.success() {
@@ -327,6 +431,25 @@ fn shell_and_python_blocks_run() {
         }
         drop(dir); // the scratch guard removes the links (not what they point to)
     }
+    failures
+}
+
+/// The `sh` and `python` blocks of every page with what is installed here: those whose needs are
+/// missing print SKIP with the install command.
+#[test]
+fn shell_and_python_blocks_run() {
+    let present: Vec<Need> = NEEDS.into_iter().filter(|n| n.present()).collect();
+    let failures = run_blocks(&|n| present.contains(&n), None);
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+/// The same blocks as on a machine with nothing but the build ([`Hidden`]): the blocks that need
+/// something are skipped, and every other block must pass without it, so that a block needing
+/// the data set, numpy, SEAL or PyTorch cannot go untagged while CI has them installed.
+#[test]
+fn shell_and_python_blocks_run_with_nothing_installed() {
+    let hidden = Hidden::new();
+    let failures = run_blocks(&|_| false, Some(&hidden));
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
 

@@ -72,6 +72,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
 
     // Encrypted inference (xehe::apps::nn), wrapped by xehe.nn.
     m.add_class::<nn::Network>()?;
+    m.add_function(wrap_pyfunction!(nn::parameters_for, m)?)?;
 
     // The expression language of `xehe eval` (xehe::cli::expr).
     m.add_function(wrap_pyfunction!(expr::evaluate_expression, m)?)?;

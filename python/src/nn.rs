@@ -3,7 +3,7 @@
 //! reference, the client's packing helpers and the server's evaluation. `xehe.nn` (Python)
 //! wraps it with NumPy conveniences.
 
-use crate::bootstrap::Bootstrapper;
+use crate::bootstrap::{Bootstrapper, BootstrappingParameters};
 use crate::errors::IntoPy;
 use crate::hybrid::HybridGaloisKeys;
 use crate::objects::{Ciphertext, SecretKey};
@@ -32,6 +32,18 @@ fn rows(a: &PyReadonlyArrayDyn<'_, f64>) -> Vec<Vec<f64>> {
         return Vec::new();
     }
     flat.chunks(flat.len() / n).map(<[f64]>::to_vec).collect()
+}
+
+/// `params` for the ONNX file `model` (`xehe::apps::nn::parameters_for`): an insecure preset
+/// gets the user levels a ReLU model needs with `relu_sign`; a secure preset comes back as it is.
+/// `ValueError` for a malformed file or another `relu_sign`, `OSError` when the file cannot be
+/// read.
+#[pyfunction]
+#[pyo3(signature = (model, params, relu_sign = "fast"))]
+pub fn parameters_for(model: PathBuf, params: PyRef<'_, BootstrappingParameters>, relu_sign: &str) -> PyResult<BootstrappingParameters> {
+    let sign = nn::compile::ReluSign::parse(relu_sign).py()?;
+    let graph = nn::onnx::load(&model).py()?;
+    Ok(BootstrappingParameters { inner: nn::parameters_for(&params.inner, &graph, sign).py()? })
 }
 
 #[pymethods]

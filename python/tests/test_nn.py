@@ -17,7 +17,7 @@ MODEL = Path(__file__).resolve().parents[2] / "models" / "small-poly.onnx"
 
 @pytest.fixture(scope="module")
 def setup():
-    if not os.path.exists(os.path.join(xehe.nn.DEBIAN_FASHION_MNIST, "t10k-images-idx3-ubyte.gz")):
+    if not os.path.exists(os.path.join(os.environ.get("XEHE_FASHION_MNIST") or xehe.nn.DEBIAN_FASHION_MNIST, "t10k-images-idx3-ubyte.gz")):
         pytest.skip("Fashion-MNIST is not installed (apt install dataset-fashion-mnist)")
     params = xehe.BootstrappingParameters.n12_insecure()
     ctx = params.context()
@@ -120,3 +120,28 @@ def test_errors(setup, tmp_path):
         net.encode_image(np.zeros(10))
     with pytest.raises(ValueError):
         net.decode_logits([0.0] * 3)
+
+
+def test_relu_network_at_the_default_preset():
+    """The committed small ReLU network on the insecure preset: parameters_for gives it the
+    levels its ReLUs need; the decrypted class equals the circuit's plaintext model's."""
+    relu = MODEL.with_name("small-relu.onnx")
+    base = xehe.BootstrappingParameters.n12_insecure()
+    params = xehe.nn.parameters_for(relu, base)
+    assert params.name == "N12-insecure-levels10" and params.insecure
+    assert xehe.nn.parameters_for(MODEL, base).name == "N12-insecure"   # no ReLU: unchanged
+    ctx = params.context()
+    kg = KeyGenerator(ctx)
+    boot = xehe.Bootstrapper(ctx, xehe.BootstrappingKeys.generate(ctx, params, kg.secret_key()))
+    images = np.random.default_rng(5).random((4, 1, 16, 16))
+    net = xehe.nn.Network(relu, images, boot)
+    galois = net.galois_keys(boot, kg.secret_key())
+    enc = CKKSEncoder(ctx)
+    ct = Encryptor(ctx, kg.create_public_key()).encrypt(enc.encode(net.encode_image(images[0]), boot.output_scale()))
+    Evaluator(ctx).mod_switch_to_inplace(ct, net.input_parms_id(ctx))
+    out, _ = net.infer(boot, galois, ct)
+    logits = net.decode_logits(enc.decode(Decryptor(ctx, kg.secret_key()).decrypt(out)))
+    want = net.circuit(images[0])
+    assert logits.argmax() == want.argmax() and bits(logits, want) > 12
+    with pytest.raises(ValueError, match="fast or precise"):
+        xehe.nn.parameters_for(relu, base, relu_sign="exact")

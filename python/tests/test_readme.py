@@ -3,6 +3,7 @@ python/README.md's seal-python example)."""
 
 import contextlib
 import io
+import os
 import re
 from pathlib import Path
 
@@ -40,7 +41,7 @@ def test_encrypted_inference_page_runs(tmp_path, monkeypatch):
     if not page.exists():
         pytest.skip("the guide is not beside the tests (installed elsewhere)")
     import xehe.nn
-    if not Path(xehe.nn.DEBIAN_FASHION_MNIST, "t10k-images-idx3-ubyte.gz").exists():
+    if not Path(os.environ.get("XEHE_FASHION_MNIST") or xehe.nn.DEBIAN_FASHION_MNIST, "t10k-images-idx3-ubyte.gz").exists():
         pytest.skip("Fashion-MNIST is not installed (apt install dataset-fashion-mnist)")
     pytest.importorskip("seal")
     (tmp_path / "models").symlink_to(ROOT / "models")

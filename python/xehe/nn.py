@@ -35,7 +35,7 @@ import numpy as np
 
 from . import _native
 
-__all__ = ["Network", "fashion_mnist", "DEBIAN_FASHION_MNIST"]
+__all__ = ["Network", "parameters_for", "fashion_mnist", "DEBIAN_FASHION_MNIST"]
 
 #: Where Debian's ``dataset-fashion-mnist`` installs the data set.
 DEBIAN_FASHION_MNIST = "/usr/share/datasets/fashion-mnist"
@@ -43,6 +43,14 @@ DEBIAN_FASHION_MNIST = "/usr/share/datasets/fashion-mnist"
 
 def _f64(x):
     return np.ascontiguousarray(x, dtype=np.float64)
+
+
+def parameters_for(model, params, relu_sign="fast"):
+    """The bootstrapping parameters to compile ``model`` (an ONNX file) with: an insecure preset
+    (``n12_insecure()``, 2 user levels) gets the user levels a ReLU model needs with
+    ``relu_sign`` (``N12-insecure-levels10`` for ``"fast"``); a secure preset comes back as it is.
+    ``ValueError`` for a malformed file, ``OSError`` when it cannot be read."""
+    return _native.parameters_for(str(model), params, relu_sign)
 
 
 class Network:
@@ -118,9 +126,9 @@ class Network:
 def fashion_mnist(count, side=32, train=False, directory=None):
     """The first ``count`` Fashion-MNIST images as the committed models take them — over 255,
     zero-padded to 32×32, averaged down to ``side`` (32, 16 or 8) — as ``(count, 1, side, side)``
-    float64, and their labels. ``OSError`` without the data set (``apt install
-    dataset-fashion-mnist``)."""
-    d = directory or DEBIAN_FASHION_MNIST
+    float64, and their labels, from ``directory``, else ``$XEHE_FASHION_MNIST``, else Debian's
+    folder. ``OSError`` without the data set (``apt install dataset-fashion-mnist``)."""
+    d = directory or os.environ.get("XEHE_FASHION_MNIST") or DEBIAN_FASHION_MNIST
     kind = "train" if train else "t10k"
     with gzip.open(os.path.join(d, f"{kind}-images-idx3-ubyte.gz")) as f:
         x = np.frombuffer(f.read(), np.uint8, offset=16).reshape(-1, 28, 28)[:count]

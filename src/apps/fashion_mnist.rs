@@ -37,13 +37,21 @@ pub struct TwoClasses {
     pub test_labels: Vec<u8>,
 }
 
-/// The directory to read: `dir` if given, else [`DEBIAN_DIR`] when it holds the test images
-/// (every use reads them; a use of the training files names the one it misses when it reads).
+/// The variable naming the data set's directory when no directory is given.
+pub const DIR_VARIABLE: &str = "XEHE_FASHION_MNIST";
+
+/// The directory to read: `dir` if given, else the directory [`DIR_VARIABLE`] names, else
+/// [`DEBIAN_DIR`]; it must hold the test images (every use reads them; a use of the training
+/// files names the one it misses when it reads).
 ///
 /// # Errors
 /// `Io` naming the missing file and [`INSTALL_HINT`].
 pub fn locate(dir: Option<&Path>) -> Result<PathBuf> {
-    let d = dir.map_or_else(|| PathBuf::from(DEBIAN_DIR), Path::to_path_buf);
+    let d = match (dir, std::env::var_os(DIR_VARIABLE)) {
+        (Some(d), _) => d.to_path_buf(),
+        (None, Some(v)) if !v.is_empty() => PathBuf::from(v),
+        (None, _) => PathBuf::from(DEBIAN_DIR),
+    };
     let probe = d.join("t10k-images-idx3-ubyte.gz");
     if probe.is_file() {
         Ok(d)

@@ -4,7 +4,7 @@
 
 use super::device::{open, DeviceChoice, DeviceUsed, KernelCacheProbe};
 use super::expr::{parse, Env, Value};
-use super::files::{context_from_file, load_bootstrapper, load_object, read_file, write_atomically};
+use super::files::{context_from_file, load_bootstrapper, load_object, read_role, write_atomically};
 use crate::circuits::bootstrapping::BootstrappingParameters;
 use crate::device::DeviceResident;
 use crate::{
@@ -102,7 +102,7 @@ impl EvalJob {
     /// cannot be opened (naming what to install or enable); `out` is untouched on any error.
     pub fn run(&self, notice: &mut dyn FnMut(&str)) -> Result<EvalReport> {
         let expr = parse(&self.expr)?;
-        let parms = EncryptionParameters::load(&read_file(&self.params)?)
+        let parms = EncryptionParameters::load(&read_role("parameters", &self.params)?)
             .map_err(|e| e.located(format!("parameters {}", self.params.display())))?;
         let ctx = match self.bootstrap_keys {
             Some(_) => context_from_file(&self.params)?,

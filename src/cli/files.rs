@@ -15,12 +15,21 @@ pub fn read_file(path: &Path) -> Result<Vec<u8>> {
     std::fs::read(path).map_err(|e| Error::from(e).located(path.display().to_string()))
 }
 
+/// Read the file of a role (`"parameters"`, `"ciphertext a"`), naming both in the error:
+/// `parameters /x/parms.bin: I/O error: …`.
+///
+/// # Errors
+/// [`Error::Located`] (the role and the path) around `Io`.
+pub fn read_role(what: &str, path: &Path) -> Result<Vec<u8>> {
+    std::fs::read(path).map_err(|e| Error::from(e).located(format!("{what} {}", path.display())))
+}
+
 /// Load a SEAL object of `ctx` from `path`, naming `what` and the path in the error.
 ///
 /// # Errors
 /// [`Error::Located`] around `Io`, `Malformed` or `NotValidForParams`.
 pub fn load_object<T: SealLoad>(ctx: &Context, what: &str, path: &Path) -> Result<T> {
-    T::load(ctx, &read_file(path)?).map_err(|e| e.located(format!("{what} {}", path.display())))
+    T::load(ctx, &read_role(what, path)?).map_err(|e| e.located(format!("{what} {}", path.display())))
 }
 
 /// Write `bytes` to `path` through a temporary file in the same directory renamed on success,
@@ -55,7 +64,7 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
 /// [`Error::Located`] at the file for a read, load or parameter error.
 pub fn context_from_file(path: &Path) -> Result<Context> {
     let at = |e: Error| e.located(format!("parameters {}", path.display()));
-    let parms = EncryptionParameters::load(&read_file(path)?).map_err(at)?;
+    let parms = EncryptionParameters::load(&read_role("parameters", path)?).map_err(at)?;
     Context::with_sec_level(&parms, SecLevel::None).map_err(at)
 }
 

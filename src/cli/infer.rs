@@ -166,12 +166,16 @@ pub fn run(opts: &InferOptions, progress: &mut dyn FnMut(&str)) -> Result<InferR
         (None, Images::Npy(_)) => images.clone(),
     };
     progress(&format!("model {}: {} nodes, input {}×{}×{}", opts.model.display(), graph.nodes.len(), graph.input.channels, graph.input.height, graph.input.width));
+    let params = crate::apps::nn::parameters_for(&opts.params, &graph, opts.relu_sign)?;
+    if params.user_levels() != opts.params.user_levels() {
+        progress(&format!("{} leaves {} levels after a bootstrap; a ReLU layer takes {}: {}", opts.params.name, opts.params.user_levels(), params.user_levels(), params.name));
+    }
     let opened = open(&opts.device, &mut |m| progress(m))?;
-    let ctx = opts.params.context()?;
+    let ctx = params.context()?;
     let kg = KeyGenerator::new(&ctx)?;
     let t = Instant::now();
     let mut last = Instant::now();
-    let keys = BootstrappingKeys::generate(&ctx, &opts.params, kg.secret_key(), |done, total| {
+    let keys = BootstrappingKeys::generate(&ctx, &params, kg.secret_key(), |done, total| {
         if last.elapsed() > Duration::from_secs(2) || done == total {
             last = Instant::now();
             progress(&format!("bootstrapping keys: {done}/{total}, {:.1} s", t.elapsed().as_secs_f64()));
@@ -194,8 +198,8 @@ pub fn run(opts: &InferOptions, progress: &mut dyn FnMut(&str)) -> Result<InferR
     let mut report = InferReport {
         model: opts.model.display().to_string(),
         operators: net.graph.op_counts(),
-        preset: opts.params.name.clone(),
-        insecure: opts.params.insecure,
+        preset: params.name.clone(),
+        insecure: params.insecure,
         device: format!("{} {} ({})", opened.used.selector(), opened.used.name, opened.used.kind),
         steps: plan.steps.len(),
         bootstraps: plan.bootstraps(),

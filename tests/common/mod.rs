@@ -12,17 +12,22 @@ use xehe::{CoeffModulus, Context, EncryptionParameters, SchemeType};
 /// Whether `python3 -c "import {imports}"` works (e.g. `"seal"`, `"seal, numpy"`); prints why
 /// the calling test is skipped when not.
 pub fn python_has(imports: &str) -> bool {
-    let ok = Command::new("python3")
-        .args(["-c", &format!("import {imports}")])
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false);
+    let ok = python_has_quietly(imports);
     if !ok {
         eprintln!(
             "SKIP: `python3 -c \"import {imports}\"` failed (pip install seal-python==4.4.0 numpy)"
         );
     }
     ok
+}
+
+/// Whether `python3 -c "import {imports}"` works, printing nothing.
+pub fn python_has_quietly(imports: &str) -> bool {
+    Command::new("python3")
+        .args(["-c", &format!("import {imports}")])
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false)
 }
 
 /// CKKS parameters with `n` = poly_modulus_degree and primes of `bits` (SEAL

@@ -31,7 +31,8 @@ pub mod onnx;
 pub mod plain;
 pub mod sparse;
 
-use crate::circuits::bootstrapping::Bootstrapper;
+use crate::circuits::bootstrapping::{Bootstrapper, BootstrappingParameters};
+use crate::circuits::polynomial::PolynomialEvaluator;
 use compile::{Budget, Plan, ReluSign};
 use graph::Graph;
 use plain::Calibration;
@@ -39,6 +40,35 @@ use plain::Calibration;
 /// Calibrated bounds are multiplied by this: inputs up to 25 % beyond the calibration images'
 /// largest values stay in the bootstrap's and the ReLU polynomial's domain.
 pub const DEFAULT_MARGIN: f64 = 1.25;
+
+/// The levels a bootstrap must leave for a ReLU of `graph` to run between two bootstraps with
+/// `relu_sign`: the linear step before it, its composite sign and its product (8 + 2 = 10 for
+/// [`ReluSign::Fast`], `N16-dense`'s user levels); `None` for a model without ReLU.
+///
+/// # Errors
+/// As [`ReluSign::polynomials`].
+pub fn relu_levels(graph: &Graph, relu_sign: ReluSign) -> crate::Result<Option<usize>> {
+    if !graph.nodes.iter().any(|n| n.op == graph::Op::Relu) {
+        return Ok(None);
+    }
+    let depth: usize = relu_sign.polynomials()?.iter().map(PolynomialEvaluator::depth).sum();
+    Ok(Some(depth + 2))
+}
+
+/// `params` for `graph`: an insecure test set (`N12-insecure`, 2 user levels, fewer than a
+/// ReLU's sign stage needs) gets the [`relu_levels`] a ReLU model needs
+/// ([`BootstrappingParameters::with_user_levels`], named `…-levelsL`), so that ReLU networks run
+/// on it as they do at `N16-dense`; a secure set is returned as it is (more user levels would
+/// weaken its security argument: [`Plan::compile`] then names the node that does not fit).
+///
+/// # Errors
+/// As [`relu_levels`] and [`BootstrappingParameters::with_user_levels`].
+pub fn parameters_for(params: &BootstrappingParameters, graph: &Graph, relu_sign: ReluSign) -> crate::Result<BootstrappingParameters> {
+    match relu_levels(graph, relu_sign)? {
+        Some(levels) if params.insecure && params.user_levels() < levels => params.with_user_levels(levels),
+        _ => Ok(params.clone()),
+    }
+}
 
 /// A model ready for encrypted evaluation: the graph, its calibration and its plan for one
 /// bootstrapper's parameters.

@@ -155,14 +155,16 @@ struct InferArgs {
     /// Test images of --data to pass over first (e.g. 250 for the second half of a run of 500).
     #[arg(long, default_value_t = 0, requires = "data")]
     skip: usize,
-    /// The Fashion-MNIST directory (default: Debian's /usr/share/datasets/fashion-mnist).
+    /// The Fashion-MNIST directory (default: $XEHE_FASHION_MNIST, else Debian's /usr/share/datasets/fashion-mnist).
     #[arg(long, value_name = "DIR")]
     fashion_mnist: Option<PathBuf>,
     /// Calibration images (.npy, N×C×H×W) bounding every value of the network; default: 256
     /// training images with --data, the input images with --input.
     #[arg(long, value_name = "C.npy")]
     calibration: Option<PathBuf>,
-    /// Bootstrapping parameters: n12-insecure (tests; INSECURE) or n16-dense.
+    /// Bootstrapping parameters: n12-insecure (INSECURE: tests), n16-dense, n16-dense-13 (13
+    /// levels, zero-mean data only); also n12, n16, n16-13. An insecure preset gets the user
+    /// levels a ReLU model needs (n12-insecure-levels10).
     #[arg(long, default_value = "n12-insecure")]
     preset: String,
     /// Also run the first image on the CPU backend and compare word for word.
@@ -250,7 +252,8 @@ enum BenchCommand {
         /// Ring degree of the preset: 4096 (the INSECURE test set) or 65536 (production).
         #[arg(long, default_value_t = 4096)]
         n: usize,
-        /// A preset by name instead of --n: n12, n16, n16-13 (13 levels, zero-mean data only).
+        /// A preset by name instead of --n: n12-insecure (INSECURE: tests), n16-dense,
+        /// n16-dense-13 (13 levels, zero-mean data only); also n12, n16, n16-13.
         #[arg(long)]
         preset: Option<String>,
         /// log2 of the slots bootstrapped (sparse packing below log2(N) − 1; default: full).
@@ -272,8 +275,8 @@ enum BenchCommand {
         /// (Fashion-MNIST test pixels / 255), or all; comma-separated.
         #[arg(long, value_delimiter = ',')]
         input: Vec<String>,
-        /// The Fashion-MNIST directory for the image input (default: Debian's
-        /// /usr/share/datasets/fashion-mnist).
+        /// The Fashion-MNIST directory for the image input (default: $XEHE_FASHION_MNIST, else
+        /// Debian's /usr/share/datasets/fashion-mnist).
         #[arg(long, value_name = "DIR")]
         fashion_mnist: Option<PathBuf>,
         /// Print JSON.
@@ -359,8 +362,7 @@ fn keygen_bootstrap(params: &std::path::Path, sk: &std::path::Path, out: &std::p
 
 fn infer(a: &InferArgs) -> Result<()> {
     use xehe::cli::infer::{Images, InferOptions};
-    let params = xehe::circuits::bootstrapping::BootstrappingParameters::preset(&a.preset)
-        .ok_or_else(|| xehe::Error::InvalidArgument(format!("no bootstrapping preset {}: use n12-insecure or n16-dense", a.preset)))?;
+    let params = xehe::circuits::bootstrapping::BootstrappingParameters::preset_named(&a.preset)?;
     let images = match &a.input {
         Some(p) => Images::Npy(p.clone()),
         None => Images::FashionMnist { count: a.count, skip: a.skip, dir: a.fashion_mnist.clone() },
@@ -400,11 +402,7 @@ fn bench_bootstrap(
         }
     }
     let name = preset.map_or_else(|| n.to_string(), str::to_string);
-    let mut params = xehe::circuits::bootstrapping::BootstrappingParameters::preset(&name).ok_or_else(|| {
-        xehe::Error::InvalidArgument(format!(
-            "no bootstrapping preset {name}: use --n 4096 (insecure test set) or 65536, or --preset n12, n16 or n16-13"
-        ))
-    })?;
+    let mut params = xehe::circuits::bootstrapping::BootstrappingParameters::preset_named(&name)?;
     if let Some(l) = log_slots {
         params = params.with_log_slots(l)?;
     }
@@ -581,7 +579,7 @@ fn run_demo(device: &DeviceChoice, data: Option<PathBuf>, json: bool) -> Result<
         None => demo::BREAST_CANCER_CSV.to_string(),
     };
     let spinner = spinner("encrypted logistic regression");
-    let r = demo::run(&csv, device, &mut |m| spinner.println(format!("xehe: {m}")));
+    let r = demo::run(&csv, device, &mut |m| say(&spinner, m));
     spinner.finish_and_clear();
     let r = r?;
     if json {
@@ -621,6 +619,16 @@ fn run_demo(device: &DeviceChoice, data: Option<PathBuf>, json: bool) -> Result<
         )));
     }
     Ok(())
+}
+
+/// A progress line above `pb`, or on stderr where `pb` is hidden (stderr not a terminal:
+/// indicatif drops a hidden bar's lines).
+fn say(pb: &ProgressBar, m: &str) {
+    if pb.is_hidden() {
+        eprintln!("xehe: {m}");
+    } else {
+        pb.println(format!("xehe: {m}"));
+    }
 }
 
 fn spinner(msg: &'static str) -> ProgressBar {

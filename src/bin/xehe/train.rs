@@ -30,7 +30,7 @@ pub struct TrainArgs {
     /// A CSV in scikit-learn's layout instead of data/breast_cancer.csv (with --data wdbc).
     #[arg(long)]
     pub csv: Option<PathBuf>,
-    /// Directory of Fashion-MNIST's IDX files (default /usr/share/datasets/fashion-mnist).
+    /// Directory of Fashion-MNIST's IDX files (default: $XEHE_FASHION_MNIST, else /usr/share/datasets/fashion-mnist).
     #[arg(long, value_name = "DIR")]
     pub fashion_mnist: Option<PathBuf>,
     /// The two Fashion-MNIST classes, negative then positive (0 T-shirt/top … 9 Ankle boot).
@@ -100,7 +100,7 @@ pub fn run(a: &TrainArgs, device: &DeviceChoice) -> Result<()> {
     let r = train::run(
         &opts,
         device,
-        &mut |m| pb.println(format!("xehe: {m}")),
+        &mut |m| crate::say(&pb, m),
         &mut |it| {
             pb.set_message(format!(
                 "accuracy {:.2} % (plaintext {:.2} %)",

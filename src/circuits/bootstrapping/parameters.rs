@@ -222,6 +222,17 @@ impl BootstrappingParameters {
         }
     }
 
+    /// The names [`BootstrappingParameters::preset_named`] takes, for help texts and errors.
+    pub const PRESET_NAMES: &'static str = "n12-insecure (INSECURE: tests), n16-dense, n16-dense-13 (13 levels, zero-mean data only); also n12, n16, n16-13";
+
+    /// [`BootstrappingParameters::preset`], or an error listing the names.
+    ///
+    /// # Errors
+    /// `InvalidArgument` naming `name` and [`Self::PRESET_NAMES`].
+    pub fn preset_named(name: &str) -> Result<Self> {
+        Self::preset(name).ok_or_else(|| Error::InvalidArgument(format!("no bootstrapping preset '{name}': use {}", Self::PRESET_NAMES)))
+    }
+
     /// Every preset.
     pub fn presets() -> Vec<Self> {
         vec![Self::n12_insecure(), Self::n16_dense(), Self::n16_dense_13()]
