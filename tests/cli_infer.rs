@@ -104,3 +104,27 @@ fn numpy_images_and_errors() {
     std::fs::write(&sin, bytes).unwrap();
     fails(&["infer", "--model", sin.to_str().unwrap(), "--input", x.to_str().unwrap(), "--device", "cpu"], &["Sin", "not supported", "/body/body.2/Mul"]);
 }
+
+/// The committed ReLU network at the default preset: the insecure set gets the levels its ReLUs
+/// need (a progress line says so), and the encrypted classes equal the circuit's plaintext
+/// model's; a preset name the command does not know lists the ones it does.
+#[test]
+fn relu_network_at_the_default_preset() {
+    let dir = common::scratch_dir("cli-infer-relu");
+    let x = dir.join("x.npy");
+    let values: Vec<f32> = (0..2 * 256).map(|i| ((i * 53 % 97) as f32) / 97.0).collect();
+    write_npy(&x, &[2, 1, 16, 16], &values);
+    let m = model().with_file_name("small-relu.onnx");
+    let o = xehe(&["infer", "--model", m.to_str().unwrap(), "--input", x.to_str().unwrap(), "--device", "cpu", "--json"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("N12-insecure leaves 2 levels after a bootstrap; a ReLU layer takes 10: N12-insecure-levels10"), "{err}");
+    let r = report(&o);
+    assert_eq!(r["preset"], "N12-insecure-levels10");
+    assert_eq!(r["classes"], r["circuit_classes"], "{r}");
+    for b in r["precision_bits"].as_array().unwrap() {
+        assert!(b.as_f64().unwrap() > 16.0, "{r}");
+    }
+    let o = xehe(&["infer", "--model", m.to_str().unwrap(), "--input", x.to_str().unwrap(), "--device", "cpu", "--preset", "n13"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success() && err.contains("no bootstrapping preset 'n13'") && err.contains("n16-dense-13"), "{err}");
+}

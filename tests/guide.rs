@@ -300,6 +300,15 @@ impl Need {
         }
     }
 
+    fn name(self) -> &'static str {
+        match self {
+            Need::Seal => "python SEAL",
+            Need::Numpy => "numpy",
+            Need::FashionMnist => "the Fashion-MNIST data set",
+            Need::Torch => "PyTorch and onnx",
+        }
+    }
+
     fn install(self) -> &'static str {
         match self {
             Need::Seal => "pip install seal-python==4.4.0 numpy",
@@ -394,9 +403,10 @@ fn run_blocks(present: &dyn Fn(Need) -> bool, hidden: Option<&Hidden>) -> Vec<St
                 Ok(needs) => {
                     let missing: Vec<Need> = needs.into_iter().filter(|n| !present(*n)).collect();
                     (!missing.is_empty()).then(|| {
-                        let what: Vec<String> = missing.iter().map(|n| format!("{n:?}")).collect();
+                        let what: Vec<&str> = missing.iter().map(|n| n.name()).collect();
                         let how: Vec<&str> = missing.iter().map(|n| n.install()).collect();
-                        format!("needs {} here: {}", what.join(", "), how.join("; "))
+                        let here = if hidden.is_some() { "hidden" } else { "not installed" };
+                        format!("needs {} ({here}): {}", what.join(", "), how.join("; "))
                     })
                 }
             };
