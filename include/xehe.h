@@ -146,6 +146,11 @@ typedef enum XeheStatus {
    */
   XEHE_STATUS_DEVICE = 22,
   /**
+   * An allocation would pass the device memory budget (`xehe_set_device_memory`,
+   * `XEHE_DEVICE_MEMORY`); the inputs are intact.
+   */
+  XEHE_STATUS_DEVICE_MEMORY = 23,
+  /**
    * An error of a kind this version of the header does not know.
    */
   XEHE_STATUS_UNKNOWN = 99,
@@ -1875,6 +1880,17 @@ enum XeheStatus xehe_secret_key_save(const struct XeheSecretKey *key,
 enum XeheStatus xehe_secret_key_save_file(const struct XeheSecretKey *key,
                                           int32_t compr_mode,
                                           const char *path);
+
+/**
+ * Limit every device of the process to `bytes` bytes (0: no limit), whatever
+ * `XEHE_DEVICE_MEMORY` says: keys, plaintexts, working buffers of every queue count; what does
+ * not fit is evicted and uploaded again where it can be, and an operation that still does not
+ * fit fails with `DEVICE_MEMORY` (its inputs intact). Rust: `device::budget::set_device_memory`.
+ *
+ * **Ownership:** none. **Thread safety:** any thread; applies from the next allocation on.
+ * **Errors:** none.
+ */
+enum XeheStatus xehe_set_device_memory(uint64_t bytes);
 
 /**
  * The name of a status code (e.g. "XEHE_STATUS_MALFORMED"; "XEHE_STATUS_UNKNOWN" for a value

@@ -47,6 +47,22 @@ pub enum Error {
     /// A device or backend failure (driver missing, out of memory, kernel error).
     #[error("device error: {0}")]
     Device(String),
+    /// An allocation would pass the device memory budget (`--device-memory`,
+    /// `XEHE_DEVICE_MEMORY`) after every idle pool and evictable copy was given back.
+    #[error("device memory: {category} needed {} more with {in_use} in use on {device}; the budget is {} (--device-memory, XEHE_DEVICE_MEMORY)",
+        crate::device::budget::format_size(*needed), crate::device::budget::format_size(*budget))]
+    DeviceMemory {
+        /// Bytes the allocation asked for.
+        needed: u64,
+        /// What it was for ([`MemoryCategory::name`](crate::device::budget::MemoryCategory::name)).
+        category: &'static str,
+        /// Bytes in use on the device then, by category.
+        in_use: crate::device::budget::MemoryUse,
+        /// The budget in bytes.
+        budget: u64,
+        /// The device.
+        device: String,
+    },
     /// An error with where it happened: a column of an expression or an input file (the
     /// `xehe` command names the place so that the user can fix it).
     #[error("{location}: {source}")]

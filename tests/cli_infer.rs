@@ -33,23 +33,6 @@ fn check(r: &serde_json::Value, images: usize) {
     assert_eq!(r["insecure"], true);
 }
 
-/// A float32 `.npy` file (format 1.0) of `shape` from `values`.
-fn write_npy(path: &Path, shape: &[usize], values: &[f32]) {
-    let dims: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
-    let mut header = format!("{{'descr': '<f4', 'fortran_order': False, 'shape': ({},), }}", dims.join(", "));
-    while (10 + header.len() + 1) % 64 != 0 {
-        header.push(' ');
-    }
-    header.push('\n');
-    let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
-    bytes.extend((header.len() as u16).to_le_bytes());
-    bytes.extend(header.as_bytes());
-    for v in values {
-        bytes.extend(v.to_le_bytes());
-    }
-    std::fs::write(path, bytes).unwrap();
-}
-
 #[test]
 fn fashion_mnist_images_through_the_command() {
     if let Err(e) = xehe::apps::fashion_mnist::locate(None) {
@@ -74,7 +57,7 @@ fn numpy_images_and_errors() {
     let dir = common::scratch_dir("cli-infer");
     let x = dir.join("x.npy");
     let values: Vec<f32> = (0..2 * 256).map(|i| ((i * 37 % 101) as f32) / 101.0).collect();
-    write_npy(&x, &[2, 1, 16, 16], &values);
+    common::write_npy_f32(&x, &[2, 1, 16, 16], &values);
     let m = model();
     let r = report(&xehe(&["infer", "--model", m.to_str().unwrap(), "--input", x.to_str().unwrap(), "--device", "cpu", "--json"]));
     check(&r, 2);
@@ -90,7 +73,7 @@ fn numpy_images_and_errors() {
     };
     // Images of another shape.
     let wrong = dir.join("wrong.npy");
-    write_npy(&wrong, &[1, 1, 8, 8], &[0.5; 64]);
+    common::write_npy_f32(&wrong, &[1, 1, 8, 8], &[0.5; 64]);
     fails(&["infer", "--model", m.to_str().unwrap(), "--input", wrong.to_str().unwrap(), "--device", "cpu"], &["wrong.npy", "1×16×16"]);
     // A malformed model.
     let junk = dir.join("junk.onnx");
@@ -113,7 +96,7 @@ fn relu_network_at_the_default_preset() {
     let dir = common::scratch_dir("cli-infer-relu");
     let x = dir.join("x.npy");
     let values: Vec<f32> = (0..2 * 256).map(|i| ((i * 53 % 97) as f32) / 97.0).collect();
-    write_npy(&x, &[2, 1, 16, 16], &values);
+    common::write_npy_f32(&x, &[2, 1, 16, 16], &values);
     let m = model().with_file_name("small-relu.onnx");
     let o = xehe(&["infer", "--model", m.to_str().unwrap(), "--input", x.to_str().unwrap(), "--device", "cpu", "--json"]);
     let err = String::from_utf8_lossy(&o.stderr);

@@ -86,6 +86,49 @@ pub fn new_queue(py: Python<'_>, device: Option<&str>) -> PyResult<Queue> {
 }
 
 /// Whether `.gpu()` can work here (the default queue can be made).
+/// Limit every device of the process to `size` bytes — an int, or a str such as `"24GiB"` or
+/// `"512MiB"`; `None`: no limit — whatever `XEHE_DEVICE_MEMORY` says
+/// (`xehe::device::budget::set_device_memory`). An operation that does not fit raises
+/// `xehe.errors.DeviceMemoryError`, its inputs intact.
+#[pyfunction]
+#[pyo3(signature = (size))]
+pub fn set_device_memory(size: Option<Bound<'_, PyAny>>) -> PyResult<()> {
+    let bytes = match size {
+        None => None,
+        Some(s) => Some(match s.extract::<u64>() {
+            Ok(b) => b,
+            Err(_) => xehe::device::budget::parse_size(&s.extract::<String>()?).py()?,
+        }),
+    };
+    xehe::device::budget::set_device_memory(bytes);
+    Ok(())
+}
+
+/// The device memory limit in force (bytes), or None.
+#[pyfunction]
+pub fn device_memory() -> PyResult<Option<u64>> {
+    xehe::device::budget::device_memory().py()
+}
+
+/// The device bytes of `queue`'s device at their peak, by category: a dict with `keys`,
+/// `plaintexts`, `working` (and `total`); `reset=True` starts a new peak afterwards.
+#[pyfunction]
+#[pyo3(signature = (queue, reset = false))]
+pub fn device_memory_peak<'py>(py: Python<'py>, queue: PyRef<'_, Queue>, reset: bool) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    if let Some(m) = queue.inner.memory() {
+        let p = m.peak();
+        d.set_item("keys", p.keys)?;
+        d.set_item("plaintexts", p.plaintexts)?;
+        d.set_item("working", p.working)?;
+        d.set_item("total", p.total())?;
+        if reset {
+            m.reset_peak();
+        }
+    }
+    Ok(d)
+}
+
 #[pyfunction]
 pub fn gpu_available(py: Python<'_>) -> PyResult<bool> {
     Ok(nogil(py, xehe::device::default_queue)?.is_ok())

@@ -44,6 +44,7 @@ fn kind(e: &xehe::Error) -> (&'static str, bool) {
         E::Malformed(_) => ("MalformedDataError", false),
         E::Io(_) => ("XeheIOError", true),
         E::Device(_) => ("DeviceError", true),
+        E::DeviceMemory { .. } => ("DeviceMemoryError", true),
         E::Located { source, .. } => kind(source),
         _ => ("XeheError", true),
     }

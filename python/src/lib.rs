@@ -60,6 +60,9 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(device::default_queue, m)?)?;
     m.add_function(wrap_pyfunction!(device::new_queue, m)?)?;
     m.add_function(wrap_pyfunction!(device::gpu_available, m)?)?;
+    m.add_function(wrap_pyfunction!(device::set_device_memory, m)?)?;
+    m.add_function(wrap_pyfunction!(device::device_memory, m)?)?;
+    m.add_function(wrap_pyfunction!(device::device_memory_peak, m)?)?;
     m.add_function(wrap_pyfunction!(device::backends, m)?)?;
     m.add_function(wrap_pyfunction!(device::info, m)?)?;
     m.add_function(wrap_pyfunction!(bench::_rust_call_timing, m)?)?;

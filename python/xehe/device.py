@@ -5,8 +5,16 @@ named by ``XEHE_DEVICE`` (``cpu``, ``cuda``, ``cuda:1``, ``opencl``, ``opencl:0:
 default ``auto``: the first CUDA GPU, else the first OpenCL GPU). Set the variable in
 ``os.environ`` before the first ``.gpu()``, or make queues explicitly with :func:`new_queue`
 and pass them: ``ct.gpu(queue)``.
+
+:func:`set_device_memory` (or ``XEHE_DEVICE_MEMORY``) limits the memory each device may use
+(``"24GiB"``): keys, plaintexts and working memory count; a network's diagonals are evicted and
+uploaded again to stay within it, and an operation that still does not fit raises
+:class:`xehe.errors.DeviceMemoryError` with its inputs intact. :func:`device_memory_peak` gives
+a queue's device bytes at their peak, by category.
 """
 
-from ._native import Queue, backends, default_queue, gpu_available, info, new_queue
+from ._native import (Queue, backends, default_queue, device_memory, device_memory_peak, gpu_available, info,
+                      new_queue, set_device_memory)
 
-__all__ = ["Queue", "backends", "default_queue", "gpu_available", "info", "new_queue"]
+__all__ = ["Queue", "backends", "default_queue", "device_memory", "device_memory_peak", "gpu_available", "info",
+           "new_queue", "set_device_memory"]

@@ -25,6 +25,7 @@ __all__ = [
     "MalformedDataError",
     "TransparentResultError",
     "DeviceError",
+    "DeviceMemoryError",
     "XeheIOError",
     "InternalError",
 ]
@@ -80,6 +81,11 @@ class TransparentResultError(XeheError, RuntimeError):
 
 class DeviceError(XeheError, RuntimeError):
     """A device or backend failure: no GPU usable, driver error, out of device memory."""
+
+
+class DeviceMemoryError(DeviceError):
+    """An operation would pass the device memory budget (``xehe.device.set_device_memory``,
+    ``XEHE_DEVICE_MEMORY``); its inputs are intact."""
 
 
 class XeheIOError(XeheError, RuntimeError, OSError):

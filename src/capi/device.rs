@@ -118,6 +118,21 @@ pub unsafe extern "C" fn xehe_device_available(available: *mut bool) -> XeheStat
     })
 }
 
+/// Limit every device of the process to `bytes` bytes (0: no limit), whatever
+/// `XEHE_DEVICE_MEMORY` says: keys, plaintexts, working buffers of every queue count; what does
+/// not fit is evicted and uploaded again where it can be, and an operation that still does not
+/// fit fails with `DEVICE_MEMORY` (its inputs intact). Rust: `device::budget::set_device_memory`.
+///
+/// **Ownership:** none. **Thread safety:** any thread; applies from the next allocation on.
+/// **Errors:** none.
+#[no_mangle]
+pub extern "C" fn xehe_set_device_memory(bytes: u64) -> XeheStatus {
+    guard(|| {
+        crate::device::budget::set_device_memory((bytes > 0).then_some(bytes));
+        Ok(())
+    })
+}
+
 /// A new queue on `device` (`"cuda"`, `"cuda:<index>"`, `"auto"`; NULL: what `XEHE_DEVICE` says),
 /// for independent work from several threads (§III-H).
 ///

@@ -102,6 +102,9 @@ pub enum XeheStatus {
     Io = 21,
     /// A device failure: no GPU backend usable, driver error, out of device memory.
     Device = 22,
+    /// An allocation would pass the device memory budget (`xehe_set_device_memory`,
+    /// `XEHE_DEVICE_MEMORY`); the inputs are intact.
+    DeviceMemory = 23,
     /// An error of a kind this version of the header does not know.
     Unknown = 99,
 }
@@ -150,6 +153,7 @@ impl CError {
                 Error::Malformed(_) => XeheStatus::Malformed,
                 Error::Io(_) => XeheStatus::Io,
                 Error::Device(_) => XeheStatus::Device,
+                Error::DeviceMemory { .. } => XeheStatus::DeviceMemory,
                 #[allow(unreachable_patterns)]
                 _ => XeheStatus::Unknown,
             },
@@ -287,7 +291,7 @@ pub extern "C" fn xehe_version() -> *const c_char {
 }
 
 /// Every status, for [`xehe_status_name`].
-const ALL_STATUSES: [(XeheStatus, &str); 20] = [
+const ALL_STATUSES: [(XeheStatus, &str); 21] = [
     (XeheStatus::Ok, "XEHE_STATUS_OK\0"),
     (XeheStatus::NullPointer, "XEHE_STATUS_NULL_POINTER\0"),
     (XeheStatus::InvalidHandle, "XEHE_STATUS_INVALID_HANDLE\0"),
@@ -328,6 +332,7 @@ const ALL_STATUSES: [(XeheStatus, &str); 20] = [
     (XeheStatus::Malformed, "XEHE_STATUS_MALFORMED\0"),
     (XeheStatus::Io, "XEHE_STATUS_IO\0"),
     (XeheStatus::Device, "XEHE_STATUS_DEVICE\0"),
+    (XeheStatus::DeviceMemory, "XEHE_STATUS_DEVICE_MEMORY\0"),
     (XeheStatus::Unknown, "XEHE_STATUS_UNKNOWN\0"),
 ];
 

@@ -478,6 +478,18 @@ impl LinearTransform {
             .map(|p| p.data.len() * 8)
             .sum()
     }
+    /// Drop the device copies of the diagonals (uploaded again on next use,
+    /// [`crate::device::budget::Evict`]); the bytes they held on devices.
+    pub fn evict_device_copies(&self) -> usize {
+        self.terms
+            .values()
+            .flat_map(|m| m.values())
+            .flat_map(|t| [&t.lin, &t.conj])
+            .flatten()
+            .map(|p| p.gpu.evict_device_copies())
+            .sum()
+    }
+
     /// Number of encoded plaintexts.
     pub fn plaintext_count(&self) -> usize {
         self.terms

@@ -106,6 +106,10 @@ pub struct BenchReport {
     pub bit_identical_to_cpu: Option<bool>,
     /// With `kernels`: device time per kernel name over one profiled bootstrap, largest first.
     pub kernel_profile: Option<Vec<crate::device::profiler::Summary>>,
+    /// On a device: the device memory budget in bytes (`--device-memory`), if any.
+    pub device_memory_budget: Option<u64>,
+    /// On a device: its bytes at their peak, by category (keys, plaintexts, working).
+    pub device_memory_peak: Option<crate::device::budget::MemoryUse>,
 }
 
 /// The precision of one bootstrap of one input shape.
@@ -282,6 +286,8 @@ pub fn bench(
         by_input,
         bit_identical_to_cpu,
         kernel_profile,
+        device_memory_budget: crate::device::budget::device_memory()?,
+        device_memory_peak: opened.queue.as_ref().and_then(crate::Queue::memory).map(|m| m.peak()),
     })
 }
 
@@ -331,6 +337,9 @@ pub fn render(r: &BenchReport) -> String {
     let _ = writeln!(s, "DFT diagonals: {} plaintexts, {:.1} MiB, encoded in {:.1} s", r.plaintexts.0, mib(r.plaintexts.1), r.setup_seconds);
     let _ = writeln!(s, "device start-up: {:.1} ms", r.device_startup_ms);
     let _ = writeln!(s, "first bootstrap (uploads, compilation): {:.1} ms", r.first_ms);
+    if let Some(m) = &r.device_memory_peak {
+        let _ = writeln!(s, "{}", crate::device::budget::peak_line(m, r.device_memory_budget));
+    }
     if let Some(k) = &r.kernel_programs {
         let _ = writeln!(
             s,

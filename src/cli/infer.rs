@@ -118,6 +118,11 @@ pub struct InferReport {
     /// With `in_flight > 1`: why the run with several images in flight failed, if it did (the
     /// sequential results above stand).
     pub in_flight_error: Option<String>,
+    /// On a device: the device memory budget in bytes (`--device-memory`), if any.
+    pub device_memory_budget: Option<u64>,
+    /// On a device: its bytes at their peak, by category (keys, plaintexts, working), from the
+    /// keys' upload to the end of the run.
+    pub device_memory_peak: Option<crate::device::budget::MemoryUse>,
 }
 
 fn argmax(v: &[f64]) -> usize {
@@ -225,6 +230,8 @@ pub fn run(opts: &InferOptions, progress: &mut dyn FnMut(&str)) -> Result<InferR
         compared_steps: None,
         in_flight: None,
         in_flight_error: None,
+        device_memory_budget: crate::device::budget::device_memory()?,
+        device_memory_peak: None,
     };
     let mut hosts = Vec::new();
     let mut outputs = Vec::new();
@@ -307,6 +314,7 @@ pub fn run(opts: &InferOptions, progress: &mut dyn FnMut(&str)) -> Result<InferR
         }
     }
     report.plaintexts = inference.plaintext_memory();
+    report.device_memory_peak = opened.queue.as_ref().and_then(crate::Queue::memory).map(|m| m.peak());
     Ok(report)
 }
 
@@ -406,6 +414,10 @@ pub fn render(r: &InferReport) -> String {
     }
     if let Some((k, rate)) = r.in_flight {
         s += &format!("{k} images in flight on the device: {rate:.1} images a second (sequential: {:.1}), results equal to the sequential run's\n", 1.0 / t.total.as_secs_f64());
+    }
+    if let Some(m) = &r.device_memory_peak {
+        s += &crate::device::budget::peak_line(m, r.device_memory_budget);
+        s.push('\n');
     }
     if let Some(e) = &r.in_flight_error {
         s += &format!("images in flight: failed: {e}\n");

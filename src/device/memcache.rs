@@ -11,8 +11,10 @@
 //! The cache is generic over [`RawAllocator`], so its bookkeeping is tested on the host with a
 //! counting allocator; the CUDA/OpenCL backends plug in their device allocators. Thread-safe.
 
+use super::budget::{current_category, DeviceBudget, MemoryCategory, Reclaim};
 use crate::{Error, Result};
 use parking_lot::Mutex;
+use std::sync::Arc;
 use rustc_hash::FxHashMap as HashMap;
 use std::collections::BTreeMap;
 use std::fmt::Debug;
@@ -24,8 +26,13 @@ pub trait RawAllocator: Send + Sync {
     type Ptr: Copy + Eq + Hash + Debug + Send + Sync;
     /// Allocate `bytes` bytes. Errors: `Error::Device` (e.g. out of memory).
     fn alloc(&self, bytes: usize) -> Result<Self::Ptr>;
-    /// Free a buffer from `alloc`. Called only when no queued work uses it.
+    /// Free a buffer from `alloc`. Called only when no queued work uses it, unless
+    /// [`RawAllocator::FREE_WAITS_FOR_WORK`].
     fn free(&self, ptr: Self::Ptr);
+    /// Whether `free` is safe while queued work may still use the buffer (the driver waits for
+    /// it, or defers the release): an unpooled buffer is then freed when dropped, inside a
+    /// compute frame too, so that evicted read-only data returns its memory at once.
+    const FREE_WAITS_FOR_WORK: bool = false;
 }
 
 /// Counters of a [`MemCache`], readable through the API.
@@ -46,6 +53,7 @@ pub struct MemCacheStats {
 #[derive(Clone, Copy, Debug)]
 struct Entry {
     capacity: usize,
+    category: MemoryCategory,
     cached: bool,
     retained: bool,
     ready_to_free: bool,
@@ -62,12 +70,13 @@ struct State<P> {
 }
 
 impl<P: std::hash::Hash + Eq> State<P> {
-    /// Record `p` (`capacity` bytes) as handed out, retained if a compute frame is open.
-    /// Record `p` as handed out; `retainable` is false for an operation's scratch buffers.
-    fn activate(&mut self, p: P, capacity: usize, cached: bool, retainable: bool) {
+    /// Record `p` (`capacity` bytes) as handed out, retained if a compute frame is open;
+    /// `retainable` is false for an operation's scratch buffers.
+    fn activate(&mut self, p: P, capacity: usize, category: MemoryCategory, cached: bool, retainable: bool) {
         self.stats.bytes_active += capacity as u64;
         let entry = Entry {
             capacity,
+            category,
             cached,
             retained: self.retain_buffers && retainable,
             ready_to_free: false,
@@ -80,6 +89,8 @@ impl<P: std::hash::Hash + Eq> State<P> {
 pub struct MemCache<A: RawAllocator> {
     alloc: A,
     state: Mutex<State<A::Ptr>>,
+    /// The device's memory account (none for host-side tests).
+    budget: Option<Arc<DeviceBudget>>,
 }
 
 impl<A: RawAllocator> Debug for MemCache<A> {
@@ -102,7 +113,22 @@ impl<A: RawAllocator> MemCache<A> {
                 enabled: true,
                 stats: MemCacheStats::default(),
             }),
+            budget: None,
         }
+    }
+
+    /// A cache whose allocations count against the device's `budget` ([`super::budget`]),
+    /// registered with it so that its idle pool can be reclaimed for another cache of the device.
+    pub fn budgeted(alloc: A, budget: &Arc<DeviceBudget>) -> Arc<Self>
+    where
+        A: 'static,
+    {
+        let mut cache = Self::new(alloc);
+        cache.budget = Some(budget.clone());
+        let cache = Arc::new(cache);
+        let weak: std::sync::Weak<dyn Reclaim> = Arc::downgrade(&cache) as std::sync::Weak<dyn Reclaim>;
+        budget.register(weak);
+        cache
     }
 
     /// The underlying allocator.
@@ -129,6 +155,10 @@ impl<A: RawAllocator> MemCache<A> {
 
     fn allocate_with(&self, bytes: usize, uncached: bool, retainable: bool) -> Result<(A::Ptr, usize)> {
         let bytes = bytes.max(1);
+        // Read-only data (keys, a transform's plaintexts) stays out of the pool: dropping it
+        // returns its memory to the device at once, whichever queue still held it.
+        let category = current_category();
+        let uncached = uncached || category != MemoryCategory::Working;
         let mut st = self.state.lock();
         let cached = st.enabled && !uncached;
         if cached {
@@ -142,23 +172,53 @@ impl<A: RawAllocator> MemCache<A> {
                 }
                 st.stats.hits += 1;
                 st.stats.bytes_free -= cap as u64;
-                st.activate(p, cap, cached, retainable);
+                st.activate(p, cap, category, cached, retainable);
+                self.account(category, cap, true);
                 return Ok((p, cap));
+            }
+        }
+        if let Some(b) = &self.budget {
+            if !b.try_reserve(bytes as u64)? {
+                // Within the budget: this cache's idle pool first, then (without this cache's
+                // lock, which another cache's reclaim may take) the device's other caches and
+                // the evictable read-only data.
+                self.flush_locked(&mut st);
+                if !b.try_reserve(bytes as u64)? {
+                    drop(st);
+                    b.reclaim(bytes as u64)?;
+                    st = self.state.lock();
+                    if !b.try_reserve(bytes as u64)? {
+                        return Err(b.exceeded(bytes as u64));
+                    }
+                }
             }
         }
         let p = match self.alloc.alloc(bytes) {
             Ok(p) => p,
             Err(_) => {
                 // Give the device back every idle buffer, then try once more.
-                Self::flush_locked(&self.alloc, &mut st);
-                self.alloc.alloc(bytes).map_err(|e| {
-                    Error::Device(format!("out of device memory allocating {bytes} bytes (after flushing the memcache): {e}"))
-                })?
+                self.flush_locked(&mut st);
+                match self.alloc.alloc(bytes) {
+                    Ok(p) => p,
+                    Err(e) => {
+                        if let Some(b) = &self.budget {
+                            b.unreserve(bytes as u64);
+                        }
+                        return Err(Error::Device(format!("out of device memory allocating {bytes} bytes (after flushing the memcache): {e}")));
+                    }
+                }
             }
         };
         st.stats.misses += 1;
-        st.activate(p, bytes, cached, retainable);
+        st.activate(p, bytes, category, cached, retainable);
+        self.account(category, bytes, true);
         Ok((p, bytes))
+    }
+
+    fn account(&self, category: MemoryCategory, bytes: usize, on: bool) {
+        if let Some(b) = &self.budget {
+            b.activate(category, bytes as u64, on);
+        }
     }
 
     /// Return a buffer (paper `pool_free`). A retained buffer waits for `end_compute_frame`.
@@ -169,7 +229,7 @@ impl<A: RawAllocator> MemCache<A> {
             debug_assert!(false, "memcache: release of unknown buffer {ptr:?}");
             return;
         };
-        if e.retained {
+        if e.retained && !(A::FREE_WAITS_FOR_WORK && !e.cached) {
             if !e.ready_to_free {
                 e.ready_to_free = true;
                 st.stats.pending_release += 1;
@@ -177,16 +237,24 @@ impl<A: RawAllocator> MemCache<A> {
             return;
         }
         let e = st.active.remove(&ptr).expect("present above");
-        Self::retire(&self.alloc, &mut st, ptr, e);
+        self.retire(&mut st, ptr, e);
     }
 
-    fn retire(alloc: &A, st: &mut State<A::Ptr>, ptr: A::Ptr, e: Entry) {
+    fn retire(&self, st: &mut State<A::Ptr>, ptr: A::Ptr, e: Entry) {
         st.stats.bytes_active -= e.capacity as u64;
+        self.account(e.category, e.capacity, false);
         if e.cached && st.enabled {
             st.stats.bytes_free += e.capacity as u64;
             st.free.entry(e.capacity).or_default().push(ptr);
         } else {
-            alloc.free(ptr);
+            self.free_for_real(ptr, e.capacity);
+        }
+    }
+
+    fn free_for_real(&self, ptr: A::Ptr, capacity: usize) {
+        self.alloc.free(ptr);
+        if let Some(b) = &self.budget {
+            b.unreserve(capacity as u64);
         }
     }
 
@@ -211,7 +279,7 @@ impl<A: RawAllocator> MemCache<A> {
             .collect();
         for p in done {
             let e = st.active.remove(&p).expect("collected above");
-            Self::retire(&self.alloc, &mut st, p, e);
+            self.retire(&mut st, p, e);
         }
         st.stats.pending_release = 0;
     }
@@ -224,16 +292,17 @@ impl<A: RawAllocator> MemCache<A> {
     /// Free every buffer in the free pool for real (paper `dealloc` / flush).
     pub fn flush(&self) {
         let mut st = self.state.lock();
-        Self::flush_locked(&self.alloc, &mut st);
+        self.flush_locked(&mut st);
     }
 
-    fn flush_locked(alloc: &A, st: &mut State<A::Ptr>) {
-        for (_, v) in std::mem::take(&mut st.free) {
+    /// Free the idle pool; the bytes freed.
+    fn flush_locked(&self, st: &mut State<A::Ptr>) -> u64 {
+        for (cap, v) in std::mem::take(&mut st.free) {
             for p in v {
-                alloc.free(p);
+                self.free_for_real(p, cap);
             }
         }
-        st.stats.bytes_free = 0;
+        std::mem::take(&mut st.stats.bytes_free)
     }
 
     /// Enable or disable caching (paper `pool_memcache_active`); disabling flushes the free pool
@@ -242,7 +311,7 @@ impl<A: RawAllocator> MemCache<A> {
         let mut st = self.state.lock();
         st.enabled = on;
         if !on {
-            Self::flush_locked(&self.alloc, &mut st);
+            self.flush_locked(&mut st);
         }
     }
 
@@ -275,16 +344,23 @@ impl<A: RawAllocator> MemCache<A> {
     }
 }
 
+impl<A: RawAllocator> Reclaim for MemCache<A> {
+    fn reclaim_idle(&self) -> u64 {
+        // A cache busy on another thread keeps its pool this time (no lock-order cycle).
+        self.state.try_lock().map_or(0, |mut st| self.flush_locked(&mut st))
+    }
+}
+
 impl<A: RawAllocator> Drop for MemCache<A> {
     fn drop(&mut self) {
-        let st = self.state.get_mut();
-        for (_, v) in std::mem::take(&mut st.free) {
-            for p in v {
-                self.alloc.free(p);
-            }
-        }
-        for (p, _) in st.active.drain() {
-            self.alloc.free(p);
+        let mut st = std::mem::replace(
+            self.state.get_mut(),
+            State { free: BTreeMap::new(), active: HashMap::default(), retain_buffers: false, enabled: false, stats: MemCacheStats::default() },
+        );
+        self.flush_locked(&mut st);
+        for (p, e) in st.active.drain() {
+            self.account(e.category, e.capacity, false);
+            self.free_for_real(p, e.capacity);
         }
     }
 }

@@ -6,6 +6,7 @@
 #![cfg_attr(not(any(feature = "cuda", feature = "opencl")), allow(unreachable_code, unreachable_patterns, unused_variables, unused_mut))]
 #[cfg(any(feature = "cuda", feature = "opencl"))]
 pub mod gpu;
+pub mod budget;
 pub mod kernel_cache;
 pub mod kernels;
 pub mod memcache;

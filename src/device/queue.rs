@@ -130,6 +130,11 @@ impl Queue {
     pub fn device_id(&self) -> usize {
         on_backend!(self, q => crate::device::gpu::GpuQueue::shared(&**q).id, 0)
     }
+    /// The memory account of this queue's device ([`crate::device::budget`]): bytes in use and
+    /// at the peak, by category, over every queue of the device.
+    pub fn memory(&self) -> Option<std::sync::Arc<crate::device::budget::DeviceBudget>> {
+        on_backend!(self, q => Some(crate::device::gpu::GpuQueue::shared(&**q).budget.clone()), None)
+    }
     /// Up to `n` more queues on this queue's device for independent work side by side from
     /// several threads (each its own in-order stream and memcache, made once and kept):
     /// `crate::ckks::device::map_side_by_side` runs on them (CUDA streams; OpenCL queues, which

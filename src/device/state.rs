@@ -156,6 +156,11 @@ impl DeviceState {
     /// # Errors
     /// As [`DeviceState::device_copy`].
     pub fn read_only_copy(&self, queue: &Queue, host: &[u64]) -> Result<DeviceBuf> {
+        use super::budget::{with_category, MemoryCategory};
+        with_category(MemoryCategory::Plaintexts, || self.shared_or_uploaded(queue, host))
+    }
+
+    fn shared_or_uploaded(&self, queue: &Queue, host: &[u64]) -> Result<DeviceBuf> {
         {
             let mut g = self.inner.lock();
             if !g.host_stale {
@@ -230,6 +235,19 @@ impl DeviceState {
     /// After a download into the host copy: host and device agree.
     pub fn set_host_current(&self) {
         self.inner.lock().host_stale = false;
+    }
+    /// Drop the device copies of a read-only object whose host words are current (they are
+    /// uploaded again on next use): the bytes they held, 0 when there were none, the host words
+    /// are stale, or another thread holds the state (its copy may be in use right now).
+    pub fn evict_device_copies(&self) -> usize {
+        let Some(mut g) = self.inner.try_lock() else { return 0 };
+        if g.host_stale {
+            return 0;
+        }
+        let bytes = g.copy.iter().chain(&g.others).map(|(_, c)| c.words() * 8).sum();
+        g.copy = None;
+        g.others.clear();
+        bytes
     }
     /// Forget the device copy (the host copy is about to change, or the object leaves the GPU).
     pub fn drop_device_copy(&self, unmark: bool) {
@@ -341,7 +359,7 @@ impl KeyDeviceCache {
         if let Some(b) = self.inner.lock().get(&(device, index)) {
             return Ok(b.clone());
         }
-        let b = upload()?;
+        let b = super::budget::with_category(super::budget::MemoryCategory::Keys, upload)?;
         // Another queue may have uploaded the same key meanwhile: keep the first copy and drop
         // ours (never used by a kernel). Replacing the first would free a buffer that queued
         // kernels of the other queue may still read, back into the shared static pool.

@@ -54,13 +54,57 @@ pub struct InferenceTimings {
 /// The plaintexts of a plan's linear steps, encoded on first use (by step and term; by step for
 /// the biases). Shared by every [`Inference`] of one plan: later images and later calls reuse
 /// them, and on a device each is uploaded once per queue.
+///
+/// Under a device memory budget ([`crate::device::budget`]) the cache gives device memory back
+/// when asked: the device copies of the transform used most recently and not in use now. A
+/// network runs its steps in the same order image after image, so the transform just used is
+/// the one needed last (Belady's choice for a cyclic order), and the steps ahead stay resident.
 #[derive(Debug, Default)]
 pub struct TransformCache {
     transforms: Mutex<HashMap<(usize, usize), Arc<LinearTransform>>>,
     biases: Mutex<HashMap<usize, Arc<Plaintext>>>,
+    /// Keys of `transforms` with device copies, by last use (oldest first).
+    recent: Mutex<Vec<(usize, usize)>>,
+    /// Transforms whose device copies were given back.
+    evictions: std::sync::atomic::AtomicUsize,
+}
+
+impl crate::device::budget::Evict for TransformCache {
+    fn evict_one(&self) -> bool {
+        // Most recent first, skipping a transform an evaluation holds now (a clone beside the
+        // map's and ours): its diagonals are being read.
+        let order: Vec<(usize, usize)> = self.recent.lock().iter().rev().copied().collect();
+        for key in order {
+            let Some(lt) = self.transforms.try_lock().and_then(|t| t.get(&key).cloned()) else { continue };
+            if Arc::strong_count(&lt) > 2 {
+                continue;
+            }
+            let freed = lt.evict_device_copies();
+            self.recent.lock().retain(|k| *k != key);
+            if freed > 0 {
+                self.evictions.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                return true;
+            }
+        }
+        false
+    }
 }
 
 impl TransformCache {
+    /// How many times a transform's device copies were given back to stay within a device
+    /// memory budget (each is uploaded again on its next use).
+    pub fn evictions(&self) -> usize {
+        self.evictions.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    fn touch(&self, key: (usize, usize)) {
+        let mut r = self.recent.lock();
+        if r.last() != Some(&key) {
+            r.retain(|k| *k != key);
+            r.push(key);
+        }
+    }
+
     /// Encoded diagonals held: count and bytes (host words).
     pub fn plaintext_memory(&self) -> (usize, usize) {
         let t = self.transforms.lock();
@@ -100,6 +144,8 @@ impl<'a> Inference<'a> {
         if encoder.slot_count() != plan.slots || plan.steps.iter().any(|s| matches!(s.step, Step::Bootstrap { .. }) && s.level != boot.output_level()) {
             return Err(Error::InvalidParameters("the plan was compiled for other parameters than the bootstrapper's".into()));
         }
+        let evictor: std::sync::Weak<dyn crate::device::budget::Evict> = Arc::downgrade(&cache) as std::sync::Weak<dyn crate::device::budget::Evict>;
+        crate::device::budget::register_evictor(evictor);
         Ok(Inference { plan, ev: Evaluator::new(ctx), encoder, boot, galois, cache })
     }
 
@@ -138,6 +184,7 @@ impl<'a> Inference<'a> {
             };
             // With a rotate-and-sum the rescale comes after it: its rounding is added once,
             // not in every block the sum collects (5 bits of the logits at N = 2^12).
+            self.cache.touch(key);
             let mut y = if sum_steps.is_empty() {
                 evaluate_linear_transforms_rescaled(&self.ev, &self.keys(), &[&lt], ct)?.remove(0)
             } else {

@@ -197,16 +197,36 @@ pub(crate) struct DeviceArg {
     /// else auto. `xehe info` lists the indices.
     #[arg(long, value_name = "DEVICE", value_parser = device_arg)]
     device: Option<DeviceChoice>,
+    /// The most device memory to use on each device: 24GiB, 512MiB, a byte count. Keys,
+    /// plaintexts and working memory all count; what does not fit is evicted and uploaded again
+    /// where it can be, else the command stops naming what needed how much. Default:
+    /// $XEHE_DEVICE_MEMORY, else no limit.
+    #[arg(long, value_name = "SIZE", value_parser = size_arg)]
+    device_memory: Option<u64>,
 }
 
 impl DeviceArg {
-    /// `--device`, else `XEHE_DEVICE`, else auto.
+    /// `--device`, else `XEHE_DEVICE`, else auto; sets `--device-memory` (or checks
+    /// `XEHE_DEVICE_MEMORY`) on the way.
     fn choice(&self) -> Result<DeviceChoice> {
+        match self.device_memory {
+            Some(b) => xehe::device::budget::set_device_memory(Some(b)),
+            None => {
+                xehe::device::budget::device_memory()?;
+            }
+        }
         match &self.device {
             Some(c) => Ok(c.clone()),
             None => xehe::device::queue::env_device(),
         }
     }
+}
+
+fn size_arg(s: &str) -> std::result::Result<u64, String> {
+    xehe::device::budget::parse_size(s).map_err(|e| match e {
+        xehe::Error::InvalidArgument(m) => m,
+        e => e.to_string(),
+    })
 }
 
 fn device_arg(s: &str) -> std::result::Result<DeviceChoice, String> {

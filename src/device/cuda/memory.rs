@@ -32,6 +32,8 @@ impl RawAllocator for CudaAllocator {
         unsafe { cudarc::driver::result::malloc_sync(bytes) }
             .map_err(|e| Error::Device(format!("CUDA: cuMemAlloc of {bytes} bytes failed: {e:?}")))
     }
+    // cuMemFree waits for the device's outstanding work.
+    const FREE_WAITS_FOR_WORK: bool = true;
     fn free(&self, ptr: u64) {
         if self.ctx.bind_to_thread().is_ok() {
             // SAFETY: `ptr` came from `alloc`; the memcache frees only idle buffers. cuMemFree

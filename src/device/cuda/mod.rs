@@ -78,6 +78,7 @@ impl CudaDevice {
         }
         catch_unwind(|| -> Result<Self> {
             let ctx = CudaContext::new(ordinal).map_err(|e| dev_err("opening device", e))?;
+            let shared = DeviceShared::new();
             let stream = ctx.new_stream().map_err(|e| dev_err("creating stream", e))?;
             let name = ctx.name().map_err(|e| dev_err("device name", e))?;
             let arch = ctx.compute_capability().map_err(|e| dev_err("compute capability", e))?;
@@ -88,8 +89,8 @@ impl CudaDevice {
                 modules: Default::default(),
                 rehearsed: Default::default(),
                 functions: Mutex::new(Default::default()),
-                statics: Arc::new(MemCache::new(CudaAllocator::new(ctx.clone()))),
-                shared: DeviceShared::new(),
+                statics: MemCache::budgeted(CudaAllocator::new(ctx.clone()), &shared.budget),
+                shared,
                 ctx,
             })
         })

@@ -93,7 +93,7 @@ impl CudaQueue {
 
     /// A queue on `stream` with a new memcache and profiler.
     fn on_stream(dev: Arc<CudaDevice>, stream: Arc<CudaStream>, is_side: bool) -> Self {
-        let memcache = Arc::new(MemCache::new(CudaAllocator::new(dev.context().clone())));
+        let memcache = MemCache::budgeted(CudaAllocator::new(dev.context().clone()), &dev.shared_data().budget);
         let sync_each = std::env::var("XEHE_SYNC").is_ok_and(|v| v == "1");
         let launcher = Launcher::new(dev.context().clone(), stream.cu_stream());
         CudaQueue {

@@ -391,6 +391,8 @@ pub struct DeviceShared<B> {
     pub id: usize,
     levels: Mutex<HashMap<LevelId, Arc<level::LevelData<B>>>>,
     galois: Mutex<HashMap<(u32, u32), Arc<B>>>,
+    /// The device's memory account, shared by its memcaches ([`crate::device::budget`]).
+    pub budget: Arc<crate::device::budget::DeviceBudget>,
 }
 
 impl<B> std::fmt::Debug for DeviceShared<B> {
@@ -404,7 +406,9 @@ impl<B> DeviceShared<B> {
     pub fn new() -> Self {
         use std::sync::atomic::{AtomicUsize, Ordering};
         static NEXT: AtomicUsize = AtomicUsize::new(0);
-        DeviceShared { id: NEXT.fetch_add(1, Ordering::Relaxed), levels: Mutex::new(HashMap::default()), galois: Mutex::new(HashMap::default()) }
+        let id = NEXT.fetch_add(1, Ordering::Relaxed);
+        let budget = crate::device::budget::DeviceBudget::new(format!("device #{id}"));
+        DeviceShared { id, levels: Mutex::new(HashMap::default()), galois: Mutex::new(HashMap::default()), budget }
     }
 }
 

@@ -157,12 +157,11 @@ impl ZeDevice {
         if tiles.is_empty() {
             tiles.push(root);
         }
+        let shared = DeviceShared::new();
+        let statics = MemCache::budgeted(ZeAllocator::new(Handles { context: context.0, device: root }), &shared.budget);
         Ok(ZeDevice {
-            shared: DeviceShared::new(),
-            statics: Arc::new(MemCache::new(ZeAllocator::new(Handles {
-                context: context.0,
-                device: root,
-            }))),
+            shared,
+            statics,
             kernels: Mutex::new(HashMap::new()),
             modules: Mutex::new(HashMap::new()),
             tiles,

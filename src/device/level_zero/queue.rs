@@ -104,10 +104,7 @@ impl ZeQueue {
             destroy(&state);
             return Err(e);
         }
-        let memcache = Arc::new(MemCache::new(ZeAllocator::new(Handles {
-            context: dev.context(),
-            device,
-        })));
+        let memcache = MemCache::budgeted(ZeAllocator::new(Handles { context: dev.context(), device }), &dev.shared_data().budget);
         let sync_each = std::env::var("XEHE_SYNC").is_ok_and(|v| v == "1");
         Ok(ZeQueue {
             dev,

@@ -62,6 +62,8 @@ impl RawAllocator for ClAllocator {
             .map(ClMem)
             .map_err(|e| dev_err(&format!("clCreateBuffer of {bytes} bytes failed"), opencl3::error_codes::ClError(e)))
     }
+    // clReleaseMemObject defers the release until the commands using the buffer finished.
+    const FREE_WAITS_FOR_WORK: bool = true;
     fn free(&self, ptr: ClMem) {
         // SAFETY: `ptr` came from `alloc`; OpenCL frees it once commands using it have finished.
         // A failure cannot be reported (drop path) and leaks at worst.

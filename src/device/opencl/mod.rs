@@ -288,7 +288,8 @@ impl OpenClDevice {
             }
         };
         let max_alloc = dev.max_mem_alloc_size().map_err(|e| dev_err("largest allocation", e))?;
-        let statics = Arc::new(MemCache::new(ClAllocator::new(&context, max_alloc)));
+        let shared = DeviceShared::new();
+        let statics = MemCache::budgeted(ClAllocator::new(&context, max_alloc), &shared.budget);
         // Read-only data is never recycled: a key dropped while another queue's kernels still
         // read it is released for real, which OpenCL defers until those commands finished.
         statics.set_enabled(false);
@@ -307,7 +308,7 @@ impl OpenClDevice {
             programs: Mutex::new(HashMap::new()),
             kernels: Mutex::new(HashMap::new()),
             statics,
-            shared: DeviceShared::new(),
+            shared,
             max_alloc,
         })
     }

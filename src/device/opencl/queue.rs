@@ -67,7 +67,7 @@ impl ClQueue {
         // SAFETY: the device id is one of those the context was created for.
         let queue = unsafe { CommandQueue::create(dev.context(), id, CL_QUEUE_PROFILING_ENABLE) }
             .map_err(|e| dev_err("creating queue", e))?;
-        let memcache = Arc::new(MemCache::new(ClAllocator::new(dev.context(), dev.max_alloc())));
+        let memcache = MemCache::budgeted(ClAllocator::new(dev.context(), dev.max_alloc()), &dev.shared_data().budget);
         let sync_each = std::env::var("XEHE_SYNC").is_ok_and(|v| v == "1");
         Ok(ClQueue { dev, tile, queue, memcache, profiler: Profiler::new(), pending: Mutex::new(Vec::new()), sync_each, siblings: Mutex::new(Vec::new()) })
     }

@@ -1,0 +1,366 @@
+//! The device memory budget: a limit on the bytes a process allocates on each device
+//! (`--device-memory SIZE`, `XEHE_DEVICE_MEMORY`, [`set_device_memory`]), so that work sized
+//! for a large GPU runs on a smaller one, and an account of those bytes by category.
+//!
+//! Every allocation of a device's memcaches (its queues' and its read-only statics) counts
+//! against the device's [`DeviceBudget`]. When an allocation would pass the limit, the memcache
+//! first returns its idle pooled buffers to the device, then the budget asks the device's other
+//! memcaches for theirs and the registered [`Evict`] caches (a network's encoded diagonals) to
+//! drop device copies that can be uploaded again; only when nothing more can be given back does
+//! the allocation fail, with [`Error::DeviceMemory`] naming what needed how much against which
+//! limit. Nothing reaches the driver's own out-of-memory path while the limit is below the
+//! device's memory.
+//!
+//! Categories: what is allocated while a thread runs inside [`with_category`] counts as that
+//! category — key-switching keys ([`MemoryCategory::Keys`]), read-only plaintexts such as a
+//! linear transform's diagonals ([`MemoryCategory::Plaintexts`]) — and everything else, with
+//! the memcaches' idle pools, as [`MemoryCategory::Working`]. Read-only data is allocated
+//! outside the pools, so that dropping it returns its memory to the device at once.
+
+use crate::{Error, Result};
+use parking_lot::Mutex;
+use std::cell::Cell;
+use std::sync::{Arc, Weak};
+
+/// The environment variable read when no limit was set through [`set_device_memory`].
+pub const VARIABLE: &str = "XEHE_DEVICE_MEMORY";
+
+/// What an allocation holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MemoryCategory {
+    /// Key-switching keys (relinearization, Galois, bootstrapping keys).
+    Keys,
+    /// Read-only plaintexts (a linear transform's diagonals, the DFT's).
+    Plaintexts,
+    /// Ciphertexts, temporaries, tables and the memcaches' idle pools.
+    Working,
+}
+
+impl MemoryCategory {
+    fn index(self) -> usize {
+        self as usize
+    }
+    /// Lower-case name, for messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            MemoryCategory::Keys => "keys",
+            MemoryCategory::Plaintexts => "plaintexts",
+            MemoryCategory::Working => "working memory",
+        }
+    }
+}
+
+/// Device bytes by category.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct MemoryUse {
+    /// Key-switching keys.
+    pub keys: u64,
+    /// Read-only plaintexts.
+    pub plaintexts: u64,
+    /// Everything else, the memcaches' idle pools included.
+    pub working: u64,
+}
+
+impl MemoryUse {
+    /// All categories.
+    pub fn total(&self) -> u64 {
+        self.keys + self.plaintexts + self.working
+    }
+    /// The larger of each field (over the devices of a run).
+    pub fn max(self, o: MemoryUse) -> MemoryUse {
+        if o.total() > self.total() {
+            o
+        } else {
+            self
+        }
+    }
+}
+
+impl std::fmt::Display for MemoryUse {
+    /// `12.34 GiB (keys …, plaintexts …, working …)`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} (keys {}, plaintexts {}, working {})",
+            format_size(self.total()),
+            format_size(self.keys),
+            format_size(self.plaintexts),
+            format_size(self.working)
+        )
+    }
+}
+
+/// A report line: `device memory at its peak: … , budget …` (or `no budget`).
+pub fn peak_line(peak: &MemoryUse, budget: Option<u64>) -> String {
+    let budget = budget.map_or("no budget".to_string(), |b| format!("budget {}", format_size(b)));
+    format!("device memory at its peak: {peak}, {budget}")
+}
+
+thread_local! {
+    static CATEGORY: Cell<MemoryCategory> = const { Cell::new(MemoryCategory::Working) };
+}
+
+/// Run `f` with this thread's allocations counted as `category` (and kept out of the pools
+/// when it is not `Working`).
+pub fn with_category<T>(category: MemoryCategory, f: impl FnOnce() -> T) -> T {
+    let before = CATEGORY.with(|c| c.replace(category));
+    struct Restore(MemoryCategory);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            CATEGORY.with(|c| c.set(self.0));
+        }
+    }
+    let _restore = Restore(before);
+    f()
+}
+
+/// The category of this thread's allocations now.
+pub fn current_category() -> MemoryCategory {
+    CATEGORY.with(Cell::get)
+}
+
+/// A size: bytes, or a number with `KiB`, `MiB`, `GiB`, `TiB` (powers of 1024) or `KB`, `MB`,
+/// `GB`, `TB` (powers of 1000); `24GiB`, `512MiB`, `1.5GiB`, `1000000`.
+///
+/// # Errors
+/// `InvalidArgument` naming the text.
+pub fn parse_size(text: &str) -> Result<u64> {
+    let t = text.trim();
+    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
+    let (number, unit) = t.split_at(split);
+    let unit_bytes: f64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1.0,
+        "kib" | "k" => 1024.0,
+        "mib" | "m" => 1024.0 * 1024.0,
+        "gib" | "g" => 1024.0 * 1024.0 * 1024.0,
+        "tib" | "t" => 1024f64.powi(4),
+        "kb" => 1e3,
+        "mb" => 1e6,
+        "gb" => 1e9,
+        "tb" => 1e12,
+        _ => return Err(Error::InvalidArgument(format!("device memory '{text}': a size such as 24GiB, 512MiB or a byte count"))),
+    };
+    match number.parse::<f64>() {
+        Ok(v) if v > 0.0 && v.is_finite() => Ok((v * unit_bytes) as u64),
+        _ => Err(Error::InvalidArgument(format!("device memory '{text}': a positive size such as 24GiB, 512MiB or a byte count"))),
+    }
+}
+
+/// `bytes` as `12.3 GiB` / `456.0 MiB`, for messages.
+pub fn format_size(bytes: u64) -> String {
+    let b = bytes as f64;
+    if b >= 1024f64.powi(3) {
+        format!("{:.2} GiB", b / 1024f64.powi(3))
+    } else {
+        format!("{:.1} MiB", b / 1024f64.powi(2))
+    }
+}
+
+/// `Some(limit)` set by [`set_device_memory`], `None` while unset (then the variable decides).
+static LIMIT: Mutex<Option<Option<u64>>> = Mutex::new(None);
+
+/// Limit every device of this process, open or opened later, to `limit` bytes (`None`: no
+/// limit), whatever [`VARIABLE`] says. Work already on a device keeps its memory; the limit
+/// applies from the next allocation on.
+pub fn set_device_memory(limit: Option<u64>) {
+    *LIMIT.lock() = Some(limit);
+}
+
+/// The limit in force: [`set_device_memory`]'s, else [`VARIABLE`]'s, else none.
+///
+/// # Errors
+/// `InvalidArgument` when the variable holds no size.
+pub fn device_memory() -> Result<Option<u64>> {
+    if let Some(l) = *LIMIT.lock() {
+        return Ok(l);
+    }
+    match std::env::var(VARIABLE) {
+        Ok(v) if !v.trim().is_empty() => parse_size(&v).map(Some).map_err(|e| match e {
+            Error::InvalidArgument(m) => Error::InvalidArgument(format!("{VARIABLE}: {m}")),
+            e => e,
+        }),
+        _ => Ok(None),
+    }
+}
+
+/// A memcache's idle pool, which the budget may ask to return its buffers to the device.
+pub trait Reclaim: Send + Sync {
+    /// Free every idle pooled buffer (skipping the work when the cache is busy); the bytes freed.
+    fn reclaim_idle(&self) -> u64;
+}
+
+/// A cache of read-only device data that can drop device copies and upload them again when
+/// next used (a network's encoded diagonals).
+pub trait Evict: Send + Sync {
+    /// Drop the device copies of one unit of data not in use now; `false` when nothing is left
+    /// to drop.
+    fn evict_one(&self) -> bool;
+}
+
+static EVICTORS: Mutex<Vec<Weak<dyn Evict>>> = Mutex::new(Vec::new());
+
+/// Register a cache the budgets may ask for memory ([`Evict`]); it stays registered while it
+/// lives.
+pub fn register_evictor(cache: Weak<dyn Evict>) {
+    let mut v = EVICTORS.lock();
+    v.retain(|w| w.strong_count() > 0);
+    if !v.iter().any(|w| w.ptr_eq(&cache)) {
+        v.push(cache);
+    }
+}
+
+#[derive(Debug, Default)]
+struct Account {
+    /// Bytes allocated on the device (pooled or not).
+    allocated: u64,
+    /// Bytes handed out, by category.
+    active: [u64; 3],
+    /// The categories when `allocated` was largest.
+    peak: MemoryUse,
+}
+
+impl Account {
+    fn usage(&self) -> MemoryUse {
+        let keys = self.active[MemoryCategory::Keys.index()];
+        let plaintexts = self.active[MemoryCategory::Plaintexts.index()];
+        MemoryUse { keys, plaintexts, working: self.allocated.saturating_sub(keys + plaintexts) }
+    }
+}
+
+/// The memory account of one device, shared by its memcaches.
+#[derive(Default)]
+pub struct DeviceBudget {
+    name: String,
+    account: Mutex<Account>,
+    caches: Mutex<Vec<Weak<dyn Reclaim>>>,
+}
+
+impl std::fmt::Debug for DeviceBudget {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "DeviceBudget({}, {:?})", self.name, self.usage())
+    }
+}
+
+impl DeviceBudget {
+    /// The account of the device called `name` (for messages).
+    pub fn new(name: impl Into<String>) -> Arc<Self> {
+        Arc::new(DeviceBudget { name: name.into(), ..Default::default() })
+    }
+
+    /// Register a memcache of this device, whose idle pool the budget may reclaim.
+    pub fn register(&self, cache: Weak<dyn Reclaim>) {
+        let mut v = self.caches.lock();
+        v.retain(|w| w.strong_count() > 0);
+        v.push(cache);
+    }
+
+    /// Bytes in use now, by category.
+    pub fn usage(&self) -> MemoryUse {
+        self.account.lock().usage()
+    }
+
+    /// The categories at the largest allocation total since the device opened (or
+    /// [`DeviceBudget::reset_peak`]).
+    pub fn peak(&self) -> MemoryUse {
+        self.account.lock().peak
+    }
+
+    /// Start a new peak from the bytes in use now.
+    pub fn reset_peak(&self) {
+        let mut a = self.account.lock();
+        a.peak = a.usage();
+    }
+
+    /// Count `bytes` more allocated if the limit allows.
+    pub(crate) fn try_reserve(&self, bytes: u64) -> Result<bool> {
+        let limit = device_memory()?;
+        let mut a = self.account.lock();
+        if limit.is_some_and(|l| a.allocated + bytes > l) {
+            return Ok(false);
+        }
+        a.allocated += bytes;
+        if a.allocated > a.peak.total() {
+            a.peak = a.usage();
+        }
+        Ok(true)
+    }
+
+    /// Count `bytes` freed.
+    pub(crate) fn unreserve(&self, bytes: u64) {
+        let mut a = self.account.lock();
+        a.allocated = a.allocated.saturating_sub(bytes);
+    }
+
+    /// Count `bytes` of `category` handed out (`true`) or returned (`false`).
+    pub(crate) fn activate(&self, category: MemoryCategory, bytes: u64, on: bool) {
+        let mut a = self.account.lock();
+        let c = &mut a.active[category.index()];
+        *c = if on { *c + bytes } else { c.saturating_sub(bytes) };
+        if on && a.allocated >= a.peak.total() {
+            a.peak = a.usage();
+        }
+    }
+
+    /// Ask the device's memcaches for their idle pools, then the evictors for device copies,
+    /// until `bytes` more fit the limit. Called without any memcache lock held.
+    pub(crate) fn reclaim(&self, bytes: u64) -> Result<bool> {
+        let caches: Vec<Arc<dyn Reclaim>> = self.caches.lock().iter().filter_map(Weak::upgrade).collect();
+        for c in &caches {
+            c.reclaim_idle();
+        }
+        if self.fits(bytes)? {
+            return Ok(true);
+        }
+        let evictors: Vec<Arc<dyn Evict>> = EVICTORS.lock().iter().filter_map(Weak::upgrade).collect();
+        for e in &evictors {
+            while e.evict_one() {
+                for c in &caches {
+                    c.reclaim_idle();
+                }
+                if self.fits(bytes)? {
+                    return Ok(true);
+                }
+            }
+        }
+        self.fits(bytes)
+    }
+
+    fn fits(&self, bytes: u64) -> Result<bool> {
+        let limit = device_memory()?;
+        Ok(limit.is_none_or(|l| self.account.lock().allocated + bytes <= l))
+    }
+
+    /// The error of an allocation of `bytes` that does not fit.
+    pub(crate) fn exceeded(&self, bytes: u64) -> Error {
+        let limit = device_memory().ok().flatten().unwrap_or(u64::MAX);
+        let usage = self.usage();
+        Error::DeviceMemory { needed: bytes, category: current_category().name(), in_use: usage, budget: limit, device: self.name.clone() }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_parse_with_units() {
+        assert_eq!(parse_size("24GiB").unwrap(), 24 << 30);
+        assert_eq!(parse_size("512MiB").unwrap(), 512 << 20);
+        assert_eq!(parse_size("1.5 GiB").unwrap(), 3 << 29);
+        assert_eq!(parse_size("2GB").unwrap(), 2_000_000_000);
+        assert_eq!(parse_size("4096").unwrap(), 4096);
+        for bad in ["", "GiB", "-1GiB", "12 parsecs", "0"] {
+            assert!(parse_size(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn categories_follow_the_thread_scope() {
+        assert_eq!(current_category(), MemoryCategory::Working);
+        let inner = with_category(MemoryCategory::Keys, || {
+            with_category(MemoryCategory::Plaintexts, current_category)
+        });
+        assert_eq!(inner, MemoryCategory::Plaintexts);
+        assert_eq!(current_category(), MemoryCategory::Working);
+    }
+}
