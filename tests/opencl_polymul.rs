@@ -1,6 +1,7 @@
-//! The fused NTT–Hadamard polynomial product on OpenCL (seeds/004 Algorithm 8) against the CPU
-//! product (forward NTTs, dyadic product, inverse NTT), bit for bit: N = 2^10 (one launch) and
-//! 2^13 (global rounds around the fused kernel) with 30/50/60-bit primes,
+//! The fused NTT–Hadamard polynomial product on OpenCL (Algorithm 8 of Shivdikar et al.,
+//! "Accelerating Polynomial Multiplication for Homomorphic Encryption on GPUs", IEEE SEED 2022)
+//! against the CPU product (forward NTTs, dyadic product, inverse NTT), bit for bit: N = 2^10
+//! (one launch) and 2^13 (global rounds around the fused kernel) with 30/50/60-bit primes,
 //! random and edge data (0, q−1), plus Özerk's N=256, q=7681. Prints SKIP and passes without
 //! an OpenCL device.
 #![cfg(feature = "opencl")]
