@@ -6,6 +6,9 @@
 //! an OpenCL device.
 #![cfg(feature = "opencl")]
 
+mod common;
+
+use common::rng::Rng;
 use std::io::Write as _;
 use std::sync::{Arc, OnceLock};
 use xehe::device::gpu::ntt::DeviceNttTables;
@@ -26,16 +29,6 @@ fn device() -> Option<&'static ClQueue> {
         Some(ClQueue::from_env().expect("an OpenCL device is listed but does not open"))
     })
     .as_ref()
-}
-
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
 }
 
 /// `rows` rows below each row's prime, with 0 and q−1 planted and one row all q−1.
