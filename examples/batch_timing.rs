@@ -1,8 +1,9 @@
-//! Throughput of the batched evaluator (seeds/003 TensorFHE's operation-level batching)
-//! for BENCHMARKS.md, next to TensorFHE's A100 figures.
+//! Throughput of the batched evaluator (the operation-level batching of Fan, Wang, Xu, Hou,
+//! Meng, Zhang, "TensorFHE: Achieving Practical Computation on Encrypted Data Using GPGPU",
+//! HPCA 2023, §IV-D) for BENCHMARKS.md, next to TensorFHE's A100 figures.
 //!
-//! * HEAX sets A/B/C of seeds/003 (N = 2^12 / 2^13 / 2^14, log PQ = 108 / 217 / 437), with these
-//!   SEAL-style coeff_modulus (the last prime is the special prime of key switching):
+//! * HEAX sets A/B/C of TensorFHE's §VI-B (N = 2^12 / 2^13 / 2^14, log PQ = 108 / 217 / 437),
+//!   with these SEAL-style coeff_modulus (the last prime is the special prime of key switching):
 //!   A = 36,36,36 (2 data primes); B = 43,43,43,44,44 (4); C = 48×8,53 (8). Per set, with B
 //!   instances as large as the byte budget allows without splitting: batched NTT throughput
 //!   (one limb-major launch sequence over B × L rows of the top level; row NTTs/s and

@@ -1,7 +1,8 @@
 //! NTT throughput: butterfly kernels (`--variants`, default radix8-slm and four-step-2d) against
-//! the matrix-product NTT on CUDA cores and on tensor cores (seeds/003 TensorFHE). Every result is first
-//! checked against the CPU NTT bit for bit (MISMATCH and exit 1 on any difference), then timed
-//! over many repetitions after a warm-up (synchronize + wall clock).
+//! the matrix-product NTT on CUDA cores and on tensor cores (Fan, Wang, Xu, Hou, Meng, Zhang,
+//! "TensorFHE: Achieving Practical Computation on Encrypted Data Using GPGPU", HPCA 2023, §IV-B/C).
+//! Every result is first checked against the CPU NTT bit for bit (MISMATCH and exit 1 on any
+//! difference), then timed over many repetitions after a warm-up (synchronize + wall clock).
 //!
 //! ```text
 //! cargo run --release --example matntt_timing [-- --bits 30,60 --rows 64,1024 --log-n 12..16 --backend cuda|opencl --inverse --seconds 0.3 --variants radix8-slm,four-step-2d]

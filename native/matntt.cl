@@ -1,5 +1,7 @@
 /*
- * matntt.cl — the negacyclic NTT (forward and inverse) as two matrix products (seeds/003 TensorFHE Eq. 9;
+ * matntt.cl — the negacyclic NTT (forward and inverse) as two matrix products (Eq. 9 of
+ * Fan, Wang, Xu, Hou, Meng, Zhang, "TensorFHE: Achieving Practical Computation on Encrypted Data
+ * Using GPGPU", HPCA 2023;
  * formulas, the bit-reversal folding and the slicing scheme in src/math/matrix_ntt.rs; host side
  * src/device/gpu/matntt.rs).
  *

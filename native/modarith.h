@@ -158,7 +158,8 @@ DECLSPEC u64 barrett_reduce_64(u64 x, u64 q, u64 r1)
 }
 
 /*
- * a * b mod q by Shivdikar et al.'s Algorithm 4 (seeds/004; Dhem–Quisquater Barrett with
+ * a * b mod q by Shivdikar et al.'s Algorithm 4 ("Accelerating Polynomial Multiplication for
+ * Homomorphic Encryption on GPUs", IEEE SEED 2022, §II-B; Dhem–Quisquater Barrett with
  * α = m+1, β = −2): m = bit length of q (m <= 62), mu = floor(2^(2m+1) / q);
  * c = x >> (m−2), quot = (c·mu) >> (m+3), rem = x − quot·q, one conditional subtraction.
  * a, b < q. Host model: crate::math::shivdikar.

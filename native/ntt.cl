@@ -10,7 +10,8 @@
  * Inverse: Gentleman–Sande, bit-reversed in, natural out. Outputs are canonical, so every
  * variant is bit-identical to the CPU NTT (and to SEAL's).
  *
- * Variants (paper §V-B/C/D, Fig. 12–15; seeds/004; launch plans in src/device/ntt_plan.rs):
+ * Variants (paper §V-B/C/D, Fig. 12–15; Shivdikar et al., "Accelerating Polynomial Multiplication
+ * for Homomorphic Encryption on GPUs", IEEE SEED 2022, §V; launch plans in src/device/ntt_plan.rs):
  * radix-2 one round per launch through global memory (the naive baseline); radix-4/8/16
  * register kernels doing log2(R) rounds per launch (one generic body, ntt_{fwd,inv}_radix{R});
  * a shared-local-memory (SLM) kernel that finishes all rounds whose butterflies stay inside
@@ -1219,7 +1220,7 @@ KERNEL_CLUSTER_INV_FQ ntt_inv_cluster_from_u64(GLOBAL_AS u64 *data, CONST_AS u64
 }
 #endif /* XEHE_CLUSTER on sm_90+ */
 
-/* ---------------- 2D / four-step (seeds/004 §2D NTT, with the twist it omits) ---------------- */
+/* ------- 2D / four-step (Shivdikar et al. §V-A3's 2D NTT, with the twist it omits) ------- */
 
 /*
  * N = N1 × N2 (log_n1 = log2 N1, N2 = XEHE_SLM_TILE), data viewed row-major as N1 rows × N2
@@ -1337,7 +1338,8 @@ KERNEL_FQ void ntt_inv_cols_u64(GLOBAL_AS u64 *data, CONST_AS u64 *iroots, CONST
 /* ---------------- polynomial multiplication, NTT fused with the Hadamard product ---------------- */
 
 /*
- * seeds/004 Algorithm 8 with the corrected truncations (shared/notes/seeds-extraction.md): the
+ * Shivdikar et al.'s Algorithm 8 (§III-B) with the truncations corrected (the truncated
+ * Gentleman–Sande transform drops the first round, not the last as the paper's text says): the
  * forward NTTs of a and b stop before their last Cooley–Tukey round; that round, the pointwise
  * product and the first Gentleman–Sande round fold into one step per pair (x, y) with twiddle w:
  *   U = 2(x_a·x_b + (w·y_a)(w·y_b)),  V = 2(x_a·y_b + y_a·x_b)  (mod q),

@@ -1,8 +1,8 @@
 /*
  * rns.cl — RNS base conversion for hybrid key switching (src/ckks/hybrid.rs: ModUp and ModDown;
  * SEAL util::BaseConverter, Bajard–Eynard–Hasan–Zucca FastBConv; generalized key switching of
- * seeds/003). The host glue is src/device/gpu/hybrid.rs; the arithmetic is the CPU reference's
- * (src/math/base_conv.rs), so results are bit-identical.
+ * TensorFHE, Fan et al., HPCA 2023, §II-B). The host glue is src/device/gpu/hybrid.rs; the
+ * arithmetic is the CPU reference's (src/math/base_conv.rs), so results are bit-identical.
  */
 #include "modarith.h"
 

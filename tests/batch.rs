@@ -3,13 +3,13 @@
 //! the OpenCL backend (pocl's CPU device in CI) or the default GPU queue, for N = 4096 / 8192 and
 //! B ∈ {1, 3, 8}, with and without splitting into sub-batches. Without a device the device part
 //! prints why it was skipped.
+
+mod common;
+
+use common::rng::Rng;
+use common::skip;
 use std::sync::Arc;
 use xehe::*;
-
-fn skip(why: &str) {
-    use std::io::Write;
-    let _ = writeln!(std::io::stderr().lock(), "SKIP {why}");
-}
 
 /// The default GPU queue, else an OpenCL queue on any OpenCL device (pocl).
 fn device_queue() -> Option<Queue> {
@@ -212,14 +212,9 @@ fn grouped_ntt_matches_cpu_for_every_variant() {
             .collect();
         let dt = DeviceNttTables::new(&dev, &tables).unwrap();
         let rows = 2 * l * bsz;
-        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut rng = Rng(0x2545_f491_4f6c_dd1d);
         let host: Vec<u64> = (0..rows * n)
-            .map(|i| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                x % primes[(i / n / bsz) % l].value()
-            })
+            .map(|i| rng.next() % primes[(i / n / bsz) % l].value())
             .collect();
         for (dir, f) in [
             (

@@ -6,9 +6,8 @@ use std::sync::OnceLock;
 use xehe::circuits::bootstrapping::{BootstrappingKeys, BootstrappingParameters, Bootstrapper};
 use xehe::*;
 
-#[path = "common/queues.rs"]
-mod queues;
-use queues::queues;
+mod common;
+use common::queues::queues;
 
 fn on(ct: &Ciphertext, q: &Queue) -> Ciphertext {
     let mut c = ct.clone();
@@ -17,12 +16,9 @@ fn on(ct: &Ciphertext, q: &Queue) -> Ciphertext {
 }
 
 fn same(name: &str, gpu: Result<Ciphertext>, cpu: Result<Ciphertext>) {
-    let mut g = gpu.unwrap_or_else(|e| panic!("{name} on the device: {e}"));
+    let g = gpu.unwrap_or_else(|e| panic!("{name} on the device: {e}"));
     let c = cpu.unwrap_or_else(|e| panic!("{name} on the CPU: {e}"));
-    assert!(g.is_gpu(), "{name}: the result should stay on the device");
-    g.download().unwrap();
-    assert_eq!((g.parms_id(), g.size(), g.scale()), (c.parms_id(), c.size(), c.scale()), "{name}: metadata");
-    assert!(g.data() == c.data(), "{name}: the device result differs from the CPU reference");
+    common::same_on_device(name, &g, &c);
 }
 
 struct Setup {

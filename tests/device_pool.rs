@@ -2,14 +2,13 @@
 //! backend's results word for word, in the items' order. Runs on every CUDA device and on an
 //! OpenCL device (pocl in CI; two queues of it stand in for two devices); prints why it was
 //! skipped without any.
+
+mod common;
+
+use common::skip;
 use std::sync::Arc;
 use xehe::device::DevicePool;
 use xehe::*;
-
-fn skip(why: &str) {
-    use std::io::Write;
-    let _ = writeln!(std::io::stderr().lock(), "SKIP {why}");
-}
 
 #[cfg(feature = "opencl")]
 fn opencl_queue() -> Result<Queue> {

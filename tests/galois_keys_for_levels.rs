@@ -9,9 +9,8 @@ use xehe::circuits::keys::KeySet;
 use xehe::circuits::lintrans::{bsgs_galois_elements, evaluate_linear_transforms, Diagonals, LinearMap, LinearTransform};
 use xehe::*;
 
-#[path = "common/queues.rs"]
-mod queues;
-use queues::queues;
+mod common;
+use common::queues::queues;
 
 /// N = 8192, seven data primes; hybrid α = 2, dnum = 4 (digits of 2 primes).
 struct Setup {

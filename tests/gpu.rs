@@ -3,14 +3,12 @@
 //! N = 4096 … 65536, and the OpenCL backend on any OpenCL device (pocl's CPU device in CI: N ≤
 //! 16384 there); several threads driving separate queues; ciphertexts dropped while their kernels
 //! are still queued; device out-of-memory. Without a device each test prints why it was skipped.
+
+mod common;
+
+use common::skip;
 use std::sync::Arc;
 use xehe::*;
-
-/// Print a skip reason past the test harness's output capture, so it shows in every run.
-fn skip(why: &str) {
-    use std::io::Write;
-    let _ = writeln!(std::io::stderr().lock(), "SKIP {why}");
-}
 
 /// Tests take turns on the devices (one of them fills device memory on purpose): each holds
 /// this lock while it runs.

@@ -9,16 +9,8 @@ use xehe::*;
 #[path = "common/helr.rs"]
 mod helr_setup;
 
-#[path = "common/queues.rs"]
-mod queues;
-
-fn same(name: &str, g: &Ciphertext, c: &Ciphertext) {
-    let mut g = g.clone();
-    assert!(g.is_gpu(), "{name}: the result should stay on the device");
-    g.download().unwrap();
-    assert_eq!((g.parms_id(), g.size(), g.scale()), (c.parms_id(), c.size(), c.scale()), "{name}: metadata");
-    assert!(g.data() == c.data(), "{name}: the device result differs from the CPU reference");
-}
+mod common;
+use common::{queues, same_on_device};
 
 #[test]
 fn training_on_the_device_equals_the_cpu() {
@@ -51,12 +43,12 @@ fn compare(tr: &Trainer, enc: &Encryptor, layout: &Layout, q: &Queue) {
         if tr.needs_refresh(&cpu).unwrap() {
             cpu = tr.refresh(&cpu).unwrap();
             gpu = tr.refresh(&gpu).unwrap();
-            same("refresh w", &gpu.w, &cpu.w);
-            same("refresh v", &gpu.v, &cpu.v);
+            same_on_device("refresh w", &gpu.w, &cpu.w);
+            same_on_device("refresh v", &gpu.v, &cpu.v);
         }
         cpu = tr.iterate(&cpu, &batch, s.gradient_scale(128), s.eta(t)).unwrap();
         gpu = tr.iterate(&gpu, &gbatch, s.gradient_scale(128), s.eta(t)).unwrap();
-        same(&format!("iteration {t} w"), &gpu.w, &cpu.w);
-        same(&format!("iteration {t} v"), &gpu.v, &cpu.v);
+        same_on_device(&format!("iteration {t} w"), &gpu.w, &cpu.w);
+        same_on_device(&format!("iteration {t} v"), &gpu.v, &cpu.v);
     }
 }

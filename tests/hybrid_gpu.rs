@@ -6,9 +6,8 @@
 //! device (pocl's CPU device in CI). Without a device each test prints why it was skipped.
 use xehe::*;
 
-#[path = "common/queues.rs"]
-mod queues;
-use queues::queues;
+mod common;
+use common::queues::queues;
 
 fn on_gpu(ct: &Ciphertext, q: &Queue) -> Ciphertext {
     let mut c = ct.clone();

@@ -10,6 +10,10 @@
 //!   the asm.
 #![cfg(feature = "opencl")]
 
+mod common;
+
+use common::rng::Rng;
+use common::skip;
 use opencl3::command_queue::CommandQueue;
 use opencl3::kernel::{ExecuteKernel, Kernel};
 use opencl3::memory::{Buffer, CL_MEM_READ_WRITE};
@@ -60,11 +64,6 @@ fn source() -> String {
     s + KERNEL
 }
 
-fn skip(why: &str) {
-    use std::io::Write;
-    let _ = writeln!(std::io::stderr().lock(), "SKIP {why}");
-}
-
 /// Run the check kernel built with `options` on `(a, b)`; `out[5i..5i+5]` = (v.lo, v.hi, w.lo,
 /// w.hi, add_mod(a mod Q, b mod Q, Q)).
 fn run(dev: &OpenClDevice, options: &str, a: &[u64], b: &[u64]) -> Vec<u64> {
@@ -105,13 +104,7 @@ fn run(dev: &OpenClDevice, options: &str, a: &[u64], b: &[u64]) -> Vec<u64> {
 }
 
 fn inputs() -> (Vec<u64>, Vec<u64>) {
-    let mut x = 0x9e37_79b9_7f4a_7c15u64;
-    let mut next = || {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x
-    };
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
     let edge = [
         0u64,
         1,
@@ -128,8 +121,8 @@ fn inputs() -> (Vec<u64>, Vec<u64>) {
         .collect();
     let mut b: Vec<u64> = edge.iter().flat_map(|_| edge.iter().copied()).collect();
     for _ in 0..4096 {
-        a.push(next());
-        b.push(next() >> (next() % 64));
+        a.push(rng.next());
+        b.push(rng.next() >> (rng.next() % 64));
     }
     (a, b)
 }

@@ -4,27 +4,16 @@
 //! 50/60-bit). 30/50/60-bit primes, two primes per set, random rows with 0 and q−1 planted, an
 //! all-0 and an all-(q−1) row, limb-major batches. Without a device each test prints why it
 //! was skipped.
+
+mod common;
+
+use common::rng::Rng;
+use common::skip;
 use std::sync::Arc;
 use xehe::device::gpu::matntt::{DeviceMatNtt, MatNttKind, NttDirection};
 use xehe::device::gpu::GpuQueue;
 use xehe::math::ntt::NttTables;
 use xehe::{CoeffModulus, Modulus};
-
-fn skip(why: &str) {
-    use std::io::Write;
-    let _ = writeln!(std::io::stderr().lock(), "SKIP {why}");
-}
-
-/// xorshift64: deterministic test data.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-}
 
 /// `rows` rows, row `r` under prime `(r / per) % k`: random below the prime with 0 and q−1
 /// planted; row 1 all q−1, row 2 all 0.

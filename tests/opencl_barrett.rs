@@ -4,6 +4,9 @@
 //! OpenCL device.
 #![cfg(feature = "opencl")]
 
+mod common;
+
+use common::rng::Rng;
 use std::io::Write as _;
 use xehe::device::kernels::Family;
 use xehe::device::gpu::{Arg, Geometry, GpuQueue};
@@ -26,21 +29,15 @@ fn shivdikar_mul_mod_matches_cpu() {
     primes.push(Modulus::new(7681).unwrap());
     let (k, log_n) = (primes.len(), 10u32);
     let n = 1usize << log_n;
-    let mut x = 0x2545_f491_4f6c_dd1du64;
-    let mut next = || {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x
-    };
+    let mut rng = Rng(0x2545_f491_4f6c_dd1d);
     let mut a = vec![0u64; k * n];
     let mut b = vec![0u64; k * n];
     for r in 0..k {
         let q = primes[r].value();
         for i in 0..n {
             let edge = [0, 1, q - 1];
-            a[r * n + i] = if i < 9 { edge[i % 3] } else { next() % q };
-            b[r * n + i] = if i < 9 { edge[i / 3] } else { next() % q };
+            a[r * n + i] = if i < 9 { edge[i % 3] } else { rng.next() % q };
+            b[r * n + i] = if i < 9 { edge[i / 3] } else { rng.next() % q };
         }
     }
     let want: Vec<u64> = (0..k * n).map(|i| primes[i / n].mul(a[i], b[i])).collect();

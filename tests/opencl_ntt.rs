@@ -4,6 +4,9 @@
 //! OpenCL device is found (pocl in CI); prints SKIP and passes when there is none.
 #![cfg(feature = "opencl")]
 
+mod common;
+
+use common::rng::Rng;
 use std::io::Write as _;
 use std::sync::{Arc, OnceLock};
 use xehe::device::gpu::ntt::{DeviceNttTables, NttVariant};
@@ -26,17 +29,6 @@ fn device() -> Option<&'static ClQueue> {
         Some(q)
     })
     .as_ref()
-}
-
-/// xorshift64: deterministic test data.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
 }
 
 /// `3k` rows: random words below each row's prime with 0 and q−1 planted, one row all q−1 and

@@ -1,10 +1,14 @@
-//! The fused NTT–Hadamard polynomial product on OpenCL (seeds/004 Algorithm 8) against the CPU
-//! product (forward NTTs, dyadic product, inverse NTT), bit for bit: N = 2^10 (one launch) and
-//! 2^13 (global rounds around the fused kernel) with 30/50/60-bit primes,
+//! The fused NTT–Hadamard polynomial product on OpenCL (Algorithm 8 of Shivdikar et al.,
+//! "Accelerating Polynomial Multiplication for Homomorphic Encryption on GPUs", IEEE SEED 2022)
+//! against the CPU product (forward NTTs, dyadic product, inverse NTT), bit for bit: N = 2^10
+//! (one launch) and 2^13 (global rounds around the fused kernel) with 30/50/60-bit primes,
 //! random and edge data (0, q−1), plus Özerk's N=256, q=7681. Prints SKIP and passes without
 //! an OpenCL device.
 #![cfg(feature = "opencl")]
 
+mod common;
+
+use common::rng::Rng;
 use std::io::Write as _;
 use std::sync::{Arc, OnceLock};
 use xehe::device::gpu::ntt::DeviceNttTables;
@@ -25,16 +29,6 @@ fn device() -> Option<&'static ClQueue> {
         Some(ClQueue::from_env().expect("an OpenCL device is listed but does not open"))
     })
     .as_ref()
-}
-
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
 }
 
 /// `rows` rows below each row's prime, with 0 and q−1 planted and one row all q−1.

@@ -4,14 +4,12 @@
 //! line and passes when no OpenCL device exists or the device cannot be partitioned.
 #![cfg(feature = "opencl")]
 
+mod common;
+
+use common::skip;
 use std::sync::Arc;
 use xehe::device::opencl::{tile_queues, unavailable_reason, ClQueue, OpenClDevice, Partition};
 use xehe::*;
-
-fn skip(why: &str) {
-    use std::io::Write;
-    let _ = writeln!(std::io::stderr().lock(), "SKIP {why}");
-}
 
 struct Fixture {
     ev: Evaluator,

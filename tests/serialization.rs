@@ -7,6 +7,7 @@
 
 mod common;
 
+use common::rng::Rng;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -249,17 +250,6 @@ fn seeded_objects_expand_like_seal() {
         assert!(seal_bytes == xehe_bytes, "{name}: SEAL's expansion differs from xehe's");
     }
     std::fs::remove_dir_all(&dir).ok();
-}
-
-/// Deterministic xorshift for the mutation test.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
 }
 
 fn hammer<T: SealLoad>(ctx: &Context, bytes: &[u8], rng: &mut Rng) {

@@ -8,9 +8,8 @@
 use xehe::device::tuning::{set_tuning, SideStreamMode, Tuning};
 use xehe::*;
 
-#[path = "common/queues.rs"]
-mod queues;
-use queues::queues;
+mod common;
+use common::queues::queues;
 
 fn same(name: &str, gpu: Result<Ciphertext>, cpu: Result<Ciphertext>) {
     let mut g = gpu.unwrap_or_else(|e| panic!("{name} on GPU: {e}"));

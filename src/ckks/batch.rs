@@ -1,5 +1,6 @@
 //! `CiphertextBatch`: B ciphertexts of one level and size, stored for operation-level batching
-//! (seeds/003, TensorFHE §IV: many identical operations in one kernel launch). No SEAL
+//! (Fan, Wang, Xu, Hou, Meng, Zhang, "TensorFHE: Achieving Practical Computation on Encrypted
+//! Data Using GPGPU", HPCA 2023, §IV-D: many identical operations in one kernel launch). No SEAL
 //! counterpart; every batched operation of [`crate::Evaluator`] (`add_batch`, `multiply_batch`,
 //! `relinearize_batch`, `rescale_to_next_batch`, `rotate_vector_batch`, …) is bit-identical, per
 //! instance, to the single-ciphertext operation.

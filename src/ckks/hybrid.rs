@@ -1,5 +1,7 @@
 //! Hybrid key switching (Han–Ki "dnum" decomposition with several special primes, as in
-//! PhantomFHE's `special_modulus_size` and TensorFHE's generalized key switching, seeds/003):
+//! PhantomFHE's `special_modulus_size` and the generalized key switching of Fan, Wang, Xu, Hou,
+//! Meng, Zhang, "TensorFHE: Achieving Practical Computation on Encrypted Data Using GPGPU",
+//! HPCA 2023, §II-B):
 //! an **extension beyond SEAL**. SEAL's keys (`RelinKeys`, `GaloisKeys`) and SEAL's
 //! `relinearize`/`apply_galois` stay unchanged and bit-exact; the hybrid keys here are separate
 //! types used through `Evaluator::{relinearize_hybrid, apply_galois_hybrid,

@@ -1,4 +1,6 @@
-//! `xehe bench matmul`: the paper's application benchmark (seeds/001 §VI-E, Fig. 20),
+//! `xehe bench matmul`: the paper's application benchmark (Zhai, Qiu, Titov, Lyashevsky,
+//! "Accelerating Encrypted Computing on Intel GPUs", book-chapter version of the IPDPS 2022
+//! paper, §VI-E, Fig. 20),
 //! encrypted element-wise polynomial matrix multiplication `C += A·B` with C m×n, A m×k and
 //! B k×n, every element a ciphertext of one N = 8192 polynomial (coeff_modulus [60, 40, 40, 60],
 //! scale 2^40, 4096 slots of values in [−1, 1]; C starts as an encrypted matrix at scale 2^80).

@@ -20,7 +20,8 @@ pub enum NttVariant {
     Radix8,
     /// Staged radix-2 whose last 4 rounds run in registers of 8-wide sub-groups, 1 register
     /// slot (2 words) per work-item, exchanged by sub-group shuffles: the paper's SIMD(8,8)
-    /// (seeds/001 §V-C, Fig. 10).
+    /// (Zhai, Qiu, Titov, Lyashevsky, "Accelerating Encrypted Computing on Intel GPUs",
+    /// book-chapter version of the IPDPS 2022 paper, §V-B3, Fig. 10).
     Shuffle8,
     /// As [`Shuffle8`](Self::Shuffle8) with 2 slots, the last 5 rounds: SIMD(16,8) (Fig. 11).
     Shuffle16,
@@ -30,13 +31,14 @@ pub enum NttVariant {
     Radix4,
     /// Radix-16 register kernels (four rounds per launch), then a radix-16 SLM kernel.
     Radix16,
-    /// 2D / four-step NTT (seeds/004): N = N1 × N2 with N2 = min(N/2, 4096); column NTTs, the
-    /// inter-phase twiddles fused with the negacyclic twist, row NTTs; two launches per
-    /// direction, output in SEAL's bit-reversed order.
+    /// 2D / four-step NTT (Shivdikar et al., "Accelerating Polynomial Multiplication for
+    /// Homomorphic Encryption on GPUs", IEEE SEED 2022, §V-A3): N = N1 × N2 with
+    /// N2 = min(N/2, 4096); column NTTs, the inter-phase twiddles fused with the negacyclic twist,
+    /// row NTTs; two launches per direction, output in SEAL's bit-reversed order.
     FourStep,
-    /// Single-block NTT (seeds/004 LOS-NTT, Özerk's one block per polynomial): the whole
-    /// transform in one work-group's shared memory, radix-2 with one barrier per round. Only
-    /// N ≤ 2^11 ([`NttPlan::new`] fails above).
+    /// Single-block NTT (Shivdikar et al.'s LOS-NTT, same paper §V-A; Özerk's one block per
+    /// polynomial): the whole transform in one work-group's shared memory, radix-2 with one
+    /// barrier per round. Only N ≤ 2^11 ([`NttPlan::new`] fails above).
     SingleBlock,
     /// Register-resident radix-8 (paper §V-D's radix-8 SLM NTT without its copy passes): mixed-radix
     /// global passes (one pass of up to radix 16 per 4 rounds, so N = 2^14 takes one radix-4

@@ -1,6 +1,8 @@
 //! Backend-neutral launch plan of the negacyclic polynomial product with the NTT fused to the
-//! Hadamard product (seeds/004 Algorithm 8, with the corrected truncated Gentleman–Sande
-//! transform of `shared/notes/seeds-extraction.md`): `c = a·b mod (X^N + 1, q)` for rows of
+//! Hadamard product (Algorithm 8, §III-B, of Shivdikar et al., "Accelerating Polynomial
+//! Multiplication for Homomorphic Encryption on GPUs", IEEE SEED 2022, with its truncated
+//! Gentleman–Sande transform corrected: the truncation drops the first GS stage, not the last
+//! as the paper's text says): `c = a·b mod (X^N + 1, q)` for rows of
 //! `a` and `b` in coefficient form, `c` in coefficient form.
 //!
 //! Data: three buffers of `rows × N` u64 words (row `r` under prime `r % k`, values canonical).

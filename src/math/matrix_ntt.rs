@@ -1,5 +1,6 @@
-//! The negacyclic NTT as two matrix products (TensorFHE, seeds/003 Eq. 9), CPU reference of the
-//! GPU kernels of `native/matntt.cl` (the device layer's `gpu::matntt`).
+//! The negacyclic NTT as two matrix products (Eq. 9, §IV-B, of Fan, Wang, Xu, Hou, Meng, Zhang,
+//! "TensorFHE: Achieving Practical Computation on Encrypted Data Using GPGPU", HPCA 2023), CPU
+//! reference of the GPU kernels of `native/matntt.cl` (the device layer's `gpu::matntt`).
 //!
 //! # Formulas
 //! `N = N1·N2`, input index `n = N2·n1 + n2` (the polynomial as an `N1 × N2` row-major matrix
@@ -12,8 +13,9 @@
 //! D[k1][k2] = Σ_{n2} C[k1][n2] · ψ^{2N1·n2·k2}               (W3: N2 × N2, ω_{N2} = ψ^{2N1})
 //! A_{k1 + N1·k2} = D[k1][k2]
 //! ```
-//! (the exact mapping of shared/notes/seeds-extraction.md; the negacyclic twist is folded into
-//! W1 and W2, so there is no separate pre-multiplication by `ψ^n`).
+//! (Eq. 9's mapping with its indices made exact, checked against the naive transform; the
+//! negacyclic twist is folded into W1 and W2, so there is no separate pre-multiplication by
+//! `ψ^n`).
 //!
 //! # Where the bit reversal enters
 //! SEAL's forward NTT leaves `out[j] = A_{bitrev_{log N}(j)}`. Writing `j = N2·j1 + j2`
@@ -23,7 +25,7 @@
 //! `k2 = bitrev(j2)`, and the second product's `N1 × N2` row-major result *is* SEAL's
 //! bit-reversed output — no permutation pass.
 //!
-//! # 8-bit slicing (TensorFHE §IV)
+//! # 8-bit slicing (TensorFHE §IV-C)
 //! A word `x < 2^{8S}` is `Σ_{s<S} x_s·2^{8s}` with bytes `x_s`. A product of two sliced
 //! matrices is `W·X = Σ_{s,t} 2^{8(s+t)} · (W_s·X_t)`: `S²` GEMMs of u8 matrices whose entries
 //! accumulate exactly in 32 bits (each entry is at most `K·255²`, and grouping the products by

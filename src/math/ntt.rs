@@ -331,7 +331,9 @@ mod tests {
 
     #[test]
     fn ozerk_parameters() {
-        // Özerk's small sets (seeds/002): N=256, q=7681 and N=1024, q=132120577.
+        // Özerk's small sets, the Kyber parameters of his report on parallel NTT/iNTT with
+        // OpenMP and CUDA (Ö. Özerk, course project report, 2020, §1): N=256, q=7681 and
+        // N=1024, q=132120577.
         for (log_n, qv) in [(8u32, 7681u64), (10, 132120577)] {
             let q = Modulus::new(qv).unwrap();
             let t = NttTables::new(log_n, q).unwrap();

@@ -62,7 +62,8 @@ pub fn dyadic_mul_assign(a: &mut [u64], b: &[u64], n: usize, moduli: &[Modulus])
 }
 
 /// `acc += a * b` element-wise with one reduction per element: the CPU form of the paper's
-/// fused `mad_mod` (seeds/001 §V-A1).
+/// fused `mad_mod` (Zhai, Qiu, Titov, Lyashevsky, "Accelerating Encrypted Computing on Intel
+/// GPUs", book-chapter version of the IPDPS 2022 paper, §V-A1).
 pub fn dyadic_mad_assign(acc: &mut [u64], a: &[u64], b: &[u64], n: usize, moduli: &[Modulus]) {
     for_limbs(acc, n, moduli, |i, c, q| {
         let r = i * n..(i + 1) * n;

@@ -1,4 +1,5 @@
-//! Shivdikar et al.'s Barrett reduction, Algorithm 4 of seeds/004 (Dhem–Quisquater with
+//! Shivdikar et al.'s Barrett reduction, Algorithm 4 (§II-B) of "Accelerating Polynomial
+//! Multiplication for Homomorphic Encryption on GPUs", IEEE SEED 2022 (Dhem–Quisquater with
 //! α = m + 1, β = −2): the host model of `mul_mod_shivdikar` in `native/modarith.h`, which
 //! `XEHE_BARRETT_SHIVDIKAR=1` makes the kernels' `mul_mod`.
 //!

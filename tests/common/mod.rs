@@ -4,6 +4,8 @@
 #![allow(dead_code)]
 
 pub mod oracle;
+pub mod queues;
+pub mod rng;
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -94,4 +96,21 @@ pub fn write_npy_f32(path: &std::path::Path, shape: &[usize], values: &[f32]) {
         bytes.extend(v.to_le_bytes());
     }
     std::fs::write(path, bytes).unwrap();
+}
+
+/// Print a skip reason past the test harness's output capture, so it shows in every run.
+pub fn skip(why: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr().lock(), "SKIP {why}");
+}
+
+/// A device result `g` equals the CPU result `c`: still on the device, same metadata
+/// (parms_id, size, scale) and the same words once downloaded.
+pub fn same_on_device(name: &str, g: &xehe::Ciphertext, c: &xehe::Ciphertext) {
+    use xehe::DeviceResident;
+    let mut g = g.clone();
+    assert!(g.is_gpu(), "{name}: the result should stay on the device");
+    g.download().unwrap();
+    assert_eq!((g.parms_id(), g.size(), g.scale()), (c.parms_id(), c.size(), c.scale()), "{name}: metadata");
+    assert!(g.data() == c.data(), "{name}: the device result differs from the CPU reference");
 }

@@ -1,13 +1,7 @@
-//! The device queues the GPU tests compare against the CPU backend (included with
-//! `#[path = "common/queues.rs"] mod queues;`).
+//! The device queues the GPU tests compare against the CPU backend (`common::queues`).
+use super::skip;
 use std::sync::Arc;
 use xehe::*;
-
-/// Print a skip reason past the test harness's output capture.
-pub fn skip(why: &str) {
-    use std::io::Write;
-    let _ = writeln!(std::io::stderr().lock(), "SKIP {why}");
-}
 
 /// The default GPU queue, and a queue on the first OpenCL device (pocl's CPU device in CI)
 /// unless the default is one; each one missing is a printed skip.

@@ -1,8 +1,10 @@
-//! Batched evaluator operations (operation-level batching, seeds/003 §IV): the same operation on
-//! every instance of a [`CiphertextBatch`], bit-identical per instance to the single-ciphertext
-//! operation. A batch marked `.gpu()` runs on its device with one launch sequence for the whole
-//! batch (split into sub-batches within the byte budget of
-//! [`crate::device::gpu::batch::set_batch_budget_bytes`]); otherwise each instance runs the CPU operation, in parallel.
+//! Batched evaluator operations (operation-level batching: Fan, Wang, Xu, Hou, Meng, Zhang,
+//! "TensorFHE: Achieving Practical Computation on Encrypted Data Using GPGPU", HPCA 2023,
+//! §IV-D): the same operation on every instance of a [`CiphertextBatch`], bit-identical per
+//! instance to the single-ciphertext operation. A batch marked `.gpu()` runs on its device with
+//! one launch sequence for the whole batch (split into sub-batches within the byte budget of
+//! [`crate::device::gpu::batch::set_batch_budget_bytes`]); otherwise each instance runs the CPU
+//! operation, in parallel.
 //!
 //! Checks are the single operations' (level, NTT form, scale, sizes, keys) and happen before
 //! anything runs; on the CPU every instance result is also checked for transparency as SEAL

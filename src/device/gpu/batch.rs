@@ -1,5 +1,6 @@
 //! The batched evaluator's operations on device buffers, for any [`GpuQueue`] (operation-level
-//! batching, seeds/003 §IV). Operands are batches of ciphertexts in words:
+//! batching: Fan, Wang, Xu, Hou, Meng, Zhang, "TensorFHE: Achieving Practical Computation on
+//! Encrypted Data Using GPGPU", HPCA 2023, §IV-D). Operands are batches of ciphertexts in words:
 //! `size × L × B × N`, limb-major, so row `r` of a polynomial block uses prime `(r / B) % L`.
 //!
 //! How each step covers the whole batch in one launch, without transposes:

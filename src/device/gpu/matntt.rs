@@ -1,5 +1,6 @@
-//! The forward NTT as two matrix products on any GPU backend (seeds/003 TensorFHE
-//! Eq. 9 and §IV): the twiddle matrices of [`MatrixNtt`] on the device and the two GEMM stages
+//! The forward NTT as two matrix products on any GPU backend (Eq. 9 and §IV-B/C of Fan, Wang,
+//! Xu, Hou, Meng, Zhang, "TensorFHE: Achieving Practical Computation on Encrypted Data Using
+//! GPGPU", HPCA 2023): the twiddle matrices of [`MatrixNtt`] on the device and the two GEMM stages
 //! of `native/matntt.cl`, on CUDA cores (portable: CUDA and OpenCL) or on tensor cores (CUDA
 //! sm_80+, 8-bit slices and integer `mma.sync`).
 //!

@@ -1,5 +1,6 @@
-//! The fused negacyclic polynomial product ([`crate::device::polymul_plan`], seeds/004
-//! Algorithm 8: NTT fused with the Hadamard product) replayed on any [`GpuQueue`].
+//! The fused negacyclic polynomial product ([`crate::device::polymul_plan`]; Algorithm 8, §III-B,
+//! of Shivdikar et al., "Accelerating Polynomial Multiplication for Homomorphic Encryption on
+//! GPUs", IEEE SEED 2022: NTT fused with the Hadamard product) replayed on any [`GpuQueue`].
 
 use super::ntt::DeviceNttTables;
 use super::{Arg, Geometry, GpuBuffer, GpuQueue};
