@@ -66,6 +66,11 @@ fn demo_text_report_and_bad_data() {
     ] {
         assert!(stdout.contains(needle), "missing `{needle}` in:\n{stdout}");
     }
+    // Where `auto` finds no GPU it says why, also when stderr is no terminal.
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if stdout.contains("device: cpu") {
+        assert!(stderr.contains("no GPU usable (") && stderr.contains("running on the CPU backend"), "{stderr}");
+    }
     let dir = std::env::temp_dir().join(format!("xehe-demo-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let bad = dir.join("bad.csv");
