@@ -12,10 +12,11 @@ from xehe.seal import (CKKSEncoder, CoeffModulus, Decryptor, EncryptionParameter
                        KeyGenerator, SEALContext, scheme_type)
 
 
-def _queue():
+def _device():
     for name in ("cuda", "opencl"):
         try:
-            return xehe.device.new_queue(name)
+            xehe.device.new_queue(name)
+            return name
         except errors.DeviceError:
             continue
     pytest.skip("no CUDA or OpenCL device (install pocl-opencl-icd for OpenCL on the CPU)")
@@ -35,7 +36,8 @@ def test_sizes_and_the_variable_default():
 
 
 def test_a_budget_too_small_raises_and_keeps_the_input():
-    q = _queue()
+    device = _device()
+    q = xehe.device.new_queue(device)
     p = EncryptionParameters(scheme_type.ckks)
     p.set_poly_modulus_degree(4096)
     p.set_coeff_modulus(CoeffModulus.Create(4096, [40, 20, 40]))
@@ -43,19 +45,22 @@ def test_a_budget_too_small_raises_and_keeps_the_input():
     kg = KeyGenerator(ctx)
     enc = CKKSEncoder(ctx)
     x = Encryptor(ctx, kg.create_public_key()).encrypt(enc.encode([0.5, -0.25], 2.0**25))
-    before = x.to_string()
     x.gpu(q)
     ev = Evaluator(ctx)
     ev.square(x)                                   # fits: the peak counts it
     peak = xehe.device.device_memory_peak(q)
     assert peak["working"] > 0 and peak["total"] == peak["keys"] + peak["plaintexts"] + peak["working"]
+    # A new queue has an empty pool: its first allocation meets the budget.
+    y = Encryptor(ctx, kg.create_public_key()).encrypt(enc.encode([0.5, -0.25], 2.0**25))
+    before = y.to_string()
+    y.gpu(xehe.device.new_queue(device))
     try:
         xehe.device.set_device_memory(1)
         with pytest.raises(errors.DeviceMemoryError, match="the budget is") as e:
-            ev.square(x)
+            ev.square(y)
         assert isinstance(e.value, errors.DeviceError)
     finally:
         xehe.device.set_device_memory(None)
-    assert x.to_string() == before                 # the input is unchanged
-    got = enc.decode(Decryptor(ctx, kg.secret_key()).decrypt(ev.square(x)))
+    assert y.to_string() == before                 # the input is unchanged
+    got = enc.decode(Decryptor(ctx, kg.secret_key()).decrypt(ev.square(y)))
     assert np.allclose(got[:2], [0.25, 0.0625], atol=1e-3)

@@ -468,26 +468,18 @@ impl LinearTransform {
         }
         Ok(elts)
     }
+    /// Every encoded plaintext (diagonal), conjugated ones included.
+    fn plaintexts(&self) -> impl Iterator<Item = &Plaintext> {
+        self.terms.values().flat_map(|m| m.values()).flat_map(|t| [&t.lin, &t.conj]).flatten()
+    }
     /// Bytes of the encoded plaintexts (host words; `(ℓ + α) × N` words each when extended).
     pub fn plaintext_bytes(&self) -> usize {
-        self.terms
-            .values()
-            .flat_map(|m| m.values())
-            .flat_map(|t| [&t.lin, &t.conj])
-            .flatten()
-            .map(|p| p.data.len() * 8)
-            .sum()
+        self.plaintexts().map(|p| p.data.len() * 8).sum()
     }
     /// Drop the device copies of the diagonals (uploaded again on next use,
     /// [`crate::device::budget::Evict`]); the bytes they held on devices.
     pub fn evict_device_copies(&self) -> usize {
-        self.terms
-            .values()
-            .flat_map(|m| m.values())
-            .flat_map(|t| [&t.lin, &t.conj])
-            .flatten()
-            .map(|p| p.gpu.evict_device_copies())
-            .sum()
+        self.plaintexts().map(|p| p.gpu.evict_device_copies()).sum()
     }
 
     /// Number of encoded plaintexts.
