@@ -89,7 +89,8 @@ fn skip_without(what: &str, tools: &[&str]) -> bool {
         Some(tool) => {
             // To stderr through its lock, past the test harness's capture (as the GPU tests'
             // SKIP lines): a passing test's reason to skip shows in every run.
-            let _ = writeln!(std::io::stderr().lock(), "SKIP: {what}: `{tool}` not found (APT_PACKAGES in .ci/run)");
+            let package = if *tool == "c++" || *tool == "cc" { "g++" } else { tool };
+            let _ = writeln!(std::io::stderr().lock(), "SKIP: {what}: `{tool}` not found (apt install {package})");
             true
         }
         None => false,
@@ -150,7 +151,7 @@ fn c_example_builds_and_runs() {
 
     // SEAL's own ciphertexts through the C program: the same bytes as SEAL's results.
     let Some(corpus) = common::oracle::corpus(true) else {
-        let _ = writeln!(std::io::stderr().lock(), "SKIP: SEAL byte-for-byte part (seal-python not installed)");
+        let _ = writeln!(std::io::stderr().lock(), "SKIP: SEAL byte-for-byte part (seal-python not installed: pip install seal-python==4.4.0 numpy)");
         return;
     };
     let set = corpus.join("n8192");
