@@ -8,7 +8,9 @@
 //!   matrices on multiplexed packings (Lee et al., ICML 2022), values divided by calibrated
 //!   bounds, bootstraps placed by level accounting;
 //! - [`encrypted`]: the server's evaluation ([`encrypted::Inference`]).
-//! - [`npy`]: NumPy arrays of images and logits.
+//! - [`npy`]: NumPy arrays of images and logits;
+//! - [`session`]: both sides in one process over a data set (`xehe infer`): keys, encryption,
+//!   evaluation, decryption, comparison with the plaintext models, throughput.
 //!
 //! The flow, for the client (who has the secret key, SEAL's or xehe's) and the server:
 //!
@@ -29,6 +31,7 @@ pub mod graph;
 pub mod npy;
 pub mod onnx;
 pub mod plain;
+pub mod session;
 pub mod sparse;
 
 use crate::circuits::bootstrapping::{Bootstrapper, BootstrappingParameters};
@@ -118,7 +121,15 @@ impl Network {
     /// # Errors
     /// As [`plain::evaluate`].
     pub fn circuit_logits(&self, image: &[f64]) -> crate::Result<Vec<f64>> {
-        let maps = plain::linear_maps(&self.graph)?;
-        Ok(plain::evaluate_circuit(&self.graph, &maps, &self.calibration, DEFAULT_MARGIN, &self.plan.sign, image)?.swap_remove(self.graph.output))
+        self.circuit_logits_with(&plain::linear_maps(&self.graph)?, image)
+    }
+
+    /// [`Network::circuit_logits`] with the graph's [`plain::linear_maps`] made once for many
+    /// images.
+    ///
+    /// # Errors
+    /// As [`plain::evaluate`].
+    pub fn circuit_logits_with(&self, maps: &[Option<sparse::AffineMap>], image: &[f64]) -> crate::Result<Vec<f64>> {
+        Ok(plain::evaluate_circuit(&self.graph, maps, &self.calibration, DEFAULT_MARGIN, &self.plan.sign, image)?.swap_remove(self.graph.output))
     }
 }

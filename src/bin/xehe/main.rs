@@ -387,8 +387,8 @@ fn infer(a: &InferArgs) -> Result<()> {
         Some(p) => Images::Npy(p.clone()),
         None => Images::FashionMnist { count: a.count, skip: a.skip, dir: a.fashion_mnist.clone() },
     };
-    let opts = InferOptions { model: a.model.clone(), images, calibration: a.calibration.clone(), params, device: a.device.choice()?, compare_cpu: a.compare_cpu, compare_steps: a.compare_steps, in_flight: a.in_flight, relu_sign: xehe::apps::nn::compile::ReluSign::parse(&a.relu_sign)? };
-    let r = xehe::cli::infer::run(&opts, &mut |m| eprintln!("xehe: {m}"))?;
+    let opts = InferOptions { model: a.model.clone(), images, calibration: a.calibration.clone(), params, compare_cpu: a.compare_cpu, compare_steps: a.compare_steps, in_flight: a.in_flight, relu_sign: xehe::apps::nn::compile::ReluSign::parse(&a.relu_sign)? };
+    let r = xehe::cli::infer::run(&opts, &a.device.choice()?, &mut |m| eprintln!("xehe: {m}"))?;
     if a.json {
         println!("{}", serde_json::to_string_pretty(&r).unwrap_or_default());
     } else {
