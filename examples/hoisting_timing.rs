@@ -45,7 +45,7 @@ fn main() -> Result<()> {
     parms.set_poly_modulus_degree(n);
     parms.set_coeff_modulus(&CoeffModulus::create(n, &bits)?);
     let ctx = Context::with_sec_level(&parms, SecLevel::None)?;
-    let ks = HybridKeySwitching::new(&ctx, KeySwitchParams::phantom(&ctx, alpha))?;
+    let ks = HybridKeySwitching::new(&ctx, KeySwitchParams::with_alpha(&ctx, alpha))?;
     let kg = KeyGenerator::new(&ctx)?;
     let steps: Vec<i32> = (1..=k as i32).collect();
     let gk = kg.create_hybrid_galois_keys_from_steps(&ks, &steps)?;

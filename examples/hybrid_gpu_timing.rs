@@ -141,7 +141,7 @@ fn main() -> Result<()> {
     let vals: Vec<f64> = (0..n / 2).map(|i| ((i % 17) as f64) / 17.0 - 0.5).collect();
     let pt = ce.encode_f64(&vals, ctx.first_parms_id(), 2f64.powi(40))?;
     let (a, b) = (enc.encrypt(&pt)?, enc.encrypt(&pt)?);
-    let ks = HybridKeySwitching::new(&ctx, KeySwitchParams::phantom(&ctx, alpha))?;
+    let ks = HybridKeySwitching::new(&ctx, KeySwitchParams::with_alpha(&ctx, alpha))?;
     let l = bits.len() - 1;
     let dnum = ks.digit_count(l);
     let key_bits: u32 = bits[..l].iter().sum::<u32>() + 60 * alpha as u32;

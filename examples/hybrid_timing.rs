@@ -42,7 +42,7 @@ fn run(n: usize) -> Result<()> {
     let ct = enc.encrypt(&pt)?;
     let prod = ev.square(&ct)?;
     let rk = kg.create_relin_keys()?;
-    let ks = HybridKeySwitching::new(&ctx, KeySwitchParams::phantom(&ctx, alpha))?;
+    let ks = HybridKeySwitching::new(&ctx, KeySwitchParams::with_alpha(&ctx, alpha))?;
     let hrk = kg.create_hybrid_relin_keys(&ks)?;
     let l = bits.len() - 1;
     let seal = median_ms(reps, || {

@@ -99,7 +99,7 @@ fn main() -> Result<()> {
     bits.extend([40; 29]);
     bits.push(60);
     let ctx = context(65536, &bits)?;
-    let ks = HybridKeySwitching::new(&ctx, KeySwitchParams::phantom(&ctx, 6))?;
+    let ks = HybridKeySwitching::new(&ctx, KeySwitchParams::with_alpha(&ctx, 6))?;
     let kg = KeyGenerator::new(&ctx)?;
     let steps: Vec<i32> = (1..=16).collect();
     let gk = kg.create_hybrid_galois_keys_from_steps(&ks, &steps)?;

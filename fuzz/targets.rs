@@ -145,7 +145,7 @@ pub fn hybrid_switchings() -> &'static [HybridKeySwitching; 2] {
             dnum: 2,
         };
         [
-            HybridKeySwitching::new(ctx, KeySwitchParams::seal(ctx)).expect("seal layout"),
+            HybridKeySwitching::new(ctx, KeySwitchParams::single_special_prime(ctx)).expect("seal layout"),
             HybridKeySwitching::new(ctx, two).expect("alpha 2"),
         ]
     })

@@ -176,7 +176,7 @@ fn hybrid_in_place_on_device_and_seal_special_case() {
             .encode_f64(&[0.25; 8], ctx.first_parms_id(), 2f64.powi(30))
             .unwrap();
         let ct = enc.encrypt(&pt).unwrap();
-        let ks = HybridKeySwitching::new(&ctx, KeySwitchParams::phantom(&ctx, 2)).unwrap();
+        let ks = HybridKeySwitching::new(&ctx, KeySwitchParams::with_alpha(&ctx, 2)).unwrap();
         let rk = kg.create_hybrid_relin_keys(&ks).unwrap();
         let want = ev
             .square(&ct)
@@ -194,7 +194,7 @@ fn hybrid_in_place_on_device_and_seal_special_case() {
         }
         // SEAL's scheme as the special case α = 1, dnum = L with SEAL's own key: the device's
         // hybrid path equals SEAL's relinearize (CPU) word for word.
-        let seal_ks = HybridKeySwitching::new(&ctx, KeySwitchParams::seal(&ctx)).unwrap();
+        let seal_ks = HybridKeySwitching::new(&ctx, KeySwitchParams::single_special_prime(&ctx)).unwrap();
         let seal_rk = kg.create_relin_keys().unwrap();
         let hrk = HybridRelinKeys::from_relin_keys(&seal_ks, &seal_rk).unwrap();
         let want = ev
@@ -254,7 +254,7 @@ fn hybrid_at_n_65536_matches_cpu() {
             .encode_f64(&[0.5, -0.25, 0.125], ctx.first_parms_id(), 2f64.powi(40))
             .unwrap();
         let ct = enc.encrypt(&pt).unwrap();
-        let ks = HybridKeySwitching::new(&ctx, KeySwitchParams::phantom(&ctx, 2)).unwrap();
+        let ks = HybridKeySwitching::new(&ctx, KeySwitchParams::with_alpha(&ctx, 2)).unwrap();
         let rk = kg.create_hybrid_relin_keys(&ks).unwrap();
         let gk = kg.create_hybrid_galois_keys_from_steps(&ks, &[1]).unwrap();
         let g = on_gpu(&ct, &q);

@@ -83,7 +83,7 @@ fn max_err(a: &[f64], b: &[f64]) -> f64 {
 #[test]
 fn seal_special_case_is_bit_exact() {
     let s = setup(8192, &[60, 40, 40, 60], SecLevel::Tc128);
-    let ks = HybridKeySwitching::new(&s.ctx, KeySwitchParams::seal(&s.ctx)).unwrap();
+    let ks = HybridKeySwitching::new(&s.ctx, KeySwitchParams::single_special_prime(&s.ctx)).unwrap();
     assert_eq!(
         ks.special_primes(),
         &s.ctx.key_context_data().coeff_modulus()[3..]
@@ -335,7 +335,7 @@ fn seal_layout_keys_hoisted() {
     let v = s.values(9);
     let slots = v.len();
     let sgk = s.kg.create_galois_keys_from_steps(&[1, 2, 5, -3]).unwrap();
-    let ks = HybridKeySwitching::new(&s.ctx, KeySwitchParams::seal(&s.ctx)).unwrap();
+    let ks = HybridKeySwitching::new(&s.ctx, KeySwitchParams::single_special_prime(&s.ctx)).unwrap();
     let gk = HybridGaloisKeys::from_galois_keys(&ks, &sgk).unwrap();
     let ct = s.encrypt(&v, 1);
     let steps = [1, 2, 5, -3];

@@ -43,18 +43,25 @@ impl KeySwitchParams {
             dnum,
         }
     }
-    /// PhantomFHE's convention: α special primes, digits of α primes.
+    /// α special primes and digits of α primes (dnum = ⌈L / α⌉).
+    #[staticmethod]
+    fn with_alpha(context: PyRef<'_, SealContext>, alpha: usize) -> PyResult<Self> {
+        Ok(Self::from_xehe(xehe::KeySwitchParams::with_alpha(context.get()?, alpha)))
+    }
+    /// One special prime and one digit per data prime: SEAL's key switching.
+    #[staticmethod]
+    fn single_special_prime(context: PyRef<'_, SealContext>) -> PyResult<Self> {
+        Ok(Self::from_xehe(xehe::KeySwitchParams::single_special_prime(context.get()?)))
+    }
+    /// The former name of `with_alpha` (kept for existing scripts).
     #[staticmethod]
     fn phantom(context: PyRef<'_, SealContext>, special_modulus_size: usize) -> PyResult<Self> {
-        Ok(Self::from_xehe(xehe::KeySwitchParams::phantom(
-            context.get()?,
-            special_modulus_size,
-        )))
+        Self::with_alpha(context, special_modulus_size)
     }
-    /// SEAL's scheme as a special case: one special prime, one digit per data prime.
+    /// The former name of `single_special_prime` (kept for existing scripts).
     #[staticmethod]
     fn seal(context: PyRef<'_, SealContext>) -> PyResult<Self> {
-        Ok(Self::from_xehe(xehe::KeySwitchParams::seal(context.get()?)))
+        Self::single_special_prime(context)
     }
     fn __repr__(&self) -> String {
         format!(

@@ -114,10 +114,10 @@ def test_batch_errors(n8192):
 
 # ---- hybrid key switching -------------------------------------------------------------------------
 def test_hybrid_with_seal_parameters_equals_seal_relinearize(n8192):
-    """With one special prime and one digit per prime (KeySwitchParams.seal), SEAL's own keys
+    """With one special prime and one digit per prime (KeySwitchParams.single_special_prime), SEAL's own keys
     are hybrid keys, and relinearize_hybrid equals SEAL's relinearize byte for byte."""
     s = n8192
-    ks = xehe.HybridKeySwitching(s.xehe.ctx, xehe.KeySwitchParams.seal(s.xehe.ctx))
+    ks = xehe.HybridKeySwitching(s.xehe.ctx, xehe.KeySwitchParams.single_special_prime(s.xehe.ctx))
     assert ks.params() == xehe.KeySwitchParams(1, len(s.bits) - 1)
     assert [m.value() for m in ks.special_primes()] == [s.seal.parms.coeff_modulus()[-1].value()]
     hk = xehe.HybridRelinKeys.from_relin_keys(ks, s.xehe.rk)

@@ -20,7 +20,7 @@
 //! - The data primes of a level with `ℓ` primes are grouped into digits of
 //!   `d = ⌈L / dnum⌉` consecutive primes, `Q_j = q_{jd} ⋯ q_{min((j+1)d, ℓ) - 1}`,
 //!   `β = ⌈ℓ / d⌉ ≤ dnum` digits (PhantomFHE: `d = α`, `dnum = ⌈L / α⌉`, see
-//!   [`KeySwitchParams::phantom`]; TensorFHE Eq. for `Q_j` with its `α` = our `d`).
+//!   [`KeySwitchParams::with_alpha`]; TensorFHE Eq. for `Q_j` with its `α` = our `d`).
 //! - Noise added by one key switch is about `β · max Q_j · N σ / P`: choose `P ≥ max Q_j`
 //!   (`α ≥ d` with 60-bit special primes and ≤ 60-bit data primes) to keep it below SEAL's.
 //! - The key modulus is `Q_L · P`; its bit count must stay within the HomomorphicEncryption.org
@@ -137,23 +137,37 @@ pub struct KeySwitchParams {
 }
 
 impl KeySwitchParams {
-    /// PhantomFHE's convention: `α` special primes and digits of `α` primes
-    /// (`dnum = ⌈L / α⌉`), so `P` (α 60-bit primes) exceeds every digit of ≤ 60-bit primes.
-    pub fn phantom(context: &Context, special_modulus_size: usize) -> Self {
+    /// `α` special primes and digits of `α` primes (`dnum = ⌈L / α⌉`, Han and Ki's balanced
+    /// choice, as PhantomFHE and most GPU libraries take it), so that `P` (α 60-bit primes)
+    /// exceeds every digit of ≤ 60-bit primes.
+    pub fn with_alpha(context: &Context, alpha: usize) -> Self {
         let l = context.first_context_data().coeff_modulus().len();
-        let alpha = special_modulus_size.max(1);
+        let alpha = alpha.max(1);
         KeySwitchParams {
             special_modulus_size: alpha,
             dnum: l.div_ceil(alpha),
         }
     }
 
-    /// SEAL's scheme as a special case: one special prime, one digit per data prime.
-    pub fn seal(context: &Context) -> Self {
+    /// One special prime and one digit per data prime (`α = 1`, `dnum = L`): SEAL's key
+    /// switching as a special case of the hybrid one.
+    pub fn single_special_prime(context: &Context) -> Self {
         KeySwitchParams {
             special_modulus_size: 1,
             dnum: context.first_context_data().coeff_modulus().len(),
         }
+    }
+
+    /// The former name of [`KeySwitchParams::with_alpha`].
+    #[deprecated(note = "use KeySwitchParams::with_alpha")]
+    pub fn phantom(context: &Context, special_modulus_size: usize) -> Self {
+        Self::with_alpha(context, special_modulus_size)
+    }
+
+    /// The former name of [`KeySwitchParams::single_special_prime`].
+    #[deprecated(note = "use KeySwitchParams::single_special_prime")]
+    pub fn seal(context: &Context) -> Self {
+        Self::single_special_prime(context)
     }
 }
 
@@ -1121,7 +1135,7 @@ impl HybridRelinKeys {
     }
 
     /// SEAL's relinearization key as a hybrid key: with `α = 1, dnum = L`
-    /// ([`KeySwitchParams::seal`]) SEAL's `KSwitchKeys` layout (one pair per data prime over
+    /// ([`KeySwitchParams::single_special_prime`]) SEAL's `KSwitchKeys` layout (one pair per data prime over
     /// the key level, the special prime last) is the hybrid layout, so the words are reused.
     ///
     /// # Errors
@@ -1177,7 +1191,7 @@ impl HybridGaloisKeys {
     }
 
     /// SEAL's Galois keys as hybrid keys (as [`HybridRelinKeys::from_relin_keys`]: with
-    /// `α = 1, dnum = L`, [`KeySwitchParams::seal`], SEAL's key layout is the hybrid one), so
+    /// `α = 1, dnum = L`, [`KeySwitchParams::single_special_prime`], SEAL's key layout is the hybrid one), so
     /// SEAL-layout keys take the hybrid paths — hoisted rotations
     /// (`Evaluator::rotate_vector_hybrid_many`) and the circuits of [`crate::circuits`]. Results
     /// use balanced digits: correct rotations that differ from SEAL's `apply_galois` in the

@@ -55,7 +55,7 @@ pub struct BootstrappingKeys {
 /// Key-switching parameters of the small-ring key: SEAL's special prime alone, one prime per
 /// digit (only the digit of `q_0` is ever used).
 fn small_ring(context: &Context) -> KeySwitchParams {
-    KeySwitchParams::seal(context)
+    KeySwitchParams::single_special_prime(context)
 }
 
 /// The Galois elements the parameters' transforms use, ascending (conjugation included).
