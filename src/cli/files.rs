@@ -12,7 +12,7 @@ use std::time::Instant;
 /// # Errors
 /// [`Error::Located`] (the path) around `Io`.
 pub fn read_file(path: &Path) -> Result<Vec<u8>> {
-    std::fs::read(path).map_err(|e| Error::from(e).located(path.display().to_string()))
+    read_at(path, path.display().to_string())
 }
 
 /// Read the file of a role (`"parameters"`, `"ciphertext a"`), naming both in the error:
@@ -21,7 +21,11 @@ pub fn read_file(path: &Path) -> Result<Vec<u8>> {
 /// # Errors
 /// [`Error::Located`] (the role and the path) around `Io`.
 pub fn read_role(what: &str, path: &Path) -> Result<Vec<u8>> {
-    std::fs::read(path).map_err(|e| Error::from(e).located(format!("{what} {}", path.display())))
+    read_at(path, format!("{what} {}", path.display()))
+}
+
+fn read_at(path: &Path, location: String) -> Result<Vec<u8>> {
+    std::fs::read(path).map_err(|e| Error::from(e).located(location))
 }
 
 /// Load a SEAL object of `ctx` from `path`, naming `what` and the path in the error.

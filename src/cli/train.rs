@@ -283,13 +283,7 @@ pub fn run(
     let ctx = params.context()?;
     let keygen = KeyGenerator::new(&ctx)?;
     let t = Instant::now();
-    let mut last = Instant::now();
-    let keys = BootstrappingKeys::generate(&ctx, &params, keygen.secret_key(), |done, total| {
-        if last.elapsed() > Duration::from_secs(2) || done == total {
-            last = Instant::now();
-            progress(&format!("bootstrapping keys: {done}/{total}, {:.1} s", t.elapsed().as_secs_f64()));
-        }
-    })?;
+    let keys = BootstrappingKeys::generate_reporting(&ctx, &params, keygen.secret_key(), progress)?;
     let boot_key_bytes = keys.byte_size();
     let boot = Bootstrapper::new(&ctx, keys)?;
     let galois = training_galois_keys(&ctx, &boot, keygen.secret_key(), &layout)?;

@@ -66,14 +66,6 @@ impl MemoryUse {
     pub fn total(&self) -> u64 {
         self.keys + self.plaintexts + self.working
     }
-    /// The larger of each field (over the devices of a run).
-    pub fn max(self, o: MemoryUse) -> MemoryUse {
-        if o.total() > self.total() {
-            o
-        } else {
-            self
-        }
-    }
 }
 
 impl std::fmt::Display for MemoryUse {
@@ -166,21 +158,25 @@ pub fn set_device_memory(limit: Option<u64>) {
     *LIMIT.lock() = Some(limit);
 }
 
-/// The limit in force: [`set_device_memory`]'s, else [`VARIABLE`]'s, else none.
+/// The limit in force: [`set_device_memory`]'s, else [`VARIABLE`]'s (read once, at the first
+/// call: every allocation that reaches the device asks), else none.
 ///
 /// # Errors
 /// `InvalidArgument` when the variable holds no size.
 pub fn device_memory() -> Result<Option<u64>> {
+    static FROM_VARIABLE: std::sync::OnceLock<Result<Option<u64>>> = std::sync::OnceLock::new();
     if let Some(l) = *LIMIT.lock() {
         return Ok(l);
     }
-    match std::env::var(VARIABLE) {
-        Ok(v) if !v.trim().is_empty() => parse_size(&v).map(Some).map_err(|e| match e {
-            Error::InvalidArgument(m) => Error::InvalidArgument(format!("{VARIABLE}: {m}")),
-            e => e,
-        }),
-        _ => Ok(None),
-    }
+    FROM_VARIABLE
+        .get_or_init(|| match std::env::var(VARIABLE) {
+            Ok(v) if !v.trim().is_empty() => parse_size(&v).map(Some).map_err(|e| match e {
+                Error::InvalidArgument(m) => Error::InvalidArgument(format!("{VARIABLE}: {m}")),
+                e => e,
+            }),
+            _ => Ok(None),
+        })
+        .clone()
 }
 
 /// A memcache's idle pool, which the budget may ask to return its buffers to the device.

@@ -14,9 +14,9 @@
 use super::budget::{current_category, DeviceBudget, MemoryCategory, Reclaim};
 use crate::{Error, Result};
 use parking_lot::Mutex;
-use std::sync::Arc;
 use rustc_hash::FxHashMap as HashMap;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::fmt::Debug;
 use std::hash::Hash;
 

@@ -181,13 +181,7 @@ pub fn run(opts: &InferOptions, queue: Option<&crate::Queue>, device: &str, prog
     let ctx = params.context()?;
     let kg = KeyGenerator::new(&ctx)?;
     let t = Instant::now();
-    let mut last = Instant::now();
-    let keys = BootstrappingKeys::generate(&ctx, &params, kg.secret_key(), |done, total| {
-        if last.elapsed() > Duration::from_secs(2) || done == total {
-            last = Instant::now();
-            progress(&format!("bootstrapping keys: {done}/{total}, {:.1} s", t.elapsed().as_secs_f64()));
-        }
-    })?;
+    let keys = BootstrappingKeys::generate_reporting(&ctx, &params, kg.secret_key(), progress)?;
     let boot_keygen = t.elapsed();
     let boot = Bootstrapper::new(&ctx, keys)?;
     let net = Network::with_relu_sign(graph, calibration.iter().map(Vec::as_slice), &boot, opts.relu_sign)?;

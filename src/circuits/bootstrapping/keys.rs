@@ -67,6 +67,22 @@ pub fn galois_elements(params: &BootstrappingParameters, context: &Context) -> R
 }
 
 impl BootstrappingKeys {
+    /// [`BootstrappingKeys::generate`] with a progress line for long runs:
+    /// `bootstrapping keys: DONE/TOTAL, S s` every 2 s and at the end.
+    ///
+    /// # Errors
+    /// As [`BootstrappingKeys::generate`].
+    pub fn generate_reporting(context: &Context, params: &BootstrappingParameters, secret_key: &SecretKey, progress: &mut dyn FnMut(&str)) -> Result<Self> {
+        let start = std::time::Instant::now();
+        let mut last = start;
+        Self::generate(context, params, secret_key, |done, total| {
+            if last.elapsed() > std::time::Duration::from_secs(2) || done == total {
+                last = std::time::Instant::now();
+                progress(&format!("bootstrapping keys: {done}/{total}, {:.1} s", start.elapsed().as_secs_f64()));
+            }
+        })
+    }
+
     /// Generate the keys for `params` from `secret_key` (SEAL's or xehe's; the context must be
     /// the parameters'). `progress(done, total)` is called after each key (the Galois keys are
     /// most of the work: about 50 at N = 2^16).
