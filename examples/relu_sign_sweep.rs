@@ -40,7 +40,7 @@ fn main() -> xehe::Result<()> {
     let sets: Vec<(String, Vec<SignStage>)> = named.iter().map(|n| (n.clone(), n.split(',').map(parse).collect())).collect();
     for (name, set) in sets {
         let stages = sign_stages(&set)?;
-        let classes: Vec<usize> = test.par_iter().map(|im| argmax(&evaluate_circuit(&graph, &maps, &cal, DEFAULT_MARGIN, &stages, im).expect("evaluate")[graph.output])).collect();
+        let classes: Vec<usize> = test.par_iter().map(|im| argmax(&evaluate_circuit(&graph, &maps, &cal, DEFAULT_MARGIN, &stages, &[], im).expect("evaluate")[graph.output])).collect();
         let same = classes.iter().zip(&reference).filter(|(a, b)| a == b).count();
         let budget = Budget {
             slots: params.poly_modulus_degree() / 2,

@@ -136,7 +136,7 @@ fn infer_images(graph: xehe::apps::nn::graph::Graph, params: BootstrappingParame
         // The precision against what the circuit computes (ReLU by its polynomial), the class
         // against the plaintext model.
         let maps = plain::linear_maps(&net.graph).unwrap();
-        let circuit = plain::evaluate_circuit(&net.graph, &maps, &net.calibration, DEFAULT_MARGIN, &plan.sign, img).unwrap().swap_remove(net.graph.output);
+        let circuit = plain::evaluate_circuit(&net.graph, &maps, &net.calibration, DEFAULT_MARGIN, &plan.sign, &plan.activations, img).unwrap().swap_remove(net.graph.output);
         let err = logits.iter().zip(&circuit).map(|(a, b)| (a - b).abs()).fold(0f64, f64::max);
         let scale = circuit.iter().fold(0f64, |m, v| m.max(v.abs()));
         let bits = -(err / scale).log2();

@@ -219,3 +219,39 @@ pub fn padded_images(dir: &Path, train: bool, count: usize, side: usize) -> Resu
         .collect();
     Ok((x, lab[..count].to_vec()))
 }
+
+/// The first `count` images of the test set (`train == false`) or the training set as
+/// sequences for recurrent networks: over 255, averaged over `(28/steps) × (28/features)`
+/// blocks, each of the `steps` rows a step of `features` values (step-major); with their labels.
+/// `python/examples/train_rnn.py` prepares its sequences the same way.
+///
+/// # Errors
+/// `InvalidArgument` when `steps` or `features` does not divide 28; `Io` for missing files;
+/// `Malformed` for broken ones or fewer than `count` images.
+pub fn sequences(dir: &Path, train: bool, count: usize, steps: usize, features: usize) -> Result<(Vec<Vec<f64>>, Vec<u8>)> {
+    if steps == 0 || features == 0 || 28 % steps != 0 || 28 % features != 0 {
+        return Err(Error::InvalidArgument(format!("Fashion-MNIST pictures are 28×28: {steps} steps of {features} values do not divide them")));
+    }
+    let prefix = if train { "train" } else { "t10k" };
+    let images = dir.join(format!("{prefix}-images-idx3-ubyte.gz"));
+    let labels = dir.join(format!("{prefix}-labels-idx1-ubyte.gz"));
+    let (_, pixels) = parse_idx(&read_gz(&images)?, &images.display().to_string())?;
+    let (_, lab) = parse_idx(&read_gz(&labels)?, &labels.display().to_string())?;
+    if pixels.len() < count * 784 || lab.len() < count {
+        return Err(Error::Malformed(format!("{}: fewer than {count} images", images.display())));
+    }
+    let (fr, fc) = (28 / steps, 28 / features);
+    let x = pixels
+        .chunks(784)
+        .take(count)
+        .map(|img| {
+            (0..steps * features)
+                .map(|i| {
+                    let (r, c) = (i / features, i % features);
+                    (0..fr * fc).map(|k| f64::from(img[(fr * r + k / fc) * 28 + fc * c + k % fc])).sum::<f64>() / (255 * fr * fc) as f64
+                })
+                .collect()
+        })
+        .collect();
+    Ok((x, lab[..count].to_vec()))
+}

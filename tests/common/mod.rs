@@ -114,3 +114,15 @@ pub fn same_on_device(name: &str, g: &xehe::Ciphertext, c: &xehe::Ciphertext) {
     assert_eq!((g.parms_id(), g.size(), g.scale()), (c.parms_id(), c.size(), c.scale()), "{name}: metadata");
     assert!(g.data() == c.data(), "{name}: the device result differs from the CPU reference");
 }
+
+/// Fashion-MNIST's directory, or `None` after printing why the test skips.
+#[allow(dead_code)]
+pub fn fashion_mnist_dir() -> Option<std::path::PathBuf> {
+    match xehe::apps::fashion_mnist::locate(None) {
+        Ok(d) => Some(d),
+        Err(e) => {
+            skip(&e.to_string());
+            None
+        }
+    }
+}

@@ -89,6 +89,14 @@ pub enum Step {
         /// Which of [`Plan::sign`].
         index: usize,
     },
+    /// `out = p(x)` slot-wise for a sigmoid or tanh, `p = activations[index].poly` on
+    /// `[−1, 1]` ([`Activation`]).
+    Activation {
+        /// Input.
+        x: Reg,
+        /// Which of [`Plan::activations`].
+        index: usize,
+    },
     /// `out = x` refreshed to the bootstrapped level.
     Bootstrap {
         /// Input.
@@ -200,6 +208,49 @@ pub fn sign_polynomials() -> Result<Vec<ChebyshevPoly>> {
     sign_stages(&[SignStage::G3, SignStage::G3, SignStage::F1])
 }
 
+/// A sigmoid or tanh of the circuit: `y = poly(x / divisor)`, `divisor` the input register's
+/// (its slots `x / divisor` lie in `[−1, 1]` for inputs like the calibration's).
+#[derive(Clone, Debug)]
+pub struct Activation {
+    /// The graph node (index into [`Graph::nodes`]).
+    pub node: usize,
+    /// The input register's divisor.
+    pub divisor: f64,
+    /// `f(divisor · u)` on `u ∈ [−1, 1]`, `f` the activation ([`activation_polynomial`]).
+    pub poly: ChebyshevPoly,
+}
+
+/// The largest error allowed of an activation's polynomial on `[−1, 1]`, when a degree up to
+/// [`ACTIVATION_MAX_DEGREE`] reaches it (`2^-12` of the output's range of 1 or 2).
+pub const ACTIVATION_TOLERANCE: f64 = 1.0 / 4096.0;
+
+/// The highest degree of an activation's polynomial (depth 6).
+pub const ACTIVATION_MAX_DEGREE: usize = 63;
+
+/// The Chebyshev interpolant of `op`'s activation (sigmoid or tanh) of `divisor · u` on
+/// `u ∈ [−1, 1]`: the lowest degree `2^k − 1` (from 7 up to [`ACTIVATION_MAX_DEGREE`]) within
+/// [`ACTIVATION_TOLERANCE`] on a fine grid, else the highest. Outside `[−1, 1]` (an input beyond
+/// its calibrated bound times the margin) the polynomial grows like `|u|^degree`: the session
+/// reports such inputs as out of range.
+///
+/// # Errors
+/// `InvalidArgument` for an operation without an activation; as [`ChebyshevPoly::approximate`].
+pub fn activation_polynomial(op: &Op, divisor: f64) -> Result<ChebyshevPoly> {
+    if op.activation(0.0).is_none() {
+        return Err(Error::InvalidArgument(format!("{op:?} is not a smooth activation")));
+    }
+    let f = |u: f64| op.activation(divisor * u).unwrap_or(0.0);
+    let mut degree = 7;
+    loop {
+        let p = ChebyshevPoly::approximate(f, -1.0, 1.0, degree)?;
+        let err = (0..=2000).map(|i| -1.0 + i as f64 / 1000.0).map(|u| (p.evaluate(u) - f(u)).abs()).fold(0f64, f64::max);
+        if err <= ACTIVATION_TOLERANCE || degree >= ACTIVATION_MAX_DEGREE {
+            return Ok(p);
+        }
+        degree = 2 * degree + 1;
+    }
+}
+
 /// Which composite sign the ReLUs are evaluated with.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum ReluSign {
@@ -256,6 +307,8 @@ pub struct Plan {
     pub output_divisor: f64,
     /// The sign polynomials of the ReLUs ([`sign_polynomials`]; empty without ReLUs).
     pub sign: Vec<ChebyshevPoly>,
+    /// The sigmoids' and tanhs' polynomials, one per node.
+    pub activations: Vec<Activation>,
     /// Slots of a ciphertext.
     pub slots: usize,
 }
@@ -287,6 +340,9 @@ struct Compiler<'a> {
     steps: Vec<PlannedStep>,
     pending: Vec<Option<Pending>>,
     materialized: Vec<Option<Reg>>,
+    activations: Vec<Activation>,
+    /// A recurrent cell's: the divisor of its input and its output (the state).
+    state_divisor: Option<f64>,
 }
 
 /// The direct method's entries of `m` (output layout `layout` with `table`, input layout
@@ -323,7 +379,7 @@ fn layouts(graph: &Graph) -> Vec<Multiplexed> {
         l.push(match &node.op {
             Op::Conv { conv, .. } if conv.kernel == 1 + 2 * conv.padding || conv.stride > 1 => strided(conv.stride),
             Op::AvgPool { kernel, stride, padding } if *kernel == stride + 2 * padding => strided(*stride),
-            Op::Affine { .. } | Op::Relu | Op::Add | Op::Mul => same(node.shape),
+            Op::Affine { .. } | Op::Relu | Op::Sigmoid | Op::Tanh | Op::Add | Op::Mul => same(node.shape),
             Op::GlobalAvgPool => inp.strided(node.shape, inp.shape.height.max(inp.shape.width)).unwrap_or(Multiplexed::dense(node.shape)),
             _ => Multiplexed::dense(node.shape),
         });
@@ -368,6 +424,43 @@ impl Compiler<'_> {
         self.pending[v].as_ref().ok_or_else(|| Error::InvalidArgument(format!("value {v} is used before it is computed")))
     }
 
+    /// The divisor of value `v`'s register: its register's when it has one, else its
+    /// calibrated bound times the margin (the state's divisor for a recurrent cell's output).
+    fn divisor_of(&self, v: ValueId) -> f64 {
+        if let Some(r) = self.materialized[v] {
+            return self.regs[r].divisor;
+        }
+        if let (Some(d), true) = (self.state_divisor, v == self.graph.output) {
+            return d;
+        }
+        let bound = self.calib.max_abs[v];
+        if bound > 0.0 { bound * self.budget.margin } else { 1.0 }
+    }
+
+    /// Before value `v` is materialized for a step that then needs `levels` levels: when one
+    /// source register of its pending sum lacks them (a recurrent cell's gates, reading the
+    /// previous state), that register is bootstrapped first rather than each result (one
+    /// bootstrap for every gate reading it).
+    fn headroom(&mut self, v: ValueId, levels: usize, node: &str) -> Result<()> {
+        if self.materialized[v].is_some() || self.budget.bootstrap_level <= levels {
+            return Ok(());
+        }
+        let mut short = Vec::new();
+        for (r, _) in &self.pending(v)?.terms {
+            let mut r = *r;
+            while let Some(f) = self.regs[r].refreshed {
+                r = f;
+            }
+            if self.regs[r].level <= levels {
+                short.push(r);
+            }
+        }
+        if let [r] = short[..] {
+            self.with_levels(r, levels + 1, node)?;
+        }
+        Ok(())
+    }
+
     /// The register holding value `v` (a linear step when it is still pending).
     fn materialize(&mut self, v: ValueId, node: &str) -> Result<Reg> {
         if let Some(r) = self.materialized[v] {
@@ -376,8 +469,7 @@ impl Compiler<'_> {
         let p = self.pending(v)?.clone();
         let layout = self.layouts[v];
         layout.check_fits(self.budget.slots).map_err(|e| Error::InvalidArgument(format!("node '{node}': {e}")))?;
-        let bound = self.calib.max_abs[v];
-        let divisor = if bound > 0.0 { bound * self.budget.margin } else { 1.0 };
+        let divisor = self.divisor_of(v);
         let table = layout.table();
         let mut terms = Vec::new();
         let mut sources = Vec::new();
@@ -547,6 +639,19 @@ impl Compiler<'_> {
                 self.materialized[v] = Some(prod);
                 self.identity(prod)
             }
+            op @ (Op::Sigmoid | Op::Tanh) => {
+                let input = node.inputs[0];
+                let poly = activation_polynomial(op, self.divisor_of(input)).map_err(|e| Error::InvalidArgument(format!("node '{name}' ({}): {e}", node.op_type)))?;
+                let depth = PolynomialEvaluator::depth(&poly);
+                self.headroom(input, depth, &name)?;
+                let x = self.materialize(input, &name)?;
+                let x = self.with_levels(x, depth, &name)?;
+                let Register { layout, level, divisor, .. } = self.regs[x].clone();
+                self.activations.push(Activation { node: i, divisor, poly });
+                let r = self.push(Step::Activation { x, index: self.activations.len() - 1 }, level - depth, layout, 1.0, &name);
+                self.materialized[v] = Some(r);
+                self.identity(r)
+            }
             op => {
                 let a = linear_op(op, &self.graph.shape(node.inputs[0]), &node.shape)
                     .map_err(|e| Error::InvalidArgument(format!("node '{name}' ({}): {e}", node.op_type)))?;
@@ -577,6 +682,36 @@ impl Plan {
     /// needs), for a ReLU without a configured polynomial, or a calibration of another graph;
     /// `InvalidParameters` when a step needs more levels than a bootstrap leaves.
     pub fn compile(graph: &Graph, calib: &Calibration, budget: &Budget) -> Result<Plan> {
+        Self::compile_with(graph, calib, budget, None)
+    }
+
+    /// [`Plan::compile`] for a recurrent cell (`apps::nn::recurrent`): the input and the output
+    /// are the state, both divided by `margin · max |x|` over both (the calibration's), so
+    /// that the output, bootstrapped and added to the next step's input, is the next input.
+    ///
+    /// # Errors
+    /// As [`Plan::compile`]; `InvalidArgument` when the output's shape is not the input's.
+    pub fn compile_cell(graph: &Graph, calib: &Calibration, budget: &Budget) -> Result<Plan> {
+        if graph.shape(graph.output) != graph.input {
+            return Err(Error::InvalidArgument("a recurrent cell's output must have its input's shape".into()));
+        }
+        let bound = calib.max_abs.first().copied().unwrap_or(0.0).max(calib.max_abs.get(graph.output).copied().unwrap_or(0.0));
+        Self::compile_with(graph, calib, budget, Some(if bound > 0.0 { bound * budget.margin } else { 1.0 }))
+    }
+
+    /// A plan whose input is divided by `input_divisor` (the state's of a recurrent cell).
+    ///
+    /// # Errors
+    /// As [`Plan::compile`].
+    pub fn compile_with_input_divisor(graph: &Graph, calib: &Calibration, budget: &Budget, input_divisor: f64) -> Result<Plan> {
+        Self::compile_inner(graph, calib, budget, Some(input_divisor), false)
+    }
+
+    fn compile_with(graph: &Graph, calib: &Calibration, budget: &Budget, state_divisor: Option<f64>) -> Result<Plan> {
+        Self::compile_inner(graph, calib, budget, state_divisor, state_divisor.is_some())
+    }
+
+    fn compile_inner(graph: &Graph, calib: &Calibration, budget: &Budget, input_divisor: Option<f64>, cell: bool) -> Result<Plan> {
         if calib.max_abs.len() != graph.nodes.len() + 1 {
             return Err(Error::InvalidArgument("the calibration belongs to another model".into()));
         }
@@ -592,8 +727,10 @@ impl Plan {
             steps: Vec::new(),
             pending: vec![None; graph.nodes.len() + 1],
             materialized: vec![None; graph.nodes.len() + 1],
+            activations: Vec::new(),
+            state_divisor: if cell { input_divisor } else { None },
         };
-        let input_divisor = if calib.max_abs[0] > 1.0 { calib.max_abs[0] * budget.margin } else { 1.0 };
+        let input_divisor = input_divisor.unwrap_or(if calib.max_abs[0] > 1.0 { calib.max_abs[0] * budget.margin } else { 1.0 });
         c.regs.push(Register { level: budget.input_level, layout: input_layout, divisor: input_divisor, refreshed: None });
         c.materialized[0] = Some(0);
         c.pending[0] = Some(c.identity(0));
@@ -617,6 +754,7 @@ impl Plan {
             output_layout,
             output_divisor,
             sign: budget.sign.clone(),
+            activations: c.activations,
             slots: budget.slots,
         })
     }
@@ -689,7 +827,7 @@ impl Plan {
             let reads: Vec<Reg> = match &s.step {
                 Step::Linear { terms, .. } => terms.iter().map(|t| t.0).collect(),
                 Step::Product { a, b } => vec![*a, *b],
-                Step::Poly { x, .. } | Step::Bootstrap { x } | Step::Quadratic { x, .. } => vec![*x],
+                Step::Poly { x, .. } | Step::Activation { x, .. } | Step::Bootstrap { x } | Step::Quadratic { x, .. } => vec![*x],
             };
             for r in reads {
                 last[r] = Some(i);

@@ -43,12 +43,41 @@ pub struct InferenceTimings {
     pub products: Duration,
     /// ReLUs' sign polynomials.
     pub relu: Duration,
+    /// Sigmoids' and tanhs' polynomials.
+    pub activations: Duration,
     /// Bootstraps.
     pub bootstrap: Duration,
     /// Bootstraps done.
     pub bootstraps: usize,
     /// The whole image.
     pub total: Duration,
+}
+
+impl InferenceTimings {
+    /// Add `other`'s times (the bootstraps count is `other`'s: one image's).
+    pub fn accumulate(&mut self, other: &InferenceTimings) {
+        self.linear += other.linear;
+        self.products += other.products;
+        self.relu += other.relu;
+        self.activations += other.activations;
+        self.bootstrap += other.bootstrap;
+        self.total += other.total;
+        self.bootstraps = other.bootstraps;
+    }
+
+    /// The times divided by `n` (a mean over `n` images; the bootstraps count kept).
+    pub fn divided(&self, n: u32) -> InferenceTimings {
+        let n = n.max(1);
+        InferenceTimings {
+            linear: self.linear / n,
+            products: self.products / n,
+            relu: self.relu / n,
+            activations: self.activations / n,
+            bootstrap: self.bootstrap / n,
+            bootstraps: self.bootstraps,
+            total: self.total / n,
+        }
+    }
 }
 
 /// The plaintexts of a plan's linear steps, encoded on first use (by step and term; by step for
@@ -288,6 +317,11 @@ impl<'a> Inference<'a> {
                     let p = self.plan.sign.get(*index).ok_or_else(|| Error::InvalidArgument("a polynomial step without its polynomial".into()))?;
                     let x = get(&regs, *x)?;
                     (PolynomialEvaluator::new(&self.ev, self.keys()).evaluate(&x, p, x.scale())?, &mut times.relu)
+                }
+                Step::Activation { x, index } => {
+                    let a = self.plan.activations.get(*index).ok_or_else(|| Error::InvalidArgument("an activation step without its polynomial".into()))?;
+                    let x = get(&regs, *x)?;
+                    (PolynomialEvaluator::new(&self.ev, self.keys()).evaluate(&x, &a.poly, x.scale())?, &mut times.activations)
                 }
                 Step::Bootstrap { x } => {
                     times.bootstraps += 1;

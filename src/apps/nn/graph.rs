@@ -1,5 +1,6 @@
 //! A network as the operations xehe evaluates: a list of nodes in evaluation order over one
-//! image, every value a `C × H × W` feature map (a vector is `F × 1 × 1`).
+//! image, every value a `C × H × W` feature map (a vector is `F × 1 × 1`; a batch of `B`
+//! vectors, as a recurrent cell has them, is `F × B × 1`, each feature a channel).
 
 use crate::circuits::conv::{Conv2d, ImageLayout};
 
@@ -53,13 +54,28 @@ pub enum Op {
     Mul,
     /// `max(x, 0)`.
     Relu,
+    /// The logistic function `1/(1 + e^−x)` (a minimax-like Chebyshev polynomial over the
+    /// calibrated range in the circuit).
+    Sigmoid,
+    /// `tanh(x)` (as [`Op::Sigmoid`]).
+    Tanh,
 }
 
 impl Op {
     /// Whether the operation is linear (affine) in its inputs: evaluated as plaintext matrices
     /// and additions; the others multiply ciphertexts.
     pub fn is_linear(&self) -> bool {
-        !matches!(self, Op::Mul | Op::Relu)
+        !matches!(self, Op::Mul | Op::Relu | Op::Sigmoid | Op::Tanh)
+    }
+
+    /// The exact value of a smooth activation ([`Op::Sigmoid`], [`Op::Tanh`]); `None` for
+    /// another operation.
+    pub fn activation(&self, x: f64) -> Option<f64> {
+        match self {
+            Op::Sigmoid => Some(1.0 / (1.0 + (-x).exp())),
+            Op::Tanh => Some(x.tanh()),
+            _ => None,
+        }
     }
 }
 

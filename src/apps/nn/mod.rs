@@ -31,6 +31,7 @@ pub mod graph;
 pub mod npy;
 pub mod onnx;
 pub mod plain;
+pub mod recurrent;
 pub mod session;
 pub mod sparse;
 
@@ -130,6 +131,6 @@ impl Network {
     /// # Errors
     /// As [`plain::evaluate`].
     pub fn circuit_logits_with(&self, maps: &[Option<sparse::AffineMap>], image: &[f64]) -> crate::Result<Vec<f64>> {
-        Ok(plain::evaluate_circuit(&self.graph, maps, &self.calibration, DEFAULT_MARGIN, &self.plan.sign, image)?.swap_remove(self.graph.output))
+        Ok(plain::evaluate_circuit(&self.graph, maps, &self.calibration, DEFAULT_MARGIN, &self.plan.sign, &self.plan.activations, image)?.swap_remove(self.graph.output))
     }
 }

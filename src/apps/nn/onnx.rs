@@ -19,9 +19,9 @@ pub const SUPPORTED: &str = "Conv, BatchNormalization, Relu, Mul, Add, Sub, Div,
 
 /// A constant tensor: dimensions and values.
 #[derive(Clone, Debug)]
-struct Tensor {
-    dims: Vec<usize>,
-    data: Vec<f64>,
+pub(super) struct Tensor {
+    pub(super) dims: Vec<usize>,
+    pub(super) data: Vec<f64>,
 }
 
 enum Named {
@@ -29,11 +29,11 @@ enum Named {
     Const(Tensor),
 }
 
-fn malformed(m: impl std::fmt::Display) -> Error {
+pub(super) fn malformed(m: impl std::fmt::Display) -> Error {
     Error::Malformed(format!("ONNX model: {m}"))
 }
 
-fn tensor(t: &TensorProto) -> Result<Tensor> {
+pub(super) fn tensor(t: &TensorProto) -> Result<Tensor> {
     let dims = t.dims.iter().map(|&d| usize::try_from(d).map_err(|_| malformed(format!("tensor {}: negative dimension", t.name)))).collect::<Result<Vec<_>>>()?;
     let n: usize = dims.iter().product();
     let raw = &t.raw_data;
@@ -52,22 +52,22 @@ fn tensor(t: &TensorProto) -> Result<Tensor> {
     Ok(Tensor { dims, data })
 }
 
-struct Attrs<'a>(&'a NodeProto);
+pub(super) struct Attrs<'a>(pub(super) &'a NodeProto);
 
 impl Attrs<'_> {
-    fn get(&self, name: &str) -> Option<&onnx_protobuf::AttributeProto> {
+    pub(super) fn get(&self, name: &str) -> Option<&onnx_protobuf::AttributeProto> {
         self.0.attribute.iter().find(|a| a.name == name)
     }
-    fn int(&self, name: &str, default: i64) -> i64 {
+    pub(super) fn int(&self, name: &str, default: i64) -> i64 {
         self.get(name).map_or(default, |a| a.i)
     }
-    fn float(&self, name: &str, default: f32) -> f64 {
+    pub(super) fn float(&self, name: &str, default: f32) -> f64 {
         self.get(name).map_or(default, |a| a.f) as f64
     }
-    fn ints(&self, name: &str) -> Vec<i64> {
+    pub(super) fn ints(&self, name: &str) -> Vec<i64> {
         self.get(name).map(|a| a.ints.clone()).unwrap_or_default()
     }
-    fn string(&self, name: &str) -> String {
+    pub(super) fn string(&self, name: &str) -> String {
         self.get(name).map(|a| String::from_utf8_lossy(&a.s).into_owned()).unwrap_or_default()
     }
 }
@@ -90,17 +90,7 @@ pub fn import(bytes: &[u8]) -> Result<Graph> {
     let [input] = inputs.as_slice() else {
         return Err(Error::InvalidArgument(format!("ONNX model: {} inputs; one image input is supported", inputs.len())));
     };
-    let dims: Vec<i64> = match input.type_.as_ref().and_then(|t| t.value.as_ref()) {
-        Some(onnx_protobuf::type_proto::Value::TensorType(t)) => t
-            .shape
-            .as_ref()
-            .map(|s| s.dim.iter().map(|d| match d.value {
-                Some(onnx_protobuf::tensor_shape_proto::dimension::Value::DimValue(v)) => v,
-                _ => -1,
-            }).collect())
-            .unwrap_or_default(),
-        _ => Vec::new(),
-    };
+    let dims = input_dims(input);
     let shape = match dims.as_slice() {
         [_, c, h, w] if *c > 0 && *h > 0 && *w > 0 => ImageLayout { channels: *c as usize, height: *h as usize, width: *w as usize },
         _ => return Err(Error::InvalidArgument(format!("ONNX model: input {} has shape {dims:?}; N×C×H×W with fixed C, H, W is supported", input.name))),
@@ -116,6 +106,26 @@ pub fn import(bytes: &[u8]) -> Result<Graph> {
         _ => return Err(malformed(format!("the output {} is not computed from the input", out.name))),
     };
     Ok(graph)
+}
+
+/// A graph input's dimensions (−1 where not fixed).
+pub(super) fn input_dims(input: &onnx_protobuf::ValueInfoProto) -> Vec<i64> {
+    match input.type_.as_ref().and_then(|t| t.value.as_ref()) {
+        Some(onnx_protobuf::type_proto::Value::TensorType(t)) => t
+            .shape
+            .as_ref()
+            .map(|s| {
+                s.dim
+                    .iter()
+                    .map(|d| match d.value {
+                        Some(onnx_protobuf::tensor_shape_proto::dimension::Value::DimValue(v)) => v,
+                        _ => -1,
+                    })
+                    .collect()
+            })
+            .unwrap_or_default(),
+        _ => Vec::new(),
+    }
 }
 
 /// Import the ONNX file at `path` ([`import`]).

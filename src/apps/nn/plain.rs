@@ -1,8 +1,9 @@
 //! The plaintext reference: a [`Graph`] evaluated in `f64` on one image, and the calibration
 //! that bounds every value over a set of images (the encrypted circuit divides each value by
-//! its bound so that bootstraps and the ReLU polynomial see `|x| ≤ 1`).
+//! its bound so that bootstraps and the ReLU, sigmoid and tanh polynomials see `|x| ≤ 1`).
 
-use super::graph::{Graph, Op};
+use super::compile::Activation;
+use super::graph::{Graph, Node, Op};
 use super::sparse::{linear_op, AffineMap};
 use crate::circuits::polynomial::ChebyshevPoly;
 use crate::{Error, Result};
@@ -34,35 +35,50 @@ pub fn evaluate_all(graph: &Graph, image: &[f64]) -> Result<Vec<Vec<f64>>> {
 /// # Errors
 /// As [`evaluate_all`].
 pub fn evaluate_with(graph: &Graph, maps: &[Option<AffineMap>], image: &[f64]) -> Result<Vec<Vec<f64>>> {
-    evaluate_nodes(graph, maps, image, |_, x| x.iter().map(|v| v.max(0.0)).collect())
+    evaluate_nodes(graph, maps, image, |_, node, x| match node.op {
+        Op::Relu => x.iter().map(|v| v.max(0.0)).collect(),
+        ref op => x.iter().map(|&v| op.activation(v).unwrap_or(v)).collect(),
+    })
 }
 
 /// The values the encrypted circuit approximates: [`evaluate_with`] with every ReLU as
 /// `x·step(x/B)`, where `B = margin · max |x|` over `calibration` (the circuit's divisor of the
 /// ReLU's input; 1 where that is 0) and `step` the composite of `stages` in order (the plan's
-/// sign stages, the last returning `(1 + sign)/2`, [`super::compile::sign_stages`]). A model
-/// without ReLU gets [`evaluate_with`]'s values. The encrypted logits are compared with these
-/// for their precision; the classes, with the plaintext model's.
+/// sign stages, the last returning `(1 + sign)/2`, [`super::compile::sign_stages`]), and every
+/// sigmoid and tanh by its polynomial in `activations` (the plan's: `p(x / divisor)`). A model
+/// without ReLU, sigmoid or tanh gets [`evaluate_with`]'s values. The encrypted logits are
+/// compared with these for their precision; the classes, with the plaintext model's.
 ///
 /// # Errors
-/// As [`evaluate_all`].
+/// As [`evaluate_all`]; `InvalidArgument` for a sigmoid or tanh without its polynomial.
 pub fn evaluate_circuit(
     graph: &Graph,
     maps: &[Option<AffineMap>],
     calibration: &Calibration,
     margin: f64,
     stages: &[ChebyshevPoly],
+    activations: &[Activation],
     image: &[f64],
 ) -> Result<Vec<Vec<f64>>> {
-    evaluate_nodes(graph, maps, image, |input, x| {
-        let bound = calibration.max_abs.get(input).copied().unwrap_or(0.0);
-        let b = if bound > 0.0 { bound * margin } else { 1.0 };
-        x.iter().map(|&v| v * stages.iter().fold(v / b, |t, p| p.evaluate(t))).collect()
+    if let Some(n) = graph.nodes.iter().enumerate().find(|(i, n)| n.op.activation(0.0).is_some() && !activations.iter().any(|a| a.node == *i)) {
+        return Err(Error::InvalidArgument(format!("node '{}' ({}) has no polynomial in the plan", n.1.name, n.1.op_type)));
+    }
+    evaluate_nodes(graph, maps, image, |i, node, x| match node.op {
+        Op::Relu => {
+            let bound = calibration.max_abs.get(node.inputs[0]).copied().unwrap_or(0.0);
+            let b = if bound > 0.0 { bound * margin } else { 1.0 };
+            x.iter().map(|&v| v * stages.iter().fold(v / b, |t, p| p.evaluate(t))).collect()
+        }
+        _ => match activations.iter().find(|a| a.node == i) {
+            Some(a) => x.iter().map(|&v| a.poly.evaluate(v / a.divisor)).collect(),
+            None => x.to_vec(),
+        },
     })
 }
 
-/// Every value of the graph, ReLU by `relu(input value index, input)`.
-fn evaluate_nodes(graph: &Graph, maps: &[Option<AffineMap>], image: &[f64], relu: impl Fn(usize, &[f64]) -> Vec<f64>) -> Result<Vec<Vec<f64>>> {
+/// Every value of the graph, the nonlinear nodes (ReLU, sigmoid, tanh) by
+/// `nonlinear(node index, node, input)`.
+fn evaluate_nodes(graph: &Graph, maps: &[Option<AffineMap>], image: &[f64], nonlinear: impl Fn(usize, &Node, &[f64]) -> Vec<f64>) -> Result<Vec<Vec<f64>>> {
     if image.len() != graph.input.slots() {
         return Err(Error::InvalidArgument(format!(
             "the image has {} values; the model takes {}×{}×{} = {}",
@@ -74,10 +90,10 @@ fn evaluate_nodes(graph: &Graph, maps: &[Option<AffineMap>], image: &[f64], relu
         )));
     }
     let mut values = vec![image.to_vec()];
-    for (node, map) in graph.nodes.iter().zip(maps) {
+    for (i, (node, map)) in graph.nodes.iter().zip(maps).enumerate() {
         let x = &values[node.inputs[0]];
         let y = match (&node.op, map) {
-            (Op::Relu, _) => relu(node.inputs[0], x),
+            (Op::Relu | Op::Sigmoid | Op::Tanh, _) => nonlinear(i, node, x),
             (Op::Add, _) => x.iter().zip(&values[node.inputs[1]]).map(|(a, b)| a + b).collect(),
             (Op::Mul, _) => x.iter().zip(&values[node.inputs[1]]).map(|(a, b)| a * b).collect(),
             (_, Some(m)) => m.apply(x),

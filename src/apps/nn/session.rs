@@ -240,7 +240,7 @@ pub fn run(opts: &InferOptions, queue: Option<&crate::Queue>, device: &str, prog
             report.out_of_range.push((k, v, ratio));
         }
         let want = values.swap_remove(net.graph.output);
-        let circuit = if plan.sign.is_empty() { want.clone() } else { net.circuit_logits_with(&maps, img)? };
+        let circuit = if plan.sign.is_empty() && plan.activations.is_empty() { want.clone() } else { net.circuit_logits_with(&maps, img)? };
         let host = encryptor.encrypt_symmetric(&encoder.encode_f64(&plan.encode_image(img)?, id, boot.output_scale())?)?;
         let mut ct = host.clone();
         if let Some(q) = queue {
@@ -283,16 +283,10 @@ pub fn run(opts: &InferOptions, queue: Option<&crate::Queue>, device: &str, prog
         report.seconds.push(times.total.as_secs_f64());
         progress(&format!("image {}/{}: class {} (plaintext {}), {:.2} s", k + 1, images.len(), report.classes[k], report.plain_classes[k], times.total.as_secs_f64()));
         if k > 0 || images.len() == 1 {
-            sum.linear += times.linear;
-            sum.products += times.products;
-            sum.relu += times.relu;
-            sum.bootstrap += times.bootstrap;
-            sum.total += times.total;
-            sum.bootstraps = times.bootstraps;
+            sum.accumulate(&times);
         }
     }
-    let n = (images.len() - 1).max(1) as u32;
-    report.timings = InferenceTimings { linear: sum.linear / n, products: sum.products / n, relu: sum.relu / n, bootstrap: sum.bootstrap / n, bootstraps: sum.bootstraps, total: sum.total / n };
+    report.timings = sum.divided((images.len() - 1).max(1) as u32);
     if let (Some(q), true) = (queue, opts.in_flight > 1) {
         // The sequential results stand if this part fails (device memory for K images, say):
         // its error is reported beside them.

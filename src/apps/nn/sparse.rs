@@ -191,7 +191,7 @@ pub fn linear_op(op: &Op, input: &ImageLayout, output: &ImageLayout) -> Result<A
             let e = (0..n_out).flat_map(|r| (0..n_in).map(move |c| (r, c, weights[r * n_in + c])));
             (SparseMatrix::from_entries(n_out, n_in, e.collect::<Vec<_>>()), bias.clone())
         }
-        Op::Add | Op::Mul | Op::Relu => return Err(Error::InvalidArgument(format!("{op:?} is not a one-input linear operation"))),
+        Op::Add | Op::Mul | Op::Relu | Op::Sigmoid | Op::Tanh => return Err(Error::InvalidArgument(format!("{op:?} is not a one-input linear operation"))),
     };
     Ok(AffineMap { matrix, bias })
 }

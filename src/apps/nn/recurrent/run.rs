@@ -1,0 +1,1 @@
+//! The encrypted run of a recurrent model.
