@@ -33,3 +33,51 @@ fn plaintext_models_equal_onnxruntime() {
         }
     }
 }
+
+/// The committed small LSTM and GRU on the **insecure** N = 2^12 preset with the levels a
+/// recurrent cell needs: a batch of test sequences encrypted step by step, evaluated with a
+/// bootstrap a step, decrypted: the circuit's plaintext model's logits within a bound, the
+/// plaintext model's classes.
+#[test]
+fn encrypted_recurrent_models_match_the_plaintext_model() {
+    use xehe::apps::nn::recurrent::run::{RecurrentInference, RecurrentNetwork};
+    use xehe::circuits::bootstrapping::{BootstrappingKeys, Bootstrapper};
+    use xehe::*;
+    let Some(dir) = common::fashion_mnist_dir() else { return };
+    for name in ["small-lstm", "small-gru"] {
+        let m = import::load(&model(&format!("{name}.onnx"))).unwrap();
+        let params = xehe::apps::nn::recurrent::parameters_for(&xehe::circuits::bootstrapping::BootstrappingParameters::n12_insecure()).unwrap();
+        let ctx = params.context().unwrap();
+        let kg = KeyGenerator::new(&ctx).unwrap();
+        let keys = BootstrappingKeys::generate(&ctx, &params, kg.secret_key(), |_, _| {}).unwrap();
+        let boot = Bootstrapper::new(&ctx, keys).unwrap();
+        let (calib, _) = fashion_mnist::sequences(&dir, true, 256, m.steps, m.features).unwrap();
+        let calib: Vec<&[f64]> = calib.iter().map(Vec::as_slice).collect();
+        let net = RecurrentNetwork::new(&m, &calib, &boot, 8).unwrap();
+        eprintln!("{name}: batch {}, cell {} steps ({} bootstraps), {} bootstraps a batch, {} Galois elements, activations {:?}", net.model.batch(), net.cell.steps.len(), net.cell.bootstraps(), net.bootstraps(), net.galois_elements(ctx.galois_tool()).unwrap().len(), net.cell.activations.iter().map(|a| (a.poly.degree(), a.divisor)).collect::<Vec<_>>());
+        let galois = net.galois_keys(&boot, kg.secret_key()).unwrap();
+        let inference = RecurrentInference::new(&net, &boot, &galois).unwrap();
+        let encoder = CkksEncoder::new(&ctx).unwrap();
+        let encryptor = Encryptor::with_secret_key(&ctx, kg.secret_key()).unwrap();
+        let decryptor = Decryptor::new(&ctx, kg.secret_key()).unwrap();
+        let id = ctx.context_data_at(net.cell.input_level).unwrap().parms_id();
+        let (seqs, _) = fashion_mnist::sequences(&dir, false, net.model.batch(), m.steps, m.features).unwrap();
+        let seqs: Vec<&[f64]> = seqs.iter().map(Vec::as_slice).collect();
+        let steps: Vec<Ciphertext> = (0..m.steps).map(|t| encryptor.encrypt_symmetric(&encoder.encode_f64(&net.encode_step(&seqs, t).unwrap(), id, boot.output_scale()).unwrap()).unwrap()).collect();
+        let t0 = std::time::Instant::now();
+        let (out, times) = inference.infer(&steps, &mut |_, _| {}).unwrap();
+        let logits = net.decode_logits(&encoder.decode_f64(&decryptor.decrypt(&out).unwrap()).unwrap(), seqs.len());
+        let circuit = net.circuit_logits(&seqs).unwrap();
+        let plain = net.model.logits(&seqs).unwrap();
+        for (k, ((got, want), exact)) in logits.iter().zip(&circuit).zip(&plain).enumerate() {
+            let err = got.iter().zip(want).map(|(a, b)| (a - b).abs()).fold(0f64, f64::max);
+            let top = want.iter().fold(0f64, |m, v| m.max(v.abs()));
+            let bits = -(err / top).log2();
+            let circuit_err = want.iter().zip(exact).map(|(a, b)| (a - b).abs()).fold(0f64, f64::max);
+            eprintln!("{name} sequence {k}: {bits:.1} bits of the circuit's model; circuit vs exact {circuit_err:.2e}; classes {} {} {}", argmax(got), argmax(want), argmax(exact));
+            assert!(bits > 8.0, "{name} sequence {k}: {got:?} against {want:?}");
+            assert_eq!(argmax(got), argmax(exact), "{name} sequence {k}");
+        }
+        eprintln!("{name}: {:.1} s, {} bootstraps", t0.elapsed().as_secs_f64(), times.bootstraps);
+    }
+}

@@ -29,6 +29,7 @@ pub mod run;
 
 use super::graph::{Graph, Node, Op, ValueId};
 use super::plain::{self, Calibration};
+use crate::circuits::bootstrapping::BootstrappingParameters;
 use crate::circuits::conv::{Conv2d, ImageLayout};
 use crate::{Error, Result};
 
@@ -237,5 +238,25 @@ impl SequenceModel {
             return Err(Error::InvalidArgument("calibration needs at least one sequence".into()));
         }
         Ok((Calibration::new(&self.cell, inputs.iter().map(Vec::as_slice))?, Calibration::new(&self.head, finals.iter().map(Vec::as_slice))?))
+    }
+}
+
+/// The levels a bootstrap must leave for a recurrent cell: the deepest activation polynomial
+/// ([`crate::apps::nn::compile::ACTIVATION_MAX_DEGREE`]: 6 levels), the linear step before it
+/// and the product after it, and one more so that the gates' shared input is bootstrapped
+/// once for all of them.
+pub const CELL_LEVELS: usize = 9;
+
+/// `params` for a recurrent model: an insecure test set with fewer than [`CELL_LEVELS`] user
+/// levels gets them ([`BootstrappingParameters::with_user_levels`]); a secure set is returned
+/// as it is (compilation then names a node that does not fit).
+///
+/// # Errors
+/// As [`BootstrappingParameters::with_user_levels`].
+pub fn parameters_for(params: &BootstrappingParameters) -> Result<BootstrappingParameters> {
+    if params.insecure && params.user_levels() < CELL_LEVELS {
+        params.with_user_levels(CELL_LEVELS)
+    } else {
+        Ok(params.clone())
     }
 }
