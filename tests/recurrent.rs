@@ -81,3 +81,36 @@ fn encrypted_recurrent_models_match_the_plaintext_model() {
         eprintln!("{name}: {:.1} s, {} bootstraps", t0.elapsed().as_secs_f64(), times.bootstraps);
     }
 }
+
+/// The small LSTM's file changed: an unsupported attribute or operator is an error naming the
+/// node and the operator; bytes that are not ONNX are `Malformed`; a CNN is not a recurrent model.
+#[test]
+fn unsupported_models_give_clear_errors() {
+    use onnx_protobuf::{Message, ModelProto};
+    let bytes = std::fs::read(model("small-lstm.onnx")).unwrap();
+    let edit = |f: &dyn Fn(&mut onnx_protobuf::GraphProto)| {
+        let mut m = ModelProto::parse_from_bytes(&bytes).unwrap();
+        f(m.graph.as_mut().unwrap());
+        m.write_to_bytes().unwrap()
+    };
+    let bidirectional = edit(&|g| {
+        let n = g.node.iter_mut().find(|n| n.op_type == "LSTM").unwrap();
+        let mut a = onnx_protobuf::AttributeProto::new();
+        a.name = "direction".into();
+        a.s = b"bidirectional".to_vec();
+        a.type_ = onnx_protobuf::attribute_proto::AttributeType::STRING.into();
+        n.attribute.push(a);
+    });
+    let e = import::import(&bidirectional).unwrap_err().to_string();
+    assert!(e.contains("LSTM") && e.contains("bidirectional"), "{e}");
+    let softmax = edit(&|g| {
+        let n = g.node.iter_mut().find(|n| n.op_type == "Gemm").unwrap();
+        n.op_type = "Softmax".into();
+    });
+    let e = import::import(&softmax).unwrap_err().to_string();
+    assert!(e.contains("Softmax") && e.contains("not supported"), "{e}");
+    assert!(matches!(import::import(&bytes[..bytes.len() / 2]), Err(xehe::Error::Malformed(_))));
+    let cnn = std::fs::read(model("small-poly.onnx")).unwrap();
+    assert!(!import::is_recurrent(&cnn) && import::is_recurrent(&bytes));
+    assert!(import::import(&cnn).unwrap_err().to_string().contains("no LSTM or GRU"));
+}

@@ -20,6 +20,7 @@ mod hybrid;
 mod keygen;
 mod methods;
 mod nn;
+mod recurrent;
 mod objects;
 mod params;
 mod util;
@@ -75,6 +76,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
 
     // Encrypted inference (xehe::apps::nn), wrapped by xehe.nn.
     m.add_class::<nn::Network>()?;
+    m.add_class::<recurrent::RecurrentNetwork>()?;
     m.add_function(wrap_pyfunction!(nn::parameters_for, m)?)?;
 
     // The expression language of `xehe eval` (xehe::cli::expr).

@@ -24,7 +24,7 @@ pub struct Network {
     cache: Arc<TransformCache>,
 }
 
-fn rows(a: &PyReadonlyArrayDyn<'_, f64>) -> Vec<Vec<f64>> {
+pub(crate) fn rows(a: &PyReadonlyArrayDyn<'_, f64>) -> Vec<Vec<f64>> {
     let a = a.as_array();
     let n = a.shape().first().copied().unwrap_or(0);
     let flat: Vec<f64> = a.iter().copied().collect();
@@ -35,13 +35,18 @@ fn rows(a: &PyReadonlyArrayDyn<'_, f64>) -> Vec<Vec<f64>> {
 }
 
 /// `params` for the ONNX file `model` (`xehe::apps::nn::parameters_for`): an insecure preset
-/// gets the user levels a ReLU model needs with `relu_sign`; a secure preset comes back as it is.
+/// gets the user levels a ReLU model (with `relu_sign`) or a recurrent cell needs; a secure
+/// preset comes back as it is.
 /// `ValueError` for a malformed file or another `relu_sign`, `OSError` when the file cannot be
 /// read.
 #[pyfunction]
 #[pyo3(signature = (model, params, relu_sign = "fast"))]
 pub fn parameters_for(model: PathBuf, params: PyRef<'_, BootstrappingParameters>, relu_sign: &str) -> PyResult<BootstrappingParameters> {
     let sign = nn::compile::ReluSign::parse(relu_sign).py()?;
+    let bytes = std::fs::read(&model).map_err(|e| pyo3::exceptions::PyOSError::new_err(format!("{}: {e}", model.display())))?;
+    if nn::recurrent::import::is_recurrent(&bytes) {
+        return Ok(BootstrappingParameters { inner: nn::recurrent::parameters_for(&params.inner).py()? });
+    }
     let graph = nn::onnx::load(&model).py()?;
     Ok(BootstrappingParameters { inner: nn::parameters_for(&params.inner, &graph, sign).py()? })
 }

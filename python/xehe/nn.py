@@ -1,4 +1,5 @@
-"""Encrypted inference of convolutional networks from ONNX files (xehe's ``apps::nn``).
+"""Encrypted inference of convolutional and recurrent networks from ONNX files (xehe's
+``apps::nn``; recurrent ones: :class:`RecurrentNetwork`).
 
 The server compiles the model for a bootstrapper; the client — xehe or a seal-python program
 with the same secret key — encodes the image with :meth:`Network.encode_image`, encrypts it at
@@ -35,7 +36,7 @@ import numpy as np
 
 from . import _native
 
-__all__ = ["Network", "parameters_for", "fashion_mnist", "DEBIAN_FASHION_MNIST"]
+__all__ = ["Network", "RecurrentNetwork", "parameters_for", "fashion_mnist", "fashion_mnist_sequences", "DEBIAN_FASHION_MNIST"]
 
 #: Where Debian's ``dataset-fashion-mnist`` installs the data set.
 DEBIAN_FASHION_MNIST = "/usr/share/datasets/fashion-mnist"
@@ -48,7 +49,8 @@ def _f64(x):
 def parameters_for(model, params, relu_sign="fast"):
     """The bootstrapping parameters to compile ``model`` (an ONNX file) with: an insecure preset
     (``n12_insecure()``, 2 user levels) gets the user levels a ReLU model needs with
-    ``relu_sign`` (``N12-insecure-levels10`` for ``"fast"``); a secure preset comes back as it is.
+    ``relu_sign`` (``N12-insecure-levels10`` for ``"fast"``), or a recurrent model's cell
+    (``N12-insecure-levels9``); a secure preset comes back as it is.
     ``ValueError`` for a malformed file, ``OSError`` when it cannot be read."""
     return _native.parameters_for(str(model), params, relu_sign)
 
@@ -123,17 +125,107 @@ class Network:
         return self._net.infer(bootstrapper, galois_keys, encrypted)
 
 
+class RecurrentNetwork:
+    """An ONNX recurrent model (``nn.LSTM`` or ``nn.GRU`` as ``torch.onnx.export`` writes it)
+    calibrated on ``calibration`` (N×T×F sequences) and compiled for ``bootstrapper``'s
+    parameters, with up to ``pack`` sequences in a ciphertext (:attr:`batch`). The client
+    encrypts one ciphertext a step (:meth:`encode_steps`) at :attr:`input_level`; the server
+    runs the cell step after step, one bootstrap refreshing the state a step::
+
+        net = xehe.nn.RecurrentNetwork("models/small-lstm.onnx", calib, boot)
+        x, labels = xehe.nn.fashion_mnist_sequences(net.batch, *net.input_shape)
+        steps = [encryptor.encrypt(enc.encode(v, boot.output_scale())) for v in net.encode_steps(x)]
+        # ... each mod-switched to net.input_parms_id(ctx)
+        out, seconds = net.infer(boot, net.galois_keys(boot, sk), steps)
+        logits = net.decode_logits(enc.decode(decryptor.decrypt(out)), len(x))
+
+    ``ValueError`` names an unsupported operator and its node, a malformed file, or a model too
+    large for the parameters; ``OSError`` a missing file. Sigmoid and tanh are polynomials over
+    the calibrated ranges (times 1.25): beyond them the result is not valid."""
+
+    def __init__(self, model, calibration, bootstrapper, pack=32):
+        self._net = _native.RecurrentNetwork(str(model), _f64(calibration), bootstrapper, pack)
+
+    @property
+    def input_shape(self):
+        """``(T, F)``: steps of a sequence, values of a step."""
+        return self._net.input_shape
+
+    @property
+    def batch(self):
+        """Sequences packed in a ciphertext."""
+        return self._net.batch
+
+    @property
+    def input_level(self):
+        """The chain index the client encrypts every step at (the bootstrapped level)."""
+        return self._net.input_level
+
+    @property
+    def bootstraps(self):
+        """Bootstraps per batch."""
+        return self._net.bootstraps
+
+    def input_parms_id(self, context):
+        """The ``parms_id`` of :attr:`input_level` in ``context`` (xehe's or seal-python's)."""
+        return Network.input_parms_id(self, context)
+
+    def plain(self, sequences):
+        """The plaintext model's logits of up to :attr:`batch` sequences (N×T×F)."""
+        return np.asarray(self._net.plain(_f64(sequences)))
+
+    def circuit(self, sequences):
+        """The circuit's plaintext model's logits (sigmoid and tanh by their polynomials): what
+        the decrypted logits approximate."""
+        return np.asarray(self._net.circuit(_f64(sequences)))
+
+    def encode_steps(self, sequences):
+        """The T slot vectors (N/2 floats each) to encode and encrypt for up to :attr:`batch`
+        sequences (N×T×F), one a step."""
+        return [np.asarray(v) for v in self._net.encode_steps(_f64(sequences))]
+
+    def decode_logits(self, slots, count):
+        """The logits of ``count`` sequences from the decrypted and decoded output slots."""
+        return np.asarray(self._net.decode_logits([float(v) for v in np.real(np.asarray(slots))], count))
+
+    def galois_keys(self, bootstrapper, secret_key):
+        """Hybrid Galois keys for the cell's and the head's linear steps."""
+        return self._net.galois_keys(bootstrapper, secret_key)
+
+    def infer(self, bootstrapper, galois_keys, steps):
+        """The network on one batch's encrypted steps (a list of T ciphertexts), where they
+        are: ``(ciphertext, seconds)`` with seconds per kind of step (``linear``, ``products``,
+        ``activations``, ``bootstrap``, ``total``) and ``bootstraps``."""
+        return self._net.infer(bootstrapper, galois_keys, list(steps))
+
+
+def fashion_mnist_sequences(count, steps=28, features=28, train=False, directory=None):
+    """The first ``count`` Fashion-MNIST pictures as sequences for recurrent models — over 255,
+    averaged over (28/steps)×(28/features) blocks, the rows as steps — as ``(count, steps,
+    features)`` float64, and their labels (``python/examples/train_rnn.py`` prepares them the
+    same way)."""
+    d = directory or os.environ.get("XEHE_FASHION_MNIST") or DEBIAN_FASHION_MNIST
+    x, y = _idx(d, train, count)
+    x = (x.astype(np.float64) / 255.0).reshape(len(x), steps, 28 // steps, features, 28 // features).mean(axis=(2, 4))
+    return x, y.astype(np.int64)
+
+
+def _idx(d, train, count):
+    kind = "train" if train else "t10k"
+    with gzip.open(os.path.join(d, f"{kind}-images-idx3-ubyte.gz")) as f:
+        x = np.frombuffer(f.read(), np.uint8, offset=16).reshape(-1, 28, 28)[:count]
+    with gzip.open(os.path.join(d, f"{kind}-labels-idx1-ubyte.gz")) as f:
+        y = np.frombuffer(f.read(), np.uint8, offset=8)[:count]
+    return x, y
+
+
 def fashion_mnist(count, side=32, train=False, directory=None):
     """The first ``count`` Fashion-MNIST images as the committed models take them — over 255,
     zero-padded to 32×32, averaged down to ``side`` (32, 16 or 8) — as ``(count, 1, side, side)``
     float64, and their labels, from ``directory``, else ``$XEHE_FASHION_MNIST``, else Debian's
     folder. ``OSError`` without the data set (``apt install dataset-fashion-mnist``)."""
     d = directory or os.environ.get("XEHE_FASHION_MNIST") or DEBIAN_FASHION_MNIST
-    kind = "train" if train else "t10k"
-    with gzip.open(os.path.join(d, f"{kind}-images-idx3-ubyte.gz")) as f:
-        x = np.frombuffer(f.read(), np.uint8, offset=16).reshape(-1, 28, 28)[:count]
-    with gzip.open(os.path.join(d, f"{kind}-labels-idx1-ubyte.gz")) as f:
-        y = np.frombuffer(f.read(), np.uint8, offset=8)[:count]
+    x, y = _idx(d, train, count)
     x = np.pad(x.astype(np.float64) / 255.0, ((0, 0), (2, 2), (2, 2)))
     k = 32 // side
     x = x.reshape(len(x), side, k, side, k).mean(axis=(2, 4))

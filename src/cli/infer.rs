@@ -31,7 +31,7 @@ pub fn render(r: &InferReport) -> String {
         r.plaintexts.0,
         r.plaintexts.1 as f64 / 1048576.0
     );
-    s += "image  class  plain  label  bits   seconds\n";
+    s += if r.sequences_per_ciphertext.is_some() { "  seq  class  plain  label  bits   seconds\n" } else { "image  class  plain  label  bits   seconds\n" };
     for k in 0..r.classes.len() {
         let label = r.labels.as_ref().map_or("-".to_string(), |l| l[k].to_string());
         s += &format!("{k:>5}  {:>5}  {:>5}  {label:>5}  {:>5.1}  {:>7.3}\n", r.classes[k], r.plain_classes[k], r.precision_bits[k], r.seconds[k]);
@@ -50,12 +50,14 @@ pub fn render(r: &InferReport) -> String {
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
     let t = &r.timings;
     s += &format!("logits: at least {worst:.1} bits of the largest logit of the circuit's plaintext model\n");
+    let what = r.sequences_per_ciphertext.map_or("an image".to_string(), |b| format!("a batch of up to {b} sequences"));
     s += &format!(
-        "time an image: {:.1} ms (linear {:.1}, products {:.1}, ReLU {:.1}, {} bootstraps {:.1})\n",
+        "time {what}: {:.1} ms (linear {:.1}, products {:.1}, ReLU {:.1}, sigmoid and tanh {:.1}, {} bootstraps {:.1})\n",
         ms(t.total),
         ms(t.linear),
         ms(t.products),
         ms(t.relu),
+        ms(t.activations),
         t.bootstraps,
         ms(t.bootstrap)
     );

@@ -55,6 +55,12 @@ pub struct InferOptions {
     pub in_flight: usize,
     /// The ReLUs' composite sign.
     pub relu_sign: super::compile::ReluSign,
+    /// Fashion-MNIST pictures as sequences (rows as steps) for a recurrent model; an error for
+    /// a convolutional one (a recurrent model reads its data as sequences either way).
+    pub sequence: bool,
+    /// A recurrent model: at most this many sequences packed in a ciphertext (fewer when the
+    /// state does not fit the slots).
+    pub pack: usize,
 }
 
 /// The report of `xehe infer`.
@@ -124,9 +130,14 @@ pub struct InferReport {
     /// On a device: its bytes at their peak, by category (keys, plaintexts, working), from the
     /// keys' upload to the end of the run.
     pub device_memory_peak: Option<crate::device::budget::MemoryUse>,
+    /// A recurrent model: sequences packed in a ciphertext (`seconds` is then each batch's time
+    /// shared by its sequences).
+    pub sequences_per_ciphertext: Option<usize>,
+    /// A recurrent model: seconds per batch of sequences.
+    pub batch_seconds: Option<Vec<f64>>,
 }
 
-fn argmax(v: &[f64]) -> usize {
+pub(crate) fn argmax(v: &[f64]) -> usize {
     v.iter().enumerate().max_by(|a, b| a.1.total_cmp(b.1)).map_or(0, |m| m.0)
 }
 
@@ -163,6 +174,13 @@ fn load_images(images: &Images, shape: crate::circuits::conv::ImageLayout, train
 /// [`Network::new`] (a model too large for the parameters), and the evaluation
 /// (`DeviceMemory` beyond a device memory budget).
 pub fn run(opts: &InferOptions, queue: Option<&crate::Queue>, device: &str, progress: &mut dyn FnMut(&str)) -> Result<InferReport> {
+    let bytes = std::fs::read(&opts.model).map_err(|e| Error::Io(format!("{}: {e}", opts.model.display())))?;
+    if super::recurrent::import::is_recurrent(&bytes) {
+        return super::recurrent::session::run(opts, queue, device, progress);
+    }
+    if opts.sequence {
+        return Err(Error::InvalidArgument(format!("{}: sequences are for recurrent models (LSTM, GRU); this model has none", opts.model.display())));
+    }
     let graph = onnx::load(&opts.model)?;
     let (images, labels) = load_images(&opts.images, graph.input, false)?;
     if images.is_empty() {
@@ -228,6 +246,8 @@ pub fn run(opts: &InferOptions, queue: Option<&crate::Queue>, device: &str, prog
         in_flight_error: None,
         device_memory_budget: crate::device::budget::device_memory()?,
         device_memory_peak: None,
+        sequences_per_ciphertext: None,
+        batch_seconds: None,
     };
     let mut hosts = Vec::new();
     let mut outputs = Vec::new();

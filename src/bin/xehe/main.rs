@@ -139,10 +139,12 @@ struct EvalArgs {
 #[derive(Args)]
 #[command(group(clap::ArgGroup::new("images").required(true).args(["input", "data"])))]
 struct InferArgs {
-    /// The model: an ONNX file as torch.onnx.export writes it (opset >= 13).
+    /// The model: an ONNX file as torch.onnx.export writes it (opset >= 13): a convolutional
+    /// network, or a recurrent one (LSTM, GRU).
     #[arg(long)]
     model: PathBuf,
-    /// Images: a .npy file of float32 (or float64) N×C×H×W values.
+    /// Images: a .npy file of float32 (or float64) N×C×H×W values; for a recurrent model N×T×F
+    /// sequences.
     #[arg(long, value_name = "X.npy")]
     input: Option<PathBuf>,
     /// Images from a data set: fashion-mnist (the test images, padded to 32×32 and averaged down
@@ -182,6 +184,15 @@ struct InferArgs {
     /// coarse near zero) or precise (15 levels, two bootstraps).
     #[arg(long, default_value = "fast", value_parser = ["fast", "precise"])]
     relu_sign: String,
+    /// With --data: each picture as a sequence, its rows the steps (averaged down to the
+    /// model's T steps of F values), for a recurrent model (LSTM, GRU; which reads its data as
+    /// sequences either way; --input is then N×T×F).
+    #[arg(long)]
+    sequence: bool,
+    /// A recurrent model: at most K sequences packed in a ciphertext (fewer when the state does
+    /// not fit the slots).
+    #[arg(long, value_name = "K", default_value_t = 32)]
+    pack: usize,
     /// Print the report as JSON (logits, plain_logits, classes, seconds, bootstraps, ...).
     #[arg(long)]
     json: bool,
@@ -387,7 +398,7 @@ fn infer(a: &InferArgs) -> Result<()> {
         Some(p) => Images::Npy(p.clone()),
         None => Images::FashionMnist { count: a.count, skip: a.skip, dir: a.fashion_mnist.clone() },
     };
-    let opts = InferOptions { model: a.model.clone(), images, calibration: a.calibration.clone(), params, compare_cpu: a.compare_cpu, compare_steps: a.compare_steps, in_flight: a.in_flight, relu_sign: xehe::apps::nn::compile::ReluSign::parse(&a.relu_sign)? };
+    let opts = InferOptions { model: a.model.clone(), images, calibration: a.calibration.clone(), params, compare_cpu: a.compare_cpu, compare_steps: a.compare_steps, in_flight: a.in_flight, relu_sign: xehe::apps::nn::compile::ReluSign::parse(&a.relu_sign)?, sequence: a.sequence, pack: a.pack };
     let r = xehe::cli::infer::run(&opts, &a.device.choice()?, &mut |m| eprintln!("xehe: {m}"))?;
     if a.json {
         println!("{}", serde_json::to_string_pretty(&r).unwrap_or_default());

@@ -75,6 +75,9 @@ struct Importer {
 pub fn import(bytes: &[u8]) -> Result<SequenceModel> {
     let model = ModelProto::parse_from_bytes(bytes).map_err(|e| malformed(format!("not an ONNX protobuf ({e})")))?;
     let g = model.graph.as_ref().ok_or_else(|| malformed("no graph"))?;
+    if !g.node.iter().any(|n| n.op_type == "LSTM" || n.op_type == "GRU") {
+        return Err(Error::InvalidArgument("ONNX model: no LSTM or GRU node (convolutional models are read by `apps::nn::onnx`)".into()));
+    }
     let mut names: HashMap<String, Sym> = HashMap::new();
     for t in &g.initializer {
         names.insert(t.name.clone(), Sym::Const(tensor(t)?));
@@ -104,9 +107,6 @@ pub fn import(bytes: &[u8]) -> Result<SequenceModel> {
         let cell = (kind == CellKind::Lstm).then_some(next + size);
         layers.push(LayerState { kind, size, hidden: next, cell });
         next += size * if kind == CellKind::Lstm { 2 } else { 1 };
-    }
-    if layers.is_empty() {
-        return Err(Error::InvalidArgument("ONNX model: no LSTM or GRU node (convolutional models are read by `apps::nn::onnx`)".into()));
     }
     let channels = next.next_power_of_two();
     let shape = ImageLayout { channels, height: 1, width: 1 };

@@ -26,6 +26,7 @@
 
 pub mod import;
 pub mod run;
+pub mod session;
 
 use super::graph::{Graph, Node, Op, ValueId};
 use super::plain::{self, Calibration};
