@@ -73,3 +73,40 @@ def test_errors(data, tmp_path):
         xehe.nn.RecurrentNetwork(tmp_path / "missing.onnx", calib, boot)
     with pytest.raises(ValueError, match="convolutional"):
         xehe.nn.RecurrentNetwork(MODELS / "small-poly.onnx", calib, boot)
+
+
+def test_seal_client(data, gpu, tmp_path):
+    """seal-python is the client of the small LSTM: its secret key makes the server's keys, it
+    encrypts every step and decrypts the logits."""
+    if gpu:
+        pytest.skip("the device path is checked by test_encrypted_batch; the suite's CPU pass ran this")
+    seal = pytest.importorskip("seal")
+    model = MODELS / "small-lstm.onnx"
+    params = xehe.nn.parameters_for(model, xehe.BootstrappingParameters.n12_insecure())
+    sparms = seal.EncryptionParameters(seal.scheme_type.ckks)
+    sparms.set_poly_modulus_degree(params.poly_modulus_degree)
+    sparms.set_coeff_modulus(seal.CoeffModulus.Create(params.poly_modulus_degree, params.coeff_modulus_bits()))
+    sctx = seal.SEALContext(sparms, True, seal.sec_level_type.none)
+    skg = seal.KeyGenerator(sctx)
+    ctx = params.context()
+    sk = xehe.seal.SecretKey()
+    sk.load_bytes(ctx, skg.secret_key().to_string())
+    boot = xehe.Bootstrapper(ctx, xehe.BootstrappingKeys.generate(ctx, params, sk))
+    calib, _ = xehe.nn.fashion_mnist_sequences(256, 7, 7, train=True)
+    net = xehe.nn.RecurrentNetwork(model, calib, boot, pack=2)
+    x, _ = xehe.nn.fashion_mnist_sequences(2, 7, 7)
+    senc = seal.CKKSEncoder(sctx)
+    sencryptor = seal.Encryptor(sctx, skg.create_public_key())
+    steps = []
+    for v in net.encode_steps(x):
+        sct = sencryptor.encrypt(senc.encode(v, boot.output_scale()))
+        seal.Evaluator(sctx).mod_switch_to_inplace(sct, net.input_parms_id(sctx))
+        ct = Ciphertext()
+        ct.load_bytes(ctx, sct.to_string())
+        steps.append(ct)
+    out, _ = net.infer(boot, net.galois_keys(boot, sk), steps)
+    out.save(str(tmp_path / "logits.bin"))
+    back = seal.Ciphertext()
+    back.load(sctx, str(tmp_path / "logits.bin"))
+    logits = net.decode_logits(senc.decode(seal.Decryptor(sctx, skg.secret_key()).decrypt(back)), len(x))
+    assert (logits.argmax(1) == net.plain(x).argmax(1)).all()

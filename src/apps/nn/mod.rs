@@ -47,16 +47,20 @@ pub const DEFAULT_MARGIN: f64 = 1.25;
 
 /// The levels a bootstrap must leave for a ReLU of `graph` to run between two bootstraps with
 /// `relu_sign`: the linear step before it, its composite sign and its product (8 + 2 = 10 for
-/// [`ReluSign::Fast`], `N16-dense`'s user levels); `None` for a model without ReLU.
+/// [`ReluSign::Fast`], `N16-dense`'s user levels); for a sigmoid or tanh, its deepest
+/// polynomial and those two (8); `None` for a model without them.
 ///
 /// # Errors
 /// As [`ReluSign::polynomials`].
 pub fn relu_levels(graph: &Graph, relu_sign: ReluSign) -> crate::Result<Option<usize>> {
-    if !graph.nodes.iter().any(|n| n.op == graph::Op::Relu) {
-        return Ok(None);
-    }
-    let depth: usize = relu_sign.polynomials()?.iter().map(PolynomialEvaluator::depth).sum();
-    Ok(Some(depth + 2))
+    let relu = if graph.nodes.iter().any(|n| n.op == graph::Op::Relu) {
+        Some(relu_sign.polynomials()?.iter().map(PolynomialEvaluator::depth).sum::<usize>() + 2)
+    } else {
+        None
+    };
+    // A sigmoid or tanh: its deepest polynomial, the linear step before it, the product after.
+    let smooth = graph.nodes.iter().any(|n| n.op.activation(0.0).is_some()).then_some(recurrent::CELL_LEVELS - 1);
+    Ok(relu.max(smooth))
 }
 
 /// `params` for `graph`: an insecure test set (`N12-insecure`, 2 user levels, fewer than a

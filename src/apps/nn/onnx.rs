@@ -3,7 +3,8 @@
 //! error naming the node and its operator.
 //!
 //! Supported: Conv (square kernels, equal strides and pads, no groups or dilation),
-//! BatchNormalization (inference), Relu, Mul/Add/Sub/Div by constants (scalar, per channel or
+//! BatchNormalization (inference), Relu, Sigmoid and Tanh (polynomials over the calibrated
+//! range), Mul/Add/Sub/Div by constants (scalar, per channel or
 //! per value), Mul and Add of two computed values (products, residual sums), Pow(x, 2),
 //! AveragePool, GlobalAveragePool, Flatten, Reshape to `[N, −1]`, Gemm, MatMul by a constant,
 //! Pad (constant zeros, rows and columns), Identity and Dropout (no-ops at inference).
@@ -15,7 +16,7 @@ use onnx_protobuf::{Message, ModelProto, NodeProto, TensorProto};
 use std::collections::HashMap;
 
 /// The operators [`import`] accepts, for messages.
-pub const SUPPORTED: &str = "Conv, BatchNormalization, Relu, Mul, Add, Sub, Div, Pow (exponent 2), AveragePool, GlobalAveragePool, Flatten, Reshape (to [N, -1]), Gemm, MatMul, Pad, Identity, Dropout";
+pub const SUPPORTED: &str = "Conv, BatchNormalization, Relu, Sigmoid, Tanh, Mul, Add, Sub, Div, Pow (exponent 2), AveragePool, GlobalAveragePool, Flatten, Reshape (to [N, -1]), Gemm, MatMul, Pad, Identity, Dropout";
 
 /// A constant tensor: dimensions and values.
 #[derive(Clone, Debug)]
@@ -215,6 +216,10 @@ fn import_node(graph: &mut Graph, names: &mut HashMap<String, Named>, node: &Nod
         "Relu" => {
             let x = x?;
             (Op::Relu, vec![x], shape_of(x))
+        }
+        "Sigmoid" | "Tanh" => {
+            let x = x?;
+            (if node.op_type == "Sigmoid" { Op::Sigmoid } else { Op::Tanh }, vec![x], shape_of(x))
         }
         "Add" | "Sub" | "Mul" | "Div" => {
             let ty = node.op_type.as_str();
