@@ -129,18 +129,21 @@ impl Network {
     }
     /// Evaluate the network on an encrypted image (at `input_level`), where the ciphertext is
     /// (`.gpu()`): a (ciphertext, dict of seconds: linear, products, relu, bootstrap, total,
-    /// and bootstraps) pair. The encoded plaintexts are kept for later calls. Releases the GIL;
-    /// the input is never changed.
+    /// and bootstraps) pair; on a device the seconds per kind of step only with `step_times`
+    /// (the device synchronized after every step). The encoded plaintexts are kept for later
+    /// calls. Releases the GIL; the input is never changed.
+    #[pyo3(signature = (bootstrapper, galois_keys, encrypted, step_times = false))]
     fn infer<'py>(
         &self,
         py: Python<'py>,
         bootstrapper: PyRef<'_, Bootstrapper>,
         galois_keys: PyRef<'_, HybridGaloisKeys>,
         encrypted: PyRef<'_, Ciphertext>,
+        step_times: bool,
     ) -> PyResult<(Ciphertext, Bound<'py, PyDict>)> {
         let (boot, gk, ct) = (&bootstrapper.inner, &galois_keys.inner, &encrypted.inner);
         let (plan, cache) = (&self.inner.plan, self.cache.clone());
-        let (out, t) = nogil(py, move || Inference::with_cache(plan, boot, gk, cache)?.infer(ct, &mut |_, _| {}))?.py()?;
+        let (out, t) = nogil(py, move || Inference::with_cache(plan, boot, gk, cache)?.with_step_times(step_times).infer(ct, &mut |_, _| {}))?.py()?;
         let d = PyDict::new(py);
         d.set_item("linear", t.linear.as_secs_f64())?;
         d.set_item("products", t.products.as_secs_f64())?;

@@ -97,18 +97,21 @@ impl RecurrentNetwork {
     }
     /// Evaluate the network on one batch's encrypted steps (a list of T ciphertexts at
     /// `input_level`), where the ciphertexts are (`.gpu()`): a (ciphertext, dict of seconds:
-    /// linear, products, activations, bootstrap, total, and bootstraps) pair. Releases the GIL;
-    /// the inputs are never changed.
+    /// linear, products, activations, bootstrap, total, and bootstraps) pair; on a device the
+    /// seconds per kind of step only with `step_times`. Releases the GIL; the inputs are never
+    /// changed.
+    #[pyo3(signature = (bootstrapper, galois_keys, steps, step_times = false))]
     fn infer<'py>(
         &self,
         py: Python<'py>,
         bootstrapper: PyRef<'_, Bootstrapper>,
         galois_keys: PyRef<'_, HybridGaloisKeys>,
         steps: Vec<PyRef<'_, Ciphertext>>,
+        step_times: bool,
     ) -> PyResult<(Ciphertext, Bound<'py, PyDict>)> {
         let (boot, gk, net) = (&bootstrapper.inner, &galois_keys.inner, &self.inner);
         let cts: Vec<xehe::Ciphertext> = steps.iter().map(|c| c.inner.clone()).collect();
-        let (out, t) = nogil(py, move || run::RecurrentInference::new(net, boot, gk)?.infer(&cts, &mut |_, _| {}))?.py()?;
+        let (out, t) = nogil(py, move || run::RecurrentInference::new(net, boot, gk)?.with_step_times(step_times).infer(&cts, &mut |_, _| {}))?.py()?;
         let d = PyDict::new(py);
         d.set_item("linear", t.linear.as_secs_f64())?;
         d.set_item("products", t.products.as_secs_f64())?;

@@ -118,11 +118,12 @@ class Network:
         """Hybrid Galois keys for the linear layers from ``secret_key`` (SEAL's or xehe's)."""
         return self._net.galois_keys(bootstrapper, secret_key)
 
-    def infer(self, bootstrapper, galois_keys, encrypted):
+    def infer(self, bootstrapper, galois_keys, encrypted, step_times=False):
         """The network on an encrypted image, where the ciphertext is: ``(ciphertext, seconds)``
-        with seconds per kind of step (``linear``, ``products``, ``relu``, ``bootstrap``,
-        ``total``) and ``bootstraps``."""
-        return self._net.infer(bootstrapper, galois_keys, encrypted)
+        with seconds per kind of step (``linear``, ``products``, ``relu``, ``bootstrap``;
+        on a device only with ``step_times``, which synchronizes it after every step),
+        ``total`` and ``bootstraps``."""
+        return self._net.infer(bootstrapper, galois_keys, encrypted, step_times)
 
 
 class RecurrentNetwork:
@@ -192,11 +193,12 @@ class RecurrentNetwork:
         """Hybrid Galois keys for the cell's and the head's linear steps."""
         return self._net.galois_keys(bootstrapper, secret_key)
 
-    def infer(self, bootstrapper, galois_keys, steps):
+    def infer(self, bootstrapper, galois_keys, steps, step_times=False):
         """The network on one batch's encrypted steps (a list of T ciphertexts), where they
         are: ``(ciphertext, seconds)`` with seconds per kind of step (``linear``, ``products``,
-        ``activations``, ``bootstrap``, ``total``) and ``bootstraps``."""
-        return self._net.infer(bootstrapper, galois_keys, list(steps))
+        ``activations``, ``bootstrap``; on a device only with ``step_times``), ``total`` and
+        ``bootstraps``."""
+        return self._net.infer(bootstrapper, galois_keys, list(steps), step_times)
 
 
 def fashion_mnist_sequences(count, steps=28, features=28, train=False, directory=None):

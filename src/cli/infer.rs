@@ -51,16 +51,9 @@ pub fn render(r: &InferReport) -> String {
     let t = &r.timings;
     s += &format!("logits: at least {worst:.1} bits of the largest logit of the circuit's plaintext model\n");
     let what = r.sequences_per_ciphertext.map_or("an image".to_string(), |b| format!("a batch of up to {b} sequences"));
-    s += &format!(
-        "time {what}: {:.1} ms (linear {:.1}, products {:.1}, ReLU {:.1}, sigmoid and tanh {:.1}, {} bootstraps {:.1})\n",
-        ms(t.total),
-        ms(t.linear),
-        ms(t.products),
-        ms(t.relu),
-        ms(t.activations),
-        t.bootstraps,
-        ms(t.bootstrap)
-    );
+    let parts = [(t.linear, "linear"), (t.products, "products"), (t.relu, "ReLU"), (t.activations, "sigmoid and tanh"), (t.bootstrap, "bootstraps")];
+    let split: Vec<String> = parts.iter().filter(|(d, _)| !d.is_zero()).map(|(d, n)| format!("{n} {:.1}", ms(*d))).collect();
+    s += &format!("time {what}: {:.1} ms, {} bootstraps{}\n", ms(t.total), t.bootstraps, if split.is_empty() { " (--step-times for each kind of step)".to_string() } else { format!(" ({})", split.join(", ")) });
     if !r.out_of_range.is_empty() {
         s += &format!("WARNING: {} values beyond the calibrated bounds (results of those images are not valid): {:?}\n", r.out_of_range.len(), &r.out_of_range[..r.out_of_range.len().min(5)]);
     }

@@ -154,6 +154,7 @@ pub struct Inference<'a> {
     boot: &'a Bootstrapper,
     galois: &'a HybridGaloisKeys,
     cache: Arc<TransformCache>,
+    step_times: bool,
 }
 
 impl<'a> Inference<'a> {
@@ -180,12 +181,20 @@ impl<'a> Inference<'a> {
         }
         let evictor: std::sync::Weak<dyn crate::device::budget::Evict> = Arc::downgrade(&cache) as std::sync::Weak<dyn crate::device::budget::Evict>;
         crate::device::budget::register_evictor(evictor);
-        Ok(Inference { plan, ev: Evaluator::new(ctx), encoder, boot, galois, cache })
+        Ok(Inference { plan, ev: Evaluator::new(ctx), encoder, boot, galois, cache, step_times: false })
     }
 
     /// Encoded diagonals held by the cache: count and bytes (host words).
     pub fn plaintext_memory(&self) -> (usize, usize) {
         self.cache.plaintext_memory()
+    }
+
+    /// With `on`, each step's time is the device's: the device is synchronized after every
+    /// step, and [`InferenceTimings`] gives the time per kind of step. Off (the default), the
+    /// queue runs ahead of the host and only the total is measured (once the output is done).
+    pub fn with_step_times(mut self, on: bool) -> Self {
+        self.step_times = on;
+        self
     }
 
     fn keys(&self) -> KeySet<'_> {
@@ -333,10 +342,16 @@ impl<'a> Inference<'a> {
                     (self.boot.bootstrap(&get(&regs, *x)?)?, &mut times.bootstrap)
                 }
             };
-            if let Some(q) = y.gpu.queue() {
-                q.synchronize()?; // the step's time is the device's
+            // On a device a step's time is the device's only when it is synchronized: done
+            // when asked, so that by default the queue runs ahead of the host.
+            match y.gpu.queue() {
+                Some(q) if self.step_times => {
+                    q.synchronize()?;
+                    *slot += t.elapsed();
+                }
+                Some(_) => {}
+                None => *slot += t.elapsed(),
             }
-            *slot += t.elapsed();
             regs[s.out] = Some(y);
             for (r, l) in last.iter().enumerate() {
                 if *l == Some(i) && r != self.plan.output {
@@ -345,9 +360,12 @@ impl<'a> Inference<'a> {
             }
             progress(i + 1, steps);
         }
-        times.total = t0.elapsed();
         let written = if steps == self.plan.steps.len() { self.plan.output } else { self.plan.steps[steps - 1].out };
         let out = regs[written].take().ok_or_else(|| Error::InvalidArgument("the plan wrote no output".into()))?;
+        if let Some(q) = out.gpu.queue() {
+            q.synchronize()?; // the total is the device's
+        }
+        times.total = t0.elapsed();
         Ok((out, times))
     }
 }

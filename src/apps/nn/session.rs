@@ -61,6 +61,9 @@ pub struct InferOptions {
     /// A recurrent model: at most this many sequences packed in a ciphertext (fewer when the
     /// state does not fit the slots).
     pub pack: usize,
+    /// On a device: the time per kind of step ([`InferReport::timings`]), the device
+    /// synchronized after every step; otherwise only the total is timed.
+    pub step_times: bool,
 }
 
 /// The report of `xehe infer`.
@@ -108,7 +111,8 @@ pub struct InferReport {
     pub circuit_classes: Vec<usize>,
     /// Seconds per image (the first includes encoding the plaintexts and, on a device, uploads).
     pub seconds: Vec<f64>,
-    /// Mean time per kind of step over the images after the first (all when there is one).
+    /// Mean time per kind of step over the images after the first (all when there is one); on
+    /// a device only with `step_times` (else the total alone).
     pub timings: InferenceTimings,
     /// Images some value of which exceeds the calibrated bound (their encrypted result is not
     /// valid): `(image, value index, ratio)`.
@@ -209,7 +213,7 @@ pub fn run(opts: &InferOptions, queue: Option<&crate::Queue>, device: &str, prog
     let galois = network_galois_keys(&ctx, &boot, kg.secret_key(), plan)?;
     progress(&format!("the network's Galois keys: {}, {:.1} s", galois.galois_elts().len(), t.elapsed().as_secs_f64()));
     let keygen_seconds = (boot_keygen + t.elapsed()).as_secs_f64();
-    let inference = Inference::new(plan, &boot, &galois)?;
+    let inference = Inference::new(plan, &boot, &galois)?.with_step_times(opts.step_times);
     let encoder = CkksEncoder::new(&ctx)?;
     let encryptor = Encryptor::with_secret_key(&ctx, kg.secret_key())?;
     let decryptor = Decryptor::new(&ctx, kg.secret_key())?;

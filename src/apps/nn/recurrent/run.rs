@@ -132,6 +132,7 @@ pub struct RecurrentInference<'a> {
     head: Inference<'a>,
     boot: &'a Bootstrapper,
     ev: Evaluator,
+    step_times: bool,
 }
 
 impl<'a> RecurrentInference<'a> {
@@ -146,7 +147,17 @@ impl<'a> RecurrentInference<'a> {
             head: Inference::with_cache(&net.head, boot, galois, Arc::new(TransformCache::default()))?,
             boot,
             ev: Evaluator::new(boot.context()),
+            step_times: false,
         })
+    }
+
+    /// With `on`, the time per kind of step is the device's (the device synchronized after
+    /// every step, [`Inference::with_step_times`]); off, only the total.
+    pub fn with_step_times(mut self, on: bool) -> Self {
+        self.cell = self.cell.with_step_times(on);
+        self.head = self.head.with_step_times(on);
+        self.step_times = on;
+        self
     }
 
     /// Encoded diagonals held: count and bytes.
@@ -188,10 +199,14 @@ impl<'a> RecurrentInference<'a> {
             bootstraps += times.bootstraps + 1;
             let tb = Instant::now();
             state = self.boot.bootstrap(&out)?;
-            if let Some(q) = state.gpu.queue() {
-                q.synchronize()?;
+            match state.gpu.queue() {
+                Some(q) if self.step_times => {
+                    q.synchronize()?;
+                    sum.bootstrap += tb.elapsed();
+                }
+                Some(_) => {}
+                None => sum.bootstrap += tb.elapsed(),
             }
-            sum.bootstrap += tb.elapsed();
             if let Some(x) = steps.get(t + 1) {
                 self.ev.add_inplace(&mut state, x)?;
             }
@@ -200,7 +215,7 @@ impl<'a> RecurrentInference<'a> {
         let (out, times) = self.head.infer(&state, &mut |_, _| {})?;
         sum.accumulate(&times);
         sum.bootstraps = bootstraps + times.bootstraps;
-        sum.total = t0.elapsed();
+        sum.total = t0.elapsed(); // the head's output is done: `Inference::infer` waited for it
         Ok((out, sum))
     }
 }

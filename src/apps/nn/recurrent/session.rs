@@ -68,7 +68,7 @@ pub fn run(opts: &InferOptions, queue: Option<&crate::Queue>, device: &str, prog
     let t = Instant::now();
     let galois = net.galois_keys(&boot, kg.secret_key())?;
     let keygen_seconds = (boot_keygen + t.elapsed()).as_secs_f64();
-    let inference = RecurrentInference::new(&net, &boot, &galois)?;
+    let inference = RecurrentInference::new(&net, &boot, &galois)?.with_step_times(opts.step_times);
     let encoder = CkksEncoder::new(&ctx)?;
     let encryptor = Encryptor::with_secret_key(&ctx, kg.secret_key())?;
     let decryptor = Decryptor::new(&ctx, kg.secret_key())?;
