@@ -30,6 +30,7 @@ fn main() -> xehe::Result<()> {
             Step::Product { .. } => "product".into(),
             Step::Quadratic { beta, .. } => format!("x² + {beta:.3}·x"),
             Step::Poly { index, .. } => format!("sign stage {index}"),
+            Step::Activation { index, .. } => format!("activation, degree {}", plan.activations[*index].poly.degree()),
             Step::Bootstrap { .. } => "bootstrap".into(),
         };
         println!("r{:<3} level {:>2}  {what:<30} {}", s.out, s.level, s.node);

@@ -195,12 +195,9 @@ pub fn sign_stages(stages: &[SignStage]) -> Result<Vec<ChebyshevPoly>> {
 /// `x` is then multiplied by (one product, one term for the next layer). Coarse: on
 /// `2^-3 ≤ |x| ≤ 1` (`x` divided by its calibrated bound) the step is within `2^-4.5` of 0 or 1,
 /// and below it moves from 0 to 1, so `relu` errs by up to 4.4 % of `x` there and by at most
-/// `|x|` below. Measured on the committed ResNet-20 with ReLU (the first 500 Fashion-MNIST
-/// test images, in plaintext with the polynomial in place of ReLU,
-/// `examples/relu_sign_sweep.rs`): classes equal to the exact ReLU model's on 496/500,
-/// accuracy 95.4 % against 95.0 %, 19 bootstraps an image; the 15-level composite `g₃ g₃ g₃ f₃
-/// f₃` (within `2^-16.7` from `2^-7` on) gives 500/500 with 37 bootstraps, `g₃ f₃ f₁` (8 levels)
-/// 464/500. Every stage maps `[−1, 1]` into itself, as bootstrapping between them needs.
+/// `|x|` below (classes of the committed ResNet-20 against the exact model, and the deeper
+/// composites compared: BENCHMARKS.md, encrypted inference; `examples/relu_sign_sweep.rs`).
+/// Every stage maps `[−1, 1]` into itself, as bootstrapping between them needs.
 ///
 /// # Errors
 /// As [`ChebyshevPoly::approximate`].
@@ -255,7 +252,7 @@ pub fn activation_polynomial(op: &Op, divisor: f64) -> Result<ChebyshevPoly> {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum ReluSign {
     /// 8 levels, one bootstrap a ReLU layer at `N16-dense` ([`sign_polynomials`]): coarse near
-    /// zero; ResNet-20 keeps 496/500 classes of the exact model.
+    /// zero, where a few images change class.
     #[default]
     Fast,
     /// 15 levels, two bootstraps a ReLU layer (`g₃ g₃ g₃ f₃ f₃`, within `2^-16.7` of the step

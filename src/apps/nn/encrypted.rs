@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 /// Hybrid Galois keys for the plan's linear steps, with the bootstrapping keys' key switching,
 /// limited to the levels the steps rotate at ([`Plan::galois_level_size`]): at `N16-dense`,
 /// whose linear steps all run at or below the bootstrapped level (11 primes of 29), a fifth of
-/// full keys' memory (ResNet-20: 171 keys, 5.9 GiB instead of 29.2).
+/// full keys' memory.
 ///
 /// # Errors
 /// As `KeyGenerator::create_hybrid_galois_keys_for_levels`.
