@@ -4,6 +4,7 @@ pub mod matrix_ntt;
 pub mod modulus;
 pub mod ntt;
 pub mod poly;
+pub mod primality;
 pub mod primes;
 pub mod rns;
 pub mod shivdikar;

@@ -54,7 +54,7 @@ impl Modulus {
             value,
             const_ratio: [quot as u64, (quot >> 64) as u64, rem as u64],
             bit_count: 64 - value.leading_zeros(),
-            is_prime: super::primes::is_prime(value),
+            is_prime: super::primality::is_prime(value),
         })
     }
 

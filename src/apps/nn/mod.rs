@@ -9,6 +9,9 @@
 //!   bounds, bootstraps placed by level accounting;
 //! - [`encrypted`]: the server's evaluation ([`encrypted::Inference`]).
 //! - [`npy`]: NumPy arrays of images and logits;
+//! - [`recurrent`]: LSTMs and GRUs over packed sequences (a cell and a head);
+//! - [`activation`]: sigmoid and tanh as polynomials;
+//! - [`report`]: a session's options and report;
 //! - [`session`]: both sides in one process over a data set (`xehe infer`): keys, encryption,
 //!   evaluation, decryption, comparison with the plaintext models, throughput.
 //!
@@ -25,6 +28,7 @@
 //!
 //! [`Network`] bundles the server's part for the command line and Python.
 
+pub mod activation;
 pub mod compile;
 pub mod encrypted;
 pub mod graph;
@@ -32,6 +36,7 @@ pub mod npy;
 pub mod onnx;
 pub mod plain;
 pub mod recurrent;
+pub mod report;
 pub mod session;
 pub mod sparse;
 

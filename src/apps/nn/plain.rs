@@ -2,7 +2,7 @@
 //! that bounds every value over a set of images (the encrypted circuit divides each value by
 //! its bound so that bootstraps and the ReLU, sigmoid and tanh polynomials see `|x| ≤ 1`).
 
-use super::compile::Activation;
+use super::activation::Activation;
 use super::graph::{Graph, Node, Op};
 use super::sparse::{linear_op, AffineMap};
 use crate::circuits::polynomial::ChebyshevPoly;

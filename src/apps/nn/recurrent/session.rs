@@ -8,7 +8,7 @@ use super::run::{RecurrentInference, RecurrentNetwork};
 use crate::apps::fashion_mnist;
 use crate::apps::nn::encrypted::InferenceTimings;
 use crate::apps::nn::npy;
-use crate::apps::nn::session::{argmax, Images, InferOptions, InferReport};
+use crate::apps::nn::report::{argmax, Images, InferOptions, InferReport};
 use crate::circuits::bootstrapping::{Bootstrapper, BootstrappingKeys};
 use crate::device::DeviceResident;
 use crate::{Ciphertext, CkksEncoder, Decryptor, Encryptor, Error, KeyGenerator, Result};

@@ -1,0 +1,138 @@
+//! What an inference session takes and reports (`xehe infer`, convolutional and recurrent
+//! models alike): the options, where the inputs come from, and the report.
+
+use super::encrypted::InferenceTimings;
+use crate::circuits::bootstrapping::BootstrappingParameters;
+use std::path::PathBuf;
+
+/// Where the images come from.
+#[derive(Clone, Debug)]
+pub enum Images {
+    /// A `.npy` file of `N×C×H×W` float images.
+    Npy(PathBuf),
+    /// `count` Fashion-MNIST test images from test image `skip` on (prepared for the model's
+    /// input side; with their labels), from `dir` or Debian's location.
+    FashionMnist {
+        /// Images.
+        count: usize,
+        /// Test images passed over before the first (a long run split into parts).
+        skip: usize,
+        /// The data set's directory.
+        dir: Option<PathBuf>,
+    },
+}
+
+/// What `xehe infer` runs.
+#[derive(Clone, Debug)]
+pub struct InferOptions {
+    /// The ONNX file.
+    pub model: PathBuf,
+    /// The images to classify.
+    pub images: Images,
+    /// Calibration images (`.npy`); default: 256 Fashion-MNIST training images for
+    /// `--data fashion-mnist`, the images themselves for `--input`.
+    pub calibration: Option<PathBuf>,
+    /// Bootstrapping parameters (an insecure preset gets the levels a ReLU model needs:
+    /// [`super::parameters_for`]).
+    pub params: BootstrappingParameters,
+    /// Run the first image on the CPU backend too and compare the results word for word.
+    pub compare_cpu: bool,
+    /// With `compare_cpu`: compare only the first this many steps of the circuit (the register
+    /// the last of them writes; a prefix such as a first residual block, where the whole network
+    /// would take minutes on the CPU); `None`: the whole network.
+    pub compare_steps: Option<usize>,
+    /// With a device and more than 1: afterwards, the images again with this many in flight
+    /// (one thread and one queue of the device each), for the throughput.
+    pub in_flight: usize,
+    /// The ReLUs' composite sign.
+    pub relu_sign: super::compile::ReluSign,
+    /// Fashion-MNIST pictures as sequences (rows as steps) for a recurrent model; an error for
+    /// a convolutional one (a recurrent model reads its data as sequences either way).
+    pub sequence: bool,
+    /// A recurrent model: at most this many sequences packed in a ciphertext (fewer when the
+    /// state does not fit the slots).
+    pub pack: usize,
+    /// On a device: the time per kind of step ([`InferReport::timings`]), the device
+    /// synchronized after every step; otherwise only the total is timed.
+    pub step_times: bool,
+}
+
+/// The report of `xehe infer`.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct InferReport {
+    /// The model file.
+    pub model: String,
+    /// Operators of the model and their counts.
+    pub operators: Vec<(String, usize)>,
+    /// Preset name.
+    pub preset: String,
+    /// Whether the preset is insecure.
+    pub insecure: bool,
+    /// Where it ran.
+    pub device: String,
+    /// Steps of the encrypted circuit.
+    pub steps: usize,
+    /// Bootstraps per image.
+    pub bootstraps: usize,
+    /// Galois keys of the network (beside the bootstrapping keys) and their bytes.
+    pub galois_keys: (usize, usize),
+    /// Seconds to generate the keys on the host: the bootstrapping keys and the network's Galois
+    /// keys (calibration and compilation apart).
+    pub keygen_seconds: f64,
+    /// Calibration images.
+    pub calibration_images: usize,
+    /// The data set's index of the first image (`--skip`; 0 for a `.npy` file).
+    pub first_image: usize,
+    /// Decrypted logits, one row per image.
+    pub logits: Vec<Vec<f64>>,
+    /// The plaintext model's logits.
+    pub plain_logits: Vec<Vec<f64>>,
+    /// Classes from the encrypted logits.
+    pub classes: Vec<usize>,
+    /// Classes from the plaintext logits.
+    pub plain_classes: Vec<usize>,
+    /// Labels, when the data set has them.
+    pub labels: Option<Vec<usize>>,
+    /// Per image: `−log2(max |logit error| / max |logit|)` against the circuit's plaintext
+    /// model ([`super::plain::evaluate_circuit`]: ReLU by the plan's polynomial; the plaintext model
+    /// itself without ReLU).
+    pub precision_bits: Vec<f64>,
+    /// Classes of the circuit's plaintext model (equal to `plain_classes` without ReLU): where
+    /// they differ from `plain_classes` the ReLU's polynomial, not the encryption, changed it.
+    pub circuit_classes: Vec<usize>,
+    /// Seconds per image (the first includes encoding the plaintexts and, on a device, uploads).
+    pub seconds: Vec<f64>,
+    /// Mean time per kind of step over the images after the first (all when there is one); on
+    /// a device only with `step_times` (else the total alone).
+    pub timings: InferenceTimings,
+    /// Images some value of which exceeds the calibrated bound (their encrypted result is not
+    /// valid): `(image, value index, ratio)`.
+    pub out_of_range: Vec<(usize, usize, f64)>,
+    /// Encoded diagonals after the run: count and bytes.
+    pub plaintexts: (usize, usize),
+    /// With `compare_cpu`: whether the device result equals the CPU backend's, word for word.
+    pub bit_identical_to_cpu: Option<bool>,
+    /// With `compare_cpu`: the steps compared (all of them, or `compare_steps`).
+    pub compared_steps: Option<usize>,
+    /// With `in_flight > 1` on a device: `(images in flight, images a second)`; every result
+    /// equal to the sequential run's.
+    pub in_flight: Option<(usize, f64)>,
+    /// With `in_flight > 1`: why the run with several images in flight failed, if it did (the
+    /// sequential results above stand).
+    pub in_flight_error: Option<String>,
+    /// On a device: the device memory budget in bytes (`--device-memory`), if any.
+    pub device_memory_budget: Option<u64>,
+    /// On a device: its bytes at their peak, by category (keys, plaintexts, working), from the
+    /// keys' upload to the end of the run.
+    pub device_memory_peak: Option<crate::device::budget::MemoryUse>,
+    /// A recurrent model: sequences packed in a ciphertext (`seconds` is then each batch's time
+    /// shared by its sequences).
+    pub sequences_per_ciphertext: Option<usize>,
+    /// A recurrent model: seconds per batch of sequences.
+    pub batch_seconds: Option<Vec<f64>>,
+}
+
+/// The index of the largest value (the class of logits).
+pub fn argmax(v: &[f64]) -> usize {
+    v.iter().enumerate().max_by(|a, b| a.1.total_cmp(b.1)).map_or(0, |m| m.0)
+}
