@@ -63,7 +63,7 @@ fn tile_queues_compute_independently_and_match_cpu() {
         skip(&format!("tile_queues: {why}"));
         return;
     }
-    let queues = tile_queues(2).expect("tile queues");
+    let queues: Vec<Queue> = tile_queues(2).expect("tile queues").into_iter().map(Queue::OpenCl).collect();
     let Some(Queue::OpenCl(first)) = queues.first() else {
         panic!("no OpenCL queue")
     };

@@ -7,6 +7,7 @@
 #[cfg(any(feature = "cuda", feature = "opencl"))]
 pub mod gpu;
 pub mod budget;
+pub mod buffer;
 pub mod kernel_cache;
 pub mod kernels;
 pub mod memcache;

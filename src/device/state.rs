@@ -14,38 +14,7 @@ use crate::Result;
 use parking_lot::Mutex;
 use std::sync::Arc;
 
-/// A device copy of an object's words.
-#[derive(Clone, Debug)]
-#[non_exhaustive]
-pub enum DeviceBuf {
-    /// CUDA buffer.
-    #[cfg(feature = "cuda")]
-    Cuda(Arc<super::cuda::memory::DeviceBuffer>),
-    /// OpenCL buffer.
-    #[cfg(feature = "opencl")]
-    OpenCl(Arc<super::opencl::ClBuffer>),
-    /// Level Zero buffer (a [`ZeQueue`](super::level_zero::ZeQueue)'s result).
-    #[cfg(all(feature = "level-zero", any(feature = "cuda", feature = "opencl")))]
-    LevelZero(Arc<super::level_zero::ZeBuffer>),
-}
-
-impl DeviceBuf {
-    /// Words of the value the buffer holds (its requested length).
-    pub fn words(&self) -> usize {
-        #[cfg(any(feature = "cuda", feature = "opencl"))]
-        use super::gpu::GpuBuffer;
-        match self {
-            #[cfg(feature = "cuda")]
-            DeviceBuf::Cuda(b) => b.words(),
-            #[cfg(feature = "opencl")]
-            DeviceBuf::OpenCl(b) => b.words(),
-            #[cfg(all(feature = "level-zero", any(feature = "cuda", feature = "opencl")))]
-            DeviceBuf::LevelZero(b) => b.words(),
-            #[allow(unreachable_patterns)]
-            _ => 0,
-        }
-    }
-}
+pub use super::buffer::DeviceBuf;
 
 #[derive(Clone, Debug, Default)]
 struct Inner {
@@ -324,9 +293,9 @@ pub(crate) fn copy_into(queue: &Queue, src: &DeviceBuf) -> Result<DeviceBuf> {
 #[cfg(any(feature = "cuda", feature = "opencl"))]
 fn copy_on<Q: GpuQueue>(q: &Q, src: &DeviceBuf) -> Result<DeviceBuf> {
     let buf = Q::unwrap(src).ok_or_else(|| crate::Error::Device("device copy belongs to another backend".into()))?;
-    let words = crate::device::gpu::GpuBuffer::words(&**buf);
+    let words = crate::device::gpu::GpuBuffer::words(&*buf);
     let dst = q.alloc(words)?;
-    q.copy(&dst, 0, buf, 0, words)?;
+    q.copy(&dst, 0, &buf, 0, words)?;
     Ok(Q::wrap(Arc::new(dst)))
 }
 
@@ -334,7 +303,7 @@ fn copy_on<Q: GpuQueue>(q: &Q, src: &DeviceBuf) -> Result<DeviceBuf> {
 fn download_on<Q: GpuQueue>(q: &Q, copy: &DeviceBuf, words: usize) -> Result<Vec<u64>> {
     let buf = Q::unwrap(copy).ok_or_else(|| crate::Error::Device("device copy belongs to another backend".into()))?;
     let mut v = vec![0u64; words];
-    q.download(buf, &mut v)?;
+    q.download(&buf, &mut v)?;
     Ok(v)
 }
 

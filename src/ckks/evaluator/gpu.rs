@@ -86,7 +86,7 @@ pub(super) mod gpu_impl {
     /// `buf` as this backend's buffer (a value always lives on the queue it was computed or
     /// uploaded on, so the variant matches).
     pub(in crate::ckks::evaluator) fn words_of<Q: GpuQueue>(buf: &DeviceBuf) -> Result<Arc<Q::Buf>> {
-        Q::unwrap(buf).cloned().ok_or_else(|| Error::Device("device buffer of another backend".into()))
+        crate::device::gpu::buffer_of::<Q>(buf)
     }
 
     pub(in crate::ckks::evaluator) fn key_buf<Q: GpuQueue>(q: &Q, keys: &KSwitchKeys, index: usize) -> Result<Arc<Q::Buf>> {

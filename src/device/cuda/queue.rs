@@ -9,7 +9,6 @@ use super::{dev_err, CudaDevice};
 use crate::device::gpu::{check_range, grid_stride_groups, side_stream_mode, Arg, SideStreamMode, DeviceShared, EwKind, EwOp, Geometry, GpuQueue, THREADS};
 use parking_lot::Mutex;
 use crate::device::kernels::Family;
-use crate::device::state::DeviceBuf;
 use crate::device::memcache::{MemCache, MemCacheStats};
 use crate::device::profiler::Profiler;
 use crate::Result;
@@ -530,16 +529,6 @@ impl GpuQueue for CudaQueue {
     }
     fn shared(&self) -> &DeviceShared<DeviceBuffer> {
         self.dev.shared_data()
-    }
-    fn wrap(buf: Arc<DeviceBuffer>) -> DeviceBuf {
-        DeviceBuf::Cuda(buf)
-    }
-    fn unwrap(buf: &DeviceBuf) -> Option<&Arc<DeviceBuffer>> {
-        match buf {
-            DeviceBuf::Cuda(b) => Some(b),
-            #[allow(unreachable_patterns)]
-            _ => None,
-        }
     }
 }
 

@@ -17,6 +17,7 @@ pub mod matntt;
 pub mod ntt;
 pub mod polymul;
 
+use crate::device::buffer::DeviceBuf;
 use super::kernels::Family;
 use crate::device::LevelId;
 use crate::{Error, Result};
@@ -177,10 +178,15 @@ pub trait GpuQueue: Send + Sync + Sized + 'static {
     fn upload_static_words(&self, host: &[u64]) -> Result<Self::Buf>;
     /// The read-only data shared by the queues of this queue's device.
     fn shared(&self) -> &DeviceShared<Self::Buf>;
-    /// Wrap a buffer as the backend-neutral [`DeviceBuf`](crate::device::state::DeviceBuf).
-    fn wrap(buf: Arc<Self::Buf>) -> crate::device::state::DeviceBuf;
-    /// This backend's buffer inside a [`DeviceBuf`](crate::device::state::DeviceBuf), if it is one.
-    fn unwrap(buf: &crate::device::state::DeviceBuf) -> Option<&Arc<Self::Buf>>;
+    /// Wrap a buffer as the backend-neutral [`DeviceBuf`].
+    fn wrap(buf: Arc<Self::Buf>) -> DeviceBuf {
+        let words = buf.words();
+        DeviceBuf::new(buf, words)
+    }
+    /// This backend's buffer inside a [`DeviceBuf`], if it is one.
+    fn unwrap(buf: &DeviceBuf) -> Option<Arc<Self::Buf>> {
+        buf.get::<Self::Buf>()
+    }
 
     /// During a rehearsal ([`Queue::rehearse_once`](crate::device::Queue::rehearse_once)),
     /// start compiling `kernel` of `family` with `defines` although nothing launches it yet:
@@ -470,10 +476,8 @@ fn first_wins<K: std::hash::Hash + Eq, V>(map: &Mutex<HashMap<K, Arc<V>>>, key: 
 ///
 /// # Errors
 /// `Device` if the buffer belongs to another backend.
-pub fn buffer_of<Q: GpuQueue>(buf: &crate::device::state::DeviceBuf) -> Result<Arc<Q::Buf>> {
-    Q::unwrap(buf)
-        .cloned()
-        .ok_or_else(|| Error::Device("device buffer of another backend".into()))
+pub fn buffer_of<Q: GpuQueue>(buf: &DeviceBuf) -> Result<Arc<Q::Buf>> {
+    Q::unwrap(buf).ok_or_else(|| Error::Device("device buffer of another backend".into()))
 }
 
 /// `Error::InvalidArgument` unless `off + words ≤ len` (every copy, memset and download checks

@@ -14,7 +14,6 @@ use crate::device::gpu::{
 use crate::device::kernels::Family;
 use crate::device::memcache::{MemCache, MemCacheStats};
 use crate::device::profiler::Profiler;
-use crate::device::state::DeviceBuf;
 use crate::Result;
 use parking_lot::Mutex;
 use std::ffi::c_void;
@@ -432,16 +431,6 @@ impl GpuQueue for ZeQueue {
     }
     fn shared(&self) -> &DeviceShared<ZeBuffer> {
         self.dev.shared_data()
-    }
-    fn wrap(buf: Arc<ZeBuffer>) -> DeviceBuf {
-        DeviceBuf::LevelZero(buf)
-    }
-    fn unwrap(buf: &DeviceBuf) -> Option<&Arc<ZeBuffer>> {
-        match buf {
-            DeviceBuf::LevelZero(b) => Some(b),
-            #[allow(unreachable_patterns)]
-            _ => None,
-        }
     }
 }
 

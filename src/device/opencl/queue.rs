@@ -8,7 +8,6 @@ use crate::device::gpu::{check_range, grid_stride_groups, Arg, DeviceShared, Geo
 use crate::device::kernels::Family;
 use crate::device::memcache::{MemCache, MemCacheStats};
 use crate::device::profiler::Profiler;
-use crate::device::state::DeviceBuf;
 use crate::Result;
 use opencl3::command_queue::{
     enqueue_copy_buffer, enqueue_fill_buffer, enqueue_read_buffer, enqueue_write_buffer, CommandQueue,
@@ -342,16 +341,6 @@ impl GpuQueue for ClQueue {
     }
     fn shared(&self) -> &DeviceShared<ClBuffer> {
         self.dev.shared_data()
-    }
-    fn wrap(buf: Arc<ClBuffer>) -> DeviceBuf {
-        DeviceBuf::OpenCl(buf)
-    }
-    fn unwrap(buf: &DeviceBuf) -> Option<&Arc<ClBuffer>> {
-        match buf {
-            DeviceBuf::OpenCl(b) => Some(b),
-            #[allow(unreachable_patterns)]
-            _ => None,
-        }
     }
 }
 

@@ -15,7 +15,6 @@
 //! (separate computation graphs), as in the paper.
 
 use super::{default_device, dev_err, parse_selector, ClQueue, OpenClDevice};
-use crate::device::queue::Queue;
 use crate::{Error, Result};
 use opencl3::device::{
     create_sub_devices, release_device, Device, CL_DEVICE_AFFINITY_DOMAIN_NEXT_PARTITIONABLE,
@@ -141,13 +140,14 @@ pub(super) fn release(partition: Partition, devices: &[Device]) {
 /// One queue per tile of the OpenCL device `XEHE_DEVICE` names (`opencl:P:D`; else the first
 /// GPU, else the first device), at most `max_tiles` of them: the per-tile queues of paper
 /// §III-H. Each is an independent in-order queue with its own memcache; submit
-/// memory-independent work to each (e.g. one computation graph per thread). A device that
-/// cannot be partitioned gives one queue.
+/// memory-independent work to each (e.g. one computation graph per thread), as a
+/// `Queue::OpenCl` for the evaluator's `.gpu_on`. A device that cannot be partitioned gives
+/// one queue.
 ///
 /// # Errors
 /// `InvalidArgument` for `max_tiles` = 0 or a malformed `XEHE_DEVICE`; `Device` when no OpenCL
 /// device exists or the driver fails.
-pub fn tile_queues(max_tiles: usize) -> Result<Vec<Queue>> {
+pub fn tile_queues(max_tiles: usize) -> Result<Vec<Arc<ClQueue>>> {
     let chosen = match std::env::var("XEHE_DEVICE") {
         Ok(v) => parse_selector(&v)?,
         Err(_) => None,
@@ -158,7 +158,7 @@ pub fn tile_queues(max_tiles: usize) -> Result<Vec<Queue>> {
     };
     let dev = OpenClDevice::shared_tiles(p, d, max_tiles)?;
     (0..dev.tile_count())
-        .map(|t| Ok(Queue::OpenCl(Arc::new(ClQueue::on_tile(dev.clone(), t)?))))
+        .map(|t| Ok(Arc::new(ClQueue::on_tile(dev.clone(), t)?)))
         .collect()
 }
 

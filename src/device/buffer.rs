@@ -1,0 +1,37 @@
+//! A device copy of an object's words, whichever backend holds it: the backend's buffer behind
+//! a type-erased handle. The backends know nothing of it — each queue wraps and unwraps its own
+//! buffer type (`GpuQueue::wrap`, `GpuQueue::unwrap`) — so a new backend adds no variant here
+//! and nothing here imports a backend.
+
+use std::any::Any;
+use std::sync::Arc;
+
+/// A device copy of an object's words (module docs).
+#[derive(Clone)]
+pub struct DeviceBuf {
+    buf: Arc<dyn Any + Send + Sync>,
+    words: usize,
+}
+
+impl DeviceBuf {
+    /// `buf`, holding `words` words, as a backend-neutral handle.
+    pub fn new<B: Send + Sync + 'static>(buf: Arc<B>, words: usize) -> Self {
+        DeviceBuf { buf, words }
+    }
+
+    /// Words of the value the buffer holds (its requested length).
+    pub fn words(&self) -> usize {
+        self.words
+    }
+
+    /// The buffer, when it is a `B` (the backend that made it); `None` for another backend's.
+    pub fn get<B: Send + Sync + 'static>(&self) -> Option<Arc<B>> {
+        self.buf.clone().downcast::<B>().ok()
+    }
+}
+
+impl std::fmt::Debug for DeviceBuf {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DeviceBuf").field("words", &self.words).finish_non_exhaustive()
+    }
+}
