@@ -2,7 +2,8 @@
 //!
 //! `XEHE_DEVICE=cpu|cuda[:i]|opencl[:p:d]|level-zero[:i]|auto` (default `auto`: the first CUDA
 //! GPU, else the first OpenCL GPU, else none); [`parse_device`] reads it, and the `xehe`
-//! command's `--device` uses the same parser. A queue is
+//! command's `--device` and the OpenCL backend's own entry points (`OpenClDevice::from_env`,
+//! `tile_queues`) use the same parser. A queue is
 //! an in-order stream with its own memcache; `default_queue()` is created on first use and
 //! shared; `new_queue()` makes more (for independent work from several threads, §III-H).
 
@@ -68,16 +69,22 @@ impl Queue {
     pub fn synchronize(&self) -> Result<()> {
         on_backend!(self, q => q.synchronize(), Ok(()))
     }
-    /// Start a compute frame (paper §III-G).
+    /// Start a compute frame (paper §III-G): buffers released from now on are retained until
+    /// [`end_compute_frame`](Self::end_compute_frame).
     pub fn start_compute_frame(&self) {
-        on_backend!(self, q => q.start_compute_frame(), ())
+        on_backend!(self, q => q.memcache().start_compute_frame(), ())
     }
-    /// Synchronize and end the compute frame (paper §III-G).
+    /// Synchronize, then end the compute frame and recycle the buffers released in it (paper
+    /// §III-G): only after the synchronization has the device finished with them.
     ///
     /// # Errors
     /// As [`synchronize`](Self::synchronize).
     pub fn end_compute_frame(&self) -> Result<()> {
-        on_backend!(self, q => q.end_compute_frame(), Ok(()))
+        on_backend!(self, q => {
+            q.synchronize()?;
+            q.memcache().end_compute_frame();
+            Ok(())
+        }, Ok(()))
     }
     /// Memcache counters of the queue.
     pub fn memcache_stats(&self) -> super::memcache::MemCacheStats {
@@ -391,6 +398,14 @@ fn level_zero_queue(ordinal: usize) -> Result<Queue> {
             "xehe was built without the Level Zero backend (feature `level-zero`, with `cuda` or `opencl`)".into(),
         ))
     }
+}
+
+/// Whether `XEHE_SYNC=1` asks every queue to wait for each command as it is launched (a
+/// diagnostic: a failing kernel then reports its own error, not a later synchronization's).
+/// Read once per process, so the queues of every backend agree for the whole run.
+pub fn sync_each_launch() -> bool {
+    static SYNC: OnceLock<bool> = OnceLock::new();
+    *SYNC.get_or_init(|| std::env::var("XEHE_SYNC").is_ok_and(|v| v == "1"))
 }
 
 /// The process-wide default queue, created on first use (the one `.gpu()` uses).
