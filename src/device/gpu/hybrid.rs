@@ -622,6 +622,23 @@ pub(super) enum Addend<'a, B> {
     Scaled((&'a B, usize)),
 }
 
+/// The arguments `out_moduli … log_n` that the hybrid inner-product kernels
+/// (`ks_inner_hybrid_u64`, `ks_inner_sums_u64` in `native/keyswitch.cl`) both declare, in their
+/// order: the extended primes with their Barrett constants, the digit shape and the key's rows.
+pub(super) fn inner_shape_args<'a, B>(l: &LevelData<B>, h: &'a HybridLevelData<B>, key_rows: usize) -> [Arg<'a, B>; 9] {
+    [
+        Arg::Buf(&h.ext.moduli),
+        Arg::Buf(&h.ext.r0),
+        Arg::Buf(&h.ext.r1),
+        Arg::U32(h.digits as u32),
+        Arg::U32(h.digit_size as u32),
+        Arg::U32(h.ell as u32),
+        Arg::U32(h.alpha as u32),
+        Arg::U32(key_rows as u32),
+        Arg::U32(l.log_n),
+    ]
+}
+
 /// Step 2 for the extended limbs `limbs` (`0..ℓ` data, `ℓ..ℓ + α` special): the inner
 /// product of `up` (own-digit rows read from the target at `t`) with each of `keys` (one launch:
 /// up to `per_item` keys (at most 4) in each work-item, or whole groups of `per_item` up to 16,
@@ -687,16 +704,8 @@ pub(super) fn inner_products_into<Q: GpuQueue>(
         // Unused without KS_ROTATE or KS_PC.
         Addend::None => args.extend((0..MAX_KEYS + 5).map(|_| Arg::Buf(keys[0]))),
     }
+    args.extend(inner_shape_args(l, h, key_rows));
     args.extend([
-        Arg::Buf(&h.ext.moduli),
-        Arg::Buf(&h.ext.r0),
-        Arg::Buf(&h.ext.r1),
-        Arg::U32(h.digits as u32),
-        Arg::U32(h.digit_size as u32),
-        Arg::U32(ell as u32),
-        Arg::U32(alpha as u32),
-        Arg::U32(key_rows as u32),
-        Arg::U32(l.log_n),
         Arg::U32(limbs.start as u32),
         Arg::U32(limbs.end as u32),
     ]);
