@@ -1149,11 +1149,7 @@ impl HybridRelinKeys {
                 "from_relin_keys: SEAL keys are hybrid keys only for α = 1, dnum = L".into(),
             ));
         }
-        if relin_keys.0.parms_id != inner.context.key_parms_id() {
-            return Err(Error::NotValidForParams(
-                "relin_keys is not valid for encryption parameters".into(),
-            ));
-        }
+        super::valcheck::check_relin_keys_level(relin_keys, &inner.context)?;
         let kv = relin_keys
             .0
             .key(RelinKeys::get_index(2))

@@ -227,9 +227,7 @@ impl Bootstrapper {
         if ct.size() != 2 {
             return Err(Error::InvalidArgument(format!("bootstrap: ciphertext size must be 2, is {} (relinearize first)", ct.size())));
         }
-        if !ct.is_ntt_form() {
-            return Err(Error::WrongForm("CKKS encrypted must be in NTT form".into()));
-        }
+        crate::ckks::valcheck::check_ntt_form(ct.is_ntt_form())?;
         let scale = ct.scale();
         let raise = self.plan.raise_scale;
         let max = self.max_input_scale_at(level)?;
