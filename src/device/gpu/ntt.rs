@@ -174,8 +174,8 @@ impl<B: GpuBuffer> DeviceNttTables<B> {
         // The fused first pass exists for radix-8 plans (the first radix-8 pass) and cluster
         // plans (the cross-CTA rounds), and saving a whole pass over the data is worth more than
         // another variant's gain on a plain NTT: the evaluator's choice (Auto) takes radix-8
-        // here unless it chose clusters (H100: four-step in key switching at 64K made
-        // multiply+relinearize 4212 → 4552 µs). An L2-chunked plan runs unchunked here.
+        // here unless it chose clusters (four-step in key switching at 64K made
+        // multiply+relinearize slower on an H100). An L2-chunked plan runs unchunked here.
         let chosen = self.resolve(variant, rows);
         let variant = if variant == NttVariant::Auto && chosen != NttVariant::Radix8Cluster { NttVariant::EVAL_FALLBACK } else { chosen };
         let plan = NttPlan::new(self.log_n, self.k, variant)?.with_chunk_rows(None).with_rows(rows);
@@ -201,8 +201,9 @@ impl<B: GpuBuffer> DeviceNttTables<B> {
         let mut defines = grouped_defines(&plan, rows_per_prime)?;
         if skip_own && correction.is_none() && rows_per_prime == 1 && kernel == "ntt_fwd_cluster_lift_u64" {
             defines.push(("XEHE_LIFT_SKIP_OWN", "1".into()));
-            // The early exit cost the kernel 4 registers (62 → 66 at N = 2^15: three CTAs per SM
-            // instead of four, and this NTT is occupancy-bound); hold it at 64 (ptxas: no spill).
+            // The early exit pushes the kernel past 64 registers (at N = 2^15: three CTAs per SM
+            // instead of four, and this NTT is occupancy-bound); hold it at 64, which ptxas meets
+            // without spilling.
             if !defines.iter().any(|(d, _)| *d == "XEHE_CLUSTER_MIN_BLOCKS") {
                 defines.push(("XEHE_CLUSTER_MIN_BLOCKS", (1024 / first.local.max(1)).max(1).to_string()));
             }
@@ -383,7 +384,6 @@ impl<B: GpuBuffer> DeviceNttTables<B> {
         Ok(true)
     }
 
-    fn launch<Q: GpuQueue<Buf = B>>(
     /// The arguments of a planned launch: `data`, then the plan's tables and scalars, in the
     /// order the kernel declares them.
     fn planned_args<'a>(&'a self, data: Arg<'a, B>, launch: &crate::device::ntt_plan::NttLaunch) -> Vec<Arg<'a, B>> {
@@ -410,6 +410,7 @@ impl<B: GpuBuffer> DeviceNttTables<B> {
         ]
     }
 
+    fn launch<Q: GpuQueue<Buf = B>>(
         &self,
         q: &Q,
         data: &B,
@@ -485,7 +486,8 @@ impl<B: GpuBuffer> DeviceNttTables<B> {
         }
         // Batches of fewer digits (deeper levels) need the programs of fewer rows per prime,
         // each a compilation of its own: when rehearsing, start those now, not when the
-        // circuit reaches those levels (on a fresh H100 that was ~3 s of the first bootstrap).
+        // circuit reaches those levels, where each would stall the first bootstrap on a fresh
+        // machine (BENCHMARKS.md, Bootstrapping: first bootstrap).
         for r in 2..rows_per_prime {
             let d = grouped_defines(plan, r)?;
             for launch in plan.launches_grouped(dir, self.k as usize * r, r) {
