@@ -277,10 +277,10 @@ enum XeheStatus xehe_bootstrapper_bootstrap(const struct XeheBootstrapper *boots
 
 /**
  * A bootstrapper for `context` and `keys` (Rust `Bootstrapper::new`): encodes the
- * CoeffsToSlots and SlotsToCoeffs diagonals and prepares EvalMod (CPU work: under a
- * second at N = 2^12, seconds at N = 2^16; the diagonals and keys are uploaded to a
- * GPU on the first bootstrap there and kept). The handle's keys are shared (no
- * copy: a key set is 4–9 GiB at N = 2^16).
+ * CoeffsToSlots and SlotsToCoeffs diagonals and prepares EvalMod (CPU work, growing
+ * with N; the diagonals and keys are uploaded to a GPU on the first bootstrap there
+ * and kept). The handle's keys are shared (no copy: a key set is gigabytes at
+ * N = 2^16).
  *
  * **Ownership:** `*out` is a new handle owned by the caller (`xehe_bootstrapper_destroy`); the bootstrapper shares the keys and keeps them alive, so `keys` may be destroyed right after.
  * **Thread safety:** any thread.
@@ -397,8 +397,8 @@ enum XeheStatus xehe_bootstrapping_keys_create(const struct XeheContext *context
  * Generate bootstrapping keys from a secret key handle, for the preset whose primes
  * are the context's (Rust `BootstrappingKeys::generate(context,
  * BootstrappingParameters::for_context, secret_key)`; the CLI's `xehe keygen
- * bootstrap`). CPU work: about a second at N = 2^12, minutes at N = 2^16 (about 50
- * Galois keys, 8.6 GiB of keys).
+ * bootstrap`). CPU work, long at N = 2^16 (dozens of Galois keys, gigabytes of
+ * them).
  *
  * **Ownership:** `*out` is a new handle owned by the caller (`xehe_bootstrapping_keys_destroy`); the secret key is only read.
  * **Thread safety:** any thread.

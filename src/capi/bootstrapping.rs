@@ -200,8 +200,8 @@ macro_rules! bootstrapping_table {
             /// Generate bootstrapping keys from a secret key handle, for the preset whose primes
             /// are the context's (Rust `BootstrappingKeys::generate(context,
             /// BootstrappingParameters::for_context, secret_key)`; the CLI's `xehe keygen
-            /// bootstrap`). CPU work: about a second at N = 2^12, minutes at N = 2^16 (about 50
-            /// Galois keys, 8.6 GiB of keys).
+            /// bootstrap`). CPU work, long at N = 2^16 (dozens of Galois keys, gigabytes of
+            /// them).
             xehe_bootstrapping_keys_create_from_secret_key(context: XeheContext,
                 secret_key: XeheSecretKey) -> XeheBootstrappingKeys =
                 |c, sk| generate(&c.obj, &sk.obj)?,
@@ -211,10 +211,10 @@ macro_rules! bootstrapping_table {
                         presets); `INVALID_ARGUMENT` for a secret key that is not ternary; \
                         `DEVICE` if the OS random source fails";
             /// A bootstrapper for `context` and `keys` (Rust `Bootstrapper::new`): encodes the
-            /// CoeffsToSlots and SlotsToCoeffs diagonals and prepares EvalMod (CPU work: under a
-            /// second at N = 2^12, seconds at N = 2^16; the diagonals and keys are uploaded to a
-            /// GPU on the first bootstrap there and kept). The handle's keys are shared (no
-            /// copy: a key set is 4–9 GiB at N = 2^16).
+            /// CoeffsToSlots and SlotsToCoeffs diagonals and prepares EvalMod (CPU work, growing
+            /// with N; the diagonals and keys are uploaded to a GPU on the first bootstrap there
+            /// and kept). The handle's keys are shared (no copy: a key set is gigabytes at
+            /// N = 2^16).
             xehe_bootstrapper_create(context: XeheContext, keys: XeheBootstrappingKeys)
                 -> XeheBootstrapper = |c, k| Bootstrapper::new(&c.obj, Arc::clone(&k.obj))?,
                 owner " (`xehe_bootstrapper_destroy`); the bootstrapper shares the keys and \

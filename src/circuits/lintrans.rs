@@ -237,13 +237,13 @@ fn gcd(a: usize, b: usize) -> usize {
 }
 
 /// The cost of a hoisted baby step (a key inner product in `Q_ℓ ∪ P`, no ModDown) in giant
-/// steps (a whole key switch: ModDown, ModUp, inner product). H100, `N16-dense`, one call:
-/// ½ 47.4 ms a bootstrap, ¼ 44.2 ms, 0.2 41.5 ms (non-zero baby and giant steps a map: 15 and
-/// 1 instead of 7 and 3 in CoeffsToSlots, 15 and 3 instead of 7 and 7 in SlotsToCoeffs), with
-/// 66 Galois keys instead of 46; below 0.2 only the conjugating levels and SlotsToCoeffs'
-/// 63-diagonal levels would change, a giant step for 8–16 more baby steps. With the baby steps
-/// fused into the giant steps' sums (`Evaluator::hoisted_plain_sums_ext`), 0.12 (121 keys)
-/// measured 41.4 ms beside 38.7 and 41.5 at 0.2 in one call: kept at 0.2.
+/// steps (a whole key switch: ModDown, ModUp, inner product). Of ½, ¼ and 0.2, 0.2 gave the
+/// fastest `N16-dense` bootstrap on an H100 in one call (non-zero baby and giant steps a map:
+/// 15 and 1 instead of 7 and 3 in CoeffsToSlots, 15 and 3 instead of 7 and 7 in
+/// SlotsToCoeffs), with 66 Galois keys instead of 46; below 0.2 only the conjugating levels and
+/// SlotsToCoeffs' 63-diagonal levels would change, a giant step for 8–16 more baby steps. With
+/// the baby steps fused into the giant steps' sums (`Evaluator::hoisted_plain_sums_ext`), 0.12
+/// (121 keys) was no faster than 0.2 in one call: kept at 0.2.
 const BABY_STEP_COST: f64 = 0.2;
 
 impl BsgsSplit {
@@ -309,8 +309,8 @@ pub fn bsgs_rotations(map: &LinearMap) -> BTreeSet<i32> {
 /// rotation steps' ([`bsgs_rotations`]), and when it reads the conjugate, conjugation's and
 /// those of the conjugate's baby steps as single automorphisms `conj ∘ rot_b` (element
 /// `2N − 3^b`), hoisted with the rotations from the input's one ModUp instead of a conjugation
-/// (a key switch) and a second ModUp. Ascending. (H100, `N16-dense`, one call: 41.9 →
-/// 41.0–41.3 ms a bootstrap, for 10 more keys.)
+/// (a key switch) and a second ModUp. Ascending. (A faster `N16-dense` bootstrap on an H100,
+/// for 10 more keys.)
 ///
 /// # Errors
 /// `InvalidArgument` for a step too large for the slots.
@@ -642,8 +642,8 @@ fn evaluate(ev: &Evaluator, keys: &KeySet<'_>, transforms: &[&LinearTransform], 
     Ok(outs)
 }
 
-/// Queues a double-hoisted transform's giant-step rotations are spread over on a device (H100,
-/// `N16-dense`: 1 → 2 took a bootstrap from 49.2 to 47.0 ms; 3 gave 47.1).
+/// Queues a double-hoisted transform's giant-step rotations are spread over on a device: two
+/// made the `N16-dense` bootstrap faster than one on an H100, three no faster than two.
 const GIANT_STEP_QUEUES: usize = 2;
 
 /// The double-hoisted giant steps of `transforms` (module docs), given each giant step's

@@ -54,9 +54,9 @@ impl Ciphertext {
 
     /// The metadata of [`Ciphertext::zeros`] without its words: for a result whose words a
     /// device computes. Allocating the host words only to drop them costs a memset of
-    /// `size × k × N` words (1.7–2.2 ms for a 27-prime ciphertext at N = 2^16 on the H200 host,
-    /// where glibc serves such sizes from its heap once its mmap threshold has grown): enough to
-    /// keep the GPU waiting for the host through a linear transform's ModDowns.
+    /// `size × k × N` words (glibc serves such sizes from its heap once its mmap threshold has
+    /// grown, so the zeros are written, not mapped): at N = 2^16 enough to keep the GPU waiting
+    /// for the host through a linear transform's ModDowns.
     pub(crate) fn without_words(cd: &ContextData, size: usize) -> Self {
         let (n, k) = (cd.n(), cd.coeff_modulus().len());
         Ciphertext {

@@ -62,7 +62,7 @@
 //! Why the corrected conversion: the fast conversion's `Σ_i y_i M/m_i` is `[x]_M + u·M` with an
 //! integer `0 ≤ u ≤ α`, and `(x − conv)/M` errs by `Σ_i y_i/m_i`, up to `α + 1`. The balanced
 //! digits (`ỹ_i/m_i ∈ (−1/2, 1/2]`) make that error zero-mean with variance `(α + 1)/12` —
-//! seven times a rescale's at `α = 6`, which cost the N = 2^16 bootstrap a bit of precision when
+//! seven times a rescale's at `α = 6`, which cost the N = 2^16 bootstrap precision when
 //! EvalMod's products took the fused step. Subtracting `v·M`, `v = round(Σ_i y_i/m_i)` per
 //! coefficient in 24-bit fixed point ([`crate::math::base_conv::BaseConverter::rounding_multiples`],
 //! the integer form of Halevi–Polyakov–Shoup's floating correction), leaves an error in
@@ -1149,11 +1149,7 @@ impl HybridRelinKeys {
                 "from_relin_keys: SEAL keys are hybrid keys only for α = 1, dnum = L".into(),
             ));
         }
-        if relin_keys.0.parms_id != inner.context.key_parms_id() {
-            return Err(Error::NotValidForParams(
-                "relin_keys is not valid for encryption parameters".into(),
-            ));
-        }
+        super::valcheck::check_relin_keys_level(relin_keys, &inner.context)?;
         let kv = relin_keys
             .0
             .key(RelinKeys::get_index(2))

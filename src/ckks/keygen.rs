@@ -12,6 +12,7 @@ use super::prng::{PrngType, UniformRandomGenerator};
 use super::rlwe::{encrypt_zero_symmetric, ntt_poly, wipe};
 use super::sampling::{sample_poly_ternary, sample_poly_ternary_sparse};
 use super::valcheck::ValidFor;
+use crate::math::modulus::Modulus;
 use crate::{Error, Result};
 use rayon::prelude::*;
 
@@ -29,22 +30,7 @@ impl KeyGenerator {
     /// # Errors
     /// `Device` if the OS random source fails.
     pub fn new(context: &Context) -> Result<Self> {
-        let cd = context.key_context_data();
-        let (k, n) = (cd.coeff_modulus().len(), cd.n());
-        let mut prng = UniformRandomGenerator::from_entropy(PrngType::Blake2xb)?;
-        let mut data = vec![0u64; k * n];
-        sample_poly_ternary(&mut prng, cd.coeff_modulus(), n, &mut data);
-        ntt_poly(cd, &mut data);
-        let plain = Plaintext {
-            parms_id: cd.parms_id(),
-            scale: 1.0,
-            data,
-            gpu: Default::default(),
-        };
-        Ok(KeyGenerator {
-            context: context.clone(),
-            secret_key: SecretKey { data: plain },
-        })
+        Self::with_sampled_secret(context, sample_poly_ternary)
     }
 
     /// A generator with a fresh **sparse** ternary secret: exactly `hamming_weight` coefficients
@@ -58,16 +44,32 @@ impl KeyGenerator {
     /// `InvalidArgument` if `hamming_weight` is 0 or above N; `Device` if the OS random source
     /// fails.
     pub fn with_sparse_secret(context: &Context, hamming_weight: usize) -> Result<Self> {
-        let cd = context.key_context_data();
-        let (k, n) = (cd.coeff_modulus().len(), cd.n());
+        let n = context.key_context_data().n();
         if hamming_weight == 0 || hamming_weight > n {
             return Err(Error::InvalidArgument(format!(
                 "sparse secret: Hamming weight {hamming_weight} is not in 1..={n}"
             )));
         }
+        Self::with_sampled_secret(context, |prng, moduli, n, out| {
+            sample_poly_ternary_sparse(prng, moduli, n, hamming_weight, out)
+        })
+    }
+
+    /// A generator whose secret `sample` writes (`k × N` words of the key level's primes, from
+    /// an OS-seeded BLAKE2Xb generator), then kept in NTT form at the key level: the one
+    /// assembly of a fresh secret key, whatever its distribution.
+    ///
+    /// # Errors
+    /// `Device` if the OS random source fails.
+    fn with_sampled_secret(
+        context: &Context,
+        sample: impl FnOnce(&mut UniformRandomGenerator, &[Modulus], usize, &mut [u64]),
+    ) -> Result<Self> {
+        let cd = context.key_context_data();
+        let (k, n) = (cd.coeff_modulus().len(), cd.n());
         let mut prng = UniformRandomGenerator::from_entropy(PrngType::Blake2xb)?;
         let mut data = vec![0u64; k * n];
-        sample_poly_ternary_sparse(&mut prng, cd.coeff_modulus(), n, hamming_weight, &mut data);
+        sample(&mut prng, cd.coeff_modulus(), n, &mut data);
         ntt_poly(cd, &mut data);
         let plain = Plaintext {
             parms_id: cd.parms_id(),

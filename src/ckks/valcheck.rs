@@ -366,6 +366,31 @@ pub fn kswitch_metadata(k: &KSwitchKeys, ctx: &Context, what: &str) -> Result<()
     Ok(())
 }
 
+/// `WrongForm` unless a ciphertext is in NTT form: the CKKS evaluator works on NTT-form
+/// ciphertexts only (SEAL: "CKKS encrypted must be in NTT form").
+///
+/// # Errors
+/// `WrongForm` when `is_ntt_form` is false.
+pub fn check_ntt_form(is_ntt_form: bool) -> Result<()> {
+    if is_ntt_form {
+        Ok(())
+    } else {
+        Err(Error::WrongForm("CKKS encrypted must be in NTT form".into()))
+    }
+}
+
+/// `NotValidForParams` unless `relin_keys` were made at `ctx`'s key level (SEAL:
+/// "relin_keys is not valid for encryption parameters").
+///
+/// # Errors
+/// `NotValidForParams` for keys of another level or context.
+pub fn check_relin_keys_level(relin_keys: &RelinKeys, ctx: &Context) -> Result<()> {
+    if relin_keys.0.parms_id != ctx.key_parms_id() {
+        return Err(Error::NotValidForParams("relin_keys is not valid for encryption parameters".into()));
+    }
+    Ok(())
+}
+
 /// SEAL's scale comparison (`util::are_close`): relative difference below machine epsilon.
 pub fn are_same_scale(a: f64, b: f64) -> bool {
     let s = a.abs().max(b.abs()).max(1.0);

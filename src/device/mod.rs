@@ -19,6 +19,7 @@ pub mod pool;
 pub mod object;
 pub mod profiler;
 pub mod queue;
+pub mod settings;
 pub mod state;
 pub mod tuning;
 #[cfg(feature = "cuda")]

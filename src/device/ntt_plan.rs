@@ -70,18 +70,17 @@ pub enum NttVariant {
 /// L2, in two halves; the chunk is transformed in place, so this is its whole footprint).
 pub const L2_CHUNK_BYTES: usize = 16 << 20;
 
-/// The evaluator's NTT variant by size, from the measurements in BENCHMARKS.md (H100, 60-bit
-/// primes): `(log2 N, min_rows, variant)`; for N = 2^log_n and `rows` rows the last entry with
-/// that `log2 N` and `min_rows <= rows` applies, [`EVAL_NTT_DEFAULT`] when none does.
+/// The evaluator's NTT variant by size, from evaluator A/B runs (measured: BENCHMARKS.md, NTT;
+/// H100, 60-bit primes): `(log2 N, min_rows, variant)`; for N = 2^log_n and `rows` rows the
+/// last entry with that `log2 N` and `min_rows <= rows` applies, [`EVAL_NTT_DEFAULT`] when none
+/// does.
 ///
 /// Radix-4 (16K) and four-step (64K) were faster on plain NTTs but not inside the
 /// evaluator (A/B of the variants, `docs/bench/2026-11-22-h100-eval-ab-*.log`: radix-4
-/// at 16K made multiply+relinearize slower, 179.4 vs 167.9 µs; four-step at 64K changed nothing,
-/// 4222 vs 4221 µs, for 4 × k × N words of twist tables). Then the one-pass cluster NTT
-/// wins inside the evaluator at 8K–64K (same-machine A/B, two runs each,
-/// `docs/bench/2026-11-22-h100-eval-ab-*.log`, with the fused lift/correction cluster
-/// kernels: multiply+relinearize 8192 87–90 vs 98–101 µs, 16384 138–140 vs 169–172, 32768
-/// 479–480 vs 493–496, 65536 3894–3896 vs 4229–4230). On devices without thread-block clusters
+/// at 16K made multiply+relinearize slower; four-step at 64K gained nothing for its
+/// 4 × k × N words of twist tables). The one-pass cluster NTT, with the fused lift/correction
+/// cluster kernels, wins inside the evaluator at every N from 8K to 64K (same-machine A/B, two
+/// runs each, same logs). On devices without thread-block clusters
 /// [`DeviceNttTables::resolve`](crate::device::gpu::ntt::DeviceNttTables::resolve) falls back
 /// to radix-8. Refill from `gpu_check` + `gpu_eval_check` A/B runs when kernels change.
 pub const EVAL_NTT_CHOICE: &[(u32, usize, NttVariant)] = &[
@@ -242,11 +241,10 @@ impl NttVariant {
 }
 
 /// Forward cluster kernels of 16-CTA clusters (N = 2^16): the first radix-16 round's rounds are
-/// spelled out (`XEHE_NTT_UNROLL`; nvcc left its 16 words in local memory, 128 bytes of stack) and
-/// the kernels bounded to four resident CTAs per SM (64 registers; unbounded they take 72 and fit
-/// three). H100 (same call): unrolled alone, the hybrid
-/// rotation's ModUp NTTs 254 → 225 µs and one rotation 728 → 694; with the bound 214 µs and 670;
-/// the hoisted batch's finishing NTT 1622 → 1453 µs (960 rows).
+/// spelled out (`XEHE_NTT_UNROLL`; otherwise nvcc leaves its 16 words in local memory) and the
+/// kernels bounded to four resident CTAs per SM (64 registers a work-item; unbounded they take
+/// more and fit three). Each step made the hybrid rotation's ModUp NTTs, one rotation and the
+/// hoisted batch's finishing NTT faster (H100, one call).
 const CLUSTER16_MIN_BLOCKS: usize = 4;
 
 /// Forward (Cooley–Tukey, natural in, bit-reversed out) or inverse (Gentleman–Sande).
@@ -413,21 +411,21 @@ pub struct NttPlan {
 }
 
 /// Cluster launches of at most this many CTAs run with more work-items per CTA
-/// ([`NttPlan::with_rows`], [`WIDE_CLUSTER_LOCAL`]). H100, `ncu`: at 8192 the inverse of 3 rows took
-/// 22.2 → 15.7 µs and the 12-row lifted forward 15.0 → 12.4 µs with 512 work-items instead of
-/// 256, while the 3040-CTA lifted forward at 32768 went 224 → 325 µs and the 304-CTA mod-down
-/// forward 33 → 45 µs (fewer resident CTAs); 152 CTAs (19 rows at 32768) still gained (35.3 → 31.4).
+/// ([`NttPlan::with_rows`], [`WIDE_CLUSTER_LOCAL`]): a launch of few CTAs is latency-bound, a
+/// large one occupancy-bound. Under `ncu` on an H100, 512 work-items instead of 256 sped up the
+/// inverse of 3 rows and the 12-row lifted forward at 8192, and slowed the 3040-CTA lifted
+/// forward and the 304-CTA mod-down forward at 32768 (fewer resident CTAs); 152 CTAs (19 rows
+/// at 32768) still gained.
 pub const WIDE_CLUSTER_MAX_CTAS: usize = 160;
 
 /// Cluster launches of at least this many CTAs count as large ([`NttPlan::with_rows`]): at 2^16,
 /// 12 rows (one key switch's special rows in ModDown; not the one or two rows of a SEAL-layout
 /// ModDown or a rescale). Large 16-CTA inverse launches spell out their rounds and take four CTAs
-/// per SM (`XEHE_NTT_UNROLL_INV`, `XEHE_CLUSTER_INV_MIN_BLOCKS=4`). H200, inverse NTTs of 2^16 in
-/// isolation, µs a row: 12 rows 2.74 against 3.28, 30 rows 2.13 against 2.20, 60 rows 1.67
-/// against 1.88; in one call, hybrid multiply+relinearize 598–599 against 607–608 µs, one rotation
-/// 566–567 against 579–581, the SEAL layout at 43 primes 2992 against 3010, a bootstrap 34.9–35.0
-/// against 37.1 ms (BENCHMARKS.md). The H100 had the threshold at 128 rows (a hoisted batch's
-/// special INTT 333 → 307–314 µs there; one rotation's small launches lost then).
+/// per SM (`XEHE_NTT_UNROLL_INV`, `XEHE_CLUSTER_INV_MIN_BLOCKS=4`). On an H200 this was faster
+/// from 12 rows on, both for inverse NTTs in isolation and, in one call, for hybrid
+/// multiply+relinearize, one rotation, the SEAL layout at 43 primes and a bootstrap (measured:
+/// BENCHMARKS.md, NTT). The H100 had the threshold at 128 rows (there one rotation's small
+/// launches lost below it).
 pub const LARGE_CLUSTER_MIN_CTAS: usize = 192;
 
 /// Work-items per CTA of a wide cluster plan (at most tile / 4 and tile / C): 1024 gives N = 8192
@@ -438,9 +436,9 @@ pub const LARGE_CLUSTER_MIN_CTAS: usize = 192;
 pub const WIDE_CLUSTER_LOCAL: usize = 1024;
 
 /// Words per CTA tile of a wide cluster plan where the cluster then has at most 8 CTAs
-/// (N ≤ 16384): each row spread over twice the SMs of the 4096-word tile. H100
-/// (BENCHMARKS.md): multiply+relinearize at 8192 67.8 → 50.4 µs, 16384 112.9 → 108.6 µs;
-/// 1024-word tiles tie at 8192 and lose at 16384 (133 µs).
+/// (N ≤ 16384): each row spread over twice the SMs of the 4096-word tile, which made
+/// multiply+relinearize faster at 8192 and 16384 on an H100; 1024-word tiles tie at 8192 and
+/// lose at 16384.
 pub const WIDE_CLUSTER_TILE: usize = 2048;
 
 impl NttPlan {

@@ -2,10 +2,12 @@
 //!
 //! `XEHE_DEVICE=cpu|cuda[:i]|opencl[:p:d]|level-zero[:i]|auto` (default `auto`: the first CUDA
 //! GPU, else the first OpenCL GPU, else none); [`parse_device`] reads it, and the `xehe`
-//! command's `--device` uses the same parser. A queue is
+//! command's `--device` and the OpenCL backend's own entry points (`OpenClDevice::from_env`,
+//! `tile_queues`) use the same parser. A queue is
 //! an in-order stream with its own memcache; `default_queue()` is created on first use and
 //! shared; `new_queue()` makes more (for independent work from several threads, §III-H).
 
+pub use super::settings::{env_device, parse_device, sync_each_launch, DeviceChoice, DEVICE_GRAMMAR};
 use crate::{Error, Result};
 #[cfg(any(feature = "cuda", feature = "opencl"))]
 use std::sync::Arc;
@@ -68,16 +70,22 @@ impl Queue {
     pub fn synchronize(&self) -> Result<()> {
         on_backend!(self, q => q.synchronize(), Ok(()))
     }
-    /// Start a compute frame (paper §III-G).
+    /// Start a compute frame (paper §III-G): buffers released from now on are retained until
+    /// [`end_compute_frame`](Self::end_compute_frame).
     pub fn start_compute_frame(&self) {
-        on_backend!(self, q => q.start_compute_frame(), ())
+        on_backend!(self, q => q.memcache().start_compute_frame(), ())
     }
-    /// Synchronize and end the compute frame (paper §III-G).
+    /// Synchronize, then end the compute frame and recycle the buffers released in it (paper
+    /// §III-G): only after the synchronization has the device finished with them.
     ///
     /// # Errors
     /// As [`synchronize`](Self::synchronize).
     pub fn end_compute_frame(&self) -> Result<()> {
-        on_backend!(self, q => q.end_compute_frame(), Ok(()))
+        on_backend!(self, q => {
+            q.synchronize()?;
+            q.memcache().end_compute_frame();
+            Ok(())
+        }, Ok(()))
     }
     /// Memcache counters of the queue.
     pub fn memcache_stats(&self) -> super::memcache::MemCacheStats {
@@ -235,80 +243,6 @@ impl Queue {
             _ => "none",
         }
     }
-}
-
-/// Which device `XEHE_DEVICE` (or the `xehe` command's `--device`) asks for.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum DeviceChoice {
-    /// No GPU: the CPU backend only.
-    Cpu,
-    /// CUDA device `i`.
-    Cuda(usize),
-    /// OpenCL device `(platform, device)`, or the first GPU (else first device) when `None`.
-    OpenCl(Option<(usize, usize)>),
-    /// Level Zero device `i`, its first tile (feature `level-zero`).
-    LevelZero(usize),
-    /// First GPU found (CUDA, else an OpenCL GPU), else CPU.
-    Auto,
-}
-
-/// The grammar [`parse_device`] reads, for messages.
-pub const DEVICE_GRAMMAR: &str =
-    "cpu, cuda[:INDEX], opencl[:PLATFORM:DEVICE], level-zero[:INDEX] or auto";
-
-impl std::fmt::Display for DeviceChoice {
-    /// The value [`parse_device`] reads back: `cpu`, `cuda:0`, `opencl`, `opencl:0:1`,
-    /// `level-zero:0`, `auto`.
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            DeviceChoice::Cpu => write!(f, "cpu"),
-            DeviceChoice::Cuda(i) => write!(f, "cuda:{i}"),
-            DeviceChoice::OpenCl(None) => write!(f, "opencl"),
-            DeviceChoice::OpenCl(Some((p, d))) => write!(f, "opencl:{p}:{d}"),
-            DeviceChoice::LevelZero(i) => write!(f, "level-zero:{i}"),
-            DeviceChoice::Auto => write!(f, "auto"),
-        }
-    }
-}
-
-/// Parse a device selection: `cpu`, `cuda`, `cuda:INDEX`, `opencl`, `opencl:PLATFORM:DEVICE`
-/// (indices as `clinfo -l` lists them), `level-zero`, `level-zero:INDEX`, `auto` (or empty).
-/// `XEHE_DEVICE` and the `xehe` command's `--device` both read this grammar.
-///
-/// # Errors
-/// `InvalidArgument` for anything else.
-pub fn parse_device(s: &str) -> Result<DeviceChoice> {
-    let s = s.trim();
-    Ok(match s {
-        "" | "auto" => DeviceChoice::Auto,
-        "cpu" => DeviceChoice::Cpu,
-        "cuda" => DeviceChoice::Cuda(0),
-        "opencl" => DeviceChoice::OpenCl(None),
-        "level-zero" => DeviceChoice::LevelZero(0),
-        _ => {
-            let bad = || Error::InvalidArgument(format!("device `{s}`: expected {DEVICE_GRAMMAR}"));
-            let index = |i: &str| i.parse::<usize>().map_err(|_| bad());
-            if let Some(i) = s.strip_prefix("cuda:") {
-                DeviceChoice::Cuda(index(i)?)
-            } else if let Some(i) = s.strip_prefix("level-zero:") {
-                DeviceChoice::LevelZero(index(i)?)
-            } else if let Some(pd) = s.strip_prefix("opencl:") {
-                let (p, d) = pd.split_once(':').ok_or_else(bad)?;
-                DeviceChoice::OpenCl(Some((index(p)?, index(d)?)))
-            } else {
-                return Err(bad());
-            }
-        }
-    })
-}
-
-/// The device `XEHE_DEVICE` selects ([`DeviceChoice::Auto`] when it is unset).
-///
-/// # Errors
-/// `InvalidArgument` naming the variable for a value [`parse_device`] does not read.
-pub fn env_device() -> Result<DeviceChoice> {
-    let v = std::env::var("XEHE_DEVICE").unwrap_or_default();
-    parse_device(&v).map_err(|_| Error::InvalidArgument(format!("XEHE_DEVICE={v}: expected {DEVICE_GRAMMAR}")))
 }
 
 /// A new queue on the device `XEHE_DEVICE` selects.

@@ -120,7 +120,7 @@ impl DeviceState {
     /// transform's plaintexts): one copy per device, not per queue. A copy another queue of
     /// `queue`'s device uploaded is used once `queue` waits for that queue (once per queue: the
     /// copy is then listed as `queue`'s own), so several images in flight on one GPU share one
-    /// set of diagonals (ResNet-20: 33–52 GiB).
+    /// set of diagonals (ResNet-20's are tens of GiB: BENCHMARKS.md, Device memory).
     ///
     /// # Errors
     /// As [`DeviceState::device_copy`].

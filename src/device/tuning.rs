@@ -43,18 +43,19 @@ pub struct Tuning {
     pub conv_min_blocks: Option<usize>,
 }
 
-/// Default [`Tuning::conv_items`]: 2^17. H100, N = 2^16, multiply+relinearize with hybrid keys:
-/// 826–828 µs against 835 at 2^18 and 862–863 at 2^19 (more outputs per work-item amortize its
-/// scale step and index arithmetic).
+/// Default [`Tuning::conv_items`]: 2^17. Fewer work-items mean more outputs per work-item,
+/// which amortize its scale step and index arithmetic; 2^17 beat 2^18 and 2^19 for
+/// multiply+relinearize with hybrid keys at N = 2^16 on an H100.
 pub const CONV_ITEMS: usize = 1 << 17;
 
 /// Default [`Tuning::conv_coefs`]: each output's constants, row and addresses are worked out once
 /// for two coefficients.
 pub const CONV_COEFS: usize = 2;
 
-/// Default [`Tuning::conv_min_blocks`]: 96 registers give two CTAs per SM, the bound of three
-/// 80 (44 bytes spilled). H100, N = 2^16 with hybrid keys, same binary: the hoisted batch of 16
-/// rotations −90 µs, multiply+relinearize −13 to −18 µs, one rotation −17 µs against no bound.
+/// Default [`Tuning::conv_min_blocks`]: unbounded, the kernel's registers allow two CTAs per SM;
+/// the bound of three costs a small spill and still wins: on an H100 at N = 2^16 with hybrid
+/// keys the hoisted batch of 16 rotations, multiply+relinearize and one rotation were all
+/// faster with it than with no bound.
 pub const CONV_MIN_BLOCKS: usize = 3;
 
 impl Default for Tuning {

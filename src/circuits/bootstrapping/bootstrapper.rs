@@ -38,8 +38,9 @@ pub struct BootstrapTimings {
 pub struct Bootstrapper {
     ctx: Context,
     ev: Evaluator,
-    /// Shared, not copied: a key set is 4–9 GiB at N = 2^16, and the C ABI's and Python's key
-    /// handles keep theirs while a bootstrapper uses it.
+    /// Shared, not copied: a key set is gigabytes at N = 2^16 (BENCHMARKS.md, Bootstrapping:
+    /// keys in memory), and the C ABI's and Python's key handles keep theirs while a
+    /// bootstrapper uses it.
     keys: Arc<BootstrappingKeys>,
     plan: Plan,
     c2s: Vec<Vec<LinearTransform>>,
@@ -227,9 +228,7 @@ impl Bootstrapper {
         if ct.size() != 2 {
             return Err(Error::InvalidArgument(format!("bootstrap: ciphertext size must be 2, is {} (relinearize first)", ct.size())));
         }
-        if !ct.is_ntt_form() {
-            return Err(Error::WrongForm("CKKS encrypted must be in NTT form".into()));
-        }
+        crate::ckks::valcheck::check_ntt_form(ct.is_ntt_form())?;
         let scale = ct.scale();
         let raise = self.plan.raise_scale;
         let max = self.max_input_scale_at(level)?;
@@ -280,8 +279,8 @@ impl Bootstrapper {
         for (i, level) in self.c2s.iter().enumerate() {
             let refs: Vec<&LinearTransform> = level.iter().collect();
             let real_split = self.plan.c2s_real_split && i + 1 == self.c2s.len();
-            // Rescaled within the transform's last ModDown (ModDown by P·q_ℓ: 0.35 ms less at
-            // N = 2^16 on an H100, precision unchanged), unless the real split comes first.
+            // Rescaled within the transform's last ModDown (ModDown by P·q_ℓ: faster at N = 2^16
+            // on an H100, precision unchanged), unless the real split comes first.
             let outs = if real_split {
                 evaluate_linear_transforms(&self.ev, &keys, &refs, &cur[0])?
             } else {
@@ -364,9 +363,10 @@ impl Bootstrapper {
     /// approximates `x ↦ x mod q_0` by a scaled sine, exact to the precision of the presets
     /// while every coefficient `c` of the message polynomial (in units of the scale) has
     /// `|c| ≪ 2^log_message_ratio` — the error grows as `c³`. Slots of magnitude at most 1 give
-    /// coefficients near `1/√slots` (the presets' measured precision); a constant slot
-    /// vector puts its whole value in one coefficient (about 11 bits at magnitude 1 for
-    /// `N16-dense`); coefficients beyond `2^(log_message_ratio − 1)` wrap around (the result is garbage).
+    /// coefficients near `1/√slots` (the presets' measured precision: BENCHMARKS.md,
+    /// Bootstrapping); a constant slot vector puts its whole value in one coefficient, which
+    /// only a preset with the arcsine correction (`N16-dense`) keeps as precise;
+    /// coefficients beyond `2^(log_message_ratio − 1)` wrap around (the result is garbage).
     /// The input's own error is carried over, not removed.
     ///
     /// # Errors
@@ -407,8 +407,9 @@ impl Bootstrapper {
         if let Some(q) = ct.gpu.queue() {
             // The first bootstrap on a device launches kernels of tens of programs; rehearsed
             // first on a copy (no kernel runs), so they compile in parallel instead of one by
-            // one as each is first launched: on a fresh H100 the wait drops from ~30 s to the
-            // longest single compilation. Its result is garbage and dropped; errors resurface
+            // one as each is first launched: on a fresh machine the wait drops from the sum of
+            // the compilations to the longest single one (BENCHMARKS.md, Bootstrapping: first
+            // bootstrap). Its result is garbage and dropped; errors resurface
             // in the real run.
             let copy = ct.clone();
             let start = Instant::now();

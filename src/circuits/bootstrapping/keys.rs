@@ -105,8 +105,9 @@ impl BootstrappingKeys {
         let relin = kg.create_hybrid_relin_keys(&ks)?;
         progress(1, total);
         let mut galois = kg.create_hybrid_galois_keys_from_elts(&ks, &[])?;
-        // A few keys at a time, each with its digits in parallel: enough for every thread, and
-        // a progress line between (N = 2^16 on 16 threads: 26 s a key at a time, five digits).
+        // A few keys at a time, each with its digits in parallel: enough for every thread (a key
+        // alone has only its digits to run side by side, five at N = 2^16), and a progress line
+        // between.
         let per_call = rayon::current_num_threads().div_ceil(ks.digit_count(ks.data_size())).max(1);
         let mut done = 1;
         for chunk in elts.chunks(per_call) {

@@ -75,15 +75,16 @@ impl BootstrappingParameters {
     /// Why the correction: without it EvalMod's sine errs by `c·(2πc/2^r)²/6` for a message
     /// coefficient `c` (in units of the scale) at message ratio `2^r`, and real data puts large
     /// values in a few coefficients (the slots' mean is coefficient 0): at `r = 7` a constant
-    /// vector of 1s came back with 11.3 bits, slots uniform in [0, 1] with 14.3, against 25.3 for
-    /// zero-mean noise. With the degree-7 correction the fit's residual is below 2^-31 for every
-    /// coefficient `|c| ≤ 1`, so every input with slots `|z| ≤ 1` gets the zero-mean figure.
+    /// vector of 1s or slots uniform in [0, 1] came back with far fewer bits than zero-mean noise
+    /// (measured: BENCHMARKS.md, Bootstrapping, `N16-dense-13`). With the degree-7 correction the
+    /// fit's residual is below 2^-31 for every coefficient `|c| ≤ 1`, so every input with slots
+    /// `|z| ≤ 1` gets the zero-mean figure.
     ///
     /// Why the ratio 2^5: the rest of the error is the noise of CoeffsToSlots and EvalMod at the
     /// 60-bit primes' scale, about 2^-39 of `q_0` per coefficient, which the ratio multiplies
-    /// (measured on an H200: 2^8 gave 24.4 bits mean, 2^7 25.3, 2^5 26.8; a smaller ratio needs
-    /// the higher-degree correction, whose residual grows as `2^(-8r)`). The correction's three
-    /// levels cost three user levels: the set had 13 before.
+    /// (on an H200 each smaller ratio down to 2^5 gave more bits: BENCHMARKS.md, Bootstrapping,
+    /// preset sweep; a smaller ratio needs the higher-degree correction, whose residual grows as
+    /// `2^(-8r)`). The correction's three levels cost three user levels: the set had 13 before.
     ///
     /// Security: the dense ternary key (SEAL's) at N = 2^16 with `log2(QP) = 1772 ≤ 1772`, the
     /// 128-bit bound of the lattice estimator for uniform ternary secrets at this degree (the
@@ -123,11 +124,12 @@ impl BootstrappingParameters {
     /// `Q = 60 ‖ 13×40 (user) ‖ 3×39 (SlotsToCoeffs) ‖ 8×60 (EvalMod) ‖ 4×56 (CoeffsToSlots)`,
     /// special `6×60` (α = 6, dnum = 5), `log2(QP) = 1761` (the same security argument as
     /// [`Self::n16_dense`]).
-    /// Precision: 25.3 bits mean on slots whose polynomial coefficients are all small —
-    /// zero-mean noise, as benchmarks use, or weights that change sign — but a large coefficient
-    /// errs by `c·(2πc/2^7)²/6` (the slots' mean is coefficient 0): 11.3 bits for a constant 1,
-    /// 14.3 for slots uniform in [0, 1]. For circuits whose bootstrapped values are known to be
-    /// zero-mean (logistic regression's weights in `xehe demo train`) and need the levels.
+    /// Precision: close to the production set's on slots whose polynomial coefficients are all
+    /// small — zero-mean noise, as benchmarks use, or weights that change sign — but a large
+    /// coefficient errs by `c·(2πc/2^7)²/6` (the slots' mean is coefficient 0), so a constant 1 or
+    /// slots uniform in [0, 1] lose many bits (measured: BENCHMARKS.md, Bootstrapping). For
+    /// circuits whose bootstrapped values are known to be zero-mean (logistic regression's
+    /// weights in `xehe demo train`) and need the levels.
     pub fn n16_dense_13() -> Self {
         BootstrappingParameters {
             name: "N16-dense-13".into(),
@@ -143,8 +145,8 @@ impl BootstrappingParameters {
     /// **INSECURE test set, N = 2^12** (CI and examples only: a 1152-bit modulus at N = 4096
     /// has no security at all). The production set's structure at a small ring:
     /// `Q = 60 ‖ 2×40 ‖ 3×38 ‖ 3×50 ‖ 8×60 ‖ 4×52`, special `3×60` (α = 3, dnum = 7), 2^11 slots,
-    /// message ratio 2^5 with the degree-7 arcsine correction (30.5 bits on the CPU, against 29.2
-    /// with the degree-3 correction at its best ratio, 2^9), ephemeral h = 32.
+    /// message ratio 2^5 with the degree-7 arcsine correction (more precise on the CPU than the
+    /// degree-3 correction at its best ratio, 2^9), ephemeral h = 32.
     pub fn n12_insecure() -> Self {
         BootstrappingParameters {
             name: "N12-insecure".into(),

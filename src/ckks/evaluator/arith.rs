@@ -5,7 +5,7 @@ use super::gpu::GpuOp;
 use super::{check_not_transparent, on_copy, working_copy, Evaluator};
 use crate::ckks::ciphertext::Ciphertext;
 use crate::ckks::plaintext::Plaintext;
-use crate::ckks::valcheck::{are_same_scale, check_ciphertext, check_plaintext, check_scale};
+use crate::ckks::valcheck::{are_same_scale, check_ciphertext, check_ntt_form, check_plaintext, check_scale};
 use crate::math::modulus::Modulus;
 use crate::math::poly;
 use crate::{Error, Result};
@@ -131,11 +131,7 @@ impl Evaluator {
     fn check_ct_plain(&self, ct: &Ciphertext, pt: &Plaintext, same_scale: bool) -> Result<()> {
         check_ciphertext(ct, &self.ctx, "encrypted", false)?;
         check_plaintext(pt, &self.ctx, "plain")?;
-        if !ct.is_ntt_form {
-            return Err(Error::WrongForm(
-                "CKKS encrypted must be in NTT form".into(),
-            ));
-        }
+        check_ntt_form(ct.is_ntt_form)?;
         if ct.parms_id != pt.parms_id {
             return Err(Error::ParmsMismatch(
                 "encrypted and plain parameter mismatch".into(),

@@ -15,7 +15,7 @@ use crate::ckks::batch::CiphertextBatch;
 use crate::ckks::ciphertext::Ciphertext;
 use crate::ckks::keys::{GaloisKeys, RelinKeys};
 use crate::ckks::plaintext::Plaintext;
-use crate::ckks::valcheck::{check_plaintext, check_scale, ciphertext_metadata};
+use crate::ckks::valcheck::{check_ntt_form, check_plaintext, check_relin_keys_level, check_scale, ciphertext_metadata};
 use crate::device::queue::Queue;
 use crate::{Error, ParmsId, Result};
 use rayon::prelude::*;
@@ -266,16 +266,8 @@ impl Evaluator {
         relin_keys: &RelinKeys,
     ) -> Result<CiphertextBatch> {
         let cd = self.check_batch(a, "encrypted")?;
-        if !a.is_ntt_form {
-            return Err(Error::WrongForm(
-                "CKKS encrypted must be in NTT form".into(),
-            ));
-        }
-        if relin_keys.0.parms_id != self.ctx.key_parms_id() {
-            return Err(Error::NotValidForParams(
-                "relin_keys is not valid for encryption parameters".into(),
-            ));
-        }
+        check_ntt_form(a.is_ntt_form)?;
+        check_relin_keys_level(relin_keys, &self.ctx)?;
         let k = cd.coeff_modulus().len();
         for power in 2..a.size {
             self.check_kswitch_key(&relin_keys.0, RelinKeys::get_index(power), k, "relin_keys")?;
@@ -314,11 +306,7 @@ impl Evaluator {
             Error::EndOfModulusChain("encrypted is already at the last level".into())
         })?;
         let next = self.ctx.context_data_for(&next_id, "encrypted")?.clone();
-        if !a.is_ntt_form {
-            return Err(Error::WrongForm(
-                "CKKS encrypted must be in NTT form".into(),
-            ));
-        }
+        check_ntt_form(a.is_ntt_form)?;
         check_scale(a.scale, &cd, "rescale_to_next (input)")?;
         let q_last = cd.coeff_modulus()[cd.coeff_modulus().len() - 1].value();
         let scale = a.scale / q_last as f64;

@@ -162,7 +162,7 @@ impl Evaluator {
     /// `NotValidForParams`, `WrongForm` as [`Evaluator::apply_galois_hybrid`]. `ct` is never
     /// changed.
     pub fn apply_galois_hybrid_many_ext(&self, ct: &Ciphertext, galois_elts: &[u32], keys: &HybridGaloisKeys) -> Result<Vec<ExtCiphertext>> {
-        let cd = self.check_hybrid_ct(ct, &keys.ks)?;
+        let cd = self.check_hybrid(ct, &keys.ks, "galois_keys")?;
         if ct.size != 2 {
             return Err(Error::InvalidArgument(format!("encrypted size must be 2, is {}", ct.size)));
         }
@@ -239,7 +239,7 @@ impl Evaluator {
         sums: &[Vec<(usize, &Plaintext)>],
         keys: &HybridGaloisKeys,
     ) -> Result<Vec<ExtCiphertext>> {
-        let cd = self.check_hybrid_ct(ct, &keys.ks)?;
+        let cd = self.check_hybrid(ct, &keys.ks, "galois_keys")?;
         if ct.size != 2 {
             return Err(Error::InvalidArgument(format!("encrypted size must be 2, is {}", ct.size)));
         }
@@ -484,18 +484,6 @@ impl Evaluator {
         let out = Ciphertext { scale, ..Ciphertext::without_words(cd, 2) };
         out.gpu.set_result(q.clone(), parts.0);
         Ok(out)
-    }
-
-    /// `ct`'s level data checked as for hybrid key switching.
-    fn check_hybrid_ct(&self, ct: &Ciphertext, ks: &HybridKeySwitching) -> Result<std::sync::Arc<crate::ckks::context::ContextData>> {
-        let cd = crate::ckks::valcheck::check_ciphertext(ct, &self.ctx, "encrypted", false)?.clone();
-        if !ct.is_ntt_form {
-            return Err(Error::WrongForm("CKKS encrypted must be in NTT form".into()));
-        }
-        if ks.context() != &self.ctx {
-            return Err(Error::NotValidForParams("galois_keys is not valid for encryption parameters".into()));
-        }
-        Ok(cd)
     }
 }
 

@@ -116,8 +116,9 @@ pub(super) mod gpu_impl {
             // memcache, so a result buffer dropped while queued kernels still read it can only be
             // handed to later work on the same queue, which runs after them. Opening a frame per
             // operation made every dropped result unrecyclable until the next download (a device
-            // allocation per operation in long GPU-only loops, measured ~5× slower); frames stay
-            // available explicitly (Queue::start_compute_frame) and every download closes one.
+            // allocation per operation in long GPU-only loops, which made them much slower);
+            // frames stay available explicitly (Queue::start_compute_frame) and every download
+            // closes one.
             let ctx = &self.ctx;
             let cd = ctx.context_data_for(&ct.parms_id, "encrypted")?.clone();
             let l = level_data(cq, ctx, &ct.parms_id)?;

@@ -17,7 +17,7 @@ use crate::ckks::hybrid::{
     Digits, HybridGaloisKeys, HybridKSwitchKey, HybridKeySwitching, HybridRelinKeys,
 };
 use crate::ckks::switching_key::HybridSwitchingKey;
-use crate::ckks::valcheck::check_ciphertext;
+use crate::ckks::valcheck::{check_ciphertext, check_ntt_form};
 use crate::device::object::host_current;
 use crate::device::queue::Queue;
 use crate::device::state::DeviceState;
@@ -28,18 +28,14 @@ use std::sync::Arc;
 impl Evaluator {
     /// Check `ct` (valid for the context, data level, NTT form) and that `ks` belongs to the
     /// context; returns the ciphertext's level.
-    fn check_hybrid(
+    pub(super) fn check_hybrid(
         &self,
         ct: &Ciphertext,
         ks: &HybridKeySwitching,
         what: &str,
     ) -> Result<Arc<ContextData>> {
         let cd = check_ciphertext(ct, &self.ctx, "encrypted", false)?.clone();
-        if !ct.is_ntt_form {
-            return Err(Error::WrongForm(
-                "CKKS encrypted must be in NTT form".into(),
-            ));
-        }
+        check_ntt_form(ct.is_ntt_form)?;
         if ks.context() != &self.ctx {
             return Err(Error::NotValidForParams(format!(
                 "{what} is not valid for encryption parameters"

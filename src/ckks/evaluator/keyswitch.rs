@@ -14,7 +14,7 @@ use super::gpu::GpuOp;
 use super::{check_not_transparent, on_copy, Evaluator};
 use crate::ckks::ciphertext::Ciphertext;
 use crate::ckks::keys::{KSwitchKeys, RelinKeys};
-use crate::ckks::valcheck::{check_ciphertext, ciphertext_buffer, kswitch_metadata};
+use crate::ckks::valcheck::{check_ciphertext, check_ntt_form, check_relin_keys_level, ciphertext_buffer, kswitch_metadata};
 use crate::{Error, Result};
 use rayon::prelude::*;
 
@@ -168,16 +168,8 @@ impl Evaluator {
     /// relinearization keys"), `InvalidParameters` (no key switching), `TransparentResult`.
     pub fn relinearize_inplace(&self, ct: &mut Ciphertext, relin_keys: &RelinKeys) -> Result<()> {
         let cd = check_ciphertext(ct, &self.ctx, "encrypted", false)?.clone();
-        if !ct.is_ntt_form {
-            return Err(Error::WrongForm(
-                "CKKS encrypted must be in NTT form".into(),
-            ));
-        }
-        if relin_keys.0.parms_id != self.ctx.key_parms_id() {
-            return Err(Error::NotValidForParams(
-                "relin_keys is not valid for encryption parameters".into(),
-            ));
-        }
+        check_ntt_form(ct.is_ntt_form)?;
+        check_relin_keys_level(relin_keys, &self.ctx)?;
         if ct.size <= 2 {
             return Ok(());
         }

@@ -12,7 +12,7 @@ use super::gpu::GpuOp;
 use super::Evaluator;
 use crate::ckks::ciphertext::Ciphertext;
 use crate::ckks::params::ParmsId;
-use crate::ckks::valcheck::check_ciphertext;
+use crate::ckks::valcheck::{check_ciphertext, check_ntt_form};
 use crate::device::object::host_current;
 use crate::{Error, Result};
 use rayon::prelude::*;
@@ -46,9 +46,7 @@ impl Evaluator {
                 cd.coeff_modulus().len()
             )));
         }
-        if !ct.is_ntt_form {
-            return Err(Error::WrongForm("CKKS encrypted must be in NTT form".into()));
-        }
+        check_ntt_form(ct.is_ntt_form)?;
         let to = self.ctx.context_data_for(parms_id, "parms_id")?.clone();
         if to.chain_index() > self.ctx.first_context_data().chain_index() {
             return Err(Error::NotValidForParams(

@@ -8,7 +8,7 @@ use crate::ckks::ciphertext::Ciphertext;
 use crate::ckks::context::ContextData;
 use crate::ckks::params::ParmsId;
 use crate::ckks::plaintext::Plaintext;
-use crate::ckks::valcheck::{check_ciphertext, check_plaintext, check_scale};
+use crate::ckks::valcheck::{check_ciphertext, check_ntt_form, check_plaintext, check_scale};
 use crate::math::rns::divide_and_round_q_last_ntt;
 use crate::{Error, Result};
 use rayon::prelude::*;
@@ -60,11 +60,7 @@ impl Evaluator {
     pub fn rescale_to_next_inplace(&self, ct: &mut Ciphertext) -> Result<()> {
         let cd = check_ciphertext(ct, &self.ctx, "encrypted", false)?.clone();
         let next = self.next_level(&cd, "encrypted")?;
-        if !ct.is_ntt_form {
-            return Err(Error::WrongForm(
-                "CKKS encrypted must be in NTT form".into(),
-            ));
-        }
+        check_ntt_form(ct.is_ntt_form)?;
         check_scale(ct.scale, &cd, "rescale_to_next (input)")?;
         let q_last = cd.coeff_modulus()[cd.coeff_modulus().len() - 1].value();
         let new_scale = ct.scale / q_last as f64;
@@ -114,11 +110,7 @@ impl Evaluator {
     pub fn mod_switch_to_next_inplace(&self, ct: &mut Ciphertext) -> Result<()> {
         let cd = check_ciphertext(ct, &self.ctx, "encrypted", false)?.clone();
         let next = self.next_level(&cd, "encrypted")?;
-        if !ct.is_ntt_form {
-            return Err(Error::WrongForm(
-                "CKKS encrypted must be in NTT form".into(),
-            ));
-        }
+        check_ntt_form(ct.is_ntt_form)?;
         check_scale(ct.scale, &next, "mod_switch_to_next")?;
         if let Some(q) = self.device_for(&[ct]) {
             *ct = self.run_gpu(&q, ct, GpuOp::DropPrime, ct.scale)?;

@@ -5,7 +5,7 @@ use super::gpu::GpuOp;
 use super::{check_not_transparent, on_copy, working_copy, Evaluator};
 use crate::ckks::ciphertext::Ciphertext;
 use crate::ckks::keys::GaloisKeys;
-use crate::ckks::valcheck::check_ciphertext;
+use crate::ckks::valcheck::{check_ciphertext, check_ntt_form};
 use crate::{Error, Result};
 use rayon::prelude::*;
 
@@ -59,11 +59,7 @@ impl Evaluator {
                 ct.size
             )));
         }
-        if !ct.is_ntt_form {
-            return Err(Error::WrongForm(
-                "CKKS encrypted must be in NTT form".into(),
-            ));
-        }
+        check_ntt_form(ct.is_ntt_form)?;
         self.check_kswitch_key(
             &keys.0,
             GaloisKeys::get_index(galois_elt)?,

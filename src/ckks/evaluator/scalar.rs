@@ -11,7 +11,7 @@
 use super::{check_not_transparent, on_copy, Evaluator};
 use crate::ckks::ciphertext::Ciphertext;
 use crate::ckks::encoder::constant_residues;
-use crate::ckks::valcheck::{check_ciphertext, check_scale};
+use crate::ckks::valcheck::{check_ciphertext, check_ntt_form, check_scale};
 use crate::device::object::host_current;
 use crate::{Error, Result};
 use rayon::prelude::*;
@@ -21,9 +21,7 @@ impl Evaluator {
     /// operation makes (valid ciphertext, NTT form).
     fn const_residues(&self, ct: &Ciphertext, value: f64, scale: f64, what: &str) -> Result<Vec<u64>> {
         let cd = check_ciphertext(ct, &self.ctx, "encrypted", false)?;
-        if !ct.is_ntt_form {
-            return Err(Error::WrongForm("CKKS encrypted must be in NTT form".into()));
-        }
+        check_ntt_form(ct.is_ntt_form)?;
         constant_residues(cd, value, scale, what)
     }
 

@@ -1,13 +1,12 @@
 //! Kernel launches of a CUDA queue; the first after a synchronization is a one-node graph
 //! replay (one operation's latency).
 //!
-//! Measured on the H100 machines we use (scripts/launch_probe.cu, BENCHMARKS.md):
-//! `cuLaunchKernel` costs ≈ 3.1–3.9 µs of host time, while updating the parameters of an
+//! Why (measured on H100s with scripts/launch_probe.cu): updating the parameters of an
 //! instantiated one-kernel graph and replaying it (`cuGraphExecKernelNodeSetParams` +
-//! `cuGraphLaunch`) costs ≈ 1.7 µs, and a launch + synchronize on an idle stream answers ≈ 2 µs
-//! sooner. On a busy stream the replays cost the device more than plain launches (multiply +
-//! relinearize throughput 6 % slower at N = 16384), so only a launch on an idle stream — the
-//! one an operation's latency waits for — is a replay; later launches are `cuLaunchKernel`.
+//! `cuGraphLaunch`) costs the host about half of a `cuLaunchKernel`, and a launch + synchronize
+//! on an idle stream answers sooner. On a busy stream the replays cost the device more than
+//! plain launches (multiply + relinearize throughput drops), so only a launch on an idle stream —
+//! the one an operation's latency waits for — is a replay; later launches are `cuLaunchKernel`.
 //!
 //! Each queue keeps, per kernel function, one instantiated graph holding a single kernel node;
 //! a replay rewrites the node's grid and arguments and launches it on the queue's stream.

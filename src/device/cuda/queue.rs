@@ -93,7 +93,7 @@ impl CudaQueue {
     /// A queue on `stream` with a new memcache and profiler.
     fn on_stream(dev: Arc<CudaDevice>, stream: Arc<CudaStream>, is_side: bool) -> Self {
         let memcache = MemCache::budgeted(CudaAllocator::new(dev.context().clone()), &dev.shared_data().budget);
-        let sync_each = std::env::var("XEHE_SYNC").is_ok_and(|v| v == "1");
+        let sync_each = crate::device::settings::sync_each_launch();
         let launcher = Launcher::new(dev.context().clone(), stream.cu_stream());
         CudaQueue {
             dev,
@@ -205,17 +205,6 @@ impl CudaQueue {
         self.flush_pending()?;
         self.stream.synchronize().map_err(|e| dev_err("synchronize", e))?;
         self.launched.store(false, std::sync::atomic::Ordering::Relaxed);
-        Ok(())
-    }
-    /// Start a compute frame (paper §III-G): buffers released from now on are retained until
-    /// `end_compute_frame`.
-    pub fn start_compute_frame(&self) {
-        self.memcache.start_compute_frame();
-    }
-    /// Synchronize, then end the compute frame and recycle the buffers released in it.
-    pub fn end_compute_frame(&self) -> Result<()> {
-        self.synchronize()?;
-        self.memcache.end_compute_frame();
         Ok(())
     }
 

@@ -13,7 +13,7 @@
 
 use super::eval::{add_at, mul_sum_at, scalar_op, EVAL_NTT};
 use super::hybrid::{
-    alloc_prods, inner_products_into, Addend, mod_down_conv_into, mod_down_finish_into, mod_down_rescale_into, mod_up, rotation_products_into,
+    alloc_prods, inner_products_into, inner_shape_args, Addend, mod_down_conv_into, mod_down_finish_into, mod_down_rescale_into, mod_up, rotation_products_into,
     HybridLevelData, Rotate, HOIST_MODDOWN_BATCH,
 };
 use super::level::LevelData;
@@ -159,7 +159,7 @@ pub fn rotation_sums_ext<Q: GpuQueue>(
         table.extend(&ident);
         let table_words = table.len();
         let table = q.upload(&table)?;
-        let args = [
+        let mut args = vec![
             Arg::BufAt(&*out, first * ext_words),
             Arg::Buf(&table),
             Arg::U32(used),
@@ -169,16 +169,8 @@ pub fn rotation_sums_ext<Q: GpuQueue>(
             Arg::Buf(&up.p),
             Arg::Buf(ct),
             Arg::Buf(&h.p_mod),
-            Arg::Buf(&h.ext.moduli),
-            Arg::Buf(&h.ext.r0),
-            Arg::Buf(&h.ext.r1),
-            Arg::U32(h.digits as u32),
-            Arg::U32(h.digit_size as u32),
-            Arg::U32(ell as u32),
-            Arg::U32(alpha as u32),
-            Arg::U32(key_rows as u32),
-            Arg::U32(l.log_n),
         ];
+        args.extend(inner_shape_args(l, h, key_rows));
         let defines = [("KS_SUMS", count.to_string()), ("KS_DIGITS", h.digits.to_string())];
         q.launch(Family::Keyswitch, &defines, "ks_inner_sums_u64", Geometry::Items(((ell + alpha) * n) as u64), &args)?;
     }

@@ -392,12 +392,12 @@ pub fn switch_key<Q: GpuQueue>(
 
 /// The inner product (`inner(q, primes)` computes output primes `primes` of `0..k + 1`) and the
 /// mod-down of its result `prod`. With a side stream at N ≥ 2^15 (`side_mod_down`), the special prime's products come first, and the mod-down's
-/// latency-bound launches — the inverse NTT of the two `P` rows (two clusters: ≈ 20 µs at 2^15
-/// on an H100 for ≈ 1 µs of work) and the correction NTT of 2k rows — run on the side stream
-/// while the other primes' products (DRAM-bound) stream; the finish is a separate launch after
-/// both. H100, 2^15 multiply+relinearize (events): 432.8 µs on one stream, 424.9 with only the
-/// inverse NTT beside (the correction NTT after it, with the finish as its epilogue), 414.9 with
-/// both.
+/// latency-bound launches — the inverse NTT of the two `P` rows (two clusters, whose time is
+/// almost all latency) and the correction NTT of 2k rows — run on the side stream while the
+/// other primes' products (DRAM-bound) stream; the finish is a separate launch after both.
+/// Multiply+relinearize at 2^15 on an H100 (events) was faster with only the inverse NTT beside
+/// (the correction NTT after it, with the finish as its epilogue) than on one stream, and
+/// faster still with both beside.
 fn inner_then_mod_down<Q: GpuQueue>(
     q: &Q,
     l: &LevelData<Q::Buf>,
@@ -471,18 +471,16 @@ fn pipelined_step2<Q: GpuQueue>(
 /// Chunks and co-scheduled inner-product clusters of [`pipelined_step2`] for N = 2^`log_n` and
 /// kp output primes, or `None` for the separate lift-NTT and inner-product launches.
 fn pipelined_chunks(log_n: u32, kp: usize) -> Option<(usize, usize)> {
-    // H100 (same binary, same call): 65536 multiply+relinearize 3867 µs separate,
-    // 3668 / 3658 / 3612 with 4 / 6 / 10 chunks; at 32768 and below the separate launches win
-    // (448.7 vs 480–587 µs: the co-scheduled clusters take NTT slots and the NTT is
+    // On an H100 (same binary, same call) the pipeline made multiply+relinearize at 65536 faster
+    // than the separate launches, the more so with more chunks up to 10; at 32768 and below the
+    // separate launches win (the co-scheduled clusters take NTT slots and the NTT is
     // occupancy-bound), so the pipeline is off there.
     let chunks = if log_n >= 16 { 10 } else { 0 };
-    // 128 / C clusters (C = N / 4096: 8 at 2^16, about one CTA per SM of an H100). With 10
-    // chunks: 4 / 6 / 8 clusters gave 4049 / 3563 / 3602 µs in one call (fewer: the inner
-    // product becomes the longer half, steeply); 8 gave 3598–3613 in three calls, 6 was measured
-    // once, so 8 stays. 4 chunks: 8 / 16 gave 3682 / 3787 (more: they take the NTT's slots).
-    // H200, one call (30 data primes, µs per multiply+relinearize): 8 clusters 1702, 6 1692, 4
-    // 1924; prefetching each work-item's words 8 digits ahead into L2 (prefetch.global.L2) lost,
-    // 1760 / 1757 at 8 / 6: the inner product is not waiting on DRAM latency but on its slots.
+    // 128 / C clusters (C = N / 4096: 8 at 2^16, about one CTA per SM of an H100). Fewer
+    // clusters make the inner product the longer half, steeply; more take the NTT's slots. 6
+    // was within noise of 8 on an H100 and an H200 but measured in fewer calls, so 8 stays.
+    // Prefetching each work-item's words 8 digits ahead into L2 (prefetch.global.L2) lost on an
+    // H200: the inner product is not waiting on DRAM latency but on its slots.
     let inner = (128usize >> log_n.saturating_sub(12)).max(1);
     (chunks > 0 && kp > 1).then_some((chunks.min(kp), inner))
 }

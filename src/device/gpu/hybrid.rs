@@ -22,21 +22,21 @@
 //! words, in its own objects (`ckks::device::hybrid`), shared by the device's queues (paper
 //! §III-H).
 //!
-//! What each choice saved (H100, N = 2^16, L = 30, α = 6, dnum = 5, against the first version's
-//! 1098 µs for multiply+relinearize; BENCHMARKS.md): the own digit's limbs neither converted nor
-//! transformed (150 of 180 ModUp rows); the scale fused into the conversion (no separate
-//! scaling passes); ModDown's conversion split in chunks of output limbs for occupancy; no copy
-//! of `c0, c1` before the finish; the conversion's register window sized to the digit; and for
-//! rotations no `(c0, 0)` built (the finish adds `c0` alone).
+//! What saved time against the first version (multiply+relinearize on an H100 at N = 2^16,
+//! L = 30, α = 6, dnum = 5; today's figures: BENCHMARKS.md, GPU operations): the own digit's
+//! limbs neither converted nor transformed (150 of 180 ModUp rows); the scale fused into the
+//! conversion (no separate scaling passes); ModDown's conversion split in chunks of output limbs
+//! for occupancy; no copy of `c0, c1` before the finish; the conversion's register window sized
+//! to the digit; and for rotations no `(c0, 0)` built (the finish adds `c0` alone).
 //!
 //! The conversion's multiply count: per output, `d` terms summed in 30-bit limbs (four 32×32→64
 //! multiply-adds each, no carries: each matrix entry is uploaded as the packed pair `b`,
 //! `[b·2^30]_m`, `limb_pair`, so the sum stays below 2^94) and one reduction by a single
-//! 64-bit high product (`limb_mu`; a 128-bit Barrett reduction of a sum below 2^124 had taken
-//! about twenty IMAD-pipe instructions), plus one Shoup product per input word for the scale;
+//! 64-bit high product (`limb_mu`; a 128-bit Barrett reduction of a sum below 2^124 takes several
+//! times the IMAD-pipe instructions), plus one Shoup product per input word for the scale;
 //! the balanced digits' correction is one more limb term. Each output's constants and addresses
-//! serve [`Tuning::conv_coefs`](crate::device::tuning::Tuning::conv_coefs) coefficients (the
-//! 128-bit multiply-accumulate in 64-bit words had cost ≈ 20 SASS instructions a term). The
+//! serve [`Tuning::conv_coefs`](crate::device::tuning::Tuning::conv_coefs) coefficients (a
+//! 128-bit multiply-accumulate in 64-bit words costs many SASS instructions a term). The
 //! launch shape is [`Tuning`](crate::device::tuning::Tuning)'s, which
 //! `examples/hybrid_gpu_timing.rs` sweeps.
 
@@ -493,12 +493,12 @@ fn up_ntt_data<Q: GpuQueue>(q: &Q, l: &LevelData<Q::Buf>, h: &HybridLevelData<Q:
 /// With a side stream the special part runs there as one chain — its NTTs (30 rows at 2^16:
 /// one under-filled wave), its products, ModDown's inverse NTT and conversion, and with
 /// `conv_ntt` ModDown's NTT — while the data part's NTTs (120 rows) and products (DRAM-bound)
-/// run on this stream. H200, N = 2^16, ℓ = 30, α = 6, in one call each: this chain against the
-/// special products between two forks, multiply+relinearize_hybrid 612 against 633 µs and one
-/// rotation 589 against 604; ModDown's NTT in the chain (the finish a separate pass after the
-/// join, instead of that NTT's epilogue after it) 609 against 614 and 580 against 589; the two
-/// chains' streams exchanged (the data part on the side stream, which has the higher priority)
-/// 640 / 622 µs. Without a side stream one launch computes every limb's products.
+/// run on this stream. On an H200 (N = 2^16, ℓ = 30, α = 6, one call each), multiply+
+/// relinearize_hybrid and one rotation were faster with this chain than with the special
+/// products between two forks, and faster with ModDown's NTT in the chain than with the finish
+/// as a separate pass after the join (instead of that NTT's epilogue after it); exchanging the
+/// two chains' streams (the data part on the side stream, which has the higher priority) was
+/// slower than both. Without a side stream one launch computes every limb's products.
 ///
 /// # Errors
 /// `Device` on a compile or launch failure.
@@ -588,8 +588,8 @@ pub const HOIST_KEYS_PER_ITEM: usize = 4;
 /// Keys one inner-product launch takes at most: groups of [`HOIST_KEYS_PER_ITEM`] keys
 /// (`KS_GROUPS`) whose work-items for the same words run side by side, so the ModUp rows, `t`
 /// and `c0` cross DRAM once for all of them and come from L2 for the other groups (the kernel's
-/// 16 key arguments). H100, 16 hoisted rotations at N = 2^16: the batch's inner products 1665 →
-/// 1520 µs against four launches of four keys.
+/// 16 key arguments). For 16 hoisted rotations at N = 2^16 on an H100 this beat four launches
+/// of four keys.
 pub const HOIST_KEYS_PER_LAUNCH: usize = 16;
 
 /// Work-items of one group side by side in a grouped launch (`KS_SPAN` of `native/keyswitch.cl`).
@@ -620,6 +620,23 @@ pub(super) enum Addend<'a, B> {
     /// `P·c0` and `P·c1` in components 0 and 1 on the data limbs (`c0`, `c1`: `2 × ℓ × N`
     /// words from the offset): relinearization fused with the rescale.
     Scaled((&'a B, usize)),
+}
+
+/// The arguments `out_moduli … log_n` that the hybrid inner-product kernels
+/// (`ks_inner_hybrid_u64`, `ks_inner_sums_u64` in `native/keyswitch.cl`) both declare, in their
+/// order: the extended primes with their Barrett constants, the digit shape and the key's rows.
+pub(super) fn inner_shape_args<'a, B>(l: &LevelData<B>, h: &'a HybridLevelData<B>, key_rows: usize) -> [Arg<'a, B>; 9] {
+    [
+        Arg::Buf(&h.ext.moduli),
+        Arg::Buf(&h.ext.r0),
+        Arg::Buf(&h.ext.r1),
+        Arg::U32(h.digits as u32),
+        Arg::U32(h.digit_size as u32),
+        Arg::U32(h.ell as u32),
+        Arg::U32(h.alpha as u32),
+        Arg::U32(key_rows as u32),
+        Arg::U32(l.log_n),
+    ]
 }
 
 /// Step 2 for the extended limbs `limbs` (`0..ℓ` data, `ℓ..ℓ + α` special): the inner
@@ -687,16 +704,8 @@ pub(super) fn inner_products_into<Q: GpuQueue>(
         // Unused without KS_ROTATE or KS_PC.
         Addend::None => args.extend((0..MAX_KEYS + 5).map(|_| Arg::Buf(keys[0]))),
     }
+    args.extend(inner_shape_args(l, h, key_rows));
     args.extend([
-        Arg::Buf(&h.ext.moduli),
-        Arg::Buf(&h.ext.r0),
-        Arg::Buf(&h.ext.r1),
-        Arg::U32(h.digits as u32),
-        Arg::U32(h.digit_size as u32),
-        Arg::U32(ell as u32),
-        Arg::U32(alpha as u32),
-        Arg::U32(key_rows as u32),
-        Arg::U32(l.log_n),
         Arg::U32(limbs.start as u32),
         Arg::U32(limbs.end as u32),
     ]);
@@ -708,8 +717,8 @@ pub(super) fn inner_products_into<Q: GpuQueue>(
     if groups > 1 {
         defines.push(("KS_GROUPS", groups.to_string()));
     }
-    // The digit count compiled in, so the digit loop unrolls (H100, N = 2^16: the hoisted
-    // batch's inner products 1506 → 1340 µs against the loop over a runtime count).
+    // The digit count compiled in, so the digit loop unrolls (the hoisted batch's inner products
+    // ran faster than with a loop over a runtime count: H100, N = 2^16).
     defines.push(("KS_DIGITS", h.digits.to_string()));
     if let Some(rot) = rotate {
         let mode = match (rot.ext.is_some(), rot.sum.is_some()) {
@@ -917,9 +926,9 @@ pub(super) const HOIST_MODDOWN_BATCH: usize = 16;
 /// word for word (canonical residues), so this equals the CPU reference (which permutes every
 /// ModUp row instead) while reading the ModUp rows in order and gathering nothing.
 ///
-/// Batching (H100 at N = 2^16: 16 rotations cost 7.33× one rotation unbatched, ≈ 6.1×
-/// batched): the inner products of up to 16 keys run in one launch, four keys a work-item
-/// and the groups of four side by side so the ModUp rows cross DRAM once
+/// Batching (measured: BENCHMARKS.md, Hoisting): the inner products of up to 16 keys run in one
+/// launch, four keys a work-item and the groups of four side by side so the ModUp rows cross DRAM
+/// once
 /// ([`HOIST_KEYS_PER_LAUNCH`]), and the ModDown of up to 16 rotations runs as one INTT /
 /// conversion / NTT sequence (the finish the NTT's epilogue, one output per rotation); every
 /// output word is computed exactly as in a single rotation.

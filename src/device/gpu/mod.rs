@@ -19,6 +19,7 @@ pub mod polymul;
 
 use crate::device::buffer::DeviceBuf;
 use super::kernels::Family;
+use crate::device::ntt_plan::ScalarArg;
 use crate::device::LevelId;
 use crate::{Error, Result};
 use parking_lot::Mutex;
@@ -81,6 +82,16 @@ impl<B> Clone for Arg<'_, B> {
     }
 }
 impl<B> Copy for Arg<'_, B> {}
+
+impl<B> From<ScalarArg> for Arg<'_, B> {
+    /// A planned by-value argument as the launch passes it.
+    fn from(a: ScalarArg) -> Self {
+        match a {
+            ScalarArg::U32(v) => Arg::U32(v),
+            ScalarArg::U64(v) => Arg::U64(v),
+        }
+    }
+}
 
 /// How a kernel is launched.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -174,8 +174,8 @@ impl<B: GpuBuffer> DeviceNttTables<B> {
         // The fused first pass exists for radix-8 plans (the first radix-8 pass) and cluster
         // plans (the cross-CTA rounds), and saving a whole pass over the data is worth more than
         // another variant's gain on a plain NTT: the evaluator's choice (Auto) takes radix-8
-        // here unless it chose clusters (H100: four-step in key switching at 64K made
-        // multiply+relinearize 4212 → 4552 µs). An L2-chunked plan runs unchunked here.
+        // here unless it chose clusters (four-step in key switching at 64K made
+        // multiply+relinearize slower on an H100). An L2-chunked plan runs unchunked here.
         let chosen = self.resolve(variant, rows);
         let variant = if variant == NttVariant::Auto && chosen != NttVariant::Radix8Cluster { NttVariant::EVAL_FALLBACK } else { chosen };
         let plan = NttPlan::new(self.log_n, self.k, variant)?.with_chunk_rows(None).with_rows(rows);
@@ -193,10 +193,7 @@ impl<B: GpuBuffer> DeviceNttTables<B> {
                     return Ok(false);
                 }
                 // The whole NTT in one launch: (log_m, mode) as the plain cluster kernel.
-                let scalars = first.scalars[2..].iter().map(|a| match *a {
-                    ScalarArg::U32(v) => Arg::U32(v),
-                    ScalarArg::U64(v) => Arg::U64(v),
-                });
+                let scalars = first.scalars[2..].iter().map(|&a| Arg::from(a));
                 (if lift { "ntt_fwd_cluster_moddown_u64" } else { "ntt_fwd_cluster_lift_u64" }, scalars.collect())
             }
             _ => return Ok(false),
@@ -204,22 +201,14 @@ impl<B: GpuBuffer> DeviceNttTables<B> {
         let mut defines = grouped_defines(&plan, rows_per_prime)?;
         if skip_own && correction.is_none() && rows_per_prime == 1 && kernel == "ntt_fwd_cluster_lift_u64" {
             defines.push(("XEHE_LIFT_SKIP_OWN", "1".into()));
-            // The early exit cost the kernel 4 registers (62 → 66 at N = 2^15: three CTAs per SM
-            // instead of four, and this NTT is occupancy-bound); hold it at 64 (ptxas: no spill).
+            // The early exit pushes the kernel past 64 registers (at N = 2^15: three CTAs per SM
+            // instead of four, and this NTT is occupancy-bound); hold it at 64, which ptxas meets
+            // without spilling.
             if !defines.iter().any(|(d, _)| *d == "XEHE_CLUSTER_MIN_BLOCKS") {
                 defines.push(("XEHE_CLUSTER_MIN_BLOCKS", (1024 / first.local.max(1)).max(1).to_string()));
             }
         }
-        let mut args = vec![
-            Arg::Buf(out),
-            Arg::Buf(src),
-            Arg::Buf(r1),
-            Arg::Buf(self.table(NttTable::Roots)),
-            Arg::Buf(self.table(NttTable::RootsQ)),
-            Arg::Buf(self.table(NttTable::Moduli)),
-            Arg::U32(self.k),
-            Arg::U32(self.log_n),
-        ];
+        let mut args = self.fused_forward_args(Arg::Buf(out), src, r1);
         args.append(&mut tail);
         if let Some((p, p_r1)) = correction {
             args.extend([Arg::U64(p), Arg::U64(p_r1)]);
@@ -262,12 +251,7 @@ impl<B: GpuBuffer> DeviceNttTables<B> {
         if first.kernel != "ntt_inv_cluster_u64" || first.row_offset != 0 {
             return Ok(false);
         }
-        let mut args = vec![Arg::Buf(out)];
-        args.extend(first.tables.iter().map(|&t| Arg::Buf(&self.buffers[t as usize])));
-        args.extend(first.scalars.iter().map(|a| match *a {
-            ScalarArg::U32(v) => Arg::U32(v),
-            ScalarArg::U64(v) => Arg::U64(v),
-        }));
+        let mut args = self.planned_args(Arg::Buf(out), first);
         args.extend([Arg::Buf(src), Arg::U32(src_stride as u32), Arg::U32(src_row as u32)]);
         let geometry = Geometry::Groups { groups: (first.groups, 1), local: first.local };
         q.launch(Family::Ntt, &plan.defines(), "ntt_inv_cluster_from_u64", geometry, &args)?;
@@ -326,20 +310,8 @@ impl<B: GpuBuffer> DeviceNttTables<B> {
             // c01 carries the output addresses (c_words 0: nothing added).
             FinishSource::RowsMany(outs) => (self.table(NttTable::Moduli), (0, 0), Some((outs, 0)), "ntt_fwd_cluster_fin_many_u64"),
         };
-        let mut args = vec![
-            Arg::BufAt(out, out_off),
-            Arg::Buf(last),
-            Arg::Buf(r1),
-            Arg::Buf(self.table(NttTable::Roots)),
-            Arg::Buf(self.table(NttTable::RootsQ)),
-            Arg::Buf(self.table(NttTable::Moduli)),
-            Arg::U32(self.k),
-            Arg::U32(self.log_n),
-        ];
-        args.extend(first.scalars[2..].iter().map(|a| match *a {
-            ScalarArg::U32(v) => Arg::U32(v),
-            ScalarArg::U64(v) => Arg::U64(v),
-        }));
+        let mut args = self.fused_forward_args(Arg::BufAt(out, out_off), last, r1);
+        args.extend(first.scalars[2..].iter().map(|&a| Arg::from(a)));
         args.extend([
             Arg::U64(p),
             Arg::U64(p_r1),
@@ -390,21 +362,9 @@ impl<B: GpuBuffer> DeviceNttTables<B> {
         let Some(first) = launches.first().filter(|l| l.kernel == "ntt_fwd_cluster_u64" && launches.len() == 1) else {
             return Ok(false);
         };
-        let mut args = vec![
-            Arg::Buf(lifted),
-            Arg::Buf(t),
-            Arg::Buf(r1),
-            Arg::Buf(self.table(NttTable::Roots)),
-            Arg::Buf(self.table(NttTable::RootsQ)),
-            Arg::Buf(self.table(NttTable::Moduli)),
-            Arg::U32(self.k),
-            Arg::U32(self.log_n),
-        ];
+        let mut args = self.fused_forward_args(Arg::Buf(lifted), t, r1);
         // (log_m, mode) as the plain cluster kernel.
-        args.extend(first.scalars[2..].iter().map(|a| match *a {
-            ScalarArg::U32(v) => Arg::U32(v),
-            ScalarArg::U64(v) => Arg::U64(v),
-        }));
+        args.extend(first.scalars[2..].iter().map(|&a| Arg::from(a)));
         args.extend([
             Arg::U32(i0 as u32),
             Arg::U32(w as u32),
@@ -424,6 +384,32 @@ impl<B: GpuBuffer> DeviceNttTables<B> {
         Ok(true)
     }
 
+    /// The arguments of a planned launch: `data`, then the plan's tables and scalars, in the
+    /// order the kernel declares them.
+    fn planned_args<'a>(&'a self, data: Arg<'a, B>, launch: &crate::device::ntt_plan::NttLaunch) -> Vec<Arg<'a, B>> {
+        let mut args = vec![data];
+        args.extend(launch.tables.iter().map(|&t| Arg::Buf(self.table(t))));
+        args.extend(launch.scalars.iter().map(|&a| Arg::from(a)));
+        args
+    }
+
+    /// The leading arguments every forward kernel with a fused first pass declares (the
+    /// radix-8 and cluster `_lift`/`_moddown` kernels, the cluster finishes and the pipelined
+    /// lift): output, source, the source primes' Barrett constants, the forward tables, k and
+    /// log N. Each kernel's own arguments follow.
+    fn fused_forward_args<'a>(&'a self, out: Arg<'a, B>, src: &'a B, r1: &'a B) -> Vec<Arg<'a, B>> {
+        vec![
+            out,
+            Arg::Buf(src),
+            Arg::Buf(r1),
+            Arg::Buf(self.table(NttTable::Roots)),
+            Arg::Buf(self.table(NttTable::RootsQ)),
+            Arg::Buf(self.table(NttTable::Moduli)),
+            Arg::U32(self.k),
+            Arg::U32(self.log_n),
+        ]
+    }
+
     fn launch<Q: GpuQueue<Buf = B>>(
         &self,
         q: &Q,
@@ -431,12 +417,8 @@ impl<B: GpuBuffer> DeviceNttTables<B> {
         defines: &[(&'static str, String)],
         launch: &crate::device::ntt_plan::NttLaunch,
     ) -> Result<()> {
-        let mut args = vec![if launch.row_offset == 0 { Arg::Buf(data) } else { Arg::BufAt(data, launch.row_offset << self.log_n) }];
-        args.extend(launch.tables.iter().map(|&t| Arg::Buf(&self.buffers[t as usize])));
-        args.extend(launch.scalars.iter().map(|a| match *a {
-            ScalarArg::U32(v) => Arg::U32(v),
-            ScalarArg::U64(v) => Arg::U64(v),
-        }));
+        let data = if launch.row_offset == 0 { Arg::Buf(data) } else { Arg::BufAt(data, launch.row_offset << self.log_n) };
+        let args = self.planned_args(data, launch);
         q.launch(Family::Ntt, defines, launch.kernel, Geometry::Groups { groups: (launch.groups, 1), local: launch.local }, &args)
     }
 
@@ -504,7 +486,8 @@ impl<B: GpuBuffer> DeviceNttTables<B> {
         }
         // Batches of fewer digits (deeper levels) need the programs of fewer rows per prime,
         // each a compilation of its own: when rehearsing, start those now, not when the
-        // circuit reaches those levels (on a fresh H100 that was ~3 s of the first bootstrap).
+        // circuit reaches those levels, where each would stall the first bootstrap on a fresh
+        // machine (BENCHMARKS.md, Bootstrapping: first bootstrap).
         for r in 2..rows_per_prime {
             let d = grouped_defines(plan, r)?;
             for launch in plan.launches_grouped(dir, self.k as usize * r, r) {

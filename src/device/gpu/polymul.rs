@@ -5,7 +5,6 @@
 use super::ntt::DeviceNttTables;
 use super::{Arg, Geometry, GpuBuffer, GpuQueue};
 use crate::device::kernels::Family;
-use crate::device::ntt_plan::ScalarArg;
 use crate::device::polymul_plan::{PolyBuf, PolyMulPlan};
 use crate::Result;
 
@@ -36,10 +35,7 @@ pub fn multiply_negacyclic<Q: GpuQueue>(q: &Q, tables: &DeviceNttTables<Q::Buf>,
             }))
             .collect();
         args.extend(l.tables.iter().map(|&t| Arg::Buf(tables.table(t))));
-        args.extend(l.scalars.iter().map(|s| match *s {
-            ScalarArg::U32(v) => Arg::U32(v),
-            ScalarArg::U64(v) => Arg::U64(v),
-        }));
+        args.extend(l.scalars.iter().map(|&s| Arg::from(s)));
         q.launch(Family::Ntt, &defines, l.kernel, Geometry::Groups { groups: (l.groups, 1), local: l.local }, &args)?;
     }
     Ok(())

@@ -104,7 +104,7 @@ impl ZeQueue {
             return Err(e);
         }
         let memcache = MemCache::budgeted(ZeAllocator::new(Handles { context: dev.context(), device }), &dev.shared_data().budget);
-        let sync_each = std::env::var("XEHE_SYNC").is_ok_and(|v| v == "1");
+        let sync_each = crate::device::settings::sync_each_launch();
         Ok(ZeQueue {
             dev,
             tile,
@@ -154,19 +154,6 @@ impl ZeQueue {
     pub fn synchronize(&self) -> Result<()> {
         let mut s = self.state.lock();
         self.sync_locked(&mut s)
-    }
-    /// Start a compute frame (paper §III-G).
-    pub fn start_compute_frame(&self) {
-        self.memcache.start_compute_frame();
-    }
-    /// Synchronize, then end the compute frame and recycle the buffers released in it.
-    ///
-    /// # Errors
-    /// As [`synchronize`](Self::synchronize).
-    pub fn end_compute_frame(&self) -> Result<()> {
-        self.synchronize()?;
-        self.memcache.end_compute_frame();
-        Ok(())
     }
 
     /// Wait for everything appended so far (the state lock held), then hand the finished

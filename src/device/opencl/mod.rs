@@ -25,6 +25,7 @@ use super::gpu::DeviceShared;
 use super::kernel_cache::cache_key;
 use super::kernels::{ablation_switches, assemble, kernel_key, Family, KernelKey};
 use super::memcache::MemCache;
+use crate::device::settings::{env_device, DeviceChoice};
 use crate::{Error, Result};
 use buffer::ClAllocator;
 use opencl3::context::Context;
@@ -119,27 +120,18 @@ fn devices_of(p: &Platform) -> Result<Vec<cl_device_id>> {
     }
 }
 
-/// The `(platform, device)` named by an `XEHE_DEVICE` value, `None` when it names no OpenCL
-/// device in particular (`opencl`, another backend, `auto`).
+/// The `(platform, device)` `XEHE_DEVICE` names (`opencl:PLATFORM:DEVICE`), else the first GPU,
+/// else the first device. The value is read by [`env_device`], so the OpenCL entry points accept
+/// and reject exactly what every other reader of `XEHE_DEVICE` does.
 ///
 /// # Errors
-/// `InvalidArgument` for `opencl:…` that is not `opencl:PLATFORM:DEVICE` with two indices.
-pub fn parse_selector(value: &str) -> Result<Option<(usize, usize)>> {
-    let Some(rest) = value.trim().strip_prefix("opencl:") else {
-        return Ok(None);
-    };
-    let bad = || {
-        Error::InvalidArgument(format!(
-            "XEHE_DEVICE={value}: expected opencl:PLATFORM:DEVICE"
-        ))
-    };
-    let (p, d) = rest.split_once(':').ok_or_else(bad)?;
-    Ok(Some((
-        p.parse().map_err(|_| bad())?,
-        d.parse().map_err(|_| bad())?,
-    )))
+/// `InvalidArgument` for a value [`env_device`] does not read; `Device` when no device exists.
+fn env_device_index() -> Result<(usize, usize)> {
+    match env_device()? {
+        DeviceChoice::OpenCl(Some(pd)) => Ok(pd),
+        _ => default_device(false),
+    }
 }
-
 
 /// One OpenCL device: its context, built programs and kernels, and the read-only data shared
 /// by its queues ([`ClQueue`]s are made from it).
@@ -188,14 +180,7 @@ impl OpenClDevice {
     /// # Errors
     /// `InvalidArgument` for a malformed `XEHE_DEVICE`; `Device` as [`new`](Self::new).
     pub fn from_env() -> Result<Arc<Self>> {
-        let chosen = match std::env::var("XEHE_DEVICE") {
-            Ok(v) => parse_selector(&v)?,
-            Err(_) => None,
-        };
-        let (p, d) = match chosen {
-            Some(pd) => pd,
-            None => default_device(false)?,
-        };
+        let (p, d) = env_device_index()?;
         Self::shared(p, d)
     }
 
@@ -454,19 +439,5 @@ pub fn default_device(gpu_only: bool) -> Result<(usize, usize)> {
         Some(pd) if !gpu_only => Ok(pd),
         Some(_) => Err(Error::Device("OpenCL: no GPU device (only CPU or other devices)".into())),
         None => Err(Error::Device("OpenCL: no platform has a device".into())),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn selector() {
-        assert_eq!(parse_selector("opencl:1:2").unwrap(), Some((1, 2)));
-        assert_eq!(parse_selector("opencl").unwrap(), None);
-        assert_eq!(parse_selector("cuda:0").unwrap(), None);
-        assert!(parse_selector("opencl:1").is_err());
-        assert!(parse_selector("opencl:a:0").is_err());
     }
 }

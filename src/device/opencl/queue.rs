@@ -67,7 +67,7 @@ impl ClQueue {
         let queue = unsafe { CommandQueue::create(dev.context(), id, CL_QUEUE_PROFILING_ENABLE) }
             .map_err(|e| dev_err("creating queue", e))?;
         let memcache = MemCache::budgeted(ClAllocator::new(dev.context(), dev.max_alloc()), &dev.shared_data().budget);
-        let sync_each = std::env::var("XEHE_SYNC").is_ok_and(|v| v == "1");
+        let sync_each = crate::device::settings::sync_each_launch();
         Ok(ClQueue { dev, tile, queue, memcache, profiler: Profiler::new(), pending: Mutex::new(Vec::new()), sync_each, siblings: Mutex::new(Vec::new()) })
     }
     /// Up to `n` more queues on this queue's tile (each with its own memcache), made on first
@@ -144,19 +144,6 @@ impl ClQueue {
                 self.profiler.record(kernel, end.saturating_sub(start) as f64 / 1000.0);
             }
         }
-        Ok(())
-    }
-    /// Start a compute frame (paper §III-G).
-    pub fn start_compute_frame(&self) {
-        self.memcache.start_compute_frame();
-    }
-    /// Synchronize, then end the compute frame and recycle the buffers released in it.
-    ///
-    /// # Errors
-    /// As [`synchronize`](Self::synchronize).
-    pub fn end_compute_frame(&self) -> Result<()> {
-        self.synchronize()?;
-        self.memcache.end_compute_frame();
         Ok(())
     }
 

@@ -14,7 +14,7 @@
 //! sub-device with its own memcache. Work on different tile queues must be memory-independent
 //! (separate computation graphs), as in the paper.
 
-use super::{default_device, dev_err, parse_selector, ClQueue, OpenClDevice};
+use super::{dev_err, env_device_index, ClQueue, OpenClDevice};
 use crate::{Error, Result};
 use opencl3::device::{
     create_sub_devices, release_device, Device, CL_DEVICE_AFFINITY_DOMAIN_NEXT_PARTITIONABLE,
@@ -148,14 +148,7 @@ pub(super) fn release(partition: Partition, devices: &[Device]) {
 /// `InvalidArgument` for `max_tiles` = 0 or a malformed `XEHE_DEVICE`; `Device` when no OpenCL
 /// device exists or the driver fails.
 pub fn tile_queues(max_tiles: usize) -> Result<Vec<Arc<ClQueue>>> {
-    let chosen = match std::env::var("XEHE_DEVICE") {
-        Ok(v) => parse_selector(&v)?,
-        Err(_) => None,
-    };
-    let (p, d) = match chosen {
-        Some(pd) => pd,
-        None => default_device(false)?,
-    };
+    let (p, d) = env_device_index()?;
     let dev = OpenClDevice::shared_tiles(p, d, max_tiles)?;
     (0..dev.tile_count())
         .map(|t| Ok(Arc::new(ClQueue::on_tile(dev.clone(), t)?)))
