@@ -1,5 +1,5 @@
 """Encrypted logistic-regression inference on the Wisconsin Diagnostic Breast Cancer data set,
-from Python: the job of `xehe demo` (src/cli/demo.rs), step for step, on xehe's Python API.
+from Python: the job of `xehe demo` (src/apps/demo/), step for step, on xehe's Python API.
 
 1. Plaintext (numpy): standardize with the training mean and standard deviation, split 80/20
    with the same fixed-seed shuffle as `xehe demo`, train logistic regression by full-batch

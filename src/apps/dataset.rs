@@ -133,3 +133,27 @@ impl Standardizer {
     }
 }
 
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn data_set_and_split() {
+        let d = parse_csv(BREAST_CANCER_CSV).unwrap();
+        assert_eq!((d.features.len(), d.features[0].len()), (569, 30));
+        assert_eq!(d.labels.iter().filter(|&&l| l == 0).count(), 212);
+        let (train, test) = split(569, 0.2, 7);
+        assert_eq!((train.len(), test.len()), (455, 114));
+        let mut all: Vec<usize> = train.iter().chain(&test).copied().collect();
+        all.sort_unstable();
+        assert_eq!(all, (0..569).collect::<Vec<_>>());
+        assert!(parse_csv("2,1,a,b\n1.0,0\n")
+            .unwrap_err()
+            .to_string()
+            .contains("header says 2"));
+        assert!(parse_csv("1,1,a,b\nx,0\n")
+            .unwrap_err()
+            .to_string()
+            .contains("line 2"));
+    }
+}

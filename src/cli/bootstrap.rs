@@ -9,7 +9,8 @@ use crate::circuits::bootstrapping::{BootstrapTimings, Bootstrapper, Bootstrappi
 use crate::circuits::precision::PrecisionStats;
 use crate::device::DeviceResident;
 use crate::{
-    CkksEncoder, Complex64, ComprMode, Encryptor, Decryptor, KeyGenerator, Result, SealObject, SecretKey,
+    CkksEncoder, Complex64, ComprMode, Context, Encryptor, Decryptor, KeyGenerator, Result, SealObject,
+    SecretKey,
 };
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -187,40 +188,18 @@ pub fn bench(
     let on_gpu = opened.on_device();
     let ctx = params.context()?;
     let keygen = KeyGenerator::new(&ctx)?;
-    let t = Instant::now();
-    let mut last_line = Instant::now();
-    let keys = BootstrappingKeys::generate(&ctx, params, keygen.secret_key(), |done, total| {
-        if last_line.elapsed() > Duration::from_secs(2) || done == total {
-            last_line = Instant::now();
-            progress(&format!("key generation: {done}/{total} keys, {:.1} s", t.elapsed().as_secs_f64()));
-        }
-    })?;
-    let keygen_seconds = t.elapsed().as_secs_f64();
-    let (key_bytes, galois_keys) = (keys.byte_sizes(), keys.galois_elts().len());
-    let t = Instant::now();
-    let boot = Bootstrapper::new(&ctx, keys)?;
-    let setup_seconds = t.elapsed().as_secs_f64();
-    progress(&format!("bootstrapper: {setup_seconds:.1} s to encode the DFT diagonals"));
+    let setup = Setup::new(&ctx, params, keygen.secret_key(), progress)?;
+    let boot = &setup.boot;
     let encoder = CkksEncoder::new(&ctx)?;
     let slots = 1usize << params.log_slots;
-    // Sparse packing: the `slots` values repeat across SEAL's N/2 slots.
-    let base: Vec<Complex64> = uniform_values(slots, 1)
-        .into_iter()
-        .zip(uniform_values(slots, 2))
-        .map(|(a, b)| Complex64::new(a, b))
-        .collect();
-    let z: Vec<Complex64> = (0..encoder.slot_count()).map(|i| base[i % slots]).collect();
+    let z = input_slots(slots, encoder.slot_count());
     let pt = encoder.encode_complex(&z, ctx.last_parms_id(), 2f64.powi(40))?;
     let host_ct = Encryptor::with_secret_key(&ctx, keygen.secret_key())?.encrypt_symmetric(&pt)?;
     let mut ct = host_ct.clone();
     if let Some(q) = &opened.queue {
         ct.gpu_on(q);
     }
-    let t = Instant::now();
-    let (mut out, _) = boot.bootstrap_observed(&ct, &mut |stage, d| {
-        progress(&format!("first bootstrap: {stage} {:.1} ms", d.as_secs_f64() * 1e3))
-    })?;
-    let first_ms = t.elapsed().as_secs_f64() * 1e3;
+    let (mut out, first_ms) = first_bootstrap(boot, &ct, progress)?;
     let kernel_programs = opened.queue.as_ref().and_then(|q| q.startup_stats());
     let mut runs = Vec::with_capacity(repeats);
     for _ in 0..repeats {
@@ -228,35 +207,11 @@ pub fn bench(
         runs.push(StageMs::from(timings));
         out = o;
     }
-    let kernel_profile = match opened.queue.as_ref().and_then(|q| q.profiler()).filter(|_| kernels) {
-        Some(p) => {
-            p.clear();
-            p.set_enabled(true);
-            let r = boot.bootstrap(&ct).and_then(|mut o| o.download().map(|_| ()));
-            p.set_enabled(false);
-            r?;
-            let summary = p.kernel_summary();
-            p.clear();
-            Some(summary)
-        }
-        None => None,
-    };
+    let kernel_profile = if kernels { profile_kernels(opened.queue.as_ref(), boot, &ct)? } else { None };
     out.download()?;
     let got = encoder.decode_complex(&Decryptor::new(&ctx, keygen.secret_key())?.decrypt(&out)?)?;
     let precision = PrecisionStats::complex(&z, &got);
-    let mut by_input = Vec::with_capacity(inputs.len());
-    for &shape in inputs {
-        let precision = bootstrap_precision(&boot, keygen.secret_key(), shape, 3, data, opened.queue.as_ref())?;
-        progress(&format!(
-            "input {}: real {:.2} / {:.2} bits, imaginary {:.2} / {:.2} (mean / min)",
-            shape.name(),
-            precision.real.mean_bits,
-            precision.real.min_bits,
-            precision.imag.mean_bits,
-            precision.imag.min_bits
-        ));
-        by_input.push(InputPrecision { input: shape.name(), precision });
-    }
+    let by_input = precision_by_input(boot, keygen.secret_key(), (inputs, data), opened.queue.as_ref(), progress)?;
     let bit_identical_to_cpu = if compare_cpu && on_gpu {
         progress("bootstrapping the same ciphertext on the CPU backend for comparison");
         let cpu = boot.bootstrap(&host_ct)?;
@@ -273,10 +228,10 @@ pub fn bench(
         levels_left: boot.output_level(),
         device: format!("{} {} ({})", opened.used.selector(), opened.used.name, opened.used.kind),
         device_startup_ms: opened.startup_ms,
-        keygen_seconds,
-        setup_seconds,
-        key_bytes,
-        galois_keys,
+        keygen_seconds: setup.keygen_seconds,
+        setup_seconds: setup.setup_seconds,
+        key_bytes: setup.key_bytes,
+        galois_keys: setup.galois_keys,
         plaintexts: boot.plaintext_memory(),
         first_ms,
         kernel_programs,
@@ -289,6 +244,99 @@ pub fn bench(
         device_memory_budget: crate::device::budget::device_memory()?,
         device_memory_peak: opened.queue.as_ref().and_then(crate::Queue::memory).map(|m| m.peak()),
     })
+}
+
+/// The benchmark's bootstrapper, with what making it took: key generation (a progress line
+/// every 2 s and at the end) and encoding the DFT diagonals, in seconds; the keys' bytes
+/// (relinearization, Galois, encapsulation) and Galois key count.
+struct Setup {
+    boot: Bootstrapper,
+    keygen_seconds: f64,
+    setup_seconds: f64,
+    key_bytes: (usize, usize, usize),
+    galois_keys: usize,
+}
+
+impl Setup {
+    fn new(ctx: &Context, params: &BootstrappingParameters, sk: &SecretKey, progress: &mut dyn FnMut(&str)) -> Result<Self> {
+        let t = Instant::now();
+        let mut last_line = Instant::now();
+        let keys = BootstrappingKeys::generate(ctx, params, sk, |done, total| {
+            if last_line.elapsed() > Duration::from_secs(2) || done == total {
+                last_line = Instant::now();
+                progress(&format!("key generation: {done}/{total} keys, {:.1} s", t.elapsed().as_secs_f64()));
+            }
+        })?;
+        let keygen_seconds = t.elapsed().as_secs_f64();
+        let (key_bytes, galois_keys) = (keys.byte_sizes(), keys.galois_elts().len());
+        let t = Instant::now();
+        let boot = Bootstrapper::new(ctx, keys)?;
+        let setup_seconds = t.elapsed().as_secs_f64();
+        progress(&format!("bootstrapper: {setup_seconds:.1} s to encode the DFT diagonals"));
+        Ok(Setup { boot, keygen_seconds, setup_seconds, key_bytes, galois_keys })
+    }
+}
+
+/// The first bootstrap of `ct` (uploads of keys and plaintexts, kernel compilation), a
+/// progress line as each stage ends: its result and wall time, ms.
+fn first_bootstrap(boot: &Bootstrapper, ct: &crate::Ciphertext, progress: &mut dyn FnMut(&str)) -> Result<(crate::Ciphertext, f64)> {
+    let t = Instant::now();
+    let (out, _) = boot.bootstrap_observed(ct, &mut |stage, d| {
+        progress(&format!("first bootstrap: {stage} {:.1} ms", d.as_secs_f64() * 1e3))
+    })?;
+    Ok((out, t.elapsed().as_secs_f64() * 1e3))
+}
+
+/// The benchmark's input: `slots` uniform complex values in `[−1, 1]²` repeated across SEAL's
+/// `slot_count` slots (sparse packing).
+fn input_slots(slots: usize, slot_count: usize) -> Vec<Complex64> {
+    let base: Vec<Complex64> = uniform_values(slots, 1)
+        .into_iter()
+        .zip(uniform_values(slots, 2))
+        .map(|(a, b)| Complex64::new(a, b))
+        .collect();
+    (0..slot_count).map(|i| base[i % slots]).collect()
+}
+
+/// One more bootstrap of `ct` with the kernel profiler of `queue` on (each launch timed by
+/// device events): device time per kernel name, largest first; `None` without a profiler
+/// (the CPU backend).
+fn profile_kernels(queue: Option<&crate::Queue>, boot: &Bootstrapper, ct: &crate::Ciphertext) -> Result<Option<Vec<crate::device::profiler::Summary>>> {
+    let Some(p) = queue.and_then(|q| q.profiler()) else {
+        return Ok(None);
+    };
+    p.clear();
+    p.set_enabled(true);
+    let r = boot.bootstrap(ct).and_then(|mut o| o.download().map(|_| ()));
+    p.set_enabled(false);
+    r?;
+    let summary = p.kernel_summary();
+    p.clear();
+    Ok(Some(summary))
+}
+
+/// The precision of one bootstrap of each of `inputs` (on `queue`), a progress line each.
+fn precision_by_input(
+    boot: &Bootstrapper,
+    sk: &SecretKey,
+    (inputs, data): (&[InputShape], Option<&std::path::Path>),
+    queue: Option<&crate::Queue>,
+    progress: &mut dyn FnMut(&str),
+) -> Result<Vec<InputPrecision>> {
+    let mut by_input = Vec::with_capacity(inputs.len());
+    for &shape in inputs {
+        let precision = bootstrap_precision(boot, sk, shape, 3, data, queue)?;
+        progress(&format!(
+            "input {}: real {:.2} / {:.2} bits, imaginary {:.2} / {:.2} (mean / min)",
+            shape.name(),
+            precision.real.mean_bits,
+            precision.real.min_bits,
+            precision.imag.mean_bits,
+            precision.imag.min_bits
+        ));
+        by_input.push(InputPrecision { input: shape.name(), precision });
+    }
+    Ok(by_input)
 }
 
 fn median_stages(runs: &[StageMs]) -> StageMs {
@@ -341,26 +389,7 @@ pub fn render(r: &BenchReport) -> String {
         let _ = writeln!(s, "{}", crate::device::budget::peak_line(m, r.device_memory_budget));
     }
     if let Some(k) = &r.kernel_programs {
-        let _ = writeln!(
-            s,
-            "kernel programs: {} compiled ({:.1} s of compile time, in parallel), {} from the kernel cache; rehearsal {:.1} s on the host, then {:.1} s waiting; uploads {:.1} GiB in {:.1} s",
-            k.compiled,
-            k.compile_time.as_secs_f64(),
-            k.from_cache,
-            k.rehearsal_host.as_secs_f64(),
-            k.rehearsal_wait.as_secs_f64(),
-            k.upload_bytes as f64 / (1u64 << 30) as f64,
-            k.upload_time.as_secs_f64()
-        );
-        // The programs that finished last bound the wait: when each started and ended.
-        let mut last = k.modules.clone();
-        last.sort_by_key(|m| std::cmp::Reverse(m.1 + m.2));
-        let list: Vec<String> = last
-            .iter()
-            .take(6)
-            .map(|(f, at, d, ptx)| format!("{f} {:.1}→{:.1} s{}", at.as_secs_f64(), (*at + *d).as_secs_f64(), if *ptx { " (PTX)" } else { "" }))
-            .collect();
-        let _ = writeln!(s, "programs finished last (compile start→end): {}", list.join(", "));
+        write_kernel_programs(&mut s, k);
     }
     let _ = writeln!(s, "{:<16} {:>10}   (median of {} runs)", "stage", "ms", r.runs.len());
     for (name, v) in [
@@ -383,30 +412,68 @@ pub fn render(r: &BenchReport) -> String {
         r.precision.imag.mean_error_bits
     );
     if !r.by_input.is_empty() {
-        let _ = writeln!(s, "precision by input shape (bits: mean / min of −log2 |error| over the slots; −log2 of the mean |error|):");
-        let _ = writeln!(s, "| input | real | imaginary | −log2 mean error (real / imaginary) |");
-        let _ = writeln!(s, "| --- | --- | --- | --- |");
-        for i in &r.by_input {
-            let (re, im) = (&i.precision.real, &i.precision.imag);
-            let _ = writeln!(
-                s,
-                "| {} | {:.2} / {:.2} | {:.2} / {:.2} | {:.2} / {:.2} |",
-                i.input, re.mean_bits, re.min_bits, im.mean_bits, im.min_bits, re.mean_error_bits, im.mean_error_bits
-            );
-        }
+        write_by_input(&mut s, &r.by_input);
     }
     if let Some(same) = r.bit_identical_to_cpu {
         let _ = writeln!(s, "bit-identical to the CPU backend: {}", if same { "yes" } else { "NO" });
     }
     if let Some(k) = &r.kernel_profile {
-        let total: f64 = k.iter().map(|e| e.total_us).sum();
-        let calls: u64 = k.iter().map(|e| e.calls).sum();
-        let _ = writeln!(s, "kernels of one profiled bootstrap (one kernel at a time): {calls} launches, {:.2} ms", total / 1e3);
-        let _ = writeln!(s, "| kernel | calls | ms | share | µs / call |");
-        let _ = writeln!(s, "| --- | ---: | ---: | ---: | ---: |");
-        for e in k {
-            let _ = writeln!(s, "| {} | {} | {:.2} | {:.1} % | {:.1} |", e.name, e.calls, e.total_us / 1e3, 100.0 * e.share, e.mean_us);
-        }
+        write_kernel_profile(&mut s, k);
     }
     s
+}
+
+/// The kernel programs' start-up (CUDA): compiled or from the cache, the rehearsal, the uploads,
+/// and the programs that finished last.
+fn write_kernel_programs(s: &mut String, k: &crate::device::kernels::StartupStats) {
+    use std::fmt::Write;
+    let _ = writeln!(
+        s,
+        "kernel programs: {} compiled ({:.1} s of compile time, in parallel), {} from the kernel cache; rehearsal {:.1} s on the host, then {:.1} s waiting; uploads {:.1} GiB in {:.1} s",
+        k.compiled,
+        k.compile_time.as_secs_f64(),
+        k.from_cache,
+        k.rehearsal_host.as_secs_f64(),
+        k.rehearsal_wait.as_secs_f64(),
+        k.upload_bytes as f64 / (1u64 << 30) as f64,
+        k.upload_time.as_secs_f64()
+    );
+    // The programs that finished last bound the wait: when each started and ended.
+    let mut last = k.modules.clone();
+    last.sort_by_key(|m| std::cmp::Reverse(m.1 + m.2));
+    let list: Vec<String> = last
+        .iter()
+        .take(6)
+        .map(|(f, at, d, ptx)| format!("{f} {:.1}→{:.1} s{}", at.as_secs_f64(), (*at + *d).as_secs_f64(), if *ptx { " (PTX)" } else { "" }))
+        .collect();
+    let _ = writeln!(s, "programs finished last (compile start→end): {}", list.join(", "));
+}
+
+/// The precision table by input shape (Markdown).
+fn write_by_input(s: &mut String, by_input: &[InputPrecision]) {
+    use std::fmt::Write;
+    let _ = writeln!(s, "precision by input shape (bits: mean / min of −log2 |error| over the slots; −log2 of the mean |error|):");
+    let _ = writeln!(s, "| input | real | imaginary | −log2 mean error (real / imaginary) |");
+    let _ = writeln!(s, "| --- | --- | --- | --- |");
+    for i in by_input {
+        let (re, im) = (&i.precision.real, &i.precision.imag);
+        let _ = writeln!(
+            s,
+            "| {} | {:.2} / {:.2} | {:.2} / {:.2} | {:.2} / {:.2} |",
+            i.input, re.mean_bits, re.min_bits, im.mean_bits, im.min_bits, re.mean_error_bits, im.mean_error_bits
+        );
+    }
+}
+
+/// The per-kernel profile of one bootstrap (Markdown).
+fn write_kernel_profile(s: &mut String, k: &[crate::device::profiler::Summary]) {
+    use std::fmt::Write;
+    let total: f64 = k.iter().map(|e| e.total_us).sum();
+    let calls: u64 = k.iter().map(|e| e.calls).sum();
+    let _ = writeln!(s, "kernels of one profiled bootstrap (one kernel at a time): {calls} launches, {:.2} ms", total / 1e3);
+    let _ = writeln!(s, "| kernel | calls | ms | share | µs / call |");
+    let _ = writeln!(s, "| --- | ---: | ---: | ---: | ---: |");
+    for e in k {
+        let _ = writeln!(s, "| {} | {} | {:.2} | {:.1} % | {:.1} |", e.name, e.calls, e.total_us / 1e3, 100.0 * e.share, e.mean_us);
+    }
 }

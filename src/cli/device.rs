@@ -1,107 +1,16 @@
 //! `--device` of every `xehe` subcommand: the grammar of `XEHE_DEVICE`
 //! ([`parse_device`]), opening the chosen device with its start-up timed, naming the device
 //! actually used (backend, index, name, CPU or GPU), and — when a backend is missing or not
-//! compiled in — an error that names what to install or enable.
+//! compiled in — an error that names what to install or enable. The descriptions
+//! ([`DeviceUsed`], [`OpenedDevice`], [`KernelCacheProbe`]) live in the device layer, where the
+//! applications' reports can name them too; they are re-exported here.
 
+pub use crate::device::kernel_cache::KernelCacheProbe;
+pub use crate::device::opened::{DeviceUsed, OpenedDevice};
 pub use crate::device::queue::{parse_device, DeviceChoice, DEVICE_GRAMMAR};
 use crate::device::Queue;
 use crate::{Error, Result};
-use serde::Serialize;
-use std::path::PathBuf;
 use std::time::Instant;
-
-/// The device a command runs on.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct DeviceUsed {
-    /// `cpu`, `cuda`, `opencl` or `level-zero`.
-    pub backend: String,
-    /// The backend's index of the device in `--device`'s grammar (`0` for `cuda:0`, `0:1` for
-    /// `opencl:0:1`); empty for the CPU backend.
-    pub index: String,
-    /// The name the driver reports (the host's architecture and threads for the CPU backend).
-    pub name: String,
-    /// What kind of device runs the kernels: `CPU`, `GPU` or `accelerator`.
-    pub kind: String,
-    /// The OpenCL platform, the CUDA architecture, or the Level Zero tile.
-    pub detail: String,
-}
-
-impl DeviceUsed {
-    /// The CPU backend.
-    pub fn cpu() -> Self {
-        let threads = rayon::current_num_threads();
-        DeviceUsed {
-            backend: "cpu".into(),
-            index: String::new(),
-            name: format!("{} host", std::env::consts::ARCH),
-            kind: "CPU".into(),
-            detail: format!("CPU backend, {threads} threads"),
-        }
-    }
-
-    /// Whether the evaluation runs on a device queue (not the CPU backend).
-    pub fn is_device(&self) -> bool {
-        self.backend != "cpu"
-    }
-
-    /// `--device` value that selects this device again (`cpu`, `cuda:0`, `opencl:0:0`, …).
-    pub fn selector(&self) -> String {
-        if self.index.is_empty() {
-            self.backend.clone()
-        } else {
-            format!("{}:{}", self.backend, self.index)
-        }
-    }
-}
-
-impl std::fmt::Display for DeviceUsed {
-    /// `cpu (x86_64 host; CPU backend, 2 threads)`,
-    /// `cuda:0 NVIDIA H100 80GB HBM3 (GPU, sm_90)`,
-    /// `opencl:0:0 pthread-skylake-avx512-AMD EPYC (CPU device, Portable Computing Language)`.
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        if self.is_device() {
-            let kind = if self.kind == "GPU" {
-                "GPU".to_string()
-            } else {
-                format!("{} device", self.kind)
-            };
-            write!(f, "{} {} ({kind}, {})", self.selector(), self.name, self.detail)
-        } else {
-            write!(f, "cpu ({}; {})", self.name, self.detail)
-        }
-    }
-}
-
-/// A device opened for a command.
-#[derive(Clone, Debug)]
-pub struct OpenedDevice {
-    /// The queue objects are marked for (`gpu_on`); `None` for the CPU backend.
-    pub queue: Option<Queue>,
-    /// What the queue runs on.
-    pub used: DeviceUsed,
-    /// Wall time of opening the device (driver, context, queue), ms: the device's start-up,
-    /// which the first operation would otherwise pay.
-    pub startup_ms: f64,
-    /// What the start-up consisted of, e.g. `CUDA context, stream`.
-    pub startup_what: &'static str,
-}
-
-impl OpenedDevice {
-    /// The CPU backend (nothing to start).
-    pub fn cpu() -> Self {
-        OpenedDevice {
-            queue: None,
-            used: DeviceUsed::cpu(),
-            startup_ms: 0.0,
-            startup_what: "none: CPU backend",
-        }
-    }
-
-    /// Whether objects go to a device queue.
-    pub fn on_device(&self) -> bool {
-        self.queue.is_some()
-    }
-}
 
 /// Open the device `choice` names, timing its start-up. With [`DeviceChoice::Auto`] and no GPU
 /// usable, `notice` receives why, and the CPU backend is used.
@@ -279,55 +188,6 @@ pub fn cuda_ordinal(queue: &Queue) -> Option<usize> {
     }
 }
 
-/// A snapshot of xehe's on-disk kernel cache (`$XEHE_KERNEL_CACHE`, else `~/.cache/xehe`),
-/// taken before a device's first kernels load, to report afterwards whether they were
-/// compiled or found there.
-#[derive(Clone, Debug)]
-pub struct KernelCacheProbe {
-    dir: Option<PathBuf>,
-    entries: usize,
-}
-
-impl KernelCacheProbe {
-    /// Count the cache's entries now.
-    pub fn now() -> Self {
-        let dir = crate::device::kernel_cache::cache_dir();
-        let entries = dir.as_deref().map_or(0, count_entries);
-        KernelCacheProbe { dir, entries }
-    }
-
-    /// What loading the kernels of `used` did since the snapshot: compiled (and cached), or
-    /// loaded from the cache, or built by the driver (OpenCL, Level Zero).
-    pub fn report(&self, used: &DeviceUsed) -> String {
-        let dir = self
-            .dir
-            .as_ref()
-            .map_or_else(|| "nowhere (set XEHE_KERNEL_CACHE)".into(), |d| d.display().to_string());
-        match used.backend.as_str() {
-            "cuda" => {
-                let now = self.dir.as_deref().map_or(0, count_entries);
-                match now.saturating_sub(self.entries) {
-                    0 => format!("loaded from the kernel cache {dir}"),
-                    n => format!("{n} kernel module(s) compiled by NVRTC (first use), cached in {dir}"),
-                }
-            }
-            "opencl" => "built by the OpenCL driver at first use in each process; xehe keeps \
-                         no disk cache for OpenCL, pocl keeps its own"
-                .into(),
-            "level-zero" => "SPIR-V built into xehe, finalized by the Level Zero driver".into(),
-            _ => "none (CPU backend)".into(),
-        }
-    }
-}
-
-fn count_entries(dir: &std::path::Path) -> usize {
-    std::fs::read_dir(dir).map_or(0, |rd| {
-        rd.filter_map(|e| e.ok())
-            .filter(|e| e.path().extension().is_some_and(|x| x == "ptx"))
-            .count()
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -362,28 +222,5 @@ mod tests {
         )
         .to_string();
         assert!(e.contains("xehe info") && !e.contains("pocl-opencl-icd"), "{e}");
-    }
-
-    #[test]
-    fn devices_display_backend_index_name_and_kind() {
-        let d = DeviceUsed {
-            backend: "opencl".into(),
-            index: "0:0".into(),
-            name: "pthread-cpu".into(),
-            kind: "CPU".into(),
-            detail: "Portable Computing Language".into(),
-        };
-        assert_eq!(
-            d.to_string(),
-            "opencl:0:0 pthread-cpu (CPU device, Portable Computing Language)"
-        );
-        let g = DeviceUsed {
-            backend: "cuda".into(),
-            index: "1".into(),
-            name: "NVIDIA H100".into(),
-            kind: "GPU".into(),
-            detail: "sm_90".into(),
-        };
-        assert_eq!(g.to_string(), "cuda:1 NVIDIA H100 (GPU, sm_90)");
     }
 }

@@ -6,7 +6,7 @@ use super::device::{open, DeviceChoice, DeviceUsed, KernelCacheProbe};
 use super::expr::{parse, Env, Value};
 use super::files::{context_from_file, load_bootstrapper, load_object, read_role, write_atomically};
 use crate::circuits::bootstrapping::BootstrappingParameters;
-use crate::device::DeviceResident;
+use crate::device::{DeviceResident, Queue};
 use crate::{
     Ciphertext, ComprMode, Context, EncryptionParameters, Error, Evaluator, GaloisKeys, Plaintext,
     RelinKeys, Result, SealObject,
@@ -102,25 +102,7 @@ impl EvalJob {
     /// cannot be opened (naming what to install or enable); `out` is untouched on any error.
     pub fn run(&self, notice: &mut dyn FnMut(&str)) -> Result<EvalReport> {
         let expr = parse(&self.expr)?;
-        let parms = EncryptionParameters::load(&read_role("parameters", &self.params)?)
-            .map_err(|e| e.located(format!("parameters {}", self.params.display())))?;
-        let ctx = match self.bootstrap_keys {
-            Some(_) => context_from_file(&self.params)?,
-            None => Context::new(&parms).map_err(|e| {
-                // Parameters beyond SEAL's 128-bit table may be a bootstrapping preset's.
-                let preset = Context::with_sec_level(&parms, crate::SecLevel::None)
-                    .ok()
-                    .and_then(|c| BootstrappingParameters::for_context(&c).ok());
-                match preset {
-                    Some(p) => Error::InvalidParameters(format!(
-                        "{e}; these are the parameters of the bootstrapping preset {}: give --bootstrap-keys (from `xehe keygen bootstrap`) to use them",
-                        p.name
-                    )),
-                    None => e,
-                }
-                .located(format!("parameters {}", self.params.display()))
-            })?,
-        };
+        let ctx = self.context()?;
         let device = open(&self.device, notice)?;
         let relin_keys: Option<RelinKeys> = self
             .relin_keys
@@ -137,29 +119,7 @@ impl EvalJob {
             .as_deref()
             .map(|p| load_bootstrapper(&ctx, p, notice))
             .transpose()?;
-        let mut values = HashMap::new();
-        for (name, path) in &self.inputs {
-            let mut ct: Ciphertext = load_object(&ctx, &format!("ciphertext {name}"), path)?;
-            if let Some(q) = &device.queue {
-                ct.gpu_on(q);
-            }
-            if values.insert(name.clone(), Value::Cipher(ct)).is_some() {
-                return Err(Error::InvalidArgument(format!(
-                    "the name `{name}` is given twice"
-                )));
-            }
-        }
-        for (name, path) in &self.plains {
-            let mut pt: Plaintext = load_object(&ctx, &format!("plaintext {name}"), path)?;
-            if let Some(q) = &device.queue {
-                pt.gpu_on(q);
-            }
-            if values.insert(name.clone(), Value::Plain(pt)).is_some() {
-                return Err(Error::InvalidArgument(format!(
-                    "the name `{name}` is given twice"
-                )));
-            }
-        }
+        let values = self.values(&ctx, device.queue.as_ref())?;
         let evaluator = Evaluator::new(&ctx);
         let env = Env {
             evaluator: &evaluator,
@@ -181,5 +141,61 @@ impl EvalJob {
             result,
             bytes: bytes.len(),
         })
+    }
+
+    /// The context of the parameters: with `--bootstrap-keys` read with `SecLevel::None`, as
+    /// the bootstrapping presets need; otherwise SEAL's 128-bit table applies, and parameters
+    /// beyond it that are a bootstrapping preset's get an error that says so.
+    fn context(&self) -> Result<Context> {
+        let parms = EncryptionParameters::load(&read_role("parameters", &self.params)?)
+            .map_err(|e| e.located(format!("parameters {}", self.params.display())))?;
+        Ok(match self.bootstrap_keys {
+            Some(_) => context_from_file(&self.params)?,
+            None => Context::new(&parms).map_err(|e| {
+                // Parameters beyond SEAL's 128-bit table may be a bootstrapping preset's.
+                let preset = Context::with_sec_level(&parms, crate::SecLevel::None)
+                    .ok()
+                    .and_then(|c| BootstrappingParameters::for_context(&c).ok());
+                match preset {
+                    Some(p) => Error::InvalidParameters(format!(
+                        "{e}; these are the parameters of the bootstrapping preset {}: give --bootstrap-keys (from `xehe keygen bootstrap`) to use them",
+                        p.name
+                    )),
+                    None => e,
+                }
+                .located(format!("parameters {}", self.params.display()))
+            })?,
+        })
+    }
+
+    /// The named inputs, ciphertexts then plaintexts, each marked for `queue`.
+    ///
+    /// # Errors
+    /// Located load errors; `InvalidArgument` for a name given twice.
+    fn values(&self, ctx: &Context, queue: Option<&Queue>) -> Result<HashMap<String, Value>> {
+        let mut values = HashMap::new();
+        let mut insert = |name: &String, value: Value| {
+            if values.insert(name.clone(), value).is_some() {
+                return Err(Error::InvalidArgument(format!(
+                    "the name `{name}` is given twice"
+                )));
+            }
+            Ok(())
+        };
+        for (name, path) in &self.inputs {
+            let mut ct: Ciphertext = load_object(ctx, &format!("ciphertext {name}"), path)?;
+            if let Some(q) = queue {
+                ct.gpu_on(q);
+            }
+            insert(name, Value::Cipher(ct))?;
+        }
+        for (name, path) in &self.plains {
+            let mut pt: Plaintext = load_object(ctx, &format!("plaintext {name}"), path)?;
+            if let Some(q) = queue {
+                pt.gpu_on(q);
+            }
+            insert(name, Value::Plain(pt))?;
+        }
+        Ok(values)
     }
 }

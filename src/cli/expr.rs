@@ -412,9 +412,7 @@ impl Env<'_> {
     }
 
     fn value(&self, e: &Expr) -> Result<Value> {
-        let ev = self.evaluator;
         let column = e.column();
-        let located = |r: Result<Ciphertext>| r.map(Value::Cipher).map_err(|err| at(column, err));
         match e {
             Expr::Name { name, .. } => self.values.get(name).cloned().ok_or_else(|| {
                 at(
@@ -432,104 +430,108 @@ impl Env<'_> {
             )),
             Expr::Neg { operand, .. } => {
                 let c = self.cipher(operand)?;
-                located(ev.negate(&c))
+                located(column, self.evaluator.negate(&c))
             }
             Expr::Binary { op, lhs, rhs, .. } => {
                 let (l, r) = (self.value(lhs)?, self.value(rhs)?);
-                located(match (op, l, r) {
-                    (BinOp::Add, Value::Cipher(a), Value::Cipher(b)) => ev.add(&a, &b),
-                    (BinOp::Sub, Value::Cipher(a), Value::Cipher(b)) => ev.sub(&a, &b),
-                    (BinOp::Mul, Value::Cipher(a), Value::Cipher(b)) => ev.multiply(&a, &b),
-                    (BinOp::Add, Value::Cipher(a), Value::Plain(p))
-                    | (BinOp::Add, Value::Plain(p), Value::Cipher(a)) => ev.add_plain(&a, &p),
-                    (BinOp::Sub, Value::Cipher(a), Value::Plain(p)) => ev.sub_plain(&a, &p),
-                    (BinOp::Sub, Value::Plain(p), Value::Cipher(a)) => {
-                        ev.sub_plain(&a, &p).and_then(|d| ev.negate(&d))
-                    }
-                    (BinOp::Mul, Value::Cipher(a), Value::Plain(p))
-                    | (BinOp::Mul, Value::Plain(p), Value::Cipher(a)) => ev.multiply_plain(&a, &p),
-                    (_, Value::Plain(_), Value::Plain(_)) => Err(Error::InvalidArgument(
-                        "both operands are plaintexts: at least one must be a ciphertext".into(),
-                    )),
-                })
+                located(column, self.binary(*op, l, r))
             }
-            Expr::Call { name, args, .. } => {
-                let Some(&(_, arity, _)) = FUNCTIONS.iter().find(|f| f.0 == name) else {
-                    let known: Vec<&str> = FUNCTIONS.iter().map(|f| f.0).collect();
-                    return Err(at(
-                        column,
-                        Error::InvalidArgument(format!(
-                            "unknown function `{name}` (known: {})",
-                            known.join(", ")
-                        )),
-                    ));
-                };
-                if args.len() != arity {
-                    return Err(at(
-                        column,
-                        Error::InvalidArgument(format!(
-                            "{name} takes {arity} argument(s), {} given",
-                            args.len()
-                        )),
-                    ));
-                }
-                let x = self.cipher(&args[0])?;
-                let galois = || {
-                    self.galois_keys.ok_or_else(|| {
-                        at(
-                            column,
-                            Error::MissingKey(format!("{name} needs Galois keys (--galois-keys)")),
-                        )
-                    })
-                };
-                located(match name.as_str() {
-                    "square" => ev.square(&x),
-                    "relin" => {
-                        let rk = self.relin_keys.ok_or_else(|| {
-                            at(
-                                column,
-                                Error::MissingKey(
-                                    "relin needs relinearization keys (--relin-keys)".into(),
-                                ),
-                            )
-                        })?;
-                        ev.relinearize(&x, rk)
-                    }
-                    "rescale" => ev.rescale_to_next(&x),
-                    "bootstrap" => self
-                        .bootstrapper
-                        .ok_or_else(|| {
-                            at(
-                                column,
-                                Error::MissingKey(
-                                    "bootstrap needs bootstrapping keys (--bootstrap-keys)".into(),
-                                ),
-                            )
-                        })?
-                        .bootstrap(&x),
-                    "mod_switch" => ev.mod_switch_to_next(&x),
-                    "rotate" => {
-                        let steps = int_literal(&args[1]).ok_or_else(|| {
-                            at(
-                                args[1].column(),
-                                Error::InvalidArgument(
-                                    "the step of rotate must be an integer".into(),
-                                ),
-                            )
-                        })?;
-                        let steps = i32::try_from(steps).map_err(|_| {
-                            at(
-                                args[1].column(),
-                                Error::InvalidArgument(format!("step {steps} is out of range")),
-                            )
-                        })?;
-                        ev.rotate_vector(&x, steps, galois()?)
-                    }
-                    _ => ev.complex_conjugate(&x, galois()?),
-                })
-            }
+            Expr::Call { name, args, .. } => self.call(name, args, column),
         }
     }
+
+    /// `l op r`: the SEAL call of the operand kinds (module docs).
+    fn binary(&self, op: BinOp, l: Value, r: Value) -> Result<Ciphertext> {
+        let ev = self.evaluator;
+        match (op, l, r) {
+            (BinOp::Add, Value::Cipher(a), Value::Cipher(b)) => ev.add(&a, &b),
+            (BinOp::Sub, Value::Cipher(a), Value::Cipher(b)) => ev.sub(&a, &b),
+            (BinOp::Mul, Value::Cipher(a), Value::Cipher(b)) => ev.multiply(&a, &b),
+            (BinOp::Add, Value::Cipher(a), Value::Plain(p))
+            | (BinOp::Add, Value::Plain(p), Value::Cipher(a)) => ev.add_plain(&a, &p),
+            (BinOp::Sub, Value::Cipher(a), Value::Plain(p)) => ev.sub_plain(&a, &p),
+            (BinOp::Sub, Value::Plain(p), Value::Cipher(a)) => {
+                ev.sub_plain(&a, &p).and_then(|d| ev.negate(&d))
+            }
+            (BinOp::Mul, Value::Cipher(a), Value::Plain(p))
+            | (BinOp::Mul, Value::Plain(p), Value::Cipher(a)) => ev.multiply_plain(&a, &p),
+            (_, Value::Plain(_), Value::Plain(_)) => Err(Error::InvalidArgument(
+                "both operands are plaintexts: at least one must be a ciphertext".into(),
+            )),
+        }
+    }
+
+    /// `name(args…)` at `column`: an unknown function, a wrong argument count or a missing key
+    /// is an error at `column`, a bad rotation step one at the step's column; the evaluator's
+    /// errors are located at `column`.
+    fn call(&self, name: &str, args: &[Expr], column: usize) -> Result<Value> {
+        let Some(&(_, arity, _)) = FUNCTIONS.iter().find(|f| f.0 == name) else {
+            let known: Vec<&str> = FUNCTIONS.iter().map(|f| f.0).collect();
+            return Err(at(
+                column,
+                Error::InvalidArgument(format!(
+                    "unknown function `{name}` (known: {})",
+                    known.join(", ")
+                )),
+            ));
+        };
+        if args.len() != arity {
+            return Err(at(
+                column,
+                Error::InvalidArgument(format!(
+                    "{name} takes {arity} argument(s), {} given",
+                    args.len()
+                )),
+            ));
+        }
+        let x = self.cipher(&args[0])?;
+        let ev = self.evaluator;
+        let galois = || required(self.galois_keys, column, || format!("{name} needs Galois keys (--galois-keys)"));
+        located(column, match name {
+            "square" => ev.square(&x),
+            "relin" => {
+                let rk = required(self.relin_keys, column, || {
+                    "relin needs relinearization keys (--relin-keys)".into()
+                })?;
+                ev.relinearize(&x, rk)
+            }
+            "rescale" => ev.rescale_to_next(&x),
+            "bootstrap" => required(self.bootstrapper, column, || {
+                "bootstrap needs bootstrapping keys (--bootstrap-keys)".into()
+            })?
+            .bootstrap(&x),
+            "mod_switch" => ev.mod_switch_to_next(&x),
+            "rotate" => ev.rotate_vector(&x, rotation_step(&args[1])?, galois()?),
+            _ => ev.complex_conjugate(&x, galois()?),
+        })
+    }
+}
+
+/// The result of an evaluator call at `column`: a ciphertext value, or the error located there.
+fn located(column: usize, r: Result<Ciphertext>) -> Result<Value> {
+    r.map(Value::Cipher).map_err(|err| at(column, err))
+}
+
+/// `key`, or a `MissingKey` error at `column` saying which option gives it.
+fn required<T>(key: Option<&T>, column: usize, message: impl FnOnce() -> String) -> Result<&T> {
+    key.ok_or_else(|| at(column, Error::MissingKey(message())))
+}
+
+/// The step of `rotate(x, k)`: an integer literal that fits an `i32`, else an error at its
+/// column.
+fn rotation_step(arg: &Expr) -> Result<i32> {
+    let steps = int_literal(arg).ok_or_else(|| {
+        at(
+            arg.column(),
+            Error::InvalidArgument("the step of rotate must be an integer".into()),
+        )
+    })?;
+    i32::try_from(steps).map_err(|_| {
+        at(
+            arg.column(),
+            Error::InvalidArgument(format!("step {steps} is out of range")),
+        )
+    })
 }
 
 /// The value of an integer literal, possibly negated (`3`, `-3`, `-(3)`).

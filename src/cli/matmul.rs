@@ -227,64 +227,30 @@ impl MatmulSetup {
         let MatmulShape { m, n, k } = shape;
         let slots = self.encoder.slot_count();
         let scale = 2f64.powi(40);
-        let parms_id = self.context.first_parms_id();
         let sync = || queue.map_or(Ok(()), Queue::synchronize);
         let mut stage = Stopwatch::new();
 
         // Allocation and initialization: A, B, then C0, row-major.
-        let value = |id: usize, e: usize, s: usize| -> f64 {
-            let h = (id * 7919 + e * 104_729 + s * 31) % 2001;
-            h as f64 / 1000.0 - 1.0
-        };
-        let matrix = |id: usize, len: usize| -> Vec<Vec<f64>> {
-            (0..len)
-                .map(|e| (0..slots).map(|s| value(id, e, s)).collect())
-                .collect()
-        };
-        let (a, b, c0) = (matrix(0, m * k), matrix(1, k * n), matrix(2, m * n));
+        let (a, b, c0) = (matrix(0, m * k, slots), matrix(1, k * n, slots), matrix(2, m * n, slots));
         let alloc_ms = stage.lap();
 
-        let encode = |vals: &[Vec<f64>], scale: f64| -> Result<Vec<Plaintext>> {
-            vals.iter()
-                .map(|v| self.encoder.encode_f64(v, parms_id, scale))
-                .collect()
-        };
         let (pa, pb, pc) = (
-            encode(&a, scale)?,
-            encode(&b, scale)?,
-            encode(&c0, scale * scale)?,
+            self.encode(&a, scale)?,
+            self.encode(&b, scale)?,
+            self.encode(&c0, scale * scale)?,
         );
         let encode_ms = stage.lap();
 
-        let encrypt = |plains: &[Plaintext]| -> Result<Vec<Ciphertext>> {
-            plains
-                .iter()
-                .map(|p| {
-                    let mut ct = self.encryptor.encrypt(p)?;
-                    if let Some(q) = queue {
-                        ct.gpu_on(q);
-                        ct.device_state().device_copy(q, ct.host_words())?;
-                    }
-                    Ok(ct)
-                })
-                .collect()
-        };
-        let (ea, eb, mut ec) = (encrypt(&pa)?, encrypt(&pb)?, encrypt(&pc)?);
+        let (ea, eb, mut ec) = (
+            self.encrypt(&pa, queue)?,
+            self.encrypt(&pb, queue)?,
+            self.encrypt(&pc, queue)?,
+        );
         drop((pa, pb, pc));
         sync()?;
         let encrypt_ms = stage.lap();
 
-        let ev = &self.evaluator;
-        for i in 0..m {
-            for j in 0..n {
-                let c = &mut ec[i * n + j];
-                for t in 0..k {
-                    let product = ev.multiply(&ea[i * k + t], &eb[t * n + j])?;
-                    ev.add_inplace(c, &product)?;
-                }
-                ev.relinearize_inplace(c, &self.relin_keys)?;
-            }
-        }
+        self.multiply_add(shape, &ea, &eb, &mut ec)?;
         sync()?;
         let compute_ms = stage.lap();
 
@@ -300,18 +266,7 @@ impl MatmulSetup {
             .collect::<Result<Vec<_>>>()?;
         let decode_ms = stage.lap();
 
-        let mut max_error = 0f64;
-        for i in 0..m {
-            for j in 0..n {
-                for s in 0..slots {
-                    let want = c0[i * n + j][s]
-                        + (0..k)
-                            .map(|t| a[i * k + t][s] * b[t * n + j][s])
-                            .sum::<f64>();
-                    max_error = max_error.max((decoded[i * n + j][s] - want).abs());
-                }
-            }
-        }
+        let max_error = max_error(shape, &a, &b, &c0, &decoded);
         Ok(MatmulTiming {
             shape: shape.name(),
             variant: variant.name(),
@@ -326,6 +281,77 @@ impl MatmulSetup {
             precision_ok: max_error <= TOLERANCE,
         })
     }
+
+    /// Every element of `vals` encoded at the first level with `scale`.
+    fn encode(&self, vals: &[Vec<f64>], scale: f64) -> Result<Vec<Plaintext>> {
+        let parms_id = self.context.first_parms_id();
+        vals.iter()
+            .map(|v| self.encoder.encode_f64(v, parms_id, scale))
+            .collect()
+    }
+
+    /// Every plaintext encrypted; with `queue`, marked for it and copied there (the upload is
+    /// part of the encryption stage).
+    fn encrypt(&self, plains: &[Plaintext], queue: Option<&Queue>) -> Result<Vec<Ciphertext>> {
+        plains
+            .iter()
+            .map(|p| {
+                let mut ct = self.encryptor.encrypt(p)?;
+                if let Some(q) = queue {
+                    ct.gpu_on(q);
+                    ct.device_state().device_copy(q, ct.host_words())?;
+                }
+                Ok(ct)
+            })
+            .collect()
+    }
+
+    /// `C += A·B` element-wise: each product `multiply` then `add_inplace` into C, then
+    /// `relinearize_inplace` once per element of C.
+    fn multiply_add(&self, shape: MatmulShape, ea: &[Ciphertext], eb: &[Ciphertext], ec: &mut [Ciphertext]) -> Result<()> {
+        let MatmulShape { m, n, k } = shape;
+        let ev = &self.evaluator;
+        for i in 0..m {
+            for j in 0..n {
+                let c = &mut ec[i * n + j];
+                for t in 0..k {
+                    let product = ev.multiply(&ea[i * k + t], &eb[t * n + j])?;
+                    ev.add_inplace(c, &product)?;
+                }
+                ev.relinearize_inplace(c, &self.relin_keys)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Matrix `id` of `len` elements of `slots` deterministic values in [−1, 1], row-major.
+fn matrix(id: usize, len: usize, slots: usize) -> Vec<Vec<f64>> {
+    let value = |e: usize, s: usize| -> f64 {
+        let h = (id * 7919 + e * 104_729 + s * 31) % 2001;
+        h as f64 / 1000.0 - 1.0
+    };
+    (0..len)
+        .map(|e| (0..slots).map(|s| value(e, s)).collect())
+        .collect()
+}
+
+/// Largest |decoded C − (C0 + A·B)| over every slot of every element.
+fn max_error(shape: MatmulShape, a: &[Vec<f64>], b: &[Vec<f64>], c0: &[Vec<f64>], decoded: &[Vec<f64>]) -> f64 {
+    let MatmulShape { m, n, k } = shape;
+    let mut max_error = 0f64;
+    for i in 0..m {
+        for j in 0..n {
+            for s in 0..c0[i * n + j].len() {
+                let want = c0[i * n + j][s]
+                    + (0..k)
+                        .map(|t| a[i * k + t][s] * b[t * n + j][s])
+                        .sum::<f64>();
+                max_error = max_error.max((decoded[i * n + j][s] - want).abs());
+            }
+        }
+    }
+    max_error
 }
 
 /// Fused mad_mod on or off for kernels looked up from now on (`Ablation::no_mad`).

@@ -3,6 +3,9 @@
 //! `xehe eval` ([`expr`], [`eval`]), the encrypted logistic-regression demo ([`demo`]), and the
 //! benchmarks ([`bench`](mod@bench), [`matmul`]; PNG charts in `plot` under the `cli` feature). Kept in
 //! the library so that tests and examples share it.
+//!
+//! A thin door: the applications' work — the demo, training ([`train`]), inference ([`infer`]) —
+//! is in [`crate::apps`]; these modules parse, open the device, call and render.
 
 pub mod bench;
 pub mod bootstrap;

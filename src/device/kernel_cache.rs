@@ -5,6 +5,7 @@
 //! Location: `$XEHE_KERNEL_CACHE`, else `$XDG_CACHE_HOME/xehe`, else `$HOME/.cache/xehe`.
 //! The cache is best effort: a failed read or write only costs a recompilation.
 
+use super::opened::DeviceUsed;
 use std::path::PathBuf;
 
 /// Hex Blake2b-128 key of `src` and every element of `parts` (options, device identity).
@@ -53,6 +54,55 @@ pub fn store(key: &str, ext: &str, bytes: &[u8]) {
     if ok.is_err() {
         let _ = std::fs::remove_file(&tmp);
     }
+}
+
+/// A snapshot of xehe's on-disk kernel cache (`$XEHE_KERNEL_CACHE`, else `~/.cache/xehe`),
+/// taken before a device's first kernels load, to report afterwards whether they were
+/// compiled or found there.
+#[derive(Clone, Debug)]
+pub struct KernelCacheProbe {
+    dir: Option<PathBuf>,
+    entries: usize,
+}
+
+impl KernelCacheProbe {
+    /// Count the cache's entries now.
+    pub fn now() -> Self {
+        let dir = cache_dir();
+        let entries = dir.as_deref().map_or(0, count_entries);
+        KernelCacheProbe { dir, entries }
+    }
+
+    /// What loading the kernels of `used` did since the snapshot: compiled (and cached), or
+    /// loaded from the cache, or built by the driver (OpenCL, Level Zero).
+    pub fn report(&self, used: &DeviceUsed) -> String {
+        let dir = self
+            .dir
+            .as_ref()
+            .map_or_else(|| "nowhere (set XEHE_KERNEL_CACHE)".into(), |d| d.display().to_string());
+        match used.backend.as_str() {
+            "cuda" => {
+                let now = self.dir.as_deref().map_or(0, count_entries);
+                match now.saturating_sub(self.entries) {
+                    0 => format!("loaded from the kernel cache {dir}"),
+                    n => format!("{n} kernel module(s) compiled by NVRTC (first use), cached in {dir}"),
+                }
+            }
+            "opencl" => "built by the OpenCL driver at first use in each process; xehe keeps \
+                         no disk cache for OpenCL, pocl keeps its own"
+                .into(),
+            "level-zero" => "SPIR-V built into xehe, finalized by the Level Zero driver".into(),
+            _ => "none (CPU backend)".into(),
+        }
+    }
+}
+
+fn count_entries(dir: &std::path::Path) -> usize {
+    std::fs::read_dir(dir).map_or(0, |rd| {
+        rd.filter_map(|e| e.ok())
+            .filter(|e| e.path().extension().is_some_and(|x| x == "ptx"))
+            .count()
+    })
 }
 
 #[cfg(test)]

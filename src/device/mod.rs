@@ -17,6 +17,7 @@ pub mod ntt_timing;
 pub mod polymul_plan;
 pub mod pool;
 pub mod object;
+pub mod opened;
 pub mod profiler;
 pub mod queue;
 pub mod settings;

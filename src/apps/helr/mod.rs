@@ -20,9 +20,14 @@
 //!   `w⁺ = v + (α/m) Σ_i σ₃(−z_i·v) z_i`, `v⁺ = (1 − η_t) w⁺ + η_t w`, with the degree-3
 //!   sigmoid [`SIGMOID3`] (Kim et al. 2018, least squares on [−8, 8]). [`plain`] runs exactly
 //!   this arithmetic on doubles (the reference), [`encrypted`] on ciphertexts.
+//! - A whole run (`xehe demo train`): [`training`] on the data of [`data`], measured in a
+//!   [`report`].
 
+pub mod data;
 pub mod encrypted;
 pub mod plain;
+pub mod report;
+pub mod training;
 
 use crate::{Error, Result};
 

@@ -1,5 +1,5 @@
 //! `xehe demo train`: arguments, the progress bar and the printed report
-//! (the run itself is `xehe::cli::train`).
+//! (the run itself is `xehe::apps::helr::training`, through `xehe::cli::train`).
 
 use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
