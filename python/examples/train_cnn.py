@@ -180,11 +180,7 @@ def train(name, args, device):
     acc = evaluate(model, xte, yte)
     model = model.cpu().eval()
     path = os.path.join(args.out, f"{name}.onnx")
-    kwargs = dict(opset_version=13, input_names=["image"], output_names=["logits"],
-                  dynamic_axes={"image": {0: "batch"}, "logits": {0: "batch"}})
-    if "dynamo" in inspect.signature(torch.onnx.export).parameters:
-        kwargs["dynamo"] = False
-    torch.onnx.export(model, torch.zeros(1, 1, side, side), path, **kwargs)
+    export(model, torch.zeros(1, 1, side, side), path, "image", 13)
     card = {"name": name, "architecture": arch, "input": [1, side, side],
             "preprocessing": "pixel/255, zero-padded 28x28 -> 32x32" + ("" if side == 32 else f", {32 // side}x{32 // side} averages -> {side}x{side}"),
             "parameters": sum(p.numel() for p in model.parameters()),
@@ -192,17 +188,34 @@ def train(name, args, device):
             "augmentation": "random shifts of up to 2 pixels, horizontal flips" if side == 32 else "none",
             "train_seconds": round(train_time, 1), "device": torch.cuda.get_device_name() if device == "cuda" else "cpu",
             "torch": torch.__version__, "onnx_bytes": os.path.getsize(path)}
+    finish_card(card, path, "image", xte, yte, args.out)
+
+
+def export(model, example, path, input_name, opset):
+    """``model`` to ONNX at ``path`` with the TorchScript exporter (``dynamo=False``: one node
+    per layer, as xehe reads them), the batch dimension dynamic."""
+    kwargs = dict(opset_version=opset, input_names=[input_name], output_names=["logits"],
+                  dynamic_axes={input_name: {0: "batch"}, "logits": {0: "batch"}})
+    if "dynamo" in inspect.signature(torch.onnx.export).parameters:
+        kwargs["dynamo"] = False
+    torch.onnx.export(model, example, path, **kwargs)
+
+
+def finish_card(card, path, input_name, xte, yte, out):
+    """Add onnxruntime's test accuracy to ``card`` and write ``NAME.reference.npy`` (the first
+    16 test inputs' logits) and ``NAME.json`` beside the model."""
+    name = card["name"]
     try:
         import onnxruntime as ort
         sess = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
         xs = xte.cpu().numpy()
-        logits = np.concatenate([sess.run(None, {"image": xs[i:i + 1000]})[0] for i in range(0, len(xs), 1000)])
+        logits = np.concatenate([sess.run(None, {input_name: xs[i:i + 1000]})[0] for i in range(0, len(xs), 1000)])
         card["test_accuracy_onnxruntime"] = float((logits.argmax(1) == yte.cpu().numpy()).mean())
         card["onnxruntime"] = ort.__version__
-        np.save(os.path.join(args.out, f"{name}.reference.npy"), logits[:16].astype(np.float32))
+        np.save(os.path.join(out, f"{name}.reference.npy"), logits[:16].astype(np.float32))
     except ImportError:
         print("onnxruntime is not installed: no reference logits")
-    with open(os.path.join(args.out, f"{name}.json"), "w") as f:
+    with open(os.path.join(out, f"{name}.json"), "w") as f:
         json.dump(card, f, indent=1)
     print(json.dumps(card), flush=True)
 

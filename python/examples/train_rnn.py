@@ -26,17 +26,14 @@ a CPU; ``lstm128`` wants a GPU)::
     python3 python/examples/train_rnn.py --data /usr/share/datasets/fashion-mnist --out models
 """
 import argparse
-import inspect
-import json
 import os
 import time
 
-import numpy as np
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from train_cnn import load_idx
+from train_cnn import export, finish_card, load_idx
 
 
 def sequences(x, steps, features):
@@ -117,11 +114,7 @@ def train(name, args, device):
     acc = evaluate(model, xte, yte)
     model = model.cpu().eval()
     path = os.path.join(args.out, f"{name}.onnx")
-    kwargs = dict(opset_version=17, input_names=["sequence"], output_names=["logits"],
-                  dynamic_axes={"sequence": {0: "batch"}, "logits": {0: "batch"}})
-    if "dynamo" in inspect.signature(torch.onnx.export).parameters:
-        kwargs["dynamo"] = False
-    torch.onnx.export(model, torch.zeros(2, steps, features), path, **kwargs)
+    export(model, torch.zeros(2, steps, features), path, "sequence", 17)
     card = {"name": name, "architecture": arch, "input": [steps, features],
             "preprocessing": "pixel/255" + ("" if steps == 28 else f", {28 // steps}x{28 // features} averages -> {steps}x{features}") + ", rows as steps",
             "parameters": sum(p.numel() for p in model.parameters()),
@@ -129,16 +122,7 @@ def train(name, args, device):
             "optimizer": f"Adam, one-cycle max lr {lr}, gradient norm clipped to 1",
             "train_seconds": round(train_time, 1), "device": torch.cuda.get_device_name() if device == "cuda" else "cpu",
             "torch": torch.__version__, "onnx_bytes": os.path.getsize(path)}
-    import onnxruntime as ort
-    sess = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
-    xs = xte.cpu().numpy()
-    logits = np.concatenate([sess.run(None, {"sequence": xs[i:i + 1000]})[0] for i in range(0, len(xs), 1000)])
-    card["test_accuracy_onnxruntime"] = float((logits.argmax(1) == yte.cpu().numpy()).mean())
-    card["onnxruntime"] = ort.__version__
-    np.save(os.path.join(args.out, f"{name}.reference.npy"), logits[:16].astype(np.float32))
-    with open(os.path.join(args.out, f"{name}.json"), "w") as f:
-        json.dump(card, f, indent=1)
-    print(json.dumps(card), flush=True)
+    finish_card(card, path, "sequence", xte, yte, args.out)
 
 
 def main():

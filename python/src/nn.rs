@@ -34,6 +34,20 @@ pub(crate) fn rows(a: &PyReadonlyArrayDyn<'_, f64>) -> Vec<Vec<f64>> {
     flat.chunks(flat.len() / n).map(<[f64]>::to_vec).collect()
 }
 
+/// An inference's seconds per kind of step (`linear`, `products`, `relu`, `activations`,
+/// `bootstrap`, `total`) and its `bootstraps`, as a dict.
+pub(crate) fn timings_dict<'py>(py: Python<'py>, t: &xehe::apps::nn::encrypted::InferenceTimings) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("linear", t.linear.as_secs_f64())?;
+    d.set_item("products", t.products.as_secs_f64())?;
+    d.set_item("relu", t.relu.as_secs_f64())?;
+    d.set_item("activations", t.activations.as_secs_f64())?;
+    d.set_item("bootstrap", t.bootstrap.as_secs_f64())?;
+    d.set_item("bootstraps", t.bootstraps)?;
+    d.set_item("total", t.total.as_secs_f64())?;
+    Ok(d)
+}
+
 /// `params` for the ONNX file `model` (`xehe::apps::nn::parameters_for`): an insecure preset
 /// gets the user levels a ReLU model (with `relu_sign`) or a recurrent cell needs; a secure
 /// preset comes back as it is.
@@ -144,13 +158,6 @@ impl Network {
         let (boot, gk, ct) = (&bootstrapper.inner, &galois_keys.inner, &encrypted.inner);
         let (plan, cache) = (&self.inner.plan, self.cache.clone());
         let (out, t) = nogil(py, move || Inference::with_cache(plan, boot, gk, cache)?.with_step_times(step_times).infer(ct, &mut |_, _| {}))?.py()?;
-        let d = PyDict::new(py);
-        d.set_item("linear", t.linear.as_secs_f64())?;
-        d.set_item("products", t.products.as_secs_f64())?;
-        d.set_item("relu", t.relu.as_secs_f64())?;
-        d.set_item("bootstrap", t.bootstrap.as_secs_f64())?;
-        d.set_item("bootstraps", t.bootstraps)?;
-        d.set_item("total", t.total.as_secs_f64())?;
-        Ok((Ciphertext { inner: out }, d))
+        Ok((Ciphertext { inner: out }, timings_dict(py, &t)?))
     }
 }

@@ -112,13 +112,6 @@ impl RecurrentNetwork {
         let (boot, gk, net) = (&bootstrapper.inner, &galois_keys.inner, &self.inner);
         let cts: Vec<xehe::Ciphertext> = steps.iter().map(|c| c.inner.clone()).collect();
         let (out, t) = nogil(py, move || run::RecurrentInference::new(net, boot, gk)?.with_step_times(step_times).infer(&cts, &mut |_, _| {}))?.py()?;
-        let d = PyDict::new(py);
-        d.set_item("linear", t.linear.as_secs_f64())?;
-        d.set_item("products", t.products.as_secs_f64())?;
-        d.set_item("activations", t.activations.as_secs_f64())?;
-        d.set_item("bootstrap", t.bootstrap.as_secs_f64())?;
-        d.set_item("bootstraps", t.bootstraps)?;
-        d.set_item("total", t.total.as_secs_f64())?;
-        Ok((Ciphertext { inner: out }, d))
+        Ok((Ciphertext { inner: out }, crate::nn::timings_dict(py, &t)?))
     }
 }

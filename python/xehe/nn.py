@@ -55,7 +55,32 @@ def parameters_for(model, params, relu_sign="fast"):
     return _native.parameters_for(str(model), params, relu_sign)
 
 
-class Network:
+class _Compiled:
+    """What a compiled model (:class:`Network`, :class:`RecurrentNetwork`) gives its client."""
+
+    @property
+    def input_level(self):
+        """The chain index the client encrypts at (the bootstrapped level)."""
+        return self._net.input_level
+
+    @property
+    def bootstraps(self):
+        """Bootstraps per input (an image; a batch of sequences)."""
+        return self._net.bootstraps
+
+    def input_parms_id(self, context):
+        """The ``parms_id`` of :attr:`input_level` in ``context`` (xehe's or seal-python's)."""
+        data = context.first_context_data()
+        while data.chain_index() > self.input_level:
+            data = data.next_context_data()
+        return data.parms_id()
+
+    def galois_keys(self, bootstrapper, secret_key):
+        """Hybrid Galois keys for the linear steps from ``secret_key`` (SEAL's or xehe's)."""
+        return self._net.galois_keys(bootstrapper, secret_key)
+
+
+class Network(_Compiled):
     """An ONNX model calibrated on ``calibration`` (N×C×H×W images) and compiled for
     ``bootstrapper``'s parameters. ``ValueError`` names an unsupported operator and its node,
     a malformed file, or a model too large for the parameters; ``OSError`` a missing file.
@@ -71,26 +96,9 @@ class Network:
         return self._net.input_shape
 
     @property
-    def input_level(self):
-        """The chain index the client encrypts the image at (the bootstrapped level)."""
-        return self._net.input_level
-
-    @property
-    def bootstraps(self):
-        """Bootstraps per image."""
-        return self._net.bootstraps
-
-    @property
     def steps(self):
         """Steps of the encrypted circuit (linear layers, products, ReLUs, bootstraps)."""
         return self._net.steps
-
-    def input_parms_id(self, context):
-        """The ``parms_id`` of :attr:`input_level` in ``context`` (xehe's or seal-python's)."""
-        data = context.first_context_data()
-        while data.chain_index() > self.input_level:
-            data = data.next_context_data()
-        return data.parms_id()
 
     def plain(self, image):
         """The plaintext model's logits for one image (C×H×W): the reference."""
@@ -114,10 +122,6 @@ class Network:
         """Galois elements of the network's linear layers (keys beside the bootstrapping keys)."""
         return self._net.galois_elements(context)
 
-    def galois_keys(self, bootstrapper, secret_key):
-        """Hybrid Galois keys for the linear layers from ``secret_key`` (SEAL's or xehe's)."""
-        return self._net.galois_keys(bootstrapper, secret_key)
-
     def infer(self, bootstrapper, galois_keys, encrypted, step_times=False):
         """The network on an encrypted image, where the ciphertext is: ``(ciphertext, seconds)``
         with seconds per kind of step (``linear``, ``products``, ``relu``, ``bootstrap``;
@@ -126,7 +130,7 @@ class Network:
         return self._net.infer(bootstrapper, galois_keys, encrypted, step_times)
 
 
-class RecurrentNetwork:
+class RecurrentNetwork(_Compiled):
     """An ONNX recurrent model (``nn.LSTM`` or ``nn.GRU`` as ``torch.onnx.export`` writes it)
     calibrated on ``calibration`` (N×T×F sequences) and compiled for ``bootstrapper``'s
     parameters, with up to ``pack`` sequences in a ciphertext (:attr:`batch`). The client
@@ -157,20 +161,6 @@ class RecurrentNetwork:
         """Sequences packed in a ciphertext."""
         return self._net.batch
 
-    @property
-    def input_level(self):
-        """The chain index the client encrypts every step at (the bootstrapped level)."""
-        return self._net.input_level
-
-    @property
-    def bootstraps(self):
-        """Bootstraps per batch."""
-        return self._net.bootstraps
-
-    def input_parms_id(self, context):
-        """The ``parms_id`` of :attr:`input_level` in ``context`` (xehe's or seal-python's)."""
-        return Network.input_parms_id(self, context)
-
     def plain(self, sequences):
         """The plaintext model's logits of up to :attr:`batch` sequences (N×T×F)."""
         return np.asarray(self._net.plain(_f64(sequences)))
@@ -188,10 +178,6 @@ class RecurrentNetwork:
     def decode_logits(self, slots, count):
         """The logits of ``count`` sequences from the decrypted and decoded output slots."""
         return np.asarray(self._net.decode_logits([float(v) for v in np.real(np.asarray(slots))], count))
-
-    def galois_keys(self, bootstrapper, secret_key):
-        """Hybrid Galois keys for the cell's and the head's linear steps."""
-        return self._net.galois_keys(bootstrapper, secret_key)
 
     def infer(self, bootstrapper, galois_keys, steps, step_times=False):
         """The network on one batch's encrypted steps (a list of T ciphertexts), where they

@@ -183,6 +183,20 @@ mod tests {
     }
 }
 
+/// The pixels (28×28 bytes an image) and labels of the test set (`train == false`) or the
+/// training set, at least `count` images.
+fn read_split(dir: &Path, train: bool, count: usize) -> Result<(Vec<u8>, Vec<u8>)> {
+    let prefix = if train { "train" } else { "t10k" };
+    let images = dir.join(format!("{prefix}-images-idx3-ubyte.gz"));
+    let labels = dir.join(format!("{prefix}-labels-idx1-ubyte.gz"));
+    let (_, pixels) = parse_idx(&read_gz(&images)?, &images.display().to_string())?;
+    let (_, lab) = parse_idx(&read_gz(&labels)?, &labels.display().to_string())?;
+    if pixels.len() < count * 784 || lab.len() < count {
+        return Err(Error::Malformed(format!("{}: fewer than {count} images", images.display())));
+    }
+    Ok((pixels, lab))
+}
+
 /// The first `count` images of the test set (`train == false`) or the training set, as
 /// convolutional networks take them: over 255, zero-padded to 32×32 (2 pixels on each side),
 /// then averaged over `32/side × 32/side` blocks (`side` = 32, 16 or 8), row-major; with their
@@ -195,14 +209,7 @@ pub fn padded_images(dir: &Path, train: bool, count: usize, side: usize) -> Resu
     if ![8, 16, 32].contains(&side) {
         return Err(Error::InvalidArgument(format!("Fashion-MNIST images come at 32×32, 16×16 or 8×8, not {side}×{side}")));
     }
-    let prefix = if train { "train" } else { "t10k" };
-    let images = dir.join(format!("{prefix}-images-idx3-ubyte.gz"));
-    let labels = dir.join(format!("{prefix}-labels-idx1-ubyte.gz"));
-    let (_, pixels) = parse_idx(&read_gz(&images)?, &images.display().to_string())?;
-    let (_, lab) = parse_idx(&read_gz(&labels)?, &labels.display().to_string())?;
-    if pixels.len() < count * 784 || lab.len() < count {
-        return Err(Error::Malformed(format!("{}: fewer than {count} images", images.display())));
-    }
+    let (pixels, lab) = read_split(dir, train, count)?;
     let f = 32 / side;
     let x = pixels
         .chunks(784)
@@ -232,14 +239,7 @@ pub fn sequences(dir: &Path, train: bool, count: usize, steps: usize, features: 
     if steps == 0 || features == 0 || 28 % steps != 0 || 28 % features != 0 {
         return Err(Error::InvalidArgument(format!("Fashion-MNIST pictures are 28×28: {steps} steps of {features} values do not divide them")));
     }
-    let prefix = if train { "train" } else { "t10k" };
-    let images = dir.join(format!("{prefix}-images-idx3-ubyte.gz"));
-    let labels = dir.join(format!("{prefix}-labels-idx1-ubyte.gz"));
-    let (_, pixels) = parse_idx(&read_gz(&images)?, &images.display().to_string())?;
-    let (_, lab) = parse_idx(&read_gz(&labels)?, &labels.display().to_string())?;
-    if pixels.len() < count * 784 || lab.len() < count {
-        return Err(Error::Malformed(format!("{}: fewer than {count} images", images.display())));
-    }
+    let (pixels, lab) = read_split(dir, train, count)?;
     let (fr, fc) = (28 / steps, 28 / features);
     let x = pixels
         .chunks(784)

@@ -109,6 +109,35 @@ pub fn import(bytes: &[u8]) -> Result<Graph> {
     Ok(graph)
 }
 
+/// The `out × in` weights (row-major) and `out` biases of a Gemm or MatMul node on `k` inputs
+/// with weights `w` (and Gemm's bias `b`): ONNX's `alpha`, `beta` and `transB` applied.
+///
+/// # Errors
+/// What is not supported, for the caller to name the node: `transA`, weights that are not
+/// `k × out` (or `out × k` with `transB`), a bias of another length than 1 or `out`.
+pub(super) fn dense(node: &NodeProto, k: usize, w: &Tensor, b: Option<&Tensor>) -> std::result::Result<(Vec<f64>, Vec<f64>), String> {
+    let a = Attrs(node);
+    let gemm = node.op_type == "Gemm";
+    let [r, c] = w.dims[..] else { return Err(format!("weights of shape {:?}", w.dims)) };
+    let trans_b = gemm && a.int("transB", 0) != 0;
+    if gemm && a.int("transA", 0) != 0 {
+        return Err("transA is not supported".into());
+    }
+    let (m, kk) = if trans_b { (r, c) } else { (c, r) };
+    if kk != k {
+        return Err(format!("weights {r}×{c} for an input of {k} values"));
+    }
+    let (alpha, beta) = if gemm { (a.float("alpha", 1.0), a.float("beta", 1.0)) } else { (1.0, 1.0) };
+    let weights = (0..m).flat_map(|o| (0..k).map(move |i| (o, i))).map(|(o, i)| alpha * if trans_b { w.data[o * k + i] } else { w.data[i * m + o] }).collect();
+    let bias = match b.map(|b| &b.data) {
+        None => vec![0.0; m],
+        Some(b) if b.len() == 1 => vec![beta * b[0]; m],
+        Some(b) if b.len() == m => b.iter().map(|v| beta * v).collect(),
+        Some(b) => return Err(format!("{} biases for {m} outputs", b.len())),
+    };
+    Ok((weights, bias))
+}
+
 /// A graph input's dimensions (−1 where not fixed).
 pub(super) fn input_dims(input: &onnx_protobuf::ValueInfoProto) -> Vec<i64> {
     match input.type_.as_ref().and_then(|t| t.value.as_ref()) {
@@ -310,30 +339,9 @@ fn import_node(graph: &mut Graph, names: &mut HashMap<String, Named>, node: &Nod
         }
         "Gemm" | "MatMul" => {
             let x = x?;
-            let k = shape_of(x).slots();
-            let w = constant(1)?;
-            let [r, c] = w.dims[..] else { return Err(unsupported(format!("weights of shape {:?}", w.dims))) };
-            let trans_b = node.op_type == "Gemm" && a.int("transB", 0) != 0;
-            if node.op_type == "Gemm" && a.int("transA", 0) != 0 {
-                return Err(unsupported("transA is not supported".into()));
-            }
-            let (m, kk) = if trans_b { (r, c) } else { (c, r) };
-            if kk != k {
-                return Err(unsupported(format!("weights {r}×{c} for an input of {k} values")));
-            }
-            let alpha = if node.op_type == "Gemm" { a.float("alpha", 1.0) } else { 1.0 };
-            let beta = if node.op_type == "Gemm" { a.float("beta", 1.0) } else { 1.0 };
-            let weights: Vec<f64> = (0..m).flat_map(|o| (0..k).map(move |i| (o, i))).map(|(o, i)| alpha * if trans_b { w.data[o * k + i] } else { w.data[i * m + o] }).collect();
-            let bias = if node.op_type == "Gemm" && node.input.len() > 2 {
-                let b = constant(2)?.data;
-                match b.len() {
-                    1 => vec![beta * b[0]; m],
-                    n if n == m => b.iter().map(|v| beta * v).collect(),
-                    n => return Err(unsupported(format!("{n} biases for {m} outputs"))),
-                }
-            } else {
-                vec![0.0; m]
-            };
+            let bias = if node.op_type == "Gemm" && node.input.len() > 2 { Some(constant(2)?) } else { None };
+            let (weights, bias) = dense(node, shape_of(x).slots(), &constant(1)?, bias.as_ref()).map_err(unsupported)?;
+            let m = bias.len();
             (Op::Dense { weights, bias }, vec![x], ImageLayout { channels: m, height: 1, width: 1 })
         }
         "Pad" => {

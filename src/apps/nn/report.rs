@@ -58,7 +58,7 @@ pub struct InferOptions {
 }
 
 /// The report of `xehe infer`.
-#[derive(Clone, Debug, serde::Serialize)]
+#[derive(Clone, Debug, Default, serde::Serialize)]
 pub struct InferReport {
     /// The model file.
     pub model: String,
@@ -135,4 +135,46 @@ pub struct InferReport {
 /// The index of the largest value (the class of logits).
 pub fn argmax(v: &[f64]) -> usize {
     v.iter().enumerate().max_by(|a, b| a.1.total_cmp(b.1)).map_or(0, |m| m.0)
+}
+
+impl InferReport {
+    /// Record one input's result: the decrypted `logits`, the plaintext model's (`plain`) and
+    /// the circuit's plaintext model's (`circuit`, what the encryption approximates: the
+    /// precision is measured against it), and its seconds.
+    pub fn push_result(&mut self, logits: Vec<f64>, plain: Vec<f64>, circuit: &[f64], seconds: f64) {
+        let err = logits.iter().zip(circuit).map(|(a, b)| (a - b).abs()).fold(0f64, f64::max);
+        let top = circuit.iter().fold(0f64, |m, v| m.max(v.abs()));
+        self.precision_bits.push(-(err / top.max(f64::MIN_POSITIVE)).log2());
+        self.classes.push(argmax(&logits));
+        self.plain_classes.push(argmax(&plain));
+        self.circuit_classes.push(argmax(circuit));
+        self.logits.push(logits);
+        self.plain_logits.push(plain);
+        self.seconds.push(seconds);
+    }
+}
+
+/// The client's secret key and the server's bootstrapper for `params` (`requested` is what the
+/// user asked for; `what` names the step that needed more levels when they differ), with a
+/// progress line for the levels and the key generation; the seconds key generation took.
+///
+/// # Errors
+/// As `BootstrappingParameters::context` and `BootstrappingKeys::generate_reporting`.
+pub(crate) fn session_keys(
+    params: &BootstrappingParameters,
+    requested: &BootstrappingParameters,
+    what: &str,
+    progress: &mut dyn FnMut(&str),
+) -> crate::Result<(crate::Context, crate::KeyGenerator, crate::circuits::bootstrapping::Bootstrapper, std::time::Duration)> {
+    use crate::circuits::bootstrapping::{Bootstrapper, BootstrappingKeys};
+    if params.user_levels() != requested.user_levels() {
+        progress(&format!("{} leaves {} levels after a bootstrap; {what} takes {}: {}", requested.name, requested.user_levels(), params.user_levels(), params.name));
+    }
+    let ctx = params.context()?;
+    let kg = crate::KeyGenerator::new(&ctx)?;
+    let t = std::time::Instant::now();
+    let keys = BootstrappingKeys::generate_reporting(&ctx, params, kg.secret_key(), progress)?;
+    let seconds = t.elapsed();
+    let boot = Bootstrapper::new(&ctx, keys)?;
+    Ok((ctx, kg, boot, seconds))
 }

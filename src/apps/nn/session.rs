@@ -8,13 +8,11 @@
 use crate::apps::fashion_mnist;
 use super::encrypted::{network_galois_keys, Inference, InferenceTimings};
 use super::{npy, onnx, plain, Network};
-use crate::circuits::bootstrapping::{Bootstrapper, BootstrappingKeys};
 use crate::device::DeviceResident;
-use crate::{CkksEncoder, Decryptor, Encryptor, Error, KeyGenerator, Result};
+use crate::{CkksEncoder, Decryptor, Encryptor, Error, Result};
 use std::time::{Duration, Instant};
 
 pub use super::report::{Images, InferOptions, InferReport};
-use super::report::argmax;
 
 /// Load the images: rows of `C·H·W` values and labels when known.
 fn load_images(images: &Images, shape: crate::circuits::conv::ImageLayout, train: bool) -> Result<(Vec<Vec<f64>>, Option<Vec<usize>>)> {
@@ -68,15 +66,7 @@ pub fn run(opts: &InferOptions, queue: Option<&crate::Queue>, device: &str, prog
     };
     progress(&format!("model {}: {} nodes, input {}×{}×{}", opts.model.display(), graph.nodes.len(), graph.input.channels, graph.input.height, graph.input.width));
     let params = super::parameters_for(&opts.params, &graph, opts.relu_sign)?;
-    if params.user_levels() != opts.params.user_levels() {
-        progress(&format!("{} leaves {} levels after a bootstrap; a ReLU layer takes {}: {}", opts.params.name, opts.params.user_levels(), params.user_levels(), params.name));
-    }
-    let ctx = params.context()?;
-    let kg = KeyGenerator::new(&ctx)?;
-    let t = Instant::now();
-    let keys = BootstrappingKeys::generate_reporting(&ctx, &params, kg.secret_key(), progress)?;
-    let boot_keygen = t.elapsed();
-    let boot = Bootstrapper::new(&ctx, keys)?;
+    let (ctx, kg, boot, boot_keygen) = super::report::session_keys(&params, &opts.params, "a ReLU layer", progress)?;
     let net = Network::with_relu_sign(graph, calibration.iter().map(Vec::as_slice), &boot, opts.relu_sign)?;
     let plan = &net.plan;
     progress(&format!("circuit: {} steps, {} bootstraps an image", plan.steps.len(), plan.bootstraps()));
@@ -104,25 +94,9 @@ pub fn run(opts: &InferOptions, queue: Option<&crate::Queue>, device: &str, prog
             Images::FashionMnist { skip, .. } => skip,
             Images::Npy(_) => 0,
         },
-        logits: Vec::new(),
-        plain_logits: Vec::new(),
-        classes: Vec::new(),
-        plain_classes: Vec::new(),
         labels: labels.map(|l| l[..images.len()].to_vec()),
-        precision_bits: Vec::new(),
-        circuit_classes: Vec::new(),
-        seconds: Vec::new(),
-        timings: InferenceTimings::default(),
-        out_of_range: Vec::new(),
-        plaintexts: (0, 0),
-        bit_identical_to_cpu: None,
-        compared_steps: None,
-        in_flight: None,
-        in_flight_error: None,
         device_memory_budget: crate::device::budget::device_memory()?,
-        device_memory_peak: None,
-        sequences_per_ciphertext: None,
-        batch_seconds: None,
+        ..Default::default()
     };
     let mut hosts = Vec::new();
     let mut outputs = Vec::new();
@@ -167,15 +141,7 @@ pub fn run(opts: &InferOptions, queue: Option<&crate::Queue>, device: &str, prog
             report.compared_steps = Some(opts.compare_steps.unwrap_or(plan.steps.len()));
         }
         let logits = plan.decode_logits(&encoder.decode_f64(&decryptor.decrypt(&out)?)?);
-        let err = logits.iter().zip(&circuit).map(|(a, b)| (a - b).abs()).fold(0f64, f64::max);
-        let top = circuit.iter().fold(0f64, |m, v| m.max(v.abs()));
-        report.precision_bits.push(-(err / top.max(f64::MIN_POSITIVE)).log2());
-        report.classes.push(argmax(&logits));
-        report.plain_classes.push(argmax(&want));
-        report.circuit_classes.push(argmax(&circuit));
-        report.logits.push(logits);
-        report.plain_logits.push(want);
-        report.seconds.push(times.total.as_secs_f64());
+        report.push_result(logits, want, &circuit, times.total.as_secs_f64());
         progress(&format!("image {}/{}: class {} (plaintext {}), {:.2} s", k + 1, images.len(), report.classes[k], report.plain_classes[k], times.total.as_secs_f64()));
         if k > 0 || images.len() == 1 {
             sum.accumulate(&times);

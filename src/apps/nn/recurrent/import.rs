@@ -13,7 +13,7 @@
 
 use super::{conv1x1, embed, push, select, CellKind, LayerState, SequenceModel};
 use crate::apps::nn::graph::{Graph, Op, ValueId};
-use crate::apps::nn::onnx::{malformed, tensor, Attrs, Tensor};
+use crate::apps::nn::onnx::{dense, malformed, tensor, Attrs, Tensor};
 use crate::circuits::conv::ImageLayout;
 use crate::{Error, Result};
 use onnx_protobuf::{Message, ModelProto, NodeProto};
@@ -520,30 +520,17 @@ impl Importer {
                 _ => Err(unsupported(format!("operator {} on this input is not supported (supported: {SUPPORTED})", node.op_type))),
             }
         };
-        let a = Attrs(node);
         let head = &mut self.model.head;
         let v = match node.op_type.as_str() {
             "Gemm" | "MatMul" => {
                 let x = vector(get(0))?;
-                let k = head.shape(x).channels;
                 let Some(Sym::Const(w)) = get(1) else { return Err(unsupported("weights must be a constant".into())) };
-                let [r, c] = w.dims[..] else { return Err(unsupported(format!("weights of shape {:?}", w.dims))) };
-                let trans_b = node.op_type == "Gemm" && a.int("transB", 0) != 0;
-                if node.op_type == "Gemm" && a.int("transA", 0) != 0 {
-                    return Err(unsupported("transA is not supported".into()));
-                }
-                let (m, kk) = if trans_b { (r, c) } else { (c, r) };
-                if kk != k {
-                    return Err(unsupported(format!("weights {r}×{c} for an input of {k} values")));
-                }
-                let gemm = node.op_type == "Gemm";
-                let (alpha, beta) = if gemm { (a.float("alpha", 1.0), a.float("beta", 1.0)) } else { (1.0, 1.0) };
-                let weights = (0..m).flat_map(|o| (0..k).map(move |i| (o, i))).map(|(o, i)| alpha * if trans_b { w.data[o * k + i] } else { w.data[i * m + o] }).collect();
-                let bias = match get(2) {
-                    Some(Sym::Const(b)) if gemm && (b.data.len() == m || b.data.len() == 1) => (0..m).map(|o| beta * b.data[o.min(b.data.len() - 1)]).collect(),
-                    None => vec![0.0; m],
-                    _ => return Err(unsupported("the bias must be a constant per output".into())),
+                let b = match get(2) {
+                    Some(Sym::Const(b)) if node.op_type == "Gemm" => Some(b),
+                    None => None,
+                    _ => return Err(unsupported("the bias must be a constant".into())),
                 };
+                let (weights, bias) = dense(node, head.shape(x).channels, &w, b.as_ref()).map_err(unsupported)?;
                 conv1x1(head, label, &node.op_type, x, weights, bias)?
             }
             "Relu" | "Sigmoid" | "Tanh" => {

@@ -8,10 +8,9 @@ use super::run::{RecurrentInference, RecurrentNetwork};
 use crate::apps::fashion_mnist;
 use crate::apps::nn::encrypted::InferenceTimings;
 use crate::apps::nn::npy;
-use crate::apps::nn::report::{argmax, Images, InferOptions, InferReport};
-use crate::circuits::bootstrapping::{Bootstrapper, BootstrappingKeys};
+use crate::apps::nn::report::{Images, InferOptions, InferReport};
 use crate::device::DeviceResident;
-use crate::{Ciphertext, CkksEncoder, Decryptor, Encryptor, Error, KeyGenerator, Result};
+use crate::{Ciphertext, CkksEncoder, Decryptor, Encryptor, Error, Result};
 use std::time::Instant;
 
 /// Sequences (`T·F` values each, step-major) and labels when known.
@@ -52,15 +51,7 @@ pub fn run(opts: &InferOptions, queue: Option<&crate::Queue>, device: &str, prog
     let layers: Vec<String> = model.layers.iter().map(|l| format!("{:?}({})", l.kind, l.size)).collect();
     progress(&format!("model {}: {} steps of {} values, {}", opts.model.display(), model.steps, model.features, layers.join(", ")));
     let params = super::parameters_for(&opts.params)?;
-    if params.user_levels() != opts.params.user_levels() {
-        progress(&format!("{} leaves {} levels after a bootstrap; a recurrent cell takes {}: {}", opts.params.name, opts.params.user_levels(), params.user_levels(), params.name));
-    }
-    let ctx = params.context()?;
-    let kg = KeyGenerator::new(&ctx)?;
-    let t = Instant::now();
-    let keys = BootstrappingKeys::generate_reporting(&ctx, &params, kg.secret_key(), progress)?;
-    let boot_keygen = t.elapsed();
-    let boot = Bootstrapper::new(&ctx, keys)?;
+    let (ctx, kg, boot, boot_keygen) = crate::apps::nn::report::session_keys(&params, &opts.params, "a recurrent cell", progress)?;
     let calib: Vec<&[f64]> = calibration.iter().map(Vec::as_slice).collect();
     let net = RecurrentNetwork::new(&model, &calib, &boot, opts.pack)?;
     let batch = net.model.batch();
@@ -90,25 +81,11 @@ pub fn run(opts: &InferOptions, queue: Option<&crate::Queue>, device: &str, prog
             Images::FashionMnist { skip, .. } => skip,
             Images::Npy(_) => 0,
         },
-        logits: Vec::new(),
-        plain_logits: Vec::new(),
-        classes: Vec::new(),
-        plain_classes: Vec::new(),
         labels: labels.map(|l| l[..seqs.len()].to_vec()),
-        precision_bits: Vec::new(),
-        circuit_classes: Vec::new(),
-        seconds: Vec::new(),
-        timings: InferenceTimings::default(),
-        out_of_range: Vec::new(),
-        plaintexts: (0, 0),
-        bit_identical_to_cpu: None,
-        compared_steps: None,
-        in_flight: None,
-        in_flight_error: None,
         device_memory_budget: crate::device::budget::device_memory()?,
-        device_memory_peak: None,
         sequences_per_ciphertext: Some(batch),
         batch_seconds: Some(Vec::new()),
+        ..Default::default()
     };
     let mut sum = InferenceTimings::default();
     let batches: Vec<Vec<&[f64]>> = seqs.chunks(batch).map(|c| c.iter().map(Vec::as_slice).collect()).collect();
@@ -137,15 +114,7 @@ pub fn run(opts: &InferOptions, queue: Option<&crate::Queue>, device: &str, prog
         }
         let logits = net.decode_logits(&encoder.decode_f64(&decryptor.decrypt(&out)?)?, group.len());
         for ((l, w), c) in logits.into_iter().zip(want).zip(circuit) {
-            let err = l.iter().zip(&c).map(|(a, b)| (a - b).abs()).fold(0f64, f64::max);
-            let top = c.iter().fold(0f64, |m, v| m.max(v.abs()));
-            report.precision_bits.push(-(err / top.max(f64::MIN_POSITIVE)).log2());
-            report.classes.push(argmax(&l));
-            report.plain_classes.push(argmax(&w));
-            report.circuit_classes.push(argmax(&c));
-            report.logits.push(l);
-            report.plain_logits.push(w);
-            report.seconds.push(times.total.as_secs_f64() / group.len() as f64);
+            report.push_result(l, w, &c, times.total.as_secs_f64() / group.len() as f64);
         }
         report.batch_seconds.get_or_insert_with(Vec::new).push(times.total.as_secs_f64());
         let agree = report.classes[first..].iter().zip(&report.plain_classes[first..]).filter(|(a, b)| a == b).count();
