@@ -162,9 +162,9 @@ DECLSPEC u64 barrett_reduce_64(u64 x, u64 q, u64 r1)
  * Homomorphic Encryption on GPUs", IEEE SEED 2022, §II-B; Dhem–Quisquater Barrett with
  * α = m+1, β = −2): m = bit length of q (m <= 62), mu = floor(2^(2m+1) / q);
  * c = x >> (m−2), quot = (c·mu) >> (m+3), rem = x − quot·q, one conditional subtraction.
- * a, b < q. Host model: crate::math::shivdikar.
+ * a, b < q. Host model: crate::math::generalized_barrett.
  */
-DECLSPEC u64 mul_mod_shivdikar(u64 a, u64 b, u64 q, u64 mu, u32 m)
+DECLSPEC u64 mul_mod_generalized_barrett(u64 a, u64 b, u64 q, u64 mu, u32 m)
 {
     u128_t x = mul64_wide(a, b);
     u32 s = m - 2;
@@ -176,25 +176,26 @@ DECLSPEC u64 mul_mod_shivdikar(u64 a, u64 b, u64 q, u64 mu, u32 m)
     return rem >= q ? rem - q : rem;
 }
 
-/* Shivdikar's mu = floor(2^(2m+1) / q) from SEAL's floor(2^128 / q) = (r1:r0): a right shift
+/* The generalized Barrett mu = floor(2^(2m+1) / q) from SEAL's floor(2^128 / q) = (r1:r0): a right shift
  * by 127 − 2m (floor of a floor quotient by a power of two). */
-DECLSPEC u64 shivdikar_mu(u32 m, u64 r0, u64 r1)
+DECLSPEC u64 generalized_barrett_mu(u32 m, u64 r0, u64 r1)
 {
     u32 s = 127 - 2 * m;
     return s >= 64 ? r1 >> (s - 64) : (r0 >> s) | (r1 << (64 - s));
 }
 
-/* XEHE_BARRETT_SHIVDIKAR=1: mul_mod uses Algorithm 4 instead of SEAL's Barrett (ablation). */
-#ifndef XEHE_BARRETT_SHIVDIKAR
-#define XEHE_BARRETT_SHIVDIKAR 0
+/* XEHE_BARRETT_GENERALIZED=1: mul_mod uses the generalized Barrett reduction (Dhem–Quisquater,
+   Shivdikar et al.'s Algorithm 4) instead of SEAL's Barrett (ablation). */
+#ifndef XEHE_BARRETT_GENERALIZED
+#define XEHE_BARRETT_GENERALIZED 0
 #endif
 
 /* a * b mod q, Barrett (SEAL's constants r = floor(2^128 / q) = (r1:r0)). */
 DECLSPEC u64 mul_mod(u64 a, u64 b, u64 q, u64 r0, u64 r1)
 {
-#if XEHE_BARRETT_SHIVDIKAR
+#if XEHE_BARRETT_GENERALIZED
     u32 m = 64 - clz64(q);
-    return mul_mod_shivdikar(a, b, q, shivdikar_mu(m, r0, r1), m);
+    return mul_mod_generalized_barrett(a, b, q, generalized_barrett_mu(m, r0, r1), m);
 #else
     return barrett_reduce_128(mul64_wide(a, b), q, r0, r1);
 #endif

@@ -1,4 +1,4 @@
-//! `XEHE_BARRETT_SHIVDIKAR=1` (Shivdikar's Algorithm 4 as the kernels' `mul_mod`) on OpenCL:
+//! `XEHE_BARRETT_GENERALIZED=1` (the generalized Barrett reduction, Shivdikar et al.'s Algorithm 4 as the kernels' `mul_mod`) on OpenCL:
 //! the element-wise product against `Modulus::mul`, bit for bit, for 30/50/60/61-bit primes and
 //! Özerk's q = 7681, random and edge operands (0, 1, q−1). Prints SKIP and passes without an
 //! OpenCL device.
@@ -14,7 +14,7 @@ use xehe::device::opencl::{unavailable_reason, ClQueue};
 use xehe::{CoeffModulus, Modulus};
 
 #[test]
-fn shivdikar_mul_mod_matches_cpu() {
+fn generalized_barrett_mul_mod_matches_cpu() {
     if let Some(why) = unavailable_reason() {
         let _ = writeln!(std::io::stderr().lock(), "SKIP: no OpenCL device: {why}");
         return;
@@ -50,7 +50,7 @@ fn shivdikar_mul_mod_matches_cpu() {
         dev.upload(&b).unwrap(),
     );
     let out = dev.alloc(k * n).unwrap();
-    let defines = [("XEHE_BARRETT_SHIVDIKAR", "1".to_string())];
+    let defines = [("XEHE_BARRETT_GENERALIZED", "1".to_string())];
     let total = (k * n) as u64;
     let args = [
         Arg::Buf(&out),

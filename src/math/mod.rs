@@ -7,4 +7,10 @@ pub mod poly;
 pub mod primality;
 pub mod primes;
 pub mod rns;
-pub mod shivdikar;
+pub mod generalized_barrett;
+
+/// The generalized Barrett reduction under its former name.
+#[deprecated(note = "renamed: math::generalized_barrett::GeneralizedBarrett")]
+pub mod shivdikar {
+    pub use super::generalized_barrett::GeneralizedBarrett as ShivdikarBarrett;
+}

@@ -1,25 +1,26 @@
-//! Shivdikar et al.'s Barrett reduction, Algorithm 4 (§II-B) of "Accelerating Polynomial
-//! Multiplication for Homomorphic Encryption on GPUs", IEEE SEED 2022 (Dhem–Quisquater with
-//! α = m + 1, β = −2): the host model of `mul_mod_shivdikar` in `native/modarith.h`, which
-//! `XEHE_BARRETT_SHIVDIKAR=1` makes the kernels' `mul_mod`.
+//! The generalized Barrett reduction of Dhem and Quisquater with α = m + 1, β = −2, as
+//! Algorithm 4 (§II-B) of Shivdikar et al., "Accelerating Polynomial Multiplication for
+//! Homomorphic Encryption on GPUs", IEEE SEED 2022, gives it: the host model of
+//! `mul_mod_generalized_barrett` in `native/modarith.h`, which the kernel define
+//! `XEHE_BARRETT_GENERALIZED=1` makes the kernels' `mul_mod` (an ablation against SEAL's).
 //!
 //! With m = bit length of q (3 ≤ m ≤ 62) and µ = ⌊2^(2m+1) / q⌋, a product x = a·b < q² is
 //! reduced as c = x ≫ (m−2), quot = (c·µ) ≫ (m+3), rem = x − quot·q, then one conditional
 //! subtraction of q. The device derives µ from SEAL's ⌊2^128 / q⌋ by a right shift of 127 − 2m
-//! ([`ShivdikarBarrett::mu_from_const_ratio`]).
+//! ([`GeneralizedBarrett::mu_from_const_ratio`]).
 
 use super::modulus::Modulus;
 use crate::{Error, Result};
 
 /// A modulus prepared for Algorithm 4.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ShivdikarBarrett {
+pub struct GeneralizedBarrett {
     q: u64,
     m: u32,
     mu: u64,
 }
 
-impl ShivdikarBarrett {
+impl GeneralizedBarrett {
     /// Precompute m and µ for `q`.
     ///
     /// # Errors
@@ -29,11 +30,11 @@ impl ShivdikarBarrett {
         let m = q.bit_count();
         if !(3..=62).contains(&m) {
             return Err(Error::InvalidArgument(format!(
-                "Shivdikar Barrett needs a 3..=62-bit modulus, got {m} bits"
+                "the generalized Barrett reduction needs a 3..=62-bit modulus, got {m} bits"
             )));
         }
         let mu = ((1u128 << (2 * m + 1)) / q.value() as u128) as u64;
-        Ok(ShivdikarBarrett {
+        Ok(GeneralizedBarrett {
             q: q.value(),
             m,
             mu,
@@ -83,9 +84,9 @@ mod tests {
     #[test]
     fn edges_and_mu_from_seal_constants() {
         for q in primes() {
-            let s = ShivdikarBarrett::new(&q).unwrap();
+            let s = GeneralizedBarrett::new(&q).unwrap();
             assert_eq!(
-                ShivdikarBarrett::mu_from_const_ratio(q.bit_count(), q.const_ratio()),
+                GeneralizedBarrett::mu_from_const_ratio(q.bit_count(), q.const_ratio()),
                 s.mu()
             );
             let v = q.value();
@@ -100,14 +101,14 @@ mod tests {
                 assert_eq!(s.mul(a, b), q.mul(a, b), "q={v} {a}·{b}");
             }
         }
-        assert!(ShivdikarBarrett::new(&Modulus::new(5).unwrap()).is_ok());
+        assert!(GeneralizedBarrett::new(&Modulus::new(5).unwrap()).is_ok());
     }
 
     proptest! {
         #[test]
         fn matches_seal_barrett(i in 0usize..6, a in any::<u64>(), b in any::<u64>()) {
             let q = primes()[i];
-            let s = ShivdikarBarrett::new(&q).unwrap();
+            let s = GeneralizedBarrett::new(&q).unwrap();
             let (a, b) = (a % q.value(), b % q.value());
             prop_assert_eq!(s.mul(a, b), q.mul(a, b));
         }
