@@ -110,19 +110,23 @@ impl RecurrentNetwork {
         Ok(m.split_logits(&out, sequences.len()))
     }
 
-    /// Values of the plaintext model on `sequences` beyond the calibrated bounds times the
-    /// margin (the encrypted result is not valid there): `(value index in the cell, ratio)`.
+    /// The plaintext model's logits of `sequences` (one row each) and its values beyond the
+    /// calibrated bounds times the margin (the encrypted result is not valid there): `(value
+    /// index in the cell, ratio)` — one pass over the steps for both.
     ///
     /// # Errors
     /// As [`SequenceModel::states`].
-    pub fn out_of_range(&self, sequences: &[&[f64]]) -> Result<Vec<(usize, f64)>> {
-        let maps = plain::linear_maps(&self.model.cell)?;
+    pub fn plain_logits_and_range(&self, sequences: &[&[f64]]) -> Result<(Vec<Vec<f64>>, Vec<(usize, f64)>)> {
+        let m = &self.model;
+        let maps = plain::linear_maps(&m.cell)?;
         let mut out = Vec::new();
-        for s in &self.model.states(sequences)?[..self.model.steps] {
-            let values = plain::evaluate_with(&self.model.cell, &maps, s)?;
+        let states = m.states_with(sequences, |s| {
+            let mut values = plain::evaluate_with(&m.cell, &maps, s)?;
             out.extend(self.cell_calibration.exceeded(&values, DEFAULT_MARGIN));
-        }
-        Ok(out)
+            Ok(values.swap_remove(m.cell.output))
+        })?;
+        let last = states.last().ok_or_else(|| Error::InvalidArgument("no steps".into()))?;
+        Ok((m.split_logits(&plain::evaluate(&m.head, last)?, sequences.len()), out))
     }
 }
 

@@ -91,10 +91,8 @@ pub fn run(opts: &InferOptions, queue: Option<&crate::Queue>, device: &str, prog
     let batches: Vec<Vec<&[f64]>> = seqs.chunks(batch).map(|c| c.iter().map(Vec::as_slice).collect()).collect();
     for (k, group) in batches.iter().enumerate() {
         let first = k * batch;
-        for (v, ratio) in net.out_of_range(group)? {
-            report.out_of_range.push((first, v, ratio));
-        }
-        let want = net.model.logits(group)?;
+        let (want, beyond) = net.plain_logits_and_range(group)?;
+        report.out_of_range.extend(beyond.into_iter().map(|(v, ratio)| (first, v, ratio)));
         let circuit = net.circuit_logits(group)?;
         let hosts: Vec<Ciphertext> = (0..model.steps).map(|t| encryptor.encrypt_symmetric(&encoder.encode_f64(&net.encode_step(group, t)?, id, boot.output_scale())?)).collect::<Result<_>>()?;
         let mut cts = hosts.clone();
