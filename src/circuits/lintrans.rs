@@ -30,7 +30,9 @@ use crate::ckks::plaintext::Plaintext;
 use crate::{Error, Result};
 use num_complex::Complex64;
 use rayon::prelude::*;
+use parking_lot::Mutex;
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 /// A matrix on `n` slots by its non-zero diagonals: `d_k[r] = M[r][(r + k) mod n]`,
 /// `k ∈ [0, n)`.
@@ -340,6 +342,18 @@ struct Term {
     conj: Option<Plaintext>,
 }
 
+/// The encoded diagonals: giant step → (baby step → term).
+type Terms = BTreeMap<i32, BTreeMap<i32, Term>>;
+
+/// What a transform encoded where it is used keeps to encode its diagonals again: the map and
+/// each diagonal offset's (giant, baby) split.
+#[derive(Clone, Debug)]
+struct Source {
+    encoder: Arc<CkksEncoder>,
+    map: Arc<LinearMap>,
+    parts: Vec<(usize, (i32, i32))>,
+}
+
 /// A [`LinearMap`] encoded for evaluation at one level: the baby-step/giant-step split and its
 /// pre-rotated diagonals as plaintexts at `parms_id` and scale `scale` (module docs).
 ///
@@ -347,18 +361,27 @@ struct Term {
 /// switched down) and returns `M·x` at the same level with scale `ct.scale() · scale`, **not
 /// rescaled** (the caller rescales, as after a `multiply_plain`). Consumes one level once
 /// rescaled.
+///
+/// Made by [`LinearTransform::new`] or [`LinearTransform::new_extended`], the diagonals are
+/// encoded on the host at once; by [`LinearTransform::on_use`], when first evaluated, on the
+/// device of the ciphertext (from the map's slot values, [`crate::ckks::device::encode`]) or on
+/// the host, and given back under a device memory budget ([`LinearTransform::evict_device_copies`])
+/// to be encoded again on their next use. Clones share the encoded diagonals.
 #[derive(Clone, Debug)]
 pub struct LinearTransform {
     parms_id: ParmsId,
     scale: f64,
     slots: usize,
     babies: Vec<i32>,
-    /// giant → (baby → term).
-    terms: BTreeMap<i32, BTreeMap<i32, Term>>,
+    giants: Vec<i32>,
     conj: bool,
     /// With diagonals encoded in the key-switching base `Q_ℓ ∪ P` of this key switching
     /// ([`LinearTransform::new_extended`]): evaluated with double hoisting.
     ks: Option<HybridKeySwitching>,
+    /// For a transform encoded where it is used: what to encode from.
+    source: Option<Source>,
+    /// The encoded diagonals (`None` until first use for a transform encoded where it is used).
+    terms: Arc<Mutex<Option<Arc<Terms>>>>,
 }
 
 impl LinearTransform {
@@ -385,7 +408,31 @@ impl LinearTransform {
         Self::encode(encoder, map, parms_id, scale, Some(ks))
     }
 
+    /// [`LinearTransform::new_extended`] whose diagonals are encoded when the transform is
+    /// first evaluated: on the ciphertext's device when it has one (only the map's slot values
+    /// cross the bus; the same words as the host's), else on the host. Under a device memory
+    /// budget the encoded diagonals are given back and encoded again on their next use
+    /// ([`LinearTransform::evict_device_copies`]).
+    ///
+    /// # Errors
+    /// As [`LinearTransform::new_extended`] for the arguments; encoding errors come from the
+    /// evaluation that encodes.
+    pub fn on_use(encoder: Arc<CkksEncoder>, map: Arc<LinearMap>, parms_id: ParmsId, scale: f64, ks: &HybridKeySwitching) -> Result<Self> {
+        let mut t = Self::split(&encoder, &map, parms_id, scale, Some(ks))?;
+        let parts = Self::parts(&map, t.slots, t.conj);
+        t.source = Some(Source { encoder, map, parts });
+        Ok(t)
+    }
+
     fn encode(encoder: &CkksEncoder, map: &LinearMap, parms_id: ParmsId, scale: f64, ks: Option<&HybridKeySwitching>) -> Result<Self> {
+        let t = Self::split(encoder, map, parms_id, scale, ks)?;
+        let parts = Self::parts(map, t.slots, t.conj);
+        *t.terms.lock() = Some(Arc::new(host_terms(encoder, map, &parts, parms_id, scale, ks)?));
+        Ok(t)
+    }
+
+    /// The transform without its diagonals: the checks and the baby-step/giant-step split.
+    fn split(encoder: &CkksEncoder, map: &LinearMap, parms_id: ParmsId, scale: f64, ks: Option<&HybridKeySwitching>) -> Result<Self> {
         if let Some(ks) = ks {
             if ks.context() != encoder.context() {
                 return Err(Error::NotValidForParams("linear transform: key switching of another context".into()));
@@ -398,33 +445,49 @@ impl LinearTransform {
                 "linear transform on {n} slots does not divide the {slots} slots"
             )));
         }
-        let offsets: BTreeSet<usize> = map.lin.map.keys().chain(map.conj.map.keys()).copied().collect();
         let conj = map.uses_conjugate();
-        let split = BsgsSplit::new(&offsets, n, conj);
-        let encode = |d: &[Complex64], g: i32| -> Result<Plaintext> {
-            // rot_{−g}(d), repeated over every n slots.
-            let v: Vec<Complex64> = (0..slots)
-                .map(|r| d[((r % n) as i64 - g as i64).rem_euclid(n as i64) as usize])
-                .collect();
-            match ks {
-                None => encoder.encode_complex(&v, parms_id, scale),
-                Some(ks) => {
-                    let (special, ntt) = ks.special_base();
-                    encoder.encode_complex_extended(&v, parms_id, scale, special, ntt)
-                }
-            }
-        };
-        // The diagonals one per task (thousands for a network's layer: minutes one by one).
-        let parts: Vec<(usize, (i32, i32))> = split.parts.iter().map(|(&k, &p)| (k, p)).collect();
-        let encoded = parts
-            .par_iter()
-            .map(|&(k, (g, _))| Ok((map.lin.get(k).map(|d| encode(d, g)).transpose()?, map.conj.get(k).map(|d| encode(d, g)).transpose()?)))
-            .collect::<Result<Vec<_>>>()?;
-        let mut terms: BTreeMap<i32, BTreeMap<i32, Term>> = BTreeMap::new();
-        for ((_, (g, b)), (lin, cj)) in parts.into_iter().zip(encoded) {
-            terms.entry(g).or_default().insert(b, Term { lin, conj: cj });
+        let split = BsgsSplit::new(&Self::offsets(map), n, conj);
+        Ok(LinearTransform {
+            parms_id,
+            scale,
+            slots: n,
+            babies: split.babies(),
+            giants: split.giants(),
+            conj,
+            ks: ks.cloned(),
+            source: None,
+            terms: Arc::default(),
+        })
+    }
+
+    fn offsets(map: &LinearMap) -> BTreeSet<usize> {
+        map.lin.map.keys().chain(map.conj.map.keys()).copied().collect()
+    }
+
+    /// Each diagonal offset's (giant, baby) split.
+    fn parts(map: &LinearMap, n: usize, conj: bool) -> Vec<(usize, (i32, i32))> {
+        BsgsSplit::new(&Self::offsets(map), n, conj).parts.into_iter().collect()
+    }
+
+    /// The encoded diagonals, encoded now (on `queue`'s device when given and possible, else on
+    /// the host) for a transform encoded where it is used.
+    fn encoded(&self, queue: Option<&crate::device::Queue>) -> Result<Arc<Terms>> {
+        let mut terms = self.terms.lock();
+        if let Some(t) = terms.as_ref() {
+            return Ok(t.clone());
         }
-        Ok(LinearTransform { parms_id, scale, slots: n, babies: split.babies(), terms, conj, ks: ks.cloned() })
+        let src = self.source.as_ref().ok_or_else(|| Error::InvalidArgument("linear transform without diagonals".into()))?;
+        let ks = self.ks.as_ref();
+        let on_device = match (queue, ks) {
+            (Some(q), Some(ks)) => device_terms(q, src, self.parms_id, self.scale, ks)?,
+            _ => None,
+        };
+        let t = Arc::new(match on_device {
+            Some(t) => t,
+            None => host_terms(&src.encoder, &src.map, &src.parts, self.parms_id, self.scale, ks)?,
+        });
+        *terms = Some(t.clone());
+        Ok(t)
     }
 
     /// The level the diagonals are encoded at.
@@ -449,12 +512,12 @@ impl LinearTransform {
     }
     /// Giant-step rotations (0 included when present).
     pub fn giant_steps(&self) -> Vec<i32> {
-        self.terms.keys().copied().collect()
+        self.giants.clone()
     }
     /// Every non-zero rotation step evaluation uses (the Galois keys it needs, with the
     /// conjugation key when [`LinearTransform::uses_conjugate`]).
     pub fn rotations(&self) -> BTreeSet<i32> {
-        self.babies.iter().copied().chain(self.terms.keys().copied()).filter(|&s| s != 0).collect()
+        self.babies.iter().copied().chain(self.giants.iter().copied()).filter(|&s| s != 0).collect()
     }
     /// The Galois elements evaluation uses with hybrid Galois keys ([`bsgs_galois_elements`]:
     /// the rotations', and with the conjugate, its baby steps' `conj ∘ rot_b`).
@@ -468,28 +531,97 @@ impl LinearTransform {
         }
         Ok(elts)
     }
-    /// Every encoded plaintext (diagonal), conjugated ones included.
-    fn plaintexts(&self) -> impl Iterator<Item = &Plaintext> {
-        self.terms.values().flat_map(|m| m.values()).flat_map(|t| [&t.lin, &t.conj]).flatten()
+    /// The encoded diagonals now held (none before the first use of a transform encoded
+    /// where it is used).
+    fn held(&self) -> Vec<Plaintext> {
+        let terms = self.terms.lock().clone();
+        terms.iter().flat_map(|t| t.values()).flat_map(|m| m.values()).flat_map(|t| [&t.lin, &t.conj]).flatten().cloned().collect()
     }
-    /// Bytes of the encoded plaintexts (host words; `(ℓ + α) × N` words each when extended).
+    /// Words of the encoded diagonals now held, times 8 (`(ℓ + α) × N` words each when
+    /// extended), on the host or, for diagonals encoded on a device, there.
     pub fn plaintext_bytes(&self) -> usize {
-        self.plaintexts().map(|p| p.data.len() * 8).sum()
+        self.held().iter().map(|p| p.coeff_count() * 8).sum()
     }
-    /// Drop the device copies of the diagonals (uploaded again on next use,
-    /// [`crate::device::budget::Evict`]); the bytes they held on devices.
+    /// Give back the device memory of the diagonals (they are uploaded, or encoded, again on
+    /// next use; [`crate::device::budget::Evict`]): the bytes they held on devices, 0 while an
+    /// evaluation reads them.
     pub fn evict_device_copies(&self) -> usize {
-        self.plaintexts().map(|p| p.gpu.evict_device_copies()).sum()
+        let Some(mut terms) = self.terms.try_lock() else { return 0 };
+        let Some(t) = terms.as_ref() else { return 0 };
+        if Arc::strong_count(t) > 1 {
+            return 0;
+        }
+        let pts: Vec<&Plaintext> = t.values().flat_map(|m| m.values()).flat_map(|t| [&t.lin, &t.conj]).flatten().collect();
+        if self.source.is_some() && pts.iter().any(|p| p.data.is_empty()) {
+            // Made on a device: nothing to upload again, so the diagonals go and are encoded anew.
+            let bytes = pts.iter().map(|p| p.coeff_count() * 8).sum();
+            *terms = None;
+            return bytes;
+        }
+        pts.iter().map(|p| p.gpu.evict_device_copies()).sum()
     }
 
-    /// Number of encoded plaintexts.
+    /// Number of encoded plaintexts held.
     pub fn plaintext_count(&self) -> usize {
-        self.terms
-            .values()
-            .flat_map(|m| m.values())
-            .map(|t| t.lin.is_some() as usize + t.conj.is_some() as usize)
-            .sum()
+        self.held().len()
     }
+}
+
+/// The diagonals of `parts` of `map`, each pre-rotated by its giant step `g` (`rot_{−g}(d)`,
+/// repeated every `n` slots), encoded on the host at `parms_id` and `scale` (and on the special
+/// primes of `ks`).
+fn host_terms(encoder: &CkksEncoder, map: &LinearMap, parts: &[(usize, (i32, i32))], parms_id: ParmsId, scale: f64, ks: Option<&HybridKeySwitching>) -> Result<Terms> {
+    let n = map.n();
+    let slots = encoder.slot_count();
+    let encode = |d: &[Complex64], g: i32| -> Result<Plaintext> {
+        let v: Vec<Complex64> = (0..slots)
+            .map(|r| d[((r % n) as i64 - g as i64).rem_euclid(n as i64) as usize])
+            .collect();
+        match ks {
+            None => encoder.encode_complex(&v, parms_id, scale),
+            Some(ks) => {
+                let (special, ntt) = ks.special_base();
+                encoder.encode_complex_extended(&v, parms_id, scale, special, ntt)
+            }
+        }
+    };
+    // The diagonals one per task (thousands for a network's layer: minutes one by one).
+    let encoded = parts
+        .par_iter()
+        .map(|&(k, (g, _))| Ok((map.lin.get(k).map(|d| encode(d, g)).transpose()?, map.conj.get(k).map(|d| encode(d, g)).transpose()?)))
+        .collect::<Result<Vec<_>>>()?;
+    let mut terms = Terms::new();
+    for (&(_, (g, b)), (lin, conj)) in parts.iter().zip(encoded) {
+        terms.entry(g).or_default().insert(b, Term { lin, conj });
+    }
+    Ok(terms)
+}
+
+/// [`host_terms`] on `queue`'s device in the extended base of `ks`; `None` where the device
+/// encoder does not apply ([`crate::ckks::device::encode::encode_rotated_extended`]).
+fn device_terms(queue: &crate::device::Queue, src: &Source, parms_id: ParmsId, scale: f64, ks: &HybridKeySwitching) -> Result<Option<Terms>> {
+    use crate::ckks::device::encode::{encode_rotated_extended, RotatedSlots};
+    let mut items = Vec::new();
+    let mut slots_of = Vec::new();
+    for &(k, (g, b)) in &src.parts {
+        for (conj, d) in [(false, src.map.lin.get(k)), (true, src.map.conj.get(k))] {
+            if let Some(d) = d {
+                items.push(RotatedSlots { values: d, rotation: g as i64 });
+                slots_of.push((g, b, conj));
+            }
+        }
+    }
+    let Some(pts) = encode_rotated_extended(queue, &src.encoder, &items, parms_id, scale, ks)? else { return Ok(None) };
+    let mut terms = Terms::new();
+    for ((g, b, conj), pt) in slots_of.into_iter().zip(pts) {
+        let term = terms.entry(g).or_default().entry(b).or_insert(Term { lin: None, conj: None });
+        if conj {
+            term.conj = Some(pt);
+        } else {
+            term.lin = Some(pt);
+        }
+    }
+    Ok(Some(terms))
 }
 
 /// Evaluate several linear transforms encoded at the same level on one ciphertext, sharing the
@@ -554,8 +686,16 @@ fn evaluate(ev: &Evaluator, keys: &KeySet<'_>, transforms: &[&LinearTransform], 
         .collect();
     let uses_conj = transforms.iter().any(|t| t.conj);
     // Double hoisting when every transform is encoded in the extended base of the keys given.
+    let hoisted = match keys {
+        KeySet::Hybrid { galois: Some(gk), .. } => transforms.iter().all(|t| t.ks.as_ref() == Some(gk.key_switching())),
+        _ => false,
+    };
+    // Diagonals are encoded on the device only for the double-hoisted path, which reads them
+    // in the extended base there.
+    let queue = x.gpu.marked_queue().filter(|_| hoisted);
+    let encoded = transforms.iter().map(|t| t.encoded(queue.as_ref())).collect::<Result<Vec<_>>>()?;
     if let KeySet::Hybrid { galois: Some(gk), .. } = keys {
-        if transforms.iter().all(|t| t.ks.as_ref() == Some(gk.key_switching())) {
+        if hoisted {
             let tool = ctx.galois_tool();
             let conj_elts = if uses_conj { conjugate_baby_elements(tool, &babies)? } else { Vec::new() };
             let sums = if !uses_conj || conj_elts.iter().all(|&e| gk.has_key(e)) {
@@ -568,8 +708,8 @@ fn evaluate(ev: &Evaluator, keys: &KeySet<'_>, transforms: &[&LinearTransform], 
                 let conj: Vec<usize> = (babies.len()..elts.len()).collect();
                 let mut slots = Vec::new();
                 let mut terms = Vec::new();
-                for (i, t) in transforms.iter().enumerate() {
-                    for (&g, row) in &t.terms {
+                for (i, t) in encoded.iter().enumerate() {
+                    for (&g, row) in t.iter() {
                         let sum: Vec<(usize, &Plaintext)> =
                             giant_step_terms(row, &babies, &lin, uses_conj.then_some(&conj[..]))?.into_iter().map(|(&r, p)| (r, p)).collect();
                         if !sum.is_empty() {
@@ -585,8 +725,8 @@ fn evaluate(ev: &Evaluator, keys: &KeySet<'_>, transforms: &[&LinearTransform], 
                 let y = keys.conjugate(ev, &x)?;
                 let rotated_conj = ev.rotate_vector_hybrid_many_ext(&y, &babies, gk)?;
                 let mut accs = Vec::new();
-                for (i, t) in transforms.iter().enumerate() {
-                    for (&g, row) in &t.terms {
+                for (i, t) in encoded.iter().enumerate() {
+                    for (&g, row) in t.iter() {
                         let terms = giant_step_terms(row, &babies, &rotated, Some(&rotated_conj))?;
                         if !terms.is_empty() {
                             accs.push((i, g, ev.multiply_plain_sum_ext(&terms)?));
@@ -608,9 +748,9 @@ fn evaluate(ev: &Evaluator, keys: &KeySet<'_>, transforms: &[&LinearTransform], 
     // Diagonals encoded in an extended base: their data-prime words.
     let words = ctx.context_data_for(&first.parms_id, "linear transform")?.coeff_modulus().len() * ctx.first_context_data().n();
     let mut outs = Vec::with_capacity(transforms.len());
-    for t in transforms {
+    for (t, terms) in transforms.iter().zip(&encoded) {
         let mut out: Option<Ciphertext> = None;
-        for (&g, row) in &t.terms {
+        for (&g, row) in terms.iter() {
             // The giant step's Σ diag ⊙ rot(ct) in one pass on a device.
             let terms = giant_step_terms(row, &babies, &rotated, rotated_conj.as_deref())?;
             if terms.is_empty() {
@@ -618,7 +758,15 @@ fn evaluate(ev: &Evaluator, keys: &KeySet<'_>, transforms: &[&LinearTransform], 
             }
             let trimmed: Vec<Plaintext>;
             let terms: Vec<(&Ciphertext, &Plaintext)> = if t.ks.is_some() {
-                trimmed = terms.iter().map(|(_, p)| Plaintext { parms_id: p.parms_id, scale: p.scale, data: p.data[..words].to_vec(), gpu: Default::default() }).collect();
+                trimmed = terms
+                    .iter()
+                    .map(|(_, p)| {
+                        let data = p.data.get(..words).ok_or_else(|| {
+                            Error::InvalidArgument("linear transform: diagonals encoded on a device are evaluated with the hybrid Galois keys of their key switching".into())
+                        })?;
+                        Ok(Plaintext { parms_id: p.parms_id, scale: p.scale, data: data.to_vec(), gpu: Default::default() })
+                    })
+                    .collect::<Result<_>>()?;
                 terms.iter().zip(&trimmed).map(|((c, _), p)| (*c, p)).collect()
             } else {
                 terms

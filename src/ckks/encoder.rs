@@ -116,6 +116,30 @@ impl CkksEncoder {
         &self.context
     }
 
+    /// What the device encoder needs of this encoder: SEAL's slot-to-DWT index map (`N`
+    /// entries) and the inverse DWT's roots as (re, im) pairs (`2N` values, entry 0 unused).
+    pub(crate) fn device_tables(&self) -> (Vec<u32>, Vec<f64>) {
+        let map = self.matrix_reps_index_map.iter().map(|&i| i as u32).collect();
+        let roots = self.inv_root_powers.iter().flat_map(|r| [r.re, r.im]).collect();
+        (map, roots)
+    }
+
+    /// Whether slot values of magnitude at most `max_abs`, encoded at `parms_id` and `scale`,
+    /// pass every check of [`CkksEncoder::encode_complex`] and round to coefficients below 2^62
+    /// in magnitude, so that the device encoder gives the host's words: the coefficients
+    /// `(scale / N) · Σ` of `N` values and roots of unity are at most `scale · max_abs`. `false`
+    /// sends the caller to the host encoder (which reports what is wrong, if anything).
+    pub(crate) fn device_encodable(&self, max_abs: f64, parms_id: &ParmsId, scale: f64) -> bool {
+        let Ok(data) = self.context.context_data_for(parms_id, "device encoder") else { return false };
+        let total_bits = data.total_coeff_modulus_bit_count() as i64;
+        let bound = scale * max_abs * (1.0 + 1e-6) + 1.0;
+        is_positive_normal(scale)
+            && log2_trunc(scale) + 1 < total_bits
+            && max_abs.is_finite()
+            && bound < (1u64 << 62) as f64
+            && (bound.log2().ceil() as i64 + 1) < total_bits
+    }
+
     /// Encode up to `slot_count()` real values (missing slots are zero) at level `parms_id` with
     /// scale Δ = `scale`. Result: `k × N` words in NTT form, `k` the level's prime count.
     ///

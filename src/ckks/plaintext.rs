@@ -52,9 +52,14 @@ impl Plaintext {
     pub fn set_scale(&mut self, scale: f64) {
         self.scale = scale;
     }
-    /// Total number of words (`coeff_modulus_size × N` in NTT form).
+    /// Total number of words (`coeff_modulus_size × N` in NTT form), also of a plaintext made
+    /// on a device and held there alone (empty host words).
     pub fn coeff_count(&self) -> usize {
-        self.data.len()
+        if self.data.is_empty() {
+            self.gpu.device_only_words().unwrap_or(0)
+        } else {
+            self.data.len()
+        }
     }
     /// The words.
     pub fn data(&self) -> &[u64] {

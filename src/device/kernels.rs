@@ -16,6 +16,7 @@ pub const SOURCES: &[(&str, &str)] = &[
     ("rns.cl", include_str!("../../native/rns.cl")),
     ("batch.cl", include_str!("../../native/batch.cl")),
     ("matntt.cl", include_str!("../../native/matntt.cl")),
+    ("encode.cl", include_str!("../../native/encode.cl")),
 ];
 
 /// Kernel families (one `native/*.cl` file each).
@@ -35,6 +36,8 @@ pub enum Family {
     Batch,
     /// `native/matntt.cl`: the NTT as matrix products (CUDA cores; tensor cores on CUDA).
     MatNtt,
+    /// `native/encode.cl`: the CKKS encoder's placement, inverse DWT and rounding.
+    Encode,
 }
 
 impl Family {
@@ -48,6 +51,7 @@ impl Family {
             Family::Rns => "rns.cl",
             Family::Batch => "batch.cl",
             Family::MatNtt => "matntt.cl",
+            Family::Encode => "encode.cl",
         }
     }
 }

@@ -70,6 +70,12 @@ impl DeviceState {
     pub fn is_host_stale(&self) -> bool {
         self.inner.lock().host_stale
     }
+    /// The device copy's words when the host words are stale (the value lives on the device
+    /// alone), else `None`.
+    pub fn device_only_words(&self) -> Option<usize> {
+        let g = self.inner.lock();
+        g.copy.as_ref().filter(|_| g.host_stale).map(|(_, c)| c.words())
+    }
     /// The queue the object is bound to.
     pub fn queue(&self) -> Option<Queue> {
         self.inner.lock().queue.clone()
@@ -339,11 +345,12 @@ impl KeyDeviceCache {
 /// Device images of derived read-only data (per-level constants of an extension such as hybrid
 /// key switching), keyed by (device id, [`LevelId`](super::LevelId)), built and uploaded once
 /// per device and shared by its queues (paper §III-H). Values are type-erased so the owner need
-/// not know the backend; [`AnyDeviceCache::get_or_insert`] downcasts them.
+/// not know the backend; [`AnyDeviceCache::get_or_insert`] downcasts them. Each type has its
+/// own entries, so several kinds of data can be kept for one level.
 #[derive(Clone, Default)]
 pub struct AnyDeviceCache {
     #[allow(clippy::type_complexity)]
-    inner: Arc<Mutex<std::collections::HashMap<(usize, super::LevelId), Arc<dyn std::any::Any + Send + Sync>>>>,
+    inner: Arc<Mutex<std::collections::HashMap<(usize, super::LevelId, std::any::TypeId), Arc<dyn std::any::Any + Send + Sync>>>>,
 }
 
 impl std::fmt::Debug for AnyDeviceCache {
@@ -353,24 +360,25 @@ impl std::fmt::Debug for AnyDeviceCache {
 }
 
 impl AnyDeviceCache {
-    /// The value for `(device, parms_id)`, made by `make` on first use.
+    /// The value of type `T` for `(device, parms_id)`, made by `make` on first use.
     ///
     /// # Errors
-    /// What `make` returns; `Device` if an entry of another type is stored under the key (two
-    /// backends never share a device id, so this does not happen).
+    /// What `make` returns.
     pub fn get_or_insert<T: Send + Sync + 'static>(
         &self,
         device: usize,
         parms_id: super::LevelId,
         make: impl FnOnce() -> Result<T>,
     ) -> Result<Arc<T>> {
-        let found = self.inner.lock().get(&(device, parms_id)).cloned();
+        let key = (device, parms_id, std::any::TypeId::of::<T>());
+        let found = self.inner.lock().get(&key).cloned();
         let any = match found {
             Some(a) => a,
             None => {
                 let a: Arc<dyn std::any::Any + Send + Sync> = Arc::new(make()?);
-                self.inner.lock().insert((device, parms_id), a.clone());
-                a
+                // Keep the first entry if another queue made one meanwhile (its buffers may be
+                // read by that queue's kernels already).
+                self.inner.lock().entry(key).or_insert(a).clone()
             }
         };
         any.downcast::<T>().map_err(|_| crate::Error::Device("device cache entry of another type".into()))
@@ -382,7 +390,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn any_device_cache_builds_once_per_key_and_checks_the_type() {
+    fn any_device_cache_builds_once_per_key_and_type() {
         let cache = AnyDeviceCache::default();
         let id: crate::device::LevelId = [0; 4];
         let mut built = 0;
@@ -390,7 +398,7 @@ mod tests {
         let b = cache.get_or_insert(1, id, || { built += 1; Ok(8u32) }).unwrap();
         assert_eq!((*a, *b, built), (7, 7, 1));
         assert_eq!(*cache.get_or_insert(2, id, || Ok(9u32)).unwrap(), 9, "another device builds its own");
-        assert!(cache.get_or_insert(1, id, || Ok(1u64)).is_err(), "an entry of another type is an error");
+        assert_eq!(*cache.get_or_insert(1, id, || Ok(1u64)).unwrap(), 1, "another type has its own entry");
         assert!(cache.get_or_insert(3, id, || -> crate::Result<u32> { Err(crate::Error::Device("x".into())) }).is_err());
     }
 }

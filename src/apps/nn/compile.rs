@@ -59,8 +59,8 @@ pub enum Step {
     /// bias: a layer with few outputs (a dense head) as `T` diagonals and `log2(slots/T)`
     /// rotations instead of one diagonal per input offset (module docs).
     Linear {
-        /// `(register, slot matrix)`.
-        terms: Vec<(Reg, LinearMap)>,
+        /// `(register, slot matrix)`; shared with the transforms that encode it.
+        terms: Vec<(Reg, std::sync::Arc<LinearMap>)>,
         /// Rotations of the rotate-and-sum (empty: none).
         sum_steps: Vec<i32>,
         /// Added after the rescale (slot vector; `None` when zero).
@@ -490,6 +490,7 @@ impl Compiler<'_> {
         if terms.is_empty() {
             return Err(Error::InvalidArgument(format!("node '{node}': the value does not depend on the image")));
         }
+        let terms = terms.into_iter().map(|(r, m)| (r, std::sync::Arc::new(m))).collect();
         let r = self.push(Step::Linear { terms, sum_steps, bias }, level - 1, layout, divisor, node);
         self.materialized[v] = Some(r);
         self.pending[v] = Some(self.identity(r));

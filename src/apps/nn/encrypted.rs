@@ -150,7 +150,7 @@ impl TransformCache {
 pub struct Inference<'a> {
     plan: &'a Plan,
     ev: Evaluator,
-    encoder: CkksEncoder,
+    encoder: Arc<CkksEncoder>,
     boot: &'a Bootstrapper,
     galois: &'a HybridGaloisKeys,
     cache: Arc<TransformCache>,
@@ -175,7 +175,7 @@ impl<'a> Inference<'a> {
     /// As [`Inference::new`].
     pub fn with_cache(plan: &'a Plan, boot: &'a Bootstrapper, galois: &'a HybridGaloisKeys, cache: Arc<TransformCache>) -> Result<Self> {
         let ctx = boot.context();
-        let encoder = CkksEncoder::new(ctx)?;
+        let encoder = Arc::new(CkksEncoder::new(ctx)?);
         if encoder.slot_count() != plan.slots || plan.steps.iter().any(|s| matches!(s.step, Step::Bootstrap { .. }) && s.level != boot.output_level()) {
             return Err(Error::InvalidParameters("the plan was compiled for other parameters than the bootstrapper's".into()));
         }
@@ -205,7 +205,7 @@ impl<'a> Inference<'a> {
         self.boot.context().chain_index_of(&ct.parms_id()).ok_or_else(|| Error::NotValidForParams("a ciphertext of another context".into()))
     }
 
-    fn linear(&self, index: usize, terms: &[(usize, crate::circuits::lintrans::LinearMap)], sum_steps: &[i32], bias: &Option<Vec<f64>>, regs: &[Option<Ciphertext>]) -> Result<Ciphertext> {
+    fn linear(&self, index: usize, terms: &[(usize, Arc<crate::circuits::lintrans::LinearMap>)], sum_steps: &[i32], bias: &Option<Vec<f64>>, regs: &[Option<Ciphertext>]) -> Result<Ciphertext> {
         let ctx = self.boot.context();
         let delta = self.boot.output_scale();
         let inputs: Vec<&Ciphertext> = terms.iter().map(|(r, _)| regs[*r].as_ref().ok_or_else(|| Error::InvalidArgument("register read before it is written".into()))).collect::<Result<_>>()?;
@@ -220,7 +220,7 @@ impl<'a> Inference<'a> {
             let lt = match cached {
                 Some(lt) if lt.parms_id() == id && lt.scale() == scale => lt,
                 _ => {
-                    let lt = Arc::new(LinearTransform::new_extended(&self.encoder, map, id, scale, self.boot.keys().key_switching())?);
+                    let lt = Arc::new(LinearTransform::on_use(self.encoder.clone(), map.clone(), id, scale, self.boot.keys().key_switching())?);
                     self.cache.transforms.lock().insert(key, lt.clone());
                     lt
                 }

@@ -29,5 +29,6 @@ macro_rules! device_resident {
 device_resident!(Ciphertext, |c: &Ciphertext| c.size * c.coeff_modulus_size * c.poly_modulus_degree);
 device_resident!(CiphertextBatch, |c: &CiphertextBatch| c.words());
 // Plaintexts are only ever inputs of device operations (plaintext mod switching runs on the
-// host), so their host words are always current.
-device_resident!(Plaintext, |p: &Plaintext| p.data.len());
+// host), so their host words are current, or empty for one made on the device alone (a linear
+// transform's diagonals encoded there).
+device_resident!(Plaintext, |p: &Plaintext| p.coeff_count());

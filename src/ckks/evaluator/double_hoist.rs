@@ -255,7 +255,7 @@ impl Evaluator {
                 if i >= galois_elts.len() {
                     return Err(Error::InvalidArgument(format!("hoisted_plain_sums_ext: term of automorphism {i} of {}", galois_elts.len())));
                 }
-                if p.data.len() != words || p.parms_id != ct.parms_id {
+                if p.coeff_count() != words || p.parms_id != ct.parms_id {
                     return Err(Error::InvalidArgument("hoisted_plain_sums_ext: plaintext not encoded in the extended base at this level".into()));
                 }
                 if p.scale != p0.scale {
@@ -300,7 +300,7 @@ impl Evaluator {
         let scale = x0.scale * p0.scale;
         for (x, p) in terms {
             self.check_ext(x, &x0.ks, &x0.parms_id)?;
-            if p.data.len() != (ell + alpha) * n || p.parms_id != x0.parms_id {
+            if p.coeff_count() != (ell + alpha) * n || p.parms_id != x0.parms_id {
                 return Err(Error::InvalidArgument("multiply_plain_sum_ext: plaintext not encoded in the extended base at this level".into()));
             }
             if x.scale * p.scale != scale {

@@ -10,6 +10,7 @@
 
 pub mod batch;
 pub mod double_hoist;
+pub mod encode;
 pub mod eval;
 pub mod hybrid;
 pub mod level;

@@ -1,0 +1,192 @@
+//! Plaintexts encoded on the device where they are used: a linear transform's diagonals made
+//! from their slot values by the device encoder ([`crate::device::gpu::encode`]) in the
+//! key-switching base `Q_ℓ ∪ P`, word for word what
+//! [`CkksEncoder::encode_complex_extended`](crate::ckks::encoder::CkksEncoder) makes on the
+//! host, held by the device alone (no host words). Only the slot values cross the bus: a
+//! plaintext of `(ℓ + α) × N` words comes from `N/2` values or fewer.
+
+use crate::ckks::encoder::CkksEncoder;
+use crate::ckks::hybrid::HybridKeySwitching;
+use crate::ckks::params::ParmsId;
+use crate::ckks::plaintext::Plaintext;
+use crate::device::Queue;
+use crate::Result;
+use num_complex::Complex64;
+
+/// One plaintext to encode: the slots `v[r] = values[(r mod n − rotation) mod n]` of `n =
+/// values.len()` values (a diagonal pre-rotated by `rotation` and repeated every `n` slots).
+#[derive(Clone, Copy, Debug)]
+pub struct RotatedSlots<'a> {
+    /// The `n` values.
+    pub values: &'a [Complex64],
+    /// The rotation, any integer (taken mod `n`).
+    pub rotation: i64,
+}
+
+/// Items encoded per batch: the batch's DWT buffer is `2N` doubles an item.
+const BATCH: usize = 32;
+
+/// Encode `items` (all of one length `n` dividing the slot count) at level `parms_id` on its
+/// primes and the special primes of `ks`, scale `scale`, on `queue`'s device: plaintexts whose
+/// words live on the device alone, equal to the host encoder's. `Ok(None)` when the device path
+/// does not apply — a backend without it (Level Zero), or values large enough that a
+/// coefficient could reach 2^62 — and the caller encodes on the host.
+///
+/// # Errors
+/// `InvalidArgument` for items of different lengths or a length that does not divide the slot
+/// count; `NotValidForParams` for a level or key switching of another context; `Device` or
+/// `DeviceMemory` from the device.
+pub fn encode_rotated_extended(
+    queue: &Queue,
+    encoder: &CkksEncoder,
+    items: &[RotatedSlots<'_>],
+    parms_id: ParmsId,
+    scale: f64,
+    ks: &HybridKeySwitching,
+) -> Result<Option<Vec<Plaintext>>> {
+    let Some(first) = items.first() else { return Ok(Some(Vec::new())) };
+    let n = first.values.len();
+    if n == 0 || encoder.slot_count() % n != 0 || items.iter().any(|i| i.values.len() != n) {
+        return Err(crate::Error::InvalidArgument(format!(
+            "device encoder: items of {n} values (all alike, dividing the {} slots)",
+            encoder.slot_count()
+        )));
+    }
+    if ks.context() != encoder.context() {
+        return Err(crate::Error::NotValidForParams("device encoder: key switching of another context".into()));
+    }
+    let max_abs = items.iter().flat_map(|i| i.values.iter()).map(|v| v.norm()).fold(0.0, f64::max);
+    if !encoder.device_encodable(max_abs, &parms_id, scale) {
+        return Ok(None);
+    }
+    match queue {
+        #[cfg(feature = "cuda")]
+        Queue::Cuda(q) => on(queue, &**q, encoder, items, parms_id, scale, ks).map(Some),
+        #[cfg(feature = "opencl")]
+        Queue::OpenCl(q) => on(queue, &**q, encoder, items, parms_id, scale, ks).map(Some),
+        #[allow(unreachable_patterns)]
+        _ => Ok(None),
+    }
+}
+
+#[cfg(any(feature = "cuda", feature = "opencl"))]
+fn on<Q: crate::device::gpu::GpuQueue>(
+    queue: &Queue,
+    q: &Q,
+    encoder: &CkksEncoder,
+    items: &[RotatedSlots<'_>],
+    parms_id: ParmsId,
+    scale: f64,
+    ks: &HybridKeySwitching,
+) -> Result<Vec<Plaintext>> {
+    use crate::device::budget::{with_category, MemoryCategory};
+    use crate::device::gpu::encode::{encode, EncodeBatch, EncodeTables};
+    use std::sync::Arc;
+    let tables = ks.device_cache().get_or_insert(q.shared().id, parms_id, || {
+        let data = encoder.context().context_data_for(&parms_id, "device encoder")?;
+        let (special, special_ntt) = ks.special_base();
+        let primes: Vec<_> = data.coeff_modulus().iter().chain(special).copied().collect();
+        let ntt: Vec<_> = data.ntt_tables().iter().chain(special_ntt).cloned().collect();
+        let (map, roots) = encoder.device_tables();
+        EncodeTables::new(q, &map, &roots, &primes, &ntt)
+    })?;
+    let n = items[0].values.len();
+    let complex = items.iter().any(|i| i.values.iter().any(|v| v.im != 0.0));
+    let per_item = if complex { 2 * n } else { n };
+    let words = tables.plaintext_words();
+    let mut out = Vec::with_capacity(items.len());
+    for chunk in items.chunks(BATCH) {
+        let mut src = Vec::with_capacity(chunk.len() * per_item);
+        for item in chunk {
+            if complex {
+                src.extend(item.values.iter().flat_map(|v| [v.re.to_bits(), v.im.to_bits()]));
+            } else {
+                src.extend(item.values.iter().map(|v| v.re.to_bits()));
+            }
+        }
+        let offsets: Vec<u64> = (0..chunk.len()).map(|i| (i * per_item) as u64).collect();
+        let giant: Vec<u64> = chunk.iter().map(|i| i.rotation.rem_euclid(n as i64) as u64).collect();
+        let src = q.upload(&src)?;
+        let batch = EncodeBatch { src: &src, offsets: &offsets, giant: &giant, n: n as u64, complex };
+        let encoded = encode(q, &tables, &batch, scale)?;
+        for i in 0..chunk.len() {
+            let buf = with_category(MemoryCategory::Plaintexts, || q.alloc(words))?;
+            q.copy(&buf, 0, &encoded, i * words, words)?;
+            let pt = Plaintext { parms_id, scale, data: Vec::new(), gpu: Default::default() };
+            pt.gpu.set_result(queue.clone(), Q::wrap(Arc::new(buf)));
+            out.push(pt);
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(all(test, any(feature = "cuda", feature = "opencl")))]
+mod tests {
+    use super::*;
+    use crate::ckks::params::{EncryptionParameters, SchemeType};
+    use crate::{Context, CoeffModulus, KeySwitchParams, SecLevel};
+
+    /// The default GPU queue, else the first OpenCL device (pocl's CPU device in CI).
+    fn queue() -> Option<Queue> {
+        if let Ok(q) = crate::device::default_queue() {
+            return Some(q);
+        }
+        #[cfg(feature = "opencl")]
+        {
+            use crate::device::opencl::{default_device, ClQueue, OpenClDevice};
+            let made = default_device(false).and_then(|(p, d)| Ok(Queue::OpenCl(std::sync::Arc::new(ClQueue::new(OpenClDevice::shared(p, d)?)?))));
+            if let Ok(q) = made {
+                return Some(q);
+            }
+        }
+        None
+    }
+
+    #[test]
+    fn device_encoder_equals_the_host_encoder_word_for_word() {
+        let Some(q) = queue() else {
+            println!("SKIP device_encoder_equals_the_host_encoder_word_for_word: no device");
+            return;
+        };
+        let n = 4096;
+        let mut parms = EncryptionParameters::new(SchemeType::Ckks);
+        parms.set_poly_modulus_degree(n);
+        parms.set_coeff_modulus(&CoeffModulus::create(n, &[50, 40, 40, 40, 50, 50]).unwrap());
+        let ctx = Context::with_sec_level(&parms, SecLevel::None).unwrap();
+        let ks = HybridKeySwitching::new(&ctx, KeySwitchParams { special_modulus_size: 2, dnum: 2 }).unwrap();
+        let encoder = CkksEncoder::new(&ctx).unwrap();
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
+        };
+        let top = ctx.first_parms_id();
+        let lower = ctx.context_data_for(&top, "test").unwrap().next_parms_id().unwrap();
+        // (values per item, complex, level, scale, rotations)
+        let cases = [(2048, false, top, 2f64.powi(40), vec![0i64, 1, -5, 2047]), (512, true, lower, 2f64.powi(41) / 3.0, vec![3, -1]), (2048, true, top, 1.5, vec![7])];
+        for (len, complex, parms_id, scale, rotations) in cases {
+            let values: Vec<Vec<Complex64>> = rotations
+                .iter()
+                .map(|_| (0..len).map(|_| Complex64::new(next() * 4.0, if complex { next() } else { 0.0 })).collect())
+                .collect();
+            let items: Vec<RotatedSlots<'_>> = values.iter().zip(&rotations).map(|(v, &r)| RotatedSlots { values: v, rotation: r }).collect();
+            let got = encode_rotated_extended(&q, &encoder, &items, parms_id, scale, &ks).unwrap().expect("the device path applies");
+            let (special, ntt) = ks.special_base();
+            for (item, pt) in items.iter().zip(&got) {
+                let v: Vec<Complex64> = (0..encoder.slot_count()).map(|r| item.values[((r % len) as i64 - item.rotation).rem_euclid(len as i64) as usize]).collect();
+                let want = encoder.encode_complex_extended(&v, parms_id, scale, special, ntt).unwrap();
+                assert!(pt.data.is_empty(), "held on the device alone");
+                assert_eq!(pt.coeff_count(), want.data.len());
+                let words = pt.gpu.download_words(pt.coeff_count()).unwrap();
+                assert!(words == want.data, "{} values, complex {complex}, rotation {}: device words differ from the host encoder's", len, item.rotation);
+                assert_eq!((pt.parms_id, pt.scale), (want.parms_id, want.scale));
+            }
+        }
+        // Values whose coefficients could pass 2^62 go back to the host encoder.
+        let big = vec![Complex64::new(1e9, 0.0); 2048];
+        let items = [RotatedSlots { values: &big, rotation: 0 }];
+        assert!(encode_rotated_extended(&q, &encoder, &items, top, 2f64.powi(40), &ks).unwrap().is_none());
+    }
+}
