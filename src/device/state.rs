@@ -122,8 +122,9 @@ impl DeviceState {
         }
         Ok(c)
     }
-    /// [`DeviceState::device_copy`] for an object never written on a device (a linear
-    /// transform's plaintexts): one copy per device, not per queue. A copy another queue of
+    /// [`DeviceState::device_copy`] for an object never changed once made (a linear
+    /// transform's plaintexts, encoded on the host or on the device): one copy per device, not
+    /// per queue. A copy another queue of
     /// `queue`'s device uploaded is used once `queue` waits for that queue (once per queue: the
     /// copy is then listed as `queue`'s own), so several images in flight on one GPU share one
     /// set of diagonals (ResNet-20's are tens of GiB: BENCHMARKS.md, Device memory).
@@ -137,19 +138,19 @@ impl DeviceState {
 
     fn shared_or_uploaded(&self, queue: &Queue, host: &[u64]) -> Result<DeviceBuf> {
         {
+            // A value made on a device and held there alone (host words stale: a diagonal the
+            // device encoder made) is never changed either, so it is shared the same way.
             let mut g = self.inner.lock();
-            if !g.host_stale {
-                let own = g.copy.iter().chain(&g.others).find(|(q, _)| q == queue).map(|(_, c)| c.clone());
-                if let Some(c) = own {
-                    return Ok(c);
-                }
-                let sibling = g.copy.iter().chain(&g.others).find(|(q, _)| q.device_id() == queue.device_id()).cloned();
-                // Its upload was queued on `q`: `queue`'s later work waits for it (where the
-                // backend has no such waits, Level Zero, `queue` makes its own copy).
-                if let Some((_, c)) = sibling.filter(|(q, _)| queue.wait_for(q).is_ok()) {
-                    g.others.push((queue.clone(), c.clone()));
-                    return Ok(c);
-                }
+            let own = g.copy.iter().chain(&g.others).find(|(q, _)| q == queue).map(|(_, c)| c.clone());
+            if let Some(c) = own {
+                return Ok(c);
+            }
+            let sibling = g.copy.iter().chain(&g.others).find(|(q, _)| q.device_id() == queue.device_id()).cloned();
+            // Its upload was queued on `q`: `queue`'s later work waits for it (where the
+            // backend has no such waits, Level Zero, `queue` makes its own copy).
+            if let Some((_, c)) = sibling.filter(|(q, _)| queue.wait_for(q).is_ok()) {
+                g.others.push((queue.clone(), c.clone()));
+                return Ok(c);
             }
         }
         self.device_copy(queue, host)
