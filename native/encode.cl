@@ -92,19 +92,24 @@ KERNEL_FQ void ckks_dwt_inv_stage(GLOBAL_AS double *v, CONST_AS double *roots, u
 }
 
 /*
- * The DWT's last stage (the two halves, root roots[N - 1]) with the factor s (its bits: s_bits) merged as SEAL
- * merges it, then each polynomial's real parts rounded (half away from zero) and reduced modulo
- * each of the k primes: out row (item * k + p) holds coefficient c mod moduli[p], a negative c
- * as its negation. |round(c)| < 2^63 (the host checks a bound before it asks for the device).
- * One work-item per (item, pair of halves): count * N / 2.
+ * The DWT's last stage (the two halves, root roots[N - 1]) with the factor s (its bits: s_bits)
+ * merged as SEAL merges it, then each polynomial's real parts rounded (half away from zero) and
+ * reduced modulo each of the k primes as SEAL's 128-bit path does (the host's 64-bit path gives
+ * the same residues): out row (item * k + p) holds coefficient c mod moduli[p], a negative c as
+ * its negation. A real part whose magnitude is not at most `limit` (its bits: limit_bits; NaN
+ * included) sets flags[item_base + item]: the host encoder would refuse it, or it is past the
+ * 128-bit path (limit <= 2^126), and the host takes over. One work-item per (item, pair of
+ * halves): count * N / 2.
  */
-KERNEL_FQ void ckks_dwt_inv_last_round(GLOBAL_AS u64 *out, CONST_AS double *v, CONST_AS double *roots,
-                                       CONST_AS u64 *moduli, CONST_AS u64 *r1, u32 k, u32 log_n, u64 s_bits,
-                                       u64 total)
+KERNEL_FQ void ckks_dwt_inv_last_round(GLOBAL_AS u64 *out, GLOBAL_AS u64 *flags, CONST_AS double *v,
+                                       CONST_AS double *roots, CONST_AS u64 *moduli, CONST_AS u64 *r0,
+                                       CONST_AS u64 *r1, u32 k, u32 log_n, u64 s_bits, u64 limit_bits,
+                                       u64 item_base, u64 total)
 {
     u64 n = (u64)1 << log_n;
     u64 half_n = n >> 1;
     double s = AS_DOUBLE(s_bits);
+    double limit = AS_DOUBLE(limit_bits);
     double rr = roots[2 * (n - 1)], ri = roots[2 * (n - 1) + 1];
     double sr = DMUL(rr, s), si = DMUL(ri, s);
     for (u64 t = GLOBAL_ID(); t < total; t += GLOBAL_SIZE()) {
@@ -118,15 +123,26 @@ KERNEL_FQ void ckks_dwt_inv_last_round(GLOBAL_AS u64 *out, CONST_AS double *v, C
         double xr = DMUL(DADD(ur, vr), s);
         double dr = DSUB(ur, vr), di = DSUB(ui, vi);
         double yr = DSUB(DMUL(dr, sr), DMUL(di, si));
-        double c[2] = {round(xr), round(yr)};
+        double c[2] = {xr, yr};
         u64 at[2] = {b, b + half_n};
         for (int h = 0; h < 2; h++) {
-            int neg = SIGNBIT(c[h]);
-            u64 a = (u64)fabs(c[h]);
+            if (!(fabs(c[h]) <= limit))
+                flags[item_base + i] = 1;
+            double r = round(c[h]);
+            int neg = SIGNBIT(r);
+            /* |r| = hi * 2^64 + lo, both parts exact */
+            double a = fabs(r);
+            if (!(a <= limit))
+                a = 0.0; /* flagged: any word will do, the host encodes this item */
+            double hi_d = floor(DMUL(a, 0x1p-64));
+            double lo_d = DSUB(a, DMUL(hi_d, 0x1p64));
+            u128_t x;
+            x.lo = (u64)lo_d;
+            x.hi = (u64)hi_d;
             for (u32 p = 0; p < k; p++) {
                 u64 q = moduli[p];
-                u64 m = barrett_reduce_64(a, q, r1[p]);
-                out[((i * k + p) << log_n) + at[h]] = neg ? neg_mod(m, q) : m;
+                u64 res = barrett_reduce_128(x, q, r0[p], r1[p]);
+                out[((i * k + p) << log_n) + at[h]] = neg ? neg_mod(res, q) : res;
             }
         }
     }

@@ -352,6 +352,9 @@ struct Source {
     encoder: Arc<CkksEncoder>,
     map: Arc<LinearMap>,
     parts: Vec<(usize, (i32, i32))>,
+    /// Whether the device encoder made these diagonals before without a coefficient out of
+    /// bounds (it need not check again).
+    verified: Arc<std::sync::atomic::AtomicBool>,
 }
 
 /// A [`LinearMap`] encoded for evaluation at one level: the baby-step/giant-step split and its
@@ -420,7 +423,7 @@ impl LinearTransform {
     pub fn on_use(encoder: Arc<CkksEncoder>, map: Arc<LinearMap>, parms_id: ParmsId, scale: f64, ks: &HybridKeySwitching) -> Result<Self> {
         let mut t = Self::split(&encoder, &map, parms_id, scale, Some(ks))?;
         let parts = Self::parts(&map, t.slots, t.conj);
-        t.source = Some(Source { encoder, map, parts });
+        t.source = Some(Source { encoder, map, parts, verified: Arc::default() });
         Ok(t)
     }
 
@@ -473,10 +476,17 @@ impl LinearTransform {
     /// the host) for a transform encoded where it is used.
     fn encoded(&self, queue: Option<&crate::device::Queue>) -> Result<Arc<Terms>> {
         let mut terms = self.terms.lock();
+        let src = self.source.as_ref();
         if let Some(t) = terms.as_ref() {
-            return Ok(t.clone());
+            let on_device_alone = t.values().flat_map(|m| m.values()).flat_map(|t| [&t.lin, &t.conj]).flatten().any(|p| p.data.is_empty());
+            match (on_device_alone && queue.is_none(), src) {
+                // A host evaluation (the CPU backend's reference run) of diagonals made on a
+                // device: the host's own encoding, the same words, for this evaluation only.
+                (true, Some(src)) => return Ok(Arc::new(host_terms(&src.encoder, &src.map, &src.parts, self.parms_id, self.scale, self.ks.as_ref())?)),
+                _ => return Ok(t.clone()),
+            }
         }
-        let src = self.source.as_ref().ok_or_else(|| Error::InvalidArgument("linear transform without diagonals".into()))?;
+        let src = src.ok_or_else(|| Error::InvalidArgument("linear transform without diagonals".into()))?;
         let ks = self.ks.as_ref();
         let on_device = match (queue, ks) {
             (Some(q), Some(ks)) => device_terms(q, src, self.parms_id, self.scale, ks)?,
@@ -544,10 +554,11 @@ impl LinearTransform {
     }
     /// Give back the device memory of the diagonals (they are uploaded, or encoded, again on
     /// next use; [`crate::device::budget::Evict`]): the bytes they held on devices, 0 while an
-    /// evaluation reads them.
+    /// evaluation encodes or reads them.
     pub fn evict_device_copies(&self) -> usize {
         let Some(mut terms) = self.terms.try_lock() else { return 0 };
         let Some(t) = terms.as_ref() else { return 0 };
+        // An evaluation holds a clone while it runs.
         if Arc::strong_count(t) > 1 {
             return 0;
         }
@@ -611,7 +622,10 @@ fn device_terms(queue: &crate::device::Queue, src: &Source, parms_id: ParmsId, s
             }
         }
     }
-    let Some(pts) = encode_rotated_extended(queue, &src.encoder, &items, parms_id, scale, ks)? else { return Ok(None) };
+    use std::sync::atomic::Ordering;
+    let verified = src.verified.load(Ordering::Relaxed);
+    let Some(pts) = encode_rotated_extended(queue, &src.encoder, &items, parms_id, scale, ks, verified)? else { return Ok(None) };
+    src.verified.store(true, Ordering::Relaxed);
     let mut terms = Terms::new();
     for ((g, b, conj), pt) in slots_of.into_iter().zip(pts) {
         let term = terms.entry(g).or_default().entry(b).or_insert(Term { lin: None, conj: None });

@@ -124,20 +124,23 @@ impl CkksEncoder {
         (map, roots)
     }
 
-    /// Whether slot values of magnitude at most `max_abs`, encoded at `parms_id` and `scale`,
-    /// pass every check of [`CkksEncoder::encode_complex`] and round to coefficients below 2^62
-    /// in magnitude, so that the device encoder gives the host's words: the coefficients
-    /// `(scale / N) · Σ` of `N` values and roots of unity are at most `scale · max_abs`. `false`
-    /// sends the caller to the host encoder (which reports what is wrong, if anything).
-    pub(crate) fn device_encodable(&self, max_abs: f64, parms_id: &ParmsId, scale: f64) -> bool {
-        let Ok(data) = self.context.context_data_for(parms_id, "device encoder") else { return false };
+    /// The device encoder's bounds for slot values of magnitude at most `max_abs` encoded at
+    /// `parms_id` and `scale`: `None` when [`CkksEncoder::encode_complex`] would refuse the scale
+    /// or the values are not finite (the host encoder then says what is wrong), else `(limit,
+    /// proven)`: the largest coefficient magnitude the host accepts at this level (it refuses
+    /// `max |c| > 2^(bits − 2)`, `bits` the level's coeff modulus bits), capped at 2^126 (the
+    /// device's 128-bit reduction), and whether every coefficient is proven within it — the
+    /// coefficients `(scale / N) · Σ` of `N` values and roots of unity are at most
+    /// `scale · max_abs` — so that the device need not check them.
+    pub(crate) fn device_bounds(&self, max_abs: f64, parms_id: &ParmsId, scale: f64) -> Option<(f64, bool)> {
+        let data = self.context.context_data_for(parms_id, "device encoder").ok()?;
         let total_bits = data.total_coeff_modulus_bit_count() as i64;
+        if !is_positive_normal(scale) || log2_trunc(scale) + 1 >= total_bits || !max_abs.is_finite() || total_bits < 2 {
+            return None;
+        }
+        let limit = 2f64.powi((total_bits - 2).min(126) as i32);
         let bound = scale * max_abs * (1.0 + 1e-6) + 1.0;
-        is_positive_normal(scale)
-            && log2_trunc(scale) + 1 < total_bits
-            && max_abs.is_finite()
-            && bound < (1u64 << 62) as f64
-            && (bound.log2().ceil() as i64 + 1) < total_bits
+        Some((limit, bound <= limit))
     }
 
     /// Encode up to `slot_count()` real values (missing slots are zero) at level `parms_id` with

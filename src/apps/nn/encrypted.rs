@@ -113,9 +113,9 @@ impl crate::device::budget::Evict for TransformCache {
             if Arc::strong_count(&lt) > 2 {
                 continue;
             }
-            let freed = lt.evict_device_copies();
-            self.recent.lock().retain(|k| *k != key);
-            if freed > 0 {
+            // A transform being encoded or read now gives nothing back and stays listed.
+            if lt.evict_device_copies() > 0 {
+                self.recent.lock().retain(|k| *k != key);
                 self.evictions.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 return true;
             }

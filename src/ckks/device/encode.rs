@@ -29,8 +29,13 @@ const BATCH: usize = 32;
 /// Encode `items` (all of one length `n` dividing the slot count) at level `parms_id` on its
 /// primes and the special primes of `ks`, scale `scale`, on `queue`'s device: plaintexts whose
 /// words live on the device alone, equal to the host encoder's. `Ok(None)` when the device path
-/// does not apply — a backend without it (Level Zero), or values large enough that a
-/// coefficient could reach 2^62 — and the caller encodes on the host.
+/// does not apply and the caller encodes on the host — a backend without it (Level Zero), a
+/// scale or values the host encoder refuses (it then says why), a coefficient past what the
+/// host accepts at this level or past 2^126.
+///
+/// Whether every coefficient is within bounds is proven from the values' magnitude where it
+/// can be; else the device checks, and the host waits for its answer, unless `verified` says
+/// that the same items were encoded before without a problem (the words do not change).
 ///
 /// # Errors
 /// `InvalidArgument` for items of different lengths or a length that does not divide the slot
@@ -43,6 +48,7 @@ pub fn encode_rotated_extended(
     parms_id: ParmsId,
     scale: f64,
     ks: &HybridKeySwitching,
+    verified: bool,
 ) -> Result<Option<Vec<Plaintext>>> {
     let Some(first) = items.first() else { return Ok(Some(Vec::new())) };
     let n = first.values.len();
@@ -56,20 +62,25 @@ pub fn encode_rotated_extended(
         return Err(crate::Error::NotValidForParams("device encoder: key switching of another context".into()));
     }
     let max_abs = items.iter().flat_map(|i| i.values.iter()).map(|v| v.norm()).fold(0.0, f64::max);
-    if !encoder.device_encodable(max_abs, &parms_id, scale) {
-        return Ok(None);
-    }
+    let Some((limit, proven)) = encoder.device_bounds(max_abs, &parms_id, scale) else { return Ok(None) };
+    let check = !(proven || verified);
     match queue {
         #[cfg(feature = "cuda")]
-        Queue::Cuda(q) => on(queue, &**q, encoder, items, parms_id, scale, ks).map(Some),
+        Queue::Cuda(q) => on(queue, &**q, encoder, items, parms_id, scale, ks, (limit, check)),
         #[cfg(feature = "opencl")]
-        Queue::OpenCl(q) => on(queue, &**q, encoder, items, parms_id, scale, ks).map(Some),
+        Queue::OpenCl(q) => on(queue, &**q, encoder, items, parms_id, scale, ks, (limit, check)),
         #[allow(unreachable_patterns)]
-        _ => Ok(None),
+        _ => {
+            let _ = (limit, check);
+            Ok(None)
+        }
     }
 }
 
+/// [`encode_rotated_extended`] on backend `Q`; `(limit, check)`: the coefficients' bound and
+/// whether to wait for the device's check of it.
 #[cfg(any(feature = "cuda", feature = "opencl"))]
+#[allow(clippy::too_many_arguments)]
 fn on<Q: crate::device::gpu::GpuQueue>(
     queue: &Queue,
     q: &Q,
@@ -78,7 +89,8 @@ fn on<Q: crate::device::gpu::GpuQueue>(
     parms_id: ParmsId,
     scale: f64,
     ks: &HybridKeySwitching,
-) -> Result<Vec<Plaintext>> {
+    (limit, check): (f64, bool),
+) -> Result<Option<Vec<Plaintext>>> {
     use crate::device::budget::{with_category, MemoryCategory};
     use crate::device::gpu::encode::{encode, EncodeBatch, EncodeTables};
     use std::sync::Arc;
@@ -94,8 +106,10 @@ fn on<Q: crate::device::gpu::GpuQueue>(
     let complex = items.iter().any(|i| i.values.iter().any(|v| v.im != 0.0));
     let per_item = if complex { 2 * n } else { n };
     let words = tables.plaintext_words();
+    let flags = q.alloc(items.len())?;
+    q.zero(&flags, 0, items.len())?;
     let mut out = Vec::with_capacity(items.len());
-    for chunk in items.chunks(BATCH) {
+    for (c, chunk) in items.chunks(BATCH).enumerate() {
         let mut src = Vec::with_capacity(chunk.len() * per_item);
         for item in chunk {
             if complex {
@@ -107,7 +121,7 @@ fn on<Q: crate::device::gpu::GpuQueue>(
         let offsets: Vec<u64> = (0..chunk.len()).map(|i| (i * per_item) as u64).collect();
         let giant: Vec<u64> = chunk.iter().map(|i| i.rotation.rem_euclid(n as i64) as u64).collect();
         let src = q.upload(&src)?;
-        let batch = EncodeBatch { src: &src, offsets: &offsets, giant: &giant, n: n as u64, complex };
+        let batch = EncodeBatch { src: &src, offsets: &offsets, giant: &giant, n: n as u64, complex, flags: &flags, item_base: (c * BATCH) as u64, limit };
         let encoded = encode(q, &tables, &batch, scale)?;
         for i in 0..chunk.len() {
             let buf = with_category(MemoryCategory::Plaintexts, || q.alloc(words))?;
@@ -117,7 +131,14 @@ fn on<Q: crate::device::gpu::GpuQueue>(
             out.push(pt);
         }
     }
-    Ok(out)
+    if check {
+        let mut flagged = vec![0u64; items.len()];
+        q.download(&flags, &mut flagged)?;
+        if flagged.iter().any(|&f| f != 0) {
+            return Ok(None);
+        }
+    }
+    Ok(Some(out))
 }
 
 #[cfg(all(test, any(feature = "cuda", feature = "opencl")))]
@@ -140,6 +161,10 @@ mod tests {
             }
         }
         None
+    }
+
+    fn special_of(ks: &HybridKeySwitching) -> (&[crate::Modulus], &[std::sync::Arc<crate::math::ntt::NttTables>]) {
+        ks.special_base()
     }
 
     #[test]
@@ -172,7 +197,7 @@ mod tests {
                 .map(|_| (0..len).map(|_| Complex64::new(next() * 4.0, if complex { next() } else { 0.0 })).collect())
                 .collect();
             let items: Vec<RotatedSlots<'_>> = values.iter().zip(&rotations).map(|(v, &r)| RotatedSlots { values: v, rotation: r }).collect();
-            let got = encode_rotated_extended(&q, &encoder, &items, parms_id, scale, &ks).unwrap().expect("the device path applies");
+            let got = encode_rotated_extended(&q, &encoder, &items, parms_id, scale, &ks, false).unwrap().expect("the device path applies");
             let (special, ntt) = ks.special_base();
             for (item, pt) in items.iter().zip(&got) {
                 let v: Vec<Complex64> = (0..encoder.slot_count()).map(|r| item.values[((r % len) as i64 - item.rotation).rem_euclid(len as i64) as usize]).collect();
@@ -184,9 +209,21 @@ mod tests {
                 assert_eq!((pt.parms_id, pt.scale), (want.parms_id, want.scale));
             }
         }
-        // Values whose coefficients could pass 2^62 go back to the host encoder.
-        let big = vec![Complex64::new(1e9, 0.0); 2048];
-        let items = [RotatedSlots { values: &big, rotation: 0 }];
-        assert!(encode_rotated_extended(&q, &encoder, &items, top, 2f64.powi(40), &ks).unwrap().is_none());
+        // Coefficients the host encoder refuses at this level (2^(bits − 2)) go back to it; at
+        // the last level (50 bits) a constant 2^9 at scale 2^40 is past 2^48, 2^7 is within.
+        let last = ctx.last_parms_id();
+        for (value, device) in [(512.0, false), (128.0, true)] {
+            let big = vec![Complex64::new(value, 0.0); 2048];
+            let items = [RotatedSlots { values: &big, rotation: 0 }];
+            let got = encode_rotated_extended(&q, &encoder, &items, last, 2f64.powi(40), &ks, false).unwrap();
+            assert_eq!(got.is_some(), device, "a constant {value}");
+            if let Some(got) = got {
+                let (special, ntt) = ks.special_base();
+                let want = encoder.encode_complex_extended(&big, last, 2f64.powi(40), special, ntt).unwrap();
+                assert!(got[0].gpu.download_words(want.data.len()).unwrap() == want.data);
+            } else {
+                assert!(encoder.encode_complex_extended(&big, last, 2f64.powi(40), special_of(&ks).0, special_of(&ks).1).is_err());
+            }
+        }
     }
 }

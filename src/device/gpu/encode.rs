@@ -71,11 +71,19 @@ pub struct EncodeBatch<'a, B> {
     pub n: u64,
     /// Whether the sources hold (re, im) pairs.
     pub complex: bool,
+    /// One word per item of the whole encoding, zero before: item `i` of this batch sets word
+    /// `item_base + i` to 1 when a coefficient's magnitude passes `limit`.
+    pub flags: &'a B,
+    /// This batch's first item in `flags`.
+    pub item_base: u64,
+    /// The largest coefficient magnitude allowed (at most 2^126: the 128-bit reduction's range).
+    pub limit: f64,
 }
 
-/// Encode `batch` at scale `scale` (the host encoder's checks passed beforehand: finite values,
-/// every rounded coefficient below 2^62 in magnitude) into `count × k × N` words, item-major,
-/// each `k × N` block a plaintext in NTT form. Asynchronous on `q`.
+/// Encode `batch` at scale `scale` (the host encoder's checks of the scale and the values passed
+/// beforehand) into `count × k × N` words, item-major, each `k × N` block a plaintext in NTT
+/// form; items with a coefficient past `batch.limit` are flagged, their words meaningless.
+/// Asynchronous on `q`.
 ///
 /// # Errors
 /// `InvalidArgument` for mismatched lists or a source length that does not divide N/2;
@@ -84,7 +92,7 @@ pub fn encode<Q: GpuQueue>(q: &Q, t: &EncodeTables<Q::Buf>, batch: &EncodeBatch<
     let count = batch.offsets.len();
     let log_n = t.log_n;
     let slots = 1u64 << (log_n - 1);
-    if count == 0 || batch.giant.len() != count || batch.n == 0 || slots % batch.n != 0 || batch.giant.iter().any(|&g| g >= batch.n) {
+    if count == 0 || batch.giant.len() != count || batch.n == 0 || slots % batch.n != 0 || batch.giant.iter().any(|&g| g >= batch.n) || !(batch.limit <= 2f64.powi(126)) {
         return Err(crate::Error::InvalidArgument(format!(
             "device encoder: {count} items, {} rotations, sources of {} values for {slots} slots",
             batch.giant.len(),
@@ -133,13 +141,17 @@ pub fn encode<Q: GpuQueue>(q: &Q, t: &EncodeTables<Q::Buf>, batch: &EncodeBatch<
         Geometry::Items(total),
         &[
             Arg::Buf(&out),
+            Arg::Buf(batch.flags),
             Arg::Buf(&values),
             Arg::Buf(&t.roots),
             Arg::Buf(&t.primes.moduli),
+            Arg::Buf(&t.primes.r0),
             Arg::Buf(&t.primes.r1),
             Arg::U32(k),
             Arg::U32(log_n),
             Arg::U64(fix.to_bits()),
+            Arg::U64(batch.limit.to_bits()),
+            Arg::U64(batch.item_base),
             Arg::U64(total),
         ],
     )?;
