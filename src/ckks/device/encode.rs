@@ -23,8 +23,10 @@ pub struct RotatedSlots<'a> {
     pub rotation: i64,
 }
 
-/// Items encoded per batch: the batch's DWT buffer is `2N` doubles an item.
-const BATCH: usize = 32;
+/// Items encoded per batch: the batch's DWT buffer is `2N` doubles an item, and its plaintexts
+/// share one allocation where the backend has views (a transform's diagonals are given back
+/// together).
+const BATCH: usize = 64;
 
 /// Encode `items` (all of one length `n` dividing the slot count) at level `parms_id` on its
 /// primes and the special primes of `ks`, scale `scale`, on `queue`'s device: plaintexts whose
@@ -122,10 +124,16 @@ fn on<Q: crate::device::gpu::GpuQueue>(
         let giant: Vec<u64> = chunk.iter().map(|i| i.rotation.rem_euclid(n as i64) as u64).collect();
         let src = q.upload(&src)?;
         let batch = EncodeBatch { src: &src, offsets: &offsets, giant: &giant, n: n as u64, complex, flags: &flags, item_base: (c * BATCH) as u64, limit };
-        let encoded = encode(q, &tables, &batch, scale)?;
+        let encoded = Arc::new(encode(q, &tables, &batch, scale)?);
         for i in 0..chunk.len() {
-            let buf = with_category(MemoryCategory::Plaintexts, || q.alloc(words))?;
-            q.copy(&buf, 0, &encoded, i * words, words)?;
+            let buf = match q.view(&encoded, i * words, words)? {
+                Some(view) => view,
+                None => {
+                    let buf = with_category(MemoryCategory::Plaintexts, || q.alloc(words))?;
+                    q.copy(&buf, 0, &encoded, i * words, words)?;
+                    buf
+                }
+            };
             let pt = Plaintext { parms_id, scale, data: Vec::new(), gpu: Default::default() };
             pt.gpu.set_result(queue.clone(), Q::wrap(Arc::new(buf)));
             out.push(pt);

@@ -44,11 +44,14 @@ impl RawAllocator for CudaAllocator {
     }
 }
 
-/// A device buffer of `words` u64 words from a queue's memcache.
+/// A device buffer of `words` u64 words from a queue's memcache, or a view of part of one.
 pub struct DeviceBuffer {
     ptr: u64,
     words: usize,
     cache: Arc<MemCache<CudaAllocator>>,
+    /// For a view: the buffer whose memory it shares, kept alive by it (only the owner returns
+    /// the memory to the memcache).
+    parent: Option<Arc<DeviceBuffer>>,
 }
 
 impl std::fmt::Debug for DeviceBuffer {
@@ -61,12 +64,21 @@ impl DeviceBuffer {
     /// Take a buffer of at least `words` words from `cache`.
     pub fn new(cache: &Arc<MemCache<CudaAllocator>>, words: usize) -> Result<Self> {
         let (ptr, _cap) = cache.allocate(words.max(1) * 8, false)?;
-        Ok(DeviceBuffer { ptr, words, cache: cache.clone() })
+        Ok(DeviceBuffer { ptr, words, cache: cache.clone(), parent: None })
+    }
+    /// `words` words of `parent` from word `offset`, as a buffer of its own sharing `parent`'s
+    /// memory (one allocation for many read-only plaintexts, each a view).
+    ///
+    /// # Errors
+    /// `InvalidArgument` for a range outside `parent`.
+    pub fn view(parent: &Arc<DeviceBuffer>, offset: usize, words: usize) -> Result<Self> {
+        crate::device::gpu::check_range("view", offset, words, parent.words)?;
+        Ok(DeviceBuffer { ptr: parent.ptr + 8 * offset as u64, words, cache: parent.cache.clone(), parent: Some(parent.clone()) })
     }
     /// A scratch buffer for one operation's temporaries (never retained by compute frames).
     pub fn scratch(cache: &Arc<MemCache<CudaAllocator>>, words: usize) -> Result<Self> {
         let (ptr, _cap) = cache.allocate_scratch(words.max(1) * 8)?;
-        Ok(DeviceBuffer { ptr, words, cache: cache.clone() })
+        Ok(DeviceBuffer { ptr, words, cache: cache.clone(), parent: None })
     }
     /// Device address, for kernel arguments.
     pub fn ptr(&self) -> u64 {
@@ -89,6 +101,8 @@ impl GpuBuffer for DeviceBuffer {
 
 impl Drop for DeviceBuffer {
     fn drop(&mut self) {
-        self.cache.release(self.ptr);
+        if self.parent.is_none() {
+            self.cache.release(self.ptr);
+        }
     }
 }

@@ -374,6 +374,9 @@ impl GpuQueue for CudaQueue {
     fn zero(&self, buf: &DeviceBuffer, off: usize, words: usize) -> Result<()> {
         CudaQueue::zero(self, buf, off, words)
     }
+    fn view(&self, buf: &Arc<DeviceBuffer>, offset: usize, words: usize) -> Result<Option<DeviceBuffer>> {
+        DeviceBuffer::view(buf, offset, words).map(Some)
+    }
     fn launch(
         &self,
         family: Family,

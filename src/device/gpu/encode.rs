@@ -132,7 +132,8 @@ pub fn encode<Q: GpuQueue>(q: &Q, t: &EncodeTables<Q::Buf>, batch: &EncodeBatch<
         )?;
     }
     let k = t.primes.k;
-    let out = q.alloc(count * t.plaintext_words())?;
+    // Read-only plaintext data once encoded (the caller keeps it, or views of it).
+    let out = crate::device::budget::with_category(crate::device::budget::MemoryCategory::Plaintexts, || q.alloc(count * t.plaintext_words()))?;
     let fix = scale / (1u64 << log_n) as f64;
     q.launch(
         Family::Encode,

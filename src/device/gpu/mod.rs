@@ -161,6 +161,16 @@ pub trait GpuQueue: Send + Sync + Sized + 'static {
         geometry: Geometry,
         args: &[Arg<'_, Self::Buf>],
     ) -> Result<()>;
+    /// `words` words of `buf` from word `offset` as a buffer of its own that shares `buf`'s
+    /// memory (a view, keeping `buf` alive), where the backend has views (CUDA); `None` where
+    /// it has not, and the caller copies.
+    ///
+    /// # Errors
+    /// `InvalidArgument` for a range outside `buf`.
+    fn view(&self, buf: &Arc<Self::Buf>, offset: usize, words: usize) -> Result<Option<Self::Buf>> {
+        check_range("view", offset, words, buf.words())?;
+        Ok(None)
+    }
     /// Wait for everything queued so far.
     ///
     /// # Errors
