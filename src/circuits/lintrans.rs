@@ -355,6 +355,8 @@ struct Source {
     /// Whether the device encoder made these diagonals before without a coefficient out of
     /// bounds (it need not check again).
     verified: Arc<std::sync::atomic::AtomicBool>,
+    /// The diagonals' magnitude and whether any is complex, computed at their first encoding.
+    summary: Arc<std::sync::OnceLock<crate::ckks::device::encode::ItemsSummary>>,
 }
 
 /// A [`LinearMap`] encoded for evaluation at one level: the baby-step/giant-step split and its
@@ -423,7 +425,7 @@ impl LinearTransform {
     pub fn on_use(encoder: Arc<CkksEncoder>, map: Arc<LinearMap>, parms_id: ParmsId, scale: f64, ks: &HybridKeySwitching) -> Result<Self> {
         let mut t = Self::split(&encoder, &map, parms_id, scale, Some(ks))?;
         let parts = Self::parts(&map, t.slots, t.conj);
-        t.source = Some(Source { encoder, map, parts, verified: Arc::default() });
+        t.source = Some(Source { encoder, map, parts, verified: Arc::default(), summary: Arc::default() });
         Ok(t)
     }
 
@@ -611,7 +613,7 @@ fn host_terms(encoder: &CkksEncoder, map: &LinearMap, parts: &[(usize, (i32, i32
 /// [`host_terms`] on `queue`'s device in the extended base of `ks`; `None` where the device
 /// encoder does not apply ([`crate::ckks::device::encode::encode_rotated_extended`]).
 fn device_terms(queue: &crate::device::Queue, src: &Source, parms_id: ParmsId, scale: f64, ks: &HybridKeySwitching) -> Result<Option<Terms>> {
-    use crate::ckks::device::encode::{encode_rotated_extended, RotatedSlots};
+    use crate::ckks::device::encode::{encode_rotated_extended, ItemsSummary, RotatedSlots};
     let mut items = Vec::new();
     let mut slots_of = Vec::new();
     for &(k, (g, b)) in &src.parts {
@@ -624,7 +626,8 @@ fn device_terms(queue: &crate::device::Queue, src: &Source, parms_id: ParmsId, s
     }
     use std::sync::atomic::Ordering;
     let verified = src.verified.load(Ordering::Relaxed);
-    let Some(pts) = encode_rotated_extended(queue, &src.encoder, &items, parms_id, scale, ks, verified)? else { return Ok(None) };
+    let summary = *src.summary.get_or_init(|| ItemsSummary::of(&items));
+    let Some(pts) = encode_rotated_extended(queue, &src.encoder, &items, parms_id, scale, ks, (summary, verified))? else { return Ok(None) };
     src.verified.store(true, Ordering::Relaxed);
     let mut terms = Terms::new();
     for ((g, b, conj), pt) in slots_of.into_iter().zip(pts) {

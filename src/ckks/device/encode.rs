@@ -23,6 +23,29 @@ pub struct RotatedSlots<'a> {
     pub rotation: i64,
 }
 
+/// What the device encoder needs to know of a set of items before it encodes them: the
+/// largest magnitude of a value and whether any is complex. Computed once per set
+/// ([`ItemsSummary::of`]) and kept by a caller that encodes the same items again.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ItemsSummary {
+    /// An upper bound on `|v|` over every value (`max(|re|, |im|)·√2`, rounded up).
+    pub max_abs: f64,
+    /// Whether some value has a non-zero imaginary part.
+    pub complex: bool,
+}
+
+impl ItemsSummary {
+    /// The summary of `items`.
+    pub fn of(items: &[RotatedSlots<'_>]) -> Self {
+        let (mut max, mut complex) = (0f64, false);
+        for v in items.iter().flat_map(|i| i.values) {
+            max = max.max(v.re.abs()).max(v.im.abs());
+            complex |= v.im != 0.0;
+        }
+        ItemsSummary { max_abs: if complex { max * std::f64::consts::SQRT_2 * (1.0 + 1e-15) } else { max }, complex }
+    }
+}
+
 /// Items encoded per batch: the batch's DWT buffer is `2N` doubles an item, and its plaintexts
 /// share one allocation where the backend has views (a transform's diagonals are given back
 /// together).
@@ -35,9 +58,10 @@ const BATCH: usize = 64;
 /// scale or values the host encoder refuses (it then says why), a coefficient past what the
 /// host accepts at this level or past 2^126.
 ///
-/// Whether every coefficient is within bounds is proven from the values' magnitude where it
-/// can be; else the device checks, and the host waits for its answer, unless `verified` says
-/// that the same items were encoded before without a problem (the words do not change).
+/// Whether every coefficient is within bounds is proven from the values' magnitude
+/// (`summary`, [`ItemsSummary::of`] the items) where it can be; else the device checks, and the
+/// host waits for its answer, unless `verified` says that the same items were encoded before
+/// without a problem (the words do not change).
 ///
 /// # Errors
 /// `InvalidArgument` for items of different lengths or a length that does not divide the slot
@@ -50,7 +74,7 @@ pub fn encode_rotated_extended(
     parms_id: ParmsId,
     scale: f64,
     ks: &HybridKeySwitching,
-    verified: bool,
+    (summary, verified): (ItemsSummary, bool),
 ) -> Result<Option<Vec<Plaintext>>> {
     let Some(first) = items.first() else { return Ok(Some(Vec::new())) };
     let n = first.values.len();
@@ -63,14 +87,13 @@ pub fn encode_rotated_extended(
     if ks.context() != encoder.context() {
         return Err(crate::Error::NotValidForParams("device encoder: key switching of another context".into()));
     }
-    let max_abs = items.iter().flat_map(|i| i.values.iter()).map(|v| v.norm()).fold(0.0, f64::max);
-    let Some((limit, proven)) = encoder.device_bounds(max_abs, &parms_id, scale) else { return Ok(None) };
-    let check = !(proven || verified);
+    let Some((limit, proven)) = encoder.device_bounds(summary.max_abs, &parms_id, scale) else { return Ok(None) };
+    let check = (limit, !(proven || verified), summary.complex);
     match queue {
         #[cfg(feature = "cuda")]
-        Queue::Cuda(q) => on(queue, &**q, encoder, items, parms_id, scale, ks, (limit, check)),
+        Queue::Cuda(q) => on(queue, &**q, encoder, items, parms_id, scale, ks, check),
         #[cfg(feature = "opencl")]
-        Queue::OpenCl(q) => on(queue, &**q, encoder, items, parms_id, scale, ks, (limit, check)),
+        Queue::OpenCl(q) => on(queue, &**q, encoder, items, parms_id, scale, ks, check),
         #[allow(unreachable_patterns)]
         _ => {
             let _ = (limit, check);
@@ -79,8 +102,8 @@ pub fn encode_rotated_extended(
     }
 }
 
-/// [`encode_rotated_extended`] on backend `Q`; `(limit, check)`: the coefficients' bound and
-/// whether to wait for the device's check of it.
+/// [`encode_rotated_extended`] on backend `Q`; `(limit, check, complex)`: the coefficients'
+/// bound, whether to wait for the device's check of it, and whether values are complex.
 #[cfg(any(feature = "cuda", feature = "opencl"))]
 #[allow(clippy::too_many_arguments)]
 fn on<Q: crate::device::gpu::GpuQueue>(
@@ -91,7 +114,7 @@ fn on<Q: crate::device::gpu::GpuQueue>(
     parms_id: ParmsId,
     scale: f64,
     ks: &HybridKeySwitching,
-    (limit, check): (f64, bool),
+    (limit, check, complex): (f64, bool, bool),
 ) -> Result<Option<Vec<Plaintext>>> {
     use crate::device::budget::{with_category, MemoryCategory};
     use crate::device::gpu::encode::{encode, EncodeBatch, EncodeTables};
@@ -105,7 +128,6 @@ fn on<Q: crate::device::gpu::GpuQueue>(
         EncodeTables::new(q, &map, &roots, &primes, &ntt)
     })?;
     let n = items[0].values.len();
-    let complex = items.iter().any(|i| i.values.iter().any(|v| v.im != 0.0));
     let per_item = if complex { 2 * n } else { n };
     let words = tables.plaintext_words();
     let flags = q.alloc(items.len())?;
@@ -205,7 +227,7 @@ mod tests {
                 .map(|_| (0..len).map(|_| Complex64::new(next() * 4.0, if complex { next() } else { 0.0 })).collect())
                 .collect();
             let items: Vec<RotatedSlots<'_>> = values.iter().zip(&rotations).map(|(v, &r)| RotatedSlots { values: v, rotation: r }).collect();
-            let got = encode_rotated_extended(&q, &encoder, &items, parms_id, scale, &ks, false).unwrap().expect("the device path applies");
+            let got = encode_rotated_extended(&q, &encoder, &items, parms_id, scale, &ks, (ItemsSummary::of(&items), false)).unwrap().expect("the device path applies");
             let (special, ntt) = ks.special_base();
             for (item, pt) in items.iter().zip(&got) {
                 let v: Vec<Complex64> = (0..encoder.slot_count()).map(|r| item.values[((r % len) as i64 - item.rotation).rem_euclid(len as i64) as usize]).collect();
@@ -223,7 +245,7 @@ mod tests {
         for (value, device) in [(512.0, false), (128.0, true)] {
             let big = vec![Complex64::new(value, 0.0); 2048];
             let items = [RotatedSlots { values: &big, rotation: 0 }];
-            let got = encode_rotated_extended(&q, &encoder, &items, last, 2f64.powi(40), &ks, false).unwrap();
+            let got = encode_rotated_extended(&q, &encoder, &items, last, 2f64.powi(40), &ks, (ItemsSummary::of(&items), false)).unwrap();
             assert_eq!(got.is_some(), device, "a constant {value}");
             if let Some(got) = got {
                 let (special, ntt) = ks.special_base();
