@@ -13,7 +13,7 @@
 
 use super::eval::{add_at, mul_sum_at, scalar_op, EVAL_NTT};
 use super::hybrid::{
-    alloc_prods, inner_products_into, inner_shape_args, Addend, mod_down_conv_into, mod_down_finish_into, mod_down_rescale_into, mod_up, rotation_products_into,
+    alloc_prods, inner_products_into, inner_shape_args, Addend, mod_down_bconv_into, mod_down_finish_into, mod_down_rescale_into, mod_up, rotation_products_into,
     HybridLevelData, Rotate, HOIST_MODDOWN_BATCH,
 };
 use super::level::LevelData;
@@ -218,7 +218,7 @@ pub fn add_ext<Q: GpuQueue>(q: &Q, l: &LevelData<Q::Buf>, h: &HybridLevelData<Q:
 
 /// ModDown of `polys` consecutive polynomials of the extended base (`x_q`: `polys × ℓ × N`,
 /// `x_p`: `polys × α × N` words) into `out` (`polys × ℓ × N` words from its offset):
-/// `P^{-1}(x − conv(x_P))`, hybrid key switching's step 3 with nothing added. `x_p` is copied
+/// `P^{-1}(x − bconv(x_P))`, hybrid key switching's step 3 with nothing added. `x_p` is copied
 /// first (the conversion transforms its input in place).
 ///
 /// # Errors
@@ -236,14 +236,14 @@ fn mod_down_into<Q: GpuQueue>(
     let sw = polys * h.alpha * n;
     let special = q.scratch(sw)?;
     q.copy(&special, 0, x_p.0, x_p.1, sw)?;
-    let conv = q.scratch(polys * ell * n)?;
-    mod_down_conv_into(q, l, h, &special, polys, &conv)?;
+    let bconv = q.scratch(polys * ell * n)?;
+    mod_down_bconv_into(q, l, h, &special, polys, &bconv)?;
     let inv = (&h.inv_p.w, &h.inv_p.wq);
-    if l.ntt.forward_moddown_finish(q, out, &conv, FinishSource::Rows, polys, (x_q.0, x_q.1, ell), None, inv, EVAL_NTT)? {
+    if l.ntt.forward_moddown_finish(q, out, &bconv, FinishSource::Rows, polys, (x_q.0, x_q.1, ell), None, inv, EVAL_NTT)? {
         return Ok(());
     }
-    l.ntt.forward(q, &conv, polys * ell, EVAL_NTT)?;
-    mod_down_finish_into(q, l, h, out, polys, x_q, (&conv, 0), (x_q.0, 0))
+    l.ntt.forward(q, &bconv, polys * ell, EVAL_NTT)?;
+    mod_down_finish_into(q, l, h, out, polys, x_q, (&bconv, 0), (x_q.0, 0))
 }
 
 /// A giant step: `acc` (an extended ciphertext) rotated by a Galois element, still in the
