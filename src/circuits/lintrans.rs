@@ -532,8 +532,9 @@ fn evaluate(ev: &Evaluator, keys: &KeySet<'_>, transforms: &[&LinearTransform], 
     let Some(first) = transforms.first() else {
         return Ok(Vec::new());
     };
-    if transforms.iter().any(|t| t.parms_id != first.parms_id) {
-        return Err(Error::ParmsMismatch("linear transforms encoded at different levels".into()));
+    if let Some(t) = transforms.iter().find(|t| t.parms_id != first.parms_id) {
+        let ctx = ev.context();
+        return Err(Error::parms_mismatch(ctx.chain_index_of(&t.parms_id), ctx.chain_index_of(&first.parms_id), "linear transforms encoded at different levels"));
     }
     let ctx = ev.context();
     let (have, want) = (ctx.chain_index_of(&ct.parms_id()), ctx.chain_index_of(&first.parms_id));
@@ -541,8 +542,10 @@ fn evaluate(ev: &Evaluator, keys: &KeySet<'_>, transforms: &[&LinearTransform], 
         (Some(a), Some(b)) if a > b => ev.mod_switch_to(ct, &first.parms_id)?,
         (Some(a), Some(b)) if a == b => ct.clone(),
         _ => {
-            return Err(Error::ParmsMismatch(
-                "linear transform: the ciphertext is below the transform's level".into(),
+            return Err(Error::parms_mismatch(
+                have,
+                want,
+                "linear transform: the ciphertext is below the transform's level",
             ))
         }
     };

@@ -117,7 +117,7 @@ use crate::math::modulus::{Modulus, ShoupOperand};
 use crate::math::ntt::NttTables;
 use crate::math::primes::{get_primes, CoeffModulus};
 use crate::math::rns::{mod_uint, significant_bits, RnsBase};
-use crate::{Error, Result};
+use crate::{Error, KeyKind, Parameter, Result};
 use rayon::prelude::*;
 use std::collections::BTreeMap;
 use std::ops::Range;
@@ -234,7 +234,7 @@ impl RescaleDown {
     /// prime.
     fn new(special: &[Modulus], level: &[Modulus]) -> Result<Self> {
         let Some((last, rest)) = level.split_last().filter(|(_, rest)| !rest.is_empty()) else {
-            return Err(Error::InvalidParameters("a rescale level needs two data primes".into()));
+            return Err(Error::invalid_parameters(Parameter::CoeffModulus, "a rescale level needs two data primes"));
         };
         let mut input = special.to_vec();
         input.push(*last);
@@ -245,7 +245,7 @@ impl RescaleDown {
             .map(|(i, q)| {
                 q.inv(bconv.q_mod_output(i))
                     .map(|v| ShoupOperand::new(v, q))
-                    .ok_or_else(|| Error::InvalidParameters("P·q and Q are not coprime".into()))
+                    .ok_or_else(|| Error::invalid_parameters(Parameter::KeySwitching, "P·q and Q are not coprime"))
             })
             .collect::<Result<_>>()?;
         Ok(RescaleDown { bconv, inv })
@@ -270,7 +270,7 @@ impl HybridKeySwitching {
     /// not in `1..=L`, not enough new primes exist, or `log2(Q_L · P)` exceeds the context's
     /// security bound ([`CoeffModulus::max_bit_count`]).
     pub fn new(context: &Context, params: KeySwitchParams) -> Result<Self> {
-        let bad = |m: String| Err(Error::InvalidParameters(m));
+        let bad = |m: String| Err(Error::invalid_parameters(Parameter::KeySwitching, m));
         if !context.using_keyswitching() {
             return bad(
                 "hybrid key switching: the context has one prime (no key switching)".into(),
@@ -293,7 +293,7 @@ impl HybridKeySwitching {
         let mut special = vec![all[l]];
         if alpha > 1 {
             let candidates = get_primes(2 * n as u64, SPECIAL_PRIME_BITS, alpha - 1 + all.len())
-                .map_err(|e| Error::InvalidParameters(format!("hybrid key switching: {e}")))?;
+                .map_err(|e| Error::invalid_parameters(Parameter::KeySwitching, format!("hybrid key switching: {e}")))?;
             special.extend(
                 candidates
                     .into_iter()
@@ -330,7 +330,7 @@ impl HybridKeySwitching {
             .map(|(q, &p)| {
                 q.inv(p)
                     .map(|v| ShoupOperand::new(v, q))
-                    .ok_or_else(|| Error::InvalidParameters("P and Q are not coprime".into()))
+                    .ok_or_else(|| Error::invalid_parameters(Parameter::KeySwitching, "P and Q are not coprime"))
             })
             .collect::<Result<_>>()?;
         let d = l.div_ceil(params.dnum);
@@ -1145,15 +1145,15 @@ impl HybridRelinKeys {
     pub fn from_relin_keys(ks: &HybridKeySwitching, relin_keys: &RelinKeys) -> Result<Self> {
         let inner = &ks.inner;
         if inner.moduli.len() != inner.data_size + 1 || inner.digit_size != 1 {
-            return Err(Error::InvalidParameters(
-                "from_relin_keys: SEAL keys are hybrid keys only for α = 1, dnum = L".into(),
+            return Err(Error::invalid_parameters(Parameter::KeySwitching,
+                "from_relin_keys: SEAL keys are hybrid keys only for α = 1, dnum = L",
             ));
         }
         super::valcheck::check_relin_keys_level(relin_keys, &inner.context)?;
         let kv = relin_keys
             .0
             .key(RelinKeys::get_index(2))
-            .ok_or_else(|| Error::MissingKey("not enough relinearization keys".into()))?;
+            .ok_or_else(|| Error::missing_key(KeyKind::Relin, "not enough relinearization keys"))?;
         let words = 2 * inner.moduli.len() * ks.n();
         if kv.len() != inner.data_size || kv.iter().any(|pk| pk.data.data.len() != words) {
             return Err(Error::NotValidForParams(
@@ -1200,8 +1200,8 @@ impl HybridGaloisKeys {
     pub fn from_galois_keys(ks: &HybridKeySwitching, galois_keys: &GaloisKeys) -> Result<Self> {
         let inner = &ks.inner;
         if inner.moduli.len() != inner.data_size + 1 || inner.digit_size != 1 {
-            return Err(Error::InvalidParameters(
-                "from_galois_keys: SEAL keys are hybrid keys only for α = 1, dnum = L".into(),
+            return Err(Error::invalid_parameters(Parameter::KeySwitching,
+                "from_galois_keys: SEAL keys are hybrid keys only for α = 1, dnum = L",
             ));
         }
         if galois_keys.0.parms_id != inner.context.key_parms_id() {
@@ -1251,9 +1251,9 @@ impl HybridGaloisKeys {
     /// `MissingKey` if no key for `galois_elt` is present, or if it was limited to lower levels
     /// ([`KeyGenerator::create_hybrid_galois_keys_for_levels`]).
     pub fn key_at(&self, galois_elt: u32, level_size: usize) -> Result<&HybridKSwitchKey> {
-        let key = self.key(galois_elt).ok_or_else(|| Error::MissingKey(format!("Galois key not present for galois_elt {galois_elt}")))?;
+        let key = self.key(galois_elt).ok_or_else(|| Error::missing_key(KeyKind::galois(galois_elt), format!("Galois key not present for galois_elt {galois_elt}")))?;
         if level_size > key.data_limbs {
-            return Err(Error::MissingKey(format!(
+            return Err(Error::missing_key(KeyKind::galois(galois_elt), format!(
                 "the Galois key for galois_elt {galois_elt} serves levels of at most {} data primes, not {level_size}",
                 key.data_limbs
             )));

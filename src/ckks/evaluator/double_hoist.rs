@@ -27,6 +27,7 @@ use crate::device::object::host_current;
 use crate::device::queue::Queue;
 use crate::device::state::DeviceBuf;
 use crate::math::modulus::Modulus;
+use crate::ckks::valcheck::parms_mismatch;
 use crate::{Error, Result};
 use rayon::prelude::*;
 
@@ -126,7 +127,7 @@ fn rows_mut<'a>(data: &'a mut [u64], n: usize) -> impl IndexedParallelIterator<I
 impl Evaluator {
     fn check_ext(&self, x: &ExtCiphertext, ks: &HybridKeySwitching, parms_id: &ParmsId) -> Result<()> {
         if &x.ks != ks || &x.parms_id != parms_id {
-            return Err(Error::ParmsMismatch("extended ciphertexts of different levels or key switching".into()));
+            return Err(parms_mismatch(&self.ctx, &x.parms_id, parms_id, "extended ciphertexts of different levels or key switching"));
         }
         Ok(())
     }
@@ -259,7 +260,7 @@ impl Evaluator {
                     return Err(Error::InvalidArgument("hoisted_plain_sums_ext: plaintext not encoded in the extended base at this level".into()));
                 }
                 if p.scale != p0.scale {
-                    return Err(Error::ScaleMismatch("hoisted_plain_sums_ext: terms of different scales".into()));
+                    return Err(Error::scale_mismatch(p.scale, p0.scale, "hoisted_plain_sums_ext: terms of different scales"));
                 }
             }
         }
@@ -304,7 +305,7 @@ impl Evaluator {
                 return Err(Error::InvalidArgument("multiply_plain_sum_ext: plaintext not encoded in the extended base at this level".into()));
             }
             if x.scale * p.scale != scale {
-                return Err(Error::ScaleMismatch("multiply_plain_sum_ext: terms of different scales".into()));
+                return Err(Error::scale_mismatch(x.scale * p.scale, scale, "multiply_plain_sum_ext: terms of different scales"));
             }
         }
         let out = |data| ExtCiphertext { data, scale, ..(*x0).clone_meta() };
@@ -353,7 +354,7 @@ impl Evaluator {
     pub fn rotate_vector_ext_add(&self, x: &ExtCiphertext, step: i32, keys: &HybridGaloisKeys, sum: &ExtCiphertext) -> Result<ExtCiphertext> {
         self.check_ext(sum, &x.ks, &x.parms_id)?;
         if sum.scale != x.scale {
-            return Err(Error::ScaleMismatch("rotate_vector_ext_add: scale mismatch".into()));
+            return Err(Error::scale_mismatch(x.scale, sum.scale, "rotate_vector_ext_add: scale mismatch"));
         }
         self.rotate_ext_into(x, step, keys, Some(sum))
     }
@@ -406,7 +407,7 @@ impl Evaluator {
     pub fn add_ext(&self, a: &ExtCiphertext, b: &ExtCiphertext) -> Result<ExtCiphertext> {
         self.check_ext(b, &a.ks, &a.parms_id)?;
         if a.scale != b.scale {
-            return Err(Error::ScaleMismatch("add_ext: scale mismatch".into()));
+            return Err(Error::scale_mismatch(a.scale, b.scale, "add_ext: scale mismatch"));
         }
         if let Some(q) = a.queue().or(b.queue()).cloned() {
             return Ok(ExtCiphertext { data: self.ext_gpu(&q, ExtOp::Add(a, b))?.remove(0), ..a.clone_meta() });
@@ -635,7 +636,7 @@ mod gpu_impl {
                 }
                 ExtOp::ModDownRescale(x) => {
                     let next = self.ctx.context_data_for(&parms_id, "encrypted")?.next_parms_id();
-                    let next = next.ok_or_else(|| Error::EndOfModulusChain("mod_down_rescale_ext at the last level".into()))?;
+                    let next = next.ok_or_else(|| Error::at_last_level("mod_down_rescale_ext at the last level"))?;
                     let next = level_data(cq, &self.ctx, &next)?;
                     let buf = Arc::new(dh::mod_down_rescale_ext(cq, &l, &next, &h, &on_device(cq, x)?)?);
                     one(DeviceExt { q: (buf.clone(), 0), p: (buf, 0) })

@@ -83,7 +83,7 @@ impl Evaluator {
             return Ok(());
         }
         if ct.size > 3 {
-            return Err(Error::MissingKey(format!(
+            return Err(Error::missing_key(crate::KeyKind::Relin, format!(
                 "not enough relinearization keys: hybrid keys switch s² only, ciphertext size is {}",
                 ct.size
             )));
@@ -128,7 +128,7 @@ impl Evaluator {
             return self.rescale_to_next(ct);
         }
         if ct.size > 3 {
-            return Err(Error::MissingKey(format!(
+            return Err(Error::missing_key(crate::KeyKind::Relin, format!(
                 "not enough relinearization keys: hybrid keys switch s² only, ciphertext size is {}",
                 ct.size
             )));
@@ -256,7 +256,7 @@ impl Evaluator {
                 .map(|&s| tool.elt_from_step(s))
                 .collect::<Result<Vec<u32>>>()?;
             if parts.len() < 2 || elts.iter().any(|&e| !keys.has_key(e)) {
-                return Err(Error::MissingKey(format!(
+                return Err(Error::missing_key(crate::KeyKind::rotation(steps), format!(
                     "Galois key not present for rotation by {steps}"
                 )));
             }

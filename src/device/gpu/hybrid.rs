@@ -876,7 +876,7 @@ pub(super) fn mod_down_rescale_into<Q: GpuQueue>(
     (xp, xp_off): (&Q::Buf, usize),
 ) -> Result<()> {
     let Some(r) = &h.rescale else {
-        return Err(Error::EndOfModulusChain("ModDown with the rescale at the last level".into()));
+        return Err(Error::at_last_level("ModDown with the rescale at the last level"));
     };
     let (ell, alpha, n) = (h.ell, h.alpha, l.n());
     let rows = alpha + 1;
