@@ -364,7 +364,7 @@ fn mod_down_rescale_ext_is_a_rescale() {
         for drop in 0..3 {
             // At scale 2^80, so that the result is at 2^40.
             let ct = s.ev.multiply_const(&s.encrypt(&v, drop), 1.0, SCALE).unwrap();
-            let ext = s.ev.rotate_vector_hybrid_many_ext(&ct, &[0, 1], &gk).unwrap();
+            let ext = s.ev.rotate_vector_many_ext(&ct, &[0, 1], &gk).unwrap();
             let x = s.ev.add_ext(&ext[0], &ext[1]).unwrap();
             let fused = s.ev.mod_down_rescale_ext(&x).unwrap();
             let apart = s.ev.rescale_to_next(&s.ev.mod_down_ext(&x).unwrap()).unwrap();
@@ -375,7 +375,7 @@ fn mod_down_rescale_ext_is_a_rescale() {
             assert!(e_fused < 1.5 * e_apart, "α={alpha} dnum={dnum} drop {drop}");
         }
         let last = s.encrypt(&v, 4);
-        let ext = s.ev.rotate_vector_hybrid_many_ext(&last, &[0], &gk).unwrap();
+        let ext = s.ev.rotate_vector_many_ext(&last, &[0], &gk).unwrap();
         assert!(matches!(s.ev.mod_down_rescale_ext(&ext[0]), Err(Error::EndOfModulusChain { .. })));
     }
 }
@@ -427,7 +427,7 @@ fn extended_base_rotations() {
     let gk = s.kg.create_hybrid_galois_keys_from_steps(&ks, &[1, 2, 8]).unwrap();
     for drop in [0, 2] {
         let ct = s.encrypt(&v, drop);
-        let ext = s.ev.rotate_vector_hybrid_many_ext(&ct, &[0, 1, 2], &gk).unwrap();
+        let ext = s.ev.rotate_vector_many_ext(&ct, &[0, 1, 2], &gk).unwrap();
         for (x, k) in ext.iter().zip([0i64, 1, 2]) {
             let back = s.ev.mod_down_ext(x).unwrap();
             assert!(max_err(&s.decrypt(&back), &rot(k)) < 1e-5, "baby step {k}, drop {drop}");
@@ -446,7 +446,7 @@ fn extended_base_rotations() {
         // Errors: step 0, a step without a key, a plaintext not in the extended base.
         assert!(matches!(s.ev.rotate_vector_ext(&sum, 0, &gk), Err(Error::InvalidArgument(_))));
         assert!(matches!(s.ev.rotate_vector_ext(&sum, 3, &gk), Err(Error::MissingKey { .. })));
-        assert!(matches!(s.ev.rotate_vector_hybrid_many_ext(&ct, &[5], &gk), Err(Error::MissingKey { .. })));
+        assert!(matches!(s.ev.rotate_vector_many_ext(&ct, &[5], &gk), Err(Error::MissingKey { .. })));
         let pt = s.ce.encode_f64(&v, ct.parms_id(), 1.0).unwrap();
         assert!(matches!(s.ev.multiply_plain_sum_ext(&[(&sum, &pt)]), Err(Error::InvalidArgument(_))));
         assert!(matches!(s.ev.multiply_plain_sum_ext(&[]), Err(Error::InvalidArgument(_))));

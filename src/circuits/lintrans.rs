@@ -584,9 +584,9 @@ fn evaluate(ev: &Evaluator, keys: &KeySet<'_>, transforms: &[&LinearTransform], 
                 let accs = ev.hoisted_plain_sums_ext(&x, &elts, &terms, gk)?;
                 slots.into_iter().zip(accs).map(|((i, g), acc)| (i, g, acc)).collect()
             } else {
-                let rotated = ev.rotate_vector_hybrid_many_ext(&x, &babies, gk)?;
+                let rotated = ev.rotate_vector_many_ext(&x, &babies, gk)?;
                 let y = keys.conjugate(ev, &x)?;
-                let rotated_conj = ev.rotate_vector_hybrid_many_ext(&y, &babies, gk)?;
+                let rotated_conj = ev.rotate_vector_many_ext(&y, &babies, gk)?;
                 let mut accs = Vec::new();
                 for (i, t) in transforms.iter().enumerate() {
                     for (&g, row) in &t.terms {

@@ -60,7 +60,7 @@ pub fn hybrid_key<Q: GpuQueue>(q: &Q, key: &HybridKSwitchKey) -> Result<Arc<Q::B
 
 /// A Galois key's words on `q`'s device, each row pre-permuted by the inverse of the
 /// automorphism (`inverse`: the NTT-domain permutation of `galois_elt⁻¹ mod 2N`), as
-/// [`apply_galois_hybrid_many`](crate::device::gpu::hybrid::apply_galois_hybrid_many) reads them; permuted on the host and uploaded on first use,
+/// [`apply_galois_many`](crate::device::gpu::hybrid::apply_galois_many) reads them; permuted on the host and uploaded on first use,
 /// then cached in the key (slot 1; slot 0 is the plain image of relinearization and switching
 /// keys).
 ///

@@ -385,7 +385,7 @@ fn base_conv<Q: GpuQueue>(
 /// # Errors
 /// `Device` on an allocation, compile or launch failure.
 #[allow(clippy::too_many_arguments)]
-pub fn switch_key_hybrid<Q: GpuQueue>(
+pub fn switch_key<Q: GpuQueue>(
     q: &Q,
     l: &LevelData<Q::Buf>,
     h: &HybridLevelData<Q::Buf>,
@@ -938,8 +938,8 @@ pub(super) const HOIST_MODDOWN_BATCH: usize = 16;
 /// output word is computed exactly as in a single rotation.
 ///
 /// # Errors
-/// As [`switch_key_hybrid`].
-pub fn apply_galois_hybrid_many<Q: GpuQueue>(
+/// As [`switch_key`].
+pub fn apply_galois_many<Q: GpuQueue>(
     q: &Q,
     l: &LevelData<Q::Buf>,
     h: &HybridLevelData<Q::Buf>,
@@ -1064,15 +1064,15 @@ fn finish_fused_many<Q: GpuQueue>(
 /// Relinearize a size-3 ciphertext `ct` with a hybrid key (`relinearize_hybrid`): size 2.
 ///
 /// # Errors
-/// As [`switch_key_hybrid`].
-pub fn relinearize_hybrid<Q: GpuQueue>(
+/// As [`switch_key`].
+pub fn relinearize<Q: GpuQueue>(
     q: &Q,
     l: &LevelData<Q::Buf>,
     h: &HybridLevelData<Q::Buf>,
     ct: &Q::Buf,
     key: (&Q::Buf, usize),
 ) -> Result<Q::Buf> {
-    switch_key_hybrid(q, l, h, (ct, 2), ct, 2 * h.ell * l.n(), key, false)
+    switch_key(q, l, h, (ct, 2), ct, 2 * h.ell * l.n(), key, false)
 }
 
 /// Relinearization fused with the rescale (the scheme's `HybridKeySwitching::relinearize_rescale`)
@@ -1081,8 +1081,8 @@ pub fn relinearize_hybrid<Q: GpuQueue>(
 /// `P·q_{ℓ-1}` ([`mod_down_rescale_into`]): `2 × (ℓ − 1) × N` words under `next`'s primes.
 ///
 /// # Errors
-/// `EndOfModulusChain` at a level with one data prime; as [`switch_key_hybrid`].
-pub fn relinearize_rescale_hybrid<Q: GpuQueue>(
+/// `EndOfModulusChain` at a level with one data prime; as [`switch_key`].
+pub fn relinearize_rescale<Q: GpuQueue>(
     q: &Q,
     l: &LevelData<Q::Buf>,
     next: &LevelData<Q::Buf>,
@@ -1100,11 +1100,11 @@ pub fn relinearize_rescale_hybrid<Q: GpuQueue>(
 }
 
 /// `apply_galois_hybrid` on a size-2 ciphertext (`key`: [`hybrid_galois_key`], `scatter`: the
-/// inverse automorphism's table): a hoisted batch of one ([`apply_galois_hybrid_many`]).
+/// inverse automorphism's table): a hoisted batch of one ([`apply_galois_many`]).
 ///
 /// # Errors
-/// As [`switch_key_hybrid`].
-pub fn apply_galois_hybrid<Q: GpuQueue>(
+/// As [`switch_key`].
+pub fn apply_galois<Q: GpuQueue>(
     q: &Q,
     l: &LevelData<Q::Buf>,
     h: &HybridLevelData<Q::Buf>,
@@ -1112,7 +1112,7 @@ pub fn apply_galois_hybrid<Q: GpuQueue>(
     scatter: &Q::Buf,
     (key, key_rows): (&Q::Buf, usize),
 ) -> Result<Q::Buf> {
-    apply_galois_hybrid_many(q, l, h, ct, &[scatter], (&[key], key_rows))?
+    apply_galois_many(q, l, h, ct, &[scatter], (&[key], key_rows))?
         .pop()
         .ok_or_else(|| Error::Device("apply_galois_hybrid: no result".into()))
 }
@@ -1120,7 +1120,7 @@ pub fn apply_galois_hybrid<Q: GpuQueue>(
 /// `(c0, 0) + switch(c1)` with a switching key (`Evaluator::switch_key_hybrid`; balanced digits).
 ///
 /// # Errors
-/// As [`switch_key_hybrid`].
+/// As [`switch_key`].
 pub fn switch_key_c1<Q: GpuQueue>(
     q: &Q,
     l: &LevelData<Q::Buf>,
@@ -1128,7 +1128,7 @@ pub fn switch_key_c1<Q: GpuQueue>(
     ct: &Q::Buf,
     key: (&Q::Buf, usize),
 ) -> Result<Q::Buf> {
-    switch_key_hybrid(q, l, h, (ct, 1), ct, h.ell * l.n(), key, true)
+    switch_key(q, l, h, (ct, 1), ct, h.ell * l.n(), key, true)
 }
 
 #[cfg(test)]
@@ -1228,4 +1228,60 @@ mod tests {
             }
         }
     }
+}
+
+/// [`switch_key`] under its former name.
+#[deprecated(note = "renamed: device::gpu::hybrid::switch_key")]
+pub fn switch_key_hybrid<Q: GpuQueue>(q: &Q,
+    l: &LevelData<Q::Buf>,
+    h: &HybridLevelData<Q::Buf>,
+    c01: (&Q::Buf, usize),
+    tsrc: &Q::Buf,
+    t_off: usize,
+    key: (&Q::Buf, usize),
+    balanced: bool) -> Result<Q::Buf> {
+    switch_key(q, l, h, c01, tsrc, t_off, key, balanced)
+}
+
+/// [`apply_galois_many`] under its former name.
+#[deprecated(note = "renamed: device::gpu::hybrid::apply_galois_many")]
+pub fn apply_galois_hybrid_many<Q: GpuQueue>(q: &Q,
+    l: &LevelData<Q::Buf>,
+    h: &HybridLevelData<Q::Buf>,
+    ct: &Q::Buf,
+    scatter: &[&Q::Buf],
+    (keys, key_rows): (&[&Q::Buf], usize)) -> Result<Vec<Q::Buf>> {
+    apply_galois_many(q, l, h, ct, scatter, (keys, key_rows))
+}
+
+/// [`relinearize_rescale`] under its former name.
+#[deprecated(note = "renamed: device::gpu::hybrid::relinearize_rescale")]
+pub fn relinearize_rescale_hybrid<Q: GpuQueue>(q: &Q,
+    l: &LevelData<Q::Buf>,
+    next: &LevelData<Q::Buf>,
+    h: &HybridLevelData<Q::Buf>,
+    ct: &Q::Buf,
+    (key, key_rows): (&Q::Buf, usize)) -> Result<Q::Buf> {
+    relinearize_rescale(q, l, next, h, ct, (key, key_rows))
+}
+
+/// [`relinearize`] under its former name.
+#[deprecated(note = "renamed: device::gpu::hybrid::relinearize")]
+pub fn relinearize_hybrid<Q: GpuQueue>(q: &Q,
+    l: &LevelData<Q::Buf>,
+    h: &HybridLevelData<Q::Buf>,
+    ct: &Q::Buf,
+    key: (&Q::Buf, usize)) -> Result<Q::Buf> {
+    relinearize(q, l, h, ct, key)
+}
+
+/// [`apply_galois`] under its former name.
+#[deprecated(note = "renamed: device::gpu::hybrid::apply_galois")]
+pub fn apply_galois_hybrid<Q: GpuQueue>(q: &Q,
+    l: &LevelData<Q::Buf>,
+    h: &HybridLevelData<Q::Buf>,
+    ct: &Q::Buf,
+    scatter: &Q::Buf,
+    (key, key_rows): (&Q::Buf, usize)) -> Result<Q::Buf> {
+    apply_galois(q, l, h, ct, scatter, (key, key_rows))
 }
