@@ -14,9 +14,3 @@ pub mod shivdikar {
     pub use super::generalized_barrett::GeneralizedBarrett as ShivdikarBarrett;
 }
 
-/// The matrix-product NTT under its former path: it is one of the NTT family's members, next to
-/// its device kernels (a compatibility path only; the math layer itself does not use it).
-#[deprecated(note = "moved: device::ntt_family::matrix")]
-pub mod matrix_ntt {
-    pub use crate::device::ntt_family::matrix::{check_slices, factor, MatrixNtt, MAX_LOG_N, MIN_LOG_N};
-}
