@@ -1,5 +1,5 @@
 //! GPU check-and-measure pass for the NTT kernels (run by `scripts/gpu_pass.sh`; also
-//! `xehe bench ntt`): the work is [`xehe::device::cuda::ntt_check`].
+//! `xehe bench ntt`): the work is [`xehe::device::ntt_family::cuda_check`].
 //!
 //! 1. Correctness: every variant, forward and inverse, against the CPU NTT, for N = 2^10 … 2^17,
 //!    primes of 30, 50 and 60 bits, random data with edge values (0, q−1), several rows and
@@ -11,7 +11,8 @@
 
 #[cfg(feature = "cuda")]
 fn main() -> std::process::ExitCode {
-    use xehe::device::cuda::{ntt_check, unavailable_reason};
+    use xehe::device::cuda::unavailable_reason;
+    use xehe::device::ntt_family::cuda_check as ntt_check;
     if let Some(why) = unavailable_reason() {
         println!("SKIP: no CUDA device: {why}");
         return std::process::ExitCode::SUCCESS;

@@ -120,15 +120,15 @@ fn main() -> Result<()> {
             }
         }
     }
-    // The ModDown conversion's tuning on the batch (`Tuning::conv_coefs`,
-    // `Tuning::conv_min_blocks`): a batch converts 2k polynomials at once, so its best
+    // The ModDown conversion's tuning on the batch (`Tuning::bconv_coefs`,
+    // `Tuning::bconv_min_blocks`): a batch converts 2k polynomials at once, so its best
     // shape may differ from one rotation's.
     if std::env::args().any(|a| a == "--conv-sweep") {
         let want = ev.rotate_vector_hybrid_many(&g, &steps, &gk)?;
         println!("\n| coefficients per work-item | CTAs per SM bound | one rotation µs | {k} hoisted µs | hoisted / one | same result |");
         println!("|---|---|---|---|---|---|");
         for (coefs, min_blocks) in [(2, 0), (1, 0), (4, 0), (2, 3), (1, 3), (1, 4)] {
-            set_tuning(Tuning { conv_coefs: coefs, conv_min_blocks: Some(min_blocks), ..Tuning::default() });
+            set_tuning(Tuning { bconv_coefs: coefs, bconv_min_blocks: Some(min_blocks), ..Tuning::default() });
             let mut same = true;
             for (h, w) in ev.rotate_vector_hybrid_many(&g, &steps, &gk)?.into_iter().zip(&want) {
                 let (mut h, mut w) = (h, w.clone());

@@ -233,7 +233,7 @@ fn main() -> Result<()> {
     }
     set_tuning(Tuning::default());
     if args.iter().any(|a| a == "--conv-sweep") {
-        failures += conv_sweep(&q, reps, &ops[0], (&a, &b), (&ga, &gb))?;
+        failures += bconv_sweep(&q, reps, &ops[0], (&a, &b), (&ga, &gb))?;
     }
     if failures > 0 {
         return Err(Error::Device(format!(
@@ -246,7 +246,7 @@ fn main() -> Result<()> {
 /// The base conversion's tuning ([`Tuning`]'s `conv_*` fields): work-items aimed at
 /// and coefficients per work-item, on multiply+relinearize_hybrid, each checked against the CPU
 /// result first (`--conv-sweep`). Returns the mismatches.
-fn conv_sweep(
+fn bconv_sweep(
     q: &Queue,
     reps: usize,
     (name, f): &(String, BinaryOp<'_>),
@@ -255,7 +255,7 @@ fn conv_sweep(
 ) -> Result<usize> {
     let mut failures = 0;
     let want = f(a, b)?;
-    println!("\n{name}, base conversion tuning (Tuning::conv_items, conv_coefs, conv_min_blocks):");
+    println!("\n{name}, base conversion tuning (Tuning::bconv_items, bconv_coefs, bconv_min_blocks):");
     println!(
         "| items | coefficients per work-item | CTAs per SM bound | latency µs | throughput µs/op | rns_conv_u64 µs (ModUp, ModDown) |"
     );
@@ -268,7 +268,7 @@ fn conv_sweep(
     }
     configs.extend([(1 << 18, 1, 4), (1 << 18, 2, 3), (1 << 17, 2, 3)]);
     for (items, coefs, min_blocks) in configs {
-        set_tuning(Tuning { conv_items: items, conv_coefs: coefs, conv_min_blocks: Some(min_blocks), ..Tuning::default() });
+        set_tuning(Tuning { bconv_items: items, bconv_coefs: coefs, bconv_min_blocks: Some(min_blocks), ..Tuning::default() });
         let mut g = f(ga, gb)?;
         g.download()?;
         if g.data() != want.data() {

@@ -15,7 +15,7 @@
 //! (bits, N, rows, direction, kind).
 use std::sync::Arc;
 use std::time::Instant;
-use xehe::device::gpu::matntt::{DeviceMatNtt, MatNttKind, NttDirection};
+use xehe::device::ntt_family::matntt::{DeviceMatNtt, MatNttKind, NttDirection};
 use xehe::device::gpu::ntt::{DeviceNttTables, NttVariant};
 use xehe::device::gpu::GpuQueue;
 use xehe::math::ntt::NttTables;

@@ -2,8 +2,8 @@
  * matntt.cl — the negacyclic NTT (forward and inverse) as two matrix products (Eq. 9 of
  * Fan, Wang, Xu, Hou, Meng, Zhang, "TensorFHE: Achieving Practical Computation on Encrypted Data
  * Using GPGPU", HPCA 2023;
- * formulas, the bit-reversal folding and the slicing scheme in src/math/matrix_ntt.rs; host side
- * src/device/gpu/matntt.rs).
+ * formulas, the bit-reversal folding and the slicing scheme in src/device/ntt_family/matrix.rs; host
+ * side src/device/ntt_family/matntt.rs). Only the NTT family (src/device/ntt_family) uses it.
  *
  * Layout: `data` is rows of N = N1·N2 u64 words, each an N1 × N2 row-major matrix; row r uses
  * prime p = (r / XEHE_ROWS_PER_PRIME) % k. Forward: stage 1 (fwd1) writes C = (W1·a) ⊙ W2 to a

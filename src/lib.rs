@@ -89,7 +89,7 @@ pub use ckks::keys::{GaloisKeys, KSwitchKeys, PublicKey, RelinKeys, SecretKey};
 pub use ckks::params::{EncryptionParameters, ParmsId, SchemeType, PARMS_ID_ZERO};
 pub use ckks::plaintext::Plaintext;
 pub use device::{DeviceResident, Queue};
-pub use error::{Error, Result};
+pub use error::{Error, KeyKind, Parameter, Result};
 pub use math::modulus::Modulus;
 pub use math::primes::{CoeffModulus, SecLevel};
 pub use num_complex::Complex64;

@@ -213,7 +213,7 @@ fn check_against_seal(tag: &str, n: usize, bits: &[u32], cases: &[Case]) {
                 "{what}: xehe accepted what SEAL rejects ({seal_msg})"
             ));
             let kind_ok = match &e {
-                Error::ScaleOutOfBounds(_) => seal_msg.contains("scale out of bounds"),
+                Error::ScaleOutOfBounds { .. } => seal_msg.contains("scale out of bounds"),
                 Error::InvalidArgument(m) => {
                     !seal_msg.contains("scale out of bounds")
                         && (m.contains(seal_msg.trim())

@@ -38,7 +38,7 @@ fn trainer_rejects_what_it_cannot_do() {
     let helr_setup::Setup { layout, ctx, keygen: kg, boot, galois } = helr_setup::setup();
     // A layout whose weights' period is not the bootstrapper's slot count.
     let other = Layout::new(2048, 60, 128).unwrap();
-    assert!(matches!(Trainer::new(&ctx, &boot, &galois, other, 16.0), Err(Error::InvalidParameters(_))));
+    assert!(matches!(Trainer::new(&ctx, &boot, &galois, other, 16.0), Err(Error::InvalidParameters { .. })));
     assert!(matches!(Trainer::new(&ctx, &boot, &galois, layout, 0.0), Err(Error::InvalidArgument(_))));
     let tr = Trainer::new(&ctx, &boot, &galois, layout, 16.0).unwrap();
     let pk = kg.create_public_key().unwrap();

@@ -319,7 +319,7 @@ fn mod_down_rescale_matches_cpu() {
                     let level = ctx.get_context_data(&ct.parms_id()).unwrap().coeff_modulus().len();
                     let tag = format!("N={n} α={alpha} dnum={dnum} ℓ={level} on {}", q.backend());
                     let run = |x: &Ciphertext| {
-                        let e = ev.rotate_vector_hybrid_many_ext(x, &[0, 1], &gk)?;
+                        let e = ev.rotate_vector_many_ext(x, &[0, 1], &gk)?;
                         ev.mod_down_rescale_ext(&ev.add_ext(&e[0], &e[1])?)
                     };
                     same(&format!("{tag}: mod_down_rescale_ext"), run(&on_gpu(&ct, &q)), run(&ct));

@@ -10,7 +10,7 @@ mod common;
 use common::rng::Rng;
 use common::skip;
 use std::sync::Arc;
-use xehe::device::gpu::matntt::{DeviceMatNtt, MatNttKind, NttDirection};
+use xehe::device::ntt_family::matntt::{DeviceMatNtt, MatNttKind, NttDirection};
 use xehe::device::gpu::GpuQueue;
 use xehe::math::ntt::NttTables;
 use xehe::{CoeffModulus, Modulus};

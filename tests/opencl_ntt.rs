@@ -127,7 +127,7 @@ fn every_variant_matches_cpu() {
     let Some(dev) = device() else { return };
     let mut bad = 0;
     // N = 2^10 (one tile: shuffle rounds, single block, four-step 2 × 512), 2^12, 2^14 (global
-    // rounds before the tile); the GPU check (cuda::ntt_check) covers every N up to 2^17.
+    // rounds before the tile); the GPU check (ntt_family::cuda_check) covers every N up to 2^17.
     for log_n in [10u32, 12, 14] {
         for bits in [30u32, 50, 60] {
             let primes = CoeffModulus::create(1 << log_n, &[bits, bits]).unwrap();

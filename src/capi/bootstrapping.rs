@@ -24,7 +24,7 @@ serial!(plain XeheBootstrappingKeys, BootstrappingKeys);
 /// The preset of `ctx`'s primes, with a message that says what to do.
 fn preset_for(ctx: &Context) -> CResult<BootstrappingParameters> {
     BootstrappingParameters::for_context(ctx).map_err(|e| {
-        Error::InvalidParameters(format!(
+        Error::invalid_parameters(e.parameter().unwrap_or(crate::Parameter::Bootstrapping), format!(
             "bootstrapping keys: {e} (make the SEAL parameters from xehe_bootstrapping_preset)"
         ))
         .into()
@@ -174,7 +174,7 @@ pub unsafe extern "C" fn xehe_bootstrapper_output_parms_id(
             .context()
             .context_data_at(level)
             .ok_or_else(|| {
-                Error::InvalidParameters(format!("output level {level} is not in the chain"))
+                Error::invalid_parameters(crate::Parameter::Levels, format!("output level {level} is not in the chain"))
             })?
             .parms_id();
         // SAFETY: forwarded contract.

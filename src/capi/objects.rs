@@ -356,7 +356,7 @@ pub unsafe extern "C" fn xehe_context_next_parms_id(
             .obj
             .context_data_for(&id, "parms_id")?
             .next_parms_id()
-            .ok_or_else(|| Error::EndOfModulusChain("parms_id is the last level".into()))?;
+            .ok_or_else(|| Error::at_last_level("parms_id is the last level"))?;
         // SAFETY: forwarded contract.
         unsafe { write_parms_id(next, next_out) }
     })

@@ -7,7 +7,7 @@ use crate::ckks::ciphertext::Ciphertext;
 use crate::ckks::evaluator::Evaluator;
 use crate::ckks::hybrid::{HybridGaloisKeys, HybridRelinKeys};
 use crate::ckks::keys::{GaloisKeys, RelinKeys};
-use crate::{Error, Result};
+use crate::{Error, KeyKind, Result};
 
 /// Relinearization and Galois keys for a circuit (either may be absent when the circuit does
 /// not need it; using a missing one is `Error::MissingKey`).
@@ -33,8 +33,8 @@ pub enum KeySet<'a> {
     },
 }
 
-fn missing(what: &str) -> Error {
-    Error::MissingKey(format!("the circuit needs {what}, none was given"))
+fn missing(key: KeyKind, what: &str) -> Error {
+    Error::missing_key(key, format!("the circuit needs {what}, none was given"))
 }
 
 impl KeySet<'_> {
@@ -44,9 +44,9 @@ impl KeySet<'_> {
     /// `MissingKey` without relinearization keys; as the evaluator's relinearization.
     pub fn relinearize_inplace(&self, ev: &Evaluator, ct: &mut Ciphertext) -> Result<()> {
         match self {
-            KeySet::Seal { relin, .. } => ev.relinearize_inplace(ct, relin.ok_or_else(|| missing("relinearization keys"))?),
+            KeySet::Seal { relin, .. } => ev.relinearize_inplace(ct, relin.ok_or_else(|| missing(KeyKind::Relin, "relinearization keys"))?),
             KeySet::Hybrid { relin, .. } => {
-                ev.relinearize_hybrid_inplace(ct, relin.ok_or_else(|| missing("relinearization keys"))?)
+                ev.relinearize_hybrid_inplace(ct, relin.ok_or_else(|| missing(KeyKind::Relin, "relinearization keys"))?)
             }
         }
     }
@@ -61,12 +61,12 @@ impl KeySet<'_> {
     pub fn relinearize_rescale(&self, ev: &Evaluator, ct: &Ciphertext) -> Result<Ciphertext> {
         match self {
             KeySet::Seal { relin, .. } => {
-                let mut out = ev.relinearize(ct, relin.ok_or_else(|| missing("relinearization keys"))?)?;
+                let mut out = ev.relinearize(ct, relin.ok_or_else(|| missing(KeyKind::Relin, "relinearization keys"))?)?;
                 ev.rescale_to_next_inplace(&mut out)?;
                 Ok(out)
             }
             KeySet::Hybrid { relin, .. } => {
-                ev.relinearize_rescale_hybrid(ct, relin.ok_or_else(|| missing("relinearization keys"))?)
+                ev.relinearize_rescale_hybrid(ct, relin.ok_or_else(|| missing(KeyKind::Relin, "relinearization keys"))?)
             }
         }
     }
@@ -80,9 +80,9 @@ impl KeySet<'_> {
             return Ok(ct.clone());
         }
         match self {
-            KeySet::Seal { galois, .. } => ev.rotate_vector(ct, step, galois.ok_or_else(|| missing("Galois keys"))?),
+            KeySet::Seal { galois, .. } => ev.rotate_vector(ct, step, galois.ok_or_else(|| missing(KeyKind::Galois { galois_elt: None, step: None }, "Galois keys"))?),
             KeySet::Hybrid { galois, .. } => {
-                ev.rotate_vector_hybrid(ct, step, galois.ok_or_else(|| missing("Galois keys"))?)
+                ev.rotate_vector_hybrid(ct, step, galois.ok_or_else(|| missing(KeyKind::Galois { galois_elt: None, step: None }, "Galois keys"))?)
             }
         }
     }
@@ -96,7 +96,7 @@ impl KeySet<'_> {
         match self {
             KeySet::Seal { .. } => steps.iter().map(|&s| self.rotate(ev, ct, s)).collect(),
             KeySet::Hybrid { galois, .. } => {
-                ev.rotate_vector_hybrid_many(ct, steps, galois.ok_or_else(|| missing("Galois keys"))?)
+                ev.rotate_vector_hybrid_many(ct, steps, galois.ok_or_else(|| missing(KeyKind::Galois { galois_elt: None, step: None }, "Galois keys"))?)
             }
         }
     }
@@ -107,10 +107,10 @@ impl KeySet<'_> {
     /// `MissingKey` without Galois keys or without the conjugation key.
     pub fn conjugate(&self, ev: &Evaluator, ct: &Ciphertext) -> Result<Ciphertext> {
         match self {
-            KeySet::Seal { galois, .. } => ev.complex_conjugate(ct, galois.ok_or_else(|| missing("Galois keys"))?),
+            KeySet::Seal { galois, .. } => ev.complex_conjugate(ct, galois.ok_or_else(|| missing(KeyKind::Galois { galois_elt: None, step: None }, "Galois keys"))?),
             KeySet::Hybrid { galois, .. } => {
                 let elt = ev.context().galois_tool().elt_from_step(0)?;
-                ev.apply_galois_hybrid(ct, elt, galois.ok_or_else(|| missing("Galois keys"))?)
+                ev.apply_galois_hybrid(ct, elt, galois.ok_or_else(|| missing(KeyKind::Galois { galois_elt: None, step: None }, "Galois keys"))?)
             }
         }
     }

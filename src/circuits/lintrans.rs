@@ -681,8 +681,9 @@ fn evaluate(ev: &Evaluator, keys: &KeySet<'_>, transforms: &[&LinearTransform], 
     let Some(first) = transforms.first() else {
         return Ok(Vec::new());
     };
-    if transforms.iter().any(|t| t.parms_id != first.parms_id) {
-        return Err(Error::ParmsMismatch("linear transforms encoded at different levels".into()));
+    if let Some(t) = transforms.iter().find(|t| t.parms_id != first.parms_id) {
+        let ctx = ev.context();
+        return Err(Error::parms_mismatch(ctx.chain_index_of(&t.parms_id), ctx.chain_index_of(&first.parms_id), "linear transforms encoded at different levels"));
     }
     let ctx = ev.context();
     let (have, want) = (ctx.chain_index_of(&ct.parms_id()), ctx.chain_index_of(&first.parms_id));
@@ -690,8 +691,10 @@ fn evaluate(ev: &Evaluator, keys: &KeySet<'_>, transforms: &[&LinearTransform], 
         (Some(a), Some(b)) if a > b => ev.mod_switch_to(ct, &first.parms_id)?,
         (Some(a), Some(b)) if a == b => ct.clone(),
         _ => {
-            return Err(Error::ParmsMismatch(
-                "linear transform: the ciphertext is below the transform's level".into(),
+            return Err(Error::parms_mismatch(
+                have,
+                want,
+                "linear transform: the ciphertext is below the transform's level",
             ))
         }
     };
@@ -738,9 +741,9 @@ fn evaluate(ev: &Evaluator, keys: &KeySet<'_>, transforms: &[&LinearTransform], 
                 let accs = ev.hoisted_plain_sums_ext(&x, &elts, &terms, gk)?;
                 slots.into_iter().zip(accs).map(|((i, g), acc)| (i, g, acc)).collect()
             } else {
-                let rotated = ev.rotate_vector_hybrid_many_ext(&x, &babies, gk)?;
+                let rotated = ev.rotate_vector_many_ext(&x, &babies, gk)?;
                 let y = keys.conjugate(ev, &x)?;
-                let rotated_conj = ev.rotate_vector_hybrid_many_ext(&y, &babies, gk)?;
+                let rotated_conj = ev.rotate_vector_many_ext(&y, &babies, gk)?;
                 let mut accs = Vec::new();
                 for (i, t) in encoded.iter().enumerate() {
                     for (&g, row) in t.iter() {

@@ -37,9 +37,9 @@ use std::sync::Arc;
 /// The data level with `chain_index`, or a clear error naming `what` needs it.
 pub(crate) fn level_at(ctx: &Context, chain_index: usize, what: &str) -> Result<Arc<ContextData>> {
     ctx.context_data_at(chain_index).cloned().ok_or_else(|| {
-        Error::EndOfModulusChain(format!(
-            "{what}: the modulus chain has no level {chain_index} (first data level is {})",
-            ctx.first_context_data().chain_index()
+        let first = ctx.first_context_data().chain_index();
+        Error::end_of_modulus_chain(first, chain_index, format!(
+            "{what}: the modulus chain has no level {chain_index} (first data level is {first})"
         ))
     })
 }

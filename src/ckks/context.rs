@@ -10,7 +10,7 @@ use crate::math::modulus::{Modulus, ShoupOperand, USER_MOD_BIT_COUNT_MAX, USER_M
 use crate::math::ntt::NttTables;
 use crate::math::primes::{CoeffModulus, SecLevel};
 use crate::math::rns::{significant_bits, RnsBase};
-use crate::{Error, Result};
+use crate::{Error, Parameter, Result};
 use rustc_hash::FxHashMap as HashMap;
 use std::sync::Arc;
 
@@ -105,16 +105,16 @@ impl PartialEq for Context {
 }
 
 fn validate(parms: &EncryptionParameters, sec_level: SecLevel) -> Result<()> {
-    let bad = |m: String| Err(Error::InvalidParameters(m));
+    let bad = |p: Parameter, m: String| Err(Error::invalid_parameters(p, m));
     if parms.scheme() != SchemeType::Ckks {
-        return bad(format!(
+        return bad(Parameter::Scheme, format!(
             "scheme {:?} is not supported: xehe implements CKKS",
             parms.scheme()
         ));
     }
     let cm = parms.coeff_modulus();
     if cm.is_empty() || cm.len() > 256 {
-        return bad(format!(
+        return bad(Parameter::CoeffModulus, format!(
             "coeff_modulus must have 1..=256 primes, has {}",
             cm.len()
         ));
@@ -123,33 +123,33 @@ fn validate(parms: &EncryptionParameters, sec_level: SecLevel) -> Result<()> {
         if q.value() >> USER_MOD_BIT_COUNT_MAX != 0
             || q.value() >> (USER_MOD_BIT_COUNT_MIN - 1) == 0
         {
-            return bad(format!(
+            return bad(Parameter::CoeffModulus, format!(
                 "coeff_modulus[{i}] = {} is not of 2..=60 bits",
                 q.value()
             ));
         }
         if !q.is_prime() {
-            return bad(format!("coeff_modulus[{i}] = {} is not prime", q.value()));
+            return bad(Parameter::CoeffModulus, format!("coeff_modulus[{i}] = {} is not prime", q.value()));
         }
     }
     let n = parms.poly_modulus_degree();
     if !(2..=131072).contains(&n) || !n.is_power_of_two() {
-        return bad(format!(
+        return bad(Parameter::PolyModulusDegree, format!(
             "poly_modulus_degree {n} is not a power of two in [2, 131072]"
         ));
     }
     if !parms.plain_modulus().is_zero() {
-        return bad("plain_modulus must be zero for CKKS".into());
+        return bad(Parameter::PlainModulus, "plain_modulus must be zero for CKKS".into());
     }
     for (i, q) in cm.iter().enumerate() {
         if q.value() % (2 * n as u64) != 1 {
-            return bad(format!(
+            return bad(Parameter::CoeffModulus, format!(
                 "coeff_modulus[{i}] = {} is not congruent to 1 mod 2N (no NTT)",
                 q.value()
             ));
         }
         if cm[..i].contains(q) {
-            return bad(format!(
+            return bad(Parameter::CoeffModulus, format!(
                 "coeff_modulus[{i}] = {} is repeated (primes must be distinct)",
                 q.value()
             ));
@@ -158,7 +158,7 @@ fn validate(parms: &EncryptionParameters, sec_level: SecLevel) -> Result<()> {
     let base = RnsBase::new(cm)?;
     let bits = significant_bits(base.product());
     if bits > CoeffModulus::max_bit_count(n, sec_level) {
-        return bad(format!(
+        return bad(Parameter::CoeffModulus, format!(
             "coeff_modulus has {bits} bits, above the HomomorphicEncryption.org limit {} for N={n} at {sec_level:?} (use SecLevel::None to allow)",
             CoeffModulus::max_bit_count(n, sec_level)
         ));
@@ -203,7 +203,7 @@ impl Context {
                 .map(|q| {
                     q.inv(q_last.value())
                         .map(|v| ShoupOperand::new(v, q))
-                        .ok_or_else(|| Error::InvalidParameters("primes are not coprime".into()))
+                        .ok_or_else(|| Error::invalid_parameters(Parameter::CoeffModulus, "primes are not coprime"))
                 })
                 .collect::<Result<_>>()?;
             let total = rns_base.product().to_vec();

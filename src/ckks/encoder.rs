@@ -61,7 +61,7 @@ impl CkksEncoder {
     pub fn new(context: &Context) -> Result<Self> {
         let n = context.first_context_data().n();
         if n < 2 || !n.is_power_of_two() {
-            return Err(Error::InvalidParameters(format!(
+            return Err(Error::invalid_parameters(crate::Parameter::PolyModulusDegree, format!(
                 "CkksEncoder::new: poly_modulus_degree {n} is not a power of two ≥ 2"
             )));
         }
@@ -345,7 +345,7 @@ impl CkksEncoder {
         }
         let total_bits = data.total_coeff_modulus_bit_count() as i64;
         if !is_positive_normal(scale) || log2_trunc(scale) + 1 >= total_bits {
-            return Err(Error::ScaleOutOfBounds(format!(
+            return Err(Error::scale_out_of_bounds(scale, 2f64.powi(total_bits as i32 - 1), format!(
                 "{what}: scale {scale:e} must be positive, normal and below 2^{} (the level's coeff modulus has {total_bits} bits)",
                 total_bits - 1
             )));
@@ -516,7 +516,7 @@ impl CkksEncoder {
         let scale = plain.scale;
         let total_bits = data.total_coeff_modulus_bit_count() as i64;
         if !is_positive_normal(scale) || log2_trunc(scale) >= total_bits {
-            return Err(Error::ScaleOutOfBounds(format!(
+            return Err(Error::scale_out_of_bounds(scale, 2f64.powi(total_bits as i32), format!(
                 "{what}: scale {scale:e} must be positive, normal and below 2^{total_bits}"
             )));
         }
@@ -647,7 +647,7 @@ pub(crate) fn constant_residues(
 ) -> Result<Vec<u64>> {
     let total_bits = data.total_coeff_modulus_bit_count() as i64;
     if !scale.is_finite() || scale <= 0.0 || log2_trunc(scale) >= total_bits {
-        return Err(Error::ScaleOutOfBounds(format!(
+        return Err(Error::scale_out_of_bounds(scale, 2f64.powi(total_bits as i32), format!(
             "{what}: scale {scale:e} must be finite, positive and below 2^{total_bits} (the level's coeff modulus)"
         )));
     }
@@ -786,7 +786,7 @@ mod tests {
         ));
         assert!(matches!(
             e.encode_f64(&[1.0], id, 2f64.powi(60)),
-            Err(Error::ScaleOutOfBounds(_))
+            Err(Error::ScaleOutOfBounds { .. })
         ));
         assert!(matches!(
             e.encode_f64(&[1e20], id, 2f64.powi(40)),

@@ -70,13 +70,13 @@ impl Encryptor {
     fn public_key(&self) -> Result<&PublicKey> {
         self.public_key
             .as_ref()
-            .ok_or_else(|| Error::MissingKey("public key is not set".into()))
+            .ok_or_else(|| Error::missing_key(crate::KeyKind::Public, "public key is not set"))
     }
 
     fn secret_key(&self) -> Result<&SecretKey> {
         self.secret_key
             .as_ref()
-            .ok_or_else(|| Error::MissingKey("secret key is not set".into()))
+            .ok_or_else(|| Error::missing_key(crate::KeyKind::Secret, "secret key is not set"))
     }
 
     /// SEAL `encrypt_zero_internal`, asymmetric: encrypt at the level above `parms_id` (if

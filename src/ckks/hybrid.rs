@@ -60,7 +60,7 @@
 //! operations.
 //!
 //! Why the corrected conversion: the fast conversion's `Σ_i y_i M/m_i` is `[x]_M + u·M` with an
-//! integer `0 ≤ u ≤ α`, and `(x − conv)/M` errs by `Σ_i y_i/m_i`, up to `α + 1`. The balanced
+//! integer `0 ≤ u ≤ α`, and `(x − bconv)/M` errs by `Σ_i y_i/m_i`, up to `α + 1`. The balanced
 //! digits (`ỹ_i/m_i ∈ (−1/2, 1/2]`) make that error zero-mean with variance `(α + 1)/12` —
 //! seven times a rescale's at `α = 6`, which cost the N = 2^16 bootstrap precision when
 //! EvalMod's products took the fused step. Subtracting `v·M`, `v = round(Σ_i y_i/m_i)` per
@@ -117,7 +117,7 @@ use crate::math::modulus::{Modulus, ShoupOperand};
 use crate::math::ntt::NttTables;
 use crate::math::primes::{get_primes, CoeffModulus};
 use crate::math::rns::{mod_uint, significant_bits, RnsBase};
-use crate::{Error, Result};
+use crate::{Error, KeyKind, Parameter, Result};
 use rayon::prelude::*;
 use std::collections::BTreeMap;
 use std::ops::Range;
@@ -221,7 +221,7 @@ fn half_of(x: &[u64]) -> Vec<u64> {
 #[derive(Debug)]
 struct RescaleDown {
     /// `{p_0 … p_{α-1}, q_{ℓ-1}} → q_0 … q_{ℓ-2}` (its `[M]_{q_i}` is the balanced correction).
-    conv: BaseConverter,
+    bconv: BaseConverter,
     /// `M^{-1} mod q_i`, `i < ℓ − 1`.
     inv: Vec<ShoupOperand>,
 }
@@ -234,21 +234,21 @@ impl RescaleDown {
     /// prime.
     fn new(special: &[Modulus], level: &[Modulus]) -> Result<Self> {
         let Some((last, rest)) = level.split_last().filter(|(_, rest)| !rest.is_empty()) else {
-            return Err(Error::InvalidParameters("a rescale level needs two data primes".into()));
+            return Err(Error::invalid_parameters(Parameter::CoeffModulus, "a rescale level needs two data primes"));
         };
         let mut input = special.to_vec();
         input.push(*last);
-        let conv = BaseConverter::new(&input, rest)?;
+        let bconv = BaseConverter::new(&input, rest)?;
         let inv = rest
             .iter()
             .enumerate()
             .map(|(i, q)| {
-                q.inv(conv.q_mod_output(i))
+                q.inv(bconv.q_mod_output(i))
                     .map(|v| ShoupOperand::new(v, q))
-                    .ok_or_else(|| Error::InvalidParameters("P·q and Q are not coprime".into()))
+                    .ok_or_else(|| Error::invalid_parameters(Parameter::KeySwitching, "P·q and Q are not coprime"))
             })
             .collect::<Result<_>>()?;
-        Ok(RescaleDown { conv, inv })
+        Ok(RescaleDown { bconv, inv })
     }
 }
 
@@ -270,7 +270,7 @@ impl HybridKeySwitching {
     /// not in `1..=L`, not enough new primes exist, or `log2(Q_L · P)` exceeds the context's
     /// security bound ([`CoeffModulus::max_bit_count`]).
     pub fn new(context: &Context, params: KeySwitchParams) -> Result<Self> {
-        let bad = |m: String| Err(Error::InvalidParameters(m));
+        let bad = |m: String| Err(Error::invalid_parameters(Parameter::KeySwitching, m));
         if !context.using_keyswitching() {
             return bad(
                 "hybrid key switching: the context has one prime (no key switching)".into(),
@@ -293,7 +293,7 @@ impl HybridKeySwitching {
         let mut special = vec![all[l]];
         if alpha > 1 {
             let candidates = get_primes(2 * n as u64, SPECIAL_PRIME_BITS, alpha - 1 + all.len())
-                .map_err(|e| Error::InvalidParameters(format!("hybrid key switching: {e}")))?;
+                .map_err(|e| Error::invalid_parameters(Parameter::KeySwitching, format!("hybrid key switching: {e}")))?;
             special.extend(
                 candidates
                     .into_iter()
@@ -330,7 +330,7 @@ impl HybridKeySwitching {
             .map(|(q, &p)| {
                 q.inv(p)
                     .map(|v| ShoupOperand::new(v, q))
-                    .ok_or_else(|| Error::InvalidParameters("P and Q are not coprime".into()))
+                    .ok_or_else(|| Error::invalid_parameters(Parameter::KeySwitching, "P and Q are not coprime"))
             })
             .collect::<Result<_>>()?;
         let d = l.div_ceil(params.dnum);
@@ -617,11 +617,11 @@ impl HybridKeySwitching {
                 row.copy_from_slice(&target[o * n..(o + 1) * n]);
             } else {
                 let g = self.global_limb(ell, o);
-                let conv = &inner.mod_up[range.end - 1];
+                let bconv = &inner.mod_up[range.end - 1];
                 let digit = &scaled[range.start * n..range.end * n];
                 match digits_kind {
-                    Digits::Unsigned => conv.convert_scaled_limb(digit, g, row),
-                    Digits::Balanced => conv.convert_scaled_limb_centered(digit, g, row),
+                    Digits::Unsigned => bconv.convert_scaled_limb(digit, g, row),
+                    Digits::Balanced => bconv.convert_scaled_limb_centered(digit, g, row),
                 }
                 if lazy {
                     inner.ntt[g].forward_lazy(row);
@@ -710,7 +710,7 @@ impl HybridKeySwitching {
 
     /// ModDown by `P` with rounding of one polynomial of the extended base `Q_ℓ ∪ P` (`x_q`:
     /// `ℓ × N`, `x_p`: `α × N` words, canonical, NTT form), added into `out` (`ℓ × N`):
-    /// `out += P^{-1}(x − conv(x_P))`, the same words as [`HybridKeySwitching::mod_down_add`]
+    /// `out += P^{-1}(x − bconv(x_P))`, the same words as [`HybridKeySwitching::mod_down_add`]
     /// gives each component. Double hoisting's ModDown (`crate::ckks::evaluator`'s extended
     /// ciphertexts).
     pub(crate) fn mod_down_poly_add(&self, x_q: &[u64], x_p: &[u64], out: &mut [u64]) {
@@ -777,15 +777,15 @@ impl HybridKeySwitching {
         dropped.par_chunks_mut(n).enumerate().for_each(|(k, x)| {
             let g = if k < alpha { l + k } else { ell - 1 };
             inner.ntt[g].inverse(x);
-            r.conv.scale_limb_inplace(k, x);
+            r.bconv.scale_limb_inplace(k, x);
         });
         let dropped = &dropped;
-        let v = r.conv.rounding_multiples(dropped, n);
+        let v = r.bconv.rounding_multiples(dropped, n);
         out.par_chunks_mut(n).enumerate().for_each(|(i, out)| {
             let qi = inner.moduli[i];
             match &v {
-                Some(v) => r.conv.convert_scaled_limb_rounded(dropped, i, v, out),
-                None => r.conv.convert_scaled_limb_centered(dropped, i, out),
+                Some(v) => r.bconv.convert_scaled_limb_rounded(dropped, i, v, out),
+                None => r.bconv.convert_scaled_limb_centered(dropped, i, out),
             }
             inner.ntt[i].forward_lazy(out);
             let q4 = qi.value() << 2;
@@ -867,7 +867,7 @@ pub(crate) struct ModUp {
 /// + out_add[o]) mod m_o`.
 #[cfg_attr(not(any(feature = "cuda", feature = "opencl")), allow(dead_code))]
 #[derive(Clone, Debug)]
-pub(crate) struct ConvConstants {
+pub(crate) struct BConvConstants {
     /// Added to each input row before scaling (ModDown's `⌊P/2⌋`; 0 for ModUp).
     pub in_add: Vec<u64>,
     /// `q̂_r^{-1} mod q_r` within the row's digit.
@@ -901,9 +901,9 @@ pub(crate) struct LevelConstants {
     /// NTT tables of the special primes.
     pub special_ntt: Vec<Arc<NttTables>>,
     /// ModUp: `ℓ` input rows in `β` digits of `d`, `E` outputs per digit.
-    pub mod_up: ConvConstants,
+    pub mod_up: BConvConstants,
     /// ModDown: `α` input rows in one digit, `ℓ` outputs.
-    pub mod_down: ConvConstants,
+    pub mod_down: BConvConstants,
     /// `P^{-1} mod q_i`, `i < ℓ`.
     pub inv_p: Vec<ShoupOperand>,
     /// `P mod q_i`, `i < ℓ`.
@@ -924,7 +924,7 @@ pub(crate) struct RescaleConstants {
     /// Their NTT tables.
     pub in_ntt: Vec<Arc<NttTables>>,
     /// `α + 1` input rows in one digit, `ℓ − 1` outputs.
-    pub conv: ConvConstants,
+    pub bconv: BConvConstants,
     /// `M^{-1} mod q_i`, `i < ℓ − 1`.
     pub inv: Vec<ShoupOperand>,
 }
@@ -946,7 +946,7 @@ impl HybridKeySwitching {
         let e = ell + alpha;
         let global = |o: usize| if o < ell { o } else { l + o - ell };
         let digits = self.digits(ell);
-        let mut up = ConvConstants {
+        let mut up = BConvConstants {
             in_add: vec![0; ell],
             in_inv: Vec::with_capacity(ell),
             matrix: vec![0; digits.len() * e * d],
@@ -954,20 +954,20 @@ impl HybridKeySwitching {
             digit_q: vec![0; digits.len() * e],
         };
         for (j, range) in digits.iter().enumerate() {
-            let conv = &inner.mod_up[range.end - 1];
+            let bconv = &inner.mod_up[range.end - 1];
             up.in_inv
-                .extend_from_slice(conv.ibase().inv_punctured_product_mod_base());
+                .extend_from_slice(bconv.ibase().inv_punctured_product_mod_base());
             for o in 0..e {
                 for i in 0..range.len() {
-                    up.matrix[(j * e + o) * d + i] = conv.base_change_entry(global(o), i);
+                    up.matrix[(j * e + o) * d + i] = bconv.base_change_entry(global(o), i);
                 }
-                up.digit_q[j * e + o] = conv.q_mod_output(global(o));
+                up.digit_q[j * e + o] = bconv.q_mod_output(global(o));
             }
         }
-        let down_conv = &inner.mod_down;
-        let mut down = ConvConstants {
+        let down_bconv = &inner.mod_down;
+        let mut down = BConvConstants {
             in_add: inner.half_p_mod[l..].to_vec(),
-            in_inv: down_conv.ibase().inv_punctured_product_mod_base().to_vec(),
+            in_inv: down_bconv.ibase().inv_punctured_product_mod_base().to_vec(),
             matrix: vec![0; ell * alpha],
             out_add: (0..ell)
                 .map(|i| inner.moduli[i].value() - inner.half_p_mod[i])
@@ -976,7 +976,7 @@ impl HybridKeySwitching {
         };
         for o in 0..ell {
             for k in 0..alpha {
-                down.matrix[o * alpha + k] = down_conv.base_change_entry(o, k);
+                down.matrix[o * alpha + k] = down_bconv.base_change_entry(o, k);
             }
         }
         LevelConstants {
@@ -1004,18 +1004,18 @@ impl HybridKeySwitching {
         let mut matrix = vec![0; (ell - 1) * d];
         for o in 0..ell - 1 {
             for k in 0..d {
-                matrix[o * d + k] = r.conv.base_change_entry(o, k);
+                matrix[o * d + k] = r.bconv.base_change_entry(o, k);
             }
         }
         RescaleConstants {
             in_moduli: globals.iter().map(|&g| inner.moduli[g]).collect(),
             in_ntt: globals.iter().map(|&g| inner.ntt[g].clone()).collect(),
-            conv: ConvConstants {
+            bconv: BConvConstants {
                 in_add: vec![0; d],
-                in_inv: r.conv.ibase().inv_punctured_product_mod_base().to_vec(),
+                in_inv: r.bconv.ibase().inv_punctured_product_mod_base().to_vec(),
                 matrix,
                 out_add: vec![0; ell - 1],
-                digit_q: (0..ell - 1).map(|i| r.conv.q_mod_output(i)).collect(),
+                digit_q: (0..ell - 1).map(|i| r.bconv.q_mod_output(i)).collect(),
             },
             inv: r.inv.clone(),
         }
@@ -1145,15 +1145,15 @@ impl HybridRelinKeys {
     pub fn from_relin_keys(ks: &HybridKeySwitching, relin_keys: &RelinKeys) -> Result<Self> {
         let inner = &ks.inner;
         if inner.moduli.len() != inner.data_size + 1 || inner.digit_size != 1 {
-            return Err(Error::InvalidParameters(
-                "from_relin_keys: SEAL keys are hybrid keys only for α = 1, dnum = L".into(),
+            return Err(Error::invalid_parameters(Parameter::KeySwitching,
+                "from_relin_keys: SEAL keys are hybrid keys only for α = 1, dnum = L",
             ));
         }
         super::valcheck::check_relin_keys_level(relin_keys, &inner.context)?;
         let kv = relin_keys
             .0
             .key(RelinKeys::get_index(2))
-            .ok_or_else(|| Error::MissingKey("not enough relinearization keys".into()))?;
+            .ok_or_else(|| Error::missing_key(KeyKind::Relin, "not enough relinearization keys"))?;
         let words = 2 * inner.moduli.len() * ks.n();
         if kv.len() != inner.data_size || kv.iter().any(|pk| pk.data.data.len() != words) {
             return Err(Error::NotValidForParams(
@@ -1200,8 +1200,8 @@ impl HybridGaloisKeys {
     pub fn from_galois_keys(ks: &HybridKeySwitching, galois_keys: &GaloisKeys) -> Result<Self> {
         let inner = &ks.inner;
         if inner.moduli.len() != inner.data_size + 1 || inner.digit_size != 1 {
-            return Err(Error::InvalidParameters(
-                "from_galois_keys: SEAL keys are hybrid keys only for α = 1, dnum = L".into(),
+            return Err(Error::invalid_parameters(Parameter::KeySwitching,
+                "from_galois_keys: SEAL keys are hybrid keys only for α = 1, dnum = L",
             ));
         }
         if galois_keys.0.parms_id != inner.context.key_parms_id() {
@@ -1251,9 +1251,9 @@ impl HybridGaloisKeys {
     /// `MissingKey` if no key for `galois_elt` is present, or if it was limited to lower levels
     /// ([`KeyGenerator::create_hybrid_galois_keys_for_levels`]).
     pub fn key_at(&self, galois_elt: u32, level_size: usize) -> Result<&HybridKSwitchKey> {
-        let key = self.key(galois_elt).ok_or_else(|| Error::MissingKey(format!("Galois key not present for galois_elt {galois_elt}")))?;
+        let key = self.key(galois_elt).ok_or_else(|| Error::missing_key(KeyKind::galois(galois_elt), format!("Galois key not present for galois_elt {galois_elt}")))?;
         if level_size > key.data_limbs {
-            return Err(Error::MissingKey(format!(
+            return Err(Error::missing_key(KeyKind::galois(galois_elt), format!(
                 "the Galois key for galois_elt {galois_elt} serves levels of at most {} data primes, not {level_size}",
                 key.data_limbs
             )));

@@ -136,8 +136,8 @@ impl KeyGenerator {
 
     fn check_keyswitching(&self) -> Result<()> {
         if !self.context.using_keyswitching() {
-            return Err(Error::InvalidParameters(
-                "keyswitching is not supported by the context (coeff_modulus has one prime)".into(),
+            return Err(Error::invalid_parameters(crate::Parameter::CoeffModulus,
+                "keyswitching is not supported by the context (coeff_modulus has one prime)",
             ));
         }
         Ok(())

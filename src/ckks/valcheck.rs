@@ -403,6 +403,11 @@ pub fn is_scale_within_bounds(scale: f64, cd: &ContextData) -> bool {
     is_positive_normal(scale) && (scale.log2() as i64) < cd.total_coeff_modulus_bit_count() as i64
 }
 
+/// [`Error::ParmsMismatch`] of objects at `a` and `b`, with their chain indices in `ctx`.
+pub(crate) fn parms_mismatch(ctx: &Context, a: &ParmsId, b: &ParmsId, context: &str) -> Error {
+    Error::parms_mismatch(ctx.chain_index_of(a), ctx.chain_index_of(b), context)
+}
+
 /// Error unless [`is_scale_within_bounds`].
 ///
 /// # Errors
@@ -412,7 +417,7 @@ pub fn check_scale(scale: f64, cd: &ContextData, what: &str) -> Result<()> {
     if is_scale_within_bounds(scale, cd) {
         Ok(())
     } else {
-        Err(Error::ScaleOutOfBounds(format!(
+        Err(Error::scale_out_of_bounds(scale, 2f64.powi(cd.total_coeff_modulus_bit_count() as i32), format!(
             "{what}: scale {scale:e} ({:.1} bits) is not below the {}-bit coefficient modulus of the level",
             scale.log2(),
             cd.total_coeff_modulus_bit_count()
@@ -627,7 +632,7 @@ mod tests {
         assert!(check_scale(2f64.powi(69), cd, "multiply").is_ok());
         assert!(matches!(
             check_scale(2f64.powi(70), cd, "multiply"),
-            Err(Error::ScaleOutOfBounds(m)) if m.starts_with("multiply: ")
+            Err(Error::ScaleOutOfBounds { context: m, .. }) if m.starts_with("multiply: ")
         ));
         assert!(!is_scale_within_bounds(0.0, cd));
         assert!(are_same_scale(

@@ -1,7 +1,7 @@
 //! `xehe bench`: the paper's evaluation (§VI). `routines` times the composite routines of
 //! Fig. 9/17 — MulLin, MulLinRS, SqrLinRS, MulLinRSModSwAdd, Rotate — on one backend, with the
 //! NTT share of each from the kernel profiler when it runs on a GPU; `ntt` times the NTT (the
-//! CPU NTT here; the GPU sweep is [`crate::device::cuda::ntt_check`]).
+//! CPU NTT here; the GPU sweep is [`crate::device::ntt_family::cuda_check`]).
 
 use crate::device::{DeviceResident, Queue};
 use crate::math::ntt::NttTables;
@@ -224,7 +224,7 @@ pub fn time_routine(setup: &RoutineSetup, routine: Routine, reps: usize) -> Resu
     })
 }
 
-pub use crate::device::ntt_timing::NttTiming;
+pub use crate::device::ntt_family::timing::NttTiming;
 
 /// The CPU NTT (one 60-bit prime, one thread, SEAL's tables) for each `log_n`, `reps`
 /// repetitions, checked to round-trip.

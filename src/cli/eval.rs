@@ -157,7 +157,7 @@ impl EvalJob {
                     .ok()
                     .and_then(|c| BootstrappingParameters::for_context(&c).ok());
                 match preset {
-                    Some(p) => Error::InvalidParameters(format!(
+                    Some(p) => Error::invalid_parameters(e.parameter().unwrap_or(crate::Parameter::CoeffModulus), format!(
                         "{e}; these are the parameters of the bootstrapping preset {}: give --bootstrap-keys (from `xehe keygen bootstrap`) to use them",
                         p.name
                     )),

@@ -23,7 +23,7 @@
 //! Errors carry the 1-based column of the offending token ([`Error::Located`]).
 
 use crate::circuits::bootstrapping::Bootstrapper;
-use crate::{Ciphertext, Error, Evaluator, GaloisKeys, Plaintext, RelinKeys, Result};
+use crate::{Ciphertext, Error, Evaluator, KeyKind, GaloisKeys, Plaintext, RelinKeys, Result};
 use std::collections::HashMap;
 
 /// A binary operator.
@@ -486,17 +486,17 @@ impl Env<'_> {
         }
         let x = self.cipher(&args[0])?;
         let ev = self.evaluator;
-        let galois = || required(self.galois_keys, column, || format!("{name} needs Galois keys (--galois-keys)"));
+        let galois = || required(self.galois_keys, column, KeyKind::Galois { galois_elt: None, step: None }, || format!("{name} needs Galois keys (--galois-keys)"));
         located(column, match name {
             "square" => ev.square(&x),
             "relin" => {
-                let rk = required(self.relin_keys, column, || {
+                let rk = required(self.relin_keys, column, KeyKind::Relin, || {
                     "relin needs relinearization keys (--relin-keys)".into()
                 })?;
                 ev.relinearize(&x, rk)
             }
             "rescale" => ev.rescale_to_next(&x),
-            "bootstrap" => required(self.bootstrapper, column, || {
+            "bootstrap" => required(self.bootstrapper, column, KeyKind::Circuit, || {
                 "bootstrap needs bootstrapping keys (--bootstrap-keys)".into()
             })?
             .bootstrap(&x),
@@ -513,8 +513,8 @@ fn located(column: usize, r: Result<Ciphertext>) -> Result<Value> {
 }
 
 /// `key`, or a `MissingKey` error at `column` saying which option gives it.
-fn required<T>(key: Option<&T>, column: usize, message: impl FnOnce() -> String) -> Result<&T> {
-    key.ok_or_else(|| at(column, Error::MissingKey(message())))
+fn required<T>(key: Option<&T>, column: usize, kind: KeyKind, message: impl FnOnce() -> String) -> Result<&T> {
+    key.ok_or_else(|| at(column, Error::missing_key(kind, message())))
 }
 
 /// The step of `rotate(x, k)`: an integer literal that fits an `i32`, else an error at its

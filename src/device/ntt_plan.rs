@@ -6,7 +6,13 @@
 //! [`NttLaunch`]es: a kernel name, the device tables it reads after `data`, its scalar
 //! arguments, and a one-dimensional geometry of `groups` work-groups of `local` work-items
 //! (CUDA: blocks and threads).
+//!
+//! The evaluator runs [`NttVariant::Radix8`] and [`NttVariant::Radix8Cluster`] (through
+//! [`NttVariant::Auto`]); the other variants are the seeds' NTT family, whose own launch
+//! sequences are [`crate::device::ntt_family::plan`].
 
+use super::ntt_family::plan as family;
+pub use super::ntt_family::plan::{four_step_split, L2_CHUNK_BYTES, SINGLE_BLOCK_MAX_LOG_N};
 use crate::{Error, Result};
 
 /// NTT kernel variants, selectable by name for benchmarks.
@@ -66,10 +72,6 @@ pub enum NttVariant {
     Auto,
 }
 
-/// Bytes of data one chunk of [`NttVariant::Radix8L2`] covers at most (the H100 has 50 MB of
-/// L2, in two halves; the chunk is transformed in place, so this is its whole footprint).
-pub const L2_CHUNK_BYTES: usize = 16 << 20;
-
 /// The evaluator's NTT variant by size, from evaluator A/B runs (measured: BENCHMARKS.md, NTT;
 /// H100, 60-bit primes): `(log2 N, min_rows, variant)`; for N = 2^log_n and `rows` rows the
 /// last entry with that `log2 N` and `min_rows <= rows` applies, [`EVAL_NTT_DEFAULT`] when none
@@ -93,21 +95,9 @@ pub const EVAL_NTT_CHOICE: &[(u32, usize, NttVariant)] = &[
 /// The evaluator's NTT variant where [`EVAL_NTT_CHOICE`] has no entry.
 pub const EVAL_NTT_DEFAULT: NttVariant = NttVariant::Radix8;
 
-/// Largest N of [`NttVariant::SingleBlock`], log2.
-pub const SINGLE_BLOCK_MAX_LOG_N: u32 = 11;
 /// Largest N of [`NttVariant::Radix8Cluster`], log2: 16 tiles of 4096 words, Hopper's largest
 /// (non-portable) cluster.
 pub const CLUSTER_MAX_LOG_N: u32 = 16;
-/// Largest row length N2 of [`NttVariant::FourStep`], log2.
-const FOUR_STEP_MAX_LOG_N2: u32 = 12;
-
-/// The split N = N1 × N2 of [`NttVariant::FourStep`]: `(log2 N1, log2 N2)` with
-/// N2 = min(N/2, 4096) and N1 = N / N2 (so N1 ≤ N2 for N ≤ 2^24).
-pub fn four_step_split(log_n: u32) -> (u32, u32) {
-    let log_n2 = (log_n - 1).min(FOUR_STEP_MAX_LOG_N2);
-    (log_n - log_n2, log_n2)
-}
-
 impl NttVariant {
     /// All portable variants (CUDA and OpenCL).
     pub const ALL: [NttVariant; 12] = [
@@ -196,7 +186,7 @@ impl NttVariant {
     pub fn supports(self, log_n: u32) -> bool {
         match self {
             NttVariant::SingleBlock => (3..=SINGLE_BLOCK_MAX_LOG_N).contains(&log_n),
-            NttVariant::FourStep => (3..=2 * FOUR_STEP_MAX_LOG_N2).contains(&log_n),
+            NttVariant::FourStep => (3..=2 * family::FOUR_STEP_MAX_LOG_N2).contains(&log_n),
             NttVariant::Radix8Cluster => (3..=CLUSTER_MAX_LOG_N).contains(&log_n),
             NttVariant::Auto => Self::eval_choice(log_n, 1).supports(log_n),
             _ => (3..=30).contains(&log_n),
@@ -372,7 +362,7 @@ pub struct NttLaunch {
 
 /// One step of a plan: which kernel does which rounds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Step {
+pub(in crate::device) enum Step {
     /// One radix-2 round with `2^log_m` blocks; `last` adds the final reduction (forward).
     Radix2 { log_m: u32, last: bool },
     /// `log_r` rounds from `2^log_m` blocks (forward: up; inverse: down), radix 2^`log_r`.
@@ -462,9 +452,7 @@ impl NttPlan {
                 variant.name()
             )));
         }
-        let chunk_rows = (variant == NttVariant::Radix8L2).then(|| {
-            (L2_CHUNK_BYTES >> (log_n + 3)).max(1)
-        });
+        let chunk_rows = family::chunk_rows(variant, log_n);
         Ok(NttPlan {
             log_n,
             k,
@@ -526,10 +514,7 @@ impl NttPlan {
     /// Words per SLM tile (`XEHE_SLM_TILE`): N, capped by the variant's maximum; for the
     /// four-step variant the row length N2.
     pub fn tile(&self) -> usize {
-        match self.variant {
-            NttVariant::FourStep => 1 << four_step_split(self.log_n).1,
-            _ => self.n().min(self.tile_max),
-        }
+        family::tile(self.variant, self.log_n).unwrap_or_else(|| self.n().min(self.tile_max))
     }
 
     /// Compile-time defines of the NTT program (`-D NAME=VALUE`).
@@ -598,54 +583,15 @@ impl NttPlan {
             log_m: split,
             mode: self.slm_mode(),
         };
+        if let Some(s) = family::steps(self.variant, dir, log_n, split, self.slm_mode()) {
+            return s;
+        }
         let mut s = Vec::new();
         match (dir, self.variant) {
-            (NttDirection::Forward, NttVariant::Naive) => {
-                s.extend((0..log_n).map(|lm| Step::Radix2 {
-                    log_m: lm,
-                    last: lm == log_n - 1,
-                }));
-            }
-            (NttDirection::Inverse, NttVariant::Naive) => {
-                s.extend((0..log_n).rev().map(|lm| Step::Radix2 {
-                    log_m: lm,
-                    last: false,
-                }));
-            }
             (_, NttVariant::Radix8Cluster) => s.push(Step::Cluster {
                 log_m: split,
                 mode: self.slm_mode(),
             }),
-            (_, NttVariant::FourStep) => {
-                let log_n1 = four_step_split(log_n).0;
-                s.push(Step::Columns { log_n1 });
-                s.push(Step::Rows { log_n1 });
-                if dir == NttDirection::Inverse {
-                    s.reverse();
-                }
-            }
-            (NttDirection::Forward, NttVariant::Radix8Reg | NttVariant::Radix8L2) => {
-                let mut lm = 0;
-                for log_r in global_passes(split) {
-                    s.push(Step::Radix { log_m: lm, log_r });
-                    lm += log_r;
-                }
-                s.push(Step::Reg {
-                    log_m: split,
-                    mode: self.slm_mode(),
-                });
-            }
-            (NttDirection::Inverse, NttVariant::Radix8Reg | NttVariant::Radix8L2) => {
-                s.push(slm);
-                let mut top = split;
-                for log_r in global_passes(split).into_iter().rev() {
-                    s.push(Step::Radix {
-                        log_m: top - 1,
-                        log_r,
-                    });
-                    top -= log_r;
-                }
-            }
             (NttDirection::Forward, _) => {
                 let mut lm = 0;
                 while lr > 1 && lm + lr <= split {
@@ -826,15 +772,6 @@ impl NttPlan {
     }
 }
 
-/// The register radices (log2) of the global passes over the first `split` rounds: as few
-/// passes of at most radix 16 as possible, sizes as equal as possible, larger first (5 → 3, 2).
-fn global_passes(split: u32) -> Vec<u32> {
-    let passes = split.div_ceil(4);
-    (0..passes)
-        .map(|i| split / passes + u32::from(i < split % passes))
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1002,102 +939,6 @@ mod tests {
         );
     }
 
-    /// Kernels and scalars of a plan's launches.
-    fn kernels_of(l: &[NttLaunch]) -> Vec<(&'static str, u32)> {
-        l.iter()
-            .map(|l| match l.scalars[2] {
-                ScalarArg::U32(v) => (l.kernel, v),
-                ScalarArg::U64(_) => (l.kernel, u32::MAX),
-            })
-            .collect()
-    }
-
-    #[test]
-    fn radix8_reg_mixed_radix_geometry() {
-        assert_eq!(global_passes(0), Vec::<u32>::new());
-        assert_eq!(global_passes(2), [2]);
-        assert_eq!(global_passes(4), [4]);
-        assert_eq!(global_passes(5), [3, 2]);
-        assert_eq!(global_passes(9), [3, 3, 3]);
-        let fwd = |log_n| {
-            let p = NttPlan::new(log_n, 2, NttVariant::Radix8Reg).unwrap();
-            kernels_of(&p.launches(NttDirection::Forward, 4))
-        };
-        let inv = |log_n| {
-            let p = NttPlan::new(log_n, 2, NttVariant::Radix8Reg).unwrap();
-            kernels_of(&p.launches(NttDirection::Inverse, 4))
-        };
-        // 2^14: one radix-4 pass (rounds 0–1), not two radix-2 launches.
-        assert_eq!(fwd(14), [("ntt_fwd_radix4_u64", 0), ("ntt_fwd_reg_u64", 2)]);
-        assert_eq!(inv(14), [("ntt_inv_slm_u64", 2), ("ntt_inv_radix4_u64", 1)]);
-        // 2^15: one radix-8 pass; 2^16: one radix-16 pass.
-        assert_eq!(fwd(15), [("ntt_fwd_radix8_u64", 0), ("ntt_fwd_reg_u64", 3)]);
-        assert_eq!(fwd(16), [("ntt_fwd_radix16_u64", 0), ("ntt_fwd_reg_u64", 4)]);
-        assert_eq!(inv(16), [("ntt_inv_slm_u64", 4), ("ntt_inv_radix16_u64", 3)]);
-        // 2^17: radix 8 then radix 4 (inverse: radix 4 down from 2^4 blocks, then radix 8).
-        assert_eq!(
-            fwd(17),
-            [
-                ("ntt_fwd_radix8_u64", 0),
-                ("ntt_fwd_radix4_u64", 3),
-                ("ntt_fwd_reg_u64", 5)
-            ]
-        );
-        assert_eq!(
-            inv(17),
-            [
-                ("ntt_inv_slm_u64", 5),
-                ("ntt_inv_radix4_u64", 4),
-                ("ntt_inv_radix8_u64", 2)
-            ]
-        );
-        // The register kernel: one group per 4096-word tile, 256 work-items, radix-8 mode.
-        let p = NttPlan::new(15, 3, NttVariant::Radix8Reg).unwrap();
-        let l = p.launches(NttDirection::Forward, 6);
-        assert_eq!((l[1].groups, l[1].local, l[1].scalars[3]), (48, 256, ScalarArg::U32(3)));
-        assert_eq!((l[0].groups, l[0].local), (96, 256));
-        assert!(l.iter().all(|l| l.row_offset == 0));
-    }
-
-    #[test]
-    fn radix8_l2_chunks_rows_by_prime_cycles() {
-        // Default chunk: 16 MiB of rows = 64 rows of 2^15 words.
-        let p = NttPlan::new(15, 3, NttVariant::Radix8L2).unwrap();
-        assert_eq!(p.chunk_rows, Some(64));
-        // 10 rows in chunks of 4 rows, rounded down to whole cycles of 3 primes: 3,3,3,1.
-        let p = p.with_chunk_rows(Some(4));
-        let l = p.launches(NttDirection::Forward, 10);
-        let offs: Vec<_> = l.iter().map(|l| (l.kernel, l.row_offset, l.groups)).collect();
-        assert_eq!(
-            offs,
-            [
-                ("ntt_fwd_radix8_u64", 0, 48),
-                ("ntt_fwd_reg_u64", 0, 24),
-                ("ntt_fwd_radix8_u64", 3, 48),
-                ("ntt_fwd_reg_u64", 3, 24),
-                ("ntt_fwd_radix8_u64", 6, 48),
-                ("ntt_fwd_reg_u64", 6, 24),
-                ("ntt_fwd_radix8_u64", 9, 16),
-                ("ntt_fwd_reg_u64", 9, 8),
-            ]
-        );
-        // Grouped rows (2 instances per prime): cycles of 6 rows.
-        let l = p.with_chunk_rows(Some(7)).launches_grouped(NttDirection::Inverse, 12, 2);
-        let offs: Vec<_> = l.iter().map(|l| (l.kernel, l.row_offset)).collect();
-        assert_eq!(
-            offs,
-            [
-                ("ntt_inv_slm_u64", 0),
-                ("ntt_inv_radix8_u64", 0),
-                ("ntt_inv_slm_u64", 6),
-                ("ntt_inv_radix8_u64", 6),
-            ]
-        );
-        // Rows within one chunk: the unchunked plan.
-        let one = p.launches(NttDirection::Forward, 3);
-        assert_eq!(one, NttPlan::new(15, 3, NttVariant::Radix8Reg).unwrap().launches(NttDirection::Forward, 3));
-    }
-
     #[test]
     fn eval_choice_table() {
         // The table as measured (evaluator A/B): clusters at 8K-64K, else radix-8.
@@ -1119,51 +960,6 @@ mod tests {
         assert!(!NttVariant::eval_may_use_four_step(16));
         assert_eq!(NttVariant::from_name("auto"), Some(NttVariant::Auto));
         assert!(!NttVariant::ALL.contains(&NttVariant::Auto));
-    }
-
-    #[test]
-    fn names_round_trip_and_shuffle_modes() {
-        for v in NttVariant::ALL {
-            assert_eq!(NttVariant::from_name(v.name()), Some(v));
-        }
-        // SIMD(8,8): 4 shuffle/register rounds, 2 words per work-item; SIMD(32,8): 6 rounds, 8.
-        let p = NttPlan::new(12, 1, NttVariant::Shuffle8).unwrap();
-        let l = p.launches(NttDirection::Forward, 1);
-        assert_eq!(l.last().unwrap().scalars[3], ScalarArg::U32(1 | 4 << 8));
-        assert_eq!(l.last().unwrap().local, 256);
-        let p = NttPlan::new(12, 1, NttVariant::Shuffle32).unwrap();
-        let l = p.launches(NttDirection::Forward, 1);
-        assert_eq!(l.last().unwrap().scalars[3], ScalarArg::U32(1 | 6 << 8));
-        assert_eq!(l.last().unwrap().local, 256);
-        // Tiles under 256 words: no shuffle rounds.
-        let p = NttPlan::new(7, 1, NttVariant::Shuffle8).unwrap();
-        assert_eq!(
-            p.launches(NttDirection::Forward, 1)[0].scalars[3],
-            ScalarArg::U32(1)
-        );
-    }
-
-    #[test]
-    fn four_step_and_single_block() {
-        assert_eq!(four_step_split(16), (4, 12));
-        assert_eq!(four_step_split(10), (1, 9));
-        let p = NttPlan::new(16, 2, NttVariant::FourStep).unwrap();
-        let k: Vec<_> = p
-            .launches(NttDirection::Inverse, 4)
-            .iter()
-            .map(|l| (l.kernel, l.groups, l.tables.len()))
-            .collect();
-        assert_eq!(
-            k,
-            [("ntt_inv_rows_u64", 64, 9), ("ntt_inv_cols_u64", 64, 9)]
-        );
-        assert!(NttPlan::new(11, 1, NttVariant::SingleBlock).is_ok());
-        let e = NttPlan::new(12, 1, NttVariant::SingleBlock).unwrap_err();
-        assert!(e.to_string().contains("single-block"), "{e}");
-        let l = NttPlan::new(8, 1, NttVariant::SingleBlock)
-            .unwrap()
-            .launches(NttDirection::Forward, 3);
-        assert_eq!((l.len(), l[0].groups, l[0].local), (1, 3, 128));
     }
 
     #[test]

@@ -32,39 +32,49 @@ pub struct Tuning {
     pub side_stream: SideStreamMode,
     /// Hybrid key switching's base conversion (`rns_conv_u64`): work-items a launch aims at;
     /// fewer (digit, coefficient) pairs are split in chunks of output limbs until about this
-    /// many run. Default [`CONV_ITEMS`]; at least 1.
-    pub conv_items: usize,
+    /// many run. Default [`BCONV_ITEMS`]; at least 1.
+    pub bconv_items: usize,
     /// The base conversion's coefficients per work-item (`RNS_COEFS`): 1, 2 or 4 (any other
-    /// value counts as the default, [`CONV_COEFS`]).
-    pub conv_coefs: usize,
+    /// value counts as the default, [`BCONV_COEFS`]).
+    pub bconv_coefs: usize,
     /// CUDA only: CTAs of 256 work-items per SM the base conversion's register allocation must
     /// allow (`RNS_MIN_BLOCKS`, 1 to 8; `None` or another value: no bound). Default
-    /// `Some(`[`CONV_MIN_BLOCKS`]`)`.
-    pub conv_min_blocks: Option<usize>,
+    /// `Some(`[`BCONV_MIN_BLOCKS`]`)`.
+    pub bconv_min_blocks: Option<usize>,
 }
 
-/// Default [`Tuning::conv_items`]: 2^17. Fewer work-items mean more outputs per work-item,
+/// Default [`Tuning::bconv_items`]: 2^17. Fewer work-items mean more outputs per work-item,
 /// which amortize its scale step and index arithmetic; 2^17 beat 2^18 and 2^19 for
 /// multiply+relinearize with hybrid keys at N = 2^16 on an H100.
-pub const CONV_ITEMS: usize = 1 << 17;
+pub const BCONV_ITEMS: usize = 1 << 17;
 
-/// Default [`Tuning::conv_coefs`]: each output's constants, row and addresses are worked out once
+/// Default [`Tuning::bconv_coefs`]: each output's constants, row and addresses are worked out once
 /// for two coefficients.
-pub const CONV_COEFS: usize = 2;
+pub const BCONV_COEFS: usize = 2;
 
-/// Default [`Tuning::conv_min_blocks`]: unbounded, the kernel's registers allow two CTAs per SM;
+/// Default [`Tuning::bconv_min_blocks`]: unbounded, the kernel's registers allow two CTAs per SM;
 /// the bound of three costs a small spill and still wins: on an H100 at N = 2^16 with hybrid
 /// keys the hoisted batch of 16 rotations, multiply+relinearize and one rotation were all
 /// faster with it than with no bound.
-pub const CONV_MIN_BLOCKS: usize = 3;
+pub const BCONV_MIN_BLOCKS: usize = 3;
+
+/// [`BCONV_ITEMS`] under its former name.
+#[deprecated(note = "renamed: BCONV_ITEMS")]
+pub const CONV_ITEMS: usize = BCONV_ITEMS;
+/// [`BCONV_COEFS`] under its former name.
+#[deprecated(note = "renamed: BCONV_COEFS")]
+pub const CONV_COEFS: usize = BCONV_COEFS;
+/// [`BCONV_MIN_BLOCKS`] under its former name.
+#[deprecated(note = "renamed: BCONV_MIN_BLOCKS")]
+pub const CONV_MIN_BLOCKS: usize = BCONV_MIN_BLOCKS;
 
 impl Default for Tuning {
     fn default() -> Self {
         Tuning {
             side_stream: SideStreamMode::On,
-            conv_items: CONV_ITEMS,
-            conv_coefs: CONV_COEFS,
-            conv_min_blocks: Some(CONV_MIN_BLOCKS),
+            bconv_items: BCONV_ITEMS,
+            bconv_coefs: BCONV_COEFS,
+            bconv_min_blocks: Some(BCONV_MIN_BLOCKS),
         }
     }
 }
@@ -72,9 +82,15 @@ impl Default for Tuning {
 impl Tuning {
     /// The base conversion's settings as launched: `(work-items ≥ 1, coefficients per work-item
     /// ∈ {1, 2, 4}, CTAs per SM ∈ 1..=8 or no bound)`.
+    pub fn bconv(&self) -> (usize, usize, Option<usize>) {
+        let coefs = if matches!(self.bconv_coefs, 1 | 2 | 4) { self.bconv_coefs } else { BCONV_COEFS };
+        (self.bconv_items.max(1), coefs, self.bconv_min_blocks.filter(|b| (1..=8).contains(b)))
+    }
+
+    /// [`bconv`](Self::bconv) under its former name.
+    #[deprecated(note = "renamed: Tuning::bconv")]
     pub fn conv(&self) -> (usize, usize, Option<usize>) {
-        let coefs = if matches!(self.conv_coefs, 1 | 2 | 4) { self.conv_coefs } else { CONV_COEFS };
-        (self.conv_items.max(1), coefs, self.conv_min_blocks.filter(|b| (1..=8).contains(b)))
+        self.bconv()
     }
 }
 
@@ -96,9 +112,9 @@ mod tests {
     use super::*;
 
     #[test]
-    fn conv_settings_are_clamped_to_what_the_kernel_compiles() {
-        let t = Tuning { conv_items: 0, conv_coefs: 3, conv_min_blocks: Some(9), ..Tuning::default() };
-        assert_eq!(t.conv(), (1, CONV_COEFS, None));
-        assert_eq!(Tuning::default().conv(), (CONV_ITEMS, CONV_COEFS, Some(CONV_MIN_BLOCKS)));
+    fn bconv_settings_are_clamped_to_what_the_kernel_compiles() {
+        let t = Tuning { bconv_items: 0, bconv_coefs: 3, bconv_min_blocks: Some(9), ..Tuning::default() };
+        assert_eq!(t.bconv(), (1, BCONV_COEFS, None));
+        assert_eq!(Tuning::default().bconv(), (BCONV_ITEMS, BCONV_COEFS, Some(BCONV_MIN_BLOCKS)));
     }
 }

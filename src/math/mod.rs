@@ -1,6 +1,5 @@
 //! Word-size modular arithmetic, primes, NTT and RNS: the layers under CKKS (zq → ntt → rns).
 pub mod base_conv;
-pub mod matrix_ntt;
 pub mod modulus;
 pub mod ntt;
 pub mod poly;
@@ -14,3 +13,4 @@ pub mod generalized_barrett;
 pub mod shivdikar {
     pub use super::generalized_barrett::GeneralizedBarrett as ShivdikarBarrett;
 }
+

@@ -66,7 +66,7 @@ fn polynomial(
         cd.coeff_modulus()
             .last()
             .map(|m| m.value() as f64)
-            .ok_or_else(|| Error::InvalidParameters("empty coeff_modulus".into()))
+            .ok_or_else(|| Error::invalid_parameters(crate::Parameter::CoeffModulus, "empty coeff_modulus"))
     };
     let q1 = q(&pid)?;
     let c3z = ev.rescale_to_next(
@@ -81,7 +81,7 @@ fn polynomial(
         ev.rescale_to_next(&ev.multiply_plain(z, &encoder.encode_f64_constant(c1, pid, s1)?)?)?;
     linear = ev.mod_switch_to_next(&linear)?;
     if ((linear.scale() - cube.scale()) / cube.scale()).abs() > 1e-9 {
-        return Err(Error::ScaleMismatch(format!(
+        return Err(Error::scale_mismatch(linear.scale(), cube.scale(), format!(
             "demo polynomial: {} vs {}",
             linear.scale(),
             cube.scale()

@@ -111,13 +111,13 @@ impl<'a> Trainer<'a> {
             )));
         }
         if boot.output_level() < ITERATION_DEPTH + 1 {
-            return Err(Error::InvalidParameters(format!(
+            return Err(Error::invalid_parameters(crate::Parameter::Levels, format!(
                 "HELR: an iteration needs {ITERATION_DEPTH} levels after the unpacking level; the bootstrapping parameters leave {}",
                 boot.output_level()
             )));
         }
         if boot.keys().params().log_slots as usize != (2 * layout.block).trailing_zeros() as usize {
-            return Err(Error::InvalidParameters(format!(
+            return Err(Error::invalid_parameters(crate::Parameter::Slots, format!(
                 "HELR: the bootstrapper packs 2^{} slots, the weights' period is {}: use parameters `with_log_slots({})`",
                 boot.keys().params().log_slots,
                 2 * layout.block,
@@ -182,7 +182,7 @@ impl<'a> Trainer<'a> {
     /// Set `ct`'s scale to `target` when they differ only by float rounding.
     fn snap(ct: &mut Ciphertext, target: f64) -> Result<()> {
         if relative(ct.scale(), target) > 1e-12 {
-            return Err(Error::ScaleMismatch(format!(
+            return Err(Error::scale_mismatch(ct.scale(), target, format!(
                 "HELR: scale 2^{:.6} where 2^{:.6} was planned",
                 ct.scale().log2(),
                 target.log2()

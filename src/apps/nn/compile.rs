@@ -359,7 +359,7 @@ impl Compiler<'_> {
             return Ok(r);
         }
         if self.budget.bootstrap_level < levels {
-            return Err(Error::InvalidParameters(format!(
+            return Err(Error::invalid_parameters(crate::Parameter::Levels, format!(
                 "node '{node}' needs {levels} levels; the parameters leave {} after a bootstrap: use parameters with more user levels (`--preset n16-dense` leaves 10; an insecure preset gets them by `apps::nn::parameters_for`; from Rust `BootstrappingParameters::with_user_levels`)",
                 self.budget.bootstrap_level
             )));

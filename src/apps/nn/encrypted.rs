@@ -177,7 +177,7 @@ impl<'a> Inference<'a> {
         let ctx = boot.context();
         let encoder = Arc::new(CkksEncoder::new(ctx)?);
         if encoder.slot_count() != plan.slots || plan.steps.iter().any(|s| matches!(s.step, Step::Bootstrap { .. }) && s.level != boot.output_level()) {
-            return Err(Error::InvalidParameters("the plan was compiled for other parameters than the bootstrapper's".into()));
+            return Err(Error::invalid_parameters(crate::Parameter::Bootstrapping, "the plan was compiled for other parameters than the bootstrapper's"));
         }
         let evictor: std::sync::Weak<dyn crate::device::budget::Evict> = Arc::downgrade(&cache) as std::sync::Weak<dyn crate::device::budget::Evict>;
         crate::device::budget::register_evictor(evictor);

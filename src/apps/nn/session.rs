@@ -78,7 +78,7 @@ pub fn run(opts: &InferOptions, queue: Option<&crate::Queue>, device: &str, prog
     let encoder = CkksEncoder::new(&ctx)?;
     let encryptor = Encryptor::with_secret_key(&ctx, kg.secret_key())?;
     let decryptor = Decryptor::new(&ctx, kg.secret_key())?;
-    let id = ctx.context_data_at(plan.input_level).ok_or_else(|| Error::InvalidParameters("input level".into()))?.parms_id();
+    let id = ctx.context_data_at(plan.input_level).ok_or_else(|| Error::invalid_parameters(crate::Parameter::Levels, "input level"))?.parms_id();
     let mut report = InferReport {
         model: opts.model.display().to_string(),
         operators: net.graph.op_counts(),

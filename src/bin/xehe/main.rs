@@ -853,7 +853,7 @@ fn ntt(log_ns: &[u32], reps: usize, device: &DeviceChoice, format: &Format) -> R
         {
             let pb = spinner("NTT kernels: check and sweep");
             let probe = KernelCacheProbe::now();
-            let report = xehe::device::cuda::ntt_check::run(ordinal)?;
+            let report = xehe::device::ntt_family::cuda_check::run(ordinal)?;
             pb.finish_and_clear();
             let l = format!("kernels: {}", probe.report(&dev.used));
             if table {

@@ -192,7 +192,7 @@ impl Bootstrapper {
     /// the stage's diagonals were encoded for that scale.
     fn check_stage_scale(ct: &Ciphertext, want: f64, stage: &str) -> Result<()> {
         if (ct.scale() / want - 1.0).abs() > 1e-9 {
-            return Err(Error::ScaleMismatch(format!(
+            return Err(Error::scale_mismatch(ct.scale(), want, format!(
                 "{stage}: input scale 2^{:.4} is not the stage's 2^{:.4}",
                 ct.scale().log2(),
                 want.log2()
@@ -233,7 +233,7 @@ impl Bootstrapper {
         let raise = self.plan.raise_scale;
         let max = self.max_input_scale_at(level)?;
         if !(scale.is_finite() && scale > 0.0 && scale <= max) {
-            return Err(Error::ScaleOutOfBounds(format!(
+            return Err(Error::scale_out_of_bounds(scale, max, format!(
                 "bootstrap: scale 2^{:.2} at chain index {level} is above 2^{:.2}, the largest this level accepts (q_0 / 2^{}{}); rescale first",
                 scale.log2(),
                 max.log2(),
@@ -305,7 +305,7 @@ impl Bootstrapper {
         let mut it = cur.into_iter();
         match (it.next(), it.next()) {
             (Some(re), Some(im)) => Ok((re, im)),
-            _ => Err(Error::InvalidParameters("CoeffsToSlots: the last level must have two outputs".into())),
+            _ => Err(Error::invalid_parameters(crate::Parameter::Bootstrapping, "CoeffsToSlots: the last level must have two outputs")),
         }
     }
 

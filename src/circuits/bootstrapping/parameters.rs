@@ -172,7 +172,7 @@ impl BootstrappingParameters {
     pub fn with_log_slots(&self, log_slots: u32) -> Result<Self> {
         let (c, s) = (self.coeffs_to_slots_bits.len(), self.slots_to_coeffs_bits.len());
         if (log_slots as usize) < c.max(s) || log_slots + 1 > self.log_n {
-            return Err(Error::InvalidParameters(format!(
+            return Err(Error::invalid_parameters(crate::Parameter::Slots, format!(
                 "log_slots = {log_slots}: needs {}..={} for these levels",
                 c.max(s),
                 self.log_n - 1
@@ -198,7 +198,7 @@ impl BootstrappingParameters {
     /// `InvalidParameters` for `levels == 0`.
     pub fn with_user_levels(&self, levels: usize) -> Result<Self> {
         if levels == 0 {
-            return Err(Error::InvalidParameters("user levels: at least one is needed".into()));
+            return Err(Error::invalid_parameters(crate::Parameter::Levels, "user levels: at least one is needed"));
         }
         let mut p = self.clone();
         let bits = self.user_bits.first().copied().unwrap_or(40);
@@ -272,7 +272,7 @@ impl BootstrappingParameters {
     /// # Errors
     /// `InvalidParameters` naming the mismatch.
     pub fn validate(&self) -> Result<()> {
-        let bad = |m: String| Err(Error::InvalidParameters(format!("bootstrapping parameters {}: {m}", self.name)));
+        let bad = |m: String| Err(Error::invalid_parameters(crate::Parameter::Bootstrapping, format!("bootstrapping parameters {}: {m}", self.name)));
         if !(4..=17).contains(&self.log_n) {
             return bad(format!("log N = {} is outside 4..=17", self.log_n));
         }
@@ -351,7 +351,7 @@ impl BootstrappingParameters {
                 }
             }
         }
-        Err(Error::InvalidParameters(format!(
+        Err(Error::invalid_parameters(crate::Parameter::Bootstrapping, format!(
             "no bootstrapping preset has these parameters (N = {}, {} primes); presets: {}",
             key.n(),
             key.coeff_modulus().len(),

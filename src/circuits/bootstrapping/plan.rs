@@ -69,7 +69,7 @@ impl Plan {
         params.validate()?;
         let want = params.encryption_parameters()?;
         if want.coeff_modulus() != ctx.key_context_data().coeff_modulus() {
-            return Err(Error::InvalidParameters(format!(
+            return Err(Error::invalid_parameters(crate::Parameter::Bootstrapping, format!(
                 "the context's coeff_modulus is not the one of the bootstrapping parameters {} (bits {:?})",
                 params.name,
                 params.coeff_modulus_bits()

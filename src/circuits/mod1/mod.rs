@@ -246,7 +246,7 @@ impl EvalMod {
             .chain_index_of(&ct.parms_id())
             .ok_or_else(|| Error::NotValidForParams("EvalMod: ciphertext level".into()))?;
         if level_in < self.depth() {
-            return Err(Error::EndOfModulusChain(format!(
+            return Err(Error::end_of_modulus_chain(level_in, self.depth(), format!(
                 "EvalMod needs {} levels, the ciphertext has {level_in}",
                 self.depth()
             )));

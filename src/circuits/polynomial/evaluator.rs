@@ -92,7 +92,7 @@ impl<'a> PolynomialEvaluator<'a> {
             .ok_or_else(|| Error::NotValidForParams("polynomial evaluation: ciphertext level".into()))?;
         let depth = Self::depth(p);
         if level_x < depth {
-            return Err(Error::EndOfModulusChain(format!(
+            return Err(Error::end_of_modulus_chain(level_x, depth, format!(
                 "polynomial of degree {d} needs {depth} levels, the ciphertext has {level_x}"
             )));
         }

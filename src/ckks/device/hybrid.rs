@@ -3,14 +3,14 @@
 //! cached in the objects themselves (paper §III-H). The kernels that use them are
 //! [`crate::device::gpu::hybrid`], which takes them as plain data.
 
-use crate::ckks::hybrid::{ConvConstants, HybridKSwitchKey, HybridKeySwitching, LevelConstants};
-use crate::device::gpu::hybrid::{ConvSpec, HybridLevelData, HybridLevelSpec, RescaleSpec};
+use crate::ckks::hybrid::{BConvConstants, HybridKSwitchKey, HybridKeySwitching, LevelConstants};
+use crate::device::gpu::hybrid::{BConvSpec, HybridLevelData, HybridLevelSpec, RescaleSpec};
 use crate::device::gpu::{buffer_of, GpuQueue};
 use crate::{ParmsId, Result};
 use std::sync::Arc;
 
-fn conv_spec(c: &ConvConstants) -> ConvSpec<'_> {
-    ConvSpec { in_add: &c.in_add, in_inv: &c.in_inv, matrix: &c.matrix, out_add: &c.out_add, digit_q: &c.digit_q }
+fn bconv_spec(c: &BConvConstants) -> BConvSpec<'_> {
+    BConvSpec { in_add: &c.in_add, in_inv: &c.in_inv, matrix: &c.matrix, out_add: &c.out_add, digit_q: &c.digit_q }
 }
 
 /// `c` as the device layer's plain description.
@@ -22,11 +22,11 @@ fn spec(c: &LevelConstants) -> HybridLevelSpec<'_> {
         ext_moduli: &c.ext_moduli,
         special_moduli: &c.special_moduli,
         special_ntt: &c.special_ntt,
-        mod_up: conv_spec(&c.mod_up),
-        mod_down: conv_spec(&c.mod_down),
+        mod_up: bconv_spec(&c.mod_up),
+        mod_down: bconv_spec(&c.mod_down),
         inv_p: &c.inv_p,
         p_mod: &c.p_mod,
-        rescale: c.rescale.as_ref().map(|r| RescaleSpec { in_moduli: &r.in_moduli, in_ntt: &r.in_ntt, conv: conv_spec(&r.conv), inv: &r.inv }),
+        rescale: c.rescale.as_ref().map(|r| RescaleSpec { in_moduli: &r.in_moduli, in_ntt: &r.in_ntt, bconv: bconv_spec(&r.bconv), inv: &r.inv }),
     }
 }
 
@@ -60,7 +60,7 @@ pub fn hybrid_key<Q: GpuQueue>(q: &Q, key: &HybridKSwitchKey) -> Result<Arc<Q::B
 
 /// A Galois key's words on `q`'s device, each row pre-permuted by the inverse of the
 /// automorphism (`inverse`: the NTT-domain permutation of `galois_elt⁻¹ mod 2N`), as
-/// [`apply_galois_hybrid_many`](crate::device::gpu::hybrid::apply_galois_hybrid_many) reads them; permuted on the host and uploaded on first use,
+/// [`apply_galois_many`](crate::device::gpu::hybrid::apply_galois_many) reads them; permuted on the host and uploaded on first use,
 /// then cached in the key (slot 1; slot 0 is the plain image of relinearization and switching
 /// keys).
 ///

@@ -5,7 +5,7 @@ use super::gpu::GpuOp;
 use super::{check_not_transparent, on_copy, working_copy, Evaluator};
 use crate::ckks::ciphertext::Ciphertext;
 use crate::ckks::plaintext::Plaintext;
-use crate::ckks::valcheck::{are_same_scale, check_ciphertext, check_ntt_form, check_plaintext, check_scale};
+use crate::ckks::valcheck::{parms_mismatch, are_same_scale, check_ciphertext, check_ntt_form, check_plaintext, check_scale};
 use crate::math::modulus::Modulus;
 use crate::math::poly;
 use crate::{Error, Result};
@@ -37,23 +37,21 @@ impl Evaluator {
     fn check_pair(&self, a: &Ciphertext, b: &Ciphertext) -> Result<()> {
         check_ciphertext(a, &self.ctx, "encrypted1", false)?;
         check_ciphertext(b, &self.ctx, "encrypted2", false)?;
-        check_pair_metadata(a, b)
+        check_pair_metadata(&self.ctx, a, b)
     }
 }
 
 /// The checks of `add`/`sub` after each operand's own, on metadata only (also used by the
 /// batched forms): same level, NTT form and scale.
-pub(super) fn check_pair_metadata(a: &Ciphertext, b: &Ciphertext) -> Result<()> {
+pub(super) fn check_pair_metadata(ctx: &crate::Context, a: &Ciphertext, b: &Ciphertext) -> Result<()> {
     if a.parms_id != b.parms_id {
-        return Err(Error::ParmsMismatch(
-            "encrypted1 and encrypted2 parameter mismatch".into(),
-        ));
+        return Err(parms_mismatch(ctx, &a.parms_id, &b.parms_id, "encrypted1 and encrypted2 parameter mismatch"));
     }
     if a.is_ntt_form != b.is_ntt_form {
         return Err(Error::WrongForm("NTT form mismatch".into()));
     }
     if !are_same_scale(a.scale, b.scale) {
-        return Err(Error::ScaleMismatch(format!(
+        return Err(Error::scale_mismatch(a.scale, b.scale, format!(
             "encrypted1 scale {} != encrypted2 scale {}",
             a.scale, b.scale
         )));
@@ -133,12 +131,10 @@ impl Evaluator {
         check_plaintext(pt, &self.ctx, "plain")?;
         check_ntt_form(ct.is_ntt_form)?;
         if ct.parms_id != pt.parms_id {
-            return Err(Error::ParmsMismatch(
-                "encrypted and plain parameter mismatch".into(),
-            ));
+            return Err(parms_mismatch(&self.ctx, &ct.parms_id, &pt.parms_id, "encrypted and plain parameter mismatch"));
         }
         if same_scale && !are_same_scale(ct.scale, pt.scale) {
-            return Err(Error::ScaleMismatch(format!(
+            return Err(Error::scale_mismatch(ct.scale, pt.scale, format!(
                 "encrypted scale {} != plain scale {}",
                 ct.scale, pt.scale
             )));
@@ -278,9 +274,7 @@ impl Evaluator {
         b: &Ciphertext,
     ) -> Result<(std::sync::Arc<crate::ContextData>, f64, usize)> {
         if a.parms_id != b.parms_id {
-            return Err(Error::ParmsMismatch(
-                "encrypted1 and encrypted2 parameter mismatch".into(),
-            ));
+            return Err(parms_mismatch(&self.ctx, &a.parms_id, &b.parms_id, "encrypted1 and encrypted2 parameter mismatch"));
         }
         if !(a.is_ntt_form && b.is_ntt_form) {
             return Err(Error::WrongForm(

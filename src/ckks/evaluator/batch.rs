@@ -15,7 +15,7 @@ use crate::ckks::batch::CiphertextBatch;
 use crate::ckks::ciphertext::Ciphertext;
 use crate::ckks::keys::{GaloisKeys, RelinKeys};
 use crate::ckks::plaintext::Plaintext;
-use crate::ckks::valcheck::{check_ntt_form, check_plaintext, check_relin_keys_level, check_scale, ciphertext_metadata};
+use crate::ckks::valcheck::{parms_mismatch, check_ntt_form, check_plaintext, check_relin_keys_level, check_scale, ciphertext_metadata};
 use crate::device::queue::Queue;
 use crate::{Error, ParmsId, Result};
 use rayon::prelude::*;
@@ -64,9 +64,7 @@ impl Evaluator {
             )));
         }
         if a.parms_id != b.parms_id {
-            return Err(Error::ParmsMismatch(
-                "encrypted1 and encrypted2 parameter mismatch".into(),
-            ));
+            return Err(parms_mismatch(&self.ctx, &a.parms_id, &b.parms_id, "encrypted1 and encrypted2 parameter mismatch"));
         }
         Ok(())
     }
@@ -136,7 +134,7 @@ impl Evaluator {
         sub: bool,
     ) -> Result<CiphertextBatch> {
         self.check_batch_pair(a, b)?;
-        super::arith::check_pair_metadata(&a.header(), &b.header())?;
+        super::arith::check_pair_metadata(&self.ctx, &a.header(), &b.header())?;
         let shape = || {
             Ok(Shape {
                 parms_id: a.parms_id,
@@ -200,9 +198,7 @@ impl Evaluator {
         for p in plains {
             check_plaintext(p, &self.ctx, "plain")?;
             if p.parms_id() != a.parms_id {
-                return Err(Error::ParmsMismatch(
-                    "encrypted and plain parameter mismatch".into(),
-                ));
+                return Err(parms_mismatch(&self.ctx, &a.parms_id, &p.parms_id(), "encrypted and plain parameter mismatch"));
             }
             if p.scale().to_bits() != plains[0].scale().to_bits() {
                 return Err(Error::InvalidArgument(
@@ -303,7 +299,7 @@ impl Evaluator {
     pub fn rescale_to_next_batch(&self, a: &CiphertextBatch) -> Result<CiphertextBatch> {
         let cd = self.check_batch(a, "encrypted")?;
         let next_id = cd.next_parms_id().ok_or_else(|| {
-            Error::EndOfModulusChain("encrypted is already at the last level".into())
+            Error::at_last_level("encrypted is already at the last level")
         })?;
         let next = self.ctx.context_data_for(&next_id, "encrypted")?.clone();
         check_ntt_form(a.is_ntt_form)?;
@@ -496,7 +492,7 @@ mod gpu_impl {
                     BatchOp::Multiply(o) => bt.tensor(i[0], sa, i[1], o.size),
                     BatchOp::Rescale => match &next {
                         Some(next) => bt.rescale(next, i[0], sa),
-                        None => Err(Error::EndOfModulusChain("encrypted".into())),
+                        None => Err(Error::at_last_level("encrypted")),
                     },
                     BatchOp::Relinearize(_) => bt.relinearize3(i[0], &extra[0], key_k),
                     BatchOp::Galois(..) => bt.apply_galois(i[0], &extra[1], &extra[0], key_k),

@@ -5,7 +5,7 @@
 //!
 //! An [`ExtCiphertext`] is `(c0, c1)` over `Q_ℓ ∪ P` standing for `P · ct` (plus key-switching
 //! noise not yet divided by `P`): what a hybrid key switch holds before its ModDown. The baby
-//! steps are hoisted rotations without ModDown ([`Evaluator::rotate_vector_hybrid_many_ext`]):
+//! steps are hoisted rotations without ModDown ([`Evaluator::rotate_vector_many_ext`]):
 //! one ModUp of `c1`, per step the permuted key inner product with `P·σ(c0)` folded in. A giant
 //! step's `Σ diag ⊙ rot` is summed in the extended base against diagonals encoded there too
 //! ([`Evaluator::multiply_plain_sum_ext`]); its rotation ([`Evaluator::rotate_vector_ext`])
@@ -27,6 +27,7 @@ use crate::device::object::host_current;
 use crate::device::queue::Queue;
 use crate::device::state::DeviceBuf;
 use crate::math::modulus::Modulus;
+use crate::ckks::valcheck::parms_mismatch;
 use crate::{Error, Result};
 use rayon::prelude::*;
 
@@ -126,7 +127,7 @@ fn rows_mut<'a>(data: &'a mut [u64], n: usize) -> impl IndexedParallelIterator<I
 impl Evaluator {
     fn check_ext(&self, x: &ExtCiphertext, ks: &HybridKeySwitching, parms_id: &ParmsId) -> Result<()> {
         if &x.ks != ks || &x.parms_id != parms_id {
-            return Err(Error::ParmsMismatch("extended ciphertexts of different levels or key switching".into()));
+            return Err(parms_mismatch(&self.ctx, &x.parms_id, parms_id, "extended ciphertexts of different levels or key switching"));
         }
         Ok(())
     }
@@ -135,6 +136,18 @@ impl Evaluator {
     fn ext_moduli(ks: &HybridKeySwitching, ell: usize) -> Vec<Modulus> {
         let alpha = ks.special_base().0.len();
         (0..ell + alpha).map(|o| ks.ext_modulus(ell, o)).collect()
+    }
+
+    /// [`Evaluator::rotate_vector_many_ext`] under its former name.
+    #[deprecated(note = "renamed: Evaluator::rotate_vector_many_ext (the extended base implies hybrid key switching)")]
+    pub fn rotate_vector_hybrid_many_ext(&self, ct: &Ciphertext, steps: &[i32], keys: &HybridGaloisKeys) -> Result<Vec<ExtCiphertext>> {
+        self.rotate_vector_many_ext(ct, steps, keys)
+    }
+
+    /// [`Evaluator::apply_galois_many_ext`] under its former name.
+    #[deprecated(note = "renamed: Evaluator::apply_galois_many_ext (the extended base implies hybrid key switching)")]
+    pub fn apply_galois_hybrid_many_ext(&self, ct: &Ciphertext, galois_elts: &[u32], keys: &HybridGaloisKeys) -> Result<Vec<ExtCiphertext>> {
+        self.apply_galois_many_ext(ct, galois_elts, keys)
     }
 
     /// Hoisted rotations of `ct` by each of `steps` (`0`: `ct` itself) left in the extended base
@@ -147,13 +160,13 @@ impl Evaluator {
     /// `InvalidArgument` (`|step| ≥ N/2`, size ≠ 2); `MissingKey` for a step without its own key
     /// (no NAF composition here); `NotValidForParams`, `WrongForm` as
     /// [`Evaluator::apply_galois_hybrid`]. `ct` is never changed.
-    pub fn rotate_vector_hybrid_many_ext(&self, ct: &Ciphertext, steps: &[i32], keys: &HybridGaloisKeys) -> Result<Vec<ExtCiphertext>> {
+    pub fn rotate_vector_many_ext(&self, ct: &Ciphertext, steps: &[i32], keys: &HybridGaloisKeys) -> Result<Vec<ExtCiphertext>> {
         let tool = self.ctx.galois_tool();
         let elts = steps.iter().map(|&s| if s == 0 { Ok(1) } else { tool.elt_from_step(s) }).collect::<Result<Vec<u32>>>()?;
-        self.apply_galois_hybrid_many_ext(ct, &elts, keys)
+        self.apply_galois_many_ext(ct, &elts, keys)
     }
 
-    /// [`Evaluator::rotate_vector_hybrid_many_ext`] by Galois elements (`1`: `ct` itself; odd,
+    /// [`Evaluator::rotate_vector_many_ext`] by Galois elements (`1`: `ct` itself; odd,
     /// `< 2N`): any automorphism, e.g. a rotation of the conjugate `conj ∘ rot_b` (element
     /// `2N − 3^b mod 2N`) from the same ModUp as the rotations, with that element's key.
     ///
@@ -161,7 +174,7 @@ impl Evaluator {
     /// `InvalidArgument` (a bad element, size ≠ 2); `MissingKey` for an element without its key;
     /// `NotValidForParams`, `WrongForm` as [`Evaluator::apply_galois_hybrid`]. `ct` is never
     /// changed.
-    pub fn apply_galois_hybrid_many_ext(&self, ct: &Ciphertext, galois_elts: &[u32], keys: &HybridGaloisKeys) -> Result<Vec<ExtCiphertext>> {
+    pub fn apply_galois_many_ext(&self, ct: &Ciphertext, galois_elts: &[u32], keys: &HybridGaloisKeys) -> Result<Vec<ExtCiphertext>> {
         let cd = self.check_hybrid(ct, &keys.ks, "galois_keys")?;
         if ct.size != 2 {
             return Err(Error::InvalidArgument(format!("encrypted size must be 2, is {}", ct.size)));
@@ -219,7 +232,7 @@ impl Evaluator {
     /// Hoisted automorphisms of `ct` multiplied by plaintexts and summed, in the extended base:
     /// for each sum `s`, `Σ_{(i, pt) ∈ sums[s]} pt ⊙ σ_i(ct)`, `σ_i` the automorphism
     /// `galois_elts[i]` (`1`: `ct` itself) — the words of
-    /// [`Evaluator::apply_galois_hybrid_many_ext`] then [`Evaluator::multiply_plain_sum_ext`] of
+    /// [`Evaluator::apply_galois_many_ext`] then [`Evaluator::multiply_plain_sum_ext`] of
     /// each sum. On a CUDA device one ModUp and one pass per four sums (the rotations' inner
     /// products multiplied into the sums as they are made, never stored: double hoisting's baby
     /// steps, Bossuat et al. 2021 §4, with the diagonal products fused); elsewhere those two
@@ -259,7 +272,7 @@ impl Evaluator {
                     return Err(Error::InvalidArgument("hoisted_plain_sums_ext: plaintext not encoded in the extended base at this level".into()));
                 }
                 if p.scale != p0.scale {
-                    return Err(Error::ScaleMismatch("hoisted_plain_sums_ext: terms of different scales".into()));
+                    return Err(Error::scale_mismatch(p.scale, p0.scale, "hoisted_plain_sums_ext: terms of different scales"));
                 }
             }
         }
@@ -278,7 +291,7 @@ impl Evaluator {
                     .collect());
             }
         }
-        let rotated = self.apply_galois_hybrid_many_ext(ct, galois_elts, keys)?;
+        let rotated = self.apply_galois_many_ext(ct, galois_elts, keys)?;
         sums.iter()
             .map(|sum| {
                 let terms: Vec<(&ExtCiphertext, &Plaintext)> = sum.iter().map(|&(i, p)| (&rotated[i], p)).collect();
@@ -304,7 +317,7 @@ impl Evaluator {
                 return Err(Error::InvalidArgument("multiply_plain_sum_ext: plaintext not encoded in the extended base at this level".into()));
             }
             if x.scale * p.scale != scale {
-                return Err(Error::ScaleMismatch("multiply_plain_sum_ext: terms of different scales".into()));
+                return Err(Error::scale_mismatch(x.scale * p.scale, scale, "multiply_plain_sum_ext: terms of different scales"));
             }
         }
         let out = |data| ExtCiphertext { data, scale, ..(*x0).clone_meta() };
@@ -353,7 +366,7 @@ impl Evaluator {
     pub fn rotate_vector_ext_add(&self, x: &ExtCiphertext, step: i32, keys: &HybridGaloisKeys, sum: &ExtCiphertext) -> Result<ExtCiphertext> {
         self.check_ext(sum, &x.ks, &x.parms_id)?;
         if sum.scale != x.scale {
-            return Err(Error::ScaleMismatch("rotate_vector_ext_add: scale mismatch".into()));
+            return Err(Error::scale_mismatch(x.scale, sum.scale, "rotate_vector_ext_add: scale mismatch"));
         }
         self.rotate_ext_into(x, step, keys, Some(sum))
     }
@@ -406,7 +419,7 @@ impl Evaluator {
     pub fn add_ext(&self, a: &ExtCiphertext, b: &ExtCiphertext) -> Result<ExtCiphertext> {
         self.check_ext(b, &a.ks, &a.parms_id)?;
         if a.scale != b.scale {
-            return Err(Error::ScaleMismatch("add_ext: scale mismatch".into()));
+            return Err(Error::scale_mismatch(a.scale, b.scale, "add_ext: scale mismatch"));
         }
         if let Some(q) = a.queue().or(b.queue()).cloned() {
             return Ok(ExtCiphertext { data: self.ext_gpu(&q, ExtOp::Add(a, b))?.remove(0), ..a.clone_meta() });
@@ -574,13 +587,13 @@ mod gpu_impl {
                     let k: Vec<&Q::Buf> = ks_tabs.iter().map(|(k, _, _)| &**k).collect();
                     let t: Vec<&Q::Buf> = ks_tabs.iter().map(|(_, t, _)| &**t).collect();
                     let rows = ks_tabs.first().map_or(0, |(_, _, r)| *r);
-                    let mut rotated = if rot.is_empty() { Vec::new() } else { dh::rotations_ext(cq, &l, &h, &buf, &t, (&k, rows))? }.into_iter();
+                    let mut rotated = if rot.is_empty() { Vec::new() } else { dh::rotations(cq, &l, &h, &buf, &t, (&k, rows))? }.into_iter();
                     let ell = l.k();
                     let p_mod = keys.ks.p_mod_q(ell);
                     elts.iter()
                         .map(|e| {
                             let x = match e {
-                                None => dh::identity_ext(cq, &l, &h, &buf, p_mod)?,
+                                None => dh::identity(cq, &l, &h, &buf, p_mod)?,
                                 Some(_) => rotated.next().ok_or_else(|| Error::Device("rotation count mismatch".into()))?,
                             };
                             Ok(to_data::<Q>(queue, x))
@@ -610,7 +623,7 @@ mod gpu_impl {
                         })
                         .collect();
                     let rows = keyed.iter().flatten().next().map_or(0, |((_, _, r), _)| *r);
-                    Ok(dh::rotation_sums_ext(cq, &l, &h, &buf, (&rots, rows), sums.len())?
+                    Ok(dh::rotation_sums(cq, &l, &h, &buf, (&rots, rows), sums.len())?
                         .map(|v| v.into_iter().map(|x| to_data::<Q>(queue, x)).collect())
                         .unwrap_or_default())
                 }
@@ -621,23 +634,23 @@ mod gpu_impl {
                         .map(|(_, p)| buffer_of::<Q>(&p.gpu.read_only_copy(queue, &p.data)?))
                         .collect::<Result<Vec<_>>>()?;
                     let t: Vec<(&DeviceExt<Q::Buf>, &Q::Buf)> = xs.iter().zip(&pts).map(|(x, p)| (x, &**p)).collect();
-                    one(dh::mul_sum_ext(cq, &l, &h, &t)?)
+                    one(dh::mul_sum(cq, &l, &h, &t)?)
                 }
                 ExtOp::Rotate(x, elt, keys, sum) => {
                     let (key, table, rows) = galois(elt, keys)?;
                     let sum = sum.map(|t| on_device(cq, t)).transpose()?;
-                    one(dh::rotate_ext(cq, &l, &h, &on_device(cq, x)?, &table, (&key, rows), sum.as_ref())?)
+                    one(dh::rotate(cq, &l, &h, &on_device(cq, x)?, &table, (&key, rows), sum.as_ref())?)
                 }
-                ExtOp::Add(a, b) => one(dh::add_ext(cq, &l, &h, &on_device(cq, a)?, &on_device(cq, b)?)?),
+                ExtOp::Add(a, b) => one(dh::add(cq, &l, &h, &on_device(cq, a)?, &on_device(cq, b)?)?),
                 ExtOp::ModDown(x) => {
-                    let buf = Arc::new(dh::mod_down_ext(cq, &l, &h, &on_device(cq, x)?)?);
+                    let buf = Arc::new(dh::mod_down(cq, &l, &h, &on_device(cq, x)?)?);
                     one(DeviceExt { q: (buf.clone(), 0), p: (buf, 0) })
                 }
                 ExtOp::ModDownRescale(x) => {
                     let next = self.ctx.context_data_for(&parms_id, "encrypted")?.next_parms_id();
-                    let next = next.ok_or_else(|| Error::EndOfModulusChain("mod_down_rescale_ext at the last level".into()))?;
+                    let next = next.ok_or_else(|| Error::at_last_level("mod_down_rescale_ext at the last level"))?;
                     let next = level_data(cq, &self.ctx, &next)?;
-                    let buf = Arc::new(dh::mod_down_rescale_ext(cq, &l, &next, &h, &on_device(cq, x)?)?);
+                    let buf = Arc::new(dh::mod_down_rescale(cq, &l, &next, &h, &on_device(cq, x)?)?);
                     one(DeviceExt { q: (buf.clone(), 0), p: (buf, 0) })
                 }
             }

@@ -91,7 +91,7 @@ pub(super) mod gpu_impl {
 
     pub(in crate::ckks::evaluator) fn key_buf<Q: GpuQueue>(q: &Q, keys: &KSwitchKeys, index: usize) -> Result<Arc<Q::Buf>> {
         let b = keys.device.get_or_upload(q.shared().id, index, || {
-            let kv = keys.key(index).ok_or_else(|| Error::MissingKey(format!("no key at index {index}")))?;
+            let kv = keys.key(index).ok_or_else(|| Error::missing_key(crate::KeyKind::KeySwitching { index }, format!("no key at index {index}")))?;
             Ok(Q::wrap(Arc::new(upload_key_vector(q, kv)?)))
         })?;
         words_of::<Q>(&b)
@@ -152,7 +152,7 @@ pub(super) mod gpu_impl {
                 }
                 GpuOp::Multiply(b) => (Arc::new(eval::tensor(cq, &l, &a, ct.size, &*ct_buf(b)?, b.size)?), ct.size + b.size - 1),
                 GpuOp::Rescale | GpuOp::DropPrime => {
-                    let next_id = cd.next_parms_id().ok_or_else(|| Error::EndOfModulusChain("encrypted".into()))?;
+                    let next_id = cd.next_parms_id().ok_or_else(|| Error::at_last_level("encrypted"))?;
                     out_level = ctx.context_data_for(&next_id, "encrypted")?.clone();
                     let buf = if matches!(op, GpuOp::Rescale) {
                         eval::rescale(cq, &l, &*level_data(cq, ctx, &next_id)?, &a, ct.size)?

@@ -83,7 +83,7 @@ impl Evaluator {
             return Ok(());
         }
         if ct.size > 3 {
-            return Err(Error::MissingKey(format!(
+            return Err(Error::missing_key(crate::KeyKind::Relin, format!(
                 "not enough relinearization keys: hybrid keys switch s² only, ciphertext size is {}",
                 ct.size
             )));
@@ -128,7 +128,7 @@ impl Evaluator {
             return self.rescale_to_next(ct);
         }
         if ct.size > 3 {
-            return Err(Error::MissingKey(format!(
+            return Err(Error::missing_key(crate::KeyKind::Relin, format!(
                 "not enough relinearization keys: hybrid keys switch s² only, ciphertext size is {}",
                 ct.size
             )));
@@ -256,7 +256,7 @@ impl Evaluator {
                 .map(|&s| tool.elt_from_step(s))
                 .collect::<Result<Vec<u32>>>()?;
             if parts.len() < 2 || elts.iter().any(|&e| !keys.has_key(e)) {
-                return Err(Error::MissingKey(format!(
+                return Err(Error::missing_key(crate::KeyKind::rotation(steps), format!(
                     "Galois key not present for rotation by {steps}"
                 )));
             }
@@ -369,7 +369,7 @@ mod gpu_impl {
     use super::*;
     use crate::ckks::device::hybrid::{hybrid_galois_key, hybrid_key, hybrid_level_data};
     use crate::ckks::device::{galois_table, level_data};
-    use crate::device::gpu::hybrid::{apply_galois_hybrid, apply_galois_hybrid_many, relinearize_hybrid, relinearize_rescale_hybrid, switch_key_c1};
+    use crate::device::gpu::hybrid::{self as gpu_hybrid, switch_key_c1};
     use crate::device::gpu::{buffer_of, GpuQueue};
 
     /// A Galois key's device image, the inverse automorphism's table and the limbs of one of
@@ -448,7 +448,7 @@ mod gpu_impl {
             }
             let t: Vec<&Q::Buf> = tables.iter().map(|t| &**t).collect();
             let k: Vec<&Q::Buf> = kbufs.iter().map(|k| &**k).collect();
-            let outs = apply_galois_hybrid_many(cq, &l, &h, &buf, &t, (&k, rows))?;
+            let outs = gpu_hybrid::apply_galois_many(cq, &l, &h, &buf, &t, (&k, rows))?;
             Ok(outs
                 .into_iter()
                 .map(|b| {
@@ -488,19 +488,19 @@ mod gpu_impl {
             match op {
                 HybridGpuOp::Relinearize(rk) => {
                     let key = hybrid_key(cq, &rk.key)?;
-                    buf = Arc::new(relinearize_hybrid(cq, &l, &h, &buf, (&key, rk.key.rows(l.n())))?);
+                    buf = Arc::new(gpu_hybrid::relinearize(cq, &l, &h, &buf, (&key, rk.key.rows(l.n())))?);
                 }
                 HybridGpuOp::RelinearizeRescale(rk, next, s) => {
                     let key = hybrid_key(cq, &rk.key)?;
                     let next_l = level_data(cq, &self.ctx, &next.parms_id())?;
-                    buf = Arc::new(relinearize_rescale_hybrid(cq, &l, &next_l, &h, &buf, (&key, rk.key.rows(l.n())))?);
+                    buf = Arc::new(gpu_hybrid::relinearize_rescale(cq, &l, &next_l, &h, &buf, (&key, rk.key.rows(l.n())))?);
                     (parms_id, coeff_modulus_size, scale) = (next.parms_id(), next.coeff_modulus().len(), s);
                 }
                 HybridGpuOp::Galois(elts, gk) => {
                     for &elt in elts {
                         let key = gk.key_at(elt, l.k())?;
                         let (key, scatter, rows) = self.galois_key_on(cq, elt, key)?;
-                        buf = Arc::new(apply_galois_hybrid(cq, &l, &h, &buf, &scatter, (&key, rows))?);
+                        buf = Arc::new(gpu_hybrid::apply_galois(cq, &l, &h, &buf, &scatter, (&key, rows))?);
                     }
                 }
                 HybridGpuOp::Switch(sk) => {

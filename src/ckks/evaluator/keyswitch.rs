@@ -35,14 +35,14 @@ impl Evaluator {
         what: &str,
     ) -> Result<()> {
         if !self.ctx.using_keyswitching() {
-            return Err(Error::InvalidParameters(
-                "keyswitching is not supported by the context (one prime)".into(),
+            return Err(Error::invalid_parameters(crate::Parameter::CoeffModulus,
+                "keyswitching is not supported by the context (one prime)",
             ));
         }
         kswitch_metadata(keys, &self.ctx, what)?;
         let kv = keys
             .key(index)
-            .ok_or_else(|| Error::MissingKey(format!("{what}: no key at index {index}")))?;
+            .ok_or_else(|| Error::missing_key(crate::KeyKind::KeySwitching { index }, format!("{what}: no key at index {index}")))?;
         if kv.len() < k {
             return Err(Error::NotValidForParams(format!(
                 "{what}: key has {} digits, {k} needed",
@@ -76,7 +76,7 @@ impl Evaluator {
         let key_ntt = key_cd.ntt_tables();
         let kv = keys
             .key(index)
-            .ok_or_else(|| Error::MissingKey(format!("no key switching key at index {index}")))?;
+            .ok_or_else(|| Error::missing_key(crate::KeyKind::KeySwitching { index }, format!("no key switching key at index {index}")))?;
         let key_limb = |j: usize, c: usize, i: usize| -> &[u64] {
             let d = &kv[j].data.data;
             &d[(c * kk + i) * n..(c * kk + i + 1) * n]
@@ -177,8 +177,8 @@ impl Evaluator {
         for power in 2..ct.size {
             self.check_kswitch_key(&relin_keys.0, RelinKeys::get_index(power), k, "relin_keys")
                 .map_err(|e| match e {
-                    Error::MissingKey(_) => {
-                        Error::MissingKey("not enough relinearization keys".into())
+                    Error::MissingKey { .. } => {
+                        Error::missing_key(crate::KeyKind::Relin, "not enough relinearization keys")
                     }
                     e => e,
                 })?;

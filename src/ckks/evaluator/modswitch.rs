@@ -17,7 +17,7 @@ use std::sync::Arc;
 impl Evaluator {
     fn next_level(&self, cd: &ContextData, what: &str) -> Result<Arc<ContextData>> {
         let next = cd.next_parms_id().ok_or_else(|| {
-            Error::EndOfModulusChain(format!("{what} is already at the last level"))
+            Error::at_last_level(format!("{what} is already at the last level"))
         })?;
         Ok(self.ctx.context_data_for(&next, what)?.clone())
     }

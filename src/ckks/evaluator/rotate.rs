@@ -49,7 +49,7 @@ impl Evaluator {
         }
         self.ctx.galois_tool().check_elt(galois_elt)?;
         if !keys.has_key(galois_elt) {
-            return Err(Error::MissingKey(format!(
+            return Err(Error::missing_key(crate::KeyKind::galois(galois_elt), format!(
                 "Galois key not present for galois_elt {galois_elt}"
             )));
         }
@@ -166,7 +166,7 @@ impl Evaluator {
         }
         let parts = naf(steps);
         if parts.len() == 1 {
-            return Err(Error::MissingKey(format!(
+            return Err(Error::missing_key(crate::KeyKind::Galois { galois_elt: Some(elt), step: Some(steps) }, format!(
                 "Galois key not present for rotation by {steps}"
             )));
         }

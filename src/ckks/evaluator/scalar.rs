@@ -11,7 +11,7 @@
 use super::{check_not_transparent, on_copy, Evaluator};
 use crate::ckks::ciphertext::Ciphertext;
 use crate::ckks::encoder::constant_residues;
-use crate::ckks::valcheck::{check_ciphertext, check_ntt_form, check_scale};
+use crate::ckks::valcheck::{parms_mismatch, check_ciphertext, check_ntt_form, check_scale};
 use crate::device::object::host_current;
 use crate::{Error, Result};
 use rayon::prelude::*;
@@ -89,10 +89,10 @@ impl Evaluator {
         let mut residues = Vec::new();
         for &(ct, value, s) in terms {
             if ct.parms_id != c0.parms_id {
-                return Err(Error::ParmsMismatch("multiply_const_sum: terms of different levels".into()));
+                return Err(parms_mismatch(&self.ctx, &ct.parms_id, &c0.parms_id, "multiply_const_sum: terms of different levels"));
             }
             if ((ct.scale * s) / scale - 1.0).abs() > 2f64.powi(-40) {
-                return Err(Error::ScaleMismatch(format!(
+                return Err(Error::scale_mismatch(ct.scale * s, scale, format!(
                     "multiply_const_sum: a product scale {:e} is not {scale:e}",
                     ct.scale * s
                 )));

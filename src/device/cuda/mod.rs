@@ -7,7 +7,6 @@
 pub mod compile;
 pub mod launcher;
 pub mod memory;
-pub mod ntt_check;
 pub mod queue;
 
 use super::kernels::{kernel_key, Family, KernelKey};
@@ -21,7 +20,7 @@ use std::collections::HashMap;
 use std::panic::catch_unwind;
 use std::sync::Arc;
 
-fn dev_err(what: &str, e: impl std::fmt::Debug) -> Error {
+pub(crate) fn dev_err(what: &str, e: impl std::fmt::Debug) -> Error {
     Error::Device(format!("CUDA: {what}: {e:?}"))
 }
 
@@ -209,3 +208,9 @@ impl CudaDevice {
     }
 }
 
+
+/// The NTT check-and-measure pass under its former path.
+#[deprecated(note = "moved: device::ntt_family::cuda_check")]
+pub mod ntt_check {
+    pub use crate::device::ntt_family::cuda_check::{run, NttCheckReport};
+}

@@ -442,7 +442,7 @@ impl<Q: GpuQueue> Batched<'_, Q> {
         let (q, bl, l) = (self.q, self.bl, self.l);
         let (k, n, bsz) = (l.k(), l.n(), bl.bsz);
         let (Some(last_ntt), Some(inv)) = (&l.last_ntt, &bl.inv_q_last) else {
-            return Err(Error::EndOfModulusChain("rescale at the last level".into()));
+            return Err(Error::at_last_level("rescale at the last level"));
         };
         let last = gather_block(q, ct, k, k - 1, size, bsz, n)?;
         last_ntt.inverse(q, &last, size * bsz, EVAL_NTT)?;

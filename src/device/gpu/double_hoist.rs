@@ -13,7 +13,7 @@
 
 use super::eval::{add_at, mul_sum_at, scalar_op, EVAL_NTT};
 use super::hybrid::{
-    alloc_prods, inner_products_into, inner_shape_args, Addend, mod_down_conv_into, mod_down_finish_into, mod_down_rescale_into, mod_up, rotation_products_into,
+    alloc_prods, inner_products_into, inner_shape_args, Addend, mod_down_bconv_into, mod_down_finish_into, mod_down_rescale_into, mod_up, rotation_products_into,
     HybridLevelData, Rotate, HOIST_MODDOWN_BATCH,
 };
 use super::level::LevelData;
@@ -49,7 +49,7 @@ fn at<B>(p: &Part<B>, skip: usize) -> (&B, usize) {
 ///
 /// # Errors
 /// `Device` on an allocation, upload or launch failure.
-pub fn identity_ext<Q: GpuQueue>(q: &Q, l: &LevelData<Q::Buf>, h: &HybridLevelData<Q::Buf>, ct: &Q::Buf, p_mod: &[u64]) -> Result<DeviceExt<Q::Buf>> {
+pub fn identity<Q: GpuQueue>(q: &Q, l: &LevelData<Q::Buf>, h: &HybridLevelData<Q::Buf>, ct: &Q::Buf, p_mod: &[u64]) -> Result<DeviceExt<Q::Buf>> {
     let sw = h.alpha * l.n();
     let qs = scalar_op(q, l, ct, 2, p_mod, false)?;
     let zeros = q.alloc(2 * sw)?;
@@ -60,11 +60,11 @@ pub fn identity_ext<Q: GpuQueue>(q: &Q, l: &LevelData<Q::Buf>, h: &HybridLevelDa
 /// Hoisted rotations of `ct` (size 2) left in the extended base: one ModUp of `c1`, then per
 /// key the permuted inner product with `P·c0` folded in (`ks_inner_hybrid_u64` with
 /// `KS_ROTATE`), and no ModDown (`scatter`, `keys`: as
-/// [`apply_galois_hybrid_many`](super::hybrid::apply_galois_hybrid_many)).
+/// [`apply_galois_many`](super::hybrid::apply_galois_many)).
 ///
 /// # Errors
 /// `Device` on an allocation, compile or launch failure.
-pub fn rotations_ext<Q: GpuQueue>(
+pub fn rotations<Q: GpuQueue>(
     q: &Q,
     l: &LevelData<Q::Buf>,
     h: &HybridLevelData<Q::Buf>,
@@ -88,8 +88,8 @@ pub fn rotations_ext<Q: GpuQueue>(
     Ok(out)
 }
 
-/// One hoisted rotation of [`rotation_sums_ext`]: its key (stored permuted by the inverse
-/// automorphism, as [`rotations_ext`] takes it) and its Galois element, or `None` for the
+/// One hoisted rotation of [`rotation_sums`]: its key (stored permuted by the inverse
+/// automorphism, as [`rotations`] takes it) and its Galois element, or `None` for the
 /// identity; and per sum the diagonal multiplying it there (`(ℓ + α) × N` words, NTT form, on
 /// the data primes then the special primes), `None` where that sum has no term of this rotation.
 pub struct SumRotation<'a, B> {
@@ -107,7 +107,7 @@ const SUMS_PER_LAUNCH: usize = 4;
 /// Double hoisting's baby steps and diagonal products in one pass per [`SUMS_PER_LAUNCH`] sums:
 /// for each sum `s`, `Σ_r diag_{s,r} ⊙ rot_r(ct)` in the extended base, `rot_r` the hoisted
 /// rotation `r` of `ct` (size 2, NTT form, `2 × ℓ × N` words) left there times `P` — the words
-/// of [`rotations_ext`] then [`mul_sum_ext`] of each sum, without the `(ℓ + α)`-row rotations
+/// of [`rotations`] then [`mul_sum`] of each sum, without the `(ℓ + α)`-row rotations
 /// crossing DRAM (`ks_inner_sums_u64`: one ModUp of `c1`, each rotation's inner product
 /// gathered through its table and multiplied into every sum that uses it). Where the backend's
 /// buffers have no device addresses (OpenCL) the kernel cannot read its table: `None`, and
@@ -116,7 +116,7 @@ const SUMS_PER_LAUNCH: usize = 4;
 ///
 /// # Errors
 /// `Device` on an allocation, upload, compile or launch failure.
-pub fn rotation_sums_ext<Q: GpuQueue>(
+pub fn rotation_sums<Q: GpuQueue>(
     q: &Q,
     l: &LevelData<Q::Buf>,
     h: &HybridLevelData<Q::Buf>,
@@ -188,7 +188,7 @@ pub fn rotation_sums_ext<Q: GpuQueue>(
 ///
 /// # Errors
 /// `Device` on an allocation or launch failure; `InvalidArgument` without terms.
-pub fn mul_sum_ext<Q: GpuQueue>(q: &Q, l: &LevelData<Q::Buf>, h: &HybridLevelData<Q::Buf>, terms: &[(&DeviceExt<Q::Buf>, &Q::Buf)]) -> Result<DeviceExt<Q::Buf>> {
+pub fn mul_sum<Q: GpuQueue>(q: &Q, l: &LevelData<Q::Buf>, h: &HybridLevelData<Q::Buf>, terms: &[(&DeviceExt<Q::Buf>, &Q::Buf)]) -> Result<DeviceExt<Q::Buf>> {
     let (pw, sw) = (h.ell * l.n(), h.alpha * l.n());
     let part = |special: bool| -> Result<Part<Q::Buf>> {
         let t: Vec<_> = terms
@@ -205,7 +205,7 @@ pub fn mul_sum_ext<Q: GpuQueue>(q: &Q, l: &LevelData<Q::Buf>, h: &HybridLevelDat
 ///
 /// # Errors
 /// `Device` on an allocation or launch failure.
-pub fn add_ext<Q: GpuQueue>(q: &Q, l: &LevelData<Q::Buf>, h: &HybridLevelData<Q::Buf>, a: &DeviceExt<Q::Buf>, b: &DeviceExt<Q::Buf>) -> Result<DeviceExt<Q::Buf>> {
+pub fn add<Q: GpuQueue>(q: &Q, l: &LevelData<Q::Buf>, h: &HybridLevelData<Q::Buf>, a: &DeviceExt<Q::Buf>, b: &DeviceExt<Q::Buf>) -> Result<DeviceExt<Q::Buf>> {
     let (pw, sw) = (h.ell * l.n(), h.alpha * l.n());
     let sum = |x: &Part<Q::Buf>, y: &Part<Q::Buf>, special: bool| -> Result<Part<Q::Buf>> {
         let (primes, words) = if special { (&h.special, 2 * sw) } else { (&l.primes, 2 * pw) };
@@ -218,7 +218,7 @@ pub fn add_ext<Q: GpuQueue>(q: &Q, l: &LevelData<Q::Buf>, h: &HybridLevelData<Q:
 
 /// ModDown of `polys` consecutive polynomials of the extended base (`x_q`: `polys × ℓ × N`,
 /// `x_p`: `polys × α × N` words) into `out` (`polys × ℓ × N` words from its offset):
-/// `P^{-1}(x − conv(x_P))`, hybrid key switching's step 3 with nothing added. `x_p` is copied
+/// `P^{-1}(x − bconv(x_P))`, hybrid key switching's step 3 with nothing added. `x_p` is copied
 /// first (the conversion transforms its input in place).
 ///
 /// # Errors
@@ -236,25 +236,25 @@ fn mod_down_into<Q: GpuQueue>(
     let sw = polys * h.alpha * n;
     let special = q.scratch(sw)?;
     q.copy(&special, 0, x_p.0, x_p.1, sw)?;
-    let conv = q.scratch(polys * ell * n)?;
-    mod_down_conv_into(q, l, h, &special, polys, &conv)?;
+    let bconv = q.scratch(polys * ell * n)?;
+    mod_down_bconv_into(q, l, h, &special, polys, &bconv)?;
     let inv = (&h.inv_p.w, &h.inv_p.wq);
-    if l.ntt.forward_moddown_finish(q, out, &conv, FinishSource::Rows, polys, (x_q.0, x_q.1, ell), None, inv, EVAL_NTT)? {
+    if l.ntt.forward_moddown_finish(q, out, &bconv, FinishSource::Rows, polys, (x_q.0, x_q.1, ell), None, inv, EVAL_NTT)? {
         return Ok(());
     }
-    l.ntt.forward(q, &conv, polys * ell, EVAL_NTT)?;
-    mod_down_finish_into(q, l, h, out, polys, x_q, (&conv, 0), (x_q.0, 0))
+    l.ntt.forward(q, &bconv, polys * ell, EVAL_NTT)?;
+    mod_down_finish_into(q, l, h, out, polys, x_q, (&bconv, 0), (x_q.0, 0))
 }
 
 /// A giant step: `acc` (an extended ciphertext) rotated by a Galois element, still in the
 /// extended base: `c1` brought down to `Q_ℓ`, its ModUp and the permuted inner product with
 /// `key`, with `acc`'s `c0` (already times `P`) folded in on every limb (`KS_ROTATE=2`), and
 /// `sum` added to the result in the same pass when given (`KS_ROTATE=3`: the transform's
-/// running sum of giant steps). `scatter`, `key`: as [`rotations_ext`].
+/// running sum of giant steps). `scatter`, `key`: as [`rotations`].
 ///
 /// # Errors
 /// `Device` on an allocation, compile or launch failure.
-pub fn rotate_ext<Q: GpuQueue>(
+pub fn rotate<Q: GpuQueue>(
     q: &Q,
     l: &LevelData<Q::Buf>,
     h: &HybridLevelData<Q::Buf>,
@@ -284,7 +284,7 @@ pub fn rotate_ext<Q: GpuQueue>(
 ///
 /// # Errors
 /// `Device` on an allocation, compile or launch failure.
-pub fn mod_down_ext<Q: GpuQueue>(q: &Q, l: &LevelData<Q::Buf>, h: &HybridLevelData<Q::Buf>, x: &DeviceExt<Q::Buf>) -> Result<Q::Buf> {
+pub fn mod_down<Q: GpuQueue>(q: &Q, l: &LevelData<Q::Buf>, h: &HybridLevelData<Q::Buf>, x: &DeviceExt<Q::Buf>) -> Result<Q::Buf> {
     let out = q.alloc(2 * h.ell * l.n())?;
     mod_down_into(q, l, h, (&out, 0), 2, at(&x.q, 0), at(&x.p, 0))?;
     Ok(out)
@@ -296,7 +296,7 @@ pub fn mod_down_ext<Q: GpuQueue>(q: &Q, l: &LevelData<Q::Buf>, h: &HybridLevelDa
 /// # Errors
 /// `EndOfModulusChain` at a level with one data prime; `Device` on an allocation, compile or
 /// launch failure.
-pub fn mod_down_rescale_ext<Q: GpuQueue>(
+pub fn mod_down_rescale<Q: GpuQueue>(
     q: &Q,
     l: &LevelData<Q::Buf>,
     next: &LevelData<Q::Buf>,
@@ -306,4 +306,72 @@ pub fn mod_down_rescale_ext<Q: GpuQueue>(
     let out = q.alloc(2 * (h.ell - 1) * l.n())?;
     mod_down_rescale_into(q, l, next, h, (&out, 0), 2, at(&x.q, 0), at(&x.p, 0))?;
     Ok(out)
+}
+
+/// [`identity`] under its former name.
+#[deprecated(note = "renamed: device::gpu::double_hoist::identity")]
+pub fn identity_ext<Q: GpuQueue>(q: &Q, l: &LevelData<Q::Buf>, h: &HybridLevelData<Q::Buf>, ct: &Q::Buf, p_mod: &[u64]) -> Result<DeviceExt<Q::Buf>> {
+    identity(q, l, h, ct, p_mod)
+}
+
+/// [`rotations`] under its former name.
+#[deprecated(note = "renamed: device::gpu::double_hoist::rotations")]
+pub fn rotations_ext<Q: GpuQueue>(q: &Q,
+    l: &LevelData<Q::Buf>,
+    h: &HybridLevelData<Q::Buf>,
+    ct: &Q::Buf,
+    scatter: &[&Q::Buf],
+    (keys, key_rows): (&[&Q::Buf], usize)) -> Result<Vec<DeviceExt<Q::Buf>>> {
+    rotations(q, l, h, ct, scatter, (keys, key_rows))
+}
+
+/// [`rotation_sums`] under its former name.
+#[deprecated(note = "renamed: device::gpu::double_hoist::rotation_sums")]
+pub fn rotation_sums_ext<Q: GpuQueue>(q: &Q,
+    l: &LevelData<Q::Buf>,
+    h: &HybridLevelData<Q::Buf>,
+    ct: &Q::Buf,
+    (rots, key_rows): (&[SumRotation<'_, Q::Buf>], usize),
+    sums: usize) -> Result<Option<Vec<DeviceExt<Q::Buf>>>> {
+    rotation_sums(q, l, h, ct, (rots, key_rows), sums)
+}
+
+/// [`mul_sum`] under its former name.
+#[deprecated(note = "renamed: device::gpu::double_hoist::mul_sum")]
+pub fn mul_sum_ext<Q: GpuQueue>(q: &Q, l: &LevelData<Q::Buf>, h: &HybridLevelData<Q::Buf>, terms: &[(&DeviceExt<Q::Buf>, &Q::Buf)]) -> Result<DeviceExt<Q::Buf>> {
+    mul_sum(q, l, h, terms)
+}
+
+/// [`add`] under its former name.
+#[deprecated(note = "renamed: device::gpu::double_hoist::add")]
+pub fn add_ext<Q: GpuQueue>(q: &Q, l: &LevelData<Q::Buf>, h: &HybridLevelData<Q::Buf>, a: &DeviceExt<Q::Buf>, b: &DeviceExt<Q::Buf>) -> Result<DeviceExt<Q::Buf>> {
+    add(q, l, h, a, b)
+}
+
+/// [`rotate`] under its former name.
+#[deprecated(note = "renamed: device::gpu::double_hoist::rotate")]
+pub fn rotate_ext<Q: GpuQueue>(q: &Q,
+    l: &LevelData<Q::Buf>,
+    h: &HybridLevelData<Q::Buf>,
+    acc: &DeviceExt<Q::Buf>,
+    scatter: &Q::Buf,
+    (key, key_rows): (&Q::Buf, usize),
+    sum: Option<&DeviceExt<Q::Buf>>) -> Result<DeviceExt<Q::Buf>> {
+    rotate(q, l, h, acc, scatter, (key, key_rows), sum)
+}
+
+/// [`mod_down_rescale`] under its former name.
+#[deprecated(note = "renamed: device::gpu::double_hoist::mod_down_rescale")]
+pub fn mod_down_rescale_ext<Q: GpuQueue>(q: &Q,
+    l: &LevelData<Q::Buf>,
+    next: &LevelData<Q::Buf>,
+    h: &HybridLevelData<Q::Buf>,
+    x: &DeviceExt<Q::Buf>) -> Result<Q::Buf> {
+    mod_down_rescale(q, l, next, h, x)
+}
+
+/// [`mod_down`] under its former name.
+#[deprecated(note = "renamed: device::gpu::double_hoist::mod_down")]
+pub fn mod_down_ext<Q: GpuQueue>(q: &Q, l: &LevelData<Q::Buf>, h: &HybridLevelData<Q::Buf>, x: &DeviceExt<Q::Buf>) -> Result<Q::Buf> {
+    mod_down(q, l, h, x)
 }

@@ -284,7 +284,7 @@ fn moddown_correction<Q: GpuQueue>(
 pub fn rescale<Q: GpuQueue>(q: &Q, l: &LevelData<Q::Buf>, next: &LevelData<Q::Buf>, ct: &Q::Buf, size: usize) -> Result<Q::Buf> {
     let k = l.k();
     let (Some(last_ntt), Some(inv)) = (&l.last_ntt, &l.inv_q_last) else {
-        return Err(crate::Error::EndOfModulusChain("rescale at the last level".into()));
+        return Err(crate::Error::at_last_level("rescale at the last level"));
     };
     let last = q.scratch(size * l.n())?;
     gather_inverse(q, l, last_ntt, ct, (k, k - 1), size, &last)?;

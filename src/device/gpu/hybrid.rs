@@ -6,10 +6,10 @@
 //! the inner product with `β` digits and the key limb map (`ks_inner_hybrid_u64`, reading the
 //! own-digit rows from the target), and ModDown by `P` (INTT of the `α` special limbs, which the
 //! inner product writes apart; conversion `P → Q_ℓ` with the rounding offsets fused into its
-//! load and store; NTT; `moddown_finish_add_u64` adds `P^{-1}(acc − conv)` to `c0, c1` into a
+//! load and store; NTT; `moddown_finish_add_u64` adds `P^{-1}(acc − bconv)` to `c0, c1` into a
 //! fresh buffer — on thread-block clusters without a side stream, and for hoisted batches, the
 //! finish is the NTT's epilogue, `ntt_fwd_cluster_fin_u64`; with one, a single key switch runs
-//! the special limbs' whole chain there, see `up_ntt_products_conv`). ModUp inverse-transforms the target where it lies
+//! the special limbs' whole chain there, see `up_ntt_products_bconv`). ModUp inverse-transforms the target where it lies
 //! (`DeviceNttTables::inverse_from`) when the plan is one cluster launch. Written once against
 //! [`GpuQueue`], so it runs on CUDA and OpenCL; the arithmetic is the CPU reference's, so
 //! results are bit-identical (`tests/hybrid_gpu.rs`).
@@ -35,7 +35,7 @@
 //! 64-bit high product (`limb_mu`; a 128-bit Barrett reduction of a sum below 2^124 takes several
 //! times the IMAD-pipe instructions), plus one Shoup product per input word for the scale;
 //! the balanced digits' correction is one more limb term. Each output's constants and addresses
-//! serve [`Tuning::conv_coefs`](crate::device::tuning::Tuning::conv_coefs) coefficients (a
+//! serve [`Tuning::bconv_coefs`](crate::device::tuning::Tuning::bconv_coefs) coefficients (a
 //! 128-bit multiply-accumulate in 64-bit words costs many SASS instructions a term). The
 //! launch shape is [`Tuning`](crate::device::tuning::Tuning)'s, which
 //! `examples/hybrid_gpu_timing.rs` sweeps.
@@ -56,7 +56,7 @@ use std::sync::Arc;
 /// `(Q/q_j)^{-1} mod q_j`, the matrix `digits × e × d` of `Q/q_j mod m`, per output the additive
 /// offset, and per (digit, output) the digit's product `Q mod m` (balanced digits' correction).
 #[derive(Clone, Copy, Debug)]
-pub struct ConvSpec<'a> {
+pub struct BConvSpec<'a> {
     /// Offsets added to each input word before scaling (rounding).
     pub in_add: &'a [u64],
     /// Shoup constants the input words are scaled by.
@@ -68,6 +68,10 @@ pub struct ConvSpec<'a> {
     /// Each digit's modulus reduced by each output prime, `digits × e` words.
     pub digit_q: &'a [u64],
 }
+
+/// [`BConvSpec`] under its former name.
+#[deprecated(note = "renamed: BConvSpec")]
+pub type ConvSpec<'a> = BConvSpec<'a>;
 
 /// Hybrid key switching's constants at one level in plain data, from which
 /// [`HybridLevelData`] is built.
@@ -86,9 +90,9 @@ pub struct HybridLevelSpec<'a> {
     /// NTT tables of the special primes.
     pub special_ntt: &'a [Arc<NttTables>],
     /// ModUp: each digit to the rest of the extended base.
-    pub mod_up: ConvSpec<'a>,
+    pub mod_up: BConvSpec<'a>,
     /// ModDown: the special primes to the level's data primes.
-    pub mod_down: ConvSpec<'a>,
+    pub mod_down: BConvSpec<'a>,
     /// `P^{-1} mod q_i`, `i < ℓ`.
     pub inv_p: &'a [ShoupOperand],
     /// `P mod q_i`, `i < ℓ`.
@@ -107,7 +111,7 @@ pub struct RescaleSpec<'a> {
     /// Their NTT tables.
     pub in_ntt: &'a [Arc<NttTables>],
     /// The conversion to `q_0 … q_{ℓ-2}`.
-    pub conv: ConvSpec<'a>,
+    pub bconv: BConvSpec<'a>,
     /// `M^{-1} mod q_i`, `i < ℓ − 1`.
     pub inv: &'a [ShoupOperand],
 }
@@ -116,14 +120,14 @@ pub struct RescaleSpec<'a> {
 struct RescaleData<B> {
     primes: DevicePrimes<B>,
     ntt: DeviceNttTables<B>,
-    conv: DeviceConv<B>,
+    bconv: DeviceBConv<B>,
     inv: DeviceScalars<B>,
 }
 
-/// Device copy of one base conversion's constants ([`ConvSpec`]) in the form
+/// Device copy of one base conversion's constants ([`BConvSpec`]) in the form
 /// `rns_conv_u64` multiplies (`native/rns.cl`): the matrix as packed limb pairs, the balanced
 /// digits' correction negated and packed, and each output prime's `mu` for `limb_reduce`.
-struct DeviceConv<B> {
+struct DeviceBConv<B> {
     in_add: B,
     inv: DeviceScalars<B>,
     matrix: B,
@@ -135,10 +139,10 @@ struct DeviceConv<B> {
     rinv: Option<B>,
 }
 
-impl<B: super::GpuBuffer> DeviceConv<B> {
+impl<B: super::GpuBuffer> DeviceBConv<B> {
     /// `out`: the conversion's output primes; `d`: its digit size (`c.matrix` is
     /// `digits × out.len() × d`, `c.digit_q` is `digits × out.len()`).
-    fn new<Q: GpuQueue<Buf = B>>(q: &Q, c: &ConvSpec<'_>, out: &[Modulus], d: usize) -> Result<Self> {
+    fn new<Q: GpuQueue<Buf = B>>(q: &Q, c: &BConvSpec<'_>, out: &[Modulus], d: usize) -> Result<Self> {
         let e = out.len();
         let modulus_of = |idx: usize, per: usize| out[(idx / per) % e].value();
         let matrix = c
@@ -157,7 +161,7 @@ impl<B: super::GpuBuffer> DeviceConv<B> {
                 limb_packed((m - dq % m) % m)
             })
             .collect::<Result<Vec<_>>>()?;
-        Ok(DeviceConv {
+        Ok(DeviceBConv {
             in_add: q.upload_static(c.in_add)?,
             inv: DeviceScalars::new(q, c.in_inv)?,
             matrix: q.upload_static(&matrix)?,
@@ -219,8 +223,8 @@ pub struct HybridLevelData<B> {
     /// The special primes `p_0 … p_{α-1}`.
     pub(super) special: DevicePrimes<B>,
     special_ntt: DeviceNttTables<B>,
-    mod_up: DeviceConv<B>,
-    mod_down: DeviceConv<B>,
+    mod_up: DeviceBConv<B>,
+    mod_down: DeviceBConv<B>,
     pub(super) inv_p: DeviceScalars<B>,
     /// `P mod q_i`, `i < ℓ` (hoisted rotations fold `P·c0` into the inner product).
     pub(super) p_mod: B,
@@ -247,21 +251,21 @@ impl<B: super::GpuBuffer> HybridLevelData<B> {
             // With the four-step twist tables (4 × α × N words): these tables run whatever
             // variant the evaluator picks for N, as the level's do.
             special_ntt: DeviceNttTables::new(q, c.special_ntt)?,
-            mod_up: DeviceConv::new(q, &c.mod_up, c.ext_moduli, c.digit_size)?,
-            mod_down: DeviceConv::new(q, &c.mod_down, &c.ext_moduli[..c.ell], c.special_moduli.len())?,
+            mod_up: DeviceBConv::new(q, &c.mod_up, c.ext_moduli, c.digit_size)?,
+            mod_down: DeviceBConv::new(q, &c.mod_down, &c.ext_moduli[..c.ell], c.special_moduli.len())?,
             inv_p: DeviceScalars::new(q, c.inv_p)?,
             p_mod: q.upload_static(c.p_mod)?,
             ones: q.upload_static(&vec![1u64; c.ext_moduli.len()])?,
             rescale: c
                 .rescale
                 .map(|r| -> Result<_> {
-                    let mut conv = DeviceConv::new(q, &r.conv, &c.ext_moduli[..c.ell - 1], r.in_moduli.len())?;
+                    let mut bconv = DeviceBConv::new(q, &r.bconv, &c.ext_moduli[..c.ell - 1], r.in_moduli.len())?;
                     let rinv: Option<Vec<u64>> = r.in_moduli.iter().map(|m| rounding_reciprocal(m.value())).collect();
-                    conv.rinv = rinv.map(|v| q.upload_static(&v)).transpose()?;
+                    bconv.rinv = rinv.map(|v| q.upload_static(&v)).transpose()?;
                     Ok(RescaleData {
                         primes: DevicePrimes::new(q, r.in_moduli)?,
                         ntt: DeviceNttTables::new(q, r.in_ntt)?,
-                        conv,
+                        bconv,
                         inv: DeviceScalars::new(q, r.inv)?,
                     })
                 })
@@ -309,7 +313,7 @@ fn base_conv<Q: GpuQueue>(
     (out_a, out_b): (&Q::Buf, &Q::Buf),
     input: &Q::Buf,
     in_primes: &DevicePrimes<Q::Buf>,
-    c: &DeviceConv<Q::Buf>,
+    c: &DeviceBConv<Q::Buf>,
     out_primes: &DevicePrimes<Q::Buf>,
     s: &ConvShape,
 ) -> Result<()> {
@@ -317,7 +321,7 @@ fn base_conv<Q: GpuQueue>(
     // The most outputs a digit computes (the short last digit skips the fewest).
     let last = in_rows - (s.digits - 1) * s.d;
     let others = if s.skip { out_rows - last } else { out_rows };
-    let (items, coefs, min_blocks) = crate::device::tuning::tuning().conv();
+    let (items, coefs, min_blocks) = crate::device::tuning::tuning().bconv();
     let pairs = ((s.polys * s.digits) << log_n) / coefs;
     let chunks = (items / pairs).clamp(1, others.max(1));
     let chunk = others.div_ceil(chunks);
@@ -381,7 +385,7 @@ fn base_conv<Q: GpuQueue>(
 /// # Errors
 /// `Device` on an allocation, compile or launch failure.
 #[allow(clippy::too_many_arguments)]
-pub fn switch_key_hybrid<Q: GpuQueue>(
+pub fn switch_key<Q: GpuQueue>(
     q: &Q,
     l: &LevelData<Q::Buf>,
     h: &HybridLevelData<Q::Buf>,
@@ -486,13 +490,13 @@ fn up_ntt_data<Q: GpuQueue>(q: &Q, l: &LevelData<Q::Buf>, h: &HybridLevelData<Q:
 /// From a [`mod_up_coeffs`] result to ModDown's conversion: the ModUp NTTs (with
 /// `transform`; without, `up` is already in NTT form), the inner products (`products(q,
 /// limbs)` computes the extended limbs `limbs`, `0..ℓ` data, `ℓ..ℓ + α` special, into products
-/// whose special part is `prod_p`, `polys` polynomials), [`mod_down_conv_into`] of `prod_p` into
-/// `conv`, and with `conv_ntt` the forward NTT of `conv` (`polys × ℓ` rows; the caller then
+/// whose special part is `prod_p`, `polys` polynomials), [`mod_down_bconv_into`] of `prod_p` into
+/// `bconv`, and with `bconv_ntt` the forward NTT of `bconv` (`polys × ℓ` rows; the caller then
 /// finishes with [`mod_down_finish`]).
 ///
 /// With a side stream the special part runs there as one chain — its NTTs (30 rows at 2^16:
 /// one under-filled wave), its products, ModDown's inverse NTT and conversion, and with
-/// `conv_ntt` ModDown's NTT — while the data part's NTTs (120 rows) and products (DRAM-bound)
+/// `bconv_ntt` ModDown's NTT — while the data part's NTTs (120 rows) and products (DRAM-bound)
 /// run on this stream. On an H200 (N = 2^16, ℓ = 30, α = 6, one call each), multiply+
 /// relinearize_hybrid and one rotation were faster with this chain than with the special
 /// products between two forks, and faster with ModDown's NTT in the chain than with the finish
@@ -503,7 +507,7 @@ fn up_ntt_data<Q: GpuQueue>(q: &Q, l: &LevelData<Q::Buf>, h: &HybridLevelData<Q:
 /// # Errors
 /// `Device` on a compile or launch failure.
 #[allow(clippy::too_many_arguments)]
-fn up_ntt_products_conv<Q: GpuQueue>(
+fn up_ntt_products_bconv<Q: GpuQueue>(
     q: &Q,
     l: &LevelData<Q::Buf>,
     h: &HybridLevelData<Q::Buf>,
@@ -511,8 +515,8 @@ fn up_ntt_products_conv<Q: GpuQueue>(
     transform: bool,
     products: impl Fn(&Q, std::ops::Range<usize>) -> Result<()>,
     (prod_p, polys): (&Q::Buf, usize),
-    conv: &Q::Buf,
-    conv_ntt: bool,
+    bconv: &Q::Buf,
+    bconv_ntt: bool,
 ) -> Result<()> {
     let (ell, e) = (h.ell, h.ell + h.alpha);
     if !q.side_stream() {
@@ -521,17 +525,17 @@ fn up_ntt_products_conv<Q: GpuQueue>(
             up_ntt_data(q, l, h, up)?;
         }
         products(q, 0..e)?;
-        mod_down_conv_into(q, l, h, prod_p, polys, conv)?;
-        return if conv_ntt { l.ntt.forward(q, conv, polys * ell, EVAL_NTT) } else { Ok(()) };
+        mod_down_bconv_into(q, l, h, prod_p, polys, bconv)?;
+        return if bconv_ntt { l.ntt.forward(q, bconv, polys * ell, EVAL_NTT) } else { Ok(()) };
     }
     let special = |s: &Q| {
         if transform {
             up_ntt_special(s, h, up)?;
         }
         products(s, ell..e)?;
-        mod_down_conv_into(s, l, h, prod_p, polys, conv)?;
-        if conv_ntt {
-            l.ntt.forward(s, conv, polys * ell, EVAL_NTT)?;
+        mod_down_bconv_into(s, l, h, prod_p, polys, bconv)?;
+        if bconv_ntt {
+            l.ntt.forward(s, bconv, polys * ell, EVAL_NTT)?;
         }
         Ok(())
     };
@@ -546,7 +550,7 @@ fn up_ntt_products_conv<Q: GpuQueue>(
 /// Steps 1 (the NTTs) to 3: the inner product of `up` ([`mod_up_coeffs`]; the own-digit rows
 /// read from the target at `t`) with `key`, and ModDown by `P` added to the first `c_polys`
 /// polynomials of `c01`; with a side stream the special part and ModDown's NTT run there
-/// ([`up_ntt_products_conv`]) and the finish is one pass after both.
+/// ([`up_ntt_products_bconv`]) and the finish is one pass after both.
 ///
 /// # Errors
 /// `Device` on an allocation, compile or launch failure.
@@ -562,14 +566,14 @@ fn inner_mod_down<Q: GpuQueue>(
     let (ell, n) = (h.ell, l.n());
     let (prod_q, prod_p) = alloc_prods(q, h, n, 1)?;
     let prods = (&prod_q, &prod_p, 0);
-    let conv = q.scratch(2 * ell * n)?;
+    let bconv = q.scratch(2 * ell * n)?;
     let products = |q: &Q, limbs| inner_products_into(q, l, h, up, t, (&[key], 1, key_rows), prods, limbs, Addend::None);
     let side_ntt = q.side_stream();
-    up_ntt_products_conv(q, l, h, up, true, products, (&prod_p, 2), &conv, side_ntt)?;
+    up_ntt_products_bconv(q, l, h, up, true, products, (&prod_p, 2), &bconv, side_ntt)?;
     if side_ntt {
-        return mod_down_finish(q, l, h, (&prod_q, 0), (&conv, 0), c01);
+        return mod_down_finish(q, l, h, (&prod_q, 0), (&bconv, 0), c01);
     }
-    mod_down_add(q, l, h, &prod_q, &conv, c01)
+    mod_down_add(q, l, h, &prod_q, &bconv, c01)
 }
 
 /// The products of `keys` keys side by side: `(prod_q, prod_p)` of `keys × 2 × ℓ × N` and
@@ -740,8 +744,8 @@ pub(super) fn inner_products_into<Q: GpuQueue>(
     )
 }
 
-/// Step 3 after the conversion: `conv` ([`mod_down_conv_into`] of the special limbs of the
-/// inner products) transformed, and `out = c + P^{-1}(prod_q − conv)` for the first `c_polys`
+/// Step 3 after the conversion: `bconv` ([`mod_down_bconv_into`] of the special limbs of the
+/// inner products) transformed, and `out = c + P^{-1}(prod_q − bconv)` for the first `c_polys`
 /// polynomials of `c01` (the others 0).
 ///
 /// # Errors
@@ -751,7 +755,7 @@ fn mod_down_add<Q: GpuQueue>(
     l: &LevelData<Q::Buf>,
     h: &HybridLevelData<Q::Buf>,
     prod_q: &Q::Buf,
-    conv: &Q::Buf,
+    bconv: &Q::Buf,
     c01: (&Q::Buf, usize),
 ) -> Result<Q::Buf> {
     // The finish runs as the NTT's epilogue where the plan allows (one launch and 2 × ℓ rows
@@ -759,29 +763,29 @@ fn mod_down_add<Q: GpuQueue>(
     let (ell, n) = (h.ell, l.n());
     let out = q.alloc(2 * ell * n)?;
     let add = Some((c01.0, c01.1.min(2) * ell * n));
-    if l.ntt.forward_moddown_finish(q, (&out, 0), conv, FinishSource::Rows, 2, (prod_q, 0, ell), add, (&h.inv_p.w, &h.inv_p.wq), EVAL_NTT)? {
+    if l.ntt.forward_moddown_finish(q, (&out, 0), bconv, FinishSource::Rows, 2, (prod_q, 0, ell), add, (&h.inv_p.w, &h.inv_p.wq), EVAL_NTT)? {
         return Ok(out);
     }
-    l.ntt.forward(q, conv, 2 * h.ell, EVAL_NTT)?;
-    mod_down_finish(q, l, h, (prod_q, 0), (conv, 0), c01)
+    l.ntt.forward(q, bconv, 2 * h.ell, EVAL_NTT)?;
+    mod_down_finish(q, l, h, (prod_q, 0), (bconv, 0), c01)
 }
 
 /// ModDown's conversion for `polys` polynomials at once: their special limbs (`prod_p`,
 /// `polys × α × N`, NTT form; overwritten with coefficient form) to coefficient form, then
-/// `(x + ⌊P/2⌋)` converted to `Q_ℓ` minus `⌊P/2⌋` into `conv` (`polys × ℓ × N` words,
+/// `(x + ⌊P/2⌋)` converted to `Q_ℓ` minus `⌊P/2⌋` into `bconv` (`polys × ℓ × N` words,
 /// coefficient form; the caller's NTT, or the NTT with the finish as its epilogue, follows). A
 /// batch of rotations converts all its polynomials in one sequence of launches (hoisting).
 /// Allocates nothing (it may run on a side stream, [`GpuQueue::concurrently`]).
 ///
 /// # Errors
 /// `Device` on a compile or launch failure.
-pub(super) fn mod_down_conv_into<Q: GpuQueue>(
+pub(super) fn mod_down_bconv_into<Q: GpuQueue>(
     q: &Q,
     l: &LevelData<Q::Buf>,
     h: &HybridLevelData<Q::Buf>,
     prod_p: &Q::Buf,
     polys: usize,
-    conv: &Q::Buf,
+    bconv: &Q::Buf,
 ) -> Result<()> {
     h.special_ntt.inverse(q, prod_p, polys * h.alpha, EVAL_NTT)?;
     let mod_down = ConvShape {
@@ -792,11 +796,11 @@ pub(super) fn mod_down_conv_into<Q: GpuQueue>(
         skip: false,
         centered: false,
     };
-    base_conv(q, l.log_n, (conv, conv), prod_p, &h.special, &h.mod_down, &l.primes, &mod_down)
+    base_conv(q, l.log_n, (bconv, bconv), prod_p, &h.special, &h.mod_down, &l.primes, &mod_down)
 }
 
-/// ModDown's last step for one ciphertext: `out = c + P^{-1}(prod_q − conv)` (both components;
-/// `prod_q` and `conv`, [`mod_down_conv_into`]'s output transformed, from the given words on)
+/// ModDown's last step for one ciphertext: `out = c + P^{-1}(prod_q − bconv)` (both components;
+/// `prod_q` and `bconv`, [`mod_down_bconv_into`]'s output transformed, from the given words on)
 /// for the first `c_polys` polynomials of `c01` (the others 0).
 ///
 /// # Errors
@@ -806,11 +810,11 @@ fn mod_down_finish<Q: GpuQueue>(
     l: &LevelData<Q::Buf>,
     h: &HybridLevelData<Q::Buf>,
     (prod_q, prod_off): (&Q::Buf, usize),
-    (conv, conv_off): (&Q::Buf, usize),
+    (bconv, bconv_off): (&Q::Buf, usize),
     (c01, c_polys): (&Q::Buf, usize),
 ) -> Result<Q::Buf> {
     let out = q.alloc(2 * h.ell * l.n())?;
-    mod_down_finish_into(q, l, h, (&out, 0), 2, (prod_q, prod_off), (conv, conv_off), (c01, c_polys))?;
+    mod_down_finish_into(q, l, h, (&out, 0), 2, (prod_q, prod_off), (bconv, bconv_off), (c01, c_polys))?;
     Ok(out)
 }
 
@@ -826,7 +830,7 @@ pub(super) fn mod_down_finish_into<Q: GpuQueue>(
     (out, out_off): (&Q::Buf, usize),
     polys: usize,
     (prod_q, prod_off): (&Q::Buf, usize),
-    (conv, conv_off): (&Q::Buf, usize),
+    (bconv, bconv_off): (&Q::Buf, usize),
     (c01, c_polys): (&Q::Buf, usize),
 ) -> Result<()> {
     let (ell, n) = (h.ell, l.n());
@@ -835,7 +839,7 @@ pub(super) fn mod_down_finish_into<Q: GpuQueue>(
         Arg::BufAt(out, out_off),
         Arg::Buf(c01),
         Arg::BufAt(prod_q, prod_off),
-        Arg::BufAt(conv, conv_off),
+        Arg::BufAt(bconv, bconv_off),
         Arg::Buf(&l.primes.moduli),
         Arg::Buf(&h.inv_p.w),
         Arg::Buf(&h.inv_p.wq),
@@ -872,7 +876,7 @@ pub(super) fn mod_down_rescale_into<Q: GpuQueue>(
     (xp, xp_off): (&Q::Buf, usize),
 ) -> Result<()> {
     let Some(r) = &h.rescale else {
-        return Err(Error::EndOfModulusChain("ModDown with the rescale at the last level".into()));
+        return Err(Error::at_last_level("ModDown with the rescale at the last level"));
     };
     let (ell, alpha, n) = (h.ell, h.alpha, l.n());
     let rows = alpha + 1;
@@ -882,20 +886,20 @@ pub(super) fn mod_down_rescale_into<Q: GpuQueue>(
         q.copy(&dropped, (c * rows + alpha) * n, xq, xq_off + (c * ell + ell - 1) * n, n)?;
     }
     r.ntt.inverse(q, &dropped, polys * rows, EVAL_NTT)?;
-    let conv = q.scratch(polys * (ell - 1) * n)?;
+    let bconv = q.scratch(polys * (ell - 1) * n)?;
     let shape = ConvShape { d: rows, digits: 1, polys, split: ell - 1, skip: false, centered: true };
-    base_conv(q, l.log_n, (&conv, &conv), &dropped, &r.primes, &r.conv, &next.primes, &shape)?;
+    base_conv(q, l.log_n, (&bconv, &bconv), &dropped, &r.primes, &r.bconv, &next.primes, &shape)?;
     let inv = (&r.inv.w, &r.inv.wq);
-    if next.ntt.forward_moddown_finish(q, (out, out_off), &conv, FinishSource::Rows, polys, (xq, xq_off, ell), None, inv, EVAL_NTT)? {
+    if next.ntt.forward_moddown_finish(q, (out, out_off), &bconv, FinishSource::Rows, polys, (xq, xq_off, ell), None, inv, EVAL_NTT)? {
         return Ok(());
     }
-    next.ntt.forward(q, &conv, polys * (ell - 1), EVAL_NTT)?;
+    next.ntt.forward(q, &bconv, polys * (ell - 1), EVAL_NTT)?;
     let words = polys * (ell - 1) * n;
     let args = [
         Arg::BufAt(out, out_off),
         Arg::BufAt(xq, xq_off),
         Arg::BufAt(xq, xq_off),
-        Arg::Buf(&conv),
+        Arg::Buf(&bconv),
         Arg::Buf(&next.primes.moduli),
         Arg::Buf(&r.inv.w),
         Arg::Buf(&r.inv.wq),
@@ -921,8 +925,8 @@ pub(super) const HOIST_MODDOWN_BATCH: usize = 16;
 /// inverse automorphism* (`keys[i]`: [`hybrid_galois_key`]), written through `scatter[i]` (the
 /// NTT-domain table of the inverse automorphism, [`super::galois_table`] of `galois_elt⁻¹`) so
 /// that it comes out permuted, with `P·c0` folded into component 0 (`ks_inner_hybrid_u64` with
-/// `KS_ROTATE`); then ModDown, whose `P^{-1}(x − conv)` is the rotation. `perm(Σ_j
-/// U_j·perm⁻¹(K_j)) = Σ_j perm(U_j)·K_j` and `P^{-1}(x + P·c0 − conv) = c0 + P^{-1}(x − conv)`
+/// `KS_ROTATE`); then ModDown, whose `P^{-1}(x − bconv)` is the rotation. `perm(Σ_j
+/// U_j·perm⁻¹(K_j)) = Σ_j perm(U_j)·K_j` and `P^{-1}(x + P·c0 − bconv) = c0 + P^{-1}(x − bconv)`
 /// word for word (canonical residues), so this equals the CPU reference (which permutes every
 /// ModUp row instead) while reading the ModUp rows in order and gathering nothing.
 ///
@@ -934,8 +938,8 @@ pub(super) const HOIST_MODDOWN_BATCH: usize = 16;
 /// output word is computed exactly as in a single rotation.
 ///
 /// # Errors
-/// As [`switch_key_hybrid`].
-pub fn apply_galois_hybrid_many<Q: GpuQueue>(
+/// As [`switch_key`].
+pub fn apply_galois_many<Q: GpuQueue>(
     q: &Q,
     l: &LevelData<Q::Buf>,
     h: &HybridLevelData<Q::Buf>,
@@ -953,23 +957,23 @@ pub fn apply_galois_hybrid_many<Q: GpuQueue>(
         // conversion's input.
         let (prod_q, prod_p) = alloc_prods(q, h, n, keys.len())?;
         let products = |q: &Q, limbs: std::ops::Range<usize>| rotation_products_into(q, l, h, &up, ct, (keys, key_rows), &rotate, (&prod_q, &prod_p), limbs);
-        let conv = q.scratch(keys.len() * 2 * ell * n)?;
+        let bconv = q.scratch(keys.len() * 2 * ell * n)?;
         // The ModUp NTTs run with the first chunk's products.
         // One rotation: ModDown's NTT on the side stream as for relinearization; a batch's
         // finishes stay the epilogue of its one batched NTT.
         let side_ntt = keys.len() == 1 && q.side_stream();
-        up_ntt_products_conv(q, l, h, &up, chunk == 0, products, (&prod_p, 2 * keys.len()), &conv, side_ntt)?;
+        up_ntt_products_bconv(q, l, h, &up, chunk == 0, products, (&prod_p, 2 * keys.len()), &bconv, side_ntt)?;
         if !side_ntt {
-            if let Some(outs) = finish_fused_many(q, l, h, &conv, &prod_q, keys.len())? {
+            if let Some(outs) = finish_fused_many(q, l, h, &bconv, &prod_q, keys.len())? {
                 out.extend(outs);
                 continue;
             }
-            l.ntt.forward(q, &conv, 2 * keys.len() * ell, EVAL_NTT)?;
+            l.ntt.forward(q, &bconv, 2 * keys.len() * ell, EVAL_NTT)?;
         }
         for i in 0..keys.len() {
             // c0 is already in the products (Rotate).
             let at = i * 2 * ell * n;
-            out.push(mod_down_finish(q, l, h, (&prod_q, at), (&conv, at), (ct, 0))?);
+            out.push(mod_down_finish(q, l, h, (&prod_q, at), (&bconv, at), (ct, 0))?);
         }
     }
     Ok(out)
@@ -1015,11 +1019,11 @@ pub(super) fn rotation_products_into<Q: GpuQueue>(
 }
 
 /// The finishes of a hoisted batch of `count` rotations as the epilogue of its batched ModDown
-/// NTT (`ntt_fwd_cluster_fin_many_u64`; `conv`: the batch's conversion output in coefficient
+/// NTT (`ntt_fwd_cluster_fin_many_u64`; `bconv`: the batch's conversion output in coefficient
 /// form and `prod_q` its products, `2 × ℓ` rows per rotation each): a fresh output per rotation,
 /// written through a table of device addresses. `None` (nothing launched) where buffers have no
 /// device address or the plan is not one cluster launch; the caller
-/// then transforms `conv` and finishes each rotation apart. Saves the write and read of the
+/// then transforms `bconv` and finishes each rotation apart. Saves the write and read of the
 /// transformed conversion (2 × ℓ rows per rotation).
 ///
 /// # Errors
@@ -1028,7 +1032,7 @@ fn finish_fused_many<Q: GpuQueue>(
     q: &Q,
     l: &LevelData<Q::Buf>,
     h: &HybridLevelData<Q::Buf>,
-    conv: &Q::Buf,
+    bconv: &Q::Buf,
     prod_q: &Q::Buf,
     count: usize,
 ) -> Result<Option<Vec<Q::Buf>>> {
@@ -1046,7 +1050,7 @@ fn finish_fused_many<Q: GpuQueue>(
     let ran = l.ntt.forward_moddown_finish(
         q,
         (prod_q, 0),
-        conv,
+        bconv,
         FinishSource::RowsMany(&addrs),
         2 * count,
         (prod_q, 0, 2 * ell),
@@ -1060,15 +1064,15 @@ fn finish_fused_many<Q: GpuQueue>(
 /// Relinearize a size-3 ciphertext `ct` with a hybrid key (`relinearize_hybrid`): size 2.
 ///
 /// # Errors
-/// As [`switch_key_hybrid`].
-pub fn relinearize_hybrid<Q: GpuQueue>(
+/// As [`switch_key`].
+pub fn relinearize<Q: GpuQueue>(
     q: &Q,
     l: &LevelData<Q::Buf>,
     h: &HybridLevelData<Q::Buf>,
     ct: &Q::Buf,
     key: (&Q::Buf, usize),
 ) -> Result<Q::Buf> {
-    switch_key_hybrid(q, l, h, (ct, 2), ct, 2 * h.ell * l.n(), key, false)
+    switch_key(q, l, h, (ct, 2), ct, 2 * h.ell * l.n(), key, false)
 }
 
 /// Relinearization fused with the rescale (the scheme's `HybridKeySwitching::relinearize_rescale`)
@@ -1077,8 +1081,8 @@ pub fn relinearize_hybrid<Q: GpuQueue>(
 /// `P·q_{ℓ-1}` ([`mod_down_rescale_into`]): `2 × (ℓ − 1) × N` words under `next`'s primes.
 ///
 /// # Errors
-/// `EndOfModulusChain` at a level with one data prime; as [`switch_key_hybrid`].
-pub fn relinearize_rescale_hybrid<Q: GpuQueue>(
+/// `EndOfModulusChain` at a level with one data prime; as [`switch_key`].
+pub fn relinearize_rescale<Q: GpuQueue>(
     q: &Q,
     l: &LevelData<Q::Buf>,
     next: &LevelData<Q::Buf>,
@@ -1096,11 +1100,11 @@ pub fn relinearize_rescale_hybrid<Q: GpuQueue>(
 }
 
 /// `apply_galois_hybrid` on a size-2 ciphertext (`key`: [`hybrid_galois_key`], `scatter`: the
-/// inverse automorphism's table): a hoisted batch of one ([`apply_galois_hybrid_many`]).
+/// inverse automorphism's table): a hoisted batch of one ([`apply_galois_many`]).
 ///
 /// # Errors
-/// As [`switch_key_hybrid`].
-pub fn apply_galois_hybrid<Q: GpuQueue>(
+/// As [`switch_key`].
+pub fn apply_galois<Q: GpuQueue>(
     q: &Q,
     l: &LevelData<Q::Buf>,
     h: &HybridLevelData<Q::Buf>,
@@ -1108,7 +1112,7 @@ pub fn apply_galois_hybrid<Q: GpuQueue>(
     scatter: &Q::Buf,
     (key, key_rows): (&Q::Buf, usize),
 ) -> Result<Q::Buf> {
-    apply_galois_hybrid_many(q, l, h, ct, &[scatter], (&[key], key_rows))?
+    apply_galois_many(q, l, h, ct, &[scatter], (&[key], key_rows))?
         .pop()
         .ok_or_else(|| Error::Device("apply_galois_hybrid: no result".into()))
 }
@@ -1116,7 +1120,7 @@ pub fn apply_galois_hybrid<Q: GpuQueue>(
 /// `(c0, 0) + switch(c1)` with a switching key (`Evaluator::switch_key_hybrid`; balanced digits).
 ///
 /// # Errors
-/// As [`switch_key_hybrid`].
+/// As [`switch_key`].
 pub fn switch_key_c1<Q: GpuQueue>(
     q: &Q,
     l: &LevelData<Q::Buf>,
@@ -1124,7 +1128,7 @@ pub fn switch_key_c1<Q: GpuQueue>(
     ct: &Q::Buf,
     key: (&Q::Buf, usize),
 ) -> Result<Q::Buf> {
-    switch_key_hybrid(q, l, h, (ct, 1), ct, h.ell * l.n(), key, true)
+    switch_key(q, l, h, (ct, 1), ct, h.ell * l.n(), key, true)
 }
 
 #[cfg(test)]
@@ -1224,4 +1228,60 @@ mod tests {
             }
         }
     }
+}
+
+/// [`switch_key`] under its former name.
+#[deprecated(note = "renamed: device::gpu::hybrid::switch_key")]
+pub fn switch_key_hybrid<Q: GpuQueue>(q: &Q,
+    l: &LevelData<Q::Buf>,
+    h: &HybridLevelData<Q::Buf>,
+    c01: (&Q::Buf, usize),
+    tsrc: &Q::Buf,
+    t_off: usize,
+    key: (&Q::Buf, usize),
+    balanced: bool) -> Result<Q::Buf> {
+    switch_key(q, l, h, c01, tsrc, t_off, key, balanced)
+}
+
+/// [`apply_galois_many`] under its former name.
+#[deprecated(note = "renamed: device::gpu::hybrid::apply_galois_many")]
+pub fn apply_galois_hybrid_many<Q: GpuQueue>(q: &Q,
+    l: &LevelData<Q::Buf>,
+    h: &HybridLevelData<Q::Buf>,
+    ct: &Q::Buf,
+    scatter: &[&Q::Buf],
+    (keys, key_rows): (&[&Q::Buf], usize)) -> Result<Vec<Q::Buf>> {
+    apply_galois_many(q, l, h, ct, scatter, (keys, key_rows))
+}
+
+/// [`relinearize_rescale`] under its former name.
+#[deprecated(note = "renamed: device::gpu::hybrid::relinearize_rescale")]
+pub fn relinearize_rescale_hybrid<Q: GpuQueue>(q: &Q,
+    l: &LevelData<Q::Buf>,
+    next: &LevelData<Q::Buf>,
+    h: &HybridLevelData<Q::Buf>,
+    ct: &Q::Buf,
+    (key, key_rows): (&Q::Buf, usize)) -> Result<Q::Buf> {
+    relinearize_rescale(q, l, next, h, ct, (key, key_rows))
+}
+
+/// [`relinearize`] under its former name.
+#[deprecated(note = "renamed: device::gpu::hybrid::relinearize")]
+pub fn relinearize_hybrid<Q: GpuQueue>(q: &Q,
+    l: &LevelData<Q::Buf>,
+    h: &HybridLevelData<Q::Buf>,
+    ct: &Q::Buf,
+    key: (&Q::Buf, usize)) -> Result<Q::Buf> {
+    relinearize(q, l, h, ct, key)
+}
+
+/// [`apply_galois`] under its former name.
+#[deprecated(note = "renamed: device::gpu::hybrid::apply_galois")]
+pub fn apply_galois_hybrid<Q: GpuQueue>(q: &Q,
+    l: &LevelData<Q::Buf>,
+    h: &HybridLevelData<Q::Buf>,
+    ct: &Q::Buf,
+    scatter: &Q::Buf,
+    (key, key_rows): (&Q::Buf, usize)) -> Result<Q::Buf> {
+    apply_galois(q, l, h, ct, scatter, (key, key_rows))
 }

@@ -14,9 +14,14 @@ pub mod encode;
 pub mod eval;
 pub mod hybrid;
 pub mod level;
-pub mod matntt;
 pub mod ntt;
 pub mod polymul;
+
+/// The matrix-product NTT under its former path.
+#[deprecated(note = "moved: device::ntt_family::matntt")]
+pub mod matntt {
+    pub use crate::device::ntt_family::matntt::{DeviceMatNtt, MatNttKind, NttDirection, MAX_ROWS};
+}
 
 use crate::device::buffer::DeviceBuf;
 use super::kernels::Family;

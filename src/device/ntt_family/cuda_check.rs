@@ -8,9 +8,9 @@
 
 use crate::device::gpu::ntt::{DeviceNttTables, NttVariant};
 use crate::device::gpu::GpuQueue;
-use super::queue::CudaQueue;
-use super::{dev_err, CudaDevice};
-use crate::device::ntt_timing::NttTiming;
+use super::timing::NttTiming;
+use crate::device::cuda::queue::CudaQueue;
+use crate::device::cuda::{dev_err, CudaDevice};
 use crate::math::modulus::ShoupOperand;
 use crate::math::ntt::NttTables;
 use crate::{CoeffModulus, Modulus, Result};
@@ -307,7 +307,7 @@ fn sweep(
 /// The fused NTT–Hadamard product ([`crate::device::gpu::polymul`]) against the CPU's forward NTTs, dyadic
 /// product and inverse NTT, on `2k` rows of random data with 0 and q−1 planted.
 fn polymul_check(
-    dt: &DeviceNttTables<super::memory::DeviceBuffer>,
+    dt: &DeviceNttTables<crate::device::cuda::memory::DeviceBuffer>,
     queue: &CudaQueue,
     tables: &[Arc<NttTables>],
     log_n: u32,

@@ -5,12 +5,12 @@
 //! sm_80+, 8-bit slices and integer `mma.sync`).
 //!
 //! Data is `rows × N` u64 words, canonical (`< q`), row `r` under prime
-//! `(r / rows_per_prime) % k` like [`DeviceNttTables`](super::ntt::DeviceNttTables); the result
+//! `(r / rows_per_prime) % k` like [`DeviceNttTables`](crate::device::gpu::ntt::DeviceNttTables); the result
 //! is bit-identical to [`NttTables::forward`] (SEAL's bit-reversed order — the permutation is
-//! folded into the twiddles, see [`crate::math::matrix_ntt`]).
+//! folded into the twiddles, see [`super::matrix`]).
 //!
 //! Factorization: `N = N1·N2` with `N1 = 2^⌈log N / 2⌉`, `N2 = 2^⌊log N / 2⌋`
-//! ([`matrix_ntt::factor`]): 32 × 32 at N = 2^10 up to 256 × 256 at N = 2^16. Stage 1
+//! ([`matrix::factor`](super::matrix::factor)): 32 × 32 at N = 2^10 up to 256 × 256 at N = 2^16. Stage 1
 //! (`C = (W1·a) ⊙ W2`, inner dimension N1) writes a scratch buffer of `rows × N` words; stage 2
 //! (`C·W3`, inner dimension N2) writes the result over the input. A transform costs
 //! `N·(N1 + N2)` multiply-adds per row against `N/2·log N` butterflies of the radix kernels: the
@@ -29,12 +29,12 @@
 //! (`examples/matntt_timing` measures both).
 //!
 //! Both directions: the inverse runs the stages mirrored (data on the left with V3 and the V2
-//! Hadamard, then V1 on the left with `N^{-1}` folded in; [`crate::math::matrix_ntt`]).
+//! Hadamard, then V1 on the left with `N^{-1}` folded in; [`super::matrix`]).
 
-use super::{Arg, Geometry, GpuBuffer, GpuQueue};
+use crate::device::gpu::{Arg, Geometry, GpuBuffer, GpuQueue};
 use crate::device::kernels::Family;
 pub use crate::device::ntt_plan::NttDirection;
-use crate::math::matrix_ntt::{self, MatrixNtt};
+use super::matrix::{self, MatrixNtt};
 use crate::math::ntt::NttTables;
 use crate::{Error, Result};
 use std::sync::Arc;
@@ -147,7 +147,7 @@ impl<B: GpuBuffer> DeviceMatNtt<B> {
         slices: u32,
     ) -> Result<Self> {
         for t in tables {
-            matrix_ntt::check_slices(t.modulus(), slices)?;
+            matrix::check_slices(t.modulus(), slices)?;
         }
         Self::build(dev, tables, Some(slices), true)
     }
@@ -169,7 +169,7 @@ impl<B: GpuBuffer> DeviceMatNtt<B> {
                 "matrix NTT tables of different N".into(),
             ));
         }
-        let (log_n1, log_n2) = matrix_ntt::factor(log_n)?;
+        let (log_n1, log_n2) = matrix::factor(log_n)?;
         let max_bits = tables
             .iter()
             .map(|t| t.modulus().bit_count())

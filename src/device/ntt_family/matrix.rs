@@ -1,6 +1,6 @@
 //! The negacyclic NTT as two matrix products (Eq. 9, §IV-B, of Fan, Wang, Xu, Hou, Meng, Zhang,
 //! "TensorFHE: Achieving Practical Computation on Encrypted Data Using GPGPU", HPCA 2023), CPU
-//! reference of the GPU kernels of `native/matntt.cl` (the device layer's `gpu::matntt`).
+//! reference of the GPU kernels of `native/matntt.cl` ([`super::matntt`]).
 //!
 //! # Formulas
 //! `N = N1·N2`, input index `n = N2·n1 + n2` (the polynomial as an `N1 × N2` row-major matrix
@@ -46,8 +46,8 @@
 //! with `N^{-1}` folded into V1 — the data is the left factor of the first product and the
 //! right factor of the second, the mirror of the forward.
 
-use super::modulus::Modulus;
-use super::ntt::{reverse_bits, NttTables};
+use crate::math::modulus::Modulus;
+use crate::math::ntt::{reverse_bits, NttTables};
 use crate::{Error, Result};
 
 /// Smallest supported `log2 N` (both factors at least 32, the tensor-core tile's inner size).
