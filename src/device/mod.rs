@@ -13,6 +13,7 @@ pub mod kernels;
 pub mod memcache;
 pub mod ntt_family;
 pub mod ntt_plan;
+pub mod ntt_step;
 pub mod ntt_tables;
 pub mod polymul_plan;
 pub mod pool;

@@ -12,6 +12,8 @@
 //! sequences are [`crate::device::ntt_family::plan`].
 
 use super::ntt_family::plan as family;
+pub use super::ntt_step::NttDirection;
+pub(in crate::device) use super::ntt_step::Step;
 pub use super::ntt_family::plan::{four_step_split, L2_CHUNK_BYTES, SINGLE_BLOCK_MAX_LOG_N};
 use crate::{Error, Result};
 
@@ -237,15 +239,6 @@ impl NttVariant {
 /// hoisted batch's finishing NTT faster (H100, one call).
 const CLUSTER16_MIN_BLOCKS: usize = 4;
 
-/// Forward (Cooley–Tukey, natural in, bit-reversed out) or inverse (Gentleman–Sande).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum NttDirection {
-    /// SEAL's `ntt_negacyclic_harvey`.
-    Forward,
-    /// SEAL's `inverse_ntt_negacyclic_harvey`.
-    Inverse,
-}
-
 /// The device tables a kernel takes (see [`super::ntt_tables::NttTableImage`] for contents).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum NttTable {
@@ -360,27 +353,6 @@ pub struct NttLaunch {
     pub row_offset: usize,
 }
 
-/// One step of a plan: which kernel does which rounds.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(in crate::device) enum Step {
-    /// One radix-2 round with `2^log_m` blocks; `last` adds the final reduction (forward).
-    Radix2 { log_m: u32, last: bool },
-    /// `log_r` rounds from `2^log_m` blocks (forward: up; inverse: down), radix 2^`log_r`.
-    Radix { log_m: u32, log_r: u32 },
-    /// Forward: all rounds from `2^log_m` blocks on. Inverse: all rounds down to `2^log_m`.
-    /// `mode`: the SLM kernel's last argument (`native/ntt.cl` MODE_LOG_RADIX/MODE_LOG_SIMD).
-    Slm { log_m: u32, mode: u32 },
-    /// Four-step column phase (forward: rounds 0 … log N1 − 1; inverse: the last log N1).
-    Columns { log_n1: u32 },
-    /// Four-step row phase with the twist.
-    Rows { log_n1: u32 },
-    /// As [`Step::Slm`] in the register-resident kernels (`ntt_{fwd,inv}_reg_u64`).
-    Reg { log_m: u32, mode: u32 },
-    /// The whole transform in one cluster launch (`ntt_{fwd,inv}_cluster_u64`); `log_m` as in
-    /// [`Step::Slm`].
-    Cluster { log_m: u32, mode: u32 },
-}
-
 /// Work-items per group of the global-memory kernels.
 const THREADS: u32 = 256;
 
@@ -452,7 +424,7 @@ impl NttPlan {
                 variant.name()
             )));
         }
-        let chunk_rows = family::chunk_rows(variant, log_n);
+        let chunk_rows = (variant == NttVariant::Radix8L2).then(|| family::l2_chunk_rows(log_n));
         Ok(NttPlan {
             log_n,
             k,
@@ -514,7 +486,11 @@ impl NttPlan {
     /// Words per SLM tile (`XEHE_SLM_TILE`): N, capped by the variant's maximum; for the
     /// four-step variant the row length N2.
     pub fn tile(&self) -> usize {
-        family::tile(self.variant, self.log_n).unwrap_or_else(|| self.n().min(self.tile_max))
+        if self.variant == NttVariant::FourStep {
+            family::four_step_tile(self.log_n)
+        } else {
+            self.n().min(self.tile_max)
+        }
     }
 
     /// Compile-time defines of the NTT program (`-D NAME=VALUE`).
@@ -583,8 +559,12 @@ impl NttPlan {
             log_m: split,
             mode: self.slm_mode(),
         };
-        if let Some(s) = family::steps(self.variant, dir, log_n, split, self.slm_mode()) {
-            return s;
+        // The family's own sequences.
+        match self.variant {
+            NttVariant::Naive => return family::naive_steps(dir, log_n),
+            NttVariant::FourStep => return family::four_step_steps(dir, log_n),
+            NttVariant::Radix8Reg | NttVariant::Radix8L2 => return family::register_steps(dir, split, self.slm_mode()),
+            _ => {}
         }
         let mut s = Vec::new();
         match (dir, self.variant) {

@@ -27,4 +27,6 @@ pub mod cuda_check;
 pub mod matntt;
 pub mod matrix;
 pub mod plan;
+#[cfg(test)]
+mod plan_tests;
 pub mod timing;

@@ -1,5 +1,5 @@
 //! The launch plans of the family's NTT variants that the evaluator does not run: which steps of
-//! the `native/ntt.cl` kernels [`NttPlan`](crate::device::ntt_plan::NttPlan) gives them. The
+//! the `native/ntt.cl` kernels `NttPlan` gives them. The
 //! kernels, the launch geometry and the variants that share the production path's shape
 //! (staged, shuffle, radix-4/8/16, single-block: global radix rounds, then one shared-memory
 //! kernel) stay with the plan; here are the sequences of their own:
@@ -9,64 +9,63 @@
 //! - the register-resident radix-8 (XeHE paper §V-D without the SLM copy passes) and its
 //!   L2-chunked replay: mixed-radix global passes, then the register kernel.
 
-use crate::device::ntt_plan::{NttDirection, NttVariant, Step};
+use crate::device::ntt_step::{NttDirection, Step};
 
-/// Bytes of data one chunk of [`NttVariant::Radix8L2`] covers at most (the H100 has 50 MB of
+/// Bytes of data one chunk of `NttVariant::Radix8L2` covers at most (the H100 has 50 MB of
 /// L2, in two halves; the chunk is transformed in place, so this is its whole footprint).
 pub const L2_CHUNK_BYTES: usize = 16 << 20;
 
-/// Largest N of [`NttVariant::SingleBlock`], log2.
+/// Largest N of `NttVariant::SingleBlock`, log2.
 pub const SINGLE_BLOCK_MAX_LOG_N: u32 = 11;
 
-/// Largest row length N2 of [`NttVariant::FourStep`], log2.
+/// Largest row length N2 of `NttVariant::FourStep`, log2.
 pub(in crate::device) const FOUR_STEP_MAX_LOG_N2: u32 = 12;
 
-/// The split N = N1 × N2 of [`NttVariant::FourStep`]: `(log2 N1, log2 N2)` with
+/// The split N = N1 × N2 of `NttVariant::FourStep`: `(log2 N1, log2 N2)` with
 /// N2 = min(N/2, 4096) and N1 = N / N2 (so N1 ≤ N2 for N ≤ 2^24).
 pub fn four_step_split(log_n: u32) -> (u32, u32) {
     let log_n2 = (log_n - 1).min(FOUR_STEP_MAX_LOG_N2);
     (log_n - log_n2, log_n2)
 }
 
-/// Rows per chunk of `variant`'s plan for N = 2^`log_n` ([`NttVariant::Radix8L2`]: as many as
-/// fit in [`L2_CHUNK_BYTES`]); `None`: all rows at once.
-pub(in crate::device) fn chunk_rows(variant: NttVariant, log_n: u32) -> Option<usize> {
-    (variant == NttVariant::Radix8L2).then(|| (L2_CHUNK_BYTES >> (log_n + 3)).max(1))
+/// Rows per chunk of `NttVariant::Radix8L2`'s plan for N = 2^`log_n`: as many as fit in
+/// [`L2_CHUNK_BYTES`].
+pub(in crate::device) fn l2_chunk_rows(log_n: u32) -> usize {
+    (L2_CHUNK_BYTES >> (log_n + 3)).max(1)
 }
 
-/// Words per shared-memory tile where the variant fixes it regardless of the tile cap
-/// ([`NttVariant::FourStep`]: the row length N2); `None` for the others.
-pub(in crate::device) fn tile(variant: NttVariant, log_n: u32) -> Option<usize> {
-    (variant == NttVariant::FourStep).then(|| 1 << four_step_split(log_n).1)
+/// Words per shared-memory tile of `NttVariant::FourStep` (the row length N2), whatever the
+/// tile cap.
+pub(in crate::device) fn four_step_tile(log_n: u32) -> usize {
+    1 << four_step_split(log_n).1
 }
 
-/// The steps of `variant` in direction `dir` for N = 2^`log_n`, `split` global rounds before
-/// (forward) / after (inverse) the tile and the tile kernel's `mode`; `None` for the variants
-/// planned by [`NttPlan`](crate::device::ntt_plan::NttPlan) itself.
-pub(in crate::device) fn steps(variant: NttVariant, dir: NttDirection, log_n: u32, split: u32, mode: u32) -> Option<Vec<Step>> {
+/// The naive radix-2 baseline's steps in direction `dir` for N = 2^`log_n`: one launch a round.
+pub(in crate::device) fn naive_steps(dir: NttDirection, log_n: u32) -> Vec<Step> {
+    match dir {
+        NttDirection::Forward => (0..log_n).map(|lm| Step::Radix2 { log_m: lm, last: lm == log_n - 1 }).collect(),
+        NttDirection::Inverse => (0..log_n).rev().map(|lm| Step::Radix2 { log_m: lm, last: false }).collect(),
+    }
+}
+
+/// The four-step NTT's steps: the column phase, then the row phase with the twist (reversed
+/// for the inverse).
+pub(in crate::device) fn four_step_steps(dir: NttDirection, log_n: u32) -> Vec<Step> {
+    let log_n1 = four_step_split(log_n).0;
+    let mut s = vec![Step::Columns { log_n1 }, Step::Rows { log_n1 }];
+    if dir == NttDirection::Inverse {
+        s.reverse();
+    }
+    s
+}
+
+/// The register-resident radix-8's steps (and its L2-chunked replay's, per chunk): mixed-radix
+/// global passes over the first `split` rounds, then the register kernel with `mode` (forward);
+/// the shared-memory kernel, then the passes down (inverse).
+pub(in crate::device) fn register_steps(dir: NttDirection, split: u32, mode: u32) -> Vec<Step> {
     let mut s = Vec::new();
-    match (dir, variant) {
-        (NttDirection::Forward, NttVariant::Naive) => {
-            s.extend((0..log_n).map(|lm| Step::Radix2 {
-                log_m: lm,
-                last: lm == log_n - 1,
-            }));
-        }
-        (NttDirection::Inverse, NttVariant::Naive) => {
-            s.extend((0..log_n).rev().map(|lm| Step::Radix2 {
-                log_m: lm,
-                last: false,
-            }));
-        }
-        (_, NttVariant::FourStep) => {
-            let log_n1 = four_step_split(log_n).0;
-            s.push(Step::Columns { log_n1 });
-            s.push(Step::Rows { log_n1 });
-            if dir == NttDirection::Inverse {
-                s.reverse();
-            }
-        }
-        (NttDirection::Forward, NttVariant::Radix8Reg | NttVariant::Radix8L2) => {
+    match dir {
+        NttDirection::Forward => {
             let mut lm = 0;
             for log_r in global_passes(split) {
                 s.push(Step::Radix { log_m: lm, log_r });
@@ -74,175 +73,23 @@ pub(in crate::device) fn steps(variant: NttVariant, dir: NttDirection, log_n: u3
             }
             s.push(Step::Reg { log_m: split, mode });
         }
-        (NttDirection::Inverse, NttVariant::Radix8Reg | NttVariant::Radix8L2) => {
+        NttDirection::Inverse => {
             s.push(Step::Slm { log_m: split, mode });
             let mut top = split;
             for log_r in global_passes(split).into_iter().rev() {
-                s.push(Step::Radix {
-                    log_m: top - 1,
-                    log_r,
-                });
+                s.push(Step::Radix { log_m: top - 1, log_r });
                 top -= log_r;
             }
         }
-        _ => return None,
     }
-    Some(s)
+    s
 }
 
 /// The register radices (log2) of the global passes over the first `split` rounds: as few
 /// passes of at most radix 16 as possible, sizes as equal as possible, larger first (5 → 3, 2).
-fn global_passes(split: u32) -> Vec<u32> {
+pub(in crate::device) fn global_passes(split: u32) -> Vec<u32> {
     let passes = split.div_ceil(4);
     (0..passes)
         .map(|i| split / passes + u32::from(i < split % passes))
         .collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::device::ntt_plan::{NttLaunch, NttPlan, ScalarArg};
-
-    /// Kernels and scalars of a plan's launches.
-    fn kernels_of(l: &[NttLaunch]) -> Vec<(&'static str, u32)> {
-        l.iter()
-            .map(|l| match l.scalars[2] {
-                ScalarArg::U32(v) => (l.kernel, v),
-                ScalarArg::U64(_) => (l.kernel, u32::MAX),
-            })
-            .collect()
-    }
-
-    #[test]
-    fn radix8_reg_mixed_radix_geometry() {
-        assert_eq!(global_passes(0), Vec::<u32>::new());
-        assert_eq!(global_passes(2), [2]);
-        assert_eq!(global_passes(4), [4]);
-        assert_eq!(global_passes(5), [3, 2]);
-        assert_eq!(global_passes(9), [3, 3, 3]);
-        let fwd = |log_n| {
-            let p = NttPlan::new(log_n, 2, NttVariant::Radix8Reg).unwrap();
-            kernels_of(&p.launches(NttDirection::Forward, 4))
-        };
-        let inv = |log_n| {
-            let p = NttPlan::new(log_n, 2, NttVariant::Radix8Reg).unwrap();
-            kernels_of(&p.launches(NttDirection::Inverse, 4))
-        };
-        // 2^14: one radix-4 pass (rounds 0–1), not two radix-2 launches.
-        assert_eq!(fwd(14), [("ntt_fwd_radix4_u64", 0), ("ntt_fwd_reg_u64", 2)]);
-        assert_eq!(inv(14), [("ntt_inv_slm_u64", 2), ("ntt_inv_radix4_u64", 1)]);
-        // 2^15: one radix-8 pass; 2^16: one radix-16 pass.
-        assert_eq!(fwd(15), [("ntt_fwd_radix8_u64", 0), ("ntt_fwd_reg_u64", 3)]);
-        assert_eq!(fwd(16), [("ntt_fwd_radix16_u64", 0), ("ntt_fwd_reg_u64", 4)]);
-        assert_eq!(inv(16), [("ntt_inv_slm_u64", 4), ("ntt_inv_radix16_u64", 3)]);
-        // 2^17: radix 8 then radix 4 (inverse: radix 4 down from 2^4 blocks, then radix 8).
-        assert_eq!(
-            fwd(17),
-            [
-                ("ntt_fwd_radix8_u64", 0),
-                ("ntt_fwd_radix4_u64", 3),
-                ("ntt_fwd_reg_u64", 5)
-            ]
-        );
-        assert_eq!(
-            inv(17),
-            [
-                ("ntt_inv_slm_u64", 5),
-                ("ntt_inv_radix4_u64", 4),
-                ("ntt_inv_radix8_u64", 2)
-            ]
-        );
-        // The register kernel: one group per 4096-word tile, 256 work-items, radix-8 mode.
-        let p = NttPlan::new(15, 3, NttVariant::Radix8Reg).unwrap();
-        let l = p.launches(NttDirection::Forward, 6);
-        assert_eq!((l[1].groups, l[1].local, l[1].scalars[3]), (48, 256, ScalarArg::U32(3)));
-        assert_eq!((l[0].groups, l[0].local), (96, 256));
-        assert!(l.iter().all(|l| l.row_offset == 0));
-    }
-
-    #[test]
-    fn radix8_l2_chunks_rows_by_prime_cycles() {
-        // Default chunk: 16 MiB of rows = 64 rows of 2^15 words.
-        let p = NttPlan::new(15, 3, NttVariant::Radix8L2).unwrap();
-        assert_eq!(chunk_rows(NttVariant::Radix8L2, 15), Some(64));
-        // 10 rows in chunks of 4 rows, rounded down to whole cycles of 3 primes: 3,3,3,1.
-        let p = p.with_chunk_rows(Some(4));
-        let l = p.launches(NttDirection::Forward, 10);
-        let offs: Vec<_> = l.iter().map(|l| (l.kernel, l.row_offset, l.groups)).collect();
-        assert_eq!(
-            offs,
-            [
-                ("ntt_fwd_radix8_u64", 0, 48),
-                ("ntt_fwd_reg_u64", 0, 24),
-                ("ntt_fwd_radix8_u64", 3, 48),
-                ("ntt_fwd_reg_u64", 3, 24),
-                ("ntt_fwd_radix8_u64", 6, 48),
-                ("ntt_fwd_reg_u64", 6, 24),
-                ("ntt_fwd_radix8_u64", 9, 16),
-                ("ntt_fwd_reg_u64", 9, 8),
-            ]
-        );
-        // Grouped rows (2 instances per prime): cycles of 6 rows.
-        let l = p.with_chunk_rows(Some(7)).launches_grouped(NttDirection::Inverse, 12, 2);
-        let offs: Vec<_> = l.iter().map(|l| (l.kernel, l.row_offset)).collect();
-        assert_eq!(
-            offs,
-            [
-                ("ntt_inv_slm_u64", 0),
-                ("ntt_inv_radix8_u64", 0),
-                ("ntt_inv_slm_u64", 6),
-                ("ntt_inv_radix8_u64", 6),
-            ]
-        );
-        // Rows within one chunk: the unchunked plan.
-        let one = p.launches(NttDirection::Forward, 3);
-        assert_eq!(one, NttPlan::new(15, 3, NttVariant::Radix8Reg).unwrap().launches(NttDirection::Forward, 3));
-    }
-
-    #[test]
-    fn names_round_trip_and_shuffle_modes() {
-        for v in NttVariant::ALL {
-            assert_eq!(NttVariant::from_name(v.name()), Some(v));
-        }
-        // SIMD(8,8): 4 shuffle/register rounds, 2 words per work-item; SIMD(32,8): 6 rounds, 8.
-        let p = NttPlan::new(12, 1, NttVariant::Shuffle8).unwrap();
-        let l = p.launches(NttDirection::Forward, 1);
-        assert_eq!(l.last().unwrap().scalars[3], ScalarArg::U32(1 | 4 << 8));
-        assert_eq!(l.last().unwrap().local, 256);
-        let p = NttPlan::new(12, 1, NttVariant::Shuffle32).unwrap();
-        let l = p.launches(NttDirection::Forward, 1);
-        assert_eq!(l.last().unwrap().scalars[3], ScalarArg::U32(1 | 6 << 8));
-        assert_eq!(l.last().unwrap().local, 256);
-        // Tiles under 256 words: no shuffle rounds.
-        let p = NttPlan::new(7, 1, NttVariant::Shuffle8).unwrap();
-        assert_eq!(
-            p.launches(NttDirection::Forward, 1)[0].scalars[3],
-            ScalarArg::U32(1)
-        );
-    }
-
-    #[test]
-    fn four_step_and_single_block() {
-        assert_eq!(four_step_split(16), (4, 12));
-        assert_eq!(four_step_split(10), (1, 9));
-        let p = NttPlan::new(16, 2, NttVariant::FourStep).unwrap();
-        let k: Vec<_> = p
-            .launches(NttDirection::Inverse, 4)
-            .iter()
-            .map(|l| (l.kernel, l.groups, l.tables.len()))
-            .collect();
-        assert_eq!(
-            k,
-            [("ntt_inv_rows_u64", 64, 9), ("ntt_inv_cols_u64", 64, 9)]
-        );
-        assert!(NttPlan::new(11, 1, NttVariant::SingleBlock).is_ok());
-        let e = NttPlan::new(12, 1, NttVariant::SingleBlock).unwrap_err();
-        assert!(e.to_string().contains("single-block"), "{e}");
-        let l = NttPlan::new(8, 1, NttVariant::SingleBlock)
-            .unwrap()
-            .launches(NttDirection::Forward, 3);
-        assert_eq!((l.len(), l[0].groups, l[0].local), (1, 3, 128));
-    }
-
 }
