@@ -58,12 +58,12 @@ fn main() -> Result<()> {
     g.gpu_on(&q);
 
     // Bit for bit: hoisted on the device = single on the device = hoisted on the CPU.
-    let hoisted = ev.rotate_vector_hybrid_many(&g, &steps, &gk)?;
-    let cpu = ev.rotate_vector_hybrid_many(&ct, &steps, &gk)?;
+    let hoisted = ev.rotate_vector_many(&g, &steps, &gk)?;
+    let cpu = ev.rotate_vector_many(&ct, &steps, &gk)?;
     let mut identical = true;
     for (i, (h, c)) in hoisted.into_iter().zip(&cpu).enumerate() {
         let mut h = h;
-        let mut s = ev.rotate_vector_hybrid(&g, steps[i], &gk)?;
+        let mut s = ev.rotate_vector(&g, steps[i], &gk)?;
         h.download()?;
         s.download()?;
         identical &= h.data() == s.data() && h.data() == c.data();
@@ -82,11 +82,11 @@ fn main() -> Result<()> {
         }
         Ok(median(v))
     };
-    let one = time(&|| ev.rotate_vector_hybrid(&g, 1, &gk).map(drop))?;
-    let many = time(&|| ev.rotate_vector_hybrid_many(&g, &steps, &gk).map(drop))?;
+    let one = time(&|| ev.rotate_vector(&g, 1, &gk).map(drop))?;
+    let many = time(&|| ev.rotate_vector_many(&g, &steps, &gk).map(drop))?;
     let sequential = time(&|| {
         for &s in &steps {
-            drop(ev.rotate_vector_hybrid(&g, s, &gk)?);
+            drop(ev.rotate_vector(&g, s, &gk)?);
         }
         Ok(())
     })?;
@@ -101,8 +101,8 @@ fn main() -> Result<()> {
     // and runs everything on one stream, so the sum exceeds the timings above).
     if let Some(p) = q.profiler() {
         let profiled: [(&str, &dyn Fn() -> Result<()>); 2] = [
-            ("one rotation", &|| ev.rotate_vector_hybrid(&g, 1, &gk).map(drop)),
-            ("hoisted batch", &|| ev.rotate_vector_hybrid_many(&g, &steps, &gk).map(drop)),
+            ("one rotation", &|| ev.rotate_vector(&g, 1, &gk).map(drop)),
+            ("hoisted batch", &|| ev.rotate_vector_many(&g, &steps, &gk).map(drop)),
         ];
         for (label, f) in profiled {
             p.clear();
@@ -124,21 +124,21 @@ fn main() -> Result<()> {
     // `Tuning::bconv_min_blocks`): a batch converts 2k polynomials at once, so its best
     // shape may differ from one rotation's.
     if std::env::args().any(|a| a == "--conv-sweep") {
-        let want = ev.rotate_vector_hybrid_many(&g, &steps, &gk)?;
+        let want = ev.rotate_vector_many(&g, &steps, &gk)?;
         println!("\n| coefficients per work-item | CTAs per SM bound | one rotation µs | {k} hoisted µs | hoisted / one | same result |");
         println!("|---|---|---|---|---|---|");
         for (coefs, min_blocks) in [(2, 0), (1, 0), (4, 0), (2, 3), (1, 3), (1, 4)] {
             set_tuning(Tuning { bconv_coefs: coefs, bconv_min_blocks: Some(min_blocks), ..Tuning::default() });
             let mut same = true;
-            for (h, w) in ev.rotate_vector_hybrid_many(&g, &steps, &gk)?.into_iter().zip(&want) {
+            for (h, w) in ev.rotate_vector_many(&g, &steps, &gk)?.into_iter().zip(&want) {
                 let (mut h, mut w) = (h, w.clone());
                 h.download()?;
                 w.download()?;
                 same &= h.data() == w.data();
             }
             identical &= same;
-            let one = time(&|| ev.rotate_vector_hybrid(&g, 1, &gk).map(drop))?;
-            let many = time(&|| ev.rotate_vector_hybrid_many(&g, &steps, &gk).map(drop))?;
+            let one = time(&|| ev.rotate_vector(&g, 1, &gk).map(drop))?;
+            let many = time(&|| ev.rotate_vector_many(&g, &steps, &gk).map(drop))?;
             println!("| {coefs} | {min_blocks} | {one:.1} | {many:.1} | {:.2} | {} |", many / one, if same { "yes" } else { "NO" });
         }
         set_tuning(Tuning::default());

@@ -159,7 +159,7 @@ fn main() -> Result<()> {
             format!("multiply+relinearize_hybrid (α={alpha}, dnum={dnum})"),
             Box::new(|x, y| {
                 ev.multiply(x, y)
-                    .and_then(|m| ev.relinearize_hybrid(&m, &hrk))
+                    .and_then(|m| ev.relinearize(&m, &hrk))
             }),
         ),
         (
@@ -168,7 +168,7 @@ fn main() -> Result<()> {
         ),
         (
             format!("rotate_vector_hybrid 1 (α={alpha}, dnum={dnum})"),
-            Box::new(|x, _| ev.rotate_vector_hybrid(x, 1, &hgk)),
+            Box::new(|x, _| ev.rotate_vector(x, 1, &hgk)),
         ),
         (
             format!("rotate_vector 1 (SEAL, dnum={l})"),

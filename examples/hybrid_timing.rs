@@ -49,7 +49,7 @@ fn run(n: usize) -> Result<()> {
         ev.relinearize(&prod, &rk).map(drop).unwrap_or_else(|e| panic!("{e}"))
     });
     let hybrid = median_ms(reps, || {
-        ev.relinearize_hybrid(&prod, &hrk).map(drop).unwrap_or_else(|e| panic!("{e}"))
+        ev.relinearize(&prod, &hrk).map(drop).unwrap_or_else(|e| panic!("{e}"))
     });
     println!(
         "N={n} L={l} threads={}: relinearize (SEAL, 1 special prime, dnum={l}) {seal:.1} ms; relinearize_hybrid (alpha={alpha}, dnum={}) {hybrid:.1} ms; SEAL/hybrid = {:.2}",

@@ -117,9 +117,9 @@ fn main() -> Result<()> {
         let mut c = cts.clone();
         place(&mut c, pool);
         let refs: Vec<&Ciphertext> = c.iter().collect();
-        let secs = time(reps, &|| pool.map(refs.clone(), |_, x| ev.rotate_vector_hybrid_many(x, &steps, &gk).map(drop)).map(drop))?;
-        let mut out = pool.map(refs.clone(), |_, x| ev.rotate_vector_hybrid_many(x, &steps, &gk))?;
-        let want = ev.rotate_vector_hybrid_many(&cts[n_ct - 1], &steps, &gk)?;
+        let secs = time(reps, &|| pool.map(refs.clone(), |_, x| ev.rotate_vector_many(x, &steps, &gk).map(drop)).map(drop))?;
+        let mut out = pool.map(refs.clone(), |_, x| ev.rotate_vector_many(x, &steps, &gk))?;
+        let want = ev.rotate_vector_many(&cts[n_ct - 1], &steps, &gk)?;
         let last = out.last_mut().and_then(|v| v.last_mut()).ok_or_else(|| Error::InvalidArgument("no result".into()))?;
         last.download()?;
         identical &= last.data() == want.last().map(|w| w.data()).unwrap_or(&[]);

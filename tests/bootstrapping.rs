@@ -257,11 +257,11 @@ fn encapsulation_keys_round_trip() {
         let ct = encrypt_at(s, &z, level, 2f64.powi(40));
         if level > 0 {
             // dense → sparse is a small-ring key: only the last level.
-            assert!(ev.switch_key_hybrid(&ct, s.boot.keys().dense_to_sparse()).is_err());
+            assert!(ev.switch_key(&ct, s.boot.keys().dense_to_sparse()).is_err());
             continue;
         }
-        let sparse = ev.switch_key_hybrid(&ct, s.boot.keys().dense_to_sparse()).unwrap();
-        let back = ev.switch_key_hybrid(&sparse, s.boot.keys().sparse_to_dense()).unwrap();
+        let sparse = ev.switch_key(&ct, s.boot.keys().dense_to_sparse()).unwrap();
+        let back = ev.switch_key(&sparse, s.boot.keys().sparse_to_dense()).unwrap();
         let p = PrecisionStats::complex(&z, &decrypt(s, &back));
         eprintln!("encapsulation round trip: {p}");
         assert!(p.min_bits() >= 20.0, "{p}");

@@ -74,22 +74,22 @@ fn scheme_extensions_match_cpu() {
         same(&format!("{b} mod_raise"), ev.mod_raise(&on(&low, q)), ev.mod_raise(&low));
         same(
             &format!("{b} switch_key_hybrid (small ring)"),
-            ev.switch_key_hybrid(&on(&low, q), keys.dense_to_sparse()),
-            ev.switch_key_hybrid(&low, keys.dense_to_sparse()),
+            ev.switch_key(&on(&low, q), keys.dense_to_sparse()),
+            ev.switch_key(&low, keys.dense_to_sparse()),
         );
         same(
             &format!("{b} switch_key_hybrid (full)"),
-            ev.switch_key_hybrid(&on(&high, q), keys.sparse_to_dense()),
-            ev.switch_key_hybrid(&high, keys.sparse_to_dense()),
+            ev.switch_key(&on(&high, q), keys.sparse_to_dense()),
+            ev.switch_key(&high, keys.sparse_to_dense()),
         );
-        let g = ev.apply_galois_hybrid_many(&on(&high, q), &elts, keys.galois_keys()).unwrap();
-        let c = ev.apply_galois_hybrid_many(&high, &elts, keys.galois_keys()).unwrap();
+        let g = ev.apply_galois_many(&on(&high, q), &elts, keys.galois_keys()).unwrap();
+        let c = ev.apply_galois_many(&high, &elts, keys.galois_keys()).unwrap();
         assert_eq!(g.len(), elts.len());
         for (i, (g, c)) in g.into_iter().zip(c).enumerate() {
             same(&format!("{b} hoisted rotation {i}"), Ok(g), Ok(c));
         }
-        let g = ev.rotate_vector_hybrid_many(&on(&ct, q), &steps, keys.galois_keys()).unwrap();
-        let c = ev.rotate_vector_hybrid_many(&ct, &steps, keys.galois_keys()).unwrap();
+        let g = ev.rotate_vector_many(&on(&ct, q), &steps, keys.galois_keys()).unwrap();
+        let c = ev.rotate_vector_many(&ct, &steps, keys.galois_keys()).unwrap();
         for (i, (g, c)) in g.into_iter().zip(c).enumerate() {
             if steps[i] != 0 {
                 same(&format!("{b} hoisted rotate_vector {}", steps[i]), Ok(g), Ok(c));

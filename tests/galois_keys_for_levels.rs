@@ -74,8 +74,8 @@ fn run_all(s: &Setup, gk: &HybridGaloisKeys, t: &LinearTransform, ct: &Ciphertex
     let ev = &s.ev;
     let tool = s.ctx.galois_tool();
     let elts: Vec<u32> = STEPS.iter().map(|&k| tool.elt_from_step(k).unwrap()).collect();
-    let mut out = vec![ev.apply_galois_hybrid(ct, elts[0], gk)?, ev.rotate_vector_hybrid(ct, 3, gk)?];
-    out.extend(ev.apply_galois_hybrid_many(ct, &elts, gk)?);
+    let mut out = vec![ev.apply_galois(ct, elts[0], gk)?, ev.rotate_vector(ct, 3, gk)?];
+    out.extend(ev.apply_galois_many(ct, &elts, gk)?);
     let keys = KeySet::Hybrid { relin: None, galois: Some(gk) };
     out.extend(evaluate_linear_transforms(ev, &keys, &[t], ct)?);
     Ok(out)
@@ -160,7 +160,7 @@ fn limited_galois_keys_on_a_device_match_the_cpu() {
         }
         let mut g = encrypt_at(&s, &x, 5);
         g.gpu_on(q);
-        assert!(matches!(s.ev.rotate_vector_hybrid(&g, 1, &low), Err(Error::MissingKey { .. })));
+        assert!(matches!(s.ev.rotate_vector(&g, 1, &low), Err(Error::MissingKey { .. })));
         println!("{}: limited Galois keys bit-identical to the CPU", q.backend());
     }
 }

@@ -105,7 +105,7 @@ fn hybrid_ops_match_cpu_bit_for_bit() {
                     let (ga, gb) = (on_gpu(&a, &q), on_gpu(&b, &q));
                     let rel = |x: &Ciphertext, y: &Ciphertext| {
                         ev.multiply(x, y)
-                            .and_then(|m| ev.relinearize_hybrid(&m, &rk))
+                            .and_then(|m| ev.relinearize(&m, &rk))
                     };
                     same(
                         &format!("{tag}: multiply+relinearize_hybrid"),
@@ -114,7 +114,7 @@ fn hybrid_ops_match_cpu_bit_for_bit() {
                     );
                     if a.parms_id() != ctx.last_parms_id() {
                         let fused = |x: &Ciphertext, y: &Ciphertext| {
-                            ev.multiply(x, y).and_then(|m| ev.relinearize_rescale_hybrid(&m, &rk))
+                            ev.multiply(x, y).and_then(|m| ev.relinearize_rescale(&m, &rk))
                         };
                         same(&format!("{tag}: relinearize_rescale_hybrid"), fused(&ga, &gb), fused(&a, &b));
                         // A sum of a size-3 and a size-2 term in one pass, as polynomial evaluation makes.
@@ -127,24 +127,24 @@ fn hybrid_ops_match_cpu_bit_for_bit() {
                     let elt = ctx.galois_tool().elt_from_step(1).unwrap();
                     same(
                         &format!("{tag}: apply_galois_hybrid"),
-                        ev.apply_galois_hybrid(&ga, elt, &gk),
-                        ev.apply_galois_hybrid(&a, elt, &gk),
+                        ev.apply_galois(&ga, elt, &gk),
+                        ev.apply_galois(&a, elt, &gk),
                     );
                     same(
                         &format!("{tag}: rotate -1"),
-                        ev.rotate_vector_hybrid(&ga, -1, &gk),
-                        ev.rotate_vector_hybrid(&a, -1, &gk),
+                        ev.rotate_vector(&ga, -1, &gk),
+                        ev.rotate_vector(&a, -1, &gk),
                     );
                     same(
                         &format!("{tag}: rotate 3 (NAF 4 - 1)"),
-                        ev.rotate_vector_hybrid(&ga, 3, &gk),
-                        ev.rotate_vector_hybrid(&a, 3, &gk),
+                        ev.rotate_vector(&ga, 3, &gk),
+                        ev.rotate_vector(&a, 3, &gk),
                     );
                     // A chain that stays on the device: relinearize, rescale, rotate.
                     let chain = |x: &Ciphertext, y: &Ciphertext| {
                         rel(x, y)
                             .and_then(|m| ev.rescale_to_next(&m))
-                            .and_then(|m| ev.rotate_vector_hybrid(&m, 1, &gk))
+                            .and_then(|m| ev.rotate_vector(&m, 1, &gk))
                     };
                     if level == 0 {
                         same(
@@ -180,13 +180,13 @@ fn hybrid_in_place_on_device_and_seal_special_case() {
         let rk = kg.create_hybrid_relin_keys(&ks).unwrap();
         let want = ev
             .square(&ct)
-            .and_then(|m| ev.relinearize_hybrid(&m, &rk))
+            .and_then(|m| ev.relinearize(&m, &rk))
             .unwrap();
         let mut g = ev.square(&on_gpu(&ct, &q)).unwrap();
-        ev.relinearize_hybrid_inplace(&mut g, &rk).unwrap();
+        ev.relinearize_inplace(&mut g, &rk).unwrap();
         // Twice: the second call finds the key and the level constants cached on the device.
         let mut g2 = ev.square(&on_gpu(&ct, &q)).unwrap();
-        ev.relinearize_hybrid_inplace(&mut g2, &rk).unwrap();
+        ev.relinearize_inplace(&mut g2, &rk).unwrap();
         for mut g in [g, g2] {
             assert!(g.is_gpu() && g.is_dirty());
             g.download().unwrap();
@@ -203,7 +203,7 @@ fn hybrid_in_place_on_device_and_seal_special_case() {
             .unwrap();
         let mut g = ev
             .square(&on_gpu(&ct, &q))
-            .and_then(|m| ev.relinearize_hybrid(&m, &hrk))
+            .and_then(|m| ev.relinearize(&m, &hrk))
             .unwrap();
         g.download().unwrap();
         assert!(
@@ -231,7 +231,7 @@ fn hybrid_wide_digits_match_cpu() {
             let mut c = ct.clone();
             for level in 0..2 {
                 let rel =
-                    |x: &Ciphertext| ev.square(x).and_then(|m| ev.relinearize_hybrid(&m, &rk));
+                    |x: &Ciphertext| ev.square(x).and_then(|m| ev.relinearize(&m, &rk));
                 same(
                     &format!("α={alpha} dnum={dnum} level -{level} on {}", q.backend()),
                     rel(&on_gpu(&c, &q)),
@@ -258,7 +258,7 @@ fn hybrid_at_n_65536_matches_cpu() {
         let rk = kg.create_hybrid_relin_keys(&ks).unwrap();
         let gk = kg.create_hybrid_galois_keys_from_steps(&ks, &[1]).unwrap();
         let g = on_gpu(&ct, &q);
-        let rel = |x: &Ciphertext| ev.square(x).and_then(|m| ev.relinearize_hybrid(&m, &rk));
+        let rel = |x: &Ciphertext| ev.square(x).and_then(|m| ev.relinearize(&m, &rk));
         same(
             &format!("N=65536 relinearize on {}", q.backend()),
             rel(&g),
@@ -266,8 +266,8 @@ fn hybrid_at_n_65536_matches_cpu() {
         );
         same(
             &format!("N=65536 rotate 1 on {}", q.backend()),
-            ev.rotate_vector_hybrid(&g, 1, &gk),
-            ev.rotate_vector_hybrid(&ct, 1, &gk),
+            ev.rotate_vector(&g, 1, &gk),
+            ev.rotate_vector(&ct, 1, &gk),
         );
     }
 }
@@ -290,8 +290,8 @@ fn hoisted_batches_of_many_keys_match_cpu() {
         let elts: Vec<u32> = steps.iter().map(|&k| tool.elt_from_step(k).unwrap()).collect();
         let g = on_gpu(&ct, &q);
         for count in [21, 10] {
-            let gpu = ev.apply_galois_hybrid_many(&g, &elts[..count], &gk).unwrap();
-            let cpu = ev.apply_galois_hybrid_many(&ct, &elts[..count], &gk).unwrap();
+            let gpu = ev.apply_galois_many(&g, &elts[..count], &gk).unwrap();
+            let cpu = ev.apply_galois_many(&ct, &elts[..count], &gk).unwrap();
             assert_eq!(gpu.len(), count);
             for (i, (g, c)) in gpu.into_iter().zip(cpu).enumerate() {
                 same(&format!("{} batch of {count}, rotation {i}", q.backend()), Ok(g), Ok(c));

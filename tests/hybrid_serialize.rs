@@ -64,7 +64,7 @@ fn relin_keys_round_trip() {
     let rk = s.kg.create_hybrid_relin_keys(&ks).unwrap();
     let ct = s.ct();
     let sq = s.ev.square(&ct).unwrap();
-    let want = s.ev.relinearize_hybrid(&sq, &rk).unwrap();
+    let want = s.ev.relinearize(&sq, &rk).unwrap();
     for mode in MODES {
         let bytes = rk.save(mode).unwrap();
         assert!(
@@ -73,7 +73,7 @@ fn relin_keys_round_trip() {
         );
         let back = HybridRelinKeys::load(&ks, &bytes).unwrap();
         assert!(back == rk, "{mode:?}: loaded keys differ");
-        let got = s.ev.relinearize_hybrid(&sq, &back).unwrap();
+        let got = s.ev.relinearize(&sq, &back).unwrap();
         assert!(
             got.data() == want.data(),
             "{mode:?}: relinearization differs"
@@ -94,12 +94,12 @@ fn galois_keys_round_trip_and_stream() {
             .unwrap();
     let rk = s.kg.create_hybrid_relin_keys(&ks).unwrap();
     let ct = s.ct();
-    let want = s.ev.rotate_vector_hybrid(&ct, 5, &gk).unwrap();
+    let want = s.ev.rotate_vector(&ct, 5, &gk).unwrap();
     for mode in MODES {
         let back = HybridGaloisKeys::load(&ks, &gk.save(mode).unwrap()).unwrap();
         assert!(back == gk, "{mode:?}: loaded keys differ");
         assert_eq!(back.galois_elts(), gk.galois_elts());
-        let got = s.ev.rotate_vector_hybrid(&ct, 5, &back).unwrap();
+        let got = s.ev.rotate_vector(&ct, 5, &back).unwrap();
         assert!(got.data() == want.data(), "{mode:?}: rotation differs");
     }
     // Concatenated objects read back in turn from one stream.
@@ -456,8 +456,8 @@ fn seeded_keys_half_size_bit_identical() {
     let sq = s.ev.square(&s.ct()).unwrap();
     let back = HybridRelinKeys::load(&ks, &rb).unwrap();
     assert!(
-        s.ev.relinearize_hybrid(&sq, &back).unwrap().data()
-            == s.ev.relinearize_hybrid(&sq, &rk).unwrap().data()
+        s.ev.relinearize(&sq, &back).unwrap().data()
+            == s.ev.relinearize(&sq, &rk).unwrap().data()
     );
 }
 

@@ -64,12 +64,12 @@ fn split_key_switching_matches_cpu() {
         let steps = [1, 2, 3, 5, -1];
         let gk = kg.create_hybrid_galois_keys_from_steps(&ks, &steps).unwrap();
         let tag = format!("N=8192 α=2 dnum=3 on {}", q.backend());
-        let rel = |x: &Ciphertext| ev.square(x).and_then(|m| ev.relinearize_hybrid(&m, &rk));
+        let rel = |x: &Ciphertext| ev.square(x).and_then(|m| ev.relinearize(&m, &rk));
         same(&format!("{tag}: square+relinearize_hybrid"), rel(&on(&ct)), rel(&ct));
-        same(&format!("{tag}: rotate 1"), ev.rotate_vector_hybrid(&on(&ct), 1, &gk), ev.rotate_vector_hybrid(&ct, 1, &gk));
-        let many = ev.rotate_vector_hybrid_many(&on(&ct), &steps, &gk).unwrap();
+        same(&format!("{tag}: rotate 1"), ev.rotate_vector(&on(&ct), 1, &gk), ev.rotate_vector(&ct, 1, &gk));
+        let many = ev.rotate_vector_many(&on(&ct), &steps, &gk).unwrap();
         for (s, g) in steps.iter().zip(many) {
-            same(&format!("{tag}: hoisted rotate {s}"), Ok(g), ev.rotate_vector_hybrid(&ct, *s, &gk));
+            same(&format!("{tag}: hoisted rotate {s}"), Ok(g), ev.rotate_vector(&ct, *s, &gk));
         }
         println!("split key switching bit-identical on {}", q.backend());
     }

@@ -46,14 +46,14 @@ impl KeySet<'_> {
         match self {
             KeySet::Seal { relin, .. } => ev.relinearize_inplace(ct, relin.ok_or_else(|| missing(KeyKind::Relin, "relinearization keys"))?),
             KeySet::Hybrid { relin, .. } => {
-                ev.relinearize_hybrid_inplace(ct, relin.ok_or_else(|| missing(KeyKind::Relin, "relinearization keys"))?)
+                ev.relinearize_inplace(ct, relin.ok_or_else(|| missing(KeyKind::Relin, "relinearization keys"))?)
             }
         }
     }
 
     /// A size-3 (or size-2) ciphertext relinearized and rescaled to the next level: SEAL's
     /// `relinearize` then `rescale_to_next` with SEAL's keys (SEAL's words), one fused ModDown
-    /// with hybrid keys ([`Evaluator::relinearize_rescale_hybrid`]).
+    /// with hybrid keys ([`Evaluator::relinearize_rescale`]).
     ///
     /// # Errors
     /// `MissingKey` without relinearization keys; as the evaluator's relinearization and
@@ -66,7 +66,7 @@ impl KeySet<'_> {
                 Ok(out)
             }
             KeySet::Hybrid { relin, .. } => {
-                ev.relinearize_rescale_hybrid(ct, relin.ok_or_else(|| missing(KeyKind::Relin, "relinearization keys"))?)
+                ev.relinearize_rescale(ct, relin.ok_or_else(|| missing(KeyKind::Relin, "relinearization keys"))?)
             }
         }
     }
@@ -82,7 +82,7 @@ impl KeySet<'_> {
         match self {
             KeySet::Seal { galois, .. } => ev.rotate_vector(ct, step, galois.ok_or_else(|| missing(KeyKind::Galois { galois_elt: None, step: None }, "Galois keys"))?),
             KeySet::Hybrid { galois, .. } => {
-                ev.rotate_vector_hybrid(ct, step, galois.ok_or_else(|| missing(KeyKind::Galois { galois_elt: None, step: None }, "Galois keys"))?)
+                ev.rotate_vector(ct, step, galois.ok_or_else(|| missing(KeyKind::Galois { galois_elt: None, step: None }, "Galois keys"))?)
             }
         }
     }
@@ -96,7 +96,7 @@ impl KeySet<'_> {
         match self {
             KeySet::Seal { .. } => steps.iter().map(|&s| self.rotate(ev, ct, s)).collect(),
             KeySet::Hybrid { galois, .. } => {
-                ev.rotate_vector_hybrid_many(ct, steps, galois.ok_or_else(|| missing(KeyKind::Galois { galois_elt: None, step: None }, "Galois keys"))?)
+                ev.rotate_vector_many(ct, steps, galois.ok_or_else(|| missing(KeyKind::Galois { galois_elt: None, step: None }, "Galois keys"))?)
             }
         }
     }
@@ -110,7 +110,7 @@ impl KeySet<'_> {
             KeySet::Seal { galois, .. } => ev.complex_conjugate(ct, galois.ok_or_else(|| missing(KeyKind::Galois { galois_elt: None, step: None }, "Galois keys"))?),
             KeySet::Hybrid { galois, .. } => {
                 let elt = ev.context().galois_tool().elt_from_step(0)?;
-                ev.apply_galois_hybrid(ct, elt, galois.ok_or_else(|| missing(KeyKind::Galois { galois_elt: None, step: None }, "Galois keys"))?)
+                ev.apply_galois(ct, elt, galois.ok_or_else(|| missing(KeyKind::Galois { galois_elt: None, step: None }, "Galois keys"))?)
             }
         }
     }

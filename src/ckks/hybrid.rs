@@ -1189,7 +1189,7 @@ impl HybridGaloisKeys {
     /// SEAL's Galois keys as hybrid keys (as [`HybridRelinKeys::from_relin_keys`]: with
     /// `α = 1, dnum = L`, [`KeySwitchParams::single_special_prime`], SEAL's key layout is the hybrid one), so
     /// SEAL-layout keys take the hybrid paths — hoisted rotations
-    /// (`Evaluator::rotate_vector_hybrid_many`) and the circuits of [`crate::circuits`]. Results
+    /// (`Evaluator::rotate_vector_many`) and the circuits of [`crate::circuits`]. Results
     /// use balanced digits: correct rotations that differ from SEAL's `apply_galois` in the
     /// low bits of the noise. Copies the key words once.
     ///

@@ -4,7 +4,7 @@
 //! A [`HybridSwitchingKey`] from `s_from` to `s_to` is, for each hybrid digit `j`
 //! ([`crate::ckks::hybrid`]), an RLWE sample under `s_to` of `[P]_{q_i} · s_from` on the digit's
 //! limbs — the same layout as a hybrid Galois key, with `s_from` in place of `s(X^g)`.
-//! [`Evaluator::switch_key_hybrid`](crate::Evaluator::switch_key_hybrid) turns a ciphertext
+//! [`Evaluator::switch_key`](crate::Evaluator::switch_key) turns a ciphertext
 //! `(c0, c1)` decrypting under `s_from` into `(c0, 0) + switch(c1)` decrypting under `s_to`.
 //!
 //! A key can be limited to the levels with at most `level_size` data primes: its data limbs

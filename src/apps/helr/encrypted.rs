@@ -237,7 +237,7 @@ impl<'a> Trainer<'a> {
     /// `a·b`, relinearized and rescaled.
     fn mul(&self, a: &Ciphertext, b: &Ciphertext) -> Result<Ciphertext> {
         let mut c = self.ev.multiply(a, b)?;
-        self.ev.relinearize_hybrid_inplace(&mut c, self.relin())?;
+        self.ev.relinearize_inplace(&mut c, self.relin())?;
         self.ev.rescale_to_next_inplace(&mut c)?;
         Ok(c)
     }
@@ -351,7 +351,7 @@ impl<'a> Trainer<'a> {
             }
         }
         let mut acc = acc.ok_or_else(|| Error::InvalidArgument("HELR: empty mini-batch".into()))?;
-        self.ev.relinearize_hybrid_inplace(&mut acc, self.relin())?;
+        self.ev.relinearize_inplace(&mut acc, self.relin())?;
         self.ev.rescale_to_next_inplace(&mut acc)?;
         Ok(acc)
     }
@@ -366,7 +366,7 @@ impl<'a> Trainer<'a> {
         let lines: Vec<i32> = (0..g as i32).collect();
         // t = z·v of sample (c, j) in slot f·j + c.
         let inner = inner.iter().map(|a| self.at_ref(a, l)).collect::<Result<Vec<_>>>()?;
-        let mut t = self.sum_of_products(&inner, &self.ev.rotate_vector_hybrid_many(v, &lines, self.galois)?)?;
+        let mut t = self.sum_of_products(&inner, &self.ev.rotate_vector_many(v, &lines, self.galois)?)?;
         self.rotate_sum(&mut t, Self::powers(f, g))?;
         // The gradient lands at s_grad: γ must be at s_γ = s_grad·q_{l−3}/s_z.
         let s_z = outer.first().map_or(self.delta, Ciphertext::scale);
@@ -382,7 +382,7 @@ impl<'a> Trainer<'a> {
         // Spread over the block, weigh the samples.
         self.rotate_sum(&mut gamma, Self::powers(f, g).map(|s| -s))?;
         let outer = outer.iter().map(|z| self.at_ref(z, l - 3)).collect::<Result<Vec<_>>>()?;
-        let mut gz = self.sum_of_products(&self.ev.rotate_vector_hybrid_many(&gamma, &lines, self.galois)?, &outer)?;
+        let mut gz = self.sum_of_products(&self.ev.rotate_vector_many(&gamma, &lines, self.galois)?, &outer)?;
         Self::snap(&mut gz, s_grad)?;
         Ok(gz)
     }
@@ -428,10 +428,10 @@ impl<'a> Trainer<'a> {
         let packed = self.pack(state)?;
         let y = self.boot.bootstrap(&packed)?;
         let mut w = self.mask_multiply(&y, Mask::Low, self.bound, self.delta)?;
-        let r = self.ev.rotate_vector_hybrid(&w, -(self.layout.block as i32), self.galois)?;
+        let r = self.ev.rotate_vector(&w, -(self.layout.block as i32), self.galois)?;
         self.ev.add_inplace(&mut w, &r)?;
         let mut v = self.mask_multiply(&y, Mask::High, self.bound, self.delta)?;
-        let r = self.ev.rotate_vector_hybrid(&v, self.layout.block as i32, self.galois)?;
+        let r = self.ev.rotate_vector(&v, self.layout.block as i32, self.galois)?;
         self.ev.add_inplace(&mut v, &r)?;
         Ok(EncryptedWeights { w, v })
     }

@@ -253,12 +253,12 @@ impl Bootstrapper {
             c
         };
         let rho = c.scale() / raise;
-        ev.switch_key_hybrid_inplace(&mut c, &self.keys.dense_to_sparse)?;
+        ev.switch_key_inplace(&mut c, &self.keys.dense_to_sparse)?;
         let mut r = ev.mod_raise(&c)?;
         r.set_scale(self.plan.c2s_scale);
-        ev.switch_key_hybrid_inplace(&mut r, &self.keys.sparse_to_dense)?;
+        ev.switch_key_inplace(&mut r, &self.keys.sparse_to_dense)?;
         for &step in &self.plan.trace_steps {
-            let rot = ev.rotate_vector_hybrid(&r, step, &self.keys.galois)?;
+            let rot = ev.rotate_vector(&r, step, &self.keys.galois)?;
             ev.add_inplace(&mut r, &rot)?;
         }
         Ok((r, rho))

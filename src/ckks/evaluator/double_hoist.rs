@@ -159,7 +159,7 @@ impl Evaluator {
     /// # Errors
     /// `InvalidArgument` (`|step| ≥ N/2`, size ≠ 2); `MissingKey` for a step without its own key
     /// (no NAF composition here); `NotValidForParams`, `WrongForm` as
-    /// [`Evaluator::apply_galois_hybrid`]. `ct` is never changed.
+    /// [`Evaluator::apply_galois`]. `ct` is never changed.
     pub fn rotate_vector_many_ext(&self, ct: &Ciphertext, steps: &[i32], keys: &HybridGaloisKeys) -> Result<Vec<ExtCiphertext>> {
         let tool = self.ctx.galois_tool();
         let elts = steps.iter().map(|&s| if s == 0 { Ok(1) } else { tool.elt_from_step(s) }).collect::<Result<Vec<u32>>>()?;
@@ -172,7 +172,7 @@ impl Evaluator {
     ///
     /// # Errors
     /// `InvalidArgument` (a bad element, size ≠ 2); `MissingKey` for an element without its key;
-    /// `NotValidForParams`, `WrongForm` as [`Evaluator::apply_galois_hybrid`]. `ct` is never
+    /// `NotValidForParams`, `WrongForm` as [`Evaluator::apply_galois`]. `ct` is never
     /// changed.
     pub fn apply_galois_many_ext(&self, ct: &Ciphertext, galois_elts: &[u32], keys: &HybridGaloisKeys) -> Result<Vec<ExtCiphertext>> {
         let cd = self.check_hybrid(ct, &keys.ks, "galois_keys")?;
@@ -244,7 +244,7 @@ impl Evaluator {
     /// `InvalidArgument` (a bad element, size ≠ 2, an empty sum, an index past `galois_elts`, a
     /// plaintext not encoded in the extended base at this level); `ScaleMismatch` within a sum;
     /// `MissingKey` for an element without its key; `NotValidForParams`, `WrongForm` as
-    /// [`Evaluator::apply_galois_hybrid`]. `ct` is never changed.
+    /// [`Evaluator::apply_galois`]. `ct` is never changed.
     pub fn hoisted_plain_sums_ext(
         &self,
         ct: &Ciphertext,

@@ -8,7 +8,7 @@
 //! The digits are balanced (centred: [`crate::ckks::hybrid`]), so the conversion is odd and
 //! commutes exactly with the signed coefficient permutation of an automorphism: the permuted
 //! ModUp of `c1` is the ModUp of the permuted `c1`, and every hoisted rotation equals
-//! [`Evaluator::apply_galois_hybrid`] (which permutes first) word for word.
+//! [`Evaluator::apply_galois`] (which permutes first) word for word.
 
 use super::Evaluator;
 use crate::ckks::ciphertext::Ciphertext;
@@ -28,7 +28,7 @@ impl Evaluator {
     /// element, size ≠ 2); `MissingKey` ("Galois key not present"); `WrongForm`;
     /// `TransparentResult`. Every element is checked before anything is computed; `ct` is never
     /// changed.
-    pub fn apply_galois_hybrid_many(
+    pub fn apply_galois_many(
         &self,
         ct: &Ciphertext,
         galois_elts: &[u32],
@@ -74,13 +74,13 @@ impl Evaluator {
     }
 
     /// Rotations of `ct` by each of `steps` (left for positive; `0` gives a copy), hoisted
-    /// ([`Evaluator::apply_galois_hybrid_many`]). Each step needs its own key: no NAF
+    /// ([`Evaluator::apply_galois_many`]). Each step needs its own key: no NAF
     /// composition, which would defeat the hoisting.
     ///
     /// # Errors
     /// `InvalidArgument` if `|step| ≥ N/2`; `MissingKey` for a step without a key; as
-    /// [`Evaluator::apply_galois_hybrid_many`].
-    pub fn rotate_vector_hybrid_many(
+    /// [`Evaluator::apply_galois_many`].
+    pub fn rotate_vector_many(
         &self,
         ct: &Ciphertext,
         steps: &[i32],
@@ -91,7 +91,7 @@ impl Evaluator {
         for &s in steps.iter().filter(|&&s| s != 0) {
             elts.push(tool.elt_from_step(s)?);
         }
-        let mut rotated = self.apply_galois_hybrid_many(ct, &elts, keys)?.into_iter();
+        let mut rotated = self.apply_galois_many(ct, &elts, keys)?.into_iter();
         steps
             .iter()
             .map(|&s| {

@@ -73,7 +73,7 @@ impl Evaluator {
     /// `WrongForm` (not NTT form); `MissingKey` for size > 3 ("not enough relinearization keys":
     /// hybrid keys hold `s²` only); `TransparentResult`; `Device` if reading back a `.gpu()`
     /// operand fails. On error `ct` is unchanged.
-    pub fn relinearize_hybrid_inplace(
+    pub(super) fn hybrid_relinearize_inplace(
         &self,
         ct: &mut Ciphertext,
         keys: &HybridRelinKeys,
@@ -99,30 +99,19 @@ impl Evaluator {
         Ok(())
     }
 
-    /// See [`Evaluator::relinearize_hybrid_inplace`].
-    ///
-    /// # Errors
-    /// As [`Evaluator::relinearize_hybrid_inplace`].
-    pub fn relinearize_hybrid(
-        &self,
-        ct: &Ciphertext,
-        keys: &HybridRelinKeys,
-    ) -> Result<Ciphertext> {
-        on_copy(ct, |c| self.relinearize_hybrid_inplace(c, keys))
-    }
 
     /// Relinearize a size-3 ciphertext and rescale it by its last prime in one step: ModDown
     /// by `P·q_{ℓ-1}` ([`crate::ckks::hybrid`] module docs, "ModDown fused with the rescale")
-    /// in place of [`Evaluator::relinearize_hybrid`] then [`Evaluator::rescale_to_next`] — one
+    /// in place of [`Evaluator::relinearize`] then [`Evaluator::rescale_to_next`] — one
     /// rounding, and the rescale's pass over the level (an inverse NTT of the last prime, `ℓ − 1`
     /// forward NTTs per polynomial) saved. Size 2, one level lower, scale
     /// `ct.scale() / q_{ℓ-1}`; a size-2 ciphertext is only rescaled. Not SEAL's words (SEAL
     /// rounds twice): for xehe's own circuits (polynomial evaluation, EvalMod, networks).
     ///
     /// # Errors
-    /// As [`Evaluator::relinearize_hybrid_inplace`] and [`Evaluator::rescale_to_next`]
+    /// As [`Evaluator::relinearize_inplace`] and [`Evaluator::rescale_to_next`]
     /// (`EndOfModulusChain` at the last level, `ScaleOutOfBounds`). `ct` is never changed.
-    pub fn relinearize_rescale_hybrid(&self, ct: &Ciphertext, keys: &HybridRelinKeys) -> Result<Ciphertext> {
+    pub fn relinearize_rescale(&self, ct: &Ciphertext, keys: &HybridRelinKeys) -> Result<Ciphertext> {
         self.check_hybrid(ct, &keys.ks, "relin_keys")?;
         if ct.size <= 2 {
             return self.rescale_to_next(ct);
@@ -192,7 +181,7 @@ impl Evaluator {
     /// `NotValidForParams`; `InvalidArgument` (bad element, size ≠ 2); `MissingKey` ("Galois key
     /// not present"); `WrongForm`; `TransparentResult`; `Device` (read-back). On error `ct` is
     /// unchanged.
-    pub fn apply_galois_hybrid_inplace(
+    pub(super) fn hybrid_apply_galois_inplace(
         &self,
         ct: &mut Ciphertext,
         galois_elt: u32,
@@ -209,20 +198,6 @@ impl Evaluator {
         Ok(())
     }
 
-    /// See [`Evaluator::apply_galois_hybrid_inplace`].
-    ///
-    /// # Errors
-    /// As [`Evaluator::apply_galois_hybrid_inplace`].
-    pub fn apply_galois_hybrid(
-        &self,
-        ct: &Ciphertext,
-        galois_elt: u32,
-        keys: &HybridGaloisKeys,
-    ) -> Result<Ciphertext> {
-        on_copy(ct, |c| {
-            self.apply_galois_hybrid_inplace(c, galois_elt, keys)
-        })
-    }
 
     /// Rotate the slot vector left by `steps` (right if negative) with hybrid Galois keys;
     /// without a key for `steps`, composes SEAL's NAF decomposition of `steps` (as SEAL's
@@ -230,8 +205,8 @@ impl Evaluator {
     ///
     /// # Errors
     /// `InvalidArgument` if `|steps| ≥ N/2`; `MissingKey` if neither the key nor the NAF keys
-    /// exist; as [`Evaluator::apply_galois_hybrid_inplace`]. On error `ct` is unchanged.
-    pub fn rotate_vector_hybrid_inplace(
+    /// exist; as [`Evaluator::apply_galois_inplace`]. On error `ct` is unchanged.
+    pub(super) fn hybrid_rotate_vector_inplace(
         &self,
         ct: &mut Ciphertext,
         steps: i32,
@@ -277,18 +252,6 @@ impl Evaluator {
         Ok(())
     }
 
-    /// See [`Evaluator::rotate_vector_hybrid_inplace`].
-    ///
-    /// # Errors
-    /// As [`Evaluator::rotate_vector_hybrid_inplace`].
-    pub fn rotate_vector_hybrid(
-        &self,
-        ct: &Ciphertext,
-        steps: i32,
-        keys: &HybridGaloisKeys,
-    ) -> Result<Ciphertext> {
-        on_copy(ct, |c| self.rotate_vector_hybrid_inplace(c, steps, keys))
-    }
 }
 
 impl Evaluator {
@@ -301,7 +264,7 @@ impl Evaluator {
     /// `NotValidForParams` (ciphertext or key of another context, or a level above the key's);
     /// `InvalidArgument` (size ≠ 2); `WrongForm`; `TransparentResult`. On error `ct` is
     /// unchanged.
-    pub fn switch_key_hybrid_inplace(&self, ct: &mut Ciphertext, key: &HybridSwitchingKey) -> Result<()> {
+    pub fn switch_key_inplace(&self, ct: &mut Ciphertext, key: &HybridSwitchingKey) -> Result<()> {
         let cd = self.check_hybrid(ct, &key.ks, "switching key")?;
         if ct.size != 2 {
             return Err(Error::InvalidArgument(format!(
@@ -329,12 +292,12 @@ impl Evaluator {
         Ok(())
     }
 
-    /// See [`Evaluator::switch_key_hybrid_inplace`].
+    /// See [`Evaluator::switch_key_inplace`].
     ///
     /// # Errors
-    /// As [`Evaluator::switch_key_hybrid_inplace`].
-    pub fn switch_key_hybrid(&self, ct: &Ciphertext, key: &HybridSwitchingKey) -> Result<Ciphertext> {
-        on_copy(ct, |c| self.switch_key_hybrid_inplace(c, key))
+    /// As [`Evaluator::switch_key_inplace`].
+    pub fn switch_key(&self, ct: &Ciphertext, key: &HybridSwitchingKey) -> Result<Ciphertext> {
+        on_copy(ct, |c| self.switch_key_inplace(c, key))
     }
 }
 

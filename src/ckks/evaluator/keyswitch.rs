@@ -11,6 +11,7 @@
 //! All values are canonical after each step, so the result equals SEAL's bit for bit.
 
 use super::gpu::GpuOp;
+use super::key_sets::RelinKeySet;
 use super::{check_not_transparent, on_copy, Evaluator};
 use crate::ckks::ciphertext::Ciphertext;
 use crate::ckks::keys::{KSwitchKeys, RelinKeys};
@@ -57,7 +58,7 @@ impl Evaluator {
 
     /// `ct += switch(target)` with `keys[index]` (SEAL `switch_key_inplace`); `target` is
     /// `k × N` words in NTT form at `ct`'s level. The caller has checked the key.
-    pub(super) fn switch_key_inplace(
+    pub(super) fn seal_switch_key_inplace(
         &self,
         ct: &mut Ciphertext,
         target: &[u64],
@@ -161,12 +162,12 @@ impl Evaluator {
         Ok(())
     }
 
-    /// Relinearize a ciphertext of size `> 2` back to size 2 (SEAL `relinearize_inplace`).
+    /// [`Evaluator::relinearize_inplace`] with SEAL's keys.
     ///
     /// # Errors
     /// `NotValidForParams` (ciphertext or keys from another context), `MissingKey` ("not enough
     /// relinearization keys"), `InvalidParameters` (no key switching), `TransparentResult`.
-    pub fn relinearize_inplace(&self, ct: &mut Ciphertext, relin_keys: &RelinKeys) -> Result<()> {
+    pub(super) fn seal_relinearize_inplace(&self, ct: &mut Ciphertext, relin_keys: &RelinKeys) -> Result<()> {
         let cd = check_ciphertext(ct, &self.ctx, "encrypted", false)?.clone();
         check_ntt_form(ct.is_ntt_form)?;
         check_relin_keys_level(relin_keys, &self.ctx)?;
@@ -190,7 +191,7 @@ impl Evaluator {
         if ct.size == 3 {
             // The common case: only c0, c1 change; c2 is read in place as the target.
             let mut out = ct.clone_prefix(2);
-            self.switch_key_inplace(&mut out, ct.poly(2), &relin_keys.0, RelinKeys::get_index(2))?;
+            self.seal_switch_key_inplace(&mut out, ct.poly(2), &relin_keys.0, RelinKeys::get_index(2))?;
             check_not_transparent(&out)?;
             *ct = out;
             return Ok(());
@@ -199,15 +200,31 @@ impl Evaluator {
         while out.size > 2 {
             let last = out.size - 1;
             let target = out.poly(last).to_vec();
-            self.switch_key_inplace(&mut out, &target, &relin_keys.0, RelinKeys::get_index(last))?;
+            self.seal_switch_key_inplace(&mut out, &target, &relin_keys.0, RelinKeys::get_index(last))?;
             out.resize(last);
         }
         check_not_transparent(&out)?;
         *ct = out;
         Ok(())
     }
+    /// Relinearize a ciphertext of size `> 2` back to size 2 (SEAL `relinearize_inplace`), with
+    /// SEAL's keys ([`RelinKeys`]: any size) or hybrid ones ([`crate::HybridRelinKeys`]: size 3,
+    /// [`crate::ckks::hybrid`]); size 2 is left as is.
+    ///
+    /// # Errors
+    /// `NotValidForParams` (ciphertext or keys from another context, key level), `MissingKey`
+    /// ("not enough relinearization keys"), `InvalidParameters` (no key switching), `WrongForm`,
+    /// `TransparentResult`; `Device` if reading back a `.gpu()` operand fails. On error `ct` is
+    /// unchanged.
+    pub fn relinearize_inplace<K: RelinKeySet + ?Sized>(&self, ct: &mut Ciphertext, relin_keys: &K) -> Result<()> {
+        relin_keys.relinearize_into(self, ct)
+    }
+
     /// See [`Evaluator::relinearize_inplace`] (SEAL `relinearize`).
-    pub fn relinearize(&self, ct: &Ciphertext, relin_keys: &RelinKeys) -> Result<Ciphertext> {
+    ///
+    /// # Errors
+    /// As [`Evaluator::relinearize_inplace`].
+    pub fn relinearize<K: RelinKeySet + ?Sized>(&self, ct: &Ciphertext, relin_keys: &K) -> Result<Ciphertext> {
         on_copy(ct, |c| self.relinearize_inplace(c, relin_keys))
     }
 }

@@ -12,7 +12,9 @@
 mod arith;
 mod batch;
 mod hybrid;
+mod key_sets;
 mod keyswitch;
+pub use key_sets::{GaloisKeySet, RelinKeySet};
 mod modswitch;
 mod ntt_form;
 mod rotate;

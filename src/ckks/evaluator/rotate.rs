@@ -2,6 +2,7 @@
 //! (SEAL `Evaluator::{apply_galois, rotate_vector, complex_conjugate}`).
 
 use super::gpu::GpuOp;
+use super::key_sets::GaloisKeySet;
 use super::{check_not_transparent, on_copy, working_copy, Evaluator};
 use crate::ckks::ciphertext::Ciphertext;
 use crate::ckks::keys::GaloisKeys;
@@ -68,12 +69,8 @@ impl Evaluator {
         )
     }
 
-    /// Apply `X -> X^galois_elt` and switch back to the original key (SEAL `apply_galois_inplace`).
-    ///
-    /// `galois_elt`: odd, `< 2N`. # Errors
-    /// `NotValidForParams`, `InvalidArgument` (bad element, size ≠ 2), `MissingKey`
-    /// ("Galois key not present"), `WrongForm`, `TransparentResult`.
-    pub fn apply_galois_inplace(
+    /// [`Evaluator::apply_galois_inplace`] with SEAL's keys.
+    pub(super) fn seal_apply_galois_inplace(
         &self,
         ct: &mut Ciphertext,
         galois_elt: u32,
@@ -115,26 +112,44 @@ impl Evaluator {
         let target = permute(ct.poly(1));
         ct.poly_mut(0).copy_from_slice(&c0);
         ct.poly_mut(1).fill(0);
-        self.switch_key_inplace(ct, &target, &keys.0, GaloisKeys::get_index(galois_elt)?)
+        self.seal_switch_key_inplace(ct, &target, &keys.0, GaloisKeys::get_index(galois_elt)?)
+    }
+
+    /// Apply `X -> X^galois_elt` and switch back to the original key (SEAL
+    /// `apply_galois_inplace`), with SEAL's keys ([`GaloisKeys`]) or hybrid ones
+    /// ([`crate::HybridGaloisKeys`]).
+    ///
+    /// `galois_elt`: odd, `< 2N`.
+    ///
+    /// # Errors
+    /// `NotValidForParams`, `InvalidArgument` (bad element, size ≠ 2), `MissingKey`
+    /// ("Galois key not present"), `WrongForm`, `TransparentResult`; `Device` (read-back). On
+    /// error `ct` is unchanged.
+    pub fn apply_galois_inplace<K: GaloisKeySet + ?Sized>(&self, ct: &mut Ciphertext, galois_elt: u32, keys: &K) -> Result<()> {
+        keys.apply_galois_into(self, ct, galois_elt)
     }
 
     /// See [`Evaluator::apply_galois_inplace`] (SEAL `apply_galois`).
-    pub fn apply_galois(
-        &self,
-        ct: &Ciphertext,
-        galois_elt: u32,
-        keys: &GaloisKeys,
-    ) -> Result<Ciphertext> {
+    ///
+    /// # Errors
+    /// As [`Evaluator::apply_galois_inplace`].
+    pub fn apply_galois<K: GaloisKeySet + ?Sized>(&self, ct: &Ciphertext, galois_elt: u32, keys: &K) -> Result<Ciphertext> {
         on_copy(ct, |c| self.apply_galois_inplace(c, galois_elt, keys))
     }
 
-    /// Rotate the slot vector left by `steps` (right if negative) (SEAL `rotate_vector_inplace`).
-    /// Without a key for `steps`, composes the rotation from SEAL's NAF decomposition of `steps`.
+    /// Rotate the slot vector left by `steps` (right if negative) (SEAL `rotate_vector_inplace`),
+    /// with SEAL's keys or hybrid ones. Without a key for `steps`, composes the rotation from
+    /// SEAL's NAF decomposition of `steps`.
     ///
     /// # Errors
     /// `InvalidArgument` if `|steps| >= N/2`; `MissingKey` if neither the key nor the NAF keys
     /// exist; as [`Evaluator::apply_galois_inplace`]. On error `ct` is unchanged.
-    pub fn rotate_vector_inplace(
+    pub fn rotate_vector_inplace<K: GaloisKeySet + ?Sized>(&self, ct: &mut Ciphertext, steps: i32, keys: &K) -> Result<()> {
+        keys.rotate_into(self, ct, steps)
+    }
+
+    /// [`Evaluator::rotate_vector_inplace`] with SEAL's keys.
+    pub(super) fn seal_rotate_vector_inplace(
         &self,
         ct: &mut Ciphertext,
         steps: i32,
@@ -181,22 +196,26 @@ impl Evaluator {
     }
 
     /// See [`Evaluator::rotate_vector_inplace`] (SEAL `rotate_vector`).
-    pub fn rotate_vector(
-        &self,
-        ct: &Ciphertext,
-        steps: i32,
-        keys: &GaloisKeys,
-    ) -> Result<Ciphertext> {
+    ///
+    /// # Errors
+    /// As [`Evaluator::rotate_vector_inplace`].
+    pub fn rotate_vector<K: GaloisKeySet + ?Sized>(&self, ct: &Ciphertext, steps: i32, keys: &K) -> Result<Ciphertext> {
         on_copy(ct, |c| self.rotate_vector_inplace(c, steps, keys))
     }
 
     /// Complex-conjugate every slot: `apply_galois` with `2N - 1` (SEAL `complex_conjugate_inplace`).
-    pub fn complex_conjugate_inplace(&self, ct: &mut Ciphertext, keys: &GaloisKeys) -> Result<()> {
+    ///
+    /// # Errors
+    /// As [`Evaluator::apply_galois_inplace`].
+    pub fn complex_conjugate_inplace<K: GaloisKeySet + ?Sized>(&self, ct: &mut Ciphertext, keys: &K) -> Result<()> {
         let elt = self.ctx.galois_tool().elt_from_step(0)?;
         self.apply_galois_inplace(ct, elt, keys)
     }
     /// See [`Evaluator::complex_conjugate_inplace`] (SEAL `complex_conjugate`).
-    pub fn complex_conjugate(&self, ct: &Ciphertext, keys: &GaloisKeys) -> Result<Ciphertext> {
+    ///
+    /// # Errors
+    /// As [`Evaluator::apply_galois_inplace`].
+    pub fn complex_conjugate<K: GaloisKeySet + ?Sized>(&self, ct: &Ciphertext, keys: &K) -> Result<Ciphertext> {
         on_copy(ct, |c| self.complex_conjugate_inplace(c, keys))
     }
 }

@@ -919,7 +919,7 @@ pub(super) fn mod_down_rescale_into<Q: GpuQueue>(
 /// sixteen side by side are 192 and 960 rows.
 pub(super) const HOIST_MODDOWN_BATCH: usize = 16;
 
-/// Hoisted rotations (`Evaluator::apply_galois_hybrid_many`, and every hybrid automorphism:
+/// Hoisted rotations (`Evaluator::apply_galois_many`, and every hybrid automorphism:
 /// one is a hoisted batch of one): one ModUp of `ct`'s second polynomial (balanced digits) shared
 /// by every Galois element; per element, the inner product with the key *pre-permuted by the
 /// inverse automorphism* (`keys[i]`: [`hybrid_galois_key`]), written through `scatter[i]` (the
@@ -1117,7 +1117,7 @@ pub fn apply_galois<Q: GpuQueue>(
         .ok_or_else(|| Error::Device("apply_galois_hybrid: no result".into()))
 }
 
-/// `(c0, 0) + switch(c1)` with a switching key (`Evaluator::switch_key_hybrid`; balanced digits).
+/// `(c0, 0) + switch(c1)` with a switching key (`Evaluator::switch_key`; balanced digits).
 ///
 /// # Errors
 /// As [`switch_key`].
