@@ -48,7 +48,7 @@ fn main() -> Result<()> {
     let ks = HybridKeySwitching::new(&ctx, KeySwitchParams::with_alpha(&ctx, alpha))?;
     let kg = KeyGenerator::new(&ctx)?;
     let steps: Vec<i32> = (1..=k as i32).collect();
-    let gk = kg.create_hybrid_galois_keys_from_steps(&ks, &steps)?;
+    let gk = kg.hybrid(&ks).create_galois_keys_from_steps(&steps)?;
     let enc = CkksEncoder::new(&ctx)?;
     let vals: Vec<f64> = (0..enc.slot_count()).map(|i| (i % 97) as f64 / 97.0).collect();
     let ct = Encryptor::with_secret_key(&ctx, kg.secret_key())?

@@ -147,8 +147,8 @@ fn main() -> Result<()> {
     let key_bits: u32 = bits[..l].iter().sum::<u32>() + 60 * alpha as u32;
     let rk = kg.create_relin_keys()?;
     let gk = kg.create_galois_keys_from_steps(&[1])?;
-    let hrk = kg.create_hybrid_relin_keys(&ks)?;
-    let hgk = kg.create_hybrid_galois_keys_from_steps(&ks, &[1])?;
+    let hrk = kg.hybrid(&ks).create_relin_keys()?;
+    let hgk = kg.hybrid(&ks).create_galois_keys_from_steps(&[1])?;
     let (mut ga, mut gb) = (a.clone(), b.clone());
     ga.gpu_on(&q);
     gb.gpu_on(&q);

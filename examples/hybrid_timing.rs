@@ -43,7 +43,7 @@ fn run(n: usize) -> Result<()> {
     let prod = ev.square(&ct)?;
     let rk = kg.create_relin_keys()?;
     let ks = HybridKeySwitching::new(&ctx, KeySwitchParams::with_alpha(&ctx, alpha))?;
-    let hrk = kg.create_hybrid_relin_keys(&ks)?;
+    let hrk = kg.hybrid(&ks).create_relin_keys()?;
     let l = bits.len() - 1;
     let seal = median_ms(reps, || {
         ev.relinearize(&prod, &rk).map(drop).unwrap_or_else(|e| panic!("{e}"))

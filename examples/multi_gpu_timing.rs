@@ -102,7 +102,7 @@ fn main() -> Result<()> {
     let ks = HybridKeySwitching::new(&ctx, KeySwitchParams::with_alpha(&ctx, 6))?;
     let kg = KeyGenerator::new(&ctx)?;
     let steps: Vec<i32> = (1..=16).collect();
-    let gk = kg.create_hybrid_galois_keys_from_steps(&ks, &steps)?;
+    let gk = kg.hybrid(&ks).create_galois_keys_from_steps(&steps)?;
     let enc = Encryptor::with_secret_key(&ctx, kg.secret_key())?;
     let ce = CkksEncoder::new(&ctx)?;
     let ev = Evaluator::new(&ctx);

@@ -2,7 +2,7 @@
 //! by `x·step(x/B)` (`B` its input's calibrated bound, `step` a composite of sign stages, as the
 //! encrypted circuit evaluates it) on Fashion-MNIST test images, against the exact ReLU model:
 //! classes that differ, accuracy, and the bootstraps the plan then needs at `N16-dense`.
-//! `cargo run --release --example relu_sign_sweep -- models/resnet20-relu.onnx 500 [g3,g3,f1 …]`
+//! `cargo run --release --example relu_sign_sweep -- models/resnet20-relu.onnx 500 [w1,w2,w3 g3,g3,f1 …]`
 use xehe::apps::fashion_mnist;
 use xehe::apps::nn::compile::{sign_stages, Budget, Plan, SignStage, Step};
 use xehe::apps::nn::graph::Graph;
@@ -29,12 +29,15 @@ fn main() -> xehe::Result<()> {
     let params = BootstrappingParameters::n16_dense();
     println!("{count} test images; exact ReLU accuracy {:.1} %", 100.0 * hits(&reference, &labels) as f64 / count as f64);
     // Stage sets from the arguments (e.g. `g3,g3,f1`), else the production set and cheaper ones.
-    let named: Vec<String> = if args.len() > 3 { args[3..].to_vec() } else { ["g3,g3,g3,f3,f3", "g3,g3,f3", "g3,g3,f1", "g3,f3,f1", "g3,g1,f1", "g3,f3"].map(String::from).to_vec() };
+    let named: Vec<String> = if args.len() > 3 { args[3..].to_vec() } else { ["g3,g3,g3,f3,f3", "w1,w2,w3", "g3,g3,f3", "g3,g3,f1", "g3,f3,f1", "g3,g1,f1", "g3,f3"].map(String::from).to_vec() };
     let parse = |t: &str| match t {
         "f1" => SignStage::F1,
         "f3" => SignStage::F3,
         "g1" => SignStage::G1,
         "g3" => SignStage::G3,
+        "w1" => SignStage::W1,
+        "w2" => SignStage::W2,
+        "w3" => SignStage::W3,
         _ => panic!("unknown stage {t}"),
     };
     let sets: Vec<(String, Vec<SignStage>)> = named.iter().map(|n| (n.clone(), n.split(',').map(parse).collect())).collect();

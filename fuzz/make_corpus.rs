@@ -107,14 +107,14 @@ fn main() {
     save(&dir, "hybrid_galois_keys", "from-seal", &hgk);
     let sparse = KeyGenerator::with_sparse_secret(ctx, 4).expect("sparse secret");
     for (ks, tag) in [(seal_ks, "alpha1"), (alpha2, "alpha2")] {
-        let r = kg.create_hybrid_relin_keys(ks).expect("relin");
+        let r = kg.hybrid(ks).create_relin_keys().expect("relin");
         save(&dir, "hybrid_relin_keys", &format!("seeded-{tag}"), &r);
         let g = kg
-            .create_hybrid_galois_keys_from_steps(ks, &[1])
+            .hybrid(ks).create_galois_keys_from_steps(&[1])
             .expect("galois");
         save(&dir, "hybrid_galois_keys", &format!("seeded-{tag}"), &g);
         let s = sparse
-            .create_hybrid_switching_key(ks, &sk, 1)
+            .hybrid(ks).create_switching_key(&sk, 1)
             .expect("switching key");
         save(&dir, "hybrid_switching_key", &format!("seeded-{tag}"), &s);
         let mut full = s.clone();

@@ -84,6 +84,7 @@ pub use ckks::decryptor::Decryptor;
 pub use ckks::encryptor::Encryptor;
 pub use ckks::keygen::KeyGenerator;
 pub use ckks::hybrid::{HybridGaloisKeys, HybridKeySwitching, HybridRelinKeys, KeySwitchParams};
+pub use ckks::hybrid_keygen::HybridKeyGenerator;
 pub use ckks::encoder::CkksEncoder;
 pub use ckks::keys::{GaloisKeys, KSwitchKeys, PublicKey, RelinKeys, SecretKey};
 pub use ckks::params::{EncryptionParameters, ParmsId, SchemeType, PARMS_ID_ZERO};

@@ -506,7 +506,7 @@ fn sparse_slots() {
     assert!(BootstrappingParameters::n12_insecure().with_log_slots(2).is_err());
 }
 
-/// `Evaluator::hoisted_plain_sums_ext` refuses bad input with clear errors and leaves its input
+/// `DoubleHoisting::hoisted_plain_sums` refuses bad input with clear errors and leaves its input
 /// alone: an empty sum, an index past the automorphisms, a plaintext not in the extended base, an
 /// element without its key.
 #[test]
@@ -525,13 +525,13 @@ fn hoisted_plain_sums_refuse_bad_input() {
         (vec![1, elt], vec![vec![(1, &pt)]], "extended base"),
     ];
     for (elts, sums, want) in cases {
-        match ev.hoisted_plain_sums_ext(&ct, &elts, &sums, gk) {
+        match ev.double_hoisting().hoisted_plain_sums(&ct, &elts, &sums, gk) {
             Err(Error::InvalidArgument(m)) => assert!(m.contains(want), "{want}: {m}"),
             other => panic!("{want}: {other:?}"),
         }
     }
     let missing = (3..2 * s.encoder.slot_count() as u32 * 2).step_by(2).find(|&e| !gk.has_key(e)).unwrap();
-    assert!(matches!(ev.hoisted_plain_sums_ext(&ct, &[missing], &[vec![(0, &pt)]], gk), Err(Error::MissingKey { .. })));
-    assert!(ev.hoisted_plain_sums_ext(&ct, &[1, elt], &[], gk).unwrap().is_empty());
+    assert!(matches!(ev.double_hoisting().hoisted_plain_sums(&ct, &[missing], &[vec![(0, &pt)]], gk), Err(Error::MissingKey { .. })));
+    assert!(ev.double_hoisting().hoisted_plain_sums(&ct, &[1, elt], &[], gk).unwrap().is_empty());
     assert!(ct == before);
 }

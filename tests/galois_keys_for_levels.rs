@@ -1,4 +1,4 @@
-//! Hybrid Galois keys limited to the low levels (`KeyGenerator::create_hybrid_galois_keys_for_levels`):
+//! Hybrid Galois keys limited to the low levels (`HybridKeyGenerator::create_galois_keys_for_levels`):
 //! fewer digits stored over fewer data primes, so a rotation used only near the bottom of a deep
 //! chain costs a fraction of a full key. On the CPU: rotations (single, composed, hoisted) and a
 //! double-hoisted baby-step/giant-step transform decrypt as with full keys at every level the
@@ -89,16 +89,16 @@ fn limited_galois_keys_serve_their_levels_and_refuse_higher_ones() {
     let m = map(slots);
     let mut elts: Vec<u32> = bsgs_galois_elements(&m, s.ctx.galois_tool()).unwrap().into_iter().collect();
     elts.extend(s.ctx.galois_tool().elts_from_steps(&STEPS).unwrap());
-    let full = s.kg.create_hybrid_galois_keys_from_elts(&s.ks, &elts).unwrap();
+    let full = s.kg.hybrid(&s.ks).create_galois_keys_from_elts(&elts).unwrap();
     // Levels of at most 3 primes: 2 digits of 2 primes, so the keys serve up to 4.
-    let low = s.kg.create_hybrid_galois_keys_for_levels(&s.ks, &elts, 3).unwrap();
+    let low = s.kg.hybrid(&s.ks).create_galois_keys_for_levels(&elts, 3).unwrap();
     let key = low.key(elts[0]).unwrap();
     assert_eq!((key.digits().len(), key.data_limbs()), (2, 4));
     assert_eq!(full.key(elts[0]).unwrap().data_limbs(), 7);
     // 2 × (4 + 2) limbs of 4 × (7 + 2).
     assert_eq!(low.byte_size() * 36, full.byte_size() * 12);
     for bad in [0, 8] {
-        assert!(matches!(s.kg.create_hybrid_galois_keys_for_levels(&s.ks, &elts, bad), Err(Error::InvalidArgument(_))));
+        assert!(matches!(s.kg.hybrid(&s.ks).create_galois_keys_for_levels(&elts, bad), Err(Error::InvalidArgument(_))));
     }
     for primes in 1..=4 {
         let ct = encrypt_at(&s, &x, primes);
@@ -144,7 +144,7 @@ fn limited_galois_keys_on_a_device_match_the_cpu() {
     let m = map(slots);
     let mut elts: Vec<u32> = bsgs_galois_elements(&m, s.ctx.galois_tool()).unwrap().into_iter().collect();
     elts.extend(s.ctx.galois_tool().elts_from_steps(&STEPS).unwrap());
-    let low = s.kg.create_hybrid_galois_keys_for_levels(&s.ks, &elts, 4).unwrap();
+    let low = s.kg.hybrid(&s.ks).create_galois_keys_for_levels(&elts, 4).unwrap();
     for q in &qs {
         for primes in [4, 2] {
             let ct = encrypt_at(&s, &x, primes);

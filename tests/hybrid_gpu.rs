@@ -91,9 +91,9 @@ fn hybrid_ops_match_cpu_bit_for_bit() {
             let (a, b) = (enc.encrypt(&pt).unwrap(), enc.encrypt(&pt).unwrap());
             for (alpha, dnum) in params {
                 let ks = hybrid_ks(&ctx, alpha, dnum);
-                let rk = kg.create_hybrid_relin_keys(&ks).unwrap();
+                let rk = kg.hybrid(&ks).create_relin_keys().unwrap();
                 let gk = kg
-                    .create_hybrid_galois_keys_from_steps(&ks, &[1, -1, 4])
+                    .hybrid(&ks).create_galois_keys_from_steps(&[1, -1, 4])
                     .unwrap();
                 // The first data level, then down to ℓ = 1 or three levels (short last digits).
                 let (mut a, mut b) = (a.clone(), b.clone());
@@ -177,7 +177,7 @@ fn hybrid_in_place_on_device_and_seal_special_case() {
             .unwrap();
         let ct = enc.encrypt(&pt).unwrap();
         let ks = HybridKeySwitching::new(&ctx, KeySwitchParams::with_alpha(&ctx, 2)).unwrap();
-        let rk = kg.create_hybrid_relin_keys(&ks).unwrap();
+        let rk = kg.hybrid(&ks).create_relin_keys().unwrap();
         let want = ev
             .square(&ct)
             .and_then(|m| ev.relinearize(&m, &rk))
@@ -227,7 +227,7 @@ fn hybrid_wide_digits_match_cpu() {
         let ct = enc.encrypt(&pt).unwrap();
         for (alpha, dnum) in [(17, 1), (2, 1)] {
             let ks = hybrid_ks(&ctx, alpha, dnum);
-            let rk = kg.create_hybrid_relin_keys(&ks).unwrap();
+            let rk = kg.hybrid(&ks).create_relin_keys().unwrap();
             let mut c = ct.clone();
             for level in 0..2 {
                 let rel =
@@ -255,8 +255,8 @@ fn hybrid_at_n_65536_matches_cpu() {
             .unwrap();
         let ct = enc.encrypt(&pt).unwrap();
         let ks = HybridKeySwitching::new(&ctx, KeySwitchParams::with_alpha(&ctx, 2)).unwrap();
-        let rk = kg.create_hybrid_relin_keys(&ks).unwrap();
-        let gk = kg.create_hybrid_galois_keys_from_steps(&ks, &[1]).unwrap();
+        let rk = kg.hybrid(&ks).create_relin_keys().unwrap();
+        let gk = kg.hybrid(&ks).create_galois_keys_from_steps(&[1]).unwrap();
         let g = on_gpu(&ct, &q);
         let rel = |x: &Ciphertext| ev.square(x).and_then(|m| ev.relinearize(&m, &rk));
         same(
@@ -285,7 +285,7 @@ fn hoisted_batches_of_many_keys_match_cpu() {
         let ct = enc.encrypt(&pt).unwrap();
         let ks = hybrid_ks(&ctx, 2, 2);
         let steps: Vec<i32> = (1..=21).collect();
-        let gk = kg.create_hybrid_galois_keys_from_steps(&ks, &steps).unwrap();
+        let gk = kg.hybrid(&ks).create_galois_keys_from_steps(&steps).unwrap();
         let tool = ctx.galois_tool();
         let elts: Vec<u32> = steps.iter().map(|&k| tool.elt_from_step(k).unwrap()).collect();
         let g = on_gpu(&ct, &q);
@@ -313,14 +313,14 @@ fn mod_down_rescale_matches_cpu() {
             let ct = enc.encrypt(&pt).unwrap();
             for (alpha, dnum) in params {
                 let ks = hybrid_ks(&ctx, alpha, dnum);
-                let gk = kg.create_hybrid_galois_keys_from_steps(&ks, &[1]).unwrap();
+                let gk = kg.hybrid(&ks).create_galois_keys_from_steps(&[1]).unwrap();
                 let mut ct = ct.clone();
                 while ct.parms_id() != ctx.last_parms_id() {
                     let level = ctx.get_context_data(&ct.parms_id()).unwrap().coeff_modulus().len();
                     let tag = format!("N={n} α={alpha} dnum={dnum} ℓ={level} on {}", q.backend());
                     let run = |x: &Ciphertext| {
-                        let e = ev.rotate_vector_many_ext(x, &[0, 1], &gk)?;
-                        ev.mod_down_rescale_ext(&ev.add_ext(&e[0], &e[1])?)
+                        let e = ev.double_hoisting().rotate_vector_many(x, &[0, 1], &gk)?;
+                        ev.double_hoisting().mod_down_rescale(&ev.double_hoisting().add(&e[0], &e[1])?)
                     };
                     same(&format!("{tag}: mod_down_rescale_ext"), run(&on_gpu(&ct, &q)), run(&ct));
                     ev.mod_switch_to_next_inplace(&mut ct).unwrap();

@@ -120,7 +120,7 @@ fn relin_case(n: usize, bits: &[u32], cases: &[(usize, usize)]) {
         )
         .unwrap();
         assert_eq!(ks.special_primes().len(), alpha);
-        let hrk = s.kg.create_hybrid_relin_keys(&ks).unwrap();
+        let hrk = s.kg.hybrid(&ks).create_relin_keys().unwrap();
         for drop in [0, l / 2, l - 2] {
             let ct = s.encrypt(&v, drop);
             let prod = s.ev.square(&ct).unwrap();
@@ -179,7 +179,7 @@ fn rotations() {
         )
         .unwrap();
         let gk =
-            s.kg.create_hybrid_galois_keys_from_steps(&ks, &[1, -1, 4, 0])
+            s.kg.hybrid(&ks).create_galois_keys_from_steps(&[1, -1, 4, 0])
                 .unwrap();
         for drop in [0, 3] {
             let ct = s.encrypt(&v, drop);
@@ -230,9 +230,9 @@ fn bad_inputs_leave_operands_intact() {
         },
     )
     .unwrap();
-    let hrk = s.kg.create_hybrid_relin_keys(&ks).unwrap();
+    let hrk = s.kg.hybrid(&ks).create_relin_keys().unwrap();
     let gk =
-        s.kg.create_hybrid_galois_keys_from_steps(&ks, &[1])
+        s.kg.hybrid(&ks).create_galois_keys_from_steps(&[1])
             .unwrap();
     let ct = s.encrypt(&s.values(5), 0);
     let prod = s.ev.multiply(&ct, &ct).unwrap();
@@ -271,9 +271,9 @@ fn bad_inputs_leave_operands_intact() {
         },
     )
     .unwrap();
-    let ork = other.kg.create_hybrid_relin_keys(&oks).unwrap();
+    let ork = other.kg.hybrid(&oks).create_relin_keys().unwrap();
     assert!(matches!(
-        s.kg.create_hybrid_relin_keys(&oks),
+        s.kg.hybrid(&oks).create_relin_keys(),
         Err(Error::NotValidForParams(_))
     ));
     let mut c = prod.clone();
@@ -355,7 +355,7 @@ fn seal_layout_keys_hoisted() {
     assert!(matches!(HybridGaloisKeys::from_galois_keys(&other, &sgk), Err(Error::InvalidParameters { .. })));
 }
 
-/// The ModDown by `P·q_{ℓ-1}` of an extended ciphertext (`mod_down_rescale_ext`) is its ModDown
+/// The ModDown by `P·q_{ℓ-1}` of an extended ciphertext (`double_hoisting().mod_down_rescale`) is its ModDown
 /// then `rescale_to_next` up to the rounding: same level and scale, the message within the noise
 /// of the separate path (printed), and refused at the last level.
 #[test]
@@ -366,14 +366,14 @@ fn mod_down_rescale_ext_is_a_rescale() {
     let rot1: Vec<f64> = (0..slots).map(|i| v[(i + 1) % slots] + v[i]).collect();
     for (alpha, dnum) in [(1, 4), (2, 3), (3, 1)] {
         let ks = HybridKeySwitching::new(&s.ctx, KeySwitchParams { special_modulus_size: alpha, dnum }).unwrap();
-        let gk = s.kg.create_hybrid_galois_keys_from_steps(&ks, &[1]).unwrap();
+        let gk = s.kg.hybrid(&ks).create_galois_keys_from_steps(&[1]).unwrap();
         for drop in 0..3 {
             // At scale 2^80, so that the result is at 2^40.
             let ct = s.ev.multiply_const(&s.encrypt(&v, drop), 1.0, SCALE).unwrap();
-            let ext = s.ev.rotate_vector_many_ext(&ct, &[0, 1], &gk).unwrap();
-            let x = s.ev.add_ext(&ext[0], &ext[1]).unwrap();
-            let fused = s.ev.mod_down_rescale_ext(&x).unwrap();
-            let apart = s.ev.rescale_to_next(&s.ev.mod_down_ext(&x).unwrap()).unwrap();
+            let ext = s.ev.double_hoisting().rotate_vector_many(&ct, &[0, 1], &gk).unwrap();
+            let x = s.ev.double_hoisting().add(&ext[0], &ext[1]).unwrap();
+            let fused = s.ev.double_hoisting().mod_down_rescale(&x).unwrap();
+            let apart = s.ev.rescale_to_next(&s.ev.double_hoisting().mod_down(&x).unwrap()).unwrap();
             assert_eq!((fused.parms_id(), fused.scale(), fused.size()), (apart.parms_id(), apart.scale(), apart.size()));
             let (e_fused, e_apart) = (max_err(&s.decrypt(&fused), &rot1), max_err(&s.decrypt(&apart), &rot1));
             println!("α={alpha} dnum={dnum} drop {drop}: error 2^{:.2} fused, 2^{:.2} separate", e_fused.log2(), e_apart.log2());
@@ -381,8 +381,8 @@ fn mod_down_rescale_ext_is_a_rescale() {
             assert!(e_fused < 1.5 * e_apart, "α={alpha} dnum={dnum} drop {drop}");
         }
         let last = s.encrypt(&v, 4);
-        let ext = s.ev.rotate_vector_many_ext(&last, &[0], &gk).unwrap();
-        assert!(matches!(s.ev.mod_down_rescale_ext(&ext[0]), Err(Error::EndOfModulusChain { .. })));
+        let ext = s.ev.double_hoisting().rotate_vector_many(&last, &[0], &gk).unwrap();
+        assert!(matches!(s.ev.double_hoisting().mod_down_rescale(&ext[0]), Err(Error::EndOfModulusChain { .. })));
     }
 }
 
@@ -397,7 +397,7 @@ fn relinearize_rescale_is_relinearize_then_rescale() {
     let prod: Vec<f64> = a.iter().zip(&b).map(|(x, y)| x * y).collect();
     for (alpha, dnum) in [(1, 4), (2, 3), (3, 1)] {
         let ks = HybridKeySwitching::new(&s.ctx, KeySwitchParams { special_modulus_size: alpha, dnum }).unwrap();
-        let rk = s.kg.create_hybrid_relin_keys(&ks).unwrap();
+        let rk = s.kg.hybrid(&ks).create_relin_keys().unwrap();
         for drop in 0..3 {
             let m = s.ev.multiply(&s.encrypt(&a, drop), &s.encrypt(&b, drop)).unwrap();
             let fused = s.ev.relinearize_rescale(&m, &rk).unwrap();
@@ -422,7 +422,7 @@ fn relinearize_rescale_is_relinearize_then_rescale() {
 
 /// Double hoisting's extended-base operations: a rotation left in `Q ∪ P` and brought down is a
 /// rotation (same noise class as `rotate_vector_hybrid`), a giant-step rotation of a baby step
-/// composes, `add_ext` adds; and what is not allowed is refused without a panic.
+/// composes, `double_hoisting().add` adds; and what is not allowed is refused without a panic.
 #[test]
 fn extended_base_rotations() {
     let s = setup(8192, &[60, 40, 40, 40, 40, 60], SecLevel::None);
@@ -430,31 +430,31 @@ fn extended_base_rotations() {
     let slots = v.len();
     let rot = |k: i64| -> Vec<f64> { (0..slots).map(|i| v[(i as i64 + k).rem_euclid(slots as i64) as usize]).collect() };
     let ks = HybridKeySwitching::new(&s.ctx, KeySwitchParams { special_modulus_size: 2, dnum: 3 }).unwrap();
-    let gk = s.kg.create_hybrid_galois_keys_from_steps(&ks, &[1, 2, 8]).unwrap();
+    let gk = s.kg.hybrid(&ks).create_galois_keys_from_steps(&[1, 2, 8]).unwrap();
     for drop in [0, 2] {
         let ct = s.encrypt(&v, drop);
-        let ext = s.ev.rotate_vector_many_ext(&ct, &[0, 1, 2], &gk).unwrap();
+        let ext = s.ev.double_hoisting().rotate_vector_many(&ct, &[0, 1, 2], &gk).unwrap();
         for (x, k) in ext.iter().zip([0i64, 1, 2]) {
-            let back = s.ev.mod_down_ext(x).unwrap();
+            let back = s.ev.double_hoisting().mod_down(x).unwrap();
             assert!(max_err(&s.decrypt(&back), &rot(k)) < 1e-5, "baby step {k}, drop {drop}");
         }
         // rot_8(rot_1(x) + rot_2(x)) in the extended base, one ModDown at the end.
-        let sum = s.ev.add_ext(&ext[1], &ext[2]).unwrap();
-        let giant = s.ev.rotate_vector_ext(&sum, 8, &gk).unwrap();
-        let got = s.decrypt(&s.ev.mod_down_ext(&giant).unwrap());
+        let sum = s.ev.double_hoisting().add(&ext[1], &ext[2]).unwrap();
+        let giant = s.ev.double_hoisting().rotate_vector(&sum, 8, &gk).unwrap();
+        let got = s.decrypt(&s.ev.double_hoisting().mod_down(&giant).unwrap());
         let want: Vec<f64> = rot(9).iter().zip(rot(10)).map(|(a, b)| a + b).collect();
         assert!(max_err(&got, &want) < 1e-5, "giant step, drop {drop}");
         // With a running sum added in the same pass: x + rot_8(rot_1(x) + rot_2(x)).
-        let with_sum = s.ev.rotate_vector_ext_add(&sum, 8, &gk, &ext[0]).unwrap();
-        let got = s.decrypt(&s.ev.mod_down_ext(&with_sum).unwrap());
+        let with_sum = s.ev.double_hoisting().rotate_vector_add(&sum, 8, &gk, &ext[0]).unwrap();
+        let got = s.decrypt(&s.ev.double_hoisting().mod_down(&with_sum).unwrap());
         let want: Vec<f64> = want.iter().zip(&v).map(|(a, b)| a + b).collect();
         assert!(max_err(&got, &want) < 1e-5, "giant step with a sum, drop {drop}");
         // Errors: step 0, a step without a key, a plaintext not in the extended base.
-        assert!(matches!(s.ev.rotate_vector_ext(&sum, 0, &gk), Err(Error::InvalidArgument(_))));
-        assert!(matches!(s.ev.rotate_vector_ext(&sum, 3, &gk), Err(Error::MissingKey { .. })));
-        assert!(matches!(s.ev.rotate_vector_many_ext(&ct, &[5], &gk), Err(Error::MissingKey { .. })));
+        assert!(matches!(s.ev.double_hoisting().rotate_vector(&sum, 0, &gk), Err(Error::InvalidArgument(_))));
+        assert!(matches!(s.ev.double_hoisting().rotate_vector(&sum, 3, &gk), Err(Error::MissingKey { .. })));
+        assert!(matches!(s.ev.double_hoisting().rotate_vector_many(&ct, &[5], &gk), Err(Error::MissingKey { .. })));
         let pt = s.ce.encode_f64(&v, ct.parms_id(), 1.0).unwrap();
-        assert!(matches!(s.ev.multiply_plain_sum_ext(&[(&sum, &pt)]), Err(Error::InvalidArgument(_))));
-        assert!(matches!(s.ev.multiply_plain_sum_ext(&[]), Err(Error::InvalidArgument(_))));
+        assert!(matches!(s.ev.double_hoisting().multiply_plain_sum(&[(&sum, &pt)]), Err(Error::InvalidArgument(_))));
+        assert!(matches!(s.ev.double_hoisting().multiply_plain_sum(&[]), Err(Error::InvalidArgument(_))));
     }
 }

@@ -61,7 +61,7 @@ const MODES: [ComprMode; 3] = [ComprMode::None, ComprMode::Zlib, ComprMode::Zstd
 fn relin_keys_round_trip() {
     let s = setup(N, &BITS);
     let ks = s.ks(2, 2);
-    let rk = s.kg.create_hybrid_relin_keys(&ks).unwrap();
+    let rk = s.kg.hybrid(&ks).create_relin_keys().unwrap();
     let ct = s.ct();
     let sq = s.ev.square(&ct).unwrap();
     let want = s.ev.relinearize(&sq, &rk).unwrap();
@@ -90,9 +90,9 @@ fn galois_keys_round_trip_and_stream() {
     let s = setup(N, &BITS);
     let ks = s.ks(3, 4);
     let gk =
-        s.kg.create_hybrid_galois_keys_from_steps(&ks, &[1, -2, 5])
+        s.kg.hybrid(&ks).create_galois_keys_from_steps(&[1, -2, 5])
             .unwrap();
-    let rk = s.kg.create_hybrid_relin_keys(&ks).unwrap();
+    let rk = s.kg.hybrid(&ks).create_relin_keys().unwrap();
     let ct = s.ct();
     let want = s.ev.rotate_vector(&ct, 5, &gk).unwrap();
     for mode in MODES {
@@ -113,7 +113,7 @@ fn galois_keys_round_trip_and_stream() {
     assert!(HybridGaloisKeys::load_from(&ks, &mut src).unwrap() == gk);
     assert!(src.is_empty());
     // An empty key set round-trips too.
-    let none = s.kg.create_hybrid_galois_keys_from_elts(&ks, &[]).unwrap();
+    let none = s.kg.hybrid(&ks).create_galois_keys_from_elts(&[]).unwrap();
     assert!(HybridGaloisKeys::load(&ks, &none.save(ComprMode::None).unwrap()).unwrap() == none);
 }
 
@@ -137,9 +137,9 @@ fn malformed<T>(r: Result<T>, what: &str) {
 fn wrong_parameters_are_rejected() {
     let s = setup(N, &BITS);
     let ks = s.ks(2, 2);
-    let rk = s.kg.create_hybrid_relin_keys(&ks).unwrap();
+    let rk = s.kg.hybrid(&ks).create_relin_keys().unwrap();
     let gk =
-        s.kg.create_hybrid_galois_keys_from_steps(&ks, &[1])
+        s.kg.hybrid(&ks).create_galois_keys_from_steps(&[1])
             .unwrap();
     let rb = rk.save(ComprMode::None).unwrap();
     let gb = gk.save(ComprMode::Zlib).unwrap();
@@ -181,9 +181,9 @@ fn with_word(bytes: &[u8], i: usize, v: u64) -> Vec<u8> {
 fn truncated_and_corrupted_bytes_are_rejected() {
     let s = setup(N, &BITS);
     let ks = s.ks(2, 2);
-    let rk = s.kg.create_hybrid_relin_keys(&ks).unwrap();
+    let rk = s.kg.hybrid(&ks).create_relin_keys().unwrap();
     let gk =
-        s.kg.create_hybrid_galois_keys_from_steps(&ks, &[1, 2])
+        s.kg.hybrid(&ks).create_galois_keys_from_steps(&[1, 2])
             .unwrap();
     for mode in MODES {
         for (name, bytes) in [
@@ -365,16 +365,16 @@ fn seeded_keys_half_size_bit_identical() {
     let (kk, digits) = (4 + 2, 2);
     let full_key = 8 * digits * 2 * kk * N;
     let seeded_key = 8 * digits * (kk * N + 8);
-    let rk = s.kg.create_hybrid_relin_keys(&ks).unwrap();
+    let rk = s.kg.hybrid(&ks).create_relin_keys().unwrap();
     let gk =
-        s.kg.create_hybrid_galois_keys_from_steps(&ks, &[1, -3])
+        s.kg.hybrid(&ks).create_galois_keys_from_steps(&[1, -3])
             .unwrap();
     let sk2 = KeyGenerator::new(&s.ctx).unwrap();
     let swk =
-        s.kg.create_hybrid_switching_key(&ks, sk2.secret_key(), 4)
+        s.kg.hybrid(&ks).create_switching_key(sk2.secret_key(), 4)
             .unwrap();
     let low =
-        s.kg.create_hybrid_switching_key(&ks, sk2.secret_key(), 1)
+        s.kg.hybrid(&ks).create_switching_key(sk2.secret_key(), 1)
             .unwrap();
     assert!(rk.key().is_seeded() && swk.key().is_seeded() && low.key().is_seeded());
     assert_eq!(rk.key().seeds().unwrap().len(), digits);
@@ -468,13 +468,13 @@ fn seeded_keys_half_size_bit_identical() {
 fn old_format_still_loads() {
     let s = setup(N, &BITS);
     let ks = s.ks(2, 2);
-    let rk = s.kg.create_hybrid_relin_keys(&ks).unwrap();
+    let rk = s.kg.hybrid(&ks).create_relin_keys().unwrap();
     let gk =
-        s.kg.create_hybrid_galois_keys_from_steps(&ks, &[1, 2])
+        s.kg.hybrid(&ks).create_galois_keys_from_steps(&[1, 2])
             .unwrap();
     let sk2 = KeyGenerator::new(&s.ctx).unwrap();
     let swk =
-        s.kg.create_hybrid_switching_key(&ks, sk2.secret_key(), 3)
+        s.kg.hybrid(&ks).create_switching_key(sk2.secret_key(), 3)
             .unwrap();
     let frame = |members: Vec<u8>| {
         // The SEALHeader xehe writes (magic, header size, version 4.4, no compression, size).

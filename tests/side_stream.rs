@@ -60,9 +60,9 @@ fn split_key_switching_matches_cpu() {
         let ev = Evaluator::new(&ctx);
         let ct = enc.encrypt(&ce.encode_f64(&vals, ctx.first_parms_id(), 2f64.powi(30)).unwrap()).unwrap();
         let ks = HybridKeySwitching::new(&ctx, KeySwitchParams { special_modulus_size: 2, dnum: 3 }).unwrap();
-        let rk = kg.create_hybrid_relin_keys(&ks).unwrap();
+        let rk = kg.hybrid(&ks).create_relin_keys().unwrap();
         let steps = [1, 2, 3, 5, -1];
-        let gk = kg.create_hybrid_galois_keys_from_steps(&ks, &steps).unwrap();
+        let gk = kg.hybrid(&ks).create_galois_keys_from_steps(&steps).unwrap();
         let tag = format!("N=8192 α=2 dnum=3 on {}", q.backend());
         let rel = |x: &Ciphertext| ev.square(x).and_then(|m| ev.relinearize(&m, &rk));
         same(&format!("{tag}: square+relinearize_hybrid"), rel(&on(&ct)), rel(&ct));

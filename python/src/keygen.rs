@@ -135,7 +135,7 @@ impl KeyGenerator {
         ks: PyRef<'_, HybridKeySwitching>,
     ) -> PyResult<HybridRelinKeys> {
         let ks = &ks.inner;
-        let inner = nogil(py, || self.inner.create_hybrid_relin_keys(ks))?.py()?;
+        let inner = nogil(py, || self.inner.hybrid(ks).create_relin_keys())?.py()?;
         Ok(HybridRelinKeys { inner })
     }
     /// Hybrid Galois keys for rotations by `steps` (0 = conjugation), or SEAL's default set
@@ -150,8 +150,8 @@ impl KeyGenerator {
         let ks = &ks.inner;
         let inner = py
             .detach(|| match &steps {
-                None => self.inner.create_hybrid_galois_keys(ks),
-                Some(s) => self.inner.create_hybrid_galois_keys_from_steps(ks, s),
+                None => self.inner.hybrid(ks).create_galois_keys(),
+                Some(s) => self.inner.hybrid(ks).create_galois_keys_from_steps(s),
             })
             .py()?;
         Ok(HybridGaloisKeys { inner })
@@ -166,7 +166,7 @@ impl KeyGenerator {
         let ks = &ks.inner;
         let inner = nogil(py, || {
             self.inner
-                .create_hybrid_galois_keys_from_elts(ks, &galois_elts)
+                .hybrid(ks).create_galois_keys_from_elts(&galois_elts)
         })?
         .py()?;
         Ok(HybridGaloisKeys { inner })
@@ -184,7 +184,7 @@ impl KeyGenerator {
         let ks = &ks.inner;
         let inner = nogil(py, || {
             self.inner
-                .create_hybrid_galois_keys_for_levels(ks, &galois_elts, max_level_size)
+                .hybrid(ks).create_galois_keys_for_levels(&galois_elts, max_level_size)
         })?
         .py()?;
         Ok(HybridGaloisKeys { inner })

@@ -244,7 +244,7 @@ fn gcd(a: usize, b: usize) -> usize {
 /// 15 and 1 instead of 7 and 3 in CoeffsToSlots, 15 and 3 instead of 7 and 7 in
 /// SlotsToCoeffs), with 66 Galois keys instead of 46; below 0.2 only the conjugating levels and
 /// SlotsToCoeffs' 63-diagonal levels would change, a giant step for 8–16 more baby steps. With
-/// the baby steps fused into the giant steps' sums (`Evaluator::hoisted_plain_sums_ext`), 0.12
+/// the baby steps fused into the giant steps' sums (`DoubleHoisting::hoisted_plain_sums`), 0.12
 /// (121 keys) was no faster than 0.2 in one call: kept at 0.2.
 const BABY_STEP_COST: f64 = 0.2;
 
@@ -659,7 +659,7 @@ pub fn evaluate_linear_transforms(
 
 /// [`evaluate_linear_transforms`] with every output rescaled (`rescale_to_next`): one level
 /// lower, scale `ct.scale() · M_i.scale() / q_{ℓ-1}`. With double hoisting the ModDown that ends
-/// each transform divides by `P·q_{ℓ-1}` at once (`Evaluator::mod_down_rescale_ext`: one
+/// each transform divides by `P·q_{ℓ-1}` at once (`DoubleHoisting::mod_down_rescale`: one
 /// INTT/conversion/NTT pass less per output, words not those of the separate rescale);
 /// otherwise the outputs are rescaled apart.
 ///
@@ -738,18 +738,18 @@ fn evaluate(ev: &Evaluator, keys: &KeySet<'_>, transforms: &[&LinearTransform], 
                         }
                     }
                 }
-                let accs = ev.hoisted_plain_sums_ext(&x, &elts, &terms, gk)?;
+                let accs = ev.double_hoisting().hoisted_plain_sums(&x, &elts, &terms, gk)?;
                 slots.into_iter().zip(accs).map(|((i, g), acc)| (i, g, acc)).collect()
             } else {
-                let rotated = ev.rotate_vector_many_ext(&x, &babies, gk)?;
+                let rotated = ev.double_hoisting().rotate_vector_many(&x, &babies, gk)?;
                 let y = keys.conjugate(ev, &x)?;
-                let rotated_conj = ev.rotate_vector_many_ext(&y, &babies, gk)?;
+                let rotated_conj = ev.double_hoisting().rotate_vector_many(&y, &babies, gk)?;
                 let mut accs = Vec::new();
                 for (i, t) in encoded.iter().enumerate() {
                     for (&g, row) in t.iter() {
                         let terms = giant_step_terms(row, &babies, &rotated, Some(&rotated_conj))?;
                         if !terms.is_empty() {
-                            accs.push((i, g, ev.multiply_plain_sum_ext(&terms)?));
+                            accs.push((i, g, ev.double_hoisting().multiply_plain_sum(&terms)?));
                         }
                     }
                 }
@@ -851,8 +851,8 @@ fn giant_steps_side_by_side(
                 None => acc,
             };
             sum[*i] = Some(match &sum[*i] {
-                None => ev.rotate_vector_ext(acc, *g, gk)?,
-                Some(o) => ev.rotate_vector_ext_add(acc, *g, gk, o)?,
+                None => ev.double_hoisting().rotate_vector(acc, *g, gk)?,
+                Some(o) => ev.double_hoisting().rotate_vector_add(acc, *g, gk, o)?,
             });
         }
         Ok(sum)
@@ -867,7 +867,7 @@ fn giant_steps_side_by_side(
             };
             *total = Some(match total.take() {
                 None => s,
-                Some(o) => ev.add_ext(&o, &s)?,
+                Some(o) => ev.double_hoisting().add(&o, &s)?,
             });
         }
     }
@@ -876,9 +876,9 @@ fn giant_steps_side_by_side(
         .map(|total| {
             let total = total.ok_or_else(|| Error::InvalidArgument("linear transform with no diagonal".into()))?;
             if rescale {
-                ev.mod_down_rescale_ext(&total)
+                ev.double_hoisting().mod_down_rescale(&total)
             } else {
-                ev.mod_down_ext(&total)
+                ev.double_hoisting().mod_down(&total)
             }
         })
         .collect()

@@ -15,16 +15,16 @@ use crate::Result;
 ///
 /// # Errors
 /// `MissingKey` for a step without its own key; as
-/// [`Evaluator::rotate_vector_many_ext`] and [`Evaluator::rotate_vector_ext_add`].
+/// [`DoubleHoisting::rotate_vector_many`](crate::ckks::evaluator::DoubleHoisting::rotate_vector_many) and `rotate_vector_add`.
 /// `ct` is never changed.
 pub fn rotate_and_sum(ev: &Evaluator, keys: &HybridGaloisKeys, ct: &Ciphertext, steps: impl IntoIterator<Item = i32>) -> Result<Ciphertext> {
     let mut steps = steps.into_iter().peekable();
     if steps.peek().is_none() {
         return Ok(ct.clone());
     }
-    let mut x = ev.rotate_vector_many_ext(ct, &[0], keys)?.remove(0);
+    let mut x = ev.double_hoisting().rotate_vector_many(ct, &[0], keys)?.remove(0);
     for s in steps {
-        x = ev.rotate_vector_ext_add(&x, s, keys, &x)?;
+        x = ev.double_hoisting().rotate_vector_add(&x, s, keys, &x)?;
     }
-    ev.mod_down_ext(&x)
+    ev.double_hoisting().mod_down(&x)
 }

@@ -79,7 +79,7 @@
 //!
 //! Each digit's `a_j` is expanded from a fresh 64-byte seed (SEAL's seeded
 //! `encrypt_zero_symmetric`: an OS-seeded generator draws the public seed, then the noise; `a_j`
-//! is `sample_poly_uniform` from the public seed alone). A key from the [`KeyGenerator`] keeps
+//! is `sample_poly_uniform` from the public seed alone). A key from the [`KeyGenerator`](crate::KeyGenerator) keeps
 //! those seeds ([`HybridKSwitchKey::seeds`]), and saving writes them instead of the `a_j` words:
 //! half the size, as SEAL saves the keys its `KeyGenerator` makes.
 //!
@@ -103,8 +103,6 @@
 //!   cached in the [`HybridKeySwitching`]; each key once per device, cached in the key.
 
 use super::context::Context;
-use super::galois::GaloisTool;
-use super::keygen::KeyGenerator;
 use super::keys::{GaloisKeys, RelinKeys, SecretKey};
 use super::prng::{
     sample_poly_uniform_par, PrngInfo, PrngType, UniformRandomGenerator, PRNG_SEED_WORDS,
@@ -645,7 +643,7 @@ impl HybridKeySwitching {
 
     /// Step 2, the inner product of the ModUp digits with `key`, per extended limb and key
     /// component (canonical). With `perm` (an NTT-domain Galois permutation,
-    /// [`GaloisTool::permutation_ntt`]), every digit row is read through it: the key switch of
+    /// [`GaloisTool::permutation_ntt`](crate::ckks::galois::GaloisTool::permutation_ntt)), every digit row is read through it: the key switch of
     /// the automorphism of the target, sharing the target's ModUp (hoisting).
     pub(crate) fn key_inner_product(
         &self,
@@ -1026,7 +1024,7 @@ impl HybridKeySwitching {
 /// base (`2 × (L + α) × N` words, NTT form: component-major, then limb `q_0 … q_{L-1},
 /// p_0 … p_{α-1}`).
 ///
-/// A key made by a [`KeyGenerator`] also keeps, per digit, the PRNG seed its uniform component
+/// A key made by a [`KeyGenerator`](crate::KeyGenerator) also keeps, per digit, the PRNG seed its uniform component
 /// 1 (`a`) was expanded from, so that it saves at half the size (`src/serialize/hybrid.rs`);
 /// keys loaded from full files, or built from SEAL keys, have none. Equality compares the key
 /// words only.
@@ -1058,7 +1056,7 @@ impl HybridKSwitchKey {
     }
 
     /// Data primes each digit stores: `L` for a key of every level, fewer for a key limited to
-    /// the levels of at most that many primes ([`KeyGenerator::create_hybrid_galois_keys_for_levels`]).
+    /// the levels of at most that many primes ([`HybridKeyGenerator::create_galois_keys_for_levels`](crate::ckks::hybrid_keygen::HybridKeyGenerator::create_galois_keys_for_levels)).
     pub fn data_limbs(&self) -> usize {
         self.data_limbs
     }
@@ -1249,7 +1247,7 @@ impl HybridGaloisKeys {
     ///
     /// # Errors
     /// `MissingKey` if no key for `galois_elt` is present, or if it was limited to lower levels
-    /// ([`KeyGenerator::create_hybrid_galois_keys_for_levels`]).
+    /// ([`HybridKeyGenerator::create_galois_keys_for_levels`](crate::ckks::hybrid_keygen::HybridKeyGenerator::create_galois_keys_for_levels)).
     pub fn key_at(&self, galois_elt: u32, level_size: usize) -> Result<&HybridKSwitchKey> {
         let key = self.key(galois_elt).ok_or_else(|| Error::missing_key(KeyKind::galois(galois_elt), format!("Galois key not present for galois_elt {galois_elt}")))?;
         if level_size > key.data_limbs {
@@ -1270,142 +1268,5 @@ impl HybridGaloisKeys {
         self.keys
             .values_mut()
             .for_each(HybridKSwitchKey::clear_seeds);
-    }
-}
-
-impl KeyGenerator {
-    fn check_hybrid(&self, ks: &HybridKeySwitching) -> Result<()> {
-        if ks.context() != self.context() {
-            return Err(Error::NotValidForParams(
-                "hybrid key switching parameters belong to another context".into(),
-            ));
-        }
-        Ok(())
-    }
-
-    /// Hybrid relinearization key (`s² → s`) for `ks` (module docs, "Keys").
-    ///
-    /// # Errors
-    /// `NotValidForParams` if `ks` belongs to another context; `InvalidArgument` if the secret
-    /// key is not ternary; `Device` if the OS random source fails.
-    pub fn create_hybrid_relin_keys(&self, ks: &HybridKeySwitching) -> Result<HybridRelinKeys> {
-        self.check_hybrid(ks)?;
-        let mut s = ks.lift_secret(self.secret_key())?;
-        let mut s2 = s.clone();
-        for (limb, q) in s2.chunks_mut(ks.n()).zip(ks.key_moduli()) {
-            for x in limb.iter_mut() {
-                *x = q.mul(*x, *x);
-            }
-        }
-        let key = ks.kswitch_key(&s, &s2, ks.inner.data_size);
-        wipe(&mut s);
-        wipe(&mut s2);
-        Ok(HybridRelinKeys {
-            ks: ks.clone(),
-            key: key?,
-        })
-    }
-
-    /// Hybrid Galois keys for explicit Galois elements (odd, `< 2N`), each for every level;
-    /// generated in parallel (rayon, over the keys and their digits).
-    ///
-    /// # Errors
-    /// `InvalidArgument` ("Galois element is not valid") for a bad element; otherwise as
-    /// [`KeyGenerator::create_hybrid_relin_keys`].
-    pub fn create_hybrid_galois_keys_from_elts(
-        &self,
-        ks: &HybridKeySwitching,
-        galois_elts: &[u32],
-    ) -> Result<HybridGaloisKeys> {
-        self.hybrid_galois_keys(ks, galois_elts, None)
-    }
-
-    /// Hybrid Galois keys for explicit Galois elements, limited to the levels with at most
-    /// `max_level_size` data primes (chain index `max_level_size − 1` and below): each key has
-    /// `β = ⌈max_level_size / d⌉` digits stored over `q_0 … q_{β d − 1}` and the special primes
-    /// ([`HybridKeySwitching::key_data_limbs`]), so it serves every level of up to `β d` primes.
-    /// At `N16-dense` (`d = 6`, `L = 29`, `α = 6`) a key for the 11 primes of the bootstrapped
-    /// level takes 2 × 18 of a full key's 5 × 35 limbs: a fifth of the memory and of the time to
-    /// make it. Using such a key at a higher level is a `MissingKey` error
-    /// ([`HybridGaloisKeys::key_at`]). The saved form stores the limbs kept
-    /// (`src/serialize/hybrid.rs`).
-    ///
-    /// # Errors
-    /// `InvalidArgument` if `max_level_size` is not in `1..=L`; otherwise as
-    /// [`KeyGenerator::create_hybrid_galois_keys_from_elts`].
-    pub fn create_hybrid_galois_keys_for_levels(
-        &self,
-        ks: &HybridKeySwitching,
-        galois_elts: &[u32],
-        max_level_size: usize,
-    ) -> Result<HybridGaloisKeys> {
-        if max_level_size == 0 || max_level_size > ks.data_size() {
-            return Err(Error::InvalidArgument(format!(
-                "Galois keys for levels of at most {max_level_size} data primes: not in 1..={}",
-                ks.data_size()
-            )));
-        }
-        self.hybrid_galois_keys(ks, galois_elts, Some(max_level_size))
-    }
-
-    fn hybrid_galois_keys(
-        &self,
-        ks: &HybridKeySwitching,
-        galois_elts: &[u32],
-        max_level_size: Option<usize>,
-    ) -> Result<HybridGaloisKeys> {
-        self.check_hybrid(ks)?;
-        let tool: &GaloisTool = self.context().galois_tool();
-        for &g in galois_elts {
-            tool.check_elt(g)
-                .map_err(|_| Error::InvalidArgument(format!("Galois element {g} is not valid")))?;
-        }
-        let n = ks.n();
-        let mut s = ks.lift_secret(self.secret_key())?;
-        let elts: std::collections::BTreeSet<u32> = galois_elts.iter().copied().collect();
-        let keys = elts
-            .into_par_iter()
-            .map(|g| {
-                let mut rotated = vec![0u64; s.len()];
-                let key = rotated
-                    .chunks_mut(n)
-                    .zip(s.chunks(n))
-                    .try_for_each(|(o, a)| tool.apply_ntt(a, g, o))
-                    .and_then(|()| match max_level_size {
-                        None => ks.kswitch_key(&s, &rotated, ks.inner.data_size),
-                        Some(m) => ks.kswitch_key_for_levels(&s, &rotated, m),
-                    });
-                wipe(&mut rotated);
-                key.map(|k| (g, k))
-            })
-            .collect::<Result<BTreeMap<_, _>>>();
-        wipe(&mut s);
-        Ok(HybridGaloisKeys {
-            ks: ks.clone(),
-            keys: keys?,
-        })
-    }
-
-    /// Hybrid Galois keys for rotations by `steps` slots (0 = complex conjugation).
-    ///
-    /// # Errors
-    /// `InvalidArgument` if a step is `≥ N/2` in absolute value; otherwise as
-    /// [`KeyGenerator::create_hybrid_galois_keys_from_elts`].
-    pub fn create_hybrid_galois_keys_from_steps(
-        &self,
-        ks: &HybridKeySwitching,
-        steps: &[i32],
-    ) -> Result<HybridGaloisKeys> {
-        let elts = self.context().galois_tool().elts_from_steps(steps)?;
-        self.create_hybrid_galois_keys_from_elts(ks, &elts)
-    }
-
-    /// Hybrid Galois keys for SEAL's default element set (conjugation and rotations by ±2^i).
-    ///
-    /// # Errors
-    /// As [`KeyGenerator::create_hybrid_galois_keys_from_elts`].
-    pub fn create_hybrid_galois_keys(&self, ks: &HybridKeySwitching) -> Result<HybridGaloisKeys> {
-        let elts = self.context().galois_tool().elts_all();
-        self.create_hybrid_galois_keys_from_elts(ks, &elts)
     }
 }

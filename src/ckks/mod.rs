@@ -10,6 +10,7 @@ pub mod encoder;
 pub(crate) mod fft;
 pub mod galois;
 pub mod hybrid;
+pub mod hybrid_keygen;
 pub mod keygen;
 pub mod keys;
 #[cfg(test)]

@@ -14,11 +14,6 @@
 //! (`{q_0, p_0}`; Bossuat–Troncoso-Pastoriza–Hubaux 2022, ePrint 2022/024, §5).
 
 use super::hybrid::{HybridKSwitchKey, HybridKeySwitching};
-use super::keygen::KeyGenerator;
-use super::keys::SecretKey;
-use super::rlwe::wipe;
-use super::valcheck::ValidFor;
-use crate::{Error, Result};
 
 /// A hybrid key-switching key from one secret key to another (module docs). Not a SEAL object.
 #[derive(Clone, Debug, PartialEq)]
@@ -53,45 +48,5 @@ impl HybridSwitchingKey {
     /// A key from its parts (shape checked by the caller: deserialization).
     pub(crate) fn from_parts(ks: HybridKeySwitching, key: HybridKSwitchKey, level_size: usize) -> Self {
         HybridSwitchingKey { ks, key, level_size }
-    }
-}
-
-impl KeyGenerator {
-    /// The key switching ciphertexts under `from` to this generator's secret key, for levels
-    /// with at most `level_size` data primes (`1 ≤ level_size ≤ L`; module docs).
-    ///
-    /// # Errors
-    /// `NotValidForParams` if `ks` or `from` belong to another context; `InvalidArgument` if
-    /// `level_size` is out of range or a secret key is not ternary; `Device` if the OS random
-    /// source fails.
-    pub fn create_hybrid_switching_key(
-        &self,
-        ks: &HybridKeySwitching,
-        from: &SecretKey,
-        level_size: usize,
-    ) -> Result<HybridSwitchingKey> {
-        if ks.context() != self.context() {
-            return Err(Error::NotValidForParams(
-                "hybrid key switching parameters belong to another context".into(),
-            ));
-        }
-        from.check_valid_for(self.context())
-            .map_err(|_| Error::NotValidForParams("the source secret key is not valid for encryption parameters".into()))?;
-        if level_size == 0 || level_size > ks.data_size() {
-            return Err(Error::InvalidArgument(format!(
-                "switching key level size {level_size} is not in 1..={}",
-                ks.data_size()
-            )));
-        }
-        let mut s = ks.lift_secret(self.secret_key())?;
-        let mut t = ks.lift_secret(from)?;
-        let key = ks.kswitch_key(&s, &t, level_size);
-        wipe(&mut s);
-        wipe(&mut t);
-        Ok(HybridSwitchingKey {
-            ks: ks.clone(),
-            key: key?,
-            level_size,
-        })
     }
 }

@@ -16,7 +16,7 @@
 //!   component-major, limbs `q_0 … q_{k-1}, p_0 … p_{α-1}`: [`HybridKSwitchKey`]). A
 //!   relinearization or switching key has `β = ⌈level_size / d⌉` and `k = L` (its limbs from
 //!   `q_{level_size}` on zero); a Galois key any `β` up to the full count, `k = min(β d, L)`
-//!   (keys limited to the low levels, `KeyGenerator::create_hybrid_galois_keys_for_levels`;
+//!   (keys limited to the low levels, `HybridKeyGenerator::create_galois_keys_for_levels`;
 //!   all keys of one object alike), so a full key is `k = L` in every kind;
 //! - a key, version 2: its digit count, then `a_prng`, SEAL's `prng_type` of the seeds of
 //!   component 1 (0: none, 1: BLAKE2Xb, 2: SHAKE256), then per digit: with `a_prng = 0` the

@@ -82,10 +82,10 @@ pub struct Trainer<'a> {
 /// Hybrid Galois keys for the layout's rotations, with the bootstrapping keys' key switching.
 ///
 /// # Errors
-/// As `KeyGenerator::create_hybrid_galois_keys_from_steps`.
+/// As `HybridKeyGenerator::create_galois_keys_from_steps`.
 pub fn training_galois_keys(ctx: &Context, boot: &Bootstrapper, sk: &SecretKey, layout: &Layout) -> Result<HybridGaloisKeys> {
     KeyGenerator::from_secret_key(ctx, sk)?
-        .create_hybrid_galois_keys_from_steps(boot.keys().key_switching(), &layout.rotation_steps())
+        .hybrid(boot.keys().key_switching()).create_galois_keys_from_steps(&layout.rotation_steps())
 }
 
 fn relative(a: f64, b: f64) -> f64 {

@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 /// full keys' memory.
 ///
 /// # Errors
-/// As `KeyGenerator::create_hybrid_galois_keys_for_levels`.
+/// As `HybridKeyGenerator::create_galois_keys_for_levels`.
 pub fn network_galois_keys(ctx: &Context, boot: &Bootstrapper, sk: &SecretKey, plan: &Plan) -> Result<HybridGaloisKeys> {
     galois_keys_for(ctx, boot, sk, &plan.galois_elements(ctx.galois_tool())?, plan.galois_level_size())
 }
@@ -33,10 +33,10 @@ pub fn network_galois_keys(ctx: &Context, boot: &Bootstrapper, sk: &SecretKey, p
 /// to `level_size` data primes (capped at the chain's).
 ///
 /// # Errors
-/// As `KeyGenerator::create_hybrid_galois_keys_for_levels`.
+/// As `HybridKeyGenerator::create_galois_keys_for_levels`.
 pub fn galois_keys_for(ctx: &Context, boot: &Bootstrapper, sk: &SecretKey, elts: &[u32], level_size: usize) -> Result<HybridGaloisKeys> {
     let ks = boot.keys().key_switching();
-    KeyGenerator::from_secret_key(ctx, sk)?.create_hybrid_galois_keys_for_levels(ks, elts, level_size.min(ks.data_size()))
+    KeyGenerator::from_secret_key(ctx, sk)?.hybrid(ks).create_galois_keys_for_levels(elts, level_size.min(ks.data_size()))
 }
 
 /// Time spent per kind of step on one image.

@@ -102,23 +102,23 @@ impl BootstrappingKeys {
         let ks = HybridKeySwitching::new(context, params.key_switch_params())?;
         let ks_small = HybridKeySwitching::new(context, small_ring(context))?;
         let kg = KeyGenerator::from_secret_key(context, secret_key)?;
-        let relin = kg.create_hybrid_relin_keys(&ks)?;
+        let relin = kg.hybrid(&ks).create_relin_keys()?;
         progress(1, total);
-        let mut galois = kg.create_hybrid_galois_keys_from_elts(&ks, &[])?;
+        let mut galois = kg.hybrid(&ks).create_galois_keys_from_elts(&[])?;
         // A few keys at a time, each with its digits in parallel: enough for every thread (a key
         // alone has only its digits to run side by side, five at N = 2^16), and a progress line
         // between.
         let per_call = rayon::current_num_threads().div_ceil(ks.digit_count(ks.data_size())).max(1);
         let mut done = 1;
         for chunk in elts.chunks(per_call) {
-            galois.keys.extend(kg.create_hybrid_galois_keys_from_elts(&ks, chunk)?.keys);
+            galois.keys.extend(kg.hybrid(&ks).create_galois_keys_from_elts(chunk)?.keys);
             done += chunk.len();
             progress(done, total);
         }
         let sparse = KeyGenerator::with_sparse_secret(context, params.ephemeral_hamming_weight)?;
-        let dense_to_sparse = sparse.create_hybrid_switching_key(&ks_small, secret_key, 1)?;
+        let dense_to_sparse = sparse.hybrid(&ks_small).create_switching_key(secret_key, 1)?;
         progress(total - 1, total);
-        let sparse_to_dense = kg.create_hybrid_switching_key(&ks, sparse.secret_key(), ks.data_size())?;
+        let sparse_to_dense = kg.hybrid(&ks).create_switching_key(sparse.secret_key(), ks.data_size())?;
         progress(total, total);
         Ok(BootstrappingKeys { params: params.clone(), ks, relin, galois, dense_to_sparse, sparse_to_dense })
     }

@@ -5,13 +5,13 @@
 //!
 //! An [`ExtCiphertext`] is `(c0, c1)` over `Q_ℓ ∪ P` standing for `P · ct` (plus key-switching
 //! noise not yet divided by `P`): what a hybrid key switch holds before its ModDown. The baby
-//! steps are hoisted rotations without ModDown ([`Evaluator::rotate_vector_many_ext`]):
+//! steps are hoisted rotations without ModDown ([`DoubleHoisting::rotate_vector_many`]):
 //! one ModUp of `c1`, per step the permuted key inner product with `P·σ(c0)` folded in. A giant
 //! step's `Σ diag ⊙ rot` is summed in the extended base against diagonals encoded there too
-//! ([`Evaluator::multiply_plain_sum_ext`]); its rotation ([`Evaluator::rotate_vector_ext`])
+//! ([`DoubleHoisting::multiply_plain_sum`]); its rotation ([`DoubleHoisting::rotate_vector`])
 //! brings only `c1` down to `Q_ℓ`, key-switches it and adds `σ(c0)` (already times `P`) to the
 //! inner product; the giant steps add up in the extended base and one ModDown per polynomial
-//! ([`Evaluator::mod_down_ext`]) ends the transform. Against single hoisting this saves the
+//! ([`DoubleHoisting::mod_down`]) ends the transform. Against single hoisting this saves the
 //! ModDown of every baby step and of every giant step's `c0`, and the key-switching noise of
 //! the baby steps is divided by `P` after the diagonal products instead of before.
 //!
@@ -138,18 +138,85 @@ impl Evaluator {
         (0..ell + alpha).map(|o| ks.ext_modulus(ell, o)).collect()
     }
 
-    /// [`Evaluator::rotate_vector_many_ext`] under its former name.
-    #[deprecated(note = "renamed: Evaluator::rotate_vector_many_ext (the extended base implies hybrid key switching)")]
+    /// The operations of double hoisting on [`ExtCiphertext`]s (module docs).
+    pub fn double_hoisting(&self) -> DoubleHoisting<'_> {
+        DoubleHoisting { ev: self }
+    }
+
+    /// [`DoubleHoisting::rotate_vector_many`] under its former name.
+    #[deprecated(note = "use evaluator.double_hoisting().rotate_vector_many")]
+    pub fn rotate_vector_many_ext(&self, ct: &Ciphertext, steps: &[i32], keys: &HybridGaloisKeys) -> Result<Vec<ExtCiphertext>> {
+        self.double_hoisting().rotate_vector_many(ct, steps, keys)
+    }
+
+    /// [`DoubleHoisting::apply_galois_many`] under its former name.
+    #[deprecated(note = "use evaluator.double_hoisting().apply_galois_many")]
+    pub fn apply_galois_many_ext(&self, ct: &Ciphertext, galois_elts: &[u32], keys: &HybridGaloisKeys) -> Result<Vec<ExtCiphertext>> {
+        self.double_hoisting().apply_galois_many(ct, galois_elts, keys)
+    }
+
+    /// [`DoubleHoisting::hoisted_plain_sums`] under its former name.
+    #[deprecated(note = "use evaluator.double_hoisting().hoisted_plain_sums")]
+    pub fn hoisted_plain_sums_ext(&self, ct: &Ciphertext, galois_elts: &[u32], sums: &[Vec<(usize, &Plaintext)>], keys: &HybridGaloisKeys) -> Result<Vec<ExtCiphertext>> {
+        self.double_hoisting().hoisted_plain_sums(ct, galois_elts, sums, keys)
+    }
+
+    /// [`DoubleHoisting::multiply_plain_sum`] under its former name.
+    #[deprecated(note = "use evaluator.double_hoisting().multiply_plain_sum")]
+    pub fn multiply_plain_sum_ext(&self, terms: &[(&ExtCiphertext, &Plaintext)]) -> Result<ExtCiphertext> {
+        self.double_hoisting().multiply_plain_sum(terms)
+    }
+
+    /// [`DoubleHoisting::rotate_vector_add`] under its former name.
+    #[deprecated(note = "use evaluator.double_hoisting().rotate_vector_add")]
+    pub fn rotate_vector_ext_add(&self, x: &ExtCiphertext, step: i32, keys: &HybridGaloisKeys, sum: &ExtCiphertext) -> Result<ExtCiphertext> {
+        self.double_hoisting().rotate_vector_add(x, step, keys, sum)
+    }
+
+    /// [`DoubleHoisting::rotate_vector`] under its former name.
+    #[deprecated(note = "use evaluator.double_hoisting().rotate_vector")]
+    pub fn rotate_vector_ext(&self, x: &ExtCiphertext, step: i32, keys: &HybridGaloisKeys) -> Result<ExtCiphertext> {
+        self.double_hoisting().rotate_vector(x, step, keys)
+    }
+
+    /// [`DoubleHoisting::add`] under its former name.
+    #[deprecated(note = "use evaluator.double_hoisting().add")]
+    pub fn add_ext(&self, a: &ExtCiphertext, b: &ExtCiphertext) -> Result<ExtCiphertext> {
+        self.double_hoisting().add(a, b)
+    }
+
+    /// [`DoubleHoisting::mod_down_rescale`] under its former name.
+    #[deprecated(note = "use evaluator.double_hoisting().mod_down_rescale")]
+    pub fn mod_down_rescale_ext(&self, x: &ExtCiphertext) -> Result<Ciphertext> {
+        self.double_hoisting().mod_down_rescale(x)
+    }
+
+    /// [`DoubleHoisting::mod_down`] under its former name.
+    #[deprecated(note = "use evaluator.double_hoisting().mod_down")]
+    pub fn mod_down_ext(&self, x: &ExtCiphertext) -> Result<Ciphertext> {
+        self.double_hoisting().mod_down(x)
+    }
+
+    /// [`DoubleHoisting::rotate_vector_many`] under a former name.
+    #[deprecated(note = "use evaluator.double_hoisting().rotate_vector_many")]
     pub fn rotate_vector_hybrid_many_ext(&self, ct: &Ciphertext, steps: &[i32], keys: &HybridGaloisKeys) -> Result<Vec<ExtCiphertext>> {
-        self.rotate_vector_many_ext(ct, steps, keys)
+        self.double_hoisting().rotate_vector_many(ct, steps, keys)
     }
 
-    /// [`Evaluator::apply_galois_many_ext`] under its former name.
-    #[deprecated(note = "renamed: Evaluator::apply_galois_many_ext (the extended base implies hybrid key switching)")]
+    /// [`DoubleHoisting::apply_galois_many`] under a former name.
+    #[deprecated(note = "use evaluator.double_hoisting().apply_galois_many")]
     pub fn apply_galois_hybrid_many_ext(&self, ct: &Ciphertext, galois_elts: &[u32], keys: &HybridGaloisKeys) -> Result<Vec<ExtCiphertext>> {
-        self.apply_galois_many_ext(ct, galois_elts, keys)
+        self.double_hoisting().apply_galois_many(ct, galois_elts, keys)
     }
+}
 
+/// Double hoisting's operations (module docs) over an [`Evaluator`]: `evaluator.double_hoisting()`.
+#[derive(Clone, Copy)]
+pub struct DoubleHoisting<'a> {
+    ev: &'a Evaluator,
+}
+
+impl DoubleHoisting<'_> {
     /// Hoisted rotations of `ct` by each of `steps` (`0`: `ct` itself) left in the extended base
     /// `Q_ℓ ∪ P` (module docs): one ModUp of `c1` shared by all, per step the permuted inner
     /// product with `P·σ(c0)` folded into `c0`, no ModDown. Data: `ct` size 2, NTT form; each
@@ -160,13 +227,13 @@ impl Evaluator {
     /// `InvalidArgument` (`|step| ≥ N/2`, size ≠ 2); `MissingKey` for a step without its own key
     /// (no NAF composition here); `NotValidForParams`, `WrongForm` as
     /// [`Evaluator::apply_galois`]. `ct` is never changed.
-    pub fn rotate_vector_many_ext(&self, ct: &Ciphertext, steps: &[i32], keys: &HybridGaloisKeys) -> Result<Vec<ExtCiphertext>> {
-        let tool = self.ctx.galois_tool();
+    pub fn rotate_vector_many(&self, ct: &Ciphertext, steps: &[i32], keys: &HybridGaloisKeys) -> Result<Vec<ExtCiphertext>> {
+        let tool = self.ev.ctx.galois_tool();
         let elts = steps.iter().map(|&s| if s == 0 { Ok(1) } else { tool.elt_from_step(s) }).collect::<Result<Vec<u32>>>()?;
-        self.apply_galois_many_ext(ct, &elts, keys)
+        self.apply_galois_many(ct, &elts, keys)
     }
 
-    /// [`Evaluator::rotate_vector_many_ext`] by Galois elements (`1`: `ct` itself; odd,
+    /// [`DoubleHoisting::rotate_vector_many`] by Galois elements (`1`: `ct` itself; odd,
     /// `< 2N`): any automorphism, e.g. a rotation of the conjugate `conj ∘ rot_b` (element
     /// `2N − 3^b mod 2N`) from the same ModUp as the rotations, with that element's key.
     ///
@@ -174,25 +241,25 @@ impl Evaluator {
     /// `InvalidArgument` (a bad element, size ≠ 2); `MissingKey` for an element without its key;
     /// `NotValidForParams`, `WrongForm` as [`Evaluator::apply_galois`]. `ct` is never
     /// changed.
-    pub fn apply_galois_many_ext(&self, ct: &Ciphertext, galois_elts: &[u32], keys: &HybridGaloisKeys) -> Result<Vec<ExtCiphertext>> {
-        let cd = self.check_hybrid(ct, &keys.ks, "galois_keys")?;
+    pub fn apply_galois_many(&self, ct: &Ciphertext, galois_elts: &[u32], keys: &HybridGaloisKeys) -> Result<Vec<ExtCiphertext>> {
+        let cd = self.ev.check_hybrid(ct, &keys.ks, "galois_keys")?;
         if ct.size != 2 {
             return Err(Error::InvalidArgument(format!("encrypted size must be 2, is {}", ct.size)));
         }
-        let tool = self.ctx.galois_tool();
+        let tool = self.ev.ctx.galois_tool();
         let elts: Vec<Option<u32>> = galois_elts.iter().map(|&e| (e != 1).then_some(e)).collect();
         for &e in elts.iter().flatten() {
-            self.check_galois_hybrid(ct, e, keys)?;
+            self.ev.check_galois_hybrid(ct, e, keys)?;
         }
         let ks = &keys.ks;
         let (ell, n) = (cd.coeff_modulus().len(), cd.n());
         let make = |data| ExtCiphertext { ks: ks.clone(), parms_id: ct.parms_id, scale: ct.scale, ell, n, data };
-        if let Some(q) = self.device_for(&[ct]) {
-            return Ok(self.ext_gpu(&q, ExtOp::Rotations(ct, &elts, keys))?.into_iter().map(make).collect());
+        if let Some(q) = self.ev.device_for(&[ct]) {
+            return Ok(self.ev.ext_gpu(&q, ExtOp::Rotations(ct, &elts, keys))?.into_iter().map(make).collect());
         }
         let src = host_current(ct)?;
         let alpha = ks.special_base().0.len();
-        let moduli = Self::ext_moduli(ks, ell);
+        let moduli = Evaluator::ext_moduli(ks, ell);
         let p_mod = ks.p_mod_q(ell);
         let up = elts.iter().any(Option::is_some).then(|| ks.mod_up(src.poly(1), Digits::Balanced));
         elts.iter()
@@ -232,7 +299,7 @@ impl Evaluator {
     /// Hoisted automorphisms of `ct` multiplied by plaintexts and summed, in the extended base:
     /// for each sum `s`, `Σ_{(i, pt) ∈ sums[s]} pt ⊙ σ_i(ct)`, `σ_i` the automorphism
     /// `galois_elts[i]` (`1`: `ct` itself) — the words of
-    /// [`Evaluator::apply_galois_many_ext`] then [`Evaluator::multiply_plain_sum_ext`] of
+    /// [`DoubleHoisting::apply_galois_many`] then [`DoubleHoisting::multiply_plain_sum`] of
     /// each sum. On a CUDA device one ModUp and one pass per four sums (the rotations' inner
     /// products multiplied into the sums as they are made, never stored: double hoisting's baby
     /// steps, Bossuat et al. 2021 §4, with the diagonal products fused); elsewhere those two
@@ -245,43 +312,43 @@ impl Evaluator {
     /// plaintext not encoded in the extended base at this level); `ScaleMismatch` within a sum;
     /// `MissingKey` for an element without its key; `NotValidForParams`, `WrongForm` as
     /// [`Evaluator::apply_galois`]. `ct` is never changed.
-    pub fn hoisted_plain_sums_ext(
+    pub fn hoisted_plain_sums(
         &self,
         ct: &Ciphertext,
         galois_elts: &[u32],
         sums: &[Vec<(usize, &Plaintext)>],
         keys: &HybridGaloisKeys,
     ) -> Result<Vec<ExtCiphertext>> {
-        let cd = self.check_hybrid(ct, &keys.ks, "galois_keys")?;
+        let cd = self.ev.check_hybrid(ct, &keys.ks, "galois_keys")?;
         if ct.size != 2 {
             return Err(Error::InvalidArgument(format!("encrypted size must be 2, is {}", ct.size)));
         }
         for &e in galois_elts.iter().filter(|&&e| e != 1) {
-            self.check_galois_hybrid(ct, e, keys)?;
+            self.ev.check_galois_hybrid(ct, e, keys)?;
         }
         let words = (cd.coeff_modulus().len() + keys.ks.special_base().0.len()) * cd.n();
         for sum in sums {
             let Some((_, p0)) = sum.first() else {
-                return Err(Error::InvalidArgument("hoisted_plain_sums_ext: a sum without terms".into()));
+                return Err(Error::InvalidArgument("hoisted_plain_sums: a sum without terms".into()));
             };
             for &(i, p) in sum {
                 if i >= galois_elts.len() {
-                    return Err(Error::InvalidArgument(format!("hoisted_plain_sums_ext: term of automorphism {i} of {}", galois_elts.len())));
+                    return Err(Error::InvalidArgument(format!("hoisted_plain_sums: term of automorphism {i} of {}", galois_elts.len())));
                 }
                 if p.coeff_count() != words || p.parms_id != ct.parms_id {
-                    return Err(Error::InvalidArgument("hoisted_plain_sums_ext: plaintext not encoded in the extended base at this level".into()));
+                    return Err(Error::InvalidArgument("hoisted_plain_sums: plaintext not encoded in the extended base at this level".into()));
                 }
                 if p.scale != p0.scale {
-                    return Err(Error::scale_mismatch(p.scale, p0.scale, "hoisted_plain_sums_ext: terms of different scales"));
+                    return Err(Error::scale_mismatch(p.scale, p0.scale, "hoisted_plain_sums: terms of different scales"));
                 }
             }
         }
         if sums.is_empty() {
             return Ok(Vec::new());
         }
-        if let Some(q) = self.device_for(&[ct]) {
+        if let Some(q) = self.ev.device_for(&[ct]) {
             let elts: Vec<Option<u32>> = galois_elts.iter().map(|&e| (e != 1).then_some(e)).collect();
-            let fused = self.ext_gpu(&q, ExtOp::RotationSums(ct, &elts, sums, keys))?;
+            let fused = self.ev.ext_gpu(&q, ExtOp::RotationSums(ct, &elts, sums, keys))?;
             if !fused.is_empty() {
                 let (ell, n) = (cd.coeff_modulus().len(), cd.n());
                 return Ok(fused
@@ -291,11 +358,11 @@ impl Evaluator {
                     .collect());
             }
         }
-        let rotated = self.apply_galois_many_ext(ct, galois_elts, keys)?;
+        let rotated = self.apply_galois_many(ct, galois_elts, keys)?;
         sums.iter()
             .map(|sum| {
                 let terms: Vec<(&ExtCiphertext, &Plaintext)> = sum.iter().map(|&(i, p)| (&rotated[i], p)).collect();
-                self.multiply_plain_sum_ext(&terms)
+                self.multiply_plain_sum(&terms)
             })
             .collect()
     }
@@ -307,25 +374,25 @@ impl Evaluator {
     /// # Errors
     /// `InvalidArgument` without terms or for a plaintext of another size; `ParmsMismatch`
     /// (levels, key switching); `ScaleMismatch` for terms of different scales.
-    pub fn multiply_plain_sum_ext(&self, terms: &[(&ExtCiphertext, &Plaintext)]) -> Result<ExtCiphertext> {
-        let (x0, p0) = terms.first().ok_or_else(|| Error::InvalidArgument("multiply_plain_sum_ext: no terms".into()))?;
+    pub fn multiply_plain_sum(&self, terms: &[(&ExtCiphertext, &Plaintext)]) -> Result<ExtCiphertext> {
+        let (x0, p0) = terms.first().ok_or_else(|| Error::InvalidArgument("multiply_plain_sum: no terms".into()))?;
         let (ell, alpha, n) = (x0.ell, x0.alpha(), x0.n);
         let scale = x0.scale * p0.scale;
         for (x, p) in terms {
-            self.check_ext(x, &x0.ks, &x0.parms_id)?;
+            self.ev.check_ext(x, &x0.ks, &x0.parms_id)?;
             if p.coeff_count() != (ell + alpha) * n || p.parms_id != x0.parms_id {
-                return Err(Error::InvalidArgument("multiply_plain_sum_ext: plaintext not encoded in the extended base at this level".into()));
+                return Err(Error::InvalidArgument("multiply_plain_sum: plaintext not encoded in the extended base at this level".into()));
             }
             if x.scale * p.scale != scale {
-                return Err(Error::scale_mismatch(x.scale * p.scale, scale, "multiply_plain_sum_ext: terms of different scales"));
+                return Err(Error::scale_mismatch(x.scale * p.scale, scale, "multiply_plain_sum: terms of different scales"));
             }
         }
         let out = |data| ExtCiphertext { data, scale, ..(*x0).clone_meta() };
         if let Some(q) = terms.iter().find_map(|(x, _)| x.queue()).cloned() {
-            return Ok(out(self.ext_gpu(&q, ExtOp::MulSum(terms))?.remove(0)));
+            return Ok(out(self.ev.ext_gpu(&q, ExtOp::MulSum(terms))?.remove(0)));
         }
         let hosts = terms.iter().map(|(x, _)| x.host()).collect::<Result<Vec<_>>>()?;
-        let moduli = Self::ext_moduli(&x0.ks, ell);
+        let moduli = Evaluator::ext_moduli(&x0.ks, ell);
         let sum = |special: bool| -> Vec<u64> {
             let (k, off) = if special { (alpha, ell) } else { (ell, 0) };
             let mut acc = vec![0u64; 2 * k * n];
@@ -353,20 +420,20 @@ impl Evaluator {
     /// # Errors
     /// `InvalidArgument` for `|step| ≥ N/2` or `0`; `MissingKey` without the step's own key;
     /// `NotValidForParams` for keys of another key switching.
-    pub fn rotate_vector_ext(&self, x: &ExtCiphertext, step: i32, keys: &HybridGaloisKeys) -> Result<ExtCiphertext> {
+    pub fn rotate_vector(&self, x: &ExtCiphertext, step: i32, keys: &HybridGaloisKeys) -> Result<ExtCiphertext> {
         self.rotate_ext_into(x, step, keys, None)
     }
 
-    /// `sum + rot_step(x)` in the extended base: the words of [`Evaluator::rotate_vector_ext`]
-    /// then [`Evaluator::add_ext`], the addition in the rotation's last pass on a device (a
+    /// `sum + rot_step(x)` in the extended base: the words of [`DoubleHoisting::rotate_vector`]
+    /// then [`DoubleHoisting::add`], the addition in the rotation's last pass on a device (a
     /// linear transform's running sum of giant steps).
     ///
     /// # Errors
-    /// As [`Evaluator::rotate_vector_ext`] and [`Evaluator::add_ext`].
-    pub fn rotate_vector_ext_add(&self, x: &ExtCiphertext, step: i32, keys: &HybridGaloisKeys, sum: &ExtCiphertext) -> Result<ExtCiphertext> {
-        self.check_ext(sum, &x.ks, &x.parms_id)?;
+    /// As [`DoubleHoisting::rotate_vector`] and [`DoubleHoisting::add`].
+    pub fn rotate_vector_add(&self, x: &ExtCiphertext, step: i32, keys: &HybridGaloisKeys, sum: &ExtCiphertext) -> Result<ExtCiphertext> {
+        self.ev.check_ext(sum, &x.ks, &x.parms_id)?;
         if sum.scale != x.scale {
-            return Err(Error::scale_mismatch(x.scale, sum.scale, "rotate_vector_ext_add: scale mismatch"));
+            return Err(Error::scale_mismatch(x.scale, sum.scale, "rotate_vector_add: scale mismatch"));
         }
         self.rotate_ext_into(x, step, keys, Some(sum))
     }
@@ -376,13 +443,13 @@ impl Evaluator {
             return Err(Error::NotValidForParams("galois_keys is not valid for this extended ciphertext".into()));
         }
         if step == 0 {
-            return Err(Error::InvalidArgument("rotate_vector_ext: step 0".into()));
+            return Err(Error::InvalidArgument("rotate_vector: step 0".into()));
         }
-        let tool = self.ctx.galois_tool();
+        let tool = self.ev.ctx.galois_tool();
         let elt = tool.elt_from_step(step)?;
         let key = keys.key_at(elt, x.ell)?;
         if let Some(q) = x.queue().or(sum.and_then(|t| t.queue())).cloned() {
-            return Ok(ExtCiphertext { data: self.ext_gpu(&q, ExtOp::Rotate(x, elt, keys, sum))?.remove(0), ..x.clone_meta() });
+            return Ok(ExtCiphertext { data: self.ev.ext_gpu(&q, ExtOp::Rotate(x, elt, keys, sum))?.remove(0), ..x.clone_meta() });
         }
         let (ell, alpha, n) = (x.ell, x.alpha(), x.n);
         let (xq, xp) = x.host()?;
@@ -392,7 +459,7 @@ impl Evaluator {
         let up = ks.mod_up(&c1, Digits::Balanced);
         let perm = tool.permutation_ntt(elt)?;
         let prods = ks.key_inner_product(&up, key, Some(perm));
-        let moduli = Self::ext_moduli(ks, ell);
+        let moduli = Evaluator::ext_moduli(ks, ell);
         let (mut q, mut p) = (vec![0u64; 2 * ell * n], vec![0u64; 2 * alpha * n]);
         for o in 0..ell + alpha {
             let (dst, src0, k, i) = if o < ell { (&mut q, &xq, ell, o) } else { (&mut p, &xp, alpha, o - ell) };
@@ -408,7 +475,7 @@ impl Evaluator {
         let out = ExtCiphertext { data: ExtData::Host { q, p }, ..x.clone_meta() };
         match sum {
             None => Ok(out),
-            Some(t) => self.add_ext(t, &out),
+            Some(t) => self.add(t, &out),
         }
     }
 
@@ -416,16 +483,16 @@ impl Evaluator {
     ///
     /// # Errors
     /// `ParmsMismatch` (levels, key switching); `ScaleMismatch`.
-    pub fn add_ext(&self, a: &ExtCiphertext, b: &ExtCiphertext) -> Result<ExtCiphertext> {
-        self.check_ext(b, &a.ks, &a.parms_id)?;
+    pub fn add(&self, a: &ExtCiphertext, b: &ExtCiphertext) -> Result<ExtCiphertext> {
+        self.ev.check_ext(b, &a.ks, &a.parms_id)?;
         if a.scale != b.scale {
-            return Err(Error::scale_mismatch(a.scale, b.scale, "add_ext: scale mismatch"));
+            return Err(Error::scale_mismatch(a.scale, b.scale, "add: scale mismatch"));
         }
         if let Some(q) = a.queue().or(b.queue()).cloned() {
-            return Ok(ExtCiphertext { data: self.ext_gpu(&q, ExtOp::Add(a, b))?.remove(0), ..a.clone_meta() });
+            return Ok(ExtCiphertext { data: self.ev.ext_gpu(&q, ExtOp::Add(a, b))?.remove(0), ..a.clone_meta() });
         }
         let ((aq, ap), (bq, bp)) = (a.host()?, b.host()?);
-        let moduli = Self::ext_moduli(&a.ks, a.ell);
+        let moduli = Evaluator::ext_moduli(&a.ks, a.ell);
         let add = |x: &[u64], y: &[u64], k: usize, off: usize| -> Vec<u64> {
             let mut x = x.to_vec();
             rows_mut(&mut x, a.n).for_each(|(r, row)| {
@@ -444,10 +511,10 @@ impl Evaluator {
     ///
     /// # Errors
     /// `Device` on a device failure; `TransparentResult` (host).
-    pub fn mod_down_ext(&self, x: &ExtCiphertext) -> Result<Ciphertext> {
-        let cd = self.ctx.context_data_for(&x.parms_id, "encrypted")?.clone();
+    pub fn mod_down(&self, x: &ExtCiphertext) -> Result<Ciphertext> {
+        let cd = self.ev.ctx.context_data_for(&x.parms_id, "encrypted")?.clone();
         if let Some(q) = x.queue() {
-            return self.device_mod_down(q, ExtOp::ModDown(x), &cd, x.scale);
+            return self.ev.device_mod_down(q, ExtOp::ModDown(x), &cd, x.scale);
         }
         let mut out = Ciphertext::zeros(&cd, 2);
         out.scale = x.scale;
@@ -462,7 +529,7 @@ impl Evaluator {
 
     /// The ciphertext `x` stands for, rescaled: ModDown by `P·q_{ℓ-1}` with rounding of each
     /// polynomial at once ([`HybridKeySwitching::mod_down_rescale_poly`]) in place of
-    /// [`Evaluator::mod_down_ext`] then [`Evaluator::rescale_to_next`] — one INTT/conversion/NTT
+    /// [`DoubleHoisting::mod_down`] then [`Evaluator::rescale_to_next`] — one INTT/conversion/NTT
     /// pass less. Size 2, `(ℓ − 1) × N` words per polynomial, NTT form, one level below `x`, scale
     /// `x.scale() / q_{ℓ-1}` (as `rescale_to_next` sets it); on `x`'s queue if it is on a device.
     /// Not SEAL's words (one rounding instead of two): for xehe's own circuits.
@@ -470,10 +537,10 @@ impl Evaluator {
     /// # Errors
     /// `EndOfModulusChain` at the last level; `ScaleOutOfBounds` as `rescale_to_next`; `Device`
     /// on a device failure; `TransparentResult` (host).
-    pub fn mod_down_rescale_ext(&self, x: &ExtCiphertext) -> Result<Ciphertext> {
-        let (next, scale) = self.rescaled_level(&x.parms_id, x.scale)?;
+    pub fn mod_down_rescale(&self, x: &ExtCiphertext) -> Result<Ciphertext> {
+        let (next, scale) = self.ev.rescaled_level(&x.parms_id, x.scale)?;
         if let Some(q) = x.queue() {
-            return self.device_mod_down(q, ExtOp::ModDownRescale(x), &next, scale);
+            return self.ev.device_mod_down(q, ExtOp::ModDownRescale(x), &next, scale);
         }
         let mut out = Ciphertext::zeros(&next, 2);
         out.scale = scale;
@@ -485,7 +552,9 @@ impl Evaluator {
         super::check_not_transparent(&out)?;
         Ok(out)
     }
+}
 
+impl Evaluator {
     /// A ModDown (`op`) on `q`: a size-2 ciphertext at level `cd` and `scale` whose words are the
     /// device's result (no host words: [`Ciphertext::without_words`]).
     // Without a GPU backend no queue exists: never reached.

@@ -22,7 +22,7 @@ mod scalar;
 mod modraise;
 mod hoist;
 mod double_hoist;
-pub use double_hoist::ExtCiphertext;
+pub use double_hoist::{DoubleHoisting, ExtCiphertext};
 mod gpu;
 
 use super::ciphertext::Ciphertext;

@@ -38,7 +38,7 @@ impl Evaluator {
 
     /// The level below `parms_id` and the scale a rescale from there gives (`scale / q_{ℓ-1}`),
     /// checked as [`Evaluator::rescale_to_next_inplace`] checks them (the fused key-switching
-    /// rescales of xehe's circuits, `Evaluator::mod_down_rescale_ext`).
+    /// rescales of xehe's circuits, `DoubleHoisting::mod_down_rescale`).
     ///
     /// # Errors
     /// `NotValidForParams`, `EndOfModulusChain`, `ScaleOutOfBounds`.

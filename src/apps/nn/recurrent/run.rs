@@ -68,7 +68,7 @@ impl RecurrentNetwork {
     /// Hybrid Galois keys for both plans, limited to the levels they rotate at.
     ///
     /// # Errors
-    /// As `KeyGenerator::create_hybrid_galois_keys_for_levels`.
+    /// As `HybridKeyGenerator::create_galois_keys_for_levels`.
     pub fn galois_keys(&self, boot: &Bootstrapper, sk: &SecretKey) -> Result<HybridGaloisKeys> {
         let ctx = boot.context();
         galois_keys_for(ctx, boot, sk, &self.galois_elements(ctx.galois_tool())?, self.cell.galois_level_size().max(self.head.galois_level_size()))
