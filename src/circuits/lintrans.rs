@@ -574,6 +574,20 @@ impl LinearTransform {
         pts.iter().map(|p| p.gpu.evict_device_copies()).sum()
     }
 
+    /// Upload the diagonals encoded on the host to `queue`'s device now (what their first
+    /// evaluation there would do; one copy per device, shared by its queues). A transform
+    /// encoded where it is used has nothing to upload. Returns the bytes uploaded or already
+    /// there.
+    ///
+    /// # Errors
+    /// `Device` on an upload failure; `DeviceMemory` beyond the device memory budget.
+    pub fn upload_to(&self, queue: &crate::device::Queue) -> Result<usize> {
+        if self.source.is_some() {
+            return Ok(0);
+        }
+        self.held().iter().filter(|p| !p.data.is_empty()).map(|p| p.gpu.read_only_copy(queue, &p.data).map(|_| p.data.len() * 8)).sum()
+    }
+
     /// Number of encoded plaintexts held.
     pub fn plaintext_count(&self) -> usize {
         self.held().len()

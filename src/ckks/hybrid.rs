@@ -532,6 +532,7 @@ impl HybridKeySwitching {
             digits,
             seeds: Some(seeds),
             data_limbs,
+            released: None,
             device: KeyDeviceCache::default(),
         })
     }
@@ -1036,6 +1037,9 @@ pub struct HybridKSwitchKey {
     data_limbs: usize,
     /// Per digit, the generator component 1 was expanded from ([`HybridKeySwitching::expand_a`]).
     seeds: Option<Vec<PrngInfo>>,
+    /// Once the host words are given up for the device copy ([`HybridKSwitchKey::release_host_words`]):
+    /// the words a digit had (`digits` then holds empty vectors).
+    released: Option<usize>,
     /// Device copies of the key (index 0: all digits, contiguous), per device.
     #[cfg_attr(not(any(feature = "cuda", feature = "opencl")), allow(dead_code))]
     pub(crate) device: KeyDeviceCache,
@@ -1063,7 +1067,56 @@ impl HybridKSwitchKey {
 
     /// Limbs of one component of a digit (`k + α`), from the words (`n`: N).
     pub(crate) fn rows(&self, n: usize) -> usize {
-        self.digits.first().map_or(0, |d| d.len() / (2 * n))
+        self.digit_words() / (2 * n)
+    }
+
+    /// Words of one digit's pair (`2 × (k + α) × N`), whether the host holds them or not.
+    pub fn digit_words(&self) -> usize {
+        self.released.unwrap_or_else(|| self.digits.first().map_or(0, Vec::len))
+    }
+
+    /// Memory of the key words, in bytes (where they are: on the host, or on a device alone).
+    pub fn byte_size(&self) -> usize {
+        self.digits.len() * self.digit_words() * 8
+    }
+
+    /// Whether the key's words live on a device alone ([`HybridKSwitchKey::release_host_words`]).
+    pub fn is_on_device_alone(&self) -> bool {
+        self.released.is_some()
+    }
+
+    /// The digits' words on the host, for an operation there (the CPU backend, an upload to
+    /// another device, saving).
+    ///
+    /// # Errors
+    /// `InvalidArgument` when the key lives on a device alone.
+    pub(crate) fn host_digits(&self) -> Result<&[Vec<u64>]> {
+        if self.released.is_some() {
+            return Err(Error::InvalidArgument(
+                "the key's words live on a device alone (released from the host after their upload): the CPU backend, another device and saving need a key that keeps them".into(),
+            ));
+        }
+        Ok(&self.digits)
+    }
+
+    /// Give up the host words of a key uploaded to a device (its device copies stay, and every
+    /// operation on those devices uses them): half of a server's host memory at N = 2^16.
+    /// Afterwards the CPU backend, other devices and saving refuse the key. Returns the bytes
+    /// freed (0 when already released).
+    ///
+    /// # Errors
+    /// `InvalidArgument` when the key has no device copy (nothing would hold its words).
+    pub fn release_host_words(&mut self) -> Result<usize> {
+        if self.released.is_some() {
+            return Ok(0);
+        }
+        if self.device.is_empty() {
+            return Err(Error::InvalidArgument("release_host_words: the key has no device copy; upload it first".into()));
+        }
+        let bytes = self.byte_size();
+        self.released = Some(self.digit_words());
+        self.digits.iter_mut().for_each(|d| *d = Vec::new());
+        Ok(bytes)
     }
 
     /// Row of key-base limb `g` (`g < L`: data prime `q_g`, else special prime `p_{g-L}`) in a
@@ -1099,15 +1152,11 @@ impl HybridKSwitchKey {
             digits,
             seeds,
             data_limbs,
+            released: None,
             device: KeyDeviceCache::default(),
         }
     }
 
-    /// The digits' pairs concatenated, `digits × 2 × (k + α) × N` words (the device layout).
-    #[cfg_attr(not(any(feature = "cuda", feature = "opencl")), allow(dead_code))]
-    pub(crate) fn words(&self) -> Vec<u64> {
-        self.digits.concat()
-    }
 }
 
 /// Hybrid relinearization key (`s² → s`) for one [`HybridKeySwitching`]. Not a SEAL object.
@@ -1130,6 +1179,13 @@ impl HybridRelinKeys {
     /// (tag `xeheHRK1`, twice the seeded size).
     pub fn clear_seeds(&mut self) {
         self.key.clear_seeds();
+    }
+    /// Give up the key's host words ([`HybridKSwitchKey::release_host_words`]).
+    ///
+    /// # Errors
+    /// As [`HybridKSwitchKey::release_host_words`].
+    pub fn release_host_words(&mut self) -> Result<usize> {
+        self.key.release_host_words()
     }
 
     /// SEAL's relinearization key as a hybrid key: with `α = 1, dnum = L`
@@ -1164,6 +1220,7 @@ impl HybridRelinKeys {
                 digits: kv.iter().map(|pk| pk.data.data.clone()).collect(),
                 seeds: None,
                 data_limbs: inner.data_size,
+                released: None,
                 device: KeyDeviceCache::default(),
             },
         })
@@ -1181,7 +1238,7 @@ pub struct HybridGaloisKeys {
 impl HybridGaloisKeys {
     /// Memory of the key words, in bytes.
     pub fn byte_size(&self) -> usize {
-        self.keys.values().map(|k| k.digits().iter().map(|d| d.len() * 8).sum::<usize>()).sum()
+        self.keys.values().map(HybridKSwitchKey::byte_size).sum()
     }
 
     /// SEAL's Galois keys as hybrid keys (as [`HybridRelinKeys::from_relin_keys`]: with
@@ -1224,6 +1281,7 @@ impl HybridGaloisKeys {
                     digits: kv.iter().map(|pk| pk.data.data.clone()).collect(),
                     seeds: None,
                     data_limbs: inner.data_size,
+                    released: None,
                     device: KeyDeviceCache::default(),
                 },
             );
@@ -1268,5 +1326,13 @@ impl HybridGaloisKeys {
         self.keys
             .values_mut()
             .for_each(HybridKSwitchKey::clear_seeds);
+    }
+    /// Give up every key's host words ([`HybridKSwitchKey::release_host_words`]): the bytes
+    /// freed.
+    ///
+    /// # Errors
+    /// `InvalidArgument` for a key without a device copy (the keys before it are released).
+    pub fn release_host_words(&mut self) -> Result<usize> {
+        self.keys.values_mut().map(HybridKSwitchKey::release_host_words).sum()
     }
 }

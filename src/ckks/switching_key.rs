@@ -43,7 +43,14 @@ impl HybridSwitchingKey {
     }
     /// Memory of the key words, in bytes.
     pub fn byte_size(&self) -> usize {
-        self.key.digits().iter().map(|d| d.len() * 8).sum()
+        self.key.byte_size()
+    }
+    /// Give up the key's host words ([`HybridKSwitchKey::release_host_words`]).
+    ///
+    /// # Errors
+    /// As [`HybridKSwitchKey::release_host_words`].
+    pub fn release_host_words(&mut self) -> crate::Result<usize> {
+        self.key.release_host_words()
     }
     /// A key from its parts (shape checked by the caller: deserialization).
     pub(crate) fn from_parts(ks: HybridKeySwitching, key: HybridKSwitchKey, level_size: usize) -> Self {

@@ -425,7 +425,7 @@ pub fn render(r: &BenchReport) -> String {
 
 /// The kernel programs' start-up (CUDA): compiled or from the cache, the rehearsal, the uploads,
 /// and the programs that finished last.
-fn write_kernel_programs(s: &mut String, k: &crate::device::kernels::StartupStats) {
+pub(crate) fn write_kernel_programs(s: &mut String, k: &crate::device::kernels::StartupStats) {
     use std::fmt::Write;
     let _ = writeln!(
         s,

@@ -51,9 +51,18 @@ pub fn render(r: &InferReport) -> String {
     let t = &r.timings;
     s += &format!("logits: at least {worst:.1} bits of the largest logit of the circuit's plaintext model\n");
     let what = r.sequences_per_ciphertext.map_or("an image".to_string(), |b| format!("a batch of up to {b} sequences"));
-    let parts = [(t.linear, "linear"), (t.products, "products"), (t.relu, "ReLU"), (t.activations, "sigmoid and tanh"), (t.bootstrap, "bootstraps")];
-    let split: Vec<String> = parts.iter().filter(|(d, _)| !d.is_zero()).map(|(d, n)| format!("{n} {:.1}", ms(*d))).collect();
-    s += &format!("time {what}: {:.1} ms, {} bootstraps{}\n", ms(t.total), t.bootstraps, if split.is_empty() { " (--step-times for each kind of step)".to_string() } else { format!(" ({})", split.join(", ")) });
+    let split = |t: &crate::apps::nn::encrypted::InferenceTimings| -> String {
+        let parts = [(t.linear, "linear"), (t.products, "products"), (t.relu, "ReLU"), (t.activations, "sigmoid and tanh"), (t.bootstrap, "bootstraps")];
+        let split: Vec<String> = parts.iter().filter(|(d, _)| !d.is_zero()).map(|(d, n)| format!("{n} {:.1}", ms(*d))).collect();
+        if split.is_empty() { " (--step-times for each kind of step)".to_string() } else { format!(" ({})", split.join(", ")) }
+    };
+    s += &format!("time {what}: {:.1} ms, {} bootstraps{}\n", ms(t.total), t.bootstraps, split(t));
+    if r.classes.len() > 1 {
+        s += &format!("the first: {:.1} ms{}\n", ms(r.first_timings.total), split(&r.first_timings));
+    }
+    if let Some(k) = &r.kernel_programs {
+        super::bootstrap::write_kernel_programs(&mut s, k);
+    }
     if !r.out_of_range.is_empty() {
         s += &format!("WARNING: {} values beyond the calibrated bounds (results of those images are not valid): {:?}\n", r.out_of_range.len(), &r.out_of_range[..r.out_of_range.len().min(5)]);
     }

@@ -63,6 +63,18 @@ impl PartialEq for Queue {
 }
 
 impl Queue {
+    /// Whether this thread is inside a rehearsal ([`Queue::rehearse_once`]): no kernel runs,
+    /// so work whose only use is a kernel's input (slot values for the device encoder) can be
+    /// left out.
+    pub fn is_rehearsing(&self) -> bool {
+        match self {
+            #[cfg(feature = "cuda")]
+            Queue::Cuda(_) => super::cuda::compile::rehearsing(),
+            #[allow(unreachable_patterns)]
+            _ => false,
+        }
+    }
+
     /// Wait for all work queued so far (paper: host synchronization).
     ///
     /// # Errors

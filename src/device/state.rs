@@ -330,6 +330,10 @@ impl PartialEq for KeyDeviceCache {
 }
 
 impl KeyDeviceCache {
+    /// Whether no device holds a copy.
+    pub fn is_empty(&self) -> bool {
+        self.inner.lock().is_empty()
+    }
     /// The copy of key `index` on device `device`, made by `upload` on first use.
     pub fn get_or_upload(&self, device: usize, index: usize, upload: impl FnOnce() -> Result<DeviceBuf>) -> Result<DeviceBuf> {
         if let Some(b) = self.inner.lock().get(&(device, index)) {

@@ -433,6 +433,9 @@ fn load_stream<T: LoadHybrid>(ks: &HybridKeySwitching, src: &mut dyn Read) -> Re
 
 impl SealObject for HybridRelinKeys {
     const NAME: &'static str = "HybridRelinKeys";
+    fn check_savable(&self) -> Result<()> {
+        self.key.host_digits().map(drop)
+    }
     fn members_size(&self) -> usize {
         let v = Version::for_keys(std::iter::once(&self.key));
         prefix_size(&self.ks) + key_size(&self.key, v)
@@ -478,6 +481,9 @@ impl HybridRelinKeys {
 
 impl SealObject for HybridGaloisKeys {
     const NAME: &'static str = "HybridGaloisKeys";
+    fn check_savable(&self) -> Result<()> {
+        self.keys.values().try_for_each(|k| k.host_digits().map(drop))
+    }
     fn members_size(&self) -> usize {
         let v = Version::for_keys(self.keys.values());
         prefix_size(&self.ks) + 8 + self.keys.values().map(|k| 8 + key_size(k, v)).sum::<usize>()
@@ -579,6 +585,9 @@ impl HybridGaloisKeys {
 
 impl SealObject for HybridSwitchingKey {
     const NAME: &'static str = "HybridSwitchingKey";
+    fn check_savable(&self) -> Result<()> {
+        self.key.host_digits().map(drop)
+    }
     fn members_size(&self) -> usize {
         let v = Version::for_keys(std::iter::once(&self.key));
         prefix_size(&self.ks) + 8 + key_size(&self.key, v)

@@ -71,7 +71,17 @@ pub trait SealObject {
     /// # Errors
     /// `Io` if compression fails.
     fn save(&self, compr: ComprMode) -> Result<Vec<u8>> {
+        self.check_savable()?;
         writer::save_object(compr, self.members_size(), |w| self.save_members(w))
+    }
+
+    /// Whether the object can be saved from the host now (keys whose words live on a device
+    /// alone cannot).
+    ///
+    /// # Errors
+    /// Why it cannot.
+    fn check_savable(&self) -> Result<()> {
+        Ok(())
     }
 
     /// Serialize into `out`; returns the number of bytes written.

@@ -214,7 +214,7 @@ impl Keys {
         let boot = Bootstrapper::new(&ctx, keys)?;
         let galois = training_galois_keys(&ctx, &boot, keygen.secret_key(), layout)?;
         let seconds = t.elapsed().as_secs_f64();
-        let bytes = boot_key_bytes + galois.keys.values().map(|k| k.digits().iter().map(|d| d.len() * 8).sum::<usize>()).sum::<usize>();
+        let bytes = boot_key_bytes + galois.byte_size();
         progress(&format!(
             "keys: {:.1} s, {:.1} MiB ({} training rotations)",
             seconds,

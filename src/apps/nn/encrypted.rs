@@ -197,6 +197,14 @@ impl<'a> Inference<'a> {
         self
     }
 
+    /// Identifies the plan among those a process runs, for [`crate::Queue::rehearse_once`].
+    fn rehearsal_tag(&self) -> u64 {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        ("inference", self.boot.context().first_parms_id(), self.plan.steps.len(), self.plan.input_level, self.plan.registers(), self.plan.bootstraps()).hash(&mut h);
+        h.finish()
+    }
+
     fn keys(&self) -> KeySet<'_> {
         KeySet::Hybrid { relin: Some(self.boot.keys().relin_keys()), galois: Some(self.galois) }
     }
@@ -309,6 +317,18 @@ impl<'a> Inference<'a> {
 
     fn run(&self, image: &Ciphertext, steps: usize, progress: &mut dyn FnMut(usize, usize)) -> Result<(Ciphertext, InferenceTimings)> {
         let t0 = Instant::now();
+        if let Some(q) = image.gpu.queue() {
+            // The first image on a device launches kernels of tens of programs (the network's
+            // levels and shapes, the bootstraps'): rehearsed first on a copy with a cache of
+            // its own (no kernel runs: its diagonals are garbage and dropped), so that they
+            // compile in parallel instead of one by one as each is first launched. Errors
+            // resurface in the real run.
+            let copy = image.clone();
+            q.rehearse_once(self.rehearsal_tag(), || {
+                let rehearsal = Inference::with_cache(self.plan, self.boot, self.galois, Arc::default())?;
+                rehearsal.run(&copy, steps, &mut |_, _| {})
+            });
+        }
         if self.level(image)? != self.plan.input_level {
             return Err(Error::InvalidArgument(format!(
                 "the image must be encrypted at chain index {} (the bootstrapped level), is at {}",

@@ -77,7 +77,8 @@ pub struct InferReport {
     /// Galois keys of the network (beside the bootstrapping keys) and their bytes.
     pub galois_keys: (usize, usize),
     /// Seconds to generate the keys on the host: the bootstrapping keys and the network's Galois
-    /// keys (calibration and compilation apart).
+    /// keys (calibration and compilation apart); on a device, with their upload as they are
+    /// made and that of the bootstrapper's DFT plaintexts.
     pub keygen_seconds: f64,
     /// Calibration images.
     pub calibration_images: usize,
@@ -105,6 +106,12 @@ pub struct InferReport {
     /// Mean time per kind of step over the images after the first (all when there is one); on
     /// a device only with `step_times` (else the total alone).
     pub timings: InferenceTimings,
+    /// The first image's time per kind of step (with `step_times` on a device; else its total
+    /// alone): where the first use of the keys, the plaintexts and the kernels goes.
+    pub first_timings: InferenceTimings,
+    /// On a CUDA device: the kernel programs compiled or read from the kernel cache, the
+    /// rehearsals and the uploads, from the device's opening to the end of the run.
+    pub kernel_programs: Option<crate::device::kernels::StartupStats>,
     /// Images some value of which exceeds the calibrated bound (their encrypted result is not
     /// valid): `(image, value index, ratio)`.
     pub out_of_range: Vec<(usize, usize, f64)>,
@@ -164,6 +171,7 @@ pub(crate) fn session_keys(
     params: &BootstrappingParameters,
     requested: &BootstrappingParameters,
     what: &str,
+    onto: Option<&crate::circuits::bootstrapping::KeysOnto<'_>>,
     progress: &mut dyn FnMut(&str),
 ) -> crate::Result<(crate::Context, crate::KeyGenerator, crate::circuits::bootstrapping::Bootstrapper, std::time::Duration)> {
     use crate::circuits::bootstrapping::{Bootstrapper, BootstrappingKeys};
@@ -173,8 +181,31 @@ pub(crate) fn session_keys(
     let ctx = params.context()?;
     let kg = crate::KeyGenerator::new(&ctx)?;
     let t = std::time::Instant::now();
-    let keys = BootstrappingKeys::generate_reporting(&ctx, params, kg.secret_key(), progress)?;
-    let seconds = t.elapsed();
+    let keys = BootstrappingKeys::generate_onto(&ctx, params, kg.secret_key(), onto, progress)?;
     let boot = Bootstrapper::new(&ctx, keys)?;
-    Ok((ctx, kg, boot, seconds))
+    if let Some(o) = onto {
+        boot.upload_to(o.queue)?;
+    }
+    Ok((ctx, kg, boot, t.elapsed()))
+}
+
+/// Where a session's keys go: onto `queue`'s device as they are made, their host words given
+/// up unless the CPU backend evaluates too (`compare_cpu`).
+pub(crate) fn keys_onto(queue: Option<&crate::Queue>, compare_cpu: bool) -> Option<crate::circuits::bootstrapping::KeysOnto<'_>> {
+    queue.map(|queue| crate::circuits::bootstrapping::KeysOnto { queue, release_host: !compare_cpu })
+}
+
+/// The network's Galois keys onto the device of `onto` (as [`session_keys`] puts the
+/// bootstrapping keys).
+///
+/// # Errors
+/// As [`crate::Evaluator::upload_keys`].
+pub(crate) fn galois_onto(ctx: &crate::Context, galois: &mut crate::HybridGaloisKeys, onto: Option<&crate::circuits::bootstrapping::KeysOnto<'_>>) -> crate::Result<()> {
+    if let Some(o) = onto {
+        o.place(&crate::Evaluator::new(ctx), crate::KeysToUpload::Galois(galois))?;
+        if o.release_host {
+            galois.release_host_words()?;
+        }
+    }
+    Ok(())
 }

@@ -66,12 +66,14 @@ pub fn run(opts: &InferOptions, queue: Option<&crate::Queue>, device: &str, prog
     };
     progress(&format!("model {}: {} nodes, input {}×{}×{}", opts.model.display(), graph.nodes.len(), graph.input.channels, graph.input.height, graph.input.width));
     let params = super::parameters_for(&opts.params, &graph, opts.relu_sign)?;
-    let (ctx, kg, boot, boot_keygen) = super::report::session_keys(&params, &opts.params, "a ReLU layer", progress)?;
+    let onto = super::report::keys_onto(queue, opts.compare_cpu);
+    let (ctx, kg, boot, boot_keygen) = super::report::session_keys(&params, &opts.params, "a ReLU layer", onto.as_ref(), progress)?;
     let net = Network::with_relu_sign(graph, calibration.iter().map(Vec::as_slice), &boot, opts.relu_sign)?;
     let plan = &net.plan;
     progress(&format!("circuit: {} steps, {} bootstraps an image", plan.steps.len(), plan.bootstraps()));
     let t = Instant::now();
-    let galois = network_galois_keys(&ctx, &boot, kg.secret_key(), plan)?;
+    let mut galois = network_galois_keys(&ctx, &boot, kg.secret_key(), plan)?;
+    super::report::galois_onto(&ctx, &mut galois, onto.as_ref())?;
     progress(&format!("the network's Galois keys: {}, {:.1} s", galois.galois_elts().len(), t.elapsed().as_secs_f64()));
     let keygen_seconds = (boot_keygen + t.elapsed()).as_secs_f64();
     let inference = Inference::new(plan, &boot, &galois)?.with_step_times(opts.step_times);
@@ -143,6 +145,9 @@ pub fn run(opts: &InferOptions, queue: Option<&crate::Queue>, device: &str, prog
         let logits = plan.decode_logits(&encoder.decode_f64(&decryptor.decrypt(&out)?)?);
         report.push_result(logits, want, &circuit, times.total.as_secs_f64());
         progress(&format!("image {}/{}: class {} (plaintext {}), {:.2} s", k + 1, images.len(), report.classes[k], report.plain_classes[k], times.total.as_secs_f64()));
+        if k == 0 {
+            report.first_timings = times;
+        }
         if k > 0 || images.len() == 1 {
             sum.accumulate(&times);
         }
@@ -162,6 +167,7 @@ pub fn run(opts: &InferOptions, queue: Option<&crate::Queue>, device: &str, prog
     }
     report.plaintexts = inference.plaintext_memory();
     report.device_memory_peak = queue.and_then(crate::Queue::memory).map(|m| m.peak());
+    report.kernel_programs = queue.and_then(crate::Queue::startup_stats);
     Ok(report)
 }
 

@@ -151,6 +151,24 @@ impl Bootstrapper {
         (count, bytes)
     }
 
+    /// Put the keys and the DFT plaintexts on `queue`'s device now, in the layout the
+    /// bootstrap reads them (what the first bootstrap there would do), so that the first
+    /// bootstrap waits for none of it. Returns the bytes of the keys and of the plaintexts.
+    ///
+    /// # Errors
+    /// `Device` without a GPU backend or on an upload failure; `DeviceMemory` beyond the
+    /// device memory budget (what was uploaded before stays).
+    pub fn upload_to(&self, queue: &crate::device::Queue) -> Result<(usize, usize)> {
+        use crate::KeysToUpload;
+        let k = &self.keys;
+        let mut keys = self.ev.upload_keys(queue, KeysToUpload::Relin(&k.relin))?;
+        keys += self.ev.upload_keys(queue, KeysToUpload::Galois(&k.galois))?;
+        keys += self.ev.upload_keys(queue, KeysToUpload::Switching(&k.dense_to_sparse))?;
+        keys += self.ev.upload_keys(queue, KeysToUpload::Switching(&k.sparse_to_dense))?;
+        let plaintexts = self.c2s.iter().flatten().chain(&self.s2c).map(|t| t.upload_to(queue)).sum::<Result<usize>>()?;
+        Ok((keys, plaintexts))
+    }
+
     /// The CoeffsToSlots levels in application order: the encoded transforms with the plaintext
     /// maps they encode (two at the last level: real and imaginary parts).
     pub fn coeffs_to_slots_levels(&self) -> Vec<(Vec<&LinearTransform>, Vec<&LinearMap>)> {

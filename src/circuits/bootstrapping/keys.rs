@@ -34,7 +34,7 @@ use crate::serialize::header::SEAL_HEADER_SIZE;
 use crate::serialize::hybrid::{key_save_size, prefix_save_size, LoadHybrid};
 use crate::serialize::reader::load_object;
 use crate::serialize::{ComprMode, Reader, SealObject, Writer};
-use crate::{Error, Result};
+use crate::{Error, KeysToUpload, Result};
 
 /// Tag of a key set saved in full (nested objects of version 1).
 const TAG_V1: u64 = u64::from_le_bytes(*b"xeheBTK1");
@@ -66,6 +66,30 @@ pub fn galois_elements(params: &BootstrappingParameters, context: &Context) -> R
     Plan::new(params, context)?.galois_elements(context.galois_tool())
 }
 
+/// Where evaluation keys go as they are made: uploaded to `queue`'s device in the layout the
+/// device reads ([`Evaluator::upload_keys`](crate::Evaluator::upload_keys)), and with
+/// `release_host` their host words given up
+/// ([`HybridKSwitchKey::release_host_words`](crate::ckks::hybrid::HybridKSwitchKey::release_host_words):
+/// the keys then serve that device alone; the CPU backend and saving refuse them).
+#[derive(Clone, Copy, Debug)]
+pub struct KeysOnto<'a> {
+    /// The device's queue.
+    pub queue: &'a crate::device::Queue,
+    /// Give up the host words once uploaded.
+    pub release_host: bool,
+}
+
+impl KeysOnto<'_> {
+    /// Upload `keys` (the caller then releases their host words with `release_host`); the
+    /// bytes uploaded.
+    ///
+    /// # Errors
+    /// As [`Evaluator::upload_keys`](crate::Evaluator::upload_keys).
+    pub fn place(&self, ev: &crate::Evaluator, keys: KeysToUpload<'_>) -> Result<usize> {
+        ev.upload_keys(self.queue, keys)
+    }
+}
+
 impl BootstrappingKeys {
     /// [`BootstrappingKeys::generate`] with a progress line for long runs:
     /// `bootstrapping keys: DONE/TOTAL, S s` every 2 s and at the end.
@@ -73,9 +97,19 @@ impl BootstrappingKeys {
     /// # Errors
     /// As [`BootstrappingKeys::generate`].
     pub fn generate_reporting(context: &Context, params: &BootstrappingParameters, secret_key: &SecretKey, progress: &mut dyn FnMut(&str)) -> Result<Self> {
+        Self::generate_onto(context, params, secret_key, None, progress)
+    }
+
+    /// [`BootstrappingKeys::generate_reporting`] with each key put on a device as soon as it is
+    /// made ([`KeysOnto`]): the first bootstrap there uploads nothing, and with
+    /// `release_host` the host never holds more than the keys of one batch.
+    ///
+    /// # Errors
+    /// As [`BootstrappingKeys::generate`]; `Device` or `DeviceMemory` from the uploads.
+    pub fn generate_onto(context: &Context, params: &BootstrappingParameters, secret_key: &SecretKey, onto: Option<&KeysOnto<'_>>, progress: &mut dyn FnMut(&str)) -> Result<Self> {
         let start = std::time::Instant::now();
         let mut last = start;
-        Self::generate(context, params, secret_key, |done, total| {
+        Self::generate_inner(context, params, secret_key, onto, |done, total| {
             if last.elapsed() > std::time::Duration::from_secs(2) || done == total {
                 last = std::time::Instant::now();
                 progress(&format!("bootstrapping keys: {done}/{total}, {:.1} s", start.elapsed().as_secs_f64()));
@@ -95,14 +129,31 @@ impl BootstrappingKeys {
         context: &Context,
         params: &BootstrappingParameters,
         secret_key: &SecretKey,
+        progress: impl FnMut(usize, usize),
+    ) -> Result<Self> {
+        Self::generate_inner(context, params, secret_key, None, progress)
+    }
+
+    fn generate_inner(
+        context: &Context,
+        params: &BootstrappingParameters,
+        secret_key: &SecretKey,
+        onto: Option<&KeysOnto<'_>>,
         mut progress: impl FnMut(usize, usize),
     ) -> Result<Self> {
+        let ev = crate::Evaluator::new(context);
         let elts = galois_elements(params, context)?;
         let total = elts.len() + 3;
         let ks = HybridKeySwitching::new(context, params.key_switch_params())?;
         let ks_small = HybridKeySwitching::new(context, small_ring(context))?;
         let kg = KeyGenerator::from_secret_key(context, secret_key)?;
-        let relin = kg.hybrid(&ks).create_relin_keys()?;
+        let mut relin = kg.hybrid(&ks).create_relin_keys()?;
+        if let Some(o) = onto {
+            o.place(&ev, KeysToUpload::Relin(&relin))?;
+            if o.release_host {
+                relin.release_host_words()?;
+            }
+        }
         progress(1, total);
         let mut galois = kg.hybrid(&ks).create_galois_keys_from_elts(&[])?;
         // A few keys at a time, each with its digits in parallel: enough for every thread (a key
@@ -111,14 +162,31 @@ impl BootstrappingKeys {
         let per_call = rayon::current_num_threads().div_ceil(ks.digit_count(ks.data_size())).max(1);
         let mut done = 1;
         for chunk in elts.chunks(per_call) {
-            galois.keys.extend(kg.hybrid(&ks).create_galois_keys_from_elts(chunk)?.keys);
+            let mut batch = kg.hybrid(&ks).create_galois_keys_from_elts(chunk)?;
+            if let Some(o) = onto {
+                o.place(&ev, KeysToUpload::Galois(&batch))?;
+                if o.release_host {
+                    batch.release_host_words()?;
+                }
+            }
+            galois.keys.extend(batch.keys);
             done += chunk.len();
             progress(done, total);
         }
         let sparse = KeyGenerator::with_sparse_secret(context, params.ephemeral_hamming_weight)?;
-        let dense_to_sparse = sparse.hybrid(&ks_small).create_switching_key(secret_key, 1)?;
+        let mut dense_to_sparse = sparse.hybrid(&ks_small).create_switching_key(secret_key, 1)?;
         progress(total - 1, total);
-        let sparse_to_dense = kg.hybrid(&ks).create_switching_key(sparse.secret_key(), ks.data_size())?;
+        let mut sparse_to_dense = kg.hybrid(&ks).create_switching_key(sparse.secret_key(), ks.data_size())?;
+        if let Some(o) = onto {
+            o.place(&ev, KeysToUpload::Switching(&dense_to_sparse))?;
+            if o.release_host {
+                dense_to_sparse.release_host_words()?;
+            }
+            o.place(&ev, KeysToUpload::Switching(&sparse_to_dense))?;
+            if o.release_host {
+                sparse_to_dense.release_host_words()?;
+            }
+        }
         progress(total, total);
         Ok(BootstrappingKeys { params: params.clone(), ks, relin, galois, dense_to_sparse, sparse_to_dense })
     }
@@ -153,7 +221,7 @@ impl BootstrappingKeys {
     }
     /// Memory of the key words, in bytes: (relinearization, Galois, encapsulation).
     pub fn byte_sizes(&self) -> (usize, usize, usize) {
-        let words = |k: &crate::ckks::hybrid::HybridKSwitchKey| k.digits().iter().map(|d| d.len() * 8).sum::<usize>();
+        let words = crate::ckks::hybrid::HybridKSwitchKey::byte_size;
         let galois = self.galois.galois_elts().iter().filter_map(|&g| self.galois.key(g)).map(words).sum();
         (words(self.relin.key()), galois, self.dense_to_sparse.byte_size() + self.sparse_to_dense.byte_size())
     }
@@ -299,6 +367,12 @@ impl BootstrappingKeys {
 
 impl SealObject for BootstrappingKeys {
     const NAME: &'static str = "BootstrappingKeys";
+    fn check_savable(&self) -> Result<()> {
+        self.relin.check_savable()?;
+        self.galois.check_savable()?;
+        self.dense_to_sparse.check_savable()?;
+        self.sparse_to_dense.check_savable()
+    }
     fn members_size(&self) -> usize {
         let json = serde_json::to_vec(&self.params).map(|v| v.len()).unwrap_or(0);
         let nested = |s: usize| SEAL_HEADER_SIZE + s;

@@ -30,6 +30,6 @@ mod parameters;
 mod plan;
 
 pub use bootstrapper::{BootstrapTimings, Bootstrapper};
-pub use keys::{galois_elements, BootstrappingKeys};
+pub use keys::{galois_elements, BootstrappingKeys, KeysOnto};
 pub use parameters::BootstrappingParameters;
 

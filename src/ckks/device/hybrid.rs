@@ -53,7 +53,7 @@ pub fn hybrid_level_data<Q: GpuQueue>(
 /// `Device` on an upload failure.
 pub fn hybrid_key<Q: GpuQueue>(q: &Q, key: &HybridKSwitchKey) -> Result<Arc<Q::Buf>> {
     let b = key.device.get_or_upload(q.shared().id, 0, || {
-        Ok(Q::wrap(Arc::new(q.upload_static_words(&key.words())?)))
+        Ok(Q::wrap(Arc::new(q.upload_static_words(&key.host_digits()?.concat())?)))
     })?;
     buffer_of::<Q>(&b)
 }
@@ -70,7 +70,7 @@ pub fn hybrid_galois_key<Q: GpuQueue>(q: &Q, key: &HybridKSwitchKey, inverse: &[
     let b = key.device.get_or_upload(q.shared().id, 1, || {
         let n = inverse.len();
         // Row by row from the key's digits (no concatenated copy first).
-        let rows: Vec<&[u64]> = key.digits().iter().flat_map(|d| d.chunks(n)).collect();
+        let rows: Vec<&[u64]> = key.host_digits()?.iter().flat_map(|d| d.chunks(n)).collect();
         let mut permuted = vec![0u64; rows.len() * n];
         use rayon::prelude::*;
         permuted.par_chunks_mut(n).zip(rows.par_iter()).for_each(|(o, r)| {

@@ -273,6 +273,7 @@ impl DoubleHoisting<'_> {
                     return Ok(make(ExtData::Host { q, p: vec![0; 2 * alpha * n] }));
                 };
                 let key = keys.key_at(elt, ell)?;
+                key.host_digits()?;
                 let perm = tool.permutation_ntt(elt)?;
                 let up = up.as_ref().ok_or_else(|| Error::InvalidArgument("hoisted rotation without its ModUp".into()))?;
                 let prods = ks.key_inner_product(up, key, Some(perm));
@@ -453,6 +454,7 @@ impl DoubleHoisting<'_> {
         }
         let (ell, alpha, n) = (x.ell, x.alpha(), x.n);
         let (xq, xp) = x.host()?;
+        key.host_digits()?;
         let ks = &x.ks;
         let mut c1 = vec![0u64; ell * n];
         ks.mod_down_poly_add(&xq[ell * n..], &xp[alpha * n..], &mut c1);

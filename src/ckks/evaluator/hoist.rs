@@ -53,6 +53,7 @@ impl Evaluator {
             .iter()
             .map(|&g| {
                 let key = keys.key_at(g, ct.coeff_modulus_size)?;
+                key.host_digits()?;
                 let perm = tool.permutation_ntt(g)?;
                 let prods = ks.key_inner_product(&up, key, Some(perm));
                 let mut out = Self::host_prefix(&src, 2)?;

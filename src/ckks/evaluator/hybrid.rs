@@ -60,6 +60,7 @@ impl Evaluator {
         digits: Digits,
     ) -> Result<()> {
         let half = out.coeff_modulus_size * out.poly_modulus_degree;
+        key.host_digits()?;
         let (c0, c1) = out.data.split_at_mut(half);
         ks.switch_key(target, key, c0, c1, digits);
         check_not_transparent(out)
@@ -129,6 +130,7 @@ impl Evaluator {
         let src = host_current(ct)?;
         let mut out = Ciphertext::zeros(&next, 2);
         out.scale = scale;
+        keys.key.host_digits()?;
         keys.ks.relinearize_rescale(src.data(), &keys.key, out.data_mut());
         check_not_transparent(&out)?;
         Ok(out)

@@ -13,6 +13,8 @@ mod arith;
 mod batch;
 mod hybrid;
 mod key_sets;
+mod key_upload;
+pub use key_upload::KeysToUpload;
 mod keyswitch;
 pub use key_sets::{GaloisKeySet, RelinKeySet};
 mod modswitch;

@@ -39,6 +39,8 @@ pub(super) struct Modules {
     stats: Mutex<StartupStats>,
     /// When the first compilation started (the origin of [`StartupStats::modules`]' times).
     first: Mutex<Option<Instant>>,
+    /// The cache keys of the programs the running rehearsal asked for (its manifest).
+    requested: Mutex<Vec<String>>,
 }
 
 
@@ -100,6 +102,28 @@ impl Modules {
         self.slots.lock().contains_key(key)
     }
 
+    /// Whether the manifest `name` (a rehearsal's programs, [`Modules::store_manifest`]) is in
+    /// the kernel cache with every program it lists.
+    pub(super) fn all_cached(&self, name: &str) -> bool {
+        let Some(text) = kernel_cache::load(name, "manifest") else { return false };
+        let text = String::from_utf8_lossy(&text);
+        let keys: Vec<&str> = text.lines().filter(|l| !l.is_empty()).collect();
+        !keys.is_empty() && keys.iter().all(|k| kernel_cache::entry(k, "image").is_some_and(|p| p.is_file()))
+    }
+
+    /// Start recording the programs a rehearsal asks for.
+    pub(super) fn start_manifest(&self) {
+        self.requested.lock().clear();
+    }
+
+    /// Store the programs the rehearsal asked for as the manifest `name` in the kernel cache.
+    pub(super) fn store_manifest(&self, name: &str) {
+        let keys = std::mem::take(&mut *self.requested.lock());
+        if !keys.is_empty() {
+            kernel_cache::store(name, "manifest", keys.join("\n").as_bytes());
+        }
+    }
+
     fn wait_ahead(&self) {
         let mut n = self.ahead.lock();
         while *n > 0 {
@@ -138,6 +162,12 @@ impl CudaDevice {
     /// on its way; [`rehearse`] waits for it. Errors are left for the launch to report.
     pub(crate) fn compile_ahead(self: &Arc<Self>, family: Family, defines: &[(&'static str, String)], kernel: &'static str) {
         let (_, _, key) = self.program(family, defines);
+        {
+            let mut requested = self.modules.requested.lock();
+            if !requested.contains(&key) {
+                requested.push(key.clone());
+            }
+        }
         if self.modules.known(&key) {
             return;
         }

@@ -191,10 +191,21 @@ impl CudaDevice {
     /// before (then `None`, and `work` is not run): the kernels it launches are compiled in
     /// parallel, so its real run that follows finds them loaded.
     pub fn rehearse_once<R>(self: &Arc<Self>, tag: u64, work: impl FnOnce() -> R) -> Option<R> {
-        if !self.rehearsed.lock().insert(tag) {
+        // Inside another rehearsal (a bootstrap within a network's): that one's launches
+        // already request the kernels, and its wait covers them.
+        if !self.rehearsed.lock().insert(tag) || compile::rehearsing() {
             return None;
         }
-        Some(compile::rehearse(std::slice::from_ref(self), work))
+        // A rehearsal only compiles: when an earlier process's rehearsal of the same circuit
+        // found every program of it in the kernel cache, they all load from there at once.
+        let manifest = format!("rehearsal-{tag:016x}");
+        if self.modules.all_cached(&manifest) {
+            return None;
+        }
+        self.modules.start_manifest();
+        let r = compile::rehearse(std::slice::from_ref(self), work);
+        self.modules.store_manifest(&manifest);
+        Some(r)
     }
 
     /// Count an upload (for [`CudaDevice::startup_stats`]).

@@ -51,13 +51,15 @@ pub fn run(opts: &InferOptions, queue: Option<&crate::Queue>, device: &str, prog
     let layers: Vec<String> = model.layers.iter().map(|l| format!("{:?}({})", l.kind, l.size)).collect();
     progress(&format!("model {}: {} steps of {} values, {}", opts.model.display(), model.steps, model.features, layers.join(", ")));
     let params = super::parameters_for(&opts.params)?;
-    let (ctx, kg, boot, boot_keygen) = crate::apps::nn::report::session_keys(&params, &opts.params, "a recurrent cell", progress)?;
+    let onto = crate::apps::nn::report::keys_onto(queue, opts.compare_cpu);
+    let (ctx, kg, boot, boot_keygen) = crate::apps::nn::report::session_keys(&params, &opts.params, "a recurrent cell", onto.as_ref(), progress)?;
     let calib: Vec<&[f64]> = calibration.iter().map(Vec::as_slice).collect();
     let net = RecurrentNetwork::new(&model, &calib, &boot, opts.pack)?;
     let batch = net.model.batch();
     progress(&format!("circuit: {batch} sequences a ciphertext; a step {} steps and {} bootstraps; {} bootstraps a batch", net.cell.steps.len(), net.cell.bootstraps() + 1, net.bootstraps()));
     let t = Instant::now();
-    let galois = net.galois_keys(&boot, kg.secret_key())?;
+    let mut galois = net.galois_keys(&boot, kg.secret_key())?;
+    crate::apps::nn::report::galois_onto(&ctx, &mut galois, onto.as_ref())?;
     let keygen_seconds = (boot_keygen + t.elapsed()).as_secs_f64();
     let inference = RecurrentInference::new(&net, &boot, &galois)?.with_step_times(opts.step_times);
     let encoder = CkksEncoder::new(&ctx)?;
