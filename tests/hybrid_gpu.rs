@@ -330,3 +330,35 @@ fn mod_down_rescale_matches_cpu() {
         }
     }
 }
+
+#[test]
+fn keys_uploaded_and_released_serve_the_device_alone() {
+    for q in queues("keys_uploaded_and_released_serve_the_device_alone") {
+        let (ctx, kg, enc, ce, ev) = setup(4096, &[50, 30, 30, 50]);
+        let ct = enc.encrypt(&ce.encode_f64(&[0.5; 8], ctx.first_parms_id(), 2f64.powi(30)).unwrap()).unwrap();
+        let ks = HybridKeySwitching::new(&ctx, KeySwitchParams::with_alpha(&ctx, 2)).unwrap();
+        let mut rk = kg.hybrid(&ks).create_relin_keys().unwrap();
+        let mut gk = kg.hybrid(&ks).create_galois_keys_from_steps(&[1]).unwrap();
+        let want_relin = ev.square(&ct).and_then(|m| ev.relinearize(&m, &rk)).unwrap();
+        let want_rot = ev.rotate_vector(&ct, 1, &gk).unwrap();
+        assert!(rk.release_host_words().is_err(), "no device copy yet: nothing would hold the words");
+        let bytes = rk.key().byte_size();
+        assert_eq!(ev.upload_keys(&q, KeysToUpload::Relin(&rk)).unwrap(), bytes);
+        ev.upload_keys(&q, KeysToUpload::Galois(&gk)).unwrap();
+        assert_eq!(rk.release_host_words().unwrap(), bytes);
+        gk.release_host_words().unwrap();
+        assert!(rk.key().is_on_device_alone() && rk.key().byte_size() == bytes);
+        let mut g = ev.square(&on_gpu(&ct, &q)).and_then(|m| ev.relinearize(&m, &rk)).unwrap();
+        g.download().unwrap();
+        assert!(g.data() == want_relin.data(), "released relinearization key: device result differs");
+        let mut r = ev.rotate_vector(&on_gpu(&ct, &q), 1, &gk).unwrap();
+        r.download().unwrap();
+        assert!(r.data() == want_rot.data(), "released Galois key: device result differs");
+        // The CPU backend and saving refuse them, the input intact.
+        let sq = ev.square(&ct).unwrap();
+        let err = ev.relinearize(&sq, &rk).unwrap_err().to_string();
+        assert!(err.contains("live on a device alone"), "{err}");
+        assert!(ev.rotate_vector(&ct, 1, &gk).is_err());
+        assert!(rk.save(ComprMode::None).is_err() && gk.save(ComprMode::None).is_err());
+    }
+}
