@@ -143,7 +143,7 @@ pub fn ablation_switches() -> Vec<String> {
 
 /// What starting up cost a device so far: kernels compiled, data uploaded (reported by
 /// `xehe bench`; CUDA).
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct StartupStats {
     /// Modules compiled by NVRTC in this process.
     pub compiled: usize,

@@ -110,7 +110,9 @@ pub struct InferReport {
     /// alone): where the first use of the keys, the plaintexts and the kernels goes.
     pub first_timings: InferenceTimings,
     /// On a CUDA device: the kernel programs compiled or read from the kernel cache, the
-    /// rehearsals and the uploads, from the device's opening to the end of the run.
+    /// rehearsals and the uploads, from the device's opening to the end of the run (in the text
+    /// report only).
+    #[serde(skip)]
     pub kernel_programs: Option<crate::device::kernels::StartupStats>,
     /// Images some value of which exceeds the calibrated bound (their encrypted result is not
     /// valid): `(image, value index, ratio)`.
