@@ -248,7 +248,7 @@ fn truncated_and_corrupted_bytes_are_rejected() {
         ("alpha", true, 5, 9, false),
         ("special prime", true, 9, 13, false),
         ("digit count", true, 10, 1 << 40, false),
-        ("a_prng", true, 11, 3, true),
+        ("a_prng", true, 11, 4, true),
         ("a_prng huge", true, 11, u64::MAX, true),
         ("unreduced word", true, 12, u64::MAX, false),
         ("key count", false, 10, u64::MAX, true),

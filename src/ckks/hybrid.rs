@@ -77,11 +77,13 @@
 //! one — SEAL has no hybrid keys and cannot read it. Loading checks the keys against the context
 //! and the [`KeySwitchParams`] (α, dnum, the special primes).
 //!
-//! Each digit's `a_j` is expanded from a fresh 64-byte seed (SEAL's seeded
-//! `encrypt_zero_symmetric`: an OS-seeded generator draws the public seed, then the noise; `a_j`
-//! is `sample_poly_uniform` from the public seed alone). A key from the [`KeyGenerator`](crate::KeyGenerator) keeps
-//! those seeds ([`HybridKSwitchKey::seeds`]), and saving writes them instead of the `a_j` words:
-//! half the size, as SEAL saves the keys its `KeyGenerator` makes.
+//! Each digit's `a_j` is expanded from a fresh public seed, as in SEAL's seeded
+//! `encrypt_zero_symmetric`, by xehe's counter-mode ChaCha12 sampler ([`super::key_prng`]:
+//! every word a function of the seed and its position, so a device can regenerate `a_j` where
+//! it is used); the noise comes from an OS-seeded generator. A key from the
+//! [`KeyGenerator`](crate::KeyGenerator) keeps those seeds ([`HybridKSwitchKey::seeds`]), and
+//! saving writes them instead of the `a_j` words: half the size, as SEAL saves the keys its
+//! `KeyGenerator` makes. Keys saved with SEAL's BLAKE2Xb seeds still load.
 //!
 //! Everything is RNS arithmetic on `u64` words, parallel over limbs with rayon, deterministic.
 //!
@@ -105,7 +107,7 @@
 use super::context::Context;
 use super::keys::{GaloisKeys, RelinKeys, SecretKey};
 use super::prng::{
-    sample_poly_uniform_par, PrngInfo, PrngType, UniformRandomGenerator, PRNG_SEED_WORDS,
+    sample_poly_uniform_par, PrngInfo, PrngType, UniformRandomGenerator,
 };
 use super::rlwe::wipe;
 use super::sampling::sample_poly_noise;
@@ -483,16 +485,12 @@ impl HybridKeySwitching {
             .digits(level_size)
             .into_par_iter()
             .map(|range| {
-                // SEAL's seeded encryption of zero (`encrypt_zero_symmetric` with a seed): a
-                // generator seeded by the OS draws the public seed of `a`, then the noise; `a`
-                // is expanded from the public seed alone, so the seed can replace it on disk.
+                // As SEAL's seeded encryption of zero (`encrypt_zero_symmetric` with a seed),
+                // `a` comes from a public seed alone, so the seed can replace it on disk; its
+                // sampler is xehe's counter-mode one, so that a device can regenerate `a` where
+                // it is used (`key_prng`). The noise comes from a generator seeded by the OS.
                 let mut prng = UniformRandomGenerator::from_entropy(PrngType::Blake2xb)?;
-                let mut seed = [0u64; PRNG_SEED_WORDS];
-                prng.generate_u64s(&mut seed);
-                let a_info = PrngInfo {
-                    kind: PrngType::Blake2xb,
-                    seed,
-                };
+                let a_info = super::key_prng::fresh_info()?;
                 let mut data = vec![0u64; 2 * rows * n];
                 let (c0, c1) = data.split_at_mut(rows * n);
                 self.expand_a(&a_info, level_size, c1);
@@ -545,7 +543,8 @@ impl HybridKeySwitching {
     }
 
     /// The uniform half `a` of a key digit (its component 1, NTT form) from the seed it was
-    /// expanded from: `sample_poly_uniform` over the key's stored base `q_0 … q_{k-1}, p_0 …
+    /// expanded from: xehe's counter-mode sampler ([`super::key_prng`], keys made here) or
+    /// SEAL's `sample_poly_uniform` (BLAKE2Xb or SHAKE256 seeds of older files) over the key's stored base `q_0 … q_{k-1}, p_0 …
     /// p_{α-1}` (`k = c1.len() / N − α`: `L` for a full key; [`sample_poly_uniform_par`],
     /// parallel over limbs), then the data limbs `q_{level_size} … q_{k-1}` set to zero (a key
     /// limited to `level_size` primes).
@@ -554,7 +553,11 @@ impl HybridKeySwitching {
     pub(crate) fn expand_a(&self, info: &PrngInfo, level_size: usize, c1: &mut [u64]) {
         let n = self.n();
         let data_limbs = c1.len() / n - self.special_primes().len();
-        sample_poly_uniform_par(info, &self.stored_base(data_limbs), n, c1);
+        let base = self.stored_base(data_limbs);
+        match info.kind {
+            PrngType::ChaCha12 => super::key_prng::sample_uniform(info, &base, n, c1),
+            _ => sample_poly_uniform_par(info, &base, n, c1),
+        }
         let unused = level_size.min(data_limbs)..data_limbs;
         c1[unused.start * n..unused.end * n].fill(0);
     }

@@ -11,6 +11,7 @@ pub(crate) mod fft;
 pub mod galois;
 pub mod hybrid;
 pub mod hybrid_keygen;
+pub mod key_prng;
 pub mod keygen;
 pub mod keys;
 #[cfg(test)]

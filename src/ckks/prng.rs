@@ -37,6 +37,11 @@ pub enum PrngType {
     Blake2xb = 1,
     /// SHAKE256 (SEAL `prng_type::shake256`).
     Shake256 = 2,
+    /// xehe's counter-mode ChaCha12 sampler of hybrid keys' uniform halves
+    /// ([`crate::ckks::key_prng`]): not a SEAL type (SEAL objects never carry it, and
+    /// [`PrngType::from_u8`] refuses it), nor a stream generator ([`UniformRandomGenerator`]
+    /// refuses it).
+    ChaCha12 = 3,
 }
 
 impl PrngType {
@@ -137,8 +142,9 @@ impl Drop for UniformRandomGenerator {
 impl UniformRandomGenerator {
     /// A generator with the given type and seed; its stream is SEAL's for the same info.
     ///
-    /// `PrngType::Unknown` has no stream in SEAL (`make_prng` returns null); here it yields a
-    /// BLAKE2Xb generator (SEAL's default), whose `info()` reports `Blake2xb`. Use
+    /// `PrngType::Unknown` has no stream in SEAL (`make_prng` returns null); here it (and xehe's
+    /// `ChaCha12`, no stream generator) yields a BLAKE2Xb generator (SEAL's default), whose
+    /// `info()` reports `Blake2xb`. Use
     /// [`UniformRandomGenerator::try_new`] to reject it instead.
     pub fn new(info: PrngInfo) -> Self {
         let kind = match info.kind {
@@ -157,12 +163,14 @@ impl UniformRandomGenerator {
     /// As [`UniformRandomGenerator::new`], SEAL's `UniformRandomGeneratorInfo::make_prng`.
     ///
     /// # Errors
-    /// `Malformed` ("unsupported prng_type") for `PrngType::Unknown`.
+    /// `Malformed` ("unsupported prng_type") for `PrngType::Unknown` and `PrngType::ChaCha12`
+    /// (a counter-mode sampler, [`crate::ckks::key_prng`]).
     pub fn try_new(info: PrngInfo) -> Result<Self> {
-        if info.kind == PrngType::Unknown {
-            return Err(Error::Malformed(
-                "unsupported prng_type (unknown) for seed expansion".into(),
-            ));
+        if matches!(info.kind, PrngType::Unknown | PrngType::ChaCha12) {
+            return Err(Error::Malformed(format!(
+                "unsupported prng_type ({:?}) for a stream generator",
+                info.kind
+            )));
         }
         Ok(Self::new(info))
     }
@@ -171,9 +179,10 @@ impl UniformRandomGenerator {
     /// (SEAL `UniformRandomGeneratorFactory::create` with a random seed).
     ///
     /// # Errors
-    /// `Device` if the OS random source fails; `InvalidArgument` for `PrngType::Unknown`.
+    /// `Device` if the OS random source fails; `InvalidArgument` for `PrngType::Unknown` and
+    /// `PrngType::ChaCha12`.
     pub fn from_entropy(kind: PrngType) -> Result<Self> {
-        if kind == PrngType::Unknown {
+        if matches!(kind, PrngType::Unknown | PrngType::ChaCha12) {
             return Err(Error::InvalidArgument(
                 "from_entropy: prng_type must be Blake2xb or Shake256".into(),
             ));

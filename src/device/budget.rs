@@ -8,7 +8,8 @@
 //! memcaches for theirs and the registered [`Evict`] caches (a network's encoded diagonals) to
 //! drop device copies that can be uploaded again; only when nothing more can be given back does
 //! the allocation fail, with [`Error::DeviceMemory`] naming what needed how much against which
-//! limit. Nothing reaches the driver's own out-of-memory path while the limit is below the
+//! limit. Under a limit, hybrid keys are held compact ([`KeyForm`]): half their bytes, the other
+//! half regenerated on the device where a key switch uses it. Nothing reaches the driver's own out-of-memory path while the limit is below the
 //! device's memory.
 //!
 //! Categories: what is allocated while a thread runs inside [`with_category`] counts as that
@@ -177,6 +178,37 @@ pub fn device_memory() -> Result<Option<u64>> {
             _ => Ok(None),
         })
         .clone()
+}
+
+/// How hybrid key-switching keys are held on a device.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum KeyForm {
+    /// Compact while a limit is in force ([`device_memory`]), in full otherwise.
+    #[default]
+    Auto,
+    /// The whole image: both components of every digit (the fastest key switch).
+    Full,
+    /// Component 0 and the seeds of component 1 (half the bytes); the image is made in working
+    /// memory where a key switch needs it, component 1 regenerated from its seeds
+    /// ([`crate::ckks::key_prng`]). Keys seeded otherwise (older files) stay in full.
+    Compact,
+}
+
+static KEY_FORM: Mutex<KeyForm> = Mutex::new(KeyForm::Auto);
+
+/// Hold the keys uploaded from now on in form `form` (process-wide; keys already on a device
+/// keep theirs).
+pub fn set_key_form(form: KeyForm) {
+    *KEY_FORM.lock() = form;
+}
+
+/// Whether keys uploaded now are held compact ([`KeyForm`]).
+pub fn compact_keys() -> bool {
+    match *KEY_FORM.lock() {
+        KeyForm::Auto => matches!(device_memory(), Ok(Some(_))),
+        KeyForm::Full => false,
+        KeyForm::Compact => true,
+    }
 }
 
 /// A memcache's idle pool, which the budget may ask to return its buffers to the device.

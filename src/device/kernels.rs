@@ -17,6 +17,7 @@ pub const SOURCES: &[(&str, &str)] = &[
     ("batch.cl", include_str!("../../native/batch.cl")),
     ("matntt.cl", include_str!("../../native/matntt.cl")),
     ("encode.cl", include_str!("../../native/encode.cl")),
+    ("prng.cl", include_str!("../../native/prng.cl")),
 ];
 
 /// Kernel families (one `native/*.cl` file each).
@@ -38,6 +39,8 @@ pub enum Family {
     MatNtt,
     /// `native/encode.cl`: the CKKS encoder's placement, inverse DWT and rounding.
     Encode,
+    /// `native/prng.cl`: hybrid keys' uniform halves regenerated from their seeds.
+    Prng,
 }
 
 impl Family {
@@ -52,6 +55,7 @@ impl Family {
             Family::Batch => "batch.cl",
             Family::MatNtt => "matntt.cl",
             Family::Encode => "encode.cl",
+            Family::Prng => "prng.cl",
         }
     }
 }

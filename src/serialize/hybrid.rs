@@ -18,13 +18,14 @@
 //!   `q_{level_size}` on zero); a Galois key any `β` up to the full count, `k = min(β d, L)`
 //!   (keys limited to the low levels, `HybridKeyGenerator::create_galois_keys_for_levels`;
 //!   all keys of one object alike), so a full key is `k = L` in every kind;
-//! - a key, version 2: its digit count, then `a_prng`, SEAL's `prng_type` of the seeds of
-//!   component 1 (0: none, 1: BLAKE2Xb, 2: SHAKE256), then per digit: with `a_prng = 0` the
+//! - a key, version 2: its digit count, then `a_prng`, the generator of the seeds of
+//!   component 1 (SEAL's `prng_type` values 0: none, 1: BLAKE2Xb, 2: SHAKE256, and xehe's 3:
+//!   ChaCha12, the counter-mode sampler of keys made since, [`crate::ckks::key_prng`]), then per digit: with `a_prng = 0` the
 //!   `2 × (k + α) × N` words as in version 1; otherwise component 0 (`(k + α) × N` words) and
-//!   the 8 seed words (SEAL's `prng_seed_type`) that component 1 is expanded from, as SEAL
-//!   expands the seeded half of its own keys: `sample_poly_uniform` over every stored limb
-//!   from a fresh generator of that type and seed, the data limbs from `q_{level_size}` on set
-//!   to zero ([`HybridKeySwitching::expand_a`]).
+//!   the 8 seed words (SEAL's `prng_seed_type`) that component 1 is expanded from over every
+//!   stored limb (ChaCha12: the counter-mode sampler; BLAKE2Xb, SHAKE256: SEAL's
+//!   `sample_poly_uniform` from a fresh generator of that type and seed), the data limbs from
+//!   `q_{level_size}` on set to zero ([`HybridKeySwitching::expand_a`]).
 //!
 //! Saving writes version 2 when a key keeps its seeds (keys fresh from a
 //! [`KeyGenerator`](crate::KeyGenerator), or loaded seeded): half the bytes. Keys without seeds
@@ -338,10 +339,11 @@ fn read_key_digits(
             0 => None,
             1 => Some(PrngType::Blake2xb),
             2 => Some(PrngType::Shake256),
+            3 => Some(PrngType::ChaCha12),
             t => {
                 return Err(r.error(
                     "key.a_prng",
-                    format_args!("{t} is not 0 (no seeds), 1 (BLAKE2Xb) or 2 (SHAKE256)"),
+                    format_args!("{t} is not 0 (no seeds), 1 (BLAKE2Xb), 2 (SHAKE256) or 3 (ChaCha12)"),
                 ))
             }
         },

@@ -5,8 +5,13 @@
 
 use crate::ckks::hybrid::{BConvConstants, HybridKSwitchKey, HybridKeySwitching, LevelConstants};
 use crate::device::gpu::hybrid::{BConvSpec, HybridLevelData, HybridLevelSpec, RescaleSpec};
+use crate::ckks::key_prng::{rejection_bound, KEY_WORDS};
+use crate::ckks::prng::PrngType;
+use crate::device::budget::compact_keys;
+use crate::device::gpu::key_expand::{expand_key, CompactShape};
 use crate::device::gpu::{buffer_of, GpuQueue};
 use crate::{ParmsId, Result};
+use rayon::prelude::*;
 use std::sync::Arc;
 
 fn bconv_spec(c: &BConvConstants) -> BConvSpec<'_> {
@@ -47,39 +52,140 @@ pub fn hybrid_level_data<Q: GpuQueue>(
     })
 }
 
-/// The key's words (`digits × 2 × (k + α) × N`, [`HybridKSwitchKey::digits`]) on `q`'s device, uploaded on first use.
+/// Slots of a key's device copies ([`crate::device::state::KeyDeviceCache`]): the plain image
+/// (relinearization and switching keys), the image with rows pre-permuted (Galois keys), and
+/// the compact form of each ([`crate::device::budget::KeyForm`]).
+const PLAIN: usize = 0;
+const PERMUTED: usize = 1;
+const COMPACT: usize = 2;
+const COMPACT_PERMUTED: usize = 3;
+
+/// What a device holds of a key.
+enum Stored<B> {
+    /// The image the kernels read.
+    Image(Arc<B>),
+    /// The compact form, with its shape.
+    Compact(Arc<B>, CompactShape),
+}
+
+/// The key's copy on `q`'s device, uploaded on first use: compact when keys are held so
+/// ([`compact_keys`]) and the key is seeded by the counter-mode sampler, else the image.
+/// `inverse`: for a Galois key, the NTT-domain permutation of `galois_elt⁻¹ mod 2N`, by which
+/// the rows are stored pre-permuted.
+fn stored<Q: GpuQueue>(q: &Q, ks: &HybridKeySwitching, key: &HybridKSwitchKey, inverse: Option<&[u32]>) -> Result<Stored<Q::Buf>> {
+    let n = ks.n();
+    let id = q.shared().id;
+    let seeded = key.seeds().is_some_and(|s| s.iter().all(|i| i.kind == PrngType::ChaCha12));
+    if seeded && compact_keys() {
+        let shape = CompactShape {
+            digits: key.digits().len(),
+            rows: key.rows(n),
+            log_n: n.trailing_zeros(),
+            permuted: inverse.is_some(),
+        };
+        let slot = if inverse.is_some() { COMPACT_PERMUTED } else { COMPACT };
+        let b = key.device.get_or_upload(id, slot, || {
+            Ok(Q::wrap(Arc::new(q.upload_static_words(&compact_words(ks, key, &shape, inverse)?)?)))
+        })?;
+        return Ok(Stored::Compact(buffer_of::<Q>(&b)?, shape));
+    }
+    let b = match inverse {
+        None => key.device.get_or_upload(id, PLAIN, || {
+            Ok(Q::wrap(Arc::new(q.upload_static_words(&key.host_digits()?.concat())?)))
+        })?,
+        Some(inverse) => key.device.get_or_upload(id, PERMUTED, || {
+            // Row by row from the key's digits (no concatenated copy first).
+            let rows: Vec<&[u64]> = key.host_digits()?.iter().flat_map(|d| d.chunks(n)).collect();
+            let mut permuted = vec![0u64; rows.len() * n];
+            permuted.par_chunks_mut(n).zip(rows.par_iter()).for_each(|(o, r)| permute_row(o, r, inverse));
+            Ok(Q::wrap(Arc::new(q.upload_static_words(&permuted)?)))
+        })?,
+    };
+    Ok(Stored::Image(buffer_of::<Q>(&b)?))
+}
+
+fn permute_row(o: &mut [u64], r: &[u64], inverse: &[u32]) {
+    for (x, &i) in o.iter_mut().zip(inverse) {
+        *x = r[i as usize];
+    }
+}
+
+/// The compact form's words ([`CompactShape`]): each digit's component 0 (rows pre-permuted
+/// by `inverse` if given); the seeds' ChaCha keys; per row of the stored base its prime, SEAL's
+/// rejection bound and Barrett ratio word 1; the range of component 1's zero rows (a key for
+/// fewer levels than it stores, found in the host words); the inverse of `inverse`.
+fn compact_words(ks: &HybridKeySwitching, key: &HybridKSwitchKey, shape: &CompactShape, inverse: Option<&[u32]>) -> Result<Vec<u64>> {
+    let n = ks.n();
+    let digits = key.host_digits()?;
+    let seeds = key.seeds().unwrap_or_default();
+    let rows = shape.rows;
+    let base = ks.stored_base(key.data_limbs());
+    let mut out = vec![0u64; shape.words()];
+    let (b, rest) = out.split_at_mut(shape.meta_offset());
+    b.par_chunks_mut(rows * n).zip(digits.par_iter()).for_each(|(o, d)| match inverse {
+        None => o.copy_from_slice(&d[..rows * n]),
+        Some(inv) => o.chunks_mut(n).zip(d.chunks(n)).for_each(|(o, r)| permute_row(o, r, inv)),
+    });
+    let meta = &mut rest[..shape.meta_words() + 2];
+    for (m, info) in meta.chunks_mut(4).zip(seeds) {
+        m.copy_from_slice(&info.seed[..KEY_WORDS]);
+    }
+    let consts = &mut meta[4 * shape.digits..];
+    for (c, q) in consts.chunks_mut(3).zip(&base) {
+        c.copy_from_slice(&[q.value(), rejection_bound(q), q.const_ratio()[1]]);
+    }
+    // Component 1's zero rows: a suffix of the data rows, the same in every digit.
+    let zero = |r: usize| digits[0][(rows + r) * n..(rows + r + 1) * n].iter().all(|&w| w == 0);
+    let end = key.data_limbs();
+    let begin = (0..end).rev().take_while(|&r| zero(r)).last().unwrap_or(end);
+    consts[3 * rows..3 * rows + 2].copy_from_slice(&[begin as u64, end as u64]);
+    if let Some(inv) = inverse {
+        let mut fwd = vec![0u32; n];
+        for (x, &i) in inv.iter().enumerate() {
+            fwd[i as usize] = x as u32;
+        }
+        let at = shape.fwd_offset();
+        for (w, pair) in out[at..].iter_mut().zip(fwd.chunks(2)) {
+            *w = pair[0] as u64 | (pair[1] as u64) << 32;
+        }
+    }
+    Ok(out)
+}
+
+fn image<Q: GpuQueue>(q: &Q, s: Stored<Q::Buf>) -> Result<Arc<Q::Buf>> {
+    match s {
+        Stored::Image(b) => Ok(b),
+        Stored::Compact(c, shape) => Ok(Arc::new(expand_key(q, &c, &shape)?)),
+    }
+}
+
+/// The key's words (`digits × 2 × (k + α) × N`, [`HybridKSwitchKey::digits`]) on `q`'s device:
+/// uploaded on first use, or made from the compact form held there
+/// ([`crate::device::budget::KeyForm`]).
 ///
 /// # Errors
-/// `Device` on an upload failure.
-pub fn hybrid_key<Q: GpuQueue>(q: &Q, key: &HybridKSwitchKey) -> Result<Arc<Q::Buf>> {
-    let b = key.device.get_or_upload(q.shared().id, 0, || {
-        Ok(Q::wrap(Arc::new(q.upload_static_words(&key.host_digits()?.concat())?)))
-    })?;
-    buffer_of::<Q>(&b)
+/// `InvalidArgument` if the host words were released before an upload; `DeviceMemory` or
+/// `Device` on an upload or launch failure.
+pub fn hybrid_key<Q: GpuQueue>(q: &Q, ks: &HybridKeySwitching, key: &HybridKSwitchKey) -> Result<Arc<Q::Buf>> {
+    image(q, stored(q, ks, key, None)?)
 }
 
 /// A Galois key's words on `q`'s device, each row pre-permuted by the inverse of the
 /// automorphism (`inverse`: the NTT-domain permutation of `galois_elt⁻¹ mod 2N`), as
-/// [`apply_galois_many`](crate::device::gpu::hybrid::apply_galois_many) reads them; permuted on the host and uploaded on first use,
-/// then cached in the key (slot 1; slot 0 is the plain image of relinearization and switching
-/// keys).
+/// [`apply_galois_many`](crate::device::gpu::hybrid::apply_galois_many) reads them; permuted on
+/// the host and uploaded on first use, or made from the compact form held there.
 ///
 /// # Errors
-/// `Device` on an upload failure.
-pub fn hybrid_galois_key<Q: GpuQueue>(q: &Q, key: &HybridKSwitchKey, inverse: &[u32]) -> Result<Arc<Q::Buf>> {
-    let b = key.device.get_or_upload(q.shared().id, 1, || {
-        let n = inverse.len();
-        // Row by row from the key's digits (no concatenated copy first).
-        let rows: Vec<&[u64]> = key.host_digits()?.iter().flat_map(|d| d.chunks(n)).collect();
-        let mut permuted = vec![0u64; rows.len() * n];
-        use rayon::prelude::*;
-        permuted.par_chunks_mut(n).zip(rows.par_iter()).for_each(|(o, r)| {
-            for (x, &i) in o.iter_mut().zip(inverse) {
-                *x = r[i as usize];
-            }
-        });
-        Ok(Q::wrap(Arc::new(q.upload_static_words(&permuted)?)))
-    })?;
-    buffer_of::<Q>(&b)
+/// As [`hybrid_key`].
+pub fn hybrid_galois_key<Q: GpuQueue>(q: &Q, ks: &HybridKeySwitching, key: &HybridKSwitchKey, inverse: &[u32]) -> Result<Arc<Q::Buf>> {
+    image(q, stored(q, ks, key, Some(inverse))?)
 }
 
+/// Put the key on `q`'s device in the form it is held in ([`hybrid_key`], or
+/// [`hybrid_galois_key`] with `inverse`) without making an image.
+///
+/// # Errors
+/// As [`hybrid_key`].
+pub fn place_key<Q: GpuQueue>(q: &Q, ks: &HybridKeySwitching, key: &HybridKSwitchKey, inverse: Option<&[u32]>) -> Result<()> {
+    stored(q, ks, key, inverse).map(drop)
+}

@@ -648,7 +648,7 @@ mod gpu_impl {
             let l = level_data(cq, &self.ctx, &parms_id)?;
             let h = hybrid_level_data(cq, ks, parms_id, l.k())?;
             // Each key's image, table and limbs per digit component (one key set: all alike).
-            let galois = |elt: u32, keys: &HybridGaloisKeys| self.galois_key_on(cq, elt, keys.key_at(elt, l.k())?);
+            let galois = |elt: u32, keys: &HybridGaloisKeys| self.galois_key_on(cq, &keys.ks, elt, keys.key_at(elt, l.k())?);
             let one = |x: DeviceExt<Q::Buf>| Ok(vec![to_data::<Q>(queue, x)]);
             match op {
                 ExtOp::Rotations(ct, elts, keys) => {

@@ -382,12 +382,23 @@ mod gpu_impl {
         /// The device image of the Galois key of `elt`, rows pre-permuted by `elt⁻¹`
         /// ([`hybrid_galois_key`]), and the NTT-domain table of `elt⁻¹`, through which the
         /// device writes the inner products ([`apply_galois_hybrid_many`]).
-        pub(in crate::ckks::evaluator) fn galois_key_on<Q: GpuQueue>(&self, cq: &Q, elt: u32, key: &HybridKSwitchKey) -> Result<KeyAndScatter<Q::Buf>> {
-            let tool = self.ctx.galois_tool();
+        pub(in crate::ckks::evaluator) fn galois_key_on<Q: GpuQueue>(
+            &self,
+            cq: &Q,
+            ks: &HybridKeySwitching,
+            elt: u32,
+            key: &HybridKSwitchKey,
+        ) -> Result<KeyAndScatter<Q::Buf>> {
+            let (inv, table) = self.inverse_automorphism(elt)?;
+            let rows = key.rows(self.ctx.first_context_data().n());
+            Ok((hybrid_galois_key(cq, ks, key, table)?, galois_table(cq, &self.ctx, inv)?, rows))
+        }
+
+        /// `elt⁻¹ mod 2N` and its NTT-domain permutation, by which Galois keys are stored.
+        pub(in crate::ckks::evaluator) fn inverse_automorphism(&self, elt: u32) -> Result<(u32, &[u32])> {
             let m = 2 * self.ctx.first_context_data().n() as u64;
             let inv = crate::ckks::galois::inv_mod_pow2(elt as u64, m) as u32;
-            let rows = key.rows(self.ctx.first_context_data().n());
-            Ok((hybrid_galois_key(cq, key, tool.permutation_ntt(inv)?)?, galois_table(cq, &self.ctx, inv)?, rows))
+            Ok((inv, self.ctx.galois_tool().permutation_ntt(inv)?))
         }
 
         fn hybrid_many_on<Q: GpuQueue>(
@@ -406,7 +417,7 @@ mod gpu_impl {
             let mut rows = 0;
             for &elt in elts {
                 let key = keys.key_at(elt, l.k())?;
-                let (k, t, r) = self.galois_key_on(cq, elt, key)?;
+                let (k, t, r) = self.galois_key_on(cq, &keys.ks, elt, key)?;
                 kbufs.push(k);
                 tables.push(t);
                 rows = r; // one key set: the same for every key
@@ -452,11 +463,11 @@ mod gpu_impl {
             let (mut parms_id, mut coeff_modulus_size, mut scale) = (ct.parms_id, ct.coeff_modulus_size, ct.scale);
             match op {
                 HybridGpuOp::Relinearize(rk) => {
-                    let key = hybrid_key(cq, &rk.key)?;
+                    let key = hybrid_key(cq, &rk.ks, &rk.key)?;
                     buf = Arc::new(gpu_hybrid::relinearize(cq, &l, &h, &buf, (&key, rk.key.rows(l.n())))?);
                 }
                 HybridGpuOp::RelinearizeRescale(rk, next, s) => {
-                    let key = hybrid_key(cq, &rk.key)?;
+                    let key = hybrid_key(cq, &rk.ks, &rk.key)?;
                     let next_l = level_data(cq, &self.ctx, &next.parms_id())?;
                     buf = Arc::new(gpu_hybrid::relinearize_rescale(cq, &l, &next_l, &h, &buf, (&key, rk.key.rows(l.n())))?);
                     (parms_id, coeff_modulus_size, scale) = (next.parms_id(), next.coeff_modulus().len(), s);
@@ -464,12 +475,12 @@ mod gpu_impl {
                 HybridGpuOp::Galois(elts, gk) => {
                     for &elt in elts {
                         let key = gk.key_at(elt, l.k())?;
-                        let (key, scatter, rows) = self.galois_key_on(cq, elt, key)?;
+                        let (key, scatter, rows) = self.galois_key_on(cq, &gk.ks, elt, key)?;
                         buf = Arc::new(gpu_hybrid::apply_galois(cq, &l, &h, &buf, &scatter, (&key, rows))?);
                     }
                 }
                 HybridGpuOp::Switch(sk) => {
-                    let key = hybrid_key(cq, &sk.key)?;
+                    let key = hybrid_key(cq, &sk.ks, &sk.key)?;
                     buf = Arc::new(switch_key_c1(cq, &l, &h, &buf, (&key, sk.key.rows(l.n())))?);
                 }
             }

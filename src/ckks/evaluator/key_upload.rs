@@ -67,13 +67,13 @@ impl Evaluator {
 
     #[cfg(any(feature = "cuda", feature = "opencl"))]
     fn upload_on<Q: crate::device::gpu::GpuQueue>(&self, cq: &Q, keys: KeysToUpload<'_>) -> Result<()> {
-        use crate::ckks::device::hybrid::hybrid_key;
+        use crate::ckks::device::hybrid::place_key;
         match keys {
-            KeysToUpload::Relin(k) => hybrid_key(cq, k.key()).map(drop),
-            KeysToUpload::Switching(k) => hybrid_key(cq, k.key()).map(drop),
+            KeysToUpload::Relin(k) => place_key(cq, &k.ks, k.key(), None),
+            KeysToUpload::Switching(k) => place_key(cq, &k.ks, k.key(), None),
             KeysToUpload::Galois(k) => k.galois_elts().into_iter().try_for_each(|elt| {
                 let key = k.key(elt).ok_or_else(|| Error::Device("a Galois key vanished".into()))?;
-                self.galois_key_on(cq, elt, key).map(drop)
+                place_key(cq, &k.ks, key, Some(self.inverse_automorphism(elt)?.1))
             }),
         }
     }

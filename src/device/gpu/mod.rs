@@ -13,6 +13,7 @@ pub mod double_hoist;
 pub mod encode;
 pub mod eval;
 pub mod hybrid;
+pub mod key_expand;
 pub mod level;
 pub mod ntt;
 pub mod polymul;
