@@ -27,6 +27,7 @@ DECLSPEC void chacha12_block(const u32 *k, u64 block, u64 stream, u64 *out)
     u32 x12 = (u32)block, x13 = (u32)(block >> 32), x14 = (u32)stream, x15 = (u32)(stream >> 32);
     u32 y0 = x0, y1 = x1, y2 = x2, y3 = x3, y4 = x4, y5 = x5, y6 = x6, y7 = x7;
     u32 y8 = x8, y9 = x9, y10 = x10, y11 = x11, y12 = x12, y13 = x13, y14 = x14, y15 = x15;
+#pragma unroll
     for (u32 r = 0; r < 6; r++) {
         CHACHA_QR(y0, y4, y8, y12) CHACHA_QR(y1, y5, y9, y13) CHACHA_QR(y2, y6, y10, y14) CHACHA_QR(y3, y7, y11, y15)
         CHACHA_QR(y0, y5, y10, y15) CHACHA_QR(y1, y6, y11, y12) CHACHA_QR(y2, y7, y8, y13) CHACHA_QR(y3, y4, y9, y14)
@@ -67,6 +68,7 @@ KERNEL_FQ void expand_key_u64(GLOBAL_AS u64 *out, CONST_AS u64 *b, CONST_AS u64 
         u64 x0 = blk << 3;
         CONST_AS u64 *src = b + (((u64)j * rows + row) << log_n) + x0;
         GLOBAL_AS u64 *c0 = out + (((u64)j * 2 * rows + row) << log_n) + x0;
+#pragma unroll
         for (u32 i = 0; i < 8; i++) c0[i] = src[i];
         GLOBAL_AS u64 *c1 = out + (((u64)j * 2 * rows + rows + row) << log_n);
         u64 v[8];
@@ -83,6 +85,8 @@ KERNEL_FQ void expand_key_u64(GLOBAL_AS u64 *out, CONST_AS u64 *b, CONST_AS u64 
             /* Block index of word w = row·N + x0 of the digit's half: 8 words a block. */
             u64 block = (((u64)row << log_n) + x0) >> 3;
             chacha12_block(k, block, 0, v);
+            /* Unrolled, so v[] and again[] stay in registers (a constant index each). */
+#pragma unroll
             for (u32 i = 0; i < 8; i++) {
                 u64 r = v[i];
                 for (u64 t = 1; r >= bound; t++) {
@@ -93,10 +97,13 @@ KERNEL_FQ void expand_key_u64(GLOBAL_AS u64 *out, CONST_AS u64 *b, CONST_AS u64 
                 v[i] = barrett_reduce_64(r, q, r1);
             }
         }
+#pragma unroll
+        for (u32 i = 0; i < 8; i++) {
 #ifdef PRNG_PERMUTED
-        for (u32 i = 0; i < 8; i++) c1[fwd[x0 + i]] = v[i];
+            c1[fwd[x0 + i]] = v[i];
 #else
-        for (u32 i = 0; i < 8; i++) c1[x0 + i] = v[i];
+            c1[x0 + i] = v[i];
 #endif
+        }
     }
 }

@@ -60,10 +60,12 @@ fn compact_keys_match_cpu() {
     for (alpha, dnum) in [(2, 4), (2, 2)] {
         let ks = HybridKeySwitching::new(&ctx, KeySwitchParams { special_modulus_size: alpha, dnum }).unwrap();
         let rk = kg.hybrid(&ks).create_relin_keys().unwrap();
-        let gk = kg.hybrid(&ks).create_galois_keys_from_steps(&[1, -3, 0]).unwrap();
+        let steps = [1, -3, 2, 5, -7, 8];
+        let gk = kg.hybrid(&ks).create_galois_keys_from_steps(&[&steps[..], &[0]].concat()).unwrap();
         let low_gk = kg.hybrid(&ks).create_galois_keys_for_levels(&ctx.galois_tool().elts_from_steps(&[2]).unwrap(), 1).unwrap();
         let swk = other.hybrid(&ks).create_switching_key(kg.secret_key(), 1).unwrap();
-        let elts = ctx.galois_tool().elts_from_steps(&[1, -3]).unwrap();
+        // More rotations than a hoisted batch makes images of at once: two parts.
+        let elts = ctx.galois_tool().elts_from_steps(&steps).unwrap();
         for q in &qs {
             let b = format!("{} α={alpha} dnum={dnum}", q.backend());
             let sq = ev.square(&ct).unwrap();
@@ -75,6 +77,13 @@ fn compact_keys_match_cpu() {
             let c = ev.apply_galois_many(&ct, &elts, &gk).unwrap();
             for (i, (g, c)) in g.into_iter().zip(c).enumerate() {
                 same(&format!("{b} hoisted rotation {i}"), Ok(g), Ok(c));
+            }
+            let dh = ev.double_hoisting();
+            let with_zero = [&steps[..], &[0]].concat();
+            let g = dh.rotate_vector_many(&on_gpu(&ct, q), &with_zero, &gk).unwrap();
+            let c = dh.rotate_vector_many(&ct, &with_zero, &gk).unwrap();
+            for (i, (g, c)) in g.iter().zip(&c).enumerate() {
+                same(&format!("{b} double-hoisted rotation {}", with_zero[i]), dh.mod_down(g), dh.mod_down(c));
             }
             same(&format!("{b} switch_key (lowest level)"), ev.switch_key(&on_gpu(&low, q), &swk), ev.switch_key(&low, &swk));
         }

@@ -159,6 +159,20 @@ fn image<Q: GpuQueue>(q: &Q, s: Stored<Q::Buf>) -> Result<Arc<Q::Buf>> {
     }
 }
 
+/// Key images one hoisted batch holds at once: every key while keys are held in full, else
+/// [`COMPACT_IMAGES_AT_ONCE`] (each image is made in working memory, so a batch of rotations
+/// runs in parts of that many, each with its own ModUp).
+pub fn images_at_once() -> usize {
+    if compact_keys() {
+        COMPACT_IMAGES_AT_ONCE
+    } else {
+        usize::MAX
+    }
+}
+
+/// Key images of compact keys a hoisted batch makes at once ([`images_at_once`]).
+pub const COMPACT_IMAGES_AT_ONCE: usize = 4;
+
 /// The key's words (`digits × 2 × (k + α) × N`, [`HybridKSwitchKey::digits`]) on `q`'s device:
 /// uploaded on first use, or made from the compact form held there
 /// ([`crate::device::budget::KeyForm`]).

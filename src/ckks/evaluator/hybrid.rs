@@ -332,7 +332,7 @@ impl Evaluator {
 #[cfg(any(feature = "cuda", feature = "opencl"))]
 mod gpu_impl {
     use super::*;
-    use crate::ckks::device::hybrid::{hybrid_galois_key, hybrid_key, hybrid_level_data};
+    use crate::ckks::device::hybrid::{hybrid_galois_key, hybrid_key, hybrid_level_data, images_at_once};
     use crate::ckks::device::{galois_table, level_data};
     use crate::device::gpu::hybrid::{self as gpu_hybrid, switch_key_c1};
     use crate::device::gpu::{buffer_of, GpuQueue};
@@ -412,19 +412,23 @@ mod gpu_impl {
             let l = level_data(cq, &self.ctx, &ct.parms_id)?;
             let h = hybrid_level_data(cq, &keys.ks, ct.parms_id, l.k())?;
             let buf = buffer_of::<Q>(&ct.gpu.device_copy(queue, &ct.data)?)?;
-            let mut tables = Vec::with_capacity(elts.len());
-            let mut kbufs = Vec::with_capacity(elts.len());
-            let mut rows = 0;
-            for &elt in elts {
-                let key = keys.key_at(elt, l.k())?;
-                let (k, t, r) = self.galois_key_on(cq, &keys.ks, elt, key)?;
-                kbufs.push(k);
-                tables.push(t);
-                rows = r; // one key set: the same for every key
+            let mut outs = Vec::with_capacity(elts.len());
+            // Compact keys: a few images at a time (each part with its own ModUp).
+            for part in elts.chunks(images_at_once()) {
+                let mut tables = Vec::with_capacity(part.len());
+                let mut kbufs = Vec::with_capacity(part.len());
+                let mut rows = 0;
+                for &elt in part {
+                    let key = keys.key_at(elt, l.k())?;
+                    let (k, t, r) = self.galois_key_on(cq, &keys.ks, elt, key)?;
+                    kbufs.push(k);
+                    tables.push(t);
+                    rows = r; // one key set: the same for every key
+                }
+                let t: Vec<&Q::Buf> = tables.iter().map(|t| &**t).collect();
+                let k: Vec<&Q::Buf> = kbufs.iter().map(|k| &**k).collect();
+                outs.extend(gpu_hybrid::apply_galois_many(cq, &l, &h, &buf, &t, (&k, rows))?);
             }
-            let t: Vec<&Q::Buf> = tables.iter().map(|t| &**t).collect();
-            let k: Vec<&Q::Buf> = kbufs.iter().map(|k| &**k).collect();
-            let outs = gpu_hybrid::apply_galois_many(cq, &l, &h, &buf, &t, (&k, rows))?;
             Ok(outs
                 .into_iter()
                 .map(|b| {
