@@ -228,12 +228,26 @@ pub trait Evict: Send + Sync {
 static EVICTORS: Mutex<Vec<Weak<dyn Evict>>> = Mutex::new(Vec::new());
 
 /// Register a cache the budgets may ask for memory ([`Evict`]); it stays registered while it
-/// lives.
+/// lives. Caches registered with `first` are asked before the others (data cheapest to make
+/// again per byte, such as key images).
 pub fn register_evictor(cache: Weak<dyn Evict>) {
+    register(cache, false);
+}
+
+/// [`register_evictor`], asked before the caches registered without `first`.
+pub fn register_evictor_first(cache: Weak<dyn Evict>) {
+    register(cache, true);
+}
+
+fn register(cache: Weak<dyn Evict>, first: bool) {
     let mut v = EVICTORS.lock();
     v.retain(|w| w.strong_count() > 0);
     if !v.iter().any(|w| w.ptr_eq(&cache)) {
-        v.push(cache);
+        if first {
+            v.insert(0, cache);
+        } else {
+            v.push(cache);
+        }
     }
 }
 

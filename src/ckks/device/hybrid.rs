@@ -7,7 +7,7 @@ use crate::ckks::hybrid::{BConvConstants, HybridKSwitchKey, HybridKeySwitching, 
 use crate::device::gpu::hybrid::{BConvSpec, HybridLevelData, HybridLevelSpec, RescaleSpec};
 use crate::ckks::key_prng::{rejection_bound, KEY_WORDS};
 use crate::ckks::prng::PrngType;
-use crate::device::budget::compact_keys;
+use crate::device::budget::{compact_keys, with_category, MemoryCategory};
 use crate::device::gpu::key_expand::{expand_key, CompactShape};
 use crate::device::gpu::{buffer_of, GpuQueue};
 use crate::{ParmsId, Result};
@@ -152,10 +152,21 @@ fn compact_words(ks: &HybridKeySwitching, key: &HybridKSwitchKey, shape: &Compac
     Ok(out)
 }
 
-fn image<Q: GpuQueue>(q: &Q, s: Stored<Q::Buf>) -> Result<Arc<Q::Buf>> {
+/// The image the kernels read: the stored one, or one made from the compact form on `q` and
+/// kept while the budget allows ([`super::key_images`]), per queue (slot: the queue's
+/// profiler's address, unique among live queues and never 0–3, with the low bit for a
+/// permuted image).
+fn image<Q: GpuQueue>(q: &Q, key: &HybridKSwitchKey, s: Stored<Q::Buf>) -> Result<Arc<Q::Buf>> {
     match s {
         Stored::Image(b) => Ok(b),
-        Stored::Compact(c, shape) => Ok(Arc::new(expand_key(q, &c, &shape)?)),
+        Stored::Compact(c, shape) => {
+            let slot = (q.profiler() as *const _ as usize) | shape.permuted as usize;
+            let b = super::key_images::image(&key.device, q.shared().id, slot, || {
+                let b = with_category(MemoryCategory::Keys, || expand_key(q, &c, &shape))?;
+                Ok(Q::wrap(Arc::new(b)))
+            })?;
+            buffer_of::<Q>(&b)
+        }
     }
 }
 
@@ -181,7 +192,7 @@ pub const COMPACT_IMAGES_AT_ONCE: usize = 4;
 /// `InvalidArgument` if the host words were released before an upload; `DeviceMemory` or
 /// `Device` on an upload or launch failure.
 pub fn hybrid_key<Q: GpuQueue>(q: &Q, ks: &HybridKeySwitching, key: &HybridKSwitchKey) -> Result<Arc<Q::Buf>> {
-    image(q, stored(q, ks, key, None)?)
+    image(q, key, stored(q, ks, key, None)?)
 }
 
 /// A Galois key's words on `q`'s device, each row pre-permuted by the inverse of the
@@ -192,7 +203,7 @@ pub fn hybrid_key<Q: GpuQueue>(q: &Q, ks: &HybridKeySwitching, key: &HybridKSwit
 /// # Errors
 /// As [`hybrid_key`].
 pub fn hybrid_galois_key<Q: GpuQueue>(q: &Q, ks: &HybridKeySwitching, key: &HybridKSwitchKey, inverse: &[u32]) -> Result<Arc<Q::Buf>> {
-    image(q, stored(q, ks, key, Some(inverse))?)
+    image(q, key, stored(q, ks, key, Some(inverse))?)
 }
 
 /// Put the key on `q`'s device in the form it is held in ([`hybrid_key`], or
