@@ -62,6 +62,19 @@ impl PartialEq for Queue {
     }
 }
 
+/// Whether this thread is inside a rehearsal ([`Queue::rehearse_once`]) on any backend: no
+/// kernel runs, so nothing a kernel would compute may be kept.
+pub fn rehearsing() -> bool {
+    #[cfg(feature = "cuda")]
+    {
+        super::cuda::compile::rehearsing()
+    }
+    #[cfg(not(feature = "cuda"))]
+    {
+        false
+    }
+}
+
 impl Queue {
     /// Whether this thread is inside a rehearsal ([`Queue::rehearse_once`]): no kernel runs,
     /// so work whose only use is a kernel's input (slot values for the device encoder) can be

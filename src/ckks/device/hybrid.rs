@@ -160,6 +160,11 @@ fn image<Q: GpuQueue>(q: &Q, key: &HybridKSwitchKey, s: Stored<Q::Buf>) -> Resul
     match s {
         Stored::Image(b) => Ok(b),
         Stored::Compact(c, shape) => {
+            // A rehearsal launches nothing: its image holds no key and is never kept.
+            let bytes = 8 * shape.image_words() as u64;
+            if crate::device::queue::rehearsing() || !keep_image(q, bytes) {
+                return Ok(Arc::new(expand_key(q, &c, &shape)?));
+            }
             let slot = (q.profiler() as *const _ as usize) | shape.permuted as usize;
             let b = super::key_images::image(&key.device, q.shared().id, slot, || {
                 let b = with_category(MemoryCategory::Keys, || expand_key(q, &c, &shape))?;
@@ -170,19 +175,36 @@ fn image<Q: GpuQueue>(q: &Q, key: &HybridKSwitchKey, s: Stored<Q::Buf>) -> Resul
     }
 }
 
-/// Key images one hoisted batch holds at once: every key while keys are held in full, else
-/// [`COMPACT_IMAGES_AT_ONCE`] (each image is made in working memory, so a batch of rotations
-/// runs in parts of that many, each with its own ModUp).
-pub fn images_at_once() -> usize {
-    if compact_keys() {
-        COMPACT_IMAGES_AT_ONCE
-    } else {
-        usize::MAX
+/// Key images of `bytes` each that one hoisted batch makes at once: every key while keys are
+/// held in full; with compact keys as many as half the budget's free bytes hold, at least
+/// [`COMPACT_IMAGES_AT_ONCE`] (a batch of rotations then runs in parts, each with its own ModUp).
+pub fn images_at_once<Q: GpuQueue>(q: &Q, bytes: usize) -> usize {
+    if !compact_keys() {
+        return usize::MAX;
+    }
+    let free = budget_free(q);
+    (free / 2 / bytes.max(1) as u64).max(COMPACT_IMAGES_AT_ONCE as u64) as usize
+}
+
+/// The fewest key images of compact keys a hoisted batch makes at once ([`images_at_once`]).
+pub const COMPACT_IMAGES_AT_ONCE: usize = 4;
+
+/// Bytes the device's budget has free (all of it without a budget).
+fn budget_free<Q: GpuQueue>(q: &Q) -> u64 {
+    match crate::device::budget::device_memory() {
+        Ok(Some(limit)) => limit.saturating_sub(q.shared().budget.usage().total()),
+        _ => u64::MAX,
     }
 }
 
-/// Key images of compact keys a hoisted batch makes at once ([`images_at_once`]).
-pub const COMPACT_IMAGES_AT_ONCE: usize = 4;
+/// Whether an image of `bytes` is kept after its use: while the budget stays a quarter free
+/// with it (the rest is for working memory and plaintexts, dearer to make again).
+fn keep_image<Q: GpuQueue>(q: &Q, bytes: u64) -> bool {
+    match crate::device::budget::device_memory() {
+        Ok(Some(limit)) => q.shared().budget.usage().total() + bytes <= limit / 4 * 3,
+        _ => true,
+    }
+}
 
 /// The key's words (`digits × 2 × (k + α) × N`, [`HybridKSwitchKey::digits`]) on `q`'s device:
 /// uploaded on first use, or made from the compact form held there
