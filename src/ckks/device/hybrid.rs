@@ -85,7 +85,9 @@ fn stored<Q: GpuQueue>(q: &Q, ks: &HybridKeySwitching, key: &HybridKSwitchKey, i
         };
         let slot = if inverse.is_some() { COMPACT_PERMUTED } else { COMPACT };
         let b = key.device.get_or_upload(id, slot, || {
-            Ok(Q::wrap(Arc::new(q.upload_static_words(&compact_words(ks, key, &shape, inverse)?)?)))
+            let words = compact_words(ks, key, &shape, inverse)?;
+            COMPACT_BYTES.fetch_add(8 * words.len() as u64, std::sync::atomic::Ordering::Relaxed);
+            Ok(Q::wrap(Arc::new(q.upload_static_words(&words)?)))
         })?;
         return Ok(Stored::Compact(buffer_of::<Q>(&b)?, shape));
     }
@@ -161,8 +163,7 @@ fn image<Q: GpuQueue>(q: &Q, key: &HybridKSwitchKey, s: Stored<Q::Buf>) -> Resul
         Stored::Image(b) => Ok(b),
         Stored::Compact(c, shape) => {
             // A rehearsal launches nothing: its image holds no key and is never kept.
-            let bytes = 8 * shape.image_words() as u64;
-            if crate::device::queue::rehearsing() || !keep_image(q, bytes) {
+            if crate::device::queue::rehearsing() || !keep_images(q) {
                 return Ok(Arc::new(expand_key(q, &c, &shape)?));
             }
             let slot = (q.profiler() as *const _ as usize) | shape.permuted as usize;
@@ -197,11 +198,20 @@ fn budget_free<Q: GpuQueue>(q: &Q) -> u64 {
     }
 }
 
-/// Whether an image of `bytes` is kept after its use: while the budget stays a quarter free
-/// with it (the rest is for working memory and plaintexts, dearer to make again).
-fn keep_image<Q: GpuQueue>(q: &Q, bytes: u64) -> bool {
+/// Bytes of compact forms uploaded by this process (all devices): twice that is the bytes of
+/// all their images.
+static COMPACT_BYTES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// Whether images are kept after their use: while the compact keys, all their images and the
+/// plaintexts fit three quarters of the budget (the rest is for working memory). Otherwise
+/// every image is made where it is used and given back after: kept images would take the
+/// place of plaintexts, which cost more to make again, and churn.
+fn keep_images<Q: GpuQueue>(q: &Q) -> bool {
     match crate::device::budget::device_memory() {
-        Ok(Some(limit)) => q.shared().budget.usage().total() + bytes <= limit / 4 * 3,
+        Ok(Some(limit)) => {
+            let compact = COMPACT_BYTES.load(std::sync::atomic::Ordering::Relaxed);
+            3 * compact + q.shared().budget.usage().plaintexts <= limit / 4 * 3
+        }
         _ => true,
     }
 }

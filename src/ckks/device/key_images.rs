@@ -1,6 +1,7 @@
 //! Images of compact keys kept on the device while the memory budget allows
-//! ([`crate::device::budget::KeyForm::Compact`]): a key switch that finds its key's image uses
-//! it; otherwise the image is made from the compact form and kept. When an allocation would
+//! ([`crate::device::budget::KeyForm::Compact`]; the rule is `src/ckks/device/hybrid.rs`'s): a
+//! key switch that finds its key's image uses it; otherwise the image is made from the compact
+//! form and kept. When an allocation would
 //! pass the budget, the budget asks this cache first ([`register_evictor_first`]: an image costs
 //! the least to make again per byte) to drop the image used **most recently** and not held by a
 //! caller now — bootstraps and networks use their keys in the same order every time, so the
