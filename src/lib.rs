@@ -79,7 +79,7 @@ pub mod serialize;
 pub use ckks::batch::CiphertextBatch;
 pub use ckks::ciphertext::Ciphertext;
 pub use ckks::context::{Context, ContextData};
-pub use ckks::evaluator::{Evaluator, GaloisKeySet, KeysToUpload, RelinKeySet};
+pub use ckks::evaluator::{DeviceKeys, Evaluator, GaloisKeySet, KeysToUpload, RelinKeySet};
 pub use ckks::decryptor::Decryptor;
 pub use ckks::encryptor::Encryptor;
 pub use ckks::keygen::KeyGenerator;

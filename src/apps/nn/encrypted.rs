@@ -155,6 +155,9 @@ pub struct Inference<'a> {
     galois: &'a HybridGaloisKeys,
     cache: Arc<TransformCache>,
     step_times: bool,
+    /// Whether an image ran: later images skip [`crate::Queue::rehearse_once`] (its queue
+    /// flush and lookup) on their hot path.
+    rehearsed: std::sync::atomic::AtomicBool,
 }
 
 impl<'a> Inference<'a> {
@@ -181,7 +184,7 @@ impl<'a> Inference<'a> {
         }
         let evictor: std::sync::Weak<dyn crate::device::budget::Evict> = Arc::downgrade(&cache) as std::sync::Weak<dyn crate::device::budget::Evict>;
         crate::device::budget::register_evictor(evictor);
-        Ok(Inference { plan, ev: Evaluator::new(ctx), encoder, boot, galois, cache, step_times: false })
+        Ok(Inference { plan, ev: Evaluator::new(ctx), encoder, boot, galois, cache, step_times: false, rehearsed: Default::default() })
     }
 
     /// Encoded diagonals held by the cache: count and bytes (host words).
@@ -317,7 +320,7 @@ impl<'a> Inference<'a> {
 
     fn run(&self, image: &Ciphertext, steps: usize, progress: &mut dyn FnMut(usize, usize)) -> Result<(Ciphertext, InferenceTimings)> {
         let t0 = Instant::now();
-        if let Some(q) = image.gpu.queue() {
+        if let Some(q) = image.gpu.queue().filter(|_| !self.rehearsed.swap(true, std::sync::atomic::Ordering::Relaxed)) {
             // The first image on a device launches kernels of tens of programs (the network's
             // levels and shapes, the bootstraps'): rehearsed first on a copy with a cache of
             // its own (no kernel runs: its diagonals are garbage and dropped), so that they

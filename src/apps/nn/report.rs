@@ -186,7 +186,8 @@ pub(crate) fn session_keys(
     let keys = BootstrappingKeys::generate_onto(&ctx, params, kg.secret_key(), onto, progress)?;
     let boot = Bootstrapper::new(&ctx, keys)?;
     if let Some(o) = onto {
-        boot.upload_to(o.queue)?;
+        // The keys went onto the device as they were made.
+        boot.upload_plaintexts_to(o.queue)?;
     }
     Ok((ctx, kg, boot, t.elapsed()))
 }
@@ -204,10 +205,7 @@ pub(crate) fn keys_onto(queue: Option<&crate::Queue>, compare_cpu: bool) -> Opti
 /// As [`crate::Evaluator::upload_keys`].
 pub(crate) fn galois_onto(ctx: &crate::Context, galois: &mut crate::HybridGaloisKeys, onto: Option<&crate::circuits::bootstrapping::KeysOnto<'_>>) -> crate::Result<()> {
     if let Some(o) = onto {
-        o.place(&crate::Evaluator::new(ctx), crate::KeysToUpload::Galois(galois))?;
-        if o.release_host {
-            galois.release_host_words()?;
-        }
+        o.place(&crate::Evaluator::new(ctx), galois)?;
     }
     Ok(())
 }

@@ -165,8 +165,16 @@ impl Bootstrapper {
         keys += self.ev.upload_keys(queue, KeysToUpload::Galois(&k.galois))?;
         keys += self.ev.upload_keys(queue, KeysToUpload::Switching(&k.dense_to_sparse))?;
         keys += self.ev.upload_keys(queue, KeysToUpload::Switching(&k.sparse_to_dense))?;
-        let plaintexts = self.c2s.iter().flatten().chain(&self.s2c).map(|t| t.upload_to(queue)).sum::<Result<usize>>()?;
-        Ok((keys, plaintexts))
+        Ok((keys, self.upload_plaintexts_to(queue)?))
+    }
+
+    /// The DFT plaintexts of [`Bootstrapper::upload_to`] alone (keys put on the device as they
+    /// were made: `BootstrappingKeys::generate_onto`). Returns their bytes.
+    ///
+    /// # Errors
+    /// As [`Bootstrapper::upload_to`].
+    pub fn upload_plaintexts_to(&self, queue: &crate::device::Queue) -> Result<usize> {
+        self.c2s.iter().flatten().chain(&self.s2c).map(|t| t.upload_to(queue)).sum()
     }
 
     /// The CoeffsToSlots levels in application order: the encoded transforms with the plaintext

@@ -34,7 +34,7 @@ use crate::serialize::header::SEAL_HEADER_SIZE;
 use crate::serialize::hybrid::{key_save_size, prefix_save_size, LoadHybrid};
 use crate::serialize::reader::load_object;
 use crate::serialize::{ComprMode, Reader, SealObject, Writer};
-use crate::{Error, KeysToUpload, Result};
+use crate::{DeviceKeys, Error, Result};
 
 /// Tag of a key set saved in full (nested objects of version 1).
 const TAG_V1: u64 = u64::from_le_bytes(*b"xeheBTK1");
@@ -80,13 +80,16 @@ pub struct KeysOnto<'a> {
 }
 
 impl KeysOnto<'_> {
-    /// Upload `keys` (the caller then releases their host words with `release_host`); the
-    /// bytes uploaded.
+    /// Upload `keys`, then with `release_host` give up their host words; the bytes uploaded.
     ///
     /// # Errors
     /// As [`Evaluator::upload_keys`](crate::Evaluator::upload_keys).
-    pub fn place(&self, ev: &crate::Evaluator, keys: KeysToUpload<'_>) -> Result<usize> {
-        ev.upload_keys(self.queue, keys)
+    pub fn place(&self, ev: &crate::Evaluator, keys: &mut impl DeviceKeys) -> Result<usize> {
+        let bytes = ev.upload_keys(self.queue, keys.to_upload())?;
+        if self.release_host {
+            keys.release_host_words()?;
+        }
+        Ok(bytes)
     }
 }
 
@@ -149,10 +152,7 @@ impl BootstrappingKeys {
         let kg = KeyGenerator::from_secret_key(context, secret_key)?;
         let mut relin = kg.hybrid(&ks).create_relin_keys()?;
         if let Some(o) = onto {
-            o.place(&ev, KeysToUpload::Relin(&relin))?;
-            if o.release_host {
-                relin.release_host_words()?;
-            }
+            o.place(&ev, &mut relin)?;
         }
         progress(1, total);
         let mut galois = kg.hybrid(&ks).create_galois_keys_from_elts(&[])?;
@@ -164,10 +164,7 @@ impl BootstrappingKeys {
         for chunk in elts.chunks(per_call) {
             let mut batch = kg.hybrid(&ks).create_galois_keys_from_elts(chunk)?;
             if let Some(o) = onto {
-                o.place(&ev, KeysToUpload::Galois(&batch))?;
-                if o.release_host {
-                    batch.release_host_words()?;
-                }
+                o.place(&ev, &mut batch)?;
             }
             galois.keys.extend(batch.keys);
             done += chunk.len();
@@ -178,14 +175,8 @@ impl BootstrappingKeys {
         progress(total - 1, total);
         let mut sparse_to_dense = kg.hybrid(&ks).create_switching_key(sparse.secret_key(), ks.data_size())?;
         if let Some(o) = onto {
-            o.place(&ev, KeysToUpload::Switching(&dense_to_sparse))?;
-            if o.release_host {
-                dense_to_sparse.release_host_words()?;
-            }
-            o.place(&ev, KeysToUpload::Switching(&sparse_to_dense))?;
-            if o.release_host {
-                sparse_to_dense.release_host_words()?;
-            }
+            o.place(&ev, &mut dense_to_sparse)?;
+            o.place(&ev, &mut sparse_to_dense)?;
         }
         progress(total, total);
         Ok(BootstrappingKeys { params: params.clone(), ks, relin, galois, dense_to_sparse, sparse_to_dense })

@@ -68,22 +68,29 @@ enum Stored<B> {
     Compact(Arc<B>, CompactShape),
 }
 
-/// The key's copy on `q`'s device, uploaded on first use: compact when keys are held so
-/// ([`compact_keys`]) and the key is seeded by the counter-mode sampler, else the image.
+/// The key's copy on `q`'s device: the one there, else uploaded compact when keys are held so
+/// ([`compact_keys`]) and the key is seeded by the counter-mode sampler, else as the image.
 /// `inverse`: for a Galois key, the NTT-domain permutation of `galois_elt⁻¹ mod 2N`, by which
 /// the rows are stored pre-permuted.
 fn stored<Q: GpuQueue>(q: &Q, ks: &HybridKeySwitching, key: &HybridKSwitchKey, inverse: Option<&[u32]>) -> Result<Stored<Q::Buf>> {
     let n = ks.n();
     let id = q.shared().id;
     let seeded = key.seeds().is_some_and(|s| s.iter().all(|i| i.kind == PrngType::ChaCha12));
-    if seeded && compact_keys() {
+    let (slot, full_slot) = if inverse.is_some() { (COMPACT_PERMUTED, PERMUTED) } else { (COMPACT, PLAIN) };
+    // The form the device holds already wins (the host words may be gone); a new copy takes
+    // the form in force now.
+    let compact = seeded && match (key.device.get(id, slot), key.device.get(id, full_slot)) {
+        (Some(_), _) => true,
+        (None, Some(_)) => false,
+        (None, None) => compact_keys(),
+    };
+    if compact {
         let shape = CompactShape {
             digits: key.digits().len(),
             rows: key.rows(n),
             log_n: n.trailing_zeros(),
             permuted: inverse.is_some(),
         };
-        let slot = if inverse.is_some() { COMPACT_PERMUTED } else { COMPACT };
         let b = key.device.get_or_upload(id, slot, || {
             let words = compact_words(ks, key, &shape, inverse)?;
             COMPACT_BYTES.fetch_add(8 * words.len() as u64, std::sync::atomic::Ordering::Relaxed);

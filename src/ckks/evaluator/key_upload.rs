@@ -21,6 +21,45 @@ pub enum KeysToUpload<'a> {
     Switching(&'a HybridSwitchingKey),
 }
 
+/// A key set that can go to a device and then give up its host words: relinearization, Galois
+/// and switching keys.
+pub trait DeviceKeys {
+    /// The keys as [`Evaluator::upload_keys`] takes them.
+    fn to_upload(&self) -> KeysToUpload<'_>;
+    /// Give up the host words for the device copies (`release_host_words` of each key set).
+    ///
+    /// # Errors
+    /// `InvalidArgument` when a key has no device copy yet.
+    fn release_host_words(&mut self) -> Result<usize>;
+}
+
+impl DeviceKeys for HybridRelinKeys {
+    fn to_upload(&self) -> KeysToUpload<'_> {
+        KeysToUpload::Relin(self)
+    }
+    fn release_host_words(&mut self) -> Result<usize> {
+        HybridRelinKeys::release_host_words(self)
+    }
+}
+
+impl DeviceKeys for HybridGaloisKeys {
+    fn to_upload(&self) -> KeysToUpload<'_> {
+        KeysToUpload::Galois(self)
+    }
+    fn release_host_words(&mut self) -> Result<usize> {
+        HybridGaloisKeys::release_host_words(self)
+    }
+}
+
+impl DeviceKeys for HybridSwitchingKey {
+    fn to_upload(&self) -> KeysToUpload<'_> {
+        KeysToUpload::Switching(self)
+    }
+    fn release_host_words(&mut self) -> Result<usize> {
+        HybridSwitchingKey::release_host_words(self)
+    }
+}
+
 impl Evaluator {
     /// Upload `keys` to `queue`'s device now, in the layout its operations read (what their
     /// first use would do); keys already there are not uploaded again. Returns the bytes of

@@ -14,7 +14,7 @@ mod batch;
 mod hybrid;
 mod key_sets;
 mod key_upload;
-pub use key_upload::KeysToUpload;
+pub use key_upload::{DeviceKeys, KeysToUpload};
 mod keyswitch;
 pub use key_sets::{GaloisKeySet, RelinKeySet};
 mod modswitch;
