@@ -8,20 +8,13 @@ use xehe::device::budget::{set_key_form, KeyForm};
 use xehe::*;
 
 mod common;
-use common::queues::queues;
+use common::queues::{on_queue as on_gpu, queues};
 
-fn on_gpu(ct: &Ciphertext, q: &Queue) -> Ciphertext {
-    let mut c = ct.clone();
-    c.gpu_on(q);
-    c
-}
-
+/// The device result (downloaded) equals the CPU's word for word.
 fn same(name: &str, gpu: Result<Ciphertext>, cpu: Result<Ciphertext>) {
-    let mut g = gpu.unwrap_or_else(|e| panic!("{name} on GPU: {e}"));
+    let g = gpu.unwrap_or_else(|e| panic!("{name} on GPU (compact keys): {e}"));
     let c = cpu.unwrap_or_else(|e| panic!("{name} on CPU: {e}"));
-    g.download().unwrap();
-    assert_eq!((g.parms_id(), g.size()), (c.parms_id(), c.size()), "{name}: parms_id, size");
-    assert!(g.data() == c.data(), "{name}: GPU result (compact keys) differs from the CPU reference");
+    common::same_on_device(name, &g, &c);
 }
 
 #[test]

@@ -34,3 +34,11 @@ pub fn opencl_queue() -> Result<Queue> {
     let _ = Arc::new(());
     Err(Error::Device("built without the `opencl` feature".into()))
 }
+
+/// A copy of `ct` marked for `q`'s device.
+#[allow(dead_code)]
+pub fn on_queue(ct: &Ciphertext, q: &Queue) -> Ciphertext {
+    let mut c = ct.clone();
+    c.gpu_on(q);
+    c
+}
