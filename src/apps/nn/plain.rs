@@ -122,24 +122,30 @@ pub struct Calibration {
 }
 
 impl Calibration {
-    /// Evaluate `images` and keep each value's largest magnitude.
+    /// Evaluate `images` and keep each value's largest magnitude; the images in parallel
+    /// (rayon; a maximum, so the result does not depend on the order).
     ///
     /// # Errors
     /// `InvalidArgument` without images; as [`evaluate_all`].
     pub fn new<'a>(graph: &Graph, images: impl IntoIterator<Item = &'a [f64]>) -> Result<Self> {
-        let mut max_abs = vec![0.0f64; graph.nodes.len() + 1];
-        let mut count = 0;
-        let maps = linear_maps(graph)?;
-        for image in images {
-            for (m, v) in max_abs.iter_mut().zip(evaluate_with(graph, &maps, image)?) {
-                *m = v.iter().fold(*m, |a, x| a.max(x.abs()));
-            }
-            count += 1;
-        }
-        if count == 0 {
+        use rayon::prelude::*;
+        let images: Vec<&[f64]> = images.into_iter().collect();
+        if images.is_empty() {
             return Err(Error::InvalidArgument("calibration needs at least one image".into()));
         }
-        Ok(Calibration { images: count, max_abs })
+        let maps = linear_maps(graph)?;
+        let zero = || vec![0.0f64; graph.nodes.len() + 1];
+        let max_abs = images
+            .par_iter()
+            .map(|image| {
+                let mut m = zero();
+                for (m, v) in m.iter_mut().zip(evaluate_with(graph, &maps, image)?) {
+                    *m = v.iter().fold(*m, |a, x| a.max(x.abs()));
+                }
+                Ok::<_, Error>(m)
+            })
+            .try_reduce(zero, |a, b| Ok(a.iter().zip(&b).map(|(x, y)| x.max(*y)).collect()))?;
+        Ok(Calibration { images: images.len(), max_abs })
     }
 
     /// The values (of one image, from [`evaluate_all`] or [`evaluate_with`]) whose magnitude
