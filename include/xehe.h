@@ -1893,6 +1893,17 @@ enum XeheStatus xehe_secret_key_save_file(const struct XeheSecretKey *key,
 enum XeheStatus xehe_set_device_memory(uint64_t bytes);
 
 /**
+ * Hold hybrid keys uploaded from now on in form `form`, whatever `XEHE_KEY_FORM` says: 0 auto
+ * (compact under a device memory budget, the default), 1 full, 2 compact (component 0 and the
+ * seeds of the uniform half, whose image the device makes where a key switch uses it). Rust:
+ * `device::budget::set_key_form`.
+ *
+ * **Ownership:** none. **Thread safety:** any thread; applies to keys uploaded afterwards.
+ * **Errors:** `INVALID_ARGUMENT` for another `form` (nothing changes).
+ */
+enum XeheStatus xehe_set_key_form(uint32_t form);
+
+/**
  * The name of a status code (e.g. "XEHE_STATUS_MALFORMED"; "XEHE_STATUS_UNKNOWN" for a value
  * that is no status). Takes an `int` so any value is safe to pass.
  *

@@ -187,3 +187,14 @@ fn a_budget_evicts_keeps_the_words_and_refuses_what_cannot_fit() {
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(err.contains("device memory:") && err.contains("the budget is 1.0 MiB"), "{err}");
 }
+
+/// The key form from C and Rust: a bad value is refused with nothing changed.
+#[test]
+fn key_form_from_c_and_rust() {
+    assert_eq!(xehe_set_key_form(7), XeheStatus::InvalidArgument);
+    assert!(last_error().contains("key form 7"), "{}", last_error());
+    // 0: auto, the default (other tests of this binary run meanwhile).
+    status_ok(xehe_set_key_form(0));
+    assert!(xehe::device::budget::KeyForm::parse("half").is_err());
+    assert_eq!(xehe::device::budget::KeyForm::parse(" Compact ").unwrap(), xehe::device::budget::KeyForm::Compact);
+}

@@ -104,6 +104,16 @@ pub fn set_device_memory(size: Option<Bound<'_, PyAny>>) -> PyResult<()> {
     Ok(())
 }
 
+/// Hold hybrid keys uploaded from now on in form `form`: `"auto"` (compact under a device
+/// memory budget, the default), `"full"` or `"compact"` (half the bytes; the device makes each
+/// key's image where a key switch uses it), whatever `XEHE_KEY_FORM` says
+/// (`xehe::device::budget::set_key_form`). Another name raises `ValueError`.
+#[pyfunction]
+pub fn set_key_form(form: &str) -> PyResult<()> {
+    xehe::device::budget::set_key_form(xehe::device::budget::KeyForm::parse(form).py()?);
+    Ok(())
+}
+
 /// The device memory limit in force (bytes), or None.
 #[pyfunction]
 pub fn device_memory() -> PyResult<Option<u64>> {

@@ -65,6 +65,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(device::new_queue, m)?)?;
     m.add_function(wrap_pyfunction!(device::gpu_available, m)?)?;
     m.add_function(wrap_pyfunction!(device::set_device_memory, m)?)?;
+    m.add_function(wrap_pyfunction!(device::set_key_form, m)?)?;
     m.add_function(wrap_pyfunction!(device::device_memory, m)?)?;
     m.add_function(wrap_pyfunction!(device::device_memory_peak, m)?)?;
     m.add_function(wrap_pyfunction!(device::backends, m)?)?;

@@ -35,6 +35,16 @@ def test_sizes_and_the_variable_default():
     assert xehe.device.device_memory() is None
 
 
+def test_key_forms():
+    try:
+        for form in ("compact", "FULL", "auto"):
+            xehe.device.set_key_form(form)
+        with pytest.raises(ValueError, match="expected auto, full or compact"):
+            xehe.device.set_key_form("half")
+    finally:
+        xehe.device.set_key_form("auto")
+
+
 def test_a_budget_too_small_raises_and_keeps_the_input():
     device = _device()
     q = xehe.device.new_queue(device)

@@ -10,11 +10,13 @@ and pass them: ``ct.gpu(queue)``.
 (``"24GiB"``): keys, plaintexts and working memory count; a network's diagonals are evicted and
 uploaded again to stay within it, and an operation that still does not fit raises
 :class:`xehe.errors.DeviceMemoryError` with its inputs intact. :func:`device_memory_peak` gives
-a queue's device bytes at their peak, by category.
+a queue's device bytes at their peak, by category. Under a budget hybrid keys are held compact
+(half their bytes; each key's image made on the device where it is used): :func:`set_key_form`
+(``"auto"``, ``"full"``, ``"compact"``; or ``XEHE_KEY_FORM``) chooses otherwise.
 """
 
 from ._native import (Queue, backends, default_queue, device_memory, device_memory_peak, gpu_available, info,
-                      new_queue, set_device_memory)
+                      new_queue, set_device_memory, set_key_form)
 
 __all__ = ["Queue", "backends", "default_queue", "device_memory", "device_memory_peak", "gpu_available", "info",
-           "new_queue", "set_device_memory"]
+           "new_queue", "set_device_memory", "set_key_form"]

@@ -133,6 +133,28 @@ pub extern "C" fn xehe_set_device_memory(bytes: u64) -> XeheStatus {
     })
 }
 
+/// Hold hybrid keys uploaded from now on in form `form`, whatever `XEHE_KEY_FORM` says: 0 auto
+/// (compact under a device memory budget, the default), 1 full, 2 compact (component 0 and the
+/// seeds of the uniform half, whose image the device makes where a key switch uses it). Rust:
+/// `device::budget::set_key_form`.
+///
+/// **Ownership:** none. **Thread safety:** any thread; applies to keys uploaded afterwards.
+/// **Errors:** `INVALID_ARGUMENT` for another `form` (nothing changes).
+#[no_mangle]
+pub extern "C" fn xehe_set_key_form(form: u32) -> XeheStatus {
+    use crate::device::budget::KeyForm;
+    guard(|| {
+        let f = match form {
+            0 => KeyForm::Auto,
+            1 => KeyForm::Full,
+            2 => KeyForm::Compact,
+            _ => return Err(crate::Error::InvalidArgument(format!("key form {form}: expected 0 (auto), 1 (full) or 2 (compact)")).into()),
+        };
+        crate::device::budget::set_key_form(f);
+        Ok(())
+    })
+}
+
 /// A new queue on `device` (`"cuda"`, `"cuda:<index>"`, `"auto"`; NULL: what `XEHE_DEVICE` says),
 /// for independent work from several threads (§III-H).
 ///

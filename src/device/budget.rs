@@ -194,17 +194,58 @@ pub enum KeyForm {
     Compact,
 }
 
-static KEY_FORM: Mutex<KeyForm> = Mutex::new(KeyForm::Auto);
-
-/// Hold the keys uploaded from now on in form `form` (process-wide; keys already on a device
-/// keep theirs).
-pub fn set_key_form(form: KeyForm) {
-    *KEY_FORM.lock() = form;
+impl KeyForm {
+    /// The form named `auto`, `full` or `compact` (any case).
+    ///
+    /// # Errors
+    /// `InvalidArgument` for another name.
+    pub fn parse(name: &str) -> Result<Self> {
+        match name.trim().to_ascii_lowercase().as_str() {
+            "auto" => Ok(KeyForm::Auto),
+            "full" => Ok(KeyForm::Full),
+            "compact" => Ok(KeyForm::Compact),
+            other => Err(Error::InvalidArgument(format!("key form {other:?}: expected auto, full or compact"))),
+        }
+    }
 }
 
-/// Whether keys uploaded now are held compact ([`KeyForm`]).
+/// The environment variable read when no form was set through [`set_key_form`].
+pub const KEY_FORM_VARIABLE: &str = "XEHE_KEY_FORM";
+
+/// `Some(form)` set by [`set_key_form`], `None` while unset (then the variable decides).
+static KEY_FORM: Mutex<Option<KeyForm>> = Mutex::new(None);
+
+/// Hold the keys uploaded from now on in form `form` (process-wide, whatever
+/// [`KEY_FORM_VARIABLE`] says; keys already on a device keep theirs).
+pub fn set_key_form(form: KeyForm) {
+    *KEY_FORM.lock() = Some(form);
+}
+
+/// The form in force: [`set_key_form`]'s, else [`KEY_FORM_VARIABLE`]'s (read once), else
+/// [`KeyForm::Auto`].
+///
+/// # Errors
+/// `InvalidArgument` when the variable names no form.
+pub fn key_form() -> Result<KeyForm> {
+    static FROM_VARIABLE: std::sync::OnceLock<Result<KeyForm>> = std::sync::OnceLock::new();
+    if let Some(f) = *KEY_FORM.lock() {
+        return Ok(f);
+    }
+    FROM_VARIABLE
+        .get_or_init(|| match std::env::var(KEY_FORM_VARIABLE) {
+            Ok(v) if !v.trim().is_empty() => KeyForm::parse(&v).map_err(|e| match e {
+                Error::InvalidArgument(m) => Error::InvalidArgument(format!("{KEY_FORM_VARIABLE}: {m}")),
+                e => e,
+            }),
+            _ => Ok(KeyForm::Auto),
+        })
+        .clone()
+}
+
+/// Whether keys uploaded now are held compact ([`KeyForm`]; a variable naming no form counts
+/// as `auto`: the upload that asks has no error to give, and the command line checks it first).
 pub fn compact_keys() -> bool {
-    match *KEY_FORM.lock() {
+    match key_form().unwrap_or_default() {
         KeyForm::Auto => matches!(device_memory(), Ok(Some(_))),
         KeyForm::Full => false,
         KeyForm::Compact => true,

@@ -222,7 +222,7 @@ pub(crate) struct DeviceArg {
 
 impl DeviceArg {
     /// `--device`, else `XEHE_DEVICE`, else auto; sets `--device-memory` (or checks
-    /// `XEHE_DEVICE_MEMORY`) on the way.
+    /// `XEHE_DEVICE_MEMORY`) and checks `XEHE_KEY_FORM` on the way.
     fn choice(&self) -> Result<DeviceChoice> {
         match self.device_memory {
             Some(b) => xehe::device::budget::set_device_memory(Some(b)),
@@ -230,6 +230,7 @@ impl DeviceArg {
                 xehe::device::budget::device_memory()?;
             }
         }
+        xehe::device::budget::key_form()?;
         match &self.device {
             Some(c) => Ok(c.clone()),
             None => xehe::device::queue::env_device(),
