@@ -118,7 +118,7 @@ fn a_budget_evicts_keeps_the_words_and_refuses_what_cannot_fit() {
                 }
                 lo = cut;
             }
-            (Err(Error::DeviceMemory { .. }), _) | (_, Err(Error::DeviceMemory { .. })) => hi = cut,
+            (Err(e @ Error::DeviceMemory { .. }), _) | (_, Err(e @ Error::DeviceMemory { .. })) => { eprintln!("  {e}"); hi = cut }
             (Err(e), _) | (_, Err(e)) => panic!("{e}"),
         }
     }
