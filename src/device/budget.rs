@@ -169,15 +169,19 @@ pub fn device_memory() -> Result<Option<u64>> {
     if let Some(l) = *LIMIT.lock() {
         return Ok(l);
     }
-    FROM_VARIABLE
-        .get_or_init(|| match std::env::var(VARIABLE) {
-            Ok(v) if !v.trim().is_empty() => parse_size(&v).map(Some).map_err(|e| match e {
-                Error::InvalidArgument(m) => Error::InvalidArgument(format!("{VARIABLE}: {m}")),
-                e => e,
-            }),
-            _ => Ok(None),
-        })
-        .clone()
+    FROM_VARIABLE.get_or_init(|| from_variable(VARIABLE, parse_size)).clone()
+}
+
+/// `parse` of environment variable `name` when set and not blank (its error naming the
+/// variable), else `None`.
+fn from_variable<T>(name: &str, parse: impl FnOnce(&str) -> Result<T>) -> Result<Option<T>> {
+    match std::env::var(name) {
+        Ok(v) if !v.trim().is_empty() => parse(&v).map(Some).map_err(|e| match e {
+            Error::InvalidArgument(m) => Error::InvalidArgument(format!("{name}: {m}")),
+            e => e,
+        }),
+        _ => Ok(None),
+    }
 }
 
 /// How hybrid key-switching keys are held on a device.
@@ -231,15 +235,7 @@ pub fn key_form() -> Result<KeyForm> {
     if let Some(f) = *KEY_FORM.lock() {
         return Ok(f);
     }
-    FROM_VARIABLE
-        .get_or_init(|| match std::env::var(KEY_FORM_VARIABLE) {
-            Ok(v) if !v.trim().is_empty() => KeyForm::parse(&v).map_err(|e| match e {
-                Error::InvalidArgument(m) => Error::InvalidArgument(format!("{KEY_FORM_VARIABLE}: {m}")),
-                e => e,
-            }),
-            _ => Ok(KeyForm::Auto),
-        })
-        .clone()
+    FROM_VARIABLE.get_or_init(|| from_variable(KEY_FORM_VARIABLE, KeyForm::parse).map(Option::unwrap_or_default)).clone()
 }
 
 /// Whether keys uploaded now are held compact ([`KeyForm`]; a variable naming no form counts

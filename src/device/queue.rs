@@ -82,7 +82,7 @@ impl Queue {
     pub fn is_rehearsing(&self) -> bool {
         match self {
             #[cfg(feature = "cuda")]
-            Queue::Cuda(_) => super::cuda::compile::rehearsing(),
+            Queue::Cuda(_) => rehearsing(),
             #[allow(unreachable_patterns)]
             _ => false,
         }

@@ -3,7 +3,7 @@
 //! cached in the objects themselves (paper §III-H). The kernels that use them are
 //! [`crate::device::gpu::hybrid`], which takes them as plain data.
 
-use crate::ckks::hybrid::{BConvConstants, HybridKSwitchKey, HybridKeySwitching, LevelConstants};
+use crate::ckks::hybrid::{BConvConstants, HybridGaloisKeys, HybridKSwitchKey, HybridKeySwitching, LevelConstants};
 use crate::device::gpu::hybrid::{BConvSpec, HybridLevelData, HybridLevelSpec, RescaleSpec};
 use crate::ckks::key_prng::{rejection_bound, KEY_WORDS};
 use crate::ckks::prng::PrngType;
@@ -77,20 +77,13 @@ fn stored<Q: GpuQueue>(q: &Q, ks: &HybridKeySwitching, key: &HybridKSwitchKey, i
     let id = q.shared().id;
     let seeded = key.seeds().is_some_and(|s| s.iter().all(|i| i.kind == PrngType::ChaCha12));
     let (slot, full_slot) = if inverse.is_some() { (COMPACT_PERMUTED, PERMUTED) } else { (COMPACT, PLAIN) };
+    let shape = CompactShape { digits: key.digits().len(), rows: key.rows(n), log_n: n.trailing_zeros(), permuted: inverse.is_some() };
     // The form the device holds already wins (the host words may be gone); a new copy takes
     // the form in force now.
-    let compact = seeded && match (key.device.get(id, slot), key.device.get(id, full_slot)) {
-        (Some(_), _) => true,
-        (None, Some(_)) => false,
-        (None, None) => compact_keys(),
-    };
-    if compact {
-        let shape = CompactShape {
-            digits: key.digits().len(),
-            rows: key.rows(n),
-            log_n: n.trailing_zeros(),
-            permuted: inverse.is_some(),
-        };
+    if let Some(b) = key.device.get(id, slot) {
+        return Ok(Stored::Compact(buffer_of::<Q>(&b)?, shape));
+    }
+    if seeded && compact_keys() && key.device.get(id, full_slot).is_none() {
         let b = key.device.get_or_upload(id, slot, || {
             let words = compact_words(ks, key, &shape, inverse)?;
             COMPACT_BYTES.fetch_add(8 * words.len() as u64, std::sync::atomic::Ordering::Relaxed);
@@ -183,15 +176,17 @@ fn image<Q: GpuQueue>(q: &Q, key: &HybridKSwitchKey, s: Stored<Q::Buf>) -> Resul
     }
 }
 
-/// Key images of `bytes` each that one hoisted batch makes at once: every key while keys are
-/// held in full; with compact keys as many as half the budget's free bytes hold, at least
-/// [`COMPACT_IMAGES_AT_ONCE`] (a batch of rotations then runs in parts, each with its own ModUp).
-pub fn images_at_once<Q: GpuQueue>(q: &Q, bytes: usize) -> usize {
+/// Key images one hoisted batch of rotations by `elts` (keys of `keys` at a level of `ell`
+/// primes) makes at once: every key while keys are held in full; with compact keys as many as
+/// half the budget's free bytes hold, at least [`COMPACT_IMAGES_AT_ONCE`] (the batch then runs
+/// in parts, each with its own ModUp).
+pub fn images_at_once<Q: GpuQueue>(q: &Q, keys: &HybridGaloisKeys, elts: impl IntoIterator<Item = u32>, ell: usize) -> usize {
     if !compact_keys() {
         return usize::MAX;
     }
-    let free = budget_free(q);
-    (free / 2 / bytes.max(1) as u64).max(COMPACT_IMAGES_AT_ONCE as u64) as usize
+    // One key set: every image has the first one's size.
+    let bytes = elts.into_iter().next().and_then(|e| keys.key_at(e, ell).ok()).map_or(1, |k| k.byte_size());
+    (budget_free(q) / 2 / bytes.max(1) as u64).max(COMPACT_IMAGES_AT_ONCE as u64) as usize
 }
 
 /// The fewest key images of compact keys a hoisted batch makes at once ([`images_at_once`]).

@@ -12,8 +12,7 @@
 //! as keys.
 
 use crate::device::budget::{register_evictor_first, Evict};
-use crate::device::state::{KeyDeviceCache, WeakKeyDeviceCache};
-use crate::device::state::DeviceBuf;
+use crate::device::state::{DeviceBuf, KeyDeviceCache, WeakKeyDeviceCache};
 use crate::Result;
 use parking_lot::Mutex;
 use std::sync::{Arc, OnceLock, Weak};

@@ -656,8 +656,7 @@ mod gpu_impl {
                     let rot: Vec<u32> = elts.iter().flatten().copied().collect();
                     let mut rotated = Vec::with_capacity(rot.len());
                     // Compact keys: a few images at a time (each part with its own ModUp).
-                    let image_bytes = rot.first().and_then(|&e| keys.key_at(e, l.k()).ok()).map_or(1, |k| k.byte_size());
-                    for part in rot.chunks(images_at_once(cq, image_bytes)) {
+                    for part in rot.chunks(images_at_once(cq, keys, rot.iter().copied(), l.k())) {
                         let ks_tabs = part.iter().map(|&e| galois(e, keys)).collect::<Result<Vec<_>>>()?;
                         let k: Vec<&Q::Buf> = ks_tabs.iter().map(|(k, _, _)| &**k).collect();
                         let t: Vec<&Q::Buf> = ks_tabs.iter().map(|(_, t, _)| &**t).collect();
@@ -690,8 +689,7 @@ mod gpu_impl {
                     // Compact keys: the sums over a few rotations at a time (each part with its
                     // own ModUp), added up; modular sums, so the words are the same.
                     let mut total: Option<Vec<DeviceExt<Q::Buf>>> = None;
-                    let image_bytes = elts.iter().flatten().next().and_then(|&e| keys.key_at(e, l.k()).ok()).map_or(1, |k| k.byte_size());
-                    let step = images_at_once(cq, image_bytes).min(elts.len()).max(1);
+                    let step = images_at_once(cq, keys, elts.iter().flatten().copied(), l.k()).min(elts.len()).max(1);
                     // At least one part: with no rotations the sums are zero, as before.
                     for start in (0..elts.len().max(1)).step_by(step) {
                         let range = start..(start + step).min(elts.len());

@@ -414,8 +414,7 @@ mod gpu_impl {
             let buf = buffer_of::<Q>(&ct.gpu.device_copy(queue, &ct.data)?)?;
             let mut outs = Vec::with_capacity(elts.len());
             // Compact keys: a few images at a time (each part with its own ModUp).
-            let image_bytes = elts.first().and_then(|&e| keys.key_at(e, l.k()).ok()).map_or(1, |k| k.byte_size());
-            for part in elts.chunks(images_at_once(cq, image_bytes)) {
+            for part in elts.chunks(images_at_once(cq, keys, elts.iter().copied(), l.k())) {
                 let mut tables = Vec::with_capacity(part.len());
                 let mut kbufs = Vec::with_capacity(part.len());
                 let mut rows = 0;
