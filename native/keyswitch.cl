@@ -5,6 +5,7 @@
  * algorithm; the GPU runs the same canonical arithmetic, so results are bit-identical.
  */
 #include "modarith.h"
+#include "chacha.h"
 
 /*
  * Digit lift: lifted[j][i][x] = t[j][x] mod p_i for digits j < kd and output primes i < kp
@@ -143,6 +144,44 @@ KERNEL_FQ void ks_inner_u64(GLOBAL_AS u64 *prod, CONST_AS u64 *lifted, CONST_AS 
 #endif
 #define KS_SPAN 256u
 
+/*
+ * 1: the key arguments are compact forms (chacha.h; src/device/gpu/key_expand.rs): component 0
+ * read from the form (digit-major after its leading block of N words), component 1 generated
+ * here from the digits' seeds. A work-group's 256 work-items take 256 aligned words of one limb
+ * (work-groups of 256; N >= 256), whose key words (Galois keys: the words their outputs land
+ * on, the automorphism keeping aligned blocks of 256 together) are 32 ChaCha blocks a digit:
+ * the group makes them together into local memory (ks_compact_fill), so each is made once.
+ */
+#ifndef KS_COMPACT
+#define KS_COMPACT 0
+#endif
+#define KS_GROUP 256u
+
+/* Component 0 of digit j, key row ki, word x of a compact key (digit-major after the leading block). */
+#define KS_COMPACT_C0(key, j, key_k, ki, x, log_n) ((key)[((1 + (u64)(j) * (key_k) + (ki)) << (log_n)) + (x)])
+
+#if KS_COMPACT
+/*
+ * Words base … base + 255 (base a multiple of 256) of key row ki of component 1 of every digit
+ * j < KS_DIGITS of the compact key `key` into kw[j·256 + i]: block b < 32 of digit j by
+ * work-item j·32 + b of the group. Every work-item of the group calls it (barriers: the words
+ * before are read, these are written).
+ */
+DECLSPEC void ks_compact_fill(LOCAL_AS u64 *kw, CONST_AS u64 *key, u32 key_k, u32 ki, u64 base, u32 log_n)
+{
+    SYNC_THREADS();
+    u32 i = LOCAL_ID();
+    if (i < KS_DIGITS * 32u) {
+        u32 j = i >> 5, b = i & 31u;
+        u64 v[8];
+        compact_key_words(key, key_k, j, ki, base + 8 * b, log_n, v);
+#pragma unroll
+        for (u32 w = 0; w < 8; w++) kw[j * KS_GROUP + 8 * b + w] = v[w];
+    }
+    SYNC_THREADS();
+}
+#endif
+
 /* Argument a (< 16) of p0…p15 (a switch: uniform in a CTA, folded for a constant a). */
 #define KS_ARG16(T, a, p)                                                                                              \
     switch (a) {                                                                                                       \
@@ -197,6 +236,9 @@ KERNEL_FQ void ks_inner_hybrid_u64(GLOBAL_AS u64 *prod_q, GLOBAL_AS u64 *prod_p,
     u64 n = (u64)1 << log_n;
     u32 e = ell + alpha;
     u64 words = (u64)(o_end - o_begin) * n;
+#if KS_COMPACT
+    LOCAL_ARRAY(u64, kw, KS_DIGITS * KS_GROUP);
+#endif
 #if KS_GROUPS > 1
     u64 total = (words + KS_SPAN - 1) / KS_SPAN * KS_SPAN * KS_GROUPS;
 #else
@@ -235,6 +277,27 @@ KERNEL_FQ void ks_inner_hybrid_u64(GLOBAL_AS u64 *prod_q, GLOBAL_AS u64 *prod_p,
         ks_acc2_t a[KS_KEYS];
 #pragma unroll
         for (u32 r = 0; r < KS_KEYS; r++) a[r] = ks_acc2_zero();
+#if KS_COMPACT
+        /* A group's words are one limb's aligned 256 (uniform o, ki; the `continue` above is
+         * uniform too): each key's words made by the group, then its digits accumulated. */
+        u64 vs[KS_DIGITS];
+#pragma unroll
+        for (u32 j = 0; j < KS_DIGITS; j++)
+            vs[j] = j == own ? t[((u64)o << log_n) + x] : rows[((u64)(j > own ? j - 1 : j) << log_n) + x];
+#pragma unroll
+        for (u32 r = 0; r < KS_KEYS; r++) {
+#if KS_ROTATE
+            u64 at = scatter[r][x];
+#else
+            u64 at = x;
+#endif
+            ks_compact_fill(kw, keys[r], key_k, ki, at & ~(u64)(KS_GROUP - 1), log_n);
+#pragma unroll
+            for (u32 j = 0; j < KS_DIGITS; j++)
+                a[r] = ks_acc2_add(a[r], vs[j], KS_COMPACT_C0(keys[r], j, key_k, ki, x, log_n),
+                                   kw[j * KS_GROUP + (at & (KS_GROUP - 1))], q, c0r, c1r);
+        }
+#else
 #ifdef KS_DIGITS
         /* The digit count compiled in (the host's default): the loop unrolls and the compiler
          * keeps more of the digits' loads in flight (hoisted batch at 2^16: 1506 → 1340 µs). */
@@ -249,6 +312,7 @@ KERNEL_FQ void ks_inner_hybrid_u64(GLOBAL_AS u64 *prod_q, GLOBAL_AS u64 *prod_p,
             for (u32 r = 0; r < KS_KEYS; r++)
                 a[r] = ks_acc2_add(a[r], v, keys[r][kb + x], keys[r][kb + ((u64)key_k << log_n) + x], q, c0r, c1r);
         }
+#endif
 #if KS_PC
         if (data) {
             u64 at = ((u64)o << log_n) + x, pm = p_mod[o];
@@ -406,7 +470,7 @@ DECLSPEC u64 ks_galois_index(u64 y, u32 elt, u32 log_n)
 /* One hoisted rotation's words at extended limb o, output word y (ks_inner_sums_u64). */
 DECLSPEC void ks_rot_word(u64 *v0, u64 *v1, CONST_AS u64 *desc, u64 y, u32 log_n, u64 lim, u32 own, u32 data,
                           u32 ki, u32 key_k, CONST_AS u64 *rows, CONST_AS u64 *ct, CONST_AS u64 *c1, u64 pm, u32 digits,
-                          u64 q, u64 c0r, u64 c1r)
+                          u64 q, u64 c0r, u64 c1r, LOCAL_AS u64 *kw)
 {
     CONST_AS u64 *key = (CONST_AS u64 *)desc[0];
     u64 x = ks_galois_index(y, (u32)desc[1], log_n);
@@ -418,8 +482,13 @@ DECLSPEC void ks_rot_word(u64 *v0, u64 *v1, CONST_AS u64 *desc, u64 y, u32 log_n
     for (u32 j = 0; j < digits; j++) {
 #endif
         u64 v = j == own ? c1[lim + x] : rows[((u64)(j > own ? j - 1 : j) << log_n) + x];
+#if KS_COMPACT
+        /* Component 1 in natural order: the key at y (ks_compact_fill). */
+        a = ks_acc2_add(a, v, KS_COMPACT_C0(key, j, key_k, ki, x, log_n), kw[j * KS_GROUP + (y & (KS_GROUP - 1))], q, c0r, c1r);
+#else
         u64 kb = (((u64)j * 2) * key_k + ki) << log_n;
         a = ks_acc2_add(a, v, key[kb + x], key[kb + ((u64)key_k << log_n) + x], q, c0r, c1r);
+#endif
     }
     if (data) a = ks_acc2_add(a, ct[lim + x], pm, 0, q, c0r, c1r);
     *v0 = ks_acc_value(a.a0, q, c0r, c1r);
@@ -474,6 +543,11 @@ extern "C" __global__ void __launch_bounds__(256, KS_SUMS_MIN_BLOCKS) ks_inner_s
     u32 e = ell + alpha;
     u64 total = (u64)e << log_n;
     CONST_AS u64 *c1 = ct + ((u64)ell << log_n);
+#if KS_COMPACT
+    LOCAL_ARRAY(u64, kw, KS_DIGITS * KS_GROUP);
+#else
+    u64 *kw = 0;
+#endif
     for (u64 g = GLOBAL_ID(); g < total; g += GLOBAL_SIZE()) {
         u32 o = (u32)(g >> log_n);
         u64 y = g & (n - 1);
@@ -494,7 +568,11 @@ extern "C" __global__ void __launch_bounds__(256, KS_SUMS_MIN_BLOCKS) ks_inner_s
         for (u32 r = 0; r < nrots; r++) {
             CONST_AS u64 *desc = rots + (u64)r * KS_ROT_DESC;
             u64 v0, v1;
-            ks_rot_word(&v0, &v1, desc, y, log_n, lim, own, data, ki, key_k, rows, ct, c1, pm, digits, q, c0r, c1r);
+#if KS_COMPACT
+            /* The rotation's key words at the group's 256 outputs (uniform o, ki, y & ~255). */
+            ks_compact_fill(kw, (CONST_AS u64 *)desc[0], key_k, ki, y & ~(u64)(KS_GROUP - 1), log_n);
+#endif
+            ks_rot_word(&v0, &v1, desc, y, log_n, lim, own, data, ki, key_k, rows, ct, c1, pm, digits, q, c0r, c1r, kw);
             KS_SUMS_ADD(desc + 2, v0, v1)
         }
         u64 row = data ? lim : (u64)(o - ell) << log_n;

@@ -1,65 +1,24 @@
 /*
- * prng.cl — hybrid keys' uniform halves regenerated on the device from their seeds
- * (src/ckks/key_prng.rs: word w of a digit's half is the first of ChaCha12(key, stream t).word64(w),
- * t = 0, 1, …, below SEAL's rejection bound, reduced modulo its limb's prime).
+ * prng.cl — a hybrid key's device image made from its compact form (chacha.h), where a key
+ * switch cannot read the compact form itself (src/ckks/device/hybrid.rs).
  */
-#include "portable.h"
-#include "modarith.h"
-
-DECLSPEC u32 chacha_rotl(u32 x, u32 n) { return (x << n) | (x >> (32u - n)); }
-
-#define CHACHA_QR(a, b, c, d)                                                                                          \
-    a += b; d = chacha_rotl(d ^ a, 16u);                                                                               \
-    c += d; b = chacha_rotl(b ^ c, 12u);                                                                               \
-    a += b; d = chacha_rotl(d ^ a, 8u);                                                                                \
-    c += d; b = chacha_rotl(b ^ c, 7u);
+#include "chacha.h"
 
 /*
- * Word j (< 8) of 64 bits of ChaCha12 block `block` of stream `stream` under the key k0…k7: the
- * block's 32-bit words 2j (low) and 2j + 1 (high). The state is RFC 8439's with a 64-bit block
- * counter in words 12–13 and a 64-bit stream number in words 14–15 (rand_chacha's ChaCha12Rng).
- * All 8 words come back in out[8].
- */
-DECLSPEC void chacha12_block(const u32 *k, u64 block, u64 stream, u64 *out)
-{
-    u32 x0 = 0x61707865u, x1 = 0x3320646eu, x2 = 0x79622d32u, x3 = 0x6b206574u;
-    u32 x4 = k[0], x5 = k[1], x6 = k[2], x7 = k[3], x8 = k[4], x9 = k[5], x10 = k[6], x11 = k[7];
-    u32 x12 = (u32)block, x13 = (u32)(block >> 32), x14 = (u32)stream, x15 = (u32)(stream >> 32);
-    u32 y0 = x0, y1 = x1, y2 = x2, y3 = x3, y4 = x4, y5 = x5, y6 = x6, y7 = x7;
-    u32 y8 = x8, y9 = x9, y10 = x10, y11 = x11, y12 = x12, y13 = x13, y14 = x14, y15 = x15;
-#pragma unroll
-    for (u32 r = 0; r < 6; r++) {
-        CHACHA_QR(y0, y4, y8, y12) CHACHA_QR(y1, y5, y9, y13) CHACHA_QR(y2, y6, y10, y14) CHACHA_QR(y3, y7, y11, y15)
-        CHACHA_QR(y0, y5, y10, y15) CHACHA_QR(y1, y6, y11, y12) CHACHA_QR(y2, y7, y8, y13) CHACHA_QR(y3, y4, y9, y14)
-    }
-    out[0] = (u64)(y0 + x0) | ((u64)(y1 + x1) << 32);
-    out[1] = (u64)(y2 + x2) | ((u64)(y3 + x3) << 32);
-    out[2] = (u64)(y4 + x4) | ((u64)(y5 + x5) << 32);
-    out[3] = (u64)(y6 + x6) | ((u64)(y7 + x7) << 32);
-    out[4] = (u64)(y8 + x8) | ((u64)(y9 + x9) << 32);
-    out[5] = (u64)(y10 + x10) | ((u64)(y11 + x11) << 32);
-    out[6] = (u64)(y12 + x12) | ((u64)(y13 + x13) << 32);
-    out[7] = (u64)(y14 + x14) | ((u64)(y15 + x15) << 32);
-}
-
-/*
- * A key's device image from its compact form (src/ckks/device/hybrid.rs): `out` gets, per digit j
- * of `digits`, component 0 (`rows` limbs of N = 2^log_n words) copied from `b` (digit-major, rows
- * as the image stores them) and component 1 generated from the digit's seed (meta: digits × 4
- * words, the ChaCha key little-endian; then per row of the stored base q, its rejection bound
- * and Barrett ratio word 1; then zero_begin, zero_end: those rows of component 1 are zero, a key
- * for fewer levels than it stores). With `fwd` (PRNG_PERMUTED), word x of a row is written at
- * fwd[x] (Galois keys, stored permuted by the inverse automorphism: fwd is its inverse).
+ * A key's device image from its compact form `key` (chacha.h): `out` gets, per digit j of
+ * `digits`, component 0 (`rows` limbs of N = 2^log_n words) copied from the compact form and
+ * component 1 generated from the digit's seed. With PRNG_PERMUTED (Galois keys, stored
+ * permuted by the inverse automorphism), generated word x of a row goes to fwd[x] (fwd: the
+ * inverse of the host's permutation, N 32-bit entries after component 0), as the host permutes.
  * One work-item per 8 words (a ChaCha block) of one row of one digit.
  */
-KERNEL_FQ void expand_key_u64(GLOBAL_AS u64 *out, CONST_AS u64 *b, CONST_AS u64 *meta, CONST_AS u32 *fwd, u32 digits,
-                              u32 rows, u32 log_n)
+KERNEL_FQ void expand_key_u64(GLOBAL_AS u64 *out, CONST_AS u64 *key, CONST_AS u32 *fwd, u32 digits, u32 rows,
+                              u32 log_n)
 {
     u64 n = (u64)1 << log_n;
     u64 per_row = n >> 3;
     u64 total = (u64)digits * rows * per_row;
-    CONST_AS u64 *moduli = meta + (u64)digits * 4;
-    u64 zero_begin = moduli[3 * rows], zero_end = moduli[3 * rows + 1];
+    CONST_AS u64 *b = key + n;
     for (u64 g = GLOBAL_ID(); g < total; g += GLOBAL_SIZE()) {
         u64 blk = g % per_row;
         u64 rest = g / per_row;
@@ -72,31 +31,7 @@ KERNEL_FQ void expand_key_u64(GLOBAL_AS u64 *out, CONST_AS u64 *b, CONST_AS u64 
         for (u32 i = 0; i < 8; i++) c0[i] = src[i];
         GLOBAL_AS u64 *c1 = out + (((u64)j * 2 * rows + rows + row) << log_n);
         u64 v[8];
-        if (row >= zero_begin && row < zero_end) {
-            for (u32 i = 0; i < 8; i++) v[i] = 0;
-        } else {
-            u32 k[8];
-            for (u32 i = 0; i < 4; i++) {
-                u64 w = meta[(u64)j * 4 + i];
-                k[2 * i] = (u32)w;
-                k[2 * i + 1] = (u32)(w >> 32);
-            }
-            u64 q = moduli[3 * row], bound = moduli[3 * row + 1], r1 = moduli[3 * row + 2];
-            /* Block index of word w = row·N + x0 of the digit's half: 8 words a block. */
-            u64 block = (((u64)row << log_n) + x0) >> 3;
-            chacha12_block(k, block, 0, v);
-            /* Unrolled, so v[] and again[] stay in registers (a constant index each). */
-#pragma unroll
-            for (u32 i = 0; i < 8; i++) {
-                u64 r = v[i];
-                for (u64 t = 1; r >= bound; t++) {
-                    u64 again[8];
-                    chacha12_block(k, block, t, again);
-                    r = again[i];
-                }
-                v[i] = barrett_reduce_64(r, q, r1);
-            }
-        }
+        compact_key_words(key, rows, j, row, x0, log_n, v);
 #pragma unroll
         for (u32 i = 0; i < 8; i++) {
 #ifdef PRNG_PERMUTED

@@ -9,7 +9,7 @@
 //! drop device copies that can be uploaded again; only when nothing more can be given back does
 //! the allocation fail, with [`Error::DeviceMemory`] naming what needed how much against which
 //! limit. Under a limit, hybrid keys are held compact ([`KeyForm`]): half their bytes, the other
-//! half regenerated on the device where a key switch uses it. Nothing reaches the driver's own out-of-memory path while the limit is below the
+//! half regenerated inside the key-switching kernels that read it. Nothing reaches the driver's own out-of-memory path while the limit is below the
 //! device's memory.
 //!
 //! Categories: what is allocated while a thread runs inside [`with_category`] counts as that
@@ -192,9 +192,9 @@ pub enum KeyForm {
     Auto,
     /// The whole image: both components of every digit (the fastest key switch).
     Full,
-    /// Component 0 and the seeds of component 1 (half the bytes); the image is made in working
-    /// memory where a key switch needs it, component 1 regenerated from its seeds
-    /// ([`crate::ckks::key_prng`]). Keys seeded otherwise (older files) stay in full.
+    /// Component 0 and the seeds of component 1 (half the bytes); the key-switching kernels
+    /// regenerate component 1 from its seeds where they read it ([`crate::ckks::key_prng`],
+    /// `native/chacha.h`). Keys seeded otherwise (older files) stay in full.
     Compact,
 }
 
@@ -265,26 +265,12 @@ pub trait Evict: Send + Sync {
 static EVICTORS: Mutex<Vec<Weak<dyn Evict>>> = Mutex::new(Vec::new());
 
 /// Register a cache the budgets may ask for memory ([`Evict`]); it stays registered while it
-/// lives. Caches registered with `first` are asked before the others (data cheapest to make
-/// again per byte, such as key images).
+/// lives.
 pub fn register_evictor(cache: Weak<dyn Evict>) {
-    register(cache, false);
-}
-
-/// [`register_evictor`], asked before the caches registered without `first`.
-pub fn register_evictor_first(cache: Weak<dyn Evict>) {
-    register(cache, true);
-}
-
-fn register(cache: Weak<dyn Evict>, first: bool) {
     let mut v = EVICTORS.lock();
     v.retain(|w| w.strong_count() > 0);
     if !v.iter().any(|w| w.ptr_eq(&cache)) {
-        if first {
-            v.insert(0, cache);
-        } else {
-            v.push(cache);
-        }
+        v.push(cache);
     }
 }
 

@@ -9,6 +9,7 @@
 pub const SOURCES: &[(&str, &str)] = &[
     ("portable.h", include_str!("../../native/portable.h")),
     ("modarith.h", include_str!("../../native/modarith.h")),
+    ("chacha.h", include_str!("../../native/chacha.h")),
     ("ntt.cl", include_str!("../../native/ntt.cl")),
     ("bench.cl", include_str!("../../native/bench.cl")),
     ("elementwise.cl", include_str!("../../native/elementwise.cl")),

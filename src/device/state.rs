@@ -338,14 +338,6 @@ impl KeyDeviceCache {
     pub fn get(&self, device: usize, index: usize) -> Option<DeviceBuf> {
         self.inner.lock().get(&(device, index)).cloned()
     }
-    /// Keep `b` as copy `index` on device `device`, unless one is there already (returned then).
-    pub fn insert(&self, device: usize, index: usize, b: DeviceBuf) -> DeviceBuf {
-        self.inner.lock().entry((device, index)).or_insert(b).clone()
-    }
-    /// A handle that does not keep the copies alive ([`WeakKeyDeviceCache`]).
-    pub fn downgrade(&self) -> WeakKeyDeviceCache {
-        WeakKeyDeviceCache(Arc::downgrade(&self.inner))
-    }
     /// The copy of key `index` on device `device`, made by `upload` on first use.
     pub fn get_or_upload(&self, device: usize, index: usize, upload: impl FnOnce() -> Result<DeviceBuf>) -> Result<DeviceBuf> {
         if let Some(b) = self.inner.lock().get(&(device, index)) {
@@ -356,34 +348,6 @@ impl KeyDeviceCache {
         // ours (never used by a kernel). Replacing the first would free a buffer that queued
         // kernels of the other queue may still read, back into the shared static pool.
         Ok(self.inner.lock().entry((device, index)).or_insert(b).clone())
-    }
-}
-
-/// A [`KeyDeviceCache`] that does not keep its key's copies alive: what a cache of key images
-/// holds to give one back under a memory budget.
-#[derive(Clone, Debug)]
-#[allow(clippy::type_complexity)]
-pub struct WeakKeyDeviceCache(std::sync::Weak<Mutex<std::collections::HashMap<(usize, usize), DeviceBuf>>>);
-
-impl WeakKeyDeviceCache {
-    /// Whether this is a handle of `cache`.
-    pub fn is(&self, cache: &KeyDeviceCache) -> bool {
-        std::ptr::eq(self.0.as_ptr(), Arc::as_ptr(&cache.inner))
-    }
-    /// Drop copy `index` on device `device` unless a caller holds it now (a kernel may read it):
-    /// `Some(true)` when dropped, `Some(false)` when held or absent, `None` when the key is gone.
-    pub fn drop_unused(&self, device: usize, index: usize) -> Option<bool> {
-        let inner = self.0.upgrade()?;
-        let mut map = inner.lock();
-        match map.get(&(device, index)) {
-            Some(b) if b.holders() == 1 => {
-                let b = map.remove(&(device, index));
-                drop(map);
-                drop(b);
-                Some(true)
-            }
-            _ => Some(false),
-        }
     }
 }
 

@@ -3,11 +3,11 @@
 //! cached in the objects themselves (paper §III-H). The kernels that use them are
 //! [`crate::device::gpu::hybrid`], which takes them as plain data.
 
-use crate::ckks::hybrid::{BConvConstants, HybridGaloisKeys, HybridKSwitchKey, HybridKeySwitching, LevelConstants};
+use crate::ckks::hybrid::{BConvConstants, HybridKSwitchKey, HybridKeySwitching, LevelConstants};
 use crate::device::gpu::hybrid::{BConvSpec, HybridLevelData, HybridLevelSpec, RescaleSpec};
 use crate::ckks::key_prng::{rejection_bound, KEY_WORDS};
 use crate::ckks::prng::PrngType;
-use crate::device::budget::{compact_keys, with_category, MemoryCategory};
+use crate::device::budget::compact_keys;
 use crate::device::gpu::key_expand::{expand_key, CompactShape};
 use crate::device::gpu::{buffer_of, GpuQueue};
 use crate::{ParmsId, Result};
@@ -60,36 +60,42 @@ const PERMUTED: usize = 1;
 const COMPACT: usize = 2;
 const COMPACT_PERMUTED: usize = 3;
 
-/// What a device holds of a key.
-enum Stored<B> {
-    /// The image the kernels read.
-    Image(Arc<B>),
-    /// The compact form, with its shape.
-    Compact(Arc<B>, CompactShape),
+/// A key on a device as a launch reads it: its words, and for a compact form its shape (the
+/// inner products then generate component 1 from the seeds, `native/chacha.h`).
+#[derive(Debug)]
+pub struct DeviceKey<B> {
+    /// The image (`digits × 2 × (k + α) × N` words) or the compact form.
+    pub buf: Arc<B>,
+    /// The compact form's shape; `None` for an image.
+    pub compact: Option<CompactShape>,
 }
 
 /// The key's copy on `q`'s device: the one there, else uploaded compact when keys are held so
-/// ([`compact_keys`]) and the key is seeded by the counter-mode sampler, else as the image.
-/// `inverse`: for a Galois key, the NTT-domain permutation of `galois_elt⁻¹ mod 2N`, by which
-/// the rows are stored pre-permuted.
-fn stored<Q: GpuQueue>(q: &Q, ks: &HybridKeySwitching, key: &HybridKSwitchKey, inverse: Option<&[u32]>) -> Result<Stored<Q::Buf>> {
+/// ([`compact_keys`]), the key is seeded by the counter-mode sampler and the inner products
+/// can read its shape ([`CompactShape::readable`]), else as the image. `inverse`: for a Galois
+/// key, the NTT-domain permutation of `galois_elt⁻¹ mod 2N`, by which the rows are stored
+/// pre-permuted.
+impl<B> Clone for DeviceKey<B> {
+    fn clone(&self) -> Self {
+        DeviceKey { buf: self.buf.clone(), compact: self.compact }
+    }
+}
+
+fn stored<Q: GpuQueue>(q: &Q, ks: &HybridKeySwitching, key: &HybridKSwitchKey, inverse: Option<&[u32]>) -> Result<DeviceKey<Q::Buf>> {
     let n = ks.n();
     let id = q.shared().id;
     let seeded = key.seeds().is_some_and(|s| s.iter().all(|i| i.kind == PrngType::ChaCha12));
     let (slot, full_slot) = if inverse.is_some() { (COMPACT_PERMUTED, PERMUTED) } else { (COMPACT, PLAIN) };
     let shape = CompactShape { digits: key.digits().len(), rows: key.rows(n), log_n: n.trailing_zeros(), permuted: inverse.is_some() };
+    let compact = |b: &crate::device::state::DeviceBuf| Ok(DeviceKey { buf: buffer_of::<Q>(b)?, compact: Some(shape) });
     // The form the device holds already wins (the host words may be gone); a new copy takes
     // the form in force now.
     if let Some(b) = key.device.get(id, slot) {
-        return Ok(Stored::Compact(buffer_of::<Q>(&b)?, shape));
+        return compact(&b);
     }
-    if seeded && compact_keys() && key.device.get(id, full_slot).is_none() {
-        let b = key.device.get_or_upload(id, slot, || {
-            let words = compact_words(ks, key, &shape, inverse)?;
-            COMPACT_BYTES.fetch_add(8 * words.len() as u64, std::sync::atomic::Ordering::Relaxed);
-            Ok(Q::wrap(Arc::new(q.upload_static_words(&words)?)))
-        })?;
-        return Ok(Stored::Compact(buffer_of::<Q>(&b)?, shape));
+    if seeded && shape.readable() && compact_keys() && key.device.get(id, full_slot).is_none() {
+        let b = key.device.get_or_upload(id, slot, || Ok(Q::wrap(Arc::new(q.upload_static_words(&compact_words(ks, key, &shape, inverse)?)?))))?;
+        return compact(&b);
     }
     let b = match inverse {
         None => key.device.get_or_upload(id, PLAIN, || {
@@ -103,7 +109,7 @@ fn stored<Q: GpuQueue>(q: &Q, ks: &HybridKeySwitching, key: &HybridKSwitchKey, i
             Ok(Q::wrap(Arc::new(q.upload_static_words(&permuted)?)))
         })?,
     };
-    Ok(Stored::Image(buffer_of::<Q>(&b)?))
+    Ok(DeviceKey { buf: buffer_of::<Q>(&b)?, compact: None })
 }
 
 fn permute_row(o: &mut [u64], r: &[u64], inverse: &[u32]) {
@@ -112,10 +118,11 @@ fn permute_row(o: &mut [u64], r: &[u64], inverse: &[u32]) {
     }
 }
 
-/// The compact form's words ([`CompactShape`]): each digit's component 0 (rows pre-permuted
-/// by `inverse` if given); the seeds' ChaCha keys; per row of the stored base its prime, SEAL's
-/// rejection bound and Barrett ratio word 1; the range of component 1's zero rows (a key for
-/// fewer levels than it stores, found in the host words); the inverse of `inverse`.
+/// The compact form's words ([`CompactShape`], `native/chacha.h`): the leading block (the
+/// range of component 1's zero rows, found in the host words: a key for fewer levels than it
+/// stores; per row of the stored base its prime, SEAL's rejection bound and Barrett ratio
+/// word 1; the seeds' ChaCha keys); each digit's component 0 (rows pre-permuted by `inverse`
+/// if given); the inverse of `inverse`.
 fn compact_words(ks: &HybridKeySwitching, key: &HybridKSwitchKey, shape: &CompactShape, inverse: Option<&[u32]>) -> Result<Vec<u64>> {
     let n = ks.n();
     let digits = key.host_digits()?;
@@ -123,24 +130,23 @@ fn compact_words(ks: &HybridKeySwitching, key: &HybridKSwitchKey, shape: &Compac
     let rows = shape.rows;
     let base = ks.stored_base(key.data_limbs());
     let mut out = vec![0u64; shape.words()];
-    let (b, rest) = out.split_at_mut(shape.meta_offset());
-    b.par_chunks_mut(rows * n).zip(digits.par_iter()).for_each(|(o, d)| match inverse {
-        None => o.copy_from_slice(&d[..rows * n]),
-        Some(inv) => o.chunks_mut(n).zip(d.chunks(n)).for_each(|(o, r)| permute_row(o, r, inv)),
-    });
-    let meta = &mut rest[..shape.meta_words() + 2];
-    for (m, info) in meta.chunks_mut(4).zip(seeds) {
-        m.copy_from_slice(&info.seed[..KEY_WORDS]);
-    }
-    let consts = &mut meta[4 * shape.digits..];
-    for (c, q) in consts.chunks_mut(3).zip(&base) {
-        c.copy_from_slice(&[q.value(), rejection_bound(q), q.const_ratio()[1]]);
-    }
+    let (meta, rest) = out.split_at_mut(shape.comp0_offset());
     // Component 1's zero rows: a suffix of the data rows, the same in every digit.
     let zero = |r: usize| digits[0][(rows + r) * n..(rows + r + 1) * n].iter().all(|&w| w == 0);
     let end = key.data_limbs();
     let begin = (0..end).rev().take_while(|&r| zero(r)).last().unwrap_or(end);
-    consts[3 * rows..3 * rows + 2].copy_from_slice(&[begin as u64, end as u64]);
+    meta[..2].copy_from_slice(&[begin as u64, end as u64]);
+    for (c, q) in meta[2..2 + 3 * rows].chunks_mut(3).zip(&base) {
+        c.copy_from_slice(&[q.value(), rejection_bound(q), q.const_ratio()[1]]);
+    }
+    for (m, info) in meta[2 + 3 * rows..shape.meta_words()].chunks_mut(4).zip(seeds) {
+        m.copy_from_slice(&info.seed[..KEY_WORDS]);
+    }
+    let comp0 = &mut rest[..shape.digits * rows * n];
+    comp0.par_chunks_mut(rows * n).zip(digits.par_iter()).for_each(|(o, d)| match inverse {
+        None => o.copy_from_slice(&d[..rows * n]),
+        Some(inv) => o.chunks_mut(n).zip(d.chunks(n)).for_each(|(o, r)| permute_row(o, r, inv)),
+    });
     if let Some(inv) = inverse {
         let mut fwd = vec![0u32; n];
         for (x, &i) in inv.iter().enumerate() {
@@ -154,94 +160,49 @@ fn compact_words(ks: &HybridKeySwitching, key: &HybridKSwitchKey, shape: &Compac
     Ok(out)
 }
 
-/// The image the kernels read: the stored one, or one made from the compact form on `q` and
-/// kept while the budget allows ([`super::key_images`]), per queue (slot: the queue's
-/// profiler's address, unique among live queues and never 0–3, with the low bit for a
-/// permuted image).
-fn image<Q: GpuQueue>(q: &Q, key: &HybridKSwitchKey, s: Stored<Q::Buf>) -> Result<Arc<Q::Buf>> {
-    match s {
-        Stored::Image(b) => Ok(b),
-        Stored::Compact(c, shape) => {
-            // A rehearsal launches nothing: its image holds no key and is never kept.
-            if crate::device::queue::rehearsing() || !keep_images(q) {
-                return Ok(Arc::new(expand_key(q, &c, &shape)?));
-            }
-            let slot = (q.profiler() as *const _ as usize) | shape.permuted as usize;
-            let b = super::key_images::image(&key.device, q.shared().id, slot, || {
-                let b = with_category(MemoryCategory::Keys, || expand_key(q, &c, &shape))?;
-                Ok(Q::wrap(Arc::new(b)))
-            })?;
-            buffer_of::<Q>(&b)
-        }
+/// `keys` (each with what goes with it) as one launch reads them: as they are when all are
+/// images or all compact forms; else (some keys held whole from before a budget, others
+/// compact) the compact ones' images, made into working memory on `q` for this launch.
+///
+/// # Errors
+/// `DeviceMemory` when the budget cannot hold the images; `Device` on a launch failure.
+pub fn one_form<Q: GpuQueue, T>(q: &Q, keys: Vec<(DeviceKey<Q::Buf>, T)>) -> Result<Vec<(DeviceKey<Q::Buf>, T)>> {
+    let compact = keys.iter().filter(|(k, _)| k.compact.is_some()).count();
+    if compact == 0 || compact == keys.len() {
+        return Ok(keys);
     }
+    keys.into_iter()
+        .map(|(k, t)| match k.compact {
+            None => Ok((k, t)),
+            Some(shape) => Ok((DeviceKey { buf: Arc::new(expand_key(q, &k.buf, &shape)?), compact: None }, t)),
+        })
+        .collect()
 }
 
-/// Key images one hoisted batch of rotations by `elts` (keys of `keys` at a level of `ell`
-/// primes) makes at once: every key while keys are held in full; with compact keys as many as
-/// half the budget's free bytes hold, at least [`COMPACT_IMAGES_AT_ONCE`] (the batch then runs
-/// in parts, each with its own ModUp).
-pub fn images_at_once<Q: GpuQueue>(q: &Q, keys: &HybridGaloisKeys, elts: impl IntoIterator<Item = u32>, ell: usize) -> usize {
-    if !compact_keys() {
-        return usize::MAX;
-    }
-    // One key set: every image has the first one's size.
-    let bytes = elts.into_iter().next().and_then(|e| keys.key_at(e, ell).ok()).map_or(1, |k| k.byte_size());
-    (budget_free(q) / 2 / bytes.max(1) as u64).max(COMPACT_IMAGES_AT_ONCE as u64) as usize
-}
-
-/// The fewest key images of compact keys a hoisted batch makes at once ([`images_at_once`]).
-pub const COMPACT_IMAGES_AT_ONCE: usize = 4;
-
-/// Bytes the device's budget has free (all of it without a budget).
-fn budget_free<Q: GpuQueue>(q: &Q) -> u64 {
-    match crate::device::budget::device_memory() {
-        Ok(Some(limit)) => limit.saturating_sub(q.shared().budget.usage().total()),
-        _ => u64::MAX,
-    }
-}
-
-/// Bytes of compact forms uploaded by this process (all devices): twice that is the bytes of
-/// all their images.
-static COMPACT_BYTES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-
-/// Whether images are kept after their use: while the compact keys, all their images and the
-/// plaintexts fit three quarters of the budget (the rest is for working memory). Otherwise
-/// every image is made where it is used and given back after: kept images would take the
-/// place of plaintexts, which cost more to make again, and churn.
-fn keep_images<Q: GpuQueue>(q: &Q) -> bool {
-    match crate::device::budget::device_memory() {
-        Ok(Some(limit)) => {
-            let compact = COMPACT_BYTES.load(std::sync::atomic::Ordering::Relaxed);
-            3 * compact + q.shared().budget.usage().plaintexts <= limit / 4 * 3
-        }
-        _ => true,
-    }
-}
-
-/// The key's words (`digits × 2 × (k + α) × N`, [`HybridKSwitchKey::digits`]) on `q`'s device:
-/// uploaded on first use, or made from the compact form held there
-/// ([`crate::device::budget::KeyForm`]).
+/// The key on `q`'s device (`digits × 2 × (k + α) × N` words, [`HybridKSwitchKey::digits`], or
+/// its compact form: [`crate::device::budget::KeyForm`]), uploaded on first use.
 ///
 /// # Errors
 /// `InvalidArgument` if the host words were released before an upload; `DeviceMemory` or
-/// `Device` on an upload or launch failure.
-pub fn hybrid_key<Q: GpuQueue>(q: &Q, ks: &HybridKeySwitching, key: &HybridKSwitchKey) -> Result<Arc<Q::Buf>> {
-    image(q, key, stored(q, ks, key, None)?)
+/// `Device` on an upload failure.
+pub fn hybrid_key<Q: GpuQueue>(q: &Q, ks: &HybridKeySwitching, key: &HybridKSwitchKey) -> Result<DeviceKey<Q::Buf>> {
+    stored(q, ks, key, None)
 }
 
-/// A Galois key's words on `q`'s device, each row pre-permuted by the inverse of the
-/// automorphism (`inverse`: the NTT-domain permutation of `galois_elt⁻¹ mod 2N`), as
-/// [`apply_galois_many`](crate::device::gpu::hybrid::apply_galois_many) reads them; permuted on
-/// the host and uploaded on first use, or made from the compact form held there.
+/// A Galois key on `q`'s device, each row pre-permuted by the inverse of the automorphism
+/// (`inverse`: the NTT-domain permutation of `galois_elt⁻¹ mod 2N`), as
+/// [`apply_galois_many`](crate::device::gpu::hybrid::apply_galois_many) reads it; permuted on
+/// the host and uploaded on first use (a compact form: component 0 permuted, component 1
+/// generated where it is read).
 ///
 /// # Errors
 /// As [`hybrid_key`].
-pub fn hybrid_galois_key<Q: GpuQueue>(q: &Q, ks: &HybridKeySwitching, key: &HybridKSwitchKey, inverse: &[u32]) -> Result<Arc<Q::Buf>> {
-    image(q, key, stored(q, ks, key, Some(inverse))?)
+pub fn hybrid_galois_key<Q: GpuQueue>(q: &Q, ks: &HybridKeySwitching, key: &HybridKSwitchKey, inverse: &[u32]) -> Result<DeviceKey<Q::Buf>> {
+    stored(q, ks, key, Some(inverse))
 }
 
 /// Put the key on `q`'s device in the form it is held in ([`hybrid_key`], or
-/// [`hybrid_galois_key`] with `inverse`) without making an image.
+/// [`hybrid_galois_key`] with `inverse`).
 ///
 /// # Errors
 /// As [`hybrid_key`].

@@ -608,7 +608,8 @@ impl Evaluator {
 #[cfg(any(feature = "cuda", feature = "opencl"))]
 mod gpu_impl {
     use super::*;
-    use crate::ckks::device::hybrid::{hybrid_level_data, images_at_once};
+    use crate::ckks::device::hybrid::{hybrid_level_data, one_form};
+    use crate::device::gpu::hybrid::KeyLayout;
     use crate::ckks::device::level_data;
     use crate::device::gpu::double_hoist::{self as dh, DeviceExt};
     use crate::device::gpu::{buffer_of, GpuQueue};
@@ -654,15 +655,12 @@ mod gpu_impl {
                 ExtOp::Rotations(ct, elts, keys) => {
                     let buf = buffer_of::<Q>(&ct.gpu.device_copy(queue, &ct.data)?)?;
                     let rot: Vec<u32> = elts.iter().flatten().copied().collect();
-                    let mut rotated = Vec::with_capacity(rot.len());
-                    // Compact keys: a few images at a time (each part with its own ModUp).
-                    for part in rot.chunks(images_at_once(cq, keys, rot.iter().copied(), l.k())) {
-                        let ks_tabs = part.iter().map(|&e| galois(e, keys)).collect::<Result<Vec<_>>>()?;
-                        let k: Vec<&Q::Buf> = ks_tabs.iter().map(|(k, _, _)| &**k).collect();
-                        let t: Vec<&Q::Buf> = ks_tabs.iter().map(|(_, t, _)| &**t).collect();
-                        let rows = ks_tabs.first().map_or(0, |(_, _, r)| *r);
-                        rotated.extend(dh::rotations(cq, &l, &h, &buf, &t, (&k, rows))?);
-                    }
+                    let ks_tabs = rot.iter().map(|&e| galois(e, keys)).collect::<Result<Vec<_>>>()?;
+                    let forms = one_form(cq, ks_tabs.into_iter().map(|(k, t, r)| (k, (t, r))).collect())?;
+                    let k: Vec<&Q::Buf> = forms.iter().map(|(k, _)| &*k.buf).collect();
+                    let t: Vec<&Q::Buf> = forms.iter().map(|(_, (t, _))| &**t).collect();
+                    let layout = forms.first().map_or(KeyLayout::image(0), |(k, (_, r))| KeyLayout { rows: *r, compact: k.compact.is_some() });
+                    let rotated = if rot.is_empty() { Vec::new() } else { dh::rotations(cq, &l, &h, &buf, &t, (&k, layout))? };
                     let mut rotated = rotated.into_iter();
                     let ell = l.k();
                     let p_mod = keys.ks.p_mod_q(ell);
@@ -686,35 +684,29 @@ mod gpu_impl {
                             pts.push(buffer_of::<Q>(&p.gpu.read_only_copy(queue, &p.data)?)?);
                         }
                     }
-                    // Compact keys: the sums over a few rotations at a time (each part with its
-                    // own ModUp), added up; modular sums, so the words are the same.
-                    let mut total: Option<Vec<DeviceExt<Q::Buf>>> = None;
-                    let step = images_at_once(cq, keys, elts.iter().flatten().copied(), l.k()).min(elts.len()).max(1);
-                    // At least one part: with no rotations the sums are zero, as before.
-                    for start in (0..elts.len().max(1)).step_by(step) {
-                        let range = start..(start + step).min(elts.len());
-                        let (part, part_diags) = (&elts[range.clone()], &diags[range]);
-                        let keyed = part
-                            .iter()
-                            .map(|e| e.map(|e| Ok::<_, Error>((galois(e, keys)?, e))).transpose())
-                            .collect::<Result<Vec<_>>>()?;
-                        let rots: Vec<dh::SumRotation<'_, Q::Buf>> = keyed
-                            .iter()
-                            .zip(part_diags)
-                            .map(|(k, d)| dh::SumRotation {
-                                key: k.as_ref().map(|((k, _, _), e)| (&**k, *e)),
-                                diags: d.iter().map(|i| i.map(|i| &*pts[i])).collect(),
-                            })
-                            .collect();
-                        let rows = keyed.iter().flatten().next().map_or(0, |((_, _, r), _)| *r);
-                        // No device addresses (OpenCL): the caller composes the two steps.
-                        let Some(part) = dh::rotation_sums(cq, &l, &h, &buf, (&rots, rows), sums.len())? else { return Ok(Vec::new()) };
-                        total = Some(match total {
-                            None => part,
-                            Some(t) => t.iter().zip(&part).map(|(a, b)| dh::add(cq, &l, &h, a, b)).collect::<Result<_>>()?,
-                        });
-                    }
-                    Ok(total.unwrap_or_default().into_iter().map(|x| to_data::<Q>(queue, x)).collect())
+                    let keyed = elts
+                        .iter()
+                        .map(|e| e.map(|e| Ok::<_, Error>((galois(e, keys)?, e))).transpose())
+                        .collect::<Result<Vec<_>>>()?;
+                    // One form for the launch: the rotations' keys with their elements.
+                    let forms = one_form(cq, keyed.iter().flatten().map(|((k, _, _), e)| (k.clone(), *e)).collect())?;
+                    let mut forms_at = forms.iter();
+                    let rots: Vec<dh::SumRotation<'_, Q::Buf>> = keyed
+                        .iter()
+                        .zip(&diags)
+                        .map(|(k, d)| dh::SumRotation {
+                            key: k.as_ref().and_then(|_| forms_at.next()).map(|(k, e)| (&*k.buf, *e)),
+                            diags: d.iter().map(|i| i.map(|i| &*pts[i])).collect(),
+                        })
+                        .collect();
+                    let layout = keyed
+                        .iter()
+                        .flatten()
+                        .next()
+                        .map_or(KeyLayout::image(0), |((_, _, r), _)| KeyLayout { rows: *r, compact: forms.first().is_some_and(|(k, _)| k.compact.is_some()) });
+                    Ok(dh::rotation_sums(cq, &l, &h, &buf, (&rots, layout), sums.len())?
+                        .map(|v| v.into_iter().map(|x| to_data::<Q>(queue, x)).collect())
+                        .unwrap_or_default())
                 }
                 ExtOp::MulSum(terms) => {
                     let xs = terms.iter().map(|(x, _)| on_device(cq, x)).collect::<Result<Vec<_>>>()?;
@@ -728,7 +720,8 @@ mod gpu_impl {
                 ExtOp::Rotate(x, elt, keys, sum) => {
                     let (key, table, rows) = galois(elt, keys)?;
                     let sum = sum.map(|t| on_device(cq, t)).transpose()?;
-                    one(dh::rotate(cq, &l, &h, &on_device(cq, x)?, &table, (&key, rows), sum.as_ref())?)
+                    let layout = KeyLayout { rows, compact: key.compact.is_some() };
+                    one(dh::rotate(cq, &l, &h, &on_device(cq, x)?, &table, (&key.buf, layout), sum.as_ref())?)
                 }
                 ExtOp::Add(a, b) => one(dh::add(cq, &l, &h, &on_device(cq, a)?, &on_device(cq, b)?)?),
                 ExtOp::ModDown(x) => {

@@ -332,14 +332,19 @@ impl Evaluator {
 #[cfg(any(feature = "cuda", feature = "opencl"))]
 mod gpu_impl {
     use super::*;
-    use crate::ckks::device::hybrid::{hybrid_galois_key, hybrid_key, hybrid_level_data, images_at_once};
+    use crate::ckks::device::hybrid::{hybrid_galois_key, hybrid_key, hybrid_level_data, one_form, DeviceKey};
     use crate::ckks::device::{galois_table, level_data};
-    use crate::device::gpu::hybrid::{self as gpu_hybrid, switch_key_c1};
+    use crate::device::gpu::hybrid::{self as gpu_hybrid, switch_key_c1, KeyLayout};
     use crate::device::gpu::{buffer_of, GpuQueue};
 
-    /// A Galois key's device image, the inverse automorphism's table and the limbs of one of
-    /// the key's digit components (`galois_key_on`).
-    type KeyAndScatter<B> = (Arc<B>, Arc<B>, usize);
+    /// A Galois key on a device, the inverse automorphism's table and the limbs of one of the
+    /// key's digit components (`galois_key_on`).
+    type KeyAndScatter<B> = (DeviceKey<B>, Arc<B>, usize);
+
+    /// How a launch reads `key` (`rows` limbs a digit component).
+    pub(in crate::ckks::evaluator) fn layout<B>(key: &DeviceKey<B>, rows: usize) -> KeyLayout {
+        KeyLayout { rows, compact: key.compact.is_some() }
+    }
 
     impl Evaluator {
         /// Run `op` on queue `q` for `ct` (checked by the caller); the result (size 2, same
@@ -379,7 +384,7 @@ mod gpu_impl {
             }
         }
 
-        /// The device image of the Galois key of `elt`, rows pre-permuted by `elt⁻¹`
+        /// The Galois key of `elt` on the device, rows pre-permuted by `elt⁻¹`
         /// ([`hybrid_galois_key`]), and the NTT-domain table of `elt⁻¹`, through which the
         /// device writes the inner products ([`apply_galois_hybrid_many`]).
         pub(in crate::ckks::evaluator) fn galois_key_on<Q: GpuQueue>(
@@ -412,23 +417,17 @@ mod gpu_impl {
             let l = level_data(cq, &self.ctx, &ct.parms_id)?;
             let h = hybrid_level_data(cq, &keys.ks, ct.parms_id, l.k())?;
             let buf = buffer_of::<Q>(&ct.gpu.device_copy(queue, &ct.data)?)?;
-            let mut outs = Vec::with_capacity(elts.len());
-            // Compact keys: a few images at a time (each part with its own ModUp).
-            for part in elts.chunks(images_at_once(cq, keys, elts.iter().copied(), l.k())) {
-                let mut tables = Vec::with_capacity(part.len());
-                let mut kbufs = Vec::with_capacity(part.len());
-                let mut rows = 0;
-                for &elt in part {
-                    let key = keys.key_at(elt, l.k())?;
-                    let (k, t, r) = self.galois_key_on(cq, &keys.ks, elt, key)?;
-                    kbufs.push(k);
-                    tables.push(t);
-                    rows = r; // one key set: the same for every key
-                }
-                let t: Vec<&Q::Buf> = tables.iter().map(|t| &**t).collect();
-                let k: Vec<&Q::Buf> = kbufs.iter().map(|k| &**k).collect();
-                outs.extend(gpu_hybrid::apply_galois_many(cq, &l, &h, &buf, &t, (&k, rows))?);
+            let mut keyed = Vec::with_capacity(elts.len());
+            for &elt in elts {
+                let (k, t, rows) = self.galois_key_on(cq, &keys.ks, elt, keys.key_at(elt, l.k())?)?;
+                keyed.push((k, (t, rows)));
             }
+            let keyed = one_form(cq, keyed)?;
+            // One key set: the same rows for every key.
+            let layout = keyed.first().map_or(KeyLayout::image(0), |(k, (_, rows))| layout(k, *rows));
+            let t: Vec<&Q::Buf> = keyed.iter().map(|(_, (t, _))| &**t).collect();
+            let k: Vec<&Q::Buf> = keyed.iter().map(|(k, _)| &*k.buf).collect();
+            let outs = gpu_hybrid::apply_galois_many(cq, &l, &h, &buf, &t, (&k, layout))?;
             Ok(outs
                 .into_iter()
                 .map(|b| {
@@ -468,24 +467,24 @@ mod gpu_impl {
             match op {
                 HybridGpuOp::Relinearize(rk) => {
                     let key = hybrid_key(cq, &rk.ks, &rk.key)?;
-                    buf = Arc::new(gpu_hybrid::relinearize(cq, &l, &h, &buf, (&key, rk.key.rows(l.n())))?);
+                    buf = Arc::new(gpu_hybrid::relinearize(cq, &l, &h, &buf, (&key.buf, layout(&key, rk.key.rows(l.n()))))?);
                 }
                 HybridGpuOp::RelinearizeRescale(rk, next, s) => {
                     let key = hybrid_key(cq, &rk.ks, &rk.key)?;
                     let next_l = level_data(cq, &self.ctx, &next.parms_id())?;
-                    buf = Arc::new(gpu_hybrid::relinearize_rescale(cq, &l, &next_l, &h, &buf, (&key, rk.key.rows(l.n())))?);
+                    buf = Arc::new(gpu_hybrid::relinearize_rescale(cq, &l, &next_l, &h, &buf, (&key.buf, layout(&key, rk.key.rows(l.n()))))?);
                     (parms_id, coeff_modulus_size, scale) = (next.parms_id(), next.coeff_modulus().len(), s);
                 }
                 HybridGpuOp::Galois(elts, gk) => {
                     for &elt in elts {
                         let key = gk.key_at(elt, l.k())?;
                         let (key, scatter, rows) = self.galois_key_on(cq, &gk.ks, elt, key)?;
-                        buf = Arc::new(gpu_hybrid::apply_galois(cq, &l, &h, &buf, &scatter, (&key, rows))?);
+                        buf = Arc::new(gpu_hybrid::apply_galois(cq, &l, &h, &buf, &scatter, (&key.buf, layout(&key, rows)))?);
                     }
                 }
                 HybridGpuOp::Switch(sk) => {
                     let key = hybrid_key(cq, &sk.ks, &sk.key)?;
-                    buf = Arc::new(switch_key_c1(cq, &l, &h, &buf, (&key, sk.key.rows(l.n())))?);
+                    buf = Arc::new(switch_key_c1(cq, &l, &h, &buf, (&key.buf, layout(&key, sk.key.rows(l.n()))))?);
                 }
             }
             let out = Ciphertext {

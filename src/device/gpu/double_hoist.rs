@@ -12,7 +12,7 @@
 //! `eval`): the baby steps' parts are slices of one batch buffer.
 
 use super::eval::{add_at, mul_sum_at, scalar_op, EVAL_NTT};
-use super::hybrid::{
+use super::hybrid::{KeyLayout, 
     alloc_prods, inner_products_into, inner_shape_args, Addend, mod_down_bconv_into, mod_down_finish_into, mod_down_rescale_into, mod_up, rotation_products_into,
     HybridLevelData, Rotate, HOIST_MODDOWN_BATCH,
 };
@@ -70,7 +70,7 @@ pub fn rotations<Q: GpuQueue>(
     h: &HybridLevelData<Q::Buf>,
     ct: &Q::Buf,
     scatter: &[&Q::Buf],
-    (keys, key_rows): (&[&Q::Buf], usize),
+    (keys, key_rows): (&[&Q::Buf], KeyLayout),
 ) -> Result<Vec<DeviceExt<Q::Buf>>> {
     let (ell, alpha, n) = (h.ell, h.alpha, l.n());
     let (pw, sw) = (ell * n, alpha * n);
@@ -121,7 +121,7 @@ pub fn rotation_sums<Q: GpuQueue>(
     l: &LevelData<Q::Buf>,
     h: &HybridLevelData<Q::Buf>,
     ct: &Q::Buf,
-    (rots, key_rows): (&[SumRotation<'_, Q::Buf>], usize),
+    (rots, key_rows): (&[SumRotation<'_, Q::Buf>], KeyLayout),
     sums: usize,
 ) -> Result<Option<Vec<DeviceExt<Q::Buf>>>> {
     let addr = |b: &Q::Buf| b.device_address();
@@ -171,7 +171,10 @@ pub fn rotation_sums<Q: GpuQueue>(
             Arg::Buf(&h.p_mod),
         ];
         args.extend(inner_shape_args(l, h, key_rows));
-        let defines = [("KS_SUMS", count.to_string()), ("KS_DIGITS", h.digits.to_string())];
+        let mut defines = vec![("KS_SUMS", count.to_string()), ("KS_DIGITS", h.digits.to_string())];
+        if key_rows.compact {
+            defines.push(("KS_COMPACT", "1".into()));
+        }
         q.launch(Family::Keyswitch, &defines, "ks_inner_sums_u64", Geometry::Items(((ell + alpha) * n) as u64), &args)?;
     }
     Ok(Some(
@@ -260,7 +263,7 @@ pub fn rotate<Q: GpuQueue>(
     h: &HybridLevelData<Q::Buf>,
     acc: &DeviceExt<Q::Buf>,
     scatter: &Q::Buf,
-    (key, key_rows): (&Q::Buf, usize),
+    (key, key_rows): (&Q::Buf, KeyLayout),
     sum: Option<&DeviceExt<Q::Buf>>,
 ) -> Result<DeviceExt<Q::Buf>> {
     let (ell, alpha, n) = (h.ell, h.alpha, l.n());
@@ -322,7 +325,7 @@ pub fn rotations_ext<Q: GpuQueue>(q: &Q,
     ct: &Q::Buf,
     scatter: &[&Q::Buf],
     (keys, key_rows): (&[&Q::Buf], usize)) -> Result<Vec<DeviceExt<Q::Buf>>> {
-    rotations(q, l, h, ct, scatter, (keys, key_rows))
+    rotations(q, l, h, ct, scatter, (keys, KeyLayout::image(key_rows)))
 }
 
 /// [`rotation_sums`] under its former name.
@@ -333,7 +336,7 @@ pub fn rotation_sums_ext<Q: GpuQueue>(q: &Q,
     ct: &Q::Buf,
     (rots, key_rows): (&[SumRotation<'_, Q::Buf>], usize),
     sums: usize) -> Result<Option<Vec<DeviceExt<Q::Buf>>>> {
-    rotation_sums(q, l, h, ct, (rots, key_rows), sums)
+    rotation_sums(q, l, h, ct, (rots, KeyLayout::image(key_rows)), sums)
 }
 
 /// [`mul_sum`] under its former name.
@@ -357,7 +360,7 @@ pub fn rotate_ext<Q: GpuQueue>(q: &Q,
     scatter: &Q::Buf,
     (key, key_rows): (&Q::Buf, usize),
     sum: Option<&DeviceExt<Q::Buf>>) -> Result<DeviceExt<Q::Buf>> {
-    rotate(q, l, h, acc, scatter, (key, key_rows), sum)
+    rotate(q, l, h, acc, scatter, (key, KeyLayout::image(key_rows)), sum)
 }
 
 /// [`mod_down_rescale`] under its former name.

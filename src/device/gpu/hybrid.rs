@@ -392,7 +392,7 @@ pub fn switch_key<Q: GpuQueue>(
     c01: (&Q::Buf, usize),
     tsrc: &Q::Buf,
     t_off: usize,
-    key: (&Q::Buf, usize),
+    key: (&Q::Buf, KeyLayout),
     balanced: bool,
 ) -> Result<Q::Buf> {
     let up = mod_up_coeffs(q, l, h, tsrc, t_off, balanced)?;
@@ -560,7 +560,7 @@ fn inner_mod_down<Q: GpuQueue>(
     h: &HybridLevelData<Q::Buf>,
     up: &DeviceModUp<Q::Buf>,
     t: (&Q::Buf, usize),
-    (key, key_rows): (&Q::Buf, usize),
+    (key, key_rows): (&Q::Buf, KeyLayout),
     c01: (&Q::Buf, usize),
 ) -> Result<Q::Buf> {
     let (ell, n) = (h.ell, l.n());
@@ -583,6 +583,24 @@ fn inner_mod_down<Q: GpuQueue>(
 /// `Device` on an allocation failure.
 pub(super) fn alloc_prods<Q: GpuQueue>(q: &Q, h: &HybridLevelData<Q::Buf>, n: usize, keys: usize) -> Result<(Q::Buf, Q::Buf)> {
     Ok((q.scratch(keys * 2 * h.ell * n)?, q.scratch(keys * 2 * h.alpha * n)?))
+}
+
+/// How a launch's keys are laid out: the limbs of one digit component (`k + α`), and whether
+/// the buffers are compact forms (`native/chacha.h`; the inner products then generate component
+/// 1 from the seeds, `KS_COMPACT`) rather than images. One launch's keys share it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KeyLayout {
+    /// Limbs of one digit component.
+    pub rows: usize,
+    /// Whether the buffers are compact forms.
+    pub compact: bool,
+}
+
+impl KeyLayout {
+    /// Images of `rows` limbs a component.
+    pub fn image(rows: usize) -> Self {
+        KeyLayout { rows, compact: false }
+    }
 }
 
 /// Keys one work-item of a hoisted batch's inner-product launch takes (`KS_KEYS` of
@@ -629,7 +647,7 @@ pub(super) enum Addend<'a, B> {
 /// The arguments `out_moduli … log_n` that the hybrid inner-product kernels
 /// (`ks_inner_hybrid_u64`, `ks_inner_sums_u64` in `native/keyswitch.cl`) both declare, in their
 /// order: the extended primes with their Barrett constants, the digit shape and the key's rows.
-pub(super) fn inner_shape_args<'a, B>(l: &LevelData<B>, h: &'a HybridLevelData<B>, key_rows: usize) -> [Arg<'a, B>; 9] {
+pub(super) fn inner_shape_args<'a, B>(l: &LevelData<B>, h: &'a HybridLevelData<B>, key: KeyLayout) -> [Arg<'a, B>; 9] {
     [
         Arg::Buf(&h.ext.moduli),
         Arg::Buf(&h.ext.r0),
@@ -638,7 +656,7 @@ pub(super) fn inner_shape_args<'a, B>(l: &LevelData<B>, h: &'a HybridLevelData<B
         Arg::U32(h.digit_size as u32),
         Arg::U32(h.ell as u32),
         Arg::U32(h.alpha as u32),
-        Arg::U32(key_rows as u32),
+        Arg::U32(key.rows as u32),
         Arg::U32(l.log_n),
     ]
 }
@@ -658,7 +676,7 @@ pub(super) fn inner_products_into<Q: GpuQueue>(
     h: &HybridLevelData<Q::Buf>,
     up: &DeviceModUp<Q::Buf>,
     (tsrc, t_off): (&Q::Buf, usize),
-    (keys, per_item, key_rows): (&[&Q::Buf], usize, usize),
+    (keys, per_item, key_rows): (&[&Q::Buf], usize, KeyLayout),
     (prod_q, prod_p, first): (&Q::Buf, &Q::Buf, usize),
     limbs: std::ops::Range<usize>,
     addend: Addend<'_, Q::Buf>,
@@ -734,6 +752,9 @@ pub(super) fn inner_products_into<Q: GpuQueue>(
     }
     if matches!(addend, Addend::Scaled(_)) {
         defines.push(("KS_PC", "1".into()));
+    }
+    if key_rows.compact {
+        defines.push(("KS_COMPACT", "1".into()));
     }
     q.launch(
         Family::Keyswitch,
@@ -945,7 +966,7 @@ pub fn apply_galois_many<Q: GpuQueue>(
     h: &HybridLevelData<Q::Buf>,
     ct: &Q::Buf,
     scatter: &[&Q::Buf],
-    (keys, key_rows): (&[&Q::Buf], usize),
+    (keys, key_rows): (&[&Q::Buf], KeyLayout),
 ) -> Result<Vec<Q::Buf>> {
     let (ell, n) = (h.ell, l.n());
     let pw = ell * n;
@@ -993,7 +1014,7 @@ pub(super) fn rotation_products_into<Q: GpuQueue>(
     h: &HybridLevelData<Q::Buf>,
     up: &DeviceModUp<Q::Buf>,
     ct: &Q::Buf,
-    (keys, key_rows): (&[&Q::Buf], usize),
+    (keys, key_rows): (&[&Q::Buf], KeyLayout),
     rotate: &Rotate<'_, Q::Buf>,
     (prod_q, prod_p): (&Q::Buf, &Q::Buf),
     limbs: std::ops::Range<usize>,
@@ -1070,7 +1091,7 @@ pub fn relinearize<Q: GpuQueue>(
     l: &LevelData<Q::Buf>,
     h: &HybridLevelData<Q::Buf>,
     ct: &Q::Buf,
-    key: (&Q::Buf, usize),
+    key: (&Q::Buf, KeyLayout),
 ) -> Result<Q::Buf> {
     switch_key(q, l, h, (ct, 2), ct, 2 * h.ell * l.n(), key, false)
 }
@@ -1088,7 +1109,7 @@ pub fn relinearize_rescale<Q: GpuQueue>(
     next: &LevelData<Q::Buf>,
     h: &HybridLevelData<Q::Buf>,
     ct: &Q::Buf,
-    (key, key_rows): (&Q::Buf, usize),
+    (key, key_rows): (&Q::Buf, KeyLayout),
 ) -> Result<Q::Buf> {
     let (ell, n) = (h.ell, l.n());
     let up = mod_up(q, l, h, ct, 2 * ell * n, false)?;
@@ -1110,7 +1131,7 @@ pub fn apply_galois<Q: GpuQueue>(
     h: &HybridLevelData<Q::Buf>,
     ct: &Q::Buf,
     scatter: &Q::Buf,
-    (key, key_rows): (&Q::Buf, usize),
+    (key, key_rows): (&Q::Buf, KeyLayout),
 ) -> Result<Q::Buf> {
     apply_galois_many(q, l, h, ct, &[scatter], (&[key], key_rows))?
         .pop()
@@ -1126,7 +1147,7 @@ pub fn switch_key_c1<Q: GpuQueue>(
     l: &LevelData<Q::Buf>,
     h: &HybridLevelData<Q::Buf>,
     ct: &Q::Buf,
-    key: (&Q::Buf, usize),
+    key: (&Q::Buf, KeyLayout),
 ) -> Result<Q::Buf> {
     switch_key(q, l, h, (ct, 1), ct, h.ell * l.n(), key, true)
 }
@@ -1240,7 +1261,7 @@ pub fn switch_key_hybrid<Q: GpuQueue>(q: &Q,
     t_off: usize,
     key: (&Q::Buf, usize),
     balanced: bool) -> Result<Q::Buf> {
-    switch_key(q, l, h, c01, tsrc, t_off, key, balanced)
+    switch_key(q, l, h, c01, tsrc, t_off, (key.0, KeyLayout::image(key.1)), balanced)
 }
 
 /// [`apply_galois_many`] under its former name.
@@ -1251,7 +1272,7 @@ pub fn apply_galois_hybrid_many<Q: GpuQueue>(q: &Q,
     ct: &Q::Buf,
     scatter: &[&Q::Buf],
     (keys, key_rows): (&[&Q::Buf], usize)) -> Result<Vec<Q::Buf>> {
-    apply_galois_many(q, l, h, ct, scatter, (keys, key_rows))
+    apply_galois_many(q, l, h, ct, scatter, (keys, KeyLayout::image(key_rows)))
 }
 
 /// [`relinearize_rescale`] under its former name.
@@ -1262,7 +1283,7 @@ pub fn relinearize_rescale_hybrid<Q: GpuQueue>(q: &Q,
     h: &HybridLevelData<Q::Buf>,
     ct: &Q::Buf,
     (key, key_rows): (&Q::Buf, usize)) -> Result<Q::Buf> {
-    relinearize_rescale(q, l, next, h, ct, (key, key_rows))
+    relinearize_rescale(q, l, next, h, ct, (key, KeyLayout::image(key_rows)))
 }
 
 /// [`relinearize`] under its former name.
@@ -1272,7 +1293,7 @@ pub fn relinearize_hybrid<Q: GpuQueue>(q: &Q,
     h: &HybridLevelData<Q::Buf>,
     ct: &Q::Buf,
     key: (&Q::Buf, usize)) -> Result<Q::Buf> {
-    relinearize(q, l, h, ct, key)
+    relinearize(q, l, h, ct, (key.0, KeyLayout::image(key.1)))
 }
 
 /// [`apply_galois`] under its former name.
@@ -1283,5 +1304,5 @@ pub fn apply_galois_hybrid<Q: GpuQueue>(q: &Q,
     ct: &Q::Buf,
     scatter: &Q::Buf,
     (key, key_rows): (&Q::Buf, usize)) -> Result<Q::Buf> {
-    apply_galois(q, l, h, ct, scatter, (key, key_rows))
+    apply_galois(q, l, h, ct, scatter, (key, KeyLayout::image(key_rows)))
 }

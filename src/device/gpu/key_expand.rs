@@ -1,8 +1,9 @@
-//! A hybrid key's device image from its compact form (`native/prng.cl`): component 0 as
-//! stored, component 1 regenerated from each digit's seed by the counter-mode sampler of
+//! A hybrid key's compact form on the device (`native/chacha.h`): component 0 as stored,
+//! component 1 regenerated from each digit's seed by the counter-mode sampler of
 //! [`crate::ckks::key_prng`], word for word what the host expands. The compact form holds half
-//! the words; the image is made into working memory where a key switch needs it
-//! (`src/ckks/device/hybrid.rs`).
+//! the words. The key-switching inner products read it as it is; where a launch mixes compact
+//! keys with whole ones, the compact ones' images are made into working memory
+//! (`native/prng.cl`, `src/ckks/device/hybrid.rs`).
 
 use super::{Arg, Geometry, GpuQueue};
 use crate::device::kernels::Family;
@@ -26,18 +27,25 @@ impl CompactShape {
     fn n(&self) -> usize {
         1 << self.log_n
     }
-    /// Word offset of the seeds and per-row constants (after component 0, `N`-aligned).
-    pub fn meta_offset(&self) -> usize {
-        self.digits * self.rows * self.n()
-    }
-    /// Words of the seeds, the per-row constants and the range of component 1's zero rows (a
-    /// key for fewer levels than it stores): 4 per digit, 3 per row, 2.
+    /// Words of the leading block's contents (`native/chacha.h`): the range of component 1's
+    /// zero rows (2), per row its prime, rejection bound and Barrett ratio word 1 (3 a row),
+    /// per digit its ChaCha key (4 a digit).
     pub fn meta_words(&self) -> usize {
-        4 * self.digits + 3 * self.rows + 2
+        2 + 3 * self.rows + 4 * self.digits
+    }
+    /// Whether the inner products can read this compact form: its leading block fits its `N`
+    /// words, and a work-group's 256 words of every digit are at most 256 ChaCha blocks
+    /// (`native/keyswitch.cl`, `KS_COMPACT`). Every production shape; not a toy ring.
+    pub fn readable(&self) -> bool {
+        self.meta_words() <= self.n() && self.n() >= 256 && self.digits <= 8
+    }
+    /// Word offset of component 0 (after the leading block of `N` words).
+    pub fn comp0_offset(&self) -> usize {
+        self.n()
     }
     /// Word offset of the `N` 32-bit entries of `fwd` (`N`-aligned, as OpenCL sub-buffers want).
     pub fn fwd_offset(&self) -> usize {
-        self.meta_offset() + self.meta_words().next_multiple_of(self.n())
+        self.comp0_offset() + self.digits * self.rows * self.n()
     }
     /// Words of the whole compact form.
     pub fn words(&self) -> usize {
@@ -60,7 +68,6 @@ pub fn expand_key<Q: GpuQueue>(q: &Q, compact: &Q::Buf, s: &CompactShape) -> Res
     let args = [
         Arg::Buf(&out),
         Arg::Buf(compact),
-        Arg::BufAt(compact, s.meta_offset()),
         fwd,
         Arg::U32(s.digits as u32),
         Arg::U32(s.rows as u32),
