@@ -262,15 +262,28 @@ pub trait Evict: Send + Sync {
     fn evict_one(&self) -> bool;
 }
 
-static EVICTORS: Mutex<Vec<Weak<dyn Evict>>> = Mutex::new(Vec::new());
+/// The registered caches, each with whether it is asked last.
+static EVICTORS: Mutex<Vec<(Weak<dyn Evict>, bool)>> = Mutex::new(Vec::new());
 
 /// Register a cache the budgets may ask for memory ([`Evict`]); it stays registered while it
 /// lives.
 pub fn register_evictor(cache: Weak<dyn Evict>) {
+    register(cache, false);
+}
+
+/// [`register_evictor`] for data that costs the most to have again (a bootstrapper's DFT
+/// plaintexts, used at every bootstrap): asked after every cache registered without it.
+pub fn register_evictor_last(cache: Weak<dyn Evict>) {
+    register(cache, true);
+}
+
+fn register(cache: Weak<dyn Evict>, last: bool) {
     let mut v = EVICTORS.lock();
-    v.retain(|w| w.strong_count() > 0);
-    if !v.iter().any(|w| w.ptr_eq(&cache)) {
-        v.push(cache);
+    v.retain(|(w, _)| w.strong_count() > 0);
+    if !v.iter().any(|(w, _)| w.ptr_eq(&cache)) {
+        v.push((cache, last));
+        // Stable: the order of registration within each group.
+        v.sort_by_key(|(_, last)| *last);
     }
 }
 
@@ -376,7 +389,7 @@ impl DeviceBudget {
         if self.fits(bytes)? {
             return Ok(true);
         }
-        let evictors: Vec<Arc<dyn Evict>> = EVICTORS.lock().iter().filter_map(Weak::upgrade).collect();
+        let evictors: Vec<Arc<dyn Evict>> = EVICTORS.lock().iter().filter_map(|(w, _)| w.upgrade()).collect();
         for e in &evictors {
             while e.evict_one() {
                 for c in &caches {

@@ -32,6 +32,23 @@ pub struct BootstrapTimings {
     pub total: Duration,
 }
 
+/// A bootstrapper's DFT transforms: CoeffsToSlots by level (two at the last level with the
+/// real split), SlotsToCoeffs. Registered with the device memory budget, asked after every other
+/// cache (they are used at every bootstrap): the device copies of one transform given back at a
+/// time, in the order a bootstrap applies them — mid-bootstrap, those already applied are the
+/// ones needed last.
+#[derive(Debug)]
+struct Transforms {
+    c2s: Vec<Vec<LinearTransform>>,
+    s2c: Vec<LinearTransform>,
+}
+
+impl crate::device::budget::Evict for Transforms {
+    fn evict_one(&self) -> bool {
+        self.c2s.iter().flatten().chain(&self.s2c).any(|t| t.evict_device_copies() > 0)
+    }
+}
+
 /// CKKS bootstrapping for one context and key set: precomputed DFT plaintexts, EvalMod
 /// polynomial and scales (see the module docs of [`super`]).
 #[derive(Debug)]
@@ -43,8 +60,8 @@ pub struct Bootstrapper {
     /// bootstrapper uses it.
     keys: Arc<BootstrappingKeys>,
     plan: Plan,
-    c2s: Vec<Vec<LinearTransform>>,
-    s2c: Vec<LinearTransform>,
+    /// The DFT transforms, shared with the device memory budget ([`Transforms`]).
+    dft: Arc<Transforms>,
     eval_mod: EvalMod,
     /// `X^(N/2)` at the SlotsToCoeffs input level, scale 1.
     monomial: Plaintext,
@@ -64,14 +81,26 @@ impl Bootstrapper {
             return Err(Error::NotValidForParams("bootstrapping keys belong to another context".into()));
         }
         let plan = Plan::new(&keys.params, context)?;
-        let encoder = CkksEncoder::new(context)?;
+        let encoder = Arc::new(CkksEncoder::new(context)?);
+        // Under a device memory budget the diagonals are encoded where they are used (on the
+        // device from the maps' slot values, the host encoder's words) and can be given back;
+        // otherwise encoded here once and uploaded on first use.
+        let on_use = crate::device::budget::device_memory()?.is_some();
+        let ks = keys.key_switching();
+        let transform = |m: &LinearMap, id, scale| {
+            if on_use {
+                LinearTransform::on_use(encoder.clone(), Arc::new(m.clone()), id, scale, ks)
+            } else {
+                LinearTransform::new_extended(&encoder, m, id, scale, ks)
+            }
+        };
         let c2s = plan
             .c2s_maps
             .iter()
             .zip(&plan.c2s_levels)
             .map(|(maps, &(level, scale))| {
                 let id = level_at(context, level, "CoeffsToSlots")?.parms_id();
-                maps.iter().map(|m| LinearTransform::new_extended(&encoder, m, id, scale, keys.key_switching())).collect()
+                maps.iter().map(|m| transform(m, id, scale)).collect()
             })
             .collect::<Result<Vec<Vec<_>>>>()?;
         let s2c = plan
@@ -80,9 +109,14 @@ impl Bootstrapper {
             .zip(&plan.s2c_levels)
             .map(|(m, &(level, scale, _))| {
                 let id = level_at(context, level, "SlotsToCoeffs")?.parms_id();
-                LinearTransform::new_extended(&encoder, m, id, scale, keys.key_switching())
+                transform(m, id, scale)
             })
             .collect::<Result<Vec<_>>>()?;
+        let dft = Arc::new(Transforms { c2s, s2c });
+        if on_use {
+            let evictor: std::sync::Weak<dyn crate::device::budget::Evict> = Arc::downgrade(&dft) as std::sync::Weak<dyn crate::device::budget::Evict>;
+            crate::device::budget::register_evictor_last(evictor);
+        }
         let eval_mod = EvalMod::new(keys.params.eval_mod, plan.eval_mod_scaling)?;
         let cd = level_at(context, plan.s2c_in_level, "SlotsToCoeffs")?;
         let n = cd.n();
@@ -96,8 +130,7 @@ impl Bootstrapper {
             ev: Evaluator::new(context),
             keys,
             plan,
-            c2s,
-            s2c,
+            dft,
             eval_mod,
             monomial,
         })
@@ -141,7 +174,7 @@ impl Bootstrapper {
     }
     /// Number of encoded DFT plaintexts and their memory in bytes (host words).
     pub fn plaintext_memory(&self) -> (usize, usize) {
-        let all = self.c2s.iter().flatten().chain(&self.s2c);
+        let all = self.dft.c2s.iter().flatten().chain(&self.dft.s2c);
         let mut count = 0;
         let mut bytes = 0;
         for t in all {
@@ -174,17 +207,17 @@ impl Bootstrapper {
     /// # Errors
     /// As [`Bootstrapper::upload_to`].
     pub fn upload_plaintexts_to(&self, queue: &crate::device::Queue) -> Result<usize> {
-        self.c2s.iter().flatten().chain(&self.s2c).map(|t| t.upload_to(queue)).sum()
+        self.dft.c2s.iter().flatten().chain(&self.dft.s2c).map(|t| t.upload_to(queue)).sum()
     }
 
     /// The CoeffsToSlots levels in application order: the encoded transforms with the plaintext
     /// maps they encode (two at the last level: real and imaginary parts).
     pub fn coeffs_to_slots_levels(&self) -> Vec<(Vec<&LinearTransform>, Vec<&LinearMap>)> {
-        self.c2s.iter().zip(&self.plan.c2s_maps).map(|(t, m)| (t.iter().collect(), m.iter().collect())).collect()
+        self.dft.c2s.iter().zip(&self.plan.c2s_maps).map(|(t, m)| (t.iter().collect(), m.iter().collect())).collect()
     }
     /// The SlotsToCoeffs levels in application order: encoded transform and plaintext map.
     pub fn slots_to_coeffs_levels(&self) -> Vec<(&LinearTransform, &LinearMap)> {
-        self.s2c.iter().zip(&self.plan.s2c_maps).collect()
+        self.dft.s2c.iter().zip(&self.plan.s2c_maps).collect()
     }
     /// The scale through CoeffsToSlots (the first EvalMod prime; module docs of `plan`).
     pub fn coeffs_to_slots_scale(&self) -> f64 {
@@ -206,7 +239,7 @@ impl Bootstrapper {
         if self.plan.c2s_real_split {
             elts.push(tool.elt_from_step(0)?);
         }
-        for t in self.c2s.iter().flatten().chain(&self.s2c) {
+        for t in self.dft.c2s.iter().flatten().chain(&self.dft.s2c) {
             elts.extend(t.galois_elements(tool)?);
         }
         elts.sort_unstable();
@@ -302,9 +335,9 @@ impl Bootstrapper {
         Self::check_stage_scale(ct, self.plan.c2s_scale, "CoeffsToSlots")?;
         let keys = self.key_set();
         let mut cur = vec![ct.clone()];
-        for (i, level) in self.c2s.iter().enumerate() {
+        for (i, level) in self.dft.c2s.iter().enumerate() {
             let refs: Vec<&LinearTransform> = level.iter().collect();
-            let real_split = self.plan.c2s_real_split && i + 1 == self.c2s.len();
+            let real_split = self.plan.c2s_real_split && i + 1 == self.dft.c2s.len();
             // Rescaled within the transform's last ModDown (ModDown by P·q_ℓ: faster at N = 2^16
             // on an H100, precision unchanged), unless the real split comes first.
             let outs = if real_split {
@@ -367,7 +400,7 @@ impl Bootstrapper {
         let keys = self.key_set();
         let mut w = self.ev.multiply_plain(im, &self.monomial)?;
         self.ev.add_inplace(&mut w, re)?;
-        for (t, &(_, _, scale)) in self.s2c.iter().zip(&self.plan.s2c_levels) {
+        for (t, &(_, _, scale)) in self.dft.s2c.iter().zip(&self.plan.s2c_levels) {
             // Rescaled within the transform's last ModDown, as CoeffsToSlots is (its conversion
             // corrected to a rounding: the uncorrected one cost 0.2 bit here at N = 2^16).
             let mut o = evaluate_linear_transforms_rescaled(&self.ev, &keys, &[t], &w)?.remove(0);
@@ -454,7 +487,7 @@ impl Bootstrapper {
         let mut h = std::collections::hash_map::DefaultHasher::new();
         self.ctx.first_parms_id().hash(&mut h);
         // Not the whole plan: its Debug text holds every slot map (seconds to format at 2^16).
-        (self.plan.top, self.c2s.len(), self.s2c.len()).hash(&mut h);
+        (self.plan.top, self.dft.c2s.len(), self.dft.s2c.len()).hash(&mut h);
         h.finish()
     }
 
