@@ -93,17 +93,16 @@ KERNEL_FQ void ckks_dwt_inv_stage(GLOBAL_AS double *v, CONST_AS double *roots, u
 
 /*
  * The DWT's last stage (the two halves, root roots[N - 1]) with the factor s (its bits: s_bits)
- * merged as SEAL merges it, then each polynomial's real parts rounded (half away from zero) and
- * reduced modulo each of the k primes as SEAL's 128-bit path does (the host's 64-bit path gives
- * the same residues): out row (item * k + p) holds coefficient c mod moduli[p], a negative c as
- * its negation. A real part whose magnitude is not at most `limit` (its bits: limit_bits; NaN
- * included) sets flags[item_base + item]: the host encoder would refuse it, or it is past the
- * 128-bit path (limit <= 2^126), and the host takes over. One work-item per (item, pair of
- * halves): count * N / 2.
+ * merged as SEAL merges it, then each polynomial's real parts rounded (half away from zero):
+ * rounded[(item_base + item) * N + j] holds coefficient j as a double (an integer; the
+ * plaintexts' compact form, reduced by ckks_expand_rounded). A real part whose magnitude is not
+ * at most `limit` (its bits: limit_bits; NaN included) sets flags[item_base + item] and is
+ * stored as 0: the host encoder would refuse it, or it is past the 128-bit path (limit <=
+ * 2^126), and the host takes over. v holds this batch's items from 0. One work-item per (item,
+ * pair of halves): count * N / 2.
  */
-KERNEL_FQ void ckks_dwt_inv_last_round(GLOBAL_AS u64 *out, GLOBAL_AS u64 *flags, CONST_AS double *v,
-                                       CONST_AS double *roots, CONST_AS u64 *moduli, CONST_AS u64 *r0,
-                                       CONST_AS u64 *r1, u32 k, u32 log_n, u64 s_bits, u64 limit_bits,
+KERNEL_FQ void ckks_dwt_inv_last_round(GLOBAL_AS double *rounded, GLOBAL_AS u64 *flags, CONST_AS double *v,
+                                       CONST_AS double *roots, u32 log_n, u64 s_bits, u64 limit_bits,
                                        u64 item_base, u64 total)
 {
     u64 n = (u64)1 << log_n;
@@ -125,25 +124,44 @@ KERNEL_FQ void ckks_dwt_inv_last_round(GLOBAL_AS u64 *out, GLOBAL_AS u64 *flags,
         double yr = DSUB(DMUL(dr, sr), DMUL(di, si));
         double c[2] = {xr, yr};
         u64 at[2] = {b, b + half_n};
+        GLOBAL_AS double *row = rounded + ((item_base + i) << log_n);
         for (int h = 0; h < 2; h++) {
-            if (!(fabs(c[h]) <= limit))
-                flags[item_base + i] = 1;
             double r = round(c[h]);
-            int neg = SIGNBIT(r);
-            /* |r| = hi * 2^64 + lo, both parts exact */
-            double a = fabs(r);
-            if (!(a <= limit))
-                a = 0.0; /* flagged: any word will do, the host encodes this item */
-            double hi_d = floor(DMUL(a, 0x1p-64));
-            double lo_d = DSUB(a, DMUL(hi_d, 0x1p64));
-            u128_t x;
-            x.lo = (u64)lo_d;
-            x.hi = (u64)hi_d;
-            for (u32 p = 0; p < k; p++) {
-                u64 q = moduli[p];
-                u64 res = barrett_reduce_128(x, q, r0[p], r1[p]);
-                out[((i * k + p) << log_n) + at[h]] = neg ? neg_mod(res, q) : res;
+            if (!(fabs(c[h]) <= limit) || !(fabs(r) <= limit)) {
+                flags[item_base + i] = 1;
+                r = 0.0; /* flagged: any word will do, the host encodes this item */
             }
+            row[at[h]] = r;
+        }
+    }
+}
+
+/*
+ * Rounded coefficients (ckks_dwt_inv_last_round's, items from first) reduced modulo each of the
+ * k primes as SEAL's 128-bit path does (the host's 64-bit path gives the same residues): out row
+ * (item * k + p) holds coefficient c mod moduli[p], a negative c as its negation. One work-item
+ * per (item, coefficient): count * N.
+ */
+KERNEL_FQ void ckks_expand_rounded(GLOBAL_AS u64 *out, CONST_AS double *rounded, CONST_AS u64 *moduli,
+                                   CONST_AS u64 *r0, CONST_AS u64 *r1, u32 k, u32 log_n, u64 first,
+                                   u64 total)
+{
+    for (u64 t = GLOBAL_ID(); t < total; t += GLOBAL_SIZE()) {
+        u64 i = t >> log_n;
+        u64 j = t & (((u64)1 << log_n) - 1);
+        double r = rounded[(first << log_n) + t];
+        int neg = SIGNBIT(r);
+        /* |r| = hi * 2^64 + lo, both parts exact */
+        double a = fabs(r);
+        double hi_d = floor(DMUL(a, 0x1p-64));
+        double lo_d = DSUB(a, DMUL(hi_d, 0x1p64));
+        u128_t x;
+        x.lo = (u64)lo_d;
+        x.hi = (u64)hi_d;
+        for (u32 p = 0; p < k; p++) {
+            u64 q = moduli[p];
+            u64 res = barrett_reduce_128(x, q, r0[p], r1[p]);
+            out[((i * k + p) << log_n) + j] = neg ? neg_mod(res, q) : res;
         }
     }
 }

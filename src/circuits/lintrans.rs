@@ -345,8 +345,9 @@ struct Term {
 /// The encoded diagonals: giant step → (baby step → term).
 type Terms = BTreeMap<i32, BTreeMap<i32, Term>>;
 
-/// What a transform encoded where it is used keeps to encode its diagonals again: the map and
-/// each diagonal offset's (giant, baby) split.
+/// What a transform encoded where it is used keeps to encode its diagonals again: the map,
+/// each diagonal offset's (giant, baby) split and, once encoded on a device, the diagonals'
+/// rounded coefficients there.
 #[derive(Clone, Debug)]
 struct Source {
     encoder: Arc<CkksEncoder>,
@@ -357,6 +358,11 @@ struct Source {
     verified: Arc<std::sync::atomic::AtomicBool>,
     /// The diagonals' magnitude and whether any is complex, computed at their first encoding.
     summary: Arc<std::sync::OnceLock<crate::ckks::device::encode::ItemsSummary>>,
+    /// Under a device memory budget, the diagonals' rounded coefficients on a device ([`crate::ckks::device::encode::RoundedSet`],
+    /// `1/(ℓ + α)` of their plaintexts' words): kept when the plaintexts are given back, so
+    /// that making them again is a reduction and NTTs on the device — no values gathered or
+    /// uploaded, no DWT.
+    rounded: Arc<Mutex<Option<Arc<crate::ckks::device::encode::RoundedSet>>>>,
 }
 
 /// A [`LinearMap`] encoded for evaluation at one level: the baby-step/giant-step split and its
@@ -425,7 +431,7 @@ impl LinearTransform {
     pub fn on_use(encoder: Arc<CkksEncoder>, map: Arc<LinearMap>, parms_id: ParmsId, scale: f64, ks: &HybridKeySwitching) -> Result<Self> {
         let mut t = Self::split(&encoder, &map, parms_id, scale, Some(ks))?;
         let parts = Self::parts(&map, t.slots, t.conj);
-        t.source = Some(Source { encoder, map, parts, verified: Arc::default(), summary: Arc::default() });
+        t.source = Some(Source { encoder, map, parts, verified: Arc::default(), summary: Arc::default(), rounded: Arc::default() });
         Ok(t)
     }
 
@@ -558,10 +564,21 @@ impl LinearTransform {
     pub fn plaintext_bytes(&self) -> usize {
         self.held().iter().map(|p| p.coeff_count() * 8).sum()
     }
-    /// Give back the device memory of the diagonals (they are uploaded, or encoded, again on
-    /// next use; [`crate::device::budget::Evict`]): the bytes they held on devices, 0 while an
+    /// Give back device memory ([`crate::device::budget::Evict`]): the diagonals' plaintexts
+    /// ([`LinearTransform::evict_plaintexts`]), or where none are held, their rounded
+    /// coefficients ([`LinearTransform::evict_rounded`]). The bytes given back; 0 while an
     /// evaluation encodes or reads them.
     pub fn evict_device_copies(&self) -> usize {
+        match self.evict_plaintexts() {
+            0 => self.evict_rounded(),
+            bytes => bytes,
+        }
+    }
+
+    /// Give back the device memory of the diagonals' plaintexts (they are uploaded, or made
+    /// again from their rounded coefficients, on next use): the bytes they held on devices, 0
+    /// while an evaluation encodes or reads them.
+    pub fn evict_plaintexts(&self) -> usize {
         let Some(mut terms) = self.terms.try_lock() else { return 0 };
         let Some(t) = terms.as_ref() else { return 0 };
         // An evaluation holds a clone while it runs.
@@ -576,6 +593,24 @@ impl LinearTransform {
             return bytes;
         }
         pts.iter().map(|p| p.gpu.evict_device_copies()).sum()
+    }
+
+    /// Give back the device memory of the diagonals' rounded coefficients (a transform encoded
+    /// where it is used: encoded from the map's values again on next use): the bytes, 0 when
+    /// none are held or an evaluation reads them.
+    pub fn evict_rounded(&self) -> usize {
+        let Some(src) = &self.source else { return 0 };
+        let Some(mut held) = src.rounded.try_lock() else { return 0 };
+        match held.as_ref() {
+            Some(set) if Arc::strong_count(set) == 1 => held.take().map_or(0, |set| set.bytes()),
+            _ => 0,
+        }
+    }
+
+    /// Bytes of the diagonals' rounded coefficients held on a device (a transform encoded where
+    /// it is used, once encoded there).
+    pub fn rounded_bytes(&self) -> usize {
+        self.source.as_ref().and_then(|s| s.rounded.lock().as_ref().map(|r| r.bytes())).unwrap_or(0)
     }
 
     /// Upload the diagonals encoded on the host to `queue`'s device now (what their first
@@ -631,7 +666,7 @@ fn host_terms(encoder: &CkksEncoder, map: &LinearMap, parts: &[(usize, (i32, i32
 /// [`host_terms`] on `queue`'s device in the extended base of `ks`; `None` where the device
 /// encoder does not apply ([`crate::ckks::device::encode::encode_rotated_extended`]).
 fn device_terms(queue: &crate::device::Queue, src: &Source, parms_id: ParmsId, scale: f64, ks: &HybridKeySwitching) -> Result<Option<Terms>> {
-    use crate::ckks::device::encode::{encode_rotated_extended, ItemsSummary, RotatedSlots};
+    use crate::ckks::device::encode::{encode_rounded, expand, ItemsSummary, RotatedSlots};
     let mut items = Vec::new();
     let mut slots_of = Vec::new();
     for &(k, (g, b)) in &src.parts {
@@ -642,14 +677,31 @@ fn device_terms(queue: &crate::device::Queue, src: &Source, parms_id: ParmsId, s
             }
         }
     }
-    use std::sync::atomic::Ordering;
-    let verified = src.verified.load(Ordering::Relaxed);
-    let summary = *src.summary.get_or_init(|| ItemsSummary::of(&items));
-    let Some(pts) = encode_rotated_extended(queue, &src.encoder, &items, parms_id, scale, ks, (summary, verified))? else { return Ok(None) };
-    // A rehearsal's check read no flags a kernel wrote.
-    if !queue.is_rehearsing() {
-        src.verified.store(true, Ordering::Relaxed);
+    if items.is_empty() {
+        return Ok(Some(Terms::new()));
     }
+    let held = src.rounded.lock().clone();
+    let rounded = match held {
+        Some(set) => set,
+        None => {
+            use std::sync::atomic::Ordering;
+            let verified = src.verified.load(Ordering::Relaxed);
+            let summary = *src.summary.get_or_init(|| ItemsSummary::of(&items));
+            let Some(set) = encode_rounded(queue, &src.encoder, &items, parms_id, scale, ks, (summary, verified))? else { return Ok(None) };
+            let set = Arc::new(set);
+            // A rehearsal launches no kernel: its check read no flags a kernel wrote, and its
+            // coefficients hold nothing. Without a device memory budget nothing is given back,
+            // and the coefficients would only take room.
+            if !queue.is_rehearsing() {
+                src.verified.store(true, Ordering::Relaxed);
+                if crate::device::budget::device_memory()?.is_some() {
+                    *src.rounded.lock() = Some(set.clone());
+                }
+            }
+            set
+        }
+    };
+    let pts = expand(queue, &src.encoder, &rounded, ks)?;
     let mut terms = Terms::new();
     for ((g, b, conj), pt) in slots_of.into_iter().zip(pts) {
         let term = terms.entry(g).or_default().entry(b).or_insert(Term { lin: None, conj: None });

@@ -90,7 +90,9 @@ impl InferenceTimings {
 /// them, and on a device each is uploaded once per queue.
 ///
 /// Under a device memory budget ([`crate::device::budget`]) the cache gives device memory back
-/// when asked: the device copies of the transform used most recently and not in use now. A
+/// when asked: the plaintexts of the transform used most recently and not in use now (its
+/// diagonals' rounded coefficients stay: making the plaintexts again is a reduction and NTTs on
+/// the device), and when no plaintexts are left, the rounded coefficients in the same order. A
 /// network runs its steps in the same order image after image, so the transform just used is
 /// the one needed last (Belady's choice for a cyclic order), and the steps ahead stay resident.
 #[derive(Debug, Default)]
@@ -106,18 +108,24 @@ pub struct TransformCache {
 impl crate::device::budget::Evict for TransformCache {
     fn evict_one(&self) -> bool {
         // Most recent first, skipping a transform an evaluation holds now (a clone beside the
-        // map's and ours): its diagonals are being read.
+        // map's and ours): its diagonals are being read. Plaintexts first (made again from the
+        // rounded coefficients on the device), then the rounded coefficients themselves (made
+        // again from the weights, through the host).
         let order: Vec<(usize, usize)> = self.recent.lock().iter().rev().copied().collect();
-        for key in order {
-            let Some(lt) = self.transforms.try_lock().and_then(|t| t.get(&key).cloned()) else { continue };
-            if Arc::strong_count(&lt) > 2 {
-                continue;
-            }
-            // A transform being encoded or read now gives nothing back and stays listed.
-            if lt.evict_device_copies() > 0 {
-                self.recent.lock().retain(|k| *k != key);
-                self.evictions.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                return true;
+        for tier in [LinearTransform::evict_plaintexts, LinearTransform::evict_rounded] {
+            for &key in &order {
+                let Some(lt) = self.transforms.try_lock().and_then(|t| t.get(&key).cloned()) else { continue };
+                if Arc::strong_count(&lt) > 2 {
+                    continue;
+                }
+                // A transform being encoded or read now gives nothing back and stays listed.
+                if tier(&lt) > 0 {
+                    if lt.rounded_bytes() == 0 {
+                        self.recent.lock().retain(|k| *k != key);
+                    }
+                    self.evictions.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    return true;
+                }
             }
         }
         false

@@ -34,9 +34,10 @@ pub struct BootstrapTimings {
 
 /// A bootstrapper's DFT transforms: CoeffsToSlots by level (two at the last level with the
 /// real split), SlotsToCoeffs. Registered with the device memory budget, asked after every other
-/// cache (they are used at every bootstrap): the device copies of one transform given back at a
+/// cache (they are used at every bootstrap): the plaintexts of one transform given back at a
 /// time, in the order a bootstrap applies them — mid-bootstrap, those already applied are the
-/// ones needed last.
+/// ones needed last — and when none are left, their rounded coefficients (the compact form they
+/// are made again from) in the same order.
 #[derive(Debug)]
 struct Transforms {
     c2s: Vec<Vec<LinearTransform>>,
@@ -45,7 +46,8 @@ struct Transforms {
 
 impl crate::device::budget::Evict for Transforms {
     fn evict_one(&self) -> bool {
-        self.c2s.iter().flatten().chain(&self.s2c).any(|t| t.evict_device_copies() > 0)
+        let all = || self.c2s.iter().flatten().chain(&self.s2c);
+        all().any(|t| t.evict_plaintexts() > 0) || all().any(|t| t.evict_rounded() > 0)
     }
 }
 

@@ -51,12 +51,65 @@ impl ItemsSummary {
 /// together).
 const BATCH: usize = 64;
 
+/// The rounded coefficients of a set of plaintexts on a device: `N` doubles each (integers
+/// below 2^126), the encoding before its reduction modulo the primes and its NTT — a
+/// plaintext's compact form, `1/(ℓ + α)` of its words in the key-switching base. Made by
+/// [`encode_rounded`]; [`expand`] makes the plaintexts from it, on any queue of its device
+/// (or another device, through the host).
+#[derive(Debug)]
+pub struct RoundedSet {
+    state: crate::device::state::DeviceState,
+    count: usize,
+    parms_id: ParmsId,
+    scale: f64,
+}
+
+impl RoundedSet {
+    /// Plaintexts in the set.
+    pub fn len(&self) -> usize {
+        self.count
+    }
+    /// Whether the set is empty (never: [`encode_rounded`] makes none of nothing).
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+    /// Bytes held on the device.
+    pub fn bytes(&self) -> usize {
+        self.state.device_only_words().unwrap_or(0) * 8
+    }
+}
+
 /// Encode `items` (all of one length `n` dividing the slot count) at level `parms_id` on its
 /// primes and the special primes of `ks`, scale `scale`, on `queue`'s device: plaintexts whose
-/// words live on the device alone, equal to the host encoder's. `Ok(None)` when the device path
-/// does not apply and the caller encodes on the host — a backend without it (Level Zero), a
-/// scale or values the host encoder refuses (it then says why), a coefficient past what the
-/// host accepts at this level or past 2^126.
+/// words live on the device alone, equal to the host encoder's ([`encode_rounded`], then
+/// [`expand`]). `Ok(None)` where [`encode_rounded`] gives `None`: the caller encodes on the
+/// host.
+///
+/// # Errors
+/// As [`encode_rounded`] and [`expand`].
+pub fn encode_rotated_extended(
+    queue: &Queue,
+    encoder: &CkksEncoder,
+    items: &[RotatedSlots<'_>],
+    parms_id: ParmsId,
+    scale: f64,
+    ks: &HybridKeySwitching,
+    summary: (ItemsSummary, bool),
+) -> Result<Option<Vec<Plaintext>>> {
+    if items.is_empty() {
+        return Ok(Some(Vec::new()));
+    }
+    match encode_rounded(queue, encoder, items, parms_id, scale, ks, summary)? {
+        Some(set) => expand(queue, encoder, &set, ks).map(Some),
+        None => Ok(None),
+    }
+}
+
+/// The rounded coefficients ([`RoundedSet`]) of `items` (all of one length `n` dividing the
+/// slot count) at level `parms_id`, scale `scale`, on `queue`'s device. `Ok(None)` when the
+/// device path does not apply and the caller encodes on the host — a backend without it (Level
+/// Zero), a scale or values the host encoder refuses (it then says why), a coefficient past
+/// what the host accepts at this level or past 2^126.
 ///
 /// Whether every coefficient is within bounds is proven from the values' magnitude
 /// (`summary`, [`ItemsSummary::of`] the items) where it can be; else the device checks, and the
@@ -67,7 +120,7 @@ const BATCH: usize = 64;
 /// `InvalidArgument` for items of different lengths or a length that does not divide the slot
 /// count; `NotValidForParams` for a level or key switching of another context; `Device` or
 /// `DeviceMemory` from the device.
-pub fn encode_rotated_extended(
+pub fn encode_rounded(
     queue: &Queue,
     encoder: &CkksEncoder,
     items: &[RotatedSlots<'_>],
@@ -75,8 +128,10 @@ pub fn encode_rotated_extended(
     scale: f64,
     ks: &HybridKeySwitching,
     (summary, verified): (ItemsSummary, bool),
-) -> Result<Option<Vec<Plaintext>>> {
-    let Some(first) = items.first() else { return Ok(Some(Vec::new())) };
+) -> Result<Option<RoundedSet>> {
+    let Some(first) = items.first() else {
+        return Err(crate::Error::InvalidArgument("device encoder: no items".into()));
+    };
     let n = first.values.len();
     if n == 0 || encoder.slot_count() % n != 0 || items.iter().any(|i| i.values.len() != n) {
         return Err(crate::Error::InvalidArgument(format!(
@@ -91,9 +146,9 @@ pub fn encode_rotated_extended(
     let check = (limit, !(proven || verified), summary.complex);
     match queue {
         #[cfg(feature = "cuda")]
-        Queue::Cuda(q) => on(queue, &**q, encoder, items, parms_id, scale, ks, check),
+        Queue::Cuda(q) => rounded_on(queue, &**q, encoder, items, parms_id, scale, ks, check),
         #[cfg(feature = "opencl")]
-        Queue::OpenCl(q) => on(queue, &**q, encoder, items, parms_id, scale, ks, check),
+        Queue::OpenCl(q) => rounded_on(queue, &**q, encoder, items, parms_id, scale, ks, check),
         #[allow(unreachable_patterns)]
         _ => {
             let _ = (limit, check);
@@ -102,11 +157,50 @@ pub fn encode_rotated_extended(
     }
 }
 
-/// [`encode_rotated_extended`] on backend `Q`; `(limit, check, complex)`: the coefficients'
-/// bound, whether to wait for the device's check of it, and whether values are complex.
+/// The plaintexts of `set` ([`encode_rounded`]'s, encoded for `ks`) on `queue`'s device, in
+/// the order of its items: `(ℓ + α) × N` words each, held by the device alone.
+///
+/// # Errors
+/// `NotValidForParams` for key switching of another context; `Device` or `DeviceMemory` from
+/// the device; `InvalidArgument` on a backend without the device encoder.
+pub fn expand(queue: &Queue, encoder: &CkksEncoder, set: &RoundedSet, ks: &HybridKeySwitching) -> Result<Vec<Plaintext>> {
+    if ks.context() != encoder.context() {
+        return Err(crate::Error::NotValidForParams("device encoder: key switching of another context".into()));
+    }
+    match queue {
+        #[cfg(feature = "cuda")]
+        Queue::Cuda(q) => expand_on(queue, &**q, encoder, set, ks),
+        #[cfg(feature = "opencl")]
+        Queue::OpenCl(q) => expand_on(queue, &**q, encoder, set, ks),
+        #[allow(unreachable_patterns)]
+        _ => Err(crate::Error::InvalidArgument("device encoder: not on this backend".into())),
+    }
+}
+
+/// The encoder's tables for `parms_id` in the base of `ks` on `q`'s device (made once).
+#[cfg(any(feature = "cuda", feature = "opencl"))]
+fn tables<Q: crate::device::gpu::GpuQueue>(
+    q: &Q,
+    encoder: &CkksEncoder,
+    parms_id: ParmsId,
+    ks: &HybridKeySwitching,
+) -> Result<std::sync::Arc<crate::device::gpu::encode::EncodeTables<Q::Buf>>> {
+    use crate::device::gpu::encode::EncodeTables;
+    ks.device_cache().get_or_insert(q.shared().id, parms_id, || {
+        let data = encoder.context().context_data_for(&parms_id, "device encoder")?;
+        let (special, special_ntt) = ks.special_base();
+        let primes: Vec<_> = data.coeff_modulus().iter().chain(special).copied().collect();
+        let ntt: Vec<_> = data.ntt_tables().iter().chain(special_ntt).cloned().collect();
+        let (map, roots) = encoder.device_tables();
+        EncodeTables::new(q, &map, &roots, &primes, &ntt)
+    })
+}
+
+/// [`encode_rounded`] on backend `Q`; `(limit, check, complex)`: the coefficients' bound,
+/// whether to wait for the device's check of it, and whether values are complex.
 #[cfg(any(feature = "cuda", feature = "opencl"))]
 #[allow(clippy::too_many_arguments)]
-fn on<Q: crate::device::gpu::GpuQueue>(
+fn rounded_on<Q: crate::device::gpu::GpuQueue>(
     queue: &Queue,
     q: &Q,
     encoder: &CkksEncoder,
@@ -115,24 +209,16 @@ fn on<Q: crate::device::gpu::GpuQueue>(
     scale: f64,
     ks: &HybridKeySwitching,
     (limit, check, complex): (f64, bool, bool),
-) -> Result<Option<Vec<Plaintext>>> {
+) -> Result<Option<RoundedSet>> {
     use crate::device::budget::{with_category, MemoryCategory};
-    use crate::device::gpu::encode::{encode, EncodeBatch, EncodeTables};
-    use std::sync::Arc;
-    let tables = ks.device_cache().get_or_insert(q.shared().id, parms_id, || {
-        let data = encoder.context().context_data_for(&parms_id, "device encoder")?;
-        let (special, special_ntt) = ks.special_base();
-        let primes: Vec<_> = data.coeff_modulus().iter().chain(special).copied().collect();
-        let ntt: Vec<_> = data.ntt_tables().iter().chain(special_ntt).cloned().collect();
-        let (map, roots) = encoder.device_tables();
-        EncodeTables::new(q, &map, &roots, &primes, &ntt)
-    })?;
+    use crate::device::gpu::encode::{encode_rounded as launch, EncodeBatch};
+    let tables = tables(q, encoder, parms_id, ks)?;
     let n = items[0].values.len();
     let per_item = if complex { 2 * n } else { n };
-    let words = tables.plaintext_words();
     let flags = q.alloc(items.len())?;
     q.zero(&flags, 0, items.len())?;
-    let mut out = Vec::with_capacity(items.len());
+    // The compact form is kept as a transform's plaintexts are: read-only plaintext data.
+    let rounded = with_category(MemoryCategory::Plaintexts, || q.alloc(items.len() * tables.rounded_words()))?;
     // In a rehearsal no kernel reads the values: they are neither gathered nor uploaded.
     let rehearsal = queue.is_rehearsing();
     for (c, chunk) in items.chunks(BATCH).enumerate() {
@@ -152,20 +238,7 @@ fn on<Q: crate::device::gpu::GpuQueue>(
             q.upload(&src)?
         };
         let batch = EncodeBatch { src: &src, offsets: &offsets, giant: &giant, n: n as u64, complex, flags: &flags, item_base: (c * BATCH) as u64, limit };
-        let encoded = Arc::new(encode(q, &tables, &batch, scale)?);
-        for i in 0..chunk.len() {
-            let buf = match q.view(&encoded, i * words, words)? {
-                Some(view) => view,
-                None => {
-                    let buf = with_category(MemoryCategory::Plaintexts, || q.alloc(words))?;
-                    q.copy(&buf, 0, &encoded, i * words, words)?;
-                    buf
-                }
-            };
-            let pt = Plaintext { parms_id, scale, data: Vec::new(), gpu: Default::default() };
-            pt.gpu.set_result(queue.clone(), Q::wrap(Arc::new(buf)));
-            out.push(pt);
-        }
+        launch(q, &tables, &batch, scale, &rounded)?;
     }
     if check {
         let mut flagged = vec![0u64; items.len()];
@@ -174,7 +247,41 @@ fn on<Q: crate::device::gpu::GpuQueue>(
             return Ok(None);
         }
     }
-    Ok(Some(out))
+    let state = crate::device::state::DeviceState::default();
+    state.set_result(queue.clone(), Q::wrap(std::sync::Arc::new(rounded)));
+    Ok(Some(RoundedSet { state, count: items.len(), parms_id, scale }))
+}
+
+/// [`expand`] on backend `Q`.
+#[cfg(any(feature = "cuda", feature = "opencl"))]
+fn expand_on<Q: crate::device::gpu::GpuQueue>(queue: &Queue, q: &Q, encoder: &CkksEncoder, set: &RoundedSet, ks: &HybridKeySwitching) -> Result<Vec<Plaintext>> {
+    use crate::device::budget::{with_category, MemoryCategory};
+    use crate::device::gpu::encode::expand as launch;
+    use std::sync::Arc;
+    let tables = tables(q, encoder, set.parms_id, ks)?;
+    // Made on this device by any of its queues (this one waits for it), else brought over.
+    let buf = set.state.read_only_copy(queue, &[])?;
+    let rounded = Q::unwrap(&buf).ok_or_else(|| crate::Error::Device("device encoder: rounded coefficients of another backend".into()))?;
+    let words = tables.plaintext_words();
+    let mut out = Vec::with_capacity(set.count);
+    for first in (0..set.count).step_by(BATCH) {
+        let count = BATCH.min(set.count - first);
+        let encoded = Arc::new(launch(q, &tables, &rounded, first, count)?);
+        for i in 0..count {
+            let buf = match q.view(&encoded, i * words, words)? {
+                Some(view) => view,
+                None => {
+                    let buf = with_category(MemoryCategory::Plaintexts, || q.alloc(words))?;
+                    q.copy(&buf, 0, &encoded, i * words, words)?;
+                    buf
+                }
+            };
+            let pt = Plaintext { parms_id: set.parms_id, scale: set.scale, data: Vec::new(), gpu: Default::default() };
+            pt.gpu.set_result(queue.clone(), Q::wrap(Arc::new(buf)));
+            out.push(pt);
+        }
+    }
+    Ok(out)
 }
 
 #[cfg(all(test, any(feature = "cuda", feature = "opencl")))]

@@ -51,6 +51,11 @@ impl<B: super::GpuBuffer> EncodeTables<B> {
         })
     }
 
+    /// Doubles of one plaintext's rounded coefficients ([`encode_rounded`]): `N`.
+    pub fn rounded_words(&self) -> usize {
+        1 << self.log_n
+    }
+
     /// Words of one encoded plaintext: `k × N`.
     pub fn plaintext_words(&self) -> usize {
         (self.primes.k as usize) << self.log_n
@@ -74,21 +79,23 @@ pub struct EncodeBatch<'a, B> {
     /// One word per item of the whole encoding, zero before: item `i` of this batch sets word
     /// `item_base + i` to 1 when a coefficient's magnitude passes `limit`.
     pub flags: &'a B,
-    /// This batch's first item in `flags`.
+    /// This batch's first item in `flags` and in the rounded coefficients.
     pub item_base: u64,
     /// The largest coefficient magnitude allowed (at most 2^126: the 128-bit reduction's range).
     pub limit: f64,
 }
 
-/// Encode `batch` at scale `scale` (the host encoder's checks of the scale and the values passed
-/// beforehand) into `count × k × N` words, item-major, each `k × N` block a plaintext in NTT
-/// form; items with a coefficient past `batch.limit` are flagged, their words meaningless.
-/// Asynchronous on `q`.
+/// The first half of an encoding: `batch` at scale `scale` (the host encoder's checks of the
+/// scale and the values passed beforehand) placed, through the inverse DWT and rounded, into
+/// `rounded` — `N` doubles an item (integers: the coefficients before their reduction, a
+/// plaintext's compact form), item `i` of the batch at item `batch.item_base + i`. Items with a
+/// coefficient past `batch.limit` are flagged, their coefficients meaningless. Asynchronous on
+/// `q`.
 ///
 /// # Errors
 /// `InvalidArgument` for mismatched lists or a source length that does not divide N/2;
 /// `Device` on an allocation, compile or launch failure.
-pub fn encode<Q: GpuQueue>(q: &Q, t: &EncodeTables<Q::Buf>, batch: &EncodeBatch<'_, Q::Buf>, scale: f64) -> Result<Q::Buf> {
+pub fn encode_rounded<Q: GpuQueue>(q: &Q, t: &EncodeTables<Q::Buf>, batch: &EncodeBatch<'_, Q::Buf>, scale: f64, rounded: &Q::Buf) -> Result<()> {
     let count = batch.offsets.len();
     let log_n = t.log_n;
     let slots = 1u64 << (log_n - 1);
@@ -131,9 +138,6 @@ pub fn encode<Q: GpuQueue>(q: &Q, t: &EncodeTables<Q::Buf>, batch: &EncodeBatch<
             &[Arg::Buf(&values), Arg::Buf(&t.roots), Arg::U32(log_n), Arg::U32(log_gap), Arg::U64(root_base), Arg::U64(total)],
         )?;
     }
-    let k = t.primes.k;
-    // Read-only plaintext data once encoded (the caller keeps it, or views of it).
-    let out = crate::device::budget::with_category(crate::device::budget::MemoryCategory::Plaintexts, || q.alloc(count * t.plaintext_words()))?;
     let fix = scale / (1u64 << log_n) as f64;
     q.launch(
         Family::Encode,
@@ -141,18 +145,50 @@ pub fn encode<Q: GpuQueue>(q: &Q, t: &EncodeTables<Q::Buf>, batch: &EncodeBatch<
         "ckks_dwt_inv_last_round",
         Geometry::Items(total),
         &[
-            Arg::Buf(&out),
+            Arg::Buf(rounded),
             Arg::Buf(batch.flags),
             Arg::Buf(&values),
             Arg::Buf(&t.roots),
+            Arg::U32(log_n),
+            Arg::U64(fix.to_bits()),
+            Arg::U64(batch.limit.to_bits()),
+            Arg::U64(batch.item_base),
+            Arg::U64(total),
+        ],
+    )
+}
+
+/// The second half of an encoding: items `first..first + count` of `rounded`
+/// ([`encode_rounded`]'s) reduced modulo the tables' primes and taken to NTT form —
+/// `count × k × N` words, item-major, each `k × N` block a plaintext, in a new buffer of the
+/// plaintexts' memory category. Asynchronous on `q`.
+///
+/// # Errors
+/// `InvalidArgument` for an empty range; `Device` or `DeviceMemory` on an allocation, compile
+/// or launch failure.
+pub fn expand<Q: GpuQueue>(q: &Q, t: &EncodeTables<Q::Buf>, rounded: &Q::Buf, first: usize, count: usize) -> Result<Q::Buf> {
+    if count == 0 {
+        return Err(crate::Error::InvalidArgument("device encoder: no plaintext to expand".into()));
+    }
+    let log_n = t.log_n;
+    let k = t.primes.k;
+    // Read-only plaintext data once encoded (the caller keeps it, or views of it).
+    let out = crate::device::budget::with_category(crate::device::budget::MemoryCategory::Plaintexts, || q.alloc(count * t.plaintext_words()))?;
+    let total = (count as u64) << log_n;
+    q.launch(
+        Family::Encode,
+        &[],
+        "ckks_expand_rounded",
+        Geometry::Items(total),
+        &[
+            Arg::Buf(&out),
+            Arg::Buf(rounded),
             Arg::Buf(&t.primes.moduli),
             Arg::Buf(&t.primes.r0),
             Arg::Buf(&t.primes.r1),
             Arg::U32(k),
             Arg::U32(log_n),
-            Arg::U64(fix.to_bits()),
-            Arg::U64(batch.limit.to_bits()),
-            Arg::U64(batch.item_base),
+            Arg::U64(first as u64),
             Arg::U64(total),
         ],
     )?;
