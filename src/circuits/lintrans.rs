@@ -607,6 +607,12 @@ impl LinearTransform {
         }
     }
 
+    /// Whether the diagonals' plaintexts, once given back, are made again on the device alone:
+    /// their rounded coefficients are held there.
+    pub fn remade_on_device(&self) -> bool {
+        self.rounded_bytes() > 0
+    }
+
     /// Bytes of the diagonals' rounded coefficients held on a device (a transform encoded where
     /// it is used, once encoded there).
     pub fn rounded_bytes(&self) -> usize {

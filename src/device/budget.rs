@@ -3,14 +3,17 @@
 //! for a large GPU runs on a smaller one, and an account of those bytes by category.
 //!
 //! Every allocation of a device's memcaches (its queues' and its read-only statics) counts
-//! against the device's [`DeviceBudget`]. When an allocation would pass the limit, the memcache
-//! first returns its idle pooled buffers to the device, then the budget asks the device's other
-//! memcaches for theirs and the registered [`Evict`] caches (a network's encoded diagonals) to
-//! drop device copies that can be uploaded again; only when nothing more can be given back does
-//! the allocation fail, with [`Error::DeviceMemory`] naming what needed how much against which
-//! limit. Under a limit, hybrid keys are held compact ([`KeyForm`]): half their bytes, the other
-//! half regenerated inside the key-switching kernels that read it. Nothing reaches the driver's own out-of-memory path while the limit is below the
-//! device's memory.
+//! against the device's [`DeviceBudget`]. When an allocation would pass the limit, the budget
+//! asks for room, the cheapest to have again first ([`EvictCost`]): the registered [`Evict`]
+//! caches drop device copies they make again on the device (a transform's plaintexts, from the
+//! rounded coefficients kept there), then the device's memcaches return idle pooled buffers
+//! (the largest first, no more than needed), then the caches registered last (a bootstrapper's
+//! DFT) drop what they make again on the device, then every cache what is made again through
+//! the host; only when nothing more can be given back does the allocation fail, with
+//! [`Error::DeviceMemory`] naming what needed how much against which limit. Under a limit,
+//! hybrid keys are held compact ([`KeyForm`]): half their bytes, the other half regenerated
+//! inside the key-switching kernels that read it. Nothing reaches the driver's own
+//! out-of-memory path while the limit is below the device's memory.
 //!
 //! Categories: what is allocated while a thread runs inside [`with_category`] counts as that
 //! category — key-switching keys ([`MemoryCategory::Keys`]), read-only plaintexts such as a
@@ -250,16 +253,29 @@ pub fn compact_keys() -> bool {
 
 /// A memcache's idle pool, which the budget may ask to return its buffers to the device.
 pub trait Reclaim: Send + Sync {
-    /// Free every idle pooled buffer (skipping the work when the cache is busy); the bytes freed.
-    fn reclaim_idle(&self) -> u64;
+    /// Free idle pooled buffers, the largest first, until `want` bytes are freed or none is
+    /// left (skipping the work when the cache is busy); the bytes freed.
+    fn reclaim_idle(&self, want: u64) -> u64;
+}
+
+/// What data given back costs to have again, the order in which a budget asks for it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EvictCost {
+    /// Made again on the device from what it keeps there (a transform's plaintexts from their
+    /// rounded coefficients): asked before the memcaches' idle pools, which the next
+    /// operations would allocate again.
+    Device,
+    /// Made again through the host (values gathered and uploaded, or words uploaded again):
+    /// asked after the idle pools.
+    Host,
 }
 
 /// A cache of read-only device data that can drop device copies and upload them again when
 /// next used (a network's encoded diagonals).
 pub trait Evict: Send + Sync {
-    /// Drop the device copies of one unit of data not in use now; `false` when nothing is left
-    /// to drop.
-    fn evict_one(&self) -> bool;
+    /// Drop the device copies of one unit of data of `cost` not in use now; `false` when
+    /// nothing of that cost is left to drop.
+    fn evict_one(&self, cost: EvictCost) -> bool;
 }
 
 /// The registered caches, each with whether it is asked last.
@@ -379,28 +395,46 @@ impl DeviceBudget {
         }
     }
 
-    /// Ask the device's memcaches for their idle pools, then the evictors for device copies,
-    /// until `bytes` more fit the limit. Called without any memcache lock held.
+    /// Ask for room until `bytes` more fit the limit, the cheapest to have again first: data
+    /// the evictors make again on the device (those registered last, used most often, after
+    /// the rest), then the memcaches' idle pools (the largest buffers first, no more than
+    /// needed), then data made again through the host. Called without any memcache lock held.
     pub(crate) fn reclaim(&self, bytes: u64) -> Result<bool> {
+        if self.fits(bytes)? {
+            return Ok(true);
+        }
+        let evictors: Vec<(Arc<dyn Evict>, bool)> = EVICTORS.lock().iter().filter_map(|(w, last)| w.upgrade().map(|e| (e, *last))).collect();
+        let evict = |cost: EvictCost, last: Option<bool>| -> Result<bool> {
+            for (e, _) in evictors.iter().filter(|(_, l)| last.is_none_or(|last| *l == last)) {
+                while e.evict_one(cost) {
+                    if self.fits(bytes)? {
+                        return Ok(true);
+                    }
+                }
+            }
+            Ok(false)
+        };
+        if evict(EvictCost::Device, Some(false))? {
+            return Ok(true);
+        }
         let caches: Vec<Arc<dyn Reclaim>> = self.caches.lock().iter().filter_map(Weak::upgrade).collect();
         for c in &caches {
-            c.reclaim_idle();
+            let short = self.shortfall(bytes)?;
+            if short == 0 {
+                return Ok(true);
+            }
+            c.reclaim_idle(short);
         }
         if self.fits(bytes)? {
             return Ok(true);
         }
-        let evictors: Vec<Arc<dyn Evict>> = EVICTORS.lock().iter().filter_map(|(w, _)| w.upgrade()).collect();
-        for e in &evictors {
-            while e.evict_one() {
-                for c in &caches {
-                    c.reclaim_idle();
-                }
-                if self.fits(bytes)? {
-                    return Ok(true);
-                }
-            }
-        }
-        self.fits(bytes)
+        Ok(evict(EvictCost::Device, Some(true))? || evict(EvictCost::Host, None)?)
+    }
+
+    /// Bytes past the limit were `bytes` more allocated (0 when they fit).
+    fn shortfall(&self, bytes: u64) -> Result<u64> {
+        let limit = device_memory()?;
+        Ok(limit.map_or(0, |l| (self.account.lock().allocated + bytes).saturating_sub(l)))
     }
 
     fn fits(&self, bytes: u64) -> Result<bool> {

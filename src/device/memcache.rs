@@ -179,17 +179,17 @@ impl<A: RawAllocator> MemCache<A> {
         }
         if let Some(b) = &self.budget {
             if !b.try_reserve(bytes as u64)? {
-                // Within the budget: this cache's idle pool first, then (without this cache's
-                // lock, which another cache's reclaim may take) the device's other caches and
-                // the evictable read-only data.
-                self.flush_locked(&mut st);
+                // Within the budget: read-only data made again on the device, the idle pools
+                // (this cache's among them), then data made again through the host
+                // ([`DeviceBudget::reclaim`], without this cache's lock, which another cache's
+                // reclaim may take). The idle pools are not flushed first: under a budget that
+                // is full in steady state, every allocation would free the buffers the next
+                // operations allocate again.
+                drop(st);
+                b.reclaim(bytes as u64)?;
+                st = self.state.lock();
                 if !b.try_reserve(bytes as u64)? {
-                    drop(st);
-                    b.reclaim(bytes as u64)?;
-                    st = self.state.lock();
-                    if !b.try_reserve(bytes as u64)? {
-                        return Err(b.exceeded(bytes as u64));
-                    }
+                    return Err(b.exceeded(bytes as u64));
                 }
             }
         }
@@ -345,9 +345,25 @@ impl<A: RawAllocator> MemCache<A> {
 }
 
 impl<A: RawAllocator> Reclaim for MemCache<A> {
-    fn reclaim_idle(&self) -> u64 {
+    fn reclaim_idle(&self, want: u64) -> u64 {
         // A cache busy on another thread keeps its pool this time (no lock-order cycle).
-        self.state.try_lock().map_or(0, |mut st| self.flush_locked(&mut st))
+        let Some(mut st) = self.state.try_lock() else { return 0 };
+        let mut freed = 0u64;
+        while freed < want {
+            let Some(mut entry) = st.free.last_entry() else { break };
+            let cap = *entry.key();
+            let Some(p) = entry.get_mut().pop() else {
+                entry.remove();
+                continue;
+            };
+            if entry.get().is_empty() {
+                entry.remove();
+            }
+            st.stats.bytes_free -= cap as u64;
+            self.free_for_real(p, cap);
+            freed += cap as u64;
+        }
+        freed
     }
 }
 

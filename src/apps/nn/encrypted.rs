@@ -106,13 +106,18 @@ pub struct TransformCache {
 }
 
 impl crate::device::budget::Evict for TransformCache {
-    fn evict_one(&self) -> bool {
+    fn evict_one(&self, cost: crate::device::budget::EvictCost) -> bool {
+        use crate::device::budget::EvictCost;
         // Most recent first, skipping a transform an evaluation holds now (a clone beside the
-        // map's and ours): its diagonals are being read. Plaintexts first (made again from the
-        // rounded coefficients on the device), then the rounded coefficients themselves (made
-        // again from the weights, through the host).
+        // map's and ours): its diagonals are being read. Plaintexts made again on the device
+        // (from their rounded coefficients) at `Device` cost; at `Host` cost the other
+        // plaintexts, then the rounded coefficients themselves (made again from the weights).
         let order: Vec<(usize, usize)> = self.recent.lock().iter().rev().copied().collect();
-        for tier in [LinearTransform::evict_plaintexts, LinearTransform::evict_rounded] {
+        let tiers: &[fn(&LinearTransform) -> usize] = match cost {
+            EvictCost::Device => &[|t| if t.remade_on_device() { t.evict_plaintexts() } else { 0 }],
+            EvictCost::Host => &[LinearTransform::evict_plaintexts, LinearTransform::evict_rounded],
+        };
+        for tier in tiers {
             for &key in &order {
                 let Some(lt) = self.transforms.try_lock().and_then(|t| t.get(&key).cloned()) else { continue };
                 if Arc::strong_count(&lt) > 2 {

@@ -36,8 +36,8 @@ pub struct BootstrapTimings {
 /// real split), SlotsToCoeffs. Registered with the device memory budget, asked after every other
 /// cache (they are used at every bootstrap): the plaintexts of one transform given back at a
 /// time, in the order a bootstrap applies them — mid-bootstrap, those already applied are the
-/// ones needed last — and when none are left, their rounded coefficients (the compact form they
-/// are made again from) in the same order.
+/// ones needed last — first those made again on the device (their rounded coefficients held),
+/// and when none are left, the rest and the rounded coefficients in the same order.
 #[derive(Debug)]
 struct Transforms {
     c2s: Vec<Vec<LinearTransform>>,
@@ -45,9 +45,12 @@ struct Transforms {
 }
 
 impl crate::device::budget::Evict for Transforms {
-    fn evict_one(&self) -> bool {
+    fn evict_one(&self, cost: crate::device::budget::EvictCost) -> bool {
         let all = || self.c2s.iter().flatten().chain(&self.s2c);
-        all().any(|t| t.evict_plaintexts() > 0) || all().any(|t| t.evict_rounded() > 0)
+        match cost {
+            crate::device::budget::EvictCost::Device => all().filter(|t| t.remade_on_device()).any(|t| t.evict_plaintexts() > 0),
+            crate::device::budget::EvictCost::Host => all().any(|t| t.evict_plaintexts() > 0) || all().any(|t| t.evict_rounded() > 0),
+        }
     }
 }
 
