@@ -41,6 +41,10 @@ pub(super) struct Modules {
     first: Mutex<Option<Instant>>,
     /// The cache keys of the programs the running rehearsal asked for (its manifest).
     requested: Mutex<Vec<String>>,
+    /// Each program's cache key by its family and defines: a rehearsal asks for the key at
+    /// every launch, and assembling and hashing a program's source each time took a share of
+    /// its host time.
+    keys: Mutex<HashMap<String, String>>,
 }
 
 
@@ -144,6 +148,18 @@ impl CudaDevice {
         (src, options, key)
     }
 
+    /// [`CudaDevice::program`]'s cache key, remembered.
+    fn program_key(&self, family: Family, defines: &[(&str, String)]) -> String {
+        let (fam, _, ablation, defs) = crate::device::kernels::kernel_key(family, defines, "");
+        let memo = format!("{fam:?}|{ablation:?}|{defs}");
+        if let Some(k) = self.modules.keys.lock().get(&memo) {
+            return k.clone();
+        }
+        let (_, _, key) = self.program(family, defines);
+        self.modules.keys.lock().insert(memo, key.clone());
+        key
+    }
+
     /// The module of `family` compiled with `defines`: loaded already, else from the disk
     /// cache, else compiled now.
     pub(super) fn module(&self, family: Family, defines: &[(&str, String)]) -> Result<Arc<CudaModule>> {
@@ -161,7 +177,7 @@ impl CudaDevice {
     /// Compile the module of `family` with `defines` on a worker thread unless it is loaded or
     /// on its way; [`rehearse`] waits for it. Errors are left for the launch to report.
     pub(crate) fn compile_ahead(self: &Arc<Self>, family: Family, defines: &[(&'static str, String)], kernel: &'static str) {
-        let (_, _, key) = self.program(family, defines);
+        let key = self.program_key(family, defines);
         {
             let mut requested = self.modules.requested.lock();
             if !requested.contains(&key) {
