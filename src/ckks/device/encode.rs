@@ -227,14 +227,16 @@ fn rounded_on<Q: crate::device::gpu::GpuQueue>(
         let src = if rehearsal {
             q.alloc(chunk.len() * per_item)?
         } else {
-            let mut src = Vec::with_capacity(chunk.len() * per_item);
-            for item in chunk {
+            // One item a task: a network's first image gathers gigabytes of values here.
+            use rayon::prelude::*;
+            let mut src = vec![0u64; chunk.len() * per_item];
+            src.par_chunks_mut(per_item).zip(chunk.par_iter()).for_each(|(o, item)| {
                 if complex {
-                    src.extend(item.values.iter().flat_map(|v| [v.re.to_bits(), v.im.to_bits()]));
+                    o.iter_mut().zip(item.values.iter().flat_map(|v| [v.re.to_bits(), v.im.to_bits()])).for_each(|(o, w)| *o = w);
                 } else {
-                    src.extend(item.values.iter().map(|v| v.re.to_bits()));
+                    o.iter_mut().zip(item.values).for_each(|(o, v)| *o = v.re.to_bits());
                 }
-            }
+            });
             q.upload(&src)?
         };
         let batch = EncodeBatch { src: &src, offsets: &offsets, giant: &giant, n: n as u64, complex, flags: &flags, item_base: (c * BATCH) as u64, limit };
