@@ -118,6 +118,7 @@ impl CkksEncoder {
 
     /// What the device encoder needs of this encoder: SEAL's slot-to-DWT index map (`N`
     /// entries) and the inverse DWT's roots as (re, im) pairs (`2N` values, entry 0 unused).
+    #[cfg_attr(not(any(feature = "cuda", feature = "opencl")), allow(dead_code))]
     pub(crate) fn device_tables(&self) -> (Vec<u32>, Vec<f64>) {
         let map = self.matrix_reps_index_map.iter().map(|&i| i as u32).collect();
         let roots = self.inv_root_powers.iter().flat_map(|r| [r.re, r.im]).collect();

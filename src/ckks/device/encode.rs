@@ -49,6 +49,7 @@ impl ItemsSummary {
 /// Items encoded per batch: the batch's DWT buffer is `2N` doubles an item, and its plaintexts
 /// share one allocation where the backend has views (a transform's diagonals are given back
 /// together).
+#[cfg(any(feature = "cuda", feature = "opencl"))]
 const BATCH: usize = 64;
 
 /// The rounded coefficients of a set of plaintexts on a device: `N` doubles each (integers
@@ -57,6 +58,7 @@ const BATCH: usize = 64;
 /// [`encode_rounded`]; [`expand`] makes the plaintexts from it, on any queue of its device
 /// (or another device, through the host).
 #[derive(Debug)]
+#[cfg_attr(not(any(feature = "cuda", feature = "opencl")), allow(dead_code))]
 pub struct RoundedSet {
     state: crate::device::state::DeviceState,
     count: usize,
@@ -173,7 +175,10 @@ pub fn expand(queue: &Queue, encoder: &CkksEncoder, set: &RoundedSet, ks: &Hybri
         #[cfg(feature = "opencl")]
         Queue::OpenCl(q) => expand_on(queue, &**q, encoder, set, ks),
         #[allow(unreachable_patterns)]
-        _ => Err(crate::Error::InvalidArgument("device encoder: not on this backend".into())),
+        _ => {
+            let _ = set;
+            Err(crate::Error::InvalidArgument("device encoder: not on this backend".into()))
+        }
     }
 }
 

@@ -6,7 +6,6 @@
 pub mod encode;
 #[cfg(any(feature = "cuda", feature = "opencl"))]
 pub mod hybrid;
-#[cfg(any(feature = "cuda", feature = "opencl"))]
 mod resident;
 pub mod side_by_side;
 
