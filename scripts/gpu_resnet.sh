@@ -13,7 +13,8 @@
 # models/MODEL.onnx n16` lists them), 0 for no comparison with the CPU backend; SKIP: test images
 # passed over first (a run of 500 in two calls: COUNT 250, SKIP 0 then 250); IN_FLIGHT: afterwards
 # the images again with that many in flight (1: not). A device memory budget comes from
-# XEHE_DEVICE_MEMORY (e.g. 24GiB) and names the logs. Logs go to $OUT.
+# XEHE_DEVICE_MEMORY (e.g. 24GiB) and names the logs; more `xehe infer` options from INFER_ARGS
+# (e.g. --step-times). Logs go to $OUT.
 set -uo pipefail
 BIN=${1:-.gpu-bin}
 MODEL=${2:-resnet20-poly}
@@ -32,7 +33,7 @@ host=$!
 compare=()
 [ "$STEPS" -gt 0 ] && compare=(--compare-cpu --compare-steps "$STEPS")
 "$BIN/xehe" infer --model "models/$MODEL.onnx" --data fashion-mnist --fashion-mnist "$BIN/fashion-mnist" \
-  --count "$COUNT" --skip "$SKIP" --in-flight "$IN_FLIGHT" --preset n16-dense --device cuda ${compare[@]+"${compare[@]}"} --json \
+  --count "$COUNT" --skip "$SKIP" --in-flight "$IN_FLIGHT" --preset n16-dense --device cuda ${compare[@]+"${compare[@]}"} ${INFER_ARGS:-} --json \
   > "$LOG/infer_$TAG.json" 2> "$LOG/infer_$TAG.log"
 status=$?
 kill $gpu $host 2>/dev/null

@@ -311,6 +311,8 @@ struct Account {
     active: [u64; 3],
     /// The categories when `allocated` was largest.
     peak: MemoryUse,
+    /// The most working memory (idle pools included) ever in use.
+    working_high: u64,
 }
 
 impl Account {
@@ -359,6 +361,20 @@ impl DeviceBudget {
         self.account.lock().peak
     }
 
+    /// Whether `bytes` more of read-only data fit now without giving anything back, leaving the
+    /// working memory room to grow again to its high-water mark: where a cache decides to keep
+    /// data resident rather than make it again at each use (a transform's plaintexts, streamed
+    /// otherwise). Always true without a limit.
+    ///
+    /// # Errors
+    /// `InvalidArgument` for a malformed `XEHE_DEVICE_MEMORY`.
+    pub fn room_for(&self, bytes: u64) -> Result<bool> {
+        let Some(limit) = device_memory()? else { return Ok(true) };
+        let a = self.account.lock();
+        let regrowth = a.working_high.saturating_sub(a.usage().working);
+        Ok(a.allocated + bytes + regrowth <= limit)
+    }
+
     /// Start a new peak from the bytes in use now.
     pub fn reset_peak(&self) {
         let mut a = self.account.lock();
@@ -392,6 +408,9 @@ impl DeviceBudget {
         *c = if on { *c + bytes } else { c.saturating_sub(bytes) };
         if on && a.allocated >= a.peak.total() {
             a.peak = a.usage();
+        }
+        if on && category == MemoryCategory::Working {
+            a.working_high = a.working_high.max(a.usage().working);
         }
     }
 

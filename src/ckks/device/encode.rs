@@ -166,17 +166,32 @@ pub fn encode_rounded(
 /// `NotValidForParams` for key switching of another context; `Device` or `DeviceMemory` from
 /// the device; `InvalidArgument` on a backend without the device encoder.
 pub fn expand(queue: &Queue, encoder: &CkksEncoder, set: &RoundedSet, ks: &HybridKeySwitching) -> Result<Vec<Plaintext>> {
+    expand_range(queue, encoder, set, ks, 0..set.count, false)
+}
+
+/// [`expand`] for the items `range` of `set` alone. With `transient` the plaintexts live in a
+/// scratch buffer of `queue`'s memory pool (working memory, not plaintexts'), returned to the
+/// pool when the last of them is dropped: only work queued on `queue` may read them (it runs
+/// before any later user of the buffer). What a transform streamed under a device memory
+/// budget makes for each giant step and drops once its products are queued.
+///
+/// # Errors
+/// As [`expand`]; `InvalidArgument` for a range past the set.
+pub fn expand_range(queue: &Queue, encoder: &CkksEncoder, set: &RoundedSet, ks: &HybridKeySwitching, range: std::ops::Range<usize>, transient: bool) -> Result<Vec<Plaintext>> {
     if ks.context() != encoder.context() {
         return Err(crate::Error::NotValidForParams("device encoder: key switching of another context".into()));
     }
+    if range.end > set.count {
+        return Err(crate::Error::InvalidArgument(format!("device encoder: items {range:?} of a set of {}", set.count)));
+    }
     match queue {
         #[cfg(feature = "cuda")]
-        Queue::Cuda(q) => expand_on(queue, &**q, encoder, set, ks),
+        Queue::Cuda(q) => expand_on(queue, &**q, encoder, set, ks, range, transient),
         #[cfg(feature = "opencl")]
-        Queue::OpenCl(q) => expand_on(queue, &**q, encoder, set, ks),
+        Queue::OpenCl(q) => expand_on(queue, &**q, encoder, set, ks, range, transient),
         #[allow(unreachable_patterns)]
         _ => {
-            let _ = set;
+            let _ = (set, range, transient);
             Err(crate::Error::InvalidArgument("device encoder: not on this backend".into()))
         }
     }
@@ -261,7 +276,15 @@ fn rounded_on<Q: crate::device::gpu::GpuQueue>(
 
 /// [`expand`] on backend `Q`.
 #[cfg(any(feature = "cuda", feature = "opencl"))]
-fn expand_on<Q: crate::device::gpu::GpuQueue>(queue: &Queue, q: &Q, encoder: &CkksEncoder, set: &RoundedSet, ks: &HybridKeySwitching) -> Result<Vec<Plaintext>> {
+fn expand_on<Q: crate::device::gpu::GpuQueue>(
+    queue: &Queue,
+    q: &Q,
+    encoder: &CkksEncoder,
+    set: &RoundedSet,
+    ks: &HybridKeySwitching,
+    range: std::ops::Range<usize>,
+    transient: bool,
+) -> Result<Vec<Plaintext>> {
     use crate::device::budget::{with_category, MemoryCategory};
     use crate::device::gpu::encode::expand as launch;
     use std::sync::Arc;
@@ -270,15 +293,18 @@ fn expand_on<Q: crate::device::gpu::GpuQueue>(queue: &Queue, q: &Q, encoder: &Ck
     let buf = set.state.read_only_copy(queue, &[])?;
     let rounded = Q::unwrap(&buf).ok_or_else(|| crate::Error::Device("device encoder: rounded coefficients of another backend".into()))?;
     let words = tables.plaintext_words();
-    let mut out = Vec::with_capacity(set.count);
-    for first in (0..set.count).step_by(BATCH) {
-        let count = BATCH.min(set.count - first);
-        let encoded = Arc::new(launch(q, &tables, &rounded, first, count)?);
+    let mut out = Vec::with_capacity(range.len());
+    for first in range.clone().step_by(BATCH) {
+        let count = BATCH.min(range.end - first);
+        let encoded = Arc::new(launch(q, &tables, &rounded, first, count, transient)?);
         for i in 0..count {
             let buf = match q.view(&encoded, i * words, words)? {
                 Some(view) => view,
                 None => {
-                    let buf = with_category(MemoryCategory::Plaintexts, || q.alloc(words))?;
+                    let buf = match transient {
+                        true => q.scratch(words)?,
+                        false => with_category(MemoryCategory::Plaintexts, || q.alloc(words))?,
+                    };
                     q.copy(&buf, 0, &encoded, i * words, words)?;
                     buf
                 }

@@ -160,20 +160,25 @@ pub fn encode_rounded<Q: GpuQueue>(q: &Q, t: &EncodeTables<Q::Buf>, batch: &Enco
 
 /// The second half of an encoding: items `first..first + count` of `rounded`
 /// ([`encode_rounded`]'s) reduced modulo the tables' primes and taken to NTT form —
-/// `count × k × N` words, item-major, each `k × N` block a plaintext, in a new buffer of the
-/// plaintexts' memory category. Asynchronous on `q`.
+/// `count × k × N` words, item-major, each `k × N` block a plaintext, in a new buffer: of the
+/// plaintexts' memory category, or with `transient` a scratch buffer of `q`'s pool (read by
+/// later work on `q` alone, then released). Asynchronous on `q`.
 ///
 /// # Errors
 /// `InvalidArgument` for an empty range; `Device` or `DeviceMemory` on an allocation, compile
 /// or launch failure.
-pub fn expand<Q: GpuQueue>(q: &Q, t: &EncodeTables<Q::Buf>, rounded: &Q::Buf, first: usize, count: usize) -> Result<Q::Buf> {
+pub fn expand<Q: GpuQueue>(q: &Q, t: &EncodeTables<Q::Buf>, rounded: &Q::Buf, first: usize, count: usize, transient: bool) -> Result<Q::Buf> {
     if count == 0 {
         return Err(crate::Error::InvalidArgument("device encoder: no plaintext to expand".into()));
     }
     let log_n = t.log_n;
     let k = t.primes.k;
-    // Read-only plaintext data once encoded (the caller keeps it, or views of it).
-    let out = crate::device::budget::with_category(crate::device::budget::MemoryCategory::Plaintexts, || q.alloc(count * t.plaintext_words()))?;
+    let words = count * t.plaintext_words();
+    let out = match transient {
+        true => q.scratch(words)?,
+        // Read-only plaintext data once encoded (the caller keeps it, or views of it).
+        false => crate::device::budget::with_category(crate::device::budget::MemoryCategory::Plaintexts, || q.alloc(words))?,
+    };
     let total = (count as u64) << log_n;
     q.launch(
         Family::Encode,

@@ -27,6 +27,8 @@ use crate::ckks::evaluator::{Evaluator, ExtCiphertext};
 use crate::ckks::hybrid::{HybridGaloisKeys, HybridKeySwitching};
 use crate::ckks::params::ParmsId;
 use crate::ckks::plaintext::Plaintext;
+mod device;
+
 use crate::{Error, Result};
 use num_complex::Complex64;
 use rayon::prelude::*;
@@ -475,9 +477,12 @@ impl LinearTransform {
         map.lin.map.keys().chain(map.conj.map.keys()).copied().collect()
     }
 
-    /// Each diagonal offset's (giant, baby) split.
+    /// Each diagonal offset's (giant, baby) split, by giant step then baby step (a giant
+    /// step's diagonals side by side: a streamed transform makes them together).
     fn parts(map: &LinearMap, n: usize, conj: bool) -> Vec<(usize, (i32, i32))> {
-        BsgsSplit::new(&Self::offsets(map), n, conj).parts.into_iter().collect()
+        let mut parts: Vec<_> = BsgsSplit::new(&Self::offsets(map), n, conj).parts.into_iter().collect();
+        parts.sort_by_key(|&(_, split)| split);
+        parts
     }
 
     /// The encoded diagonals, encoded now (on `queue`'s device when given and possible, else on
@@ -497,7 +502,7 @@ impl LinearTransform {
         let src = src.ok_or_else(|| Error::InvalidArgument("linear transform without diagonals".into()))?;
         let ks = self.ks.as_ref();
         let on_device = match (queue, ks) {
-            (Some(q), Some(ks)) => device_terms(q, src, self.parms_id, self.scale, ks)?,
+            (Some(q), Some(ks)) => device::device_terms(q, src, self.parms_id, self.scale, ks)?,
             _ => None,
         };
         let t = Arc::new(match on_device {
@@ -669,57 +674,6 @@ fn host_terms(encoder: &CkksEncoder, map: &LinearMap, parts: &[(usize, (i32, i32
     Ok(terms)
 }
 
-/// [`host_terms`] on `queue`'s device in the extended base of `ks`; `None` where the device
-/// encoder does not apply ([`crate::ckks::device::encode::encode_rotated_extended`]).
-fn device_terms(queue: &crate::device::Queue, src: &Source, parms_id: ParmsId, scale: f64, ks: &HybridKeySwitching) -> Result<Option<Terms>> {
-    use crate::ckks::device::encode::{encode_rounded, expand, ItemsSummary, RotatedSlots};
-    let mut items = Vec::new();
-    let mut slots_of = Vec::new();
-    for &(k, (g, b)) in &src.parts {
-        for (conj, d) in [(false, src.map.lin.get(k)), (true, src.map.conj.get(k))] {
-            if let Some(d) = d {
-                items.push(RotatedSlots { values: d, rotation: g as i64 });
-                slots_of.push((g, b, conj));
-            }
-        }
-    }
-    if items.is_empty() {
-        return Ok(Some(Terms::new()));
-    }
-    let held = src.rounded.lock().clone();
-    let rounded = match held {
-        Some(set) => set,
-        None => {
-            use std::sync::atomic::Ordering;
-            let verified = src.verified.load(Ordering::Relaxed);
-            let summary = *src.summary.get_or_init(|| ItemsSummary::of(&items));
-            let Some(set) = encode_rounded(queue, &src.encoder, &items, parms_id, scale, ks, (summary, verified))? else { return Ok(None) };
-            let set = Arc::new(set);
-            // A rehearsal launches no kernel: its check read no flags a kernel wrote, and its
-            // coefficients hold nothing. Without a device memory budget nothing is given back,
-            // and the coefficients would only take room.
-            if !queue.is_rehearsing() {
-                src.verified.store(true, Ordering::Relaxed);
-                if crate::device::budget::device_memory()?.is_some() {
-                    *src.rounded.lock() = Some(set.clone());
-                }
-            }
-            set
-        }
-    };
-    let pts = expand(queue, &src.encoder, &rounded, ks)?;
-    let mut terms = Terms::new();
-    for ((g, b, conj), pt) in slots_of.into_iter().zip(pts) {
-        let term = terms.entry(g).or_default().entry(b).or_insert(Term { lin: None, conj: None });
-        if conj {
-            term.conj = Some(pt);
-        } else {
-            term.lin = Some(pt);
-        }
-    }
-    Ok(Some(terms))
-}
-
 /// Evaluate several linear transforms encoded at the same level on one ciphertext, sharing the
 /// hoisted baby-step rotations of `ct` (and of its conjugate): returns `M_i · ct` for each, not
 /// rescaled, scale `ct.scale() · M_i.scale()` (module docs).
@@ -792,17 +746,27 @@ fn evaluate(ev: &Evaluator, keys: &KeySet<'_>, transforms: &[&LinearTransform], 
     // Diagonals are encoded on the device only for the double-hoisted path, which reads them
     // in the extended base there.
     let queue = x.gpu.marked_queue().filter(|_| hoisted);
-    let encoded = transforms.iter().map(|t| t.encoded(queue.as_ref())).collect::<Result<Vec<_>>>()?;
-    if let KeySet::Hybrid { galois: Some(gk), .. } = keys {
-        if hoisted {
-            let tool = ctx.galois_tool();
-            let conj_elts = if uses_conj { conjugate_baby_elements(tool, &babies)? } else { Vec::new() };
-            let sums = if !uses_conj || conj_elts.iter().all(|&e| gk.has_key(e)) {
-                // The baby steps (the conjugate's as conj ∘ rot_b automorphisms,
-                // bsgs_galois_elements) from one ModUp, multiplied into every giant step's sum
-                // as they are made.
-                let mut elts = babies.iter().map(|&b| if b == 0 { Ok(1) } else { tool.elt_from_step(b) }).collect::<Result<Vec<u32>>>()?;
-                elts.extend(&conj_elts);
+    if let (KeySet::Hybrid { galois: Some(gk), .. }, true) = (keys, hoisted) {
+        let tool = ctx.galois_tool();
+        let conj_elts = if uses_conj { conjugate_baby_elements(tool, &babies)? } else { Vec::new() };
+        let sums = if !uses_conj || conj_elts.iter().all(|&e| gk.has_key(e)) {
+            // The baby steps (the conjugate's as conj ∘ rot_b automorphisms,
+            // bsgs_galois_elements) from one ModUp.
+            let mut elts = babies.iter().map(|&b| if b == 0 { Ok(1) } else { tool.elt_from_step(b) }).collect::<Result<Vec<u32>>>()?;
+            elts.extend(&conj_elts);
+            // Under a device memory budget, transforms whose plaintexts do not fit are streamed
+            // a giant step at a time (`device`).
+            let streams = match &queue {
+                Some(q) => transforms.iter().map(|t| t.stream_source(q)).collect::<Result<Vec<_>>>()?,
+                None => vec![None; transforms.len()],
+            };
+            let encoded = transforms
+                .iter()
+                .zip(&streams)
+                .map(|(t, s)| if s.is_some() { Ok(Arc::default()) } else { t.encoded(queue.as_ref()) })
+                .collect::<Result<Vec<_>>>()?;
+            // Baby steps multiplied into every giant step's sum as they are made.
+            let fused = |encoded: &[Arc<Terms>]| -> Result<Vec<(usize, i32, ExtCiphertext)>> {
                 let lin: Vec<usize> = (0..babies.len()).collect();
                 let conj: Vec<usize> = (babies.len()..elts.len()).collect();
                 let mut slots = Vec::new();
@@ -818,25 +782,55 @@ fn evaluate(ev: &Evaluator, keys: &KeySet<'_>, transforms: &[&LinearTransform], 
                     }
                 }
                 let accs = ev.double_hoisting().hoisted_plain_sums(&x, &elts, &terms, gk)?;
-                slots.into_iter().zip(accs).map(|((i, g), acc)| (i, g, acc)).collect()
-            } else {
-                let rotated = ev.double_hoisting().rotate_vector_many(&x, &babies, gk)?;
-                let y = keys.conjugate(ev, &x)?;
-                let rotated_conj = ev.double_hoisting().rotate_vector_many(&y, &babies, gk)?;
-                let mut accs = Vec::new();
-                for (i, t) in encoded.iter().enumerate() {
-                    for (&g, row) in t.iter() {
-                        let terms = giant_step_terms(row, &babies, &rotated, Some(&rotated_conj))?;
-                        if !terms.is_empty() {
-                            accs.push((i, g, ev.double_hoisting().multiply_plain_sum(&terms)?));
-                        }
+                Ok(slots.into_iter().zip(accs).map(|((i, g), acc)| (i, g, acc)).collect())
+            };
+            match (&queue, streams.iter().any(Option::is_some)) {
+                (Some(q), true) => {
+                    if q.is_rehearsing() {
+                        // Whether a transform streams in the real run depends on the device memory
+                        // then: a rehearsal compiles ahead the kernels of both ways.
+                        fused(&transforms.iter().map(|t| t.encoded(queue.as_ref())).collect::<Result<Vec<_>>>()?)?;
+                    }
+                    // Stored baby steps, each giant step's sum made apart.
+                    let rotated = ev.double_hoisting().apply_galois_many(&x, &elts, gk)?;
+                    let (lin, conj) = rotated.split_at(babies.len());
+                    let conj = uses_conj.then_some(conj);
+                    let mut sums = Vec::new();
+                    for (i, (t, stream)) in transforms.iter().zip(&streams).enumerate() {
+                        let made = match stream {
+                            Some(set) => device::streamed_sums(ev, q, t, set, &babies, lin, conj)?,
+                            None => encoded[i]
+                                .iter()
+                                .map(|(&g, row)| Ok((g, giant_step_terms(row, &babies, lin, conj)?)))
+                                .filter(|r| !matches!(r, Ok((_, terms)) if terms.is_empty()))
+                                .map(|r| r.and_then(|(g, terms)| Ok((g, ev.double_hoisting().multiply_plain_sum(&terms)?))))
+                                .collect::<Result<Vec<_>>>()?,
+                        };
+                        sums.extend(made.into_iter().map(|(g, acc)| (i, g, acc)));
+                    }
+                    sums
+                }
+                _ => fused(&encoded)?,
+            }
+        } else {
+            let encoded = transforms.iter().map(|t| t.encoded(queue.as_ref())).collect::<Result<Vec<_>>>()?;
+            let rotated = ev.double_hoisting().rotate_vector_many(&x, &babies, gk)?;
+            let y = keys.conjugate(ev, &x)?;
+            let rotated_conj = ev.double_hoisting().rotate_vector_many(&y, &babies, gk)?;
+            let mut accs = Vec::new();
+            for (i, t) in encoded.iter().enumerate() {
+                for (&g, row) in t.iter() {
+                    let terms = giant_step_terms(row, &babies, &rotated, Some(&rotated_conj))?;
+                    if !terms.is_empty() {
+                        accs.push((i, g, ev.double_hoisting().multiply_plain_sum(&terms)?));
                     }
                 }
-                accs
-            };
-            return giant_steps_side_by_side(ev, gk, transforms.len(), sums, rescale);
-        }
+            }
+            accs
+        };
+        return giant_steps_side_by_side(ev, gk, transforms.len(), sums, rescale);
     }
+    let encoded = transforms.iter().map(|t| t.encoded(queue.as_ref())).collect::<Result<Vec<_>>>()?;
     let rotated = keys.rotate_many(ev, &x, &babies)?;
     let rotated_conj = if uses_conj {
         let y = keys.conjugate(ev, &x)?;
