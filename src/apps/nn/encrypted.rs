@@ -89,12 +89,13 @@ impl InferenceTimings {
 /// the biases). Shared by every [`Inference`] of one plan: later images and later calls reuse
 /// them, and on a device each is uploaded once per queue.
 ///
-/// Under a device memory budget ([`crate::device::budget`]) the cache gives device memory back
-/// when asked: the plaintexts of the transform used most recently and not in use now (its
-/// diagonals' rounded coefficients stay: making the plaintexts again is a reduction and NTTs on
-/// the device), and when no plaintexts are left, the rounded coefficients in the same order. A
-/// network runs its steps in the same order image after image, so the transform just used is
-/// the one needed last (Belady's choice for a cyclic order), and the steps ahead stay resident.
+/// Under a device memory budget ([`crate::device::budget`]) the network's transforms are
+/// streamed ([`LinearTransform::streamed_under_budget`]): each layer is used once an image, so its
+/// plaintexts are made a giant step at a time from its diagonals' rounded coefficients,
+/// kept on the device, and leave the room to the bootstrapper's DFT, used at every bootstrap.
+/// When asked, the cache gives back what it holds, the transform used most recently first (for
+/// a cyclic order, Belady's choice: the steps ahead stay resident): plaintexts, then the
+/// rounded coefficients (encoded again from the weights on next use).
 #[derive(Debug, Default)]
 pub struct TransformCache {
     transforms: Mutex<HashMap<(usize, usize), Arc<LinearTransform>>>,
@@ -244,7 +245,7 @@ impl<'a> Inference<'a> {
             let lt = match cached {
                 Some(lt) if lt.parms_id() == id && lt.scale() == scale => lt,
                 _ => {
-                    let lt = Arc::new(LinearTransform::on_use(self.encoder.clone(), map.clone(), id, scale, self.boot.keys().key_switching())?);
+                    let lt = Arc::new(LinearTransform::on_use(self.encoder.clone(), map.clone(), id, scale, self.boot.keys().key_switching())?.streamed_under_budget());
                     self.cache.transforms.lock().insert(key, lt.clone());
                     lt
                 }

@@ -87,8 +87,8 @@ impl LinearTransform {
     /// The rounded coefficients to stream this transform from on `queue` (module docs): under
     /// a device memory budget, for a transform encoded where it is used whose plaintexts are
     /// not held and do not fit now beside what is resident
-    /// ([`crate::device::budget::DeviceBudget::room_for`]), and every such transform in a
-    /// rehearsal. `None`: encode them and keep them.
+    /// ([`crate::device::budget::DeviceBudget::room_for`]) or that is always streamed
+    /// ([`LinearTransform::streamed_under_budget`]), and every such transform in a rehearsal. `None`: encode them and keep them.
     ///
     /// # Errors
     /// As [`encode_rounded`] when the coefficients are made now.
@@ -104,7 +104,7 @@ impl LinearTransform {
         let bytes = set.len() * limbs * ctx.first_context_data().n() * 8;
         // A rehearsal holds no device memory to judge by: it takes this way, and the other too
         // (`super::evaluate`), so that the kernels of both are compiled ahead.
-        Ok((queue.is_rehearsing() || !budget.room_for(bytes as u64)?).then_some(set))
+        Ok((src.always_stream || queue.is_rehearsing() || !budget.room_for(bytes as u64)?).then_some(set))
     }
 }
 

@@ -365,6 +365,9 @@ struct Source {
     /// that making them again is a reduction and NTTs on the device — no values gathered or
     /// uploaded, no DWT.
     rounded: Arc<Mutex<Option<Arc<crate::ckks::device::encode::RoundedSet>>>>,
+    /// Streamed under a device memory budget even where its plaintexts would fit
+    /// ([`LinearTransform::streamed_under_budget`]).
+    always_stream: bool,
 }
 
 /// A [`LinearMap`] encoded for evaluation at one level: the baby-step/giant-step split and its
@@ -433,8 +436,20 @@ impl LinearTransform {
     pub fn on_use(encoder: Arc<CkksEncoder>, map: Arc<LinearMap>, parms_id: ParmsId, scale: f64, ks: &HybridKeySwitching) -> Result<Self> {
         let mut t = Self::split(&encoder, &map, parms_id, scale, Some(ks))?;
         let parts = Self::parts(&map, t.slots, t.conj);
-        t.source = Some(Source { encoder, map, parts, verified: Arc::default(), summary: Arc::default(), rounded: Arc::default() });
+        t.source = Some(Source { encoder, map, parts, verified: Arc::default(), summary: Arc::default(), rounded: Arc::default(), always_stream: false });
         Ok(t)
+    }
+
+    /// This transform (made by [`LinearTransform::on_use`]) streamed under a device memory
+    /// budget even where its plaintexts would fit (`device`): for one used once a run, such as
+    /// a network layer's, whose plaintexts would take room from those used more often (a
+    /// bootstrapper's DFT, evaluated at every bootstrap). Without a budget, or for a transform
+    /// encoded at once, nothing changes.
+    pub fn streamed_under_budget(mut self) -> Self {
+        if let Some(src) = &mut self.source {
+            src.always_stream = true;
+        }
+        self
     }
 
     fn encode(encoder: &CkksEncoder, map: &LinearMap, parms_id: ParmsId, scale: f64, ks: Option<&HybridKeySwitching>) -> Result<Self> {
