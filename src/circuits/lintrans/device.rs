@@ -88,7 +88,8 @@ impl LinearTransform {
     /// a device memory budget, for a transform encoded where it is used whose plaintexts are
     /// not held and do not fit now beside what is resident
     /// ([`crate::device::budget::DeviceBudget::room_for`]) or that is always streamed
-    /// ([`LinearTransform::streamed_under_budget`]), and every such transform in a rehearsal. `None`: encode them and keep them.
+    /// ([`LinearTransform::streamed_under_budget`]), and every such transform in a rehearsal.
+    /// `None`: encode them and keep them.
     ///
     /// # Errors
     /// As [`encode_rounded`] when the coefficients are made now.

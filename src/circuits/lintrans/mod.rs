@@ -27,14 +27,14 @@ use crate::ckks::evaluator::{Evaluator, ExtCiphertext};
 use crate::ckks::hybrid::{HybridGaloisKeys, HybridKeySwitching};
 use crate::ckks::params::ParmsId;
 use crate::ckks::plaintext::Plaintext;
-mod device;
-
 use crate::{Error, Result};
 use num_complex::Complex64;
 use rayon::prelude::*;
 use parking_lot::Mutex;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
+
+mod device;
 
 /// A matrix on `n` slots by its non-zero diagonals: `d_k[r] = M[r][(r + k) mod n]`,
 /// `k ∈ [0, n)`.
@@ -814,12 +814,7 @@ fn evaluate(ev: &Evaluator, keys: &KeySet<'_>, transforms: &[&LinearTransform], 
                     for (i, (t, stream)) in transforms.iter().zip(&streams).enumerate() {
                         let made = match stream {
                             Some(set) => device::streamed_sums(ev, q, t, set, &babies, lin, conj)?,
-                            None => encoded[i]
-                                .iter()
-                                .map(|(&g, row)| Ok((g, giant_step_terms(row, &babies, lin, conj)?)))
-                                .filter(|r| !matches!(r, Ok((_, terms)) if terms.is_empty()))
-                                .map(|r| r.and_then(|(g, terms)| Ok((g, ev.double_hoisting().multiply_plain_sum(&terms)?))))
-                                .collect::<Result<Vec<_>>>()?,
+                            None => giant_step_sums(ev, &encoded[i], &babies, lin, conj)?,
                         };
                         sums.extend(made.into_iter().map(|(g, acc)| (i, g, acc)));
                     }
@@ -834,12 +829,7 @@ fn evaluate(ev: &Evaluator, keys: &KeySet<'_>, transforms: &[&LinearTransform], 
             let rotated_conj = ev.double_hoisting().rotate_vector_many(&y, &babies, gk)?;
             let mut accs = Vec::new();
             for (i, t) in encoded.iter().enumerate() {
-                for (&g, row) in t.iter() {
-                    let terms = giant_step_terms(row, &babies, &rotated, Some(&rotated_conj))?;
-                    if !terms.is_empty() {
-                        accs.push((i, g, ev.double_hoisting().multiply_plain_sum(&terms)?));
-                    }
-                }
+                accs.extend(giant_step_sums(ev, t, &babies, &rotated, Some(&rotated_conj))?.into_iter().map(|(g, acc)| (i, g, acc)));
             }
             accs
         };
@@ -970,6 +960,26 @@ fn giant_steps_side_by_side(
             }
         })
         .collect()
+}
+
+/// Each giant step's `Σ diag ⊙ rot_b(x)` of one transform's `terms` in the extended base, from
+/// the stored baby steps `rotated` (`rotated_conj`: of the conjugate), indexed as `babies`:
+/// `(giant step, sum)` in giant-step order, giant steps without terms left out.
+fn giant_step_sums(
+    ev: &Evaluator,
+    terms: &Terms,
+    babies: &[i32],
+    rotated: &[ExtCiphertext],
+    rotated_conj: Option<&[ExtCiphertext]>,
+) -> Result<Vec<(i32, ExtCiphertext)>> {
+    let mut sums = Vec::new();
+    for (&g, row) in terms {
+        let t = giant_step_terms(row, babies, rotated, rotated_conj)?;
+        if !t.is_empty() {
+            sums.push((g, ev.double_hoisting().multiply_plain_sum(&t)?));
+        }
+    }
+    Ok(sums)
 }
 
 /// One giant step's terms `(rot_b(x), diag)` (and `(rot_b(conj x), diag')`) from the baby
