@@ -5,14 +5,15 @@
 //! device) into a scratch buffer of the queue's pool just before that giant step's products,
 //! and dropped once the products are queued. A streamed transform holds no plaintexts, so
 //! nothing is evicted to make room for it and nothing is allocated from the device for it in
-//! steady state: the scratch buffer is the pool's, reused giant step after giant step. The
-//! baby steps are then stored (one hoisted ModUp, [`crate::ckks::evaluator::DoubleHoisting::apply_galois_many`])
-//! rather than fused with the products; the words are the same.
+//! steady state: the scratch buffer is the pool's, reused from one group of giant steps to the
+//! next. A few giant steps at a time share one ModUp and the fused baby steps; the words are the
+//! same as those of the plaintexts encoded at once.
 
 use super::{LinearTransform, Source, Term, Terms};
 use crate::ckks::device::encode::{encode_rounded, expand, expand_range, ItemsSummary, RotatedSlots, RoundedSet};
+use crate::ckks::ciphertext::Ciphertext;
 use crate::ckks::evaluator::{Evaluator, ExtCiphertext};
-use crate::ckks::hybrid::HybridKeySwitching;
+use crate::ckks::hybrid::{HybridGaloisKeys, HybridKeySwitching};
 use crate::ckks::params::ParmsId;
 use crate::device::Queue;
 use crate::{Error, Result};
@@ -109,47 +110,71 @@ impl LinearTransform {
     }
 }
 
+/// Plaintext bytes a streamed transform makes at once at most (a giant step's alone when they
+/// are more): a few giant steps share one ModUp and one launch of the fused baby steps
+/// ([`crate::ckks::evaluator::DoubleHoisting::hoisted_plain_sums`]) while the scratch stays small.
+const STREAM_BYTES: usize = 256 << 20;
+
+/// Giant steps of a streamed transform made at once at most (the fused baby steps' sums a launch).
+const STREAM_GIANT_STEPS: usize = 4;
+
 /// The giant-step sums `Σ_b pt_{g,b} ⊙ rot_b(x)` of a streamed transform `t` (module docs), in
-/// the extended base, each giant step's plaintexts made from `set` on `queue` just before its
-/// products; `rotated` (`rotated_conj`): the hoisted baby steps of `x` (of its conjugate),
-/// indexed as `babies`. Returns `(giant step, sum)` by giant step.
+/// the extended base: a few giant steps at a time ([`STREAM_BYTES`], [`STREAM_GIANT_STEPS`]),
+/// their plaintexts made from `set` on `queue` just before their fused baby steps
+/// ([`crate::ckks::evaluator::DoubleHoisting::hoisted_plain_sums`] of `x` by `elts`: the baby
+/// steps `babies`, then their conjugates'). Returns `(giant step, sum)` by giant step.
 ///
 /// # Errors
 /// `InvalidArgument` for a transform not encoded where it is used or a baby step outside
-/// `babies`; as [`expand_range`] and [`crate::ckks::evaluator::DoubleHoisting::multiply_plain_sum`].
+/// `babies`; as [`expand_range`] and `hoisted_plain_sums`.
 pub(super) fn streamed_sums(
     ev: &Evaluator,
     queue: &Queue,
     t: &LinearTransform,
     set: &RoundedSet,
-    babies: &[i32],
-    rotated: &[ExtCiphertext],
-    rotated_conj: Option<&[ExtCiphertext]>,
+    (x, elts, babies): (&Ciphertext, &[u32], &[i32]),
+    gk: &HybridGaloisKeys,
 ) -> Result<Vec<(i32, ExtCiphertext)>> {
     let (Some(src), Some(ks)) = (&t.source, &t.ks) else {
         return Err(Error::InvalidArgument("linear transform: streamed without its source".into()));
     };
     let (_, slots_of) = items(src);
+    // Each giant step's items (consecutive: the parts are ordered by giant step).
+    let mut steps: Vec<(i32, std::ops::Range<usize>)> = Vec::new();
+    for (i, &(g, _, _)) in slots_of.iter().enumerate() {
+        match steps.last_mut() {
+            Some((last, r)) if *last == g => r.end = i + 1,
+            _ => steps.push((g, i..i + 1)),
+        }
+    }
+    let ctx = src.encoder.context();
+    let limbs = ctx.context_data_for(&t.parms_id, "linear transform")?.coeff_modulus().len() + ks.special_base().0.len();
+    let pt_bytes = limbs * ctx.first_context_data().n() * 8;
     let mut sums = Vec::new();
-    let mut first = 0;
-    while first < slots_of.len() {
-        let g = slots_of[first].0;
-        let end = first + slots_of[first..].iter().take_while(|s| s.0 == g).count();
-        let pts = expand_range(queue, &src.encoder, set, ks, first..end, true)?;
-        let terms = slots_of[first..end]
+    let mut next = 0;
+    while next < steps.len() {
+        let mut end = next + 1;
+        while end < steps.len() && end - next < STREAM_GIANT_STEPS && (steps[end].1.end - steps[next].1.start) * pt_bytes <= STREAM_BYTES {
+            end += 1;
+        }
+        let group = &steps[next..end];
+        let lo = group[0].1.start;
+        let pts = expand_range(queue, &src.encoder, set, ks, lo..group[end - next - 1].1.end, true)?;
+        let terms = group
             .iter()
-            .zip(&pts)
-            .map(|(&(_, b, conj), pt)| {
-                let i = babies.binary_search(&b).map_err(|_| Error::InvalidArgument("baby step".into()))?;
-                let x = match conj {
-                    false => rotated.get(i),
-                    true => rotated_conj.and_then(|r| r.get(i)),
-                };
-                Ok((x.ok_or_else(|| Error::InvalidArgument("linear transform: a baby step not made".into()))?, pt))
+            .map(|(_, r)| {
+                r.clone()
+                    .map(|j| {
+                        let (_, b, conj) = slots_of[j];
+                        let i = babies.binary_search(&b).map_err(|_| Error::InvalidArgument("baby step".into()))?;
+                        Ok((if conj { babies.len() + i } else { i }, &pts[j - lo]))
+                    })
+                    .collect::<Result<Vec<_>>>()
             })
             .collect::<Result<Vec<_>>>()?;
-        sums.push((g, ev.double_hoisting().multiply_plain_sum(&terms)?));
-        first = end;
+        let accs = ev.double_hoisting().hoisted_plain_sums(x, elts, &terms, gk)?;
+        sums.extend(group.iter().map(|(g, _)| *g).zip(accs));
+        next = end;
     }
     Ok(sums)
 }

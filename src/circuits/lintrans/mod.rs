@@ -806,17 +806,14 @@ fn evaluate(ev: &Evaluator, keys: &KeySet<'_>, transforms: &[&LinearTransform], 
                         // then: a rehearsal compiles ahead the kernels of both ways.
                         fused(&transforms.iter().map(|t| t.encoded(queue.as_ref())).collect::<Result<Vec<_>>>()?)?;
                     }
-                    // Stored baby steps, each giant step's sum made apart.
-                    let rotated = ev.double_hoisting().apply_galois_many(&x, &elts, gk)?;
-                    let (lin, conj) = rotated.split_at(babies.len());
-                    let conj = uses_conj.then_some(conj);
-                    let mut sums = Vec::new();
+                    // The resident transforms as usual (the streamed ones hold no terms here),
+                    // the streamed ones a few giant steps at a time.
+                    let mut sums = fused(&encoded)?;
                     for (i, (t, stream)) in transforms.iter().zip(&streams).enumerate() {
-                        let made = match stream {
-                            Some(set) => device::streamed_sums(ev, q, t, set, &babies, lin, conj)?,
-                            None => giant_step_sums(ev, &encoded[i], &babies, lin, conj)?,
-                        };
-                        sums.extend(made.into_iter().map(|(g, acc)| (i, g, acc)));
+                        if let Some(set) = stream {
+                            let made = device::streamed_sums(ev, q, t, set, (&x, &elts, &babies), gk)?;
+                            sums.extend(made.into_iter().map(|(g, acc)| (i, g, acc)));
+                        }
                     }
                     sums
                 }
