@@ -11,9 +11,8 @@
 
 use super::{LinearTransform, Source, Term, Terms};
 use crate::ckks::device::encode::{encode_rounded, expand, expand_range, ItemsSummary, RotatedSlots, RoundedSet};
-use crate::ckks::ciphertext::Ciphertext;
-use crate::ckks::evaluator::{Evaluator, ExtCiphertext};
-use crate::ckks::hybrid::{HybridGaloisKeys, HybridKeySwitching};
+use crate::ckks::evaluator::{Evaluator, ExtCiphertext, Raised};
+use crate::ckks::hybrid::HybridKeySwitching;
 use crate::ckks::params::ParmsId;
 use crate::device::Queue;
 use crate::{Error, Result};
@@ -110,30 +109,41 @@ impl LinearTransform {
     }
 }
 
-/// Plaintext bytes a streamed transform makes at once at most (a giant step's alone when they
-/// are more): a few giant steps share one ModUp and one launch of the fused baby steps
-/// ([`crate::ckks::evaluator::DoubleHoisting::hoisted_plain_sums`]) while the scratch stays small.
+/// Plaintext bytes a streamed transform makes at once at most with [`BabySteps::Fused`] (a giant
+/// step's alone when they are more), so that the scratch stays small.
 const STREAM_BYTES: usize = 256 << 20;
 
-/// Giant steps of a streamed transform made at once at most (the fused baby steps' sums a launch).
+/// Giant steps of a streamed transform made at once at most with [`BabySteps::Fused`]: the
+/// fused kernel's sums a launch, each launch making every baby step's inner products again.
 const STREAM_GIANT_STEPS: usize = 4;
 
+/// Where a streamed transform's baby steps come from: the automorphisms of `x` by the baby
+/// steps, then by their conjugates' (`conj ∘ rot_b`), indexed so.
+pub(super) enum BabySteps<'a> {
+    /// Made once and stored in the extended base (`2 × (ℓ + α) × N` words each): each baby
+    /// step's key inner products made once, each giant step's sum from them.
+    Stored(&'a [ExtCiphertext]),
+    /// Made inside the fused kernel for every few giant steps from one ModUp
+    /// ([`crate::ckks::evaluator::DoubleHoisting::raised_plain_sums`]): nothing stored, the
+    /// inner products made again for each launch (where the stored baby steps do not fit).
+    Fused(&'a Raised<'a>),
+}
+
 /// The giant-step sums `Σ_b pt_{g,b} ⊙ rot_b(x)` of a streamed transform `t` (module docs), in
-/// the extended base: a few giant steps at a time ([`STREAM_BYTES`], [`STREAM_GIANT_STEPS`]),
-/// their plaintexts made from `set` on `queue` just before their fused baby steps
-/// ([`crate::ckks::evaluator::DoubleHoisting::hoisted_plain_sums`] of `x` by `elts`: the baby
-/// steps `babies`, then their conjugates'). Returns `(giant step, sum)` by giant step.
+/// the extended base, the plaintexts made from `set` on `queue` just before their products:
+/// a giant step at a time from stored baby steps, or a few at a time ([`STREAM_GIANT_STEPS`],
+/// [`STREAM_BYTES`]) through the fused baby steps; the words are the same. `babies`: the baby
+/// steps, as `baby_steps` indexes them. Returns `(giant step, sum)` by giant step.
 ///
 /// # Errors
 /// `InvalidArgument` for a transform not encoded where it is used or a baby step outside
-/// `babies`; as [`expand_range`] and `hoisted_plain_sums`.
+/// `babies`; as [`expand_range`], `multiply_plain_sum` and `raised_plain_sums`.
 pub(super) fn streamed_sums(
     ev: &Evaluator,
     queue: &Queue,
-    t: &LinearTransform,
-    set: &RoundedSet,
-    (x, elts, babies): (&Ciphertext, &[u32], &[i32]),
-    gk: &HybridGaloisKeys,
+    (t, set): (&LinearTransform, &RoundedSet),
+    babies: &[i32],
+    baby_steps: &BabySteps<'_>,
 ) -> Result<Vec<(i32, ExtCiphertext)>> {
     let (Some(src), Some(ks)) = (&t.source, &t.ks) else {
         return Err(Error::InvalidArgument("linear transform: streamed without its source".into()));
@@ -154,7 +164,11 @@ pub(super) fn streamed_sums(
     let mut next = 0;
     while next < steps.len() {
         let mut end = next + 1;
-        while end < steps.len() && end - next < STREAM_GIANT_STEPS && (steps[end].1.end - steps[next].1.start) * pt_bytes <= STREAM_BYTES {
+        while matches!(baby_steps, BabySteps::Fused(_))
+            && end < steps.len()
+            && end - next < STREAM_GIANT_STEPS
+            && (steps[end].1.end - steps[next].1.start) * pt_bytes <= STREAM_BYTES
+        {
             end += 1;
         }
         let group = &steps[next..end];
@@ -172,7 +186,19 @@ pub(super) fn streamed_sums(
                     .collect::<Result<Vec<_>>>()
             })
             .collect::<Result<Vec<_>>>()?;
-        let accs = ev.double_hoisting().hoisted_plain_sums(x, elts, &terms, gk)?;
+        let accs = match baby_steps {
+            BabySteps::Fused(raised) => ev.double_hoisting().raised_plain_sums(raised, &terms)?,
+            BabySteps::Stored(rotated) => terms
+                .iter()
+                .map(|sum| {
+                    let terms = sum
+                        .iter()
+                        .map(|&(i, pt)| Ok((rotated.get(i).ok_or_else(|| Error::InvalidArgument("linear transform: a baby step not made".into()))?, pt)))
+                        .collect::<Result<Vec<_>>>()?;
+                    ev.double_hoisting().multiply_plain_sum(&terms)
+                })
+                .collect::<Result<Vec<_>>>()?,
+        };
         sums.extend(group.iter().map(|(g, _)| *g).zip(accs));
         next = end;
     }

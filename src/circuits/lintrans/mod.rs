@@ -23,7 +23,7 @@ use crate::ckks::ciphertext::Ciphertext;
 use crate::ckks::device::side_by_side::run_side_by_side;
 use crate::ckks::encoder::CkksEncoder;
 use crate::ckks::galois::GaloisTool;
-use crate::ckks::evaluator::{Evaluator, ExtCiphertext};
+use crate::ckks::evaluator::{Evaluator, ExtCiphertext, Raised};
 use crate::ckks::hybrid::{HybridGaloisKeys, HybridKeySwitching};
 use crate::ckks::params::ParmsId;
 use crate::ckks::plaintext::Plaintext;
@@ -770,7 +770,7 @@ fn evaluate(ev: &Evaluator, keys: &KeySet<'_>, transforms: &[&LinearTransform], 
             let mut elts = babies.iter().map(|&b| if b == 0 { Ok(1) } else { tool.elt_from_step(b) }).collect::<Result<Vec<u32>>>()?;
             elts.extend(&conj_elts);
             // Under a device memory budget, transforms whose plaintexts do not fit are streamed
-            // a giant step at a time (`device`).
+            // (`device`).
             let streams = match &queue {
                 Some(q) => transforms.iter().map(|t| t.stream_source(q)).collect::<Result<Vec<_>>>()?,
                 None => vec![None; transforms.len()],
@@ -781,7 +781,7 @@ fn evaluate(ev: &Evaluator, keys: &KeySet<'_>, transforms: &[&LinearTransform], 
                 .map(|(t, s)| if s.is_some() { Ok(Arc::default()) } else { t.encoded(queue.as_ref()) })
                 .collect::<Result<Vec<_>>>()?;
             // Baby steps multiplied into every giant step's sum as they are made.
-            let fused = |encoded: &[Arc<Terms>]| -> Result<Vec<(usize, i32, ExtCiphertext)>> {
+            let fused = |raised: &Raised<'_>, encoded: &[Arc<Terms>]| -> Result<Vec<(usize, i32, ExtCiphertext)>> {
                 let lin: Vec<usize> = (0..babies.len()).collect();
                 let conj: Vec<usize> = (babies.len()..elts.len()).collect();
                 let mut slots = Vec::new();
@@ -796,28 +796,52 @@ fn evaluate(ev: &Evaluator, keys: &KeySet<'_>, transforms: &[&LinearTransform], 
                         }
                     }
                 }
-                let accs = ev.double_hoisting().hoisted_plain_sums(&x, &elts, &terms, gk)?;
+                let accs = ev.double_hoisting().raised_plain_sums(raised, &terms)?;
                 Ok(slots.into_iter().zip(accs).map(|((i, g), acc)| (i, g, acc)).collect())
             };
+            // One ModUp of `x` for the resident transforms and the fused streamed baby steps.
+            let raise = || ev.double_hoisting().raise(&x, &elts, gk);
             match (&queue, streams.iter().any(Option::is_some)) {
                 (Some(q), true) => {
-                    if q.is_rehearsing() {
-                        // Whether a transform streams in the real run depends on the device memory
-                        // then: a rehearsal compiles ahead the kernels of both ways.
-                        fused(&transforms.iter().map(|t| t.encoded(queue.as_ref())).collect::<Result<Vec<_>>>()?)?;
-                    }
-                    // The resident transforms as usual (the streamed ones hold no terms here),
-                    // the streamed ones a few giant steps at a time.
-                    let mut sums = fused(&encoded)?;
-                    for (i, (t, stream)) in transforms.iter().zip(&streams).enumerate() {
-                        if let Some(set) = stream {
-                            let made = device::streamed_sums(ev, q, t, set, (&x, &elts, &babies), gk)?;
-                            sums.extend(made.into_iter().map(|(g, acc)| (i, g, acc)));
+                    let rehearsing = q.is_rehearsing();
+                    // A transform streamed by choice (used once, `streamed_under_budget`) has its
+                    // baby steps stored, each one's inner products made once; one streamed
+                    // because its plaintexts do not fit stores nothing more: its baby steps are
+                    // made again in the fused kernel for every few giant steps (`device::BabySteps`).
+                    let by_choice = |t: &LinearTransform| t.source.as_ref().is_some_and(|s| s.always_stream);
+                    let streamed = || transforms.iter().zip(&streams).filter(|(_, s)| s.is_some()).map(|(t, _)| by_choice(t));
+                    let store = rehearsing || streamed().any(|c| c);
+                    let fuse = rehearsing || streamed().any(|c| !c);
+                    let resident = encoded.iter().any(|t| !t.is_empty());
+                    let raised = if rehearsing || resident || fuse { Some(raise()?) } else { None };
+                    let mut sums = Vec::new();
+                    if let Some(raised) = &raised {
+                        if rehearsing {
+                            // Whether a transform streams in the real run depends on the device
+                            // memory then: a rehearsal compiles ahead every way's kernels.
+                            fused(raised, &transforms.iter().map(|t| t.encoded(queue.as_ref())).collect::<Result<Vec<_>>>()?)?;
                         }
+                        sums = fused(raised, &encoded)?;
+                    }
+                    let rotated = if store { ev.double_hoisting().apply_galois_many(&x, &elts, gk)? } else { Vec::new() };
+                    for (i, (t, stream)) in transforms.iter().zip(&streams).enumerate() {
+                        let Some(set) = stream else { continue };
+                        let mut ways = Vec::new();
+                        if rehearsing || by_choice(t) {
+                            ways.push(device::BabySteps::Stored(&rotated));
+                        }
+                        if let (Some(raised), true) = (&raised, rehearsing || !by_choice(t)) {
+                            ways.push(device::BabySteps::Fused(raised));
+                        }
+                        let mut made = Vec::new();
+                        for way in &ways {
+                            made = device::streamed_sums(ev, q, (t, set), &babies, way)?;
+                        }
+                        sums.extend(made.into_iter().map(|(g, acc)| (i, g, acc)));
                     }
                     sums
                 }
-                _ => fused(&encoded)?,
+                _ => fused(&raise()?, &encoded)?,
             }
         } else {
             let encoded = transforms.iter().map(|t| t.encoded(queue.as_ref())).collect::<Result<Vec<_>>>()?;

@@ -54,6 +54,23 @@ enum ExtData {
     Device { queue: Queue, q: (DeviceBuf, usize), p: (DeviceBuf, usize) },
 }
 
+/// A ciphertext and its automorphisms made ready once for several calls of
+/// [`DoubleHoisting::raised_plain_sums`] ([`DoubleHoisting::raise`]).
+pub struct Raised<'a> {
+    ct: &'a Ciphertext,
+    galois_elts: &'a [u32],
+    keys: &'a HybridGaloisKeys,
+    data: RaisedData,
+}
+
+enum RaisedData {
+    /// The ModUp of `c1` on the device: `q` its data part, `p` its special part (not an
+    /// extended ciphertext: the carrier of two device buffers).
+    ModUp(ExtData),
+    /// The hoisted automorphisms, stored.
+    Rotated(Vec<ExtCiphertext>),
+}
+
 impl std::fmt::Debug for ExtCiphertext {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let at = if matches!(self.data, ExtData::Host { .. }) { "host" } else { "device" };
@@ -320,21 +337,95 @@ impl DoubleHoisting<'_> {
         sums: &[Vec<(usize, &Plaintext)>],
         keys: &HybridGaloisKeys,
     ) -> Result<Vec<ExtCiphertext>> {
-        let cd = self.ev.check_hybrid(ct, &keys.ks, "galois_keys")?;
+        self.check_raise(ct, galois_elts, keys)?;
+        self.check_sums(ct, galois_elts.len(), sums, keys)?;
+        if sums.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.raised_plain_sums(&self.raise(ct, galois_elts, keys)?, sums)
+    }
+
+    /// `ct` raised once for several calls of [`DoubleHoisting::raised_plain_sums`] (a transform
+    /// whose diagonals are made a few giant steps at a time): on a device whose buffers have
+    /// addresses, the ModUp of `c1` (`dnum × (ℓ + α) × N` words); elsewhere the hoisted
+    /// automorphisms themselves ([`DoubleHoisting::apply_galois_many`]).
+    ///
+    /// # Errors
+    /// As [`DoubleHoisting::apply_galois_many`]. `ct` is never changed.
+    pub fn raise<'a>(&self, ct: &'a Ciphertext, galois_elts: &'a [u32], keys: &'a HybridGaloisKeys) -> Result<Raised<'a>> {
+        self.check_raise(ct, galois_elts, keys)?;
+        if let Some(q) = self.ev.device_for(&[ct]) {
+            if let Some(up) = self.ev.ext_gpu(&q, ExtOp::ModUp(ct, keys))?.pop() {
+                return Ok(Raised { ct, galois_elts, keys, data: RaisedData::ModUp(up) });
+            }
+        }
+        Ok(Raised { ct, galois_elts, keys, data: RaisedData::Rotated(self.apply_galois_many(ct, galois_elts, keys)?) })
+    }
+
+    /// [`DoubleHoisting::hoisted_plain_sums`] of the ciphertext and automorphisms `raised`: the
+    /// same words, the ModUp not made again.
+    ///
+    /// # Errors
+    /// As [`DoubleHoisting::hoisted_plain_sums`].
+    pub fn raised_plain_sums(&self, raised: &Raised<'_>, sums: &[Vec<(usize, &Plaintext)>]) -> Result<Vec<ExtCiphertext>> {
+        let Raised { ct, galois_elts, keys, .. } = *raised;
+        self.check_sums(ct, galois_elts.len(), sums, keys)?;
+        if sums.is_empty() {
+            return Ok(Vec::new());
+        }
+        let stored;
+        let rotated = match &raised.data {
+            RaisedData::Rotated(r) => r,
+            RaisedData::ModUp(up) => {
+                if let ExtData::Device { queue, .. } = up {
+                    let fused = self.ev.ext_gpu(queue, ExtOp::RotationSums(raised, sums))?;
+                    if !fused.is_empty() {
+                        let (ell, n) = (ct.coeff_modulus_size, ct.poly_modulus_degree);
+                        return Ok(fused
+                            .into_iter()
+                            .zip(sums)
+                            .map(|(data, sum)| ExtCiphertext { ks: keys.ks.clone(), parms_id: ct.parms_id, scale: ct.scale * sum[0].1.scale, ell, n, data })
+                            .collect());
+                    }
+                }
+                // The plaintexts without device addresses: the automorphisms stored.
+                stored = self.apply_galois_many(ct, galois_elts, keys)?;
+                &stored
+            }
+        };
+        sums.iter()
+            .map(|sum| {
+                let terms: Vec<(&ExtCiphertext, &Plaintext)> = sum.iter().map(|&(i, p)| (&rotated[i], p)).collect();
+                self.multiply_plain_sum(&terms)
+            })
+            .collect()
+    }
+
+    /// The checks of [`DoubleHoisting::raise`]: hybrid keys of `ct`'s parameters, size 2, a key
+    /// for every automorphism.
+    fn check_raise(&self, ct: &Ciphertext, galois_elts: &[u32], keys: &HybridGaloisKeys) -> Result<()> {
+        self.ev.check_hybrid(ct, &keys.ks, "galois_keys")?;
         if ct.size != 2 {
             return Err(Error::InvalidArgument(format!("encrypted size must be 2, is {}", ct.size)));
         }
         for &e in galois_elts.iter().filter(|&&e| e != 1) {
             self.ev.check_galois_hybrid(ct, e, keys)?;
         }
+        Ok(())
+    }
+
+    /// The checks of [`DoubleHoisting::hoisted_plain_sums`]' sums against `ct` and `elts`
+    /// automorphisms.
+    fn check_sums(&self, ct: &Ciphertext, elts: usize, sums: &[Vec<(usize, &Plaintext)>], keys: &HybridGaloisKeys) -> Result<()> {
+        let cd = self.ev.check_hybrid(ct, &keys.ks, "galois_keys")?;
         let words = (cd.coeff_modulus().len() + keys.ks.special_base().0.len()) * cd.n();
         for sum in sums {
             let Some((_, p0)) = sum.first() else {
                 return Err(Error::InvalidArgument("hoisted_plain_sums: a sum without terms".into()));
             };
             for &(i, p) in sum {
-                if i >= galois_elts.len() {
-                    return Err(Error::InvalidArgument(format!("hoisted_plain_sums: term of automorphism {i} of {}", galois_elts.len())));
+                if i >= elts {
+                    return Err(Error::InvalidArgument(format!("hoisted_plain_sums: term of automorphism {i} of {elts}")));
                 }
                 if p.coeff_count() != words || p.parms_id != ct.parms_id {
                     return Err(Error::InvalidArgument("hoisted_plain_sums: plaintext not encoded in the extended base at this level".into()));
@@ -344,28 +435,7 @@ impl DoubleHoisting<'_> {
                 }
             }
         }
-        if sums.is_empty() {
-            return Ok(Vec::new());
-        }
-        if let Some(q) = self.ev.device_for(&[ct]) {
-            let elts: Vec<Option<u32>> = galois_elts.iter().map(|&e| (e != 1).then_some(e)).collect();
-            let fused = self.ev.ext_gpu(&q, ExtOp::RotationSums(ct, &elts, sums, keys))?;
-            if !fused.is_empty() {
-                let (ell, n) = (cd.coeff_modulus().len(), cd.n());
-                return Ok(fused
-                    .into_iter()
-                    .zip(sums)
-                    .map(|(data, sum)| ExtCiphertext { ks: keys.ks.clone(), parms_id: ct.parms_id, scale: ct.scale * sum[0].1.scale, ell, n, data })
-                    .collect());
-            }
-        }
-        let rotated = self.apply_galois_many(ct, galois_elts, keys)?;
-        sums.iter()
-            .map(|sum| {
-                let terms: Vec<(&ExtCiphertext, &Plaintext)> = sum.iter().map(|&(i, p)| (&rotated[i], p)).collect();
-                self.multiply_plain_sum(&terms)
-            })
-            .collect()
+        Ok(())
     }
 
     /// `Σ_t x_t ⊙ pt_t` in the extended base: each `pt_t` encoded on the level's primes then the
@@ -586,7 +656,10 @@ enum ExtOp<'a> {
     Rotations(&'a Ciphertext, &'a [Option<u32>], &'a HybridGaloisKeys),
     /// Baby steps multiplied into sums (`Evaluator::hoisted_plain_sums_ext`): per sum an
     /// extended ciphertext, or none at all where the backend has no fused kernel.
-    RotationSums(&'a Ciphertext, &'a [Option<u32>], &'a [Vec<(usize, &'a Plaintext)>], &'a HybridGaloisKeys),
+    RotationSums(&'a Raised<'a>, &'a [Vec<(usize, &'a Plaintext)>]),
+    /// The ModUp of `c1` that `RotationSums` reads: one `Device` value carrying its data part
+    /// (`q`) and its special part (`p`), or none where the backend has no fused kernel.
+    ModUp(&'a Ciphertext, &'a HybridGaloisKeys),
     MulSum(&'a [(&'a ExtCiphertext, &'a Plaintext)]),
     /// A giant step, with the running sum to add.
     Rotate(&'a ExtCiphertext, u32, &'a HybridGaloisKeys, Option<&'a ExtCiphertext>),
@@ -642,7 +715,8 @@ mod gpu_impl {
 
         fn ext_on<Q: GpuQueue>(&self, queue: &Queue, cq: &Q, op: ExtOp<'_>) -> Result<Vec<ExtData>> {
             let (parms_id, ks) = match &op {
-                ExtOp::Rotations(ct, _, keys) | ExtOp::RotationSums(ct, _, _, keys) => (ct.parms_id, &keys.ks),
+                ExtOp::Rotations(ct, _, keys) | ExtOp::ModUp(ct, keys) => (ct.parms_id, &keys.ks),
+                ExtOp::RotationSums(r, _) => (r.ct.parms_id, &r.keys.ks),
                 ExtOp::MulSum(t) => (t[0].0.parms_id, &t[0].0.ks),
                 ExtOp::Rotate(x, _, _, _) | ExtOp::Add(x, _) | ExtOp::ModDown(x) | ExtOp::ModDownRescale(x) => (x.parms_id, &x.ks),
             };
@@ -674,7 +748,19 @@ mod gpu_impl {
                         })
                         .collect()
                 }
-                ExtOp::RotationSums(ct, elts, sums, keys) => {
+                ExtOp::ModUp(ct, _) => {
+                    let buf = buffer_of::<Q>(&ct.gpu.device_copy(queue, &ct.data)?)?;
+                    Ok(dh::sums_mod_up(cq, &l, &h, &buf)?
+                        .map(|(q, p)| vec![to_data::<Q>(queue, DeviceExt { q: (Arc::new(q), 0), p: (Arc::new(p), 0) })])
+                        .unwrap_or_default())
+                }
+                ExtOp::RotationSums(raised, sums) => {
+                    let RaisedData::ModUp(ExtData::Device { q: up_q, p: up_p, .. }) = &raised.data else {
+                        return Err(Error::Device("hoisted sums without their ModUp on the device".into()));
+                    };
+                    let (up_q, up_p) = (buffer_of::<Q>(&up_q.0)?, buffer_of::<Q>(&up_p.0)?);
+                    let (ct, keys) = (raised.ct, raised.keys);
+                    let elts: Vec<Option<u32>> = raised.galois_elts.iter().map(|&e| (e != 1).then_some(e)).collect();
                     let buf = buffer_of::<Q>(&ct.gpu.device_copy(queue, &ct.data)?)?;
                     let mut pts = Vec::new();
                     let mut diags: Vec<Vec<Option<usize>>> = vec![vec![None; sums.len()]; elts.len()];
@@ -704,7 +790,7 @@ mod gpu_impl {
                         .flatten()
                         .next()
                         .map_or(KeyLayout::image(0), |((_, _, r), _)| KeyLayout { rows: *r, compact: forms.first().is_some_and(|(k, _)| k.compact.is_some()) });
-                    Ok(dh::rotation_sums(cq, &l, &h, &buf, (&rots, layout), sums.len())?
+                    Ok(dh::rotation_sums_raised(cq, &l, &h, &buf, (&up_q, &up_p), (&rots, layout), sums.len())?
                         .map(|v| v.into_iter().map(|x| to_data::<Q>(queue, x)).collect())
                         .unwrap_or_default())
                 }

@@ -24,7 +24,7 @@ mod scalar;
 mod modraise;
 mod hoist;
 mod double_hoist;
-pub use double_hoist::{DoubleHoisting, ExtCiphertext};
+pub use double_hoist::{DoubleHoisting, ExtCiphertext, Raised};
 mod gpu;
 
 use super::ciphertext::Ciphertext;

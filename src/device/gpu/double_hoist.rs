@@ -121,6 +121,39 @@ pub fn rotation_sums<Q: GpuQueue>(
     l: &LevelData<Q::Buf>,
     h: &HybridLevelData<Q::Buf>,
     ct: &Q::Buf,
+    rots: (&[SumRotation<'_, Q::Buf>], KeyLayout),
+    sums: usize,
+) -> Result<Option<Vec<DeviceExt<Q::Buf>>>> {
+    match sums_mod_up(q, l, h, ct)? {
+        Some(up) => rotation_sums_raised(q, l, h, ct, (&up.0, &up.1), rots, sums),
+        None => Ok(None),
+    }
+}
+
+/// The ModUp of `ct`'s `c1` that [`rotation_sums_raised`] reads (data part, special part), made
+/// once for several of its calls (a transform whose diagonals are made a few giant steps at a
+/// time); `None` where the backend's buffers have no device addresses (as [`rotation_sums`]).
+///
+/// # Errors
+/// `Device` on an allocation, compile or launch failure.
+pub fn sums_mod_up<Q: GpuQueue>(q: &Q, l: &LevelData<Q::Buf>, h: &HybridLevelData<Q::Buf>, ct: &Q::Buf) -> Result<Option<(Q::Buf, Q::Buf)>> {
+    if ct.device_address().is_none() {
+        return Ok(None);
+    }
+    let up = mod_up(q, l, h, ct, h.ell * l.n(), true)?;
+    Ok(Some((up.q, up.p)))
+}
+
+/// [`rotation_sums`] from the ModUp `up` of `ct` ([`sums_mod_up`]).
+///
+/// # Errors
+/// As [`rotation_sums`].
+pub fn rotation_sums_raised<Q: GpuQueue>(
+    q: &Q,
+    l: &LevelData<Q::Buf>,
+    h: &HybridLevelData<Q::Buf>,
+    ct: &Q::Buf,
+    up: (&Q::Buf, &Q::Buf),
     (rots, key_rows): (&[SumRotation<'_, Q::Buf>], KeyLayout),
     sums: usize,
 ) -> Result<Option<Vec<DeviceExt<Q::Buf>>>> {
@@ -131,7 +164,6 @@ pub fn rotation_sums<Q: GpuQueue>(
     }
     let (ell, alpha, n) = (h.ell, h.alpha, l.n());
     let ext_words = 2 * (ell + alpha) * n;
-    let up = mod_up(q, l, h, ct, ell * n, true)?;
     let out = Arc::new(q.alloc(sums * ext_words)?);
     for first in (0..sums).step_by(SUMS_PER_LAUNCH) {
         let count = SUMS_PER_LAUNCH.min(sums - first);
@@ -165,8 +197,8 @@ pub fn rotation_sums<Q: GpuQueue>(
             Arg::U32(used),
             Arg::BufAt(&table, table_words - count),
             Arg::U32(u32::from(has_ident)),
-            Arg::Buf(&up.q),
-            Arg::Buf(&up.p),
+            Arg::Buf(up.0),
+            Arg::Buf(up.1),
             Arg::Buf(ct),
             Arg::Buf(&h.p_mod),
         ];
