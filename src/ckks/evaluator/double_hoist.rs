@@ -342,7 +342,7 @@ impl DoubleHoisting<'_> {
         if sums.is_empty() {
             return Ok(Vec::new());
         }
-        self.raised_plain_sums(&self.raise(ct, galois_elts, keys)?, sums)
+        self.plain_sums_of(&self.raise_checked(ct, galois_elts, keys)?, sums)
     }
 
     /// `ct` raised once for several calls of [`DoubleHoisting::raised_plain_sums`] (a transform
@@ -354,6 +354,11 @@ impl DoubleHoisting<'_> {
     /// As [`DoubleHoisting::apply_galois_many`]. `ct` is never changed.
     pub fn raise<'a>(&self, ct: &'a Ciphertext, galois_elts: &'a [u32], keys: &'a HybridGaloisKeys) -> Result<Raised<'a>> {
         self.check_raise(ct, galois_elts, keys)?;
+        self.raise_checked(ct, galois_elts, keys)
+    }
+
+    /// [`DoubleHoisting::raise`] of operands already checked (`check_raise`).
+    fn raise_checked<'a>(&self, ct: &'a Ciphertext, galois_elts: &'a [u32], keys: &'a HybridGaloisKeys) -> Result<Raised<'a>> {
         if let Some(q) = self.ev.device_for(&[ct]) {
             if let Some(up) = self.ev.ext_gpu(&q, ExtOp::ModUp(ct, keys))?.pop() {
                 return Ok(Raised { ct, galois_elts, keys, data: RaisedData::ModUp(up) });
@@ -368,8 +373,13 @@ impl DoubleHoisting<'_> {
     /// # Errors
     /// As [`DoubleHoisting::hoisted_plain_sums`].
     pub fn raised_plain_sums(&self, raised: &Raised<'_>, sums: &[Vec<(usize, &Plaintext)>]) -> Result<Vec<ExtCiphertext>> {
+        self.check_sums(raised.ct, raised.galois_elts.len(), sums, raised.keys)?;
+        self.plain_sums_of(raised, sums)
+    }
+
+    /// [`DoubleHoisting::raised_plain_sums`] of sums already checked (`check_sums`).
+    fn plain_sums_of(&self, raised: &Raised<'_>, sums: &[Vec<(usize, &Plaintext)>]) -> Result<Vec<ExtCiphertext>> {
         let Raised { ct, galois_elts, keys, .. } = *raised;
-        self.check_sums(ct, galois_elts.len(), sums, keys)?;
         if sums.is_empty() {
             return Ok(Vec::new());
         }
