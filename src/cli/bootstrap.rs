@@ -443,6 +443,20 @@ pub(crate) fn write_kernel_programs(s: &mut String, k: &crate::device::kernels::
         k.upload_bytes as f64 / (1u64 << 30) as f64,
         k.upload_time.as_secs_f64()
     );
+    let loads: Vec<String> = k.slowest_loads.iter().map(|(f, d)| format!("{f} {:.0} ms", d.as_secs_f64() * 1e3)).collect();
+    let (allocs, alloc_time, frees, free_time) = k.allocator;
+    let _ = writeln!(
+        s,
+        "module loads: {} in {:.2} s (slowest: {}); device allocations {allocs} in {:.2} s, frees {frees} in {:.2} s",
+        k.loads,
+        k.load_time.as_secs_f64(),
+        loads.join(", "),
+        alloc_time.as_secs_f64(),
+        free_time.as_secs_f64()
+    );
+    let (n, time, slow) = &k.launches;
+    let slow: Vec<String> = slow.iter().map(|(f, d)| format!("{f} {:.1} ms", d.as_secs_f64() * 1e3)).collect();
+    let _ = writeln!(s, "kernel launches: {n} in {:.2} s on the host (slowest: {})", time.as_secs_f64(), slow.join(", "));
     // The programs that finished last bound the wait: when each started and ended.
     let mut last = k.modules.clone();
     last.sort_by_key(|m| std::cmp::Reverse(m.1 + m.2));

@@ -59,6 +59,9 @@ pub fn render(r: &InferReport) -> String {
     s += &format!("time {what}: {:.1} ms, {} bootstraps{}\n", ms(t.total), t.bootstraps, split(t));
     if r.classes.len() > 1 {
         s += &format!("the first: {:.1} ms{}\n", ms(r.first_timings.total), split(&r.first_timings));
+        let f = &r.first_timings;
+        let slowest: Vec<String> = f.slowest_steps.iter().filter(|s| !s.1.is_zero()).map(|(i, d)| format!("step {i} {:.1} ms", ms(*d))).collect();
+        s += &format!("of the first: rehearsal {:.1} ms; slowest steps: {}\n", ms(f.rehearsal), if slowest.is_empty() { "(--step-times)".to_string() } else { slowest.join(", ") });
     }
     if let Some(k) = &r.kernel_programs {
         super::bootstrap::write_kernel_programs(&mut s, k);

@@ -168,6 +168,17 @@ pub struct StartupStats {
     pub rehearsal_host: std::time::Duration,
     /// Rehearsals: time then spent waiting for the compilations they started.
     pub rehearsal_wait: std::time::Duration,
+    /// Modules handed to the driver (`cuModuleLoadData`: read from the cache or just compiled).
+    pub loads: usize,
+    /// Time in those driver loads, summed (made on the launching thread or a compiling one).
+    pub load_time: std::time::Duration,
+    /// The slowest loads: source file and time, the slowest first (at most 4).
+    pub slowest_loads: Vec<(&'static str, std::time::Duration)>,
+    /// Device allocator calls of the whole process ([`crate::device::memcache::raw_allocator_calls`]):
+    /// allocations, their time, frees (each can wait for queued work), their time.
+    pub allocator: (u64, std::time::Duration, u64, std::time::Duration),
+    /// Kernel launch calls of the whole process: count, host time, the slowest (kernel, time).
+    pub launches: (u64, std::time::Duration, Vec<(String, std::time::Duration)>),
 }
 
 /// Cache key of a compiled kernel: family, name, ablation switches and defines. Built at every

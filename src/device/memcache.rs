@@ -35,6 +35,27 @@ pub trait RawAllocator: Send + Sync {
     const FREE_WAITS_FOR_WORK: bool = false;
 }
 
+/// Calls to the device allocators of every memcache of the process and the time in them:
+/// `(allocations, their time, frees, their time)` — a free can wait for the device's queued
+/// work ([`RawAllocator::FREE_WAITS_FOR_WORK`]), which makes it a synchronization.
+pub fn raw_allocator_calls() -> (u64, std::time::Duration, u64, std::time::Duration) {
+    use std::sync::atomic::Ordering::Relaxed;
+    let c = &RAW_CALLS;
+    let d = |a: &std::sync::atomic::AtomicU64| std::time::Duration::from_nanos(a.load(Relaxed));
+    (c[0].load(Relaxed), d(&c[1]), c[2].load(Relaxed), d(&c[3]))
+}
+
+/// [`raw_allocator_calls`]' counters: allocations, their nanoseconds, frees, theirs.
+static RAW_CALLS: [std::sync::atomic::AtomicU64; 4] = [const { std::sync::atomic::AtomicU64::new(0) }; 4];
+
+/// Count one allocator call (`free`: a free, else an allocation) that started at `start`.
+fn count_raw(free: bool, start: std::time::Instant) {
+    use std::sync::atomic::Ordering::Relaxed;
+    let i = if free { 2 } else { 0 };
+    RAW_CALLS[i].fetch_add(1, Relaxed);
+    RAW_CALLS[i + 1].fetch_add(start.elapsed().as_nanos() as u64, Relaxed);
+}
+
 /// Counters of a [`MemCache`], readable through the API.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct MemCacheStats {
@@ -193,7 +214,10 @@ impl<A: RawAllocator> MemCache<A> {
                 }
             }
         }
-        let p = match self.alloc.alloc(bytes) {
+        let start = std::time::Instant::now();
+        let first = self.alloc.alloc(bytes);
+        count_raw(false, start);
+        let p = match first {
             Ok(p) => p,
             Err(_) => {
                 // Give the device back every idle buffer, then try once more.
@@ -252,7 +276,9 @@ impl<A: RawAllocator> MemCache<A> {
     }
 
     fn free_for_real(&self, ptr: A::Ptr, capacity: usize) {
+        let start = std::time::Instant::now();
         self.alloc.free(ptr);
+        count_raw(true, start);
         if let Some(b) = &self.budget {
             b.unreserve(capacity as u64);
         }

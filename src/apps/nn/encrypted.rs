@@ -56,6 +56,10 @@ pub struct InferenceTimings {
     pub bootstraps: usize,
     /// The whole image.
     pub total: Duration,
+    /// Of `total`, the rehearsal that compiles the kernels ahead (the first image on a device).
+    pub rehearsal: Duration,
+    /// The slowest steps with `--step-times` (step index and time), the slowest first.
+    pub slowest_steps: [(usize, Duration); 4],
 }
 
 impl InferenceTimings {
@@ -70,6 +74,14 @@ impl InferenceTimings {
         self.bootstraps = other.bootstraps;
     }
 
+    /// Keep step `index`'s time `d` if it is among the slowest.
+    fn note_step(&mut self, index: usize, d: Duration) {
+        if let Some(k) = self.slowest_steps.iter().position(|s| d > s.1) {
+            self.slowest_steps[k..].rotate_right(1);
+            self.slowest_steps[k] = (index, d);
+        }
+    }
+
     /// The times divided by `n` (a mean over `n` images; the bootstraps count kept).
     pub fn divided(&self, n: u32) -> InferenceTimings {
         let n = n.max(1);
@@ -81,6 +93,7 @@ impl InferenceTimings {
             bootstrap: self.bootstrap / n,
             bootstraps: self.bootstraps,
             total: self.total / n,
+            ..Default::default()
         }
     }
 }
@@ -346,6 +359,7 @@ impl<'a> Inference<'a> {
                 rehearsal.run(&copy, steps, &mut |_, _| {})
             });
         }
+        let rehearsal = t0.elapsed();
         if self.level(image)? != self.plan.input_level {
             return Err(Error::InvalidArgument(format!(
                 "the image must be encrypted at chain index {} (the bootstrapped level), is at {}",
@@ -385,6 +399,7 @@ impl<'a> Inference<'a> {
                 Some(q) if self.step_times => {
                     q.synchronize()?;
                     *slot += t.elapsed();
+                    times.note_step(i, t.elapsed());
                 }
                 Some(_) => {}
                 None => *slot += t.elapsed(),
@@ -403,6 +418,7 @@ impl<'a> Inference<'a> {
             q.synchronize()?; // the total is the device's
         }
         times.total = t0.elapsed();
+        times.rehearsal = rehearsal;
         Ok((out, times))
     }
 }

@@ -246,12 +246,20 @@ impl CudaDevice {
                 image
             }
         };
-        if from_cache {
-            self.modules.stats.lock().from_cache += 1;
-        }
-        self.ctx
+        let start = Instant::now();
+        let module = self
+            .ctx
             .load_module(Ptx::from_binary(image))
-            .map_err(|e| super::dev_err(&format!("loading module {}", family.file()), e))
+            .map_err(|e| super::dev_err(&format!("loading module {}", family.file()), e));
+        let took = start.elapsed();
+        let mut s = self.modules.stats.lock();
+        s.from_cache += usize::from(from_cache);
+        s.loads += 1;
+        s.load_time += took;
+        s.slowest_loads.push((family.file(), took));
+        s.slowest_loads.sort_by_key(|l| std::cmp::Reverse(l.1));
+        s.slowest_loads.truncate(4);
+        module
     }
 }
 

@@ -68,6 +68,14 @@ impl Launcher {
     /// `params` must match `f`'s parameter list (count, sizes), and every buffer the kernel
     /// indexes must be live device memory of the sizes it indexes.
     pub unsafe fn launch(&self, name: &str, f: &CudaFunction, cfg: LaunchConfig, params: &mut [*mut c_void], idle: bool) -> Result<()> {
+        let start = std::time::Instant::now();
+        // SAFETY: the caller's contract.
+        let r = unsafe { self.launch_timed(name, f, cfg, params, idle) };
+        note_launch(name, start.elapsed());
+        r
+    }
+
+    unsafe fn launch_timed(&self, name: &str, f: &CudaFunction, cfg: LaunchConfig, params: &mut [*mut c_void], idle: bool) -> Result<()> {
         self.ctx.bind_to_thread().map_err(|e| dev_err("binding context", e))?;
         let p = sys::CUDA_KERNEL_NODE_PARAMS {
             func: f.cu_function(),
@@ -112,6 +120,49 @@ impl Launcher {
                 self.stream, p.kernelParams, std::ptr::null_mut(),
             )
         })
+    }
+}
+
+/// Host time in launch calls, process-wide: launches, their time, the slowest (kernel, time).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LaunchStats {
+    /// Launch calls.
+    pub launches: u64,
+    /// Host time in them.
+    pub time: std::time::Duration,
+    /// The slowest calls, the slowest first (at most 4): a first launch of a function can load
+    /// it (the driver's lazy loading).
+    pub slowest: Vec<(String, std::time::Duration)>,
+}
+
+/// Launch calls, their nanoseconds, and the time below which a call is not among the slowest.
+static LAUNCH_COUNTS: [std::sync::atomic::AtomicU64; 3] = [const { std::sync::atomic::AtomicU64::new(0) }; 3];
+static SLOWEST: Mutex<Vec<(String, std::time::Duration)>> = Mutex::new(Vec::new());
+
+fn note_launch(name: &str, d: std::time::Duration) {
+    use std::sync::atomic::Ordering::Relaxed;
+    let nanos = d.as_nanos() as u64;
+    LAUNCH_COUNTS[0].fetch_add(1, Relaxed);
+    LAUNCH_COUNTS[1].fetch_add(nanos, Relaxed);
+    // Launches take microseconds: the lock is taken only by one slower than the slowest four.
+    if nanos > LAUNCH_COUNTS[2].load(Relaxed) {
+        let mut s = SLOWEST.lock();
+        s.push((name.to_string(), d));
+        s.sort_by_key(|l| std::cmp::Reverse(l.1));
+        s.truncate(4);
+        if s.len() == 4 {
+            LAUNCH_COUNTS[2].store(s[3].1.as_nanos() as u64, Relaxed);
+        }
+    }
+}
+
+/// The process's [`LaunchStats`] so far.
+pub fn launch_stats() -> LaunchStats {
+    use std::sync::atomic::Ordering::Relaxed;
+    LaunchStats {
+        launches: LAUNCH_COUNTS[0].load(Relaxed),
+        time: std::time::Duration::from_nanos(LAUNCH_COUNTS[1].load(Relaxed)),
+        slowest: SLOWEST.lock().clone(),
     }
 }
 

@@ -158,6 +158,30 @@ impl CudaDevice {
         Ok(buf)
     }
 
+    /// [`crate::device::gpu::GpuQueue::concat_static`] on this device: a static buffer filled
+    /// by device-to-device copies, the device idle before (the buffer may be recycled from
+    /// read-only data a queue still reads, as in [`CudaDevice::upload_static`]) and after.
+    pub fn concat_static(&self, parts: &[(&DeviceBuffer, usize, usize)]) -> Result<DeviceBuffer> {
+        for &(b, off, words) in parts {
+            crate::device::gpu::check_range("static concatenation", off, words, b.words())?;
+        }
+        let words: usize = parts.iter().map(|p| p.2).sum();
+        let buf = DeviceBuffer::new(&self.statics, words)?;
+        self.ctx.bind_to_thread().map_err(|e| dev_err("binding context", e))?;
+        self.ctx.synchronize().map_err(|e| dev_err("synchronize before a static concatenation", e))?;
+        let mut at = 0;
+        for &(b, off, n) in parts {
+            if n > 0 {
+                // SAFETY: both ranges were checked against their buffers' lengths.
+                unsafe { cudarc::driver::result::memcpy_dtod_sync(buf.ptr() + 8 * at as u64, b.ptr() + 8 * off as u64, 8 * n) }
+                    .map_err(|e| dev_err("device copy", e))?;
+            }
+            at += n;
+        }
+        self.ctx.synchronize().map_err(|e| dev_err("synchronize after a static concatenation", e))?;
+        Ok(buf)
+    }
+
     /// A kernel of `family` compiled with `defines` (`-D NAME=VALUE`), from the in-memory or
     /// disk cache when available.
     pub fn function(&self, family: Family, defines: &[(&str, String)], kernel: &'static str) -> Result<CudaFunction> {
@@ -215,7 +239,8 @@ impl CudaDevice {
 
     /// What kernel compilation has cost this device so far.
     pub fn startup_stats(&self) -> super::kernels::StartupStats {
-        self.modules.stats()
+        let l = launcher::launch_stats();
+        super::kernels::StartupStats { allocator: crate::device::memcache::raw_allocator_calls(), launches: (l.launches, l.time, l.slowest), ..self.modules.stats() }
     }
 }
 

@@ -248,9 +248,9 @@ impl<B: super::GpuBuffer> HybridLevelData<B> {
             digits: c.digits,
             ext: DevicePrimes::new(q, c.ext_moduli)?,
             special: DevicePrimes::new(q, c.special_moduli)?,
-            // With the four-step twist tables (4 × α × N words): these tables run whatever
-            // variant the evaluator picks for N, as the level's do.
-            special_ntt: DeviceNttTables::new(q, c.special_ntt)?,
+            // These tables run whatever variant the evaluator picks for N, as the level's do
+            // (with the four-step twist tables only where it may pick that variant).
+            special_ntt: DeviceNttTables::for_eval(q, c.special_ntt)?,
             mod_up: DeviceBConv::new(q, &c.mod_up, c.ext_moduli, c.digit_size)?,
             mod_down: DeviceBConv::new(q, &c.mod_down, &c.ext_moduli[..c.ell], c.special_moduli.len())?,
             inv_p: DeviceScalars::new(q, c.inv_p)?,
@@ -264,7 +264,7 @@ impl<B: super::GpuBuffer> HybridLevelData<B> {
                     bconv.rinv = rinv.map(|v| q.upload_static(&v)).transpose()?;
                     Ok(RescaleData {
                         primes: DevicePrimes::new(q, r.in_moduli)?,
-                        ntt: DeviceNttTables::new(q, r.in_ntt)?,
+                        ntt: DeviceNttTables::for_eval(q, r.in_ntt)?,
                         bconv,
                         inv: DeviceScalars::new(q, r.inv)?,
                     })

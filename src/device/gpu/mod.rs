@@ -204,6 +204,23 @@ pub trait GpuQueue: Send + Sync + Sized + 'static {
     /// # Errors
     /// As [`upload`](Self::upload).
     fn upload_static_words(&self, host: &[u64]) -> Result<Self::Buf>;
+    /// A new buffer of read-only data shared by every queue of the device holding `parts`
+    /// (each `(buffer, word offset, words)`, read-only data of this device) one after another,
+    /// copied on the device; complete on return. By default through the host (a download and
+    /// [`upload_static_words`](Self::upload_static_words)).
+    ///
+    /// # Errors
+    /// `InvalidArgument` for a range outside a part; as [`upload_static_words`](Self::upload_static_words).
+    fn concat_static(&self, parts: &[(&Self::Buf, usize, usize)]) -> Result<Self::Buf> {
+        let mut host = Vec::with_capacity(parts.iter().map(|p| p.2).sum());
+        for &(buf, off, words) in parts {
+            check_range("static concatenation", off, words, buf.words())?;
+            let mut all = vec![0u64; off + words];
+            self.download(buf, &mut all)?;
+            host.extend_from_slice(&all[off..]);
+        }
+        self.upload_static_words(&host)
+    }
     /// The read-only data shared by the queues of this queue's device.
     fn shared(&self) -> &DeviceShared<Self::Buf>;
     /// Wrap a buffer as the backend-neutral [`DeviceBuf`].
@@ -418,6 +435,9 @@ pub mod pack {
     }
 }
 
+/// `(prime, log2 N, with four-step twists)`: the key of one prime's NTT tables on a device.
+pub(crate) type PrimeNttKey = (u64, u32, bool);
+
 /// Read-only data of one device shared by all its queues (paper §III-H): per-level tables by
 /// [`LevelId`] and Galois permutations by `(log N, galois_elt)`, each built and uploaded once.
 pub struct DeviceShared<B> {
@@ -425,6 +445,10 @@ pub struct DeviceShared<B> {
     pub id: usize,
     levels: Mutex<HashMap<LevelId, Arc<level::LevelData<B>>>>,
     galois: Mutex<HashMap<(u32, u32), Arc<B>>>,
+    /// NTT tables of one prime by `(prime, log2 N, with four-step twists)`: what the tables of
+    /// a list of primes (a level's, a level's with the special primes) are concatenated from
+    /// on the device, so that each prime's are built on the host and uploaded once.
+    pub(crate) prime_ntt: Mutex<HashMap<PrimeNttKey, Arc<ntt::DeviceNttTables<B>>>>,
     /// The device's memory account, shared by its memcaches ([`crate::device::budget`]).
     pub budget: Arc<crate::device::budget::DeviceBudget>,
 }
@@ -442,7 +466,7 @@ impl<B> DeviceShared<B> {
         static NEXT: AtomicUsize = AtomicUsize::new(0);
         let id = NEXT.fetch_add(1, Ordering::Relaxed);
         let budget = crate::device::budget::DeviceBudget::new(format!("device #{id}"));
-        DeviceShared { id, levels: Mutex::new(HashMap::default()), galois: Mutex::new(HashMap::default()), budget }
+        DeviceShared { id, levels: Mutex::new(HashMap::default()), galois: Mutex::new(HashMap::default()), prime_ntt: Mutex::new(HashMap::default()), budget }
     }
 }
 

@@ -48,7 +48,7 @@ impl<B: GpuBuffer> DeviceNttTables<B> {
     /// # Errors
     /// `InvalidArgument` for an empty or mixed-N list; `Device` on an upload failure.
     pub fn new<Q: GpuQueue<Buf = B>>(dev: &Q, tables: &[Arc<NttTables>]) -> Result<Self> {
-        Self::from_image(dev, NttTableImage::new(tables)?)
+        Self::from_primes(dev, tables, true)
     }
 
     /// As [`new`](Self::new) without the [`NttVariant::FourStep`] twist tables (4 × k × N words
@@ -57,7 +57,7 @@ impl<B: GpuBuffer> DeviceNttTables<B> {
     /// # Errors
     /// As [`new`](Self::new).
     pub fn without_four_step<Q: GpuQueue<Buf = B>>(dev: &Q, tables: &[Arc<NttTables>]) -> Result<Self> {
-        Self::from_image(dev, NttTableImage::without_four_step(tables)?)
+        Self::from_primes(dev, tables, false)
     }
 
     /// The evaluator's tables: as [`new`](Self::new) where [`NttVariant::Auto`] may choose the
@@ -85,6 +85,46 @@ impl<B: GpuBuffer> DeviceNttTables<B> {
             v if variant == NttVariant::Auto && v.needs_clusters() && !self.clusters => NttVariant::EVAL_FALLBACK,
             v => v,
         }
+    }
+
+    /// The tables of `tables` concatenated on the device from each prime's, which are built on
+    /// the host and uploaded once per device ([`super::DeviceShared`]): a chain's levels share
+    /// their primes, and building and uploading each level's image took most of the first
+    /// bootstrap's time.
+    fn from_primes<Q: GpuQueue<Buf = B>>(dev: &Q, tables: &[Arc<NttTables>], four_step: bool) -> Result<Self> {
+        // The checks (an empty or mixed-N list, a prime past 2^60) are the image's.
+        let first = tables.first().ok_or_else(|| crate::Error::InvalidArgument("no NTT tables".into()))?;
+        if tables.iter().any(|t| t.log_n() != first.log_n()) {
+            return Err(crate::Error::InvalidArgument("device NTT needs N >= 8 and one N for all primes".into()));
+        }
+        let primes = tables
+            .iter()
+            .map(|t| {
+                let key = (t.modulus().value(), t.log_n(), four_step);
+                if let Some(p) = dev.shared().prime_ntt.lock().get(&key) {
+                    return Ok(p.clone());
+                }
+                let one = std::slice::from_ref(t);
+                let image = if four_step { NttTableImage::new(one)? } else { NttTableImage::without_four_step(one)? };
+                let p = Arc::new(Self::from_image(dev, image)?);
+                Ok(dev.shared().prime_ntt.lock().entry(key).or_insert(p).clone())
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let buffers = NttTable::ALL
+            .iter()
+            .map(|&t| {
+                let i = t as usize;
+                // A one-word placeholder (the twist tables without the four-step variant) is
+                // one word for the whole list, as in the image.
+                let twist = matches!(t, NttTable::Twist | NttTable::TwistQ | NttTable::InvTwist | NttTable::InvTwistQ);
+                let parts: Vec<(&B, usize, usize)> = match twist && !four_step {
+                    true => vec![(&primes[0].buffers[i], 0, 1)],
+                    false => primes.iter().map(|p| (&p.buffers[i], 0, p.buffers[i].words())).collect(),
+                };
+                dev.concat_static(&parts)
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(DeviceNttTables { log_n: first.log_n(), k: tables.len() as u32, buffers, four_step, clusters: dev.thread_block_clusters() })
     }
 
     fn from_image<Q: GpuQueue<Buf = B>>(dev: &Q, image: NttTableImage) -> Result<Self> {

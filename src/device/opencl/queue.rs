@@ -326,6 +326,17 @@ impl GpuQueue for ClQueue {
         self.write(&buf, host)?;
         Ok(buf)
     }
+    fn concat_static(&self, parts: &[(&ClBuffer, usize, usize)]) -> Result<ClBuffer> {
+        let buf = ClBuffer::scratch(self.dev.statics(), parts.iter().map(|p| p.2).sum())?;
+        let mut at = 0;
+        for &(b, off, words) in parts {
+            self.copy(&buf, at, b, off, words)?;
+            at += words;
+        }
+        // Complete on return, as an upload of static data is.
+        self.synchronize()?;
+        Ok(buf)
+    }
     fn shared(&self) -> &DeviceShared<ClBuffer> {
         self.dev.shared_data()
     }
