@@ -43,7 +43,12 @@ impl NttTableImage {
         self.words[NttTable::Twist as usize].len() > 1 || self.k == 0
     }
 
-    fn build(tables: &[Arc<NttTables>], four_step: bool) -> Result<Self> {
+    /// log2 N of `tables` if the device NTT takes them: not empty, one N of at least 8, primes
+    /// below 2^60.
+    ///
+    /// # Errors
+    /// As [`new`](Self::new).
+    pub(crate) fn check(tables: &[Arc<NttTables>]) -> Result<u32> {
         let first = tables
             .first()
             .ok_or_else(|| Error::InvalidArgument("no NTT tables".into()))?;
@@ -59,6 +64,11 @@ impl NttTableImage {
                 t.modulus().value()
             )));
         }
+        Ok(log_n)
+    }
+
+    fn build(tables: &[Arc<NttTables>], four_step: bool) -> Result<Self> {
+        let log_n = Self::check(tables)?;
         let per_root = |f: fn(&ShoupOperand) -> u64, inverse: bool| -> Vec<u64> {
             tables
                 .iter()

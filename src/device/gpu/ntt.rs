@@ -92,11 +92,7 @@ impl<B: GpuBuffer> DeviceNttTables<B> {
     /// their primes, and building and uploading each level's image took most of the first
     /// bootstrap's time.
     fn from_primes<Q: GpuQueue<Buf = B>>(dev: &Q, tables: &[Arc<NttTables>], four_step: bool) -> Result<Self> {
-        // The checks (an empty or mixed-N list, a prime past 2^60) are the image's.
-        let first = tables.first().ok_or_else(|| crate::Error::InvalidArgument("no NTT tables".into()))?;
-        if tables.iter().any(|t| t.log_n() != first.log_n()) {
-            return Err(crate::Error::InvalidArgument("device NTT needs N >= 8 and one N for all primes".into()));
-        }
+        let log_n = NttTableImage::check(tables)?;
         let primes = tables
             .iter()
             .map(|t| {
@@ -124,7 +120,7 @@ impl<B: GpuBuffer> DeviceNttTables<B> {
                 dev.concat_static(&parts)
             })
             .collect::<Result<Vec<_>>>()?;
-        Ok(DeviceNttTables { log_n: first.log_n(), k: tables.len() as u32, buffers, four_step, clusters: dev.thread_block_clusters() })
+        Ok(DeviceNttTables { log_n, k: tables.len() as u32, buffers, four_step, clusters: dev.thread_block_clusters() })
     }
 
     fn from_image<Q: GpuQueue<Buf = B>>(dev: &Q, image: NttTableImage) -> Result<Self> {
