@@ -495,7 +495,7 @@ impl<Q: GpuQueue> Batched<'_, Q> {
         ntt(q, &l.ntt, &t, k * bsz, bsz, NttDirection::Inverse)?;
         // 2. lift every digit to every output prime, NTT, inner product with the key
         let lifted = q.scratch(k * kp * bsz * n)?;
-        let fused = l.ext_ntt.forward_from_grouped(
+        let fused = l.ext_ntt(q)?.forward_from_grouped(
                 q,
                 &lifted,
                 &t,
@@ -527,7 +527,7 @@ impl<Q: GpuQueue> Batched<'_, Q> {
             )?;
             ntt(
                 q,
-                &l.ext_ntt,
+                l.ext_ntt(q)?,
                 &lifted,
                 k * kp * bsz,
                 bsz,

@@ -21,7 +21,7 @@ pub struct EncodeTables<B> {
     map: B,
     roots: B,
     primes: DevicePrimes<B>,
-    ntt: DeviceNttTables<B>,
+    ntt: Arc<DeviceNttTables<B>>,
 }
 
 impl<B: super::GpuBuffer> EncodeTables<B> {

@@ -370,7 +370,7 @@ pub fn switch_key<Q: GpuQueue>(
         }
     }
     let lifted = q.scratch(k * kp * n)?;
-    if l.ext_ntt.forward_from(q, &lifted, &t, &l.ext.r1, k, None, true, EVAL_NTT)? {
+    if l.ext_ntt(q)?.forward_from(q, &lifted, &t, &l.ext.r1, k, None, true, EVAL_NTT)? {
         // The lift ran inside the first NTT pass: the lifted digits were written once.
         let inner = |q: &Q, primes| inner_product(q, l, &prod, &lifted, (tsrc, t_off), key, key_k, primes);
         return inner_then_mod_down(q, l, c01, &prod, inner);
@@ -385,7 +385,7 @@ pub fn switch_key<Q: GpuQueue>(
         Arg::U32(l.log_n),
     ];
     launch(q, Family::Keyswitch, "ks_lift_u64", (k * kp * n) as u64, &args)?;
-    l.ext_ntt.forward(q, &lifted, k * kp, EVAL_NTT)?;
+    l.ext_ntt(q)?.forward(q, &lifted, k * kp, EVAL_NTT)?;
     inner_product(q, l, &prod, &lifted, (tsrc, t_off), key, key_k, 0..kp)?;
     mod_down(q, l, c01, &prod)
 }
@@ -459,7 +459,7 @@ fn pipelined_step2<Q: GpuQueue>(
         // The last launch has the inner product alone: more clusters stream it.
         let ic = if wm == 0 { 4 * inner_clusters } else { inner_clusters };
         let (cur, old) = (&bufs[m % 2], &bufs[(m + 1) % 2]);
-        let ran = l.ext_ntt.lift_ntt_with_inner(q, (cur, t, (&l.ext.r0, &l.ext.r1)), (i0, wm), (prod, old, key), (k, key_k), (prev.0, prev.1, ic))?;
+        let ran = l.ext_ntt(q)?.lift_ntt_with_inner(q, (cur, t, (&l.ext.r0, &l.ext.r1)), (i0, wm), (prod, old, key), (k, key_k), (prev.0, prev.1, ic))?;
         if !ran {
             return Ok(false);
         }

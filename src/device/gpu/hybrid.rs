@@ -119,7 +119,7 @@ pub struct RescaleSpec<'a> {
 /// Device copy of a [`RescaleSpec`].
 struct RescaleData<B> {
     primes: DevicePrimes<B>,
-    ntt: DeviceNttTables<B>,
+    ntt: Arc<DeviceNttTables<B>>,
     bconv: DeviceBConv<B>,
     inv: DeviceScalars<B>,
 }
@@ -222,7 +222,7 @@ pub struct HybridLevelData<B> {
     pub(super) ext: DevicePrimes<B>,
     /// The special primes `p_0 … p_{α-1}`.
     pub(super) special: DevicePrimes<B>,
-    special_ntt: DeviceNttTables<B>,
+    special_ntt: Arc<DeviceNttTables<B>>,
     mod_up: DeviceBConv<B>,
     mod_down: DeviceBConv<B>,
     pub(super) inv_p: DeviceScalars<B>,

@@ -8,7 +8,7 @@ use super::{GpuBuffer, GpuQueue};
 use crate::math::modulus::{Modulus, ShoupOperand};
 use crate::math::ntt::NttTables;
 use crate::{Error, Result};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// Primes of a list with their Barrett constants, on the device.
 pub struct DevicePrimes<B> {
@@ -80,19 +80,22 @@ pub struct LevelData<B> {
     /// Host copy of the level's primes.
     pub host_primes: Vec<Modulus>,
     /// NTT tables of the level's primes.
-    pub ntt: DeviceNttTables<B>,
+    pub ntt: Arc<DeviceNttTables<B>>,
     /// Key switching: the level's primes then the special prime `P`.
     pub ext: DevicePrimes<B>,
-    /// NTT tables of `ext`.
-    pub ext_ntt: DeviceNttTables<B>,
+    /// NTT tables of `ext`, made at first use ([`ext_ntt`](Self::ext_ntt)): only SEAL's key
+    /// switching (one special prime) uses them, and no other list shares them.
+    ext_ntt: OnceLock<Arc<DeviceNttTables<B>>>,
+    /// The host tables of `ext`.
+    ext_tables: Vec<Arc<NttTables>>,
     /// NTT tables of `P` alone.
-    pub p_ntt: DeviceNttTables<B>,
+    pub p_ntt: Arc<DeviceNttTables<B>>,
     /// The special prime.
     pub p: Modulus,
     /// `P^{-1} mod q_i` for the level's primes.
     pub inv_p: DeviceScalars<B>,
     /// Rescale: NTT tables of the last prime alone (None at the last level).
-    pub last_ntt: Option<DeviceNttTables<B>>,
+    pub last_ntt: Option<Arc<DeviceNttTables<B>>>,
     /// `q_last^{-1} mod q_i` for the other primes.
     pub inv_q_last: Option<DeviceScalars<B>>,
 }
@@ -127,7 +130,8 @@ impl<B: GpuBuffer> LevelData<B> {
             host_primes: spec.primes.to_vec(),
             ntt: DeviceNttTables::for_eval(dev, tables)?,
             ext: DevicePrimes::new(dev, &ext_primes)?,
-            ext_ntt: DeviceNttTables::for_eval(dev, &ext_tables)?,
+            ext_ntt: OnceLock::new(),
+            ext_tables,
             p_ntt: DeviceNttTables::for_eval(dev, std::slice::from_ref(spec.special_ntt))?,
             p: spec.special,
             inv_p: DeviceScalars::new(dev, spec.inv_p)?,
@@ -136,6 +140,17 @@ impl<B: GpuBuffer> LevelData<B> {
         })
     }
 
+    /// NTT tables of the level's primes then the special prime, made on `dev` at first use.
+    ///
+    /// # Errors
+    /// `Device` on an upload failure.
+    pub fn ext_ntt<Q: GpuQueue<Buf = B>>(&self, dev: &Q) -> Result<&DeviceNttTables<B>> {
+        if let Some(t) = self.ext_ntt.get() {
+            return Ok(t);
+        }
+        let t = DeviceNttTables::for_eval(dev, &self.ext_tables)?;
+        Ok(self.ext_ntt.get_or_init(|| t))
+    }
 }
 
 impl<B> LevelData<B> {

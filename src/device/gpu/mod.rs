@@ -177,6 +177,14 @@ pub trait GpuQueue: Send + Sync + Sized + 'static {
         check_range("view", offset, words, buf.words())?;
         Ok(None)
     }
+    /// The first `words` words of `buf` as a buffer of its own that shares `buf`'s memory and
+    /// keeps it alive, where the backend can (CUDA, OpenCL); `None` where it cannot.
+    ///
+    /// # Errors
+    /// `InvalidArgument` when `words` passes `buf`'s length.
+    fn prefix_view(&self, buf: &Arc<Self::Buf>, words: usize) -> Result<Option<Self::Buf>> {
+        self.view(buf, 0, words)
+    }
     /// Wait for everything queued so far.
     ///
     /// # Errors
@@ -435,8 +443,9 @@ pub mod pack {
     }
 }
 
-/// `(prime, log2 N, with four-step twists)`: the key of one prime's NTT tables on a device.
-pub(crate) type PrimeNttKey = (u64, u32, bool);
+/// `(primes, log2 N, with four-step twists)`: the key of a list of primes' NTT tables on a
+/// device.
+pub(crate) type NttSetKey = (Vec<u64>, u32, bool);
 
 /// Read-only data of one device shared by all its queues (paper §III-H): per-level tables by
 /// [`LevelId`] and Galois permutations by `(log N, galois_elt)`, each built and uploaded once.
@@ -445,10 +454,10 @@ pub struct DeviceShared<B> {
     pub id: usize,
     levels: Mutex<HashMap<LevelId, Arc<level::LevelData<B>>>>,
     galois: Mutex<HashMap<(u32, u32), Arc<B>>>,
-    /// NTT tables of one prime by `(prime, log2 N, with four-step twists)`: what the tables of
-    /// a list of primes (a level's, a level's with the special primes) are concatenated from
-    /// on the device, so that each prime's are built on the host and uploaded once.
-    pub(crate) prime_ntt: Mutex<HashMap<PrimeNttKey, Arc<ntt::DeviceNttTables<B>>>>,
+    /// NTT tables of a list of primes by `(primes, log2 N, with four-step twists)`, each list
+    /// made once ([`ntt::DeviceNttTables::for_eval`]): one prime's, what longer lists are
+    /// concatenated from, and every list a level, key switching or the encoder names.
+    pub(crate) ntt_sets: Mutex<HashMap<NttSetKey, Arc<ntt::DeviceNttTables<B>>>>,
     /// The device's memory account, shared by its memcaches ([`crate::device::budget`]).
     pub budget: Arc<crate::device::budget::DeviceBudget>,
 }
@@ -466,7 +475,7 @@ impl<B> DeviceShared<B> {
         static NEXT: AtomicUsize = AtomicUsize::new(0);
         let id = NEXT.fetch_add(1, Ordering::Relaxed);
         let budget = crate::device::budget::DeviceBudget::new(format!("device #{id}"));
-        DeviceShared { id, levels: Mutex::new(HashMap::default()), galois: Mutex::new(HashMap::default()), prime_ntt: Mutex::new(HashMap::default()), budget }
+        DeviceShared { id, levels: Mutex::new(HashMap::default()), galois: Mutex::new(HashMap::default()), ntt_sets: Mutex::new(HashMap::default()), budget }
     }
 }
 

@@ -30,12 +30,14 @@ pub enum FinishSource<'a, B> {
     RowsMany(&'a B),
 }
 
-/// Device copy of the NTT tables of `k` primes for one N (read-only, shared by all queues).
+/// Device copy of the NTT tables of `k` primes for one N (read-only, shared by all queues and
+/// by every user of the same list of primes).
 pub struct DeviceNttTables<B> {
     log_n: u32,
     k: u32,
-    /// One buffer per [`NttTable`], indexed by `table as usize`.
-    buffers: Vec<B>,
+    /// One buffer per [`NttTable`], indexed by `table as usize` (views of a longer list's
+    /// where [`DeviceNttTables::shared`] made them so).
+    buffers: Vec<Arc<B>>,
     /// Whether the four-step twist tables were uploaded.
     four_step: bool,
     /// Whether the device runs thread-block clusters ([`NttVariant::needs_clusters`]).
@@ -43,12 +45,12 @@ pub struct DeviceNttTables<B> {
 }
 
 impl<B: GpuBuffer> DeviceNttTables<B> {
-    /// Upload the tables of `tables` (all of one N).
+    /// The device's tables of `tables` (all of one N), with the four-step twist tables.
     ///
     /// # Errors
     /// `InvalidArgument` for an empty or mixed-N list; `Device` on an upload failure.
-    pub fn new<Q: GpuQueue<Buf = B>>(dev: &Q, tables: &[Arc<NttTables>]) -> Result<Self> {
-        Self::from_primes(dev, tables, true)
+    pub fn new<Q: GpuQueue<Buf = B>>(dev: &Q, tables: &[Arc<NttTables>]) -> Result<Arc<Self>> {
+        Self::shared(dev, tables, true)
     }
 
     /// As [`new`](Self::new) without the [`NttVariant::FourStep`] twist tables (4 × k × N words
@@ -56,8 +58,8 @@ impl<B: GpuBuffer> DeviceNttTables<B> {
     ///
     /// # Errors
     /// As [`new`](Self::new).
-    pub fn without_four_step<Q: GpuQueue<Buf = B>>(dev: &Q, tables: &[Arc<NttTables>]) -> Result<Self> {
-        Self::from_primes(dev, tables, false)
+    pub fn without_four_step<Q: GpuQueue<Buf = B>>(dev: &Q, tables: &[Arc<NttTables>]) -> Result<Arc<Self>> {
+        Self::shared(dev, tables, false)
     }
 
     /// The evaluator's tables: as [`new`](Self::new) where [`NttVariant::Auto`] may choose the
@@ -66,13 +68,9 @@ impl<B: GpuBuffer> DeviceNttTables<B> {
     ///
     /// # Errors
     /// As [`new`](Self::new).
-    pub fn for_eval<Q: GpuQueue<Buf = B>>(dev: &Q, tables: &[Arc<NttTables>]) -> Result<Self> {
+    pub fn for_eval<Q: GpuQueue<Buf = B>>(dev: &Q, tables: &[Arc<NttTables>]) -> Result<Arc<Self>> {
         let four_step = tables.first().is_some_and(|t| NttVariant::eval_may_use_four_step(t.log_n()));
-        if four_step {
-            Self::new(dev, tables)
-        } else {
-            Self::without_four_step(dev, tables)
-        }
+        Self::shared(dev, tables, four_step)
     }
 
     /// `variant` for `rows` rows with [`NttVariant::Auto`] resolved
@@ -87,45 +85,78 @@ impl<B: GpuBuffer> DeviceNttTables<B> {
         }
     }
 
-    /// The tables of `tables` concatenated on the device from each prime's, which are built on
-    /// the host and uploaded once per device ([`super::DeviceShared`]): a chain's levels share
-    /// their primes, and building and uploading each level's image took most of the first
-    /// bootstrap's time.
-    fn from_primes<Q: GpuQueue<Buf = B>>(dev: &Q, tables: &[Arc<NttTables>], four_step: bool) -> Result<Self> {
+    /// The tables of a list of primes, made once per device and shared by every user of that
+    /// list ([`super::DeviceShared::ntt_sets`]): the levels of a chain, the key switching's
+    /// special primes at every level, the last prime of a level and the special prime alone
+    /// all name the same primes again. A list that begins another list already on the device
+    /// is a view of that one's first words where the backend has views (each table is
+    /// prime-major); other lists are concatenated on the device from each prime's tables, which
+    /// are built on the host and uploaded once. Building and uploading each level's tables took
+    /// most of the first bootstrap's time, and the copies most of its working memory.
+    fn shared<Q: GpuQueue<Buf = B>>(dev: &Q, tables: &[Arc<NttTables>], four_step: bool) -> Result<Arc<Self>> {
         let log_n = NttTableImage::check(tables)?;
-        let primes = tables
+        let key: super::NttSetKey = (tables.iter().map(|t| t.modulus().value()).collect(), log_n, four_step);
+        let sets = &dev.shared().ntt_sets;
+        if let Some(s) = sets.lock().get(&key) {
+            return Ok(s.clone());
+        }
+        let longer = sets
+            .lock()
             .iter()
-            .map(|t| {
-                let key = (t.modulus().value(), t.log_n(), four_step);
-                if let Some(p) = dev.shared().prime_ntt.lock().get(&key) {
-                    return Ok(p.clone());
-                }
-                let one = std::slice::from_ref(t);
-                let image = if four_step { NttTableImage::new(one)? } else { NttTableImage::without_four_step(one)? };
-                let p = Arc::new(Self::from_image(dev, image)?);
-                Ok(dev.shared().prime_ntt.lock().entry(key).or_insert(p).clone())
-            })
-            .collect::<Result<Vec<_>>>()?;
+            .find(|((primes, l, f), _)| *l == log_n && *f == four_step && primes.len() > key.0.len() && primes.starts_with(&key.0))
+            .map(|(_, s)| s.clone());
+        let set = match longer {
+            Some(parent) => parent.prefix(dev, tables.len())?,
+            None => None,
+        };
+        let set = match set {
+            Some(s) => s,
+            None if tables.len() == 1 => {
+                let image = if four_step { NttTableImage::new(tables)? } else { NttTableImage::without_four_step(tables)? };
+                Self::from_image(dev, image)?
+            }
+            None => Self::concatenated(dev, tables, four_step)?,
+        };
+        Ok(super::first_wins(sets, key, Arc::new(set)))
+    }
+
+    /// The tables of this list's first `k` primes as views of these, or `None` where the
+    /// backend has no views.
+    fn prefix<Q: GpuQueue<Buf = B>>(&self, dev: &Q, k: usize) -> Result<Option<Self>> {
+        let mut buffers = Vec::with_capacity(self.buffers.len());
+        for b in &self.buffers {
+            // A one-word placeholder (the twist tables without the four-step variant) stands
+            // for the whole list, as in the image.
+            let words = if b.words() == 1 { 1 } else { b.words() / self.k as usize * k };
+            match dev.prefix_view(b, words)? {
+                Some(v) => buffers.push(Arc::new(v)),
+                None => return Ok(None),
+            }
+        }
+        Ok(Some(DeviceNttTables { log_n: self.log_n, k: k as u32, buffers, four_step: self.four_step, clusters: self.clusters }))
+    }
+
+    /// The tables of `tables` concatenated on the device from each prime's.
+    fn concatenated<Q: GpuQueue<Buf = B>>(dev: &Q, tables: &[Arc<NttTables>], four_step: bool) -> Result<Self> {
+        let primes = tables.iter().map(|t| Self::shared(dev, std::slice::from_ref(t), four_step)).collect::<Result<Vec<_>>>()?;
         let buffers = NttTable::ALL
             .iter()
             .map(|&t| {
                 let i = t as usize;
-                // A one-word placeholder (the twist tables without the four-step variant) is
-                // one word for the whole list, as in the image.
                 let twist = matches!(t, NttTable::Twist | NttTable::TwistQ | NttTable::InvTwist | NttTable::InvTwistQ);
                 let parts: Vec<(&B, usize, usize)> = match twist && !four_step {
-                    true => vec![(&primes[0].buffers[i], 0, 1)],
-                    false => primes.iter().map(|p| (&p.buffers[i], 0, p.buffers[i].words())).collect(),
+                    true => vec![(&*primes[0].buffers[i], 0, 1)],
+                    false => primes.iter().map(|p| (&*p.buffers[i], 0, p.buffers[i].words())).collect(),
                 };
-                dev.concat_static(&parts)
+                dev.concat_static(&parts).map(Arc::new)
             })
             .collect::<Result<Vec<_>>>()?;
-        Ok(DeviceNttTables { log_n, k: tables.len() as u32, buffers, four_step, clusters: dev.thread_block_clusters() })
+        Ok(DeviceNttTables { log_n: primes[0].log_n, k: tables.len() as u32, buffers, four_step, clusters: dev.thread_block_clusters() })
     }
 
     fn from_image<Q: GpuQueue<Buf = B>>(dev: &Q, image: NttTableImage) -> Result<Self> {
         let four_step = image.has_four_step();
-        let buffers = NttTable::ALL.iter().map(|&t| dev.upload_static(image.get(t))).collect::<Result<Vec<_>>>()?;
+        let buffers = NttTable::ALL.iter().map(|&t| dev.upload_static(image.get(t)).map(Arc::new)).collect::<Result<Vec<_>>>()?;
         Ok(DeviceNttTables { log_n: image.log_n(), k: image.k(), buffers, four_step, clusters: dev.thread_block_clusters() })
     }
 

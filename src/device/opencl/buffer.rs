@@ -76,6 +76,8 @@ pub struct ClBuffer {
     mem: ClMem,
     words: usize,
     cache: Arc<MemCache<ClAllocator>>,
+    /// The buffer this one is the first words of ([`ClBuffer::prefix`]), kept alive by it.
+    parent: Option<Arc<ClBuffer>>,
 }
 
 impl std::fmt::Debug for ClBuffer {
@@ -91,7 +93,7 @@ impl ClBuffer {
     /// `Error::Device` when the device cannot allocate even after flushing the cache.
     pub fn new(cache: &Arc<MemCache<ClAllocator>>, words: usize) -> Result<Self> {
         let (mem, _cap) = cache.allocate(words.max(1) * 8, false)?;
-        Ok(ClBuffer { mem, words, cache: cache.clone() })
+        Ok(ClBuffer { mem, words, cache: cache.clone(), parent: None })
     }
     /// A scratch buffer for one operation's temporaries (never retained by compute frames).
     ///
@@ -99,7 +101,16 @@ impl ClBuffer {
     /// As [`new`](Self::new).
     pub fn scratch(cache: &Arc<MemCache<ClAllocator>>, words: usize) -> Result<Self> {
         let (mem, _cap) = cache.allocate_scratch(words.max(1) * 8)?;
-        Ok(ClBuffer { mem, words, cache: cache.clone() })
+        Ok(ClBuffer { mem, words, cache: cache.clone(), parent: None })
+    }
+    /// The first `words` words of `parent` as a buffer of its own sharing its memory object (a
+    /// sub-buffer from offset 0 would only name the same memory).
+    ///
+    /// # Errors
+    /// `InvalidArgument` when `words` passes `parent`'s length.
+    pub fn prefix(parent: &Arc<ClBuffer>, words: usize) -> Result<Self> {
+        crate::device::gpu::check_range("view", 0, words, parent.words)?;
+        Ok(ClBuffer { mem: parent.mem, words, cache: parent.cache.clone(), parent: Some(parent.clone()) })
     }
     /// The `cl_mem` handle, for kernel arguments and transfers.
     pub fn raw(&self) -> cl_mem {
@@ -123,6 +134,9 @@ impl GpuBuffer for ClBuffer {
 
 impl Drop for ClBuffer {
     fn drop(&mut self) {
+        if self.parent.is_some() {
+            return;
+        }
         self.cache.release(self.mem);
     }
 }

@@ -326,6 +326,9 @@ impl GpuQueue for ClQueue {
         self.write(&buf, host)?;
         Ok(buf)
     }
+    fn prefix_view(&self, buf: &Arc<ClBuffer>, words: usize) -> Result<Option<ClBuffer>> {
+        ClBuffer::prefix(buf, words).map(Some)
+    }
     fn concat_static(&self, parts: &[(&ClBuffer, usize, usize)]) -> Result<ClBuffer> {
         let buf = ClBuffer::scratch(self.dev.statics(), parts.iter().map(|p| p.2).sum())?;
         let mut at = 0;
