@@ -311,3 +311,24 @@ fn no_platform_is_a_clear_error() {
     );
 }
 
+
+/// A list of primes that begins a longer list already on the device gets that list's tables'
+/// first words (the same memory object), each list is made once per device, and the shorter
+/// list's NTT still equals the CPU's.
+#[test]
+fn a_leading_list_shares_the_longer_lists_tables() {
+    use xehe::device::ntt_plan::NttTable;
+    let Some(dev) = device() else { return };
+    let log_n = 12;
+    // Primes no other test of this file uses (the device's tables are cached by list).
+    let primes = CoeffModulus::create(1 << log_n, &[44, 44, 44]).unwrap();
+    let tables: Vec<Arc<NttTables>> = primes.iter().map(|&q| Arc::new(NttTables::new(log_n, q).unwrap())).collect();
+    let all = DeviceNttTables::new(dev, &tables).unwrap();
+    let lead = DeviceNttTables::new(dev, &tables[..2]).unwrap();
+    assert!(Arc::ptr_eq(&lead, &DeviceNttTables::new(dev, &tables[..2]).unwrap()), "a list is made once");
+    for t in [NttTable::Roots, NttTable::InvRootsQ, NttTable::Moduli] {
+        assert_eq!(lead.table(t).raw(), all.table(t).raw(), "{t:?}: not a view of the longer list's");
+        assert_eq!(3 * lead.table(t).len(), 2 * all.table(t).len(), "{t:?}: two primes' words of three");
+    }
+    assert_eq!(check_set(dev, log_n, &primes[..2]), 0, "the shorter list's NTT differs from the CPU's");
+}
