@@ -30,6 +30,12 @@ pub enum FinishSource<'a, B> {
     RowsMany(&'a B),
 }
 
+/// Whether table `t` is a one-word placeholder standing for the whole list (the twist tables
+/// of tables without the four-step variant, as in the image).
+fn placeholder(t: NttTable, four_step: bool) -> bool {
+    !four_step && matches!(t, NttTable::Twist | NttTable::TwistQ | NttTable::InvTwist | NttTable::InvTwistQ)
+}
+
 /// Device copy of the NTT tables of `k` primes for one N (read-only, shared by all queues and
 /// by every user of the same list of primes).
 pub struct DeviceNttTables<B> {
@@ -124,10 +130,8 @@ impl<B: GpuBuffer> DeviceNttTables<B> {
     /// backend has no views.
     fn prefix<Q: GpuQueue<Buf = B>>(&self, dev: &Q, k: usize) -> Result<Option<Self>> {
         let mut buffers = Vec::with_capacity(self.buffers.len());
-        for b in &self.buffers {
-            // A one-word placeholder (the twist tables without the four-step variant) stands
-            // for the whole list, as in the image.
-            let words = if b.words() == 1 { 1 } else { b.words() / self.k as usize * k };
+        for (&t, b) in NttTable::ALL.iter().zip(&self.buffers) {
+            let words = if placeholder(t, self.four_step) { 1 } else { b.words() / self.k as usize * k };
             match dev.prefix_view(b, words)? {
                 Some(v) => buffers.push(Arc::new(v)),
                 None => return Ok(None),
@@ -143,8 +147,7 @@ impl<B: GpuBuffer> DeviceNttTables<B> {
             .iter()
             .map(|&t| {
                 let i = t as usize;
-                let twist = matches!(t, NttTable::Twist | NttTable::TwistQ | NttTable::InvTwist | NttTable::InvTwistQ);
-                let parts: Vec<(&B, usize, usize)> = match twist && !four_step {
+                let parts: Vec<(&B, usize, usize)> = match placeholder(t, four_step) {
                     true => vec![(&*primes[0].buffers[i], 0, 1)],
                     false => primes.iter().map(|p| (&*p.buffers[i], 0, p.buffers[i].words())).collect(),
                 };
