@@ -305,14 +305,7 @@ fn profile_kernels(queue: Option<&crate::Queue>, boot: &Bootstrapper, ct: &crate
     let Some(p) = queue.and_then(|q| q.profiler()) else {
         return Ok(None);
     };
-    p.clear();
-    p.set_enabled(true);
-    let r = boot.bootstrap(ct).and_then(|mut o| o.download().map(|_| ()));
-    p.set_enabled(false);
-    r?;
-    let summary = p.kernel_summary();
-    p.clear();
-    Ok(Some(summary))
+    Ok(Some(p.profile(|| boot.bootstrap(ct).and_then(|mut o| o.download()))?.1))
 }
 
 /// The precision of one bootstrap of each of `inputs` (on `queue`), a progress line each.
@@ -423,7 +416,7 @@ pub fn render(r: &BenchReport) -> String {
         let _ = writeln!(s, "bit-identical to the CPU backend: {}", if same { "yes" } else { "NO" });
     }
     if let Some(k) = &r.kernel_profile {
-        write_kernel_profile(&mut s, k);
+        write_kernel_profile(&mut s, "one profiled bootstrap", k);
     }
     s
 }
@@ -485,11 +478,11 @@ fn write_by_input(s: &mut String, by_input: &[InputPrecision]) {
 }
 
 /// The per-kernel profile of one bootstrap (Markdown).
-fn write_kernel_profile(s: &mut String, k: &[crate::device::profiler::Summary]) {
+pub(crate) fn write_kernel_profile(s: &mut String, what: &str, k: &[crate::device::profiler::Summary]) {
     use std::fmt::Write;
     let total: f64 = k.iter().map(|e| e.total_us).sum();
     let calls: u64 = k.iter().map(|e| e.calls).sum();
-    let _ = writeln!(s, "kernels of one profiled bootstrap (one kernel at a time): {calls} launches, {:.2} ms", total / 1e3);
+    let _ = writeln!(s, "kernels of {what} (one kernel at a time): {calls} launches, {:.2} ms", total / 1e3);
     let _ = writeln!(s, "| kernel | calls | ms | share | µs / call |");
     let _ = writeln!(s, "| --- | ---: | ---: | ---: | ---: |");
     for e in k {

@@ -66,6 +66,9 @@ pub fn render(r: &InferReport) -> String {
     if let Some(k) = &r.kernel_programs {
         super::bootstrap::write_kernel_programs(&mut s, k);
     }
+    if let Some(k) = &r.kernel_profile {
+        super::bootstrap::write_kernel_profile(&mut s, "the last image inferred once more", k);
+    }
     if !r.out_of_range.is_empty() {
         s += &format!("WARNING: {} values beyond the calibrated bounds (results of those images are not valid): {:?}\n", r.out_of_range.len(), &r.out_of_range[..r.out_of_range.len().min(5)]);
     }

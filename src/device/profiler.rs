@@ -123,6 +123,21 @@ impl Profiler {
         out
     }
 
+    /// Run `work` with recording on (from no events) and return its result with the kernels it
+    /// launched ([`Profiler::kernel_summary`]); the events are dropped after, recording off.
+    ///
+    /// # Errors
+    /// `work`'s.
+    pub fn profile<T>(&self, work: impl FnOnce() -> crate::Result<T>) -> crate::Result<(T, Vec<Summary>)> {
+        self.clear();
+        self.set_enabled(true);
+        let r = work();
+        self.set_enabled(false);
+        let summary = self.kernel_summary();
+        self.clear();
+        Ok((r?, summary))
+    }
+
     /// Per-kernel summary, largest total first.
     pub fn kernel_summary(&self) -> Vec<Summary> {
         self.summarize(|e| &e.kernel)

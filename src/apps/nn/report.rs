@@ -55,6 +55,9 @@ pub struct InferOptions {
     /// On a device: the time per kind of step ([`InferReport::timings`]), the device
     /// synchronized after every step; otherwise only the total is timed.
     pub step_times: bool,
+    /// On a device: the last image once more with the kernel profiler on
+    /// ([`InferReport::kernel_profile`]).
+    pub kernels: bool,
 }
 
 /// The report of `xehe infer`.
@@ -139,6 +142,9 @@ pub struct InferReport {
     pub sequences_per_ciphertext: Option<usize>,
     /// A recurrent model: seconds per batch of sequences.
     pub batch_seconds: Option<Vec<f64>>,
+    /// With `kernels` on a device: device time per kernel name over one more inference of the
+    /// last image (each launch timed by device events), largest first.
+    pub kernel_profile: Option<Vec<crate::device::profiler::Summary>>,
 }
 
 /// The index of the largest value (the class of logits).

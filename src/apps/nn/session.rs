@@ -165,6 +165,14 @@ pub fn run(opts: &InferOptions, queue: Option<&crate::Queue>, device: &str, prog
             }
         }
     }
+    if let (Some(q), true) = (queue, opts.kernels) {
+        if let Some(p) = q.profiler() {
+            progress("the last image once more, each kernel timed");
+            let mut ct = hosts[hosts.len() - 1].clone();
+            ct.gpu_on(q);
+            report.kernel_profile = Some(p.profile(|| inference.infer(&ct, &mut |_, _| {})?.0.download())?.1);
+        }
+    }
     report.plaintexts = inference.plaintext_memory();
     report.device_memory_peak = queue.and_then(crate::Queue::memory).map(|m| m.peak());
     report.kernel_programs = queue.and_then(crate::Queue::startup_stats);

@@ -197,6 +197,10 @@ struct InferArgs {
     /// device synchronized after every step; otherwise the time of each image alone.
     #[arg(long)]
     step_times: bool,
+    /// On a device: infer the last image once more with the kernel profiler on and print the
+    /// device time per kernel.
+    #[arg(long)]
+    kernels: bool,
     /// Print the report as JSON (logits, plain_logits, classes, seconds, bootstraps, ...).
     #[arg(long)]
     json: bool,
@@ -403,7 +407,7 @@ fn infer(a: &InferArgs) -> Result<()> {
         Some(p) => Images::Npy(p.clone()),
         None => Images::FashionMnist { count: a.count, skip: a.skip, dir: a.fashion_mnist.clone() },
     };
-    let opts = InferOptions { model: a.model.clone(), images, calibration: a.calibration.clone(), params, compare_cpu: a.compare_cpu, compare_steps: a.compare_steps, in_flight: a.in_flight, relu_sign: xehe::apps::nn::compile::ReluSign::parse(&a.relu_sign)?, sequence: a.sequence, pack: a.pack, step_times: a.step_times };
+    let opts = InferOptions { model: a.model.clone(), images, calibration: a.calibration.clone(), params, compare_cpu: a.compare_cpu, compare_steps: a.compare_steps, in_flight: a.in_flight, relu_sign: xehe::apps::nn::compile::ReluSign::parse(&a.relu_sign)?, sequence: a.sequence, pack: a.pack, step_times: a.step_times, kernels: a.kernels };
     let r = xehe::cli::infer::run(&opts, &a.device.choice()?, &mut |m| eprintln!("xehe: {m}"))?;
     if a.json {
         println!("{}", serde_json::to_string_pretty(&r).unwrap_or_default());
