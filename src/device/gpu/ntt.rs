@@ -103,14 +103,16 @@ impl<B: GpuBuffer> DeviceNttTables<B> {
         let log_n = NttTableImage::check(tables)?;
         let key: super::NttSetKey = (tables.iter().map(|t| t.modulus().value()).collect(), log_n, four_step);
         let sets = &dev.shared().ntt_sets;
-        if let Some(s) = sets.lock().get(&key) {
-            return Ok(s.clone());
-        }
-        let longer = sets
-            .lock()
-            .iter()
-            .find(|((primes, l, f), _)| *l == log_n && *f == four_step && primes.len() > key.0.len() && primes.starts_with(&key.0))
-            .map(|(_, s)| s.clone());
+        // One look at the cache: this very list, else a longer one that begins with it.
+        let longer = {
+            let held = sets.lock();
+            if let Some(s) = held.get(&key) {
+                return Ok(s.clone());
+            }
+            held.iter()
+                .find(|((primes, l, f), _)| *l == log_n && *f == four_step && primes.len() > key.0.len() && primes.starts_with(&key.0))
+                .map(|(_, s)| s.clone())
+        };
         let set = match longer {
             Some(parent) => parent.prefix(dev, tables.len())?,
             None => None,
