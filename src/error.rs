@@ -91,8 +91,8 @@ pub enum Error {
     Device(String),
     /// An allocation would pass the device memory budget (`--device-memory`,
     /// `XEHE_DEVICE_MEMORY`) after every idle pool and evictable copy was given back.
-    #[error("device memory: {category} needed {} more with {in_use} in use on {device}; the budget is {} (--device-memory, XEHE_DEVICE_MEMORY)",
-        crate::device::budget::format_size(*needed), crate::device::budget::format_size(*budget))]
+    #[error("device memory: {category} needed {} more with {in_use} in use on {device}{}; the budget is {} (--device-memory, XEHE_DEVICE_MEMORY)",
+        crate::device::budget::format_size(*needed), crate::device::budget::idle_note(*idle), crate::device::budget::format_size(*budget))]
     DeviceMemory {
         /// Bytes the allocation asked for.
         needed: u64,
@@ -104,6 +104,9 @@ pub enum Error {
         budget: u64,
         /// The device.
         device: String,
+        /// Of the working memory, bytes still idle in memory caches' pools then (pools that
+        /// were busy when asked); normally 0.
+        idle: u64,
     },
     /// An error with where it happened: a column of an expression or an input file (the
     /// `xehe` command names the place so that the user can fix it).

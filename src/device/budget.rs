@@ -256,6 +256,16 @@ pub trait Reclaim: Send + Sync {
     /// Free idle pooled buffers, the largest first, until `want` bytes are freed or none is
     /// left (skipping the work when the cache is busy); the bytes freed.
     fn reclaim_idle(&self, want: u64) -> u64;
+    /// Bytes idle in the pool now (0 when the cache is busy: an estimate for messages).
+    fn idle_bytes(&self) -> u64;
+}
+
+/// `DeviceMemory`'s note on working memory left idle in pools (empty for none).
+pub fn idle_note(idle: u64) -> String {
+    match idle {
+        0 => String::new(),
+        b => format!(" ({} of the working memory idle in pools that were busy)", format_size(b)),
+    }
 }
 
 /// What data given back costs to have again, the order in which a budget asks for it.
@@ -465,7 +475,8 @@ impl DeviceBudget {
     pub(crate) fn exceeded(&self, bytes: u64) -> Error {
         let limit = device_memory().ok().flatten().unwrap_or(u64::MAX);
         let usage = self.usage();
-        Error::DeviceMemory { needed: bytes, category: current_category().name(), in_use: usage, budget: limit, device: self.name.clone() }
+        let idle = self.caches.lock().iter().filter_map(Weak::upgrade).map(|c| c.idle_bytes()).sum();
+        Error::DeviceMemory { needed: bytes, category: current_category().name(), in_use: usage, budget: limit, device: self.name.clone(), idle }
     }
 }
 

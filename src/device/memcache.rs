@@ -371,6 +371,10 @@ impl<A: RawAllocator> MemCache<A> {
 }
 
 impl<A: RawAllocator> Reclaim for MemCache<A> {
+    fn idle_bytes(&self) -> u64 {
+        self.state.try_lock().map_or(0, |st| st.stats.bytes_free)
+    }
+
     fn reclaim_idle(&self, want: u64) -> u64 {
         // A cache busy on another thread keeps its pool this time (no lock-order cycle).
         let Some(mut st) = self.state.try_lock() else { return 0 };
