@@ -258,7 +258,7 @@ impl<'a> Inference<'a> {
             let lt = match cached {
                 Some(lt) if lt.parms_id() == id && lt.scale() == scale => lt,
                 _ => {
-                    let lt = Arc::new(LinearTransform::on_use(self.encoder.clone(), map.clone(), id, scale, self.boot.keys().key_switching())?.streamed_under_budget());
+                    let lt = Arc::new(LinearTransform::on_use(self.encoder.clone(), map.clone(), id, scale, self.boot.keys().key_switching())?.streamed_under_budget().single_hoisted());
                     self.cache.transforms.lock().insert(key, lt.clone());
                     lt
                 }

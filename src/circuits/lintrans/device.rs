@@ -10,9 +10,10 @@
 //! same as those of the plaintexts encoded at once.
 
 use super::{LinearTransform, Source, Term, Terms};
-use crate::ckks::device::encode::{encode_rounded, expand, expand_range, ItemsSummary, RotatedSlots, RoundedSet};
+use crate::ckks::ciphertext::Ciphertext;
+use crate::ckks::device::encode::{encode_rounded, expand, expand_range, ItemsSummary, PlaintextBase, RotatedSlots, RoundedSet};
 use crate::ckks::evaluator::{Evaluator, ExtCiphertext, Raised};
-use crate::ckks::hybrid::HybridKeySwitching;
+use crate::ckks::hybrid::{HybridGaloisKeys, HybridKeySwitching};
 use crate::ckks::params::ParmsId;
 use crate::device::Queue;
 use crate::{Error, Result};
@@ -62,15 +63,15 @@ fn rounded_set(queue: &Queue, src: &Source, parms_id: ParmsId, scale: f64, ks: &
     Ok(Some(set))
 }
 
-/// [`super::host_terms`] on `queue`'s device in the extended base of `ks`; `None` where the
-/// device encoder does not apply.
-pub(super) fn device_terms(queue: &Queue, src: &Source, parms_id: ParmsId, scale: f64, ks: &HybridKeySwitching) -> Result<Option<Terms>> {
+/// [`super::host_terms`] on `queue`'s device on the primes of `base` (the extended base of
+/// `ks`, or the data primes); `None` where the device encoder does not apply.
+pub(super) fn device_terms(queue: &Queue, src: &Source, parms_id: ParmsId, scale: f64, (ks, base): (&HybridKeySwitching, PlaintextBase)) -> Result<Option<Terms>> {
     let (_, slots_of) = items(src);
     if slots_of.is_empty() {
         return Ok(Some(Terms::new()));
     }
     let Some(rounded) = rounded_set(queue, src, parms_id, scale, ks)? else { return Ok(None) };
-    let pts = expand(queue, &src.encoder, &rounded, ks)?;
+    let pts = expand(queue, &src.encoder, &rounded, ks, base)?;
     let mut terms = Terms::new();
     for ((g, b, conj), pt) in slots_of.into_iter().zip(pts) {
         let term = terms.entry(g).or_default().entry(b).or_insert(Term { lin: None, conj: None });
@@ -99,10 +100,8 @@ impl LinearTransform {
         if crate::device::budget::device_memory()?.is_none() || self.terms.lock().is_some() {
             return Ok(None);
         }
-        let Some(set) = rounded_set(queue, src, self.parms_id, self.scale, ks)? else { return Ok(None) };
-        let ctx = src.encoder.context();
-        let limbs = ctx.context_data_for(&self.parms_id, "linear transform")?.coeff_modulus().len() + ks.special_base().0.len();
-        let bytes = set.len() * limbs * ctx.first_context_data().n() * 8;
+        let Some(set) = rounded_set(queue, src, self.parms_id, self.encoding_scale(), ks)? else { return Ok(None) };
+        let bytes = set.len() * self.plaintext_words(src.encoder.context())? * 8;
         // A rehearsal holds no device memory to judge by: it takes this way, and the other too
         // (`super::evaluate`), so that the kernels of both are compiled ahead.
         Ok((src.always_stream || queue.is_rehearsing() || !budget.room_for(bytes as u64)?).then_some(set))
@@ -127,6 +126,10 @@ pub(super) enum BabySteps<'a> {
     /// ([`crate::ckks::evaluator::DoubleHoisting::raised_plain_sums`]): nothing stored, the
     /// inner products made again for each launch (where the stored baby steps do not fit).
     Fused(&'a Raised<'a>),
+    /// Made once and brought down to `Q_ℓ` (`2 × ℓ × N` words each) for a single-hoisted
+    /// transform ([`super::single`]), its plaintexts on the data primes: each giant step's sum
+    /// made in `Q_ℓ` and lifted with these keys' key switching.
+    Data(&'a [Ciphertext], &'a HybridGaloisKeys),
 }
 
 /// The giant-step sums `Σ_b pt_{g,b} ⊙ rot_b(x)` of a streamed transform `t` (module docs), in
@@ -157,9 +160,7 @@ pub(super) fn streamed_sums(
             _ => steps.push((g, i..i + 1)),
         }
     }
-    let ctx = src.encoder.context();
-    let limbs = ctx.context_data_for(&t.parms_id, "linear transform")?.coeff_modulus().len() + ks.special_base().0.len();
-    let pt_bytes = limbs * ctx.first_context_data().n() * 8;
+    let pt_bytes = t.plaintext_words(src.encoder.context())? * 8;
     let mut sums = Vec::new();
     let mut next = 0;
     while next < steps.len() {
@@ -173,7 +174,7 @@ pub(super) fn streamed_sums(
         }
         let group = &steps[next..end];
         let lo = group[0].1.start;
-        let pts = expand_range(queue, &src.encoder, set, ks, lo..group[end - next - 1].1.end, true)?;
+        let pts = expand_range(queue, &src.encoder, set, (ks, t.base()), lo..group[end - next - 1].1.end, true)?;
         let terms = group
             .iter()
             .map(|(_, r)| {
@@ -196,6 +197,16 @@ pub(super) fn streamed_sums(
                         .map(|&(i, pt)| Ok((rotated.get(i).ok_or_else(|| Error::InvalidArgument("linear transform: a baby step not made".into()))?, pt)))
                         .collect::<Result<Vec<_>>>()?;
                     ev.double_hoisting().multiply_plain_sum(&terms)
+                })
+                .collect::<Result<Vec<_>>>()?,
+            BabySteps::Data(rotated, gk) => terms
+                .iter()
+                .map(|sum| {
+                    let terms = sum
+                        .iter()
+                        .map(|&(i, pt)| Ok((rotated.get(i).ok_or_else(|| Error::InvalidArgument("linear transform: a baby step not made".into()))?, pt)))
+                        .collect::<Result<Vec<_>>>()?;
+                    super::single::lifted(ev, gk, &ev.multiply_plain_sum(&terms)?)
                 })
                 .collect::<Result<Vec<_>>>()?,
         };

@@ -21,6 +21,7 @@
 use super::keys::KeySet;
 use crate::ckks::ciphertext::Ciphertext;
 use crate::ckks::device::side_by_side::run_side_by_side;
+use crate::ckks::context::Context;
 use crate::ckks::encoder::CkksEncoder;
 use crate::ckks::galois::GaloisTool;
 use crate::ckks::evaluator::{Evaluator, ExtCiphertext, Raised};
@@ -35,6 +36,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 mod device;
+mod single;
 
 /// A matrix on `n` slots by its non-zero diagonals: `d_k[r] = M[r][(r + k) mod n]`,
 /// `k ∈ [0, n)`.
@@ -396,6 +398,9 @@ pub struct LinearTransform {
     ks: Option<HybridKeySwitching>,
     /// For a transform encoded where it is used: what to encode from.
     source: Option<Source>,
+    /// Evaluated with single hoisting, its diagonals on the data primes alone
+    /// ([`LinearTransform::single_hoisted`]).
+    single: bool,
     /// The encoded diagonals (`None` until first use for a transform encoded where it is used).
     terms: Arc<Mutex<Option<Arc<Terms>>>>,
 }
@@ -452,6 +457,46 @@ impl LinearTransform {
         self
     }
 
+    /// This transform (made by [`LinearTransform::on_use`]) evaluated with **single hoisting**
+    /// with hybrid Galois keys of its key switching (`single` module): its diagonals encoded on
+    /// the level's data primes alone (`ℓ × N` words, `ℓ/(ℓ + α)` of the extended ones'), the
+    /// baby steps hoisted from one ModUp and each brought down to `Q_ℓ`, the products in `Q_ℓ`,
+    /// each giant step's sum lifted to the extended base for the giant-step rotations, which add
+    /// up there and end in one ModDown as with double hoisting. For a transform with many
+    /// diagonals per baby step at a low level — a network layer's. The words differ from double
+    /// hoisting's (the baby steps' key-switching noise is divided by `P` before the products,
+    /// not after); the CPU backend and the devices make the same. A transform encoded at once
+    /// is left as it is.
+    pub fn single_hoisted(mut self) -> Self {
+        self.single = self.source.is_some();
+        self
+    }
+
+    /// The scale the diagonals are encoded at: [`LinearTransform::scale`], divided by
+    /// [`single::INPUT_FACTOR`] for a single-hoisted transform (whose input is multiplied by it).
+    fn encoding_scale(&self) -> f64 {
+        if self.single { self.scale / single::INPUT_FACTOR } else { self.scale }
+    }
+
+    /// The primes the diagonals are encoded on.
+    fn base(&self) -> crate::ckks::device::encode::PlaintextBase {
+        use crate::ckks::device::encode::PlaintextBase;
+        if self.single { PlaintextBase::Data } else { PlaintextBase::Extended }
+    }
+
+    /// The key switching whose special primes the diagonals are also encoded on (none for a
+    /// single-hoisted transform).
+    fn plaintext_ks(&self) -> Option<&HybridKeySwitching> {
+        self.ks.as_ref().filter(|_| !self.single)
+    }
+
+    /// Words of one encoded diagonal: `(ℓ + α) × N` in the extended base, `ℓ × N` on the data
+    /// primes.
+    fn plaintext_words(&self, ctx: &Context) -> Result<usize> {
+        let ell = ctx.context_data_for(&self.parms_id, "linear transform")?.coeff_modulus().len();
+        Ok((ell + self.plaintext_ks().map_or(0, |ks| ks.special_base().0.len())) * ctx.first_context_data().n())
+    }
+
     fn encode(encoder: &CkksEncoder, map: &LinearMap, parms_id: ParmsId, scale: f64, ks: Option<&HybridKeySwitching>) -> Result<Self> {
         let t = Self::split(encoder, map, parms_id, scale, ks)?;
         let parts = Self::parts(map, t.slots, t.conj);
@@ -484,6 +529,7 @@ impl LinearTransform {
             conj,
             ks: ks.cloned(),
             source: None,
+            single: false,
             terms: Arc::default(),
         })
     }
@@ -510,19 +556,18 @@ impl LinearTransform {
             match (on_device_alone && queue.is_none(), src) {
                 // A host evaluation (the CPU backend's reference run) of diagonals made on a
                 // device: the host's own encoding, the same words, for this evaluation only.
-                (true, Some(src)) => return Ok(Arc::new(host_terms(&src.encoder, &src.map, &src.parts, self.parms_id, self.scale, self.ks.as_ref())?)),
+                (true, Some(src)) => return Ok(Arc::new(host_terms(&src.encoder, &src.map, &src.parts, self.parms_id, self.encoding_scale(), self.plaintext_ks())?)),
                 _ => return Ok(t.clone()),
             }
         }
         let src = src.ok_or_else(|| Error::InvalidArgument("linear transform without diagonals".into()))?;
-        let ks = self.ks.as_ref();
-        let on_device = match (queue, ks) {
-            (Some(q), Some(ks)) => device::device_terms(q, src, self.parms_id, self.scale, ks)?,
+        let on_device = match (queue, self.ks.as_ref()) {
+            (Some(q), Some(ks)) => device::device_terms(q, src, self.parms_id, self.encoding_scale(), (ks, self.base()))?,
             _ => None,
         };
         let t = Arc::new(match on_device {
             Some(t) => t,
-            None => host_terms(&src.encoder, &src.map, &src.parts, self.parms_id, self.scale, ks)?,
+            None => host_terms(&src.encoder, &src.map, &src.parts, self.parms_id, self.encoding_scale(), self.plaintext_ks())?,
         });
         // A rehearsal launches no kernel: diagonals it "encoded" on the device hold nothing and
         // are not kept (a transform shared with the real run, such as a bootstrapper's).
@@ -758,10 +803,27 @@ fn evaluate(ev: &Evaluator, keys: &KeySet<'_>, transforms: &[&LinearTransform], 
         KeySet::Hybrid { galois: Some(gk), .. } => transforms.iter().all(|t| t.ks.as_ref() == Some(gk.key_switching())),
         _ => false,
     };
-    // Diagonals are encoded on the device only for the double-hoisted path, which reads them
-    // in the extended base there.
+    let single = transforms.iter().any(|t| t.single);
+    if single && !transforms.iter().all(|t| t.single) {
+        return Err(Error::InvalidArgument("linear transforms evaluated together: single-hoisted and double-hoisted ones".into()));
+    }
+    // Diagonals are encoded on the device only for the hoisted paths, which read them there
+    // with the keys of their key switching.
     let queue = x.gpu.marked_queue().filter(|_| hoisted);
-    if let (KeySet::Hybrid { galois: Some(gk), .. }, true) = (keys, hoisted) {
+    let x = if single { single::scaled_input(ev, &x)? } else { x };
+    if let (KeySet::Hybrid { galois: Some(gk), .. }, true, true) = (keys, hoisted, single) {
+        let tool = ctx.galois_tool();
+        let conj_elts = if uses_conj { conjugate_baby_elements(tool, &babies)? } else { Vec::new() };
+        // Without a key for every conjugate baby step, the rotations below (a conjugation, then
+        // the baby steps of the conjugate).
+        if conj_elts.iter().all(|&e| gk.has_key(e)) {
+            let mut elts = babies.iter().map(|&b| if b == 0 { Ok(1) } else { tool.elt_from_step(b) }).collect::<Result<Vec<u32>>>()?;
+            elts.extend(&conj_elts);
+            let sums = single::giant_step_sums(ev, gk, transforms, &x, (&babies, &elts), queue.as_ref())?;
+            return giant_steps_side_by_side(ev, gk, transforms.len(), sums, rescale);
+        }
+    }
+    if let (KeySet::Hybrid { galois: Some(gk), .. }, true, false) = (keys, hoisted, single) {
         let tool = ctx.galois_tool();
         let conj_elts = if uses_conj { conjugate_baby_elements(tool, &babies)? } else { Vec::new() };
         let sums = if !uses_conj || conj_elts.iter().all(|&e| gk.has_key(e)) {
@@ -876,7 +938,7 @@ fn evaluate(ev: &Evaluator, keys: &KeySet<'_>, transforms: &[&LinearTransform], 
                 continue;
             }
             let trimmed: Vec<Plaintext>;
-            let terms: Vec<(&Ciphertext, &Plaintext)> = if t.ks.is_some() {
+            let terms: Vec<(&Ciphertext, &Plaintext)> = if t.plaintext_ks().is_some() {
                 trimmed = terms
                     .iter()
                     .map(|(_, p)| {

@@ -1,8 +1,8 @@
 //! Plaintexts encoded on the device where they are used: a linear transform's diagonals made
 //! from their slot values by the device encoder ([`crate::device::gpu::encode`]) in the
-//! key-switching base `Q_ℓ ∪ P`, word for word what
-//! [`CkksEncoder::encode_complex_extended`](crate::ckks::encoder::CkksEncoder) makes on the
-//! host, held by the device alone (no host words). Only the slot values cross the bus: a
+//! key-switching base `Q_ℓ ∪ P` or on the data primes alone ([`PlaintextBase`]), word for word
+//! what [`CkksEncoder::encode_complex_extended`](crate::ckks::encoder::CkksEncoder) (or
+//! `encode_complex`) makes on the host, held by the device alone (no host words). Only the slot values cross the bus: a
 //! plaintext of `(ℓ + α) × N` words comes from `N/2` values or fewer.
 
 use crate::ckks::encoder::CkksEncoder;
@@ -102,7 +102,7 @@ pub fn encode_rotated_extended(
         return Ok(Some(Vec::new()));
     }
     match encode_rounded(queue, encoder, items, parms_id, scale, ks, summary)? {
-        Some(set) => expand(queue, encoder, &set, ks).map(Some),
+        Some(set) => expand(queue, encoder, &set, ks, PlaintextBase::Extended).map(Some),
         None => Ok(None),
     }
 }
@@ -159,14 +159,26 @@ pub fn encode_rounded(
     }
 }
 
-/// The plaintexts of `set` ([`encode_rounded`]'s, encoded for `ks`) on `queue`'s device, in
-/// the order of its items: `(ℓ + α) × N` words each, held by the device alone.
+/// The primes a plaintext is made on from its rounded coefficients ([`expand`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PlaintextBase {
+    /// The level's data primes `Q_ℓ` alone (`ℓ × N` words, what
+    /// [`CkksEncoder::encode_complex`](crate::ckks::encoder::CkksEncoder) makes): products with
+    /// ciphertexts in `Q_ℓ` (a transform's single-hoisted baby steps).
+    Data,
+    /// The key-switching base `Q_ℓ ∪ P` of the key switching given (`(ℓ + α) × N` words, what
+    /// `encode_complex_extended` makes): products in the extended base (double hoisting).
+    Extended,
+}
+
+/// The plaintexts of `set` ([`encode_rounded`]'s, encoded for `ks`) on `queue`'s device on the
+/// primes of `base`, in the order of its items, held by the device alone.
 ///
 /// # Errors
 /// `NotValidForParams` for key switching of another context; `Device` or `DeviceMemory` from
 /// the device; `InvalidArgument` on a backend without the device encoder.
-pub fn expand(queue: &Queue, encoder: &CkksEncoder, set: &RoundedSet, ks: &HybridKeySwitching) -> Result<Vec<Plaintext>> {
-    expand_range(queue, encoder, set, ks, 0..set.count, false)
+pub fn expand(queue: &Queue, encoder: &CkksEncoder, set: &RoundedSet, ks: &HybridKeySwitching, base: PlaintextBase) -> Result<Vec<Plaintext>> {
+    expand_range(queue, encoder, set, (ks, base), 0..set.count, false)
 }
 
 /// [`expand`] for the items `range` of `set` alone. With `transient` the plaintexts live in a
@@ -177,7 +189,14 @@ pub fn expand(queue: &Queue, encoder: &CkksEncoder, set: &RoundedSet, ks: &Hybri
 ///
 /// # Errors
 /// As [`expand`]; `InvalidArgument` for a range past the set.
-pub fn expand_range(queue: &Queue, encoder: &CkksEncoder, set: &RoundedSet, ks: &HybridKeySwitching, range: std::ops::Range<usize>, transient: bool) -> Result<Vec<Plaintext>> {
+pub fn expand_range(
+    queue: &Queue,
+    encoder: &CkksEncoder,
+    set: &RoundedSet,
+    (ks, base): (&HybridKeySwitching, PlaintextBase),
+    range: std::ops::Range<usize>,
+    transient: bool,
+) -> Result<Vec<Plaintext>> {
     if ks.context() != encoder.context() {
         return Err(crate::Error::NotValidForParams("device encoder: key switching of another context".into()));
     }
@@ -186,12 +205,12 @@ pub fn expand_range(queue: &Queue, encoder: &CkksEncoder, set: &RoundedSet, ks: 
     }
     match queue {
         #[cfg(feature = "cuda")]
-        Queue::Cuda(q) => expand_on(queue, &**q, encoder, set, ks, range, transient),
+        Queue::Cuda(q) => expand_on(queue, &**q, encoder, set, (ks, base), range, transient),
         #[cfg(feature = "opencl")]
-        Queue::OpenCl(q) => expand_on(queue, &**q, encoder, set, ks, range, transient),
+        Queue::OpenCl(q) => expand_on(queue, &**q, encoder, set, (ks, base), range, transient),
         #[allow(unreachable_patterns)]
         _ => {
-            let _ = (set, range, transient);
+            let _ = (set, base, range, transient);
             Err(crate::Error::InvalidArgument("device encoder: not on this backend".into()))
         }
     }
@@ -205,15 +224,46 @@ fn tables<Q: crate::device::gpu::GpuQueue>(
     parms_id: ParmsId,
     ks: &HybridKeySwitching,
 ) -> Result<std::sync::Arc<crate::device::gpu::encode::EncodeTables<Q::Buf>>> {
-    use crate::device::gpu::encode::EncodeTables;
-    ks.device_cache().get_or_insert(q.shared().id, parms_id, || {
-        let data = encoder.context().context_data_for(&parms_id, "device encoder")?;
-        let (special, special_ntt) = ks.special_base();
-        let primes: Vec<_> = data.coeff_modulus().iter().chain(special).copied().collect();
-        let ntt: Vec<_> = data.ntt_tables().iter().chain(special_ntt).cloned().collect();
-        let (map, roots) = encoder.device_tables();
-        EncodeTables::new(q, &map, &roots, &primes, &ntt)
-    })
+    ks.device_cache().get_or_insert(q.shared().id, parms_id, || make_tables(q, encoder, parms_id, Some(ks)))
+}
+
+/// [`tables`] on the level's data primes alone ([`PlaintextBase::Data`]), kept apart from the
+/// extended ones in the same cache.
+#[cfg(any(feature = "cuda", feature = "opencl"))]
+struct DataTables<T>(std::sync::Arc<T>);
+
+/// The encoder's tables for `parms_id` on `base` on `q`'s device (made once).
+#[cfg(any(feature = "cuda", feature = "opencl"))]
+fn tables_on<Q: crate::device::gpu::GpuQueue>(
+    q: &Q,
+    encoder: &CkksEncoder,
+    parms_id: ParmsId,
+    (ks, base): (&HybridKeySwitching, PlaintextBase),
+) -> Result<std::sync::Arc<crate::device::gpu::encode::EncodeTables<Q::Buf>>> {
+    match base {
+        PlaintextBase::Extended => tables(q, encoder, parms_id, ks),
+        PlaintextBase::Data => Ok(ks
+            .device_cache()
+            .get_or_insert(q.shared().id, parms_id, || Ok(DataTables(std::sync::Arc::new(make_tables(q, encoder, parms_id, None)?))))?
+            .0
+            .clone()),
+    }
+}
+
+/// The encoder's tables for `parms_id` on its data primes and, with `ks`, its special primes.
+#[cfg(any(feature = "cuda", feature = "opencl"))]
+fn make_tables<Q: crate::device::gpu::GpuQueue>(
+    q: &Q,
+    encoder: &CkksEncoder,
+    parms_id: ParmsId,
+    ks: Option<&HybridKeySwitching>,
+) -> Result<crate::device::gpu::encode::EncodeTables<Q::Buf>> {
+    let data = encoder.context().context_data_for(&parms_id, "device encoder")?;
+    let (special, special_ntt) = ks.map_or((&[][..], &[][..]), |ks| ks.special_base());
+    let primes: Vec<_> = data.coeff_modulus().iter().chain(special).copied().collect();
+    let ntt: Vec<_> = data.ntt_tables().iter().chain(special_ntt).cloned().collect();
+    let (map, roots) = encoder.device_tables();
+    crate::device::gpu::encode::EncodeTables::new(q, &map, &roots, &primes, &ntt)
 }
 
 /// [`encode_rounded`] on backend `Q`; `(limit, check, complex)`: the coefficients' bound,
@@ -281,14 +331,14 @@ fn expand_on<Q: crate::device::gpu::GpuQueue>(
     q: &Q,
     encoder: &CkksEncoder,
     set: &RoundedSet,
-    ks: &HybridKeySwitching,
+    base: (&HybridKeySwitching, PlaintextBase),
     range: std::ops::Range<usize>,
     transient: bool,
 ) -> Result<Vec<Plaintext>> {
     use crate::device::budget::{with_category, MemoryCategory};
     use crate::device::gpu::encode::expand as launch;
     use std::sync::Arc;
-    let tables = tables(q, encoder, set.parms_id, ks)?;
+    let tables = tables_on(q, encoder, set.parms_id, base)?;
     // Made on this device by any of its queues (this one waits for it), else brought over.
     let buf = set.state.read_only_copy(queue, &[])?;
     let rounded = Q::unwrap(&buf).ok_or_else(|| crate::Error::Device("device encoder: rounded coefficients of another backend".into()))?;
@@ -383,6 +433,15 @@ mod tests {
                 let words = pt.gpu.download_words(pt.coeff_count()).unwrap();
                 assert!(words == want.data, "{} values, complex {complex}, rotation {}: device words differ from the host encoder's", len, item.rotation);
                 assert_eq!((pt.parms_id, pt.scale), (want.parms_id, want.scale));
+            }
+            // The same rounded coefficients on the data primes alone: the host's `encode_complex`.
+            let set = encode_rounded(&q, &encoder, &items, parms_id, scale, &ks, (ItemsSummary::of(&items), false)).unwrap().expect("the device path applies");
+            let data = expand(&q, &encoder, &set, &ks, PlaintextBase::Data).unwrap();
+            for (item, pt) in items.iter().zip(&data) {
+                let v: Vec<Complex64> = (0..encoder.slot_count()).map(|r| item.values[((r % len) as i64 - item.rotation).rem_euclid(len as i64) as usize]).collect();
+                let want = encoder.encode_complex(&v, parms_id, scale).unwrap();
+                assert_eq!(pt.coeff_count(), want.data.len());
+                assert!(pt.gpu.download_words(pt.coeff_count()).unwrap() == want.data, "{len} values, complex {complex}: data-prime words differ from the host encoder's");
             }
         }
         // Coefficients the host encoder refuses at this level (2^(bits − 2)) go back to it; at
