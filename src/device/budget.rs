@@ -424,19 +424,23 @@ impl DeviceBudget {
         }
     }
 
-    /// Ask for room until `bytes` more fit the limit, the cheapest to have again first: data
-    /// the evictors make again on the device (those registered last, used most often, after
-    /// the rest), then the memcaches' idle pools (the largest buffers first, no more than
-    /// needed), then data made again through the host. Called without any memcache lock held.
+    /// Ask for room until `bytes` more fit the limit and reserve them
+    /// ([`DeviceBudget::try_reserve`]), the cheapest to have again first: data the evictors
+    /// make again on the device (those registered last, used most often, after the rest), then
+    /// the memcaches' idle pools (the largest buffers first, no more than needed), then data
+    /// made again through the host. Whether the bytes were reserved. The room found is
+    /// reserved at once, under the account's lock: another queue's thread allocating meanwhile
+    /// (a bootstrap's two halves side by side) cannot take it, and the asking goes on while
+    /// anything is left to give back. Called without any memcache lock held.
     pub(crate) fn reclaim(&self, bytes: u64) -> Result<bool> {
-        if self.fits(bytes)? {
+        if self.try_reserve(bytes)? {
             return Ok(true);
         }
         let evictors: Vec<(Arc<dyn Evict>, bool)> = EVICTORS.lock().iter().filter_map(|(w, last)| w.upgrade().map(|e| (e, *last))).collect();
         let evict = |cost: EvictCost, last: Option<bool>| -> Result<bool> {
             for (e, _) in evictors.iter().filter(|(_, l)| last.is_none_or(|last| *l == last)) {
                 while e.evict_one(cost) {
-                    if self.fits(bytes)? {
+                    if self.try_reserve(bytes)? {
                         return Ok(true);
                     }
                 }
@@ -448,13 +452,12 @@ impl DeviceBudget {
         }
         let caches: Vec<Arc<dyn Reclaim>> = self.caches.lock().iter().filter_map(Weak::upgrade).collect();
         for c in &caches {
-            let short = self.shortfall(bytes)?;
-            if short == 0 {
+            if self.try_reserve(bytes)? {
                 return Ok(true);
             }
-            c.reclaim_idle(short);
+            c.reclaim_idle(self.shortfall(bytes)?);
         }
-        if self.fits(bytes)? {
+        if self.try_reserve(bytes)? {
             return Ok(true);
         }
         Ok(evict(EvictCost::Device, Some(true))? || evict(EvictCost::Host, None)?)
@@ -464,11 +467,6 @@ impl DeviceBudget {
     fn shortfall(&self, bytes: u64) -> Result<u64> {
         let limit = device_memory()?;
         Ok(limit.map_or(0, |l| (self.account.lock().allocated + bytes).saturating_sub(l)))
-    }
-
-    fn fits(&self, bytes: u64) -> Result<bool> {
-        let limit = device_memory()?;
-        Ok(limit.is_none_or(|l| self.account.lock().allocated + bytes <= l))
     }
 
     /// The error of an allocation of `bytes` that does not fit.

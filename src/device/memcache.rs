@@ -207,9 +207,9 @@ impl<A: RawAllocator> MemCache<A> {
                 // is full in steady state, every allocation would free the buffers the next
                 // operations allocate again.
                 drop(st);
-                b.reclaim(bytes as u64)?;
+                let reserved = b.reclaim(bytes as u64)?;
                 st = self.state.lock();
-                if !b.try_reserve(bytes as u64)? {
+                if !reserved {
                     return Err(b.exceeded(bytes as u64));
                 }
             }
