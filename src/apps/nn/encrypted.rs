@@ -103,8 +103,8 @@ impl InferenceTimings {
 /// them, and on a device each is uploaded once per queue.
 ///
 /// Under a device memory budget ([`crate::device::budget`]) the network's transforms are
-/// streamed ([`LinearTransform::streamed_under_budget`]) and single-hoisted
-/// ([`LinearTransform::single_hoisted`]): each layer is used once an image, so its
+/// streamed ([`LinearTransform::streamed_under_budget`]; all are single-hoisted,
+/// [`LinearTransform::single_hoisted`]): each layer is used once an image, so its
 /// plaintexts are made a giant step at a time from its diagonals' rounded coefficients,
 /// kept on the device, and leave the room to the bootstrapper's DFT, used at every bootstrap.
 /// When asked, the cache gives back what it holds, the transform used most recently first (for
@@ -259,11 +259,10 @@ impl<'a> Inference<'a> {
             let lt = match cached {
                 Some(lt) if lt.parms_id() == id && lt.scale() == scale => lt,
                 _ => {
-                    let lt = LinearTransform::on_use(self.encoder.clone(), map.clone(), id, scale, self.boot.keys().key_switching())?.streamed_under_budget();
-                    // Streamed (under a budget), a layer's diagonals are made at every use:
-                    // single hoisting makes and multiplies their data-prime words alone.
-                    // Resident, double hoisting's fused baby steps are the faster.
-                    let lt = Arc::new(if crate::device::budget::device_memory()?.is_some() { lt.single_hoisted() } else { lt });
+                    // Single-hoisted: a layer's diagonals (hundreds for a few dozen baby steps,
+                    // at a low level) on the data primes alone, a fraction of their words in
+                    // the extended base — made at every use when streamed under a budget.
+                    let lt = Arc::new(LinearTransform::on_use(self.encoder.clone(), map.clone(), id, scale, self.boot.keys().key_switching())?.streamed_under_budget().single_hoisted());
                     self.cache.transforms.lock().insert(key, lt.clone());
                     lt
                 }

@@ -15,6 +15,7 @@ use crate::ckks::device::encode::{encode_rounded, expand, expand_range, ItemsSum
 use crate::ckks::evaluator::{Evaluator, ExtCiphertext, Raised};
 use crate::ckks::hybrid::{HybridGaloisKeys, HybridKeySwitching};
 use crate::ckks::params::ParmsId;
+use crate::ckks::plaintext::Plaintext;
 use crate::device::Queue;
 use crate::{Error, Result};
 use std::sync::Arc;
@@ -132,6 +133,14 @@ pub(super) enum BabySteps<'a> {
     Data(&'a [Ciphertext], &'a HybridGaloisKeys),
 }
 
+/// A giant step's terms `(baby step, plaintext)` from the baby steps `rotated`, as `sum`
+/// indexes them.
+fn paired<'a, C>(rotated: &'a [C], sum: &[(usize, &'a Plaintext)]) -> Result<Vec<(&'a C, &'a Plaintext)>> {
+    sum.iter()
+        .map(|&(i, pt)| Ok((rotated.get(i).ok_or_else(|| Error::InvalidArgument("linear transform: a baby step not made".into()))?, pt)))
+        .collect()
+}
+
 /// The giant-step sums `Σ_b pt_{g,b} ⊙ rot_b(x)` of a streamed transform `t` (module docs), in
 /// the extended base, the plaintexts made from `set` on `queue` just before their products:
 /// a giant step at a time from stored baby steps, or a few at a time ([`STREAM_GIANT_STEPS`],
@@ -189,25 +198,10 @@ pub(super) fn streamed_sums(
             .collect::<Result<Vec<_>>>()?;
         let accs = match baby_steps {
             BabySteps::Fused(raised) => ev.double_hoisting().raised_plain_sums(raised, &terms)?,
-            BabySteps::Stored(rotated) => terms
-                .iter()
-                .map(|sum| {
-                    let terms = sum
-                        .iter()
-                        .map(|&(i, pt)| Ok((rotated.get(i).ok_or_else(|| Error::InvalidArgument("linear transform: a baby step not made".into()))?, pt)))
-                        .collect::<Result<Vec<_>>>()?;
-                    ev.double_hoisting().multiply_plain_sum(&terms)
-                })
-                .collect::<Result<Vec<_>>>()?,
+            BabySteps::Stored(rotated) => terms.iter().map(|sum| ev.double_hoisting().multiply_plain_sum(&paired(rotated, sum)?)).collect::<Result<Vec<_>>>()?,
             BabySteps::Data(rotated, gk) => terms
                 .iter()
-                .map(|sum| {
-                    let terms = sum
-                        .iter()
-                        .map(|&(i, pt)| Ok((rotated.get(i).ok_or_else(|| Error::InvalidArgument("linear transform: a baby step not made".into()))?, pt)))
-                        .collect::<Result<Vec<_>>>()?;
-                    super::single::lifted(ev, gk, &ev.multiply_plain_sum(&terms)?)
-                })
+                .map(|sum| super::single::lifted(ev, gk, &ev.multiply_plain_sum(&paired(rotated, sum)?)?))
                 .collect::<Result<Vec<_>>>()?,
         };
         sums.extend(group.iter().map(|(g, _)| *g).zip(accs));

@@ -36,19 +36,25 @@ pub(super) fn scaled_input(ev: &Evaluator, x: &Ciphertext) -> Result<Ciphertext>
     ev.multiply_const(x, 1.0, INPUT_FACTOR)
 }
 
-/// Baby steps hoisted at once: each is held in the extended base (`2 × (ℓ + α) × N` words) only
-/// until its ModDown, so at most this many are; every chunk makes its own ModUp of `c1`.
+/// Baby steps hoisted at once under a device memory budget: each is held in the extended base
+/// (`2 × (ℓ + α) × N` words) only until its ModDown, so at most this many are; every chunk makes
+/// its own ModUp of `c1`. Without a budget, all at once (one ModUp).
 const BABY_STEPS_AT_ONCE: usize = 8;
 
 /// The automorphisms `elts` of `x` (`1`: `x` itself) in `Q_ℓ`: hoisted a chunk at a time
-/// ([`BABY_STEPS_AT_ONCE`]), each brought down by its own ModDown. Data: `2 × ℓ × N` words each.
+/// ([`BABY_STEPS_AT_ONCE`]), each brought down by its own ModDown. Data: `2 × ℓ × N` words each
+/// (the same words however they are chunked).
 ///
 /// # Errors
 /// As [`crate::ckks::evaluator::DoubleHoisting::apply_galois_many`].
 pub(super) fn baby_steps(ev: &Evaluator, x: &Ciphertext, elts: &[u32], gk: &HybridGaloisKeys) -> Result<Vec<Ciphertext>> {
     let dh = ev.double_hoisting();
     let mut out = Vec::with_capacity(elts.len());
-    for chunk in elts.chunks(BABY_STEPS_AT_ONCE) {
+    let at_once = match crate::device::budget::device_memory()? {
+        Some(_) => BABY_STEPS_AT_ONCE,
+        None => elts.len().max(1),
+    };
+    for chunk in elts.chunks(at_once) {
         for ext in dh.apply_galois_many(x, chunk, gk)? {
             out.push(dh.mod_down(&ext)?);
         }
