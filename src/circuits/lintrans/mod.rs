@@ -812,25 +812,15 @@ fn evaluate(ev: &Evaluator, keys: &KeySet<'_>, transforms: &[&LinearTransform], 
     let queue = x.gpu.marked_queue().filter(|_| hoisted);
     let x = if single { single::scaled_input(ev, &x)? } else { x };
     if let (KeySet::Hybrid { galois: Some(gk), .. }, true, true) = (keys, hoisted, single) {
-        let tool = ctx.galois_tool();
-        let conj_elts = if uses_conj { conjugate_baby_elements(tool, &babies)? } else { Vec::new() };
         // Without a key for every conjugate baby step, the rotations below (a conjugation, then
         // the baby steps of the conjugate).
-        if conj_elts.iter().all(|&e| gk.has_key(e)) {
-            let mut elts = babies.iter().map(|&b| if b == 0 { Ok(1) } else { tool.elt_from_step(b) }).collect::<Result<Vec<u32>>>()?;
-            elts.extend(&conj_elts);
+        if let Some(elts) = hoisted_elements(ctx.galois_tool(), &babies, uses_conj, gk)? {
             let sums = single::giant_step_sums(ev, gk, transforms, &x, (&babies, &elts), queue.as_ref())?;
             return giant_steps_side_by_side(ev, gk, transforms.len(), sums, rescale);
         }
     }
     if let (KeySet::Hybrid { galois: Some(gk), .. }, true, false) = (keys, hoisted, single) {
-        let tool = ctx.galois_tool();
-        let conj_elts = if uses_conj { conjugate_baby_elements(tool, &babies)? } else { Vec::new() };
-        let sums = if !uses_conj || conj_elts.iter().all(|&e| gk.has_key(e)) {
-            // The baby steps (the conjugate's as conj ∘ rot_b automorphisms,
-            // bsgs_galois_elements) from one ModUp.
-            let mut elts = babies.iter().map(|&b| if b == 0 { Ok(1) } else { tool.elt_from_step(b) }).collect::<Result<Vec<u32>>>()?;
-            elts.extend(&conj_elts);
+        let sums = if let Some(elts) = hoisted_elements(ctx.galois_tool(), &babies, uses_conj, gk)? {
             // Under a device memory budget, transforms whose plaintexts do not fit are streamed
             // (`device`).
             let streams = match &queue {
@@ -969,6 +959,22 @@ fn evaluate(ev: &Evaluator, keys: &KeySet<'_>, transforms: &[&LinearTransform], 
         outs.push(out);
     }
     Ok(outs)
+}
+
+/// The automorphisms of the baby steps `babies` (`1` for step 0) then, with a conjugate part, of
+/// their conjugates' (`conj ∘ rot_b`, [`bsgs_galois_elements`]), made from one ModUp; `None`
+/// when `gk` lacks a conjugate baby step's key (the conjugate is then rotated apart).
+///
+/// # Errors
+/// `InvalidArgument` for a step too large for the slots.
+fn hoisted_elements(tool: &GaloisTool, babies: &[i32], uses_conj: bool, gk: &HybridGaloisKeys) -> Result<Option<Vec<u32>>> {
+    let conj_elts = if uses_conj { conjugate_baby_elements(tool, babies)? } else { Vec::new() };
+    if !conj_elts.iter().all(|&e| gk.has_key(e)) {
+        return Ok(None);
+    }
+    let mut elts = babies.iter().map(|&b| if b == 0 { Ok(1) } else { tool.elt_from_step(b) }).collect::<Result<Vec<u32>>>()?;
+    elts.extend(conj_elts);
+    Ok(Some(elts))
 }
 
 /// Queues a double-hoisted transform's giant-step rotations are spread over on a device: two
