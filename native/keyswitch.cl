@@ -114,11 +114,19 @@ KERNEL_FQ void ks_inner_u64(GLOBAL_AS u64 *prod, CONST_AS u64 *lifted, CONST_AS 
  * 2: the same with c0 given in the extended base (data limbs from c0, special limbs from c0p) and
  *    added on every limb times p_mod[o] (ones: double hoisting's giant steps, whose c0 is already
  *    multiplied by P).
- * 3: as 2, and a running sum in the extended base (data limbs from tq, special limbs from tp, both
- *    components, laid out as the products) added at each output word (one key per launch).
  */
 #ifndef KS_ROTATE
 #define KS_ROTATE 0
+#endif
+
+/*
+ * 1 (with KS_ROTATE): a running sum in the extended base (data limbs from tq, special limbs from
+ * tp, both components, laid out as the products) added at each output word (one key per launch):
+ * a linear transform's giant steps, from an extended ciphertext (KS_ROTATE=2) or from a sum made
+ * in Q_l (KS_ROTATE=1: single hoisting, src/circuits/lintrans/single.rs).
+ */
+#ifndef KS_ROTATE_SUM
+#define KS_ROTATE_SUM 0
 #endif
 
 /*
@@ -321,7 +329,7 @@ KERNEL_FQ void ks_inner_hybrid_u64(GLOBAL_AS u64 *prod_q, GLOBAL_AS u64 *prod_p,
         }
 #endif
 #if KS_ROTATE
-        if (data || KS_ROTATE >= 2) {
+        if (data || KS_ROTATE == 2) {
             u64 v = data ? c0[((u64)o << log_n) + x] : c0p[((u64)(o - ell) << log_n) + x], pm = p_mod[o];
 #pragma unroll
             for (u32 r = 0; r < KS_KEYS; r++) a[r] = ks_acc2_add(a[r], v, pm, 0, q, c0r, c1r);
@@ -337,7 +345,7 @@ KERNEL_FQ void ks_inner_hybrid_u64(GLOBAL_AS u64 *prod_q, GLOBAL_AS u64 *prod_p,
             u64 at = x;
 #endif
             GLOBAL_AS u64 *dst = (data ? prod_q : prod_p) + ((u64)h * KS_KEYS + r) * 2 * comp + row;
-#if KS_ROTATE == 3
+#if KS_ROTATE_SUM
             {
                 CONST_AS u64 *sum = (data ? tq : tp) + row;
                 a[r] = ks_acc2_add(a[r], sum[at], 1, 0, q, c0r, c1r);

@@ -9,11 +9,11 @@
 //! next. A few giant steps at a time share one ModUp and the fused baby steps; the words are the
 //! same as those of the plaintexts encoded at once.
 
-use super::{LinearTransform, Source, Term, Terms};
+use super::{GiantSum, LinearTransform, Source, Term, Terms};
 use crate::ckks::ciphertext::Ciphertext;
 use crate::ckks::device::encode::{encode_rounded, expand, expand_range, ItemsSummary, PlaintextBase, RotatedSlots, RoundedSet};
 use crate::ckks::evaluator::{Evaluator, ExtCiphertext, Raised};
-use crate::ckks::hybrid::{HybridGaloisKeys, HybridKeySwitching};
+use crate::ckks::hybrid::HybridKeySwitching;
 use crate::ckks::params::ParmsId;
 use crate::ckks::plaintext::Plaintext;
 use crate::device::Queue;
@@ -129,8 +129,8 @@ pub(super) enum BabySteps<'a> {
     Fused(&'a Raised<'a>),
     /// Made once and brought down to `Q_ℓ` (`2 × ℓ × N` words each) for a single-hoisted
     /// transform ([`super::single`]), its plaintexts on the data primes: each giant step's sum
-    /// made in `Q_ℓ` and lifted with these keys' key switching.
-    Data(&'a [Ciphertext], &'a HybridGaloisKeys),
+    /// made in `Q_ℓ`.
+    Data(&'a [Ciphertext]),
 }
 
 /// A giant step's terms `(baby step, plaintext)` from the baby steps `rotated`, as `sum`
@@ -156,7 +156,7 @@ pub(super) fn streamed_sums(
     (t, set): (&LinearTransform, &RoundedSet),
     babies: &[i32],
     baby_steps: &BabySteps<'_>,
-) -> Result<Vec<(i32, ExtCiphertext)>> {
+) -> Result<Vec<(i32, GiantSum)>> {
     let (Some(src), Some(ks)) = (&t.source, &t.ks) else {
         return Err(Error::InvalidArgument("linear transform: streamed without its source".into()));
     };
@@ -197,12 +197,12 @@ pub(super) fn streamed_sums(
             })
             .collect::<Result<Vec<_>>>()?;
         let accs = match baby_steps {
-            BabySteps::Fused(raised) => ev.double_hoisting().raised_plain_sums(raised, &terms)?,
-            BabySteps::Stored(rotated) => terms.iter().map(|sum| ev.double_hoisting().multiply_plain_sum(&paired(rotated, sum)?)).collect::<Result<Vec<_>>>()?,
-            BabySteps::Data(rotated, gk) => terms
+            BabySteps::Fused(raised) => ev.double_hoisting().raised_plain_sums(raised, &terms)?.into_iter().map(GiantSum::Ext).collect(),
+            BabySteps::Stored(rotated) => terms
                 .iter()
-                .map(|sum| super::single::lifted(ev, gk, &ev.multiply_plain_sum(&paired(rotated, sum)?)?))
+                .map(|sum| Ok(GiantSum::Ext(ev.double_hoisting().multiply_plain_sum(&paired(rotated, sum)?)?)))
                 .collect::<Result<Vec<_>>>()?,
+            BabySteps::Data(rotated) => terms.iter().map(|sum| Ok(GiantSum::Data(ev.multiply_plain_sum(&paired(rotated, sum)?)?))).collect::<Result<Vec<_>>>()?,
         };
         sums.extend(group.iter().map(|(g, _)| *g).zip(accs));
         next = end;

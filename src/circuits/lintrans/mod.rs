@@ -28,6 +28,7 @@ use crate::ckks::evaluator::{Evaluator, ExtCiphertext, Raised};
 use crate::ckks::hybrid::{HybridGaloisKeys, HybridKeySwitching};
 use crate::ckks::params::ParmsId;
 use crate::ckks::plaintext::Plaintext;
+use crate::device::Queue;
 use crate::{Error, Result};
 use num_complex::Complex64;
 use rayon::prelude::*;
@@ -833,7 +834,7 @@ fn evaluate(ev: &Evaluator, keys: &KeySet<'_>, transforms: &[&LinearTransform], 
                 .map(|(t, s)| if s.is_some() { Ok(Arc::default()) } else { t.encoded(queue.as_ref()) })
                 .collect::<Result<Vec<_>>>()?;
             // Baby steps multiplied into every giant step's sum as they are made.
-            let fused = |raised: &Raised<'_>, encoded: &[Arc<Terms>]| -> Result<Vec<(usize, i32, ExtCiphertext)>> {
+            let fused = |raised: &Raised<'_>, encoded: &[Arc<Terms>]| -> Result<Vec<(usize, i32, GiantSum)>> {
                 let lin: Vec<usize> = (0..babies.len()).collect();
                 let conj: Vec<usize> = (babies.len()..elts.len()).collect();
                 let mut slots = Vec::new();
@@ -849,7 +850,7 @@ fn evaluate(ev: &Evaluator, keys: &KeySet<'_>, transforms: &[&LinearTransform], 
                     }
                 }
                 let accs = ev.double_hoisting().raised_plain_sums(raised, &terms)?;
-                Ok(slots.into_iter().zip(accs).map(|((i, g), acc)| (i, g, acc)).collect())
+                Ok(slots.into_iter().zip(accs).map(|((i, g), acc)| (i, g, GiantSum::Ext(acc))).collect())
             };
             // One ModUp of `x` for the resident transforms and the fused streamed baby steps.
             let raise = || ev.double_hoisting().raise(&x, &elts, gk);
@@ -902,7 +903,7 @@ fn evaluate(ev: &Evaluator, keys: &KeySet<'_>, transforms: &[&LinearTransform], 
             let rotated_conj = ev.double_hoisting().rotate_vector_many(&y, &babies, gk)?;
             let mut accs = Vec::new();
             for (i, t) in encoded.iter().enumerate() {
-                accs.extend(giant_step_sums(ev, t, &babies, &rotated, Some(&rotated_conj))?.into_iter().map(|(g, acc)| (i, g, acc)));
+                accs.extend(giant_step_sums(ev, t, &babies, &rotated, Some(&rotated_conj))?.into_iter().map(|(g, acc)| (i, g, GiantSum::Ext(acc))));
             }
             accs
         };
@@ -977,6 +978,39 @@ fn hoisted_elements(tool: &GaloisTool, babies: &[i32], uses_conj: bool, gk: &Hyb
     Ok(Some(elts))
 }
 
+/// A giant step's `Σ diag ⊙ rot_b(x)`: in the extended base (double hoisting, and the fused
+/// baby steps), or made in `Q_ℓ` (single hoisting), whose rotation takes `P·sum` from the
+/// words in `Q_ℓ` ([`crate::ckks::evaluator::DoubleHoisting::rotate_data_add`]).
+pub(super) enum GiantSum {
+    /// In the extended base.
+    Ext(ExtCiphertext),
+    /// In `Q_ℓ`, standing for `P·sum` in the extended base.
+    Data(Ciphertext),
+}
+
+impl GiantSum {
+    /// The queue holding the words, if on a device.
+    fn queue(&self) -> Option<Queue> {
+        match self {
+            GiantSum::Ext(x) => x.queue().cloned(),
+            GiantSum::Data(c) => c.gpu.marked_queue(),
+        }
+    }
+
+    /// A view of the same device words for `queue`, a sibling of the holder's
+    /// ([`ExtCiphertext::lent_to`], [`crate::device::state::DeviceState::lent_to`]).
+    fn lent_to(&self, queue: &Queue) -> GiantSum {
+        match self {
+            GiantSum::Ext(x) => GiantSum::Ext(x.lent_to(queue)),
+            GiantSum::Data(c) => {
+                let mut l = c.clone();
+                l.gpu = c.gpu.lent_to(queue);
+                GiantSum::Data(l)
+            }
+        }
+    }
+}
+
 /// Queues a double-hoisted transform's giant-step rotations are spread over on a device: two
 /// made the `N16-dense` bootstrap faster than one on an H100, three no faster than two.
 const GIANT_STEP_QUEUES: usize = 2;
@@ -993,16 +1027,17 @@ fn giant_steps_side_by_side(
     ev: &Evaluator,
     gk: &HybridGaloisKeys,
     transforms: usize,
-    sums: Vec<(usize, i32, ExtCiphertext)>,
+    sums: Vec<(usize, i32, GiantSum)>,
     rescale: bool,
 ) -> Result<Vec<Ciphertext>> {
-    let main = sums.first().and_then(|(_, _, x)| x.queue()).cloned();
+    let main = sums.first().and_then(|(_, _, x)| x.queue());
     let mut unrotated: Vec<Option<ExtCiphertext>> = vec![None; transforms];
-    let mut steps: Vec<(usize, i32, ExtCiphertext)> = Vec::new();
+    let mut steps: Vec<(usize, i32, GiantSum)> = Vec::new();
     for (i, g, acc) in sums {
-        match g {
-            0 => unrotated[i] = Some(acc),
-            _ => steps.push((i, g, acc)),
+        match (g, acc) {
+            (0, GiantSum::Ext(acc)) => unrotated[i] = Some(acc),
+            (0, GiantSum::Data(acc)) => unrotated[i] = Some(single::lifted(ev, gk, &acc)?),
+            (_, acc) => steps.push((i, g, acc)),
         }
     }
     let queues = GIANT_STEP_QUEUES.min(steps.len()).max(1);
@@ -1017,9 +1052,11 @@ fn giant_steps_side_by_side(
                 }
                 None => acc,
             };
-            sum[*i] = Some(match &sum[*i] {
-                None => ev.double_hoisting().rotate_vector(acc, *g, gk)?,
-                Some(o) => ev.double_hoisting().rotate_vector_add(acc, *g, gk, o)?,
+            let dh = ev.double_hoisting();
+            sum[*i] = Some(match (acc, &sum[*i]) {
+                (GiantSum::Ext(acc), None) => dh.rotate_vector(acc, *g, gk)?,
+                (GiantSum::Ext(acc), Some(o)) => dh.rotate_vector_add(acc, *g, gk, o)?,
+                (GiantSum::Data(acc), o) => dh.rotate_data_add(acc, *g, gk, o.as_ref())?,
             });
         }
         Ok(sum)

@@ -17,7 +17,7 @@
 //! the message, the diagonals' own encoding rounding as many times more — the two about even at
 //! `N = 2^16` with 40-bit scales.
 
-use super::{device, giant_step_terms, LinearTransform};
+use super::{device, giant_step_terms, GiantSum, LinearTransform};
 use crate::ckks::ciphertext::Ciphertext;
 use crate::ckks::evaluator::{Evaluator, ExtCiphertext};
 use crate::ckks::hybrid::HybridGaloisKeys;
@@ -62,8 +62,9 @@ pub(super) fn baby_steps(ev: &Evaluator, x: &Ciphertext, elts: &[u32], gk: &Hybr
     Ok(out)
 }
 
-/// `ct` (size 2, in `Q_ℓ`) in the extended base as `P·ct`, its special limbs zero: a giant
-/// step's sum made in `Q_ℓ`, ready for [`crate::ckks::evaluator::DoubleHoisting::rotate_vector`].
+/// `ct` (size 2, in `Q_ℓ`) in the extended base as `P·ct`, its special limbs zero: the sum of
+/// a transform's giant step 0, made in `Q_ℓ` (the others are rotated from `Q_ℓ`,
+/// [`crate::ckks::evaluator::DoubleHoisting::rotate_data_add`]).
 ///
 /// # Errors
 /// As [`crate::ckks::evaluator::DoubleHoisting::apply_galois_many`].
@@ -71,8 +72,8 @@ pub(super) fn lifted(ev: &Evaluator, gk: &HybridGaloisKeys, ct: &Ciphertext) -> 
     ev.double_hoisting().apply_galois_many(ct, &[1], gk)?.pop().ok_or_else(|| Error::InvalidArgument("linear transform: nothing lifted".into()))
 }
 
-/// Each giant step's sum of the single-hoisted `transforms` on `x`, lifted to the extended base:
-/// `(transform index, giant step, sum)`. `babies` the baby steps, `elts` their automorphisms
+/// Each giant step's sum of the single-hoisted `transforms` on `x`, in `Q_ℓ` (lifted to the
+/// extended base as its giant step is rotated): `(transform index, giant step, sum)`. `babies` the baby steps, `elts` their automorphisms
 /// then their conjugates' (`conj ∘ rot_b`, with a conjugate part). On `queue` (the ciphertext's
 /// device), transforms streamed under a device memory budget make their plaintexts a giant step
 /// at a time ([`device::streamed_sums`]); the others are encoded and kept.
@@ -86,7 +87,7 @@ pub(super) fn giant_step_sums(
     x: &Ciphertext,
     (babies, elts): (&[i32], &[u32]),
     queue: Option<&Queue>,
-) -> Result<Vec<(usize, i32, ExtCiphertext)>> {
+) -> Result<Vec<(usize, i32, GiantSum)>> {
     let rotated = baby_steps(ev, x, elts, gk)?;
     let (lin, conj) = rotated.split_at(babies.len());
     let conj = (!conj.is_empty()).then_some(conj);
@@ -97,7 +98,7 @@ pub(super) fn giant_step_sums(
             None => None,
         };
         if let Some((q, set)) = stream {
-            let made = device::streamed_sums(ev, q, (t, &set), babies, &device::BabySteps::Data(&rotated, gk))?;
+            let made = device::streamed_sums(ev, q, (t, &set), babies, &device::BabySteps::Data(&rotated))?;
             sums.extend(made.into_iter().map(|(g, acc)| (i, g, acc)));
             continue;
         }
@@ -105,7 +106,7 @@ pub(super) fn giant_step_sums(
         for (&g, row) in terms.iter() {
             let terms = giant_step_terms(row, babies, lin, conj)?;
             if !terms.is_empty() {
-                sums.push((i, g, lifted(ev, gk, &ev.multiply_plain_sum(&terms)?)?));
+                sums.push((i, g, GiantSum::Data(ev.multiply_plain_sum(&terms)?)));
             }
         }
     }

@@ -519,6 +519,41 @@ impl DoubleHoisting<'_> {
         self.rotate_ext_into(x, step, keys, Some(sum))
     }
 
+    /// `P·ct` rotated left by `step` slots in the extended base, plus `sum` when given: a giant
+    /// step from a sum made in `Q_ℓ` (single hoisting). The words of
+    /// [`DoubleHoisting::apply_galois_many`] of the step's element (then
+    /// [`DoubleHoisting::add`]), which are those of lifting `ct` (the identity there) and
+    /// [`DoubleHoisting::rotate_vector_add`]: the lifted `c1`'s ModDown is exact, so it is not
+    /// made. On a device one inner-product pass adds `P·c0` and `sum`. Data: `ct` size 2, NTT
+    /// form; the result `2 × (ℓ + α) × N` words, `ct`'s level and scale.
+    ///
+    /// # Errors
+    /// As [`DoubleHoisting::rotate_vector_add`]; `InvalidArgument` for a size other than 2.
+    pub fn rotate_data_add(&self, ct: &Ciphertext, step: i32, keys: &HybridGaloisKeys, sum: Option<&ExtCiphertext>) -> Result<ExtCiphertext> {
+        if step == 0 {
+            return Err(Error::InvalidArgument("rotate_vector: step 0".into()));
+        }
+        let elt = self.ev.ctx.galois_tool().elt_from_step(step)?;
+        if let Some(t) = sum {
+            self.ev.check_ext(t, &keys.ks, &ct.parms_id)?;
+            if t.scale != ct.scale {
+                return Err(Error::scale_mismatch(ct.scale, t.scale, "rotate_data_add: scale mismatch"));
+            }
+        }
+        if let Some(q) = self.ev.device_for(&[ct]).or(sum.and_then(|t| t.queue()).cloned()) {
+            self.check_raise(ct, &[elt], keys)?;
+            let cd = self.ev.ctx.context_data_for(&ct.parms_id, "encrypted")?;
+            let (ell, n) = (cd.coeff_modulus().len(), cd.n());
+            let data = self.ev.ext_gpu(&q, ExtOp::RotateData(ct, elt, keys, sum))?.remove(0);
+            return Ok(ExtCiphertext { ks: keys.ks.clone(), parms_id: ct.parms_id, scale: ct.scale, ell, n, data });
+        }
+        let rotated = self.apply_galois_many(ct, &[elt], keys)?.pop().ok_or_else(|| Error::InvalidArgument("rotate_data_add: nothing rotated".into()))?;
+        match sum {
+            None => Ok(rotated),
+            Some(t) => self.add(t, &rotated),
+        }
+    }
+
     fn rotate_ext_into(&self, x: &ExtCiphertext, step: i32, keys: &HybridGaloisKeys, sum: Option<&ExtCiphertext>) -> Result<ExtCiphertext> {
         if x.ks != keys.ks {
             return Err(Error::NotValidForParams("galois_keys is not valid for this extended ciphertext".into()));
@@ -673,6 +708,8 @@ enum ExtOp<'a> {
     MulSum(&'a [(&'a ExtCiphertext, &'a Plaintext)]),
     /// A giant step, with the running sum to add.
     Rotate(&'a ExtCiphertext, u32, &'a HybridGaloisKeys, Option<&'a ExtCiphertext>),
+    /// A giant step from a sum made in `Q_ℓ`, with the running sum to add.
+    RotateData(&'a Ciphertext, u32, &'a HybridGaloisKeys, Option<&'a ExtCiphertext>),
     Add(&'a ExtCiphertext, &'a ExtCiphertext),
     /// The result's `q[0]` is the ciphertext's buffer (`2 × ℓ × N` words).
     ModDown(&'a ExtCiphertext),
@@ -725,7 +762,7 @@ mod gpu_impl {
 
         fn ext_on<Q: GpuQueue>(&self, queue: &Queue, cq: &Q, op: ExtOp<'_>) -> Result<Vec<ExtData>> {
             let (parms_id, ks) = match &op {
-                ExtOp::Rotations(ct, _, keys) | ExtOp::ModUp(ct, keys) => (ct.parms_id, &keys.ks),
+                ExtOp::Rotations(ct, _, keys) | ExtOp::ModUp(ct, keys) | ExtOp::RotateData(ct, _, keys, _) => (ct.parms_id, &keys.ks),
                 ExtOp::RotationSums(r, _) => (r.ct.parms_id, &r.keys.ks),
                 ExtOp::MulSum(t) => (t[0].0.parms_id, &t[0].0.ks),
                 ExtOp::Rotate(x, _, _, _) | ExtOp::Add(x, _) | ExtOp::ModDown(x) | ExtOp::ModDownRescale(x) => (x.parms_id, &x.ks),
@@ -818,6 +855,13 @@ mod gpu_impl {
                     let sum = sum.map(|t| on_device(cq, t)).transpose()?;
                     let layout = KeyLayout { rows, compact: key.compact.is_some() };
                     one(dh::rotate(cq, &l, &h, &on_device(cq, x)?, &table, (&key.buf, layout), sum.as_ref())?)
+                }
+                ExtOp::RotateData(ct, elt, keys, sum) => {
+                    let buf = buffer_of::<Q>(&ct.gpu.device_copy(queue, &ct.data)?)?;
+                    let (key, table, rows) = galois(elt, keys)?;
+                    let sum = sum.map(|t| on_device(cq, t)).transpose()?;
+                    let layout = KeyLayout { rows, compact: key.compact.is_some() };
+                    one(dh::rotate_data(cq, &l, &h, &buf, &table, (&key.buf, layout), sum.as_ref())?)
                 }
                 ExtOp::Add(a, b) => one(dh::add(cq, &l, &h, &on_device(cq, a)?, &on_device(cq, b)?)?),
                 ExtOp::ModDown(x) => {

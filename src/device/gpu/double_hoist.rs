@@ -315,6 +315,34 @@ pub fn rotate<Q: GpuQueue>(
     Ok(DeviceExt { q: (Arc::new(prod_q), 0), p: (Arc::new(prod_p), 0) })
 }
 
+/// A giant step from a sum made in `Q_ℓ` (`ct`: `2 × ℓ × N` words, NTT form): `P·ct` rotated by
+/// a Galois element in the extended base, the words of [`identity`] then [`rotate`] — `c1`'s
+/// ModUp and the permuted inner product with `key`, `P·c0` folded in on the data limbs
+/// (`KS_ROTATE=1`) — without the lift and the exact ModDown of `P·c1` that [`rotate`] would
+/// make; `sum` added in the same pass when given (`KS_ROTATE_SUM`). `scatter`, `key`: as
+/// [`rotations`].
+///
+/// # Errors
+/// `Device` on an allocation, compile or launch failure.
+pub fn rotate_data<Q: GpuQueue>(
+    q: &Q,
+    l: &LevelData<Q::Buf>,
+    h: &HybridLevelData<Q::Buf>,
+    ct: &Q::Buf,
+    scatter: &Q::Buf,
+    (key, key_rows): (&Q::Buf, KeyLayout),
+    sum: Option<&DeviceExt<Q::Buf>>,
+) -> Result<DeviceExt<Q::Buf>> {
+    let (ell, alpha, n) = (h.ell, h.alpha, l.n());
+    let pw = ell * n;
+    let up = mod_up(q, l, h, ct, pw, true)?;
+    let (prod_q, prod_p) = alloc_prods(q, h, n, 1)?;
+    let scatter = [scatter];
+    let rot = Rotate { scatter: &scatter, c0: (ct, 0), ext: None, sum: sum.map(|t| (at(&t.q, 0), at(&t.p, 0))) };
+    rotation_products_into(q, l, h, &up, ct, (&[key], key_rows), &rot, (&prod_q, &prod_p), 0..ell + alpha)?;
+    Ok(DeviceExt { q: (Arc::new(prod_q), 0), p: (Arc::new(prod_p), 0) })
+}
+
 /// ModDown of both polynomials: the ciphertext (`2 × ℓ × N` words) `x` stands for.
 ///
 /// # Errors

@@ -622,9 +622,10 @@ const KS_SPAN: usize = 256;
 /// products are written (scattered), and `c0` (buffer, word offset: `ℓ × N`, NTT form), whose
 /// `P·c0` is added to component 0 (`ks_inner_hybrid_u64` with `KS_ROTATE`). With `ext`
 /// (double hoisting's giant steps) `c0` is in the extended base, its special limbs at `ext.0`,
-/// and it is added as it is on every limb (`ext.1`: a one per extended limb; `KS_ROTATE=2`);
-/// with `sum` too, a running sum laid out as the products (data limbs, special limbs) is added
-/// to each output word (`KS_ROTATE=3`; one key).
+/// and it is added as it is on every limb (`ext.1`: a one per extended limb; `KS_ROTATE=2`).
+/// With `sum`, a running sum laid out as the products (data limbs, special limbs) is added to
+/// each output word (`KS_ROTATE_SUM`; one key): a giant step from an extended ciphertext (with
+/// `ext`) or from a sum made in `Q_ℓ` (without).
 pub(super) struct Rotate<'a, B> {
     pub scatter: &'a [&'a B],
     pub c0: (&'a B, usize),
@@ -714,7 +715,7 @@ pub(super) fn inner_products_into<Q: GpuQueue>(
             }
             match rot.sum {
                 Some(((tq, qo), (tp, po))) => args.extend([Arg::BufAt(tq, qo), Arg::BufAt(tp, po)]),
-                // Unused below KS_ROTATE=3.
+                // Unused without KS_ROTATE_SUM.
                 None => args.extend([Arg::Buf(&h.p_mod), Arg::Buf(&h.p_mod)]),
             }
         }
@@ -743,12 +744,10 @@ pub(super) fn inner_products_into<Q: GpuQueue>(
     // ran faster than with a loop over a runtime count: H100, N = 2^16).
     defines.push(("KS_DIGITS", h.digits.to_string()));
     if let Some(rot) = rotate {
-        let mode = match (rot.ext.is_some(), rot.sum.is_some()) {
-            (false, _) => "1",
-            (true, false) => "2",
-            (true, true) => "3",
-        };
-        defines.push(("KS_ROTATE", mode.into()));
+        defines.push(("KS_ROTATE", if rot.ext.is_some() { "2" } else { "1" }.into()));
+        if rot.sum.is_some() {
+            defines.push(("KS_ROTATE_SUM", "1".into()));
+        }
     }
     if matches!(addend, Addend::Scaled(_)) {
         defines.push(("KS_PC", "1".into()));
