@@ -5,14 +5,16 @@
 //! Every allocation of a device's memcaches (its queues' and its read-only statics) counts
 //! against the device's [`DeviceBudget`]. When an allocation would pass the limit, the budget
 //! asks for room, the cheapest to have again first ([`EvictCost`]): the registered [`Evict`]
-//! caches drop device copies they make again on the device (a transform's plaintexts, from the
+//! caches drop device copies they make again on the device (whole images of compact keys
+//! first, then a transform's plaintexts, from the
 //! rounded coefficients kept there), then the device's memcaches return idle pooled buffers
 //! (the largest first, no more than needed), then the caches registered last (a bootstrapper's
 //! DFT) drop what they make again on the device, then every cache what is made again through
 //! the host; only when nothing more can be given back does the allocation fail, with
 //! [`Error::DeviceMemory`] naming what needed how much against which limit. Under a limit,
 //! hybrid keys are held compact ([`KeyForm`]): half their bytes, the other half regenerated
-//! inside the key-switching kernels that read it. Nothing reaches the driver's own
+//! inside the key-switching kernels that read it, unless the budget has room for the key's
+//! whole image beside it. Nothing reaches the driver's own
 //! out-of-memory path while the limit is below the device's memory.
 //!
 //! Categories: what is allocated while a thread runs inside [`with_category`] counts as that
@@ -86,10 +88,30 @@ impl std::fmt::Display for MemoryUse {
     }
 }
 
-/// A report line: `device memory at its peak: … , budget …` (or `no budget`).
+/// A report line: `device memory at its peak: … , budget …` (or `no budget`), and the whole
+/// images of compact keys made beside them where there were any ([`KeyForm::Auto`]).
 pub fn peak_line(peak: &MemoryUse, budget: Option<u64>) -> String {
     let budget = budget.map_or("no budget".to_string(), |b| format!("budget {}", format_size(b)));
-    format!("device memory at its peak: {peak}, {budget}")
+    let [made, given_back, bytes] = std::array::from_fn(|i| KEY_IMAGES[i].load(std::sync::atomic::Ordering::Relaxed));
+    let images = match made {
+        0 => String::new(),
+        _ => format!("; whole images of compact keys: {made} made, {given_back} given back, {} held", format_size(bytes)),
+    };
+    format!("device memory at its peak: {peak}, {budget}{images}")
+}
+
+/// Whole images of compact keys made, given back, and their bytes held now.
+static KEY_IMAGES: [std::sync::atomic::AtomicU64; 3] = [const { std::sync::atomic::AtomicU64::new(0) }; 3];
+
+/// Count a whole image of a compact key of `bytes` made (`true`) or given back.
+pub(crate) fn count_key_image(made: bool, bytes: u64) {
+    use std::sync::atomic::Ordering::Relaxed;
+    KEY_IMAGES[if made { 0 } else { 1 }].fetch_add(1, Relaxed);
+    if made {
+        KEY_IMAGES[2].fetch_add(bytes, Relaxed);
+    } else {
+        KEY_IMAGES[2].fetch_sub(bytes, Relaxed);
+    }
 }
 
 thread_local! {
@@ -156,10 +178,17 @@ pub fn format_size(bytes: u64) -> String {
 static LIMIT: Mutex<Option<Option<u64>>> = Mutex::new(None);
 
 /// Limit every device of this process, open or opened later, to `limit` bytes (`None`: no
-/// limit), whatever [`VARIABLE`] says. Work already on a device keeps its memory; the limit
+/// limit), whatever [`VARIABLE`] says. Work already on a device keeps its memory (but for the
+/// whole images of compact keys, kept only while there is room, given back now); the limit
 /// applies from the next allocation on.
 pub fn set_device_memory(limit: Option<u64>) {
     *LIMIT.lock() = Some(limit);
+    // What the caches asked first hold was kept for room under the former limit: given back,
+    // so that nothing kept stands above a lower one (made again where the new one has room).
+    let first: Vec<Arc<dyn Evict>> = EVICTORS.lock().iter().filter(|(_, r)| *r == Rank::First).filter_map(|(w, _)| w.upgrade()).collect();
+    for e in first {
+        while e.evict_one(EvictCost::Device) {}
+    }
 }
 
 /// The limit in force: [`set_device_memory`]'s, else [`VARIABLE`]'s (read once, at the first
@@ -190,7 +219,9 @@ fn from_variable<T>(name: &str, parse: impl FnOnce(&str) -> Result<T>) -> Result
 /// How hybrid key-switching keys are held on a device.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum KeyForm {
-    /// Compact while a limit is in force ([`device_memory`]), in full otherwise.
+    /// Compact while a limit is in force ([`device_memory`]), each key's whole image made
+    /// beside it on the device while the budget has room and given back first when it asks
+    /// (`ckks::device::key_images`); in full otherwise.
     #[default]
     Auto,
     /// The whole image: both components of every digit (the fastest key switch).
@@ -286,30 +317,50 @@ pub trait Evict: Send + Sync {
     /// Drop the device copies of one unit of data of `cost` not in use now; `false` when
     /// nothing of that cost is left to drop.
     fn evict_one(&self, cost: EvictCost) -> bool;
+    /// Device bytes held now (read by [`DeviceBudget::room_for`] for the caches asked first,
+    /// whose data counts as room; 0 where not told).
+    fn held_bytes(&self) -> u64 {
+        0
+    }
 }
 
-/// The registered caches, each with whether it is asked last.
-static EVICTORS: Mutex<Vec<(Weak<dyn Evict>, bool)>> = Mutex::new(Vec::new());
+/// When a registered cache is asked, against the others.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Rank {
+    First,
+    Normal,
+    Last,
+}
+
+/// The registered caches, each with its rank, in the order they are asked.
+static EVICTORS: Mutex<Vec<(Weak<dyn Evict>, Rank)>> = Mutex::new(Vec::new());
 
 /// Register a cache the budgets may ask for memory ([`Evict`]); it stays registered while it
 /// lives.
 pub fn register_evictor(cache: Weak<dyn Evict>) {
-    register(cache, false);
+    register(cache, Rank::Normal);
 }
 
 /// [`register_evictor`] for data that costs the most to have again (a bootstrapper's DFT
 /// plaintexts, used at every bootstrap): asked after every cache registered without it.
 pub fn register_evictor_last(cache: Weak<dyn Evict>) {
-    register(cache, true);
+    register(cache, Rank::Last);
 }
 
-fn register(cache: Weak<dyn Evict>, last: bool) {
+/// [`register_evictor`] for data kept only while there is room, whose absence costs time but
+/// nothing to have again (whole images of keys held compact as well): asked before every
+/// other cache.
+pub fn register_evictor_first(cache: Weak<dyn Evict>) {
+    register(cache, Rank::First);
+}
+
+fn register(cache: Weak<dyn Evict>, rank: Rank) {
     let mut v = EVICTORS.lock();
     v.retain(|(w, _)| w.strong_count() > 0);
     if !v.iter().any(|(w, _)| w.ptr_eq(&cache)) {
-        v.push((cache, last));
-        // Stable: the order of registration within each group.
-        v.sort_by_key(|(_, last)| *last);
+        v.push((cache, rank));
+        // Stable: the order of registration within each rank.
+        v.sort_by_key(|(_, rank)| *rank);
     }
 }
 
@@ -371,18 +422,42 @@ impl DeviceBudget {
         self.account.lock().peak
     }
 
-    /// Whether `bytes` more of read-only data fit now without giving anything back, leaving the
-    /// working memory room to grow again to its high-water mark: where a cache decides to keep
+    /// Whether `bytes` more of read-only data fit now without giving anything back but what the
+    /// caches asked first hold ([`register_evictor_first`]), leaving the working memory room to
+    /// grow again to its high-water mark: where a cache decides to keep
     /// data resident rather than make it again at each use (a transform's plaintexts, streamed
     /// otherwise). Always true without a limit.
     ///
     /// # Errors
     /// `InvalidArgument` for a malformed `XEHE_DEVICE_MEMORY`.
     pub fn room_for(&self, bytes: u64) -> Result<bool> {
+        // What the caches asked first hold (whole key images beside compact keys) is room:
+        // they give it back before anything else.
+        let first: u64 = EVICTORS.lock().iter().filter(|(_, r)| *r == Rank::First).filter_map(|(w, _)| w.upgrade()).map(|e| e.held_bytes()).sum();
+        self.fits(bytes, first)
+    }
+
+    /// [`DeviceBudget::room_for`] without counting anything held as room: whether `bytes` more
+    /// fit beside everything held now (a cache asked first deciding to keep more).
+    ///
+    /// # Errors
+    /// `InvalidArgument` for a malformed `XEHE_DEVICE_MEMORY`.
+    pub fn free_room_for(&self, bytes: u64) -> Result<bool> {
+        self.fits(bytes, 0)
+    }
+
+    fn fits(&self, bytes: u64, given_back: u64) -> Result<bool> {
         let Some(limit) = device_memory()? else { return Ok(true) };
         let a = self.account.lock();
         let regrowth = a.working_high.saturating_sub(a.usage().working);
-        Ok(a.allocated + bytes + regrowth <= limit)
+        Ok((a.allocated + bytes + regrowth).saturating_sub(given_back) <= limit)
+    }
+
+    /// Return every idle pooled buffer of the device's memcaches to the device (a new limit
+    /// about to be measured from a clean start); the bytes freed.
+    pub fn release_idle(&self) -> u64 {
+        let caches: Vec<Arc<dyn Reclaim>> = self.caches.lock().iter().filter_map(Weak::upgrade).collect();
+        caches.iter().map(|c| c.reclaim_idle(u64::MAX)).sum()
     }
 
     /// Start a new peak from the bytes in use now.
@@ -436,7 +511,7 @@ impl DeviceBudget {
         if self.try_reserve(bytes)? {
             return Ok(true);
         }
-        let evictors: Vec<(Arc<dyn Evict>, bool)> = EVICTORS.lock().iter().filter_map(|(w, last)| w.upgrade().map(|e| (e, *last))).collect();
+        let evictors: Vec<(Arc<dyn Evict>, bool)> = EVICTORS.lock().iter().filter_map(|(w, rank)| w.upgrade().map(|e| (e, *rank == Rank::Last))).collect();
         let evict = |cost: EvictCost, last: Option<bool>| -> Result<bool> {
             for (e, _) in evictors.iter().filter(|(_, l)| last.is_none_or(|last| *l == last)) {
                 while e.evict_one(cost) {

@@ -24,6 +24,11 @@ impl DeviceBuf {
         self.words
     }
 
+    /// Handles to the buffer alive now (this one included): `1` when no one else holds it.
+    pub fn holders(&self) -> usize {
+        Arc::strong_count(&self.buf)
+    }
+
     /// The buffer, when it is a `B` (the backend that made it); `None` for another backend's.
     pub fn get<B: Send + Sync + 'static>(&self) -> Option<Arc<B>> {
         self.buf.clone().downcast::<B>().ok()

@@ -338,6 +338,20 @@ impl KeyDeviceCache {
     pub fn get(&self, device: usize, index: usize) -> Option<DeviceBuf> {
         self.inner.lock().get(&(device, index)).cloned()
     }
+    /// A handle that does not keep the copies alive ([`WeakKeyDeviceCache::upgrade`]).
+    pub fn downgrade(&self) -> WeakKeyDeviceCache {
+        WeakKeyDeviceCache(Arc::downgrade(&self.inner))
+    }
+    /// Drop the copy of key `index` on device `device` (its memory goes back to the device when
+    /// no launch holds it any more); the copy dropped, if there was one.
+    pub fn remove(&self, device: usize, index: usize) -> Option<DeviceBuf> {
+        self.inner.lock().remove(&(device, index))
+    }
+    /// Keep `buf` as the copy of key `index` on device `device` unless one is there already
+    /// (made by another queue meanwhile): the copy kept.
+    pub fn insert(&self, device: usize, index: usize, buf: DeviceBuf) -> DeviceBuf {
+        self.inner.lock().entry((device, index)).or_insert(buf).clone()
+    }
     /// The copy of key `index` on device `device`, made by `upload` on first use.
     pub fn get_or_upload(&self, device: usize, index: usize, upload: impl FnOnce() -> Result<DeviceBuf>) -> Result<DeviceBuf> {
         if let Some(b) = self.inner.lock().get(&(device, index)) {
@@ -348,6 +362,18 @@ impl KeyDeviceCache {
         // ours (never used by a kernel). Replacing the first would free a buffer that queued
         // kernels of the other queue may still read, back into the shared static pool.
         Ok(self.inner.lock().entry((device, index)).or_insert(b).clone())
+    }
+}
+
+/// A [`KeyDeviceCache`] that does not keep its key's device copies alive (a registry of them).
+#[derive(Clone, Debug)]
+#[allow(clippy::type_complexity)]
+pub struct WeakKeyDeviceCache(std::sync::Weak<Mutex<std::collections::HashMap<(usize, usize), DeviceBuf>>>);
+
+impl WeakKeyDeviceCache {
+    /// The cache, while its key lives.
+    pub fn upgrade(&self) -> Option<KeyDeviceCache> {
+        self.0.upgrade().map(|inner| KeyDeviceCache { inner })
     }
 }
 

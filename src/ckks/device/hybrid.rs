@@ -53,12 +53,15 @@ pub fn hybrid_level_data<Q: GpuQueue>(
 }
 
 /// Slots of a key's device copies ([`crate::device::state::KeyDeviceCache`]): the plain image
-/// (relinearization and switching keys), the image with rows pre-permuted (Galois keys), and
-/// the compact form of each ([`crate::device::budget::KeyForm`]).
+/// (relinearization and switching keys), the image with rows pre-permuted (Galois keys), the
+/// compact form of each ([`crate::device::budget::KeyForm`]), and the image of each made from
+/// the compact form on the device while the budget has room ([`super::key_images`]).
 const PLAIN: usize = 0;
 const PERMUTED: usize = 1;
 const COMPACT: usize = 2;
 const COMPACT_PERMUTED: usize = 3;
+const IMAGE_OF_COMPACT: usize = 4;
+const IMAGE_OF_COMPACT_PERMUTED: usize = 5;
 
 /// A key on a device as a launch reads it: its words, and for a compact form its shape (the
 /// inner products then generate component 1 from the seeds, `native/chacha.h`).
@@ -68,6 +71,9 @@ pub struct DeviceKey<B> {
     pub buf: Arc<B>,
     /// The compact form's shape; `None` for an image.
     pub compact: Option<CompactShape>,
+    /// For an image made from a compact form the device holds ([`super::key_images`]), that
+    /// form: a launch whose other keys are compact reads this one compact too.
+    pub compact_form: Option<(Arc<B>, CompactShape)>,
 }
 
 /// The key's copy on `q`'s device: the one there, else uploaded compact when keys are held so
@@ -77,7 +83,7 @@ pub struct DeviceKey<B> {
 /// pre-permuted.
 impl<B> Clone for DeviceKey<B> {
     fn clone(&self) -> Self {
-        DeviceKey { buf: self.buf.clone(), compact: self.compact }
+        DeviceKey { buf: self.buf.clone(), compact: self.compact, compact_form: self.compact_form.clone() }
     }
 }
 
@@ -85,9 +91,20 @@ fn stored<Q: GpuQueue>(q: &Q, ks: &HybridKeySwitching, key: &HybridKSwitchKey, i
     let n = ks.n();
     let id = q.shared().id;
     let seeded = key.seeds().is_some_and(|s| s.iter().all(|i| i.kind == PrngType::ChaCha12));
-    let (slot, full_slot) = if inverse.is_some() { (COMPACT_PERMUTED, PERMUTED) } else { (COMPACT, PLAIN) };
+    let (slot, full_slot, image_slot) = match inverse {
+        Some(_) => (COMPACT_PERMUTED, PERMUTED, IMAGE_OF_COMPACT_PERMUTED),
+        None => (COMPACT, PLAIN, IMAGE_OF_COMPACT),
+    };
     let shape = CompactShape { digits: key.digits().len(), rows: key.rows(n), log_n: n.trailing_zeros(), permuted: inverse.is_some() };
-    let compact = |b: &crate::device::state::DeviceBuf| Ok(DeviceKey { buf: buffer_of::<Q>(b)?, compact: Some(shape) });
+    // The compact form, or its whole image where the budget has room for it (made as early as
+    // the upload: the images fill the room the rest leaves, which asks them back first).
+    let compact = |b: &crate::device::state::DeviceBuf| {
+        let buf = buffer_of::<Q>(b)?;
+        Ok(match super::key_images::image_of(q, &key.device, image_slot, &buf, &shape)? {
+            Some(image) => DeviceKey { buf: image, compact: None, compact_form: Some((buf, shape)) },
+            None => DeviceKey { buf, compact: Some(shape), compact_form: None },
+        })
+    };
     // The form the device holds already wins (the host words may be gone); a new copy takes
     // the form in force now.
     if let Some(b) = key.device.get(id, slot) {
@@ -109,7 +126,7 @@ fn stored<Q: GpuQueue>(q: &Q, ks: &HybridKeySwitching, key: &HybridKSwitchKey, i
             Ok(Q::wrap(Arc::new(q.upload_static_words(&permuted)?)))
         })?,
     };
-    Ok(DeviceKey { buf: buffer_of::<Q>(&b)?, compact: None })
+    Ok(DeviceKey { buf: buffer_of::<Q>(&b)?, compact: None, compact_form: None })
 }
 
 fn permute_row(o: &mut [u64], r: &[u64], inverse: &[u32]) {
@@ -161,8 +178,10 @@ fn compact_words(ks: &HybridKeySwitching, key: &HybridKSwitchKey, shape: &Compac
 }
 
 /// `keys` (each with what goes with it) as one launch reads them: as they are when all are
-/// images or all compact forms; else (some keys held whole from before a budget, others
-/// compact) the compact ones' images, made into working memory on `q` for this launch.
+/// images or all compact forms; else compact when every image was made from a compact form
+/// the device holds ([`super::key_images`]: the budget had room for some images only); else
+/// (some keys held whole from before a budget, others compact) the compact ones' images, made
+/// into working memory on `q` for this launch.
 ///
 /// # Errors
 /// `DeviceMemory` when the budget cannot hold the images; `Device` on a launch failure.
@@ -171,10 +190,19 @@ pub fn one_form<Q: GpuQueue, T>(q: &Q, keys: Vec<(DeviceKey<Q::Buf>, T)>) -> Res
     if compact == 0 || compact == keys.len() {
         return Ok(keys);
     }
+    if keys.iter().all(|(k, _)| k.compact.is_some() || k.compact_form.is_some()) {
+        return Ok(keys
+            .into_iter()
+            .map(|(k, t)| match k.compact_form {
+                Some((buf, shape)) => (DeviceKey { buf, compact: Some(shape), compact_form: None }, t),
+                None => (k, t),
+            })
+            .collect());
+    }
     keys.into_iter()
         .map(|(k, t)| match k.compact {
             None => Ok((k, t)),
-            Some(shape) => Ok((DeviceKey { buf: Arc::new(expand_key(q, &k.buf, &shape)?), compact: None }, t)),
+            Some(shape) => Ok((DeviceKey { buf: Arc::new(expand_key(q, &k.buf, &shape)?), compact: None, compact_form: None }, t)),
         })
         .collect()
 }

@@ -6,6 +6,8 @@
 pub mod encode;
 #[cfg(any(feature = "cuda", feature = "opencl"))]
 pub mod hybrid;
+#[cfg(any(feature = "cuda", feature = "opencl"))]
+mod key_images;
 mod resident;
 pub mod side_by_side;
 

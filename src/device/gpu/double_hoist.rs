@@ -205,6 +205,8 @@ pub fn rotation_sums_raised<Q: GpuQueue>(
         args.extend(inner_shape_args(l, h, key_rows));
         let mut defines = vec![("KS_SUMS", count.to_string()), ("KS_DIGITS", h.digits.to_string())];
         if key_rows.compact {
+            // As `inner_products_into`: the images' variant compiled ahead in a rehearsal.
+            q.compile_ahead(Family::Keyswitch, &defines, "ks_inner_sums_u64");
             defines.push(("KS_COMPACT", "1".into()));
         }
         q.launch(Family::Keyswitch, &defines, "ks_inner_sums_u64", Geometry::Items(((ell + alpha) * n) as u64), &args)?;

@@ -753,6 +753,9 @@ pub(super) fn inner_products_into<Q: GpuQueue>(
         defines.push(("KS_PC", "1".into()));
     }
     if key_rows.compact {
+        // Under a budget with room, later launches read whole images made from these compact
+        // keys (`ckks::device::key_images`): a rehearsal compiles that variant ahead too.
+        q.compile_ahead(Family::Keyswitch, &defines, "ks_inner_hybrid_u64");
         defines.push(("KS_COMPACT", "1".into()));
     }
     q.launch(

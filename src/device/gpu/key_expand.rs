@@ -64,9 +64,18 @@ impl CompactShape {
 /// `DeviceMemory` when the budget cannot hold the image; `Device` on a compile or launch failure.
 pub fn expand_key<Q: GpuQueue>(q: &Q, compact: &Q::Buf, s: &CompactShape) -> Result<Q::Buf> {
     let out = q.scratch(s.image_words())?;
+    expand_key_into(q, &out, compact, s)?;
+    Ok(out)
+}
+
+/// [`expand_key`] into `out` (at least [`CompactShape::image_words`] words). Asynchronous on `q`.
+///
+/// # Errors
+/// `Device` on a compile or launch failure.
+pub fn expand_key_into<Q: GpuQueue>(q: &Q, out: &Q::Buf, compact: &Q::Buf, s: &CompactShape) -> Result<()> {
     let fwd = if s.permuted { Arg::BufAt(compact, s.fwd_offset()) } else { Arg::Buf(compact) };
     let args = [
-        Arg::Buf(&out),
+        Arg::Buf(out),
         Arg::Buf(compact),
         fwd,
         Arg::U32(s.digits as u32),
@@ -75,6 +84,5 @@ pub fn expand_key<Q: GpuQueue>(q: &Q, compact: &Q::Buf, s: &CompactShape) -> Res
     ];
     let defines: Vec<(&str, String)> = if s.permuted { vec![("PRNG_PERMUTED", "1".into())] } else { Vec::new() };
     let items = (s.digits * s.rows * s.n() / 8) as u64;
-    q.launch(Family::Prng, &defines, "expand_key_u64", Geometry::Items(items), &args)?;
-    Ok(out)
+    q.launch(Family::Prng, &defines, "expand_key_u64", Geometry::Items(items), &args)
 }

@@ -1,0 +1,113 @@
+//! Whole images of compact keys, kept beside them while the device memory budget has room.
+//!
+//! Under a budget keys are held compact ([`crate::device::budget::KeyForm::Auto`]): component 1
+//! of every digit is regenerated from its seed inside each key switch, which costs ChaCha
+//! blocks on every use. Where the budget has room for a key's whole image beside everything
+//! else, and room for the working memory to grow again to its high-water mark
+//! ([`DeviceBudget::room_for`]), the image is made once on the device from the compact form
+//! (`native/prng.cl`) and the key switches read it as they would a key held whole: the same
+//! words, no generation per use. The images are a cache: the budget asks them back before
+//! anything else ([`crate::device::budget::register_evictor_first`]), each made again from its
+//! compact form (on the device, one pass) when it is next used and fits again.
+
+use crate::device::budget::{device_memory, key_form, with_category, DeviceBudget, EvictCost, KeyForm, MemoryCategory};
+use crate::device::gpu::key_expand::{expand_key_into, CompactShape};
+use crate::device::gpu::{buffer_of, GpuQueue};
+use crate::device::state::{KeyDeviceCache, WeakKeyDeviceCache};
+use crate::Result;
+use parking_lot::Mutex;
+use std::sync::{Arc, OnceLock};
+
+/// The images made, in the order they were made (a key's cache, device id, slot, bytes); an
+/// image goes with its key when the key is dropped.
+#[derive(Default)]
+struct KeyImages {
+    made: Mutex<Vec<(WeakKeyDeviceCache, usize, usize, u64)>>,
+}
+
+impl crate::device::budget::Evict for KeyImages {
+    fn evict_one(&self, cost: EvictCost) -> bool {
+        if cost != EvictCost::Device {
+            return false;
+        }
+        let mut made = self.made.lock();
+        // The most recently made first (keys are used in a cycle, bootstrap after bootstrap: the
+        // earliest stay), skipping an image a launch holds now (its memory would not come back).
+        for i in (0..made.len()).rev() {
+            let (cache, device, slot, bytes) = &made[i];
+            let Some(cache) = cache.upgrade() else {
+                crate::device::budget::count_key_image(false, *bytes);
+                made.remove(i);
+                continue;
+            };
+            match cache.get(*device, *slot) {
+                None => {
+                    crate::device::budget::count_key_image(false, *bytes);
+                    made.remove(i);
+                }
+                // Held by the cache and by `b` alone.
+                Some(b) if b.holders() <= 2 => {
+                    drop(b);
+                    cache.remove(*device, *slot);
+                    crate::device::budget::count_key_image(false, *bytes);
+                    made.remove(i);
+                    return true;
+                }
+                Some(_) => {}
+            }
+        }
+        false
+    }
+
+    fn held_bytes(&self) -> u64 {
+        self.made.lock().iter().map(|m| m.3).sum()
+    }
+}
+
+/// The registry, registered with the budgets on first use.
+fn images() -> &'static Arc<KeyImages> {
+    static IMAGES: OnceLock<Arc<KeyImages>> = OnceLock::new();
+    IMAGES.get_or_init(|| {
+        let images = Arc::new(KeyImages::default());
+        let weak: std::sync::Weak<dyn crate::device::budget::Evict> = Arc::downgrade(&images) as std::sync::Weak<dyn crate::device::budget::Evict>;
+        crate::device::budget::register_evictor_first(weak);
+        images
+    })
+}
+
+/// Whether images are made beside compact keys now: under a budget with the key form left to
+/// the runtime ([`KeyForm::Auto`]; `compact` asks for compact keys alone), outside a rehearsal
+/// (whose kernels do not run).
+fn enabled() -> bool {
+    matches!(key_form(), Ok(KeyForm::Auto)) && matches!(device_memory(), Ok(Some(_))) && !crate::device::queue::rehearsing()
+}
+
+/// The whole image of the compact key `compact` (shape `shape`) on `q`'s device, kept in
+/// `cache`'s slot `slot`: the one held, else made now if the budget has room for it (module
+/// docs), else `None`. Complete on return (another queue may read it at once).
+///
+/// # Errors
+/// `Device` on an allocation, launch or synchronization failure.
+pub(super) fn image_of<Q: GpuQueue>(q: &Q, cache: &KeyDeviceCache, slot: usize, compact: &Q::Buf, shape: &CompactShape) -> Result<Option<Arc<Q::Buf>>> {
+    let id = q.shared().id;
+    if let Some(b) = cache.get(id, slot) {
+        return Ok(Some(buffer_of::<Q>(&b)?));
+    }
+    if !enabled() || !room(&q.shared().budget, shape)? {
+        return Ok(None);
+    }
+    let image = with_category(MemoryCategory::Keys, || q.alloc(shape.image_words()))?;
+    expand_key_into(q, &image, compact, shape)?;
+    q.synchronize()?;
+    let kept = cache.insert(id, slot, Q::wrap(Arc::new(image)));
+    let bytes = shape.image_words() as u64 * 8;
+    images().made.lock().push((cache.downgrade(), id, slot, bytes));
+    crate::device::budget::count_key_image(true, bytes);
+    Ok(Some(buffer_of::<Q>(&kept)?))
+}
+
+/// Whether `budget` has room for an image of `shape` beside everything held now (the other
+/// images included).
+fn room(budget: &DeviceBudget, shape: &CompactShape) -> Result<bool> {
+    budget.free_room_for(shape.image_words() as u64 * 8)
+}
