@@ -92,12 +92,18 @@ impl std::fmt::Display for MemoryUse {
 /// images of compact keys made beside them where there were any ([`KeyForm::Auto`]).
 pub fn peak_line(peak: &MemoryUse, budget: Option<u64>) -> String {
     let budget = budget.map_or("no budget".to_string(), |b| format!("budget {}", format_size(b)));
-    let [made, given_back, bytes] = std::array::from_fn(|i| KEY_IMAGES[i].load(std::sync::atomic::Ordering::Relaxed));
+    let [made, given_back, bytes] = key_images();
     let images = match made {
         0 => String::new(),
         _ => format!("; whole images of compact keys: {made} made, {given_back} given back, {} held", format_size(bytes)),
     };
     format!("device memory at its peak: {peak}, {budget}{images}")
+}
+
+/// Whole images of compact keys made beside them so far ([`KeyForm::Auto`] under a budget with
+/// room), given back so far, and the bytes held now.
+pub fn key_images() -> [u64; 3] {
+    std::array::from_fn(|i| KEY_IMAGES[i].load(std::sync::atomic::Ordering::Relaxed))
 }
 
 /// Whole images of compact keys made, given back, and their bytes held now.
