@@ -110,6 +110,8 @@ pub fn key_images() -> [u64; 3] {
 static KEY_IMAGES: [std::sync::atomic::AtomicU64; 3] = [const { std::sync::atomic::AtomicU64::new(0) }; 3];
 
 /// Count a whole image of a compact key of `bytes` made (`true`) or given back.
+// Images are made by the GPU backends alone.
+#[cfg_attr(not(any(feature = "cuda", feature = "opencl")), allow(dead_code))]
 pub(crate) fn count_key_image(made: bool, bytes: u64) {
     use std::sync::atomic::Ordering::Relaxed;
     KEY_IMAGES[if made { 0 } else { 1 }].fetch_add(1, Relaxed);

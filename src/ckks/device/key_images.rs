@@ -4,7 +4,7 @@
 //! of every digit is regenerated from its seed inside each key switch, which costs ChaCha
 //! blocks on every use. Where the budget has room for a key's whole image beside everything
 //! else, and room for the working memory to grow again to its high-water mark
-//! ([`DeviceBudget::room_for`]), the image is made once on the device from the compact form
+//! ([`DeviceBudget::free_room_for`]), the image is made once on the device from the compact form
 //! (`native/prng.cl`) and the key switches read it as they would a key held whole: the same
 //! words, no generation per use. The images are a cache: the budget asks them back before
 //! anything else ([`crate::device::budget::register_evictor_first`]), each made again from its
@@ -60,7 +60,9 @@ impl crate::device::budget::Evict for KeyImages {
     }
 
     fn held_bytes(&self) -> u64 {
-        self.made.lock().iter().map(|m| m.3).sum()
+        // Those still held: an image goes with its key, and a cache that dropped it gave it back.
+        let held = |(cache, device, slot, _): &(WeakKeyDeviceCache, usize, usize, u64)| cache.upgrade().is_some_and(|c| c.get(*device, *slot).is_some());
+        self.made.lock().iter().filter(|m| held(m)).map(|m| m.3).sum()
     }
 }
 
