@@ -101,25 +101,21 @@ pub fn peak_line(peak: &MemoryUse, budget: Option<u64>) -> String {
 }
 
 /// Whole images of compact keys made beside them so far ([`KeyForm::Auto`] under a budget with
-/// room), given back so far, and the bytes held now.
+/// room), given back so far, and the bytes held now (what the caches asked first hold: the
+/// images are the only such cache).
 pub fn key_images() -> [u64; 3] {
-    std::array::from_fn(|i| KEY_IMAGES[i].load(std::sync::atomic::Ordering::Relaxed))
+    let count = |i: usize| KEY_IMAGES[i].load(std::sync::atomic::Ordering::Relaxed);
+    [count(0), count(1), first_rank().iter().map(|e| e.held_bytes()).sum()]
 }
 
-/// Whole images of compact keys made, given back, and their bytes held now.
-static KEY_IMAGES: [std::sync::atomic::AtomicU64; 3] = [const { std::sync::atomic::AtomicU64::new(0) }; 3];
+/// Whole images of compact keys made and given back.
+static KEY_IMAGES: [std::sync::atomic::AtomicU64; 2] = [const { std::sync::atomic::AtomicU64::new(0) }; 2];
 
-/// Count a whole image of a compact key of `bytes` made (`true`) or given back.
+/// Count a whole image of a compact key made (`true`) or given back.
 // Images are made by the GPU backends alone.
 #[cfg_attr(not(any(feature = "cuda", feature = "opencl")), allow(dead_code))]
-pub(crate) fn count_key_image(made: bool, bytes: u64) {
-    use std::sync::atomic::Ordering::Relaxed;
-    KEY_IMAGES[if made { 0 } else { 1 }].fetch_add(1, Relaxed);
-    if made {
-        KEY_IMAGES[2].fetch_add(bytes, Relaxed);
-    } else {
-        KEY_IMAGES[2].fetch_sub(bytes, Relaxed);
-    }
+pub(crate) fn count_key_image(made: bool) {
+    KEY_IMAGES[usize::from(!made)].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
 }
 
 thread_local! {
@@ -193,8 +189,7 @@ pub fn set_device_memory(limit: Option<u64>) {
     *LIMIT.lock() = Some(limit);
     // What the caches asked first hold was kept for room under the former limit: given back,
     // so that nothing kept stands above a lower one (made again where the new one has room).
-    let first: Vec<Arc<dyn Evict>> = EVICTORS.lock().iter().filter(|(_, r)| *r == Rank::First).filter_map(|(w, _)| w.upgrade()).collect();
-    for e in first {
+    for e in first_rank() {
         while e.evict_one(EvictCost::Device) {}
     }
 }
@@ -362,6 +357,11 @@ pub fn register_evictor_first(cache: Weak<dyn Evict>) {
     register(cache, Rank::First);
 }
 
+/// The live caches registered with [`register_evictor_first`].
+fn first_rank() -> Vec<Arc<dyn Evict>> {
+    EVICTORS.lock().iter().filter(|(_, r)| *r == Rank::First).filter_map(|(w, _)| w.upgrade()).collect()
+}
+
 fn register(cache: Weak<dyn Evict>, rank: Rank) {
     let mut v = EVICTORS.lock();
     v.retain(|(w, _)| w.strong_count() > 0);
@@ -441,8 +441,7 @@ impl DeviceBudget {
     pub fn room_for(&self, bytes: u64) -> Result<bool> {
         // What the caches asked first hold (whole key images beside compact keys) is room:
         // they give it back before anything else.
-        let first: u64 = EVICTORS.lock().iter().filter(|(_, r)| *r == Rank::First).filter_map(|(w, _)| w.upgrade()).map(|e| e.held_bytes()).sum();
-        self.fits(bytes, first)
+        self.fits(bytes, first_rank().iter().map(|e| e.held_bytes()).sum())
     }
 
     /// [`DeviceBudget::room_for`] without counting anything held as room: whether `bytes` more

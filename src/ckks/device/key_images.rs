@@ -10,7 +10,7 @@
 //! anything else ([`crate::device::budget::register_evictor_first`]), each made again from its
 //! compact form (on the device, one pass) when it is next used and fits again.
 
-use crate::device::budget::{device_memory, key_form, with_category, DeviceBudget, EvictCost, KeyForm, MemoryCategory};
+use crate::device::budget::{device_memory, key_form, with_category, EvictCost, KeyForm, MemoryCategory};
 use crate::device::gpu::key_expand::{expand_key_into, CompactShape};
 use crate::device::gpu::{buffer_of, GpuQueue};
 use crate::device::state::{KeyDeviceCache, WeakKeyDeviceCache};
@@ -34,26 +34,20 @@ impl crate::device::budget::Evict for KeyImages {
         // The most recently made first (keys are used in a cycle, bootstrap after bootstrap: the
         // earliest stay), skipping an image a launch holds now (its memory would not come back).
         for i in (0..made.len()).rev() {
-            let (cache, device, slot, bytes) = &made[i];
-            let Some(cache) = cache.upgrade() else {
-                crate::device::budget::count_key_image(false, *bytes);
+            let (cache, device, slot) = (&made[i].0, made[i].1, made[i].2);
+            let Some((cache, image)) = cache.upgrade().and_then(|c| c.get(device, slot).map(|b| (c, b))) else {
+                // Gone with its key, or given back by its cache.
                 made.remove(i);
+                crate::device::budget::count_key_image(false);
                 continue;
             };
-            match cache.get(*device, *slot) {
-                None => {
-                    crate::device::budget::count_key_image(false, *bytes);
-                    made.remove(i);
-                }
-                // Held by the cache and by `b` alone.
-                Some(b) if b.holders() <= 2 => {
-                    drop(b);
-                    cache.remove(*device, *slot);
-                    crate::device::budget::count_key_image(false, *bytes);
-                    made.remove(i);
-                    return true;
-                }
-                Some(_) => {}
+            // Held by the cache and by `image` alone.
+            if image.holders() <= 2 {
+                drop(image);
+                cache.remove(device, slot);
+                made.remove(i);
+                crate::device::budget::count_key_image(false);
+                return true;
             }
         }
         false
@@ -95,21 +89,16 @@ pub(super) fn image_of<Q: GpuQueue>(q: &Q, cache: &KeyDeviceCache, slot: usize, 
     if let Some(b) = cache.get(id, slot) {
         return Ok(Some(buffer_of::<Q>(&b)?));
     }
-    if !enabled() || !room(&q.shared().budget, shape)? {
+    // Room beside everything held now, the other images included.
+    let bytes = shape.image_words() as u64 * 8;
+    if !enabled() || !q.shared().budget.free_room_for(bytes)? {
         return Ok(None);
     }
     let image = with_category(MemoryCategory::Keys, || q.alloc(shape.image_words()))?;
     expand_key_into(q, &image, compact, shape)?;
     q.synchronize()?;
     let kept = cache.insert(id, slot, Q::wrap(Arc::new(image)));
-    let bytes = shape.image_words() as u64 * 8;
     images().made.lock().push((cache.downgrade(), id, slot, bytes));
-    crate::device::budget::count_key_image(true, bytes);
+    crate::device::budget::count_key_image(true);
     Ok(Some(buffer_of::<Q>(&kept)?))
-}
-
-/// Whether `budget` has room for an image of `shape` beside everything held now (the other
-/// images included).
-fn room(budget: &DeviceBudget, shape: &CompactShape) -> Result<bool> {
-    budget.free_room_for(shape.image_words() as u64 * 8)
 }

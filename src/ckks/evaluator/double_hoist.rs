@@ -412,16 +412,16 @@ impl DoubleHoisting<'_> {
     }
 
     /// The checks of [`DoubleHoisting::raise`]: hybrid keys of `ct`'s parameters, size 2, a key
-    /// for every automorphism.
-    fn check_raise(&self, ct: &Ciphertext, galois_elts: &[u32], keys: &HybridGaloisKeys) -> Result<()> {
-        self.ev.check_hybrid(ct, &keys.ks, "galois_keys")?;
+    /// for every automorphism; `ct`'s level.
+    fn check_raise(&self, ct: &Ciphertext, galois_elts: &[u32], keys: &HybridGaloisKeys) -> Result<std::sync::Arc<crate::ckks::context::ContextData>> {
+        let cd = self.ev.check_hybrid(ct, &keys.ks, "galois_keys")?;
         if ct.size != 2 {
             return Err(Error::InvalidArgument(format!("encrypted size must be 2, is {}", ct.size)));
         }
         for &e in galois_elts.iter().filter(|&&e| e != 1) {
             self.ev.check_galois_hybrid(ct, e, keys)?;
         }
-        Ok(())
+        Ok(cd)
     }
 
     /// The checks of [`DoubleHoisting::hoisted_plain_sums`]' sums against `ct` and `elts`
@@ -541,8 +541,7 @@ impl DoubleHoisting<'_> {
             }
         }
         if let Some(q) = self.ev.device_for(&[ct]).or(sum.and_then(|t| t.queue()).cloned()) {
-            self.check_raise(ct, &[elt], keys)?;
-            let cd = self.ev.ctx.context_data_for(&ct.parms_id, "encrypted")?;
+            let cd = self.check_raise(ct, &[elt], keys)?;
             let (ell, n) = (cd.coeff_modulus().len(), cd.n());
             let data = self.ev.ext_gpu(&q, ExtOp::RotateData(ct, elt, keys, sum))?.remove(0);
             return Ok(ExtCiphertext { ks: keys.ks.clone(), parms_id: ct.parms_id, scale: ct.scale, ell, n, data });
