@@ -453,11 +453,20 @@ impl DeviceBudget {
         self.fits(bytes, 0)
     }
 
-    fn fits(&self, bytes: u64, given_back: u64) -> Result<bool> {
-        let Some(limit) = device_memory()? else { return Ok(true) };
+    /// The bytes to give back before [`DeviceBudget::free_room_for`] holds for `bytes` (0 when
+    /// it does).
+    ///
+    /// # Errors
+    /// As [`DeviceBudget::free_room_for`].
+    pub fn free_room_shortfall(&self, bytes: u64) -> Result<u64> {
+        let Some(limit) = device_memory()? else { return Ok(0) };
         let a = self.account.lock();
         let regrowth = a.working_high.saturating_sub(a.usage().working);
-        Ok((a.allocated + bytes + regrowth).saturating_sub(given_back) <= limit)
+        Ok((a.allocated + bytes + regrowth).saturating_sub(limit))
+    }
+
+    fn fits(&self, bytes: u64, given_back: u64) -> Result<bool> {
+        Ok(self.free_room_shortfall(bytes)? <= given_back)
     }
 
     /// Return every idle pooled buffer of the device's memcaches to the device (a new limit

@@ -319,7 +319,14 @@ fn download_on<Q: GpuQueue>(q: &Q, copy: &DeviceBuf, words: usize) -> Result<Vec
 /// backends (`DeviceShared::id`). Cloning the keys shares the copies (same content).
 #[derive(Clone, Debug, Default)]
 pub struct KeyDeviceCache {
-    inner: Arc<Mutex<std::collections::HashMap<(usize, usize), DeviceBuf>>>,
+    inner: Arc<KeyCopies>,
+}
+
+#[derive(Debug, Default)]
+struct KeyCopies {
+    copies: Mutex<std::collections::HashMap<(usize, usize), DeviceBuf>>,
+    /// Launches that read the key ([`KeyDeviceCache::count_use`]).
+    uses: std::sync::atomic::AtomicU64,
 }
 
 impl PartialEq for KeyDeviceCache {
@@ -332,11 +339,11 @@ impl PartialEq for KeyDeviceCache {
 impl KeyDeviceCache {
     /// Whether no device holds a copy.
     pub fn is_empty(&self) -> bool {
-        self.inner.lock().is_empty()
+        self.inner.copies.lock().is_empty()
     }
     /// The copy of key `index` on device `device`, if there is one.
     pub fn get(&self, device: usize, index: usize) -> Option<DeviceBuf> {
-        self.inner.lock().get(&(device, index)).cloned()
+        self.inner.copies.lock().get(&(device, index)).cloned()
     }
     /// A handle that does not keep the copies alive ([`WeakKeyDeviceCache::upgrade`]).
     pub fn downgrade(&self) -> WeakKeyDeviceCache {
@@ -345,30 +352,38 @@ impl KeyDeviceCache {
     /// Drop the copy of key `index` on device `device` (its memory goes back to the device when
     /// no launch holds it any more); the copy dropped, if there was one.
     pub fn remove(&self, device: usize, index: usize) -> Option<DeviceBuf> {
-        self.inner.lock().remove(&(device, index))
+        self.inner.copies.lock().remove(&(device, index))
     }
     /// Keep `buf` as the copy of key `index` on device `device` unless one is there already
     /// (made by another queue meanwhile): the copy kept.
     pub fn insert(&self, device: usize, index: usize, buf: DeviceBuf) -> DeviceBuf {
-        self.inner.lock().entry((device, index)).or_insert(buf).clone()
+        self.inner.copies.lock().entry((device, index)).or_insert(buf).clone()
     }
     /// The copy of key `index` on device `device`, made by `upload` on first use.
     pub fn get_or_upload(&self, device: usize, index: usize, upload: impl FnOnce() -> Result<DeviceBuf>) -> Result<DeviceBuf> {
-        if let Some(b) = self.inner.lock().get(&(device, index)) {
+        if let Some(b) = self.inner.copies.lock().get(&(device, index)) {
             return Ok(b.clone());
         }
         let b = super::budget::with_category(super::budget::MemoryCategory::Keys, upload)?;
         // Another queue may have uploaded the same key meanwhile: keep the first copy and drop
         // ours (never used by a kernel). Replacing the first would free a buffer that queued
         // kernels of the other queue may still read, back into the shared static pool.
-        Ok(self.inner.lock().entry((device, index)).or_insert(b).clone())
+        Ok(self.inner.copies.lock().entry((device, index)).or_insert(b).clone())
+    }
+    /// Count one launch that reads the key (what a whole image of a compact key saves is
+    /// proportional to it: `ckks::device::key_images`).
+    pub fn count_use(&self) {
+        self.inner.uses.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+    /// Launches counted by [`KeyDeviceCache::count_use`].
+    pub fn uses(&self) -> u64 {
+        self.inner.uses.load(std::sync::atomic::Ordering::Relaxed)
     }
 }
 
 /// A [`KeyDeviceCache`] that does not keep its key's device copies alive (a registry of them).
 #[derive(Clone, Debug)]
-#[allow(clippy::type_complexity)]
-pub struct WeakKeyDeviceCache(std::sync::Weak<Mutex<std::collections::HashMap<(usize, usize), DeviceBuf>>>);
+pub struct WeakKeyDeviceCache(std::sync::Weak<KeyCopies>);
 
 impl WeakKeyDeviceCache {
     /// The cache, while its key lives.

@@ -137,6 +137,9 @@ pub struct InferReport {
     /// On a device: its bytes at their peak, by category (keys, plaintexts, working), from the
     /// keys' upload to the end of the run.
     pub device_memory_peak: Option<crate::device::budget::MemoryUse>,
+    /// On a device under a budget: whole images of compact keys made, given back, and bytes
+    /// held at the end ([`crate::device::budget::key_images`]).
+    pub key_images: Option<[u64; 3]>,
     /// A recurrent model: sequences packed in a ciphertext (`seconds` is then each batch's time
     /// shared by its sequences).
     pub sequences_per_ciphertext: Option<usize>,

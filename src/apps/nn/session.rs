@@ -175,6 +175,7 @@ pub fn run(opts: &InferOptions, queue: Option<&crate::Queue>, device: &str, prog
     }
     report.plaintexts = inference.plaintext_memory();
     report.device_memory_peak = queue.and_then(crate::Queue::memory).map(|m| m.peak());
+    report.key_images = report.device_memory_peak.map(|_| crate::device::budget::key_images());
     report.kernel_programs = queue.and_then(crate::Queue::startup_stats);
     Ok(report)
 }

@@ -99,6 +99,7 @@ fn stored<Q: GpuQueue>(q: &Q, ks: &HybridKeySwitching, key: &HybridKSwitchKey, i
     // The compact form, or its whole image where the budget has room for it (made as early as
     // the upload: the images fill the room the rest leaves, which asks them back first).
     let compact = |b: &crate::device::state::DeviceBuf| {
+        key.device.count_use();
         let buf = buffer_of::<Q>(b)?;
         Ok(match super::key_images::image_of(q, &key.device, image_slot, &buf, &shape)? {
             Some(image) => DeviceKey { buf: image, compact: None, compact_form: Some((buf, shape)) },

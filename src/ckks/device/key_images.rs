@@ -9,20 +9,111 @@
 //! words, no generation per use. The images are a cache: the budget asks them back before
 //! anything else ([`crate::device::budget::register_evictor_first`]), each made again from its
 //! compact form (on the device, one pass) when it is next used and fits again.
+//!
+//! What an image saves is its key's generation at each use: the cache keeps the images that
+//! save most per byte, by the launches that read each key so far
+//! ([`KeyDeviceCache::count_use`]; a relinearization key, read by every product, before a
+//! rotation used once a bootstrap). The budget asks back the one that saves least first, and a
+//! key without room for its image gets it in place of images that save much less per byte
+//! ([`REPLACE_MARGIN`]) — a least-frequently-used cache by bytes, which suits a workload run
+//! image after image, whose use counts keep their proportions.
 
 use crate::device::budget::{device_memory, key_form, with_category, EvictCost, KeyForm, MemoryCategory};
 use crate::device::gpu::key_expand::{expand_key_into, CompactShape};
 use crate::device::gpu::{buffer_of, GpuQueue};
-use crate::device::state::{KeyDeviceCache, WeakKeyDeviceCache};
+use crate::device::state::{DeviceBuf, KeyDeviceCache, WeakKeyDeviceCache};
 use crate::Result;
 use parking_lot::Mutex;
 use std::sync::{Arc, OnceLock};
 
-/// The images made, in the order they were made (a key's cache, device id, slot, bytes); an
-/// image goes with its key when the key is dropped.
+/// One image made: its key's cache, the device id and slot, the bytes.
+struct Made {
+    cache: WeakKeyDeviceCache,
+    device: usize,
+    slot: usize,
+    bytes: u64,
+}
+
+impl Made {
+    /// The key's cache and the image, while both are held (an image goes with its key, and a
+    /// cache that dropped it gave it back).
+    fn held(&self) -> Option<(KeyDeviceCache, DeviceBuf)> {
+        self.cache.upgrade().and_then(|c| c.get(self.device, self.slot).map(|b| (c, b)))
+    }
+}
+
+/// How `a` compares with `b` (each `(uses, bytes)`) in what it saves per byte: an image saves
+/// its key's generation on each use, in proportion to its size.
+fn by_worth((ua, ba): (u64, u64), (ub, bb): (u64, u64)) -> std::cmp::Ordering {
+    (u128::from(ua) * u128::from(bb)).cmp(&(u128::from(ub) * u128::from(ba)))
+}
+
+/// An image replaces others only if it saves this many times more per byte than each of them:
+/// keys of about the same worth do not push each other out in turn.
+const REPLACE_MARGIN: u64 = 2;
+
+/// The images made, in the order they were made.
 #[derive(Default)]
 struct KeyImages {
-    made: Mutex<Vec<(WeakKeyDeviceCache, usize, usize, u64)>>,
+    made: Mutex<Vec<Made>>,
+}
+
+impl KeyImages {
+    /// The images that can go now, each with its index and `(uses, bytes)`, those gone with
+    /// their keys forgotten (and counted given back). An image a launch holds now stays (its
+    /// memory would not come back).
+    fn evictable(made: &mut Vec<Made>) -> Vec<(usize, (u64, u64))> {
+        let mut out = Vec::new();
+        let mut i = 0;
+        while i < made.len() {
+            match made[i].held() {
+                None => {
+                    made.remove(i);
+                    crate::device::budget::count_key_image(false);
+                    continue;
+                }
+                // Held by the cache and by `image` alone.
+                Some((cache, image)) if image.holders() <= 2 => out.push((i, (cache.uses(), made[i].bytes))),
+                Some(_) => {}
+            }
+            i += 1;
+        }
+        out
+    }
+
+    /// Give back the images at `indices` (of [`KeyImages::evictable`]).
+    fn give_back(made: &mut Vec<Made>, mut indices: Vec<usize>) {
+        indices.sort_unstable_by(|a, b| b.cmp(a));
+        for i in indices {
+            let m = made.remove(i);
+            if let Some(cache) = m.cache.upgrade() {
+                cache.remove(m.device, m.slot);
+            }
+            crate::device::budget::count_key_image(false);
+        }
+    }
+
+    /// Give back images worth less per byte than `worth` (by [`REPLACE_MARGIN`]), the least
+    /// first, until `shortfall` bytes are given back; nothing when they cannot make so much.
+    /// Whether they were given back.
+    fn make_room(&self, shortfall: u64, worth: (u64, u64)) -> bool {
+        let mut made = self.made.lock();
+        let mut less: Vec<_> = Self::evictable(&mut made).into_iter().filter(|&(_, (u, b))| by_worth((u * REPLACE_MARGIN, b), worth).is_lt()).collect();
+        less.sort_by(|x, y| by_worth(x.1, y.1));
+        let (mut chosen, mut freed) = (Vec::new(), 0);
+        for (i, (_, b)) in less {
+            if freed >= shortfall {
+                break;
+            }
+            chosen.push(i);
+            freed += b;
+        }
+        if freed < shortfall {
+            return false;
+        }
+        Self::give_back(&mut made, chosen);
+        true
+    }
 }
 
 impl crate::device::budget::Evict for KeyImages {
@@ -31,32 +122,20 @@ impl crate::device::budget::Evict for KeyImages {
             return false;
         }
         let mut made = self.made.lock();
-        // The most recently made first (keys are used in a cycle, bootstrap after bootstrap: the
-        // earliest stay), skipping an image a launch holds now (its memory would not come back).
-        for i in (0..made.len()).rev() {
-            let (cache, device, slot) = (&made[i].0, made[i].1, made[i].2);
-            let Some((cache, image)) = cache.upgrade().and_then(|c| c.get(device, slot).map(|b| (c, b))) else {
-                // Gone with its key, or given back by its cache.
-                made.remove(i);
-                crate::device::budget::count_key_image(false);
-                continue;
-            };
-            // Held by the cache and by `image` alone.
-            if image.holders() <= 2 {
-                drop(image);
-                cache.remove(device, slot);
-                made.remove(i);
-                crate::device::budget::count_key_image(false);
-                return true;
+        // The one that saves least per byte; of equals the most recently made (keys are used
+        // in a cycle, bootstrap after bootstrap: the earliest stay).
+        let least = Self::evictable(&mut made).into_iter().rev().reduce(|a, b| if by_worth(b.1, a.1).is_lt() { b } else { a });
+        match least {
+            Some((i, _)) => {
+                Self::give_back(&mut made, vec![i]);
+                true
             }
+            None => false,
         }
-        false
     }
 
     fn held_bytes(&self) -> u64 {
-        // Those still held: an image goes with its key, and a cache that dropped it gave it back.
-        let held = |(cache, device, slot, _): &(WeakKeyDeviceCache, usize, usize, u64)| cache.upgrade().is_some_and(|c| c.get(*device, *slot).is_some());
-        self.made.lock().iter().filter(|m| held(m)).map(|m| m.3).sum()
+        self.made.lock().iter().filter(|m| m.held().is_some()).map(|m| m.bytes).sum()
     }
 }
 
@@ -89,16 +168,21 @@ pub(super) fn image_of<Q: GpuQueue>(q: &Q, cache: &KeyDeviceCache, slot: usize, 
     if let Some(b) = cache.get(id, slot) {
         return Ok(Some(buffer_of::<Q>(&b)?));
     }
-    // Room beside everything held now, the other images included.
+    // Room beside everything held now, the other images included, or made by giving back
+    // images that save much less per byte.
     let bytes = shape.image_words() as u64 * 8;
-    if !enabled() || !q.shared().budget.free_room_for(bytes)? {
+    if !enabled() {
+        return Ok(None);
+    }
+    let shortfall = q.shared().budget.free_room_shortfall(bytes)?;
+    if shortfall > 0 && !images().make_room(shortfall, (cache.uses(), bytes)) {
         return Ok(None);
     }
     let image = with_category(MemoryCategory::Keys, || q.alloc(shape.image_words()))?;
     expand_key_into(q, &image, compact, shape)?;
     q.synchronize()?;
     let kept = cache.insert(id, slot, Q::wrap(Arc::new(image)));
-    images().made.lock().push((cache.downgrade(), id, slot, bytes));
+    images().made.lock().push(Made { cache: cache.downgrade(), device: id, slot, bytes });
     crate::device::budget::count_key_image(true);
     Ok(Some(buffer_of::<Q>(&kept)?))
 }

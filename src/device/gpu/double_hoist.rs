@@ -13,7 +13,7 @@
 
 use super::eval::{add_at, mul_sum_at, scalar_op, EVAL_NTT};
 use super::hybrid::{KeyLayout, 
-    alloc_prods, inner_products_into, inner_shape_args, Addend, mod_down_bconv_into, mod_down_finish_into, mod_down_rescale_into, mod_up, rotation_products_into,
+    alloc_prods, inner_products_into, key_form_variants, inner_shape_args, Addend, mod_down_bconv_into, mod_down_finish_into, mod_down_rescale_into, mod_up, rotation_products_into,
     HybridLevelData, Rotate, HOIST_MODDOWN_BATCH,
 };
 use super::level::LevelData;
@@ -204,11 +204,7 @@ pub fn rotation_sums_raised<Q: GpuQueue>(
         ];
         args.extend(inner_shape_args(l, h, key_rows));
         let mut defines = vec![("KS_SUMS", count.to_string()), ("KS_DIGITS", h.digits.to_string())];
-        if key_rows.compact {
-            // As `inner_products_into`: the images' variant compiled ahead in a rehearsal.
-            q.compile_ahead(Family::Keyswitch, &defines, "ks_inner_sums_u64");
-            defines.push(("KS_COMPACT", "1".into()));
-        }
+        key_form_variants(q, &mut defines, key_rows.compact, "ks_inner_sums_u64");
         q.launch(Family::Keyswitch, &defines, "ks_inner_sums_u64", Geometry::Items(((ell + alpha) * n) as u64), &args)?;
     }
     Ok(Some(

@@ -603,6 +603,22 @@ impl KeyLayout {
     }
 }
 
+/// The defines of an inner-product launch of `kernel` for its keys' form: `KS_COMPACT` added
+/// for compact forms. Under a budget with compact keys a key is read compact or as its whole
+/// image as the budget's room comes and goes (`ckks::device::key_images`): a rehearsal compiles
+/// the other form's variant ahead too, so that no later image waits for it.
+pub(super) fn key_form_variants<Q: GpuQueue>(q: &Q, defines: &mut Vec<(&'static str, String)>, compact: bool, kernel: &'static str) {
+    let compact_define = ("KS_COMPACT", "1".to_string());
+    if compact {
+        q.compile_ahead(Family::Keyswitch, defines, kernel);
+        defines.push(compact_define);
+    } else if crate::device::budget::compact_keys() {
+        let mut other = defines.clone();
+        other.push(compact_define);
+        q.compile_ahead(Family::Keyswitch, &other, kernel);
+    }
+}
+
 /// Keys one work-item of a hoisted batch's inner-product launch takes (`KS_KEYS` of
 /// `native/keyswitch.cl`, at most 4): the ModUp rows it reads serve all of them.
 pub const HOIST_KEYS_PER_ITEM: usize = 4;
@@ -752,12 +768,7 @@ pub(super) fn inner_products_into<Q: GpuQueue>(
     if matches!(addend, Addend::Scaled(_)) {
         defines.push(("KS_PC", "1".into()));
     }
-    if key_rows.compact {
-        // Under a budget with room, later launches read whole images made from these compact
-        // keys (`ckks::device::key_images`): a rehearsal compiles that variant ahead too.
-        q.compile_ahead(Family::Keyswitch, &defines, "ks_inner_hybrid_u64");
-        defines.push(("KS_COMPACT", "1".into()));
-    }
+    key_form_variants(q, &mut defines, key_rows.compact, "ks_inner_hybrid_u64");
     q.launch(
         Family::Keyswitch,
         &defines,

@@ -126,5 +126,6 @@ pub fn run(opts: &InferOptions, queue: Option<&crate::Queue>, device: &str, prog
     report.timings = sum.divided((batches.len() - 1).max(1) as u32);
     report.plaintexts = inference.plaintext_memory();
     report.device_memory_peak = queue.and_then(crate::Queue::memory).map(|m| m.peak());
+    report.key_images = report.device_memory_peak.map(|_| crate::device::budget::key_images());
     Ok(report)
 }
