@@ -111,6 +111,9 @@ pub struct BenchReport {
     pub device_memory_budget: Option<u64>,
     /// On a device: its bytes at their peak, by category (keys, plaintexts, working).
     pub device_memory_peak: Option<crate::device::budget::MemoryUse>,
+    /// On a device: whole images of compact keys made, given back, and bytes held at the end
+    /// ([`crate::device::budget::key_images`]).
+    pub key_images: Option<[u64; 3]>,
 }
 
 /// The precision of one bootstrap of one input shape.
@@ -243,6 +246,7 @@ pub fn bench(
         kernel_profile,
         device_memory_budget: crate::device::budget::device_memory()?,
         device_memory_peak: opened.queue.as_ref().and_then(crate::Queue::memory).map(|m| m.peak()),
+        key_images: opened.queue.as_ref().and_then(crate::Queue::memory).map(|_| crate::device::budget::key_images()),
     })
 }
 
@@ -384,7 +388,7 @@ pub fn render(r: &BenchReport) -> String {
     let _ = writeln!(s, "device start-up: {:.1} ms", r.device_startup_ms);
     let _ = writeln!(s, "first bootstrap (uploads, compilation): {:.1} ms", r.first_ms);
     if let Some(m) = &r.device_memory_peak {
-        let _ = writeln!(s, "{}", crate::device::budget::peak_line(m, r.device_memory_budget));
+        let _ = writeln!(s, "{}", crate::device::budget::peak_line(m, r.device_memory_budget, r.key_images));
     }
     if let Some(k) = &r.kernel_programs {
         write_kernel_programs(&mut s, k);

@@ -76,7 +76,7 @@ pub fn render(r: &InferReport) -> String {
         s += &format!("{k} images in flight on the device: {rate:.1} images a second (sequential: {:.1}), results equal to the sequential run's\n", 1.0 / t.total.as_secs_f64());
     }
     if let Some(m) = &r.device_memory_peak {
-        s += &crate::device::budget::peak_line(m, r.device_memory_budget);
+        s += &crate::device::budget::peak_line(m, r.device_memory_budget, r.key_images);
         s.push('\n');
     }
     if let Some(e) = &r.in_flight_error {

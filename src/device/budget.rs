@@ -89,13 +89,13 @@ impl std::fmt::Display for MemoryUse {
 }
 
 /// A report line: `device memory at its peak: … , budget …` (or `no budget`), and the whole
-/// images of compact keys made beside them where there were any ([`KeyForm::Auto`]).
-pub fn peak_line(peak: &MemoryUse, budget: Option<u64>) -> String {
+/// images of compact keys made beside them where there were any ([`KeyForm::Auto`]; `images`:
+/// [`key_images`] taken while the keys lived).
+pub fn peak_line(peak: &MemoryUse, budget: Option<u64>, images: Option<[u64; 3]>) -> String {
     let budget = budget.map_or("no budget".to_string(), |b| format!("budget {}", format_size(b)));
-    let [made, given_back, bytes] = key_images();
-    let images = match made {
-        0 => String::new(),
-        _ => format!("; whole images of compact keys: {made} made, {given_back} given back, {} held", format_size(bytes)),
+    let images = match images {
+        Some([made, given_back, bytes]) if made > 0 => format!("; whole images of compact keys: {made} made, {given_back} given back, {} held", format_size(bytes)),
+        _ => String::new(),
     };
     format!("device memory at its peak: {peak}, {budget}{images}")
 }

@@ -21,6 +21,19 @@ pub const SOURCES: &[(&str, &str)] = &[
     ("prng.cl", include_str!("../../native/prng.cl")),
 ];
 
+/// A hash of every kernel source ([`SOURCES`]): what names records that only hold for these
+/// sources (a rehearsal's manifest in the kernel cache, which a build of other sources must
+/// not take for its own).
+pub fn sources_fingerprint() -> u64 {
+    use std::hash::{Hash, Hasher};
+    static PRINT: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    *PRINT.get_or_init(|| {
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        SOURCES.hash(&mut h);
+        h.finish()
+    })
+}
+
 /// Kernel families (one `native/*.cl` file each).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Family {

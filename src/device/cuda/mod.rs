@@ -221,8 +221,10 @@ impl CudaDevice {
             return None;
         }
         // A rehearsal only compiles: when an earlier process's rehearsal of the same circuit
-        // found every program of it in the kernel cache, they all load from there at once.
-        let manifest = format!("rehearsal-{tag:016x}");
+        // found every program of it in the kernel cache, they all load from there at once. The
+        // manifest is this build's sources' own: another build's (an upgrade) lists programs
+        // this one never loads, all cached, and its real run would compile its own one by one.
+        let manifest = format!("rehearsal-{tag:016x}-{:016x}", crate::device::kernels::sources_fingerprint());
         if self.modules.all_cached(&manifest) {
             return None;
         }
