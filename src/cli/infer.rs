@@ -79,6 +79,9 @@ pub fn render(r: &InferReport) -> String {
         s += &crate::device::budget::peak_line(m, r.device_memory_budget, r.key_images);
         s.push('\n');
     }
+    if let Some(m) = r.device_memory_peak_images.filter(|m| Some(m) != r.device_memory_peak.as_ref()) {
+        s += &format!("device memory at its peak while the images ran: {m}\n");
+    }
     if let Some(e) = &r.in_flight_error {
         s += &format!("images in flight: failed: {e}\n");
     }

@@ -482,6 +482,14 @@ impl DeviceBudget {
         a.peak = a.usage();
     }
 
+    /// The peak so far ([`DeviceBudget::peak`]), a new one started from the bytes in use now
+    /// (the key upload's peak, taken before the work that follows is measured apart).
+    pub fn take_peak(&self) -> MemoryUse {
+        let mut a = self.account.lock();
+        let now = a.usage();
+        std::mem::replace(&mut a.peak, now)
+    }
+
     /// Count `bytes` more allocated if the limit allows.
     pub(crate) fn try_reserve(&self, bytes: u64) -> Result<bool> {
         let limit = device_memory()?;

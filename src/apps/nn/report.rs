@@ -137,6 +137,9 @@ pub struct InferReport {
     /// On a device: its bytes at their peak, by category (keys, plaintexts, working), from the
     /// keys' upload to the end of the run.
     pub device_memory_peak: Option<crate::device::budget::MemoryUse>,
+    /// On a device: its bytes at their peak by category while the images ran (after the keys'
+    /// upload, whose peak under a budget is keys and their whole images filling it).
+    pub device_memory_peak_images: Option<crate::device::budget::MemoryUse>,
     /// On a device under a budget: whole images of compact keys made, given back, and bytes
     /// held at the end ([`crate::device::budget::key_images`]).
     pub key_images: Option<[u64; 3]>,
@@ -169,6 +172,15 @@ impl InferReport {
         self.logits.push(logits);
         self.plain_logits.push(plain);
         self.seconds.push(seconds);
+    }
+
+    /// On a device: the peaks (the whole run's, the larger of `upload`'s — [`upload_peak`] — and
+    /// the images'; the images' alone) and the key images.
+    pub(super) fn set_device_memory(&mut self, queue: Option<&crate::Queue>, upload: Option<crate::device::budget::MemoryUse>) {
+        let Some(images) = queue.and_then(crate::Queue::memory).map(|m| m.peak()) else { return };
+        self.device_memory_peak = Some(upload.filter(|u| u.total() > images.total()).unwrap_or(images));
+        self.device_memory_peak_images = Some(images);
+        self.key_images = Some(crate::device::budget::key_images());
     }
 }
 
@@ -217,4 +229,9 @@ pub(crate) fn galois_onto(ctx: &crate::Context, galois: &mut crate::HybridGalois
         o.place(&crate::Evaluator::new(ctx), galois)?;
     }
     Ok(())
+}
+
+/// The device's memory peak so far, a new one started (the keys' upload, before the images).
+pub(super) fn upload_peak(queue: Option<&crate::Queue>) -> Option<crate::device::budget::MemoryUse> {
+    queue.and_then(crate::Queue::memory).map(|m| m.take_peak())
 }

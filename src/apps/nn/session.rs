@@ -100,6 +100,7 @@ pub fn run(opts: &InferOptions, queue: Option<&crate::Queue>, device: &str, prog
         device_memory_budget: crate::device::budget::device_memory()?,
         ..Default::default()
     };
+    let upload = super::report::upload_peak(queue);
     let mut hosts = Vec::new();
     let mut outputs = Vec::new();
     let mut sum = InferenceTimings::default();
@@ -174,8 +175,7 @@ pub fn run(opts: &InferOptions, queue: Option<&crate::Queue>, device: &str, prog
         }
     }
     report.plaintexts = inference.plaintext_memory();
-    report.device_memory_peak = queue.and_then(crate::Queue::memory).map(|m| m.peak());
-    report.key_images = report.device_memory_peak.map(|_| crate::device::budget::key_images());
+    report.set_device_memory(queue, upload);
     report.kernel_programs = queue.and_then(crate::Queue::startup_stats);
     Ok(report)
 }

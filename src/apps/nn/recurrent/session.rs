@@ -89,6 +89,7 @@ pub fn run(opts: &InferOptions, queue: Option<&crate::Queue>, device: &str, prog
         batch_seconds: Some(Vec::new()),
         ..Default::default()
     };
+    let upload = super::super::report::upload_peak(queue);
     let mut sum = InferenceTimings::default();
     let batches: Vec<Vec<&[f64]>> = seqs.chunks(batch).map(|c| c.iter().map(Vec::as_slice).collect()).collect();
     for (k, group) in batches.iter().enumerate() {
@@ -125,7 +126,6 @@ pub fn run(opts: &InferOptions, queue: Option<&crate::Queue>, device: &str, prog
     }
     report.timings = sum.divided((batches.len() - 1).max(1) as u32);
     report.plaintexts = inference.plaintext_memory();
-    report.device_memory_peak = queue.and_then(crate::Queue::memory).map(|m| m.peak());
-    report.key_images = report.device_memory_peak.map(|_| crate::device::budget::key_images());
+    report.set_device_memory(queue, upload);
     Ok(report)
 }
