@@ -612,7 +612,8 @@ pub(super) fn key_form_variants<Q: GpuQueue>(q: &Q, defines: &mut Vec<(&'static 
     if compact {
         q.compile_ahead(Family::Keyswitch, defines, kernel);
         defines.push(compact_define);
-    } else if crate::device::budget::compact_keys() {
+    } else if crate::device::queue::rehearsing() && crate::device::budget::compact_keys() {
+        // Only a rehearsal compiles ahead: the launches of a real run skip the lookup and copy.
         let mut other = defines.clone();
         other.push(compact_define);
         q.compile_ahead(Family::Keyswitch, &other, kernel);
