@@ -11,6 +11,7 @@ pub const SOURCES: &[(&str, &str)] = &[
     ("modarith.h", include_str!("../../native/modarith.h")),
     ("chacha.h", include_str!("../../native/chacha.h")),
     ("ntt.cl", include_str!("../../native/ntt.cl")),
+    ("ntt32.cl", include_str!("../../native/ntt32.cl")),
     ("bench.cl", include_str!("../../native/bench.cl")),
     ("elementwise.cl", include_str!("../../native/elementwise.cl")),
     ("keyswitch.cl", include_str!("../../native/keyswitch.cl")),
@@ -39,6 +40,8 @@ pub fn sources_fingerprint() -> u64 {
 pub enum Family {
     /// `native/ntt.cl`: forward / inverse NTT variants.
     Ntt,
+    /// `native/ntt32.cl`: the NTT on 32-bit residues (primes below 2^30).
+    Ntt32,
     /// `native/bench.cl`: ceiling microbenchmarks.
     Bench,
     /// `native/elementwise.cl`: add, sub, negate, products, tensor product.
@@ -62,6 +65,7 @@ impl Family {
     pub fn file(self) -> &'static str {
         match self {
             Family::Ntt => "ntt.cl",
+            Family::Ntt32 => "ntt32.cl",
             Family::Bench => "bench.cl",
             Family::Elementwise => "elementwise.cl",
             Family::Keyswitch => "keyswitch.cl",

@@ -323,14 +323,22 @@ enum BenchCommand {
         #[arg(long)]
         json: bool,
     },
-    /// NTT timings: the CUDA kernels' check and sweep (gpu_check), or the CPU NTT without a GPU.
+    /// NTT timings: the CUDA kernels' check and sweep (gpu_check), or the CPU NTT without a GPU;
+    /// with --words, the 32-bit NTT against the 64-bit one on any GPU backend.
     Ntt {
-        /// log2 N of the CPU sizes.
+        /// log2 N of the CPU sizes (and of --words).
         #[arg(long, value_delimiter = ',', default_values_t = [12u32, 13, 14, 15, 16])]
         log_n: Vec<u32>,
         /// Repetitions (median reported).
         #[arg(long, default_value_t = 50)]
         reps: usize,
+        /// The NTT by word size (CUDA or OpenCL): the 32-bit NTT on 30-bit primes checked
+        /// against the CPU, then timed beside the evaluator's 64-bit NTT on 30- and 60-bit primes.
+        #[arg(long)]
+        words: bool,
+        /// Rows (limbs) a call transforms, for --words.
+        #[arg(long, value_delimiter = ',', default_values_t = [1usize, 8, 32])]
+        rows: Vec<usize>,
         #[command(flatten)]
         device: DeviceArg,
         #[command(flatten)]
@@ -489,11 +497,15 @@ fn main() -> ExitCode {
                 device,
                 format,
             } => device.choice().and_then(|d| matmul(&shape, &d, &format)),
+            BenchCommand::Ntt { log_n, reps, words: true, rows, device, format } => {
+                device.choice().and_then(|d| ntt_words(&log_n, &rows, reps, &d, &format))
+            }
             BenchCommand::Ntt {
                 log_n,
                 reps,
                 device,
                 format,
+                ..
             } => device.choice().and_then(|d| ntt(&log_n, reps, &d, &format)),
             BenchCommand::Bootstrap { n, preset, log_slots, reps, device, compare_cpu, kernels, input, fashion_mnist, json } => {
                 let inputs = (&input[..], fashion_mnist.as_deref());
@@ -885,6 +897,31 @@ fn ntt(log_ns: &[u32], reps: usize, device: &DeviceChoice, format: &Format) -> R
         let _ = ordinal;
     }
     ntt_cpu(log_ns, reps, format)
+}
+
+fn ntt_words(log_ns: &[u32], rows: &[usize], reps: usize, device: &DeviceChoice, format: &Format) -> Result<()> {
+    let table = !format.json && !format.csv;
+    let dev = device::open(device, &mut |m| notice(m))?;
+    print_startup(&dev, table);
+    let Some(q) = &dev.queue else {
+        return Err(xehe::Error::InvalidArgument("bench ntt --words needs a GPU (--device cuda or opencl)".into()));
+    };
+    let pb = spinner("NTT by word size: check and time");
+    let mut out = Vec::new();
+    for &log_n in log_ns {
+        out.extend(xehe::device::ntt_family::words::compare_words_on(q, log_n, rows, reps)?);
+    }
+    pb.finish_and_clear();
+    print_rows(&out, format, || {
+        println!("32-bit NTT equal to the CPU's on every row checked (both directions)");
+        println!("| N | rows | kernel | prime bits | forward µs | inverse µs | forward µs per 30 modulus bits |");
+        println!("|---|---|---|---|---|---|---|");
+        for r in &out {
+            let per30 = r.forward_us / r.rows as f64 * 30.0 / r.prime_bits as f64;
+            println!("| {} | {} | {} | {} | {:.2} | {:.2} | {per30:.3} |", r.n, r.rows, r.kernel, r.prime_bits, r.forward_us, r.inverse_us);
+        }
+    });
+    Ok(())
 }
 
 fn ntt_cpu(log_ns: &[u32], reps: usize, format: &Format) -> Result<()> {

@@ -30,3 +30,7 @@ pub mod plan;
 #[cfg(test)]
 mod plan_tests;
 pub mod timing;
+#[cfg(any(feature = "cuda", feature = "opencl"))]
+pub mod word32;
+#[cfg(any(feature = "cuda", feature = "opencl"))]
+pub mod words;

@@ -1,0 +1,276 @@
+/*
+ * ntt32.cl — the negacyclic NTT on 32-bit residues: primes below 2^30, one u32 word per
+ * coefficient. The same transforms as ntt.cl's (SEAL's ntt_negacyclic_harvey and its inverse:
+ * natural order in, bit-reversed out, the tables of src/math/ntt.rs), so the words equal the
+ * CPU NTT's for every such prime; only the word differs.
+ *
+ * Why q < 2^30: the forward butterflies keep values below 4q (Harvey's lazy reduction), which
+ * must fit the 32-bit word. Products use Shoup's method with 32-bit quotients
+ * (floor(w * 2^32 / q)): one 32x32 low and two 32x32 high products, where 64-bit words need a
+ * 64x64 high product (emulated by several 32-bit multiply-adds on GPUs).
+ *
+ * Plan (src/device/ntt_family/word32.rs): forward, global radix-2^lr passes of up to 4 rounds
+ * (registers) until a butterfly's block fits a tile of TILE32 words, then one shared-memory
+ * kernel for the remaining rounds and the final reduction; the inverse mirrors it (the tile's
+ * rounds first, then global passes, the last with N^{-1} folded into its last round).
+ * Row r of `data` uses prime r % k.
+ */
+#include "portable.h"
+
+#ifndef TILE32
+#define TILE32 4096
+#endif
+#define LOG_TILE32 12
+/* Words each work-item of the shared-memory kernel holds: radix 16. */
+#define R32 16
+
+DECLSPEC u32 mulhi32(u32 a, u32 b)
+{
+    return (u32)(((u64)a * b) >> 32);
+}
+
+/* x * w mod q in [0, 2q) for any 32-bit x, wq = floor(w * 2^32 / q) (Shoup, Harvey). */
+DECLSPEC u32 shoup32_lazy(u32 x, u32 w, u32 wq, u32 q)
+{
+    return x * w - mulhi32(x, wq) * q;
+}
+
+/* Forward (Cooley–Tukey) butterfly, inputs and outputs below 4q. */
+DECLSPEC void fwd_bf32(u32 *x, u32 *y, u32 w, u32 wq, u32 q)
+{
+    u32 two_q = 2 * q;
+    u32 u = *x >= two_q ? *x - two_q : *x;
+    u32 v = shoup32_lazy(*y, w, wq, q);
+    *x = u + v;
+    *y = u + two_q - v;
+}
+
+/* Inverse (Gentleman–Sande) butterfly, inputs and outputs below 2q. */
+DECLSPEC void inv_bf32(u32 *x, u32 *y, u32 w, u32 wq, u32 q)
+{
+    u32 two_q = 2 * q;
+    u32 u = *x, v = *y;
+    u32 s = u + v;
+    *x = s >= two_q ? s - two_q : s;
+    *y = shoup32_lazy(u + two_q - v, w, wq, q);
+}
+
+/* The inverse's last round with N^{-1} folded in, canonical outputs: last = (N^{-1}, its
+ * quotient, N^{-1} * w, its quotient) of the prime. */
+DECLSPEC void inv_bf32_last(u32 *x, u32 *y, CONST_AS u32 *last, u32 q)
+{
+    u32 two_q = 2 * q;
+    u32 u = *x, v = *y;
+    u32 s = u + v;
+    s = s >= two_q ? s - two_q : s;
+    u32 a = shoup32_lazy(s, last[0], last[1], q);
+    u32 b = shoup32_lazy(u + two_q - v, last[2], last[3], q);
+    *x = a >= q ? a - q : a;
+    *y = b >= q ? b - q : b;
+}
+
+DECLSPEC u32 reduce4q(u32 x, u32 q)
+{
+    u32 two_q = 2 * q;
+    x = x >= two_q ? x - two_q : x;
+    return x >= q ? x - q : x;
+}
+
+/*
+ * lr forward rounds on v[0 .. 2^lr), the words of one group: v[k] at stride S inside global
+ * block b of the round with 2^log_m blocks. Round r's butterflies pair k and k + 2^(lr-r-1)
+ * and take the root of block (b << r) + (k >> (lr - r)) of the round with 2^(log_m + r)
+ * blocks (SEAL's root_powers index: blocks + block).
+ */
+DECLSPEC_INLINE void fwd_rounds32(u32 *v, const u32 lr, u32 log_m, u32 b, CONST_AS u32 *rw, CONST_AS u32 *rq, u32 q)
+{
+#pragma unroll
+    for (u32 r = 0; r < lr; r++) {
+        const u32 hw = 1u << (lr - r - 1);
+#pragma unroll
+        for (u32 k = 0; k < (1u << lr); k++) {
+            if ((k & hw) == 0) {
+                u32 idx = (1u << (log_m + r)) + (b << r) + (k >> (lr - r));
+                fwd_bf32(&v[k], &v[k + hw], rw[idx], rq[idx], q);
+            }
+        }
+    }
+}
+
+/*
+ * lr inverse rounds on v[0 .. 2^lr): v[k] at stride S = 2^log_s (the first round's gap) inside
+ * global block bb of size 2^lr * S. Round r pairs k and k + 2^r with gap t = S << r, in the
+ * round with m = N / (2t) blocks, and takes inverse root N - 2m + 1 + block (the CPU's
+ * sequential index), block = bb * 2^(lr-r-1) + (k >> (r + 1)). `last`: the final round (m = 1)
+ * is this call's last, done by inv_bf32_last (canonical outputs).
+ */
+DECLSPEC_INLINE void inv_rounds32(u32 *v, const u32 lr, u32 log_n, u32 log_s, u32 bb, CONST_AS u32 *rw, CONST_AS u32 *rq,
+                                  CONST_AS u32 *last, u32 q)
+{
+#pragma unroll
+    for (u32 r = 0; r < lr; r++) {
+        const u32 hw = 1u << r;
+        u32 log_m = log_n - 1 - (log_s + r);
+        u32 first = (1u << log_n) - (2u << log_m) + 1;
+#pragma unroll
+        for (u32 k = 0; k < (1u << lr); k++) {
+            if ((k & hw) == 0) {
+                if (last && log_m == 0) {
+                    inv_bf32_last(&v[k], &v[k + hw], last, q);
+                } else {
+                    u32 idx = first + bb * (1u << (lr - r - 1)) + (k >> (r + 1));
+                    inv_bf32(&v[k], &v[k + hw], rw[idx], rq[idx], q);
+                }
+            }
+        }
+    }
+}
+
+/* Forward global pass of LR rounds from 2^log_m blocks; one work-item per group of 2^LR words. */
+#define NTT32_FWD_PASS(LR)                                                                               \
+    KERNEL_FQ void ntt32_fwd_pass##LR##_u32(GLOBAL_AS u32 *data, CONST_AS u32 *roots, CONST_AS u32 *roots_q, \
+                                              CONST_AS u32 *moduli, u32 k, u32 log_n, u32 log_m, u32 rows)   \
+    {                                                                                                    \
+        u64 g = GLOBAL_ID();                                                                             \
+        u32 log_groups = log_n - LR;                                                                     \
+        if (g >= ((u64)rows << log_groups)) return;                                                      \
+        u32 row = (u32)(g >> log_groups), rem = (u32)(g & ((1u << log_groups) - 1));                     \
+        u32 p = row % k, q = moduli[p];                                                                  \
+        u32 log_s = log_n - log_m - LR;                                                                  \
+        u32 b = rem >> log_s, o = rem & ((1u << log_s) - 1);                                             \
+        GLOBAL_AS u32 *x = data + ((u64)row << log_n) + ((u64)b << (log_n - log_m)) + o;                 \
+        u32 v[1 << LR];                                                                                  \
+        _Pragma("unroll") for (u32 i = 0; i < (1u << LR); i++) v[i] = x[i << log_s];                     \
+        fwd_rounds32(v, LR, log_m, b, roots + ((u64)p << log_n), roots_q + ((u64)p << log_n), q);        \
+        _Pragma("unroll") for (u32 i = 0; i < (1u << LR); i++) x[i << log_s] = v[i];                     \
+    }
+
+NTT32_FWD_PASS(1)
+NTT32_FWD_PASS(2)
+NTT32_FWD_PASS(3)
+NTT32_FWD_PASS(4)
+
+/* Inverse global pass of LR rounds from gap 2^log_s; `last` (0 or 1): it ends the transform. */
+#define NTT32_INV_PASS(LR)                                                                                 \
+    KERNEL_FQ void ntt32_inv_pass##LR##_u32(GLOBAL_AS u32 *data, CONST_AS u32 *iroots, CONST_AS u32 *iroots_q, \
+                                              CONST_AS u32 *moduli, CONST_AS u32 *lasts, u32 k, u32 log_n,     \
+                                              u32 log_s, u32 rows, u32 last)                                   \
+    {                                                                                                      \
+        u64 g = GLOBAL_ID();                                                                               \
+        u32 log_groups = log_n - LR;                                                                       \
+        if (g >= ((u64)rows << log_groups)) return;                                                        \
+        u32 row = (u32)(g >> log_groups), rem = (u32)(g & ((1u << log_groups) - 1));                       \
+        u32 p = row % k, q = moduli[p];                                                                    \
+        u32 bb = rem >> log_s, o = rem & ((1u << log_s) - 1);                                              \
+        GLOBAL_AS u32 *x = data + ((u64)row << log_n) + ((u64)bb << (log_s + LR)) + o;                     \
+        u32 v[1 << LR];                                                                                    \
+        _Pragma("unroll") for (u32 i = 0; i < (1u << LR); i++) v[i] = x[i << log_s];                       \
+        inv_rounds32(v, LR, log_n, log_s, bb, iroots + ((u64)p << log_n), iroots_q + ((u64)p << log_n),    \
+                     last ? lasts + 4 * p : 0, q);                                                         \
+        _Pragma("unroll") for (u32 i = 0; i < (1u << LR); i++) x[i << log_s] = v[i];                       \
+    }
+
+NTT32_INV_PASS(1)
+NTT32_INV_PASS(2)
+NTT32_INV_PASS(3)
+NTT32_INV_PASS(4)
+
+/* One step of lr forward rounds on the tile (2^log_t words, global block b of 2^log_m), from
+ * local round r0: each work-item's groups of 2^lr words at stride 2^(log_t - r0 - lr). */
+DECLSPEC_INLINE void fwd_tile_step32(LOCAL_AS u32 *tile, const u32 lr, u32 log_t, u32 r0, u32 log_m, u32 b,
+                                     CONST_AS u32 *rw, CONST_AS u32 *rq, u32 q)
+{
+    u32 log_s = log_t - r0 - lr;
+    for (u32 g = LOCAL_ID(); g < (1u << (log_t - lr)); g += LOCAL_SIZE()) {
+        u32 lb = g >> log_s, o = g & ((1u << log_s) - 1);
+        LOCAL_AS u32 *x = tile + (lb << (log_t - r0)) + o;
+        u32 v[R32];
+#pragma unroll
+        for (u32 i = 0; i < (1u << lr); i++) v[i] = x[i << log_s];
+        fwd_rounds32(v, lr, log_m + r0, (b << r0) + lb, rw, rq, q);
+#pragma unroll
+        for (u32 i = 0; i < (1u << lr); i++) x[i << log_s] = v[i];
+    }
+    SYNC_THREADS();
+}
+
+/* The inverse counterpart from local gap 2^s0 (global gap too: the tile's rounds come first). */
+DECLSPEC_INLINE void inv_tile_step32(LOCAL_AS u32 *tile, const u32 lr, u32 log_t, u32 s0, u32 log_n, u32 b,
+                                     CONST_AS u32 *rw, CONST_AS u32 *rq, CONST_AS u32 *last, u32 q)
+{
+    for (u32 g = LOCAL_ID(); g < (1u << (log_t - lr)); g += LOCAL_SIZE()) {
+        u32 lb = g >> s0, o = g & ((1u << s0) - 1);
+        LOCAL_AS u32 *x = tile + (lb << (s0 + lr)) + o;
+        u32 v[R32];
+#pragma unroll
+        for (u32 i = 0; i < (1u << lr); i++) v[i] = x[i << s0];
+        inv_rounds32(v, lr, log_n, s0, (b << (log_t - s0 - lr)) + lb, rw, rq, last, q);
+#pragma unroll
+        for (u32 i = 0; i < (1u << lr); i++) x[i << s0] = v[i];
+    }
+    SYNC_THREADS();
+}
+
+#define STEP_CASES(rounds, STEP) \
+    switch (rounds) {            \
+    case 1: STEP(1); break;      \
+    case 2: STEP(2); break;      \
+    case 3: STEP(3); break;      \
+    default: STEP(4); break;     \
+    }
+
+/*
+ * Forward: the rounds from 2^log_m blocks on, in shared memory, one work-group per block of
+ * 2^(log_n - log_m) <= TILE32 words (row = group / 2^log_m); the output reduced to [0, q).
+ */
+KERNEL_FQ void ntt32_fwd_slm_u32(GLOBAL_AS u32 *data, CONST_AS u32 *roots, CONST_AS u32 *roots_q,
+                                 CONST_AS u32 *moduli, u32 k, u32 log_n, u32 log_m)
+{
+    LOCAL_ARRAY(u32, tile, TILE32);
+    u32 log_t = log_n - log_m;
+    u32 row = GROUP_ID() >> log_m, b = GROUP_ID() & ((1u << log_m) - 1);
+    u32 p = row % k, q = moduli[p];
+    CONST_AS u32 *rw = roots + ((u64)p << log_n);
+    CONST_AS u32 *rq = roots_q + ((u64)p << log_n);
+    GLOBAL_AS u32 *x = data + ((u64)row << log_n) + ((u64)b << log_t);
+    for (u32 i = LOCAL_ID(); i < (1u << log_t); i += LOCAL_SIZE()) tile[i] = x[i];
+    SYNC_THREADS();
+    u32 r0 = 0;
+    while (r0 < log_t) {
+        u32 lr = log_t - r0 < 4 ? log_t - r0 : 4;
+#define FWD_STEP(LR) fwd_tile_step32(tile, LR, log_t, r0, log_m, b, rw, rq, q)
+        STEP_CASES(lr, FWD_STEP)
+#undef FWD_STEP
+        r0 += lr;
+    }
+    for (u32 i = LOCAL_ID(); i < (1u << log_t); i += LOCAL_SIZE()) x[i] = reduce4q(tile[i], q);
+}
+
+/*
+ * Inverse: the first log_t rounds (gaps 1 … 2^(log_t - 1)) in shared memory, one work-group
+ * per block of 2^log_t <= TILE32 words; where log_t = log_n they are all of them, the last
+ * with N^{-1} folded in (canonical output), else the output is below 2q for the global passes.
+ */
+KERNEL_FQ void ntt32_inv_slm_u32(GLOBAL_AS u32 *data, CONST_AS u32 *iroots, CONST_AS u32 *iroots_q,
+                                 CONST_AS u32 *moduli, CONST_AS u32 *lasts, u32 k, u32 log_n, u32 log_t)
+{
+    LOCAL_ARRAY(u32, tile, TILE32);
+    u32 log_blocks = log_n - log_t;
+    u32 row = GROUP_ID() >> log_blocks, b = GROUP_ID() & ((1u << log_blocks) - 1);
+    u32 p = row % k, q = moduli[p];
+    CONST_AS u32 *rw = iroots + ((u64)p << log_n);
+    CONST_AS u32 *rq = iroots_q + ((u64)p << log_n);
+    CONST_AS u32 *last = log_t == log_n ? lasts + 4 * p : 0;
+    GLOBAL_AS u32 *x = data + ((u64)row << log_n) + ((u64)b << log_t);
+    for (u32 i = LOCAL_ID(); i < (1u << log_t); i += LOCAL_SIZE()) tile[i] = x[i];
+    SYNC_THREADS();
+    u32 s0 = 0;
+    while (s0 < log_t) {
+        u32 lr = log_t - s0 < 4 ? log_t - s0 : 4;
+#define INV_STEP(LR) inv_tile_step32(tile, LR, log_t, s0, log_n, b, rw, rq, last, q)
+        STEP_CASES(lr, INV_STEP)
+#undef INV_STEP
+        s0 += lr;
+    }
+    for (u32 i = LOCAL_ID(); i < (1u << log_t); i += LOCAL_SIZE()) x[i] = tile[i];
+}
