@@ -24,6 +24,7 @@
 
 use super::base_conv::BaseConverter;
 use super::modulus::{Modulus, ShoupOperand};
+use super::ntt::NttTables;
 use crate::{Error, Result};
 
 /// The constants of one composite rescale ([module docs](self)).
@@ -110,6 +111,29 @@ impl CompositeRescale {
     /// # Errors
     /// `InvalidArgument` when `n` is 0 or a slice is not its base's size times `n`.
     pub fn apply(&self, x_keep: &[u64], x_drop: &[u64], n: usize) -> Result<Vec<u64>> {
+        self.apply_in(x_keep, x_drop, n, None)
+    }
+
+    /// [`apply`](Self::apply) with every limb in NTT form, as a CKKS rescale takes them (SEAL's
+    /// one-prime rescale works so): the dropped limbs are brought to coefficients by
+    /// `drop_ntt`, each output prime's remainder taken back to NTT form by `out_ntt` (the kept
+    /// primes' tables, then the added ones'), and the rest is element-wise.
+    ///
+    /// # Errors
+    /// As [`apply`](Self::apply); `InvalidArgument` when the tables are not one per prime (of
+    /// size `n`) in the order of the primes.
+    pub fn apply_ntt(&self, x_keep: &[u64], x_drop: &[u64], n: usize, drop_ntt: &[&NttTables], out_ntt: &[&NttTables]) -> Result<Vec<u64>> {
+        let fits = |t: &[&NttTables], primes: &mut dyn Iterator<Item = &Modulus>| {
+            let primes: Vec<u64> = primes.map(Modulus::value).collect();
+            t.len() == primes.len() && t.iter().zip(&primes).all(|(t, &q)| t.n() == n && t.modulus().value() == q)
+        };
+        if !fits(drop_ntt, &mut self.drop.iter()) || !fits(out_ntt, &mut self.keep.iter().chain(&self.add)) {
+            return Err(Error::InvalidArgument("composite rescale: NTT tables must be one per prime, in the order of the primes, of size n".into()));
+        }
+        self.apply_in(x_keep, x_drop, n, Some((drop_ntt, out_ntt)))
+    }
+
+    fn apply_in(&self, x_keep: &[u64], x_drop: &[u64], n: usize, ntt: Option<(&[&NttTables], &[&NttTables])>) -> Result<Vec<u64>> {
         if n == 0 || x_keep.len() != self.keep.len() * n || x_drop.len() != self.drop.len() * n {
             return Err(Error::InvalidArgument(format!(
                 "composite rescale: expected {} kept and {} dropped limbs of {n} words, got {} and {} words",
@@ -119,33 +143,30 @@ impl CompositeRescale {
                 x_drop.len()
             )));
         }
-        // x·A mod each dropped prime, then its scale step: y_i = [t_i · D̂_i^{-1}]_{d_i}.
+        // x·A mod each dropped prime (in coefficients), then its scale step:
+        // y_i = [t_i · D̂_i^{-1}]_{d_i}.
         let mut scaled = x_drop.to_vec();
-        for (i, (limb, (d, a))) in scaled
-            .chunks_exact_mut(n)
-            .zip(self.drop.iter().zip(&self.a_mod_drop))
-            .enumerate()
-        {
+        for (i, (limb, (d, a))) in scaled.chunks_exact_mut(n).zip(self.drop.iter().zip(&self.a_mod_drop)).enumerate() {
+            if let Some((drop_ntt, _)) = ntt {
+                drop_ntt[i].inverse(limb);
+            }
             limb.iter_mut().for_each(|w| *w = a.mul(*w, d.value()));
             self.conv.scale_limb_inplace(i, limb);
         }
-        let v = self
-            .conv
-            .rounding_multiples(&scaled, n)
-            .expect("dropped primes above 2^24 (checked in new)");
+        let v = self.conv.rounding_multiples(&scaled, n).expect("dropped primes above 2^24 (checked in new)");
         let outs = self.keep.len() + self.add.len();
         let mut out = vec![0u64; outs * n];
         for (j, limb) in out.chunks_exact_mut(n).enumerate() {
-            // r mod the output prime, then (x·A − r)·D^{-1}.
+            // r mod the output prime (in the form of x), then (x·A − r)·D^{-1}.
             self.conv.convert_scaled_limb_rounded(&scaled, j, &v, limb);
+            if let Some((_, out_ntt)) = ntt {
+                out_ntt[j].forward(limb);
+            }
             let o = self.conv.obase()[j];
             let q = o.value();
             let inv = self.inv_d[j];
             match (self.a_mod_keep.get(j), x_keep.chunks_exact(n).nth(j)) {
-                (Some(a), Some(x)) => limb
-                    .iter_mut()
-                    .zip(x)
-                    .for_each(|(w, &xk)| *w = inv.mul(o.sub(a.mul(xk, q), *w), q)),
+                (Some(a), Some(x)) => limb.iter_mut().zip(x).for_each(|(w, &xk)| *w = inv.mul(o.sub(a.mul(xk, q), *w), q)),
                 _ => limb.iter_mut().for_each(|w| *w = inv.mul(o.neg(*w), q)),
             }
         }
@@ -273,6 +294,33 @@ mod tests {
             // Composite scaling without primes added: a rescale by the product alone.
             check(&keep, &drop[..2], &[], seed)?;
         }
+    }
+
+    fn refs(t: &[NttTables]) -> Vec<&NttTables> {
+        t.iter().collect()
+    }
+
+    /// In NTT form the words are those of the coefficient form, transformed.
+    #[test]
+    fn ntt_form_gives_the_transformed_words() {
+        let (keep, drop, add) = primes();
+        let r = CompositeRescale::new(&keep, &drop, &add).unwrap();
+        let n = 1usize << 12;
+        let table = |p: &Modulus| NttTables::new(12, *p).unwrap();
+        let (keep_t, drop_t, out_t): (Vec<_>, Vec<_>, Vec<_>) = (keep.iter().map(table).collect(), drop.iter().map(table).collect(), r.output().iter().map(table).collect());
+        let mut s = 0x1234_5678u64;
+        let mut random = |ps: &[Modulus]| -> Vec<u64> {
+            ps.iter().flat_map(|p| (0..n).map(|_| { s ^= s << 13; s ^= s >> 7; s ^= s << 17; s % p.value() }).collect::<Vec<_>>()).collect()
+        };
+        let (xk, xd) = (random(&keep), random(&drop));
+        let want = r.apply(&xk, &xd, n).unwrap();
+        let to_ntt = |x: &[u64], t: &[NttTables]| -> Vec<u64> {
+            x.chunks(n).zip(t).flat_map(|(l, t)| { let mut l = l.to_vec(); t.forward(&mut l); l }).collect()
+        };
+        let got = r.apply_ntt(&to_ntt(&xk, &keep_t), &to_ntt(&xd, &drop_t), n, &refs(&drop_t), &refs(&out_t)).unwrap();
+        assert_eq!(got, to_ntt(&want, &out_t));
+        assert!(r.apply_ntt(&xk, &xd, n, &refs(&drop_t[..2]), &refs(&out_t)).is_err());
+        assert!(r.apply_ntt(&xk, &xd, n, &refs(&out_t[..3]), &refs(&out_t)).is_err());
     }
 
     #[test]
