@@ -29,9 +29,13 @@ fn largest_prime(n: usize) -> Modulus {
 /// `rows` rows under `tables` (row r: prime r % k) through the device both ways against the
 /// CPU; the mismatches found.
 fn check<Q: GpuQueue>(q: &Q, tables: &[Arc<NttTables>], rows: usize, seed: u64) -> Vec<String> {
+    check_with(q, DeviceNtt32::new(q, tables).unwrap(), tables, rows, seed)
+}
+
+/// As [`check`] through `ntt`.
+fn check_with<Q: GpuQueue>(q: &Q, ntt: DeviceNtt32<Q::Buf>, tables: &[Arc<NttTables>], rows: usize, seed: u64) -> Vec<String> {
     let log_n = tables[0].log_n();
     let n = 1usize << log_n;
-    let ntt = DeviceNtt32::new(q, tables).unwrap();
     let mut rng = Rng(seed);
     let mut x = vec![0u64; rows * n];
     for (r, row) in x.chunks_mut(n).enumerate() {
@@ -92,6 +96,11 @@ fn matches_cpu<Q: GpuQueue>(q: &Q) {
         let rows = if log_n <= 14 { 2 * tables.len() + 1 } else { tables.len() + 1 };
         bad.extend(check(q, &tables, rows, 0x3232 + u64::from(log_n)));
     }
+    // The L2-chunked plan at 2^16: 63 rows a chunk (a multiple of the 3 primes), 70 rows.
+    let n = 1usize << 16;
+    let primes = CoeffModulus::create(n, &[30, 29, 28]).unwrap();
+    let tables: Vec<_> = primes.iter().map(|&p| Arc::new(NttTables::new(16, p).unwrap())).collect();
+    bad.extend(check_with(q, DeviceNtt32::new(q, &tables).unwrap().l2_chunked(), &tables, 70, 0x3216));
     assert!(bad.is_empty(), "{bad:#?}");
 }
 

@@ -62,6 +62,9 @@ pub struct DeviceNtt32<B> {
     iroots_q: B,
     moduli: B,
     lasts: B,
+    /// Transform at most this many rows at a time, both kernels of a chunk back to back, so
+    /// that the second reads the first's output from L2 (`None`: all rows in each launch).
+    chunk_rows: Option<usize>,
 }
 
 impl<B: crate::device::gpu::GpuBuffer> DeviceNtt32<B> {
@@ -105,7 +108,19 @@ impl<B: crate::device::gpu::GpuBuffer> DeviceNtt32<B> {
             iroots_q: dev.upload_static(&iroots_q)?,
             moduli: dev.upload_static(&moduli)?,
             lasts: dev.upload_static(&lasts)?,
+            chunk_rows: None,
         })
+    }
+
+    /// These tables with the L2-chunked plan: rows in chunks of at most
+    /// [`L2_CHUNK_BYTES`](crate::device::ntt_plan::L2_CHUNK_BYTES) (a multiple of the primes),
+    /// each chunk's passes back to back, so that DRAM sees about one read and one write of the
+    /// data where the plain plan makes two (as the 64-bit `Radix8L2` variant does).
+    pub fn l2_chunked(mut self) -> Self {
+        let k = self.k as usize;
+        let rows = (crate::device::ntt_plan::L2_CHUNK_BYTES >> (self.log_n + 2)).max(1);
+        self.chunk_rows = Some((rows / k).max(1) * k);
+        self
     }
 
     /// log2 N.
@@ -143,14 +158,34 @@ impl<B: crate::device::gpu::GpuBuffer> DeviceNtt32<B> {
     /// `InvalidArgument` when `data` is shorter than `rows × N / 2` words; `Device` on a compile
     /// or launch failure.
     pub fn forward<Q: GpuQueue<Buf = B>>(&self, q: &Q, data: &B, rows: usize) -> Result<()> {
-        let rows = self.check(data, rows)?;
+        self.check(data, rows)?;
+        self.chunks(rows, |first, count| self.forward_rows(q, data, first, count))
+    }
+
+    /// `f(first row, rows)` for each chunk of the plan (one chunk of all rows but where
+    /// [`l2_chunked`](Self::l2_chunked)).
+    fn chunks(&self, rows: usize, mut f: impl FnMut(usize, u32) -> Result<()>) -> Result<()> {
+        let step = self.chunk_rows.unwrap_or(rows);
+        (0..rows).step_by(step).try_for_each(|first| f(first, (rows - first).min(step) as u32))
+    }
+
+    /// The data from row `first` (a multiple of the primes, so that a row's prime is its index
+    /// from there modulo k).
+    fn at<'a>(&self, data: &'a B, first: usize) -> Arg<'a, B> {
+        match first {
+            0 => Arg::Buf(data),
+            _ => Arg::BufAt(data, (first << self.log_n) / 2),
+        }
+    }
+
+    fn forward_rows<Q: GpuQueue<Buf = B>>(&self, q: &Q, data: &B, first: usize, rows: u32) -> Result<()> {
         let log_t = self.log_n.min(LOG_TILE);
         let global = self.log_n - log_t;
         let mut log_m = 0;
         while log_m < global {
             let lr = (global - log_m).min(MAX_PASS_ROUNDS);
             let args = [
-                Arg::Buf(data),
+                self.at(data, first),
                 Arg::Buf(&self.roots),
                 Arg::Buf(&self.roots_q),
                 Arg::Buf(&self.moduli),
@@ -163,7 +198,7 @@ impl<B: crate::device::gpu::GpuBuffer> DeviceNtt32<B> {
             log_m += lr;
         }
         let args = [
-            Arg::Buf(data),
+            self.at(data, first),
             Arg::Buf(&self.roots),
             Arg::Buf(&self.roots_q),
             Arg::Buf(&self.moduli),
@@ -180,10 +215,14 @@ impl<B: crate::device::gpu::GpuBuffer> DeviceNtt32<B> {
     /// # Errors
     /// As [`forward`](Self::forward).
     pub fn inverse<Q: GpuQueue<Buf = B>>(&self, q: &Q, data: &B, rows: usize) -> Result<()> {
-        let rows = self.check(data, rows)?;
+        self.check(data, rows)?;
+        self.chunks(rows, |first, count| self.inverse_rows(q, data, first, count))
+    }
+
+    fn inverse_rows<Q: GpuQueue<Buf = B>>(&self, q: &Q, data: &B, first: usize, rows: u32) -> Result<()> {
         let log_t = self.log_n.min(LOG_TILE);
         let args = [
-            Arg::Buf(data),
+            self.at(data, first),
             Arg::Buf(&self.iroots),
             Arg::Buf(&self.iroots_q),
             Arg::Buf(&self.moduli),
@@ -198,7 +237,7 @@ impl<B: crate::device::gpu::GpuBuffer> DeviceNtt32<B> {
             let lr = (self.log_n - log_s).min(MAX_PASS_ROUNDS);
             let last = u32::from(log_s + lr == self.log_n);
             let args = [
-                Arg::Buf(data),
+                self.at(data, first),
                 Arg::Buf(&self.iroots),
                 Arg::Buf(&self.iroots_q),
                 Arg::Buf(&self.moduli),

@@ -112,8 +112,8 @@ fn check32<Q: GpuQueue>(q: &Q, ntt: &DeviceNtt32<Q::Buf>, t: &[Arc<NttTables>], 
     Ok(())
 }
 
-/// Check the 32-bit NTT at N = 2^`log_n` against the CPU, then time it and the evaluator's
-/// 64-bit NTT (and the 64-bit radix-16 kernels, the 32-bit plan's counterpart) for each batch of
+/// Check the 32-bit NTT at N = 2^`log_n` (both plans: passes over all rows, and L2-chunked)
+/// against the CPU, then time it and the evaluator's 64-bit NTT (and the 64-bit radix-16 kernels, the 32-bit plan's counterpart) for each batch of
 /// `rows`: 32-bit on 30-bit primes, 64-bit on 30- and on 60-bit primes, `reps` calls each.
 ///
 /// # Errors
@@ -126,16 +126,18 @@ pub fn compare_words<Q: GpuQueue>(q: &Q, log_n: u32, rows: &[usize], reps: usize
     let n = 1usize << log_n;
     let t30 = tables(log_n, 30)?;
     let t60 = tables(log_n, 60)?;
-    let ntt32 = DeviceNtt32::new(q, &t30)?;
+    let plans = [("32-bit radix-16", DeviceNtt32::new(q, &t30)?), ("32-bit radix-16 L2-chunked", DeviceNtt32::new(q, &t30)?.l2_chunked())];
     let mut out = Vec::new();
     for &r in rows {
-        check32(q, &ntt32, &t30, r)?;
-        let primes: Vec<u64> = t30.iter().map(|t| t.modulus().value()).collect();
-        let x: Vec<u32> = data(&primes, n, r, 7).into_iter().map(|w| w as u32).collect();
-        let buf = q.upload(&pack_u32(&x))?;
-        let forward_us = time_us(q, reps, &mut || ntt32.forward(q, &buf, r))?;
-        let inverse_us = time_us(q, reps, &mut || ntt32.inverse(q, &buf, r))?;
-        out.push(WordTiming { kernel: "32-bit radix-16".into(), prime_bits: 30, n, rows: r, forward_us, inverse_us });
+        for (name, ntt32) in &plans {
+            check32(q, ntt32, &t30, r)?;
+            let primes: Vec<u64> = t30.iter().map(|t| t.modulus().value()).collect();
+            let x: Vec<u32> = data(&primes, n, r, 7).into_iter().map(|w| w as u32).collect();
+            let buf = q.upload(&pack_u32(&x))?;
+            let forward_us = time_us(q, reps, &mut || ntt32.forward(q, &buf, r))?;
+            let inverse_us = time_us(q, reps, &mut || ntt32.inverse(q, &buf, r))?;
+            out.push(WordTiming { kernel: (*name).into(), prime_bits: 30, n, rows: r, forward_us, inverse_us });
+        }
         for (bits, t) in [(30, &t30), (60, &t60)] {
             let dev = DeviceNttTables::for_eval(q, t)?;
             let primes: Vec<u64> = t.iter().map(|t| t.modulus().value()).collect();
