@@ -126,16 +126,21 @@ DECLSPEC_INLINE void inv_rounds32(u32 *v, const u32 lr, u32 log_n, u32 log_s, u3
     }
 }
 
-/* Forward global pass of LR rounds from 2^log_m blocks; one work-item per group of 2^LR words. */
+/* A global pass's work-item (one per group of 2^LR words): its row, its group in the row (rem),
+ * the row's prime. Returns past the last group. */
+#define PASS_ITEM(LR)                                                                                  \
+    u64 g = GLOBAL_ID();                                                                               \
+    u32 log_groups = log_n - (LR);                                                                     \
+    if (g >= ((u64)rows << log_groups)) return;                                                        \
+    u32 row = (u32)(g >> log_groups), rem = (u32)(g & ((1u << log_groups) - 1));                       \
+    u32 p = row % k, q = moduli[p];
+
+/* Forward global pass of LR rounds from 2^log_m blocks. */
 #define NTT32_FWD_PASS(LR)                                                                               \
     KERNEL_FQ void ntt32_fwd_pass##LR##_u32(GLOBAL_AS u32 *data, CONST_AS u32 *roots, CONST_AS u32 *roots_q, \
                                               CONST_AS u32 *moduli, u32 k, u32 log_n, u32 log_m, u32 rows)   \
     {                                                                                                    \
-        u64 g = GLOBAL_ID();                                                                             \
-        u32 log_groups = log_n - LR;                                                                     \
-        if (g >= ((u64)rows << log_groups)) return;                                                      \
-        u32 row = (u32)(g >> log_groups), rem = (u32)(g & ((1u << log_groups) - 1));                     \
-        u32 p = row % k, q = moduli[p];                                                                  \
+        PASS_ITEM(LR)                                                                                    \
         u32 log_s = log_n - log_m - LR;                                                                  \
         u32 b = rem >> log_s, o = rem & ((1u << log_s) - 1);                                             \
         GLOBAL_AS u32 *x = data + ((u64)row << log_n) + ((u64)b << (log_n - log_m)) + o;                 \
@@ -156,11 +161,7 @@ NTT32_FWD_PASS(4)
                                               CONST_AS u32 *moduli, CONST_AS u32 *lasts, u32 k, u32 log_n,     \
                                               u32 log_s, u32 rows, u32 last)                                   \
     {                                                                                                      \
-        u64 g = GLOBAL_ID();                                                                               \
-        u32 log_groups = log_n - LR;                                                                       \
-        if (g >= ((u64)rows << log_groups)) return;                                                        \
-        u32 row = (u32)(g >> log_groups), rem = (u32)(g & ((1u << log_groups) - 1));                       \
-        u32 p = row % k, q = moduli[p];                                                                    \
+        PASS_ITEM(LR)                                                                                      \
         u32 bb = rem >> log_s, o = rem & ((1u << log_s) - 1);                                              \
         GLOBAL_AS u32 *x = data + ((u64)row << log_n) + ((u64)bb << (log_s + LR)) + o;                     \
         u32 v[1 << LR];                                                                                    \
@@ -219,6 +220,21 @@ DECLSPEC_INLINE void inv_tile_step32(LOCAL_AS u32 *tile, const u32 lr, u32 log_t
     default: STEP(4); break;     \
     }
 
+/* The tile kernels' block: work-group g takes block b of 2^log_t words of row
+ * g >> (log_n - log_t) into `tile`; returns the block's address, with b and the row's prime
+ * index p. */
+DECLSPEC GLOBAL_AS u32 *load_tile32(GLOBAL_AS u32 *data, LOCAL_AS u32 *tile, u32 k, u32 log_n, u32 log_t, u32 *b, u32 *p)
+{
+    u32 log_blocks = log_n - log_t;
+    u32 row = GROUP_ID() >> log_blocks;
+    *b = GROUP_ID() & ((1u << log_blocks) - 1);
+    *p = row % k;
+    GLOBAL_AS u32 *x = data + ((u64)row << log_n) + ((u64)*b << log_t);
+    for (u32 i = LOCAL_ID(); i < (1u << log_t); i += LOCAL_SIZE()) tile[i] = x[i];
+    SYNC_THREADS();
+    return x;
+}
+
 /*
  * Forward: the rounds from 2^log_m blocks on, in shared memory, one work-group per block of
  * 2^(log_n - log_m) <= TILE32 words (row = group / 2^log_m); the output reduced to [0, q).
@@ -227,14 +243,11 @@ KERNEL_FQ void ntt32_fwd_slm_u32(GLOBAL_AS u32 *data, CONST_AS u32 *roots, CONST
                                  CONST_AS u32 *moduli, u32 k, u32 log_n, u32 log_m)
 {
     LOCAL_ARRAY(u32, tile, TILE32);
-    u32 log_t = log_n - log_m;
-    u32 row = GROUP_ID() >> log_m, b = GROUP_ID() & ((1u << log_m) - 1);
-    u32 p = row % k, q = moduli[p];
+    u32 log_t = log_n - log_m, b, p;
+    GLOBAL_AS u32 *x = load_tile32(data, tile, k, log_n, log_t, &b, &p);
+    u32 q = moduli[p];
     CONST_AS u32 *rw = roots + ((u64)p << log_n);
     CONST_AS u32 *rq = roots_q + ((u64)p << log_n);
-    GLOBAL_AS u32 *x = data + ((u64)row << log_n) + ((u64)b << log_t);
-    for (u32 i = LOCAL_ID(); i < (1u << log_t); i += LOCAL_SIZE()) tile[i] = x[i];
-    SYNC_THREADS();
     u32 r0 = 0;
     while (r0 < log_t) {
         u32 lr = log_t - r0 < 4 ? log_t - r0 : 4;
@@ -255,15 +268,12 @@ KERNEL_FQ void ntt32_inv_slm_u32(GLOBAL_AS u32 *data, CONST_AS u32 *iroots, CONS
                                  CONST_AS u32 *moduli, CONST_AS u32 *lasts, u32 k, u32 log_n, u32 log_t)
 {
     LOCAL_ARRAY(u32, tile, TILE32);
-    u32 log_blocks = log_n - log_t;
-    u32 row = GROUP_ID() >> log_blocks, b = GROUP_ID() & ((1u << log_blocks) - 1);
-    u32 p = row % k, q = moduli[p];
+    u32 b, p;
+    GLOBAL_AS u32 *x = load_tile32(data, tile, k, log_n, log_t, &b, &p);
+    u32 q = moduli[p];
     CONST_AS u32 *rw = iroots + ((u64)p << log_n);
     CONST_AS u32 *rq = iroots_q + ((u64)p << log_n);
     CONST_AS u32 *last = log_t == log_n ? lasts + 4 * p : 0;
-    GLOBAL_AS u32 *x = data + ((u64)row << log_n) + ((u64)b << log_t);
-    for (u32 i = LOCAL_ID(); i < (1u << log_t); i += LOCAL_SIZE()) tile[i] = x[i];
-    SYNC_THREADS();
     u32 s0 = 0;
     while (s0 < log_t) {
         u32 lr = log_t - s0 < 4 ? log_t - s0 : 4;

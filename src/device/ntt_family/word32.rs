@@ -178,34 +178,30 @@ impl<B: crate::device::gpu::GpuBuffer> DeviceNtt32<B> {
         }
     }
 
+    /// The arguments every kernel takes first: the data from row `first`, the direction's
+    /// roots and quotients, the primes (and the inverse's last-round constants), k, log N.
+    fn args<'a>(&'a self, data: &'a B, first: usize, inverse: bool, rest: &[Arg<'a, B>]) -> Vec<Arg<'a, B>> {
+        let mut a = vec![self.at(data, first)];
+        match inverse {
+            false => a.extend([Arg::Buf(&self.roots), Arg::Buf(&self.roots_q), Arg::Buf(&self.moduli)]),
+            true => a.extend([Arg::Buf(&self.iroots), Arg::Buf(&self.iroots_q), Arg::Buf(&self.moduli), Arg::Buf(&self.lasts)]),
+        }
+        a.extend([Arg::U32(self.k), Arg::U32(self.log_n)]);
+        a.extend_from_slice(rest);
+        a
+    }
+
     fn forward_rows<Q: GpuQueue<Buf = B>>(&self, q: &Q, data: &B, first: usize, rows: u32) -> Result<()> {
         let log_t = self.log_n.min(LOG_TILE);
         let global = self.log_n - log_t;
         let mut log_m = 0;
         while log_m < global {
             let lr = (global - log_m).min(MAX_PASS_ROUNDS);
-            let args = [
-                self.at(data, first),
-                Arg::Buf(&self.roots),
-                Arg::Buf(&self.roots_q),
-                Arg::Buf(&self.moduli),
-                Arg::U32(self.k),
-                Arg::U32(self.log_n),
-                Arg::U32(log_m),
-                Arg::U32(rows),
-            ];
+            let args = self.args(data, first, false, &[Arg::U32(log_m), Arg::U32(rows)]);
             q.launch(Family::Ntt32, &[], FWD_PASS[lr as usize - 1], self.pass_geometry(rows, lr), &args)?;
             log_m += lr;
         }
-        let args = [
-            self.at(data, first),
-            Arg::Buf(&self.roots),
-            Arg::Buf(&self.roots_q),
-            Arg::Buf(&self.moduli),
-            Arg::U32(self.k),
-            Arg::U32(self.log_n),
-            Arg::U32(global),
-        ];
+        let args = self.args(data, first, false, &[Arg::U32(global)]);
         q.launch(Family::Ntt32, &[], "ntt32_fwd_slm_u32", self.tile_geometry(rows, log_t), &args)
     }
 
@@ -221,33 +217,13 @@ impl<B: crate::device::gpu::GpuBuffer> DeviceNtt32<B> {
 
     fn inverse_rows<Q: GpuQueue<Buf = B>>(&self, q: &Q, data: &B, first: usize, rows: u32) -> Result<()> {
         let log_t = self.log_n.min(LOG_TILE);
-        let args = [
-            self.at(data, first),
-            Arg::Buf(&self.iroots),
-            Arg::Buf(&self.iroots_q),
-            Arg::Buf(&self.moduli),
-            Arg::Buf(&self.lasts),
-            Arg::U32(self.k),
-            Arg::U32(self.log_n),
-            Arg::U32(log_t),
-        ];
+        let args = self.args(data, first, true, &[Arg::U32(log_t)]);
         q.launch(Family::Ntt32, &[], "ntt32_inv_slm_u32", self.tile_geometry(rows, log_t), &args)?;
         let mut log_s = log_t;
         while log_s < self.log_n {
             let lr = (self.log_n - log_s).min(MAX_PASS_ROUNDS);
             let last = u32::from(log_s + lr == self.log_n);
-            let args = [
-                self.at(data, first),
-                Arg::Buf(&self.iroots),
-                Arg::Buf(&self.iroots_q),
-                Arg::Buf(&self.moduli),
-                Arg::Buf(&self.lasts),
-                Arg::U32(self.k),
-                Arg::U32(self.log_n),
-                Arg::U32(log_s),
-                Arg::U32(rows),
-                Arg::U32(last),
-            ];
+            let args = self.args(data, first, true, &[Arg::U32(log_s), Arg::U32(rows), Arg::U32(last)]);
             q.launch(Family::Ntt32, &[], INV_PASS[lr as usize - 1], self.pass_geometry(rows, lr), &args)?;
             log_s += lr;
         }
