@@ -12,6 +12,7 @@ use crate::math::primes::{CoeffModulus, SecLevel};
 use crate::math::rns::{significant_bits, RnsBase};
 use crate::{Error, Parameter, Result};
 use rustc_hash::FxHashMap as HashMap;
+use std::ops::Range;
 use std::sync::Arc;
 
 /// Pre-computation for one level of the chain (SEAL `SEALContext::ContextData`).
@@ -26,6 +27,9 @@ pub struct ContextData {
     inv_q_last_mod_q: Vec<ShoupOperand>,
     prev: Option<ParmsId>,
     next: Option<ParmsId>,
+    /// The rows of the key level's primes this level's primes are (a prefix on SEAL's chain; a
+    /// window at a composite level).
+    key_rows: Range<usize>,
 }
 
 impl ContextData {
@@ -77,6 +81,41 @@ impl ContextData {
     pub fn next_parms_id(&self) -> Option<ParmsId> {
         self.next
     }
+    /// Where this level's primes sit among the key level's: `0..k` on SEAL's chain, a window
+    /// `s..e` at a composite level ([`Context::with_composite_chain`]). A secret key's row for
+    /// this level's prime `j` is row `key_rows().start + j` of the key level's.
+    pub fn key_rows(&self) -> Range<usize> {
+        self.key_rows.clone()
+    }
+
+    /// The pre-computation of the level whose parameters are `p` (their primes are the key
+    /// level's rows `key_rows`, with NTT tables `tables`).
+    fn new(p: EncryptionParameters, chain_index: usize, tables: &[Arc<NttTables>], key_rows: Range<usize>, (prev, next): (Option<ParmsId>, Option<ParmsId>)) -> Result<Self> {
+        let k = p.coeff_modulus().len();
+        let rns_base = RnsBase::new(p.coeff_modulus())?;
+        let q_last = p.coeff_modulus()[k - 1];
+        let inv_q_last_mod_q = p.coeff_modulus()[..k - 1]
+            .iter()
+            .map(|q| {
+                q.inv(q_last.value())
+                    .map(|v| ShoupOperand::new(v, q))
+                    .ok_or_else(|| Error::invalid_parameters(Parameter::CoeffModulus, "primes are not coprime"))
+            })
+            .collect::<Result<_>>()?;
+        let total = rns_base.product().to_vec();
+        Ok(ContextData {
+            total_coeff_modulus_bit_count: significant_bits(&total),
+            total_coeff_modulus: total,
+            parms: p,
+            chain_index,
+            ntt_tables: tables[key_rows.clone()].to_vec(),
+            rns_base,
+            inv_q_last_mod_q,
+            prev,
+            next,
+            key_rows,
+        })
+    }
 }
 
 #[derive(Debug)]
@@ -87,6 +126,7 @@ struct ContextInner {
     last_parms_id: ParmsId,
     sec_level: SecLevel,
     galois_tool: GaloisTool,
+    composite: Option<Arc<super::composite::CompositeLevels>>,
 }
 
 /// Validated encryption parameters with the whole modulus-switching chain. Cheap to clone
@@ -196,29 +236,8 @@ impl Context {
         let ids: Vec<ParmsId> = levels.iter().map(|p| p.parms_id()).collect();
         for (i, p) in levels.into_iter().enumerate() {
             let k = p.coeff_modulus().len();
-            let rns_base = RnsBase::new(p.coeff_modulus())?;
-            let q_last = p.coeff_modulus()[k - 1];
-            let inv_q_last_mod_q = p.coeff_modulus()[..k - 1]
-                .iter()
-                .map(|q| {
-                    q.inv(q_last.value())
-                        .map(|v| ShoupOperand::new(v, q))
-                        .ok_or_else(|| Error::invalid_parameters(Parameter::CoeffModulus, "primes are not coprime"))
-                })
-                .collect::<Result<_>>()?;
-            let total = rns_base.product().to_vec();
-            let data = ContextData {
-                total_coeff_modulus_bit_count: significant_bits(&total),
-                total_coeff_modulus: total,
-                parms: p,
-                chain_index: count - 1 - i,
-                ntt_tables: tables[..k].to_vec(),
-                rns_base,
-                inv_q_last_mod_q,
-                prev: if i > 0 { Some(ids[i - 1]) } else { None },
-                next: ids.get(i + 1).copied(),
-            };
-            map.insert(ids[i], Arc::new(data));
+            let links = (if i > 0 { Some(ids[i - 1]) } else { None }, ids.get(i + 1).copied());
+            map.insert(ids[i], Arc::new(ContextData::new(p, count - 1 - i, &tables, 0..k, links)?));
         }
         let key_parms_id = ids[0];
         let first_parms_id = if ids.len() > 1 { ids[1] } else { ids[0] };
@@ -231,8 +250,61 @@ impl Context {
                 last_parms_id,
                 sec_level,
                 galois_tool: GaloisTool::new(log_n),
+                composite: None,
             }),
         })
+    }
+
+    /// [`Context::with_sec_level`] for parameters whose first primes are a composite chain's
+    /// stored primes (`chain.stored()`, then the special primes), with the chain's levels
+    /// besides SEAL's ([`super::composite`]). A level whose window is a prefix of the primes is
+    /// SEAL's level of that many primes; the others get levels of their own (off SEAL's chain:
+    /// no `prev`/`next`, `chain_index` one less than their prime count, as SEAL's levels have).
+    /// Their ciphertexts move down by [`Evaluator::rescale_composite_inplace`](crate::Evaluator::rescale_composite_inplace).
+    ///
+    /// # Errors
+    /// As [`Context::with_sec_level`]; `InvalidParameters` when the primes do not begin with the
+    /// chain's stored primes or no special prime follows them.
+    pub fn with_composite_chain(parms: &EncryptionParameters, chain: &crate::math::composite_chain::CompositeChain, sec_level: SecLevel) -> Result<Self> {
+        let base = Self::with_sec_level(parms, sec_level)?;
+        let stored = chain.stored();
+        let all = parms.coeff_modulus();
+        if all.len() <= stored.len() || &all[..stored.len()] != stored {
+            return Err(Error::invalid_parameters(
+                Parameter::CoeffModulus,
+                format!("coeff_modulus must be the composite chain's {} stored primes followed by the special primes", stored.len()),
+            ));
+        }
+        let b = &base.inner;
+        let mut inner = ContextInner {
+            map: b.map.clone(),
+            key_parms_id: b.key_parms_id,
+            first_parms_id: b.first_parms_id,
+            last_parms_id: b.last_parms_id,
+            sec_level: b.sec_level,
+            galois_tool: GaloisTool::new(parms.poly_modulus_degree().trailing_zeros()),
+            composite: None,
+        };
+        let tables = base.key_context_data().ntt_tables().to_vec();
+        let mut ids = Vec::with_capacity(chain.levels());
+        for l in 0..chain.levels() {
+            let w = chain.window(l);
+            let mut p = parms.clone();
+            p.set_coeff_modulus(chain.moduli(l));
+            let id = p.parms_id();
+            if !inner.map.contains_key(&id) {
+                let cd = ContextData::new(p, w.len() - 1, &tables, w, (None, None))?;
+                inner.map.insert(id, Arc::new(cd));
+            }
+            ids.push(id);
+        }
+        inner.composite = Some(Arc::new(super::composite::CompositeLevels::new(chain, ids, &tables)?));
+        Ok(Context { inner: Arc::new(inner) })
+    }
+
+    /// The composite levels of a context made by [`Context::with_composite_chain`].
+    pub fn composite_levels(&self) -> Option<&super::composite::CompositeLevels> {
+        self.inner.composite.as_deref()
     }
 
     /// The level with this `parms_id`, if it belongs to this context.

@@ -48,7 +48,8 @@ impl Decryptor {
             return Err(Error::WrongForm("encrypted must be in NTT form".into()));
         }
         let (k, n, size) = (cd.coeff_modulus().len(), cd.n(), encrypted.size());
-        let s = &self.secret_key.data.data;
+        // The secret key's rows of this level's primes (a window at a composite level).
+        let s = &self.secret_key.data.data[cd.key_rows().start * n..];
         let mut out = vec![0u64; k * n];
         out.par_chunks_mut(n)
             .enumerate()

@@ -1,6 +1,7 @@
 //! The CKKS scheme with SEAL's API and semantics.
 pub mod batch;
 pub mod ciphertext;
+pub mod composite;
 pub mod context;
 pub mod device;
 pub mod evaluator;

@@ -62,6 +62,7 @@ pub fn encrypt_zero_symmetric(
     save_seed: bool,
 ) -> Result<Ciphertext> {
     let cd = ctx.context_data_for(parms_id, "encrypt_zero_symmetric parms_id")?;
+    super::valcheck::check_on_seal_chain(cd, "encrypt")?;
     let (k, n) = (cd.coeff_modulus().len(), cd.n());
     let save_seed = save_seed && k * n >= SEED_MARKER_WORDS;
     let moduli = cd.coeff_modulus();
@@ -118,6 +119,7 @@ pub fn encrypt_zero_asymmetric(
     parms_id: &ParmsId,
 ) -> Result<Ciphertext> {
     let cd = ctx.context_data_for(parms_id, "encrypt_zero_asymmetric parms_id")?;
+    super::valcheck::check_on_seal_chain(cd, "encrypt")?;
     let (k, n) = (cd.coeff_modulus().len(), cd.n());
     let moduli = cd.coeff_modulus();
     let mut prng = UniformRandomGenerator::from_entropy(PrngType::Blake2xb)?;

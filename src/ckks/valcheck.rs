@@ -253,6 +253,22 @@ pub fn ciphertext_buffer(ct: &Ciphertext, what: &str) -> Result<()> {
     Ok(())
 }
 
+/// That `cd` is a level of SEAL's chain (its primes a prefix of the key level's), as encryption
+/// and key switching need: a composite level off the chain
+/// ([`Context::with_composite_chain`](super::context::Context::with_composite_chain)) is
+/// reached by rescaling down, and only element-wise operations and decryption run there yet.
+///
+/// # Errors
+/// `NotValidForParams` naming `what`.
+pub fn check_on_seal_chain(cd: &ContextData, what: &str) -> Result<()> {
+    match cd.key_rows().start {
+        0 => Ok(()),
+        _ => Err(Error::NotValidForParams(format!(
+            "{what}: a composite level off SEAL's chain (its primes are not a prefix of the key's); encrypt at a level of the chain and rescale down, and switch keys there"
+        ))),
+    }
+}
+
 /// Check a ciphertext the way SEAL's evaluator does (`is_metadata_valid_for` and
 /// `is_buffer_valid`; SEAL: "encrypted is not valid for encryption parameters"); returns its
 /// level. Key-level ciphertexts are accepted only with `allow_key_level`.

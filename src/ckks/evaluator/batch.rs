@@ -266,7 +266,7 @@ impl Evaluator {
         check_relin_keys_level(relin_keys, &self.ctx)?;
         let k = cd.coeff_modulus().len();
         for power in 2..a.size {
-            self.check_kswitch_key(&relin_keys.0, RelinKeys::get_index(power), k, "relin_keys")?;
+            self.check_kswitch_key(&relin_keys.0, RelinKeys::get_index(power), &cd, "relin_keys")?;
         }
         if a.size <= 2 {
             return Ok(a.clone());

@@ -35,6 +35,7 @@ impl Evaluator {
         what: &str,
     ) -> Result<Arc<ContextData>> {
         let cd = check_ciphertext(ct, &self.ctx, "encrypted", false)?.clone();
+        crate::ckks::valcheck::check_on_seal_chain(&cd, what)?;
         check_ntt_form(ct.is_ntt_form)?;
         if ks.context() != &self.ctx {
             return Err(Error::NotValidForParams(format!(

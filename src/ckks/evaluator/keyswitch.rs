@@ -32,9 +32,11 @@ impl Evaluator {
         &self,
         keys: &KSwitchKeys,
         index: usize,
-        k: usize,
+        level: &crate::ckks::context::ContextData,
         what: &str,
     ) -> Result<()> {
+        crate::ckks::valcheck::check_on_seal_chain(level, "key switching")?;
+        let k = level.coeff_modulus().len();
         if !self.ctx.using_keyswitching() {
             return Err(Error::invalid_parameters(crate::Parameter::CoeffModulus,
                 "keyswitching is not supported by the context (one prime)",
@@ -69,6 +71,7 @@ impl Evaluator {
             .ctx
             .context_data_for(&ct.parms_id, "encrypted")?
             .clone();
+        crate::ckks::valcheck::check_on_seal_chain(&cd, "key switching")?;
         let key_cd = self.ctx.key_context_data().clone();
         let n = cd.n();
         let k = cd.coeff_modulus().len();
@@ -174,9 +177,8 @@ impl Evaluator {
         if ct.size <= 2 {
             return Ok(());
         }
-        let k = cd.coeff_modulus().len();
         for power in 2..ct.size {
-            self.check_kswitch_key(&relin_keys.0, RelinKeys::get_index(power), k, "relin_keys")
+            self.check_kswitch_key(&relin_keys.0, RelinKeys::get_index(power), &cd, "relin_keys")
                 .map_err(|e| match e {
                     Error::MissingKey { .. } => {
                         Error::missing_key(crate::KeyKind::Relin, "not enough relinearization keys")

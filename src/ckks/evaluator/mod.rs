@@ -10,6 +10,7 @@
 //! relinearize), `rotate` (Galois automorphisms, rotations, conjugation).
 
 mod arith;
+mod composite;
 mod batch;
 mod hybrid;
 mod key_sets;

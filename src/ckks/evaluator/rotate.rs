@@ -64,7 +64,7 @@ impl Evaluator {
         self.check_kswitch_key(
             &keys.0,
             GaloisKeys::get_index(galois_elt)?,
-            cd.coeff_modulus().len(),
+            cd,
             "galois_keys",
         )
     }

@@ -1,0 +1,118 @@
+//! Composite levels of a [`Context`](super::context::Context): the levels of a
+//! [`CompositeChain`] (a scale near 2^40 from primes below 2^30, each level a window of the
+//! stored primes) beside SEAL's one-prime chain, and the rescale from one to the next on a
+//! ciphertext's words ([`CompositeRescale::apply_ntt`] per polynomial, the limbs taken from and
+//! put back in the windows' order). Made by
+//! [`Context::with_composite_chain`](super::context::Context::with_composite_chain); used by
+//! [`Evaluator::rescale_composite_inplace`](crate::Evaluator::rescale_composite_inplace).
+
+use super::params::ParmsId;
+use crate::math::composite_chain::CompositeChain;
+use crate::math::composite_rescale::CompositeRescale;
+use crate::math::ntt::NttTables;
+use crate::Result;
+use std::ops::Range;
+use std::sync::Arc;
+
+/// One step down, from level `l` to `l − 1`.
+#[derive(Clone, Debug)]
+struct Step {
+    rescale: CompositeRescale,
+    /// Rows of level `l`'s limbs kept, and dropped (the rescale's input order).
+    keep: Vec<usize>,
+    drop: Vec<usize>,
+    /// For each limb of level `l − 1`, its row in the rescale's output (kept, then added).
+    out: Vec<usize>,
+    /// NTT tables of the dropped primes, and of the output primes in the rescale's order.
+    drop_ntt: Vec<Arc<NttTables>>,
+    out_ntt: Vec<Arc<NttTables>>,
+    /// The factor the scale is divided by: the dropped primes' product over the added ones'.
+    factor: f64,
+}
+
+/// The composite levels of a context ([module docs](self)).
+#[derive(Clone, Debug)]
+pub struct CompositeLevels {
+    chain: CompositeChain,
+    ids: Vec<ParmsId>,
+    steps: Vec<Option<Step>>,
+}
+
+impl CompositeLevels {
+    /// The levels of `chain`, level `l` with `parms_id` `ids[l]`; `tables` are the key level's
+    /// NTT tables (the stored primes first).
+    ///
+    /// # Errors
+    /// As [`CompositeRescale::new`].
+    pub(crate) fn new(chain: &CompositeChain, ids: Vec<ParmsId>, tables: &[Arc<NttTables>]) -> Result<Self> {
+        let stored = chain.stored();
+        let mut steps = vec![None];
+        for l in 1..chain.levels() {
+            let (upper, lower) = (chain.window(l), chain.window(l - 1));
+            let (drop, add) = chain.step_down(l)?;
+            let keep: Vec<usize> = upper.clone().filter(|i| lower.contains(i)).collect();
+            let primes = |ix: &[usize]| ix.iter().map(|&i| stored[i]).collect::<Vec<_>>();
+            let rescale = CompositeRescale::new(&primes(&keep), &primes(&drop), &primes(&add))?;
+            let outputs: Vec<usize> = keep.iter().chain(&add).copied().collect();
+            let out = lower.clone().map(|i| outputs.iter().position(|&o| o == i).expect("a lower level's prime is kept or added")).collect();
+            let product = |ix: &[usize]| ix.iter().map(|&i| stored[i].value() as f64).product::<f64>();
+            steps.push(Some(Step {
+                rescale,
+                keep: keep.iter().map(|i| i - upper.start).collect(),
+                drop: drop.iter().map(|i| i - upper.start).collect(),
+                out,
+                drop_ntt: drop.iter().map(|&i| tables[i].clone()).collect(),
+                out_ntt: outputs.iter().map(|&i| tables[i].clone()).collect(),
+                factor: product(&drop) / product(&add),
+            }));
+        }
+        Ok(CompositeLevels { chain: chain.clone(), ids, steps })
+    }
+
+    /// The chain.
+    pub fn chain(&self) -> &CompositeChain {
+        &self.chain
+    }
+
+    /// Level `l`'s `parms_id`, if the chain has that level.
+    pub fn parms_id(&self, l: usize) -> Option<ParmsId> {
+        self.ids.get(l).copied()
+    }
+
+    /// The composite level whose `parms_id` this is (the highest, where a level's window is
+    /// also a lower one's: never, the modulus grows with the level).
+    pub fn level_of(&self, parms_id: &ParmsId) -> Option<usize> {
+        self.ids.iter().rposition(|id| id == parms_id)
+    }
+
+    /// The factor a rescale from level `l` divides the scale by: the dropped primes' product
+    /// over the added ones' (`None` at level 0 or past the top).
+    pub fn rescale_factor(&self, l: usize) -> Option<f64> {
+        self.steps.get(l)?.as_ref().map(|s| s.factor)
+    }
+
+    /// The words of level `l − 1` of a ciphertext of `size` polynomials at level `l` (NTT
+    /// form, `size × window × n` words): `round(x · A/D)` per polynomial.
+    ///
+    /// # Errors
+    /// `InvalidArgument` at level 0 or past the top, or for words of another shape.
+    pub(crate) fn rescale_words(&self, l: usize, data: &[u64], size: usize, n: usize) -> Result<Vec<u64>> {
+        let step = self.steps.get(l).and_then(Option::as_ref).ok_or_else(|| crate::Error::InvalidArgument(format!("composite rescale: no level below {l}")))?;
+        let (upper, lower): (Range<usize>, Range<usize>) = (self.chain.window(l), self.chain.window(l - 1));
+        let (ku, kd) = (upper.len(), lower.len());
+        if data.len() != size * ku * n {
+            return Err(crate::Error::InvalidArgument(format!("composite rescale: {} words for {size} polynomials of {ku} limbs of {n}", data.len())));
+        }
+        let rows = |poly: &[u64], ix: &[usize]| ix.iter().flat_map(|&r| poly[r * n..(r + 1) * n].iter().copied()).collect::<Vec<_>>();
+        let drop_ntt: Vec<&NttTables> = step.drop_ntt.iter().map(|t| t.as_ref()).collect();
+        let out_ntt: Vec<&NttTables> = step.out_ntt.iter().map(|t| t.as_ref()).collect();
+        let mut out = vec![0u64; size * kd * n];
+        for (poly, dst) in data.chunks_exact(ku * n).zip(out.chunks_exact_mut(kd * n)) {
+            let y = step.rescale.apply_ntt(&rows(poly, &step.keep), &rows(poly, &step.drop), n, &drop_ntt, &out_ntt)?;
+            for (limb, &r) in dst.chunks_exact_mut(n).zip(&step.out) {
+                limb.copy_from_slice(&y[r * n..(r + 1) * n]);
+            }
+        }
+        Ok(out)
+    }
+}
