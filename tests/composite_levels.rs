@@ -87,6 +87,10 @@ fn composite_rescale_errors() {
     let mut c = low.clone();
     assert!(matches!(ev.rescale_composite_inplace(&mut c), Err(Error::EndOfModulusChain { .. })));
     assert_eq!(c.parms_id(), low.parms_id());
+    // SEAL's rescale and modulus switch point to the composite rescale there.
+    for r in [ev.rescale_to_next(&low), ev.mod_switch_to_next(&low)] {
+        assert!(matches!(r, Err(Error::NotValidForParams(ref m)) if m.contains("rescale_composite")), "{r:?}");
+    }
     // Key switching off SEAL's chain is refused, the input intact.
     let relin = keygen.create_relin_keys().unwrap();
     let squared = ev.multiply(&low, &low).unwrap();

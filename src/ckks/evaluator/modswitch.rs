@@ -16,6 +16,12 @@ use std::sync::Arc;
 
 impl Evaluator {
     fn next_level(&self, cd: &ContextData, what: &str) -> Result<Arc<ContextData>> {
+        // A composite level off SEAL's chain has no next level on it: say where to go instead.
+        if cd.key_rows().start != 0 {
+            return Err(Error::NotValidForParams(format!(
+                "{what} is at a composite level off SEAL's chain: Evaluator::rescale_composite moves it down"
+            )));
+        }
         let next = cd.next_parms_id().ok_or_else(|| {
             Error::at_last_level(format!("{what} is already at the last level"))
         })?;
