@@ -79,10 +79,10 @@ impl CompositeLevels {
         self.ids.get(l).copied()
     }
 
-    /// The composite level whose `parms_id` this is (the highest, where a level's window is
-    /// also a lower one's: never, the modulus grows with the level).
+    /// The composite level whose `parms_id` this is (each level's is its own: the modulus
+    /// grows with the level).
     pub fn level_of(&self, parms_id: &ParmsId) -> Option<usize> {
-        self.ids.iter().rposition(|id| id == parms_id)
+        self.ids.iter().position(|id| id == parms_id)
     }
 
     /// The factor a rescale from level `l` divides the scale by: the dropped primes' product

@@ -123,11 +123,8 @@ impl CompositeRescale {
     /// As [`apply`](Self::apply); `InvalidArgument` when the tables are not one per prime (of
     /// size `n`) in the order of the primes.
     pub fn apply_ntt(&self, x_keep: &[u64], x_drop: &[u64], n: usize, drop_ntt: &[&NttTables], out_ntt: &[&NttTables]) -> Result<Vec<u64>> {
-        let fits = |t: &[&NttTables], primes: &mut dyn Iterator<Item = &Modulus>| {
-            let primes: Vec<u64> = primes.map(Modulus::value).collect();
-            t.len() == primes.len() && t.iter().zip(&primes).all(|(t, &q)| t.n() == n && t.modulus().value() == q)
-        };
-        if !fits(drop_ntt, &mut self.drop.iter()) || !fits(out_ntt, &mut self.keep.iter().chain(&self.add)) {
+        let fits = |t: &[&NttTables], primes: &[Modulus]| t.len() == primes.len() && t.iter().zip(primes).all(|(t, q)| t.n() == n && t.modulus() == q);
+        if !fits(drop_ntt, &self.drop) || !fits(out_ntt, &self.output()) {
             return Err(Error::InvalidArgument("composite rescale: NTT tables must be one per prime, in the order of the primes, of size n".into()));
         }
         self.apply_in(x_keep, x_drop, n, Some((drop_ntt, out_ntt)))
