@@ -4,8 +4,13 @@
 //! step dividing by about 2^40 though no prime is above 2^30) by a product with a plaintext and
 //! a composite rescale at each level, decrypted at the lowest level, which is not a prefix of
 //! the primes: the slots equal the plaintext products; and the errors of the new operation.
+//! Hybrid key switching (relinearization, rotations, hoisted rotations) at every level, windows
+//! that cut the key's digits included.
 use xehe::math::composite_chain::CompositeChain;
 use xehe::*;
+
+mod common;
+use common::queues::{on_queue, queues};
 
 /// log2 N of the test (insecure: a test size).
 const LOG_N: u32 = 12;
@@ -35,18 +40,7 @@ fn a_ciphertext_goes_down_the_composite_levels() {
     let pk = keygen.create_public_key().unwrap();
     let (enc, dec) = (Encryptor::new(&ctx, &pk).unwrap(), Decryptor::new(&ctx, keygen.secret_key()).unwrap());
     let (encoder, ev) = (CkksEncoder::new(&ctx).unwrap(), Evaluator::new(&ctx));
-    let slots = encoder.slot_count();
-    let mut s = 0x5eed_u64;
-    let mut uniform = |lo: f64, hi: f64| -> Vec<f64> {
-        (0..slots)
-            .map(|_| {
-                s ^= s << 13;
-                s ^= s >> 7;
-                s ^= s << 17;
-                lo + (hi - lo) * (s >> 11) as f64 / (1u64 << 53) as f64
-            })
-            .collect()
-    };
+    let mut uniform = uniform_source(encoder.slot_count());
     let delta = 2f64.powi(40);
     let mut want = uniform(-1.0, 1.0);
     let mut ct = enc.encrypt(&encoder.encode_f64(&want, levels.parms_id(top).unwrap(), delta).unwrap()).unwrap();
@@ -64,9 +58,97 @@ fn a_ciphertext_goes_down_the_composite_levels() {
     // Level 0 is the two lowest terminal primes: not a prefix of the primes, off SEAL's chain.
     assert_eq!(ctx.get_context_data(&ct.parms_id()).unwrap().key_rows(), 2..4);
     let got = encoder.decode_f64(&dec.decrypt(&ct).unwrap()).unwrap();
-    let worst = got.iter().zip(&want).map(|(g, w)| (g - w).abs()).fold(0.0, f64::max);
+    let worst = largest_error(&got, &want);
     assert!(worst < 2f64.powi(-20), "max error 2^{:.1}", worst.log2());
     println!("four composite rescales from 220 to 50 bits: max error 2^{:.1}", worst.log2());
+}
+
+/// A deterministic generator of `slots` reals in `[lo, hi)`.
+fn uniform_source(slots: usize) -> impl FnMut(f64, f64) -> Vec<f64> {
+    let mut s = 0x5eed_u64;
+    move |lo: f64, hi: f64| -> Vec<f64> {
+        (0..slots)
+            .map(|_| {
+                s ^= s << 13;
+                s ^= s >> 7;
+                s ^= s << 17;
+                lo + (hi - lo) * (s >> 11) as f64 / (1u64 << 53) as f64
+            })
+            .collect()
+    }
+}
+
+fn largest_error(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().zip(b).map(|(x, y)| (x - y).abs()).fold(0.0, f64::max)
+}
+
+#[test]
+fn hybrid_key_switching_at_every_composite_level() {
+    let (ctx, chain) = setup();
+    let levels = ctx.composite_levels().unwrap();
+    let top = chain.levels() - 1;
+    // Digits of three primes over the eight stored ones: [0, 3), [3, 6), [6, 8). The windows
+    // [2, 4), [4, 7) and [2, 8) of levels 0, 1 and 3 begin inside a digit.
+    let ks = HybridKeySwitching::new(&ctx, KeySwitchParams { special_modulus_size: 2, dnum: 3 }).unwrap();
+    let keygen = KeyGenerator::new(&ctx).unwrap();
+    let hk = keygen.hybrid(&ks);
+    let relin = hk.create_relin_keys().unwrap();
+    let galois = hk.create_galois_keys_from_steps(&[1, 3]).unwrap();
+    let enc = Encryptor::new(&ctx, &keygen.create_public_key().unwrap()).unwrap();
+    let dec = Decryptor::new(&ctx, keygen.secret_key()).unwrap();
+    let (encoder, ev) = (CkksEncoder::new(&ctx).unwrap(), Evaluator::new(&ctx));
+    let slots = encoder.slot_count();
+    let mut uniform = uniform_source(slots);
+    let decode = |ct: &Ciphertext| encoder.decode_f64(&dec.decrypt(ct).unwrap()).unwrap();
+    let rotated = |v: &[f64], k: usize| (0..slots).map(|i| v[(i + k) % slots]).collect::<Vec<f64>>();
+    let delta = 2f64.powi(40);
+    let mut want = uniform(-1.0, 1.0);
+    let mut ct = enc.encrypt(&encoder.encode_f64(&want, levels.parms_id(top).unwrap(), delta).unwrap()).unwrap();
+    for l in (0..=top).rev() {
+        let rows = ctx.get_context_data(&ct.parms_id()).unwrap().key_rows();
+        // Rotations, one at a time and hoisted (one ModUp for both).
+        let one = ev.rotate_vector(&ct, 1, &galois).unwrap();
+        let err = largest_error(&decode(&one), &rotated(&want, 1));
+        assert!(err < 2f64.powi(-20), "level {l} ({rows:?}): rotation by 1, error 2^{:.1}", err.log2());
+        let many = ev.rotate_vector_many(&ct, &[1, 3], &galois).unwrap();
+        assert_eq!(many[0].data(), one.data(), "level {l}: a hoisted rotation is the single one's words");
+        let err = largest_error(&decode(&many[1]), &rotated(&want, 3));
+        assert!(err < 2f64.powi(-20), "level {l}: hoisted rotation by 3, error 2^{:.1}", err.log2());
+        // A square, relinearized: scale 2^80, which the levels from 90 bits up can hold.
+        if chain.log2_modulus(l) > 85.0 {
+            let sq = ev.relinearize(&ev.square(&ct).unwrap(), &relin).unwrap();
+            assert_eq!(sq.size(), 2);
+            let want_sq: Vec<f64> = want.iter().map(|x| x * x).collect();
+            let err = largest_error(&decode(&sq), &want_sq);
+            assert!(err < 2f64.powi(-20), "level {l} ({rows:?}): relinearized square, error 2^{:.1}", err.log2());
+            println!("level {l} (primes {rows:?}): rotation and relinearization, max error 2^{:.1}", err.log2());
+        }
+        if l > 0 {
+            let factor = levels.rescale_factor(l).unwrap();
+            let c = uniform(0.5, 1.5);
+            ct = ev.multiply_plain(&ct, &encoder.encode_f64(&c, levels.parms_id(l).unwrap(), factor).unwrap()).unwrap();
+            ev.rescale_composite_inplace(&mut ct).unwrap();
+            want.iter_mut().zip(&c).for_each(|(w, c)| *w *= c);
+        }
+    }
+    // Keys for the low levels only: a window past their primes is a MissingKey, the input intact.
+    let low = hk.create_galois_keys_for_levels(&[ctx.galois_tool().elt_from_step(1).unwrap()], 4).unwrap();
+    let mut at1 = enc.encrypt(&encoder.encode_f64(&[0.5], levels.parms_id(2).unwrap(), 2f64.powi(45)).unwrap()).unwrap();
+    ev.rescale_composite_inplace(&mut at1).unwrap();
+    assert_eq!(ctx.get_context_data(&at1.parms_id()).unwrap().key_rows(), 4..7);
+    let before = at1.clone();
+    assert!(matches!(ev.rotate_vector_inplace(&mut at1, 1, &low), Err(Error::MissingKey { .. })));
+    assert_eq!(at1.data(), before.data());
+    // Double hoisting and the fused relinearize-rescale stay on SEAL's chain, with clear errors.
+    assert!(matches!(ev.double_hoisting().rotate_vector_many(&at1, &[1], &galois), Err(Error::NotValidForParams(_))));
+    let sq = ev.square(&at1).unwrap();
+    assert!(matches!(ev.relinearize_rescale(&sq, &relin), Err(Error::NotValidForParams(_))));
+    // On a device: not written yet, said so, the input intact.
+    for q in queues("hybrid_key_switching_at_every_composite_level") {
+        let mut d = on_queue(&at1, &q);
+        assert!(matches!(ev.rotate_vector_inplace(&mut d, 1, &galois), Err(Error::InvalidArgument(ref m)) if m.contains("CPU backend")));
+        assert_eq!(d.parms_id(), at1.parms_id());
+    }
 }
 
 #[test]

@@ -190,6 +190,9 @@ struct Inner {
     half_p_mod: Vec<u64>,
     /// `mod_up[e - 1]`: digit `[⌊(e-1)/d⌋·d, e)` → every key-base modulus.
     mod_up: Vec<BaseConverter>,
+    /// The parts `[a, e)` of digits cut by a composite level's window at `a` (not a digit's
+    /// first prime) → every key-base modulus, keyed by `(a, e)`.
+    mod_up_cut: BTreeMap<(usize, usize), BaseConverter>,
     /// `P → q_0 … q_{L-1}`.
     mod_down: BaseConverter,
     /// `rescale[ℓ - 2]`: ModDown by `P·q_{ℓ-1}` at the level with `ℓ ≥ 2` data primes.
@@ -214,6 +217,17 @@ fn half_of(x: &[u64]) -> Vec<u64> {
         half[i] = (half[i] >> 1) | hi;
     }
     half
+}
+
+/// The key digits (of `d` primes) that the data primes `rows` meet, each with its part inside
+/// `rows` ([`HybridKeySwitching::digits_in`]).
+fn digits_in(d: usize, rows: Range<usize>) -> Vec<(usize, Range<usize>)> {
+    if rows.is_empty() {
+        return Vec::new();
+    }
+    (rows.start / d..rows.end.div_ceil(d))
+        .map(|j| (j, (j * d).max(rows.start)..((j + 1) * d).min(rows.end)))
+        .collect()
 }
 
 /// ModDown by `M = P·q_{ℓ-1}` at a level with `ℓ ≥ 2` data primes (module docs, "ModDown fused
@@ -337,6 +351,16 @@ impl HybridKeySwitching {
         let mod_up = (1..=l)
             .map(|e| BaseConverter::new(&all[(e - 1) / d * d..e], &moduli))
             .collect::<Result<_>>()?;
+        let mut mod_up_cut = BTreeMap::new();
+        if let Some(levels) = context.composite_levels() {
+            for lv in 0..levels.chain().levels() {
+                for (_, piece) in digits_in(d, levels.chain().window(lv)) {
+                    if piece.start % d != 0 {
+                        mod_up_cut.insert((piece.start, piece.end), BaseConverter::new(&all[piece.clone()], &moduli)?);
+                    }
+                }
+            }
+        }
         let mod_down = BaseConverter::new(&special, &all[..l])?;
         let rescale = (2..=l)
             .map(|ell| RescaleDown::new(&special, &all[..ell]))
@@ -353,6 +377,7 @@ impl HybridKeySwitching {
                 inv_p_mod_q,
                 half_p_mod,
                 mod_up,
+                mod_up_cut,
                 mod_down,
                 rescale,
                 device: AnyDeviceCache::default(),
@@ -382,6 +407,25 @@ impl HybridKeySwitching {
         (0..self.digit_count(level_size))
             .map(|j| j * d..((j + 1) * d).min(level_size))
             .collect()
+    }
+    /// The digits of a level whose primes are the key base's data primes `rows` (a prefix
+    /// `0..ℓ` on SEAL's chain; a window at a composite level,
+    /// [`ContextData::key_rows`](super::context::ContextData::key_rows)): each key digit `j`
+    /// the level meets, with the part of its primes inside `rows`.
+    pub fn digits_in(&self, rows: Range<usize>) -> Vec<(usize, Range<usize>)> {
+        digits_in(self.inner.digit_size, rows)
+    }
+    /// The base converter of a digit's part `piece` (its data primes) to every key-base modulus.
+    fn digit_converter(&self, piece: &Range<usize>) -> Result<std::borrow::Cow<'_, BaseConverter>> {
+        let inner = &self.inner;
+        if piece.start % inner.digit_size == 0 {
+            return Ok(std::borrow::Cow::Borrowed(&inner.mod_up[piece.end - 1]));
+        }
+        match inner.mod_up_cut.get(&(piece.start, piece.end)) {
+            Some(c) => Ok(std::borrow::Cow::Borrowed(c)),
+            // A window that is no level of the context: made here, once per call.
+            None => Ok(std::borrow::Cow::Owned(BaseConverter::new(&inner.moduli[piece.clone()], &inner.moduli)?)),
+        }
     }
     /// The special primes `p_0 … p_{α-1}` (`p_0` is the context's special prime).
     pub fn special_primes(&self) -> &[Modulus] {
@@ -565,20 +609,26 @@ impl HybridKeySwitching {
     /// `c0 += switch(target)[0]`, `c1 += switch(target)[1]` (module docs, steps 1–3).
     ///
     /// `target`, `c0`, `c1`: `ℓ × N` words, NTT form, canonical, at a data level of the context
-    /// (`1 ≤ ℓ ≤ L`). The caller has checked the level and the key. `digits`: SEAL's unsigned
-    /// digits (relinearization: SEAL's own scheme for α = 1, dnum = L) or balanced ones
-    /// (automorphisms and switching keys: [`Digits::Balanced`]).
+    /// whose primes are the key base's data primes `start .. start + ℓ` (`start = 0` on SEAL's
+    /// chain; [`ContextData::key_rows`](super::context::ContextData::key_rows)). The caller has
+    /// checked the level and the key. `digits`: SEAL's unsigned digits (relinearization: SEAL's
+    /// own scheme for α = 1, dnum = L) or balanced ones (automorphisms and switching keys:
+    /// [`Digits::Balanced`]).
+    ///
+    /// # Errors
+    /// As [`HybridKeySwitching::mod_up`].
     pub(crate) fn switch_key(
         &self,
-        target: &[u64],
+        (target, start): (&[u64], usize),
         key: &HybridKSwitchKey,
         c0: &mut [u64],
         c1: &mut [u64],
         digits: Digits,
-    ) {
-        let up = self.mod_up(target, digits);
+    ) -> Result<()> {
+        let up = self.mod_up(target, start, digits)?;
         let prods = self.key_inner_product(&up, key, None);
-        self.mod_down_add(prods, c0, c1);
+        self.mod_down_add(prods, start, c0, c1);
+        Ok(())
     }
 
     /// Step 1, ModUp of `target` (`ℓ × N` words, NTT form, canonical): for every digit `j` of the
@@ -590,22 +640,32 @@ impl HybridKeySwitching {
     /// the result as a permutation of every row ([`HybridKeySwitching::key_inner_product`]).
     /// With [`Digits::Balanced`] that permutation of the ModUp of `t` *is* the ModUp of the
     /// automorphism of `t`, word for word.
-    pub(crate) fn mod_up(&self, target: &[u64], digits_kind: Digits) -> ModUp {
+    ///
+    /// `start`: the key base's data prime of `target`'s first limb (as
+    /// [`HybridKeySwitching::switch_key`]); the digits are the key's digits cut to the level's
+    /// primes ([`HybridKeySwitching::digits_in`]).
+    ///
+    /// # Errors
+    /// `InvalidParameters` if a cut digit's base converter cannot be made (primes not coprime).
+    pub(crate) fn mod_up(&self, target: &[u64], start: usize, digits_kind: Digits) -> Result<ModUp> {
         let inner = &self.inner;
         let n = self.n();
         let ell = target.len() / n;
         let alpha = inner.moduli.len() - inner.data_size;
-        let d = inner.digit_size;
-        let digits = self.digits(ell);
-        let digit_end = |i: usize| ((i / d + 1) * d).min(ell);
+        let window = start..start + ell;
+        let digits = self.digits_in(window.clone());
+        let convs = digits.iter().map(|(_, piece)| self.digit_converter(piece)).collect::<Result<Vec<_>>>()?;
+        // Digit (index into `digits`) and local prime range of each.
+        let local: Vec<Range<usize>> = digits.iter().map(|(_, p)| p.start - start..p.end - start).collect();
+        let owner: Vec<usize> = local.iter().enumerate().flat_map(|(j, r)| r.clone().map(move |_| j)).collect();
         let ext = ell + alpha;
 
         // y_i = [INTT(t)_i · q̂_i^{-1}]_{q_i} within each digit.
         let mut scaled = target.to_vec();
         scaled.par_chunks_mut(n).enumerate().for_each(|(i, y)| {
-            inner.ntt[i].inverse(y);
-            let e = digit_end(i);
-            inner.mod_up[e - 1].scale_limb_inplace(i - (i / d) * d, y);
+            inner.ntt[start + i].inverse(y);
+            let j = owner[i];
+            convs[j].scale_limb_inplace(i - local[j].start, y);
         });
 
         // Conversion of each digit to every other extended limb, forward NTT. Lazy NTT outputs
@@ -614,16 +674,15 @@ impl HybridKeySwitching {
         let mut rows = vec![0u64; digits.len() * ext * n];
         rows.par_chunks_mut(n).enumerate().for_each(|(r, row)| {
             let (j, o) = (r / ext, r % ext);
-            let range = &digits[j];
+            let range = &local[j];
             if range.contains(&o) {
                 row.copy_from_slice(&target[o * n..(o + 1) * n]);
             } else {
-                let g = self.global_limb(ell, o);
-                let bconv = &inner.mod_up[range.end - 1];
+                let g = self.global_limb(&window, o);
                 let digit = &scaled[range.start * n..range.end * n];
                 match digits_kind {
-                    Digits::Unsigned => bconv.convert_scaled_limb(digit, g, row),
-                    Digits::Balanced => bconv.convert_scaled_limb_centered(digit, g, row),
+                    Digits::Unsigned => convs[j].convert_scaled_limb(digit, g, row),
+                    Digits::Balanced => convs[j].convert_scaled_limb_centered(digit, g, row),
                 }
                 if lazy {
                     inner.ntt[g].forward_lazy(row);
@@ -632,16 +691,16 @@ impl HybridKeySwitching {
                 }
             }
         });
-        ModUp { ell, rows }
+        Ok(ModUp { window, key_digits: digits.into_iter().map(|(j, _)| j).collect(), rows })
     }
 
-    /// Global key-base index of extended limb `o` at a level with `ell` data limbs (`ℓ` data
-    /// limbs, then the `α` special limbs).
-    fn global_limb(&self, ell: usize, o: usize) -> usize {
-        if o < ell {
-            o
+    /// Global key-base index of extended limb `o` at a level whose data primes are `window`
+    /// (its `ℓ` data limbs, then the `α` special limbs).
+    fn global_limb(&self, window: &Range<usize>, o: usize) -> usize {
+        if o < window.len() {
+            window.start + o
         } else {
-            self.inner.data_size + o - ell
+            self.inner.data_size + o - window.len()
         }
     }
 
@@ -657,19 +716,18 @@ impl HybridKeySwitching {
     ) -> Vec<[Vec<u64>; 2]> {
         let inner = &self.inner;
         let n = self.n();
-        let ell = up.ell;
+        let ell = up.window.len();
         let kk = inner.moduli.len();
         let ext = ell + kk - inner.data_size;
-        let beta = self.digit_count(ell);
         (0..ext)
             .into_par_iter()
             .map(|o| {
-                let g = self.global_limb(ell, o);
+                let g = self.global_limb(&up.window, o);
                 let q = &inner.moduli[g];
                 let mut acc0 = vec![0u128; n];
                 let mut acc1 = vec![0u128; n];
                 let mut buf = vec![0u64; n];
-                for j in 0..beta {
+                for (j, &kj) in up.key_digits.iter().enumerate() {
                     let row = &up.rows[(j * ext + o) * n..(j * ext + o + 1) * n];
                     let operand: &[u64] = match perm {
                         Some(t) => {
@@ -680,7 +738,7 @@ impl HybridKeySwitching {
                         }
                         None => row,
                     };
-                    let k = &key.digits[j];
+                    let k = &key.digits[kj];
                     let (r, rows) = (key.row(g, inner.data_size), key.rows(n));
                     let k0 = &k[r * n..(r + 1) * n];
                     let k1 = &k[(rows + r) * n..(rows + r + 1) * n];
@@ -701,12 +759,13 @@ impl HybridKeySwitching {
     }
 
     /// Step 3, ModDown by `P` with rounding of the inner products (`ℓ + α` limbs per
-    /// component, canonical), added into `c0`, `c1` (`ℓ × N` words each).
-    pub(crate) fn mod_down_add(&self, prods: Vec<[Vec<u64>; 2]>, c0: &mut [u64], c1: &mut [u64]) {
+    /// component, canonical), added into `c0`, `c1` (`ℓ × N` words each, the key base's data
+    /// primes `start .. start + ℓ`).
+    pub(crate) fn mod_down_add(&self, prods: Vec<[Vec<u64>; 2]>, start: usize, c0: &mut [u64], c1: &mut [u64]) {
         let ell = c0.len() / self.n();
         for (c, out) in [c0, c1].into_iter().enumerate() {
             let prods = &prods;
-            self.mod_down_rows_add(|i| &prods[i][c], |k| &prods[ell + k][c], out);
+            self.mod_down_rows_add(|i| &prods[i][c], |k| &prods[ell + k][c], start, out);
         }
     }
 
@@ -717,12 +776,13 @@ impl HybridKeySwitching {
     /// ciphertexts).
     pub(crate) fn mod_down_poly_add(&self, x_q: &[u64], x_p: &[u64], out: &mut [u64]) {
         let n = self.n();
-        self.mod_down_rows_add(|i| &x_q[i * n..(i + 1) * n], |k| &x_p[k * n..(k + 1) * n], out);
+        self.mod_down_rows_add(|i| &x_q[i * n..(i + 1) * n], |k| &x_p[k * n..(k + 1) * n], 0, out);
     }
 
-    /// ModDown of one polynomial whose data limb `i` is `q_row(i)` and special limb `k` is
-    /// `p_row(k)` (canonical, NTT form), added into `out` (`ℓ × N`).
-    fn mod_down_rows_add<'a>(&self, q_row: impl Fn(usize) -> &'a [u64] + Sync, p_row: impl Fn(usize) -> &'a [u64], out: &mut [u64]) {
+    /// ModDown of one polynomial whose data limb `i` is `q_row(i)` (the key base's data prime
+    /// `start + i`) and special limb `k` is `p_row(k)` (canonical, NTT form), added into `out`
+    /// (`ℓ × N`).
+    fn mod_down_rows_add<'a>(&self, q_row: impl Fn(usize) -> &'a [u64] + Sync, p_row: impl Fn(usize) -> &'a [u64], start: usize, out: &mut [u64]) {
         let inner = &self.inner;
         let n = self.n();
         let l = inner.data_size;
@@ -742,17 +802,18 @@ impl HybridKeySwitching {
         });
         let special = &special;
         out.par_chunks_mut(n).enumerate().for_each(|(i, out)| {
-            let qi = inner.moduli[i];
+            let g = start + i;
+            let qi = inner.moduli[g];
             let mut t = vec![0u64; n];
-            inner.mod_down.convert_scaled_limb(special, i, &mut t);
-            let fix = qi.value() - inner.half_p_mod[i];
+            inner.mod_down.convert_scaled_limb(special, g, &mut t);
+            let fix = qi.value() - inner.half_p_mod[g];
             for v in t.iter_mut() {
                 *v += fix;
             }
-            inner.ntt[i].forward_lazy(&mut t);
+            inner.ntt[g].forward_lazy(&mut t);
             let q4 = qi.value() << 2;
             for ((o, &x), &y) in out.iter_mut().zip(q_row(i)).zip(&t) {
-                let v = inner.inv_p_mod_q[i].mul(x + q4 - y, qi.value());
+                let v = inner.inv_p_mod_q[g].mul(x + q4 - y, qi.value());
                 *o = qi.add(*o, v);
             }
         });
@@ -803,12 +864,16 @@ impl HybridKeySwitching {
     ///
     /// `c`: `3 × ℓ × N` words (`c_0, c_1, c_2`, `2 ≤ ℓ ≤ L`), canonical, NTT form; `out`:
     /// `2 × (ℓ − 1) × N` words, overwritten. Digits as relinearization's (SEAL's unsigned ones).
-    /// The caller checks the level and the key.
-    pub(crate) fn relinearize_rescale(&self, c: &[u64], key: &HybridKSwitchKey, out: &mut [u64]) {
+    /// The caller checks the level (of SEAL's chain) and the key.
+    ///
+    /// # Errors
+    /// As [`HybridKeySwitching::mod_up`].
+    pub(crate) fn relinearize_rescale(&self, c: &[u64], key: &HybridKSwitchKey, out: &mut [u64]) -> Result<()> {
         let n = self.n();
         let pw = c.len() / 3;
         let ell = pw / n;
-        let prods = self.key_inner_product(&self.mod_up(&c[2 * pw..], Digits::Unsigned), key, None);
+        let up = self.mod_up(&c[2 * pw..], 0, Digits::Unsigned)?;
+        let prods = self.key_inner_product(&up, key, None);
         let p_mod = self.p_mod_q(ell);
         for (comp, out) in out.chunks_mut(pw - n).enumerate() {
             // P·c_c + the inner product on the data limbs; the special limbs are the product's.
@@ -823,6 +888,7 @@ impl HybridKeySwitching {
             let x_p: Vec<u64> = prods[ell..].iter().flat_map(|p| p[comp].iter().copied()).collect();
             self.mod_down_rescale_poly(&x_q, &x_p, out);
         }
+        Ok(())
     }
 
     /// `[P]_{q_i}` for the data primes `i < ℓ`.
@@ -839,7 +905,7 @@ impl HybridKeySwitching {
     /// Modulus `o` of the extended base `q_0 … q_{ℓ-1}, p_0 … p_{α-1}` of a level with `ell`
     /// data primes.
     pub(crate) fn ext_modulus(&self, ell: usize, o: usize) -> Modulus {
-        self.inner.moduli[self.global_limb(ell, o)]
+        self.inner.moduli[self.global_limb(&(0..ell), o)]
     }
 }
 
@@ -859,7 +925,10 @@ pub(crate) enum Digits {
 /// ([`HybridKeySwitching::mod_up`]): `β × (ℓ + α) × N` words, digit-major, then extended limb.
 #[derive(Clone, Debug)]
 pub(crate) struct ModUp {
-    ell: usize,
+    /// The level's data primes in the key base.
+    window: Range<usize>,
+    /// The key digit of each of the `β` digits.
+    key_digits: Vec<usize>,
     rows: Vec<u64>,
 }
 
@@ -1304,7 +1373,9 @@ impl HybridGaloisKeys {
     pub fn key(&self, galois_elt: u32) -> Option<&HybridKSwitchKey> {
         self.keys.get(&galois_elt)
     }
-    /// The key for `galois_elt` at a level with `level_size` data primes.
+    /// The key for `galois_elt` at a level whose primes end before the key base's data prime
+    /// `level_size`: its prime count on SEAL's chain, `key_rows().end` at a composite level
+    /// ([`ContextData::key_rows`](super::context::ContextData::key_rows)).
     ///
     /// # Errors
     /// `MissingKey` if no key for `galois_elt` is present, or if it was limited to lower levels
@@ -1313,7 +1384,7 @@ impl HybridGaloisKeys {
         let key = self.key(galois_elt).ok_or_else(|| Error::missing_key(KeyKind::galois(galois_elt), format!("Galois key not present for galois_elt {galois_elt}")))?;
         if level_size > key.data_limbs {
             return Err(Error::missing_key(KeyKind::galois(galois_elt), format!(
-                "the Galois key for galois_elt {galois_elt} serves levels of at most {} data primes, not {level_size}",
+                "the Galois key for galois_elt {galois_elt} serves levels of at most {} data primes (the key base's first), not one reaching the first {level_size}",
                 key.data_limbs
             )));
         }

@@ -253,10 +253,11 @@ pub fn ciphertext_buffer(ct: &Ciphertext, what: &str) -> Result<()> {
     Ok(())
 }
 
-/// That `cd` is a level of SEAL's chain (its primes a prefix of the key level's), as encryption
-/// and key switching need: a composite level off the chain
+/// That `cd` is a level of SEAL's chain (its primes a prefix of the key level's), as
+/// encryption, SEAL's key switching and double hoisting need: a composite level off the chain
 /// ([`Context::with_composite_chain`](super::context::Context::with_composite_chain)) is
-/// reached by rescaling down, and only element-wise operations and decryption run there yet.
+/// reached by rescaling down; element-wise operations, hybrid key switching (relinearization,
+/// rotations) and decryption run there.
 ///
 /// # Errors
 /// `NotValidForParams` naming `what`.
@@ -264,7 +265,7 @@ pub fn check_on_seal_chain(cd: &ContextData, what: &str) -> Result<()> {
     match cd.key_rows().start {
         0 => Ok(()),
         _ => Err(Error::NotValidForParams(format!(
-            "{what}: a composite level off SEAL's chain (its primes are not a prefix of the key's); encrypt at a level of the chain and rescale down, and switch keys there"
+            "{what}: a composite level off SEAL's chain (its primes are not a prefix of the key's); encrypt at a level of the chain and rescale down; switch keys there with hybrid keys"
         ))),
     }
 }

@@ -260,6 +260,7 @@ impl DoubleHoisting<'_> {
     /// changed.
     pub fn apply_galois_many(&self, ct: &Ciphertext, galois_elts: &[u32], keys: &HybridGaloisKeys) -> Result<Vec<ExtCiphertext>> {
         let cd = self.ev.check_hybrid(ct, &keys.ks, "galois_keys")?;
+        crate::ckks::valcheck::check_on_seal_chain(&cd, "double hoisting")?;
         if ct.size != 2 {
             return Err(Error::InvalidArgument(format!("encrypted size must be 2, is {}", ct.size)));
         }
@@ -278,7 +279,7 @@ impl DoubleHoisting<'_> {
         let alpha = ks.special_base().0.len();
         let moduli = Evaluator::ext_moduli(ks, ell);
         let p_mod = ks.p_mod_q(ell);
-        let up = elts.iter().any(Option::is_some).then(|| ks.mod_up(src.poly(1), Digits::Balanced));
+        let up = elts.iter().any(Option::is_some).then(|| ks.mod_up(src.poly(1), 0, Digits::Balanced)).transpose()?;
         elts.iter()
             .map(|&e| {
                 let Some(elt) = e else {
@@ -415,6 +416,7 @@ impl DoubleHoisting<'_> {
     /// for every automorphism; `ct`'s level.
     fn check_raise(&self, ct: &Ciphertext, galois_elts: &[u32], keys: &HybridGaloisKeys) -> Result<std::sync::Arc<crate::ckks::context::ContextData>> {
         let cd = self.ev.check_hybrid(ct, &keys.ks, "galois_keys")?;
+        crate::ckks::valcheck::check_on_seal_chain(&cd, "double hoisting")?;
         if ct.size != 2 {
             return Err(Error::InvalidArgument(format!("encrypted size must be 2, is {}", ct.size)));
         }
@@ -428,6 +430,7 @@ impl DoubleHoisting<'_> {
     /// automorphisms.
     fn check_sums(&self, ct: &Ciphertext, elts: usize, sums: &[Vec<(usize, &Plaintext)>], keys: &HybridGaloisKeys) -> Result<()> {
         let cd = self.ev.check_hybrid(ct, &keys.ks, "galois_keys")?;
+        crate::ckks::valcheck::check_on_seal_chain(&cd, "double hoisting")?;
         let words = (cd.coeff_modulus().len() + keys.ks.special_base().0.len()) * cd.n();
         for sum in sums {
             let Some((_, p0)) = sum.first() else {
@@ -572,7 +575,7 @@ impl DoubleHoisting<'_> {
         let ks = &x.ks;
         let mut c1 = vec![0u64; ell * n];
         ks.mod_down_poly_add(&xq[ell * n..], &xp[alpha * n..], &mut c1);
-        let up = ks.mod_up(&c1, Digits::Balanced);
+        let up = ks.mod_up(&c1, 0, Digits::Balanced)?;
         let perm = tool.permutation_ntt(elt)?;
         let prods = ks.key_inner_product(&up, key, Some(perm));
         let moduli = Evaluator::ext_moduli(ks, ell);

@@ -48,11 +48,12 @@ impl Evaluator {
         let tool = self.ctx.galois_tool();
         let n = ct.poly_modulus_degree;
         let half = ct.coeff_modulus_size * n;
-        let up = ks.mod_up(src.poly(1), Digits::Balanced);
+        let rows = self.ctx.context_data_for(&ct.parms_id, "encrypted")?.key_rows();
+        let up = ks.mod_up(src.poly(1), rows.start, Digits::Balanced)?;
         let outs = galois_elts
             .iter()
             .map(|&g| {
-                let key = keys.key_at(g, ct.coeff_modulus_size)?;
+                let key = keys.key_at(g, rows.end)?;
                 key.host_digits()?;
                 let perm = tool.permutation_ntt(g)?;
                 let prods = ks.key_inner_product(&up, key, Some(perm));
@@ -66,7 +67,7 @@ impl Evaluator {
                         }
                     });
                 c1.fill(0);
-                ks.mod_down_add(prods, c0, c1);
+                ks.mod_down_add(prods, rows.start, c0, c1);
                 super::check_not_transparent(&out)?;
                 Ok(out)
             })

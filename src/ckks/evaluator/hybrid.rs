@@ -27,7 +27,8 @@ use std::sync::Arc;
 
 impl Evaluator {
     /// Check `ct` (valid for the context, data level, NTT form) and that `ks` belongs to the
-    /// context; returns the ciphertext's level.
+    /// context; returns the ciphertext's level. A composite level off SEAL's chain
+    /// ([`ContextData::key_rows`] a window) is accepted on the CPU backend only.
     pub(super) fn check_hybrid(
         &self,
         ct: &Ciphertext,
@@ -35,7 +36,11 @@ impl Evaluator {
         what: &str,
     ) -> Result<Arc<ContextData>> {
         let cd = check_ciphertext(ct, &self.ctx, "encrypted", false)?.clone();
-        crate::ckks::valcheck::check_on_seal_chain(&cd, what)?;
+        if cd.key_rows().start != 0 && self.device_for(&[ct]).is_some() {
+            return Err(Error::InvalidArgument(format!(
+                "{what}: key switching at a composite level off SEAL's chain runs on the CPU backend only (the device path is not written yet)"
+            )));
+        }
         check_ntt_form(ct.is_ntt_form)?;
         if ks.context() != &self.ctx {
             return Err(Error::NotValidForParams(format!(
@@ -52,10 +57,11 @@ impl Evaluator {
         Ok(out)
     }
 
-    /// `out = (c0, 0) + switch(target)` on a size-2 host ciphertext.
+    /// `out = (c0, 0) + switch(target)` on a size-2 host ciphertext whose primes are the key
+    /// base's data primes from `start` on ([`ContextData::key_rows`]).
     fn switch_hybrid(
         out: &mut Ciphertext,
-        target: &[u64],
+        (target, start): (&[u64], usize),
         ks: &HybridKeySwitching,
         key: &HybridKSwitchKey,
         digits: Digits,
@@ -63,7 +69,7 @@ impl Evaluator {
         let half = out.coeff_modulus_size * out.poly_modulus_degree;
         key.host_digits()?;
         let (c0, c1) = out.data.split_at_mut(half);
-        ks.switch_key(target, key, c0, c1, digits);
+        ks.switch_key((target, start), key, c0, c1, digits)?;
         check_not_transparent(out)
     }
 
@@ -80,7 +86,7 @@ impl Evaluator {
         ct: &mut Ciphertext,
         keys: &HybridRelinKeys,
     ) -> Result<()> {
-        self.check_hybrid(ct, &keys.ks, "relin_keys")?;
+        let cd = self.check_hybrid(ct, &keys.ks, "relin_keys")?;
         if ct.size <= 2 {
             return Ok(());
         }
@@ -96,7 +102,7 @@ impl Evaluator {
         }
         let src = host_current(ct)?;
         let mut out = Self::host_prefix(&src, 2)?;
-        Self::switch_hybrid(&mut out, src.poly(2), &keys.ks, &keys.key, Digits::Unsigned)?;
+        Self::switch_hybrid(&mut out, (src.poly(2), cd.key_rows().start), &keys.ks, &keys.key, Digits::Unsigned)?;
         *ct = out;
         Ok(())
     }
@@ -132,7 +138,7 @@ impl Evaluator {
         let mut out = Ciphertext::zeros(&next, 2);
         out.scale = scale;
         keys.key.host_digits()?;
-        keys.ks.relinearize_rescale(src.data(), &keys.key, out.data_mut());
+        keys.ks.relinearize_rescale(src.data(), &keys.key, out.data_mut())?;
         check_not_transparent(&out)?;
         Ok(out)
     }
@@ -143,9 +149,9 @@ impl Evaluator {
         galois_elt: u32,
         keys: &HybridGaloisKeys,
     ) -> Result<()> {
-        self.check_hybrid(ct, &keys.ks, "galois_keys")?;
+        let cd = self.check_hybrid(ct, &keys.ks, "galois_keys")?;
         self.ctx.galois_tool().check_elt(galois_elt)?;
-        keys.key_at(galois_elt, ct.coeff_modulus_size)?;
+        keys.key_at(galois_elt, cd.key_rows().end)?;
         if ct.size != 2 {
             return Err(Error::InvalidArgument(format!(
                 "encrypted size must be 2, is {}",
@@ -165,7 +171,8 @@ impl Evaluator {
     ) -> Result<()> {
         let n = out.poly_modulus_degree;
         let tool = self.ctx.galois_tool();
-        let key = keys.key_at(galois_elt, out.coeff_modulus_size)?;
+        let rows = self.ctx.context_data_for(&out.parms_id, "encrypted")?.key_rows();
+        let key = keys.key_at(galois_elt, rows.end)?;
         let mut permuted = vec![0u64; out.data.len()];
         permuted
             .par_chunks_mut(n)
@@ -174,7 +181,7 @@ impl Evaluator {
         let half = permuted.len() / 2;
         out.data[..half].copy_from_slice(&permuted[..half]);
         out.data[half..].fill(0);
-        Self::switch_hybrid(out, &permuted[half..], &keys.ks, key, Digits::Balanced)
+        Self::switch_hybrid(out, (&permuted[half..], rows.start), &keys.ks, key, Digits::Balanced)
     }
 
     /// Apply the Galois automorphism `X → X^galois_elt` (odd, `< 2N`) and switch back to the
@@ -275,11 +282,11 @@ impl Evaluator {
                 ct.size
             )));
         }
-        let ell = cd.coeff_modulus().len();
-        if ell > key.level_size {
+        let rows = cd.key_rows();
+        if rows.end > key.level_size {
             return Err(Error::NotValidForParams(format!(
-                "switching key covers levels of at most {} primes, encrypted has {ell}",
-                key.level_size
+                "switching key covers levels within the first {} primes, encrypted needs the first {}",
+                key.level_size, rows.end
             )));
         }
         if let Some(q) = self.device_for(&[ct]) {
@@ -290,7 +297,7 @@ impl Evaluator {
         let mut out = Self::host_prefix(&src, 2)?;
         let half = out.coeff_modulus_size * out.poly_modulus_degree;
         out.data[half..].fill(0);
-        Self::switch_hybrid(&mut out, src.poly(1), &key.ks, &key.key, Digits::Balanced)?;
+        Self::switch_hybrid(&mut out, (src.poly(1), rows.start), &key.ks, &key.key, Digits::Balanced)?;
         *ct = out;
         Ok(())
     }
