@@ -6,6 +6,8 @@
 //! the primes: the slots equal the plaintext products; and the errors of the new operation.
 //! Hybrid key switching (relinearization, rotations, hoisted rotations) at every level, windows
 //! that cut the key's digits included.
+use xehe::circuits::keys::KeySet;
+use xehe::circuits::lintrans::{bsgs_galois_elements, evaluate_linear_transforms, Diagonals, LinearMap, LinearTransform};
 use xehe::math::composite_chain::CompositeChain;
 use xehe::*;
 
@@ -34,8 +36,17 @@ fn a_ciphertext_goes_down_the_composite_levels() {
     let (ctx, chain) = setup();
     let levels = ctx.composite_levels().unwrap();
     let top = chain.levels() - 1;
-    // The top level holds every stored prime: SEAL's first data level.
+    // The top level holds every stored prime: SEAL's first data level. The data levels are the
+    // composite ones, chain_index l for level l.
     assert_eq!(levels.parms_id(top), Some(ctx.first_parms_id()));
+    for l in 0..=top {
+        let cd = ctx.context_data_at(l).unwrap();
+        assert_eq!(Some(cd.parms_id()), levels.parms_id(l));
+        assert_eq!(cd.next_parms_id(), l.checked_sub(1).and_then(|b| levels.parms_id(b)));
+        assert_eq!(cd.key_rows(), chain.window(l));
+    }
+    assert_eq!(ctx.last_parms_id(), levels.parms_id(0).unwrap());
+    assert_eq!(ctx.key_context_data().chain_index(), top + 1);
     let keygen = KeyGenerator::new(&ctx).unwrap();
     let pk = keygen.create_public_key().unwrap();
     let (enc, dec) = (Encryptor::new(&ctx, &pk).unwrap(), Decryptor::new(&ctx, keygen.secret_key()).unwrap());
@@ -50,7 +61,10 @@ fn a_ciphertext_goes_down_the_composite_levels() {
         let c = uniform(0.5, 1.5);
         let pt = encoder.encode_f64(&c, levels.parms_id(l).unwrap(), factor).unwrap();
         ct = ev.multiply_plain(&ct, &pt).unwrap();
+        // rescale_to_next is the composite rescale in this context.
+        let other = ev.rescale_to_next(&ct).unwrap();
         ev.rescale_composite_inplace(&mut ct).unwrap();
+        assert_eq!(other, ct);
         assert_eq!(ct.parms_id(), levels.parms_id(l - 1).unwrap(), "level {l}");
         assert!((ct.scale() / delta - 1.0).abs() < 1e-12, "level {l}: scale {}", ct.scale());
         want.iter_mut().zip(&c).for_each(|(w, c)| *w *= c);
@@ -78,6 +92,15 @@ fn uniform_source(slots: usize) -> impl FnMut(f64, f64) -> Vec<f64> {
     }
 }
 
+/// The transform's diagonal offsets and entries: `y[r] = Σ_k entry(k, r) · x[r + OFFSETS[k]]`.
+const OFFSETS: [usize; 6] = [0, 1, 2, 5, 9, 17];
+fn entry(k: usize, r: usize) -> f64 {
+    0.1 * (k + 1) as f64 * if r % 3 == 0 { -1.0 } else { 1.0 }
+}
+fn keygen_slots(ctx: &Context) -> usize {
+    ctx.first_context_data().n() / 2
+}
+
 fn largest_error(a: &[f64], b: &[f64]) -> f64 {
     a.iter().zip(b).map(|(x, y)| (x - y).abs()).fold(0.0, f64::max)
 }
@@ -94,6 +117,14 @@ fn hybrid_key_switching_at_every_composite_level() {
     let hk = keygen.hybrid(&ks);
     let relin = hk.create_relin_keys().unwrap();
     let galois = hk.create_galois_keys_from_steps(&[1, 3]).unwrap();
+    let mut d = Diagonals::zero(keygen_slots(&ctx));
+    for (k, &off) in OFFSETS.iter().enumerate() {
+        for r in 0..keygen_slots(&ctx) {
+            d.add_entry(r, (r + off) % keygen_slots(&ctx), Complex64::new(entry(k, r), 0.0));
+        }
+    }
+    let map = LinearMap::linear(d);
+    let transform_keys = hk.create_galois_keys_from_elts(&bsgs_galois_elements(&map, ctx.galois_tool()).unwrap().into_iter().collect::<Vec<_>>()).unwrap();
     let enc = Encryptor::new(&ctx, &keygen.create_public_key().unwrap()).unwrap();
     let dec = Decryptor::new(&ctx, keygen.secret_key()).unwrap();
     let (encoder, ev) = (CkksEncoder::new(&ctx).unwrap(), Evaluator::new(&ctx));
@@ -114,6 +145,23 @@ fn hybrid_key_switching_at_every_composite_level() {
         assert_eq!(many[0].data(), one.data(), "level {l}: a hoisted rotation is the single one's words");
         let err = largest_error(&decode(&many[1]), &rotated(&want, 3));
         assert!(err < 2f64.powi(-20), "level {l}: hoisted rotation by 3, error 2^{:.1}", err.log2());
+        // Double hoisting: rotations kept in the extended base, a giant step rotated there, sums
+        // with plaintexts encoded on the special primes too, one ModDown at the end.
+        let dh = ev.double_hoisting();
+        let ext = dh.rotate_vector_many(&ct, &[1, 3], &galois).unwrap();
+        assert_eq!(dh.mod_down(&ext[0]).unwrap().data(), one.data(), "level {l}: ModDown of the extended rotation");
+        let twice = dh.mod_down(&dh.rotate_vector(&ext[1], 1, &galois).unwrap()).unwrap();
+        let err = largest_error(&decode(&twice), &rotated(&want, 4));
+        assert!(err < 2f64.powi(-20), "level {l}: rotation by 3 then 1 in the extended base, error 2^{:.1}", err.log2());
+        // A baby-step/giant-step transform with diagonals on the special primes (double
+        // hoisting): output scale 2^70, which the levels from 90 bits up hold.
+        if chain.log2_modulus(l) > 85.0 {
+            let t = LinearTransform::new_extended(&encoder, &map, ct.parms_id(), 2f64.powi(30), &ks).unwrap();
+            let y = evaluate_linear_transforms(&ev, &KeySet::Hybrid { relin: None, galois: Some(&transform_keys) }, &[&t], &ct).unwrap();
+            let want_y: Vec<f64> = (0..slots).map(|r| OFFSETS.iter().enumerate().map(|(k, &off)| entry(k, r) * want[(r + off) % slots]).sum()).collect();
+            let err = largest_error(&decode(&y[0]), &want_y);
+            assert!(err < 2f64.powi(-18), "level {l}: double-hoisted transform, error 2^{:.1}", err.log2());
+        }
         // A square, relinearized: scale 2^80, which the levels from 90 bits up can hold.
         if chain.log2_modulus(l) > 85.0 {
             let sq = ev.relinearize(&ev.square(&ct).unwrap(), &relin).unwrap();
@@ -139,16 +187,19 @@ fn hybrid_key_switching_at_every_composite_level() {
     let before = at1.clone();
     assert!(matches!(ev.rotate_vector_inplace(&mut at1, 1, &low), Err(Error::MissingKey { .. })));
     assert_eq!(at1.data(), before.data());
-    // Double hoisting and the fused relinearize-rescale stay on SEAL's chain, with clear errors.
-    assert!(matches!(ev.double_hoisting().rotate_vector_many(&at1, &[1], &galois), Err(Error::NotValidForParams(_))));
+    // The fused relinearize-rescale is relinearization, then the composite rescale.
     let sq = ev.square(&at1).unwrap();
-    assert!(matches!(ev.relinearize_rescale(&sq, &relin), Err(Error::NotValidForParams(_))));
+    assert_eq!(ev.relinearize_rescale(&sq, &relin).unwrap(), ev.rescale_to_next(&ev.relinearize(&sq, &relin).unwrap()).unwrap());
     // On a device: not written yet, said so, the input intact.
     for q in queues("hybrid_key_switching_at_every_composite_level") {
         let mut d = on_queue(&at1, &q);
         assert!(matches!(ev.rotate_vector_inplace(&mut d, 1, &galois), Err(Error::InvalidArgument(ref m)) if m.contains("CPU backend")));
         assert_eq!(d.parms_id(), at1.parms_id());
     }
+}
+
+fn chain_levels(ctx: &Context) -> usize {
+    ctx.composite_levels().unwrap().chain().levels()
 }
 
 #[test]
@@ -158,10 +209,17 @@ fn composite_rescale_errors() {
     let keygen = KeyGenerator::new(&ctx).unwrap();
     let enc = Encryptor::new(&ctx, &keygen.create_public_key().unwrap()).unwrap();
     let (encoder, ev) = (CkksEncoder::new(&ctx).unwrap(), Evaluator::new(&ctx));
-    // Encryption off SEAL's chain is refused (the public key's rows are the chain's prefixes).
-    let pt0 = encoder.encode_f64(&[0.5], levels.parms_id(0).unwrap(), 2f64.powi(30)).unwrap();
-    assert!(matches!(enc.encrypt(&pt0), Err(Error::NotValidForParams(_))));
-    // Level 1 (three main primes) is off the chain too; level 2 starts with the first prime.
+    // Encryption at every level, windows of the keys' primes included, public-key and symmetric.
+    let dec = Decryptor::new(&ctx, keygen.secret_key()).unwrap();
+    let sym = Encryptor::with_secret_key(&ctx, keygen.secret_key()).unwrap();
+    for l in 0..chain_levels(&ctx) {
+        let pt = encoder.encode_f64(&[0.5, -0.25], levels.parms_id(l).unwrap(), 2f64.powi(30)).unwrap();
+        for ct in [enc.encrypt(&pt).unwrap(), sym.encrypt_symmetric(&pt).unwrap()] {
+            assert_eq!(ct.parms_id(), levels.parms_id(l).unwrap());
+            let got = encoder.decode_f64(&dec.decrypt(&ct).unwrap()).unwrap();
+            assert!((got[0] - 0.5).abs() < 1e-4 && (got[1] + 0.25).abs() < 1e-4, "level {l}: {:?}", &got[..2]);
+        }
+    }
     let mut low = enc.encrypt(&encoder.encode_f64(&[0.5], levels.parms_id(2).unwrap(), 2f64.powi(45)).unwrap()).unwrap();
     ev.rescale_composite_inplace(&mut low).unwrap();
     ev.rescale_composite_inplace(&mut low).unwrap();
@@ -169,9 +227,9 @@ fn composite_rescale_errors() {
     let mut c = low.clone();
     assert!(matches!(ev.rescale_composite_inplace(&mut c), Err(Error::EndOfModulusChain { .. })));
     assert_eq!(c.parms_id(), low.parms_id());
-    // SEAL's rescale and modulus switch point to the composite rescale there.
+    // rescale_to_next and mod_switch_to_next end there too.
     for r in [ev.rescale_to_next(&low), ev.mod_switch_to_next(&low)] {
-        assert!(matches!(r, Err(Error::NotValidForParams(ref m)) if m.contains("rescale_composite")), "{r:?}");
+        assert!(matches!(r, Err(Error::EndOfModulusChain { .. })), "{r:?}");
     }
     // Key switching off SEAL's chain is refused, the input intact.
     let relin = keygen.create_relin_keys().unwrap();
@@ -179,10 +237,21 @@ fn composite_rescale_errors() {
     let mut c = squared.clone();
     assert!(matches!(ev.relinearize_inplace(&mut c, &relin), Err(Error::NotValidForParams(_))));
     assert_eq!(c.data(), squared.data());
-    // A SEAL level that is not a composite one.
-    let seal_only = ctx.first_context_data().next_parms_id().unwrap();
-    let c = enc.encrypt(&encoder.encode_f64(&[0.5], seal_only, 2f64.powi(30)).unwrap()).unwrap();
-    assert!(matches!(ev.rescale_composite(&c), Err(Error::NotValidForParams(_))));
+    // A modulus switch drops primes where the level below adds none (level 4 → 3: the first two
+    // terminal primes), and says what to do where it adds some (level 3 → 2), the input intact.
+    let at4 = enc.encrypt(&encoder.encode_f64(&[0.25, -0.5], levels.parms_id(4).unwrap(), 2f64.powi(40)).unwrap()).unwrap();
+    let at3 = ev.mod_switch_to_next(&at4).unwrap();
+    assert_eq!(at3.parms_id(), levels.parms_id(3).unwrap());
+    let got = encoder.decode_f64(&dec.decrypt(&at3).unwrap()).unwrap();
+    assert!((got[0] - 0.25).abs() < 1e-6 && (got[1] + 0.5).abs() < 1e-6, "{:?}", &got[..2]);
+    let mut pt = encoder.encode_f64(&[0.25], levels.parms_id(4).unwrap(), 2f64.powi(40)).unwrap();
+    ev.mod_switch_plain_to_next_inplace(&mut pt).unwrap();
+    let prod = ev.multiply_plain(&at3, &pt).unwrap();
+    let got = encoder.decode_f64(&dec.decrypt(&prod).unwrap()).unwrap();
+    assert!((got[0] - 0.0625).abs() < 1e-6, "{}", got[0]);
+    let mut c = at3.clone();
+    assert!(matches!(ev.mod_switch_to_next_inplace(&mut c), Err(Error::NotValidForParams(ref m)) if m.contains("adds primes")));
+    assert_eq!(c, at3);
     // A context without composite levels.
     let other = Context::with_sec_level(ctx.key_context_data().parms(), SecLevel::None).unwrap();
     let kg = KeyGenerator::new(&other).unwrap();

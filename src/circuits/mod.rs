@@ -44,9 +44,16 @@ pub(crate) fn level_at(ctx: &Context, chain_index: usize, what: &str) -> Result<
     })
 }
 
-/// The prime a rescale at `chain_index` divides by (the level's last prime), as `f64`.
+/// The factor a rescale at `chain_index` divides the scale by, as `f64`: the level's last
+/// prime, or at a composite level the dropped primes' product over the added ones'
+/// ([`crate::ckks::composite::CompositeLevels::rescale_factor`]).
 pub(crate) fn rescale_prime(ctx: &Context, chain_index: usize, what: &str) -> Result<f64> {
     let cd = level_at(ctx, chain_index, what)?;
+    if let Some(levels) = ctx.composite_levels() {
+        return levels.rescale_factor(chain_index).ok_or_else(|| {
+            Error::end_of_modulus_chain(0, chain_index, format!("{what}: composite level {chain_index} has no level below"))
+        });
+    }
     let q = cd.coeff_modulus();
     Ok(q[q.len() - 1].value() as f64)
 }

@@ -1,10 +1,12 @@
 //! Composite levels of a [`Context`](super::context::Context): the levels of a
 //! [`CompositeChain`] (a scale near 2^40 from primes below 2^30, each level a window of the
-//! stored primes) beside SEAL's one-prime chain, and the rescale from one to the next on a
-//! ciphertext's words ([`CompositeRescale::apply_ntt`] per polynomial, the limbs taken from and
-//! put back in the windows' order). Made by
+//! stored primes), which are the context's data levels in place of SEAL's one-prime chain, and
+//! the rescale from one to the next on a ciphertext's words ([`CompositeRescale::apply_ntt`]
+//! per polynomial, the limbs taken from and put back in the windows' order). Made by
 //! [`Context::with_composite_chain`](super::context::Context::with_composite_chain); used by
-//! [`Evaluator::rescale_composite_inplace`](crate::Evaluator::rescale_composite_inplace).
+//! [`Evaluator::rescale_composite_inplace`](crate::Evaluator::rescale_composite_inplace)
+//! (which `rescale_to_next` is in such a context) and by public-key encryption below the top
+//! (encrypt one level up, rescale down, as SEAL does with its last prime).
 
 use super::params::ParmsId;
 use crate::math::composite_chain::CompositeChain;

@@ -2,7 +2,8 @@
 //!
 //! The chain has one `ContextData` per level: the key level (all primes, including the special
 //! prime), then the first data level (special prime dropped) down to the last level (one prime).
-//! `chain_index` counts down to 0 at the last level, as in SEAL.
+//! `chain_index` counts down to 0 at the last level, as in SEAL. A context of composite levels
+//! ([`Context::with_composite_chain`]) has the key level, then the composite levels.
 
 use super::galois::GaloisTool;
 use super::params::{EncryptionParameters, ParmsId, SchemeType};
@@ -255,51 +256,62 @@ impl Context {
         })
     }
 
-    /// [`Context::with_sec_level`] for parameters whose first primes are a composite chain's
-    /// stored primes (`chain.stored()`, then the special primes), with the chain's levels
-    /// besides SEAL's ([`super::composite`]). A level whose window is a prefix of the primes is
-    /// SEAL's level of that many primes; the others get levels of their own (off SEAL's chain:
-    /// no `prev`/`next`, `chain_index` one less than their prime count, as SEAL's levels have).
-    /// Their ciphertexts move down by [`Evaluator::rescale_composite_inplace`](crate::Evaluator::rescale_composite_inplace).
+    /// [`Context::with_sec_level`] for parameters whose primes are a composite chain's stored
+    /// primes (`chain.stored()`) and one special prime, whose data levels are the
+    /// chain's levels ([`super::composite`]): `chain_index` `l` is composite level `l`, the
+    /// first data level the top one (every stored prime: SEAL's first data level, the same
+    /// `parms_id`), `next_parms_id` the level below. Each level's primes are a window of the key
+    /// level's ([`ContextData::key_rows`]); a level whose window is a prefix has the `parms_id` of
+    /// SEAL's level of that many primes, so a SEAL client encrypts at the top and decrypts there.
+    /// [`Evaluator::rescale_to_next`](crate::Evaluator::rescale_to_next) moves down a level by
+    /// the composite rescale.
     ///
     /// # Errors
-    /// As [`Context::with_sec_level`]; `InvalidParameters` when the primes do not begin with the
-    /// chain's stored primes or no special prime follows them.
+    /// As [`Context::with_sec_level`]; `InvalidParameters` when the primes are not the chain's
+    /// stored primes and one special prime, or the top level does not hold every stored prime.
     pub fn with_composite_chain(parms: &EncryptionParameters, chain: &crate::math::composite_chain::CompositeChain, sec_level: SecLevel) -> Result<Self> {
         let base = Self::with_sec_level(parms, sec_level)?;
         let stored = chain.stored();
         let all = parms.coeff_modulus();
-        if all.len() <= stored.len() || &all[..stored.len()] != stored {
-            return Err(Error::invalid_parameters(
-                Parameter::CoeffModulus,
-                format!("coeff_modulus must be the composite chain's {} stored primes followed by the special primes", stored.len()),
-            ));
+        let bad = |m: String| Err(Error::invalid_parameters(Parameter::CoeffModulus, m));
+        if all.len() != stored.len() + 1 || &all[..stored.len()] != stored {
+            return bad(format!("coeff_modulus must be the composite chain's {} stored primes followed by one special prime (hybrid key switching adds more)", stored.len()));
+        }
+        let top = chain.levels() - 1;
+        if chain.window(top) != (0..stored.len()) {
+            return bad(format!("the composite chain's top level holds {} of its {} stored primes, not all", chain.window(top).len(), stored.len()));
         }
         let b = &base.inner;
-        let mut inner = ContextInner {
-            map: b.map.clone(),
-            key_parms_id: b.key_parms_id,
-            first_parms_id: b.first_parms_id,
-            last_parms_id: b.last_parms_id,
-            sec_level: b.sec_level,
-            galois_tool: GaloisTool::new(parms.poly_modulus_degree().trailing_zeros()),
-            composite: None,
-        };
         let tables = base.key_context_data().ntt_tables().to_vec();
-        let mut ids = Vec::with_capacity(chain.levels());
+        let ids: Vec<ParmsId> = (0..chain.levels())
+            .map(|l| {
+                let mut p = parms.clone();
+                p.set_coeff_modulus(chain.moduli(l));
+                p.parms_id()
+            })
+            .collect();
+        let mut map = HashMap::default();
+        // The key level, one above the top, as on SEAL's chain.
+        map.insert(b.key_parms_id, Arc::new(ContextData::new(parms.clone(), top + 1, &tables, 0..all.len(), (None, Some(ids[top])))?));
         for l in 0..chain.levels() {
-            let w = chain.window(l);
             let mut p = parms.clone();
             p.set_coeff_modulus(chain.moduli(l));
-            let id = p.parms_id();
-            if !inner.map.contains_key(&id) {
-                let cd = ContextData::new(p, w.len() - 1, &tables, w, (None, None))?;
-                inner.map.insert(id, Arc::new(cd));
-            }
-            ids.push(id);
+            let prev = if l == top { b.key_parms_id } else { ids[l + 1] };
+            let next = l.checked_sub(1).map(|d| ids[d]);
+            map.insert(ids[l], Arc::new(ContextData::new(p, l, &tables, chain.window(l), (Some(prev), next))?));
         }
-        inner.composite = Some(Arc::new(super::composite::CompositeLevels::new(chain, ids, &tables)?));
-        Ok(Context { inner: Arc::new(inner) })
+        let composite = super::composite::CompositeLevels::new(chain, ids.clone(), &tables)?;
+        Ok(Context {
+            inner: Arc::new(ContextInner {
+                map,
+                key_parms_id: b.key_parms_id,
+                first_parms_id: ids[top],
+                last_parms_id: ids[0],
+                sec_level: b.sec_level,
+                galois_tool: GaloisTool::new(parms.poly_modulus_degree().trailing_zeros()),
+                composite: Some(Arc::new(composite)),
+            }),
+        })
     }
 
     /// The composite levels of a context made by [`Context::with_composite_chain`].

@@ -80,7 +80,8 @@ impl Encryptor {
     }
 
     /// SEAL `encrypt_zero_internal`, asymmetric: encrypt at the level above `parms_id` (if
-    /// any) and divide-and-round by its last prime, keeping the noise as SEAL's.
+    /// any) and divide-and-round by its last prime, keeping the noise as SEAL's. Below a
+    /// composite level, the composite rescale divides instead.
     fn encrypt_zero_public(&self, parms_id: &ParmsId) -> Result<Ciphertext> {
         let pk = self.public_key()?;
         let cd = self.context.context_data_for(parms_id, "parms_id")?;
@@ -89,6 +90,14 @@ impl Encryptor {
         };
         let prev = self.context.context_data_for(&prev_id, "parms_id")?;
         let temp = encrypt_zero_asymmetric(&self.context, pk, &prev_id)?;
+        if let Some(l) = self.context.composite_levels().and_then(|c| c.level_of(&prev_id).map(|l| (c, l))) {
+            let (levels, l) = l;
+            let mut ct = Ciphertext::zeros(cd, 2);
+            ct.data = levels.rescale_words(l, &temp.data, 2, cd.n())?;
+            ct.scale = temp.scale;
+            ct.correction_factor = temp.correction_factor;
+            return Ok(ct);
+        }
         let (n, kp, k) = (cd.n(), prev.coeff_modulus().len(), cd.coeff_modulus().len());
         let tables: Vec<&NttTables> = prev.ntt_tables().iter().map(|t| t.as_ref()).collect();
         let mut ct = Ciphertext::zeros(cd, 2);

@@ -772,11 +772,11 @@ impl HybridKeySwitching {
     /// ModDown by `P` with rounding of one polynomial of the extended base `Q_ℓ ∪ P` (`x_q`:
     /// `ℓ × N`, `x_p`: `α × N` words, canonical, NTT form), added into `out` (`ℓ × N`):
     /// `out += P^{-1}(x − bconv(x_P))`, the same words as [`HybridKeySwitching::mod_down_add`]
-    /// gives each component. Double hoisting's ModDown (`crate::ckks::evaluator`'s extended
-    /// ciphertexts).
-    pub(crate) fn mod_down_poly_add(&self, x_q: &[u64], x_p: &[u64], out: &mut [u64]) {
+    /// gives each component; the data limbs are the key base's data primes from `start` on.
+    /// Double hoisting's ModDown (`crate::ckks::evaluator`'s extended ciphertexts).
+    pub(crate) fn mod_down_poly_add(&self, x_q: &[u64], x_p: &[u64], start: usize, out: &mut [u64]) {
         let n = self.n();
-        self.mod_down_rows_add(|i| &x_q[i * n..(i + 1) * n], |k| &x_p[k * n..(k + 1) * n], 0, out);
+        self.mod_down_rows_add(|i| &x_q[i * n..(i + 1) * n], |k| &x_p[k * n..(k + 1) * n], start, out);
     }
 
     /// ModDown of one polynomial whose data limb `i` is `q_row(i)` (the key base's data prime
@@ -874,7 +874,7 @@ impl HybridKeySwitching {
         let ell = pw / n;
         let up = self.mod_up(&c[2 * pw..], 0, Digits::Unsigned)?;
         let prods = self.key_inner_product(&up, key, None);
-        let p_mod = self.p_mod_q(ell);
+        let p_mod = self.p_mod_q(0..ell);
         for (comp, out) in out.chunks_mut(pw - n).enumerate() {
             // P·c_c + the inner product on the data limbs; the special limbs are the product's.
             let mut x_q = vec![0u64; pw];
@@ -891,9 +891,9 @@ impl HybridKeySwitching {
         Ok(())
     }
 
-    /// `[P]_{q_i}` for the data primes `i < ℓ`.
-    pub(crate) fn p_mod_q(&self, ell: usize) -> &[u64] {
-        &self.inner.p_mod_q[..ell]
+    /// `[P]_{q_i}` for the data primes `i ∈ rows` (a level's [`ContextData::key_rows`](super::context::ContextData::key_rows)).
+    pub(crate) fn p_mod_q(&self, rows: Range<usize>) -> &[u64] {
+        &self.inner.p_mod_q[rows]
     }
 
     /// The special primes with their NTT tables.
@@ -902,10 +902,9 @@ impl HybridKeySwitching {
         (&self.inner.moduli[l..], &self.inner.ntt[l..])
     }
 
-    /// Modulus `o` of the extended base `q_0 … q_{ℓ-1}, p_0 … p_{α-1}` of a level with `ell`
-    /// data primes.
-    pub(crate) fn ext_modulus(&self, ell: usize, o: usize) -> Modulus {
-        self.inner.moduli[self.global_limb(&(0..ell), o)]
+    /// Modulus `o` of the extended base (the data primes `rows`, then `p_0 … p_{α-1}`) of a level.
+    pub(crate) fn ext_modulus(&self, rows: &Range<usize>, o: usize) -> Modulus {
+        self.inner.moduli[self.global_limb(rows, o)]
     }
 }
 

@@ -51,7 +51,8 @@ fn draw_seed(prng: &mut UniformRandomGenerator) -> PrngSeed {
 /// from the public seed with a BLAKE2Xb generator. With `save_seed`, `c1` is then replaced by
 /// SEAL's seed marker and that generator's info ([`write_seed_marker`]) — the result is for
 /// serialization only — unless a polynomial is too small to hold it (then it stays full, as in
-/// SEAL). `sk` must be valid for `ctx` (the caller checks); the first `k` limbs of `s` are used.
+/// SEAL). `sk` must be valid for `ctx` (the caller checks); the limbs of `s` at the level's
+/// primes are used (the first `k`; a window at a composite level, [`super::context::ContextData::key_rows`]).
 ///
 /// # Errors
 /// `NotValidForParams` if `parms_id` is not in `ctx`; `Device` if the OS random source fails.
@@ -62,8 +63,8 @@ pub fn encrypt_zero_symmetric(
     save_seed: bool,
 ) -> Result<Ciphertext> {
     let cd = ctx.context_data_for(parms_id, "encrypt_zero_symmetric parms_id")?;
-    super::valcheck::check_on_seal_chain(cd, "encrypt")?;
     let (k, n) = (cd.coeff_modulus().len(), cd.n());
+    let start = cd.key_rows().start;
     let save_seed = save_seed && k * n >= SEED_MARKER_WORDS;
     let moduli = cd.coeff_modulus();
 
@@ -85,7 +86,7 @@ pub fn encrypt_zero_symmetric(
     sample_poly_noise(&mut bootstrap, moduli, n, &mut noise);
     drop(bootstrap);
 
-    let s = &sk.data.data[..k * n];
+    let s = &sk.data.data[start * n..(start + k) * n];
     c0.par_chunks_mut(n)
         .zip(noise.par_chunks_mut(n))
         .zip(c1.par_chunks(n))
@@ -108,8 +109,9 @@ pub fn encrypt_zero_symmetric(
 /// A public-key encryption of zero at level `parms_id`, NTT form:
 /// `(c0, c1) = (pk0 u + e0, pk1 u + e1)` with `u` ternary and `e0`, `e1` SEAL noise, all drawn in
 /// that order from one OS-seeded generator (SEAL `encrypt_zero_asymmetric` with
-/// `is_ntt_form = true`). The first `k` limbs of the key-level public key are used. `pk` must
-/// be valid for `ctx` (the caller checks).
+/// `is_ntt_form = true`). The limbs of the key-level public key at the level's primes are used
+/// (the first `k`; a window at a composite level). `pk` must be valid for `ctx` (the caller
+/// checks).
 ///
 /// # Errors
 /// `NotValidForParams` if `parms_id` is not in `ctx`; `Device` if the OS random source fails.
@@ -119,8 +121,8 @@ pub fn encrypt_zero_asymmetric(
     parms_id: &ParmsId,
 ) -> Result<Ciphertext> {
     let cd = ctx.context_data_for(parms_id, "encrypt_zero_asymmetric parms_id")?;
-    super::valcheck::check_on_seal_chain(cd, "encrypt")?;
     let (k, n) = (cd.coeff_modulus().len(), cd.n());
+    let start = cd.key_rows().start;
     let moduli = cd.coeff_modulus();
     let mut prng = UniformRandomGenerator::from_entropy(PrngType::Blake2xb)?;
     let mut u = vec![0u64; k * n];
@@ -129,7 +131,7 @@ pub fn encrypt_zero_asymmetric(
     let mut ct = Ciphertext::zeros(cd, 2);
     let pk_limbs = pk.data.coeff_modulus_size * n;
     for j in 0..2 {
-        let pk_j = &pk.data.data[j * pk_limbs..j * pk_limbs + k * n];
+        let pk_j = &pk.data.data[j * pk_limbs + start * n..j * pk_limbs + (start + k) * n];
         let mut e = vec![0u64; k * n];
         sample_poly_noise(&mut prng, moduli, n, &mut e);
         ct.data[j * k * n..(j + 1) * k * n]

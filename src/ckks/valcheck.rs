@@ -253,11 +253,11 @@ pub fn ciphertext_buffer(ct: &Ciphertext, what: &str) -> Result<()> {
     Ok(())
 }
 
-/// That `cd` is a level of SEAL's chain (its primes a prefix of the key level's), as
-/// encryption, SEAL's key switching and double hoisting need: a composite level off the chain
-/// ([`Context::with_composite_chain`](super::context::Context::with_composite_chain)) is
-/// reached by rescaling down; element-wise operations, hybrid key switching (relinearization,
-/// rotations) and decryption run there.
+/// That `cd` is a level of SEAL's chain (its primes a prefix of the key level's), as SEAL's key
+/// switching and double hoisting need: at a composite level whose primes are a window
+/// ([`Context::with_composite_chain`](super::context::Context::with_composite_chain)),
+/// encryption, element-wise operations, rescaling, hybrid key switching (relinearization,
+/// rotations) and decryption run.
 ///
 /// # Errors
 /// `NotValidForParams` naming `what`.
@@ -265,7 +265,7 @@ pub fn check_on_seal_chain(cd: &ContextData, what: &str) -> Result<()> {
     match cd.key_rows().start {
         0 => Ok(()),
         _ => Err(Error::NotValidForParams(format!(
-            "{what}: a composite level off SEAL's chain (its primes are not a prefix of the key's); encrypt at a level of the chain and rescale down; switch keys there with hybrid keys"
+            "{what}: a composite level off SEAL's chain (its primes are not a prefix of the key's); switch keys there with hybrid keys"
         ))),
     }
 }

@@ -12,8 +12,8 @@ impl Evaluator {
     /// polynomial, `D` the product of the primes level `l` has and `l − 1` lacks, `A` of those
     /// `l − 1` has and `l` lacks; the scale is divided by `D/A`
     /// ([`CompositeLevels::rescale_factor`](crate::ckks::composite::CompositeLevels::rescale_factor)).
-    /// The composite counterpart of [`Evaluator::rescale_to_next_inplace`] (SEAL's, which
-    /// drops the last prime); the context comes from
+    /// The composite counterpart of SEAL's rescale (which drops the last prime), and what
+    /// [`Evaluator::rescale_to_next_inplace`] does in a context from
     /// [`Context::with_composite_chain`](crate::Context::with_composite_chain). On the CPU
     /// backend (the device path is not written yet).
     ///

@@ -39,6 +39,9 @@ pub struct ExtCiphertext {
     ks: HybridKeySwitching,
     parms_id: ParmsId,
     scale: f64,
+    /// The key base's data prime of the first data limb (0 on SEAL's chain; a composite level's
+    /// window start, [`crate::ckks::context::ContextData::key_rows`]).
+    start: usize,
     ell: usize,
     n: usize,
     data: ExtData,
@@ -149,10 +152,11 @@ impl Evaluator {
         Ok(())
     }
 
-    /// The special primes and the moduli of extended limb `o` (data limbs first).
-    fn ext_moduli(ks: &HybridKeySwitching, ell: usize) -> Vec<Modulus> {
+    /// The moduli of the extended limbs of a level whose data primes are `rows` (data limbs
+    /// first, then the special primes).
+    fn ext_moduli(ks: &HybridKeySwitching, rows: std::ops::Range<usize>) -> Vec<Modulus> {
         let alpha = ks.special_base().0.len();
-        (0..ell + alpha).map(|o| ks.ext_modulus(ell, o)).collect()
+        (0..rows.len() + alpha).map(|o| ks.ext_modulus(&rows, o)).collect()
     }
 
     /// The operations of double hoisting on [`ExtCiphertext`]s (module docs).
@@ -260,7 +264,6 @@ impl DoubleHoisting<'_> {
     /// changed.
     pub fn apply_galois_many(&self, ct: &Ciphertext, galois_elts: &[u32], keys: &HybridGaloisKeys) -> Result<Vec<ExtCiphertext>> {
         let cd = self.ev.check_hybrid(ct, &keys.ks, "galois_keys")?;
-        crate::ckks::valcheck::check_on_seal_chain(&cd, "double hoisting")?;
         if ct.size != 2 {
             return Err(Error::InvalidArgument(format!("encrypted size must be 2, is {}", ct.size)));
         }
@@ -270,16 +273,17 @@ impl DoubleHoisting<'_> {
             self.ev.check_galois_hybrid(ct, e, keys)?;
         }
         let ks = &keys.ks;
-        let (ell, n) = (cd.coeff_modulus().len(), cd.n());
-        let make = |data| ExtCiphertext { ks: ks.clone(), parms_id: ct.parms_id, scale: ct.scale, ell, n, data };
+        let (ell, n, rows) = (cd.coeff_modulus().len(), cd.n(), cd.key_rows());
+        let start = rows.start;
+        let make = |data| ExtCiphertext { ks: ks.clone(), parms_id: ct.parms_id, scale: ct.scale, start, ell, n, data };
         if let Some(q) = self.ev.device_for(&[ct]) {
             return Ok(self.ev.ext_gpu(&q, ExtOp::Rotations(ct, &elts, keys))?.into_iter().map(make).collect());
         }
         let src = host_current(ct)?;
         let alpha = ks.special_base().0.len();
-        let moduli = Evaluator::ext_moduli(ks, ell);
-        let p_mod = ks.p_mod_q(ell);
-        let up = elts.iter().any(Option::is_some).then(|| ks.mod_up(src.poly(1), 0, Digits::Balanced)).transpose()?;
+        let moduli = Evaluator::ext_moduli(ks, rows.clone());
+        let p_mod = ks.p_mod_q(rows.clone());
+        let up = elts.iter().any(Option::is_some).then(|| ks.mod_up(src.poly(1), start, Digits::Balanced)).transpose()?;
         elts.iter()
             .map(|&e| {
                 let Some(elt) = e else {
@@ -290,7 +294,7 @@ impl DoubleHoisting<'_> {
                     });
                     return Ok(make(ExtData::Host { q, p: vec![0; 2 * alpha * n] }));
                 };
-                let key = keys.key_at(elt, ell)?;
+                let key = keys.key_at(elt, rows.end)?;
                 key.host_digits()?;
                 let perm = tool.permutation_ntt(elt)?;
                 let up = up.as_ref().ok_or_else(|| Error::InvalidArgument("hoisted rotation without its ModUp".into()))?;
@@ -395,7 +399,7 @@ impl DoubleHoisting<'_> {
                         return Ok(fused
                             .into_iter()
                             .zip(sums)
-                            .map(|(data, sum)| ExtCiphertext { ks: keys.ks.clone(), parms_id: ct.parms_id, scale: ct.scale * sum[0].1.scale, ell, n, data })
+                            .map(|(data, sum)| ExtCiphertext { ks: keys.ks.clone(), parms_id: ct.parms_id, scale: ct.scale * sum[0].1.scale, start: 0, ell, n, data })
                             .collect());
                     }
                 }
@@ -416,7 +420,6 @@ impl DoubleHoisting<'_> {
     /// for every automorphism; `ct`'s level.
     fn check_raise(&self, ct: &Ciphertext, galois_elts: &[u32], keys: &HybridGaloisKeys) -> Result<std::sync::Arc<crate::ckks::context::ContextData>> {
         let cd = self.ev.check_hybrid(ct, &keys.ks, "galois_keys")?;
-        crate::ckks::valcheck::check_on_seal_chain(&cd, "double hoisting")?;
         if ct.size != 2 {
             return Err(Error::InvalidArgument(format!("encrypted size must be 2, is {}", ct.size)));
         }
@@ -430,7 +433,6 @@ impl DoubleHoisting<'_> {
     /// automorphisms.
     fn check_sums(&self, ct: &Ciphertext, elts: usize, sums: &[Vec<(usize, &Plaintext)>], keys: &HybridGaloisKeys) -> Result<()> {
         let cd = self.ev.check_hybrid(ct, &keys.ks, "galois_keys")?;
-        crate::ckks::valcheck::check_on_seal_chain(&cd, "double hoisting")?;
         let words = (cd.coeff_modulus().len() + keys.ks.special_base().0.len()) * cd.n();
         for sum in sums {
             let Some((_, p0)) = sum.first() else {
@@ -476,7 +478,7 @@ impl DoubleHoisting<'_> {
             return Ok(out(self.ev.ext_gpu(&q, ExtOp::MulSum(terms))?.remove(0)));
         }
         let hosts = terms.iter().map(|(x, _)| x.host()).collect::<Result<Vec<_>>>()?;
-        let moduli = Evaluator::ext_moduli(&x0.ks, ell);
+        let moduli = Evaluator::ext_moduli(&x0.ks, x0.start..x0.start + ell);
         let sum = |special: bool| -> Vec<u64> {
             let (k, off) = if special { (alpha, ell) } else { (ell, 0) };
             let mut acc = vec![0u64; 2 * k * n];
@@ -547,7 +549,7 @@ impl DoubleHoisting<'_> {
             let cd = self.check_raise(ct, &[elt], keys)?;
             let (ell, n) = (cd.coeff_modulus().len(), cd.n());
             let data = self.ev.ext_gpu(&q, ExtOp::RotateData(ct, elt, keys, sum))?.remove(0);
-            return Ok(ExtCiphertext { ks: keys.ks.clone(), parms_id: ct.parms_id, scale: ct.scale, ell, n, data });
+            return Ok(ExtCiphertext { ks: keys.ks.clone(), parms_id: ct.parms_id, scale: ct.scale, start: 0, ell, n, data });
         }
         let rotated = self.apply_galois_many(ct, &[elt], keys)?.pop().ok_or_else(|| Error::InvalidArgument("rotate_data_add: nothing rotated".into()))?;
         match sum {
@@ -565,7 +567,7 @@ impl DoubleHoisting<'_> {
         }
         let tool = self.ev.ctx.galois_tool();
         let elt = tool.elt_from_step(step)?;
-        let key = keys.key_at(elt, x.ell)?;
+        let key = keys.key_at(elt, x.start + x.ell)?;
         if let Some(q) = x.queue().or(sum.and_then(|t| t.queue())).cloned() {
             return Ok(ExtCiphertext { data: self.ev.ext_gpu(&q, ExtOp::Rotate(x, elt, keys, sum))?.remove(0), ..x.clone_meta() });
         }
@@ -574,11 +576,11 @@ impl DoubleHoisting<'_> {
         key.host_digits()?;
         let ks = &x.ks;
         let mut c1 = vec![0u64; ell * n];
-        ks.mod_down_poly_add(&xq[ell * n..], &xp[alpha * n..], &mut c1);
-        let up = ks.mod_up(&c1, 0, Digits::Balanced)?;
+        ks.mod_down_poly_add(&xq[ell * n..], &xp[alpha * n..], x.start, &mut c1);
+        let up = ks.mod_up(&c1, x.start, Digits::Balanced)?;
         let perm = tool.permutation_ntt(elt)?;
         let prods = ks.key_inner_product(&up, key, Some(perm));
-        let moduli = Evaluator::ext_moduli(ks, ell);
+        let moduli = Evaluator::ext_moduli(ks, x.start..x.start + ell);
         let (mut q, mut p) = (vec![0u64; 2 * ell * n], vec![0u64; 2 * alpha * n]);
         for o in 0..ell + alpha {
             let (dst, src0, k, i) = if o < ell { (&mut q, &xq, ell, o) } else { (&mut p, &xp, alpha, o - ell) };
@@ -611,7 +613,7 @@ impl DoubleHoisting<'_> {
             return Ok(ExtCiphertext { data: self.ev.ext_gpu(&q, ExtOp::Add(a, b))?.remove(0), ..a.clone_meta() });
         }
         let ((aq, ap), (bq, bp)) = (a.host()?, b.host()?);
-        let moduli = Evaluator::ext_moduli(&a.ks, a.ell);
+        let moduli = Evaluator::ext_moduli(&a.ks, a.start..a.start + a.ell);
         let add = |x: &[u64], y: &[u64], k: usize, off: usize| -> Vec<u64> {
             let mut x = x.to_vec();
             rows_mut(&mut x, a.n).for_each(|(r, row)| {
@@ -640,8 +642,8 @@ impl DoubleHoisting<'_> {
         let (xq, xp) = x.host()?;
         let (pw, sw) = (x.ell * x.n, x.alpha() * x.n);
         let (c0, c1) = out.data.split_at_mut(pw);
-        x.ks.mod_down_poly_add(&xq[..pw], &xp[..sw], c0);
-        x.ks.mod_down_poly_add(&xq[pw..], &xp[sw..], c1);
+        x.ks.mod_down_poly_add(&xq[..pw], &xp[..sw], x.start, c0);
+        x.ks.mod_down_poly_add(&xq[pw..], &xp[sw..], x.start, c1);
         super::check_not_transparent(&out)?;
         Ok(out)
     }
@@ -651,12 +653,17 @@ impl DoubleHoisting<'_> {
     /// [`DoubleHoisting::mod_down`] then [`Evaluator::rescale_to_next`] — one INTT/conversion/NTT
     /// pass less. Size 2, `(ℓ − 1) × N` words per polynomial, NTT form, one level below `x`, scale
     /// `x.scale() / q_{ℓ-1}` (as `rescale_to_next` sets it); on `x`'s queue if it is on a device.
-    /// Not SEAL's words (one rounding instead of two): for xehe's own circuits.
+    /// Not SEAL's words (one rounding instead of two): for xehe's own circuits. In a context of
+    /// composite levels: [`DoubleHoisting::mod_down`], then the composite rescale.
     ///
     /// # Errors
     /// `EndOfModulusChain` at the last level; `ScaleOutOfBounds` as `rescale_to_next`; `Device`
     /// on a device failure; `TransparentResult` (host).
     pub fn mod_down_rescale(&self, x: &ExtCiphertext) -> Result<Ciphertext> {
+        if self.ev.ctx.composite_levels().is_some() {
+            // Composite levels rescale apart: the fused ModDown divides by one prime.
+            return self.ev.rescale_to_next(&self.mod_down(x)?);
+        }
         let (next, scale) = self.ev.rescaled_level(&x.parms_id, x.scale)?;
         if let Some(q) = x.queue() {
             return self.ev.device_mod_down(q, ExtOp::ModDownRescale(x), &next, scale);
@@ -691,7 +698,7 @@ impl Evaluator {
 impl ExtCiphertext {
     /// Everything but the data (the data of a copy is replaced at once).
     fn clone_meta(&self) -> ExtCiphertext {
-        ExtCiphertext { ks: self.ks.clone(), parms_id: self.parms_id, scale: self.scale, ell: self.ell, n: self.n, data: ExtData::Host { q: Vec::new(), p: Vec::new() } }
+        ExtCiphertext { ks: self.ks.clone(), parms_id: self.parms_id, scale: self.scale, start: self.start, ell: self.ell, n: self.n, data: ExtData::Host { q: Vec::new(), p: Vec::new() } }
     }
 }
 
@@ -786,7 +793,7 @@ mod gpu_impl {
                     let rotated = if rot.is_empty() { Vec::new() } else { dh::rotations(cq, &l, &h, &buf, &t, (&k, layout))? };
                     let mut rotated = rotated.into_iter();
                     let ell = l.k();
-                    let p_mod = keys.ks.p_mod_q(ell);
+                    let p_mod = keys.ks.p_mod_q(0..ell);
                     elts.iter()
                         .map(|e| {
                             let x = match e {

@@ -114,7 +114,8 @@ impl Evaluator {
     /// rounding, and the rescale's pass over the level (an inverse NTT of the last prime, `ℓ − 1`
     /// forward NTTs per polynomial) saved. Size 2, one level lower, scale
     /// `ct.scale() / q_{ℓ-1}`; a size-2 ciphertext is only rescaled. Not SEAL's words (SEAL
-    /// rounds twice): for xehe's own circuits (polynomial evaluation, EvalMod, networks).
+    /// rounds twice): for xehe's own circuits (polynomial evaluation, EvalMod, networks). In a
+    /// context of composite levels: relinearization, then the composite rescale.
     ///
     /// # Errors
     /// As [`Evaluator::relinearize_inplace`] and [`Evaluator::rescale_to_next`]
@@ -129,6 +130,12 @@ impl Evaluator {
                 "not enough relinearization keys: hybrid keys switch s² only, ciphertext size is {}",
                 ct.size
             )));
+        }
+        if self.ctx.composite_levels().is_some() {
+            // Composite levels rescale apart: the fused ModDown divides by one prime.
+            let mut out = ct.clone();
+            self.hybrid_relinearize_inplace(&mut out, keys)?;
+            return self.rescale_to_next(&out);
         }
         let (next, scale) = self.rescaled_level(&ct.parms_id, ct.scale)?;
         if let Some(q) = self.device_for(&[ct]) {

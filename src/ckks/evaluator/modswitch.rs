@@ -1,6 +1,8 @@
 //! Moving down the modulus chain: rescale (divide by the last prime and round) and modulus
 //! switching (drop the last prime) for ciphertexts and plaintexts (SEAL
-//! `Evaluator::{rescale_to_next, rescale_to, mod_switch_to_next, mod_switch_to}`).
+//! `Evaluator::{rescale_to_next, rescale_to, mod_switch_to_next, mod_switch_to}`). In a context
+//! of composite levels ([`crate::Context::with_composite_chain`]) a rescale is the composite
+//! one and a modulus switch drops the primes the level below lacks, where it adds none.
 
 use super::gpu::GpuOp;
 use super::{check_not_transparent, on_copy, Evaluator};
@@ -16,12 +18,6 @@ use std::sync::Arc;
 
 impl Evaluator {
     fn next_level(&self, cd: &ContextData, what: &str) -> Result<Arc<ContextData>> {
-        // A composite level off SEAL's chain has no next level on it: say where to go instead.
-        if cd.key_rows().start != 0 {
-            return Err(Error::NotValidForParams(format!(
-                "{what} is at a composite level off SEAL's chain: Evaluator::rescale_composite moves it down"
-            )));
-        }
         let next = cd.next_parms_id().ok_or_else(|| {
             Error::at_last_level(format!("{what} is already at the last level"))
         })?;
@@ -42,13 +38,34 @@ impl Evaluator {
         Ok(())
     }
 
-    /// The level below `parms_id` and the scale a rescale from there gives (`scale / q_{ℓ-1}`),
-    /// checked as [`Evaluator::rescale_to_next_inplace`] checks them (the fused key-switching
-    /// rescales of xehe's circuits, `DoubleHoisting::mod_down_rescale`).
+    /// The rows of `cd`'s limbs that `next` (the level below) keeps when a modulus switch drops
+    /// the primes it lacks: the last one on SEAL's chain.
     ///
     /// # Errors
-    /// `NotValidForParams`, `EndOfModulusChain`, `ScaleOutOfBounds`.
+    /// `NotValidForParams` at a composite step that adds primes (no modulus switch can make
+    /// their residues).
+    fn kept_rows(cd: &ContextData, next: &ContextData, what: &str) -> Result<std::ops::Range<usize>> {
+        let (a, b) = (cd.key_rows(), next.key_rows());
+        if b.start < a.start || b.end > a.end {
+            return Err(Error::NotValidForParams(format!(
+                "{what}: the composite level below adds primes, which a modulus switch cannot make; multiply by a constant and rescale_to_next instead"
+            )));
+        }
+        Ok(b.start - a.start..b.end - a.start)
+    }
+
+    /// The level below `parms_id` and the scale a rescale from there gives (`scale / q_{ℓ-1}`),
+    /// checked as [`Evaluator::rescale_to_next_inplace`] checks them (the fused key-switching
+    /// rescales of xehe's circuits, `DoubleHoisting::mod_down_rescale`), on SEAL's one-prime
+    /// chain.
+    ///
+    /// # Errors
+    /// `NotValidForParams` (also in a context of composite levels: their rescale is not fused),
+    /// `EndOfModulusChain`, `ScaleOutOfBounds`.
     pub(super) fn rescaled_level(&self, parms_id: &ParmsId, scale: f64) -> Result<(Arc<ContextData>, f64)> {
+        if self.ctx.composite_levels().is_some() {
+            return Err(Error::NotValidForParams("a rescale fused into key switching: composite levels rescale apart (rescale_to_next)".into()));
+        }
         let cd = self.ctx.context_data_for(parms_id, "encrypted")?.clone();
         let next = self.next_level(&cd, "encrypted")?;
         check_scale(scale, &cd, "rescale_to_next (input)")?;
@@ -60,10 +77,14 @@ impl Evaluator {
 
     /// Divide by the last prime `q_l` and round, moving one level down; scale becomes
     /// `scale / q_l` (SEAL `rescale_to_next_inplace`, `RNSTool::divide_and_round_q_last_ntt_inplace`).
+    /// In a context of composite levels: [`Evaluator::rescale_composite_inplace`].
     ///
     /// # Errors
     /// `NotValidForParams`, `EndOfModulusChain`, `WrongForm`, `ScaleOutOfBounds`, `TransparentResult`.
     pub fn rescale_to_next_inplace(&self, ct: &mut Ciphertext) -> Result<()> {
+        if self.ctx.composite_levels().is_some() {
+            return self.rescale_composite_inplace(ct);
+        }
         let cd = check_ciphertext(ct, &self.ctx, "encrypted", false)?.clone();
         let next = self.next_level(&cd, "encrypted")?;
         check_ntt_form(ct.is_ntt_form)?;
@@ -109,23 +130,30 @@ impl Evaluator {
     }
 
     /// Drop the last prime without scaling (SEAL `mod_switch_to_next_inplace`, CKKS:
-    /// `mod_switch_drop_to_next`); the scale is unchanged.
+    /// `mod_switch_drop_to_next`); the scale is unchanged. At a composite level: drop the primes
+    /// the level below lacks, where it adds none.
     ///
     /// # Errors
-    /// `NotValidForParams`, `EndOfModulusChain`, `WrongForm`, `ScaleOutOfBounds`, `TransparentResult`.
+    /// `NotValidForParams` (also a composite step that adds primes), `EndOfModulusChain`,
+    /// `WrongForm`, `ScaleOutOfBounds`, `TransparentResult`; `InvalidArgument` for a composite
+    /// step on a device (not written yet).
     pub fn mod_switch_to_next_inplace(&self, ct: &mut Ciphertext) -> Result<()> {
         let cd = check_ciphertext(ct, &self.ctx, "encrypted", false)?.clone();
         let next = self.next_level(&cd, "encrypted")?;
         check_ntt_form(ct.is_ntt_form)?;
         check_scale(ct.scale, &next, "mod_switch_to_next")?;
+        let (n, k) = (cd.n(), cd.coeff_modulus().len());
+        let rows = Self::kept_rows(&cd, &next, "mod_switch_to_next")?;
         if let Some(q) = self.device_for(&[ct]) {
+            if rows != (0..k - 1) {
+                return Err(Error::InvalidArgument("mod_switch_to_next at a composite level runs on the CPU backend only (the device path is not written yet)".into()));
+            }
             *ct = self.run_gpu(&q, ct, GpuOp::DropPrime, ct.scale)?;
             return Ok(());
         }
-        let (n, k) = (cd.n(), cd.coeff_modulus().len());
         let mut out = Ciphertext::zeros(&next, ct.size);
         for i in 0..ct.size {
-            out.poly_mut(i).copy_from_slice(&ct.poly(i)[..(k - 1) * n]);
+            out.poly_mut(i).copy_from_slice(&ct.poly(i)[rows.start * n..rows.end * n]);
         }
         out.scale = ct.scale;
         check_not_transparent(&out)?;
@@ -172,7 +200,10 @@ impl Evaluator {
         let cd = check_plaintext(pt, &self.ctx, "plain")?.clone();
         let next = self.next_level(&cd, "plain")?;
         check_scale(pt.scale, &next, "mod_switch_to_next (plain)")?;
-        pt.data.truncate(next.n() * next.coeff_modulus().len());
+        let rows = Self::kept_rows(&cd, &next, "mod_switch_to_next (plain)")?;
+        let n = next.n();
+        pt.data.truncate(rows.end * n);
+        pt.data.drain(..rows.start * n);
         pt.parms_id = next.parms_id();
         Ok(())
     }
