@@ -310,7 +310,11 @@ impl Bootstrapper {
             if k > 1.0 { ev.multiply_const(ct, 1.0, k)? } else { ct.clone() }
         } else {
             let one = level_at(&self.ctx, 1, "bootstrap")?;
-            let c = if level > 1 { ev.mod_switch_to(ct, &one.parms_id())? } else { ct.clone() };
+            let c = match level {
+                1 => ct.clone(),
+                _ if self.ctx.composite_levels().is_some() => self.down_to_level_one(ct, level)?,
+                _ => ev.mod_switch_to(ct, &one.parms_id())?,
+            };
             let q1 = crate::circuits::rescale_prime(&self.ctx, 1, "bootstrap")?;
             let mut c = ev.multiply_const(&c, 1.0, (raise * q1 / scale).round().max(1.0))?;
             ev.rescale_to_next_inplace(&mut c)?;
@@ -326,6 +330,20 @@ impl Bootstrapper {
             ev.add_inplace(&mut r, &rot)?;
         }
         Ok((r, rho))
+    }
+
+    /// `ct` (at composite level `level > 1`) at level 1, about the same scale: a modulus switch
+    /// cannot cross a composite step that adds primes, so each step multiplies by the integer
+    /// nearest its rescale factor and rescales (the scale's change, below `2^-40` of it, is
+    /// kept exact and divided out with the rest of `ρ`).
+    fn down_to_level_one(&self, ct: &Ciphertext, level: usize) -> Result<Ciphertext> {
+        let mut c = ct.clone();
+        for l in (2..=level).rev() {
+            let f = crate::circuits::rescale_prime(&self.ctx, l, "bootstrap")?;
+            c = self.ev.multiply_const(&c, 1.0, f.round())?;
+            self.ev.rescale_to_next_inplace(&mut c)?;
+        }
+        Ok(c)
     }
 
     /// Stage 2, CoeffsToSlots of a raised ciphertext (first data level, scale

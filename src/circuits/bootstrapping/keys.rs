@@ -53,9 +53,15 @@ pub struct BootstrappingKeys {
 }
 
 /// Key-switching parameters of the small-ring key: SEAL's special prime alone, one prime per
-/// digit (only the digit of `q_0` is ever used).
+/// digit (only the digits of the lowest level's primes are ever used).
 fn small_ring(context: &Context) -> KeySwitchParams {
     KeySwitchParams::single_special_prime(context)
+}
+
+/// The data primes the small-ring key serves: those up to the lowest level's last (`q_0` on
+/// SEAL's chain; a composite lowest level's window may start above the first prime).
+fn lowest_rows(context: &Context) -> usize {
+    context.last_context_data().key_rows().end
 }
 
 /// The Galois elements the parameters' transforms use, ascending (conjugation included).
@@ -171,7 +177,7 @@ impl BootstrappingKeys {
             progress(done, total);
         }
         let sparse = KeyGenerator::with_sparse_secret(context, params.ephemeral_hamming_weight)?;
-        let mut dense_to_sparse = sparse.hybrid(&ks_small).create_switching_key(secret_key, 1)?;
+        let mut dense_to_sparse = sparse.hybrid(&ks_small).create_switching_key(secret_key, lowest_rows(context))?;
         progress(total - 1, total);
         let mut sparse_to_dense = kg.hybrid(&ks).create_switching_key(sparse.secret_key(), ks.data_size())?;
         if let Some(o) = onto {
@@ -338,7 +344,7 @@ impl BootstrappingKeys {
         }
         let dense_to_sparse = r.nested(HybridSwitchingKey::NAME, |r, _| HybridSwitchingKey::load_members(&ks_small, r))?;
         let sparse_to_dense = r.nested(HybridSwitchingKey::NAME, |r, _| HybridSwitchingKey::load_members(&ks, r))?;
-        if dense_to_sparse.level_size() != 1 || sparse_to_dense.level_size() != ks.data_size() {
+        if dense_to_sparse.level_size() != lowest_rows(context) || sparse_to_dense.level_size() != ks.data_size() {
             return Err(Error::NotValidForParams("BootstrappingKeys: encapsulation keys of the wrong levels".into()));
         }
         Ok(BootstrappingKeys { params, ks, relin, galois, dense_to_sparse, sparse_to_dense })

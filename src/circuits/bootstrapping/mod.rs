@@ -25,6 +25,7 @@
 //! `docs/guide/bootstrapping.md`.
 
 mod bootstrapper;
+pub mod composite;
 mod keys;
 mod parameters;
 mod plan;

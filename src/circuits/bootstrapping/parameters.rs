@@ -61,6 +61,12 @@ pub struct BootstrappingParameters {
     pub log_eval_mod_scale: u32,
     /// Whether the set is insecure (test sizes): named so everywhere it is printed.
     pub insecure: bool,
+    /// Word-size primes: every level's bits from primes below 2^30, a level carried by several
+    /// of them (composite levels, `super::composite`): `q_0` two 25-bit primes, the 40-bit
+    /// levels Cheddar's steps, the others pairs. `false`: one prime of each level's bits
+    /// (SEAL's chain, primes up to 60 bits).
+    #[serde(default)]
+    pub composite: bool,
 }
 
 impl BootstrappingParameters {
@@ -116,6 +122,7 @@ impl BootstrappingParameters {
             log_output_scale: 40,
             log_eval_mod_scale: 54,
             insecure: false,
+            composite: false,
         }
     }
 
@@ -159,6 +166,21 @@ impl BootstrappingParameters {
             slots_to_coeffs_groups: balanced_groups(11, 3).into_iter().rev().collect(),
             insecure: true,
             ..Self::n16_dense()
+        }
+    }
+
+    /// **INSECURE test set, N = 2^12, word-size primes**: [`Self::n12_insecure`]'s levels from
+    /// primes below 2^30 (composite levels, [`BootstrappingParameters::composite`]): `q_0` two
+    /// 25-bit primes, 2 user and 3 SlotsToCoeffs levels of 40 bits in Cheddar's steps, EvalMod
+    /// and CoeffsToSlots levels as pairs of primes of half their bits. Special primes as
+    /// `N12-insecure`'s.
+    pub fn n12_insecure_w32() -> Self {
+        BootstrappingParameters {
+            name: "N12-insecure-w32".into(),
+            q0_bits: 2 * super::composite::TERMINAL_BITS,
+            slots_to_coeffs_bits: vec![40; 3],
+            composite: true,
+            ..Self::n12_insecure()
         }
     }
 
@@ -220,12 +242,13 @@ impl BootstrappingParameters {
             "n16" | "n16-dense" | "65536" => Some(Self::n16_dense()),
             "n16-13" | "n16-dense-13" => Some(Self::n16_dense_13()),
             "n12" | "n12-insecure" | "4096" => Some(Self::n12_insecure()),
+            "n12-w32" | "n12-insecure-w32" => Some(Self::n12_insecure_w32()),
             _ => None,
         }
     }
 
     /// The names [`BootstrappingParameters::preset_named`] takes, for help texts and errors.
-    pub const PRESET_NAMES: &'static str = "n12-insecure (INSECURE: tests), n16-dense, n16-dense-13 (13 levels, zero-mean data only); also n12, n16, n16-13";
+    pub const PRESET_NAMES: &'static str = "n12-insecure (INSECURE: tests), n12-insecure-w32 (INSECURE: tests, primes below 2^30), n16-dense, n16-dense-13 (13 levels, zero-mean data only); also n12, n12-w32, n16, n16-13";
 
     /// [`BootstrappingParameters::preset`], or an error listing the names.
     ///
@@ -237,7 +260,7 @@ impl BootstrappingParameters {
 
     /// Every preset.
     pub fn presets() -> Vec<Self> {
-        vec![Self::n12_insecure(), Self::n16_dense(), Self::n16_dense_13()]
+        vec![Self::n12_insecure(), Self::n12_insecure_w32(), Self::n16_dense(), Self::n16_dense_13()]
     }
 
     /// `N`.
@@ -245,8 +268,15 @@ impl BootstrappingParameters {
         1 << self.log_n
     }
 
-    /// Bit sizes for SEAL's `CoeffModulus::Create`, bottom to top, special prime last.
+    /// Bit sizes for SEAL's `CoeffModulus::Create`, bottom to top, special prime last; with
+    /// composite levels, the stored primes' (terminal primes first, `super::composite`; a
+    /// layout the levels cannot have gives the one-prime list).
     pub fn coeff_modulus_bits(&self) -> Vec<u32> {
+        if self.composite {
+            if let Ok(l) = super::composite::layout(self) {
+                return l.bits.into_iter().chain([self.special_bits]).collect();
+            }
+        }
         let mut v = vec![self.q0_bits];
         v.extend(&self.user_bits);
         v.extend(&self.slots_to_coeffs_bits);
@@ -304,6 +334,9 @@ impl BootstrappingParameters {
         if self.special_modulus_size == 0 || self.ephemeral_hamming_weight == 0 {
             return bad("special_modulus_size and ephemeral_hamming_weight must be positive".into());
         }
+        if self.composite {
+            super::composite::layout(self)?;
+        }
         Ok(())
     }
 
@@ -327,7 +360,13 @@ impl BootstrappingParameters {
     /// # Errors
     /// As [`BootstrappingParameters::encryption_parameters`].
     pub fn context(&self) -> Result<Context> {
-        Context::with_sec_level(&self.encryption_parameters()?, SecLevel::None)
+        let parms = self.encryption_parameters()?;
+        if self.composite {
+            let q = parms.coeff_modulus();
+            let chain = super::composite::chain(self, &q[..q.len() - 1])?;
+            return Context::with_composite_chain(&parms, &chain, SecLevel::None);
+        }
+        Context::with_sec_level(&parms, SecLevel::None)
     }
 
     /// The hybrid key-switching parameters (α, dnum).
@@ -372,7 +411,9 @@ mod tests {
     fn presets_validate() {
         for p in BootstrappingParameters::presets() {
             p.validate().unwrap();
-            assert_eq!(p.coeff_modulus_bits().len(), 1 + p.user_bits.len() + 3 + p.eval_mod.depth() + 4 + 1);
+            if !p.composite {
+                assert_eq!(p.coeff_modulus_bits().len(), 1 + p.user_bits.len() + 3 + p.eval_mod.depth() + 4 + 1);
+            }
             assert_eq!(BootstrappingParameters::preset(&p.name), Some(p.clone()));
         }
         // log2(QP): the data primes, SEAL's special prime and the α − 1 more 60-bit ones.

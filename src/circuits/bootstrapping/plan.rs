@@ -81,7 +81,8 @@ impl Plan {
             params.eval_mod_bits.len(),
             params.slots_to_coeffs_bits.len(),
         );
-        let q0 = ctx.last_context_data().coeff_modulus()[0].value() as f64;
+        // q_0: the lowest level's modulus (a product of primes at a composite level).
+        let q0: f64 = ctx.last_context_data().coeff_modulus().iter().map(|q| q.value() as f64).product();
         let raise_scale = 2f64.powi(q0.log2().round() as i32 - params.eval_mod.log_message_ratio as i32);
         let c2s_scale = rescale_prime(ctx, top - c, "bootstrapping")?;
         let c2s_levels = (0..c)

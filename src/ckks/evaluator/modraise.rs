@@ -7,6 +7,12 @@
 //! `m + q_0 · I(X)` over that level's modulus, where `I = (c0 + c1·s − [c0 + c1·s]_{q_0}) / q_0`
 //! has coefficients bounded by about `(h + 1) / 2` for a secret of Hamming weight `h`
 //! (the bootstrapping's EvalMod removes `q_0 · I`).
+//!
+//! At the lowest level of a context of composite levels
+//! ([`crate::Context::with_composite_chain`]) `q_0` is the product `Q_0` of that level's
+//! primes: the coefficients' centred value modulo `Q_0` comes from a base conversion corrected
+//! to a rounding ([`BaseConverter::rounding_multiples`], exact but within `2^-21·Q_0` of
+//! `±Q_0/2`, where `I` is one larger or smaller).
 
 use super::gpu::GpuOp;
 use super::Evaluator;
@@ -14,6 +20,7 @@ use crate::ckks::ciphertext::Ciphertext;
 use crate::ckks::params::ParmsId;
 use crate::ckks::valcheck::{check_ciphertext, check_ntt_form};
 use crate::device::object::host_current;
+use crate::math::base_conv::BaseConverter;
 use crate::{Error, Result};
 use rayon::prelude::*;
 
@@ -42,9 +49,12 @@ impl Evaluator {
         let cd = check_ciphertext(ct, &self.ctx, "encrypted", false)?.clone();
         if cd.chain_index() != 0 {
             return Err(Error::InvalidArgument(format!(
-                "mod_raise: encrypted must be at the last level (one prime), it has {} primes",
+                "mod_raise: encrypted must be at the last level, it has {} primes",
                 cd.coeff_modulus().len()
             )));
+        }
+        if cd.coeff_modulus().len() > 1 {
+            return self.mod_raise_composite(ct, &cd, parms_id);
         }
         check_ntt_form(ct.is_ntt_form)?;
         let to = self.ctx.context_data_for(parms_id, "parms_id")?.clone();
@@ -79,7 +89,45 @@ impl Evaluator {
             }
             ntt[i].forward(out);
         });
-        Ok(Ciphertext {
+        Ok(Self::raised(ct, parms_id, k, data))
+    }
+
+    /// [`Evaluator::mod_raise_to`] from a lowest level of several primes (module docs), on the
+    /// CPU backend.
+    fn mod_raise_composite(&self, ct: &Ciphertext, cd: &crate::ckks::context::ContextData, parms_id: &ParmsId) -> Result<Ciphertext> {
+        check_ntt_form(ct.is_ntt_form)?;
+        let to = self.ctx.context_data_for(parms_id, "parms_id")?.clone();
+        if to.chain_index() > self.ctx.first_context_data().chain_index() {
+            return Err(Error::NotValidForParams("mod_raise: parms_id is the key level".into()));
+        }
+        if self.device_for(&[ct]).is_some() {
+            return Err(Error::InvalidArgument("mod_raise from a composite level runs on the CPU backend only (the device path is not written yet)".into()));
+        }
+        let (n, k0) = (cd.n(), cd.coeff_modulus().len());
+        let conv = BaseConverter::new(cd.coeff_modulus(), to.coeff_modulus())?;
+        let k = to.coeff_modulus().len();
+        let mut data = vec![0u64; ct.size * k * n];
+        for (src, dst) in ct.data.chunks_exact(k0 * n).zip(data.chunks_exact_mut(k * n)) {
+            let mut scaled = src.to_vec();
+            scaled.par_chunks_mut(n).enumerate().for_each(|(i, x)| {
+                cd.ntt_tables()[i].inverse(x);
+                conv.scale_limb_inplace(i, x);
+            });
+            let v = conv.rounding_multiples(&scaled, n).ok_or_else(|| {
+                Error::invalid_parameters(crate::Parameter::CoeffModulus, "mod_raise: the lowest level's primes must be above 2^24 (the rounding correction)")
+            })?;
+            dst.par_chunks_mut(n).enumerate().for_each(|(j, out)| {
+                conv.convert_scaled_limb_rounded(&scaled, j, &v, out);
+                to.ntt_tables()[j].forward(out);
+            });
+        }
+        Ok(Self::raised(ct, parms_id, k, data))
+    }
+
+    /// `ct` raised: `data` (`size × k × N` words, NTT form) at `parms_id`, the same scale.
+    fn raised(ct: &Ciphertext, parms_id: &ParmsId, k: usize, data: Vec<u64>) -> Ciphertext {
+        let n = ct.poly_modulus_degree;
+        Ciphertext {
             parms_id: *parms_id,
             is_ntt_form: true,
             size: ct.size,
@@ -89,6 +137,6 @@ impl Evaluator {
             correction_factor: ct.correction_factor,
             data,
             gpu: Default::default(),
-        })
+        }
     }
 }
