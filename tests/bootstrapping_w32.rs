@@ -57,10 +57,10 @@ fn the_levels_are_word_size_primes() {
 }
 
 /// Every input shape of the documented domain at 2^40, and inputs at every user level and at the
-/// top (brought down by the composite steps): the result within 2 bits of `N12-insecure`'s
+/// top (brought down by the composite steps): the result within 1.5 bits of `N12-insecure`'s
 /// zero-mean figure, mean and minimum, real and imaginary parts apart.
 #[test]
-fn every_input_shape_and_level_bootstraps_within_two_bits_of_the_64_bit_set() {
+fn every_input_shape_and_level_bootstraps_within_a_bit_and_a_half_of_the_64_bit_set() {
     let w32 = setup(&BootstrappingParameters::n12_insecure_w32());
     let n = w32.encoder.slot_count();
     let reference = {
@@ -71,8 +71,8 @@ fn every_input_shape_and_level_bootstraps_within_two_bits_of_the_64_bit_set() {
     let check = |what: &str, p: &PrecisionStats| {
         eprintln!("{what:<14} {p}");
         for (part, r) in [(&p.real, &reference.real), (&p.imag, &reference.imag)] {
-            assert!(part.mean_bits >= r.mean_bits - 2.0, "{what}: {p} against {reference}");
-            assert!(part.min_bits >= r.min_bits - 2.0, "{what}: {p} against {reference}");
+            assert!(part.mean_bits >= r.mean_bits - 1.5, "{what}: {p} against {reference}");
+            assert!(part.min_bits >= r.min_bits - 1.5, "{what}: {p} against {reference}");
         }
     };
     for shape in InputShape::all() {

@@ -333,12 +333,17 @@ impl Bootstrapper {
     }
 
     /// `ct` (at composite level `level > 1`) at level 1, about the same scale: a modulus switch
-    /// cannot cross a composite step that adds primes, so each step multiplies by the integer
-    /// nearest its rescale factor and rescales (the scale's change, below `2^-40` of it, is
-    /// kept exact and divided out with the rest of `ρ`).
+    /// where the step below only drops primes; a step that adds primes, which no modulus switch
+    /// can cross, multiplies by the integer nearest its rescale factor and rescales (the
+    /// scale's change, below `2^-40` of it, is kept exact and divided out with the rest of `ρ`).
     fn down_to_level_one(&self, ct: &Ciphertext, level: usize) -> Result<Ciphertext> {
         let mut c = ct.clone();
         for l in (2..=level).rev() {
+            let (upper, lower) = (level_at(&self.ctx, l, "bootstrap")?.key_rows(), level_at(&self.ctx, l - 1, "bootstrap")?.key_rows());
+            if lower.start >= upper.start && lower.end <= upper.end {
+                self.ev.mod_switch_to_next_inplace(&mut c)?;
+                continue;
+            }
             let f = crate::circuits::rescale_prime(&self.ctx, l, "bootstrap")?;
             c = self.ev.multiply_const(&c, 1.0, f.round())?;
             self.ev.rescale_to_next_inplace(&mut c)?;

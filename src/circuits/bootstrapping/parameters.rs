@@ -172,13 +172,15 @@ impl BootstrappingParameters {
     /// **INSECURE test set, N = 2^12, word-size primes**: [`Self::n12_insecure`]'s levels from
     /// primes below 2^30 (composite levels, [`BootstrappingParameters::composite`]): `q_0` two
     /// 25-bit primes, 2 user and 3 SlotsToCoeffs levels of 40 bits in Cheddar's steps, EvalMod
-    /// and CoeffsToSlots levels as pairs of primes of half their bits. Special primes as
-    /// `N12-insecure`'s.
+    /// and CoeffsToSlots levels as pairs of primes of half their bits: 41 data primes. Special
+    /// primes as `N12-insecure`'s (`3×60`), digits of 5 primes (dnum = 9): a digit of 150 bits
+    /// below `P`'s 180 (digits of 6, 180 bits, cost 2.6 bits of precision on the CPU).
     pub fn n12_insecure_w32() -> Self {
         BootstrappingParameters {
             name: "N12-insecure-w32".into(),
             q0_bits: 2 * super::composite::TERMINAL_BITS,
             slots_to_coeffs_bits: vec![40; 3],
+            dnum: 9,
             composite: true,
             ..Self::n12_insecure()
         }
