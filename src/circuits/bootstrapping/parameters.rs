@@ -169,6 +169,25 @@ impl BootstrappingParameters {
         }
     }
 
+    /// **Production set, N = 2^16, word-size primes**: [`Self::n16_dense`]'s levels from primes
+    /// below 2^30 (composite levels, [`BootstrappingParameters::composite`]): `q_0` two 25-bit
+    /// primes, 10 user and 3 SlotsToCoeffs levels of 40 bits in Cheddar's steps, the arcsine
+    /// (3×50) and EvalMod (8×60) levels as pairs of 25- and 30-bit primes, CoeffsToSlots two
+    /// pairs of 26-bit primes and two of the terminal primes (50 bits each): 49 data primes,
+    /// `log2 Q = 1404` against `N16-dense`'s 1412. Special primes as `N16-dense`'s (`6×60`),
+    /// digits of 10 primes (dnum = 5, 300 bits below `P`'s 360): `log2(QP) ≤ 1772`, the same
+    /// 128-bit argument for the dense key. The h = 32 key of the encapsulation is an RLWE sample
+    /// modulo the four terminal primes and `p_0` (160 bits; `N16-dense`'s is 120).
+    pub fn n16_dense_w32() -> Self {
+        BootstrappingParameters {
+            name: "N16-dense-w32".into(),
+            q0_bits: 2 * super::composite::TERMINAL_BITS,
+            slots_to_coeffs_bits: vec![40; 3],
+            composite: true,
+            ..Self::n16_dense()
+        }
+    }
+
     /// **INSECURE test set, N = 2^12, word-size primes**: [`Self::n12_insecure`]'s levels from
     /// primes below 2^30 (composite levels, [`BootstrappingParameters::composite`]): `q_0` two
     /// 25-bit primes, 2 user and 3 SlotsToCoeffs levels of 40 bits in Cheddar's steps, EvalMod
@@ -245,12 +264,13 @@ impl BootstrappingParameters {
             "n16-13" | "n16-dense-13" => Some(Self::n16_dense_13()),
             "n12" | "n12-insecure" | "4096" => Some(Self::n12_insecure()),
             "n12-w32" | "n12-insecure-w32" => Some(Self::n12_insecure_w32()),
+            "n16-w32" | "n16-dense-w32" => Some(Self::n16_dense_w32()),
             _ => None,
         }
     }
 
     /// The names [`BootstrappingParameters::preset_named`] takes, for help texts and errors.
-    pub const PRESET_NAMES: &'static str = "n12-insecure (INSECURE: tests), n12-insecure-w32 (INSECURE: tests, primes below 2^30), n16-dense, n16-dense-13 (13 levels, zero-mean data only); also n12, n12-w32, n16, n16-13";
+    pub const PRESET_NAMES: &'static str = "n12-insecure (INSECURE: tests), n12-insecure-w32 (INSECURE: tests, primes below 2^30), n16-dense, n16-dense-w32 (primes below 2^30), n16-dense-13 (13 levels, zero-mean data only); also n12, n12-w32, n16, n16-w32, n16-13";
 
     /// [`BootstrappingParameters::preset`], or an error listing the names.
     ///
@@ -262,7 +282,7 @@ impl BootstrappingParameters {
 
     /// Every preset.
     pub fn presets() -> Vec<Self> {
-        vec![Self::n12_insecure(), Self::n12_insecure_w32(), Self::n16_dense(), Self::n16_dense_13()]
+        vec![Self::n12_insecure(), Self::n12_insecure_w32(), Self::n16_dense(), Self::n16_dense_w32(), Self::n16_dense_13()]
     }
 
     /// `N`.
@@ -425,5 +445,9 @@ mod tests {
         let bits = qp_bits(&BootstrappingParameters::n16_dense());
         assert_eq!(bits, 1772);
         assert!(bits <= 1772, "the 128-bit bound at N = 2^16");
+        // The word-size set: nominal bits (SEAL's Create picks primes just below 2^bits).
+        let w = BootstrappingParameters::n16_dense_w32();
+        assert_eq!((qp_bits(&w), w.coeff_modulus_bits().len() - 1, w.user_levels()), (1764, 49, 10));
+        assert!(w.coeff_modulus_bits().iter().rev().skip(1).all(|&b| b <= 30));
     }
 }
