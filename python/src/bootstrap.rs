@@ -37,8 +37,19 @@ impl BootstrappingParameters {
     fn n12_insecure() -> Self {
         BootstrappingParameters { inner: bt::BootstrappingParameters::n12_insecure() }
     }
-    /// A preset by name (`n16`, `n16-13`, `n12`, `N16-dense`, `N16-dense-13`, `N12-insecure`,
-    /// `65536`, `4096`).
+    /// INSECURE test set, N = 2^12, primes below 2^30 (composite levels).
+    #[staticmethod]
+    fn n12_insecure_w32() -> Self {
+        BootstrappingParameters { inner: bt::BootstrappingParameters::n12_insecure_w32() }
+    }
+    /// Production set, N = 2^16, primes below 2^30 (composite levels; make its context with
+    /// `context()`).
+    #[staticmethod]
+    fn n16_dense_w32() -> Self {
+        BootstrappingParameters { inner: bt::BootstrappingParameters::n16_dense_w32() }
+    }
+    /// A preset by name (`n16`, `n16-13`, `n12`, `n12-w32`, `n16-w32`, `N16-dense`,
+    /// `N16-dense-13`, `N16-dense-w32`, `N12-insecure`, `N12-insecure-w32`, `65536`, `4096`).
     #[staticmethod]
     fn preset(name: &str) -> PyResult<Self> {
         bt::BootstrappingParameters::preset(name)
@@ -70,7 +81,8 @@ impl BootstrappingParameters {
     fn user_levels(&self) -> usize {
         self.inner.user_levels()
     }
-    /// The context of these parameters (security level none).
+    /// The context of these parameters (security level none; a word-size preset's has its
+    /// composite levels).
     fn context(&self, py: Python<'_>) -> PyResult<SealContext> {
         let p = &self.inner;
         Ok(SealContext::wrap(nogil(py, || p.context())?.py()?))

@@ -62,14 +62,20 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
 }
 
 /// The context of SEAL parameters saved at `path`, with `SecLevel::None` (the bootstrapping
-/// presets are beyond SEAL's 128-bit table: see [`BootstrappingParameters`](crate::circuits::bootstrapping::BootstrappingParameters)).
+/// presets are beyond SEAL's 128-bit table: see [`BootstrappingParameters`](crate::circuits::bootstrapping::BootstrappingParameters));
+/// the parameters of a word-size preset get its composite levels
+/// ([`BootstrappingParameters::context`](crate::circuits::bootstrapping::BootstrappingParameters::context)).
 ///
 /// # Errors
 /// [`Error::Located`] at the file for a read, load or parameter error.
 pub fn context_from_file(path: &Path) -> Result<Context> {
     let at = |e: Error| e.located(format!("parameters {}", path.display()));
     let parms = EncryptionParameters::load(&read_role("parameters", path)?).map_err(at)?;
-    Context::with_sec_level(&parms, SecLevel::None).map_err(at)
+    let ctx = Context::with_sec_level(&parms, SecLevel::None).map_err(at)?;
+    match crate::circuits::bootstrapping::BootstrappingParameters::for_context(&ctx) {
+        Ok(p) if p.composite => p.context().map_err(at),
+        _ => Ok(ctx),
+    }
 }
 
 /// A bootstrapper from keys saved at `path` for `ctx`. `notice` gets one line: the file's

@@ -75,6 +75,13 @@ impl Plan {
                 params.coeff_modulus_bits()
             )));
         }
+        if params.composite != ctx.composite_levels().is_some() {
+            return Err(Error::invalid_parameters(crate::Parameter::Bootstrapping, format!(
+                "the context of {} must {}have composite levels: make it with BootstrappingParameters::context()",
+                params.name,
+                if params.composite { "" } else { "not " }
+            )));
+        }
         let top = ctx.first_context_data().chain_index();
         let (c, e, s) = (
             params.coeffs_to_slots_bits.len(),
