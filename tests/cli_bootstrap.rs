@@ -79,6 +79,38 @@ fn seal_encrypts_xehe_bootstraps_seal_decrypts() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("bootstrapping keys"), "{}", String::from_utf8_lossy(&o.stderr));
 }
 
+/// A word-size preset (`N12-insecure-w32`, every prime below 2^30, composite levels): SEAL makes
+/// the parameters from the preset's bits and encrypts at its first data level (the preset's
+/// lowest level, two primes, is no level of SEAL's chain); `xehe keygen bootstrap` and
+/// `xehe eval` bootstrap it; SEAL decrypts the result, which is at a level of its chain (a
+/// prefix of the primes).
+#[test]
+fn seal_encrypts_xehe_bootstraps_word_size_primes() {
+    if !common::python_has("seal, numpy") {
+        return;
+    }
+    let dir = common::scratch_dir("cli-bootstrap-w32");
+    let params = BootstrappingParameters::n12_insecure_w32();
+    let bits: Vec<String> = params.coeff_modulus_bits().iter().map(|b| b.to_string()).collect();
+    ok(&python(&["make", &p(&dir), "4096", &bits.join(","), "top"]), "SEAL make");
+    let (parms, sk, x) = (dir.join("parms.bin"), dir.join("secret_key.bin"), dir.join("x.bin"));
+    let (bk, out) = (dir.join("bk.bin"), dir.join("out.bin"));
+    ok(&xehe(&["keygen", "bootstrap", "--params", &p(&parms), "--secret-key", &p(&sk), "--out", &p(&bk)]), "keygen");
+    let (xs, os) = (format!("x={}", p(&x)), p(&out));
+    ok(&xehe(&["eval", "--params", &p(&parms), "--device", "cpu", "--bootstrap-keys", &p(&bk), "--input", &xs, "--expr", "bootstrap(x)", "--out", &os]), "eval bootstrap(x)");
+    let report = ok(&python(&["check", &p(&dir), &p(&out)]), "SEAL check");
+    let v: serde_json::Value = serde_json::from_str(report.trim()).unwrap();
+    eprintln!("SEAL decrypts xehe's word-size bootstrap: {report}");
+    for part in ["real", "imag"] {
+        assert!(v[format!("{part}_mean")].as_f64().unwrap() >= 25.0, "{report}");
+        assert!(v[format!("{part}_min")].as_f64().unwrap() >= 20.0, "{report}");
+    }
+    // The output level (two user levels) holds the first five stored primes: SEAL's level of five.
+    let ctx = params.context().unwrap();
+    let primes = ctx.context_data_at(params.output_level()).unwrap().coeff_modulus().len();
+    assert_eq!(v["chain_index"].as_u64(), Some(primes as u64 - 1), "{report}");
+}
+
 /// A SEAL program deeper than its chain (tests/seal/deep_program.py): y ← (y² + u)/2 in
 /// seal-python for 58 levels (three times the chain's 19), bootstrapped by `xehe eval` whenever
 /// fewer than two levels are left — inputs at the scales SEAL's rescales produce, at the last

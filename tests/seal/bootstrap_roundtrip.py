@@ -4,11 +4,13 @@ ciphertext, xehe bootstraps (`xehe keygen bootstrap`, `xehe eval --expr 'bootstr
 decrypts.
 
 Usage:
-  bootstrap_roundtrip.py make OUTDIR N BITS
+  bootstrap_roundtrip.py make OUTDIR N BITS [top]
       BITS: comma-separated coeff_modulus bit sizes (the preset's, special prime last; `xehe
       bench bootstrap` and BootstrappingParameters::coeff_modulus_bits give them). Writes
       OUTDIR/parms.bin, secret_key.bin, x.bin (uniform random complex slots in [-1, 1]^2,
-      encrypted with SEAL's public key at scale 2^40 and mod-switched to the last level) and
+      encrypted with SEAL's public key at scale 2^40 and mod-switched to the last level, or
+      left at the first data level with `top`: a word-size preset's lowest level is no level of
+      SEAL's chain) and
       values.json (the slots). SEAL needs sec_level_type.none for these parameters (beyond its
       128-bit table); the context is created so.
   bootstrap_roundtrip.py check OUTDIR RESULT.bin
@@ -37,7 +39,7 @@ def context(n, bits):
     return parms, seal.SEALContext(parms, True, seal.sec_level_type.none)
 
 
-def make(out, n, bits):
+def make(out, n, bits, top=False):
     os.makedirs(out, exist_ok=True)
     parms, ctx = context(n, bits)
     assert ctx.parameters_set(), ctx.parameter_error_message()
@@ -50,7 +52,8 @@ def make(out, n, bits):
     z = rng.uniform(-1, 1, slots) + 1j * rng.uniform(-1, 1, slots)
     pt = encoder.encode_complex(z, 2.0 ** 40)
     ct = seal.Encryptor(ctx, pk).encrypt(pt)
-    seal.Evaluator(ctx).mod_switch_to_inplace(ct, ctx.last_parms_id())
+    if not top:
+        seal.Evaluator(ctx).mod_switch_to_inplace(ct, ctx.last_parms_id())
     parms.save(os.path.join(out, "parms.bin"), COMPR)
     sk.save(os.path.join(out, "secret_key.bin"))
     ct.save(os.path.join(out, "x.bin"), COMPR)
@@ -85,8 +88,8 @@ def check(out, result):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) == 5 and sys.argv[1] == "make":
-        make(sys.argv[2], int(sys.argv[3]), [int(b) for b in sys.argv[4].split(",")])
+    if len(sys.argv) in (5, 6) and sys.argv[1] == "make" and sys.argv[5:] in ([], ["top"]):
+        make(sys.argv[2], int(sys.argv[3]), [int(b) for b in sys.argv[4].split(",")], len(sys.argv) == 6)
     elif len(sys.argv) == 4 and sys.argv[1] == "check":
         check(sys.argv[2], sys.argv[3])
     else:
