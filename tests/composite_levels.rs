@@ -202,6 +202,34 @@ fn chain_levels(ctx: &Context) -> usize {
     ctx.composite_levels().unwrap().chain().levels()
 }
 
+/// On every device present: a ciphertext carried down every composite level by products and
+/// composite rescales on the device gives the CPU backend's words at each level.
+#[test]
+fn the_composite_rescale_on_a_device_is_the_cpus() {
+    let (ctx, chain) = setup();
+    let levels = ctx.composite_levels().unwrap();
+    let top = chain.levels() - 1;
+    let keygen = KeyGenerator::new(&ctx).unwrap();
+    let enc = Encryptor::new(&ctx, &keygen.create_public_key().unwrap()).unwrap();
+    let (encoder, ev) = (CkksEncoder::new(&ctx).unwrap(), Evaluator::new(&ctx));
+    let mut uniform = uniform_source(encoder.slot_count());
+    let x = enc.encrypt(&encoder.encode_f64(&uniform(-1.0, 1.0), levels.parms_id(top).unwrap(), 2f64.powi(40)).unwrap()).unwrap();
+    let plains: Vec<Plaintext> = (1..=top).map(|l| encoder.encode_f64(&uniform(0.5, 1.5), levels.parms_id(l).unwrap(), levels.rescale_factor(l).unwrap()).unwrap()).collect();
+    for q in queues("the_composite_rescale_on_a_device_is_the_cpus") {
+        let (mut cpu, mut gpu) = (x.clone(), on_queue(&x, &q));
+        for l in (1..=top).rev() {
+            cpu = ev.rescale_to_next(&ev.multiply_plain(&cpu, &plains[l - 1]).unwrap()).unwrap();
+            gpu = ev.rescale_to_next(&ev.multiply_plain(&gpu, &plains[l - 1]).unwrap()).unwrap();
+            let mut g = gpu.clone();
+            g.download().unwrap();
+            assert_eq!(g.parms_id(), cpu.parms_id(), "{}: level {l}", q.backend());
+            assert_eq!(g.scale(), cpu.scale(), "{}: level {l}", q.backend());
+            assert!(g.data() == cpu.data(), "{}: level {l} → {}: the device's words differ from the CPU's", q.backend(), l - 1);
+        }
+        eprintln!("{}: {top} composite rescales, every word the CPU's", q.backend());
+    }
+}
+
 #[test]
 fn composite_rescale_errors() {
     let (ctx, _) = setup();

@@ -9,7 +9,9 @@
 //! (encrypt one level up, rescale down, as SEAL does with its last prime).
 
 use super::params::ParmsId;
+use crate::device::state::AnyDeviceCache;
 use crate::math::composite_chain::CompositeChain;
+use crate::math::modulus::{Modulus, ShoupOperand};
 use crate::math::composite_rescale::CompositeRescale;
 use crate::math::ntt::NttTables;
 use crate::Result;
@@ -38,6 +40,31 @@ pub struct CompositeLevels {
     chain: CompositeChain,
     ids: Vec<ParmsId>,
     steps: Vec<Option<Step>>,
+    /// Device images of each step's [`StepConstants`], per (device, upper level's `parms_id`)
+    /// (`crate::ckks::device::composite`).
+    #[cfg_attr(not(any(feature = "cuda", feature = "opencl")), allow(dead_code))]
+    device: AnyDeviceCache,
+}
+
+/// The constants of the step down from one composite level on a device, in the lower level's
+/// order (`crate::device::gpu::composite::CompositeStepSpec` reads them): the upper level's
+/// rows dropped with their primes and NTT tables; the conversion of the dropped primes to the
+/// lower level's (one digit: `in_inv[j] = [A · D̂_j^{-1}]_{d_j}`, `matrix[i·d + j] =
+/// [D̂_j]_{q_i}`, `digit_q[i] = [D]_{q_i}`); for each lower row the upper row its `x` comes
+/// from (row 0 for an added prime), `[A]_{q_i}` (0 there) and `D^{-1} mod q_i`.
+#[cfg_attr(not(any(feature = "cuda", feature = "opencl")), allow(dead_code))]
+#[derive(Clone, Debug)]
+pub(crate) struct StepConstants {
+    pub drop_rows: Vec<usize>,
+    pub drop_moduli: Vec<Modulus>,
+    pub drop_ntt: Vec<Arc<NttTables>>,
+    pub in_inv: Vec<ShoupOperand>,
+    pub matrix: Vec<u64>,
+    pub digit_q: Vec<u64>,
+    pub src_rows: Vec<usize>,
+    pub a_mod: Vec<u64>,
+    pub inv_d: Vec<ShoupOperand>,
+    pub out_moduli: Vec<Modulus>,
 }
 
 impl CompositeLevels {
@@ -68,7 +95,7 @@ impl CompositeLevels {
                 factor: product(&drop) / product(&add),
             }));
         }
-        Ok(CompositeLevels { chain: chain.clone(), ids, steps })
+        Ok(CompositeLevels { chain: chain.clone(), ids, steps, device: AnyDeviceCache::default() })
     }
 
     /// The chain.
@@ -91,6 +118,44 @@ impl CompositeLevels {
     /// over the added ones' (`None` at level 0 or past the top).
     pub fn rescale_factor(&self, l: usize) -> Option<f64> {
         self.steps.get(l)?.as_ref().map(|s| s.factor)
+    }
+
+    /// The device cache of [`StepConstants`] images.
+    #[cfg_attr(not(any(feature = "cuda", feature = "opencl")), allow(dead_code))]
+    pub(crate) fn device_cache(&self) -> &AnyDeviceCache {
+        &self.device
+    }
+
+    /// The constants of the step down from level `l` on a device (`None` at level 0 or past
+    /// the top).
+    #[cfg_attr(not(any(feature = "cuda", feature = "opencl")), allow(dead_code))]
+    pub(crate) fn step_constants(&self, l: usize) -> Option<StepConstants> {
+        let step = self.steps.get(l)?.as_ref()?;
+        let (conv, a_drop, a_keep, inv_d) = step.rescale.constants();
+        let drop_moduli: Vec<Modulus> = step.drop_ntt.iter().map(|t| *t.modulus()).collect();
+        let d = drop_moduli.len();
+        let in_inv = conv
+            .ibase()
+            .inv_punctured_product_mod_base()
+            .iter()
+            .zip(a_drop)
+            .zip(&drop_moduli)
+            .map(|((h, a), m)| ShoupOperand::new(m.mul(h.operand, a.operand), m))
+            .collect();
+        let keep = step.keep.len();
+        let out_moduli: Vec<Modulus> = step.out.iter().map(|&o| conv.obase()[o]).collect();
+        Some(StepConstants {
+            drop_rows: step.drop.clone(),
+            drop_ntt: step.drop_ntt.clone(),
+            in_inv,
+            matrix: step.out.iter().flat_map(|&o| (0..d).map(move |j| conv.base_change_entry(o, j))).collect(),
+            digit_q: step.out.iter().map(|&o| conv.q_mod_output(o)).collect(),
+            src_rows: step.out.iter().map(|&o| if o < keep { step.keep[o] } else { 0 }).collect(),
+            a_mod: step.out.iter().map(|&o| if o < keep { a_keep[o].operand } else { 0 }).collect(),
+            inv_d: step.out.iter().map(|&o| inv_d[o]).collect(),
+            drop_moduli,
+            out_moduli,
+        })
     }
 
     /// The words of level `l − 1` of a ciphertext of `size` polynomials at level `l` (NTT

@@ -99,6 +99,13 @@ impl CompositeRescale {
         })
     }
 
+    /// The conversion from the dropped primes to the output primes (kept, then added), and
+    /// `[A]_d` per dropped prime, `[A]_k` per kept prime, `D^{-1}` per output prime: the
+    /// constants a device computes [`CompositeRescale::apply_ntt`] with.
+    pub(crate) fn constants(&self) -> (&BaseConverter, &[ShoupOperand], &[ShoupOperand], &[ShoupOperand]) {
+        (&self.conv, &self.a_mod_drop, &self.a_mod_keep, &self.inv_d)
+    }
+
     /// The output primes: the kept ones, then the added ones.
     pub fn output(&self) -> Vec<Modulus> {
         self.keep.iter().chain(&self.add).copied().collect()

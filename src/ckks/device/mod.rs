@@ -3,6 +3,8 @@
 //! constants, level ids), and the [`DeviceResident`](crate::device::DeviceResident) API of the
 //! scheme's objects. The device layer never sees a `Context`.
 
+#[cfg(any(feature = "cuda", feature = "opencl"))]
+pub mod composite;
 pub mod encode;
 #[cfg(any(feature = "cuda", feature = "opencl"))]
 pub mod hybrid;

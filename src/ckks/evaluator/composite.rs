@@ -14,13 +14,14 @@ impl Evaluator {
     /// ([`CompositeLevels::rescale_factor`](crate::ckks::composite::CompositeLevels::rescale_factor)).
     /// The composite counterpart of SEAL's rescale (which drops the last prime), and what
     /// [`Evaluator::rescale_to_next_inplace`] does in a context from
-    /// [`Context::with_composite_chain`](crate::Context::with_composite_chain). On the CPU
-    /// backend (the device path is not written yet).
+    /// [`Context::with_composite_chain`](crate::Context::with_composite_chain). On a device
+    /// for an operand marked `.gpu()` (`crate::device::gpu::composite`), word for word the CPU
+    /// backend's.
     ///
     /// # Errors
     /// `NotValidForParams` when the context has no composite levels or `ct` is not at one;
     /// `EndOfModulusChain` at level 0; `WrongForm` outside NTT form; `ScaleOutOfBounds`;
-    /// `TransparentResult`; `InvalidArgument` for a ciphertext marked for a device.
+    /// `TransparentResult` (CPU backend); `Device` on a device failure.
     pub fn rescale_composite_inplace(&self, ct: &mut Ciphertext) -> Result<()> {
         let levels = self.ctx.composite_levels().ok_or_else(|| Error::NotValidForParams("rescale_composite: the context has no composite levels (Context::with_composite_chain)".into()))?;
         let cd = check_ciphertext(ct, &self.ctx, "encrypted", false)?.clone();
@@ -29,13 +30,14 @@ impl Evaluator {
             return Err(Error::at_last_level("rescale_composite: encrypted is at the lowest composite level"));
         };
         check_ntt_form(ct.is_ntt_form)?;
-        if self.device_for(&[ct]).is_some() {
-            return Err(Error::InvalidArgument("rescale_composite runs on the CPU backend only: the device path of composite levels is not written yet".into()));
-        }
         let next = self.ctx.context_data_for(&next_id, "rescale_composite")?.clone();
         check_scale(ct.scale, &cd, "rescale_composite (input)")?;
         let scale = ct.scale / factor;
         check_scale(scale, &next, "rescale_composite (result)")?;
+        if let Some(q) = self.device_for(&[ct]) {
+            *ct = self.run_gpu(&q, ct, super::gpu::GpuOp::CompositeRescale, scale)?;
+            return Ok(());
+        }
         let data = levels.rescale_words(l, &ct.data, ct.size, cd.n())?;
         let mut out = Ciphertext::zeros(&next, ct.size);
         out.data = data;

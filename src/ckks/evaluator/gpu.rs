@@ -44,6 +44,9 @@ pub(super) enum GpuOp<'a> {
     Rescale,
     /// Drop the last prime.
     DropPrime,
+    /// The rescale from this composite level to the one below
+    /// (`crate::device::gpu::composite`).
+    CompositeRescale,
     /// Size 3 → 2.
     Relinearize(&'a RelinKeys),
     /// Galois automorphism + key switch.
@@ -160,6 +163,15 @@ pub(super) mod gpu_impl {
                         eval::drop_last_prime(cq, &l, &a, ct.size)?
                     };
                     (Arc::new(buf), ct.size)
+                }
+                GpuOp::CompositeRescale => {
+                    let levels = ctx.composite_levels().ok_or_else(|| Error::NotValidForParams("rescale_composite: the context has no composite levels".into()))?;
+                    let lv = levels.level_of(&ct.parms_id).ok_or_else(|| Error::NotValidForParams("rescale_composite: encrypted is not at a composite level".into()))?;
+                    let next_id = lv.checked_sub(1).and_then(|b| levels.parms_id(b)).ok_or_else(|| Error::at_last_level("encrypted"))?;
+                    out_level = ctx.context_data_for(&next_id, "encrypted")?.clone();
+                    let data = crate::ckks::device::composite::composite_step_data(cq, levels, lv, ct.parms_id)?;
+                    let next = level_data(cq, ctx, &next_id)?;
+                    (Arc::new(crate::device::gpu::composite::composite_rescale(cq, &l, &next, &data, &a, ct.size)?), ct.size)
                 }
                 GpuOp::Relinearize(rk) => {
                     let keys = (2..ct.size).map(|j| key_buf(cq, &rk.0, RelinKeys::get_index(j))).collect::<Result<Vec<_>>>()?;

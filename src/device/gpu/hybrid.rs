@@ -127,7 +127,7 @@ struct RescaleData<B> {
 /// Device copy of one base conversion's constants ([`BConvSpec`]) in the form
 /// `rns_conv_u64` multiplies (`native/rns.cl`): the matrix as packed limb pairs, the balanced
 /// digits' correction negated and packed, and each output prime's `mu` for `limb_reduce`.
-struct DeviceBConv<B> {
+pub(super) struct DeviceBConv<B> {
     in_add: B,
     inv: DeviceScalars<B>,
     matrix: B,
@@ -136,13 +136,13 @@ struct DeviceBConv<B> {
     out_mu: B,
     /// `⌊2^88 / q_i⌋` per input prime where the conversion is corrected to a rounding (ModDown
     /// fused with the rescale, every dropped prime above `2^24`).
-    rinv: Option<B>,
+    pub(super) rinv: Option<B>,
 }
 
 impl<B: super::GpuBuffer> DeviceBConv<B> {
     /// `out`: the conversion's output primes; `d`: its digit size (`c.matrix` is
     /// `digits × out.len() × d`, `c.digit_q` is `digits × out.len()`).
-    fn new<Q: GpuQueue<Buf = B>>(q: &Q, c: &BConvSpec<'_>, out: &[Modulus], d: usize) -> Result<Self> {
+    pub(super) fn new<Q: GpuQueue<Buf = B>>(q: &Q, c: &BConvSpec<'_>, out: &[Modulus], d: usize) -> Result<Self> {
         let e = out.len();
         let modulus_of = |idx: usize, per: usize| out[(idx / per) % e].value();
         let matrix = c
@@ -284,19 +284,19 @@ impl<B: super::GpuBuffer> HybridLevelData<B> {
 }
 
 /// Shape of one [`base_conv`] launch.
-struct ConvShape {
+pub(super) struct ConvShape {
     /// Input rows per digit.
-    d: usize,
+    pub(super) d: usize,
     /// Digits.
-    digits: usize,
+    pub(super) digits: usize,
     /// Polynomials.
-    polys: usize,
+    pub(super) polys: usize,
     /// Output limbs below `split` go to `out_a`, the others to `out_b` (`rns_conv_u64`).
-    split: usize,
+    pub(super) split: usize,
     /// ModUp: skip each digit's own limbs (the output base starts with the input's).
-    skip: bool,
+    pub(super) skip: bool,
     /// Balanced digits (ModUp of automorphisms and switching keys).
-    centered: bool,
+    pub(super) centered: bool,
 }
 
 /// Fast base conversion, scale fused (`rns_conv_u64`, `native/rns.cl`): `polys × in_primes.k`
@@ -307,7 +307,7 @@ struct ConvShape {
 /// # Errors
 /// `Device` on a compile or launch failure.
 #[allow(clippy::too_many_arguments)]
-fn base_conv<Q: GpuQueue>(
+pub(super) fn base_conv<Q: GpuQueue>(
     q: &Q,
     log_n: u32,
     (out_a, out_b): (&Q::Buf, &Q::Buf),

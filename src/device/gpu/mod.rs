@@ -9,6 +9,7 @@
 //! run on both, so a result is bit-identical whichever backend computed it.
 
 pub mod batch;
+pub mod composite;
 pub mod double_hoist;
 pub mod encode;
 pub mod eval;

@@ -1,0 +1,33 @@
+//! The composite rescale's device data from the scheme's [`CompositeLevels`]: each step's
+//! constants in the lower level's order, uploaded once per device and cached in the levels
+//! ([`crate::device::gpu::composite`] runs the kernels on them as plain data).
+
+use crate::ckks::composite::CompositeLevels;
+use crate::device::gpu::composite::{CompositeStepData, CompositeStepSpec};
+use crate::device::gpu::hybrid::BConvSpec;
+use crate::device::gpu::GpuQueue;
+use crate::{Error, ParmsId, Result};
+use std::sync::Arc;
+
+/// The device data of the step down from composite level `l` (whose `parms_id` is `id`) on
+/// `q`'s device, built and uploaded on first use.
+///
+/// # Errors
+/// `EndOfModulusChain` at level 0; `Device` on an upload failure.
+pub fn composite_step_data<Q: GpuQueue>(q: &Q, levels: &CompositeLevels, l: usize, id: ParmsId) -> Result<Arc<CompositeStepData<Q::Buf>>> {
+    levels.device_cache().get_or_insert(q.shared().id, id, || {
+        let c = levels.step_constants(l).ok_or_else(|| Error::at_last_level("composite rescale at the lowest level"))?;
+        let (in_add, out_add) = (vec![0u64; c.drop_moduli.len()], vec![0u64; c.out_moduli.len()]);
+        let spec = CompositeStepSpec {
+            drop_rows: &c.drop_rows,
+            drop_moduli: &c.drop_moduli,
+            drop_ntt: &c.drop_ntt,
+            bconv: BConvSpec { in_add: &in_add, in_inv: &c.in_inv, matrix: &c.matrix, out_add: &out_add, digit_q: &c.digit_q },
+            src_rows: &c.src_rows,
+            a_mod: &c.a_mod,
+            inv_d: &c.inv_d,
+            out_moduli: &c.out_moduli,
+        };
+        CompositeStepData::new(q, &spec)
+    })
+}

@@ -1,0 +1,110 @@
+//! The rescale between composite levels on a device (the scheme's
+//! `CompositeLevels::rescale_words`, `math::composite_rescale`): `round(x · A/D)` for every
+//! polynomial, `D` the product of the primes the upper level drops and `A` of those the lower
+//! level adds, from the kernels of key switching's ModDown with the rescale fused
+//! ([`super::hybrid`]):
+//! 1. the dropped rows gathered and inverse-transformed;
+//! 2. one conversion launch to the lower level's primes, scaled by `[A · D̂_i^{-1}]_{d_i}` and
+//!    corrected to a rounding (`rns_conv_u64`, mode 2: the same words as the CPU's
+//!    `convert_scaled_limb_rounded`);
+//! 3. the lower level's forward NTT of the conversion;
+//! 4. `out_i = D^{-1}([A · x]_i − conv_i)`: the kept rows, gathered in the lower level's order,
+//!    times `[A]_{q_i}` (zero on an added prime, where `A ≡ 0`), then key switching's finish.
+
+use super::eval::{finish, scalar_op, EVAL_NTT};
+use super::hybrid::{base_conv, BConvSpec, ConvShape, DeviceBConv};
+use super::level::{DevicePrimes, DeviceScalars, LevelData};
+use super::ntt::DeviceNttTables;
+use super::GpuQueue;
+use crate::math::base_conv::rounding_reciprocal;
+use crate::math::modulus::{Modulus, ShoupOperand};
+use crate::math::ntt::NttTables;
+use crate::{Error, Result};
+use std::sync::Arc;
+
+/// One composite step down in plain data: the upper level's rows dropped (with their primes
+/// and NTT tables), their conversion to the lower level's primes (one digit, `in_inv` the
+/// scaling by `A · D̂_i^{-1}`, `digit_q` `[D]_{q_i}`), for each lower row the upper row its `x`
+/// comes from (any row for an added prime), `[A]_{q_i}` and `D^{-1} mod q_i`.
+#[derive(Clone, Copy, Debug)]
+pub struct CompositeStepSpec<'a> {
+    /// Rows of the upper level dropped.
+    pub drop_rows: &'a [usize],
+    /// Their primes.
+    pub drop_moduli: &'a [Modulus],
+    /// Their NTT tables.
+    pub drop_ntt: &'a [Arc<NttTables>],
+    /// The conversion to the lower level's primes.
+    pub bconv: BConvSpec<'a>,
+    /// For each lower row, the upper row of its `x`.
+    pub src_rows: &'a [usize],
+    /// `[A]_{q_i}` per lower prime.
+    pub a_mod: &'a [u64],
+    /// `D^{-1} mod q_i` per lower prime.
+    pub inv_d: &'a [ShoupOperand],
+    /// The lower level's primes.
+    pub out_moduli: &'a [Modulus],
+}
+
+/// Device copy of a [`CompositeStepSpec`].
+pub struct CompositeStepData<B> {
+    drop_rows: Vec<usize>,
+    primes: DevicePrimes<B>,
+    ntt: Arc<DeviceNttTables<B>>,
+    bconv: DeviceBConv<B>,
+    src_rows: Vec<usize>,
+    a_mod: Vec<u64>,
+    inv_d: DeviceScalars<B>,
+}
+
+impl<B: super::GpuBuffer> CompositeStepData<B> {
+    /// Upload `c`.
+    ///
+    /// # Errors
+    /// `Device` on an upload failure; `InvalidArgument` for a dropped prime not above 2^24
+    /// (the rounding correction's reciprocals) or inconsistent constants.
+    pub fn new<Q: GpuQueue<Buf = B>>(q: &Q, c: &CompositeStepSpec<'_>) -> Result<Self> {
+        let mut bconv = DeviceBConv::new(q, &c.bconv, c.out_moduli, c.drop_moduli.len())?;
+        let rinv: Option<Vec<u64>> = c.drop_moduli.iter().map(|m| rounding_reciprocal(m.value())).collect();
+        let rinv = rinv.ok_or_else(|| Error::InvalidArgument("composite rescale: a dropped prime is not above 2^24".into()))?;
+        bconv.rinv = Some(q.upload_static(&rinv)?);
+        Ok(CompositeStepData {
+            drop_rows: c.drop_rows.to_vec(),
+            primes: DevicePrimes::new(q, c.drop_moduli)?,
+            ntt: DeviceNttTables::for_eval(q, c.drop_ntt)?,
+            bconv,
+            src_rows: c.src_rows.to_vec(),
+            a_mod: c.a_mod.to_vec(),
+            inv_d: DeviceScalars::new(q, c.inv_d)?,
+        })
+    }
+}
+
+/// The composite rescale of `size` polynomials at level `l` (`ct`, NTT form) to `next` with the
+/// step's data `c` (module docs): a new `size × next.k() × N` buffer.
+///
+/// # Errors
+/// `Device` on an allocation, compile or launch failure.
+pub fn composite_rescale<Q: GpuQueue>(q: &Q, l: &LevelData<Q::Buf>, next: &LevelData<Q::Buf>, c: &CompositeStepData<Q::Buf>, ct: &Q::Buf, size: usize) -> Result<Q::Buf> {
+    let (k, kn, n) = (l.k(), next.k(), l.n());
+    let nd = c.drop_rows.len();
+    let dropped = q.scratch(size * nd * n)?;
+    let kept = q.scratch(size * kn * n)?;
+    for p in 0..size {
+        for (j, &r) in c.drop_rows.iter().enumerate() {
+            q.copy(&dropped, (p * nd + j) * n, ct, (p * k + r) * n, n)?;
+        }
+        for (i, &r) in c.src_rows.iter().enumerate() {
+            q.copy(&kept, (p * kn + i) * n, ct, (p * k + r) * n, n)?;
+        }
+    }
+    c.ntt.inverse(q, &dropped, size * nd, EVAL_NTT)?;
+    let conv = q.scratch(size * kn * n)?;
+    let shape = ConvShape { d: nd, digits: 1, polys: size, split: kn, skip: false, centered: true };
+    base_conv(q, l.log_n, (&conv, &conv), &dropped, &c.primes, &c.bconv, &next.primes, &shape)?;
+    next.ntt.forward(q, &conv, size * kn, EVAL_NTT)?;
+    let scaled = scalar_op(q, next, &kept, size, &c.a_mod, false)?;
+    let out = q.alloc(size * kn * n)?;
+    finish(q, next, (&out, None), &scaled, &conv, &next.primes, &c.inv_d, kn, size)?;
+    Ok(out)
+}
