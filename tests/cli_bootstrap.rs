@@ -8,7 +8,7 @@
 //! (with a message) without python SEAL.
 mod common;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use xehe::circuits::bootstrapping::BootstrappingParameters;
 
@@ -33,18 +33,41 @@ fn p(path: &Path) -> String {
     path.display().to_string()
 }
 
+/// The files of a SEAL client and `xehe keygen bootstrap` in a scratch directory.
+struct Made {
+    dir: PathBuf,
+    parms: PathBuf,
+    x: PathBuf,
+    bk: PathBuf,
+    out: PathBuf,
+}
+
+/// SEAL makes parameters from `params`' bits, a secret key and an encryption (at the last level,
+/// or at the first data level with `top`); `xehe keygen bootstrap` makes the keys.
+fn seal_made(name: &str, params: &BootstrappingParameters, top: bool) -> Made {
+    let dir = common::scratch_dir(name);
+    let bits: Vec<String> = params.coeff_modulus_bits().iter().map(|b| b.to_string()).collect();
+    let n = params.poly_modulus_degree().to_string();
+    let mut args = vec!["make", dir.to_str().unwrap(), &n];
+    let bits = bits.join(",");
+    args.push(&bits);
+    if top {
+        args.push("top");
+    }
+    ok(&python(&args), "SEAL make");
+    let (parms, sk) = (dir.join("parms.bin"), dir.join("secret_key.bin"));
+    let bk = dir.join("bk.bin");
+    ok(&xehe(&["keygen", "bootstrap", "--params", &p(&parms), "--secret-key", &p(&sk), "--out", &p(&bk)]), "keygen");
+    Made { x: dir.join("x.bin"), out: dir.join("out.bin"), parms, bk, dir }
+}
+
 #[test]
 fn seal_encrypts_xehe_bootstraps_seal_decrypts() {
     if !common::python_has("seal, numpy") {
         return;
     }
-    let dir = common::scratch_dir("cli-bootstrap");
     let params = BootstrappingParameters::n12_insecure();
-    let bits: Vec<String> = params.coeff_modulus_bits().iter().map(|b| b.to_string()).collect();
-    ok(&python(&["make", &p(&dir), "4096", &bits.join(",")]), "SEAL make");
-    let (parms, sk, x) = (dir.join("parms.bin"), dir.join("secret_key.bin"), dir.join("x.bin"));
-    let (bk, out) = (dir.join("bk.bin"), dir.join("out.bin"));
-    ok(&xehe(&["keygen", "bootstrap", "--params", &p(&parms), "--secret-key", &p(&sk), "--out", &p(&bk)]), "keygen");
+    let Made { parms, x, bk, out, dir } = seal_made("cli-bootstrap", &params, false);
     let eval = |expr: &str, keys: bool, out: &Path| {
         let mut a = vec!["eval", "--params", parms.to_str().unwrap(), "--device", "cpu", "--expr", expr];
         let (xs, os, ks) = (format!("x={}", p(&x)), p(out), p(&bk));
@@ -89,13 +112,8 @@ fn seal_encrypts_xehe_bootstraps_word_size_primes() {
     if !common::python_has("seal, numpy") {
         return;
     }
-    let dir = common::scratch_dir("cli-bootstrap-w32");
     let params = BootstrappingParameters::n12_insecure_w32();
-    let bits: Vec<String> = params.coeff_modulus_bits().iter().map(|b| b.to_string()).collect();
-    ok(&python(&["make", &p(&dir), "4096", &bits.join(","), "top"]), "SEAL make");
-    let (parms, sk, x) = (dir.join("parms.bin"), dir.join("secret_key.bin"), dir.join("x.bin"));
-    let (bk, out) = (dir.join("bk.bin"), dir.join("out.bin"));
-    ok(&xehe(&["keygen", "bootstrap", "--params", &p(&parms), "--secret-key", &p(&sk), "--out", &p(&bk)]), "keygen");
+    let Made { parms, x, bk, out, dir } = seal_made("cli-bootstrap-w32", &params, true);
     let (xs, os) = (format!("x={}", p(&x)), p(&out));
     ok(&xehe(&["eval", "--params", &p(&parms), "--device", "cpu", "--bootstrap-keys", &p(&bk), "--input", &xs, "--expr", "bootstrap(x)", "--out", &os]), "eval bootstrap(x)");
     let report = ok(&python(&["check", &p(&dir), &p(&out)]), "SEAL check");

@@ -75,7 +75,9 @@ fn fixture(n: usize, bits: &[u32]) -> Fixture {
     let ce = CkksEncoder::new(&ctx).unwrap();
     let enc = Encryptor::new(&ctx, &pk).unwrap();
     let vals: Vec<f64> = (0..n / 2).map(|i| ((i % 13) as f64) / 13.0 - 0.5).collect();
-    let p = ce.encode_f64(&vals, ctx.first_parms_id(), 2f64.powi(30)).unwrap();
+    // 2^30, or 2^25 where the last level is one 30-bit prime (as mod_switch_to needs).
+    let scale = 2f64.powi(30.min(bits[0] as i32 - 5));
+    let p = ce.encode_f64(&vals, ctx.first_parms_id(), scale).unwrap();
     let a = enc.encrypt(&p).unwrap();
     let b = enc.encrypt(&p).unwrap();
     Fixture { ev: Evaluator::new(&ctx), ctx, kg, rk, gk, a, b, p }
@@ -120,6 +122,8 @@ fn every_op_on(q: &Queue, max_n: usize) {
     for (n, bits) in [
         (4096usize, vec![40u32, 30, 40]),
         (8192, vec![60, 40, 40, 60]),
+        // Word-size primes (below 2^30, as the 32-bit path's chains): the 64-bit kernels today.
+        (8192, vec![30; 6]),
         (16384, vec![60, 40, 40, 40, 40, 40, 40, 40, 60]),
         (32768, [vec![60], vec![40; 17], vec![60, 60]].concat()),
         (65536, [vec![60], vec![40; 20], vec![60]].concat()),

@@ -25,7 +25,7 @@ fn corpus_chain_matches_xehe_context() {
         return;
     };
     let sets = oracle::sets(root);
-    assert_eq!(sets, ["n4096", "n8192", "n16384", "n32768"]);
+    assert_eq!(sets, ["n4096", "n8192", "n8192w30", "n16384", "n32768"]);
     for set in &sets {
         let m = oracle::manifest(&root.join(set));
         let ctx = context_for(&m);

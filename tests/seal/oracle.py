@@ -67,6 +67,11 @@ PARAM_SETS = [
          steps=[1, -1, 2, 4, 0], quick=True),
     dict(name="n8192", n=8192, bits=[60, 40, 40, 60], log_scale=40,
          steps=[1, -1, 2, 4, 0], quick=True),
+    # Word-size primes (below 2^30, the 32-bit path's bound), scale 2^25 (below the last
+    # level's one 30-bit prime, as mod_switch_to needs); two data primes, so that rescale_to
+    # the last level is one rescale of a product (2^50 → 2^20).
+    dict(name="n8192w30", n=8192, bits=[30] * 3, log_scale=25,
+         steps=[1, -1, 2, 4, 0], quick=True),
     # 60,40x7,60 (400 bits) as in design.md: 60,40x8,60 is 440 bits, above the 438 that
     # SEAL's default security level (tc128) allows for N=16384.
     # The large sets are "core" sets: see CORE_SKIP. Each of their Galois keys is 20+ MB, so
