@@ -35,7 +35,7 @@ fn p(path: &Path) -> String {
 
 /// The files of a SEAL client and `xehe keygen bootstrap` in a scratch directory.
 struct Made {
-    dir: PathBuf,
+    dir: common::ScratchDir,
     parms: PathBuf,
     x: PathBuf,
     bk: PathBuf,
