@@ -203,7 +203,8 @@ fn chain_levels(ctx: &Context) -> usize {
 }
 
 /// On every device present: a ciphertext carried down every composite level by products and
-/// composite rescales on the device gives the CPU backend's words at each level.
+/// composite rescales on the device gives the CPU backend's words at each level; so do ModRaise
+/// from the lowest level and a modulus switch that drops primes at the start of a window.
 #[test]
 fn the_composite_rescale_on_a_device_is_the_cpus() {
     let (ctx, chain) = setup();
@@ -226,7 +227,16 @@ fn the_composite_rescale_on_a_device_is_the_cpus() {
             assert_eq!(g.scale(), cpu.scale(), "{}: level {l}", q.backend());
             assert!(g.data() == cpu.data(), "{}: level {l} → {}: the device's words differ from the CPU's", q.backend(), l - 1);
         }
-        eprintln!("{}: {top} composite rescales, every word the CPU's", q.backend());
+        // ModRaise from the lowest level (two primes) to the top, and a modulus switch that
+        // drops the first two primes of the top level's window (level 4 → 3).
+        let raised = (ev.mod_raise(&gpu).unwrap(), ev.mod_raise(&cpu).unwrap());
+        let switched = (ev.mod_switch_to_next(&on_queue(&x, &q)).unwrap(), ev.mod_switch_to_next(&x).unwrap());
+        for (what, (mut g, c)) in [("mod_raise", raised), ("mod_switch_to_next", switched)] {
+            g.download().unwrap();
+            assert_eq!(g.parms_id(), c.parms_id(), "{}: {what}", q.backend());
+            assert!(g.data() == c.data(), "{}: {what}: the device's words differ from the CPU's", q.backend());
+        }
+        eprintln!("{}: {top} composite rescales, ModRaise and a window's modulus switch, every word the CPU's", q.backend());
     }
 }
 

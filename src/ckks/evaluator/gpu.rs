@@ -47,6 +47,10 @@ pub(super) enum GpuOp<'a> {
     /// The rescale from this composite level to the one below
     /// (`crate::device::gpu::composite`).
     CompositeRescale,
+    /// Keep these rows of every polynomial (a modulus switch between composite levels).
+    KeepRows(std::ops::Range<usize>),
+    /// ModRaise from a composite lowest level to this level.
+    CompositeModRaise(&'a crate::ckks::params::ParmsId),
     /// Size 3 → 2.
     Relinearize(&'a RelinKeys),
     /// Galois automorphism + key switch.
@@ -172,6 +176,18 @@ pub(super) mod gpu_impl {
                     let data = crate::ckks::device::composite::composite_step_data(cq, levels, lv, ct.parms_id)?;
                     let next = level_data(cq, ctx, &next_id)?;
                     (Arc::new(crate::device::gpu::composite::composite_rescale(cq, &l, &next, &data, &a, ct.size)?), ct.size)
+                }
+                GpuOp::KeepRows(rows) => {
+                    let next_id = cd.next_parms_id().ok_or_else(|| Error::at_last_level("encrypted"))?;
+                    out_level = ctx.context_data_for(&next_id, "encrypted")?.clone();
+                    (Arc::new(eval::keep_rows(cq, &l, &a, ct.size, rows)?), ct.size)
+                }
+                GpuOp::CompositeModRaise(to) => {
+                    let levels = ctx.composite_levels().ok_or_else(|| Error::NotValidForParams("mod_raise: the context has no composite levels".into()))?;
+                    out_level = ctx.context_data_for(to, "parms_id")?.clone();
+                    let data = crate::ckks::device::composite::raise_data(cq, levels, &cd, &out_level)?;
+                    let lt = level_data(cq, ctx, to)?;
+                    (Arc::new(crate::device::gpu::composite::composite_mod_raise(cq, &l, &lt, &data, &a, ct.size)?), ct.size)
                 }
                 GpuOp::Relinearize(rk) => {
                     let keys = (2..ct.size).map(|j| key_buf(cq, &rk.0, RelinKeys::get_index(j))).collect::<Result<Vec<_>>>()?;

@@ -92,16 +92,16 @@ impl Evaluator {
         Ok(Self::raised(ct, parms_id, k, data))
     }
 
-    /// [`Evaluator::mod_raise_to`] from a lowest level of several primes (module docs), on the
-    /// CPU backend.
+    /// [`Evaluator::mod_raise_to`] from a lowest level of several primes (module docs); on the
+    /// operand's device for one marked `.gpu()` (`crate::device::gpu::composite`).
     fn mod_raise_composite(&self, ct: &Ciphertext, cd: &crate::ckks::context::ContextData, parms_id: &ParmsId) -> Result<Ciphertext> {
         check_ntt_form(ct.is_ntt_form)?;
         let to = self.ctx.context_data_for(parms_id, "parms_id")?.clone();
         if to.chain_index() > self.ctx.first_context_data().chain_index() {
             return Err(Error::NotValidForParams("mod_raise: parms_id is the key level".into()));
         }
-        if self.device_for(&[ct]).is_some() {
-            return Err(Error::InvalidArgument("mod_raise from a composite level runs on the CPU backend only (the device path is not written yet)".into()));
+        if let Some(q) = self.device_for(&[ct]) {
+            return self.run_gpu(&q, ct, GpuOp::CompositeModRaise(parms_id), ct.scale);
         }
         let (n, k0) = (cd.n(), cd.coeff_modulus().len());
         let conv = BaseConverter::new(cd.coeff_modulus(), to.coeff_modulus())?;

@@ -135,8 +135,7 @@ impl Evaluator {
     ///
     /// # Errors
     /// `NotValidForParams` (also a composite step that adds primes), `EndOfModulusChain`,
-    /// `WrongForm`, `ScaleOutOfBounds`, `TransparentResult`; `InvalidArgument` for a composite
-    /// step on a device (not written yet).
+    /// `WrongForm`, `ScaleOutOfBounds`, `TransparentResult`.
     pub fn mod_switch_to_next_inplace(&self, ct: &mut Ciphertext) -> Result<()> {
         let cd = check_ciphertext(ct, &self.ctx, "encrypted", false)?.clone();
         let next = self.next_level(&cd, "encrypted")?;
@@ -145,10 +144,8 @@ impl Evaluator {
         let (n, k) = (cd.n(), cd.coeff_modulus().len());
         let rows = Self::kept_rows(&cd, &next, "mod_switch_to_next")?;
         if let Some(q) = self.device_for(&[ct]) {
-            if rows != (0..k - 1) {
-                return Err(Error::InvalidArgument("mod_switch_to_next at a composite level runs on the CPU backend only (the device path is not written yet)".into()));
-            }
-            *ct = self.run_gpu(&q, ct, GpuOp::DropPrime, ct.scale)?;
+            let op = if rows == (0..k - 1) { GpuOp::DropPrime } else { GpuOp::KeepRows(rows) };
+            *ct = self.run_gpu(&q, ct, op, ct.scale)?;
             return Ok(());
         }
         let mut out = Ciphertext::zeros(&next, ct.size);

@@ -10,6 +10,10 @@
 //! 3. the lower level's forward NTT of the conversion;
 //! 4. `out_i = D^{-1}([A · x]_i − conv_i)`: the kept rows, gathered in the lower level's order,
 //!    times `[A]_{q_i}` (zero on an added prime, where `A ≡ 0`), then key switching's finish.
+//!
+//! ModRaise from a lowest level of several primes (the scheme's `Evaluator::mod_raise_to`) is
+//! steps 1–3 alone on every row: the centred lift of `x mod Q_0` is the conversion corrected to
+//! a rounding ([`composite_mod_raise`]).
 
 use super::eval::{finish, scalar_op, EVAL_NTT};
 use super::hybrid::{base_conv, BConvSpec, ConvShape, DeviceBConv};
@@ -106,5 +110,53 @@ pub fn composite_rescale<Q: GpuQueue>(q: &Q, l: &LevelData<Q::Buf>, next: &Level
     let scaled = scalar_op(q, next, &kept, size, &c.a_mod, false)?;
     let out = q.alloc(size * kn * n)?;
     finish(q, next, (&out, None), &scaled, &conv, &next.primes, &c.inv_d, kn, size)?;
+    Ok(out)
+}
+
+/// The conversion of ModRaise from a composite lowest level to a higher one in plain data:
+/// one digit of the lowest level's primes (`in_inv` `Q̂_j^{-1}`, `digit_q` `[Q_0]_{q_i}`).
+#[derive(Clone, Copy, Debug)]
+pub struct RaiseSpec<'a> {
+    /// The conversion.
+    pub bconv: BConvSpec<'a>,
+    /// The lowest level's primes.
+    pub in_moduli: &'a [Modulus],
+    /// The higher level's primes.
+    pub out_moduli: &'a [Modulus],
+}
+
+/// Device copy of a [`RaiseSpec`].
+pub struct RaiseData<B> {
+    bconv: DeviceBConv<B>,
+}
+
+impl<B: super::GpuBuffer> RaiseData<B> {
+    /// Upload `c`.
+    ///
+    /// # Errors
+    /// `Device` on an upload failure; `InvalidArgument` for a prime not above 2^24.
+    pub fn new<Q: GpuQueue<Buf = B>>(q: &Q, c: &RaiseSpec<'_>) -> Result<Self> {
+        let mut bconv = DeviceBConv::new(q, &c.bconv, c.out_moduli, c.in_moduli.len())?;
+        let rinv: Option<Vec<u64>> = c.in_moduli.iter().map(|m| rounding_reciprocal(m.value())).collect();
+        let rinv = rinv.ok_or_else(|| Error::InvalidArgument("mod_raise: a prime of the lowest level is not above 2^24".into()))?;
+        bconv.rinv = Some(q.upload_static(&rinv)?);
+        Ok(RaiseData { bconv })
+    }
+}
+
+/// ModRaise of `size` polynomials at the composite lowest level `from` (`ct`, NTT form) to `to`
+/// (module docs): a new `size × to.k() × N` buffer, NTT form.
+///
+/// # Errors
+/// `Device` on an allocation, compile or launch failure.
+pub fn composite_mod_raise<Q: GpuQueue>(q: &Q, from: &LevelData<Q::Buf>, to: &LevelData<Q::Buf>, c: &RaiseData<Q::Buf>, ct: &Q::Buf, size: usize) -> Result<Q::Buf> {
+    let (k0, kt, n) = (from.k(), to.k(), from.n());
+    let coeffs = q.scratch(size * k0 * n)?;
+    q.copy(&coeffs, 0, ct, 0, size * k0 * n)?;
+    from.ntt.inverse(q, &coeffs, size * k0, EVAL_NTT)?;
+    let out = q.alloc(size * kt * n)?;
+    let shape = ConvShape { d: k0, digits: 1, polys: size, split: kt, skip: false, centered: true };
+    base_conv(q, from.log_n, (&out, &out), &coeffs, &from.primes, &c.bconv, &to.primes, &shape)?;
+    to.ntt.forward(q, &out, size * kt, EVAL_NTT)?;
     Ok(out)
 }

@@ -339,6 +339,20 @@ pub fn drop_last_prime<Q: GpuQueue>(q: &Q, l: &LevelData<Q::Buf>, ct: &Q::Buf, s
     Ok(out)
 }
 
+/// Rows `rows` of every polynomial (`size` of `l.k()` rows) into a new buffer: a modulus
+/// switch between composite levels that drops primes at both ends of a window.
+///
+/// # Errors
+/// `Device` on an allocation or copy failure.
+pub fn keep_rows<Q: GpuQueue>(q: &Q, l: &LevelData<Q::Buf>, ct: &Q::Buf, size: usize, rows: std::ops::Range<usize>) -> Result<Q::Buf> {
+    let (k, n, kr) = (l.k(), l.n(), rows.len());
+    let out = q.alloc(size * kr * n)?;
+    for c in 0..size {
+        q.copy(&out, c * kr * n, ct, (c * k + rows.start) * n, kr * n)?;
+    }
+    Ok(out)
+}
+
 /// Key switching (SEAL `switch_key_inplace`): returns `out = (c0, c1) + switch(target)` where
 /// `c01 = (ct, c_polys)` gives `c0` (and with `c_polys = 2`, `c1`; with 1, `c1 = 0`) as the
 /// first polynomials of `ct`, `target` (`k × N`, NTT form) starts at word `t_off` of `tsrc`, and
