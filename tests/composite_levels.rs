@@ -276,7 +276,9 @@ fn composite_rescale_errors() {
     assert!(matches!(ev.relinearize_inplace(&mut c, &relin), Err(Error::NotValidForParams(_))));
     assert_eq!(c.data(), squared.data());
     // A modulus switch drops primes where the level below adds none (level 4 → 3: the first two
-    // terminal primes), and says what to do where it adds some (level 3 → 2), the input intact.
+    // terminal primes); where it adds some (level 3 → 2, and on to the lowest level) it
+    // multiplies by the nearest integer to the step's factor and rescales, the scale kept. A
+    // plaintext cannot cross such a step: a clear error, the input intact.
     let at4 = enc.encrypt(&encoder.encode_f64(&[0.25, -0.5], levels.parms_id(4).unwrap(), 2f64.powi(40)).unwrap()).unwrap();
     let at3 = ev.mod_switch_to_next(&at4).unwrap();
     assert_eq!(at3.parms_id(), levels.parms_id(3).unwrap());
@@ -287,9 +289,14 @@ fn composite_rescale_errors() {
     let prod = ev.multiply_plain(&at3, &pt).unwrap();
     let got = encoder.decode_f64(&dec.decrypt(&prod).unwrap()).unwrap();
     assert!((got[0] - 0.0625).abs() < 1e-6, "{}", got[0]);
-    let mut c = at3.clone();
-    assert!(matches!(ev.mod_switch_to_next_inplace(&mut c), Err(Error::NotValidForParams(ref m)) if m.contains("adds primes")));
-    assert_eq!(c, at3);
+    let low0 = ev.mod_switch_to(&at3, &levels.parms_id(0).unwrap()).unwrap();
+    assert_eq!(low0.scale(), at3.scale());
+    let got = encoder.decode_f64(&dec.decrypt(&low0).unwrap()).unwrap();
+    assert!((got[0] - 0.25).abs() < 1e-6 && (got[1] + 0.5).abs() < 1e-6, "{:?}", &got[..2]);
+    let mut p3 = encoder.encode_f64(&[0.25], levels.parms_id(3).unwrap(), 2f64.powi(40)).unwrap();
+    let before = p3.clone();
+    assert!(matches!(ev.mod_switch_plain_to_next_inplace(&mut p3), Err(Error::NotValidForParams(ref m)) if m.contains("adds primes")));
+    assert_eq!(p3, before);
     // A context without composite levels.
     let other = Context::with_sec_level(ctx.key_context_data().parms(), SecLevel::None).unwrap();
     let kg = KeyGenerator::new(&other).unwrap();

@@ -29,14 +29,17 @@ pub fn network_galois_keys(ctx: &Context, boot: &Bootstrapper, sk: &SecretKey, p
     galois_keys_for(ctx, boot, sk, &plan.galois_elements(ctx.galois_tool())?, plan.galois_level_size())
 }
 
-/// Hybrid Galois keys for `elts` with the bootstrapping keys' key switching, serving levels up
-/// to `level_size` data primes (capped at the chain's).
+/// Hybrid Galois keys for `elts` with the bootstrapping keys' key switching, serving the levels
+/// of chain index below `level_size` (on SEAL's chain, levels of up to `level_size` data
+/// primes; at composite levels, up to the last prime of any of their windows; capped at the
+/// chain's).
 ///
 /// # Errors
 /// As `HybridKeyGenerator::create_galois_keys_for_levels`.
 pub fn galois_keys_for(ctx: &Context, boot: &Bootstrapper, sk: &SecretKey, elts: &[u32], level_size: usize) -> Result<HybridGaloisKeys> {
     let ks = boot.keys().key_switching();
-    KeyGenerator::from_secret_key(ctx, sk)?.hybrid(ks).create_galois_keys_for_levels(elts, level_size.min(ks.data_size()))
+    let rows_end = (0..level_size).filter_map(|i| ctx.context_data_at(i)).map(|cd| cd.key_rows().end).max().unwrap_or(level_size);
+    KeyGenerator::from_secret_key(ctx, sk)?.hybrid(ks).create_galois_keys_for_levels(elts, rows_end.min(ks.data_size()))
 }
 
 /// Time spent per kind of step on one image.

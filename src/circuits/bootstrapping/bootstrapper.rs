@@ -310,11 +310,7 @@ impl Bootstrapper {
             if k > 1.0 { ev.multiply_const(ct, 1.0, k)? } else { ct.clone() }
         } else {
             let one = level_at(&self.ctx, 1, "bootstrap")?;
-            let c = match level {
-                1 => ct.clone(),
-                _ if self.ctx.composite_levels().is_some() => self.down_to_level_one(ct, level)?,
-                _ => ev.mod_switch_to(ct, &one.parms_id())?,
-            };
+            let c = if level > 1 { ev.mod_switch_to(ct, &one.parms_id())? } else { ct.clone() };
             let q1 = crate::circuits::rescale_prime(&self.ctx, 1, "bootstrap")?;
             let mut c = ev.multiply_const(&c, 1.0, (raise * q1 / scale).round().max(1.0))?;
             ev.rescale_to_next_inplace(&mut c)?;
@@ -330,25 +326,6 @@ impl Bootstrapper {
             ev.add_inplace(&mut r, &rot)?;
         }
         Ok((r, rho))
-    }
-
-    /// `ct` (at composite level `level > 1`) at level 1, about the same scale: a modulus switch
-    /// where the step below only drops primes; a step that adds primes, which no modulus switch
-    /// can cross, multiplies by the integer nearest its rescale factor and rescales (the
-    /// scale's change, below `2^-40` of it, is kept exact and divided out with the rest of `ρ`).
-    fn down_to_level_one(&self, ct: &Ciphertext, level: usize) -> Result<Ciphertext> {
-        let mut c = ct.clone();
-        for l in (2..=level).rev() {
-            let (upper, lower) = (level_at(&self.ctx, l, "bootstrap")?.key_rows(), level_at(&self.ctx, l - 1, "bootstrap")?.key_rows());
-            if lower.start >= upper.start && lower.end <= upper.end {
-                self.ev.mod_switch_to_next_inplace(&mut c)?;
-                continue;
-            }
-            let f = crate::circuits::rescale_prime(&self.ctx, l, "bootstrap")?;
-            c = self.ev.multiply_const(&c, 1.0, f.round())?;
-            self.ev.rescale_to_next_inplace(&mut c)?;
-        }
-        Ok(c)
     }
 
     /// Stage 2, CoeffsToSlots of a raised ciphertext (first data level, scale

@@ -42,13 +42,13 @@ impl Evaluator {
     /// the primes it lacks: the last one on SEAL's chain.
     ///
     /// # Errors
-    /// `NotValidForParams` at a composite step that adds primes (no modulus switch can make
+    /// `NotValidForParams` at a composite step that adds primes (no dropping of primes can make
     /// their residues).
     fn kept_rows(cd: &ContextData, next: &ContextData, what: &str) -> Result<std::ops::Range<usize>> {
         let (a, b) = (cd.key_rows(), next.key_rows());
         if b.start < a.start || b.end > a.end {
             return Err(Error::NotValidForParams(format!(
-                "{what}: the composite level below adds primes, which a modulus switch cannot make; multiply by a constant and rescale_to_next instead"
+                "{what}: the composite level below adds primes, which dropping primes cannot make; encode the plaintext at the level below instead"
             )));
         }
         Ok(b.start - a.start..b.end - a.start)
@@ -131,18 +131,24 @@ impl Evaluator {
 
     /// Drop the last prime without scaling (SEAL `mod_switch_to_next_inplace`, CKKS:
     /// `mod_switch_drop_to_next`); the scale is unchanged. At a composite level: drop the primes
-    /// the level below lacks, where it adds none.
+    /// the level below lacks where it adds none; where it adds primes, whose residues no
+    /// dropping can make, multiply by the integer `c` nearest the step's factor `f` and
+    /// rescale, keeping the scale: the message is multiplied by `c/f`, within `1/(2f)` (about
+    /// 2^-41 at a 40-bit step) of 1, far below a rescale's rounding error.
     ///
     /// # Errors
-    /// `NotValidForParams` (also a composite step that adds primes), `EndOfModulusChain`,
-    /// `WrongForm`, `ScaleOutOfBounds`, `TransparentResult`.
+    /// `NotValidForParams`, `EndOfModulusChain`, `WrongForm`, `ScaleOutOfBounds`,
+    /// `TransparentResult`.
     pub fn mod_switch_to_next_inplace(&self, ct: &mut Ciphertext) -> Result<()> {
         let cd = check_ciphertext(ct, &self.ctx, "encrypted", false)?.clone();
         let next = self.next_level(&cd, "encrypted")?;
         check_ntt_form(ct.is_ntt_form)?;
         check_scale(ct.scale, &next, "mod_switch_to_next")?;
         let (n, k) = (cd.n(), cd.coeff_modulus().len());
-        let rows = Self::kept_rows(&cd, &next, "mod_switch_to_next")?;
+        let rows = match Self::kept_rows(&cd, &next, "mod_switch_to_next") {
+            Ok(rows) => rows,
+            Err(_) => return self.composite_switch_down(ct, &cd),
+        };
         if let Some(q) = self.device_for(&[ct]) {
             let op = if rows == (0..k - 1) { GpuOp::DropPrime } else { GpuOp::KeepRows(rows) };
             *ct = self.run_gpu(&q, ct, op, ct.scale)?;
@@ -157,6 +163,19 @@ impl Evaluator {
         *ct = out;
         Ok(())
     }
+    /// The modulus switch across a composite step that adds primes
+    /// ([`Evaluator::mod_switch_to_next_inplace`]): ×round(f), the composite rescale, the scale
+    /// kept. On a copy: `ct` changes only on success.
+    fn composite_switch_down(&self, ct: &mut Ciphertext, cd: &ContextData) -> Result<()> {
+        let levels = self.ctx.composite_levels().ok_or_else(|| Error::NotValidForParams("mod_switch_to_next: no composite levels".into()))?;
+        let f = levels.rescale_factor(cd.chain_index()).ok_or_else(|| Error::at_last_level("encrypted is already at the last level"))?;
+        let mut c = self.multiply_const(ct, 1.0, f.round())?;
+        self.rescale_composite_inplace(&mut c)?;
+        c.scale = ct.scale;
+        *ct = c;
+        Ok(())
+    }
+
     /// See [`Evaluator::mod_switch_to_next_inplace`] (SEAL `mod_switch_to_next`).
     pub fn mod_switch_to_next(&self, ct: &Ciphertext) -> Result<Ciphertext> {
         on_copy(ct, |c| self.mod_switch_to_next_inplace(c))
