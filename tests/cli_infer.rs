@@ -2,7 +2,7 @@
 //! Fashion-MNIST test images (skipped with a message without the data set) and a NumPy file
 //! of images, the JSON report (encrypted logits against the plaintext model's, classes, at least
 //! one bootstrap); an unsupported operator, a malformed model and images of the wrong shape
-//! exit non-zero with a message naming the problem.
+//! exit non-zero with a message naming the problem; the ReLU network also on word-size primes.
 mod common;
 
 use std::path::{Path, PathBuf};
@@ -106,6 +106,14 @@ fn relu_network_at_the_default_preset() {
     assert_eq!(r["classes"], r["circuit_classes"], "{r}");
     for b in r["precision_bits"].as_array().unwrap() {
         assert!(b.as_f64().unwrap() > 16.0, "{r}");
+    }
+    // The same network on word-size primes (composite levels): the same classes.
+    let o = xehe(&["infer", "--model", m.to_str().unwrap(), "--input", x.to_str().unwrap(), "--device", "cpu", "--preset", "n12-insecure-w32", "--json"]);
+    let w = report(&o);
+    assert_eq!(w["preset"], "N12-insecure-w32-levels10");
+    assert_eq!(w["classes"], r["classes"], "{w}");
+    for b in w["precision_bits"].as_array().unwrap() {
+        assert!(b.as_f64().unwrap() > 16.0, "{w}");
     }
     let o = xehe(&["infer", "--model", m.to_str().unwrap(), "--input", x.to_str().unwrap(), "--device", "cpu", "--preset", "n13"]);
     let err = String::from_utf8_lossy(&o.stderr);

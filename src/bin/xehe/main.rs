@@ -165,8 +165,9 @@ struct InferArgs {
     #[arg(long, value_name = "C.npy")]
     calibration: Option<PathBuf>,
     /// Bootstrapping parameters: n12-insecure (INSECURE: tests), n16-dense, n16-dense-13 (13
-    /// levels, zero-mean data only); also n12, n16, n16-13. An insecure preset gets the user
-    /// levels a ReLU model needs (n12-insecure-levels10).
+    /// levels, zero-mean data only), n12-insecure-w32 and n16-dense-w32 (primes below 2^30,
+    /// CPU backend for now); also n12, n16, n16-13, n12-w32, n16-w32. An insecure preset gets
+    /// the user levels a ReLU model needs (n12-insecure-levels10).
     #[arg(long, default_value = "n12-insecure")]
     preset: String,
     /// Also run the first image on the CPU backend and compare word for word.
@@ -293,7 +294,8 @@ enum BenchCommand {
         #[arg(long, default_value_t = 4096)]
         n: usize,
         /// A preset by name instead of --n: n12-insecure (INSECURE: tests), n16-dense,
-        /// n16-dense-13 (13 levels, zero-mean data only); also n12, n16, n16-13.
+        /// n16-dense-13 (13 levels, zero-mean data only), n12-insecure-w32 and n16-dense-w32
+        /// (primes below 2^30, CPU backend for now); also n12, n16, n16-13, n12-w32, n16-w32.
         #[arg(long)]
         preset: Option<String>,
         /// log2 of the slots bootstrapped (sparse packing below log2(N) − 1; default: full).

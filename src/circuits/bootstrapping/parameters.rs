@@ -247,9 +247,16 @@ impl BootstrappingParameters {
         let bits = self.user_bits.first().copied().unwrap_or(40);
         p.user_bits = vec![bits; levels];
         // Digits of at most α primes: a digit modulus above the special modulus P would
-        // multiply the key-switching noise by their ratio.
+        // multiply the key-switching noise by their ratio. Word-size primes: digits a prime
+        // below P in bits (a digit as large as P cost the N12 set 2.6 bits).
         let data_primes = p.coeff_modulus_bits().len() - 1;
-        p.dnum = p.dnum.max(data_primes.div_ceil(p.special_modulus_size));
+        let per_digit = if p.composite {
+            let p_bits = p.special_bits as usize + crate::ckks::hybrid::SPECIAL_PRIME_BITS as usize * (p.special_modulus_size - 1);
+            ((p_bits - 1) / super::composite::MAIN_BITS as usize).max(1)
+        } else {
+            p.special_modulus_size
+        };
+        p.dnum = p.dnum.max(data_primes.div_ceil(per_digit));
         if levels != self.user_bits.len() {
             p.name = format!("{}-levels{levels}", self.name);
         }
