@@ -481,7 +481,10 @@ enum XeheStatus xehe_bootstrapping_keys_save_file(const struct XeheBootstrapping
  * `*poly_modulus_degree` and the bit sizes for SEAL's `CoeffModulus::Create(N, bit_sizes)` in
  * `bit_sizes[0..*written]` (bottom to top, SEAL's special prime last; 19 primes for `n12`, 31
  * for `n16`). `name`: `"n16"` / `"N16-dense"` (production, N = 2^16) or `"n12"` /
- * `"N12-insecure"` (tests and examples only: **no security**); `*insecure` says which.
+ * `"N12-insecure"` (tests and examples only: **no security**); `*insecure` says which. The
+ * word-size presets `"n16-w32"` / `"n12-w32"` give their primes (below 2^30) for a SEAL
+ * client; their composite levels are not made by the C ABI's contexts yet, so bootstrapping
+ * keys and bootstrappers for them are refused here with a clear error.
  * Either of `poly_modulus_degree` and `insecure` may be NULL to skip it. Make the context with
  * `sec_level_bits = 0` (SEAL `sec_level_type::none`): SEAL's table does not cover these sets.
  * Rust: `BootstrappingParameters::preset(name)`, `coeff_modulus_bits()`.
