@@ -53,9 +53,6 @@ impl Evaluator {
                 cd.coeff_modulus().len()
             )));
         }
-        if cd.coeff_modulus().len() > 1 {
-            return self.mod_raise_composite(ct, &cd, parms_id);
-        }
         check_ntt_form(ct.is_ntt_form)?;
         let to = self.ctx.context_data_for(parms_id, "parms_id")?.clone();
         if to.chain_index() > self.ctx.first_context_data().chain_index() {
@@ -63,8 +60,13 @@ impl Evaluator {
                 "mod_raise: parms_id is the key level".into(),
             ));
         }
+        let composite = cd.coeff_modulus().len() > 1;
         if let Some(q) = self.device_for(&[ct]) {
-            return self.run_gpu(&q, ct, GpuOp::ModRaise(parms_id), ct.scale);
+            let op = if composite { GpuOp::CompositeModRaise(parms_id) } else { GpuOp::ModRaise(parms_id) };
+            return self.run_gpu(&q, ct, op, ct.scale);
+        }
+        if composite {
+            return self.mod_raise_composite(ct, &cd, &to, parms_id);
         }
         let src = host_current(ct)?;
         let n = cd.n();
@@ -92,17 +94,9 @@ impl Evaluator {
         Ok(Self::raised(ct, parms_id, k, data))
     }
 
-    /// [`Evaluator::mod_raise_to`] from a lowest level of several primes (module docs); on the
-    /// operand's device for one marked `.gpu()` (`crate::device::gpu::composite`).
-    fn mod_raise_composite(&self, ct: &Ciphertext, cd: &crate::ckks::context::ContextData, parms_id: &ParmsId) -> Result<Ciphertext> {
-        check_ntt_form(ct.is_ntt_form)?;
-        let to = self.ctx.context_data_for(parms_id, "parms_id")?.clone();
-        if to.chain_index() > self.ctx.first_context_data().chain_index() {
-            return Err(Error::NotValidForParams("mod_raise: parms_id is the key level".into()));
-        }
-        if let Some(q) = self.device_for(&[ct]) {
-            return self.run_gpu(&q, ct, GpuOp::CompositeModRaise(parms_id), ct.scale);
-        }
+    /// [`Evaluator::mod_raise_to`] on the CPU backend from a lowest level of several primes
+    /// (module docs), checked by the caller (a device runs `crate::device::gpu::composite`).
+    fn mod_raise_composite(&self, ct: &Ciphertext, cd: &crate::ckks::context::ContextData, to: &crate::ckks::context::ContextData, parms_id: &ParmsId) -> Result<Ciphertext> {
         let (n, k0) = (cd.n(), cd.coeff_modulus().len());
         let conv = BaseConverter::new(cd.coeff_modulus(), to.coeff_modulus())?;
         let k = to.coeff_modulus().len();
