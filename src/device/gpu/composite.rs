@@ -20,10 +20,9 @@ use super::hybrid::{base_conv, BConvSpec, ConvShape, DeviceBConv};
 use super::level::{DevicePrimes, DeviceScalars, LevelData};
 use super::ntt::DeviceNttTables;
 use super::GpuQueue;
-use crate::math::base_conv::rounding_reciprocal;
 use crate::math::modulus::{Modulus, ShoupOperand};
 use crate::math::ntt::NttTables;
-use crate::{Error, Result};
+use crate::Result;
 use std::sync::Arc;
 
 /// One composite step down in plain data: the upper level's rows dropped (with their primes
@@ -68,10 +67,7 @@ impl<B: super::GpuBuffer> CompositeStepData<B> {
     /// `Device` on an upload failure; `InvalidArgument` for a dropped prime not above 2^24
     /// (the rounding correction's reciprocals) or inconsistent constants.
     pub fn new<Q: GpuQueue<Buf = B>>(q: &Q, c: &CompositeStepSpec<'_>) -> Result<Self> {
-        let mut bconv = DeviceBConv::new(q, &c.bconv, c.out_moduli, c.drop_moduli.len())?;
-        let rinv: Option<Vec<u64>> = c.drop_moduli.iter().map(|m| rounding_reciprocal(m.value())).collect();
-        let rinv = rinv.ok_or_else(|| Error::InvalidArgument("composite rescale: a dropped prime is not above 2^24".into()))?;
-        bconv.rinv = Some(q.upload_static(&rinv)?);
+        let bconv = DeviceBConv::rounded(q, &c.bconv, c.drop_moduli, c.out_moduli, "composite rescale")?;
         Ok(CompositeStepData {
             drop_rows: c.drop_rows.to_vec(),
             primes: DevicePrimes::new(q, c.drop_moduli)?,
@@ -136,11 +132,7 @@ impl<B: super::GpuBuffer> RaiseData<B> {
     /// # Errors
     /// `Device` on an upload failure; `InvalidArgument` for a prime not above 2^24.
     pub fn new<Q: GpuQueue<Buf = B>>(q: &Q, c: &RaiseSpec<'_>) -> Result<Self> {
-        let mut bconv = DeviceBConv::new(q, &c.bconv, c.out_moduli, c.in_moduli.len())?;
-        let rinv: Option<Vec<u64>> = c.in_moduli.iter().map(|m| rounding_reciprocal(m.value())).collect();
-        let rinv = rinv.ok_or_else(|| Error::InvalidArgument("mod_raise: a prime of the lowest level is not above 2^24".into()))?;
-        bconv.rinv = Some(q.upload_static(&rinv)?);
-        Ok(RaiseData { bconv })
+        Ok(RaiseData { bconv: DeviceBConv::rounded(q, &c.bconv, c.in_moduli, c.out_moduli, "mod_raise")? })
     }
 }
 

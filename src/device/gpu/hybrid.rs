@@ -173,6 +173,22 @@ impl<B: super::GpuBuffer> DeviceBConv<B> {
     }
 }
 
+impl<B: super::GpuBuffer> DeviceBConv<B> {
+    /// [`DeviceBConv::new`] corrected to a rounding (`rns_conv_u64` mode 2): the reciprocals of
+    /// the input primes `in_moduli`, which must all be above 2^24.
+    ///
+    /// # Errors
+    /// As [`DeviceBConv::new`]; `InvalidArgument` naming `what` for an input prime not above
+    /// 2^24.
+    pub(super) fn rounded<Q: GpuQueue<Buf = B>>(q: &Q, c: &BConvSpec<'_>, in_moduli: &[Modulus], out: &[Modulus], what: &str) -> Result<Self> {
+        let mut bconv = Self::new(q, c, out, in_moduli.len())?;
+        let rinv: Option<Vec<u64>> = in_moduli.iter().map(|m| rounding_reciprocal(m.value())).collect();
+        let rinv = rinv.ok_or_else(|| Error::InvalidArgument(format!("{what}: an input prime is not above 2^24 (the rounding correction's reciprocals)")))?;
+        bconv.rinv = Some(q.upload_static(&rinv)?);
+        Ok(bconv)
+    }
+}
+
 /// `b` in the 30-bit limb form `rns_conv_u64` multiplies (`native/rns.cl` `limb_pack`):
 /// `b = b0 + b1·2^30` stored as `b1·2^32 + b0`.
 ///
