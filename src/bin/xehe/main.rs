@@ -901,6 +901,13 @@ fn ntt(log_ns: &[u32], reps: usize, device: &DeviceChoice, format: &Format) -> R
     ntt_cpu(log_ns, reps, format)
 }
 
+/// Without a GPU backend built in, `bench ntt --words` has nothing to time.
+#[cfg(not(any(feature = "cuda", feature = "opencl")))]
+fn ntt_words(_log_ns: &[u32], _rows: &[usize], _reps: usize, _device: &DeviceChoice, _format: &Format) -> Result<()> {
+    Err(xehe::Error::InvalidArgument("bench ntt --words needs a GPU backend: this xehe was built without the cuda and opencl features".into()))
+}
+
+#[cfg(any(feature = "cuda", feature = "opencl"))]
 fn ntt_words(log_ns: &[u32], rows: &[usize], reps: usize, device: &DeviceChoice, format: &Format) -> Result<()> {
     let table = !format.json && !format.csv;
     let dev = device::open(device, &mut |m| notice(m))?;
