@@ -170,19 +170,19 @@ KERNEL_FQ void ks_inner_u64(GLOBAL_AS u64 *prod, CONST_AS u64 *lifted, CONST_AS 
 
 #if KS_COMPACT
 /*
- * Words base … base + 255 (base a multiple of 256) of key row ki of component 1 of every digit
- * j < KS_DIGITS of the compact key `key` into kw[j·256 + i]: block b < 32 of digit j by
+ * Words base … base + 255 (base a multiple of 256) of key row ki of component 1 of key digit
+ * j0 + j for every j < KS_DIGITS of the compact key `key` into kw[j·256 + i]: block b < 32 of digit j by
  * work-item j·32 + b of the group. Every work-item of the group calls it (barriers: the words
  * before are read, these are written).
  */
-DECLSPEC void ks_compact_fill(LOCAL_AS u64 *kw, CONST_AS u64 *key, u32 key_k, u32 ki, u64 base, u32 log_n)
+DECLSPEC void ks_compact_fill(LOCAL_AS u64 *kw, CONST_AS u64 *key, u32 key_k, u32 j0, u32 ki, u64 base, u32 log_n)
 {
     SYNC_THREADS();
     u32 i = LOCAL_ID();
     if (i < KS_DIGITS * 32u) {
         u32 j = i >> 5, b = i & 31u;
         u64 v[8];
-        compact_key_words(key, key_k, j, ki, base + 8 * b, log_n, v);
+        compact_key_words(key, key_k, j0 + j, ki, base + 8 * b, log_n, v);
 #pragma unroll
         for (u32 w = 0; w < 8; w++) kw[j * KS_GROUP + 8 * b + w] = v[w];
     }
@@ -207,9 +207,11 @@ DECLSPEC_INLINE CONST_AS u32 *ks_scatter_arg(u32 a, KS_PARAMS16(CONST_AS u32 *, 
 /*
  * Hybrid key switching's inner product (src/ckks/hybrid.rs step 2) over the e = ell + alpha
  * extended limbs (the level's ell data primes, then the alpha special primes, which are the last
- * alpha limbs of the key base: key limb ki = o for o < ell, else o + key_k - e), `digits` digits of
- * d primes. The ModUp operand of digit j on limb o is, in NTT form:
- *   - data limb o of its own digit j = o / d: the target t itself (t[o]),
+ * alpha limbs of the key base: key limb ki = row0 + o for o < ell, else o + key_k - e), `digits`
+ * digits of d primes. row0: the key base's data prime of the level's first limb (0 on a prefix;
+ * a composite level's window: its digit j is key digit row0/d + j, the first one cut at its start,
+ * rns_conv_u64's `off`). The ModUp operand of digit j on limb o is, in NTT form:
+ *   - data limb o of its own digit j = (o + row0 % d) / d: the target t itself (t[o]),
  *   - another data limb: up_q row o*(digits-1) + (j < o/d ? j : j-1) (rns_conv_u64, skip = 1),
  *   - special limb o >= ell: up_p row (o-ell)*digits + j.
  * Only the limbs o in [o_begin, o_end) are computed (the special limbs first, so their ModDown
@@ -238,8 +240,8 @@ KERNEL_FQ void ks_inner_hybrid_u64(GLOBAL_AS u64 *prod_q, GLOBAL_AS u64 *prod_p,
                                    CONST_AS u32 *s9, CONST_AS u32 *s10, CONST_AS u32 *s11, CONST_AS u32 *s12,
                                    CONST_AS u32 *s13, CONST_AS u32 *s14, CONST_AS u32 *s15, CONST_AS u64 *c0,
                                    CONST_AS u64 *p_mod, CONST_AS u64 *c0p, CONST_AS u64 *tq, CONST_AS u64 *tp, CONST_AS u64 *out_moduli, CONST_AS u64 *out_r0,
-                                   CONST_AS u64 *out_r1, u32 digits, u32 d, u32 ell, u32 alpha, u32 key_k, u32 log_n,
-                                   u32 o_begin, u32 o_end)
+                                   CONST_AS u64 *out_r1, u32 digits, u32 d, u32 ell, u32 alpha, u32 key_k, u32 row0,
+                                   u32 log_n, u32 o_begin, u32 o_end)
 {
     u64 n = (u64)1 << log_n;
     u32 e = ell + alpha;
@@ -278,8 +280,9 @@ KERNEL_FQ void ks_inner_hybrid_u64(GLOBAL_AS u64 *prod_q, GLOBAL_AS u64 *prod_p,
         u32 o = o_begin + (u32)(w >> log_n);
         u64 x = w & (n - 1);
         u32 data = o < ell;
-        u32 ki = data ? o : o + key_k - e;
-        u32 own = data ? o / d : digits;
+        u32 ki = data ? row0 + o : o + key_k - e;
+        u32 own = data ? (o + row0 % d) / d : digits;
+        u32 j0 = row0 / d;
         CONST_AS u64 *rows = data ? up_q + (((u64)o * (digits - 1)) << log_n) : up_p + (((u64)(o - ell) * digits) << log_n);
         u64 q = out_moduli[o], c0r = out_r0[o], c1r = out_r1[o];
         ks_acc2_t a[KS_KEYS];
@@ -299,10 +302,10 @@ KERNEL_FQ void ks_inner_hybrid_u64(GLOBAL_AS u64 *prod_q, GLOBAL_AS u64 *prod_p,
 #else
             u64 at = x;
 #endif
-            ks_compact_fill(kw, keys[r], key_k, ki, at & ~(u64)(KS_GROUP - 1), log_n);
+            ks_compact_fill(kw, keys[r], key_k, j0, ki, at & ~(u64)(KS_GROUP - 1), log_n);
 #pragma unroll
             for (u32 j = 0; j < KS_DIGITS; j++)
-                a[r] = ks_acc2_add(a[r], vs[j], KS_COMPACT_C0(keys[r], j, key_k, ki, x, log_n),
+                a[r] = ks_acc2_add(a[r], vs[j], KS_COMPACT_C0(keys[r], j0 + j, key_k, ki, x, log_n),
                                    kw[j * KS_GROUP + (at & (KS_GROUP - 1))], q, c0r, c1r);
         }
 #else
@@ -315,7 +318,7 @@ KERNEL_FQ void ks_inner_hybrid_u64(GLOBAL_AS u64 *prod_q, GLOBAL_AS u64 *prod_p,
         for (u32 j = 0; j < digits; j++) {
 #endif
             u64 v = j == own ? t[((u64)o << log_n) + x] : rows[((u64)(j > own ? j - 1 : j) << log_n) + x];
-            u64 kb = (((u64)j * 2) * key_k + ki) << log_n;
+            u64 kb = (((u64)(j0 + j) * 2) * key_k + ki) << log_n;
 #pragma unroll
             for (u32 r = 0; r < KS_KEYS; r++)
                 a[r] = ks_acc2_add(a[r], v, keys[r][kb + x], keys[r][kb + ((u64)key_k << log_n) + x], q, c0r, c1r);
@@ -477,7 +480,7 @@ DECLSPEC u64 ks_galois_index(u64 y, u32 elt, u32 log_n)
 
 /* One hoisted rotation's words at extended limb o, output word y (ks_inner_sums_u64). */
 DECLSPEC void ks_rot_word(u64 *v0, u64 *v1, CONST_AS u64 *desc, u64 y, u32 log_n, u64 lim, u32 own, u32 data,
-                          u32 ki, u32 key_k, CONST_AS u64 *rows, CONST_AS u64 *ct, CONST_AS u64 *c1, u64 pm, u32 digits,
+                          u32 ki, u32 key_k, u32 j0, CONST_AS u64 *rows, CONST_AS u64 *ct, CONST_AS u64 *c1, u64 pm, u32 digits,
                           u64 q, u64 c0r, u64 c1r, LOCAL_AS u64 *kw)
 {
     CONST_AS u64 *key = (CONST_AS u64 *)desc[0];
@@ -492,9 +495,9 @@ DECLSPEC void ks_rot_word(u64 *v0, u64 *v1, CONST_AS u64 *desc, u64 y, u32 log_n
         u64 v = j == own ? c1[lim + x] : rows[((u64)(j > own ? j - 1 : j) << log_n) + x];
 #if KS_COMPACT
         /* Component 1 in natural order: the key at y (ks_compact_fill). */
-        a = ks_acc2_add(a, v, KS_COMPACT_C0(key, j, key_k, ki, x, log_n), kw[j * KS_GROUP + (y & (KS_GROUP - 1))], q, c0r, c1r);
+        a = ks_acc2_add(a, v, KS_COMPACT_C0(key, j0 + j, key_k, ki, x, log_n), kw[j * KS_GROUP + (y & (KS_GROUP - 1))], q, c0r, c1r);
 #else
-        u64 kb = (((u64)j * 2) * key_k + ki) << log_n;
+        u64 kb = (((u64)(j0 + j) * 2) * key_k + ki) << log_n;
         a = ks_acc2_add(a, v, key[kb + x], key[kb + ((u64)key_k << log_n) + x], q, c0r, c1r);
 #endif
     }
@@ -545,7 +548,8 @@ DECLSPEC void ks_rot_word(u64 *v0, u64 *v1, CONST_AS u64 *desc, u64 y, u32 log_n
 extern "C" __global__ void __launch_bounds__(256, KS_SUMS_MIN_BLOCKS) ks_inner_sums_u64(GLOBAL_AS u64 *out, CONST_AS u64 *rots, u32 nrots, CONST_AS u64 *ident,
                                  u32 has_ident, CONST_AS u64 *up_q, CONST_AS u64 *up_p, CONST_AS u64 *ct,
                                  CONST_AS u64 *p_mod, CONST_AS u64 *out_moduli, CONST_AS u64 *out_r0,
-                                 CONST_AS u64 *out_r1, u32 digits, u32 d, u32 ell, u32 alpha, u32 key_k, u32 log_n)
+                                 CONST_AS u64 *out_r1, u32 digits, u32 d, u32 ell, u32 alpha, u32 key_k, u32 row0,
+                                 u32 log_n)
 {
     u64 n = (u64)1 << log_n;
     u32 e = ell + alpha;
@@ -560,8 +564,9 @@ extern "C" __global__ void __launch_bounds__(256, KS_SUMS_MIN_BLOCKS) ks_inner_s
         u32 o = (u32)(g >> log_n);
         u64 y = g & (n - 1);
         u32 data = o < ell;
-        u32 ki = data ? o : o + key_k - e;
-        u32 own = data ? o / d : digits;
+        u32 ki = data ? row0 + o : o + key_k - e;
+        u32 own = data ? (o + row0 % d) / d : digits;
+        u32 j0 = row0 / d;
         u64 lim = (u64)o << log_n;
         CONST_AS u64 *rows = data ? up_q + (((u64)o * (digits - 1)) << log_n) : up_p + (((u64)(o - ell) * digits) << log_n);
         u64 q = out_moduli[o], c0r = out_r0[o], c1r = out_r1[o];
@@ -578,9 +583,9 @@ extern "C" __global__ void __launch_bounds__(256, KS_SUMS_MIN_BLOCKS) ks_inner_s
             u64 v0, v1;
 #if KS_COMPACT
             /* The rotation's key words at the group's 256 outputs (uniform o, ki, y & ~255). */
-            ks_compact_fill(kw, (CONST_AS u64 *)desc[0], key_k, ki, y & ~(u64)(KS_GROUP - 1), log_n);
+            ks_compact_fill(kw, (CONST_AS u64 *)desc[0], key_k, j0, ki, y & ~(u64)(KS_GROUP - 1), log_n);
 #endif
-            ks_rot_word(&v0, &v1, desc, y, log_n, lim, own, data, ki, key_k, rows, ct, c1, pm, digits, q, c0r, c1r, kw);
+            ks_rot_word(&v0, &v1, desc, y, log_n, lim, own, data, ki, key_k, j0, rows, ct, c1, pm, digits, q, c0r, c1r, kw);
             KS_SUMS_ADD(desc + 2, v0, v1)
         }
         u64 row = data ? lim : (u64)(o - ell) << log_n;

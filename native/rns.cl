@@ -103,8 +103,12 @@ DECLSPEC u64 rns_scaled(CONST_AS u64 *src, u32 i, u32 log_n, u32 r, CONST_AS u64
 
 /*
  * Fast base conversion, scale and convert in one launch (ModUp and ModDown). Input: polys × in_rows
- * canonical rows (coefficient form) in digits of d consecutive rows (the last one may be short:
- * cnt_j = min(d, in_rows - j*d)). For poly p, digit j < digits and output limb o < out_rows:
+ * canonical rows (coefficient form) in digits of d consecutive rows, the first one `off` rows
+ * short (a composite level's window cuts the key's first digit at its start: its matrix and scale
+ * constants are the whole digit's at the rows present, as if the missing rows were 0), the last
+ * one possibly short: digit j holds rows [first_j, first_j + cnt_j), first_j = max(j*d - off, 0),
+ * cnt_j = min((j+1)*d - off, in_rows) - first_j. Below, j*d + i stands for first_j + i. For poly p,
+ * digit j < digits and output limb o < out_rows:
  *   v = ([sum_{i < cnt_j} y_i * b_{j,o,i}]_{m_o} + out_add[o]) mod m_o,
  *   y_i = [(x[p][j*d + i] + in_add[j*d + i]) * w[j*d + i]]_{q_{j*d+i}} (scaled in registers),
  * b_{j,o,i} = [qhat_i]_{m_o} given as the packed pair matrix[2e], matrix[2e + 1] (b and
@@ -135,7 +139,7 @@ DECLSPEC u64 rns_scaled(CONST_AS u64 *src, u32 i, u32 log_n, u32 r, CONST_AS u64
 RNS_KERNEL rns_conv_u64(GLOBAL_AS u64 *out_a, GLOBAL_AS u64 *out_b, CONST_AS u64 *x, CONST_AS u64 *in_moduli,
                             CONST_AS u64 *in_add, CONST_AS u64 *w, CONST_AS u64 *wq, CONST_AS u64 *matrix,
                             CONST_AS u64 *out_moduli, CONST_AS u64 *out_mu, CONST_AS u64 *out_r1,
-                            CONST_AS u64 *out_add, CONST_AS u64 *neg_q, CONST_AS u64 *in_rinv, u32 centered, u32 d, u32 in_rows,
+                            CONST_AS u64 *out_add, CONST_AS u64 *neg_q, CONST_AS u64 *in_rinv, u32 centered, u32 d, u32 off, u32 in_rows,
                             u32 digits, u32 out_rows, u32 split, u32 skip, u32 chunk, u32 chunks, u32 polys,
                             u32 log_n)
 {
@@ -148,8 +152,9 @@ RNS_KERNEL rns_conv_u64(GLOBAL_AS u64 *out_a, GLOBAL_AS u64 *out_b, CONST_AS u64
         u32 rest = (u32)(g >> log_part);
         u32 c = rest % chunks, pj = rest / chunks;
         u32 j = pj % digits, p = pj / digits;
-        u32 first = j * d;
-        u32 cnt = in_rows - first < d ? in_rows - first : d;
+        u32 first = j ? j * d - off : 0;
+        u32 end = (j + 1) * d - off;
+        u32 cnt = (end < in_rows ? end : in_rows) - first;
         u32 others = skip ? out_rows - cnt : out_rows;
         u32 u0 = c * chunk;
         u32 u1 = u0 + chunk < others ? u0 + chunk : others;

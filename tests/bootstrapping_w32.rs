@@ -2,12 +2,14 @@
 //! CPU, with the small **insecure** preset `N12-insecure-w32`: the levels are Cheddar's steps
 //! (`xehe::circuits::bootstrapping::composite`), the result at exactly 2^40 at the output level,
 //! and the precision on every input shape beside `N12-insecure`'s (the same levels from one
-//! prime each).
+//! prime each); on each device (pocl in CI), the CPU's words.
 
 use xehe::apps::input_shapes::InputShape;
 use xehe::circuits::bootstrapping::{BootstrappingKeys, BootstrappingParameters, Bootstrapper};
 use xehe::circuits::precision::PrecisionStats;
 use xehe::*;
+
+mod common;
 
 struct Setup {
     ctx: Context,
@@ -93,5 +95,17 @@ fn every_input_shape_and_level_bootstraps_within_a_bit_and_a_half_of_the_64_bit_
     for level in [1, w32.boot.output_level(), top] {
         let z = InputShape::Complex.values(n, 9 + level as u64, None).unwrap();
         check(&format!("level {level}"), &bootstrap(&w32, &z, level, 2f64.powi(40)));
+    }
+    // On each device: the CPU's words, at the lowest level and one above it (brought down by
+    // the modulus switch across an adding step first).
+    for q in common::queues::queues("the w32 bootstrap on a device") {
+        for level in [0, 1] {
+            let id = w32.ctx.context_data_at(level).unwrap().parms_id();
+            let z = InputShape::Complex.values(n, 30 + level as u64, None).unwrap();
+            let ct = Encryptor::with_secret_key(&w32.ctx, w32.keygen.secret_key()).unwrap().encrypt_symmetric(&w32.encoder.encode_complex(&z, id, 2f64.powi(40)).unwrap()).unwrap();
+            let cpu = w32.boot.bootstrap(&ct).unwrap();
+            let gpu = w32.boot.bootstrap(&common::queues::on_queue(&ct, &q)).unwrap();
+            common::same_on_device(&format!("{} w32 bootstrap from level {level}", q.backend()), &gpu, &cpu);
+        }
     }
 }

@@ -5,7 +5,7 @@
 //! a composite rescale at each level, decrypted at the lowest level, which is not a prefix of
 //! the primes: the slots equal the plaintext products; and the errors of the new operation.
 //! Hybrid key switching (relinearization, rotations, hoisted rotations) at every level, windows
-//! that cut the key's digits included.
+//! that cut the key's digits included, on the CPU and on each device (the CPU's words).
 use xehe::circuits::keys::KeySet;
 use xehe::circuits::lintrans::{bsgs_galois_elements, evaluate_linear_transforms, Diagonals, LinearMap, LinearTransform};
 use xehe::math::composite_chain::CompositeChain;
@@ -135,8 +135,12 @@ fn hybrid_key_switching_at_every_composite_level() {
     let delta = 2f64.powi(40);
     let mut want = uniform(-1.0, 1.0);
     let mut ct = enc.encrypt(&encoder.encode_f64(&want, levels.parms_id(top).unwrap(), delta).unwrap()).unwrap();
+    let devices = queues("hybrid_key_switching_at_every_composite_level");
     for l in (0..=top).rev() {
         let rows = ctx.get_context_data(&ct.parms_id()).unwrap().key_rows();
+        for q in &devices {
+            on_a_device_as_on_the_cpu(&ev, q, &ct, l, (&relin, &galois, &transform_keys), &map, &ks, chain.log2_modulus(l) > 85.0);
+        }
         // Rotations, one at a time and hoisted (one ModUp for both).
         let one = ev.rotate_vector(&ct, 1, &galois).unwrap();
         let err = largest_error(&decode(&one), &rotated(&want, 1));
@@ -190,11 +194,51 @@ fn hybrid_key_switching_at_every_composite_level() {
     // The fused relinearize-rescale is relinearization, then the composite rescale.
     let sq = ev.square(&at1).unwrap();
     assert_eq!(ev.relinearize_rescale(&sq, &relin).unwrap(), ev.rescale_to_next(&ev.relinearize(&sq, &relin).unwrap()).unwrap());
-    // On a device: not written yet, said so, the input intact.
-    for q in queues("hybrid_key_switching_at_every_composite_level") {
-        let mut d = on_queue(&at1, &q);
-        assert!(matches!(ev.rotate_vector_inplace(&mut d, 1, &galois), Err(Error::InvalidArgument(ref m)) if m.contains("CPU backend")));
+    // On a device too, the key past the window's primes is missing, the input intact.
+    for q in &devices {
+        let mut d = on_queue(&at1, q);
+        assert!(matches!(ev.rotate_vector_inplace(&mut d, 1, &low), Err(Error::MissingKey { .. })));
         assert_eq!(d.parms_id(), at1.parms_id());
+    }
+}
+
+/// At level `l`, `ct` on `q`'s device gives the CPU's words: rotations one at a time and hoisted,
+/// double hoisting (rotations kept in the extended base, a rotation there, ModDown), and with
+/// `room` (the level holds scale 2^80) a double-hoisted transform and a relinearized square.
+#[allow(clippy::too_many_arguments)]
+fn on_a_device_as_on_the_cpu(
+    ev: &Evaluator,
+    q: &Queue,
+    ct: &Ciphertext,
+    l: usize,
+    (relin, galois, transform_keys): (&HybridRelinKeys, &HybridGaloisKeys, &HybridGaloisKeys),
+    map: &LinearMap,
+    ks: &HybridKeySwitching,
+    room: bool,
+) {
+    let same = |what: &str, gpu: Ciphertext, cpu: &Ciphertext| {
+        let mut g = gpu;
+        g.download().unwrap();
+        assert!(g.data() == cpu.data() && g.parms_id() == cpu.parms_id(), "level {l} on {}: {what} differs from the CPU's", q.backend());
+    };
+    let d = on_queue(ct, q);
+    same("rotation", ev.rotate_vector(&d, 1, galois).unwrap(), &ev.rotate_vector(ct, 1, galois).unwrap());
+    let (gpu, cpu) = (ev.rotate_vector_many(&d, &[1, 3], galois).unwrap(), ev.rotate_vector_many(ct, &[1, 3], galois).unwrap());
+    for (g, c) in gpu.into_iter().zip(&cpu) {
+        same("hoisted rotation", g, c);
+    }
+    let dh = ev.double_hoisting();
+    let (gpu, cpu) = (dh.rotate_vector_many(&d, &[1, 3], galois).unwrap(), dh.rotate_vector_many(ct, &[1, 3], galois).unwrap());
+    same("double-hoisted rotation", dh.mod_down(&gpu[0]).unwrap(), &dh.mod_down(&cpu[0]).unwrap());
+    let twice = |x| dh.mod_down(&dh.rotate_vector(x, 1, galois).unwrap()).unwrap();
+    same("rotation in the extended base", twice(&gpu[1]), &twice(&cpu[1]));
+    if room {
+        let encoder = CkksEncoder::new(ev.context()).unwrap();
+        let t = LinearTransform::new_extended(&encoder, map, ct.parms_id(), 2f64.powi(30), ks).unwrap();
+        let keys = KeySet::Hybrid { relin: None, galois: Some(transform_keys) };
+        let (gpu, cpu) = (evaluate_linear_transforms(ev, &keys, &[&t], &d).unwrap(), evaluate_linear_transforms(ev, &keys, &[&t], ct).unwrap());
+        same("double-hoisted transform", gpu.into_iter().next().unwrap(), &cpu[0]);
+        same("relinearized square", ev.relinearize(&ev.square(&d).unwrap(), relin).unwrap(), &ev.relinearize(&ev.square(ct).unwrap(), relin).unwrap());
     }
 }
 

@@ -70,6 +70,16 @@
 //! by `P` alone keeps the unsigned conversion with the `⌊P/2⌋` offset: its error `u` is divided
 //! by `q_{ℓ-1}` at the rescale that follows.)
 //!
+//! # Composite levels
+//! In a context of composite levels (`Context::with_composite_chain`) a level's primes are a
+//! window `[a, e)` of the key base's data primes, not always a prefix
+//! ([`ContextData::key_rows`](super::context::ContextData::key_rows)). The key's digits are
+//! the same; a digit the window cuts at `a` is read as the whole key digit up to `e` with
+//! zeros at its primes below `a` (the level's value `t` lifted to the integer that is 0 modulo
+//! those primes). The gadget sum is then `t'·s'` with `t' ≡ t` modulo the window, and no row
+//! outside the window is computed: ModUp's constants are the whole digit's, restricted to the
+//! rows present, which is also how the device kernels read a window (a row offset, no copies).
+//!
 //! # Serialization
 //! [`HybridRelinKeys`] and [`HybridGaloisKeys`] save with [`crate::SealObject::save`] and load
 //! with `HybridRelinKeys::load(&ks, &bytes)` / `HybridGaloisKeys::load` in **xehe's own
@@ -190,9 +200,6 @@ struct Inner {
     half_p_mod: Vec<u64>,
     /// `mod_up[e - 1]`: digit `[⌊(e-1)/d⌋·d, e)` → every key-base modulus.
     mod_up: Vec<BaseConverter>,
-    /// The parts `[a, e)` of digits cut by a composite level's window at `a` (not a digit's
-    /// first prime) → every key-base modulus, keyed by `(a, e)`.
-    mod_up_cut: BTreeMap<(usize, usize), BaseConverter>,
     /// `P → q_0 … q_{L-1}`.
     mod_down: BaseConverter,
     /// `rescale[ℓ - 2]`: ModDown by `P·q_{ℓ-1}` at the level with `ℓ ≥ 2` data primes.
@@ -351,16 +358,6 @@ impl HybridKeySwitching {
         let mod_up = (1..=l)
             .map(|e| BaseConverter::new(&all[(e - 1) / d * d..e], &moduli))
             .collect::<Result<_>>()?;
-        let mut mod_up_cut = BTreeMap::new();
-        if let Some(levels) = context.composite_levels() {
-            for lv in 0..levels.chain().levels() {
-                for (_, piece) in digits_in(d, levels.chain().window(lv)) {
-                    if piece.start % d != 0 {
-                        mod_up_cut.insert((piece.start, piece.end), BaseConverter::new(&all[piece.clone()], &moduli)?);
-                    }
-                }
-            }
-        }
         let mod_down = BaseConverter::new(&special, &all[..l])?;
         let rescale = (2..=l)
             .map(|ell| RescaleDown::new(&special, &all[..ell]))
@@ -377,7 +374,6 @@ impl HybridKeySwitching {
                 inv_p_mod_q,
                 half_p_mod,
                 mod_up,
-                mod_up_cut,
                 mod_down,
                 rescale,
                 device: AnyDeviceCache::default(),
@@ -415,17 +411,13 @@ impl HybridKeySwitching {
     pub fn digits_in(&self, rows: Range<usize>) -> Vec<(usize, Range<usize>)> {
         digits_in(self.inner.digit_size, rows)
     }
-    /// The base converter of a digit's part `piece` (its data primes) to every key-base modulus.
-    fn digit_converter(&self, piece: &Range<usize>) -> Result<std::borrow::Cow<'_, BaseConverter>> {
-        let inner = &self.inner;
-        if piece.start % inner.digit_size == 0 {
-            return Ok(std::borrow::Cow::Borrowed(&inner.mod_up[piece.end - 1]));
-        }
-        match inner.mod_up_cut.get(&(piece.start, piece.end)) {
-            Some(c) => Ok(std::borrow::Cow::Borrowed(c)),
-            // A window that is no level of the context: made here, once per call.
-            None => Ok(std::borrow::Cow::Owned(BaseConverter::new(&inner.moduli[piece.clone()], &inner.moduli)?)),
-        }
+    /// The base converter of the digit whose part inside a level is `piece` (its data primes
+    /// `[a, e)`): the converter of `[⌊(e−1)/d⌋·d, e)`, the key digit up to `e`. A digit cut at
+    /// `a` by a composite level's window is read as that whole digit with zeros at the primes
+    /// below `a` (module docs, "Composite levels"), and the offset of `a` in it.
+    fn digit_converter(&self, piece: &Range<usize>) -> (&BaseConverter, usize) {
+        let d = self.inner.digit_size;
+        (&self.inner.mod_up[piece.end - 1], piece.start - (piece.end - 1) / d * d)
     }
     /// The special primes `p_0 … p_{α-1}` (`p_0` is the context's special prime).
     pub fn special_primes(&self) -> &[Modulus] {
@@ -643,10 +635,11 @@ impl HybridKeySwitching {
     ///
     /// `start`: the key base's data prime of `target`'s first limb (as
     /// [`HybridKeySwitching::switch_key`]); the digits are the key's digits cut to the level's
-    /// primes ([`HybridKeySwitching::digits_in`]).
+    /// primes ([`HybridKeySwitching::digits_in`]), a cut digit read whole with zeros below the
+    /// window (module docs, "Composite levels").
     ///
     /// # Errors
-    /// `InvalidParameters` if a cut digit's base converter cannot be made (primes not coprime).
+    /// None today; `Result` for the callers' sake.
     pub(crate) fn mod_up(&self, target: &[u64], start: usize, digits_kind: Digits) -> Result<ModUp> {
         let inner = &self.inner;
         let n = self.n();
@@ -654,7 +647,8 @@ impl HybridKeySwitching {
         let alpha = inner.moduli.len() - inner.data_size;
         let window = start..start + ell;
         let digits = self.digits_in(window.clone());
-        let convs = digits.iter().map(|(_, piece)| self.digit_converter(piece)).collect::<Result<Vec<_>>>()?;
+        // Each digit's converter and its window part's offset in the converter's input base.
+        let convs: Vec<(&BaseConverter, usize)> = digits.iter().map(|(_, piece)| self.digit_converter(piece)).collect();
         // Digit (index into `digits`) and local prime range of each.
         let local: Vec<Range<usize>> = digits.iter().map(|(_, p)| p.start - start..p.end - start).collect();
         let owner: Vec<usize> = local.iter().enumerate().flat_map(|(j, r)| r.clone().map(move |_| j)).collect();
@@ -665,8 +659,22 @@ impl HybridKeySwitching {
         scaled.par_chunks_mut(n).enumerate().for_each(|(i, y)| {
             inner.ntt[start + i].inverse(y);
             let j = owner[i];
-            convs[j].scale_limb_inplace(i - local[j].start, y);
+            let (conv, off) = convs[j];
+            conv.scale_limb_inplace(off + i - local[j].start, y);
         });
+        // Each digit's scaled words over its converter's whole input base: a digit cut by the
+        // window gets zeros at the primes below it (module docs, "Composite levels").
+        let digit_words: Vec<std::borrow::Cow<'_, [u64]>> = local
+            .iter()
+            .zip(&convs)
+            .map(|(range, &(_, off))| {
+                let part = &scaled[range.start * n..range.end * n];
+                match off {
+                    0 => std::borrow::Cow::Borrowed(part),
+                    _ => std::borrow::Cow::Owned([vec![0u64; off * n].as_slice(), part].concat()),
+                }
+            })
+            .collect();
 
         // Conversion of each digit to every other extended limb, forward NTT. Lazy NTT outputs
         // (< 4m) keep the inner product's β products below 2^128 for β < 64.
@@ -679,10 +687,10 @@ impl HybridKeySwitching {
                 row.copy_from_slice(&target[o * n..(o + 1) * n]);
             } else {
                 let g = self.global_limb(&window, o);
-                let digit = &scaled[range.start * n..range.end * n];
+                let (conv, digit) = (convs[j].0, &*digit_words[j]);
                 match digits_kind {
-                    Digits::Unsigned => convs[j].convert_scaled_limb(digit, g, row),
-                    Digits::Balanced => convs[j].convert_scaled_limb_centered(digit, g, row),
+                    Digits::Unsigned => conv.convert_scaled_limb(digit, g, row),
+                    Digits::Balanced => conv.convert_scaled_limb_centered(digit, g, row),
                 }
                 if lazy {
                     inner.ntt[g].forward_lazy(row);
@@ -960,6 +968,8 @@ pub(crate) struct BConvConstants {
 pub(crate) struct LevelConstants {
     /// `ℓ`.
     pub ell: usize,
+    /// The key base's data prime of the level's first limb (0 on SEAL's chain).
+    pub row0: usize,
     /// Digit size `d`.
     pub digit_size: usize,
     /// `β = ⌈ℓ / d⌉`.
@@ -1006,16 +1016,19 @@ impl HybridKeySwitching {
         &self.inner.device
     }
 
-    /// The constants the device path needs at a level with `ell` data primes (`1 ≤ ell ≤ L`,
-    /// checked by the caller).
-    pub(crate) fn level_constants(&self, ell: usize) -> LevelConstants {
+    /// The constants the device path needs at a level whose data primes are the key base's
+    /// `rows` (`0..ℓ` on SEAL's chain, a window at a composite level; within `0..L`, checked by
+    /// the caller). A digit the window cuts at its start gets the whole digit's constants at the
+    /// rows present (module docs, "Composite levels").
+    pub(crate) fn level_constants(&self, rows: Range<usize>) -> LevelConstants {
         let inner = &self.inner;
         let l = inner.data_size;
         let d = inner.digit_size;
         let alpha = inner.moduli.len() - l;
+        let ell = rows.len();
         let e = ell + alpha;
-        let global = |o: usize| if o < ell { o } else { l + o - ell };
-        let digits = self.digits(ell);
+        let global = |o: usize| self.global_limb(&rows, o);
+        let digits = self.digits_in(rows.clone());
         let mut up = BConvConstants {
             in_add: vec![0; ell],
             in_inv: Vec::with_capacity(ell),
@@ -1023,13 +1036,14 @@ impl HybridKeySwitching {
             out_add: vec![0; e],
             digit_q: vec![0; digits.len() * e],
         };
-        for (j, range) in digits.iter().enumerate() {
-            let bconv = &inner.mod_up[range.end - 1];
+        for (j, (_, piece)) in digits.iter().enumerate() {
+            let (bconv, off) = self.digit_converter(piece);
+            let present = off..off + piece.len();
             up.in_inv
-                .extend_from_slice(bconv.ibase().inv_punctured_product_mod_base());
+                .extend_from_slice(&bconv.ibase().inv_punctured_product_mod_base()[present.clone()]);
             for o in 0..e {
-                for i in 0..range.len() {
-                    up.matrix[(j * e + o) * d + i] = bconv.base_change_entry(global(o), i);
+                for (i, full) in present.clone().enumerate() {
+                    up.matrix[(j * e + o) * d + i] = bconv.base_change_entry(global(o), full);
                 }
                 up.digit_q[j * e + o] = bconv.q_mod_output(global(o));
             }
@@ -1039,18 +1053,20 @@ impl HybridKeySwitching {
             in_add: inner.half_p_mod[l..].to_vec(),
             in_inv: down_bconv.ibase().inv_punctured_product_mod_base().to_vec(),
             matrix: vec![0; ell * alpha],
-            out_add: (0..ell)
+            out_add: rows
+                .clone()
                 .map(|i| inner.moduli[i].value() - inner.half_p_mod[i])
                 .collect(),
             digit_q: vec![0; ell],
         };
         for o in 0..ell {
             for k in 0..alpha {
-                down.matrix[o * alpha + k] = down_bconv.base_change_entry(o, k);
+                down.matrix[o * alpha + k] = down_bconv.base_change_entry(global(o), k);
             }
         }
         LevelConstants {
             ell,
+            row0: rows.start,
             digit_size: d,
             digits: digits.len(),
             ext_moduli: (0..e).map(|o| inner.moduli[global(o)]).collect(),
@@ -1058,9 +1074,10 @@ impl HybridKeySwitching {
             special_ntt: inner.ntt[l..].to_vec(),
             mod_up: up,
             mod_down: down,
-            inv_p: inner.inv_p_mod_q[..ell].to_vec(),
-            p_mod: inner.p_mod_q[..ell].to_vec(),
-            rescale: (ell >= 2).then(|| self.rescale_constants(ell)),
+            inv_p: inner.inv_p_mod_q[rows.clone()].to_vec(),
+            p_mod: inner.p_mod_q[rows.clone()].to_vec(),
+            // The fused ModDown-rescale is SEAL's chain's (composite levels rescale apart).
+            rescale: (rows.start == 0 && ell >= 2).then(|| self.rescale_constants(ell)),
         }
     }
 

@@ -22,6 +22,7 @@ fn bconv_spec(c: &BConvConstants) -> BConvSpec<'_> {
 fn spec(c: &LevelConstants) -> HybridLevelSpec<'_> {
     HybridLevelSpec {
         ell: c.ell,
+        row0: c.row0,
         digit_size: c.digit_size,
         digits: c.digits,
         ext_moduli: &c.ext_moduli,
@@ -35,8 +36,9 @@ fn spec(c: &LevelConstants) -> HybridLevelSpec<'_> {
     }
 }
 
-/// The device data of `ks` at level `parms_id` (`ell` data primes) on `q`'s device, built and
-/// uploaded on first use.
+/// The device data of `ks` at level `parms_id` (whose data primes are the key base's `rows`:
+/// [`ContextData::key_rows`](crate::ckks::context::ContextData::key_rows)) on `q`'s device,
+/// built and uploaded on first use.
 ///
 /// # Errors
 /// `Device` on an upload failure.
@@ -44,10 +46,10 @@ pub fn hybrid_level_data<Q: GpuQueue>(
     q: &Q,
     ks: &HybridKeySwitching,
     parms_id: ParmsId,
-    ell: usize,
+    rows: std::ops::Range<usize>,
 ) -> Result<Arc<HybridLevelData<Q::Buf>>> {
     ks.device_cache().get_or_insert(q.shared().id, parms_id, || {
-        let c = ks.level_constants(ell);
+        let c = ks.level_constants(rows);
         HybridLevelData::new(q, &spec(&c))
     })
 }

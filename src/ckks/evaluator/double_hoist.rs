@@ -777,9 +777,10 @@ mod gpu_impl {
                 ExtOp::Rotate(x, _, _, _) | ExtOp::Add(x, _) | ExtOp::ModDown(x) | ExtOp::ModDownRescale(x) => (x.parms_id, &x.ks),
             };
             let l = level_data(cq, &self.ctx, &parms_id)?;
-            let h = hybrid_level_data(cq, ks, parms_id, l.k())?;
+            let rows = self.ctx.context_data_for(&parms_id, "extended ciphertext")?.key_rows();
+            let h = hybrid_level_data(cq, ks, parms_id, rows.clone())?;
             // Each key's image, table and limbs per digit component (one key set: all alike).
-            let galois = |elt: u32, keys: &HybridGaloisKeys| self.galois_key_on(cq, &keys.ks, elt, keys.key_at(elt, l.k())?);
+            let galois = |elt: u32, keys: &HybridGaloisKeys| self.galois_key_on(cq, &keys.ks, elt, keys.key_at(elt, rows.end)?);
             let one = |x: DeviceExt<Q::Buf>| Ok(vec![to_data::<Q>(queue, x)]);
             match op {
                 ExtOp::Rotations(ct, elts, keys) => {
@@ -792,8 +793,7 @@ mod gpu_impl {
                     let layout = forms.first().map_or(KeyLayout::image(0), |(k, (_, r))| KeyLayout { rows: *r, compact: k.compact.is_some() });
                     let rotated = if rot.is_empty() { Vec::new() } else { dh::rotations(cq, &l, &h, &buf, &t, (&k, layout))? };
                     let mut rotated = rotated.into_iter();
-                    let ell = l.k();
-                    let p_mod = keys.ks.p_mod_q(0..ell);
+                    let p_mod = keys.ks.p_mod_q(rows.clone());
                     elts.iter()
                         .map(|e| {
                             let x = match e {

@@ -27,8 +27,8 @@ use std::sync::Arc;
 
 impl Evaluator {
     /// Check `ct` (valid for the context, data level, NTT form) and that `ks` belongs to the
-    /// context; returns the ciphertext's level. A composite level off SEAL's chain
-    /// ([`ContextData::key_rows`] a window) is accepted on the CPU backend only.
+    /// context; returns the ciphertext's level (its primes a prefix of the key's, or a window at
+    /// a composite level: [`ContextData::key_rows`]).
     pub(super) fn check_hybrid(
         &self,
         ct: &Ciphertext,
@@ -36,11 +36,6 @@ impl Evaluator {
         what: &str,
     ) -> Result<Arc<ContextData>> {
         let cd = check_ciphertext(ct, &self.ctx, "encrypted", false)?.clone();
-        if cd.key_rows().start != 0 && self.device_for(&[ct]).is_some() {
-            return Err(Error::InvalidArgument(format!(
-                "{what}: key switching at a composite level off SEAL's chain runs on the CPU backend only (the device path is not written yet)"
-            )));
-        }
         check_ntt_form(ct.is_ntt_form)?;
         if ks.context() != &self.ctx {
             return Err(Error::NotValidForParams(format!(
@@ -430,11 +425,12 @@ mod gpu_impl {
             keys: &HybridGaloisKeys,
         ) -> Result<Vec<Ciphertext>> {
             let l = level_data(cq, &self.ctx, &ct.parms_id)?;
-            let h = hybrid_level_data(cq, &keys.ks, ct.parms_id, l.k())?;
+            let key_rows = self.ctx.context_data_for(&ct.parms_id, "encrypted")?.key_rows();
+            let h = hybrid_level_data(cq, &keys.ks, ct.parms_id, key_rows.clone())?;
             let buf = buffer_of::<Q>(&ct.gpu.device_copy(queue, &ct.data)?)?;
             let mut keyed = Vec::with_capacity(elts.len());
             for &elt in elts {
-                let (k, t, rows) = self.galois_key_on(cq, &keys.ks, elt, keys.key_at(elt, l.k())?)?;
+                let (k, t, rows) = self.galois_key_on(cq, &keys.ks, elt, keys.key_at(elt, key_rows.end)?)?;
                 keyed.push((k, (t, rows)));
             }
             let keyed = one_form(cq, keyed)?;
@@ -476,7 +472,8 @@ mod gpu_impl {
                 HybridGpuOp::Switch(k) => &k.ks,
             };
             let l = level_data(cq, &self.ctx, &ct.parms_id)?;
-            let h = hybrid_level_data(cq, ks, ct.parms_id, l.k())?;
+            let key_rows = self.ctx.context_data_for(&ct.parms_id, "encrypted")?.key_rows();
+            let h = hybrid_level_data(cq, ks, ct.parms_id, key_rows.clone())?;
             let mut buf = buffer_of::<Q>(&ct.gpu.device_copy(queue, &ct.data)?)?;
             let (mut parms_id, mut coeff_modulus_size, mut scale) = (ct.parms_id, ct.coeff_modulus_size, ct.scale);
             match op {
@@ -492,7 +489,7 @@ mod gpu_impl {
                 }
                 HybridGpuOp::Galois(elts, gk) => {
                     for &elt in elts {
-                        let key = gk.key_at(elt, l.k())?;
+                        let key = gk.key_at(elt, key_rows.end)?;
                         let (key, scatter, rows) = self.galois_key_on(cq, &gk.ks, elt, key)?;
                         buf = Arc::new(gpu_hybrid::apply_galois(cq, &l, &h, &buf, &scatter, (&key.buf, layout(&key, rows)))?);
                     }

@@ -100,7 +100,7 @@ pub fn composite_rescale<Q: GpuQueue>(q: &Q, l: &LevelData<Q::Buf>, next: &Level
     }
     c.ntt.inverse(q, &dropped, size * nd, EVAL_NTT)?;
     let conv = q.scratch(size * kn * n)?;
-    let shape = ConvShape { d: nd, digits: 1, polys: size, split: kn, skip: false, centered: true };
+    let shape = ConvShape { d: nd, off: 0, digits: 1, polys: size, split: kn, skip: false, centered: true };
     base_conv(q, l.log_n, (&conv, &conv), &dropped, &c.primes, &c.bconv, &next.primes, &shape)?;
     next.ntt.forward(q, &conv, size * kn, EVAL_NTT)?;
     let scaled = scalar_op(q, next, &kept, size, &c.a_mod, false)?;
@@ -147,7 +147,7 @@ pub fn composite_mod_raise<Q: GpuQueue>(q: &Q, from: &LevelData<Q::Buf>, to: &Le
     q.copy(&coeffs, 0, ct, 0, size * k0 * n)?;
     from.ntt.inverse(q, &coeffs, size * k0, EVAL_NTT)?;
     let out = q.alloc(size * kt * n)?;
-    let shape = ConvShape { d: k0, digits: 1, polys: size, split: kt, skip: false, centered: true };
+    let shape = ConvShape { d: k0, off: 0, digits: 1, polys: size, split: kt, skip: false, centered: true };
     base_conv(q, from.log_n, (&out, &out), &coeffs, &from.primes, &c.bconv, &to.primes, &shape)?;
     to.ntt.forward(q, &out, size * kt, EVAL_NTT)?;
     Ok(out)

@@ -79,6 +79,10 @@ pub type ConvSpec<'a> = BConvSpec<'a>;
 pub struct HybridLevelSpec<'a> {
     /// `ℓ`: the level's data primes.
     pub ell: usize,
+    /// The key base's data prime of the level's first limb: 0 on a prefix of the key's primes;
+    /// at a window (composite levels) the digits are the key's, the first one cut at its start
+    /// (read as the whole digit with zeros below the window, the scheme's `ckks::hybrid`).
+    pub row0: usize,
     /// Primes a digit holds (`d`).
     pub digit_size: usize,
     /// `β`: the digits at this level.
@@ -232,6 +236,8 @@ fn limb_mu(m: u64) -> u64 {
 /// and ModDown conversion constants, and `P^{-1} mod q_i`.
 pub struct HybridLevelData<B> {
     pub(super) ell: usize,
+    /// [`HybridLevelSpec::row0`].
+    pub(super) row0: usize,
     pub(super) alpha: usize,
     pub(super) digit_size: usize,
     pub(super) digits: usize,
@@ -259,6 +265,7 @@ impl<B: super::GpuBuffer> HybridLevelData<B> {
     pub fn new<Q: GpuQueue<Buf = B>>(q: &Q, c: &HybridLevelSpec<'_>) -> Result<Self> {
         Ok(HybridLevelData {
             ell: c.ell,
+            row0: c.row0,
             alpha: c.special_moduli.len(),
             digit_size: c.digit_size,
             digits: c.digits,
@@ -303,6 +310,9 @@ impl<B: super::GpuBuffer> HybridLevelData<B> {
 pub(super) struct ConvShape {
     /// Input rows per digit.
     pub(super) d: usize,
+    /// Rows missing from the first digit (cut at its start: a window's ModUp,
+    /// [`HybridLevelSpec::row0`] mod `d`); digit `j > 0` begins at input row `j·d − off`.
+    pub(super) off: usize,
     /// Digits.
     pub(super) digits: usize,
     /// Polynomials.
@@ -334,9 +344,11 @@ pub(super) fn base_conv<Q: GpuQueue>(
     s: &ConvShape,
 ) -> Result<()> {
     let (in_rows, out_rows) = (in_primes.k as usize, out_primes.k as usize);
-    // The most outputs a digit computes (the short last digit skips the fewest).
-    let last = in_rows - (s.digits - 1) * s.d;
-    let others = if s.skip { out_rows - last } else { out_rows };
+    // The most outputs a digit computes (the shortest digit, a cut first or a short last one,
+    // skips the fewest).
+    let last = in_rows + s.off - (s.digits - 1) * s.d;
+    let shortest = last.min(s.d - s.off).min(in_rows);
+    let others = if s.skip { out_rows - shortest } else { out_rows };
     let (items, coefs, min_blocks) = crate::device::tuning::tuning().bconv();
     let pairs = ((s.polys * s.digits) << log_n) / coefs;
     let chunks = (items / pairs).clamp(1, others.max(1));
@@ -364,6 +376,7 @@ pub(super) fn base_conv<Q: GpuQueue>(
         Arg::Buf(rinv),
         Arg::U32(mode),
         Arg::U32(s.d as u32),
+        Arg::U32(s.off as u32),
         Arg::U32(in_rows as u32),
         Arg::U32(s.digits as u32),
         Arg::U32(out_rows as u32),
@@ -452,6 +465,7 @@ fn mod_up_coeffs<Q: GpuQueue>(
     let up_p = q.scratch(alpha * digits * n)?;
     let mod_up = ConvShape {
         d: h.digit_size,
+        off: h.row0 % h.digit_size,
         digits,
         polys: 1,
         split: ell,
@@ -681,7 +695,7 @@ pub(super) enum Addend<'a, B> {
 /// The arguments `out_moduli … log_n` that the hybrid inner-product kernels
 /// (`ks_inner_hybrid_u64`, `ks_inner_sums_u64` in `native/keyswitch.cl`) both declare, in their
 /// order: the extended primes with their Barrett constants, the digit shape and the key's rows.
-pub(super) fn inner_shape_args<'a, B>(l: &LevelData<B>, h: &'a HybridLevelData<B>, key: KeyLayout) -> [Arg<'a, B>; 9] {
+pub(super) fn inner_shape_args<'a, B>(l: &LevelData<B>, h: &'a HybridLevelData<B>, key: KeyLayout) -> [Arg<'a, B>; 10] {
     [
         Arg::Buf(&h.ext.moduli),
         Arg::Buf(&h.ext.r0),
@@ -691,6 +705,7 @@ pub(super) fn inner_shape_args<'a, B>(l: &LevelData<B>, h: &'a HybridLevelData<B
         Arg::U32(h.ell as u32),
         Arg::U32(h.alpha as u32),
         Arg::U32(key.rows as u32),
+        Arg::U32(h.row0 as u32),
         Arg::U32(l.log_n),
     ]
 }
@@ -841,6 +856,7 @@ pub(super) fn mod_down_bconv_into<Q: GpuQueue>(
     h.special_ntt.inverse(q, prod_p, polys * h.alpha, EVAL_NTT)?;
     let mod_down = ConvShape {
         d: h.alpha,
+        off: 0,
         digits: 1,
         polys,
         split: h.ell,
@@ -938,7 +954,7 @@ pub(super) fn mod_down_rescale_into<Q: GpuQueue>(
     }
     r.ntt.inverse(q, &dropped, polys * rows, EVAL_NTT)?;
     let bconv = q.scratch(polys * (ell - 1) * n)?;
-    let shape = ConvShape { d: rows, digits: 1, polys, split: ell - 1, skip: false, centered: true };
+    let shape = ConvShape { d: rows, off: 0, digits: 1, polys, split: ell - 1, skip: false, centered: true };
     base_conv(q, l.log_n, (&bconv, &bconv), &dropped, &r.primes, &r.bconv, &next.primes, &shape)?;
     let inv = (&r.inv.w, &r.inv.wq);
     if next.ntt.forward_moddown_finish(q, (out, out_off), &bconv, FinishSource::Rows, polys, (xq, xq_off, ell), None, inv, EVAL_NTT)? {
