@@ -482,9 +482,9 @@ enum XeheStatus xehe_bootstrapping_keys_save_file(const struct XeheBootstrapping
  * `bit_sizes[0..*written]` (bottom to top, SEAL's special prime last; 19 primes for `n12`, 31
  * for `n16`). `name`: `"n16"` / `"N16-dense"` (production, N = 2^16) or `"n12"` /
  * `"N12-insecure"` (tests and examples only: **no security**); `*insecure` says which. The
- * word-size presets `"n16-w32"` / `"n12-w32"` give their primes (below 2^30) for a SEAL
- * client; their composite levels are not made by the C ABI's contexts yet, so bootstrapping
- * keys and bootstrappers for them are refused here with a clear error.
+ * word-size presets `"n16-w32"` / `"n12-w32"` give their primes (below 2^30); a context made
+ * from them with `sec_level_bits = 0` has the preset's composite levels
+ * ([`xehe_context_create`](super::objects::xehe_context_create)), as bootstrapping needs.
  * Either of `poly_modulus_degree` and `insecure` may be NULL to skip it. Make the context with
  * `sec_level_bits = 0` (SEAL `sec_level_type::none`): SEAL's table does not cover these sets.
  * Rust: `BootstrappingParameters::preset(name)`, `coeff_modulus_bits()`.
@@ -701,7 +701,10 @@ enum XeheStatus xehe_context_chain_index(const struct XeheContext *context,
 /**
  * Validate `parms` and build the modulus-switching chain (SEAL `SEALContext(parms, true,
  * sec_level)`). `sec_level_bits`: 128, 192 or 256 (HomomorphicEncryption.org limit), or 0 for
- * none (needed for N ≥ 65536).
+ * none (needed for N ≥ 65536). With `sec_level_bits = 0` and the primes of a word-size
+ * bootstrapping preset (`xehe_bootstrapping_preset` `"n16-w32"`, `"n12-w32"`) the chain is the
+ * preset's composite levels: the top level and its `parms_id` are SEAL's, the levels below are
+ * sets of primes (Rust `BootstrappingParameters::context_for_parameters`).
  *
  * **Ownership:** `*out` is a new handle owned by the caller (`xehe_context_destroy`); `parms`
  * is only read. **Thread safety:** any thread. **Errors:** `NULL_POINTER`; `INVALID_HANDLE`;

@@ -664,6 +664,45 @@ fn n12_setup() -> Setup {
     Setup::with_sec_level(n, &bits[..count], 0)
 }
 
+/// A word-size preset (`"n12-w32"`: primes below 2^30, INSECURE) through the C ABI: the context
+/// made from its primes has the composite levels, so keys, a bootstrapper and a bootstrap from
+/// the last level (a window of the primes) work as for `"n12"`.
+#[test]
+fn word_size_bootstrapping_through_handles() {
+    let mut n = 0u64;
+    let mut bits = [0u32; 64];
+    let mut count = 0;
+    // SAFETY: valid locals; `bits` holds 64 values.
+    unsafe { ok(xehe_bootstrapping_preset(c"n12-w32".as_ptr(), &mut n, null_mut(), bits.as_mut_ptr(), bits.len(), &mut count)) };
+    assert!(bits[..count - 1].iter().all(|&b| b <= 30));
+    let s = Setup::with_sec_level(n, &bits[..count], 0);
+    let (keys, boot) = bootstrapper(&s);
+    let (mut level, mut out_scale) = (0usize, 0f64);
+    // SAFETY: valid locals.
+    unsafe {
+        ok(xehe_bootstrapper_output_level(boot, &mut level));
+        ok(xehe_bootstrapper_output_scale(boot, &mut out_scale));
+    }
+    assert_eq!(out_scale, 2f64.powi(40));
+    let values: Vec<f64> = (0..2048).map(|i| (i as f64 / 2048.0) - 0.5).collect();
+    let a = s.encrypt_at(&values, Some(&last_parms_id(&s)), 2f64.powi(40));
+    ok(xehe_bootstrapper_bootstrap(boot, a, a));
+    let (mut id, mut chain_index) = ([0u64; 4], 0);
+    let (mut scale, mut size) = (0f64, 0usize);
+    // SAFETY: valid locals.
+    unsafe {
+        ok(xehe_ciphertext_info(a, id.as_mut_ptr(), &mut scale, &mut size));
+        ok(xehe_context_chain_index(s.ctx, id.as_ptr(), &mut chain_index));
+    }
+    assert_eq!((chain_index, scale), (level, out_scale));
+    let worst = values.iter().zip(s.decrypt(a)).map(|(w, g)| (w - g).abs()).fold(0.0, f64::max);
+    assert!(worst < 2f64.powi(-18), "error 2^{:.1}", worst.log2());
+    ok(xehe_ciphertext_destroy(a));
+    ok(xehe_bootstrapper_destroy(boot));
+    ok(xehe_bootstrapping_keys_destroy(keys));
+    s.destroy();
+}
+
 /// The secret key of `s` in SEAL's format.
 fn secret_key_bytes(s: &Setup) -> Vec<u8> {
     // SAFETY: `saved` passes a NULL buffer or one of the stated capacity, and a valid `written`.

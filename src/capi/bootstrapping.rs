@@ -43,9 +43,9 @@ fn generate(ctx: &Context, sk: &SecretKey) -> CResult<BootstrappingKeys> {
 /// `bit_sizes[0..*written]` (bottom to top, SEAL's special prime last; 19 primes for `n12`, 31
 /// for `n16`). `name`: `"n16"` / `"N16-dense"` (production, N = 2^16) or `"n12"` /
 /// `"N12-insecure"` (tests and examples only: **no security**); `*insecure` says which. The
-/// word-size presets `"n16-w32"` / `"n12-w32"` give their primes (below 2^30) for a SEAL
-/// client; their composite levels are not made by the C ABI's contexts yet, so bootstrapping
-/// keys and bootstrappers for them are refused here with a clear error.
+/// word-size presets `"n16-w32"` / `"n12-w32"` give their primes (below 2^30); a context made
+/// from them with `sec_level_bits = 0` has the preset's composite levels
+/// ([`xehe_context_create`](super::objects::xehe_context_create)), as bootstrapping needs.
 /// Either of `poly_modulus_degree` and `insecure` may be NULL to skip it. Make the context with
 /// `sec_level_bits = 0` (SEAL `sec_level_type::none`): SEAL's table does not cover these sets.
 /// Rust: `BootstrappingParameters::preset(name)`, `coeff_modulus_bits()`.

@@ -256,7 +256,10 @@ pub unsafe extern "C" fn xehe_parms_load_file(
 
 /// Validate `parms` and build the modulus-switching chain (SEAL `SEALContext(parms, true,
 /// sec_level)`). `sec_level_bits`: 128, 192 or 256 (HomomorphicEncryption.org limit), or 0 for
-/// none (needed for N ≥ 65536).
+/// none (needed for N ≥ 65536). With `sec_level_bits = 0` and the primes of a word-size
+/// bootstrapping preset (`xehe_bootstrapping_preset` `"n16-w32"`, `"n12-w32"`) the chain is the
+/// preset's composite levels: the top level and its `parms_id` are SEAL's, the levels below are
+/// sets of primes (Rust `BootstrappingParameters::context_for_parameters`).
 ///
 /// **Ownership:** `*out` is a new handle owned by the caller (`xehe_context_destroy`); `parms`
 /// is only read. **Thread safety:** any thread. **Errors:** `NULL_POINTER`; `INVALID_HANDLE`;
@@ -284,7 +287,8 @@ pub unsafe extern "C" fn xehe_context_create(
                 .into())
             }
         };
-        let ctx = Context::with_sec_level(&get(parms, "parms")?.obj, sec)?;
+        // A word-size bootstrapping preset's primes get its composite levels (as the CLI's files).
+        let ctx = crate::circuits::bootstrapping::BootstrappingParameters::context_for_parameters(&get(parms, "parms")?.obj, sec)?;
         // SAFETY: forwarded contract.
         unsafe { issue_self_bound::<XeheContext>(ctx, out) }
     })

@@ -71,11 +71,7 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
 pub fn context_from_file(path: &Path) -> Result<Context> {
     let at = |e: Error| e.located(format!("parameters {}", path.display()));
     let parms = EncryptionParameters::load(&read_role("parameters", path)?).map_err(at)?;
-    let ctx = Context::with_sec_level(&parms, SecLevel::None).map_err(at)?;
-    match crate::circuits::bootstrapping::BootstrappingParameters::for_context(&ctx) {
-        Ok(p) if p.composite => p.context().map_err(at),
-        _ => Ok(ctx),
-    }
+    crate::circuits::bootstrapping::BootstrappingParameters::context_for_parameters(&parms, SecLevel::None).map_err(at)
 }
 
 /// A bootstrapper from keys saved at `path` for `ctx`. `notice` gets one line: the file's

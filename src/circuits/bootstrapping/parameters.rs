@@ -403,6 +403,23 @@ impl BootstrappingParameters {
         KeySwitchParams { special_modulus_size: self.special_modulus_size, dnum: self.dnum }
     }
 
+    /// The context of SEAL parameters `parms` at `sec`, as a program that may bootstrap needs it:
+    /// with the primes of a word-size preset ([`BootstrappingParameters::composite`], made with
+    /// `SecLevel::None` as SEAL needs for every preset), that preset's composite levels
+    /// ([`BootstrappingParameters::context`]: the same top level and primes, so a SEAL client's
+    /// ciphertexts at the top are valid for it); else the plain context, SEAL's chain. What the
+    /// command line and the C ABI make of a parameter file or handle.
+    ///
+    /// # Errors
+    /// As [`Context::with_sec_level`].
+    pub fn context_for_parameters(parms: &EncryptionParameters, sec: SecLevel) -> Result<Context> {
+        let ctx = Context::with_sec_level(parms, sec)?;
+        match Self::for_context(&ctx) {
+            Ok(p) if p.composite && sec == SecLevel::None => p.context(),
+            _ => Ok(ctx),
+        }
+    }
+
     /// The preset whose primes are exactly those of `context` (`N` and `coeff_modulus`).
     ///
     /// # Errors
