@@ -426,7 +426,9 @@ seal_context_pymethods! {
     }
 
     /// `SEALContext(parms, expand_mod_chain=True, sec_level=sec_level_type.tc128)`. xehe always
-    /// expands the chain: `expand_mod_chain=False` raises ValueError.
+    /// expands the chain: `expand_mod_chain=False` raises ValueError. With `sec_level_type.none`
+    /// and the primes of a word-size bootstrapping preset (`BootstrappingParameters.n12_insecure_w32`,
+    /// `n16_dense_w32`), the chain is the preset's composite levels (`params.context()`'s).
     #[new]
     #[pyo3(signature = (parms, expand_mod_chain = true, sec_level = SecLevelType::Tc128))]
     fn new(
@@ -441,8 +443,10 @@ seal_context_pymethods! {
             ));
         }
         let p = parms.inner.clone();
+        // A word-size bootstrapping preset's primes (security none) get its composite levels,
+        // as through the command line and the C ABI.
         let ctx = nogil(py, move || {
-            xehe::Context::with_sec_level(&p, sec_level.to_xehe())
+            xehe::circuits::bootstrapping::BootstrappingParameters::context_for_parameters(&p, sec_level.to_xehe())
         })?;
         Ok(SealContext {
             ctx: ctx.map_err(|e| e.to_string()),

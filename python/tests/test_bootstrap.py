@@ -125,3 +125,20 @@ def test_seal_program_deeper_than_its_chain(gpu):
                            capture_output=True, text=True)
     print(p.stdout[-2000:])
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+
+
+def test_word_size_preset_context_from_seal_parameters():
+    """SEALContext of a word-size preset's primes (security none) has the preset's composite
+    levels, as params.context() and the C ABI: the same first and last parms_id; a preset of
+    large primes keeps SEAL's chain."""
+    params = xehe.BootstrappingParameters.n12_insecure_w32()
+    parms = xehe.EncryptionParameters(xehe.scheme_type.ckks)
+    parms.set_poly_modulus_degree(params.poly_modulus_degree)
+    parms.set_coeff_modulus(xehe.CoeffModulus.Create(params.poly_modulus_degree, params.coeff_modulus_bits()))
+    ctx = xehe.SEALContext(parms, True, xehe.sec_level_type.none)
+    want = params.context()
+    assert ctx.first_parms_id() == want.first_parms_id()
+    assert ctx.last_parms_id() == want.last_parms_id()
+    plain = xehe.SEALContext(xehe.BootstrappingParameters.n12_insecure().context().key_context_data().parms(), True,
+                             xehe.sec_level_type.none)
+    assert plain.last_parms_id() == xehe.BootstrappingParameters.n12_insecure().context().last_parms_id()

@@ -185,10 +185,22 @@ impl<B: super::GpuBuffer> DeviceBConv<B> {
     /// As [`DeviceBConv::new`]; `InvalidArgument` naming `what` for an input prime not above
     /// 2^24.
     pub(super) fn rounded<Q: GpuQueue<Buf = B>>(q: &Q, c: &BConvSpec<'_>, in_moduli: &[Modulus], out: &[Modulus], what: &str) -> Result<Self> {
+        let bconv = Self::rounded_where_possible(q, c, in_moduli, out)?;
+        if bconv.rinv.is_none() {
+            return Err(Error::InvalidArgument(format!("{what}: an input prime is not above 2^24 (the rounding correction's reciprocals)")));
+        }
+        Ok(bconv)
+    }
+
+    /// [`DeviceBConv::rounded`] where every input prime is above 2^24, else the balanced
+    /// conversion alone (the CPU reference's `rounding_multiples` gives `None` there too).
+    ///
+    /// # Errors
+    /// As [`DeviceBConv::new`].
+    pub(super) fn rounded_where_possible<Q: GpuQueue<Buf = B>>(q: &Q, c: &BConvSpec<'_>, in_moduli: &[Modulus], out: &[Modulus]) -> Result<Self> {
         let mut bconv = Self::new(q, c, out, in_moduli.len())?;
         let rinv: Option<Vec<u64>> = in_moduli.iter().map(|m| rounding_reciprocal(m.value())).collect();
-        let rinv = rinv.ok_or_else(|| Error::InvalidArgument(format!("{what}: an input prime is not above 2^24 (the rounding correction's reciprocals)")))?;
-        bconv.rinv = Some(q.upload_static(&rinv)?);
+        bconv.rinv = rinv.map(|v| q.upload_static(&v)).transpose()?;
         Ok(bconv)
     }
 }
@@ -282,13 +294,10 @@ impl<B: super::GpuBuffer> HybridLevelData<B> {
             rescale: c
                 .rescale
                 .map(|r| -> Result<_> {
-                    let mut bconv = DeviceBConv::new(q, &r.bconv, &c.ext_moduli[..c.ell - 1], r.in_moduli.len())?;
-                    let rinv: Option<Vec<u64>> = r.in_moduli.iter().map(|m| rounding_reciprocal(m.value())).collect();
-                    bconv.rinv = rinv.map(|v| q.upload_static(&v)).transpose()?;
                     Ok(RescaleData {
                         primes: DevicePrimes::new(q, r.in_moduli)?,
                         ntt: DeviceNttTables::for_eval(q, r.in_ntt)?,
-                        bconv,
+                        bconv: DeviceBConv::rounded_where_possible(q, &r.bconv, r.in_moduli, &c.ext_moduli[..c.ell - 1])?,
                         inv: DeviceScalars::new(q, r.inv)?,
                     })
                 })
