@@ -25,6 +25,7 @@
 use super::base_conv::BaseConverter;
 use super::modulus::{Modulus, ShoupOperand};
 use super::ntt::NttTables;
+use rayon::prelude::*;
 use crate::{Error, Result};
 
 /// The constants of one composite rescale ([module docs](self)).
@@ -149,18 +150,19 @@ impl CompositeRescale {
         }
         // x·A mod each dropped prime (in coefficients), then its scale step:
         // y_i = [t_i · D̂_i^{-1}]_{d_i}.
+        // Limb by limb in parallel (rayon), as SEAL's one-prime rescale is here: the same words.
         let mut scaled = x_drop.to_vec();
-        for (i, (limb, (d, a))) in scaled.chunks_exact_mut(n).zip(self.drop.iter().zip(&self.a_mod_drop)).enumerate() {
+        scaled.par_chunks_exact_mut(n).zip(self.drop.par_iter().zip(&self.a_mod_drop)).enumerate().for_each(|(i, (limb, (d, a)))| {
             if let Some((drop_ntt, _)) = ntt {
                 drop_ntt[i].inverse(limb);
             }
             limb.iter_mut().for_each(|w| *w = a.mul(*w, d.value()));
             self.conv.scale_limb_inplace(i, limb);
-        }
+        });
         let v = self.conv.rounding_multiples(&scaled, n).expect("dropped primes above 2^24 (checked in new)");
         let outs = self.keep.len() + self.add.len();
         let mut out = vec![0u64; outs * n];
-        for (j, limb) in out.chunks_exact_mut(n).enumerate() {
+        out.par_chunks_exact_mut(n).enumerate().for_each(|(j, limb)| {
             // r mod the output prime (in the form of x), then (x·A − r)·D^{-1}.
             self.conv.convert_scaled_limb_rounded(&scaled, j, &v, limb);
             if let Some((_, out_ntt)) = ntt {
@@ -173,7 +175,7 @@ impl CompositeRescale {
                 (Some(a), Some(x)) => limb.iter_mut().zip(x).for_each(|(w, &xk)| *w = inv.mul(o.sub(a.mul(xk, q), *w), q)),
                 _ => limb.iter_mut().for_each(|w| *w = inv.mul(o.neg(*w), q)),
             }
-        }
+        });
         Ok(out)
     }
 }
