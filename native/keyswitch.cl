@@ -212,7 +212,7 @@ DECLSPEC_INLINE CONST_AS u32 *ks_scatter_arg(u32 a, KS_PARAMS16(CONST_AS u32 *, 
  * a composite level's window: its digit j is key digit row0/d + j, the first one cut at its start,
  * rns_conv_u64's `off`). The ModUp operand of digit j on limb o is, in NTT form:
  *   - data limb o of its own digit j = (o + row0 % d) / d: the target t itself (t[o]),
- *   - another data limb: up_q row o*(digits-1) + (j < o/d ? j : j-1) (rns_conv_u64, skip = 1),
+ *   - another data limb: up_q row o*(digits-1) + (j < own ? j : j-1) (rns_conv_u64, skip = 1),
  *   - special limb o >= ell: up_p row (o-ell)*digits + j.
  * Only the limbs o in [o_begin, o_end) are computed (the special limbs first, so their ModDown
  * can start on a side stream while the data limbs' products stream; src/device/gpu/hybrid.rs).
