@@ -174,15 +174,19 @@ impl BootstrappingParameters {
     /// primes, 10 user and 3 SlotsToCoeffs levels of 40 bits in Cheddar's steps, the arcsine
     /// (3×50) and EvalMod (8×60) levels as pairs of 25- and 30-bit primes, CoeffsToSlots two
     /// pairs of 26-bit primes and two of the terminal primes (50 bits each): 49 data primes,
-    /// `log2 Q = 1404` against `N16-dense`'s 1412. Special primes as `N16-dense`'s (`6×60`),
-    /// digits of 10 primes (dnum = 5, 300 bits below `P`'s 360): `log2(QP) ≤ 1772`, the same
-    /// 128-bit argument for the dense key. The h = 32 key of the encapsulation is an RLWE sample
-    /// modulo the four terminal primes and `p_0` (160 bits; `N16-dense`'s is 120).
+    /// `log2 Q = 1404` against `N16-dense`'s 1412. Special primes below 2^30 as well, so that
+    /// every residue of the extended base fits a 32-bit word: `12×30` (`P` of 360 bits as
+    /// `N16-dense`'s `6×60`), digits of 10 primes (dnum = 5, 300 bits below `P`):
+    /// `log2(QP) ≤ 1772`, the same 128-bit argument for the dense key. The h = 32 key of the
+    /// encapsulation is an RLWE sample modulo the four terminal primes and `p_0` (130 bits;
+    /// `N16-dense`'s is 120).
     pub fn n16_dense_w32() -> Self {
         BootstrappingParameters {
             name: "N16-dense-w32".into(),
             q0_bits: 2 * super::composite::TERMINAL_BITS,
             slots_to_coeffs_bits: vec![40; 3],
+            special_bits: crate::ckks::hybrid::WORD_SPECIAL_PRIME_BITS,
+            special_modulus_size: 12,
             composite: true,
             ..Self::n16_dense()
         }
@@ -192,13 +196,16 @@ impl BootstrappingParameters {
     /// primes below 2^30 (composite levels, [`BootstrappingParameters::composite`]): `q_0` two
     /// 25-bit primes, 2 user and 3 SlotsToCoeffs levels of 40 bits in Cheddar's steps, EvalMod
     /// and CoeffsToSlots levels as pairs of primes of half their bits: 41 data primes. Special
-    /// primes as `N12-insecure`'s (`3×60`), digits of 5 primes (dnum = 9): a digit of 150 bits
-    /// below `P`'s 180 (digits of 6, 180 bits, cost 2.6 bits of precision on the CPU).
+    /// primes below 2^30 (`6×30`, `P` of 180 bits as `N12-insecure`'s `3×60`), digits of 5
+    /// primes (dnum = 9): a digit of 150 bits below `P` (digits of 6, 180 bits, cost 2.6 bits
+    /// of precision on the CPU).
     pub fn n12_insecure_w32() -> Self {
         BootstrappingParameters {
             name: "N12-insecure-w32".into(),
             q0_bits: 2 * super::composite::TERMINAL_BITS,
             slots_to_coeffs_bits: vec![40; 3],
+            special_bits: crate::ckks::hybrid::WORD_SPECIAL_PRIME_BITS,
+            special_modulus_size: 6,
             dnum: 9,
             composite: true,
             ..Self::n12_insecure()
@@ -251,7 +258,9 @@ impl BootstrappingParameters {
         // below P in bits (a digit as large as P cost the N12 set 2.6 bits).
         let data_primes = p.coeff_modulus_bits().len() - 1;
         let per_digit = if p.composite {
-            let p_bits = p.special_bits as usize + crate::ckks::hybrid::SPECIAL_PRIME_BITS as usize * (p.special_modulus_size - 1);
+            let widest = p.coeff_modulus_bits().into_iter().max().unwrap_or(0);
+            let extra = crate::ckks::hybrid::special_prime_bits(widest);
+            let p_bits = p.special_bits as usize + extra as usize * (p.special_modulus_size - 1);
             ((p_bits - 1) / super::composite::MAIN_BITS as usize).max(1)
         } else {
             p.special_modulus_size
