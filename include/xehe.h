@@ -151,6 +151,11 @@ typedef enum XeheStatus {
    */
   XEHE_STATUS_DEVICE_MEMORY = 23,
   /**
+   * Work whose host memory is known beforehand (evaluation keys) would need more than the
+   * machine has available; nothing was started.
+   */
+  XEHE_STATUS_HOST_MEMORY = 24,
+  /**
    * An error of a kind this version of the header does not know.
    */
   XEHE_STATUS_UNKNOWN = 99,

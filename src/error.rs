@@ -108,6 +108,19 @@ pub enum Error {
         /// were busy when asked); normally 0.
         idle: u64,
     },
+    /// Work whose host memory is known beforehand (evaluation keys) would need more than the
+    /// machine has available (Linux `MemAvailable`), so it was not started: a clear error
+    /// instead of the operating system's out-of-memory kill.
+    #[error("host memory: {what} need {} and {} is available on this machine (fewer keys, a smaller preset, or a machine with more memory)",
+        crate::device::budget::format_size(*needed), crate::device::budget::format_size(*available))]
+    HostMemory {
+        /// Bytes the work would hold.
+        needed: u64,
+        /// What would hold them, e.g. `the 79 bootstrapping keys`.
+        what: String,
+        /// Bytes available when it was asked (Linux `MemAvailable`).
+        available: u64,
+    },
     /// An error with where it happened: a column of an expression or an input file (the
     /// `xehe` command names the place so that the user can fix it).
     #[error("{location}: {source}")]

@@ -183,6 +183,25 @@ fn bench_states_precision_by_input_shape() {
     assert!(err.contains(&*empty.join("t10k-images-idx3-ubyte.gz").to_string_lossy()), "{err}");
 }
 
+/// Keys that cannot fit the host's memory: a clear error before any key is made.
+#[test]
+fn keys_beyond_the_host_memory_are_refused_before_they_are_made() {
+    let o = Command::new(env!("CARGO_BIN_EXE_xehe"))
+        .args(["bench", "bootstrap", "--preset", "n12-insecure"])
+        .env("XEHE_HOST_MEMORY", "64MiB")
+        .output()
+        .expect("run xehe");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success());
+    assert!(err.contains("host memory:") && err.contains("bootstrapping keys of N12-insecure") && err.contains("64.0 MiB"), "{err}");
+    let o = Command::new(env!("CARGO_BIN_EXE_xehe"))
+        .args(["bench", "bootstrap", "--preset", "n12-insecure"])
+        .env("XEHE_HOST_MEMORY", "lots")
+        .output()
+        .expect("run xehe");
+    assert!(!o.status.success() && String::from_utf8_lossy(&o.stderr).contains("XEHE_HOST_MEMORY=lots"));
+}
+
 #[test]
 fn keygen_rejects_parameters_of_no_preset() {
     let dir = common::scratch_dir("cli-bootstrap-nopreset");

@@ -45,6 +45,7 @@ fn kind(e: &xehe::Error) -> (&'static str, bool) {
         E::Io(_) => ("XeheIOError", true),
         E::Device(_) => ("DeviceError", true),
         E::DeviceMemory { .. } => ("DeviceMemoryError", true),
+        E::HostMemory { .. } => ("HostMemoryError", true),
         E::Located { source, .. } => kind(source),
         _ => ("XeheError", true),
     }

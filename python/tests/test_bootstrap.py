@@ -90,6 +90,16 @@ def test_keys_round_trip_and_errors(boot):
         xehe.BootstrappingParameters.preset("nope")
 
 
+def test_keys_beyond_the_host_memory(boot, monkeypatch):
+    ctx, kg, _, _ = boot
+    params = xehe.BootstrappingParameters.n12_insecure()
+    monkeypatch.setenv("XEHE_HOST_MEMORY", "64MiB")
+    with pytest.raises(xehe.errors.HostMemoryError, match="bootstrapping keys of N12-insecure"):
+        xehe.BootstrappingKeys.generate(ctx, params, kg.secret_key())
+    with pytest.raises(MemoryError):
+        xehe.BootstrappingKeys.generate(ctx, params, kg.secret_key())
+
+
 def test_keys_file_seeded(boot, tmp_path):
     """The key file is seeded (the uniform half of every key as a 64-byte seed): about half the
     key words' size; it loads back from the file to the same keys, and a missing file raises."""

@@ -26,6 +26,7 @@ __all__ = [
     "TransparentResultError",
     "DeviceError",
     "DeviceMemoryError",
+    "HostMemoryError",
     "XeheIOError",
     "InternalError",
 ]
@@ -86,6 +87,11 @@ class DeviceError(XeheError, RuntimeError):
 class DeviceMemoryError(DeviceError):
     """An operation would pass the device memory budget (``xehe.device.set_device_memory``,
     ``XEHE_DEVICE_MEMORY``); its inputs are intact."""
+
+
+class HostMemoryError(XeheError, MemoryError):
+    """Work whose host memory is known beforehand (evaluation keys) would need more than the
+    machine has available; nothing was started."""
 
 
 class XeheIOError(XeheError, RuntimeError, OSError):

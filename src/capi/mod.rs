@@ -105,6 +105,9 @@ pub enum XeheStatus {
     /// An allocation would pass the device memory budget (`xehe_set_device_memory`,
     /// `XEHE_DEVICE_MEMORY`); the inputs are intact.
     DeviceMemory = 23,
+    /// Work whose host memory is known beforehand (evaluation keys) would need more than the
+    /// machine has available; nothing was started.
+    HostMemory = 24,
     /// An error of a kind this version of the header does not know.
     Unknown = 99,
 }
@@ -154,6 +157,7 @@ impl CError {
                 Error::Io(_) => XeheStatus::Io,
                 Error::Device(_) => XeheStatus::Device,
                 Error::DeviceMemory { .. } => XeheStatus::DeviceMemory,
+                Error::HostMemory { .. } => XeheStatus::HostMemory,
                 #[allow(unreachable_patterns)]
                 _ => XeheStatus::Unknown,
             },
@@ -291,7 +295,7 @@ pub extern "C" fn xehe_version() -> *const c_char {
 }
 
 /// Every status, for [`xehe_status_name`].
-const ALL_STATUSES: [(XeheStatus, &str); 21] = [
+const ALL_STATUSES: [(XeheStatus, &str); 22] = [
     (XeheStatus::Ok, "XEHE_STATUS_OK\0"),
     (XeheStatus::NullPointer, "XEHE_STATUS_NULL_POINTER\0"),
     (XeheStatus::InvalidHandle, "XEHE_STATUS_INVALID_HANDLE\0"),
@@ -333,6 +337,7 @@ const ALL_STATUSES: [(XeheStatus, &str); 21] = [
     (XeheStatus::Io, "XEHE_STATUS_IO\0"),
     (XeheStatus::Device, "XEHE_STATUS_DEVICE\0"),
     (XeheStatus::DeviceMemory, "XEHE_STATUS_DEVICE_MEMORY\0"),
+    (XeheStatus::HostMemory, "XEHE_STATUS_HOST_MEMORY\0"),
     (XeheStatus::Unknown, "XEHE_STATUS_UNKNOWN\0"),
 ];
 

@@ -6,6 +6,7 @@
 #![cfg_attr(not(any(feature = "cuda", feature = "opencl")), allow(unreachable_code, unreachable_patterns, unused_variables, unused_mut))]
 #[cfg(any(feature = "cuda", feature = "opencl"))]
 pub mod gpu;
+pub mod host_memory;
 pub mod budget;
 pub mod buffer;
 pub mod kernel_cache;

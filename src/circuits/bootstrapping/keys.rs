@@ -58,6 +58,13 @@ fn small_ring(context: &Context) -> KeySwitchParams {
     KeySwitchParams::single_special_prime(context)
 }
 
+/// Bytes of one key over every data prime (relinearization, Galois, sparse to dense): `dnum`
+/// digits, each a size-2 ciphertext over the data and special primes.
+fn full_key_bytes(ks: &HybridKeySwitching) -> u64 {
+    let rows = ks.data_size() + ks.special_primes().len();
+    (ks.digit_count(ks.data_size()) * 2 * rows * ks.n() * 8) as u64
+}
+
 /// The data primes the small-ring key serves: those up to the lowest level's last (`q_0` on
 /// SEAL's chain; a composite lowest level's window may start above the first prime).
 fn lowest_rows(context: &Context) -> usize {
@@ -155,6 +162,15 @@ impl BootstrappingKeys {
         let total = elts.len() + 3;
         let ks = HybridKeySwitching::new(context, params.key_switch_params())?;
         let ks_small = HybridKeySwitching::new(context, small_ring(context))?;
+        // The host holds every key, or with keys given up once on a device one batch at most.
+        let per_call = rayon::current_num_threads().div_ceil(ks.digit_count(ks.data_size())).max(1);
+        let held = match onto {
+            Some(o) if o.release_host => per_call.min(elts.len()).max(1),
+            _ => elts.len() + 2,
+        };
+        crate::device::host_memory::check(held as u64 * full_key_bytes(&ks), || {
+            format!("{held} of the {} bootstrapping keys of {} (evaluation keys are made on the host)", elts.len() + 3, params.name)
+        })?;
         let kg = KeyGenerator::from_secret_key(context, secret_key)?;
         let mut relin = kg.hybrid(&ks).create_relin_keys()?;
         if let Some(o) = onto {
@@ -165,7 +181,6 @@ impl BootstrappingKeys {
         // A few keys at a time, each with its digits in parallel: enough for every thread (a key
         // alone has only its digits to run side by side, five at N = 2^16), and a progress line
         // between.
-        let per_call = rayon::current_num_threads().div_ceil(ks.digit_count(ks.data_size())).max(1);
         let mut done = 1;
         for chunk in elts.chunks(per_call) {
             let mut batch = kg.hybrid(&ks).create_galois_keys_from_elts(chunk)?;
@@ -390,5 +405,24 @@ impl SealObject for BootstrappingKeys {
         w.nested(self.galois.members_size(), |w| self.galois.save_members(w));
         w.nested(self.dense_to_sparse.members_size(), |w| self.dense_to_sparse.save_members(w));
         w.nested(self.sparse_to_dense.members_size(), |w| self.sparse_to_dense.save_members(w));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The host-memory check's count is the keys' own size.
+    #[test]
+    fn full_key_bytes_is_a_keys_size() {
+        let params = BootstrappingParameters::n12_insecure();
+        let context = params.context().unwrap();
+        let kg = KeyGenerator::new(&context).unwrap();
+        let keys = BootstrappingKeys::generate(&context, &params, kg.secret_key(), |_, _| {}).unwrap();
+        let full = full_key_bytes(keys.key_switching()) as usize;
+        assert_eq!(keys.relin_keys().key().byte_size(), full);
+        let elts = keys.galois_elts();
+        assert!(elts.iter().all(|&g| keys.galois_keys().key(g).unwrap().byte_size() == full));
+        assert_eq!(keys.sparse_to_dense().byte_size(), full);
     }
 }
