@@ -33,6 +33,22 @@ fn wdbc_training_matches_the_plaintext_run() {
     assert!(r.accuracy.0 > 0.9, "accuracy {}", r.accuracy.0);
 }
 
+/// The word-size preset (primes below 2^30, composite levels): the same run, a bootstrap
+/// included, within the same bound of the plaintext run; an unknown preset is refused before
+/// any key is made.
+#[test]
+fn training_under_the_word_size_preset() {
+    let opts = TrainOptions { iterations: 3, preset: Some("n12-insecure-w32".into()), ..TrainOptions::default() };
+    let r = run(&opts, &DeviceChoice::Cpu, &mut |m| eprintln!("{m}"), &mut |_| {}).unwrap();
+    assert!(r.preset.starts_with("N12-insecure-w32-levels12"), "{}", r.preset);
+    assert!(r.bootstraps >= 1, "no bootstrap happened");
+    assert!(r.iterations.iter().all(|it| it.max_weight_error < 1e-3));
+    assert_eq!(r.accuracy.0, r.accuracy.1, "held-out accuracy differs");
+    let bad = TrainOptions { preset: Some("n12-nope".into()), ..opts };
+    let e = run(&bad, &DeviceChoice::Cpu, &mut |_| {}, &mut |_| {}).unwrap_err();
+    assert!(matches!(e, Error::InvalidArgument(ref m) if m.contains("n12-nope")), "{e}");
+}
+
 #[test]
 fn trainer_rejects_what_it_cannot_do() {
     let helr_setup::Setup { layout, ctx, keygen: kg, boot, galois } = helr_setup::setup();

@@ -48,8 +48,15 @@ impl BootstrappingParameters {
     fn n16_dense_w32() -> Self {
         BootstrappingParameters { inner: bt::BootstrappingParameters::n16_dense_w32() }
     }
-    /// A preset by name (`n16`, `n16-13`, `n12`, `n12-w32`, `n16-w32`, `N16-dense`,
-    /// `N16-dense-13`, `N16-dense-w32`, `N12-insecure`, `N12-insecure-w32`, `65536`, `4096`).
+    /// N = 2^16 with 13 user levels from primes below 2^30: `n16_dense_13`'s levels as
+    /// composite levels, zero-mean data only.
+    #[staticmethod]
+    fn n16_dense_13_w32() -> Self {
+        BootstrappingParameters { inner: bt::BootstrappingParameters::n16_dense_13_w32() }
+    }
+    /// A preset by name (`n16`, `n16-13`, `n12`, `n12-w32`, `n16-w32`, `n16-13-w32`, `N16-dense`,
+    /// `N16-dense-13`, `N16-dense-w32`, `N16-dense-13-w32`, `N12-insecure`, `N12-insecure-w32`,
+    /// `65536`, `4096`).
     #[staticmethod]
     fn preset(name: &str) -> PyResult<Self> {
         bt::BootstrappingParameters::preset(name)

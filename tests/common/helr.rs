@@ -4,7 +4,7 @@
 use xehe::apps::helr::encrypted::training_galois_keys;
 use xehe::apps::helr::Layout;
 use xehe::circuits::bootstrapping::{Bootstrapper, BootstrappingKeys};
-use xehe::cli::train::parameters;
+use xehe::cli::train::{parameters, TrainOptions};
 use xehe::*;
 
 /// What a `Trainer` borrows, and the key generator (secret key) behind it.
@@ -19,7 +19,7 @@ pub struct Setup {
 /// Fresh keys for WDBC's layout.
 pub fn setup() -> Setup {
     let layout = Layout::new(2048, 31, 128).unwrap();
-    let params = parameters(12, layout.block).unwrap();
+    let params = parameters(&TrainOptions::default(), layout.block).unwrap();
     let ctx = params.context().unwrap();
     let keygen = KeyGenerator::new(&ctx).unwrap();
     let keys = BootstrappingKeys::generate(&ctx, &params, keygen.secret_key(), |_, _| {}).unwrap();

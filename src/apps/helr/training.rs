@@ -30,6 +30,9 @@ pub struct TrainOptions {
     pub data: DataChoice,
     /// `log2 N`: 12 (the INSECURE test set with 12 user levels) or 16 (the production preset).
     pub log_n: u32,
+    /// A bootstrapping preset by name ([`BootstrappingParameters::preset_named`]) in place of
+    /// `log_n` ([`parameters`]).
+    pub preset: Option<String>,
     /// Iterations.
     pub iterations: usize,
     /// Samples per mini-batch (rounded up to whole ciphertexts); `None`: the data set's
@@ -51,6 +54,7 @@ impl Default for TrainOptions {
         TrainOptions {
             data: DataChoice::Wdbc(None),
             log_n: 12,
+            preset: None,
             iterations: 4,
             batch: None,
             learning_rate: None,
@@ -61,19 +65,43 @@ impl Default for TrainOptions {
     }
 }
 
-/// The bootstrapping parameters of a run: the `N = 2^12` INSECURE set with 12 user levels, or
-/// `N16-dense-13` (13 levels: two iterations between refreshes; the weights change sign, so the
-/// arcsine correction of `N16-dense` is not needed), with `2f` slots.
+/// The bootstrapping parameters a run starts from (all `N/2` slots): by `opts.log_n` the
+/// `N = 2^12` INSECURE set with 12 user levels, or `N16-dense-13` (13 levels: two iterations
+/// between refreshes; the weights change sign, so the arcsine correction of `N16-dense` is not
+/// needed); or `opts.preset`, an insecure preset given 12 user levels (`n12-insecure-w32`: the
+/// same levels from primes below 2^30), a secure one as it is (an iteration needs
+/// [`super::encrypted::ITERATION_DEPTH`]` + 1` levels: every preset has them).
 ///
 /// # Errors
-/// `InvalidArgument` for another `log_n`; as `with_log_slots`.
-pub fn parameters(log_n: u32, layout_block: usize) -> Result<BootstrappingParameters> {
-    let base = match log_n {
-        12 => BootstrappingParameters::n12_insecure().with_user_levels(12)?,
-        16 => BootstrappingParameters::n16_dense_13(),
-        _ => return Err(Error::InvalidArgument(format!("--n 2^{log_n}: training runs at N = 4096 or 65536"))),
+/// `InvalidArgument` for another `log_n` or an unknown preset; `InvalidParameters` for
+/// parameters that leave fewer levels than an iteration needs.
+pub fn base_parameters(opts: &TrainOptions) -> Result<BootstrappingParameters> {
+    let needed = super::encrypted::ITERATION_DEPTH + 1;
+    let base = match (&opts.preset, opts.log_n) {
+        (Some(name), _) => {
+            let p = BootstrappingParameters::preset_named(name)?;
+            if p.insecure { p.with_user_levels(12)? } else { p }
+        }
+        (None, 12) => BootstrappingParameters::n12_insecure().with_user_levels(12)?,
+        (None, 16) => BootstrappingParameters::n16_dense_13(),
+        (None, log_n) => return Err(Error::InvalidArgument(format!("--n 2^{log_n}: training runs at N = 4096 or 65536"))),
     };
-    base.with_log_slots((2 * layout_block).trailing_zeros())
+    if base.user_levels() < needed {
+        return Err(Error::invalid_parameters(crate::Parameter::Levels, format!(
+            "HELR with {}: an iteration needs {needed} levels after a bootstrap, the parameters leave {}",
+            base.name,
+            base.user_levels()
+        )));
+    }
+    Ok(base)
+}
+
+/// [`base_parameters`] bootstrapping the `2f` slots of a layout of blocks of `f`.
+///
+/// # Errors
+/// As [`base_parameters`]; as `with_log_slots`.
+pub fn parameters(opts: &TrainOptions, layout_block: usize) -> Result<BootstrappingParameters> {
+    base_parameters(opts)?.with_log_slots((2 * layout_block).trailing_zeros())
 }
 
 /// Run a training (module docs). `open_device` opens the server's device once the data are
@@ -168,9 +196,9 @@ impl Plan {
             progress(n);
         }
         let features = data.train.first().map_or(0, Vec::len) + 1;
-        let slots = 1usize << (opts.log_n - 1);
+        let slots = base_parameters(opts)?.poly_modulus_degree() / 2;
         let layout = Layout::new(slots, features, opts.batch.unwrap_or(data.defaults.batch))?;
-        let params = parameters(opts.log_n, layout.block)?;
+        let params = parameters(opts, layout.block)?;
         // The shuffle is a split with nothing held out, seeded apart from the data's split.
         let (mut order, _) = split(data.train.len(), 0.0, opts.seed ^ 0xba7c);
         order.truncate(data.train.len());

@@ -39,6 +39,12 @@ pub struct TrainArgs {
     /// Ring degree: 4096 (INSECURE test set: 12 user levels) or 65536 (production preset).
     #[arg(long, default_value_t = 4096)]
     pub n: usize,
+    /// A bootstrapping preset instead of --n: n12-insecure and n12-insecure-w32 (INSECURE:
+    /// tests; given 12 user levels), n16-dense, n16-dense-w32 (10 levels), n16-dense-13 and
+    /// n16-dense-13-w32 (13 levels); -w32: primes below 2^30, on a device still on the 64-bit
+    /// kernels.
+    #[arg(long)]
+    pub preset: Option<String>,
     /// Iterations.
     #[arg(long, default_value_t = 4)]
     pub iterations: usize,
@@ -81,6 +87,7 @@ fn options(a: &TrainArgs) -> Result<TrainOptions> {
     Ok(TrainOptions {
         data,
         log_n,
+        preset: a.preset.clone(),
         iterations: a.iterations,
         batch: a.batch,
         learning_rate: a.learning_rate,

@@ -149,6 +149,23 @@ impl BootstrappingParameters {
         }
     }
 
+    /// **N = 2^16 with 13 user levels from primes below 2^30, for zero-mean data only**:
+    /// [`Self::n16_dense_13`]'s levels as composite levels ([`Self::n16_dense_w32`]'s primes:
+    /// `q_0` two 25-bit primes, 13 user and 3 SlotsToCoeffs levels of 40 bits, EvalMod 8×60 and
+    /// CoeffsToSlots 4×56 as pairs of primes), special `12×30`, digits of 10 primes:
+    /// `log2(QP) ≤ 1742`, the same security argument as [`Self::n16_dense`].
+    pub fn n16_dense_13_w32() -> Self {
+        BootstrappingParameters {
+            name: "N16-dense-13-w32".into(),
+            q0_bits: 2 * super::composite::TERMINAL_BITS,
+            slots_to_coeffs_bits: vec![40; 3],
+            special_bits: crate::ckks::hybrid::WORD_SPECIAL_PRIME_BITS,
+            special_modulus_size: 12,
+            composite: true,
+            ..Self::n16_dense_13()
+        }
+    }
+
     /// **INSECURE test set, N = 2^12** (CI and examples only: a 1152-bit modulus at N = 4096
     /// has no security at all). The production set's structure at a small ring:
     /// `Q = 60 ‖ 2×40 ‖ 3×38 ‖ 3×50 ‖ 8×60 ‖ 4×52`, special `3×60` (α = 3, dnum = 7), 2^11 slots,
@@ -281,12 +298,13 @@ impl BootstrappingParameters {
             "n12" | "n12-insecure" | "4096" => Some(Self::n12_insecure()),
             "n12-w32" | "n12-insecure-w32" => Some(Self::n12_insecure_w32()),
             "n16-w32" | "n16-dense-w32" => Some(Self::n16_dense_w32()),
+            "n16-13-w32" | "n16-dense-13-w32" => Some(Self::n16_dense_13_w32()),
             _ => None,
         }
     }
 
     /// The names [`BootstrappingParameters::preset_named`] takes, for help texts and errors.
-    pub const PRESET_NAMES: &'static str = "n12-insecure (INSECURE: tests), n12-insecure-w32 (INSECURE: tests, primes below 2^30), n16-dense, n16-dense-w32 (primes below 2^30), n16-dense-13 (13 levels, zero-mean data only); also n12, n12-w32, n16, n16-w32, n16-13";
+    pub const PRESET_NAMES: &'static str = "n12-insecure (INSECURE: tests), n12-insecure-w32 (INSECURE: tests, primes below 2^30), n16-dense, n16-dense-w32 (primes below 2^30), n16-dense-13 (13 levels, zero-mean data only), n16-dense-13-w32 (the same, primes below 2^30); also n12, n12-w32, n16, n16-w32, n16-13, n16-13-w32";
 
     /// [`BootstrappingParameters::preset`], or an error listing the names.
     ///
@@ -298,7 +316,7 @@ impl BootstrappingParameters {
 
     /// Every preset.
     pub fn presets() -> Vec<Self> {
-        vec![Self::n12_insecure(), Self::n12_insecure_w32(), Self::n16_dense(), Self::n16_dense_w32(), Self::n16_dense_13()]
+        vec![Self::n12_insecure(), Self::n12_insecure_w32(), Self::n16_dense(), Self::n16_dense_w32(), Self::n16_dense_13(), Self::n16_dense_13_w32()]
     }
 
     /// `N`.
@@ -471,8 +489,13 @@ mod tests {
             }
             assert_eq!(BootstrappingParameters::preset(&p.name), Some(p.clone()));
         }
-        // log2(QP): the data primes, SEAL's special prime and the α − 1 more 60-bit ones.
-        let qp_bits = |p: &BootstrappingParameters| p.coeff_modulus_bits().iter().sum::<u32>() + 60 * (p.special_modulus_size as u32 - 1);
+        // log2(QP): the data primes, SEAL's special prime and the α − 1 more (60-bit, 30-bit
+        // for word-size primes).
+        let qp_bits = |p: &BootstrappingParameters| {
+            let bits = p.coeff_modulus_bits();
+            let extra = crate::ckks::hybrid::special_prime_bits(bits.iter().copied().max().unwrap());
+            bits.iter().sum::<u32>() + extra * (p.special_modulus_size as u32 - 1)
+        };
         let p = BootstrappingParameters::n16_dense_13();
         assert_eq!((qp_bits(&p), p.user_levels()), (1761, 13));
         let bits = qp_bits(&BootstrappingParameters::n16_dense());
@@ -481,6 +504,9 @@ mod tests {
         // The word-size set: nominal bits (SEAL's Create picks primes just below 2^bits).
         let w = BootstrappingParameters::n16_dense_w32();
         assert_eq!((qp_bits(&w), w.coeff_modulus_bits().len() - 1, w.user_levels()), (1764, 49, 10));
-        assert!(w.coeff_modulus_bits().iter().rev().skip(1).all(|&b| b <= 30));
+        assert!(w.coeff_modulus_bits().iter().all(|&b| b <= 30));
+        let w = BootstrappingParameters::n16_dense_13_w32();
+        assert_eq!((qp_bits(&w), w.coeff_modulus_bits().len() - 1, w.user_levels()), (1742, 47, 13));
+        assert!(w.coeff_modulus_bits().iter().all(|&b| b <= 30));
     }
 }
