@@ -624,9 +624,6 @@ impl HybridKeySwitching {
     /// checked the level and the key. `digits`: SEAL's unsigned digits (relinearization: SEAL's
     /// own scheme for α = 1, dnum = L) or balanced ones (automorphisms and switching keys:
     /// [`Digits::Balanced`]).
-    ///
-    /// # Errors
-    /// As [`HybridKeySwitching::mod_up`].
     pub(crate) fn switch_key(
         &self,
         (target, start): (&[u64], usize),
@@ -634,11 +631,10 @@ impl HybridKeySwitching {
         c0: &mut [u64],
         c1: &mut [u64],
         digits: Digits,
-    ) -> Result<()> {
-        let up = self.mod_up(target, start, digits)?;
+    ) {
+        let up = self.mod_up(target, start, digits);
         let prods = self.key_inner_product(&up, key, None);
         self.mod_down_add(prods, start, c0, c1);
-        Ok(())
     }
 
     /// Step 1, ModUp of `target` (`ℓ × N` words, NTT form, canonical): for every digit `j` of the
@@ -655,10 +651,7 @@ impl HybridKeySwitching {
     /// [`HybridKeySwitching::switch_key`]); the digits are the key's digits cut to the level's
     /// primes ([`HybridKeySwitching::digits_in`]), a cut digit read whole with zeros below the
     /// window (module docs, "Composite levels").
-    ///
-    /// # Errors
-    /// None today; `Result` for the callers' sake.
-    pub(crate) fn mod_up(&self, target: &[u64], start: usize, digits_kind: Digits) -> Result<ModUp> {
+    pub(crate) fn mod_up(&self, target: &[u64], start: usize, digits_kind: Digits) -> ModUp {
         let inner = &self.inner;
         let n = self.n();
         let ell = target.len() / n;
@@ -717,7 +710,7 @@ impl HybridKeySwitching {
                 }
             }
         });
-        Ok(ModUp { window, key_digits: digits.into_iter().map(|(j, _)| j).collect(), rows })
+        ModUp { window, key_digits: digits.into_iter().map(|(j, _)| j).collect(), rows }
     }
 
     /// Global key-base index of extended limb `o` at a level whose data primes are `window`
@@ -891,14 +884,11 @@ impl HybridKeySwitching {
     /// `c`: `3 × ℓ × N` words (`c_0, c_1, c_2`, `2 ≤ ℓ ≤ L`), canonical, NTT form; `out`:
     /// `2 × (ℓ − 1) × N` words, overwritten. Digits as relinearization's (SEAL's unsigned ones).
     /// The caller checks the level (of SEAL's chain) and the key.
-    ///
-    /// # Errors
-    /// As [`HybridKeySwitching::mod_up`].
-    pub(crate) fn relinearize_rescale(&self, c: &[u64], key: &HybridKSwitchKey, out: &mut [u64]) -> Result<()> {
+    pub(crate) fn relinearize_rescale(&self, c: &[u64], key: &HybridKSwitchKey, out: &mut [u64]) {
         let n = self.n();
         let pw = c.len() / 3;
         let ell = pw / n;
-        let up = self.mod_up(&c[2 * pw..], 0, Digits::Unsigned)?;
+        let up = self.mod_up(&c[2 * pw..], 0, Digits::Unsigned);
         let prods = self.key_inner_product(&up, key, None);
         let p_mod = self.p_mod_q(0..ell);
         for (comp, out) in out.chunks_mut(pw - n).enumerate() {
@@ -914,7 +904,6 @@ impl HybridKeySwitching {
             let x_p: Vec<u64> = prods[ell..].iter().flat_map(|p| p[comp].iter().copied()).collect();
             self.mod_down_rescale_poly(&x_q, &x_p, out);
         }
-        Ok(())
     }
 
     /// `[P]_{q_i}` for the data primes `i ∈ rows` (a level's [`ContextData::key_rows`](super::context::ContextData::key_rows)).

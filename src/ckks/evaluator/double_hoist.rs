@@ -283,7 +283,7 @@ impl DoubleHoisting<'_> {
         let alpha = ks.special_base().0.len();
         let moduli = Evaluator::ext_moduli(ks, rows.clone());
         let p_mod = ks.p_mod_q(rows.clone());
-        let up = elts.iter().any(Option::is_some).then(|| ks.mod_up(src.poly(1), start, Digits::Balanced)).transpose()?;
+        let up = elts.iter().any(Option::is_some).then(|| ks.mod_up(src.poly(1), start, Digits::Balanced));
         elts.iter()
             .map(|&e| {
                 let Some(elt) = e else {
@@ -577,7 +577,7 @@ impl DoubleHoisting<'_> {
         let ks = &x.ks;
         let mut c1 = vec![0u64; ell * n];
         ks.mod_down_poly_add(&xq[ell * n..], &xp[alpha * n..], x.start, &mut c1);
-        let up = ks.mod_up(&c1, x.start, Digits::Balanced)?;
+        let up = ks.mod_up(&c1, x.start, Digits::Balanced);
         let perm = tool.permutation_ntt(elt)?;
         let prods = ks.key_inner_product(&up, key, Some(perm));
         let moduli = Evaluator::ext_moduli(ks, x.start..x.start + ell);

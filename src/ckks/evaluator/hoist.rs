@@ -49,7 +49,7 @@ impl Evaluator {
         let n = ct.poly_modulus_degree;
         let half = ct.coeff_modulus_size * n;
         let rows = self.ctx.context_data_for(&ct.parms_id, "encrypted")?.key_rows();
-        let up = ks.mod_up(src.poly(1), rows.start, Digits::Balanced)?;
+        let up = ks.mod_up(src.poly(1), rows.start, Digits::Balanced);
         let outs = galois_elts
             .iter()
             .map(|&g| {
