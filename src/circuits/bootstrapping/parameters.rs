@@ -155,14 +155,21 @@ impl BootstrappingParameters {
     /// CoeffsToSlots 4×56 as pairs of primes), special `12×30`, digits of 10 primes:
     /// `log2(QP) ≤ 1742`, the same security argument as [`Self::n16_dense`].
     pub fn n16_dense_13_w32() -> Self {
+        Self::n16_dense_13().word_size("N16-dense-13-w32", 12)
+    }
+
+    /// These levels from primes below 2^30 (composite levels): `q_0` two terminal primes, the
+    /// SlotsToCoeffs levels of 40 bits (Cheddar's steps), `alpha` special primes of
+    /// [`WORD_SPECIAL_PRIME_BITS`](crate::ckks::hybrid::WORD_SPECIAL_PRIME_BITS).
+    fn word_size(self, name: &str, alpha: usize) -> Self {
         BootstrappingParameters {
-            name: "N16-dense-13-w32".into(),
+            name: name.into(),
             q0_bits: 2 * super::composite::TERMINAL_BITS,
-            slots_to_coeffs_bits: vec![40; 3],
+            slots_to_coeffs_bits: vec![40; self.slots_to_coeffs_bits.len()],
             special_bits: crate::ckks::hybrid::WORD_SPECIAL_PRIME_BITS,
-            special_modulus_size: 12,
+            special_modulus_size: alpha,
             composite: true,
-            ..Self::n16_dense_13()
+            ..self
         }
     }
 
@@ -198,15 +205,7 @@ impl BootstrappingParameters {
     /// encapsulation is an RLWE sample modulo the four terminal primes and `p_0` (130 bits;
     /// `N16-dense`'s is 120).
     pub fn n16_dense_w32() -> Self {
-        BootstrappingParameters {
-            name: "N16-dense-w32".into(),
-            q0_bits: 2 * super::composite::TERMINAL_BITS,
-            slots_to_coeffs_bits: vec![40; 3],
-            special_bits: crate::ckks::hybrid::WORD_SPECIAL_PRIME_BITS,
-            special_modulus_size: 12,
-            composite: true,
-            ..Self::n16_dense()
-        }
+        Self::n16_dense().word_size("N16-dense-w32", 12)
     }
 
     /// **INSECURE test set, N = 2^12, word-size primes**: [`Self::n12_insecure`]'s levels from
@@ -217,16 +216,7 @@ impl BootstrappingParameters {
     /// primes (dnum = 9): a digit of 150 bits below `P` (digits of 6, 180 bits, cost 2.6 bits
     /// of precision on the CPU).
     pub fn n12_insecure_w32() -> Self {
-        BootstrappingParameters {
-            name: "N12-insecure-w32".into(),
-            q0_bits: 2 * super::composite::TERMINAL_BITS,
-            slots_to_coeffs_bits: vec![40; 3],
-            special_bits: crate::ckks::hybrid::WORD_SPECIAL_PRIME_BITS,
-            special_modulus_size: 6,
-            dnum: 9,
-            composite: true,
-            ..Self::n12_insecure()
-        }
+        BootstrappingParameters { dnum: 9, ..Self::n12_insecure().word_size("N12-insecure-w32", 6) }
     }
 
     /// The same parameters bootstrapping `2^log_slots` slots (sparse packing below `N/2`: the
