@@ -3,7 +3,8 @@
  * Hadamard product, plaintext broadcast, the fused ciphertext tensor product).
  *
  * Layout: `rows × N` words; row r is reduced modulo moduli[r % k]. `total` = rows × N.
- * Barrett constants r0/r1 are SEAL's const_ratio[0..2] per prime. Outputs canonical.
+ * Barrett constants r0/r1 are SEAL's const_ratio[0..2] per prime. Outputs canonical. Data
+ * words are DWORD (word.h: u32 with XEHE_WORD32, else u64); constants are u64.
  * Every kernel is a grid-stride loop, so any launch size is correct.
  */
 #include "modarith.h"
@@ -20,30 +21,28 @@
  * even; operands are whole device buffers or start at a whole row, so 16-byte aligned.
  * `total` (words) is even. Launch total / 2 work-items (any count is correct).
  */
-#if IS_CUDA
-typedef ulonglong2 u64x2;
-#else
-typedef ulong2 u64x2;
-#endif
 #define EW_PAIRS for (u64 j = GLOBAL_ID(), i = j << 1; i < total; j += GLOBAL_SIZE(), i = j << 1)
-#define PAIR(ptr) (((GLOBAL_AS u64x2 *)(ptr))[j])
-#define PAIR_AT(ptr, w) (((GLOBAL_AS u64x2 *)(ptr))[(w) >> 1])
+/* The data pair at pair index j / at word w (even), read as u64 values; stored from them. */
+#define PAIR(ptr) dpair_widen(((GLOBAL_AS DWORD2 *)(ptr))[j])
+#define PAIR_AT(ptr, w) dpair_widen(((GLOBAL_AS DWORD2 *)(ptr))[(w) >> 1])
+#define SET_PAIR(ptr, v) (((GLOBAL_AS DWORD2 *)(ptr))[j] = dpair_narrow(v))
+#define SET_PAIR_AT(ptr, w, v) (((GLOBAL_AS DWORD2 *)(ptr))[(w) >> 1] = dpair_narrow(v))
 /* out pair = f(a pair[, b pair]) applied word by word. */
 #define EW_APPLY2(out, OP, pa, pb, ...)                                                              \
     do {                                                                                               \
         u64x2 a_ = (pa), b_ = (pb), o_;                                                                \
         o_.x = OP(a_.x, b_.x, __VA_ARGS__);                                                            \
         o_.y = OP(a_.y, b_.y, __VA_ARGS__);                                                            \
-        PAIR(out) = o_;                                                                                \
+        SET_PAIR(out, o_);                                                                             \
     } while (0)
 
-KERNEL_FQ void ew_add_u64(GLOBAL_AS u64 *out, CONST_AS u64 *a, CONST_AS u64 *b, CONST_AS u64 *moduli, u32 k,
+KERNEL_FQ void ew_add_u64(GLOBAL_AS DWORD *out, CONST_AS DWORD *a, CONST_AS DWORD *b, CONST_AS u64 *moduli, u32 k,
                           u32 log_n, u64 total)
 {
     EW_PAIRS { EW_APPLY2(out, add_mod, PAIR(a), PAIR(b), moduli[EW_PRIME]); }
 }
 
-KERNEL_FQ void ew_sub_u64(GLOBAL_AS u64 *out, CONST_AS u64 *a, CONST_AS u64 *b, CONST_AS u64 *moduli, u32 k,
+KERNEL_FQ void ew_sub_u64(GLOBAL_AS DWORD *out, CONST_AS DWORD *a, CONST_AS DWORD *b, CONST_AS u64 *moduli, u32 k,
                           u32 log_n, u64 total)
 {
     EW_PAIRS { EW_APPLY2(out, sub_mod, PAIR(a), PAIR(b), moduli[EW_PRIME]); }
@@ -52,7 +51,7 @@ KERNEL_FQ void ew_sub_u64(GLOBAL_AS u64 *out, CONST_AS u64 *a, CONST_AS u64 *b, 
 /* neg_mod with add_mod's signature (the second operand is ignored). */
 #define NEG2(x, unused, q) neg_mod(x, q)
 
-KERNEL_FQ void ew_neg_u64(GLOBAL_AS u64 *out, CONST_AS u64 *a, CONST_AS u64 *moduli, u32 k, u32 log_n, u64 total)
+KERNEL_FQ void ew_neg_u64(GLOBAL_AS DWORD *out, CONST_AS DWORD *a, CONST_AS u64 *moduli, u32 k, u32 log_n, u64 total)
 {
     EW_PAIRS { EW_APPLY2(out, NEG2, PAIR(a), PAIR(a), moduli[EW_PRIME]); }
 }
@@ -73,11 +72,11 @@ KERNEL_FQ void ew_neg_u64(GLOBAL_AS u64 *out, CONST_AS u64 *a, CONST_AS u64 *mod
             u64x2 a_ = PAIR_AT(a, w), o_;                                                              \
             o_.x = mul_mod(a_.x, b_.x, q, c0, c1);                                                     \
             o_.y = mul_mod(a_.y, b_.y, q, c0, c1);                                                     \
-            PAIR_AT(out, w) = o_;                                                                      \
+            SET_PAIR_AT(out, w, o_);                                                                   \
         }                                                                                              \
     }
 
-KERNEL_FQ void ew_mul_u64(GLOBAL_AS u64 *out, CONST_AS u64 *a, CONST_AS u64 *b, CONST_AS u64 *moduli,
+KERNEL_FQ void ew_mul_u64(GLOBAL_AS DWORD *out, CONST_AS DWORD *a, CONST_AS DWORD *b, CONST_AS u64 *moduli,
                           CONST_AS u64 *r0, CONST_AS u64 *r1, u32 k, u32 log_n, u64 b_words, u64 total)
 {
     EW_MUL_BCAST(out, a, b, moduli, r0, r1, b_words, total);
@@ -86,7 +85,7 @@ KERNEL_FQ void ew_mul_u64(GLOBAL_AS u64 *out, CONST_AS u64 *a, CONST_AS u64 *b, 
 /* Constant operations (multiply_const / add_const): s holds one residue per prime. mode 0:
  * out[i] = a[i] * s[prime]; mode 1: out[i] = a[i] + s[prime] for i < add_words (the first
  * polynomial), a[i] copied past it. */
-KERNEL_FQ void ew_scalar_u64(GLOBAL_AS u64 *out, CONST_AS u64 *a, CONST_AS u64 *s, CONST_AS u64 *moduli,
+KERNEL_FQ void ew_scalar_u64(GLOBAL_AS DWORD *out, CONST_AS DWORD *a, CONST_AS u64 *s, CONST_AS u64 *moduli,
                              CONST_AS u64 *r0, CONST_AS u64 *r1, u32 k, u32 log_n, u32 mode, u64 add_words,
                              u64 total)
 {
@@ -97,7 +96,7 @@ KERNEL_FQ void ew_scalar_u64(GLOBAL_AS u64 *out, CONST_AS u64 *a, CONST_AS u64 *
             x = mul_mod(x, s[p], moduli[p], r0[p], r1[p]);
         else if (i < add_words)
             x = add_mod(x, s[p], moduli[p]);
-        out[i] = x;
+        out[i] = (DWORD)x;
     }
 }
 
@@ -108,7 +107,7 @@ KERNEL_FQ void ew_scalar_u64(GLOBAL_AS u64 *out, CONST_AS u64 *a, CONST_AS u64 *
  * ablation). One work-item per (limb, coefficient), or per pair of coefficients for two 2-part
  * operands; poly stride = k × N words.
  */
-KERNEL_FQ void tensor_u64(GLOBAL_AS u64 *out, CONST_AS u64 *a, CONST_AS u64 *b, CONST_AS u64 *moduli,
+KERNEL_FQ void tensor_u64(GLOBAL_AS DWORD *out, CONST_AS DWORD *a, CONST_AS DWORD *b, CONST_AS u64 *moduli,
                           CONST_AS u64 *r0, CONST_AS u64 *r1, u32 k, u32 log_n, u32 sa, u32 sb)
 {
     u64 poly = (u64)k << log_n;
@@ -132,9 +131,9 @@ KERNEL_FQ void tensor_u64(GLOBAL_AS u64 *out, CONST_AS u64 *a, CONST_AS u64 *b, 
             d1.y = barrett_reduce_128(mad64_wide(a1.y, b0.y, mad64_wide(a0.y, b1.y, z)), q, c0, c1);
             d2.x = barrett_reduce_128(mad64_wide(a1.x, b1.x, z), q, c0, c1);
             d2.y = barrett_reduce_128(mad64_wide(a1.y, b1.y, z), q, c0, c1);
-            PAIR(out) = d0;
-            PAIR_AT(out, poly + i) = d1;
-            PAIR_AT(out, 2 * poly + i) = d2;
+            SET_PAIR(out, d0);
+            SET_PAIR_AT(out, poly + i, d1);
+            SET_PAIR_AT(out, 2 * poly + i, d2);
         }
         return;
     }
@@ -148,13 +147,13 @@ KERNEL_FQ void tensor_u64(GLOBAL_AS u64 *out, CONST_AS u64 *a, CONST_AS u64 *b, 
 #if XEHE_NO_MAD
             u64 acc = 0;
             for (u32 x = lo; x <= hi; x++) acc = add_mod(acc, mul_mod(a[x * poly + i], b[(t - x) * poly + i], q, c0, c1), q);
-            out[t * poly + i] = acc;
+            out[t * poly + i] = (DWORD)acc;
 #else
             u128_t acc;
             acc.lo = 0;
             acc.hi = 0;
             for (u32 x = lo; x <= hi; x++) acc = mad64_wide(a[x * poly + i], b[(t - x) * poly + i], acc);
-            out[t * poly + i] = barrett_reduce_128(acc, q, c0, c1);
+            out[t * poly + i] = (DWORD)barrett_reduce_128(acc, q, c0, c1);
 #endif
         }
     }
@@ -174,9 +173,9 @@ KERNEL_FQ void ew_batched_u64(CONST_AS u64 *desc)
 {
     CONST_AS u64 *d = desc + (u64)EW_DESC_WORDS * GROUP_ID_Y();
     u32 kind = (u32)d[0];
-    GLOBAL_AS u64 *out = (GLOBAL_AS u64 *)d[1];
-    CONST_AS u64 *a = (CONST_AS u64 *)d[2];
-    CONST_AS u64 *b = (CONST_AS u64 *)d[3];
+    GLOBAL_AS DWORD *out = (GLOBAL_AS DWORD *)d[1];
+    CONST_AS DWORD *a = (CONST_AS DWORD *)d[2];
+    CONST_AS DWORD *b = (CONST_AS DWORD *)d[3];
     CONST_AS u64 *moduli = (CONST_AS u64 *)d[4];
     CONST_AS u64 *r0 = (CONST_AS u64 *)d[5];
     CONST_AS u64 *r1 = (CONST_AS u64 *)d[6];
@@ -207,7 +206,7 @@ KERNEL_FQ void ew_batched_u64(CONST_AS u64 *desc)
  * each word of b crosses DRAM once for both (b_words is a whole number of rows, so the prime is
  * the same in every repeat).
  */
-KERNEL_FQ void ew_mul_sum_u64(GLOBAL_AS u64 *out, CONST_AS u64 *table, CONST_AS u64 *moduli, CONST_AS u64 *r0,
+KERNEL_FQ void ew_mul_sum_u64(GLOBAL_AS DWORD *out, CONST_AS u64 *table, CONST_AS u64 *moduli, CONST_AS u64 *r0,
                               CONST_AS u64 *r1, u32 k, u32 log_n, u32 terms, u64 b_words, u64 total)
 {
     u64 reps = total / b_words;
@@ -223,8 +222,8 @@ KERNEL_FQ void ew_mul_sum_u64(GLOBAL_AS u64 *out, CONST_AS u64 *table, CONST_AS 
             s1.x = 0;
             s1.y = 0;
             for (u32 t = 0; t < terms; t++) {
-                CONST_AS u64 *a = (CONST_AS u64 *)table[2 * t];
-                CONST_AS u64 *b = (CONST_AS u64 *)table[2 * t + 1];
+                CONST_AS DWORD *a = (CONST_AS DWORD *)table[2 * t];
+                CONST_AS DWORD *b = (CONST_AS DWORD *)table[2 * t + 1];
                 u64x2 b_ = PAIR_AT(b, i), a0 = PAIR_AT(a, at);
                 s0.x = add_mod(s0.x, mul_mod(a0.x, b_.x, q, c0, c1), q);
                 s0.y = add_mod(s0.y, mul_mod(a0.y, b_.y, q, c0, c1), q);
@@ -234,9 +233,9 @@ KERNEL_FQ void ew_mul_sum_u64(GLOBAL_AS u64 *out, CONST_AS u64 *table, CONST_AS 
                     s1.y = add_mod(s1.y, mul_mod(a1.y, b_.y, q, c0, c1), q);
                 }
             }
-            PAIR_AT(out, at) = s0;
+            SET_PAIR_AT(out, at, s0);
             if (two)
-                PAIR_AT(out, at + b_words) = s1;
+                SET_PAIR_AT(out, at + b_words, s1);
         }
     }
 }
@@ -249,7 +248,7 @@ KERNEL_FQ void ew_mul_sum_u64(GLOBAL_AS u64 *out, CONST_AS u64 *table, CONST_AS 
  * their word counts (a term shorter than total adds nothing beyond its words). Each
  * product reduced (mul_mod), the sum kept reduced: the words of the term-by-term result.
  */
-KERNEL_FQ void ew_const_sum_u64(GLOBAL_AS u64 *out, CONST_AS u64 *table, CONST_AS u64 *s, CONST_AS u64 *c,
+KERNEL_FQ void ew_const_sum_u64(GLOBAL_AS DWORD *out, CONST_AS u64 *table, CONST_AS u64 *s, CONST_AS u64 *c,
                                 CONST_AS u64 *moduli, CONST_AS u64 *r0, CONST_AS u64 *r1, u32 k, u32 log_n,
                                 u32 terms, u64 add_words, u64 total)
 {
@@ -261,13 +260,13 @@ KERNEL_FQ void ew_const_sum_u64(GLOBAL_AS u64 *out, CONST_AS u64 *table, CONST_A
         acc.y = acc.x;
         for (u32 t = 0; t < terms; t++) {
             if (i >= table[terms + t]) continue;
-            CONST_AS u64 *a = (CONST_AS u64 *)table[t];
+            CONST_AS DWORD *a = (CONST_AS DWORD *)table[t];
             u64 st = s[(u64)t * k + p];
             u64x2 a_ = PAIR_AT(a, i);
             acc.x = add_mod(acc.x, mul_mod(a_.x, st, q, c0, c1), q);
             acc.y = add_mod(acc.y, mul_mod(a_.y, st, q, c0, c1), q);
         }
-        PAIR_AT(out, i) = acc;
+        SET_PAIR_AT(out, i, acc);
     }
 }
 #endif /* IS_CUDA */

@@ -11,6 +11,7 @@
 #ifndef XEHE_MODARITH_H
 #define XEHE_MODARITH_H
 #include "portable.h"
+#include "word.h"
 
 /* XEHE_NO_MAD=1: reduce after every product instead of once per multiply-add chain (ablation
  * of mad_mod, paper §V-A1). */

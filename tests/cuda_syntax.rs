@@ -38,8 +38,9 @@ fn every_family_type_checks_as_cuda() {
     for family in FAMILIES {
         let src = dir.join(family.file().replace(".cl", ".cu"));
         std::fs::write(&src, assemble(family)).unwrap();
-        // The default build, and the portable C paths (no inline PTX) of XEHE_NO_ASM.
-        for defines in [&[][..], &["-DXEHE_NO_ASM=1"][..]] {
+        // The default build, the portable C paths (no inline PTX) of XEHE_NO_ASM, and 32-bit
+        // data words (native/word.h).
+        for defines in [&[][..], &["-DXEHE_NO_ASM=1"][..], &["-DXEHE_WORD32=1"][..]] {
             let out = Command::new(clang)
                 .args(["-x", "cuda", "--cuda-device-only", "-nocudainc", "-nocudalib", "--cuda-gpu-arch=sm_80", "-fsyntax-only", "-include", shim])
                 .args(defines)

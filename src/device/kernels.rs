@@ -8,6 +8,7 @@
 /// `(file name, contents)` of every kernel source and header in `native/`.
 pub const SOURCES: &[(&str, &str)] = &[
     ("portable.h", include_str!("../../native/portable.h")),
+    ("word.h", include_str!("../../native/word.h")),
     ("modarith.h", include_str!("../../native/modarith.h")),
     ("chacha.h", include_str!("../../native/chacha.h")),
     ("ntt.cl", include_str!("../../native/ntt.cl")),
