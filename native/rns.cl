@@ -3,6 +3,7 @@
  * SEAL util::BaseConverter, Bajard–Eynard–Hasan–Zucca FastBConv; generalized key switching of
  * TensorFHE, Fan et al., HPCA 2023, §II-B). The host glue is src/device/gpu/hybrid.rs; the
  * arithmetic is the CPU reference's (src/math/base_conv.rs), so results are bit-identical.
+ * Rows of residues are DWORD (word.h); constants u64.
  */
 #include "modarith.h"
 
@@ -94,7 +95,7 @@ DECLSPEC u64 limb_reduce(limb_acc_t a, u64 m, u64 mu, CONST_AS u64 *r1)
  * starting at src: [(src[i] + add[r]) * w[r]]_{q_r} (w = qhat^{-1} within the row's digit,
  * Shoup quotient wq; add: ModDown's floor(P/2), 0 for ModUp).
  */
-DECLSPEC u64 rns_scaled(CONST_AS u64 *src, u32 i, u32 log_n, u32 r, CONST_AS u64 *moduli, CONST_AS u64 *add,
+DECLSPEC u64 rns_scaled(CONST_AS DWORD *src, u32 i, u32 log_n, u32 r, CONST_AS u64 *moduli, CONST_AS u64 *add,
                         CONST_AS u64 *w, CONST_AS u64 *wq)
 {
     u64 q = moduli[r];
@@ -136,7 +137,7 @@ DECLSPEC u64 rns_scaled(CONST_AS u64 *src, u32 i, u32 log_n, u32 r, CONST_AS u64
  * the parallelism of small conversions (ModDown: polys × N work-items only) for one extra scale
  * per chunk.
  */
-RNS_KERNEL rns_conv_u64(GLOBAL_AS u64 *out_a, GLOBAL_AS u64 *out_b, CONST_AS u64 *x, CONST_AS u64 *in_moduli,
+RNS_KERNEL rns_conv_u64(GLOBAL_AS DWORD *out_a, GLOBAL_AS DWORD *out_b, CONST_AS DWORD *x, CONST_AS u64 *in_moduli,
                             CONST_AS u64 *in_add, CONST_AS u64 *w, CONST_AS u64 *wq, CONST_AS u64 *matrix,
                             CONST_AS u64 *out_moduli, CONST_AS u64 *out_mu, CONST_AS u64 *out_r1,
                             CONST_AS u64 *out_add, CONST_AS u64 *neg_q, CONST_AS u64 *in_rinv, u32 centered, u32 d, u32 off, u32 in_rows,
@@ -159,7 +160,7 @@ RNS_KERNEL rns_conv_u64(GLOBAL_AS u64 *out_a, GLOBAL_AS u64 *out_b, CONST_AS u64
         u32 u0 = c * chunk;
         u32 u1 = u0 + chunk < others ? u0 + chunk : others;
         if (u0 >= u1) continue;
-        CONST_AS u64 *src = x + (((u64)p * in_rows + first) << log_n) + xi;
+        CONST_AS DWORD *src = x + (((u64)p * in_rows + first) << log_n) + xi;
         /* Scaled words in limb form; balanced digits count the words read as negative. */
         u64 yv[RNS_COEFS][RNS_REG_DIGIT];
         u64 neg[RNS_COEFS];
@@ -187,7 +188,7 @@ RNS_KERNEL rns_conv_u64(GLOBAL_AS u64 *out_a, GLOBAL_AS u64 *out_b, CONST_AS u64
             u64 nq = centered ? neg_q[(u64)j * out_rows + o] : 0;
             u64 row = o < split ? ((u64)p * split + o) * (digits - skip) + (skip && o < first ? j - 1 : j)
                                 : ((u64)p * (out_rows - split) + o - split) * digits + j;
-            GLOBAL_AS u64 *dst = (o < split ? out_a : out_b) + (row << log_n) + xi;
+            GLOBAL_AS DWORD *dst = (o < split ? out_a : out_b) + (row << log_n) + xi;
             /* The balanced digits' correction is the first term (c <= cnt, far below 2^30). */
             limb_acc_t la[RNS_COEFS];
 #pragma unroll
@@ -223,7 +224,7 @@ RNS_KERNEL rns_conv_u64(GLOBAL_AS u64 *out_a, GLOBAL_AS u64 *out_b, CONST_AS u64
 #pragma unroll
             for (u32 k = 0; k < RNS_COEFS; k++) {
                 u64 v = add_mod(limb_reduce(la[k], m, mu, out_r1 + o), oadd, m);
-                dst[k * part] = v;
+                dst[k * part] = (DWORD)v;
             }
         }
     }

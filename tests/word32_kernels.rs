@@ -127,6 +127,76 @@ fn elementwise_kernels<Q: GpuQueue>(q: &Q) {
     }
 }
 
+/// `floor(a · 2^s / b)` for `a < b < 2^62`, `s ≤ 94`.
+fn ratio(a: u64, s: u32, b: u64) -> u64 {
+    if s <= 64 {
+        ((u128::from(a) << s) / u128::from(b)) as u64
+    } else {
+        let hi = (u128::from(a) << 64) / u128::from(b);
+        let rem = (u128::from(a) << 64) % u128::from(b);
+        ((hi << (s - 64)) + (rem << (s - 64)) / u128::from(b)) as u64
+    }
+}
+
+/// Fast base conversion (`rns_conv_u64`): two digits of three rows to five other primes, the
+/// outputs split across two buffers, with unsigned, balanced (centred) and rounded digits.
+fn base_conversion<Q: GpuQueue>(q: &Q) {
+    let all = CoeffModulus::create(N, &[30; 11]).unwrap();
+    let (inp, outp) = (&all[..6], &all[6..]);
+    let (d, digits, out_rows, split, polys) = (3u32, 2u32, 5u32, 3u32, 2u32);
+    let mut rng = Rng(7);
+    let up = |v: Vec<u64>| q.upload_static(&v).unwrap();
+    let w: Vec<u64> = inp.iter().map(|m| rng.next() % m.value()).collect();
+    let wq: Vec<u64> = w.iter().zip(inp).map(|(&w, m)| ratio(w, 64, m.value())).collect();
+    let mut matrix = Vec::new();
+    for _j in 0..digits {
+        for o in outp {
+            for _i in 0..d {
+                let b = rng.next() % o.value();
+                matrix.extend([b, ((u128::from(b) << 30) % u128::from(o.value())) as u64]);
+            }
+        }
+    }
+    let neg_q: Vec<u64> = (0..digits).flat_map(|_| outp.iter().map(|o| o.value() - 1)).collect();
+    let c = [
+        up(inp.iter().map(Modulus::value).collect()),
+        up(vec![0; inp.len()]),
+        up(w),
+        up(wq),
+        up(matrix),
+        up(outp.iter().map(Modulus::value).collect()),
+        up(vec![0; outp.len()]),
+        up(outp.iter().map(|m| m.const_ratio()[1]).collect()),
+        up(vec![0; outp.len()]),
+        up(neg_q),
+        up(inp.iter().map(|m| ratio(1, 88, m.value())).collect()),
+    ];
+    let x = rows(inp, (polys as usize) * inp.len(), 8);
+    let (a_words, b_words) = ((polys * split * digits) as usize * N, (polys * (out_rows - split) * digits) as usize * N);
+    for centered in [0u32, 1, 2] {
+        let run = |w32: bool| {
+            let (out_a, out_b, xb) = (upload(q, &vec![0; a_words], w32), upload(q, &vec![0; b_words], w32), upload(q, &x, w32));
+            let mut args = vec![Arg::Buf(&out_a), Arg::Buf(&out_b), Arg::Buf(&xb)];
+            args.extend(c.iter().map(Arg::Buf));
+            args.extend([centered, d, 0, inp.len() as u32, digits, out_rows, split, 0, out_rows, 1, polys, LOG_N].map(Arg::U32));
+            let items = u64::from(polys * digits) * (N as u64 / 2);
+            q.launch(Family::Rns, &defines(w32), "rns_conv_u64", xehe::device::gpu::Geometry::Items(items), &args).unwrap();
+            [download(q, &out_a, a_words, w32), download(q, &out_b, b_words, w32)].concat()
+        };
+        let (wide, narrow) = (run(false), run(true));
+        assert!(wide.iter().any(|&v| v != 0));
+        let bad = wide.iter().zip(&narrow).filter(|(x, y)| x != y).count();
+        assert_eq!(bad, 0, "rns_conv_u64, centered = {centered}: {bad} words differ between the 64- and 32-bit layouts");
+    }
+}
+
+#[test]
+fn base_conversion_on_32_bit_words() {
+    for queue in queues("base_conversion_on_32_bit_words") {
+        on_backend!(&queue, q => base_conversion);
+    }
+}
+
 #[test]
 fn elementwise_kernels_on_32_bit_words() {
     for queue in queues("elementwise_kernels_on_32_bit_words") {
