@@ -366,7 +366,7 @@ KERNEL_FQ void ks_inner_hybrid_u64(GLOBAL_AS u64 *prod_q, GLOBAL_AS u64 *prod_p,
  * modulo p_last), writes d[c][i][x] = ((last + half_p) mod p_last) mod q_i + (q_i - half_p mod q_i)
  * for i < k; the caller then NTTs d (values < 2 q_i). half_p = floor(p_last / 2).
  */
-KERNEL_FQ void moddown_prep_u64(GLOBAL_AS u64 *d, CONST_AS u64 *last, CONST_AS u64 *moduli, CONST_AS u64 *r1,
+KERNEL_FQ void moddown_prep_u64(GLOBAL_AS DWORD *d, CONST_AS DWORD *last, CONST_AS u64 *moduli, CONST_AS u64 *r1,
                                 u64 p_last, u64 p_last_r1, u32 k, u32 polys, u32 log_n)
 {
     u64 n = (u64)1 << log_n;
@@ -377,7 +377,7 @@ KERNEL_FQ void moddown_prep_u64(GLOBAL_AS u64 *d, CONST_AS u64 *last, CONST_AS u
         u32 c = (u32)(row / k), i = (u32)(row % k);
         u64 v = barrett_reduce_64(last[((u64)c << log_n) + x] + half_p, p_last, p_last_r1);
         u64 q = moduli[i];
-        d[g] = barrett_reduce_64(v, q, r1[i]) + (q - barrett_reduce_64(half_p, q, r1[i]));
+        d[g] = (DWORD)(barrett_reduce_64(v, q, r1[i]) + (q - barrett_reduce_64(half_p, q, r1[i])));
     }
 }
 
@@ -388,7 +388,7 @@ KERNEL_FQ void moddown_prep_u64(GLOBAL_AS u64 *d, CONST_AS u64 *last, CONST_AS u
  * switching's prod, k+1 for rescale's input), out and c01 have k rows per poly (c01 may be out:
  * each word is read before it is written, by the same work-item).
  */
-KERNEL_FQ void moddown_finish_u64(GLOBAL_AS u64 *out, CONST_AS u64 *c01, CONST_AS u64 *xs, CONST_AS u64 *d,
+KERNEL_FQ void moddown_finish_u64(GLOBAL_AS DWORD *out, CONST_AS DWORD *c01, CONST_AS DWORD *xs, CONST_AS DWORD *d,
                                   CONST_AS u64 *moduli, CONST_AS u64 *inv_p, CONST_AS u64 *inv_p_q, u32 k,
                                   u32 x_rows_per_poly, u32 polys, u32 log_n, u64 c_words)
 {
@@ -399,7 +399,7 @@ KERNEL_FQ void moddown_finish_u64(GLOBAL_AS u64 *out, CONST_AS u64 *c01, CONST_A
         u32 c = (u32)(row / k), i = (u32)(row % k);
         u64 q = moduli[i];
         u64 r = moddown_scaled_diff(xs[(((u64)c * x_rows_per_poly + i) << log_n) + x], d[g], q, inv_p[i], inv_p_q[i]);
-        out[g] = g < c_words ? add_mod(c01[g], r, q) : r;
+        out[g] = (DWORD)(g < c_words ? add_mod(c01[g], r, q) : r);
     }
 }
 
@@ -408,7 +408,7 @@ KERNEL_FQ void moddown_finish_u64(GLOBAL_AS u64 *out, CONST_AS u64 *c01, CONST_A
  * polys × k rows (row i of each poly under q_i), where c[g] = c01[g] for g < c_words and 0 past
  * it (apply_galois: c1 = 0); c01, xs, d canonical, all k rows per poly.
  */
-KERNEL_FQ void moddown_finish_add_u64(GLOBAL_AS u64 *out, CONST_AS u64 *c01, CONST_AS u64 *xs, CONST_AS u64 *d,
+KERNEL_FQ void moddown_finish_add_u64(GLOBAL_AS DWORD *out, CONST_AS DWORD *c01, CONST_AS DWORD *xs, CONST_AS DWORD *d,
                                       CONST_AS u64 *moduli, CONST_AS u64 *inv_p, CONST_AS u64 *inv_p_q, u32 k,
                                       u32 log_n, u64 c_words, u64 total)
 {
@@ -416,12 +416,12 @@ KERNEL_FQ void moddown_finish_add_u64(GLOBAL_AS u64 *out, CONST_AS u64 *c01, CON
         u32 i = (u32)((g >> log_n) % k);
         u64 q = moduli[i];
         u64 r = moddown_scaled_diff(xs[g], d[g], q, inv_p[i], inv_p_q[i]);
-        out[g] = g < c_words ? add_mod(c01[g], r, q) : r;
+        out[g] = (DWORD)(g < c_words ? add_mod(c01[g], r, q) : r);
     }
 }
 
 /* Gather rows: out[c][x] = in[c * stride_rows + row][x] for c < polys (e.g. the last limb of every poly). */
-KERNEL_FQ void gather_row_u64(GLOBAL_AS u64 *out, CONST_AS u64 *in, u32 stride_rows, u32 row, u32 polys, u32 log_n)
+KERNEL_FQ void gather_row_u64(GLOBAL_AS DWORD *out, CONST_AS DWORD *in, u32 stride_rows, u32 row, u32 polys, u32 log_n)
 {
     u64 n = (u64)1 << log_n;
     u64 total = (u64)polys * n;
@@ -432,7 +432,7 @@ KERNEL_FQ void gather_row_u64(GLOBAL_AS u64 *out, CONST_AS u64 *in, u32 stride_r
 }
 
 /* Galois automorphism in NTT form: out[r][x] = in[r][table[x]] for every row. */
-KERNEL_FQ void galois_permute_u64(GLOBAL_AS u64 *out, CONST_AS u64 *in, CONST_AS u32 *table, u32 log_n, u64 total)
+KERNEL_FQ void galois_permute_u64(GLOBAL_AS DWORD *out, CONST_AS DWORD *in, CONST_AS u32 *table, u32 log_n, u64 total)
 {
     u64 n = (u64)1 << log_n;
     for (u64 g = GLOBAL_ID(); g < total; g += GLOBAL_SIZE()) {
@@ -446,7 +446,7 @@ KERNEL_FQ void galois_permute_u64(GLOBAL_AS u64 *out, CONST_AS u64 *in, CONST_AS
  * (canonical); out row (p, i), i < k, is the centred lift of poly p mod moduli[i]:
  * c mod m, less q_0 mod m when c > half_q0 = floor(q_0 / 2). q0_mod[i] = q_0 mod moduli[i].
  */
-KERNEL_FQ void modraise_lift_u64(GLOBAL_AS u64 *out, CONST_AS u64 *in, CONST_AS u64 *moduli, CONST_AS u64 *r1,
+KERNEL_FQ void modraise_lift_u64(GLOBAL_AS DWORD *out, CONST_AS DWORD *in, CONST_AS u64 *moduli, CONST_AS u64 *r1,
                                  CONST_AS u64 *q0_mod, u64 half_q0, u32 k, u32 log_n, u64 total)
 {
     for (u64 g = GLOBAL_ID(); g < total; g += GLOBAL_SIZE()) {
@@ -456,7 +456,7 @@ KERNEL_FQ void modraise_lift_u64(GLOBAL_AS u64 *out, CONST_AS u64 *in, CONST_AS 
         u64 c = in[(p << log_n) | (g & ((((u64)1) << log_n) - 1))];
         u64 m = moduli[i];
         u64 r = barrett_reduce_64(c, m, r1[i]);
-        out[g] = c > half_q0 ? sub_mod(r, q0_mod[i], m) : r;
+        out[g] = (DWORD)(c > half_q0 ? sub_mod(r, q0_mod[i], m) : r);
     }
 }
 

@@ -76,14 +76,30 @@ fn defines(w32: bool) -> Vec<(&'static str, String)> {
 /// primes' constants; the output as u64 values.
 #[allow(clippy::too_many_arguments)]
 fn run_ew<Q: GpuQueue>(q: &Q, w32: bool, kernel: &'static str, data: &[&[u64]], constants: &[&Q::Buf], tail: &[Arg<'_, Q::Buf>], out_words: usize, items: u64) -> Vec<u64> {
+    run(q, w32, Family::Elementwise, kernel, data, constants, tail, out_words, items)
+}
+
+/// As [`run_ew`] for a kernel of `family` whose parameters are the output, the data operands,
+/// the constants, then `tail`.
+#[allow(clippy::too_many_arguments)]
+fn run<Q: GpuQueue>(q: &Q, w32: bool, family: Family, kernel: &'static str, data: &[&[u64]], constants: &[&Q::Buf], tail: &[Arg<'_, Q::Buf>], out_words: usize, items: u64) -> Vec<u64> {
     let out = upload(q, &vec![0u64; out_words], w32);
     let bufs: Vec<Q::Buf> = data.iter().map(|d| upload(q, d, w32)).collect();
     let mut args = vec![Arg::Buf(&out)];
     args.extend(bufs.iter().map(Arg::Buf));
     args.extend(constants.iter().map(|&b| Arg::Buf(b)));
     args.extend_from_slice(tail);
-    q.launch(Family::Elementwise, &defines(w32), kernel, xehe::device::gpu::ew_items(items as usize), &args).unwrap();
+    q.launch(family, &defines(w32), kernel, xehe::device::gpu::ew_items(items as usize), &args).unwrap();
     download(q, &out, out_words, w32)
+}
+
+/// `f` in the 64-bit and the 32-bit layout: the same words, not all 0.
+fn both(f: &dyn Fn(bool) -> Vec<u64>, what: &str) {
+    let (wide, narrow) = (f(false), f(true));
+    assert_eq!(wide.len(), narrow.len());
+    assert!(wide.iter().any(|&w| w != 0), "{what}: every word 0");
+    let bad = wide.iter().zip(&narrow).filter(|(x, y)| x != y).count();
+    assert_eq!(bad, 0, "{what}: {bad} words differ between the 64- and 32-bit layouts");
 }
 
 fn elementwise_kernels<Q: GpuQueue>(q: &Q) {
@@ -97,12 +113,6 @@ fn elementwise_kernels<Q: GpuQueue>(q: &Q) {
     let total = 2 * p.len() * N;
     let (a, b) = (rows(&p, 2 * p.len(), 1), rows(&p, 2 * p.len(), 2));
     let poly = &b[..p.len() * N];
-    let both = |f: &dyn Fn(bool) -> Vec<u64>, what: &str| {
-        let (wide, narrow) = (f(false), f(true));
-        assert_eq!(wide.len(), narrow.len());
-        let bad = wide.iter().zip(&narrow).filter(|(x, y)| x != y).count();
-        assert_eq!(bad, 0, "{what}: {bad} words differ between the 64- and 32-bit layouts");
-    };
     let t = total as u64;
     for (kernel, two) in [("ew_add_u64", true), ("ew_sub_u64", true), ("ew_neg_u64", false)] {
         both(&|w| {
@@ -194,6 +204,46 @@ fn base_conversion<Q: GpuQueue>(q: &Q) {
 fn base_conversion_on_32_bit_words() {
     for queue in queues("base_conversion_on_32_bit_words") {
         on_backend!(&queue, q => base_conversion);
+    }
+}
+
+/// The row steps of key switching and rescale (`native/keyswitch.cl`): ModDown's preparation
+/// and finishes, a row gathered, the Galois permutation, ModRaise's lift.
+fn row_steps<Q: GpuQueue>(q: &Q) {
+    let p = primes();
+    let k = p.len() as u32;
+    let up = |v: Vec<u64>| q.upload_static(&v).unwrap();
+    let moduli = up(p.iter().map(Modulus::value).collect());
+    let r1 = up(p.iter().map(|m| m.const_ratio()[1]).collect());
+    let inv: Vec<u64> = p.iter().map(|m| m.value() / 3).collect();
+    let inv_q = up(inv.iter().zip(&p).map(|(&w, m)| ratio(w, 64, m.value())).collect());
+    let inv = up(inv);
+    let words = 2 * p.len() * N;
+    let t = words as u64;
+    let (c01, xs, d) = (rows(&p, 2 * p.len(), 11), rows(&p, 2 * p.len(), 12), rows(&p, 2 * p.len(), 13));
+    for c_words in [words, words / 2] {
+        both(&|w| run(q, w, Family::Keyswitch, "moddown_finish_add_u64", &[&c01, &xs, &d], &[&moduli, &inv, &inv_q], &[Arg::U32(k), Arg::U32(LOG_N), Arg::U64(c_words as u64), Arg::U64(t)], words, t), "moddown_finish_add_u64");
+        // x with k + 1 rows per polynomial (a key switch's products).
+        let x1 = rows(&p, 2 * (p.len() + 1), 14);
+        both(&|w| run(q, w, Family::Keyswitch, "moddown_finish_u64", &[&c01, &x1, &d], &[&moduli, &inv, &inv_q], &[Arg::U32(k), Arg::U32(k + 1), Arg::U32(2), Arg::U32(LOG_N), Arg::U64(c_words as u64)], words, t), "moddown_finish_u64");
+    }
+    // The last row of each of two polynomials mod a fourth prime, lifted to the three.
+    let last_p = CoeffModulus::create(N, &[30; 4]).unwrap()[3];
+    let last = rows(&[last_p], 2, 15);
+    both(&|w| run(q, w, Family::Keyswitch, "moddown_prep_u64", &[&last], &[&moduli, &r1], &[Arg::U64(last_p.value()), Arg::U64(last_p.const_ratio()[1]), Arg::U32(k), Arg::U32(2), Arg::U32(LOG_N)], words, t), "moddown_prep_u64");
+    both(&|w| run(q, w, Family::Keyswitch, "gather_row_u64", &[&xs], &[], &[Arg::U32(k), Arg::U32(2), Arg::U32(2), Arg::U32(LOG_N)], 2 * N, t), "gather_row_u64");
+    let table: Vec<u32> = (0..N as u32).map(|x| (x * 5 + 3) % N as u32).collect();
+    let table = q.upload_static(&table).unwrap();
+    both(&|w| run(q, w, Family::Keyswitch, "galois_permute_u64", &[&xs], &[&table], &[Arg::U32(LOG_N), Arg::U64(t)], words, t), "galois_permute_u64");
+    let q0 = last_p;
+    let q0_mod = up(p.iter().map(|m| m.reduce(q0.value())).collect());
+    both(&|w| run(q, w, Family::Keyswitch, "modraise_lift_u64", &[&last], &[&moduli, &r1, &q0_mod], &[Arg::U64(q0.value() / 2), Arg::U32(k), Arg::U32(LOG_N), Arg::U64(t)], words, t), "modraise_lift_u64");
+}
+
+#[test]
+fn key_switching_row_steps_on_32_bit_words() {
+    for queue in queues("key_switching_row_steps_on_32_bit_words") {
+        on_backend!(&queue, q => row_steps);
     }
 }
 
