@@ -11,7 +11,7 @@
  * Digit lift: lifted[j][i][x] = t[j][x] mod p_i for digits j < kd and output primes i < kp
  * (the level's primes then P). Layout digit-major, so row = j*kp + i uses prime i = row % kp.
  */
-KERNEL_FQ void ks_lift_u64(GLOBAL_AS u64 *lifted, CONST_AS u64 *t, CONST_AS u64 *out_moduli,
+KERNEL_FQ void ks_lift_u64(GLOBAL_AS DWORD *lifted, CONST_AS DWORD *t, CONST_AS u64 *out_moduli,
                            CONST_AS u64 *out_r1, u32 kd, u32 kp, u32 log_n)
 {
     u64 n = (u64)1 << log_n;
@@ -19,7 +19,7 @@ KERNEL_FQ void ks_lift_u64(GLOBAL_AS u64 *lifted, CONST_AS u64 *t, CONST_AS u64 
     for (u64 g = GLOBAL_ID(); g < total; g += GLOBAL_SIZE()) {
         u64 row = g >> log_n, x = g & (n - 1);
         u32 j = (u32)(row / kp), i = (u32)(row % kp);
-        lifted[g] = barrett_reduce_64(t[((u64)j << log_n) + x], out_moduli[i], out_r1[i]);
+        lifted[g] = (DWORD)barrett_reduce_64(t[((u64)j << log_n) + x], out_moduli[i], out_r1[i]);
     }
 }
 
@@ -68,7 +68,7 @@ DECLSPEC u64 ks_acc_value(u128_t a, u64 q, u64 c0, u64 c1)
  * With t_ntt != 0 (the target in NTT form, kd × N), the digit at its own prime (j == i) is read
  * from there: NTT(t[i] mod q_i) is the target limb itself, so that lifted row need not exist.
  */
-DECLSPEC void ks_inner_at(GLOBAL_AS u64 *prod, CONST_AS u64 *lifted, CONST_AS u64 *key, CONST_AS u64 *t_ntt, u64 q,
+DECLSPEC void ks_inner_at(GLOBAL_AS DWORD *prod, CONST_AS DWORD *lifted, CONST_AS DWORD *key, CONST_AS DWORD *t_ntt, u64 q,
                           u64 c0, u64 c1, u32 kd, u32 kp, u32 key_k, u32 i, u32 ki, u64 x, u64 total, u32 log_n)
 {
     u64 g = ((u64)i << log_n) + x;
@@ -79,8 +79,8 @@ DECLSPEC void ks_inner_at(GLOBAL_AS u64 *prod, CONST_AS u64 *lifted, CONST_AS u6
         u64 kb = (((u64)j * 2) * key_k + ki) << log_n;
         a = ks_acc2_add(a, v, key[kb + x], key[kb + ((u64)key_k << log_n) + x], q, c0, c1);
     }
-    prod[g] = ks_acc_value(a.a0, q, c0, c1);
-    prod[total + g] = ks_acc_value(a.a1, q, c0, c1);
+    prod[g] = (DWORD)ks_acc_value(a.a0, q, c0, c1);
+    prod[total + g] = (DWORD)ks_acc_value(a.a1, q, c0, c1);
 }
 
 /*
@@ -90,9 +90,9 @@ DECLSPEC void ks_inner_at(GLOBAL_AS u64 *prod, CONST_AS u64 *lifted, CONST_AS u6
  * are computed (the special prime first, so its mod-down can start on a side stream while the
  * others stream; src/device/gpu/eval.rs switch_key).
  */
-KERNEL_FQ void ks_inner_u64(GLOBAL_AS u64 *prod, CONST_AS u64 *lifted, CONST_AS u64 *key, CONST_AS u64 *out_moduli,
+KERNEL_FQ void ks_inner_u64(GLOBAL_AS DWORD *prod, CONST_AS DWORD *lifted, CONST_AS DWORD *key, CONST_AS u64 *out_moduli,
                             CONST_AS u64 *out_r0, CONST_AS u64 *out_r1, u32 kd, u32 kp, u32 key_k, u32 log_n,
-                            CONST_AS u64 *t_ntt, u32 own_from_t, u32 i_begin, u32 i_end)
+                            CONST_AS DWORD *t_ntt, u32 own_from_t, u32 i_begin, u32 i_end)
 {
     u64 n = (u64)1 << log_n;
     u64 total = (u64)kp * n, end = (u64)i_end << log_n;
@@ -163,6 +163,9 @@ KERNEL_FQ void ks_inner_u64(GLOBAL_AS u64 *prod, CONST_AS u64 *lifted, CONST_AS 
 #ifndef KS_COMPACT
 #define KS_COMPACT 0
 #endif
+#if KS_COMPACT && XEHE_WORD32
+#error "compact keys have no 32-bit data words yet (their leading block of seeds is u64)"
+#endif
 #define KS_GROUP 256u
 
 /* Component 0 of digit j, key row ki, word x of a compact key (digit-major after the leading block). */
@@ -201,7 +204,7 @@ DECLSPEC void ks_compact_fill(LOCAL_AS u64 *kw, CONST_AS u64 *key, u32 key_k, u3
 #define KS_PARAMS16(T, p)                                                                                              \
     T p##0, T p##1, T p##2, T p##3, T p##4, T p##5, T p##6, T p##7, T p##8, T p##9, T p##10, T p##11, T p##12,          \
         T p##13, T p##14, T p##15
-DECLSPEC_INLINE CONST_AS u64 *ks_key_arg(u32 a, KS_PARAMS16(CONST_AS u64 *, key)) { KS_ARG16(u64, a, key) }
+DECLSPEC_INLINE CONST_AS DWORD *ks_key_arg(u32 a, KS_PARAMS16(CONST_AS DWORD *, key)) { KS_ARG16(DWORD, a, key) }
 DECLSPEC_INLINE CONST_AS u32 *ks_scatter_arg(u32 a, KS_PARAMS16(CONST_AS u32 *, s)) { KS_ARG16(u32, a, s) }
 
 /*
@@ -229,17 +232,17 @@ DECLSPEC_INLINE CONST_AS u32 *ks_scatter_arg(u32 a, KS_PARAMS16(CONST_AS u32 *, 
  * automorphism maps each aligned block of 2^b words onto an aligned block of 2^b words, so a warp's
  * 32 scattered stores fill whole sectors. Without KS_ROTATE s0…s15, c0 and p_mod are unused.
  */
-KERNEL_FQ void ks_inner_hybrid_u64(GLOBAL_AS u64 *prod_q, GLOBAL_AS u64 *prod_p, CONST_AS u64 *up_q,
-                                   CONST_AS u64 *up_p, CONST_AS u64 *t, CONST_AS u64 *key0, CONST_AS u64 *key1,
-                                   CONST_AS u64 *key2, CONST_AS u64 *key3, CONST_AS u64 *key4, CONST_AS u64 *key5,
-                                   CONST_AS u64 *key6, CONST_AS u64 *key7, CONST_AS u64 *key8, CONST_AS u64 *key9,
-                                   CONST_AS u64 *key10, CONST_AS u64 *key11, CONST_AS u64 *key12,
-                                   CONST_AS u64 *key13, CONST_AS u64 *key14, CONST_AS u64 *key15, CONST_AS u32 *s0,
+KERNEL_FQ void ks_inner_hybrid_u64(GLOBAL_AS DWORD *prod_q, GLOBAL_AS DWORD *prod_p, CONST_AS DWORD *up_q,
+                                   CONST_AS DWORD *up_p, CONST_AS DWORD *t, CONST_AS DWORD *key0, CONST_AS DWORD *key1,
+                                   CONST_AS DWORD *key2, CONST_AS DWORD *key3, CONST_AS DWORD *key4, CONST_AS DWORD *key5,
+                                   CONST_AS DWORD *key6, CONST_AS DWORD *key7, CONST_AS DWORD *key8, CONST_AS DWORD *key9,
+                                   CONST_AS DWORD *key10, CONST_AS DWORD *key11, CONST_AS DWORD *key12,
+                                   CONST_AS DWORD *key13, CONST_AS DWORD *key14, CONST_AS DWORD *key15, CONST_AS u32 *s0,
                                    CONST_AS u32 *s1, CONST_AS u32 *s2, CONST_AS u32 *s3, CONST_AS u32 *s4,
                                    CONST_AS u32 *s5, CONST_AS u32 *s6, CONST_AS u32 *s7, CONST_AS u32 *s8,
                                    CONST_AS u32 *s9, CONST_AS u32 *s10, CONST_AS u32 *s11, CONST_AS u32 *s12,
-                                   CONST_AS u32 *s13, CONST_AS u32 *s14, CONST_AS u32 *s15, CONST_AS u64 *c0,
-                                   CONST_AS u64 *p_mod, CONST_AS u64 *c0p, CONST_AS u64 *tq, CONST_AS u64 *tp, CONST_AS u64 *out_moduli, CONST_AS u64 *out_r0,
+                                   CONST_AS u32 *s13, CONST_AS u32 *s14, CONST_AS u32 *s15, CONST_AS DWORD *c0,
+                                   CONST_AS u64 *p_mod, CONST_AS DWORD *c0p, CONST_AS DWORD *tq, CONST_AS DWORD *tp, CONST_AS u64 *out_moduli, CONST_AS u64 *out_r0,
                                    CONST_AS u64 *out_r1, u32 digits, u32 d, u32 ell, u32 alpha, u32 key_k, u32 row0,
                                    u32 log_n, u32 o_begin, u32 o_end)
 {
@@ -265,7 +268,7 @@ KERNEL_FQ void ks_inner_hybrid_u64(GLOBAL_AS u64 *prod_q, GLOBAL_AS u64 *prod_p,
         u32 h = 0;
         u64 w = g;
 #endif
-        CONST_AS u64 *keys[KS_KEYS];
+        CONST_AS DWORD *keys[KS_KEYS];
 #pragma unroll
         for (u32 r = 0; r < KS_KEYS; r++)
             keys[r] = ks_key_arg(h * KS_KEYS + r, key0, key1, key2, key3, key4, key5, key6, key7, key8, key9, key10,
@@ -283,7 +286,7 @@ KERNEL_FQ void ks_inner_hybrid_u64(GLOBAL_AS u64 *prod_q, GLOBAL_AS u64 *prod_p,
         u32 ki = data ? row0 + o : o + key_k - e;
         u32 own = data ? (o + row0 % d) / d : digits;
         u32 j0 = row0 / d;
-        CONST_AS u64 *rows = data ? up_q + (((u64)o * (digits - 1)) << log_n) : up_p + (((u64)(o - ell) * digits) << log_n);
+        CONST_AS DWORD *rows = data ? up_q + (((u64)o * (digits - 1)) << log_n) : up_p + (((u64)(o - ell) * digits) << log_n);
         u64 q = out_moduli[o], c0r = out_r0[o], c1r = out_r1[o];
         ks_acc2_t a[KS_KEYS];
 #pragma unroll
@@ -347,16 +350,16 @@ KERNEL_FQ void ks_inner_hybrid_u64(GLOBAL_AS u64 *prod_q, GLOBAL_AS u64 *prod_p,
 #else
             u64 at = x;
 #endif
-            GLOBAL_AS u64 *dst = (data ? prod_q : prod_p) + ((u64)h * KS_KEYS + r) * 2 * comp + row;
+            GLOBAL_AS DWORD *dst = (data ? prod_q : prod_p) + ((u64)h * KS_KEYS + r) * 2 * comp + row;
 #if KS_ROTATE_SUM
             {
-                CONST_AS u64 *sum = (data ? tq : tp) + row;
+                CONST_AS DWORD *sum = (data ? tq : tp) + row;
                 a[r] = ks_acc2_add(a[r], sum[at], 1, 0, q, c0r, c1r);
                 a[r] = ks_acc2_add(a[r], sum[comp + at], 0, 1, q, c0r, c1r);
             }
 #endif
-            dst[at] = ks_acc_value(a[r].a0, q, c0r, c1r);
-            dst[comp + at] = ks_acc_value(a[r].a1, q, c0r, c1r);
+            dst[at] = (DWORD)ks_acc_value(a[r].a0, q, c0r, c1r);
+            dst[comp + at] = (DWORD)ks_acc_value(a[r].a1, q, c0r, c1r);
         }
     }
 }

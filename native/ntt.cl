@@ -87,6 +87,24 @@ DECLSPEC u64 fwd_final(u64 x, u64 q)
 }
 
 /*
+ * A forward value between passes (< 16q) as stored: as it is in 64-bit words; below 4q in
+ * 32-bit words (word.h: q < 2^30, so 4q fits the word where 11q may not). The residue is the
+ * same, so every later round and the final reduction give the same words.
+ */
+DECLSPEC u64 fwd_store(u64 x, u64 q)
+{
+#if XEHE_WORD32
+    u64 c = q << 3;
+    x = x >= c ? x - c : x;
+    c >>= 1;
+    x = x >= c ? x - c : x;
+#else
+    (void)q;
+#endif
+    return x;
+}
+
+/*
  * Inverse butterfly (Gentleman–Sande, lazy): x, y < 4q in; x + y and w·(x − y) out, both below
  * 4q: the sum with one conditional subtraction of 4q, the product by mul_shoup_lazy3 (< 3q) of
  * x − y + 4q. With q < 2^60 every word stays below 2^63.
@@ -208,7 +226,7 @@ DECLSPEC_INLINE u32 inv_off(u32 s, const u32 r, u32 g)
 /* ---------------- forward ---------------- */
 
 /* One radix-2 round with 2^log_m blocks over all rows. One thread per butterfly. */
-KERNEL_FQ void ntt_fwd_radix2_u64(GLOBAL_AS u64 *data, CONST_AS u64 *roots, CONST_AS u64 *roots_q,
+KERNEL_FQ void ntt_fwd_radix2_u64(GLOBAL_AS DWORD *data, CONST_AS u64 *roots, CONST_AS u64 *roots_q,
                                   CONST_AS u64 *moduli, u32 k, u32 log_n, u32 log_m, u32 last, u64 total)
 {
     /* 32-bit index arithmetic: rows × N < 2^32 words for every supported batch. */
@@ -229,8 +247,8 @@ KERNEL_FQ void ntt_fwd_radix2_u64(GLOBAL_AS u64 *data, CONST_AS u64 *roots, CONS
             a = fwd_final(a, q);
             b = fwd_final(b, q);
         }
-        data[x] = a;
-        data[y] = b;
+        data[x] = fwd_store(a, q);
+        data[y] = fwd_store(b, q);
     }
 }
 
@@ -265,7 +283,7 @@ DECLSPEC u64 lift_word(lift_t l, u64 x, u64 q)
  * `in` and reduces it modulo its prime (r1: Barrett constants), so the lifted digits are never
  * written before their first NTT pass.
  */
-DECLSPEC_INLINE void fwd_radix_pass(GLOBAL_AS u64 *out, CONST_AS u64 *in, u32 lift_div, CONST_AS u64 *r1,
+DECLSPEC_INLINE void fwd_radix_pass(GLOBAL_AS DWORD *out, CONST_AS DWORD *in, u32 lift_div, CONST_AS u64 *r1,
                              CONST_AS u64 *roots, CONST_AS u64 *roots_q, CONST_AS u64 *moduli, u32 k,
                              u32 log_n, u32 log_m, u32 last, u64 total, u64 p_last, u64 p_last_r1, const u32 r)
 {
@@ -284,29 +302,29 @@ DECLSPEC_INLINE void fwd_radix_pass(GLOBAL_AS u64 *out, CONST_AS u64 *in, u32 li
         CONST_AS u64 *rq = roots_q + p * n;
         u64 v[RADIX_MAX];
         if (lift_div) {
-            CONST_AS u64 *src = in + (u64)LIFT_SRC_ROW(row, lift_div) * n + col;
+            CONST_AS DWORD *src = in + (u64)LIFT_SRC_ROW(row, lift_div) * n + col;
             lift_t lt = lift_init(r1[p], q, p_last, p_last_r1);
 #pragma unroll
             for (u32 s = 0; s < (1u << r); s++) v[s] = lift_word(lt, src[fwd_off(s, r, g)], q);
         } else {
-            CONST_AS u64 *src = in + row * n + col;
+            CONST_AS DWORD *src = in + row * n + col;
 #pragma unroll
             for (u32 s = 0; s < (1u << r); s++) v[s] = src[fwd_off(s, r, g)];
         }
         fwd_round_r(v, r, rw, rq, m, i1, q);
-        GLOBAL_AS u64 *dst = out + row * n + col;
+        GLOBAL_AS DWORD *dst = out + row * n + col;
 #pragma unroll
         for (u32 s = 0; s < (1u << r); s++) {
             u64 o = v[s];
             if (last) o = fwd_final(o, q);
-            dst[fwd_off(s, r, g)] = o;
+            dst[fwd_off(s, r, g)] = fwd_store(o, q);
         }
     }
 }
 
 /* ntt_fwd_radix{4,8,16}_u64: one register pass of log2(R) rounds from 2^log_m blocks. */
 #define NTT_FWD_RADIX_KERNEL(R, LOG_R)                                                                   \
-    KERNEL_FQ void ntt_fwd_radix##R##_u64(GLOBAL_AS u64 *data, CONST_AS u64 *roots, CONST_AS u64 *roots_q, \
+    KERNEL_FQ void ntt_fwd_radix##R##_u64(GLOBAL_AS DWORD *data, CONST_AS u64 *roots, CONST_AS u64 *roots_q, \
                                           CONST_AS u64 *moduli, u32 k, u32 log_n, u32 log_m, u32 last,    \
                                           u64 total)                                                      \
     {                                                                                                    \
@@ -319,7 +337,7 @@ NTT_FWD_RADIX_KERNEL(16, 4)
 
 /* The first radix-8 pass of the digit NTTs fused with the digit lift (see fwd_radix_pass):
  * lifted[j][i] = first three rounds of (t[j] mod p_i), rows digit-major (k = kp primes). */
-KERNEL_FQ void ntt_fwd_radix8_lift_u64(GLOBAL_AS u64 *lifted, CONST_AS u64 *t, CONST_AS u64 *r1,
+KERNEL_FQ void ntt_fwd_radix8_lift_u64(GLOBAL_AS DWORD *lifted, CONST_AS DWORD *t, CONST_AS u64 *r1,
                                        CONST_AS u64 *roots, CONST_AS u64 *roots_q, CONST_AS u64 *moduli,
                                        u32 kp, u32 log_n, u64 total)
 {
@@ -329,7 +347,7 @@ KERNEL_FQ void ntt_fwd_radix8_lift_u64(GLOBAL_AS u64 *lifted, CONST_AS u64 *t, C
 /* The first radix-8 pass of the NTT in mod-down / rescale fused with the rounding correction:
  * d[c][i] = first three rounds of ((last[c] + ⌊p/2⌋) mod p) mod q_i + (q_i − ⌊p/2⌋ mod q_i),
  * rows poly-major over the k primes q_i (see moddown_prep_u64 in keyswitch.cl). */
-KERNEL_FQ void ntt_fwd_radix8_moddown_u64(GLOBAL_AS u64 *d, CONST_AS u64 *last, CONST_AS u64 *r1,
+KERNEL_FQ void ntt_fwd_radix8_moddown_u64(GLOBAL_AS DWORD *d, CONST_AS DWORD *last, CONST_AS u64 *r1,
                                           CONST_AS u64 *roots, CONST_AS u64 *roots_q, CONST_AS u64 *moduli,
                                           u32 k, u32 log_n, u64 total, u64 p_last, u64 p_last_r1)
 {
@@ -455,7 +473,7 @@ DECLSPEC void fwd_simd_rounds(LOCAL_AS u64 *tile, u32 T, CONST_AS u64 *rw, CONST
  * `gtile` with the final reduction (the register-resident kernel's first and last steps). Callers
  * pass r, from_global and to_global as literals (the branches and loops fold).
  */
-DECLSPEC_INLINE void fwd_tile_step(LOCAL_AS u64 *tile, GLOBAL_AS u64 *gtile, u32 T, CONST_AS u64 *rw, CONST_AS u64 *rq,
+DECLSPEC_INLINE void fwd_tile_step(LOCAL_AS u64 *tile, GLOBAL_AS DWORD *gtile, u32 T, CONST_AS u64 *rw, CONST_AS u64 *rq,
                                    u64 q, u32 log_n, u32 lm, u32 tin, const u32 r, const u32 from_global,
                                    const u32 to_global)
 {
@@ -489,7 +507,7 @@ DECLSPEC_INLINE void fwd_tile_step(LOCAL_AS u64 *tile, GLOBAL_AS u64 *gtile, u32
 DECLSPEC_INLINE void fwd_slm_step(LOCAL_AS u64 *tile, u32 T, CONST_AS u64 *rw, CONST_AS u64 *rq, u64 q, u32 log_n, u32 lm,
                            u32 tin, const u32 r)
 {
-    fwd_tile_step(tile, (GLOBAL_AS u64 *)0, T, rw, rq, q, log_n, lm, tin, r, 0, 0);
+    fwd_tile_step(tile, (GLOBAL_AS DWORD *)0, T, rw, rq, q, log_n, lm, tin, r, 0, 0);
 }
 
 /*
@@ -536,7 +554,7 @@ DECLSPEC void fwd_slm_rounds(LOCAL_AS u64 *tile, u32 T, CONST_AS u64 *rw, CONST_
  * All remaining forward rounds from 2^log_m blocks on, inside tiles of XEHE_SLM_TILE words.
  * One work-group per tile. Ends with the final reduction.
  */
-KERNEL_FQ void ntt_fwd_slm_u64(GLOBAL_AS u64 *data, CONST_AS u64 *roots, CONST_AS u64 *roots_q,
+KERNEL_FQ void ntt_fwd_slm_u64(GLOBAL_AS DWORD *data, CONST_AS u64 *roots, CONST_AS u64 *roots_q,
                                CONST_AS u64 *moduli, u32 k, u32 log_n, u32 log_m, u32 mode)
 {
     LOCAL_ARRAY(u64, tile, SLM_WORDS);
@@ -547,7 +565,7 @@ KERNEL_FQ void ntt_fwd_slm_u64(GLOBAL_AS u64 *data, CONST_AS u64 *roots, CONST_A
     u32 tin = GROUP_ID() % tiles_per_row;
     u32 p = NTT_PRIME(row);
     u64 q = moduli[p];
-    GLOBAL_AS u64 *src = data + ((u64)row << log_n) + (u64)tin * T;
+    GLOBAL_AS DWORD *src = data + ((u64)row << log_n) + (u64)tin * T;
     for (u32 e = LOCAL_ID(); e < T; e += LOCAL_SIZE()) tile[SLM_PAD(e)] = src[e];
     SYNC_THREADS();
     fwd_slm_rounds(tile, T, roots + ((u64)p << log_n), roots_q + ((u64)p << log_n), q, log_n, log_m, tin, mode,
@@ -584,7 +602,7 @@ KERNEL_FQ void ntt_fwd_slm_u64(GLOBAL_AS u64 *data, CONST_AS u64 *roots, CONST_A
 #define FWD_REG_FIRST(R) FWD_REG_STEP(R, 1, 0)
 #define FWD_REG_MID(R) FWD_REG_STEP(R, 0, 0)
 #define FWD_REG_LAST(R) FWD_REG_STEP(R, 0, 1)
-DECLSPEC void fwd_reg_rounds(LOCAL_AS u64 *tile, GLOBAL_AS u64 *gtile, u32 T, CONST_AS u64 *rw, CONST_AS u64 *rq, u64 q,
+DECLSPEC void fwd_reg_rounds(LOCAL_AS u64 *tile, GLOBAL_AS DWORD *gtile, u32 T, CONST_AS u64 *rw, CONST_AS u64 *rq, u64 q,
                              u32 log_n, u32 log_m, u32 tin, u32 mode)
 {
     u32 lr = MODE_LOG_RADIX(SLM_MODE(mode));
@@ -619,7 +637,7 @@ DECLSPEC tile_id_t tile_of_group(u32 k, u32 log_n, u32 T)
 }
 
 /* ntt_fwd_slm_u64 with register-resident first and last steps (fwd_reg_rounds); same arguments. */
-KERNEL_FQ void ntt_fwd_reg_u64(GLOBAL_AS u64 *data, CONST_AS u64 *roots, CONST_AS u64 *roots_q,
+KERNEL_FQ void ntt_fwd_reg_u64(GLOBAL_AS DWORD *data, CONST_AS u64 *roots, CONST_AS u64 *roots_q,
                                CONST_AS u64 *moduli, u32 k, u32 log_n, u32 log_m, u32 mode)
 {
     LOCAL_ARRAY(u64, tile, SLM_WORDS);
@@ -632,7 +650,7 @@ KERNEL_FQ void ntt_fwd_reg_u64(GLOBAL_AS u64 *data, CONST_AS u64 *roots, CONST_A
 /* ---------------- inverse ---------------- */
 
 /* One inverse round with 2^log_m blocks (gap N / 2^(log_m+1)); log_m == 0 is the scaled last round. */
-KERNEL_FQ void ntt_inv_radix2_u64(GLOBAL_AS u64 *data, CONST_AS u64 *iroots, CONST_AS u64 *iroots_q,
+KERNEL_FQ void ntt_inv_radix2_u64(GLOBAL_AS DWORD *data, CONST_AS u64 *iroots, CONST_AS u64 *iroots_q,
                                   CONST_AS u64 *moduli, CONST_AS u64 *inv_n, CONST_AS u64 *inv_n_q,
                                   CONST_AS u64 *last_w, CONST_AS u64 *last_wq, u32 k, u32 log_n, u32 log_m,
                                   u64 total)
@@ -660,7 +678,7 @@ KERNEL_FQ void ntt_inv_radix2_u64(GLOBAL_AS u64 *data, CONST_AS u64 *iroots, CON
 }
 
 /* One radix-2^r inverse pass (r rounds from 2^log_m blocks down) over `total` groups. */
-DECLSPEC_INLINE void inv_radix_pass(GLOBAL_AS u64 *data, CONST_AS u64 *iroots, CONST_AS u64 *iroots_q, CONST_AS u64 *moduli,
+DECLSPEC_INLINE void inv_radix_pass(GLOBAL_AS DWORD *data, CONST_AS u64 *iroots, CONST_AS u64 *iroots_q, CONST_AS u64 *moduli,
                              CONST_AS u64 *inv_n, CONST_AS u64 *inv_n_q, CONST_AS u64 *last_w, CONST_AS u64 *last_wq,
                              u32 k, u32 log_n, u32 log_m, u64 total, const u32 r)
 {
@@ -687,7 +705,7 @@ DECLSPEC_INLINE void inv_radix_pass(GLOBAL_AS u64 *data, CONST_AS u64 *iroots, C
 
 /* ntt_inv_radix{4,8,16}_u64: log2(R) inverse rounds (2^log_m blocks down) per thread, in registers. */
 #define NTT_INV_RADIX_KERNEL(R, LOG_R)                                                                      \
-    KERNEL_FQ void ntt_inv_radix##R##_u64(GLOBAL_AS u64 *data, CONST_AS u64 *iroots, CONST_AS u64 *iroots_q, \
+    KERNEL_FQ void ntt_inv_radix##R##_u64(GLOBAL_AS DWORD *data, CONST_AS u64 *iroots, CONST_AS u64 *iroots_q, \
                                           CONST_AS u64 *moduli, CONST_AS u64 *inv_n, CONST_AS u64 *inv_n_q,    \
                                           CONST_AS u64 *last_w, CONST_AS u64 *last_wq, u32 k, u32 log_n,       \
                                           u32 log_m, u64 total)                                              \
@@ -814,7 +832,7 @@ DECLSPEC inv_last_t inv_last(CONST_AS u64 *inv_n, CONST_AS u64 *inv_n_q, CONST_A
  * in SLM; stop_log_m is the block count exponent after the last round done here. When it is
  * 0 the scaled last round was done too and the output is canonical.
  */
-KERNEL_FQ void ntt_inv_slm_u64(GLOBAL_AS u64 *data, CONST_AS u64 *iroots, CONST_AS u64 *iroots_q,
+KERNEL_FQ void ntt_inv_slm_u64(GLOBAL_AS DWORD *data, CONST_AS u64 *iroots, CONST_AS u64 *iroots_q,
                                CONST_AS u64 *moduli, CONST_AS u64 *inv_n, CONST_AS u64 *inv_n_q,
                                CONST_AS u64 *last_w, CONST_AS u64 *last_wq, u32 k, u32 log_n, u32 stop_log_m,
                                u32 mode)
@@ -828,7 +846,7 @@ KERNEL_FQ void ntt_inv_slm_u64(GLOBAL_AS u64 *data, CONST_AS u64 *iroots, CONST_
     u32 tin = GROUP_ID() % tiles_per_row;
     u32 p = NTT_PRIME(row);
     u64 q = moduli[p];
-    GLOBAL_AS u64 *src = data + ((u64)row << log_n) + (u64)tin * T;
+    GLOBAL_AS DWORD *src = data + ((u64)row << log_n) + (u64)tin * T;
     for (u32 e = LOCAL_ID(); e < T; e += LOCAL_SIZE()) tile[SLM_PAD(e)] = src[e];
     SYNC_THREADS();
     inv_slm_rounds(tile, T, iroots + ((u64)p << log_n), iroots_q + ((u64)p << log_n), q, log_n, n, stop_log_m, tin,
@@ -914,7 +932,7 @@ DECLSPEC void cluster_sync(void)
 }
 
 /* Bring `bytes` (a multiple of 16) at `p` into L2 without waiting (Hopper bulk prefetch). */
-DECLSPEC void prefetch_l2(CONST_AS u64 *p, u32 bytes)
+DECLSPEC void prefetch_l2(CONST_AS DWORD *p, u32 bytes)
 {
     asm volatile("{ .reg .u64 g; cvta.to.global.u64 g, %0; cp.async.bulk.prefetch.L2.global [g], %1; }" ::"l"(p), "r"(bytes)
                  : "memory");
@@ -930,7 +948,7 @@ DECLSPEC void prefetch_l2(CONST_AS u64 *p, u32 bytes)
  */
 /* fwd_cluster_row up to the last round: returns this CTA's tile (T words, lazy, SLM_PAD
  * layout, the tile's rounds done and synchronized) for the caller's epilogue. */
-DECLSPEC LOCAL_AS u64 *fwd_cluster_tile(CONST_AS u64 *src, u32 lift, lift_t lt, CONST_AS u64 *rw, CONST_AS u64 *rq,
+DECLSPEC LOCAL_AS u64 *fwd_cluster_tile(CONST_AS DWORD *src, u32 lift, lift_t lt, CONST_AS u64 *rw, CONST_AS u64 *rq,
                                         u64 q, u32 log_n, u32 log_m, u32 mode)
 {
     LOCAL_ARRAY(u64, tile, SLM_WORDS);
@@ -955,7 +973,7 @@ DECLSPEC LOCAL_AS u64 *fwd_cluster_tile(CONST_AS u64 *src, u32 lift, lift_t lt, 
     return tile;
 }
 
-DECLSPEC void fwd_cluster_row(GLOBAL_AS u64 *dst, CONST_AS u64 *src, u32 lift, lift_t lt, CONST_AS u64 *rw,
+DECLSPEC void fwd_cluster_row(GLOBAL_AS DWORD *dst, CONST_AS DWORD *src, u32 lift, lift_t lt, CONST_AS u64 *rw,
                               CONST_AS u64 *rq, u64 q, u32 log_n, u32 log_m, u32 mode)
 {
     LOCAL_AS u64 *tile = fwd_cluster_tile(src, lift, lt, rw, rq, q, log_n, log_m, mode);
@@ -968,7 +986,7 @@ DECLSPEC void fwd_cluster_row(GLOBAL_AS u64 *dst, CONST_AS u64 *src, u32 lift, l
  * same buffer for a plain NTT), or with lift_div != 0 from row LIFT_SRC_ROW of `in` through
  * lift_word.
  */
-DECLSPEC void fwd_cluster(GLOBAL_AS u64 *data, CONST_AS u64 *in, u32 lift_div, CONST_AS u64 *r1, CONST_AS u64 *roots,
+DECLSPEC void fwd_cluster(GLOBAL_AS DWORD *data, CONST_AS DWORD *in, u32 lift_div, CONST_AS u64 *r1, CONST_AS u64 *roots,
                           CONST_AS u64 *roots_q, CONST_AS u64 *moduli, u32 k, u32 log_n, u32 log_m, u32 mode,
                           u64 p_last, u64 p_last_r1)
 {
@@ -979,21 +997,21 @@ DECLSPEC void fwd_cluster(GLOBAL_AS u64 *data, CONST_AS u64 *in, u32 lift_div, C
     if (lift_div && !p_last && LIFT_SRC_ROW(row, lift_div) == p) return;
 #endif
     u64 q = moduli[p];
-    CONST_AS u64 *src = in + ((u64)(lift_div ? LIFT_SRC_ROW(row, lift_div) : row) << log_n);
+    CONST_AS DWORD *src = in + ((u64)(lift_div ? LIFT_SRC_ROW(row, lift_div) : row) << log_n);
     lift_t lt = lift_init(lift_div ? r1[p] : 0, q, p_last, p_last_r1);
     fwd_cluster_row(data + ((u64)row << log_n), src, lift_div, lt, roots + ((u64)p << log_n), roots_q + ((u64)p << log_n),
                     q, log_n, log_m, mode);
 }
 
 /* Same arguments as ntt_fwd_slm_u64 (log_m = c: the first round inside a tile). */
-KERNEL_CLUSTER_FQ ntt_fwd_cluster_u64(GLOBAL_AS u64 *data, CONST_AS u64 *roots, CONST_AS u64 *roots_q,
+KERNEL_CLUSTER_FQ ntt_fwd_cluster_u64(GLOBAL_AS DWORD *data, CONST_AS u64 *roots, CONST_AS u64 *roots_q,
                                       CONST_AS u64 *moduli, u32 k, u32 log_n, u32 log_m, u32 mode)
 {
     fwd_cluster(data, data, 0, moduli, roots, roots_q, moduli, k, log_n, log_m, mode, 0, 0);
 }
 
 /* ntt_fwd_radix8_lift_u64 as one cluster NTT: lifted[j][i] = NTT(t[j] mod p_i) (k = kp primes). */
-KERNEL_CLUSTER_FQ ntt_fwd_cluster_lift_u64(GLOBAL_AS u64 *lifted, CONST_AS u64 *t, CONST_AS u64 *r1,
+KERNEL_CLUSTER_FQ ntt_fwd_cluster_lift_u64(GLOBAL_AS DWORD *lifted, CONST_AS DWORD *t, CONST_AS u64 *r1,
                                            CONST_AS u64 *roots, CONST_AS u64 *roots_q, CONST_AS u64 *moduli,
                                            u32 kp, u32 log_n, u32 log_m, u32 mode)
 {
@@ -1013,10 +1031,10 @@ KERNEL_CLUSTER_FQ ntt_fwd_cluster_lift_u64(GLOBAL_AS u64 *lifted, CONST_AS u64 *
  * digit at its own prime here, as the separate launches do, was not kept: 349–353 µs per launch
  * at 2^16 in the one call that tried it, against 316–324 without in three others; H100.)
  */
-KERNEL_CLUSTER_FQ ntt_fwd_cluster_lift_inner_u64(GLOBAL_AS u64 *lifted, CONST_AS u64 *t, CONST_AS u64 *r1,
+KERNEL_CLUSTER_FQ ntt_fwd_cluster_lift_inner_u64(GLOBAL_AS DWORD *lifted, CONST_AS DWORD *t, CONST_AS u64 *r1,
                                                  CONST_AS u64 *roots, CONST_AS u64 *roots_q, CONST_AS u64 *moduli,
                                                  u32 kp, u32 log_n, u32 log_m, u32 mode, u32 i0, u32 w,
-                                                 GLOBAL_AS u64 *prod, CONST_AS u64 *prev, CONST_AS u64 *key,
+                                                 GLOBAL_AS DWORD *prod, CONST_AS DWORD *prev, CONST_AS DWORD *key,
                                                  CONST_AS u64 *r0, u32 kd, u32 key_k, u32 p0, u32 pw,
                                                  u32 inner_clusters)
 {
@@ -1033,7 +1051,7 @@ KERNEL_CLUSTER_FQ ntt_fwd_cluster_lift_inner_u64(GLOBAL_AS u64 *lifted, CONST_AS
 #pragma unroll 4
             for (u32 j = 0; j < kd; j++) {
                 u64 v = prev[(((u64)j * pw + ii) << log_n) + x];
-                CONST_AS u64 *k0 = key + (((u64)j * 2 * key_k + ki) << log_n) + x;
+                CONST_AS DWORD *k0 = key + (((u64)j * 2 * key_k + ki) << log_n) + x;
                 a0 = mad64_wide(v, k0[0], a0);
                 a1 = mad64_wide(v, k0[(u64)key_k << log_n], a1);
             }
@@ -1050,7 +1068,7 @@ KERNEL_CLUSTER_FQ ntt_fwd_cluster_lift_inner_u64(GLOBAL_AS u64 *lifted, CONST_AS
 }
 
 /* ntt_fwd_radix8_moddown_u64 as one cluster NTT (the rounding correction of mod-down/rescale). */
-KERNEL_CLUSTER_FQ ntt_fwd_cluster_moddown_u64(GLOBAL_AS u64 *d, CONST_AS u64 *last, CONST_AS u64 *r1,
+KERNEL_CLUSTER_FQ ntt_fwd_cluster_moddown_u64(GLOBAL_AS DWORD *d, CONST_AS DWORD *last, CONST_AS u64 *r1,
                                               CONST_AS u64 *roots, CONST_AS u64 *roots_q, CONST_AS u64 *moduli,
                                               u32 k, u32 log_n, u32 log_m, u32 mode, u64 p_last, u64 p_last_r1)
 {
@@ -1064,7 +1082,7 @@ KERNEL_CLUSTER_FQ ntt_fwd_cluster_moddown_u64(GLOBAL_AS u64 *d, CONST_AS u64 *la
  * recomputed from the arguments after the NTT, so nothing extra stays live across it (its
  * register count sets the CTAs per SM).
  */
-DECLSPEC void moddown_fin_epilogue(GLOBAL_AS u64 *out, CONST_AS u64 *c, CONST_AS u64 *xs, LOCAL_AS u64 *tile, u64 q,
+DECLSPEC void moddown_fin_epilogue(GLOBAL_AS DWORD *out, CONST_AS DWORD *c, CONST_AS DWORD *xs, LOCAL_AS u64 *tile, u64 q,
                                    u64 ip, u64 ipq)
 {
     u64 w0 = (u64)cluster_rank() * XEHE_SLM_TILE;
@@ -1080,8 +1098,8 @@ DECLSPEC void moddown_fin_epilogue(GLOBAL_AS u64 *out, CONST_AS u64 *c, CONST_AS
 /* moddown_fin_epilogue for row `row` = (c, i) (c = row / k) of out and c01 (k rows per
  * polynomial; c01 read as 0 from word c_words on) and row (c, i) of xs (x_rows_per_poly rows per
  * polynomial). */
-DECLSPEC void moddown_fin_epilogue_rows(GLOBAL_AS u64 *out, LOCAL_AS u64 *tile, u32 row, u32 k, CONST_AS u64 *moduli,
-                                        u32 log_n, CONST_AS u64 *c01, CONST_AS u64 *xs, CONST_AS u64 *inv_p,
+DECLSPEC void moddown_fin_epilogue_rows(GLOBAL_AS DWORD *out, LOCAL_AS u64 *tile, u32 row, u32 k, CONST_AS u64 *moduli,
+                                        u32 log_n, CONST_AS DWORD *c01, CONST_AS DWORD *xs, CONST_AS u64 *inv_p,
                                         CONST_AS u64 *inv_p_q, u32 x_rows_per_poly, u64 c_words)
 {
     u32 c = row / k, i = row % k;
@@ -1093,14 +1111,14 @@ DECLSPEC void moddown_fin_epilogue_rows(GLOBAL_AS u64 *out, LOCAL_AS u64 *tile, 
 /* The argument list of the mod-down finish kernels below (the host builds it once,
  * src/device/gpu/ntt.rs forward_moddown_finish; each kernel's comment says which it reads). */
 #define MODDOWN_FIN_ARGS                                                                               \
-    (GLOBAL_AS u64 * out, CONST_AS u64 * last, CONST_AS u64 * r1, CONST_AS u64 * roots, CONST_AS u64 * roots_q, \
+    (GLOBAL_AS DWORD * out, CONST_AS DWORD * last, CONST_AS u64 * r1, CONST_AS u64 * roots, CONST_AS u64 * roots_q, \
      CONST_AS u64 * moduli, u32 k, u32 log_n, u32 log_m, u32 mode, u64 p_last, u64 p_last_r1,          \
-     CONST_AS u64 * c01, CONST_AS u64 * xs, CONST_AS u64 * inv_p, CONST_AS u64 * inv_p_q,              \
+     CONST_AS DWORD * c01, CONST_AS DWORD * xs, CONST_AS u64 * inv_p, CONST_AS u64 * inv_p_q,              \
      u32 x_rows_per_poly, u64 c_words)
 
 /* This CTA's tile of the plain forward NTT of row `row` (prime i) of `last` (one canonical row
  * per (polynomial, prime)), for a finish epilogue. */
-DECLSPEC LOCAL_AS u64 *fin_rows_tile(CONST_AS u64 *last, u32 row, u32 i, CONST_AS u64 *roots, CONST_AS u64 *roots_q,
+DECLSPEC LOCAL_AS u64 *fin_rows_tile(CONST_AS DWORD *last, u32 row, u32 i, CONST_AS u64 *roots, CONST_AS u64 *roots_q,
                                      u64 q, u32 log_n, u32 log_m, u32 mode)
 {
     return fwd_cluster_tile(last + ((u64)row << log_n), 0, lift_init(0, q, 0, 0), roots + ((u64)i << log_n),
@@ -1150,7 +1168,7 @@ KERNEL_CLUSTER_FQ ntt_fwd_cluster_fin_many_u64 MODDOWN_FIN_ARGS
     u64 q = moduli[i];
     LOCAL_AS u64 *tile = fin_rows_tile(last, row, i, roots, roots_q, q, log_n, log_m, mode);
     u32 h = row / x_rows_per_poly, rr = row % x_rows_per_poly;
-    GLOBAL_AS u64 *dst = (GLOBAL_AS u64 *)c01[h] + ((u64)rr << log_n);
+    GLOBAL_AS DWORD *dst = (GLOBAL_AS DWORD *)((CONST_AS u64 *)c01)[h] + ((u64)rr << log_n);
     moddown_fin_epilogue(dst, 0, xs + ((u64)row << log_n), tile, q, inv_p[i], inv_p_q[i]);
 }
 
@@ -1158,7 +1176,7 @@ KERNEL_CLUSTER_FQ ntt_fwd_cluster_fin_many_u64 MODDOWN_FIN_ARGS
  * The inverse cluster NTT of row GROUP_ID() / C into row `row` of `data`, reading that row from
  * `src` (`data` itself in place). Output canonical.
  */
-DECLSPEC void inv_cluster(GLOBAL_AS u64 *data, CONST_AS u64 *src, CONST_AS u64 *iroots, CONST_AS u64 *iroots_q,
+DECLSPEC void inv_cluster(GLOBAL_AS DWORD *data, CONST_AS DWORD *src, CONST_AS u64 *iroots, CONST_AS u64 *iroots_q,
                           CONST_AS u64 *moduli, CONST_AS u64 *inv_n, CONST_AS u64 *inv_n_q, CONST_AS u64 *last_w,
                           CONST_AS u64 *last_wq, u32 k, u32 log_n, u32 stop_log_m, u32 mode)
 {
@@ -1171,8 +1189,8 @@ DECLSPEC void inv_cluster(GLOBAL_AS u64 *data, CONST_AS u64 *src, CONST_AS u64 *
     CONST_AS u64 *rw = iroots + ((u64)p << log_n);
     CONST_AS u64 *rq = iroots_q + ((u64)p << log_n);
     inv_last_t il = inv_last(inv_n, inv_n_q, last_w, last_wq, p);
-    GLOBAL_AS u64 *dst = data + ((u64)row << log_n);
-    CONST_AS u64 *own = src + (u64)rank * T;
+    GLOBAL_AS DWORD *dst = data + ((u64)row << log_n);
+    CONST_AS DWORD *own = src + (u64)rank * T;
     for (u32 e = LOCAL_ID(); e < T; e += LOCAL_SIZE()) tile[SLM_PAD(e)] = own[e];
     SYNC_THREADS();
     inv_slm_rounds(tile, T, rw, rq, q, log_n, n, stop_log_m, rank, mode, 1, il, scratch);
@@ -1195,7 +1213,7 @@ DECLSPEC void inv_cluster(GLOBAL_AS u64 *data, CONST_AS u64 *src, CONST_AS u64 *
 }
 
 /* Same arguments as ntt_inv_slm_u64 (stop_log_m = c); output canonical. */
-KERNEL_CLUSTER_INV_FQ ntt_inv_cluster_u64(GLOBAL_AS u64 *data, CONST_AS u64 *iroots, CONST_AS u64 *iroots_q,
+KERNEL_CLUSTER_INV_FQ ntt_inv_cluster_u64(GLOBAL_AS DWORD *data, CONST_AS u64 *iroots, CONST_AS u64 *iroots_q,
                                       CONST_AS u64 *moduli, CONST_AS u64 *inv_n, CONST_AS u64 *inv_n_q,
                                       CONST_AS u64 *last_w, CONST_AS u64 *last_wq, u32 k, u32 log_n,
                                       u32 stop_log_m, u32 mode)
@@ -1209,10 +1227,10 @@ KERNEL_CLUSTER_INV_FQ ntt_inv_cluster_u64(GLOBAL_AS u64 *data, CONST_AS u64 *iro
  * r · src_stride + src_row of `in` (rescale's and mod-down's last limb of every polynomial,
  * read where it lies instead of gathered first; `in` is left unchanged).
  */
-KERNEL_CLUSTER_INV_FQ ntt_inv_cluster_from_u64(GLOBAL_AS u64 *data, CONST_AS u64 *iroots, CONST_AS u64 *iroots_q,
+KERNEL_CLUSTER_INV_FQ ntt_inv_cluster_from_u64(GLOBAL_AS DWORD *data, CONST_AS u64 *iroots, CONST_AS u64 *iroots_q,
                                            CONST_AS u64 *moduli, CONST_AS u64 *inv_n, CONST_AS u64 *inv_n_q,
                                            CONST_AS u64 *last_w, CONST_AS u64 *last_wq, u32 k, u32 log_n,
-                                           u32 stop_log_m, u32 mode, CONST_AS u64 *in, u32 src_stride, u32 src_row)
+                                           u32 stop_log_m, u32 mode, CONST_AS DWORD *in, u32 src_stride, u32 src_row)
 {
     u64 r = (u64)(GROUP_ID() / XEHE_CLUSTER) * src_stride + src_row;
     inv_cluster(data, in + (r << log_n), iroots, iroots_q, moduli, inv_n, inv_n_q, last_w, last_wq, k, log_n,
@@ -1236,7 +1254,7 @@ KERNEL_CLUSTER_INV_FQ ntt_inv_cluster_from_u64(GLOBAL_AS u64 *data, CONST_AS u64
  * Column kernels: one work-group per row and chunk of C = N2 / N1 adjacent columns (coalesced),
  * kept column after column in shared memory.
  */
-DECLSPEC void fs_columns(GLOBAL_AS u64 *src, LOCAL_AS u64 *tile, u32 log_n, u32 log_n1, u32 load)
+DECLSPEC void fs_columns(GLOBAL_AS DWORD *src, LOCAL_AS u64 *tile, u32 log_n, u32 log_n1, u32 load, u64 q)
 {
     const u32 T = XEHE_SLM_TILE;
     u32 log_c = log_n - 2 * log_n1; /* log2 C */
@@ -1247,11 +1265,11 @@ DECLSPEC void fs_columns(GLOBAL_AS u64 *src, LOCAL_AS u64 *tile, u32 log_n, u32 
         if (load)
             tile[s] = src[g];
         else
-            src[g] = tile[s];
+            src[g] = fwd_store(tile[s], q); /* a forward column's lazy output; < 4q inverse ones */
     }
 }
 
-KERNEL_FQ void ntt_fwd_cols_u64(GLOBAL_AS u64 *data, CONST_AS u64 *roots, CONST_AS u64 *roots_q,
+KERNEL_FQ void ntt_fwd_cols_u64(GLOBAL_AS DWORD *data, CONST_AS u64 *roots, CONST_AS u64 *roots_q,
                                 CONST_AS u64 *moduli, CONST_AS u64 *twist, CONST_AS u64 *twist_q, u32 k, u32 log_n,
                                 u32 log_n1, u32 mode)
 {
@@ -1263,15 +1281,15 @@ KERNEL_FQ void ntt_fwd_cols_u64(GLOBAL_AS u64 *data, CONST_AS u64 *roots, CONST_
     u32 row = GROUP_ID() >> log_n1;
     u32 chunk = GROUP_ID() & ((1u << log_n1) - 1);
     u32 p = NTT_PRIME(row);
-    GLOBAL_AS u64 *src = data + ((u64)row << log_n) + ((u64)chunk << (log_n - 2 * log_n1));
-    fs_columns(src, tile, log_n, log_n1, 1);
+    GLOBAL_AS DWORD *src = data + ((u64)row << log_n) + ((u64)chunk << (log_n - 2 * log_n1));
+    fs_columns(src, tile, log_n, log_n1, 1, 0);
     SYNC_THREADS();
     fwd_slm_rounds(tile, T, roots + ((u64)p << log_n), roots_q + ((u64)p << log_n), moduli[p], log_n1, 0, 0, mode,
                    scratch);
-    fs_columns(src, tile, log_n, log_n1, 0);
+    fs_columns(src, tile, log_n, log_n1, 0, moduli[p]);
 }
 
-KERNEL_FQ void ntt_fwd_rows_u64(GLOBAL_AS u64 *data, CONST_AS u64 *roots, CONST_AS u64 *roots_q,
+KERNEL_FQ void ntt_fwd_rows_u64(GLOBAL_AS DWORD *data, CONST_AS u64 *roots, CONST_AS u64 *roots_q,
                                 CONST_AS u64 *moduli, CONST_AS u64 *twist, CONST_AS u64 *twist_q, u32 k, u32 log_n,
                                 u32 log_n1, u32 mode)
 {
@@ -1292,7 +1310,7 @@ KERNEL_FQ void ntt_fwd_rows_u64(GLOBAL_AS u64 *data, CONST_AS u64 *roots, CONST_
     for (u32 e = LOCAL_ID(); e < T; e += LOCAL_SIZE()) data[off + e] = fwd_final(tile[SLM_PAD(e)], q);
 }
 
-KERNEL_FQ void ntt_inv_rows_u64(GLOBAL_AS u64 *data, CONST_AS u64 *iroots, CONST_AS u64 *iroots_q,
+KERNEL_FQ void ntt_inv_rows_u64(GLOBAL_AS DWORD *data, CONST_AS u64 *iroots, CONST_AS u64 *iroots_q,
                                 CONST_AS u64 *moduli, CONST_AS u64 *inv_n, CONST_AS u64 *inv_n_q,
                                 CONST_AS u64 *last_w, CONST_AS u64 *last_wq, CONST_AS u64 *itwist,
                                 CONST_AS u64 *itwist_q, u32 k, u32 log_n, u32 log_n1, u32 mode)
@@ -1314,7 +1332,7 @@ KERNEL_FQ void ntt_inv_rows_u64(GLOBAL_AS u64 *data, CONST_AS u64 *iroots, CONST
         data[off + e] = mul_shoup_lazy(tile[SLM_PAD(e)], itwist[toff + e], itwist_q[toff + e], q);
 }
 
-KERNEL_FQ void ntt_inv_cols_u64(GLOBAL_AS u64 *data, CONST_AS u64 *iroots, CONST_AS u64 *iroots_q,
+KERNEL_FQ void ntt_inv_cols_u64(GLOBAL_AS DWORD *data, CONST_AS u64 *iroots, CONST_AS u64 *iroots_q,
                                 CONST_AS u64 *moduli, CONST_AS u64 *inv_n, CONST_AS u64 *inv_n_q,
                                 CONST_AS u64 *last_w, CONST_AS u64 *last_wq, CONST_AS u64 *itwist,
                                 CONST_AS u64 *itwist_q, u32 k, u32 log_n, u32 log_n1, u32 mode)
@@ -1325,14 +1343,14 @@ KERNEL_FQ void ntt_inv_cols_u64(GLOBAL_AS u64 *data, CONST_AS u64 *iroots, CONST
     u32 row = GROUP_ID() >> log_n1;
     u32 chunk = GROUP_ID() & ((1u << log_n1) - 1);
     u32 p = NTT_PRIME(row);
-    GLOBAL_AS u64 *src = data + ((u64)row << log_n) + ((u64)chunk << (log_n - 2 * log_n1));
+    GLOBAL_AS DWORD *src = data + ((u64)row << log_n) + ((u64)chunk << (log_n - 2 * log_n1));
     (void)itwist;
     (void)itwist_q;
-    fs_columns(src, tile, log_n, log_n1, 1);
+    fs_columns(src, tile, log_n, log_n1, 1, 0);
     SYNC_THREADS();
     inv_slm_rounds(tile, T, iroots + ((u64)p << log_n), iroots_q + ((u64)p << log_n), moduli[p], log_n1, 1u << log_n,
                    0, 0, mode, 1, inv_last(inv_n, inv_n_q, last_w, last_wq, p), scratch);
-    fs_columns(src, tile, log_n, log_n1, 0);
+    fs_columns(src, tile, log_n, log_n1, 0, moduli[p]);
 }
 
 /* ---------------- polynomial multiplication, NTT fused with the Hadamard product ---------------- */
@@ -1356,7 +1374,7 @@ KERNEL_FQ void ntt_inv_cols_u64(GLOBAL_AS u64 *data, CONST_AS u64 *iroots, CONST
  * the kernel exists only where they fit (the polymul plan caps its tile; this file is also
  * compiled with larger tiles for the other kernels, which would otherwise fail to build). */
 #if !defined(IS_CUDA) || (2 * SLM_WORDS + XCHG_WORDS) * 8 <= 49152
-KERNEL_FQ void ntt_polymul_slm_u64(GLOBAL_AS u64 *c, CONST_AS u64 *a, CONST_AS u64 *b, CONST_AS u64 *roots,
+KERNEL_FQ void ntt_polymul_slm_u64(GLOBAL_AS DWORD *c, CONST_AS DWORD *a, CONST_AS DWORD *b, CONST_AS u64 *roots,
                                    CONST_AS u64 *roots_q, CONST_AS u64 *iroots, CONST_AS u64 *iroots_q,
                                    CONST_AS u64 *moduli, CONST_AS u64 *inv_n, CONST_AS u64 *inv_n_q,
                                    CONST_AS u64 *last_w, CONST_AS u64 *last_wq, CONST_AS u64 *r0s, CONST_AS u64 *r1s,

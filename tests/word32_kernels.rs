@@ -8,7 +8,8 @@ mod common;
 
 use common::queues::queues;
 use common::rng::Rng;
-use xehe::device::gpu::{Arg, GpuQueue};
+use std::sync::Arc;
+use xehe::device::gpu::{Arg, Geometry, GpuQueue};
 use xehe::device::kernels::Family;
 use xehe::device::ntt_family::word32::{pack_u32, unpack_u32};
 use xehe::{CoeffModulus, Modulus};
@@ -20,12 +21,70 @@ macro_rules! on_backend {
     ($queue:expr, $q:ident => $body:expr) => {
         match $queue {
             #[cfg(feature = "cuda")]
-            xehe::Queue::Cuda($q) => $body(&**$q),
+            xehe::Queue::Cuda($q) => $body($q),
             #[cfg(feature = "opencl")]
-            xehe::Queue::OpenCl($q) => $body(&**$q),
+            xehe::Queue::OpenCl($q) => $body($q),
             other => common::skip(&format!("word32_kernels: the {} backend has no runtime-compiled kernels", other.backend())),
         }
     };
+}
+
+/// `Q` with every kernel compiled for 32-bit data words (`XEHE_WORD32=1` added to each
+/// launch's defines): the host-side wrappers (NTT plans) run unchanged on packed buffers.
+struct Word32<Q>(Arc<Q>);
+
+impl<Q: GpuQueue> GpuQueue for Word32<Q> {
+    type Buf = Q::Buf;
+    fn alloc(&self, words: usize) -> xehe::Result<Q::Buf> {
+        self.0.alloc(words)
+    }
+    fn scratch(&self, words: usize) -> xehe::Result<Q::Buf> {
+        self.0.scratch(words)
+    }
+    fn upload(&self, host: &[u64]) -> xehe::Result<Q::Buf> {
+        self.0.upload(host)
+    }
+    fn download(&self, buf: &Q::Buf, out: &mut [u64]) -> xehe::Result<()> {
+        self.0.download(buf, out)
+    }
+    fn copy(&self, dst: &Q::Buf, dst_off: usize, src: &Q::Buf, src_off: usize, words: usize) -> xehe::Result<()> {
+        self.0.copy(dst, dst_off, src, src_off, words)
+    }
+    fn zero(&self, buf: &Q::Buf, off: usize, words: usize) -> xehe::Result<()> {
+        self.0.zero(buf, off, words)
+    }
+    fn launch(&self, family: Family, defines: &[(&'static str, String)], kernel: &'static str, geometry: Geometry, args: &[Arg<'_, Q::Buf>]) -> xehe::Result<()> {
+        let mut d = defines.to_vec();
+        d.push(("XEHE_WORD32", "1".into()));
+        self.0.launch(family, &d, kernel, geometry, args)
+    }
+    fn view(&self, buf: &Arc<Q::Buf>, offset: usize, words: usize) -> xehe::Result<Option<Q::Buf>> {
+        self.0.view(buf, offset, words)
+    }
+    fn prefix_view(&self, buf: &Arc<Q::Buf>, words: usize) -> xehe::Result<Option<Q::Buf>> {
+        self.0.prefix_view(buf, words)
+    }
+    fn synchronize(&self) -> xehe::Result<()> {
+        self.0.synchronize()
+    }
+    fn profiler(&self) -> &xehe::device::profiler::Profiler {
+        self.0.profiler()
+    }
+    fn memcache_stats(&self) -> xehe::device::memcache::MemCacheStats {
+        self.0.memcache_stats()
+    }
+    fn upload_static_words(&self, host: &[u64]) -> xehe::Result<Q::Buf> {
+        self.0.upload_static_words(host)
+    }
+    fn shared(&self) -> &xehe::device::gpu::DeviceShared<Q::Buf> {
+        self.0.shared()
+    }
+    fn integer_mma(&self) -> bool {
+        self.0.integer_mma()
+    }
+    fn thread_block_clusters(&self) -> bool {
+        self.0.thread_block_clusters()
+    }
 }
 
 /// Three primes just below 2^30.
@@ -203,7 +262,7 @@ fn base_conversion<Q: GpuQueue>(q: &Q) {
 #[test]
 fn base_conversion_on_32_bit_words() {
     for queue in queues("base_conversion_on_32_bit_words") {
-        on_backend!(&queue, q => base_conversion);
+        on_backend!(&queue, q => |q: &Arc<_>| base_conversion(&**q));
     }
 }
 
@@ -240,16 +299,115 @@ fn row_steps<Q: GpuQueue>(q: &Q) {
     both(&|w| run(q, w, Family::Keyswitch, "modraise_lift_u64", &[&last], &[&moduli, &r1, &q0_mod], &[Arg::U64(q0.value() / 2), Arg::U32(k), Arg::U32(LOG_N), Arg::U64(t)], words, t), "modraise_lift_u64");
 }
 
+/// Hybrid key switching's inner product (`ks_inner_hybrid_u64`, whole keys): four data limbs
+/// in two digits and two special limbs, plain and with `P·c` added (the fused relinearize-rescale).
+fn hybrid_inner_product<Q: GpuQueue>(q: &Q) {
+    let (ell, alpha, d, digits) = (4usize, 2usize, 2u32, 2usize);
+    let e = ell + alpha;
+    let p = CoeffModulus::create(N, &[30; 6]).unwrap();
+    let up = |v: Vec<u64>| q.upload_static(&v).unwrap();
+    let moduli = up(p.iter().map(Modulus::value).collect());
+    let r0 = up(p.iter().map(|m| m.const_ratio()[0]).collect());
+    let r1 = up(p.iter().map(|m| m.const_ratio()[1]).collect());
+    let p_mod = up(p.iter().map(|m| m.value() - 5).collect());
+    let table = q.upload_static(&(0..N as u32).collect::<Vec<_>>()).unwrap();
+    let up_q = rows(&p[..ell], ell * (digits - 1), 21);
+    let up_p = rows(&p[ell..], alpha * digits, 22);
+    let t = rows(&p[..ell], ell, 23);
+    let c = rows(&p[..ell], 2 * ell, 24);
+    let key: Vec<u64> = (0..digits).flat_map(|j| rows(&p, 2 * e, 30 + j as u64)).collect();
+    for pc in [false, true] {
+        let run = |w32: bool| {
+            let (prod_q, prod_p) = (upload(q, &vec![0; 2 * ell * N], w32), upload(q, &vec![0; 2 * alpha * N], w32));
+            let [uq, upp, tb, kb, cb] = [&up_q, &up_p, &t, &key, &c].map(|v| upload(q, v, w32));
+            let mut args = vec![Arg::Buf(&prod_q), Arg::Buf(&prod_p), Arg::Buf(&uq), Arg::Buf(&upp), Arg::Buf(&tb)];
+            args.extend([Arg::Buf(&kb); 16]);
+            args.extend([Arg::Buf(&table); 16]);
+            args.extend([Arg::Buf(&cb), Arg::Buf(&p_mod), Arg::Buf(&cb), Arg::Buf(&cb), Arg::Buf(&cb), Arg::Buf(&moduli), Arg::Buf(&r0), Arg::Buf(&r1)]);
+            args.extend([digits as u32, d, ell as u32, alpha as u32, e as u32, 0, LOG_N, 0, e as u32].map(Arg::U32));
+            let mut defs = defines(w32);
+            if pc {
+                defs.push(("KS_PC", "1".into()));
+            }
+            q.launch(Family::Keyswitch, &defs, "ks_inner_hybrid_u64", Geometry::Items((e * N) as u64), &args).unwrap();
+            [download(q, &prod_q, 2 * ell * N, w32), download(q, &prod_p, 2 * alpha * N, w32)].concat()
+        };
+        both(&run, if pc { "ks_inner_hybrid_u64 (KS_PC)" } else { "ks_inner_hybrid_u64" });
+    }
+}
+
+#[test]
+fn hybrid_inner_product_on_32_bit_words() {
+    for queue in queues("hybrid_inner_product_on_32_bit_words") {
+        on_backend!(&queue, q => |q: &Arc<_>| hybrid_inner_product(&**q));
+    }
+}
+
 #[test]
 fn key_switching_row_steps_on_32_bit_words() {
     for queue in queues("key_switching_row_steps_on_32_bit_words") {
-        on_backend!(&queue, q => row_steps);
+        on_backend!(&queue, q => |q: &Arc<_>| row_steps(&**q));
     }
 }
 
 #[test]
 fn elementwise_kernels_on_32_bit_words() {
     for queue in queues("elementwise_kernels_on_32_bit_words") {
-        on_backend!(&queue, q => elementwise_kernels);
+        on_backend!(&queue, q => |q: &Arc<_>| elementwise_kernels(&**q));
+    }
+}
+
+/// Every portable NTT variant forward and inverse (`native/ntt.cl`) through the evaluator's
+/// tables and plans: the 32-bit layout's words are the 64-bit layout's (the forward passes'
+/// lazy values, up to 11q in 64-bit words, are stored below 4q), at N = 2^13 (global passes
+/// before the shared-memory tile), or 2^10 for a variant that needs N within one tile; rows not
+/// a multiple of the primes.
+fn ntt_variants<Q: GpuQueue>(q: &Arc<Q>) {
+    use xehe::device::gpu::ntt::DeviceNttTables;
+    use xehe::device::ntt_plan::NttVariant;
+    use xehe::math::ntt::NttTables;
+    let narrow = Word32(q.clone());
+    for log_n in [LOG_N, 13] {
+        let n = 1usize << log_n;
+        let p = CoeffModulus::create(n, &[30, 30, 29]).unwrap();
+        let tables: Vec<Arc<NttTables>> = p.iter().map(|m| Arc::new(NttTables::new(log_n, *m).unwrap())).collect();
+        let (wide_t, narrow_t) = (DeviceNttTables::new(&**q, &tables).unwrap(), DeviceNttTables::new(&narrow, &tables).unwrap());
+        let rows_n = 4;
+        let mut rng = Rng(u64::from(log_n));
+        let x: Vec<u64> = (0..rows_n * n).map(|i| rng.next() % p[(i / n) % p.len()].value()).collect();
+        for variant in NttVariant::ALL {
+            let chosen = if variant.supports(13) { 13 } else { LOG_N };
+            if log_n != chosen || !variant.supports(log_n) {
+                continue;
+            }
+            for forward in [true, false] {
+                let wide_buf = q.upload(&x).unwrap();
+                // Full-length buffers (the host checks lengths in 64-bit words), packed in the first half.
+                let mut packed = pack_u32(&x.iter().map(|&w| w as u32).collect::<Vec<_>>());
+                packed.resize(x.len(), 0);
+                let narrow_buf = q.upload(&packed).unwrap();
+                if forward {
+                    wide_t.forward(&**q, &wide_buf, rows_n, variant).unwrap();
+                    narrow_t.forward(&narrow, &narrow_buf, rows_n, variant).unwrap();
+                } else {
+                    wide_t.inverse(&**q, &wide_buf, rows_n, variant).unwrap();
+                    narrow_t.inverse(&narrow, &narrow_buf, rows_n, variant).unwrap();
+                }
+                let mut w = vec![0u64; x.len()];
+                q.download(&wide_buf, &mut w).unwrap();
+                let mut h = vec![0u64; x.len() / 2];
+                q.download(&narrow_buf, &mut h).unwrap();
+                let h: Vec<u64> = unpack_u32(&h, x.len()).into_iter().map(u64::from).collect();
+                let bad = w.iter().zip(&h).filter(|(a, b)| a != b).count();
+                assert_eq!(bad, 0, "N = 2^{log_n}, {variant:?}, forward {forward}: {bad} words differ between the 64- and 32-bit layouts");
+            }
+        }
+    }
+}
+
+#[test]
+fn ntt_variants_on_32_bit_words() {
+    for queue in queues("ntt_variants_on_32_bit_words") {
+        on_backend!(&queue, q => ntt_variants);
     }
 }
