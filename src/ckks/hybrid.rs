@@ -136,22 +136,6 @@ use std::sync::Arc;
 /// Bit size of the special primes added to SEAL's one.
 pub const SPECIAL_PRIME_BITS: u32 = 60;
 
-/// Bit size of the special primes added to SEAL's one when every prime of the key context has
-/// at most this many bits (a word-size chain): so that every residue of the extended base
-/// `Q ∪ P` fits a 32-bit word with the NTT's lazy bound (`4q < 2^32`), as the data's do.
-pub const WORD_SPECIAL_PRIME_BITS: u32 = 30;
-
-/// The bit size of the special primes added to SEAL's one for a key context whose largest
-/// prime has `max_prime_bits` bits: [`WORD_SPECIAL_PRIME_BITS`] for a word-size chain, else
-/// [`SPECIAL_PRIME_BITS`].
-pub fn special_prime_bits(max_prime_bits: u32) -> u32 {
-    if max_prime_bits <= WORD_SPECIAL_PRIME_BITS {
-        WORD_SPECIAL_PRIME_BITS
-    } else {
-        SPECIAL_PRIME_BITS
-    }
-}
-
 /// Hybrid key-switching parameters.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct KeySwitchParams {
@@ -299,9 +283,8 @@ impl PartialEq for HybridKeySwitching {
 }
 
 impl HybridKeySwitching {
-    /// Build the special base (SEAL's special prime plus `α − 1` new primes of
-    /// [`special_prime_bits`]: 60 bits, or 30 when every prime of the key context has at most
-    /// 30) and all precomputation for `context`.
+    /// Build the special base (SEAL's special prime plus `α − 1` new
+    /// [`SPECIAL_PRIME_BITS`]-bit primes) and all precomputation for `context`.
     ///
     /// # Errors
     /// `InvalidParameters` if the context has no key switching (one prime), `α = 0`, `dnum` is
@@ -330,8 +313,7 @@ impl HybridKeySwitching {
         let n = key_cd.n();
         let mut special = vec![all[l]];
         if alpha > 1 {
-            let widest = all.iter().map(Modulus::bit_count).max().unwrap_or(0);
-            let candidates = get_primes(2 * n as u64, special_prime_bits(widest), alpha - 1 + all.len())
+            let candidates = get_primes(2 * n as u64, SPECIAL_PRIME_BITS, alpha - 1 + all.len())
                 .map_err(|e| Error::invalid_parameters(Parameter::KeySwitching, format!("hybrid key switching: {e}")))?;
             special.extend(
                 candidates

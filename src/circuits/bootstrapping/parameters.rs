@@ -152,22 +152,20 @@ impl BootstrappingParameters {
     /// **N = 2^16 with 13 user levels from primes below 2^30, for zero-mean data only**:
     /// [`Self::n16_dense_13`]'s levels as composite levels ([`Self::n16_dense_w32`]'s primes:
     /// `q_0` two 25-bit primes, 13 user and 3 SlotsToCoeffs levels of 40 bits, EvalMod 8×60 and
-    /// CoeffsToSlots 4×56 as pairs of primes), special `12×30`, digits of 10 primes:
-    /// `log2(QP) ≤ 1742`, the same security argument as [`Self::n16_dense`].
+    /// CoeffsToSlots 4×56 as pairs of primes), special primes as `N16-dense-13`'s (`6×60`),
+    /// digits of 10 primes: `log2(QP) ≤ 1742`, the same security argument as
+    /// [`Self::n16_dense`].
     pub fn n16_dense_13_w32() -> Self {
-        Self::n16_dense_13().word_size("N16-dense-13-w32", 12)
+        Self::n16_dense_13().word_size("N16-dense-13-w32")
     }
 
     /// These levels from primes below 2^30 (composite levels): `q_0` two terminal primes, the
-    /// SlotsToCoeffs levels of 40 bits (Cheddar's steps), `alpha` special primes of
-    /// [`WORD_SPECIAL_PRIME_BITS`](crate::ckks::hybrid::WORD_SPECIAL_PRIME_BITS).
-    fn word_size(self, name: &str, alpha: usize) -> Self {
+    /// SlotsToCoeffs levels of 40 bits (Cheddar's steps); the special primes unchanged.
+    fn word_size(self, name: &str) -> Self {
         BootstrappingParameters {
             name: name.into(),
             q0_bits: 2 * super::composite::TERMINAL_BITS,
             slots_to_coeffs_bits: vec![40; self.slots_to_coeffs_bits.len()],
-            special_bits: crate::ckks::hybrid::WORD_SPECIAL_PRIME_BITS,
-            special_modulus_size: alpha,
             composite: true,
             ..self
         }
@@ -198,25 +196,22 @@ impl BootstrappingParameters {
     /// primes, 10 user and 3 SlotsToCoeffs levels of 40 bits in Cheddar's steps, the arcsine
     /// (3×50) and EvalMod (8×60) levels as pairs of 25- and 30-bit primes, CoeffsToSlots two
     /// pairs of 26-bit primes and two of the terminal primes (50 bits each): 49 data primes,
-    /// `log2 Q = 1404` against `N16-dense`'s 1412. Special primes below 2^30 as well, so that
-    /// every residue of the extended base fits a 32-bit word: `12×30` (`P` of 360 bits as
-    /// `N16-dense`'s `6×60`), digits of 10 primes (dnum = 5, 300 bits below `P`):
-    /// `log2(QP) ≤ 1772`, the same 128-bit argument for the dense key. The h = 32 key of the
-    /// encapsulation is an RLWE sample modulo the four terminal primes and `p_0` (130 bits;
-    /// `N16-dense`'s is 120).
+    /// `log2 Q = 1404` against `N16-dense`'s 1412. Special primes as `N16-dense`'s (`6×60`),
+    /// digits of 10 primes (dnum = 5, 300 bits below `P`'s 360): `log2(QP) ≤ 1772`, the same
+    /// 128-bit argument for the dense key. The h = 32 key of the encapsulation is an RLWE sample
+    /// modulo the four terminal primes and `p_0` (160 bits; `N16-dense`'s is 120).
     pub fn n16_dense_w32() -> Self {
-        Self::n16_dense().word_size("N16-dense-w32", 12)
+        Self::n16_dense().word_size("N16-dense-w32")
     }
 
     /// **INSECURE test set, N = 2^12, word-size primes**: [`Self::n12_insecure`]'s levels from
     /// primes below 2^30 (composite levels, [`BootstrappingParameters::composite`]): `q_0` two
     /// 25-bit primes, 2 user and 3 SlotsToCoeffs levels of 40 bits in Cheddar's steps, EvalMod
     /// and CoeffsToSlots levels as pairs of primes of half their bits: 41 data primes. Special
-    /// primes below 2^30 (`6×30`, `P` of 180 bits as `N12-insecure`'s `3×60`), digits of 5
-    /// primes (dnum = 9): a digit of 150 bits below `P` (digits of 6, 180 bits, cost 2.6 bits
-    /// of precision on the CPU).
+    /// primes as `N12-insecure`'s (`3×60`), digits of 5 primes (dnum = 9): a digit of 150 bits
+    /// below `P`'s 180 (digits of 6, 180 bits, cost 2.6 bits of precision on the CPU).
     pub fn n12_insecure_w32() -> Self {
-        BootstrappingParameters { dnum: 9, ..Self::n12_insecure().word_size("N12-insecure-w32", 6) }
+        BootstrappingParameters { dnum: 9, ..Self::n12_insecure().word_size("N12-insecure-w32") }
     }
 
     /// The same parameters bootstrapping `2^log_slots` slots (sparse packing below `N/2`: the
@@ -265,9 +260,7 @@ impl BootstrappingParameters {
         // below P in bits (a digit as large as P cost the N12 set 2.6 bits).
         let data_primes = p.coeff_modulus_bits().len() - 1;
         let per_digit = if p.composite {
-            let widest = p.coeff_modulus_bits().into_iter().max().unwrap_or(0);
-            let extra = crate::ckks::hybrid::special_prime_bits(widest);
-            let p_bits = p.special_bits as usize + extra as usize * (p.special_modulus_size - 1);
+            let p_bits = p.special_bits as usize + crate::ckks::hybrid::SPECIAL_PRIME_BITS as usize * (p.special_modulus_size - 1);
             ((p_bits - 1) / super::composite::MAIN_BITS as usize).max(1)
         } else {
             p.special_modulus_size
@@ -479,13 +472,8 @@ mod tests {
             }
             assert_eq!(BootstrappingParameters::preset(&p.name), Some(p.clone()));
         }
-        // log2(QP): the data primes, SEAL's special prime and the α − 1 more (60-bit, 30-bit
-        // for word-size primes).
-        let qp_bits = |p: &BootstrappingParameters| {
-            let bits = p.coeff_modulus_bits();
-            let extra = crate::ckks::hybrid::special_prime_bits(bits.iter().copied().max().unwrap());
-            bits.iter().sum::<u32>() + extra * (p.special_modulus_size as u32 - 1)
-        };
+        // log2(QP): the data primes, SEAL's special prime and the α − 1 more 60-bit ones.
+        let qp_bits = |p: &BootstrappingParameters| p.coeff_modulus_bits().iter().sum::<u32>() + 60 * (p.special_modulus_size as u32 - 1);
         let p = BootstrappingParameters::n16_dense_13();
         assert_eq!((qp_bits(&p), p.user_levels()), (1761, 13));
         let bits = qp_bits(&BootstrappingParameters::n16_dense());
@@ -494,9 +482,9 @@ mod tests {
         // The word-size set: nominal bits (SEAL's Create picks primes just below 2^bits).
         let w = BootstrappingParameters::n16_dense_w32();
         assert_eq!((qp_bits(&w), w.coeff_modulus_bits().len() - 1, w.user_levels()), (1764, 49, 10));
-        assert!(w.coeff_modulus_bits().iter().all(|&b| b <= 30));
+        assert!(w.coeff_modulus_bits().iter().rev().skip(1).all(|&b| b <= 30));
         let w = BootstrappingParameters::n16_dense_13_w32();
         assert_eq!((qp_bits(&w), w.coeff_modulus_bits().len() - 1, w.user_levels()), (1742, 47, 13));
-        assert!(w.coeff_modulus_bits().iter().all(|&b| b <= 30));
+        assert!(w.coeff_modulus_bits().iter().rev().skip(1).all(|&b| b <= 30));
     }
 }
