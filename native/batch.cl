@@ -12,19 +12,19 @@
 
 /* out[c][l][b] = a[c][l][b] * pt[l] (multiply_plain with one plaintext of k × N words for
  * every instance). total = size × k × bsz × N. */
-KERNEL_FQ void batch_mul_plain_u64(GLOBAL_AS u64 *out, CONST_AS u64 *a, CONST_AS u64 *pt, CONST_AS u64 *moduli,
+KERNEL_FQ void batch_mul_plain_u64(GLOBAL_AS DWORD *out, CONST_AS DWORD *a, CONST_AS DWORD *pt, CONST_AS u64 *moduli,
                                    CONST_AS u64 *r0, CONST_AS u64 *r1, u32 k, u32 bsz, u32 log_n, u64 total)
 {
     u64 n = (u64)1 << log_n;
     BATCH_LOOP(total) {
         u32 l = (u32)(((g >> log_n) / bsz) % k);
-        out[g] = mul_mod(a[g], pt[((u64)l << log_n) + (g & (n - 1))], moduli[l], r0[l], r1[l]);
+        out[g] = (DWORD)mul_mod(a[g], pt[((u64)l << log_n) + (g & (n - 1))], moduli[l], r0[l], r1[l]);
     }
 }
 
 /* Digit lift: lifted[j][i][b] = t[j][b] mod p_i for digits j < kd, output primes i < kp
  * (the level's primes then P), instances b < bsz (ks_lift_u64 per instance). */
-KERNEL_FQ void batch_ks_lift_u64(GLOBAL_AS u64 *lifted, CONST_AS u64 *t, CONST_AS u64 *out_moduli,
+KERNEL_FQ void batch_ks_lift_u64(GLOBAL_AS DWORD *lifted, CONST_AS DWORD *t, CONST_AS u64 *out_moduli,
                                  CONST_AS u64 *out_r1, u32 kd, u32 kp, u32 bsz, u32 log_n)
 {
     u64 n = (u64)1 << log_n;
@@ -34,13 +34,13 @@ KERNEL_FQ void batch_ks_lift_u64(GLOBAL_AS u64 *lifted, CONST_AS u64 *t, CONST_A
         u32 b = (u32)(row % bsz);
         u64 ji = row / bsz;
         u32 j = (u32)(ji / kp), i = (u32)(ji % kp);
-        lifted[g] = barrett_reduce_64(t[(((u64)j * bsz + b) << log_n) + (g & (n - 1))], out_moduli[i], out_r1[i]);
+        lifted[g] = (DWORD)barrett_reduce_64(t[(((u64)j * bsz + b) << log_n) + (g & (n - 1))], out_moduli[i], out_r1[i]);
     }
 }
 
 /* Inner product with the key (ks_inner_u64 per instance): prod[c][i][b] = sum_j lifted[j][i][b] ·
  * key[j][c][kprime(i)], one 128-bit accumulation and one reduction per output. */
-KERNEL_FQ void batch_ks_inner_u64(GLOBAL_AS u64 *prod, CONST_AS u64 *lifted, CONST_AS u64 *key,
+KERNEL_FQ void batch_ks_inner_u64(GLOBAL_AS DWORD *prod, CONST_AS DWORD *lifted, CONST_AS DWORD *key,
                                   CONST_AS u64 *out_moduli, CONST_AS u64 *out_r0, CONST_AS u64 *out_r1, u32 kd,
                                   u32 kp, u32 key_k, u32 bsz, u32 log_n)
 {
@@ -59,15 +59,15 @@ KERNEL_FQ void batch_ks_inner_u64(GLOBAL_AS u64 *prod, CONST_AS u64 *lifted, CON
             a0 = mad64_wide(v, key[kb + x], a0);
             a1 = mad64_wide(v, key[kb + ((u64)key_k << log_n) + x], a1);
         }
-        prod[g] = barrett_reduce_128(a0, q, c0, c1);
-        prod[plane + g] = barrett_reduce_128(a1, q, c0, c1);
+        prod[g] = (DWORD)barrett_reduce_128(a0, q, c0, c1);
+        prod[plane + g] = (DWORD)barrett_reduce_128(a1, q, c0, c1);
     }
 }
 
 /* Mod-down / rescale preparation (moddown_prep_u64 per instance): last[c][b] (coefficient
  * form, modulo p_last) → d[c][i][b] = ((last + ⌊p/2⌋) mod p_last) mod q_i + (q_i − ⌊p/2⌋ mod q_i)
  * for i < k, c < polys. */
-KERNEL_FQ void batch_moddown_prep_u64(GLOBAL_AS u64 *d, CONST_AS u64 *last, CONST_AS u64 *moduli,
+KERNEL_FQ void batch_moddown_prep_u64(GLOBAL_AS DWORD *d, CONST_AS DWORD *last, CONST_AS u64 *moduli,
                                       CONST_AS u64 *r1, u64 p_last, u64 p_last_r1, u32 k, u32 bsz, u32 polys,
                                       u32 log_n)
 {
@@ -81,6 +81,6 @@ KERNEL_FQ void batch_moddown_prep_u64(GLOBAL_AS u64 *d, CONST_AS u64 *last, CONS
         u32 c = (u32)(ci / k), i = (u32)(ci % k);
         u64 v = barrett_reduce_64(last[(((u64)c * bsz + b) << log_n) + (g & (n - 1))] + half_p, p_last, p_last_r1);
         u64 q = moduli[i];
-        d[g] = barrett_reduce_64(v, q, r1[i]) + (q - barrett_reduce_64(half_p, q, r1[i]));
+        d[g] = (DWORD)(barrett_reduce_64(v, q, r1[i]) + (q - barrett_reduce_64(half_p, q, r1[i])));
     }
 }

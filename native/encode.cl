@@ -142,7 +142,7 @@ KERNEL_FQ void ckks_dwt_inv_last_round(GLOBAL_AS double *rounded, GLOBAL_AS u64 
  * (item * k + p) holds coefficient c mod moduli[p], a negative c as its negation. One work-item
  * per (item, coefficient): count * N.
  */
-KERNEL_FQ void ckks_expand_rounded(GLOBAL_AS u64 *out, CONST_AS double *rounded, CONST_AS u64 *moduli,
+KERNEL_FQ void ckks_expand_rounded(GLOBAL_AS DWORD *out, CONST_AS double *rounded, CONST_AS u64 *moduli,
                                    CONST_AS u64 *r0, CONST_AS u64 *r1, u32 k, u32 log_n, u64 first,
                                    u64 total)
 {
@@ -161,7 +161,7 @@ KERNEL_FQ void ckks_expand_rounded(GLOBAL_AS u64 *out, CONST_AS double *rounded,
         for (u32 p = 0; p < k; p++) {
             u64 q = moduli[p];
             u64 res = barrett_reduce_128(x, q, r0[p], r1[p]);
-            out[((i * k + p) << log_n) + j] = neg ? neg_mod(res, q) : res;
+            out[((i * k + p) << log_n) + j] = (DWORD)(neg ? neg_mod(res, q) : res);
         }
     }
 }

@@ -343,6 +343,60 @@ fn hybrid_inner_product_on_32_bit_words() {
     }
 }
 
+/// The batched evaluator's steps (`native/batch.cl`, limb-major batches of two instances) and
+/// the device encoder's residues (`ckks_expand_rounded`).
+fn batch_and_encoder<Q: GpuQueue>(q: &Q) {
+    let p = primes();
+    let (k, bsz) = (p.len(), 2usize);
+    let kp = k + 1;
+    let all = CoeffModulus::create(N, &[30; 4]).unwrap();
+    let up = |v: Vec<u64>| q.upload_static(&v).unwrap();
+    let moduli = up(p.iter().map(Modulus::value).collect());
+    let r0 = up(p.iter().map(|m| m.const_ratio()[0]).collect());
+    let r1 = up(p.iter().map(|m| m.const_ratio()[1]).collect());
+    let ext = up(all.iter().map(Modulus::value).collect());
+    let ext_r0 = up(all.iter().map(|m| m.const_ratio()[0]).collect());
+    let ext_r1 = up(all.iter().map(|m| m.const_ratio()[1]).collect());
+    // Rows of instance-interleaved batches: every row under the first prime is enough for the
+    // layouts to be compared (the kernels reduce by the row's own prime).
+    let a = rows(&p[..1], 2 * k * bsz, 41);
+    let pt = rows(&p[..1], k, 42);
+    let total = (2 * k * bsz * N) as u64;
+    both(&|w| run(q, w, Family::Batch, "batch_mul_plain_u64", &[&a, &pt], &[&moduli, &r0, &r1], &[Arg::U32(k as u32), Arg::U32(bsz as u32), Arg::U32(LOG_N), Arg::U64(total)], total as usize, total), "batch_mul_plain_u64");
+    let t = rows(&all[..1], k * bsz, 43);
+    let lifted_words = k * kp * bsz * N;
+    both(&|w| run(q, w, Family::Batch, "batch_ks_lift_u64", &[&t], &[&ext, &ext_r1], &[Arg::U32(k as u32), Arg::U32(kp as u32), Arg::U32(bsz as u32), Arg::U32(LOG_N)], lifted_words, lifted_words as u64), "batch_ks_lift_u64");
+    let lifted = rows(&all[..1], k * kp * bsz, 44);
+    let key = rows(&all[..1], k * 2 * kp, 45);
+    let prod_words = 2 * kp * bsz * N;
+    both(&|w| run(q, w, Family::Batch, "batch_ks_inner_u64", &[&lifted, &key], &[&ext, &ext_r0, &ext_r1], &[k as u32, kp as u32, kp as u32, bsz as u32, LOG_N].map(Arg::U32), prod_words, (prod_words / 2) as u64), "batch_ks_inner_u64");
+    let last_p = all[3];
+    let last = rows(&[last_p], 2 * bsz, 46);
+    let d_words = 2 * k * bsz * N;
+    both(&|w| run(q, w, Family::Batch, "batch_moddown_prep_u64", &[&last], &[&moduli, &r1], &[Arg::U64(last_p.value()), Arg::U64(last_p.const_ratio()[1]), Arg::U32(k as u32), Arg::U32(bsz as u32), Arg::U32(2), Arg::U32(LOG_N)], d_words, d_words as u64), "batch_moddown_prep_u64");
+    // Rounded coefficients up to 2^80 in magnitude, both signs: their residues.
+    let mut rng = Rng(47);
+    let rounded: Vec<u64> = (0..2 * N).map(|i| {
+        let m = (rng.next() >> 11) as f64 * 2f64.powi((i % 28) as i32);
+        (if i % 3 == 0 { -m } else { m }).to_bits()
+    }).collect();
+    let rb = q.upload(&rounded).unwrap();
+    let out_words = 2 * k * N;
+    both(&|w| {
+        let out = upload(q, &vec![0; out_words], w);
+        let args = [Arg::Buf(&out), Arg::Buf(&rb), Arg::Buf(&moduli), Arg::Buf(&r0), Arg::Buf(&r1), Arg::U32(k as u32), Arg::U32(LOG_N), Arg::U64(0), Arg::U64((2 * N) as u64)];
+        q.launch(Family::Encode, &defines(w), "ckks_expand_rounded", Geometry::Items((2 * N) as u64), &args).unwrap();
+        download(q, &out, out_words, w)
+    }, "ckks_expand_rounded");
+}
+
+#[test]
+fn batch_steps_and_encoder_on_32_bit_words() {
+    for queue in queues("batch_steps_and_encoder_on_32_bit_words") {
+        on_backend!(&queue, q => |q: &Arc<_>| batch_and_encoder(&**q));
+    }
+}
+
 #[test]
 fn key_switching_row_steps_on_32_bit_words() {
     for queue in queues("key_switching_row_steps_on_32_bit_words") {
