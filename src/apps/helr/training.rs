@@ -196,9 +196,10 @@ impl Plan {
             progress(n);
         }
         let features = data.train.first().map_or(0, Vec::len) + 1;
-        let slots = base_parameters(opts)?.poly_modulus_degree() / 2;
+        let base = base_parameters(opts)?;
+        let slots = base.poly_modulus_degree() / 2;
         let layout = Layout::new(slots, features, opts.batch.unwrap_or(data.defaults.batch))?;
-        let params = parameters(opts, layout.block)?;
+        let params = base.with_log_slots((2 * layout.block).trailing_zeros())?;
         // The shuffle is a split with nothing held out, seeded apart from the data's split.
         let (mut order, _) = split(data.train.len(), 0.0, opts.seed ^ 0xba7c);
         order.truncate(data.train.len());
