@@ -9,6 +9,7 @@ mod common;
 use common::queues::queues;
 use common::rng::Rng;
 use std::sync::Arc;
+use xehe::device::gpu::word32::Word32Queue;
 use xehe::device::gpu::{Arg, Geometry, GpuQueue};
 use xehe::device::kernels::Family;
 use xehe::device::ntt_family::word32::{pack_u32, unpack_u32};
@@ -27,64 +28,6 @@ macro_rules! on_backend {
             other => common::skip(&format!("word32_kernels: the {} backend has no runtime-compiled kernels", other.backend())),
         }
     };
-}
-
-/// `Q` with every kernel compiled for 32-bit data words (`XEHE_WORD32=1` added to each
-/// launch's defines): the host-side wrappers (NTT plans) run unchanged on packed buffers.
-struct Word32<Q>(Arc<Q>);
-
-impl<Q: GpuQueue> GpuQueue for Word32<Q> {
-    type Buf = Q::Buf;
-    fn alloc(&self, words: usize) -> xehe::Result<Q::Buf> {
-        self.0.alloc(words)
-    }
-    fn scratch(&self, words: usize) -> xehe::Result<Q::Buf> {
-        self.0.scratch(words)
-    }
-    fn upload(&self, host: &[u64]) -> xehe::Result<Q::Buf> {
-        self.0.upload(host)
-    }
-    fn download(&self, buf: &Q::Buf, out: &mut [u64]) -> xehe::Result<()> {
-        self.0.download(buf, out)
-    }
-    fn copy(&self, dst: &Q::Buf, dst_off: usize, src: &Q::Buf, src_off: usize, words: usize) -> xehe::Result<()> {
-        self.0.copy(dst, dst_off, src, src_off, words)
-    }
-    fn zero(&self, buf: &Q::Buf, off: usize, words: usize) -> xehe::Result<()> {
-        self.0.zero(buf, off, words)
-    }
-    fn launch(&self, family: Family, defines: &[(&'static str, String)], kernel: &'static str, geometry: Geometry, args: &[Arg<'_, Q::Buf>]) -> xehe::Result<()> {
-        let mut d = defines.to_vec();
-        d.push(("XEHE_WORD32", "1".into()));
-        self.0.launch(family, &d, kernel, geometry, args)
-    }
-    fn view(&self, buf: &Arc<Q::Buf>, offset: usize, words: usize) -> xehe::Result<Option<Q::Buf>> {
-        self.0.view(buf, offset, words)
-    }
-    fn prefix_view(&self, buf: &Arc<Q::Buf>, words: usize) -> xehe::Result<Option<Q::Buf>> {
-        self.0.prefix_view(buf, words)
-    }
-    fn synchronize(&self) -> xehe::Result<()> {
-        self.0.synchronize()
-    }
-    fn profiler(&self) -> &xehe::device::profiler::Profiler {
-        self.0.profiler()
-    }
-    fn memcache_stats(&self) -> xehe::device::memcache::MemCacheStats {
-        self.0.memcache_stats()
-    }
-    fn upload_static_words(&self, host: &[u64]) -> xehe::Result<Q::Buf> {
-        self.0.upload_static_words(host)
-    }
-    fn shared(&self) -> &xehe::device::gpu::DeviceShared<Q::Buf> {
-        self.0.shared()
-    }
-    fn integer_mma(&self) -> bool {
-        self.0.integer_mma()
-    }
-    fn thread_block_clusters(&self) -> bool {
-        self.0.thread_block_clusters()
-    }
 }
 
 /// Three primes just below 2^30.
@@ -420,7 +363,7 @@ fn ntt_variants<Q: GpuQueue>(q: &Arc<Q>) {
     use xehe::device::gpu::ntt::DeviceNttTables;
     use xehe::device::ntt_plan::NttVariant;
     use xehe::math::ntt::NttTables;
-    let narrow = Word32(q.clone());
+    let narrow = Word32Queue(q.clone());
     for log_n in [LOG_N, 13] {
         let n = 1usize << log_n;
         let p = CoeffModulus::create(n, &[30, 30, 29]).unwrap();

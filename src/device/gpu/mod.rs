@@ -18,6 +18,7 @@ pub mod key_expand;
 pub mod level;
 pub mod ntt;
 pub mod polymul;
+pub mod word32;
 
 /// The matrix-product NTT under its former path.
 #[deprecated(note = "moved: device::ntt_family::matntt")]

@@ -6,6 +6,7 @@
 
 use super::word32::{pack_u32, unpack_u32, DeviceNtt32};
 use crate::device::gpu::ntt::{DeviceNttTables, NttVariant};
+use crate::device::gpu::word32::Word32Queue;
 use crate::device::gpu::GpuQueue;
 use crate::math::ntt::NttTables;
 use crate::{CoeffModulus, Error, Result};
@@ -112,42 +113,84 @@ fn check32<Q: GpuQueue>(q: &Q, ntt: &DeviceNtt32<Q::Buf>, t: &[Arc<NttTables>], 
     Ok(())
 }
 
+/// The evaluator's NTT (its own choice of variant) with 32-bit data words ([`Word32Queue`]:
+/// the 64-bit kernels' arithmetic, half the bytes moved) on `rows` rows of 30-bit primes:
+/// checked against the same kernels on 64-bit words both ways, then timed.
+///
+/// # Errors
+/// `Device` when a word differs between the layouts; the kernels' errors.
+fn narrow_words<Q: GpuQueue>(q: &Arc<Q>, t: &[Arc<NttTables>], rows: usize, reps: usize) -> Result<WordTiming> {
+    let narrow = Word32Queue(q.clone());
+    let n = 1usize << t[0].log_n();
+    let (wide_t, narrow_t) = (DeviceNttTables::for_eval(&**q, t)?, DeviceNttTables::for_eval(&narrow, t)?);
+    let primes: Vec<u64> = t.iter().map(|t| t.modulus().value()).collect();
+    let x = data(&primes, n, rows, 11);
+    let wide = q.upload(&x)?;
+    // Allocated at the 64-bit length (lengths are counted in u64 words), packed in its first half.
+    let mut packed = pack_u32(&x.iter().map(|&w| w as u32).collect::<Vec<_>>());
+    packed.resize(x.len(), 0);
+    let buf = q.upload(&packed)?;
+    for forward in [true, false] {
+        if forward {
+            wide_t.forward(&**q, &wide, rows, NttVariant::Auto)?;
+            narrow_t.forward(&narrow, &buf, rows, NttVariant::Auto)?;
+        } else {
+            wide_t.inverse(&**q, &wide, rows, NttVariant::Auto)?;
+            narrow_t.inverse(&narrow, &buf, rows, NttVariant::Auto)?;
+        }
+        let mut w = vec![0u64; x.len()];
+        q.download(&wide, &mut w)?;
+        let mut h = vec![0u64; x.len() / 2];
+        q.download(&buf, &mut h)?;
+        let h = unpack_u32(&h, x.len());
+        if let Some(i) = w.iter().zip(&h).position(|(&a, &b)| a != u64::from(b)) {
+            let what = if forward { "forward" } else { "inverse" };
+            return Err(Error::Device(format!("NTT on 32-bit words ({what}, N = {n}): row {} word {} is {} where 64-bit words hold {}", i / n, i % n, h[i], w[i])));
+        }
+    }
+    let forward_us = time_us(&narrow, reps, &mut || narrow_t.forward(&narrow, &buf, rows, NttVariant::Auto))?;
+    let inverse_us = time_us(&narrow, reps, &mut || narrow_t.inverse(&narrow, &buf, rows, NttVariant::Auto))?;
+    Ok(WordTiming { kernel: "64-bit auto on 32-bit words".into(), prime_bits: 30, n, rows, forward_us, inverse_us })
+}
+
 /// Check the 32-bit NTT at N = 2^`log_n` (both plans: passes over all rows, and L2-chunked)
 /// against the CPU, then time it and the evaluator's 64-bit NTT (and the 64-bit radix-16 kernels, the 32-bit plan's counterpart) for each batch of
-/// `rows`: 32-bit on 30-bit primes, 64-bit on 30- and on 60-bit primes, `reps` calls each.
+/// `rows`: 32-bit on 30-bit primes, 64-bit on 30- and on 60-bit primes, and the evaluator's
+/// kernels on 32-bit data words (checked against their 64-bit words), `reps` calls each.
 ///
 /// # Errors
 /// `Device` when a 32-bit result differs from the CPU's; `InvalidArgument` for `log_n` outside
 /// 4..=17; the kernels' errors.
-pub fn compare_words<Q: GpuQueue>(q: &Q, log_n: u32, rows: &[usize], reps: usize) -> Result<Vec<WordTiming>> {
+pub fn compare_words<Q: GpuQueue>(q: &Arc<Q>, log_n: u32, rows: &[usize], reps: usize) -> Result<Vec<WordTiming>> {
     if !(4..=17).contains(&log_n) {
         return Err(Error::InvalidArgument(format!("NTT by word size: log2 N = {log_n} is outside 4..=17")));
     }
     let n = 1usize << log_n;
     let t30 = tables(log_n, 30)?;
     let t60 = tables(log_n, 60)?;
-    let plans = [("32-bit radix-16", DeviceNtt32::new(q, &t30)?), ("32-bit radix-16 L2-chunked", DeviceNtt32::new(q, &t30)?.l2_chunked())];
+    let plans = [("32-bit radix-16", DeviceNtt32::new(&**q, &t30)?), ("32-bit radix-16 L2-chunked", DeviceNtt32::new(&**q, &t30)?.l2_chunked())];
     let mut out = Vec::new();
     for &r in rows {
         for (name, ntt32) in &plans {
-            check32(q, ntt32, &t30, r)?;
+            check32(&**q, ntt32, &t30, r)?;
             let primes: Vec<u64> = t30.iter().map(|t| t.modulus().value()).collect();
             let x: Vec<u32> = data(&primes, n, r, 7).into_iter().map(|w| w as u32).collect();
             let buf = q.upload(&pack_u32(&x))?;
-            let forward_us = time_us(q, reps, &mut || ntt32.forward(q, &buf, r))?;
-            let inverse_us = time_us(q, reps, &mut || ntt32.inverse(q, &buf, r))?;
+            let forward_us = time_us(&**q, reps, &mut || ntt32.forward(&**q, &buf, r))?;
+            let inverse_us = time_us(&**q, reps, &mut || ntt32.inverse(&**q, &buf, r))?;
             out.push(WordTiming { kernel: (*name).into(), prime_bits: 30, n, rows: r, forward_us, inverse_us });
         }
         for (bits, t) in [(30, &t30), (60, &t60)] {
-            let dev = DeviceNttTables::for_eval(q, t)?;
+            let dev = DeviceNttTables::for_eval(&**q, t)?;
             let primes: Vec<u64> = t.iter().map(|t| t.modulus().value()).collect();
             let buf = q.upload(&data(&primes, n, r, 7))?;
             for (name, variant) in [("64-bit auto", NttVariant::Auto), ("64-bit radix-16", NttVariant::Radix16)] {
-                let forward_us = time_us(q, reps, &mut || dev.forward(q, &buf, r, variant))?;
-                let inverse_us = time_us(q, reps, &mut || dev.inverse(q, &buf, r, variant))?;
+                let forward_us = time_us(&**q, reps, &mut || dev.forward(&**q, &buf, r, variant))?;
+                let inverse_us = time_us(&**q, reps, &mut || dev.inverse(&**q, &buf, r, variant))?;
                 out.push(WordTiming { kernel: name.into(), prime_bits: bits, n, rows: r, forward_us, inverse_us });
             }
         }
+        out.push(narrow_words(q, &t30, r, reps)?);
     }
     Ok(out)
 }
@@ -161,9 +204,9 @@ pub fn compare_words_on(queue: &crate::device::queue::Queue, log_n: u32, rows: &
     use crate::device::queue::Queue;
     match queue {
         #[cfg(feature = "cuda")]
-        Queue::Cuda(q) => compare_words(&**q, log_n, rows, reps),
+        Queue::Cuda(q) => compare_words(q, log_n, rows, reps),
         #[cfg(feature = "opencl")]
-        Queue::OpenCl(q) => compare_words(&**q, log_n, rows, reps),
+        Queue::OpenCl(q) => compare_words(q, log_n, rows, reps),
         #[allow(unreachable_patterns)]
         _ => Err(Error::InvalidArgument("the NTT by word size runs on CUDA and OpenCL".into())),
     }
