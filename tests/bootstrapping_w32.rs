@@ -50,7 +50,12 @@ fn the_levels_are_word_size_primes() {
 fn check_levels(params: &BootstrappingParameters) {
     let ctx = params.context().unwrap();
     let levels = ctx.composite_levels().unwrap();
-    assert!(ctx.key_context_data().coeff_modulus().iter().rev().skip(1).all(|q| q.value() < 1 << 30));
+    // Every prime below 2^30, the special ones included (the extended base's residues fit a
+    // 32-bit word with the NTT's lazy bound).
+    assert!(ctx.key_context_data().coeff_modulus().iter().all(|q| q.value() < 1 << 30));
+    let ks = xehe::ckks::hybrid::HybridKeySwitching::new(&ctx, params.key_switch_params()).unwrap();
+    assert_eq!(ks.special_primes().len(), params.special_modulus_size);
+    assert!(ks.special_primes().iter().all(|p| p.value() < 1 << 30), "{}", params.name);
     // Every user and SlotsToCoeffs level divides by about 2^40 (at N = 2^16 the four largest
     // 25-bit primes ≡ 1 mod 2^17 are 2^24.74 on average: steps of 2^39 and 2^40.5), q_0 is
     // about 2^50.

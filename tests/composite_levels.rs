@@ -111,8 +111,9 @@ fn hybrid_key_switching_at_every_composite_level() {
     let levels = ctx.composite_levels().unwrap();
     let top = chain.levels() - 1;
     // Digits of three primes over the eight stored ones: [0, 3), [3, 6), [6, 8). The windows
-    // [2, 4), [4, 7) and [2, 8) of levels 0, 1 and 3 begin inside a digit.
-    let ks = HybridKeySwitching::new(&ctx, KeySwitchParams { special_modulus_size: 2, dnum: 3 }).unwrap();
+    // [2, 4), [4, 7) and [2, 8) of levels 0, 1 and 3 begin inside a digit. Three 30-bit
+    // special primes (a word-size chain's): P of 90 bits above the largest digit's 85.
+    let ks = HybridKeySwitching::new(&ctx, KeySwitchParams { special_modulus_size: 3, dnum: 3 }).unwrap();
     let keygen = KeyGenerator::new(&ctx).unwrap();
     let hk = keygen.hybrid(&ks);
     let relin = hk.create_relin_keys().unwrap();

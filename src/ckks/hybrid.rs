@@ -41,10 +41,11 @@
 //!    factor (`Q_j · [P]_{q_i} ≡ 0` on every limb where that factor is not 0).
 //! 2. **Inner product** per output limb `m` of `Q_ℓ ∪ P`: `acc_c = Σ_j ModUp_j · key_j[c]`
 //!    (128-bit accumulation, one reduction), both key components in one pass.
-//! 3. **ModDown** by `P` with rounding, per component: `x_P = INTT(acc_P) + ⌊P/2⌋`; fast base
-//!    conversion `P → Q_ℓ`; subtract `[⌊P/2⌋]_{q_i}`; forward NTT;
-//!    `c_i += P^{-1} (acc_i − conv_i) mod q_i`. With `α = 1` this is SEAL's
-//!    `switch_key_inplace` mod-down step exactly.
+//! 3. **ModDown** by `P` with rounding, per component: `x_P = INTT(acc_P)`; fast base
+//!    conversion `P → Q_ℓ` less `v·P`, `v = round(Σ_k y_k/p_k)` per coefficient (the correction
+//!    below: the centred `[x]_P`, an exact rounding); forward NTT;
+//!    `c_i += P^{-1} (acc_i − conv_i) mod q_i`. With `α = 1`, SEAL's `switch_key_inplace`
+//!    mod-down step exactly: `x_P + ⌊P/2⌋` converted, `[⌊P/2⌋]_{q_i}` subtracted.
 //!
 //! # ModDown fused with the rescale (xehe's own circuits only)
 //! A key switch followed by `rescale_to_next` divides by `P`, then by the last data prime
@@ -66,9 +67,10 @@
 //! EvalMod's products took the fused step. Subtracting `v·M`, `v = round(Σ_i y_i/m_i)` per
 //! coefficient in 24-bit fixed point ([`crate::math::base_conv::BaseConverter::rounding_multiples`],
 //! the integer form of Halevi–Polyakov–Shoup's floating correction), leaves an error in
-//! `[−1/2, 1/2]` (to `2^-21`): the exact rounding, better than the two roundings apart. (ModDown
-//! by `P` alone keeps the unsigned conversion with the `⌊P/2⌋` offset: its error `u` is divided
-//! by `q_{ℓ-1}` at the rescale that follows.)
+//! `[−1/2, 1/2]` (to `2^-21`): the exact rounding, better than the two roundings apart. ModDown
+//! by `P` alone is corrected the same way for `α ≥ 2`: with SEAL's `⌊P/2⌋` offset its error `u`
+//! has mean `α/2`, and `u·s` is one polynomial fixed by the secret — with `α = 6` it lowered the
+//! worst slot of the `N12-insecure-w32` bootstrap by up to a bit for some keys.
 //!
 //! # Composite levels
 //! In a context of composite levels (`Context::with_composite_chain`) a level's primes are a
@@ -136,6 +138,22 @@ use std::sync::Arc;
 /// Bit size of the special primes added to SEAL's one.
 pub const SPECIAL_PRIME_BITS: u32 = 60;
 
+/// Bit size of the special primes added to SEAL's one when every prime of the key context has
+/// at most this many bits (a word-size chain): so that every residue of the extended base
+/// `Q ∪ P` fits a 32-bit word with the NTT's lazy bound (`4q < 2^32`), as the data's do.
+pub const WORD_SPECIAL_PRIME_BITS: u32 = 30;
+
+/// The bit size of the special primes added to SEAL's one for a key context whose largest
+/// prime has `max_prime_bits` bits: [`WORD_SPECIAL_PRIME_BITS`] for a word-size chain, else
+/// [`SPECIAL_PRIME_BITS`].
+pub fn special_prime_bits(max_prime_bits: u32) -> u32 {
+    if max_prime_bits <= WORD_SPECIAL_PRIME_BITS {
+        WORD_SPECIAL_PRIME_BITS
+    } else {
+        SPECIAL_PRIME_BITS
+    }
+}
+
 /// Hybrid key-switching parameters.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct KeySwitchParams {
@@ -202,6 +220,9 @@ struct Inner {
     mod_up: Vec<BaseConverter>,
     /// `P → q_0 … q_{L-1}`.
     mod_down: BaseConverter,
+    /// Whether ModDown by `P` is corrected to a rounding (module docs, "ModDown fused with the rescale"):
+    /// `α ≥ 2` and every special prime above `2^24`.
+    mod_down_rounded: bool,
     /// `rescale[ℓ - 2]`: ModDown by `P·q_{ℓ-1}` at the level with `ℓ ≥ 2` data primes.
     rescale: Vec<RescaleDown>,
     /// Device images of [`LevelConstants`], per (device, level) (`src/device/gpu/hybrid.rs`).
@@ -283,8 +304,9 @@ impl PartialEq for HybridKeySwitching {
 }
 
 impl HybridKeySwitching {
-    /// Build the special base (SEAL's special prime plus `α − 1` new
-    /// [`SPECIAL_PRIME_BITS`]-bit primes) and all precomputation for `context`.
+    /// Build the special base (SEAL's special prime plus `α − 1` new primes of
+    /// [`special_prime_bits`]: 60 bits, or 30 when every prime of the key context has at most
+    /// 30) and all precomputation for `context`.
     ///
     /// # Errors
     /// `InvalidParameters` if the context has no key switching (one prime), `α = 0`, `dnum` is
@@ -313,7 +335,8 @@ impl HybridKeySwitching {
         let n = key_cd.n();
         let mut special = vec![all[l]];
         if alpha > 1 {
-            let candidates = get_primes(2 * n as u64, SPECIAL_PRIME_BITS, alpha - 1 + all.len())
+            let widest = all.iter().map(Modulus::bit_count).max().unwrap_or(0);
+            let candidates = get_primes(2 * n as u64, special_prime_bits(widest), alpha - 1 + all.len())
                 .map_err(|e| Error::invalid_parameters(Parameter::KeySwitching, format!("hybrid key switching: {e}")))?;
             special.extend(
                 candidates
@@ -359,6 +382,7 @@ impl HybridKeySwitching {
             .map(|e| BaseConverter::new(&all[(e - 1) / d * d..e], &moduli))
             .collect::<Result<_>>()?;
         let mod_down = BaseConverter::new(&special, &all[..l])?;
+        let mod_down_rounded = special.len() >= 2 && mod_down.rounding_reciprocals().is_some();
         let rescale = (2..=l)
             .map(|ell| RescaleDown::new(&special, &all[..ell]))
             .collect::<Result<_>>()?;
@@ -375,6 +399,7 @@ impl HybridKeySwitching {
                 half_p_mod,
                 mod_up,
                 mod_down,
+                mod_down_rounded,
                 rescale,
                 device: AnyDeviceCache::default(),
             }),
@@ -788,6 +813,7 @@ impl HybridKeySwitching {
         let n = self.n();
         let l = inner.data_size;
         let alpha = inner.moduli.len() - l;
+        let rounded = inner.mod_down_rounded;
         let mut special: Vec<u64> = Vec::with_capacity(alpha * n);
         for k in 0..alpha {
             special.extend_from_slice(p_row(k));
@@ -795,21 +821,29 @@ impl HybridKeySwitching {
         special.par_chunks_mut(n).enumerate().for_each(|(k, x)| {
             let p = &inner.moduli[l + k];
             inner.ntt[l + k].inverse(x);
-            let h = inner.half_p_mod[l + k];
-            for v in x.iter_mut() {
-                *v = p.add(*v, h);
+            if !rounded {
+                let h = inner.half_p_mod[l + k];
+                for v in x.iter_mut() {
+                    *v = p.add(*v, h);
+                }
             }
             inner.mod_down.scale_limb_inplace(k, x);
         });
         let special = &special;
+        let v = if rounded { inner.mod_down.rounding_multiples(special, n) } else { None };
         out.par_chunks_mut(n).enumerate().for_each(|(i, out)| {
             let g = start + i;
             let qi = inner.moduli[g];
             let mut t = vec![0u64; n];
-            inner.mod_down.convert_scaled_limb(special, g, &mut t);
-            let fix = qi.value() - inner.half_p_mod[g];
-            for v in t.iter_mut() {
-                *v += fix;
+            match &v {
+                Some(v) => inner.mod_down.convert_scaled_limb_rounded(special, g, v, &mut t),
+                None => {
+                    inner.mod_down.convert_scaled_limb(special, g, &mut t);
+                    let fix = qi.value() - inner.half_p_mod[g];
+                    for v in t.iter_mut() {
+                        *v += fix;
+                    }
+                }
             }
             inner.ntt[g].forward_lazy(&mut t);
             let q4 = qi.value() << 2;
@@ -973,6 +1007,8 @@ pub(crate) struct LevelConstants {
     pub mod_up: BConvConstants,
     /// ModDown: `α` input rows in one digit, `ℓ` outputs.
     pub mod_down: BConvConstants,
+    /// Whether ModDown is corrected to a rounding (`rns_conv_u64` mode 2; else SEAL's offsets).
+    pub mod_down_rounded: bool,
     /// `P^{-1} mod q_i`, `i < ℓ`.
     pub inv_p: Vec<ShoupOperand>,
     /// `P mod q_i`, `i < ℓ`.
@@ -1038,15 +1074,17 @@ impl HybridKeySwitching {
             }
         }
         let down_bconv = &inner.mod_down;
+        // Rounded: no offsets, `[P]_{q_i}` the correction's multiple; else SEAL's `⌊P/2⌋` offsets.
+        let rounded = inner.mod_down_rounded;
         let mut down = BConvConstants {
-            in_add: inner.half_p_mod[l..].to_vec(),
+            in_add: if rounded { vec![0; alpha] } else { inner.half_p_mod[l..].to_vec() },
             in_inv: down_bconv.ibase().inv_punctured_product_mod_base().to_vec(),
             matrix: vec![0; ell * alpha],
             out_add: rows
                 .clone()
-                .map(|i| inner.moduli[i].value() - inner.half_p_mod[i])
+                .map(|i| if rounded { 0 } else { inner.moduli[i].value() - inner.half_p_mod[i] })
                 .collect(),
-            digit_q: vec![0; ell],
+            digit_q: (0..ell).map(|o| down_bconv.q_mod_output(global(o))).collect(),
         };
         for o in 0..ell {
             for k in 0..alpha {
@@ -1063,6 +1101,7 @@ impl HybridKeySwitching {
             special_ntt: inner.ntt[l..].to_vec(),
             mod_up: up,
             mod_down: down,
+            mod_down_rounded: rounded,
             inv_p: inner.inv_p_mod_q[rows.clone()].to_vec(),
             p_mod: inner.p_mod_q[rows.clone()].to_vec(),
             // The fused ModDown-rescale is SEAL's chain's (composite levels rescale apart).

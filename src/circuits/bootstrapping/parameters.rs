@@ -152,7 +152,7 @@ impl BootstrappingParameters {
     /// **N = 2^16 with 13 user levels from primes below 2^30, for zero-mean data only**:
     /// [`Self::n16_dense_13`]'s levels as composite levels ([`Self::n16_dense_w32`]'s primes:
     /// `q_0` two 25-bit primes, 13 user and 3 SlotsToCoeffs levels of 40 bits, EvalMod 8×60 and
-    /// CoeffsToSlots 4×56 as pairs of primes), special primes as `N16-dense-13`'s (`6×60`),
+    /// CoeffsToSlots 4×56 as pairs of primes), special primes `12×30` (`P` as `N16-dense-13`'s `6×60`),
     /// digits of 10 primes: `log2(QP) ≤ 1742`, the same security argument as
     /// [`Self::n16_dense`].
     pub fn n16_dense_13_w32() -> Self {
@@ -166,6 +166,8 @@ impl BootstrappingParameters {
             name: name.into(),
             q0_bits: 2 * super::composite::TERMINAL_BITS,
             slots_to_coeffs_bits: vec![40; self.slots_to_coeffs_bits.len()],
+            special_bits: crate::ckks::hybrid::WORD_SPECIAL_PRIME_BITS,
+            special_modulus_size: std::env::var("XSPEC").ok().and_then(|v| v.parse().ok()).unwrap_or(2 * self.special_modulus_size),
             composite: true,
             ..self
         }
@@ -260,7 +262,8 @@ impl BootstrappingParameters {
         // below P in bits (a digit as large as P cost the N12 set 2.6 bits).
         let data_primes = p.coeff_modulus_bits().len() - 1;
         let per_digit = if p.composite {
-            let p_bits = p.special_bits as usize + crate::ckks::hybrid::SPECIAL_PRIME_BITS as usize * (p.special_modulus_size - 1);
+            let widest = p.coeff_modulus_bits().into_iter().max().unwrap_or(0);
+            let p_bits = p.special_bits as usize + crate::ckks::hybrid::special_prime_bits(widest) as usize * (p.special_modulus_size - 1);
             ((p_bits - 1) / super::composite::MAIN_BITS as usize).max(1)
         } else {
             p.special_modulus_size
@@ -472,8 +475,13 @@ mod tests {
             }
             assert_eq!(BootstrappingParameters::preset(&p.name), Some(p.clone()));
         }
-        // log2(QP): the data primes, SEAL's special prime and the α − 1 more 60-bit ones.
-        let qp_bits = |p: &BootstrappingParameters| p.coeff_modulus_bits().iter().sum::<u32>() + 60 * (p.special_modulus_size as u32 - 1);
+        // log2(QP): the data primes, SEAL's special prime and the α − 1 more (60-bit, or 30-bit
+        // for a word-size chain).
+        let qp_bits = |p: &BootstrappingParameters| {
+            let bits = p.coeff_modulus_bits();
+            let extra = crate::ckks::hybrid::special_prime_bits(bits.iter().copied().max().unwrap_or(0));
+            bits.iter().sum::<u32>() + extra * (p.special_modulus_size as u32 - 1)
+        };
         let p = BootstrappingParameters::n16_dense_13();
         assert_eq!((qp_bits(&p), p.user_levels()), (1761, 13));
         let bits = qp_bits(&BootstrappingParameters::n16_dense());
@@ -482,9 +490,9 @@ mod tests {
         // The word-size set: nominal bits (SEAL's Create picks primes just below 2^bits).
         let w = BootstrappingParameters::n16_dense_w32();
         assert_eq!((qp_bits(&w), w.coeff_modulus_bits().len() - 1, w.user_levels()), (1764, 49, 10));
-        assert!(w.coeff_modulus_bits().iter().rev().skip(1).all(|&b| b <= 30));
+        assert!(w.coeff_modulus_bits().iter().all(|&b| b <= 30));
         let w = BootstrappingParameters::n16_dense_13_w32();
         assert_eq!((qp_bits(&w), w.coeff_modulus_bits().len() - 1, w.user_levels()), (1742, 47, 13));
-        assert!(w.coeff_modulus_bits().iter().rev().skip(1).all(|&b| b <= 30));
+        assert!(w.coeff_modulus_bits().iter().all(|&b| b <= 30));
     }
 }

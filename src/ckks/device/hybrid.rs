@@ -30,6 +30,7 @@ fn spec(c: &LevelConstants) -> HybridLevelSpec<'_> {
         special_ntt: &c.special_ntt,
         mod_up: bconv_spec(&c.mod_up),
         mod_down: bconv_spec(&c.mod_down),
+        mod_down_rounded: c.mod_down_rounded,
         inv_p: &c.inv_p,
         p_mod: &c.p_mod,
         rescale: c.rescale.as_ref().map(|r| RescaleSpec { in_moduli: &r.in_moduli, in_ntt: &r.in_ntt, bconv: bconv_spec(&r.bconv), inv: &r.inv }),

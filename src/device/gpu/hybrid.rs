@@ -97,6 +97,9 @@ pub struct HybridLevelSpec<'a> {
     pub mod_up: BConvSpec<'a>,
     /// ModDown: the special primes to the level's data primes.
     pub mod_down: BConvSpec<'a>,
+    /// Whether ModDown is corrected to a rounding (the reciprocals of the special primes,
+    /// `rns_conv_u64` mode 2); else SEAL's offsets.
+    pub mod_down_rounded: bool,
     /// `P^{-1} mod q_i`, `i < ℓ`.
     pub inv_p: &'a [ShoupOperand],
     /// `P mod q_i`, `i < ℓ`.
@@ -287,7 +290,11 @@ impl<B: super::GpuBuffer> HybridLevelData<B> {
             // (with the four-step twist tables only where it may pick that variant).
             special_ntt: DeviceNttTables::for_eval(q, c.special_ntt)?,
             mod_up: DeviceBConv::new(q, &c.mod_up, c.ext_moduli, c.digit_size)?,
-            mod_down: DeviceBConv::new(q, &c.mod_down, &c.ext_moduli[..c.ell], c.special_moduli.len())?,
+            mod_down: if c.mod_down_rounded {
+                DeviceBConv::rounded(q, &c.mod_down, c.special_moduli, &c.ext_moduli[..c.ell], "ModDown")?
+            } else {
+                DeviceBConv::new(q, &c.mod_down, &c.ext_moduli[..c.ell], c.special_moduli.len())?
+            },
             inv_p: DeviceScalars::new(q, c.inv_p)?,
             p_mod: q.upload_static(c.p_mod)?,
             ones: q.upload_static(&vec![1u64; c.ext_moduli.len()])?,
@@ -870,7 +877,7 @@ pub(super) fn mod_down_bconv_into<Q: GpuQueue>(
         polys,
         split: h.ell,
         skip: false,
-        centered: false,
+        centered: h.mod_down.rinv.is_some(),
     };
     base_conv(q, l.log_n, (bconv, bconv), prod_p, &h.special, &h.mod_down, &l.primes, &mod_down)
 }
