@@ -1,5 +1,5 @@
 //! The kernels' 32-bit data words (`native/word.h`, `XEHE_WORD32=1`: each residue of a
-//! word-size chain in a u32, element e at u32 word e) against the same kernels on 64-bit words,
+//! word-size chain in a u32, buffers of 4-byte words) against the same kernels on 64-bit words,
 //! word for word: random canonical rows under primes just below 2^30 (the largest lazy values),
 //! with 0 and q − 1 planted. On every device `common::queues` opens (pocl in CI); without one
 //! each test prints why it was skipped.
@@ -12,7 +12,6 @@ use std::sync::Arc;
 use xehe::device::gpu::word32::Word32Queue;
 use xehe::device::gpu::{Arg, Geometry, GpuQueue};
 use xehe::device::kernels::Family;
-use xehe::device::ntt_family::word32::{pack_u32, unpack_u32};
 use xehe::{CoeffModulus, Modulus};
 
 const LOG_N: u32 = 10;
@@ -48,10 +47,10 @@ fn rows(primes: &[Modulus], rows: usize, seed: u64) -> Vec<u64> {
     x
 }
 
-/// A data operand in either word size.
+/// A data operand in either word size (a buffer of 4-byte words for the 32-bit layout).
 fn upload<Q: GpuQueue>(q: &Q, words: &[u64], w32: bool) -> Q::Buf {
     if w32 {
-        q.upload(&pack_u32(&words.iter().map(|&w| u32::try_from(w).unwrap()).collect::<Vec<_>>())).unwrap()
+        q.upload_u32(&words.iter().map(|&w| u32::try_from(w).unwrap()).collect::<Vec<_>>()).unwrap()
     } else {
         q.upload(words).unwrap()
     }
@@ -59,9 +58,9 @@ fn upload<Q: GpuQueue>(q: &Q, words: &[u64], w32: bool) -> Q::Buf {
 
 fn download<Q: GpuQueue>(q: &Q, buf: &Q::Buf, count: usize, w32: bool) -> Vec<u64> {
     if w32 {
-        let mut words = vec![0u64; count.div_ceil(2)];
-        q.download(buf, &mut words).unwrap();
-        unpack_u32(&words, count).into_iter().map(u64::from).collect()
+        let mut words = vec![0u32; count];
+        q.download_u32(buf, &mut words).unwrap();
+        words.into_iter().map(u64::from).collect()
     } else {
         let mut words = vec![0u64; count];
         q.download(buf, &mut words).unwrap();
@@ -379,10 +378,7 @@ fn ntt_variants<Q: GpuQueue>(q: &Arc<Q>) {
             }
             for forward in [true, false] {
                 let wide_buf = q.upload(&x).unwrap();
-                // Full-length buffers (the host checks lengths in 64-bit words), packed in the first half.
-                let mut packed = pack_u32(&x.iter().map(|&w| w as u32).collect::<Vec<_>>());
-                packed.resize(x.len(), 0);
-                let narrow_buf = q.upload(&packed).unwrap();
+                let narrow_buf = narrow.upload(&x).unwrap();
                 if forward {
                     wide_t.forward(&**q, &wide_buf, rows_n, variant).unwrap();
                     narrow_t.forward(&narrow, &narrow_buf, rows_n, variant).unwrap();
@@ -392,9 +388,8 @@ fn ntt_variants<Q: GpuQueue>(q: &Arc<Q>) {
                 }
                 let mut w = vec![0u64; x.len()];
                 q.download(&wide_buf, &mut w).unwrap();
-                let mut h = vec![0u64; x.len() / 2];
-                q.download(&narrow_buf, &mut h).unwrap();
-                let h: Vec<u64> = unpack_u32(&h, x.len()).into_iter().map(u64::from).collect();
+                let mut h = vec![0u64; x.len()];
+                narrow.download(&narrow_buf, &mut h).unwrap();
                 let bad = w.iter().zip(&h).filter(|(a, b)| a != b).count();
                 assert_eq!(bad, 0, "N = 2^{log_n}, {variant:?}, forward {forward}: {bad} words differ between the 64- and 32-bit layouts");
             }

@@ -44,10 +44,14 @@ impl RawAllocator for CudaAllocator {
     }
 }
 
-/// A device buffer of `words` u64 words from a queue's memcache, or a view of part of one.
+/// A device buffer of `words` words from a queue's memcache, or a view of part of one: u64
+/// words, or u32 words for a word-size chain's data (`native/word.h`); offsets and lengths
+/// count the buffer's own words.
 pub struct DeviceBuffer {
     ptr: u64,
     words: usize,
+    /// Bytes a word: 8, or 4.
+    elem: usize,
     cache: Arc<MemCache<CudaAllocator>>,
     /// For a view: the buffer whose memory it shares, kept alive by it (only the owner returns
     /// the memory to the memcache).
@@ -56,15 +60,19 @@ pub struct DeviceBuffer {
 
 impl std::fmt::Debug for DeviceBuffer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "DeviceBuffer({:#x}, {} words)", self.ptr, self.words)
+        write!(f, "DeviceBuffer({:#x}, {} words of {} bytes)", self.ptr, self.words, self.elem)
     }
 }
 
 impl DeviceBuffer {
-    /// Take a buffer of at least `words` words from `cache`.
+    /// Take a buffer of at least `words` u64 words from `cache`.
     pub fn new(cache: &Arc<MemCache<CudaAllocator>>, words: usize) -> Result<Self> {
-        let (ptr, _cap) = cache.allocate(words.max(1) * 8, false)?;
-        Ok(DeviceBuffer { ptr, words, cache: cache.clone(), parent: None })
+        Self::with_elem(cache, words, 8)
+    }
+    /// Take a buffer of at least `words` words of `elem` bytes (8 or 4) from `cache`.
+    pub fn with_elem(cache: &Arc<MemCache<CudaAllocator>>, words: usize, elem: usize) -> Result<Self> {
+        let (ptr, _cap) = cache.allocate(words.max(1) * elem, false)?;
+        Ok(DeviceBuffer { ptr, words, elem, cache: cache.clone(), parent: None })
     }
     /// `words` words of `parent` from word `offset`, as a buffer of its own sharing `parent`'s
     /// memory (one allocation for many read-only plaintexts, each a view).
@@ -73,12 +81,14 @@ impl DeviceBuffer {
     /// `InvalidArgument` for a range outside `parent`.
     pub fn view(parent: &Arc<DeviceBuffer>, offset: usize, words: usize) -> Result<Self> {
         crate::device::gpu::check_range("view", offset, words, parent.words)?;
-        Ok(DeviceBuffer { ptr: parent.ptr + 8 * offset as u64, words, cache: parent.cache.clone(), parent: Some(parent.clone()) })
+        let ptr = parent.ptr + (parent.elem * offset) as u64;
+        Ok(DeviceBuffer { ptr, words, elem: parent.elem, cache: parent.cache.clone(), parent: Some(parent.clone()) })
     }
-    /// A scratch buffer for one operation's temporaries (never retained by compute frames).
-    pub fn scratch(cache: &Arc<MemCache<CudaAllocator>>, words: usize) -> Result<Self> {
-        let (ptr, _cap) = cache.allocate_scratch(words.max(1) * 8)?;
-        Ok(DeviceBuffer { ptr, words, cache: cache.clone(), parent: None })
+    /// A scratch buffer of `words` words of `elem` bytes for one operation's temporaries (never
+    /// retained by compute frames).
+    pub fn scratch(cache: &Arc<MemCache<CudaAllocator>>, words: usize, elem: usize) -> Result<Self> {
+        let (ptr, _cap) = cache.allocate_scratch(words.max(1) * elem)?;
+        Ok(DeviceBuffer { ptr, words, elem, cache: cache.clone(), parent: None })
     }
     /// Device address, for kernel arguments.
     pub fn ptr(&self) -> u64 {
@@ -88,11 +98,18 @@ impl DeviceBuffer {
     pub fn words(&self) -> usize {
         self.words
     }
+    /// Device address of word `off`.
+    pub fn ptr_at(&self, off: usize) -> u64 {
+        self.ptr + (self.elem * off) as u64
+    }
 }
 
 impl GpuBuffer for DeviceBuffer {
     fn words(&self) -> usize {
         self.words
+    }
+    fn elem_bytes(&self) -> usize {
+        self.elem
     }
     fn device_address(&self) -> Option<u64> {
         Some(self.ptr)

@@ -6,7 +6,7 @@
 use super::launcher::Launcher;
 use super::memory::{CudaAllocator, DeviceBuffer};
 use super::{dev_err, CudaDevice};
-use crate::device::gpu::{check_range, grid_stride_groups, side_stream_mode, Arg, SideStreamMode, DeviceShared, EwKind, EwOp, Geometry, GpuQueue, THREADS};
+use crate::device::gpu::{check_elem, check_range, grid_stride_groups, side_stream_mode, Arg, SideStreamMode, DeviceShared, EwKind, EwOp, Geometry, GpuBuffer, GpuQueue, THREADS};
 use parking_lot::Mutex;
 use crate::device::kernels::Family;
 use crate::device::memcache::{MemCache, MemCacheStats};
@@ -214,25 +214,26 @@ impl CudaQueue {
     }
     /// An uninitialized scratch buffer for an operation's temporaries.
     pub fn scratch(&self, words: usize) -> Result<DeviceBuffer> {
-        DeviceBuffer::scratch(&self.memcache, words)
+        DeviceBuffer::scratch(&self.memcache, words, 8)
     }
-    /// Upload host words into a new buffer (asynchronous with respect to kernels; the host
-    /// slice is copied before return).
-    pub fn upload(&self, host: &[u64]) -> Result<DeviceBuffer> {
+    /// Upload `host` (words of `T`, 8 or 4 bytes) into a new buffer of such words.
+    fn upload_words<T: cudarc::driver::DeviceRepr>(&self, host: &[T]) -> Result<DeviceBuffer> {
         self.flush_pending()?;
         let start = std::time::Instant::now();
-        let buf = self.alloc(host.len())?;
+        let elem = std::mem::size_of::<T>();
+        let buf = DeviceBuffer::with_elem(&self.memcache, host.len(), elem)?;
         self.dev.context().bind_to_thread().map_err(|e| dev_err("binding context", e))?;
-        // SAFETY: `buf` holds at least host.len() words; pageable host memory is staged by the
-        // driver before the call returns.
+        // SAFETY: `buf` holds at least host.len() words of T; pageable host memory is staged by
+        // the driver before the call returns.
         unsafe { cudarc::driver::result::memcpy_htod_async(buf.ptr(), host, self.stream.cu_stream()) }
             .map_err(|e| dev_err("upload", e))?;
-        self.dev.count_upload(8 * host.len(), start.elapsed());
+        self.dev.count_upload(elem * host.len(), start.elapsed());
         Ok(buf)
     }
-    /// Copy `buf` (its first `out.len()` words) to the host; synchronizes the queue.
-    pub fn download(&self, buf: &DeviceBuffer, out: &mut [u64]) -> Result<()> {
+    /// The first `out.len()` words of `buf` (words of `T`); synchronizes the queue.
+    fn download_words<T: cudarc::driver::DeviceRepr>(&self, buf: &DeviceBuffer, out: &mut [T]) -> Result<()> {
         self.flush_pending()?;
+        check_elem("download", buf, std::mem::size_of::<T>())?;
         check_range("download", 0, out.len(), buf.words())?;
         self.dev.context().bind_to_thread().map_err(|e| dev_err("binding context", e))?;
         // SAFETY: sizes checked above; the stream is synchronized before `out` is read.
@@ -240,20 +241,30 @@ impl CudaQueue {
             .map_err(|e| dev_err("download", e))?;
         self.synchronize()
     }
+    /// Upload host words into a new buffer (asynchronous with respect to kernels; the host
+    /// slice is copied before return).
+    pub fn upload(&self, host: &[u64]) -> Result<DeviceBuffer> {
+        self.upload_words(host)
+    }
+    /// Copy `buf` (its first `out.len()` words) to the host; synchronizes the queue.
+    pub fn download(&self, buf: &DeviceBuffer, out: &mut [u64]) -> Result<()> {
+        self.download_words(buf, out)
+    }
     /// Device-to-device copy of `words` words from `src` (at word offset `src_off`) into `dst`
     /// (at `dst_off`), ordered on the queue.
     pub fn copy(&self, dst: &DeviceBuffer, dst_off: usize, src: &DeviceBuffer, src_off: usize, words: usize) -> Result<()> {
         self.flush_pending()?;
         check_range("device copy (destination)", dst_off, words, dst.words())?;
         check_range("device copy (source)", src_off, words, src.words())?;
+        check_elem("device copy", dst, src.elem_bytes())?;
         self.dev.context().bind_to_thread().map_err(|e| dev_err("binding context", e))?;
         // SAFETY: ranges checked above; both buffers live until the queue passes this point
         // (memcache retain/in-order stream).
         unsafe {
             cudarc::driver::result::memcpy_dtod_async(
-                dst.ptr() + 8 * dst_off as u64,
-                src.ptr() + 8 * src_off as u64,
-                8 * words,
+                dst.ptr_at(dst_off),
+                src.ptr_at(src_off),
+                src.elem_bytes() * words,
                 self.stream.cu_stream(),
             )
         }
@@ -267,7 +278,7 @@ impl CudaQueue {
         self.dev.context().bind_to_thread().map_err(|e| dev_err("binding context", e))?;
         // SAFETY: range checked above.
         unsafe {
-            cudarc::driver::result::memset_d8_async(buf.ptr() + 8 * off as u64, 0, 8 * words, self.stream.cu_stream())
+            cudarc::driver::result::memset_d8_async(buf.ptr_at(off), 0, buf.elem_bytes() * words, self.stream.cu_stream())
         }
         .map_err(|e| dev_err("memset", e))
     }
@@ -317,7 +328,7 @@ impl CudaQueue {
             .iter()
             .map(|a| match *a {
                 Arg::Buf(buf) => buf.ptr(),
-                Arg::BufAt(buf, off) => buf.ptr() + 8 * off as u64,
+                Arg::BufAt(buf, off) => buf.ptr_at(off),
                 Arg::U64(v) => v,
                 Arg::U32(v) => v as u64,
             })
@@ -368,6 +379,18 @@ impl GpuQueue for CudaQueue {
     fn download(&self, buf: &DeviceBuffer, out: &mut [u64]) -> Result<()> {
         CudaQueue::download(self, buf, out)
     }
+    fn alloc_u32(&self, words: usize) -> Result<DeviceBuffer> {
+        DeviceBuffer::with_elem(&self.memcache, words, 4)
+    }
+    fn scratch_u32(&self, words: usize) -> Result<DeviceBuffer> {
+        DeviceBuffer::scratch(&self.memcache, words, 4)
+    }
+    fn upload_u32(&self, host: &[u32]) -> Result<DeviceBuffer> {
+        self.upload_words(host)
+    }
+    fn download_u32(&self, buf: &DeviceBuffer, out: &mut [u32]) -> Result<()> {
+        self.download_words(buf, out)
+    }
     fn copy(&self, dst: &DeviceBuffer, dst_off: usize, src: &DeviceBuffer, src_off: usize, words: usize) -> Result<()> {
         CudaQueue::copy(self, dst, dst_off, src, src_off, words)
     }
@@ -402,7 +425,7 @@ impl GpuQueue for CudaQueue {
     }
     fn mul_sum(&self, primes: &crate::device::gpu::level::DevicePrimes<DeviceBuffer>, log_n: u32, terms: &[crate::device::gpu::SumTerm<'_, DeviceBuffer>], b_words: usize, words: usize) -> Result<Option<DeviceBuffer>> {
         let out = self.alloc(words)?;
-        let at = |(b, off): (&DeviceBuffer, usize)| b.ptr() + 8 * off as u64;
+        let at = |(b, off): (&DeviceBuffer, usize)| b.ptr_at(off);
         let table: Vec<u64> = terms.iter().flat_map(|&(a, b)| [at(a), at(b)]).collect();
         let t = self.upload(&table)?;
         let args = [

@@ -59,14 +59,34 @@ pub fn side_stream_mode() -> SideStreamMode {
     crate::device::tuning::tuning().side_stream
 }
 
-/// A device buffer of u64 words.
+/// A device buffer of words: u64, or u32 for a word-size chain's data ([`word32`]).
 pub trait GpuBuffer: Send + Sync + std::fmt::Debug {
     /// Length in words.
     fn words(&self) -> usize;
+    /// Bytes a word: 8, or 4 for a buffer of 32-bit words.
+    fn elem_bytes(&self) -> usize {
+        8
+    }
     /// The buffer's device address, where a kernel may read it from a table of addresses
     /// (CUDA); `None` where buffers have no stable address (OpenCL).
     fn device_address(&self) -> Option<u64> {
         None
+    }
+}
+
+fn no_u32_buffers() -> Error {
+    Error::InvalidArgument("this backend has no buffers of 32-bit words (CUDA and OpenCL have)".into())
+}
+
+/// Checks that a transfer of words of `want` bytes meets a buffer of `buf`'s.
+///
+/// # Errors
+/// `InvalidArgument` naming `what` when the sizes differ.
+pub fn check_elem(what: &str, buf: &impl GpuBuffer, want: usize) -> Result<()> {
+    if buf.elem_bytes() == want {
+        Ok(())
+    } else {
+        Err(Error::InvalidArgument(format!("{what}: a buffer of {}-byte words, not {want}-byte ones", buf.elem_bytes())))
     }
 }
 
@@ -138,6 +158,40 @@ pub trait GpuQueue: Send + Sync + Sized + 'static {
     /// # Errors
     /// As [`alloc`](Self::alloc), or `Error::Device` on a transfer failure.
     fn upload(&self, host: &[u64]) -> Result<Self::Buf>;
+    /// An uninitialized buffer of `words` 32-bit words (a word-size chain's data,
+    /// `native/word.h`; [`word32::Word32Queue`] allocates through this), retained by an open
+    /// compute frame as [`alloc`](Self::alloc)'s.
+    ///
+    /// # Errors
+    /// As [`alloc`](Self::alloc); `InvalidArgument` on a backend without 32-bit buffers.
+    fn alloc_u32(&self, words: usize) -> Result<Self::Buf> {
+        let _ = words;
+        Err(no_u32_buffers())
+    }
+    /// As [`alloc_u32`](Self::alloc_u32) for one operation's temporaries (as [`scratch`](Self::scratch)).
+    ///
+    /// # Errors
+    /// As [`alloc_u32`](Self::alloc_u32).
+    fn scratch_u32(&self, words: usize) -> Result<Self::Buf> {
+        let _ = words;
+        Err(no_u32_buffers())
+    }
+    /// A new buffer of 32-bit words holding `host`.
+    ///
+    /// # Errors
+    /// As [`alloc_u32`](Self::alloc_u32), or `Error::Device` on a transfer failure.
+    fn upload_u32(&self, host: &[u32]) -> Result<Self::Buf> {
+        let _ = host;
+        Err(no_u32_buffers())
+    }
+    /// The first `out.len()` words of a buffer of 32-bit words; waits for the queue.
+    ///
+    /// # Errors
+    /// As [`download`](Self::download); `InvalidArgument` for a buffer of u64 words.
+    fn download_u32(&self, buf: &Self::Buf, out: &mut [u32]) -> Result<()> {
+        let _ = (buf, out);
+        Err(no_u32_buffers())
+    }
     /// The first `out.len()` words of `buf`; waits for the queue.
     ///
     /// # Errors

@@ -1,32 +1,43 @@
-//! A queue whose kernels take 32-bit data words: the word-size path's kernels checked and
-//! timed through the 64-bit path's host code (`tests/word32_kernels.rs`, `xehe bench ntt
-//! --words`) until device buffers carry their element size.
+//! A queue whose data is in 32-bit words: the word-size path's kernels run through the 64-bit
+//! path's host code (`tests/word32_kernels.rs`, `xehe bench ntt --words`).
 
-use super::{Arg, Geometry, GpuQueue};
+use super::{Arg, Geometry, GpuBuffer, GpuQueue};
 use crate::device::kernels::Family;
-use crate::Result;
+use crate::{Error, Result};
 use std::sync::Arc;
 
-/// `Q` with every kernel compiled for 32-bit data words (`XEHE_WORD32=1` added to each
-/// launch's defines, `native/word.h`): the host-side wrappers (NTT plans, key switching's
-/// steps) run unchanged on buffers of packed residues ([`pack_u32`](crate::device::ntt_family::word32::pack_u32)).
-/// Buffers and their lengths are still counted in u64 words, so a packed buffer is allocated
-/// at its 64-bit length and its first half used; constant tables stay u64.
+/// `Q` with its data in 32-bit words: every kernel compiled for them (`XEHE_WORD32=1` added to
+/// each launch's defines, `native/word.h`), and the buffers it allocates, uploads and
+/// downloads of 4-byte words ([`GpuQueue::alloc_u32`]: lengths and offsets count words, so the
+/// host code of the 64-bit path runs unchanged). Uploads narrow each value (which must be
+/// below 2^32) and downloads widen them; constant tables ([`GpuQueue::upload_static_words`])
+/// stay u64. It shares `Q`'s stream, memcache and device data.
 pub struct Word32Queue<Q>(pub Arc<Q>);
 
 impl<Q: GpuQueue> GpuQueue for Word32Queue<Q> {
     type Buf = Q::Buf;
     fn alloc(&self, words: usize) -> Result<Q::Buf> {
-        self.0.alloc(words)
+        self.0.alloc_u32(words)
     }
     fn scratch(&self, words: usize) -> Result<Q::Buf> {
-        self.0.scratch(words)
+        self.0.scratch_u32(words)
     }
     fn upload(&self, host: &[u64]) -> Result<Q::Buf> {
-        self.0.upload(host)
+        let narrow = host
+            .iter()
+            .map(|&w| u32::try_from(w).map_err(|_| Error::InvalidArgument(format!("a 32-bit data word cannot hold {w}"))))
+            .collect::<Result<Vec<u32>>>()?;
+        self.0.upload_u32(&narrow)
     }
+    /// Widened from a buffer of 32-bit words; a buffer of u64 words as it is.
     fn download(&self, buf: &Q::Buf, out: &mut [u64]) -> Result<()> {
-        self.0.download(buf, out)
+        if buf.elem_bytes() != 4 {
+            return self.0.download(buf, out);
+        }
+        let mut narrow = vec![0u32; out.len()];
+        self.0.download_u32(buf, &mut narrow)?;
+        out.iter_mut().zip(&narrow).for_each(|(o, &w)| *o = u64::from(w));
+        Ok(())
     }
     fn copy(&self, dst: &Q::Buf, dst_off: usize, src: &Q::Buf, src_off: usize, words: usize) -> Result<()> {
         self.0.copy(dst, dst_off, src, src_off, words)

@@ -126,10 +126,7 @@ fn narrow_words<Q: GpuQueue>(q: &Arc<Q>, t: &[Arc<NttTables>], rows: usize, reps
     let primes: Vec<u64> = t.iter().map(|t| t.modulus().value()).collect();
     let x = data(&primes, n, rows, 11);
     let wide = q.upload(&x)?;
-    // Allocated at the 64-bit length (lengths are counted in u64 words), packed in its first half.
-    let mut packed = pack_u32(&x.iter().map(|&w| w as u32).collect::<Vec<_>>());
-    packed.resize(x.len(), 0);
-    let buf = q.upload(&packed)?;
+    let buf = narrow.upload(&x)?;
     for forward in [true, false] {
         if forward {
             wide_t.forward(&**q, &wide, rows, NttVariant::Auto)?;
@@ -140,10 +137,9 @@ fn narrow_words<Q: GpuQueue>(q: &Arc<Q>, t: &[Arc<NttTables>], rows: usize, reps
         }
         let mut w = vec![0u64; x.len()];
         q.download(&wide, &mut w)?;
-        let mut h = vec![0u64; x.len() / 2];
-        q.download(&buf, &mut h)?;
-        let h = unpack_u32(&h, x.len());
-        if let Some(i) = w.iter().zip(&h).position(|(&a, &b)| a != u64::from(b)) {
+        let mut h = vec![0u64; x.len()];
+        narrow.download(&buf, &mut h)?;
+        if let Some(i) = w.iter().zip(&h).position(|(&a, &b)| a != b) {
             let what = if forward { "forward" } else { "inverse" };
             return Err(Error::Device(format!("NTT on 32-bit words ({what}, N = {n}): row {} word {} is {} where 64-bit words hold {}", i / n, i % n, h[i], w[i])));
         }

@@ -71,10 +71,13 @@ impl RawAllocator for ClAllocator {
     }
 }
 
-/// A device buffer of `words` u64 words from a queue's (or the device's) memcache.
+/// A device buffer of `words` words from a queue's (or the device's) memcache: u64 words, or
+/// u32 words for a word-size chain's data (`native/word.h`).
 pub struct ClBuffer {
     mem: ClMem,
     words: usize,
+    /// Bytes a word: 8, or 4.
+    elem: usize,
     cache: Arc<MemCache<ClAllocator>>,
     /// The buffer this one is the first words of ([`ClBuffer::prefix`]), kept alive by it.
     parent: Option<Arc<ClBuffer>>,
@@ -82,7 +85,7 @@ pub struct ClBuffer {
 
 impl std::fmt::Debug for ClBuffer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "ClBuffer({:?}, {} words)", self.mem.0, self.words)
+        write!(f, "ClBuffer({:?}, {} words of {} bytes)", self.mem.0, self.words, self.elem)
     }
 }
 
@@ -92,16 +95,24 @@ impl ClBuffer {
     /// # Errors
     /// `Error::Device` when the device cannot allocate even after flushing the cache.
     pub fn new(cache: &Arc<MemCache<ClAllocator>>, words: usize) -> Result<Self> {
-        let (mem, _cap) = cache.allocate(words.max(1) * 8, false)?;
-        Ok(ClBuffer { mem, words, cache: cache.clone(), parent: None })
+        Self::with_elem(cache, words, 8)
     }
-    /// A scratch buffer for one operation's temporaries (never retained by compute frames).
+    /// As [`new`](Self::new) for words of `elem` bytes (8 or 4).
     ///
     /// # Errors
     /// As [`new`](Self::new).
-    pub fn scratch(cache: &Arc<MemCache<ClAllocator>>, words: usize) -> Result<Self> {
-        let (mem, _cap) = cache.allocate_scratch(words.max(1) * 8)?;
-        Ok(ClBuffer { mem, words, cache: cache.clone(), parent: None })
+    pub fn with_elem(cache: &Arc<MemCache<ClAllocator>>, words: usize, elem: usize) -> Result<Self> {
+        let (mem, _cap) = cache.allocate(words.max(1) * elem, false)?;
+        Ok(ClBuffer { mem, words, elem, cache: cache.clone(), parent: None })
+    }
+    /// A scratch buffer of `words` words of `elem` bytes for one operation's temporaries (never
+    /// retained by compute frames).
+    ///
+    /// # Errors
+    /// As [`new`](Self::new).
+    pub fn scratch(cache: &Arc<MemCache<ClAllocator>>, words: usize, elem: usize) -> Result<Self> {
+        let (mem, _cap) = cache.allocate_scratch(words.max(1) * elem)?;
+        Ok(ClBuffer { mem, words, elem, cache: cache.clone(), parent: None })
     }
     /// The first `words` words of `parent` as a buffer of its own sharing its memory object (a
     /// sub-buffer from offset 0 would only name the same memory).
@@ -110,7 +121,7 @@ impl ClBuffer {
     /// `InvalidArgument` when `words` passes `parent`'s length.
     pub fn prefix(parent: &Arc<ClBuffer>, words: usize) -> Result<Self> {
         crate::device::gpu::check_range("view", 0, words, parent.words)?;
-        Ok(ClBuffer { mem: parent.mem, words, cache: parent.cache.clone(), parent: Some(parent.clone()) })
+        Ok(ClBuffer { mem: parent.mem, words, elem: parent.elem, cache: parent.cache.clone(), parent: Some(parent.clone()) })
     }
     /// The `cl_mem` handle, for kernel arguments and transfers.
     pub fn raw(&self) -> cl_mem {
@@ -129,6 +140,9 @@ impl ClBuffer {
 impl GpuBuffer for ClBuffer {
     fn words(&self) -> usize {
         self.words
+    }
+    fn elem_bytes(&self) -> usize {
+        self.elem
     }
 }
 

@@ -4,7 +4,7 @@
 
 use super::buffer::{ClAllocator, ClBuffer, ClMem};
 use super::{dev_err, OpenClDevice};
-use crate::device::gpu::{check_range, grid_stride_groups, Arg, DeviceShared, Geometry, GpuQueue, THREADS};
+use crate::device::gpu::{check_elem, check_range, grid_stride_groups, Arg, DeviceShared, Geometry, GpuBuffer, GpuQueue, THREADS};
 use crate::device::kernels::Family;
 use crate::device::memcache::{MemCache, MemCacheStats};
 use crate::device::profiler::Profiler;
@@ -153,14 +153,14 @@ impl ClQueue {
             return Ok(SubBuffer { mem: ClMem(buf.raw()), owned: false });
         }
         check_range("kernel argument offset", off, 1, buf.len())?;
-        let bytes = 8 * off;
+        let bytes = buf.elem_bytes() * off;
         if bytes % self.dev.base_align() != 0 {
             return Err(crate::Error::InvalidArgument(format!(
                 "OpenCL: buffer offset of {bytes} bytes is not a multiple of the device's {}-byte base alignment",
                 self.dev.base_align()
             )));
         }
-        let region = cl_buffer_region { origin: bytes, size: 8 * (buf.len() - off) };
+        let region = cl_buffer_region { origin: bytes, size: buf.elem_bytes() * (buf.len() - off) };
         // SAFETY: the region lies inside `buf` (checked above) and `region` outlives the call.
         let mem = unsafe {
             create_sub_buffer(buf.raw(), CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION, &region as *const _ as *const _)
@@ -171,18 +171,36 @@ impl ClQueue {
 
     /// Blocking write of `host` into the start of `buf` (the host slice may be reused on
     /// return; the write is ordered after earlier commands of the queue).
-    fn write(&self, buf: &ClBuffer, host: &[u64]) -> Result<()> {
+    fn write<T: Copy>(&self, buf: &ClBuffer, host: &[T]) -> Result<()> {
         check_range("upload", 0, host.len(), buf.len())?;
+        check_elem("upload", buf, std::mem::size_of::<T>())?;
         if host.is_empty() {
             return Ok(());
         }
         // SAFETY: blocking write of a live host slice no longer than the buffer.
         unsafe {
-            enqueue_write_buffer(self.queue.get(), buf.raw(), CL_BLOCKING, 0, 8 * host.len(), host.as_ptr() as *mut _, 0, std::ptr::null())
+            enqueue_write_buffer(self.queue.get(), buf.raw(), CL_BLOCKING, 0, std::mem::size_of_val(host), host.as_ptr() as *mut _, 0, std::ptr::null())
         }
         .map(event)
         .map_err(|e| dev_err("upload", ClError(e)))?;
         Ok(())
+    }
+
+    /// Blocking read of the first `out.len()` words of `buf` (words of `T`), the queue then
+    /// synchronized.
+    fn read<T: Copy>(&self, buf: &ClBuffer, out: &mut [T]) -> Result<()> {
+        check_range("download", 0, out.len(), buf.len())?;
+        check_elem("download", buf, std::mem::size_of::<T>())?;
+        if out.is_empty() {
+            return self.synchronize();
+        }
+        // SAFETY: blocking read into a live host slice no longer than the buffer.
+        unsafe {
+            enqueue_read_buffer(self.queue.get(), buf.raw(), CL_BLOCKING, 0, std::mem::size_of_val(out), out.as_mut_ptr() as *mut _, 0, std::ptr::null())
+        }
+        .map(event)
+        .map_err(|e| dev_err("download", ClError(e)))?;
+        self.synchronize()
     }
 
     fn after_command(&self, name: &'static str, ev: Event) -> Result<()> {
@@ -218,7 +236,7 @@ impl GpuQueue for ClQueue {
         ClBuffer::new(&self.memcache, words)
     }
     fn scratch(&self, words: usize) -> Result<ClBuffer> {
-        ClBuffer::scratch(&self.memcache, words)
+        ClBuffer::scratch(&self.memcache, words, 8)
     }
     fn upload(&self, host: &[u64]) -> Result<ClBuffer> {
         let buf = self.alloc(host.len())?;
@@ -226,27 +244,33 @@ impl GpuQueue for ClQueue {
         Ok(buf)
     }
     fn download(&self, buf: &ClBuffer, out: &mut [u64]) -> Result<()> {
-        check_range("download", 0, out.len(), buf.len())?;
-        if out.is_empty() {
-            return self.synchronize();
-        }
-        // SAFETY: blocking read into a live host slice no longer than the buffer.
-        unsafe {
-            enqueue_read_buffer(self.queue.get(), buf.raw(), CL_BLOCKING, 0, 8 * out.len(), out.as_mut_ptr() as *mut _, 0, std::ptr::null())
-        }
-        .map(event)
-        .map_err(|e| dev_err("download", ClError(e)))?;
-        self.synchronize()
+        self.read(buf, out)
+    }
+    fn alloc_u32(&self, words: usize) -> Result<ClBuffer> {
+        ClBuffer::with_elem(&self.memcache, words, 4)
+    }
+    fn scratch_u32(&self, words: usize) -> Result<ClBuffer> {
+        ClBuffer::scratch(&self.memcache, words, 4)
+    }
+    fn upload_u32(&self, host: &[u32]) -> Result<ClBuffer> {
+        let buf = self.alloc_u32(host.len())?;
+        self.write(&buf, host)?;
+        Ok(buf)
+    }
+    fn download_u32(&self, buf: &ClBuffer, out: &mut [u32]) -> Result<()> {
+        self.read(buf, out)
     }
     fn copy(&self, dst: &ClBuffer, dst_off: usize, src: &ClBuffer, src_off: usize, words: usize) -> Result<()> {
         check_range("device copy (destination)", dst_off, words, dst.len())?;
         check_range("device copy (source)", src_off, words, src.len())?;
+        check_elem("device copy", dst, src.elem_bytes())?;
         if words == 0 {
             return Ok(());
         }
+        let e = src.elem_bytes();
         // SAFETY: ranges checked above; both buffers outlive the command (memcache + in-order).
         let ev = unsafe {
-            enqueue_copy_buffer(self.queue.get(), src.raw(), dst.raw(), 8 * src_off, 8 * dst_off, 8 * words, 0, std::ptr::null())
+            enqueue_copy_buffer(self.queue.get(), src.raw(), dst.raw(), e * src_off, e * dst_off, e * words, 0, std::ptr::null())
         }
         .map(event)
         .map_err(|e| dev_err("device copy", ClError(e)))?;
@@ -257,10 +281,10 @@ impl GpuQueue for ClQueue {
         if words == 0 {
             return Ok(());
         }
-        let zero = 0u64;
-        // SAFETY: range checked above; the pattern is copied at enqueue time.
+        let (zero, e) = (0u64, buf.elem_bytes());
+        // SAFETY: range checked above; the pattern (e ≤ 8 zero bytes) is copied at enqueue time.
         let ev = unsafe {
-            enqueue_fill_buffer(self.queue.get(), buf.raw(), &zero as *const u64 as *const _, 8, 8 * off, 8 * words, 0, std::ptr::null())
+            enqueue_fill_buffer(self.queue.get(), buf.raw(), &zero as *const u64 as *const _, e, e * off, e * words, 0, std::ptr::null())
         }
         .map(event)
         .map_err(|e| dev_err("memset", ClError(e)))?;
@@ -322,7 +346,7 @@ impl GpuQueue for ClQueue {
         ClQueue::memcache_stats(self)
     }
     fn upload_static_words(&self, host: &[u64]) -> Result<ClBuffer> {
-        let buf = ClBuffer::scratch(self.dev.statics(), host.len())?;
+        let buf = ClBuffer::scratch(self.dev.statics(), host.len(), 8)?;
         self.write(&buf, host)?;
         Ok(buf)
     }
@@ -330,7 +354,9 @@ impl GpuQueue for ClQueue {
         ClBuffer::prefix(buf, words).map(Some)
     }
     fn concat_static(&self, parts: &[(&ClBuffer, usize, usize)]) -> Result<ClBuffer> {
-        let buf = ClBuffer::scratch(self.dev.statics(), parts.iter().map(|p| p.2).sum())?;
+        // Words of one size (the parts' own: u64, or u32 of a word-size chain).
+        let elem = parts.first().map_or(8, |p| p.0.elem_bytes());
+        let buf = ClBuffer::scratch(self.dev.statics(), parts.iter().map(|p| p.2).sum(), elem)?;
         let mut at = 0;
         for &(b, off, words) in parts {
             self.copy(&buf, at, b, off, words)?;
