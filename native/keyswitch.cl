@@ -483,10 +483,10 @@ DECLSPEC u64 ks_galois_index(u64 y, u32 elt, u32 log_n)
 
 /* One hoisted rotation's words at extended limb o, output word y (ks_inner_sums_u64). */
 DECLSPEC void ks_rot_word(u64 *v0, u64 *v1, CONST_AS u64 *desc, u64 y, u32 log_n, u64 lim, u32 own, u32 data,
-                          u32 ki, u32 key_k, u32 j0, CONST_AS u64 *rows, CONST_AS u64 *ct, CONST_AS u64 *c1, u64 pm, u32 digits,
+                          u32 ki, u32 key_k, u32 j0, CONST_AS DWORD *rows, CONST_AS DWORD *ct, CONST_AS DWORD *c1, u64 pm, u32 digits,
                           u64 q, u64 c0r, u64 c1r, LOCAL_AS u64 *kw)
 {
-    CONST_AS u64 *key = (CONST_AS u64 *)desc[0];
+    CONST_AS DWORD *key = (CONST_AS DWORD *)desc[0];
     u64 x = ks_galois_index(y, (u32)desc[1], log_n);
     ks_acc2_t a = ks_acc2_zero();
 #ifdef KS_DIGITS
@@ -513,7 +513,7 @@ DECLSPEC void ks_rot_word(u64 *v0, u64 *v1, CONST_AS u64 *desc, u64 y, u32 log_n
 #define KS_SUMS_ADD(desc, v0, v1)                                                                                      \
     _Pragma("unroll") for (u32 s = 0; s < KS_SUMS; s++)                                                                \
     {                                                                                                                  \
-        CONST_AS u64 *diag = (CONST_AS u64 *)(desc)[s];                                                                \
+        CONST_AS DWORD *diag = (CONST_AS DWORD *)(desc)[s];                                                            \
         if (diag != 0) {                                                                                               \
             u64 dv = diag[lim + y];                                                                                    \
             acc[s][0] = mad64_wide(v0, dv, acc[s][0]);                                                                 \
@@ -548,8 +548,8 @@ DECLSPEC void ks_rot_word(u64 *v0, u64 *v1, CONST_AS u64 *desc, u64 y, u32 log_n
  * launches, one call: 12.4 ms with two rotations a step at 1 CTA, 10.3 ms with one at 3, 11.2 at
  * 2, 12.7 at 4 (spills). */
 #define KS_SUMS_MIN_BLOCKS 3
-extern "C" __global__ void __launch_bounds__(256, KS_SUMS_MIN_BLOCKS) ks_inner_sums_u64(GLOBAL_AS u64 *out, CONST_AS u64 *rots, u32 nrots, CONST_AS u64 *ident,
-                                 u32 has_ident, CONST_AS u64 *up_q, CONST_AS u64 *up_p, CONST_AS u64 *ct,
+extern "C" __global__ void __launch_bounds__(256, KS_SUMS_MIN_BLOCKS) ks_inner_sums_u64(GLOBAL_AS DWORD *out, CONST_AS u64 *rots, u32 nrots, CONST_AS u64 *ident,
+                                 u32 has_ident, CONST_AS DWORD *up_q, CONST_AS DWORD *up_p, CONST_AS DWORD *ct,
                                  CONST_AS u64 *p_mod, CONST_AS u64 *out_moduli, CONST_AS u64 *out_r0,
                                  CONST_AS u64 *out_r1, u32 digits, u32 d, u32 ell, u32 alpha, u32 key_k, u32 row0,
                                  u32 log_n)
@@ -557,7 +557,7 @@ extern "C" __global__ void __launch_bounds__(256, KS_SUMS_MIN_BLOCKS) ks_inner_s
     u64 n = (u64)1 << log_n;
     u32 e = ell + alpha;
     u64 total = (u64)e << log_n;
-    CONST_AS u64 *c1 = ct + ((u64)ell << log_n);
+    CONST_AS DWORD *c1 = ct + ((u64)ell << log_n);
 #if KS_COMPACT
     LOCAL_ARRAY(u64, kw, KS_DIGITS * KS_GROUP);
 #else
@@ -571,7 +571,7 @@ extern "C" __global__ void __launch_bounds__(256, KS_SUMS_MIN_BLOCKS) ks_inner_s
         u32 own = data ? (o + row0 % d) / d : digits;
         u32 j0 = row0 / d;
         u64 lim = (u64)o << log_n;
-        CONST_AS u64 *rows = data ? up_q + (((u64)o * (digits - 1)) << log_n) : up_p + (((u64)(o - ell) * digits) << log_n);
+        CONST_AS DWORD *rows = data ? up_q + (((u64)o * (digits - 1)) << log_n) : up_p + (((u64)(o - ell) * digits) << log_n);
         u64 q = out_moduli[o], c0r = out_r0[o], c1r = out_r1[o];
         u64 pm = data ? p_mod[o] : 0;
         u128_t acc[KS_SUMS][2];
@@ -595,9 +595,9 @@ extern "C" __global__ void __launch_bounds__(256, KS_SUMS_MIN_BLOCKS) ks_inner_s
         u64 comp = data ? (u64)ell << log_n : (u64)alpha << log_n;
 #pragma unroll
         for (u32 s = 0; s < KS_SUMS; s++) {
-            GLOBAL_AS u64 *dst = out + (u64)s * 2 * total + (data ? 0 : (u64)2 * ell << log_n) + row;
-            dst[y] = barrett_reduce_128(acc[s][0], q, c0r, c1r);
-            dst[comp + y] = barrett_reduce_128(acc[s][1], q, c0r, c1r);
+            GLOBAL_AS DWORD *dst = out + (u64)s * 2 * total + (data ? 0 : (u64)2 * ell << log_n) + row;
+            dst[y] = (DWORD)barrett_reduce_128(acc[s][0], q, c0r, c1r);
+            dst[comp + y] = (DWORD)barrett_reduce_128(acc[s][1], q, c0r, c1r);
         }
     }
 }

@@ -103,14 +103,19 @@ fn every_input_shape_and_level_bootstraps_within_a_bit_and_a_half_of_the_64_bit_
     }
     // On each device: the CPU's words, at the lowest level and one above it (brought down by
     // the modulus switch across an adding step first).
-    for q in common::queues::queues("the w32 bootstrap on a device") {
+    // Each device's queue with 64-bit data words, and the same stream with 32-bit ones.
+    let queues = common::queues::queues("the w32 bootstrap on a device").into_iter().flat_map(|q| {
+        let narrow = q.word32().ok();
+        std::iter::once(q).chain(narrow)
+    });
+    for q in queues {
         for level in [0, 1] {
             let id = w32.ctx.context_data_at(level).unwrap().parms_id();
             let z = InputShape::Complex.values(n, 30 + level as u64, None).unwrap();
             let ct = Encryptor::with_secret_key(&w32.ctx, w32.keygen.secret_key()).unwrap().encrypt_symmetric(&w32.encoder.encode_complex(&z, id, 2f64.powi(40)).unwrap()).unwrap();
             let cpu = w32.boot.bootstrap(&ct).unwrap();
             let gpu = w32.boot.bootstrap(&common::queues::on_queue(&ct, &q)).unwrap();
-            common::same_on_device(&format!("{} w32 bootstrap from level {level}", q.backend()), &gpu, &cpu);
+            common::same_on_device(&format!("{} ({}-bit words) w32 bootstrap from level {level}", q.backend(), q.word_bits()), &gpu, &cpu);
         }
     }
 }

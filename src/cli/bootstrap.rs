@@ -9,7 +9,7 @@ use crate::circuits::bootstrapping::{BootstrapTimings, Bootstrapper, Bootstrappi
 use crate::circuits::precision::PrecisionStats;
 use crate::device::DeviceResident;
 use crate::{
-    CkksEncoder, Complex64, ComprMode, Context, Encryptor, Decryptor, KeyGenerator, Result, SealObject,
+    CkksEncoder, Complex64, ComprMode, Context, Encryptor, Decryptor, Error, KeyGenerator, Result, SealObject,
     SecretKey,
 };
 use std::path::Path;
@@ -77,6 +77,8 @@ pub struct BenchReport {
     pub levels_left: usize,
     /// Where it ran (backend, index, name).
     pub device: String,
+    /// Bits of a data word on the device (32 for a word-size preset, [`crate::Queue::word32`]).
+    pub data_word_bits: u32,
     /// Device start-up (context, queue), ms.
     pub device_startup_ms: f64,
     /// Seconds to generate the keys (CPU).
@@ -175,7 +177,7 @@ pub fn uniform_values(n: usize, seed: u64) -> Vec<f64> {
 /// [`InputShape::values`] (the `image` shape without the Fashion-MNIST data set).
 pub fn bench(
     params: &BootstrappingParameters,
-    device: &DeviceChoice,
+    (device, data_words): (&DeviceChoice, Option<u32>),
     repeats: usize,
     compare_cpu: bool,
     kernels: bool,
@@ -187,8 +189,9 @@ pub fn bench(
     for shape in inputs {
         shape.values(1, 0, data)?;
     }
-    let opened = open(device, &mut |m| progress(m))?;
+    let mut opened = open(device, &mut |m| progress(m))?;
     let on_gpu = opened.on_device();
+    opened.queue = opened.queue.map(|q| data_queue(&q, params, data_words)).transpose()?;
     let ctx = params.context()?;
     let keygen = KeyGenerator::new(&ctx)?;
     let setup = Setup::new(&ctx, params, keygen.secret_key(), progress)?;
@@ -230,6 +233,7 @@ pub fn bench(
         slots,
         levels_left: boot.output_level(),
         device: format!("{} {} ({})", opened.used.selector(), opened.used.name, opened.used.kind),
+        data_word_bits: opened.queue.as_ref().map_or(64, crate::Queue::word_bits),
         device_startup_ms: opened.startup_ms,
         keygen_seconds: setup.keygen_seconds,
         setup_seconds: setup.setup_seconds,
@@ -248,6 +252,24 @@ pub fn bench(
         device_memory_peak: opened.queue.as_ref().and_then(crate::Queue::memory).map(|m| m.peak()),
         key_images: opened.queue.as_ref().and_then(crate::Queue::memory).map(|_| crate::device::budget::key_images()),
     })
+}
+
+/// The queue a bootstrap of `params` runs on: `q`'s stream with 32-bit data words where every
+/// prime fits one and the backend has them ([`crate::Queue::word32`]), unless `data_words`
+/// asks for 64; 64-bit words otherwise.
+///
+/// # Errors
+/// `InvalidArgument` for `data_words` other than 32 or 64, or 32 where the primes or the
+/// backend do not allow it.
+fn data_queue(q: &crate::Queue, params: &BootstrappingParameters, data_words: Option<u32>) -> Result<crate::Queue> {
+    match data_words {
+        Some(64) => Ok(q.clone()),
+        None if !params.word32_residues() => Ok(q.clone()),
+        None => Ok(q.word32().unwrap_or_else(|_| q.clone())),
+        Some(32) if !params.word32_residues() => Err(Error::InvalidArgument(format!("--data-words 32: {} has primes above 2^30", params.name))),
+        Some(32) => q.word32(),
+        Some(b) => Err(Error::InvalidArgument(format!("--data-words {b}: 32 or 64"))),
+    }
 }
 
 /// The benchmark's bootstrapper, with what making it took: key generation (a progress line
@@ -361,13 +383,14 @@ pub fn render(r: &BenchReport) -> String {
     let mib = |b: usize| b as f64 / 1048576.0;
     let _ = writeln!(
         s,
-        "bootstrapping {}{}: N = {}, {} slots, {} levels left, on {}",
+        "bootstrapping {}{}: N = {}, {} slots, {} levels left, on {}{}",
         r.preset,
         if r.insecure { " (INSECURE test parameters)" } else { "" },
         r.n,
         r.slots,
         r.levels_left,
-        r.device
+        r.device,
+        if r.data_word_bits == 32 { ", 32-bit data words" } else { "" }
     );
     let _ = writeln!(
         s,

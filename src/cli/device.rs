@@ -121,7 +121,7 @@ pub fn missing_backend(choice: &DeviceChoice, e: &Error) -> Error {
 /// where the queue does not know it).
 pub fn describe(queue: &Queue, choice: &DeviceChoice) -> DeviceUsed {
     let _ = choice;
-    match queue {
+    match &queue.word64() {
         #[cfg(feature = "cuda")]
         Queue::Cuda(q) => {
             let d = q.device();
@@ -180,7 +180,7 @@ pub fn describe(queue: &Queue, choice: &DeviceChoice) -> DeviceUsed {
 
 /// The CUDA ordinal of `queue`'s device, if it is a CUDA queue.
 pub fn cuda_ordinal(queue: &Queue) -> Option<usize> {
-    match queue {
+    match &queue.word64() {
         #[cfg(feature = "cuda")]
         Queue::Cuda(q) => Some(q.device().ordinal()),
         #[allow(unreachable_patterns)]

@@ -11,12 +11,24 @@ use std::sync::Arc;
 pub struct DeviceBuf {
     buf: Arc<dyn Any + Send + Sync>,
     words: usize,
+    /// Bytes a word: 8, or 4 (a word-size chain's data).
+    elem: usize,
 }
 
 impl DeviceBuf {
-    /// `buf`, holding `words` words, as a backend-neutral handle.
+    /// `buf`, holding `words` u64 words, as a backend-neutral handle.
     pub fn new<B: Send + Sync + 'static>(buf: Arc<B>, words: usize) -> Self {
-        DeviceBuf { buf, words }
+        Self::with_elem(buf, words, 8)
+    }
+
+    /// `buf`, holding `words` words of `elem` bytes (8, or 4), as a backend-neutral handle.
+    pub fn with_elem<B: Send + Sync + 'static>(buf: Arc<B>, words: usize, elem: usize) -> Self {
+        DeviceBuf { buf, words, elem }
+    }
+
+    /// Bytes of the value the buffer holds.
+    pub fn bytes(&self) -> usize {
+        self.words * self.elem
     }
 
     /// Words of the value the buffer holds (its requested length).
@@ -37,6 +49,6 @@ impl DeviceBuf {
 
 impl std::fmt::Debug for DeviceBuf {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("DeviceBuf").field("words", &self.words).finish_non_exhaustive()
+        f.debug_struct("DeviceBuf").field("words", &self.words).field("elem", &self.elem).finish_non_exhaustive()
     }
 }

@@ -23,6 +23,12 @@ pub enum Queue {
     /// An OpenCL in-order command queue with its memcache.
     #[cfg(feature = "opencl")]
     OpenCl(Arc<super::opencl::ClQueue>),
+    /// A CUDA stream whose data is in 32-bit words ([`Queue::word32`]).
+    #[cfg(feature = "cuda")]
+    CudaWord32(Arc<super::gpu::word32::Word32Queue<super::cuda::queue::CudaQueue>>),
+    /// An OpenCL queue whose data is in 32-bit words ([`Queue::word32`]).
+    #[cfg(feature = "opencl")]
+    OpenClWord32(Arc<super::gpu::word32::Word32Queue<super::opencl::ClQueue>>),
     /// A Level Zero in-order immediate command list on one tile, with its memcache
     /// ([`level_zero::queue`](super::level_zero::queue()); compiled in with `level-zero` and a
     /// run-time backend; never run on Intel hardware).
@@ -30,15 +36,26 @@ pub enum Queue {
     LevelZero(Arc<super::level_zero::ZeQueue>),
 }
 
-/// `$body` with `$q` bound to the backend queue, for every backend compiled in; `$none` when
-/// none is (then `Queue` has no values and the arm is unreachable).
+/// `$body` with `$q` bound to the backend queue (a word-size queue's underlying one: its
+/// stream, memcache and device), for every backend compiled in; `$none` when none is (then
+/// `Queue` has no values and the arm is unreachable).
 macro_rules! on_backend {
     ($self:expr, $q:ident => $body:expr, $none:expr) => {
         match $self {
             #[cfg(feature = "cuda")]
             Queue::Cuda($q) => $body,
+            #[cfg(feature = "cuda")]
+            Queue::CudaWord32(w) => {
+                let $q = &w.0;
+                $body
+            }
             #[cfg(feature = "opencl")]
             Queue::OpenCl($q) => $body,
+            #[cfg(feature = "opencl")]
+            Queue::OpenClWord32(w) => {
+                let $q = &w.0;
+                $body
+            }
             #[cfg(all(feature = "level-zero", any(feature = "cuda", feature = "opencl")))]
             Queue::LevelZero($q) => $body,
             #[allow(unreachable_patterns)]
@@ -47,6 +64,29 @@ macro_rules! on_backend {
     };
 }
 
+/// `$body` with `$q` bound to the queue as the device code takes it (`&Arc<impl GpuQueue>`: a
+/// word-size queue is its [`Word32Queue`](super::gpu::word32::Word32Queue)), for every backend
+/// compiled in; `$none` when none is.
+macro_rules! with_gpu_queue {
+    ($self:expr, $q:ident => $body:expr, $none:expr) => {
+        match $self {
+            #[cfg(feature = "cuda")]
+            $crate::device::queue::Queue::Cuda($q) => $body,
+            #[cfg(feature = "cuda")]
+            $crate::device::queue::Queue::CudaWord32($q) => $body,
+            #[cfg(feature = "opencl")]
+            $crate::device::queue::Queue::OpenCl($q) => $body,
+            #[cfg(feature = "opencl")]
+            $crate::device::queue::Queue::OpenClWord32($q) => $body,
+            #[cfg(all(feature = "level-zero", any(feature = "cuda", feature = "opencl")))]
+            $crate::device::queue::Queue::LevelZero($q) => $body,
+            #[allow(unreachable_patterns)]
+            _ => $none,
+        }
+    };
+}
+pub(crate) use with_gpu_queue;
+
 impl PartialEq for Queue {
     fn eq(&self, other: &Self) -> bool {
         match (self, other) {
@@ -54,6 +94,11 @@ impl PartialEq for Queue {
             (Queue::Cuda(a), Queue::Cuda(b)) => Arc::ptr_eq(a, b),
             #[cfg(feature = "opencl")]
             (Queue::OpenCl(a), Queue::OpenCl(b)) => Arc::ptr_eq(a, b),
+            // Word-size queues of one stream are one queue; never the stream's 64-bit queue.
+            #[cfg(feature = "cuda")]
+            (Queue::CudaWord32(a), Queue::CudaWord32(b)) => Arc::ptr_eq(&a.0, &b.0),
+            #[cfg(feature = "opencl")]
+            (Queue::OpenClWord32(a), Queue::OpenClWord32(b)) => Arc::ptr_eq(&a.0, &b.0),
             #[cfg(all(feature = "level-zero", any(feature = "cuda", feature = "opencl")))]
             (Queue::LevelZero(a), Queue::LevelZero(b)) => Arc::ptr_eq(a, b),
             #[allow(unreachable_patterns)]
@@ -80,11 +125,75 @@ impl Queue {
     /// so work whose only use is a kernel's input (slot values for the device encoder) can be
     /// left out.
     pub fn is_rehearsing(&self) -> bool {
+        self.cuda().is_some() && rehearsing()
+    }
+
+    /// The CUDA queue of this queue's stream (of its 64-bit or its 32-bit words).
+    #[cfg(feature = "cuda")]
+    fn cuda(&self) -> Option<&Arc<super::cuda::queue::CudaQueue>> {
+        match self {
+            Queue::Cuda(q) => Some(q),
+            Queue::CudaWord32(w) => Some(&w.0),
+            #[allow(unreachable_patterns)]
+            _ => None,
+        }
+    }
+    #[cfg(not(feature = "cuda"))]
+    fn cuda(&self) -> Option<&()> {
+        None
+    }
+
+    /// This queue's stream with its data in 32-bit words: residues of a chain whose primes
+    /// (special primes included) are below 2^30 each take a u32 word on the device
+    /// (`native/word.h`; [`Word32Queue`](super::gpu::word32::Word32Queue)). It shares the
+    /// stream, memcache and device; a value moves between it and the 64-bit queue through the
+    /// host. A word-size queue gives itself.
+    ///
+    /// # Errors
+    /// `InvalidArgument` on a backend without buffers of 32-bit words (Level Zero).
+    pub fn word32(&self) -> Result<Queue> {
+        use super::gpu::word32::Word32Queue;
         match self {
             #[cfg(feature = "cuda")]
-            Queue::Cuda(_) => rehearsing(),
+            Queue::Cuda(q) => Ok(Queue::CudaWord32(Arc::new(Word32Queue(q.clone())))),
+            #[cfg(feature = "opencl")]
+            Queue::OpenCl(q) => Ok(Queue::OpenClWord32(Arc::new(Word32Queue(q.clone())))),
             #[allow(unreachable_patterns)]
-            _ => false,
+            q if q.word_bits() == 32 => Ok(q.clone()),
+            #[allow(unreachable_patterns)]
+            _ => Err(Error::InvalidArgument(format!("the {} backend has no 32-bit data words", self.backend()))),
+        }
+    }
+
+    /// This queue's stream with its data in 64-bit words (the queue itself where they are).
+    pub fn word64(&self) -> Queue {
+        match self {
+            #[cfg(feature = "cuda")]
+            Queue::CudaWord32(w) => Queue::Cuda(w.0.clone()),
+            #[cfg(feature = "opencl")]
+            Queue::OpenClWord32(w) => Queue::OpenCl(w.0.clone()),
+            q => q.clone(),
+        }
+    }
+
+    /// Bits of a data word on this queue: 64, or 32 for [`Queue::word32`]'s.
+    pub fn word_bits(&self) -> u32 {
+        match self {
+            #[cfg(feature = "cuda")]
+            Queue::CudaWord32(_) => 32,
+            #[cfg(feature = "opencl")]
+            Queue::OpenClWord32(_) => 32,
+            #[allow(unreachable_patterns)]
+            _ => 64,
+        }
+    }
+
+    /// The same kind of queue (64- or 32-bit words) on the stream `inner` of this backend.
+    fn like_self(&self, inner: Queue) -> Result<Queue> {
+        if self.word_bits() == 32 {
+            inner.word32()
+        } else {
+            Ok(inner)
         }
     }
 
@@ -142,26 +251,52 @@ impl Queue {
     /// # Errors
     /// `Error::Device` on a driver failure.
     pub fn new_queue_on_device(&self) -> Result<Queue> {
-        match self {
+        let inner = match self {
             #[cfg(feature = "cuda")]
-            Queue::Cuda(q) => Ok(Queue::Cuda(Arc::new(super::cuda::queue::CudaQueue::new(q.device().clone())?))),
+            Queue::Cuda(_) | Queue::CudaWord32(_) => {
+                let q = self.cuda().expect("a CUDA queue");
+                Queue::Cuda(Arc::new(super::cuda::queue::CudaQueue::new(q.device().clone())?))
+            }
             #[cfg(feature = "opencl")]
-            Queue::OpenCl(q) => Ok(Queue::OpenCl(Arc::new(super::opencl::ClQueue::new(q.device().clone())?))),
+            Queue::OpenCl(_) | Queue::OpenClWord32(_) => {
+                let q = self.opencl().expect("an OpenCL queue");
+                Queue::OpenCl(Arc::new(super::opencl::ClQueue::new(q.device().clone())?))
+            }
             #[cfg(all(feature = "level-zero", any(feature = "cuda", feature = "opencl")))]
-            Queue::LevelZero(q) => Ok(Queue::LevelZero(Arc::new(super::level_zero::ZeQueue::new(q.device().clone(), q.tile())?))),
+            Queue::LevelZero(q) => Queue::LevelZero(Arc::new(super::level_zero::ZeQueue::new(q.device().clone(), q.tile())?)),
             #[allow(unreachable_patterns)]
-            _ => Err(Error::Device("no GPU backend".into())),
+            _ => return Err(Error::Device("no GPU backend".into())),
+        };
+        self.like_self(inner)
+    }
+
+    /// The OpenCL queue of this queue's command queue (of its 64-bit or its 32-bit words).
+    #[cfg(feature = "opencl")]
+    fn opencl(&self) -> Option<&Arc<super::opencl::ClQueue>> {
+        match self {
+            Queue::OpenCl(q) => Some(q),
+            Queue::OpenClWord32(w) => Some(&w.0),
+            #[allow(unreachable_patterns)]
+            _ => None,
         }
     }
     /// An identity of the queue, equal for clones of one queue and distinct between live
     /// queues (its stream's address): for caches of per-queue objects.
     pub fn id(&self) -> usize {
-        on_backend!(self, q => Arc::as_ptr(q) as *const () as usize, 0)
+        // A word-size queue is another queue than its stream's 64-bit one (addresses are
+        // aligned, so `+ 1` names no other queue).
+        let odd = usize::from(self.word_bits() == 32);
+        on_backend!(self, q => Arc::as_ptr(q) as *const () as usize + odd, 0)
     }
     /// A process-unique id of the queue's device, equal for every queue on it (the key of the
     /// per-device caches: keys, level constants).
     pub fn device_id(&self) -> usize {
         on_backend!(self, q => crate::device::gpu::GpuQueue::shared(&**q).id, 0)
+    }
+    /// [`Queue::device_id`], another for queues whose data words differ
+    /// ([`Queue::word32`]): the key of the device's caches of residue data.
+    pub fn data_device_id(&self) -> usize {
+        with_gpu_queue!(self, q => crate::device::gpu::GpuQueue::data_id(&**q), 0)
     }
     /// The memory account of this queue's device ([`crate::device::budget`]): bytes in use and
     /// at the peak, by category, over every queue of the device.
@@ -179,17 +314,18 @@ impl Queue {
     /// # Errors
     /// `Error::Device` when a stream cannot be made.
     pub fn siblings(&self, n: usize) -> Result<Vec<Queue>> {
-        match self {
+        let inner: Vec<Queue> = match self {
             #[cfg(feature = "cuda")]
-            Queue::Cuda(q) => Ok(q.siblings(n)?.into_iter().map(Queue::Cuda).collect()),
+            Queue::Cuda(_) | Queue::CudaWord32(_) => self.cuda().expect("a CUDA queue").siblings(n)?.into_iter().map(Queue::Cuda).collect(),
             #[cfg(feature = "opencl")]
-            Queue::OpenCl(q) => Ok(q.siblings(n)?.into_iter().map(Queue::OpenCl).collect()),
+            Queue::OpenCl(_) | Queue::OpenClWord32(_) => self.opencl().expect("an OpenCL queue").siblings(n)?.into_iter().map(Queue::OpenCl).collect(),
             #[allow(unreachable_patterns)]
             _ => {
                 let _ = n;
-                Ok(Vec::new())
+                Vec::new()
             }
-        }
+        };
+        inner.into_iter().map(|q| self.like_self(q)).collect()
     }
     /// Make this queue's later work wait, on the device, for everything queued on `other` so
     /// far (the host does not wait). Nothing when they are the same queue.
@@ -201,14 +337,15 @@ impl Queue {
         if self == other {
             return Ok(());
         }
-        match (self, other) {
-            #[cfg(feature = "cuda")]
-            (Queue::Cuda(a), Queue::Cuda(b)) => a.wait_for(b),
-            #[cfg(feature = "opencl")]
-            (Queue::OpenCl(a), Queue::OpenCl(b)) => a.wait_for(b),
-            #[allow(unreachable_patterns)]
-            _ => Err(Error::Device("wait_for: queues of different backends, or a backend without stream events".into())),
+        #[cfg(feature = "cuda")]
+        if let (Some(a), Some(b)) = (self.cuda(), other.cuda()) {
+            return if Arc::ptr_eq(a, b) { Ok(()) } else { a.wait_for(b) };
         }
+        #[cfg(feature = "opencl")]
+        if let (Some(a), Some(b)) = (self.opencl(), other.opencl()) {
+            return if Arc::ptr_eq(a, b) { Ok(()) } else { a.wait_for(b) };
+        }
+        Err(Error::Device("wait_for: queues of different backends, or a backend without stream events".into()))
     }
     /// Compile ahead, in parallel, every kernel `work` would launch on this queue's device, then
     /// return `Some(work's result)` — whose device data are garbage, since no kernel ran: run
@@ -221,28 +358,22 @@ impl Queue {
     /// the rehearsal, it would be skipped like the rehearsal's own (the circuit's input, made by
     /// such work just before, was garbage for the real run: found by `tests/helr_gpu.rs`).
     pub fn rehearse_once<R>(&self, tag: u64, work: impl FnOnce() -> R) -> Option<R> {
-        match self {
-            #[cfg(feature = "cuda")]
-            Queue::Cuda(q) => {
-                // A failed launch here fails again, with its error, in the real run.
-                q.flush_pending().ok()?;
-                q.device().rehearse_once(tag, work)
-            }
-            #[allow(unreachable_patterns)]
-            _ => {
-                let _ = (tag, work);
-                None
-            }
+        #[cfg(feature = "cuda")]
+        if let Some(q) = self.cuda() {
+            // A failed launch here fails again, with its error, in the real run.
+            q.flush_pending().ok()?;
+            return q.device().rehearse_once(tag, work);
         }
+        let _ = (tag, work);
+        None
     }
     /// Kernel compilation counters of the queue's device; `None` where not counted.
     pub fn startup_stats(&self) -> Option<super::kernels::StartupStats> {
-        match self {
-            #[cfg(feature = "cuda")]
-            Queue::Cuda(q) => Some(q.device().startup_stats()),
-            #[allow(unreachable_patterns)]
-            _ => None,
+        #[cfg(feature = "cuda")]
+        if let Some(q) = self.cuda() {
+            return Some(q.device().startup_stats());
         }
+        None
     }
     /// Allocate (and at once release) a buffer of `words` words from the queue's memcache: a
     /// check of device memory headroom.
@@ -253,15 +384,15 @@ impl Queue {
     pub fn try_allocate_words(&self, words: usize) -> Result<()> {
         #[cfg(any(feature = "cuda", feature = "opencl"))]
         use super::gpu::GpuQueue;
-        on_backend!(self, q => GpuQueue::alloc(&**q, words).map(drop), { let _ = words; Err(Error::Device("no GPU backend".into())) })
+        with_gpu_queue!(self, q => GpuQueue::alloc(&**q, words).map(drop), { let _ = words; Err(Error::Device("no GPU backend".into())) })
     }
     /// The backend's name: `cuda` or `opencl`.
     pub fn backend(&self) -> &'static str {
         match self {
             #[cfg(feature = "cuda")]
-            Queue::Cuda(_) => "cuda",
+            Queue::Cuda(_) | Queue::CudaWord32(_) => "cuda",
             #[cfg(feature = "opencl")]
-            Queue::OpenCl(_) => "opencl",
+            Queue::OpenCl(_) | Queue::OpenClWord32(_) => "opencl",
             #[cfg(all(feature = "level-zero", any(feature = "cuda", feature = "opencl")))]
             Queue::LevelZero(_) => "level-zero",
             #[allow(unreachable_patterns)]

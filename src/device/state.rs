@@ -145,7 +145,7 @@ impl DeviceState {
             if let Some(c) = own {
                 return Ok(c);
             }
-            let sibling = g.copy.iter().chain(&g.others).find(|(q, _)| q.device_id() == queue.device_id()).cloned();
+            let sibling = g.copy.iter().chain(&g.others).find(|(q, _)| q.data_device_id() == queue.data_device_id()).cloned();
             // Its upload was queued on `q`: `queue`'s later work waits for it (where the
             // backend has no such waits, Level Zero, `queue` makes its own copy).
             if let Some((_, c)) = sibling.filter(|(q, _)| queue.wait_for(q).is_ok()) {
@@ -220,7 +220,7 @@ impl DeviceState {
         if g.host_stale {
             return 0;
         }
-        let bytes = g.copy.iter().chain(&g.others).map(|(_, c)| c.words() * 8).sum();
+        let bytes = g.copy.iter().chain(&g.others).map(|(_, c)| c.bytes()).sum();
         g.copy = None;
         g.others.clear();
         bytes
@@ -239,16 +239,10 @@ impl DeviceState {
 }
 
 fn upload(queue: &Queue, host: &[u64]) -> Result<DeviceBuf> {
-    match queue {
-        #[cfg(feature = "cuda")]
-        Queue::Cuda(q) => upload_on(&**q, host),
-        #[cfg(feature = "opencl")]
-        Queue::OpenCl(q) => upload_on(&**q, host),
-        #[cfg(all(feature = "level-zero", any(feature = "cuda", feature = "opencl")))]
-        Queue::LevelZero(q) => upload_on(&**q, host),
-        #[allow(unreachable_patterns)]
-        _ => Err(crate::Error::Device("no GPU backend".into())),
-    }
+    crate::device::queue::with_gpu_queue!(queue, q => upload_on(&**q, host), {
+        let _ = host;
+        Err(crate::Error::Device("no GPU backend".into()))
+    })
 }
 
 #[cfg(any(feature = "cuda", feature = "opencl"))]
@@ -261,19 +255,10 @@ fn no_copy() -> crate::Error {
 }
 
 fn download_on_queue(queue: &Queue, copy: &DeviceBuf, words: usize) -> Result<Vec<u64>> {
-    match queue {
-        #[cfg(feature = "cuda")]
-        Queue::Cuda(q) => download_on(&**q, copy, words),
-        #[cfg(feature = "opencl")]
-        Queue::OpenCl(q) => download_on(&**q, copy, words),
-        #[cfg(all(feature = "level-zero", any(feature = "cuda", feature = "opencl")))]
-        Queue::LevelZero(q) => download_on(&**q, copy, words),
-        #[allow(unreachable_patterns)]
-        _ => {
-            let _ = (copy, words);
-            Err(no_copy())
-        }
-    }
+    crate::device::queue::with_gpu_queue!(queue, q => download_on(&**q, copy, words), {
+        let _ = (copy, words);
+        Err(no_copy())
+    })
 }
 
 /// A copy of `src`'s words in a fresh buffer of `queue`, made on the device by `queue` (which
@@ -282,19 +267,10 @@ fn download_on_queue(queue: &Queue, copy: &DeviceBuf, words: usize) -> Result<Ve
 /// # Errors
 /// `Error::Device` on an allocation or copy failure, or for a buffer of another backend.
 pub(crate) fn copy_into(queue: &Queue, src: &DeviceBuf) -> Result<DeviceBuf> {
-    match queue {
-        #[cfg(feature = "cuda")]
-        Queue::Cuda(q) => copy_on(&**q, src),
-        #[cfg(feature = "opencl")]
-        Queue::OpenCl(q) => copy_on(&**q, src),
-        #[cfg(all(feature = "level-zero", any(feature = "cuda", feature = "opencl")))]
-        Queue::LevelZero(q) => copy_on(&**q, src),
-        #[allow(unreachable_patterns)]
-        _ => {
-            let _ = src;
-            Err(no_copy())
-        }
-    }
+    crate::device::queue::with_gpu_queue!(queue, q => copy_on(&**q, src), {
+        let _ = src;
+        Err(no_copy())
+    })
 }
 
 #[cfg(any(feature = "cuda", feature = "opencl"))]

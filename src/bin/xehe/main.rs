@@ -313,6 +313,10 @@ enum BenchCommand {
         /// Profile one more bootstrap kernel by kernel (GPU: device time per kernel name).
         #[arg(long)]
         kernels: bool,
+        /// Bits of a data word on the device: 32 or 64 (default: 32 where every prime of the
+        /// preset is below 2^30, the -w32 presets; else 64).
+        #[arg(long, value_name = "BITS")]
+        data_words: Option<u32>,
         /// Precision by input shape, one more bootstrap each: uniform (real, zero mean),
         /// complex, one-sided ([0, 1]), upper-half ([0.5, 1]), constant[=V], imaginary=V, image
         /// (Fashion-MNIST test pixels / 255), or all; comma-separated.
@@ -437,7 +441,7 @@ fn bench_bootstrap(
     preset: Option<&str>,
     log_slots: Option<u32>,
     reps: usize,
-    device: &DeviceChoice,
+    device: (&DeviceChoice, Option<u32>),
     compare_cpu: bool,
     kernels: bool,
     (input, fashion_mnist): (&[String], Option<&std::path::Path>),
@@ -510,9 +514,9 @@ fn main() -> ExitCode {
                 format,
                 ..
             } => device.choice().and_then(|d| ntt(&log_n, reps, &d, &format)),
-            BenchCommand::Bootstrap { n, preset, log_slots, reps, device, compare_cpu, kernels, input, fashion_mnist, json } => {
+            BenchCommand::Bootstrap { n, preset, log_slots, reps, device, compare_cpu, kernels, data_words, input, fashion_mnist, json } => {
                 let inputs = (&input[..], fashion_mnist.as_deref());
-                device.choice().and_then(|d| bench_bootstrap(n, preset.as_deref(), log_slots, reps, &d, compare_cpu, kernels, inputs, json))
+                device.choice().and_then(|d| bench_bootstrap(n, preset.as_deref(), log_slots, reps, (&d, data_words), compare_cpu, kernels, inputs, json))
             }
         },
         Command::Infer(args) => infer(&args),

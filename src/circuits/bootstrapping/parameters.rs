@@ -159,6 +159,12 @@ impl BootstrappingParameters {
         Self::n16_dense_13().word_size("N16-dense-13-w32")
     }
 
+    /// Whether every prime of the key base (special primes included) is below 2^30, so that a
+    /// device holds each residue in a 32-bit word ([`crate::Queue::word32`]).
+    pub fn word32_residues(&self) -> bool {
+        self.coeff_modulus_bits().iter().all(|&b| b <= crate::ckks::hybrid::WORD_SPECIAL_PRIME_BITS)
+    }
+
     /// These levels from primes below 2^30 (composite levels): `q_0` two terminal primes, the
     /// SlotsToCoeffs levels of 40 bits (Cheddar's steps); the special primes unchanged.
     fn word_size(self, name: &str) -> Self {

@@ -149,8 +149,12 @@ pub fn encode_rounded(
     match queue {
         #[cfg(feature = "cuda")]
         Queue::Cuda(q) => rounded_on(queue, &**q, encoder, items, parms_id, scale, ks, check),
+        #[cfg(feature = "cuda")]
+        Queue::CudaWord32(q) => rounded_on(queue, &**q, encoder, items, parms_id, scale, ks, check),
         #[cfg(feature = "opencl")]
         Queue::OpenCl(q) => rounded_on(queue, &**q, encoder, items, parms_id, scale, ks, check),
+        #[cfg(feature = "opencl")]
+        Queue::OpenClWord32(q) => rounded_on(queue, &**q, encoder, items, parms_id, scale, ks, check),
         #[allow(unreachable_patterns)]
         _ => {
             let _ = (limit, check);
@@ -206,8 +210,12 @@ pub fn expand_range(
     match queue {
         #[cfg(feature = "cuda")]
         Queue::Cuda(q) => expand_on(queue, &**q, encoder, set, (ks, base), range, transient),
+        #[cfg(feature = "cuda")]
+        Queue::CudaWord32(q) => expand_on(queue, &**q, encoder, set, (ks, base), range, transient),
         #[cfg(feature = "opencl")]
         Queue::OpenCl(q) => expand_on(queue, &**q, encoder, set, (ks, base), range, transient),
+        #[cfg(feature = "opencl")]
+        Queue::OpenClWord32(q) => expand_on(queue, &**q, encoder, set, (ks, base), range, transient),
         #[allow(unreachable_patterns)]
         _ => {
             let _ = (set, base, range, transient);
@@ -285,17 +293,17 @@ fn rounded_on<Q: crate::device::gpu::GpuQueue>(
     let tables = tables(q, encoder, parms_id, ks)?;
     let n = items[0].values.len();
     let per_item = if complex { 2 * n } else { n };
-    let flags = q.alloc(items.len())?;
+    let flags = q.alloc_words(items.len())?;
     q.zero(&flags, 0, items.len())?;
     // The compact form is kept as a transform's plaintexts are: read-only plaintext data.
-    let rounded = with_category(MemoryCategory::Plaintexts, || q.alloc(items.len() * tables.rounded_words()))?;
+    let rounded = with_category(MemoryCategory::Plaintexts, || q.alloc_words(items.len() * tables.rounded_words()))?;
     // In a rehearsal no kernel reads the values: they are neither gathered nor uploaded.
     let rehearsal = queue.is_rehearsing();
     for (c, chunk) in items.chunks(BATCH).enumerate() {
         let offsets: Vec<u64> = (0..chunk.len()).map(|i| (i * per_item) as u64).collect();
         let giant: Vec<u64> = chunk.iter().map(|i| i.rotation.rem_euclid(n as i64) as u64).collect();
         let src = if rehearsal {
-            q.alloc(chunk.len() * per_item)?
+            q.alloc_words(chunk.len() * per_item)?
         } else {
             // One item a task: a network's first image gathers gigabytes of values here.
             use rayon::prelude::*;
@@ -307,7 +315,7 @@ fn rounded_on<Q: crate::device::gpu::GpuQueue>(
                     o.iter_mut().zip(item.values).for_each(|(o, v)| *o = v.re.to_bits());
                 }
             });
-            q.upload(&src)?
+            q.upload_words(&src)?
         };
         let batch = EncodeBatch { src: &src, offsets: &offsets, giant: &giant, n: n as u64, complex, flags: &flags, item_base: (c * BATCH) as u64, limit };
         launch(q, &tables, &batch, scale, &rounded)?;

@@ -92,7 +92,7 @@ impl<B> Clone for DeviceKey<B> {
 
 fn stored<Q: GpuQueue>(q: &Q, ks: &HybridKeySwitching, key: &HybridKSwitchKey, inverse: Option<&[u32]>) -> Result<DeviceKey<Q::Buf>> {
     let n = ks.n();
-    let id = q.shared().id;
+    let id = q.data_id();
     let seeded = key.seeds().is_some_and(|s| s.iter().all(|i| i.kind == PrngType::ChaCha12));
     let (slot, full_slot, image_slot) = match inverse {
         Some(_) => (COMPACT_PERMUTED, PERMUTED, IMAGE_OF_COMPACT_PERMUTED),
@@ -114,20 +114,21 @@ fn stored<Q: GpuQueue>(q: &Q, ks: &HybridKeySwitching, key: &HybridKSwitchKey, i
     if let Some(b) = key.device.get(id, slot) {
         return compact(&b);
     }
-    if seeded && shape.readable() && compact_keys() && key.device.get(id, full_slot).is_none() {
+    // Compact keys' leading seeds are u64 words: whole keys on a queue of 32-bit data words.
+    if seeded && shape.readable() && compact_keys() && q.data_word_bytes() == 8 && key.device.get(id, full_slot).is_none() {
         let b = key.device.get_or_upload(id, slot, || Ok(Q::wrap(Arc::new(q.upload_static_words(&compact_words(ks, key, &shape, inverse)?)?))))?;
         return compact(&b);
     }
     let b = match inverse {
         None => key.device.get_or_upload(id, PLAIN, || {
-            Ok(Q::wrap(Arc::new(q.upload_static_words(&key.host_digits()?.concat())?)))
+            Ok(Q::wrap(Arc::new(q.upload_static_data(&key.host_digits()?.concat())?)))
         })?,
         Some(inverse) => key.device.get_or_upload(id, PERMUTED, || {
             // Row by row from the key's digits (no concatenated copy first).
             let rows: Vec<&[u64]> = key.host_digits()?.iter().flat_map(|d| d.chunks(n)).collect();
             let mut permuted = vec![0u64; rows.len() * n];
             permuted.par_chunks_mut(n).zip(rows.par_iter()).for_each(|(o, r)| permute_row(o, r, inverse));
-            Ok(Q::wrap(Arc::new(q.upload_static_words(&permuted)?)))
+            Ok(Q::wrap(Arc::new(q.upload_static_data(&permuted)?)))
         })?,
     };
     Ok(DeviceKey { buf: buffer_of::<Q>(&b)?, compact: None, compact_form: None })

@@ -164,7 +164,7 @@ fn enabled() -> bool {
 /// # Errors
 /// `Device` on an allocation, launch or synchronization failure.
 pub(super) fn image_of<Q: GpuQueue>(q: &Q, cache: &KeyDeviceCache, slot: usize, compact: &Q::Buf, shape: &CompactShape) -> Result<Option<Arc<Q::Buf>>> {
-    let id = q.shared().id;
+    let id = q.data_id();
     if let Some(b) = cache.get(id, slot) {
         return Ok(Some(buffer_of::<Q>(&b)?));
     }

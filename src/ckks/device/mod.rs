@@ -81,7 +81,7 @@ mod gpu {
     /// `Device` on an upload failure.
     pub fn upload_key_vector<Q: GpuQueue>(q: &Q, keys: &[PublicKey]) -> Result<Q::Buf> {
         let words: Vec<u64> = keys.iter().flat_map(|pk| pk.data().data().iter().copied()).collect();
-        q.upload_static_words(&words)
+        q.upload_static_data(&words)
     }
 
     /// The batched kernels' data of level `parms_id` of `ctx` for batches of `bsz` instances

@@ -406,14 +406,7 @@ mod gpu_impl {
             op: BatchOp<'_>,
             shape: Shape,
         ) -> Result<CiphertextBatch> {
-            match queue {
-                #[cfg(feature = "cuda")]
-                Queue::Cuda(cq) => self.run_batch_on(queue, &**cq, a, op, shape),
-                #[cfg(feature = "opencl")]
-                Queue::OpenCl(cq) => self.run_batch_on(queue, &**cq, a, op, shape),
-                #[cfg(all(feature = "level-zero", any(feature = "cuda", feature = "opencl")))]
-                Queue::LevelZero(zq) => self.run_batch_on(queue, &**zq, a, op, shape),
-            }
+            crate::device::queue::with_gpu_queue!(queue, cq => self.run_batch_on(queue, &**cq, a, op, shape), Err(crate::Error::Device("no GPU backend".into())))
         }
 
         fn run_batch_on<Q: GpuQueue>(

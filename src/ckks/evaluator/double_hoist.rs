@@ -759,14 +759,7 @@ mod gpu_impl {
 
     impl Evaluator {
         pub(super) fn ext_gpu(&self, q: &Queue, op: ExtOp<'_>) -> Result<Vec<ExtData>> {
-            match q {
-                #[cfg(feature = "cuda")]
-                Queue::Cuda(cq) => self.ext_on(q, &**cq, op),
-                #[cfg(feature = "opencl")]
-                Queue::OpenCl(cq) => self.ext_on(q, &**cq, op),
-                #[cfg(all(feature = "level-zero", any(feature = "cuda", feature = "opencl")))]
-                Queue::LevelZero(zq) => self.ext_on(q, &**zq, op),
-            }
+            crate::device::queue::with_gpu_queue!(q, cq => self.ext_on(q, &**cq, op), Err(crate::Error::Device("no GPU backend".into())))
         }
 
         fn ext_on<Q: GpuQueue>(&self, queue: &Queue, cq: &Q, op: ExtOp<'_>) -> Result<Vec<ExtData>> {

@@ -97,7 +97,7 @@ pub(super) mod gpu_impl {
     }
 
     pub(in crate::ckks::evaluator) fn key_buf<Q: GpuQueue>(q: &Q, keys: &KSwitchKeys, index: usize) -> Result<Arc<Q::Buf>> {
-        let b = keys.device.get_or_upload(q.shared().id, index, || {
+        let b = keys.device.get_or_upload(q.data_id(), index, || {
             let kv = keys.key(index).ok_or_else(|| Error::missing_key(crate::KeyKind::KeySwitching { index }, format!("no key at index {index}")))?;
             Ok(Q::wrap(Arc::new(upload_key_vector(q, kv)?)))
         })?;
@@ -108,14 +108,7 @@ pub(super) mod gpu_impl {
         /// Run `op` on the device for `ct` (checked by the caller) and return the result
         /// ciphertext, which stays on the device. `scale` is the result's scale.
         pub(in crate::ckks::evaluator) fn run_gpu(&self, q: &Queue, ct: &Ciphertext, op: GpuOp<'_>, scale: f64) -> Result<Ciphertext> {
-            match q {
-                #[cfg(feature = "cuda")]
-                Queue::Cuda(cq) => self.run_on(q, &**cq, ct, op, scale),
-                #[cfg(feature = "opencl")]
-                Queue::OpenCl(cq) => self.run_on(q, &**cq, ct, op, scale),
-                #[cfg(all(feature = "level-zero", any(feature = "cuda", feature = "opencl")))]
-                Queue::LevelZero(zq) => self.run_on(q, &**zq, ct, op, scale),
-            }
+            crate::device::queue::with_gpu_queue!(q, cq => self.run_on(q, &**cq, ct, op, scale), Err(crate::Error::Device("no GPU backend".into())))
         }
 
         fn run_on<Q: GpuQueue>(&self, queue: &Queue, cq: &Q, ct: &Ciphertext, op: GpuOp<'_>, scale: f64) -> Result<Ciphertext> {

@@ -365,14 +365,7 @@ mod gpu_impl {
             ct: &Ciphertext,
             op: HybridGpuOp<'_>,
         ) -> Result<Ciphertext> {
-            match q {
-                #[cfg(feature = "cuda")]
-                Queue::Cuda(cq) => self.hybrid_on(q, &**cq, ct, op),
-                #[cfg(feature = "opencl")]
-                Queue::OpenCl(cq) => self.hybrid_on(q, &**cq, ct, op),
-                #[cfg(all(feature = "level-zero", any(feature = "cuda", feature = "opencl")))]
-                Queue::LevelZero(zq) => self.hybrid_on(q, &**zq, ct, op),
-            }
+            crate::device::queue::with_gpu_queue!(q, cq => self.hybrid_on(q, &**cq, ct, op), Err(crate::Error::Device("no GPU backend".into())))
         }
 
         /// Hoisted Galois automorphisms of `ct` (checked by the caller) on queue `q`: one
@@ -384,14 +377,7 @@ mod gpu_impl {
             elts: &[u32],
             keys: &HybridGaloisKeys,
         ) -> Result<Vec<Ciphertext>> {
-            match q {
-                #[cfg(feature = "cuda")]
-                Queue::Cuda(cq) => self.hybrid_many_on(q, &**cq, ct, elts, keys),
-                #[cfg(feature = "opencl")]
-                Queue::OpenCl(cq) => self.hybrid_many_on(q, &**cq, ct, elts, keys),
-                #[cfg(all(feature = "level-zero", any(feature = "cuda", feature = "opencl")))]
-                Queue::LevelZero(zq) => self.hybrid_many_on(q, &**zq, ct, elts, keys),
-            }
+            crate::device::queue::with_gpu_queue!(q, cq => self.hybrid_many_on(q, &**cq, ct, elts, keys), Err(crate::Error::Device("no GPU backend".into())))
         }
 
         /// The Galois key of `elt` on the device, rows pre-permuted by `elt⁻¹`

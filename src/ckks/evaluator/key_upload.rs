@@ -89,14 +89,7 @@ impl Evaluator {
 
     #[cfg(any(feature = "cuda", feature = "opencl"))]
     fn upload_on_device(&self, queue: &Queue, keys: KeysToUpload<'_>) -> Result<()> {
-        match queue {
-            #[cfg(feature = "cuda")]
-            Queue::Cuda(cq) => self.upload_on(&**cq, keys),
-            #[cfg(feature = "opencl")]
-            Queue::OpenCl(cq) => self.upload_on(&**cq, keys),
-            #[cfg(all(feature = "level-zero", any(feature = "cuda", feature = "opencl")))]
-            Queue::LevelZero(zq) => self.upload_on(&**zq, keys),
-        }
+        crate::device::queue::with_gpu_queue!(queue, cq => self.upload_on(&**cq, keys), Err(crate::Error::Device("no GPU backend".into())))
     }
 
     #[cfg(not(any(feature = "cuda", feature = "opencl")))]

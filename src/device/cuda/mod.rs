@@ -143,9 +143,19 @@ impl CudaDevice {
 
     /// Upload read-only data shared by all queues of the device; returns when the copy is done.
     pub fn upload_static<T: Copy>(&self, host: &[T]) -> Result<DeviceBuffer> {
+        self.upload_static_as(host, std::mem::size_of_val(host).div_ceil(8), 8)
+    }
+
+    /// [`CudaDevice::upload_static`] into a buffer of `host.len()` words of `T` (4-byte words
+    /// of a word-size chain's keys).
+    pub fn upload_static_elems<T: Copy>(&self, host: &[T]) -> Result<DeviceBuffer> {
+        self.upload_static_as(host, host.len(), std::mem::size_of::<T>())
+    }
+
+    /// `host` into a static buffer of `words` words of `elem` bytes.
+    fn upload_static_as<T: Copy>(&self, host: &[T], words: usize, elem: usize) -> Result<DeviceBuffer> {
         let start = std::time::Instant::now();
-        let words = std::mem::size_of_val(host).div_ceil(8);
-        let buf = DeviceBuffer::new(&self.statics, words)?;
+        let buf = DeviceBuffer::with_elem(&self.statics, words, elem)?;
         // The buffer may be recycled from read-only data (e.g. keys) dropped while kernels of
         // some queue still read it, and the copy runs on the legacy stream, which is not ordered
         // with the queues' streams (a pageable copy may even return before its DMA landed): wait

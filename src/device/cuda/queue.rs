@@ -391,6 +391,9 @@ impl GpuQueue for CudaQueue {
     fn download_u32(&self, buf: &DeviceBuffer, out: &mut [u32]) -> Result<()> {
         self.download_words(buf, out)
     }
+    fn upload_static_u32(&self, host: &[u32]) -> Result<DeviceBuffer> {
+        self.dev.upload_static_elems(host)
+    }
     fn copy(&self, dst: &DeviceBuffer, dst_off: usize, src: &DeviceBuffer, src_off: usize, words: usize) -> Result<()> {
         CudaQueue::copy(self, dst, dst_off, src, src_off, words)
     }

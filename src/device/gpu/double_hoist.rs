@@ -190,7 +190,7 @@ pub fn rotation_sums_raised<Q: GpuQueue>(
         let has_ident = ident.iter().any(|&a| a != 0);
         table.extend(&ident);
         let table_words = table.len();
-        let table = q.upload(&table)?;
+        let table = q.upload_words(&table)?;
         let mut args = vec![
             Arg::BufAt(&*out, first * ext_words),
             Arg::Buf(&table),

@@ -106,9 +106,9 @@ pub fn encode_rounded<Q: GpuQueue>(q: &Q, t: &EncodeTables<Q::Buf>, batch: &Enco
             batch.n
         )));
     }
-    let offsets = q.upload(batch.offsets)?;
-    let giant = q.upload(batch.giant)?;
-    let values = q.scratch(count << (log_n + 1))?;
+    let offsets = q.upload_words(batch.offsets)?;
+    let giant = q.upload_words(batch.giant)?;
+    let values = q.scratch_words(count << (log_n + 1))?;
     let total = (count as u64) << (log_n - 1);
     q.launch(
         Family::Encode,

@@ -179,7 +179,7 @@ pub fn add_sub_plain<Q: GpuQueue>(q: &Q, l: &Arc<LevelData<Q::Buf>>, ct: &Arc<Q:
 pub fn scalar_op<Q: GpuQueue>(q: &Q, l: &LevelData<Q::Buf>, ct: &Q::Buf, size: usize, scalars: &[u64], add: bool) -> Result<Q::Buf> {
     let pw = poly_words(l);
     let out = q.alloc(size * pw)?;
-    let s = q.upload(scalars)?;
+    let s = q.upload_words(scalars)?;
     let args = [
         Arg::Buf(&out),
         Arg::Buf(ct),
@@ -637,7 +637,7 @@ pub fn mod_raise<Q: GpuQueue>(q: &Q, from: &LevelData<Q::Buf>, to: &LevelData<Q:
     let coeffs = transform(q, from, ct, size, false)?;
     let words = size * poly_words(to);
     let out = q.alloc(words)?;
-    let q0_mod = q.upload(&to.host_primes.iter().map(|m| m.reduce(q0.value())).collect::<Vec<_>>())?;
+    let q0_mod = q.upload_words(&to.host_primes.iter().map(|m| m.reduce(q0.value())).collect::<Vec<_>>())?;
     let args = [
         Arg::Buf(&out),
         Arg::Buf(&coeffs),

@@ -658,7 +658,7 @@ pub(super) fn key_form_variants<Q: GpuQueue>(q: &Q, defines: &mut Vec<(&'static 
     if compact {
         q.compile_ahead(Family::Keyswitch, defines, kernel);
         defines.push(compact_define);
-    } else if crate::device::queue::rehearsing() && crate::device::budget::compact_keys() {
+    } else if crate::device::queue::rehearsing() && crate::device::budget::compact_keys() && q.data_word_bytes() == 8 {
         // Only a rehearsal compiles ahead: the launches of a real run skip the lookup and copy.
         let mut other = defines.clone();
         other.push(compact_define);
@@ -1128,7 +1128,7 @@ fn finish_fused_many<Q: GpuQueue>(
     let Some(addrs) = outs.iter().map(|o| o.device_address()).collect::<Option<Vec<u64>>>() else {
         return Ok(None);
     };
-    let addrs = q.upload(&addrs)?;
+    let addrs = q.upload_words(&addrs)?;
     // `out` is unused (the outputs go by address) but sized as the rows: prod_q.
     let ran = l.ntt.forward_moddown_finish(
         q,

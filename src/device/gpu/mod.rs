@@ -158,6 +158,47 @@ pub trait GpuQueue: Send + Sync + Sized + 'static {
     /// # Errors
     /// As [`alloc`](Self::alloc), or `Error::Device` on a transfer failure.
     fn upload(&self, host: &[u64]) -> Result<Self::Buf>;
+    /// An uninitialized buffer of `words` u64 words on every queue, for words that are not a
+    /// chain's residues (f64 values, flags). By default [`alloc`](Self::alloc).
+    ///
+    /// # Errors
+    /// As [`alloc`](Self::alloc).
+    fn alloc_words(&self, words: usize) -> Result<Self::Buf> {
+        self.alloc(words)
+    }
+    /// As [`alloc_words`](Self::alloc_words) for one operation's temporaries.
+    ///
+    /// # Errors
+    /// As [`scratch`](Self::scratch).
+    fn scratch_words(&self, words: usize) -> Result<Self::Buf> {
+        self.scratch(words)
+    }
+    /// A new buffer of u64 words holding `host`, on every queue: words that are not a chain's
+    /// residues (scalars, tables of addresses or offsets, f64 bits). By default
+    /// [`upload`](Self::upload), whose words are the data's ([`word32::Word32Queue`]: u32).
+    ///
+    /// # Errors
+    /// As [`upload`](Self::upload).
+    fn upload_words(&self, host: &[u64]) -> Result<Self::Buf> {
+        self.upload(host)
+    }
+    /// Read-only residues shared by every queue of the device (key-switching keys), in the
+    /// data's words: by default [`upload_static_words`](Self::upload_static_words), 32-bit
+    /// words on a [`word32::Word32Queue`].
+    ///
+    /// # Errors
+    /// As [`upload_static_words`](Self::upload_static_words).
+    fn upload_static_data(&self, host: &[u64]) -> Result<Self::Buf> {
+        self.upload_static_words(host)
+    }
+    /// Read-only 32-bit words shared by every queue of the device, in a buffer of 4-byte words.
+    ///
+    /// # Errors
+    /// As [`alloc_u32`](Self::alloc_u32).
+    fn upload_static_u32(&self, host: &[u32]) -> Result<Self::Buf> {
+        let _ = host;
+        Err(no_u32_buffers())
+    }
     /// An uninitialized buffer of `words` 32-bit words (a word-size chain's data,
     /// `native/word.h`; [`word32::Word32Queue`] allocates through this), retained by an open
     /// compute frame as [`alloc`](Self::alloc)'s.
@@ -287,10 +328,20 @@ pub trait GpuQueue: Send + Sync + Sized + 'static {
     }
     /// The read-only data shared by the queues of this queue's device.
     fn shared(&self) -> &DeviceShared<Self::Buf>;
+    /// The key of the device's caches of residue data (key images, plaintexts): the device's
+    /// id ([`DeviceShared::id`]), another for queues whose data words differ
+    /// ([`word32::Word32Queue`]), since their buffers cannot be read for each other's.
+    fn data_id(&self) -> usize {
+        self.shared().id
+    }
+    /// Bytes of a data word on this queue: 8, or 4 on a [`word32::Word32Queue`].
+    fn data_word_bytes(&self) -> usize {
+        8
+    }
     /// Wrap a buffer as the backend-neutral [`DeviceBuf`].
     fn wrap(buf: Arc<Self::Buf>) -> DeviceBuf {
-        let words = buf.words();
-        DeviceBuf::new(buf, words)
+        let (words, elem) = (buf.words(), buf.elem_bytes());
+        DeviceBuf::with_elem(buf, words, elem)
     }
     /// This backend's buffer inside a [`DeviceBuf`], if it is one.
     fn unwrap(buf: &DeviceBuf) -> Option<Arc<Self::Buf>> {

@@ -14,6 +14,12 @@ use std::sync::Arc;
 /// stay u64. It shares `Q`'s stream, memcache and device data.
 pub struct Word32Queue<Q>(pub Arc<Q>);
 
+impl<Q> std::fmt::Debug for Word32Queue<Q> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Word32Queue({:p})", Arc::as_ptr(&self.0))
+    }
+}
+
 impl<Q: GpuQueue> GpuQueue for Word32Queue<Q> {
     type Buf = Q::Buf;
     fn alloc(&self, words: usize) -> Result<Q::Buf> {
@@ -23,11 +29,25 @@ impl<Q: GpuQueue> GpuQueue for Word32Queue<Q> {
         self.0.scratch_u32(words)
     }
     fn upload(&self, host: &[u64]) -> Result<Q::Buf> {
-        let narrow = host
-            .iter()
-            .map(|&w| u32::try_from(w).map_err(|_| Error::InvalidArgument(format!("a 32-bit data word cannot hold {w}"))))
-            .collect::<Result<Vec<u32>>>()?;
-        self.0.upload_u32(&narrow)
+        self.0.upload_u32(&narrow(host)?)
+    }
+    fn alloc_words(&self, words: usize) -> Result<Q::Buf> {
+        self.0.alloc(words)
+    }
+    fn scratch_words(&self, words: usize) -> Result<Q::Buf> {
+        self.0.scratch(words)
+    }
+    fn data_word_bytes(&self) -> usize {
+        4
+    }
+    fn data_id(&self) -> usize {
+        self.0.shared().id | WORD32_DATA
+    }
+    fn upload_words(&self, host: &[u64]) -> Result<Q::Buf> {
+        self.0.upload(host)
+    }
+    fn upload_static_data(&self, host: &[u64]) -> Result<Q::Buf> {
+        self.0.upload_static_u32(&narrow(host)?)
     }
     /// Widened from a buffer of 32-bit words; a buffer of u64 words as it is.
     fn download(&self, buf: &Q::Buf, out: &mut [u64]) -> Result<()> {
@@ -80,4 +100,16 @@ impl<Q: GpuQueue> GpuQueue for Word32Queue<Q> {
     fn thread_block_clusters(&self) -> bool {
         self.0.thread_block_clusters()
     }
+}
+
+/// Marks the caches of 32-bit residue data apart from the device's 64-bit ones
+/// ([`GpuQueue::data_id`]; device ids are small counters).
+const WORD32_DATA: usize = 1 << (usize::BITS - 2);
+
+/// `host` in 32-bit words.
+///
+/// # Errors
+/// `InvalidArgument` for a value of 2^32 or more.
+fn narrow(host: &[u64]) -> Result<Vec<u32>> {
+    host.iter().map(|&w| u32::try_from(w).map_err(|_| Error::InvalidArgument(format!("a 32-bit data word cannot hold {w}")))).collect()
 }

@@ -198,7 +198,7 @@ pub fn compare_words<Q: GpuQueue>(q: &Arc<Q>, log_n: u32, rows: &[usize], reps: 
 /// (Level Zero).
 pub fn compare_words_on(queue: &crate::device::queue::Queue, log_n: u32, rows: &[usize], reps: usize) -> Result<Vec<WordTiming>> {
     use crate::device::queue::Queue;
-    match queue {
+    match &queue.word64() {
         #[cfg(feature = "cuda")]
         Queue::Cuda(q) => compare_words(q, log_n, rows, reps),
         #[cfg(feature = "opencl")]

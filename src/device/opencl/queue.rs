@@ -350,6 +350,11 @@ impl GpuQueue for ClQueue {
         self.write(&buf, host)?;
         Ok(buf)
     }
+    fn upload_static_u32(&self, host: &[u32]) -> Result<ClBuffer> {
+        let buf = ClBuffer::scratch(self.dev.statics(), host.len(), 4)?;
+        self.write(&buf, host)?;
+        Ok(buf)
+    }
     fn prefix_view(&self, buf: &Arc<ClBuffer>, words: usize) -> Result<Option<ClBuffer>> {
         ClBuffer::prefix(buf, words).map(Some)
     }
