@@ -66,9 +66,10 @@ impl<Q: GpuQueue> GpuQueue for Word32Queue<Q> {
         self.0.zero(buf, off, words)
     }
     fn launch(&self, family: Family, defines: &[(&'static str, String)], kernel: &'static str, geometry: Geometry, args: &[Arg<'_, Q::Buf>]) -> Result<()> {
-        let mut d = defines.to_vec();
-        d.push(("XEHE_WORD32", "1".into()));
-        self.0.launch(family, &d, kernel, geometry, args)
+        self.0.launch(family, &word32_defines(defines), kernel, geometry, args)
+    }
+    fn compile_ahead(&self, family: Family, defines: &[(&'static str, String)], kernel: &'static str) {
+        self.0.compile_ahead(family, &word32_defines(defines), kernel);
     }
     fn view(&self, buf: &Arc<Q::Buf>, offset: usize, words: usize) -> Result<Option<Q::Buf>> {
         self.0.view(buf, offset, words)
@@ -100,6 +101,13 @@ impl<Q: GpuQueue> GpuQueue for Word32Queue<Q> {
     fn thread_block_clusters(&self) -> bool {
         self.0.thread_block_clusters()
     }
+}
+
+/// `defines` and `XEHE_WORD32=1`.
+fn word32_defines(defines: &[(&'static str, String)]) -> Vec<(&'static str, String)> {
+    let mut d = defines.to_vec();
+    d.push(("XEHE_WORD32", "1".into()));
+    d
 }
 
 /// Marks the caches of 32-bit residue data apart from the device's 64-bit ones
