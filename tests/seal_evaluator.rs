@@ -36,14 +36,21 @@ fn ids(v: &Value) -> ParmsId {
     oracle::parms_id(v)
 }
 
-/// Apply one manifest op with xehe; returns the saved bytes of the result.
-fn run_op(s: &Set, op: &Value) -> Option<Vec<u8>> {
+/// Apply one manifest op with xehe (its ciphertexts on `queue`'s device, if given); returns
+/// the saved bytes of the result.
+fn run_op(s: &Set, op: &Value, queue: Option<&Queue>) -> Option<Vec<u8>> {
     let ev = Evaluator::new(&s.ctx);
     let name = op["op"].as_str().unwrap();
     let seal = op["seal"].as_str().unwrap();
     let ins: Vec<&str> = op["inputs"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
     let args = &op["args"];
-    let ct = |i: usize| s.load::<Ciphertext>(ins[i]);
+    let ct = |i: usize| {
+        let mut c = s.load::<Ciphertext>(ins[i]);
+        if let Some(q) = queue {
+            c.gpu_on(q);
+        }
+        c
+    };
     let pt = |i: usize| s.load::<Plaintext>(ins[i]);
     let rk = || s.load::<RelinKeys>(args["relin_keys"].as_str().unwrap());
     let gk = || s.load::<GaloisKeys>(args["galois_keys"].as_str().unwrap());
@@ -92,7 +99,7 @@ fn every_evaluator_op_is_byte_identical_to_seal() {
         let s = Set::open(&root.join(&set));
         for op in s.m["ops"].as_array().unwrap() {
             let name = op["op"].as_str().unwrap();
-            let Some(got) = run_op(&s, op) else { continue };
+            let Some(got) = run_op(&s, op, None) else { continue };
             let want = s.bytes(op["output"].as_str().unwrap());
             assert!(got == want, "{set}/{name}: xehe result differs from SEAL's ({} vs {} bytes)", got.len(), want.len());
             checked += 1;
@@ -100,6 +107,31 @@ fn every_evaluator_op_is_byte_identical_to_seal() {
     }
     println!("{checked} SEAL evaluator results reproduced byte for byte");
     assert!(checked >= 60, "too few ops checked: {checked}");
+}
+
+/// The same on each device's queue, and on its queue of 32-bit data words for the sets whose
+/// primes (SEAL's special prime included) are below 2^30: SEAL's bytes.
+#[test]
+fn every_evaluator_op_on_a_device_is_byte_identical_to_seal() {
+    let Some(root) = oracle::corpus(false) else { return };
+    for q in common::queues::queues("SEAL's evaluator ops on a device") {
+        let mut checked = 0;
+        for set in oracle::sets(root) {
+            let s = Set::open(&root.join(&set));
+            let narrow = s.ctx.key_context_data().coeff_modulus().iter().all(|m| m.value() < 1 << 30);
+            let queues: Vec<Queue> = std::iter::once(q.clone()).chain(q.word32().ok().filter(|_| narrow)).collect();
+            for queue in &queues {
+                for op in s.m["ops"].as_array().unwrap() {
+                    let name = op["op"].as_str().unwrap();
+                    let Some(got) = run_op(&s, op, Some(queue)) else { continue };
+                    let want = s.bytes(op["output"].as_str().unwrap());
+                    assert!(got == want, "{set}/{name} on {} ({}-bit words): xehe result differs from SEAL's", queue.backend(), queue.word_bits());
+                    checked += 1;
+                }
+            }
+        }
+        println!("{checked} SEAL evaluator results reproduced byte for byte on {}", q.backend());
+    }
 }
 
 #[test]
