@@ -9,7 +9,7 @@ use crate::circuits::bootstrapping::{BootstrapTimings, Bootstrapper, Bootstrappi
 use crate::circuits::precision::PrecisionStats;
 use crate::device::DeviceResident;
 use crate::{
-    CkksEncoder, Complex64, ComprMode, Context, Encryptor, Decryptor, Error, KeyGenerator, Result, SealObject,
+    CkksEncoder, Complex64, ComprMode, Context, Encryptor, Decryptor, KeyGenerator, Result, SealObject,
     SecretKey,
 };
 use std::path::Path;
@@ -191,7 +191,7 @@ pub fn bench(
     }
     let mut opened = open(device, &mut |m| progress(m))?;
     let on_gpu = opened.on_device();
-    opened.queue = opened.queue.map(|q| data_queue(&q, params, data_words)).transpose()?;
+    opened.queue = opened.queue.map(|q| params.device_queue(&q, data_words)).transpose()?;
     let ctx = params.context()?;
     let keygen = KeyGenerator::new(&ctx)?;
     let setup = Setup::new(&ctx, params, keygen.secret_key(), progress)?;
@@ -252,24 +252,6 @@ pub fn bench(
         device_memory_peak: opened.queue.as_ref().and_then(crate::Queue::memory).map(|m| m.peak()),
         key_images: opened.queue.as_ref().and_then(crate::Queue::memory).map(|_| crate::device::budget::key_images()),
     })
-}
-
-/// The queue a bootstrap of `params` runs on: `q`'s stream with 32-bit data words where every
-/// prime fits one and the backend has them ([`crate::Queue::word32`]), unless `data_words`
-/// asks for 64; 64-bit words otherwise.
-///
-/// # Errors
-/// `InvalidArgument` for `data_words` other than 32 or 64, or 32 where the primes or the
-/// backend do not allow it.
-fn data_queue(q: &crate::Queue, params: &BootstrappingParameters, data_words: Option<u32>) -> Result<crate::Queue> {
-    match data_words {
-        Some(64) => Ok(q.clone()),
-        None if !params.word32_residues() => Ok(q.clone()),
-        None => Ok(q.word32().unwrap_or_else(|_| q.clone())),
-        Some(32) if !params.word32_residues() => Err(Error::InvalidArgument(format!("--data-words 32: {} has primes above 2^30", params.name))),
-        Some(32) => q.word32(),
-        Some(b) => Err(Error::InvalidArgument(format!("--data-words {b}: 32 or 64"))),
-    }
 }
 
 /// The benchmark's bootstrapper, with what making it took: key generation (a progress line

@@ -130,7 +130,8 @@ pub fn run(
     let public_key = keys.keygen.create_public_key()?;
     let encryptor = Encryptor::new(&keys.ctx, &public_key)?;
     let decryptor = Decryptor::new(&keys.ctx, keys.keygen.secret_key())?;
-    let queue = opened.queue.as_ref();
+    let queue = opened.queue.as_ref().map(|q| params.device_queue(q, None)).transpose()?;
+    let queue = queue.as_ref();
     let compare = if queue.is_some() { opts.compare_cpu.min(opts.iterations) } else { 0 };
     let enc = Encrypted::new(&trainer, &encryptor, &batches, compare, queue)?;
     progress(&format!("encrypted {} mini-batches in {:.1} s", batches.len(), enc.seconds));

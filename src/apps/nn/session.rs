@@ -66,6 +66,8 @@ pub fn run(opts: &InferOptions, queue: Option<&crate::Queue>, device: &str, prog
     };
     progress(&format!("model {}: {} nodes, input {}×{}×{}", opts.model.display(), graph.nodes.len(), graph.input.channels, graph.input.height, graph.input.width));
     let params = super::parameters_for(&opts.params, &graph, opts.relu_sign)?;
+    let queue = queue.map(|q| params.device_queue(q, None)).transpose()?;
+    let queue = queue.as_ref();
     let onto = super::report::keys_onto(queue, opts.compare_cpu);
     let (ctx, kg, boot, boot_keygen) = super::report::session_keys(&params, &opts.params, "a ReLU layer", onto.as_ref(), progress)?;
     let net = Network::with_relu_sign(graph, calibration.iter().map(Vec::as_slice), &boot, opts.relu_sign)?;

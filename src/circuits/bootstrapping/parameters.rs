@@ -165,6 +165,24 @@ impl BootstrappingParameters {
         self.coeff_modulus_bits().iter().all(|&b| b <= crate::ckks::hybrid::WORD_SPECIAL_PRIME_BITS)
     }
 
+    /// The queue a circuit of these parameters runs on: `q`'s stream with 32-bit data words
+    /// where every prime fits one and the backend has them ([`crate::Queue::word32`]), unless
+    /// `data_words` asks for 64; `q` otherwise.
+    ///
+    /// # Errors
+    /// `InvalidArgument` for `data_words` other than 32 or 64, or 32 where the primes or the
+    /// backend do not allow it.
+    pub fn device_queue(&self, q: &crate::Queue, data_words: Option<u32>) -> Result<crate::Queue> {
+        match data_words {
+            Some(64) => Ok(q.clone()),
+            None if !self.word32_residues() => Ok(q.clone()),
+            None => Ok(q.word32().unwrap_or_else(|_| q.clone())),
+            Some(32) if !self.word32_residues() => Err(Error::InvalidArgument(format!("32-bit data words: {} has primes above 2^30", self.name))),
+            Some(32) => q.word32(),
+            Some(b) => Err(Error::InvalidArgument(format!("{b}-bit data words: 32 or 64"))),
+        }
+    }
+
     /// These levels from primes below 2^30 (composite levels): `q_0` two terminal primes, the
     /// SlotsToCoeffs levels of 40 bits (Cheddar's steps); the special primes unchanged.
     fn word_size(self, name: &str) -> Self {

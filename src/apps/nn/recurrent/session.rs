@@ -51,6 +51,8 @@ pub fn run(opts: &InferOptions, queue: Option<&crate::Queue>, device: &str, prog
     let layers: Vec<String> = model.layers.iter().map(|l| format!("{:?}({})", l.kind, l.size)).collect();
     progress(&format!("model {}: {} steps of {} values, {}", opts.model.display(), model.steps, model.features, layers.join(", ")));
     let params = super::parameters_for(&opts.params)?;
+    let queue = queue.map(|q| params.device_queue(q, None)).transpose()?;
+    let queue = queue.as_ref();
     let onto = crate::apps::nn::report::keys_onto(queue, opts.compare_cpu);
     let (ctx, kg, boot, boot_keygen) = crate::apps::nn::report::session_keys(&params, &opts.params, "a recurrent cell", onto.as_ref(), progress)?;
     let calib: Vec<&[f64]> = calibration.iter().map(Vec::as_slice).collect();
