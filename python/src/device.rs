@@ -32,6 +32,18 @@ impl Queue {
             inner: nogil(py, || self.inner.new_queue_on_device())?.py()?,
         })
     }
+    /// This queue's stream with its data in 32-bit words, for chains whose primes (special
+    /// primes included) are all below 2^30: the -w32 presets, a SEAL chain of 30-bit primes.
+    /// Objects move between it and the 64-bit queue through the host. Raises
+    /// `xehe.errors.InvalidArgumentError` on a backend without 32-bit words (Level Zero).
+    fn word32(&self) -> PyResult<Queue> {
+        Ok(Queue { inner: self.inner.word32().py()? })
+    }
+    /// Bits of a data word on this queue: 64, or 32 (`word32()`).
+    #[getter]
+    fn word_bits(&self) -> u32 {
+        self.inner.word_bits()
+    }
     /// Start a compute frame (buffers released inside it are recycled at its end).
     fn start_compute_frame(&self) {
         self.inner.start_compute_frame()
@@ -56,7 +68,7 @@ impl Queue {
         self.inner.set_memcache_enabled(on)
     }
     fn __repr__(&self) -> String {
-        format!("Queue(backend={:?})", self.inner.backend())
+        format!("Queue(backend={:?}, word_bits={})", self.inner.backend(), self.inner.word_bits())
     }
 }
 

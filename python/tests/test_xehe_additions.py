@@ -53,6 +53,10 @@ def test_gpu_marking_and_results(n8192):
     b = xehe.Ciphertext(x.b).gpu(other)
     assert b.queue() == other
     assert isinstance(q.memcache_stats(), dict)
+    # The same stream with 32-bit data words: another queue, and itself once narrowed.
+    narrow = q.word32()
+    assert (q.word_bits, narrow.word_bits) == (64, 32)
+    assert narrow != q and narrow.word32() == narrow and narrow.backend() == q.backend()
 
 
 # ---- CiphertextBatch ------------------------------------------------------------------------------
