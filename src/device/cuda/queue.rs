@@ -426,48 +426,8 @@ impl GpuQueue for CudaQueue {
     fn synchronize(&self) -> Result<()> {
         CudaQueue::synchronize(self)
     }
-    fn mul_sum(&self, primes: &crate::device::gpu::level::DevicePrimes<DeviceBuffer>, log_n: u32, terms: &[crate::device::gpu::SumTerm<'_, DeviceBuffer>], b_words: usize, words: usize) -> Result<Option<DeviceBuffer>> {
-        let out = self.alloc(words)?;
-        let at = |(b, off): (&DeviceBuffer, usize)| b.ptr_at(off);
-        let table: Vec<u64> = terms.iter().flat_map(|&(a, b)| [at(a), at(b)]).collect();
-        let t = self.upload(&table)?;
-        let args = [
-            Arg::Buf(&out),
-            Arg::Buf(&t),
-            Arg::Buf(&primes.moduli),
-            Arg::Buf(&primes.r0),
-            Arg::Buf(&primes.r1),
-            Arg::U32(primes.k),
-            Arg::U32(log_n),
-            Arg::U32(terms.len() as u32),
-            Arg::U64(b_words as u64),
-            Arg::U64(words as u64),
-        ];
-        // Work-items run over b's words, each summing the same words of every repeat of a.
-        GpuQueue::launch(self, Family::Elementwise, &[], "ew_mul_sum_u64", crate::device::gpu::ew_items(b_words), &args)?;
-        Ok(Some(out))
-    }
-    fn const_sum(&self, l: &crate::device::gpu::level::LevelData<DeviceBuffer>, terms: &[(&DeviceBuffer, usize)], s: &[u64], c: &[u64], add_words: usize, words: usize) -> Result<Option<DeviceBuffer>> {
-        let out = self.alloc(words)?;
-        // The pointers, then each term's word count.
-        let table: Vec<u64> = terms.iter().map(|a| a.0.ptr()).chain(terms.iter().map(|a| a.1 as u64)).collect();
-        let (t, s, c) = (self.upload(&table)?, self.upload(s)?, self.upload(c)?);
-        let args = [
-            Arg::Buf(&out),
-            Arg::Buf(&t),
-            Arg::Buf(&s),
-            Arg::Buf(&c),
-            Arg::Buf(&l.primes.moduli),
-            Arg::Buf(&l.primes.r0),
-            Arg::Buf(&l.primes.r1),
-            Arg::U32(l.primes.k),
-            Arg::U32(l.log_n),
-            Arg::U32(terms.len() as u32),
-            Arg::U64(add_words as u64),
-            Arg::U64(words as u64),
-        ];
-        GpuQueue::launch(self, Family::Elementwise, &[], "ew_const_sum_u64", crate::device::gpu::ew_items(words), &args)?;
-        Ok(Some(out))
+    fn pointer_tables(&self) -> bool {
+        true
     }
     fn compile_ahead(&self, family: Family, defines: &[(&'static str, String)], kernel: &'static str) {
         if super::compile::rehearsing() {

@@ -74,6 +74,11 @@ pub trait GpuBuffer: Send + Sync + std::fmt::Debug {
     }
 }
 
+/// The device address of word `off` of `b`, where buffers have addresses (CUDA).
+fn word_address<B: GpuBuffer>(b: &B, off: usize) -> Option<u64> {
+    b.device_address().map(|a| a + (off * b.elem_bytes()) as u64)
+}
+
 fn no_u32_buffers() -> Error {
     Error::InvalidArgument("this backend has no buffers of 32-bit words (CUDA and OpenCL have)".into())
 }
@@ -364,8 +369,31 @@ pub trait GpuQueue: Send + Sync + Sized + 'static {
     /// # Errors
     /// `Device` on an allocation, upload or launch failure.
     fn mul_sum(&self, primes: &level::DevicePrimes<Self::Buf>, log_n: u32, terms: &[SumTerm<'_, Self::Buf>], b_words: usize, words: usize) -> Result<Option<Self::Buf>> {
-        let _ = (primes, log_n, terms, b_words, words);
-        Ok(None)
+        let at = |(b, off): (&Self::Buf, usize)| word_address(b, off);
+        let table: Option<Vec<u64>> = terms.iter().map(|&(a, b)| Some([at(a)?, at(b)?])).collect::<Option<Vec<_>>>().map(|v| v.concat());
+        let (true, Some(table)) = (self.pointer_tables(), table) else { return Ok(None) };
+        let out = self.alloc(words)?;
+        let t = self.upload_words(&table)?;
+        let args = [
+            Arg::Buf(&out),
+            Arg::Buf(&t),
+            Arg::Buf(&primes.moduli),
+            Arg::Buf(&primes.r0),
+            Arg::Buf(&primes.r1),
+            Arg::U32(primes.k),
+            Arg::U32(log_n),
+            Arg::U32(terms.len() as u32),
+            Arg::U64(b_words as u64),
+            Arg::U64(words as u64),
+        ];
+        // Work-items run over b's words, each summing the same words of every repeat of a.
+        self.launch(Family::Elementwise, &[], "ew_mul_sum_u64", ew_items(b_words), &args)?;
+        Ok(Some(out))
+    }
+    /// Whether kernels may read operands through tables of device addresses (CUDA:
+    /// [`mul_sum`](Self::mul_sum), [`const_sum`](Self::const_sum)).
+    fn pointer_tables(&self) -> bool {
+        false
     }
     /// `c + Σ_t a_t · s_t` over `words` words (term `t`: its buffer and its word count, which may
     /// be less than `words`: it adds nothing beyond; `s`: `terms × k` residues, one constant per
@@ -377,8 +405,28 @@ pub trait GpuQueue: Send + Sync + Sized + 'static {
     /// # Errors
     /// `Device` on an allocation, upload or launch failure.
     fn const_sum(&self, l: &level::LevelData<Self::Buf>, terms: &[(&Self::Buf, usize)], s: &[u64], c: &[u64], add_words: usize, words: usize) -> Result<Option<Self::Buf>> {
-        let _ = (l, terms, s, c, add_words, words);
-        Ok(None)
+        // The pointers, then each term's word count.
+        let pointers: Option<Vec<u64>> = terms.iter().map(|a| word_address(a.0, 0)).collect();
+        let (true, Some(pointers)) = (self.pointer_tables(), pointers) else { return Ok(None) };
+        let out = self.alloc(words)?;
+        let table: Vec<u64> = pointers.into_iter().chain(terms.iter().map(|a| a.1 as u64)).collect();
+        let (t, s, c) = (self.upload_words(&table)?, self.upload_words(s)?, self.upload_words(c)?);
+        let args = [
+            Arg::Buf(&out),
+            Arg::Buf(&t),
+            Arg::Buf(&s),
+            Arg::Buf(&c),
+            Arg::Buf(&l.primes.moduli),
+            Arg::Buf(&l.primes.r0),
+            Arg::Buf(&l.primes.r1),
+            Arg::U32(l.primes.k),
+            Arg::U32(l.log_n),
+            Arg::U32(terms.len() as u32),
+            Arg::U64(add_words as u64),
+            Arg::U64(words as u64),
+        ];
+        self.launch(Family::Elementwise, &[], "ew_const_sum_u64", ew_items(words), &args)?;
+        Ok(Some(out))
     }
     /// Queue an element-wise operation (paper §III-F: no host synchronization between
     /// operations). The default launches its kernel at once; a backend may instead coalesce

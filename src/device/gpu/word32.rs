@@ -40,6 +40,9 @@ impl<Q: GpuQueue> GpuQueue for Word32Queue<Q> {
     fn data_word_bytes(&self) -> usize {
         4
     }
+    fn pointer_tables(&self) -> bool {
+        self.0.pointer_tables()
+    }
     fn data_id(&self) -> usize {
         self.0.shared().id | WORD32_DATA
     }
