@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# The word-size path on one GPU, in one or two calls (docs/guide/bootstrapping.md, Word-size
+# primes): the NTT by word size, the 32-bit kernels against their 64-bit layout, the
+# N16-dense-w32 bootstrap on 32-bit and on 64-bit data words (checked against the CPU, every
+# input shape), N16-dense beside it, and Cheddar's 32- and 64-bit sets in the same call. Each
+# step prints its log's summary, the whole GPU's peak (nvidia-smi every 0.2 s) and the host's
+# peak RSS.
+#
+# Build here (the GPU machines have no Rust toolchain), then carry BIN_DIR (default .gpu-bin):
+#   cargo build --release --bin xehe && cargo test --release --test word32_kernels --no-run
+#   mkdir -p .gpu-bin && cp target/release/xehe .gpu-bin/ && cp target/release/deps/word32_kernels-* .gpu-bin/word32_kernels
+#   strip .gpu-bin/xehe .gpu-bin/word32_kernels; cp -r ../shared/bench/cheddar .gpu-bin/  (its source kit is not needed)
+# then on the GPU machine, within the 10-minute limit of a call (about 9 minutes each):
+#   STEPS="ntt kernels w32 w32-as-64" scripts/gpu_word32.sh
+#   STEPS="n16 w32-timed cheddar40 cheddar64" scripts/gpu_word32.sh
+# Logs go to $OUT (or /tmp), one file a step.
+set -uo pipefail
+BIN=${BIN_DIR:-.gpu-bin}
+LOG=${OUT:-/tmp}
+source "$(dirname "$0")/cuda_env.sh"
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader 2>/dev/null || echo "nvidia-smi not available"
+status=0
+# step NAME LINES COMMAND...: the command's log under $LOG, its last LINES lines (stage rows left
+# out), the whole GPU's peak.
+step() {
+  local name=$1 lines=$2; shift 2
+  ( while sleep 0.2; do nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits; done ) > "$LOG/$name.mem" 2>/dev/null &
+  local sampler=$!
+  local timed=(); [ -x /usr/bin/time ] && timed=(/usr/bin/time -f "host peak RSS %M KiB, wall %e s")
+  ${timed[@]+"${timed[@]}"} timeout "${STEP_TIMEOUT:-300}" "$@" > "$LOG/$name.log" 2>&1 || status=1
+  kill $sampler 2>/dev/null
+  echo "== $name ($(date +%T))"
+  grep -v -E "^\s*$|^(ModRaise|CoeffsToSlots|EvalMod|SlotsToCoeffs|stage) |^\| (input|---)" "$LOG/$name.log" | tail -"$lines"
+  echo "whole-GPU peak MiB: $(sort -n "$LOG/$name.mem" | tail -1)"
+}
+boot=("$BIN/xehe" bench bootstrap --device cuda)
+for s in ${STEPS:-ntt kernels w32 w32-as-64}; do
+  case $s in
+    ntt) step ntt 30 "$BIN/xehe" bench ntt --words --device cuda --log-n 16 --rows 1,8,32 --reps 50 ;;
+    kernels) step kernels 14 "$BIN/word32_kernels" --test-threads 1 ;;
+    w32) step w32 28 "${boot[@]}" --preset n16-dense-w32 --reps 10 --compare-cpu --input all ;;
+    w32-timed) step w32-timed 14 "${boot[@]}" --preset n16-dense-w32 --reps 10 ;;
+    w32-as-64) step w32-as-64 14 "${boot[@]}" --preset n16-dense-w32 --reps 10 --data-words 64 ;;
+    w32-kernels) step w32-kernels 60 "${boot[@]}" --preset n16-dense-w32 --reps 3 --kernels ;;
+    n16) step n16 28 "${boot[@]}" --n 65536 --reps 10 --input all ;;
+    cheddar40 | cheddar64)
+      ( cd "$BIN/cheddar" && CHEDDAR_BOOT_REPS=10 timeout 200 ./run.sh "${s#cheddar}" ) > "$LOG/$s.log" 2>&1 || status=1
+      echo "== $s"; grep -E -i "ms|bits|error" "$LOG/$s.log" | tail -12 ;;
+    *) echo "unknown step $s"; status=1 ;;
+  esac
+done
+exit $status
