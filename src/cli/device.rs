@@ -119,6 +119,8 @@ pub fn missing_backend(choice: &DeviceChoice, e: &Error) -> Error {
 
 /// Backend, index, name and kind of the device `queue` runs on (`choice` gives the index
 /// where the queue does not know it).
+// Without a GPU backend no queue exists: the body is never reached.
+#[cfg_attr(not(any(feature = "cuda", feature = "opencl")), allow(unreachable_code))]
 pub fn describe(queue: &Queue, choice: &DeviceChoice) -> DeviceUsed {
     let _ = choice;
     match &queue.word64() {
@@ -179,6 +181,7 @@ pub fn describe(queue: &Queue, choice: &DeviceChoice) -> DeviceUsed {
 }
 
 /// The CUDA ordinal of `queue`'s device, if it is a CUDA queue.
+#[cfg_attr(not(any(feature = "cuda", feature = "opencl")), allow(unreachable_code))]
 pub fn cuda_ordinal(queue: &Queue) -> Option<usize> {
     match &queue.word64() {
         #[cfg(feature = "cuda")]

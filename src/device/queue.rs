@@ -152,12 +152,11 @@ impl Queue {
     /// # Errors
     /// `InvalidArgument` on a backend without buffers of 32-bit words (Level Zero).
     pub fn word32(&self) -> Result<Queue> {
-        use super::gpu::word32::Word32Queue;
         match self {
             #[cfg(feature = "cuda")]
-            Queue::Cuda(q) => Ok(Queue::CudaWord32(Arc::new(Word32Queue(q.clone())))),
+            Queue::Cuda(q) => Ok(Queue::CudaWord32(Arc::new(super::gpu::word32::Word32Queue(q.clone())))),
             #[cfg(feature = "opencl")]
-            Queue::OpenCl(q) => Ok(Queue::OpenClWord32(Arc::new(Word32Queue(q.clone())))),
+            Queue::OpenCl(q) => Ok(Queue::OpenClWord32(Arc::new(super::gpu::word32::Word32Queue(q.clone())))),
             #[allow(unreachable_patterns)]
             q if q.word_bits() == 32 => Ok(q.clone()),
             #[allow(unreachable_patterns)]
