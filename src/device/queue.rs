@@ -177,14 +177,7 @@ impl Queue {
 
     /// Bits of a data word on this queue: 64, or 32 for [`Queue::word32`]'s.
     pub fn word_bits(&self) -> u32 {
-        match self {
-            #[cfg(feature = "cuda")]
-            Queue::CudaWord32(_) => 32,
-            #[cfg(feature = "opencl")]
-            Queue::OpenClWord32(_) => 32,
-            #[allow(unreachable_patterns)]
-            _ => 64,
-        }
+        with_gpu_queue!(self, q => 8 * crate::device::gpu::GpuQueue::data_word_bytes(&**q) as u32, 64)
     }
 
     /// The same kind of queue (64- or 32-bit words) on the stream `inner` of this backend.
@@ -250,34 +243,17 @@ impl Queue {
     /// # Errors
     /// `Error::Device` on a driver failure.
     pub fn new_queue_on_device(&self) -> Result<Queue> {
-        let inner = match self {
+        let inner = match &self.word64() {
             #[cfg(feature = "cuda")]
-            Queue::Cuda(_) | Queue::CudaWord32(_) => {
-                let q = self.cuda().expect("a CUDA queue");
-                Queue::Cuda(Arc::new(super::cuda::queue::CudaQueue::new(q.device().clone())?))
-            }
+            Queue::Cuda(q) => Queue::Cuda(Arc::new(super::cuda::queue::CudaQueue::new(q.device().clone())?)),
             #[cfg(feature = "opencl")]
-            Queue::OpenCl(_) | Queue::OpenClWord32(_) => {
-                let q = self.opencl().expect("an OpenCL queue");
-                Queue::OpenCl(Arc::new(super::opencl::ClQueue::new(q.device().clone())?))
-            }
+            Queue::OpenCl(q) => Queue::OpenCl(Arc::new(super::opencl::ClQueue::new(q.device().clone())?)),
             #[cfg(all(feature = "level-zero", any(feature = "cuda", feature = "opencl")))]
             Queue::LevelZero(q) => Queue::LevelZero(Arc::new(super::level_zero::ZeQueue::new(q.device().clone(), q.tile())?)),
             #[allow(unreachable_patterns)]
             _ => return Err(Error::Device("no GPU backend".into())),
         };
         self.like_self(inner)
-    }
-
-    /// The OpenCL queue of this queue's command queue (of its 64-bit or its 32-bit words).
-    #[cfg(feature = "opencl")]
-    fn opencl(&self) -> Option<&Arc<super::opencl::ClQueue>> {
-        match self {
-            Queue::OpenCl(q) => Some(q),
-            Queue::OpenClWord32(w) => Some(&w.0),
-            #[allow(unreachable_patterns)]
-            _ => None,
-        }
     }
     /// An identity of the queue, equal for clones of one queue and distinct between live
     /// queues (its stream's address): for caches of per-queue objects.
@@ -313,11 +289,11 @@ impl Queue {
     /// # Errors
     /// `Error::Device` when a stream cannot be made.
     pub fn siblings(&self, n: usize) -> Result<Vec<Queue>> {
-        let inner: Vec<Queue> = match self {
+        let inner: Vec<Queue> = match &self.word64() {
             #[cfg(feature = "cuda")]
-            Queue::Cuda(_) | Queue::CudaWord32(_) => self.cuda().expect("a CUDA queue").siblings(n)?.into_iter().map(Queue::Cuda).collect(),
+            Queue::Cuda(q) => q.siblings(n)?.into_iter().map(Queue::Cuda).collect(),
             #[cfg(feature = "opencl")]
-            Queue::OpenCl(_) | Queue::OpenClWord32(_) => self.opencl().expect("an OpenCL queue").siblings(n)?.into_iter().map(Queue::OpenCl).collect(),
+            Queue::OpenCl(q) => q.siblings(n)?.into_iter().map(Queue::OpenCl).collect(),
             #[allow(unreachable_patterns)]
             _ => {
                 let _ = n;
@@ -336,15 +312,15 @@ impl Queue {
         if self == other {
             return Ok(());
         }
-        #[cfg(feature = "cuda")]
-        if let (Some(a), Some(b)) = (self.cuda(), other.cuda()) {
-            return if Arc::ptr_eq(a, b) { Ok(()) } else { a.wait_for(b) };
+        // A stream's 64- and 32-bit queues are one stream: nothing to wait for.
+        match (&self.word64(), &other.word64()) {
+            #[cfg(feature = "cuda")]
+            (Queue::Cuda(a), Queue::Cuda(b)) => if Arc::ptr_eq(a, b) { Ok(()) } else { a.wait_for(b) },
+            #[cfg(feature = "opencl")]
+            (Queue::OpenCl(a), Queue::OpenCl(b)) => if Arc::ptr_eq(a, b) { Ok(()) } else { a.wait_for(b) },
+            #[allow(unreachable_patterns)]
+            _ => Err(Error::Device("wait_for: queues of different backends, or a backend without stream events".into())),
         }
-        #[cfg(feature = "opencl")]
-        if let (Some(a), Some(b)) = (self.opencl(), other.opencl()) {
-            return if Arc::ptr_eq(a, b) { Ok(()) } else { a.wait_for(b) };
-        }
-        Err(Error::Device("wait_for: queues of different backends, or a backend without stream events".into()))
     }
     /// Compile ahead, in parallel, every kernel `work` would launch on this queue's device, then
     /// return `Some(work's result)` — whose device data are garbage, since no kernel ran: run

@@ -337,7 +337,9 @@ pub trait GpuQueue: Send + Sync + Sized + 'static {
     /// id ([`DeviceShared::id`]), another for queues whose data words differ
     /// ([`word32::Word32Queue`]), since their buffers cannot be read for each other's.
     fn data_id(&self) -> usize {
-        self.shared().id
+        // Device ids are small counters: a high bit marks the 32-bit words' caches apart.
+        let word32 = if self.data_word_bytes() == 4 { 1 << (usize::BITS - 2) } else { 0 };
+        self.shared().id | word32
     }
     /// Bytes of a data word on this queue: 8, or 4 on a [`word32::Word32Queue`].
     fn data_word_bytes(&self) -> usize {

@@ -43,9 +43,6 @@ impl<Q: GpuQueue> GpuQueue for Word32Queue<Q> {
     fn pointer_tables(&self) -> bool {
         self.0.pointer_tables()
     }
-    fn data_id(&self) -> usize {
-        self.0.shared().id | WORD32_DATA
-    }
     fn upload_words(&self, host: &[u64]) -> Result<Q::Buf> {
         self.0.upload(host)
     }
@@ -112,10 +109,6 @@ fn word32_defines(defines: &[(&'static str, String)]) -> Vec<(&'static str, Stri
     d.push(("XEHE_WORD32", "1".into()));
     d
 }
-
-/// Marks the caches of 32-bit residue data apart from the device's 64-bit ones
-/// ([`GpuQueue::data_id`]; device ids are small counters).
-const WORD32_DATA: usize = 1 << (usize::BITS - 2);
 
 /// `host` in 32-bit words.
 ///
