@@ -403,3 +403,28 @@ fn ntt_variants_on_32_bit_words() {
         on_backend!(&queue, q => ntt_variants);
     }
 }
+
+fn refuses_wide_values<Q: GpuQueue>(q: &Arc<Q>) {
+    let host = vec![1u64 << 32, 5];
+    let err = Word32Queue(q.clone()).upload(&host).unwrap_err();
+    assert!(matches!(err, xehe::Error::InvalidArgument(_)), "{err}");
+    assert_eq!(host, [1u64 << 32, 5]);
+}
+
+/// What a queue of 32-bit data words refuses, with `InvalidArgument` and nothing changed: a
+/// value of 2^32 or more, 32-bit words for a preset with larger primes, and a word size other
+/// than 32 or 64.
+#[test]
+fn word_size_queues_refuse_what_does_not_fit() {
+    use xehe::circuits::bootstrapping::BootstrappingParameters;
+    for queue in queues("word_size_queues_refuse_what_does_not_fit") {
+        let Ok(narrow) = queue.word32() else { continue };
+        assert_eq!((queue.word_bits(), narrow.word_bits()), (64, 32));
+        on_backend!(&queue, q => refuses_wide_values);
+        let wide = BootstrappingParameters::n12_insecure();
+        assert!(matches!(wide.device_queue(&queue, Some(32)), Err(xehe::Error::InvalidArgument(_))));
+        assert!(matches!(BootstrappingParameters::n12_insecure_w32().device_queue(&queue, Some(48)), Err(xehe::Error::InvalidArgument(_))));
+        assert_eq!(BootstrappingParameters::n12_insecure_w32().device_queue(&queue, None).unwrap().word_bits(), 32);
+        assert_eq!(wide.device_queue(&queue, None).unwrap().word_bits(), 64);
+    }
+}
