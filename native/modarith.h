@@ -24,6 +24,46 @@ typedef struct { u64 lo, hi; } u128_t;
 /* 2^32 as a 64-bit word. */
 #define ONE_32 ((u64)1 << 32)
 
+/* x * w mod q in [0, 2q) for any 32-bit x, w < q < 2^31, wq32 = floor(w * 2^32 / q) (Shoup,
+ * Harvey, 32-bit words): one low and one high 32x32 product, one low product by q. */
+DECLSPEC u32 shoup32_lazy(u32 x, u32 w, u32 wq32, u32 q)
+{
+    return x * w - mulhi32(x, wq32) * q;
+}
+
+/*
+ * XEHE_WORD32 (word.h: every prime below 2^30): the functions below take 32-bit paths where
+ * their operands fit, from the 64-bit path's constants. floor(w * 2^32 / q) is the high half
+ * of Shoup's floor(w * 2^64 / q); floor(2^32 / q) is the high half of Barrett's
+ * r1 = floor(2^64 / q), and the low half of r1 is floor(w32 * 2^32 / q) for
+ * w32 = 2^32 mod q = -floor(2^32 / q) * q (mod 2^32). Canonical results equal the 64-bit
+ * arithmetic's; lazy ones stay within its bounds, so every kernel's output is unchanged.
+ */
+#if XEHE_WORD32
+/* x mod q for any 64-bit x and q < 2^30: x = x1 * 2^32 + x0, x1 * 2^32 by Shoup (x1 times
+ * w32), x0 by Barrett with floor(2^32 / q) (its quotient at most 1 short), each in [0, 2q);
+ * their sum (< 4q < 2^32) reduced twice. */
+DECLSPEC u64 reduce64_w32(u64 x, u32 q, u64 r1)
+{
+    u32 k = (u32)(r1 >> 32);
+    u32 w = 0u - k * q;
+    u32 x1 = (u32)(x >> 32), x0 = (u32)x;
+    u32 s = shoup32_lazy(x1, w, (u32)r1, q) + (x0 - mulhi32(x0, k) * q);
+    u32 two_q = 2 * q;
+    s = s >= two_q ? s - two_q : s;
+    return s >= q ? s - q : s;
+}
+
+/* x below 4q for x < 16q (the lazy values of the NTTs), so it fits 32 bits. */
+DECLSPEC u32 below_4q_w32(u64 x, u64 q)
+{
+    u64 f = q << 3;
+    x = x >= f ? x - f : x;
+    f >>= 1;
+    return (u32)(x >= f ? x - f : x);
+}
+#endif
+
 /*
  * Intel inline-vISA fast paths (paper §V-A2, Listings 12/13), used by add_mod, mul64_wide and
  * mad64_wide when XEHE_INTEL_VISA=1 (portable.h: Intel GPUs only). XEHE_VISA_CHECK=1 compiles
@@ -84,6 +124,13 @@ DECLSPEC u64 visa_add_mod(u64 a, u64 b, u64 q)
 DECLSPEC u128_t mul64_wide(u64 a, u64 b)
 {
     u128_t r;
+#if XEHE_WORD32
+    if (((a | b) >> 32) == 0) {
+        r.lo = (u64)(u32)a * (u32)b;
+        r.hi = 0;
+        return r;
+    }
+#endif
 #if IS_CUDA && !XEHE_NO_ASM
     asm("mul.lo.u64 %0, %2, %3;\n\tmul.hi.u64 %1, %2, %3;" : "=l"(r.lo), "=l"(r.hi) : "l"(a), "l"(b));
 #elif XEHE_INTEL_VISA
@@ -99,6 +146,15 @@ DECLSPEC u128_t mul64_wide(u64 a, u64 b)
 DECLSPEC u128_t mad64_wide(u64 a, u64 b, u128_t acc)
 {
     u128_t r;
+#if XEHE_WORD32
+    /* Residues and key words: one 32x32 product and a carry. */
+    if (((a | b) >> 32) == 0) {
+        u64 p = (u64)(u32)a * (u32)b;
+        r.lo = acc.lo + p;
+        r.hi = acc.hi + (r.lo < p ? 1 : 0);
+        return r;
+    }
+#endif
 #if IS_CUDA && !XEHE_NO_ASM
     asm("mad.lo.cc.u64 %0, %2, %3, %4;\n\tmadc.hi.u64 %1, %2, %3, %5;"
         : "=l"(r.lo), "=l"(r.hi) : "l"(a), "l"(b), "l"(acc.lo), "l"(acc.hi));
@@ -138,6 +194,13 @@ DECLSPEC u64 neg_mod(u64 a, u64 q)
 /* x mod q for a 128-bit x, with r = floor(2^128 / q) = (r1:r0) (SEAL barrett_reduce_128). */
 DECLSPEC u64 barrett_reduce_128(u128_t x, u64 q, u64 r0, u64 r1)
 {
+#if XEHE_WORD32
+    /* (hi mod q) * 2^64 + lo in two 64-bit steps of 32 bits each. */
+    (void)r0;
+    u64 h = x.hi < q ? x.hi : reduce64_w32(x.hi, (u32)q, r1);
+    u64 m = reduce64_w32((h << 32) | (x.lo >> 32), (u32)q, r1);
+    return reduce64_w32((m << 32) | (x.lo & 0xffffffffu), (u32)q, r1);
+#else
     u64 carry = mulhi64(x.lo, r0);
     u128_t t = mul64_wide(x.lo, r1);
     u64 tmp1 = t.lo + carry;
@@ -148,14 +211,19 @@ DECLSPEC u64 barrett_reduce_128(u128_t x, u64 q, u64 r0, u64 r1)
     tmp1 = x.hi * r1 + tmp3 + carry;
     u64 r = x.lo - tmp1 * q;
     return r >= q ? r - q : r;
+#endif
 }
 
 /* x mod q for a 64-bit x (SEAL barrett_reduce_64). */
 DECLSPEC u64 barrett_reduce_64(u64 x, u64 q, u64 r1)
 {
+#if XEHE_WORD32
+    return reduce64_w32(x, (u32)q, r1);
+#else
     u64 t = mulhi64(x, r1);
     u64 r = x - t * q;
     return r >= q ? r - q : r;
+#endif
 }
 
 /*
@@ -194,6 +262,9 @@ DECLSPEC u64 generalized_barrett_mu(u32 m, u64 r0, u64 r1)
 /* a * b mod q, Barrett (SEAL's constants r = floor(2^128 / q) = (r1:r0)). */
 DECLSPEC u64 mul_mod(u64 a, u64 b, u64 q, u64 r0, u64 r1)
 {
+#if XEHE_WORD32
+    if (((a | b) >> 32) == 0) return reduce64_w32((u64)(u32)a * (u32)b, (u32)q, r1);
+#endif
 #if XEHE_BARRETT_GENERALIZED
     u32 m = 64 - clz64(q);
     return mul_mod_generalized_barrett(a, b, q, generalized_barrett_mu(m, r0, r1), m);
@@ -211,11 +282,17 @@ DECLSPEC u64 mad_mod(u64 a, u64 b, u64 c, u64 q, u64 r0, u64 r1)
     return barrett_reduce_128(mad64_wide(a, b, acc), q, r0, r1);
 }
 
-/* x * w mod q in [0, 2q), w with Shoup quotient wq = floor(w * 2^64 / q) (Harvey). */
+/* x * w mod q in [0, 2q), w with Shoup quotient wq = floor(w * 2^64 / q) (Harvey). With
+ * XEHE_WORD32 x must be below 16q (every caller's bound): it is taken below 4q, then Shoup's
+ * product in 32-bit words. */
 DECLSPEC u64 mul_shoup_lazy(u64 x, u64 w, u64 wq, u64 q)
 {
+#if XEHE_WORD32
+    return shoup32_lazy(below_4q_w32(x, q), (u32)w, (u32)(wq >> 32), (u32)q);
+#else
     u64 hi = mulhi64(x, wq);
     return x * w - hi * q;
+#endif
 }
 
 /*
@@ -248,11 +325,16 @@ DECLSPEC u64 mulhi64_approx(u64 x, u64 y)
 /*
  * x * w mod q in [0, 3q) for any 64-bit x: mul_shoup_lazy with the quotient from
  * mulhi64_approx, at most 1 short of Shoup's (never over, so the result is not negative). The
- * NTT butterflies' product (ntt.cl fwd_bf_r, inv_bf).
+ * NTT butterflies' product (ntt.cl fwd_bf_r, inv_bf). With XEHE_WORD32: mul_shoup_lazy's
+ * 32-bit product (x < 16q, result below 2q).
  */
 DECLSPEC u64 mul_shoup_lazy3(u64 x, u64 w, u64 wq, u64 q)
 {
+#if XEHE_WORD32
+    return mul_shoup_lazy(x, w, wq, q);
+#else
     return x * w - mulhi64_approx(x, wq) * q;
+#endif
 }
 
 DECLSPEC u64 mul_shoup(u64 x, u64 w, u64 wq, u64 q)

@@ -15,7 +15,7 @@
  * rounds first, then global passes, the last with N^{-1} folded into its last round).
  * Row r of `data` uses prime r % k.
  */
-#include "portable.h"
+#include "modarith.h"
 
 #ifndef TILE32
 #define TILE32 4096
@@ -23,17 +23,6 @@
 #define LOG_TILE32 12
 /* Words each work-item of the shared-memory kernel holds: radix 16. */
 #define R32 16
-
-DECLSPEC u32 mulhi32(u32 a, u32 b)
-{
-    return (u32)(((u64)a * b) >> 32);
-}
-
-/* x * w mod q in [0, 2q) for any 32-bit x, wq = floor(w * 2^32 / q) (Shoup, Harvey). */
-DECLSPEC u32 shoup32_lazy(u32 x, u32 w, u32 wq, u32 q)
-{
-    return x * w - mulhi32(x, wq) * q;
-}
 
 /* Forward (Cooley–Tukey) butterfly, inputs and outputs below 4q. */
 DECLSPEC void fwd_bf32(u32 *x, u32 *y, u32 w, u32 wq, u32 q)

@@ -123,6 +123,16 @@ DECLSPEC u32 clz64(u64 a)
 #endif
 }
 
+/* High 32 bits of a 32x32 product (one multiply on GPUs). */
+DECLSPEC u32 mulhi32(u32 a, u32 b)
+{
+#if IS_CUDA
+    return __umulhi(a, b);
+#else
+    return mul_hi(a, b);
+#endif
+}
+
 /* High 64 bits of a 64x64 product. */
 DECLSPEC u64 mulhi64(u64 a, u64 b)
 {

@@ -5,9 +5,10 @@
  * XEHE_WORD32=1: a word-size chain (every prime below 2^30, so every residue and every lazy
  * value below 4q fits 32 bits) keeps each residue in a u32: element e of a buffer is u32 word
  * e, so kernels index exactly as in the 64-bit layout and read and write half the bytes.
- * Arithmetic stays in u64 registers (a word read is widened, a result stored is narrowed), so
- * every result equals the 64-bit layout's word for word. Without it DWORD is u64 and every
- * kernel is the 64-bit one, unchanged.
+ * Values live in u64 registers (a word read is widened, a result stored is narrowed); the
+ * products take modarith.h's 32-bit paths, whose canonical results are the 64-bit
+ * arithmetic's, so every result equals the 64-bit layout's word for word. Without it DWORD is
+ * u64 and every kernel is the 64-bit one, unchanged.
  *
  * Kernels declare data pointers as `GLOBAL_AS DWORD *` / `CONST_AS DWORD *`; pairs of
  * consecutive words (16- or 8-byte accesses) go through DWORD2 with dpair_widen / dpair_narrow.

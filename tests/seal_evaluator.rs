@@ -134,6 +134,31 @@ fn every_evaluator_op_on_a_device_is_byte_identical_to_seal() {
     }
 }
 
+/// A queue of 32-bit data words refuses a set with a prime of 2^30 or more (SEAL's 60-bit
+/// sets): `InvalidArgument`, the operand unchanged.
+#[test]
+fn a_queue_of_32_bit_words_refuses_wider_primes() {
+    let Some(root) = oracle::corpus(false) else { return };
+    for q in common::queues::queues("wider primes on 32-bit words") {
+        let Ok(narrow) = q.word32() else { continue };
+        for set in oracle::sets(root) {
+            let s = Set::open(&root.join(&set));
+            if s.ctx.key_context_data().coeff_modulus().iter().all(|m| m.value() < 1 << 30) {
+                continue;
+            }
+            let ops = s.m["ops"].as_array().unwrap();
+            let Some(op) = ops.iter().find(|op| op["seal"] == "Evaluator.square") else { continue };
+            let input = op["inputs"][0].as_str().unwrap();
+            let mut c = s.load::<Ciphertext>(input);
+            c.gpu_on(&narrow);
+            let err = Evaluator::new(&s.ctx).square(&c).unwrap_err();
+            assert!(matches!(err, xehe::Error::InvalidArgument(_)), "{set}: {err}");
+            println!("{set} on 32-bit words: {err}");
+            assert!(c.save(ComprMode::None).unwrap() == s.bytes(input), "{set}: the operand changed");
+        }
+    }
+}
+
 #[test]
 fn decryption_matches_seal_plaintexts() {
     let Some(root) = oracle::corpus(false) else { return };

@@ -13,6 +13,7 @@ struct xehe_dim3 { unsigned x, y, z; };
 extern const __device__ xehe_dim3 blockIdx, threadIdx, blockDim, gridDim;
 extern "C" __device__ void __syncthreads();
 __device__ unsigned long long __umul64hi(unsigned long long, unsigned long long);
+__device__ unsigned int __umulhi(unsigned int, unsigned int);
 __device__ int __clzll(long long);
 __device__ unsigned __brev(unsigned);
 __device__ unsigned __byte_perm(unsigned, unsigned, unsigned);

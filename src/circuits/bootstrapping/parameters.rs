@@ -193,7 +193,7 @@ impl BootstrappingParameters {
             q0_bits: 2 * super::composite::TERMINAL_BITS,
             slots_to_coeffs_bits: vec![40; self.slots_to_coeffs_bits.len()],
             special_bits: crate::ckks::hybrid::WORD_SPECIAL_PRIME_BITS,
-            special_modulus_size: std::env::var("XSPEC").ok().and_then(|v| v.parse().ok()).unwrap_or(2 * self.special_modulus_size),
+            special_modulus_size: 2 * self.special_modulus_size,
             composite: true,
             ..self
         }

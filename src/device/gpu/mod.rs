@@ -646,7 +646,8 @@ impl<B> Default for DeviceShared<B> {
 /// built and uploaded now and cached for the device's queues.
 ///
 /// # Errors
-/// What `spec` returns; `Device` on an upload failure.
+/// What `spec` returns; `Device` on an upload failure; `InvalidArgument` on a queue of 32-bit
+/// data words for a level with a prime of 2^30 or more.
 pub fn level_data<'a, Q: GpuQueue>(
     q: &Q,
     id: &LevelId,
@@ -654,11 +655,30 @@ pub fn level_data<'a, Q: GpuQueue>(
 ) -> Result<Arc<level::LevelData<Q::Buf>>> {
     let shared = q.shared();
     if let Some(l) = shared.levels.lock().get(id) {
+        fits_data_word(q, l.host_primes.iter().chain([&l.p]))?;
         return Ok(l.clone());
     }
-    let l = Arc::new(level::LevelData::new(q, &spec()?)?);
+    let spec = spec()?;
+    fits_data_word(q, spec.primes.iter().chain([&spec.special]))?;
+    let l = Arc::new(level::LevelData::new(q, &spec)?);
     // Keep the first copy if another queue built one meanwhile (see `first_wins`).
     Ok(first_wins(&shared.levels, *id, l))
+}
+
+/// A queue of 32-bit data words (`native/word.h`) holds a residue's lazy values, below 4q, in
+/// a u32: every prime below 2^30.
+fn fits_data_word<'a, Q: GpuQueue>(q: &Q, mut primes: impl Iterator<Item = &'a crate::math::modulus::Modulus>) -> Result<()> {
+    if q.data_word_bytes() == 8 {
+        return Ok(());
+    }
+    match primes.find(|m| m.value() >= 1 << 30) {
+        Some(m) => Err(Error::InvalidArgument(format!(
+            "a queue of 32-bit data words needs primes below 2^30; the level has {} ({} bits)",
+            m.value(),
+            m.bit_count()
+        ))),
+        _ => Ok(()),
+    }
 }
 
 /// A Galois automorphism's NTT-domain permutation (N u32 indices, N = 2^`log_n`) on `q`'s

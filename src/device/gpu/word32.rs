@@ -115,5 +115,6 @@ fn word32_defines(defines: &[(&'static str, String)]) -> Vec<(&'static str, Stri
 /// # Errors
 /// `InvalidArgument` for a value of 2^32 or more.
 fn narrow(host: &[u64]) -> Result<Vec<u32>> {
-    host.iter().map(|&w| u32::try_from(w).map_err(|_| Error::InvalidArgument(format!("a 32-bit data word cannot hold {w}")))).collect()
+    let wide = |w| Error::InvalidArgument(format!("a 32-bit data word cannot hold {w} (a queue of 32-bit data words takes residues of primes below 2^30)"));
+    host.iter().map(|&w| u32::try_from(w).map_err(|_| wide(w))).collect()
 }
