@@ -33,7 +33,7 @@ pub struct CudaQueue {
     launcher: Launcher,
     /// The side stream of [`GpuQueue::concurrently`], made on first use (`None` inside: it could
     /// not be made, or this queue is itself a side stream).
-    side: std::sync::OnceLock<Option<Box<CudaQueue>>>,
+    side: std::sync::OnceLock<Option<Arc<CudaQueue>>>,
     /// Whether this queue is a side stream (its own `concurrently` runs in order).
     is_side: bool,
     /// Held while the side stream runs one `concurrently` call's half.
@@ -131,7 +131,7 @@ impl CudaQueue {
                     Some((_, greatest)) => ctx.new_stream_with_priority(greatest),
                     None => ctx.new_stream(),
                 };
-                stream.ok().map(|st| Box::new(CudaQueue::on_stream(self.dev.clone(), st, true)))
+                stream.ok().map(|st| Arc::new(CudaQueue::on_stream(self.dev.clone(), st, true)))
             })
             .as_deref()
     }
@@ -469,6 +469,10 @@ impl GpuQueue for CudaQueue {
     }
     fn side_stream(&self) -> bool {
         self.side_queue().is_some() || side_stream_mode() == SideStreamMode::InOrder
+    }
+    fn side_handle(&self) -> Option<Arc<CudaQueue>> {
+        self.side_queue()?;
+        self.side.get().cloned().flatten()
     }
     fn concurrently<R>(&self, side: impl FnOnce(&Self) -> Result<()>, main: impl FnOnce(&Self) -> Result<R>) -> Result<R> {
         // One caller at a time on the side stream; a nested or concurrent call runs in order.

@@ -469,6 +469,15 @@ pub trait GpuQueue: Send + Sync + Sized + 'static {
         side(self)?;
         main(self)
     }
+    /// The queue of [`concurrently`](Self::concurrently)'s side stream while it runs one, as a
+    /// handle that a queue wrapping this one can hold ([`word32::Word32Queue`]); `None` by
+    /// default.
+    fn side_handle(&self) -> Option<Arc<Self>>
+    where
+        Self: Sized,
+    {
+        None
+    }
     /// Whether the device runs warp-level integer MMA (`mma.sync …u8.u8.s32`, CUDA sm_80+),
     /// which the tensor-core kind of [`matntt`] needs. `false` unless a backend says otherwise.
     fn integer_mma(&self) -> bool {

@@ -95,6 +95,21 @@ impl<Q: GpuQueue> GpuQueue for Word32Queue<Q> {
     fn shared(&self) -> &crate::device::gpu::DeviceShared<Q::Buf> {
         self.0.shared()
     }
+    fn side_stream(&self) -> bool {
+        self.0.side_stream()
+    }
+    /// On `Q`'s side stream, seen in 32-bit words, where `Q` runs the side half there; in order
+    /// otherwise.
+    fn concurrently<R>(&self, side: impl FnOnce(&Self) -> Result<()>, main: impl FnOnce(&Self) -> Result<R>) -> Result<R> {
+        let Some(s) = self.0.side_handle() else {
+            side(self)?;
+            return main(self);
+        };
+        let narrow = Word32Queue(s.clone());
+        // `Q` runs the side half on this queue itself when a nested or concurrent call holds
+        // its side stream: then in order here too.
+        self.0.concurrently(|q| if std::ptr::eq(q, &*s) { side(&narrow) } else { side(self) }, |_| main(self))
+    }
     fn integer_mma(&self) -> bool {
         self.0.integer_mma()
     }
