@@ -14,6 +14,10 @@
  * kernel for the remaining rounds and the final reduction; the inverse mirrors it (the tile's
  * rounds first, then global passes, the last with N^{-1} folded into its last round).
  * Row r of `data` uses prime r % k.
+ *
+ * Tables: the 64-bit NTT's (ntt.cl; src/device/ntt_tables.rs), read as 32-bit operands: a root
+ * is below q < 2^30, so its low word; its 32-bit Shoup quotient floor(w * 2^32 / q) is the high
+ * half of the 64-bit one, floor(w * 2^64 / q). Both word sizes share one copy of the tables.
  */
 #include "modarith.h"
 
@@ -23,6 +27,28 @@
 #define LOG_TILE32 12
 /* Words each work-item of the shared-memory kernel holds: radix 16. */
 #define R32 16
+
+/* Root i of a 64-bit table pair as a 32-bit operand and its 32-bit Shoup quotient. */
+#define ROOT32(rw, i) ((u32)(rw)[i])
+#define QUOT32(rq, i) ((u32)((rq)[i] >> 32))
+
+/* The inverse's last round of one prime: N^{-1} and N^{-1} * w (w its last inverse root) with
+ * their 32-bit quotients; `on` = 0 where the rounds at hand do not end the transform. */
+typedef struct {
+    u32 in, inq, lw, lwq, on;
+} last32_t;
+
+DECLSPEC last32_t last32(u32 on, u32 p, CONST_AS u64 *inv_n, CONST_AS u64 *inv_n_q, CONST_AS u64 *last_w,
+                         CONST_AS u64 *last_wq)
+{
+    last32_t l;
+    l.on = on;
+    l.in = on ? ROOT32(inv_n, p) : 0;
+    l.inq = on ? QUOT32(inv_n_q, p) : 0;
+    l.lw = on ? ROOT32(last_w, p) : 0;
+    l.lwq = on ? QUOT32(last_wq, p) : 0;
+    return l;
+}
 
 /* Forward (Cooley–Tukey) butterfly, inputs and outputs below 4q. */
 DECLSPEC void fwd_bf32(u32 *x, u32 *y, u32 w, u32 wq, u32 q)
@@ -44,16 +70,15 @@ DECLSPEC void inv_bf32(u32 *x, u32 *y, u32 w, u32 wq, u32 q)
     *y = shoup32_lazy(u + two_q - v, w, wq, q);
 }
 
-/* The inverse's last round with N^{-1} folded in, canonical outputs: last = (N^{-1}, its
- * quotient, N^{-1} * w, its quotient) of the prime. */
-DECLSPEC void inv_bf32_last(u32 *x, u32 *y, CONST_AS u32 *last, u32 q)
+/* The inverse's last round with N^{-1} folded in, canonical outputs. */
+DECLSPEC void inv_bf32_last(u32 *x, u32 *y, last32_t last, u32 q)
 {
     u32 two_q = 2 * q;
     u32 u = *x, v = *y;
     u32 s = u + v;
     s = s >= two_q ? s - two_q : s;
-    u32 a = shoup32_lazy(s, last[0], last[1], q);
-    u32 b = shoup32_lazy(u + two_q - v, last[2], last[3], q);
+    u32 a = shoup32_lazy(s, last.in, last.inq, q);
+    u32 b = shoup32_lazy(u + two_q - v, last.lw, last.lwq, q);
     *x = a >= q ? a - q : a;
     *y = b >= q ? b - q : b;
 }
@@ -71,7 +96,7 @@ DECLSPEC u32 reduce4q(u32 x, u32 q)
  * and take the root of block (b << r) + (k >> (lr - r)) of the round with 2^(log_m + r)
  * blocks (SEAL's root_powers index: blocks + block).
  */
-DECLSPEC_INLINE void fwd_rounds32(u32 *v, const u32 lr, u32 log_m, u32 b, CONST_AS u32 *rw, CONST_AS u32 *rq, u32 q)
+DECLSPEC_INLINE void fwd_rounds32(u32 *v, const u32 lr, u32 log_m, u32 b, CONST_AS u64 *rw, CONST_AS u64 *rq, u32 q)
 {
 #pragma unroll
     for (u32 r = 0; r < lr; r++) {
@@ -80,7 +105,7 @@ DECLSPEC_INLINE void fwd_rounds32(u32 *v, const u32 lr, u32 log_m, u32 b, CONST_
         for (u32 k = 0; k < (1u << lr); k++) {
             if ((k & hw) == 0) {
                 u32 idx = (1u << (log_m + r)) + (b << r) + (k >> (lr - r));
-                fwd_bf32(&v[k], &v[k + hw], rw[idx], rq[idx], q);
+                fwd_bf32(&v[k], &v[k + hw], ROOT32(rw, idx), QUOT32(rq, idx), q);
             }
         }
     }
@@ -90,11 +115,11 @@ DECLSPEC_INLINE void fwd_rounds32(u32 *v, const u32 lr, u32 log_m, u32 b, CONST_
  * lr inverse rounds on v[0 .. 2^lr): v[k] at stride S = 2^log_s (the first round's gap) inside
  * global block bb of size 2^lr * S. Round r pairs k and k + 2^r with gap t = S << r, in the
  * round with m = N / (2t) blocks, and takes inverse root N - 2m + 1 + block (the CPU's
- * sequential index), block = bb * 2^(lr-r-1) + (k >> (r + 1)). `last`: the final round (m = 1)
- * is this call's last, done by inv_bf32_last (canonical outputs).
+ * sequential index), block = bb * 2^(lr-r-1) + (k >> (r + 1)). `last.on`: the final round
+ * (m = 1) is this call's last, done by inv_bf32_last (canonical outputs).
  */
-DECLSPEC_INLINE void inv_rounds32(u32 *v, const u32 lr, u32 log_n, u32 log_s, u32 bb, CONST_AS u32 *rw, CONST_AS u32 *rq,
-                                  CONST_AS u32 *last, u32 q)
+DECLSPEC_INLINE void inv_rounds32(u32 *v, const u32 lr, u32 log_n, u32 log_s, u32 bb, CONST_AS u64 *rw, CONST_AS u64 *rq,
+                                  last32_t last, u32 q)
 {
 #pragma unroll
     for (u32 r = 0; r < lr; r++) {
@@ -104,11 +129,11 @@ DECLSPEC_INLINE void inv_rounds32(u32 *v, const u32 lr, u32 log_n, u32 log_s, u3
 #pragma unroll
         for (u32 k = 0; k < (1u << lr); k++) {
             if ((k & hw) == 0) {
-                if (last && log_m == 0) {
+                if (last.on && log_m == 0) {
                     inv_bf32_last(&v[k], &v[k + hw], last, q);
                 } else {
                     u32 idx = first + bb * (1u << (lr - r - 1)) + (k >> (r + 1));
-                    inv_bf32(&v[k], &v[k + hw], rw[idx], rq[idx], q);
+                    inv_bf32(&v[k], &v[k + hw], ROOT32(rw, idx), QUOT32(rq, idx), q);
                 }
             }
         }
@@ -122,12 +147,12 @@ DECLSPEC_INLINE void inv_rounds32(u32 *v, const u32 lr, u32 log_n, u32 log_s, u3
     u32 log_groups = log_n - (LR);                                                                     \
     if (g >= ((u64)rows << log_groups)) return;                                                        \
     u32 row = (u32)(g >> log_groups), rem = (u32)(g & ((1u << log_groups) - 1));                       \
-    u32 p = row % k, q = moduli[p];
+    u32 p = row % k, q = (u32)moduli[p];
 
 /* Forward global pass of LR rounds from 2^log_m blocks. */
 #define NTT32_FWD_PASS(LR)                                                                               \
-    KERNEL_FQ void ntt32_fwd_pass##LR##_u32(GLOBAL_AS u32 *data, CONST_AS u32 *roots, CONST_AS u32 *roots_q, \
-                                              CONST_AS u32 *moduli, u32 k, u32 log_n, u32 log_m, u32 rows)   \
+    KERNEL_FQ void ntt32_fwd_pass##LR##_u32(GLOBAL_AS u32 *data, CONST_AS u64 *roots, CONST_AS u64 *roots_q, \
+                                              CONST_AS u64 *moduli, u32 k, u32 log_n, u32 log_m, u32 rows)   \
     {                                                                                                    \
         PASS_ITEM(LR)                                                                                    \
         u32 log_s = log_n - log_m - LR;                                                                  \
@@ -146,8 +171,9 @@ NTT32_FWD_PASS(4)
 
 /* Inverse global pass of LR rounds from gap 2^log_s; `last` (0 or 1): it ends the transform. */
 #define NTT32_INV_PASS(LR)                                                                                 \
-    KERNEL_FQ void ntt32_inv_pass##LR##_u32(GLOBAL_AS u32 *data, CONST_AS u32 *iroots, CONST_AS u32 *iroots_q, \
-                                              CONST_AS u32 *moduli, CONST_AS u32 *lasts, u32 k, u32 log_n,     \
+    KERNEL_FQ void ntt32_inv_pass##LR##_u32(GLOBAL_AS u32 *data, CONST_AS u64 *iroots, CONST_AS u64 *iroots_q, \
+                                              CONST_AS u64 *moduli, CONST_AS u64 *inv_n, CONST_AS u64 *inv_n_q, \
+                                              CONST_AS u64 *last_w, CONST_AS u64 *last_wq, u32 k, u32 log_n,   \
                                               u32 log_s, u32 rows, u32 last)                                   \
     {                                                                                                      \
         PASS_ITEM(LR)                                                                                      \
@@ -156,7 +182,7 @@ NTT32_FWD_PASS(4)
         u32 v[1 << LR];                                                                                    \
         _Pragma("unroll") for (u32 i = 0; i < (1u << LR); i++) v[i] = x[i << log_s];                       \
         inv_rounds32(v, LR, log_n, log_s, bb, iroots + ((u64)p << log_n), iroots_q + ((u64)p << log_n),    \
-                     last ? lasts + 4 * p : 0, q);                                                         \
+                     last32(last, p, inv_n, inv_n_q, last_w, last_wq), q);                                  \
         _Pragma("unroll") for (u32 i = 0; i < (1u << LR); i++) x[i << log_s] = v[i];                       \
     }
 
@@ -168,7 +194,7 @@ NTT32_INV_PASS(4)
 /* One step of lr forward rounds on the tile (2^log_t words, global block b of 2^log_m), from
  * local round r0: each work-item's groups of 2^lr words at stride 2^(log_t - r0 - lr). */
 DECLSPEC_INLINE void fwd_tile_step32(LOCAL_AS u32 *tile, const u32 lr, u32 log_t, u32 r0, u32 log_m, u32 b,
-                                     CONST_AS u32 *rw, CONST_AS u32 *rq, u32 q)
+                                     CONST_AS u64 *rw, CONST_AS u64 *rq, u32 q)
 {
     u32 log_s = log_t - r0 - lr;
     for (u32 g = LOCAL_ID(); g < (1u << (log_t - lr)); g += LOCAL_SIZE()) {
@@ -186,7 +212,7 @@ DECLSPEC_INLINE void fwd_tile_step32(LOCAL_AS u32 *tile, const u32 lr, u32 log_t
 
 /* The inverse counterpart from local gap 2^s0 (global gap too: the tile's rounds come first). */
 DECLSPEC_INLINE void inv_tile_step32(LOCAL_AS u32 *tile, const u32 lr, u32 log_t, u32 s0, u32 log_n, u32 b,
-                                     CONST_AS u32 *rw, CONST_AS u32 *rq, CONST_AS u32 *last, u32 q)
+                                     CONST_AS u64 *rw, CONST_AS u64 *rq, last32_t last, u32 q)
 {
     for (u32 g = LOCAL_ID(); g < (1u << (log_t - lr)); g += LOCAL_SIZE()) {
         u32 lb = g >> s0, o = g & ((1u << s0) - 1);
@@ -210,16 +236,22 @@ DECLSPEC_INLINE void inv_tile_step32(LOCAL_AS u32 *tile, const u32 lr, u32 log_t
     }
 
 /* The tile kernels' block: work-group g takes block b of 2^log_t words of row
- * g >> (log_n - log_t) into `tile`; returns the block's address, with b and the row's prime
- * index p. */
-DECLSPEC GLOBAL_AS u32 *load_tile32(GLOBAL_AS u32 *data, LOCAL_AS u32 *tile, u32 k, u32 log_n, u32 log_t, u32 *b, u32 *p)
+ * g >> (log_n - log_t) into `tile`, each word below 4q taken below 2q where `below_2q` (the
+ * inverse's inputs, as the 64-bit inverse takes them); returns the block's address, with b and
+ * the row's prime index p. */
+DECLSPEC GLOBAL_AS u32 *load_tile32(GLOBAL_AS u32 *data, LOCAL_AS u32 *tile, CONST_AS u64 *moduli, u32 k, u32 log_n,
+                                    u32 log_t, u32 below_2q, u32 *b, u32 *p)
 {
     u32 log_blocks = log_n - log_t;
     u32 row = GROUP_ID() >> log_blocks;
     *b = GROUP_ID() & ((1u << log_blocks) - 1);
     *p = row % k;
+    u32 two_q = below_2q ? 2 * (u32)moduli[*p] : 0xffffffffu;
     GLOBAL_AS u32 *x = data + ((u64)row << log_n) + ((u64)*b << log_t);
-    for (u32 i = LOCAL_ID(); i < (1u << log_t); i += LOCAL_SIZE()) tile[i] = x[i];
+    for (u32 i = LOCAL_ID(); i < (1u << log_t); i += LOCAL_SIZE()) {
+        u32 w = x[i];
+        tile[i] = w >= two_q ? w - two_q : w;
+    }
     SYNC_THREADS();
     return x;
 }
@@ -228,15 +260,15 @@ DECLSPEC GLOBAL_AS u32 *load_tile32(GLOBAL_AS u32 *data, LOCAL_AS u32 *tile, u32
  * Forward: the rounds from 2^log_m blocks on, in shared memory, one work-group per block of
  * 2^(log_n - log_m) <= TILE32 words (row = group / 2^log_m); the output reduced to [0, q).
  */
-KERNEL_FQ void ntt32_fwd_slm_u32(GLOBAL_AS u32 *data, CONST_AS u32 *roots, CONST_AS u32 *roots_q,
-                                 CONST_AS u32 *moduli, u32 k, u32 log_n, u32 log_m)
+KERNEL_FQ void ntt32_fwd_slm_u32(GLOBAL_AS u32 *data, CONST_AS u64 *roots, CONST_AS u64 *roots_q,
+                                 CONST_AS u64 *moduli, u32 k, u32 log_n, u32 log_m)
 {
     LOCAL_ARRAY(u32, tile, TILE32);
     u32 log_t = log_n - log_m, b, p;
-    GLOBAL_AS u32 *x = load_tile32(data, tile, k, log_n, log_t, &b, &p);
-    u32 q = moduli[p];
-    CONST_AS u32 *rw = roots + ((u64)p << log_n);
-    CONST_AS u32 *rq = roots_q + ((u64)p << log_n);
+    GLOBAL_AS u32 *x = load_tile32(data, tile, moduli, k, log_n, log_t, 0, &b, &p);
+    u32 q = (u32)moduli[p];
+    CONST_AS u64 *rw = roots + ((u64)p << log_n);
+    CONST_AS u64 *rq = roots_q + ((u64)p << log_n);
     u32 r0 = 0;
     while (r0 < log_t) {
         u32 lr = log_t - r0 < 4 ? log_t - r0 : 4;
@@ -249,20 +281,21 @@ KERNEL_FQ void ntt32_fwd_slm_u32(GLOBAL_AS u32 *data, CONST_AS u32 *roots, CONST
 }
 
 /*
- * Inverse: the first log_t rounds (gaps 1 … 2^(log_t - 1)) in shared memory, one work-group
- * per block of 2^log_t <= TILE32 words; where log_t = log_n they are all of them, the last
+ * Inverse: inputs below 4q; the first log_t rounds (gaps 1 … 2^(log_t - 1)) in shared memory,
+ * one work-group per block of 2^log_t <= TILE32 words; where log_t = log_n they are all of them, the last
  * with N^{-1} folded in (canonical output), else the output is below 2q for the global passes.
  */
-KERNEL_FQ void ntt32_inv_slm_u32(GLOBAL_AS u32 *data, CONST_AS u32 *iroots, CONST_AS u32 *iroots_q,
-                                 CONST_AS u32 *moduli, CONST_AS u32 *lasts, u32 k, u32 log_n, u32 log_t)
+KERNEL_FQ void ntt32_inv_slm_u32(GLOBAL_AS u32 *data, CONST_AS u64 *iroots, CONST_AS u64 *iroots_q,
+                                 CONST_AS u64 *moduli, CONST_AS u64 *inv_n, CONST_AS u64 *inv_n_q,
+                                 CONST_AS u64 *last_w, CONST_AS u64 *last_wq, u32 k, u32 log_n, u32 log_t)
 {
     LOCAL_ARRAY(u32, tile, TILE32);
     u32 b, p;
-    GLOBAL_AS u32 *x = load_tile32(data, tile, k, log_n, log_t, &b, &p);
-    u32 q = moduli[p];
-    CONST_AS u32 *rw = iroots + ((u64)p << log_n);
-    CONST_AS u32 *rq = iroots_q + ((u64)p << log_n);
-    CONST_AS u32 *last = log_t == log_n ? lasts + 4 * p : 0;
+    GLOBAL_AS u32 *x = load_tile32(data, tile, moduli, k, log_n, log_t, 1, &b, &p);
+    u32 q = (u32)moduli[p];
+    CONST_AS u64 *rw = iroots + ((u64)p << log_n);
+    CONST_AS u64 *rq = iroots_q + ((u64)p << log_n);
+    last32_t last = last32(log_t == log_n, p, inv_n, inv_n_q, last_w, last_wq);
     u32 s0 = 0;
     while (s0 < log_t) {
         u32 lr = log_t - s0 < 4 ? log_t - s0 : 4;

@@ -42,7 +42,13 @@
  * residue into the next group's s0.
  */
 #define LIMB_MASK 0x3fffffffUL
+#if XEHE_WORD32
+/* Every prime below 2^30: a term is one product below 2^60, so 15 of them and a carried
+ * residue stay below 2^64. */
+#define LIMB_TERMS 15
+#else
 #define LIMB_TERMS 7
+#endif
 typedef struct { u64 s0, s1; } limb_acc_t;
 
 DECLSPEC u64 limb_pack(u64 y)
@@ -63,14 +69,21 @@ DECLSPEC u64 mad_wide32(u32 a, u32 b, u64 c)
 #endif
 }
 
-/* a + y b (mod m) in limb sums: y packed by limb_pack, b and bt = [b 2^30]_m packed likewise. */
+/* a + y b (mod m) in limb sums: y packed by limb_pack, b and bt = [b 2^30]_m packed likewise.
+ * With XEHE_WORD32 every input and output prime is below 2^30, so y, b < 2^30 have no high
+ * limb (their packed forms are themselves) and s1 stays 0: one product. */
 DECLSPEC limb_acc_t limb_mad(limb_acc_t a, u64 y, u64 b, u64 bt)
 {
+#if XEHE_WORD32
+    (void)bt;
+    a.s0 = mad_wide32((u32)y, (u32)b, a.s0);
+#else
     u32 y0 = (u32)y, y1 = (u32)(y >> 32);
     a.s0 = mad_wide32(y0, (u32)b, a.s0);
     a.s0 = mad_wide32(y1, (u32)bt, a.s0);
     a.s1 = mad_wide32(y0, (u32)(b >> 32), a.s1);
     a.s1 = mad_wide32(y1, (u32)(bt >> 32), a.s1);
+#endif
     return a;
 }
 
@@ -83,11 +96,16 @@ DECLSPEC limb_acc_t limb_mad(limb_acc_t a, u64 y, u64 b, u64 bt)
  */
 DECLSPEC u64 limb_reduce(limb_acc_t a, u64 m, u64 mu, CONST_AS u64 *r1)
 {
+#if XEHE_WORD32
+    (void)mu;
+    return barrett_reduce_64(a.s0, m, *r1); /* s1 = 0, mu = 0: every prime below 2^30 */
+#else
     u64 lo = a.s0 + (a.s1 << 30);
     if (mu == 0) return barrett_reduce_64(lo, m, *r1);
     u64 r = lo - mulhi64(a.s1 + (a.s0 >> 30), mu) * m;
     r = r >= 2 * m ? r - 2 * m : r;
     return r >= m ? r - m : r;
+#endif
 }
 
 /*

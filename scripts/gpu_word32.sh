@@ -18,6 +18,8 @@ set -uo pipefail
 BIN=${BIN_DIR:-.gpu-bin}
 LOG=${OUT:-/tmp}
 source "$(dirname "$0")/cuda_env.sh"
+# --input all reads Fashion-MNIST's test images: carried beside the binaries (.gpu-bin/fashion-mnist).
+[ -d "$BIN/fashion-mnist" ] && export XEHE_FASHION_MNIST=${XEHE_FASHION_MNIST:-$PWD/$BIN/fashion-mnist}
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader 2>/dev/null || echo "nvidia-smi not available"
 status=0
 # step NAME LINES COMMAND...: the command's log under $LOG, its last LINES lines (stage rows left
@@ -38,7 +40,7 @@ for s in ${STEPS:-ntt kernels w32 w32-as-64}; do
   case $s in
     ntt) step ntt 30 "$BIN/xehe" bench ntt --words --device cuda --log-n 16 --rows 1,8,32 --reps 50 ;;
     kernels) step kernels 14 "$BIN/word32_kernels" --test-threads 1 ;;
-    w32) step w32 28 "${boot[@]}" --preset n16-dense-w32 --reps 10 --compare-cpu --input all ;;
+    w32) step w32 28 "${boot[@]}" --preset n16-dense-w32 --reps 5 --compare-cpu --input all ;;
     w32-timed) step w32-timed 14 "${boot[@]}" --preset n16-dense-w32 --reps 10 ;;
     w32-as-64) step w32-as-64 14 "${boot[@]}" --preset n16-dense-w32 --reps 10 --data-words 64 ;;
     w32-kernels) step w32-kernels 60 "${boot[@]}" --preset n16-dense-w32 --reps 3 --kernels ;;

@@ -1,13 +1,14 @@
 //! The NTT on 32-bit residues (`native/ntt32.cl`): primes below 2^30, one u32 word per
-//! coefficient, on any GPU backend with runtime compilation (CUDA, OpenCL). The first kernel of
-//! the word-size (32-bit) path: it computes the same transforms as the 64-bit device NTT and
-//! the CPU's [`NttTables::forward`] / [`NttTables::inverse`] (SEAL's `ntt_negacyclic_harvey`
-//! and its inverse), word for word, and [`compare_words`] measures it against the evaluator's
-//! 64-bit NTT on one queue.
+//! coefficient, on any GPU backend with runtime compilation (CUDA, OpenCL), in 32-bit
+//! arithmetic. It computes the same transforms as the 64-bit device NTT and the CPU's
+//! [`NttTables::forward`] / [`NttTables::inverse`] (SEAL's `ntt_negacyclic_harvey` and its
+//! inverse), word for word, from the same device tables ([`DeviceNttTables`]); it is the
+//! evaluator's NTT on a queue of 32-bit data words, and [`compare_words`](super::words::compare_words)
+//! measures it against the 64-bit NTT.
 //!
-//! Data is `rows × N` u32 words, row `r` under prime `r % k`, in a device buffer of
-//! `rows × N / 2` u64 words (two residues per word, little-endian: [`pack_u32`],
-//! [`unpack_u32`]). Forward input and inverse input are canonical (`< q`); outputs too.
+//! Data is `rows × N` u32 words, row `r` under prime `r % k`: a buffer of 32-bit words, or of
+//! `rows × N / 2` u64 words, two residues a word, little-endian ([`pack_u32`], [`unpack_u32`]).
+//! Inputs below 4q (the 64-bit NTT's contract); outputs canonical.
 //!
 //! Plan: forward, global passes of up to 4 rounds each (radix 2^4 in registers) until a block
 //! fits a shared-memory tile of 4096 words, then one tile kernel for the remaining rounds with
@@ -15,7 +16,9 @@
 //! `N^{-1}` folded into its last round (as the CPU's inverse does). At N = 2^16: one global pass
 //! and one tile kernel each way.
 
-use crate::device::gpu::{Arg, Geometry, GpuQueue};
+use crate::device::gpu::ntt::DeviceNttTables;
+use crate::device::gpu::{Arg, Geometry, GpuBuffer, GpuQueue};
+use crate::device::ntt_plan::{NttDirection, NttTable};
 use crate::device::kernels::Family;
 use crate::math::ntt::NttTables;
 use crate::{Error, Result};
@@ -44,40 +47,27 @@ pub fn unpack_u32(words: &[u64], count: usize) -> Vec<u32> {
     words.iter().flat_map(|&w| [w as u32, (w >> 32) as u32]).take(count).collect()
 }
 
-/// `floor(w · 2^32 / q)`: the 32-bit Shoup quotient of `w < q`.
-fn shoup32(w: u64, q: u64) -> u32 {
-    ((u128::from(w) << 32) / u128::from(q)) as u32
-}
-
-/// The device tables of the 32-bit NTT for `k` primes of one N (read-only, shared by the
-/// device's queues): root powers and inverse root powers (SEAL's order, as [`NttTables`]) with
-/// 32-bit Shoup quotients, the primes, and per prime `(N^{-1}, its quotient, N^{-1}·w, its
-/// quotient)` for the inverse's last round (`w` its root).
+/// The 32-bit NTT over the 64-bit NTT's device tables of `k` primes of one N (read as 32-bit
+/// operands: `native/ntt32.cl`), so both word sizes share one copy: root powers and inverse
+/// root powers (SEAL's order, as [`NttTables`]) with their Shoup quotients, the primes, and per
+/// prime `N^{-1}` and `N^{-1}·w` for the inverse's last round (`w` its last inverse root).
 pub struct DeviceNtt32<B> {
-    log_n: u32,
-    k: u32,
-    roots: B,
-    roots_q: B,
-    iroots: B,
-    iroots_q: B,
-    moduli: B,
-    lasts: B,
+    tables: Arc<DeviceNttTables<B>>,
     /// Transform at most this many rows at a time, both kernels of a chunk back to back, so
     /// that the second reads the first's output from L2 (`None`: all rows in each launch).
     chunk_rows: Option<usize>,
 }
 
 impl<B: crate::device::gpu::GpuBuffer> DeviceNtt32<B> {
-    /// Upload the tables of `tables` (all of one N ≥ 16, primes below [`MAX_PRIME`]).
+    /// The device's tables of `tables` (all of one N ≥ 16, primes below [`MAX_PRIME`]).
     ///
     /// # Errors
     /// `InvalidArgument` for an empty or mixed-N list, N < 16, or a prime of 2^30 or more;
     /// `Device` on an upload failure.
     pub fn new<Q: GpuQueue<Buf = B>>(dev: &Q, tables: &[Arc<NttTables>]) -> Result<Self> {
         let first = tables.first().ok_or_else(|| Error::InvalidArgument("32-bit NTT: no primes".into()))?;
-        let log_n = first.log_n();
-        if log_n < 4 || tables.iter().any(|t| t.log_n() != log_n) {
-            return Err(Error::InvalidArgument("32-bit NTT: needs N >= 16 and one N for all primes".into()));
+        if first.log_n() < 4 {
+            return Err(Error::InvalidArgument("32-bit NTT: needs N >= 16".into()));
         }
         if let Some(t) = tables.iter().find(|t| t.modulus().value() >= MAX_PRIME) {
             return Err(Error::InvalidArgument(format!(
@@ -85,31 +75,7 @@ impl<B: crate::device::gpu::GpuBuffer> DeviceNtt32<B> {
                 t.modulus().value()
             )));
         }
-        let (mut roots, mut roots_q, mut iroots, mut iroots_q, mut moduli, mut lasts) = (vec![], vec![], vec![], vec![], vec![], vec![]);
-        for t in tables {
-            let q = t.modulus().value();
-            moduli.push(q as u32);
-            for (w, out, out_q) in [(t.root_powers(), &mut roots, &mut roots_q), (t.inv_root_powers(), &mut iroots, &mut iroots_q)] {
-                out.extend(w.iter().map(|r| r.operand as u32));
-                out_q.extend(w.iter().map(|r| shoup32(r.operand, q)));
-            }
-            // The CPU inverse's last round: N^{-1} and N^{-1} times the last inverse root.
-            let inv_n = t.inv_degree().operand;
-            let n = 1usize << log_n;
-            let scaled = t.modulus().mul(t.inv_root_powers()[n - 1].operand, inv_n);
-            lasts.extend([inv_n as u32, shoup32(inv_n, q), scaled as u32, shoup32(scaled, q)]);
-        }
-        Ok(DeviceNtt32 {
-            log_n,
-            k: tables.len() as u32,
-            roots: dev.upload_static(&roots)?,
-            roots_q: dev.upload_static(&roots_q)?,
-            iroots: dev.upload_static(&iroots)?,
-            iroots_q: dev.upload_static(&iroots_q)?,
-            moduli: dev.upload_static(&moduli)?,
-            lasts: dev.upload_static(&lasts)?,
-            chunk_rows: None,
-        })
+        Ok(DeviceNtt32 { tables: DeviceNttTables::without_four_step(dev, tables)?, chunk_rows: None })
     }
 
     /// These tables with the L2-chunked plan: rows in chunks of at most
@@ -117,29 +83,82 @@ impl<B: crate::device::gpu::GpuBuffer> DeviceNtt32<B> {
     /// each chunk's passes back to back, so that DRAM sees about one read and one write of the
     /// data where the plain plan makes two (as the 64-bit `Radix8L2` variant does).
     pub fn l2_chunked(mut self) -> Self {
-        let k = self.k as usize;
-        let rows = (crate::device::ntt_plan::L2_CHUNK_BYTES >> (self.log_n + 2)).max(1);
+        let k = self.tables.k() as usize;
+        let rows = (crate::device::ntt_plan::L2_CHUNK_BYTES >> (self.tables.log_n() + 2)).max(1);
         self.chunk_rows = Some((rows / k).max(1) * k);
         self
     }
 
     /// log2 N.
     pub fn log_n(&self) -> u32 {
-        self.log_n
+        self.tables.log_n()
     }
 
-    fn check(&self, data: &B, rows: usize) -> Result<u32> {
-        let words = (rows << self.log_n) / 2;
-        if data.words() < words || rows == 0 || rows > u32::MAX as usize >> self.log_n.min(31) {
-            return Err(Error::InvalidArgument(format!(
-                "32-bit NTT: {rows} rows of N = 2^{} need {words} words (a buffer of {})",
-                self.log_n,
-                data.words()
-            )));
+    /// Forward NTT of `rows` rows of `data` in place, canonical output, equal word for word to
+    /// [`NttTables::forward`] on each row. Asynchronous on `q`.
+    ///
+    /// # Errors
+    /// `InvalidArgument` when `data` holds fewer than `rows × N` residues; `Device` on a compile
+    /// or launch failure.
+    pub fn forward<Q: GpuQueue<Buf = B>>(&self, q: &Q, data: &B, rows: usize) -> Result<()> {
+        run(&self.tables, q, data, rows, NttDirection::Forward, self.chunk_rows)
+    }
+
+    /// Inverse NTT of `rows` rows of `data` in place, canonical output, equal word for word to
+    /// [`NttTables::inverse`] on each row. Asynchronous on `q`.
+    ///
+    /// # Errors
+    /// As [`forward`](Self::forward).
+    pub fn inverse<Q: GpuQueue<Buf = B>>(&self, q: &Q, data: &B, rows: usize) -> Result<()> {
+        run(&self.tables, q, data, rows, NttDirection::Inverse, self.chunk_rows)
+    }
+}
+
+/// The 32-bit NTT of `rows` rows of `data` in place with `tables` (primes below [`MAX_PRIME`],
+/// N ≥ 16; input below 4q, canonical output), in chunks of at most `chunk_rows` rows (a
+/// multiple of the primes) or all at once. `data` holds residues in u32 words: a buffer of
+/// 32-bit words, or of u64 words each packing two ([`pack_u32`]). Asynchronous on `q`.
+///
+/// # Errors
+/// `InvalidArgument` when `data` holds fewer than `rows × N` residues; `Device` on a compile or
+/// launch failure.
+pub fn run<B: GpuBuffer, Q: GpuQueue<Buf = B>>(
+    tables: &DeviceNttTables<B>,
+    q: &Q,
+    data: &B,
+    rows: usize,
+    dir: NttDirection,
+    chunk_rows: Option<usize>,
+) -> Result<()> {
+    let t = Tables32 { t: tables, log_n: tables.log_n(), k: tables.k(), per_word: data.elem_bytes() / 4 };
+    let residues = data.words() * t.per_word;
+    if residues < rows << t.log_n || rows == 0 || rows > u32::MAX as usize >> t.log_n.min(31) {
+        return Err(Error::InvalidArgument(format!(
+            "32-bit NTT: {rows} rows of N = 2^{} need {} residues (a buffer of {residues})",
+            t.log_n,
+            rows << t.log_n
+        )));
+    }
+    let step = chunk_rows.unwrap_or(rows);
+    for first in (0..rows).step_by(step) {
+        let count = (rows - first).min(step) as u32;
+        match dir {
+            NttDirection::Forward => t.forward_rows(q, data, first, count)?,
+            NttDirection::Inverse => t.inverse_rows(q, data, first, count)?,
         }
-        Ok(rows as u32)
     }
+    Ok(())
+}
 
+/// One run's view of the tables: N, k, and residues a word of the data buffer.
+struct Tables32<'a, B> {
+    t: &'a DeviceNttTables<B>,
+    log_n: u32,
+    k: u32,
+    per_word: usize,
+}
+
+impl<B: GpuBuffer> Tables32<'_, B> {
     /// The tile kernel's work-groups: one per tile of each row, `tile / 16` work-items
     /// (radix 16) up to 256.
     fn tile_geometry(&self, rows: u32, log_t: u32) -> Geometry {
@@ -151,40 +170,34 @@ impl<B: crate::device::gpu::GpuBuffer> DeviceNtt32<B> {
         Geometry::Groups { groups: (items.div_ceil(u64::from(LOCAL)) as u32, 1), local: LOCAL }
     }
 
-    /// Forward NTT of `rows` rows of `data` in place, canonical output, equal word for word to
-    /// [`NttTables::forward`] on each row. Asynchronous on `q`.
-    ///
-    /// # Errors
-    /// `InvalidArgument` when `data` is shorter than `rows × N / 2` words; `Device` on a compile
-    /// or launch failure.
-    pub fn forward<Q: GpuQueue<Buf = B>>(&self, q: &Q, data: &B, rows: usize) -> Result<()> {
-        self.check(data, rows)?;
-        self.chunks(rows, |first, count| self.forward_rows(q, data, first, count))
-    }
-
-    /// `f(first row, rows)` for each chunk of the plan (one chunk of all rows but where
-    /// [`l2_chunked`](Self::l2_chunked)).
-    fn chunks(&self, rows: usize, mut f: impl FnMut(usize, u32) -> Result<()>) -> Result<()> {
-        let step = self.chunk_rows.unwrap_or(rows);
-        (0..rows).step_by(step).try_for_each(|first| f(first, (rows - first).min(step) as u32))
-    }
-
     /// The data from row `first` (a multiple of the primes, so that a row's prime is its index
     /// from there modulo k).
     fn at<'a>(&self, data: &'a B, first: usize) -> Arg<'a, B> {
         match first {
             0 => Arg::Buf(data),
-            _ => Arg::BufAt(data, (first << self.log_n) / 2),
+            _ => Arg::BufAt(data, (first << self.log_n) / self.per_word),
         }
     }
 
     /// The arguments every kernel takes first: the data from row `first`, the direction's
     /// roots and quotients, the primes (and the inverse's last-round constants), k, log N.
-    fn args<'a>(&'a self, data: &'a B, first: usize, inverse: bool, rest: &[Arg<'a, B>]) -> Vec<Arg<'a, B>> {
+    fn args<'a>(&self, data: &'a B, first: usize, inverse: bool, rest: &[Arg<'a, B>]) -> Vec<Arg<'a, B>>
+    where
+        Self: 'a,
+    {
+        let t = |n| Arg::Buf(self.t.table(n));
         let mut a = vec![self.at(data, first)];
         match inverse {
-            false => a.extend([Arg::Buf(&self.roots), Arg::Buf(&self.roots_q), Arg::Buf(&self.moduli)]),
-            true => a.extend([Arg::Buf(&self.iroots), Arg::Buf(&self.iroots_q), Arg::Buf(&self.moduli), Arg::Buf(&self.lasts)]),
+            false => a.extend([t(NttTable::Roots), t(NttTable::RootsQ), t(NttTable::Moduli)]),
+            true => a.extend([
+                t(NttTable::InvRoots),
+                t(NttTable::InvRootsQ),
+                t(NttTable::Moduli),
+                t(NttTable::InvN),
+                t(NttTable::InvNQ),
+                t(NttTable::LastW),
+                t(NttTable::LastWQ),
+            ]),
         }
         a.extend([Arg::U32(self.k), Arg::U32(self.log_n)]);
         a.extend_from_slice(rest);
@@ -203,16 +216,6 @@ impl<B: crate::device::gpu::GpuBuffer> DeviceNtt32<B> {
         }
         let args = self.args(data, first, false, &[Arg::U32(global)]);
         q.launch(Family::Ntt32, &[], "ntt32_fwd_slm_u32", self.tile_geometry(rows, log_t), &args)
-    }
-
-    /// Inverse NTT of `rows` rows of `data` in place, canonical output, equal word for word to
-    /// [`NttTables::inverse`] on each row. Asynchronous on `q`.
-    ///
-    /// # Errors
-    /// As [`forward`](Self::forward).
-    pub fn inverse<Q: GpuQueue<Buf = B>>(&self, q: &Q, data: &B, rows: usize) -> Result<()> {
-        self.check(data, rows)?;
-        self.chunks(rows, |first, count| self.inverse_rows(q, data, first, count))
     }
 
     fn inverse_rows<Q: GpuQueue<Buf = B>>(&self, q: &Q, data: &B, first: usize, rows: u32) -> Result<()> {

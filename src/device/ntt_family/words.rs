@@ -113,9 +113,9 @@ fn check32<Q: GpuQueue>(q: &Q, ntt: &DeviceNtt32<Q::Buf>, t: &[Arc<NttTables>], 
     Ok(())
 }
 
-/// The evaluator's NTT (its own choice of variant) with 32-bit data words ([`Word32Queue`]:
-/// the 64-bit kernels' arithmetic, half the bytes moved) on `rows` rows of 30-bit primes:
-/// checked against the same kernels on 64-bit words both ways, then timed.
+/// The evaluator's NTT with 32-bit data words ([`Word32Queue`]: the 32-bit NTT over the 64-bit
+/// NTT's tables, [`super::word32::run`]) on `rows` rows of 30-bit primes: checked against the
+/// 64-bit NTT on 64-bit words both ways, then timed.
 ///
 /// # Errors
 /// `Device` when a word differs between the layouts; the kernels' errors.
@@ -146,13 +146,13 @@ fn narrow_words<Q: GpuQueue>(q: &Arc<Q>, t: &[Arc<NttTables>], rows: usize, reps
     }
     let forward_us = time_us(&narrow, reps, &mut || narrow_t.forward(&narrow, &buf, rows, NttVariant::Auto))?;
     let inverse_us = time_us(&narrow, reps, &mut || narrow_t.inverse(&narrow, &buf, rows, NttVariant::Auto))?;
-    Ok(WordTiming { kernel: "64-bit auto on 32-bit words".into(), prime_bits: 30, n, rows, forward_us, inverse_us })
+    Ok(WordTiming { kernel: "evaluator's on 32-bit words".into(), prime_bits: 30, n, rows, forward_us, inverse_us })
 }
 
 /// Check the 32-bit NTT at N = 2^`log_n` (both plans: passes over all rows, and L2-chunked)
 /// against the CPU, then time it and the evaluator's 64-bit NTT (and the 64-bit radix-16 kernels, the 32-bit plan's counterpart) for each batch of
 /// `rows`: 32-bit on 30-bit primes, 64-bit on 30- and on 60-bit primes, and the evaluator's
-/// kernels on 32-bit data words (checked against their 64-bit words), `reps` calls each.
+/// NTT on 32-bit data words (checked against the 64-bit words), `reps` calls each.
 ///
 /// # Errors
 /// `Device` when a 32-bit result differs from the CPU's; `InvalidArgument` for `log_n` outside
