@@ -13,7 +13,8 @@
  * (registers) until a butterfly's block fits a tile of TILE32 words, then one shared-memory
  * kernel for the remaining rounds and the final reduction; the inverse mirrors it (the tile's
  * rounds first, then global passes, the last with N^{-1} folded into its last round).
- * Row r of `data` uses prime r % k.
+ * Row r of `data` uses prime (r / XEHE_ROWS_PER_PRIME) % k: 1 (default) for rows in
+ * [instance][limb][N] order, B for B instances stored limb-major (as ntt.cl).
  *
  * Tables: the 64-bit NTT's (ntt.cl; src/device/ntt_tables.rs), read as 32-bit operands: a root
  * is below q < 2^30, so its low word; its 32-bit Shoup quotient floor(w * 2^32 / q) is the high
@@ -25,6 +26,11 @@
 #define TILE32 4096
 #endif
 #define LOG_TILE32 12
+#ifndef XEHE_ROWS_PER_PRIME
+#define XEHE_ROWS_PER_PRIME 1
+#endif
+#define NTT32_PRIME(row) (((row) / XEHE_ROWS_PER_PRIME) % k)
+
 /* Words each work-item of the shared-memory kernel holds: radix 16. */
 #define R32 16
 
@@ -147,7 +153,7 @@ DECLSPEC_INLINE void inv_rounds32(u32 *v, const u32 lr, u32 log_n, u32 log_s, u3
     u32 log_groups = log_n - (LR);                                                                     \
     if (g >= ((u64)rows << log_groups)) return;                                                        \
     u32 row = (u32)(g >> log_groups), rem = (u32)(g & ((1u << log_groups) - 1));                       \
-    u32 p = row % k, q = (u32)moduli[p];
+    u32 p = NTT32_PRIME(row), q = (u32)moduli[p];
 
 /* Forward global pass of LR rounds from 2^log_m blocks. */
 #define NTT32_FWD_PASS(LR)                                                                               \
@@ -245,7 +251,7 @@ DECLSPEC GLOBAL_AS u32 *load_tile32(GLOBAL_AS u32 *data, LOCAL_AS u32 *tile, CON
     u32 log_blocks = log_n - log_t;
     u32 row = GROUP_ID() >> log_blocks;
     *b = GROUP_ID() & ((1u << log_blocks) - 1);
-    *p = row % k;
+    *p = NTT32_PRIME(row);
     u32 two_q = below_2q ? 2 * (u32)moduli[*p] : 0xffffffffu;
     GLOBAL_AS u32 *x = data + ((u64)row << log_n) + ((u64)*b << log_t);
     for (u32 i = LOCAL_ID(); i < (1u << log_t); i += LOCAL_SIZE()) {

@@ -494,13 +494,7 @@ impl<B: GpuBuffer> DeviceNttTables<B> {
         q.launch(Family::Ntt, defines, launch.kernel, Geometry::Groups { groups: (launch.groups, 1), local: launch.local }, &args)
     }
 
-    /// On a queue of 32-bit data words the evaluator's choice ([`NttVariant::Auto`]) is the
-    /// NTT in 32-bit arithmetic ([`word32::run`](crate::device::ntt_family::word32::run), these
-    /// tables read as 32-bit operands).
     fn run<Q: GpuQueue<Buf = B>>(&self, q: &Q, data: &B, rows: usize, variant: NttVariant, dir: NttDirection) -> Result<()> {
-        if variant == NttVariant::Auto && data.elem_bytes() == 4 && self.log_n >= 4 {
-            return crate::device::ntt_family::word32::run(self, q, data, rows, dir, None);
-        }
         self.run_grouped(q, data, rows, 1, variant, dir)
     }
 
@@ -522,6 +516,11 @@ impl<B: GpuBuffer> DeviceNttTables<B> {
         variant: NttVariant,
         dir: NttDirection,
     ) -> Result<()> {
+        // On 32-bit data words the evaluator's choice is the NTT in 32-bit arithmetic, these
+        // tables read as 32-bit operands.
+        if variant == NttVariant::Auto && data.elem_bytes() == 4 && self.log_n >= 4 {
+            return crate::device::ntt_family::word32::run(self, q, data, rows, rows_per_prime, dir, None);
+        }
         let variant = self.resolve(variant, rows);
         if variant == NttVariant::FourStep && !self.four_step {
             return Err(crate::Error::InvalidArgument("these NTT tables were uploaded without the four-step twist tables".into()));

@@ -101,7 +101,7 @@ impl<B: crate::device::gpu::GpuBuffer> DeviceNtt32<B> {
     /// `InvalidArgument` when `data` holds fewer than `rows × N` residues; `Device` on a compile
     /// or launch failure.
     pub fn forward<Q: GpuQueue<Buf = B>>(&self, q: &Q, data: &B, rows: usize) -> Result<()> {
-        run(&self.tables, q, data, rows, NttDirection::Forward, self.chunk_rows)
+        run(&self.tables, q, data, rows, 1, NttDirection::Forward, self.chunk_rows)
     }
 
     /// Inverse NTT of `rows` rows of `data` in place, canonical output, equal word for word to
@@ -110,13 +110,14 @@ impl<B: crate::device::gpu::GpuBuffer> DeviceNtt32<B> {
     /// # Errors
     /// As [`forward`](Self::forward).
     pub fn inverse<Q: GpuQueue<Buf = B>>(&self, q: &Q, data: &B, rows: usize) -> Result<()> {
-        run(&self.tables, q, data, rows, NttDirection::Inverse, self.chunk_rows)
+        run(&self.tables, q, data, rows, 1, NttDirection::Inverse, self.chunk_rows)
     }
 }
 
 /// The 32-bit NTT of `rows` rows of `data` in place with `tables` (primes below [`MAX_PRIME`],
-/// N ≥ 16; input below 4q, canonical output), in chunks of at most `chunk_rows` rows (a
-/// multiple of the primes) or all at once. `data` holds residues in u32 words: a buffer of
+/// N ≥ 16; input below 4q, canonical output), row `r` under prime `(r / rows_per_prime) % k`
+/// (as [`DeviceNttTables::run_grouped`]), in chunks of at most `chunk_rows` rows (a multiple of
+/// the primes; with `rows_per_prime` 1) or all at once. `data` holds residues in u32 words: a buffer of
 /// 32-bit words, or of u64 words each packing two ([`pack_u32`]). Asynchronous on `q`.
 ///
 /// # Errors
@@ -127,10 +128,16 @@ pub fn run<B: GpuBuffer, Q: GpuQueue<Buf = B>>(
     q: &Q,
     data: &B,
     rows: usize,
+    rows_per_prime: usize,
     dir: NttDirection,
     chunk_rows: Option<usize>,
 ) -> Result<()> {
-    let t = Tables32 { t: tables, log_n: tables.log_n(), k: tables.k(), per_word: data.elem_bytes() / 4 };
+    let defines = match rows_per_prime {
+        0 => return Err(Error::InvalidArgument("32-bit NTT: 0 rows per prime".into())),
+        1 => vec![],
+        b => vec![("XEHE_ROWS_PER_PRIME", b.to_string())],
+    };
+    let t = Tables32 { t: tables, log_n: tables.log_n(), k: tables.k(), per_word: data.elem_bytes() / 4, defines };
     let residues = data.words() * t.per_word;
     if residues < rows << t.log_n || rows == 0 || rows > u32::MAX as usize >> t.log_n.min(31) {
         return Err(Error::InvalidArgument(format!(
@@ -139,7 +146,7 @@ pub fn run<B: GpuBuffer, Q: GpuQueue<Buf = B>>(
             rows << t.log_n
         )));
     }
-    let step = chunk_rows.unwrap_or(rows);
+    let step = chunk_rows.filter(|_| rows_per_prime == 1).unwrap_or(rows);
     for first in (0..rows).step_by(step) {
         let count = (rows - first).min(step) as u32;
         match dir {
@@ -150,12 +157,14 @@ pub fn run<B: GpuBuffer, Q: GpuQueue<Buf = B>>(
     Ok(())
 }
 
-/// One run's view of the tables: N, k, and residues a word of the data buffer.
+/// One run's view of the tables: N, k, residues a word of the data buffer, and the kernels'
+/// defines (rows per prime).
 struct Tables32<'a, B> {
     t: &'a DeviceNttTables<B>,
     log_n: u32,
     k: u32,
     per_word: usize,
+    defines: Vec<(&'static str, String)>,
 }
 
 impl<B: GpuBuffer> Tables32<'_, B> {
@@ -211,23 +220,23 @@ impl<B: GpuBuffer> Tables32<'_, B> {
         while log_m < global {
             let lr = (global - log_m).min(MAX_PASS_ROUNDS);
             let args = self.args(data, first, false, &[Arg::U32(log_m), Arg::U32(rows)]);
-            q.launch(Family::Ntt32, &[], FWD_PASS[lr as usize - 1], self.pass_geometry(rows, lr), &args)?;
+            q.launch(Family::Ntt32, &self.defines, FWD_PASS[lr as usize - 1], self.pass_geometry(rows, lr), &args)?;
             log_m += lr;
         }
         let args = self.args(data, first, false, &[Arg::U32(global)]);
-        q.launch(Family::Ntt32, &[], "ntt32_fwd_slm_u32", self.tile_geometry(rows, log_t), &args)
+        q.launch(Family::Ntt32, &self.defines, "ntt32_fwd_slm_u32", self.tile_geometry(rows, log_t), &args)
     }
 
     fn inverse_rows<Q: GpuQueue<Buf = B>>(&self, q: &Q, data: &B, first: usize, rows: u32) -> Result<()> {
         let log_t = self.log_n.min(LOG_TILE);
         let args = self.args(data, first, true, &[Arg::U32(log_t)]);
-        q.launch(Family::Ntt32, &[], "ntt32_inv_slm_u32", self.tile_geometry(rows, log_t), &args)?;
+        q.launch(Family::Ntt32, &self.defines, "ntt32_inv_slm_u32", self.tile_geometry(rows, log_t), &args)?;
         let mut log_s = log_t;
         while log_s < self.log_n {
             let lr = (self.log_n - log_s).min(MAX_PASS_ROUNDS);
             let last = u32::from(log_s + lr == self.log_n);
             let args = self.args(data, first, true, &[Arg::U32(log_s), Arg::U32(rows), Arg::U32(last)]);
-            q.launch(Family::Ntt32, &[], INV_PASS[lr as usize - 1], self.pass_geometry(rows, lr), &args)?;
+            q.launch(Family::Ntt32, &self.defines, INV_PASS[lr as usize - 1], self.pass_geometry(rows, lr), &args)?;
             log_s += lr;
         }
         Ok(())
