@@ -21,7 +21,8 @@ pub fn render(r: &InferReport) -> String {
     let mut s = String::new();
     let ops: Vec<String> = r.operators.iter().map(|(o, c)| format!("{o}×{c}")).collect();
     s += &format!("model      {} ({})\n", r.model, ops.join(", "));
-    s += &format!("parameters {}{}, device {}\n", r.preset, if r.insecure { " (INSECURE test set)" } else { "" }, r.device);
+    let words = if r.data_word_bits == 32 { ", 32-bit data words" } else { "" };
+    s += &format!("parameters {}{}, device {}{words}\n", r.preset, if r.insecure { " (INSECURE test set)" } else { "" }, r.device);
     s += &format!(
         "circuit    {} steps, {} bootstraps an image, {} Galois keys ({:.1} MiB), {} encoded diagonals ({:.1} MiB)\n",
         r.steps,

@@ -73,6 +73,9 @@ pub struct InferReport {
     pub insecure: bool,
     /// Where it ran.
     pub device: String,
+    /// Bits of a data word on the device queue: 32 for a `-w32` preset on a queue of 32-bit
+    /// data words (`Queue::word32`), else 64 (also on the CPU).
+    pub data_word_bits: u32,
     /// Steps of the encrypted circuit.
     pub steps: usize,
     /// Bootstraps per image.

@@ -89,6 +89,7 @@ pub fn run(opts: &InferOptions, queue: Option<&crate::Queue>, device: &str, prog
         preset: params.name.clone(),
         insecure: params.insecure,
         device: device.to_string(),
+        data_word_bits: queue.map_or(64, crate::Queue::word_bits),
         steps: plan.steps.len(),
         bootstraps: plan.bootstraps(),
         galois_keys: (galois.galois_elts().len(), galois.byte_size()),

@@ -166,7 +166,7 @@ struct InferArgs {
     calibration: Option<PathBuf>,
     /// Bootstrapping parameters: n12-insecure (INSECURE: tests), n16-dense, n16-dense-13 (13
     /// levels, zero-mean data only), n12-insecure-w32 and n16-dense-w32 (primes below 2^30,
-    /// on a device still on the 64-bit kernels), n16-dense-13-w32; also n12, n16, n16-13, n12-w32, n16-w32, n16-13-w32. An insecure preset gets
+    /// on a device in 32-bit data words), n16-dense-13-w32; also n12, n16, n16-13, n12-w32, n16-w32, n16-13-w32. An insecure preset gets
     /// the user levels a ReLU model needs (n12-insecure-levels10).
     #[arg(long, default_value = "n12-insecure")]
     preset: String,
@@ -295,7 +295,7 @@ enum BenchCommand {
         n: usize,
         /// A preset by name instead of --n: n12-insecure (INSECURE: tests), n16-dense,
         /// n16-dense-13 (13 levels, zero-mean data only), n12-insecure-w32 and n16-dense-w32
-        /// (primes below 2^30, on a device still on the 64-bit kernels), n16-dense-13-w32; also n12, n16, n16-13,
+        /// (primes below 2^30, on a device in 32-bit data words), n16-dense-13-w32; also n12, n16, n16-13,
         /// n12-w32, n16-w32, n16-13-w32.
         #[arg(long)]
         preset: Option<String>,

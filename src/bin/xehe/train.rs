@@ -41,8 +41,8 @@ pub struct TrainArgs {
     pub n: usize,
     /// A bootstrapping preset instead of --n: n12-insecure and n12-insecure-w32 (INSECURE:
     /// tests; given 12 user levels), n16-dense, n16-dense-w32 (10 levels), n16-dense-13 and
-    /// n16-dense-13-w32 (13 levels); -w32: primes below 2^30, on a device still on the 64-bit
-    /// kernels.
+    /// n16-dense-13-w32 (13 levels); -w32: primes below 2^30, on a device in 32-bit data
+    /// words.
     #[arg(long)]
     pub preset: Option<String>,
     /// Iterations.

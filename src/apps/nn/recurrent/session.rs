@@ -76,6 +76,7 @@ pub fn run(opts: &InferOptions, queue: Option<&crate::Queue>, device: &str, prog
         preset: params.name.clone(),
         insecure: params.insecure,
         device: device.to_string(),
+        data_word_bits: queue.map_or(64, crate::Queue::word_bits),
         steps: net.cell.steps.len() * model.steps + net.head.steps.len(),
         bootstraps: net.bootstraps(),
         galois_keys: (galois.galois_elts().len(), galois.byte_size()),
