@@ -271,6 +271,24 @@ fn demo_on_opencl_names_the_device_and_its_start_up() {
     );
 }
 
+/// `--data-words` other than 32 or 64, or 32 for a preset with primes above 2^30: a clear
+/// error (exit 1) before any key is made, on the CPU as on a device.
+#[test]
+fn bench_bootstrap_refuses_data_words_that_do_not_fit() {
+    let mut devices = vec!["cpu"];
+    if opencl_missing().is_none() {
+        devices.push("opencl");
+    }
+    for device in devices {
+        for (preset, bits, needle) in [("n12-insecure", "32", "primes above 2^30"), ("n12-insecure-w32", "48", "32 or 64")] {
+            let o = xehe(&["bench", "bootstrap", "--preset", preset, "--device", device, "--data-words", bits, "--reps", "1"]);
+            let stderr = text(&o.stderr);
+            assert_eq!(o.status.code(), Some(1), "{preset} --data-words {bits} on {device}: {stderr}");
+            assert!(stderr.contains(needle) && !stderr.contains("panicked") && !stderr.contains("key generation"), "{stderr}");
+        }
+    }
+}
+
 #[test]
 fn info_opens_the_device_asked_for() {
     let o = xehe(&["info", "--device", "cpu"]);

@@ -189,6 +189,7 @@ pub fn bench(
     for shape in inputs {
         shape.values(1, 0, data)?;
     }
+    params.check_data_words(data_words)?;
     let mut opened = open(device, &mut |m| progress(m))?;
     let on_gpu = opened.on_device();
     opened.queue = opened.queue.map(|q| params.device_queue(&q, data_words)).transpose()?;

@@ -165,23 +165,36 @@ impl BootstrappingParameters {
         self.coeff_modulus_bits().iter().all(|&b| b <= crate::ckks::hybrid::WORD_SPECIAL_PRIME_BITS)
     }
 
+    /// Whether a device's data words of `data_words` bits suit these parameters (`None`: the
+    /// preset's own choice, [`device_queue`](Self::device_queue)).
+    ///
+    /// # Errors
+    /// `InvalidArgument` for a size other than 32 or 64, or 32 where a prime is above 2^30.
+    pub fn check_data_words(&self, data_words: Option<u32>) -> Result<()> {
+        match data_words {
+            None | Some(64) => Ok(()),
+            Some(32) if self.word32_residues() => Ok(()),
+            Some(32) => Err(Error::InvalidArgument(format!("32-bit data words: {} has primes above 2^30", self.name))),
+            Some(b) => Err(Error::InvalidArgument(format!("{b}-bit data words: 32 or 64"))),
+        }
+    }
+
     /// The queue a circuit of these parameters runs on: `q`'s stream with 32-bit data words
     /// where every prime fits one and the backend has them ([`crate::Queue::word32`]), unless
     /// `data_words` asks for 64; `q` otherwise.
     ///
     /// # Errors
-    /// `InvalidArgument` for `data_words` other than 32 or 64, or 32 where the primes or the
-    /// backend do not allow it.
+    /// As [`check_data_words`](Self::check_data_words); `InvalidArgument` for 32 on a backend
+    /// without 32-bit data words.
     // Without a GPU backend no queue exists: the body is never reached.
     #[cfg_attr(not(any(feature = "cuda", feature = "opencl")), allow(unreachable_code))]
     pub fn device_queue(&self, q: &crate::Queue, data_words: Option<u32>) -> Result<crate::Queue> {
+        self.check_data_words(data_words)?;
         match data_words {
             Some(64) => Ok(q.clone()),
-            None if !self.word32_residues() => Ok(q.clone()),
-            None => Ok(q.word32().unwrap_or_else(|_| q.clone())),
-            Some(32) if !self.word32_residues() => Err(Error::InvalidArgument(format!("32-bit data words: {} has primes above 2^30", self.name))),
-            Some(32) => q.word32(),
-            Some(b) => Err(Error::InvalidArgument(format!("{b}-bit data words: 32 or 64"))),
+            Some(_) => q.word32(),
+            None if self.word32_residues() => Ok(q.word32().unwrap_or_else(|_| q.clone())),
+            None => Ok(q.clone()),
         }
     }
 
