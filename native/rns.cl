@@ -162,7 +162,6 @@ RNS_KERNEL rns_conv_u64(GLOBAL_AS DWORD *out_a, GLOBAL_AS DWORD *out_b, CONST_AS
                             u32 digits, u32 out_rows, u32 split, u32 skip, u32 chunk, u32 chunks, u32 polys,
                             u32 log_n)
 {
-    u32 n = 1u << log_n;
     u32 log_part = log_n - (RNS_COEFS == 4 ? 2 : RNS_COEFS == 2 ? 1 : 0);
     u32 part = 1u << log_part;
     u64 total = ((u64)polys * digits * chunks) << log_part;
