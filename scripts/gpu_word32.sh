@@ -26,6 +26,9 @@ status=0
 # out), the whole GPU's peak.
 step() {
   local name=$1 lines=$2; shift 2
+  # A step run again in one call (another BIN_DIR) keeps the first log: name-2, name-3, ...
+  local base=$name i=2
+  while [ -e "$LOG/$name.log" ]; do name=$base-$i; i=$((i + 1)); done
   ( while sleep 0.2; do nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits; done ) > "$LOG/$name.mem" 2>/dev/null &
   local sampler=$!
   local timed=(); [ -x /usr/bin/time ] && timed=(/usr/bin/time -f "host peak RSS %M KiB, wall %e s")
