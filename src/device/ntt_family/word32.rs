@@ -6,7 +6,7 @@
 //! evaluator's NTT on a queue of 32-bit data words, and [`compare_words`](super::words::compare_words)
 //! measures it against the 64-bit NTT.
 //!
-//! Data is `rows × N` u32 words, row `r` under prime `r % k`: a buffer of 32-bit words, or of
+//! Data is `rows × N` u32 words, row `r` under prime `(r / rows per prime) % k`: a buffer of 32-bit words, or of
 //! `rows × N / 2` u64 words, two residues a word, little-endian ([`pack_u32`], [`unpack_u32`]).
 //! Inputs below 4q (the 64-bit NTT's contract); outputs canonical.
 //!
@@ -137,13 +137,12 @@ pub fn run<B: GpuBuffer, Q: GpuQueue<Buf = B>>(
         1 => vec![],
         b => vec![("XEHE_ROWS_PER_PRIME", b.to_string())],
     };
-    let t = Tables32 { t: tables, log_n: tables.log_n(), k: tables.k(), per_word: data.elem_bytes() / 4, defines };
-    let residues = data.words() * t.per_word;
-    if residues < rows << t.log_n || rows == 0 || rows > u32::MAX as usize >> t.log_n.min(31) {
+    let t = Tables32 { t: tables, per_word: data.elem_bytes() / 4, defines };
+    let (log_n, residues) = (tables.log_n(), data.words() * t.per_word);
+    if residues < rows << log_n || rows == 0 || rows > u32::MAX as usize >> log_n.min(31) {
         return Err(Error::InvalidArgument(format!(
-            "32-bit NTT: {rows} rows of N = 2^{} need {} residues (a buffer of {residues})",
-            t.log_n,
-            rows << t.log_n
+            "32-bit NTT: {rows} rows of N = 2^{log_n} need {} residues (a buffer of {residues})",
+            rows << log_n
         )));
     }
     let step = chunk_rows.filter(|_| rows_per_prime == 1).unwrap_or(rows);
@@ -157,12 +156,10 @@ pub fn run<B: GpuBuffer, Q: GpuQueue<Buf = B>>(
     Ok(())
 }
 
-/// One run's view of the tables: N, k, residues a word of the data buffer, and the kernels'
-/// defines (rows per prime).
+/// One run's view of the tables: residues a word of the data buffer, and the kernels' defines
+/// (rows per prime).
 struct Tables32<'a, B> {
     t: &'a DeviceNttTables<B>,
-    log_n: u32,
-    k: u32,
     per_word: usize,
     defines: Vec<(&'static str, String)>,
 }
@@ -171,11 +168,11 @@ impl<B: GpuBuffer> Tables32<'_, B> {
     /// The tile kernel's work-groups: one per tile of each row, `tile / 16` work-items
     /// (radix 16) up to 256.
     fn tile_geometry(&self, rows: u32, log_t: u32) -> Geometry {
-        Geometry::Groups { groups: (rows << (self.log_n - log_t), 1), local: (1u32 << log_t.saturating_sub(4)).clamp(1, 256) }
+        Geometry::Groups { groups: (rows << (self.t.log_n() - log_t), 1), local: (1u32 << log_t.saturating_sub(4)).clamp(1, 256) }
     }
 
     fn pass_geometry(&self, rows: u32, lr: u32) -> Geometry {
-        let items = u64::from(rows) << (self.log_n - lr);
+        let items = u64::from(rows) << (self.t.log_n() - lr);
         Geometry::Groups { groups: (items.div_ceil(u64::from(LOCAL)) as u32, 1), local: LOCAL }
     }
 
@@ -184,7 +181,7 @@ impl<B: GpuBuffer> Tables32<'_, B> {
     fn at<'a>(&self, data: &'a B, first: usize) -> Arg<'a, B> {
         match first {
             0 => Arg::Buf(data),
-            _ => Arg::BufAt(data, (first << self.log_n) / self.per_word),
+            _ => Arg::BufAt(data, (first << self.t.log_n()) / self.per_word),
         }
     }
 
@@ -208,14 +205,14 @@ impl<B: GpuBuffer> Tables32<'_, B> {
                 t(NttTable::LastWQ),
             ]),
         }
-        a.extend([Arg::U32(self.k), Arg::U32(self.log_n)]);
+        a.extend([Arg::U32(self.t.k()), Arg::U32(self.t.log_n())]);
         a.extend_from_slice(rest);
         a
     }
 
     fn forward_rows<Q: GpuQueue<Buf = B>>(&self, q: &Q, data: &B, first: usize, rows: u32) -> Result<()> {
-        let log_t = self.log_n.min(LOG_TILE);
-        let global = self.log_n - log_t;
+        let log_t = self.t.log_n().min(LOG_TILE);
+        let global = self.t.log_n() - log_t;
         let mut log_m = 0;
         while log_m < global {
             let lr = (global - log_m).min(MAX_PASS_ROUNDS);
@@ -228,13 +225,13 @@ impl<B: GpuBuffer> Tables32<'_, B> {
     }
 
     fn inverse_rows<Q: GpuQueue<Buf = B>>(&self, q: &Q, data: &B, first: usize, rows: u32) -> Result<()> {
-        let log_t = self.log_n.min(LOG_TILE);
+        let log_t = self.t.log_n().min(LOG_TILE);
         let args = self.args(data, first, true, &[Arg::U32(log_t)]);
         q.launch(Family::Ntt32, &self.defines, "ntt32_inv_slm_u32", self.tile_geometry(rows, log_t), &args)?;
         let mut log_s = log_t;
-        while log_s < self.log_n {
-            let lr = (self.log_n - log_s).min(MAX_PASS_ROUNDS);
-            let last = u32::from(log_s + lr == self.log_n);
+        while log_s < self.t.log_n() {
+            let lr = (self.t.log_n() - log_s).min(MAX_PASS_ROUNDS);
+            let last = u32::from(log_s + lr == self.t.log_n());
             let args = self.args(data, first, true, &[Arg::U32(log_s), Arg::U32(rows), Arg::U32(last)]);
             q.launch(Family::Ntt32, &self.defines, INV_PASS[lr as usize - 1], self.pass_geometry(rows, lr), &args)?;
             log_s += lr;
