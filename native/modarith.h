@@ -350,4 +350,28 @@ DECLSPEC u64 moddown_scaled_diff(u64 x, u64 d, u64 q, u64 inv_p, u64 inv_p_q)
     return mul_shoup(x + q - d, inv_p, inv_p_q, q);
 }
 
+/*
+ * Key switching's digit lift / mod-down correction applied to a source word on its way into a
+ * forward NTT (ntt.cl fwd_radix_pass and the cluster NTTs of ntt.cl and ntt32.cl): x mod q, or with p_last != 0
+ * ((x + h) mod p_last) mod q + (q - h mod q), h = floor(p_last / 2). r1: q's Barrett constant.
+ */
+typedef struct { u64 c1, h, fix, p_last, p_last_r1; } lift_t;
+
+DECLSPEC lift_t lift_init(u64 c1, u64 q, u64 p_last, u64 p_last_r1)
+{
+    lift_t l;
+    l.c1 = c1;
+    l.h = p_last >> 1;
+    l.fix = p_last ? q - barrett_reduce_64(l.h, q, c1) : 0;
+    l.p_last = p_last;
+    l.p_last_r1 = p_last_r1;
+    return l;
+}
+
+DECLSPEC u64 lift_word(lift_t l, u64 x, u64 q)
+{
+    if (l.p_last) x = barrett_reduce_64(x + l.h, l.p_last, l.p_last_r1);
+    return barrett_reduce_64(x, q, l.c1) + l.fix;
+}
+
 #endif /* XEHE_MODARITH_H */

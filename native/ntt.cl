@@ -20,6 +20,7 @@
  * rows); and the polynomial product with the NTT fused to the Hadamard product.
  */
 #include "modarith.h"
+#include "cluster.h"
 
 #ifndef XEHE_SLM_TILE
 #define XEHE_SLM_TILE 2048
@@ -250,30 +251,6 @@ KERNEL_FQ void ntt_fwd_radix2_u64(GLOBAL_AS DWORD *data, CONST_AS u64 *roots, CO
         data[x] = fwd_store(a, q);
         data[y] = fwd_store(b, q);
     }
-}
-
-/*
- * Key switching's digit lift / mod-down correction applied to a source word on its way into a
- * forward NTT (fwd_radix_pass, fwd_cluster): x mod q, or with p_last != 0
- * ((x + h) mod p_last) mod q + (q - h mod q), h = floor(p_last / 2). r1: q's Barrett constant.
- */
-typedef struct { u64 c1, h, fix, p_last, p_last_r1; } lift_t;
-
-DECLSPEC lift_t lift_init(u64 c1, u64 q, u64 p_last, u64 p_last_r1)
-{
-    lift_t l;
-    l.c1 = c1;
-    l.h = p_last >> 1;
-    l.fix = p_last ? q - barrett_reduce_64(l.h, q, c1) : 0;
-    l.p_last = p_last;
-    l.p_last_r1 = p_last_r1;
-    return l;
-}
-
-DECLSPEC u64 lift_word(lift_t l, u64 x, u64 q)
-{
-    if (l.p_last) x = barrett_reduce_64(x + l.h, l.p_last, l.p_last_r1);
-    return barrett_reduce_64(x, q, l.c1) + l.fix;
 }
 
 /*
@@ -895,48 +872,6 @@ KERNEL_FQ void ntt_inv_slm_u64(GLOBAL_AS DWORD *data, CONST_AS u64 *iroots, CONS
 #define KERNEL_CLUSTER_INV_FQ                                                                          \
     extern "C" __global__ void __cluster_dims__(XEHE_CLUSTER, 1, 1)                                    \
         __launch_bounds__(CLUSTER_LOCAL, XEHE_CLUSTER_INV_MIN_BLOCKS)
-
-/* This CTA's rank in its cluster. */
-DECLSPEC u32 cluster_rank(void)
-{
-    u32 r;
-    asm("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
-    return r;
-}
-
-/* The shared::cluster address of word 0 of `tile` (this CTA's shared array) in CTA `rank`. */
-DECLSPEC u32 cluster_tile(LOCAL_AS u64 *tile, u32 rank)
-{
-    u32 a, r;
-    asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(a) : "l"((u64)tile));
-    asm("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(rank));
-    return r;
-}
-
-DECLSPEC void cluster_st(u32 addr, u64 v)
-{
-    asm volatile("st.shared::cluster.u64 [%0], %1;" ::"r"(addr), "l"(v) : "memory");
-}
-
-DECLSPEC u64 cluster_ld(u32 addr)
-{
-    u64 v;
-    asm volatile("ld.shared::cluster.u64 %0, [%1];" : "=l"(v) : "r"(addr) : "memory");
-    return v;
-}
-
-/* Barrier of every work-item of the cluster; shared-memory writes before it are visible after. */
-DECLSPEC void cluster_sync(void)
-{
-    asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
-}
-
-/* Bring `bytes` (a multiple of 16) at `p` into L2 without waiting (Hopper bulk prefetch). */
-DECLSPEC void prefetch_l2(CONST_AS DWORD *p, u32 bytes)
-{
-    asm volatile("{ .reg .u64 g; cvta.to.global.u64 g, %0; cp.async.bulk.prefetch.L2.global [g], %1; }" ::"l"(p), "r"(bytes)
-                 : "memory");
-}
 
 /* Column `cc` of this work-item's share of the cross-CTA rounds (j < T). */
 #define CLUSTER_COL(rank, cc) ((rank) * (XEHE_SLM_TILE / XEHE_CLUSTER) + LOCAL_ID() + (cc) * LOCAL_SIZE())

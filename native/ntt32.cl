@@ -21,11 +21,15 @@
  * half of the 64-bit one, floor(w * 2^64 / q). Both word sizes share one copy of the tables.
  */
 #include "modarith.h"
+#include "cluster.h"
 
 #ifndef TILE32
 #define TILE32 4096
 #endif
-#define LOG_TILE32 12
+/* Shared-memory padding: one spare word after every 16, so that the late tile steps' strided
+ * accesses (a work-item's 16 words side by side) spread over the banks. */
+#define PAD32(i) ((i) + ((i) >> 4))
+#define TILE32_WORDS (TILE32 + TILE32 / 16)
 #ifndef XEHE_ROWS_PER_PRIME
 #define XEHE_ROWS_PER_PRIME 1
 #endif
@@ -205,13 +209,13 @@ DECLSPEC_INLINE void fwd_tile_step32(LOCAL_AS u32 *tile, const u32 lr, u32 log_t
     u32 log_s = log_t - r0 - lr;
     for (u32 g = LOCAL_ID(); g < (1u << (log_t - lr)); g += LOCAL_SIZE()) {
         u32 lb = g >> log_s, o = g & ((1u << log_s) - 1);
-        LOCAL_AS u32 *x = tile + (lb << (log_t - r0)) + o;
+        u32 at = (lb << (log_t - r0)) + o;
         u32 v[R32];
 #pragma unroll
-        for (u32 i = 0; i < (1u << lr); i++) v[i] = x[i << log_s];
+        for (u32 i = 0; i < (1u << lr); i++) v[i] = tile[PAD32(at + (i << log_s))];
         fwd_rounds32(v, lr, log_m + r0, (b << r0) + lb, rw, rq, q);
 #pragma unroll
-        for (u32 i = 0; i < (1u << lr); i++) x[i << log_s] = v[i];
+        for (u32 i = 0; i < (1u << lr); i++) tile[PAD32(at + (i << log_s))] = v[i];
     }
     SYNC_THREADS();
 }
@@ -222,13 +226,13 @@ DECLSPEC_INLINE void inv_tile_step32(LOCAL_AS u32 *tile, const u32 lr, u32 log_t
 {
     for (u32 g = LOCAL_ID(); g < (1u << (log_t - lr)); g += LOCAL_SIZE()) {
         u32 lb = g >> s0, o = g & ((1u << s0) - 1);
-        LOCAL_AS u32 *x = tile + (lb << (s0 + lr)) + o;
+        u32 at = (lb << (s0 + lr)) + o;
         u32 v[R32];
 #pragma unroll
-        for (u32 i = 0; i < (1u << lr); i++) v[i] = x[i << s0];
+        for (u32 i = 0; i < (1u << lr); i++) v[i] = tile[PAD32(at + (i << s0))];
         inv_rounds32(v, lr, log_n, s0, (b << (log_t - s0 - lr)) + lb, rw, rq, last, q);
 #pragma unroll
-        for (u32 i = 0; i < (1u << lr); i++) x[i << s0] = v[i];
+        for (u32 i = 0; i < (1u << lr); i++) tile[PAD32(at + (i << s0))] = v[i];
     }
     SYNC_THREADS();
 }
@@ -240,6 +244,37 @@ DECLSPEC_INLINE void inv_tile_step32(LOCAL_AS u32 *tile, const u32 lr, u32 log_t
     case 3: STEP(3); break;      \
     default: STEP(4); break;     \
     }
+
+/* The forward rounds of a tile of 2^log_t words (global block b of 2^log_m blocks, loaded at
+ * PAD32 positions) in steps of up to 4 rounds, as even as they come (13 rounds: 4, 3, 3, 3).
+ * Inlined: pocl needs a work-group barrier in the kernel's own code, not in a called function. */
+DECLSPEC_INLINE void fwd_tile_rounds32(LOCAL_AS u32 *tile, u32 log_t, u32 log_m, u32 b, CONST_AS u64 *rw, CONST_AS u64 *rq,
+                                       u32 q)
+{
+    u32 steps = (log_t + 3) / 4, r0 = 0;
+    for (u32 st = 0; st < steps; st++) {
+        u32 lr = log_t / steps + (st < log_t % steps ? 1 : 0);
+#define FWD_STEP(LR) fwd_tile_step32(tile, LR, log_t, r0, log_m, b, rw, rq, q)
+        STEP_CASES(lr, FWD_STEP)
+#undef FWD_STEP
+        r0 += lr;
+    }
+}
+
+/* The inverse's first log_t rounds on a tile (global block b of 2^log_t words), the same steps;
+ * `last.on` where they end the transform. */
+DECLSPEC_INLINE void inv_tile_rounds32(LOCAL_AS u32 *tile, u32 log_t, u32 log_n, u32 b, CONST_AS u64 *rw, CONST_AS u64 *rq,
+                                       last32_t last, u32 q)
+{
+    u32 steps = (log_t + 3) / 4, s0 = 0;
+    for (u32 st = 0; st < steps; st++) {
+        u32 lr = log_t / steps + (st < log_t % steps ? 1 : 0);
+#define INV_STEP(LR) inv_tile_step32(tile, LR, log_t, s0, log_n, b, rw, rq, last, q)
+        STEP_CASES(lr, INV_STEP)
+#undef INV_STEP
+        s0 += lr;
+    }
+}
 
 /* The tile kernels' block: work-group g takes block b of 2^log_t words of row
  * g >> (log_n - log_t) into `tile`, each word below 4q taken below 2q where `below_2q` (the
@@ -256,7 +291,7 @@ DECLSPEC GLOBAL_AS u32 *load_tile32(GLOBAL_AS u32 *data, LOCAL_AS u32 *tile, CON
     GLOBAL_AS u32 *x = data + ((u64)row << log_n) + ((u64)*b << log_t);
     for (u32 i = LOCAL_ID(); i < (1u << log_t); i += LOCAL_SIZE()) {
         u32 w = x[i];
-        tile[i] = w >= two_q ? w - two_q : w;
+        tile[PAD32(i)] = w >= two_q ? w - two_q : w;
     }
     SYNC_THREADS();
     return x;
@@ -269,21 +304,12 @@ DECLSPEC GLOBAL_AS u32 *load_tile32(GLOBAL_AS u32 *data, LOCAL_AS u32 *tile, CON
 KERNEL_FQ void ntt32_fwd_slm_u32(GLOBAL_AS u32 *data, CONST_AS u64 *roots, CONST_AS u64 *roots_q,
                                  CONST_AS u64 *moduli, u32 k, u32 log_n, u32 log_m)
 {
-    LOCAL_ARRAY(u32, tile, TILE32);
+    LOCAL_ARRAY(u32, tile, TILE32_WORDS);
     u32 log_t = log_n - log_m, b, p;
     GLOBAL_AS u32 *x = load_tile32(data, tile, moduli, k, log_n, log_t, 0, &b, &p);
     u32 q = (u32)moduli[p];
-    CONST_AS u64 *rw = roots + ((u64)p << log_n);
-    CONST_AS u64 *rq = roots_q + ((u64)p << log_n);
-    u32 r0 = 0;
-    while (r0 < log_t) {
-        u32 lr = log_t - r0 < 4 ? log_t - r0 : 4;
-#define FWD_STEP(LR) fwd_tile_step32(tile, LR, log_t, r0, log_m, b, rw, rq, q)
-        STEP_CASES(lr, FWD_STEP)
-#undef FWD_STEP
-        r0 += lr;
-    }
-    for (u32 i = LOCAL_ID(); i < (1u << log_t); i += LOCAL_SIZE()) x[i] = reduce4q(tile[i], q);
+    fwd_tile_rounds32(tile, log_t, log_m, b, roots + ((u64)p << log_n), roots_q + ((u64)p << log_n), q);
+    for (u32 i = LOCAL_ID(); i < (1u << log_t); i += LOCAL_SIZE()) x[i] = reduce4q(tile[PAD32(i)], q);
 }
 
 /*
@@ -295,20 +321,197 @@ KERNEL_FQ void ntt32_inv_slm_u32(GLOBAL_AS u32 *data, CONST_AS u64 *iroots, CONS
                                  CONST_AS u64 *moduli, CONST_AS u64 *inv_n, CONST_AS u64 *inv_n_q,
                                  CONST_AS u64 *last_w, CONST_AS u64 *last_wq, u32 k, u32 log_n, u32 log_t)
 {
-    LOCAL_ARRAY(u32, tile, TILE32);
+    LOCAL_ARRAY(u32, tile, TILE32_WORDS);
     u32 b, p;
     GLOBAL_AS u32 *x = load_tile32(data, tile, moduli, k, log_n, log_t, 1, &b, &p);
     u32 q = (u32)moduli[p];
+    last32_t last = last32(log_t == log_n, p, inv_n, inv_n_q, last_w, last_wq);
+    inv_tile_rounds32(tile, log_t, log_n, b, iroots + ((u64)p << log_n), iroots_q + ((u64)p << log_n), last, q);
+    for (u32 i = LOCAL_ID(); i < (1u << log_t); i += LOCAL_SIZE()) x[i] = tile[PAD32(i)];
+}
+
+/* ---------------- one pass with thread-block clusters (CUDA sm_90+) ----------------
+ *
+ * ntt.cl's one-pass cluster NTT on 32-bit words: the C = XEHE_CLUSTER = N / TILE32 tiles of a
+ * row are the C CTAs of one thread-block cluster, which address each other's shared memory
+ * (cluster.h). Forward: each CTA takes TILE32 / C of the columns {j + s·TILE32 : s < C}, does
+ * the first log2 C rounds in registers and stores word s into CTA s's tile; after the cluster
+ * barrier CTA `rank` holds block `rank` of the C blocks and runs the tile kernel's rounds on it
+ * (fwd_tile_rounds32), then writes it once. The inverse mirrors it: the tile's rounds, the
+ * barrier, the last log2 C rounds from remote loads straight to global memory, and a barrier so
+ * that no CTA exits while its tile is read. DRAM sees one read and one write of the data.
+ * Work-items: TILE32 / 16, each holding 16 words in the tile steps and 16 / C columns of C words
+ * in the cross-CTA rounds. Compiled into the plans' programs only (src/device/ntt_family/word32.rs:
+ * XEHE_CLUSTER = C in {2, 4, 8, 16}, TILE32 = N / C).
+ */
+#if defined(XEHE_CLUSTER) && IS_CUDA && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#define LOG_C32 (XEHE_CLUSTER == 16 ? 4u : XEHE_CLUSTER == 8 ? 3u : XEHE_CLUSTER == 4 ? 2u : 1u)
+#define KERNEL_CLUSTER32 extern "C" __global__ void __cluster_dims__(XEHE_CLUSTER, 1, 1)
+
+/* The forward NTT of one row into this CTA's tile (lazy, below 4q; synchronized): the input row
+ * `src`, each word through lift_word where `lift` (mod-down's correction). */
+DECLSPEC void fwd32_cluster_tile(LOCAL_AS u32 *tile, CONST_AS u32 *src, u32 lift, lift_t lt, CONST_AS u64 *rw,
+                                 CONST_AS u64 *rq, u32 q, u32 log_n)
+{
+    const u32 T = TILE32, cols = TILE32 / XEHE_CLUSTER;
+    u32 rank = cluster_rank();
+    u32 remote[XEHE_CLUSTER];
+#pragma unroll
+    for (u32 s = 0; s < XEHE_CLUSTER; s++) remote[s] = cluster_tile(tile, s);
+    for (u32 j = rank * cols + LOCAL_ID(); j < (rank + 1) * cols; j += LOCAL_SIZE()) {
+        u32 v[XEHE_CLUSTER];
+#pragma unroll
+        for (u32 s = 0; s < XEHE_CLUSTER; s++) v[s] = lift ? (u32)lift_word(lt, src[j + s * T], q) : src[j + s * T];
+        fwd_rounds32(v, LOG_C32, 0, 0, rw, rq, q);
+#pragma unroll
+        for (u32 s = 0; s < XEHE_CLUSTER; s++) cluster_st32(remote[s] + 4 * PAD32(j), v[s]);
+    }
+    cluster_sync();
+    fwd_tile_rounds32(tile, log_n - LOG_C32, LOG_C32, rank, rw, rq, q);
+}
+
+/* Forward NTT of row GROUP_ID() / C of `data` in place, canonical output (the arguments of
+ * ntt32_fwd_slm_u32 without log_m). */
+KERNEL_CLUSTER32 ntt32_fwd_cluster_u32(GLOBAL_AS u32 *data, CONST_AS u64 *roots, CONST_AS u64 *roots_q,
+                                       CONST_AS u64 *moduli, u32 k, u32 log_n)
+{
+    LOCAL_ARRAY(u32, tile, TILE32_WORDS);
+    u32 row = GROUP_ID() / XEHE_CLUSTER, p = NTT32_PRIME(row);
+    u32 q = (u32)moduli[p];
+    GLOBAL_AS u32 *x = data + ((u64)row << log_n);
+    fwd32_cluster_tile(tile, x, 0, lift_init(0, q, 0, 0), roots + ((u64)p << log_n), roots_q + ((u64)p << log_n), q,
+                       log_n);
+    x += (u64)cluster_rank() * TILE32;
+    for (u32 i = LOCAL_ID(); i < TILE32; i += LOCAL_SIZE()) x[i] = reduce4q(tile[PAD32(i)], q);
+}
+
+/*
+ * The mod-down finish as the forward NTT's epilogue (ntt.cl's ntt_fwd_cluster_*fin_u64 on 32-bit
+ * words): this CTA's part d of a transformed row (prime q) lies in `tile`, and
+ * out[x] = c[x] + P^{-1} (xs[x] + q - d) mod q is written instead (c = 0: nothing added).
+ */
+DECLSPEC void moddown_fin32(GLOBAL_AS u32 *out, CONST_AS u32 *c, CONST_AS u32 *xs, LOCAL_AS u32 *tile, u32 q, u64 ip,
+                            u64 ipq)
+{
+    u64 w0 = (u64)cluster_rank() * TILE32;
+    for (u32 e = LOCAL_ID(); e < TILE32; e += LOCAL_SIZE()) {
+        u64 r = moddown_scaled_diff(xs[w0 + e], reduce4q(tile[PAD32(e)], q), q, ip, ipq);
+        out[w0 + e] = (u32)(c ? add_mod(c[w0 + e], r, q) : r);
+    }
+}
+
+/* The argument list of the finish kernels below: ntt.cl's MODDOWN_FIN_ARGS without the 64-bit
+ * plan's log_m and mode (src/device/ntt_family/word32.rs moddown_finish builds it). */
+#define MODDOWN_FIN32_ARGS                                                                              \
+    (GLOBAL_AS u32 * out, CONST_AS u32 * last, CONST_AS u64 * r1, CONST_AS u64 * roots, CONST_AS u64 * roots_q, \
+     CONST_AS u64 * moduli, u32 k, u32 log_n, u64 p_last, u64 p_last_r1, CONST_AS u32 * c01, CONST_AS u32 * xs,   \
+     CONST_AS u64 * inv_p, CONST_AS u64 * inv_p_q, u32 x_rows_per_poly, u64 c_words)
+
+/* Row `row` = (c, i) of `last` (one row per (polynomial, prime) with `lifted` 0; else one row per
+ * polynomial mod p_last, lifted to q_i with mod-down's correction) transformed into `tile`, and
+ * the finish written to row (c, i) of out (c01 added below word c_words; xs with
+ * x_rows_per_poly rows per polynomial). */
+DECLSPEC void fin32_row(LOCAL_AS u32 *tile, u32 row, u32 lifted, GLOBAL_AS u32 *out, CONST_AS u32 *last,
+                        CONST_AS u64 *r1, CONST_AS u64 *roots, CONST_AS u64 *roots_q, CONST_AS u64 *moduli, u32 k,
+                        u32 log_n, u64 p_last, u64 p_last_r1, CONST_AS u32 *c01, CONST_AS u32 *xs, CONST_AS u64 *inv_p,
+                        CONST_AS u64 *inv_p_q, u32 x_rows_per_poly, u64 c_words)
+{
+    u32 c = row / k, i = row % k;
+    u32 q = (u32)moduli[i];
+    lift_t lt = lift_init(lifted ? r1[i] : 0, q, p_last, p_last_r1);
+    fwd32_cluster_tile(tile, last + ((u64)(lifted ? c : row) << log_n), lifted, lt, roots + ((u64)i << log_n),
+                       roots_q + ((u64)i << log_n), q, log_n);
+    u64 at = (u64)row << log_n;
+    moddown_fin32(out + at, at < c_words ? c01 + at : 0, xs + (((u64)c * x_rows_per_poly + i) << log_n), tile, q,
+                  inv_p[i], inv_p_q[i]);
+}
+
+/* Hybrid ModDown's finish (FinishSource::Rows): `last` one canonical row per (polynomial, prime). */
+KERNEL_CLUSTER32 ntt32_fwd_cluster_fin_u32 MODDOWN_FIN32_ARGS
+{
+    LOCAL_ARRAY(u32, tile, TILE32_WORDS);
+    fin32_row(tile, GROUP_ID() / XEHE_CLUSTER, 0, out, last, r1, roots, roots_q, moduli, k, log_n, 0, 0, c01, xs, inv_p,
+              inv_p_q, x_rows_per_poly, c_words);
+}
+
+/* SEAL's mod-down / rescale finish (FinishSource::Lift): `last` one row per polynomial mod p_last. */
+KERNEL_CLUSTER32 ntt32_fwd_cluster_moddown_fin_u32 MODDOWN_FIN32_ARGS
+{
+    LOCAL_ARRAY(u32, tile, TILE32_WORDS);
+    fin32_row(tile, GROUP_ID() / XEHE_CLUSTER, 1, out, last, r1, roots, roots_q, moduli, k, log_n, p_last, p_last_r1,
+              c01, xs, inv_p, inv_p_q, x_rows_per_poly, c_words);
+}
+
+/* Hoisted rotations' finish (FinishSource::RowsMany, as ntt.cl's ntt_fwd_cluster_fin_many_u64):
+ * rotation h = row / x_rows_per_poly writes its row rr = row % x_rows_per_poly at the device
+ * address c01[h]; xs holds every rotation's products (row `row` at row `row`). */
+KERNEL_CLUSTER32 ntt32_fwd_cluster_fin_many_u32 MODDOWN_FIN32_ARGS
+{
+    LOCAL_ARRAY(u32, tile, TILE32_WORDS);
+    u32 row = GROUP_ID() / XEHE_CLUSTER, i = row % k;
+    u32 q = (u32)moduli[i];
+    fwd32_cluster_tile(tile, last + ((u64)row << log_n), 0, lift_init(0, q, 0, 0), roots + ((u64)i << log_n),
+                       roots_q + ((u64)i << log_n), q, log_n);
+    u32 h = row / x_rows_per_poly, rr = row % x_rows_per_poly;
+    GLOBAL_AS u32 *dst = (GLOBAL_AS u32 *)((CONST_AS u64 *)c01)[h] + ((u64)rr << log_n);
+    moddown_fin32(dst, 0, xs + ((u64)row << log_n), tile, q, inv_p[i], inv_p_q[i]);
+}
+
+/* The inverse NTT of one row `src` (inputs below 4q) into row `dst` (canonical; dst may be src). */
+DECLSPEC void inv32_cluster(GLOBAL_AS u32 *dst, CONST_AS u32 *src, u32 p, CONST_AS u64 *iroots, CONST_AS u64 *iroots_q,
+                            CONST_AS u64 *moduli, CONST_AS u64 *inv_n, CONST_AS u64 *inv_n_q, CONST_AS u64 *last_w,
+                            CONST_AS u64 *last_wq, u32 log_n)
+{
+    LOCAL_ARRAY(u32, tile, TILE32_WORDS);
+    const u32 T = TILE32, cols = TILE32 / XEHE_CLUSTER;
+    u32 rank = cluster_rank(), q = (u32)moduli[p], two_q = 2 * q;
     CONST_AS u64 *rw = iroots + ((u64)p << log_n);
     CONST_AS u64 *rq = iroots_q + ((u64)p << log_n);
-    last32_t last = last32(log_t == log_n, p, inv_n, inv_n_q, last_w, last_wq);
-    u32 s0 = 0;
-    while (s0 < log_t) {
-        u32 lr = log_t - s0 < 4 ? log_t - s0 : 4;
-#define INV_STEP(LR) inv_tile_step32(tile, LR, log_t, s0, log_n, b, rw, rq, last, q)
-        STEP_CASES(lr, INV_STEP)
-#undef INV_STEP
-        s0 += lr;
+    CONST_AS u32 *own = src + (u64)rank * T;
+    for (u32 i = LOCAL_ID(); i < T; i += LOCAL_SIZE()) {
+        u32 w = own[i];
+        tile[PAD32(i)] = w >= two_q ? w - two_q : w;
     }
-    for (u32 i = LOCAL_ID(); i < (1u << log_t); i += LOCAL_SIZE()) x[i] = tile[i];
+    SYNC_THREADS();
+    inv_tile_rounds32(tile, log_n - LOG_C32, log_n, rank, rw, rq, last32(0, p, inv_n, inv_n_q, last_w, last_wq), q);
+    cluster_sync();
+    last32_t last = last32(1, p, inv_n, inv_n_q, last_w, last_wq);
+    u32 remote[XEHE_CLUSTER];
+#pragma unroll
+    for (u32 s = 0; s < XEHE_CLUSTER; s++) remote[s] = cluster_tile(tile, s);
+    for (u32 j = rank * cols + LOCAL_ID(); j < (rank + 1) * cols; j += LOCAL_SIZE()) {
+        u32 v[XEHE_CLUSTER];
+#pragma unroll
+        for (u32 s = 0; s < XEHE_CLUSTER; s++) v[s] = cluster_ld32(remote[s] + 4 * PAD32(j));
+        inv_rounds32(v, LOG_C32, log_n, log_n - LOG_C32, 0, rw, rq, last, q);
+#pragma unroll
+        for (u32 s = 0; s < XEHE_CLUSTER; s++) dst[j + s * T] = v[s];
+    }
+    /* No CTA may exit (freeing its shared memory) while another still reads its tile. */
+    cluster_sync();
 }
+
+/* Inverse NTT of row GROUP_ID() / C of `data` in place, canonical output (the arguments of
+ * ntt32_inv_slm_u32 without log_t). */
+KERNEL_CLUSTER32 ntt32_inv_cluster_u32(GLOBAL_AS u32 *data, CONST_AS u64 *iroots, CONST_AS u64 *iroots_q,
+                                       CONST_AS u64 *moduli, CONST_AS u64 *inv_n, CONST_AS u64 *inv_n_q,
+                                       CONST_AS u64 *last_w, CONST_AS u64 *last_wq, u32 k, u32 log_n)
+{
+    u32 row = GROUP_ID() / XEHE_CLUSTER;
+    GLOBAL_AS u32 *x = data + ((u64)row << log_n);
+    inv32_cluster(x, x, NTT32_PRIME(row), iroots, iroots_q, moduli, inv_n, inv_n_q, last_w, last_wq, log_n);
+}
+
+/* ntt32_inv_cluster_u32 out of place from a strided source (ntt.cl's ntt_inv_cluster_from_u64):
+ * row r of `data` = INTT of row r · src_stride + src_row of `in` (`in` unchanged). */
+KERNEL_CLUSTER32 ntt32_inv_cluster_from_u32(GLOBAL_AS u32 *data, CONST_AS u64 *iroots, CONST_AS u64 *iroots_q,
+                                            CONST_AS u64 *moduli, CONST_AS u64 *inv_n, CONST_AS u64 *inv_n_q,
+                                            CONST_AS u64 *last_w, CONST_AS u64 *last_wq, u32 k, u32 log_n,
+                                            CONST_AS u32 *in, u32 src_stride, u32 src_row)
+{
+    u32 row = GROUP_ID() / XEHE_CLUSTER;
+    u64 r = (u64)row * src_stride + src_row;
+    inv32_cluster(data + ((u64)row << log_n), in + (r << log_n), NTT32_PRIME(row), iroots, iroots_q, moduli, inv_n,
+                  inv_n_q, last_w, last_wq, log_n);
+}
+#endif /* XEHE_CLUSTER on sm_90+ */

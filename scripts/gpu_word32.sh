@@ -7,9 +7,10 @@
 # peak RSS.
 #
 # Build here (the GPU machines have no Rust toolchain), then carry BIN_DIR (default .gpu-bin):
-#   cargo build --release --bin xehe && cargo test --release --test word32_kernels --no-run
+#   cargo build --release --bin xehe && cargo test --release --test word32_kernels --test ntt32_gpu --no-run
 #   mkdir -p .gpu-bin && cp target/release/xehe .gpu-bin/ && cp target/release/deps/word32_kernels-* .gpu-bin/word32_kernels
-#   strip .gpu-bin/xehe .gpu-bin/word32_kernels; cp -r ../shared/bench/cheddar .gpu-bin/  (its source kit is not needed)
+#   cp target/release/deps/ntt32_gpu-* .gpu-bin/ntt32_gpu  (the test binaries without the .d files)
+#   strip .gpu-bin/xehe .gpu-bin/word32_kernels .gpu-bin/ntt32_gpu; cp -r ../shared/bench/cheddar .gpu-bin/  (its source kit is not needed)
 # then on the GPU machine, within the 10-minute limit of a call (about 9 minutes each):
 #   STEPS="ntt kernels w32 w32-as-64" scripts/gpu_word32.sh
 #   STEPS="n16 w32-timed cheddar40 cheddar64" scripts/gpu_word32.sh
@@ -43,6 +44,7 @@ for s in ${STEPS:-ntt kernels w32 w32-as-64}; do
   case $s in
     ntt) step ntt 30 "$BIN/xehe" bench ntt --words --device cuda --log-n 16 --rows 1,8,32 --reps 50 ;;
     kernels) step kernels 14 "$BIN/word32_kernels" --test-threads 1 ;;
+    ntt32) step ntt32 8 "$BIN/ntt32_gpu" --test-threads 1 ;;
     w32) step w32 28 "${boot[@]}" --preset n16-dense-w32 --reps 5 --compare-cpu --input all ;;
     w32-timed) step w32-timed 14 "${boot[@]}" --preset n16-dense-w32 --reps 10 ;;
     w32-as-64) step w32-as-64 14 "${boot[@]}" --preset n16-dense-w32 --reps 10 --data-words 64 ;;

@@ -32,15 +32,19 @@ fn every_family_type_checks_as_cuda() {
         return;
     };
     let shim = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/cuda/shim.h");
+    let sm90 = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/cuda/sm90.h");
     let dir = std::env::temp_dir().join(format!("xehe-cuda-syntax-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let mut failures = Vec::new();
     for family in FAMILIES {
         let src = dir.join(family.file().replace(".cl", ".cu"));
         std::fs::write(&src, assemble(family)).unwrap();
-        // The default build, the portable C paths (no inline PTX) of XEHE_NO_ASM, and 32-bit
-        // data words (native/word.h).
-        for defines in [&[][..], &["-DXEHE_NO_ASM=1"][..], &["-DXEHE_WORD32=1"][..]] {
+        // The default build, the portable C paths (no inline PTX) of XEHE_NO_ASM, 32-bit data
+        // words (native/word.h), and the thread-block-cluster kernels of an sm_90 plan
+        // (tests/cuda/sm90.h), on both word sizes.
+        let cluster = ["-include", sm90, "-DXEHE_CLUSTER=8", "-DXEHE_CLUSTER_ITEM=8", "-DXEHE_SLM_TILE=4096", "-DTILE32=8192"];
+        let cluster32 = [&cluster[..], &["-DXEHE_WORD32=1"][..]].concat();
+        for defines in [&[][..], &["-DXEHE_NO_ASM=1"][..], &["-DXEHE_WORD32=1"][..], &cluster[..], &cluster32[..]] {
             let out = Command::new(clang)
                 .args(["-x", "cuda", "--cuda-device-only", "-nocudainc", "-nocudalib", "--cuda-gpu-arch=sm_80", "-fsyntax-only", "-include", shim])
                 .args(defines)

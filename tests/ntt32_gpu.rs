@@ -2,7 +2,8 @@
 //! `NttTables::forward` / `inverse`, word for word: N = 2^4 … 2^17 (one tile kernel alone, one
 //! to three global passes of 1 to 4 rounds), primes of 9 to 30 bits (the largest below 2^30,
 //! where the lazy butterflies' 4q comes closest to 2^32), rows that are not a multiple of the
-//! primes, random words with 0 and q − 1 planted and rows of q − 1 alone; and the errors: a
+//! primes, random words with 0 and q − 1 planted and rows of q − 1 alone; the cluster plans
+//! where the device has thread-block clusters (N = 2^13 … 2^17); and the errors: a
 //! prime of 2^30 or more, a short buffer. On every device `common::queues` opens (pocl in CI,
 //! CUDA on a GPU machine); without one each test prints why it was skipped.
 
@@ -101,6 +102,21 @@ fn matches_cpu<Q: GpuQueue>(q: &Q) {
     let primes = CoeffModulus::create(n, &[30, 29, 28]).unwrap();
     let tables: Vec<_> = primes.iter().map(|&p| Arc::new(NttTables::new(16, p).unwrap())).collect();
     bad.extend(check_with(q, DeviceNtt32::new(q, &tables).unwrap().l2_chunked(), &tables, 70, 0x3216));
+    // The cluster plans (CUDA sm_90+): every N they take, 2 to 16 CTAs of 4096 or 8192 words.
+    if q.thread_block_clusters() {
+        for log_n in 13..=17u32 {
+            let n = 1usize << log_n;
+            let mut primes = CoeffModulus::create(n, &[30, 29]).unwrap();
+            primes.push(largest_prime(n));
+            let tables: Vec<_> = primes.iter().map(|&p| Arc::new(NttTables::new(log_n, p).unwrap())).collect();
+            for log_tile in (12..=13).filter(|&t| (1..=4).contains(&(log_n - t))) {
+                let ntt = DeviceNtt32::new(q, &tables).unwrap().cluster(log_tile);
+                bad.extend(check_with(q, ntt, &tables, 2 * tables.len() + 1, 0x3300 + u64::from(log_n)));
+            }
+        }
+    } else {
+        common::skip("ntt32 cluster plans: the device has no thread-block clusters");
+    }
     assert!(bad.is_empty(), "{bad:#?}");
 }
 

@@ -11,6 +11,7 @@ pub const SOURCES: &[(&str, &str)] = &[
     ("word.h", include_str!("../../native/word.h")),
     ("modarith.h", include_str!("../../native/modarith.h")),
     ("chacha.h", include_str!("../../native/chacha.h")),
+    ("cluster.h", include_str!("../../native/cluster.h")),
     ("ntt.cl", include_str!("../../native/ntt.cl")),
     ("ntt32.cl", include_str!("../../native/ntt32.cl")),
     ("bench.cl", include_str!("../../native/bench.cl")),

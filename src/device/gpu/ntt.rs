@@ -310,6 +310,10 @@ impl<B: GpuBuffer> DeviceNttTables<B> {
         (src_stride, src_row): (usize, usize),
         variant: NttVariant,
     ) -> Result<bool> {
+        // On 32-bit data words the evaluator's choice is the 32-bit NTT's cluster plan.
+        if variant == NttVariant::Auto && out.elem_bytes() == 4 {
+            return crate::device::ntt_family::word32::inverse_from(self, q, out, src, rows, (src_stride, src_row));
+        }
         if rows == 0 || self.resolve(variant, rows) != NttVariant::Radix8Cluster || !q.thread_block_clusters() {
             return Ok(false);
         }
@@ -361,6 +365,10 @@ impl<B: GpuBuffer> DeviceNttTables<B> {
         (inv, inv_q): (&B, &B),
         variant: NttVariant,
     ) -> Result<bool> {
+        if variant == NttVariant::Auto && out.elem_bytes() == 4 {
+            let w32 = crate::device::ntt_family::word32::moddown_finish;
+            return w32(self, q, (out, out_off), last, src, polys, (xs, xs_off, x_rows_per_poly), add, (inv, inv_q));
+        }
         let rows = polys * self.k as usize;
         if self.resolve(variant, rows) != NttVariant::Radix8Cluster || !q.thread_block_clusters() {
             return Ok(false);
@@ -519,7 +527,8 @@ impl<B: GpuBuffer> DeviceNttTables<B> {
         // On 32-bit data words the evaluator's choice is the NTT in 32-bit arithmetic, these
         // tables read as 32-bit operands.
         if variant == NttVariant::Auto && data.elem_bytes() == 4 && self.log_n >= 4 {
-            return crate::device::ntt_family::word32::run(self, q, data, rows, rows_per_prime, dir, None);
+            let plan = crate::device::ntt_family::word32::eval_plan(q, self.log_n);
+            return crate::device::ntt_family::word32::run(self, q, data, rows, rows_per_prime, dir, plan);
         }
         let variant = self.resolve(variant, rows);
         if variant == NttVariant::FourStep && !self.four_step {

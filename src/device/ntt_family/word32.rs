@@ -10,13 +10,17 @@
 //! `rows × N / 2` u64 words, two residues a word, little-endian ([`pack_u32`], [`unpack_u32`]).
 //! Inputs below 4q (the 64-bit NTT's contract); outputs canonical.
 //!
-//! Plan: forward, global passes of up to 4 rounds each (radix 2^4 in registers) until a block
-//! fits a shared-memory tile of 4096 words, then one tile kernel for the remaining rounds with
-//! the final reduction; inverse, the tile kernel first, then the global passes, the last with
-//! `N^{-1}` folded into its last round (as the CPU's inverse does). At N = 2^16: one global pass
-//! and one tile kernel each way.
+//! Plans ([`Plan32`]): passes, forward, global passes of up to 4 rounds each (radix 2^4 in
+//! registers) until a block fits a shared-memory tile of 4096 words, then one tile kernel for the
+//! remaining rounds with the final reduction; inverse, the tile kernel first, then the global
+//! passes, the last with `N^{-1}` folded into its last round (as the CPU's inverse does). At
+//! N = 2^16: one global pass and one tile kernel each way. Where the device has thread-block
+//! clusters (CUDA sm_90+) and N is 2^13 to 2^17, the evaluator's plan is one launch instead: the
+//! tiles of a row are the CTAs of one cluster ([`cluster_log_tile`]), as the 64-bit
+//! `radix8-cluster` variant; the mod-down finish ([`moddown_finish`]) and the inverse from a
+//! strided source ([`inverse_from`]) are its epilogue and prologue there.
 
-use crate::device::gpu::ntt::DeviceNttTables;
+use crate::device::gpu::ntt::{DeviceNttTables, FinishSource};
 use crate::device::gpu::{Arg, Geometry, GpuBuffer, GpuQueue};
 use crate::device::ntt_plan::{NttDirection, NttTable};
 use crate::device::kernels::Family;
@@ -32,6 +36,44 @@ const MAX_PASS_ROUNDS: u32 = 4;
 const LOCAL: u32 = 256;
 /// The largest prime the kernels take: values stay below 4q in a 32-bit word.
 pub const MAX_PRIME: u64 = 1 << 30;
+
+/// How [`run`] transforms: global passes and a tile kernel (rows in chunks of at most
+/// `chunk_rows`, or all at once), or one cluster launch with tiles of `2^log_tile` words
+/// (CUDA sm_90+; `native/ntt32.cl` `ntt32_*_cluster_u32`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Plan32 {
+    /// Global passes of up to 4 rounds, then the tile kernel.
+    Passes {
+        /// Rows a chunk at most (both kernels of a chunk back to back, so that the second reads
+        /// the first's output from L2), or all rows in each launch.
+        chunk_rows: Option<usize>,
+    },
+    /// One launch per direction: the `N / 2^log_tile` tiles of a row are one cluster's CTAs.
+    Cluster {
+        /// log2 of a CTA's tile, in words.
+        log_tile: u32,
+    },
+}
+
+/// The cluster plan's tile for N = 2^`log_n`, log2: 8192 words (32 KiB of shared memory) a CTA
+/// from N = 2^14 (2 to 16 CTAs a cluster), 4096 at 2^13; `None` below (a row fits one tile
+/// kernel) and above 2^17 (more than 16 CTAs, Hopper's largest cluster).
+pub fn cluster_log_tile(log_n: u32) -> Option<u32> {
+    match log_n {
+        13 => Some(12),
+        14..=17 => Some(13),
+        _ => None,
+    }
+}
+
+/// The evaluator's plan on queue `q` for N = 2^`log_n`: the cluster launch where `q` has
+/// thread-block clusters and [`cluster_log_tile`] has a tile, else the passes.
+pub fn eval_plan<Q: GpuQueue>(q: &Q, log_n: u32) -> Plan32 {
+    match cluster_log_tile(log_n) {
+        Some(log_tile) if q.thread_block_clusters() => Plan32::Cluster { log_tile },
+        _ => Plan32::Passes { chunk_rows: None },
+    }
+}
 
 const FWD_PASS: [&str; 4] = ["ntt32_fwd_pass1_u32", "ntt32_fwd_pass2_u32", "ntt32_fwd_pass3_u32", "ntt32_fwd_pass4_u32"];
 const INV_PASS: [&str; 4] = ["ntt32_inv_pass1_u32", "ntt32_inv_pass2_u32", "ntt32_inv_pass3_u32", "ntt32_inv_pass4_u32"];
@@ -53,9 +95,7 @@ pub fn unpack_u32(words: &[u64], count: usize) -> Vec<u32> {
 /// prime `N^{-1}` and `N^{-1}·w` for the inverse's last round (`w` its last inverse root).
 pub struct DeviceNtt32<B> {
     tables: Arc<DeviceNttTables<B>>,
-    /// Transform at most this many rows at a time, both kernels of a chunk back to back, so
-    /// that the second reads the first's output from L2 (`None`: all rows in each launch).
-    chunk_rows: Option<usize>,
+    plan: Plan32,
 }
 
 impl<B: crate::device::gpu::GpuBuffer> DeviceNtt32<B> {
@@ -75,7 +115,7 @@ impl<B: crate::device::gpu::GpuBuffer> DeviceNtt32<B> {
                 t.modulus().value()
             )));
         }
-        Ok(DeviceNtt32 { tables: DeviceNttTables::without_four_step(dev, tables)?, chunk_rows: None })
+        Ok(DeviceNtt32 { tables: DeviceNttTables::without_four_step(dev, tables)?, plan: Plan32::Passes { chunk_rows: None } })
     }
 
     /// These tables with the L2-chunked plan: rows in chunks of at most
@@ -85,7 +125,15 @@ impl<B: crate::device::gpu::GpuBuffer> DeviceNtt32<B> {
     pub fn l2_chunked(mut self) -> Self {
         let k = self.tables.k() as usize;
         let rows = (crate::device::ntt_plan::L2_CHUNK_BYTES >> (self.tables.log_n() + 2)).max(1);
-        self.chunk_rows = Some((rows / k).max(1) * k);
+        self.plan = Plan32::Passes { chunk_rows: Some((rows / k).max(1) * k) };
+        self
+    }
+
+    /// These tables with the cluster plan of tiles of `2^log_tile` words (2 to 16 a row, of at
+    /// least 256 words: else each launch is an `InvalidArgument` error; the device must have
+    /// thread-block clusters).
+    pub fn cluster(mut self, log_tile: u32) -> Self {
+        self.plan = Plan32::Cluster { log_tile };
         self
     }
 
@@ -101,7 +149,7 @@ impl<B: crate::device::gpu::GpuBuffer> DeviceNtt32<B> {
     /// `InvalidArgument` when `data` holds fewer than `rows × N` residues; `Device` on a compile
     /// or launch failure.
     pub fn forward<Q: GpuQueue<Buf = B>>(&self, q: &Q, data: &B, rows: usize) -> Result<()> {
-        run(&self.tables, q, data, rows, 1, NttDirection::Forward, self.chunk_rows)
+        run(&self.tables, q, data, rows, 1, NttDirection::Forward, self.plan)
     }
 
     /// Inverse NTT of `rows` rows of `data` in place, canonical output, equal word for word to
@@ -110,14 +158,14 @@ impl<B: crate::device::gpu::GpuBuffer> DeviceNtt32<B> {
     /// # Errors
     /// As [`forward`](Self::forward).
     pub fn inverse<Q: GpuQueue<Buf = B>>(&self, q: &Q, data: &B, rows: usize) -> Result<()> {
-        run(&self.tables, q, data, rows, 1, NttDirection::Inverse, self.chunk_rows)
+        run(&self.tables, q, data, rows, 1, NttDirection::Inverse, self.plan)
     }
 }
 
 /// The 32-bit NTT of `rows` rows of `data` in place with `tables` (primes below [`MAX_PRIME`],
 /// N ≥ 16; input below 4q, canonical output), row `r` under prime `(r / rows_per_prime) % k`
-/// (as [`DeviceNttTables::run_grouped`]), in chunks of at most `chunk_rows` rows (a multiple of
-/// the primes; with `rows_per_prime` 1) or all at once. `data` holds residues in u32 words: a buffer of
+/// (as [`DeviceNttTables::run_grouped`]), by `plan` (the passes' chunks of rows, a multiple of
+/// the primes, apply with `rows_per_prime` 1). `data` holds residues in u32 words: a buffer of
 /// 32-bit words, or of u64 words each packing two ([`pack_u32`]). Asynchronous on `q`.
 ///
 /// # Errors
@@ -130,14 +178,12 @@ pub fn run<B: GpuBuffer, Q: GpuQueue<Buf = B>>(
     rows: usize,
     rows_per_prime: usize,
     dir: NttDirection,
-    chunk_rows: Option<usize>,
+    plan: Plan32,
 ) -> Result<()> {
-    let defines = match rows_per_prime {
-        0 => return Err(Error::InvalidArgument("32-bit NTT: 0 rows per prime".into())),
-        1 => vec![],
-        b => vec![("XEHE_ROWS_PER_PRIME", b.to_string())],
-    };
-    let t = Tables32 { t: tables, per_word: data.elem_bytes() / 4, defines };
+    if rows_per_prime == 0 {
+        return Err(Error::InvalidArgument("32-bit NTT: 0 rows per prime".into()));
+    }
+    let t = Tables32::new(tables, data, rows_per_prime);
     let (log_n, residues) = (tables.log_n(), data.words() * t.per_word);
     if residues < rows << log_n || rows == 0 || rows > u32::MAX as usize >> log_n.min(31) {
         return Err(Error::InvalidArgument(format!(
@@ -145,6 +191,17 @@ pub fn run<B: GpuBuffer, Q: GpuQueue<Buf = B>>(
             rows << log_n
         )));
     }
+    let chunk_rows = match plan {
+        Plan32::Cluster { log_tile } => {
+            let (defines, geometry) = t.cluster(log_tile, rows as u32)?;
+            let (inverse, kernel) = match dir {
+                NttDirection::Forward => (false, "ntt32_fwd_cluster_u32"),
+                NttDirection::Inverse => (true, "ntt32_inv_cluster_u32"),
+            };
+            return q.launch(Family::Ntt32, &defines, kernel, geometry, &t.args(data, 0, inverse, &[]));
+        }
+        Plan32::Passes { chunk_rows } => chunk_rows,
+    };
     let step = chunk_rows.filter(|_| rows_per_prime == 1).unwrap_or(rows);
     for first in (0..rows).step_by(step) {
         let count = (rows - first).min(step) as u32;
@@ -164,7 +221,27 @@ struct Tables32<'a, B> {
     defines: Vec<(&'static str, String)>,
 }
 
-impl<B: GpuBuffer> Tables32<'_, B> {
+impl<'t, B: GpuBuffer> Tables32<'t, B> {
+    fn new(t: &'t DeviceNttTables<B>, data: &B, rows_per_prime: usize) -> Self {
+        let defines = match rows_per_prime {
+            1 => vec![],
+            b => vec![("XEHE_ROWS_PER_PRIME", b.to_string())],
+        };
+        Tables32 { t, per_word: data.elem_bytes() / 4, defines }
+    }
+
+    /// The cluster kernels' defines (`XEHE_CLUSTER` CTAs of `TILE32` words) and geometry for
+    /// `rows` rows: one CTA per tile, a work-item per 16 words.
+    fn cluster(&self, log_tile: u32, rows: u32) -> Result<(Vec<(&'static str, String)>, Geometry)> {
+        let parts = self.t.log_n().saturating_sub(log_tile);
+        if !(1..=4).contains(&parts) || log_tile < 8 {
+            return Err(Error::InvalidArgument(format!("32-bit cluster NTT: tiles of 2^{log_tile} words for N = 2^{}", self.t.log_n())));
+        }
+        let mut d = self.defines.clone();
+        d.extend([("XEHE_CLUSTER", (1u32 << parts).to_string()), ("TILE32", (1u32 << log_tile).to_string())]);
+        Ok((d, Geometry::Groups { groups: (rows << parts, 1), local: 1 << (log_tile - 4) }))
+    }
+
     /// The tile kernel's work-groups: one per tile of each row, `tile / 16` work-items
     /// (radix 16) up to 256.
     fn tile_geometry(&self, rows: u32, log_t: u32) -> Geometry {
@@ -238,4 +315,86 @@ impl<B: GpuBuffer> Tables32<'_, B> {
         }
         Ok(())
     }
+}
+
+/// [`DeviceNttTables::inverse_from`] on 32-bit data words in the cluster plan
+/// (`ntt32_inv_cluster_from_u32`): row `r < rows` of `out` becomes the inverse NTT of row
+/// `r · src_stride + src_row` of `src`. Returns `false` (and does nothing) where the evaluator's
+/// plan on `q` is not a cluster plan ([`eval_plan`]).
+///
+/// # Errors
+/// `InvalidArgument` when `out` or `src` is too short; `Device` on a compile or launch failure.
+pub fn inverse_from<B: GpuBuffer, Q: GpuQueue<Buf = B>>(
+    tables: &DeviceNttTables<B>,
+    q: &Q,
+    out: &B,
+    src: &B,
+    rows: usize,
+    (src_stride, src_row): (usize, usize),
+) -> Result<bool> {
+    let Plan32::Cluster { log_tile } = eval_plan(q, tables.log_n()) else { return Ok(false) };
+    let t = Tables32::new(tables, out, 1);
+    let n = 1usize << tables.log_n();
+    if rows == 0 || out.words() * t.per_word < rows * n || src.words() * t.per_word < ((rows - 1) * src_stride + src_row + 1) * n {
+        return Err(Error::InvalidArgument("inverse_from: a buffer shorter than its rows".into()));
+    }
+    let (defines, geometry) = t.cluster(log_tile, rows as u32)?;
+    let args = t.args(out, 0, true, &[Arg::Buf(src), Arg::U32(src_stride as u32), Arg::U32(src_row as u32)]);
+    q.launch(Family::Ntt32, &defines, "ntt32_inv_cluster_from_u32", geometry, &args)?;
+    Ok(true)
+}
+
+/// [`DeviceNttTables::forward_moddown_finish`] on 32-bit data words in the cluster plan
+/// (`ntt32_fwd_cluster_{fin,moddown_fin,fin_many}_u32`), with the same arguments and results.
+/// Returns `false` (and does nothing) where the evaluator's plan on `q` is not a cluster plan.
+///
+/// # Errors
+/// `InvalidArgument` when `out` or `last` is too short; `Device` on a compile or launch failure.
+#[allow(clippy::too_many_arguments)]
+pub fn moddown_finish<B: GpuBuffer, Q: GpuQueue<Buf = B>>(
+    tables: &DeviceNttTables<B>,
+    q: &Q,
+    (out, out_off): (&B, usize),
+    last: &B,
+    src: FinishSource<'_, B>,
+    polys: usize,
+    (xs, xs_off, x_rows_per_poly): (&B, usize, usize),
+    add: Option<(&B, usize)>,
+    (inv, inv_q): (&B, &B),
+) -> Result<bool> {
+    let Plan32::Cluster { log_tile } = eval_plan(q, tables.log_n()) else { return Ok(false) };
+    let t = Tables32::new(tables, out, 1);
+    let rows = polys * tables.k() as usize;
+    let src_rows = if matches!(src, FinishSource::Lift(..)) { polys } else { rows };
+    if rows == 0 || out.words().saturating_sub(out_off) * t.per_word < rows << tables.log_n() || last.words() * t.per_word < src_rows << tables.log_n() {
+        return Err(Error::InvalidArgument("forward_moddown_finish: a buffer shorter than its rows".into()));
+    }
+    let moduli = tables.table(NttTable::Moduli);
+    let (r1, (p, p_r1), add, kernel) = match src {
+        FinishSource::Lift(r1, p) => (r1, p, add, "ntt32_fwd_cluster_moddown_fin_u32"),
+        FinishSource::Rows => (moduli, (0, 0), add, "ntt32_fwd_cluster_fin_u32"),
+        // c01 carries the output addresses (c_words 0: nothing added).
+        FinishSource::RowsMany(outs) => (moduli, (0, 0), Some((outs, 0)), "ntt32_fwd_cluster_fin_many_u32"),
+    };
+    let (defines, geometry) = t.cluster(log_tile, rows as u32)?;
+    let args = vec![
+        Arg::BufAt(out, out_off),
+        Arg::Buf(last),
+        Arg::Buf(r1),
+        Arg::Buf(tables.table(NttTable::Roots)),
+        Arg::Buf(tables.table(NttTable::RootsQ)),
+        Arg::Buf(moduli),
+        Arg::U32(tables.k()),
+        Arg::U32(tables.log_n()),
+        Arg::U64(p),
+        Arg::U64(p_r1),
+        add.map_or(Arg::BufAt(xs, xs_off), |a| Arg::Buf(a.0)),
+        Arg::BufAt(xs, xs_off),
+        Arg::Buf(inv),
+        Arg::Buf(inv_q),
+        Arg::U32(x_rows_per_poly as u32),
+        Arg::U64(add.map_or(0, |a| a.1) as u64),
+    ];
+    q.launch(Family::Ntt32, &defines, kernel, geometry, &args)?;
+    Ok(true)
 }

@@ -164,7 +164,13 @@ pub fn compare_words<Q: GpuQueue>(q: &Arc<Q>, log_n: u32, rows: &[usize], reps: 
     let n = 1usize << log_n;
     let t30 = tables(log_n, 30)?;
     let t60 = tables(log_n, 60)?;
-    let plans = [("32-bit radix-16", DeviceNtt32::new(&**q, &t30)?), ("32-bit radix-16 L2-chunked", DeviceNtt32::new(&**q, &t30)?.l2_chunked())];
+    let mut plans = vec![("32-bit radix-16".to_string(), DeviceNtt32::new(&**q, &t30)?), ("32-bit radix-16 L2-chunked".into(), DeviceNtt32::new(&**q, &t30)?.l2_chunked())];
+    // The cluster plan (the evaluator's on sm_90+), and with tiles of 4096 words (twice the CTAs).
+    if let (Some(log_tile), true) = (super::word32::cluster_log_tile(log_n), q.thread_block_clusters()) {
+        for lt in [log_tile, 12].into_iter().filter(|&lt| lt == log_tile || (lt < log_tile && log_n - lt <= 4)) {
+            plans.push((format!("32-bit cluster, tiles of {}", 1 << lt), DeviceNtt32::new(&**q, &t30)?.cluster(lt)));
+        }
+    }
     let mut out = Vec::new();
     for &r in rows {
         for (name, ntt32) in &plans {
@@ -174,7 +180,7 @@ pub fn compare_words<Q: GpuQueue>(q: &Arc<Q>, log_n: u32, rows: &[usize], reps: 
             let buf = q.upload(&pack_u32(&x))?;
             let forward_us = time_us(&**q, reps, &mut || ntt32.forward(&**q, &buf, r))?;
             let inverse_us = time_us(&**q, reps, &mut || ntt32.inverse(&**q, &buf, r))?;
-            out.push(WordTiming { kernel: (*name).into(), prime_bits: 30, n, rows: r, forward_us, inverse_us });
+            out.push(WordTiming { kernel: name.clone(), prime_bits: 30, n, rows: r, forward_us, inverse_us });
         }
         for (bits, t) in [(30, &t30), (60, &t60)] {
             let dev = DeviceNttTables::for_eval(&**q, t)?;
