@@ -16,9 +16,11 @@
  * Row r of `data` uses prime (r / XEHE_ROWS_PER_PRIME) % k: 1 (default) for rows in
  * [instance][limb][N] order, B for B instances stored limb-major (as ntt.cl).
  *
- * Tables: the 64-bit NTT's (ntt.cl; src/device/ntt_tables.rs), read as 32-bit operands: a root
- * is below q < 2^30, so its low word; its 32-bit Shoup quotient floor(w * 2^32 / q) is the high
- * half of the 64-bit one, floor(w * 2^64 / q). Both word sizes share one copy of the tables.
+ * Tables: the 64-bit NTT's (ntt.cl; src/device/ntt_tables.rs), read as 32-bit operands: the
+ * 32-bit Shoup quotient floor(w * 2^32 / q) of a root w is the high half of the 64-bit one,
+ * floor(w * 2^64 / q), and the root itself follows from it (root_of_quot32), so the butterflies
+ * read the quotient tables alone; the kernels still take the root tables (one argument list for
+ * both word sizes). Both word sizes share one copy of the tables.
  */
 #include "modarith.h"
 #include "cluster.h"
@@ -41,6 +43,26 @@
 /* Root i of a 64-bit table pair as a 32-bit operand and its 32-bit Shoup quotient. */
 #define ROOT32(rw, i) ((u32)(rw)[i])
 #define QUOT32(rq, i) ((u32)((rq)[i] >> 32))
+
+/*
+ * The root w < q < 2^30 of a 32-bit Shoup quotient wq = floor(w * 2^32 / q), in registers: the
+ * butterflies read only the quotient table (its high words), half the bytes of a root and its
+ * quotient, and the tables, not the data, are most of an NTT's traffic (about N twiddles a row
+ * against N words). From wq * q <= w * 2^32 < wq * q + q < wq * q + 2^32: w is the ceiling of
+ * wq * q / 2^32 (and 0 for wq = 0).
+ */
+DECLSPEC u32 root_of_quot32(u32 wq, u32 q)
+{
+    u64 t = (u64)wq * q;
+    return (u32)(t >> 32) + ((u32)t != 0 ? 1u : 0u);
+}
+
+/* Twiddle i of quotient table rq (64-bit quotients; their high words): *w and *wq. */
+DECLSPEC void twiddle32(CONST_AS u64 *rq, u32 i, u32 q, u32 *w, u32 *wq)
+{
+    *wq = ((CONST_AS u32 *)rq)[2 * i + 1];
+    *w = root_of_quot32(*wq, q);
+}
 
 /* The inverse's last round of one prime: N^{-1} and N^{-1} * w (w its last inverse root) with
  * their 32-bit quotients; `on` = 0 where the rounds at hand do not end the transform. */
@@ -106,7 +128,7 @@ DECLSPEC u32 reduce4q(u32 x, u32 q)
  * and take the root of block (b << r) + (k >> (lr - r)) of the round with 2^(log_m + r)
  * blocks (SEAL's root_powers index: blocks + block).
  */
-DECLSPEC_INLINE void fwd_rounds32(u32 *v, const u32 lr, u32 log_m, u32 b, CONST_AS u64 *rw, CONST_AS u64 *rq, u32 q)
+DECLSPEC_INLINE void fwd_rounds32(u32 *v, const u32 lr, u32 log_m, u32 b, CONST_AS u64 *rq, u32 q)
 {
 #pragma unroll
     for (u32 r = 0; r < lr; r++) {
@@ -115,7 +137,9 @@ DECLSPEC_INLINE void fwd_rounds32(u32 *v, const u32 lr, u32 log_m, u32 b, CONST_
         for (u32 k = 0; k < (1u << lr); k++) {
             if ((k & hw) == 0) {
                 u32 idx = (1u << (log_m + r)) + (b << r) + (k >> (lr - r));
-                fwd_bf32(&v[k], &v[k + hw], ROOT32(rw, idx), QUOT32(rq, idx), q);
+                u32 w, wq;
+                twiddle32(rq, idx, q, &w, &wq);
+                fwd_bf32(&v[k], &v[k + hw], w, wq, q);
             }
         }
     }
@@ -128,7 +152,7 @@ DECLSPEC_INLINE void fwd_rounds32(u32 *v, const u32 lr, u32 log_m, u32 b, CONST_
  * sequential index), block = bb * 2^(lr-r-1) + (k >> (r + 1)). `last.on`: the final round
  * (m = 1) is this call's last, done by inv_bf32_last (canonical outputs).
  */
-DECLSPEC_INLINE void inv_rounds32(u32 *v, const u32 lr, u32 log_n, u32 log_s, u32 bb, CONST_AS u64 *rw, CONST_AS u64 *rq,
+DECLSPEC_INLINE void inv_rounds32(u32 *v, const u32 lr, u32 log_n, u32 log_s, u32 bb, CONST_AS u64 *rq,
                                   last32_t last, u32 q)
 {
 #pragma unroll
@@ -143,7 +167,9 @@ DECLSPEC_INLINE void inv_rounds32(u32 *v, const u32 lr, u32 log_n, u32 log_s, u3
                     inv_bf32_last(&v[k], &v[k + hw], last, q);
                 } else {
                     u32 idx = first + bb * (1u << (lr - r - 1)) + (k >> (r + 1));
-                    inv_bf32(&v[k], &v[k + hw], ROOT32(rw, idx), QUOT32(rq, idx), q);
+                    u32 w, wq;
+                    twiddle32(rq, idx, q, &w, &wq);
+                    inv_bf32(&v[k], &v[k + hw], w, wq, q);
                 }
             }
         }
@@ -170,7 +196,7 @@ DECLSPEC_INLINE void inv_rounds32(u32 *v, const u32 lr, u32 log_n, u32 log_s, u3
         GLOBAL_AS u32 *x = data + ((u64)row << log_n) + ((u64)b << (log_n - log_m)) + o;                 \
         u32 v[1 << LR];                                                                                  \
         _Pragma("unroll") for (u32 i = 0; i < (1u << LR); i++) v[i] = x[i << log_s];                     \
-        fwd_rounds32(v, LR, log_m, b, roots + ((u64)p << log_n), roots_q + ((u64)p << log_n), q);        \
+        fwd_rounds32(v, LR, log_m, b, roots_q + ((u64)p << log_n), q);                                  \
         _Pragma("unroll") for (u32 i = 0; i < (1u << LR); i++) x[i << log_s] = v[i];                     \
     }
 
@@ -191,7 +217,7 @@ NTT32_FWD_PASS(4)
         GLOBAL_AS u32 *x = data + ((u64)row << log_n) + ((u64)bb << (log_s + LR)) + o;                     \
         u32 v[1 << LR];                                                                                    \
         _Pragma("unroll") for (u32 i = 0; i < (1u << LR); i++) v[i] = x[i << log_s];                       \
-        inv_rounds32(v, LR, log_n, log_s, bb, iroots + ((u64)p << log_n), iroots_q + ((u64)p << log_n),    \
+        inv_rounds32(v, LR, log_n, log_s, bb, iroots_q + ((u64)p << log_n),                                \
                      last32(last, p, inv_n, inv_n_q, last_w, last_wq), q);                                  \
         _Pragma("unroll") for (u32 i = 0; i < (1u << LR); i++) x[i << log_s] = v[i];                       \
     }
@@ -204,7 +230,7 @@ NTT32_INV_PASS(4)
 /* One step of lr forward rounds on the tile (2^log_t words, global block b of 2^log_m), from
  * local round r0: each work-item's groups of 2^lr words at stride 2^(log_t - r0 - lr). */
 DECLSPEC_INLINE void fwd_tile_step32(LOCAL_AS u32 *tile, const u32 lr, u32 log_t, u32 r0, u32 log_m, u32 b,
-                                     CONST_AS u64 *rw, CONST_AS u64 *rq, u32 q)
+                                     CONST_AS u64 *rq, u32 q)
 {
     u32 log_s = log_t - r0 - lr;
     for (u32 g = LOCAL_ID(); g < (1u << (log_t - lr)); g += LOCAL_SIZE()) {
@@ -213,7 +239,7 @@ DECLSPEC_INLINE void fwd_tile_step32(LOCAL_AS u32 *tile, const u32 lr, u32 log_t
         u32 v[R32];
 #pragma unroll
         for (u32 i = 0; i < (1u << lr); i++) v[i] = tile[PAD32(at + (i << log_s))];
-        fwd_rounds32(v, lr, log_m + r0, (b << r0) + lb, rw, rq, q);
+        fwd_rounds32(v, lr, log_m + r0, (b << r0) + lb, rq, q);
 #pragma unroll
         for (u32 i = 0; i < (1u << lr); i++) tile[PAD32(at + (i << log_s))] = v[i];
     }
@@ -222,7 +248,7 @@ DECLSPEC_INLINE void fwd_tile_step32(LOCAL_AS u32 *tile, const u32 lr, u32 log_t
 
 /* The inverse counterpart from local gap 2^s0 (global gap too: the tile's rounds come first). */
 DECLSPEC_INLINE void inv_tile_step32(LOCAL_AS u32 *tile, const u32 lr, u32 log_t, u32 s0, u32 log_n, u32 b,
-                                     CONST_AS u64 *rw, CONST_AS u64 *rq, last32_t last, u32 q)
+                                     CONST_AS u64 *rq, last32_t last, u32 q)
 {
     for (u32 g = LOCAL_ID(); g < (1u << (log_t - lr)); g += LOCAL_SIZE()) {
         u32 lb = g >> s0, o = g & ((1u << s0) - 1);
@@ -230,7 +256,7 @@ DECLSPEC_INLINE void inv_tile_step32(LOCAL_AS u32 *tile, const u32 lr, u32 log_t
         u32 v[R32];
 #pragma unroll
         for (u32 i = 0; i < (1u << lr); i++) v[i] = tile[PAD32(at + (i << s0))];
-        inv_rounds32(v, lr, log_n, s0, (b << (log_t - s0 - lr)) + lb, rw, rq, last, q);
+        inv_rounds32(v, lr, log_n, s0, (b << (log_t - s0 - lr)) + lb, rq, last, q);
 #pragma unroll
         for (u32 i = 0; i < (1u << lr); i++) tile[PAD32(at + (i << s0))] = v[i];
     }
@@ -248,13 +274,13 @@ DECLSPEC_INLINE void inv_tile_step32(LOCAL_AS u32 *tile, const u32 lr, u32 log_t
 /* The forward rounds of a tile of 2^log_t words (global block b of 2^log_m blocks, loaded at
  * PAD32 positions) in steps of up to 4 rounds, as even as they come (13 rounds: 4, 3, 3, 3).
  * Inlined: pocl needs a work-group barrier in the kernel's own code, not in a called function. */
-DECLSPEC_INLINE void fwd_tile_rounds32(LOCAL_AS u32 *tile, u32 log_t, u32 log_m, u32 b, CONST_AS u64 *rw, CONST_AS u64 *rq,
+DECLSPEC_INLINE void fwd_tile_rounds32(LOCAL_AS u32 *tile, u32 log_t, u32 log_m, u32 b, CONST_AS u64 *rq,
                                        u32 q)
 {
     u32 steps = (log_t + 3) / 4, r0 = 0;
     for (u32 st = 0; st < steps; st++) {
         u32 lr = log_t / steps + (st < log_t % steps ? 1 : 0);
-#define FWD_STEP(LR) fwd_tile_step32(tile, LR, log_t, r0, log_m, b, rw, rq, q)
+#define FWD_STEP(LR) fwd_tile_step32(tile, LR, log_t, r0, log_m, b, rq, q)
         STEP_CASES(lr, FWD_STEP)
 #undef FWD_STEP
         r0 += lr;
@@ -263,13 +289,13 @@ DECLSPEC_INLINE void fwd_tile_rounds32(LOCAL_AS u32 *tile, u32 log_t, u32 log_m,
 
 /* The inverse's first log_t rounds on a tile (global block b of 2^log_t words), the same steps;
  * `last.on` where they end the transform. */
-DECLSPEC_INLINE void inv_tile_rounds32(LOCAL_AS u32 *tile, u32 log_t, u32 log_n, u32 b, CONST_AS u64 *rw, CONST_AS u64 *rq,
+DECLSPEC_INLINE void inv_tile_rounds32(LOCAL_AS u32 *tile, u32 log_t, u32 log_n, u32 b, CONST_AS u64 *rq,
                                        last32_t last, u32 q)
 {
     u32 steps = (log_t + 3) / 4, s0 = 0;
     for (u32 st = 0; st < steps; st++) {
         u32 lr = log_t / steps + (st < log_t % steps ? 1 : 0);
-#define INV_STEP(LR) inv_tile_step32(tile, LR, log_t, s0, log_n, b, rw, rq, last, q)
+#define INV_STEP(LR) inv_tile_step32(tile, LR, log_t, s0, log_n, b, rq, last, q)
         STEP_CASES(lr, INV_STEP)
 #undef INV_STEP
         s0 += lr;
@@ -308,7 +334,7 @@ KERNEL_FQ void ntt32_fwd_slm_u32(GLOBAL_AS u32 *data, CONST_AS u64 *roots, CONST
     u32 log_t = log_n - log_m, b, p;
     GLOBAL_AS u32 *x = load_tile32(data, tile, moduli, k, log_n, log_t, 0, &b, &p);
     u32 q = (u32)moduli[p];
-    fwd_tile_rounds32(tile, log_t, log_m, b, roots + ((u64)p << log_n), roots_q + ((u64)p << log_n), q);
+    fwd_tile_rounds32(tile, log_t, log_m, b, roots_q + ((u64)p << log_n), q);
     for (u32 i = LOCAL_ID(); i < (1u << log_t); i += LOCAL_SIZE()) x[i] = reduce4q(tile[PAD32(i)], q);
 }
 
@@ -326,7 +352,7 @@ KERNEL_FQ void ntt32_inv_slm_u32(GLOBAL_AS u32 *data, CONST_AS u64 *iroots, CONS
     GLOBAL_AS u32 *x = load_tile32(data, tile, moduli, k, log_n, log_t, 1, &b, &p);
     u32 q = (u32)moduli[p];
     last32_t last = last32(log_t == log_n, p, inv_n, inv_n_q, last_w, last_wq);
-    inv_tile_rounds32(tile, log_t, log_n, b, iroots + ((u64)p << log_n), iroots_q + ((u64)p << log_n), last, q);
+    inv_tile_rounds32(tile, log_t, log_n, b, iroots_q + ((u64)p << log_n), last, q);
     for (u32 i = LOCAL_ID(); i < (1u << log_t); i += LOCAL_SIZE()) x[i] = tile[PAD32(i)];
 }
 
@@ -350,8 +376,8 @@ KERNEL_FQ void ntt32_inv_slm_u32(GLOBAL_AS u32 *data, CONST_AS u64 *iroots, CONS
 
 /* The forward NTT of one row into this CTA's tile (lazy, below 4q; synchronized): the input row
  * `src`, each word through lift_word where `lift` (mod-down's correction). */
-DECLSPEC void fwd32_cluster_tile(LOCAL_AS u32 *tile, CONST_AS u32 *src, u32 lift, lift_t lt, CONST_AS u64 *rw,
-                                 CONST_AS u64 *rq, u32 q, u32 log_n)
+DECLSPEC void fwd32_cluster_tile(LOCAL_AS u32 *tile, CONST_AS u32 *src, u32 lift, lift_t lt, CONST_AS u64 *rq, u32 q,
+                                 u32 log_n)
 {
     const u32 T = TILE32, cols = TILE32 / XEHE_CLUSTER;
     u32 rank = cluster_rank();
@@ -362,12 +388,12 @@ DECLSPEC void fwd32_cluster_tile(LOCAL_AS u32 *tile, CONST_AS u32 *src, u32 lift
         u32 v[XEHE_CLUSTER];
 #pragma unroll
         for (u32 s = 0; s < XEHE_CLUSTER; s++) v[s] = lift ? (u32)lift_word(lt, src[j + s * T], q) : src[j + s * T];
-        fwd_rounds32(v, LOG_C32, 0, 0, rw, rq, q);
+        fwd_rounds32(v, LOG_C32, 0, 0, rq, q);
 #pragma unroll
         for (u32 s = 0; s < XEHE_CLUSTER; s++) cluster_st32(remote[s] + 4 * PAD32(j), v[s]);
     }
     cluster_sync();
-    fwd_tile_rounds32(tile, log_n - LOG_C32, LOG_C32, rank, rw, rq, q);
+    fwd_tile_rounds32(tile, log_n - LOG_C32, LOG_C32, rank, rq, q);
 }
 
 /* Forward NTT of row GROUP_ID() / C of `data` in place, canonical output (the arguments of
@@ -379,8 +405,7 @@ KERNEL_CLUSTER32 ntt32_fwd_cluster_u32(GLOBAL_AS u32 *data, CONST_AS u64 *roots,
     u32 row = GROUP_ID() / XEHE_CLUSTER, p = NTT32_PRIME(row);
     u32 q = (u32)moduli[p];
     GLOBAL_AS u32 *x = data + ((u64)row << log_n);
-    fwd32_cluster_tile(tile, x, 0, lift_init(0, q, 0, 0), roots + ((u64)p << log_n), roots_q + ((u64)p << log_n), q,
-                       log_n);
+    fwd32_cluster_tile(tile, x, 0, lift_init(0, q, 0, 0), roots_q + ((u64)p << log_n), q, log_n);
     x += (u64)cluster_rank() * TILE32;
     for (u32 i = LOCAL_ID(); i < TILE32; i += LOCAL_SIZE()) x[i] = reduce4q(tile[PAD32(i)], q);
 }
@@ -412,15 +437,15 @@ DECLSPEC void moddown_fin32(GLOBAL_AS u32 *out, CONST_AS u32 *c, CONST_AS u32 *x
  * the finish written to row (c, i) of out (c01 added below word c_words; xs with
  * x_rows_per_poly rows per polynomial). */
 DECLSPEC void fin32_row(LOCAL_AS u32 *tile, u32 row, u32 lifted, GLOBAL_AS u32 *out, CONST_AS u32 *last,
-                        CONST_AS u64 *r1, CONST_AS u64 *roots, CONST_AS u64 *roots_q, CONST_AS u64 *moduli, u32 k,
+                        CONST_AS u64 *r1, CONST_AS u64 *roots_q, CONST_AS u64 *moduli, u32 k,
                         u32 log_n, u64 p_last, u64 p_last_r1, CONST_AS u32 *c01, CONST_AS u32 *xs, CONST_AS u64 *inv_p,
                         CONST_AS u64 *inv_p_q, u32 x_rows_per_poly, u64 c_words)
 {
     u32 c = row / k, i = row % k;
     u32 q = (u32)moduli[i];
     lift_t lt = lift_init(lifted ? r1[i] : 0, q, p_last, p_last_r1);
-    fwd32_cluster_tile(tile, last + ((u64)(lifted ? c : row) << log_n), lifted, lt, roots + ((u64)i << log_n),
-                       roots_q + ((u64)i << log_n), q, log_n);
+    fwd32_cluster_tile(tile, last + ((u64)(lifted ? c : row) << log_n), lifted, lt, roots_q + ((u64)i << log_n), q,
+                       log_n);
     u64 at = (u64)row << log_n;
     moddown_fin32(out + at, at < c_words ? c01 + at : 0, xs + (((u64)c * x_rows_per_poly + i) << log_n), tile, q,
                   inv_p[i], inv_p_q[i]);
@@ -430,7 +455,8 @@ DECLSPEC void fin32_row(LOCAL_AS u32 *tile, u32 row, u32 lifted, GLOBAL_AS u32 *
 KERNEL_CLUSTER32 ntt32_fwd_cluster_fin_u32 MODDOWN_FIN32_ARGS
 {
     LOCAL_ARRAY(u32, tile, TILE32_WORDS);
-    fin32_row(tile, GROUP_ID() / XEHE_CLUSTER, 0, out, last, r1, roots, roots_q, moduli, k, log_n, 0, 0, c01, xs, inv_p,
+    (void)roots;
+    fin32_row(tile, GROUP_ID() / XEHE_CLUSTER, 0, out, last, r1, roots_q, moduli, k, log_n, 0, 0, c01, xs, inv_p,
               inv_p_q, x_rows_per_poly, c_words);
 }
 
@@ -438,7 +464,8 @@ KERNEL_CLUSTER32 ntt32_fwd_cluster_fin_u32 MODDOWN_FIN32_ARGS
 KERNEL_CLUSTER32 ntt32_fwd_cluster_moddown_fin_u32 MODDOWN_FIN32_ARGS
 {
     LOCAL_ARRAY(u32, tile, TILE32_WORDS);
-    fin32_row(tile, GROUP_ID() / XEHE_CLUSTER, 1, out, last, r1, roots, roots_q, moduli, k, log_n, p_last, p_last_r1,
+    (void)roots;
+    fin32_row(tile, GROUP_ID() / XEHE_CLUSTER, 1, out, last, r1, roots_q, moduli, k, log_n, p_last, p_last_r1,
               c01, xs, inv_p, inv_p_q, x_rows_per_poly, c_words);
 }
 
@@ -450,22 +477,21 @@ KERNEL_CLUSTER32 ntt32_fwd_cluster_fin_many_u32 MODDOWN_FIN32_ARGS
     LOCAL_ARRAY(u32, tile, TILE32_WORDS);
     u32 row = GROUP_ID() / XEHE_CLUSTER, i = row % k;
     u32 q = (u32)moduli[i];
-    fwd32_cluster_tile(tile, last + ((u64)row << log_n), 0, lift_init(0, q, 0, 0), roots + ((u64)i << log_n),
-                       roots_q + ((u64)i << log_n), q, log_n);
+    fwd32_cluster_tile(tile, last + ((u64)row << log_n), 0, lift_init(0, q, 0, 0), roots_q + ((u64)i << log_n), q,
+                       log_n);
     u32 h = row / x_rows_per_poly, rr = row % x_rows_per_poly;
     GLOBAL_AS u32 *dst = (GLOBAL_AS u32 *)((CONST_AS u64 *)c01)[h] + ((u64)rr << log_n);
     moddown_fin32(dst, 0, xs + ((u64)row << log_n), tile, q, inv_p[i], inv_p_q[i]);
 }
 
 /* The inverse NTT of one row `src` (inputs below 4q) into row `dst` (canonical; dst may be src). */
-DECLSPEC void inv32_cluster(GLOBAL_AS u32 *dst, CONST_AS u32 *src, u32 p, CONST_AS u64 *iroots, CONST_AS u64 *iroots_q,
+DECLSPEC void inv32_cluster(GLOBAL_AS u32 *dst, CONST_AS u32 *src, u32 p, CONST_AS u64 *iroots_q,
                             CONST_AS u64 *moduli, CONST_AS u64 *inv_n, CONST_AS u64 *inv_n_q, CONST_AS u64 *last_w,
                             CONST_AS u64 *last_wq, u32 log_n)
 {
     LOCAL_ARRAY(u32, tile, TILE32_WORDS);
     const u32 T = TILE32, cols = TILE32 / XEHE_CLUSTER;
     u32 rank = cluster_rank(), q = (u32)moduli[p], two_q = 2 * q;
-    CONST_AS u64 *rw = iroots + ((u64)p << log_n);
     CONST_AS u64 *rq = iroots_q + ((u64)p << log_n);
     CONST_AS u32 *own = src + (u64)rank * T;
     for (u32 i = LOCAL_ID(); i < T; i += LOCAL_SIZE()) {
@@ -473,7 +499,7 @@ DECLSPEC void inv32_cluster(GLOBAL_AS u32 *dst, CONST_AS u32 *src, u32 p, CONST_
         tile[PAD32(i)] = w >= two_q ? w - two_q : w;
     }
     SYNC_THREADS();
-    inv_tile_rounds32(tile, log_n - LOG_C32, log_n, rank, rw, rq, last32(0, p, inv_n, inv_n_q, last_w, last_wq), q);
+    inv_tile_rounds32(tile, log_n - LOG_C32, log_n, rank, rq, last32(0, p, inv_n, inv_n_q, last_w, last_wq), q);
     cluster_sync();
     last32_t last = last32(1, p, inv_n, inv_n_q, last_w, last_wq);
     u32 remote[XEHE_CLUSTER];
@@ -483,7 +509,7 @@ DECLSPEC void inv32_cluster(GLOBAL_AS u32 *dst, CONST_AS u32 *src, u32 p, CONST_
         u32 v[XEHE_CLUSTER];
 #pragma unroll
         for (u32 s = 0; s < XEHE_CLUSTER; s++) v[s] = cluster_ld32(remote[s] + 4 * PAD32(j));
-        inv_rounds32(v, LOG_C32, log_n, log_n - LOG_C32, 0, rw, rq, last, q);
+        inv_rounds32(v, LOG_C32, log_n, log_n - LOG_C32, 0, rq, last, q);
 #pragma unroll
         for (u32 s = 0; s < XEHE_CLUSTER; s++) dst[j + s * T] = v[s];
     }
@@ -499,7 +525,8 @@ KERNEL_CLUSTER32 ntt32_inv_cluster_u32(GLOBAL_AS u32 *data, CONST_AS u64 *iroots
 {
     u32 row = GROUP_ID() / XEHE_CLUSTER;
     GLOBAL_AS u32 *x = data + ((u64)row << log_n);
-    inv32_cluster(x, x, NTT32_PRIME(row), iroots, iroots_q, moduli, inv_n, inv_n_q, last_w, last_wq, log_n);
+    (void)iroots;
+    inv32_cluster(x, x, NTT32_PRIME(row), iroots_q, moduli, inv_n, inv_n_q, last_w, last_wq, log_n);
 }
 
 /* ntt32_inv_cluster_u32 out of place from a strided source (ntt.cl's ntt_inv_cluster_from_u64):
@@ -511,7 +538,8 @@ KERNEL_CLUSTER32 ntt32_inv_cluster_from_u32(GLOBAL_AS u32 *data, CONST_AS u64 *i
 {
     u32 row = GROUP_ID() / XEHE_CLUSTER;
     u64 r = (u64)row * src_stride + src_row;
-    inv32_cluster(data + ((u64)row << log_n), in + (r << log_n), NTT32_PRIME(row), iroots, iroots_q, moduli, inv_n,
+    (void)iroots;
+    inv32_cluster(data + ((u64)row << log_n), in + (r << log_n), NTT32_PRIME(row), iroots_q, moduli, inv_n,
                   inv_n_q, last_w, last_wq, log_n);
 }
 #endif /* XEHE_CLUSTER on sm_90+ */

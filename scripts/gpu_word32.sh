@@ -42,7 +42,7 @@ step() {
 boot=("$BIN/xehe" bench bootstrap --device cuda)
 for s in ${STEPS:-ntt kernels w32 w32-as-64}; do
   case $s in
-    ntt) step ntt 30 "$BIN/xehe" bench ntt --words --device cuda --log-n 16 --rows 1,8,32 --reps 50 ;;
+    ntt) step ntt 30 "$BIN/xehe" bench ntt --words --device cuda --log-n 16 --rows ${NTT_ROWS:-1,8,32} --reps 50 ;;
     kernels) step kernels 14 "$BIN/word32_kernels" --test-threads 1 ;;
     ntt32) step ntt32 8 "$BIN/ntt32_gpu" --test-threads 1 ;;
     w32) step w32 28 "${boot[@]}" --preset n16-dense-w32 --reps 5 --compare-cpu --input all ;;

@@ -527,7 +527,8 @@ impl<B: GpuBuffer> DeviceNttTables<B> {
         // On 32-bit data words the evaluator's choice is the NTT in 32-bit arithmetic, these
         // tables read as 32-bit operands.
         if variant == NttVariant::Auto && data.elem_bytes() == 4 && self.log_n >= 4 {
-            let plan = crate::device::ntt_family::word32::eval_plan(q, self.log_n);
+            use crate::device::ntt_family::word32::{eval_plan, CLUSTER_MAX_ROWS};
+            let plan = eval_plan(q, self.log_n, rows, CLUSTER_MAX_ROWS);
             return crate::device::ntt_family::word32::run(self, q, data, rows, rows_per_prime, dir, plan);
         }
         let variant = self.resolve(variant, rows);

@@ -66,11 +66,17 @@ pub fn cluster_log_tile(log_n: u32) -> Option<u32> {
     }
 }
 
-/// The evaluator's plan on queue `q` for N = 2^`log_n`: the cluster launch where `q` has
-/// thread-block clusters and [`cluster_log_tile`] has a tile, else the passes.
-pub fn eval_plan<Q: GpuQueue>(q: &Q, log_n: u32) -> Plan32 {
+/// Rows a plain transform takes in the cluster plan at most: from 32 rows on the passes were
+/// as fast forward and faster inverse (`xehe bench ntt --words`, BENCHMARKS.md). The fused
+/// finish and strided inverse take the cluster plan at any count.
+pub const CLUSTER_MAX_ROWS: usize = 16;
+
+/// The evaluator's plan on queue `q` for `rows` rows of N = 2^`log_n`: the cluster launch
+/// where `q` has thread-block clusters, [`cluster_log_tile`] has a tile and `rows` is at most
+/// `max_rows`, else the passes.
+pub fn eval_plan<Q: GpuQueue>(q: &Q, log_n: u32, rows: usize, max_rows: usize) -> Plan32 {
     match cluster_log_tile(log_n) {
-        Some(log_tile) if q.thread_block_clusters() => Plan32::Cluster { log_tile },
+        Some(log_tile) if q.thread_block_clusters() && rows <= max_rows => Plan32::Cluster { log_tile },
         _ => Plan32::Passes { chunk_rows: None },
     }
 }
@@ -332,7 +338,7 @@ pub fn inverse_from<B: GpuBuffer, Q: GpuQueue<Buf = B>>(
     rows: usize,
     (src_stride, src_row): (usize, usize),
 ) -> Result<bool> {
-    let Plan32::Cluster { log_tile } = eval_plan(q, tables.log_n()) else { return Ok(false) };
+    let Plan32::Cluster { log_tile } = eval_plan(q, tables.log_n(), 0, usize::MAX) else { return Ok(false) };
     let t = Tables32::new(tables, out, 1);
     let n = 1usize << tables.log_n();
     if rows == 0 || out.words() * t.per_word < rows * n || src.words() * t.per_word < ((rows - 1) * src_stride + src_row + 1) * n {
@@ -362,7 +368,7 @@ pub fn moddown_finish<B: GpuBuffer, Q: GpuQueue<Buf = B>>(
     add: Option<(&B, usize)>,
     (inv, inv_q): (&B, &B),
 ) -> Result<bool> {
-    let Plan32::Cluster { log_tile } = eval_plan(q, tables.log_n()) else { return Ok(false) };
+    let Plan32::Cluster { log_tile } = eval_plan(q, tables.log_n(), 0, usize::MAX) else { return Ok(false) };
     let t = Tables32::new(tables, out, 1);
     let rows = polys * tables.k() as usize;
     let src_rows = if matches!(src, FinishSource::Lift(..)) { polys } else { rows };
