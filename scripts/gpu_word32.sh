@@ -14,6 +14,7 @@
 # then on the GPU machine, within the 10-minute limit of a call (about 9 minutes each):
 #   STEPS="ntt kernels w32 w32-as-64" scripts/gpu_word32.sh
 #   STEPS="n16 w32-timed cheddar40 cheddar64" scripts/gpu_word32.sh
+#   STEPS="helr helr-w32 resnet-w32" scripts/gpu_word32.sh  (HELR, 10 iterations each; ResNet-20 on 3 images)
 # Logs go to $OUT (or /tmp), one file a step.
 set -uo pipefail
 BIN=${BIN_DIR:-.gpu-bin}
@@ -50,6 +51,13 @@ for s in ${STEPS:-ntt kernels w32 w32-as-64}; do
     w32-as-64) step w32-as-64 14 "${boot[@]}" --preset n16-dense-w32 --reps 10 --data-words 64 ;;
     w32-kernels) step w32-kernels 60 "${boot[@]}" --preset n16-dense-w32 --reps 3 --kernels ;;
     n16) step n16 28 "${boot[@]}" --n 65536 --reps 10 --input all ;;
+    helr | helr-w32)
+      preset=(--n 65536); [ "$s" = helr-w32 ] && preset=(--preset n16-dense-13-w32)
+      step "$s" 12 "$BIN/xehe" demo train --data fashion-mnist --fashion-mnist "$BIN/fashion-mnist" "${preset[@]}" \
+        --iterations "${TRAIN_ITERATIONS:-10}" --device cuda ;;
+    resnet-w32)
+      step resnet-w32 12 "$BIN/xehe" infer --model models/resnet20-relu.onnx --data fashion-mnist --fashion-mnist "$BIN/fashion-mnist" \
+        --count "${IMAGES:-3}" --skip 6000 --preset n16-dense-w32 --device cuda --step-times ;;
     cheddar40 | cheddar64)
       ( cd "$BIN/cheddar" && CHEDDAR_BOOT_REPS=10 timeout 200 ./run.sh "${s#cheddar}" ) > "$LOG/$s.log" 2>&1 || status=1
       echo "== $s"; grep -E -i "ms|bits|error" "$LOG/$s.log" | tail -12 ;;

@@ -9,17 +9,22 @@
 //!    `convert_scaled_limb_rounded`);
 //! 3. the lower level's forward NTT of the conversion;
 //! 4. `out_i = D^{-1}([A · x]_i − conv_i)`: the kept rows, gathered in the lower level's order,
-//!    times `[A]_{q_i}` (zero on an added prime, where `A ≡ 0`), then key switching's finish.
+//!    times `[A]_{q_i}` (zero on an added prime, where `A ≡ 0`), then key switching's finish,
+//!    the epilogue of step 3's NTT where the plan allows.
+//!
+//! The gathers are one launch each (`gather_rows_u64`, the row tables and `[A]_{q_i}` on the
+//! device), not a copy per row.
 //!
 //! ModRaise from a lowest level of several primes (the scheme's `Evaluator::mod_raise_to`) is
 //! steps 1–3 alone on every row: the centred lift of `x mod Q_0` is the conversion corrected to
 //! a rounding ([`composite_mod_raise`]).
 
-use super::eval::{finish, scalar_op, EVAL_NTT};
+use super::eval::{finish, EVAL_NTT};
 use super::hybrid::{base_conv, BConvSpec, ConvShape, DeviceBConv};
 use super::level::{DevicePrimes, DeviceScalars, LevelData};
-use super::ntt::DeviceNttTables;
-use super::GpuQueue;
+use super::ntt::{DeviceNttTables, FinishSource};
+use super::{Arg, Geometry, GpuQueue};
+use crate::device::kernels::Family;
 use crate::math::modulus::{Modulus, ShoupOperand};
 use crate::math::ntt::NttTables;
 use crate::Result;
@@ -51,12 +56,14 @@ pub struct CompositeStepSpec<'a> {
 
 /// Device copy of a [`CompositeStepSpec`].
 pub struct CompositeStepData<B> {
-    drop_rows: Vec<usize>,
+    /// Rows of the upper level dropped, and the table of them on the device.
+    drop_rows: (usize, B),
     primes: DevicePrimes<B>,
     ntt: Arc<DeviceNttTables<B>>,
     bconv: DeviceBConv<B>,
-    src_rows: Vec<usize>,
-    a_mod: Vec<u64>,
+    /// For each lower row, the upper row of its `x` (the device's table).
+    src_rows: B,
+    a_mod: B,
     inv_d: DeviceScalars<B>,
 }
 
@@ -68,13 +75,14 @@ impl<B: super::GpuBuffer> CompositeStepData<B> {
     /// (the rounding correction's reciprocals) or inconsistent constants.
     pub fn new<Q: GpuQueue<Buf = B>>(q: &Q, c: &CompositeStepSpec<'_>) -> Result<Self> {
         let bconv = DeviceBConv::rounded(q, &c.bconv, c.drop_moduli, c.out_moduli, "composite rescale")?;
+        let rows = |r: &[usize]| q.upload_static_words(&r.iter().map(|&r| r as u64).collect::<Vec<_>>());
         Ok(CompositeStepData {
-            drop_rows: c.drop_rows.to_vec(),
+            drop_rows: (c.drop_rows.len(), rows(c.drop_rows)?),
             primes: DevicePrimes::new(q, c.drop_moduli)?,
             ntt: DeviceNttTables::for_eval(q, c.drop_ntt)?,
             bconv,
-            src_rows: c.src_rows.to_vec(),
-            a_mod: c.a_mod.to_vec(),
+            src_rows: rows(c.src_rows)?,
+            a_mod: q.upload_static_words(c.a_mod)?,
             inv_d: DeviceScalars::new(q, c.inv_d)?,
         })
     }
@@ -87,26 +95,57 @@ impl<B: super::GpuBuffer> CompositeStepData<B> {
 /// `Device` on an allocation, compile or launch failure.
 pub fn composite_rescale<Q: GpuQueue>(q: &Q, l: &LevelData<Q::Buf>, next: &LevelData<Q::Buf>, c: &CompositeStepData<Q::Buf>, ct: &Q::Buf, size: usize) -> Result<Q::Buf> {
     let (k, kn, n) = (l.k(), next.k(), l.n());
-    let nd = c.drop_rows.len();
+    let (nd, drop_rows) = (c.drop_rows.0, &c.drop_rows.1);
     let dropped = q.scratch(size * nd * n)?;
-    let kept = q.scratch(size * kn * n)?;
-    for p in 0..size {
-        for (j, &r) in c.drop_rows.iter().enumerate() {
-            q.copy(&dropped, (p * nd + j) * n, ct, (p * k + r) * n, n)?;
-        }
-        for (i, &r) in c.src_rows.iter().enumerate() {
-            q.copy(&kept, (p * kn + i) * n, ct, (p * k + r) * n, n)?;
-        }
-    }
+    gather_rows(q, l.log_n, (&dropped, nd), (ct, k), drop_rows, size, None)?;
     c.ntt.inverse(q, &dropped, size * nd, EVAL_NTT)?;
     let conv = q.scratch(size * kn * n)?;
     let shape = ConvShape { d: nd, off: 0, digits: 1, polys: size, split: kn, skip: false, centered: true };
     base_conv(q, l.log_n, (&conv, &conv), &dropped, &c.primes, &c.bconv, &next.primes, &shape)?;
-    next.ntt.forward(q, &conv, size * kn, EVAL_NTT)?;
-    let scaled = scalar_op(q, next, &kept, size, &c.a_mod, false)?;
+    let scaled = q.scratch(size * kn * n)?;
+    gather_rows(q, l.log_n, (&scaled, kn), (ct, k), &c.src_rows, size, Some((&c.a_mod, &next.primes)))?;
     let out = q.alloc(size * kn * n)?;
-    finish(q, next, (&out, None), &scaled, &conv, &next.primes, &c.inv_d, kn, size)?;
+    let inv = (&c.inv_d.w, &c.inv_d.wq);
+    if !next.ntt.forward_moddown_finish(q, (&out, 0), &conv, FinishSource::Rows, size, (&scaled, 0, kn), None, inv, EVAL_NTT)? {
+        next.ntt.forward(q, &conv, size * kn, EVAL_NTT)?;
+        finish(q, next, (&out, None), &scaled, &conv, &next.primes, &c.inv_d, kn, size)?;
+    }
     Ok(out)
+}
+
+/// `out` (`polys × out_rows` rows) = the rows of `inp` (`in_rows` a polynomial) that `rows`
+/// names (`out_rows` words on the device), each times `s_i` mod the `i`-th prime of `primes`
+/// where `scale = Some((s, primes))` (`gather_rows_u64`).
+fn gather_rows<Q: GpuQueue>(
+    q: &Q,
+    log_n: u32,
+    (out, out_rows): (&Q::Buf, usize),
+    (inp, in_rows): (&Q::Buf, usize),
+    rows: &Q::Buf,
+    polys: usize,
+    scale: Option<(&Q::Buf, &DevicePrimes<Q::Buf>)>,
+) -> Result<()> {
+    let total = (polys * out_rows) << log_n;
+    // Without scaling the constants are not read: the row table stands in for them.
+    let (s, moduli, r0, r1) = match scale {
+        Some((s, p)) => (s, &p.moduli, &p.r0, &p.r1),
+        None => (rows, rows, rows, rows),
+    };
+    let args = [
+        Arg::Buf(out),
+        Arg::Buf(inp),
+        Arg::Buf(rows),
+        Arg::U32(out_rows as u32),
+        Arg::U32(in_rows as u32),
+        Arg::U32(u32::from(scale.is_some())),
+        Arg::Buf(s),
+        Arg::Buf(moduli),
+        Arg::Buf(r0),
+        Arg::Buf(r1),
+        Arg::U32(log_n),
+        Arg::U64(total as u64),
+    ];
+    q.launch(Family::Keyswitch, &[], "gather_rows_u64", Geometry::Items(total as u64), &args)
 }
 
 /// The conversion of ModRaise from a composite lowest level to a higher one in plain data:
