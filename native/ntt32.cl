@@ -42,7 +42,7 @@
 
 /* Root i of a 64-bit table pair as a 32-bit operand and its 32-bit Shoup quotient. */
 #define ROOT32(rw, i) ((u32)(rw)[i])
-#define QUOT32(rq, i) ((u32)((rq)[i] >> 32))
+#define QUOT32(rq, i) (((CONST_AS u32 *)(rq))[2 * (i) + 1]) /* the high word: 4 bytes read, not 8 */
 
 /*
  * The root w < q < 2^30 of a 32-bit Shoup quotient wq = floor(w * 2^32 / q), in registers: the
@@ -60,7 +60,7 @@ DECLSPEC u32 root_of_quot32(u32 wq, u32 q)
 /* Twiddle i of quotient table rq (64-bit quotients; their high words): *w and *wq. */
 DECLSPEC void twiddle32(CONST_AS u64 *rq, u32 i, u32 q, u32 *w, u32 *wq)
 {
-    *wq = ((CONST_AS u32 *)rq)[2 * i + 1];
+    *wq = QUOT32(rq, i);
     *w = root_of_quot32(*wq, q);
 }
 

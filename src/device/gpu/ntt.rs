@@ -384,14 +384,44 @@ impl<B: GpuBuffer> DeviceNttTables<B> {
         if last.words() < src_rows << self.log_n {
             return Err(crate::Error::InvalidArgument("forward_moddown_finish: source shorter than its rows".into()));
         }
-        let (r1, (p, p_r1), add, kernel) = match src {
-            FinishSource::Lift(r1, p) => (r1, p, add, "ntt_fwd_cluster_moddown_fin_u64"),
-            FinishSource::Rows => (self.table(NttTable::Moduli), (0, 0), add, "ntt_fwd_cluster_fin_u64"),
+        let kernel = match src {
+            FinishSource::Lift(..) => "ntt_fwd_cluster_moddown_fin_u64",
+            FinishSource::Rows => "ntt_fwd_cluster_fin_u64",
+            FinishSource::RowsMany(_) => "ntt_fwd_cluster_fin_many_u64",
+        };
+        let scalars = first.scalars[2..].iter().map(|&a| Arg::from(a));
+        let args = self.finish_args((out, out_off), last, src, (xs, xs_off, x_rows_per_poly), add, (inv, inv_q), scalars);
+        let geometry = Geometry::Groups { groups: (first.groups, 1), local: first.local };
+        q.launch(Family::Ntt, &plan.defines(), kernel, geometry, &args)?;
+        Ok(true)
+    }
+
+    /// The argument list of the mod-down finish kernels ([`forward_moddown_finish`]'s, in
+    /// 64-bit words `native/ntt.cl` `MODDOWN_FIN_ARGS`, in 32-bit words `native/ntt32.cl`
+    /// `MODDOWN_FIN32_ARGS`): [`fused_forward_args`](Self::fused_forward_args), then the plan's
+    /// `scalars` (the 64-bit cluster plan's; none in 32-bit words), then the correction's prime,
+    /// the finish's operands and its `P^{-1}`.
+    ///
+    /// [`forward_moddown_finish`]: Self::forward_moddown_finish
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn finish_args<'a>(
+        &'a self,
+        (out, out_off): (&'a B, usize),
+        last: &'a B,
+        src: FinishSource<'a, B>,
+        (xs, xs_off, x_rows_per_poly): (&'a B, usize, usize),
+        add: Option<(&'a B, usize)>,
+        (inv, inv_q): (&'a B, &'a B),
+        scalars: impl IntoIterator<Item = Arg<'a, B>>,
+    ) -> Vec<Arg<'a, B>> {
+        let (r1, (p, p_r1), add) = match src {
+            FinishSource::Lift(r1, p) => (r1, p, add),
+            FinishSource::Rows => (self.table(NttTable::Moduli), (0, 0), add),
             // c01 carries the output addresses (c_words 0: nothing added).
-            FinishSource::RowsMany(outs) => (self.table(NttTable::Moduli), (0, 0), Some((outs, 0)), "ntt_fwd_cluster_fin_many_u64"),
+            FinishSource::RowsMany(outs) => (self.table(NttTable::Moduli), (0, 0), Some((outs, 0))),
         };
         let mut args = self.fused_forward_args(Arg::BufAt(out, out_off), last, r1);
-        args.extend(first.scalars[2..].iter().map(|&a| Arg::from(a)));
+        args.extend(scalars);
         args.extend([
             Arg::U64(p),
             Arg::U64(p_r1),
@@ -402,9 +432,7 @@ impl<B: GpuBuffer> DeviceNttTables<B> {
             Arg::U32(x_rows_per_poly as u32),
             Arg::U64(add.map_or(0, |a| a.1) as u64),
         ]);
-        let geometry = Geometry::Groups { groups: (first.groups, 1), local: first.local };
-        q.launch(Family::Ntt, &plan.defines(), kernel, geometry, &args)?;
-        Ok(true)
+        args
     }
 
     /// One launch of key switching's pipelined step 2 (`ntt_fwd_cluster_lift_inner_u64`); these are the extended tables (the level's primes, then P: kp = `self.k()`). Lift
@@ -527,8 +555,7 @@ impl<B: GpuBuffer> DeviceNttTables<B> {
         // On 32-bit data words the evaluator's choice is the NTT in 32-bit arithmetic, these
         // tables read as 32-bit operands.
         if variant == NttVariant::Auto && data.elem_bytes() == 4 && self.log_n >= 4 {
-            use crate::device::ntt_family::word32::{eval_plan, CLUSTER_MAX_ROWS};
-            let plan = eval_plan(q, self.log_n, rows, CLUSTER_MAX_ROWS);
+            let plan = crate::device::ntt_family::word32::eval_plan(q, self.log_n, rows);
             return crate::device::ntt_family::word32::run(self, q, data, rows, rows_per_prime, dir, plan);
         }
         let variant = self.resolve(variant, rows);

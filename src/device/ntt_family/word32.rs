@@ -71,12 +71,18 @@ pub fn cluster_log_tile(log_n: u32) -> Option<u32> {
 /// finish and strided inverse take the cluster plan at any count.
 pub const CLUSTER_MAX_ROWS: usize = 16;
 
-/// The evaluator's plan on queue `q` for `rows` rows of N = 2^`log_n`: the cluster launch
-/// where `q` has thread-block clusters, [`cluster_log_tile`] has a tile and `rows` is at most
-/// `max_rows`, else the passes.
-pub fn eval_plan<Q: GpuQueue>(q: &Q, log_n: u32, rows: usize, max_rows: usize) -> Plan32 {
-    match cluster_log_tile(log_n) {
-        Some(log_tile) if q.thread_block_clusters() && rows <= max_rows => Plan32::Cluster { log_tile },
+/// The cluster plan's tile on queue `q` for N = 2^`log_n`, log2: [`cluster_log_tile`] where `q`
+/// has thread-block clusters, else `None` (the fused finish and strided inverse take it at any
+/// row count).
+pub fn cluster_plan<Q: GpuQueue>(q: &Q, log_n: u32) -> Option<u32> {
+    cluster_log_tile(log_n).filter(|_| q.thread_block_clusters())
+}
+
+/// The evaluator's plan on queue `q` for a plain transform of `rows` rows of N = 2^`log_n`: the
+/// cluster launch of [`cluster_plan`] up to [`CLUSTER_MAX_ROWS`] rows, else the passes.
+pub fn eval_plan<Q: GpuQueue>(q: &Q, log_n: u32, rows: usize) -> Plan32 {
+    match cluster_plan(q, log_n) {
+        Some(log_tile) if rows <= CLUSTER_MAX_ROWS => Plan32::Cluster { log_tile },
         _ => Plan32::Passes { chunk_rows: None },
     }
 }
@@ -325,8 +331,8 @@ impl<'t, B: GpuBuffer> Tables32<'t, B> {
 
 /// [`DeviceNttTables::inverse_from`] on 32-bit data words in the cluster plan
 /// (`ntt32_inv_cluster_from_u32`): row `r < rows` of `out` becomes the inverse NTT of row
-/// `r · src_stride + src_row` of `src`. Returns `false` (and does nothing) where the evaluator's
-/// plan on `q` is not a cluster plan ([`eval_plan`]).
+/// `r · src_stride + src_row` of `src`. Returns `false` (and does nothing) where `q` has no
+/// cluster plan for N ([`cluster_plan`]).
 ///
 /// # Errors
 /// `InvalidArgument` when `out` or `src` is too short; `Device` on a compile or launch failure.
@@ -338,7 +344,7 @@ pub fn inverse_from<B: GpuBuffer, Q: GpuQueue<Buf = B>>(
     rows: usize,
     (src_stride, src_row): (usize, usize),
 ) -> Result<bool> {
-    let Plan32::Cluster { log_tile } = eval_plan(q, tables.log_n(), 0, usize::MAX) else { return Ok(false) };
+    let Some(log_tile) = cluster_plan(q, tables.log_n()) else { return Ok(false) };
     let t = Tables32::new(tables, out, 1);
     let n = 1usize << tables.log_n();
     if rows == 0 || out.words() * t.per_word < rows * n || src.words() * t.per_word < ((rows - 1) * src_stride + src_row + 1) * n {
@@ -352,7 +358,7 @@ pub fn inverse_from<B: GpuBuffer, Q: GpuQueue<Buf = B>>(
 
 /// [`DeviceNttTables::forward_moddown_finish`] on 32-bit data words in the cluster plan
 /// (`ntt32_fwd_cluster_{fin,moddown_fin,fin_many}_u32`), with the same arguments and results.
-/// Returns `false` (and does nothing) where the evaluator's plan on `q` is not a cluster plan.
+/// Returns `false` (and does nothing) where `q` has no cluster plan for N ([`cluster_plan`]).
 ///
 /// # Errors
 /// `InvalidArgument` when `out` or `last` is too short; `Device` on a compile or launch failure.
@@ -368,39 +374,20 @@ pub fn moddown_finish<B: GpuBuffer, Q: GpuQueue<Buf = B>>(
     add: Option<(&B, usize)>,
     (inv, inv_q): (&B, &B),
 ) -> Result<bool> {
-    let Plan32::Cluster { log_tile } = eval_plan(q, tables.log_n(), 0, usize::MAX) else { return Ok(false) };
+    let Some(log_tile) = cluster_plan(q, tables.log_n()) else { return Ok(false) };
     let t = Tables32::new(tables, out, 1);
     let rows = polys * tables.k() as usize;
     let src_rows = if matches!(src, FinishSource::Lift(..)) { polys } else { rows };
     if rows == 0 || out.words().saturating_sub(out_off) * t.per_word < rows << tables.log_n() || last.words() * t.per_word < src_rows << tables.log_n() {
         return Err(Error::InvalidArgument("forward_moddown_finish: a buffer shorter than its rows".into()));
     }
-    let moduli = tables.table(NttTable::Moduli);
-    let (r1, (p, p_r1), add, kernel) = match src {
-        FinishSource::Lift(r1, p) => (r1, p, add, "ntt32_fwd_cluster_moddown_fin_u32"),
-        FinishSource::Rows => (moduli, (0, 0), add, "ntt32_fwd_cluster_fin_u32"),
-        // c01 carries the output addresses (c_words 0: nothing added).
-        FinishSource::RowsMany(outs) => (moduli, (0, 0), Some((outs, 0)), "ntt32_fwd_cluster_fin_many_u32"),
+    let kernel = match src {
+        FinishSource::Lift(..) => "ntt32_fwd_cluster_moddown_fin_u32",
+        FinishSource::Rows => "ntt32_fwd_cluster_fin_u32",
+        FinishSource::RowsMany(_) => "ntt32_fwd_cluster_fin_many_u32",
     };
     let (defines, geometry) = t.cluster(log_tile, rows as u32)?;
-    let args = vec![
-        Arg::BufAt(out, out_off),
-        Arg::Buf(last),
-        Arg::Buf(r1),
-        Arg::Buf(tables.table(NttTable::Roots)),
-        Arg::Buf(tables.table(NttTable::RootsQ)),
-        Arg::Buf(moduli),
-        Arg::U32(tables.k()),
-        Arg::U32(tables.log_n()),
-        Arg::U64(p),
-        Arg::U64(p_r1),
-        add.map_or(Arg::BufAt(xs, xs_off), |a| Arg::Buf(a.0)),
-        Arg::BufAt(xs, xs_off),
-        Arg::Buf(inv),
-        Arg::Buf(inv_q),
-        Arg::U32(x_rows_per_poly as u32),
-        Arg::U64(add.map_or(0, |a| a.1) as u64),
-    ];
+    let args = tables.finish_args((out, out_off), last, src, (xs, xs_off, x_rows_per_poly), add, (inv, inv_q), []);
     q.launch(Family::Ntt32, &defines, kernel, geometry, &args)?;
     Ok(true)
 }
