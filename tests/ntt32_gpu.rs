@@ -133,6 +133,20 @@ fn refuses<Q: GpuQueue>(q: &Q) {
     assert!(ntt.forward(q, &buf, 2).is_err());
     assert!(ntt.inverse(q, &buf, 0).is_err());
     ntt.forward(q, &buf, 1).unwrap();
+    // A cluster plan whose tile is the whole row (no cross-CTA rounds) or too small is refused
+    // before any launch, on every device; the data is left as it was.
+    let before = {
+        let mut w = vec![0u64; n / 2];
+        q.download(&buf, &mut w).unwrap();
+        w
+    };
+    for log_tile in [10, 5] {
+        let err = DeviceNtt32::new(q, &t).unwrap().cluster(log_tile).forward(q, &buf, 1).err().expect("a bad cluster tile is refused");
+        assert!(err.to_string().contains("cluster"), "{err}");
+    }
+    let mut after = vec![0u64; n / 2];
+    q.download(&buf, &mut after).unwrap();
+    assert_eq!(before, after);
 }
 
 #[test]
