@@ -24,40 +24,49 @@ KERNEL_FQ void ks_lift_u64(GLOBAL_AS DWORD *lifted, CONST_AS DWORD *t, CONST_AS 
 }
 
 /*
- * Two-component inner-product accumulator: sum_j v_j * k0_j and sum_j v_j * k1_j modulo q, in
- * 128 bits with one reduction at the end (mad_mod), or reduced at every step with XEHE_NO_MAD
- * (the sums then live in .lo).
+ * Two-component inner-product accumulator: sum_j v_j * k0_j and sum_j v_j * k1_j modulo q, as
+ * sums of products reduced once at the end (mac_t: 128 bits, or one u64 with XEHE_WORD32), or
+ * reduced at every step with XEHE_NO_MAD.
  */
+#if XEHE_NO_MAD
+typedef u64 ks_sum_t;
+#else
+typedef mac_t ks_sum_t;
+#endif
 typedef struct {
-    u128_t a0, a1;
+    ks_sum_t a0, a1;
 } ks_acc2_t;
 
 DECLSPEC ks_acc2_t ks_acc2_zero(void)
 {
     ks_acc2_t a;
-    a.a0.lo = a.a0.hi = a.a1.lo = a.a1.hi = 0;
+#if XEHE_NO_MAD
+    a.a0 = a.a1 = 0;
+#else
+    a.a0 = a.a1 = mac_zero();
+#endif
     return a;
 }
 
 DECLSPEC ks_acc2_t ks_acc2_add(ks_acc2_t a, u64 v, u64 k0, u64 k1, u64 q, u64 c0, u64 c1)
 {
 #if XEHE_NO_MAD
-    a.a0.lo = add_mod(a.a0.lo, mul_mod(v, k0, q, c0, c1), q);
-    a.a1.lo = add_mod(a.a1.lo, mul_mod(v, k1, q, c0, c1), q);
+    a.a0 = add_mod(a.a0, mul_mod(v, k0, q, c0, c1), q);
+    a.a1 = add_mod(a.a1, mul_mod(v, k1, q, c0, c1), q);
 #else
-    a.a0 = mad64_wide(v, k0, a.a0);
-    a.a1 = mad64_wide(v, k1, a.a1);
+    a.a0 = mac_add(a.a0, v, k0, q, c1);
+    a.a1 = mac_add(a.a1, v, k1, q, c1);
 #endif
     return a;
 }
 
 /* The canonical value of one accumulated component. */
-DECLSPEC u64 ks_acc_value(u128_t a, u64 q, u64 c0, u64 c1)
+DECLSPEC u64 ks_acc_value(ks_sum_t a, u64 q, u64 c0, u64 c1)
 {
 #if XEHE_NO_MAD
-    return a.lo;
+    return a;
 #else
-    return barrett_reduce_128(a, q, c0, c1);
+    return mac_value(a, q, c0, c1);
 #endif
 }
 
@@ -535,8 +544,8 @@ DECLSPEC void ks_rot_word(u64 *v0, u64 *v1, CONST_AS u64 *desc, u64 y, u32 log_n
         CONST_AS DWORD *diag = (CONST_AS DWORD *)(desc)[s];                                                            \
         if (diag != 0) {                                                                                               \
             u64 dv = diag[lim + y];                                                                                    \
-            acc[s][0] = mad64_wide(v0, dv, acc[s][0]);                                                                 \
-            acc[s][1] = mad64_wide(v1, dv, acc[s][1]);                                                                 \
+            acc[s][0] = mac_add(acc[s][0], v0, dv, q, c1r);                                                            \
+            acc[s][1] = mac_add(acc[s][1], v1, dv, q, c1r);                                                            \
         }                                                                                                              \
     }
 
@@ -555,7 +564,7 @@ DECLSPEC void ks_rot_word(u64 *v0, u64 *v1, CONST_AS u64 *desc, u64 y, u32 log_n
  * the diagonal's address (the plaintext on the data primes then the special primes,
  * (ell + alpha) x N words, NTT form) or 0 where the sum has no term of rotation r. ident: the
  * identity's diagonals (KS_SUMS addresses or 0) when has_ident, rot = c * [P]_{q_o} on the data
- * limbs, 0 on the special limbs. Each rotation word is reduced, then the sums run in 128 bits and are reduced once:
+ * limbs, 0 on the special limbs. Each rotation word is reduced, then the sums run as mac_t (modarith.h) and are reduced once:
  * modular sums in any grouping are the same words, so the result equals the separate rotations
  * and products (Evaluator::apply_galois_hybrid_many_ext then multiply_plain_sum_ext) word for
  * word, without their (ell + alpha)-row intermediates crossing DRAM. out_s: 2 x ell rows (c0,
@@ -593,9 +602,9 @@ extern "C" __global__ void __launch_bounds__(256, KS_SUMS_MIN_BLOCKS) ks_inner_s
         CONST_AS DWORD *rows = data ? up_q + (((u64)o * (digits - 1)) << log_n) : up_p + (((u64)(o - ell) * digits) << log_n);
         u64 q = out_moduli[o], c0r = out_r0[o], c1r = out_r1[o];
         u64 pm = data ? p_mod[o] : 0;
-        u128_t acc[KS_SUMS][2];
+        mac_t acc[KS_SUMS][2];
 #pragma unroll
-        for (u32 s = 0; s < KS_SUMS; s++) acc[s][0].lo = acc[s][0].hi = acc[s][1].lo = acc[s][1].hi = 0;
+        for (u32 s = 0; s < KS_SUMS; s++) acc[s][0] = acc[s][1] = mac_zero();
         if (has_ident && data) {
             u64 v0 = mul_mod(ct[lim + y], pm, q, c0r, c1r), v1 = mul_mod(c1[lim + y], pm, q, c0r, c1r);
             KS_SUMS_ADD(ident, v0, v1)
@@ -615,8 +624,8 @@ extern "C" __global__ void __launch_bounds__(256, KS_SUMS_MIN_BLOCKS) ks_inner_s
 #pragma unroll
         for (u32 s = 0; s < KS_SUMS; s++) {
             GLOBAL_AS DWORD *dst = out + (u64)s * 2 * total + (data ? 0 : (u64)2 * ell << log_n) + row;
-            dst[y] = (DWORD)barrett_reduce_128(acc[s][0], q, c0r, c1r);
-            dst[comp + y] = (DWORD)barrett_reduce_128(acc[s][1], q, c0r, c1r);
+            dst[y] = (DWORD)mac_value(acc[s][0], q, c0r, c1r);
+            dst[comp + y] = (DWORD)mac_value(acc[s][1], q, c0r, c1r);
         }
     }
 }

@@ -56,19 +56,6 @@ DECLSPEC u64 limb_pack(u64 y)
     return ((y >> 30) << 32) | (y & LIMB_MASK);
 }
 
-/* c + a * b for 32-bit a, b (one IMAD.WIDE.U32 on CUDA; the compiler's own lowering of the C
- * expression adds moves and a zero add per product). */
-DECLSPEC u64 mad_wide32(u32 a, u32 b, u64 c)
-{
-#if IS_CUDA && !XEHE_NO_ASM
-    u64 r;
-    asm("mad.wide.u32 %0, %1, %2, %3;" : "=l"(r) : "r"(a), "r"(b), "l"(c));
-    return r;
-#else
-    return c + (u64)a * b;
-#endif
-}
-
 /* a + y b (mod m) in limb sums: y packed by limb_pack, b and bt = [b 2^30]_m packed likewise.
  * With XEHE_WORD32 every input and output prime is below 2^30, so y, b < 2^30 have no high
  * limb (their packed forms are themselves) and s1 stays 0: one product. */

@@ -15,6 +15,7 @@
 #   STEPS="ntt kernels w32 w32-as-64" scripts/gpu_word32.sh
 #   STEPS="n16 w32-timed cheddar40 cheddar64" scripts/gpu_word32.sh
 #   STEPS="helr helr-w32 resnet-w32" scripts/gpu_word32.sh  (HELR, 10 iterations each; ResNet-20 on 3 images)
+#   STEPS="ncu-ntt ncu-sums" scripts/gpu_word32.sh  (Nsight Compute on the 32-bit NTTs and the baby-step sums)
 # Logs go to $OUT (or /tmp), one file a step.
 set -uo pipefail
 BIN=${BIN_DIR:-.gpu-bin}
@@ -50,6 +51,17 @@ for s in ${STEPS:-ntt kernels w32 w32-as-64}; do
     w32-timed) step w32-timed 14 "${boot[@]}" --preset n16-dense-w32 --reps 10 ;;
     w32-as-64) step w32-as-64 14 "${boot[@]}" --preset n16-dense-w32 --reps 10 --data-words 64 ;;
     w32-kernels) step w32-kernels 60 "${boot[@]}" --preset n16-dense-w32 --reps 3 --kernels ;;
+    ncu-ntt | ncu-sums)
+      # Nsight Compute (Firecracker machines: --clock-control none) on the 32-bit NTTs of `bench ntt`, or on
+      # the bootstrap's first baby-step sums: registers, occupancy, throughput and warp stalls.
+      sections=(--section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats)
+      if [ "$s" = ncu-ntt ]; then
+        step ncu-ntt 40 ncu --clock-control none -k regex:ntt32 -c "${NCU_COUNT:-12}" "${sections[@]}" \
+          "$BIN/xehe" bench ntt --words --device cuda --log-n 16 --rows "${NTT_ROWS:-32}" --reps 2
+      else
+        step ncu-sums 40 ncu --clock-control none -k ks_inner_sums_u64 -c 2 "${sections[@]}" \
+          "${boot[@]}" --preset n16-dense-w32 --reps 1
+      fi ;;
     n16) step n16 28 "${boot[@]}" --n 65536 --reps 10 --input all ;;
     helr | helr-w32)
       preset=(--n 65536); [ "$s" = helr-w32 ] && preset=(--preset n16-dense-13-w32)
