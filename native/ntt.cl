@@ -21,6 +21,7 @@
  */
 #include "modarith.h"
 #include "cluster.h"
+#include "ntt_rows.h"
 
 #ifndef XEHE_SLM_TILE
 #define XEHE_SLM_TILE 2048
@@ -241,7 +242,7 @@ KERNEL_FQ void ntt_fwd_radix2_u64(GLOBAL_AS DWORD *data, CONST_AS u64 *roots, CO
         u32 i = j >> log_gap;
         u32 x = row * n + (i << (log_gap + 1)) + (j & ((1u << log_gap) - 1));
         u32 y = x + (1u << log_gap);
-        u32 ri = p * n + (1u << log_m) + i;
+        u64 ri = NTT_ROW(p) + (1u << log_m) + i;
         u64 a = data[x], b = data[y];
         fwd_bf(&a, &b, roots[ri], roots_q[ri], q);
         if (last) {
@@ -275,8 +276,8 @@ DECLSPEC_INLINE void fwd_radix_pass(GLOBAL_AS DWORD *out, CONST_AS DWORD *in, u3
         u32 i1 = j >> (log_gap - (r - 1));
         u32 col = i1 * 2 * g + (j & (gr - 1));
         u32 m = 1u << log_m;
-        CONST_AS u64 *rw = roots + p * n;
-        CONST_AS u64 *rq = roots_q + p * n;
+        CONST_AS u64 *rw = roots + NTT_ROW(p);
+        CONST_AS u64 *rq = roots_q + NTT_ROW(p);
         u64 v[RADIX_MAX];
         if (lift_div) {
             CONST_AS DWORD *src = in + (u64)LIFT_SRC_ROW(row, lift_div) * n + col;
@@ -545,7 +546,7 @@ KERNEL_FQ void ntt_fwd_slm_u64(GLOBAL_AS DWORD *data, CONST_AS u64 *roots, CONST
     GLOBAL_AS DWORD *src = data + ((u64)row << log_n) + (u64)tin * T;
     for (u32 e = LOCAL_ID(); e < T; e += LOCAL_SIZE()) tile[SLM_PAD(e)] = src[e];
     SYNC_THREADS();
-    fwd_slm_rounds(tile, T, roots + ((u64)p << log_n), roots_q + ((u64)p << log_n), q, log_n, log_m, tin, mode,
+    fwd_slm_rounds(tile, T, roots + NTT_ROW(p), roots_q + NTT_ROW(p), q, log_n, log_m, tin, mode,
                    scratch);
     for (u32 e = LOCAL_ID(); e < T; e += LOCAL_SIZE()) src[e] = fwd_final(tile[SLM_PAD(e)], q);
 }
@@ -620,8 +621,8 @@ KERNEL_FQ void ntt_fwd_reg_u64(GLOBAL_AS DWORD *data, CONST_AS u64 *roots, CONST
     LOCAL_ARRAY(u64, tile, SLM_WORDS);
     const u32 T = XEHE_SLM_TILE;
     tile_id_t t = tile_of_group(k, log_n, T);
-    fwd_reg_rounds(tile, data + ((u64)t.row << log_n) + (u64)t.tin * T, T, roots + ((u64)t.p << log_n),
-                   roots_q + ((u64)t.p << log_n), moduli[t.p], log_n, log_m, t.tin, mode);
+    fwd_reg_rounds(tile, data + ((u64)t.row << log_n) + (u64)t.tin * T, T, roots + NTT_ROW(t.p),
+                   roots_q + NTT_ROW(t.p), moduli[t.p], log_n, log_m, t.tin, mode);
 }
 
 /* ---------------- inverse ---------------- */
@@ -646,7 +647,7 @@ KERNEL_FQ void ntt_inv_radix2_u64(GLOBAL_AS DWORD *data, CONST_AS u64 *iroots, C
         if (log_m == 0) {
             inv_bf_last(&a, &b, inv_n[p], inv_n_q[p], last_w[p], last_wq[p], q);
         } else {
-            u32 ri = p * n + n - (1u << (log_m + 1)) + 1 + i;
+            u64 ri = NTT_ROW(p) + n - (1u << (log_m + 1)) + 1 + i;
             inv_bf(&a, &b, iroots[ri], iroots_q[ri], q);
         }
         data[x] = a;
@@ -673,7 +674,7 @@ DECLSPEC_INLINE void inv_radix_pass(GLOBAL_AS DWORD *data, CONST_AS u64 *iroots,
         u64 v[RADIX_MAX];
 #pragma unroll
         for (u32 s = 0; s < (1u << r); s++) v[s] = data[base + inv_off(s, r, g)];
-        inv_round_r(v, r, iroots + p * n, iroots_q + p * n, n, m, i3, q, 1, inv_n[p], inv_n_q[p], last_w[p],
+        inv_round_r(v, r, iroots + NTT_ROW(p), iroots_q + NTT_ROW(p), n, m, i3, q, 1, inv_n[p], inv_n_q[p], last_w[p],
                     last_wq[p]);
 #pragma unroll
         for (u32 s = 0; s < (1u << r); s++) data[base + inv_off(s, r, g)] = v[s];
@@ -826,7 +827,7 @@ KERNEL_FQ void ntt_inv_slm_u64(GLOBAL_AS DWORD *data, CONST_AS u64 *iroots, CONS
     GLOBAL_AS DWORD *src = data + ((u64)row << log_n) + (u64)tin * T;
     for (u32 e = LOCAL_ID(); e < T; e += LOCAL_SIZE()) tile[SLM_PAD(e)] = src[e];
     SYNC_THREADS();
-    inv_slm_rounds(tile, T, iroots + ((u64)p << log_n), iroots_q + ((u64)p << log_n), q, log_n, n, stop_log_m, tin,
+    inv_slm_rounds(tile, T, iroots + NTT_ROW(p), iroots_q + NTT_ROW(p), q, log_n, n, stop_log_m, tin,
                    mode, 1, inv_last(inv_n, inv_n_q, last_w, last_wq, p), scratch);
     for (u32 e = LOCAL_ID(); e < T; e += LOCAL_SIZE()) src[e] = tile[SLM_PAD(e)];
 }
@@ -934,7 +935,7 @@ DECLSPEC void fwd_cluster(GLOBAL_AS DWORD *data, CONST_AS DWORD *in, u32 lift_di
     u64 q = moduli[p];
     CONST_AS DWORD *src = in + ((u64)(lift_div ? LIFT_SRC_ROW(row, lift_div) : row) << log_n);
     lift_t lt = lift_init(lift_div ? r1[p] : 0, q, p_last, p_last_r1);
-    fwd_cluster_row(data + ((u64)row << log_n), src, lift_div, lt, roots + ((u64)p << log_n), roots_q + ((u64)p << log_n),
+    fwd_cluster_row(data + ((u64)row << log_n), src, lift_div, lt, roots + NTT_ROW(p), roots_q + NTT_ROW(p),
                     q, log_n, log_m, mode);
 }
 
@@ -973,6 +974,7 @@ KERNEL_CLUSTER_FQ ntt_fwd_cluster_lift_inner_u64(GLOBAL_AS DWORD *lifted, CONST_
                                                  CONST_AS u64 *r0, u32 kd, u32 key_k, u32 p0, u32 pw,
                                                  u32 inner_clusters)
 {
+    const u32 k = kp; /* the list's length, for NTT_ROW */
     u32 cl = GROUP_ID() / XEHE_CLUSTER;
     u64 n = (u64)1 << log_n;
     if (cl < inner_clusters) {
@@ -999,7 +1001,7 @@ KERNEL_CLUSTER_FQ ntt_fwd_cluster_lift_inner_u64(GLOBAL_AS DWORD *lifted, CONST_
     u32 rr = cl - inner_clusters, i = i0 + rr % w;
     u64 q = moduli[i];
     fwd_cluster_row(lifted + ((u64)rr << log_n), t + ((u64)(rr / w) << log_n), 1, lift_init(r1[i], q, 0, 0),
-                    roots + ((u64)i << log_n), roots_q + ((u64)i << log_n), q, log_n, log_m, mode);
+                    roots + NTT_ROW(i), roots_q + NTT_ROW(i), q, log_n, log_m, mode);
 }
 
 /* ntt_fwd_radix8_moddown_u64 as one cluster NTT (the rounding correction of mod-down/rescale). */
@@ -1054,10 +1056,11 @@ DECLSPEC void moddown_fin_epilogue_rows(GLOBAL_AS DWORD *out, LOCAL_AS u64 *tile
 /* This CTA's tile of the plain forward NTT of row `row` (prime i) of `last` (one canonical row
  * per (polynomial, prime)), for a finish epilogue. */
 DECLSPEC LOCAL_AS u64 *fin_rows_tile(CONST_AS DWORD *last, u32 row, u32 i, CONST_AS u64 *roots, CONST_AS u64 *roots_q,
-                                     u64 q, u32 log_n, u32 log_m, u32 mode)
+                                     CONST_AS u64 *moduli, u32 k, u32 log_n, u32 log_m, u32 mode)
 {
-    return fwd_cluster_tile(last + ((u64)row << log_n), 0, lift_init(0, q, 0, 0), roots + ((u64)i << log_n),
-                            roots_q + ((u64)i << log_n), q, log_n, log_m, mode);
+    u64 q = moduli[i];
+    return fwd_cluster_tile(last + ((u64)row << log_n), 0, lift_init(0, q, 0, 0), roots + NTT_ROW(i),
+                            roots_q + NTT_ROW(i), q, log_n, log_m, mode);
 }
 
 /*
@@ -1071,7 +1074,7 @@ KERNEL_CLUSTER_FQ ntt_fwd_cluster_moddown_fin_u64 MODDOWN_FIN_ARGS
     u32 row = GROUP_ID() / XEHE_CLUSTER, i = row % k;
     u64 q = moduli[i];
     LOCAL_AS u64 *tile = fwd_cluster_tile(last + ((u64)(row / k) << log_n), 1, lift_init(r1[i], q, p_last, p_last_r1),
-                                          roots + ((u64)i << log_n), roots_q + ((u64)i << log_n), q, log_n, log_m, mode);
+                                          roots + NTT_ROW(i), roots_q + NTT_ROW(i), q, log_n, log_m, mode);
     moddown_fin_epilogue_rows(out, tile, row, k, moduli, log_n, c01, xs, inv_p, inv_p_q, x_rows_per_poly, c_words);
 }
 
@@ -1084,7 +1087,7 @@ KERNEL_CLUSTER_FQ ntt_fwd_cluster_moddown_fin_u64 MODDOWN_FIN_ARGS
 KERNEL_CLUSTER_FQ ntt_fwd_cluster_fin_u64 MODDOWN_FIN_ARGS
 {
     u32 row = GROUP_ID() / XEHE_CLUSTER, i = row % k;
-    LOCAL_AS u64 *tile = fin_rows_tile(last, row, i, roots, roots_q, moduli[i], log_n, log_m, mode);
+    LOCAL_AS u64 *tile = fin_rows_tile(last, row, i, roots, roots_q, moduli, k, log_n, log_m, mode);
     moddown_fin_epilogue_rows(out, tile, row, k, moduli, log_n, c01, xs, inv_p, inv_p_q, x_rows_per_poly, c_words);
 }
 
@@ -1101,7 +1104,7 @@ KERNEL_CLUSTER_FQ ntt_fwd_cluster_fin_many_u64 MODDOWN_FIN_ARGS
 {
     u32 row = GROUP_ID() / XEHE_CLUSTER, i = row % k;
     u64 q = moduli[i];
-    LOCAL_AS u64 *tile = fin_rows_tile(last, row, i, roots, roots_q, q, log_n, log_m, mode);
+    LOCAL_AS u64 *tile = fin_rows_tile(last, row, i, roots, roots_q, moduli, k, log_n, log_m, mode);
     u32 h = row / x_rows_per_poly, rr = row % x_rows_per_poly;
     GLOBAL_AS DWORD *dst = (GLOBAL_AS DWORD *)((CONST_AS u64 *)c01)[h] + ((u64)rr << log_n);
     moddown_fin_epilogue(dst, 0, xs + ((u64)row << log_n), tile, q, inv_p[i], inv_p_q[i]);
@@ -1121,8 +1124,8 @@ DECLSPEC void inv_cluster(GLOBAL_AS DWORD *data, CONST_AS DWORD *src, CONST_AS u
     u32 n = 1u << log_n;
     u32 rank = cluster_rank(), row = GROUP_ID() / XEHE_CLUSTER, p = NTT_PRIME(row);
     u64 q = moduli[p];
-    CONST_AS u64 *rw = iroots + ((u64)p << log_n);
-    CONST_AS u64 *rq = iroots_q + ((u64)p << log_n);
+    CONST_AS u64 *rw = iroots + NTT_ROW(p);
+    CONST_AS u64 *rq = iroots_q + NTT_ROW(p);
     inv_last_t il = inv_last(inv_n, inv_n_q, last_w, last_wq, p);
     GLOBAL_AS DWORD *dst = data + ((u64)row << log_n);
     CONST_AS DWORD *own = src + (u64)rank * T;
@@ -1219,7 +1222,7 @@ KERNEL_FQ void ntt_fwd_cols_u64(GLOBAL_AS DWORD *data, CONST_AS u64 *roots, CONS
     GLOBAL_AS DWORD *src = data + ((u64)row << log_n) + ((u64)chunk << (log_n - 2 * log_n1));
     fs_columns(src, tile, log_n, log_n1, 1, 0);
     SYNC_THREADS();
-    fwd_slm_rounds(tile, T, roots + ((u64)p << log_n), roots_q + ((u64)p << log_n), moduli[p], log_n1, 0, 0, mode,
+    fwd_slm_rounds(tile, T, roots + NTT_ROW(p), roots_q + NTT_ROW(p), moduli[p], log_n1, 0, 0, mode,
                    scratch);
     fs_columns(src, tile, log_n, log_n1, 0, moduli[p]);
 }
@@ -1236,11 +1239,11 @@ KERNEL_FQ void ntt_fwd_rows_u64(GLOBAL_AS DWORD *data, CONST_AS u64 *roots, CONS
     u32 p = NTT_PRIME(row);
     u64 q = moduli[p];
     u64 off = ((u64)row << log_n) + (u64)r * T;
-    u64 toff = ((u64)p << log_n) + (u64)r * T;
+    u64 toff = NTT_ROW(p) + (u64)r * T;
     for (u32 e = LOCAL_ID(); e < T; e += LOCAL_SIZE())
         tile[SLM_PAD(e)] = mul_shoup_lazy(data[off + e], twist[toff + e], twist_q[toff + e], q);
     SYNC_THREADS();
-    fwd_slm_rounds(tile, T, roots + ((u64)p << log_n), roots_q + ((u64)p << log_n), q, log_n - log_n1, 0, 0, mode,
+    fwd_slm_rounds(tile, T, roots + NTT_ROW(p), roots_q + NTT_ROW(p), q, log_n - log_n1, 0, 0, mode,
                    scratch);
     for (u32 e = LOCAL_ID(); e < T; e += LOCAL_SIZE()) data[off + e] = fwd_final(tile[SLM_PAD(e)], q);
 }
@@ -1258,10 +1261,10 @@ KERNEL_FQ void ntt_inv_rows_u64(GLOBAL_AS DWORD *data, CONST_AS u64 *iroots, CON
     u32 p = NTT_PRIME(row);
     u64 q = moduli[p];
     u64 off = ((u64)row << log_n) + (u64)r * T;
-    u64 toff = ((u64)p << log_n) + (u64)r * T;
+    u64 toff = NTT_ROW(p) + (u64)r * T;
     for (u32 e = LOCAL_ID(); e < T; e += LOCAL_SIZE()) tile[SLM_PAD(e)] = data[off + e];
     SYNC_THREADS();
-    inv_slm_rounds(tile, T, iroots + ((u64)p << log_n), iroots_q + ((u64)p << log_n), q, log_n - log_n1,
+    inv_slm_rounds(tile, T, iroots + NTT_ROW(p), iroots_q + NTT_ROW(p), q, log_n - log_n1,
                    1u << log_n, 0, 0, mode, 0, inv_last(inv_n, inv_n_q, last_w, last_wq, p), scratch);
     for (u32 e = LOCAL_ID(); e < T; e += LOCAL_SIZE())
         data[off + e] = mul_shoup_lazy(tile[SLM_PAD(e)], itwist[toff + e], itwist_q[toff + e], q);
@@ -1283,7 +1286,7 @@ KERNEL_FQ void ntt_inv_cols_u64(GLOBAL_AS DWORD *data, CONST_AS u64 *iroots, CON
     (void)itwist_q;
     fs_columns(src, tile, log_n, log_n1, 1, 0);
     SYNC_THREADS();
-    inv_slm_rounds(tile, T, iroots + ((u64)p << log_n), iroots_q + ((u64)p << log_n), moduli[p], log_n1, 1u << log_n,
+    inv_slm_rounds(tile, T, iroots + NTT_ROW(p), iroots_q + NTT_ROW(p), moduli[p], log_n1, 1u << log_n,
                    0, 0, mode, 1, inv_last(inv_n, inv_n_q, last_w, last_wq, p), scratch);
     fs_columns(src, tile, log_n, log_n1, 0, moduli[p]);
 }
@@ -1326,8 +1329,8 @@ KERNEL_FQ void ntt_polymul_slm_u64(GLOBAL_AS DWORD *c, CONST_AS DWORD *a, CONST_
     u32 p = NTT_PRIME(row);
     u64 q = moduli[p];
     u64 off = ((u64)row << log_n) + (u64)tin * T;
-    CONST_AS u64 *rw = roots + ((u64)p << log_n);
-    CONST_AS u64 *rq = roots_q + ((u64)p << log_n);
+    CONST_AS u64 *rw = roots + NTT_ROW(p);
+    CONST_AS u64 *rq = roots_q + NTT_ROW(p);
     for (u32 e = LOCAL_ID(); e < T; e += LOCAL_SIZE()) {
         ta[SLM_PAD(e)] = a[off + e];
         tb[SLM_PAD(e)] = b[off + e];
@@ -1348,7 +1351,7 @@ KERNEL_FQ void ntt_polymul_slm_u64(GLOBAL_AS DWORD *c, CONST_AS DWORD *a, CONST_
         ta[SLM_PAD(2 * j + 1)] = add_mod(v, v, q);
     }
     SYNC_THREADS();
-    inv_slm_rounds_from(ta, T, iroots + ((u64)p << log_n), iroots_q + ((u64)p << log_n), q, log_n, n, log_n - 1,
+    inv_slm_rounds_from(ta, T, iroots + NTT_ROW(p), iroots_q + NTT_ROW(p), q, log_n, n, log_n - 1,
                         log_m, tin, mode, 1, inv_last(inv_n, inv_n_q, last_w, last_wq, p), scratch);
     for (u32 e = LOCAL_ID(); e < T; e += LOCAL_SIZE()) c[off + e] = ta[SLM_PAD(e)];
 }

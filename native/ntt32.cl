@@ -24,6 +24,7 @@
  */
 #include "modarith.h"
 #include "cluster.h"
+#include "ntt_rows.h"
 
 #ifndef TILE32
 #define TILE32 4096
@@ -196,7 +197,7 @@ DECLSPEC_INLINE void inv_rounds32(u32 *v, const u32 lr, u32 log_n, u32 log_s, u3
         GLOBAL_AS u32 *x = data + ((u64)row << log_n) + ((u64)b << (log_n - log_m)) + o;                 \
         u32 v[1 << LR];                                                                                  \
         _Pragma("unroll") for (u32 i = 0; i < (1u << LR); i++) v[i] = x[i << log_s];                     \
-        fwd_rounds32(v, LR, log_m, b, roots_q + ((u64)p << log_n), q);                                  \
+        fwd_rounds32(v, LR, log_m, b, roots_q + NTT_ROW(p), q);                                  \
         _Pragma("unroll") for (u32 i = 0; i < (1u << LR); i++) x[i << log_s] = v[i];                     \
     }
 
@@ -217,7 +218,7 @@ NTT32_FWD_PASS(4)
         GLOBAL_AS u32 *x = data + ((u64)row << log_n) + ((u64)bb << (log_s + LR)) + o;                     \
         u32 v[1 << LR];                                                                                    \
         _Pragma("unroll") for (u32 i = 0; i < (1u << LR); i++) v[i] = x[i << log_s];                       \
-        inv_rounds32(v, LR, log_n, log_s, bb, iroots_q + ((u64)p << log_n),                                \
+        inv_rounds32(v, LR, log_n, log_s, bb, iroots_q + NTT_ROW(p),                                \
                      last32(last, p, inv_n, inv_n_q, last_w, last_wq), q);                                  \
         _Pragma("unroll") for (u32 i = 0; i < (1u << LR); i++) x[i << log_s] = v[i];                       \
     }
@@ -334,7 +335,7 @@ KERNEL_FQ void ntt32_fwd_slm_u32(GLOBAL_AS u32 *data, CONST_AS u64 *roots, CONST
     u32 log_t = log_n - log_m, b, p;
     GLOBAL_AS u32 *x = load_tile32(data, tile, moduli, k, log_n, log_t, 0, &b, &p);
     u32 q = (u32)moduli[p];
-    fwd_tile_rounds32(tile, log_t, log_m, b, roots_q + ((u64)p << log_n), q);
+    fwd_tile_rounds32(tile, log_t, log_m, b, roots_q + NTT_ROW(p), q);
     for (u32 i = LOCAL_ID(); i < (1u << log_t); i += LOCAL_SIZE()) x[i] = reduce4q(tile[PAD32(i)], q);
 }
 
@@ -352,7 +353,7 @@ KERNEL_FQ void ntt32_inv_slm_u32(GLOBAL_AS u32 *data, CONST_AS u64 *iroots, CONS
     GLOBAL_AS u32 *x = load_tile32(data, tile, moduli, k, log_n, log_t, 1, &b, &p);
     u32 q = (u32)moduli[p];
     last32_t last = last32(log_t == log_n, p, inv_n, inv_n_q, last_w, last_wq);
-    inv_tile_rounds32(tile, log_t, log_n, b, iroots_q + ((u64)p << log_n), last, q);
+    inv_tile_rounds32(tile, log_t, log_n, b, iroots_q + NTT_ROW(p), last, q);
     for (u32 i = LOCAL_ID(); i < (1u << log_t); i += LOCAL_SIZE()) x[i] = tile[PAD32(i)];
 }
 
@@ -405,7 +406,7 @@ KERNEL_CLUSTER32 ntt32_fwd_cluster_u32(GLOBAL_AS u32 *data, CONST_AS u64 *roots,
     u32 row = GROUP_ID() / XEHE_CLUSTER, p = NTT32_PRIME(row);
     u32 q = (u32)moduli[p];
     GLOBAL_AS u32 *x = data + ((u64)row << log_n);
-    fwd32_cluster_tile(tile, x, 0, lift_init(0, q, 0, 0), roots_q + ((u64)p << log_n), q, log_n);
+    fwd32_cluster_tile(tile, x, 0, lift_init(0, q, 0, 0), roots_q + NTT_ROW(p), q, log_n);
     x += (u64)cluster_rank() * TILE32;
     for (u32 i = LOCAL_ID(); i < TILE32; i += LOCAL_SIZE()) x[i] = reduce4q(tile[PAD32(i)], q);
 }
@@ -444,7 +445,7 @@ DECLSPEC void fin32_row(LOCAL_AS u32 *tile, u32 row, u32 lifted, GLOBAL_AS u32 *
     u32 c = row / k, i = row % k;
     u32 q = (u32)moduli[i];
     lift_t lt = lift_init(lifted ? r1[i] : 0, q, p_last, p_last_r1);
-    fwd32_cluster_tile(tile, last + ((u64)(lifted ? c : row) << log_n), lifted, lt, roots_q + ((u64)i << log_n), q,
+    fwd32_cluster_tile(tile, last + ((u64)(lifted ? c : row) << log_n), lifted, lt, roots_q + NTT_ROW(i), q,
                        log_n);
     u64 at = (u64)row << log_n;
     moddown_fin32(out + at, at < c_words ? c01 + at : 0, xs + (((u64)c * x_rows_per_poly + i) << log_n), tile, q,
@@ -477,7 +478,7 @@ KERNEL_CLUSTER32 ntt32_fwd_cluster_fin_many_u32 MODDOWN_FIN32_ARGS
     LOCAL_ARRAY(u32, tile, TILE32_WORDS);
     u32 row = GROUP_ID() / XEHE_CLUSTER, i = row % k;
     u32 q = (u32)moduli[i];
-    fwd32_cluster_tile(tile, last + ((u64)row << log_n), 0, lift_init(0, q, 0, 0), roots_q + ((u64)i << log_n), q,
+    fwd32_cluster_tile(tile, last + ((u64)row << log_n), 0, lift_init(0, q, 0, 0), roots_q + NTT_ROW(i), q,
                        log_n);
     u32 h = row / x_rows_per_poly, rr = row % x_rows_per_poly;
     GLOBAL_AS u32 *dst = (GLOBAL_AS u32 *)((CONST_AS u64 *)c01)[h] + ((u64)rr << log_n);
@@ -487,12 +488,12 @@ KERNEL_CLUSTER32 ntt32_fwd_cluster_fin_many_u32 MODDOWN_FIN32_ARGS
 /* The inverse NTT of one row `src` (inputs below 4q) into row `dst` (canonical; dst may be src). */
 DECLSPEC void inv32_cluster(GLOBAL_AS u32 *dst, CONST_AS u32 *src, u32 p, CONST_AS u64 *iroots_q,
                             CONST_AS u64 *moduli, CONST_AS u64 *inv_n, CONST_AS u64 *inv_n_q, CONST_AS u64 *last_w,
-                            CONST_AS u64 *last_wq, u32 log_n)
+                            CONST_AS u64 *last_wq, u32 k, u32 log_n)
 {
     LOCAL_ARRAY(u32, tile, TILE32_WORDS);
     const u32 T = TILE32, cols = TILE32 / XEHE_CLUSTER;
     u32 rank = cluster_rank(), q = (u32)moduli[p], two_q = 2 * q;
-    CONST_AS u64 *rq = iroots_q + ((u64)p << log_n);
+    CONST_AS u64 *rq = iroots_q + NTT_ROW(p);
     CONST_AS u32 *own = src + (u64)rank * T;
     for (u32 i = LOCAL_ID(); i < T; i += LOCAL_SIZE()) {
         u32 w = own[i];
@@ -526,7 +527,7 @@ KERNEL_CLUSTER32 ntt32_inv_cluster_u32(GLOBAL_AS u32 *data, CONST_AS u64 *iroots
     u32 row = GROUP_ID() / XEHE_CLUSTER;
     GLOBAL_AS u32 *x = data + ((u64)row << log_n);
     (void)iroots;
-    inv32_cluster(x, x, NTT32_PRIME(row), iroots_q, moduli, inv_n, inv_n_q, last_w, last_wq, log_n);
+    inv32_cluster(x, x, NTT32_PRIME(row), iroots_q, moduli, inv_n, inv_n_q, last_w, last_wq, k, log_n);
 }
 
 /* ntt32_inv_cluster_u32 out of place from a strided source (ntt.cl's ntt_inv_cluster_from_u64):
@@ -540,6 +541,6 @@ KERNEL_CLUSTER32 ntt32_inv_cluster_from_u32(GLOBAL_AS u32 *data, CONST_AS u64 *i
     u64 r = (u64)row * src_stride + src_row;
     (void)iroots;
     inv32_cluster(data + ((u64)row << log_n), in + (r << log_n), NTT32_PRIME(row), iroots_q, moduli, inv_n,
-                  inv_n_q, last_w, last_wq, log_n);
+                  inv_n_q, last_w, last_wq, k, log_n);
 }
 #endif /* XEHE_CLUSTER on sm_90+ */

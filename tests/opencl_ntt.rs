@@ -312,11 +312,11 @@ fn no_platform_is_a_clear_error() {
 }
 
 
-/// A list of primes that begins a longer list already on the device gets that list's tables'
-/// first words (the same memory object), each list is made once per device, and the shorter
-/// list's NTT still equals the CPU's.
+/// A list whose primes a list on the device already holds (here two of three, in another
+/// order) reads that list's root tables (the same memory objects) through its own rows, is made
+/// once per device, and its NTT still equals the CPU's.
 #[test]
-fn a_leading_list_shares_the_longer_lists_tables() {
+fn a_list_of_held_primes_shares_the_holders_root_tables() {
     use xehe::device::ntt_plan::NttTable;
     let Some(dev) = device() else { return };
     let log_n = 12;
@@ -324,11 +324,14 @@ fn a_leading_list_shares_the_longer_lists_tables() {
     let primes = CoeffModulus::create(1 << log_n, &[44, 44, 44]).unwrap();
     let tables: Vec<Arc<NttTables>> = primes.iter().map(|&q| Arc::new(NttTables::new(log_n, q).unwrap())).collect();
     let all = DeviceNttTables::new(dev, &tables).unwrap();
-    let lead = DeviceNttTables::new(dev, &tables[..2]).unwrap();
-    assert!(Arc::ptr_eq(&lead, &DeviceNttTables::new(dev, &tables[..2]).unwrap()), "a list is made once");
-    for t in [NttTable::Roots, NttTable::InvRootsQ, NttTable::Moduli] {
-        assert_eq!(lead.table(t).raw(), all.table(t).raw(), "{t:?}: not a view of the longer list's");
-        assert_eq!(3 * lead.table(t).len(), 2 * all.table(t).len(), "{t:?}: two primes' words of three");
+    let some = [tables[2].clone(), tables[0].clone()];
+    let sub = DeviceNttTables::new(dev, &some).unwrap();
+    assert!(Arc::ptr_eq(&sub, &DeviceNttTables::new(dev, &some).unwrap()), "a list is made once");
+    for t in [NttTable::Roots, NttTable::RootsQ, NttTable::InvRoots, NttTable::InvRootsQ, NttTable::Twist] {
+        assert_eq!(sub.table(t).raw(), all.table(t).raw(), "{t:?}: not the holder's root table");
     }
-    assert_eq!(check_set(dev, log_n, &primes[..2]), 0, "the shorter list's NTT differs from the CPU's");
+    // Its own per-prime words: the primes, then their rows in the holder's root tables.
+    assert_ne!(sub.table(NttTable::Moduli).raw(), all.table(NttTable::Moduli).raw());
+    assert_eq!(sub.table(NttTable::Moduli).len(), 4);
+    assert_eq!(check_set(dev, log_n, &[primes[2], primes[0]]), 0, "the list's NTT differs from the CPU's");
 }

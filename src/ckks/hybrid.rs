@@ -927,6 +927,12 @@ impl HybridKeySwitching {
         &self.inner.p_mod_q[rows]
     }
 
+    /// NTT tables of the key base: the data primes, then the special primes.
+    #[cfg_attr(not(any(feature = "cuda", feature = "opencl")), allow(dead_code))]
+    pub(crate) fn key_base_ntt(&self) -> &[Arc<NttTables>] {
+        &self.inner.ntt
+    }
+
     /// The special primes with their NTT tables.
     pub(crate) fn special_base(&self) -> (&[Modulus], &[Arc<NttTables>]) {
         let l = self.inner.data_size;

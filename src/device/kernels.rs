@@ -12,6 +12,7 @@ pub const SOURCES: &[(&str, &str)] = &[
     ("modarith.h", include_str!("../../native/modarith.h")),
     ("chacha.h", include_str!("../../native/chacha.h")),
     ("cluster.h", include_str!("../../native/cluster.h")),
+    ("ntt_rows.h", include_str!("../../native/ntt_rows.h")),
     ("ntt.cl", include_str!("../../native/ntt.cl")),
     ("ntt32.cl", include_str!("../../native/ntt32.cl")),
     ("bench.cl", include_str!("../../native/bench.cl")),

@@ -276,6 +276,22 @@ pub enum NttTable {
 }
 
 impl NttTable {
+    /// Whether the table holds N words a prime (the root powers, their quotients, the
+    /// four-step twists), which lists of the same primes share, rather than one word a prime.
+    pub fn per_root(self) -> bool {
+        matches!(
+            self,
+            NttTable::Roots
+                | NttTable::RootsQ
+                | NttTable::InvRoots
+                | NttTable::InvRootsQ
+                | NttTable::Twist
+                | NttTable::TwistQ
+                | NttTable::InvTwist
+                | NttTable::InvTwistQ
+        )
+    }
+
     /// All tables, in discriminant order (index a `[T; 15]` with `table as usize`).
     pub const ALL: [NttTable; 15] = [
         NttTable::Roots,

@@ -25,7 +25,7 @@ impl NttTableImage {
     /// `InvalidArgument` for an empty list, mixed N, N < 8, or a prime of 2^60 or more (the
     /// forward kernels keep values below 16q in 64-bit words; SEAL's primes stop at 60 bits).
     pub fn new(tables: &[Arc<NttTables>]) -> Result<Self> {
-        Self::build(tables, true)
+        Self::build(tables, true, true)
     }
 
     /// As [`new`](Self::new), without [`NttVariant::FourStep`](super::ntt_plan::NttVariant)'s
@@ -35,7 +35,17 @@ impl NttTableImage {
     /// # Errors
     /// As [`new`](Self::new).
     pub fn without_four_step(tables: &[Arc<NttTables>]) -> Result<Self> {
-        Self::build(tables, false)
+        Self::build(tables, false, true)
+    }
+
+    /// The per-prime tables alone (one word a prime), the tables of N words a prime
+    /// ([`NttTable::per_root`]) one-word placeholders: for a list whose root tables another
+    /// list on the device holds.
+    ///
+    /// # Errors
+    /// As [`new`](Self::new).
+    pub fn per_prime_only(tables: &[Arc<NttTables>]) -> Result<Self> {
+        Self::build(tables, false, false)
     }
 
     /// Whether the four-step twist tables are present.
@@ -67,9 +77,12 @@ impl NttTableImage {
         Ok(log_n)
     }
 
-    fn build(tables: &[Arc<NttTables>], four_step: bool) -> Result<Self> {
+    fn build(tables: &[Arc<NttTables>], four_step: bool, roots: bool) -> Result<Self> {
         let log_n = Self::check(tables)?;
         let per_root = |f: fn(&ShoupOperand) -> u64, inverse: bool| -> Vec<u64> {
+            if !roots {
+                return vec![0];
+            }
             tables
                 .iter()
                 .flat_map(|t| {

@@ -19,7 +19,7 @@ fn bconv_spec(c: &BConvConstants) -> BConvSpec<'_> {
 }
 
 /// `c` as the device layer's plain description.
-fn spec(c: &LevelConstants) -> HybridLevelSpec<'_> {
+fn spec<'a>(ks: &'a HybridKeySwitching, c: &'a LevelConstants) -> HybridLevelSpec<'a> {
     HybridLevelSpec {
         ell: c.ell,
         row0: c.row0,
@@ -28,6 +28,7 @@ fn spec(c: &LevelConstants) -> HybridLevelSpec<'_> {
         ext_moduli: &c.ext_moduli,
         special_moduli: &c.special_moduli,
         special_ntt: &c.special_ntt,
+        key_base_ntt: ks.key_base_ntt(),
         mod_up: bconv_spec(&c.mod_up),
         mod_down: bconv_spec(&c.mod_down),
         mod_down_rounded: c.mod_down_rounded,
@@ -51,7 +52,7 @@ pub fn hybrid_level_data<Q: GpuQueue>(
 ) -> Result<Arc<HybridLevelData<Q::Buf>>> {
     ks.device_cache().get_or_insert(q.shared().id, parms_id, || {
         let c = ks.level_constants(rows);
-        HybridLevelData::new(q, &spec(&c))
+        HybridLevelData::new(q, &spec(ks, &c))
     })
 }
 

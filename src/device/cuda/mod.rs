@@ -10,7 +10,7 @@ pub mod memory;
 pub mod queue;
 
 use super::kernels::{kernel_key, Family, KernelKey};
-use super::gpu::{DeviceShared, GpuBuffer};
+use super::gpu::DeviceShared;
 use super::memcache::MemCache;
 use memory::{CudaAllocator, DeviceBuffer};
 use crate::{Error, Result};
@@ -165,33 +165,6 @@ impl CudaDevice {
         unsafe { cudarc::driver::result::memcpy_htod_sync(buf.ptr(), host) }.map_err(|e| dev_err("upload", e))?;
         self.ctx.synchronize().map_err(|e| dev_err("synchronize after a static upload", e))?;
         self.modules.count_upload(std::mem::size_of_val(host), start.elapsed());
-        Ok(buf)
-    }
-
-    /// [`crate::device::gpu::GpuQueue::concat_static`] on this device: a static buffer filled
-    /// by device-to-device copies, the device idle before (the buffer may be recycled from
-    /// read-only data a queue still reads, as in [`CudaDevice::upload_static`]) and after.
-    pub fn concat_static(&self, parts: &[(&DeviceBuffer, usize, usize)]) -> Result<DeviceBuffer> {
-        // Words of one size (the parts' own: u64, or u32 of a word-size chain).
-        let elem = parts.first().map_or(8, |p| p.0.elem_bytes());
-        for &(b, off, words) in parts {
-            crate::device::gpu::check_range("static concatenation", off, words, b.words())?;
-            crate::device::gpu::check_elem("static concatenation", b, elem)?;
-        }
-        let words: usize = parts.iter().map(|p| p.2).sum();
-        let buf = DeviceBuffer::with_elem(&self.statics, words, elem)?;
-        self.ctx.bind_to_thread().map_err(|e| dev_err("binding context", e))?;
-        self.ctx.synchronize().map_err(|e| dev_err("synchronize before a static concatenation", e))?;
-        let mut at = 0;
-        for &(b, off, n) in parts {
-            if n > 0 {
-                // SAFETY: both ranges were checked against their buffers' lengths.
-                unsafe { cudarc::driver::result::memcpy_dtod_sync(buf.ptr_at(at), b.ptr_at(off), elem * n) }
-                    .map_err(|e| dev_err("device copy", e))?;
-            }
-            at += n;
-        }
-        self.ctx.synchronize().map_err(|e| dev_err("synchronize after a static concatenation", e))?;
         Ok(buf)
     }
 

@@ -509,9 +509,6 @@ impl GpuQueue for CudaQueue {
     fn upload_static_words(&self, host: &[u64]) -> Result<DeviceBuffer> {
         self.dev.upload_static(host)
     }
-    fn concat_static(&self, parts: &[(&DeviceBuffer, usize, usize)]) -> Result<DeviceBuffer> {
-        self.dev.concat_static(parts)
-    }
     fn shared(&self) -> &DeviceShared<DeviceBuffer> {
         self.dev.shared_data()
     }

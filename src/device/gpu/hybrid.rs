@@ -93,6 +93,8 @@ pub struct HybridLevelSpec<'a> {
     pub special_moduli: &'a [Modulus],
     /// NTT tables of the special primes.
     pub special_ntt: &'a [Arc<NttTables>],
+    /// NTT tables of the whole key base (every data prime, then the special primes).
+    pub key_base_ntt: &'a [Arc<NttTables>],
     /// ModUp: each digit to the rest of the extended base.
     pub mod_up: BConvSpec<'a>,
     /// ModDown: the special primes to the level's data primes.
@@ -278,6 +280,9 @@ impl<B: super::GpuBuffer> HybridLevelData<B> {
     /// `Device` on an upload failure; `InvalidArgument` for inconsistent NTT tables or a
     /// conversion constant not below 2^60.
     pub fn new<Q: GpuQueue<Buf = B>>(q: &Q, c: &HybridLevelSpec<'_>) -> Result<Self> {
+        // The key base's tables first: each level's lists below ({P, q_last} and P itself) then
+        // read its root tables instead of holding copies (DeviceNttTables::shared).
+        DeviceNttTables::for_eval(q, c.key_base_ntt)?;
         Ok(HybridLevelData {
             ell: c.ell,
             row0: c.row0,

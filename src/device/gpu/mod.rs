@@ -279,14 +279,6 @@ pub trait GpuQueue: Send + Sync + Sized + 'static {
         check_range("view", offset, words, buf.words())?;
         Ok(None)
     }
-    /// The first `words` words of `buf` as a buffer of its own that shares `buf`'s memory and
-    /// keeps it alive, where the backend can (CUDA, OpenCL); `None` where it cannot.
-    ///
-    /// # Errors
-    /// `InvalidArgument` when `words` passes `buf`'s length.
-    fn prefix_view(&self, buf: &Arc<Self::Buf>, words: usize) -> Result<Option<Self::Buf>> {
-        self.view(buf, 0, words)
-    }
     /// Wait for everything queued so far.
     ///
     /// # Errors
@@ -314,23 +306,6 @@ pub trait GpuQueue: Send + Sync + Sized + 'static {
     /// # Errors
     /// As [`upload`](Self::upload).
     fn upload_static_words(&self, host: &[u64]) -> Result<Self::Buf>;
-    /// A new buffer of read-only data shared by every queue of the device holding `parts`
-    /// (each `(buffer, word offset, words)`, read-only data of this device) one after another,
-    /// copied on the device; complete on return. By default through the host (a download and
-    /// [`upload_static_words`](Self::upload_static_words)).
-    ///
-    /// # Errors
-    /// `InvalidArgument` for a range outside a part; as [`upload_static_words`](Self::upload_static_words).
-    fn concat_static(&self, parts: &[(&Self::Buf, usize, usize)]) -> Result<Self::Buf> {
-        let mut host = Vec::with_capacity(parts.iter().map(|p| p.2).sum());
-        for &(buf, off, words) in parts {
-            check_range("static concatenation", off, words, buf.words())?;
-            let mut all = vec![0u64; off + words];
-            self.download(buf, &mut all)?;
-            host.extend_from_slice(&all[off..]);
-        }
-        self.upload_static_words(&host)
-    }
     /// The read-only data shared by the queues of this queue's device.
     fn shared(&self) -> &DeviceShared<Self::Buf>;
     /// The key of the device's caches of residue data (key images, plaintexts): the device's

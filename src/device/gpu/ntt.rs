@@ -30,19 +30,18 @@ pub enum FinishSource<'a, B> {
     RowsMany(&'a B),
 }
 
-/// Whether table `t` is a one-word placeholder standing for the whole list (the twist tables
-/// of tables without the four-step variant, as in the image).
-fn placeholder(t: NttTable, four_step: bool) -> bool {
-    !four_step && matches!(t, NttTable::Twist | NttTable::TwistQ | NttTable::InvTwist | NttTable::InvTwistQ)
-}
-
 /// Device copy of the NTT tables of `k` primes for one N (read-only, shared by all queues and
 /// by every user of the same list of primes).
 pub struct DeviceNttTables<B> {
     log_n: u32,
     k: u32,
-    /// One buffer per [`NttTable`], indexed by `table as usize` (views of a longer list's
-    /// where [`DeviceNttTables::shared`] made them so).
+    /// The primes, in list order.
+    primes: Vec<u64>,
+    /// Each prime's row in the root tables (`native/ntt_rows.h`), which may be another list's.
+    rows: Vec<u64>,
+    /// One buffer per [`NttTable`], indexed by `table as usize`: the root tables (N words a
+    /// prime, [`NttTable::per_root`]) shared with the list that holds these primes' rows, the
+    /// per-prime words this list's own ([`NttTable::Moduli`]: the primes, then `rows`).
     buffers: Vec<Arc<B>>,
     /// Whether the four-step twist tables were uploaded.
     four_step: bool,
@@ -92,77 +91,66 @@ impl<B: GpuBuffer> DeviceNttTables<B> {
     }
 
     /// The tables of a list of primes, made once per device and shared by every user of that
-    /// list ([`super::DeviceShared::ntt_sets`]): the levels of a chain, the key switching's
-    /// special primes at every level, the last prime of a level and the special prime alone
-    /// all name the same primes again. A list that begins another list already on the device
-    /// is a view of that one's first words where the backend has views (each table is
-    /// prime-major); other lists are concatenated on the device from each prime's tables, which
-    /// are built on the host and uploaded once. Building and uploading each level's tables took
-    /// most of the first bootstrap's time, and the copies most of its working memory.
+    /// list ([`super::DeviceShared::ntt_sets`]). The levels of a chain, the key switching's
+    /// special primes at every level, each level's `{P, q_last}`, the last prime of a level and
+    /// the key base all name the same primes again: a list whose primes a list on the device
+    /// already holds reads that list's root tables (N words a prime) through its own rows, and
+    /// uploads only its per-prime words (`native/ntt_rows.h`); other lists are built on the
+    /// host and uploaded whole. Copies of the root tables per list were hundreds of MiB at
+    /// N = 2^16, on the devices a memory budget is about.
     fn shared<Q: GpuQueue<Buf = B>>(dev: &Q, tables: &[Arc<NttTables>], four_step: bool) -> Result<Arc<Self>> {
         let log_n = NttTableImage::check(tables)?;
         let key: super::NttSetKey = (tables.iter().map(|t| t.modulus().value()).collect(), log_n, four_step);
         let sets = &dev.shared().ntt_sets;
-        // One look at the cache: this very list, else a longer one that begins with it.
-        let longer = {
+        // One look at the cache: this very list, else the largest list that holds its primes.
+        let holder = {
             let held = sets.lock();
             if let Some(s) = held.get(&key) {
                 return Ok(s.clone());
             }
-            held.iter()
-                .find(|((primes, l, f), _)| *l == log_n && *f == four_step && primes.len() > key.0.len() && primes.starts_with(&key.0))
-                .map(|(_, s)| s.clone())
+            held.values()
+                .filter(|s| s.log_n == log_n && (s.four_step || !four_step) && key.0.iter().all(|q| s.primes.contains(q)))
+                .max_by_key(|s| s.k)
+                .cloned()
         };
-        let set = match longer {
-            Some(parent) => parent.prefix(dev, tables.len())?,
-            None => None,
-        };
-        let set = match set {
-            Some(s) => s,
-            None if tables.len() == 1 => {
+        let set = match holder {
+            Some(h) => h.mapped(dev, tables, four_step)?,
+            None => {
                 let image = if four_step { NttTableImage::new(tables)? } else { NttTableImage::without_four_step(tables)? };
-                Self::from_image(dev, image)?
+                let rows = (0..tables.len() as u64).collect();
+                Self::upload(dev, &image, rows, None)?
             }
-            None => Self::concatenated(dev, tables, four_step)?,
         };
         Ok(super::first_wins(sets, key, Arc::new(set)))
     }
 
-    /// The tables of this list's first `k` primes as views of these, or `None` where the
-    /// backend has no views.
-    fn prefix<Q: GpuQueue<Buf = B>>(&self, dev: &Q, k: usize) -> Result<Option<Self>> {
-        let mut buffers = Vec::with_capacity(self.buffers.len());
-        for (&t, b) in NttTable::ALL.iter().zip(&self.buffers) {
-            let words = if placeholder(t, self.four_step) { 1 } else { b.words() / self.k as usize * k };
-            match dev.prefix_view(b, words)? {
-                Some(v) => buffers.push(Arc::new(v)),
-                None => return Ok(None),
-            }
-        }
-        Ok(Some(DeviceNttTables { log_n: self.log_n, k: k as u32, buffers, four_step: self.four_step, clusters: self.clusters }))
-    }
-
-    /// The tables of `tables` concatenated on the device from each prime's.
-    fn concatenated<Q: GpuQueue<Buf = B>>(dev: &Q, tables: &[Arc<NttTables>], four_step: bool) -> Result<Self> {
-        let primes = tables.iter().map(|t| Self::shared(dev, std::slice::from_ref(t), four_step)).collect::<Result<Vec<_>>>()?;
-        let buffers = NttTable::ALL
+    /// The tables of `tables` (primes these tables hold) reading these root tables.
+    fn mapped<Q: GpuQueue<Buf = B>>(&self, dev: &Q, tables: &[Arc<NttTables>], four_step: bool) -> Result<Self> {
+        let rows = tables
             .iter()
-            .map(|&t| {
-                let i = t as usize;
-                let parts: Vec<(&B, usize, usize)> = match placeholder(t, four_step) {
-                    true => vec![(&*primes[0].buffers[i], 0, 1)],
-                    false => primes.iter().map(|p| (&*p.buffers[i], 0, p.buffers[i].words())).collect(),
-                };
-                dev.concat_static(&parts).map(Arc::new)
+            .map(|t| {
+                let at = self.primes.iter().position(|&q| q == t.modulus().value());
+                at.map(|i| self.rows[i]).ok_or_else(|| crate::Error::Device("NTT tables: a prime outside the holding list".into()))
             })
             .collect::<Result<Vec<_>>>()?;
-        Ok(DeviceNttTables { log_n: primes[0].log_n, k: tables.len() as u32, buffers, four_step, clusters: dev.thread_block_clusters() })
+        let mut set = Self::upload(dev, &NttTableImage::per_prime_only(tables)?, rows, Some(&self.buffers))?;
+        set.four_step = four_step;
+        Ok(set)
     }
 
-    fn from_image<Q: GpuQueue<Buf = B>>(dev: &Q, image: NttTableImage) -> Result<Self> {
-        let four_step = image.has_four_step();
-        let buffers = NttTable::ALL.iter().map(|&t| dev.upload_static(image.get(t)).map(Arc::new)).collect::<Result<Vec<_>>>()?;
-        Ok(DeviceNttTables { log_n: image.log_n(), k: image.k(), buffers, four_step, clusters: dev.thread_block_clusters() })
+    /// Uploads `image`'s per-prime tables, with `rows` after the primes in
+    /// [`NttTable::Moduli`], and its root tables, or shares `roots` (another list's buffers).
+    fn upload<Q: GpuQueue<Buf = B>>(dev: &Q, image: &NttTableImage, rows: Vec<u64>, roots: Option<&[Arc<B>]>) -> Result<Self> {
+        let buffers = NttTable::ALL
+            .iter()
+            .map(|&t| match (roots, t) {
+                (Some(shared), t) if t.per_root() => Ok(shared[t as usize].clone()),
+                (_, NttTable::Moduli) => dev.upload_static(&[image.get(t), &rows[..]].concat()).map(Arc::new),
+                (_, t) => dev.upload_static(image.get(t)).map(Arc::new),
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let primes = image.get(NttTable::Moduli).to_vec();
+        Ok(DeviceNttTables { log_n: image.log_n(), k: image.k(), primes, rows, buffers, four_step: image.has_four_step(), clusters: dev.thread_block_clusters() })
     }
 
     /// Forward NTT of `rows` rows of `data` in place (canonical output, bit-identical to

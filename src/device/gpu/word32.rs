@@ -74,9 +74,6 @@ impl<Q: GpuQueue> GpuQueue for Word32Queue<Q> {
     fn view(&self, buf: &Arc<Q::Buf>, offset: usize, words: usize) -> Result<Option<Q::Buf>> {
         self.0.view(buf, offset, words)
     }
-    fn prefix_view(&self, buf: &Arc<Q::Buf>, words: usize) -> Result<Option<Q::Buf>> {
-        self.0.prefix_view(buf, words)
-    }
     fn synchronize(&self) -> Result<()> {
         self.0.synchronize()
     }

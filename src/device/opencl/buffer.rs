@@ -79,8 +79,6 @@ pub struct ClBuffer {
     /// Bytes a word: 8, or 4.
     elem: usize,
     cache: Arc<MemCache<ClAllocator>>,
-    /// The buffer this one is the first words of ([`ClBuffer::prefix`]), kept alive by it.
-    parent: Option<Arc<ClBuffer>>,
 }
 
 impl std::fmt::Debug for ClBuffer {
@@ -103,7 +101,7 @@ impl ClBuffer {
     /// As [`new`](Self::new).
     pub fn with_elem(cache: &Arc<MemCache<ClAllocator>>, words: usize, elem: usize) -> Result<Self> {
         let (mem, _cap) = cache.allocate(words.max(1) * elem, false)?;
-        Ok(ClBuffer { mem, words, elem, cache: cache.clone(), parent: None })
+        Ok(ClBuffer { mem, words, elem, cache: cache.clone() })
     }
     /// A scratch buffer of `words` words of `elem` bytes for one operation's temporaries (never
     /// retained by compute frames).
@@ -112,16 +110,7 @@ impl ClBuffer {
     /// As [`new`](Self::new).
     pub fn scratch(cache: &Arc<MemCache<ClAllocator>>, words: usize, elem: usize) -> Result<Self> {
         let (mem, _cap) = cache.allocate_scratch(words.max(1) * elem)?;
-        Ok(ClBuffer { mem, words, elem, cache: cache.clone(), parent: None })
-    }
-    /// The first `words` words of `parent` as a buffer of its own sharing its memory object (a
-    /// sub-buffer from offset 0 would only name the same memory).
-    ///
-    /// # Errors
-    /// `InvalidArgument` when `words` passes `parent`'s length.
-    pub fn prefix(parent: &Arc<ClBuffer>, words: usize) -> Result<Self> {
-        crate::device::gpu::check_range("view", 0, words, parent.words)?;
-        Ok(ClBuffer { mem: parent.mem, words, elem: parent.elem, cache: parent.cache.clone(), parent: Some(parent.clone()) })
+        Ok(ClBuffer { mem, words, elem, cache: cache.clone() })
     }
     /// The `cl_mem` handle, for kernel arguments and transfers.
     pub fn raw(&self) -> cl_mem {
@@ -148,9 +137,6 @@ impl GpuBuffer for ClBuffer {
 
 impl Drop for ClBuffer {
     fn drop(&mut self) {
-        if self.parent.is_some() {
-            return;
-        }
         self.cache.release(self.mem);
     }
 }

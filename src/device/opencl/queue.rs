@@ -355,22 +355,6 @@ impl GpuQueue for ClQueue {
         self.write(&buf, host)?;
         Ok(buf)
     }
-    fn prefix_view(&self, buf: &Arc<ClBuffer>, words: usize) -> Result<Option<ClBuffer>> {
-        ClBuffer::prefix(buf, words).map(Some)
-    }
-    fn concat_static(&self, parts: &[(&ClBuffer, usize, usize)]) -> Result<ClBuffer> {
-        // Words of one size (the parts' own: u64, or u32 of a word-size chain).
-        let elem = parts.first().map_or(8, |p| p.0.elem_bytes());
-        let buf = ClBuffer::scratch(self.dev.statics(), parts.iter().map(|p| p.2).sum(), elem)?;
-        let mut at = 0;
-        for &(b, off, words) in parts {
-            self.copy(&buf, at, b, off, words)?;
-            at += words;
-        }
-        // Complete on return, as an upload of static data is.
-        self.synchronize()?;
-        Ok(buf)
-    }
     fn shared(&self) -> &DeviceShared<ClBuffer> {
         self.dev.shared_data()
     }
