@@ -10,6 +10,8 @@
 #   cargo build --release --bin xehe && cargo test --release --test word32_kernels --test ntt32_gpu --no-run
 #   mkdir -p .gpu-bin && cp target/release/xehe .gpu-bin/ && cp target/release/deps/word32_kernels-* .gpu-bin/word32_kernels
 #   cp target/release/deps/ntt32_gpu-* .gpu-bin/ntt32_gpu  (the test binaries without the .d files)
+#   (step seal-w32: also the seal_evaluator test binary, and a SEAL corpus of the 30-bit set:
+#   python3 tests/seal/oracle.py gen .gpu-bin/seal-corpus, then sets.json cut to ["n8192w30"])
 #   strip .gpu-bin/xehe .gpu-bin/word32_kernels .gpu-bin/ntt32_gpu; cp -r ../shared/bench/cheddar .gpu-bin/  (its source kit is not needed)
 # then on the GPU machine, within the 10-minute limit of a call (about 9 minutes each):
 #   STEPS="ntt kernels w32 w32-as-64" scripts/gpu_word32.sh
@@ -47,6 +49,11 @@ for s in ${STEPS:-ntt kernels w32 w32-as-64}; do
     ntt) step ntt 30 "$BIN/xehe" bench ntt --words --device cuda --log-n 16 --rows ${NTT_ROWS:-1,8,32} --reps 50 ;;
     kernels) step kernels 14 "$BIN/word32_kernels" --test-threads 1 ;;
     ntt32) step ntt32 8 "$BIN/ntt32_gpu" --test-threads 1 ;;
+    seal-w32)
+      # SEAL's evaluator corpus on the 30-bit-prime set, on 64- and 32-bit data words (python SEAL is
+      # not on the GPU machines: the corpus made here is carried, XEHE_SEAL_CORPUS).
+      XEHE_SEAL_CORPUS=${XEHE_SEAL_CORPUS:-$PWD/$BIN/seal-corpus} XEHE_DEVICE=cuda step seal-w32 8 \
+        "$BIN/seal_evaluator" --exact every_evaluator_op_on_a_device_is_byte_identical_to_seal --nocapture ;;
     w32) step w32 28 "${boot[@]}" --preset n16-dense-w32 --reps 5 --compare-cpu --input all ;;
     w32-timed) step w32-timed 14 "${boot[@]}" --preset n16-dense-w32 --reps 10 ;;
     w32-as-64) step w32-as-64 14 "${boot[@]}" --preset n16-dense-w32 --reps 10 --data-words 64 ;;

@@ -26,11 +26,20 @@ pub fn available() -> bool {
 
 /// The corpus root (holding one folder per parameter set and `sets.json`), generating it if
 /// needed. `quick` = only the N=4096 and N=8192 sets. Panics if generation fails.
+///
+/// `XEHE_SEAL_CORPUS` names a corpus made elsewhere (`python3 tests/seal/oracle.py gen DIR`,
+/// `sets.json` possibly cut to the sets wanted): the tests that only read its files then run
+/// where python SEAL is not installed (GPU machines), for `quick` and full alike.
 pub fn corpus(quick: bool) -> Option<&'static Path> {
     static QUICK: OnceLock<Option<PathBuf>> = OnceLock::new();
     static FULL: OnceLock<Option<PathBuf>> = OnceLock::new();
     let cell = if quick { &QUICK } else { &FULL };
     cell.get_or_init(|| {
+        if let Some(dir) = std::env::var_os("XEHE_SEAL_CORPUS") {
+            let dir = PathBuf::from(dir);
+            assert!(dir.join("sets.json").is_file(), "XEHE_SEAL_CORPUS={}: no sets.json there", dir.display());
+            return Some(dir);
+        }
         if !available() {
             return None;
         }
