@@ -16,7 +16,8 @@
 # then on the GPU machine, within the 10-minute limit of a call (about 9 minutes each):
 #   STEPS="ntt kernels w32 w32-as-64" scripts/gpu_word32.sh
 #   STEPS="n16 w32-timed cheddar40 cheddar64" scripts/gpu_word32.sh
-#   STEPS="helr helr-w32 resnet-w32" scripts/gpu_word32.sh  (HELR, 10 iterations each; ResNet-20 on 3 images)
+#   STEPS="helr helr-w32 resnet-w32" scripts/gpu_word32.sh  (HELR, 10 iterations each; ResNet-20 on 3 images;
+#   TRAIN_KERNELS=1: HELR's kernel profile of one iteration and one refresh)
 #   STEPS="ncu-ntt ncu-sums" scripts/gpu_word32.sh  (Nsight Compute on the 32-bit NTTs and the baby-step sums)
 # Logs go to $OUT (or /tmp), one file a step.
 set -uo pipefail
@@ -73,7 +74,7 @@ for s in ${STEPS:-ntt kernels w32 w32-as-64}; do
     helr | helr-w32)
       preset=(--n 65536); [ "$s" = helr-w32 ] && preset=(--preset n16-dense-13-w32)
       step "$s" 12 "$BIN/xehe" demo train --data fashion-mnist --fashion-mnist "$BIN/fashion-mnist" "${preset[@]}" \
-        --iterations "${TRAIN_ITERATIONS:-10}" --device cuda ;;
+        --iterations "${TRAIN_ITERATIONS:-10}" --device cuda ${TRAIN_KERNELS:+--kernels} ;;
     resnet-w32)
       step resnet-w32 12 "$BIN/xehe" infer --model models/resnet20-relu.onnx --data fashion-mnist --fashion-mnist "$BIN/fashion-mnist" \
         --count "${IMAGES:-3}" --skip 6000 --preset n16-dense-w32 --device cuda --step-times ;;

@@ -49,6 +49,25 @@ fn training_under_the_word_size_preset() {
     assert!(matches!(e, Error::InvalidArgument(ref m) if m.contains("n12-nope")), "{e}");
 }
 
+/// `--kernels`: on a device, one more refresh and one more iteration under the kernel
+/// profiler, each with its key-switching kernels; the CPU backend has no profile.
+#[test]
+fn kernel_profiles_of_one_more_refresh_and_iteration() {
+    let opts = TrainOptions { iterations: 1, kernels: true, ..TrainOptions::default() };
+    if let Some(why) = xehe::device::opencl::unavailable_reason() {
+        eprintln!("SKIP: no OpenCL device ({why}): the kernel profile needs one");
+    } else {
+        let r = run(&opts, &DeviceChoice::OpenCl(None), &mut |_| {}, &mut |_| {}).unwrap();
+        let k = r.kernel_profile.expect("a kernel profile on a device");
+        for (what, p) in [("iteration", &k.iteration), ("refresh", &k.refresh)] {
+            assert!(p.iter().any(|e| e.name.starts_with("ks_inner")), "{what}: no key switching in {p:?}");
+        }
+        assert!(k.refresh.iter().any(|e| e.name.starts_with("modraise")), "the refresh has no ModRaise");
+    }
+    let r = run(&TrainOptions { iterations: 1, ..opts }, &DeviceChoice::Cpu, &mut |_| {}, &mut |_| {}).unwrap();
+    assert!(r.kernel_profile.is_none());
+}
+
 #[test]
 fn trainer_rejects_what_it_cannot_do() {
     let helr_setup::Setup { layout, ctx, keygen: kg, boot, galois } = helr_setup::setup();

@@ -487,8 +487,8 @@ fn write_by_input(s: &mut String, by_input: &[InputPrecision]) {
     }
 }
 
-/// The per-kernel profile of one bootstrap (Markdown).
-pub(crate) fn write_kernel_profile(s: &mut String, what: &str, k: &[crate::device::profiler::Summary]) {
+/// A per-kernel profile (Markdown): `what` names the work profiled.
+pub fn write_kernel_profile(s: &mut String, what: &str, k: &[crate::device::profiler::Summary]) {
     use std::fmt::Write;
     let total: f64 = k.iter().map(|e| e.total_us).sum();
     let calls: u64 = k.iter().map(|e| e.calls).sum();

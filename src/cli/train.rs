@@ -4,7 +4,7 @@
 
 use super::device::{open, DeviceChoice};
 pub use crate::apps::helr::data::{DataChoice, DataDefaults, FASHION_MNIST_DEFAULTS, WDBC_DEFAULTS};
-pub use crate::apps::helr::report::{IterationReport, TrainReport};
+pub use crate::apps::helr::report::{IterationReport, KernelProfiles, TrainReport};
 pub use crate::apps::helr::training::{parameters, TrainOptions};
 use crate::Result;
 

@@ -63,6 +63,19 @@ pub struct TrainReport {
     /// With `compare_cpu` on a device: (iterations compared, whether every `w` and `v` equals
     /// the CPU backend's word for word).
     pub bit_identical_to_cpu: Option<(usize, bool)>,
+    /// With `kernels` on a device: device time per kernel name over one more refresh and one
+    /// more iteration from the final weights (each launch timed by device events), largest
+    /// first.
+    pub kernel_profile: Option<KernelProfiles>,
     /// Notes (fallbacks, warnings).
     pub notes: Vec<String>,
+}
+
+/// The kernel profiles of [`TrainReport::kernel_profile`].
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct KernelProfiles {
+    /// One iteration's arithmetic.
+    pub iteration: Vec<crate::device::profiler::Summary>,
+    /// One refresh (its bootstrap and the masks that unpack it).
+    pub refresh: Vec<crate::device::profiler::Summary>,
 }

@@ -14,7 +14,7 @@
 use super::data::{load, Data, DataChoice};
 use super::encrypted::{training_galois_keys, EncryptedWeights, Trainer};
 use super::plain::PlainWeights;
-use super::report::{IterationReport, TrainReport};
+use super::report::{IterationReport, KernelProfiles, TrainReport};
 use super::{evaluate, signed_samples, Layout, Schedule};
 use crate::apps::dataset::split;
 use crate::circuits::bootstrapping::{Bootstrapper, BootstrappingKeys, BootstrappingParameters};
@@ -47,6 +47,9 @@ pub struct TrainOptions {
     /// On a device: run the first this-many iterations again on the CPU backend from the same
     /// ciphertexts and compare every result word for word (0: no comparison).
     pub compare_cpu: usize,
+    /// On a device: after the run, one more refresh and one more iteration with the kernel
+    /// profiler on ([`TrainReport::kernel_profile`]); they change nothing reported.
+    pub kernels: bool,
 }
 
 impl Default for TrainOptions {
@@ -61,6 +64,7 @@ impl Default for TrainOptions {
             weight_bound: 16.0,
             seed: 0x5eed_2024,
             compare_cpu: 0,
+            kernels: false,
         }
     }
 }
@@ -145,6 +149,13 @@ pub fn run(
         None => None,
     };
     let trained = iterations.train(enc.weights, &enc.batches, opts, compare, &mut notes, on_iteration)?;
+    let kernel_profile = match queue.and_then(|q| q.profiler()).filter(|_| opts.kernels) {
+        Some(p) => {
+            progress("one more refresh and iteration with the kernel profiler on");
+            Some(iterations.profile(&trained.state, &enc.batches, opts.iterations, p)?)
+        }
+        None => None,
+    };
     let weights = trainer.decrypt_weights(&decryptor, &trained.state.w)?;
     let bit_identical_to_cpu = if compare > 0 {
         progress(&format!("running the first {compare} iterations again on the CPU backend"));
@@ -175,6 +186,7 @@ pub fn run(
         weights,
         bit_identical_to_cpu,
         iterations: trained.reports,
+        kernel_profile,
         notes,
     })
 }
@@ -400,6 +412,21 @@ impl Iterations<'_> {
             note_ranges(notes, &plain, max_score, opts.weight_bound);
         }
         Ok(Trained { state, reports, bootstraps, device_states })
+    }
+
+    /// Device time per kernel of one refresh of `state`, then of iteration `it` from it, under
+    /// the profiler `p`; the results are dropped.
+    fn profile(&self, state: &EncryptedWeights, encrypted: &[Vec<Ciphertext>], it: usize, p: &crate::device::profiler::Profiler) -> Result<KernelProfiles> {
+        let (bi, c, eta) = self.batch(it);
+        let (fresh, refresh) = p.profile(|| {
+            let s = self.trainer.refresh(state)?;
+            sync(&s.v).map(|_| s)
+        })?;
+        let (_, iteration) = p.profile(|| {
+            let s = self.trainer.iterate(&fresh, &encrypted[bi], c, eta)?;
+            sync(&s.v)
+        })?;
+        Ok(KernelProfiles { iteration, refresh })
     }
 
     /// Run the first iterations again on the CPU backend from the host copies of the same

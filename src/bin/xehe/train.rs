@@ -63,6 +63,10 @@ pub struct TrainArgs {
     /// ciphertexts and compare the results word for word.
     #[arg(long, value_name = "K", default_value_t = 0)]
     pub compare_cpu: usize,
+    /// On a device: after the run, one more refresh and one more iteration with the kernel
+    /// profiler on (each launch timed by device events); prints device time per kernel of each.
+    #[arg(long)]
+    pub kernels: bool,
     /// Draw the loss and accuracy curves (encrypted and plaintext) into this PNG.
     #[arg(long, value_name = "FILE.png")]
     pub plot: Option<PathBuf>,
@@ -93,6 +97,7 @@ fn options(a: &TrainArgs) -> Result<TrainOptions> {
         learning_rate: a.learning_rate,
         weight_bound: a.weight_bound,
         compare_cpu: a.compare_cpu,
+        kernels: a.kernels,
         ..TrainOptions::default()
     })
 }
@@ -198,6 +203,12 @@ fn print(r: &TrainReport, plot: Option<&PathBuf>) {
     );
     if let Some((k, same)) = r.bit_identical_to_cpu {
         println!("first {k} iterations bit-identical to the CPU backend: {}", if same { "yes" } else { "NO" });
+    }
+    if let Some(k) = &r.kernel_profile {
+        let mut s = String::new();
+        xehe::cli::bootstrap::write_kernel_profile(&mut s, "one more iteration", &k.iteration);
+        xehe::cli::bootstrap::write_kernel_profile(&mut s, "one more refresh", &k.refresh);
+        print!("{s}");
     }
     for n in &r.notes {
         println!("note: {n}");
