@@ -58,6 +58,7 @@ fn kernel_profiles_of_one_more_refresh_and_iteration() {
         eprintln!("SKIP: no OpenCL device ({why}): the kernel profile needs one");
     } else {
         let r = run(&opts, &DeviceChoice::OpenCl(None), &mut |_| {}, &mut |_| {}).unwrap();
+        assert_eq!(r.data_word_bits, 64);
         let k = r.kernel_profile.expect("a kernel profile on a device");
         for (what, p) in [("iteration", &k.iteration), ("refresh", &k.refresh)] {
             assert!(p.iter().any(|e| e.name.starts_with("ks_inner")), "{what}: no key switching in {p:?}");

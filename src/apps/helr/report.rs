@@ -38,6 +38,9 @@ pub struct TrainReport {
     pub layout: Layout,
     /// Where the server ran.
     pub device: DeviceUsed,
+    /// Bits of a data word on the device queue: 32 for a `-w32` preset on a queue of 32-bit
+    /// data words (`Queue::word32`), else 64 (also on the CPU).
+    pub data_word_bits: u32,
     /// Key generation (bootstrapping and training keys), s.
     pub keygen_seconds: f64,
     /// Bytes of all keys.

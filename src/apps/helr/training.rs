@@ -174,6 +174,7 @@ pub fn run(
         insecure: params.insecure,
         layout,
         device: opened.used,
+        data_word_bits: queue.map_or(64, Queue::word_bits),
         keygen_seconds: keys.seconds,
         key_bytes: keys.bytes,
         encrypt_seconds: enc.seconds,

@@ -172,7 +172,8 @@ fn print(r: &TrainReport, plot: Option<&PathBuf>) {
         r.layout.block,
         r.layout.encrypted_ciphertexts()
     );
-    println!("device: {} {} ({})", r.device.backend, r.device.index, r.device.name);
+    let words = if r.data_word_bits == 32 { ", 32-bit data words" } else { "" };
+    println!("device: {} {} ({}{words})", r.device.backend, r.device.index, r.device.name);
     println!("keys: {:.1} s, {:.1} MiB; encryption {:.1} s", r.keygen_seconds, r.key_bytes as f64 / (1 << 20) as f64, r.encrypt_seconds);
     if let Some(w) = r.warmup_ms {
         println!("first use of the device: {w:.0} ms (not in the times below)");
