@@ -51,16 +51,15 @@ KERNEL_FQ void batch_ks_inner_u64(GLOBAL_AS DWORD *prod, CONST_AS DWORD *lifted,
         u64 x = g & (n - 1);
         u32 ki = i + 1 == kp ? key_k - 1 : i;
         u64 q = out_moduli[i], c0 = out_r0[i], c1 = out_r1[i];
-        u128_t a0, a1;
-        a0.lo = a0.hi = a1.lo = a1.hi = 0;
+        mac_t a0 = mac_zero(), a1 = mac_zero();
         for (u32 j = 0; j < kd; j++) {
             u64 v = lifted[(u64)j * plane + g];
             u64 kb = (((u64)j * 2) * key_k + ki) << log_n;
-            a0 = mad64_wide(v, key[kb + x], a0);
-            a1 = mad64_wide(v, key[kb + ((u64)key_k << log_n) + x], a1);
+            a0 = mac_add(a0, v, key[kb + x], q, c1);
+            a1 = mac_add(a1, v, key[kb + ((u64)key_k << log_n) + x], q, c1);
         }
-        prod[g] = (DWORD)barrett_reduce_128(a0, q, c0, c1);
-        prod[plane + g] = (DWORD)barrett_reduce_128(a1, q, c0, c1);
+        prod[g] = (DWORD)mac_value(a0, q, c0, c1);
+        prod[plane + g] = (DWORD)mac_value(a1, q, c0, c1);
     }
 }
 

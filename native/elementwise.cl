@@ -121,16 +121,14 @@ KERNEL_FQ void tensor_u64(GLOBAL_AS DWORD *out, CONST_AS DWORD *a, CONST_AS DWOR
             u32 p = EW_PRIME;
             u64x2 a0 = PAIR(a), a1 = PAIR_AT(a, poly + i), b0 = PAIR(b), b1 = PAIR_AT(b, poly + i);
             u64 q = moduli[p], c0 = r0[p], c1 = r1[p];
-            u128_t z;
-            z.lo = 0;
-            z.hi = 0;
+            mac_t z = mac_zero();
             u64x2 d0, d1, d2;
-            d0.x = barrett_reduce_128(mad64_wide(a0.x, b0.x, z), q, c0, c1);
-            d0.y = barrett_reduce_128(mad64_wide(a0.y, b0.y, z), q, c0, c1);
-            d1.x = barrett_reduce_128(mad64_wide(a1.x, b0.x, mad64_wide(a0.x, b1.x, z)), q, c0, c1);
-            d1.y = barrett_reduce_128(mad64_wide(a1.y, b0.y, mad64_wide(a0.y, b1.y, z)), q, c0, c1);
-            d2.x = barrett_reduce_128(mad64_wide(a1.x, b1.x, z), q, c0, c1);
-            d2.y = barrett_reduce_128(mad64_wide(a1.y, b1.y, z), q, c0, c1);
+            d0.x = mac_value(mac_add(z, a0.x, b0.x, q, c1), q, c0, c1);
+            d0.y = mac_value(mac_add(z, a0.y, b0.y, q, c1), q, c0, c1);
+            d1.x = mac_value(mac_add(mac_add(z, a0.x, b1.x, q, c1), a1.x, b0.x, q, c1), q, c0, c1);
+            d1.y = mac_value(mac_add(mac_add(z, a0.y, b1.y, q, c1), a1.y, b0.y, q, c1), q, c0, c1);
+            d2.x = mac_value(mac_add(z, a1.x, b1.x, q, c1), q, c0, c1);
+            d2.y = mac_value(mac_add(z, a1.y, b1.y, q, c1), q, c0, c1);
             SET_PAIR(out, d0);
             SET_PAIR_AT(out, poly + i, d1);
             SET_PAIR_AT(out, 2 * poly + i, d2);
@@ -149,11 +147,9 @@ KERNEL_FQ void tensor_u64(GLOBAL_AS DWORD *out, CONST_AS DWORD *a, CONST_AS DWOR
             for (u32 x = lo; x <= hi; x++) acc = add_mod(acc, mul_mod(a[x * poly + i], b[(t - x) * poly + i], q, c0, c1), q);
             out[t * poly + i] = (DWORD)acc;
 #else
-            u128_t acc;
-            acc.lo = 0;
-            acc.hi = 0;
-            for (u32 x = lo; x <= hi; x++) acc = mad64_wide(a[x * poly + i], b[(t - x) * poly + i], acc);
-            out[t * poly + i] = (DWORD)barrett_reduce_128(acc, q, c0, c1);
+            mac_t acc = mac_zero();
+            for (u32 x = lo; x <= hi; x++) acc = mac_add(acc, a[x * poly + i], b[(t - x) * poly + i], q, c1);
+            out[t * poly + i] = (DWORD)mac_value(acc, q, c0, c1);
 #endif
         }
     }
