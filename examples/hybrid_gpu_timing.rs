@@ -14,8 +14,13 @@
 //! rotate there on an H100. Smaller N use smaller sets (16384: 60,40×7 with α = 2; 8192:
 //! 60,40×3 with α = 2).
 //!
+//! `--words 32`: the same modulus from word-size primes on a queue of 32-bit data words
+//! (`Queue::word32`): the data primes' bits in primes of 30 bits, twice as many special primes
+//! of 30 bits (the same `P`), so that PhantomFHE's 64-bit figure on its set has a 32-bit one
+//! beside it from the same call.
+//!
 //! `cargo run --release --example hybrid_gpu_timing [-- --backend cuda|opencl] [--n N]
-//! [--reps R] [--conv-sweep]`; the default queue is the first GPU (`XEHE_DEVICE`). On a machine without a GPU,
+//! [--reps R] [--words 32|64] [--conv-sweep]`; the default queue is the first GPU (`XEHE_DEVICE`). On a machine without a GPU,
 //! `--backend opencl --n 8192` runs on any OpenCL device (pocl) as a smoke test.
 use std::time::Instant;
 use xehe::device::queue::{default_queue, new_queue_on, DeviceChoice};
@@ -130,6 +135,16 @@ fn main() -> Result<()> {
     let mut bits = vec![60u32];
     bits.extend(std::iter::repeat_n(40, data_40));
     bits.push(60);
+    let (q, bits, alpha) = match opt("--words").as_deref() {
+        None | Some("64") => (q, bits, alpha),
+        Some("32") => {
+            // The data primes' bits in 30-bit primes, SEAL's special prime and the α − 1 more of
+            // 30 bits each (HybridKeySwitching picks 30 for a word-size chain): the same P.
+            let data: u32 = bits[..bits.len() - 1].iter().sum();
+            (q.word32()?, vec![30u32; data.div_ceil(30) as usize + 1], 2 * alpha)
+        }
+        Some(w) => return Err(Error::InvalidArgument(format!("--words {w}: expected 32 or 64"))),
+    };
     let mut parms = EncryptionParameters::new(SchemeType::Ckks);
     parms.set_poly_modulus_degree(n);
     parms.set_coeff_modulus(&CoeffModulus::create(n, &bits)?);
@@ -144,7 +159,7 @@ fn main() -> Result<()> {
     let ks = HybridKeySwitching::new(&ctx, KeySwitchParams::with_alpha(&ctx, alpha))?;
     let l = bits.len() - 1;
     let dnum = ks.digit_count(l);
-    let key_bits: u32 = bits[..l].iter().sum::<u32>() + 60 * alpha as u32;
+    let key_bits: u32 = bits.iter().sum::<u32>() + bits[l] * (alpha as u32 - 1);
     let rk = kg.create_relin_keys()?;
     let gk = kg.create_galois_keys_from_steps(&[1])?;
     let hrk = kg.hybrid(&ks).create_relin_keys()?;
@@ -152,7 +167,12 @@ fn main() -> Result<()> {
     let (mut ga, mut gb) = (a.clone(), b.clone());
     ga.gpu_on(&q);
     gb.gpu_on(&q);
-    println!("device backend: {}; N={n}, data primes 60,40×{data_40} (L={l}), hybrid: α={alpha}, dnum={dnum}, log(QP)={key_bits}", q.backend());
+    let primes = if bits[0] == 30 { format!("30×{l}") } else { format!("60,40×{data_40}") };
+    println!(
+        "device backend: {} ({}-bit data words); N={n}, data primes {primes} (L={l}), hybrid: α={alpha}, dnum={dnum}, log(QP)={key_bits}",
+        q.backend(),
+        q.word_bits()
+    );
 
     let ops: Vec<(String, BinaryOp)> = vec![
         (

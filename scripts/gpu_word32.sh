@@ -19,6 +19,8 @@
 #   STEPS="helr helr-w32 resnet-w32" scripts/gpu_word32.sh  (HELR, 10 iterations each; ResNet-20 on 3 images;
 #   TRAIN_KERNELS=1: HELR's kernel profile of one iteration and one refresh)
 #   STEPS="ncu-ntt ncu-sums" scripts/gpu_word32.sh  (Nsight Compute on the 32-bit NTTs and the baby-step sums)
+#   STEPS="ks ks-w32 phantom" scripts/gpu_word32.sh  (key switching by word size beside PhantomFHE's; also carry
+#   target/release/examples/hybrid_gpu_timing as $BIN/hybrid_gpu_timing, and .carry/phantom)
 # Logs go to $OUT (or /tmp), one file a step.
 set -uo pipefail
 BIN=${BIN_DIR:-.gpu-bin}
@@ -70,6 +72,16 @@ for s in ${STEPS:-ntt kernels w32 w32-as-64}; do
         step ncu-sums 40 ncu --clock-control none -k ks_inner_sums_u64 -c 2 "${sections[@]}" \
           "${boot[@]}" --preset n16-dense-w32 --reps 1
       fi ;;
+    ks | ks-w32)
+      # Key switching at N = 2^16 (examples/hybrid_gpu_timing, checked against the CPU first):
+      # PhantomFHE's 1580-bit hybrid set, or the same modulus from 30-bit primes on 32-bit words.
+      words=64; [ "$s" = ks-w32 ] && words=32
+      step "$s" 40 "$BIN/hybrid_gpu_timing" --backend cuda --n 65536 --reps 50 --words $words ;;
+    phantom)
+      # PhantomFHE's ckks_sets at N = 2^16 (../shared/bench/phantom/README.md: its sources in .carry/phantom).
+      ( cmake -S .carry/phantom -B /tmp/pb -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DPHANTOM_ENABLE_EXAMPLE=OFF \
+          && cmake --build /tmp/pb -j 14 --target ckks_sets && /tmp/pb/bin/ckks_sets 65536 ) > "$LOG/phantom.log" 2>&1 || status=1
+      echo "== phantom"; grep -E "^65536" "$LOG/phantom.log" | tail -12 ;;
     n16) step n16 28 "${boot[@]}" --n 65536 --reps 10 --input all ;;
     helr | helr-w32)
       preset=(--n 65536); [ "$s" = helr-w32 ] && preset=(--preset n16-dense-13-w32)
