@@ -184,53 +184,6 @@ DECLSPEC u64 mad_wide32(u32 a, u32 b, u64 c)
 #endif
 }
 
-/*
- * A sum of products modulo q, reduced once at the end (mac_value): 128 bits wide (mad64_wide,
- * SEAL's barrett_reduce_128) in general. With XEHE_WORD32 (every prime below 2^30) the
- * operands are canonical residues, so a product is below 2^60 and the sum is one u64: one
- * 32x32->64 multiply-add a term (mad_wide32), folded below q whenever its top bit is set (a
- * sum below 2^63 plus a product below 2^63 cannot wrap), where the 128-bit form needs a carry
- * word and three 64-bit reductions at the end. Any grouping of modular sums gives the same
- * canonical value, so both forms return the same words.
- */
-#if XEHE_WORD32
-typedef u64 mac_t;
-
-DECLSPEC mac_t mac_zero(void)
-{
-    return 0;
-}
-
-DECLSPEC mac_t mac_add(mac_t s, u64 a, u64 b, u64 q, u64 r1)
-{
-    s = mad_wide32((u32)a, (u32)b, s);
-    if (s >> 63) s = reduce64_w32(s, (u32)q, r1);
-    return s;
-}
-
-DECLSPEC u64 mac_value(mac_t s, u64 q, u64 r0, u64 r1)
-{
-    (void)r0;
-    return reduce64_w32(s, (u32)q, r1);
-}
-#else
-typedef u128_t mac_t;
-
-DECLSPEC mac_t mac_zero(void)
-{
-    mac_t s;
-    s.lo = s.hi = 0;
-    return s;
-}
-
-DECLSPEC mac_t mac_add(mac_t s, u64 a, u64 b, u64 q, u64 r1)
-{
-    (void)q;
-    (void)r1;
-    return mad64_wide(a, b, s);
-}
-#endif
-
 DECLSPEC u64 add_mod(u64 a, u64 b, u64 q)
 {
 #if XEHE_INTEL_VISA
@@ -286,7 +239,52 @@ DECLSPEC u64 barrett_reduce_64(u64 x, u64 q, u64 r1)
 #endif
 }
 
-#if !XEHE_WORD32
+/*
+ * A sum of products modulo q, reduced once at the end (mac_value): 128 bits wide (mad64_wide,
+ * SEAL's barrett_reduce_128) in general. With XEHE_WORD32 (every prime below 2^30) the
+ * operands are canonical residues, so a product is below 2^60 and the sum is one u64: one
+ * 32x32->64 multiply-add a term (mad_wide32), folded below q whenever its top bit is set (a
+ * sum below 2^63 plus a product below 2^63 cannot wrap), where the 128-bit form needs a carry
+ * word and three 64-bit reductions at the end. Any grouping of modular sums gives the same
+ * canonical value, so both forms return the same words.
+ */
+#if XEHE_WORD32
+typedef u64 mac_t;
+
+DECLSPEC mac_t mac_zero(void)
+{
+    return 0;
+}
+
+DECLSPEC mac_t mac_add(mac_t s, u64 a, u64 b, u64 q, u64 r1)
+{
+    s = mad_wide32((u32)a, (u32)b, s);
+    if (s >> 63) s = reduce64_w32(s, (u32)q, r1);
+    return s;
+}
+
+DECLSPEC u64 mac_value(mac_t s, u64 q, u64 r0, u64 r1)
+{
+    (void)r0;
+    return reduce64_w32(s, (u32)q, r1);
+}
+#else
+typedef u128_t mac_t;
+
+DECLSPEC mac_t mac_zero(void)
+{
+    mac_t s;
+    s.lo = s.hi = 0;
+    return s;
+}
+
+DECLSPEC mac_t mac_add(mac_t s, u64 a, u64 b, u64 q, u64 r1)
+{
+    (void)q;
+    (void)r1;
+    return mad64_wide(a, b, s);
+}
+
 DECLSPEC u64 mac_value(mac_t s, u64 q, u64 r0, u64 r1)
 {
     return barrett_reduce_128(s, q, r0, r1);

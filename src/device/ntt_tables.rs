@@ -48,11 +48,6 @@ impl NttTableImage {
         Self::build(tables, false, false)
     }
 
-    /// Whether the four-step twist tables are present.
-    pub fn has_four_step(&self) -> bool {
-        self.words[NttTable::Twist as usize].len() > 1 || self.k == 0
-    }
-
     /// log2 N of `tables` if the device NTT takes them: not empty, one N of at least 8, primes
     /// below 2^60.
     ///

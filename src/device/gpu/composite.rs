@@ -56,8 +56,8 @@ pub struct CompositeStepSpec<'a> {
 
 /// Device copy of a [`CompositeStepSpec`].
 pub struct CompositeStepData<B> {
-    /// Rows of the upper level dropped, and the table of them on the device.
-    drop_rows: (usize, B),
+    /// Rows of the upper level dropped (the device's table; one per prime of `primes`).
+    drop_rows: B,
     primes: DevicePrimes<B>,
     ntt: Arc<DeviceNttTables<B>>,
     bconv: DeviceBConv<B>,
@@ -77,7 +77,7 @@ impl<B: super::GpuBuffer> CompositeStepData<B> {
         let bconv = DeviceBConv::rounded(q, &c.bconv, c.drop_moduli, c.out_moduli, "composite rescale")?;
         let rows = |r: &[usize]| q.upload_static_words(&r.iter().map(|&r| r as u64).collect::<Vec<_>>());
         Ok(CompositeStepData {
-            drop_rows: (c.drop_rows.len(), rows(c.drop_rows)?),
+            drop_rows: rows(c.drop_rows)?,
             primes: DevicePrimes::new(q, c.drop_moduli)?,
             ntt: DeviceNttTables::for_eval(q, c.drop_ntt)?,
             bconv,
@@ -95,9 +95,9 @@ impl<B: super::GpuBuffer> CompositeStepData<B> {
 /// `Device` on an allocation, compile or launch failure.
 pub fn composite_rescale<Q: GpuQueue>(q: &Q, l: &LevelData<Q::Buf>, next: &LevelData<Q::Buf>, c: &CompositeStepData<Q::Buf>, ct: &Q::Buf, size: usize) -> Result<Q::Buf> {
     let (k, kn, n) = (l.k(), next.k(), l.n());
-    let (nd, drop_rows) = (c.drop_rows.0, &c.drop_rows.1);
+    let nd = c.primes.k as usize;
     let dropped = q.scratch(size * nd * n)?;
-    gather_rows(q, l.log_n, (&dropped, nd), (ct, k), drop_rows, size, None)?;
+    gather_rows(q, l.log_n, (&dropped, nd), (ct, k), &c.drop_rows, size, None)?;
     c.ntt.inverse(q, &dropped, size * nd, EVAL_NTT)?;
     let conv = q.scratch(size * kn * n)?;
     let shape = ConvShape { d: nd, off: 0, digits: 1, polys: size, split: kn, skip: false, centered: true };

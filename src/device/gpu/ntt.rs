@@ -118,7 +118,7 @@ impl<B: GpuBuffer> DeviceNttTables<B> {
             None => {
                 let image = if four_step { NttTableImage::new(tables)? } else { NttTableImage::without_four_step(tables)? };
                 let rows = (0..tables.len() as u64).collect();
-                Self::upload(dev, &image, rows, None)?
+                Self::upload(dev, &image, rows, None, four_step)?
             }
         };
         Ok(super::first_wins(sets, key, Arc::new(set)))
@@ -133,14 +133,13 @@ impl<B: GpuBuffer> DeviceNttTables<B> {
                 at.map(|i| self.rows[i]).ok_or_else(|| crate::Error::Device("NTT tables: a prime outside the holding list".into()))
             })
             .collect::<Result<Vec<_>>>()?;
-        let mut set = Self::upload(dev, &NttTableImage::per_prime_only(tables)?, rows, Some(&self.buffers))?;
-        set.four_step = four_step;
-        Ok(set)
+        Self::upload(dev, &NttTableImage::per_prime_only(tables)?, rows, Some(&self.buffers), four_step)
     }
 
     /// Uploads `image`'s per-prime tables, with `rows` after the primes in
-    /// [`NttTable::Moduli`], and its root tables, or shares `roots` (another list's buffers).
-    fn upload<Q: GpuQueue<Buf = B>>(dev: &Q, image: &NttTableImage, rows: Vec<u64>, roots: Option<&[Arc<B>]>) -> Result<Self> {
+    /// [`NttTable::Moduli`], and its root tables, or shares `roots` (another list's buffers);
+    /// `four_step`: whether the four-step twist tables, the image's or `roots`', are there.
+    fn upload<Q: GpuQueue<Buf = B>>(dev: &Q, image: &NttTableImage, rows: Vec<u64>, roots: Option<&[Arc<B>]>, four_step: bool) -> Result<Self> {
         let buffers = NttTable::ALL
             .iter()
             .map(|&t| match (roots, t) {
@@ -150,7 +149,7 @@ impl<B: GpuBuffer> DeviceNttTables<B> {
             })
             .collect::<Result<Vec<_>>>()?;
         let primes = image.get(NttTable::Moduli).to_vec();
-        Ok(DeviceNttTables { log_n: image.log_n(), k: image.k(), primes, rows, buffers, four_step: image.has_four_step(), clusters: dev.thread_block_clusters() })
+        Ok(DeviceNttTables { log_n: image.log_n(), k: image.k(), primes, rows, buffers, four_step, clusters: dev.thread_block_clusters() })
     }
 
     /// Forward NTT of `rows` rows of `data` in place (canonical output, bit-identical to
