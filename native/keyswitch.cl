@@ -447,17 +447,21 @@ KERNEL_FQ void gather_row_u64(GLOBAL_AS DWORD *out, CONST_AS DWORD *in, u32 stri
  * Gather rows by a table, optionally scaled (the composite rescale, src/device/gpu/composite.rs):
  * out[p][i][x] = in[p * in_rows + rows[i]][x] for polys p and output rows i < out_rows, times
  * s[i] mod moduli[i] where `scaled` (s canonical; moduli, r0, r1 the output rows' primes and
- * SEAL's Barrett constants, unused otherwise). total = polys * out_rows * N.
+ * SEAL's Barrett constants, unused otherwise). A row from in_rows on is row rows[i] - in_rows of
+ * poly p in `in2` (in2_rows a poly; the special rows of an extended polynomial, whose ModDown
+ * the rescale fuses). total = polys * out_rows * N.
  */
-KERNEL_FQ void gather_rows_u64(GLOBAL_AS DWORD *out, CONST_AS DWORD *in, CONST_AS u64 *rows, u32 out_rows, u32 in_rows,
-                               u32 scaled, CONST_AS u64 *s, CONST_AS u64 *moduli, CONST_AS u64 *r0, CONST_AS u64 *r1,
-                               u32 log_n, u64 total)
+KERNEL_FQ void gather_rows_u64(GLOBAL_AS DWORD *out, CONST_AS DWORD *in, CONST_AS DWORD *in2, CONST_AS u64 *rows,
+                               u32 out_rows, u32 in_rows, u32 in2_rows, u32 scaled, CONST_AS u64 *s,
+                               CONST_AS u64 *moduli, CONST_AS u64 *r0, CONST_AS u64 *r1, u32 log_n, u64 total)
 {
     u64 n = (u64)1 << log_n;
     for (u64 g = GLOBAL_ID(); g < total; g += GLOBAL_SIZE()) {
         u64 row = g >> log_n, x = g & (n - 1);
         u32 p = (u32)(row / out_rows), i = (u32)(row % out_rows);
-        u64 v = in[(((u64)p * in_rows + rows[i]) << log_n) + x];
+        u64 r = rows[i];
+        u64 v = r < in_rows ? in[(((u64)p * in_rows + r) << log_n) + x]
+                            : in2[(((u64)p * in2_rows + r - in_rows) << log_n) + x];
         out[g] = (DWORD)(scaled ? mul_mod(v, s[i], moduli[i], r0[i], r1[i]) : v);
     }
 }

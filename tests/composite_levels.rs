@@ -175,6 +175,15 @@ fn hybrid_key_switching_at_every_composite_level() {
             let err = largest_error(&decode(&sq), &want_sq);
             assert!(err < 2f64.powi(-20), "level {l} ({rows:?}): relinearized square, error 2^{:.1}", err.log2());
             println!("level {l} (primes {rows:?}): rotation and relinearization, max error 2^{:.1}", err.log2());
+            if l > 0 {
+                let fused = ev.relinearize_rescale(&ev.square(&ct).unwrap(), &relin).unwrap();
+                assert_eq!(fused.parms_id(), levels.parms_id(l - 1).unwrap());
+                let apart = ev.rescale_to_next(&ev.relinearize(&ev.square(&ct).unwrap(), &relin).unwrap()).unwrap();
+                let (err, err_apart) = (largest_error(&decode(&fused), &want_sq), largest_error(&decode(&apart), &want_sq));
+                println!("level {l}: relinearize-rescale fused max error 2^{:.2}, apart 2^{:.2} (scale 2^{:.1})", err.log2(), err_apart.log2(), fused.scale().log2());
+                assert_eq!(fused.scale(), apart.scale());
+                assert!(err < 1.25 * err_apart + 2f64.powi(-30), "level {l}: fused relinearize-rescale, error 2^{:.2} against 2^{:.2} apart", err.log2(), err_apart.log2());
+            }
         }
         if l > 0 {
             let factor = levels.rescale_factor(l).unwrap();
@@ -192,9 +201,13 @@ fn hybrid_key_switching_at_every_composite_level() {
     let before = at1.clone();
     assert!(matches!(ev.rotate_vector_inplace(&mut at1, 1, &low), Err(Error::MissingKey { .. })));
     assert_eq!(at1.data(), before.data());
-    // The fused relinearize-rescale is relinearization, then the composite rescale.
+    // The fused relinearize-rescale divides by P·D at once: relinearization then the composite
+    // rescale's level and scale, its value to within their two roundings.
     let sq = ev.square(&at1).unwrap();
-    assert_eq!(ev.relinearize_rescale(&sq, &relin).unwrap(), ev.rescale_to_next(&ev.relinearize(&sq, &relin).unwrap()).unwrap());
+    let (fused, apart) = (ev.relinearize_rescale(&sq, &relin).unwrap(), ev.rescale_to_next(&ev.relinearize(&sq, &relin).unwrap()).unwrap());
+    assert_eq!((fused.parms_id(), fused.scale()), (apart.parms_id(), apart.scale()));
+    let err = largest_error(&decode(&fused), &decode(&apart));
+    assert!(err < 2f64.powi(-20), "fused relinearize-rescale against relinearize then rescale: 2^{:.1}", err.log2());
     // On a device too, the key past the window's primes is missing, the input intact.
     for q in &devices {
         let mut d = on_queue(&at1, q);
@@ -240,6 +253,12 @@ fn on_a_device_as_on_the_cpu(
         let (gpu, cpu) = (evaluate_linear_transforms(ev, &keys, &[&t], &d).unwrap(), evaluate_linear_transforms(ev, &keys, &[&t], ct).unwrap());
         same("double-hoisted transform", gpu.into_iter().next().unwrap(), &cpu[0]);
         same("relinearized square", ev.relinearize(&ev.square(&d).unwrap(), relin).unwrap(), &ev.relinearize(&ev.square(ct).unwrap(), relin).unwrap());
+        if l > 0 {
+            // ModDown by P fused with the composite rescale: relinearization, double hoisting.
+            same("fused relinearize-rescale", ev.relinearize_rescale(&ev.square(&d).unwrap(), relin).unwrap(), &ev.relinearize_rescale(&ev.square(ct).unwrap(), relin).unwrap());
+            let (gpu, cpu) = (dh.rotate_vector_many(&d, &[1], galois).unwrap(), dh.rotate_vector_many(ct, &[1], galois).unwrap());
+            same("fused ModDown-rescale of an extended rotation", dh.mod_down_rescale(&gpu[0]).unwrap(), &dh.mod_down_rescale(&cpu[0]).unwrap());
+        }
     }
 }
 

@@ -82,6 +82,12 @@
 //! outside the window is computed: ModUp's constants are the whole digit's, restricted to the
 //! rows present, which is also how the device kernels read a window (a row offset, no copies).
 //!
+//! A key switch followed by the composite rescale fuses as on SEAL's chain: the extended
+//! polynomial `P·c + switch(c')` over the window and `P` is divided by `P·D` at once (the
+//! composite rescale's `round(x·A/D)` with the special primes among the dropped ones:
+//! [`HybridKeySwitching::mod_down_rescale_composite`]), one rounding and one pass of the
+//! level's NTTs where ModDown then the rescale make two.
+//!
 //! # Serialization
 //! [`HybridRelinKeys`] and [`HybridGaloisKeys`] save with [`crate::SealObject::save`] and load
 //! with `HybridRelinKeys::load(&ks, &bytes)` / `HybridGaloisKeys::load` in **xehe's own
@@ -116,6 +122,7 @@
 //! - The per-level constants (`LevelConstants`) are uploaded once per device and level and
 //!   cached in the [`HybridKeySwitching`]; each key once per device, cached in the key.
 
+use super::composite::CompositeStep;
 use super::context::Context;
 use super::keys::{GaloisKeys, RelinKeys, SecretKey};
 use super::prng::{
@@ -225,6 +232,9 @@ struct Inner {
     mod_down_rounded: bool,
     /// `rescale[ℓ - 2]`: ModDown by `P·q_{ℓ-1}` at the level with `ℓ ≥ 2` data primes.
     rescale: Vec<RescaleDown>,
+    /// `composite[l]`: at composite level `l ≥ 1`, ModDown by `P` fused with the composite
+    /// rescale (module docs, "Composite levels"); empty on SEAL's chain.
+    composite: Vec<Option<CompositeStep>>,
     /// Device images of [`LevelConstants`], per (device, level) (`src/device/gpu/hybrid.rs`).
     #[cfg_attr(not(any(feature = "cuda", feature = "opencl")), allow(dead_code))]
     pub(crate) device: AnyDeviceCache,
@@ -386,6 +396,12 @@ impl HybridKeySwitching {
         let rescale = (2..=l)
             .map(|ell| RescaleDown::new(&special, &all[..ell]))
             .collect::<Result<_>>()?;
+        let composite = match context.composite_levels() {
+            Some(levels) => (0..levels.chain().levels())
+                .map(|c| if c == 0 { Ok(None) } else { levels.mod_down_step(c, &ntt[l..]).map(Some) })
+                .collect::<Result<_>>()?,
+            None => Vec::new(),
+        };
         Ok(HybridKeySwitching {
             inner: Arc::new(Inner {
                 context: context.clone(),
@@ -401,6 +417,7 @@ impl HybridKeySwitching {
                 mod_down,
                 mod_down_rounded,
                 rescale,
+                composite,
                 device: AnyDeviceCache::default(),
             }),
         })
@@ -920,6 +937,71 @@ impl HybridKeySwitching {
             let x_p: Vec<u64> = prods[ell..].iter().flat_map(|p| p[comp].iter().copied()).collect();
             self.mod_down_rescale_poly(&x_q, &x_p, out);
         }
+    }
+
+    /// ModDown by `P` fused with the rescale from composite level `level` (module docs,
+    /// "Composite levels"): `round(x·A / (P·D))` for each of `polys` polynomials of the extended
+    /// base, `x_q` their window rows (`polys × ℓ × N` words), `x_p` their special rows
+    /// (`polys × α × N`), canonical, NTT form. Returns `polys × ℓ' × N` words of level
+    /// `level − 1`.
+    ///
+    /// # Errors
+    /// `NotValidForParams` outside a context of composite levels or at level 0;
+    /// `InvalidArgument` for words of another shape.
+    pub(crate) fn mod_down_rescale_composite(&self, level: usize, x_q: &[u64], x_p: &[u64], polys: usize) -> Result<Vec<u64>> {
+        let step = self.composite_step(level)?;
+        let n = self.n();
+        let (qw, pw) = (x_q.len() / polys.max(1), x_p.len() / polys.max(1));
+        let mut x = Vec::with_capacity(x_q.len() + x_p.len());
+        for c in 0..polys {
+            x.extend_from_slice(&x_q[c * qw..(c + 1) * qw]);
+            x.extend_from_slice(&x_p[c * pw..(c + 1) * pw]);
+        }
+        step.rescale_words(&x, polys, n)
+    }
+
+    /// Relinearization fused with the composite rescale from level `level`: `P·c_c +
+    /// switch(c_2)_c` divided by `P·D` at once ([`mod_down_rescale_composite`](Self::mod_down_rescale_composite)).
+    /// `c`: `3 × ℓ × N` words of the window starting at key-base row `start`, canonical, NTT
+    /// form; digits as relinearization's. Returns `2 × ℓ' × N` words of level `level − 1`.
+    ///
+    /// # Errors
+    /// As [`mod_down_rescale_composite`](Self::mod_down_rescale_composite).
+    pub(crate) fn relinearize_rescale_composite(&self, c: &[u64], start: usize, key: &HybridKSwitchKey, level: usize) -> Result<Vec<u64>> {
+        let n = self.n();
+        let pw = c.len() / 3;
+        let ell = pw / n;
+        let up = self.mod_up(&c[2 * pw..], start, Digits::Unsigned);
+        let prods = self.key_inner_product(&up, key, None);
+        let p_mod = self.p_mod_q(start..start + ell);
+        let mut x_q = vec![0u64; 2 * pw];
+        x_q.par_chunks_mut(n).enumerate().for_each(|(r, row)| {
+            let (comp, i) = (r / ell, r % ell);
+            let q = &self.inner.moduli[start + i];
+            let src = &c[comp * pw + i * n..comp * pw + (i + 1) * n];
+            for ((o, &a), &b) in row.iter_mut().zip(src).zip(&prods[i][comp]) {
+                *o = q.add(b, q.mul(a, p_mod[i]));
+            }
+        });
+        let x_p: Vec<u64> = (0..2).flat_map(|comp| prods[ell..].iter().flat_map(move |p| p[comp].iter().copied())).collect();
+        self.mod_down_rescale_composite(level, &x_q, &x_p, 2)
+    }
+
+    /// The constants of [`mod_down_rescale_composite`](Self::mod_down_rescale_composite) from
+    /// composite level `level` on a device.
+    ///
+    /// # Errors
+    /// As [`mod_down_rescale_composite`](Self::mod_down_rescale_composite).
+    #[cfg_attr(not(any(feature = "cuda", feature = "opencl")), allow(dead_code))]
+    pub(crate) fn composite_step_constants(&self, level: usize) -> Result<super::composite::StepConstants> {
+        Ok(self.composite_step(level)?.constants())
+    }
+
+    /// The fused step down from composite level `level`.
+    fn composite_step(&self, level: usize) -> Result<&CompositeStep> {
+        self.inner.composite.get(level).and_then(Option::as_ref).ok_or_else(|| {
+            Error::NotValidForParams(format!("ModDown with the composite rescale: no composite level {level} with a level below"))
+        })
     }
 
     /// `[P]_{q_i}` for the data primes `i ∈ rows` (a level's [`ContextData::key_rows`](super::context::ContextData::key_rows)).

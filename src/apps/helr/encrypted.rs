@@ -234,12 +234,9 @@ impl<'a> Trainer<'a> {
         Ok(out)
     }
 
-    /// `a·b`, relinearized and rescaled.
+    /// `a·b`, relinearized and rescaled in one step (`Evaluator::relinearize_rescale`).
     fn mul(&self, a: &Ciphertext, b: &Ciphertext) -> Result<Ciphertext> {
-        let mut c = self.ev.multiply(a, b)?;
-        self.ev.relinearize_inplace(&mut c, self.relin())?;
-        self.ev.rescale_to_next_inplace(&mut c)?;
-        Ok(c)
+        self.ev.relinearize_rescale(&self.ev.multiply(a, b)?, self.relin())
     }
 
     /// `c ← c + rot(c, s)` for each `s` in turn, in the key-switching base between the steps
@@ -339,7 +336,7 @@ impl<'a> Trainer<'a> {
         Ok(EncryptedWeights { w: w_next, v: v_next })
     }
 
-    /// `Σ_r x_r ⊙ y_r`, relinearized once and rescaled.
+    /// `Σ_r x_r ⊙ y_r`, relinearized once and rescaled (in one step).
     fn sum_of_products<A: Borrow<Ciphertext>, B: Borrow<Ciphertext>>(&self, x: &[A], y: &[B]) -> Result<Ciphertext> {
         let mut acc: Option<Ciphertext> = None;
         for (a, b) in x.iter().zip(y) {
@@ -350,10 +347,9 @@ impl<'a> Trainer<'a> {
                 Some(s) => self.ev.add_inplace(s, &p)?,
             }
         }
-        let mut acc = acc.ok_or_else(|| Error::InvalidArgument("HELR: empty mini-batch".into()))?;
-        self.ev.relinearize_inplace(&mut acc, self.relin())?;
-        self.ev.rescale_to_next_inplace(&mut acc)?;
-        Ok(acc)
+        let acc = acc.ok_or_else(|| Error::InvalidArgument("HELR: empty mini-batch".into()))?;
+        // ModDown and the rescale in one step (one rounding, one pass of the level's NTTs).
+        self.ev.relinearize_rescale(&acc, self.relin())
     }
 
     /// The mini-batch's gradient before the sum over the blocks, at scale `s_grad`, level

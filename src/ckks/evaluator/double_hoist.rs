@@ -654,17 +654,14 @@ impl DoubleHoisting<'_> {
     /// pass less. Size 2, `(ℓ − 1) × N` words per polynomial, NTT form, one level below `x`, scale
     /// `x.scale() / q_{ℓ-1}` (as `rescale_to_next` sets it); on `x`'s queue if it is on a device.
     /// Not SEAL's words (one rounding instead of two): for xehe's own circuits. In a context of
-    /// composite levels: [`DoubleHoisting::mod_down`], then the composite rescale.
+    /// composite levels: ModDown by `P·D` with the composite rescale's step, scale `x.scale()`
+    /// over its factor (`HybridKeySwitching::mod_down_rescale_composite`).
     ///
     /// # Errors
     /// `EndOfModulusChain` at the last level; `ScaleOutOfBounds` as `rescale_to_next`; `Device`
     /// on a device failure; `TransparentResult` (host).
     pub fn mod_down_rescale(&self, x: &ExtCiphertext) -> Result<Ciphertext> {
-        if self.ev.ctx.composite_levels().is_some() {
-            // Composite levels rescale apart: the fused ModDown divides by one prime.
-            return self.ev.rescale_to_next(&self.mod_down(x)?);
-        }
-        let (next, scale) = self.ev.rescaled_level(&x.parms_id, x.scale)?;
+        let (next, scale, composite) = self.ev.rescaled_level(&x.parms_id, x.scale)?;
         if let Some(q) = x.queue() {
             return self.ev.device_mod_down(q, ExtOp::ModDownRescale(x), &next, scale);
         }
@@ -672,9 +669,14 @@ impl DoubleHoisting<'_> {
         out.scale = scale;
         let (xq, xp) = x.host()?;
         let (pw, sw) = (x.ell * x.n, x.alpha() * x.n);
-        let (c0, c1) = out.data.split_at_mut(pw - x.n);
-        x.ks.mod_down_rescale_poly(&xq[..pw], &xp[..sw], c0);
-        x.ks.mod_down_rescale_poly(&xq[pw..], &xp[sw..], c1);
+        match composite {
+            Some(level) => out.data = x.ks.mod_down_rescale_composite(level, &xq[..2 * pw], &xp[..2 * sw], 2)?,
+            None => {
+                let (c0, c1) = out.data.split_at_mut(pw - x.n);
+                x.ks.mod_down_rescale_poly(&xq[..pw], &xp[..sw], c0);
+                x.ks.mod_down_rescale_poly(&xq[pw..], &xp[sw..], c1);
+            }
+        }
         super::check_not_transparent(&out)?;
         Ok(out)
     }
@@ -737,7 +739,9 @@ impl Evaluator {
 #[cfg(any(feature = "cuda", feature = "opencl"))]
 mod gpu_impl {
     use super::*;
+    use crate::ckks::device::composite::mod_down_step_data;
     use crate::ckks::device::hybrid::{hybrid_level_data, one_form};
+    use crate::device::gpu::composite as gpu_composite;
     use crate::device::gpu::hybrid::KeyLayout;
     use crate::ckks::device::level_data;
     use crate::device::gpu::double_hoist::{self as dh, DeviceExt};
@@ -871,10 +875,17 @@ mod gpu_impl {
                     one(DeviceExt { q: (buf.clone(), 0), p: (buf, 0) })
                 }
                 ExtOp::ModDownRescale(x) => {
-                    let next = self.ctx.context_data_for(&parms_id, "encrypted")?.next_parms_id();
-                    let next = next.ok_or_else(|| Error::at_last_level("mod_down_rescale_ext at the last level"))?;
-                    let next = level_data(cq, &self.ctx, &next)?;
-                    let buf = Arc::new(dh::mod_down_rescale(cq, &l, &next, &h, &on_device(cq, x)?)?);
+                    let next_id = self.ctx.context_data_for(&parms_id, "encrypted")?.next_parms_id();
+                    let next_id = next_id.ok_or_else(|| Error::at_last_level("mod_down_rescale_ext at the last level"))?;
+                    let next = level_data(cq, &self.ctx, &next_id)?;
+                    let ext = on_device(cq, x)?;
+                    let buf = Arc::new(match self.ctx.composite_levels().and_then(|c| c.level_of(&parms_id)) {
+                        Some(level) => {
+                            let c = mod_down_step_data(cq, ks, level, parms_id)?;
+                            gpu_composite::mod_down_rescale(cq, &h, &next, &c, (&ext.q.0, ext.q.1), (&ext.p.0, ext.p.1), 2)?
+                        }
+                        None => dh::mod_down_rescale(cq, &l, &next, &h, &ext)?,
+                    });
                     one(DeviceExt { q: (buf.clone(), 0), p: (buf, 0) })
                 }
             }

@@ -110,7 +110,8 @@ impl Evaluator {
     /// forward NTTs per polynomial) saved. Size 2, one level lower, scale
     /// `ct.scale() / q_{ℓ-1}`; a size-2 ciphertext is only rescaled. Not SEAL's words (SEAL
     /// rounds twice): for xehe's own circuits (polynomial evaluation, EvalMod, networks). In a
-    /// context of composite levels: relinearization, then the composite rescale.
+    /// context of composite levels the same with the composite rescale: ModDown by `P·D`,
+    /// scale `ct.scale()` over the step's factor (`HybridKeySwitching::relinearize_rescale_composite`).
     ///
     /// # Errors
     /// As [`Evaluator::relinearize_inplace`] and [`Evaluator::rescale_to_next`]
@@ -126,13 +127,7 @@ impl Evaluator {
                 ct.size
             )));
         }
-        if self.ctx.composite_levels().is_some() {
-            // Composite levels rescale apart: the fused ModDown divides by one prime.
-            let mut out = ct.clone();
-            self.hybrid_relinearize_inplace(&mut out, keys)?;
-            return self.rescale_to_next(&out);
-        }
-        let (next, scale) = self.rescaled_level(&ct.parms_id, ct.scale)?;
+        let (next, scale, composite) = self.rescaled_level(&ct.parms_id, ct.scale)?;
         if let Some(q) = self.device_for(&[ct]) {
             return self.hybrid_gpu(&q, ct, HybridGpuOp::RelinearizeRescale(keys, &next, scale));
         }
@@ -140,7 +135,13 @@ impl Evaluator {
         let mut out = Ciphertext::zeros(&next, 2);
         out.scale = scale;
         keys.key.host_digits()?;
-        keys.ks.relinearize_rescale(src.data(), &keys.key, out.data_mut());
+        match composite {
+            Some(level) => {
+                let start = self.ctx.context_data_for(&ct.parms_id, "encrypted")?.key_rows().start;
+                out.data = keys.ks.relinearize_rescale_composite(src.data(), start, &keys.key, level)?;
+            }
+            None => keys.ks.relinearize_rescale(src.data(), &keys.key, out.data_mut()),
+        }
         check_not_transparent(&out)?;
         Ok(out)
     }
@@ -344,6 +345,8 @@ mod gpu_impl {
     use super::*;
     use crate::ckks::device::hybrid::{hybrid_galois_key, hybrid_key, hybrid_level_data, one_form, DeviceKey};
     use crate::ckks::device::{galois_table, level_data};
+    use crate::ckks::device::composite::mod_down_step_data;
+    use crate::device::gpu::composite as gpu_composite;
     use crate::device::gpu::hybrid::{self as gpu_hybrid, switch_key_c1, KeyLayout};
     use crate::device::gpu::{buffer_of, GpuQueue};
 
@@ -470,7 +473,14 @@ mod gpu_impl {
                 HybridGpuOp::RelinearizeRescale(rk, next, s) => {
                     let key = hybrid_key(cq, &rk.ks, &rk.key)?;
                     let next_l = level_data(cq, &self.ctx, &next.parms_id())?;
-                    buf = Arc::new(gpu_hybrid::relinearize_rescale(cq, &l, &next_l, &h, &buf, (&key.buf, layout(&key, rk.key.rows(l.n()))))?);
+                    let key_layout = (&*key.buf, layout(&key, rk.key.rows(l.n())));
+                    buf = Arc::new(match self.ctx.composite_levels().and_then(|c| c.level_of(&ct.parms_id)) {
+                        Some(level) => {
+                            let c = mod_down_step_data(cq, &rk.ks, level, ct.parms_id)?;
+                            gpu_composite::relinearize_rescale(cq, &l, &next_l, &h, &c, &buf, key_layout)?
+                        }
+                        None => gpu_hybrid::relinearize_rescale(cq, &l, &next_l, &h, &buf, key_layout)?,
+                    });
                     (parms_id, coeff_modulus_size, scale) = (next.parms_id(), next.coeff_modulus().len(), s);
                 }
                 HybridGpuOp::Galois(elts, gk) => {

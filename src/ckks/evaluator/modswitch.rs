@@ -54,25 +54,33 @@ impl Evaluator {
         Ok(b.start - a.start..b.end - a.start)
     }
 
-    /// The level below `parms_id` and the scale a rescale from there gives (`scale / q_{ℓ-1}`),
-    /// checked as [`Evaluator::rescale_to_next_inplace`] checks them (the fused key-switching
-    /// rescales of xehe's circuits, `DoubleHoisting::mod_down_rescale`), on SEAL's one-prime
-    /// chain.
+    /// The level below `parms_id` and the scale a rescale from there gives (`scale / q_{ℓ-1}`,
+    /// or at a composite level `scale` over the step's factor), checked as
+    /// [`Evaluator::rescale_to_next_inplace`] checks them (the fused key-switching rescales of
+    /// xehe's circuits, `DoubleHoisting::mod_down_rescale`); with the composite level where the
+    /// context has them.
     ///
     /// # Errors
-    /// `NotValidForParams` (also in a context of composite levels: their rescale is not fused),
-    /// `EndOfModulusChain`, `ScaleOutOfBounds`.
-    pub(super) fn rescaled_level(&self, parms_id: &ParmsId, scale: f64) -> Result<(Arc<ContextData>, f64)> {
-        if self.ctx.composite_levels().is_some() {
-            return Err(Error::NotValidForParams("a rescale fused into key switching: composite levels rescale apart (rescale_to_next)".into()));
-        }
+    /// `NotValidForParams`, `EndOfModulusChain`, `ScaleOutOfBounds`.
+    pub(super) fn rescaled_level(&self, parms_id: &ParmsId, scale: f64) -> Result<(Arc<ContextData>, f64, Option<usize>)> {
         let cd = self.ctx.context_data_for(parms_id, "encrypted")?.clone();
-        let next = self.next_level(&cd, "encrypted")?;
         check_scale(scale, &cd, "rescale_to_next (input)")?;
-        let q_last = cd.coeff_modulus()[cd.coeff_modulus().len() - 1].value();
-        let new_scale = scale / q_last as f64;
+        let (next, factor, level) = match self.ctx.composite_levels() {
+            Some(levels) => {
+                let l = levels.level_of(parms_id).ok_or_else(|| Error::NotValidForParams("rescale: encrypted is not at a composite level".into()))?;
+                let (Some(factor), Some(next_id)) = (levels.rescale_factor(l), l.checked_sub(1).and_then(|b| levels.parms_id(b))) else {
+                    return Err(Error::at_last_level("rescale: encrypted is at the lowest composite level"));
+                };
+                (self.ctx.context_data_for(&next_id, "rescale")?.clone(), factor, Some(l))
+            }
+            None => {
+                let next = self.next_level(&cd, "encrypted")?;
+                (next, cd.coeff_modulus()[cd.coeff_modulus().len() - 1].value() as f64, None)
+            }
+        };
+        let new_scale = scale / factor;
         check_scale(new_scale, &next, "rescale_to_next (result)")?;
-        Ok((next, new_scale))
+        Ok((next, new_scale, level))
     }
 
     /// Divide by the last prime `q_l` and round, moving one level down; scale becomes

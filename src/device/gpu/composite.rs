@@ -15,12 +15,17 @@
 //! The gathers are one launch each (`gather_rows_u64`, the row tables and `[A]_{q_i}` on the
 //! device), not a copy per row.
 //!
+//! A key switch's ModDown by `P` fuses with the rescale ([`mod_down_rescale`],
+//! [`relinearize_rescale`]): the special rows are among the dropped ones (the step's data from
+//! the key switching's `mod_down_step`), read from the extended polynomial's second buffer by
+//! the first gather.
+//!
 //! ModRaise from a lowest level of several primes (the scheme's `Evaluator::mod_raise_to`) is
 //! steps 1–3 alone on every row: the centred lift of `x mod Q_0` is the conversion corrected to
 //! a rounding ([`composite_mod_raise`]).
 
 use super::eval::{finish, EVAL_NTT};
-use super::hybrid::{base_conv, BConvSpec, ConvShape, DeviceBConv};
+use super::hybrid::{alloc_prods, base_conv, inner_products_into, mod_up, Addend, BConvSpec, ConvShape, DeviceBConv, HybridLevelData, KeyLayout};
 use super::level::{DevicePrimes, DeviceScalars, LevelData};
 use super::ntt::{DeviceNttTables, FinishSource};
 use super::{Arg, Geometry, GpuQueue};
@@ -94,16 +99,73 @@ impl<B: super::GpuBuffer> CompositeStepData<B> {
 /// # Errors
 /// `Device` on an allocation, compile or launch failure.
 pub fn composite_rescale<Q: GpuQueue>(q: &Q, l: &LevelData<Q::Buf>, next: &LevelData<Q::Buf>, c: &CompositeStepData<Q::Buf>, ct: &Q::Buf, size: usize) -> Result<Q::Buf> {
-    let (k, kn, n) = (l.k(), next.k(), l.n());
+    rescale_rows(q, l.log_n, next, c, (ct, 0, l.k()), None, size)
+}
+
+/// ModDown by `P` fused with the composite rescale (the scheme's
+/// `HybridKeySwitching::mod_down_rescale_composite`): `size` polynomials of the extended base,
+/// their window rows `x_q` (`size × ℓ × N` words from the offset) and special rows `x_p`
+/// (`size × α × N`), NTT form, divided by `P·D` at once with the data `c` of the step whose
+/// dropped rows include the special ones: a new `size × next.k() × N` buffer.
+///
+/// # Errors
+/// `Device` on an allocation, compile or launch failure.
+pub fn mod_down_rescale<Q: GpuQueue>(
+    q: &Q,
+    h: &HybridLevelData<Q::Buf>,
+    next: &LevelData<Q::Buf>,
+    c: &CompositeStepData<Q::Buf>,
+    (xq, xq_off): (&Q::Buf, usize),
+    (xp, xp_off): (&Q::Buf, usize),
+    size: usize,
+) -> Result<Q::Buf> {
+    rescale_rows(q, next.log_n, next, c, (xq, xq_off, h.ell), Some((xp, xp_off, h.alpha)), size)
+}
+
+/// Relinearization fused with the composite rescale (the scheme's
+/// `HybridKeySwitching::relinearize_rescale_composite`) of a size-3 ciphertext `ct` at level `l`:
+/// ModUp of `c2`, the inner product with `P·(c0, c1)` added on the data limbs in the same
+/// launch, then [`mod_down_rescale`]: `2 × next.k() × N` words.
+///
+/// # Errors
+/// As [`mod_down_rescale`] and key switching.
+pub fn relinearize_rescale<Q: GpuQueue>(
+    q: &Q,
+    l: &LevelData<Q::Buf>,
+    next: &LevelData<Q::Buf>,
+    h: &HybridLevelData<Q::Buf>,
+    c: &CompositeStepData<Q::Buf>,
+    ct: &Q::Buf,
+    (key, key_rows): (&Q::Buf, KeyLayout),
+) -> Result<Q::Buf> {
+    let (ell, n) = (h.ell, l.n());
+    let up = mod_up(q, l, h, ct, 2 * ell * n, false)?;
+    let (prod_q, prod_p) = alloc_prods(q, h, n, 1)?;
+    inner_products_into(q, l, h, &up, (ct, 2 * ell * n), (&[key], 1, key_rows), (&prod_q, &prod_p, 0), 0..ell + h.alpha, Addend::Scaled((ct, 0)))?;
+    mod_down_rescale(q, h, next, c, (&prod_q, 0), (&prod_p, 0), 2)
+}
+
+/// Steps 1–4 of the module docs on `size` polynomials of `rows` limbs (`src` from its offset),
+/// each followed by `ext`'s rows where given (the dropped rows from `rows` on are read there).
+fn rescale_rows<Q: GpuQueue>(
+    q: &Q,
+    log_n: u32,
+    next: &LevelData<Q::Buf>,
+    c: &CompositeStepData<Q::Buf>,
+    src: (&Q::Buf, usize, usize),
+    ext: Option<(&Q::Buf, usize, usize)>,
+    size: usize,
+) -> Result<Q::Buf> {
+    let (kn, n) = (next.k(), 1usize << log_n);
     let nd = c.primes.k as usize;
     let dropped = q.scratch(size * nd * n)?;
-    gather_rows(q, l.log_n, (&dropped, nd), (ct, k), &c.drop_rows, size, None)?;
+    gather_rows(q, log_n, (&dropped, nd), src, ext, &c.drop_rows, size, None)?;
     c.ntt.inverse(q, &dropped, size * nd, EVAL_NTT)?;
     let conv = q.scratch(size * kn * n)?;
     let shape = ConvShape { d: nd, off: 0, digits: 1, polys: size, split: kn, skip: false, centered: true };
-    base_conv(q, l.log_n, (&conv, &conv), &dropped, &c.primes, &c.bconv, &next.primes, &shape)?;
+    base_conv(q, log_n, (&conv, &conv), &dropped, &c.primes, &c.bconv, &next.primes, &shape)?;
     let scaled = q.scratch(size * kn * n)?;
-    gather_rows(q, l.log_n, (&scaled, kn), (ct, k), &c.src_rows, size, Some((&c.a_mod, &next.primes)))?;
+    gather_rows(q, log_n, (&scaled, kn), src, None, &c.src_rows, size, Some((&c.a_mod, &next.primes)))?;
     let out = q.alloc(size * kn * n)?;
     let inv = (&c.inv_d.w, &c.inv_d.wq);
     if !next.ntt.forward_moddown_finish(q, (&out, 0), &conv, FinishSource::Rows, size, (&scaled, 0, kn), None, inv, EVAL_NTT)? {
@@ -113,30 +175,37 @@ pub fn composite_rescale<Q: GpuQueue>(q: &Q, l: &LevelData<Q::Buf>, next: &Level
     Ok(out)
 }
 
-/// `out` (`polys × out_rows` rows) = the rows of `inp` (`in_rows` a polynomial) that `rows`
-/// names (`out_rows` words on the device), each times `s_i` mod the `i`-th prime of `primes`
-/// where `scale = Some((s, primes))` (`gather_rows_u64`).
+/// `out` (`polys × out_rows` rows) = the rows of `inp` (`in_rows` a polynomial, from its offset;
+/// a row from `in_rows` on is read from `ext`'s rows) that `rows` names (`out_rows` words on the
+/// device), each times `s_i` mod the `i`-th prime of `primes` where `scale = Some((s, primes))`
+/// (`gather_rows_u64`).
+#[allow(clippy::too_many_arguments)]
 fn gather_rows<Q: GpuQueue>(
     q: &Q,
     log_n: u32,
     (out, out_rows): (&Q::Buf, usize),
-    (inp, in_rows): (&Q::Buf, usize),
+    (inp, in_off, in_rows): (&Q::Buf, usize, usize),
+    ext: Option<(&Q::Buf, usize, usize)>,
     rows: &Q::Buf,
     polys: usize,
     scale: Option<(&Q::Buf, &DevicePrimes<Q::Buf>)>,
 ) -> Result<()> {
     let total = (polys * out_rows) << log_n;
-    // Without scaling the constants are not read: the row table stands in for them.
+    // Without scaling the constants are not read: the row table stands in for them; without
+    // `ext` no row is read there.
     let (s, moduli, r0, r1) = match scale {
         Some((s, p)) => (s, &p.moduli, &p.r0, &p.r1),
         None => (rows, rows, rows, rows),
     };
+    let (ext_buf, ext_off, ext_rows) = ext.unwrap_or((inp, in_off, 0));
     let args = [
         Arg::Buf(out),
-        Arg::Buf(inp),
+        Arg::BufAt(inp, in_off),
+        Arg::BufAt(ext_buf, ext_off),
         Arg::Buf(rows),
         Arg::U32(out_rows as u32),
         Arg::U32(in_rows as u32),
+        Arg::U32(ext_rows as u32),
         Arg::U32(u32::from(scale.is_some())),
         Arg::Buf(s),
         Arg::Buf(moduli),
