@@ -25,7 +25,7 @@
 //! a rounding ([`composite_mod_raise`]).
 
 use super::eval::{finish, EVAL_NTT};
-use super::hybrid::{alloc_prods, base_conv, inner_products_into, mod_up, Addend, BConvSpec, ConvShape, DeviceBConv, HybridLevelData, KeyLayout};
+use super::hybrid::{base_conv, relinearized_extended, BConvSpec, ConvShape, DeviceBConv, HybridLevelData, KeyLayout};
 use super::level::{DevicePrimes, DeviceScalars, LevelData};
 use super::ntt::{DeviceNttTables, FinishSource};
 use super::{Arg, Geometry, GpuQueue};
@@ -136,12 +136,9 @@ pub fn relinearize_rescale<Q: GpuQueue>(
     h: &HybridLevelData<Q::Buf>,
     c: &CompositeStepData<Q::Buf>,
     ct: &Q::Buf,
-    (key, key_rows): (&Q::Buf, KeyLayout),
+    key: (&Q::Buf, KeyLayout),
 ) -> Result<Q::Buf> {
-    let (ell, n) = (h.ell, l.n());
-    let up = mod_up(q, l, h, ct, 2 * ell * n, false)?;
-    let (prod_q, prod_p) = alloc_prods(q, h, n, 1)?;
-    inner_products_into(q, l, h, &up, (ct, 2 * ell * n), (&[key], 1, key_rows), (&prod_q, &prod_p, 0), 0..ell + h.alpha, Addend::Scaled((ct, 0)))?;
+    let (prod_q, prod_p) = relinearized_extended(q, l, h, ct, key)?;
     mod_down_rescale(q, h, next, c, (&prod_q, 0), (&prod_p, 0), 2)
 }
 

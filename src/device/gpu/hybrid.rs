@@ -1178,13 +1178,31 @@ pub fn relinearize_rescale<Q: GpuQueue>(
     ct: &Q::Buf,
     (key, key_rows): (&Q::Buf, KeyLayout),
 ) -> Result<Q::Buf> {
+    let (prod_q, prod_p) = relinearized_extended(q, l, h, ct, (key, key_rows))?;
+    let out = q.alloc(2 * (h.ell - 1) * l.n())?;
+    mod_down_rescale_into(q, l, next, h, (&out, 0), 2, (&prod_q, 0), (&prod_p, 0))?;
+    Ok(out)
+}
+
+/// `P·(c0, c1) + switch(c2)` in the extended base of a size-3 ciphertext `ct` at level `l`,
+/// before its ModDown: ModUp of `c2`, the inner product with `P·(c0, c1)` added on the data
+/// limbs in the same launch ([`Addend::Scaled`]). Returns the data rows (`2 × ℓ × N` words)
+/// and the special rows (`2 × α × N`).
+///
+/// # Errors
+/// As [`switch_key`].
+pub(super) fn relinearized_extended<Q: GpuQueue>(
+    q: &Q,
+    l: &LevelData<Q::Buf>,
+    h: &HybridLevelData<Q::Buf>,
+    ct: &Q::Buf,
+    (key, key_rows): (&Q::Buf, KeyLayout),
+) -> Result<(Q::Buf, Q::Buf)> {
     let (ell, n) = (h.ell, l.n());
     let up = mod_up(q, l, h, ct, 2 * ell * n, false)?;
     let (prod_q, prod_p) = alloc_prods(q, h, n, 1)?;
     inner_products_into(q, l, h, &up, (ct, 2 * ell * n), (&[key], 1, key_rows), (&prod_q, &prod_p, 0), 0..ell + h.alpha, Addend::Scaled((ct, 0)))?;
-    let out = q.alloc(2 * (ell - 1) * n)?;
-    mod_down_rescale_into(q, l, next, h, (&out, 0), 2, (&prod_q, 0), (&prod_p, 0))?;
-    Ok(out)
+    Ok((prod_q, prod_p))
 }
 
 /// `apply_galois_hybrid` on a size-2 ciphertext (`key`: [`hybrid_galois_key`], `scatter`: the
