@@ -16,11 +16,13 @@
  * Row r of `data` uses prime (r / XEHE_ROWS_PER_PRIME) % k: 1 (default) for rows in
  * [instance][limb][N] order, B for B instances stored limb-major (as ntt.cl).
  *
- * Tables: the 64-bit NTT's (ntt.cl; src/device/ntt_tables.rs), read as 32-bit operands: the
- * 32-bit Shoup quotient floor(w * 2^32 / q) of a root w is the high half of the 64-bit one,
- * floor(w * 2^64 / q), and the root itself follows from it (root_of_quot32), so the butterflies
- * read the quotient tables alone; the kernels still take the root tables (one argument list for
- * both word sizes). Both word sizes share one copy of the tables.
+ * Tables (src/device/ntt_tables.rs): the 32-bit Shoup quotients floor(w * 2^32 / q) of the roots
+ * w (the high halves of the 64-bit NTT's quotients), dense, one u32 word a root (RootsQ32,
+ * InvRootsQ32: the inverse's shifted down by one), in the argument slot where the 64-bit kernels
+ * take the roots; the root itself follows from its quotient (root_of_quot32), so the butterflies
+ * read one table. A thread's twiddles of one round are a run of consecutive words, aligned, which
+ * it reads with vector loads (quots32): in the late rounds every butterfly has its own twiddle,
+ * and scalar loads from the 64-bit table made a cache transaction of each.
  */
 #include "modarith.h"
 #include "cluster.h"
@@ -41,9 +43,10 @@
 /* Words each work-item of the shared-memory kernel holds: radix 16. */
 #define R32 16
 
-/* Root i of a 64-bit table pair as a 32-bit operand and its 32-bit Shoup quotient. */
+/* Word i of a 64-bit per-prime table (N^{-1}, the last inverse root) as a 32-bit operand, and
+ * of its quotient table as the 32-bit quotient (the high word). */
 #define ROOT32(rw, i) ((u32)(rw)[i])
-#define QUOT32(rq, i) (((CONST_AS u32 *)(rq))[2 * (i) + 1]) /* the high word: 4 bytes read, not 8 */
+#define QUOT32(rq, i) (((CONST_AS u32 *)(rq))[2 * (i) + 1])
 
 /*
  * The root w < q < 2^30 of a 32-bit Shoup quotient wq = floor(w * 2^32 / q), in registers: the
@@ -58,11 +61,34 @@ DECLSPEC u32 root_of_quot32(u32 wq, u32 q)
     return (u32)(t >> 32) + ((u32)t != 0 ? 1u : 0u);
 }
 
-/* Twiddle i of quotient table rq (64-bit quotients; their high words): *w and *wq. */
-DECLSPEC void twiddle32(CONST_AS u64 *rq, u32 i, u32 q, u32 *w, u32 *wq)
+/* The `count` (1, 2 or a multiple of 4) consecutive 32-bit quotients rq[at ...], `at` a multiple
+ * of min(count, 4) and rq 16-byte aligned: one vector load per four. */
+DECLSPEC_INLINE void quots32(CONST_AS u32 *rq, u32 at, const u32 count, u32 *out)
 {
-    *wq = QUOT32(rq, i);
-    *w = root_of_quot32(*wq, q);
+    if (count == 1) {
+        out[0] = rq[at];
+    } else if (count == 2) {
+#if IS_CUDA
+        uint2 v = *(const uint2 *)(rq + at);
+#else
+        uint2 v = vload2(0, rq + at);
+#endif
+        out[0] = v.x;
+        out[1] = v.y;
+    } else {
+#pragma unroll
+        for (u32 c = 0; c < count; c += 4) {
+#if IS_CUDA
+            uint4 v = *(const uint4 *)(rq + at + c);
+#else
+            uint4 v = vload4(0, rq + at + c);
+#endif
+            out[c] = v.x;
+            out[c + 1] = v.y;
+            out[c + 2] = v.z;
+            out[c + 3] = v.w;
+        }
+    }
 }
 
 /* The inverse's last round of one prime: N^{-1} and N^{-1} * w (w its last inverse root) with
@@ -129,18 +155,19 @@ DECLSPEC u32 reduce4q(u32 x, u32 q)
  * and take the root of block (b << r) + (k >> (lr - r)) of the round with 2^(log_m + r)
  * blocks (SEAL's root_powers index: blocks + block).
  */
-DECLSPEC_INLINE void fwd_rounds32(u32 *v, const u32 lr, u32 log_m, u32 b, CONST_AS u64 *rq, u32 q)
+DECLSPEC_INLINE void fwd_rounds32(u32 *v, const u32 lr, u32 log_m, u32 b, CONST_AS u32 *rq, u32 q)
 {
 #pragma unroll
     for (u32 r = 0; r < lr; r++) {
         const u32 hw = 1u << (lr - r - 1);
+        /* Round r's twiddles: the 2^r from (1 << (log_m + r)) + (b << r), one per block. */
+        u32 wq[R32 / 2];
+        quots32(rq, (1u << (log_m + r)) + (b << r), 1u << r, wq);
 #pragma unroll
         for (u32 k = 0; k < (1u << lr); k++) {
             if ((k & hw) == 0) {
-                u32 idx = (1u << (log_m + r)) + (b << r) + (k >> (lr - r));
-                u32 w, wq;
-                twiddle32(rq, idx, q, &w, &wq);
-                fwd_bf32(&v[k], &v[k + hw], w, wq, q);
+                u32 t = wq[k >> (lr - r)];
+                fwd_bf32(&v[k], &v[k + hw], root_of_quot32(t, q), t, q);
             }
         }
     }
@@ -153,24 +180,27 @@ DECLSPEC_INLINE void fwd_rounds32(u32 *v, const u32 lr, u32 log_m, u32 b, CONST_
  * sequential index), block = bb * 2^(lr-r-1) + (k >> (r + 1)). `last.on`: the final round
  * (m = 1) is this call's last, done by inv_bf32_last (canonical outputs).
  */
-DECLSPEC_INLINE void inv_rounds32(u32 *v, const u32 lr, u32 log_n, u32 log_s, u32 bb, CONST_AS u64 *rq,
+DECLSPEC_INLINE void inv_rounds32(u32 *v, const u32 lr, u32 log_n, u32 log_s, u32 bb, CONST_AS u32 *rq,
                                   last32_t last, u32 q)
 {
 #pragma unroll
     for (u32 r = 0; r < lr; r++) {
         const u32 hw = 1u << r;
         u32 log_m = log_n - 1 - (log_s + r);
-        u32 first = (1u << log_n) - (2u << log_m) + 1;
+        /* Round r's 2^(lr - r - 1) twiddles from first + bb * 2^(lr - r - 1), read from the table
+         * shifted by one (word i is root i + 1's): first - 1 = N - 2m keeps the run aligned. */
+        u32 wq[R32 / 2];
+        if (!(last.on && log_m == 0)) {
+            quots32(rq, (1u << log_n) - (2u << log_m) + bb * (1u << (lr - r - 1)), 1u << (lr - r - 1), wq);
+        }
 #pragma unroll
         for (u32 k = 0; k < (1u << lr); k++) {
             if ((k & hw) == 0) {
                 if (last.on && log_m == 0) {
                     inv_bf32_last(&v[k], &v[k + hw], last, q);
                 } else {
-                    u32 idx = first + bb * (1u << (lr - r - 1)) + (k >> (r + 1));
-                    u32 w, wq;
-                    twiddle32(rq, idx, q, &w, &wq);
-                    inv_bf32(&v[k], &v[k + hw], w, wq, q);
+                    u32 t = wq[k >> (r + 1)];
+                    inv_bf32(&v[k], &v[k + hw], root_of_quot32(t, q), t, q);
                 }
             }
         }
@@ -188,7 +218,7 @@ DECLSPEC_INLINE void inv_rounds32(u32 *v, const u32 lr, u32 log_n, u32 log_s, u3
 
 /* Forward global pass of LR rounds from 2^log_m blocks. */
 #define NTT32_FWD_PASS(LR)                                                                               \
-    KERNEL_FQ void ntt32_fwd_pass##LR##_u32(GLOBAL_AS u32 *data, CONST_AS u64 *roots, CONST_AS u64 *roots_q, \
+    KERNEL_FQ void ntt32_fwd_pass##LR##_u32(GLOBAL_AS u32 *data, CONST_AS u32 *rq32, CONST_AS u64 *roots_q, \
                                               CONST_AS u64 *moduli, u32 k, u32 log_n, u32 log_m, u32 rows)   \
     {                                                                                                    \
         PASS_ITEM(LR)                                                                                    \
@@ -197,7 +227,7 @@ DECLSPEC_INLINE void inv_rounds32(u32 *v, const u32 lr, u32 log_n, u32 log_s, u3
         GLOBAL_AS u32 *x = data + ((u64)row << log_n) + ((u64)b << (log_n - log_m)) + o;                 \
         u32 v[1 << LR];                                                                                  \
         _Pragma("unroll") for (u32 i = 0; i < (1u << LR); i++) v[i] = x[i << log_s];                     \
-        fwd_rounds32(v, LR, log_m, b, roots_q + NTT_ROW(p), q);                                  \
+        fwd_rounds32(v, LR, log_m, b, rq32 + NTT_ROW(p), q);                                  \
         _Pragma("unroll") for (u32 i = 0; i < (1u << LR); i++) x[i << log_s] = v[i];                     \
     }
 
@@ -208,7 +238,7 @@ NTT32_FWD_PASS(4)
 
 /* Inverse global pass of LR rounds from gap 2^log_s; `last` (0 or 1): it ends the transform. */
 #define NTT32_INV_PASS(LR)                                                                                 \
-    KERNEL_FQ void ntt32_inv_pass##LR##_u32(GLOBAL_AS u32 *data, CONST_AS u64 *iroots, CONST_AS u64 *iroots_q, \
+    KERNEL_FQ void ntt32_inv_pass##LR##_u32(GLOBAL_AS u32 *data, CONST_AS u32 *irq32, CONST_AS u64 *iroots_q, \
                                               CONST_AS u64 *moduli, CONST_AS u64 *inv_n, CONST_AS u64 *inv_n_q, \
                                               CONST_AS u64 *last_w, CONST_AS u64 *last_wq, u32 k, u32 log_n,   \
                                               u32 log_s, u32 rows, u32 last)                                   \
@@ -218,7 +248,7 @@ NTT32_FWD_PASS(4)
         GLOBAL_AS u32 *x = data + ((u64)row << log_n) + ((u64)bb << (log_s + LR)) + o;                     \
         u32 v[1 << LR];                                                                                    \
         _Pragma("unroll") for (u32 i = 0; i < (1u << LR); i++) v[i] = x[i << log_s];                       \
-        inv_rounds32(v, LR, log_n, log_s, bb, iroots_q + NTT_ROW(p),                                \
+        inv_rounds32(v, LR, log_n, log_s, bb, irq32 + NTT_ROW(p),                                \
                      last32(last, p, inv_n, inv_n_q, last_w, last_wq), q);                                  \
         _Pragma("unroll") for (u32 i = 0; i < (1u << LR); i++) x[i << log_s] = v[i];                       \
     }
@@ -231,7 +261,7 @@ NTT32_INV_PASS(4)
 /* One step of lr forward rounds on the tile (2^log_t words, global block b of 2^log_m), from
  * local round r0: each work-item's groups of 2^lr words at stride 2^(log_t - r0 - lr). */
 DECLSPEC_INLINE void fwd_tile_step32(LOCAL_AS u32 *tile, const u32 lr, u32 log_t, u32 r0, u32 log_m, u32 b,
-                                     CONST_AS u64 *rq, u32 q)
+                                     CONST_AS u32 *rq, u32 q)
 {
     u32 log_s = log_t - r0 - lr;
     for (u32 g = LOCAL_ID(); g < (1u << (log_t - lr)); g += LOCAL_SIZE()) {
@@ -249,7 +279,7 @@ DECLSPEC_INLINE void fwd_tile_step32(LOCAL_AS u32 *tile, const u32 lr, u32 log_t
 
 /* The inverse counterpart from local gap 2^s0 (global gap too: the tile's rounds come first). */
 DECLSPEC_INLINE void inv_tile_step32(LOCAL_AS u32 *tile, const u32 lr, u32 log_t, u32 s0, u32 log_n, u32 b,
-                                     CONST_AS u64 *rq, last32_t last, u32 q)
+                                     CONST_AS u32 *rq, last32_t last, u32 q)
 {
     for (u32 g = LOCAL_ID(); g < (1u << (log_t - lr)); g += LOCAL_SIZE()) {
         u32 lb = g >> s0, o = g & ((1u << s0) - 1);
@@ -275,7 +305,7 @@ DECLSPEC_INLINE void inv_tile_step32(LOCAL_AS u32 *tile, const u32 lr, u32 log_t
 /* The forward rounds of a tile of 2^log_t words (global block b of 2^log_m blocks, loaded at
  * PAD32 positions) in steps of up to 4 rounds, as even as they come (13 rounds: 4, 3, 3, 3).
  * Inlined: pocl needs a work-group barrier in the kernel's own code, not in a called function. */
-DECLSPEC_INLINE void fwd_tile_rounds32(LOCAL_AS u32 *tile, u32 log_t, u32 log_m, u32 b, CONST_AS u64 *rq,
+DECLSPEC_INLINE void fwd_tile_rounds32(LOCAL_AS u32 *tile, u32 log_t, u32 log_m, u32 b, CONST_AS u32 *rq,
                                        u32 q)
 {
     u32 steps = (log_t + 3) / 4, r0 = 0;
@@ -290,7 +320,7 @@ DECLSPEC_INLINE void fwd_tile_rounds32(LOCAL_AS u32 *tile, u32 log_t, u32 log_m,
 
 /* The inverse's first log_t rounds on a tile (global block b of 2^log_t words), the same steps;
  * `last.on` where they end the transform. */
-DECLSPEC_INLINE void inv_tile_rounds32(LOCAL_AS u32 *tile, u32 log_t, u32 log_n, u32 b, CONST_AS u64 *rq,
+DECLSPEC_INLINE void inv_tile_rounds32(LOCAL_AS u32 *tile, u32 log_t, u32 log_n, u32 b, CONST_AS u32 *rq,
                                        last32_t last, u32 q)
 {
     u32 steps = (log_t + 3) / 4, s0 = 0;
@@ -328,14 +358,14 @@ DECLSPEC GLOBAL_AS u32 *load_tile32(GLOBAL_AS u32 *data, LOCAL_AS u32 *tile, CON
  * Forward: the rounds from 2^log_m blocks on, in shared memory, one work-group per block of
  * 2^(log_n - log_m) <= TILE32 words (row = group / 2^log_m); the output reduced to [0, q).
  */
-KERNEL_FQ void ntt32_fwd_slm_u32(GLOBAL_AS u32 *data, CONST_AS u64 *roots, CONST_AS u64 *roots_q,
+KERNEL_FQ void ntt32_fwd_slm_u32(GLOBAL_AS u32 *data, CONST_AS u32 *rq32, CONST_AS u64 *roots_q,
                                  CONST_AS u64 *moduli, u32 k, u32 log_n, u32 log_m)
 {
     LOCAL_ARRAY(u32, tile, TILE32_WORDS);
     u32 log_t = log_n - log_m, b, p;
     GLOBAL_AS u32 *x = load_tile32(data, tile, moduli, k, log_n, log_t, 0, &b, &p);
     u32 q = (u32)moduli[p];
-    fwd_tile_rounds32(tile, log_t, log_m, b, roots_q + NTT_ROW(p), q);
+    fwd_tile_rounds32(tile, log_t, log_m, b, rq32 + NTT_ROW(p), q);
     for (u32 i = LOCAL_ID(); i < (1u << log_t); i += LOCAL_SIZE()) x[i] = reduce4q(tile[PAD32(i)], q);
 }
 
@@ -344,7 +374,7 @@ KERNEL_FQ void ntt32_fwd_slm_u32(GLOBAL_AS u32 *data, CONST_AS u64 *roots, CONST
  * one work-group per block of 2^log_t <= TILE32 words; where log_t = log_n they are all of them, the last
  * with N^{-1} folded in (canonical output), else the output is below 2q for the global passes.
  */
-KERNEL_FQ void ntt32_inv_slm_u32(GLOBAL_AS u32 *data, CONST_AS u64 *iroots, CONST_AS u64 *iroots_q,
+KERNEL_FQ void ntt32_inv_slm_u32(GLOBAL_AS u32 *data, CONST_AS u32 *irq32, CONST_AS u64 *iroots_q,
                                  CONST_AS u64 *moduli, CONST_AS u64 *inv_n, CONST_AS u64 *inv_n_q,
                                  CONST_AS u64 *last_w, CONST_AS u64 *last_wq, u32 k, u32 log_n, u32 log_t)
 {
@@ -353,7 +383,7 @@ KERNEL_FQ void ntt32_inv_slm_u32(GLOBAL_AS u32 *data, CONST_AS u64 *iroots, CONS
     GLOBAL_AS u32 *x = load_tile32(data, tile, moduli, k, log_n, log_t, 1, &b, &p);
     u32 q = (u32)moduli[p];
     last32_t last = last32(log_t == log_n, p, inv_n, inv_n_q, last_w, last_wq);
-    inv_tile_rounds32(tile, log_t, log_n, b, iroots_q + NTT_ROW(p), last, q);
+    inv_tile_rounds32(tile, log_t, log_n, b, irq32 + NTT_ROW(p), last, q);
     for (u32 i = LOCAL_ID(); i < (1u << log_t); i += LOCAL_SIZE()) x[i] = tile[PAD32(i)];
 }
 
@@ -377,7 +407,7 @@ KERNEL_FQ void ntt32_inv_slm_u32(GLOBAL_AS u32 *data, CONST_AS u64 *iroots, CONS
 
 /* The forward NTT of one row into this CTA's tile (lazy, below 4q; synchronized): the input row
  * `src`, each word through lift_word where `lift` (mod-down's correction). */
-DECLSPEC void fwd32_cluster_tile(LOCAL_AS u32 *tile, CONST_AS u32 *src, u32 lift, lift_t lt, CONST_AS u64 *rq, u32 q,
+DECLSPEC void fwd32_cluster_tile(LOCAL_AS u32 *tile, CONST_AS u32 *src, u32 lift, lift_t lt, CONST_AS u32 *rq, u32 q,
                                  u32 log_n)
 {
     const u32 T = TILE32, cols = TILE32 / XEHE_CLUSTER;
@@ -399,14 +429,14 @@ DECLSPEC void fwd32_cluster_tile(LOCAL_AS u32 *tile, CONST_AS u32 *src, u32 lift
 
 /* Forward NTT of row GROUP_ID() / C of `data` in place, canonical output (the arguments of
  * ntt32_fwd_slm_u32 without log_m). */
-KERNEL_CLUSTER32 ntt32_fwd_cluster_u32(GLOBAL_AS u32 *data, CONST_AS u64 *roots, CONST_AS u64 *roots_q,
+KERNEL_CLUSTER32 ntt32_fwd_cluster_u32(GLOBAL_AS u32 *data, CONST_AS u32 *rq32, CONST_AS u64 *roots_q,
                                        CONST_AS u64 *moduli, u32 k, u32 log_n)
 {
     LOCAL_ARRAY(u32, tile, TILE32_WORDS);
     u32 row = GROUP_ID() / XEHE_CLUSTER, p = NTT32_PRIME(row);
     u32 q = (u32)moduli[p];
     GLOBAL_AS u32 *x = data + ((u64)row << log_n);
-    fwd32_cluster_tile(tile, x, 0, lift_init(0, q, 0, 0), roots_q + NTT_ROW(p), q, log_n);
+    fwd32_cluster_tile(tile, x, 0, lift_init(0, q, 0, 0), rq32 + NTT_ROW(p), q, log_n);
     x += (u64)cluster_rank() * TILE32;
     for (u32 i = LOCAL_ID(); i < TILE32; i += LOCAL_SIZE()) x[i] = reduce4q(tile[PAD32(i)], q);
 }
@@ -429,7 +459,7 @@ DECLSPEC void moddown_fin32(GLOBAL_AS u32 *out, CONST_AS u32 *c, CONST_AS u32 *x
 /* The argument list of the finish kernels below: ntt.cl's MODDOWN_FIN_ARGS without the 64-bit
  * plan's log_m and mode (src/device/ntt_family/word32.rs moddown_finish builds it). */
 #define MODDOWN_FIN32_ARGS                                                                              \
-    (GLOBAL_AS u32 * out, CONST_AS u32 * last, CONST_AS u64 * r1, CONST_AS u64 * roots, CONST_AS u64 * roots_q, \
+    (GLOBAL_AS u32 * out, CONST_AS u32 * last, CONST_AS u64 * r1, CONST_AS u32 * rq32, CONST_AS u64 * roots_q, \
      CONST_AS u64 * moduli, u32 k, u32 log_n, u64 p_last, u64 p_last_r1, CONST_AS u32 * c01, CONST_AS u32 * xs,   \
      CONST_AS u64 * inv_p, CONST_AS u64 * inv_p_q, u32 x_rows_per_poly, u64 c_words)
 
@@ -438,14 +468,14 @@ DECLSPEC void moddown_fin32(GLOBAL_AS u32 *out, CONST_AS u32 *c, CONST_AS u32 *x
  * the finish written to row (c, i) of out (c01 added below word c_words; xs with
  * x_rows_per_poly rows per polynomial). */
 DECLSPEC void fin32_row(LOCAL_AS u32 *tile, u32 row, u32 lifted, GLOBAL_AS u32 *out, CONST_AS u32 *last,
-                        CONST_AS u64 *r1, CONST_AS u64 *roots_q, CONST_AS u64 *moduli, u32 k,
+                        CONST_AS u64 *r1, CONST_AS u32 *rq32, CONST_AS u64 *moduli, u32 k,
                         u32 log_n, u64 p_last, u64 p_last_r1, CONST_AS u32 *c01, CONST_AS u32 *xs, CONST_AS u64 *inv_p,
                         CONST_AS u64 *inv_p_q, u32 x_rows_per_poly, u64 c_words)
 {
     u32 c = row / k, i = row % k;
     u32 q = (u32)moduli[i];
     lift_t lt = lift_init(lifted ? r1[i] : 0, q, p_last, p_last_r1);
-    fwd32_cluster_tile(tile, last + ((u64)(lifted ? c : row) << log_n), lifted, lt, roots_q + NTT_ROW(i), q,
+    fwd32_cluster_tile(tile, last + ((u64)(lifted ? c : row) << log_n), lifted, lt, rq32 + NTT_ROW(i), q,
                        log_n);
     u64 at = (u64)row << log_n;
     moddown_fin32(out + at, at < c_words ? c01 + at : 0, xs + (((u64)c * x_rows_per_poly + i) << log_n), tile, q,
@@ -456,8 +486,8 @@ DECLSPEC void fin32_row(LOCAL_AS u32 *tile, u32 row, u32 lifted, GLOBAL_AS u32 *
 KERNEL_CLUSTER32 ntt32_fwd_cluster_fin_u32 MODDOWN_FIN32_ARGS
 {
     LOCAL_ARRAY(u32, tile, TILE32_WORDS);
-    (void)roots;
-    fin32_row(tile, GROUP_ID() / XEHE_CLUSTER, 0, out, last, r1, roots_q, moduli, k, log_n, 0, 0, c01, xs, inv_p,
+    (void)roots_q;
+    fin32_row(tile, GROUP_ID() / XEHE_CLUSTER, 0, out, last, r1, rq32, moduli, k, log_n, 0, 0, c01, xs, inv_p,
               inv_p_q, x_rows_per_poly, c_words);
 }
 
@@ -465,8 +495,8 @@ KERNEL_CLUSTER32 ntt32_fwd_cluster_fin_u32 MODDOWN_FIN32_ARGS
 KERNEL_CLUSTER32 ntt32_fwd_cluster_moddown_fin_u32 MODDOWN_FIN32_ARGS
 {
     LOCAL_ARRAY(u32, tile, TILE32_WORDS);
-    (void)roots;
-    fin32_row(tile, GROUP_ID() / XEHE_CLUSTER, 1, out, last, r1, roots_q, moduli, k, log_n, p_last, p_last_r1,
+    (void)roots_q;
+    fin32_row(tile, GROUP_ID() / XEHE_CLUSTER, 1, out, last, r1, rq32, moduli, k, log_n, p_last, p_last_r1,
               c01, xs, inv_p, inv_p_q, x_rows_per_poly, c_words);
 }
 
@@ -478,7 +508,7 @@ KERNEL_CLUSTER32 ntt32_fwd_cluster_fin_many_u32 MODDOWN_FIN32_ARGS
     LOCAL_ARRAY(u32, tile, TILE32_WORDS);
     u32 row = GROUP_ID() / XEHE_CLUSTER, i = row % k;
     u32 q = (u32)moduli[i];
-    fwd32_cluster_tile(tile, last + ((u64)row << log_n), 0, lift_init(0, q, 0, 0), roots_q + NTT_ROW(i), q,
+    fwd32_cluster_tile(tile, last + ((u64)row << log_n), 0, lift_init(0, q, 0, 0), rq32 + NTT_ROW(i), q,
                        log_n);
     u32 h = row / x_rows_per_poly, rr = row % x_rows_per_poly;
     GLOBAL_AS u32 *dst = (GLOBAL_AS u32 *)((CONST_AS u64 *)c01)[h] + ((u64)rr << log_n);
@@ -486,14 +516,14 @@ KERNEL_CLUSTER32 ntt32_fwd_cluster_fin_many_u32 MODDOWN_FIN32_ARGS
 }
 
 /* The inverse NTT of one row `src` (inputs below 4q) into row `dst` (canonical; dst may be src). */
-DECLSPEC void inv32_cluster(GLOBAL_AS u32 *dst, CONST_AS u32 *src, u32 p, CONST_AS u64 *iroots_q,
+DECLSPEC void inv32_cluster(GLOBAL_AS u32 *dst, CONST_AS u32 *src, u32 p, CONST_AS u32 *irq32,
                             CONST_AS u64 *moduli, CONST_AS u64 *inv_n, CONST_AS u64 *inv_n_q, CONST_AS u64 *last_w,
                             CONST_AS u64 *last_wq, u32 k, u32 log_n)
 {
     LOCAL_ARRAY(u32, tile, TILE32_WORDS);
     const u32 T = TILE32, cols = TILE32 / XEHE_CLUSTER;
     u32 rank = cluster_rank(), q = (u32)moduli[p], two_q = 2 * q;
-    CONST_AS u64 *rq = iroots_q + NTT_ROW(p);
+    CONST_AS u32 *rq = irq32 + NTT_ROW(p);
     CONST_AS u32 *own = src + (u64)rank * T;
     for (u32 i = LOCAL_ID(); i < T; i += LOCAL_SIZE()) {
         u32 w = own[i];
@@ -520,27 +550,27 @@ DECLSPEC void inv32_cluster(GLOBAL_AS u32 *dst, CONST_AS u32 *src, u32 p, CONST_
 
 /* Inverse NTT of row GROUP_ID() / C of `data` in place, canonical output (the arguments of
  * ntt32_inv_slm_u32 without log_t). */
-KERNEL_CLUSTER32 ntt32_inv_cluster_u32(GLOBAL_AS u32 *data, CONST_AS u64 *iroots, CONST_AS u64 *iroots_q,
+KERNEL_CLUSTER32 ntt32_inv_cluster_u32(GLOBAL_AS u32 *data, CONST_AS u32 *irq32, CONST_AS u64 *iroots_q,
                                        CONST_AS u64 *moduli, CONST_AS u64 *inv_n, CONST_AS u64 *inv_n_q,
                                        CONST_AS u64 *last_w, CONST_AS u64 *last_wq, u32 k, u32 log_n)
 {
     u32 row = GROUP_ID() / XEHE_CLUSTER;
     GLOBAL_AS u32 *x = data + ((u64)row << log_n);
-    (void)iroots;
-    inv32_cluster(x, x, NTT32_PRIME(row), iroots_q, moduli, inv_n, inv_n_q, last_w, last_wq, k, log_n);
+    (void)iroots_q;
+    inv32_cluster(x, x, NTT32_PRIME(row), irq32, moduli, inv_n, inv_n_q, last_w, last_wq, k, log_n);
 }
 
 /* ntt32_inv_cluster_u32 out of place from a strided source (ntt.cl's ntt_inv_cluster_from_u64):
  * row r of `data` = INTT of row r · src_stride + src_row of `in` (`in` unchanged). */
-KERNEL_CLUSTER32 ntt32_inv_cluster_from_u32(GLOBAL_AS u32 *data, CONST_AS u64 *iroots, CONST_AS u64 *iroots_q,
+KERNEL_CLUSTER32 ntt32_inv_cluster_from_u32(GLOBAL_AS u32 *data, CONST_AS u32 *irq32, CONST_AS u64 *iroots_q,
                                             CONST_AS u64 *moduli, CONST_AS u64 *inv_n, CONST_AS u64 *inv_n_q,
                                             CONST_AS u64 *last_w, CONST_AS u64 *last_wq, u32 k, u32 log_n,
                                             CONST_AS u32 *in, u32 src_stride, u32 src_row)
 {
     u32 row = GROUP_ID() / XEHE_CLUSTER;
     u64 r = (u64)row * src_stride + src_row;
-    (void)iroots;
-    inv32_cluster(data + ((u64)row << log_n), in + (r << log_n), NTT32_PRIME(row), iroots_q, moduli, inv_n,
+    (void)iroots_q;
+    inv32_cluster(data + ((u64)row << log_n), in + (r << log_n), NTT32_PRIME(row), irq32, moduli, inv_n,
                   inv_n_q, last_w, last_wq, k, log_n);
 }
 #endif /* XEHE_CLUSTER on sm_90+ */

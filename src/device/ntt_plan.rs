@@ -273,6 +273,13 @@ pub enum NttTable {
     BarrettR0,
     /// High words of the Barrett constants (SEAL `const_ratio[1]`), `k` words.
     BarrettR1,
+    /// The 32-bit Shoup quotients `⌊w·2^32/q⌋` of `Roots` (the high words of `RootsQ`), two a
+    /// word: `k × N` u32 words, for the 32-bit NTT (`native/ntt32.cl`) of primes below 2^30; a
+    /// one-word placeholder where a prime is larger.
+    RootsQ32,
+    /// The 32-bit quotients of `InvRoots` shifted down by one (u32 word `i` is root `i + 1`'s), so
+    /// that the runs of each inverse round start aligned; as `RootsQ32`.
+    InvRootsQ32,
 }
 
 impl NttTable {
@@ -289,11 +296,13 @@ impl NttTable {
                 | NttTable::TwistQ
                 | NttTable::InvTwist
                 | NttTable::InvTwistQ
+                | NttTable::RootsQ32
+                | NttTable::InvRootsQ32
         )
     }
 
-    /// All tables, in discriminant order (index a `[T; 15]` with `table as usize`).
-    pub const ALL: [NttTable; 15] = [
+    /// All tables, in discriminant order (index a `[T; 17]` with `table as usize`).
+    pub const ALL: [NttTable; 17] = [
         NttTable::Roots,
         NttTable::RootsQ,
         NttTable::InvRoots,
@@ -309,6 +318,8 @@ impl NttTable {
         NttTable::InvTwistQ,
         NttTable::BarrettR0,
         NttTable::BarrettR1,
+        NttTable::RootsQ32,
+        NttTable::InvRootsQ32,
     ];
 }
 

@@ -14,7 +14,7 @@ use std::sync::Arc;
 pub struct NttTableImage {
     log_n: u32,
     k: u32,
-    words: [Vec<u64>; 15],
+    words: [Vec<u64>; 17],
 }
 
 impl NttTableImage {
@@ -110,6 +110,21 @@ impl NttTableImage {
                 q,
             )
         };
+        // The 32-bit quotients, two a word (the low half first), where every prime fits the
+        // 32-bit NTT; `shift` 1 for the inverse's table (module docs of `NttTable::InvRootsQ32`).
+        let quot32 = |inverse: bool| -> Vec<u64> {
+            if !roots || !word32_primes(tables) {
+                return vec![0];
+            }
+            let shift = usize::from(inverse);
+            let mut out = Vec::with_capacity(tables.len() << (log_n - 1));
+            for t in tables {
+                let powers = if inverse { t.inv_root_powers() } else { t.root_powers() };
+                let q32 = |i: usize| powers.get(i + shift).map_or(0, |s| s.quotient >> 32);
+                out.extend((0..powers.len()).step_by(2).map(|i| q32(i) | q32(i + 1) << 32));
+            }
+            out
+        };
         let operand = |s: &ShoupOperand| s.operand;
         let quotient = |s: &ShoupOperand| s.quotient;
         let words = [
@@ -128,6 +143,8 @@ impl NttTableImage {
             twist(true, quotient),
             per_prime(&|t| t.modulus().const_ratio()[0]),
             per_prime(&|t| t.modulus().const_ratio()[1]),
+            quot32(false),
+            quot32(true),
         ];
         Ok(NttTableImage {
             log_n,
@@ -141,6 +158,12 @@ impl NttTableImage {
         self.log_n
     }
 
+    /// Whether the 32-bit quotient tables ([`NttTable::RootsQ32`]) were built: every prime below
+    /// 2^30, the root tables present.
+    pub fn has_quot32(&self) -> bool {
+        self.words[NttTable::RootsQ32 as usize].len() > 1
+    }
+
     /// Number of primes.
     pub fn k(&self) -> u32 {
         self.k
@@ -150,6 +173,11 @@ impl NttTableImage {
     pub fn get(&self, table: NttTable) -> &[u64] {
         &self.words[table as usize]
     }
+}
+
+/// Whether every prime of `tables` takes the 32-bit NTT (below 2^30: `native/ntt32.cl`).
+pub(crate) fn word32_primes(tables: &[Arc<NttTables>]) -> bool {
+    tables.iter().all(|t| t.modulus().value() < 1 << 30)
 }
 
 /// [`NttTable::Twist`] (or its inverses): per prime, word `r·N2 + n2` = γ_r^{±n2} with

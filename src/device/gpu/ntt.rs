@@ -10,7 +10,7 @@ use super::{Arg, Geometry, GpuBuffer, GpuQueue};
 use crate::device::kernels::Family;
 use crate::device::ntt_plan::{NttPlan, NttTable, ScalarArg};
 pub use crate::device::ntt_plan::NttDirection;
-use crate::device::ntt_tables::NttTableImage;
+use crate::device::ntt_tables::{word32_primes, NttTableImage};
 use crate::math::ntt::NttTables;
 use crate::Result;
 use std::sync::Arc;
@@ -45,6 +45,9 @@ pub struct DeviceNttTables<B> {
     buffers: Vec<Arc<B>>,
     /// Whether the four-step twist tables were uploaded.
     four_step: bool,
+    /// Whether the 32-bit quotient tables ([`NttTable::RootsQ32`]) are there: every prime below
+    /// 2^30 (the holder's primes, for a list reading another's root tables).
+    quot32: bool,
     /// Whether the device runs thread-block clusters ([`NttVariant::needs_clusters`]).
     clusters: bool,
 }
@@ -109,7 +112,7 @@ impl<B: GpuBuffer> DeviceNttTables<B> {
                 return Ok(s.clone());
             }
             held.values()
-                .filter(|s| s.log_n == log_n && (s.four_step || !four_step) && key.0.iter().all(|q| s.primes.contains(q)))
+                .filter(|s| s.log_n == log_n && (s.four_step || !four_step) && (s.quot32 || !word32_primes(tables)) && key.0.iter().all(|q| s.primes.contains(q)))
                 .max_by_key(|s| s.k)
                 .cloned()
         };
@@ -133,7 +136,9 @@ impl<B: GpuBuffer> DeviceNttTables<B> {
                 at.map(|i| self.rows[i]).ok_or_else(|| crate::Error::Device("NTT tables: a prime outside the holding list".into()))
             })
             .collect::<Result<Vec<_>>>()?;
-        Self::upload(dev, &NttTableImage::per_prime_only(tables)?, rows, Some(&self.buffers), four_step)
+        let mut set = Self::upload(dev, &NttTableImage::per_prime_only(tables)?, rows, Some(&self.buffers), four_step)?;
+        set.quot32 = self.quot32;
+        Ok(set)
     }
 
     /// Uploads `image`'s per-prime tables, with `rows` after the primes in
@@ -149,7 +154,8 @@ impl<B: GpuBuffer> DeviceNttTables<B> {
             })
             .collect::<Result<Vec<_>>>()?;
         let primes = image.get(NttTable::Moduli).to_vec();
-        Ok(DeviceNttTables { log_n: image.log_n(), k: image.k(), primes, rows, buffers, four_step, clusters: dev.thread_block_clusters() })
+        let quot32 = image.has_quot32();
+        Ok(DeviceNttTables { log_n: image.log_n(), k: image.k(), primes, rows, buffers, four_step, quot32, clusters: dev.thread_block_clusters() })
     }
 
     /// Forward NTT of `rows` rows of `data` in place (canonical output, bit-identical to
@@ -179,6 +185,12 @@ impl<B: GpuBuffer> DeviceNttTables<B> {
     /// log2 N.
     pub fn log_n(&self) -> u32 {
         self.log_n
+    }
+
+    /// Whether the 32-bit quotient tables are there ([`NttTable::RootsQ32`]): every prime below
+    /// 2^30.
+    pub fn has_quot32(&self) -> bool {
+        self.quot32
     }
 
     /// Number of primes.
@@ -267,7 +279,7 @@ impl<B: GpuBuffer> DeviceNttTables<B> {
                 defines.push(("XEHE_CLUSTER_MIN_BLOCKS", (1024 / first.local.max(1)).max(1).to_string()));
             }
         }
-        let mut args = self.fused_forward_args(Arg::Buf(out), src, r1);
+        let mut args = self.fused_forward_args(Arg::Buf(out), src, r1, false);
         args.append(&mut tail);
         if let Some((p, p_r1)) = correction {
             args.extend([Arg::U64(p), Arg::U64(p_r1)]);
@@ -407,7 +419,7 @@ impl<B: GpuBuffer> DeviceNttTables<B> {
             // c01 carries the output addresses (c_words 0: nothing added).
             FinishSource::RowsMany(outs) => (self.table(NttTable::Moduli), (0, 0), Some((outs, 0))),
         };
-        let mut args = self.fused_forward_args(Arg::BufAt(out, out_off), last, r1);
+        let mut args = self.fused_forward_args(Arg::BufAt(out, out_off), last, r1, out.elem_bytes() == 4);
         args.extend(scalars);
         args.extend([
             Arg::U64(p),
@@ -457,7 +469,7 @@ impl<B: GpuBuffer> DeviceNttTables<B> {
         let Some(first) = launches.first().filter(|l| l.kernel == "ntt_fwd_cluster_u64" && launches.len() == 1) else {
             return Ok(false);
         };
-        let mut args = self.fused_forward_args(Arg::Buf(lifted), t, r1);
+        let mut args = self.fused_forward_args(Arg::Buf(lifted), t, r1, false);
         // (log_m, mode) as the plain cluster kernel.
         args.extend(first.scalars[2..].iter().map(|&a| Arg::from(a)));
         args.extend([
@@ -492,12 +504,14 @@ impl<B: GpuBuffer> DeviceNttTables<B> {
     /// radix-8 and cluster `_lift`/`_moddown` kernels, the cluster finishes and the pipelined
     /// lift): output, source, the source primes' Barrett constants, the forward tables, k and
     /// log N. Each kernel's own arguments follow.
-    fn fused_forward_args<'a>(&'a self, out: Arg<'a, B>, src: &'a B, r1: &'a B) -> Vec<Arg<'a, B>> {
+    fn fused_forward_args<'a>(&'a self, out: Arg<'a, B>, src: &'a B, r1: &'a B, word32: bool) -> Vec<Arg<'a, B>> {
+        // The 32-bit kernels read the 32-bit quotients where the 64-bit ones read the roots.
+        let roots = if word32 { NttTable::RootsQ32 } else { NttTable::Roots };
         vec![
             out,
             Arg::Buf(src),
             Arg::Buf(r1),
-            Arg::Buf(self.table(NttTable::Roots)),
+            Arg::Buf(self.table(roots)),
             Arg::Buf(self.table(NttTable::RootsQ)),
             Arg::Buf(self.table(NttTable::Moduli)),
             Arg::U32(self.k),

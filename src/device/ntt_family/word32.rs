@@ -195,7 +195,7 @@ pub fn run<B: GpuBuffer, Q: GpuQueue<Buf = B>>(
     if rows_per_prime == 0 {
         return Err(Error::InvalidArgument("32-bit NTT: 0 rows per prime".into()));
     }
-    let t = Tables32::new(tables, data, rows_per_prime);
+    let t = Tables32::new(tables, data, rows_per_prime)?;
     let (log_n, residues) = (tables.log_n(), data.words() * t.per_word);
     if residues < rows << log_n || rows == 0 || rows > u32::MAX as usize >> log_n.min(31) {
         return Err(Error::InvalidArgument(format!(
@@ -234,12 +234,15 @@ struct Tables32<'a, B> {
 }
 
 impl<'t, B: GpuBuffer> Tables32<'t, B> {
-    fn new(t: &'t DeviceNttTables<B>, data: &B, rows_per_prime: usize) -> Self {
+    fn new(t: &'t DeviceNttTables<B>, data: &B, rows_per_prime: usize) -> Result<Self> {
+        if !t.has_quot32() {
+            return Err(Error::InvalidArgument(format!("32-bit NTT: a prime of these tables is not below 2^30 ({MAX_PRIME})")));
+        }
         let defines = match rows_per_prime {
             1 => vec![],
             b => vec![("XEHE_ROWS_PER_PRIME", b.to_string())],
         };
-        Tables32 { t, per_word: data.elem_bytes() / 4, defines }
+        Ok(Tables32 { t, per_word: data.elem_bytes() / 4, defines })
     }
 
     /// The cluster kernels' defines (`XEHE_CLUSTER` CTAs of `TILE32` words) and geometry for
@@ -283,9 +286,9 @@ impl<'t, B: GpuBuffer> Tables32<'t, B> {
         let t = |n| Arg::Buf(self.t.table(n));
         let mut a = vec![self.at(data, first)];
         match inverse {
-            false => a.extend([t(NttTable::Roots), t(NttTable::RootsQ), t(NttTable::Moduli)]),
+            false => a.extend([t(NttTable::RootsQ32), t(NttTable::RootsQ), t(NttTable::Moduli)]),
             true => a.extend([
-                t(NttTable::InvRoots),
+                t(NttTable::InvRootsQ32),
                 t(NttTable::InvRootsQ),
                 t(NttTable::Moduli),
                 t(NttTable::InvN),
@@ -345,7 +348,7 @@ pub fn inverse_from<B: GpuBuffer, Q: GpuQueue<Buf = B>>(
     (src_stride, src_row): (usize, usize),
 ) -> Result<bool> {
     let Some(log_tile) = cluster_plan(q, tables.log_n()) else { return Ok(false) };
-    let t = Tables32::new(tables, out, 1);
+    let t = Tables32::new(tables, out, 1)?;
     let n = 1usize << tables.log_n();
     if rows == 0 || out.words() * t.per_word < rows * n || src.words() * t.per_word < ((rows - 1) * src_stride + src_row + 1) * n {
         return Err(Error::InvalidArgument("inverse_from: a buffer shorter than its rows".into()));
@@ -375,7 +378,7 @@ pub fn moddown_finish<B: GpuBuffer, Q: GpuQueue<Buf = B>>(
     (inv, inv_q): (&B, &B),
 ) -> Result<bool> {
     let Some(log_tile) = cluster_plan(q, tables.log_n()) else { return Ok(false) };
-    let t = Tables32::new(tables, out, 1);
+    let t = Tables32::new(tables, out, 1)?;
     let rows = polys * tables.k() as usize;
     let src_rows = if matches!(src, FinishSource::Lift(..)) { polys } else { rows };
     if rows == 0 || out.words().saturating_sub(out_off) * t.per_word < rows << tables.log_n() || last.words() * t.per_word < src_rows << tables.log_n() {
