@@ -1192,7 +1192,8 @@ impl HybridKeySwitching {
             mod_down_rounded: rounded,
             inv_p: inner.inv_p_mod_q[rows.clone()].to_vec(),
             p_mod: inner.p_mod_q[rows.clone()].to_vec(),
-            // The fused ModDown-rescale is SEAL's chain's (composite levels rescale apart).
+            // The fused one-prime ModDown-rescale is SEAL's chain's (composite levels have their
+            // own: `mod_down_rescale_composite`).
             rescale: (rows.start == 0 && ell >= 2).then(|| self.rescale_constants(ell)),
         }
     }
