@@ -10,7 +10,8 @@
 //! 3. the lower level's forward NTT of the conversion;
 //! 4. `out_i = D^{-1}([A · x]_i − conv_i)`: the kept rows, gathered in the lower level's order,
 //!    times `[A]_{q_i}` (zero on an added prime, where `A ≡ 0`), then key switching's finish,
-//!    the epilogue of step 3's NTT where the plan allows.
+//!    the epilogue of step 3's NTT where the plan allows; where no prime is added and the kept
+//!    rows are consecutive, the finish reads them in place.
 //!
 //! The gathers are one launch each (`gather_rows_u64`, the row tables and `[A]_{q_i}` on the
 //! device), not a copy per row.
@@ -70,6 +71,9 @@ pub struct CompositeStepData<B> {
     src_rows: B,
     a_mod: B,
     inv_d: DeviceScalars<B>,
+    /// The first upper row of the lower level's `x` where they are consecutive rows and
+    /// `A ≡ 1` (no prime added): the finish reads them in place, with no gather.
+    direct: Option<usize>,
 }
 
 impl<B: super::GpuBuffer> CompositeStepData<B> {
@@ -81,6 +85,9 @@ impl<B: super::GpuBuffer> CompositeStepData<B> {
     pub fn new<Q: GpuQueue<Buf = B>>(q: &Q, c: &CompositeStepSpec<'_>) -> Result<Self> {
         let bconv = DeviceBConv::rounded(q, &c.bconv, c.drop_moduli, c.out_moduli, "composite rescale")?;
         let rows = |r: &[usize]| q.upload_static_words(&r.iter().map(|&r| r as u64).collect::<Vec<_>>());
+        let first = c.src_rows.first().copied().unwrap_or(0);
+        let consecutive = c.src_rows.iter().enumerate().all(|(i, &r)| r == first + i);
+        let direct = (consecutive && c.a_mod.iter().all(|&a| a == 1)).then_some(first);
         Ok(CompositeStepData {
             drop_rows: rows(c.drop_rows)?,
             primes: DevicePrimes::new(q, c.drop_moduli)?,
@@ -89,6 +96,7 @@ impl<B: super::GpuBuffer> CompositeStepData<B> {
             src_rows: rows(c.src_rows)?,
             a_mod: q.upload_static_words(c.a_mod)?,
             inv_d: DeviceScalars::new(q, c.inv_d)?,
+            direct,
         })
     }
 }
@@ -161,13 +169,22 @@ fn rescale_rows<Q: GpuQueue>(
     let conv = q.scratch(size * kn * n)?;
     let shape = ConvShape { d: nd, off: 0, digits: 1, polys: size, split: kn, skip: false, centered: true };
     base_conv(q, log_n, (&conv, &conv), &dropped, &c.primes, &c.bconv, &next.primes, &shape)?;
-    let scaled = q.scratch(size * kn * n)?;
-    gather_rows(q, log_n, (&scaled, kn), src, None, &c.src_rows, size, Some((&c.a_mod, &next.primes)))?;
+    // `[A·x]` on the lower level's rows: the kept rows themselves where A ≡ 1 and they are
+    // consecutive, else gathered and scaled.
+    let scaled;
+    let xs = match c.direct {
+        Some(first) => (src.0, src.1 + first * n, src.2),
+        None => {
+            scaled = q.scratch(size * kn * n)?;
+            gather_rows(q, log_n, (&scaled, kn), src, None, &c.src_rows, size, Some((&c.a_mod, &next.primes)))?;
+            (&scaled, 0, kn)
+        }
+    };
     let out = q.alloc(size * kn * n)?;
     let inv = (&c.inv_d.w, &c.inv_d.wq);
-    if !next.ntt.forward_moddown_finish(q, (&out, 0), &conv, FinishSource::Rows, size, (&scaled, 0, kn), None, inv, EVAL_NTT)? {
+    if !next.ntt.forward_moddown_finish(q, (&out, 0), &conv, FinishSource::Rows, size, xs, None, inv, EVAL_NTT)? {
         next.ntt.forward(q, &conv, size * kn, EVAL_NTT)?;
-        finish(q, next, (&out, None), &scaled, &conv, &next.primes, &c.inv_d, kn, size)?;
+        finish(q, next, (&out, None), (xs.0, xs.1), &conv, &next.primes, &c.inv_d, xs.2, size)?;
     }
     Ok(out)
 }

@@ -295,7 +295,7 @@ pub fn rescale<Q: GpuQueue>(q: &Q, l: &LevelData<Q::Buf>, next: &LevelData<Q::Bu
     }
     let d = q.scratch(size * next.primes.k as usize * l.n())?;
     moddown_correction(q, l, &last, p, &next.primes, &next.ntt, size, &d)?;
-    finish(q, l, (&out, None), ct, &d, &next.primes, inv, k, size)?;
+    finish(q, l, (&out, None), (ct, 0), &d, &next.primes, inv, k, size)?;
     Ok(out)
 }
 
@@ -304,7 +304,7 @@ pub(crate) fn finish<Q: GpuQueue>(
     q: &Q,
     l: &LevelData<Q::Buf>,
     (out, add): (&Q::Buf, Option<(&Q::Buf, usize)>),
-    xs: &Q::Buf,
+    (xs, xs_off): (&Q::Buf, usize),
     d: &Q::Buf,
     primes: &DevicePrimes<Q::Buf>,
     inv: &DeviceScalars<Q::Buf>,
@@ -314,8 +314,8 @@ pub(crate) fn finish<Q: GpuQueue>(
     let k = primes.k as usize;
     let args = [
         Arg::Buf(out),
-        Arg::Buf(add.map_or(xs, |a| a.0)),
-        Arg::Buf(xs),
+        add.map_or(Arg::BufAt(xs, xs_off), |a| Arg::Buf(a.0)),
+        Arg::BufAt(xs, xs_off),
         Arg::Buf(d),
         Arg::Buf(&primes.moduli),
         Arg::Buf(&inv.w),
@@ -435,7 +435,7 @@ fn inner_then_mod_down<Q: GpuQueue>(
     };
     q.concurrently(side, |q| inner(q, 0..k))?;
     let out = q.alloc(2 * k * n)?;
-    finish(q, l, (&out, add), prod, &d, &l.primes, &l.inv_p, kp, 2)?;
+    finish(q, l, (&out, add), (prod, 0), &d, &l.primes, &l.inv_p, kp, 2)?;
     Ok(out)
 }
 
@@ -565,7 +565,7 @@ fn mod_down_from_last<Q: GpuQueue>(
     }
     let d = q.scratch(2 * k * n)?;
     moddown_correction(q, l, last, &l.p, &l.primes, &l.ntt, 2, &d)?;
-    finish(q, l, (&out, add), prod, &d, &l.primes, &l.inv_p, kp, 2)?;
+    finish(q, l, (&out, add), (prod, 0), &d, &l.primes, &l.inv_p, kp, 2)?;
     Ok(out)
 }
 
