@@ -232,6 +232,28 @@ mod tests {
     }
 
     #[test]
+    fn quot32_tables_hold_the_high_words_two_a_word() {
+        let primes = [Modulus::new(7681).unwrap(), Modulus::new(12289).unwrap()];
+        let tables: Vec<_> = primes.iter().map(|&q| Arc::new(NttTables::new(8, q).unwrap())).collect();
+        let img = NttTableImage::without_four_step(&tables).unwrap();
+        assert!(img.has_quot32());
+        let u32_at = |t: NttTable, i: usize| (img.get(t)[i / 2] >> (32 * (i % 2))) as u32;
+        for (p, t) in tables.iter().enumerate() {
+            for i in 0..256 {
+                assert_eq!(u32_at(NttTable::RootsQ32, p * 256 + i), (t.root_powers()[i].quotient >> 32) as u32);
+                // The inverse's table shifted down by one; its last word unused (0).
+                let inv = t.inv_root_powers().get(i + 1).map_or(0, |s| (s.quotient >> 32) as u32);
+                assert_eq!(u32_at(NttTable::InvRootsQ32, p * 256 + i), inv);
+            }
+        }
+        // A prime above 2^30: no 32-bit tables.
+        let big = crate::math::primes::get_primes(512, 40, 1).unwrap()[0];
+        let img = NttTableImage::new(&[Arc::new(NttTables::new(8, big).unwrap())]).unwrap();
+        assert!(!img.has_quot32());
+        assert!(!NttTableImage::per_prime_only(&tables).unwrap().has_quot32());
+    }
+
+    #[test]
     fn rejects_mixed_or_empty() {
         assert!(NttTableImage::new(&[]).is_err());
         let q = Modulus::new(7681).unwrap();
