@@ -85,10 +85,10 @@ for s in ${STEPS:-ntt kernels w32 w32-as-64}; do
     n16) step n16 28 "${boot[@]}" --n 65536 --reps 10 --input all ;;
     helr | helr-w32)
       preset=(--n 65536); [ "$s" = helr-w32 ] && preset=(--preset n16-dense-13-w32)
-      step "$s" 12 "$BIN/xehe" demo train --data fashion-mnist --fashion-mnist "$BIN/fashion-mnist" "${preset[@]}" \
+      step "$s" 12 "$BIN/xehe" demo train --data fashion-mnist --fashion-mnist "${XEHE_FASHION_MNIST:-$BIN/fashion-mnist}" "${preset[@]}" \
         --iterations "${TRAIN_ITERATIONS:-10}" --device cuda ${TRAIN_KERNELS:+--kernels} ;;
     resnet-w32)
-      step resnet-w32 12 "$BIN/xehe" infer --model models/resnet20-relu.onnx --data fashion-mnist --fashion-mnist "$BIN/fashion-mnist" \
+      step resnet-w32 12 "$BIN/xehe" infer --model models/resnet20-relu.onnx --data fashion-mnist --fashion-mnist "${XEHE_FASHION_MNIST:-$BIN/fashion-mnist}" \
         --count "${IMAGES:-3}" --skip 6000 --preset n16-dense-w32 --device cuda --step-times ;;
     cheddar40 | cheddar64)
       ( cd "$BIN/cheddar" && CHEDDAR_BOOT_REPS=10 timeout 200 ./run.sh "${s#cheddar}" ) > "$LOG/$s.log" 2>&1 || status=1
