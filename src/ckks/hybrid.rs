@@ -919,24 +919,35 @@ impl HybridKeySwitching {
     /// The caller checks the level (of SEAL's chain) and the key.
     pub(crate) fn relinearize_rescale(&self, c: &[u64], key: &HybridKSwitchKey, out: &mut [u64]) {
         let n = self.n();
+        let (x_q, x_p) = self.relinearized_extended(c, 0, key);
+        let (qw, sw) = (x_q.len() / 2, x_p.len() / 2);
+        for (comp, out) in out.chunks_mut(qw - n).enumerate() {
+            self.mod_down_rescale_poly(&x_q[comp * qw..(comp + 1) * qw], &x_p[comp * sw..(comp + 1) * sw], out);
+        }
+    }
+
+    /// `P·(c_0, c_1) + switch(c_2)` in the extended base before its ModDown, of a size-3
+    /// ciphertext `c` (`3 × ℓ × N` words of the window from key-base row `start`, canonical, NTT
+    /// form; digits as relinearization's): the data rows (`2 × ℓ × N` words) and the special rows
+    /// (`2 × α × N`), the inner product's there.
+    fn relinearized_extended(&self, c: &[u64], start: usize, key: &HybridKSwitchKey) -> (Vec<u64>, Vec<u64>) {
+        let n = self.n();
         let pw = c.len() / 3;
         let ell = pw / n;
-        let up = self.mod_up(&c[2 * pw..], 0, Digits::Unsigned);
+        let up = self.mod_up(&c[2 * pw..], start, Digits::Unsigned);
         let prods = self.key_inner_product(&up, key, None);
-        let p_mod = self.p_mod_q(0..ell);
-        for (comp, out) in out.chunks_mut(pw - n).enumerate() {
-            // P·c_c + the inner product on the data limbs; the special limbs are the product's.
-            let mut x_q = vec![0u64; pw];
-            x_q.par_chunks_mut(n).enumerate().for_each(|(i, row)| {
-                let q = &self.inner.moduli[i];
-                let src = &c[comp * pw + i * n..comp * pw + (i + 1) * n];
-                for ((o, &a), &b) in row.iter_mut().zip(src).zip(&prods[i][comp]) {
-                    *o = q.add(b, q.mul(a, p_mod[i]));
-                }
-            });
-            let x_p: Vec<u64> = prods[ell..].iter().flat_map(|p| p[comp].iter().copied()).collect();
-            self.mod_down_rescale_poly(&x_q, &x_p, out);
-        }
+        let p_mod = self.p_mod_q(start..start + ell);
+        let mut x_q = vec![0u64; 2 * pw];
+        x_q.par_chunks_mut(n).enumerate().for_each(|(r, row)| {
+            let (comp, i) = (r / ell, r % ell);
+            let q = &self.inner.moduli[start + i];
+            let src = &c[comp * pw + i * n..comp * pw + (i + 1) * n];
+            for ((o, &a), &b) in row.iter_mut().zip(src).zip(&prods[i][comp]) {
+                *o = q.add(b, q.mul(a, p_mod[i]));
+            }
+        });
+        let x_p = (0..2).flat_map(|comp| prods[ell..].iter().flat_map(move |p| p[comp].iter().copied())).collect();
+        (x_q, x_p)
     }
 
     /// ModDown by `P` fused with the rescale from composite level `level` (module docs,
@@ -968,22 +979,7 @@ impl HybridKeySwitching {
     /// # Errors
     /// As [`mod_down_rescale_composite`](Self::mod_down_rescale_composite).
     pub(crate) fn relinearize_rescale_composite(&self, c: &[u64], start: usize, key: &HybridKSwitchKey, level: usize) -> Result<Vec<u64>> {
-        let n = self.n();
-        let pw = c.len() / 3;
-        let ell = pw / n;
-        let up = self.mod_up(&c[2 * pw..], start, Digits::Unsigned);
-        let prods = self.key_inner_product(&up, key, None);
-        let p_mod = self.p_mod_q(start..start + ell);
-        let mut x_q = vec![0u64; 2 * pw];
-        x_q.par_chunks_mut(n).enumerate().for_each(|(r, row)| {
-            let (comp, i) = (r / ell, r % ell);
-            let q = &self.inner.moduli[start + i];
-            let src = &c[comp * pw + i * n..comp * pw + (i + 1) * n];
-            for ((o, &a), &b) in row.iter_mut().zip(src).zip(&prods[i][comp]) {
-                *o = q.add(b, q.mul(a, p_mod[i]));
-            }
-        });
-        let x_p: Vec<u64> = (0..2).flat_map(|comp| prods[ell..].iter().flat_map(move |p| p[comp].iter().copied())).collect();
+        let (x_q, x_p) = self.relinearized_extended(c, start, key);
         self.mod_down_rescale_composite(level, &x_q, &x_p, 2)
     }
 
