@@ -51,6 +51,14 @@
 #endif
 typedef struct { u64 s0, s1; } limb_acc_t;
 
+/* A scaled word as rns_conv_u64 holds it in registers: below 2^30 with XEHE_WORD32 (its packed
+ * form is itself), so half the registers of a digit's window. */
+#if XEHE_WORD32
+typedef u32 limb_word_t;
+#else
+typedef u64 limb_word_t;
+#endif
+
 DECLSPEC u64 limb_pack(u64 y)
 {
     return ((y >> 30) << 32) | (y & LIMB_MASK);
@@ -166,7 +174,7 @@ RNS_KERNEL rns_conv_u64(GLOBAL_AS DWORD *out_a, GLOBAL_AS DWORD *out_b, CONST_AS
         if (u0 >= u1) continue;
         CONST_AS DWORD *src = x + (((u64)p * in_rows + first) << log_n) + xi;
         /* Scaled words in limb form; balanced digits count the words read as negative. */
-        u64 yv[RNS_COEFS][RNS_REG_DIGIT];
+        limb_word_t yv[RNS_COEFS][RNS_REG_DIGIT];
         u64 neg[RNS_COEFS];
 #pragma unroll
         for (u32 k = 0; k < RNS_COEFS; k++) {
@@ -176,7 +184,7 @@ RNS_KERNEL rns_conv_u64(GLOBAL_AS DWORD *out_a, GLOBAL_AS DWORD *out_b, CONST_AS
                 u64 y = i < cnt ? rns_scaled(src + k * part, i, log_n, first + i, in_moduli, in_add, w, wq) : 0;
                 if (centered == 1 && i < cnt) neg[k] += y > (in_moduli[first + i] >> 1);
                 if (centered == 2 && i < cnt) neg[k] += mulhi64(y, in_rinv[first + i]);
-                yv[k][i] = limb_pack(y);
+                yv[k][i] = (limb_word_t)limb_pack(y);
             }
             if (centered)
                 for (u32 i = RNS_REG_DIGIT; i < cnt; i++) {

@@ -69,7 +69,7 @@ for s in ${STEPS:-ntt kernels w32 w32-as-64}; do
         step ncu-ntt 40 ncu --clock-control none -k regex:ntt32 -c "${NCU_COUNT:-12}" "${sections[@]}" \
           "$BIN/xehe" bench ntt --words --device cuda --log-n 16 --rows "${NTT_ROWS:-32}" --reps 2
       else
-        step ncu-sums 40 ncu --clock-control none -k ks_inner_sums_u64 -c 2 "${sections[@]}" \
+        step ncu-sums 60 ncu --clock-control none -k "regex:${NCU_KERNELS:-ks_inner_sums_u64}" -c "${NCU_SUMS_COUNT:-2}" "${sections[@]}" \
           "${boot[@]}" --preset n16-dense-w32 --reps 1
       fi ;;
     ks | ks-w32)
