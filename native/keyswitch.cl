@@ -580,6 +580,49 @@ DECLSPEC void ks_rot_word(u64 *v0, u64 *v1, CONST_AS u64 *desc, u64 y, u32 log_n
  * launches, one call: 12.4 ms with two rotations a step at 1 CTA, 10.3 ms with one at 3, 11.2 at
  * 2, 12.7 at 4 (spills). */
 #define KS_SUMS_MIN_BLOCKS 3
+
+/*
+ * KS_PREFETCH (32-bit words, whole keys): each work-item issues rotation r + 1's loads (its
+ * ModUp rows and key words at the gathered index, the data word, the diagonals' words) before it
+ * multiplies rotation r's, so that its loads stay in flight while it computes: the kernel waits
+ * on those loads, not on arithmetic. Two rotations' 32-bit words fit the bound of 3 CTAs a SM
+ * (BENCHMARKS.md, Bootstrapping: the CUDA kernel profile and its A/B); compact keys fill their
+ * uniform halves through shared memory a group at a time and keep the plain loop.
+ */
+#if XEHE_WORD32 && !KS_COMPACT && defined(KS_DIGITS)
+#define KS_PREFETCH 1
+/* One hoisted rotation's words as ks_inner_sums_u64 loads them ahead (KS_PREFETCH); `has` bit s:
+ * sum s has a term of this rotation. */
+typedef struct {
+    DWORD v[KS_DIGITS], k0[KS_DIGITS], k1[KS_DIGITS], c, dv[KS_SUMS];
+    u32 has;
+} ks_rot_words_t;
+
+/* Rotation `desc`'s words at output word y of extended limb o (ks_rot_word's loads). */
+DECLSPEC void ks_rot_load(ks_rot_words_t *w, CONST_AS u64 *desc, u64 y, u32 log_n, u64 lim, u32 own, u32 data, u32 ki,
+                          u32 key_k, u32 j0, CONST_AS DWORD *rows, CONST_AS DWORD *ct, CONST_AS DWORD *c1)
+{
+    CONST_AS DWORD *key = (CONST_AS DWORD *)desc[0];
+    u64 x = ks_galois_index(y, (u32)desc[1], log_n);
+#pragma unroll
+    for (u32 j = 0; j < KS_DIGITS; j++) {
+        w->v[j] = j == own ? c1[lim + x] : rows[((u64)(j > own ? j - 1 : j) << log_n) + x];
+        u64 kb = (((u64)(j0 + j) * 2) * key_k + ki) << log_n;
+        w->k0[j] = key[kb + x];
+        w->k1[j] = key[kb + ((u64)key_k << log_n) + x];
+    }
+    w->c = data ? ct[lim + x] : 0;
+    w->has = 0;
+#pragma unroll
+    for (u32 s = 0; s < KS_SUMS; s++) {
+        CONST_AS DWORD *diag = (CONST_AS DWORD *)desc[2 + s];
+        w->dv[s] = diag != 0 ? diag[lim + y] : 0;
+        w->has |= (diag != 0 ? 1u : 0u) << s;
+    }
+}
+#else
+#define KS_PREFETCH 0
+#endif
 extern "C" __global__ void __launch_bounds__(256, KS_SUMS_MIN_BLOCKS) ks_inner_sums_u64(GLOBAL_AS DWORD *out, CONST_AS u64 *rots, u32 nrots, CONST_AS u64 *ident,
                                  u32 has_ident, CONST_AS DWORD *up_q, CONST_AS DWORD *up_p, CONST_AS DWORD *ct,
                                  CONST_AS u64 *p_mod, CONST_AS u64 *out_moduli, CONST_AS u64 *out_r0,
@@ -613,6 +656,29 @@ extern "C" __global__ void __launch_bounds__(256, KS_SUMS_MIN_BLOCKS) ks_inner_s
             u64 v0 = mul_mod(ct[lim + y], pm, q, c0r, c1r), v1 = mul_mod(c1[lim + y], pm, q, c0r, c1r);
             KS_SUMS_ADD(ident, v0, v1)
         }
+#if KS_PREFETCH
+        ks_rot_words_t cur, nxt;
+        if (nrots) ks_rot_load(&cur, rots, y, log_n, lim, own, data, ki, key_k, j0, rows, ct, c1);
+        nxt = cur;
+        for (u32 r = 0; r < nrots; r++) {
+            if (r + 1 < nrots)
+                ks_rot_load(&nxt, rots + (u64)(r + 1) * KS_ROT_DESC, y, log_n, lim, own, data, ki, key_k, j0, rows, ct, c1);
+            /* ks_rot_word's products and KS_SUMS_ADD on the words loaded one rotation ago. */
+            ks_acc2_t a = ks_acc2_zero();
+#pragma unroll
+            for (u32 j = 0; j < KS_DIGITS; j++) a = ks_acc2_add(a, cur.v[j], cur.k0[j], cur.k1[j], q, c0r, c1r);
+            if (data) a = ks_acc2_add(a, cur.c, pm, 0, q, c0r, c1r);
+            u64 v0 = ks_acc_value(a.a0, q, c0r, c1r), v1 = ks_acc_value(a.a1, q, c0r, c1r);
+#pragma unroll
+            for (u32 s = 0; s < KS_SUMS; s++) {
+                if (cur.has >> s & 1) {
+                    acc[s][0] = mac_add(acc[s][0], v0, cur.dv[s], q, c1r);
+                    acc[s][1] = mac_add(acc[s][1], v1, cur.dv[s], q, c1r);
+                }
+            }
+            cur = nxt;
+        }
+#else
         for (u32 r = 0; r < nrots; r++) {
             CONST_AS u64 *desc = rots + (u64)r * KS_ROT_DESC;
             u64 v0, v1;
@@ -623,6 +689,7 @@ extern "C" __global__ void __launch_bounds__(256, KS_SUMS_MIN_BLOCKS) ks_inner_s
             ks_rot_word(&v0, &v1, desc, y, log_n, lim, own, data, ki, key_k, j0, rows, ct, c1, pm, digits, q, c0r, c1r, kw);
             KS_SUMS_ADD(desc + 2, v0, v1)
         }
+#endif
         u64 row = data ? lim : (u64)(o - ell) << log_n;
         u64 comp = data ? (u64)ell << log_n : (u64)alpha << log_n;
 #pragma unroll
