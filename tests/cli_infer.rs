@@ -31,6 +31,11 @@ fn check(r: &serde_json::Value, images: usize) {
         assert!(b.as_f64().unwrap() > 16.0, "{r}");
     }
     assert_eq!(r["insecure"], true);
+    // What a client uploads: the bootstrapping keys and the network's, seeded under full.
+    for part in ["bootstrapping", "network"] {
+        let (seeded, full) = (r["client_upload"][part][0].as_u64().unwrap(), r["client_upload"][part][1].as_u64().unwrap());
+        assert!(0 < seeded && seeded < full, "{part}: {r}");
+    }
 }
 
 #[test]
@@ -48,6 +53,7 @@ fn fashion_mnist_images_through_the_command() {
     let text = xehe(&["infer", "--model", m.to_str().unwrap(), "--data", "fashion-mnist", "--count", "1", "--skip", "3", "--device", "cpu"]);
     let out = String::from_utf8_lossy(&text.stdout);
     assert!(out.contains("classes equal to the plaintext model's: 1/1"), "{out}");
+    assert!(out.contains("uploads    a client's evaluation keys, seeded: "), "{out}");
     let (plain, label) = (r["plain_classes"][3].as_u64().unwrap(), r["labels"][3].as_u64().unwrap());
     assert!(out.lines().any(|l| l.starts_with("    0") && l.contains(&format!("{plain:>5}  {label:>5}"))), "--skip 3: plaintext class {plain}, label {label} expected: {out}");
 }

@@ -125,6 +125,13 @@ fn limited_galois_keys_serve_their_levels_and_refuse_higher_ones() {
             keys.clear_seeds();
         }
         let bytes = keys.save(ComprMode::None).unwrap();
+        // What a client uploads, from the format alone.
+        assert_eq!(bytes.len(), HybridGaloisKeys::saved_size(&s.ks, low.galois_elts().len(), 3, seeded), "seeded {seeded}");
+        let mut whole = full.clone();
+        if !seeded {
+            whole.clear_seeds();
+        }
+        assert_eq!(whole.save(ComprMode::None).unwrap().len(), HybridGaloisKeys::saved_size(&s.ks, full.galois_elts().len(), s.ks.data_size(), seeded));
         let back = HybridGaloisKeys::load(&s.ks, &bytes).unwrap();
         assert_eq!(back, low, "seeded {seeded}");
         assert_eq!(back.key(elts[0]).unwrap().data_limbs(), 4);

@@ -32,6 +32,17 @@ pub fn render(r: &InferReport) -> String {
         r.plaintexts.0,
         r.plaintexts.1 as f64 / 1048576.0
     );
+    let u = &r.client_upload;
+    if u.bootstrapping.0 > 0 {
+        let gib = |b: usize| b as f64 / (1u64 << 30) as f64;
+        s += &format!(
+            "uploads    a client's evaluation keys, seeded: {:.2} GiB (bootstrapping {:.2}, the network's Galois keys {:.2}); {:.2} GiB in full\n",
+            gib(u.total().0),
+            gib(u.bootstrapping.0),
+            gib(u.network.0),
+            gib(u.total().1)
+        );
+    }
     s += if r.sequences_per_ciphertext.is_some() { "  seq  class  plain  label  bits   seconds\n" } else { "image  class  plain  label  bits   seconds\n" };
     for k in 0..r.classes.len() {
         let label = r.labels.as_ref().map_or("-".to_string(), |l| l[k].to_string());

@@ -152,11 +152,17 @@ fn key_size(key: &HybridKSwitchKey, v: Version) -> usize {
     }
 }
 
-/// Bytes a key for levels of at most `level_size` data primes takes in a saved object, seeded
-/// (version 2) or in full (version 1), from the parameters alone (module docs).
+/// Bytes a key with the digits of a level of `level_size` data primes, each stored over every
+/// key prime, takes in a saved object, seeded (version 2) or in full (version 1), from the
+/// parameters alone (module docs).
 pub(crate) fn key_save_size(ks: &HybridKeySwitching, level_size: usize, seeded: bool) -> usize {
-    let digits = ks.digit_count(level_size);
-    let half = ks.key_moduli().len() * ks.context().key_context_data().n();
+    digits_save_size(ks, ks.digit_count(level_size), ks.key_moduli().len(), seeded)
+}
+
+/// Bytes of a key of `digits` digits over `rows` primes each in a saved object (as
+/// [`key_save_size`]).
+fn digits_save_size(ks: &HybridKeySwitching, digits: usize, rows: usize, seeded: bool) -> usize {
+    let half = rows * ks.context().key_context_data().n();
     if seeded {
         8 + 8 + 8 * digits * (half + PRNG_SEED_WORDS)
     } else {
@@ -564,6 +570,19 @@ impl LoadHybrid for HybridGaloisKeys {
 }
 
 impl HybridGaloisKeys {
+    /// Bytes of `count` Galois keys for levels of at most `level_size` data primes
+    /// ([`HybridKeyGenerator::create_galois_keys_for_levels`](crate::ckks::hybrid_keygen::HybridKeyGenerator::create_galois_keys_for_levels);
+    /// `ks.data_size()` for keys at every level) saved uncompressed (`save_size(ComprMode::None)`),
+    /// seeded as xehe's key generator makes them (each key's uniform half as its seed) or in
+    /// full; computed from the format without generating a key: what a client uploads.
+    pub fn saved_size(ks: &HybridKeySwitching, count: usize, level_size: usize, seeded: bool) -> usize {
+        // Each key's digits over the levels' data primes (whole digits,
+        // HybridKeySwitching::key_data_limbs) and the special primes.
+        let digits = ks.digit_count(level_size);
+        let rows = ks.key_data_limbs(digits) + ks.key_moduli().len() - ks.data_size();
+        super::header::SEAL_HEADER_SIZE + prefix_size(ks) + 8 + count * (8 + digits_save_size(ks, digits, rows, seeded))
+    }
+
     /// Load keys saved with [`SealObject::save`] (xehe's own format, module docs of
     /// `serialize::hybrid`) for the key-switching parameters `ks`. Bytes after the object are
     /// ignored.

@@ -38,8 +38,14 @@ pub fn network_galois_keys(ctx: &Context, boot: &Bootstrapper, sk: &SecretKey, p
 /// As `HybridKeyGenerator::create_galois_keys_for_levels`.
 pub fn galois_keys_for(ctx: &Context, boot: &Bootstrapper, sk: &SecretKey, elts: &[u32], level_size: usize) -> Result<HybridGaloisKeys> {
     let ks = boot.keys().key_switching();
+    KeyGenerator::from_secret_key(ctx, sk)?.hybrid(ks).create_galois_keys_for_levels(elts, key_level_size(ctx, boot, level_size))
+}
+
+/// The data primes of the keys [`galois_keys_for`] makes for levels of chain index below
+/// `level_size`: the last key row any of those levels uses, capped at the chain's.
+pub fn key_level_size(ctx: &Context, boot: &Bootstrapper, level_size: usize) -> usize {
     let rows_end = (0..level_size).filter_map(|i| ctx.context_data_at(i)).map(|cd| cd.key_rows().end).max().unwrap_or(level_size);
-    KeyGenerator::from_secret_key(ctx, sk)?.hybrid(ks).create_galois_keys_for_levels(elts, rows_end.min(ks.data_size()))
+    rows_end.min(boot.keys().key_switching().data_size())
 }
 
 /// Time spent per kind of step on one image.

@@ -60,6 +60,38 @@ pub struct InferOptions {
     pub kernels: bool,
 }
 
+/// The evaluation keys a client uploads to the server of a session, saved uncompressed, as
+/// `(seeded, in full)` bytes (seeded: each key's uniform half as its seed, as xehe's key
+/// generator makes them; computed from the format, no key saved).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct ClientUpload {
+    /// The bootstrapping keys ([`BootstrappingKeys::saved_size`](crate::circuits::bootstrapping::BootstrappingKeys::saved_size)).
+    pub bootstrapping: (usize, usize),
+    /// The network's Galois keys at the levels they serve
+    /// ([`HybridGaloisKeys::saved_size`](crate::HybridGaloisKeys::saved_size)).
+    pub network: (usize, usize),
+}
+
+impl ClientUpload {
+    /// The upload of a session on `ctx` with the bootstrapping keys of `params` and `count`
+    /// network Galois keys for levels of at most `level_size` data primes.
+    ///
+    /// # Errors
+    /// As `BootstrappingKeys::saved_size`.
+    pub fn of(ctx: &crate::Context, params: &crate::circuits::bootstrapping::BootstrappingParameters, count: usize, level_size: usize) -> crate::Result<Self> {
+        use crate::circuits::bootstrapping::BootstrappingKeys;
+        let ks = crate::HybridKeySwitching::new(ctx, params.key_switch_params())?;
+        let boot = |seeded| BootstrappingKeys::saved_size(ctx, params, seeded);
+        let net = |seeded| crate::HybridGaloisKeys::saved_size(&ks, count, level_size, seeded);
+        Ok(ClientUpload { bootstrapping: (boot(true)?, boot(false)?), network: (net(true), net(false)) })
+    }
+
+    /// Seeded and full bytes in all.
+    pub fn total(&self) -> (usize, usize) {
+        (self.bootstrapping.0 + self.network.0, self.bootstrapping.1 + self.network.1)
+    }
+}
+
 /// The report of `xehe infer`.
 #[derive(Clone, Debug, Default, serde::Serialize)]
 pub struct InferReport {
@@ -82,6 +114,8 @@ pub struct InferReport {
     pub bootstraps: usize,
     /// Galois keys of the network (beside the bootstrapping keys) and their bytes.
     pub galois_keys: (usize, usize),
+    /// What a client uploads: the evaluation keys' saved bytes.
+    pub client_upload: ClientUpload,
     /// Seconds to generate the keys on the host: the bootstrapping keys and the network's Galois
     /// keys (calibration and compilation apart); on a device, with their upload as they are
     /// made and that of the bootstrapper's DFT plaintexts.
