@@ -141,6 +141,21 @@ impl Network {
         let inner = nogil(py, || network_galois_keys(boot.context(), boot, sk, plan))?.py()?;
         Ok(HybridGaloisKeys { inner })
     }
+    /// What a client uploads for this network with `bootstrapper`'s keys: `{"bootstrapping":
+    /// (seeded, in full), "network": (seeded, in full)}` bytes, the keys saved uncompressed
+    /// (seeded: each key's uniform half as its seed), computed from the format (`xehe infer`'s
+    /// `client_upload`).
+    fn client_upload<'py>(&self, py: Python<'py>, bootstrapper: PyRef<'_, Bootstrapper>) -> PyResult<Bound<'py, PyDict>> {
+        let (boot, plan) = (&bootstrapper.inner, &self.inner.plan);
+        let ctx = boot.context();
+        let count = plan.galois_elements(ctx.galois_tool()).py()?.len();
+        let level_size = nn::encrypted::key_level_size(ctx, boot, plan.galois_level_size());
+        let u = nn::report::ClientUpload::of(ctx, boot.keys().params(), count, level_size).py()?;
+        let d = PyDict::new(py);
+        d.set_item("bootstrapping", u.bootstrapping)?;
+        d.set_item("network", u.network)?;
+        Ok(d)
+    }
     /// Evaluate the network on an encrypted image (at `input_level`), where the ciphertext is
     /// (`.gpu()`): a (ciphertext, dict of seconds: linear, products, relu, bootstrap, total,
     /// and bootstraps) pair; on a device the seconds per kind of step only with `step_times`

@@ -35,6 +35,8 @@ def bits(got, want):
 def test_xehe_client(setup, gpu):
     params, ctx, kg, boot, net, galois = setup
     assert net.input_shape == (1, 16, 16) and net.bootstraps >= 1
+    up = net.client_upload(boot)
+    assert 0 < up["bootstrapping"][0] < up["bootstrapping"][1] and 0 < up["network"][0] < up["network"][1], up
     images, labels = xehe.nn.fashion_mnist(4, side=16)
     enc = CKKSEncoder(ctx)
     encryptor = Encryptor(ctx, kg.create_public_key())

@@ -90,6 +90,12 @@ class Network(_Compiled):
     def __init__(self, model, calibration, bootstrapper, relu_sign="fast"):
         self._net = _native.Network(str(model), _f64(calibration), bootstrapper, relu_sign)
 
+    def client_upload(self, bootstrapper):
+        """What a client uploads for this network with ``bootstrapper``'s keys: ``{"bootstrapping":
+        (seeded, in_full), "network": (seeded, in_full)}`` bytes, the keys saved uncompressed
+        (seeded: each key's uniform half as its seed), from the format alone."""
+        return self._net.client_upload(bootstrapper)
+
     @property
     def input_shape(self):
         """``(C, H, W)`` of one image."""
