@@ -146,11 +146,7 @@ impl Network {
     /// (seeded: each key's uniform half as its seed), computed from the format (`xehe infer`'s
     /// `client_upload`).
     fn client_upload<'py>(&self, py: Python<'py>, bootstrapper: PyRef<'_, Bootstrapper>) -> PyResult<Bound<'py, PyDict>> {
-        let (boot, plan) = (&bootstrapper.inner, &self.inner.plan);
-        let ctx = boot.context();
-        let count = plan.galois_elements(ctx.galois_tool()).py()?.len();
-        let level_size = nn::encrypted::key_level_size(ctx, boot, plan.galois_level_size());
-        let u = nn::report::ClientUpload::of(ctx, boot.keys().params(), count, level_size).py()?;
+        let u = nn::report::ClientUpload::of_network(&bootstrapper.inner, &self.inner.plan).py()?;
         let d = PyDict::new(py);
         d.set_item("bootstrapping", u.bootstrapping)?;
         d.set_item("network", u.network)?;

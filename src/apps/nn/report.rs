@@ -73,17 +73,20 @@ pub struct ClientUpload {
 }
 
 impl ClientUpload {
-    /// The upload of a session on `ctx` with the bootstrapping keys of `params` and `count`
-    /// network Galois keys for levels of at most `level_size` data primes.
+    /// The upload of a session of `plan` with `boot`'s keys: the bootstrapping keys and the
+    /// Galois keys [`super::encrypted::network_galois_keys`] makes for the plan.
     ///
     /// # Errors
-    /// As `BootstrappingKeys::saved_size`.
-    pub fn of(ctx: &crate::Context, params: &crate::circuits::bootstrapping::BootstrappingParameters, count: usize, level_size: usize) -> crate::Result<Self> {
+    /// As `Plan::galois_elements` and `BootstrappingKeys::saved_size`.
+    pub fn of_network(boot: &crate::circuits::bootstrapping::Bootstrapper, plan: &super::compile::Plan) -> crate::Result<Self> {
         use crate::circuits::bootstrapping::BootstrappingKeys;
-        let ks = crate::HybridKeySwitching::new(ctx, params.key_switch_params())?;
-        let boot = |seeded| BootstrappingKeys::saved_size(ctx, params, seeded);
-        let net = |seeded| crate::HybridGaloisKeys::saved_size(&ks, count, level_size, seeded);
-        Ok(ClientUpload { bootstrapping: (boot(true)?, boot(false)?), network: (net(true), net(false)) })
+        let ctx = boot.context();
+        let count = plan.galois_elements(ctx.galois_tool())?.len();
+        let level_size = super::encrypted::key_level_size(ctx, boot, plan.galois_level_size());
+        let (ks, params) = (boot.keys().key_switching(), boot.keys().params());
+        let keys = |seeded| BootstrappingKeys::saved_size(ctx, params, seeded);
+        let net = |seeded| crate::HybridGaloisKeys::saved_size(ks, count, level_size, seeded);
+        Ok(ClientUpload { bootstrapping: (keys(true)?, keys(false)?), network: (net(true), net(false)) })
     }
 
     /// Seeded and full bytes in all.

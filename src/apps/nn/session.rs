@@ -93,7 +93,7 @@ pub fn run(opts: &InferOptions, queue: Option<&crate::Queue>, device: &str, prog
         steps: plan.steps.len(),
         bootstraps: plan.bootstraps(),
         galois_keys: (galois.galois_elts().len(), galois.byte_size()),
-        client_upload: super::report::ClientUpload::of(&ctx, &params, galois.galois_elts().len(), super::encrypted::key_level_size(&ctx, &boot, plan.galois_level_size()))?,
+        client_upload: super::report::ClientUpload::of_network(&boot, plan)?,
         keygen_seconds,
         calibration_images: net.calibration.images,
         first_image: match opts.images {
