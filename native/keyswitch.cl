@@ -500,6 +500,10 @@ KERNEL_FQ void modraise_lift_u64(GLOBAL_AS DWORD *out, CONST_AS DWORD *in, CONST
 #ifndef KS_SUMS
 #define KS_SUMS 1
 #endif
+/* Digits of one ks_inner_sums_u64 launch's keys (the host sets it). */
+#ifndef KS_DIGITS
+#define KS_DIGITS 1
+#endif
 /* Words of one rotation's descriptor in ks_inner_sums_u64's table. */
 #define KS_ROT_DESC (2 + KS_SUMS)
 
@@ -513,33 +517,69 @@ DECLSPEC u64 ks_galois_index(u64 y, u32 elt, u32 log_n)
     return __brev(raw) >> (32 - log_n);
 }
 
-/* One hoisted rotation's words at extended limb o, output word y (ks_inner_sums_u64). */
+#if KS_COMPACT
+/* One hoisted rotation's value at extended limb o, output word y (ks_inner_sums_u64), compact
+ * keys: the key's uniform half from the group's shared words (ks_compact_fill). */
 DECLSPEC void ks_rot_word(u64 *v0, u64 *v1, CONST_AS u64 *desc, u64 y, u32 log_n, u64 lim, u32 own, u32 data,
-                          u32 ki, u32 key_k, u32 j0, CONST_AS DWORD *rows, CONST_AS DWORD *ct, CONST_AS DWORD *c1, u64 pm, u32 digits,
+                          u32 ki, u32 key_k, u32 j0, CONST_AS DWORD *rows, CONST_AS DWORD *ct, CONST_AS DWORD *c1, u64 pm,
                           u64 q, u64 c0r, u64 c1r, LOCAL_AS u64 *kw)
 {
     CONST_AS DWORD *key = (CONST_AS DWORD *)desc[0];
     u64 x = ks_galois_index(y, (u32)desc[1], log_n);
     ks_acc2_t a = ks_acc2_zero();
-#ifdef KS_DIGITS
 #pragma unroll
     for (u32 j = 0; j < KS_DIGITS; j++) {
-#else
-    for (u32 j = 0; j < digits; j++) {
-#endif
         u64 v = j == own ? c1[lim + x] : rows[((u64)(j > own ? j - 1 : j) << log_n) + x];
-#if KS_COMPACT
         /* Component 1 in natural order: the key at y (ks_compact_fill). */
         a = ks_acc2_add(a, v, KS_COMPACT_C0(key, j0 + j, key_k, ki, x, log_n), kw[j * KS_GROUP + (y & (KS_GROUP - 1))], q, c0r, c1r);
-#else
-        u64 kb = (((u64)(j0 + j) * 2) * key_k + ki) << log_n;
-        a = ks_acc2_add(a, v, key[kb + x], key[kb + ((u64)key_k << log_n) + x], q, c0r, c1r);
-#endif
     }
     if (data) a = ks_acc2_add(a, ct[lim + x], pm, 0, q, c0r, c1r);
     *v0 = ks_acc_value(a.a0, q, c0r, c1r);
     *v1 = ks_acc_value(a.a1, q, c0r, c1r);
 }
+#else
+/* One hoisted rotation's words at extended limb o, output word y, as ks_inner_sums_u64 loads
+ * them (one rotation ahead: KS_SUMS_MIN_BLOCKS); `has` bit s: sum s has a term of this rotation. */
+typedef struct {
+    DWORD v[KS_DIGITS], k0[KS_DIGITS], k1[KS_DIGITS], c, dv[KS_SUMS];
+    u32 has;
+} ks_rot_words_t;
+
+/* Rotation `desc`'s words: the ModUp rows and key words at the gathered index, the data word,
+ * the diagonals' words at y. */
+DECLSPEC void ks_rot_load(ks_rot_words_t *w, CONST_AS u64 *desc, u64 y, u32 log_n, u64 lim, u32 own, u32 data, u32 ki,
+                          u32 key_k, u32 j0, CONST_AS DWORD *rows, CONST_AS DWORD *ct, CONST_AS DWORD *c1)
+{
+    CONST_AS DWORD *key = (CONST_AS DWORD *)desc[0];
+    u64 x = ks_galois_index(y, (u32)desc[1], log_n);
+#pragma unroll
+    for (u32 j = 0; j < KS_DIGITS; j++) {
+        w->v[j] = j == own ? c1[lim + x] : rows[((u64)(j > own ? j - 1 : j) << log_n) + x];
+        u64 kb = (((u64)(j0 + j) * 2) * key_k + ki) << log_n;
+        w->k0[j] = key[kb + x];
+        w->k1[j] = key[kb + ((u64)key_k << log_n) + x];
+    }
+    w->c = data ? ct[lim + x] : 0;
+    w->has = 0;
+#pragma unroll
+    for (u32 s = 0; s < KS_SUMS; s++) {
+        CONST_AS DWORD *diag = (CONST_AS DWORD *)desc[2 + s];
+        w->dv[s] = diag != 0 ? diag[lim + y] : 0;
+        w->has |= (diag != 0 ? 1u : 0u) << s;
+    }
+}
+
+/* The rotation's value (v0, v1) from its loaded words: sum_j U_j K'_j (+ c0 [P] on a data limb). */
+DECLSPEC void ks_rot_value(u64 *v0, u64 *v1, const ks_rot_words_t *w, u32 data, u64 pm, u64 q, u64 c0r, u64 c1r)
+{
+    ks_acc2_t a = ks_acc2_zero();
+#pragma unroll
+    for (u32 j = 0; j < KS_DIGITS; j++) a = ks_acc2_add(a, w->v[j], w->k0[j], w->k1[j], q, c0r, c1r);
+    if (data) a = ks_acc2_add(a, w->c, pm, 0, q, c0r, c1r);
+    *v0 = ks_acc_value(a.a0, q, c0r, c1r);
+    *v1 = ks_acc_value(a.a1, q, c0r, c1r);
+}
+#endif
 
 /* acc[s] += diag_s[lim + y] · (v0, v1) for the sums whose diagonal address (desc[s]) is set. */
 #define KS_SUMS_ADD(desc, v0, v1)                                                                                      \
@@ -574,54 +614,16 @@ DECLSPEC void ks_rot_word(u64 *v0, u64 *v1, CONST_AS u64 *desc, u64 y, u32 log_n
  * word, without their (ell + alpha)-row intermediates crossing DRAM. out_s: 2 x ell rows (c0,
  * c1 on the data limbs) then 2 x alpha rows (special limbs), at out + s * 2 * (ell + alpha) * N.
  */
-/* CTAs of 256 work-items each SM must hold (the registers per work-item: at most 85). The
- * kernel is bound by the latency of its dependent loads (ncu: 8.8e2 GB/s of DRAM at 12.5 %
- * occupancy and 130 registers, two rotations a step); H100, N16-dense, the bootstrap's seven
- * launches, one call: 12.4 ms with two rotations a step at 1 CTA, 10.3 ms with one at 3, 11.2 at
- * 2, 12.7 at 4 (spills). */
+/* CTAs of 256 work-items each SM must hold. The kernel is bound by the latency of its gathered
+ * loads (ncu: 8.8e2 GB/s of DRAM at 12.5 % occupancy and 130 registers, two rotations a step),
+ * so whole keys load rotation r + 1's words before rotation r's products (ks_rot_load): two
+ * rotations' words in registers. 32-bit words fit them at 3 CTAs; 64-bit words need 2 (at 3
+ * they spill). Compact keys fill their uniform halves through shared memory a group at a time
+ * and load as they go, at 3. A/B: BENCHMARKS.md, Bootstrapping. */
+#if KS_COMPACT || XEHE_WORD32
 #define KS_SUMS_MIN_BLOCKS 3
-
-/*
- * KS_PREFETCH (32-bit words, whole keys): each work-item issues rotation r + 1's loads (its
- * ModUp rows and key words at the gathered index, the data word, the diagonals' words) before it
- * multiplies rotation r's, so that its loads stay in flight while it computes: the kernel waits
- * on those loads, not on arithmetic. Two rotations' 32-bit words fit the bound of 3 CTAs a SM
- * (BENCHMARKS.md, Bootstrapping: the CUDA kernel profile and its A/B); compact keys fill their
- * uniform halves through shared memory a group at a time and keep the plain loop.
- */
-#if XEHE_WORD32 && !KS_COMPACT && defined(KS_DIGITS)
-#define KS_PREFETCH 1
-/* One hoisted rotation's words as ks_inner_sums_u64 loads them ahead (KS_PREFETCH); `has` bit s:
- * sum s has a term of this rotation. */
-typedef struct {
-    DWORD v[KS_DIGITS], k0[KS_DIGITS], k1[KS_DIGITS], c, dv[KS_SUMS];
-    u32 has;
-} ks_rot_words_t;
-
-/* Rotation `desc`'s words at output word y of extended limb o (ks_rot_word's loads). */
-DECLSPEC void ks_rot_load(ks_rot_words_t *w, CONST_AS u64 *desc, u64 y, u32 log_n, u64 lim, u32 own, u32 data, u32 ki,
-                          u32 key_k, u32 j0, CONST_AS DWORD *rows, CONST_AS DWORD *ct, CONST_AS DWORD *c1)
-{
-    CONST_AS DWORD *key = (CONST_AS DWORD *)desc[0];
-    u64 x = ks_galois_index(y, (u32)desc[1], log_n);
-#pragma unroll
-    for (u32 j = 0; j < KS_DIGITS; j++) {
-        w->v[j] = j == own ? c1[lim + x] : rows[((u64)(j > own ? j - 1 : j) << log_n) + x];
-        u64 kb = (((u64)(j0 + j) * 2) * key_k + ki) << log_n;
-        w->k0[j] = key[kb + x];
-        w->k1[j] = key[kb + ((u64)key_k << log_n) + x];
-    }
-    w->c = data ? ct[lim + x] : 0;
-    w->has = 0;
-#pragma unroll
-    for (u32 s = 0; s < KS_SUMS; s++) {
-        CONST_AS DWORD *diag = (CONST_AS DWORD *)desc[2 + s];
-        w->dv[s] = diag != 0 ? diag[lim + y] : 0;
-        w->has |= (diag != 0 ? 1u : 0u) << s;
-    }
-}
 #else
-#define KS_PREFETCH 0
+#define KS_SUMS_MIN_BLOCKS 2
 #endif
 extern "C" __global__ void __launch_bounds__(256, KS_SUMS_MIN_BLOCKS) ks_inner_sums_u64(GLOBAL_AS DWORD *out, CONST_AS u64 *rots, u32 nrots, CONST_AS u64 *ident,
                                  u32 has_ident, CONST_AS DWORD *up_q, CONST_AS DWORD *up_p, CONST_AS DWORD *ct,
@@ -635,8 +637,6 @@ extern "C" __global__ void __launch_bounds__(256, KS_SUMS_MIN_BLOCKS) ks_inner_s
     CONST_AS DWORD *c1 = ct + ((u64)ell << log_n);
 #if KS_COMPACT
     LOCAL_ARRAY(u64, kw, KS_DIGITS * KS_GROUP);
-#else
-    u64 *kw = 0;
 #endif
     for (u64 g = GLOBAL_ID(); g < total; g += GLOBAL_SIZE()) {
         u32 o = (u32)(g >> log_n);
@@ -656,19 +656,24 @@ extern "C" __global__ void __launch_bounds__(256, KS_SUMS_MIN_BLOCKS) ks_inner_s
             u64 v0 = mul_mod(ct[lim + y], pm, q, c0r, c1r), v1 = mul_mod(c1[lim + y], pm, q, c0r, c1r);
             KS_SUMS_ADD(ident, v0, v1)
         }
-#if KS_PREFETCH
+#if KS_COMPACT
+        for (u32 r = 0; r < nrots; r++) {
+            CONST_AS u64 *desc = rots + (u64)r * KS_ROT_DESC;
+            u64 v0, v1;
+            /* The rotation's key words at the group's 256 outputs (uniform o, ki, y & ~255). */
+            ks_compact_fill(kw, (CONST_AS u64 *)desc[0], key_k, j0, ki, y & ~(u64)(KS_GROUP - 1), log_n);
+            ks_rot_word(&v0, &v1, desc, y, log_n, lim, own, data, ki, key_k, j0, rows, ct, c1, pm, q, c0r, c1r, kw);
+            KS_SUMS_ADD(desc + 2, v0, v1)
+        }
+#else
         ks_rot_words_t cur, nxt;
         if (nrots) ks_rot_load(&cur, rots, y, log_n, lim, own, data, ki, key_k, j0, rows, ct, c1);
         nxt = cur;
         for (u32 r = 0; r < nrots; r++) {
             if (r + 1 < nrots)
                 ks_rot_load(&nxt, rots + (u64)(r + 1) * KS_ROT_DESC, y, log_n, lim, own, data, ki, key_k, j0, rows, ct, c1);
-            /* ks_rot_word's products and KS_SUMS_ADD on the words loaded one rotation ago. */
-            ks_acc2_t a = ks_acc2_zero();
-#pragma unroll
-            for (u32 j = 0; j < KS_DIGITS; j++) a = ks_acc2_add(a, cur.v[j], cur.k0[j], cur.k1[j], q, c0r, c1r);
-            if (data) a = ks_acc2_add(a, cur.c, pm, 0, q, c0r, c1r);
-            u64 v0 = ks_acc_value(a.a0, q, c0r, c1r), v1 = ks_acc_value(a.a1, q, c0r, c1r);
+            u64 v0, v1;
+            ks_rot_value(&v0, &v1, &cur, data, pm, q, c0r, c1r);
 #pragma unroll
             for (u32 s = 0; s < KS_SUMS; s++) {
                 if (cur.has >> s & 1) {
@@ -677,17 +682,6 @@ extern "C" __global__ void __launch_bounds__(256, KS_SUMS_MIN_BLOCKS) ks_inner_s
                 }
             }
             cur = nxt;
-        }
-#else
-        for (u32 r = 0; r < nrots; r++) {
-            CONST_AS u64 *desc = rots + (u64)r * KS_ROT_DESC;
-            u64 v0, v1;
-#if KS_COMPACT
-            /* The rotation's key words at the group's 256 outputs (uniform o, ki, y & ~255). */
-            ks_compact_fill(kw, (CONST_AS u64 *)desc[0], key_k, j0, ki, y & ~(u64)(KS_GROUP - 1), log_n);
-#endif
-            ks_rot_word(&v0, &v1, desc, y, log_n, lim, own, data, ki, key_k, j0, rows, ct, c1, pm, digits, q, c0r, c1r, kw);
-            KS_SUMS_ADD(desc + 2, v0, v1)
         }
 #endif
         u64 row = data ? lim : (u64)(o - ell) << log_n;

@@ -44,10 +44,11 @@ fn every_family_type_checks_as_cuda() {
         // (tests/cuda/sm90.h), on both word sizes.
         let cluster = ["-include", sm90, "-DXEHE_CLUSTER=8", "-DXEHE_CLUSTER_ITEM=8", "-DXEHE_SLM_TILE=4096", "-DTILE32=8192"];
         let cluster32 = [&cluster[..], &["-DXEHE_WORD32=1"][..]].concat();
-        // The baby-step sums' 32-bit loop with its loads one rotation ahead (KS_PREFETCH), which
-        // needs the launch's KS_DIGITS.
+        // The baby-step sums of a launch (its KS_DIGITS and KS_SUMS): whole keys on 32-bit words,
+        // compact keys (KS_COMPACT; the default build has whole keys on 64-bit words).
         let sums32 = ["-DXEHE_WORD32=1", "-DKS_DIGITS=5", "-DKS_SUMS=2"];
-        for defines in [&[][..], &["-DXEHE_NO_ASM=1"][..], &["-DXEHE_WORD32=1"][..], &sums32[..], &cluster[..], &cluster32[..]] {
+        let compact = ["-DKS_COMPACT=1", "-DKS_DIGITS=5", "-DKS_SUMS=2"];
+        for defines in [&[][..], &["-DXEHE_NO_ASM=1"][..], &["-DXEHE_WORD32=1"][..], &sums32[..], &compact[..], &cluster[..], &cluster32[..]] {
             let out = Command::new(clang)
                 .args(["-x", "cuda", "--cuda-device-only", "-nocudainc", "-nocudalib", "--cuda-gpu-arch=sm_80", "-fsyntax-only", "-include", shim])
                 .args(defines)

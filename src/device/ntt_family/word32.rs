@@ -15,8 +15,9 @@
 //! remaining rounds with the final reduction; inverse, the tile kernel first, then the global
 //! passes, the last with `N^{-1}` folded into its last round (as the CPU's inverse does). At
 //! N = 2^16: one global pass and one tile kernel each way. Where the device has thread-block
-//! clusters (CUDA sm_90+) and N is 2^13 to 2^17, the evaluator's plan is one launch instead: the
-//! tiles of a row are the CTAs of one cluster ([`cluster_log_tile`]), as the 64-bit
+//! clusters (CUDA sm_90+) and N is 2^13 to 2^17, the evaluator's plan is one launch instead (at
+//! 2^16 for every row count, 16 tiles of 4096 words a row; elsewhere up to
+//! [`cluster_max_rows`]): the tiles of a row are the CTAs of one cluster ([`cluster_log_tile`]), as the 64-bit
 //! `radix8-cluster` variant; the mod-down finish ([`moddown_finish`]) and the inverse from a
 //! strided source ([`inverse_from`]) are its epilogue and prologue there.
 
@@ -55,21 +56,25 @@ pub enum Plan32 {
     },
 }
 
-/// The cluster plan's tile for N = 2^`log_n`, log2: 8192 words (32 KiB of shared memory) a CTA
-/// from N = 2^14 (2 to 16 CTAs a cluster), 4096 at 2^13; `None` below (a row fits one tile
-/// kernel) and above 2^17 (more than 16 CTAs, Hopper's largest cluster).
+/// The cluster plan's tile for N = 2^`log_n`, log2: 4096 words (16 KiB of shared memory) a CTA
+/// at 2^13 and 2^16 (16 CTAs a cluster, Hopper's largest), 8192 at 2^14, 2^15 and 2^17; `None`
+/// below (a row fits one tile kernel) and above 2^17 (more than 16 CTAs).
 pub fn cluster_log_tile(log_n: u32) -> Option<u32> {
     match log_n {
-        13 => Some(12),
-        14..=17 => Some(13),
+        13 | 16 => Some(12),
+        14 | 15 | 17 => Some(13),
         _ => None,
     }
 }
 
-/// Rows a plain transform takes in the cluster plan at most: from 32 rows on the passes were
-/// as fast forward and faster inverse (`xehe bench ntt --words`, BENCHMARKS.md). The fused
-/// finish and strided inverse take the cluster plan at any count.
-pub const CLUSTER_MAX_ROWS: usize = 16;
+/// Rows a plain transform takes in the cluster plan at most for N = 2^`log_n`: with tiles of
+/// 8192 words, from 32 rows on the passes were as fast forward and faster inverse; with 4096
+/// at 2^16, the cluster plan was as fast or faster at 8, 32 and 128 rows (`xehe bench ntt
+/// --words`, BENCHMARKS.md), so it takes every count. The fused finish and strided inverse
+/// take the cluster plan at any count.
+pub fn cluster_max_rows(log_n: u32) -> usize {
+    if log_n == 16 { usize::MAX } else { 16 }
+}
 
 /// The cluster plan's tile on queue `q` for N = 2^`log_n`, log2: [`cluster_log_tile`] where `q`
 /// has thread-block clusters, else `None` (the fused finish and strided inverse take it at any
@@ -79,10 +84,10 @@ pub fn cluster_plan<Q: GpuQueue>(q: &Q, log_n: u32) -> Option<u32> {
 }
 
 /// The evaluator's plan on queue `q` for a plain transform of `rows` rows of N = 2^`log_n`: the
-/// cluster launch of [`cluster_plan`] up to [`CLUSTER_MAX_ROWS`] rows, else the passes.
+/// cluster launch of [`cluster_plan`] up to [`cluster_max_rows`] rows, else the passes.
 pub fn eval_plan<Q: GpuQueue>(q: &Q, log_n: u32, rows: usize) -> Plan32 {
     match cluster_plan(q, log_n) {
-        Some(log_tile) if rows <= CLUSTER_MAX_ROWS => Plan32::Cluster { log_tile },
+        Some(log_tile) if rows <= cluster_max_rows(log_n) => Plan32::Cluster { log_tile },
         _ => Plan32::Passes { chunk_rows: None },
     }
 }

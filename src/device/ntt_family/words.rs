@@ -165,9 +165,10 @@ pub fn compare_words<Q: GpuQueue>(q: &Arc<Q>, log_n: u32, rows: &[usize], reps: 
     let t30 = tables(log_n, 30)?;
     let t60 = tables(log_n, 60)?;
     let mut plans = vec![("32-bit radix-16".to_string(), DeviceNtt32::new(&**q, &t30)?), ("32-bit radix-16 L2-chunked".into(), DeviceNtt32::new(&**q, &t30)?.l2_chunked())];
-    // The cluster plan (the evaluator's on sm_90+), and with tiles of 4096 words (twice the CTAs).
+    // The cluster plan (the evaluator's on sm_90+), and with tiles of 4096 words (twice the CTAs)
+    // where its own are larger and a cluster of 16 CTAs holds the row.
     if let (Some(log_tile), true) = (super::word32::cluster_log_tile(log_n), q.thread_block_clusters()) {
-        for lt in [log_tile, 12].into_iter().filter(|&lt| lt == log_tile || (lt < log_tile && log_n - lt <= 4)) {
+        for lt in [log_tile, 12].into_iter().filter(|&lt| lt == log_tile || (lt < log_tile && log_n - lt <= 4)).collect::<std::collections::BTreeSet<_>>() {
             plans.push((format!("32-bit cluster, tiles of {}", 1 << lt), DeviceNtt32::new(&**q, &t30)?.cluster(lt)));
         }
     }
