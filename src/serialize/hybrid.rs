@@ -159,6 +159,15 @@ pub(crate) fn key_save_size(ks: &HybridKeySwitching, level_size: usize, seeded: 
     digits_save_size(ks, ks.digit_count(level_size), ks.key_moduli().len(), seeded)
 }
 
+/// Bytes a key for levels of at most `level_size` data primes takes in a saved object (as
+/// [`key_save_size`]): its digits over their whole digits' data primes
+/// (`HybridKeySwitching::key_data_limbs`) and the special primes.
+pub(crate) fn levels_key_save_size(ks: &HybridKeySwitching, level_size: usize, seeded: bool) -> usize {
+    let digits = ks.digit_count(level_size);
+    let rows = ks.key_data_limbs(digits) + ks.key_moduli().len() - ks.data_size();
+    digits_save_size(ks, digits, rows, seeded)
+}
+
 /// Bytes of a key of `digits` digits over `rows` primes each in a saved object (as
 /// [`key_save_size`]).
 fn digits_save_size(ks: &HybridKeySwitching, digits: usize, rows: usize, seeded: bool) -> usize {
@@ -520,7 +529,6 @@ impl LoadHybrid for HybridGaloisKeys {
         }
         let tool = ks.context().galois_tool();
         let mut last = None;
-        let mut shape = None;
         // Each key's seeded halves are regenerated on the pool while this thread reads the
         // next keys (reading and hashing overlap).
         let (done, finished) = std::sync::mpsc::channel();
@@ -544,13 +552,8 @@ impl LoadHybrid for HybridGaloisKeys {
                 }
                 last = Some(elt);
                 let pending = read_key_digits(r, ks, v, KeyShape::ForLevels)?;
-                // One set serves one range of levels (the device kernels take one key shape).
-                if *shape.get_or_insert(pending.data_limbs) != pending.data_limbs {
-                    return Err(Error::NotValidForParams(format!(
-                        "{}.key.digits: the keys of one set serve different levels",
-                        r.what()
-                    )));
-                }
+                // Keys of one set may serve different levels (the bootstrapper's: whole keys
+                // beside keys for SlotsToCoeffs' levels); each key's own shape is kept.
                 let done = done.clone();
                 scope.spawn(move |_| {
                     // The receiver outlives the scope: sending cannot fail.
@@ -576,11 +579,7 @@ impl HybridGaloisKeys {
     /// seeded as xehe's key generator makes them (each key's uniform half as its seed) or in
     /// full; computed from the format without generating a key: what a client uploads.
     pub fn saved_size(ks: &HybridKeySwitching, count: usize, level_size: usize, seeded: bool) -> usize {
-        // Each key's digits over the levels' data primes (whole digits,
-        // HybridKeySwitching::key_data_limbs) and the special primes.
-        let digits = ks.digit_count(level_size);
-        let rows = ks.key_data_limbs(digits) + ks.key_moduli().len() - ks.data_size();
-        super::header::SEAL_HEADER_SIZE + prefix_size(ks) + 8 + count * (8 + digits_save_size(ks, digits, rows, seeded))
+        super::header::SEAL_HEADER_SIZE + prefix_size(ks) + 8 + count * (8 + levels_key_save_size(ks, level_size, seeded))
     }
 
     /// Load keys saved with [`SealObject::save`] (xehe's own format, module docs of

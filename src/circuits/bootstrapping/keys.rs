@@ -1,5 +1,6 @@
 //! The bootstrapping key set, made from a SEAL application's own secret key: hybrid
-//! relinearization, exactly the Galois keys the DFT transforms use (and conjugation), and the
+//! relinearization, exactly the Galois keys the DFT transforms use (and conjugation; those
+//! SlotsToCoeffs alone uses as keys for its levels, [`galois_key_levels`]), and the
 //! two keys of sparse-secret encapsulation (Bossuat–Troncoso-Pastoriza–Hubaux 2022, ePrint
 //! 2022/024, §5): dense → ephemeral sparse secret in the small ring `{q_0, p_0}` (SEAL's special
 //! prime alone), and sparse → dense over the whole key modulus.
@@ -14,7 +15,7 @@
 //! Keys fresh from [`BootstrappingKeys::generate`] are **seeded**: the uniform component 1 of
 //! every key digit is stored as the 64-byte PRNG seed it was expanded from (SEAL's scheme for
 //! the keys its `KeyGenerator` saves), so the file is half the size of the keys in memory —
-//! at N = 2^16 (`N16-dense`) about 4.6 GiB instead of 9.1 GiB
+//! at N = 2^16 (`N16-dense`) about 5.5 GiB instead of 11.0 GiB
 //! ([`BootstrappingKeys::saved_size`]). Such a set is written with tag `xeheBTK2` and nested
 //! objects of version 2 (`xeheHRK2`, `xeheHGK2`, `xeheHSK2`); a set with no seeds (loaded from
 //! an old file, or after [`BootstrappingKeys::clear_seeds`]) is written as before seeds, tag
@@ -31,7 +32,7 @@ use crate::ckks::keygen::KeyGenerator;
 use crate::ckks::keys::SecretKey;
 use crate::ckks::switching_key::HybridSwitchingKey;
 use crate::serialize::header::SEAL_HEADER_SIZE;
-use crate::serialize::hybrid::{key_save_size, prefix_save_size, LoadHybrid};
+use crate::serialize::hybrid::{key_save_size, levels_key_save_size, prefix_save_size, LoadHybrid};
 use crate::serialize::reader::load_object;
 use crate::serialize::{ComprMode, Reader, SealObject, Writer};
 use crate::{DeviceKeys, Error, Result};
@@ -77,6 +78,16 @@ fn lowest_rows(context: &Context) -> usize {
 /// `InvalidParameters` when the parameters do not fit the context (as `Bootstrapper::new`).
 pub fn galois_elements(params: &BootstrappingParameters, context: &Context) -> Result<Vec<u32>> {
     Plan::new(params, context)?.galois_elements(context.galois_tool())
+}
+
+/// Per Galois element of [`galois_elements`], the data primes its key serves: the whole chain
+/// for the partial trace, the conjugation and CoeffsToSlots, the SlotsToCoeffs levels' own for
+/// the keys only SlotsToCoeffs uses (a key for levels: fewer digits over fewer primes).
+///
+/// # Errors
+/// As [`galois_elements`].
+pub fn galois_key_levels(params: &BootstrappingParameters, context: &Context) -> Result<std::collections::BTreeMap<u32, usize>> {
+    Plan::new(params, context)?.galois_key_levels(context)
 }
 
 /// Where evaluation keys go as they are made: uploaded to `queue`'s device in the layout the
@@ -158,18 +169,18 @@ impl BootstrappingKeys {
         mut progress: impl FnMut(usize, usize),
     ) -> Result<Self> {
         let ev = crate::Evaluator::new(context);
-        let elts = galois_elements(params, context)?;
-        let total = elts.len() + 3;
+        let levels = galois_key_levels(params, context)?;
+        let total = levels.len() + 3;
         let ks = HybridKeySwitching::new(context, params.key_switch_params())?;
         let ks_small = HybridKeySwitching::new(context, small_ring(context))?;
         // The host holds every key, or with keys given up once on a device one batch at most.
         let per_call = rayon::current_num_threads().div_ceil(ks.digit_count(ks.data_size())).max(1);
         let held = match onto {
-            Some(o) if o.release_host => per_call.min(elts.len()).max(1),
-            _ => elts.len() + 2,
+            Some(o) if o.release_host => per_call.min(levels.len()).max(1),
+            _ => levels.len() + 2,
         };
         crate::device::host_memory::check(held as u64 * full_key_bytes(&ks), || {
-            format!("{held} of the {} bootstrapping keys of {} (evaluation keys are made on the host)", elts.len() + 3, params.name)
+            format!("{held} of the {} bootstrapping keys of {} (evaluation keys are made on the host)", levels.len() + 3, params.name)
         })?;
         let kg = KeyGenerator::from_secret_key(context, secret_key)?;
         let mut relin = kg.hybrid(&ks).create_relin_keys()?;
@@ -181,9 +192,15 @@ impl BootstrappingKeys {
         // A few keys at a time, each with its digits in parallel: enough for every thread (a key
         // alone has only its digits to run side by side, five at N = 2^16), and a progress line
         // between.
+        // Keys for levels where the SlotsToCoeffs levels alone use them (galois_key_levels).
+        let mut by_level: std::collections::BTreeMap<usize, Vec<u32>> = std::collections::BTreeMap::new();
+        for (&elt, &level) in &levels {
+            by_level.entry(level).or_default().push(elt);
+        }
         let mut done = 1;
-        for chunk in elts.chunks(per_call) {
-            let mut batch = kg.hybrid(&ks).create_galois_keys_from_elts(chunk)?;
+        for (level, chunk) in by_level.iter().flat_map(|(&level, elts)| elts.chunks(per_call).map(move |c| (level, c))) {
+            let hybrid = kg.hybrid(&ks);
+            let mut batch = if level >= ks.data_size() { hybrid.create_galois_keys_from_elts(chunk)? } else { hybrid.create_galois_keys_for_levels(chunk, level)? };
             if let Some(o) = onto {
                 o.place(&ev, &mut batch)?;
             }
@@ -269,9 +286,10 @@ impl BootstrappingKeys {
     /// # Errors
     /// `InvalidParameters` if the parameters do not fit the context.
     pub fn saved_size(context: &Context, params: &BootstrappingParameters, seeded: bool) -> Result<usize> {
-        let elts = galois_elements(params, context)?;
+        let levels = galois_key_levels(params, context)?;
         let ks = HybridKeySwitching::new(context, params.key_switch_params())?;
         let ks_small = HybridKeySwitching::new(context, small_ring(context))?;
+        let galois: usize = levels.values().map(|&l| 8 + levels_key_save_size(&ks, l, seeded)).sum();
         let json = serde_json::to_vec(params).map(|v| v.len()).unwrap_or(0);
         let l = ks.data_size();
         let full = key_save_size(&ks, l, seeded);
@@ -280,7 +298,7 @@ impl BootstrappingKeys {
             + 8
             + json.div_ceil(8) * 8
             + nested(prefix_save_size(&ks) + full)
-            + nested(prefix_save_size(&ks) + 8 + elts.len() * (8 + full))
+            + nested(prefix_save_size(&ks) + 8 + galois)
             + nested(prefix_save_size(&ks_small) + 8 + key_save_size(&ks_small, 1, seeded))
             + nested(prefix_save_size(&ks) + 8 + full);
         Ok(SEAL_HEADER_SIZE + members)
@@ -341,20 +359,25 @@ impl BootstrappingKeys {
         json.truncate(len as usize);
         let params: BootstrappingParameters = serde_json::from_slice(&json)
             .map_err(|e| Error::Malformed(format!("BootstrappingKeys.parameters: {e}")))?;
-        let elts = galois_elements(&params, context)?;
+        let levels = galois_key_levels(&params, context)?;
         let ks = HybridKeySwitching::new(context, params.key_switch_params())?;
         let ks_small = HybridKeySwitching::new(context, small_ring(context))?;
         let relin = r.nested(HybridRelinKeys::NAME, |r, _| HybridRelinKeys::load_members(&ks, r))?;
         let galois = r.nested(HybridGaloisKeys::NAME, |r, _| HybridGaloisKeys::load_members(&ks, r))?;
         // Keys for more elements than the transforms use still serve (a file made when the
         // transforms' baby-step/giant-step splits were other ones); missing ones do not.
-        let missing = elts.iter().filter(|&&e| !galois.has_key(e)).count();
+        let missing = levels.keys().filter(|&&e| !galois.has_key(e)).count();
         if missing > 0 {
             return Err(Error::NotValidForParams(format!(
                 "BootstrappingKeys.galois_keys: {missing} of the {} Galois elements the parameters' transforms use are missing \
                  (the file holds {}: made for other transforms, e.g. by an earlier xehe; make the keys again with `xehe keygen bootstrap`)",
-                elts.len(),
+                levels.len(),
                 galois.galois_elts().len()
+            )));
+        }
+        if let Some((&e, &level)) = levels.iter().find(|&(&e, &level)| galois.key_at(e, level).is_err()) {
+            return Err(Error::NotValidForParams(format!(
+                "BootstrappingKeys.galois_keys: the key for galois_elt {e} serves fewer than the {level} data primes its transform rotates at"
             )));
         }
         let dense_to_sparse = r.nested(HybridSwitchingKey::NAME, |r, _| HybridSwitchingKey::load_members(&ks_small, r))?;
@@ -421,8 +444,15 @@ mod tests {
         let keys = BootstrappingKeys::generate(&context, &params, kg.secret_key(), |_, _| {}).unwrap();
         let full = full_key_bytes(keys.key_switching()) as usize;
         assert_eq!(keys.relin_keys().key().byte_size(), full);
-        let elts = keys.galois_elts();
-        assert!(elts.iter().all(|&g| keys.galois_keys().key(g).unwrap().byte_size() == full));
+        // The keys CoeffsToSlots uses are whole; those SlotsToCoeffs alone uses serve its levels.
+        let levels = galois_key_levels(&params, &context).unwrap();
+        let ks = keys.key_switching();
+        for (&g, &level) in &levels {
+            let key = keys.galois_keys().key(g).unwrap();
+            assert_eq!(key.data_limbs(), ks.key_data_limbs(ks.digit_count(level)), "galois_elt {g}");
+            assert!(key.byte_size() <= full);
+        }
+        assert!(levels.values().any(|&l| l == ks.data_size()) && levels.values().any(|&l| l < ks.data_size()), "{levels:?}");
         assert_eq!(keys.sparse_to_dense().byte_size(), full);
     }
 }

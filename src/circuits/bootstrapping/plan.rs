@@ -24,7 +24,7 @@ use crate::ckks::galois::GaloisTool;
 use crate::circuits::rescale_prime;
 use crate::ckks::context::Context;
 use crate::{Error, Result};
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// The fixed levels, scales and maps of one bootstrapping (module docs).
 #[derive(Clone, Debug)]
@@ -151,5 +151,54 @@ impl Plan {
             elts.extend(bsgs_galois_elements(m, tool)?);
         }
         Ok(elts.into_iter().collect())
+    }
+
+    /// Per Galois element, the data primes its key must serve (the largest `key_rows().end` of
+    /// the levels it rotates at; a key for levels,
+    /// [`HybridKeySwitching::kswitch_key_for_levels`](crate::ckks::hybrid::HybridKeySwitching),
+    /// serves every level below): the partial trace, the conjugation and CoeffsToSlots rotate at
+    /// the top (whole keys); each SlotsToCoeffs level at its own, near the bottom, so the rotations
+    /// SlotsToCoeffs alone uses take keys for its levels (a level's hoisted rotations then read
+    /// keys of two layouts: one launch each, `ckks::device::hybrid::layout_groups`).
+    ///
+    /// # Errors
+    /// As [`Plan::galois_elements`]; `InvalidParameters` for a level the context lacks.
+    pub fn galois_key_levels(&self, ctx: &Context) -> Result<BTreeMap<u32, usize>> {
+        let tool = ctx.galois_tool();
+        let rows_at = |level: usize| {
+            ctx.context_data_at(level)
+                .map(|cd| cd.key_rows().end)
+                .ok_or_else(|| Error::invalid_parameters(crate::Parameter::Bootstrapping, format!("bootstrapping: no level of chain index {level}")))
+        };
+        let maps_elts = |maps: &[LinearMap]| -> Result<BTreeSet<u32>> {
+            let mut e = BTreeSet::new();
+            for m in maps {
+                e.extend(bsgs_galois_elements(m, tool)?);
+            }
+            Ok(e)
+        };
+        // (elements of one level's transforms, the level's key rows).
+        let mut top: BTreeSet<u32> = self.trace_steps.iter().map(|&s| tool.elt_from_step(s)).collect::<Result<_>>()?;
+        if self.c2s_real_split {
+            top.insert(tool.elt_from_step(0)?);
+        }
+        // CoeffsToSlots' levels are the top few: their keys stay whole (a key for levels saves
+        // only whole digits, and one layout keeps each of its levels one launch).
+        let whole = rows_at(self.top)?;
+        let mut groups = vec![(top, whole)];
+        for maps in &self.c2s_maps {
+            groups.push((maps_elts(maps)?, whole));
+        }
+        for ((level, _, _), map) in self.s2c_levels.iter().zip(&self.s2c_maps) {
+            groups.push((maps_elts(std::slice::from_ref(map))?, rows_at(*level)?));
+        }
+        let mut need: BTreeMap<u32, usize> = BTreeMap::new();
+        for (elts, level) in groups {
+            for e in elts {
+                let n = need.entry(e).or_insert(0);
+                *n = (*n).max(level);
+            }
+        }
+        Ok(need)
     }
 }

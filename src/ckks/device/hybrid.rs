@@ -4,13 +4,13 @@
 //! [`crate::device::gpu::hybrid`], which takes them as plain data.
 
 use crate::ckks::hybrid::{BConvConstants, HybridKSwitchKey, HybridKeySwitching, LevelConstants};
-use crate::device::gpu::hybrid::{BConvSpec, HybridLevelData, HybridLevelSpec, RescaleSpec};
+use crate::device::gpu::hybrid::{BConvSpec, HybridLevelData, HybridLevelSpec, KeyLayout, RescaleSpec};
 use crate::ckks::key_prng::{rejection_bound, KEY_WORDS};
 use crate::ckks::prng::PrngType;
 use crate::device::budget::compact_keys;
 use crate::device::gpu::key_expand::{expand_key, CompactShape};
 use crate::device::gpu::{buffer_of, GpuQueue};
-use crate::{ParmsId, Result};
+use crate::{Error, ParmsId, Result};
 use rayon::prelude::*;
 use std::sync::Arc;
 
@@ -181,6 +181,37 @@ fn compact_words(ks: &HybridKeySwitching, key: &HybridKSwitchKey, shape: &Compac
         }
     }
     Ok(out)
+}
+
+/// The indices of keys stored over `rows` primes a digit component, grouped by that count in
+/// the order first met, each group ascending: one launch reads keys of one layout, so hoisted
+/// rotations whose keys serve different levels (the bootstrapper's: whole keys beside keys for
+/// SlotsToCoeffs' levels) run one launch per group.
+pub fn layout_groups(rows: &[usize]) -> Vec<Vec<usize>> {
+    let mut groups: Vec<(usize, Vec<usize>)> = Vec::new();
+    for (i, &r) in rows.iter().enumerate() {
+        match groups.iter_mut().find(|(g, _)| *g == r) {
+            Some((_, v)) => v.push(i),
+            None => groups.push((r, vec![i])),
+        }
+    }
+    groups.into_iter().map(|(_, v)| v).collect()
+}
+
+/// How one launch reads `keys` (each with its rows a digit component, in one form:
+/// [`one_form`]; one group of [`layout_groups`]): the first's layout, which every key must share.
+///
+/// # Errors
+/// `InvalidArgument` for keys stored over different primes (keys for different levels) in one
+/// launch.
+pub fn launch_layout<'a, B: 'a>(mut keys: impl Iterator<Item = (&'a DeviceKey<B>, usize)>) -> Result<KeyLayout> {
+    let Some((first, rows)) = keys.next() else { return Ok(KeyLayout::image(0)) };
+    if let Some((_, other)) = keys.find(|&(_, r)| r != rows) {
+        return Err(Error::InvalidArgument(format!(
+            "hoisted rotations read their Galois keys in one launch: keys stored over {rows} and {other} primes (keys for different levels) cannot share one; use keys made for the same levels"
+        )));
+    }
+    Ok(KeyLayout { rows, compact: first.compact.is_some() })
 }
 
 /// `keys` (each with what goes with it) as one launch reads them: as they are when all are

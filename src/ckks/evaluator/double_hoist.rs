@@ -740,7 +740,7 @@ impl Evaluator {
 mod gpu_impl {
     use super::*;
     use crate::ckks::device::composite::mod_down_step_data;
-    use crate::ckks::device::hybrid::{hybrid_level_data, one_form};
+    use crate::ckks::device::hybrid::{hybrid_level_data, launch_layout, layout_groups, one_form};
     use crate::device::gpu::composite as gpu_composite;
     use crate::device::gpu::hybrid::KeyLayout;
     use crate::ckks::device::level_data;
@@ -785,11 +785,17 @@ mod gpu_impl {
                     let rot: Vec<u32> = elts.iter().flatten().copied().collect();
                     let ks_tabs = rot.iter().map(|&e| galois(e, keys)).collect::<Result<Vec<_>>>()?;
                     let forms = one_form(cq, ks_tabs.into_iter().map(|(k, t, r)| (k, (t, r))).collect())?;
-                    let k: Vec<&Q::Buf> = forms.iter().map(|(k, _)| &*k.buf).collect();
-                    let t: Vec<&Q::Buf> = forms.iter().map(|(_, (t, _))| &**t).collect();
-                    let layout = forms.first().map_or(KeyLayout::image(0), |(k, (_, r))| KeyLayout { rows: *r, compact: k.compact.is_some() });
-                    let rotated = if rot.is_empty() { Vec::new() } else { dh::rotations(cq, &l, &h, &buf, &t, (&k, layout))? };
-                    let mut rotated = rotated.into_iter();
+                    let key_rows: Vec<usize> = forms.iter().map(|(_, (_, r))| *r).collect();
+                    let mut rotated: Vec<Option<DeviceExt<Q::Buf>>> = (0..forms.len()).map(|_| None).collect();
+                    for group in layout_groups(&key_rows) {
+                        let layout = launch_layout(group.iter().map(|&i| (&forms[i].0, key_rows[i])))?;
+                        let k: Vec<&Q::Buf> = group.iter().map(|&i| &*forms[i].0.buf).collect();
+                        let t: Vec<&Q::Buf> = group.iter().map(|&i| &*forms[i].1 .0).collect();
+                        for (&i, x) in group.iter().zip(dh::rotations(cq, &l, &h, &buf, &t, (&k, layout))?) {
+                            rotated[i] = Some(x);
+                        }
+                    }
+                    let mut rotated = rotated.into_iter().flatten();
                     let p_mod = keys.ks.p_mod_q(rows.clone());
                     elts.iter()
                         .map(|e| {
@@ -827,25 +833,42 @@ mod gpu_impl {
                         .iter()
                         .map(|e| e.map(|e| Ok::<_, Error>((galois(e, keys)?, e))).transpose())
                         .collect::<Result<Vec<_>>>()?;
-                    // One form for the launch: the rotations' keys with their elements.
+                    // One form for the launches: the rotations' keys with their elements.
                     let forms = one_form(cq, keyed.iter().flatten().map(|((k, _, _), e)| (k.clone(), *e)).collect())?;
-                    let mut forms_at = forms.iter();
-                    let rots: Vec<dh::SumRotation<'_, Q::Buf>> = keyed
-                        .iter()
-                        .zip(&diags)
-                        .map(|(k, d)| dh::SumRotation {
-                            key: k.as_ref().and_then(|_| forms_at.next()).map(|(k, e)| (&*k.buf, *e)),
-                            diags: d.iter().map(|i| i.map(|i| &*pts[i])).collect(),
-                        })
-                        .collect();
-                    let layout = keyed
-                        .iter()
-                        .flatten()
-                        .next()
-                        .map_or(KeyLayout::image(0), |((_, _, r), _)| KeyLayout { rows: *r, compact: forms.first().is_some_and(|(k, _)| k.compact.is_some()) });
-                    Ok(dh::rotation_sums_raised(cq, &l, &h, &buf, (&up_q, &up_p), (&rots, layout), sums.len())?
-                        .map(|v| v.into_iter().map(|x| to_data::<Q>(queue, x)).collect())
-                        .unwrap_or_default())
+                    let key_rows: Vec<usize> = keyed.iter().flatten().map(|((_, _, r), _)| *r).collect();
+                    let mut groups = layout_groups(&key_rows);
+                    if groups.is_empty() {
+                        groups.push(Vec::new());
+                    }
+                    // One launch per key layout (the identity's terms in the first); their sums added.
+                    let mut total: Option<Vec<DeviceExt<Q::Buf>>> = None;
+                    for (g, group) in groups.iter().enumerate() {
+                        let mut at = 0;
+                        let mut rots: Vec<dh::SumRotation<'_, Q::Buf>> = Vec::new();
+                        for (k, d) in keyed.iter().zip(&diags) {
+                            let key = match k {
+                                Some(_) => {
+                                    at += 1;
+                                    if !group.contains(&(at - 1)) {
+                                        continue;
+                                    }
+                                    forms.get(at - 1).map(|(k, e)| (&*k.buf, *e))
+                                }
+                                None if g > 0 => continue,
+                                None => None,
+                            };
+                            rots.push(dh::SumRotation { key, diags: d.iter().map(|i| i.map(|i| &*pts[i])).collect() });
+                        }
+                        let layout = launch_layout(group.iter().map(|&i| (&forms[i].0, key_rows[i])))?;
+                        let Some(part) = dh::rotation_sums_raised(cq, &l, &h, &buf, (&up_q, &up_p), (&rots, layout), sums.len())? else {
+                            return Ok(Vec::new());
+                        };
+                        total = Some(match total {
+                            None => part,
+                            Some(acc) => acc.iter().zip(&part).map(|(a, b)| dh::add(cq, &l, &h, a, b)).collect::<Result<_>>()?,
+                        });
+                    }
+                    Ok(total.unwrap_or_default().into_iter().map(|x| to_data::<Q>(queue, x)).collect())
                 }
                 ExtOp::MulSum(terms) => {
                     let xs = terms.iter().map(|(x, _)| on_device(cq, x)).collect::<Result<Vec<_>>>()?;

@@ -343,7 +343,7 @@ impl Evaluator {
 #[cfg(any(feature = "cuda", feature = "opencl"))]
 mod gpu_impl {
     use super::*;
-    use crate::ckks::device::hybrid::{hybrid_galois_key, hybrid_key, hybrid_level_data, one_form, DeviceKey};
+    use crate::ckks::device::hybrid::{hybrid_galois_key, hybrid_key, hybrid_level_data, launch_layout, layout_groups, one_form, DeviceKey};
     use crate::ckks::device::{galois_table, level_data};
     use crate::ckks::device::composite::mod_down_step_data;
     use crate::device::gpu::composite as gpu_composite;
@@ -423,13 +423,19 @@ mod gpu_impl {
                 keyed.push((k, (t, rows)));
             }
             let keyed = one_form(cq, keyed)?;
-            // One key set: the same rows for every key.
-            let layout = keyed.first().map_or(KeyLayout::image(0), |(k, (_, rows))| layout(k, *rows));
-            let t: Vec<&Q::Buf> = keyed.iter().map(|(_, (t, _))| &**t).collect();
-            let k: Vec<&Q::Buf> = keyed.iter().map(|(k, _)| &*k.buf).collect();
-            let outs = gpu_hybrid::apply_galois_many(cq, &l, &h, &buf, &t, (&k, layout))?;
+            let rows: Vec<usize> = keyed.iter().map(|(_, (_, r))| *r).collect();
+            let mut outs: Vec<Option<Q::Buf>> = (0..keyed.len()).map(|_| None).collect();
+            for group in layout_groups(&rows) {
+                let layout = launch_layout(group.iter().map(|&i| (&keyed[i].0, rows[i])))?;
+                let t: Vec<&Q::Buf> = group.iter().map(|&i| &*keyed[i].1 .0).collect();
+                let k: Vec<&Q::Buf> = group.iter().map(|&i| &*keyed[i].0.buf).collect();
+                for (&i, b) in group.iter().zip(gpu_hybrid::apply_galois_many(cq, &l, &h, &buf, &t, (&k, layout))?) {
+                    outs[i] = Some(b);
+                }
+            }
             Ok(outs
                 .into_iter()
+                .flatten()
                 .map(|b| {
                     let out = Ciphertext {
                         parms_id: ct.parms_id,
