@@ -232,7 +232,10 @@ impl BootstrappingKeys {
     pub fn relin_keys(&self) -> &HybridRelinKeys {
         &self.relin
     }
-    /// The Galois keys.
+    /// The Galois keys of the transforms' rotations ([`galois_key_levels`]): whole where
+    /// CoeffsToSlots, the partial trace or the conjugation uses them; keys for SlotsToCoeffs'
+    /// levels where it alone does, so rotating a ciphertext above those levels with them fails
+    /// with `MissingKey` naming the level (`HybridGaloisKeys::key_at`).
     pub fn galois_keys(&self) -> &HybridGaloisKeys {
         &self.galois
     }
