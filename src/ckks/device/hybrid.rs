@@ -274,3 +274,16 @@ pub fn hybrid_galois_key<Q: GpuQueue>(q: &Q, ks: &HybridKeySwitching, key: &Hybr
 pub fn place_key<Q: GpuQueue>(q: &Q, ks: &HybridKeySwitching, key: &HybridKSwitchKey, inverse: Option<&[u32]>) -> Result<()> {
     stored(q, ks, key, inverse).map(drop)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::layout_groups;
+
+    /// Keys grouped by their rows, groups in the order first met, each ascending.
+    #[test]
+    fn layout_groups_keep_order() {
+        assert_eq!(layout_groups(&[35, 24, 35, 18, 24, 35]), vec![vec![0, 2, 5], vec![1, 4], vec![3]]);
+        assert_eq!(layout_groups(&[24; 3]), vec![vec![0, 1, 2]]);
+        assert!(layout_groups(&[]).is_empty());
+    }
+}
