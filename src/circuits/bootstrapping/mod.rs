@@ -31,6 +31,6 @@ mod parameters;
 mod plan;
 
 pub use bootstrapper::{BootstrapTimings, Bootstrapper};
-pub use keys::{galois_elements, BootstrappingKeys, KeysOnto};
+pub use keys::{galois_elements, galois_key_levels, BootstrappingKeys, KeysOnto};
 pub use parameters::BootstrappingParameters;
 
