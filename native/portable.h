@@ -20,6 +20,8 @@ typedef unsigned int u32;
 #define DECLSPEC_INLINE __device__ __forceinline__
 #define LOCAL_ARRAY(type, name, size) __shared__ type name[size]
 #define LOCAL_AS
+/* A pointer argument no other argument aliases (loads may move across stores). */
+#define RESTRICT __restrict__
 #define SYNC_THREADS() __syncthreads()
 #define GLOBAL_ID() ((u64)blockIdx.x * blockDim.x + threadIdx.x)
 #define GLOBAL_SIZE() ((u64)gridDim.x * blockDim.x)
@@ -41,6 +43,7 @@ typedef uint u32;
 #define DECLSPEC_INLINE static inline __attribute__((always_inline))
 #define LOCAL_ARRAY(type, name, size) __local type name[size]
 #define LOCAL_AS __local
+#define RESTRICT restrict
 #define SYNC_THREADS() barrier(CLK_LOCAL_MEM_FENCE)
 #define GLOBAL_ID() ((u64)get_global_id(0))
 #define GLOBAL_SIZE() ((u64)get_global_size(0))

@@ -19,6 +19,17 @@
 #define RNS_COEFS 2
 #endif
 
+/* Output limbs whose matrix rows and constants a work-group stages in local memory at a time
+ * (rns_conv_u64), and the 32-bit words a row takes there: a term's entry b on 32-bit words, the
+ * packed pair b, bt on 64-bit words, padded to whole uint4s. */
+#define RNS_STAGE_OUTS 64
+#if XEHE_WORD32
+#define RNS_TERM_WORDS 1
+#else
+#define RNS_TERM_WORDS 4
+#endif
+#define RNS_STAGE_ROW ((RNS_REG_DIGIT * RNS_TERM_WORDS + 3) / 4 * 4)
+
 /* RNS_MIN_BLOCKS (CUDA, from Tuning::conv_min_blocks): CTAs of 256 work-items (the CUDA
  * launcher's grid-stride block) each SM must hold, which caps the registers per work-item. */
 #if IS_CUDA && defined(RNS_MIN_BLOCKS)
@@ -89,18 +100,47 @@ DECLSPEC limb_acc_t limb_mad(limb_acc_t a, u64 y, u64 b, u64 bt)
  * computed in wrapping 64-bit words. mu = 0 marks m <= 2^30, where every packed constant's high
  * limb is 0, so s1 = 0 and SEAL's 64-bit Barrett reduction (r1 = floor(2^64 / m)) applies.
  */
-DECLSPEC u64 limb_reduce(limb_acc_t a, u64 m, u64 mu, CONST_AS u64 *r1)
+DECLSPEC u64 limb_reduce(limb_acc_t a, u64 m, u64 mu, u64 r1)
 {
 #if XEHE_WORD32
     (void)mu;
-    return barrett_reduce_64(a.s0, m, *r1); /* s1 = 0, mu = 0: every prime below 2^30 */
+    return barrett_reduce_64(a.s0, m, r1); /* s1 = 0, mu = 0: every prime below 2^30 */
 #else
     u64 lo = a.s0 + (a.s1 << 30);
-    if (mu == 0) return barrett_reduce_64(lo, m, *r1);
+    if (mu == 0) return barrett_reduce_64(lo, m, r1);
     u64 r = lo - mulhi64(a.s1 + (a.s0 >> 30), mu) * m;
     r = r >= 2 * m ? r - 2 * m : r;
     return r >= m ? r - m : r;
 #endif
+}
+
+/* A dot product's start: out_add (<= m) as the carried residue of the first group (which carries
+ * none, so limb_reduce's bound holds), then the balanced digits' correction c * [-Q_j]_m as a
+ * term (c <= the digit size, far below 2^30). */
+DECLSPEC limb_acc_t limb_start(u64 oadd, u64 c, u64 nq)
+{
+    limb_acc_t a;
+    a.s0 = oadd;
+    a.s1 = 0;
+    return limb_mad(a, c, nq, 0);
+}
+
+/* Term i (i >= 1 past the start) of a dot product: the sum reduced first every LIMB_TERMS terms. */
+DECLSPEC limb_acc_t limb_term(limb_acc_t a, u32 i, u64 y, u64 b, u64 bt, u64 m, u64 mu, u64 r1)
+{
+    if (i % LIMB_TERMS == 0 && i > 0) {
+        a.s0 = limb_reduce(a, m, mu, r1);
+        a.s1 = 0;
+    }
+    return limb_mad(a, y, b, bt);
+}
+
+/* Output limb o's row in out_a (o < split) or out_b for poly p, digit j (the layout of
+ * rns_conv_u64's comment). */
+DECLSPEC u64 rns_out_row(u32 p, u32 j, u32 o, u32 first, u32 split, u32 digits, u32 skip, u32 out_rows)
+{
+    return o < split ? ((u64)p * split + o) * (digits - skip) + (skip && o < first ? j - 1 : j)
+                     : ((u64)p * (out_rows - split) + o - split) * digits + j;
 }
 
 /*
@@ -148,18 +188,32 @@ DECLSPEC u64 rns_scaled(CONST_AS DWORD *src, u32 i, u32 log_n, u32 r, CONST_AS u
  * One work-item per (poly, digit, chunk of `chunk` outputs, RNS_COEFS coefficients N/RNS_COEFS
  * apart): the chunk's outputs reuse the digit's scaled words from registers; more chunks raise
  * the parallelism of small conversions (ModDown: polys × N work-items only) for one extra scale
- * per chunk.
+ * per chunk. A work-group's work-items share their (poly, digit, chunk), so the group stages
+ * the chunk's matrix rows and per-output constants in local memory once (RNS_STAGE_OUTS
+ * outputs at a time) and every work-item reads them with uint4 loads, where reading each entry
+ * from global memory took an address computation and a load a term (BENCHMARKS.md has the
+ * change's timings). Groups that span parts (tiny N) and digits wider than the register window
+ * read the matrix from global memory.
  */
-RNS_KERNEL rns_conv_u64(GLOBAL_AS DWORD *out_a, GLOBAL_AS DWORD *out_b, CONST_AS DWORD *x, CONST_AS u64 *in_moduli,
-                            CONST_AS u64 *in_add, CONST_AS u64 *w, CONST_AS u64 *wq, CONST_AS u64 *matrix,
-                            CONST_AS u64 *out_moduli, CONST_AS u64 *out_mu, CONST_AS u64 *out_r1,
-                            CONST_AS u64 *out_add, CONST_AS u64 *neg_q, CONST_AS u64 *in_rinv, u32 centered, u32 d, u32 off, u32 in_rows,
+RNS_KERNEL rns_conv_u64(GLOBAL_AS DWORD *RESTRICT out_a, GLOBAL_AS DWORD *RESTRICT out_b, CONST_AS DWORD *RESTRICT x,
+                            CONST_AS u64 *RESTRICT in_moduli, CONST_AS u64 *RESTRICT in_add, CONST_AS u64 *RESTRICT w,
+                            CONST_AS u64 *RESTRICT wq, CONST_AS u64 *RESTRICT matrix, CONST_AS u64 *RESTRICT out_moduli,
+                            CONST_AS u64 *RESTRICT out_mu, CONST_AS u64 *RESTRICT out_r1, CONST_AS u64 *RESTRICT out_add,
+                            CONST_AS u64 *RESTRICT neg_q, CONST_AS u64 *RESTRICT in_rinv, u32 centered, u32 d, u32 off, u32 in_rows,
                             u32 digits, u32 out_rows, u32 split, u32 skip, u32 chunk, u32 chunks, u32 polys,
                             u32 log_n)
 {
     u32 log_part = log_n - (RNS_COEFS == 4 ? 2 : RNS_COEFS == 2 ? 1 : 0);
     u32 part = 1u << log_part;
     u64 total = ((u64)polys * digits * chunks) << log_part;
+    /* Staged outputs: a row of matrix words per output, and 12 words of constants (m, r1,
+     * out_add, neg_q, mu, the output row with bit 31 for out_b). A work-group shares (p, j, c)
+     * when it lies within one part (launch groups of LOCAL_SIZE() work-items, the grid a
+     * multiple of them): then its barriers are uniform. Wider digits than the register window
+     * read their matrix from global memory. */
+    LOCAL_ARRAY(uint4, sb4, RNS_STAGE_OUTS * RNS_STAGE_ROW / 4);
+    LOCAL_ARRAY(uint4, sc4, RNS_STAGE_OUTS * 3);
+    u32 staged = (part % LOCAL_SIZE()) == 0 && d <= RNS_REG_DIGIT;
     for (u64 g = GLOBAL_ID(); g < total; g += GLOBAL_SIZE()) {
         u32 xi = (u32)g & (part - 1);
         u32 rest = (u32)(g >> log_part);
@@ -193,51 +247,88 @@ RNS_KERNEL rns_conv_u64(GLOBAL_AS DWORD *out_a, GLOBAL_AS DWORD *out_b, CONST_AS
                 }
             if (centered == 2) neg[k] = (neg[k] + (1u << 23)) >> 24;
         }
+        if (staged) {
+            LOCAL_AS u32 *sb = (LOCAL_AS u32 *)sb4;
+            LOCAL_AS u32 *sc = (LOCAL_AS u32 *)sc4;
+            for (u32 s0 = u0; s0 < u1; s0 += RNS_STAGE_OUTS) {
+                u32 s1 = s0 + RNS_STAGE_OUTS < u1 ? s0 + RNS_STAGE_OUTS : u1;
+                SYNC_THREADS(); /* the previous slab's readers are done */
+                for (u32 t = LOCAL_ID(); t < (s1 - s0) * RNS_STAGE_ROW; t += LOCAL_SIZE()) {
+                    u32 uu = t / RNS_STAGE_ROW, e = t % RNS_STAGE_ROW, i = e / RNS_TERM_WORDS, h = e % RNS_TERM_WORDS;
+                    u32 u = s0 + uu;
+                    u32 o = skip && u >= first ? u + cnt : u;
+                    sb[t] = i < d ? (u32)(matrix[2 * (((u64)j * out_rows + o) * d + i) + h / 2] >> (32 * (h % 2))) : 0;
+                    if (e == 0) {
+                        u64 cv[5] = {out_moduli[o], out_r1[o], out_add[o], centered ? neg_q[(u64)j * out_rows + o] : 0, out_mu[o]};
+                        for (u32 q = 0; q < 5; q++) {
+                            sc[12 * uu + 2 * q] = (u32)cv[q];
+                            sc[12 * uu + 2 * q + 1] = (u32)(cv[q] >> 32);
+                        }
+                        sc[12 * uu + 10] = (u32)rns_out_row(p, j, o, first, split, digits, skip, out_rows) | (o < split ? 0 : 1u << 31);
+                    }
+                }
+                SYNC_THREADS();
+                for (u32 u = s0; u < s1; u++) {
+                    u32 uu = u - s0;
+                    uint4 c0 = sc4[3 * uu], c1 = sc4[3 * uu + 1], c2 = sc4[3 * uu + 2];
+                    u64 m = c0.x | (u64)c0.y << 32, r1 = c0.z | (u64)c0.w << 32, mu = c2.x | (u64)c2.y << 32;
+                    u64 nq = c1.z | (u64)c1.w << 32;
+                    GLOBAL_AS DWORD *dst = (c2.z >> 31 ? out_b : out_a) + ((u64)(c2.z & 0x7fffffffu) << log_n) + xi;
+                    limb_acc_t la[RNS_COEFS];
+#pragma unroll
+                    for (u32 k = 0; k < RNS_COEFS; k++) la[k] = limb_start(c1.x | (u64)c1.y << 32, neg[k], nq);
+#if XEHE_WORD32
+                    u32 bw[RNS_STAGE_ROW];
+#pragma unroll
+                    for (u32 q = 0; q < RNS_STAGE_ROW / 4; q++) {
+                        uint4 v = sb4[uu * (RNS_STAGE_ROW / 4) + q];
+                        bw[4 * q] = v.x;
+                        bw[4 * q + 1] = v.y;
+                        bw[4 * q + 2] = v.z;
+                        bw[4 * q + 3] = v.w;
+                    }
+#endif
+#pragma unroll
+                    for (u32 i = 0; i < RNS_REG_DIGIT; i++) {
+#if XEHE_WORD32
+                        u64 b = bw[i], bt = 0;
+#else
+                        uint4 v = sb4[uu * (RNS_STAGE_ROW / 4) + i];
+                        u64 b = v.x | (u64)v.y << 32, bt = v.z | (u64)v.w << 32;
+#endif
+#pragma unroll
+                        for (u32 k = 0; k < RNS_COEFS; k++) la[k] = limb_term(la[k], i, yv[k][i], b, bt, m, mu, r1);
+                    }
+#pragma unroll
+                    for (u32 k = 0; k < RNS_COEFS; k++) dst[k * part] = (DWORD)limb_reduce(la[k], m, mu, r1);
+                }
+            }
+            continue;
+        }
         for (u32 u = u0; u < u1; u++) {
             u32 o = skip && u >= first ? u + cnt : u;
             CONST_AS u64 *mrow = matrix + 2 * (((u64)j * out_rows + o) * d);
-            u64 m = out_moduli[o], mu = out_mu[o], oadd = out_add[o];
-            u64 nq = centered ? neg_q[(u64)j * out_rows + o] : 0;
-            u64 row = o < split ? ((u64)p * split + o) * (digits - skip) + (skip && o < first ? j - 1 : j)
-                                : ((u64)p * (out_rows - split) + o - split) * digits + j;
-            GLOBAL_AS DWORD *dst = (o < split ? out_a : out_b) + (row << log_n) + xi;
-            /* The balanced digits' correction is the first term (c <= cnt, far below 2^30). */
+            u64 m = out_moduli[o], mu = out_mu[o], r1 = out_r1[o];
+            GLOBAL_AS DWORD *dst = (o < split ? out_a : out_b) + (rns_out_row(p, j, o, first, split, digits, skip, out_rows) << log_n) + xi;
             limb_acc_t la[RNS_COEFS];
 #pragma unroll
-            for (u32 k = 0; k < RNS_COEFS; k++) {
-                la[k].s0 = 0;
-                la[k].s1 = 0;
-                la[k] = limb_mad(la[k], neg[k], nq, 0);
-            }
+            for (u32 k = 0; k < RNS_COEFS; k++) la[k] = limb_start(out_add[o], neg[k], centered ? neg_q[(u64)j * out_rows + o] : 0);
             /* A short last digit's missing words are 0 in yv, and its matrix rows are d wide. */
 #pragma unroll
             for (u32 i = 0; i < RNS_REG_DIGIT; i++) {
                 u64 b = mrow[2 * i], bt = mrow[2 * i + 1];
 #pragma unroll
-                for (u32 k = 0; k < RNS_COEFS; k++) {
-                    if (i % LIMB_TERMS == 0 && i > 0) {
-                        la[k].s0 = limb_reduce(la[k], m, mu, out_r1 + o);
-                        la[k].s1 = 0;
-                    }
-                    la[k] = limb_mad(la[k], yv[k][i], b, bt);
-                }
+                for (u32 k = 0; k < RNS_COEFS; k++) la[k] = limb_term(la[k], i, yv[k][i], b, bt, m, mu, r1);
             }
             for (u32 i = RNS_REG_DIGIT; i < cnt; i++) {
                 u64 b = mrow[2 * i], bt = mrow[2 * i + 1];
                 for (u32 k = 0; k < RNS_COEFS; k++) {
                     u64 y = limb_pack(rns_scaled(src + k * part, i, log_n, first + i, in_moduli, in_add, w, wq));
-                    if (i % LIMB_TERMS == 0) {
-                        la[k].s0 = limb_reduce(la[k], m, mu, out_r1 + o);
-                        la[k].s1 = 0;
-                    }
-                    la[k] = limb_mad(la[k], y, b, bt);
+                    la[k] = limb_term(la[k], i, y, b, bt, m, mu, r1);
                 }
             }
 #pragma unroll
-            for (u32 k = 0; k < RNS_COEFS; k++) {
-                u64 v = add_mod(limb_reduce(la[k], m, mu, out_r1 + o), oadd, m);
-                dst[k * part] = (DWORD)v;
-            }
+            for (u32 k = 0; k < RNS_COEFS; k++) dst[k * part] = (DWORD)limb_reduce(la[k], m, mu, r1);
         }
     }
 }
