@@ -35,7 +35,9 @@ pub struct Tuning {
     /// many run. Default [`BCONV_ITEMS`]; at least 1.
     pub bconv_items: usize,
     /// The base conversion's coefficients per work-item (`RNS_COEFS`): 1, 2 or 4 (any other
-    /// value counts as the default, [`BCONV_COEFS`]).
+    /// value counts as the default, [`BCONV_COEFS`]); at most this many, halved while the
+    /// launch has fewer work-items than [`bconv_items`](Self::bconv_items) (ModDown's single
+    /// digit), before its outputs are split in chunks.
     pub bconv_coefs: usize,
     /// CUDA only: CTAs of 256 work-items per SM the base conversion's register allocation must
     /// allow (`RNS_MIN_BLOCKS`, 1 to 8; `None` or another value: no bound). Default

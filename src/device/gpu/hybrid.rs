@@ -370,7 +370,12 @@ pub(super) fn base_conv<Q: GpuQueue>(
     let last = in_rows + s.off - (s.digits - 1) * s.d;
     let shortest = last.min(s.d - s.off).min(in_rows);
     let others = if s.skip { out_rows - shortest } else { out_rows };
-    let (items, coefs, min_blocks) = crate::device::tuning::tuning().bconv();
+    let (items, mut coefs, min_blocks) = crate::device::tuning::tuning().bconv();
+    // Where the (poly, digit) pairs are too few to fill the launch (ModDown: one digit), fewer
+    // coefficients a work-item before chunks of outputs, each of which scales its digit again.
+    while coefs > 1 && ((s.polys * s.digits) << log_n) / coefs < items {
+        coefs /= 2;
+    }
     let pairs = ((s.polys * s.digits) << log_n) / coefs;
     let chunks = (items / pairs).clamp(1, others.max(1));
     let chunk = others.div_ceil(chunks);
