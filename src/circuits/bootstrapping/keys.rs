@@ -458,4 +458,32 @@ mod tests {
         assert!(levels.values().any(|&l| l == ks.data_size()) && levels.values().any(|&l| l < ks.data_size()), "{levels:?}");
         assert_eq!(keys.sparse_to_dense().byte_size(), full);
     }
+
+    /// A file whose key serves fewer data primes than its transform rotates at, or that lacks a
+    /// key, is refused with `NotValidForParams` naming it (not read wrong at the first rotation).
+    #[test]
+    fn load_refuses_a_key_below_its_level_and_a_missing_key() {
+        let params = BootstrappingParameters::n12_insecure();
+        let context = params.context().unwrap();
+        let kg = KeyGenerator::new(&context).unwrap();
+        let keys = BootstrappingKeys::generate(&context, &params, kg.secret_key(), |_, _| {}).unwrap();
+        let levels = galois_key_levels(&params, &context).unwrap();
+        let (&whole, _) = levels.iter().find(|&(_, &l)| l == keys.ks.data_size()).unwrap();
+        // The key CoeffsToSlots needs whole, made for levels of one data prime (one digit).
+        let mut small = keys.clone();
+        let lower = kg.hybrid(&keys.ks).create_galois_keys_for_levels(&[whole], 1).unwrap();
+        small.galois.keys.extend(lower.keys);
+        match BootstrappingKeys::load(&context, &small.save(ComprMode::None).unwrap()) {
+            Err(Error::NotValidForParams(m)) => assert!(m.contains(&format!("galois_elt {whole} serves fewer")), "{m}"),
+            other => panic!("a key below its level: {:?}", other.map(|_| ())),
+        }
+        let mut missing = keys.clone();
+        missing.galois.keys.remove(&whole);
+        match BootstrappingKeys::load(&context, &missing.save(ComprMode::None).unwrap()) {
+            Err(Error::NotValidForParams(m)) => assert!(m.contains(&format!("1 of the {}", levels.len())), "{m}"),
+            other => panic!("a missing key: {:?}", other.map(|_| ())),
+        }
+        // The file as made loads.
+        assert!(BootstrappingKeys::load(&context, &keys.save(ComprMode::None).unwrap()).is_ok());
+    }
 }
