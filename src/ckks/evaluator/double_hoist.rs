@@ -840,25 +840,33 @@ mod gpu_impl {
                     if groups.is_empty() {
                         groups.push(Vec::new());
                     }
-                    // One launch per key layout (the identity's terms in the first); their sums added.
+                    // Each rotation's index among the keys, and each key's launch: one launch per
+                    // key layout, the identity's terms (no key) in the first; their sums added.
+                    let mut next = 0;
+                    let key_index: Vec<Option<usize>> = keyed
+                        .iter()
+                        .map(|k| {
+                            k.as_ref().map(|_| {
+                                next += 1;
+                                next - 1
+                            })
+                        })
+                        .collect();
+                    let mut launch_of = vec![0; key_rows.len()];
+                    for (g, group) in groups.iter().enumerate() {
+                        group.iter().for_each(|&i| launch_of[i] = g);
+                    }
                     let mut total: Option<Vec<DeviceExt<Q::Buf>>> = None;
                     for (g, group) in groups.iter().enumerate() {
-                        let mut at = 0;
-                        let mut rots: Vec<dh::SumRotation<'_, Q::Buf>> = Vec::new();
-                        for (k, d) in keyed.iter().zip(&diags) {
-                            let key = match k {
-                                Some(_) => {
-                                    at += 1;
-                                    if !group.contains(&(at - 1)) {
-                                        continue;
-                                    }
-                                    forms.get(at - 1).map(|(k, e)| (&*k.buf, *e))
-                                }
-                                None if g > 0 => continue,
-                                None => None,
-                            };
-                            rots.push(dh::SumRotation { key, diags: d.iter().map(|i| i.map(|i| &*pts[i])).collect() });
-                        }
+                        let rots: Vec<dh::SumRotation<'_, Q::Buf>> = key_index
+                            .iter()
+                            .zip(&diags)
+                            .filter(|(i, _)| i.map_or(g == 0, |i| launch_of[i] == g))
+                            .map(|(i, d)| dh::SumRotation {
+                                key: i.and_then(|i| forms.get(i)).map(|(k, e)| (&*k.buf, *e)),
+                                diags: d.iter().map(|x| x.map(|x| &*pts[x])).collect(),
+                            })
+                            .collect();
                         let layout = launch_layout(group.iter().map(|&i| (&forms[i].0, key_rows[i])))?;
                         let Some(part) = dh::rotation_sums_raised(cq, &l, &h, &buf, (&up_q, &up_p), (&rots, layout), sums.len())? else {
                             return Ok(Vec::new());
