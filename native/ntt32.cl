@@ -19,7 +19,7 @@
  * Tables (src/device/ntt_tables.rs): the 32-bit Shoup quotients floor(w * 2^32 / q) of the roots
  * w (the high halves of the 64-bit NTT's quotients), dense, one u32 word a root (RootsQ32,
  * InvRootsQ32: the inverse's shifted down by one), in the argument slot where the 64-bit kernels
- * take the roots; the root itself follows from its quotient (root_of_quot32), so the butterflies
+ * take the roots; the root itself follows from its quotient (root_m1_32), so the butterflies
  * read one table. A thread's twiddles of one round are a run of consecutive words, aligned, which
  * it reads with vector loads (quots32): in the late rounds every butterfly has its own twiddle,
  * and scalar loads from the 64-bit table made a cache transaction of each.
@@ -35,10 +35,28 @@
  * accesses (a work-item's 16 words side by side) spread over the banks. */
 #define PAD32(i) ((i) + ((i) >> 4))
 #define TILE32_WORDS (TILE32 + TILE32 / 16)
+/* PAD32(at + (i << log_s)) - PAD32(at): word i of a group at stride 2^log_s from `at`, as a
+ * multiple of i where the padding allows (log_s >= 4: each stride adds 2^(log_s - 4) pad words;
+ * log_s + lr = 4: the group's 2^lr words lie within 16, from a multiple of 16), so that with
+ * compile-time steps (the cluster kernels) each access is one address plus a constant. */
+DECLSPEC u32 pad_off32(u32 at, u32 i, u32 log_s, u32 lr)
+{
+    if (log_s >= 4) return i * ((1u << log_s) + (1u << (log_s - 4)));
+    if (log_s + lr == 4) return i << log_s;
+    return PAD32(at + (i << log_s)) - PAD32(at);
+}
 #ifndef XEHE_ROWS_PER_PRIME
 #define XEHE_ROWS_PER_PRIME 1
 #endif
 #define NTT32_PRIME(row) (((row) / XEHE_ROWS_PER_PRIME) % k)
+
+/* The tile's steps: unrolled where their count is a compile-time constant (the cluster kernels,
+ * CUDA); OpenCL compilers warn on a loop they cannot unroll. */
+#if IS_CUDA
+#define UNROLL_STEPS _Pragma("unroll")
+#else
+#define UNROLL_STEPS
+#endif
 
 /* Words each work-item of the shared-memory kernel holds: radix 16. */
 #define R32 16
@@ -49,16 +67,43 @@
 #define QUOT32(rq, i) (((CONST_AS u32 *)(rq))[2 * (i) + 1])
 
 /*
- * The root w < q < 2^30 of a 32-bit Shoup quotient wq = floor(w * 2^32 / q), in registers: the
- * butterflies read only the quotient table (its high words), half the bytes of a root and its
+ * The butterflies read only the quotient table (its high words): half the bytes of a root and its
  * quotient, and the tables, not the data, are most of an NTT's traffic (about N twiddles a row
- * against N words). From wq * q <= w * 2^32 < wq * q + q < wq * q + 2^32: w is the ceiling of
- * wq * q / 2^32 (and 0 for wq = 0).
+ * against N words). The root follows from its quotient wq = floor(w * 2^32 / q) with one high
+ * product: for 0 < w < q < 2^30 (q odd), w * 2^32 = wq * q + r with 0 < r < q, so
+ * hi(wq * q) = w - 1 (roots are powers of a primitive root, never 0). root_m1_32 gives w - 1, and
+ * shoup32_m1 takes x * w as x * (w - 1) + x: one multiply-add, as x * w would be.
  */
-DECLSPEC u32 root_of_quot32(u32 wq, u32 q)
+DECLSPEC u32 root_m1_32(u32 wq, u32 q)
 {
-    u64 t = (u64)wq * q;
-    return (u32)(t >> 32) + ((u32)t != 0 ? 1u : 0u);
+    return mulhi32(wq, q);
+}
+
+/* A prime's constants for the butterflies, each in its own register (opaque32). */
+typedef struct {
+    u32 q, two_q, nq;
+} prime32_t;
+
+DECLSPEC prime32_t prime32(u32 q)
+{
+    prime32_t m;
+    m.q = q;
+    m.two_q = opaque32(2 * q);
+    m.nq = opaque32(0u - q);
+    return m;
+}
+
+/* Shoup's x * w mod q in [0, 2q) from w - 1 (root_m1_32) and wq. */
+DECLSPEC u32 shoup32_m1(u32 x, u32 wm1, u32 wq, prime32_t m)
+{
+    return x * wm1 + x + mulhi32(x, wq) * m.nq;
+}
+
+/* x - m where x >= m, else x (any x, 0 < m < 2^32): where x < m the difference wraps above x. */
+DECLSPEC u32 csub32(u32 x, u32 m)
+{
+    u32 d = x - m;
+    return d < x ? d : x; /* min(x, x - m): one instruction */
 }
 
 /* The `count` (1, 2 or a multiple of 4) consecutive 32-bit quotients rq[at ...], `at` a multiple
@@ -109,44 +154,37 @@ DECLSPEC last32_t last32(u32 on, u32 p, CONST_AS u64 *inv_n, CONST_AS u64 *inv_n
     return l;
 }
 
-/* Forward (Cooley–Tukey) butterfly, inputs and outputs below 4q. */
-DECLSPEC void fwd_bf32(u32 *x, u32 *y, u32 w, u32 wq, u32 q)
+/* Forward (Cooley–Tukey) butterfly, inputs and outputs below 4q; wm1 = w - 1 (root_m1_32). */
+DECLSPEC void fwd_bf32(u32 *x, u32 *y, u32 wm1, u32 wq, prime32_t m)
 {
-    u32 two_q = 2 * q;
-    u32 u = *x >= two_q ? *x - two_q : *x;
-    u32 v = shoup32_lazy(*y, w, wq, q);
+    u32 u = csub32(*x, m.two_q);
+    u32 v = shoup32_m1(*y, wm1, wq, m);
     *x = u + v;
-    *y = u + two_q - v;
+    *y = u + m.two_q - v;
 }
 
-/* Inverse (Gentleman–Sande) butterfly, inputs and outputs below 2q. */
-DECLSPEC void inv_bf32(u32 *x, u32 *y, u32 w, u32 wq, u32 q)
+/* Inverse (Gentleman–Sande) butterfly, inputs and outputs below 2q; wm1 = w - 1. */
+DECLSPEC void inv_bf32(u32 *x, u32 *y, u32 wm1, u32 wq, prime32_t m)
 {
-    u32 two_q = 2 * q;
     u32 u = *x, v = *y;
-    u32 s = u + v;
-    *x = s >= two_q ? s - two_q : s;
-    *y = shoup32_lazy(u + two_q - v, w, wq, q);
+    *x = csub32(u + v, m.two_q);
+    *y = shoup32_m1(u + m.two_q - v, wm1, wq, m);
 }
 
 /* The inverse's last round with N^{-1} folded in, canonical outputs. */
-DECLSPEC void inv_bf32_last(u32 *x, u32 *y, last32_t last, u32 q)
+DECLSPEC void inv_bf32_last(u32 *x, u32 *y, last32_t last, prime32_t m)
 {
-    u32 two_q = 2 * q;
     u32 u = *x, v = *y;
-    u32 s = u + v;
-    s = s >= two_q ? s - two_q : s;
-    u32 a = shoup32_lazy(s, last.in, last.inq, q);
-    u32 b = shoup32_lazy(u + two_q - v, last.lw, last.lwq, q);
-    *x = a >= q ? a - q : a;
-    *y = b >= q ? b - q : b;
+    u32 s = csub32(u + v, m.two_q);
+    u32 a = shoup32_lazy(s, last.in, last.inq, m.q);
+    u32 b = shoup32_lazy(u + m.two_q - v, last.lw, last.lwq, m.q);
+    *x = csub32(a, m.q);
+    *y = csub32(b, m.q);
 }
 
 DECLSPEC u32 reduce4q(u32 x, u32 q)
 {
-    u32 two_q = 2 * q;
-    x = x >= two_q ? x - two_q : x;
-    return x >= q ? x - q : x;
+    return csub32(csub32(x, 2 * q), q);
 }
 
 /*
@@ -157,6 +195,7 @@ DECLSPEC u32 reduce4q(u32 x, u32 q)
  */
 DECLSPEC_INLINE void fwd_rounds32(u32 *v, const u32 lr, u32 log_m, u32 b, CONST_AS u32 *rq, u32 q)
 {
+    prime32_t pm = prime32(q);
 #pragma unroll
     for (u32 r = 0; r < lr; r++) {
         const u32 hw = 1u << (lr - r - 1);
@@ -167,7 +206,7 @@ DECLSPEC_INLINE void fwd_rounds32(u32 *v, const u32 lr, u32 log_m, u32 b, CONST_
         for (u32 k = 0; k < (1u << lr); k++) {
             if ((k & hw) == 0) {
                 u32 t = wq[k >> (lr - r)];
-                fwd_bf32(&v[k], &v[k + hw], root_of_quot32(t, q), t, q);
+                fwd_bf32(&v[k], &v[k + hw], root_m1_32(t, q), t, pm);
             }
         }
     }
@@ -183,6 +222,7 @@ DECLSPEC_INLINE void fwd_rounds32(u32 *v, const u32 lr, u32 log_m, u32 b, CONST_
 DECLSPEC_INLINE void inv_rounds32(u32 *v, const u32 lr, u32 log_n, u32 log_s, u32 bb, CONST_AS u32 *rq,
                                   last32_t last, u32 q)
 {
+    prime32_t pm = prime32(q);
 #pragma unroll
     for (u32 r = 0; r < lr; r++) {
         const u32 hw = 1u << r;
@@ -197,10 +237,10 @@ DECLSPEC_INLINE void inv_rounds32(u32 *v, const u32 lr, u32 log_n, u32 log_s, u3
         for (u32 k = 0; k < (1u << lr); k++) {
             if ((k & hw) == 0) {
                 if (last.on && log_m == 0) {
-                    inv_bf32_last(&v[k], &v[k + hw], last, q);
+                    inv_bf32_last(&v[k], &v[k + hw], last, pm);
                 } else {
                     u32 t = wq[k >> (r + 1)];
-                    inv_bf32(&v[k], &v[k + hw], root_of_quot32(t, q), t, q);
+                    inv_bf32(&v[k], &v[k + hw], root_m1_32(t, q), t, pm);
                 }
             }
         }
@@ -267,12 +307,13 @@ DECLSPEC_INLINE void fwd_tile_step32(LOCAL_AS u32 *tile, const u32 lr, u32 log_t
     for (u32 g = LOCAL_ID(); g < (1u << (log_t - lr)); g += LOCAL_SIZE()) {
         u32 lb = g >> log_s, o = g & ((1u << log_s) - 1);
         u32 at = (lb << (log_t - r0)) + o;
+        LOCAL_AS u32 *grp = tile + PAD32(at);
         u32 v[R32];
 #pragma unroll
-        for (u32 i = 0; i < (1u << lr); i++) v[i] = tile[PAD32(at + (i << log_s))];
+        for (u32 i = 0; i < (1u << lr); i++) v[i] = grp[pad_off32(at, i, log_s, lr)];
         fwd_rounds32(v, lr, log_m + r0, (b << r0) + lb, rq, q);
 #pragma unroll
-        for (u32 i = 0; i < (1u << lr); i++) tile[PAD32(at + (i << log_s))] = v[i];
+        for (u32 i = 0; i < (1u << lr); i++) grp[pad_off32(at, i, log_s, lr)] = v[i];
     }
     SYNC_THREADS();
 }
@@ -284,12 +325,13 @@ DECLSPEC_INLINE void inv_tile_step32(LOCAL_AS u32 *tile, const u32 lr, u32 log_t
     for (u32 g = LOCAL_ID(); g < (1u << (log_t - lr)); g += LOCAL_SIZE()) {
         u32 lb = g >> s0, o = g & ((1u << s0) - 1);
         u32 at = (lb << (s0 + lr)) + o;
+        LOCAL_AS u32 *grp = tile + PAD32(at);
         u32 v[R32];
 #pragma unroll
-        for (u32 i = 0; i < (1u << lr); i++) v[i] = tile[PAD32(at + (i << s0))];
+        for (u32 i = 0; i < (1u << lr); i++) v[i] = grp[pad_off32(at, i, s0, lr)];
         inv_rounds32(v, lr, log_n, s0, (b << (log_t - s0 - lr)) + lb, rq, last, q);
 #pragma unroll
-        for (u32 i = 0; i < (1u << lr); i++) tile[PAD32(at + (i << s0))] = v[i];
+        for (u32 i = 0; i < (1u << lr); i++) grp[pad_off32(at, i, s0, lr)] = v[i];
     }
     SYNC_THREADS();
 }
@@ -309,6 +351,7 @@ DECLSPEC_INLINE void fwd_tile_rounds32(LOCAL_AS u32 *tile, u32 log_t, u32 log_m,
                                        u32 q)
 {
     u32 steps = (log_t + 3) / 4, r0 = 0;
+    UNROLL_STEPS
     for (u32 st = 0; st < steps; st++) {
         u32 lr = log_t / steps + (st < log_t % steps ? 1 : 0);
 #define FWD_STEP(LR) fwd_tile_step32(tile, LR, log_t, r0, log_m, b, rq, q)
@@ -324,6 +367,7 @@ DECLSPEC_INLINE void inv_tile_rounds32(LOCAL_AS u32 *tile, u32 log_t, u32 log_n,
                                        last32_t last, u32 q)
 {
     u32 steps = (log_t + 3) / 4, s0 = 0;
+    UNROLL_STEPS
     for (u32 st = 0; st < steps; st++) {
         u32 lr = log_t / steps + (st < log_t % steps ? 1 : 0);
 #define INV_STEP(LR) inv_tile_step32(tile, LR, log_t, s0, log_n, b, rq, last, q)
@@ -404,6 +448,9 @@ KERNEL_FQ void ntt32_inv_slm_u32(GLOBAL_AS u32 *data, CONST_AS u32 *irq32, CONST
 #if defined(XEHE_CLUSTER) && IS_CUDA && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 #define LOG_C32 (XEHE_CLUSTER == 16 ? 4u : XEHE_CLUSTER == 8 ? 3u : XEHE_CLUSTER == 4 ? 2u : 1u)
 #define KERNEL_CLUSTER32 extern "C" __global__ void __cluster_dims__(XEHE_CLUSTER, 1, 1)
+/* log2 TILE32 and log2 N as constants: the tile's steps unroll with constant strides (pad_off32). */
+#define LOG_T32 (TILE32 >= 8192 ? 13u : TILE32 == 4096 ? 12u : TILE32 == 2048 ? 11u : TILE32 == 1024 ? 10u : TILE32 == 512 ? 9u : 8u)
+#define LOG_N32 (LOG_T32 + LOG_C32)
 
 /* The forward NTT of one row into this CTA's tile (lazy, below 4q; synchronized): the input row
  * `src`, each word through lift_word where `lift` (mod-down's correction). */
@@ -416,15 +463,18 @@ DECLSPEC void fwd32_cluster_tile(LOCAL_AS u32 *tile, CONST_AS u32 *src, u32 lift
 #pragma unroll
     for (u32 s = 0; s < XEHE_CLUSTER; s++) remote[s] = cluster_tile(tile, s);
     for (u32 j = rank * cols + LOCAL_ID(); j < (rank + 1) * cols; j += LOCAL_SIZE()) {
+        /* Column j's words from one address plus constants. */
+        CONST_AS u32 *col = src + j;
         u32 v[XEHE_CLUSTER];
 #pragma unroll
-        for (u32 s = 0; s < XEHE_CLUSTER; s++) v[s] = lift ? (u32)lift_word(lt, src[j + s * T], q) : src[j + s * T];
+        for (u32 s = 0; s < XEHE_CLUSTER; s++) v[s] = lift ? (u32)lift_word(lt, col[s * T], q) : col[s * T];
         fwd_rounds32(v, LOG_C32, 0, 0, rq, q);
 #pragma unroll
         for (u32 s = 0; s < XEHE_CLUSTER; s++) cluster_st32(remote[s] + 4 * PAD32(j), v[s]);
     }
     cluster_sync();
-    fwd_tile_rounds32(tile, log_n - LOG_C32, LOG_C32, rank, rq, q);
+    (void)log_n; /* = LOG_N32 */
+    fwd_tile_rounds32(tile, LOG_T32, LOG_C32, rank, rq, q);
 }
 
 /* Forward NTT of row GROUP_ID() / C of `data` in place, canonical output (the arguments of
@@ -522,15 +572,13 @@ DECLSPEC void inv32_cluster(GLOBAL_AS u32 *dst, CONST_AS u32 *src, u32 p, CONST_
 {
     LOCAL_ARRAY(u32, tile, TILE32_WORDS);
     const u32 T = TILE32, cols = TILE32 / XEHE_CLUSTER;
-    u32 rank = cluster_rank(), q = (u32)moduli[p], two_q = 2 * q;
+    u32 rank = cluster_rank(), q = (u32)moduli[p];
     CONST_AS u32 *rq = irq32 + NTT_ROW(p);
     CONST_AS u32 *own = src + (u64)rank * T;
-    for (u32 i = LOCAL_ID(); i < T; i += LOCAL_SIZE()) {
-        u32 w = own[i];
-        tile[PAD32(i)] = w >= two_q ? w - two_q : w;
-    }
+    for (u32 i = LOCAL_ID(); i < T; i += LOCAL_SIZE()) tile[PAD32(i)] = csub32(own[i], 2 * q);
     SYNC_THREADS();
-    inv_tile_rounds32(tile, log_n - LOG_C32, log_n, rank, rq, last32(0, p, inv_n, inv_n_q, last_w, last_wq), q);
+    (void)log_n; /* = LOG_N32 */
+    inv_tile_rounds32(tile, LOG_T32, LOG_N32, rank, rq, last32(0, p, inv_n, inv_n_q, last_w, last_wq), q);
     cluster_sync();
     last32_t last = last32(1, p, inv_n, inv_n_q, last_w, last_wq);
     u32 remote[XEHE_CLUSTER];
@@ -540,9 +588,10 @@ DECLSPEC void inv32_cluster(GLOBAL_AS u32 *dst, CONST_AS u32 *src, u32 p, CONST_
         u32 v[XEHE_CLUSTER];
 #pragma unroll
         for (u32 s = 0; s < XEHE_CLUSTER; s++) v[s] = cluster_ld32(remote[s] + 4 * PAD32(j));
-        inv_rounds32(v, LOG_C32, log_n, log_n - LOG_C32, 0, rq, last, q);
+        inv_rounds32(v, LOG_C32, LOG_N32, LOG_T32, 0, rq, last, q);
+        GLOBAL_AS u32 *col = dst + j;
 #pragma unroll
-        for (u32 s = 0; s < XEHE_CLUSTER; s++) dst[j + s * T] = v[s];
+        for (u32 s = 0; s < XEHE_CLUSTER; s++) col[s * T] = v[s];
     }
     /* No CTA may exit (freeing its shared memory) while another still reads its tile. */
     cluster_sync();

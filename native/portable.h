@@ -57,6 +57,20 @@ typedef uint u32;
 #define XEHE_NO_ASM 0
 #endif
 
+/* v, opaque to the compiler's algebra (CUDA): a constant derived from another (2q, -q) stays in
+ * its own register instead of being folded back into each use (q * -hi costs a negation more
+ * than hi * nq, u + (q << 1) - v an add more than u + two_q - v). */
+#if IS_CUDA
+__device__ __forceinline__ u32 opaque32(u32 v)
+{
+    u32 r;
+    asm("mov.b32 %0, %1;" : "=r"(r) : "r"(v));
+    return r;
+}
+#else
+#define opaque32(v) (v)
+#endif
+
 /*
  * Intel-only inline vISA fast paths (paper §V-A2; modarith.h). The host defines
  * XEHE_INTEL_VISA=1 only for Intel's GPU OpenCL compiler (vendor 0x8086 and a GPU device, with
