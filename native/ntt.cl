@@ -864,6 +864,10 @@ KERNEL_FQ void ntt_inv_slm_u64(GLOBAL_AS DWORD *data, CONST_AS u64 *iroots, CONS
 #define XEHE_CLUSTER_INV_MIN_BLOCKS 5
 #endif
 #define CLUSTER_LOCAL (XEHE_SLM_TILE / XEHE_CLUSTER_ITEM)
+/* Words of the mod-down finish's epilogue whose loads are in flight together (moddown_fin_epilogue). */
+#ifndef CLUSTER_FIN_BATCH
+#define CLUSTER_FIN_BATCH (XEHE_CLUSTER_ITEM >= 8 ? 8 : XEHE_CLUSTER_ITEM)
+#endif
 #ifdef XEHE_CLUSTER_MIN_BLOCKS
 #define CLUSTER_BOUNDS __launch_bounds__(CLUSTER_LOCAL, XEHE_CLUSTER_MIN_BLOCKS)
 #else
@@ -1026,9 +1030,24 @@ DECLSPEC void moddown_fin_epilogue(GLOBAL_AS DWORD *out, CONST_AS DWORD *c, CONS
     out += w0;
     xs += w0;
     c = c ? c + w0 : c;
-    for (u32 e = LOCAL_ID(); e < XEHE_SLM_TILE; e += LOCAL_SIZE()) {
-        u64 r = moddown_scaled_diff(xs[e], fwd_final(tile[SLM_PAD(e)], q), q, ip, ipq);
-        out[e] = c ? add_mod(c[e], r, q) : r;
+    /* CLUSTER_FIN_BATCH words' loads at a time, then their words (a constant count: the loads
+     * are in flight together, where a loop kept each behind the previous word's store, c being
+     * possibly out: one DRAM latency a word). */
+#pragma unroll
+    for (u32 h = 0; h < XEHE_CLUSTER_ITEM; h += CLUSTER_FIN_BATCH) {
+        u64 xv[CLUSTER_FIN_BATCH], cv[CLUSTER_FIN_BATCH];
+#pragma unroll
+        for (u32 t = 0; t < CLUSTER_FIN_BATCH; t++) {
+            u32 e = LOCAL_ID() + (h + t) * CLUSTER_LOCAL;
+            xv[t] = xs[e];
+            cv[t] = c ? c[e] : 0;
+        }
+#pragma unroll
+        for (u32 t = 0; t < CLUSTER_FIN_BATCH; t++) {
+            u32 e = LOCAL_ID() + (h + t) * CLUSTER_LOCAL;
+            u64 r = moddown_scaled_diff(xv[t], fwd_final(tile[SLM_PAD(e)], q), q, ip, ipq);
+            out[e] = c ? add_mod(cv[t], r, q) : r;
+        }
     }
 }
 
@@ -1129,7 +1148,12 @@ DECLSPEC void inv_cluster(GLOBAL_AS DWORD *data, CONST_AS DWORD *src, CONST_AS u
     inv_last_t il = inv_last(inv_n, inv_n_q, last_w, last_wq, p);
     GLOBAL_AS DWORD *dst = data + ((u64)row << log_n);
     CONST_AS DWORD *own = src + (u64)rank * T;
-    for (u32 e = LOCAL_ID(); e < T; e += LOCAL_SIZE()) tile[SLM_PAD(e)] = own[e];
+    /* A constant count (LOCAL_SIZE() = CLUSTER_LOCAL): the loads are in flight together. */
+#pragma unroll
+    for (u32 t = 0; t < XEHE_CLUSTER_ITEM; t++) {
+        u32 e = LOCAL_ID() + t * CLUSTER_LOCAL;
+        tile[SLM_PAD(e)] = own[e];
+    }
     SYNC_THREADS();
     inv_slm_rounds(tile, T, rw, rq, q, log_n, n, stop_log_m, rank, mode, 1, il, scratch);
     cluster_sync();

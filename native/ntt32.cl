@@ -451,6 +451,13 @@ KERNEL_FQ void ntt32_inv_slm_u32(GLOBAL_AS u32 *data, CONST_AS u32 *irq32, CONST
 /* log2 TILE32 and log2 N as constants: the tile's steps unroll with constant strides (pad_off32). */
 #define LOG_T32 (TILE32 >= 8192 ? 13u : TILE32 == 4096 ? 12u : TILE32 == 2048 ? 11u : TILE32 == 1024 ? 10u : TILE32 == 512 ? 9u : 8u)
 #define LOG_N32 (LOG_T32 + LOG_C32)
+/* The cluster kernels' work-items: TILE32 / 16 (word32.rs, Tables32::cluster), so that a loop over
+ * a work-item's 16 words of the tile has a constant count: it unrolls, and its global loads are
+ * in flight together instead of one DRAM latency an iteration. CL32_WORDS(e): word e of the tile,
+ * the t_-th of this work-item's. */
+#define CL32_ITEMS (TILE32 / R32)
+#define CL32_WORDS(e) \
+    _Pragma("unroll") for (u32 t_ = 0, e = LOCAL_ID(); t_ < R32; t_++, e += CL32_ITEMS)
 
 /* The forward NTT of one row into this CTA's tile (lazy, below 4q; synchronized): the input row
  * `src`, each word through lift_word where `lift` (mod-down's correction). */
@@ -488,7 +495,7 @@ KERNEL_CLUSTER32 ntt32_fwd_cluster_u32(GLOBAL_AS u32 *data, CONST_AS u32 *rq32, 
     GLOBAL_AS u32 *x = data + ((u64)row << log_n);
     fwd32_cluster_tile(tile, x, 0, lift_init(0, q, 0, 0), rq32 + NTT_ROW(p), q, log_n);
     x += (u64)cluster_rank() * TILE32;
-    for (u32 i = LOCAL_ID(); i < TILE32; i += LOCAL_SIZE()) x[i] = reduce4q(tile[PAD32(i)], q);
+    CL32_WORDS(i) x[i] = reduce4q(tile[PAD32(i)], q);
 }
 
 /*
@@ -500,9 +507,24 @@ DECLSPEC void moddown_fin32(GLOBAL_AS u32 *out, CONST_AS u32 *c, CONST_AS u32 *x
                             u64 ipq)
 {
     u64 w0 = (u64)cluster_rank() * TILE32;
-    for (u32 e = LOCAL_ID(); e < TILE32; e += LOCAL_SIZE()) {
-        u64 r = moddown_scaled_diff(xs[w0 + e], reduce4q(tile[PAD32(e)], q), q, ip, ipq);
-        out[w0 + e] = (u32)(c ? add_mod(c[w0 + e], r, q) : r);
+    /* Eight words' loads at a time, then their words: out may be c itself, so the compiler keeps
+     * each load behind the previous word's store; all 16 at once would cost registers (72, three
+     * CTAs a SM instead of five). */
+#pragma unroll
+    for (u32 h = 0; h < R32; h += R32 / 2) {
+        u32 xv[R32 / 2], cv[R32 / 2];
+#pragma unroll
+        for (u32 t = 0; t < R32 / 2; t++) {
+            u32 e = LOCAL_ID() + (h + t) * CL32_ITEMS;
+            xv[t] = xs[w0 + e];
+            cv[t] = c ? c[w0 + e] : 0;
+        }
+#pragma unroll
+        for (u32 t = 0; t < R32 / 2; t++) {
+            u32 e = LOCAL_ID() + (h + t) * CL32_ITEMS;
+            u64 r = moddown_scaled_diff(xv[t], reduce4q(tile[PAD32(e)], q), q, ip, ipq);
+            out[w0 + e] = (u32)(c ? add_mod(cv[t], r, q) : r);
+        }
     }
 }
 
@@ -575,7 +597,7 @@ DECLSPEC void inv32_cluster(GLOBAL_AS u32 *dst, CONST_AS u32 *src, u32 p, CONST_
     u32 rank = cluster_rank(), q = (u32)moduli[p];
     CONST_AS u32 *rq = irq32 + NTT_ROW(p);
     CONST_AS u32 *own = src + (u64)rank * T;
-    for (u32 i = LOCAL_ID(); i < T; i += LOCAL_SIZE()) tile[PAD32(i)] = csub32(own[i], 2 * q);
+    CL32_WORDS(i) tile[PAD32(i)] = csub32(own[i], 2 * q);
     SYNC_THREADS();
     (void)log_n; /* = LOG_N32 */
     inv_tile_rounds32(tile, LOG_T32, LOG_N32, rank, rq, last32(0, p, inv_n, inv_n_q, last_w, last_wq), q);
