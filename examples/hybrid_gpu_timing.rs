@@ -277,7 +277,7 @@ fn bconv_sweep(
     let want = f(a, b)?;
     println!("\n{name}, base conversion tuning (Tuning::bconv_items, bconv_coefs, bconv_min_blocks):");
     println!(
-        "| items | coefficients per work-item | CTAs per SM bound | latency µs | throughput µs/op | rns_conv_u64 µs (ModUp, ModDown) |"
+        "| items | coefficients per work-item, at most | CTAs per SM bound | latency µs | throughput µs/op | rns_conv_u64 µs (ModUp, ModDown) |"
     );
     println!("|---|---|---|---|---|---|");
     let mut configs = Vec::new();

@@ -135,6 +135,13 @@ DECLSPEC limb_acc_t limb_term(limb_acc_t a, u32 i, u64 y, u64 b, u64 bt, u64 m, 
     return limb_mad(a, y, b, bt);
 }
 
+/* The output limb of digit j's u-th computed output: ModUp (skip) passes over the digit's own
+ * limbs [first, first + cnt), which the caller holds exactly. */
+DECLSPEC u32 rns_out_limb(u32 u, u32 first, u32 cnt, u32 skip)
+{
+    return skip && u >= first ? u + cnt : u;
+}
+
 /* Output limb o's row in out_a (o < split) or out_b for poly p, digit j (the layout of
  * rns_conv_u64's comment). */
 DECLSPEC u64 rns_out_row(u32 p, u32 j, u32 o, u32 first, u32 split, u32 digits, u32 skip, u32 out_rows)
@@ -256,7 +263,7 @@ RNS_KERNEL rns_conv_u64(GLOBAL_AS DWORD *RESTRICT out_a, GLOBAL_AS DWORD *RESTRI
                 for (u32 t = LOCAL_ID(); t < (s1 - s0) * RNS_STAGE_ROW; t += LOCAL_SIZE()) {
                     u32 uu = t / RNS_STAGE_ROW, e = t % RNS_STAGE_ROW, i = e / RNS_TERM_WORDS, h = e % RNS_TERM_WORDS;
                     u32 u = s0 + uu;
-                    u32 o = skip && u >= first ? u + cnt : u;
+                    u32 o = rns_out_limb(u, first, cnt, skip);
                     sb[t] = i < d ? (u32)(matrix[2 * (((u64)j * out_rows + o) * d + i) + h / 2] >> (32 * (h % 2))) : 0;
                     if (e == 0) {
                         u64 cv[5] = {out_moduli[o], out_r1[o], out_add[o], centered ? neg_q[(u64)j * out_rows + o] : 0, out_mu[o]};
@@ -306,7 +313,7 @@ RNS_KERNEL rns_conv_u64(GLOBAL_AS DWORD *RESTRICT out_a, GLOBAL_AS DWORD *RESTRI
             continue;
         }
         for (u32 u = u0; u < u1; u++) {
-            u32 o = skip && u >= first ? u + cnt : u;
+            u32 o = rns_out_limb(u, first, cnt, skip);
             CONST_AS u64 *mrow = matrix + 2 * (((u64)j * out_rows + o) * d);
             u64 m = out_moduli[o], mu = out_mu[o], r1 = out_r1[o];
             GLOBAL_AS DWORD *dst = (o < split ? out_a : out_b) + (rns_out_row(p, j, o, first, split, digits, skip, out_rows) << log_n) + xi;

@@ -438,13 +438,19 @@ impl SealObject for BootstrappingKeys {
 mod tests {
     use super::*;
 
-    /// The host-memory check's count is the keys' own size.
-    #[test]
-    fn full_key_bytes_is_a_keys_size() {
+    /// `N12-insecure`'s parameters, context, key generator and bootstrapping keys.
+    fn n12_keys() -> (BootstrappingParameters, Context, KeyGenerator, BootstrappingKeys) {
         let params = BootstrappingParameters::n12_insecure();
         let context = params.context().unwrap();
         let kg = KeyGenerator::new(&context).unwrap();
         let keys = BootstrappingKeys::generate(&context, &params, kg.secret_key(), |_, _| {}).unwrap();
+        (params, context, kg, keys)
+    }
+
+    /// The host-memory check's count is the keys' own size.
+    #[test]
+    fn full_key_bytes_is_a_keys_size() {
+        let (params, context, _, keys) = n12_keys();
         let full = full_key_bytes(keys.key_switching()) as usize;
         assert_eq!(keys.relin_keys().key().byte_size(), full);
         // The keys CoeffsToSlots uses are whole; those SlotsToCoeffs alone uses serve its levels.
@@ -463,10 +469,7 @@ mod tests {
     /// key, is refused with `NotValidForParams` naming it (not read wrong at the first rotation).
     #[test]
     fn load_refuses_a_key_below_its_level_and_a_missing_key() {
-        let params = BootstrappingParameters::n12_insecure();
-        let context = params.context().unwrap();
-        let kg = KeyGenerator::new(&context).unwrap();
-        let keys = BootstrappingKeys::generate(&context, &params, kg.secret_key(), |_, _| {}).unwrap();
+        let (params, context, kg, keys) = n12_keys();
         let levels = galois_key_levels(&params, &context).unwrap();
         let (&whole, _) = levels.iter().find(|&(_, &l)| l == keys.ks.data_size()).unwrap();
         // The key CoeffsToSlots needs whole, made for levels of one data prime (one digit).
