@@ -452,17 +452,15 @@ KERNEL_FQ void ntt32_inv_slm_u32(GLOBAL_AS u32 *data, CONST_AS u32 *irq32, CONST
 #define LOG_T32 (TILE32 >= 8192 ? 13u : TILE32 == 4096 ? 12u : TILE32 == 2048 ? 11u : TILE32 == 1024 ? 10u : TILE32 == 512 ? 9u : 8u)
 #define LOG_N32 (LOG_T32 + LOG_C32)
 /* The cluster kernels' work-items: TILE32 / 16 (word32.rs, Tables32::cluster), so that a loop over
- * a work-item's 16 words of the tile has a constant count: it unrolls, and its global loads are
- * in flight together instead of one DRAM latency an iteration. CL32_WORDS(e): word e of the tile,
- * the t_-th of this work-item's. */
+ * a work-item's 16 words of the tile (CL32_WORDS(e): e runs over them) has a constant count: it
+ * unrolls, and its global loads are in flight together instead of one DRAM latency an iteration. */
 #define CL32_ITEMS (TILE32 / R32)
 #define CL32_WORDS(e) \
     _Pragma("unroll") for (u32 t_ = 0, e = LOCAL_ID(); t_ < R32; t_++, e += CL32_ITEMS)
 
 /* The forward NTT of one row into this CTA's tile (lazy, below 4q; synchronized): the input row
  * `src`, each word through lift_word where `lift` (mod-down's correction). */
-DECLSPEC void fwd32_cluster_tile(LOCAL_AS u32 *tile, CONST_AS u32 *src, u32 lift, lift_t lt, CONST_AS u32 *rq, u32 q,
-                                 u32 log_n)
+DECLSPEC void fwd32_cluster_tile(LOCAL_AS u32 *tile, CONST_AS u32 *src, u32 lift, lift_t lt, CONST_AS u32 *rq, u32 q)
 {
     const u32 T = TILE32, cols = TILE32 / XEHE_CLUSTER;
     u32 rank = cluster_rank();
@@ -480,7 +478,6 @@ DECLSPEC void fwd32_cluster_tile(LOCAL_AS u32 *tile, CONST_AS u32 *src, u32 lift
         for (u32 s = 0; s < XEHE_CLUSTER; s++) cluster_st32(remote[s] + 4 * PAD32(j), v[s]);
     }
     cluster_sync();
-    (void)log_n; /* = LOG_N32 */
     fwd_tile_rounds32(tile, LOG_T32, LOG_C32, rank, rq, q);
 }
 
@@ -493,7 +490,7 @@ KERNEL_CLUSTER32 ntt32_fwd_cluster_u32(GLOBAL_AS u32 *data, CONST_AS u32 *rq32, 
     u32 row = GROUP_ID() / XEHE_CLUSTER, p = NTT32_PRIME(row);
     u32 q = (u32)moduli[p];
     GLOBAL_AS u32 *x = data + ((u64)row << log_n);
-    fwd32_cluster_tile(tile, x, 0, lift_init(0, q, 0, 0), rq32 + NTT_ROW(p), q, log_n);
+    fwd32_cluster_tile(tile, x, 0, lift_init(0, q, 0, 0), rq32 + NTT_ROW(p), q);
     x += (u64)cluster_rank() * TILE32;
     CL32_WORDS(i) x[i] = reduce4q(tile[PAD32(i)], q);
 }
@@ -547,8 +544,7 @@ DECLSPEC void fin32_row(LOCAL_AS u32 *tile, u32 row, u32 lifted, GLOBAL_AS u32 *
     u32 c = row / k, i = row % k;
     u32 q = (u32)moduli[i];
     lift_t lt = lift_init(lifted ? r1[i] : 0, q, p_last, p_last_r1);
-    fwd32_cluster_tile(tile, last + ((u64)(lifted ? c : row) << log_n), lifted, lt, rq32 + NTT_ROW(i), q,
-                       log_n);
+    fwd32_cluster_tile(tile, last + ((u64)(lifted ? c : row) << log_n), lifted, lt, rq32 + NTT_ROW(i), q);
     u64 at = (u64)row << log_n;
     moddown_fin32(out + at, at < c_words ? c01 + at : 0, xs + (((u64)c * x_rows_per_poly + i) << log_n), tile, q,
                   inv_p[i], inv_p_q[i]);
@@ -580,8 +576,7 @@ KERNEL_CLUSTER32 ntt32_fwd_cluster_fin_many_u32 MODDOWN_FIN32_ARGS
     LOCAL_ARRAY(u32, tile, TILE32_WORDS);
     u32 row = GROUP_ID() / XEHE_CLUSTER, i = row % k;
     u32 q = (u32)moduli[i];
-    fwd32_cluster_tile(tile, last + ((u64)row << log_n), 0, lift_init(0, q, 0, 0), rq32 + NTT_ROW(i), q,
-                       log_n);
+    fwd32_cluster_tile(tile, last + ((u64)row << log_n), 0, lift_init(0, q, 0, 0), rq32 + NTT_ROW(i), q);
     u32 h = row / x_rows_per_poly, rr = row % x_rows_per_poly;
     GLOBAL_AS u32 *dst = (GLOBAL_AS u32 *)((CONST_AS u64 *)c01)[h] + ((u64)rr << log_n);
     moddown_fin32(dst, 0, xs + ((u64)row << log_n), tile, q, inv_p[i], inv_p_q[i]);
@@ -599,7 +594,6 @@ DECLSPEC void inv32_cluster(GLOBAL_AS u32 *dst, CONST_AS u32 *src, u32 p, CONST_
     CONST_AS u32 *own = src + (u64)rank * T;
     CL32_WORDS(i) tile[PAD32(i)] = csub32(own[i], 2 * q);
     SYNC_THREADS();
-    (void)log_n; /* = LOG_N32 */
     inv_tile_rounds32(tile, LOG_T32, LOG_N32, rank, rq, last32(0, p, inv_n, inv_n_q, last_w, last_wq), q);
     cluster_sync();
     last32_t last = last32(1, p, inv_n, inv_n_q, last_w, last_wq);
