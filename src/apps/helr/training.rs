@@ -17,7 +17,7 @@ use super::plain::PlainWeights;
 use super::report::{IterationReport, KernelProfiles, TrainReport};
 use super::{evaluate, signed_samples, Layout, Schedule};
 use crate::apps::dataset::split;
-use crate::circuits::bootstrapping::{Bootstrapper, BootstrappingKeys, BootstrappingParameters};
+use crate::circuits::bootstrapping::{Bootstrapper, BootstrappingKeys, BootstrappingParameters, KeysOnto};
 use crate::device::opened::OpenedDevice;
 use crate::device::{DeviceResident, Queue};
 use crate::{Ciphertext, Context, Decryptor, Encryptor, Error, HybridGaloisKeys, KeyGenerator, Result};
@@ -129,14 +129,16 @@ pub fn run(
     // The iterations cycle through the mini-batches: never more are encrypted than used.
     let batches: Vec<&[Vec<f64>]> = shuffled.chunks(layout.batch()).take(opts.iterations).collect();
     let opened = open_device(&mut *progress)?;
-    let keys = Keys::generate(&params, &layout, progress)?;
+    let queue = opened.queue.as_ref().map(|q| params.device_queue(q, None)).transpose()?;
+    let queue = queue.as_ref();
+    let compare = if queue.is_some() { opts.compare_cpu.min(opts.iterations) } else { 0 };
+    // On a device the keys go onto it as they are made; the CPU comparison keeps their host words.
+    let onto = KeysOnto::to_device(queue, compare > 0);
+    let keys = Keys::generate(&params, &layout, onto.as_ref(), progress)?;
     let trainer = Trainer::new(&keys.ctx, &keys.boot, &keys.galois, layout, opts.weight_bound)?;
     let public_key = keys.keygen.create_public_key()?;
     let encryptor = Encryptor::new(&keys.ctx, &public_key)?;
     let decryptor = Decryptor::new(&keys.ctx, keys.keygen.secret_key())?;
-    let queue = opened.queue.as_ref().map(|q| params.device_queue(q, None)).transpose()?;
-    let queue = queue.as_ref();
-    let compare = if queue.is_some() { opts.compare_cpu.min(opts.iterations) } else { 0 };
     let enc = Encrypted::new(&trainer, &encryptor, &batches, compare, queue)?;
     progress(&format!("encrypted {} mini-batches in {:.1} s", batches.len(), enc.seconds));
     let schedule = Schedule { learning_rate: opts.learning_rate.unwrap_or(data.defaults.learning_rate) };
@@ -236,7 +238,8 @@ impl Plan {
 }
 
 /// The client's keys: a fresh secret key, the bootstrapping keys (in the bootstrapper) and the
-/// training rotations; how long they took and their bytes.
+/// training rotations, each onto the device of `onto` as it is made; how long they took and
+/// their bytes.
 struct Keys {
     ctx: Context,
     keygen: KeyGenerator,
@@ -248,14 +251,15 @@ struct Keys {
 }
 
 impl Keys {
-    fn generate(params: &BootstrappingParameters, layout: &Layout, progress: &mut dyn FnMut(&str)) -> Result<Self> {
+    fn generate(params: &BootstrappingParameters, layout: &Layout, onto: Option<&KeysOnto<'_>>, progress: &mut dyn FnMut(&str)) -> Result<Self> {
         let ctx = params.context()?;
         let keygen = KeyGenerator::new(&ctx)?;
         let t = Instant::now();
-        let keys = BootstrappingKeys::generate_reporting(&ctx, params, keygen.secret_key(), progress)?;
+        let keys = BootstrappingKeys::generate_onto(&ctx, params, keygen.secret_key(), onto, progress)?;
         let boot_key_bytes = keys.byte_size();
         let boot = Bootstrapper::new(&ctx, keys)?;
-        let galois = training_galois_keys(&ctx, &boot, keygen.secret_key(), layout)?;
+        let mut galois = training_galois_keys(&ctx, &boot, keygen.secret_key(), layout)?;
+        KeysOnto::place_if(onto, &ctx, &mut galois)?;
         let seconds = t.elapsed().as_secs_f64();
         let bytes = boot_key_bytes + galois.byte_size();
         progress(&format!(

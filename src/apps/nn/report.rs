@@ -253,24 +253,6 @@ pub(crate) fn session_keys(
     Ok((ctx, kg, boot, t.elapsed()))
 }
 
-/// Where a session's keys go: onto `queue`'s device as they are made, their host words given
-/// up unless the CPU backend evaluates too (`compare_cpu`).
-pub(crate) fn keys_onto(queue: Option<&crate::Queue>, compare_cpu: bool) -> Option<crate::circuits::bootstrapping::KeysOnto<'_>> {
-    queue.map(|queue| crate::circuits::bootstrapping::KeysOnto { queue, release_host: !compare_cpu })
-}
-
-/// The network's Galois keys onto the device of `onto` (as [`session_keys`] puts the
-/// bootstrapping keys).
-///
-/// # Errors
-/// As [`crate::Evaluator::upload_keys`].
-pub(crate) fn galois_onto(ctx: &crate::Context, galois: &mut crate::HybridGaloisKeys, onto: Option<&crate::circuits::bootstrapping::KeysOnto<'_>>) -> crate::Result<()> {
-    if let Some(o) = onto {
-        o.place(&crate::Evaluator::new(ctx), galois)?;
-    }
-    Ok(())
-}
-
 /// The device's memory peak so far, a new one started (the keys' upload, before the images).
 pub(super) fn upload_peak(queue: Option<&crate::Queue>) -> Option<crate::device::budget::MemoryUse> {
     queue.and_then(crate::Queue::memory).map(|m| m.take_peak())

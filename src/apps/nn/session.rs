@@ -68,14 +68,14 @@ pub fn run(opts: &InferOptions, queue: Option<&crate::Queue>, device: &str, prog
     let params = super::parameters_for(&opts.params, &graph, opts.relu_sign)?;
     let queue = queue.map(|q| params.device_queue(q, None)).transpose()?;
     let queue = queue.as_ref();
-    let onto = super::report::keys_onto(queue, opts.compare_cpu);
+    let onto = crate::circuits::bootstrapping::KeysOnto::to_device(queue, opts.compare_cpu);
     let (ctx, kg, boot, boot_keygen) = super::report::session_keys(&params, &opts.params, "a ReLU layer", onto.as_ref(), progress)?;
     let net = Network::with_relu_sign(graph, calibration.iter().map(Vec::as_slice), &boot, opts.relu_sign)?;
     let plan = &net.plan;
     progress(&format!("circuit: {} steps, {} bootstraps an image", plan.steps.len(), plan.bootstraps()));
     let t = Instant::now();
     let mut galois = network_galois_keys(&ctx, &boot, kg.secret_key(), plan)?;
-    super::report::galois_onto(&ctx, &mut galois, onto.as_ref())?;
+    crate::circuits::bootstrapping::KeysOnto::place_if(onto.as_ref(), &ctx, &mut galois)?;
     progress(&format!("the network's Galois keys: {}, {:.1} s", galois.galois_elts().len(), t.elapsed().as_secs_f64()));
     let keygen_seconds = (boot_keygen + t.elapsed()).as_secs_f64();
     let inference = Inference::new(plan, &boot, &galois)?.with_step_times(opts.step_times);

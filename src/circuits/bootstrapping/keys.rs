@@ -103,7 +103,25 @@ pub struct KeysOnto<'a> {
     pub release_host: bool,
 }
 
-impl KeysOnto<'_> {
+impl<'a> KeysOnto<'a> {
+    /// Keys onto `queue`'s device as they are made, their host words given up unless
+    /// `keep_host` (the CPU backend evaluates too); `None` without a queue (keys stay on the host).
+    pub fn to_device(queue: Option<&'a crate::device::Queue>, keep_host: bool) -> Option<Self> {
+        queue.map(|queue| KeysOnto { queue, release_host: !keep_host })
+    }
+
+    /// [`KeysOnto::place`] where `onto` is set (nothing otherwise): keys made beside the
+    /// bootstrapping keys (a network's or a training's rotations) go where those went.
+    ///
+    /// # Errors
+    /// As [`KeysOnto::place`].
+    pub fn place_if(onto: Option<&Self>, context: &Context, keys: &mut impl DeviceKeys) -> Result<()> {
+        if let Some(o) = onto {
+            o.place(&crate::Evaluator::new(context), keys)?;
+        }
+        Ok(())
+    }
+
     /// Upload `keys`, then with `release_host` give up their host words; the bytes uploaded.
     ///
     /// # Errors

@@ -53,7 +53,7 @@ pub fn run(opts: &InferOptions, queue: Option<&crate::Queue>, device: &str, prog
     let params = super::parameters_for(&opts.params)?;
     let queue = queue.map(|q| params.device_queue(q, None)).transpose()?;
     let queue = queue.as_ref();
-    let onto = crate::apps::nn::report::keys_onto(queue, opts.compare_cpu);
+    let onto = crate::circuits::bootstrapping::KeysOnto::to_device(queue, opts.compare_cpu);
     let (ctx, kg, boot, boot_keygen) = crate::apps::nn::report::session_keys(&params, &opts.params, "a recurrent cell", onto.as_ref(), progress)?;
     let calib: Vec<&[f64]> = calibration.iter().map(Vec::as_slice).collect();
     let net = RecurrentNetwork::new(&model, &calib, &boot, opts.pack)?;
@@ -61,7 +61,7 @@ pub fn run(opts: &InferOptions, queue: Option<&crate::Queue>, device: &str, prog
     progress(&format!("circuit: {batch} sequences a ciphertext; a step {} steps and {} bootstraps; {} bootstraps a batch", net.cell.steps.len(), net.cell.bootstraps() + 1, net.bootstraps()));
     let t = Instant::now();
     let mut galois = net.galois_keys(&boot, kg.secret_key())?;
-    crate::apps::nn::report::galois_onto(&ctx, &mut galois, onto.as_ref())?;
+    crate::circuits::bootstrapping::KeysOnto::place_if(onto.as_ref(), &ctx, &mut galois)?;
     let keygen_seconds = (boot_keygen + t.elapsed()).as_secs_f64();
     let inference = RecurrentInference::new(&net, &boot, &galois)?.with_step_times(opts.step_times);
     let encoder = CkksEncoder::new(&ctx)?;
