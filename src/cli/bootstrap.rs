@@ -198,8 +198,6 @@ pub fn bench(
     opened.queue = opened.queue.map(|q| params.device_queue(&q, data_words)).transpose()?;
     let ctx = params.context()?;
     let keygen = KeyGenerator::new(&ctx)?;
-    // On a GPU the keys go onto it as they are made, their host words given up unless the CPU
-    // backend bootstraps too: the host never holds the whole key set (19 GiB at N = 2^16).
     let onto = KeysOnto::to_device(opened.queue.as_ref(), compare_cpu);
     let setup = Setup::new(&ctx, params, keygen.secret_key(), onto.as_ref(), progress)?;
     let boot = &setup.boot;
